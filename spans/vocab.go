@@ -1,0 +1,170 @@
+// Package spans is mcptrace's vocabulary and telemetry plumbing: the one place
+// that spells span names, attribute keys, metric names and miss reasons, plus
+// the OpenTelemetry SDK setup, an OTLP JSON-lines file exporter and an
+// in-memory recorder for tests.
+//
+// The names follow the production gateway the project was born from, so its
+// traces and ours read the same, and the OpenTelemetry MCP and database
+// connection-pool semantic conventions where those exist. Every other package
+// of the module refers to these constants; none spells the strings itself.
+package spans
+
+// Span names. An invocation is one tool call through the pool: an invoke span
+// with an acquire child (hit or miss), a handshake under the acquire on a
+// miss, and a call_tool span for the request itself.
+const (
+	// SpanInvoke wraps one tool invocation through the pool.
+	SpanInvoke = "plugin.mcp.invoke"
+	// SpanAcquire is emitted on every acquire, hit or miss.
+	SpanAcquire = "plugin.mcp.connection.acquire"
+	// SpanHandshake is the dial and MCP initialize of a new session (miss only).
+	SpanHandshake = "plugin.mcp.connection.handshake"
+	// SpanCallTool is the tools/call request on a leased session.
+	SpanCallTool = "plugin.mcp.client.call_tool"
+)
+
+// Attribute keys on the pool's spans.
+const (
+	// AttrToolName is the tool name on the invoke span.
+	AttrToolName = "mcp.tool.name"
+	// AttrTransport names the downstream transport ("streamable-http").
+	AttrTransport = "plugin.mcp.transport"
+	// AttrCacheKey is the hashed pool key; never the raw identity.
+	AttrCacheKey = "plugin.mcp.cache_key"
+	// AttrCacheHit is true when an acquire reused an idle session.
+	AttrCacheHit = "plugin.mcp.cache_hit"
+	// AttrAttempt is 1 for a first acquire and 2 for the transparent redial.
+	AttrAttempt = "plugin.mcp.attempt"
+	// AttrMissReason says why an acquire missed (see the Miss* constants).
+	AttrMissReason = "plugin.mcp.miss_reason"
+	// AttrPoolID names the pool scope (one pool instance).
+	AttrPoolID = "plugin.mcp.pool.id"
+
+	// AttrSessionID is the downstream Mcp-Session-Id (OTel MCP conventions).
+	AttrSessionID = "mcp.session.id"
+	// AttrProtocolVersion is the negotiated MCP protocol version.
+	AttrProtocolVersion = "mcp.protocol.version"
+	// AttrMethodName is the JSON-RPC method, "tools/call" on call spans.
+	AttrMethodName = "mcp.method.name"
+	// AttrGenAIToolName is the tool name on call spans (GenAI conventions).
+	AttrGenAIToolName = "gen_ai.tool.name"
+	// AttrJSONRPCRequestID is the JSON-RPC request id when known.
+	AttrJSONRPCRequestID = "jsonrpc.request.id"
+	// AttrErrorType classifies a failure (see the Err* constants).
+	AttrErrorType = "error.type"
+	// AttrServerAddress and AttrServerPort name the downstream server.
+	AttrServerAddress = "server.address"
+	AttrServerPort    = "server.port"
+
+	// AttrConnectionState is the state label of the connection count gauge.
+	AttrConnectionState = "mcp.pool.connection.state"
+	// AttrEvictionReason labels evictions (see the Evict* constants).
+	AttrEvictionReason = "mcp.pool.eviction.reason"
+	// AttrPhase is the pprof label and metric attribute naming pool work:
+	// PhaseHandshake or PhaseCall.
+	AttrPhase = "mcp.pool.phase"
+)
+
+// Resource attribute keys that name a pool scope when AttrPoolID is absent.
+const (
+	ResourceServiceInstanceID = "service.instance.id"
+	ResourceServiceName       = "service.name"
+)
+
+// MethodToolsCall is the value of AttrMethodName on call spans.
+const MethodToolsCall = "tools/call"
+
+// TransportStreamableHTTP is the value of AttrTransport for HTTP servers.
+const TransportStreamableHTTP = "streamable-http"
+
+// Miss reasons: the value of AttrMissReason. The pool records the reason it
+// knows; the analyzer attributes misses from the spans alone and adds
+// MissUnexplained for a miss no rule accounts for.
+const (
+	// MissCold is the first acquire of a key in a pool scope.
+	MissCold = "cold"
+	// MissConcurrent is an acquire while every session of the key was leased.
+	MissConcurrent = "concurrent"
+	// MissTTL is an acquire after the idle session outlived the idle TTL.
+	MissTTL = "ttl"
+	// MissRedial is the second attempt after a reused session was expired.
+	MissRedial = "redial"
+	// MissAfterFailure follows a lease whose session was dropped on failure.
+	MissAfterFailure = "after_failure"
+	// MissHealthCheck follows an idle session that failed its ping.
+	MissHealthCheck = "health_check"
+	// MissEvicted follows an idle session closed by the idle caps.
+	MissEvicted = "evicted"
+	// MissUnexplained is the analyzer's verdict on a miss with no cause.
+	MissUnexplained = "unexplained"
+)
+
+// MissReasons lists the reasons the analyzer reports, in report order.
+var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissUnexplained}
+
+// Eviction reasons: the value of AttrEvictionReason.
+const (
+	EvictTTL         = "ttl"          // idle longer than the idle TTL
+	EvictIdleLimit   = "idle_limit"   // released while the key's idle slots were full
+	EvictLRU         = "lru"          // the global idle cap closed the least recently used
+	EvictHealthCheck = "health_check" // ping failed before reuse
+	EvictPoolClosed  = "pool_closed"  // the pool was closed
+)
+
+// Error types: the value of AttrErrorType on failed spans and metrics.
+const (
+	ErrTypeSessionExpired = "session_expired" // 404 to a session-bearing request
+	ErrTypeBadSession     = "bad_session"     // 400 to a session-bearing request
+	ErrTypeTransport      = "transport"       // the connection failed
+	ErrTypeHTTPStatus     = "http_status"     // another non-2xx HTTP status
+	ErrTypeCanceled       = "canceled"        // context canceled or deadline exceeded
+	ErrTypeToolError      = "tool_error"      // the tool answered isError: true
+	ErrTypePoolClosed     = "pool_closed"     // acquire on a closed pool
+	ErrTypeHandshake      = "handshake"       // the dial or initialize failed
+)
+
+// Connection states: the value of AttrConnectionState.
+const (
+	StateIdle = "idle"
+	StateUsed = "used"
+)
+
+// Phases: the value of AttrPhase and of the pprof label PprofLabelPhase.
+const (
+	PhaseHandshake = "handshake"
+	PhaseCall      = "call"
+)
+
+// pprof label keys set by the pool so a CPU profile splits by key and phase.
+const (
+	PprofLabelKey   = "mcp.pool.key"
+	PprofLabelPhase = "phase"
+)
+
+// Metric names, after OpenTelemetry's db.client.connection.* pool conventions
+// under an mcp.pool. prefix, plus the MCP client operation duration.
+const (
+	// MetricConnectionCount is an up-down counter of sessions by
+	// AttrConnectionState (idle or used).
+	MetricConnectionCount = "mcp.pool.connection.count"
+	// MetricConnectionCreateTime is the handshake duration histogram (s).
+	MetricConnectionCreateTime = "mcp.pool.connection.create_time"
+	// MetricConnectionWaitTime is the acquire duration histogram (s), with
+	// AttrCacheHit.
+	MetricConnectionWaitTime = "mcp.pool.connection.wait_time"
+	// MetricConnectionUseTime is how long a lease was held (s).
+	MetricConnectionUseTime = "mcp.pool.connection.use_time"
+	// MetricAcquires counts acquires by AttrCacheHit and AttrMissReason.
+	MetricAcquires = "mcp.pool.acquires"
+	// MetricEvictions counts idle sessions closed, by AttrEvictionReason.
+	MetricEvictions = "mcp.pool.evictions"
+	// MetricRedials counts transparent redials of expired sessions.
+	MetricRedials = "mcp.pool.redials"
+	// MetricFailures counts dropped sessions by AttrErrorType.
+	MetricFailures = "mcp.pool.failures"
+	// MetricOperationDuration is the MCP client operation duration (s).
+	MetricOperationDuration = "mcp.client.operation.duration"
+)
+
+// Instrumentation scope of the pool's tracer and meter.
+const ScopeName = "github.com/mcptrace/mcptrace/pool"
