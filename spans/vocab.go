@@ -121,6 +121,7 @@ const (
 	ErrTypeToolError      = "tool_error"      // the tool answered isError: true
 	ErrTypePoolClosed     = "pool_closed"     // acquire on a closed pool
 	ErrTypeHandshake      = "handshake"       // the dial or initialize failed
+	ErrTypeProtocol       = "protocol_error"  // the server answered a JSON-RPC error
 )
 
 // Connection states: the value of AttrConnectionState.

@@ -1,0 +1,10 @@
+package pool
+
+import "time"
+
+// SetClock replaces the pool's clock; tests call it before first use.
+func SetClock(p *Pool, now func() time.Time) { p.now = now }
+
+// StartSweeper starts the background sweeper on ticks that the test sends;
+// the pool must have been built with a negative SweepInterval.
+func StartSweeper(p *Pool, ticks <-chan time.Time) { p.startSweeper(ticks, func() {}) }

@@ -1,0 +1,199 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// This file is the only one that changes idle state: the per-key idle lists,
+// the global LRU and the key table. Every function here requires p.mu held
+// (the Locked suffix says so) and none does I/O: sessions to close are
+// returned and closed by the caller after unlocking.
+
+// keyState is the bookkeeping of one key.
+type keyState struct {
+	key string
+	// idle holds the key's idle sessions, most recently released last.
+	idle []*conn
+	// leased counts sessions of the key out on lease or being dialed.
+	leased int
+	// lastDrop is the miss reason implied by how the key's last session
+	// went away ("" while none did): the next miss that finds no idle
+	// session and no concurrent lease carries it.
+	lastDrop string
+	// lastActive is when the key was last acquired or released.
+	lastActive time.Time
+}
+
+// eviction is an idle session removed from the pool, to be closed.
+type eviction struct {
+	c      *conn
+	reason string
+}
+
+// keyLocked returns the state of key, creating it on first use. The second
+// result is false for a key this pool has no memory of (a cold miss).
+func (p *Pool) keyLocked(key string) (*keyState, bool) {
+	ks, ok := p.keys[key]
+	if !ok {
+		ks = &keyState{key: key}
+		p.keys[key] = ks
+	}
+	return ks, ok
+}
+
+// expiredLocked reports whether an idle session has outlived the idle TTL.
+func (p *Pool) expiredLocked(c *conn, now time.Time) bool {
+	return now.Sub(c.idleSince) > p.opts.IdleTTL
+}
+
+// takeIdleLocked removes and returns the key's most recently released idle
+// session, or nil. Idle sessions past their TTL are appended to evs: since the
+// list is ordered by release time, an expired most-recent one means all are.
+func (p *Pool) takeIdleLocked(ks *keyState, now time.Time, evs []eviction) (*conn, []eviction) {
+	n := len(ks.idle)
+	if n == 0 {
+		return nil, evs
+	}
+	c := ks.idle[n-1]
+	if p.expiredLocked(c, now) {
+		for _, old := range ks.idle {
+			p.lruRemoveLocked(old)
+			evs = append(evs, eviction{old, spans.EvictTTL})
+		}
+		clear(ks.idle)
+		ks.idle = ks.idle[:0]
+		ks.lastDrop = spans.MissTTL
+		return nil, evs
+	}
+	ks.idle[n-1] = nil
+	ks.idle = ks.idle[:n-1]
+	p.lruRemoveLocked(c)
+	return c, evs
+}
+
+// putIdleLocked returns a cleanly released session to the idle set, then
+// enforces the per-key and global caps. A pool that is closed, or keeps no
+// idle sessions, evicts the session itself.
+func (p *Pool) putIdleLocked(c *conn, now time.Time, evs []eviction) []eviction {
+	ks := c.ks
+	if p.closed {
+		return append(evs, eviction{c, spans.EvictPoolClosed})
+	}
+	if p.opts.MaxIdlePerKey < 0 {
+		ks.lastDrop = spans.MissEvicted
+		return append(evs, eviction{c, spans.EvictIdleLimit})
+	}
+	c.idleSince = now
+	ks.idle = append(ks.idle, c)
+	p.lruPushLocked(c)
+	if len(ks.idle) > p.opts.MaxIdlePerKey {
+		old := ks.idle[0]
+		copy(ks.idle, ks.idle[1:])
+		ks.idle[len(ks.idle)-1] = nil
+		ks.idle = ks.idle[:len(ks.idle)-1]
+		p.lruRemoveLocked(old)
+		evs = append(evs, eviction{old, spans.EvictIdleLimit})
+	}
+	for p.idleCount > p.opts.MaxIdle {
+		old := p.lruHead
+		p.removeIdleLocked(old)
+		old.ks.lastDrop = spans.MissEvicted
+		evs = append(evs, eviction{old, spans.EvictLRU})
+	}
+	return evs
+}
+
+// removeIdleLocked takes one idle session out of its key's list and the LRU.
+func (p *Pool) removeIdleLocked(c *conn) {
+	ks := c.ks
+	for i, x := range ks.idle {
+		if x == c {
+			copy(ks.idle[i:], ks.idle[i+1:])
+			ks.idle[len(ks.idle)-1] = nil
+			ks.idle = ks.idle[:len(ks.idle)-1]
+			break
+		}
+	}
+	p.lruRemoveLocked(c)
+}
+
+// sweepLocked evicts every idle session past its TTL, oldest first, and
+// forgets keys that have had nothing open for twice the TTL, so abandoned
+// keys hold neither sessions nor memory. A forgotten key's next miss counts
+// as cold: the pool no longer knows it.
+func (p *Pool) sweepLocked(now time.Time, evs []eviction) []eviction {
+	p.lastSweep = now
+	for c := p.lruHead; c != nil && p.expiredLocked(c, now); c = p.lruHead {
+		p.removeIdleLocked(c)
+		c.ks.lastDrop = spans.MissTTL
+		evs = append(evs, eviction{c, spans.EvictTTL})
+	}
+	for key, ks := range p.keys {
+		if len(ks.idle) == 0 && ks.leased == 0 && now.Sub(ks.lastActive) > 2*p.opts.IdleTTL {
+			delete(p.keys, key)
+		}
+	}
+	return evs
+}
+
+// sweepIfDueLocked runs sweepLocked when the sweep interval has passed, so
+// acquires pay for a sweep at most once per interval.
+func (p *Pool) sweepIfDueLocked(now time.Time, evs []eviction) []eviction {
+	if p.lastSweep.IsZero() {
+		p.lastSweep = now
+		return evs
+	}
+	interval := p.opts.SweepInterval
+	if interval < 0 {
+		interval = p.opts.IdleTTL
+	}
+	if now.Sub(p.lastSweep) < interval {
+		return evs
+	}
+	return p.sweepLocked(now, evs)
+}
+
+// drainIdleLocked removes every idle session; used by Close.
+func (p *Pool) drainIdleLocked(evs []eviction) []eviction {
+	for c := p.lruHead; c != nil; c = p.lruHead {
+		p.removeIdleLocked(c)
+		evs = append(evs, eviction{c, spans.EvictPoolClosed})
+	}
+	return evs
+}
+
+// The global LRU is an intrusive doubly linked list through the idle
+// sessions, least recently released at the head, so that pushes and removals
+// allocate nothing on the hit path.
+
+func (p *Pool) lruPushLocked(c *conn) {
+	c.prev, c.next = p.lruTail, nil
+	if p.lruTail != nil {
+		p.lruTail.next = c
+	} else {
+		p.lruHead = c
+	}
+	p.lruTail = c
+	c.inLRU = true
+	p.idleCount++
+}
+
+func (p *Pool) lruRemoveLocked(c *conn) {
+	if !c.inLRU {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		p.lruHead = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		p.lruTail = c.prev
+	}
+	c.prev, c.next, c.inLRU = nil, nil, false
+	p.idleCount--
+}

@@ -1,0 +1,280 @@
+package pool
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// instruments holds the pool's tracer and metric instruments. A nil tracer
+// or meter means that signal is off, and the hit path then does no telemetry
+// work at all (no spans, no allocations).
+type instruments struct {
+	tracer     trace.Tracer
+	metrics    bool
+	poolAttr   attribute.KeyValue
+	propagator propagation.TextMapPropagator
+
+	acquires   metric.Int64Counter
+	evictions  metric.Int64Counter
+	redials    metric.Int64Counter
+	failures   metric.Int64Counter
+	waitTime   metric.Float64Histogram
+	createTime metric.Float64Histogram
+	useTime    metric.Float64Histogram
+	opDuration metric.Float64Histogram
+	connCount  metric.Int64ObservableUpDownCounter
+}
+
+// durationBuckets suit loopback calls (sub-millisecond) up to slow remote
+// handshakes (seconds).
+var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+func newInstruments(o Options) *instruments {
+	in := &instruments{
+		poolAttr:   attribute.String(spans.AttrPoolID, o.ID),
+		propagator: propagation.TraceContext{},
+	}
+	if tp := o.TracerProvider; tp != nil {
+		if _, noop := tp.(tracenoop.TracerProvider); !noop {
+			in.tracer = tp.Tracer(spans.ScopeName)
+		}
+	}
+	return in
+}
+
+// registerMetrics creates the metric instruments; the connection gauge reads
+// the pool's counts under its lock when collected, so leasing costs nothing.
+func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
+	if mp == nil {
+		return nil
+	}
+	if _, noop := mp.(metricnoop.MeterProvider); noop {
+		return nil
+	}
+	m := mp.Meter(spans.ScopeName)
+	var err error
+	hist := func(name, desc string) metric.Float64Histogram {
+		if err != nil {
+			return nil
+		}
+		var h metric.Float64Histogram
+		h, err = m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(durationBuckets...))
+		return h
+	}
+	counter := func(name, desc string) metric.Int64Counter {
+		if err != nil {
+			return nil
+		}
+		var c metric.Int64Counter
+		c, err = m.Int64Counter(name, metric.WithUnit("{"+"event"+"}"), metric.WithDescription(desc))
+		return c
+	}
+	in.acquires = counter(spans.MetricAcquires, "Session acquires by cache hit and miss reason.")
+	in.evictions = counter(spans.MetricEvictions, "Idle sessions closed by the pool, by reason.")
+	in.redials = counter(spans.MetricRedials, "Transparent redials after a reused session expired.")
+	in.failures = counter(spans.MetricFailures, "Sessions dropped after a failed lease, by error type.")
+	in.waitTime = hist(spans.MetricConnectionWaitTime, "Time to acquire a session, hit or miss.")
+	in.createTime = hist(spans.MetricConnectionCreateTime, "Time to dial and initialize a new session.")
+	in.useTime = hist(spans.MetricConnectionUseTime, "Time a session was leased.")
+	in.opDuration = hist(spans.MetricOperationDuration, "Duration of MCP client operations.")
+	if err != nil {
+		return err
+	}
+	idle := metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrConnectionState, spans.StateIdle))
+	used := metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrConnectionState, spans.StateUsed))
+	in.connCount, err = m.Int64ObservableUpDownCounter(spans.MetricConnectionCount,
+		metric.WithUnit("{session}"),
+		metric.WithDescription("Sessions held by the pool, by state (idle or used)."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			p.mu.Lock()
+			nIdle, nUsed := p.idleCount, p.inUse
+			p.mu.Unlock()
+			o.Observe(int64(nIdle), idle)
+			o.Observe(int64(nUsed), used)
+			return nil
+		}))
+	if err != nil {
+		return err
+	}
+	in.metrics = true
+	return nil
+}
+
+func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// startInvoke starts the invoke span; end records the outcome and ends it.
+func (in *instruments) startInvoke(ctx context.Context, p *Pool, t *Target, tool string) (context.Context, func(*mcp.CallToolResult, error)) {
+	if in.tracer == nil {
+		return ctx, func(*mcp.CallToolResult, error) {}
+	}
+	ctx, span := in.tracer.Start(ctx, spans.SpanInvoke, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		attribute.String(spans.AttrToolName, tool),
+		attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP),
+		attribute.String(spans.AttrCacheKey, t.key),
+		in.poolAttr,
+	))
+	return ctx, func(res *mcp.CallToolResult, err error) {
+		endWithError(span, res, err)
+		span.End()
+	}
+}
+
+// endWithError sets error.type and the error status for a failed call or a
+// tool result with isError.
+func endWithError(span trace.Span, res *mcp.CallToolResult, err error) {
+	switch {
+	case err != nil:
+		span.SetAttributes(attribute.String(spans.AttrErrorType, errorType(err)))
+		span.SetStatus(codes.Error, err.Error())
+	case res != nil && res.IsError:
+		span.SetAttributes(attribute.String(spans.AttrErrorType, spans.ErrTypeToolError))
+		span.SetStatus(codes.Error, "tool result has isError set")
+	}
+}
+
+func (in *instruments) startAcquire(ctx context.Context, p *Pool, t *Target, attempt int) (context.Context, trace.Span) {
+	if in.tracer == nil {
+		return ctx, nil
+	}
+	return in.tracer.Start(ctx, spans.SpanAcquire, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		attribute.String(spans.AttrCacheKey, t.key),
+		attribute.Int(spans.AttrAttempt, attempt),
+		in.poolAttr,
+	))
+}
+
+func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, hit bool, reason string) {
+	if span != nil {
+		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, hit))
+		if !hit {
+			span.SetAttributes(attribute.String(spans.AttrMissReason, reason))
+		}
+		span.End()
+	}
+	if in.metrics {
+		attrs := metric.WithAttributes(in.poolAttr, attribute.Bool(spans.AttrCacheHit, hit), attribute.String(spans.AttrMissReason, reason))
+		in.acquires.Add(ctx, 1, attrs)
+		in.waitTime.Record(ctx, seconds(time.Since(start)), metric.WithAttributes(in.poolAttr, attribute.Bool(spans.AttrCacheHit, hit)))
+	}
+}
+
+func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType string) {
+	if span != nil {
+		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, false), attribute.String(spans.AttrErrorType, errType))
+		span.SetStatus(codes.Error, err.Error())
+		span.End()
+	}
+}
+
+func (in *instruments) startHandshake(ctx context.Context, t *Target) (context.Context, trace.Span) {
+	if in.tracer == nil {
+		return ctx, nil
+	}
+	return in.tracer.Start(ctx, spans.SpanHandshake, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String(spans.AttrServerAddress, t.address),
+		attribute.Int(spans.AttrServerPort, t.port),
+		attribute.String(spans.AttrCacheKey, t.key),
+	))
+}
+
+func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start time.Time, c *conn, err error) {
+	if span != nil {
+		if err != nil {
+			span.SetAttributes(attribute.String(spans.AttrErrorType, errorType(err)))
+			span.SetStatus(codes.Error, err.Error())
+		} else {
+			if c.id != "" {
+				span.SetAttributes(attribute.String(spans.AttrSessionID, c.id))
+			}
+			if ir := c.session.InitializeResult(); ir != nil {
+				span.SetAttributes(attribute.String(spans.AttrProtocolVersion, ir.ProtocolVersion))
+			}
+		}
+		span.End()
+	}
+	if in.metrics {
+		in.createTime.Record(ctx, seconds(time.Since(start)), metric.WithAttributes(in.poolAttr))
+	}
+}
+
+func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (context.Context, trace.Span) {
+	if in.tracer == nil {
+		return ctx, nil
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
+		attribute.String(spans.AttrGenAIToolName, tool),
+		attribute.String(spans.AttrCacheKey, c.ks.key),
+	}
+	if c.id != "" {
+		attrs = append(attrs, attribute.String(spans.AttrSessionID, c.id))
+	}
+	return in.tracer.Start(ctx, spans.SpanCallTool, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
+	if span != nil {
+		endWithError(span, res, err)
+		span.End()
+	}
+	if in.metrics {
+		attrs := []attribute.KeyValue{in.poolAttr, attribute.String(spans.AttrMethodName, spans.MethodToolsCall), attribute.String(spans.AttrGenAIToolName, tool)}
+		if err != nil {
+			attrs = append(attrs, attribute.String(spans.AttrErrorType, errorType(err)))
+		} else if res != nil && res.IsError {
+			attrs = append(attrs, attribute.String(spans.AttrErrorType, spans.ErrTypeToolError))
+		}
+		in.opDuration.Record(ctx, seconds(time.Since(start)), metric.WithAttributes(attrs...))
+	}
+}
+
+// injectMeta returns meta plus the W3C trace context of ctx, so the server
+// can join the caller's trace. The caller's map is never modified.
+func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return meta
+	}
+	carrier := propagation.MapCarrier{}
+	in.propagator.Inject(ctx, carrier)
+	out := make(mcp.Meta, len(meta)+len(carrier))
+	maps.Copy(out, meta)
+	for k, v := range carrier {
+		out[k] = v
+	}
+	return out
+}
+
+func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {
+	if !in.metrics {
+		return
+	}
+	ctx := context.Background()
+	in.useTime.Record(ctx, seconds(now.Sub(l.acquired)), metric.WithAttributes(in.poolAttr))
+	if drop {
+		in.failures.Add(ctx, 1, metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrErrorType, errType)))
+	}
+}
+
+func (in *instruments) eviction(ctx context.Context, reason string) {
+	if in.metrics {
+		in.evictions.Add(ctx, 1, metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrEvictionReason, reason)))
+	}
+}
+
+func (in *instruments) redial(ctx context.Context) {
+	if in.metrics {
+		in.redials.Add(ctx, 1, metric.WithAttributes(in.poolAttr))
+	}
+}

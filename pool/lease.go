@@ -1,0 +1,205 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"runtime/pprof"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Lease is exclusive use of one downstream session, from [Pool.Acquire] until
+// [Lease.Release]. It is a small value: copies refer to the same lease, and
+// releasing any copy releases it. The zero Lease is not usable.
+type Lease struct {
+	p        *Pool
+	c        *conn
+	gen      uint64
+	hit      bool
+	acquired time.Time
+}
+
+// Session returns the leased SDK session for requests the pool does not wrap.
+// It must not be used after Release, and must not be closed by the caller.
+func (l Lease) Session() *mcp.ClientSession { return l.c.session }
+
+// SessionID returns the downstream Mcp-Session-Id, or "" for a sessionless
+// server.
+func (l Lease) SessionID() string { return l.c.id }
+
+// CacheHit reports whether the lease reused an idle session.
+func (l Lease) CacheHit() bool { return l.hit }
+
+// CallTool calls a tool on the leased session with a call_tool span, the
+// W3C trace context in params._meta and the pprof phase label "call". It does
+// not retry and does not release the lease. Errors name the failure:
+// [ErrSessionExpired], [ErrSessionRejected] or an [*HTTPStatusError] when the
+// server answered with such a status.
+func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	p, c := l.p, l.c
+	start := p.now()
+	ctx, span := p.inst.startCall(ctx, c, params.Name)
+	sent := *params
+	if isNil(sent.Arguments) {
+		// A nil map goes out as "arguments": null, which some servers reject.
+		sent.Arguments = map[string]any{}
+	}
+	sent.Meta = p.inst.injectMeta(ctx, params.Meta)
+	var res *mcp.CallToolResult
+	var err error
+	pprof.Do(ctx, pprof.Labels(spans.PprofLabelKey, c.ks.key, spans.PprofLabelPhase, spans.PhaseCall), func(ctx context.Context) {
+		res, err = c.session.CallTool(ctx, &sent)
+	})
+	if err != nil {
+		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(c.w, err, !c.sessionless)))
+	}
+	p.inst.endCall(ctx, span, start, params.Name, res, err)
+	return res, err
+}
+
+// isNil reports whether v is nil or a typed nil map or pointer, which would
+// be encoded as JSON null.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Map, reflect.Pointer, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// Release returns the session to the pool: a clean release (err nil, or a
+// tool result with IsError set, which is not an error here) keeps it idle for
+// reuse; a transport failure, an expired or rejected session, a non-2xx HTTP
+// status seen during the lease or a cancellation drops and closes it. Pass the
+// error of the last request made on the lease. Release must be called exactly
+// once; a second call panics, since it would hand a session to two callers.
+func (l Lease) Release(err error) {
+	if l.p == nil {
+		panic("pool: Release of a zero Lease")
+	}
+	p, c := l.p, l.c
+	drop, errType := shouldDrop(c, err)
+	now := p.now()
+	p.mu.Lock()
+	if !c.leased || c.gen != l.gen {
+		p.mu.Unlock()
+		panic("pool: Lease released twice")
+	}
+	c.leased = false
+	p.inUse--
+	c.ks.leased--
+	c.ks.lastActive = now
+	var evs []eviction
+	closed := p.closed
+	if drop {
+		p.stats.failures[errType]++
+		c.ks.lastDrop = spans.MissAfterFailure
+	} else {
+		evs = p.putIdleLocked(c, now, nil)
+	}
+	p.mu.Unlock()
+	p.inst.release(l, now, drop, errType)
+	if drop {
+		if cerr := c.session.Close(); cerr != nil {
+			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
+		}
+	}
+	if evs != nil {
+		p.closeEvicted(context.Background(), evs)
+	}
+	if closed && p.ownsTrans {
+		if tr, ok := p.transport.(*http.Transport); ok {
+			tr.CloseIdleConnections()
+		}
+	}
+}
+
+// shouldDrop decides whether a released session may be reused, and the
+// error.type of a drop. The HTTP status seen by the session's round tripper
+// wins over the error chain, because it is the reliable signal.
+func shouldDrop(c *conn, err error) (bool, string) {
+	if f := c.w.fault.Load(); f != nil {
+		return true, faultType(f, !c.sessionless)
+	}
+	if c.w.broken.Load() {
+		return true, spans.ErrTypeTransport
+	}
+	if err == nil {
+		return false, ""
+	}
+	t := errorType(err)
+	switch t {
+	case spans.ErrTypeToolError, spans.ErrTypeProtocol:
+		return false, t
+	}
+	return true, t
+}
+
+// faultType names an HTTP fault.
+func faultType(f *httpFault, sessionful bool) string {
+	switch {
+	case f.sessionBound && sessionful && f.status == http.StatusNotFound:
+		return spans.ErrTypeSessionExpired
+	case f.sessionBound && f.status == http.StatusBadRequest:
+		return spans.ErrTypeBadSession
+	default:
+		return spans.ErrTypeHTTPStatus
+	}
+}
+
+// classify wraps an SDK error with the pool's sentinel or status error for
+// what the session's round tripper saw.
+func classify(w *watcher, err error, sessionful bool) error {
+	f := w.fault.Load()
+	if f == nil {
+		if sessionful && errors.Is(err, mcp.ErrSessionMissing) {
+			return fmt.Errorf("%w: %w", ErrSessionExpired, err)
+		}
+		return err
+	}
+	switch faultType(f, sessionful) {
+	case spans.ErrTypeSessionExpired:
+		return fmt.Errorf("%w: %w", ErrSessionExpired, err)
+	case spans.ErrTypeBadSession:
+		return fmt.Errorf("%w: %w", ErrSessionRejected, err)
+	}
+	return fmt.Errorf("%w: %w", &HTTPStatusError{Status: f.status, RetryAfter: f.retryAfter, SessionBound: f.sessionBound}, err)
+}
+
+// errorType maps an error to the error.type vocabulary.
+func errorType(err error) string {
+	var hs *HTTPStatusError
+	var je *jsonrpc.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, ErrPoolClosed):
+		return spans.ErrTypePoolClosed
+	case errors.Is(err, ErrSessionExpired):
+		return spans.ErrTypeSessionExpired
+	case errors.Is(err, ErrSessionRejected):
+		return spans.ErrTypeBadSession
+	case errors.As(err, &hs):
+		return spans.ErrTypeHTTPStatus
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return spans.ErrTypeCanceled
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return spans.ErrTypeTransport
+	case errors.As(err, &je) && je.Code != -32005:
+		// The server answered with a JSON-RPC error: the session itself
+		// worked.
+		return spans.ErrTypeProtocol
+	default:
+		return spans.ErrTypeTransport
+	}
+}

@@ -1,0 +1,110 @@
+package pool
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Defaults of [Options]; a zero field takes these.
+const (
+	DefaultMaxIdlePerKey   = 1
+	DefaultMaxIdle         = 64
+	DefaultIdleTTL         = 5 * time.Minute
+	DefaultSweepInterval   = time.Minute
+	DefaultProtocolVersion = "2025-11-25"
+)
+
+// Options configures a [Pool]. The zero value is a valid configuration: every
+// zero field means the documented default.
+type Options struct {
+	// ID names the pool scope in spans (plugin.mcp.pool.id) and metrics.
+	// Zero: a random id, so two pools never look like one scope.
+	ID string
+	// MaxIdlePerKey caps idle sessions per key. Zero: 1. Negative: keep no
+	// idle session at all, which dials per call (the regression mcptrace
+	// exists to catch, useful as a contrast).
+	MaxIdlePerKey int
+	// MaxIdle caps idle sessions over all keys; the least recently used is
+	// closed first. Zero: 64.
+	MaxIdle int
+	// IdleTTL is how long an idle session may wait before it is closed
+	// instead of reused. Zero: 5 minutes.
+	IdleTTL time.Duration
+	// SweepInterval is how often idle sessions past their TTL are closed
+	// even when their key is never acquired again. Sweeps run on acquire
+	// and on a background timer. Zero: 1 minute. Negative: only on acquire.
+	SweepInterval time.Duration
+	// HealthCheckAfter makes the pool ping (MCP ping) a session idle for
+	// longer than this before reusing it; a failed ping drops it and the
+	// acquire dials fresh (miss reason health_check). Zero: never ping.
+	HealthCheckAfter time.Duration
+	// ProtocolVersion pinned on every handshake unless the target pins its
+	// own. Zero: 2025-11-25, the last revision with sessions.
+	ProtocolVersion string
+	// HTTPTransport carries every request. Zero: a clone of
+	// http.DefaultTransport owned (and closed) by the pool.
+	HTTPTransport http.RoundTripper
+	// ClientName and ClientVersion are sent in initialize. Zero: "mcptrace".
+	ClientName, ClientVersion string
+	// TracerProvider for the pool's spans. Zero: no spans.
+	TracerProvider trace.TracerProvider
+	// MeterProvider for the pool's metrics. Zero: no metrics.
+	MeterProvider metric.MeterProvider
+	// Logger receives debug logs of closes and evictions. Zero: discard.
+	Logger *slog.Logger
+}
+
+// validate fills defaults into a copy and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	var errs []error
+	if o.ID == "" {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		o.ID = "pool-" + hex.EncodeToString(b)
+	}
+	if o.MaxIdlePerKey == 0 {
+		o.MaxIdlePerKey = DefaultMaxIdlePerKey
+	}
+	if o.MaxIdle == 0 {
+		o.MaxIdle = DefaultMaxIdle
+	}
+	if o.MaxIdle < 0 {
+		errs = append(errs, fmt.Errorf("Options.MaxIdle is %d: expected a positive number or 0 for the default %d", o.MaxIdle, DefaultMaxIdle))
+	}
+	if o.IdleTTL == 0 {
+		o.IdleTTL = DefaultIdleTTL
+	}
+	if o.IdleTTL < 0 {
+		errs = append(errs, fmt.Errorf("Options.IdleTTL is %s: expected a positive duration or 0 for the default %s", o.IdleTTL, DefaultIdleTTL))
+	}
+	if o.SweepInterval == 0 {
+		o.SweepInterval = DefaultSweepInterval
+	}
+	if o.HealthCheckAfter < 0 {
+		errs = append(errs, fmt.Errorf("Options.HealthCheckAfter is %s: expected a positive duration or 0 to never ping", o.HealthCheckAfter))
+	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = DefaultProtocolVersion
+	}
+	if o.ClientName == "" {
+		o.ClientName = "mcptrace"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(errs) > 0 {
+		return o, fmt.Errorf("pool: invalid options: %w", errors.Join(errs...))
+	}
+	return o, nil
+}

@@ -1,0 +1,66 @@
+package pool_test
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+func TestSpanTreeOfAPooledWorkload(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.mustCall("select_workspace", nil)
+	h.mustCall("get_workspace", nil)
+
+	invokes := h.spansNamed(spans.SpanInvoke)
+	acquires := h.spansNamed(spans.SpanAcquire)
+	handshakes := h.spansNamed(spans.SpanHandshake)
+	calls := h.spansNamed(spans.SpanCallTool)
+	if len(invokes) != 2 || len(acquires) != 2 || len(handshakes) != 1 || len(calls) != 2 {
+		t.Fatalf("spans: %d invoke, %d acquire, %d handshake, %d call; want 2, 2, 1, 2", len(invokes), len(acquires), len(handshakes), len(calls))
+	}
+	session := h.srv.SessionIDs()[0]
+	wantHit := []string{"false", "true"}
+	for i, inv := range invokes {
+		if inv.SpanKind() != trace.SpanKindInternal {
+			t.Errorf("invoke %d kind = %v", i, inv.SpanKind())
+		}
+		if attr(inv, spans.AttrCacheKey) != h.target.Key() || attr(inv, spans.AttrTransport) != spans.TransportStreamableHTTP || attr(inv, spans.AttrPoolID) != h.pool.ID() {
+			t.Errorf("invoke %d attrs = %v", i, inv.Attributes())
+		}
+		acq := acquires[i]
+		if acq.Parent().SpanID() != inv.SpanContext().SpanID() {
+			t.Errorf("acquire %d is not a child of its invoke", i)
+		}
+		if got := attr(acq, spans.AttrCacheHit); got != wantHit[i] {
+			t.Errorf("acquire %d cache_hit = %s, want %s", i, got, wantHit[i])
+		}
+		if attr(acq, spans.AttrAttempt) != "1" || attr(acq, spans.AttrCacheKey) != h.target.Key() {
+			t.Errorf("acquire %d attrs = %v", i, acq.Attributes())
+		}
+		call := calls[i]
+		if call.Parent().SpanID() != inv.SpanContext().SpanID() || call.SpanKind() != trace.SpanKindClient {
+			t.Errorf("call %d is not a client child of its invoke", i)
+		}
+		if attr(call, spans.AttrSessionID) != session || attr(call, spans.AttrMethodName) != spans.MethodToolsCall {
+			t.Errorf("call %d attrs = %v", i, call.Attributes())
+		}
+	}
+	if got := attr(acquires[0], spans.AttrMissReason); got != spans.MissCold {
+		t.Errorf("first acquire miss_reason = %q, want cold", got)
+	}
+	if hasAttr(acquires[1], spans.AttrMissReason) {
+		t.Error("a hit carries a miss_reason")
+	}
+	hs := handshakes[0]
+	if hs.Parent().SpanID() != acquires[0].SpanContext().SpanID() || hs.SpanKind() != trace.SpanKindClient {
+		t.Error("handshake is not a client child of the missing acquire")
+	}
+	if attr(hs, spans.AttrSessionID) != session || attr(hs, spans.AttrProtocolVersion) != "2025-11-25" || attr(hs, spans.AttrServerAddress) != "127.0.0.1" || attr(hs, spans.AttrServerPort) == "" {
+		t.Errorf("handshake attrs = %v", hs.Attributes())
+	}
+	if got := attr(calls[1], spans.AttrGenAIToolName); got != "get_workspace" {
+		t.Errorf("call tool name = %q", got)
+	}
+}

@@ -1,0 +1,86 @@
+package pool
+
+import (
+	"maps"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// counters are the pool's cumulative counts; guarded by Pool.mu.
+type counters struct {
+	acquires, hits, misses int64
+	dials, dialFailures    int64
+	redials                int64
+	missReasons            map[string]int64
+	evictions              map[string]int64
+	failures               map[string]int64
+}
+
+func newCounters() counters {
+	c := counters{
+		missReasons: make(map[string]int64),
+		evictions:   make(map[string]int64),
+		failures:    make(map[string]int64),
+	}
+	for _, r := range []string{spans.MissCold, spans.MissConcurrent, spans.MissTTL, spans.MissRedial, spans.MissAfterFailure, spans.MissHealthCheck, spans.MissEvicted} {
+		c.missReasons[r] = 0
+	}
+	return c
+}
+
+// Stat is a snapshot of a pool's counters and gauges, copied under the lock:
+// callers may keep and change it freely.
+type Stat struct {
+	// ID is the pool scope id.
+	ID string
+	// Acquires counts every acquire, hit or miss, including redials.
+	Acquires int64
+	// Hits counts acquires that reused an idle session.
+	Hits int64
+	// Misses counts acquires that dialed (successfully or not).
+	Misses int64
+	// MissReasons counts misses by reason (spans.Miss* values).
+	MissReasons map[string]int64
+	// Dials counts handshakes attempted; DialFailures those that failed.
+	Dials, DialFailures int64
+	// Redials counts transparent redials of expired sessions.
+	Redials int64
+	// Failures counts sessions dropped on release, by error.type.
+	Failures map[string]int64
+	// Evictions counts idle sessions closed, by reason (spans.Evict*).
+	Evictions map[string]int64
+	// IdleSessions and InUseSessions are the gauges at snapshot time.
+	IdleSessions, InUseSessions int
+	// Keys is the number of identities the pool remembers.
+	Keys int
+}
+
+// HitRate is Hits / Acquires, or 0 before the first acquire.
+func (s Stat) HitRate() float64 {
+	if s.Acquires == 0 {
+		return 0
+	}
+	return float64(s.Hits) / float64(s.Acquires)
+}
+
+// Stat returns a snapshot of the pool's statistics. It is safe for
+// concurrent use.
+func (p *Pool) Stat() Stat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Stat{
+		ID:            p.opts.ID,
+		Acquires:      p.stats.acquires,
+		Hits:          p.stats.hits,
+		Misses:        p.stats.misses,
+		MissReasons:   maps.Clone(p.stats.missReasons),
+		Dials:         p.stats.dials,
+		DialFailures:  p.stats.dialFailures,
+		Redials:       p.stats.redials,
+		Failures:      maps.Clone(p.stats.failures),
+		Evictions:     maps.Clone(p.stats.evictions),
+		IdleSessions:  p.idleCount,
+		InUseSessions: p.inUse,
+		Keys:          len(p.keys),
+	}
+}

@@ -1,0 +1,201 @@
+package pool
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// TargetConfig describes one downstream MCP server and the identity used to
+// reach it. Everything in it is part of the identity: two configs that differ
+// in any header, query parameter or credential never share a session.
+type TargetConfig struct {
+	// Endpoint is the streamable HTTP URL of the server. Query parameters
+	// are part of the identity; values of secret-looking parameters (token,
+	// key, secret, password, signature, auth) are redacted wherever the
+	// endpoint is shown.
+	Endpoint string
+	// Header is sent on every request of the session. Values of
+	// Authorization, Cookie, Proxy-Authorization and of names containing
+	// token, key, secret, password or auth are treated as secrets.
+	Header http.Header
+	// SecretHeaders names further headers whose values are secrets.
+	SecretHeaders []string
+	// BearerToken, if set, is sent as "Authorization: Bearer <token>".
+	BearerToken string
+	// ProtocolVersion pins the MCP protocol version of the handshake. Empty
+	// means the pool's default. Pinning avoids the SDK's server/discover
+	// probe, which costs an extra round trip on every dial.
+	ProtocolVersion string
+}
+
+// Target is a prepared, immutable downstream identity: its key is computed
+// once, so the pool's hit path does no hashing. Build it with [NewTarget] and
+// reuse it for every call to the same server with the same credentials. A
+// Target is safe for concurrent use and may be used with several pools.
+type Target struct {
+	endpoint        string // raw, used only for HTTP
+	shown           string // redacted, for spans, errors and logs
+	header          http.Header
+	protocolVersion string
+	key             string
+	address         string
+	port            int
+	redact          redactor
+}
+
+// processKey is the per-process HMAC key of identities: a key never leaves
+// the process, so a cache key in a trace cannot be brute-forced back into a
+// credential, and keys of two processes are not comparable.
+var processKey = func() []byte {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("pool: no randomness for the identity key: %v", err))
+	}
+	return b
+}()
+
+var secretNameParts = []string{"token", "key", "secret", "password", "passwd", "auth", "signature", "sig", "credential", "cookie", "session"}
+
+// isSecretName reports whether a header or query parameter name looks like it
+// carries a credential.
+func isSecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range secretNameParts {
+		if strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewTarget validates cfg and prepares its identity key. The error never
+// quotes a secret.
+func NewTarget(cfg TargetConfig) (*Target, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("pool: target endpoint is not a URL (expected http://host[:port]/path)")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("pool: target endpoint scheme %q: expected http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("pool: target endpoint has no host: expected http://host[:port]/path")
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("pool: target endpoint carries user info: pass credentials in Header or BearerToken")
+	}
+	t := &Target{endpoint: u.String(), header: http.Header{}, protocolVersion: cfg.ProtocolVersion}
+
+	secretHeader := map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true}
+	for _, h := range cfg.SecretHeaders {
+		secretHeader[http.CanonicalHeaderKey(h)] = true
+	}
+	for name, vals := range cfg.Header {
+		cn := http.CanonicalHeaderKey(name)
+		t.header[cn] = append(t.header[cn], vals...)
+	}
+	if cfg.BearerToken != "" {
+		t.header.Set("Authorization", "Bearer "+cfg.BearerToken)
+		t.redact.secrets = append(t.redact.secrets, cfg.BearerToken)
+	}
+	for name, vals := range t.header {
+		if secretHeader[name] || isSecretName(name) {
+			for _, v := range vals {
+				t.redact.secrets = append(t.redact.secrets, v)
+				// "Bearer x": the bare token may be echoed on its own.
+				if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 4 {
+					t.redact.secrets = append(t.redact.secrets, tok)
+				}
+			}
+		}
+	}
+
+	q := u.Query()
+	shownURL := *u
+	shownQ := url.Values{}
+	for name, vals := range q {
+		for _, v := range vals {
+			if isSecretName(name) {
+				t.redact.secrets = append(t.redact.secrets, v)
+				if esc := url.QueryEscape(v); esc != v {
+					t.redact.secrets = append(t.redact.secrets, esc)
+				}
+				shownQ.Add(name, redacted)
+			} else {
+				shownQ.Add(name, v)
+			}
+		}
+	}
+	shownURL.RawQuery = shownQ.Encode()
+	t.shown = shownURL.String()
+	// Longest first, so a secret that contains another is replaced whole.
+	slices.SortFunc(t.redact.secrets, func(a, b string) int { return len(b) - len(a) })
+
+	t.address = u.Hostname()
+	if p := u.Port(); p != "" {
+		_, _ = fmt.Sscan(p, &t.port)
+	} else if u.Scheme == "https" {
+		t.port = 443
+	} else {
+		t.port = 80
+	}
+	t.key = identityKey(spans.TransportStreamableHTTP, u, t.header, cfg.ProtocolVersion)
+	return t, nil
+}
+
+// identityKey is the HMAC of the canonical identity: transport, scheme, host,
+// path, sorted query, sorted headers (names lower-cased, values in order) and
+// the pinned protocol version.
+func identityKey(transport string, u *url.URL, header http.Header, protocolVersion string) string {
+	var b strings.Builder
+	b.WriteString(transport)
+	b.WriteByte('\n')
+	b.WriteString(strings.ToLower(u.Scheme))
+	b.WriteString("://")
+	b.WriteString(strings.ToLower(u.Host))
+	b.WriteString(u.EscapedPath())
+	b.WriteByte('\n')
+	b.WriteString(u.Query().Encode()) // Encode sorts by name.
+	b.WriteByte('\n')
+	names := make([]string, 0, len(header))
+	for name := range header {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, v := range header[name] {
+			b.WriteString(strings.ToLower(name))
+			b.WriteByte(':')
+			b.WriteString(v)
+			b.WriteByte('\n')
+		}
+	}
+	b.WriteString(protocolVersion)
+	m := hmac.New(sha256.New, processKey)
+	m.Write([]byte(b.String()))
+	return hex.EncodeToString(m.Sum(nil)[:16])
+}
+
+// Key returns the target's pool key: a keyed hash of the identity, safe to
+// show anywhere.
+func (t *Target) Key() string { return t.key }
+
+// Endpoint returns the endpoint with secret query values redacted, safe to
+// show anywhere.
+func (t *Target) Endpoint() string { return t.shown }
+
+// String returns the redacted endpoint.
+func (t *Target) String() string { return t.shown }
+
+// hostPort is the server address for spans.
+func (t *Target) hostPort() string { return net.JoinHostPort(t.address, fmt.Sprint(t.port)) }

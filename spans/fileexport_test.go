@@ -1,0 +1,319 @@
+package spans_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+func TestFileExporterWritesOneOTLPJSONLinePerExport(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "dump.jsonl")
+	exp, err := spans.CreateFileExporter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A syncer exports each span as it ends: one export, one line.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	tracer := tp.Tracer(spans.ScopeName)
+
+	invokeCtx, invoke := tracer.Start(ctx, spans.SpanInvoke,
+		trace.WithAttributes(attribute.String(spans.AttrToolName, "list_logs")))
+	_, acquire := tracer.Start(invokeCtx, spans.SpanAcquire,
+		trace.WithAttributes(attribute.Bool(spans.AttrCacheHit, true), attribute.Int(spans.AttrAttempt, 1)))
+	acquire.End()
+	invoke.End()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+
+	lines, traces := readDump(t, path)
+	if len(lines) != 2 {
+		t.Fatalf("dump has %d lines, want 2 (one per export)", len(lines))
+	}
+	wantOrder := []struct {
+		span trace.Span
+		name string
+	}{{acquire, spans.SpanAcquire}, {invoke, spans.SpanInvoke}}
+	for i, w := range wantOrder {
+		got := flatten(traces[i])
+		if len(got) != 1 {
+			t.Fatalf("line %d holds %d spans, want 1", i+1, len(got))
+		}
+		s := got[0].Span
+		if s.Name() != w.name {
+			t.Errorf("line %d span = %q, want %q", i+1, s.Name(), w.name)
+		}
+		sc := w.span.SpanContext()
+		// The Collector's JSON encoding: ids as lower-case hex strings.
+		for _, want := range []string{
+			`"traceId":"` + sc.TraceID().String() + `"`,
+			`"spanId":"` + sc.SpanID().String() + `"`,
+		} {
+			if !strings.Contains(lines[i], want) {
+				t.Errorf("line %d lacks %s:\n%s", i+1, want, lines[i])
+			}
+		}
+		if got[0].Scope.Name() != spans.ScopeName {
+			t.Errorf("line %d scope = %q, want %q", i+1, got[0].Scope.Name(), spans.ScopeName)
+		}
+	}
+	acq := flatten(traces[0])[0].Span
+	if got, want := acq.ParentSpanID().String(), invoke.SpanContext().SpanID().String(); got != want {
+		t.Errorf("acquire parent = %s, want invoke %s", got, want)
+	}
+	if v, ok := acq.Attributes().Get(spans.AttrCacheHit); !ok || !v.Bool() {
+		t.Errorf("acquire %s = %v (present %v), want true", spans.AttrCacheHit, v.AsRaw(), ok)
+	}
+	if v, ok := acq.Attributes().Get(spans.AttrAttempt); !ok || v.Int() != 1 {
+		t.Errorf("acquire %s = %v (present %v), want 1", spans.AttrAttempt, v.AsRaw(), ok)
+	}
+	inv := flatten(traces[1])[0].Span
+	if got := strAttr(inv.Attributes(), spans.AttrToolName); got != "list_logs" {
+		t.Errorf("invoke %s = %q, want list_logs", spans.AttrToolName, got)
+	}
+}
+
+func TestFileExporterBatchWritesAllSpansInOneLine(t *testing.T) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	exp := spans.NewFileExporter(&buf)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	for range 5 {
+		_, s := tp.Tracer("t").Start(ctx, spans.SpanCallTool)
+		s.End()
+	}
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	lines, traces := parseDump(t, buf.Bytes())
+	if len(lines) != 1 {
+		t.Fatalf("dump has %d lines, want 1 batch", len(lines))
+	}
+	if got := traces[0].SpanCount(); got != 5 {
+		t.Errorf("batch holds %d spans, want 5", got)
+	}
+}
+
+func TestFileExporterConcurrentExportsWriteWholeLines(t *testing.T) {
+	const (
+		workers   = 8
+		exports   = 25
+		batchSize = 4
+	)
+	rec := spans.NewRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	for range batchSize {
+		_, s := tp.Tracer("t").Start(context.Background(), spans.SpanCallTool,
+			trace.WithAttributes(attribute.String(spans.AttrToolName, strings.Repeat("x", 2048))))
+		s.End()
+	}
+	batch := rec.Spans()
+
+	// A bare bytes.Buffer is not safe for concurrent use: the race detector
+	// fails the test unless the exporter serialises its writes.
+	var buf bytes.Buffer
+	exp := spans.NewFileExporter(&buf)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*exports)
+	for range workers {
+		wg.Go(func() {
+			for range exports {
+				if err := exp.ExportSpans(context.Background(), batch); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("export: %v", err)
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+
+	lines, traces := parseDump(t, buf.Bytes())
+	if got, want := len(lines), workers*exports; got != want {
+		t.Fatalf("dump has %d lines, want %d", got, want)
+	}
+	for i, td := range traces {
+		if got := td.SpanCount(); got != batchSize {
+			t.Fatalf("line %d holds %d spans, want %d", i+1, got, batchSize)
+		}
+	}
+}
+
+func TestFileExporterLifecycle(t *testing.T) {
+	ctx := context.Background()
+	rec := spans.NewRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer func() { _ = tp.Shutdown(ctx) }()
+	_, s := tp.Tracer("t").Start(ctx, spans.SpanInvoke)
+	s.End()
+	one := rec.Spans()
+
+	t.Run("shutdown is idempotent and closes the file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "dump.jsonl")
+		exp, err := spans.CreateFileExporter(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := exp.ExportSpans(ctx, one); err != nil {
+			t.Fatalf("export: %v", err)
+		}
+		for i := range 3 {
+			if err := exp.Shutdown(ctx); err != nil {
+				t.Fatalf("shutdown #%d: %v", i+1, err)
+			}
+		}
+		err = exp.ExportSpans(ctx, one)
+		if !errors.Is(err, spans.ErrExporterShutdown) {
+			t.Fatalf("export after shutdown = %v, want ErrExporterShutdown", err)
+		}
+		if !strings.Contains(err.Error(), path) {
+			t.Errorf("error %q does not name the file", err)
+		}
+		if lines, _ := readDump(t, path); len(lines) != 1 {
+			t.Errorf("dump has %d lines, want the 1 written before shutdown", len(lines))
+		}
+	})
+
+	t.Run("export after shutdown errors even when empty", func(t *testing.T) {
+		exp := spans.NewFileExporter(&bytes.Buffer{})
+		if err := exp.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := exp.ExportSpans(ctx, nil); !errors.Is(err, spans.ErrExporterShutdown) {
+			t.Fatalf("empty export after shutdown = %v, want ErrExporterShutdown", err)
+		}
+	})
+
+	t.Run("shutdown leaves a caller's writer open", func(t *testing.T) {
+		w := &closeRecorder{}
+		exp := spans.NewFileExporter(w)
+		if err := exp.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if w.closed {
+			t.Error("Shutdown closed a writer the caller owns")
+		}
+	})
+
+	t.Run("empty export writes nothing", func(t *testing.T) {
+		var buf bytes.Buffer
+		exp := spans.NewFileExporter(&buf)
+		if err := exp.ExportSpans(ctx, nil); err != nil {
+			t.Fatalf("export: %v", err)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("empty export wrote %q", buf.String())
+		}
+	})
+
+	t.Run("canceled context is not written", func(t *testing.T) {
+		var buf bytes.Buffer
+		exp := spans.NewFileExporter(&buf)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := exp.ExportSpans(cctx, one); !errors.Is(err, context.Canceled) {
+			t.Fatalf("export = %v, want context.Canceled", err)
+		}
+		if buf.Len() != 0 {
+			t.Errorf("canceled export wrote %q", buf.String())
+		}
+	})
+
+	t.Run("write failure is reported", func(t *testing.T) {
+		exp := spans.NewFileExporter(failingWriter{})
+		err := exp.ExportSpans(ctx, one)
+		if !errors.Is(err, errDiskFull) {
+			t.Fatalf("export = %v, want the write error", err)
+		}
+		if !strings.Contains(err.Error(), "write trace dump") {
+			t.Errorf("error %q lacks context", err)
+		}
+	})
+}
+
+func TestCreateFileExporter(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		path    string
+		prepare func(t *testing.T, path string)
+		wantErr bool
+	}{
+		{name: "new file", path: filepath.Join(dir, "new.jsonl")},
+		{
+			name: "truncates an old dump",
+			path: filepath.Join(dir, "old.jsonl"),
+			prepare: func(t *testing.T, path string) {
+				if err := os.WriteFile(path, []byte("stale\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{name: "missing directory", path: filepath.Join(dir, "missing", "dump.jsonl"), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.prepare != nil {
+				tt.prepare(t, tt.path)
+			}
+			exp, err := spans.CreateFileExporter(tt.path)
+			if tt.wantErr {
+				if err == nil {
+					_ = exp.Shutdown(context.Background())
+					t.Fatal("CreateFileExporter succeeded, want an error")
+				}
+				if !strings.Contains(err.Error(), tt.path) {
+					t.Errorf("error %q does not name the path", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CreateFileExporter: %v", err)
+			}
+			if err := exp.Shutdown(context.Background()); err != nil {
+				t.Fatalf("shutdown: %v", err)
+			}
+			data, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(data) != 0 {
+				t.Errorf("file holds %q, want empty", data)
+			}
+		})
+	}
+}
+
+type closeRecorder struct {
+	bytes.Buffer
+	closed bool
+}
+
+func (c *closeRecorder) Close() error {
+	c.closed = true
+	return nil
+}
+
+var errDiskFull = errors.New("disk full")
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
