@@ -110,17 +110,22 @@ func (l Lease) Release(err error) {
 	p.mu.Unlock()
 	p.inst.release(l, now, drop, errType)
 	if drop {
-		if cerr := c.session.Close(); cerr != nil {
-			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
+		closeDropped := func() {
+			if cerr := c.session.Close(); cerr != nil {
+				p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
+			}
+		}
+		if closed {
+			closeDropped()
+		} else {
+			// A server busy with a cancelled call may hold the DELETE for
+			// seconds: the caller does not wait for it, Close does.
+			p.closing.Go(closeDropped)
 		}
 	}
-	if evs != nil {
-		p.closeEvicted(context.Background(), evs)
-	}
-	if closed && p.ownsTrans {
-		if tr, ok := p.transport.(*http.Transport); ok {
-			tr.CloseIdleConnections()
-		}
+	p.closeEvicted(context.Background(), evs)
+	if closed {
+		p.closeIdleTransport()
 	}
 }
 

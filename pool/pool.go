@@ -35,6 +35,8 @@ type Pool struct {
 	lastSweep time.Time
 	stats     counters
 
+	closing sync.WaitGroup // closes of dropped and evicted sessions in flight
+
 	stopSweep chan struct{}
 	sweepDone chan struct{}
 	closeOnce sync.Once
@@ -333,7 +335,8 @@ func (p *Pool) closeEvicted(ctx context.Context, evs []eviction) {
 // Close closes every idle session, stops the sweeper and makes later
 // acquires fail with [ErrPoolClosed]. Leases still out are closed as they
 // are released. Close is idempotent and safe for concurrent use; it returns
-// once the idle sessions are closed.
+// once the idle sessions, and the dropped sessions whose close was still in
+// flight, are closed.
 func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
@@ -345,9 +348,16 @@ func (p *Pool) Close() error {
 			<-p.sweepDone
 		}
 		p.closeEvicted(context.Background(), evs)
-		if tr, ok := p.transport.(*http.Transport); ok && p.ownsTrans {
-			tr.CloseIdleConnections()
-		}
+		p.closing.Wait()
+		p.closeIdleTransport()
 	})
 	return nil
+}
+
+// closeIdleTransport drops the keep-alive connections of a transport the
+// pool owns, so a closed pool leaves no goroutine behind.
+func (p *Pool) closeIdleTransport() {
+	if tr, ok := p.transport.(*http.Transport); ok && p.ownsTrans {
+		tr.CloseIdleConnections()
+	}
 }

@@ -270,7 +270,7 @@ func TestCancellationMidCallDropsTheSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := h.call(ctx, "slow", map[string]any{"ms": 30000})
+		_, err := h.call(ctx, "slow", map[string]any{"ms": 3000})
 		done <- err
 	}()
 	waitCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)

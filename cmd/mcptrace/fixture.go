@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/fixtures"
+)
+
+func init() { subcommands = append(subcommands, newFixtureCmd) }
+
+// newFixtureCmd is `mcptrace fixture`: MCP fixture servers for tests and
+// demos written in any language.
+func newFixtureCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fixture",
+		Short: "Serve session-stateful MCP fixture servers for tests in any language",
+		Long: `fixture serves real MCP servers (the official Go SDK over streamable HTTP,
+on 127.0.0.1 only) with a request ledger and fault injection, so a client or
+gateway written in any language can be tested against known behaviour: per-
+session state, a side-effect counter, a slow tool, forgotten and expired
+sessions, 400 instead of 404 for unknown sessions, injected 429/503 answers
+and added latency.
+
+Each scenario is a preset; "fixture list" names them. The fixture's control
+API (ledger, counters and faults over HTTP) lives on the same listener under
+/_fixture/; see "fixture serve --help".`,
+		Example: `  # List the scenarios
+  mcptrace fixture list
+
+  # Serve the default stateful fixture and read its URL from the first line
+  url=$(mcptrace fixture serve | head -n1)`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown fixture command %q: want serve or list", args[0])
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newFixtureServeCmd(), newFixtureListCmd())
+	return cmd
+}
+
+// fixtureServeFlags are the flags of `fixture serve`.
+type fixtureServeFlags struct {
+	scenario string
+	addr     string
+	latency  time.Duration
+}
+
+func newFixtureServeCmd() *cobra.Command {
+	var f fixtureServeFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve one fixture scenario until interrupted",
+		Long: `serve starts the named fixture scenario on a loopback address, prints its MCP
+URL as the first line of standard output (so scripts can read it), and serves
+until SIGINT or SIGTERM.
+
+Tools: select_workspace {workspace?}, get_workspace, side_effect,
+slow {ms}, echo {text}, fail.
+
+The control API on the same host and port:
+  GET  /_fixture/requests                        the request ledger (JSON)
+  GET  /_fixture/stats                           side_effects, initializes, peak_in_flight, session_ids
+  POST /_fixture/reset                           empty the ledger
+  POST /_fixture/forget                          forget every session (as after a restart)
+  POST /_fixture/expire?session=ID               expire one session
+  POST /_fixture/reject?status=N&retry_after=2s  answer the next session request with N
+  POST /_fixture/latency?d=20ms                  change the added latency`,
+		Example: `  # A stateful fixture on a random port
+  mcptrace fixture serve
+
+  # A server that answers 400 to unknown sessions, on a fixed port
+  mcptrace fixture serve --scenario bad-request --addr 127.0.0.1:8931
+
+  # Expire a session from a shell
+  curl -X POST "http://127.0.0.1:8931/_fixture/expire?session=$SID"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFixtureServe(cmd, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.scenario, "scenario", fixtures.DefaultScenario,
+		"scenario to serve: "+strings.Join(fixtures.ScenarioNames(), ", "))
+	cmd.Flags().StringVar(&f.addr, "addr", fixtures.DefaultAddr, "listen address; must be loopback")
+	cmd.Flags().DurationVar(&f.latency, "latency", 0,
+		fmt.Sprintf("delay added before every MCP request (default: the scenario's, %v for slow-network)", fixtures.SlowNetworkLatency))
+	return cmd
+}
+
+// runFixtureServe starts the fixture, prints its URL and serves until the
+// command's context is done.
+func runFixtureServe(cmd *cobra.Command, f fixtureServeFlags) error {
+	sc, err := fixtures.LookupScenario(f.scenario)
+	if err != nil {
+		return usageErrorf("--scenario: %v", err)
+	}
+	opts := sc.Options
+	opts.Addr = f.addr
+	opts.Control = true
+	if cmd.Flags().Changed("latency") {
+		if f.latency < 0 {
+			return usageErrorf("--latency %v: want a duration >= 0 such as 20ms", f.latency)
+		}
+		opts.Latency = f.latency
+	}
+	srv, err := fixtures.Start(opts)
+	if errors.Is(err, fixtures.ErrNonLoopback) || errors.Is(err, fixtures.ErrInvalidOptions) {
+		// The latency was checked above, so a bad option is the address.
+		return usageErrorf("--addr %q: %v", f.addr, err)
+	}
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("start fixture %s: %w", sc.Name, err)}
+	}
+	if _, err := fmt.Fprintln(cmd.OutOrStdout(), srv.URL()); err != nil {
+		_ = srv.Close()
+		return &exitError{code: 1, err: fmt.Errorf("print fixture URL: %w", err)}
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: serving fixture %q at %s (control API under %s); interrupt to stop\n",
+		sc.Name, srv.URL(), strings.TrimSuffix(srv.URL(), fixtures.MCPPath)+fixtures.ControlPath)
+
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	<-ctx.Done()
+	if err := srv.Close(); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("stop fixture: %w", err)}
+	}
+	return nil
+}
+
+func newFixtureListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the fixture scenarios",
+		Long: `list prints every scenario "fixture serve --scenario" accepts, with a
+one-line description; the first is the default.`,
+		Example: `  mcptrace fixture list`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SCENARIO\tDESCRIPTION")
+			for _, sc := range fixtures.Scenarios() {
+				name := sc.Name
+				if name == fixtures.DefaultScenario {
+					name += " (default)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", name, sc.Description)
+			}
+			if err := tw.Flush(); err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("write scenario list: %w", err)}
+			}
+			return nil
+		},
+	}
+}
