@@ -1,0 +1,244 @@
+// Package demo runs mcptrace's demonstration workload: executions of
+// dependent tool calls through the instrumented pool against a session-
+// stateful fixture, once pooled and once with a fresh dial per call, so the
+// difference shows in the results and in the exported spans.
+//
+// It lives under internal because it is wiring for the CLI's demo command
+// (and its tests), not an API: it imports pool, fixtures and spans together,
+// which no public package may.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrace/mcptrace/fixtures"
+	"github.com/mcptrace/mcptrace/pool"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Mode is how the workload reaches the server.
+type Mode string
+
+const (
+	// ModePooled leases sessions from the pool (the default pool options).
+	ModePooled Mode = "pooled"
+	// ModePerCall dials a fresh session for every call: the regression.
+	ModePerCall Mode = "per-call"
+)
+
+// Modes lists the modes in report order.
+var Modes = []Mode{ModePooled, ModePerCall}
+
+// ParseMode accepts "pooled", "per-call" or "both".
+func ParseMode(s string) ([]Mode, error) {
+	switch s {
+	case "both", "":
+		return Modes, nil
+	case string(ModePooled):
+		return []Mode{ModePooled}, nil
+	case string(ModePerCall):
+		return []Mode{ModePerCall}, nil
+	}
+	return nil, fmt.Errorf("unknown mode %q: expected pooled, per-call or both", s)
+}
+
+// SpanExecution is the root span of one demo execution.
+const SpanExecution = "demo.execution"
+
+// AttrMode names the mode on execution spans.
+const AttrMode = "demo.mode"
+
+// Config sizes the workload. Zero fields take the defaults.
+type Config struct {
+	// Modes to run, in order. Zero: both.
+	Modes []Mode
+	// Scopes is the number of pools (pool scopes) per mode. Zero: 3.
+	Scopes int
+	// Executions per scope. Zero: 4.
+	Executions int
+	// Latency added by the fixture to every request, emulating a network.
+	Latency time.Duration
+	// Dump receives the OTLP JSON-lines spans of the run; nil: none.
+	Dump io.Writer
+	// Progress, if set, is called after each execution.
+	Progress func(mode Mode, done, total int)
+}
+
+func (c Config) withDefaults() Config {
+	if len(c.Modes) == 0 {
+		c.Modes = Modes
+	}
+	if c.Scopes <= 0 {
+		c.Scopes = 3
+	}
+	if c.Executions <= 0 {
+		c.Executions = 4
+	}
+	return c
+}
+
+// Result is the outcome of one mode.
+type Result struct {
+	Mode Mode `json:"mode"`
+	// Executions run, and tool calls made.
+	Executions int `json:"executions"`
+	Calls      int `json:"calls"`
+	// SessionsOpened counts initialize requests the server answered.
+	SessionsOpened int `json:"sessions_opened"`
+	// HitRate is pool hits / acquires over all scopes of the mode.
+	HitRate float64 `json:"hit_rate"`
+	// MultiSession counts executions whose calls reached the server on
+	// more than one Mcp-Session-Id.
+	MultiSession int `json:"multi_session_executions"`
+	// StateLost counts executions whose second call did not see the
+	// selection made by the first.
+	StateLost int `json:"state_lost_executions"`
+	// Errors counts failed calls.
+	Errors int `json:"errors"`
+	// Wall is the wall time of the mode.
+	Wall time.Duration `json:"-"`
+	// WallMS is Wall in milliseconds, for JSON.
+	WallMS float64 `json:"wall_ms"`
+}
+
+// Run starts a fixture on 127.0.0.1, runs the workload of cfg and returns
+// one result per mode. The fixture and every pool are closed before it
+// returns.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	cfg = cfg.withDefaults()
+	srv, err := fixtures.Start(fixtures.Options{Latency: cfg.Latency})
+	if err != nil {
+		return nil, fmt.Errorf("start fixture: %w", err)
+	}
+	defer srv.Close()
+	var results []Result
+	for _, mode := range cfg.Modes {
+		r, err := runMode(ctx, srv, mode, cfg)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// runMode runs every scope of one mode with its own tracer provider, so the
+// dump names the mode in service.name.
+func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (res Result, err error) {
+	res.Mode = mode
+	opts := []sdktrace.TracerProviderOption{}
+	if cfg.Dump != nil {
+		r, rerr := resource.Merge(resource.Empty(), resource.NewSchemaless(
+			semconv.ServiceName("mcptrace-demo-"+string(mode)),
+			attribute.String(spans.ResourceServiceInstanceID, "demo-"+string(mode)),
+		))
+		if rerr != nil {
+			return res, fmt.Errorf("demo resource: %w", rerr)
+		}
+		opts = append(opts, sdktrace.WithResource(r), sdktrace.WithBatcher(spans.NewFileExporter(cfg.Dump)))
+	}
+	tp := sdktrace.NewTracerProvider(opts...)
+	defer func() {
+		if serr := tp.Shutdown(context.Background()); serr != nil && err == nil {
+			err = fmt.Errorf("flush %s spans: %w", mode, serr)
+		}
+	}()
+	tracer := tp.Tracer(spans.ScopeName + "/demo")
+
+	initsBefore := srv.Initializes()
+	start := time.Now()
+	var acquires, hits int64
+	total := cfg.Scopes * cfg.Executions
+	done := 0
+	for s := range cfg.Scopes {
+		popts := pool.Options{ID: fmt.Sprintf("%s-scope-%d", mode, s+1), TracerProvider: tp}
+		if mode == ModePerCall {
+			popts.MaxIdlePerKey = -1
+		}
+		p, perr := pool.New(popts)
+		if perr != nil {
+			return res, perr
+		}
+		target, terr := pool.NewTarget(pool.TargetConfig{Endpoint: srv.URL(), Header: map[string][]string{"X-Demo-Tenant": {fmt.Sprint(s + 1)}}})
+		if terr != nil {
+			p.Close()
+			return res, terr
+		}
+		for e := range cfg.Executions {
+			if cerr := ctx.Err(); cerr != nil {
+				p.Close()
+				return res, cerr
+			}
+			runExecution(ctx, tracer, p, target, srv, mode, fmt.Sprintf("ws-%d-%d", s+1, e+1), &res)
+			done++
+			if cfg.Progress != nil {
+				cfg.Progress(mode, done, total)
+			}
+		}
+		st := p.Stat()
+		acquires += st.Acquires
+		hits += st.Hits
+		if cerr := p.Close(); cerr != nil {
+			return res, cerr
+		}
+	}
+	res.Wall = time.Since(start)
+	res.WallMS = float64(res.Wall.Microseconds()) / 1000
+	res.SessionsOpened = srv.Initializes() - initsBefore
+	if acquires > 0 {
+		res.HitRate = float64(hits) / float64(acquires)
+	}
+	return res, nil
+}
+
+// runExecution is one agent execution: select a workspace, then read it.
+// It runs alone, so the ledger entries it adds are its own.
+func runExecution(ctx context.Context, tracer trace.Tracer, p *pool.Pool, target *pool.Target, srv *fixtures.Server, mode Mode, workspace string, res *Result) {
+	ctx, span := tracer.Start(ctx, SpanExecution, trace.WithAttributes(attribute.String(AttrMode, string(mode))))
+	defer span.End()
+	before := len(srv.Requests())
+	res.Executions++
+	var errs []error
+	call := func(name string, args map[string]any) string {
+		res.Calls++
+		r, err := p.CallTool(ctx, target, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			errs = append(errs, err)
+			return ""
+		}
+		for _, c := range r.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				return t.Text
+			}
+		}
+		return ""
+	}
+	call(fixtures.ToolSelectWorkspace, map[string]any{"workspace": workspace})
+	if got := call(fixtures.ToolGetWorkspace, nil); got != "workspace:"+workspace {
+		res.StateLost++
+	}
+	res.Errors += len(errs)
+	if err := errors.Join(errs...); err != nil {
+		span.RecordError(err)
+	}
+	sessions := map[string]bool{}
+	for _, r := range srv.Requests()[before:] {
+		if r.RPCMethod == "tools/call" && r.SessionID != "" {
+			sessions[r.SessionID] = true
+		}
+	}
+	if len(sessions) > 1 {
+		res.MultiSession++
+	}
+}
