@@ -21,7 +21,17 @@ var (
 	// instead of 404; the session is dropped but the call is not retried,
 	// because a 400 does not prove the tool did not run.
 	ErrSessionRejected = errors.New("pool: downstream server rejected the session with HTTP 400 (dropped, not retried)")
+	// ErrCircuitOpen means the key's circuit breaker is open: its last
+	// dials failed (Options.BreakerThreshold in a row), so acquires that
+	// would dial fail fast until Options.BreakerCooldown has passed. The
+	// error is a *CircuitOpenError naming the key hash and when the next
+	// trial dial may be made.
+	ErrCircuitOpen = errors.New("pool: circuit open")
 )
+
+// errNotSent marks a call refused before anything was sent, because its
+// context was already done: the session is untouched and stays pooled.
+var errNotSent = errors.New("pool: request not sent")
 
 // HTTPStatusError reports a non-2xx HTTP answer from the downstream server
 // during a handshake or a call. RetryAfter carries the server's Retry-After
@@ -42,6 +52,13 @@ func (e *HTTPStatusError) Error() string {
 		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	return s
+}
+
+// GoString keeps %#v, which would otherwise dump the struct with its
+// headers and raw endpoint, from printing a secret: it shows what String
+// does, plus the key.
+func (t *Target) GoString() string {
+	return fmt.Sprintf("pool.Target{Endpoint: %q, Key: %q}", t.shown, t.key)
 }
 
 // redactor replaces a target's secret values in error text, so that an SDK

@@ -46,6 +46,14 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 	p, c := l.p, l.c
 	start := p.now()
 	ctx, span := p.inst.startCall(ctx, c, params.Name)
+	if err := ctx.Err(); err != nil {
+		// Nothing goes out on a dead context, so the session is as good as
+		// before: Release keeps it (errNotSent), where a call cancelled in
+		// flight leaves it in an unknown state and is dropped.
+		err = fmt.Errorf("call tool %q on %s: %w: %w", params.Name, c.target.shown, errNotSent, err)
+		p.inst.endCall(ctx, span, start, params.Name, nil, err)
+		return nil, err
+	}
 	sent := *params
 	if isNil(sent.Arguments) {
 		// A nil map goes out as "arguments": null, which some servers reject.
@@ -80,7 +88,8 @@ func isNil(v any) bool {
 // Release returns the session to the pool: a clean release (err nil, or a
 // tool result with IsError set, which is not an error here) keeps it idle for
 // reuse; a transport failure, an expired or rejected session, a non-2xx HTTP
-// status seen during the lease or a cancellation drops and closes it. Pass the
+// status seen during the lease or a cancellation drops and closes it (a call
+// refused unsent because its context was already done does not). Pass the
 // error of the last request made on the lease. Release must be called exactly
 // once; a second call panics, since it would hand a session to two callers.
 func (l Lease) Release(err error) {
@@ -104,6 +113,11 @@ func (l Lease) Release(err error) {
 	if drop {
 		p.stats.failures[errType]++
 		c.ks.lastDrop = spans.MissAfterFailure
+		if !closed {
+			// Registered under p.mu: Close sets closed under it before it
+			// waits, so its Wait never races this Add or misses the close.
+			p.closing.Add(1)
+		}
 	} else {
 		evs = p.putIdleLocked(c, now, nil)
 	}
@@ -120,7 +134,10 @@ func (l Lease) Release(err error) {
 		} else {
 			// A server busy with a cancelled call may hold the DELETE for
 			// seconds: the caller does not wait for it, Close does.
-			p.closing.Go(closeDropped)
+			go func() {
+				defer p.closing.Done()
+				closeDropped()
+			}()
 		}
 	}
 	p.closeEvicted(context.Background(), evs)
@@ -139,7 +156,7 @@ func shouldDrop(c *conn, err error) (bool, string) {
 	if c.w.broken.Load() {
 		return true, spans.ErrTypeTransport
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, errNotSent) {
 		return false, ""
 	}
 	t := errorType(err)
@@ -190,6 +207,8 @@ func errorType(err error) string {
 		return ""
 	case errors.Is(err, ErrPoolClosed):
 		return spans.ErrTypePoolClosed
+	case errors.Is(err, ErrCircuitOpen):
+		return spans.ErrTypeCircuitOpen
 	case errors.Is(err, ErrSessionExpired):
 		return spans.ErrTypeSessionExpired
 	case errors.Is(err, ErrSessionRejected):

@@ -20,6 +20,7 @@ const (
 	DefaultIdleTTL         = 5 * time.Minute
 	DefaultSweepInterval   = time.Minute
 	DefaultProtocolVersion = "2025-11-25"
+	DefaultBreakerCooldown = 30 * time.Second
 )
 
 // Options configures a [Pool]. The zero value is a valid configuration: every
@@ -46,6 +47,18 @@ type Options struct {
 	// longer than this before reusing it; a failed ping drops it and the
 	// acquire dials fresh (miss reason health_check). Zero: never ping.
 	HealthCheckAfter time.Duration
+	// BreakerThreshold turns on a per-key circuit breaker: after this many
+	// consecutive failed dials of a key, acquires that would dial fail fast
+	// with [ErrCircuitOpen] for BreakerCooldown, then one trial dial decides
+	// (success closes the breaker, failure opens it again). Only dials
+	// count; one the caller cancelled does not, one that outlasted the
+	// caller's deadline does (a server slower than its callers' deadlines
+	// is down for them). Zero: off. A single failure never opens it: 1 is
+	// refused, use 2 or more.
+	BreakerThreshold int
+	// BreakerCooldown is how long an open breaker fails fast before a trial
+	// dial. Zero: 30 seconds.
+	BreakerCooldown time.Duration
 	// ProtocolVersion pinned on every handshake unless the target pins its
 	// own. Zero: 2025-11-25, the last revision with sessions.
 	ProtocolVersion string
@@ -90,6 +103,18 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.HealthCheckAfter < 0 {
 		errs = append(errs, fmt.Errorf("Options.HealthCheckAfter is %s: expected a positive duration or 0 to never ping", o.HealthCheckAfter))
+	}
+	switch {
+	case o.BreakerThreshold < 0:
+		errs = append(errs, fmt.Errorf("Options.BreakerThreshold is %d: expected 0 (off) or 2 or more consecutive dial failures", o.BreakerThreshold))
+	case o.BreakerThreshold == 1:
+		errs = append(errs, fmt.Errorf("Options.BreakerThreshold is 1: a single failure must never open the breaker; expected 0 (off) or 2 or more"))
+	}
+	if o.BreakerCooldown == 0 {
+		o.BreakerCooldown = DefaultBreakerCooldown
+	}
+	if o.BreakerCooldown < 0 {
+		errs = append(errs, fmt.Errorf("Options.BreakerCooldown is %s: expected a positive duration or 0 for the default %s", o.BreakerCooldown, DefaultBreakerCooldown))
 	}
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = DefaultProtocolVersion

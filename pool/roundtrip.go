@@ -55,12 +55,16 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// reset forgets faults; called when a session is leased.
+// reset forgets faults; called when a session is leased. It stores only
+// when there is something to forget: an atomic store is a locked instruction
+// (XCHG on amd64), and this runs on every hit.
 func (w *watcher) reset() {
 	if w.fault.Load() != nil {
 		w.fault.Store(nil)
 	}
-	w.broken.Store(false)
+	if w.broken.Load() {
+		w.broken.Store(false)
+	}
 }
 
 // parseRetryAfter reads delay-seconds or an HTTP date.

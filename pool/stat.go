@@ -11,6 +11,8 @@ type counters struct {
 	acquires, hits, misses int64
 	dials, dialFailures    int64
 	redials                int64
+	breakerOpens           int64
+	breakerRejects         int64
 	missReasons            map[string]int64
 	evictions              map[string]int64
 	failures               map[string]int64
@@ -45,6 +47,15 @@ type Stat struct {
 	Dials, DialFailures int64
 	// Redials counts transparent redials of expired sessions.
 	Redials int64
+	// BreakerOpens counts circuit breakers opening: after
+	// Options.BreakerThreshold consecutive failed dials, or a failed trial.
+	BreakerOpens int64
+	// BreakerRejects counts acquires refused with ErrCircuitOpen. They are
+	// not in Acquires: they neither hit nor dialed.
+	BreakerRejects int64
+	// OpenBreakers is the number of keys whose breaker is open (or
+	// half-open) at snapshot time.
+	OpenBreakers int
 	// Failures counts sessions dropped on release, by error.type.
 	Failures map[string]int64
 	// Evictions counts idle sessions closed, by reason (spans.Evict*).
@@ -69,18 +80,21 @@ func (p *Pool) Stat() Stat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Stat{
-		ID:            p.opts.ID,
-		Acquires:      p.stats.acquires,
-		Hits:          p.stats.hits,
-		Misses:        p.stats.misses,
-		MissReasons:   maps.Clone(p.stats.missReasons),
-		Dials:         p.stats.dials,
-		DialFailures:  p.stats.dialFailures,
-		Redials:       p.stats.redials,
-		Failures:      maps.Clone(p.stats.failures),
-		Evictions:     maps.Clone(p.stats.evictions),
-		IdleSessions:  p.idleCount,
-		InUseSessions: p.inUse,
-		Keys:          len(p.keys),
+		ID:             p.opts.ID,
+		Acquires:       p.stats.acquires,
+		Hits:           p.stats.hits,
+		Misses:         p.stats.misses,
+		MissReasons:    maps.Clone(p.stats.missReasons),
+		Dials:          p.stats.dials,
+		DialFailures:   p.stats.dialFailures,
+		Redials:        p.stats.redials,
+		BreakerOpens:   p.stats.breakerOpens,
+		BreakerRejects: p.stats.breakerRejects,
+		OpenBreakers:   p.openBreakersLocked(),
+		Failures:       maps.Clone(p.stats.failures),
+		Evictions:      maps.Clone(p.stats.evictions),
+		IdleSessions:   p.idleCount,
+		InUseSessions:  p.inUse,
+		Keys:           len(p.keys),
 	}
 }

@@ -122,6 +122,7 @@ const (
 	ErrTypePoolClosed     = "pool_closed"     // acquire on a closed pool
 	ErrTypeHandshake      = "handshake"       // the dial or initialize failed
 	ErrTypeProtocol       = "protocol_error"  // the server answered a JSON-RPC error
+	ErrTypeCircuitOpen    = "circuit_open"    // the key's circuit breaker failed the acquire fast
 )
 
 // Connection states: the value of AttrConnectionState.

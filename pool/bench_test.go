@@ -1,0 +1,430 @@
+package pool_test
+
+// Benchmarks for issue 2: the pool's speed is measured here, as ratios
+// against baselines measured in the same run, never asserted in tests.
+// scripts/bench-pool.sh runs them and writes the "## Pool" section of
+// BENCHMARKS.md.
+//
+//   - BenchmarkHit, BenchmarkHitParallel: acquire+release of a prepared
+//     target that always hits, against a plain mutex-and-slice free list.
+//   - BenchmarkCallTool: one pooled loopback CallTool, untraced and traced by
+//     the real OTel SDK, so the difference is the instrumentation cost;
+//     BenchmarkCallToolTracerCost measures the same difference call by call.
+//   - BenchmarkExecution, BenchmarkExecutionWithLatency: select_workspace
+//     then get_workspace, pooled against a fresh dial per call.
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/mcptrace/mcptrace/fixtures"
+	"github.com/mcptrace/mcptrace/pool"
+)
+
+// benchLatency is the round trip the fixture emulates in
+// BenchmarkExecutionWithLatency: a nearby server over a real network.
+const benchLatency = 20 * time.Millisecond
+
+// freeList is the baseline of the hit path: the least a pool of reusable
+// objects can do, a mutex around a slice. Get pops the most recently put
+// item (or makes one when empty), Put appends.
+type freeList struct {
+	mu    sync.Mutex
+	items []*freeItem
+}
+
+// freeItem stands for a session: a pointer-sized handle to something big.
+type freeItem struct {
+	id   string
+	uses int
+}
+
+func (f *freeList) Get() *freeItem {
+	f.mu.Lock()
+	n := len(f.items)
+	if n == 0 {
+		f.mu.Unlock()
+		return &freeItem{}
+	}
+	it := f.items[n-1]
+	f.items[n-1] = nil
+	f.items = f.items[:n-1]
+	f.mu.Unlock()
+	return it
+}
+
+func (f *freeList) Put(it *freeItem) {
+	f.mu.Lock()
+	f.items = append(f.items, it)
+	f.mu.Unlock()
+}
+
+// newFreeList returns a free list holding n items, with room for them all so
+// Put never grows the slice during the benchmark.
+func newFreeList(n int) *freeList {
+	f := &freeList{items: make([]*freeItem, 0, n)}
+	for range n {
+		f.items = append(f.items, &freeItem{id: "session"})
+	}
+	return f
+}
+
+// benchEnv is a fixture server and a pool on it, closed by b.Cleanup so a
+// benchmark leaves no goroutine behind (TestMain runs goleak).
+type benchEnv struct {
+	srv    *fixtures.Server
+	pool   *pool.Pool
+	target *pool.Target
+}
+
+func newBenchEnv(b *testing.B, fo fixtures.Options, po pool.Options) *benchEnv {
+	b.Helper()
+	srv := startFixture(b, fo)
+	t, err := pool.NewTarget(pool.TargetConfig{Endpoint: srv.URL()})
+	if err != nil {
+		b.Fatalf("NewTarget: %v", err)
+	}
+	return &benchEnv{srv: srv, pool: newBenchPool(b, po), target: t}
+}
+
+// startFixture starts a fixture server closed by b.Cleanup.
+func startFixture(b *testing.B, fo fixtures.Options) *fixtures.Server {
+	b.Helper()
+	srv, err := fixtures.Start(fo)
+	if err != nil {
+		b.Fatalf("start fixture: %v", err)
+	}
+	b.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+// newBenchPool returns a pool closed by b.Cleanup. Create it after the
+// fixture it talks to: cleanups run last-in first-out, so the pool's DELETEs
+// still reach a live server.
+func newBenchPool(b *testing.B, po pool.Options) *pool.Pool {
+	b.Helper()
+	if po.SweepInterval == 0 {
+		// No background sweeper: nothing to sweep, and one goroutine less
+		// competing for the two cores.
+		po.SweepInterval = -1
+	}
+	p, err := pool.New(po)
+	if err != nil {
+		b.Fatalf("pool.New: %v", err)
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// warm dials n sessions for the target and returns them to idle, so that up
+// to n concurrent acquires hit. The pool must keep n idle sessions per key.
+func (e *benchEnv) warm(b *testing.B, n int) {
+	b.Helper()
+	ctx := context.Background()
+	leases := make([]pool.Lease, 0, n)
+	for range n {
+		l, err := e.pool.Acquire(ctx, e.target)
+		if err != nil {
+			b.Fatalf("warm-up acquire: %v", err)
+		}
+		leases = append(leases, l)
+	}
+	for _, l := range leases {
+		l.Release(nil)
+	}
+	if st := e.pool.Stat(); st.IdleSessions != n {
+		b.Fatalf("after warm-up: %d idle sessions, want %d", st.IdleSessions, n)
+	}
+}
+
+// checkAllHits fails the benchmark unless every acquire after the warm-up
+// reused an idle session: a miss would make the "hit path" measure a dial.
+func (e *benchEnv) checkAllHits(b *testing.B, warm int) {
+	b.Helper()
+	st := e.pool.Stat()
+	if st.Misses != int64(warm) || st.Hits != st.Acquires-int64(warm) {
+		b.Fatalf("hit path missed: %d acquires, %d hits, %d misses (want only the %d warm-up misses)", st.Acquires, st.Hits, st.Misses, warm)
+	}
+}
+
+// discardExporter drops every span. Spans still go through the SDK's batch
+// span processor, as in production, so the benchmark pays for recording,
+// snapshotting and queueing, but not for an exporter's I/O.
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+// sdkTracer returns the real SDK tracer provider, sampling every span into a
+// discarding exporter, shut down (stopping its goroutine) by b.Cleanup.
+func sdkTracer(b *testing.B) trace.TracerProvider {
+	b.Helper()
+	tp := sdktrace.NewTracerProvider(
+		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithBatcher(discardExporter{}),
+	)
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp
+}
+
+// BenchmarkHit measures acquire+release of a prepared target whose key always
+// has an idle session, with no telemetry (goal: 0 allocs, within 1.5x of
+// freelist) and with the SDK tracer (the acquire span's cost).
+func BenchmarkHit(b *testing.B) {
+	b.Run("freelist", func(b *testing.B) {
+		f := newFreeList(1)
+		b.ReportAllocs()
+		for b.Loop() {
+			it := f.Get()
+			it.uses++
+			f.Put(it)
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		tp   func(*testing.B) trace.TracerProvider
+	}{
+		{"pool", func(*testing.B) trace.TracerProvider { return tracenoop.NewTracerProvider() }},
+		{"pool-traced", sdkTracer},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := newBenchEnv(b, fixtures.Options{}, pool.Options{TracerProvider: tc.tp(b)})
+			e.warm(b, 1)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				l, err := e.pool.Acquire(ctx, e.target)
+				if err != nil {
+					b.Fatal(err)
+				}
+				l.Release(nil)
+			}
+			b.StopTimer()
+			e.checkAllHits(b, 1)
+		})
+	}
+}
+
+// BenchmarkHitParallel is BenchmarkHit from GOMAXPROCS goroutines on one
+// key. The pool keeps as many idle sessions as there are goroutines, so
+// every acquire still hits and the benchmark measures contention on the
+// pool's mutex, not dials.
+func BenchmarkHitParallel(b *testing.B) {
+	n := runtime.GOMAXPROCS(0)
+	b.Run("freelist", func(b *testing.B) {
+		f := newFreeList(n)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				it := f.Get()
+				it.uses++
+				f.Put(it)
+			}
+		})
+	})
+	b.Run("pool", func(b *testing.B) {
+		e := newBenchEnv(b, fixtures.Options{}, pool.Options{TracerProvider: tracenoop.NewTracerProvider(), MaxIdlePerKey: n})
+		e.warm(b, n)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l, err := e.pool.Acquire(ctx, e.target)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				l.Release(nil)
+			}
+		})
+		b.StopTimer()
+		e.checkAllHits(b, n)
+	})
+}
+
+// BenchmarkCallTool measures one pooled CallTool of the echo tool on the
+// loopback fixture, with no tracer and with the real SDK tracer: the
+// difference is what the pool's spans cost a call (goal: at most 5%).
+func BenchmarkCallTool(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		tp   func(*testing.B) trace.TracerProvider
+	}{
+		{"untraced", func(*testing.B) trace.TracerProvider { return nil }},
+		{"traced", sdkTracer},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := newBenchEnv(b, fixtures.Options{}, pool.Options{TracerProvider: tc.tp(b)})
+			e.warm(b, 1)
+			ctx := context.Background()
+			params := &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": "hi"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := e.pool.CallTool(ctx, e.target, params)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := resultText(res); got != "hi" {
+					b.Fatalf("echo answered %q, want %q", got, "hi")
+				}
+			}
+			b.StopTimer()
+			e.checkAllHits(b, 1)
+		})
+	}
+}
+
+// BenchmarkCallToolTracerCost measures the same cost as BenchmarkCallTool,
+// but pairs the sides call by call on one fixture, rotating which goes first,
+// so a burst of load on a shared machine lands on all of them alike instead
+// of on one sub-benchmark. It reports each side's median wall time per call
+// (a loopback call mostly waits for goroutine wake-ups, so a mean would be
+// at the mercy of the few calls that waited for another process):
+//
+//   - untraced: a pool with no tracer, called with a bare context;
+//   - propagated: the same pool, called under a remote parent span, so the
+//     only difference is the W3C trace context the pool puts in
+//     params._meta and what the SDK does with it on both ends;
+//   - traced: a pool with the real SDK tracer, so three spans as well.
+//
+// overhead-% is traced/untraced - 1, the instrumentation cost as a whole;
+// propagation-% is propagated/untraced - 1, the part that is not spans.
+func BenchmarkCallToolTracerCost(b *testing.B) {
+	srv := startFixture(b, fixtures.Options{})
+	target, err := pool.NewTarget(pool.TargetConfig{Endpoint: srv.URL()})
+	if err != nil {
+		b.Fatalf("NewTarget: %v", err)
+	}
+	untraced := newBenchPool(b, pool.Options{})
+	traced := newBenchPool(b, pool.Options{TracerProvider: sdkTracer(b)})
+	bare := context.Background()
+	parent := trace.ContextWithRemoteSpanContext(bare, trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	}))
+	sides := [3]struct {
+		p   *pool.Pool
+		ctx context.Context
+	}{{untraced, bare}, {untraced, parent}, {traced, bare}}
+	params := &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": "hi"}}
+	var wall [3][]time.Duration
+	call := func(i int) {
+		start := time.Now()
+		res, err := sides[i].p.CallTool(sides[i].ctx, target, params)
+		wall[i] = append(wall[i], time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := resultText(res); got != "hi" {
+			b.Fatalf("echo answered %q, want %q", got, "hi")
+		}
+	}
+	for i := range sides {
+		call(i) // the cold dials are not what is compared
+	}
+	wall = [3][]time.Duration{}
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		for j := range sides {
+			call((n + j) % len(sides))
+		}
+		n++
+	}
+	b.StopTimer()
+	var med [3]float64
+	for i := range sides {
+		med[i] = float64(medianDuration(wall[i]))
+	}
+	b.ReportMetric(med[0], "untraced-ns/call")
+	b.ReportMetric(med[1], "propagated-ns/call")
+	b.ReportMetric(med[2], "traced-ns/call")
+	b.ReportMetric((med[2]/med[0]-1)*100, "overhead-%")
+	b.ReportMetric((med[1]/med[0]-1)*100, "propagation-%")
+}
+
+// medianDuration sorts ds and returns its median.
+func medianDuration(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	if n := len(ds); n%2 == 0 {
+		return (ds[n/2-1] + ds[n/2]) / 2
+	}
+	return ds[len(ds)/2]
+}
+
+// BenchmarkExecution measures one two-call execution (select_workspace then
+// get_workspace) on the loopback fixture, pooled and with a fresh dial per
+// call. It reports the cost of dialing per call when the network is free.
+func BenchmarkExecution(b *testing.B) {
+	benchExecution(b, fixtures.Options{})
+}
+
+// BenchmarkExecutionWithLatency is BenchmarkExecution with benchLatency
+// before every HTTP request the server handles, where round trips dominate.
+// Each op takes tens of milliseconds: run it with a fixed -benchtime such as
+// 20x.
+func BenchmarkExecutionWithLatency(b *testing.B) {
+	benchExecution(b, fixtures.Options{Latency: benchLatency})
+}
+
+func benchExecution(b *testing.B, fo fixtures.Options) {
+	for _, tc := range []struct {
+		name        string
+		maxIdle     int
+		wantWorkspc string // what get_workspace answers
+	}{
+		// One session for both calls: the selection is seen.
+		{"pooled", 0, "workspace:" + fixtures.DefaultWorkspace},
+		// A session per call: the second call lands in a new session and
+		// sees no selection, the bug pooling exists to fix.
+		{"fresh", -1, fixtures.NoWorkspace},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			e := newBenchEnv(b, fo, pool.Options{MaxIdlePerKey: tc.maxIdle})
+			ctx := context.Background()
+			sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
+			get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
+			execute := func() {
+				if _, err := e.pool.CallTool(ctx, e.target, sel); err != nil {
+					b.Fatalf("%s: %v", sel.Name, err)
+				}
+				res, err := e.pool.CallTool(ctx, e.target, get)
+				if err != nil {
+					b.Fatalf("%s: %v", get.Name, err)
+				}
+				if got := resultText(res); got != tc.wantWorkspc {
+					b.Fatalf("%s answered %q, want %q", get.Name, got, tc.wantWorkspc)
+				}
+			}
+			// Warm up outside the timer: the pooled run's cold dial and the
+			// keep-alive TCP connection of both are not what is compared.
+			execute()
+			runs := 1
+			b.ReportAllocs()
+			for b.Loop() {
+				execute()
+				runs++
+			}
+			b.StopTimer()
+			// The comparison is one handshake in all against one per call.
+			want := 1
+			if tc.maxIdle < 0 {
+				want = 2 * runs
+			}
+			if got := e.srv.Initializes(); got != want {
+				b.Fatalf("%d executions made %d handshakes, want %d", runs, got, want)
+			}
+		})
+	}
+}
