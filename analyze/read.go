@@ -1,0 +1,431 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Format names a trace dump format.
+type Format string
+
+// The formats Read understands. Compression (gzip, zstd) is not a format:
+// it is detected and removed around any of them.
+const (
+	FormatAuto      Format = ""           // detect from content
+	FormatOTLPJSON  Format = "otlp-json"  // one ExportTraceServiceRequest/TracesData, or JSON lines of them
+	FormatOTLPProto Format = "otlp-proto" // the Collector file exporter's 4-byte big-endian length-prefixed records
+	FormatJaeger    Format = "jaeger"     // Jaeger /api/traces JSON
+	FormatTempo     Format = "tempo"      // Grafana Tempo trace JSON (batches or trace.resourceSpans)
+)
+
+// formatNames lists the names ParseFormat accepts, for its error message.
+const formatNames = "auto, otlp-json, otlp-proto, jaeger or tempo"
+
+// String returns the format's name, "auto" for FormatAuto.
+func (f Format) String() string {
+	if f == FormatAuto {
+		return "auto"
+	}
+	return string(f)
+}
+
+// ParseFormat parses a format name as given to --input-format: "auto" (or
+// empty) for detection, otlp-json, otlp-proto, jaeger or tempo. Case and
+// surrounding spaces do not matter.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
+	case "", "auto":
+		return FormatAuto, nil
+	case FormatOTLPJSON, FormatOTLPProto, FormatJaeger, FormatTempo:
+		return f, nil
+	}
+	return FormatAuto, fmt.Errorf("unknown input format %q: expected %s", s, formatNames)
+}
+
+// Input describes one input after reading.
+type Input struct {
+	Path        string   // file path, or "-" for stdin
+	Format      Format   // the format read (detected or forced); for the Collector's zstd records, the format inside them
+	Compression string   // "", "gzip", "zstd"
+	Spans       int      // spans read
+	Warnings    []string // e.g. a truncated tail kept as partial, each naming file and place
+	Partial     bool     // something could not be read and was skipped (non-strict mode)
+}
+
+// ReadOptions configures Read. The zero value detects formats, skips bad
+// records with a warning, decodes on every CPU and reads stdin for "-".
+type ReadOptions struct {
+	Format  Format    // force a format (--input-format); FormatAuto detects from content (magic bytes, first token)
+	Strict  bool      // a truncation or bad record is an error instead of a warning
+	Workers int       // decode parallelism; 0 = GOMAXPROCS
+	Stdin   io.Reader // what "-" reads; nil = os.Stdin
+}
+
+// Limits that keep a corrupt or hostile input from exhausting memory.
+const (
+	// maxRecordBytes caps one length-prefixed record (and one zstd record
+	// decompressed): a larger prefix is corruption, never an allocation.
+	maxRecordBytes = 256 << 20
+	// maxLineBytes caps one JSON line (one compact OTLP JSON document).
+	maxLineBytes = 1 << 30
+)
+
+// Read expands paths (files, directories walked recursively in lexical
+// order, globs, "-" for stdin), detects each input's compression and format,
+// decodes it (in parallel where the format allows) and calls sink with each
+// decoded batch. sink is called from one goroutine at a time, inputs in
+// order, batches in file order. A sink error stops reading and is returned.
+// The returned Inputs describe every input read, even on error (what was
+// read is not lost).
+//
+// Batches are handed over: the sink may retain td, Read never touches it
+// again. Batches with no spans are not passed to the sink. The *Input given
+// to sink describes the input so far (Spans already counts td); it must not
+// be retained past the call.
+//
+// Directory walks skip entries whose names start with a dot. A file named
+// on the command line or matched by a glob must be a trace dump; a file
+// found by walking a directory that is empty or not a trace dump at all (a
+// README, a golden report) is skipped with a warning on its Input, or is an
+// error in strict mode. In non-strict mode (the default) a bad line of JSON
+// lines, a bad record of a length-prefixed file, or a truncated tail is
+// skipped with a warning in Input.Warnings (and Input.Partial set), keeping
+// everything read before; if nothing usable was read from a file, its first
+// problem is returned as the error. In strict mode the first problem is the
+// error. Every such error is a *ReadError naming the file and the place.
+//
+// Read stops promptly when ctx is done and returns ctx's error (wrapped with
+// the path). A read blocked on stdin returns once stdin delivers data or
+// closes.
+func Read(ctx context.Context, paths []string, opts ReadOptions, sink func(in *Input, td ptrace.Traces) error) ([]Input, error) {
+	sources, err := expandPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	inputs := make([]Input, 0, len(sources))
+	for _, src := range sources {
+		if err := ctx.Err(); err != nil {
+			return inputs, fmt.Errorf("read %s: %w", src.path, err)
+		}
+		in := Input{Path: src.path}
+		err := readInput(ctx, src, opts, workers, &in, sink)
+		if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
+			// A README or a report next to the dumps in a walked
+			// directory is not an input: skip it, say so.
+			why := ErrNotTraceDump
+			if errors.Is(err, ErrEmptyInput) {
+				why = ErrEmptyInput
+			}
+			in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", src.path, why))
+			err = nil
+		}
+		inputs = append(inputs, in)
+		if err != nil {
+			return inputs, err
+		}
+	}
+	return inputs, nil
+}
+
+// source is one input found by expandPaths.
+type source struct {
+	path   string
+	stdin  bool
+	walked bool // found by walking a directory rather than named or globbed
+}
+
+const stdinPath = "-"
+
+// expandPaths turns the command line's paths into the list of inputs, in
+// order: each path as given, a directory replaced by its files in lexical
+// order, a glob by its matches in lexical order.
+func expandPaths(paths []string) ([]source, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: give a file, a directory, a glob or - for stdin", ErrNoInput)
+	}
+	var out []source
+	sawStdin := false
+	for _, p := range paths {
+		if p == stdinPath {
+			if sawStdin {
+				return nil, &ReadError{Path: p, Offset: -1, Expected: "stdin named once", Err: errors.New("- given twice: stdin can be read only once")}
+			}
+			sawStdin = true
+			out = append(out, source{path: p, stdin: true})
+			continue
+		}
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			files, err := walkDir(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+		case err == nil:
+			out = append(out, source{path: p})
+		case errors.Is(err, fs.ErrNotExist) && hasGlobMeta(p):
+			matches, gerr := filepath.Glob(p)
+			if gerr != nil {
+				return nil, &ReadError{Path: p, Offset: -1, Expected: "a valid glob pattern", Err: gerr}
+			}
+			if len(matches) == 0 {
+				return nil, &ReadError{Path: p, Offset: -1, Expected: "a glob matching at least one file", Err: ErrNoInput}
+			}
+			slices.Sort(matches)
+			for _, m := range matches {
+				fi, err := os.Stat(m)
+				if err != nil {
+					return nil, &ReadError{Path: m, Offset: -1, Expected: "a readable file", Err: err}
+				}
+				if fi.IsDir() {
+					files, err := walkDir(m)
+					if err != nil {
+						return nil, err
+					}
+					out = append(out, files...)
+					continue
+				}
+				out = append(out, source{path: m})
+			}
+		default:
+			return nil, &ReadError{Path: p, Offset: -1, Expected: "a file, a directory, a glob or - for stdin", Err: unwrapPathError(err)}
+		}
+	}
+	return out, nil
+}
+
+// unwrapPathError drops the *fs.PathError wrapper, whose message repeats
+// the path the ReadError already names.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func hasGlobMeta(p string) bool {
+	return strings.ContainsAny(p, `*?[`)
+}
+
+// walkDir lists the regular files under root in lexical order, skipping
+// entries whose names start with a dot (editor and VCS droppings).
+func walkDir(root string) ([]source, error) {
+	var out []source
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return &ReadError{Path: path, Offset: -1, Expected: "a readable directory", Err: unwrapPathError(err)}
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			// A symlink or other special file: follow it only to a regular file.
+			fi, err := os.Stat(path)
+			if err != nil || !fi.Mode().IsRegular() {
+				return nil
+			}
+		}
+		out = append(out, source{path: path, walked: true})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, &ReadError{Path: root, Offset: -1, Expected: "a directory holding trace dumps", Err: fmt.Errorf("%w: no files in the directory", ErrNoInput)}
+	}
+	return out, nil
+}
+
+// readInput reads one input into in, calling sink with its batches.
+func readInput(ctx context.Context, src source, opts ReadOptions, workers int, in *Input, sink func(*Input, ptrace.Traces) error) error {
+	raw, size, closeRaw, err := openSource(src, opts.Stdin)
+	if err != nil {
+		return err
+	}
+	defer closeRaw()
+
+	s, err := openStream(src.path, raw, size)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	in.Compression = s.compression
+
+	head, perr := s.peekHead()
+	if len(head) == 0 {
+		if perr != nil && perr != io.EOF {
+			return s.problem(0, "", 0, perr)
+		}
+		if s.compression != "" {
+			return &ReadError{Path: src.path, Offset: -1, Expected: "a trace dump inside the " + s.compression + " stream", Err: ErrEmptyInput}
+		}
+		return &ReadError{Path: src.path, Offset: -1, Expected: "a trace dump", Err: ErrEmptyInput}
+	}
+	det := detect(head)
+	format, err := chooseFormat(src.path, opts.Format, det)
+	if err != nil {
+		return err
+	}
+	in.Format = format
+
+	if bytes.HasPrefix(head, utf8BOM) && !det.framedZstd && format != FormatOTLPProto {
+		// JSON written by some Windows tools starts with a byte order mark
+		// that JSON decoders refuse.
+		s.r.Discard(len(utf8BOM))
+		s.off += int64(len(utf8BOM))
+		head = head[len(utf8BOM):]
+	}
+	st := &fileState{in: in, strict: opts.Strict, sink: sink}
+	var produce producer
+	var decode func(rec) result
+	switch {
+	case format == FormatOTLPProto || det.framedZstd:
+		fr, err := newFramedReader(s, opts.Format, det.framedZstd, workers)
+		if err != nil {
+			return err
+		}
+		defer fr.close()
+		if det.framedZstd {
+			in.Compression = "zstd"
+		}
+		produce, decode = fr.produce, fr.decode
+	case format == FormatOTLPJSON:
+		if linesMode(head) {
+			produce, decode = s.produceLines, decodeOTLPJSONLine(src.path)
+		} else {
+			produce, decode = s.produceDoc(otlpDocSpec), decodeOTLPResourceSpans(src.path)
+		}
+	case format == FormatJaeger:
+		produce, decode = s.produceDoc(jaegerDocSpec), decodeJaegerTrace(src.path)
+	case format == FormatTempo:
+		produce, decode = s.produceDoc(tempoDocSpec), decodeTempoResourceSpans(src.path)
+	default:
+		return &ReadError{Path: src.path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
+	}
+
+	if err := runPipeline(ctx, workers, produce, decode, st.consume); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("read %s: %w", src.path, err)
+		}
+		return err
+	}
+	if st.first != nil && in.Spans == 0 {
+		return st.first // nothing usable was read
+	}
+	if st.first == nil && in.Spans == 0 {
+		in.Warnings = append(in.Warnings, src.path+": no spans in the dump")
+	}
+	return nil
+}
+
+// openSource opens a file or stdin. size is the byte count when known
+// (regular files), else -1.
+func openSource(src source, stdin io.Reader) (io.Reader, int64, func(), error) {
+	if src.stdin {
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		size := int64(-1)
+		if f, ok := stdin.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				size = fi.Size()
+			}
+		}
+		return stdin, size, func() {}, nil
+	}
+	f, err := os.Open(src.path)
+	if err != nil {
+		return nil, 0, nil, &ReadError{Path: src.path, Offset: -1, Expected: "a readable file", Err: unwrapPathError(err)}
+	}
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return f, size, func() { f.Close() }, nil
+}
+
+// chooseFormat reconciles a forced format with what detection saw. A forced
+// format is trusted when detection is unsure, and refused when the content
+// clearly is something else (a JSON file forced as protobuf, a Jaeger
+// document forced as OTLP JSON). Tempo may be forced on OTLP-shaped JSON:
+// Tempo's newest shape is plain resourceSpans with base64 ids.
+func chooseFormat(path string, forced Format, det detection) (Format, error) {
+	if forced == FormatAuto {
+		if det.format == FormatAuto {
+			return FormatAuto, &ReadError{Path: path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
+		}
+		return det.format, nil
+	}
+	ok := false
+	switch {
+	case det.format == FormatAuto, det.format == forced:
+		ok = true
+	case det.framedZstd:
+		// The Collector's zstd records hold protobuf or JSON.
+		ok = forced == FormatOTLPProto || forced == FormatOTLPJSON
+	case forced == FormatTempo && det.format == FormatOTLPJSON:
+		ok = true
+	}
+	if !ok {
+		return forced, &ReadError{Path: path, Offset: 0, Expected: forced.String() + " content (forced by the input format)",
+			Err: fmt.Errorf("%w: the content looks like %s (%s)", ErrFormatMismatch, det.format, det.looks)}
+	}
+	return forced, nil
+}
+
+// fileState accumulates what one input's pipeline delivered.
+type fileState struct {
+	in     *Input
+	strict bool
+	sink   func(*Input, ptrace.Traces) error
+	first  *ReadError // first problem skipped (non-strict)
+}
+
+// consume takes the results of one input in order: a batch goes to the
+// sink, a problem becomes the error (strict) or a warning.
+func (st *fileState) consume(r result) error {
+	if r.prob != nil {
+		if st.strict {
+			return r.prob
+		}
+		if st.first == nil {
+			st.first = r.prob
+		}
+		st.in.Warnings = append(st.in.Warnings, r.prob.Error())
+		st.in.Partial = true
+		return nil
+	}
+	if r.format != FormatAuto {
+		st.in.Format = r.format
+	}
+	n := r.td.SpanCount()
+	if n == 0 {
+		return nil
+	}
+	st.in.Spans += n
+	return st.sink(st.in, r.td)
+}

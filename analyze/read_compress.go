@@ -1,0 +1,127 @@
+package analyze
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Magic numbers of the compressed formats.
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+const (
+	// streamBufferBytes is the read buffer of every stream; detection and
+	// the JSON-lines check look at most this far ahead.
+	streamBufferBytes = 1 << 20
+	// headBytes is how much detection looks at.
+	headBytes = 64 << 10
+	// maxZstdWindow bounds the memory a zstd stream may ask for.
+	maxZstdWindow = 256 << 20
+)
+
+// stream is the byte stream of one input after decompression, counting the
+// offsets that errors name.
+type stream struct {
+	path        string
+	compression string // "", "gzip" or "zstd"
+	r           *bufio.Reader
+	off         int64 // bytes consumed through Read
+	size        int64 // total bytes when known (an uncompressed regular file), else -1
+	err         error // first read error other than EOF (a corrupt compressed stream, an I/O error)
+	closeFn     func()
+}
+
+// openStream detects gzip or zstd by magic bytes and returns the stream of
+// what is inside; other content is returned as is. A damaged compressed
+// header is a *ReadError.
+func openStream(path string, raw io.Reader, size int64) (*stream, error) {
+	bufSize := streamBufferBytes
+	if size >= 0 && size < int64(bufSize) {
+		bufSize = max(int(size), 512) // a small file needs no big buffer
+	}
+	br := bufio.NewReaderSize(raw, bufSize)
+	magic, _ := br.Peek(4)
+	s := &stream{path: path, size: -1, closeFn: func() {}}
+	switch {
+	case bytes.HasPrefix(magic, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &ReadError{Path: path, Offset: 0, Expected: "a gzip stream", Err: err}
+		}
+		s.compression = "gzip"
+		s.r = bufio.NewReaderSize(zr, streamBufferBytes)
+		s.closeFn = func() { zr.Close() }
+	case bytes.HasPrefix(magic, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderMaxMemory(maxZstdWindow))
+		if err != nil {
+			return nil, &ReadError{Path: path, Offset: 0, Expected: "a zstd stream", Err: err}
+		}
+		s.compression = "zstd"
+		s.r = bufio.NewReaderSize(zr, streamBufferBytes)
+		s.closeFn = zr.Close
+	default:
+		s.r = br
+		s.size = size
+	}
+	return s, nil
+}
+
+func (s *stream) close() { s.closeFn() }
+
+// Read reads from the stream, counting offsets and remembering the first
+// real error so problems can blame the compressed stream rather than the
+// format inside it.
+func (s *stream) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.off += int64(n)
+	if err != nil && err != io.EOF && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// peekHead returns up to headBytes of what comes next without consuming it.
+func (s *stream) peekHead() ([]byte, error) {
+	head, err := s.r.Peek(headBytes)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if s.err == nil {
+			s.err = err
+		}
+		return head, err
+	}
+	return head, nil
+}
+
+// remaining is how many bytes are left when the size is known, else -1.
+func (s *stream) remaining() int64 {
+	if s.size < 0 {
+		return -1
+	}
+	return s.size - s.off
+}
+
+// problem makes the ReadError for a failure at off. When the stream itself
+// failed (a corrupt or truncated gzip or zstd stream, an I/O error), the
+// error blames the stream, whatever the format reader expected.
+func (s *stream) problem(off int64, expected string, line int, cause error) *ReadError {
+	if s.err != nil && (cause == nil || errors.Is(cause, s.err) || errors.Is(cause, io.ErrUnexpectedEOF) || errors.Is(cause, ErrTruncated)) {
+		exp := "a readable file"
+		if s.compression != "" {
+			exp = "a valid " + s.compression + " stream"
+		}
+		err := s.err
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: the %s stream ends early", ErrTruncated, s.compression)
+		}
+		return &ReadError{Path: s.path, Line: line, Offset: off, Expected: exp, Err: err}
+	}
+	return &ReadError{Path: s.path, Line: line, Offset: off, Expected: expected, Err: cause}
+}

@@ -1,0 +1,193 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// expectedDump is what an unrecognised input should have been.
+const expectedDump = "one of OTLP JSON, OTLP protobuf (4-byte length-prefixed records), Jaeger /api/traces JSON or Tempo trace JSON, optionally gzip or zstd compressed"
+
+// utf8BOM is the byte order mark some tools put before JSON.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// detection is what the first bytes of a (decompressed) input say.
+type detection struct {
+	format     Format // FormatAuto when unsure
+	framedZstd bool   // length-prefixed zstd frames: the Collector file exporter's compression: zstd
+	looks      string // what the content looks like, for error messages
+}
+
+// JSON keys that decide a document's format, at the top level of its first
+// object.
+var jsonFormatKeys = map[string]Format{
+	"resourceSpans":  FormatOTLPJSON,
+	"resource_spans": FormatOTLPJSON,
+	"data":           FormatJaeger,
+	"batches":        FormatTempo,
+	"trace":          FormatTempo,
+}
+
+// detect classifies an input from its first bytes: a JSON object by its
+// first deciding top-level key, length-prefixed protobuf by a plausible
+// length followed by the tag of field 1 (resource_spans, 0x0a) or by zstd's
+// magic. It never reads past head.
+func detect(head []byte) detection {
+	body := bytes.TrimPrefix(head, utf8BOM)
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) > 0 && body[0] == '{' {
+		key, ok := firstFormatKey(body)
+		if !ok {
+			return detection{looks: "a JSON object with none of the keys resourceSpans, data, batches or trace near its start"}
+		}
+		return detection{format: jsonFormatKeys[key], looks: fmt.Sprintf("a JSON object with key %q", key)}
+	}
+	if len(body) > 0 && body[0] == '[' {
+		return detection{looks: "a JSON array"}
+	}
+	// Skip zero-length records (empty requests) before judging the framing.
+	i := 0
+	for i+4 <= len(head) && binary.BigEndian.Uint32(head[i:]) == 0 {
+		i += 4
+	}
+	if i+5 <= len(head) {
+		n := binary.BigEndian.Uint32(head[i:])
+		switch {
+		case n > maxRecordBytes:
+		case head[i+4] == 0x0a:
+			return detection{format: FormatOTLPProto, looks: "length-prefixed protobuf"}
+		case i+8 <= len(head) && bytes.Equal(head[i+4:i+8], zstdMagic):
+			return detection{format: FormatOTLPProto, framedZstd: true, looks: "length-prefixed zstd frames"}
+		}
+	}
+	if len(head) > 8 {
+		head = head[:8]
+	}
+	return detection{looks: fmt.Sprintf("content starting with bytes % x", head)}
+}
+
+// linesMode reports whether OTLP JSON content is JSON lines (every line a
+// complete document, as the Collector writes) rather than one document
+// spread over lines: its first non-blank line is a complete JSON value, or
+// longer than the read buffer (no pretty-printer writes such a first line).
+func linesMode(head []byte) bool {
+	body := bytes.TrimPrefix(head, utf8BOM)
+	body = bytes.TrimLeft(body, " \t\r\n")
+	nl := bytes.IndexByte(body, '\n')
+	if nl < 0 {
+		if len(body) >= headBytes {
+			return true
+		}
+		return jsonValid(body)
+	}
+	return jsonValid(bytes.TrimRight(body[:nl], " \t\r"))
+}
+
+// firstFormatKey scans the top-level keys of the JSON object at the start of
+// b (as far as b goes) for one that decides the format.
+func firstFormatKey(b []byte) (string, bool) {
+	sc := jsonScan{b: b, i: 1}
+	for {
+		sc.ws()
+		if !sc.more() || sc.b[sc.i] != '"' {
+			return "", false
+		}
+		key, ok := sc.str()
+		if !ok {
+			return "", false
+		}
+		if _, ok := jsonFormatKeys[key]; ok {
+			return key, true
+		}
+		sc.ws()
+		if !sc.more() || sc.b[sc.i] != ':' {
+			return "", false
+		}
+		sc.i++
+		if !sc.skipValue() {
+			return "", false
+		}
+		sc.ws()
+		if !sc.more() || sc.b[sc.i] != ',' {
+			return "", false
+		}
+		sc.i++
+	}
+}
+
+// jsonScan is a minimal JSON tokenizer over a possibly cut-off buffer, for
+// detection only: it never allocates more than a key and stops at the end
+// of the buffer.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScan) more() bool { return s.i < len(s.b) }
+
+func (s *jsonScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str reads a string starting at the opening quote, returning its raw
+// content (escapes are kept: keys that matter have none).
+func (s *jsonScan) str() (string, bool) {
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			s.i = j + 1
+			return string(s.b[start:j]), true
+		}
+	}
+	return "", false
+}
+
+// skipValue skips one value of any kind, counting nesting outside strings.
+func (s *jsonScan) skipValue() bool {
+	s.ws()
+	if !s.more() {
+		return false
+	}
+	depth := 0
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch c {
+		case '"':
+			if _, ok := s.str(); !ok {
+				return false
+			}
+			if depth == 0 {
+				return true
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth < 0 {
+				return false
+			}
+			if depth == 0 {
+				s.i++
+				return true
+			}
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		}
+		s.i++
+	}
+	return false
+}

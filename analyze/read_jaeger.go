@@ -1,0 +1,389 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Jaeger's /api/traces JSON: {"data": [trace...]}, each trace a list of
+// spans and a map of processes. A trace becomes one batch: a resource per
+// process (service.name plus the process tags), a scope per
+// otel.scope.name tag, and spans whose kind, status and scope come back out
+// of the tags Jaeger's OTLP translator wrote them into.
+
+type jaegerTrace struct {
+	Spans     []jaegerSpan             `json:"spans"`
+	Processes map[string]jaegerProcess `json:"processes"`
+}
+
+type jaegerSpan struct {
+	TraceID       string         `json:"traceID"`
+	SpanID        string         `json:"spanID"`
+	OperationName string         `json:"operationName"`
+	References    []jaegerRef    `json:"references"`
+	StartTime     jaegerInt      `json:"startTime"` // microseconds since the epoch
+	Duration      jaegerInt      `json:"duration"`  // microseconds
+	Tags          []jaegerKV     `json:"tags"`
+	Logs          []jaegerLog    `json:"logs"`
+	ProcessID     string         `json:"processID"`
+	Process       *jaegerProcess `json:"process"` // embedded form, when processes is absent
+}
+
+type jaegerRef struct {
+	RefType string `json:"refType"`
+	TraceID string `json:"traceID"`
+	SpanID  string `json:"spanID"`
+}
+
+type jaegerKV struct {
+	Key   string          `json:"key"`
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+type jaegerLog struct {
+	Timestamp jaegerInt  `json:"timestamp"`
+	Fields    []jaegerKV `json:"fields"`
+}
+
+type jaegerProcess struct {
+	ServiceName string     `json:"serviceName"`
+	Tags        []jaegerKV `json:"tags"`
+}
+
+// jaegerInt is an integer written as a JSON number or a string.
+type jaegerInt int64
+
+// UnmarshalJSON accepts 123, "123" and null (zero); a float is truncated.
+func (n *jaegerInt) UnmarshalJSON(b []byte) error {
+	s := string(bytes.Trim(b, `"`))
+	if s == "null" || s == "" {
+		*n = 0
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(s, 64)
+		if ferr != nil {
+			return errors.New("expected an integer")
+		}
+		v = int64(f)
+	}
+	*n = jaegerInt(v)
+	return nil
+}
+
+// Tags that carry OTLP fields, as Jaeger's OTLP translator names them.
+const (
+	jaegerTagKind         = "span.kind"
+	jaegerTagStatusCode   = "otel.status_code"
+	jaegerTagStatusDesc   = "otel.status_description"
+	jaegerTagError        = "error"
+	jaegerTagScopeName    = "otel.scope.name"
+	jaegerTagScopeVersion = "otel.scope.version"
+	jaegerTagLibName      = "otel.library.name"
+	jaegerTagLibVersion   = "otel.library.version"
+	jaegerLogEvent        = "event"
+)
+
+var jaegerKinds = map[string]ptrace.SpanKind{
+	"client":   ptrace.SpanKindClient,
+	"server":   ptrace.SpanKindServer,
+	"producer": ptrace.SpanKindProducer,
+	"consumer": ptrace.SpanKindConsumer,
+	"internal": ptrace.SpanKindInternal,
+}
+
+// decodeJaegerTrace decodes one element of a Jaeger document's data array.
+func decodeJaegerTrace(path string) func(rec) result {
+	return func(r rec) result {
+		var jt jaegerTrace
+		if err := json.Unmarshal(r.data, &jt); err != nil {
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: jaegerJSONError(err)}}
+		}
+		td, err := jaegerToTraces(&jt)
+		if err != nil {
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: err}}
+		}
+		return result{td: td}
+	}
+}
+
+// jaegerJSONError describes a decoding error without quoting the input.
+func jaegerJSONError(err error) error {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		return fmt.Errorf("field %s holds a JSON %s, expected %s", te.Field, te.Value, te.Type)
+	}
+	return err
+}
+
+func jaegerToTraces(jt *jaegerTrace) (ptrace.Traces, error) {
+	td := ptrace.NewTraces()
+	type scopeKey struct{ proc, name, version string }
+	resources := map[string]ptrace.ResourceSpans{}
+	scopes := map[scopeKey]ptrace.SpanSlice{}
+	for i := range jt.Spans {
+		js := &jt.Spans[i]
+		procKey := js.ProcessID
+		proc, ok := jt.Processes[js.ProcessID]
+		if js.Process != nil && !ok {
+			proc, ok, procKey = *js.Process, true, "\x00span"+strconv.Itoa(i)
+		}
+		rs, seen := resources[procKey]
+		if !seen {
+			rs = td.ResourceSpans().AppendEmpty()
+			resources[procKey] = rs
+			if ok {
+				attrs := rs.Resource().Attributes()
+				attrs.PutStr(spans.ResourceServiceName, proc.ServiceName)
+				for _, kv := range proc.Tags {
+					if err := putJaegerValue(attrs, kv); err != nil {
+						return ptrace.Traces{}, fmt.Errorf("process %q: %w", js.ProcessID, err)
+					}
+				}
+			}
+		}
+		tags := jaegerSpecialTags(js.Tags)
+		sk := scopeKey{procKey, tags.scopeName, tags.scopeVersion}
+		ss, seen := scopes[sk]
+		if !seen {
+			sc := rs.ScopeSpans().AppendEmpty()
+			sc.Scope().SetName(tags.scopeName)
+			sc.Scope().SetVersion(tags.scopeVersion)
+			ss = sc.Spans()
+			scopes[sk] = ss
+		}
+		if err := jaegerSpanInto(ss.AppendEmpty(), js, tags); err != nil {
+			return ptrace.Traces{}, fmt.Errorf("span %d: %w", i, err)
+		}
+	}
+	return td, nil
+}
+
+// jaegerTags is what the special tags of a span say.
+type jaegerTags struct {
+	kind         ptrace.SpanKind
+	status       ptrace.StatusCode
+	statusMsg    string
+	scopeName    string
+	scopeVersion string
+	consumed     map[int]bool // tag indexes turned into fields, not attributes
+}
+
+func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
+	t := jaegerTags{consumed: map[int]bool{}}
+	errorTag := -1
+	statusSet := false
+	for i, kv := range kvs {
+		switch kv.Key {
+		case jaegerTagKind:
+			if k, ok := jaegerKinds[strings.ToLower(jaegerString(kv.Value))]; ok {
+				t.kind = k
+				t.consumed[i] = true
+			}
+		case jaegerTagStatusCode:
+			switch strings.ToUpper(jaegerString(kv.Value)) {
+			case "OK":
+				t.status, statusSet = ptrace.StatusCodeOk, true
+				t.consumed[i] = true
+			case "ERROR":
+				t.status, statusSet = ptrace.StatusCodeError, true
+				t.consumed[i] = true
+			case "UNSET":
+				statusSet = true
+				t.consumed[i] = true
+			}
+		case jaegerTagStatusDesc:
+			t.statusMsg = jaegerString(kv.Value)
+			t.consumed[i] = true
+		case jaegerTagError:
+			if strings.EqualFold(jaegerString(kv.Value), "true") {
+				errorTag = i
+			}
+		case jaegerTagScopeName, jaegerTagLibName:
+			if t.scopeName == "" {
+				t.scopeName = jaegerString(kv.Value)
+			}
+			t.consumed[i] = true
+		case jaegerTagScopeVersion, jaegerTagLibVersion:
+			if t.scopeVersion == "" {
+				t.scopeVersion = jaegerString(kv.Value)
+			}
+			t.consumed[i] = true
+		}
+	}
+	if errorTag >= 0 && (!statusSet || t.status == ptrace.StatusCodeError) {
+		t.status = ptrace.StatusCodeError
+		t.consumed[errorTag] = true
+	}
+	return t
+}
+
+// jaegerString is a tag value as text: a JSON string's content, or the JSON
+// of any other value.
+func jaegerString(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(v))
+}
+
+func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
+	tid, err := jaegerTraceID(js.TraceID)
+	if err != nil {
+		return err
+	}
+	sid, err := jaegerSpanID("spanID", js.SpanID)
+	if err != nil {
+		return err
+	}
+	sp.SetTraceID(tid)
+	sp.SetSpanID(sid)
+	sp.SetName(js.OperationName)
+	sp.SetKind(tags.kind)
+	start := int64(js.StartTime) * 1000
+	sp.SetStartTimestamp(pcommon.Timestamp(start))
+	sp.SetEndTimestamp(pcommon.Timestamp(start + int64(js.Duration)*1000))
+	sp.Status().SetCode(tags.status)
+	sp.Status().SetMessage(tags.statusMsg)
+
+	// The parent is the first CHILD_OF reference in the same trace; every
+	// other reference is a link.
+	parentDone := false
+	for _, ref := range js.References {
+		rtid, err := jaegerTraceID(ref.TraceID)
+		if err != nil {
+			return fmt.Errorf("reference: %w", err)
+		}
+		rsid, err := jaegerSpanID("reference spanID", ref.SpanID)
+		if err != nil {
+			return err
+		}
+		if !parentDone && strings.EqualFold(ref.RefType, "CHILD_OF") && rtid == tid {
+			sp.SetParentSpanID(rsid)
+			parentDone = true
+			continue
+		}
+		l := sp.Links().AppendEmpty()
+		l.SetTraceID(rtid)
+		l.SetSpanID(rsid)
+	}
+
+	attrs := sp.Attributes()
+	attrs.EnsureCapacity(len(js.Tags))
+	for i, kv := range js.Tags {
+		if tags.consumed[i] {
+			continue
+		}
+		if err := putJaegerValue(attrs, kv); err != nil {
+			return err
+		}
+	}
+	for _, lg := range js.Logs {
+		ev := sp.Events().AppendEmpty()
+		ev.SetTimestamp(pcommon.Timestamp(int64(lg.Timestamp) * 1000))
+		for _, kv := range lg.Fields {
+			if kv.Key == jaegerLogEvent && ev.Name() == "" {
+				ev.SetName(jaegerString(kv.Value))
+				continue
+			}
+			if err := putJaegerValue(ev.Attributes(), kv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// putJaegerValue stores a typed Jaeger tag as an attribute: string, bool,
+// int64, float64 or binary (base64), or, when the type is missing or
+// unknown, whatever the JSON value is.
+func putJaegerValue(attrs pcommon.Map, kv jaegerKV) error {
+	raw := bytes.TrimSpace(kv.Value)
+	bad := func() error { return fmt.Errorf("tag %q: the value is not a valid %s", kv.Key, kv.Type) }
+	switch strings.ToLower(kv.Type) {
+	case "string":
+		attrs.PutStr(kv.Key, jaegerString(raw))
+	case "bool":
+		b, err := strconv.ParseBool(jaegerString(raw))
+		if err != nil {
+			return bad()
+		}
+		attrs.PutBool(kv.Key, b)
+	case "int64":
+		n, err := strconv.ParseInt(jaegerString(raw), 10, 64)
+		if err != nil {
+			return bad()
+		}
+		attrs.PutInt(kv.Key, n)
+	case "float64":
+		f, err := strconv.ParseFloat(jaegerString(raw), 64)
+		if err != nil {
+			return bad()
+		}
+		attrs.PutDouble(kv.Key, f)
+	case "binary":
+		b, err := base64.StdEncoding.DecodeString(jaegerString(raw))
+		if err != nil {
+			return bad()
+		}
+		attrs.PutEmptyBytes(kv.Key).FromRaw(b)
+	default:
+		switch {
+		case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+			attrs.PutEmpty(kv.Key)
+		case raw[0] == '"':
+			attrs.PutStr(kv.Key, jaegerString(raw))
+		case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
+			attrs.PutBool(kv.Key, raw[0] == 't')
+		default:
+			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+				attrs.PutInt(kv.Key, n)
+			} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+				attrs.PutDouble(kv.Key, f)
+			} else {
+				attrs.PutStr(kv.Key, string(raw))
+			}
+		}
+	}
+	return nil
+}
+
+// jaegerTraceID parses a Jaeger trace id: up to 32 hex digits, leading
+// zeros dropped as Jaeger prints them.
+func jaegerTraceID(s string) (pcommon.TraceID, error) {
+	var id pcommon.TraceID
+	if err := jaegerHexID(s, id[:]); err != nil {
+		return id, fmt.Errorf("traceID: %w", err)
+	}
+	return id, nil
+}
+
+func jaegerSpanID(field, s string) (pcommon.SpanID, error) {
+	var id pcommon.SpanID
+	if err := jaegerHexID(s, id[:]); err != nil {
+		return id, fmt.Errorf("%s: %w", field, err)
+	}
+	return id, nil
+}
+
+func jaegerHexID(s string, dst []byte) error {
+	if s == "" || len(s) > 2*len(dst) || !isHex(s) {
+		return fmt.Errorf("expected 1 to %d hex digits", 2*len(dst))
+	}
+	padded := strings.Repeat("0", 2*len(dst)-len(s)) + s
+	_, err := hex.Decode(dst, []byte(padded))
+	return err
+}

@@ -1,0 +1,269 @@
+package analyze
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// docSpec says where the records are in a JSON document: the elements of
+// the arrays under some top-level keys, possibly one object down (Tempo's
+// trace.resourceSpans). Everything else in the document is skipped.
+type docSpec struct {
+	arrays   map[string]bool // keys whose array elements are records
+	nested   map[string]bool // keys whose object value is searched the same way
+	expected string          // the document the format expects, for errors
+}
+
+var (
+	otlpDocSpec = docSpec{
+		arrays:   map[string]bool{"resourceSpans": true, "resource_spans": true},
+		expected: "an OTLP JSON object with a resourceSpans array",
+	}
+	tempoDocSpec = docSpec{
+		arrays:   map[string]bool{"batches": true, "resourceSpans": true, "resource_spans": true},
+		nested:   map[string]bool{"trace": true},
+		expected: `a Tempo trace JSON object with "batches" or "trace": {"resourceSpans"}`,
+	}
+	jaegerDocSpec = docSpec{
+		arrays:   map[string]bool{"data": true},
+		expected: `a Jaeger /api/traces JSON object with a "data" array`,
+	}
+)
+
+// produceDoc returns a producer that streams the records out of one or more
+// concatenated JSON documents (pretty-printed or not) without holding a
+// whole document: only one record at a time is buffered. Records are
+// decoded in parallel like lines.
+func (s *stream) produceDoc(spec docSpec) producer {
+	return func(ctx context.Context, emit emitFunc) {
+		w := &docWalker{s: s, spec: spec, dec: json.NewDecoder(s), base: s.off, emit: emit, ctx: ctx, job: newJob()}
+		for {
+			if ctx.Err() != nil {
+				return
+			}
+			start := w.offset()
+			tok, err := w.dec.Token()
+			if err == io.EOF {
+				w.flush()
+				return
+			}
+			if err != nil {
+				w.fail(err)
+				return
+			}
+			if d, ok := tok.(json.Delim); !ok || d != '{' {
+				w.flush()
+				emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: start, Expected: spec.expected, Err: fmt.Errorf("found %s", describeToken(tok))}}))
+				return
+			}
+			found, ok := w.object(0)
+			if !ok {
+				return
+			}
+			if !found {
+				if !w.flush() {
+					return
+				}
+				if !emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: start, Expected: spec.expected,
+					Err: errors.New("the object has none of the expected keys")}})) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// docWalker walks one input's JSON documents with encoding/json's token
+// API, emitting array elements as records.
+type docWalker struct {
+	ctx      context.Context
+	s        *stream
+	spec     docSpec
+	dec      *json.Decoder
+	base     int64 // stream offset where the decoder started
+	emit     emitFunc
+	job      *job
+	jobBytes int
+	stopped  bool
+}
+
+func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
+
+// object walks the members of an object whose '{' was just read. found
+// reports whether a record array was seen; ok is false when the walk must
+// stop (a problem was emitted, or the pipeline is stopping).
+func (w *docWalker) object(depth int) (found, ok bool) {
+	for w.dec.More() {
+		tok, err := w.dec.Token()
+		if err != nil {
+			w.fail(err)
+			return found, false
+		}
+		key, _ := tok.(string)
+		switch {
+		case w.spec.arrays[key]:
+			f, ok := w.array(key)
+			if !ok {
+				return found, false
+			}
+			found = found || f
+		case w.spec.nested[key] && depth == 0:
+			tok, err := w.dec.Token()
+			if err != nil {
+				w.fail(err)
+				return found, false
+			}
+			if d, isDelim := tok.(json.Delim); isDelim && d == '{' {
+				f, ok := w.object(depth + 1)
+				if !ok {
+					return found, false
+				}
+				found = found || f
+			} else if !w.skipRest(tok) {
+				return found, false
+			}
+		default:
+			var skip json.RawMessage
+			if err := w.dec.Decode(&skip); err != nil {
+				w.fail(err)
+				return found, false
+			}
+		}
+	}
+	if _, err := w.dec.Token(); err != nil { // the closing '}'
+		w.fail(err)
+		return found, false
+	}
+	return found, true
+}
+
+// array emits the elements of the array under key as records.
+func (w *docWalker) array(key string) (found, ok bool) {
+	start := w.offset()
+	tok, err := w.dec.Token()
+	if err != nil {
+		w.fail(err)
+		return false, false
+	}
+	if tok == nil { // "key": null, as an empty result is sometimes written
+		return true, true
+	}
+	if d, isDelim := tok.(json.Delim); !isDelim || d != '[' {
+		w.flush()
+		w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start, Expected: w.spec.expected,
+			Err: fmt.Errorf("%q is %s, not an array", key, describeToken(tok))}}))
+		return false, false
+	}
+	for w.dec.More() {
+		if w.ctx.Err() != nil {
+			return true, false
+		}
+		var raw json.RawMessage
+		if err := w.dec.Decode(&raw); err != nil {
+			w.fail(err)
+			return true, false
+		}
+		// raw is exactly the element's bytes, so it started len(raw) back.
+		w.job.recs = append(w.job.recs, rec{data: raw, off: w.offset() - int64(len(raw))})
+		w.jobBytes += len(raw)
+		if w.jobBytes >= jobMaxBytes || len(w.job.recs) >= jobMaxRecs {
+			if !w.flush() {
+				return true, false
+			}
+		}
+	}
+	if _, err := w.dec.Token(); err != nil { // the closing ']'
+		w.fail(err)
+		return true, false
+	}
+	return true, true
+}
+
+// skipRest skips the rest of a value whose first token was already read.
+func (w *docWalker) skipRest(tok json.Token) bool {
+	d, ok := tok.(json.Delim)
+	if !ok || d == '}' || d == ']' {
+		return true
+	}
+	for depth := 1; depth > 0; {
+		tok, err := w.dec.Token()
+		if err != nil {
+			w.fail(err)
+			return false
+		}
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+	}
+	return true
+}
+
+// flush hands the records gathered so far to the pipeline.
+func (w *docWalker) flush() bool {
+	if w.stopped {
+		return false
+	}
+	if len(w.job.recs) > 0 {
+		if !w.emit(w.job) {
+			w.stopped = true
+			return false
+		}
+		w.job, w.jobBytes = newJob(), 0
+	}
+	return true
+}
+
+// fail emits what was gathered and then the problem that stopped the walk:
+// a syntax error, a truncation or a broken stream.
+func (w *docWalker) fail(err error) {
+	if !w.flush() {
+		return
+	}
+	var prob *ReadError
+	var syn *json.SyntaxError
+	switch {
+	case w.s.err != nil:
+		prob = w.s.problem(w.offset(), w.spec.expected, 0, err)
+	case errors.As(err, &syn):
+		// SyntaxError.Offset is relative to what the decoder was looking
+		// at; its input offset is where the bad value starts.
+		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: "valid JSON (" + w.spec.expected + ")", Err: err}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected,
+			Err: fmt.Errorf("%w: the input ends inside the JSON document", ErrTruncated)}
+	default:
+		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected, Err: err}
+	}
+	w.emit(readyJob(result{prob: prob}))
+}
+
+// describeToken names a JSON token for an error message without quoting a
+// string's content.
+func describeToken(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '[':
+			return "a JSON array"
+		case '{':
+			return "a JSON object"
+		}
+		return fmt.Sprintf("%q", string(t))
+	case string:
+		return "a JSON string"
+	case float64, json.Number:
+		return "a JSON number"
+	case bool:
+		return "a JSON boolean"
+	case nil:
+		return "null"
+	}
+	return "an unexpected JSON token"
+}

@@ -1,0 +1,193 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// OTLP JSON is decoded by pdata's JSONUnmarshaler, which accepts what the
+// OTLP/JSON mapping allows: camelCase or snake_case keys, enums as names
+// (SPAN_KIND_CLIENT) or numbers, 64-bit integers as strings or numbers, hex
+// ids. What it does not accept is normalised first (see normalizeRequest):
+// base64 ids (protobuf's own JSON mapping, as Tempo writes) and the
+// pre-1.0 instrumentationLibrarySpans key, which pdata would silently skip.
+
+const expectedOTLPLine = "an OTLP ExportTraceServiceRequest JSON object"
+
+func jsonValid(b []byte) bool { return json.Valid(b) }
+
+// produceLines splits JSON lines into records: one non-blank line, one
+// record. It reads the input a block at a time into pooled buffers; the
+// complete lines of a block form one job and point into it (no copy), and a
+// partial last line is carried over to the start of the next block. A line
+// longer than a block gets a block of its own size.
+func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
+	var carry []byte // the partial line after the last newline, copied out of its block
+	line := 0        // lines started so far
+	base := s.off    // offset of the first byte of the next block
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		size := blockBytes
+		if left := s.remaining(); left >= 0 && left+1 < int64(size) {
+			size = int(left) + 1 + len(carry) // a small input needs a small block; +1 to see the end
+		}
+		blk := getBlock(max(size, 2*len(carry)))
+		buf := append((*blk)[:0], carry...)
+		n, err := io.ReadFull(s, buf[len(buf):cap(buf)])
+		buf = buf[:len(carry)+n]
+		*blk = buf
+
+		j := newJob()
+		j.block = blk
+		pos := 0
+		for {
+			i := bytes.IndexByte(buf[pos:], '\n')
+			if i < 0 {
+				break
+			}
+			line++
+			if r, ok := lineRec(buf[pos:pos+i], line, base+int64(pos), false); ok {
+				j.recs = append(j.recs, r)
+			}
+			pos += i + 1
+		}
+		carry = append(carry[:0], buf[pos:]...)
+		lineStart := base + int64(pos)
+		base += int64(len(buf))
+
+		if err == nil {
+			if len(carry) > maxLineBytes {
+				emitLines(emit, j)
+				emit(readyJob(result{prob: s.problem(lineStart, expectedOTLPLine, line+1,
+					fmt.Errorf("%w: a line longer than %d MiB", ErrRecordTooLarge, maxLineBytes>>20))}))
+				return
+			}
+			if !emitLines(emit, j) {
+				return
+			}
+			continue
+		}
+		// The input ended (io.EOF, io.ErrUnexpectedEOF) or the stream broke.
+		var prob *ReadError
+		if len(carry) > 0 {
+			// A last line without a newline. When the stream broke (a cut
+			// or corrupt gzip or zstd stream) a partial line is the
+			// stream's casualty, not a bad line of its own; a complete one
+			// (only the checksum failed) is kept.
+			if s.err == nil || jsonValid(carry) {
+				if r, ok := lineRec(bytes.Clone(carry), line+1, lineStart, true); ok {
+					j.recs = append(j.recs, r)
+				}
+			} else {
+				prob = s.problem(lineStart, expectedOTLPLine, line+1, err)
+			}
+		}
+		if s.err != nil && prob == nil {
+			prob = s.problem(base, expectedOTLPLine, 0, err)
+		}
+		if emitLines(emit, j) && prob != nil {
+			emit(readyJob(result{prob: prob}))
+		}
+		return
+	}
+}
+
+// lineRec makes the record of one line, or reports a blank line.
+func lineRec(data []byte, line int, off int64, last bool) (rec, bool) {
+	data = bytes.TrimRight(data, " \t\r")
+	if len(bytes.TrimLeft(data, " \t")) == 0 {
+		return rec{}, false // blank lines are skipped
+	}
+	return rec{data: data, line: line, off: off, last: last}, true
+}
+
+// emitLines hands a job of lines to the pipeline; a job without lines only
+// gives its block back.
+func emitLines(emit emitFunc, j *job) bool {
+	if len(j.recs) == 0 {
+		putBlock(j.block)
+		return true
+	}
+	return emit(j)
+}
+
+// decodeOTLPJSONLine decodes one JSON line: one ExportTraceServiceRequest.
+func decodeOTLPJSONLine(path string) func(rec) result {
+	return func(r rec) result {
+		td, err := unmarshalOTLPJSON(r.data)
+		if err != nil {
+			cause := err
+			if r.last {
+				cause = fmt.Errorf("%w: the input ends inside this line (%w)", ErrTruncated, err)
+			}
+			return result{prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine, Err: cause}}
+		}
+		return result{td: td}
+	}
+}
+
+// unmarshalOTLPJSON decodes an ExportTraceServiceRequest (or TracesData)
+// with pdata. When pdata fails, or finds no spans in a document that may
+// use the pre-1.0 instrumentationLibrarySpans key, the document is
+// normalised (see normalizeRequest) and decoded again.
+func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(data)
+	if err == nil && (td.SpanCount() > 0 || !bytes.Contains(data, []byte("nstrumentation"))) {
+		return td, nil
+	}
+	norm, nerr := normalizeRequest(data)
+	if nerr == nil {
+		if td2, err2 := u.UnmarshalTraces(norm); err2 == nil {
+			return td2, nil
+		}
+	}
+	if err == nil {
+		return td, nil
+	}
+	if _, ok := errors.AsType[*idError](nerr); ok {
+		return ptrace.Traces{}, nerr // says which id is wrong, unlike pdata
+	}
+	return ptrace.Traces{}, cleanJSONError(err)
+}
+
+// decodeOTLPResourceSpans decodes one element of a document's resourceSpans
+// array.
+func decodeOTLPResourceSpans(path string) func(rec) result {
+	return func(r rec) result {
+		td, err := unmarshalOTLPJSON(wrapResourceSpans(r.data))
+		if err != nil {
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: err}}
+		}
+		return result{td: td}
+	}
+}
+
+// wrapResourceSpans makes a request of one ResourceSpans element.
+func wrapResourceSpans(elem []byte) []byte {
+	const pre, post = `{"resourceSpans":[`, `]}`
+	buf := make([]byte, 0, len(pre)+len(elem)+len(post))
+	buf = append(buf, pre...)
+	buf = append(buf, elem...)
+	return append(buf, post...)
+}
+
+// cleanJSONError keeps the operation and reason of a pdata (jsoniter) error
+// and drops the excerpt of the input it quotes, which could carry an
+// attribute value.
+func cleanJSONError(err error) error {
+	msg := err.Error()
+	if i := strings.Index(msg, ", error found in #"); i >= 0 {
+		msg = msg[:i]
+	}
+	return errors.New(msg)
+}

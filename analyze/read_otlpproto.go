@@ -1,0 +1,178 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// The Collector's file exporter with format: proto writes each
+// ExportTraceServiceRequest preceded by its length as a 4-byte big-endian
+// integer. With compression: zstd (and without its native stream
+// compression) it compresses each record into its own zstd frame and
+// length-prefixes the frame, for JSON as well as protobuf. A zero-length
+// record is an empty request (the protobuf encoding of an empty message) and
+// is read as an empty batch.
+
+const expectedProtoRecord = "an OTLP ExportTraceServiceRequest protobuf record"
+
+// framedReader reads length-prefixed records, optionally zstd-compressed.
+type framedReader struct {
+	s      *stream
+	forced Format        // FormatOTLPJSON or FormatOTLPProto when forced, else FormatAuto
+	zstd   *zstd.Decoder // non-nil for per-record zstd frames
+}
+
+func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int) (*framedReader, error) {
+	fr := &framedReader{s: s, forced: forced}
+	if zstdRecords {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(workers), zstd.WithDecoderMaxMemory(maxRecordBytes))
+		if err != nil {
+			return nil, fmt.Errorf("zstd decoder for %s: %w", s.path, err)
+		}
+		fr.zstd = d
+	}
+	return fr, nil
+}
+
+func (fr *framedReader) close() {
+	if fr.zstd != nil {
+		fr.zstd.Close()
+	}
+}
+
+// produce reads records until the input ends, into pooled blocks (one
+// block per job; a record larger than a block gets its own buffer). A
+// cut-off length or record, or a length no dump would hold, ends the input
+// with a problem: the framing cannot be trusted past it.
+func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
+	s := fr.s
+	j := &job{done: make(chan struct{}), block: getBlock(blockBytes)}
+	flush := func() bool {
+		if len(j.recs) == 0 {
+			return true
+		}
+		ok := emit(j)
+		j = &job{done: make(chan struct{}), block: getBlock(blockBytes)}
+		return ok
+	}
+	stop := func(r result) {
+		if flush() {
+			emit(readyJob(r))
+		}
+		putBlock(j.block)
+	}
+	for {
+		if ctx.Err() != nil {
+			putBlock(j.block)
+			return
+		}
+		off := s.off
+		var hdr [4]byte
+		n, err := io.ReadFull(s, hdr[:])
+		if n == 0 && err == io.EOF && s.err == nil {
+			flush()
+			putBlock(j.block)
+			return
+		}
+		if err != nil {
+			stop(result{prob: s.problem(off, "a 4-byte big-endian record length", 0,
+				fmt.Errorf("%w: the input ends %d bytes into a record length", ErrTruncated, n))})
+			return
+		}
+		size := int(binary.BigEndian.Uint32(hdr[:]))
+		if size > maxRecordBytes {
+			stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: "a 4-byte big-endian record length of at most 256 MiB",
+				Err: fmt.Errorf("%w: the length prefix says %d bytes (a corrupt prefix, or not a length-prefixed dump)", ErrRecordTooLarge, size)}})
+			return
+		}
+		if left := s.remaining(); left >= 0 && int64(size) > left {
+			stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
+				Err: fmt.Errorf("%w: the record is %d bytes but only %d are left", ErrTruncated, size, left)}})
+			return
+		}
+		var data []byte
+		if size <= blockBytes {
+			blk := *j.block
+			if len(blk)+size > cap(blk) {
+				if !flush() {
+					putBlock(j.block)
+					return
+				}
+				blk = *j.block
+			}
+			start := len(blk)
+			blk = blk[:start+size]
+			n, err = io.ReadFull(s, blk[start:])
+			*j.block = blk
+			data = blk[start : start+n : start+n]
+		} else {
+			data, err = readRecord(s, size)
+		}
+		if err != nil {
+			stop(result{prob: s.problem(off, expectedProtoRecord, 0,
+				fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, len(data)))})
+			return
+		}
+		j.recs = append(j.recs, rec{data: data, off: off})
+		if len(j.recs) >= jobMaxRecs && !flush() {
+			putBlock(j.block)
+			return
+		}
+	}
+}
+
+// readRecord reads size bytes. The buffer grows as bytes arrive instead of
+// being allocated at the announced size, so a lying length on a stream of
+// unknown size costs no more memory than the stream holds.
+func readRecord(r io.Reader, size int) ([]byte, error) {
+	if size <= 1<<20 {
+		buf := make([]byte, size)
+		n, err := io.ReadFull(r, buf)
+		return buf[:n], err
+	}
+	var buf bytes.Buffer
+	buf.Grow(1 << 20)
+	n, err := io.CopyN(&buf, r, int64(size))
+	if err == io.EOF && n < int64(size) {
+		err = io.ErrUnexpectedEOF
+	}
+	return buf.Bytes(), err
+}
+
+// decode decodes one record: decompressed first when the records are zstd
+// frames, then as JSON when it starts with '{' (or JSON is forced), else as
+// protobuf.
+func (fr *framedReader) decode(r rec) result {
+	data := r.data
+	if fr.zstd != nil {
+		out, err := fr.zstd.DecodeAll(data, nil)
+		if err != nil {
+			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record", Err: err}}
+		}
+		data = out
+	}
+	if fr.forced == FormatOTLPJSON || fr.forced == FormatAuto && fr.zstd != nil && looksLikeJSON(data) {
+		td, err := unmarshalOTLPJSON(data)
+		if err != nil {
+			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine, Err: err}}
+		}
+		return result{td: td, format: FormatOTLPJSON}
+	}
+	var u ptrace.ProtoUnmarshaler
+	td, err := u.UnmarshalTraces(data)
+	if err != nil {
+		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}}
+	}
+	return result{td: td, format: FormatOTLPProto}
+}
+
+func looksLikeJSON(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}

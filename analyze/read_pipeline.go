@@ -1,0 +1,170 @@
+package analyze
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// rec is one undecoded record of an input: a JSON line, a length-prefixed
+// protobuf record, or one element of a JSON document's array.
+type rec struct {
+	data []byte
+	line int   // 1-based line, 0 when the format has no lines
+	off  int64 // byte offset of the record in the (decompressed) stream
+	last bool  // the input ended inside this record (no newline after it)
+}
+
+// result is what became of one record, or a problem the producer found
+// between records (a truncation, a corrupt length).
+type result struct {
+	td     ptrace.Traces
+	prob   *ReadError // non-nil: nothing was decoded here
+	format Format     // the record's format when it can differ from the input's (zstd records)
+}
+
+// job is a batch of records decoded by one worker, or a batch of results the
+// producer made itself (ready: done is already closed).
+type job struct {
+	recs  []rec
+	block *[]byte // the pooled buffer recs point into, if any; recycled once decoded
+	res   []result
+	done  chan struct{}
+}
+
+func newJob() *job { return &job{done: make(chan struct{})} }
+
+// readyJob carries producer-made results in order with the decoded ones.
+func readyJob(res ...result) *job {
+	j := &job{res: res, done: make(chan struct{})}
+	close(j.done)
+	return j
+}
+
+// blockBytes is the size of the pooled read buffers: the records of one job
+// are read into one block.
+const blockBytes = 2 << 20
+
+// blockPool recycles the buffers records are read into. pdata copies every
+// string and byte slice out of its input (and so do the normalising and
+// Jaeger decoders), so a block is free again as soon as its job is decoded.
+// Reusing blocks spares the allocator and the garbage collector the bulk of
+// the input, which is most of what the reader itself would cost.
+var blockPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, blockBytes)
+	return &b
+}}
+
+// getBlock returns an empty buffer of at least size bytes of capacity.
+func getBlock(size int) *[]byte {
+	if size > blockBytes {
+		b := make([]byte, 0, size)
+		return &b
+	}
+	b := blockPool.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+// putBlock recycles a buffer from getBlock; odd sizes are left to the GC.
+func putBlock(b *[]byte) {
+	if b != nil && cap(*b) == blockBytes {
+		blockPool.Put(b)
+	}
+}
+
+// Job sizes: big enough that channel hand-offs cost nothing next to
+// decoding, small enough that workers stay balanced and memory stays bounded
+// (in flight: about 2 jobs per worker plus the one being consumed).
+const (
+	jobMaxBytes = 1 << 20
+	jobMaxRecs  = 1024
+)
+
+// emitFunc hands a job to the pipeline; it returns false when the pipeline
+// is stopping and the producer must return.
+type emitFunc func(*job) bool
+
+// producer reads an input and emits its records in order. It reports every
+// problem as a result (through a ready job) and returns when the input ends,
+// after a problem it cannot read past, or when emit returns false.
+type producer func(ctx context.Context, emit emitFunc)
+
+// runPipeline decodes the records produce emits on workers goroutines and
+// hands the results to consume in input order, from the calling goroutine.
+// It returns consume's first error or ctx's error, after every goroutine it
+// started has returned.
+func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	ordered := make(chan *job, 2*workers+1)
+	work := make(chan *job, 2*workers+1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ordered)
+		defer close(work)
+		produce(ctx, func(j *job) bool {
+			select {
+			case ordered <- j:
+			case <-ctx.Done():
+				return false
+			}
+			if len(j.recs) == 0 {
+				return true
+			}
+			select {
+			case work <- j:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if ctx.Err() == nil {
+					j.res = make([]result, len(j.recs))
+					for i, r := range j.recs {
+						j.res[i] = decode(r)
+					}
+				}
+				j.recs = nil
+				putBlock(j.block)
+				j.block = nil
+				close(j.done)
+			}
+		}()
+	}
+
+	var err error
+consumeLoop:
+	for j := range ordered {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+		}
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		for _, r := range j.res {
+			if err = ctx.Err(); err != nil {
+				break consumeLoop
+			}
+			if err = consume(r); err != nil {
+				break consumeLoop
+			}
+		}
+	}
+	// The producer's and workers' sends and decodes watch ctx: after the
+	// cancel they drop what is queued and return.
+	cancel()
+	wg.Wait()
+	return err
+}

@@ -1,0 +1,196 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// Grafana Tempo writes traces as protobuf's JSON mapping of OTLP: trace and
+// span ids in base64 rather than OTLP/JSON's hex, enum names, 64-bit
+// integers as strings, and, before Tempo 2, instrumentationLibrarySpans
+// instead of scopeSpans. Its documents are {"batches": [ResourceSpans...]}
+// (the v1 API), {"trace": {"resourceSpans": [...]}} (the v2 API) or plain
+// {"resourceSpans": [...]}. Each ResourceSpans is normalised into what
+// pdata's OTLP/JSON unmarshaler takes and decoded by it.
+
+// decodeTempoResourceSpans decodes one element of a Tempo document's
+// batches or resourceSpans array.
+func decodeTempoResourceSpans(path string) func(rec) result {
+	return func(r rec) result {
+		const expected = "a Tempo ResourceSpans JSON object"
+		norm, err := normalizeResourceSpans(r.data)
+		if err != nil {
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: err}}
+		}
+		var u ptrace.JSONUnmarshaler
+		td, err := u.UnmarshalTraces(wrapResourceSpans(norm))
+		if err != nil {
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: cleanJSONError(err)}}
+		}
+		return result{td: td}
+	}
+}
+
+// idError is a trace or span id that is neither hex nor base64 of the right
+// length.
+type idError struct {
+	field string
+	size  int
+}
+
+// Error names the field and the two spellings it accepts, never the value.
+func (e *idError) Error() string {
+	return fmt.Sprintf("%s is neither %d hex digits nor base64 of %d bytes", e.field, 2*e.size, e.size)
+}
+
+// normalizeRequest normalises every ResourceSpans of an
+// ExportTraceServiceRequest JSON object (see normalizeResourceSpans).
+func normalizeRequest(data []byte) ([]byte, error) {
+	doc, err := decodeJSONObject(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range []string{"resourceSpans", "resource_spans"} {
+		rss, _ := doc[key].([]any)
+		for _, rs := range rss {
+			if m, ok := rs.(map[string]any); ok {
+				if err := normalizeRSMap(m); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return json.Marshal(doc)
+}
+
+// normalizeResourceSpans rewrites one ResourceSpans JSON object so pdata
+// reads all of it: instrumentationLibrarySpans (and instrumentationLibrary)
+// renamed to scopeSpans (and scope), base64 ids turned into hex.
+func normalizeResourceSpans(data []byte) ([]byte, error) {
+	m, err := decodeJSONObject(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := normalizeRSMap(m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+func decodeJSONObject(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // keep 64-bit integers exact
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if m == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return m, nil
+}
+
+func normalizeRSMap(rs map[string]any) error {
+	for _, old := range []string{"instrumentationLibrarySpans", "instrumentation_library_spans"} {
+		if v, ok := rs[old]; ok {
+			delete(rs, old)
+			if _, has := rs["scopeSpans"]; !has {
+				rs["scopeSpans"] = v
+			}
+		}
+	}
+	for _, key := range []string{"scopeSpans", "scope_spans"} {
+		scopes, _ := rs[key].([]any)
+		for _, sc := range scopes {
+			scm, ok := sc.(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, old := range []string{"instrumentationLibrary", "instrumentation_library"} {
+				if v, ok := scm[old]; ok {
+					delete(scm, old)
+					if _, has := scm["scope"]; !has {
+						scm["scope"] = v
+					}
+				}
+			}
+			sps, _ := scm["spans"].([]any)
+			for _, sp := range sps {
+				spm, ok := sp.(map[string]any)
+				if !ok {
+					continue
+				}
+				if err := normalizeIDs(spm, true); err != nil {
+					return err
+				}
+				links, _ := spm["links"].([]any)
+				for _, l := range links {
+					if lm, ok := l.(map[string]any); ok {
+						if err := normalizeIDs(lm, false); err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// normalizeIDs rewrites the ids of a span (or a link) to hex.
+func normalizeIDs(m map[string]any, withParent bool) error {
+	fields := []struct {
+		key  string
+		size int
+	}{{"traceId", 16}, {"trace_id", 16}, {"spanId", 8}, {"span_id", 8}, {"parentSpanId", 8}, {"parent_span_id", 8}}
+	for _, f := range fields {
+		if !withParent && f.size == 8 && f.key != "spanId" && f.key != "span_id" {
+			continue
+		}
+		s, ok := m[f.key].(string)
+		if !ok || s == "" {
+			continue
+		}
+		h, err := normalizeID(s, f.size)
+		if err != nil {
+			return &idError{field: f.key, size: f.size}
+		}
+		m[f.key] = h
+	}
+	return nil
+}
+
+// normalizeID returns an id as hex: kept when it is already 2*size hex
+// digits, decoded when it is base64 (standard or URL alphabet, padded or
+// not) of size bytes.
+func normalizeID(s string, size int) (string, error) {
+	if len(s) == 2*size && isHex(s) {
+		return s, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if enc.DecodedLen(len(s)) < size || enc.DecodedLen(len(s)) > size+2 {
+			continue
+		}
+		raw, err := enc.DecodeString(s)
+		if err == nil && len(raw) == size {
+			return hex.EncodeToString(raw), nil
+		}
+	}
+	return "", &idError{size: size}
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
