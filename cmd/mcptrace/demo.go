@@ -1,16 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
+	"github.com/mcptrace/mcptrace/internal/profiling"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 func init() { subcommands = append(subcommands, newDemoCmd) }
@@ -23,7 +30,18 @@ type demoFlags struct {
 	scopes     int
 	executions int
 	latency    time.Duration
+
+	// The live workload and profiling.
+	metricsAddr  string
+	duration     time.Duration
+	pyroscopeURL string
+	profileDir   string
+	outSet       bool // --out given explicitly (live mode writes no dump by default)
 }
+
+// modeLive selects the long-running workload; --metrics-addr or --duration
+// imply it.
+const modeLive = "live"
 
 func newDemoCmd() *cobra.Command {
 	var f demoFlags
@@ -40,34 +58,78 @@ Collector's file exporter writes) and prints, per mode: executions, calls,
 sessions opened, pool hit rate, executions that saw more than one session,
 executions that lost their state, and wall time.
 
-Nothing needs installing: the fixture is embedded.`,
+Nothing needs installing: the fixture is embedded.
+
+Live mode (--mode live, implied by --metrics-addr or --duration) instead keeps
+a workload running through four pools until --duration has passed or until
+SIGINT: hits, misses of every reason (cold, concurrent, ttl, redial,
+after_failure, health_check, evicted), injected failures (HTTP 500, connection
+resets, forgotten sessions) and evictions, so Grafana dashboards have live
+data. --metrics-addr serves the pool's metrics for Prometheus at /metrics
+(loopback unless the address names another interface). It writes spans only
+when --out is given explicitly, and prints the pools' counters at the end.
+
+Profiling, in either mode: --pyroscope-url pushes CPU and memory profiles to a
+Pyroscope server as service mcptrace-demo; --profile-dir writes the same
+profiles as pprof files (cpu.pprof, heap.pprof, goroutine.pprof). The pool's
+pprof labels (phase=handshake or call, and the key hash) split them.`,
 		Example: `  # Both modes, dump to mcptrace-demo.jsonl, print a table
   mcptrace demo
 
   # Only the pooled workload, as JSON, with 20ms emulated network latency
-  mcptrace demo --mode pooled --latency 20ms --format json --out pooled.jsonl`,
+  mcptrace demo --mode pooled --latency 20ms --format json --out pooled.jsonl
+
+  # Live data for Grafana: metrics on 127.0.0.1:9464 for two minutes
+  mcptrace demo --metrics-addr 127.0.0.1:9464 --duration 2m
+
+  # Profile the pool under load into ./profiles, then split by phase
+  mcptrace demo --duration 30s --profile-dir profiles
+  go tool pprof -tagfocus phase=handshake profiles/cpu.pprof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.outSet = cmd.Flags().Changed("out")
 			return runDemo(cmd, f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "mcptrace-demo.jsonl", `OTLP JSON-lines dump to write ("" for none)`)
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
-	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call or both")
+	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call, both or live")
 	fl.IntVar(&f.scopes, "scopes", 3, "pool scopes (pool instances) per mode")
 	fl.IntVar(&f.executions, "executions", 4, "executions per scope, each two dependent calls")
 	fl.DurationVar(&f.latency, "latency", 0, "latency the fixture adds to every request (e.g. 20ms)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics and run the live workload (e.g. 127.0.0.1:9464)")
+	fl.DurationVar(&f.duration, "duration", 0, "run the live workload this long (0: until interrupted)")
+	fl.StringVar(&f.pyroscopeURL, "pyroscope-url", "", "push CPU and memory profiles to this Pyroscope server (e.g. http://localhost:4040)")
+	fl.StringVar(&f.profileDir, "profile-dir", "", "write CPU, heap and goroutine pprof files into this directory")
 	return cmd
 }
 
-func runDemo(cmd *cobra.Command, f demoFlags) error {
+func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
+	if f.format != "table" && f.format != "json" {
+		return usageErrorf("--format %q: expected table or json", f.format)
+	}
+	if f.duration < 0 {
+		return usageErrorf("--duration %s: expected a duration of 0 or more", f.duration)
+	}
+	stopProfiling, err := startProfiling(cmd, f)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if perr := stopProfiling(); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+	if live := f.metricsAddr != "" || f.duration > 0; f.mode == modeLive || live {
+		if cmd.Flags().Changed("mode") && f.mode != modeLive {
+			return usageErrorf("--mode %s: --metrics-addr and --duration run the live workload; use --mode live or leave --mode out", f.mode)
+		}
+		return runLiveDemo(cmd, f)
+	}
 	modes, err := demo.ParseMode(f.mode)
 	if err != nil {
 		return usageErrorf("--mode: %v", err)
-	}
-	if f.format != "table" && f.format != "json" {
-		return usageErrorf("--format %q: expected table or json", f.format)
 	}
 	if f.scopes < 1 || f.executions < 1 {
 		return usageErrorf("--scopes and --executions must be at least 1")
@@ -140,4 +202,162 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// startProfiling starts the profiler the flags ask for and returns its stop
+// function (a no-op without profiling flags).
+func startProfiling(cmd *cobra.Command, f demoFlags) (func() error, error) {
+	if f.pyroscopeURL == "" && f.profileDir == "" {
+		return func() error { return nil }, nil
+	}
+	p, err := profiling.Start(profiling.Config{
+		PyroscopeURL:    f.pyroscopeURL,
+		Dir:             f.profileDir,
+		ApplicationName: dashboards.DefaultPyroscopeService,
+	})
+	if errors.Is(err, profiling.ErrInvalidConfig) {
+		return nil, usageErrorf("--pyroscope-url / --profile-dir: %v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		if err := p.Stop(); err != nil {
+			return fmt.Errorf("profiling: %w", err)
+		}
+		if files := p.Files(); len(files) > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Profiles written: %v\n", files)
+		}
+		return nil
+	}, nil
+}
+
+// runLiveDemo runs the long-lived workload, serving metrics if asked, until
+// --duration passes or the command's context is cancelled (SIGINT).
+func runLiveDemo(cmd *cobra.Command, f demoFlags) (err error) {
+	stderr := cmd.ErrOrStderr()
+	cfg := spans.Config{ServiceName: dashboards.DefaultPyroscopeService}
+	if f.outSet && f.out != "" {
+		cfg.Exporter, cfg.FilePath = spans.ExporterFile, f.out
+	}
+	var exp *spans.PrometheusExporter
+	if f.metricsAddr != "" {
+		if exp, err = spans.NewPrometheusExporter(); err != nil {
+			return err
+		}
+		cfg.MetricReaders = []sdkmetric.Reader{exp.Reader}
+	}
+	tel, err := spans.Setup(cmd.Context(), cfg)
+	if err != nil {
+		if errors.Is(err, spans.ErrInvalidConfig) {
+			return usageErrorf("%v", err)
+		}
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if serr := tel.Shutdown(ctx); serr != nil && err == nil {
+			err = fmt.Errorf("flush telemetry: %w", serr)
+		}
+	}()
+	if exp != nil {
+		srv, err := spans.ServeMetrics(f.metricsAddr, exp.Handler)
+		if errors.Is(err, spans.ErrMetricsAddr) {
+			return usageErrorf("--metrics-addr: %v", err)
+		}
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if cerr := srv.Close(ctx); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		fmt.Fprintf(stderr, "Serving metrics at %s\n", srv.URL())
+	}
+	until := "until interrupted (Ctrl-C)"
+	if f.duration > 0 {
+		until = "for " + f.duration.String()
+	}
+	fmt.Fprintf(stderr, "Running the live workload %s.\n", until)
+
+	lcfg := demo.LiveConfig{
+		Duration:       f.duration,
+		MeterProvider:  tel.MeterProvider,
+		TracerProvider: tel.TracerProvider,
+		Latency:        f.latency,
+	}
+	if isTerminal(stderr) {
+		lcfg.Progress = func(rounds int) {
+			if rounds%20 == 0 {
+				fmt.Fprintf(stderr, "\rlive: %d rounds", rounds)
+			}
+		}
+	}
+	res, err := demo.RunLive(cmd.Context(), lcfg)
+	if lcfg.Progress != nil {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return fmt.Errorf("live demo: %w", err)
+	}
+	out := cmd.OutOrStdout()
+	if f.format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		dump := ""
+		if cfg.FilePath != "" {
+			dump = cfg.FilePath
+		}
+		return enc.Encode(map[string]any{"schema": "mcptrace.demo.live/v1", "dump": dump, "live": res})
+	}
+	return renderLiveTable(out, res)
+}
+
+// renderLiveTable prints the live workload's summary: one row per counter.
+func renderLiveTable(w io.Writer, r demo.LiveResult) error {
+	t := tablewriter.NewWriter(w)
+	t.Header("measure", "value")
+	hitRate := 0.0
+	if r.Acquires > 0 {
+		hitRate = float64(r.Hits) / float64(r.Acquires)
+	}
+	rows := [][]any{
+		{"wall", r.Wall.Round(time.Millisecond).String()},
+		{"rounds", r.Rounds},
+		{"calls", r.Calls},
+		{"injected errors", r.InjectedErrors},
+		{"unexpected errors", r.UnexpectedErrors},
+		{"acquires", r.Acquires},
+		{"hit rate", fmt.Sprintf("%.1f%%", 100*hitRate)},
+		{"redials", r.Redials},
+	}
+	for _, group := range []struct {
+		name   string
+		counts map[string]int64
+	}{{"miss", r.MissReasons}, {"eviction", r.Evictions}, {"failure", r.Failures}} {
+		keys := make([]string, 0, len(group.counts))
+		for k := range group.counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			rows = append(rows, []any{group.name + " " + k, group.counts[k]})
+		}
+	}
+	for _, row := range rows {
+		if err := t.Append(row...); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if r.UnexpectedErrors > 0 {
+		fmt.Fprintf(w, "\nLast unexpected error: %s\n", r.LastError)
+	}
+	return nil
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/dashboards"
+)
+
+func init() { subcommands = append(subcommands, newDashboardsCmd) }
+
+// dashboardsFlags are the flags of `mcptrace dashboards`.
+type dashboardsFlags struct {
+	out          string
+	provisioning bool
+}
+
+func newDashboardsCmd() *cobra.Command {
+	var f dashboardsFlags
+	cmd := &cobra.Command{
+		Use:   "dashboards",
+		Short: "Write the Grafana dashboards for the pool's metrics, traces and profiles",
+		Long: `dashboards writes mcptrace's Grafana dashboards, generated from Go code, into a
+directory: mcp-pool.json (the "MCP pool" dashboard) and README.md, which
+describes every panel and the query behind it.
+
+The "MCP pool" dashboard reads the pool's Prometheus metrics (hit rate against
+the cold-start ceiling, misses by reason, acquire, handshake and call latency,
+sessions, evictions, redials and failures, per pool and key), Tempo traces
+(unexplained misses, executions that used more than one session) and
+Pyroscope profiles (CPU split into handshake and call). Panels reach their
+datasources only through datasource variables, so the JSON imports into any
+Grafana.
+
+With --provisioning it also writes example Grafana provisioning files under
+DIR/provisioning: datasources for Prometheus, Tempo and Pyroscope, and a
+dashboard provider that loads /var/lib/grafana/dashboards/mcptrace.
+
+The same files are committed in the repository's dashboards/ directory
+(go generate ./dashboards refreshes them).`,
+		Example: `  # Write the dashboards into ./grafana
+  mcptrace dashboards --out grafana
+
+  # Also write provisioning files, then mount grafana/ into Grafana
+  mcptrace dashboards --out grafana --provisioning`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDashboards(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "directory to write into (created if missing; existing files are replaced)")
+	fl.BoolVar(&f.provisioning, "provisioning", false, "also write example Grafana provisioning files under DIR/provisioning")
+	return cmd
+}
+
+func runDashboards(cmd *cobra.Command, f dashboardsFlags) error {
+	if f.out == "" {
+		return usageErrorf("--out is required: the directory to write the dashboards into")
+	}
+	files, err := dashboards.Generate()
+	if err != nil {
+		return fmt.Errorf("generate dashboards: %w", err)
+	}
+	if f.provisioning {
+		prov, err := dashboards.Provisioning()
+		if err != nil {
+			return err
+		}
+		files = append(files, prov...)
+	}
+	paths, err := dashboards.Write(f.out, files)
+	for _, p := range paths {
+		fmt.Fprintln(cmd.OutOrStdout(), p)
+	}
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptrace/mcptrace/dashboards"
+)
+
+func TestDashboardsWritesTheCommittedFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "grafana")
+	out, _, err := execute(t, "dashboards", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{dashboards.PoolFile, dashboards.ReadmeFile} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%s not written: %v", name, err)
+		}
+		committed, err := os.ReadFile(filepath.Join("..", "..", "dashboards", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, committed) {
+			t.Errorf("%s written by the command differs from dashboards/%s", name, name)
+		}
+		if !strings.Contains(out, filepath.Join(dir, name)) {
+			t.Errorf("output %q does not list %s", out, name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, dashboards.ProvisioningDir)); !os.IsNotExist(err) {
+		t.Errorf("provisioning written without --provisioning (stat: %v)", err)
+	}
+}
+
+func TestDashboardsProvisioningFlagAddsTheProvisioningFiles(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := execute(t, "dashboards", "--out", dir, "--provisioning"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"datasources", "dashboards"} {
+		path := filepath.Join(dir, dashboards.ProvisioningDir, sub, "mcptrace.yaml")
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("%s not written: %v", path, err)
+		}
+	}
+}
+
+func TestDashboardsErrors(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		args []string
+		code int
+		want string
+	}{
+		"no out":         {[]string{"dashboards"}, 2, "--out"},
+		"extra argument": {[]string{"dashboards", "--out", t.TempDir(), "extra"}, 2, "extra"},
+		"out is a file":  {[]string{"dashboards", "--out", blocker}, 1, blocker},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := execute(t, c.args...)
+			var ee *exitError
+			code := 0
+			if errors.As(err, &ee) {
+				code = ee.code
+			} else if err != nil {
+				code = 2 // cobra's own argument errors exit 2 in run()
+			}
+			if code != c.code {
+				t.Fatalf("err = %v (exit %d), want exit %d", err, code, c.code)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,28 @@
+// Command gen writes the generated Grafana dashboards into a directory; `go
+// generate ./dashboards` runs it to refresh the committed JSON.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/mcptrace/mcptrace/dashboards"
+)
+
+func main() {
+	out := flag.String("out", ".", "directory to write the dashboard JSON into")
+	flag.Parse()
+	files, err := dashboards.Generate()
+	if err == nil {
+		var paths []string
+		paths, err = dashboards.Write(*out, files)
+		for _, p := range paths {
+			fmt.Println("wrote", p)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
