@@ -329,7 +329,7 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 			Current(all),
 		dashboard.NewQueryVariableBuilder(VarKey).
 			Label("Key").
-			Description("Hashed pool key (plugin.mcp.cache_key). Filters the traces always, and the metrics once the pool labels them with the key.").
+			Description("Hashed pool key (plugin.mcp.cache_key). Filters the metrics (all but the session gauge) and the traces.").
 			Datasource(ds(TypePrometheus, VarPrometheus)).
 			Query(dashboard.StringOrMap{String: ptr(fmt.Sprintf("label_values(%s{%s}, %s)", metricAcquires, poolSelector, labelKey))}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).

@@ -179,14 +179,11 @@ runs every Prometheus query below against it: each must parse and return data.
   datasources only through them, never by uid, so the JSON imports into any
   Grafana.
 - ` + "`pool`" + `: pool scopes, from ` + "`label_values(mcp_pool_acquires_total, plugin_mcp_pool_id)`" + `.
-- ` + "`key`" + `: hashed pool keys (` + "`plugin.mcp.cache_key`" + `), from the same metric. The
-  pool's metrics carry no key label yet: until the pool adds
-  ` + "`plugin.mcp.cache_key`" + ` to its metric attributes the list offers only "All"
-  (` + "`.*`" + `, which also matches series without the label), and a key typed in
-  (custom values are allowed, e.g. one copied from a trace) filters the trace
-  panels but empties the metric panels. The idle/in-use gauge is per pool
-  only. The key is an HMAC with a per-process secret: its values change when
-  the process restarts.
+- ` + "`key`" + `: hashed pool keys (` + "`plugin.mcp.cache_key`" + `), from the same metric.
+  Every pool metric but the idle/in-use gauge (per pool only) carries it. The
+  key is an HMAC with a per-process secret: its values change when the
+  process restarts, so a key copied from a trace filters both the trace and
+  the metric panels of the same process.
 - ` + "`service`" + `: the Pyroscope ` + "`service_name`" + ` of the profiled process.
 
 "All" on ` + "`pool`" + ` and ` + "`key`" + ` is the regex ` + "`.*`" + `.

@@ -24,6 +24,8 @@ type keyState struct {
 	lastDrop string
 	// lastActive is when the key was last acquired or released.
 	lastActive time.Time
+	// metrics holds the key's prebuilt metric options; nil when off.
+	metrics *keyMetrics
 }
 
 // eviction is an idle session removed from the pool, to be closed.
@@ -37,7 +39,7 @@ type eviction struct {
 func (p *Pool) keyLocked(key string) (*keyState, bool) {
 	ks, ok := p.keys[key]
 	if !ok {
-		ks = &keyState{key: key}
+		ks = &keyState{key: key, metrics: p.inst.newKeyMetrics(key)}
 		p.keys[key] = ks
 	}
 	return ks, ok

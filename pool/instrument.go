@@ -155,7 +155,32 @@ func (in *instruments) startAcquire(ctx context.Context, p *Pool, t *Target, att
 	))
 }
 
-func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, hit bool, reason string) {
+// keyMetrics holds a key's metric options, built once when the pool first
+// sees the key, so that a hit records its counter and histograms without
+// building attribute sets (or allocating) on every acquire.
+type keyMetrics struct {
+	keyAttr attribute.KeyValue
+	hitAdd  []metric.AddOption
+	hitWait []metric.RecordOption
+	use     []metric.RecordOption
+}
+
+// newKeyMetrics returns the key's options, or nil when metrics are off.
+func (in *instruments) newKeyMetrics(key string) *keyMetrics {
+	if !in.metrics {
+		return nil
+	}
+	keyAttr := attribute.String(spans.AttrCacheKey, key)
+	hit := attribute.Bool(spans.AttrCacheHit, true)
+	return &keyMetrics{
+		keyAttr: keyAttr,
+		hitAdd:  []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(in.poolAttr, keyAttr, hit, attribute.String(spans.AttrMissReason, "")))},
+		hitWait: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(in.poolAttr, keyAttr, hit))},
+		use:     []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(in.poolAttr, keyAttr))},
+	}
+}
+
+func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string) {
 	if span != nil {
 		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, hit))
 		if !hit {
@@ -163,11 +188,18 @@ func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start ti
 		}
 		span.End()
 	}
-	if in.metrics {
-		attrs := metric.WithAttributes(in.poolAttr, attribute.Bool(spans.AttrCacheHit, hit), attribute.String(spans.AttrMissReason, reason))
-		in.acquires.Add(ctx, 1, attrs)
-		in.waitTime.Record(ctx, seconds(time.Since(start)), metric.WithAttributes(in.poolAttr, attribute.Bool(spans.AttrCacheHit, hit)))
+	if km == nil {
+		return
 	}
+	wait := seconds(time.Since(start))
+	if hit {
+		in.acquires.Add(ctx, 1, km.hitAdd...)
+		in.waitTime.Record(ctx, wait, km.hitWait...)
+		return
+	}
+	miss := attribute.Bool(spans.AttrCacheHit, false)
+	in.acquires.Add(ctx, 1, metric.WithAttributes(in.poolAttr, km.keyAttr, miss, attribute.String(spans.AttrMissReason, reason)))
+	in.waitTime.Record(ctx, wait, metric.WithAttributes(in.poolAttr, km.keyAttr, miss))
 }
 
 func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType string) {
@@ -257,13 +289,14 @@ func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {
-	if !in.metrics {
+	km := l.c.ks.metrics
+	if km == nil {
 		return
 	}
 	ctx := context.Background()
-	in.useTime.Record(ctx, seconds(now.Sub(l.acquired)), metric.WithAttributes(in.poolAttr))
+	in.useTime.Record(ctx, seconds(now.Sub(l.acquired)), km.use...)
 	if drop {
-		in.failures.Add(ctx, 1, metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrErrorType, errType)))
+		in.failures.Add(ctx, 1, metric.WithAttributes(in.poolAttr, km.keyAttr, attribute.String(spans.AttrErrorType, errType)))
 	}
 }
 

@@ -217,7 +217,7 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 			p.closeEvicted(ctx, evs)
 		}
 		c.w.reset()
-		p.inst.endAcquire(ctx, span, start, true, "")
+		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "")
 		return Lease{p: p, c: c, gen: c.gen, hit: true, acquired: start}, nil
 	}
 	p.mu.Unlock()
@@ -232,7 +232,7 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 			p.mu.Lock()
 			p.stats.hits++
 			p.mu.Unlock()
-			p.inst.endAcquire(ctx, span, start, true, "")
+			p.inst.endAcquire(ctx, span, start, ks.metrics, true, "")
 			return Lease{p: p, c: c, gen: c.gen, hit: true, acquired: start}, nil
 		}
 		p.mu.Lock()
@@ -283,7 +283,7 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 	if recovered {
 		p.opts.Logger.Info("mcp pool: circuit breaker closed after a successful trial dial", "key", ks.key)
 	}
-	p.inst.endAcquire(ctx, span, start, false, reason)
+	p.inst.endAcquire(ctx, span, start, ks.metrics, false, reason)
 	return Lease{p: p, c: c, gen: c.gen, acquired: start}, nil
 }
 
