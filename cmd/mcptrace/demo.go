@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/profiling"
@@ -165,17 +166,30 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 			return fmt.Errorf("write dump %s: %w", f.out, err)
 		}
 	}
+	// The demo reads its own dump back with the analyzer, as a user would.
+	var report *analyze.Report
+	if f.out != "" {
+		report, err = analyze.AnalyzeFiles(cmd.Context(), []string{f.out}, analyze.Config{}, analyze.ReadOptions{})
+		if err != nil {
+			return fmt.Errorf("analyze the demo dump: %w", err)
+		}
+	}
 	out := cmd.OutOrStdout()
 	if f.format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"schema": "mcptrace.demo/v1", "dump": f.out, "modes": results})
+		doc := map[string]any{"schema": "mcptrace.demo/v1", "dump": f.out, "modes": results}
+		if report != nil {
+			doc["analysis"] = report
+		}
+		return enc.Encode(doc)
 	}
 	if err := renderDemoTable(out, results); err != nil {
 		return err
 	}
-	if f.out != "" {
-		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines).\n", f.out)
+	if report != nil {
+		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines); what `mcptrace analyze` reads in it:\n\n", f.out)
+		return report.Render(out, analyze.RenderTable)
 	}
 	return nil
 }

@@ -38,8 +38,19 @@ func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Schema string        `json:"schema"`
-		Modes  []demo.Result `json:"modes"`
+		Schema   string        `json:"schema"`
+		Modes    []demo.Result `json:"modes"`
+		Analysis struct {
+			Pool struct {
+				Acquires    int            `json:"acquires"`
+				Hits        int            `json:"hits"`
+				MissReasons map[string]int `json:"miss_reasons"`
+			} `json:"pool"`
+			Executions struct {
+				Count        int `json:"count"`
+				MultiSession int `json:"multi_session"`
+			} `json:"executions"`
+		} `json:"analysis"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("demo JSON: %v\n%s", err, out)
@@ -57,6 +68,17 @@ func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 	}
 	if perCall.Mode != demo.ModePerCall || perCall.SessionsOpened != 12 || perCall.MultiSession != 6 || perCall.StateLost != 6 || perCall.HitRate != 0 {
 		t.Errorf("per-call = %+v, want every call on its own session", perCall)
+	}
+
+	// The analyzer reads the same story back from the dump: the per-call
+	// misses beyond the 2 cold ones are unexplained, and its 6 executions
+	// each spread over two sessions.
+	a := got.Analysis
+	if a.Pool.Acquires != 24 || a.Pool.Hits != 10 || a.Pool.MissReasons[spans.MissCold] != 4 || a.Pool.MissReasons[spans.MissUnexplained] != 10 {
+		t.Errorf("analysis pool = %+v, want 24 acquires, 10 hits, 4 cold and 10 unexplained misses", a.Pool)
+	}
+	if a.Executions.Count != 12 || a.Executions.MultiSession != 6 {
+		t.Errorf("analysis executions = %+v, want 12 with 6 on several sessions", a.Executions)
 	}
 
 	counts := map[string]int{}

@@ -1,0 +1,341 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultIdleTTL is the pool's idle TTL the analyzer assumes when attributing
+// misses: an idle gap longer than this explains a miss as ttl.
+const DefaultIdleTTL = 5 * time.Minute
+
+// Profile names the vocabulary generation a dump was written with; the pool
+// measures read acquires differently for each.
+type Profile string
+
+// The vocabulary profiles.
+const (
+	// ProfileDefault: an acquire span on every call, hit or miss, with
+	// plugin.mcp.cache_hit (or a handshake child on a miss).
+	ProfileDefault Profile = "default"
+	// ProfileAcquireOnMiss: the production gateway's later generation emits
+	// the acquire span only on a miss, so a hit is an invoke span without an
+	// acquire child.
+	ProfileAcquireOnMiss Profile = "acquire-on-miss"
+	// ProfileSemconv: OpenTelemetry MCP client spans (tools/call <tool>) with
+	// mcp.session.id and no pool spans; a call on a session not seen before
+	// is a miss.
+	ProfileSemconv Profile = "semconv"
+)
+
+// Profiles lists the profiles in documentation order.
+var Profiles = []Profile{ProfileDefault, ProfileAcquireOnMiss, ProfileSemconv}
+
+// ErrUnknownProfile is returned by ParseProfile for a name it does not know.
+var ErrUnknownProfile = errors.New("unknown profile")
+
+// ParseProfile returns the profile named s; "" is the default profile.
+func ParseProfile(s string) (Profile, error) {
+	if s == "" {
+		return ProfileDefault, nil
+	}
+	for _, p := range Profiles {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q: want default, acquire-on-miss or semconv", ErrUnknownProfile, s)
+}
+
+// Config is what an analysis measures and how. The zero value is the default
+// profile, scopes named by the vocabulary, a 5 minute idle TTL, every trace
+// an execution and no reads-per-request measures.
+type Config struct {
+	// Profile is the vocabulary profile; zero means ProfileDefault.
+	Profile Profile
+	// ScopeAttr, when set, names the pool scope instead of the default chain
+	// (plugin.mcp.pool.id, then resource service.instance.id, then
+	// service.name). It is looked up on the acquire span, its ancestors, then
+	// the resource; spans without it share the empty scope.
+	ScopeAttr string
+	// IdleTTL is the pool's idle TTL; zero means DefaultIdleTTL.
+	IdleTTL time.Duration
+	// ExecutionRoot, when set, selects the root span of an execution; nil
+	// means every trace is one execution.
+	ExecutionRoot *Selector
+	// Measures are the reads-per-request measures, usually from a config
+	// file's measures: key.
+	Measures []ReadMeasure
+}
+
+// ReadMeasure counts, for each request (a span matching Root), the spans
+// matching Read beneath it, leaving out those beneath a span matching
+// NotUnder; the count is trusted only when the request's trace is complete
+// and, if CompleteWhen is set, holds a span matching it.
+type ReadMeasure struct {
+	// Name identifies the measure in reports; unique within a config.
+	Name string
+	// Description is free text carried into the report.
+	Description string
+	// Root selects the request span.
+	Root Selector
+	// Read selects the spans counted.
+	Read Selector
+	// NotUnder, when set, leaves out reads beneath a matching span (below the
+	// request).
+	NotUnder *Selector
+	// CompleteWhen, when set, must match a span of the request's trace
+	// before its count is trusted (a process that exports separately has
+	// landed).
+	CompleteWhen *Selector
+	// Expect, when set, is the count every complete request should have;
+	// others are reported as unexpected.
+	Expect *int
+	// Line and Column locate the measure in its file.
+	Line, Column int
+}
+
+// withDefaults returns c with zero fields replaced by their defaults.
+func (c Config) withDefaults() Config {
+	if c.Profile == "" {
+		c.Profile = ProfileDefault
+	}
+	if c.IdleTTL == 0 {
+		c.IdleTTL = DefaultIdleTTL
+	}
+	return c
+}
+
+// Validate reports a configuration the analyzer cannot honour.
+func (c Config) Validate() error {
+	if _, err := ParseProfile(string(c.Profile)); err != nil {
+		return err
+	}
+	if c.IdleTTL < 0 {
+		return fmt.Errorf("idle TTL %v: want a positive duration", c.IdleTTL)
+	}
+	seen := map[string]bool{}
+	for _, m := range c.Measures {
+		if m.Name == "" {
+			return errors.New("measure without a name")
+		}
+		if seen[m.Name] {
+			return fmt.Errorf("measure %q defined twice", m.Name)
+		}
+		seen[m.Name] = true
+		if m.Root.IsZero() || m.Read.IsZero() {
+			return fmt.Errorf("measure %q: root and read selectors are required", m.Name)
+		}
+	}
+	return nil
+}
+
+// IndexOptions returns the attributes an Index must keep for c: the scope
+// attribute and every key the selectors read.
+func (c Config) IndexOptions() IndexOptions {
+	var o IndexOptions
+	add := func(s *Selector) {
+		if s == nil {
+			return
+		}
+		o.SpanAttrs = append(o.SpanAttrs, s.SpanAttributeKeys()...)
+		o.ResourceAttrs = append(o.ResourceAttrs, s.ResourceAttributeKeys()...)
+	}
+	if c.ScopeAttr != "" {
+		o.SpanAttrs = append(o.SpanAttrs, c.ScopeAttr)
+		o.ResourceAttrs = append(o.ResourceAttrs, c.ScopeAttr)
+	}
+	add(c.ExecutionRoot)
+	for i := range c.Measures {
+		m := &c.Measures[i]
+		add(&m.Root)
+		add(&m.Read)
+		add(m.NotUnder)
+		add(m.CompleteWhen)
+	}
+	return o
+}
+
+// ConfigFile is the parsed mcptrace.yaml as analyze uses it: the
+// reads-per-request measures. The CI gate's rules: and regressions: of the
+// same file are read by [ParseGateConfig].
+type ConfigFile struct {
+	// Path is the file the configuration came from.
+	Path string
+	// Measures are the file's measures: entries, in file order.
+	Measures []ReadMeasure
+}
+
+// ConfigError is a configuration mistake at a place in a file: a YAML syntax
+// error, an unknown key, a bad value or regular expression. Column is 0 when
+// the YAML parser does not say (its syntax errors name only the line).
+type ConfigError struct {
+	File         string
+	Line, Column int
+	Msg          string
+}
+
+// Error renders the error as file:line:column: message.
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteByte(':')
+	}
+	if e.Line > 0 {
+		b.WriteString(strconv.Itoa(e.Line))
+		b.WriteByte(':')
+		if e.Column > 0 {
+			b.WriteString(strconv.Itoa(e.Column))
+			b.WriteByte(':')
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+func nodeErrorf(n *yaml.Node, format string, args ...any) *ConfigError {
+	return &ConfigError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError turns a yaml.v3 syntax error in data into a ConfigError.
+// yaml.v3 never gives a column, and its line is often that of the enclosing
+// block (0-based, or left out on the first line), so the line is found again
+// as the shortest prefix of data that fails with the same problem.
+func yamlError(file string, data []byte, err error) *ConfigError {
+	msg := err.Error()
+	line := 1
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	if l := firstFailingLine(data, msg); l > 0 {
+		line = l
+	}
+	return &ConfigError{File: file, Line: line, Msg: "invalid YAML: " + msg}
+}
+
+// locateBudget bounds the bytes firstFailingLine re-parses (it parses every
+// prefix, so a long file would cost quadratic time): beyond it, yaml.v3's
+// own line stands.
+const locateBudget = 4 << 20
+
+// firstFailingLine returns the 1-based number of the first line whose
+// prefix of data fails to parse with problem, or 0.
+func firstFailingLine(data []byte, problem string) int {
+	end, parsed := 0, 0
+	for i, l := range strings.SplitAfter(string(data), "\n") {
+		end += len(l)
+		if parsed += end; parsed > locateBudget {
+			return 0
+		}
+		var n yaml.Node
+		if err := yaml.Unmarshal(data[:end], &n); err != nil && strings.HasSuffix(err.Error(), problem) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// LoadConfigFile reads and parses the configuration file at path.
+func LoadConfigFile(path string) (*ConfigFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+var measureName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// ParseConfig parses configuration file data; path names it in errors. It
+// refuses unknown keys, repeated keys and bad selectors with a *ConfigError
+// giving file, line and column.
+func ParseConfig(path string, data []byte) (*ConfigFile, error) {
+	// The same file's rules: and regressions: belong to the CI gate; parsing
+	// the whole file here reports a mistake in them whichever command reads it.
+	gc, err := ParseGateConfig(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return &ConfigFile{Path: path, Measures: gc.Measures}, nil
+}
+
+func parseMeasures(n *yaml.Node) ([]ReadMeasure, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, nodeErrorf(n, "measures must be a list of {name, root, read, not_under, complete_when, expect}")
+	}
+	var out []ReadMeasure
+	where := map[string]*yaml.Node{}
+	for _, item := range n.Content {
+		m := ReadMeasure{Line: item.Line, Column: item.Column}
+		var rootSet, readSet bool
+		err := eachKey(item, []string{"name", "description", "root", "read", "not_under", "complete_when", "expect"}, func(key string, _, v *yaml.Node) error {
+			var err error
+			switch key {
+			case "name":
+				if m.Name, err = scalarString(v, "name"); err != nil {
+					return err
+				}
+				if !measureName.MatchString(m.Name) {
+					return nodeErrorf(v, "measure name %q: use letters, digits, '_', '.' or '-'", m.Name)
+				}
+				if prev, dup := where[m.Name]; dup {
+					return nodeErrorf(v, "measure %q already defined at line %d", m.Name, prev.Line)
+				}
+				where[m.Name] = v
+			case "description":
+				m.Description, err = scalarString(v, "description")
+			case "root":
+				m.Root, err = ParseSelector(v)
+				rootSet = true
+			case "read":
+				m.Read, err = ParseSelector(v)
+				readSet = true
+			case "not_under", "complete_when":
+				var s Selector
+				if s, err = ParseSelector(v); err == nil {
+					if key == "not_under" {
+						m.NotUnder = &s
+					} else {
+						m.CompleteWhen = &s
+					}
+				}
+			case "expect":
+				var e int
+				if v.Kind != yaml.ScalarNode || v.Decode(&e) != nil || e < 0 {
+					return nodeErrorf(v, "expect must be a whole number of reads, 0 or more")
+				}
+				m.Expect = &e
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case m.Name == "":
+			return nil, nodeErrorf(item, "measure needs a name")
+		case !rootSet:
+			return nil, nodeErrorf(item, "measure %q needs a root selector (the request span)", m.Name)
+		case !readSet:
+			return nil, nodeErrorf(item, "measure %q needs a read selector (the spans to count)", m.Name)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

@@ -1,0 +1,138 @@
+package analyze
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const goodConfig = `# reads per request
+measures:
+  - name: org_reads
+    description: one organizations read per init
+    root: mcp.request
+    read: {name: db.query, attributes: {db.sql.table: organizations}}
+    not_under: {name: cache.fill}
+    complete_when: {name: worker.fetch}
+    expect: 1
+  - name: any_reads
+    root: {name_regex: '^mcp\.'}
+    read: {kind: client}
+`
+
+func TestParseConfigReadsMeasures(t *testing.T) {
+	cf, err := ParseConfig("mcptrace.yaml", []byte(goodConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cf.Measures) != 2 {
+		t.Fatalf("measures = %d, want 2", len(cf.Measures))
+	}
+	m := cf.Measures[0]
+	if m.Name != "org_reads" || m.Root.Name != "mcp.request" || m.Read.Name != "db.query" || m.NotUnder == nil ||
+		m.CompleteWhen == nil || m.Expect == nil || *m.Expect != 1 || m.Line != 3 || m.Description == "" {
+		t.Errorf("first measure parsed as %+v", m)
+	}
+	if n := cf.Measures[1]; n.Expect != nil || n.NotUnder != nil || n.CompleteWhen != nil || n.Read.Kind != "client" {
+		t.Errorf("second measure parsed as %+v", n)
+	}
+	cfg := Config{Measures: cf.Measures}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("a parsed config must validate: %v", err)
+	}
+	opts := cfg.IndexOptions()
+	if !strings.Contains(strings.Join(opts.SpanAttrs, ","), "db.sql.table") {
+		t.Errorf("index options %+v must keep db.sql.table", opts)
+	}
+}
+
+func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       string // the error's text, from the file name on
+	}{
+		{"unknown top-level key", "measure:\n  - name: x\n", "c.yaml:1:1: unknown key \"measure\": want one of measures"},
+		{"rules are not known yet", "rules: []\n", "c.yaml:1:1: unknown key \"rules\""},
+		{"unknown measure key", "measures:\n  - name: x\n    root: a\n    read: b\n    expected: 1\n", "c.yaml:5:5: unknown key \"expected\""},
+		{"bad regex", "measures:\n  - name: x\n    root: {name_regex: 'a(('}\n    read: b\n", "c.yaml:3:24: name_regex \"a((\" is not a valid regular expression"},
+		{"missing read", "measures:\n  - name: x\n    root: a\n", "c.yaml:2:5: measure \"x\" needs a read selector"},
+		{"missing name", "measures:\n  - root: a\n    read: b\n", "c.yaml:2:5: measure needs a name"},
+		{"duplicate name", "measures:\n  - {name: x, root: a, read: b}\n  - {name: x, root: a, read: b}\n", "c.yaml:3:12: measure \"x\" already defined at line 2"},
+		{"negative expect", "measures:\n  - {name: x, root: a, read: b, expect: -1}\n", "c.yaml:2:41: expect must be a whole number"},
+		{"measures not a list", "measures: {name: x}\n", "c.yaml:1:11: measures must be a list"},
+		{"yaml syntax", "measures:\n  - name: x\n   root: [\n", "c.yaml:3: invalid YAML:"},
+		{"tab indentation", "measures:\n  - name: x\n\troot: a\n", "c.yaml:3: invalid YAML:"},
+		{"yaml syntax on line 1", "measures: [\n", "c.yaml:1: invalid YAML:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("c.yaml", []byte(tt.yaml))
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v, want a *ConfigError", err)
+			}
+			if !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error\n  %s\nwant it to start with\n  %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseConfigAcceptsAnEmptyFile(t *testing.T) {
+	cf, err := ParseConfig("empty.yaml", []byte("# nothing yet\n"))
+	if err != nil || len(cf.Measures) != 0 {
+		t.Errorf("empty config: %+v, %v", cf, err)
+	}
+}
+
+func TestLoadConfigFileNamesAMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := LoadConfigFile(path)
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {
+		t.Errorf("error %v, want not-exist naming %s", err, path)
+	}
+	good := filepath.Join(t.TempDir(), "mcptrace.yaml")
+	if err := os.WriteFile(good, []byte(goodConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cf, err := LoadConfigFile(good); err != nil || cf.Path != good || len(cf.Measures) != 2 {
+		t.Errorf("LoadConfigFile = %+v, %v", cf, err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	root, _ := ParseSelectorString("a")
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"zero value is valid", Config{}, ""},
+		{"unknown profile", Config{Profile: "fancy"}, "unknown profile"},
+		{"negative TTL", Config{IdleTTL: -time.Second}, "idle TTL"},
+		{"duplicate measure", Config{Measures: []ReadMeasure{{Name: "m", Root: root, Read: root}, {Name: "m", Root: root, Read: root}}}, "defined twice"},
+		{"measure without selectors", Config{Measures: []ReadMeasure{{Name: "m"}}}, "root and read selectors are required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseProfile(t *testing.T) {
+	for _, s := range []string{"", "default", "acquire-on-miss", "semconv"} {
+		if _, err := ParseProfile(s); err != nil {
+			t.Errorf("ParseProfile(%q) = %v", s, err)
+		}
+	}
+	if _, err := ParseProfile("Default"); !errors.Is(err, ErrUnknownProfile) {
+		t.Errorf("ParseProfile(Default) = %v, want ErrUnknownProfile", err)
+	}
+}

@@ -1,0 +1,45 @@
+// Package analyze reads exported traces of an MCP connection pool and
+// computes the measures that say whether pooling works: the hit rate against
+// the cold-start floor with every miss attributed to a cause, the number of
+// downstream sessions per execution, reads per request, and latency
+// percentiles.
+//
+// It works on traces from any implementation of the vocabulary in package
+// spans (the production gateway's TypeScript as well as package pool), so it
+// never imports pool or the MCP SDK.
+//
+// # Pipeline
+//
+// [Read] expands paths and decodes each dump (OTLP JSON or protobuf, gzip or
+// zstd, Jaeger, Tempo) into ptrace.Traces batches. [Index.Add] keeps only
+// what the measures need, in a compact form (about 80 bytes per span: names
+// and attribute values are interned, trace ids stored once per trace).
+// [Load] does both. [Analyze] computes a [Report] from an index and a
+// [Config]; [Report.Render] writes it as a table, JSON (the documented
+// mcptrace.analysis/v1 contract, see docs/analysis-schema.md) or Markdown.
+//
+//	cfg := analyze.Config{Profile: analyze.ProfileDefault}
+//	idx, _, err := analyze.Load(ctx, []string{"dump.jsonl"}, analyze.LoadOptions{Index: cfg.IndexOptions()})
+//	if err != nil { ... }
+//	report, err := analyze.Analyze(idx, cfg)
+//	if err != nil { ... }
+//	err = report.Render(os.Stdout, analyze.RenderTable)
+//
+// # Measures
+//
+// Each measure lives in its own file with its own accumulator and is pure:
+// no I/O and no clock, every time comes from the spans. An acquire belongs to
+// a pool scope (plugin.mcp.pool.id, else resource service.instance.id, else
+// service.name) and a key (plugin.mcp.cache_key); the first acquire of each
+// (scope, key) pair must dial, which is the cold-start floor. Every other
+// miss is attributed to redial, concurrent, after_failure, ttl or
+// health_check from the spans alone, and to unexplained when none fits: the
+// regression to chase.
+//
+// # Configuration
+//
+// Reads-per-request measures come from a YAML file ([LoadConfigFile]) whose
+// span [Selector] type is shared with the CI gate's rules. Unknown keys, bad
+// values and bad regular expressions are a [*ConfigError] with file, line and
+// column.
+package analyze

@@ -1,0 +1,112 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden reports in testdata/traces")
+
+// tracesDir holds the generated dumps (go generate ./internal/tracegen) and,
+// next to each, its expected report <dump>.golden.json.
+const tracesDir = "../testdata/traces"
+
+const goldenSuffix = ".golden.json"
+
+// TestGoldenReports analyzes every dump in testdata/traces and compares its
+// JSON report with the golden file next to it. Each dump's figures are also
+// checked against the hand-worked ones of its scenario, and its report,
+// inputs aside, must equal the one of the scenario built in memory: the
+// same story reads the same in every format.
+func TestGoldenReports(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(tracesDir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dumps []string
+	for _, p := range paths {
+		if !strings.HasSuffix(p, goldenSuffix) {
+			dumps = append(dumps, p)
+		}
+	}
+	if len(dumps) == 0 {
+		t.Fatalf("no dumps in %s: run go generate ./internal/tracegen", tracesDir)
+	}
+
+	// The in-memory reference report of each scenario.
+	reference := map[string]string{}
+	for _, sc := range scenarioBuilds() {
+		reference[sc.Name] = renderString(t, analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build()), RenderJSON)
+	}
+
+	for _, path := range dumps {
+		name := filepath.Base(path)
+		scenario, _, _ := strings.Cut(name, ".")
+		t.Run(name, func(t *testing.T) {
+			want, ok := scenarioFigures[scenario]
+			if !ok {
+				t.Fatalf("dump %s belongs to no known scenario", name)
+			}
+			cfg := scenarioConfig(t, scenario)
+			idx, inputs, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if len(inputs) != 1 || inputs[0].Partial || len(inputs[0].Warnings) != 0 {
+				t.Errorf("inputs = %+v, want one clean input", inputs)
+			}
+			r, err := Analyze(idx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFigures(t, r, want)
+
+			got := renderString(t, r, RenderJSON)
+			golden := path + goldenSuffix
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wantJSON, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden (run go test ./analyze -run TestGoldenReports -update): %v", err)
+			}
+			if got != string(wantJSON) {
+				t.Errorf("report differs from %s (rerun with -update if the change is intended):\n%s", golden, lineDiff(string(wantJSON), got))
+			}
+
+			r.Inputs = []InputReport{}
+			if sameFormat := renderString(t, r, RenderJSON); sameFormat != reference[scenario] {
+				t.Errorf("%s reads differently from the scenario built in memory:\n%s", name, lineDiff(reference[scenario], sameFormat))
+			}
+		})
+	}
+}
+
+// lineDiff shows the first differing lines of two texts with a little
+// context: enough to see which figure moved.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b bytes.Buffer
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 12; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString("line " + itoa(i+1) + ":\n  want " + wl + "\n  got  " + gl + "\n")
+			shown++
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,747 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Parent links of a span once the index is finished.
+const (
+	parentNone    int32 = -1 // a root span: no parent id
+	parentMissing int32 = -2 // the parent id names a span absent from the dump
+)
+
+// statusError is the error status code as stored in the index (the OTLP
+// numbering).
+const statusError = uint8(ptrace.StatusCodeError)
+
+// span is the retained record of one span. It holds no pointers, so the
+// garbage collector never scans the chunks of them, and its 56 bytes are
+// most of the index's per-span cost: names and attribute values are int32
+// indexes into tables shared by every span, and the trace id is stored once
+// per trace.
+type span struct {
+	start, end int64  // unix nanoseconds
+	id         uint64 // span id, big-endian
+	parentID   uint64 // parent span id, big-endian; 0 for a root span
+	trace      int32  // index into Index.traces
+	name       int32  // index into Index.names
+	res        int32  // index into Index.resources
+	attrs      int32  // the span's first attribute: chunk<<attrChunkBits | offset in Index.attrs
+	parent     int32  // the parent's span index once finished; parentNone or parentMissing
+	nattrs     uint8
+	kind       uint8 // ptrace.SpanKind
+	status     uint8 // ptrace.StatusCode
+	dup        bool  // a later copy of a span already indexed: left out of Index.order
+}
+
+// attr is one retained attribute: a key of the index's key table and an
+// interned value. Every value is kept as the text OpenTelemetry's
+// Value.AsString gives it (true, 2, a string as is), which is also how
+// selectors compare it.
+type attr struct {
+	key uint16
+	val int32
+}
+
+// traceRec is one trace: its id, kept once, and the range of its spans in
+// Index.order once the index is finished.
+type traceRec struct {
+	id         pcommon.TraceID
+	first, n   int32
+	incomplete bool
+}
+
+// resource is one distinct set of retained resource attributes; spans share
+// it by index.
+type resource struct {
+	attrs int32 // offset into Index.resAttrs
+	n     uint8
+}
+
+// IndexOptions names the attributes an Index keeps besides the vocabulary's
+// own. The zero value keeps the vocabulary only.
+type IndexOptions struct {
+	// SpanAttrs are extra span attribute keys to keep (selector keys, a
+	// --scope-attr key).
+	SpanAttrs []string
+	// ResourceAttrs are extra resource attribute keys to keep.
+	ResourceAttrs []string
+}
+
+// vocabSpanAttrs are the span attributes the measures read; everything else
+// is dropped on ingest. The call's jsonrpc.request.id, for instance, is
+// unique per call and would cost memory for nothing.
+var vocabSpanAttrs = []string{
+	spans.AttrCacheHit,
+	spans.AttrCacheKey,
+	spans.AttrAttempt,
+	spans.AttrMissReason,
+	spans.AttrPoolID,
+	spans.AttrSessionID,
+	spans.AttrMethodName,
+	spans.AttrErrorType,
+	spans.AttrServerAddress,
+	spans.AttrServerPort,
+}
+
+// vocabResourceAttrs are the resource attributes that name a pool scope.
+var vocabResourceAttrs = []string{
+	spans.ResourceServiceInstanceID,
+	spans.ResourceServiceName,
+}
+
+// Index is the compact, queryable form of a trace dump: every distinct span
+// with its ids, times, kind, status, an interned name and only the attributes
+// the measures and the configuration need. It is built incrementally with
+// [Index.Add] from any number of ptrace.Traces batches, in any order: spans
+// of one trace may arrive in different batches or files.
+//
+// An Index is not safe for concurrent use: Add from one goroutine (the
+// [Read] sink already is one), then analyze it. The zero value is not usable;
+// call [NewIndex].
+type Index struct {
+	// Key tables: the attribute keys kept, by small integer id. Span and
+	// resource keys share one id space.
+	keys      []string
+	keyID     map[string]uint16
+	spanKeyOK []bool // per key id: kept on spans
+	resKeyOK  []bool // per key id: kept on resources
+	// keysByLen lists the kept keys by length: matching an attribute key
+	// against the dozen kept ones by length then bytes is several times
+	// cheaper than hashing it, and every attribute of every span is matched.
+	keysByLen [maxKeyLen + 1][]uint16
+	// lastVal remembers, per key id, the last value interned: consecutive
+	// spans often repeat it (a trace's session, a pool's key).
+	lastVal []internedVal
+
+	names []string // interned span names
+	vals  []string // interned attribute values
+
+	// Spans in arrival order, in fixed-size chunks that never move: a span's
+	// index is its arrival number. Growing one large slice instead would copy
+	// (and fault in) every span again at each growth, which costs more than
+	// decoding them; sorting a copy would double the memory.
+	spans  [][]span
+	nspans int32
+	attrs  [][]attr // a span's attributes never straddle two chunks
+
+	// order lists the distinct spans grouped by trace, by span id within a
+	// trace; each trace's range in it is traceRec.first and n.
+	order     []int32
+	traces    []traceRec
+	resources []resource
+	resAttrs  []attr
+
+	// Build-time lookup maps. They are dropped when the index is finished
+	// (they cost more than the tables they index) and rebuilt by the next Add.
+	nameIdx  map[string]int32
+	valIdx   map[string]int32
+	traceIdx map[pcommon.TraceID]int32
+	resIdx   map[string]int32
+
+	keyBuf []byte // scratch space for resource keys
+
+	dirty      bool // spans added since the last finish
+	duplicates int  // spans left out as copies of an indexed one
+	incomplete int  // traces with a missing parent or a parent cycle
+
+	inputs []InputReport // set by Load
+}
+
+// internedVal is a value and its id in Index.vals.
+type internedVal struct {
+	s  string
+	id int32
+}
+
+// maxKeyLen is the longest attribute key found through keysByLen; longer
+// kept keys (unusual) go through the keyID map.
+const maxKeyLen = 63
+
+// Chunk sizes of the span and attribute tables.
+const (
+	spanChunkBits = 13
+	spanChunk     = 1 << spanChunkBits
+	attrChunkBits = 16
+	attrChunk     = 1 << attrChunkBits
+	maxSpanAttrs  = 255 // nattrs is a uint8
+)
+
+// NewIndex returns an empty Index keeping the vocabulary's attributes plus
+// those opts names.
+func NewIndex(opts IndexOptions) *Index {
+	x := &Index{keyID: make(map[string]uint16)}
+	for _, k := range vocabSpanAttrs {
+		x.addKey(k, false)
+	}
+	for _, k := range opts.SpanAttrs {
+		x.addKey(k, false)
+	}
+	for _, k := range vocabResourceAttrs {
+		x.addKey(k, true)
+	}
+	for _, k := range opts.ResourceAttrs {
+		x.addKey(k, true)
+	}
+	x.vals = []string{"false", "true"} // AsString of the two booleans, ids 0 and 1
+	return x
+}
+
+// addKey registers key as kept on spans or on resources.
+func (x *Index) addKey(key string, onResource bool) {
+	if key == "" {
+		return
+	}
+	id, ok := x.keyID[key]
+	if !ok {
+		if len(x.keys) >= 1<<16-1 {
+			return // beyond any sane configuration; the key is simply not kept
+		}
+		id = uint16(len(x.keys))
+		x.keys = append(x.keys, key)
+		x.keyID[key] = id
+		x.spanKeyOK = append(x.spanKeyOK, false)
+		x.resKeyOK = append(x.resKeyOK, false)
+		x.lastVal = append(x.lastVal, internedVal{id: -1})
+		if len(key) <= maxKeyLen {
+			x.keysByLen[len(key)] = append(x.keysByLen[len(key)], id)
+		}
+	}
+	if onResource {
+		x.resKeyOK[id] = true
+	} else {
+		x.spanKeyOK[id] = true
+	}
+}
+
+// matchKey returns the id of a kept key k, on the ingest path.
+func (x *Index) matchKey(k string) (uint16, bool) {
+	if len(k) > maxKeyLen {
+		id, ok := x.keyID[k]
+		return id, ok
+	}
+	for _, id := range x.keysByLen[len(k)] {
+		if x.keys[id] == k {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// lookupKey returns the id of a kept key.
+func (x *Index) lookupKey(key string) (uint16, bool) {
+	id, ok := x.keyID[key]
+	return id, ok
+}
+
+// Add indexes every span of td. It copies what it keeps, so td may be reused
+// or dropped afterwards. Spans already in the index (same trace and span id)
+// are counted once.
+func (x *Index) Add(td ptrace.Traces) {
+	x.ensureMaps()
+	rss := td.ResourceSpans()
+	var lastTrace pcommon.TraceID
+	lastTraceIdx := int32(-1)
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		res := x.internResource(rs.Resource().Attributes())
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j).Spans()
+			for k := 0; k < ss.Len(); k++ {
+				sp := ss.At(k)
+				tid := sp.TraceID()
+				if lastTraceIdx < 0 || tid != lastTrace {
+					lastTrace, lastTraceIdx = tid, x.internTrace(tid)
+				}
+				x.addSpan(sp, lastTraceIdx, res)
+			}
+		}
+	}
+}
+
+// addSpan appends one span's retained record.
+func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
+	if x.nspans == math.MaxInt32 {
+		return // 2 billion spans: beyond what an int32 index can number
+	}
+	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
+		x.attrs = append(x.attrs, make([]attr, 0, attrChunk))
+	}
+	ci := len(x.attrs) - 1
+	chunk := x.attrs[ci]
+	first := len(chunk)
+
+	sid := sp.SpanID()
+	pid := sp.ParentSpanID()
+	s := span{
+		start:    int64(sp.StartTimestamp()),
+		end:      int64(sp.EndTimestamp()),
+		id:       binary.BigEndian.Uint64(sid[:]),
+		parentID: binary.BigEndian.Uint64(pid[:]),
+		trace:    trace,
+		name:     x.internName(sp.Name()),
+		res:      res,
+		attrs:    int32(ci<<attrChunkBits | first),
+		parent:   parentNone,
+		kind:     uint8(sp.Kind()),
+		status:   uint8(sp.Status().Code()),
+	}
+	if s.end < s.start {
+		s.end = s.start // a clock-skewed span lasts zero, not a negative time
+	}
+	for k, v := range sp.Attributes().All() {
+		id, ok := x.matchKey(k)
+		if !ok || !x.spanKeyOK[id] || s.nattrs == maxSpanAttrs || hasKey(chunk[first:], id) {
+			continue
+		}
+		chunk = append(chunk, attr{key: id, val: x.internKeyValue(id, v)})
+		s.nattrs++
+	}
+	x.attrs[ci] = chunk
+
+	if n := len(x.spans); n == 0 || len(x.spans[n-1]) == cap(x.spans[n-1]) {
+		x.spans = append(x.spans, make([]span, 0, spanChunk))
+	}
+	x.spans[len(x.spans)-1] = append(x.spans[len(x.spans)-1], s)
+	x.nspans++
+	x.dirty = true
+}
+
+// hasKey reports whether attrs holds key (a malformed span may repeat a
+// key; the first one wins).
+func hasKey(attrs []attr, key uint16) bool {
+	for _, a := range attrs {
+		if a.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// sp returns span i.
+func (x *Index) sp(i int32) *span {
+	return &x.spans[i>>spanChunkBits][i&(spanChunk-1)]
+}
+
+// attrsOf returns the attributes of s.
+func (x *Index) attrsOf(s *span) []attr {
+	off := s.attrs & (attrChunk - 1)
+	return x.attrs[s.attrs>>attrChunkBits][off : off+int32(s.nattrs)]
+}
+
+// ensureMaps rebuilds the build-time maps a finished index dropped.
+func (x *Index) ensureMaps() {
+	if x.nameIdx != nil {
+		return
+	}
+	x.nameIdx = make(map[string]int32, len(x.names))
+	for i, n := range x.names {
+		x.nameIdx[n] = int32(i)
+	}
+	x.valIdx = make(map[string]int32, len(x.vals))
+	for i, v := range x.vals {
+		x.valIdx[v] = int32(i)
+	}
+	x.traceIdx = make(map[pcommon.TraceID]int32, len(x.traces))
+	for i, t := range x.traces {
+		x.traceIdx[t.id] = int32(i)
+	}
+	x.resIdx = make(map[string]int32, len(x.resources))
+	for i := range x.resources {
+		x.resIdx[x.resourceKey(int32(i))] = int32(i)
+	}
+}
+
+func (x *Index) internName(s string) int32 {
+	if id, ok := x.nameIdx[s]; ok {
+		return id
+	}
+	id := int32(len(x.names))
+	s = strings.Clone(s) // never retain a slice of a decoder's buffer
+	x.names = append(x.names, s)
+	x.nameIdx[s] = id
+	return id
+}
+
+func (x *Index) internString(s string) int32 {
+	if id, ok := x.valIdx[s]; ok {
+		return id
+	}
+	id := int32(len(x.vals))
+	s = strings.Clone(s)
+	x.vals = append(x.vals, s)
+	x.valIdx[s] = id
+	return id
+}
+
+// internKeyValue interns the value v of key, trying the key's last value
+// first.
+func (x *Index) internKeyValue(key uint16, v pcommon.Value) int32 {
+	if v.Type() != pcommon.ValueTypeStr {
+		return x.internValue(v)
+	}
+	s := v.Str()
+	if last := &x.lastVal[key]; last.id >= 0 && last.s == s {
+		return last.id
+	}
+	id := x.internString(s)
+	x.lastVal[key] = internedVal{s: x.vals[id], id: id}
+	return id
+}
+
+// internValue interns v's AsString text without formatting the common
+// scalar types through a temporary string where it can be avoided.
+func (x *Index) internValue(v pcommon.Value) int32 {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return x.internString(v.Str())
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return 1
+		}
+		return 0
+	case pcommon.ValueTypeInt:
+		return x.internString(strconv.FormatInt(v.Int(), 10))
+	default:
+		return x.internString(v.AsString())
+	}
+}
+
+func (x *Index) internTrace(id pcommon.TraceID) int32 {
+	if i, ok := x.traceIdx[id]; ok {
+		return i
+	}
+	i := int32(len(x.traces))
+	x.traces = append(x.traces, traceRec{id: id})
+	x.traceIdx[id] = i
+	return i
+}
+
+// internResource returns the id of the resource holding m's kept attributes,
+// shared by every batch with the same ones.
+func (x *Index) internResource(m pcommon.Map) int32 {
+	start := int32(len(x.resAttrs))
+	for k, v := range m.All() {
+		id, ok := x.matchKey(k)
+		if !ok || !x.resKeyOK[id] || len(x.resAttrs)-int(start) == 255 {
+			continue
+		}
+		dup := false
+		for _, a := range x.resAttrs[start:] {
+			dup = dup || a.key == id
+		}
+		if !dup {
+			x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internValue(v)})
+		}
+	}
+	added := x.resAttrs[start:]
+	slices.SortFunc(added, func(a, b attr) int { return int(a.key) - int(b.key) })
+	x.keyBuf = appendResourceKey(x.keyBuf[:0], added)
+	if id, ok := x.resIdx[string(x.keyBuf)]; ok { // no allocation for a known resource
+		x.resAttrs = x.resAttrs[:start]
+		return id
+	}
+	id := int32(len(x.resources))
+	x.resources = append(x.resources, resource{attrs: start, n: uint8(len(added))})
+	x.resIdx[string(x.keyBuf)] = id
+	return id
+}
+
+// resourceKey is the canonical map key of resource r: its sorted pairs.
+func (x *Index) resourceKey(r int32) string {
+	res := x.resources[r]
+	return string(appendResourceKey(nil, x.resAttrs[res.attrs:res.attrs+int32(res.n)]))
+}
+
+// appendResourceKey appends the key of sorted resource attributes to b.
+func appendResourceKey(b []byte, attrs []attr) []byte {
+	for _, a := range attrs {
+		b = binary.LittleEndian.AppendUint16(b, a.key)
+		b = binary.LittleEndian.AppendUint32(b, uint32(a.val))
+	}
+	return b
+}
+
+// finish groups spans by trace, leaves duplicates out, resolves parent
+// links and marks incomplete traces. Every query calls it; it does nothing
+// when no span was added since the last call, and starts over otherwise, so
+// spans may keep arriving between queries.
+func (x *Index) finish() {
+	if !x.dirty {
+		return
+	}
+	x.dirty = false
+
+	// Counting sort of the span indexes by trace, in arrival order.
+	nt := len(x.traces)
+	offsets := make([]int32, nt+1)
+	for _, c := range x.spans {
+		for i := range c {
+			offsets[c[i].trace+1]++
+		}
+	}
+	for t := range nt {
+		offsets[t+1] += offsets[t]
+	}
+	order := make([]int32, x.nspans)
+	next := slices.Clone(offsets[:nt])
+	var i int32
+	for _, c := range x.spans {
+		for k := range c {
+			t := c[k].trace
+			order[next[t]] = i
+			next[t]++
+			i++
+		}
+	}
+
+	// Within each trace: order by span id (stable: the first copy of a
+	// duplicate comes first) and leave later copies out.
+	kept := order[:0]
+	x.duplicates = 0
+	for t := range x.traces {
+		group := order[offsets[t]:offsets[t+1]]
+		slices.SortStableFunc(group, func(a, b int32) int { return cmpUint64(x.sp(a).id, x.sp(b).id) })
+		first := int32(len(kept))
+		var prev uint64
+		for k, si := range group {
+			s := x.sp(si)
+			s.dup = k > 0 && s.id == prev
+			if s.dup {
+				x.duplicates++
+				continue
+			}
+			prev = s.id
+			kept = append(kept, si) // writes never overtake the read position
+		}
+		x.traces[t].first, x.traces[t].n = first, int32(len(kept))-first
+	}
+	x.order = slices.Clip(kept)
+	x.linkParents()
+
+	// The lookup maps cost more than the tables; the next Add rebuilds them.
+	x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
+}
+
+// linkParents resolves every parent id to a span index within its trace and
+// marks traces with a missing parent, or a parent cycle, incomplete. A cycle
+// is broken at the span that closes it so ancestor walks always end.
+func (x *Index) linkParents() {
+	x.incomplete = 0
+	state := make([]uint8, len(x.order)) // breakCycles' walk state, per position in order
+	var path []int32
+	for t := range x.traces {
+		tr := &x.traces[t]
+		tr.incomplete = false
+		group := x.order[tr.first : tr.first+tr.n]
+		for _, si := range group {
+			s := x.sp(si)
+			switch {
+			case s.parentID == 0:
+				s.parent = parentNone
+			case s.parentID == s.id:
+				s.parent = parentMissing
+				tr.incomplete = true
+			default:
+				j, found := slices.BinarySearchFunc(group, s.parentID, func(c int32, id uint64) int { return cmpUint64(x.sp(c).id, id) })
+				if found {
+					s.parent = group[j]
+				} else {
+					s.parent = parentMissing
+					tr.incomplete = true
+				}
+			}
+		}
+		var cut bool
+		if path, cut = x.breakCycles(group, state[tr.first:tr.first+tr.n], path); cut {
+			tr.incomplete = true
+		}
+		if tr.incomplete {
+			x.incomplete++
+		}
+	}
+}
+
+// breakCycles walks every span of one trace (group, sorted by span id) up
+// to its root, remembering in state the spans already proven to reach a
+// root, and cuts the parent link of any span whose walk comes back to
+// itself. It reports whether it cut one; path is scratch space, returned for
+// reuse.
+func (x *Index) breakCycles(group []int32, state []uint8, path []int32) ([]int32, bool) {
+	const (
+		unseen = iota
+		walking
+		done
+	)
+	pos := func(si int32) int {
+		j, _ := slices.BinarySearchFunc(group, x.sp(si).id, func(c int32, id uint64) int { return cmpUint64(x.sp(c).id, id) })
+		return j
+	}
+	cut := false
+	for i := range group {
+		if state[i] == done {
+			continue
+		}
+		path = path[:0]
+		j := i
+		for {
+			if state[j] == done {
+				break
+			}
+			if state[j] == walking { // back on the current path: a cycle
+				x.sp(group[j]).parent = parentMissing
+				cut = true
+				break
+			}
+			state[j] = walking
+			path = append(path, int32(j))
+			p := x.sp(group[j]).parent
+			if p < 0 {
+				break
+			}
+			j = pos(p)
+		}
+		for _, k := range path {
+			state[k] = done
+		}
+	}
+	return path, cut
+}
+
+// cmpSpans orders two spans by trace id, then span id: an order that does
+// not depend on the order the spans arrived in.
+func (x *Index) cmpSpans(a, b int32) int {
+	sa, sb := x.sp(a), x.sp(b)
+	if sa.trace != sb.trace {
+		ta, tb := x.traces[sa.trace].id, x.traces[sb.trace].id
+		return bytes.Compare(ta[:], tb[:])
+	}
+	return cmpUint64(sa.id, sb.id)
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Spans returns the number of distinct spans indexed.
+func (x *Index) Spans() int {
+	x.finish()
+	return len(x.order)
+}
+
+// Traces returns the number of distinct traces indexed.
+func (x *Index) Traces() int {
+	x.finish()
+	return len(x.traces)
+}
+
+// IncompleteTraces returns the number of traces with a span whose parent is
+// absent from the dump: a process that had not exported yet, or a lost batch.
+func (x *Index) IncompleteTraces() int {
+	x.finish()
+	return x.incomplete
+}
+
+// Duplicates returns the number of spans left out because a span with the
+// same trace and span id was already indexed.
+func (x *Index) Duplicates() int {
+	x.finish()
+	return x.duplicates
+}
+
+// Window returns the earliest span start and the latest span end, and false
+// when the index is empty. Times are UTC.
+func (x *Index) Window() (start, end time.Time, ok bool) {
+	x.finish()
+	if len(x.order) == 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, c := range x.spans {
+		for i := range c {
+			lo = min(lo, c[i].start)
+			hi = max(hi, c[i].end)
+		}
+	}
+	return time.Unix(0, lo).UTC(), time.Unix(0, hi).UTC(), true
+}
+
+// Inputs returns what Load read into the index, one entry per input, in
+// input order; nil for an index built with Add alone.
+func (x *Index) Inputs() []InputReport {
+	return slices.Clone(x.inputs)
+}
+
+// --- queries used by measures and selectors (the index must be finished) ---
+
+// attrVal returns the interned value of a kept span attribute.
+func (x *Index) attrVal(i int32, key uint16) (int32, bool) {
+	for _, a := range x.attrsOf(x.sp(i)) {
+		if a.key == key {
+			return a.val, true
+		}
+	}
+	return 0, false
+}
+
+// resAttrVal returns the interned value of a kept resource attribute of the
+// span's resource.
+func (x *Index) resAttrVal(i int32, key uint16) (int32, bool) {
+	r := x.resources[x.sp(i).res]
+	for _, a := range x.resAttrs[r.attrs : r.attrs+int32(r.n)] {
+		if a.key == key {
+			return a.val, true
+		}
+	}
+	return 0, false
+}
+
+// traceID returns the hex trace id of trace t.
+func (x *Index) traceID(t int32) string {
+	return x.traces[t].id.String()
+}
+
+// nameID returns the id of an interned span name, or -1. It scans the name
+// table, which is small; selectors call it once when compiled.
+func (x *Index) nameID(name string) int32 {
+	for i, n := range x.names {
+		if n == name {
+			return int32(i)
+		}
+	}
+	return -1
+}
+
+// valueID returns the id of an interned value, or -1 when no span carries it.
+func (x *Index) valueID(v string) int32 {
+	if x.valIdx != nil {
+		if id, ok := x.valIdx[v]; ok {
+			return id
+		}
+		return -1
+	}
+	for i, s := range x.vals {
+		if s == v {
+			return int32(i)
+		}
+	}
+	return -1
+}

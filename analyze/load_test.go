@@ -1,0 +1,77 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestLoadReportsProgressAndInputs(t *testing.T) {
+	paths := []string{tracesDir + "/pooled.otlp.jsonl", tracesDir + "/per-call-dial.otlp.pb"}
+	var calls, last int
+	idx, inputs, err := Load(context.Background(), paths, LoadOptions{Progress: func(in *Input, spansRead int) {
+		calls++
+		if spansRead < last {
+			t.Errorf("progress went back from %d to %d spans", last, spansRead)
+		}
+		last = spansRead
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || last != 22+27 {
+		t.Errorf("progress: %d calls ending at %d spans, want some ending at 49", calls, last)
+	}
+	r, err := Analyze(idx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) != 2 || len(r.Inputs) != 2 || r.Inputs[1].Format != "otlp-proto" || r.Inputs[0].Spans != 22 || r.Partial {
+		t.Errorf("report inputs = %+v (partial %v)", r.Inputs, r.Partial)
+	}
+}
+
+func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
+	data, err := os.ReadFile(tracesDir + "/prod-cold-starts.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.IndexByte(data, '\n') + 1
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	if err := os.WriteFile(path, data[:first+10], 0o600); err != nil { // one whole line, then 10 bytes
+		t.Fatal(err)
+	}
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{})
+	if err != nil {
+		t.Fatalf("a truncated dump is read up to the damage: %v", err)
+	}
+	r, err := Analyze(idx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Partial || r.Spans == 0 || len(r.Inputs[0].Warnings) == 0 {
+		t.Errorf("partial %v spans %d warnings %v: want a partial report of the first line", r.Partial, r.Spans, r.Inputs[0].Warnings)
+	}
+
+	_, _, err = Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+	var re *ReadError
+	if !errors.As(err, &re) || re.Path != path {
+		t.Errorf("strict Load = %v, want a *ReadError naming %s", err, path)
+	}
+}
+
+func TestAnalyzeFilesIsLoadThenAnalyze(t *testing.T) {
+	r, err := AnalyzeFiles(context.Background(), []string{tracesDir + "/pooled.otlp.jsonl"}, Config{}, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pool.Hits != 5 || len(r.Inputs) != 1 {
+		t.Errorf("hits %d inputs %d, want 5 and 1", r.Pool.Hits, len(r.Inputs))
+	}
+	if _, err := AnalyzeFiles(context.Background(), []string{t.TempDir() + "/none.jsonl"}, Config{}, ReadOptions{}); err == nil {
+		t.Error("a missing file must be an error")
+	}
+}

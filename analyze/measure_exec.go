@@ -1,0 +1,93 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+)
+
+// ExecutionsReport is the session-continuity measure: how many downstream
+// sessions each execution's tool calls landed on. A stateful server keeps
+// state per session, so an execution spread over several sessions loses it.
+type ExecutionsReport struct {
+	// Root is how executions are found: "trace" (each trace is one), or the
+	// --execution-root selector.
+	Root string `json:"root"`
+	// Count is the number of executions holding at least one tool call.
+	Count int `json:"count"`
+	// MultiSession counts executions whose calls carry more than one
+	// distinct mcp.session.id.
+	MultiSession int `json:"multi_session"`
+	// MaxSessions is the largest number of distinct sessions in one
+	// execution.
+	MaxSessions int `json:"max_sessions"`
+	// Examples are trace ids of multi-session executions, sorted, at most
+	// MaxExamples.
+	Examples []string `json:"examples"`
+}
+
+// execAcc accumulates the executions measure.
+type execAcc struct {
+	v    *vocab
+	root *matcher // nil: the trace is the execution
+}
+
+// execCall is one call: its execution (trace index, or root span index) and
+// its session (interned, -1 when the call carries none).
+type execCall struct {
+	exec    int32
+	session int32
+}
+
+func (e *execAcc) report() ExecutionsReport {
+	x := e.v.x
+	r := ExecutionsReport{Root: "trace", Examples: []string{}}
+	var examples []int32
+	var calls []execCall // one trace's calls: executions never span traces
+	for t := range x.traces {
+		tr := &x.traces[t]
+		calls = calls[:0]
+		for _, i := range x.order[tr.first : tr.first+tr.n] {
+			if !e.v.isCall(i) {
+				continue
+			}
+			c := execCall{exec: int32(t), session: -1}
+			if e.root != nil {
+				c.exec = -1
+				for a := i; a >= 0; a = x.sp(a).parent {
+					if e.root.match(a) {
+						c.exec = a
+						break
+					}
+				}
+				if c.exec < 0 {
+					continue // a call outside any execution root
+				}
+			}
+			if s, ok := x.attrVal(i, e.v.kSession); ok {
+				c.session = s
+			}
+			calls = append(calls, c)
+		}
+		slices.SortFunc(calls, func(a, b execCall) int {
+			return cmp.Or(cmp.Compare(a.exec, b.exec), cmp.Compare(a.session, b.session))
+		})
+		for i := 0; i < len(calls); {
+			sessions := 0
+			j := i
+			for ; j < len(calls) && calls[j].exec == calls[i].exec; j++ {
+				if calls[j].session >= 0 && (j == i || calls[j].session != calls[j-1].session) {
+					sessions++
+				}
+			}
+			r.Count++
+			r.MaxSessions = max(r.MaxSessions, sessions)
+			if sessions > 1 {
+				r.MultiSession++
+				examples = append(examples, int32(t))
+			}
+			i = j
+		}
+	}
+	r.Examples = exampleTraces(x, examples)
+	return r
+}

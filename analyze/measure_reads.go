@@ -1,0 +1,130 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+)
+
+// MeasureReport is one reads-per-request measure of the configuration.
+type MeasureReport struct {
+	// Name and Description come from the configuration.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Requests counts spans matching the root selector.
+	Requests int `json:"requests"`
+	// Complete counts requests whose trace is complete (no missing parent)
+	// and holds a span matching complete_when: only their counts are trusted.
+	Complete int `json:"complete"`
+	// Incomplete counts the other requests: neither a pass nor a fail.
+	Incomplete int `json:"incomplete"`
+	// Expect is the configured expected count; null when none is set.
+	Expect *int `json:"expect"`
+	// Histogram counts complete requests by their number of reads, sorted
+	// by reads.
+	Histogram []HistogramBin `json:"histogram"`
+	// Unexpected counts complete requests whose reads differ from Expect (0
+	// without Expect).
+	Unexpected int `json:"unexpected"`
+	// Examples are trace ids of unexpected requests, sorted, at most
+	// MaxExamples.
+	Examples []string `json:"examples"`
+}
+
+// HistogramBin is the number of requests with a given number of reads.
+type HistogramBin struct {
+	Reads    int `json:"reads"`
+	Requests int `json:"requests"`
+}
+
+// readsAcc evaluates one reads-per-request measure.
+type readsAcc struct {
+	x                              *Index
+	m                              ReadMeasure
+	root, read, notUnder, complete *matcher // notUnder and complete may be nil
+}
+
+func (x *Index) newReadsAcc(m ReadMeasure) (*readsAcc, error) {
+	a := &readsAcc{x: x, m: m}
+	var err error
+	if a.root, err = x.compile(m.Root); err != nil {
+		return nil, err
+	}
+	if a.read, err = x.compile(m.Read); err != nil {
+		return nil, err
+	}
+	if m.NotUnder != nil {
+		if a.notUnder, err = x.compile(*m.NotUnder); err != nil {
+			return nil, err
+		}
+	}
+	if m.CompleteWhen != nil {
+		if a.complete, err = x.compile(*m.CompleteWhen); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (a *readsAcc) report() MeasureReport {
+	x := a.x
+	r := MeasureReport{Name: a.m.Name, Description: a.m.Description, Expect: a.m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
+	counts := map[int]int{}
+	var examples []int32
+	reads := map[int32]int{} // request span -> reads beneath it
+	for t := range x.traces {
+		tr := &x.traces[t]
+		reqs := 0
+		completeSeen := a.complete == nil
+		clear(reads)
+		group := x.order[tr.first : tr.first+tr.n]
+		for _, i := range group {
+			if a.root.match(i) {
+				reads[i] += 0
+				reqs++
+			}
+			if !completeSeen && a.complete.match(i) {
+				completeSeen = true
+			}
+		}
+		if reqs == 0 {
+			continue
+		}
+		for _, i := range group {
+			if !a.read.match(i) {
+				continue
+			}
+			// Every request above the read counts it, unless a not_under
+			// span sits between them.
+			excluded := false
+			for p := x.sp(i).parent; p >= 0; p = x.sp(p).parent {
+				if !excluded {
+					if _, isReq := reads[p]; isReq {
+						reads[p]++
+					}
+				}
+				if a.notUnder != nil && a.notUnder.match(p) {
+					excluded = true
+				}
+			}
+		}
+		r.Requests += reqs
+		if tr.incomplete || !completeSeen {
+			r.Incomplete += reqs
+			continue
+		}
+		r.Complete += reqs
+		for _, n := range reads {
+			counts[n]++
+			if a.m.Expect != nil && n != *a.m.Expect {
+				r.Unexpected++
+				examples = append(examples, int32(t))
+			}
+		}
+	}
+	for n, c := range counts {
+		r.Histogram = append(r.Histogram, HistogramBin{Reads: n, Requests: c})
+	}
+	slices.SortFunc(r.Histogram, func(a, b HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
+	r.Examples = exampleTraces(x, examples)
+	return r
+}

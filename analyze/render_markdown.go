@@ -1,0 +1,42 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// renderMarkdown writes the report as GitHub-flavoured Markdown for a pull
+// request comment: a heading per group, its table, its notes as a list.
+func (r *Report) renderMarkdown(w io.Writer) error {
+	bw := &errWriter{w: w}
+	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)
+	for _, s := range r.sections() {
+		fmt.Fprintf(bw, "\n### %s\n\n", s.title)
+		if bw.err != nil {
+			return bw.err
+		}
+		t := tablewriter.NewTable(bw,
+			tablewriter.WithRenderer(renderer.NewMarkdown()),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithRowAutoWrap(tw.WrapNone),
+		)
+		t.Header(s.header)
+		if err := t.Bulk(s.rows); err != nil {
+			return fmt.Errorf("render %s markdown: %w", s.title, err)
+		}
+		if err := t.Render(); err != nil {
+			return fmt.Errorf("render %s markdown: %w", s.title, err)
+		}
+		if len(s.notes) > 0 {
+			fmt.Fprintln(bw)
+		}
+		for _, n := range s.notes {
+			fmt.Fprintf(bw, "- %s\n", n)
+		}
+	}
+	return bw.err
+}

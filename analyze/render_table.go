@@ -1,0 +1,287 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// section is one group of a human report: a title, an optional note and a
+// small table. The table and Markdown renderers draw the same sections, so
+// the two never disagree on content.
+type section struct {
+	title  string
+	notes  []string
+	header []string
+	rows   [][]string
+	flex   int // the free-text column clipped to fit the width, -1 for none
+}
+
+// tableWidth is the width the table report fits in.
+const tableWidth = 100
+
+// maxCell bounds free-text cells (scope names, selectors) so a table stays
+// readable at 100 columns.
+const maxCell = 40
+
+// sections lays the report out for people: overview, pool, misses by cause,
+// latency, scopes, executions and measures.
+func (r *Report) sections() []section {
+	var out []section
+
+	ov := section{title: "Dump", flex: -1, header: []string{"inputs", "spans", "duplicates", "traces", "incomplete", "window"}}
+	window := "-"
+	if r.Window.Start != nil && r.Window.End != nil {
+		window = r.Window.Start.Format(time.RFC3339) + " .. " + r.Window.End.Format(time.RFC3339)
+	}
+	ov.rows = [][]string{{itoa(len(r.Inputs)), itoa(r.Spans), itoa(r.DuplicateSpans), itoa(r.Traces), itoa(r.IncompleteTraces), window}}
+	ttl := time.Duration(r.Settings.IdleTTLSeconds * float64(time.Second))
+	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, idle TTL %s, executions by %s", r.Settings.Profile, ttl, clip(r.Executions.Root)))
+	if r.Settings.ScopeAttr != "" {
+		ov.notes = append(ov.notes, "pool scope from attribute "+r.Settings.ScopeAttr)
+	}
+	if r.Partial {
+		ov.notes = append(ov.notes, "PARTIAL: an input was damaged; figures cover what was read before the damage")
+	}
+	for _, in := range r.Inputs {
+		if len(in.Warnings) > 0 {
+			ov.notes = append(ov.notes, fmt.Sprintf("%s: %d warning(s), first: %s", in.Path, len(in.Warnings), in.Warnings[0]))
+		}
+	}
+	out = append(out, ov)
+
+	p := r.Pool
+	pool := section{title: "Pool", flex: -1, header: []string{"acquires", "hits", "misses", "hit rate", "handshakes", "acq/hs", "scopes", "keys", "floor", "excess"}}
+	pool.rows = [][]string{{itoa(p.Acquires), itoa(p.Hits), itoa(p.Misses), pct(p.HitRate), itoa(p.Handshakes), num(p.AcquiresPerHandshake),
+		itoa(p.Scopes), itoa(p.Keys), pct(p.ColdStartFloor), itoa(p.ExcessMisses)}}
+	pool.notes = append(pool.notes, poolVerdict(p))
+	out = append(out, pool)
+
+	if p.Misses > 0 {
+		miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
+		row := make([]string, 0, len(spans.MissReasons))
+		for _, reason := range spans.MissReasons {
+			row = append(row, itoa(p.MissReasons[reason]))
+		}
+		miss.rows = [][]string{row}
+		if len(p.UnexplainedExamples) > 0 {
+			miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
+		}
+		out = append(out, miss)
+	}
+
+	lat := section{title: "Latency (ms)", flex: -1, header: []string{"operation", "count", "p50", "p95", "p99"}}
+	for _, l := range []struct {
+		name string
+		p    Percentiles
+	}{{"acquire (hit)", p.Latency.AcquireHit}, {"acquire (miss)", p.Latency.AcquireMiss}, {"handshake", p.Latency.Handshake}, {"call", p.Latency.Call}} {
+		lat.rows = append(lat.rows, []string{l.name, itoa(l.p.Count), ms(l.p.P50), ms(l.p.P95), ms(l.p.P99)})
+	}
+	out = append(out, lat)
+
+	if len(p.ByScope) > 0 {
+		sc := section{title: "By pool scope", flex: 0, header: []string{"scope", "acquires", "hits", "misses", "hit rate", "keys", "floor", "excess", "unexplained"}}
+		for _, s := range p.ByScope {
+			name := s.Scope
+			if name == "" {
+				name = "(none)"
+			}
+			sc.rows = append(sc.rows, []string{name, itoa(s.Acquires), itoa(s.Hits), itoa(s.Misses), pct(s.HitRate), itoa(s.Keys),
+				pct(s.ColdStartFloor), itoa(s.ExcessMisses), itoa(s.MissReasons[spans.MissUnexplained])})
+		}
+		out = append(out, sc)
+	}
+
+	e := r.Executions
+	ex := section{title: "Executions", flex: -1, header: []string{"executions", "multi-session", "max sessions"}}
+	ex.rows = [][]string{{itoa(e.Count), itoa(e.MultiSession), itoa(e.MaxSessions)}}
+	if e.MultiSession > 0 {
+		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
+	}
+	out = append(out, ex)
+
+	if len(r.Measures) > 0 {
+		ms := section{title: "Reads per request", flex: 0, header: []string{"measure", "requests", "complete", "incomplete", "expect", "unexpected"}}
+		for _, m := range r.Measures {
+			expect := "-"
+			if m.Expect != nil {
+				expect = itoa(*m.Expect)
+			}
+			ms.rows = append(ms.rows, []string{m.Name, itoa(m.Requests), itoa(m.Complete), itoa(m.Incomplete), expect, itoa(m.Unexpected)})
+			hist := make([]string, 0, len(m.Histogram))
+			for _, b := range m.Histogram {
+				hist = append(hist, fmt.Sprintf("%d read(s): %d", b.Reads, b.Requests))
+			}
+			if len(hist) > 0 {
+				ms.notes = append(ms.notes, m.Name+" complete requests by reads: "+strings.Join(hist, ", "))
+			}
+			if len(m.Examples) > 0 {
+				ms.notes = append(ms.notes, m.Name+" unexpected in traces: "+strings.Join(m.Examples, ", "))
+			}
+		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+// poolVerdict says in one line what the pool figures mean.
+func poolVerdict(p PoolReport) string {
+	switch {
+	case p.Acquires == 0:
+		return "no acquires in this dump (wrong --profile?)"
+	case p.MissReasons[spans.MissUnexplained] > 0:
+		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.MissReasons[spans.MissUnexplained])
+	case p.ExcessMisses == 0:
+		return "every miss is a cold start: the pool is at its floor"
+	}
+	return fmt.Sprintf("%d miss(es) above the cold-start floor, each explained by its cause", p.ExcessMisses)
+}
+
+// renderTable draws the sections with tablewriter, one small table per group.
+func (r *Report) renderTable(w io.Writer) error {
+	bw := &errWriter{w: w}
+	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
+	for _, s := range r.sections() {
+		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
+		if bw.err != nil {
+			return bw.err
+		}
+		t := tablewriter.NewTable(bw,
+			tablewriter.WithRenderer(renderer.NewBlueprint()),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+			tablewriter.WithRowAutoWrap(tw.WrapNone),
+		)
+		t.Header(s.header)
+		if err := t.Bulk(fitWidth(s, tableWidth)); err != nil {
+			return fmt.Errorf("render %s table: %w", s.title, err)
+		}
+		if err := t.Render(); err != nil {
+			return fmt.Errorf("render %s table: %w", s.title, err)
+		}
+		for _, n := range s.notes {
+			for _, line := range wrap(n, tableWidth-4) {
+				fmt.Fprintf(bw, "  %s\n", line)
+			}
+		}
+	}
+	return bw.err
+}
+
+// errWriter remembers the first write error so rendering can check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+// Write writes p unless an earlier write failed.
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// pct renders a ratio as a percentage, "-" when undefined.
+func pct(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f*100, 'f', 1, 64) + "%"
+}
+
+// num renders a ratio with two decimals, "-" when undefined.
+func num(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'f', 2, 64)
+}
+
+// ms renders milliseconds, "-" when undefined.
+func ms(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'f', 3, 64)
+}
+
+// fitWidth returns the section's rows with its flex column clipped so the
+// drawn table (cells, one space of padding each side, and borders) is at most
+// width columns wide.
+func fitWidth(s section, width int) [][]string {
+	if s.flex < 0 {
+		return s.rows
+	}
+	widths := make([]int, len(s.header))
+	for i, h := range s.header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, row := range s.rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	total := 3*len(widths) + 1
+	for _, w := range widths {
+		total += w
+	}
+	if total <= width {
+		return s.rows
+	}
+	room := max(widths[s.flex]-(total-width), utf8.RuneCountInString(s.header[s.flex]), 8)
+	rows := make([][]string, len(s.rows))
+	for i, row := range s.rows {
+		rows[i] = slices.Clone(row)
+		rows[i][s.flex] = clipTo(row[s.flex], room)
+	}
+	return rows
+}
+
+// clip shortens free text to maxCell runes with an ellipsis.
+func clip(s string) string { return clipTo(s, maxCell) }
+
+// clipTo shortens s to n runes, the last an ellipsis.
+func clipTo(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// wrap breaks text into lines of at most width runes at spaces; a word
+// longer than width gets a line of its own. Continuation lines are indented.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = "  " + word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}

@@ -1,0 +1,176 @@
+package analyze
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Schema identifies the JSON contract of a Report (docs/analysis-schema.md).
+// It changes only when a key changes meaning or disappears; new keys may be
+// added within a version.
+const Schema = "mcptrace.analysis/v1"
+
+// Report is the result of an analysis. Its JSON form is the documented,
+// stable contract of `mcptrace analyze --format json`; every slice is sorted
+// so the same dump always gives the same bytes.
+type Report struct {
+	// Schema is always the Schema constant.
+	Schema string `json:"schema"`
+	// Settings echoes how the analysis was configured.
+	Settings Settings `json:"settings"`
+	// Partial is true when an input was truncated or damaged and only what
+	// was read before the damage was analyzed.
+	Partial bool `json:"partial"`
+	// Inputs lists what was read, in input order.
+	Inputs []InputReport `json:"inputs"`
+	// Spans counts distinct spans (duplicates count once).
+	Spans int `json:"spans"`
+	// DuplicateSpans counts spans dropped because the same trace and span id
+	// was already read.
+	DuplicateSpans int `json:"duplicate_spans"`
+	// Traces counts distinct traces.
+	Traces int `json:"traces"`
+	// IncompleteTraces counts traces with a span whose parent is missing.
+	IncompleteTraces int `json:"incomplete_traces"`
+	// Window is the time covered by the spans.
+	Window Window `json:"window"`
+	// Pool is the pool measure.
+	Pool PoolReport `json:"pool"`
+	// Executions is the session-continuity measure.
+	Executions ExecutionsReport `json:"executions"`
+	// Measures are the configured reads-per-request measures, in
+	// configuration order.
+	Measures []MeasureReport `json:"measures"`
+}
+
+// Settings echoes the analysis configuration in a report.
+type Settings struct {
+	Profile        Profile `json:"profile"`
+	ScopeAttr      string  `json:"scope_attr"`
+	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`
+	ExecutionRoot  string  `json:"execution_root"`
+}
+
+// InputReport describes one input read: a file, or stdin as "-".
+type InputReport struct {
+	Path string `json:"path"`
+	// Format is the detected (or forced) format: otlp-json, otlp-proto,
+	// jaeger or tempo.
+	Format string `json:"format"`
+	// Compression is gzip, zstd, or "" for none.
+	Compression string `json:"compression"`
+	// Spans counts the spans read from this input, duplicates included.
+	Spans int `json:"spans"`
+	// Partial is true when the input was damaged and read up to the damage.
+	Partial bool `json:"partial"`
+	// Warnings say what was skipped or repaired, with the place.
+	Warnings []string `json:"warnings"`
+}
+
+// Window is the time span of a dump: the earliest span start and the latest
+// span end, in UTC; both null for an empty dump.
+type Window struct {
+	Start *time.Time `json:"start"`
+	End   *time.Time `json:"end"`
+}
+
+// Analyze computes every measure of cfg over idx. It is pure: it reads no
+// file and no clock, so the same index and configuration always give the
+// same report. It fails only when cfg is invalid or idx was built without
+// the attributes cfg's selectors read (see [Config.IndexOptions]).
+func Analyze(idx *Index, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	idx.finish()
+
+	r := &Report{
+		Schema: Schema,
+		Settings: Settings{
+			Profile:        cfg.Profile,
+			ScopeAttr:      cfg.ScopeAttr,
+			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
+		},
+		Inputs:           idx.Inputs(),
+		Spans:            len(idx.order),
+		DuplicateSpans:   idx.duplicates,
+		Traces:           len(idx.traces),
+		IncompleteTraces: idx.incomplete,
+		Measures:         []MeasureReport{},
+	}
+	if r.Inputs == nil {
+		r.Inputs = []InputReport{}
+	}
+	for _, in := range r.Inputs {
+		r.Partial = r.Partial || in.Partial
+	}
+	if start, end, ok := idx.Window(); ok {
+		r.Window = Window{Start: &start, End: &end}
+	}
+
+	v := newVocab(idx, cfg)
+	lat := &latencyAcc{}
+	pool := newPoolAcc(v, cfg, lat)
+	pool.collect()
+	pool.attribute()
+	r.Pool = pool.report()
+	r.Pool.Latency = lat.report()
+
+	exec := &execAcc{v: v}
+	if cfg.ExecutionRoot != nil {
+		m, err := idx.compile(*cfg.ExecutionRoot)
+		if err != nil {
+			return nil, fmt.Errorf("analyze: execution root: %w", err)
+		}
+		exec.root = m
+		r.Settings.ExecutionRoot = cfg.ExecutionRoot.String()
+	}
+	r.Executions = exec.report()
+	if exec.root != nil {
+		r.Executions.Root = r.Settings.ExecutionRoot
+	}
+
+	for _, m := range cfg.Measures {
+		acc, err := idx.newReadsAcc(m)
+		if err != nil {
+			return nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
+		}
+		r.Measures = append(r.Measures, acc.report())
+	}
+	return r, nil
+}
+
+// Output formats of Render.
+const (
+	// RenderTable is for people at a terminal: small grouped tables that fit
+	// 100 columns. It is the default.
+	RenderTable = "table"
+	// RenderJSON is the documented mcptrace.analysis/v1 contract, indented.
+	RenderJSON = "json"
+	// RenderMarkdown is for a pull request comment.
+	RenderMarkdown = "markdown"
+)
+
+// RenderFormats lists the formats Render accepts, the default first.
+var RenderFormats = []string{RenderTable, RenderJSON, RenderMarkdown}
+
+// ErrUnknownRenderFormat is returned by Render for a format it does not know.
+var ErrUnknownRenderFormat = errors.New("unknown output format")
+
+// Render writes the report to w as a table for people (grouped, fits 100
+// columns), indented JSON (the documented contract) or Markdown for a pull
+// request.
+func (r *Report) Render(w io.Writer, format string) error {
+	switch format {
+	case RenderTable, "":
+		return r.renderTable(w)
+	case RenderJSON:
+		return r.renderJSON(w)
+	case RenderMarkdown:
+		return r.renderMarkdown(w)
+	}
+	return fmt.Errorf("%w %q: want table, json or markdown", ErrUnknownRenderFormat, format)
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+func init() { subcommands = append(subcommands, newAnalyzeCmd) }
+
+// analyzeFlags are the flags of `mcptrace analyze`.
+type analyzeFlags struct {
+	format        string
+	inputFormat   string
+	strict        bool
+	profile       string
+	scopeAttr     string
+	idleTTL       time.Duration
+	executionRoot string
+	config        string
+	workers       int
+}
+
+// newAnalyzeCmd is `mcptrace analyze`: read trace dumps and report the
+// pool's measures.
+func newAnalyzeCmd() *cobra.Command {
+	var f analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze [flags] PATH...",
+		Short: "Read trace dumps and report whether the pool hits, and why it misses",
+		Long: fmt.Sprintf(`analyze reads exported traces and reports the MCP pool's measures:
+
+  pool        acquires, hits, misses and the hit rate; the cold-start floor
+              (distinct pool scope and key pairs / acquires) and the misses
+              above it, each miss attributed to cold, concurrent, ttl, redial,
+              after_failure, health_check or unexplained (the one to chase);
+              latency percentiles of acquire (hit and miss), handshake, call
+  executions  how many executions spread their tool calls over more than one
+              downstream %[1]s (a stateful server loses its state)
+  measures    reads per request, from the measures: list of --config
+
+PATH is a file, a directory (walked), a glob, or - for standard input. The
+format is detected from the content: OTLP JSON (one request or JSON lines, as
+the Collector's file exporter writes), OTLP protobuf (length-prefixed
+records), either inside gzip or zstd, Jaeger /api/traces JSON, and Grafana
+Tempo trace JSON. A damaged input is analyzed up to the damage with a warning
+and the report is marked partial, unless --strict. Bad input or usage exits
+with status 2.
+
+--profile names the vocabulary generation: default (an acquire span on every
+call), acquire-on-miss (acquire spans only on misses: a hit is an invoke span
+without one) or semconv (OpenTelemetry MCP client spans "%[2]s <tool>"
+with %[1]s, and no pool spans).
+
+A pool scope is named by %[3]s, else the resource's
+%[4]s, else %[5]s; --scope-attr names another attribute
+(looked up on the span, its ancestors, then the resource).
+
+--execution-root takes a span name or a YAML selector such as
+'{name: executor.execute, resource: {%[5]s: gateway}}'. The JSON output
+is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
+			spans.AttrSessionID, spans.MethodToolsCall, spans.AttrPoolID, spans.ResourceServiceInstanceID, spans.ResourceServiceName),
+		Example: `  # Analyze a Collector file-exporter dump
+  mcptrace analyze traces.jsonl
+
+  # Every dump in a directory, as JSON for a script
+  mcptrace analyze --format json ./dumps | jq .pool.hit_rate
+
+  # The gateway's later vocabulary, a 10 minute idle TTL, one scope per region
+  mcptrace analyze --profile acquire-on-miss --idle-ttl 10m --scope-attr cloud.region dump.pb.zst
+
+  # Reads per request from a config file, executions rooted at a span
+  mcptrace analyze --config mcptrace.yaml --execution-root executor.execute 'dumps/*.json.gz'
+
+  # From standard input, as Markdown for a pull request
+  zcat dump.jsonl.gz | mcptrace analyze --format markdown -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("analyze needs at least one PATH (a file, a directory, a glob or - for stdin)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAnalyze(cmd, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", analyze.RenderTable, "output format: table, json or markdown")
+	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
+	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of analyzing what was read before the damage")
+	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary profile: default, acquire-on-miss or semconv")
+	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain (see above)")
+	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
+	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
+	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
+	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: one per CPU)")
+	return cmd
+}
+
+// analyzeConfig turns the flags into an analysis configuration, reading the
+// config file. Every mistake is a usage error (exit 2).
+func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) {
+	var cfg analyze.Config
+	var ropts analyze.ReadOptions
+	if !validRenderFormat(f.format) {
+		return cfg, ropts, usageErrorf("--format %q: want table, json or markdown", f.format)
+	}
+	inFormat, err := analyze.ParseFormat(f.inputFormat)
+	if err != nil {
+		return cfg, ropts, usageErrorf("--input-format: %w", err)
+	}
+	profile, err := analyze.ParseProfile(f.profile)
+	if err != nil {
+		return cfg, ropts, usageErrorf("--profile: %w", err)
+	}
+	if f.idleTTL <= 0 {
+		return cfg, ropts, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
+	}
+	if f.workers < 0 {
+		return cfg, ropts, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
+	}
+	cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
+	if f.executionRoot != "" {
+		sel, err := analyze.ParseSelectorString(f.executionRoot)
+		if err != nil {
+			return cfg, ropts, usageErrorf("--execution-root: %w", err)
+		}
+		cfg.ExecutionRoot = &sel
+	}
+	if f.config != "" {
+		cf, err := analyze.LoadConfigFile(f.config)
+		if err != nil {
+			return cfg, ropts, usageErrorf("--config: %w", err)
+		}
+		cfg.Measures = cf.Measures
+	}
+	ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict, Workers: f.workers}
+	return cfg, ropts, nil
+}
+
+func validRenderFormat(s string) bool {
+	for _, f := range analyze.RenderFormats {
+		if s == f {
+			return true
+		}
+	}
+	return false
+}
+
+func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
+	cfg, ropts, err := analyzeConfig(f)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	ropts.Stdin = cmd.InOrStdin()
+	progress := newProgress(stderr, paths)
+	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
+		Read:     ropts,
+		Index:    cfg.IndexOptions(),
+		Progress: progress.update,
+	})
+	progress.done()
+	if err != nil {
+		var re *analyze.ReadError
+		switch {
+		case errors.As(err, &re):
+			return &exitError{code: 2, err: re}
+		case errors.Is(err, context.Canceled):
+			return &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
+		}
+		return &exitError{code: 2, err: err}
+	}
+	for _, in := range inputs {
+		for _, w := range in.Warnings {
+			fmt.Fprintf(stderr, "mcptrace: warning: %s\n", w)
+		}
+		if in.Partial {
+			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: analyzed the %d spans read before the damage (report marked partial)\n", in.Path, in.Spans)
+		}
+	}
+	report, err := analyze.Analyze(idx, cfg)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if err := report.Render(cmd.OutOrStdout(), f.format); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}
+	}
+	return nil
+}
+
+// largeInput is the total size from which reading shows progress: below
+// it, reading is over before a person would look.
+const largeInput = 64 << 20
+
+// progress shows on a terminal's stderr how many spans have been read, for
+// large inputs only; elsewhere it does nothing.
+type progress struct {
+	w    io.Writer
+	on   bool
+	last time.Time
+}
+
+func newProgress(w io.Writer, paths []string) *progress {
+	p := &progress{w: w}
+	f, ok := w.(*os.File)
+	if !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return p
+	}
+	p.on = inputSize(paths) >= largeInput
+	return p
+}
+
+// update redraws the progress line at most a few times a second.
+func (p *progress) update(in *analyze.Input, spansRead int) {
+	if !p.on {
+		return
+	}
+	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
+		p.last = now
+		fmt.Fprintf(p.w, "\r\033[Kreading %s: %s spans", filepath.Base(in.Path), humanCount(spansRead))
+	}
+}
+
+// done clears the progress line.
+func (p *progress) done() {
+	if p.on && !p.last.IsZero() {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// inputSize adds up the sizes of the files paths name (walking directories
+// and expanding globs); stdin counts as nothing, since its size is unknown.
+func inputSize(paths []string) int64 {
+	var total int64
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		matches, err := filepath.Glob(p)
+		if err != nil || len(matches) == 0 {
+			matches = []string{p}
+		}
+		for _, m := range matches {
+			_ = filepath.WalkDir(m, func(_ string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil // the reader reports unreadable paths
+				}
+				if !d.IsDir() {
+					if info, err := d.Info(); err == nil {
+						total += info.Size()
+					}
+				}
+				return nil
+			})
+		}
+	}
+	return total
+}
+
+// humanCount renders n as 1234, 12.3k or 1.2M.
+func humanCount(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+	case n >= 10_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "k"
+	}
+	return fmt.Sprint(n)
+}

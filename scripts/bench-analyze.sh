@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# bench-analyze.sh measures the analyzer on a generated dump of at least a
+# million spans of the pool's vocabulary (internal/tracegen), against, in the
+# same run:
+#   - the single-threaded loop that only decodes the same dump with pdata's
+#     unmarshaler and counts spans (pdataJSONLinesSpans and pdataProtoSpans of
+#     analyze/read_bench_test.go), interleaved with the analysis round by round
+#     in BenchmarkAnalyze, which also reports the bytes per span the index
+#     retains;
+#   - jq computing the hit rate from the same JSON lines, against the
+#     `mcptrace analyze` command end to end;
+# and writes the figures into BENCHMARKS.md under "## Analyzer", leaving the
+# other sections as they are. jq is installed with apt-get when missing.
+#
+# Goals (issue 3): >= 1.5x the pdata decode-only loop on OTLP JSON lines on a
+# 2-core machine, >= 10x jq, <= 100 bytes per span retained.
+#
+# Usage: scripts/bench-analyze.sh   (env: SPANS=1000000 RUNS=3 OUT=BENCHMARKS.md)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+SPANS=${SPANS:-1000000}
+RUNS=${RUNS:-3}
+OUT=${OUT:-BENCHMARKS.md}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+log() { printf 'bench-analyze: %s\n' "$*" >&2; }
+
+if ! command -v jq >/dev/null 2>&1; then
+	log "installing jq"
+	apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }
+fi
+
+# The vocabulary is spelled once, in spans/vocab.go; jq reads it from there.
+vocab() { sed -n "s/^[[:space:]]*$1[[:space:]]*= \"\(.*\)\".*/\1/p" spans/vocab.go; }
+SPAN_ACQUIRE=$(vocab SpanAcquire)
+ATTR_CACHE_HIT=$(vocab AttrCacheHit)
+[ -n "$SPAN_ACQUIRE" ] && [ -n "$ATTR_CACHE_HIT" ] || { log "cannot read the vocabulary from spans/vocab.go"; exit 1; }
+
+log "building mcptrace"
+go build -o "$tmp/mcptrace" ./cmd/mcptrace
+
+log "generating $SPANS spans as OTLP JSON lines and length-prefixed protobuf"
+go run ./internal/tracegen/gen -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/bench.jsonl"
+go run ./internal/tracegen/gen -bench "$SPANS" -encoding otlp-proto -o "$tmp/bench.pb"
+spans=$("$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" | jq .spans)
+json_mb=$(du -m "$tmp/bench.jsonl" | cut -f1)
+pb_mb=$(du -m "$tmp/bench.pb" | cut -f1)
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# best_of N CMD...: the shortest wall time of N runs, in seconds.
+best_of() {
+	local n=$1 best="" s e t
+	shift
+	for _ in $(seq "$n"); do
+		s=$(date +%s.%N)
+		"$@" >/dev/null
+		e=$(date +%s.%N)
+		t=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')
+		if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+	done
+	echo "$best"
+}
+
+log "timing the mcptrace analyze command (best of $RUNS)"
+t_json=$(best_of "$RUNS" "$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl")
+t_pb=$(best_of "$RUNS" "$tmp/mcptrace" analyze --format json "$tmp/bench.pb")
+cpu_json=$( { /usr/bin/time -f '%U %S %M' "$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" >/dev/null; } 2>&1 | tail -n1)
+
+log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, interleaved ($RUNS rounds)"
+# Each round decodes the dump with the decode-only loop of
+# analyze/read_bench_test.go, then analyzes it, so both see the same load.
+bench=$(MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -count "$RUNS")
+# metric BENCH UNIT: that metric of every round of BENCH, one a line.
+metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
+range_of() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s – %s", lo, hi }'; }
+fmt0() { awk '{ printf "%.0f", $1 }'; }
+fmt2() { awk '{ printf "%.2f", $1 }'; }
+an_json=$(metric otlp-jsonl spans/s | median | fmt0)
+an_pb=$(metric otlp-proto spans/s | median | fmt0)
+dec_json=$(metric otlp-jsonl decode-spans/s | median | fmt0)
+dec_pb=$(metric otlp-proto decode-spans/s | median | fmt0)
+r_dec_json=$(metric otlp-jsonl x-decode-only | median | fmt2)
+r_dec_pb=$(metric otlp-proto x-decode-only | median | fmt2)
+rr_json=$(metric otlp-jsonl x-decode-only | range_of)
+rr_pb=$(metric otlp-proto x-decode-only | range_of)
+ret_json=$(metric otlp-jsonl retained-B/span | median | awk '{ printf "%.1f", $1 }')
+ret_pb=$(metric otlp-proto retained-B/span | median | awk '{ printf "%.1f", $1 }')
+
+log "timing jq computing the hit rate (one run)"
+jq_prog='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
+	| select(.name == $acq)
+	| ([.attributes[]? | select(.key == $hit) | .value.boolValue][0])) as $h
+	({acquires: 0, hits: 0}; .acquires += 1 | .hits += (if $h == true then 1 else 0 end))
+	| .hit_rate = (if .acquires > 0 then .hits / .acquires else null end)'
+t_jq=$(best_of 1 jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl")
+jq_answer=$(jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl")
+ours_answer=$("$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" | jq -c '{acquires: .pool.acquires, hits: .pool.hits, hit_rate: .pool.hit_rate}')
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+rate() { awk -v n="$spans" -v t="$1" 'BEGIN { printf "%.0f", n / t }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+cli_json=$(rate "$t_json")
+cli_pb=$(rate "$t_pb")
+jq_rate=$(rate "$t_jq")
+r_jq=$(ratio "$cli_json" "$jq_rate")
+read -r cpu_user cpu_sys rss_kb <<<"$cpu_json"
+verdict() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "NOT met") }'; }
+verdict_max() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r <= goal ? "met" : "NOT met") }'; }
+
+section=$(mktemp -p "$tmp")
+cat >"$section" <<EOF
+## Analyzer
+
+Generated by \`scripts/bench-analyze.sh\` on $(date -u +%Y-%m-%d): $(nproc) CPUs
+($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)), $(go version | cut -d' ' -f3),
+load average $load_before before and $load_after after (other work was running:
+wall times are noisy; each ratio compares runs made next to each other). Dump:
+$spans spans of the pool vocabulary from \`internal/tracegen\` (${json_mb} MB of OTLP
+JSON lines, ${pb_mb} MB of length-prefixed protobuf).
+
+Analysis against the single-threaded pdata decode-only loop (\`BenchmarkAnalyze\`,
+$RUNS interleaved rounds, medians; the analysis is Load + Analyze in process):
+
+| dump | analysis spans/s | decode-only spans/s | analysis / decode-only | goal |
+|---|---:|---:|---:|---|
+| OTLP JSON lines | $an_json | $dec_json | ${r_dec_json}x (rounds: $rr_json) | ≥ 1.5x: $(verdict "$r_dec_json" 1.5) |
+| OTLP protobuf | $an_pb | $dec_pb | ${r_dec_pb}x (rounds: $rr_pb) | (reported) |
+
+The \`mcptrace analyze\` command end to end (process start, decode, index,
+measures, JSON report; best of $RUNS) against jq computing the hit rate:
+
+| run | spans/s | ratio | goal |
+|---|---:|---:|---|
+| \`mcptrace analyze --format json\`, JSON lines | $cli_json | | |
+| \`mcptrace analyze --format json\`, protobuf | $cli_pb | | |
+| jq hit rate, JSON lines (one run) | $jq_rate | analyze is ${r_jq}x | ≥ 10x: $(verdict "$r_jq" 10) |
+
+Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
+
+| memory | JSON lines | protobuf | goal |
+|---|---:|---:|---|
+| index retained after GC, bytes/span | $ret_json | $ret_pb | ≤ 100: $(verdict_max "$ret_json" 100) |
+
+One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU
+and $((rss_kb / 1024)) MB peak RSS.
+
+What limits the ratio: both sides decode with pdata's unmarshaler, which is
+most of the work, so the analysis can only win by decoding records in
+parallel (one goroutine per CPU, here $(nproc)), and it spends CPU the
+decode-only loop does not: copying each span into the index (interning names
+and values, the trace id map), grouping the index by trace, the measures, and
+the page faults of the memory it keeps (about 80 bytes per span, plus the
+garbage collector's headroom) where the loop keeps nothing. On 2 CPUs the
+ceiling is 2x minus that share, and every CPU another process takes comes out
+of the parallel side only (see the load average). jq parses the same JSON
+single-threaded with its own parser; the 10x goal assumes a much slower jq
+than a C parser that skips decoding into objects.
+
+EOF
+
+if [ -f "$OUT" ]; then
+	# Replace the "## Analyzer" section (up to the next "## " heading), or
+	# append it.
+	awk -v section="$section" '
+		BEGIN { while ((getline line < section) > 0) text = text line "\n" }
+		/^## / { if (skip) skip = 0; if ($0 == "## Analyzer") { printf "%s", text; skip = 1; done = 1; next } }
+		!skip { print }
+		END { if (!done) { if (NR > 0) print ""; printf "%s", text } }
+	' "$OUT" >"$tmp/out.md"
+	cp "$tmp/out.md" "$OUT"
+else
+	{ echo "# Benchmarks"; echo; cat "$section"; } >"$OUT"
+fi
+log "wrote the Analyzer section of $OUT"
+cat "$section"
