@@ -55,7 +55,7 @@ func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
 		want       string // the error's text, from the file name on
 	}{
 		{"unknown top-level key", "measure:\n  - name: x\n", "c.yaml:1:1: unknown key \"measure\": want one of measures"},
-		{"rules are not known yet", "rules: []\n", "c.yaml:1:1: unknown key \"rules\""},
+		{"a mistake in the gate's rules", "rules: {id: a}\n", "c.yaml:1:8: rules must be a list"},
 		{"unknown measure key", "measures:\n  - name: x\n    root: a\n    read: b\n    expected: 1\n", "c.yaml:5:5: unknown key \"expected\""},
 		{"bad regex", "measures:\n  - name: x\n    root: {name_regex: 'a(('}\n    read: b\n", "c.yaml:3:24: name_regex \"a((\" is not a valid regular expression"},
 		{"missing read", "measures:\n  - name: x\n    root: a\n", "c.yaml:2:5: measure \"x\" needs a read selector"},

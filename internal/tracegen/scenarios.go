@@ -35,6 +35,9 @@ func Scenarios() []Scenario {
 		{"cold-init-incomplete", ColdInitIncomplete},
 		{"acquire-on-miss", AcquireOnMiss},
 		{"semconv", Semconv},
+		{"missing-cache-hit", MissingCacheHit},
+		{"handshake-on-hit", HandshakeOnHit},
+		{"double-acquire", DoubleAcquire},
 	}
 }
 

@@ -103,6 +103,9 @@ func TestScenarioShapes(t *testing.T) {
 		"cold-init-incomplete": {19, 4, 0, 0},
 		"acquire-on-miss":      {24, 10, 2, 2},
 		"semconv":              {9, 2, 0, 0},
+		"missing-cache-hit":    {10, 3, 3, 1},
+		"handshake-on-hit":     {11, 3, 3, 2},
+		"double-acquire":       {9, 2, 3, 1},
 	}
 	scs := Scenarios()
 	if len(scs) != len(want) {

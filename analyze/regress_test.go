@@ -1,0 +1,149 @@
+package analyze
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
+)
+
+// TestBaselineRoundTrips: the JSON analyze writes reads back as the same
+// report, and is told from a dump by its first bytes.
+func TestBaselineRoundTrips(t *testing.T) {
+	cfg := scenarioConfig(t, "cold-init-two-reads")
+	r := analyzeTD(t, cfg, tracegen.ColdInitTwoReads())
+	var buf bytes.Buffer
+	if err := r.Render(&buf, RenderJSON); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "baseline.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !IsBaseline(path) || IsBaseline(filepath.Join(tracesDir, "pooled.otlp.json")) {
+		t.Error("IsBaseline does not tell a report from a dump")
+	}
+	back, err := ReadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := back.Render(&again, RenderJSON); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != buf.String() {
+		t.Errorf("baseline does not round-trip:\n%s", lineDiff(buf.String(), again.String()))
+	}
+}
+
+// TestReadBaselineRejectsOtherFiles names the file and the problem.
+func TestReadBaselineRejectsOtherFiles(t *testing.T) {
+	cases := []struct{ name, data, want string }{
+		{"other schema", `{"schema": "mcptrace.check/v1"}`, `schema "mcptrace.check/v1"`},
+		{"a dump", `{"resourceSpans": []}`, `schema ""`},
+		{"syntax", "{\n\"schema\": \"mcptrace.analysis/v1\",\n", "b.json:3: invalid JSON"},
+		{"wrong type", `{"schema": "mcptrace.analysis/v1", "spans": "many"}`, "field spans holds a string"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := DecodeBaseline(strings.NewReader(c.data), "b.json")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "b.json") {
+				t.Fatalf("err = %v, want it to name b.json and say %q", err, c.want)
+			}
+			if c.name != "syntax" && !errors.Is(err, ErrNotBaseline) {
+				t.Errorf("err = %v, want ErrNotBaseline", err)
+			}
+		})
+	}
+}
+
+// TestRegressionsAgainstABaseline pins each kind of regression with the
+// scenario pair that shows it.
+func TestRegressionsAgainstABaseline(t *testing.T) {
+	pooled := analyzeTD(t, Config{}, tracegen.Pooled())
+	perCall := analyzeTD(t, Config{}, tracegen.PerCallDial())
+	oneRead := analyzeTD(t, scenarioConfig(t, "cold-init-one-read"), tracegen.ColdInitOneRead())
+	twoReads := analyzeTD(t, scenarioConfig(t, "cold-init-two-reads"), tracegen.ColdInitTwoReads())
+
+	measures := func(rs []Regression) string {
+		var names []string
+		for _, r := range rs {
+			names = append(names, r.Measure)
+		}
+		return strings.Join(names, ",")
+	}
+	noLatency := DefaultTolerances()
+	noLatency.LatencyRatio = 1e9
+	cases := []struct {
+		name      string
+		base, cur *Report
+		tol       Tolerances
+		want      string
+	}{
+		{"same run", pooled, pooled, DefaultTolerances(), ""},
+		{"per-call against pooled", pooled, perCall, noLatency, "hit_rate,excess_misses,unexplained_misses,multi_session_executions"},
+		{"tolerated", pooled, perCall, Tolerances{HitRateDrop: 1, LatencyRatio: 1e9, ExcessMisses: 5, UnexplainedMisses: 5}, "multi_session_executions"},
+		{"improvement", perCall, pooled, noLatency, ""},
+		{"more unexpected reads", oneRead, twoReads, DefaultTolerances(), "measures.org_reads_per_cold_init.unexpected"},
+		{"unexpected tolerated", oneRead, twoReads, Tolerances{LatencyRatio: 1.5, Unexpected: 3}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := measures(Regressions(c.base, c.cur, c.tol)); got != c.want {
+				t.Errorf("regressions = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestLatencyRegressionNeedsRatioAndDelta: a percentile regresses only when
+// it grows past the ratio and by more than the noise floor.
+func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
+	mk := func(p99 float64) *Report {
+		r := &Report{Schema: Schema}
+		r.Pool.Latency.Call = Percentiles{Count: 10, P50: ptr(1.0), P95: ptr(1.0), P99: ptr(p99)}
+		return r
+	}
+	tol := DefaultTolerances() // x1.5, 5 ms
+	for _, c := range []struct {
+		base, cur float64
+		want      bool
+	}{{100, 149, false}, {100, 160, true}, {2, 6, false}, {2, 8, true}} {
+		got := len(Regressions(mk(c.base), mk(c.cur), tol)) == 1
+		if got != c.want {
+			t.Errorf("call.p99 %v -> %v: regression %v, want %v", c.base, c.cur, got, c.want)
+		}
+	}
+}
+
+// TestDiffRendersBothSides lines up two reports and marks regressions.
+func TestDiffRendersBothSides(t *testing.T) {
+	pooled := analyzeTD(t, Config{}, tracegen.Pooled())
+	perCall := analyzeTD(t, Config{}, tracegen.PerCallDial())
+	rows := Diff(pooled, perCall, DefaultTolerances())
+	byName := map[string]DiffRow{}
+	for _, r := range rows {
+		byName[r.Measure] = r
+	}
+	hr := byName["hit_rate"]
+	if hr.Baseline == nil || hr.Current == nil || *hr.Current != 0 || !hr.Regressed {
+		t.Errorf("hit_rate row = %+v", hr)
+	}
+	if byName["acquires"].Regressed {
+		t.Error("acquires marked regressed")
+	}
+	var buf bytes.Buffer
+	if err := RenderDiff(&buf, rows, "pooled", "per-call"); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"pooled", "per-call", "hit_rate", "0.8333", "-0.8333", "REGRESSED", "unexplained_misses"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff table lacks %q:\n%s", want, out)
+		}
+	}
+}

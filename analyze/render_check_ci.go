@@ -1,0 +1,206 @@
+package analyze
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// junitSuites is the JUnit XML document most CI systems read: one suite,
+// one testcase per rule and per regression.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the check as JUnit XML: a testcase per rule (classname
+// mcptrace.rules; an error-severity failure is a failure, an incomplete rule
+// is skipped, a failed warning passes with its finding in system-out) and a
+// testcase per regression (classname mcptrace.regressions), or one passing
+// "no-regressions" testcase when a baseline was compared.
+func (c *CheckReport) WriteJUnit(w io.Writer) error {
+	if w == nil {
+		return errNoWriter
+	}
+	suite := junitSuite{Name: "mcptrace check"}
+	for _, r := range c.Rules {
+		tc := junitCase{Name: r.ID, Classname: "mcptrace.rules"}
+		detail := ruleDetail(r)
+		switch {
+		case r.Status == StatusFail && r.Severity == SeverityError:
+			tc.Failure = &junitMessage{Message: r.Found, Type: "rule", Text: detail}
+			suite.Failures++
+		case r.Status == StatusFail:
+			tc.SystemOut = "warning: " + detail
+		case r.Status == StatusIncomplete:
+			tc.Skipped = &junitMessage{Message: "incomplete: " + r.Found}
+			suite.Skipped++
+		default:
+			tc.SystemOut = detail
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	for _, g := range c.Regressions {
+		suite.Cases = append(suite.Cases, junitCase{Name: g.Measure, Classname: "mcptrace.regressions",
+			Failure: &junitMessage{Message: g.Message, Type: "regression", Text: fmt.Sprintf("baseline %s, current %s, allowed %s", formatFigure(g.Baseline), formatFigure(g.Current), g.Allowed)}})
+		suite.Failures++
+	}
+	if c.Baseline != "" && len(c.Regressions) == 0 {
+		suite.Cases = append(suite.Cases, junitCase{Name: "no-regressions", Classname: "mcptrace.regressions", SystemOut: "no regression against " + c.Baseline})
+	}
+	suite.Tests = len(suite.Cases)
+	doc := junitSuites{Name: "mcptrace", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("write junit: %w", err)
+	}
+	return nil
+}
+
+// ruleDetail is a rule's verdict in a few lines of plain text.
+func ruleDetail(r RuleResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "expected: %s\nfound: %s\n", r.Expected, r.Found)
+	for _, ex := range r.Examples {
+		fmt.Fprintf(&b, "example: %s\n", ex.TraceQL)
+	}
+	if r.TraceQL != "" {
+		fmt.Fprintf(&b, "tempo: %s\n", r.TraceQL)
+	}
+	return b.String()
+}
+
+// WriteGitHubAnnotations writes a GitHub Actions workflow command per failed
+// or incomplete rule and per regression: ::error for an error-severity
+// failure or a regression, ::warning for a warning or an incomplete rule.
+// Passing rules write nothing.
+func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
+	if w == nil {
+		return errNoWriter
+	}
+	bw := &errWriter{w: w}
+	for _, r := range c.Rules {
+		level := ""
+		switch {
+		case r.Status == StatusFail && r.Severity == SeverityError:
+			level = "error"
+		case r.Status == StatusFail, r.Status == StatusIncomplete && r.Severity == SeverityError:
+			level = "warning"
+		default:
+			continue
+		}
+		title := "mcptrace " + r.ID
+		if r.Status == StatusIncomplete {
+			title += " (incomplete)"
+		}
+		msg := fmt.Sprintf("expected %s; found %s", r.Expected, r.Found)
+		if len(r.Examples) > 0 {
+			msg += "\nfirst example: " + r.Examples[0].TraceQL
+		}
+		fmt.Fprintf(bw, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
+	}
+	for _, g := range c.Regressions {
+		fmt.Fprintf(bw, "::error title=%s::%s\n", escapeProperty("mcptrace regression "+g.Measure), escapeData(g.Message+" (allowed "+g.Allowed+")"))
+	}
+	return bw.err
+}
+
+// escapeData escapes a workflow command's message as the Actions runner
+// expects.
+func escapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// escapeProperty escapes a workflow command's property value.
+func escapeProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// RenderMarkdown writes the check as a GitHub-flavoured Markdown summary
+// (for $GITHUB_STEP_SUMMARY or a pull request comment): the verdict, a
+// table of rules, the failing rules' examples with their TraceQL, and the
+// regressions.
+func (c *CheckReport) RenderMarkdown(w io.Writer) error {
+	if w == nil {
+		return errNoWriter
+	}
+	bw := &errWriter{w: w}
+	icon := map[Status]string{StatusPass: "✅", StatusFail: "❌", StatusIncomplete: "⏳"}
+	fmt.Fprintf(bw, "## mcptrace check: %s %s\n\n", icon[c.Verdict], strings.ToUpper(string(c.Verdict)))
+	fmt.Fprintf(bw, "%d spans in %d traces (%d incomplete). %s.\n\n", c.Spans, c.Traces, c.IncompleteTraces, c.verdictLine())
+	fmt.Fprintln(bw, "| status | severity | rule | expected | found |")
+	fmt.Fprintln(bw, "|---|---|---|---|---|")
+	for _, r := range c.Rules {
+		st := icon[r.Status] + " " + string(r.Status)
+		if r.Status == StatusFail && r.Severity == SeverityWarning {
+			st = "⚠️ warning"
+		}
+		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, r.ID, mdCell(r.Expected), mdCell(r.Found))
+	}
+	for _, r := range c.Rules {
+		if r.Status != StatusFail || len(r.Examples) == 0 {
+			continue
+		}
+		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", r.ID, len(r.Examples))
+		for _, ex := range r.Examples {
+			fmt.Fprintf(bw, "- `%s`\n", ex.TraceQL)
+		}
+		if r.TraceQL != "" {
+			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", r.TraceQL)
+		}
+		fmt.Fprintln(bw, "\n</details>")
+	}
+	if c.Baseline != "" {
+		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", c.Baseline)
+		if len(c.Regressions) == 0 {
+			fmt.Fprintln(bw, "None.")
+		} else {
+			fmt.Fprintln(bw, "| measure | baseline | current | allowed |")
+			fmt.Fprintln(bw, "|---|---|---|---|")
+			for _, g := range c.Regressions {
+				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", g.Measure, formatFigure(round4(g.Baseline)), formatFigure(round4(g.Current)), mdCell(g.Allowed))
+			}
+		}
+	}
+	return bw.err
+}
+
+// mdCell makes text safe inside a Markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}

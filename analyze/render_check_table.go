@@ -1,0 +1,95 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// verdictWord renders a status for people.
+func verdictWord(s Status, sev Severity) string {
+	switch {
+	case s == StatusFail && sev == SeverityWarning:
+		return "WARN"
+	case s == StatusFail:
+		return "FAIL"
+	case s == StatusIncomplete:
+		return "INCOMPLETE"
+	}
+	return "pass"
+}
+
+// renderTable writes the check for people: one row per rule, then the
+// failing rules' expectations, findings and examples, then the regressions
+// and the verdict.
+func (c *CheckReport) renderTable(w io.Writer) error {
+	if w == nil {
+		return errNoWriter
+	}
+	bw := &errWriter{w: w}
+	t := tablewriter.NewTable(bw, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
+	t.Header([]string{"status", "severity", "rule", "found"})
+	for _, r := range c.Rules {
+		if err := t.Append([]string{verdictWord(r.Status, r.Severity), string(r.Severity), clipTo(r.ID, 34), clipTo(r.Found, 44)}); err != nil {
+			return fmt.Errorf("render check table: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render check table: %w", err)
+	}
+	for _, r := range c.Rules {
+		if r.Status == StatusPass {
+			continue
+		}
+		fmt.Fprintf(bw, "\n%s %s\n", verdictWord(r.Status, r.Severity), r.ID)
+		for _, line := range wrap("expected: "+r.Expected, tableWidth-4) {
+			fmt.Fprintf(bw, "  %s\n", line)
+		}
+		for _, line := range wrap("found: "+r.Found, tableWidth-4) {
+			fmt.Fprintf(bw, "  %s\n", line)
+		}
+		for _, ex := range r.Examples {
+			fmt.Fprintf(bw, "  - %s\n", ex.TraceQL)
+		}
+		if r.TraceQL != "" {
+			fmt.Fprintf(bw, "  Tempo: %s\n", r.TraceQL)
+		}
+	}
+	if c.Baseline != "" {
+		if len(c.Regressions) == 0 {
+			fmt.Fprintf(bw, "\nNo regression against %s.\n", c.Baseline)
+		} else {
+			fmt.Fprintf(bw, "\nRegressions against %s:\n", c.Baseline)
+			for _, r := range c.Regressions {
+				fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", r.Measure, r.Message, r.Allowed)
+			}
+		}
+	}
+	if c.Partial {
+		fmt.Fprintln(bw, "\nPARTIAL: an input was damaged; rules saw what was read before the damage.")
+	}
+	fmt.Fprintf(bw, "\n%s\n", c.verdictLine())
+	return bw.err
+}
+
+// verdictLine sums the check up in one line.
+func (c *CheckReport) verdictLine() string {
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%d passed", c.Counts.Pass))
+	if n := c.Counts.Fail - c.Counts.Warnings; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", n))
+	}
+	if c.Counts.Warnings > 0 {
+		parts = append(parts, fmt.Sprintf("%d warning(s)", c.Counts.Warnings))
+	}
+	if c.Counts.Incomplete > 0 {
+		parts = append(parts, fmt.Sprintf("%d incomplete", c.Counts.Incomplete))
+	}
+	if c.Baseline != "" {
+		parts = append(parts, fmt.Sprintf("%d regression(s)", c.Counts.Regressions))
+	}
+	return fmt.Sprintf("verdict: %s (%s)", strings.ToUpper(string(c.Verdict)), strings.Join(parts, ", "))
+}

@@ -1,0 +1,78 @@
+package analyze
+
+import (
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// IDs of the built-in rules.
+const (
+	RuleOneSessionPerExecution = "one-session-per-execution"
+	RuleNoUnexplainedMisses    = "no-unexplained-misses"
+	RuleAcquireHasCacheHit     = "acquire-has-cache-hit"
+	RuleHandshakeOnlyOnMiss    = "handshake-only-on-miss"
+	RuleOneAcquirePerInvoke    = "one-acquire-per-invocation"
+)
+
+// BuiltinRules returns the seed invariants of DESIGN.md as rules, the gate
+// `mcptrace check` applies when no rule file is given. cfg.ExecutionRoot,
+// when set, makes each execution a subtree rooted at it instead of a trace.
+// The caller owns the returned slice.
+func BuiltinRules(cfg Config) []Rule {
+	callSel := &SpanSelector{Selector: Selector{Attributes: []AttrMatch{{Key: spans.AttrMethodName, Op: OpEquals, Value: spans.MethodToolsCall}}}}
+	exec := Scope{Kind: ScopeTrace}
+	if cfg.ExecutionRoot != nil {
+		root := *cfg.ExecutionRoot
+		exec = Scope{Kind: ScopeSubtree, Root: &root}
+	}
+	acquire := Selector{Name: spans.SpanAcquire}
+	hitAcquire := Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrCacheHit, Op: OpEquals, Value: "true"}}}
+	rules := []Rule{
+		{
+			ID: RuleOneSessionPerExecution,
+			Description: "Exactly one downstream session per execution: a stateful server keeps state per " +
+				spans.AttrSessionID + ", so an execution whose tool calls land on several sessions loses it (seeds 000, 001).",
+			Scope:     exec,
+			Select:    callSel,
+			Expect:    []Expectation{{Of: QuantityDistinct, Attribute: spans.AttrSessionID, Op: OpEq, Than: Operand{Number: 1}}},
+			SkipEmpty: true,
+		},
+		{
+			ID: RuleNoUnexplainedMisses,
+			Description: "Every pool miss has a cause (cold, concurrent, ttl, redial, after_failure, health_check): " +
+				"an unexplained miss is a session the pool should have reused (seed 002).",
+			Scope:  Scope{Kind: ScopeDump},
+			Expect: []Expectation{{Of: "unexplained_misses", Op: OpEq, Than: Operand{Number: 0}}},
+		},
+		{
+			ID:          RuleAcquireHasCacheHit,
+			Description: "Every acquire span carries " + spans.AttrCacheHit + ", so hits and misses are read, not guessed from handshakes (seed 002).",
+			Scope:       Scope{Kind: ScopeDump},
+			Select:      &SpanSelector{Selector: Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrCacheHit, Op: OpAbsent}}}},
+			Expect:      []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}},
+		},
+		{
+			ID:          RuleHandshakeOnlyOnMiss,
+			Description: "A handshake happens only under a miss: an acquire that reports a hit yet dials has lied about reuse.",
+			Scope:       Scope{Kind: ScopeDump},
+			Select:      &SpanSelector{Selector: Selector{Name: spans.SpanHandshake}, Under: &hitAcquire},
+			Expect:      []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}},
+		},
+		{
+			ID: RuleOneAcquirePerInvoke,
+			Description: "An invocation acquires one session; a second acquire is allowed only as the transparent redial (" +
+				spans.AttrAttempt + " 2) after a reused session expired.",
+			Scope:  Scope{Kind: ScopeSubtree, Root: &Selector{Name: spans.SpanInvoke}},
+			Select: &SpanSelector{Selector: acquire},
+			Expect: []Expectation{
+				{Of: QuantityCount, Op: OpLe, Than: Operand{Number: 2}},
+				{Of: QuantityCount, Op: OpLe, Than: Operand{Number: 1},
+					Select: &SpanSelector{Selector: Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrAttempt, Op: OpNotEquals, Value: "2"}}}}},
+			},
+		},
+	}
+	for i := range rules {
+		rules[i].Severity = SeverityError
+		rules[i].Builtin = true
+	}
+	return rules
+}

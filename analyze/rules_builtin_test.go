@@ -1,0 +1,150 @@
+package analyze
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
+)
+
+// gateEval analyzes tds with cfg and judges rules on them, by rule id.
+func gateEval(t testing.TB, cfg Config, rules []Rule, tds ...ptrace.Traces) (*Report, map[string]RuleResult) {
+	t.Helper()
+	idx := NewIndex(MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)))
+	for _, td := range tds {
+		idx.Add(td)
+	}
+	return gateJudge(t, idx, cfg, rules)
+}
+
+// gateEvalFile loads a dump with cfg and judges rules on it, by rule id.
+func gateEvalFile(t testing.TB, cfg Config, rules []Rule, path string) (*Report, map[string]RuleResult) {
+	t.Helper()
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))})
+	if err != nil {
+		t.Fatalf("Load %s: %v", path, err)
+	}
+	return gateJudge(t, idx, cfg, rules)
+}
+
+func gateJudge(t testing.TB, idx *Index, cfg Config, rules []Rule) (*Report, map[string]RuleResult) {
+	t.Helper()
+	r, err := Analyze(idx, cfg)
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	res, err := EvaluateRules(idx, cfg, r, rules, EvalOptions{MaxExamples: 20})
+	if err != nil {
+		t.Fatalf("EvaluateRules: %v", err)
+	}
+	byID := map[string]RuleResult{}
+	for _, x := range res {
+		byID[x.ID] = x
+	}
+	return r, byID
+}
+
+// TestBuiltinRulesPassAndFailOnTheirDumps pins, for every built-in rule, a
+// dump in testdata/traces it passes and one it fails, with the number of
+// offending examples it names.
+func TestBuiltinRulesPassAndFailOnTheirDumps(t *testing.T) {
+	cases := []struct {
+		rule, dump string
+		want       Status
+		examples   int
+	}{
+		{RuleOneSessionPerExecution, "pooled", StatusPass, 0},
+		{RuleOneSessionPerExecution, "per-call-dial", StatusFail, 3},
+		{RuleNoUnexplainedMisses, "prod-cold-starts", StatusPass, 0},
+		{RuleNoUnexplainedMisses, "unexplained-miss", StatusFail, 1},
+		{RuleNoUnexplainedMisses, "per-call-dial", StatusFail, 5},
+		{RuleAcquireHasCacheHit, "pooled", StatusPass, 0},
+		{RuleAcquireHasCacheHit, "missing-cache-hit", StatusFail, 3},
+		{RuleHandshakeOnlyOnMiss, "ttl-and-redial", StatusPass, 0},
+		{RuleHandshakeOnlyOnMiss, "handshake-on-hit", StatusFail, 1},
+		{RuleOneAcquirePerInvoke, "ttl-and-redial", StatusPass, 0}, // two acquires, the second a redial
+		{RuleOneAcquirePerInvoke, "double-acquire", StatusFail, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.rule+"/"+c.dump, func(t *testing.T) {
+			rules := BuiltinRules(Config{})
+			_, res := gateEvalFile(t, Config{}, rules, filepath.Join(tracesDir, c.dump+".otlp.jsonl"))
+			got := res[c.rule]
+			if got.Status != c.want {
+				t.Fatalf("status = %s, want %s (found: %s)", got.Status, c.want, got.Found)
+			}
+			if len(got.Examples) != c.examples {
+				t.Errorf("examples = %d, want %d: %+v", len(got.Examples), c.examples, got.Examples)
+			}
+			for _, ex := range got.Examples {
+				if len(ex.TraceID) != 32 || ex.TraceQL == "" {
+					t.Errorf("example %+v: want a 32-digit trace id and a TraceQL query", ex)
+				}
+			}
+		})
+	}
+}
+
+// TestRuleBreakingScenariosBreakOnlyTheirRule keeps the generated
+// scenarios honest: each fails exactly the built-in rule it exists for.
+func TestRuleBreakingScenariosBreakOnlyTheirRule(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		build func() ptrace.Traces
+		rule  string
+	}{
+		{"missing-cache-hit", tracegen.MissingCacheHit, RuleAcquireHasCacheHit},
+		{"handshake-on-hit", tracegen.HandshakeOnHit, RuleHandshakeOnlyOnMiss},
+		{"double-acquire", tracegen.DoubleAcquire, RuleOneAcquirePerInvoke},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, res := gateEval(t, Config{}, BuiltinRules(Config{}), c.build())
+			var failed []string
+			for id, r := range res {
+				if r.Status != StatusPass {
+					failed = append(failed, id)
+				}
+			}
+			if !slices.Equal(failed, []string{c.rule}) {
+				t.Errorf("rules not passing = %v, want only %s", failed, c.rule)
+			}
+		})
+	}
+}
+
+// TestBuiltinRulesFollowTheExecutionRoot: with an execution root, sessions
+// are counted per execution subtree, not per trace.
+func TestBuiltinRulesFollowTheExecutionRoot(t *testing.T) {
+	root := Selector{Name: "executor.execute"}
+	cfg := Config{ExecutionRoot: &root}
+	rules := BuiltinRules(cfg)
+	if rules[0].Scope.Kind != ScopeSubtree || rules[0].Scope.Root.Name != "executor.execute" {
+		t.Fatalf("scope = %v, want the subtree of the execution root", rules[0].Scope)
+	}
+	_, res := gateEval(t, cfg, rules, tracegen.PerCallDial())
+	if r := res[RuleOneSessionPerExecution]; r.Status != StatusFail || r.Failed != 3 || r.Scopes != 3 {
+		t.Errorf("per-call-dial by execution root: %+v, want 3 of 3 executions failing", r)
+	}
+	_, res = gateEval(t, cfg, rules, tracegen.Pooled())
+	if r := res[RuleOneSessionPerExecution]; r.Status != StatusPass || r.Scopes != 3 {
+		t.Errorf("pooled by execution root: %+v, want 3 executions passing", r)
+	}
+}
+
+// TestBuiltinRulesPassVacuouslyWithoutPoolSpans: a dump without pool spans
+// (the cold-init story) breaks no pool invariant.
+func TestBuiltinRulesPassVacuouslyWithoutPoolSpans(t *testing.T) {
+	_, res := gateEval(t, Config{}, BuiltinRules(Config{}), tracegen.ColdInitOneRead())
+	for id, r := range res {
+		if r.Status != StatusPass {
+			t.Errorf("%s = %s (%s), want pass", id, r.Status, r.Found)
+		}
+	}
+	if r := res[RuleOneSessionPerExecution]; r.Scopes != 0 {
+		t.Errorf("one-session-per-execution judged %d traces without calls, want them skipped", r.Scopes)
+	}
+}

@@ -1,0 +1,731 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Status is a rule's verdict.
+type Status string
+
+// The verdicts.
+const (
+	// StatusPass: every complete scope satisfies every expectation.
+	StatusPass Status = "pass"
+	// StatusFail: at least one complete scope breaks an expectation.
+	StatusFail Status = "fail"
+	// StatusIncomplete: nothing failed, but every scope the rule needed was
+	// incomplete (a trace still missing spans, no data for a measure): the
+	// rule could not be judged, which is neither a pass nor a fail.
+	StatusIncomplete Status = "incomplete"
+)
+
+// Example names one offending trace and, when known, span, with a TraceQL
+// query that finds it in Grafana Tempo.
+type Example struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id,omitempty"`
+	TraceQL string `json:"traceql"`
+}
+
+// RuleResult is the verdict of one rule over a dump.
+type RuleResult struct {
+	ID          string   `json:"id"`
+	Description string   `json:"description,omitempty"`
+	Severity    Severity `json:"severity"`
+	Builtin     bool     `json:"builtin"`
+	Status      Status   `json:"status"`
+	// Expected says in words what the rule wants, Found what the dump holds.
+	Expected string `json:"expected"`
+	Found    string `json:"found"`
+	// Scopes counts the scopes considered (skipped empty ones left out);
+	// Failed and Incomplete count those that failed or could not be judged.
+	Scopes     int `json:"scopes"`
+	Failed     int `json:"failed"`
+	Incomplete int `json:"incomplete"`
+	// Examples name offending traces and spans, at most EvalOptions.MaxExamples.
+	Examples []Example `json:"examples"`
+	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
+	TraceQL string `json:"traceql"`
+}
+
+// DefaultMaxExamples is how many offending spans a failing rule names when
+// EvalOptions.MaxExamples is 0.
+const DefaultMaxExamples = 5
+
+// EvalOptions tunes EvaluateRules. The zero value names up to
+// DefaultMaxExamples examples per rule.
+type EvalOptions struct {
+	// MaxExamples caps the examples of each rule; 0 means
+	// DefaultMaxExamples, a negative value none.
+	MaxExamples int
+}
+
+// EvaluateRules judges every rule against idx. report is the analysis of
+// the same index with cfg (measures are read from it); cfg also gives the
+// profile and the reads-per-request selectors. Like Analyze it is pure. It
+// fails only when idx was built without an attribute a rule reads (build it
+// with MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
+func EvaluateRules(idx *Index, cfg Config, report *Report, rules []Rule, opts EvalOptions) ([]RuleResult, error) {
+	if opts.MaxExamples == 0 {
+		opts.MaxExamples = DefaultMaxExamples
+	}
+	idx.finish()
+	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), report: report, max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}}
+	out := make([]RuleResult, 0, len(rules))
+	for i := range rules {
+		res, err := ev.rule(&rules[i])
+		if err != nil {
+			return nil, fmt.Errorf("rule %q: %w", rules[i].ID, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// ruleEval holds what every rule of one evaluation shares.
+type ruleEval struct {
+	x        *Index
+	cfg      Config
+	report   *Report
+	max      int
+	matchers map[*Selector]*matcher
+	events   []acqEvent // attributed acquires, computed on first need
+	haveEv   bool
+}
+
+func (e *ruleEval) compile(s *Selector) (*matcher, error) {
+	if s == nil {
+		return nil, nil
+	}
+	if m, ok := e.matchers[s]; ok {
+		return m, nil
+	}
+	m, err := e.x.compile(*s)
+	if err != nil {
+		return nil, err
+	}
+	e.matchers[s] = m
+	return m, nil
+}
+
+// compiledSel is a SpanSelector bound to the index.
+type compiledSel struct {
+	self, under, notUnder *matcher
+}
+
+func (e *ruleEval) compileSel(s *SpanSelector) (*compiledSel, error) {
+	var c compiledSel
+	var err error
+	if c.self, err = e.compile(&s.Selector); err != nil {
+		return nil, err
+	}
+	if c.under, err = e.compile(s.Under); err != nil {
+		return nil, err
+	}
+	if c.notUnder, err = e.compile(s.NotUnder); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// selects reports whether span i is selected within a scope rooted at root
+// (-1 for a trace or the dump): ancestors at or above root are not looked at.
+func (c *compiledSel) selects(x *Index, i, root int32) bool {
+	if !c.self.match(i) {
+		return false
+	}
+	if c.under == nil && c.notUnder == nil {
+		return true
+	}
+	under := c.under == nil
+	if i == root {
+		return under && true
+	}
+	for p := x.sp(i).parent; p >= 0 && p != root; p = x.sp(p).parent {
+		if c.under != nil && c.under.match(p) {
+			under = true
+		}
+		if c.notUnder != nil && c.notUnder.match(p) {
+			return false
+		}
+	}
+	return under
+}
+
+// ruleScope is one scope of a rule: its spans, root (-1 for dump and trace),
+// trace (-1 for the dump) and whether it may be judged.
+type ruleScope struct {
+	trace, root int32
+	spans       []int32
+	complete    bool
+}
+
+// scopes lists a rule's scopes in a stable order.
+func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
+	x := e.x
+	complete, err := e.compile(r.CompleteWhen)
+	if err != nil {
+		return nil, fmt.Errorf("complete_when: %w", err)
+	}
+	has := func(group []int32) bool {
+		if complete == nil {
+			return true
+		}
+		for _, i := range group {
+			if complete.match(i) {
+				return true
+			}
+		}
+		return false
+	}
+	switch r.Scope.Kind {
+	case ScopeDump:
+		return []ruleScope{{trace: -1, root: -1, spans: x.order, complete: has(x.order)}}, nil
+	case ScopeTrace:
+		out := make([]ruleScope, 0, len(x.traces))
+		for t := range x.traces {
+			tr := &x.traces[t]
+			group := x.order[tr.first : tr.first+tr.n]
+			out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.incomplete && has(group)})
+		}
+		slices.SortFunc(out, func(a, b ruleScope) int { return strings.Compare(x.traceID(a.trace), x.traceID(b.trace)) })
+		return out, nil
+	}
+	root, err := e.compile(r.Scope.Root)
+	if err != nil {
+		return nil, fmt.Errorf("scope: %w", err)
+	}
+	var out []ruleScope
+	for t := range x.traces {
+		tr := &x.traces[t]
+		group := x.order[tr.first : tr.first+tr.n]
+		pos := map[int32]int{} // root span -> index in out
+		for _, i := range group {
+			if root.match(i) {
+				pos[i] = len(out)
+				out = append(out, ruleScope{trace: int32(t), root: i})
+			}
+		}
+		if len(pos) == 0 {
+			continue
+		}
+		ok := !tr.incomplete && has(group)
+		for _, i := range group {
+			for a := i; a >= 0; a = x.sp(a).parent {
+				if k, isRoot := pos[a]; isRoot {
+					out[k].spans = append(out[k].spans, i)
+				}
+			}
+		}
+		for _, k := range pos {
+			out[k].complete = ok
+		}
+	}
+	slices.SortFunc(out, func(a, b ruleScope) int { return x.cmpSpans(a.root, b.root) })
+	return out, nil
+}
+
+// rule judges one rule.
+func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
+	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
+		Expected: ExpectedText(r), Examples: []Example{}}
+	scopes, err := e.scopes(r)
+	if err != nil {
+		return res, err
+	}
+	sels := map[*SpanSelector]*compiledSel{}
+	selOf := func(ex *Expectation) (*compiledSel, *SpanSelector, error) {
+		s := ex.Select
+		if s == nil {
+			s = r.Select
+		}
+		if c, ok := sels[s]; ok {
+			return c, s, nil
+		}
+		c, err := e.compileSel(s)
+		if err != nil {
+			return nil, nil, fmt.Errorf("select: %w", err)
+		}
+		sels[s] = c
+		return c, s, nil
+	}
+	var ruleSel *compiledSel
+	if r.Select != nil {
+		if ruleSel, err = e.compileSel(r.Select); err != nil {
+			return res, fmt.Errorf("select: %w", err)
+		}
+		sels[r.Select] = ruleSel
+	}
+	attrKey := func(ex *Expectation) (uint16, error) {
+		id, ok := e.x.lookupKey(ex.Attribute)
+		if !ok || !e.x.spanKeyOK[id] {
+			return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", ex.Attribute)
+		}
+		return id, nil
+	}
+
+	fails := map[string]int{} // "expectation: found" -> scopes
+	var examples []Example
+	var measureFound []string
+	for _, sc := range scopes {
+		if r.SkipEmpty && ruleSel != nil {
+			any := false
+			for _, i := range sc.spans {
+				if ruleSel.selects(e.x, i, sc.root) {
+					any = true
+					break
+				}
+			}
+			if !any {
+				continue
+			}
+		}
+		res.Scopes++
+		if !sc.complete {
+			res.Incomplete++
+			continue
+		}
+		scopeFailed, scopeIncomplete := false, false
+		var offenders []int32
+		for k := range r.Expect {
+			ex := &r.Expect[k]
+			bound, ok := e.operand(ex.Than)
+			if !ok {
+				scopeIncomplete = true
+				continue
+			}
+			if ex.isMeasure() {
+				got, ok := MeasureValue(e.report, ex.Of)
+				if !ok {
+					measureFound = append(measureFound, ex.Of+" has no data")
+					scopeIncomplete = true
+					continue
+				}
+				found := ex.Of + " = " + formatFigure(got)
+				if ex.Than.Measure != "" {
+					found += " (" + ex.Than.Measure + " = " + formatFigure(bound) + ")"
+				}
+				measureFound = append(measureFound, found)
+				if !ex.Holds(got, bound) {
+					scopeFailed = true
+					fails[ex.String()]++
+					examples = append(examples, e.measureExamples(ex.Of)...)
+				}
+				continue
+			}
+			c, _, err := selOf(ex)
+			if err != nil {
+				return res, err
+			}
+			var selected []int32
+			for _, i := range sc.spans {
+				if c.selects(e.x, i, sc.root) {
+					selected = append(selected, i)
+				}
+			}
+			got := float64(len(selected))
+			what := QuantityCount
+			if ex.Of == QuantityDistinct {
+				key, err := attrKey(ex)
+				if err != nil {
+					return res, err
+				}
+				vals := map[int32]bool{}
+				for _, i := range selected {
+					if v, ok := e.x.attrVal(i, key); ok {
+						vals[v] = true
+					}
+				}
+				got = float64(len(vals))
+				what = "distinct(" + ex.Attribute + ")"
+			}
+			if !ex.Holds(got, bound) {
+				scopeFailed = true
+				fails[what+" = "+formatFigure(got)]++
+				offenders = append(offenders, selected...)
+			}
+		}
+		switch {
+		case scopeFailed:
+			res.Failed++
+			examples = append(examples, e.scopeExamples(sc, offenders)...)
+		case scopeIncomplete:
+			res.Incomplete++
+		}
+	}
+
+	switch {
+	case res.Failed > 0:
+		res.Status = StatusFail
+	case res.Scopes > 0 && res.Incomplete == res.Scopes:
+		res.Status = StatusIncomplete
+	default:
+		res.Status = StatusPass
+	}
+	res.Found = foundText(r, res, fails, measureFound)
+	res.Examples = e.capExamples(examples)
+	res.TraceQL = e.ruleTraceQL(r)
+	return res, nil
+}
+
+// operand returns the value of a bound: its number, or its measure's value.
+func (e *ruleEval) operand(o Operand) (float64, bool) {
+	if o.Measure == "" {
+		return o.Number, true
+	}
+	return MeasureValue(e.report, o.Measure)
+}
+
+// scopeExamples names a failing scope: the offending spans for the dump,
+// else the scope's root span (the subtree's root, or the first selected
+// span, else the first root, of a trace).
+func (e *ruleEval) scopeExamples(sc ruleScope, offenders []int32) []Example {
+	x := e.x
+	switch {
+	case sc.trace < 0:
+		out := make([]Example, 0, min(len(offenders), e.max))
+		for _, i := range offenders {
+			out = append(out, e.spanExample(i))
+		}
+		return out
+	case sc.root >= 0:
+		return []Example{e.spanExample(sc.root)}
+	case len(offenders) > 0:
+		return []Example{e.spanExample(offenders[0])}
+	}
+	for _, i := range sc.spans {
+		if x.sp(i).parent < 0 {
+			return []Example{e.spanExample(i)}
+		}
+	}
+	if len(sc.spans) > 0 {
+		return []Example{e.spanExample(sc.spans[0])}
+	}
+	return nil
+}
+
+func (e *ruleEval) spanExample(i int32) Example {
+	s := e.x.sp(i)
+	tid := e.x.traceID(s.trace)
+	sid := fmt.Sprintf("%016x", s.id)
+	return Example{TraceID: tid, SpanID: sid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" && span:id = "%s" }`, tid, sid)}
+}
+
+func traceExample(tid string) Example {
+	return Example{TraceID: tid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" }`, tid)}
+}
+
+// measureExamples names what makes a measure what it is: the unexplained
+// misses, the misses above the floor, the multi-session executions, the
+// unexpected requests of a reads measure.
+func (e *ruleEval) measureExamples(name string) []Example {
+	switch name {
+	case "unexplained_misses", "excess_misses", "misses", "hit_rate", "handshakes":
+		var out []Example
+		for _, ev := range e.poolEvents() {
+			if ev.hit {
+				continue
+			}
+			reason := spans.MissReasons[ev.reason]
+			if reason == spans.MissUnexplained || (name != "unexplained_misses" && reason != spans.MissCold) {
+				out = append(out, e.spanExample(ev.span))
+			}
+		}
+		return out
+	case "multi_session_executions", "max_sessions_per_execution":
+		var out []Example
+		for _, t := range e.report.Executions.Examples {
+			out = append(out, traceExample(t))
+		}
+		return out
+	}
+	if rest, ok := strings.CutPrefix(name, "measures."); ok {
+		mname := rest[:strings.LastIndexByte(rest, '.')]
+		for _, m := range e.report.Measures {
+			if m.Name == mname {
+				var out []Example
+				for _, t := range m.Examples {
+					out = append(out, traceExample(t))
+				}
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// poolEvents returns the attributed acquires of the pool measure, computed
+// once per evaluation.
+func (e *ruleEval) poolEvents() []acqEvent {
+	if !e.haveEv {
+		e.haveEv = true
+		p := newPoolAcc(newVocab(e.x, e.cfg), e.cfg, &latencyAcc{})
+		p.collect()
+		p.attribute()
+		e.events = p.events
+	}
+	return e.events
+}
+
+// capExamples sorts and de-duplicates examples and keeps the first max.
+func (e *ruleEval) capExamples(ex []Example) []Example {
+	slices.SortFunc(ex, func(a, b Example) int {
+		return cmp.Or(cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
+	})
+	ex = slices.CompactFunc(ex, func(a, b Example) bool { return a.TraceID == b.TraceID && a.SpanID == b.SpanID })
+	if len(ex) > e.max {
+		ex = ex[:e.max]
+	}
+	if ex == nil {
+		ex = []Example{}
+	}
+	return ex
+}
+
+// scopeNoun names a rule's scopes in the plural for messages.
+func scopeNoun(s Scope) string {
+	switch s.Kind {
+	case ScopeDump:
+		return "dump"
+	case ScopeTrace:
+		return "traces"
+	}
+	return "subtrees"
+}
+
+func foundText(r *Rule, res RuleResult, fails map[string]int, measureFound []string) string {
+	var parts []string
+	if r.Scope.Kind == ScopeDump && len(measureFound) > 0 {
+		parts = append(parts, strings.Join(measureFound, ", "))
+	}
+	keys := make([]string, 0, len(fails))
+	for k := range fails {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if r.Scope.Kind != ScopeDump {
+		judged := res.Scopes - res.Incomplete
+		switch {
+		case res.Scopes == 0:
+			parts = append(parts, "no "+scopeNoun(r.Scope)+" to judge")
+		case res.Failed == 0 && judged > 0:
+			parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(r.Scope)))
+		}
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(r.Scope)))
+		}
+		if res.Incomplete > 0 {
+			parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
+		}
+	} else {
+		for _, k := range keys {
+			if strings.HasPrefix(k, QuantityCount) || strings.HasPrefix(k, QuantityDistinct) {
+				parts = append(parts, k)
+			}
+		}
+		if res.Failed == 0 && len(measureFound) == 0 {
+			if res.Incomplete > 0 {
+				parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
+			} else {
+				parts = append(parts, "holds")
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ExpectedText says in words what a rule wants, for reports and
+// `mcptrace rules --explain`.
+func ExpectedText(r *Rule) string {
+	var conds []string
+	for _, ex := range r.Expect {
+		s := ex.String()
+		sel := ex.Select
+		if sel == nil && !ex.isMeasure() {
+			sel = r.Select
+		}
+		if sel != nil && !ex.isMeasure() {
+			s += " of [" + sel.String() + "]"
+		}
+		conds = append(conds, s)
+	}
+	where := "in the dump"
+	switch r.Scope.Kind {
+	case ScopeTrace:
+		where = "in every trace"
+	case ScopeSubtree:
+		where = "in every subtree of [" + r.Scope.Root.String() + "]"
+	}
+	out := strings.Join(conds, " and ") + " " + where
+	if r.SkipEmpty {
+		out += " that has one"
+	}
+	if r.CompleteWhen != nil {
+		out += ", once [" + r.CompleteWhen.String() + "] has landed"
+	}
+	return out
+}
+
+// ExplainRule describes a rule in full sentences.
+func ExplainRule(r *Rule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s", r.ID, r.Severity)
+	if r.Builtin {
+		b.WriteString(", built-in")
+	} else if r.Line > 0 {
+		fmt.Fprintf(&b, ", line %d", r.Line)
+	}
+	b.WriteString(")\n")
+	if r.Description != "" {
+		fmt.Fprintf(&b, "  %s\n", r.Description)
+	}
+	switch r.Scope.Kind {
+	case ScopeDump:
+		b.WriteString("  Judged once over the whole dump.\n")
+	case ScopeTrace:
+		b.WriteString("  Judged for each trace on its own.\n")
+	case ScopeSubtree:
+		fmt.Fprintf(&b, "  Judged for each span matching [%s], with everything beneath it.\n", r.Scope.Root)
+	}
+	if r.Select != nil {
+		fmt.Fprintf(&b, "  Looks at spans matching [%s].\n", r.Select)
+	}
+	for _, ex := range r.Expect {
+		fmt.Fprintf(&b, "  Expects %s.\n", explainExpectation(ex))
+	}
+	if r.SkipEmpty {
+		b.WriteString("  Scopes where no span is selected are left out.\n")
+	}
+	if r.CompleteWhen != nil {
+		fmt.Fprintf(&b, "  A scope is judged only once its trace is whole and holds a span matching [%s]; otherwise it is incomplete.\n", r.CompleteWhen)
+	} else if r.Scope.Kind != ScopeDump {
+		b.WriteString("  A trace with a missing parent span is incomplete and not judged.\n")
+	}
+	if r.Severity == SeverityError {
+		b.WriteString("  A failure fails the check (exit 1).\n")
+	} else {
+		b.WriteString("  A failure is reported as a warning only.\n")
+	}
+	return b.String()
+}
+
+var opWords = map[Op]string{OpEq: "to equal", OpNe: "to differ from", OpLt: "to be below", OpLe: "to be at most", OpGt: "to be above", OpGe: "to be at least"}
+
+func explainExpectation(ex Expectation) string {
+	var subject string
+	switch ex.Of {
+	case QuantityCount:
+		subject = "the number of such spans"
+	case QuantityDistinct:
+		subject = "the number of distinct values of " + ex.Attribute + " over them"
+	default:
+		subject = "the measure " + ex.Of
+	}
+	if ex.Select != nil {
+		subject += " (spans matching [" + ex.Select.String() + "])"
+	}
+	s := subject + " " + opWords[ex.Op] + " " + ex.Than.String()
+	if ex.Tolerance > 0 {
+		s += ", within " + formatNumber(ex.Tolerance)
+	}
+	return s
+}
+
+// formatFigure renders a measured value: integers as such, ratios with four
+// decimals at most.
+func formatFigure(f float64) string {
+	if f == float64(int64(f)) {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// MeasureValue returns a dump-level measure of a report by the name a rule
+// uses (see [MeasureNames]); false when the report has no data for it (no
+// acquires for a hit rate, no samples for a percentile, no complete request
+// for a reads measure's unexpected count).
+func MeasureValue(r *Report, name string) (float64, bool) {
+	deref := func(p *float64) (float64, bool) {
+		if p == nil {
+			return 0, false
+		}
+		return *p, true
+	}
+	p := r.Pool
+	switch name {
+	case "hit_rate":
+		return deref(p.HitRate)
+	case "cold_start_floor":
+		return deref(p.ColdStartFloor)
+	case "excess_misses":
+		return float64(p.ExcessMisses), true
+	case "unexplained_misses":
+		return float64(p.MissReasons[spans.MissUnexplained]), true
+	case "acquires":
+		return float64(p.Acquires), true
+	case "hits":
+		return float64(p.Hits), true
+	case "misses":
+		return float64(p.Misses), true
+	case "handshakes":
+		return float64(p.Handshakes), true
+	case "multi_session_executions":
+		return float64(r.Executions.MultiSession), true
+	case "max_sessions_per_execution":
+		return float64(r.Executions.MaxSessions), true
+	}
+	if rest, ok := strings.CutPrefix(name, "measures."); ok {
+		dot := strings.LastIndexByte(rest, '.')
+		if dot < 0 {
+			return 0, false
+		}
+		for _, m := range r.Measures {
+			if m.Name != rest[:dot] {
+				continue
+			}
+			switch rest[dot+1:] {
+			case "unexpected":
+				return float64(m.Unexpected), m.Complete > 0
+			case "incomplete":
+				return float64(m.Incomplete), true
+			case "complete":
+				return float64(m.Complete), true
+			case "requests":
+				return float64(m.Requests), true
+			}
+		}
+		return 0, false
+	}
+	series, q, ok := strings.Cut(name, ".")
+	if !ok {
+		return 0, false
+	}
+	var ps *Percentiles
+	switch series {
+	case "acquire_hit":
+		ps = &p.Latency.AcquireHit
+	case "acquire_miss":
+		ps = &p.Latency.AcquireMiss
+	case "handshake":
+		ps = &p.Latency.Handshake
+	case "call":
+		ps = &p.Latency.Call
+	default:
+		return 0, false
+	}
+	switch q {
+	case "p50":
+		return deref(ps.P50)
+	case "p95":
+		return deref(ps.P95)
+	case "p99":
+		return deref(ps.P99)
+	}
+	return 0, false
+}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+func init() { subcommands = append(subcommands, newCheckCmd) }
+
+// gateFlags are the flags check and diff share: how dumps are read and
+// analyzed, and the regression tolerances.
+type gateFlags struct {
+	inputFormat   string
+	strict        bool
+	profile       string
+	scopeAttr     string
+	idleTTL       time.Duration
+	executionRoot string
+	config        string
+	tol           analyze.Tolerances
+}
+
+// addGateFlags registers the shared flags on fl.
+func addGateFlags(fl *pflag.FlagSet, f *gateFlags) {
+	def := analyze.DefaultTolerances()
+	fl.StringVar(&f.config, "config", "", "YAML file with measures:, rules: and regressions: (default: the built-in rules)")
+	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
+	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of checking what was read before the damage")
+	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary profile: default, acquire-on-miss or semconv")
+	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
+	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
+	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
+	fl.Float64Var(&f.tol.HitRateDrop, "max-hit-rate-drop", def.HitRateDrop, "regression: how far the hit rate may fall below the baseline (0.02 = 2 points)")
+	fl.Float64Var(&f.tol.LatencyRatio, "max-latency-ratio", def.LatencyRatio, "regression: how many times its baseline a latency percentile may grow to")
+	fl.Float64Var(&f.tol.LatencyMinDeltaMS, "latency-min-delta-ms", def.LatencyMinDeltaMS, "regression: latency growth below this many ms is noise")
+	fl.IntVar(&f.tol.ExcessMisses, "allow-excess-misses", def.ExcessMisses, "regression: how many more misses above the floor than the baseline are allowed")
+	fl.IntVar(&f.tol.UnexplainedMisses, "allow-unexplained-misses", def.UnexplainedMisses, "regression: how many more unexplained misses than the baseline are allowed")
+	fl.IntVar(&f.tol.Unexpected, "allow-unexpected", def.Unexpected, "regression: how many more unexpected requests per reads measure are allowed")
+}
+
+// gateSetup is what the shared flags resolve to.
+type gateSetup struct {
+	cfg   analyze.Config
+	ropts analyze.ReadOptions
+	gate  *analyze.GateConfig // nil without --config
+	tol   analyze.Tolerances
+}
+
+// resolveGate turns the shared flags into a configuration; every mistake is
+// a usage error (exit 2). Tolerance flags given on the command line win over
+// the config file's regressions: keys.
+func resolveGate(fl *pflag.FlagSet, f gateFlags) (gateSetup, error) {
+	var s gateSetup
+	inFormat, err := analyze.ParseFormat(f.inputFormat)
+	if err != nil {
+		return s, usageErrorf("--input-format: %w", err)
+	}
+	profile, err := analyze.ParseProfile(f.profile)
+	if err != nil {
+		return s, usageErrorf("--profile: %w", err)
+	}
+	if f.idleTTL <= 0 {
+		return s, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
+	}
+	s.cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
+	if f.executionRoot != "" {
+		sel, err := analyze.ParseSelectorString(f.executionRoot)
+		if err != nil {
+			return s, usageErrorf("--execution-root: %w", err)
+		}
+		s.cfg.ExecutionRoot = &sel
+	}
+	s.tol = analyze.DefaultTolerances()
+	if f.config != "" {
+		gc, err := analyze.LoadGateConfig(f.config)
+		if err != nil {
+			return s, usageErrorf("--config: %w", err)
+		}
+		s.gate = gc
+		s.cfg.Measures = gc.Measures
+		s.tol = gc.Tolerances
+	}
+	for name, set := range map[string]func(){
+		"max-hit-rate-drop":        func() { s.tol.HitRateDrop = f.tol.HitRateDrop },
+		"max-latency-ratio":        func() { s.tol.LatencyRatio = f.tol.LatencyRatio },
+		"latency-min-delta-ms":     func() { s.tol.LatencyMinDeltaMS = f.tol.LatencyMinDeltaMS },
+		"allow-excess-misses":      func() { s.tol.ExcessMisses = f.tol.ExcessMisses },
+		"allow-unexplained-misses": func() { s.tol.UnexplainedMisses = f.tol.UnexplainedMisses },
+		"allow-unexpected":         func() { s.tol.Unexpected = f.tol.Unexpected },
+	} {
+		if fl.Changed(name) {
+			set()
+		}
+	}
+	if err := s.tol.Validate(); err != nil {
+		return s, usageErrorf("regression tolerances: %w", err)
+	}
+	s.ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict}
+	return s, nil
+}
+
+// loadReport reads dumps and analyzes them, keeping what rules also need;
+// read errors are exit 2, warnings go to stderr.
+func loadReport(cmd *cobra.Command, s gateSetup, rules []analyze.Rule, paths []string) (*analyze.Index, *analyze.Report, error) {
+	ropts := s.ropts
+	ropts.Stdin = cmd.InOrStdin()
+	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
+		Read:  ropts,
+		Index: analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
+		}
+		return nil, nil, &exitError{code: 2, err: err}
+	}
+	for _, in := range inputs {
+		for _, w := range in.Warnings {
+			fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: warning: %s\n", w)
+		}
+		if in.Partial {
+			fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: warning: %s is damaged: checked the %d spans read before the damage\n", in.Path, in.Spans)
+		}
+	}
+	report, err := analyze.Analyze(idx, s.cfg)
+	if err != nil {
+		return nil, nil, &exitError{code: 2, err: err}
+	}
+	return idx, report, nil
+}
+
+// loadSide returns the report of one side of a comparison: a baseline JSON
+// as is, or a dump analyzed with s.
+func loadSide(cmd *cobra.Command, s gateSetup, path string) (*analyze.Report, error) {
+	if analyze.IsBaseline(path) {
+		r, err := analyze.ReadBaseline(path)
+		if err != nil {
+			return nil, &exitError{code: 2, err: err}
+		}
+		return r, nil
+	}
+	_, r, err := loadReport(cmd, s, nil, []string{path})
+	return r, err
+}
+
+// checkFlags are the flags of `mcptrace check`.
+type checkFlags struct {
+	gateFlags
+	baseline    string
+	format      string
+	junit       string
+	summary     string
+	maxExamples int
+	builtin     bool
+}
+
+// newCheckCmd is `mcptrace check`: the CI gate.
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check [flags] PATH...",
+		Short: "Gate CI on span invariants and on regressions against a baseline",
+		Long: `check reads trace dumps (as analyze does), judges every rule on them and,
+with --baseline, compares their measures with a baseline.
+
+Rules come from the rules: list of --config (docs/ci.md,
+docs/mcptrace-rules.schema.json); without one, the built-in rules apply
+(mcptrace rules --builtin lists them; --builtin adds them to a file's rules).
+Each rule gets a verdict: pass, fail, or incomplete when every scope it
+needed was incomplete (a trace still missing spans, a complete_when span that
+never landed). A failing rule names up to --max-examples offending traces and
+spans, each with a TraceQL query that finds it in Grafana Tempo.
+
+--baseline takes the JSON of 'mcptrace analyze --format json' (or a dump,
+analyzed the same way). A regression is: the hit rate lower by more than
+--max-hit-rate-drop, more excess or unexplained misses, a latency percentile
+above --max-latency-ratio times its baseline, executions spread over several
+sessions where the baseline had none, more unexpected requests of a reads
+measure. The regressions: key of --config sets the same tolerances; flags win.
+
+Exit status: 0 every error-severity rule passed and nothing regressed; 1 a
+rule failed or a measure regressed; 2 bad input or usage; 3 nothing failed but
+an error-severity rule had only incomplete data.
+
+Outputs: --format table (default), json (schema mcptrace.check/v1) or
+markdown on stdout; --junit FILE writes JUnit XML (a testcase per rule); with
+GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr; a
+Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
+--summary FILE.`,
+		Example: `  # Gate a test run's span dump with the built-in rules
+  mcptrace check spans.jsonl
+
+  # Your own rules, a baseline, JUnit for the CI system
+  mcptrace check --config mcptrace.yaml --baseline baseline.json --junit check.xml spans.jsonl
+
+  # Make a baseline from a good run
+  mcptrace analyze --format json spans.jsonl > baseline.json
+
+  # Machine-readable verdict
+  mcptrace check --format json dumps/ | jq .verdict`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("check needs at least one PATH (a file, a directory, a glob or - for stdin)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, f, args) },
+	}
+	fl := cmd.Flags()
+	addGateFlags(fl, &f.gateFlags)
+	fl.StringVar(&f.baseline, "baseline", "", "baseline to compare with: the JSON of 'mcptrace analyze --format json', or a dump")
+	fl.StringVar(&f.format, "format", analyze.CheckTable, "output format: table, json or markdown")
+	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to FILE")
+	fl.StringVar(&f.summary, "summary", "", "also write the Markdown summary to FILE")
+	fl.IntVar(&f.maxExamples, "max-examples", analyze.DefaultMaxExamples, "offending traces and spans named per failing rule")
+	fl.BoolVar(&f.builtin, "builtin", false, "apply the built-in rules besides the rules of --config")
+	return cmd
+}
+
+func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
+	if !slices.Contains([]string{analyze.CheckTable, analyze.CheckJSON, analyze.CheckMarkdown}, f.format) {
+		return usageErrorf("--format %q: want table, json or markdown", f.format)
+	}
+	if f.maxExamples < 0 {
+		return usageErrorf("--max-examples %d: want 0 or more", f.maxExamples)
+	}
+	s, err := resolveGate(cmd.Flags(), f.gateFlags)
+	if err != nil {
+		return err
+	}
+	var rules []analyze.Rule
+	if s.gate != nil {
+		rules = s.gate.Rules
+	}
+	if len(rules) == 0 || f.builtin {
+		rules = append(rules, analyze.BuiltinRules(s.cfg)...)
+	}
+	var base *analyze.Report
+	if f.baseline != "" {
+		if base, err = loadSide(cmd, s, f.baseline); err != nil {
+			return err
+		}
+	}
+	idx, report, err := loadReport(cmd, s, rules, paths)
+	if err != nil {
+		return err
+	}
+	maxEx := f.maxExamples
+	if maxEx == 0 {
+		maxEx = -1 // none
+	}
+	results, err := analyze.EvaluateRules(idx, s.cfg, report, rules, analyze.EvalOptions{MaxExamples: maxEx})
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	var regs []analyze.Regression
+	if base != nil {
+		regs = analyze.Regressions(base, report, s.tol)
+	}
+	check := analyze.NewCheckReport(report, results, regs, f.baseline)
+
+	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
+	}
+	if f.junit != "" {
+		if err := writeFile(f.junit, check.WriteJUnit); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
+		}
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		if err := check.WriteGitHubAnnotations(cmd.ErrOrStderr()); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("write annotations: %w", err)}
+		}
+	}
+	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+		if err := appendFile(p, check.RenderMarkdown); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("GITHUB_STEP_SUMMARY: %w", err)}
+		}
+	}
+	if f.summary != "" {
+		if err := writeFile(f.summary, check.RenderMarkdown); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--summary: %w", err)}
+		}
+	}
+	if check.ExitCode != analyze.ExitPass {
+		return &exitError{code: check.ExitCode, err: fmt.Errorf("check %s", check.Verdict)}
+	}
+	return nil
+}
+
+// writeFile creates path and writes it with render.
+func writeFile(path string, render func(io.Writer) error) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := render(out); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// appendFile appends render's output to path, creating it if needed.
+func appendFile(path string, render func(io.Writer) error) error {
+	out, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := render(out); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+func init() { subcommands = append(subcommands, newDiffCmd) }
+
+// diffFlags are the flags of `mcptrace diff`.
+type diffFlags struct {
+	gateFlags
+	format string
+}
+
+// newDiffCmd is `mcptrace diff`: two analyses side by side.
+func newDiffCmd() *cobra.Command {
+	var f diffFlags
+	cmd := &cobra.Command{
+		Use:   "diff [flags] BASE CURRENT",
+		Short: "Compare two runs' measures side by side, marking regressions",
+		Long: `diff lines up the measures of two runs: hit rate, cold-start floor, excess
+and unexplained misses, sessions per execution, latency percentiles and the
+reads-per-request measures of --config, with the change and REGRESSED where
+'mcptrace check --baseline BASE CURRENT' would fail.
+
+Each side is a baseline (the JSON of 'mcptrace analyze --format json') or a
+trace dump, analyzed with the analysis flags. Regression tolerances are the
+flags or the regressions: key of --config, as for check.
+
+diff only reports: it exits 0 whatever changed (use check to gate), and 2 on
+bad input or usage.`,
+		Example: `  # Last release's baseline against this run's dump
+  mcptrace diff baseline.json spans.jsonl
+
+  # Two dumps, as JSON
+  mcptrace diff --format json before.jsonl after.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usageErrorf("diff needs exactly two arguments, BASE and CURRENT (got %d)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, f, args[0], args[1]) },
+	}
+	addGateFlags(cmd.Flags(), &f.gateFlags)
+	cmd.Flags().StringVar(&f.format, "format", "table", "output format: table or json")
+	return cmd
+}
+
+func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
+	if f.format != "table" && f.format != "json" {
+		return usageErrorf("--format %q: want table or json", f.format)
+	}
+	s, err := resolveGate(cmd.Flags(), f.gateFlags)
+	if err != nil {
+		return err
+	}
+	base, err := loadSide(cmd, s, basePath)
+	if err != nil {
+		return err
+	}
+	cur, err := loadSide(cmd, s, curPath)
+	if err != nil {
+		return err
+	}
+	rows := analyze.Diff(base, cur, s.tol)
+	out := cmd.OutOrStdout()
+	if f.format == "json" {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		doc := struct {
+			Base        string               `json:"base"`
+			Current     string               `json:"current"`
+			Rows        []analyze.DiffRow    `json:"rows"`
+			Regressions []analyze.Regression `json:"regressions"`
+		}{basePath, curPath, rows, analyze.Regressions(base, cur, s.tol)}
+		if err := enc.Encode(doc); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("write diff: %w", err)}
+		}
+		return nil
+	}
+	if err := analyze.RenderDiff(out, rows, basePath, curPath); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+func init() { subcommands = append(subcommands, newRulesCmd) }
+
+// rulesFlags are the flags of `mcptrace rules`.
+type rulesFlags struct {
+	explain       string
+	builtin       bool
+	executionRoot string
+}
+
+// newRulesCmd is `mcptrace rules`: validate and explain rule files.
+func newRulesCmd() *cobra.Command {
+	var f rulesFlags
+	cmd := &cobra.Command{
+		Use:   "rules [--explain FILE | --builtin | FILE]",
+		Short: "Validate a rule file, explain its rules in words, or list the built-ins",
+		Long: `rules reads the rules: list of a configuration file (the same mcptrace.yaml
+as analyze's measures:) and reports mistakes with their line and column
+(exit 2): unknown keys, measures and operators, bad selectors, repeated ids.
+
+  mcptrace rules FILE            validates FILE and lists its rule ids
+  mcptrace rules --explain FILE  prints each rule in words
+  mcptrace rules --builtin       prints the built-in rules check applies
+                                 when no --config is given
+
+The file format is documented in docs/ci.md; docs/mcptrace-rules.schema.json
+is a JSON Schema editors can use to complete and check it.`,
+		Example: `  # What does this file check?
+  mcptrace rules --explain mcptrace.yaml
+
+  # The built-in invariants, with executions rooted at a span
+  mcptrace rules --builtin --execution-root executor.execute`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runRules(cmd, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.explain, "explain", "", "print each rule of FILE in words")
+	fl.BoolVar(&f.builtin, "builtin", false, "print the built-in rules")
+	fl.StringVar(&f.executionRoot, "execution-root", "", "with --builtin: selector of an execution's root span")
+	return cmd
+}
+
+func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
+	file := f.explain
+	switch {
+	case f.builtin && (file != "" || len(args) > 0):
+		return usageErrorf("give --builtin or a FILE, not both")
+	case file != "" && len(args) > 0:
+		return usageErrorf("give the file once: --explain FILE")
+	case !f.builtin && file == "" && len(args) == 0:
+		return usageErrorf("rules needs a FILE, --explain FILE or --builtin")
+	case file == "" && len(args) == 1:
+		file = args[0]
+	}
+	out := cmd.OutOrStdout()
+	if f.builtin {
+		var cfg analyze.Config
+		if f.executionRoot != "" {
+			sel, err := analyze.ParseSelectorString(f.executionRoot)
+			if err != nil {
+				return usageErrorf("--execution-root: %w", err)
+			}
+			cfg.ExecutionRoot = &sel
+		}
+		for i, r := range analyze.BuiltinRules(cfg) {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprint(out, analyze.ExplainRule(&r))
+		}
+		return nil
+	}
+	gc, err := analyze.LoadGateConfig(file)
+	if err != nil {
+		return usageErrorf("%w", err)
+	}
+	if len(gc.Rules) == 0 {
+		return usageErrorf("%s: no rules: list (check would apply the built-in rules)", file)
+	}
+	if f.explain == "" {
+		fmt.Fprintf(out, "%s: %d rule(s) OK\n", file, len(gc.Rules))
+		for _, r := range gc.Rules {
+			fmt.Fprintf(out, "  %s (%s): %s\n", r.ID, r.Severity, analyze.ExpectedText(&r))
+		}
+		return nil
+	}
+	for i, r := range gc.Rules {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprint(out, analyze.ExplainRule(&r))
+	}
+	return nil
+}
