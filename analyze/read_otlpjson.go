@@ -31,7 +31,7 @@ func jsonValid(b []byte) bool { return json.Valid(b) }
 func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
 	var carry []byte // the partial line after the last newline, copied out of its block
 	line := 0        // lines started so far
-	base := s.off    // offset of the first byte of the next block
+	base := s.off    // stream offset of the next block's first byte (its carried partial line, if any)
 	for {
 		if ctx.Err() != nil {
 			return
@@ -62,7 +62,11 @@ func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
 		}
 		carry = append(carry[:0], buf[pos:]...)
 		lineStart := base + int64(pos)
-		base += int64(len(buf))
+		end := base + int64(len(buf))
+		// The next block starts with the carried partial line: counting
+		// from the end of this one would shift every later offset by the
+		// carry's length.
+		base = lineStart
 
 		if err == nil {
 			if len(carry) > maxLineBytes {
@@ -92,7 +96,7 @@ func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
 			}
 		}
 		if s.err != nil && prob == nil {
-			prob = s.problem(base, expectedOTLPLine, 0, err)
+			prob = s.problem(end, expectedOTLPLine, 0, err)
 		}
 		if emitLines(emit, j) && prob != nil {
 			emit(readyJob(result{prob: prob}))

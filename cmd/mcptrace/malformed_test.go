@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+// The malformed corpus (testdata/malformed, see analyze/malformed_test.go)
+// run through the real binary: what a user or a CI job sees. A file's name
+// says what it must give: partial-* a report marked partial, with a warning
+// naming the file and the place, and exit 0; readable-* a clean report and
+// exit 0; anything else exit 2 with an error naming the file. Nothing may
+// panic, hang or print a goroutine dump.
+
+const malformedCorpus = "../../testdata/malformed/"
+
+// malformedDeadline bounds one run of the binary on a small corpus file; only a
+// hang comes near it.
+const malformedDeadline = 60 * time.Second
+
+// buildForMalformed builds the command into a temporary directory, with
+// -race when the tests run with it (so the build reuses what the test
+// build compiled).
+func buildForMalformed(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary: not in -short mode")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Skipf("no go command to build the binary with: %v", err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "mcptrace")
+	args := []string{"build", "-o", bin}
+	if malformedRaceBuild() {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(goBin, append(args, ".")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// malformedRaceBuild reports whether this test binary was built with -race.
+func malformedRaceBuild() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+// malformedRun is one run of the binary.
+type malformedRun struct {
+	code           int
+	stdout, stderr string
+}
+
+// runForMalformed runs bin with args (and stdin, if not nil), failing the test if
+// it does not exit within malformedDeadline or prints a panic.
+func runForMalformed(t *testing.T, bin string, stdin []byte, args ...string) malformedRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), malformedDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mcptrace %s did not exit within %v: a hang", strings.Join(args, " "), malformedDeadline)
+	}
+	r := malformedRun{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("run mcptrace: %v", err)
+	}
+	for _, bad := range []string{"panic", "goroutine ", "fatal error"} {
+		if strings.Contains(r.stderr, bad) || strings.Contains(r.stdout, bad) {
+			t.Fatalf("mcptrace %s printed %q:\n%s%s", strings.Join(args, " "), bad, r.stderr, r.stdout)
+		}
+	}
+	return r
+}
+
+// malformedPlace matches a file named with a place: path:line and/or (byte N).
+func malformedPlace(path string) *regexp.Regexp {
+	return regexp.MustCompile(regexp.QuoteMeta(path) + `(:\d+)?( \(byte \d+\))?: expected `)
+}
+
+// TestAnalyzeHostileInput builds the binary once and runs it over the
+// corpus and over partial dumps on stdin.
+func TestAnalyzeHostileInput(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	bin := buildForMalformed(t)
+	t.Run("corpus", func(t *testing.T) { testMalformedCorpus(t, bin) })
+	t.Run("partial stdin", func(t *testing.T) { testPartialDumpFromStdin(t, bin) })
+}
+
+// testMalformedCorpus runs `mcptrace analyze --format json` on every corpus
+// file.
+func testMalformedCorpus(t *testing.T, bin string) {
+	entries, err := os.ReadDir(malformedCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 30 {
+		t.Errorf("the corpus holds %d inputs, want at least 30", len(entries))
+	}
+	for _, e := range entries {
+		name := e.Name()
+		path := malformedCorpus + name
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each run waits mostly on a process starting
+			r := runForMalformed(t, bin, nil, "analyze", "--format", "json", path)
+			switch {
+			case strings.HasPrefix(name, "partial-"):
+				if r.code != 0 {
+					t.Fatalf("exit %d, want 0 for a partial dump: %s", r.code, r.stderr)
+				}
+				if !malformedPlace(path).MatchString(r.stderr) || !strings.Contains(r.stderr, "mcptrace: warning: "+path) {
+					t.Errorf("stderr does not warn naming %s and the place:\n%s", path, r.stderr)
+				}
+				rep := decodeReport(t, r.stdout)
+				if !rep.Partial || len(rep.Inputs) != 1 || !rep.Inputs[0].Partial || len(rep.Inputs[0].Warnings) == 0 {
+					t.Errorf("report partial %v, inputs %+v: want the report and its input marked partial, with the warning", rep.Partial, rep.Inputs)
+				}
+				if rep.Spans == 0 || rep.Inputs[0].Spans == 0 {
+					t.Errorf("report has %d spans: want the figures of what was read", rep.Spans)
+				}
+				// --strict refuses the damage.
+				s := runForMalformed(t, bin, nil, "analyze", "--strict", path)
+				if s.code != 2 || !malformedPlace(path).MatchString(s.stderr) {
+					t.Errorf("--strict: exit %d, stderr %q; want 2 naming the file and the place", s.code, s.stderr)
+				}
+			case strings.HasPrefix(name, "readable-"):
+				if r.code != 0 {
+					t.Fatalf("exit %d, want 0 for a well-formed dump: %s", r.code, r.stderr)
+				}
+				if strings.Contains(r.stderr, "warning") {
+					t.Errorf("a well-formed dump gives a warning:\n%s", r.stderr)
+				}
+				rep := decodeReport(t, r.stdout)
+				if rep.Partial || rep.Spans == 0 {
+					t.Errorf("report partial %v, spans %d: want a whole report", rep.Partial, rep.Spans)
+				}
+			default:
+				if r.code != 2 {
+					t.Fatalf("exit %d, want 2 (nothing usable was read); stderr:\n%s", r.code, r.stderr)
+				}
+				if !malformedPlace(path).MatchString(r.stderr) {
+					t.Errorf("stderr does not name %s, the place and what was expected:\n%s", path, r.stderr)
+				}
+				if r.stdout != "" {
+					t.Errorf("a failed analysis printed a report:\n%s", r.stdout)
+				}
+			}
+		})
+	}
+}
+
+// testPartialDumpFromStdin pipes dumps cut short into `mcptrace analyze
+// -`: the figures of what was read, a warning naming stdin and the place,
+// a JSON report marked partial, exit 0.
+func testPartialDumpFromStdin(t *testing.T, bin string) {
+	whole, err := os.ReadFile(traces + "prod-cold-starts.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeProto, err := os.ReadFile(traces + "prod-cold-starts.otlp.pb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := runForMalformed(t, bin, whole, "analyze", "--format", "json", "-")
+	if full.code != 0 {
+		t.Fatalf("the whole dump: exit %d: %s", full.code, full.stderr)
+	}
+	all := decodeReport(t, full.stdout)
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"json lines with the last line cut", whole[:len(whole)-len(whole)/7]},
+		{"proto cut mid-record", wholeProto[:len(wholeProto)-len(wholeProto)/5]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runForMalformed(t, bin, tc.data, "analyze", "--format", "json", "-")
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0: %s", r.code, r.stderr)
+			}
+			if !malformedPlace("-").MatchString(r.stderr) || !strings.Contains(r.stderr, "report marked partial") {
+				t.Errorf("stderr does not warn naming stdin and the place:\n%s", r.stderr)
+			}
+			rep := decodeReport(t, r.stdout)
+			if !rep.Partial || !rep.Inputs[0].Partial || rep.Inputs[0].Path != "-" {
+				t.Errorf("report partial %v, inputs %+v: want partial, naming -", rep.Partial, rep.Inputs)
+			}
+			if rep.Spans == 0 || rep.Spans >= all.Spans || rep.Pool.Acquires == 0 || rep.Pool.Acquires >= all.Pool.Acquires {
+				t.Errorf("partial report: %d spans, %d acquires; the whole dump has %d and %d: want some but not all",
+					rep.Spans, rep.Pool.Acquires, all.Spans, all.Pool.Acquires)
+			}
+			// The JSON contract says so in its own words.
+			var raw map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil || raw["partial"] != true || raw["schema"] != analyze.Schema {
+				t.Errorf("JSON report: partial %v, schema %v (%v)", raw["partial"], raw["schema"], err)
+			}
+		})
+	}
+}

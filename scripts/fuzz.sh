@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# fuzz.sh runs every Go fuzz target of the module (every `func FuzzXxx` in a
+# _test.go file) for the same time each, one after the other:
+#
+#   go test -run='^$' -fuzz='^FuzzXxx$' -fuzztime=TIME ./package
+#
+# Usage:
+#   scripts/fuzz.sh [TIME] [FILTER]
+#     TIME    how long each target runs, as -fuzztime takes it (default 10s;
+#             CI runs `scripts/fuzz.sh 5s`, a nightly or a pre-release check
+#             `scripts/fuzz.sh 10m`)
+#     FILTER  an extended regular expression: only targets whose name
+#             matches run (e.g. `scripts/fuzz.sh 1m 'Config|Selector'`)
+#
+# A crash is written by go test to the package's testdata/fuzz/FuzzXxx/
+# directory: commit that file with the fix, and plain `go test` replays it as
+# a regression test from then on. The script goes on with the other targets
+# and exits 1 if any target failed, listing them. Environment: FUZZ_PARALLEL
+# sets -parallel (default: every CPU).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+TIME=${1:-10s}
+FILTER=${2:-.}
+GO=${GO:-go}
+
+log() { printf 'fuzz: %s\n' "$*" >&2; }
+
+if [[ "$TIME" == "-h" || "$TIME" == "--help" ]]; then
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+
+# Every fuzz target as "package-dir target", sorted for a stable order.
+# Directories go ignores (testdata, vendor, names starting with . or _)
+# are not searched.
+mapfile -t targets < <(
+  find . \( -name testdata -o -name vendor -o -name '.?*' -o -name '_*' \) -prune -o -name '*_test.go' -print |
+    xargs -r grep -HoE '^func Fuzz[A-Za-z0-9_]*\(' |
+    sed -E 's#^\./##; s#^(.*):func (Fuzz[A-Za-z0-9_]*)\($#\1 \2#' |
+    while read -r file name; do printf '%s %s\n' "$(dirname "$file")" "$name"; done |
+    sort -u
+)
+# The filter is matched against the target's name.
+selected=()
+for t in "${targets[@]}"; do
+  if [[ "${t#* }" =~ $FILTER ]]; then
+    selected+=("$t")
+  fi
+done
+if [[ ${#selected[@]} -eq 0 ]]; then
+  log "no fuzz target matches '$FILTER'"
+  exit 2
+fi
+
+parallel=()
+if [[ -n "${FUZZ_PARALLEL:-}" ]]; then
+  parallel=(-parallel "$FUZZ_PARALLEL")
+fi
+
+log "${#selected[@]} targets, $TIME each"
+failed=()
+for t in "${selected[@]}"; do
+  dir=${t%% *}
+  name=${t#* }
+  log "== $name (./$dir)"
+  if ! "$GO" test -run='^$' -fuzz="^${name}\$" -fuzztime="$TIME" "${parallel[@]}" "./$dir"; then
+    failed+=("$name (./$dir)")
+    log "FAILED: $name: the failing input is under $dir/testdata/fuzz/$name/"
+  fi
+done
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+  log "${#failed[@]} of ${#selected[@]} targets failed:"
+  printf '  %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+log "all ${#selected[@]} targets ran $TIME without a failure"
