@@ -11,8 +11,8 @@ package pool_test
 //   - BenchmarkHitMetricsParallel: the same from GOMAXPROCS goroutines.
 //   - BenchmarkHitRecording: the three recordings a hit makes (acquires
 //     counter, wait_time and use_time histograms) straight on the SDK, with
-//     attributes built per call as the pool does today, and with attribute
-//     sets built once: what caching them in the pool would save.
+//     attributes built per call and with attribute sets built once (what
+//     the pool's per-key sets save).
 
 import (
 	"context"
@@ -167,7 +167,8 @@ func BenchmarkHitMetricsParallel(b *testing.B) {
 // acquires counter with pool, cache_hit and miss_reason, a wait_time record
 // with pool and cache_hit, and a use_time record with pool. "per-call"
 // builds the attribute sets on every call (metric.WithAttributes), as the
-// pool does; "cached-sets" passes sets built once (metric.WithAttributeSet).
+// pool once did; "cached-sets" passes sets built once
+// (metric.WithAttributeSet), as the pool now does per key.
 func BenchmarkHitRecording(b *testing.B) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })

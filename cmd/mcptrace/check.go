@@ -298,25 +298,20 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	return nil
 }
 
-// writeFile creates path and writes it with render.
+// writeFile creates (or truncates) path and writes it with render.
 func writeFile(path string, render func(io.Writer) error) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := render(out); err != nil {
-		out.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return renderToFile(path, os.O_TRUNC, render)
 }
 
 // appendFile appends render's output to path, creating it if needed.
 func appendFile(path string, render func(io.Writer) error) error {
-	out, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	return renderToFile(path, os.O_APPEND, render)
+}
+
+// renderToFile opens path for writing with mode (O_TRUNC or O_APPEND) and
+// writes render's output, reporting a failed close as a failed write.
+func renderToFile(path string, mode int, render func(io.Writer) error) error {
+	out, err := os.OpenFile(path, mode|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
