@@ -29,6 +29,8 @@ type LoadOptions struct {
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
 	idx := NewIndex(opts.Index)
 	read := 0
+	// Decode OTLP JSON lines keeping only what the index keeps (fastjson.go).
+	ctx = withFastOTLPJSON(ctx, newFastKeys(opts.Index))
 	inputs, err := Read(ctx, paths, opts.Read, func(in *Input, td ptrace.Traces) error {
 		read += td.SpanCount()
 		idx.Add(td)

@@ -11,7 +11,7 @@ import (
 // protobuf record, or one element of a JSON document's array.
 type rec struct {
 	data []byte
-	line int   // 1-based line, 0 when the format has no lines
+	line int   // 1-based line, 0 when the format has no lines (the fast path of fastjson.go takes only records with a line)
 	off  int64 // byte offset of the record in the (decompressed) stream
 	last bool  // the input ended inside this record (no newline after it)
 }
@@ -96,6 +96,7 @@ type producer func(ctx context.Context, emit emitFunc)
 // It returns consume's first error or ctx's error, after every goroutine it
 // started has returned.
 func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error) error {
+	decode = fastDecode(ctx, decode) // Load's fast path for OTLP JSON lines (fastjson.go)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

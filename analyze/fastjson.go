@@ -1,0 +1,778 @@
+package analyze
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"strconv"
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// The fast OTLP JSON lines decoder.
+//
+// pdata's JSON unmarshaler builds every attribute, event, link and scope of
+// every span, and that is most of what `mcptrace analyze` spends on a JSON
+// lines dump; the index then keeps a dozen attributes and drops the rest.
+// Load therefore decodes each JSON line with decodeFastOTLP first: a scanner for
+// the shape the Collector and our exporter write that builds a
+// ptrace.Traces holding only what Index.Add reads (ids, name, kind, times,
+// status code, the kept span and resource attributes) and skips the rest
+// without building it.
+//
+// The fast path is deliberately narrow. Anything outside the common shape
+// (an unknown or repeated key, an escaped string it would keep, a kept
+// attribute of a type other than string, bool or int, events or links, ids
+// that are not hex, an enum or number it does not know, no spans at all)
+// makes it give up on that line, and the line is decoded by the regular
+// pdata path, which also produces the exact error of a malformed line. What
+// the fast path does accept, pdata accepts too and indexes the same way:
+// FuzzFastOTLPJSONMatchesPdata pins that.
+
+// fastKeys is the immutable set of attribute keys the index keeps, shared
+// by the decoding workers.
+type fastKeys struct {
+	span, res map[string]string // each key to itself: the map hands out the key without allocating it
+}
+
+// newFastKeys returns the keys an index built with opts keeps.
+func newFastKeys(opts IndexOptions) *fastKeys {
+	k := &fastKeys{span: make(map[string]string), res: make(map[string]string)}
+	for _, s := range vocabSpanAttrs {
+		k.span[s] = s
+	}
+	for _, s := range opts.SpanAttrs {
+		if s != "" { // never kept (Index.addKey)
+			k.span[s] = s
+		}
+	}
+	for _, s := range vocabResourceAttrs {
+		k.res[s] = s
+	}
+	for _, s := range opts.ResourceAttrs {
+		if s != "" {
+			k.res[s] = s
+		}
+	}
+	return k
+}
+
+// fastCtxKey is the context key under which Load hands its kept keys to
+// the decoding pipeline (see withFastOTLPJSON).
+type fastCtxKey struct{}
+
+// withFastOTLPJSON returns a context telling runPipeline to decode OTLP
+// JSON lines with the fast path, keeping keys. Read's callers other than
+// Load get the pdata path (and every attribute) as before.
+func withFastOTLPJSON(ctx context.Context, keys *fastKeys) context.Context {
+	return context.WithValue(ctx, fastCtxKey{}, keys)
+}
+
+// fastDecode wraps decode with the fast path when ctx asks for it. Only the
+// records of OTLP JSON lines carry a line number (see lineRec); the others
+// (protobuf and zstd records, elements of JSON documents) go to decode
+// unchanged. The batches it makes hold only the kept attributes, so they are
+// for an index built with the same IndexOptions, which is what Load does.
+func fastDecode(ctx context.Context, decode func(rec) result) func(rec) result {
+	keys, ok := ctx.Value(fastCtxKey{}).(*fastKeys)
+	if !ok || keys == nil {
+		return decode
+	}
+	return func(r rec) result {
+		if r.line > 0 {
+			if td, ok := decodeFastOTLP(r.data, keys); ok {
+				return result{td: td}
+			}
+		}
+		return decode(r)
+	}
+}
+
+// decodeFastOTLP decodes one OTLP JSON request keeping what keys name, and
+// reports false when the line is not in the shape it handles (the caller
+// then decodes it with pdata).
+func decodeFastOTLP(data []byte, keys *fastKeys) (ptrace.Traces, bool) {
+	c := stringCaches.Get().(*stringCache)
+	defer stringCaches.Put(c)
+	d := fastDec{b: data, keys: keys, td: ptrace.NewTraces(), strs: c}
+	if !d.request() || d.spans == 0 {
+		return ptrace.Traces{}, false
+	}
+	return d.td, true
+}
+
+// stringCache hands out one string per distinct span name or kept value
+// text, so the many spans of a dump that repeat a name, a cache key or a
+// session id do not each allocate it. Strings are immutable: batches may
+// share them.
+type stringCache struct {
+	m map[string]string
+}
+
+// maxCachedStrings bounds a cache: a dump with unique values (a request id
+// kept by a selector) must not grow it without end.
+const maxCachedStrings = 1 << 14
+
+// stringCaches gives each decoding worker a cache of its own.
+var stringCaches = sync.Pool{New: func() any { return &stringCache{m: make(map[string]string)} }}
+
+// str returns b as a string, allocated once per distinct text.
+func (c *stringCache) str(b []byte) string {
+	if s, ok := c.m[string(b)]; ok {
+		return s
+	}
+	if len(c.m) >= maxCachedStrings {
+		clear(c.m)
+	}
+	s := string(b)
+	c.m[s] = s
+	return s
+}
+
+// fastDec is the state of one decode. Every method returns false to give
+// up on the line.
+type fastDec struct {
+	b     []byte
+	i     int
+	keys  *fastKeys
+	td    ptrace.Traces
+	spans int
+	strs  *stringCache
+	kept  []keptAttr // scratch space of attributes
+}
+
+func (d *fastDec) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// tok consumes byte c after optional whitespace.
+func (d *fastDec) tok(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c { // compact JSON: no space to skip
+		d.i++
+		return true
+	}
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (d *fastDec) peek() byte {
+	d.ws()
+	if d.i < len(d.b) {
+		return d.b[d.i]
+	}
+	return 0
+}
+
+// rawString reads a string without escapes and returns its bytes, which
+// point into the input.
+func (d *fastDec) rawString() ([]byte, bool) {
+	if !d.tok('"') {
+		return nil, false
+	}
+	start := d.i
+	end := stringStop(d.b[start:])
+	if end < 0 || d.b[start+end] != '"' {
+		return nil, false // an escape or a control character, or no end
+	}
+	d.i = start + end + 1
+	return d.b[start : start+end], true
+}
+
+// stringStop returns the index of the first '"', '\\' or control character
+// of b, or -1. It tests eight bytes at a time: strings (ids, keys, values)
+// are most of the input.
+func stringStop(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := w ^ ('"' * ones)
+		bs := w ^ ('\\' * ones)
+		hit := (q-ones)&^q | (bs-ones)&^bs | (w - 0x20*ones)
+		if hit&^w&highs != 0 {
+			break // the exact byte is found below
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipString reads a string that is not kept: standard escapes allowed.
+func (d *fastDec) skipString() bool {
+	if !d.tok('"') {
+		return false
+	}
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if d.i+1 >= len(d.b) {
+				return false
+			}
+			switch d.b[d.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				d.i += 2
+			case 'u':
+				if d.i+6 > len(d.b) {
+					return false
+				}
+				for _, h := range d.b[d.i+2 : d.i+6] {
+					if !isHexDigit(h) {
+						return false
+					}
+				}
+				d.i += 6
+			default:
+				return false
+			}
+			continue
+		}
+		d.i++
+	}
+	return false
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// intLit reads a JSON integer literal (no fraction or exponent) and
+// returns its text.
+func (d *fastDec) intLit() ([]byte, bool) {
+	d.ws()
+	start := d.i
+	if d.i < len(d.b) && d.b[d.i] == '-' {
+		d.i++
+	}
+	digits := d.i
+	for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
+		d.i++
+	}
+	n := d.i - digits
+	if n == 0 || n > 1 && d.b[digits] == '0' {
+		return nil, false
+	}
+	if d.i < len(d.b) {
+		switch d.b[d.i] {
+		case '.', 'e', 'E':
+			return nil, false
+		}
+	}
+	return d.b[start:d.i], true
+}
+
+// uint64Val reads a uint64 as a number or a decimal string, as pdata's
+// ReadUint64 does.
+func (d *fastDec) uint64Val() (uint64, bool) {
+	var s []byte
+	var ok bool
+	if d.peek() == '"' {
+		s, ok = d.rawString()
+	} else {
+		s, ok = d.intLit()
+	}
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(s), 10, 64)
+	return v, err == nil
+}
+
+// int64Val reads an int64 as a number or a decimal string, as pdata's
+// ReadInt64 does.
+func (d *fastDec) int64Val() (int64, bool) {
+	var s []byte
+	var ok bool
+	if d.peek() == '"' {
+		s, ok = d.rawString()
+	} else {
+		s, ok = d.intLit()
+	}
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(s), 10, 64)
+	return v, err == nil
+}
+
+// smallUint reads a non-negative JSON integer that fits a uint32 (dropped
+// counts, flags).
+func (d *fastDec) smallUint() bool {
+	s, ok := d.intLit()
+	if !ok || s[0] == '-' {
+		return false
+	}
+	_, err := strconv.ParseUint(string(s), 10, 32)
+	return err == nil
+}
+
+// enum reads an enum given as a number in [0, max] or one of names (whose
+// index is its number).
+func (d *fastDec) enum(names []string) (int, bool) {
+	if d.peek() == '"' {
+		s, ok := d.rawString()
+		if !ok {
+			return 0, false
+		}
+		for i, n := range names {
+			if string(s) == n {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	s, ok := d.intLit()
+	if !ok || len(s) != 1 {
+		return 0, false
+	}
+	v := int(s[0] - '0')
+	return v, v < len(names)
+}
+
+var (
+	spanKindNames   = []string{"SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT", "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER"}
+	statusCodeNames = []string{"STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"}
+)
+
+// hexID reads a string of exactly len(dst)*2 hex digits into dst.
+func (d *fastDec) hexID(dst []byte) bool {
+	s, ok := d.rawString()
+	if !ok || len(s) != 2*len(dst) {
+		return false
+	}
+	_, err := hex.Decode(dst, s)
+	return err == nil
+}
+
+// object reads an object, calling field for each key; field must consume
+// the value. seen guards against repeated keys: field returns a bit per
+// key it knows, and a key seen twice gives up.
+func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
+	if !d.tok('{') {
+		return false
+	}
+	if d.tok('}') {
+		return true
+	}
+	var seen uint32
+	for {
+		k, ok := d.rawString()
+		if !ok || !d.tok(':') {
+			return false
+		}
+		bit, ok := field(k)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if d.tok(',') {
+			continue
+		}
+		return d.tok('}')
+	}
+}
+
+// array reads an array, calling elem for each element.
+func (d *fastDec) array(elem func() bool) bool {
+	if !d.tok('[') {
+		return false
+	}
+	if d.tok(']') {
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		if d.tok(',') {
+			continue
+		}
+		return d.tok(']')
+	}
+}
+
+// emptyArray reads [] (events and links are not indexed; a span that has
+// some goes to pdata, which validates them).
+func (d *fastDec) emptyArray() bool {
+	return d.tok('[') && d.tok(']')
+}
+
+func (d *fastDec) request() bool {
+	ok := d.object(func(k []byte) (uint32, bool) {
+		switch string(k) {
+		case "resourceSpans", "resource_spans":
+			return 1, d.array(d.resourceSpans)
+		}
+		return 0, false
+	})
+	d.ws()
+	return ok && d.i == len(d.b)
+}
+
+func (d *fastDec) resourceSpans() bool {
+	rs := d.td.ResourceSpans().AppendEmpty()
+	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	return d.object(func(k []byte) (uint32, bool) {
+		switch string(k) {
+		case "resource":
+			return 1, d.object(func(k []byte) (uint32, bool) {
+				switch string(k) {
+				case "attributes":
+					return 1, d.attributes(rs.Resource().Attributes(), d.keys.res)
+				case "droppedAttributesCount", "dropped_attributes_count":
+					return 2, d.smallUint()
+				}
+				return 0, false
+			})
+		case "scopeSpans", "scope_spans":
+			return 2, d.array(func() bool { return d.scopeSpans(spans) })
+		case "schemaUrl", "schema_url":
+			return 4, d.skipString()
+		}
+		return 0, false
+	})
+}
+
+func (d *fastDec) scopeSpans(spans ptrace.SpanSlice) bool {
+	return d.object(func(k []byte) (uint32, bool) {
+		switch string(k) {
+		case "scope":
+			return 1, d.object(func(k []byte) (uint32, bool) {
+				switch string(k) {
+				case "name":
+					return 1, d.skipString()
+				case "version":
+					return 2, d.skipString()
+				case "attributes":
+					return 4, d.attributes(pcommon.Map{}, nil)
+				case "droppedAttributesCount", "dropped_attributes_count":
+					return 8, d.smallUint()
+				}
+				return 0, false
+			})
+		case "spans":
+			return 2, d.array(func() bool { return d.span(spans) })
+		case "schemaUrl", "schema_url":
+			return 4, d.skipString()
+		}
+		return 0, false
+	})
+}
+
+func (d *fastDec) span(spans ptrace.SpanSlice) bool {
+	sp := spans.AppendEmpty()
+	d.spans++
+	return d.object(func(k []byte) (uint32, bool) {
+		switch string(k) {
+		case "traceId", "trace_id":
+			var id pcommon.TraceID
+			ok := d.hexID(id[:])
+			sp.SetTraceID(id)
+			return 1 << 0, ok
+		case "spanId", "span_id":
+			var id pcommon.SpanID
+			ok := d.hexID(id[:])
+			sp.SetSpanID(id)
+			return 1 << 1, ok
+		case "parentSpanId", "parent_span_id":
+			if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
+				d.i += 2 // "" is a root span
+				return 1 << 2, true
+			}
+			var id pcommon.SpanID
+			ok := d.hexID(id[:])
+			sp.SetParentSpanID(id)
+			return 1 << 2, ok
+		case "traceState", "trace_state":
+			return 1 << 3, d.skipString()
+		case "flags":
+			return 1 << 4, d.smallUint()
+		case "name":
+			s, ok := d.rawString()
+			sp.SetName(d.strs.str(s))
+			return 1 << 5, ok
+		case "kind":
+			v, ok := d.enum(spanKindNames)
+			sp.SetKind(ptrace.SpanKind(v))
+			return 1 << 6, ok
+		case "startTimeUnixNano", "start_time_unix_nano":
+			v, ok := d.uint64Val()
+			sp.SetStartTimestamp(pcommon.Timestamp(v))
+			return 1 << 7, ok
+		case "endTimeUnixNano", "end_time_unix_nano":
+			v, ok := d.uint64Val()
+			sp.SetEndTimestamp(pcommon.Timestamp(v))
+			return 1 << 8, ok
+		case "attributes":
+			return 1 << 9, d.attributes(sp.Attributes(), d.keys.span)
+		case "droppedAttributesCount", "dropped_attributes_count":
+			return 1 << 10, d.smallUint()
+		case "events":
+			return 1 << 11, d.emptyArray()
+		case "droppedEventsCount", "dropped_events_count":
+			return 1 << 12, d.smallUint()
+		case "links":
+			return 1 << 13, d.emptyArray()
+		case "droppedLinksCount", "dropped_links_count":
+			return 1 << 14, d.smallUint()
+		case "status":
+			return 1 << 15, d.object(func(k []byte) (uint32, bool) {
+				switch string(k) {
+				case "code":
+					v, ok := d.enum(statusCodeNames)
+					sp.Status().SetCode(ptrace.StatusCode(v))
+					return 1, ok
+				case "message":
+					return 2, d.skipString()
+				}
+				return 0, false
+			})
+		}
+		return 0, false
+	})
+}
+
+// attributes reads an attribute array into m, keeping the keys in kept (the
+// first of a repeated key, as the index does); a nil kept keeps nothing.
+func (d *fastDec) attributes(m pcommon.Map, kept map[string]string) bool {
+	d.kept = d.kept[:0]
+	ok := d.array(func() bool {
+		var key []byte
+		var val fastValue
+		ok := d.compactAttr(&key, &val)
+		if !ok {
+			ok = d.object(func(k []byte) (uint32, bool) {
+				switch string(k) {
+				case "key":
+					s, ok := d.rawString()
+					key = s
+					return 1, ok
+				case "value":
+					return 2, d.value(&val)
+				}
+				return 0, false
+			})
+		}
+		if !ok || key == nil || val.typ == pcommon.ValueTypeEmpty {
+			return false
+		}
+		if kept == nil {
+			return true
+		}
+		k, keep := kept[string(key)]
+		if !keep {
+			return true
+		}
+		if val.typ == pcommon.ValueTypeDouble || val.escaped {
+			return false // kept: leave the formatting or unescaping to pdata
+		}
+		for _, a := range d.kept {
+			if a.key == k {
+				return true // the first of a repeated key wins, as in the index
+			}
+		}
+		d.kept = append(d.kept, keptAttr{key: k, val: val})
+		return true
+	})
+	if !ok || len(d.kept) == 0 {
+		return ok
+	}
+	// Built once the count is known: growing the map attribute by
+	// attribute would allocate it up to three times.
+	m.EnsureCapacity(len(d.kept))
+	for _, a := range d.kept {
+		switch a.val.typ {
+		case pcommon.ValueTypeStr:
+			m.PutStr(a.key, d.strs.str(a.val.s))
+		case pcommon.ValueTypeBool:
+			m.PutBool(a.key, a.val.b)
+		case pcommon.ValueTypeInt:
+			m.PutInt(a.key, a.val.i)
+		}
+	}
+	return true
+}
+
+// keptAttr is an attribute to keep, gathered before the map is built.
+type keptAttr struct {
+	key string
+	val fastValue
+}
+
+// compactAttr reads an attribute written as the Collector and our exporter
+// write it, {"key":"k","value":{"stringValue":"v"}} without spaces, with
+// a string, bool or int value. It is the general path (object and value)
+// unrolled for the shape nearly every attribute has; on anything else it
+// puts the position back and reports false, and the general path reads the
+// attribute.
+func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
+	const keyPre, valPre = `{"key":"`, `,"value":{"`
+	start := d.i
+	b := d.b
+	i := d.i
+	if !hasPrefixAt(b, i, keyPre) {
+		return false
+	}
+	i += len(keyPre)
+	n := stringStop(b[i:])
+	if n < 0 || b[i+n] != '"' {
+		return false
+	}
+	k := b[i : i+n]
+	i += n + 1
+	if !hasPrefixAt(b, i, valPre) {
+		return false
+	}
+	i += len(valPre)
+	d.i = i
+	ok := false
+	switch {
+	case hasPrefixAt(b, i, `stringValue":`):
+		d.i += len(`stringValue":`)
+		v.typ = pcommon.ValueTypeStr
+		v.s, ok = d.rawString()
+	case hasPrefixAt(b, i, `boolValue":`):
+		d.i += len(`boolValue":`)
+		v.typ = pcommon.ValueTypeBool
+		switch {
+		case hasPrefixAt(b, d.i, "true"):
+			d.i += 4
+			v.b, ok = true, true
+		case hasPrefixAt(b, d.i, "false"):
+			d.i += 5
+			v.b, ok = false, true
+		}
+	case hasPrefixAt(b, i, `intValue":`):
+		d.i += len(`intValue":`)
+		v.typ = pcommon.ValueTypeInt
+		v.i, ok = d.int64Val()
+	}
+	if ok && hasPrefixAt(b, d.i, "}}") {
+		d.i += 2
+		*key = k
+		return true
+	}
+	d.i = start
+	*v = fastValue{}
+	return false
+}
+
+// hasPrefixAt reports whether b[i:] starts with p.
+func hasPrefixAt(b []byte, i int, p string) bool {
+	return len(b)-i >= len(p) && string(b[i:i+len(p)]) == p
+}
+
+// fastValue is one decoded scalar attribute value.
+type fastValue struct {
+	typ     pcommon.ValueType
+	s       []byte
+	escaped bool // a string with escapes, not decoded into s
+	b       bool
+	i       int64
+}
+
+// value reads an AnyValue object holding exactly one scalar.
+func (d *fastDec) value(v *fastValue) bool {
+	return d.object(func(k []byte) (uint32, bool) {
+		// Every field shares one bit: a value holds one.
+		switch string(k) {
+		case "stringValue", "string_value":
+			v.typ = pcommon.ValueTypeStr
+			start := d.i
+			s, ok := d.rawString()
+			if !ok { // escaped: fine unless the attribute is kept
+				d.i = start
+				ok, v.escaped = d.skipString(), true
+			}
+			v.s = s
+			return 1, ok
+		case "boolValue", "bool_value":
+			v.typ = pcommon.ValueTypeBool
+			switch {
+			case d.lit("true"):
+				v.b = true
+				return 1, true
+			case d.lit("false"):
+				return 1, true
+			}
+			return 1, false
+		case "intValue", "int_value":
+			v.typ = pcommon.ValueTypeInt
+			n, ok := d.int64Val()
+			v.i = n
+			return 1, ok
+		case "doubleValue", "double_value":
+			v.typ = pcommon.ValueTypeDouble
+			return 1, d.doubleLit()
+		}
+		return 0, false
+	})
+}
+
+// lit consumes the literal word.
+func (d *fastDec) lit(word string) bool {
+	d.ws()
+	if len(d.b)-d.i >= len(word) && string(d.b[d.i:d.i+len(word)]) == word {
+		d.i += len(word)
+		return true
+	}
+	return false
+}
+
+// doubleLit reads a plain decimal number (-?digits[.digits]) that parses as
+// a float64.
+func (d *fastDec) doubleLit() bool {
+	d.ws()
+	start := d.i
+	if d.i < len(d.b) && d.b[d.i] == '-' {
+		d.i++
+	}
+	digits := d.i
+	for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
+		d.i++
+	}
+	if n := d.i - digits; n == 0 || n > 1 && d.b[digits] == '0' {
+		return false
+	}
+	if d.i < len(d.b) && d.b[d.i] == '.' {
+		d.i++
+		frac := d.i
+		for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
+			d.i++
+		}
+		if d.i == frac {
+			return false
+		}
+	}
+	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(d.b[start:d.i]), 64)
+	return err == nil
+}

@@ -1,0 +1,315 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
+)
+
+// fastTestOpts keeps one extra span and resource attribute beyond the
+// vocabulary, as a selector or --scope-attr would.
+var fastTestOpts = IndexOptions{SpanAttrs: []string{"mcp.tool.name", "x"}, ResourceAttrs: []string{"deployment.environment", "x"}}
+
+// keptView is what Index.Add reads of a batch, with keys filtered as the
+// index filters them: one line per resource and per span.
+func keptView(td ptrace.Traces, keys *fastKeys) []string {
+	var out []string
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		out = append(out, "resource "+keptAttrs(rs.Resource().Attributes(), keys.res))
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j).Spans()
+			for k := 0; k < ss.Len(); k++ {
+				sp := ss.At(k)
+				out = append(out, fmt.Sprintf("span %s %s %s %q kind=%d status=%d %d..%d %s",
+					sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), sp.Name(), sp.Kind(), sp.Status().Code(),
+					sp.StartTimestamp(), sp.EndTimestamp(), keptAttrs(sp.Attributes(), keys.span)))
+			}
+		}
+	}
+	return out
+}
+
+// keptAttrs lists the kept attributes of m in order, the first of a
+// repeated key only, as type:AsString.
+func keptAttrs(m pcommon.Map, kept map[string]string) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for k, v := range m.All() {
+		if _, ok := kept[k]; !ok || seen[k] {
+			continue
+		}
+		seen[k] = true
+		fmt.Fprintf(&b, "%s=%s:%s ", k, v.Type(), v.AsString())
+	}
+	return b.String()
+}
+
+// checkFastMatchesPdata decodes line with the fast path and, when it does
+// not fall back, requires pdata to read the same kept content from it.
+func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
+	t.Helper()
+	keys := newFastKeys(fastTestOpts)
+	got, ok := decodeFastOTLP(line, keys)
+	if !ok {
+		return false
+	}
+	want, err := unmarshalOTLPJSON(line)
+	if err != nil {
+		t.Fatalf("the fast path accepted a line pdata refuses (%v):\n%s", err, line)
+	}
+	if g, w := got.SpanCount(), want.SpanCount(); g != w {
+		t.Fatalf("fast path read %d spans, pdata %d:\n%s", g, w, line)
+	}
+	g, w := keptView(got, keys), keptView(want, keys)
+	if !slices.Equal(g, w) {
+		t.Fatalf("fast path and pdata differ on\n%s\nfast:  %q\npdata: %q", line, g, w)
+	}
+	return true
+}
+
+// fastSeedLines returns the lines of the committed OTLP JSON lines dumps
+// and of the spelling examples.
+func fastSeedLines(t testing.TB) [][]byte {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "traces", "*.otlp.jsonl"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no OTLP JSON lines dumps in testdata/traces (%v)", err)
+	}
+	var lines [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for l := range bytes.Lines(data) {
+			if l = bytes.TrimSpace(l); len(l) > 0 {
+				lines = append(lines, l)
+			}
+		}
+	}
+	for _, s := range []string{otlpCamelNumbers, otlpSnakeNames, otlpBase64IDs, otlpLibrarySpans} {
+		lines = append(lines, []byte(s))
+	}
+	return lines
+}
+
+func TestFastOTLPJSONMatchesPdataOnCommittedDumps(t *testing.T) {
+	fast := 0
+	lines := fastSeedLines(t)
+	for _, l := range lines {
+		if checkFastMatchesPdata(t, l) {
+			fast++
+		}
+	}
+	// Every generated line is in the common shape: the fast path must
+	// take them (only the base64 and pre-1.0 spellings fall back).
+	if want := len(lines) - 2; fast != want {
+		t.Errorf("fast path took %d of %d lines, want %d", fast, len(lines), want)
+	}
+}
+
+func TestFastOTLPJSONFallsBack(t *testing.T) {
+	base := otlpCamelNumbers
+	tests := map[string]string{
+		"base64 ids":                  otlpBase64IDs,
+		"pre-1.0 library spans":       otlpLibrarySpans,
+		"unknown key":                 strings.Replace(base, `"kind":3`, `"kind":3,"zzz":1`, 1),
+		"repeated key":                strings.Replace(base, `"kind":3`, `"kind":3,"kind":2`, 1),
+		"escaped name":                strings.Replace(base, `"name":"plugin.mcp.connection.acquire"`, `"name":"a\"b"`, 1),
+		"escaped kept value":          strings.Replace(base, `{"stringValue":"gw"}`, `{"stringValue":"g\\nw"}`, 1),
+		"kept double":                 strings.Replace(base, `{"intValue":2}`, `{"doubleValue":2.5}`, 1),
+		"kept array":                  strings.Replace(base, `{"intValue":2}`, `{"arrayValue":{}}`, 1),
+		"events":                      strings.Replace(base, `"kind":3`, `"kind":3,"events":[{"name":"e"}]`, 1),
+		"kind out of range":           strings.Replace(base, `"kind":3`, `"kind":9`, 1),
+		"short trace id":              strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102"`, 1),
+		"no spans":                    `{"resourceSpans":[]}`,
+		"trailing garbage":            base + `x`,
+		"truncated":                   base[:len(base)/2],
+		"timestamp with a fraction":   strings.Replace(base, `1777539600000000000`, `1.5`, 1),
+		"two values in one attribute": strings.Replace(base, `{"intValue":2}`, `{"intValue":2,"stringValue":"2"}`, 1),
+	}
+	keys := newFastKeys(fastTestOpts)
+	for name, line := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, ok := decodeFastOTLP([]byte(line), keys); ok {
+				t.Errorf("the fast path took a line it must leave to pdata:\n%s", line)
+			}
+		})
+	}
+}
+
+func TestFastOTLPJSONKeepsOnlyKeptAttributes(t *testing.T) {
+	line := `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"gw"}},{"key":"host.name","value":{"stringValue":"h"}},{"key":"x","value":{"intValue":"7"}}]},"scopeSpans":[{"scope":{"name":"s","attributes":[{"key":"q","value":{"doubleValue":0.5}}]},"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","parentSpanId":"","name":"n","kind":"SPAN_KIND_SERVER","startTimeUnixNano":"5","endTimeUnixNano":"6","attributes":[{"key":"jsonrpc.request.id","value":{"stringValue":"1"}},{"value":{"boolValue":true},"key":"plugin.mcp.cache_hit"},{"key":"plugin.mcp.cache_hit","value":{"boolValue":false}},{"key":"ratio","value":{"doubleValue":-1.25}}],"status":{"code":"STATUS_CODE_OK"}}]}]}]}`
+	if !checkFastMatchesPdata(t, []byte(line)) {
+		t.Fatal("the fast path fell back on a line in the common shape")
+	}
+	td, _ := decodeFastOTLP([]byte(line), newFastKeys(fastTestOpts))
+	rs := td.ResourceSpans().At(0)
+	if got := rs.Resource().Attributes().Len(); got != 2 { // service.name and x
+		t.Errorf("resource kept %d attributes, want 2", got)
+	}
+	sp := rs.ScopeSpans().At(0).Spans().At(0)
+	if got := sp.Attributes().Len(); got != 1 {
+		t.Errorf("span kept %d attributes, want 1 (the first cache_hit)", got)
+	}
+	if v, _ := sp.Attributes().Get("plugin.mcp.cache_hit"); !v.Bool() {
+		t.Error("a repeated key kept the later value; the index keeps the first")
+	}
+}
+
+// TestLoadFastPathMatchesRead loads a generated dump with Load (fast path)
+// and indexes what Read gives (pdata path): the reports must be equal.
+func TestLoadFastPathMatchesRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.otlp.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tracegen.WriteBench(f, "otlp-jsonl", 3000); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{}
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := NewIndex(cfg.IndexOptions())
+	inputs, err := Read(context.Background(), []string{path}, ReadOptions{Workers: 2}, func(_ *Input, td ptrace.Traces) error {
+		ref.Add(td)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.SetInputs(inputs)
+	got, err := Analyze(idx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Analyze(ref, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gb, wb bytes.Buffer
+	if err := got.renderJSON(&gb); err != nil {
+		t.Fatal(err)
+	}
+	if err := want.renderJSON(&wb); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gb.Bytes(), wb.Bytes()) {
+		t.Errorf("Load's report differs from the pdata path's:\nfast:  %s\npdata: %s", gb.Bytes(), wb.Bytes())
+	}
+}
+
+// FuzzFastOTLPJSONMatchesPdata feeds arbitrary lines to the fast decoder:
+// either it falls back, or pdata accepts the line too and reads the same
+// kept spans and attributes from it.
+func FuzzFastOTLPJSONMatchesPdata(f *testing.F) {
+	for _, l := range fastSeedLines(f) {
+		f.Add(l)
+	}
+	// Small lines in the common shape give the mutator room to explore.
+	for _, l := range []string{
+		`{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"g"}}]},"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","name":"n","kind":1,"startTimeUnixNano":"5","endTimeUnixNano":"6","attributes":[{"key":"plugin.mcp.cache_hit","value":{"boolValue":true}},{"key":"x","value":{"intValue":"-7"}}],"status":{}}]}]}]}`,
+		`{"resource_spans":[{"scope_spans":[{"spans":[{"trace_id":"0102030405060708090A0B0C0D0E0F10","span_id":"1112131415161718","parent_span_id":"","kind":"SPAN_KIND_CLIENT","start_time_unix_nano":5,"status":{"code":"STATUS_CODE_ERROR"}}]}]}]}`,
+		`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[{"value":{"stringValue":"v"},"key":"x"},{"key":"y","value":{"doubleValue":1.5}}]}]}]}]}`,
+	} {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkFastMatchesPdata(t, line)
+	})
+}
+
+func TestStringStopFindsTheFirstSpecialByte(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+		}
+		return -1
+	}
+	var cases [][]byte
+	for n := 0; n < 20; n++ {
+		for _, c := range []byte{'"', '\\', 0, 0x1f, '\n'} {
+			b := bytes.Repeat([]byte{'a'}, n)
+			cases = append(cases, b, append(bytes.Clone(b), c, '"'))
+			hi := bytes.Repeat([]byte{0xe2, 0x80, 0x9c, 0x21, 0x5b}, n) // UTF-8 and the bytes next to '"' and '\'
+			cases = append(cases, hi, append(bytes.Clone(hi), c, 'x'))
+		}
+	}
+	for _, b := range cases {
+		if got, want := stringStop(b), naive(b); got != want {
+			t.Errorf("stringStop(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
+func TestFastOTLPJSONMatchesPdataOnEdgeCases(t *testing.T) {
+	tests := map[string]string{
+		"invalid UTF-8 kept as is":   "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"1112131415161718\",\"name\":\"a\xff\xfeb\",\"attributes\":[{\"key\":\"x\",\"value\":{\"stringValue\":\"\xc3\x28\"}}]}]}]}]}",
+		"spaces between tokens":      strings.ReplaceAll(strings.ReplaceAll(otlpCamelNumbers, `":`, `" : `), `,"`, ` , "`),
+		"snake case and enum names":  otlpSnakeNames,
+		"numbers as numbers":         otlpCamelNumbers,
+		"value before key":           `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[{"value":{"intValue":"0042"},"key":"plugin.mcp.attempt"}]}]}]}]}`,
+		"escapes in skipped strings": `{"resourceSpans":[{"scopeSpans":[{"scope":{"name":"a\"b\u00e9"},"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"k=\\v","attributes":[{"key":"jsonrpc.request.id","value":{"stringValue":"\n"}}]}]}]}]}`,
+	}
+	for name, line := range tests {
+		t.Run(name, func(t *testing.T) {
+			if !checkFastMatchesPdata(t, []byte(line)) {
+				t.Errorf("the fast path fell back on a line it should take:\n%s", line)
+			}
+		})
+	}
+}
+
+// TestFastPathOnlyWhereLoadAsksForIt pins the wiring: Read alone keeps
+// every attribute (the pdata path); under Load's context the OTLP JSON
+// lines decode keeps only the index's attributes.
+func TestFastPathOnlyWhereLoadAsksForIt(t *testing.T) {
+	line := []byte(otlpCamelNumbers + "\n")
+	path := filepath.Join(t.TempDir(), "one.jsonl")
+	if err := os.WriteFile(path, line, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	attrs := func(ctx context.Context) int {
+		n := 0
+		_, err := Read(ctx, []string{path}, ReadOptions{Strict: true}, func(_ *Input, td ptrace.Traces) error {
+			n += td.ResourceSpans().At(0).Resource().Attributes().Len()
+			n += td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Len()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := attrs(context.Background()); got != 3 {
+		t.Errorf("Read kept %d attributes, want all 3", got)
+	}
+	ctx := withFastOTLPJSON(context.Background(), newFastKeys(IndexOptions{}))
+	if got := attrs(ctx); got != 3 { // service.name, plugin.mcp.attempt, plugin.mcp.cache_hit are all kept
+		t.Errorf("the fast path kept %d attributes, want 3", got)
+	}
+	ctx = withFastOTLPJSON(context.Background(), &fastKeys{span: map[string]string{}, res: map[string]string{}})
+	if got := attrs(ctx); got != 0 {
+		t.Errorf("the fast path kept %d attributes with no key kept, want 0", got)
+	}
+}
