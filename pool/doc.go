@@ -27,6 +27,9 @@
 //   - Only a reused session answered 404 (the server forgot it, before running
 //     the tool) is redialed, once, transparently. Nothing else is retried, so a
 //     side-effectful tool never runs twice.
+//   - An optional per-key circuit breaker (Options.BreakerThreshold, off by
+//     default) fails acquires fast with [ErrCircuitOpen] after consecutive
+//     failed dials, and lets one trial dial through after a cooldown.
 //
 // # Use
 //
