@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // The fast OTLP JSON lines decoder.
@@ -17,10 +16,11 @@ import (
 // every span, and that is most of what `mcptrace analyze` spends on a JSON
 // lines dump; the index then keeps a dozen attributes and drops the rest.
 // Load therefore decodes each JSON line with decodeFastOTLP first: a scanner for
-// the shape the Collector and our exporter write that builds a
-// ptrace.Traces holding only what Index.Add reads (ids, name, kind, times,
-// status code, the kept span and resource attributes) and skips the rest
-// without building it.
+// the shape the Collector and our exporter write that writes only what the
+// index reads (ids, name, kind, times, status code, the kept span and
+// resource attributes) into a compact fastBatch, no pdata at all, and skips
+// the rest without building it. The batch reaches Load's index through
+// fileState.consume and Index.addFast, which shares Index.Add's interning.
 //
 // The fast path is deliberately narrow. Anything outside the common shape
 // (an unknown or repeated key, an escaped string it would keep, a kept
@@ -59,15 +59,27 @@ func newFastKeys(opts IndexOptions) *fastKeys {
 	return k
 }
 
-// fastCtxKey is the context key under which Load hands its kept keys to
+// fastCtxKey is the context key under which Load hands its fast path to
 // the decoding pipeline (see withFastOTLPJSON).
 type fastCtxKey struct{}
 
+// fastSink takes the compact batches of the fast path, in input order, on
+// the goroutine that runs the pipeline's consumer (as Read's sink).
+type fastSink func(*Input, *fastBatch) error
+
+// fastLoad is what Load puts in the context: the kept keys and where the
+// batches go.
+type fastLoad struct {
+	keys *fastKeys
+	sink fastSink
+}
+
 // withFastOTLPJSON returns a context telling runPipeline to decode OTLP
-// JSON lines with the fast path, keeping keys. Read's callers other than
-// Load get the pdata path (and every attribute) as before.
-func withFastOTLPJSON(ctx context.Context, keys *fastKeys) context.Context {
-	return context.WithValue(ctx, fastCtxKey{}, keys)
+// JSON lines with the fast path, keeping keys, and to hand the batches to
+// sink instead of Read's ptrace sink. Read's callers other than Load get
+// the pdata path (and every attribute) as before.
+func withFastOTLPJSON(ctx context.Context, keys *fastKeys, sink fastSink) context.Context {
+	return context.WithValue(ctx, fastCtxKey{}, fastLoad{keys: keys, sink: sink})
 }
 
 // fastDecode wraps decode with the fast path when ctx asks for it. Only the
@@ -76,31 +88,91 @@ func withFastOTLPJSON(ctx context.Context, keys *fastKeys) context.Context {
 // unchanged. The batches it makes hold only the kept attributes, so they are
 // for an index built with the same IndexOptions, which is what Load does.
 func fastDecode(ctx context.Context, decode func(rec) result) func(rec) result {
-	keys, ok := ctx.Value(fastCtxKey{}).(*fastKeys)
-	if !ok || keys == nil {
+	fl, ok := ctx.Value(fastCtxKey{}).(fastLoad)
+	if !ok || fl.keys == nil || fl.sink == nil {
 		return decode
 	}
 	return func(r rec) result {
 		if r.line > 0 {
-			if td, ok := decodeFastOTLP(r.data, keys); ok {
-				return result{td: td}
+			if b, ok := decodeFastOTLP(r.data, fl.keys); ok {
+				return result{fast: b, fastSink: fl.sink}
 			}
 		}
 		return decode(r)
 	}
 }
 
+// fastBatch is the compact form of one decoded OTLP JSON line: what
+// Index.addFast merges, nothing more. Its strings are owned (never slices
+// of the input block, which is recycled once the job is decoded).
+type fastBatch struct {
+	res   []fastRes  // the resources in input order, empty ones included (Index.Add interns them too)
+	spans []fastSpan // in input order
+	attrs []fastAttr // the kept attributes of spans and resources, by range
+}
+
+// fastRes is one resource: its kept attributes are attrs[attrs:attrs+n].
+type fastRes struct {
+	attrs, n int32
+}
+
+// fastSpan is one span as the index reads it.
+type fastSpan struct {
+	traceID    pcommon.TraceID
+	id, parent pcommon.SpanID
+	name       string
+	start, end uint64
+	res        int32 // index into fastBatch.res
+	attrs, n   int32 // range in fastBatch.attrs
+	kind       uint8
+	status     uint8
+}
+
+// fastAttr is one kept attribute: a key of fastKeys and a string, bool or
+// int value.
+type fastAttr struct {
+	key string
+	typ pcommon.ValueType
+	s   string
+	b   bool
+	i   int64
+}
+
 // decodeFastOTLP decodes one OTLP JSON request keeping what keys name, and
 // reports false when the line is not in the shape it handles (the caller
 // then decodes it with pdata).
-func decodeFastOTLP(data []byte, keys *fastKeys) (ptrace.Traces, bool) {
+func decodeFastOTLP(data []byte, keys *fastKeys) (*fastBatch, bool) {
 	c := stringCaches.Get().(*stringCache)
 	defer stringCaches.Put(c)
-	d := fastDec{b: data, keys: keys, td: ptrace.NewTraces(), strs: c}
-	if !d.request() || d.spans == 0 {
-		return ptrace.Traces{}, false
+	d := fastDec{b: data, keys: keys, out: getFastBatch(), strs: c}
+	if !d.request() || len(d.out.spans) == 0 {
+		putFastBatch(d.out)
+		return nil, false
 	}
-	return d.td, true
+	return d.out, true
+}
+
+// fastBatches recycles batches: the index copies what it keeps (its
+// strings are owned or interned), so once merged a batch is free again,
+// and reusing its slices spares growing them line after line.
+var fastBatches = sync.Pool{New: func() any { return new(fastBatch) }}
+
+// getFastBatch returns an empty batch.
+func getFastBatch() *fastBatch {
+	return fastBatches.Get().(*fastBatch)
+}
+
+// putFastBatch recycles b; the caller must not use it afterwards. A batch
+// grown by an unusually large line is left to the GC.
+func putFastBatch(b *fastBatch) {
+	const maxPooledSpans = 1 << 12
+	if b == nil || cap(b.spans) > maxPooledSpans || cap(b.attrs) > 16*maxPooledSpans {
+		return
+	}
+	clear(b.attrs) // drop the strings
+	clear(b.spans)
+	*b = fastBatch{res: b.res[:0], spans: b.spans[:0], attrs: b.attrs[:0]}
+	fastBatches.Put(b)
 }
 
 // stringCache hands out one string per distinct span name or kept value
@@ -134,13 +206,12 @@ func (c *stringCache) str(b []byte) string {
 // fastDec is the state of one decode. Every method returns false to give
 // up on the line.
 type fastDec struct {
-	b     []byte
-	i     int
-	keys  *fastKeys
-	td    ptrace.Traces
-	spans int
-	strs  *stringCache
-	kept  []keptAttr // scratch space of attributes
+	b    []byte
+	i    int
+	keys *fastKeys
+	out  *fastBatch
+	strs *stringCache
+	kept []keptAttr // scratch space of attributes
 }
 
 func (d *fastDec) ws() {
@@ -436,22 +507,24 @@ func (d *fastDec) request() bool {
 }
 
 func (d *fastDec) resourceSpans() bool {
-	rs := d.td.ResourceSpans().AppendEmpty()
-	spans := rs.ScopeSpans().AppendEmpty().Spans()
+	r := int32(len(d.out.res))
+	d.out.res = append(d.out.res, fastRes{})
 	return d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "resource":
 			return 1, d.object(func(k []byte) (uint32, bool) {
 				switch string(k) {
 				case "attributes":
-					return 1, d.attributes(rs.Resource().Attributes(), d.keys.res)
+					start, n, ok := d.attributes(d.keys.res)
+					d.out.res[r] = fastRes{attrs: start, n: n}
+					return 1, ok
 				case "droppedAttributesCount", "dropped_attributes_count":
 					return 2, d.smallUint()
 				}
 				return 0, false
 			})
 		case "scopeSpans", "scope_spans":
-			return 2, d.array(func() bool { return d.scopeSpans(spans) })
+			return 2, d.array(func() bool { return d.scopeSpans(r) })
 		case "schemaUrl", "schema_url":
 			return 4, d.skipString()
 		}
@@ -459,7 +532,7 @@ func (d *fastDec) resourceSpans() bool {
 	})
 }
 
-func (d *fastDec) scopeSpans(spans ptrace.SpanSlice) bool {
+func (d *fastDec) scopeSpans(res int32) bool {
 	return d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "scope":
@@ -470,14 +543,15 @@ func (d *fastDec) scopeSpans(spans ptrace.SpanSlice) bool {
 				case "version":
 					return 2, d.skipString()
 				case "attributes":
-					return 4, d.attributes(pcommon.Map{}, nil)
+					_, _, ok := d.attributes(nil)
+					return 4, ok
 				case "droppedAttributesCount", "dropped_attributes_count":
 					return 8, d.smallUint()
 				}
 				return 0, false
 			})
 		case "spans":
-			return 2, d.array(func() bool { return d.span(spans) })
+			return 2, d.array(func() bool { return d.span(res) })
 		case "schemaUrl", "schema_url":
 			return 4, d.skipString()
 		}
@@ -485,52 +559,46 @@ func (d *fastDec) scopeSpans(spans ptrace.SpanSlice) bool {
 	})
 }
 
-func (d *fastDec) span(spans ptrace.SpanSlice) bool {
-	sp := spans.AppendEmpty()
-	d.spans++
+func (d *fastDec) span(res int32) bool {
+	d.out.spans = append(d.out.spans, fastSpan{res: res})
+	// Nothing appends to spans while this span is read, so sp stays valid.
+	sp := &d.out.spans[len(d.out.spans)-1]
 	return d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "traceId", "trace_id":
-			var id pcommon.TraceID
-			ok := d.hexID(id[:])
-			sp.SetTraceID(id)
-			return 1 << 0, ok
+			return 1 << 0, d.hexID(sp.traceID[:])
 		case "spanId", "span_id":
-			var id pcommon.SpanID
-			ok := d.hexID(id[:])
-			sp.SetSpanID(id)
-			return 1 << 1, ok
+			return 1 << 1, d.hexID(sp.id[:])
 		case "parentSpanId", "parent_span_id":
 			if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
 				d.i += 2 // "" is a root span
 				return 1 << 2, true
 			}
-			var id pcommon.SpanID
-			ok := d.hexID(id[:])
-			sp.SetParentSpanID(id)
-			return 1 << 2, ok
+			return 1 << 2, d.hexID(sp.parent[:])
 		case "traceState", "trace_state":
 			return 1 << 3, d.skipString()
 		case "flags":
 			return 1 << 4, d.smallUint()
 		case "name":
 			s, ok := d.rawString()
-			sp.SetName(d.strs.str(s))
+			sp.name = d.strs.str(s)
 			return 1 << 5, ok
 		case "kind":
 			v, ok := d.enum(spanKindNames)
-			sp.SetKind(ptrace.SpanKind(v))
+			sp.kind = uint8(v)
 			return 1 << 6, ok
 		case "startTimeUnixNano", "start_time_unix_nano":
 			v, ok := d.uint64Val()
-			sp.SetStartTimestamp(pcommon.Timestamp(v))
+			sp.start = v
 			return 1 << 7, ok
 		case "endTimeUnixNano", "end_time_unix_nano":
 			v, ok := d.uint64Val()
-			sp.SetEndTimestamp(pcommon.Timestamp(v))
+			sp.end = v
 			return 1 << 8, ok
 		case "attributes":
-			return 1 << 9, d.attributes(sp.Attributes(), d.keys.span)
+			start, n, ok := d.attributes(d.keys.span)
+			sp.attrs, sp.n = start, n
+			return 1 << 9, ok
 		case "droppedAttributesCount", "dropped_attributes_count":
 			return 1 << 10, d.smallUint()
 		case "events":
@@ -546,7 +614,7 @@ func (d *fastDec) span(spans ptrace.SpanSlice) bool {
 				switch string(k) {
 				case "code":
 					v, ok := d.enum(statusCodeNames)
-					sp.Status().SetCode(ptrace.StatusCode(v))
+					sp.status = uint8(v)
 					return 1, ok
 				case "message":
 					return 2, d.skipString()
@@ -558,11 +626,12 @@ func (d *fastDec) span(spans ptrace.SpanSlice) bool {
 	})
 }
 
-// attributes reads an attribute array into m, keeping the keys in kept (the
-// first of a repeated key, as the index does); a nil kept keeps nothing.
-func (d *fastDec) attributes(m pcommon.Map, kept map[string]string) bool {
+// attributes reads an attribute array, appending the attributes whose keys
+// are in kept (the first of a repeated key, as the index does) to the
+// batch, and returns their range there; a nil kept keeps nothing.
+func (d *fastDec) attributes(kept map[string]string) (start, n int32, ok bool) {
 	d.kept = d.kept[:0]
-	ok := d.array(func() bool {
+	ok = d.array(func() bool {
 		var key []byte
 		var val fastValue
 		ok := d.compactAttr(&key, &val)
@@ -600,23 +669,18 @@ func (d *fastDec) attributes(m pcommon.Map, kept map[string]string) bool {
 		d.kept = append(d.kept, keptAttr{key: k, val: val})
 		return true
 	})
-	if !ok || len(d.kept) == 0 {
-		return ok
+	start = int32(len(d.out.attrs))
+	if !ok {
+		return start, 0, false
 	}
-	// Built once the count is known: growing the map attribute by
-	// attribute would allocate it up to three times.
-	m.EnsureCapacity(len(d.kept))
 	for _, a := range d.kept {
-		switch a.val.typ {
-		case pcommon.ValueTypeStr:
-			m.PutStr(a.key, d.strs.str(a.val.s))
-		case pcommon.ValueTypeBool:
-			m.PutBool(a.key, a.val.b)
-		case pcommon.ValueTypeInt:
-			m.PutInt(a.key, a.val.i)
+		fa := fastAttr{key: a.key, typ: a.val.typ, b: a.val.b, i: a.val.i}
+		if a.val.typ == pcommon.ValueTypeStr {
+			fa.s = d.strs.str(a.val.s)
 		}
+		d.out.attrs = append(d.out.attrs, fa)
 	}
-	return true
+	return start, int32(len(d.kept)), true
 }
 
 // keptAttr is an attribute to keep, gathered before the map is built.

@@ -25,8 +25,11 @@ func BenchmarkFastOTLPJSONDecode(b *testing.B) {
 		decode func([]byte) (int, bool)
 	}{
 		{"fast", func(l []byte) (int, bool) {
-			td, ok := decodeFastOTLP(l, keys)
-			return td.SpanCount(), ok
+			b, ok := decodeFastOTLP(l, keys)
+			if !ok {
+				return 0, false
+			}
+			return len(b.spans), true
 		}},
 		{"pdata", func(l []byte) (int, bool) {
 			td, err := unmarshalOTLPJSON(l)

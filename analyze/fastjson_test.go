@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -57,15 +58,59 @@ func keptAttrs(m pcommon.Map, kept map[string]string) string {
 	return b.String()
 }
 
+// batchTraces rebuilds a fast batch as a ptrace.Traces holding what it
+// keeps, one scope per resource, so that keptView can compare it with
+// pdata's decode of the same line.
+func batchTraces(b *fastBatch) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for r, res := range b.res {
+		rs := td.ResourceSpans().AppendEmpty()
+		putFastAttrs(rs.Resource().Attributes(), b.attrs[res.attrs:res.attrs+res.n])
+		ss := rs.ScopeSpans().AppendEmpty().Spans()
+		for _, fs := range b.spans {
+			if fs.res != int32(r) {
+				continue
+			}
+			sp := ss.AppendEmpty()
+			sp.SetTraceID(fs.traceID)
+			sp.SetSpanID(fs.id)
+			sp.SetParentSpanID(fs.parent)
+			sp.SetName(fs.name)
+			sp.SetKind(ptrace.SpanKind(fs.kind))
+			sp.Status().SetCode(ptrace.StatusCode(fs.status))
+			sp.SetStartTimestamp(pcommon.Timestamp(fs.start))
+			sp.SetEndTimestamp(pcommon.Timestamp(fs.end))
+			putFastAttrs(sp.Attributes(), b.attrs[fs.attrs:fs.attrs+fs.n])
+		}
+	}
+	return td
+}
+
+func putFastAttrs(m pcommon.Map, attrs []fastAttr) {
+	for _, a := range attrs {
+		switch a.typ {
+		case pcommon.ValueTypeStr:
+			m.PutStr(a.key, a.s)
+		case pcommon.ValueTypeBool:
+			m.PutBool(a.key, a.b)
+		case pcommon.ValueTypeInt:
+			m.PutInt(a.key, a.i)
+		default:
+			panic("a fast batch holds a " + a.typ.String() + " attribute")
+		}
+	}
+}
+
 // checkFastMatchesPdata decodes line with the fast path and, when it does
 // not fall back, requires pdata to read the same kept content from it.
 func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
 	t.Helper()
 	keys := newFastKeys(fastTestOpts)
-	got, ok := decodeFastOTLP(line, keys)
+	b, ok := decodeFastOTLP(line, keys)
 	if !ok {
 		return false
 	}
+	got := batchTraces(b)
 	want, err := unmarshalOTLPJSON(line)
 	if err != nil {
 		t.Fatalf("the fast path accepted a line pdata refuses (%v):\n%s", err, line)
@@ -76,6 +121,14 @@ func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
 	g, w := keptView(got, keys), keptView(want, keys)
 	if !slices.Equal(g, w) {
 		t.Fatalf("fast path and pdata differ on\n%s\nfast:  %q\npdata: %q", line, g, w)
+	}
+	// Merged into an index, the batch must give exactly what Add gives
+	// for pdata's decode, down to the interning tables.
+	fx, px := NewIndex(fastTestOpts), NewIndex(fastTestOpts)
+	fx.addFast(b)
+	px.Add(want)
+	if !reflect.DeepEqual(fx, px) {
+		t.Fatalf("Index.addFast and Index.Add built different indexes from\n%s", line)
 	}
 	return true
 }
@@ -155,8 +208,8 @@ func TestFastOTLPJSONKeepsOnlyKeptAttributes(t *testing.T) {
 	if !checkFastMatchesPdata(t, []byte(line)) {
 		t.Fatal("the fast path fell back on a line in the common shape")
 	}
-	td, _ := decodeFastOTLP([]byte(line), newFastKeys(fastTestOpts))
-	rs := td.ResourceSpans().At(0)
+	b, _ := decodeFastOTLP([]byte(line), newFastKeys(fastTestOpts))
+	rs := batchTraces(b).ResourceSpans().At(0)
 	if got := rs.Resource().Attributes().Len(); got != 2 { // service.name and x
 		t.Errorf("resource kept %d attributes, want 2", got)
 	}
@@ -264,12 +317,13 @@ func TestStringStopFindsTheFirstSpecialByte(t *testing.T) {
 
 func TestFastOTLPJSONMatchesPdataOnEdgeCases(t *testing.T) {
 	tests := map[string]string{
-		"invalid UTF-8 kept as is":   "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"1112131415161718\",\"name\":\"a\xff\xfeb\",\"attributes\":[{\"key\":\"x\",\"value\":{\"stringValue\":\"\xc3\x28\"}}]}]}]}]}",
-		"spaces between tokens":      strings.ReplaceAll(strings.ReplaceAll(otlpCamelNumbers, `":`, `" : `), `,"`, ` , "`),
-		"snake case and enum names":  otlpSnakeNames,
-		"numbers as numbers":         otlpCamelNumbers,
-		"value before key":           `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[{"value":{"intValue":"0042"},"key":"plugin.mcp.attempt"}]}]}]}]}`,
-		"escapes in skipped strings": `{"resourceSpans":[{"scopeSpans":[{"scope":{"name":"a\"b\u00e9"},"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"k=\\v","attributes":[{"key":"jsonrpc.request.id","value":{"stringValue":"\n"}}]}]}]}]}`,
+		"invalid UTF-8 kept as is":             "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"1112131415161718\",\"name\":\"a\xff\xfeb\",\"attributes\":[{\"key\":\"x\",\"value\":{\"stringValue\":\"\xc3\x28\"}}]}]}]}]}",
+		"spaces between tokens":                strings.ReplaceAll(strings.ReplaceAll(otlpCamelNumbers, `":`, `" : `), `,"`, ` , "`),
+		"snake case and enum names":            otlpSnakeNames,
+		"numbers as numbers":                   otlpCamelNumbers,
+		"resources without spans and repeated": `{"resourceSpans":[{"resource":{"attributes":[{"key":"x","value":{"intValue":"-3"}},{"key":"service.name","value":{"stringValue":"a"}}]}},{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"b"}},{"key":"service.name","value":{"stringValue":"c"}}]},"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","name":"n","attributes":[{"key":"x","value":{"boolValue":true}},{"key":"mcp.tool.name","value":{"stringValue":"t"}}]}]},{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f11","spanId":"1112131415161718","name":"n","endTimeUnixNano":"1","startTimeUnixNano":"9"}]}]},{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"2112131415161718","parentSpanId":"1112131415161718","attributes":[{"key":"mcp.tool.name","value":{"stringValue":"t"}}]}]}]}]}`,
+		"value before key":                     `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[{"value":{"intValue":"0042"},"key":"plugin.mcp.attempt"}]}]}]}]}`,
+		"escapes in skipped strings":           `{"resourceSpans":[{"scopeSpans":[{"scope":{"name":"a\"b\u00e9"},"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"k=\\v","attributes":[{"key":"jsonrpc.request.id","value":{"stringValue":"\n"}}]}]}]}]}`,
 	}
 	for name, line := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -281,17 +335,20 @@ func TestFastOTLPJSONMatchesPdataOnEdgeCases(t *testing.T) {
 }
 
 // TestFastPathOnlyWhereLoadAsksForIt pins the wiring: Read alone keeps
-// every attribute (the pdata path); under Load's context the OTLP JSON
-// lines decode keeps only the index's attributes.
+// every attribute (the pdata path) and hands pdata to its sink; under
+// Load's context the OTLP JSON lines go to the fast sink as compact batches
+// holding only the index's attributes, and Read's sink sees none of them.
 func TestFastPathOnlyWhereLoadAsksForIt(t *testing.T) {
 	line := []byte(otlpCamelNumbers + "\n")
 	path := filepath.Join(t.TempDir(), "one.jsonl")
 	if err := os.WriteFile(path, line, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	attrs := func(ctx context.Context) int {
+	// attrs reads the file under ctx and returns the attributes the pdata
+	// sink saw and the spans Read counted.
+	attrs := func(ctx context.Context) (int, int) {
 		n := 0
-		_, err := Read(ctx, []string{path}, ReadOptions{Strict: true}, func(_ *Input, td ptrace.Traces) error {
+		inputs, err := Read(ctx, []string{path}, ReadOptions{Strict: true}, func(_ *Input, td ptrace.Traces) error {
 			n += td.ResourceSpans().At(0).Resource().Attributes().Len()
 			n += td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Len()
 			return nil
@@ -299,17 +356,36 @@ func TestFastPathOnlyWhereLoadAsksForIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return n, inputs[0].Spans
 	}
-	if got := attrs(context.Background()); got != 3 {
-		t.Errorf("Read kept %d attributes, want all 3", got)
+	if got, spans := attrs(context.Background()); got != 3 || spans != 1 {
+		t.Errorf("Read kept %d attributes of %d spans, want all 3 of 1", got, spans)
 	}
-	ctx := withFastOTLPJSON(context.Background(), newFastKeys(IndexOptions{}))
-	if got := attrs(ctx); got != 3 { // service.name, plugin.mcp.attempt, plugin.mcp.cache_hit are all kept
-		t.Errorf("the fast path kept %d attributes, want 3", got)
-	}
-	ctx = withFastOTLPJSON(context.Background(), &fastKeys{span: map[string]string{}, res: map[string]string{}})
-	if got := attrs(ctx); got != 0 {
-		t.Errorf("the fast path kept %d attributes with no key kept, want 0", got)
+	for _, tc := range []struct {
+		name string
+		keys *fastKeys
+		want int
+	}{
+		{"vocabulary keys", newFastKeys(IndexOptions{}), 3}, // service.name, plugin.mcp.attempt, plugin.mcp.cache_hit are all kept
+		{"no key kept", &fastKeys{span: map[string]string{}, res: map[string]string{}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, batches := 0, 0
+			ctx := withFastOTLPJSON(context.Background(), tc.keys, func(_ *Input, b *fastBatch) error {
+				fast += len(b.attrs)
+				batches++
+				return nil
+			})
+			got, spans := attrs(ctx)
+			if got != 0 {
+				t.Errorf("Read's sink saw %d attributes under the fast path, want none", got)
+			}
+			if batches != 1 || spans != 1 {
+				t.Errorf("the fast sink got %d batches and Read counted %d spans, want 1 and 1", batches, spans)
+			}
+			if fast != tc.want {
+				t.Errorf("the fast path kept %d attributes, want %d", fast, tc.want)
+			}
+		})
 	}
 }

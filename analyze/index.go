@@ -271,46 +271,123 @@ func (x *Index) Add(td ptrace.Traces) {
 	}
 }
 
+// addFast indexes a batch of Load's fast path (fastjson.go) exactly as Add
+// indexes the same spans as a ptrace.Traces: resources interned in order,
+// then each span through the same newSpan, keepSpanAttr and appendSpan
+// steps addSpan takes.
+func (x *Index) addFast(b *fastBatch) {
+	x.ensureMaps()
+	res := make([]int32, len(b.res))
+	for i, r := range b.res {
+		start := x.beginResource()
+		for _, a := range b.attrs[r.attrs : r.attrs+r.n] {
+			if id, ok := x.keepResAttr(start, a.key); ok {
+				x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internFastValue(id, a, false)})
+			}
+		}
+		res[i] = x.endResource(start)
+	}
+	var lastTrace pcommon.TraceID
+	lastTraceIdx := int32(-1)
+	for i := range b.spans {
+		fs := &b.spans[i]
+		if lastTraceIdx < 0 || fs.traceID != lastTrace {
+			lastTrace, lastTraceIdx = fs.traceID, x.internTrace(fs.traceID)
+		}
+		s, ok := x.newSpan(int64(fs.start), int64(fs.end), fs.id, fs.parent, lastTraceIdx, fs.name, res[fs.res], fs.kind, fs.status)
+		if !ok {
+			return
+		}
+		for _, a := range b.attrs[fs.attrs : fs.attrs+fs.n] {
+			if id, ok := x.keepSpanAttr(&s, a.key); ok {
+				x.putSpanAttr(&s, id, x.internFastValue(id, a, true))
+			}
+		}
+		x.appendSpan(s)
+	}
+}
+
+// internFastValue interns a fast-path attribute value as internKeyValue
+// (onSpan) or internValue interns the same pdata value.
+func (x *Index) internFastValue(key uint16, a fastAttr, onSpan bool) int32 {
+	switch a.typ {
+	case pcommon.ValueTypeStr:
+		if onSpan {
+			return x.internKeyStr(key, a.s)
+		}
+		return x.internString(a.s)
+	case pcommon.ValueTypeBool:
+		return boolVal(a.b)
+	default: // pcommon.ValueTypeInt: the fast path keeps no other type
+		return x.internString(strconv.FormatInt(a.i, 10))
+	}
+}
+
 // addSpan appends one span's retained record.
 func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
+	s, ok := x.newSpan(int64(sp.StartTimestamp()), int64(sp.EndTimestamp()), sp.SpanID(), sp.ParentSpanID(),
+		trace, sp.Name(), res, uint8(sp.Kind()), uint8(sp.Status().Code()))
+	if !ok {
+		return
+	}
+	for k, v := range sp.Attributes().All() {
+		if id, ok := x.keepSpanAttr(&s, k); ok {
+			x.putSpanAttr(&s, id, x.internKeyValue(id, v))
+		}
+	}
+	x.appendSpan(s)
+}
+
+// newSpan starts the record of a span, its attributes to be added with
+// putSpanAttr at the end of the attribute table's last chunk, which it
+// makes room in. It reports false when the index is full.
+func (x *Index) newSpan(start, end int64, sid, pid pcommon.SpanID, trace int32, name string, res int32, kind, status uint8) (span, bool) {
 	if x.nspans == math.MaxInt32 {
-		return // 2 billion spans: beyond what an int32 index can number
+		return span{}, false // 2 billion spans: beyond what an int32 index can number
 	}
 	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
 		x.attrs = append(x.attrs, make([]attr, 0, attrChunk))
 	}
 	ci := len(x.attrs) - 1
-	chunk := x.attrs[ci]
-	first := len(chunk)
-
-	sid := sp.SpanID()
-	pid := sp.ParentSpanID()
 	s := span{
-		start:    int64(sp.StartTimestamp()),
-		end:      int64(sp.EndTimestamp()),
+		start:    start,
+		end:      end,
 		id:       binary.BigEndian.Uint64(sid[:]),
 		parentID: binary.BigEndian.Uint64(pid[:]),
 		trace:    trace,
-		name:     x.internName(sp.Name()),
+		name:     x.internName(name),
 		res:      res,
-		attrs:    int32(ci<<attrChunkBits | first),
+		attrs:    int32(ci<<attrChunkBits | len(x.attrs[ci])),
 		parent:   parentNone,
-		kind:     uint8(sp.Kind()),
-		status:   uint8(sp.Status().Code()),
+		kind:     kind,
+		status:   status,
 	}
 	if s.end < s.start {
 		s.end = s.start // a clock-skewed span lasts zero, not a negative time
 	}
-	for k, v := range sp.Attributes().All() {
-		id, ok := x.matchKey(k)
-		if !ok || !x.spanKeyOK[id] || s.nattrs == maxSpanAttrs || hasKey(chunk[first:], id) {
-			continue
-		}
-		chunk = append(chunk, attr{key: id, val: x.internKeyValue(id, v)})
-		s.nattrs++
-	}
-	x.attrs[ci] = chunk
+	return s, true
+}
 
+// keepSpanAttr returns the key id of attribute key k when s keeps it: a
+// kept span key, not yet on s (a malformed span may repeat a key; the
+// first one wins), and room left.
+func (x *Index) keepSpanAttr(s *span, k string) (uint16, bool) {
+	id, ok := x.matchKey(k)
+	if !ok || !x.spanKeyOK[id] || s.nattrs == maxSpanAttrs || hasKey(x.attrsOf(s), id) {
+		return 0, false
+	}
+	return id, true
+}
+
+// putSpanAttr adds an attribute to s, the span newSpan started last.
+func (x *Index) putSpanAttr(s *span, key uint16, val int32) {
+	ci := s.attrs >> attrChunkBits
+	x.attrs[ci] = append(x.attrs[ci], attr{key: key, val: val})
+	s.nattrs++
+}
+
+// appendSpan stores the span newSpan started.
+func (x *Index) appendSpan(s span) {
 	if n := len(x.spans); n == 0 || len(x.spans[n-1]) == cap(x.spans[n-1]) {
 		x.spans = append(x.spans, make([]span, 0, spanChunk))
 	}
@@ -392,7 +469,12 @@ func (x *Index) internKeyValue(key uint16, v pcommon.Value) int32 {
 	if v.Type() != pcommon.ValueTypeStr {
 		return x.internValue(v)
 	}
-	s := v.Str()
+	return x.internKeyStr(key, v.Str())
+}
+
+// internKeyStr interns the string value s of key, trying the key's last
+// value first.
+func (x *Index) internKeyStr(key uint16, s string) int32 {
 	if last := &x.lastVal[key]; last.id >= 0 && last.s == s {
 		return last.id
 	}
@@ -408,10 +490,7 @@ func (x *Index) internValue(v pcommon.Value) int32 {
 	case pcommon.ValueTypeStr:
 		return x.internString(v.Str())
 	case pcommon.ValueTypeBool:
-		if v.Bool() {
-			return 1
-		}
-		return 0
+		return boolVal(v.Bool())
 	case pcommon.ValueTypeInt:
 		return x.internString(strconv.FormatInt(v.Int(), 10))
 	default:
@@ -429,23 +508,52 @@ func (x *Index) internTrace(id pcommon.TraceID) int32 {
 	return i
 }
 
+// boolVal is the interned id of a boolean's AsString text (NewIndex puts
+// "false" and "true" first).
+func boolVal(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // internResource returns the id of the resource holding m's kept attributes,
 // shared by every batch with the same ones.
 func (x *Index) internResource(m pcommon.Map) int32 {
-	start := int32(len(x.resAttrs))
+	start := x.beginResource()
 	for k, v := range m.All() {
-		id, ok := x.matchKey(k)
-		if !ok || !x.resKeyOK[id] || len(x.resAttrs)-int(start) == 255 {
-			continue
-		}
-		dup := false
-		for _, a := range x.resAttrs[start:] {
-			dup = dup || a.key == id
-		}
-		if !dup {
+		if id, ok := x.keepResAttr(start, k); ok {
 			x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internValue(v)})
 		}
 	}
+	return x.endResource(start)
+}
+
+// beginResource starts gathering a resource's kept attributes at the end
+// of resAttrs; endResource interns them.
+func (x *Index) beginResource() int32 {
+	return int32(len(x.resAttrs))
+}
+
+// keepResAttr returns the key id of attribute key k when the resource
+// begun at start keeps it: a kept resource key, not yet gathered (the
+// first of a repeated key wins), and room left.
+func (x *Index) keepResAttr(start int32, k string) (uint16, bool) {
+	id, ok := x.matchKey(k)
+	if !ok || !x.resKeyOK[id] || len(x.resAttrs)-int(start) == 255 {
+		return 0, false
+	}
+	for _, a := range x.resAttrs[start:] {
+		if a.key == id {
+			return 0, false
+		}
+	}
+	return id, true
+}
+
+// endResource returns the id of the resource whose attributes were
+// gathered from start, sharing an existing one with the same attributes.
+func (x *Index) endResource(start int32) int32 {
 	added := x.resAttrs[start:]
 	slices.SortFunc(added, func(a, b attr) int { return int(a.key) - int(b.key) })
 	x.keyBuf = appendResourceKey(x.keyBuf[:0], added)

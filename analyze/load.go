@@ -29,8 +29,18 @@ type LoadOptions struct {
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
 	idx := NewIndex(opts.Index)
 	read := 0
-	// Decode OTLP JSON lines keeping only what the index keeps (fastjson.go).
-	ctx = withFastOTLPJSON(ctx, newFastKeys(opts.Index))
+	// Decode OTLP JSON lines keeping only what the index keeps, straight
+	// into compact batches the index merges (fastjson.go); everything else
+	// comes through Read's sink as pdata.
+	ctx = withFastOTLPJSON(ctx, newFastKeys(opts.Index), func(in *Input, b *fastBatch) error {
+		read += len(b.spans)
+		idx.addFast(b)
+		putFastBatch(b) // the index copied what it keeps
+		if opts.Progress != nil {
+			opts.Progress(in, read)
+		}
+		return nil
+	})
 	inputs, err := Read(ctx, paths, opts.Read, func(in *Input, td ptrace.Traces) error {
 		read += td.SpanCount()
 		idx.Add(td)

@@ -422,6 +422,14 @@ func (st *fileState) consume(r result) error {
 	if r.format != FormatAuto {
 		st.in.Format = r.format
 	}
+	if r.fast != nil { // Load's fast path (fastjson.go): the batch goes to Load's index
+		n := len(r.fast.spans)
+		if n == 0 {
+			return nil
+		}
+		st.in.Spans += n
+		return r.fastSink(st.in, r.fast)
+	}
 	n := r.td.SpanCount()
 	if n == 0 {
 		return nil

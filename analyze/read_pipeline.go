@@ -19,9 +19,12 @@ type rec struct {
 // result is what became of one record, or a problem the producer found
 // between records (a truncation, a corrupt length).
 type result struct {
-	td     ptrace.Traces
-	prob   *ReadError // non-nil: nothing was decoded here
-	format Format     // the record's format when it can differ from the input's (zstd records)
+	td   ptrace.Traces
+	fast *fastBatch // the fast path's batch instead of td (fastjson.go), for fastSink
+	// fastSink is where fast goes: Load's index, not Read's ptrace sink.
+	fastSink fastSink
+	prob     *ReadError // non-nil: nothing was decoded here
+	format   Format     // the record's format when it can differ from the input's (zstd records)
 }
 
 // job is a batch of records decoded by one worker, or a batch of results the

@@ -148,17 +148,20 @@ Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU
 and $((rss_kb / 1024)) MB peak RSS.
 
-What limits the ratio: both sides decode with pdata's unmarshaler, which is
-most of the work, so the analysis can only win by decoding records in
-parallel (one goroutine per CPU, here $(nproc)), and it spends CPU the
-decode-only loop does not: copying each span into the index (interning names
-and values, the trace id map), grouping the index by trace, the measures, and
-the page faults of the memory it keeps (about 80 bytes per span, plus the
-garbage collector's headroom) where the loop keeps nothing. On 2 CPUs the
-ceiling is 2x minus that share, and every CPU another process takes comes out
-of the parallel side only (see the load average). jq parses the same JSON
-single-threaded with its own parser; the 10x goal assumes a much slower jq
-than a C parser that skips decoding into objects.
+What limits the ratio: on OTLP JSON lines the analysis does not use pdata.
+\`Load\` decodes each line with its own scanner (analyze/fastjson.go) on every
+CPU (here $(nproc)), writing only what the index keeps (ids, name, kind, times,
+status, a dozen attributes) into a compact batch and skipping the rest
+unbuilt; a line outside the common shape falls back to pdata. The batches are
+merged into the index in input order on one goroutine (interning names and
+values, the trace id map), and that serial merge, grouping the index by
+trace, the measures and the page faults of the memory the index keeps (the
+bytes per span above, plus the garbage collector's headroom) are what the
+parallel decode must pay for, where the decode-only loop keeps nothing. Every
+CPU another process takes comes out of the parallel side only (see the load
+average). Protobuf is still decoded with pdata, so its ratio is bounded by
+the parallel pdata decode (at most $(nproc)x minus the same costs). jq parses
+the same JSON single-threaded with its own parser and builds every object.
 
 EOF
 
