@@ -358,16 +358,19 @@ func (d *fastDec) intLit() ([]byte, bool) {
 	return d.b[start:d.i], true
 }
 
+// intText returns the text of an integer written as a number or as a
+// decimal string, the two spellings OTLP JSON allows for 64-bit values.
+func (d *fastDec) intText() ([]byte, bool) {
+	if d.peek() == '"' {
+		return d.rawString()
+	}
+	return d.intLit()
+}
+
 // uint64Val reads a uint64 as a number or a decimal string, as pdata's
 // ReadUint64 does.
 func (d *fastDec) uint64Val() (uint64, bool) {
-	var s []byte
-	var ok bool
-	if d.peek() == '"' {
-		s, ok = d.rawString()
-	} else {
-		s, ok = d.intLit()
-	}
+	s, ok := d.intText()
 	if !ok {
 		return 0, false
 	}
@@ -378,13 +381,7 @@ func (d *fastDec) uint64Val() (uint64, bool) {
 // int64Val reads an int64 as a number or a decimal string, as pdata's
 // ReadInt64 does.
 func (d *fastDec) int64Val() (int64, bool) {
-	var s []byte
-	var ok bool
-	if d.peek() == '"' {
-		s, ok = d.rawString()
-	} else {
-		s, ok = d.intLit()
-	}
+	s, ok := d.intText()
 	if !ok {
 		return 0, false
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/spans"
@@ -20,17 +21,34 @@ import (
 
 func init() { subcommands = append(subcommands, newAnalyzeCmd) }
 
-// analyzeFlags are the flags of `mcptrace analyze`.
-type analyzeFlags struct {
-	format        string
+// dumpFlags say how dumps are read and analyzed; analyze, check and diff
+// share them.
+type dumpFlags struct {
 	inputFormat   string
 	strict        bool
 	profile       string
 	scopeAttr     string
 	idleTTL       time.Duration
 	executionRoot string
-	config        string
-	workers       int
+}
+
+// addDumpFlags registers the dump flags on fl; verb ("analyzing",
+// "checking") completes the --strict help.
+func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
+	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
+	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of "+verb+" what was read before the damage")
+	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary profile: default, acquire-on-miss or semconv")
+	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
+	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
+	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
+}
+
+// analyzeFlags are the flags of `mcptrace analyze`.
+type analyzeFlags struct {
+	dumpFlags
+	format  string
+	config  string
+	workers int
 }
 
 // newAnalyzeCmd is `mcptrace analyze`: read trace dumps and report the
@@ -98,12 +116,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", analyze.RenderTable, "output format: table, json or markdown")
-	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
-	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of analyzing what was read before the damage")
-	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary profile: default, acquire-on-miss or semconv")
-	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain (see above)")
-	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
-	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
+	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: one per CPU)")
 	return cmd

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,26 +19,16 @@ func init() { subcommands = append(subcommands, newCheckCmd) }
 // gateFlags are the flags check and diff share: how dumps are read and
 // analyzed, and the regression tolerances.
 type gateFlags struct {
-	inputFormat   string
-	strict        bool
-	profile       string
-	scopeAttr     string
-	idleTTL       time.Duration
-	executionRoot string
-	config        string
-	tol           analyze.Tolerances
+	dumpFlags
+	config string
+	tol    analyze.Tolerances
 }
 
 // addGateFlags registers the shared flags on fl.
 func addGateFlags(fl *pflag.FlagSet, f *gateFlags) {
 	def := analyze.DefaultTolerances()
 	fl.StringVar(&f.config, "config", "", "YAML file with measures:, rules: and regressions: (default: the built-in rules)")
-	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
-	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of checking what was read before the damage")
-	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary profile: default, acquire-on-miss or semconv")
-	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
-	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
-	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
+	addDumpFlags(fl, &f.dumpFlags, "checking")
 	fl.Float64Var(&f.tol.HitRateDrop, "max-hit-rate-drop", def.HitRateDrop, "regression: how far the hit rate may fall below the baseline (0.02 = 2 points)")
 	fl.Float64Var(&f.tol.LatencyRatio, "max-latency-ratio", def.LatencyRatio, "regression: how many times its baseline a latency percentile may grow to")
 	fl.Float64Var(&f.tol.LatencyMinDeltaMS, "latency-min-delta-ms", def.LatencyMinDeltaMS, "regression: latency growth below this many ms is noise")
