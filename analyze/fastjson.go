@@ -333,11 +333,9 @@ func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// intLit reads a JSON integer literal (no fraction or exponent) and
-// returns its text.
-func (d *fastDec) intLit() ([]byte, bool) {
-	d.ws()
-	start := d.i
+// intPart consumes the integer part of a JSON number (-?digits, no
+// leading zero) and reports whether it was well formed.
+func (d *fastDec) intPart() bool {
 	if d.i < len(d.b) && d.b[d.i] == '-' {
 		d.i++
 	}
@@ -346,7 +344,15 @@ func (d *fastDec) intLit() ([]byte, bool) {
 		d.i++
 	}
 	n := d.i - digits
-	if n == 0 || n > 1 && d.b[digits] == '0' {
+	return n > 0 && (n == 1 || d.b[digits] != '0')
+}
+
+// intLit reads a JSON integer literal (no fraction or exponent) and
+// returns its text.
+func (d *fastDec) intLit() ([]byte, bool) {
+	d.ws()
+	start := d.i
+	if !d.intPart() {
 		return nil, false
 	}
 	if d.i < len(d.b) {
@@ -811,14 +817,7 @@ func (d *fastDec) lit(word string) bool {
 func (d *fastDec) doubleLit() bool {
 	d.ws()
 	start := d.i
-	if d.i < len(d.b) && d.b[d.i] == '-' {
-		d.i++
-	}
-	digits := d.i
-	for d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9' {
-		d.i++
-	}
-	if n := d.i - digits; n == 0 || n > 1 && d.b[digits] == '0' {
+	if !d.intPart() {
 		return false
 	}
 	if d.i < len(d.b) && d.b[d.i] == '.' {

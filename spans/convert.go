@@ -244,46 +244,30 @@ func putValue(dst pcommon.Value, v attribute.Value) {
 	case attribute.STRING:
 		dst.SetStr(v.AsString())
 	case attribute.BOOLSLICE:
-		vals := v.AsBoolSlice()
-		s := dst.SetEmptySlice()
-		s.EnsureCapacity(len(vals))
-		for _, b := range vals {
-			s.AppendEmpty().SetBool(b)
-		}
+		putSlice(dst, v.AsBoolSlice(), pcommon.Value.SetBool)
 	case attribute.INT64SLICE:
-		vals := v.AsInt64Slice()
-		s := dst.SetEmptySlice()
-		s.EnsureCapacity(len(vals))
-		for _, i := range vals {
-			s.AppendEmpty().SetInt(i)
-		}
+		putSlice(dst, v.AsInt64Slice(), pcommon.Value.SetInt)
 	case attribute.FLOAT64SLICE:
-		vals := v.AsFloat64Slice()
-		s := dst.SetEmptySlice()
-		s.EnsureCapacity(len(vals))
-		for _, f := range vals {
-			s.AppendEmpty().SetDouble(f)
-		}
+		putSlice(dst, v.AsFloat64Slice(), pcommon.Value.SetDouble)
 	case attribute.STRINGSLICE:
-		vals := v.AsStringSlice()
-		s := dst.SetEmptySlice()
-		s.EnsureCapacity(len(vals))
-		for _, str := range vals {
-			s.AppendEmpty().SetStr(str)
-		}
+		putSlice(dst, v.AsStringSlice(), pcommon.Value.SetStr)
 	case attribute.BYTESLICE:
 		dst.SetEmptyBytes().FromRaw(v.AsByteSlice())
 	case attribute.SLICE:
-		vals := v.AsSlice()
-		s := dst.SetEmptySlice()
-		s.EnsureCapacity(len(vals))
-		for _, elem := range vals {
-			putValue(s.AppendEmpty(), elem)
-		}
+		putSlice(dst, v.AsSlice(), putValue)
 	case attribute.MAP:
 		putAttributes(dst.SetEmptyMap(), v.AsMap())
 	default:
 		// attribute.EMPTY: an OTLP AnyValue with no value set, which is what
 		// PutEmpty/AppendEmpty already produced.
+	}
+}
+
+// putSlice makes dst an OTLP array of vals, each element set by set.
+func putSlice[T any](dst pcommon.Value, vals []T, set func(pcommon.Value, T)) {
+	s := dst.SetEmptySlice()
+	s.EnsureCapacity(len(vals))
+	for _, v := range vals {
+		set(s.AppendEmpty(), v)
 	}
 }
