@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,19 +56,65 @@ func findPrometheus(t *testing.T) string {
 	return ""
 }
 
+// selection is a value of the pool and key variables: All (.*) or one
+// concrete pool and key, as a user picks them in Grafana.
+type selection struct{ pool, key string }
+
+// all is the "All" option of both variables.
+var all = selection{dashboards.AllValue, dashboards.AllValue}
+
+func (s selection) String() string {
+	if s == all {
+		return "pool=All key=All"
+	}
+	return fmt.Sprintf("pool=%s key=%s", s.pool, s.key)
+}
+
 // substitute replaces Grafana's interval macros and the dashboard's template
-// variables with values that select everything.
-func substitute(expr string) string {
+// variables with the selection (Grafana puts a single selected value in
+// the regex matcher as is; pool ids and hashed keys hold no regex
+// metacharacters).
+func substitute(expr string, sel selection) string {
 	r := strings.NewReplacer(
 		"$__rate_interval", rateWindow,
 		"${__rate_interval}", rateWindow,
 		"$__interval", rateWindow,
-		"${"+dashboards.VarPool+"}", dashboards.AllValue,
-		"$"+dashboards.VarPool, dashboards.AllValue,
-		"${"+dashboards.VarKey+"}", dashboards.AllValue,
-		"$"+dashboards.VarKey, dashboards.AllValue,
+		"${"+dashboards.VarPool+"}", sel.pool,
+		"$"+dashboards.VarPool, sel.pool,
+		"${"+dashboards.VarKey+"}", sel.key,
+		"$"+dashboards.VarKey, sel.key,
 	)
 	return r.Replace(expr)
+}
+
+// concreteSelections lists, for each pool, the pool and its busiest key (the
+// one with the most acquires): the concrete values a user picks in the pool
+// and key variables to look at one key.
+func concreteSelections(ctx context.Context, base string) ([]selection, error) {
+	expr := "topk by (plugin_mcp_pool_id) (1, sum by (plugin_mcp_pool_id, plugin_mcp_cache_key) (mcp_pool_acquires_total))"
+	code, body, err := get(ctx, base+"/api/v1/query?query="+url.QueryEscape(expr))
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string `json:"metric"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		return nil, fmt.Errorf("busiest keys: status %d %q: %v", code, body, err)
+	}
+	var out []selection
+	for _, s := range r.Data.Result {
+		if p, k := s.Metric["plugin_mcp_pool_id"], s.Metric["plugin_mcp_cache_key"]; p != "" && k != "" {
+			out = append(out, selection{p, k})
+		}
+	}
+	slices.SortFunc(out, func(a, b selection) int { return strings.Compare(a.pool, b.pool) })
+	return out, nil
 }
 
 // freePort returns a port on 127.0.0.1 that was free a moment ago.
@@ -241,9 +288,8 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 	var queries []dashboards.Query
 	for _, q := range poolQueries(t) {
 		if q.Datasource == dashboards.TypePrometheus {
-			q.Expr = substitute(q.Expr)
-			if strings.Contains(q.Expr, "$") {
-				t.Fatalf("panel %q %s: unsubstituted variable in %s", q.Panel, q.RefID, q.Expr)
+			if e := substitute(q.Expr, all); strings.Contains(e, "$") {
+				t.Fatalf("panel %q %s: unsubstituted variable in %s", q.Panel, q.RefID, e)
 			}
 			queries = append(queries, q)
 		}
@@ -252,23 +298,56 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 		t.Fatalf("only %d Prometheus queries found in the dashboard", len(queries))
 	}
 
-	// Rates need a few scrapes and some series (redials, evictions) a
-	// first round of every scenario: retry empty answers until all have
-	// data, within a bound. A query Prometheus rejects fails at once.
-	deadline, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	// Every query must return data twice: with All selected, and with one
+	// concrete pool and key selected (a query that filters a metric on a
+	// label it lacks returns nothing then). Each scenario's pool has its
+	// own keys and its own events (redials only in the fault pool), so a
+	// query passes the concrete check when one of the (pool, key) pairs the
+	// variables offer gives data. Rates need a few scrapes and some series
+	// (redials, evictions) a first round of every scenario: retry empty
+	// answers until all have data, within a bound. A query Prometheus
+	// rejects fails at once.
+	deadline, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	pending := queries
+	type check struct {
+		q        dashboards.Query
+		concrete bool
+	}
+	var pending []check
+	for _, q := range queries {
+		pending = append(pending, check{q, false}, check{q, true})
+	}
+	id := func(c check) string { return fmt.Sprintf("%s/%s/%v", c.q.Panel, c.q.RefID, c.concrete) }
 	lastErr := map[string]error{}
+	passedWith := map[string]selection{}
 	for len(pending) > 0 {
-		var still []dashboards.Query
-		for _, q := range pending {
-			n, err := instantQuery(deadline, base, q.Expr)
-			switch {
-			case errors.Is(err, errBadQuery):
-				t.Errorf("panel %q query %s does not parse: %v\n%s", q.Panel, q.RefID, err, q.Expr)
-			case err != nil || n == 0:
-				lastErr[q.Expr] = err
-				still = append(still, q)
+		var still []check
+		sels, err := concreteSelections(deadline, base)
+		if err != nil {
+			lastErr["selections"] = err
+		}
+		for _, c := range pending {
+			try := []selection{all}
+			if c.concrete {
+				try = sels
+			}
+			ok := false
+			for _, sel := range try {
+				n, err := instantQuery(deadline, base, substitute(c.q.Expr, sel))
+				if errors.Is(err, errBadQuery) {
+					t.Errorf("panel %q query %s does not parse with %s: %v\n%s", c.q.Panel, c.q.RefID, sel, err, substitute(c.q.Expr, sel))
+					ok = true
+					break
+				}
+				if err == nil && n > 0 {
+					passedWith[id(c)] = sel
+					ok = true
+					break
+				}
+				lastErr[id(c)] = err
+			}
+			if !ok {
+				still = append(still, c)
 			}
 		}
 		pending = still
@@ -277,8 +356,12 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 		}
 		select {
 		case <-deadline.Done():
-			for _, q := range pending {
-				t.Errorf("panel %q query %s returned no series after 40s (last error: %v):\n%s", q.Panel, q.RefID, lastErr[q.Expr], q.Expr)
+			for _, c := range pending {
+				what := "with All selected"
+				if c.concrete {
+					what = fmt.Sprintf("with any of the concrete pool and key selections %v", sels)
+				}
+				t.Errorf("panel %q query %s returned no series %s after 60s (last error: %v, %v):\n%s", c.q.Panel, c.q.RefID, what, lastErr[id(c)], lastErr["selections"], c.q.Expr)
 			}
 			_, body, _ := get(context.Background(), base+"/api/v1/targets")
 			t.Logf("prometheus targets: %s\nprometheus log:\n%s", body, promLog)
@@ -286,5 +369,8 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	t.Logf("%d Prometheus queries from the dashboard returned data", len(queries))
+	for _, q := range queries {
+		t.Logf("panel %q %s: data with All and with %s", q.Panel, q.RefID, passedWith[id(check{q, true})])
+	}
+	t.Logf("%d Prometheus queries from the dashboard returned data with All and with a concrete pool and key", len(queries))
 }

@@ -143,7 +143,7 @@ func datasourceName(typ string) string {
 // readmeIntro is the hand-written part of dashboards/README.md.
 const readmeIntro = `# Grafana dashboards
 
-Generated from Go code ([pool.go](pool.go)) with the Grafana Foundation SDK;
+Generated from Go code (` + "`dashboards/pool.go`" + ` in the mcptrace repository) with the Grafana Foundation SDK;
 every metric, label, span and attribute name comes from the vocabulary in
 ` + "`spans/`" + `. Do not edit the JSON or this file: edit the generator and run
 
@@ -168,10 +168,11 @@ runs every Prometheus query below against it: each must parse and return data.
   memory profiles as service ` + "`mcptrace-demo`" + `; the pool's pprof label ` + "`phase`" + `
   (` + "`handshake`" + ` or ` + "`call`" + `) splits them. ` + "`--profile-dir DIR`" + ` writes the same
   profiles as pprof files instead.
-- **Grafana**: [provisioning/datasources/mcptrace.yaml](provisioning/datasources/mcptrace.yaml)
-  declares the three datasources and
-  [provisioning/dashboards/mcptrace.yaml](provisioning/dashboards/mcptrace.yaml) loads
-  the JSON from ` + "`/var/lib/grafana/dashboards/mcptrace`" + `.
+- **Grafana**: ` + "`mcptrace dashboards --out DIR --provisioning`" + ` also writes
+  ` + "`provisioning/datasources/mcptrace.yaml`" + `, which declares the three datasources,
+  and ` + "`provisioning/dashboards/mcptrace.yaml`" + `, which loads the JSON from
+  ` + "`/var/lib/grafana/dashboards/mcptrace`" + ` (the same files are in the repository's
+  ` + "`dashboards/provisioning/`" + `).
 
 ## Variables
 
@@ -180,7 +181,11 @@ runs every Prometheus query below against it: each must parse and return data.
   Grafana.
 - ` + "`pool`" + `: pool scopes, from ` + "`label_values(mcp_pool_acquires_total, plugin_mcp_pool_id)`" + `.
 - ` + "`key`" + `: hashed pool keys (` + "`plugin.mcp.cache_key`" + `), from the same metric.
-  Every pool metric but the idle/in-use gauge (per pool only) carries it. The
+  Only ` + "`mcp_pool_acquires_total`, `mcp_pool_connection_wait_time_seconds`,\n  `mcp_pool_connection_use_time_seconds` and `mcp_pool_failures_total`" + ` carry it,
+  so the key narrows acquires, hit rate, misses, acquire latency, lease hold
+  time, failures and the trace tables. Handshakes, call latency, evictions,
+  redials and the idle/in-use gauge are per pool only: with a key selected
+  they still show the whole pool (their panel descriptions say so). The
   key is an HMAC with a per-process secret: its values change when the
   process restarts, so a key copied from a trace filters both the trace and
   the metric panels of the same process.

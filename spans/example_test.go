@@ -83,7 +83,7 @@ func ExampleRecorder() {
 
 	for _, s := range rec.Spans() {
 		for _, kv := range s.Attributes() {
-			fmt.Printf("%s %s=%s\n", s.Name(), kv.Key, kv.Value.Emit())
+			fmt.Printf("%s %s=%s\n", s.Name(), kv.Key, kv.Value.String())
 		}
 	}
 	fmt.Println("spans in OTLP form:", rec.Traces().SpanCount())

@@ -335,7 +335,7 @@ func newResource(ctx context.Context, cfg Config) (*resource.Resource, error) {
 
 	envValue := func(key string) string {
 		v, _ := fromEnv.Set().Value(attribute.Key(key))
-		return v.Emit()
+		return v.String()
 	}
 	name := cfg.ServiceName
 	if name == "" {

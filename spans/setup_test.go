@@ -179,7 +179,7 @@ func TestSetupResourceNames(t *testing.T) {
 			attrs := pcommon.NewMap()
 			for it := tel.Resource.Iter(); it.Next(); {
 				kv := it.Attribute()
-				attrs.PutStr(string(kv.Key), kv.Value.Emit())
+				attrs.PutStr(string(kv.Key), kv.Value.String())
 			}
 			if got := strAttr(attrs, spans.ResourceServiceName); got != tt.wantService {
 				t.Errorf("service.name = %q, want %q", got, tt.wantService)

@@ -102,6 +102,25 @@ const (
 // MissReasons lists the reasons the analyzer reports, in report order.
 var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissUnexplained}
 
+// ExplainedMissReasons are the miss reasons that explain a miss: a miss
+// recorded with one of them is the pool doing what it must (a first use, a
+// busy key, an expiry, a server that forgot the session, a failure, a failed
+// ping). Any other miss is unexplained. The analyzer, the TraceQL hints and
+// the dashboards share this one definition.
+var ExplainedMissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck}
+
+// TraceQLUnexplainedMiss is the TraceQL query for unexplained misses: acquire
+// spans with AttrCacheHit false whose AttrMissReason is absent or not one of
+// [ExplainedMissReasons]. TraceQL has no "attribute absent" operator, and a
+// comparison with an absent attribute is false, so the query selects the
+// reason optionally and then negates a match on the explained ones: that
+// keeps spans without a reason as well as spans with an unknown one. It is a
+// complete query; callers narrow it by appending "| { ... }" stages.
+// A test pins the alternation to ExplainedMissReasons.
+const TraceQLUnexplainedMiss = `{ name = "` + SpanAcquire + `" && span.` + AttrCacheHit + ` = false }` +
+	` | select(span.` + AttrMissReason + `)` +
+	` | { !(span.` + AttrMissReason + ` =~ "^(` + MissCold + `|` + MissConcurrent + `|` + MissTTL + `|` + MissRedial + `|` + MissAfterFailure + `|` + MissHealthCheck + `)$") }`
+
 // Eviction reasons: the value of AttrEvictionReason.
 const (
 	EvictTTL         = "ttl"          // idle longer than the idle TTL
