@@ -1,12 +1,16 @@
 package dashboards
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // PoolFile is the file name of the "MCP pool" dashboard.
@@ -73,19 +77,147 @@ func Provisioning() ([]File, error) {
 	return files, nil
 }
 
+// GeneratedMarker appears near the top of every file [Generate] and
+// [Provisioning] return (in the dashboard's description, a comment at the
+// head of README.md and of the provisioning files). [Write] replaces an
+// existing file only when it carries the marker: the file is one an earlier
+// run wrote, not the user's own.
+const GeneratedMarker = "github.com/mcptrace/mcptrace/dashboards"
+
+// markerWindow is how much of an existing file Write reads to find
+// GeneratedMarker: generated files carry it in their first lines.
+const markerWindow = 64 << 10
+
+// ErrNotGenerated is returned (wrapped, naming every such file) by [Write]
+// when a file it would write already exists and was not written by mcptrace:
+// no marker, a symbolic link, or a directory. Nothing is written then.
+var ErrNotGenerated = errors.New("exists and was not written by mcptrace dashboards")
+
+// WriteStatus says what [Write] did with one file.
+type WriteStatus string
+
+// The statuses of a written file.
+const (
+	// Created: the file did not exist.
+	Created WriteStatus = "created"
+	// Replaced: an earlier generated file (or, with force, any file or
+	// symbolic link) was replaced.
+	Replaced WriteStatus = "replaced"
+	// Unchanged: the file already held these exact bytes.
+	Unchanged WriteStatus = "unchanged"
+)
+
+// Written is one file [Write] handled: its path (dir joined with the file's
+// name) and what happened to it.
+type Written struct {
+	Path   string
+	Status WriteStatus
+}
+
 // Write writes files under dir, creating dir and subdirectories as needed,
-// and returns the paths written. Existing files are replaced.
-func Write(dir string, files []File) ([]string, error) {
-	var paths []string
-	for _, f := range files {
-		path := filepath.Join(dir, f.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return paths, fmt.Errorf("create directory for %s: %w", path, err)
-		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			return paths, fmt.Errorf("write %s: %w", path, err)
-		}
-		paths = append(paths, path)
+// and returns what it did with each, in order.
+//
+// It never writes outside dir: every path is resolved inside dir with
+// [os.Root], so a symbolic link among the output names (a file or a
+// subdirectory) is never followed out of it. Without force it refuses, before
+// writing anything, when a target exists and is not a file an earlier run
+// wrote (see [GeneratedMarker]); the error wraps [ErrNotGenerated] and names
+// every such path. With force such files are replaced, a symbolic link
+// itself rather than its target. Each file is written to a temporary file
+// beside it and renamed into place, so a reader never sees half a file.
+func Write(dir string, files []File, force bool) ([]Written, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory %s: %w", dir, err)
 	}
-	return paths, nil
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open output directory %s: %w", dir, err)
+	}
+	defer root.Close()
+
+	status := make([]WriteStatus, len(files))
+	var refused []string
+	for i, f := range files {
+		st, why := plan(root, f)
+		if why != "" && !force {
+			refused = append(refused, fmt.Sprintf("%s (%s)", filepath.Join(dir, f.Name), why))
+		}
+		status[i] = st
+	}
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("refusing to overwrite %s: each %w; move it away or pass --force", strings.Join(refused, ", "), ErrNotGenerated)
+	}
+
+	var done []Written
+	for i, f := range files {
+		path := filepath.Join(dir, f.Name)
+		if status[i] != Unchanged {
+			if err := writeIn(root, f); err != nil {
+				return done, fmt.Errorf("write %s: %w", path, err)
+			}
+		}
+		done = append(done, Written{Path: path, Status: status[i]})
+	}
+	return done, nil
+}
+
+// plan decides what writing f into root does: Created, Unchanged or
+// Replaced, and for a target that is not an earlier generated file, why
+// (which only --force overrides).
+func plan(root *os.Root, f File) (WriteStatus, string) {
+	info, err := root.Lstat(f.Name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Created, ""
+	case err != nil:
+		// A path that escapes the root through a symbolic link directory,
+		// or any other error: not a file we wrote.
+		return Replaced, err.Error()
+	case info.Mode()&fs.ModeSymlink != 0:
+		return Replaced, "a symbolic link, not followed"
+	case !info.Mode().IsRegular():
+		return Replaced, "not a regular file"
+	}
+	in, err := root.Open(f.Name)
+	if err != nil {
+		return Replaced, err.Error()
+	}
+	defer in.Close()
+	head, err := io.ReadAll(io.LimitReader(in, max(markerWindow, int64(len(f.Data))+1)))
+	if err != nil {
+		return Replaced, err.Error()
+	}
+	if bytes.Equal(head, f.Data) {
+		return Unchanged, ""
+	}
+	if !bytes.Contains(head[:min(len(head), markerWindow)], []byte(GeneratedMarker)) {
+		return Replaced, "no " + GeneratedMarker + " marker"
+	}
+	return Replaced, ""
+}
+
+// writeIn writes f into root through a temporary file renamed over the
+// target: the rename replaces a symbolic link itself, never its target.
+func writeIn(root *os.Root, f File) error {
+	if d := filepath.Dir(f.Name); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp := f.Name + ".tmp-mcptrace"
+	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(f.Data)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, f.Name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
 }

@@ -318,24 +318,26 @@ func TestProvisioningDeclaresEveryDatasourceType(t *testing.T) {
 	}
 }
 
-func TestWriteCreatesTheDirectoryAndReplacesFiles(t *testing.T) {
+func TestWriteCreatesTheDirectoryAndReplacesGeneratedFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	files := []dashboards.File{{Name: "x.json", Data: []byte("1")}, {Name: filepath.Join("p", "y.yaml"), Data: []byte("2")}}
-	if _, err := dashboards.Write(dir, files); err != nil {
+	marked := func(s string) []byte { return []byte(dashboards.GeneratedMarker + " " + s) }
+	files := []dashboards.File{{Name: "x.json", Data: marked("1")}, {Name: filepath.Join("p", "y.yaml"), Data: marked("2")}}
+	if _, err := dashboards.Write(dir, files, false); err != nil {
 		t.Fatal(err)
 	}
-	files[0].Data = []byte("3")
-	paths, err := dashboards.Write(dir, files)
+	files[0].Data = marked("3")
+	written, err := dashboards.Write(dir, files, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(paths) != 2 {
-		t.Fatalf("paths = %v", paths)
+	want := []dashboards.Written{{Path: filepath.Join(dir, "x.json"), Status: dashboards.Replaced}, {Path: filepath.Join(dir, "p", "y.yaml"), Status: dashboards.Unchanged}}
+	if !slices.Equal(written, want) {
+		t.Fatalf("written = %v, want %v", written, want)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "x.json")); string(got) != "3" {
+	if got, _ := os.ReadFile(filepath.Join(dir, "x.json")); !bytes.Equal(got, marked("3")) {
 		t.Errorf("x.json = %q, want the replaced content", got)
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "p", "y.yaml")); string(got) != "2" {
+	if got, _ := os.ReadFile(filepath.Join(dir, "p", "y.yaml")); !bytes.Equal(got, marked("2")) {
 		t.Errorf("p/y.yaml = %q", got)
 	}
 }

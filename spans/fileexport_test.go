@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -317,3 +319,132 @@ var errDiskFull = errors.New("disk full")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
+
+// syncRecorder is a destination that counts Sync calls, as *os.File would
+// receive them, and can fail them.
+type syncRecorder struct {
+	bytes.Buffer
+	syncs   int
+	syncErr error
+}
+
+func (s *syncRecorder) Sync() error { s.syncs++; return s.syncErr }
+
+// TestFileExporterSyncsOnFlushAndShutdown pins issue 14: the exporter puts
+// the dump on stable storage when flushed and when shut down, and reports a
+// failed sync instead of dropping it.
+func TestFileExporterSyncsOnFlushAndShutdown(t *testing.T) {
+	ctx := context.Background()
+	dst := &syncRecorder{}
+	exp := spans.NewFileExporter(dst)
+	if err := exp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dst.syncs != 1 {
+		t.Errorf("ForceFlush synced %d times, want 1", dst.syncs)
+	}
+	if err := exp.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if dst.syncs != 2 {
+		t.Errorf("Shutdown did not sync: %d syncs, want 2", dst.syncs)
+	}
+	if err := exp.ForceFlush(ctx); err != nil || dst.syncs != 2 {
+		t.Errorf("ForceFlush after Shutdown: err %v, %d syncs, want nil and 2", err, dst.syncs)
+	}
+
+	failing := &syncRecorder{syncErr: errors.New("disk on fire")}
+	exp = spans.NewFileExporter(failing)
+	if err := exp.ForceFlush(ctx); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("ForceFlush with a failing sync: err = %v", err)
+	}
+	if err := exp.Shutdown(ctx); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("Shutdown with a failing sync: err = %v", err)
+	}
+}
+
+// TestFileExporterToAPipeIsNotASyncError pins that a destination that cannot
+// be synced (a pipe: EINVAL) is not reported as a failure.
+func TestFileExporterToAPipeIsNotASyncError(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	exp := spans.NewFileExporter(w)
+	if err := exp.ForceFlush(context.Background()); err != nil {
+		t.Errorf("ForceFlush on a pipe: %v", err)
+	}
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown on a pipe: %v", err)
+	}
+}
+
+// crashChildEnv makes the test binary the child of
+// TestTelemetryFlushSurvivesSIGKILL: it writes spans, flushes if asked, and
+// kills itself.
+const crashChildEnv = "MCPTRACE_SPANS_CRASH_CHILD"
+
+// crashSpans is how many spans the child ends before it is killed: fewer
+// than the batch queue, so without a flush they all sit in memory.
+const crashSpans = 300
+
+// TestTelemetryFlushSurvivesSIGKILL runs a child process that exports to a
+// dump with batching, ends crashSpans spans and kills itself with SIGKILL.
+// Without a flush the batch processor's queue dies with the process (the
+// loss the exporter's doc describes); after Telemetry.ForceFlush every span
+// is in the dump.
+func TestTelemetryFlushSurvivesSIGKILL(t *testing.T) {
+	if mode := os.Getenv(crashChildEnv); mode != "" {
+		crashChild(mode)
+		return
+	}
+	for _, c := range []struct {
+		mode    string
+		atLeast int
+		atMost  int
+	}{{"flush", crashSpans, crashSpans}, {"noflush", 0, crashSpans - 1}} {
+		t.Run(c.mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dump.jsonl")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestTelemetryFlushSurvivesSIGKILL$")
+			cmd.Env = append(os.Environ(), crashChildEnv+"="+c.mode, "MCPTRACE_SPANS_CRASH_DUMP="+path)
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("child did not die by SIGKILL: %v\n%s", err, out)
+			}
+			n := 0
+			if data, err := os.ReadFile(path); err == nil && len(data) > 0 {
+				_, traces := readDump(t, path)
+				for _, tr := range traces {
+					n += len(flatten(tr))
+				}
+			}
+			if n < c.atLeast || n > c.atMost {
+				t.Errorf("%s: %d spans in the dump after SIGKILL, want %d..%d", c.mode, n, c.atLeast, c.atMost)
+			}
+		})
+	}
+}
+
+// crashChild is the child's body; it never returns.
+func crashChild(mode string) {
+	ctx := context.Background()
+	tel, err := spans.Setup(ctx, spans.Config{Exporter: spans.ExporterFile, FilePath: os.Getenv("MCPTRACE_SPANS_CRASH_DUMP")})
+	if err != nil {
+		os.Exit(3)
+	}
+	tracer := tel.Tracer()
+	for range crashSpans {
+		_, s := tracer.Start(ctx, spans.SpanAcquire)
+		s.End()
+	}
+	if mode == "flush" {
+		if err := tel.ForceFlush(ctx); err != nil {
+			os.Exit(4)
+		}
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // SIGKILL is not deliverable late, but never return into the test
+}

@@ -116,6 +116,11 @@ type Telemetry struct {
 	// ctx's deadline for the final export. Shutdown is idempotent and safe
 	// for concurrent use: calls after the first return nil.
 	Shutdown func(context.Context) error
+	// ForceFlush exports every span ended so far (the batch processor's
+	// queue) and, with the file exporter, syncs the dump to stable storage:
+	// a process killed after it returns (SIGKILL) loses none of those spans.
+	// Safe for concurrent use; after Shutdown it does nothing.
+	ForceFlush func(context.Context) error
 }
 
 // Tracer returns the tracer for mcptrace's instrumentation scope
@@ -241,10 +246,20 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 	mp := sdkmetric.NewMeterProvider(mpOpts...)
 	var once sync.Once
+	fileExp, _ := spanExporter.(*FileExporter)
 	return &Telemetry{
 		TracerProvider: tp,
 		MeterProvider:  mp,
 		Resource:       res,
+		ForceFlush: func(ctx context.Context) error {
+			if err := tp.ForceFlush(ctx); err != nil {
+				return fmt.Errorf("flush tracer provider: %w", err)
+			}
+			if fileExp != nil {
+				return fileExp.ForceFlush(ctx)
+			}
+			return nil
+		},
 		Shutdown: func(ctx context.Context) error {
 			var err error
 			once.Do(func() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ func init() { subcommands = append(subcommands, newDashboardsCmd) }
 type dashboardsFlags struct {
 	out          string
 	provisioning bool
+	force        bool
 }
 
 func newDashboardsCmd() *cobra.Command {
@@ -37,6 +39,11 @@ With --provisioning it also writes example Grafana provisioning files under
 DIR/provisioning: datasources for Prometheus, Tempo and Pyroscope, and a
 dashboard provider that loads /var/lib/grafana/dashboards/mcptrace.
 
+It never overwrites a file it did not write (one without the generator's
+marker, a symbolic link or a directory) unless --force is given, and never
+writes through a symbolic link out of DIR. Each file is listed with what
+happened to it: created, replaced or unchanged.
+
 The same files are committed in the repository's dashboards/ directory
 (go generate ./dashboards refreshes them).`,
 		Example: `  # Write the dashboards into ./grafana
@@ -50,7 +57,8 @@ The same files are committed in the repository's dashboards/ directory
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", "directory to write into (created if missing; existing files are replaced)")
+	fl.StringVarP(&f.out, "out", "o", "", "directory to write into (created if missing; files an earlier run wrote are replaced)")
+	fl.BoolVar(&f.force, "force", false, "also replace files (or symbolic links) in DIR that mcptrace did not write")
 	fl.BoolVar(&f.provisioning, "provisioning", false, "also write example Grafana provisioning files under DIR/provisioning")
 	return cmd
 }
@@ -58,6 +66,9 @@ The same files are committed in the repository's dashboards/ directory
 func runDashboards(cmd *cobra.Command, f dashboardsFlags) error {
 	if f.out == "" {
 		return usageErrorf("--out is required: the directory to write the dashboards into")
+	}
+	if info, err := os.Stat(f.out); err == nil && !info.IsDir() {
+		return usageErrorf("--out %s is a file: give the directory to write the dashboards into", f.out)
 	}
 	files, err := dashboards.Generate()
 	if err != nil {
@@ -70,9 +81,9 @@ func runDashboards(cmd *cobra.Command, f dashboardsFlags) error {
 		}
 		files = append(files, prov...)
 	}
-	paths, err := dashboards.Write(f.out, files)
-	for _, p := range paths {
-		fmt.Fprintln(cmd.OutOrStdout(), p)
+	written, err := dashboards.Write(f.out, files, f.force)
+	for _, w := range written {
+		fmt.Fprintf(cmd.OutOrStdout(), "%-9s %s\n", w.Status, w.Path)
 	}
 	if err != nil {
 		return &exitError{code: 1, err: err}

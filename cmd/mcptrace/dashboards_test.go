@@ -63,7 +63,7 @@ func TestDashboardsErrors(t *testing.T) {
 	}{
 		"no out":         {[]string{"dashboards"}, 2, "--out"},
 		"extra argument": {[]string{"dashboards", "--out", t.TempDir(), "extra"}, 2, "extra"},
-		"out is a file":  {[]string{"dashboards", "--out", blocker}, 1, blocker},
+		"out is a file":  {[]string{"dashboards", "--out", blocker}, 2, blocker},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -82,5 +82,47 @@ func TestDashboardsErrors(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestDashboardsRefusesToOverwriteAUsersFiles pins issue 11: `dashboards
+// --out .` in a project must not replace the project's README.md; --force
+// does, and a rerun over its own files needs no --force.
+func TestDashboardsRefusesToOverwriteAUsersFiles(t *testing.T) {
+	dir := t.TempDir()
+	readme := filepath.Join(dir, dashboards.ReadmeFile)
+	if err := os.WriteFile(readme, []byte("# my project\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := execute(t, "dashboards", "--out", dir)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("err = %v, want exit 1", err)
+	}
+	if !strings.Contains(err.Error(), readme) || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("error %q does not name %s and --force", err, readme)
+	}
+	if got, _ := os.ReadFile(readme); string(got) != "# my project\n" {
+		t.Errorf("README.md overwritten: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, dashboards.PoolFile)); !os.IsNotExist(err) {
+		t.Errorf("a refused run wrote %s (stat: %v); output %q", dashboards.PoolFile, err, out)
+	}
+
+	out, _, err = execute(t, "dashboards", "--out", dir, "--force")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"replaced  " + readme, "created   " + filepath.Join(dir, dashboards.PoolFile)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output %q lacks %q", out, want)
+		}
+	}
+	out, _, err = execute(t, "dashboards", "--out", dir)
+	if err != nil {
+		t.Fatalf("rerun over its own files: %v", err)
+	}
+	if !strings.Contains(out, "unchanged "+readme) {
+		t.Errorf("rerun output %q does not say README.md is unchanged", out)
 	}
 }

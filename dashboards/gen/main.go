@@ -15,10 +15,11 @@ func main() {
 	flag.Parse()
 	files, err := dashboards.Generate()
 	if err == nil {
-		var paths []string
-		paths, err = dashboards.Write(*out, files)
-		for _, p := range paths {
-			fmt.Println("wrote", p)
+		var written []dashboards.Written
+		// The committed files are the generator's own: replace them.
+		written, err = dashboards.Write(*out, files, true)
+		for _, w := range written {
+			fmt.Println(w.Status, w.Path)
 		}
 	}
 	if err != nil {
