@@ -46,6 +46,7 @@ func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 // analyzeFlags are the flags of `mcptrace analyze`.
 type analyzeFlags struct {
 	dumpFlags
+	htmlFlags
 	format  string
 	config  string
 	workers int
@@ -115,10 +116,12 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", analyze.RenderTable, "output format: table, json or markdown")
+	fl.StringVar(&f.format, "format", analyze.RenderTable, "output format: table, json, markdown or html (a self-contained page; with -o FILE)")
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: one per CPU)")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
+	addTraceURLFlag(fl, &f.htmlFlags)
 	return cmd
 }
 
@@ -127,8 +130,11 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) {
 	var cfg analyze.Config
 	var ropts analyze.ReadOptions
-	if !validRenderFormat(f.format) {
-		return cfg, ropts, usageErrorf("--format %q: want table, json or markdown", f.format)
+	if !validRenderFormat(f.format) && f.format != formatHTML {
+		return cfg, ropts, usageErrorf("--format %q: want table, json, markdown or html", f.format)
+	}
+	if err := checkHTMLFlags(f.htmlFlags, f.format); err != nil {
+		return cfg, ropts, err
 	}
 	inFormat, err := analyze.ParseFormat(f.inputFormat)
 	if err != nil {
@@ -207,6 +213,9 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	report, err := analyze.Analyze(idx, cfg)
 	if err != nil {
 		return &exitError{code: 2, err: err}
+	}
+	if f.format == formatHTML {
+		return writeHTMLReport(cmd, f.output, idx, cfg, report, nil, f.traceURL)
 	}
 	if err := report.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}

@@ -145,6 +145,7 @@ func loadSide(cmd *cobra.Command, s gateSetup, path string) (*analyze.Report, er
 // checkFlags are the flags of `mcptrace check`.
 type checkFlags struct {
 	gateFlags
+	htmlFlags
 	baseline    string
 	format      string
 	junit       string
@@ -209,6 +210,8 @@ Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
 	addGateFlags(fl, &f.gateFlags)
 	fl.StringVar(&f.baseline, "baseline", "", "baseline to compare with: the JSON of 'mcptrace analyze --format json', or a dump")
 	fl.StringVar(&f.format, "format", analyze.CheckTable, "output format: table, json or markdown")
+	fl.StringVar(&f.output, "html", "", "also write the self-contained HTML report, verdict on top, to FILE")
+	addTraceURLFlag(fl, &f.htmlFlags)
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to FILE")
 	fl.StringVar(&f.summary, "summary", "", "also write the Markdown summary to FILE")
 	fl.IntVar(&f.maxExamples, "max-examples", analyze.DefaultMaxExamples, "offending traces and spans named per failing rule")
@@ -219,6 +222,9 @@ Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
 func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if !slices.Contains([]string{analyze.CheckTable, analyze.CheckJSON, analyze.CheckMarkdown}, f.format) {
 		return usageErrorf("--format %q: want table, json or markdown", f.format)
+	}
+	if err := checkHTMLFlags(f.htmlFlags, formatHTML); err != nil {
+		return err
 	}
 	if f.maxExamples < 0 {
 		return usageErrorf("--max-examples %d: want 0 or more", f.maxExamples)
@@ -260,6 +266,11 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 
 	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
+	}
+	if f.output != "" {
+		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, report, check, f.traceURL); err != nil {
+			return err
+		}
 	}
 	if f.junit != "" {
 		if err := writeFile(f.junit, check.WriteJUnit); err != nil {

@@ -168,10 +168,14 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	}
 	// The demo reads its own dump back with the analyzer, as a user would.
 	var report *analyze.Report
+	var page string // the HTML report beside the dump
 	if f.out != "" {
 		report, err = analyze.AnalyzeFiles(cmd.Context(), []string{f.out}, analyze.Config{}, analyze.ReadOptions{})
 		if err != nil {
 			return fmt.Errorf("analyze the demo dump: %w", err)
+		}
+		if page, err = writeDemoHTMLReport(cmd.Context(), f.out); err != nil {
+			return err
 		}
 	}
 	out := cmd.OutOrStdout()
@@ -180,7 +184,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		enc.SetIndent("", "  ")
 		doc := map[string]any{"schema": "mcptrace.demo/v1", "dump": f.out, "modes": results}
 		if report != nil {
-			doc["analysis"] = report
+			doc["analysis"], doc["html_report"] = report, page
 		}
 		return enc.Encode(doc)
 	}
@@ -188,7 +192,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		return err
 	}
 	if report != nil {
-		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines); what `mcptrace analyze` reads in it:\n\n", f.out)
+		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", f.out, page)
 		return report.Render(out, analyze.RenderTable)
 	}
 	return nil

@@ -1,0 +1,669 @@
+package analyze
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// HTMLSchema identifies the JSON the HTML report embeds (the data its
+// pictures are drawn from); golden tests pin it.
+const HTMLSchema = "mcptrace.htmlreport/v1"
+
+// Defaults of HTMLOptions.
+const (
+	// DefaultHTMLMaxMarks caps the acquire marks drawn on all timelines
+	// together: past it the timelines are sampled (every miss first, then
+	// every k-th hit), which keeps a 1M-span report small and quick to draw.
+	DefaultHTMLMaxMarks = 12000
+	// DefaultHTMLMaxLanes caps the session lanes drawn per pool scope: past
+	// it only the busiest sessions get a lane.
+	DefaultHTMLMaxLanes = 120
+	// DefaultHTMLBuckets is the number of time buckets of the over-time
+	// charts.
+	DefaultHTMLBuckets = 120
+	// TraceIDPlaceholder is what a --trace-url template's trace id goes in
+	// place of.
+	TraceIDPlaceholder = "{trace_id}"
+)
+
+// HTMLOptions configures [NewHTMLReport]. The zero value draws no links,
+// no verdict, and uses the defaults above.
+type HTMLOptions struct {
+	// TraceURL is a link template for a trace (a Grafana Explore or Tempo
+	// URL) holding TraceIDPlaceholder; "" draws no links. See
+	// [ValidateTraceURL].
+	TraceURL string
+	// Check, when set, puts its verdict on top and its failing rules, with
+	// their traces, in the offenders section.
+	Check *CheckReport
+	// MaxMarks, MaxLanes and Buckets override the defaults when positive.
+	MaxMarks, MaxLanes, Buckets int
+}
+
+// ErrBadTraceURL is returned by ValidateTraceURL (wrapped) for a template
+// that cannot make a trace link.
+var ErrBadTraceURL = errors.New("bad --trace-url template")
+
+// ValidateTraceURL checks a trace link template: an absolute http or https
+// URL holding {trace_id}. Other schemes (javascript:, data:) are refused so
+// a report never carries a script link.
+func ValidateTraceURL(tmpl string) error {
+	if tmpl == "" {
+		return nil
+	}
+	if !strings.Contains(tmpl, TraceIDPlaceholder) {
+		return fmt.Errorf("%w %q: it has no %s to put the trace id in", ErrBadTraceURL, truncateQuoted(tmpl), TraceIDPlaceholder)
+	}
+	u, err := url.Parse(strings.ReplaceAll(tmpl, TraceIDPlaceholder, "0"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w %q: want an absolute http:// or https:// URL", ErrBadTraceURL, truncateQuoted(tmpl))
+	}
+	return nil
+}
+
+// truncateQuoted caps user text quoted in an error.
+func truncateQuoted(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// HTMLReport is the data of the self-contained HTML report: everything its
+// pictures show, computed from the report, the rule verdicts and the index.
+// Its JSON (schema HTMLSchema) is embedded in the page; times on the
+// timelines are microseconds after Window.Start.
+type HTMLReport struct {
+	Schema   string        `json:"schema"`
+	Inputs   []string      `json:"inputs"`
+	Partial  bool          `json:"partial"`
+	Window   HTMLWindow    `json:"window"`
+	Verdict  *HTMLVerdict  `json:"verdict"`
+	Headline HTMLHeadline  `json:"headline"`
+	TraceURL string        `json:"trace_url"`
+	Sampling HTMLSampling  `json:"sampling"`
+	Causes   []HTMLCount   `json:"miss_causes"`
+	Latency  []HTMLLatency `json:"latency"`
+	Scopes   []HTMLScope   `json:"scopes"`
+	// Offenders are the failing rules (with check) or the unexplained misses
+	// and multi-session executions (without), each with its traces.
+	Offenders []HTMLOffender `json:"offenders"`
+	// Traces lists the trace ids the timelines reference by position.
+	Traces []string `json:"traces"`
+}
+
+// HTMLWindow is the time the dump covers.
+type HTMLWindow struct {
+	Start      string  `json:"start"`
+	End        string  `json:"end"`
+	DurationMs float64 `json:"duration_ms"`
+}
+
+// HTMLVerdict is a check's verdict, drawn on top of the page.
+type HTMLVerdict struct {
+	Verdict  Status      `json:"verdict"`
+	ExitCode int         `json:"exit_code"`
+	Counts   CheckCounts `json:"counts"`
+}
+
+// HTMLHeadline holds the figures drawn as tiles.
+type HTMLHeadline struct {
+	Spans             int         `json:"spans"`
+	Traces            int         `json:"traces"`
+	IncompleteTraces  int         `json:"incomplete_traces"`
+	Acquires          int         `json:"acquires"`
+	Hits              int         `json:"hits"`
+	Misses            int         `json:"misses"`
+	HitRate           *float64    `json:"hit_rate"`
+	ColdStartFloor    *float64    `json:"cold_start_floor"`
+	ExcessMisses      int         `json:"excess_misses"`
+	UnexplainedMisses int         `json:"unexplained_misses"`
+	Handshakes        int         `json:"handshakes"`
+	Executions        int         `json:"executions"`
+	MultiSession      int         `json:"multi_session_executions"`
+	Reads             []HTMLReads `json:"reads_per_request"`
+}
+
+// HTMLReads is one reads-per-request measure's headline.
+type HTMLReads struct {
+	Name       string `json:"name"`
+	Requests   int    `json:"requests"`
+	Expect     *int   `json:"expect"`
+	Unexpected int    `json:"unexpected"`
+	// Mean is the mean number of reads per complete request; null without.
+	Mean *float64 `json:"mean"`
+}
+
+// HTMLSampling says what the timelines leave out of a long dump.
+type HTMLSampling struct {
+	Acquires        int `json:"acquires"`
+	MarksShown      int `json:"marks_shown"`
+	Sessions        int `json:"sessions"`
+	LanesShown      int `json:"lanes_shown"`
+	Handshakes      int `json:"handshakes"`
+	HandshakesShown int `json:"handshakes_shown"`
+	// HitStride is k when only every k-th hit is drawn (1: all); MissStride
+	// the same for misses.
+	HitStride  int    `json:"hit_stride"`
+	MissStride int    `json:"miss_stride"`
+	Note       string `json:"note"`
+}
+
+// HTMLCount is a labelled count.
+type HTMLCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// HTMLLatency is one latency distribution: nearest-rank quantiles with a
+// 95% confidence interval from the order statistics (how far the quantile
+// of another run of the same size could plausibly be), and a histogram on
+// log-spaced buckets.
+type HTMLLatency struct {
+	Name      string         `json:"name"`
+	Count     int            `json:"count"`
+	Quantiles []HTMLQuantile `json:"quantiles"`
+	// Buckets are [upper bound ms, count] pairs, empty buckets left out.
+	Buckets [][2]float64 `json:"buckets"`
+}
+
+// HTMLQuantile is a quantile in milliseconds with its 95% interval.
+type HTMLQuantile struct {
+	Q  float64 `json:"q"`
+	Ms float64 `json:"ms"`
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// HTMLScope is one pool scope's pictures.
+type HTMLScope struct {
+	Scope          string      `json:"scope"`
+	Acquires       int         `json:"acquires"`
+	Hits           int         `json:"hits"`
+	HitRate        *float64    `json:"hit_rate"`
+	ColdStartFloor *float64    `json:"cold_start_floor"`
+	Sessions       int         `json:"sessions"`
+	Causes         []HTMLCount `json:"miss_causes"`
+	Lanes          []HTMLLane  `json:"lanes"`
+	// BucketUs is the width of a time bucket; Buckets are [acquires, hits,
+	// cold misses] per bucket from Window.Start.
+	BucketUs int64    `json:"bucket_us"`
+	Buckets  [][3]int `json:"buckets"`
+}
+
+// HTMLLane is one downstream session's lane.
+type HTMLLane struct {
+	Session  string `json:"session"`
+	Acquires int    `json:"acquires"`
+	Misses   int    `json:"misses"`
+	// Marks are drawn acquires: [start µs, duration µs, cause (0 hit, else
+	// 1 + index in Causes order of spans.MissReasons), trace (index in
+	// Traces), span id (hex, as a JSON string)].
+	Marks [][5]any `json:"marks"`
+	// Handshakes are [start µs, duration µs, failed 0/1, trace, span id].
+	Handshakes [][5]any `json:"handshakes"`
+}
+
+// HTMLOffender is a failing rule, or a finding, with its traces.
+type HTMLOffender struct {
+	ID       string        `json:"id"`
+	Severity string        `json:"severity"`
+	Status   string        `json:"status"`
+	Expected string        `json:"expected"`
+	Found    string        `json:"found"`
+	TraceQL  string        `json:"traceql"`
+	Examples []HTMLExample `json:"examples"`
+}
+
+// HTMLExample is one offending trace with its link.
+type HTMLExample struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id,omitempty"`
+	TraceQL string `json:"traceql"`
+	// URL is the --trace-url template filled in; "" without a template.
+	URL string `json:"url"`
+}
+
+// NewHTMLReport computes the HTML report's data from a finished analysis:
+// r is Analyze(idx, cfg), opts.Check the verdict of the same dump (nil for
+// `analyze`). Long dumps are sampled as HTMLSampling says; every count,
+// rate and latency still uses every span.
+func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLReport, error) {
+	if err := ValidateTraceURL(opts.TraceURL); err != nil {
+		return nil, err
+	}
+	opts.MaxMarks = cmp.Or(max(opts.MaxMarks, 0), DefaultHTMLMaxMarks)
+	opts.MaxLanes = cmp.Or(max(opts.MaxLanes, 0), DefaultHTMLMaxLanes)
+	opts.Buckets = cmp.Or(max(opts.Buckets, 0), DefaultHTMLBuckets)
+
+	acqs, err := AcquireEvents(idx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	hss, err := HandshakeEvents(idx, cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	h := &HTMLReport{
+		Schema:    HTMLSchema,
+		Inputs:    []string{},
+		Partial:   r.Partial,
+		TraceURL:  opts.TraceURL,
+		Scopes:    []HTMLScope{},
+		Offenders: []HTMLOffender{},
+		Traces:    []string{},
+	}
+	for _, in := range r.Inputs {
+		h.Inputs = append(h.Inputs, in.Path)
+	}
+	var t0, t1 int64
+	if r.Window.Start != nil {
+		t0, t1 = r.Window.Start.UnixNano(), r.Window.End.UnixNano()
+		h.Window = HTMLWindow{
+			Start:      r.Window.Start.UTC().Format(time.RFC3339Nano),
+			End:        r.Window.End.UTC().Format(time.RFC3339Nano),
+			DurationMs: roundMs(t1 - t0),
+		}
+	}
+	if c := opts.Check; c != nil {
+		h.Verdict = &HTMLVerdict{Verdict: c.Verdict, ExitCode: c.ExitCode, Counts: c.Counts}
+		h.Partial = h.Partial || c.Partial
+	}
+	h.Headline = htmlHeadline(r)
+	for _, reason := range spans.MissReasons {
+		h.Causes = append(h.Causes, HTMLCount{reason, r.Pool.MissReasons[reason]})
+	}
+	h.Latency = htmlLatencies(idx, cfg, r, acqs, hss)
+	h.Offenders = htmlOffenders(r, opts)
+	h.Scopes, h.Sampling = htmlTimelines(h, acqs, hss, t0, t1, opts)
+	return h, nil
+}
+
+func htmlHeadline(r *Report) HTMLHeadline {
+	hl := HTMLHeadline{
+		Spans:             r.Spans,
+		Traces:            r.Traces,
+		IncompleteTraces:  r.IncompleteTraces,
+		Acquires:          r.Pool.Acquires,
+		Hits:              r.Pool.Hits,
+		Misses:            r.Pool.Misses,
+		HitRate:           r.Pool.HitRate,
+		ColdStartFloor:    r.Pool.ColdStartFloor,
+		ExcessMisses:      r.Pool.ExcessMisses,
+		UnexplainedMisses: r.Pool.MissReasons[spans.MissUnexplained],
+		Handshakes:        r.Pool.Handshakes,
+		Executions:        r.Executions.Count,
+		MultiSession:      r.Executions.MultiSession,
+		Reads:             []HTMLReads{},
+	}
+	for _, m := range r.Measures {
+		rd := HTMLReads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected}
+		total, n := 0, 0
+		for _, b := range m.Histogram {
+			total += b.Reads * b.Requests
+			n += b.Requests
+		}
+		if n > 0 {
+			mean := float64(total) / float64(n)
+			rd.Mean = &mean
+		}
+		hl.Reads = append(hl.Reads, rd)
+	}
+	return hl
+}
+
+// roundMs converts nanoseconds to milliseconds rounded to the microsecond.
+func roundMs(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
+
+// htmlLatencies builds the four distributions. The quantiles are the
+// report's own (nearest rank over every sample); the intervals and
+// histograms come from the same samples.
+func htmlLatencies(idx *Index, cfg Config, r *Report, acqs []AcquireEvent, hss []HandshakeEvent) []HTMLLatency {
+	var hit, miss, hs, call []int64
+	for _, e := range acqs {
+		switch {
+		case e.Implied:
+			// An implied hit has no acquire span to time.
+		case e.Hit:
+			hit = append(hit, max(e.End-e.Start, 0))
+		default:
+			miss = append(miss, max(e.End-e.Start, 0))
+		}
+	}
+	for _, e := range hss {
+		hs = append(hs, max(e.End-e.Start, 0))
+	}
+	v := newVocab(idx, cfg.withDefaults())
+	for _, i := range v.x.order {
+		if v.isCall(i) {
+			s := v.x.sp(i)
+			call = append(call, max(s.end-s.start, 0))
+		}
+	}
+	lat := r.Pool.Latency
+	return []HTMLLatency{
+		latency("acquire (hit)", hit, lat.AcquireHit),
+		latency("acquire (miss)", miss, lat.AcquireMiss),
+		latency("handshake", hs, lat.Handshake),
+		latency("call", call, lat.Call),
+	}
+}
+
+func latency(name string, ds []int64, p Percentiles) HTMLLatency {
+	l := HTMLLatency{Name: name, Count: len(ds), Quantiles: []HTMLQuantile{}, Buckets: [][2]float64{}}
+	if len(ds) == 0 {
+		return l
+	}
+	slices.Sort(ds)
+	n := float64(len(ds))
+	for _, q := range []struct {
+		q float64
+		v *float64
+	}{{0.5, p.P50}, {0.95, p.P95}, {0.99, p.P99}} {
+		// Nearest rank, as the report computes it, when it has no figure.
+		ms := roundMs(ds[min(len(ds)-1, max(0, int(math.Ceil(q.q*n))-1))])
+		if q.v != nil {
+			ms = *q.v
+		}
+		half := 1.96 * math.Sqrt(n*q.q*(1-q.q))
+		lo := int(math.Floor(n*q.q - half))
+		hi := int(math.Ceil(n*q.q + half))
+		l.Quantiles = append(l.Quantiles, HTMLQuantile{
+			Q:  q.q,
+			Ms: ms,
+			Lo: roundMs(ds[min(len(ds)-1, max(0, lo-1))]),
+			Hi: roundMs(ds[min(len(ds)-1, max(0, hi-1))]),
+		})
+	}
+	// Log-spaced buckets, five per decade from 1µs.
+	counts := map[int]int{}
+	for _, d := range ds {
+		b := 0
+		if d > 1000 {
+			b = int(math.Ceil(5 * math.Log10(float64(d)/1000)))
+		}
+		counts[b]++
+	}
+	keys := make([]int, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		upper := math.Pow(10, float64(k)/5) / 1000 // ms
+		l.Buckets = append(l.Buckets, [2]float64{math.Round(upper*1e6) / 1e6, float64(counts[k])})
+	}
+	return l
+}
+
+// traceLink fills the template with a trace id.
+func traceLink(tmpl, traceID string) string {
+	if tmpl == "" {
+		return ""
+	}
+	return strings.ReplaceAll(tmpl, TraceIDPlaceholder, url.PathEscape(traceID))
+}
+
+func htmlOffenders(r *Report, opts HTMLOptions) []HTMLOffender {
+	out := []HTMLOffender{}
+	example := func(tid, sid, q string) HTMLExample {
+		if q == "" {
+			q = fmt.Sprintf(`{ trace:id = "%s" }`, tid)
+		}
+		return HTMLExample{TraceID: tid, SpanID: sid, TraceQL: q, URL: traceLink(opts.TraceURL, tid)}
+	}
+	if c := opts.Check; c != nil {
+		for _, rr := range c.Rules {
+			if rr.Status == StatusPass {
+				continue
+			}
+			o := HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []HTMLExample{}}
+			for _, ex := range rr.Examples {
+				o.Examples = append(o.Examples, example(ex.TraceID, ex.SpanID, ex.TraceQL))
+			}
+			out = append(out, o)
+		}
+		for _, reg := range c.Regressions {
+			out = append(out, HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []HTMLExample{}})
+		}
+		return out
+	}
+	if n := r.Pool.MissReasons[spans.MissUnexplained]; n > 0 {
+		o := HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: "found",
+			Expected: "every miss explained: " + strings.Join(spans.ExplainedMissReasons, ", "),
+			Found:    fmt.Sprintf("%d unexplained miss(es)", n), TraceQL: spans.TraceQLUnexplainedMiss, Examples: []HTMLExample{}}
+		for _, tid := range r.Pool.UnexplainedExamples {
+			o.Examples = append(o.Examples, example(tid, "", ""))
+		}
+		out = append(out, o)
+	}
+	if n := r.Executions.MultiSession; n > 0 {
+		o := HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: "found",
+			Expected: "each execution's tool calls on one downstream session",
+			Found:    fmt.Sprintf("%d of %d executions on several sessions (at most %d)", n, r.Executions.Count, r.Executions.MaxSessions),
+			TraceQL:  fmt.Sprintf(`{ span.%s = %q && span.%s != nil } | count() > 1`, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID), Examples: []HTMLExample{}}
+		for _, tid := range r.Executions.Examples {
+			o.Examples = append(o.Examples, example(tid, "", ""))
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// causeCode is the timeline code of an acquire: 0 for a hit, else 1 + the
+// cause's index in spans.MissReasons.
+func causeCode(e *AcquireEvent) int {
+	if e.Hit {
+		return 0
+	}
+	return 1 + max(0, slices.Index(spans.MissReasons, e.Cause))
+}
+
+// htmlTimelines builds each scope's lanes and buckets, sampling marks and
+// lanes past the budgets.
+func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0, t1 int64, opts HTMLOptions) ([]HTMLScope, HTMLSampling) {
+	smp := HTMLSampling{Acquires: len(acqs), Handshakes: len(hss), HitStride: 1, MissStride: 1}
+	hits := 0
+	for i := range acqs {
+		if acqs[i].Hit {
+			hits++
+		}
+	}
+	misses := len(acqs) - hits
+	// Every miss first (they are the story), then hits in the room left.
+	if len(acqs) > opts.MaxMarks {
+		if misses > opts.MaxMarks/2 {
+			smp.MissStride = ceilDiv(misses, opts.MaxMarks/2)
+		}
+		room := opts.MaxMarks - ceilDiv(misses, smp.MissStride)
+		smp.HitStride = ceilDiv(hits, max(room, 1))
+	}
+	hsStride := 1
+	if len(hss) > opts.MaxMarks/4 {
+		hsStride = ceilDiv(len(hss), opts.MaxMarks/4)
+	}
+	bucketNs := max((t1-t0+int64(opts.Buckets)-1)/int64(opts.Buckets), 1)
+	traceIdx := map[string]int{}
+	tref := func(id string) int {
+		i, ok := traceIdx[id]
+		if !ok {
+			i = len(h.Traces)
+			traceIdx[id] = i
+			h.Traces = append(h.Traces, id)
+		}
+		return i
+	}
+	us := func(ns int64) int64 { return (ns - t0) / 1000 }
+
+	type laneAcc struct {
+		lane  HTMLLane
+		first int64
+	}
+	var out []HTMLScope
+	byScope := groupBy(acqs, func(e *AcquireEvent) string { return e.Scope })
+	hsByScope := map[string][]HandshakeEvent{}
+	for _, e := range hss {
+		hsByScope[e.Scope] = append(hsByScope[e.Scope], e)
+	}
+	scopes := make([]string, 0, len(byScope))
+	for s := range byScope {
+		scopes = append(scopes, s)
+	}
+	for s := range hsByScope {
+		if _, ok := byScope[s]; !ok {
+			scopes = append(scopes, s)
+		}
+	}
+	slices.Sort(scopes)
+	hitN, missN, hsN := 0, 0, 0
+	for _, scope := range scopes {
+		evs := byScope[scope]
+		sc := HTMLScope{Scope: scope, Causes: []HTMLCount{}, Lanes: []HTMLLane{}, BucketUs: bucketNs / 1000, Buckets: make([][3]int, opts.Buckets)}
+		causes := map[string]int{}
+		lanes := map[string]*laneAcc{}
+		lane := func(session string, t int64) *laneAcc {
+			l, ok := lanes[session]
+			if !ok {
+				l = &laneAcc{lane: HTMLLane{Session: session, Marks: [][5]any{}, Handshakes: [][5]any{}}, first: t}
+				lanes[session] = l
+			}
+			return l
+		}
+		for i := range evs {
+			e := &evs[i]
+			sc.Acquires++
+			b := min(int((e.Start-t0)/bucketNs), opts.Buckets-1)
+			b = max(b, 0)
+			sc.Buckets[b][0]++
+			l := lane(e.Session, e.Start)
+			l.lane.Acquires++
+			draw := false
+			if e.Hit {
+				sc.Hits++
+				sc.Buckets[b][1]++
+				draw = hitN%smp.HitStride == 0
+				hitN++
+			} else {
+				causes[e.Cause]++
+				l.lane.Misses++
+				if e.Cause == spans.MissCold {
+					sc.Buckets[b][2]++
+				}
+				draw = missN%smp.MissStride == 0
+				missN++
+			}
+			if draw {
+				l.lane.Marks = append(l.lane.Marks, [5]any{us(e.Start), max(e.End-e.Start, 0) / 1000, causeCode(e), tref(e.TraceID), e.SpanID})
+			}
+		}
+		for _, e := range hsByScope[scope] {
+			l := lane(e.Session, e.Start)
+			if hsN%hsStride == 0 {
+				failed := 0
+				if e.Failed {
+					failed = 1
+				}
+				l.lane.Handshakes = append(l.lane.Handshakes, [5]any{us(e.Start), max(e.End-e.Start, 0) / 1000, failed, tref(e.TraceID), e.SpanID})
+			}
+			hsN++
+		}
+		sc.HitRate = ratio(sc.Hits, sc.Acquires)
+		cold := 0
+		for _, reason := range spans.MissReasons {
+			sc.Causes = append(sc.Causes, HTMLCount{reason, causes[reason]})
+		}
+		cold = causes[spans.MissCold]
+		sc.ColdStartFloor = ratio(cold, sc.Acquires)
+		all := make([]*laneAcc, 0, len(lanes))
+		for _, l := range lanes {
+			all = append(all, l)
+		}
+		sc.Sessions = len(all)
+		smp.Sessions += len(all)
+		if len(all) > opts.MaxLanes {
+			// Keep the busiest sessions.
+			slices.SortFunc(all, func(a, b *laneAcc) int {
+				return cmp.Or(cmp.Compare(b.lane.Acquires, a.lane.Acquires), cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
+			})
+			all = all[:opts.MaxLanes]
+		}
+		slices.SortFunc(all, func(a, b *laneAcc) int {
+			return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
+		})
+		for _, l := range all {
+			smp.MarksShown += len(l.lane.Marks)
+			smp.HandshakesShown += len(l.lane.Handshakes)
+			sc.Lanes = append(sc.Lanes, l.lane)
+		}
+		smp.LanesShown += len(sc.Lanes)
+		out = append(out, sc)
+	}
+	if out == nil {
+		out = []HTMLScope{}
+	}
+	switch {
+	case smp.MarksShown == smp.Acquires && smp.LanesShown == smp.Sessions && smp.HandshakesShown == smp.Handshakes:
+		smp.Note = fmt.Sprintf("Complete: every one of the %d acquires and %d handshakes is drawn.", smp.Acquires, smp.Handshakes)
+	default:
+		smp.Note = fmt.Sprintf("Sampled: the timelines draw %d of %d acquires (every %s miss, every %s hit) and %d of %d handshakes, on %d of %d session lanes (the busiest of each scope). Every count, rate, cause and latency uses all of them.",
+			smp.MarksShown, smp.Acquires, ordinal(smp.MissStride), ordinal(smp.HitStride), smp.HandshakesShown, smp.Handshakes, smp.LanesShown, smp.Sessions)
+	}
+	return out, smp
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / max(b, 1) }
+
+// ordinal says "" for 1 and "3rd" style for k.
+func ordinal(k int) string {
+	if k <= 1 {
+		return ""
+	}
+	suffix := "th"
+	switch {
+	case k%100 >= 11 && k%100 <= 13:
+	case k%10 == 1:
+		suffix = "st"
+	case k%10 == 2:
+		suffix = "nd"
+	case k%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", k, suffix)
+}
+
+// groupBy splits sorted events by key, keeping order.
+func groupBy(evs []AcquireEvent, key func(*AcquireEvent) string) map[string][]AcquireEvent {
+	out := map[string][]AcquireEvent{}
+	start := 0
+	for i := 1; i <= len(evs); i++ {
+		if i == len(evs) || key(&evs[i]) != key(&evs[start]) {
+			k := key(&evs[start])
+			out[k] = append(out[k], evs[start:i]...)
+			start = i
+		}
+	}
+	return out
+}
+
+// sortEvents orders acquires by scope, then start, then span id.
+func sortEvents(evs []AcquireEvent) {
+	slices.SortFunc(evs, func(a, b AcquireEvent) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
+	})
+}
+
+// sortHandshakes orders handshakes by scope, then start, then span id.
+func sortHandshakes(evs []HandshakeEvent) {
+	slices.SortFunc(evs, func(a, b HandshakeEvent) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
+	})
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+// formatHTML is analyze's --format for the self-contained HTML report.
+const formatHTML = "html"
+
+// htmlFlags are the HTML report's flags, shared by analyze and check.
+type htmlFlags struct {
+	output   string // analyze -o FILE ("" or "-": stdout)
+	traceURL string
+}
+
+// addTraceURLFlag registers --trace-url.
+func addTraceURLFlag(fl *pflag.FlagSet, f *htmlFlags) {
+	fl.StringVar(&f.traceURL, "trace-url", "", "link template for a trace in the HTML report, with {trace_id} (e.g. a Grafana Explore or Tempo URL)")
+}
+
+// checkHTMLFlags validates the HTML flags before any work: a bad template is
+// a usage error (exit 2).
+func checkHTMLFlags(f htmlFlags, format string) error {
+	if f.output != "" && format != formatHTML {
+		return usageErrorf("-o/--output %s: only --format html writes to a file; the other formats go to standard output", f.output)
+	}
+	if err := analyze.ValidateTraceURL(f.traceURL); err != nil {
+		return usageErrorf("--trace-url: %v", err)
+	}
+	return nil
+}
+
+// writeHTMLReport writes the HTML report of an analysis, with check's
+// verdict on top when check is not nil, to path ("" or "-": the command's
+// standard output). A failure to compute or write it is exit 2.
+func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg analyze.Config, report *analyze.Report, check *analyze.CheckReport, traceURL string) error {
+	h, err := analyze.NewHTMLReport(idx, cfg, report, analyze.HTMLOptions{TraceURL: traceURL, Check: check})
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("html report: %w", err)}
+	}
+	if path == "" || path == "-" {
+		if err := h.Render(cmd.OutOrStdout()); err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		return nil
+	}
+	if err := writeFile(path, h.Render); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("html report: %w", err)}
+	}
+	return nil
+}
+
+// demoHTMLPath is where the demo writes its report: beside the dump, with
+// the dump's extension replaced by .html.
+func demoHTMLPath(dump string) string {
+	for _, ext := range []string{".jsonl", ".json", ".gz", ".zst"} {
+		dump = strings.TrimSuffix(dump, ext)
+	}
+	return dump + ".html"
+}
+
+// writeDemoHTMLReport reads the demo's dump back and writes its HTML report
+// beside it, returning the report's path.
+func writeDemoHTMLReport(ctx context.Context, dump string) (string, error) {
+	cfg := analyze.Config{}
+	idx, _, err := analyze.Load(ctx, []string{dump}, analyze.LoadOptions{Index: cfg.IndexOptions()})
+	if err != nil {
+		return "", fmt.Errorf("html report of %s: %w", dump, err)
+	}
+	report, err := analyze.Analyze(idx, cfg)
+	if err != nil {
+		return "", fmt.Errorf("html report of %s: %w", dump, err)
+	}
+	h, err := analyze.NewHTMLReport(idx, cfg, report, analyze.HTMLOptions{})
+	if err != nil {
+		return "", fmt.Errorf("html report of %s: %w", dump, err)
+	}
+	path := demoHTMLPath(dump)
+	if err := writeFile(path, h.Render); err != nil {
+		return "", fmt.Errorf("html report: %w", err)
+	}
+	return path, nil
+}
