@@ -26,6 +26,13 @@ const (
 	// DefaultHTMLMaxLanes caps the session lanes drawn per pool scope: past
 	// it only the busiest sessions get a lane.
 	DefaultHTMLMaxLanes = 120
+	// DefaultHTMLMaxScopes caps the pool scopes drawn with a timeline: past
+	// it only the busiest get one, the others their figures and charts.
+	DefaultHTMLMaxScopes = 12
+	// DefaultHTMLMaxTotalLanes caps the lanes of all timelines together, so
+	// the page stays a readable height: each drawn scope gets an equal share
+	// (at least 8), within DefaultHTMLMaxLanes.
+	DefaultHTMLMaxTotalLanes = 480
 	// DefaultHTMLBuckets is the number of time buckets of the over-time
 	// charts.
 	DefaultHTMLBuckets = 120
@@ -44,8 +51,9 @@ type HTMLOptions struct {
 	// Check, when set, puts its verdict on top and its failing rules, with
 	// their traces, in the offenders section.
 	Check *CheckReport
-	// MaxMarks, MaxLanes and Buckets override the defaults when positive.
-	MaxMarks, MaxLanes, Buckets int
+	// MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes and Buckets override the
+	// defaults when positive.
+	MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets int
 }
 
 // ErrBadTraceURL is returned by ValidateTraceURL (wrapped) for a template
@@ -150,6 +158,9 @@ type HTMLSampling struct {
 	LanesShown      int `json:"lanes_shown"`
 	Handshakes      int `json:"handshakes"`
 	HandshakesShown int `json:"handshakes_shown"`
+	// Scopes counts pool scopes; ScopesDrawn those with a timeline.
+	Scopes      int `json:"scopes"`
+	ScopesDrawn int `json:"scopes_drawn"`
 	// HitStride is k when only every k-th hit is drawn (1: all); MissStride
 	// the same for misses.
 	HitStride  int    `json:"hit_stride"`
@@ -185,14 +196,17 @@ type HTMLQuantile struct {
 
 // HTMLScope is one pool scope's pictures.
 type HTMLScope struct {
-	Scope          string      `json:"scope"`
-	Acquires       int         `json:"acquires"`
-	Hits           int         `json:"hits"`
-	HitRate        *float64    `json:"hit_rate"`
-	ColdStartFloor *float64    `json:"cold_start_floor"`
-	Sessions       int         `json:"sessions"`
-	Causes         []HTMLCount `json:"miss_causes"`
-	Lanes          []HTMLLane  `json:"lanes"`
+	Scope          string   `json:"scope"`
+	Acquires       int      `json:"acquires"`
+	Hits           int      `json:"hits"`
+	HitRate        *float64 `json:"hit_rate"`
+	ColdStartFloor *float64 `json:"cold_start_floor"`
+	Sessions       int      `json:"sessions"`
+	// Drawn is false for a scope outside the busiest MaxScopes: it has no
+	// lanes, only its figures and charts.
+	Drawn  bool        `json:"timeline"`
+	Causes []HTMLCount `json:"miss_causes"`
+	Lanes  []HTMLLane  `json:"lanes"`
 	// BucketUs is the width of a time bucket; Buckets are [acquires, hits,
 	// cold misses] per bucket from Window.Start.
 	BucketUs int64    `json:"bucket_us"`
@@ -243,6 +257,8 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 	opts.MaxMarks = cmp.Or(max(opts.MaxMarks, 0), DefaultHTMLMaxMarks)
 	opts.MaxLanes = cmp.Or(max(opts.MaxLanes, 0), DefaultHTMLMaxLanes)
 	opts.Buckets = cmp.Or(max(opts.Buckets, 0), DefaultHTMLBuckets)
+	opts.MaxScopes = cmp.Or(max(opts.MaxScopes, 0), DefaultHTMLMaxScopes)
+	opts.MaxTotalLanes = cmp.Or(max(opts.MaxTotalLanes, 0), DefaultHTMLMaxTotalLanes)
 
 	acqs, err := AcquireEvents(idx, cfg)
 	if err != nil {
@@ -468,30 +484,120 @@ func causeCode(e *AcquireEvent) int {
 	return 1 + max(0, slices.Index(spans.MissReasons, e.Cause))
 }
 
-// htmlTimelines builds each scope's lanes and buckets, sampling marks and
-// lanes past the budgets.
+// htmlTimelines builds each scope's lanes and buckets. Past the budgets it
+// keeps the busiest scopes and, in each, the busiest sessions, then draws
+// every miss of the kept lanes while they fit and every k-th hit in the room
+// left; HTMLSampling says what was left out.
 func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0, t1 int64, opts HTMLOptions) ([]HTMLScope, HTMLSampling) {
 	smp := HTMLSampling{Acquires: len(acqs), Handshakes: len(hss), HitStride: 1, MissStride: 1}
-	hits := 0
+	bucketNs := max((t1-t0+int64(opts.Buckets)-1)/int64(opts.Buckets), 1)
+
+	// Pass 1: per scope, its figures, buckets and the events of each lane.
+	type laneAcc struct {
+		lane     HTMLLane
+		first    int64
+		acqs     []int32 // indexes into acqs
+		hss      []int32 // indexes into hss
+		scopeIdx int
+	}
+	type scopeAcc struct {
+		sc    HTMLScope
+		lanes map[string]*laneAcc
+		kept  []*laneAcc
+		load  int
+	}
+	var scopes []*scopeAcc
+	byName := map[string]*scopeAcc{}
+	scopeOf := func(name string) *scopeAcc {
+		sa, ok := byName[name]
+		if !ok {
+			sa = &scopeAcc{sc: HTMLScope{Scope: name, Causes: []HTMLCount{}, Lanes: []HTMLLane{}, BucketUs: bucketNs / 1000, Buckets: make([][3]int, opts.Buckets)}, lanes: map[string]*laneAcc{}}
+			byName[name] = sa
+			scopes = append(scopes, sa)
+		}
+		return sa
+	}
+	laneOf := func(sa *scopeAcc, session string, t int64) *laneAcc {
+		l, ok := sa.lanes[session]
+		if !ok {
+			l = &laneAcc{lane: HTMLLane{Session: session, Marks: [][5]any{}, Handshakes: [][5]any{}}, first: t}
+			sa.lanes[session] = l
+		}
+		return l
+	}
+	causes := map[string]map[string]int{}
 	for i := range acqs {
-		if acqs[i].Hit {
-			hits++
+		e := &acqs[i]
+		sa := scopeOf(e.Scope)
+		sa.load++
+		sc := &sa.sc
+		sc.Acquires++
+		b := max(min(int((e.Start-t0)/bucketNs), opts.Buckets-1), 0)
+		sc.Buckets[b][0]++
+		l := laneOf(sa, e.Session, e.Start)
+		l.lane.Acquires++
+		l.acqs = append(l.acqs, int32(i))
+		if e.Hit {
+			sc.Hits++
+			sc.Buckets[b][1]++
+			continue
+		}
+		l.lane.Misses++
+		if causes[e.Scope] == nil {
+			causes[e.Scope] = map[string]int{}
+		}
+		causes[e.Scope][e.Cause]++
+		if e.Cause == spans.MissCold {
+			sc.Buckets[b][2]++
 		}
 	}
-	misses := len(acqs) - hits
-	// Every miss first (they are the story), then hits in the room left.
-	if len(acqs) > opts.MaxMarks {
+	for i := range hss {
+		sa := scopeOf(hss[i].Scope)
+		sa.load++
+		l := laneOf(sa, hss[i].Session, hss[i].Start)
+		l.hss = append(l.hss, int32(i))
+	}
+	slices.SortFunc(scopes, func(a, b *scopeAcc) int { return cmp.Compare(a.sc.Scope, b.sc.Scope) })
+
+	// The busiest scopes get a timeline, sharing the lanes; in each, the
+	// busiest sessions get a lane.
+	busiest := slices.Clone(scopes)
+	slices.SortStableFunc(busiest, func(a, b *scopeAcc) int { return cmp.Compare(b.load, a.load) })
+	busiest = busiest[:min(len(busiest), opts.MaxScopes)]
+	maxLanes := min(opts.MaxLanes, max(8, opts.MaxTotalLanes/max(len(busiest), 1)))
+	hits, misses, hsKept := 0, 0, 0
+	for _, sa := range busiest {
+		sa.sc.Drawn = true
+		for _, l := range sa.lanes {
+			sa.kept = append(sa.kept, l)
+		}
+		if len(sa.kept) > maxLanes {
+			slices.SortFunc(sa.kept, func(a, b *laneAcc) int {
+				return cmp.Or(cmp.Compare(len(b.acqs)+len(b.hss), len(a.acqs)+len(a.hss)), cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
+			})
+			sa.kept = sa.kept[:maxLanes]
+		}
+		slices.SortFunc(sa.kept, func(a, b *laneAcc) int {
+			return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
+		})
+		for _, l := range sa.kept {
+			misses += l.lane.Misses
+			hits += l.lane.Acquires - l.lane.Misses
+			hsKept += len(l.hss)
+		}
+	}
+
+	// Every miss of the kept lanes first (they are the story), then hits
+	// in the room left; handshakes get a quarter of the budget.
+	if hits+misses > opts.MaxMarks {
 		if misses > opts.MaxMarks/2 {
 			smp.MissStride = ceilDiv(misses, opts.MaxMarks/2)
 		}
 		room := opts.MaxMarks - ceilDiv(misses, smp.MissStride)
 		smp.HitStride = ceilDiv(hits, max(room, 1))
 	}
-	hsStride := 1
-	if len(hss) > opts.MaxMarks/4 {
-		hsStride = ceilDiv(len(hss), opts.MaxMarks/4)
-	}
-	bucketNs := max((t1-t0+int64(opts.Buckets)-1)/int64(opts.Buckets), 1)
+	hsStride := max(1, ceilDiv(hsKept, max(opts.MaxMarks/4, 1)))
+
 	traceIdx := map[string]int{}
 	tref := func(id string) int {
 		i, ok := traceIdx[id]
@@ -503,103 +609,43 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		return i
 	}
 	us := func(ns int64) int64 { return (ns - t0) / 1000 }
-
-	type laneAcc struct {
-		lane  HTMLLane
-		first int64
-	}
-	var out []HTMLScope
-	byScope := groupBy(acqs, func(e *AcquireEvent) string { return e.Scope })
-	hsByScope := map[string][]HandshakeEvent{}
-	for _, e := range hss {
-		hsByScope[e.Scope] = append(hsByScope[e.Scope], e)
-	}
-	scopes := make([]string, 0, len(byScope))
-	for s := range byScope {
-		scopes = append(scopes, s)
-	}
-	for s := range hsByScope {
-		if _, ok := byScope[s]; !ok {
-			scopes = append(scopes, s)
-		}
-	}
-	slices.Sort(scopes)
 	hitN, missN, hsN := 0, 0, 0
-	for _, scope := range scopes {
-		evs := byScope[scope]
-		sc := HTMLScope{Scope: scope, Causes: []HTMLCount{}, Lanes: []HTMLLane{}, BucketUs: bucketNs / 1000, Buckets: make([][3]int, opts.Buckets)}
-		causes := map[string]int{}
-		lanes := map[string]*laneAcc{}
-		lane := func(session string, t int64) *laneAcc {
-			l, ok := lanes[session]
-			if !ok {
-				l = &laneAcc{lane: HTMLLane{Session: session, Marks: [][5]any{}, Handshakes: [][5]any{}}, first: t}
-				lanes[session] = l
-			}
-			return l
-		}
-		for i := range evs {
-			e := &evs[i]
-			sc.Acquires++
-			b := min(int((e.Start-t0)/bucketNs), opts.Buckets-1)
-			b = max(b, 0)
-			sc.Buckets[b][0]++
-			l := lane(e.Session, e.Start)
-			l.lane.Acquires++
-			draw := false
-			if e.Hit {
-				sc.Hits++
-				sc.Buckets[b][1]++
-				draw = hitN%smp.HitStride == 0
-				hitN++
-			} else {
-				causes[e.Cause]++
-				l.lane.Misses++
-				if e.Cause == spans.MissCold {
-					sc.Buckets[b][2]++
-				}
-				draw = missN%smp.MissStride == 0
-				missN++
-			}
-			if draw {
-				l.lane.Marks = append(l.lane.Marks, [5]any{us(e.Start), max(e.End-e.Start, 0) / 1000, causeCode(e), tref(e.TraceID), e.SpanID})
-			}
-		}
-		for _, e := range hsByScope[scope] {
-			l := lane(e.Session, e.Start)
-			if hsN%hsStride == 0 {
-				failed := 0
-				if e.Failed {
-					failed = 1
-				}
-				l.lane.Handshakes = append(l.lane.Handshakes, [5]any{us(e.Start), max(e.End-e.Start, 0) / 1000, failed, tref(e.TraceID), e.SpanID})
-			}
-			hsN++
+	out := make([]HTMLScope, 0, len(scopes))
+	for _, sa := range scopes {
+		sc := sa.sc
+		for _, reason := range spans.MissReasons {
+			sc.Causes = append(sc.Causes, HTMLCount{reason, causes[sc.Scope][reason]})
 		}
 		sc.HitRate = ratio(sc.Hits, sc.Acquires)
-		cold := 0
-		for _, reason := range spans.MissReasons {
-			sc.Causes = append(sc.Causes, HTMLCount{reason, causes[reason]})
-		}
-		cold = causes[spans.MissCold]
-		sc.ColdStartFloor = ratio(cold, sc.Acquires)
-		all := make([]*laneAcc, 0, len(lanes))
-		for _, l := range lanes {
-			all = append(all, l)
-		}
-		sc.Sessions = len(all)
-		smp.Sessions += len(all)
-		if len(all) > opts.MaxLanes {
-			// Keep the busiest sessions.
-			slices.SortFunc(all, func(a, b *laneAcc) int {
-				return cmp.Or(cmp.Compare(b.lane.Acquires, a.lane.Acquires), cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
-			})
-			all = all[:opts.MaxLanes]
-		}
-		slices.SortFunc(all, func(a, b *laneAcc) int {
-			return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
-		})
-		for _, l := range all {
+		sc.ColdStartFloor = ratio(causes[sc.Scope][spans.MissCold], sc.Acquires)
+		sc.Sessions = len(sa.lanes)
+		smp.Sessions += sc.Sessions
+		for _, l := range sa.kept {
+			for _, i := range l.acqs {
+				e := &acqs[i]
+				draw := false
+				if e.Hit {
+					draw = hitN%smp.HitStride == 0
+					hitN++
+				} else {
+					draw = missN%smp.MissStride == 0
+					missN++
+				}
+				if draw {
+					l.lane.Marks = append(l.lane.Marks, [5]any{us(e.Start), max(e.End-e.Start, 0) / 1000, causeCode(e), tref(e.TraceID), e.SpanID})
+				}
+			}
+			for _, i := range l.hss {
+				e := &hss[i]
+				if hsN%hsStride == 0 {
+					failed := 0
+					if e.Failed {
+						failed = 1
+					}
+					l.lane.Handshakes = append(l.lane.Handshakes, [5]any{us(e.Start), max(e.End-e.Start, 0) / 1000, failed, tref(e.TraceID), e.SpanID})
+				}
+				hsN++
+			}
 			smp.MarksShown += len(l.lane.Marks)
 			smp.HandshakesShown += len(l.lane.Handshakes)
 			sc.Lanes = append(sc.Lanes, l.lane)
@@ -607,25 +653,23 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		smp.LanesShown += len(sc.Lanes)
 		out = append(out, sc)
 	}
-	if out == nil {
-		out = []HTMLScope{}
-	}
+	smp.Scopes, smp.ScopesDrawn = len(scopes), len(busiest)
 	switch {
-	case smp.MarksShown == smp.Acquires && smp.LanesShown == smp.Sessions && smp.HandshakesShown == smp.Handshakes:
+	case smp.MarksShown == smp.Acquires && smp.LanesShown == smp.Sessions && smp.HandshakesShown == smp.Handshakes && smp.ScopesDrawn == smp.Scopes:
 		smp.Note = fmt.Sprintf("Complete: every one of the %d acquires and %d handshakes is drawn.", smp.Acquires, smp.Handshakes)
 	default:
-		smp.Note = fmt.Sprintf("Sampled: the timelines draw %d of %d acquires (every %s miss, every %s hit) and %d of %d handshakes, on %d of %d session lanes (the busiest of each scope). Every count, rate, cause and latency uses all of them.",
-			smp.MarksShown, smp.Acquires, ordinal(smp.MissStride), ordinal(smp.HitStride), smp.HandshakesShown, smp.Handshakes, smp.LanesShown, smp.Sessions)
+		smp.Note = fmt.Sprintf("Sampled: the timelines draw %d of %d acquires (%s and %s of the lanes drawn) and %d of %d handshakes, on %d of %d session lanes (the busiest of each scope), for %d of %d pool scopes (the busiest). Every count, rate, cause and latency uses all of them.",
+			smp.MarksShown, smp.Acquires, every(smp.MissStride, "miss"), every(smp.HitStride, "hit"), smp.HandshakesShown, smp.Handshakes, smp.LanesShown, smp.Sessions, smp.ScopesDrawn, smp.Scopes)
 	}
 	return out, smp
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / max(b, 1) }
 
-// ordinal says "" for 1 and "3rd" style for k.
-func ordinal(k int) string {
+// every says "every miss" for k = 1 and "every 3rd miss" for k = 3.
+func every(k int, noun string) string {
 	if k <= 1 {
-		return ""
+		return "every " + noun
 	}
 	suffix := "th"
 	switch {
@@ -637,21 +681,7 @@ func ordinal(k int) string {
 	case k%10 == 3:
 		suffix = "rd"
 	}
-	return fmt.Sprintf("%d%s", k, suffix)
-}
-
-// groupBy splits sorted events by key, keeping order.
-func groupBy(evs []AcquireEvent, key func(*AcquireEvent) string) map[string][]AcquireEvent {
-	out := map[string][]AcquireEvent{}
-	start := 0
-	for i := 1; i <= len(evs); i++ {
-		if i == len(evs) || key(&evs[i]) != key(&evs[start]) {
-			k := key(&evs[start])
-			out[k] = append(out[k], evs[start:i]...)
-			start = i
-		}
-	}
-	return out
+	return fmt.Sprintf("every %d%s %s", k, suffix, noun)
 }
 
 // sortEvents orders acquires by scope, then start, then span id.

@@ -2,6 +2,7 @@
 // as hand-made SVG. No network, no library: the page works from a file URL.
 "use strict";
 (function () {
+  var t0 = performance.now();
   var D = JSON.parse(document.getElementById("mcptrace-data").textContent);
   var root = document.getElementById("report");
   var SVG = "http://www.w3.org/2000/svg";
@@ -112,8 +113,22 @@
   add(legend, el("span", { style: "--c:" + color("handshake") }, "handshake"), el("span", { style: "--c:" + color("handshake-failed") }, "failed handshake"));
   add(root, legend);
   if (!D.scopes.length) add(root, el("p", { "class": "muted" }, "No pool spans in this dump."));
+  var rest = null;
   D.scopes.forEach(function (sc, i) {
-    var sec = el("section", { "class": "scope", "data-scope": sc.scope, id: "scope-" + i });
+    var sec = el(sc.timeline ? "section" : "details", { "class": "scope" + (sc.timeline ? "" : " undrawn"), "data-scope": sc.scope, id: "scope-" + i });
+    if (!sc.timeline) {
+      if (!rest) {
+        rest = el("div", { id: "undrawn-scopes" });
+        add(rest, el("h3", {}, "Other scopes (no timeline: outside the " + D.sampling.scopes_drawn + " busiest)"));
+        add(root, rest);
+      }
+      add(sec, el("summary", {}, "scope " + (sc.scope || "(unnamed)") + " — " + sc.acquires + " acquires, hit rate " + pct(sc.hit_rate) + ", " + sc.sessions + " sessions"));
+      var ch = el("div", { "class": "charts" });
+      add(ch, add(el("div", { "class": "chart" }), el("h4", {}, "Hit rate and ceiling over time"), rateChart(sc)));
+      add(ch, add(el("div", { "class": "chart" }), el("h4", {}, "Misses by cause"), bars(sc.miss_causes)));
+      add(rest, add(sec, ch));
+      return;
+    }
     add(sec, el("h3", {}, "scope " + (sc.scope || "(unnamed)") + " — " + sc.acquires + " acquires, hit rate " + pct(sc.hit_rate) +
       ", ceiling " + (sc.cold_start_floor === null ? "n/a" : pct(1 - sc.cold_start_floor)) + ", " + sc.sessions + " sessions" +
       (sc.lanes.length < sc.sessions ? " (" + sc.lanes.length + " busiest drawn)" : "")));
@@ -146,19 +161,34 @@
       add(labels, el("div", { title: lane.session || "(session unknown)" }, (lane.session || "(session unknown)") + " · " + lane.acquires));
       add(bg, sv("rect", { "class": "lane-bg", x: 0, y: y, width: width, height: laneH }));
       var g = sv("g", { "class": "lane", "data-session": lane.session, "data-acquires": lane.acquires });
-      lane.handshakes.forEach(function (h) {
-        var r = sv("rect", { "class": "mark handshake", x: x(h[0]), y: y + 11, width: Math.max(x(h[1]), 1.5), height: 5,
-          fill: color(h[2] ? "handshake-failed" : "handshake") });
-        bind(r, (h[2] ? "failed handshake" : "handshake") + " " + ms(h[1] / 1000), h[3], h[4], lane.session);
-        add(g, r);
+      lane.handshakes.forEach(function (h, hi) {
+        add(g, sv("rect", { "class": "mark handshake", x: x(h[0]), y: y + 11, width: Math.max(x(h[1]), 1.5), height: 5,
+          fill: color(h[2] ? "handshake-failed" : "handshake"), "data-k": li + ":h:" + hi }));
       });
-      lane.marks.forEach(function (m) {
+      lane.marks.forEach(function (m, mi) {
         var name = CAUSES[m[2]] || "unexplained";
-        var r = sv("rect", { "class": "mark acquire " + name, x: x(m[0]), y: y + 2, width: Math.max(x(m[1]), 2.5), height: 8, fill: color(name) });
-        bind(r, (m[2] ? "miss: " + name : "hit") + " " + ms(m[1] / 1000), m[3], m[4], lane.session);
-        add(g, r);
+        add(g, sv("rect", { "class": "mark acquire " + name, x: x(m[0]), y: y + 2, width: Math.max(x(m[1]), 2.5), height: 8, fill: color(name), "data-k": li + ":m:" + mi }));
       });
       add(svg, g);
+    });
+    // One listener per timeline: hovering a mark shows its ids, clicking it
+    // opens the trace (with --trace-url).
+    function markOf(ev) {
+      var k = ev.target.getAttribute && ev.target.getAttribute("data-k");
+      if (!k) return null;
+      var p = k.split(":"), lane = sc.lanes[+p[0]], it = p[1] === "h" ? lane.handshakes[+p[2]] : lane.marks[+p[2]];
+      var what = p[1] === "h" ? (it[2] ? "failed handshake " : "handshake ") + ms(it[1] / 1000)
+        : (it[2] ? "miss: " + (CAUSES[it[2]] || "unexplained") : "hit") + " " + ms(it[1] / 1000);
+      return { traceID: D.traces[it[3]], text: what + "\nsession " + (lane.session || "(unknown)") + "\ntrace " + D.traces[it[3]] + "\nspan  " + it[4] };
+    }
+    svg.addEventListener("mousemove", function (ev) {
+      var m = markOf(ev);
+      if (m) showTip(ev, m.text + (D.trace_url ? "\n(click to open the trace)" : "")); else hideTip();
+    });
+    svg.addEventListener("mouseleave", hideTip);
+    svg.addEventListener("click", function (ev) {
+      var m = markOf(ev), url = m && link(m.traceID);
+      if (url) window.open(url, "_blank", "noopener");
     });
     var yAxis = sc.lanes.length * laneH;
     add(svg, sv("line", { "class": "axis", x1: 0, x2: width, y1: yAxis, y2: yAxis }));
@@ -169,20 +199,6 @@
     }
     add(labels, el("div", {}, ""));
     return add(wrap, labels, add(el("div"), svg));
-  }
-
-  function bind(node, what, traceIdx, spanID, session) {
-    var traceID = D.traces[traceIdx];
-    var text = what + "\nsession " + (session || "(unknown)") + "\ntrace " + traceID + "\nspan  " + spanID;
-    node.setAttribute("data-trace-id", traceID);
-    node.setAttribute("data-span-id", spanID);
-    node.addEventListener("mousemove", function (ev) { showTip(ev, text + (D.trace_url ? "\n(click to open the trace)" : "")); });
-    node.addEventListener("mouseleave", hideTip);
-    var url = link(traceID);
-    if (url) node.addEventListener("click", function () { window.open(url, "_blank", "noopener"); });
-    var t = sv("title");
-    t.textContent = text;
-    add(node, t);
   }
 
   function rateChart(sc) {
@@ -261,5 +277,6 @@
     return add(box, tb);
   }
 
+  document.body.setAttribute("data-render-ms", (performance.now() - t0).toFixed(1));
   document.body.setAttribute("data-rendered", "true");
 })();
