@@ -57,7 +57,7 @@ func findChromium(t *testing.T) string {
 // pageResult is what the browser saw of one report.
 type pageResult struct {
 	Verdict     string              `json:"verdict"`
-	LanesBy     map[string][]string `json:"lanes"`    // scope → lane sessions
+	LanesBy     map[string][]string `json:"lanes"`     // scope → lane sessions
 	Offenders   map[string][]string `json:"offenders"` // rule → trace ids
 	Marks       int                 `json:"marks"`
 	RenderMs    float64             `json:"render_ms"` // the script's own drawing time
