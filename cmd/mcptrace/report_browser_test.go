@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -60,8 +61,9 @@ type pageResult struct {
 	LanesBy     map[string][]string `json:"lanes"`     // scope → lane sessions
 	Offenders   map[string][]string `json:"offenders"` // rule → trace ids
 	Marks       int                 `json:"marks"`
-	RenderMs    float64             `json:"render_ms"` // the script's own drawing time
-	LoadMs      float64             `json:"load_ms"`   // navigation start to inspection
+	Background  string              `json:"background"` // the body's computed background colour
+	RenderMs    float64             `json:"render_ms"`  // the script's own drawing time
+	LoadMs      float64             `json:"load_ms"`    // navigation start to inspection
 	consoleErrs []string
 	screenshot  []byte
 }
@@ -77,13 +79,28 @@ const inspectJS = `(() => {
     out.offenders[o.dataset.rule] = [...o.querySelectorAll(".offender-trace")].map(li => li.dataset.traceId);
   }
   out.marks = document.querySelectorAll("rect.mark.acquire").length;
+  out.background = getComputedStyle(document.body).backgroundColor;
   return out;
 })()`
 
 // openInChromium loads a report from its file URL in a fresh headless
 // Chromium and returns what it drew, its console errors and a screenshot.
-func openInChromium(t *testing.T, bin, page string) pageResult {
+func openInChromium(t *testing.T, bin, page string, scheme string) pageResult {
 	t.Helper()
+	// A fresh profile per browser, removed after it exits. Not t.TempDir:
+	// Chromium's helper processes may still be closing files in it when the
+	// test ends, and a failed removal of a scratch profile is no test failure.
+	profile, err := os.MkdirTemp("", "mcptrace-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(profile); err != nil {
+			if err = os.RemoveAll(profile); err != nil {
+				t.Logf("remove the browser profile %s: %v", profile, err)
+			}
+		}
+	})
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
@@ -91,7 +108,9 @@ func openInChromium(t *testing.T, bin, page string) pageResult {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
+		chromedp.Flag("disable-crash-reporter", true),
+		chromedp.Flag("disable-breakpad", true),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
@@ -128,8 +147,9 @@ func openInChromium(t *testing.T, bin, page string) pageResult {
 	})
 	var res pageResult
 	var shot []byte
-	err := chromedp.Run(bctx,
+	err = chromedp.Run(bctx,
 		cdplog.Enable(),
+		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}),
 		chromedp.Navigate("file://"+page),
 		chromedp.WaitReady(`body[data-rendered="true"]`, chromedp.ByQuery),
 		chromedp.Evaluate(inspectJS, &res),
@@ -138,12 +158,16 @@ func openInChromium(t *testing.T, bin, page string) pageResult {
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", page, err)
 	}
+	// Close the browser and wait for it to exit before the profile goes.
+	if err := chromedp.Cancel(bctx); err != nil {
+		t.Logf("close chromium: %v", err)
+	}
 	mu.Lock()
 	res.consoleErrs = slices.Clone(errs)
 	mu.Unlock()
 	res.screenshot = shot
 	if dir := os.Getenv("MCPTRACE_SCREENSHOT_DIR"); dir != "" {
-		name := strings.TrimSuffix(filepath.Base(page), ".html") + ".png"
+		name := strings.TrimSuffix(filepath.Base(page), ".html") + "-" + scheme + ".png"
 		if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
 			t.Errorf("save screenshot: %v", err)
 		}
@@ -254,7 +278,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		verdict string
 	}{{demoDoc.HTMLReport, "none"}, {checkPage, string(check.Verdict)}} {
 		t.Run(filepath.Base(c.page), func(t *testing.T) {
-			res := openInChromium(t, bin, c.page)
+			res := openInChromium(t, bin, c.page, "light")
 			t.Logf("%s: %d acquire marks drawn in %.0f ms, inspected %.0f ms after navigation start", c.page, res.Marks, res.RenderMs, res.LoadMs)
 			if len(res.consoleErrs) > 0 {
 				t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
@@ -297,8 +321,20 @@ func TestHTMLReportInChromium(t *testing.T) {
 			} else {
 				t.Logf("screenshot: %s", why)
 			}
+			if res.Background != "rgb(255, 255, 255)" {
+				t.Errorf("light scheme background %s, want white", res.Background)
+			}
 		})
 	}
+	t.Run("dark scheme", func(t *testing.T) {
+		res := openInChromium(t, bin, demoDoc.HTMLReport, "dark")
+		if len(res.consoleErrs) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
+		}
+		if res.Background != "rgb(21, 24, 28)" {
+			t.Errorf("dark scheme background %s, want the dark one rgb(21, 24, 28)", res.Background)
+		}
+	})
 }
 
 // TestHTMLReportOfALongDumpInChromium measures a long dump's report when
@@ -328,7 +364,7 @@ func TestHTMLReportOfALongDumpInChromium(t *testing.T) {
 	if info.Size() > 3<<20 {
 		t.Errorf("report of %d spans is %d bytes, want under 3 MB", n, info.Size())
 	}
-	res := openInChromium(t, bin, page)
+	res := openInChromium(t, bin, page, "light")
 	if len(res.consoleErrs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
 	}
