@@ -498,7 +498,6 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		first    int64
 		acqs     []int32 // indexes into acqs
 		hss      []int32 // indexes into hss
-		scopeIdx int
 	}
 	type scopeAcc struct {
 		sc    HTMLScope
