@@ -494,10 +494,10 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 
 	// Pass 1: per scope, its figures, buckets and the events of each lane.
 	type laneAcc struct {
-		lane     HTMLLane
-		first    int64
-		acqs     []int32 // indexes into acqs
-		hss      []int32 // indexes into hss
+		lane  HTMLLane
+		first int64
+		acqs  []int32 // indexes into acqs
+		hss   []int32 // indexes into hss
 	}
 	type scopeAcc struct {
 		sc    HTMLScope
