@@ -57,13 +57,18 @@ func findChromium(t *testing.T) string {
 
 // pageResult is what the browser saw of one report.
 type pageResult struct {
-	Verdict     string              `json:"verdict"`
-	LanesBy     map[string][]string `json:"lanes"`     // scope → lane sessions
-	Offenders   map[string][]string `json:"offenders"` // rule → trace ids
-	Marks       int                 `json:"marks"`
-	Background  string              `json:"background"` // the body's computed background colour
-	RenderMs    float64             `json:"render_ms"`  // the script's own drawing time
-	LoadMs      float64             `json:"load_ms"`    // navigation start to inspection
+	Verdict    string              `json:"verdict"`
+	LanesBy    map[string][]string `json:"lanes"`     // scope → lane sessions
+	Offenders  map[string][]string `json:"offenders"` // rule → trace ids
+	Marks      int                 `json:"marks"`
+	Background string              `json:"background"` // the body's computed background colour
+	Hover      struct {
+		Key   string `json:"key"`   // the hovered mark: lane:m:index
+		Scope string `json:"scope"` // its scope
+		Tip   string `json:"tip"`   // the tooltip it showed
+	} `json:"hover"`
+	RenderMs    float64 `json:"render_ms"` // the script's own drawing time
+	LoadMs      float64 `json:"load_ms"`   // navigation start to inspection
 	consoleErrs []string
 	screenshot  []byte
 }
@@ -80,6 +85,12 @@ const inspectJS = `(() => {
   }
   out.marks = document.querySelectorAll("rect.mark.acquire").length;
   out.background = getComputedStyle(document.body).backgroundColor;
+  const m = document.querySelector("section.scope rect.mark.acquire");
+  if (m) {
+    const r = m.getBoundingClientRect();
+    m.dispatchEvent(new MouseEvent("mousemove", {bubbles: true, clientX: r.x + 1, clientY: r.y + 1}));
+    out.hover = {key: m.dataset.k, scope: m.closest("section.scope").dataset.scope, tip: document.getElementById("tip").textContent};
+  }
   return out;
 })()`
 
@@ -321,6 +332,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 			} else {
 				t.Logf("screenshot: %s", why)
 			}
+			checkHover(t, c.page, res)
 			if res.Background != "rgb(255, 255, 255)" {
 				t.Errorf("light scheme background %s, want white", res.Background)
 			}
@@ -369,6 +381,43 @@ func TestHTMLReportOfALongDumpInChromium(t *testing.T) {
 		t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
 	}
 	t.Logf("%d spans: report %d bytes built in %s; Chromium drew its %d marks in %.0f ms, inspected %.0f ms after navigation start", n, info.Size(), built.Round(time.Millisecond), res.Marks, res.RenderMs, res.LoadMs)
+}
+
+// checkHover checks the tooltip of the first acquire mark against the
+// page's data: it names the mark's trace, span and session.
+func checkHover(t *testing.T, page string, res pageResult) {
+	t.Helper()
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := analyze.ExtractHTMLData(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h analyze.HTMLReport
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	var lane, mark int
+	if _, err := fmt.Sscanf(res.Hover.Key, "%d:m:%d", &lane, &mark); err != nil {
+		t.Fatalf("hovered mark key %q: %v", res.Hover.Key, err)
+	}
+	for _, sc := range h.Scopes {
+		if sc.Scope != res.Hover.Scope {
+			continue
+		}
+		l := sc.Lanes[lane]
+		m := l.Marks[mark]
+		trace := h.Traces[int(m[3].(float64))]
+		for _, want := range []string{"trace " + trace, "span  " + m[4].(string), "session " + l.Session} {
+			if !strings.Contains(res.Hover.Tip, want) {
+				t.Errorf("hover tooltip %q lacks %q", res.Hover.Tip, want)
+			}
+		}
+		return
+	}
+	t.Errorf("hovered a mark of scope %q, which the data does not have", res.Hover.Scope)
 }
 
 func sameSet(a, b []string) bool {
