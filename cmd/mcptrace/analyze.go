@@ -104,7 +104,10 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
   mcptrace analyze --config mcptrace.yaml --execution-root executor.execute 'dumps/*.json.gz'
 
   # From standard input, as Markdown for a pull request
-  zcat dump.jsonl.gz | mcptrace analyze --format markdown -`,
+  zcat dump.jsonl.gz | mcptrace analyze --format markdown -
+
+  # A self-contained HTML report (timelines, causes, latency), traces linked to Tempo
+  mcptrace analyze --format html -o report.html --trace-url 'https://tempo.example/trace/{trace_id}' traces.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("analyze needs at least one PATH (a file, a directory, a glob or - for stdin)")

@@ -186,7 +186,8 @@ Outputs: --format table (default), json (schema mcptrace.check/v1) or
 markdown on stdout; --junit FILE writes JUnit XML (a testcase per rule); with
 GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr; a
 Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
---summary FILE.`,
+--summary FILE; --html FILE writes the self-contained HTML report, verdict on
+top, offending traces linked through --trace-url.`,
 		Example: `  # Gate a test run's span dump with the built-in rules
   mcptrace check spans.jsonl
 
@@ -197,7 +198,10 @@ Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
   mcptrace analyze --format json spans.jsonl > baseline.json
 
   # Machine-readable verdict
-  mcptrace check --format json dumps/ | jq .verdict`,
+  mcptrace check --format json dumps/ | jq .verdict
+
+  # The HTML report with the verdict on top, for a CI artifact
+  mcptrace check --html report.html --trace-url 'https://tempo.example/trace/{trace_id}' spans.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("check needs at least one PATH (a file, a directory, a glob or - for stdin)")
