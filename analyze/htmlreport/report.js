@@ -152,8 +152,17 @@
     var laneH = 18, axisH = 20, width = 1000;
     var H = sc.lanes.length * laneH + axisH;
     var svg = sv("svg", { viewBox: "0 0 " + width + " " + H, preserveAspectRatio: "none", height: H, role: "img", "aria-label": "session timeline of scope " + sc.scope });
-    var span = Math.max(D.window.duration_ms * 1000, 1);
-    function x(us) { return (us / span) * width; }
+    // Each timeline spans its own scope's activity (times stay relative to
+    // the dump's start), so a scope busy for a moment is not a sliver.
+    var lo = Infinity, hi = -Infinity;
+    sc.lanes.forEach(function (lane) {
+      lane.marks.concat(lane.handshakes).forEach(function (m) { lo = Math.min(lo, m[0]); hi = Math.max(hi, m[0] + m[1]); });
+    });
+    if (!(hi > lo)) { lo = 0; hi = Math.max(D.window.duration_ms * 1000, 1); }
+    var pad = (hi - lo) * 0.02;
+    lo = Math.max(0, lo - pad); hi = hi + pad;
+    function x(us) { return ((us - lo) / (hi - lo)) * width; }
+    function w(us) { return (us / (hi - lo)) * width; }
     var bg = sv("g");
     add(svg, bg);
     sc.lanes.forEach(function (lane, li) {
@@ -162,12 +171,12 @@
       add(bg, sv("rect", { "class": "lane-bg", x: 0, y: y, width: width, height: laneH }));
       var g = sv("g", { "class": "lane", "data-session": lane.session, "data-acquires": lane.acquires });
       lane.handshakes.forEach(function (h, hi) {
-        add(g, sv("rect", { "class": "mark handshake", x: x(h[0]), y: y + 11, width: Math.max(x(h[1]), 1.5), height: 5,
+        add(g, sv("rect", { "class": "mark handshake", x: x(h[0]), y: y + 11, width: Math.max(w(h[1]), 1.5), height: 5,
           fill: color(h[2] ? "handshake-failed" : "handshake"), "data-k": li + ":h:" + hi }));
       });
       lane.marks.forEach(function (m, mi) {
         var name = CAUSES[m[2]] || "unexplained";
-        add(g, sv("rect", { "class": "mark acquire " + name, x: x(m[0]), y: y + 2, width: Math.max(x(m[1]), 2.5), height: 8, fill: color(name), "data-k": li + ":m:" + mi }));
+        add(g, sv("rect", { "class": "mark acquire " + name, x: x(m[0]), y: y + 2, width: Math.max(w(m[1]), 2.5), height: 8, fill: color(name), "data-k": li + ":m:" + mi }));
       });
       add(svg, g);
     });
@@ -193,8 +202,8 @@
     var yAxis = sc.lanes.length * laneH;
     add(svg, sv("line", { "class": "axis", x1: 0, x2: width, y1: yAxis, y2: yAxis }));
     for (var t = 0; t <= 4; t++) {
-      var tx = sv("text", { x: Math.min(t * width / 4, width - 40), y: yAxis + 14 });
-      tx.textContent = "+" + ms(D.window.duration_ms * t / 4);
+      var tx = sv("text", { x: t * width / 4, y: yAxis + 14, "text-anchor": t === 0 ? "start" : t === 4 ? "end" : "middle" });
+      tx.textContent = "+" + ms((lo + (hi - lo) * t / 4) / 1000);
       add(svg, tx);
     }
     add(labels, el("div", {}, ""));
