@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -196,6 +195,3 @@ func (t *Target) Endpoint() string { return t.shown }
 
 // String returns the redacted endpoint.
 func (t *Target) String() string { return t.shown }
-
-// hostPort is the server address for spans.
-func (t *Target) hostPort() string { return net.JoinHostPort(t.address, fmt.Sprint(t.port)) }
