@@ -26,7 +26,25 @@ type keyState struct {
 	lastActive time.Time
 	// metrics holds the key's prebuilt metric options; nil when off.
 	metrics *keyMetrics
+	// revision is the MCP revision the key's last handshake negotiated
+	// ("" before the first): the next dial uses it directly.
+	revision string
+	// sessionless is true when the key's last handshake got no session
+	// id: its sessions are shared, not leased exclusively.
+	sessionless bool
+	// shared is the sessionless key's client while leases use it; nil when
+	// none does (an unused shared client waits in idle like any session).
+	shared *conn
+	// dialing is closed when the key's in-flight handshake ends; nil when
+	// none is in flight or the key is known to have sessions (whose
+	// concurrent acquires dial their own).
+	dialing chan struct{}
 }
+
+// mayShare reports whether the key's sessions may be shared: its server is
+// sessionless, or not known yet. Concurrent acquires of such a key wait for
+// its in-flight handshake instead of making their own.
+func (ks *keyState) mayShare() bool { return ks.revision == "" || ks.sessionless }
 
 // eviction is an idle session removed from the pool, to be closed.
 type eviction struct {

@@ -180,12 +180,22 @@ func (in *instruments) newKeyMetrics(key string) *keyMetrics {
 	}
 }
 
-func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string) {
+func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string, c *conn) {
 	if span != nil {
-		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, hit))
-		if !hit {
-			span.SetAttributes(attribute.String(spans.AttrMissReason, reason))
+		attrs := [4]attribute.KeyValue{
+			attribute.Bool(spans.AttrCacheHit, hit),
+			attribute.String(spans.AttrProtocolVersion, c.revision),
 		}
+		n := 2
+		if !hit {
+			attrs[n] = attribute.String(spans.AttrMissReason, reason)
+			n++
+		}
+		if c.sessionless {
+			attrs[n] = attribute.Bool(spans.AttrSessionless, true)
+			n++
+		}
+		span.SetAttributes(attrs[:n]...)
 		span.End()
 	}
 	if km == nil {
@@ -202,9 +212,18 @@ func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start ti
 	in.waitTime.Record(ctx, wait, metric.WithAttributes(in.poolAttr, km.keyAttr, miss))
 }
 
-func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType string) {
+// endAcquireFailed ends the span of an acquire that returned an error. A
+// failed dial is a miss like any other and names its reason; version is the
+// revision the acquire tried or knew ("" when none).
+func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType, reason, version string) {
 	if span != nil {
 		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, false), attribute.String(spans.AttrErrorType, errType))
+		if reason != "" {
+			span.SetAttributes(attribute.String(spans.AttrMissReason, reason))
+		}
+		if version != "" {
+			span.SetAttributes(attribute.String(spans.AttrProtocolVersion, version))
+		}
 		span.SetStatus(codes.Error, err.Error())
 		span.End()
 	}
@@ -221,18 +240,31 @@ func (in *instruments) startHandshake(ctx context.Context, t *Target) (context.C
 	))
 }
 
-func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start time.Time, c *conn, err error) {
+// endHandshake ends the handshake span with the negotiated revision, how it
+// was chosen and what it cost: the request count, and one event per HTTP
+// request (method, status, duration), so a fallback shows as a refused
+// server/discover or initialize before the one that worked.
+func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start time.Time, c *conn, hs handshake, err error) {
 	if span != nil {
+		for _, r := range hs.log {
+			span.AddEvent(spans.EventHandshakeRequest, trace.WithAttributes(
+				attribute.String(spans.AttrMethodName, r.method),
+				attribute.Int(spans.AttrHTTPStatusCode, r.status),
+				attribute.Float64(spans.AttrDurationSeconds, r.duration.Seconds()),
+			))
+		}
+		span.SetAttributes(
+			attribute.String(spans.AttrNegotiation, hs.how),
+			attribute.Int(spans.AttrHandshakeRequests, hs.requests),
+		)
+		if hs.version != "" {
+			span.SetAttributes(attribute.String(spans.AttrProtocolVersion, hs.version))
+		}
 		if err != nil {
 			span.SetAttributes(attribute.String(spans.AttrErrorType, errorType(err)))
 			span.SetStatus(codes.Error, err.Error())
-		} else {
-			if c.id != "" {
-				span.SetAttributes(attribute.String(spans.AttrSessionID, c.id))
-			}
-			if ir := c.session.InitializeResult(); ir != nil {
-				span.SetAttributes(attribute.String(spans.AttrProtocolVersion, ir.ProtocolVersion))
-			}
+		} else if c.id != "" {
+			span.SetAttributes(attribute.String(spans.AttrSessionID, c.id))
 		}
 		span.End()
 	}
@@ -249,6 +281,7 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
 		attribute.String(spans.AttrCacheKey, c.ks.key),
+		attribute.String(spans.AttrProtocolVersion, c.revision),
 	}
 	if c.id != "" {
 		attrs = append(attrs, attribute.String(spans.AttrSessionID, c.id))

@@ -19,7 +19,7 @@ const (
 	DefaultMaxIdle         = 64
 	DefaultIdleTTL         = 5 * time.Minute
 	DefaultSweepInterval   = time.Minute
-	DefaultProtocolVersion = "2025-11-25"
+	DefaultMaxSharedCalls  = 4
 	DefaultBreakerCooldown = 30 * time.Second
 )
 
@@ -59,9 +59,21 @@ type Options struct {
 	// BreakerCooldown is how long an open breaker fails fast before a trial
 	// dial. Zero: 30 seconds.
 	BreakerCooldown time.Duration
-	// ProtocolVersion pinned on every handshake unless the target pins its
-	// own. Zero: 2025-11-25, the last revision with sessions.
+	// ProtocolVersion pins the MCP revision of every handshake unless the
+	// target pins its own; a pinned revision is never renegotiated. Zero:
+	// negotiate. The first dial of a key tries 2026-07-28 (server/discover)
+	// and falls back to initialize at 2025-11-25 when the server refuses it;
+	// a server that refuses initialize with -32022 is retried with a
+	// revision it lists. The revision found is remembered per key, so the
+	// fallback's extra round trip is paid once per key.
 	ProtocolVersion string
+	// MaxSharedCalls bounds the calls in flight at once on the shared
+	// client of a sessionless key (see the package doc); more wait for a
+	// slot, bounded by their context, like http.Transport's
+	// MaxConnsPerHost. Over HTTP/1.1 each call in flight holds a TCP
+	// connection, so this is also the connections the pool keeps to such a
+	// server. Zero: 4. Negative: no bound.
+	MaxSharedCalls int
 	// HTTPTransport carries every request. Zero: a clone of
 	// http.DefaultTransport owned (and closed) by the pool.
 	HTTPTransport http.RoundTripper
@@ -116,8 +128,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BreakerCooldown < 0 {
 		errs = append(errs, fmt.Errorf("Options.BreakerCooldown is %s: expected a positive duration or 0 for the default %s", o.BreakerCooldown, DefaultBreakerCooldown))
 	}
-	if o.ProtocolVersion == "" {
-		o.ProtocolVersion = DefaultProtocolVersion
+	if o.MaxSharedCalls == 0 {
+		o.MaxSharedCalls = DefaultMaxSharedCalls
 	}
 	if o.ClientName == "" {
 		o.ClientName = "mcptrace"

@@ -56,6 +56,24 @@ const (
 	AttrServerAddress = "server.address"
 	AttrServerPort    = "server.port"
 
+	// AttrSessionless is true on an acquire span whose lease rides a
+	// sessionless server's shared client (MCP 2026-07-28, or an older
+	// server that issues no Mcp-Session-Id): session rules do not apply.
+	AttrSessionless = "plugin.mcp.sessionless"
+	// AttrNegotiation says how a handshake chose its protocol revision (see
+	// the Negotiation* constants).
+	AttrNegotiation = "plugin.mcp.negotiation"
+	// AttrHandshakeRequests is the number of HTTP requests a handshake made
+	// (server/discover, initialize, notifications/initialized, retries):
+	// what the cold start cost in round trips.
+	AttrHandshakeRequests = "plugin.mcp.handshake.requests"
+	// AttrHTTPStatusCode is the HTTP status of one handshake request, on
+	// EventHandshakeRequest.
+	AttrHTTPStatusCode = "http.response.status_code"
+	// AttrDurationSeconds is the duration of one handshake request, on
+	// EventHandshakeRequest.
+	AttrDurationSeconds = "plugin.mcp.duration_s"
+
 	// AttrConnectionState is the state label of the connection count gauge.
 	AttrConnectionState = "mcp.pool.connection.state"
 	// AttrEvictionReason labels evictions (see the Evict* constants).
@@ -63,6 +81,35 @@ const (
 	// AttrPhase is the pprof label and metric attribute naming pool work:
 	// PhaseHandshake or PhaseCall.
 	AttrPhase = "mcp.pool.phase"
+)
+
+// EventHandshakeRequest is a span event on the handshake span for each HTTP
+// request the handshake made, with AttrMethodName, AttrHTTPStatusCode and
+// AttrDurationSeconds: the negotiation's cost, request by request.
+const EventHandshakeRequest = "plugin.mcp.handshake.request"
+
+// Negotiations: the value of AttrNegotiation.
+const (
+	// NegotiationPinned: the target or pool pinned the revision.
+	NegotiationPinned = "pinned"
+	// NegotiationRemembered: an earlier handshake of the key found the
+	// revision; this one used it directly.
+	NegotiationRemembered = "remembered"
+	// NegotiationProbed: the key's first handshake tried the newest
+	// revision and the server spoke it.
+	NegotiationProbed = "probed"
+	// NegotiationFallback: the server refused the first revision tried and
+	// the handshake retried with one it listed or an older one, paying an
+	// extra round trip.
+	NegotiationFallback = "fallback"
+)
+
+// MCP protocol revisions the pool negotiates between.
+const (
+	// ProtocolModern is MCP 2026-07-28: no sessions, server/discover.
+	ProtocolModern = "2026-07-28"
+	// ProtocolLegacy is MCP 2025-11-25: initialize and Mcp-Session-Id.
+	ProtocolLegacy = "2025-11-25"
 )
 
 // Resource attribute keys that name a pool scope when AttrPoolID is absent.
@@ -164,6 +211,9 @@ const (
 	MetricRedials = "mcp.pool.redials"
 	// MetricFailures counts dropped sessions by AttrErrorType.
 	MetricFailures = "mcp.pool.failures"
+	// MetricSessionDuration is the MCP client session lifetime histogram
+	// (s), from handshake to close (OTel MCP conventions).
+	MetricSessionDuration = "mcp.client.session.duration"
 	// MetricOperationDuration is the MCP client operation duration (s).
 	MetricOperationDuration = "mcp.client.operation.duration"
 )
