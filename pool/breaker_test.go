@@ -17,7 +17,7 @@ import (
 // initialized notification (its first session-bearing request) with 503.
 func (h *harness) failDial() {
 	h.t.Helper()
-	h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable})
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, Method: "notifications/initialized"})
 	_, err := h.call(context.Background(), fixtures.ToolSideEffect, nil)
 	var hs *pool.HTTPStatusError
 	if !errors.As(err, &hs) || hs.Status != http.StatusServiceUnavailable {

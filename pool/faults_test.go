@@ -488,7 +488,7 @@ func TestFaultMatrix_HTTPErrorStatusesAreSurfacedWithRetryAfter(t *testing.T) {
 		t.Run(http.StatusText(tc.status)+" on a call", func(t *testing.T) {
 			h := newHarness(t, harnessOpts{})
 			h.warm()
-			h.srv.RejectNext(fixtures.Reject{Status: tc.status, RetryAfter: tc.retryAfter})
+			h.srv.RejectNext(fixtures.Reject{Status: tc.status, RetryAfter: tc.retryAfter, Method: "tools/call"})
 			_, err := h.call(context.Background(), fixtures.ToolSideEffect, nil)
 			var hs *pool.HTTPStatusError
 			if !errors.As(err, &hs) || hs.Status != tc.status || hs.RetryAfter != tc.retryAfter || !hs.SessionBound {
@@ -521,7 +521,7 @@ func TestFaultMatrix_HTTPErrorStatusesAreSurfacedWithRetryAfter(t *testing.T) {
 		h := newHarness(t, harnessOpts{})
 		// The first session-bearing request of a dial is the initialized
 		// notification.
-		h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second})
+		h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second, Method: "notifications/initialized"})
 		_, err := h.call(context.Background(), fixtures.ToolSideEffect, nil)
 		var hs *pool.HTTPStatusError
 		if !errors.As(err, &hs) || hs.Status != http.StatusServiceUnavailable || hs.RetryAfter != 3*time.Second {
