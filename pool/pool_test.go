@@ -153,14 +153,18 @@ func TestFailuresDropTheSessionWithoutRetry(t *testing.T) {
 		wantType string
 	}{
 		{
-			name:     "forced 500",
-			fault:    func(s *fixtures.Server) { s.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError, Method: "tools/call"}) },
+			name: "forced 500",
+			fault: func(s *fixtures.Server) {
+				s.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError, Method: "tools/call"})
+			},
 			wantErr:  func(err error) bool { var hs *pool.HTTPStatusError; return errors.As(err, &hs) && hs.Status == 500 },
 			wantType: spans.ErrTypeHTTPStatus,
 		},
 		{
-			name:  "503 with Retry-After",
-			fault: func(s *fixtures.Server) { s.RejectNext(fixtures.Reject{Status: 503, RetryAfter: 7 * time.Second, Method: "tools/call"}) },
+			name: "503 with Retry-After",
+			fault: func(s *fixtures.Server) {
+				s.RejectNext(fixtures.Reject{Status: 503, RetryAfter: 7 * time.Second, Method: "tools/call"})
+			},
 			wantErr: func(err error) bool {
 				var hs *pool.HTTPStatusError
 				return errors.As(err, &hs) && hs.Status == 503 && hs.RetryAfter == 7*time.Second
