@@ -31,8 +31,9 @@
 //   - A transport failure, an expired or rejected session, a non-2xx HTTP
 //     status or a cancellation mid-call drops the session. A tool result with
 //     isError true is a clean release.
-//   - Only a reused session answered 404 (the server forgot it, before running
-//     the tool) is redialed, once, transparently. Nothing else is retried, so a
+//   - Only a session answered 404 (the server forgot it, before running the
+//     tool), whether reused or freshly dialed, is redialed, once per
+//     invocation, transparently. Nothing else is retried, so a
 //     side-effectful tool never runs twice. On a sessionless server a 404
 //     means an unknown method, never an expired session.
 //   - Health checks (Options.HealthCheckAfter) ping only sessions with an id;

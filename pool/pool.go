@@ -142,9 +142,10 @@ func (p *Pool) sweeper(ticks <-chan time.Time, stop func()) {
 }
 
 // CallTool runs one tool invocation on a leased session: acquire, call,
-// release. A reused session that the server answers with 404 (it forgot the
-// session, so the tool did not run) is dropped and the call is made once more
-// on a freshly dialed session; no other failure is retried. A tool result
+// release. A session that the server answers with 404 (it forgot the session,
+// reused or freshly dialed, so the tool did not run) is dropped and the call
+// is made once more on a freshly dialed session; no other failure is
+// retried, and never more than one redial per invocation. A tool result
 // with IsError set is returned with a nil error and the session stays pooled.
 // params.Arguments nil is sent as an empty object, which every server accepts.
 func (p *Pool) CallTool(ctx context.Context, t *Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
@@ -160,7 +161,12 @@ func (p *Pool) callTool(ctx context.Context, t *Target, params *mcp.CallToolPara
 		return nil, err
 	}
 	res, err := l.CallTool(ctx, params)
-	if err == nil || !l.hit || !errors.Is(err, ErrSessionExpired) {
+	// A 404 to a request carrying the session id means the server does not
+	// know the session, so the tool did not run: start a new session, as the
+	// spec requires, whether this one was reused or fresh (a replica
+	// without affinity, a restart right after initialize). Once per
+	// invocation; nothing else is retried.
+	if err == nil || !errors.Is(err, ErrSessionExpired) {
 		l.Release(err)
 		return res, err
 	}
