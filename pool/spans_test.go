@@ -1,10 +1,17 @@
 package pool_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcptrace/mcptrace/fixtures"
+	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -62,5 +69,58 @@ func TestSpanTreeOfAPooledWorkload(t *testing.T) {
 	}
 	if got := attr(calls[1], spans.AttrGenAIToolName); got != "get_workspace" {
 		t.Errorf("call tool name = %q", got)
+	}
+}
+
+func TestEveryMissSpanNamesItsReasonAndAgreesWithStat(t *testing.T) {
+	h := newHarness(t, harnessOpts{clock: true})
+	ctx := context.Background()
+	h.mustCall(fixtures.ToolEcho, nil)         // cold
+	held, err := h.pool.Acquire(ctx, h.target) // hit
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mustCall(fixtures.ToolEcho, nil) // concurrent
+	held.Release(nil)
+	// A failed dial is a miss too: after_failure follows it.
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, Method: "notifications/initialized"})
+	second, err := h.pool.Acquire(ctx, h.target) // hit (one idle left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := h.pool.Acquire(ctx, h.target) // concurrent, but the dial fails
+	if err == nil {
+		third.Release(nil)
+		t.Fatal("the dial against a 503 succeeded")
+	}
+	second.Release(errors.New("drop it")) // the session goes away
+	h.mustCall(fixtures.ToolEcho, nil)    // after_failure
+	h.clock.Advance(pool.DefaultIdleTTL + time.Second)
+	h.mustCall(fixtures.ToolEcho, nil) // ttl
+
+	fromSpans := map[string]int64{}
+	for _, s := range h.spansNamed(spans.SpanAcquire) {
+		if attr(s, spans.AttrCacheHit) != "false" {
+			continue
+		}
+		reason := attr(s, spans.AttrMissReason)
+		if reason == "" {
+			t.Errorf("miss acquire span without %s: %v", spans.AttrMissReason, s.Attributes())
+		}
+		fromSpans[reason]++
+	}
+	st := h.pool.Stat()
+	fromStat := map[string]int64{}
+	for r, n := range st.MissReasons {
+		if n > 0 {
+			fromStat[r] = n
+		}
+	}
+	if fmt.Sprint(fromSpans) != fmt.Sprint(fromStat) {
+		t.Errorf("miss reasons from spans %v, from Stat %v: want them equal", fromSpans, fromStat)
+	}
+	want := map[string]int64{spans.MissCold: 1, spans.MissConcurrent: 2, spans.MissAfterFailure: 1, spans.MissTTL: 1}
+	if fmt.Sprint(fromSpans) != fmt.Sprint(want) {
+		t.Errorf("miss reasons %v, want %v", fromSpans, want)
 	}
 }
