@@ -148,7 +148,12 @@ func (p *Pool) sweeper(ticks <-chan time.Time, stop func()) {
 // retried, and never more than one redial per invocation. A tool result
 // with IsError set is returned with a nil error and the session stays pooled.
 // params.Arguments nil is sent as an empty object, which every server accepts.
+// A context from [WithExecution] runs the call on that [Execution], so the
+// calls of one execution ride one session.
 func (p *Pool) CallTool(ctx context.Context, t *Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	if e := executionFrom(ctx, p); e != nil {
+		return e.CallTool(ctx, t, params)
+	}
 	ctx, end := p.inst.startInvoke(ctx, p, t, params.Name)
 	res, err := p.callTool(ctx, t, params)
 	end(res, err)
