@@ -27,6 +27,9 @@ var (
 	// error is a *CircuitOpenError naming the key hash and when the next
 	// trial dial may be made.
 	ErrCircuitOpen = errors.New("pool: circuit open")
+	// ErrAcquireTimeout means an acquire waited Options.AcquireTimeout for
+	// its key to drop below Options.MaxInUsePerKey and gave up.
+	ErrAcquireTimeout = errors.New("pool: timed out waiting for a session (in-use cap)")
 )
 
 // errNotSent marks a call refused before anything was sent, because its

@@ -35,6 +35,9 @@ type instruments struct {
 	useTime    metric.Float64Histogram
 	opDuration metric.Float64Histogram
 	connCount  metric.Int64ObservableUpDownCounter
+	pending    metric.Int64ObservableUpDownCounter
+	timeouts   metric.Int64Counter
+	sessionDur metric.Float64Histogram
 }
 
 // durationBuckets suit loopback calls (sub-millisecond) up to slow remote
@@ -89,6 +92,8 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 	in.createTime = hist(spans.MetricConnectionCreateTime, "Time to dial and initialize a new session.")
 	in.useTime = hist(spans.MetricConnectionUseTime, "Time a session was leased.")
 	in.opDuration = hist(spans.MetricOperationDuration, "Duration of MCP client operations.")
+	in.sessionDur = hist(spans.MetricSessionDuration, "Lifetime of MCP client sessions, from handshake to close.")
+	in.timeouts = counter(spans.MetricTimeouts, "Acquires that timed out waiting for a key's in-use cap.")
 	if err != nil {
 		return err
 	}
@@ -108,8 +113,45 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 	if err != nil {
 		return err
 	}
+	in.pending, err = m.Int64ObservableUpDownCounter(spans.MetricPendingRequests,
+		metric.WithUnit("{request}"),
+		metric.WithDescription("Acquires waiting for a key's in-use cap."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			p.mu.Lock()
+			n := p.stats.pending
+			p.mu.Unlock()
+			o.Observe(int64(n), metric.WithAttributes(in.poolAttr))
+			return nil
+		}))
+	if err != nil {
+		return err
+	}
 	in.metrics = true
 	return nil
+}
+
+// acquireWaited records on the acquire span how long it has waited for the
+// in-use cap so far.
+func (in *instruments) acquireWaited(span trace.Span, d time.Duration) {
+	if span != nil {
+		span.SetAttributes(attribute.Float64(spans.AttrAcquireWait, d.Seconds()))
+	}
+}
+
+// acquireTimeout counts an acquire that gave up waiting for the in-use cap
+// (a cancelled wait is not a timeout).
+func (in *instruments) acquireTimeout(ctx context.Context, errType string) {
+	if in.metrics && errType == spans.ErrTypeAcquireTimeout {
+		in.timeouts.Add(ctx, 1, metric.WithAttributes(in.poolAttr))
+	}
+}
+
+// sessionClosed records a session's lifetime, from its handshake to its
+// close (mcp.client.session.duration).
+func (in *instruments) sessionClosed(c *conn, now time.Time) {
+	if in.metrics && !c.born.IsZero() {
+		in.sessionDur.Record(context.Background(), seconds(now.Sub(c.born)), metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrProtocolVersion, c.revision)))
+	}
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }

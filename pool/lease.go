@@ -144,7 +144,7 @@ func (l Lease) Release(err error) {
 	}
 	c.leased = false
 	p.inUse--
-	c.ks.leased--
+	p.unreserveLocked(c.ks)
 	c.ks.lastActive = now
 	var evs []eviction
 	closed := p.closed
@@ -185,7 +185,7 @@ func (l Lease) releaseShared(err error) {
 	l.tok.released = true
 	ks := c.ks
 	c.users--
-	ks.leased--
+	p.unreserveLocked(ks)
 	ks.lastActive = now
 	if drop {
 		p.stats.failures[errType]++
@@ -228,6 +228,7 @@ func (l Lease) releaseShared(err error) {
 // seconds: the caller does not wait for it, Close does.
 func (p *Pool) closeDropped(c *conn, closed bool) {
 	closeIt := func() {
+		defer p.inst.sessionClosed(c, p.now())
 		if cerr := c.session.Close(); cerr != nil {
 			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
 		}

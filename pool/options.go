@@ -29,10 +29,29 @@ type Options struct {
 	// ID names the pool scope in spans (plugin.mcp.pool.id) and metrics.
 	// Zero: a random id, so two pools never look like one scope.
 	ID string
-	// MaxIdlePerKey caps idle sessions per key. Zero: 1. Negative: keep no
-	// idle session at all, which dials per call (the regression mcptrace
-	// exists to catch, useful as a contrast).
+	// MaxIdlePerKey is the least number of idle sessions a key may keep.
+	// A key keeps more when it needed more: as many as its peak of sessions
+	// in use within the last IdleTTL, so a burst's sessions wait for the
+	// next burst instead of being closed and dialed again (the global
+	// MaxIdle still bounds the total). Zero: 1. Negative: keep no idle
+	// session at all, which dials per call (the regression mcptrace exists
+	// to catch, useful as a contrast).
 	MaxIdlePerKey int
+	// FixedIdlePerKey turns the peak rule off: a key keeps at most
+	// MaxIdlePerKey idle sessions whatever its bursts (the old behaviour,
+	// for comparison).
+	FixedIdlePerKey bool
+	// MaxInUsePerKey caps the sessions of one key leased (or being dialed)
+	// at once, like pgxpool's MaxConns or http.Transport's MaxConnsPerHost:
+	// an acquire over the cap waits for a lease of the key to end, bounded
+	// by its context and AcquireTimeout. It does not apply to sessionless
+	// keys, whose callers share one client (see MaxSharedCalls). Zero: no
+	// cap.
+	MaxInUsePerKey int
+	// AcquireTimeout bounds how long an acquire waits for the in-use cap;
+	// past it the acquire fails with [ErrAcquireTimeout]. Zero: only the
+	// caller's context bounds the wait.
+	AcquireTimeout time.Duration
 	// MaxIdle caps idle sessions over all keys; the least recently used is
 	// closed first. Zero: 64.
 	MaxIdle int
@@ -112,6 +131,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.SweepInterval == 0 {
 		o.SweepInterval = DefaultSweepInterval
+	}
+	if o.MaxInUsePerKey < 0 {
+		errs = append(errs, fmt.Errorf("Options.MaxInUsePerKey is %d: expected a positive cap or 0 for none", o.MaxInUsePerKey))
+	}
+	if o.AcquireTimeout < 0 {
+		errs = append(errs, fmt.Errorf("Options.AcquireTimeout is %s: expected a positive duration or 0 for none", o.AcquireTimeout))
 	}
 	if o.HealthCheckAfter < 0 {
 		errs = append(errs, fmt.Errorf("Options.HealthCheckAfter is %s: expected a positive duration or 0 to never ping", o.HealthCheckAfter))

@@ -203,6 +203,8 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 	start := p.now()
 	ctx, span := p.inst.startAcquire(ctx, p, t, attempt)
 	var evs []eviction
+	var deadline <-chan time.Time // Options.AcquireTimeout, armed by the first wait
+	var waited time.Duration      // time spent waiting for the in-use cap
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -244,7 +246,59 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 		if c != nil {
 			return p.acquireHit(ctx, span, t, ks, c, start, evs)
 		}
+		if limit := p.opts.MaxInUsePerKey; limit > 0 && ks.leased >= limit && !ks.sessionless {
+			// The key is at its in-use cap: wait for one of its leases to
+			// end, then look again (an idle session, or room to dial).
+			if ks.freed == nil {
+				ks.freed = make(chan struct{})
+			}
+			freed := ks.freed
+			p.stats.pending++
+			p.mu.Unlock()
+			p.closeEvicted(ctx, evs)
+			evs = nil
+			if deadline == nil && p.opts.AcquireTimeout > 0 {
+				timer := time.NewTimer(p.opts.AcquireTimeout)
+				defer timer.Stop()
+				deadline = timer.C
+			}
+			began := p.now()
+			err := p.waitFreed(ctx, freed, deadline)
+			waited += p.now().Sub(began)
+			p.inst.acquireWaited(span, waited)
+			p.mu.Lock()
+			p.stats.pending--
+			if err == nil {
+				p.mu.Unlock()
+				continue
+			}
+			reason := p.missReasonLocked(ks, known, attempt)
+			errType := spans.ErrTypeCanceled
+			if errors.Is(err, ErrAcquireTimeout) {
+				p.stats.timeouts++
+				errType = spans.ErrTypeAcquireTimeout
+			}
+			hint := ks.revision
+			p.mu.Unlock()
+			p.inst.acquireTimeout(ctx, errType)
+			err = t.redact.Error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, limit, err))
+			p.inst.endAcquireFailed(ctx, span, err, errType, reason, hint)
+			return Lease{}, err
+		}
 		return p.acquireMiss(ctx, span, t, ks, known, attempt, start, evs)
+	}
+}
+
+// waitFreed waits for freed, the context, or the acquire deadline
+// (Options.AcquireTimeout), whichever comes first.
+func (p *Pool) waitFreed(ctx context.Context, freed <-chan struct{}, deadline <-chan time.Time) error {
+	select {
+	case <-freed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-deadline:
+		return ErrAcquireTimeout
 	}
 }
 
@@ -253,7 +307,7 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 // held on entry and released here.
 func (p *Pool) acquireHit(ctx context.Context, span trace.Span, t *Target, ks *keyState, c *conn, start time.Time, evs []eviction) (Lease, error) {
 	p.leaseLocked(c)
-	ks.leased++
+	p.reserveLocked(ks, start)
 	p.stats.acquires++
 	if !p.needsPingLocked(c, start) {
 		p.stats.hits++
@@ -283,7 +337,7 @@ func (p *Pool) acquireHit(ctx context.Context, span trace.Span, t *Target, ks *k
 	p.mu.Lock()
 	c.leased = false
 	p.inUse--
-	ks.leased--
+	p.unreserveLocked(ks)
 	ks.lastDrop = spans.MissHealthCheck
 	p.stats.acquires-- // the miss below counts this acquire
 	p.mu.Unlock()
@@ -319,7 +373,7 @@ func (p *Pool) acquireMiss(ctx context.Context, span trace.Span, t *Target, ks *
 		p.mu.Unlock()
 		return Lease{}, p.failFast(ctx, span, t, evs, err)
 	}
-	ks.leased++
+	p.reserveLocked(ks, start)
 	p.stats.acquires++
 	p.stats.misses++
 	p.stats.missReasons[reason]++
@@ -348,7 +402,7 @@ func (p *Pool) acquireMiss(ctx context.Context, span trace.Span, t *Target, ks *
 	opened, recovered := p.breakerDialDoneLocked(ks.key, p.now(), trial, err, errors.Is(ctx.Err(), context.Canceled))
 	if err != nil {
 		p.stats.dialFailures++
-		ks.leased--
+		p.unreserveLocked(ks)
 		ks.lastDrop = spans.MissAfterFailure
 		p.mu.Unlock()
 		if opened {
@@ -376,6 +430,7 @@ func (p *Pool) leaseLocked(c *conn) {
 		c.users++
 		if c.users == 1 {
 			p.inUse++
+			p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
 			c.gen++
 			if c.ks.shared == nil {
 				c.ks.shared = c
@@ -386,6 +441,7 @@ func (p *Pool) leaseLocked(c *conn) {
 	c.gen++
 	c.leased = true
 	p.inUse++
+	p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
 }
 
 // newLease builds the lease handle; a lease on a shared client gets its own
@@ -430,6 +486,7 @@ func (p *Pool) closeEvicted(ctx context.Context, evs []eviction) {
 	for _, ev := range evs {
 		p.inst.eviction(ctx, ev.reason)
 		wg.Go(func() {
+			defer p.inst.sessionClosed(ev.c, p.now())
 			if err := ev.c.session.Close(); err != nil {
 				p.opts.Logger.Debug("mcp pool: close session", "key", ev.c.ks.key, "reason", ev.reason, "error", ev.c.target.redact.String(err.Error()))
 			}

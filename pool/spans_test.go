@@ -73,7 +73,9 @@ func TestSpanTreeOfAPooledWorkload(t *testing.T) {
 }
 
 func TestEveryMissSpanNamesItsReasonAndAgreesWithStat(t *testing.T) {
-	h := newHarness(t, harnessOpts{clock: true})
+	// One idle session per key, whatever the peak, so that the third
+	// acquire below must dial.
+	h := newHarness(t, harnessOpts{clock: true, pool: pool.Options{FixedIdlePerKey: true}})
 	ctx := context.Background()
 	h.mustCall(fixtures.ToolEcho, nil)         // cold
 	held, err := h.pool.Acquire(ctx, h.target) // hit

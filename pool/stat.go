@@ -14,6 +14,9 @@ type counters struct {
 	breakerOpens           int64
 	breakerRejects         int64
 	handshakeRequests      int64
+	timeouts               int64
+	pending                int // gauge: acquires waiting for the in-use cap
+	peakInUse              int // gauge: most sessions in use at once
 	negotiationFallbacks   int64
 	missReasons            map[string]int64
 	evictions              map[string]int64
@@ -82,6 +85,14 @@ type Stat struct {
 	// (server/discover, initialize, notifications/initialized, retries);
 	// with Dials, what cold starts cost in round trips.
 	HandshakeRequests int64
+	// Pending is the number of acquires waiting for their key's in-use cap
+	// (Options.MaxInUsePerKey) at snapshot time.
+	Pending int
+	// Timeouts counts acquires that gave up waiting for the in-use cap
+	// (Options.AcquireTimeout).
+	Timeouts int64
+	// PeakInUse is the most sessions the pool had in use at once.
+	PeakInUse int
 	// NegotiationFallbacks counts handshakes the server made try again (a
 	// refused discover, or an initialize refused with -32022): each cost an
 	// extra round trip, paid once per key since the revision is remembered.
@@ -133,6 +144,9 @@ func (p *Pool) Stat() Stat {
 		KeyProtocols:         keyProtocols,
 		SharedKeys:           shared,
 		HandshakeRequests:    p.stats.handshakeRequests,
+		Pending:              p.stats.pending,
+		Timeouts:             p.stats.timeouts,
+		PeakInUse:            p.stats.peakInUse,
 		NegotiationFallbacks: p.stats.negotiationFallbacks,
 	}
 }

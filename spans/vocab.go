@@ -74,6 +74,10 @@ const (
 	// EventHandshakeRequest.
 	AttrDurationSeconds = "plugin.mcp.duration_s"
 
+	// AttrAcquireWait is how long an acquire waited for its key's in-use
+	// cap, in seconds; absent when it did not wait.
+	AttrAcquireWait = "plugin.mcp.acquire.wait_s"
+
 	// AttrConnectionState is the state label of the connection count gauge.
 	AttrConnectionState = "mcp.pool.connection.state"
 	// AttrEvictionReason labels evictions (see the Evict* constants).
@@ -170,6 +174,7 @@ const (
 	ErrTypeHandshake      = "handshake"       // the dial or initialize failed
 	ErrTypeProtocol       = "protocol_error"  // the server answered a JSON-RPC error
 	ErrTypeCircuitOpen    = "circuit_open"    // the key's circuit breaker failed the acquire fast
+	ErrTypeAcquireTimeout = "acquire_timeout" // waited past the acquire timeout for the in-use cap
 )
 
 // Connection states: the value of AttrConnectionState.
@@ -211,6 +216,12 @@ const (
 	MetricRedials = "mcp.pool.redials"
 	// MetricFailures counts dropped sessions by AttrErrorType.
 	MetricFailures = "mcp.pool.failures"
+	// MetricPendingRequests is an up-down counter of acquires waiting for
+	// a key's in-use cap (db.client.connection.pending_requests).
+	MetricPendingRequests = "mcp.pool.connection.pending_requests"
+	// MetricTimeouts counts acquires that timed out waiting for the in-use
+	// cap (db.client.connection.timeouts).
+	MetricTimeouts = "mcp.pool.connection.timeouts"
 	// MetricSessionDuration is the MCP client session lifetime histogram
 	// (s), from handshake to close (OTel MCP conventions).
 	MetricSessionDuration = "mcp.client.session.duration"
