@@ -22,6 +22,7 @@ import (
 // work at all (no spans, no allocations).
 type instruments struct {
 	tracer     trace.Tracer
+	semconv    bool // call spans in the MCP semantic conventions' form
 	metrics    bool
 	poolAttr   attribute.KeyValue
 	propagator propagation.TextMapPropagator
@@ -48,6 +49,7 @@ func newInstruments(o Options) *instruments {
 	in := &instruments{
 		poolAttr:   attribute.String(spans.AttrPoolID, o.ID),
 		propagator: propagation.TraceContext{},
+		semconv:    o.SemconvCallSpans,
 	}
 	if tp := o.TracerProvider; tp != nil {
 		if _, noop := tp.(tracenoop.TracerProvider); !noop {
@@ -319,16 +321,25 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
 		attribute.String(spans.AttrCacheKey, c.ks.key),
 		attribute.String(spans.AttrProtocolVersion, c.revision),
-	}
+	)
 	if c.id != "" {
 		attrs = append(attrs, attribute.String(spans.AttrSessionID, c.id))
 	}
-	return in.tracer.Start(ctx, spans.SpanCallTool, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	name := spans.SpanCallTool
+	if in.semconv {
+		name = spans.MethodToolsCall + " " + tool
+		attrs = append(attrs,
+			attribute.String(spans.AttrServerAddress, c.target.address),
+			attribute.Int(spans.AttrServerPort, c.target.port),
+		)
+	}
+	return in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {

@@ -98,6 +98,13 @@ type Options struct {
 	HTTPTransport http.RoundTripper
 	// ClientName and ClientVersion are sent in initialize. Zero: "mcptrace".
 	ClientName, ClientVersion string
+	// SemconvCallSpans writes call spans in the OpenTelemetry MCP semantic
+	// conventions' form: named "tools/call <tool>" (not
+	// plugin.mcp.client.call_tool), with mcp.method.name, gen_ai.tool.name,
+	// mcp.session.id, mcp.protocol.version, server.address and server.port,
+	// as the analyzer's semconv profile reads them. jsonrpc.request.id is
+	// left out: the SDK does not expose it. Zero: the pool's own names.
+	SemconvCallSpans bool
 	// TracerProvider for the pool's spans. Zero: no spans.
 	TracerProvider trace.TracerProvider
 	// MeterProvider for the pool's metrics. Zero: no metrics.

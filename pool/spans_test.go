@@ -126,3 +126,33 @@ func TestEveryMissSpanNamesItsReasonAndAgreesWithStat(t *testing.T) {
 		t.Errorf("miss reasons %v, want %v", fromSpans, want)
 	}
 }
+
+func TestSemconvCallSpansFollowTheMCPConventions(t *testing.T) {
+	h := newHarness(t, harnessOpts{pool: pool.Options{SemconvCallSpans: true}})
+	h.mustCall(fixtures.ToolEcho, map[string]any{"text": "x"})
+	if got := len(h.spansNamed(spans.SpanCallTool)); got != 0 {
+		t.Errorf("%d spans named %s in semconv mode, want 0", got, spans.SpanCallTool)
+	}
+	calls := h.spansNamed("tools/call " + fixtures.ToolEcho)
+	if len(calls) != 1 {
+		t.Fatalf("spans named %q = %d, want 1", "tools/call "+fixtures.ToolEcho, len(calls))
+	}
+	c := calls[0]
+	if c.SpanKind() != trace.SpanKindClient {
+		t.Errorf("kind = %v, want client", c.SpanKind())
+	}
+	for key, want := range map[string]string{
+		spans.AttrMethodName:      spans.MethodToolsCall,
+		spans.AttrGenAIToolName:   fixtures.ToolEcho,
+		spans.AttrSessionID:       h.srv.SessionIDs()[0],
+		spans.AttrProtocolVersion: spans.ProtocolLegacy,
+		spans.AttrServerAddress:   "127.0.0.1",
+	} {
+		if got := attr(c, key); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	if !hasAttr(c, spans.AttrServerPort) {
+		t.Errorf("no %s", spans.AttrServerPort)
+	}
+}
