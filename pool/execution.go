@@ -70,9 +70,9 @@ func executionFrom(ctx context.Context, p *Pool) *Execution {
 // acquiring it on the execution's first call to t. It has the invoke span
 // and error rules of [Pool.CallTool].
 func (e *Execution) CallTool(ctx context.Context, t *Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	ctx, end := e.p.inst.startInvoke(ctx, e.p, t, params.Name)
+	ctx, span := e.p.inst.startInvoke(ctx, t, params.Name)
 	res, err := e.callTool(ctx, t, params)
-	end(res, err)
+	endInvoke(span, res, err)
 	return res, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,12 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(fixtureChildEnv) != "" {
+		os.Exit(serveFixtureChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // harness is one fixture server and one instrumented pool on it.
 type harness struct {

@@ -21,11 +21,16 @@ import (
 // or meter means that signal is off, and the hit path then does no telemetry
 // work at all (no spans, no allocations).
 type instruments struct {
-	tracer     trace.Tracer
-	semconv    bool // call spans in the MCP semantic conventions' form
-	metrics    bool
-	poolAttr   attribute.KeyValue
-	propagator propagation.TextMapPropagator
+	tracer trace.Tracer
+	// Span start options built once, so a traced call does not allocate
+	// them again: kinds, the pool id, and the acquire attempt.
+	kindInternal, kindClient trace.SpanStartOption
+	poolOpt                  trace.SpanStartOption
+	attemptOpts              [3]trace.SpanStartOption // by attempt (1, 2)
+	semconv                  bool                     // call spans in the MCP semantic conventions' form
+	metrics                  bool
+	poolAttr                 attribute.KeyValue
+	propagator               propagation.TextMapPropagator
 
 	acquires   metric.Int64Counter
 	evictions  metric.Int64Counter
@@ -50,6 +55,12 @@ func newInstruments(o Options) *instruments {
 		poolAttr:   attribute.String(spans.AttrPoolID, o.ID),
 		propagator: propagation.TraceContext{},
 		semconv:    o.SemconvCallSpans,
+	}
+	in.kindInternal = trace.WithSpanKind(trace.SpanKindInternal)
+	in.kindClient = trace.WithSpanKind(trace.SpanKindClient)
+	in.poolOpt = trace.WithAttributes(in.poolAttr)
+	for i := range in.attemptOpts {
+		in.attemptOpts[i] = trace.WithAttributes(attribute.Int(spans.AttrAttempt, i))
 	}
 	if tp := o.TracerProvider; tp != nil {
 		if _, noop := tp.(tracenoop.TracerProvider); !noop {
@@ -158,18 +169,19 @@ func (in *instruments) sessionClosed(c *conn, now time.Time) {
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
-// startInvoke starts the invoke span; end records the outcome and ends it.
-func (in *instruments) startInvoke(ctx context.Context, p *Pool, t *Target, tool string) (context.Context, func(*mcp.CallToolResult, error)) {
+// startInvoke starts the invoke span (nil when tracing is off); endInvoke
+// records the outcome and ends it.
+func (in *instruments) startInvoke(ctx context.Context, t *Target, tool string) (context.Context, trace.Span) {
 	if in.tracer == nil {
-		return ctx, func(*mcp.CallToolResult, error) {}
+		return ctx, nil
 	}
-	ctx, span := in.tracer.Start(ctx, spans.SpanInvoke, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attribute.String(spans.AttrToolName, tool),
-		attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP),
-		attribute.String(spans.AttrCacheKey, t.key),
-		in.poolAttr,
-	))
-	return ctx, func(res *mcp.CallToolResult, err error) {
+	return in.tracer.Start(ctx, spans.SpanInvoke, in.kindInternal, t.invokeOpt, in.poolOpt,
+		trace.WithAttributes(attribute.String(spans.AttrToolName, tool)))
+}
+
+// endInvoke ends an invoke span started by startInvoke.
+func endInvoke(span trace.Span, res *mcp.CallToolResult, err error) {
+	if span != nil {
 		endWithError(span, res, err)
 		span.End()
 	}
@@ -192,11 +204,11 @@ func (in *instruments) startAcquire(ctx context.Context, p *Pool, t *Target, att
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	return in.tracer.Start(ctx, spans.SpanAcquire, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attribute.String(spans.AttrCacheKey, t.key),
-		attribute.Int(spans.AttrAttempt, attempt),
-		in.poolAttr,
-	))
+	var attemptOpt trace.SpanStartOption = trace.WithAttributes(attribute.Int(spans.AttrAttempt, attempt))
+	if attempt >= 0 && attempt < len(in.attemptOpts) {
+		attemptOpt = in.attemptOpts[attempt]
+	}
+	return in.tracer.Start(ctx, spans.SpanAcquire, in.kindInternal, t.keyOpt, attemptOpt, in.poolOpt)
 }
 
 // keyMetrics holds a key's metric options, built once when the pool first
@@ -339,7 +351,7 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 			attribute.Int(spans.AttrServerPort, c.target.port),
 		)
 	}
-	return in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return in.tracer.Start(ctx, name, in.kindClient, trace.WithAttributes(attrs...))
 }
 
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
@@ -364,14 +376,33 @@ func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return meta
 	}
-	carrier := propagation.MapCarrier{}
-	in.propagator.Inject(ctx, carrier)
-	out := make(mcp.Meta, len(meta)+len(carrier))
+	// The propagator writes straight into the copy: one map per call, not
+	// a carrier map and then a copy of it.
+	out := make(mcp.Meta, len(meta)+2) // traceparent, tracestate
 	maps.Copy(out, meta)
-	for k, v := range carrier {
-		out[k] = v
-	}
+	in.propagator.Inject(ctx, metaCarrier(out))
 	return out
+}
+
+// metaCarrier lets a propagator write into an mcp.Meta.
+type metaCarrier mcp.Meta
+
+// Get implements propagation.TextMapCarrier.
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// Set implements propagation.TextMapCarrier.
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+
+// Keys implements propagation.TextMapCarrier.
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {

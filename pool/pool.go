@@ -154,9 +154,9 @@ func (p *Pool) CallTool(ctx context.Context, t *Target, params *mcp.CallToolPara
 	if e := executionFrom(ctx, p); e != nil {
 		return e.CallTool(ctx, t, params)
 	}
-	ctx, end := p.inst.startInvoke(ctx, p, t, params.Name)
+	ctx, span := p.inst.startInvoke(ctx, t, params.Name)
 	res, err := p.callTool(ctx, t, params)
-	end(res, err)
+	endInvoke(span, res, err)
 	return res, err
 }
 
