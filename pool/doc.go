@@ -25,9 +25,17 @@
 //     Options.MaxSharedCalls calls in flight at once (default 4; more wait
 //     their turn). Concurrent first acquires wait for the key's one
 //     handshake instead of each making their own.
-//   - Idle sessions are capped per key (default 1) and globally (default 64,
-//     least recently used closed first), and expire after an idle TTL (default
-//     5 minutes), evicted lazily on acquire plus a cheap periodic sweep.
+//   - A key keeps as many idle sessions as it had in use at its recent peak
+//     (within the idle TTL; at least Options.MaxIdlePerKey, default 1), so a
+//     burst's sessions wait for the next burst instead of being closed and
+//     dialed again; all keys together keep at most 64 (least recently used
+//     closed first). Idle sessions expire after an idle TTL (default 5
+//     minutes), evicted lazily on acquire plus a cheap periodic sweep.
+//   - Options.MaxInUsePerKey (off by default) caps a key's sessions in use:
+//     more acquires wait, bounded by their context and
+//     Options.AcquireTimeout ([ErrAcquireTimeout]); the wait is on the acquire
+//     span (plugin.mcp.acquire.wait_s), and Stat and the metrics count
+//     pending acquires and timeouts.
 //   - A transport failure, an expired or rejected session, a non-2xx HTTP
 //     status or a cancellation mid-call drops the session. A tool result with
 //     isError true is a clean release.
@@ -71,9 +79,13 @@
 //
 // # Use
 //
-// [Pool.CallTool] is one invocation: acquire, call, release. [Pool.Acquire]
-// hands out a [Lease] for callers that need several requests on one session;
-// they must call [Lease.Release] exactly once. [Pool.Stat] is a snapshot of the
+// [Pool.CallTool] is one invocation: acquire, call, release. An execution
+// whose calls depend on each other (select a workspace, then read it) runs
+// them on a [Pool.Execution], or passes [WithExecution]'s context to
+// [Pool.CallTool]: its calls to a target ride one session until
+// [Execution.Close], with the same drop and redial rules, and no lease to
+// manage. [Pool.Acquire] hands out a [Lease] for callers that need requests
+// the pool does not wrap; they must call [Lease.Release] exactly once. [Pool.Stat] is a snapshot of the
 // counters, like pgxpool's Stat. [Pool.Close] closes idle sessions and makes
 // later acquires fail with [ErrPoolClosed].
 package pool
