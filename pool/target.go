@@ -34,9 +34,11 @@ type TargetConfig struct {
 	SecretHeaders []string
 	// BearerToken, if set, is sent as "Authorization: Bearer <token>".
 	BearerToken string
-	// ProtocolVersion pins the MCP protocol version of the handshake. Empty
-	// means the pool's default. Pinning avoids the SDK's server/discover
-	// probe, which costs an extra round trip on every dial.
+	// ProtocolVersion pins the MCP protocol revision of the handshake; a
+	// pinned revision is never renegotiated. Empty means the pool's
+	// Options.ProtocolVersion, whose zero value negotiates (2026-07-28
+	// first, falling back to 2025-11-25) and remembers the result per key,
+	// so the probe's extra round trip is paid once per key.
 	ProtocolVersion string
 }
 
