@@ -147,7 +147,7 @@ func (p *Pool) failFast(ctx context.Context, span trace.Span, t *Target, evs []e
 		p.closeEvicted(ctx, evs)
 	}
 	err := fmt.Errorf("acquire %s: %w", t.shown, cause)
-	p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCircuitOpen)
+	p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCircuitOpen, "", "")
 	return err
 }
 

@@ -12,8 +12,8 @@ var (
 	// ErrPoolClosed is returned by acquires on a closed pool.
 	ErrPoolClosed = errors.New("pool: closed")
 	// ErrSessionExpired means the server answered HTTP 404 to a request that
-	// carried a session id: it no longer knows the session. A reused session
-	// that fails this way is redialed once by CallTool; the error reaches the
+	// carried a session id: it no longer knows the session. A session (reused
+	// or fresh) that fails this way is redialed once by CallTool; the error reaches the
 	// caller only when the redial fails too or the lease was managed by hand.
 	ErrSessionExpired = errors.New("pool: downstream session expired")
 	// ErrSessionRejected means the server answered HTTP 400 to a request that
@@ -27,6 +27,9 @@ var (
 	// error is a *CircuitOpenError naming the key hash and when the next
 	// trial dial may be made.
 	ErrCircuitOpen = errors.New("pool: circuit open")
+	// ErrAcquireTimeout means an acquire waited Options.AcquireTimeout for
+	// its key to drop below Options.MaxInUsePerKey and gave up.
+	ErrAcquireTimeout = errors.New("pool: timed out waiting for a session (in-use cap)")
 )
 
 // errNotSent marks a call refused before anything was sent, because its

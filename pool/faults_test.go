@@ -488,7 +488,7 @@ func TestFaultMatrix_HTTPErrorStatusesAreSurfacedWithRetryAfter(t *testing.T) {
 		t.Run(http.StatusText(tc.status)+" on a call", func(t *testing.T) {
 			h := newHarness(t, harnessOpts{})
 			h.warm()
-			h.srv.RejectNext(fixtures.Reject{Status: tc.status, RetryAfter: tc.retryAfter})
+			h.srv.RejectNext(fixtures.Reject{Status: tc.status, RetryAfter: tc.retryAfter, Method: "tools/call"})
 			_, err := h.call(context.Background(), fixtures.ToolSideEffect, nil)
 			var hs *pool.HTTPStatusError
 			if !errors.As(err, &hs) || hs.Status != tc.status || hs.RetryAfter != tc.retryAfter || !hs.SessionBound {
@@ -521,7 +521,7 @@ func TestFaultMatrix_HTTPErrorStatusesAreSurfacedWithRetryAfter(t *testing.T) {
 		h := newHarness(t, harnessOpts{})
 		// The first session-bearing request of a dial is the initialized
 		// notification.
-		h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second})
+		h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 3 * time.Second, Method: "notifications/initialized"})
 		_, err := h.call(context.Background(), fixtures.ToolSideEffect, nil)
 		var hs *pool.HTTPStatusError
 		if !errors.As(err, &hs) || hs.Status != http.StatusServiceUnavailable || hs.RetryAfter != 3*time.Second {
@@ -586,5 +586,44 @@ func TestFaultMatrix_CloseWhileCallsInFlight(t *testing.T) {
 		if got := httpCount(h.srv, http.MethodDelete, id); got != 1 {
 			t.Errorf("DELETE of %s = %d, want 1", id, got)
 		}
+	}
+}
+
+func TestSessionForgottenRightAfterInitializeIsRedialedOnce(t *testing.T) {
+	bodies := []string{fixtures.UnknownSessionBodyText, fixtures.UnknownSessionBodyNullID, fixtures.UnknownSessionBodyRequestID}
+	for _, body := range bodies {
+		t.Run(body+"/fresh session forgotten: one redial succeeds", func(t *testing.T) {
+			h := newHarness(t, harnessOpts{fixture: fixtures.Options{UnknownSessionBody: body}})
+			h.srv.ForgetNextSessions(1)
+			if got := h.mustCall(fixtures.ToolSideEffect, nil); got != "count:1" {
+				t.Fatalf("call = %q, want count:1 on the redialed session", got)
+			}
+			st := h.pool.Stat()
+			if st.Redials != 1 || st.Dials != 2 || st.MissReasons[spans.MissRedial] != 1 {
+				t.Errorf("stat = %+v, want 1 redial after 2 dials", st)
+			}
+			calls := toolCalls(h.srv, fixtures.ToolSideEffect)
+			if len(calls) != 2 || calls[0].Status != http.StatusNotFound || calls[1].Status != http.StatusOK {
+				t.Errorf("side_effect requests = %+v, want 404 then 200", calls)
+			}
+			acq := h.spansNamed(spans.SpanAcquire)
+			if len(acq) != 2 || attr(acq[1], spans.AttrAttempt) != "2" || attr(acq[1], spans.AttrMissReason) != spans.MissRedial {
+				t.Errorf("acquire spans = %d, want the second attempt 2 with miss_reason redial", len(acq))
+			}
+		})
+		t.Run(body+"/redial forgotten too: no second redial", func(t *testing.T) {
+			h := newHarness(t, harnessOpts{fixture: fixtures.Options{UnknownSessionBody: body}})
+			h.srv.ForgetNextSessions(2)
+			_, err := h.call(context.Background(), fixtures.ToolSideEffect, nil)
+			if !errors.Is(err, pool.ErrSessionExpired) {
+				t.Fatalf("err = %v, want ErrSessionExpired after the one redial", err)
+			}
+			if st := h.pool.Stat(); st.Redials != 1 || st.Dials != 2 {
+				t.Errorf("stat = %+v, want exactly one redial", st)
+			}
+			if n := h.srv.SideEffects(); n != 0 {
+				t.Errorf("SideEffects() = %d, want 0", n)
+			}
+		})
 	}
 }

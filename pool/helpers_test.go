@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,12 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(fixtureChildEnv) != "" {
+		os.Exit(serveFixtureChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // harness is one fixture server and one instrumented pool on it.
 type harness struct {
@@ -149,7 +155,7 @@ func (h *harness) spansNamed(name string) []sdktrace.ReadOnlySpan {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

@@ -26,7 +26,66 @@ type keyState struct {
 	lastActive time.Time
 	// metrics holds the key's prebuilt metric options; nil when off.
 	metrics *keyMetrics
+	// revision is the MCP revision the key's last handshake negotiated
+	// ("" before the first): the next dial uses it directly.
+	revision string
+	// sessionless is true when the key's last handshake got no session
+	// id: its sessions are shared, not leased exclusively.
+	sessionless bool
+	// shared is the sessionless key's client while leases use it; nil when
+	// none does (an unused shared client waits in idle like any session).
+	shared *conn
+	// dialing is closed when the key's in-flight handshake ends; nil when
+	// none is in flight or the key is known to have sessions (whose
+	// concurrent acquires dial their own).
+	dialing chan struct{}
+	// peak is the most sessions the key had leased at once since peakAt;
+	// the key keeps that many idle (see idleLimitLocked). It restarts from
+	// the current count once it is older than the idle TTL, so a burst's
+	// sessions are kept for the next burst and let go when bursts stop.
+	peak   int
+	peakAt time.Time
+	// freed is closed (and cleared) when one of the key's leases ends;
+	// acquires waiting for the in-use cap wait on it. nil: no waiter.
+	freed chan struct{}
 }
+
+// reserveLocked counts one more lease (or dial) of the key and updates its
+// recent peak. p.mu must be held.
+func (p *Pool) reserveLocked(ks *keyState, now time.Time) {
+	ks.leased++
+	if ks.leased >= ks.peak || now.Sub(ks.peakAt) > p.opts.IdleTTL {
+		ks.peak, ks.peakAt = ks.leased, now
+	}
+}
+
+// unreserveLocked counts one lease (or dial) of the key less and wakes the
+// acquires waiting for its in-use cap. p.mu must be held.
+func (p *Pool) unreserveLocked(ks *keyState) {
+	ks.leased--
+	if ks.freed != nil {
+		close(ks.freed)
+		ks.freed = nil
+	}
+}
+
+// idleLimitLocked is how many idle sessions the key may keep: its recent
+// in-use peak (within the idle TTL), at least Options.MaxIdlePerKey. Keeping
+// what the last burst needed avoids closing sessions the next one dials a
+// millisecond later; the global MaxIdle cap still bounds the total.
+// p.mu must be held.
+func (p *Pool) idleLimitLocked(ks *keyState, now time.Time) int {
+	limit := p.opts.MaxIdlePerKey
+	if !p.opts.FixedIdlePerKey && ks.peak > limit && now.Sub(ks.peakAt) <= p.opts.IdleTTL {
+		limit = ks.peak
+	}
+	return limit
+}
+
+// mayShare reports whether the key's sessions may be shared: its server is
+// sessionless, or not known yet. Concurrent acquires of such a key wait for
+// its in-flight handshake instead of making their own.
+func (ks *keyState) mayShare() bool { return ks.revision == "" || ks.sessionless }
 
 // eviction is an idle session removed from the pool, to be closed.
 type eviction struct {
@@ -90,7 +149,7 @@ func (p *Pool) putIdleLocked(c *conn, now time.Time, evs []eviction) []eviction 
 	c.idleSince = now
 	ks.idle = append(ks.idle, c)
 	p.lruPushLocked(c)
-	if len(ks.idle) > p.opts.MaxIdlePerKey {
+	if len(ks.idle) > p.idleLimitLocked(ks, now) {
 		old := ks.idle[0]
 		copy(ks.idle, ks.idle[1:])
 		ks.idle[len(ks.idle)-1] = nil

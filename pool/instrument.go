@@ -21,10 +21,16 @@ import (
 // or meter means that signal is off, and the hit path then does no telemetry
 // work at all (no spans, no allocations).
 type instruments struct {
-	tracer     trace.Tracer
-	metrics    bool
-	poolAttr   attribute.KeyValue
-	propagator propagation.TextMapPropagator
+	tracer trace.Tracer
+	// Span start options built once, so a traced call does not allocate
+	// them again: kinds, the pool id, and the acquire attempt.
+	kindInternal, kindClient trace.SpanStartOption
+	poolOpt                  trace.SpanStartOption
+	attemptOpts              [3]trace.SpanStartOption // by attempt (1, 2)
+	semconv                  bool                     // call spans in the MCP semantic conventions' form
+	metrics                  bool
+	poolAttr                 attribute.KeyValue
+	propagator               propagation.TextMapPropagator
 
 	acquires   metric.Int64Counter
 	evictions  metric.Int64Counter
@@ -35,6 +41,9 @@ type instruments struct {
 	useTime    metric.Float64Histogram
 	opDuration metric.Float64Histogram
 	connCount  metric.Int64ObservableUpDownCounter
+	pending    metric.Int64ObservableUpDownCounter
+	timeouts   metric.Int64Counter
+	sessionDur metric.Float64Histogram
 }
 
 // durationBuckets suit loopback calls (sub-millisecond) up to slow remote
@@ -45,6 +54,13 @@ func newInstruments(o Options) *instruments {
 	in := &instruments{
 		poolAttr:   attribute.String(spans.AttrPoolID, o.ID),
 		propagator: propagation.TraceContext{},
+		semconv:    o.SemconvCallSpans,
+	}
+	in.kindInternal = trace.WithSpanKind(trace.SpanKindInternal)
+	in.kindClient = trace.WithSpanKind(trace.SpanKindClient)
+	in.poolOpt = trace.WithAttributes(in.poolAttr)
+	for i := range in.attemptOpts {
+		in.attemptOpts[i] = trace.WithAttributes(attribute.Int(spans.AttrAttempt, i))
 	}
 	if tp := o.TracerProvider; tp != nil {
 		if _, noop := tp.(tracenoop.TracerProvider); !noop {
@@ -89,6 +105,8 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 	in.createTime = hist(spans.MetricConnectionCreateTime, "Time to dial and initialize a new session.")
 	in.useTime = hist(spans.MetricConnectionUseTime, "Time a session was leased.")
 	in.opDuration = hist(spans.MetricOperationDuration, "Duration of MCP client operations.")
+	in.sessionDur = hist(spans.MetricSessionDuration, "Lifetime of MCP client sessions, from handshake to close.")
+	in.timeouts = counter(spans.MetricTimeouts, "Acquires that timed out waiting for a key's in-use cap.")
 	if err != nil {
 		return err
 	}
@@ -108,24 +126,62 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 	if err != nil {
 		return err
 	}
+	in.pending, err = m.Int64ObservableUpDownCounter(spans.MetricPendingRequests,
+		metric.WithUnit("{request}"),
+		metric.WithDescription("Acquires waiting for a key's in-use cap."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			p.mu.Lock()
+			n := p.stats.pending
+			p.mu.Unlock()
+			o.Observe(int64(n), metric.WithAttributes(in.poolAttr))
+			return nil
+		}))
+	if err != nil {
+		return err
+	}
 	in.metrics = true
 	return nil
 }
 
+// acquireWaited records on the acquire span how long it has waited for the
+// in-use cap so far.
+func (in *instruments) acquireWaited(span trace.Span, d time.Duration) {
+	if span != nil {
+		span.SetAttributes(attribute.Float64(spans.AttrAcquireWait, d.Seconds()))
+	}
+}
+
+// acquireTimeout counts an acquire that gave up waiting for the in-use cap
+// (a cancelled wait is not a timeout).
+func (in *instruments) acquireTimeout(ctx context.Context, errType string) {
+	if in.metrics && errType == spans.ErrTypeAcquireTimeout {
+		in.timeouts.Add(ctx, 1, metric.WithAttributes(in.poolAttr))
+	}
+}
+
+// sessionClosed records a session's lifetime, from its handshake to its
+// close (mcp.client.session.duration).
+func (in *instruments) sessionClosed(c *conn, now time.Time) {
+	if in.metrics && !c.born.IsZero() {
+		in.sessionDur.Record(context.Background(), seconds(now.Sub(c.born)), metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrProtocolVersion, c.revision)))
+	}
+}
+
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
-// startInvoke starts the invoke span; end records the outcome and ends it.
-func (in *instruments) startInvoke(ctx context.Context, p *Pool, t *Target, tool string) (context.Context, func(*mcp.CallToolResult, error)) {
+// startInvoke starts the invoke span (nil when tracing is off); endInvoke
+// records the outcome and ends it.
+func (in *instruments) startInvoke(ctx context.Context, t *Target, tool string) (context.Context, trace.Span) {
 	if in.tracer == nil {
-		return ctx, func(*mcp.CallToolResult, error) {}
+		return ctx, nil
 	}
-	ctx, span := in.tracer.Start(ctx, spans.SpanInvoke, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attribute.String(spans.AttrToolName, tool),
-		attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP),
-		attribute.String(spans.AttrCacheKey, t.key),
-		in.poolAttr,
-	))
-	return ctx, func(res *mcp.CallToolResult, err error) {
+	return in.tracer.Start(ctx, spans.SpanInvoke, in.kindInternal, t.invokeOpt, in.poolOpt,
+		trace.WithAttributes(attribute.String(spans.AttrToolName, tool)))
+}
+
+// endInvoke ends an invoke span started by startInvoke.
+func endInvoke(span trace.Span, res *mcp.CallToolResult, err error) {
+	if span != nil {
 		endWithError(span, res, err)
 		span.End()
 	}
@@ -148,11 +204,11 @@ func (in *instruments) startAcquire(ctx context.Context, p *Pool, t *Target, att
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	return in.tracer.Start(ctx, spans.SpanAcquire, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attribute.String(spans.AttrCacheKey, t.key),
-		attribute.Int(spans.AttrAttempt, attempt),
-		in.poolAttr,
-	))
+	var attemptOpt trace.SpanStartOption = trace.WithAttributes(attribute.Int(spans.AttrAttempt, attempt))
+	if attempt >= 0 && attempt < len(in.attemptOpts) {
+		attemptOpt = in.attemptOpts[attempt]
+	}
+	return in.tracer.Start(ctx, spans.SpanAcquire, in.kindInternal, t.keyOpt, attemptOpt, in.poolOpt)
 }
 
 // keyMetrics holds a key's metric options, built once when the pool first
@@ -180,12 +236,22 @@ func (in *instruments) newKeyMetrics(key string) *keyMetrics {
 	}
 }
 
-func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string) {
+func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string, c *conn) {
 	if span != nil {
-		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, hit))
-		if !hit {
-			span.SetAttributes(attribute.String(spans.AttrMissReason, reason))
+		attrs := [4]attribute.KeyValue{
+			attribute.Bool(spans.AttrCacheHit, hit),
+			attribute.String(spans.AttrProtocolVersion, c.revision),
 		}
+		n := 2
+		if !hit {
+			attrs[n] = attribute.String(spans.AttrMissReason, reason)
+			n++
+		}
+		if c.sessionless {
+			attrs[n] = attribute.Bool(spans.AttrSessionless, true)
+			n++
+		}
+		span.SetAttributes(attrs[:n]...)
 		span.End()
 	}
 	if km == nil {
@@ -202,9 +268,18 @@ func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start ti
 	in.waitTime.Record(ctx, wait, metric.WithAttributes(in.poolAttr, km.keyAttr, miss))
 }
 
-func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType string) {
+// endAcquireFailed ends the span of an acquire that returned an error. A
+// failed dial is a miss like any other and names its reason; version is the
+// revision the acquire tried or knew ("" when none).
+func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType, reason, version string) {
 	if span != nil {
 		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, false), attribute.String(spans.AttrErrorType, errType))
+		if reason != "" {
+			span.SetAttributes(attribute.String(spans.AttrMissReason, reason))
+		}
+		if version != "" {
+			span.SetAttributes(attribute.String(spans.AttrProtocolVersion, version))
+		}
 		span.SetStatus(codes.Error, err.Error())
 		span.End()
 	}
@@ -221,18 +296,31 @@ func (in *instruments) startHandshake(ctx context.Context, t *Target) (context.C
 	))
 }
 
-func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start time.Time, c *conn, err error) {
+// endHandshake ends the handshake span with the negotiated revision, how it
+// was chosen and what it cost: the request count, and one event per HTTP
+// request (method, status, duration), so a fallback shows as a refused
+// server/discover or initialize before the one that worked.
+func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start time.Time, c *conn, hs handshake, err error) {
 	if span != nil {
+		for _, r := range hs.log {
+			span.AddEvent(spans.EventHandshakeRequest, trace.WithAttributes(
+				attribute.String(spans.AttrMethodName, r.method),
+				attribute.Int(spans.AttrHTTPStatusCode, r.status),
+				attribute.Float64(spans.AttrDurationSeconds, r.duration.Seconds()),
+			))
+		}
+		span.SetAttributes(
+			attribute.String(spans.AttrNegotiation, hs.how),
+			attribute.Int(spans.AttrHandshakeRequests, hs.requests),
+		)
+		if hs.version != "" {
+			span.SetAttributes(attribute.String(spans.AttrProtocolVersion, hs.version))
+		}
 		if err != nil {
 			span.SetAttributes(attribute.String(spans.AttrErrorType, errorType(err)))
 			span.SetStatus(codes.Error, err.Error())
-		} else {
-			if c.id != "" {
-				span.SetAttributes(attribute.String(spans.AttrSessionID, c.id))
-			}
-			if ir := c.session.InitializeResult(); ir != nil {
-				span.SetAttributes(attribute.String(spans.AttrProtocolVersion, ir.ProtocolVersion))
-			}
+		} else if c.id != "" {
+			span.SetAttributes(attribute.String(spans.AttrSessionID, c.id))
 		}
 		span.End()
 	}
@@ -245,15 +333,25 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	attrs := []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
 		attribute.String(spans.AttrCacheKey, c.ks.key),
-	}
+		attribute.String(spans.AttrProtocolVersion, c.revision),
+	)
 	if c.id != "" {
 		attrs = append(attrs, attribute.String(spans.AttrSessionID, c.id))
 	}
-	return in.tracer.Start(ctx, spans.SpanCallTool, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	name := spans.SpanCallTool
+	if in.semconv {
+		name = spans.MethodToolsCall + " " + tool
+		attrs = append(attrs,
+			attribute.String(spans.AttrServerAddress, c.target.address),
+			attribute.Int(spans.AttrServerPort, c.target.port),
+		)
+	}
+	return in.tracer.Start(ctx, name, in.kindClient, trace.WithAttributes(attrs...))
 }
 
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
@@ -278,14 +376,33 @@ func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return meta
 	}
-	carrier := propagation.MapCarrier{}
-	in.propagator.Inject(ctx, carrier)
-	out := make(mcp.Meta, len(meta)+len(carrier))
+	// The propagator writes straight into the copy: one map per call, not
+	// a carrier map and then a copy of it.
+	out := make(mcp.Meta, len(meta)+2) // traceparent, tracestate
 	maps.Copy(out, meta)
-	for k, v := range carrier {
-		out[k] = v
-	}
+	in.propagator.Inject(ctx, metaCarrier(out))
 	return out
+}
+
+// metaCarrier lets a propagator write into an mcp.Meta.
+type metaCarrier mcp.Meta
+
+// Get implements propagation.TextMapCarrier.
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// Set implements propagation.TextMapCarrier.
+func (m metaCarrier) Set(key, value string) { m[key] = value }
+
+// Keys implements propagation.TextMapCarrier.
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {

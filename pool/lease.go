@@ -24,7 +24,12 @@ type Lease struct {
 	gen      uint64
 	hit      bool
 	acquired time.Time
+	tok      *shareToken // a lease on a shared client; nil when exclusive
 }
+
+// shareToken marks one lease on a sessionless key's shared client as
+// released; guarded by Pool.mu.
+type shareToken struct{ released bool }
 
 // Session returns the leased SDK session for requests the pool does not wrap.
 // It must not be used after Release, and must not be closed by the caller.
@@ -34,7 +39,18 @@ func (l Lease) Session() *mcp.ClientSession { return l.c.session }
 // server.
 func (l Lease) SessionID() string { return l.c.id }
 
-// CacheHit reports whether the lease reused an idle session.
+// ProtocolVersion returns the MCP revision the session negotiated, for
+// example "2025-11-25" or "2026-07-28".
+func (l Lease) ProtocolVersion() string { return l.c.revision }
+
+// Shared reports whether the lease rides a sessionless server's shared
+// client, which other leases use at the same time: there is no session to
+// keep apart, so the pool shares one client and its HTTP connections.
+func (l Lease) Shared() bool { return l.c.sessionless }
+
+// CacheHit reports whether the lease reused an idle session (or, on a
+// sessionless server, the key's existing client) instead of making a
+// handshake of its own.
 func (l Lease) CacheHit() bool { return l.hit }
 
 // CallTool calls a tool on the leased session with a call_tool span, the
@@ -60,13 +76,31 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		sent.Arguments = map[string]any{}
 	}
 	sent.Meta = p.inst.injectMeta(ctx, params.Meta)
+	fault := &c.w.fault
+	if c.sessionless {
+		// A shared client: wait for a slot, and keep this call's faults
+		// apart from its neighbours'.
+		if c.slots != nil {
+			select {
+			case c.slots <- struct{}{}:
+				defer func() { <-c.slots }()
+			case <-ctx.Done():
+				err := fmt.Errorf("call tool %q on %s: wait for a slot on the shared client: %w: %w", params.Name, c.target.shown, errNotSent, ctx.Err())
+				p.inst.endCall(ctx, span, start, params.Name, nil, err)
+				return nil, err
+			}
+		}
+		cf := &callFaults{}
+		ctx = context.WithValue(ctx, callFaultsKey{}, cf)
+		fault = &cf.fault
+	}
 	var res *mcp.CallToolResult
 	var err error
 	pprof.Do(ctx, pprof.Labels(spans.PprofLabelKey, c.ks.key, spans.PprofLabelPhase, spans.PhaseCall), func(ctx context.Context) {
 		res, err = c.session.CallTool(ctx, &sent)
 	})
 	if err != nil {
-		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(c.w, err, !c.sessionless)))
+		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(fault.Load(), err, !c.sessionless)))
 	}
 	p.inst.endCall(ctx, span, start, params.Name, res, err)
 	return res, err
@@ -96,6 +130,10 @@ func (l Lease) Release(err error) {
 	if l.p == nil {
 		panic("pool: Release of a zero Lease")
 	}
+	if l.tok != nil {
+		l.releaseShared(err)
+		return
+	}
 	p, c := l.p, l.c
 	drop, errType := shouldDrop(c, err)
 	now := p.now()
@@ -106,7 +144,7 @@ func (l Lease) Release(err error) {
 	}
 	c.leased = false
 	p.inUse--
-	c.ks.leased--
+	p.unreserveLocked(c.ks)
 	c.ks.lastActive = now
 	var evs []eviction
 	closed := p.closed
@@ -124,21 +162,7 @@ func (l Lease) Release(err error) {
 	p.mu.Unlock()
 	p.inst.release(l, now, drop, errType)
 	if drop {
-		closeDropped := func() {
-			if cerr := c.session.Close(); cerr != nil {
-				p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
-			}
-		}
-		if closed {
-			closeDropped()
-		} else {
-			// A server busy with a cancelled call may hold the DELETE for
-			// seconds: the caller does not wait for it, Close does.
-			go func() {
-				defer p.closing.Done()
-				closeDropped()
-			}()
-		}
+		p.closeDropped(c, closed)
 	}
 	p.closeEvicted(context.Background(), evs)
 	if closed {
@@ -146,10 +170,92 @@ func (l Lease) Release(err error) {
 	}
 }
 
+// releaseShared releases one lease on a shared client. A failure marks the
+// client dropped: later acquires make a new one, and this one is closed once
+// its last user leaves. The last user of a clean client returns it to idle.
+func (l Lease) releaseShared(err error) {
+	p, c := l.p, l.c
+	drop, errType := shouldDrop(c, err)
+	now := p.now()
+	p.mu.Lock()
+	if l.tok.released {
+		p.mu.Unlock()
+		panic("pool: Lease released twice")
+	}
+	l.tok.released = true
+	ks := c.ks
+	c.users--
+	p.unreserveLocked(ks)
+	ks.lastActive = now
+	if drop {
+		p.stats.failures[errType]++
+		ks.lastDrop = spans.MissAfterFailure
+		c.dropped = true
+		if ks.shared == c {
+			ks.shared = nil
+		}
+	}
+	var evs []eviction
+	closeNow, closed := false, p.closed
+	if c.users == 0 {
+		p.inUse--
+		if ks.shared == c {
+			ks.shared = nil
+		}
+		if c.dropped {
+			closeNow = true
+			if !closed {
+				p.closing.Add(1)
+			}
+		} else {
+			evs = p.putIdleLocked(c, now, nil)
+		}
+	}
+	p.mu.Unlock()
+	p.inst.release(l, now, drop, errType)
+	if closeNow {
+		p.closeDropped(c, closed)
+	}
+	p.closeEvicted(context.Background(), evs)
+	if closed {
+		p.closeIdleTransport()
+	}
+}
+
+// closeDropped closes a dropped session: at once when the pool is closed,
+// otherwise in the background (registered on p.closing by the caller under
+// p.mu), since a server busy with a cancelled call may hold the DELETE for
+// seconds: the caller does not wait for it, Close does.
+func (p *Pool) closeDropped(c *conn, closed bool) {
+	closeIt := func() {
+		defer p.inst.sessionClosed(c, p.now())
+		if cerr := c.session.Close(); cerr != nil {
+			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
+		}
+	}
+	if closed {
+		closeIt()
+		return
+	}
+	go func() {
+		defer p.closing.Done()
+		closeIt()
+	}()
+}
+
 // shouldDrop decides whether a released session may be reused, and the
 // error.type of a drop. The HTTP status seen by the session's round tripper
 // wins over the error chain, because it is the reliable signal.
 func shouldDrop(c *conn, err error) (bool, string) {
+	if c.sessionless {
+		// A shared client's watcher flags belong to every caller; this
+		// lease's own failure is in err, classified by CallTool.
+		if err == nil || errors.Is(err, errNotSent) {
+			return false, ""
+		}
+		t := errorType(err)
+		return t != spans.ErrTypeToolError && t != spans.ErrTypeProtocol, t
+	}
 	if f := c.w.fault.Load(); f != nil {
 		return true, faultType(f, !c.sessionless)
 	}
@@ -180,9 +286,8 @@ func faultType(f *httpFault, sessionful bool) string {
 }
 
 // classify wraps an SDK error with the pool's sentinel or status error for
-// what the session's round tripper saw.
-func classify(w *watcher, err error, sessionful bool) error {
-	f := w.fault.Load()
+// f, the first HTTP fault the round tripper saw (nil for none).
+func classify(f *httpFault, err error, sessionful bool) error {
 	if f == nil {
 		if sessionful && errors.Is(err, mcp.ErrSessionMissing) {
 			return fmt.Errorf("%w: %w", ErrSessionExpired, err)

@@ -2,11 +2,14 @@ package pool_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -63,5 +66,46 @@ func TestMetricsCountAcquiresSessionsAndDurations(t *testing.T) {
 	ops, ok := byName[spans.MetricOperationDuration].(metricdata.Histogram[float64])
 	if !ok || len(ops.DataPoints) == 0 || ops.DataPoints[0].Count != 3 {
 		t.Errorf("operation duration = %+v, want 3 recorded calls", byName[spans.MetricOperationDuration])
+	}
+}
+
+func TestMetricsSessionDurationPendingAndTimeouts(t *testing.T) {
+	h := newHarness(t, harnessOpts{pool: pool.Options{MaxInUsePerKey: 1, AcquireTimeout: time.Millisecond}})
+	ctx := context.Background()
+	held, err := h.pool.Acquire(ctx, h.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.pool.Acquire(ctx, h.target); !errors.Is(err, pool.ErrAcquireTimeout) {
+		t.Fatalf("err = %v, want ErrAcquireTimeout", err)
+	}
+	held.Release(errors.New("drop")) // closes the session: one lifetime recorded
+	if err := h.pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			byName[m.Name] = m.Data
+		}
+	}
+	dur, ok := byName[spans.MetricSessionDuration].(metricdata.Histogram[float64])
+	if !ok || len(dur.DataPoints) != 1 || dur.DataPoints[0].Count != 1 {
+		t.Fatalf("%s = %+v, want one session lifetime", spans.MetricSessionDuration, byName[spans.MetricSessionDuration])
+	}
+	if v, _ := dur.DataPoints[0].Attributes.Value(attribute.Key(spans.AttrProtocolVersion)); v.AsString() != spans.ProtocolLegacy {
+		t.Errorf("session duration protocol label = %q, want %s", v.AsString(), spans.ProtocolLegacy)
+	}
+	to, ok := byName[spans.MetricTimeouts].(metricdata.Sum[int64])
+	if !ok || len(to.DataPoints) != 1 || to.DataPoints[0].Value != 1 {
+		t.Errorf("%s = %+v, want 1", spans.MetricTimeouts, byName[spans.MetricTimeouts])
+	}
+	pend, ok := byName[spans.MetricPendingRequests].(metricdata.Sum[int64])
+	if !ok || len(pend.DataPoints) != 1 || pend.DataPoints[0].Value != 0 {
+		t.Errorf("%s = %+v, want a gauge at 0", spans.MetricPendingRequests, byName[spans.MetricPendingRequests])
 	}
 }

@@ -19,7 +19,7 @@ const (
 	DefaultMaxIdle         = 64
 	DefaultIdleTTL         = 5 * time.Minute
 	DefaultSweepInterval   = time.Minute
-	DefaultProtocolVersion = "2025-11-25"
+	DefaultMaxSharedCalls  = 4
 	DefaultBreakerCooldown = 30 * time.Second
 )
 
@@ -29,10 +29,29 @@ type Options struct {
 	// ID names the pool scope in spans (plugin.mcp.pool.id) and metrics.
 	// Zero: a random id, so two pools never look like one scope.
 	ID string
-	// MaxIdlePerKey caps idle sessions per key. Zero: 1. Negative: keep no
-	// idle session at all, which dials per call (the regression mcptrace
-	// exists to catch, useful as a contrast).
+	// MaxIdlePerKey is the least number of idle sessions a key may keep.
+	// A key keeps more when it needed more: as many as its peak of sessions
+	// in use within the last IdleTTL, so a burst's sessions wait for the
+	// next burst instead of being closed and dialed again (the global
+	// MaxIdle still bounds the total). Zero: 1. Negative: keep no idle
+	// session at all, which dials per call (the regression mcptrace exists
+	// to catch, useful as a contrast).
 	MaxIdlePerKey int
+	// FixedIdlePerKey turns the peak rule off: a key keeps at most
+	// MaxIdlePerKey idle sessions whatever its bursts (the old behaviour,
+	// for comparison).
+	FixedIdlePerKey bool
+	// MaxInUsePerKey caps the sessions of one key leased (or being dialed)
+	// at once, like pgxpool's MaxConns or http.Transport's MaxConnsPerHost:
+	// an acquire over the cap waits for a lease of the key to end, bounded
+	// by its context and AcquireTimeout. It does not apply to sessionless
+	// keys, whose callers share one client (see MaxSharedCalls). Zero: no
+	// cap.
+	MaxInUsePerKey int
+	// AcquireTimeout bounds how long an acquire waits for the in-use cap;
+	// past it the acquire fails with [ErrAcquireTimeout]. Zero: only the
+	// caller's context bounds the wait.
+	AcquireTimeout time.Duration
 	// MaxIdle caps idle sessions over all keys; the least recently used is
 	// closed first. Zero: 64.
 	MaxIdle int
@@ -59,14 +78,33 @@ type Options struct {
 	// BreakerCooldown is how long an open breaker fails fast before a trial
 	// dial. Zero: 30 seconds.
 	BreakerCooldown time.Duration
-	// ProtocolVersion pinned on every handshake unless the target pins its
-	// own. Zero: 2025-11-25, the last revision with sessions.
+	// ProtocolVersion pins the MCP revision of every handshake unless the
+	// target pins its own; a pinned revision is never renegotiated. Zero:
+	// negotiate. The first dial of a key tries 2026-07-28 (server/discover)
+	// and falls back to initialize at 2025-11-25 when the server refuses it;
+	// a server that refuses initialize with -32022 is retried with a
+	// revision it lists. The revision found is remembered per key, so the
+	// fallback's extra round trip is paid once per key.
 	ProtocolVersion string
+	// MaxSharedCalls bounds the calls in flight at once on the shared
+	// client of a sessionless key (see the package doc); more wait for a
+	// slot, bounded by their context, like http.Transport's
+	// MaxConnsPerHost. Over HTTP/1.1 each call in flight holds a TCP
+	// connection, so this is also the connections the pool keeps to such a
+	// server. Zero: 4. Negative: no bound.
+	MaxSharedCalls int
 	// HTTPTransport carries every request. Zero: a clone of
 	// http.DefaultTransport owned (and closed) by the pool.
 	HTTPTransport http.RoundTripper
 	// ClientName and ClientVersion are sent in initialize. Zero: "mcptrace".
 	ClientName, ClientVersion string
+	// SemconvCallSpans writes call spans in the OpenTelemetry MCP semantic
+	// conventions' form: named "tools/call <tool>" (not
+	// plugin.mcp.client.call_tool), with mcp.method.name, gen_ai.tool.name,
+	// mcp.session.id, mcp.protocol.version, server.address and server.port,
+	// as the analyzer's semconv profile reads them. jsonrpc.request.id is
+	// left out: the SDK does not expose it. Zero: the pool's own names.
+	SemconvCallSpans bool
 	// TracerProvider for the pool's spans. Zero: no spans.
 	TracerProvider trace.TracerProvider
 	// MeterProvider for the pool's metrics. Zero: no metrics.
@@ -101,6 +139,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.SweepInterval == 0 {
 		o.SweepInterval = DefaultSweepInterval
 	}
+	if o.MaxInUsePerKey < 0 {
+		errs = append(errs, fmt.Errorf("Options.MaxInUsePerKey is %d: expected a positive cap or 0 for none", o.MaxInUsePerKey))
+	}
+	if o.AcquireTimeout < 0 {
+		errs = append(errs, fmt.Errorf("Options.AcquireTimeout is %s: expected a positive duration or 0 for none", o.AcquireTimeout))
+	}
 	if o.HealthCheckAfter < 0 {
 		errs = append(errs, fmt.Errorf("Options.HealthCheckAfter is %s: expected a positive duration or 0 to never ping", o.HealthCheckAfter))
 	}
@@ -116,8 +160,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.BreakerCooldown < 0 {
 		errs = append(errs, fmt.Errorf("Options.BreakerCooldown is %s: expected a positive duration or 0 for the default %s", o.BreakerCooldown, DefaultBreakerCooldown))
 	}
-	if o.ProtocolVersion == "" {
-		o.ProtocolVersion = DefaultProtocolVersion
+	if o.MaxSharedCalls == 0 {
+		o.MaxSharedCalls = DefaultMaxSharedCalls
 	}
 	if o.ClientName == "" {
 		o.ClientName = "mcptrace"

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/pprof"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -43,17 +43,23 @@ type Pool struct {
 	closeOnce sync.Once
 }
 
-// conn is one downstream session, idle or leased.
+// conn is one downstream session, idle or leased. For a sessionless server
+// it is the key's shared client: many leases use it at once.
 type conn struct {
 	ks          *keyState
 	session     *mcp.ClientSession
 	id          string // Mcp-Session-Id; "" for a sessionless server
+	revision    string // negotiated MCP protocol revision
 	sessionless bool
 	w           *watcher
 	target      *Target
+	slots       chan struct{} // bounds calls in flight on a shared client; nil: no bound
+	born        time.Time     // handshake end, for the session duration
 	idleSince   time.Time
 	gen         uint64 // lease generation; guarded by p.mu
-	leased      bool   // guarded by p.mu
+	leased      bool   // exclusive lease out; guarded by p.mu
+	users       int    // leases out on a shared client; guarded by p.mu
+	dropped     bool   // a shared client to close once its users leave; guarded by p.mu
 	prev, next  *conn  // global LRU while idle; guarded by p.mu
 	inLRU       bool
 }
@@ -75,7 +81,13 @@ func New(opts Options) (*Pool, error) {
 	}
 	p.transport = o.HTTPTransport
 	if p.transport == nil {
-		p.transport = http.DefaultTransport.(*http.Transport).Clone()
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// Keep as many connections per server as the pool may have
+		// requests in flight on it, not net/http's 2: a shared client of a
+		// sessionless server, or many sessions of one server, would
+		// otherwise close and redial connections between calls.
+		tr.MaxIdleConnsPerHost = max(o.MaxIdle, o.MaxSharedCalls, 2)
+		p.transport = tr
 		p.ownsTrans = true
 	}
 	p.inst = newInstruments(o)
@@ -130,15 +142,21 @@ func (p *Pool) sweeper(ticks <-chan time.Time, stop func()) {
 }
 
 // CallTool runs one tool invocation on a leased session: acquire, call,
-// release. A reused session that the server answers with 404 (it forgot the
-// session, so the tool did not run) is dropped and the call is made once more
-// on a freshly dialed session; no other failure is retried. A tool result
+// release. A session that the server answers with 404 (it forgot the session,
+// reused or freshly dialed, so the tool did not run) is dropped and the call
+// is made once more on a freshly dialed session; no other failure is
+// retried, and never more than one redial per invocation. A tool result
 // with IsError set is returned with a nil error and the session stays pooled.
 // params.Arguments nil is sent as an empty object, which every server accepts.
+// A context from [WithExecution] runs the call on that [Execution], so the
+// calls of one execution ride one session.
 func (p *Pool) CallTool(ctx context.Context, t *Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	ctx, end := p.inst.startInvoke(ctx, p, t, params.Name)
+	if e := executionFrom(ctx, p); e != nil {
+		return e.CallTool(ctx, t, params)
+	}
+	ctx, span := p.inst.startInvoke(ctx, t, params.Name)
 	res, err := p.callTool(ctx, t, params)
-	end(res, err)
+	endInvoke(span, res, err)
 	return res, err
 }
 
@@ -148,7 +166,12 @@ func (p *Pool) callTool(ctx context.Context, t *Target, params *mcp.CallToolPara
 		return nil, err
 	}
 	res, err := l.CallTool(ctx, params)
-	if err == nil || !l.hit || !errors.Is(err, ErrSessionExpired) {
+	// A 404 to a request carrying the session id means the server does not
+	// know the session, so the tool did not run: start a new session, as the
+	// spec requires, whether this one was reused or fresh (a replica
+	// without affinity, a restart right after initialize). Once per
+	// invocation; nothing else is retried.
+	if err == nil || !errors.Is(err, ErrSessionExpired) {
 		l.Release(err)
 		return res, err
 	}
@@ -179,121 +202,256 @@ func (p *Pool) Acquire(ctx context.Context, t *Target) (Lease, error) {
 func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, error) {
 	start := p.now()
 	ctx, span := p.inst.startAcquire(ctx, p, t, attempt)
-
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		err := fmt.Errorf("acquire %s: %w", t.shown, ErrPoolClosed)
-		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypePoolClosed)
-		return Lease{}, err
-	}
-	evs := p.sweepIfDueLocked(start, nil)
-	ks, known := p.keyLocked(t.key)
-	ks.lastActive = start
-	var c *conn
-	var trial bool // this acquire makes its key's half-open breaker trial
-	var err error
-	if attempt == 1 {
-		c, evs = p.takeIdleLocked(ks, start, evs)
-	}
-	reason := ""
-	if c != nil {
-		c.gen++
-		c.leased = true
-		p.inUse++
-	} else {
-		reason = p.missReasonLocked(ks, known, attempt)
-		if trial, err = p.breakerAdmitLocked(ks.key, start); err != nil {
+	var evs []eviction
+	var deadline <-chan time.Time // Options.AcquireTimeout, armed by the first wait
+	var waited time.Duration      // time spent waiting for the in-use cap
+	for {
+		p.mu.Lock()
+		if p.closed {
 			p.mu.Unlock()
-			return Lease{}, p.failFast(ctx, span, t, evs, err)
+			p.closeEvicted(ctx, evs)
+			err := fmt.Errorf("acquire %s: %w", t.shown, ErrPoolClosed)
+			p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypePoolClosed, "", "")
+			return Lease{}, err
 		}
+		evs = p.sweepIfDueLocked(start, evs)
+		ks, known := p.keyLocked(t.key)
+		ks.lastActive = start
+		var c *conn
+		if attempt == 1 {
+			// A sessionless key's shared client serves every caller.
+			if c = ks.shared; c == nil {
+				c, evs = p.takeIdleLocked(ks, start, evs)
+			}
+		}
+		if c == nil && attempt == 1 && ks.dialing != nil && ks.mayShare() && p.breakers[ks.key] == nil {
+			// The key's handshake is in flight and its server may be
+			// sessionless: wait for it rather than make a second one. A
+			// key with failed dials on its breaker is not waited for: the
+			// breaker decides, and fails fast while a trial is in flight.
+			wait := ks.dialing
+			hint := ks.revision
+			p.mu.Unlock()
+			p.closeEvicted(ctx, evs)
+			evs = nil
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				err := t.redact.Error(fmt.Errorf("acquire %s: wait for the key's handshake: %w", t.shown, ctx.Err()))
+				p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissConcurrent, hint)
+				return Lease{}, err
+			}
+		}
+		if c != nil {
+			return p.acquireHit(ctx, span, t, ks, c, start, evs)
+		}
+		if limit := p.opts.MaxInUsePerKey; limit > 0 && ks.leased >= limit && !ks.sessionless {
+			// The key is at its in-use cap: wait for one of its leases to
+			// end, then look again (an idle session, or room to dial).
+			if ks.freed == nil {
+				ks.freed = make(chan struct{})
+			}
+			freed := ks.freed
+			p.stats.pending++
+			p.mu.Unlock()
+			p.closeEvicted(ctx, evs)
+			evs = nil
+			if deadline == nil && p.opts.AcquireTimeout > 0 {
+				timer := time.NewTimer(p.opts.AcquireTimeout)
+				defer timer.Stop()
+				deadline = timer.C
+			}
+			began := p.now()
+			err := p.waitFreed(ctx, freed, deadline)
+			waited += p.now().Sub(began)
+			p.inst.acquireWaited(span, waited)
+			p.mu.Lock()
+			p.stats.pending--
+			if err == nil {
+				p.mu.Unlock()
+				continue
+			}
+			reason := p.missReasonLocked(ks, known, attempt)
+			errType := spans.ErrTypeCanceled
+			if errors.Is(err, ErrAcquireTimeout) {
+				p.stats.timeouts++
+				errType = spans.ErrTypeAcquireTimeout
+			}
+			hint := ks.revision
+			p.mu.Unlock()
+			p.inst.acquireTimeout(ctx, errType)
+			err = t.redact.Error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, limit, err))
+			p.inst.endAcquireFailed(ctx, span, err, errType, reason, hint)
+			return Lease{}, err
+		}
+		return p.acquireMiss(ctx, span, t, ks, known, attempt, start, evs)
 	}
-	ks.leased++
+}
+
+// waitFreed waits for freed, the context, or the acquire deadline
+// (Options.AcquireTimeout), whichever comes first.
+func (p *Pool) waitFreed(ctx context.Context, freed <-chan struct{}, deadline <-chan time.Time) error {
+	select {
+	case <-freed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-deadline:
+		return ErrAcquireTimeout
+	}
+}
+
+// acquireHit hands out c, taken from the key's idle list or its shared
+// client, pinging it first when it sat idle past HealthCheckAfter. p.mu is
+// held on entry and released here.
+func (p *Pool) acquireHit(ctx context.Context, span trace.Span, t *Target, ks *keyState, c *conn, start time.Time, evs []eviction) (Lease, error) {
+	p.leaseLocked(c)
+	p.reserveLocked(ks, start)
 	p.stats.acquires++
-	if c != nil && (p.opts.HealthCheckAfter <= 0 || start.Sub(c.idleSince) <= p.opts.HealthCheckAfter) {
+	if !p.needsPingLocked(c, start) {
 		p.stats.hits++
 		p.mu.Unlock()
 		if evs != nil {
 			p.closeEvicted(ctx, evs)
 		}
-		c.w.reset()
-		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "")
-		return Lease{p: p, c: c, gen: c.gen, hit: true, acquired: start}, nil
+		if !c.sessionless {
+			c.w.reset()
+		}
+		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "", c)
+		return p.newLease(c, true, start), nil
 	}
 	p.mu.Unlock()
 	if evs != nil {
 		p.closeEvicted(ctx, evs)
 	}
-
-	if c != nil {
-		// Idle past the health-check threshold: ping before trusting it.
-		c.w.reset()
-		if err := c.session.Ping(ctx, nil); err == nil {
-			p.mu.Lock()
-			p.stats.hits++
-			p.mu.Unlock()
-			p.inst.endAcquire(ctx, span, start, ks.metrics, true, "")
-			return Lease{p: p, c: c, gen: c.gen, hit: true, acquired: start}, nil
-		}
+	// Idle past the health-check threshold: ping before trusting it.
+	c.w.reset()
+	if err := c.session.Ping(ctx, nil); err == nil {
 		p.mu.Lock()
-		c.leased = false
-		p.inUse--
-		ks.lastDrop = spans.MissHealthCheck
+		p.stats.hits++
 		p.mu.Unlock()
-		p.closeEvicted(ctx, []eviction{{c, spans.EvictHealthCheck}})
-		reason = spans.MissHealthCheck
-		if ctx.Err() != nil {
-			p.abandonReservation(ks, spans.MissAfterFailure)
-			err := t.redact.Error(fmt.Errorf("acquire %s: health check: %w", t.shown, ctx.Err()))
-			p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled)
-			return Lease{}, err
-		}
-		p.mu.Lock()
-		trial, err = p.breakerAdmitLocked(ks.key, p.now())
-		if err != nil {
-			ks.leased--
-		}
-		p.mu.Unlock()
-		if err != nil {
-			return Lease{}, p.failFast(ctx, span, t, nil, err)
-		}
+		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "", c)
+		return p.newLease(c, true, start), nil
 	}
-
-	c, err = p.dial(ctx, t, ks)
 	p.mu.Lock()
+	c.leased = false
+	p.inUse--
+	p.unreserveLocked(ks)
+	ks.lastDrop = spans.MissHealthCheck
+	p.stats.acquires-- // the miss below counts this acquire
+	p.mu.Unlock()
+	p.closeEvicted(ctx, []eviction{{c, spans.EvictHealthCheck}})
+	p.mu.Lock()
+	if ctx.Err() != nil {
+		p.stats.acquires++
+		p.stats.misses++
+		p.stats.missReasons[spans.MissHealthCheck]++
+		ks.lastDrop = spans.MissAfterFailure
+		p.mu.Unlock()
+		err := t.redact.Error(fmt.Errorf("acquire %s: health check: %w", t.shown, ctx.Err()))
+		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissHealthCheck, c.revision)
+		return Lease{}, err
+	}
+	return p.acquireMiss(ctx, span, t, ks, true, 1, start, nil)
+}
+
+// needsPingLocked reports whether an idle session must pass a ping before
+// reuse: only sessions with an id are checked, since a sessionless server
+// (2026-07-28 has no ping at all) has nothing to lose but an HTTP
+// connection, which the transport re-establishes underneath.
+func (p *Pool) needsPingLocked(c *conn, now time.Time) bool {
+	return p.opts.HealthCheckAfter > 0 && c.id != "" && now.Sub(c.idleSince) > p.opts.HealthCheckAfter
+}
+
+// acquireMiss dials a new session for the key. p.mu is held on entry and
+// released here.
+func (p *Pool) acquireMiss(ctx context.Context, span trace.Span, t *Target, ks *keyState, known bool, attempt int, start time.Time, evs []eviction) (Lease, error) {
+	reason := p.missReasonLocked(ks, known, attempt)
+	trial, err := p.breakerAdmitLocked(ks.key, start)
+	if err != nil {
+		p.mu.Unlock()
+		return Lease{}, p.failFast(ctx, span, t, evs, err)
+	}
+	p.reserveLocked(ks, start)
+	p.stats.acquires++
 	p.stats.misses++
 	p.stats.missReasons[reason]++
 	p.stats.dials++
+	var myDial chan struct{}
+	if ks.dialing == nil && ks.mayShare() {
+		myDial = make(chan struct{})
+		ks.dialing = myDial
+	}
+	remembered := ks.revision
+	p.mu.Unlock()
+	if evs != nil {
+		p.closeEvicted(ctx, evs)
+	}
+
+	c, hs, err := p.dial(ctx, t, ks, remembered)
+	p.mu.Lock()
+	if myDial != nil {
+		close(myDial)
+		ks.dialing = nil
+	}
+	p.stats.handshakeRequests += int64(hs.requests)
+	if hs.how == spans.NegotiationFallback {
+		p.stats.negotiationFallbacks++
+	}
 	opened, recovered := p.breakerDialDoneLocked(ks.key, p.now(), trial, err, errors.Is(ctx.Err(), context.Canceled))
 	if err != nil {
 		p.stats.dialFailures++
-		ks.leased--
+		p.unreserveLocked(ks)
 		ks.lastDrop = spans.MissAfterFailure
 		p.mu.Unlock()
 		if opened {
 			p.opts.Logger.Warn("mcp pool: circuit breaker opened", "key", ks.key, "cooldown", p.opts.BreakerCooldown)
 		}
-		p.inst.endAcquireFailed(ctx, span, err, errorType(err))
+		p.inst.endAcquireFailed(ctx, span, err, errorType(err), reason, hs.version)
 		return Lease{}, err
 	}
-	c.gen++
-	c.leased = true
-	p.inUse++
+	ks.revision = c.revision
+	ks.sessionless = c.sessionless
+	p.stats.protocols[c.revision]++
+	p.leaseLocked(c)
 	p.mu.Unlock()
 	if recovered {
 		p.opts.Logger.Info("mcp pool: circuit breaker closed after a successful trial dial", "key", ks.key)
 	}
-	p.inst.endAcquire(ctx, span, start, ks.metrics, false, reason)
-	return Lease{p: p, c: c, gen: c.gen, acquired: start}, nil
+	p.inst.endAcquire(ctx, span, start, ks.metrics, false, reason, c)
+	return p.newLease(c, false, start), nil
 }
 
-// abandonReservation undoes the lease reservation of an acquire that fails
-// before dialing.
-func (p *Pool) abandonReservation(ks *keyState, drop string) {
-	p.mu.Lock()
-	ks.leased--
-	ks.lastDrop = drop
-	p.mu.Unlock()
+// leaseLocked marks c leased: exclusively, or as one more user of a
+// sessionless key's shared client. p.mu must be held.
+func (p *Pool) leaseLocked(c *conn) {
+	if c.sessionless {
+		c.users++
+		if c.users == 1 {
+			p.inUse++
+			p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
+			c.gen++
+			if c.ks.shared == nil {
+				c.ks.shared = c
+			}
+		}
+		return
+	}
+	c.gen++
+	c.leased = true
+	p.inUse++
+	p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
+}
+
+// newLease builds the lease handle; a lease on a shared client gets its own
+// token, so that releasing it twice is caught like an exclusive one.
+func (p *Pool) newLease(c *conn, hit bool, start time.Time) Lease {
+	l := Lease{p: p, c: c, gen: c.gen, hit: hit, acquired: start}
+	if c.sessionless {
+		l.tok = new(shareToken)
+	}
+	return l
 }
 
 // missReasonLocked says why an acquire found no idle session.
@@ -312,38 +470,6 @@ func (p *Pool) missReasonLocked(ks *keyState, known bool, attempt int) string {
 	}
 }
 
-// dial opens and initializes a new session for t. Network I/O runs with no
-// lock held. The pprof labels split handshake cost from call cost.
-func (p *Pool) dial(ctx context.Context, t *Target, ks *keyState) (*conn, error) {
-	start := p.now()
-	ctx, span := p.inst.startHandshake(ctx, t)
-	w := &watcher{base: p.transport, header: t.header}
-	tr := &mcp.StreamableClientTransport{
-		Endpoint:             t.endpoint,
-		HTTPClient:           &http.Client{Transport: w},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
-	}
-	version := t.protocolVersion
-	if version == "" {
-		version = p.opts.ProtocolVersion
-	}
-	var cs *mcp.ClientSession
-	var err error
-	pprof.Do(ctx, pprof.Labels(spans.PprofLabelKey, t.key, spans.PprofLabelPhase, spans.PhaseHandshake), func(ctx context.Context) {
-		cs, err = p.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	})
-	if err != nil {
-		err = t.redact.Error(fmt.Errorf("dial %s: %w", t.shown, classify(w, err, false)))
-		p.inst.endHandshake(ctx, span, start, nil, err)
-		return nil, err
-	}
-	c := &conn{ks: ks, session: cs, id: cs.ID(), w: w, target: t}
-	c.sessionless = c.id == ""
-	p.inst.endHandshake(ctx, span, start, c, nil)
-	return c, nil
-}
-
 // closeEvicted closes evicted sessions with no lock held, in parallel since
 // each close may send an HTTP DELETE. Close errors (404, 405, 400 for a
 // session the server already forgot) are expected and only logged.
@@ -360,6 +486,7 @@ func (p *Pool) closeEvicted(ctx context.Context, evs []eviction) {
 	for _, ev := range evs {
 		p.inst.eviction(ctx, ev.reason)
 		wg.Go(func() {
+			defer p.inst.sessionClosed(ev.c, p.now())
 			if err := ev.c.session.Close(); err != nil {
 				p.opts.Logger.Debug("mcp pool: close session", "key", ev.c.ks.key, "reason", ev.reason, "error", ev.c.target.redact.String(err.Error()))
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcptrace/mcptrace/fixtures"
@@ -84,8 +85,10 @@ func TestConcurrentLeasesDialTheirOwnSessions(t *testing.T) {
 	if st.MissReasons[spans.MissCold] != 1 || st.MissReasons[spans.MissConcurrent] != 1 {
 		t.Errorf("miss reasons = %v, want one cold and one concurrent", st.MissReasons)
 	}
-	if st.IdleSessions != 1 || st.Evictions[spans.EvictIdleLimit] != 1 {
-		t.Errorf("idle=%d evictions=%v, want 1 idle and one idle_limit eviction", st.IdleSessions, st.Evictions)
+	// The key needed two sessions at once: it keeps both for the next
+	// burst (its recent in-use peak), closing none.
+	if st.IdleSessions != 2 || st.Evictions[spans.EvictIdleLimit] != 0 || st.PeakInUse != 2 {
+		t.Errorf("idle=%d evictions=%v peak=%d, want 2 idle, no idle_limit eviction, peak 2", st.IdleSessions, st.Evictions, st.PeakInUse)
 	}
 }
 
@@ -152,14 +155,18 @@ func TestFailuresDropTheSessionWithoutRetry(t *testing.T) {
 		wantType string
 	}{
 		{
-			name:     "forced 500",
-			fault:    func(s *fixtures.Server) { s.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError}) },
+			name: "forced 500",
+			fault: func(s *fixtures.Server) {
+				s.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError, Method: "tools/call"})
+			},
 			wantErr:  func(err error) bool { var hs *pool.HTTPStatusError; return errors.As(err, &hs) && hs.Status == 500 },
 			wantType: spans.ErrTypeHTTPStatus,
 		},
 		{
-			name:  "503 with Retry-After",
-			fault: func(s *fixtures.Server) { s.RejectNext(fixtures.Reject{Status: 503, RetryAfter: 7 * time.Second}) },
+			name: "503 with Retry-After",
+			fault: func(s *fixtures.Server) {
+				s.RejectNext(fixtures.Reject{Status: 503, RetryAfter: 7 * time.Second, Method: "tools/call"})
+			},
 			wantErr: func(err error) bool {
 				var hs *pool.HTTPStatusError
 				return errors.As(err, &hs) && hs.Status == 503 && hs.RetryAfter == 7*time.Second
@@ -207,7 +214,7 @@ func TestFreshDialAnswered404IsNotRetried(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	// The first session-bound request of a dial is the initialized
 	// notification: rejecting it fails the handshake itself.
-	h.srv.RejectNext(fixtures.Reject{Status: http.StatusNotFound})
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusNotFound, Method: "notifications/initialized"})
 	_, err := h.call(context.Background(), "side_effect", nil)
 	if err == nil {
 		t.Fatal("call succeeded, want the dial failure")
@@ -516,5 +523,32 @@ func TestInvalidOptionsAndTargets(t *testing.T) {
 	_, err := pool.NewTarget(pool.TargetConfig{Endpoint: "http://user:hunter2@host/mcp"})
 	if err != nil && contains(err.Error(), "hunter2") {
 		t.Errorf("error quotes the password: %v", err)
+	}
+}
+
+func TestJSONRPCProtocolErrorKeepsTheSession(t *testing.T) {
+	// The server answers an unknown tool with a JSON-RPC error over a 200:
+	// the session worked, so it stays pooled (a clean release), and the
+	// call says protocol_error.
+	h := newHarness(t, harnessOpts{})
+	h.mustCall(fixtures.ToolSelectWorkspace, map[string]any{"workspace": "kept"})
+	_, err := h.call(context.Background(), "no_such_tool", nil)
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		t.Fatalf("err = %v, want a *jsonrpc.Error", err)
+	}
+	if got := h.mustCall(fixtures.ToolGetWorkspace, nil); got != "workspace:kept" {
+		t.Errorf("after the protocol error get_workspace = %q, want workspace:kept on the same session", got)
+	}
+	st := h.pool.Stat()
+	if st.Dials != 1 || st.Hits != 2 || len(h.srv.SessionIDs()) != 1 {
+		t.Errorf("dials = %d hits = %d sessions = %v, want the session kept: 1 dial, 2 hits", st.Dials, st.Hits, h.srv.SessionIDs())
+	}
+	if n := st.Failures[spans.ErrTypeProtocol]; n != 0 {
+		t.Errorf("Failures[%s] = %d, want 0: the session was not dropped", spans.ErrTypeProtocol, n)
+	}
+	calls := h.spansNamed(spans.SpanCallTool)
+	if got := attr(calls[1], spans.AttrErrorType); got != spans.ErrTypeProtocol {
+		t.Errorf("call span error.type = %q, want %q", got, spans.ErrTypeProtocol)
 	}
 }

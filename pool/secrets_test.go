@@ -69,7 +69,7 @@ func TestSecretsNeverAppearInSpansMetricsLogsErrorsOrKeys(t *testing.T) {
 		}
 		outputs = append(outputs, tg.Key(), tg.Endpoint(), tg.String(), fmt.Sprint(tg))
 	}
-	h.srv.RejectNext(fixtures.Reject{Status: 500})
+	h.srv.RejectNext(fixtures.Reject{Status: 500, Method: "tools/call"})
 	if _, err := h.pool.CallTool(ctx, withQuery, &mcp.CallToolParams{Name: "echo"}); err == nil {
 		t.Fatal("forced 500 did not fail")
 	} else {
@@ -318,10 +318,10 @@ func TestSecretsNeverLeakFromAnyPlacementOrOutcome(t *testing.T) {
 
 			ok(h.target, fixtures.ToolSelectWorkspace) // success (cold)
 			ok(h.target, fixtures.ToolGetWorkspace)    // success (hit)
-			h.srv.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError})
+			h.srv.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError, Method: "tools/call"})
 			fail("500", h.target, fixtures.ToolEcho, nil, ctx)
 			ok(h.target, fixtures.ToolEcho)
-			h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 5 * time.Second})
+			h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 5 * time.Second, Method: "tools/call"})
 			fail("503 with Retry-After", h.target, fixtures.ToolEcho, nil, ctx)
 			ok(h.target, fixtures.ToolEcho)
 			h.srv.ForgetSessions()

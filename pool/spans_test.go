@@ -1,10 +1,17 @@
 package pool_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcptrace/mcptrace/fixtures"
+	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -62,5 +69,90 @@ func TestSpanTreeOfAPooledWorkload(t *testing.T) {
 	}
 	if got := attr(calls[1], spans.AttrGenAIToolName); got != "get_workspace" {
 		t.Errorf("call tool name = %q", got)
+	}
+}
+
+func TestEveryMissSpanNamesItsReasonAndAgreesWithStat(t *testing.T) {
+	// One idle session per key, whatever the peak, so that the third
+	// acquire below must dial.
+	h := newHarness(t, harnessOpts{clock: true, pool: pool.Options{FixedIdlePerKey: true}})
+	ctx := context.Background()
+	h.mustCall(fixtures.ToolEcho, nil)         // cold
+	held, err := h.pool.Acquire(ctx, h.target) // hit
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mustCall(fixtures.ToolEcho, nil) // concurrent
+	held.Release(nil)
+	// A failed dial is a miss too: after_failure follows it.
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, Method: "notifications/initialized"})
+	second, err := h.pool.Acquire(ctx, h.target) // hit (one idle left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := h.pool.Acquire(ctx, h.target) // concurrent, but the dial fails
+	if err == nil {
+		third.Release(nil)
+		t.Fatal("the dial against a 503 succeeded")
+	}
+	second.Release(errors.New("drop it")) // the session goes away
+	h.mustCall(fixtures.ToolEcho, nil)    // after_failure
+	h.clock.Advance(pool.DefaultIdleTTL + time.Second)
+	h.mustCall(fixtures.ToolEcho, nil) // ttl
+
+	fromSpans := map[string]int64{}
+	for _, s := range h.spansNamed(spans.SpanAcquire) {
+		if attr(s, spans.AttrCacheHit) != "false" {
+			continue
+		}
+		reason := attr(s, spans.AttrMissReason)
+		if reason == "" {
+			t.Errorf("miss acquire span without %s: %v", spans.AttrMissReason, s.Attributes())
+		}
+		fromSpans[reason]++
+	}
+	st := h.pool.Stat()
+	fromStat := map[string]int64{}
+	for r, n := range st.MissReasons {
+		if n > 0 {
+			fromStat[r] = n
+		}
+	}
+	if fmt.Sprint(fromSpans) != fmt.Sprint(fromStat) {
+		t.Errorf("miss reasons from spans %v, from Stat %v: want them equal", fromSpans, fromStat)
+	}
+	want := map[string]int64{spans.MissCold: 1, spans.MissConcurrent: 2, spans.MissAfterFailure: 1, spans.MissTTL: 1}
+	if fmt.Sprint(fromSpans) != fmt.Sprint(want) {
+		t.Errorf("miss reasons %v, want %v", fromSpans, want)
+	}
+}
+
+func TestSemconvCallSpansFollowTheMCPConventions(t *testing.T) {
+	h := newHarness(t, harnessOpts{pool: pool.Options{SemconvCallSpans: true}})
+	h.mustCall(fixtures.ToolEcho, map[string]any{"text": "x"})
+	if got := len(h.spansNamed(spans.SpanCallTool)); got != 0 {
+		t.Errorf("%d spans named %s in semconv mode, want 0", got, spans.SpanCallTool)
+	}
+	calls := h.spansNamed("tools/call " + fixtures.ToolEcho)
+	if len(calls) != 1 {
+		t.Fatalf("spans named %q = %d, want 1", "tools/call "+fixtures.ToolEcho, len(calls))
+	}
+	c := calls[0]
+	if c.SpanKind() != trace.SpanKindClient {
+		t.Errorf("kind = %v, want client", c.SpanKind())
+	}
+	for key, want := range map[string]string{
+		spans.AttrMethodName:      spans.MethodToolsCall,
+		spans.AttrGenAIToolName:   fixtures.ToolEcho,
+		spans.AttrSessionID:       h.srv.SessionIDs()[0],
+		spans.AttrProtocolVersion: spans.ProtocolLegacy,
+		spans.AttrServerAddress:   "127.0.0.1",
+	} {
+		if got := attr(c, key); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	if !hasAttr(c, spans.AttrServerPort) {
+		t.Errorf("no %s", spans.AttrServerPort)
 	}
 }

@@ -13,9 +13,15 @@ type counters struct {
 	redials                int64
 	breakerOpens           int64
 	breakerRejects         int64
+	handshakeRequests      int64
+	timeouts               int64
+	pending                int // gauge: acquires waiting for the in-use cap
+	peakInUse              int // gauge: most sessions in use at once
+	negotiationFallbacks   int64
 	missReasons            map[string]int64
 	evictions              map[string]int64
 	failures               map[string]int64
+	protocols              map[string]int64
 }
 
 func newCounters() counters {
@@ -23,6 +29,7 @@ func newCounters() counters {
 		missReasons: make(map[string]int64),
 		evictions:   make(map[string]int64),
 		failures:    make(map[string]int64),
+		protocols:   make(map[string]int64),
 	}
 	for _, r := range []string{spans.MissCold, spans.MissConcurrent, spans.MissTTL, spans.MissRedial, spans.MissAfterFailure, spans.MissHealthCheck, spans.MissEvicted} {
 		c.missReasons[r] = 0
@@ -37,7 +44,8 @@ type Stat struct {
 	ID string
 	// Acquires counts every acquire, hit or miss, including redials.
 	Acquires int64
-	// Hits counts acquires that reused an idle session.
+	// Hits counts acquires that reused an idle session, or on a sessionless
+	// server the key's client, without a handshake of their own.
 	Hits int64
 	// Misses counts acquires that dialed (successfully or not).
 	Misses int64
@@ -64,6 +72,31 @@ type Stat struct {
 	IdleSessions, InUseSessions int
 	// Keys is the number of identities the pool remembers.
 	Keys int
+	// Protocols counts successful handshakes by the MCP revision they
+	// negotiated ("2025-11-25", "2026-07-28", ...).
+	Protocols map[string]int64
+	// KeyProtocols maps each remembered key (its hash) to the revision its
+	// last handshake negotiated: which revision each key speaks.
+	KeyProtocols map[string]string
+	// SharedKeys is the number of remembered keys whose server is
+	// sessionless, whose callers share one client.
+	SharedKeys int
+	// HandshakeRequests counts the HTTP requests handshakes made
+	// (server/discover, initialize, notifications/initialized, retries);
+	// with Dials, what cold starts cost in round trips.
+	HandshakeRequests int64
+	// Pending is the number of acquires waiting for their key's in-use cap
+	// (Options.MaxInUsePerKey) at snapshot time.
+	Pending int
+	// Timeouts counts acquires that gave up waiting for the in-use cap
+	// (Options.AcquireTimeout).
+	Timeouts int64
+	// PeakInUse is the most sessions the pool had in use at once.
+	PeakInUse int
+	// NegotiationFallbacks counts handshakes the server made try again (a
+	// refused discover, or an initialize refused with -32022): each cost an
+	// extra round trip, paid once per key since the revision is remembered.
+	NegotiationFallbacks int64
 }
 
 // HitRate is Hits / Acquires, or 0 before the first acquire.
@@ -79,6 +112,16 @@ func (s Stat) HitRate() float64 {
 func (p *Pool) Stat() Stat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	keyProtocols := make(map[string]string, len(p.keys))
+	shared := 0
+	for key, ks := range p.keys {
+		if ks.revision != "" {
+			keyProtocols[key] = ks.revision
+			if ks.sessionless {
+				shared++
+			}
+		}
+	}
 	return Stat{
 		ID:             p.opts.ID,
 		Acquires:       p.stats.acquires,
@@ -96,5 +139,14 @@ func (p *Pool) Stat() Stat {
 		IdleSessions:   p.idleCount,
 		InUseSessions:  p.inUse,
 		Keys:           len(p.keys),
+
+		Protocols:            maps.Clone(p.stats.protocols),
+		KeyProtocols:         keyProtocols,
+		SharedKeys:           shared,
+		HandshakeRequests:    p.stats.handshakeRequests,
+		Pending:              p.stats.pending,
+		Timeouts:             p.stats.timeouts,
+		PeakInUse:            p.stats.peakInUse,
+		NegotiationFallbacks: p.stats.negotiationFallbacks,
 	}
 }

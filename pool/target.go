@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -32,9 +34,11 @@ type TargetConfig struct {
 	SecretHeaders []string
 	// BearerToken, if set, is sent as "Authorization: Bearer <token>".
 	BearerToken string
-	// ProtocolVersion pins the MCP protocol version of the handshake. Empty
-	// means the pool's default. Pinning avoids the SDK's server/discover
-	// probe, which costs an extra round trip on every dial.
+	// ProtocolVersion pins the MCP protocol revision of the handshake; a
+	// pinned revision is never renegotiated. Empty means the pool's
+	// Options.ProtocolVersion, whose zero value negotiates (2026-07-28
+	// first, falling back to 2025-11-25) and remembers the result per key,
+	// so the probe's extra round trip is paid once per key.
 	ProtocolVersion string
 }
 
@@ -51,6 +55,10 @@ type Target struct {
 	address         string
 	port            int
 	redact          redactor
+	// Span start options of the target's key, built once so that traced
+	// calls do not build them again.
+	invokeOpt trace.SpanStartOption // transport and cache key
+	keyOpt    trace.SpanStartOption // cache key
 }
 
 // processKey is the per-process HMAC key of identities: a key never leaves
@@ -150,6 +158,9 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 		t.port = 80
 	}
 	t.key = identityKey(spans.TransportStreamableHTTP, u, t.header, cfg.ProtocolVersion)
+	keyAttr := attribute.String(spans.AttrCacheKey, t.key)
+	t.invokeOpt = trace.WithAttributes(attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP), keyAttr)
+	t.keyOpt = trace.WithAttributes(keyAttr)
 	return t, nil
 }
 
@@ -196,6 +207,3 @@ func (t *Target) Endpoint() string { return t.shown }
 
 // String returns the redacted endpoint.
 func (t *Target) String() string { return t.shown }
-
-// hostPort is the server address for spans.
-func (t *Target) hostPort() string { return net.JoinHostPort(t.address, fmt.Sprint(t.port)) }

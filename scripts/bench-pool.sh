@@ -22,6 +22,9 @@
 #                         take 40-160 ms there, so a fixed count)
 #   OUT=BENCHMARKS.md     file whose "## Pool" section is rewritten
 #   RAW=                  if set, the raw benchmark output is copied there
+#   BASE_EXTRA_ALLOCS=46.4 allocations tracing added per call, client only,
+#                         before the cuts (BenchmarkCallToolClientCPU at
+#                         commit 27ee238): the "halved" goal's baseline
 #   BENCHSTAT=            benchstat command; default: benchstat if on PATH.
 #                         e.g. BENCHSTAT="go run golang.org/x/perf/cmd/benchstat@latest"
 # The whole run takes about 2-3 minutes on a 2-core machine.
@@ -31,7 +34,8 @@ ROUNDS=${ROUNDS:-8}
 BENCHTIME=${BENCHTIME:-500ms}
 LATENCY_BENCHTIME=${LATENCY_BENCHTIME:-20x}
 OUT=${OUT:-BENCHMARKS.md}
-FAST_BENCH='^Benchmark(Clock|Hit|HitParallel|CallTool|CallToolTracerCost|Execution)$'
+BASE_EXTRA_ALLOCS=${BASE_EXTRA_ALLOCS:-46.4}
+FAST_BENCH='^Benchmark(Clock|Hit|HitParallel|CallTool|CallToolTracerCost|CallToolClientCPU|Execution)$'
 LATENCY_BENCH='^BenchmarkExecutionWithLatency$'
 
 die() { echo "bench-pool: $*" >&2; exit 1; }
@@ -92,7 +96,7 @@ procs=$(grep -m1 -oE '^Benchmark[^[:space:]]*-[0-9]+' "$work/raw.1" | sed 's/.*-
 awk -v rounds="$ROUNDS" -v benchtime="$BENCHTIME" -v latbench="$LATENCY_BENCHTIME" \
 	-v nproc="$(nproc)" -v procs="${procs:-unknown}" -v gover="$(go env GOVERSION)" -v goos="$(go env GOOS)/$(go env GOARCH)" \
 	-v cpu="$cpu" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v commit="$commit" \
-	-v load_start="$load_start" -v load_end="$load_end" \
+	-v load_start="$load_start" -v load_end="$load_end" -v base_extra="$BASE_EXTRA_ALLOCS" \
 	-v fast="$FAST_BENCH" -v slow="$LATENCY_BENCH" -v q="'" '
 function isort(a, n,    i, j, v) {
 	for (i = 2; i <= n; i++) {
@@ -194,6 +198,23 @@ END {
 		printf "| wall time, median | %s | %s | %s |\n", a1, a2, a3
 		print ""
 	}
+	cc = "BenchmarkCallToolClientCPU"
+	if (stat(cc, "untraced-cpu-ns/call")) {
+		print "`" cc "` runs the fixture in another process (this test binary re-executed),"
+		print "so the process CPU time (rusage, user + system) and allocations belong to the"
+		print "client alone; blocks of 20 calls alternate between the two pools (median over rounds):"
+		print ""
+		print "| per CallTool, server in another process | untraced | traced (SDK tracer) | traced / untraced |"
+		print "|---|---:|---:|---:|"
+		stat(cc, "untraced-cpu-ns/call"); c1 = m
+		stat(cc, "traced-cpu-ns/call"); c2 = m
+		stat(cc, "cpu-ratio"); cr = m
+		printf "| client CPU per call | %s | %s | %.3fx |\n", dur(c1), dur(c2), cr
+		stat(cc, "untraced-allocs/call"); a1 = m
+		stat(cc, "traced-allocs/call"); a2 = m
+		printf "| client allocations per call | %.1f | %.1f | %+.1f |\n", a1, a2, a2 - a1
+		print ""
+	}
 	print "### Ratios against goals"
 	print ""
 	print "| measure | result | goal | verdict | what limits it |"
@@ -231,12 +252,27 @@ END {
 		if (ub != "") why = why sprintf(" (an untraced call already allocates %s, a 32 KiB buffer per JSON message the SDK decodes, so the GC runs nearly all the time)", bytes(ub))
 		printf "| real SDK tracer on a loopback CallTool, paired median wall time: traced / untraced − 1 | %+.1f%% | ≤ +5%% | %s | %s |\n", over, verdict(over <= 5), why
 	}
-	pf = ratio("BenchmarkExecution/fresh", "BenchmarkExecution/pooled")
-	if (pf != "") printf "| two-call execution on loopback: fresh / pooled | %.2fx | ≥ 4x | %s | %s |\n", pf, verdict(pf >= 4), \
-		"a fresh call makes 4 HTTP requests (initialize, notifications/initialized, tools/call, DELETE) against 1, but on loopback the three extra ones cost less CPU than the tools/call (whose arguments and result the SDK validates and decodes), so CPU work sets the ratio"
+	if (stat(cc, "cpu-ratio")) printf "| client CPU per traced call, server in another process: traced / untraced | %.3fx | ≤ 1.05x | %s | %s |\n", m, verdict(m <= 1.05), \
+		"the three spans per call the OpenTelemetry SDK records (invoke, acquire, call_tool: span records, attribute copies, the snapshots of the batch processor) and the larger `_meta` the SDK client encodes; the part of the pool itself (start options, the trace-context copy of `_meta`) is prebuilt or one map per call"
+	if (stat(cc, "traced-allocs/call")) {
+		ta2 = m; stat(cc, "untraced-allocs/call"); extra = ta2 - m
+		printf "| allocations tracing adds per call, client only | %+.1f | ≤ %.1f (half of %.1f) | %s | %s |\n", extra, base_extra / 2, base_extra, verdict(extra <= base_extra / 2), \
+			"about ten per span belong to the SDK itself (span record, attribute and event slices, the end snapshot); prebuilt start options and one `_meta` map cut three"
+	}
+	# The floor of a pooled two-call execution at 20 ms per request: two
+	# round trips (the two tools/call), plus the time the same execution
+	# takes on loopback (server and client work), per round.
+	n = 0
+	for (r = 1; r <= rounds; r++)
+		if ((r, "BenchmarkExecutionWithLatency/pooled", "ns") in v && (r, "BenchmarkExecution/pooled", "ns") in v)
+			fa[++n] = v[r, "BenchmarkExecutionWithLatency/pooled", "ns"] / (2 * 20e6 + v[r, "BenchmarkExecution/pooled", "ns"])
+	if (n) {
+		fr = median(fa, n)
+		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr <= 1.05), \
+			"a pooled execution makes exactly the two tools/call requests it must; what is left above the floor is scheduling on the shared machine"
+	}
 	pl = ratio("BenchmarkExecutionWithLatency/fresh", "BenchmarkExecutionWithLatency/pooled")
-	if (pl != "") printf "| two-call execution, 20 ms per request: fresh / pooled | %.2fx | ≥ 4x | %s | %s |\n", pl, verdict(pl >= 4), \
-		"round trips: 8 requests against 2 make 4x the ceiling as latency dominates; the extra requests carry less CPU than a tool call (the loopback row), so the ratio approaches 4x from below"
+	if (pl != "") printf "\nFor comparison, a fresh dial per call takes %.2fx the pooled execution at 20 ms per request (8 requests against 2, so at most 4x).\n", pl
 	print ""
 	print "A fresh dial per call also breaks session continuity: in the `fresh` runs"
 	print "`get_workspace` answers \"no workspace selected\", which the benchmark checks."

@@ -56,6 +56,28 @@ const (
 	AttrServerAddress = "server.address"
 	AttrServerPort    = "server.port"
 
+	// AttrSessionless is true on an acquire span whose lease rides a
+	// sessionless server's shared client (MCP 2026-07-28, or an older
+	// server that issues no Mcp-Session-Id): session rules do not apply.
+	AttrSessionless = "plugin.mcp.sessionless"
+	// AttrNegotiation says how a handshake chose its protocol revision (see
+	// the Negotiation* constants).
+	AttrNegotiation = "plugin.mcp.negotiation"
+	// AttrHandshakeRequests is the number of HTTP requests a handshake made
+	// (server/discover, initialize, notifications/initialized, retries):
+	// what the cold start cost in round trips.
+	AttrHandshakeRequests = "plugin.mcp.handshake.requests"
+	// AttrHTTPStatusCode is the HTTP status of one handshake request, on
+	// EventHandshakeRequest.
+	AttrHTTPStatusCode = "http.response.status_code"
+	// AttrDurationSeconds is the duration of one handshake request, on
+	// EventHandshakeRequest.
+	AttrDurationSeconds = "plugin.mcp.duration_s"
+
+	// AttrAcquireWait is how long an acquire waited for its key's in-use
+	// cap, in seconds; absent when it did not wait.
+	AttrAcquireWait = "plugin.mcp.acquire.wait_s"
+
 	// AttrConnectionState is the state label of the connection count gauge.
 	AttrConnectionState = "mcp.pool.connection.state"
 	// AttrEvictionReason labels evictions (see the Evict* constants).
@@ -63,6 +85,35 @@ const (
 	// AttrPhase is the pprof label and metric attribute naming pool work:
 	// PhaseHandshake or PhaseCall.
 	AttrPhase = "mcp.pool.phase"
+)
+
+// EventHandshakeRequest is a span event on the handshake span for each HTTP
+// request the handshake made, with AttrMethodName, AttrHTTPStatusCode and
+// AttrDurationSeconds: the negotiation's cost, request by request.
+const EventHandshakeRequest = "plugin.mcp.handshake.request"
+
+// Negotiations: the value of AttrNegotiation.
+const (
+	// NegotiationPinned: the target or pool pinned the revision.
+	NegotiationPinned = "pinned"
+	// NegotiationRemembered: an earlier handshake of the key found the
+	// revision; this one used it directly.
+	NegotiationRemembered = "remembered"
+	// NegotiationProbed: the key's first handshake tried the newest
+	// revision and the server spoke it.
+	NegotiationProbed = "probed"
+	// NegotiationFallback: the server refused the first revision tried and
+	// the handshake retried with one it listed or an older one, paying an
+	// extra round trip.
+	NegotiationFallback = "fallback"
+)
+
+// MCP protocol revisions the pool negotiates between.
+const (
+	// ProtocolModern is MCP 2026-07-28: no sessions, server/discover.
+	ProtocolModern = "2026-07-28"
+	// ProtocolLegacy is MCP 2025-11-25: initialize and Mcp-Session-Id.
+	ProtocolLegacy = "2025-11-25"
 )
 
 // Resource attribute keys that name a pool scope when AttrPoolID is absent.
@@ -142,6 +193,7 @@ const (
 	ErrTypeHandshake      = "handshake"       // the dial or initialize failed
 	ErrTypeProtocol       = "protocol_error"  // the server answered a JSON-RPC error
 	ErrTypeCircuitOpen    = "circuit_open"    // the key's circuit breaker failed the acquire fast
+	ErrTypeAcquireTimeout = "acquire_timeout" // waited past the acquire timeout for the in-use cap
 )
 
 // Connection states: the value of AttrConnectionState.
@@ -183,6 +235,15 @@ const (
 	MetricRedials = "mcp.pool.redials"
 	// MetricFailures counts dropped sessions by AttrErrorType.
 	MetricFailures = "mcp.pool.failures"
+	// MetricPendingRequests is an up-down counter of acquires waiting for
+	// a key's in-use cap (db.client.connection.pending_requests).
+	MetricPendingRequests = "mcp.pool.connection.pending_requests"
+	// MetricTimeouts counts acquires that timed out waiting for the in-use
+	// cap (db.client.connection.timeouts).
+	MetricTimeouts = "mcp.pool.connection.timeouts"
+	// MetricSessionDuration is the MCP client session lifetime histogram
+	// (s), from handshake to close (OTel MCP conventions).
+	MetricSessionDuration = "mcp.client.session.duration"
 	// MetricOperationDuration is the MCP client operation duration (s).
 	MetricOperationDuration = "mcp.client.operation.duration"
 )

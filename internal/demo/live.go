@@ -164,7 +164,10 @@ func RunLive(ctx context.Context, cfg LiveConfig) (LiveResult, error) {
 		opts pool.Options
 		run  func(context.Context, *pool.Pool, int)
 	}{
-		{pool.Options{ID: LivePoolSteady, IdleTTL: 3 * time.Second, SweepInterval: time.Second},
+		// FixedIdlePerKey: one idle session per key whatever the burst, so
+		// the burst shows idle_limit evictions (the default keeps the
+		// burst's sessions for the next one).
+		{pool.Options{ID: LivePoolSteady, IdleTTL: 3 * time.Second, SweepInterval: time.Second, FixedIdlePerKey: true},
 			func(ctx context.Context, p *pool.Pool, round int) { l.steady(ctx, p, steadySrv, round) }},
 		{pool.Options{ID: LivePoolTTL, IdleTTL: liveTTL, SweepInterval: -1},
 			func(ctx context.Context, p *pool.Pool, round int) { l.ttl(ctx, p, steadySrv) }},

@@ -1,0 +1,143 @@
+package pool_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcptrace/mcptrace/fixtures"
+	"github.com/mcptrace/mcptrace/pool"
+)
+
+// fixtureChildEnv, set in the environment of this test binary, makes
+// TestMain serve a fixture (printing its URL, until stdin closes) instead of
+// running tests: the server of BenchmarkCallToolClientCPU, in its own
+// process so the client's CPU and allocations are measured alone.
+const fixtureChildEnv = "MCPTRACE_POOL_BENCH_FIXTURE"
+
+// serveFixtureChild is the child side of fixtureChildEnv.
+func serveFixtureChild() int {
+	srv, err := fixtures.Start(fixtures.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fixture child:", err)
+		return 1
+	}
+	fmt.Println(srv.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	if err := srv.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "fixture child: close:", err)
+		return 1
+	}
+	return 0
+}
+
+// startFixtureProcess runs a fixture in a child process of this binary and
+// returns its URL; the child ends with the benchmark.
+func startFixtureProcess(b *testing.B) string {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fixtureChildEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start the fixture process: %v", err)
+	}
+	b.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		b.Fatalf("read the fixture process's URL: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// processCPU is the user plus system CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkCallToolClientCPU measures what tracing costs the client alone:
+// the fixture runs in another process, so the process's CPU time (rusage)
+// and allocations are the pool's, the SDK client's and the tracer's, not the
+// server decoding _meta. Blocks of calls alternate between an untraced pool
+// and one with the real SDK tracer (three spans per call and the trace
+// context in _meta), which one goes first rotating, and each side's CPU and
+// allocations are summed over its blocks.
+func BenchmarkCallToolClientCPU(b *testing.B) {
+	const block = 20
+	url := startFixtureProcess(b)
+	target, err := pool.NewTarget(pool.TargetConfig{Endpoint: url})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sides := [2]*pool.Pool{newBenchPool(b, pool.Options{}), newBenchPool(b, pool.Options{TracerProvider: sdkTracer(b)})}
+	params := &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": "hi"}}
+	ctx := context.Background()
+	run := func(p *pool.Pool) {
+		for range block {
+			res, err := p.CallTool(ctx, target, params)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got := resultText(res); got != "hi" {
+				b.Fatalf("echo answered %q", got)
+			}
+		}
+	}
+	for _, p := range sides {
+		run(p) // cold dials and connections are not what is compared
+	}
+	var cpu [2]time.Duration
+	var mallocs [2]uint64
+	var calls [2]int
+	var ms runtime.MemStats
+	n := 0
+	for b.Loop() {
+		for j := range sides {
+			i := (n + j) % 2
+			runtime.ReadMemStats(&ms)
+			m0 := ms.Mallocs
+			c0 := processCPU(b)
+			run(sides[i])
+			cpu[i] += processCPU(b) - c0
+			runtime.ReadMemStats(&ms)
+			mallocs[i] += ms.Mallocs - m0
+			calls[i] += block
+		}
+		n++
+	}
+	b.StopTimer()
+	per := func(i int) float64 { return float64(cpu[i].Nanoseconds()) / float64(calls[i]) }
+	b.ReportMetric(per(0), "untraced-cpu-ns/call")
+	b.ReportMetric(per(1), "traced-cpu-ns/call")
+	b.ReportMetric(per(1)/per(0), "cpu-ratio")
+	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "untraced-allocs/call")
+	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "traced-allocs/call")
+}
