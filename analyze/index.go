@@ -156,6 +156,10 @@ type Index struct {
 	duplicates int  // spans left out as copies of an indexed one
 	incomplete int  // traces with a missing parent or a parent cycle
 
+	// layout is the depth-first layout of the parent links (index_tree.go),
+	// built on first use after each finish.
+	layout *spanTree
+
 	inputs []InputReport // set by Load
 }
 
@@ -591,6 +595,7 @@ func (x *Index) finish() {
 		return
 	}
 	x.dirty = false
+	x.layout = nil
 
 	// Counting sort of the span indexes by trace, in arrival order.
 	nt := len(x.traces)

@@ -403,6 +403,28 @@ type matcher struct {
 	res     []condition
 	kind    int16 // -1: any
 	status  int16 // -1: any
+	// near is, per span index, the nearest proper ancestor the selector
+	// matches (-1 none), computed on first use by nearest: ancestor
+	// questions then cost O(1) per span instead of a walk up the chain.
+	near []int32
+}
+
+// nearest returns the nearest proper ancestor of span i that m matches, -1
+// when none.
+func (m *matcher) nearest(i int32) int32 {
+	if m.near == nil {
+		m.near = m.x.nearestAncestors(m.match)
+	}
+	return m.near[i]
+}
+
+// nearestOrSelf returns span i when m matches it, else its nearest proper
+// ancestor that m matches, -1 when none.
+func (m *matcher) nearestOrSelf(i int32) int32 {
+	if m.match(i) {
+		return i
+	}
+	return m.nearest(i)
 }
 
 type condition struct {
