@@ -88,6 +88,9 @@ type poolAcc struct {
 	events []acqEvent
 	// handshakes per scope (scope -1 included)
 	handshakes map[int32]int
+	// compares counts acquiredBefore calls: a test pins that ordering an
+	// invocation's acquires stays O(n log n) for a huge fan-out.
+	compares int
 }
 
 func newPoolAcc(v *vocab, cfg Config, lat *latencyAcc) *poolAcc {
@@ -446,6 +449,7 @@ func (p *poolAcc) attribute() {
 // acquiredBefore reports whether acquire a orders before acquire b of the
 // same invocation: by start, ties by span id.
 func (p *poolAcc) acquiredBefore(a, b int32) bool {
+	p.compares++
 	sa, sb := p.v.x.sp(a), p.v.x.sp(b)
 	if sa.start != sb.start {
 		return sa.start < sb.start

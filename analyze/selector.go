@@ -407,6 +407,9 @@ type matcher struct {
 	// matches (-1 none), computed on first use by nearest: ancestor
 	// questions then cost O(1) per span instead of a walk up the chain.
 	near []int32
+	// calls counts the spans match was asked about: a test pins that a rule
+	// looks at each span a bounded number of times, whatever the depth.
+	calls int64
 }
 
 // nearest returns the nearest proper ancestor of span i that m matches, -1
@@ -483,6 +486,7 @@ func (x *Index) compileConds(ms []AttrMatch, kept []bool, what string) ([]condit
 
 // match reports whether span i satisfies the selector.
 func (m *matcher) match(i int32) bool {
+	m.calls++
 	s := m.x.sp(i)
 	if !m.anyName && !m.nameOK[s.name] {
 		return false
