@@ -70,6 +70,11 @@ type ReadOptions struct {
 	Strict  bool      // a truncation or bad record is an error instead of a warning
 	Workers int       // decode parallelism; 0 = GOMAXPROCS
 	Stdin   io.Reader // what "-" reads; nil = os.Stdin
+	// MaxDecompressionRatio bounds how many times its compressed size a
+	// gzip or zstd input may expand to (past 16 MiB): 0 means
+	// DefaultMaxDecompressionRatio, a negative value no bound. An input
+	// past it stops with a *ReadError wrapping ErrDecompressionLimit.
+	MaxDecompressionRatio float64
 }
 
 // Limits that keep a corrupt or hostile input from exhausting memory.
@@ -268,7 +273,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	}
 	defer closeRaw()
 
-	s, err := openStream(src.path, raw, size)
+	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio)
 	if err != nil {
 		return err
 	}
@@ -304,7 +309,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	var decode func(rec) result
 	switch {
 	case format == FormatOTLPProto || det.framedZstd:
-		fr, err := newFramedReader(s, opts.Format, det.framedZstd, workers)
+		fr, err := newFramedReader(s, opts.Format, det.framedZstd, workers, opts.MaxDecompressionRatio)
 		if err != nil {
 			return err
 		}
@@ -332,6 +337,10 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
 		return err
+	}
+	if errors.Is(s.err, ErrDecompressionLimit) {
+		// Not a damaged tail to skip: the rest of the input was never read.
+		return &ReadError{Path: src.path, Offset: s.off, Expected: "a " + s.compression + " stream within the decompression limit", Err: s.err}
 	}
 	if st.first != nil && in.Spans == 0 {
 		return st.first // nothing usable was read
@@ -409,7 +418,8 @@ type fileState struct {
 // sink, a problem becomes the error (strict) or a warning.
 func (st *fileState) consume(r result) error {
 	if r.prob != nil {
-		if st.strict {
+		if st.strict || errors.Is(r.prob, ErrDecompressionLimit) || errors.Is(r.prob, ErrMemoryLimit) {
+			// A limit is not damage to skip: reading on would only hit it again.
 			return r.prob
 		}
 		if st.first == nil {

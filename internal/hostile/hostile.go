@@ -293,7 +293,8 @@ func DuplicateLines(w io.Writer, n int64) error {
 }
 
 // ProtoZeros writes one valid length-prefixed OTLP protobuf record followed
-// by zero bytes up to n bytes in all: every 4 zeros read as an empty record.
+// by zero bytes up to about n bytes in all: every 4 zeros read as an empty
+// record.
 func ProtoZeros(w io.Writer, n int64) error {
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
@@ -314,7 +315,8 @@ func ProtoZeros(w io.Writer, n int64) error {
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(rec)))
 	bw.Write(hdr[:])
 	bw.Write(rec)
-	if err := fill(bw, n-int64(len(rec)+4), 0); err != nil {
+	zeros := (n - int64(len(rec)+4)) &^ 3 // whole empty frames
+	if err := fill(bw, zeros, 0); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -1,0 +1,119 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/mcptrace/mcptrace/internal/hostile"
+)
+
+// writeShape writes a hostile shape of size n into a temporary file and
+// returns its path.
+func writeShape(t testing.TB, shape string, n int64) string {
+	t.Helper()
+	s, err := hostile.ShapeByName(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := hostile.WriteShape(&buf, s, n); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), shape+"."+s.Ext)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func TestDecompressionBombStopsWithAClearError(t *testing.T) {
+	// 60k copies of one line: about 40 MB from a few kilobytes of zstd.
+	bomb := writeShape(t, "duplicate-lines", 60_000)
+	// One per-record zstd frame of 20 MiB of zeros (the Collector's
+	// compression: zstd without stream compression).
+	enc, _ := zstd.NewWriter(nil)
+	frame := enc.EncodeAll(make([]byte, 20<<20), nil)
+	var rec bytes.Buffer
+	binary.Write(&rec, binary.BigEndian, uint32(len(frame)))
+	rec.Write(frame)
+	recordBomb := filepath.Join(t.TempDir(), "records.bin")
+	if err := os.WriteFile(recordBomb, rec.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		strict     bool
+	}{
+		{"zstd stream", bomb, false},
+		{"zstd stream strict", bomb, true},
+		{"zstd records", recordBomb, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Load(context.Background(), []string{tc.path}, LoadOptions{Read: ReadOptions{Strict: tc.strict}})
+			var re *ReadError
+			if !errors.Is(err, ErrDecompressionLimit) || !errors.As(err, &re) {
+				t.Fatalf("Load = %v, want a *ReadError wrapping ErrDecompressionLimit", err)
+			}
+			if re.Path != tc.path || !strings.Contains(err.Error(), "--max-decompression-ratio") {
+				t.Errorf("error %q: want the file and the flag that raises the limit", err)
+			}
+		})
+	}
+	t.Run("a raised ratio reads it", func(t *testing.T) {
+		idx, inputs, err := Load(context.Background(), []string{bomb}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idx.Spans() != 1 || inputs[0].Spans != 60_000 {
+			t.Errorf("%d distinct spans of %d read, want 1 of 60000", idx.Spans(), inputs[0].Spans)
+		}
+	})
+}
+
+func TestEmptyProtobufFramesCostNothingPerFrame(t *testing.T) {
+	// One valid record, then 16 MiB of zeros: four million empty frames.
+	path := filepath.Join(t.TempDir(), "zeros.pb")
+	var buf bytes.Buffer
+	if err := hostile.ProtoZeros(&buf, 16<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var idx *Index
+	var inputs []Input
+	var err error
+	alloc := allocated(func() {
+		idx, inputs, err = Load(context.Background(), []string{path}, LoadOptions{})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.Spans() != 1 || len(inputs[0].Warnings) != 0 {
+		t.Errorf("%d spans, warnings %q: want the one span, no warning", idx.Spans(), inputs[0].Warnings)
+	}
+	// A record, a result and a batch per empty frame cost hundreds of
+	// megabytes; skipping them costs the read buffers.
+	if alloc > 32<<20 {
+		t.Errorf("reading 4M empty frames allocated %d MB: work per frame", alloc>>20)
+	}
+}
