@@ -153,7 +153,14 @@ type Index struct {
 	keyBuf []byte // scratch space for resource keys
 
 	dirty      bool // spans added since the last finish
-	duplicates int  // spans left out as copies of an indexed one
+	duplicates int  // spans left out as copies of an indexed one, dropped ones included
+	// recent is a direct-mapped cache of the (trace, span id) pairs added
+	// last: a copy of a span still in it is dropped as it arrives and only
+	// counted (dropped), so a dump that repeats the same lines again and
+	// again costs no memory per copy. Copies it misses are left out by
+	// finish as before; the result is the same either way.
+	recent  *[recentSlots]recentSpan
+	dropped int
 	incomplete int  // traces with a missing parent or a parent cycle
 
 	// layout is the depth-first layout of the parent links (index_tree.go),
@@ -172,6 +179,33 @@ type internedVal struct {
 // maxKeyLen is the longest attribute key found through keysByLen; longer
 // kept keys (unusual) go through the keyID map.
 const maxKeyLen = 63
+
+// recentSlots is the size of the duplicate cache (1 MiB).
+const recentSlots = 1 << 16
+
+// recentSpan is one slot of the duplicate cache; trace is stored plus one
+// so the zero slot matches nothing.
+type recentSpan struct {
+	id    uint64
+	trace int32
+}
+
+// isRecentCopy reports whether the span (trace, id) was added recently, and
+// remembers it otherwise. A copy found here is counted as dropped.
+func (x *Index) isRecentCopy(trace int32, id uint64) bool {
+	if x.recent == nil {
+		x.recent = new([recentSlots]recentSpan)
+	}
+	h := (id ^ uint64(trace)*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	slot := &x.recent[h>>(64-16)]
+	if slot.id == id && slot.trace == trace+1 {
+		x.dropped++
+		x.dirty = true // Duplicates changed
+		return true
+	}
+	*slot = recentSpan{id: id, trace: trace + 1}
+	return false
+}
 
 // Chunk sizes of the span and attribute tables.
 const (
@@ -302,6 +336,9 @@ func (x *Index) addFast(b *fastBatch) {
 		if !ok {
 			return
 		}
+		if x.isRecentCopy(s.trace, s.id) {
+			continue
+		}
 		for _, a := range b.attrs[fs.attrs : fs.attrs+fs.n] {
 			if id, ok := x.keepSpanAttr(&s, a.key); ok {
 				x.putSpanAttr(&s, id, x.internFastValue(id, a, true))
@@ -331,7 +368,7 @@ func (x *Index) internFastValue(key uint16, a fastAttr, onSpan bool) int32 {
 func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
 	s, ok := x.newSpan(int64(sp.StartTimestamp()), int64(sp.EndTimestamp()), sp.SpanID(), sp.ParentSpanID(),
 		trace, sp.Name(), res, uint8(sp.Kind()), uint8(sp.Status().Code()))
-	if !ok {
+	if !ok || x.isRecentCopy(s.trace, s.id) {
 		return
 	}
 	for k, v := range sp.Attributes().All() {
@@ -623,7 +660,7 @@ func (x *Index) finish() {
 	// Within each trace: order by span id (stable: the first copy of a
 	// duplicate comes first) and leave later copies out.
 	kept := order[:0]
-	x.duplicates = 0
+	x.duplicates = x.dropped
 	for t := range x.traces {
 		group := order[offsets[t]:offsets[t+1]]
 		slices.SortStableFunc(group, func(a, b int32) int { return cmpUint64(x.sp(a).id, x.sp(b).id) })

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/internal/hostile"
 )
@@ -115,5 +116,40 @@ func TestEmptyProtobufFramesCostNothingPerFrame(t *testing.T) {
 	// megabytes; skipping them costs the read buffers.
 	if alloc > 32<<20 {
 		t.Errorf("reading 4M empty frames allocated %d MB: work per frame", alloc>>20)
+	}
+}
+
+func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
+	// 50k copies of one line of one span, uncompressed (no ratio guard).
+	path := filepath.Join(t.TempDir(), "dups.otlp.jsonl")
+	var buf bytes.Buffer
+	if err := hostile.DuplicateLines(&buf, 50_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, fast := range []bool{true, false} {
+		idx := NewIndex(IndexOptions{})
+		if fast {
+			var err error
+			if idx, _, err = Load(context.Background(), []string{path}, LoadOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			_, err := Read(context.Background(), []string{path}, ReadOptions{}, func(_ *Input, td ptrace.Traces) error {
+				idx.Add(td)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if idx.Spans() != 1 || idx.Duplicates() != 49_999 {
+			t.Errorf("fast path %v: %d spans, %d duplicates; want 1 and 49999", fast, idx.Spans(), idx.Duplicates())
+		}
+		if idx.nspans != 1 {
+			t.Errorf("fast path %v: %d span records kept for one distinct span: copies cost memory", fast, idx.nspans)
+		}
 	}
 }
