@@ -153,3 +153,34 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 		}
 	}
 }
+
+func TestLastLineWithoutNewlineReportsItsRealCause(t *testing.T) {
+	const good = `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{"traceId":"5ca1ab1e0000000000000000000000aa","spanId":"4000000000000001","name":"x","startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}`
+	badID := strings.Replace(good, "5ca1ab1e0000000000000000000000aa", "zz", 1)
+	for _, tc := range []struct {
+		name, content string
+		truncated     bool
+	}{
+		{"bad trace id, no newline", badID, false},
+		{"bad trace id after a good line", good + "\n" + badID, false},
+		{"cut line", good + "\n" + good[:60], true},
+		{"cut inside a string", good[:len(good)/2], true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dump.jsonl")
+			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Read(context.Background(), []string{path}, ReadOptions{Strict: true}, func(*Input, ptrace.Traces) error { return nil })
+			if err == nil {
+				t.Fatal("Read succeeded, want an error")
+			}
+			if got := errors.Is(err, ErrTruncated); got != tc.truncated {
+				t.Errorf("error %q: truncated = %v, want %v", err, got, tc.truncated)
+			}
+			if !tc.truncated && !strings.Contains(err.Error(), "trace") {
+				t.Errorf("error %q does not name the bad trace id", err)
+			}
+		})
+	}
+}

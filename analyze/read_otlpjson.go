@@ -130,12 +130,32 @@ func decodeOTLPJSONLine(path string) func(rec) result {
 		td, err := unmarshalOTLPJSON(r.data)
 		if err != nil {
 			cause := err
-			if r.last {
+			if r.last && endsEarly(r.data) {
+				// Only a line whose JSON stops before it is complete was
+				// cut: a whole last line without a newline (a common
+				// one-document file) that fails for another reason, a bad
+				// trace id say, is reported for that reason.
 				cause = fmt.Errorf("%w: the input ends inside this line (%w)", ErrTruncated, err)
 			}
 			return result{prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine, Err: cause}}
 		}
 		return result{td: td}
+	}
+}
+
+// endsEarly reports whether data is JSON cut short: every token up to its
+// end is valid and the value is still open.
+func endsEarly(data []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(data))
+	for {
+		_, err := d.Token()
+		switch {
+		case err == nil:
+			continue
+		case err == io.EOF:
+			return false // complete values only
+		}
+		return errors.Is(err, io.ErrUnexpectedEOF)
 	}
 }
 
