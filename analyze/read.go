@@ -111,8 +111,8 @@ const (
 // error. Every such error is a *ReadError naming the file and the place.
 //
 // Read stops promptly when ctx is done and returns ctx's error (wrapped with
-// the path). A read blocked on stdin returns once stdin delivers data or
-// closes.
+// the path), even when a read is blocked on an idle stdin, a FIFO without a
+// writer or a stalled file: the blocked read is abandoned (read_cancel.go).
 func Read(ctx context.Context, paths []string, opts ReadOptions, sink func(in *Input, td ptrace.Traces) error) ([]Input, error) {
 	sources, err := expandPaths(paths)
 	if err != nil {
@@ -267,11 +267,13 @@ func walkDir(root string) ([]source, error) {
 
 // readInput reads one input into in, calling sink with its batches.
 func readInput(ctx context.Context, src source, opts ReadOptions, workers int, in *Input, sink func(*Input, ptrace.Traces) error) error {
-	raw, size, closeRaw, err := openSource(src, opts.Stdin)
+	file, size, closeRaw, err := openCancelable(ctx, src, opts.Stdin)
 	if err != nil {
 		return err
 	}
 	defer closeRaw()
+	raw := newCancelReader(ctx, file)
+	defer raw.close()
 
 	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio)
 	if err != nil {
@@ -281,6 +283,9 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	in.Compression = s.compression
 
 	head, perr := s.peekHead()
+	if ctx.Err() != nil {
+		return fmt.Errorf("read %s: %w", src.path, ctx.Err())
+	}
 	if len(head) == 0 {
 		if perr != nil && perr != io.EOF {
 			return s.problem(0, "", 0, perr)
