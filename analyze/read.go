@@ -75,6 +75,13 @@ type ReadOptions struct {
 	// DefaultMaxDecompressionRatio, a negative value no bound. An input
 	// past it stops with a *ReadError wrapping ErrDecompressionLimit.
 	MaxDecompressionRatio float64
+	// MaxMemory is the memory budget in bytes (--max-memory); 0 means
+	// DefaultMaxMemory. A record (a JSON line, a document's array element
+	// such as a whole Jaeger trace, a value a document reader skips)
+	// longer than a sixteenth of it is cut: skipped with a warning, or an
+	// error in strict mode. Load also stops with ErrMemoryLimit when the
+	// index would outgrow half of it.
+	MaxMemory int64
 }
 
 // Limits that keep a corrupt or hostile input from exhausting memory.
@@ -82,7 +89,9 @@ const (
 	// maxRecordBytes caps one length-prefixed record (and one zstd record
 	// decompressed): a larger prefix is corruption, never an allocation.
 	maxRecordBytes = 256 << 20
-	// maxLineBytes caps one JSON line (one compact OTLP JSON document).
+	// maxLineBytes caps one JSON line (one compact OTLP JSON document)
+	// whatever the memory budget; the budget's record cap is usually
+	// lower.
 	maxLineBytes = 1 << 30
 )
 
@@ -325,14 +334,14 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		produce, decode = fr.produce, fr.decode
 	case format == FormatOTLPJSON:
 		if linesMode(head) {
-			produce, decode = s.produceLines, decodeOTLPJSONLine(src.path)
+			produce, decode = s.produceLines(opts.budget().recordCap()), decodeOTLPJSONLine(src.path)
 		} else {
-			produce, decode = s.produceDoc(otlpDocSpec), decodeOTLPResourceSpans(src.path)
+			produce, decode = s.produceDoc(otlpDocSpec, opts.budget().recordCap()), decodeOTLPResourceSpans(src.path)
 		}
 	case format == FormatJaeger:
-		produce, decode = s.produceDoc(jaegerDocSpec), decodeJaegerTrace(src.path)
+		produce, decode = s.produceDoc(jaegerDocSpec, opts.budget().recordCap()), decodeJaegerTrace(src.path)
 	case format == FormatTempo:
-		produce, decode = s.produceDoc(tempoDocSpec), decodeTempoResourceSpans(src.path)
+		produce, decode = s.produceDoc(tempoDocSpec, opts.budget().recordCap()), decodeTempoResourceSpans(src.path)
 	default:
 		return &ReadError{Path: src.path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
 	}

@@ -184,3 +184,53 @@ func TestLastLineWithoutNewlineReportsItsRealCause(t *testing.T) {
 		})
 	}
 }
+
+// Readers keep within the memory budget whatever the shape: a line, a
+// document's unknown field or one huge Jaeger trace never makes a buffer
+// grow past the record cap (a sixteenth of the budget). Unknown fields are
+// skipped, whatever their size; a record past the cap is cut with a
+// warning, keeping what was read before.
+func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
+	const budget = 32 << 20 // record cap: 2 MiB
+	cases := []struct {
+		shape string
+		n     int64
+		spans  int    // spans read; 0: the input is cut, an error
+		format Format // forced: the unknown field comes before the keys detection looks for
+	}{
+		{"long-line", 24 << 20, 0, FormatAuto},
+		{"unknown-field-otlp", 6 << 20, 1, FormatOTLPJSON},
+		{"unknown-field-jaeger", 6 << 20, 1, FormatJaeger},
+		{"unknown-field-tempo", 6 << 20, 1, FormatTempo},
+		{"jaeger-big-trace", 50_000, 0, FormatAuto}, // about 10 MB in one trace
+	}
+	for _, tc := range cases {
+		t.Run(tc.shape, func(t *testing.T) {
+			path := writeShape(t, tc.shape, tc.n)
+			var inputs []Input
+			var err error
+			alloc := allocated(func() {
+				_, inputs, err = Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: budget, Format: tc.format, MaxDecompressionRatio: -1}})
+			})
+			if tc.spans == 0 {
+				if !errors.Is(err, ErrRecordTooLarge) || !strings.Contains(err.Error(), "--max-memory") {
+					t.Fatalf("Load = %v, want ErrRecordTooLarge naming --max-memory", err)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if inputs[0].Spans != tc.spans || len(inputs[0].Warnings) > 0 {
+					t.Errorf("%d spans, warnings %q; want %d, none", inputs[0].Spans, inputs[0].Warnings, tc.spans)
+				}
+			}
+			// Cut inputs are 10 to 24 MB in one value: buffering it whole
+			// (and doubling) allocates several times the record cap. (A
+			// skipped value allocates per token, garbage at once; that it
+			// reads at all under the 2 MiB cap shows it was never held.)
+			if tc.spans == 0 && alloc > budget/2 {
+				t.Errorf("reading allocated %d MB with a %d MB budget", alloc>>20, budget>>20)
+			}
+		})
+	}
+}

@@ -35,17 +35,21 @@ var (
 
 // produceDoc returns a producer that streams the records out of one or more
 // concatenated JSON documents (pretty-printed or not) without holding a
-// whole document: only one record at a time is buffered. Records are
-// decoded in parallel like lines.
-func (s *stream) produceDoc(spec docSpec) producer {
+// whole document: only one record at a time is buffered, and values outside
+// the record arrays are skipped token by token. Records are decoded in
+// parallel like lines. No single value (a record, a skipped string) may be
+// longer than valueCap: the decoder is never fed further, and the input is
+// cut there with ErrRecordTooLarge.
+func (s *stream) produceDoc(spec docSpec, valueCap int64) producer {
 	return func(ctx context.Context, emit emitFunc) {
-		w := &docWalker{s: s, spec: spec, dec: json.NewDecoder(s), base: s.off, emit: emit, ctx: ctx, job: newJob()}
+		cr := &capReader{r: s, limit: -1}
+		w := &docWalker{s: s, spec: spec, cr: cr, cap: valueCap, dec: json.NewDecoder(cr), base: s.off, emit: emit, ctx: ctx, job: newJob()}
 		for {
 			if ctx.Err() != nil {
 				return
 			}
 			start := w.offset()
-			tok, err := w.dec.Token()
+			tok, err := w.token()
 			if err == io.EOF {
 				w.flush()
 				return
@@ -88,16 +92,36 @@ type docWalker struct {
 	job      *job
 	jobBytes int
 	stopped  bool
+	cr       *capReader // what the decoder reads through
+	cap      int64      // the longest value the decoder may buffer
 }
 
 func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
+
+// arm lets the decoder read at most cap bytes past its position.
+func (w *docWalker) arm() { w.cr.limit = w.dec.InputOffset() + w.cap }
+
+func (w *docWalker) token() (json.Token, error) {
+	w.arm()
+	return w.dec.Token()
+}
+
+func (w *docWalker) more() bool {
+	w.arm()
+	return w.dec.More()
+}
+
+func (w *docWalker) decode(v any) error {
+	w.arm()
+	return w.dec.Decode(v)
+}
 
 // object walks the members of an object whose '{' was just read. found
 // reports whether a record array was seen; ok is false when the walk must
 // stop (a problem was emitted, or the pipeline is stopping).
 func (w *docWalker) object(depth int) (found, ok bool) {
-	for w.dec.More() {
-		tok, err := w.dec.Token()
+	for w.more() {
+		tok, err := w.token()
 		if err != nil {
 			w.fail(err)
 			return found, false
@@ -111,7 +135,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 			}
 			found = found || f
 		case w.spec.nested[key] && depth == 0:
-			tok, err := w.dec.Token()
+			tok, err := w.token()
 			if err != nil {
 				w.fail(err)
 				return found, false
@@ -126,14 +150,19 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 				return found, false
 			}
 		default:
-			var skip json.RawMessage
-			if err := w.dec.Decode(&skip); err != nil {
+			// Skipped token by token: an unknown value of any size costs
+			// no memory beyond its longest token.
+			tok, err := w.token()
+			if err != nil {
 				w.fail(err)
+				return found, false
+			}
+			if !w.skipRest(tok) {
 				return found, false
 			}
 		}
 	}
-	if _, err := w.dec.Token(); err != nil { // the closing '}'
+	if _, err := w.token(); err != nil { // the closing '}'
 		w.fail(err)
 		return found, false
 	}
@@ -143,7 +172,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 // array emits the elements of the array under key as records.
 func (w *docWalker) array(key string) (found, ok bool) {
 	start := w.offset()
-	tok, err := w.dec.Token()
+	tok, err := w.token()
 	if err != nil {
 		w.fail(err)
 		return false, false
@@ -157,12 +186,12 @@ func (w *docWalker) array(key string) (found, ok bool) {
 			Err: fmt.Errorf("%q is %s, not an array", key, describeToken(tok))}}))
 		return false, false
 	}
-	for w.dec.More() {
+	for w.more() {
 		if w.ctx.Err() != nil {
 			return true, false
 		}
 		var raw json.RawMessage
-		if err := w.dec.Decode(&raw); err != nil {
+		if err := w.decode(&raw); err != nil {
 			w.fail(err)
 			return true, false
 		}
@@ -175,7 +204,7 @@ func (w *docWalker) array(key string) (found, ok bool) {
 			}
 		}
 	}
-	if _, err := w.dec.Token(); err != nil { // the closing ']'
+	if _, err := w.token(); err != nil { // the closing ']'
 		w.fail(err)
 		return true, false
 	}
@@ -189,7 +218,7 @@ func (w *docWalker) skipRest(tok json.Token) bool {
 		return true
 	}
 	for depth := 1; depth > 0; {
-		tok, err := w.dec.Token()
+		tok, err := w.token()
 		if err != nil {
 			w.fail(err)
 			return false
@@ -229,6 +258,9 @@ func (w *docWalker) fail(err error) {
 	var prob *ReadError
 	var syn *json.SyntaxError
 	switch {
+	case w.cr.hit:
+		// Cut, not damaged: what was read before is kept, with a warning.
+		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected, Err: errRecordCap("a JSON value", w.cap)}
 	case w.s.err != nil:
 		prob = w.s.problem(w.offset(), w.spec.expected, 0, err)
 	case errors.As(err, &syn):

@@ -223,12 +223,14 @@ func UnknownField(w io.Writer, format string, n int64) error {
 		`","kind":1,"startTimeUnixNano":"1777539600000000000","endTimeUnixNano":"1777539600000001000"}`
 	otlpRS := `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"hostile"}}]},"scopeSpans":[{"scope":{"name":"x"},"spans":[` + span + `]}]}`
 	switch format {
+	// A newline after the opening brace makes the file a document, not a
+	// JSON line.
 	case "otlp":
-		head, tail = `{"x_unknown":[`, `],"resourceSpans":[`+otlpRS+"]}\n"
+		head, tail = "{\n"+`"x_unknown":[`, `],"resourceSpans":[`+otlpRS+"]}\n"
 	case "tempo":
-		head, tail = `{"x_unknown":[`, `],"batches":[`+otlpRS+"]}\n"
+		head, tail = "{\n"+`"x_unknown":[`, `],"batches":[`+otlpRS+"]}\n"
 	case "jaeger":
-		head = `{"x_unknown":[`
+		head = "{\n" + `"x_unknown":[`
 		tail = `],"data":[{"traceID":"` + traceID + `","spans":[{"traceID":"` + traceID +
 			`","spanID":"4000000000000001","operationName":"` + spans.SpanInvoke +
 			`","references":[],"startTime":1777539600000000,"duration":1,"tags":[],"processID":"p1"}],` +
