@@ -199,9 +199,9 @@ func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 		format Format // forced: the unknown field comes before the keys detection looks for
 	}{
 		{"long-line", 24 << 20, 0, FormatAuto},
-		{"unknown-field-otlp", 6 << 20, 1, FormatOTLPJSON},
-		{"unknown-field-jaeger", 6 << 20, 1, FormatJaeger},
-		{"unknown-field-tempo", 6 << 20, 1, FormatTempo},
+		{"unknown-field-otlp", 3 << 20, 1, FormatOTLPJSON},
+		{"unknown-field-jaeger", 3 << 20, 1, FormatJaeger},
+		{"unknown-field-tempo", 3 << 20, 1, FormatTempo},
 		{"jaeger-big-trace", 50_000, 0, FormatAuto}, // about 10 MB in one trace
 	}
 	for _, tc := range cases {
