@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -161,6 +162,8 @@ type Index struct {
 	// finish as before; the result is the same either way.
 	recent  *[recentSlots]recentSpan
 	dropped int
+
+	strBytes int64 // bytes of the interned names and values, for memBytes
 	incomplete int  // traces with a missing parent or a parent cycle
 
 	// layout is the depth-first layout of the parent links (index_tree.go),
@@ -487,6 +490,7 @@ func (x *Index) internName(s string) int32 {
 		return id
 	}
 	id := int32(len(x.names))
+	x.strBytes += int64(len(s))
 	s = strings.Clone(s) // never retain a slice of a decoder's buffer
 	x.names = append(x.names, s)
 	x.nameIdx[s] = id
@@ -498,6 +502,7 @@ func (x *Index) internString(s string) int32 {
 		return id
 	}
 	id := int32(len(x.vals))
+	x.strBytes += int64(len(s))
 	s = strings.Clone(s)
 	x.vals = append(x.vals, s)
 	x.valIdx[s] = id
@@ -789,6 +794,18 @@ func cmpUint64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// memBytes estimates the memory the index holds: its chunks, tables and
+// interned strings, with the build-time maps that index them (about as
+// much again for the traces and strings). Load checks it against the
+// memory budget after every batch.
+func (x *Index) memBytes() int64 {
+	n := int64(len(x.spans)) * spanChunk * int64(unsafe.Sizeof(span{}))
+	n += int64(len(x.attrs)) * attrChunk * int64(unsafe.Sizeof(attr{}))
+	n += int64(cap(x.traces)) * int64(unsafe.Sizeof(traceRec{})) * 2
+	n += 2 * (x.strBytes + int64(len(x.names)+len(x.vals))*int64(unsafe.Sizeof("")))
+	return n
 }
 
 // Spans returns the number of distinct spans indexed.

@@ -108,3 +108,26 @@ func (c *capReader) Read(p []byte) (int, error) {
 
 // errCapReached is what capReader returns at its limit.
 var errCapReached = fmt.Errorf("%w: value longer than the record cap", ErrRecordTooLarge)
+
+// ParseByteSize parses a memory size as given to --max-memory: a number of
+// bytes, or a number with a unit KiB, MiB, GiB (or KB, MB, GB, read as the
+// same powers of 1024; case does not matter). It refuses zero and
+// negative sizes.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, or one with KiB, MiB or GiB (512MiB, 2GiB)", s)
+	}
+	return int64(n * float64(mult)), nil
+}

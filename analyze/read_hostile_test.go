@@ -234,3 +234,41 @@ func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadStopsAtTheMemoryBudget(t *testing.T) {
+	path := writeShape(t, "invoke-chain", 50_000)
+	_, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}})
+	var re *ReadError
+	if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &re) || re.Path != path || !strings.Contains(err.Error(), "--max-memory") {
+		t.Fatalf("Load with a 4 MiB budget = %v, want a *ReadError for the file wrapping ErrMemoryLimit naming --max-memory", err)
+	}
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}})
+	if err != nil || idx.Spans() != 50_000 {
+		t.Fatalf("Load with a 64 MiB budget: %v, %d spans", err, idx.Spans())
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1048576", 1 << 20, true},
+		{"512MiB", 512 << 20, true},
+		{"2GiB", 2 << 30, true},
+		{"1.5 gb", 3 << 29, true},
+		{"64m", 64 << 20, true},
+		{"0", 0, false},
+		{"-1GiB", 0, false},
+		{"lots", 0, false},
+	} {
+		got, err := ParseByteSize(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+	if d := DefaultMaxMemory(); d < 64<<20 || d > 1<<30 {
+		t.Errorf("DefaultMaxMemory = %d, want between 64 MiB and 1 GiB", d)
+	}
+}
