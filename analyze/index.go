@@ -163,8 +163,8 @@ type Index struct {
 	recent  *[recentSlots]recentSpan
 	dropped int
 
-	strBytes int64 // bytes of the interned names and values, for memBytes
-	incomplete int  // traces with a missing parent or a parent cycle
+	strBytes   int64 // bytes of the interned names and values, for memBytes
+	incomplete int   // traces with a missing parent or a parent cycle
 
 	// layout is the depth-first layout of the parent links (index_tree.go),
 	// built on first use after each finish.

@@ -193,8 +193,8 @@ func TestLastLineWithoutNewlineReportsItsRealCause(t *testing.T) {
 func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 	const budget = 32 << 20 // record cap: 2 MiB
 	cases := []struct {
-		shape string
-		n     int64
+		shape  string
+		n      int64
 		spans  int    // spans read; 0: the input is cut, an error
 		format Format // forced: the unknown field comes before the keys detection looks for
 	}{
