@@ -150,14 +150,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 				return found, false
 			}
 		default:
-			// Skipped token by token: an unknown value of any size costs
-			// no memory beyond its longest token.
-			tok, err := w.token()
-			if err != nil {
-				w.fail(err)
-				return found, false
-			}
-			if !w.skipRest(tok) {
+			if !w.skipValue() {
 				return found, false
 			}
 		}
@@ -209,6 +202,40 @@ func (w *docWalker) array(key string) (found, ok bool) {
 		return true, false
 	}
 	return true, true
+}
+
+// skipValue skips an unknown value of any size: an array or object one
+// element or member at a time (each decoded whole, so at most the cap), a
+// scalar as one token. Memory stays within the cap however long the value,
+// at a fraction of the cost of walking it token by token.
+func (w *docWalker) skipValue() bool {
+	tok, err := w.token()
+	if err != nil {
+		w.fail(err)
+		return false
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return true
+	}
+	var raw json.RawMessage
+	for w.more() {
+		if d == '{' {
+			if _, err := w.token(); err != nil { // the member's key
+				w.fail(err)
+				return false
+			}
+		}
+		if err := w.decode(&raw); err != nil {
+			w.fail(err)
+			return false
+		}
+	}
+	if _, err := w.token(); err != nil { // the closing ']' or '}'
+		w.fail(err)
+		return false
+	}
+	return true
 }
 
 // skipRest skips the rest of a value whose first token was already read.
