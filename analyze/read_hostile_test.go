@@ -272,3 +272,43 @@ func TestParseByteSize(t *testing.T) {
 		t.Errorf("DefaultMaxMemory = %d, want between 64 MiB and 1 GiB", d)
 	}
 }
+
+func TestDocumentReadersSkipUnknownValuesOfAnyShape(t *testing.T) {
+	const rs = `{"resource":{},"scopeSpans":[{"spans":[{"traceId":"5ca1ab1e0000000000000000000000aa","spanId":"4000000000000001","name":"x","startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}`
+	const odd = `[1, -2.5e3, true, null, "a \"}]\\", {"k": ["]", {}]}, []]`
+	for _, tc := range []struct {
+		name, doc string
+		format    Format
+		spans     int
+	}{
+		{"otlp, unknown first", "{\n" + `"u": ` + odd + `, "resourceSpans": [` + rs + `]}`, FormatOTLPJSON, 1},
+		{"otlp, unknown last", "{\n" + `"resourceSpans": [` + rs + `], "u": ` + odd + `}`, FormatOTLPJSON, 1},
+		{"otlp, unknown between", "{\n" + `"resourceSpans": [` + rs + `], "u": "s", "v": ` + odd + `, "resource_spans": [` + rs + `]}`, FormatOTLPJSON, 2},
+		{"tempo, unknown inside trace", "{\n" + `"trace": {"u": ` + odd + `, "resourceSpans": [` + rs + `], "w": 1}, "y": ` + odd + `}`, FormatTempo, 1},
+		{"two documents", "{\n" + `"u": 1, "resourceSpans": [` + rs + "]}\n{\n" + `"u": ` + odd + `, "resourceSpans": [` + rs + `]}`, FormatOTLPJSON, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "doc.json")
+			if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			inputs, err := Read(context.Background(), []string{path}, ReadOptions{Format: tc.format, Strict: true}, func(*Input, ptrace.Traces) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inputs[0].Spans != tc.spans {
+				t.Errorf("%d spans, want %d", inputs[0].Spans, tc.spans)
+			}
+		})
+	}
+	t.Run("a cut unknown value is a truncation", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "doc.json")
+		if err := os.WriteFile(path, []byte("{\n"+`"resourceSpans": [`+rs+`], "u": [1, {"a": "b`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(context.Background(), []string{path}, ReadOptions{Format: FormatOTLPJSON, Strict: true}, func(*Input, ptrace.Traces) error { return nil })
+		if !errors.Is(err, ErrTruncated) {
+			t.Errorf("Read = %v, want ErrTruncated", err)
+		}
+	})
+}

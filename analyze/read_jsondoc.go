@@ -1,11 +1,14 @@
 package analyze
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // docSpec says where the records are in a JSON document: the elements of
@@ -94,12 +97,13 @@ type docWalker struct {
 	stopped  bool
 	cr       *capReader // what the decoder reads through
 	cap      int64      // the longest value the decoder may buffer
+	crBase   int64      // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
 }
 
 func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
 
 // arm lets the decoder read at most cap bytes past its position.
-func (w *docWalker) arm() { w.cr.limit = w.dec.InputOffset() + w.cap }
+func (w *docWalker) arm() { w.cr.limit = w.crBase + w.dec.InputOffset() + w.cap }
 
 func (w *docWalker) token() (json.Token, error) {
 	w.arm()
@@ -150,7 +154,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 				return found, false
 			}
 		default:
-			if !w.skipValue() {
+			if !w.skipValue(depth) {
 				return found, false
 			}
 		}
@@ -204,38 +208,138 @@ func (w *docWalker) array(key string) (found, ok bool) {
 	return true, true
 }
 
-// skipValue skips an unknown value of any size: an array or object one
-// element or member at a time (each decoded whole, so at most the cap), a
-// scalar as one token. Memory stays within the cap however long the value,
-// at a fraction of the cost of walking it token by token.
-func (w *docWalker) skipValue() bool {
-	tok, err := w.token()
+// skipValue skips an unknown value of any size in constant memory, at the
+// speed of a byte scan: the decoder's unread buffer and the stream after it
+// are scanned to the value's end by skipJSON, then a new decoder takes over
+// from there. The decoder's token API would take a call per number of a
+// gigabyte array.
+//
+// The new decoder must be where the old one was: inside depth+1 nested
+// objects, expecting a key. It is primed with that many synthetic opening
+// braces (`{"":{` per level), read before the rest, and the comma after
+// the skipped value is consumed by the scan.
+func (w *docWalker) skipValue(depth int) bool {
+	start := w.offset()
+	w.cr.limit = -1 // the scan holds no value, whatever its length
+	br := bufio.NewReaderSize(io.MultiReader(w.dec.Buffered(), w.cr), 64<<10)
+	n, err := skipJSON(br)
+	if err == nil {
+		for { // white space, then the comma before the next member
+			c, rerr := br.ReadByte()
+			if rerr != nil {
+				break // the end is the decoder's to report
+			}
+			n++
+			if c == ',' {
+				break
+			}
+			if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+				br.UnreadByte()
+				n--
+				break
+			}
+		}
+	}
 	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
 		w.fail(err)
 		return false
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return true
-	}
-	var raw json.RawMessage
-	for w.more() {
-		if d == '{' {
-			if _, err := w.token(); err != nil { // the member's key
-				w.fail(err)
-				return false
-			}
-		}
-		if err := w.decode(&raw); err != nil {
+	rest, _ := br.Peek(br.Buffered())
+	prime := "{" + strings.Repeat(`"":{`, depth)
+	rest = append([]byte(prime), rest...)
+	w.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(rest), w.cr))
+	w.crBase = w.cr.read - int64(len(rest))
+	w.base = start + n - int64(len(prime))
+	for range 1 + 2*depth {
+		if _, err := w.dec.Token(); err != nil {
 			w.fail(err)
 			return false
 		}
 	}
-	if _, err := w.token(); err != nil { // the closing ']' or '}'
-		w.fail(err)
-		return false
-	}
 	return true
+}
+
+// skipJSON consumes one JSON value (and the white space before it) from br
+// and returns how many bytes it took. It checks the nesting and the
+// strings, not the scalars: what it skips is never decoded.
+func skipJSON(br *bufio.Reader) (int64, error) {
+	var n int64
+	next := func() (byte, error) {
+		c, err := br.ReadByte()
+		if err == nil {
+			n++
+		}
+		return c, err
+	}
+	str := func() error { // after the opening quote
+		for {
+			// Jump to the next quote or backslash a buffer at a time.
+			buf, _ := br.Peek(max(br.Buffered(), 1))
+			if k := bytes.IndexAny(buf, `"\`); k > 0 {
+				br.Discard(k)
+				n += int64(k)
+			} else if k < 0 && len(buf) > 0 {
+				br.Discard(len(buf))
+				n += int64(len(buf))
+				continue
+			}
+			c, err := next()
+			if err != nil {
+				return err
+			}
+			switch c {
+			case '"':
+				return nil
+			case '\\':
+				if _, err := next(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	depth := 0
+	for {
+		c, err := next()
+		if err != nil {
+			return n, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			continue
+		case '"':
+			if err := str(); err != nil {
+				return n, err
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			if depth == 0 {
+				return n, &json.SyntaxError{Offset: n}
+			}
+			depth--
+		default: // a scalar: up to the next delimiter
+			for {
+				b, err := br.Peek(1)
+				if err == io.EOF && depth == 0 {
+					return n, nil
+				}
+				if err != nil {
+					return n, err
+				}
+				if bytes.IndexByte([]byte(" \t\r\n,:]}"), b[0]) >= 0 {
+					break
+				}
+				next()
+			}
+		}
+		if depth == 0 {
+			return n, nil
+		}
+	}
 }
 
 // skipRest skips the rest of a value whose first token was already read.
