@@ -5,6 +5,7 @@
 // Usage:
 //
 //	gen -shape invoke-chain -n 100000 -o chain.otlp.jsonl
+//	gen -shape duplicate-lines -n 1000000 -raw -o - | mcptrace analyze -
 //	gen -list
 package main
 
@@ -30,6 +31,7 @@ func run() error {
 	n := flag.Int64("n", 0, "the size, in the shape's unit (spans, bytes or lines)")
 	out := flag.String("o", "", "file to write; - for stdout")
 	list := flag.Bool("list", false, "list the shapes with their unit and file extension")
+	raw := flag.Bool("raw", false, "write a compressed shape uncompressed")
 	flag.Parse()
 	if *list {
 		for _, s := range hostile.Shapes() {
@@ -43,6 +45,9 @@ func run() error {
 	s, err := hostile.ShapeByName(*shape)
 	if err != nil {
 		return err
+	}
+	if *raw {
+		s.Zstd = false
 	}
 	w := os.Stdout
 	if *out != "-" {
