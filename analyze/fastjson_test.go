@@ -241,6 +241,15 @@ func TestLoadFastPathMatchesRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every line of the workload is plain OTLP JSON: all of it must come
+	// through the fast path, or this test compares pdata with pdata.
+	lines := 0
+	if data, err := os.ReadFile(path); err == nil {
+		lines = bytes.Count(data, []byte("\n"))
+	}
+	if idx.fastBatches != lines || lines == 0 {
+		t.Fatalf("the fast path decoded %d of %d lines", idx.fastBatches, lines)
+	}
 	ref := NewIndex(cfg.IndexOptions())
 	inputs, err := Read(context.Background(), []string{path}, ReadOptions{Workers: 2}, func(_ *Input, td ptrace.Traces) error {
 		ref.Add(td)

@@ -164,6 +164,9 @@ type Index struct {
 	dropped int
 
 	strBytes   int64 // bytes of the interned names and values, for memBytes
+	// fastBatches counts the batches Load's fast path (fastjson.go)
+	// delivered: tests pin that the CLI's path is the one they exercise.
+	fastBatches int
 	incomplete int   // traces with a missing parent or a parent cycle
 
 	// layout is the depth-first layout of the parent links (index_tree.go),
@@ -317,6 +320,7 @@ func (x *Index) Add(td ptrace.Traces) {
 // then each span through the same newSpan, keepSpanAttr and appendSpan
 // steps addSpan takes.
 func (x *Index) addFast(b *fastBatch) {
+	x.fastBatches++
 	x.ensureMaps()
 	res := make([]int32, len(b.res))
 	for i, r := range b.res {
