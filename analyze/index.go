@@ -163,11 +163,11 @@ type Index struct {
 	recent  *[recentSlots]recentSpan
 	dropped int
 
-	strBytes   int64 // bytes of the interned names and values, for memBytes
+	strBytes int64 // bytes of the interned names and values, for memBytes
 	// fastBatches counts the batches Load's fast path (fastjson.go)
 	// delivered: tests pin that the CLI's path is the one they exercise.
 	fastBatches int
-	incomplete int   // traces with a missing parent or a parent cycle
+	incomplete  int // traces with a missing parent or a parent cycle
 
 	// layout is the depth-first layout of the parent links (index_tree.go),
 	// built on first use after each finish.
