@@ -691,7 +691,10 @@ func (x *Index) finish() {
 	x.linkParents()
 
 	// The lookup maps cost more than the tables; the next Add rebuilds them.
+	// So does the duplicate cache (a MiB): a copy arriving after a query
+	// is still left out here, by the sort.
 	x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
+	x.recent = nil
 }
 
 // linkParents resolves every parent id to a span index within its trace and

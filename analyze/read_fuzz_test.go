@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,8 +44,15 @@ func FuzzReadTempo(f *testing.F) {
 
 // seedFuzz adds every committed dump of one format in testdata/traces
 // (those small enough to keep each exec quick) and every hand-made broken
-// input of testdata/malformed.
+// input of testdata/malformed. Plain go test, which runs the seeds as
+// regression cases, gets the malformed inputs and two scenarios per
+// encoding: the other dumps are read by the golden and format tests
+// already, and as seeds they would add seconds to every run.
 func seedFuzz(f *testing.F, format string) {
+	fuzzing := false
+	if fl := flag.Lookup("test.fuzz"); fl != nil && fl.Value.String() != "" {
+		fuzzing = true
+	}
 	seeded := 0
 	for _, enc := range tracegen.Encodings() {
 		if enc.Format != format {
@@ -56,6 +64,9 @@ func seedFuzz(f *testing.F, format string) {
 		}
 		for _, path := range paths {
 			if fi, err := os.Stat(path); err != nil || fi.Size() > maxFuzzDumpSeedBytes {
+				continue
+			}
+			if base := filepath.Base(path); !fuzzing && !strings.HasPrefix(base, "semconv.") && !strings.HasPrefix(base, "cold-init-one-read.") {
 				continue
 			}
 			data, err := os.ReadFile(path)

@@ -65,8 +65,7 @@ func TestDecompressionBombStopsWithAClearError(t *testing.T) {
 		strict     bool
 	}{
 		{"zstd stream", bomb, false},
-		{"zstd stream strict", bomb, true},
-		{"zstd records", recordBomb, false},
+		{"zstd records", recordBomb, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Load(context.Background(), []string{tc.path}, LoadOptions{Read: ReadOptions{Strict: tc.strict}})
@@ -120,10 +119,10 @@ func TestEmptyProtobufFramesCostNothingPerFrame(t *testing.T) {
 }
 
 func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
-	// 50k copies of one line of one span, uncompressed (no ratio guard).
+	// 20k copies of one line of one span, uncompressed (no ratio guard).
 	path := filepath.Join(t.TempDir(), "dups.otlp.jsonl")
 	var buf bytes.Buffer
-	if err := hostile.DuplicateLines(&buf, 50_000); err != nil {
+	if err := hostile.DuplicateLines(&buf, 20_000); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -145,8 +144,8 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if idx.Spans() != 1 || idx.Duplicates() != 49_999 {
-			t.Errorf("fast path %v: %d spans, %d duplicates; want 1 and 49999", fast, idx.Spans(), idx.Duplicates())
+		if idx.Spans() != 1 || idx.Duplicates() != 19_999 {
+			t.Errorf("fast path %v: %d spans, %d duplicates; want 1 and 19999", fast, idx.Spans(), idx.Duplicates())
 		}
 		if idx.nspans != 1 {
 			t.Errorf("fast path %v: %d span records kept for one distinct span: copies cost memory", fast, idx.nspans)
