@@ -245,11 +245,12 @@ func UnknownField(w io.Writer, format string, n int64) error {
 	for i := range chunk {
 		chunk[i] = "1,"[i%2]
 	}
-	rest := n
+	rest := n - 1
 	for rest > int64(len(chunk)) {
 		bw.Write(chunk)
 		rest -= int64(len(chunk))
 	}
+	bw.Write(chunk[:max(rest, 0)&^1]) // "1,1,...1," then a last "1"
 	bw.WriteString("1")
 	bw.WriteString(tail)
 	return bw.Flush()
