@@ -127,6 +127,7 @@ func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
 	fx, px := NewIndex(fastTestOpts), NewIndex(fastTestOpts)
 	fx.addFast(b)
 	px.Add(want)
+	fx.fastBatches = 0 // the one field that says which path built it
 	if !reflect.DeepEqual(fx, px) {
 		t.Fatalf("Index.addFast and Index.Add built different indexes from\n%s", line)
 	}
@@ -240,6 +241,15 @@ func TestLoadFastPathMatchesRead(t *testing.T) {
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Workers: 2}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every line of the workload is plain OTLP JSON: all of it must come
+	// through the fast path, or this test compares pdata with pdata.
+	lines := 0
+	if data, err := os.ReadFile(path); err == nil {
+		lines = bytes.Count(data, []byte("\n"))
+	}
+	if idx.fastBatches != lines || lines == 0 {
+		t.Fatalf("the fast path decoded %d of %d lines", idx.fastBatches, lines)
 	}
 	ref := NewIndex(cfg.IndexOptions())
 	inputs, err := Read(context.Background(), []string{path}, ReadOptions{Workers: 2}, func(_ *Input, td ptrace.Traces) error {

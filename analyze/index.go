@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -153,8 +154,24 @@ type Index struct {
 	keyBuf []byte // scratch space for resource keys
 
 	dirty      bool // spans added since the last finish
-	duplicates int  // spans left out as copies of an indexed one
-	incomplete int  // traces with a missing parent or a parent cycle
+	duplicates int  // spans left out as copies of an indexed one, dropped ones included
+	// recent is a direct-mapped cache of the (trace, span id) pairs added
+	// last: a copy of a span still in it is dropped as it arrives and only
+	// counted (dropped), so a dump that repeats the same lines again and
+	// again costs no memory per copy. Copies it misses are left out by
+	// finish as before; the result is the same either way.
+	recent  *[recentSlots]recentSpan
+	dropped int
+
+	strBytes int64 // bytes of the interned names and values, for memBytes
+	// fastBatches counts the batches Load's fast path (fastjson.go)
+	// delivered: tests pin that the CLI's path is the one they exercise.
+	fastBatches int
+	incomplete  int // traces with a missing parent or a parent cycle
+
+	// layout is the depth-first layout of the parent links (index_tree.go),
+	// built on first use after each finish.
+	layout *spanTree
 
 	inputs []InputReport // set by Load
 }
@@ -168,6 +185,33 @@ type internedVal struct {
 // maxKeyLen is the longest attribute key found through keysByLen; longer
 // kept keys (unusual) go through the keyID map.
 const maxKeyLen = 63
+
+// recentSlots is the size of the duplicate cache (1 MiB).
+const recentSlots = 1 << 16
+
+// recentSpan is one slot of the duplicate cache; trace is stored plus one
+// so the zero slot matches nothing.
+type recentSpan struct {
+	id    uint64
+	trace int32
+}
+
+// isRecentCopy reports whether the span (trace, id) was added recently, and
+// remembers it otherwise. A copy found here is counted as dropped.
+func (x *Index) isRecentCopy(trace int32, id uint64) bool {
+	if x.recent == nil {
+		x.recent = new([recentSlots]recentSpan)
+	}
+	h := (id ^ uint64(trace)*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
+	slot := &x.recent[h>>(64-16)]
+	if slot.id == id && slot.trace == trace+1 {
+		x.dropped++
+		x.dirty = true // Duplicates changed
+		return true
+	}
+	*slot = recentSpan{id: id, trace: trace + 1}
+	return false
+}
 
 // Chunk sizes of the span and attribute tables.
 const (
@@ -276,6 +320,7 @@ func (x *Index) Add(td ptrace.Traces) {
 // then each span through the same newSpan, keepSpanAttr and appendSpan
 // steps addSpan takes.
 func (x *Index) addFast(b *fastBatch) {
+	x.fastBatches++
 	x.ensureMaps()
 	res := make([]int32, len(b.res))
 	for i, r := range b.res {
@@ -297,6 +342,9 @@ func (x *Index) addFast(b *fastBatch) {
 		s, ok := x.newSpan(int64(fs.start), int64(fs.end), fs.id, fs.parent, lastTraceIdx, fs.name, res[fs.res], fs.kind, fs.status)
 		if !ok {
 			return
+		}
+		if x.isRecentCopy(s.trace, s.id) {
+			continue
 		}
 		for _, a := range b.attrs[fs.attrs : fs.attrs+fs.n] {
 			if id, ok := x.keepSpanAttr(&s, a.key); ok {
@@ -327,7 +375,7 @@ func (x *Index) internFastValue(key uint16, a fastAttr, onSpan bool) int32 {
 func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
 	s, ok := x.newSpan(int64(sp.StartTimestamp()), int64(sp.EndTimestamp()), sp.SpanID(), sp.ParentSpanID(),
 		trace, sp.Name(), res, uint8(sp.Kind()), uint8(sp.Status().Code()))
-	if !ok {
+	if !ok || x.isRecentCopy(s.trace, s.id) {
 		return
 	}
 	for k, v := range sp.Attributes().All() {
@@ -446,6 +494,7 @@ func (x *Index) internName(s string) int32 {
 		return id
 	}
 	id := int32(len(x.names))
+	x.strBytes += int64(len(s))
 	s = strings.Clone(s) // never retain a slice of a decoder's buffer
 	x.names = append(x.names, s)
 	x.nameIdx[s] = id
@@ -457,6 +506,7 @@ func (x *Index) internString(s string) int32 {
 		return id
 	}
 	id := int32(len(x.vals))
+	x.strBytes += int64(len(s))
 	s = strings.Clone(s)
 	x.vals = append(x.vals, s)
 	x.valIdx[s] = id
@@ -591,6 +641,7 @@ func (x *Index) finish() {
 		return
 	}
 	x.dirty = false
+	x.layout = nil
 
 	// Counting sort of the span indexes by trace, in arrival order.
 	nt := len(x.traces)
@@ -618,7 +669,7 @@ func (x *Index) finish() {
 	// Within each trace: order by span id (stable: the first copy of a
 	// duplicate comes first) and leave later copies out.
 	kept := order[:0]
-	x.duplicates = 0
+	x.duplicates = x.dropped
 	for t := range x.traces {
 		group := order[offsets[t]:offsets[t+1]]
 		slices.SortStableFunc(group, func(a, b int32) int { return cmpUint64(x.sp(a).id, x.sp(b).id) })
@@ -640,7 +691,10 @@ func (x *Index) finish() {
 	x.linkParents()
 
 	// The lookup maps cost more than the tables; the next Add rebuilds them.
+	// So does the duplicate cache (a MiB): a copy arriving after a query
+	// is still left out here, by the sort.
 	x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
+	x.recent = nil
 }
 
 // linkParents resolves every parent id to a span index within its trace and
@@ -747,6 +801,18 @@ func cmpUint64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// memBytes estimates the memory the index holds: its chunks, tables and
+// interned strings, with the build-time maps that index them (about as
+// much again for the traces and strings). Load checks it against the
+// memory budget after every batch.
+func (x *Index) memBytes() int64 {
+	n := int64(len(x.spans)) * spanChunk * int64(unsafe.Sizeof(span{}))
+	n += int64(len(x.attrs)) * attrChunk * int64(unsafe.Sizeof(attr{}))
+	n += int64(cap(x.traces)) * int64(unsafe.Sizeof(traceRec{})) * 2
+	n += 2 * (x.strBytes + int64(len(x.names)+len(x.vals))*int64(unsafe.Sizeof("")))
+	return n
 }
 
 // Spans returns the number of distinct spans indexed.

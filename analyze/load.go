@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"fmt"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -26,9 +27,23 @@ type LoadOptions struct {
 // new Index and returns it with what was read from each input. On error the
 // index and inputs hold what was read before it; a bad input is a
 // *ReadError naming the file and the place.
+//
+// The index may take half of the memory budget (ReadOptions.MaxMemory; the
+// analysis needs about as much again): past it Load stops with a
+// *ReadError wrapping ErrMemoryLimit, a clear error instead of the kernel's
+// OOM killer.
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
 	idx := NewIndex(opts.Index)
 	read := 0
+	limit := opts.Read.budget().indexCap()
+	within := func(in *Input) error {
+		if m := idx.memBytes(); m > limit {
+			return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
+				Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
+					ErrMemoryLimit, read, m>>20, 2*limit>>20)}
+		}
+		return nil
+	}
 	// Decode OTLP JSON lines keeping only what the index keeps, straight
 	// into compact batches the index merges (fastjson.go); everything else
 	// comes through Read's sink as pdata.
@@ -39,7 +54,7 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Inpu
 		if opts.Progress != nil {
 			opts.Progress(in, read)
 		}
-		return nil
+		return within(in)
 	})
 	inputs, err := Read(ctx, paths, opts.Read, func(in *Input, td ptrace.Traces) error {
 		read += td.SpanCount()
@@ -47,7 +62,7 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Inpu
 		if opts.Progress != nil {
 			opts.Progress(in, read)
 		}
-		return nil
+		return within(in)
 	})
 	idx.SetInputs(inputs)
 	return idx, inputs, err

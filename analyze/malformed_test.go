@@ -502,7 +502,7 @@ func inflatedSize(t testing.TB, path string) int64 {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	s, err := openStream(path, raw, -1)
+	s, err := openStream(path, raw, -1, 0)
 	if err != nil {
 		return 0
 	}

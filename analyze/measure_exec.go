@@ -52,14 +52,9 @@ func (e *execAcc) report() ExecutionsReport {
 			}
 			c := execCall{exec: int32(t), session: -1}
 			if e.root != nil {
-				c.exec = -1
-				for a := i; a >= 0; a = x.sp(a).parent {
-					if e.root.match(a) {
-						c.exec = a
-						break
-					}
-				}
-				if c.exec < 0 {
+				// The nearest root at or above the call, from one pass
+				// over the tree: no walk up a deep chain per call.
+				if c.exec = e.root.nearestOrSelf(i); c.exec < 0 {
 					continue // a call outside any execution root
 				}
 			}

@@ -88,6 +88,9 @@ type poolAcc struct {
 	events []acqEvent
 	// handshakes per scope (scope -1 included)
 	handshakes map[int32]int
+	// compares counts acquiredBefore calls: a test pins that ordering an
+	// invocation's acquires stays O(n log n) for a huge fan-out.
+	compares int
 }
 
 func newPoolAcc(v *vocab, cfg Config, lat *latencyAcc) *poolAcc {
@@ -104,15 +107,11 @@ func (p *poolAcc) collect() {
 	n := x.nspans // arrays below are indexed by span index
 
 	// One pass for the facts that live on other spans: which acquires have a
-	// handshake child, and the acquires of each invocation, linked from the
-	// invocation in start order (nearly always one; a redial makes two).
+	// handshake child, and the acquires of each invocation (nearly always
+	// one; a redial makes two, a hostile dump a hundred thousand).
 	hasHandshake := make([]bool, n)
-	firstAcq := make([]int32, n) // per invocation: its first acquire, -1 none
-	nextAcq := make([]int32, n)  // per acquire: its invocation's next acquire, -1 none
-	for i := range firstAcq {
-		firstAcq[i] = -1
-	}
-	var orphans []int32 // acquires without a parent
+	var withParent []int32 // acquires with a parent, in index order
+	var orphans []int32    // acquires without a parent
 	perName := p.v.countNames()
 	p.lat.grow(latHandshake, nameCount(perName, p.v.handshake))
 	p.lat.grow(latCall, p.v.callSpans(perName))
@@ -130,14 +129,39 @@ func (p *poolAcc) collect() {
 				orphans = append(orphans, i)
 				break
 			}
-			link := &firstAcq[s.parent]
-			for *link >= 0 && p.acquiredBefore(*link, i) {
-				link = &nextAcq[*link]
-			}
-			nextAcq[i], *link = *link, i
+			withParent = append(withParent, i)
 		}
 		if p.v.isCall(i) {
 			p.lat.add(latCall, s.end-s.start)
+		}
+	}
+	// Group the acquires by invocation (a counting sort) and sort each
+	// invocation's in start order: O(n log n) whatever the fan-out.
+	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
+	for _, a := range withParent {
+		acqFirst[x.sp(a).parent+1]++
+	}
+	for inv := int32(0); inv < n; inv++ {
+		acqFirst[inv+1] += acqFirst[inv]
+	}
+	byInv := make([]int32, len(withParent))
+	{
+		next := slices.Clone(acqFirst[:n])
+		for _, a := range withParent {
+			inv := x.sp(a).parent
+			byInv[next[inv]] = a
+			next[inv]++
+		}
+	}
+	acquiresOf := func(inv int32) []int32 { return byInv[acqFirst[inv]:acqFirst[inv+1]] }
+	for _, inv := range x.order {
+		if g := acquiresOf(inv); len(g) > 1 {
+			slices.SortFunc(g, func(a, b int32) int {
+				if p.acquiredBefore(a, b) {
+					return -1
+				}
+				return 1 // never equal: acquires of one invocation differ in span id
+			})
 		}
 	}
 
@@ -149,7 +173,10 @@ func (p *poolAcc) collect() {
 	}
 	p.events = make([]acqEvent, 0, capEvents)
 	p.lat.grow(latAcquireHit, nameCount(perName, p.v.acquire))
-	leaseFirst := firstAcq // reused: per invocation, its first event, -1 none
+	leaseFirst := make([]int32, n) // per invocation: its first event, -1 none
+	for i := range leaseFirst {
+		leaseFirst[i] = -1
+	}
 	emit := func(a, next int32) {
 		s := x.sp(a)
 		ev := acqEvent{start: s.start, leaseEnd: s.end, span: a, parent: s.parent, scope: p.v.scopeOf(a), key: -1, recorded: -1}
@@ -182,15 +209,20 @@ func (p *poolAcc) collect() {
 		p.events = append(p.events, ev)
 	}
 	for _, inv := range x.order {
-		a := firstAcq[inv]
-		if a < 0 {
+		g := acquiresOf(inv)
+		if len(g) == 0 {
 			continue
 		}
 		leaseFirst[inv] = int32(len(p.events))
-		for ; a >= 0; a = nextAcq[a] {
-			emit(a, nextAcq[a])
+		for k, a := range g {
+			next := int32(-1)
+			if k+1 < len(g) {
+				next = g[k+1]
+			}
+			emit(a, next)
 		}
 	}
+	acqFirst, byInv, withParent = nil, nil, nil
 	for _, a := range orphans {
 		emit(a, -1)
 	}
@@ -240,25 +272,31 @@ func (p *poolAcc) collect() {
 
 	// A failed call fails the lease it ran on: the last lease of its
 	// invocation that began before it.
+	// The invocation is the call's nearest ancestor holding a lease, found
+	// for every span in one pass over the tree rather than a walk per call.
 	var buf []int32
+	var leased []int32
 	for _, i := range x.order {
 		if !p.v.isCall(i) || !p.v.failed(i) {
 			continue
 		}
-		for inv := x.sp(i).parent; inv >= 0; inv = x.sp(inv).parent {
-			buf = leasesOf(inv, buf)
-			if len(buf) == 0 {
-				continue
-			}
-			best := buf[0]
-			for _, k := range buf {
-				if p.events[k].start <= x.sp(i).start {
-					best = k
-				}
-			}
-			p.events[best].failed = true
-			break
+		if leased == nil {
+			leased = x.nearestAncestors(func(inv int32) bool {
+				return leaseFirst[inv] >= 0 || (implied != nil && implied[inv] >= 0)
+			})
 		}
+		inv := leased[i]
+		if inv < 0 {
+			continue
+		}
+		buf = leasesOf(inv, buf)
+		best := buf[0]
+		for _, k := range buf {
+			if p.events[k].start <= x.sp(i).start {
+				best = k
+			}
+		}
+		p.events[best].failed = true
 	}
 	// An invocation that failed (the dial itself, a cancellation) fails its
 	// last lease, call span or not.
@@ -411,6 +449,7 @@ func (p *poolAcc) attribute() {
 // acquiredBefore reports whether acquire a orders before acquire b of the
 // same invocation: by start, ties by span id.
 func (p *poolAcc) acquiredBefore(a, b int32) bool {
+	p.compares++
 	sa, sb := p.v.x.sp(a), p.v.x.sp(b)
 	if sa.start != sb.start {
 		return sa.start < sb.start

@@ -71,6 +71,8 @@ func (a *readsAcc) report() MeasureReport {
 	counts := map[int]int{}
 	var examples []int32
 	reads := map[int32]int{} // request span -> reads beneath it
+	t0 := x.tree()
+	sum := make([]int32, x.nspans) // per span: reads counted for it, over its subtree
 	for t := range x.traces {
 		tr := &x.traces[t]
 		reqs := 0
@@ -89,22 +91,40 @@ func (a *readsAcc) report() MeasureReport {
 		if reqs == 0 {
 			continue
 		}
-		for _, i := range group {
+		// Every request above a read counts it, unless a not_under span
+		// sits between them: the read counts for its proper ancestors up to
+		// and including the nearest not_under one. Each such path gets +1
+		// at its bottom and -1 just above its top, and a request's reads
+		// are the sum over its subtree: one pass up the depth-first order
+		// instead of a walk up the ancestors of every read.
+		dfs := t0.dfs[tr.first : tr.first+tr.n]
+		for _, i := range dfs {
+			sum[i] = 0
+		}
+		for _, i := range dfs {
 			if !a.read.match(i) {
 				continue
 			}
-			// Every request above the read counts it, unless a not_under
-			// span sits between them.
-			excluded := false
-			for p := x.sp(i).parent; p >= 0; p = x.sp(p).parent {
-				if !excluded {
-					if _, isReq := reads[p]; isReq {
-						reads[p]++
+			p := x.sp(i).parent
+			if p < 0 {
+				continue
+			}
+			sum[p]++
+			if a.notUnder != nil {
+				if stop := a.notUnder.nearest(i); stop >= 0 {
+					if above := x.sp(stop).parent; above >= 0 {
+						sum[above]--
 					}
 				}
-				if a.notUnder != nil && a.notUnder.match(p) {
-					excluded = true
-				}
+			}
+		}
+		for k := len(dfs) - 1; k >= 0; k-- {
+			i := dfs[k]
+			if p := x.sp(i).parent; p >= 0 {
+				sum[p] += sum[i]
+			}
+			if _, isReq := reads[i]; isReq {
+				reads[i] = int(sum[i])
 			}
 		}
 		r.Requests += reqs

@@ -70,6 +70,18 @@ type ReadOptions struct {
 	Strict  bool      // a truncation or bad record is an error instead of a warning
 	Workers int       // decode parallelism; 0 = GOMAXPROCS
 	Stdin   io.Reader // what "-" reads; nil = os.Stdin
+	// MaxDecompressionRatio bounds how many times its compressed size a
+	// gzip or zstd input may expand to (past 16 MiB): 0 means
+	// DefaultMaxDecompressionRatio, a negative value no bound. An input
+	// past it stops with a *ReadError wrapping ErrDecompressionLimit.
+	MaxDecompressionRatio float64
+	// MaxMemory is the memory budget in bytes (--max-memory); 0 means
+	// DefaultMaxMemory. A record (a JSON line, a document's array element
+	// such as a whole Jaeger trace, a value a document reader skips)
+	// longer than a sixteenth of it is cut: skipped with a warning, or an
+	// error in strict mode. Load also stops with ErrMemoryLimit when the
+	// index would outgrow half of it.
+	MaxMemory int64
 }
 
 // Limits that keep a corrupt or hostile input from exhausting memory.
@@ -77,7 +89,9 @@ const (
 	// maxRecordBytes caps one length-prefixed record (and one zstd record
 	// decompressed): a larger prefix is corruption, never an allocation.
 	maxRecordBytes = 256 << 20
-	// maxLineBytes caps one JSON line (one compact OTLP JSON document).
+	// maxLineBytes caps one JSON line (one compact OTLP JSON document)
+	// whatever the memory budget; the budget's record cap is usually
+	// lower.
 	maxLineBytes = 1 << 30
 )
 
@@ -106,8 +120,8 @@ const (
 // error. Every such error is a *ReadError naming the file and the place.
 //
 // Read stops promptly when ctx is done and returns ctx's error (wrapped with
-// the path). A read blocked on stdin returns once stdin delivers data or
-// closes.
+// the path), even when a read is blocked on an idle stdin, a FIFO without a
+// writer or a stalled file: the blocked read is abandoned (read_cancel.go).
 func Read(ctx context.Context, paths []string, opts ReadOptions, sink func(in *Input, td ptrace.Traces) error) ([]Input, error) {
 	sources, err := expandPaths(paths)
 	if err != nil {
@@ -262,13 +276,15 @@ func walkDir(root string) ([]source, error) {
 
 // readInput reads one input into in, calling sink with its batches.
 func readInput(ctx context.Context, src source, opts ReadOptions, workers int, in *Input, sink func(*Input, ptrace.Traces) error) error {
-	raw, size, closeRaw, err := openSource(src, opts.Stdin)
+	file, size, closeRaw, err := openCancelable(ctx, src, opts.Stdin)
 	if err != nil {
 		return err
 	}
 	defer closeRaw()
+	raw := newCancelReader(ctx, file)
+	defer raw.close()
 
-	s, err := openStream(src.path, raw, size)
+	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio)
 	if err != nil {
 		return err
 	}
@@ -276,6 +292,9 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	in.Compression = s.compression
 
 	head, perr := s.peekHead()
+	if ctx.Err() != nil {
+		return fmt.Errorf("read %s: %w", src.path, ctx.Err())
+	}
 	if len(head) == 0 {
 		if perr != nil && perr != io.EOF {
 			return s.problem(0, "", 0, perr)
@@ -304,7 +323,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	var decode func(rec) result
 	switch {
 	case format == FormatOTLPProto || det.framedZstd:
-		fr, err := newFramedReader(s, opts.Format, det.framedZstd, workers)
+		fr, err := newFramedReader(s, opts.Format, det.framedZstd, workers, opts.MaxDecompressionRatio)
 		if err != nil {
 			return err
 		}
@@ -315,14 +334,14 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		produce, decode = fr.produce, fr.decode
 	case format == FormatOTLPJSON:
 		if linesMode(head) {
-			produce, decode = s.produceLines, decodeOTLPJSONLine(src.path)
+			produce, decode = s.produceLines(opts.budget().recordCap()), decodeOTLPJSONLine(src.path)
 		} else {
-			produce, decode = s.produceDoc(otlpDocSpec), decodeOTLPResourceSpans(src.path)
+			produce, decode = s.produceDoc(otlpDocSpec, opts.budget().recordCap()), decodeOTLPResourceSpans(src.path)
 		}
 	case format == FormatJaeger:
-		produce, decode = s.produceDoc(jaegerDocSpec), decodeJaegerTrace(src.path)
+		produce, decode = s.produceDoc(jaegerDocSpec, opts.budget().recordCap()), decodeJaegerTrace(src.path)
 	case format == FormatTempo:
-		produce, decode = s.produceDoc(tempoDocSpec), decodeTempoResourceSpans(src.path)
+		produce, decode = s.produceDoc(tempoDocSpec, opts.budget().recordCap()), decodeTempoResourceSpans(src.path)
 	default:
 		return &ReadError{Path: src.path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
 	}
@@ -332,6 +351,10 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
 		return err
+	}
+	if errors.Is(s.err, ErrDecompressionLimit) {
+		// Not a damaged tail to skip: the rest of the input was never read.
+		return &ReadError{Path: src.path, Offset: s.off, Expected: "a " + s.compression + " stream within the decompression limit", Err: s.err}
 	}
 	if st.first != nil && in.Spans == 0 {
 		return st.first // nothing usable was read
@@ -409,7 +432,8 @@ type fileState struct {
 // sink, a problem becomes the error (strict) or a warning.
 func (st *fileState) consume(r result) error {
 	if r.prob != nil {
-		if st.strict {
+		if st.strict || errors.Is(r.prob, ErrDecompressionLimit) || errors.Is(r.prob, ErrMemoryLimit) {
+			// A limit is not damage to skip: reading on would only hit it again.
 			return r.prob
 		}
 		if st.first == nil {

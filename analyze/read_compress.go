@@ -3,6 +3,7 @@ package analyze
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,53 @@ const (
 	headBytes = 64 << 10
 	// maxZstdWindow bounds the memory a zstd stream may ask for.
 	maxZstdWindow = 256 << 20
+	// DefaultMaxDecompressionRatio is how many times its compressed size
+	// a compressed input may expand to by default. Real trace dumps
+	// compress 5 to 50 times; a bomb (a zstd file of kilobytes holding
+	// gigabytes of one repeated line) thousands of times.
+	DefaultMaxDecompressionRatio = 1000
+	// decompressionSlack is what any compressed input may expand to
+	// whatever its ratio, so a small, very repetitive dump still reads.
+	decompressionSlack = 16 << 20
 )
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ratioGuard stops a decompressed stream once it has produced more than
+// ratio times the compressed bytes read so far (plus decompressionSlack):
+// a decompression bomb ends with ErrDecompressionLimit after a bounded
+// amount of work, whatever it would expand to.
+type ratioGuard struct {
+	r     io.Reader
+	in    *countingReader // the compressed bytes read
+	out   int64
+	ratio float64
+	err   error
+}
+
+func (g *ratioGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	g.out += int64(n)
+	if float64(g.out) > g.ratio*float64(g.in.n)+decompressionSlack {
+		g.err = fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes read, more than %g times as many "+
+			"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, g.out, g.in.n, g.ratio)
+		return n, g.err
+	}
+	return n, err
+}
 
 // stream is the byte stream of one input after decompression, counting the
 // offsets that errors name.
@@ -42,12 +89,25 @@ type stream struct {
 // openStream detects gzip or zstd by magic bytes and returns the stream of
 // what is inside; other content is returned as is. A damaged compressed
 // header is a *ReadError.
-func openStream(path string, raw io.Reader, size int64) (*stream, error) {
+//
+// ratio bounds how many times the bytes read a compressed stream may
+// expand to (0: DefaultMaxDecompressionRatio, negative: no bound).
+func openStream(path string, raw io.Reader, size int64, ratio float64) (*stream, error) {
 	bufSize := streamBufferBytes
 	if size >= 0 && size < int64(bufSize) {
 		bufSize = max(int(size), 512) // a small file needs no big buffer
 	}
-	br := bufio.NewReaderSize(raw, bufSize)
+	counted := &countingReader{r: raw}
+	br := bufio.NewReaderSize(counted, bufSize)
+	if ratio == 0 {
+		ratio = DefaultMaxDecompressionRatio
+	}
+	guard := func(r io.Reader) io.Reader {
+		if ratio < 0 {
+			return r
+		}
+		return &ratioGuard{r: r, in: counted, ratio: ratio}
+	}
 	magic, _ := br.Peek(4)
 	s := &stream{path: path, size: -1, closeFn: func() {}}
 	switch {
@@ -57,7 +117,7 @@ func openStream(path string, raw io.Reader, size int64) (*stream, error) {
 			return nil, &ReadError{Path: path, Offset: 0, Expected: "a gzip stream", Err: err}
 		}
 		s.compression = "gzip"
-		s.r = bufio.NewReaderSize(zr, streamBufferBytes)
+		s.r = bufio.NewReaderSize(guard(zr), streamBufferBytes)
 		s.closeFn = func() { zr.Close() }
 	case bytes.HasPrefix(magic, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderMaxMemory(maxZstdWindow))
@@ -65,7 +125,7 @@ func openStream(path string, raw io.Reader, size int64) (*stream, error) {
 			return nil, &ReadError{Path: path, Offset: 0, Expected: "a zstd stream", Err: err}
 		}
 		s.compression = "zstd"
-		s.r = bufio.NewReaderSize(zr, streamBufferBytes)
+		s.r = bufio.NewReaderSize(guard(zr), streamBufferBytes)
 		s.closeFn = zr.Close
 	default:
 		s.r = br
@@ -124,4 +184,24 @@ func (s *stream) problem(off int64, expected string, line int, cause error) *Rea
 		return &ReadError{Path: s.path, Line: line, Offset: off, Expected: exp, Err: err}
 	}
 	return &ReadError{Path: s.path, Line: line, Offset: off, Expected: expected, Err: cause}
+}
+
+// skipZeroWords consumes 4-byte groups of zero bytes (empty length-prefixed
+// records) for as long as they last, straight from the read buffer.
+func (s *stream) skipZeroWords() {
+	for {
+		if b, _ := s.r.Peek(4); len(b) < 4 || b[0]|b[1]|b[2]|b[3] != 0 {
+			return
+		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		k := 0
+		for k+8 <= len(buf) && binary.LittleEndian.Uint64(buf[k:]) == 0 {
+			k += 8
+		}
+		for k+4 <= len(buf) && buf[k]|buf[k+1]|buf[k+2]|buf[k+3] == 0 {
+			k += 4
+		}
+		s.r.Discard(k)
+		s.off += int64(k)
+	}
 }

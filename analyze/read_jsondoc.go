@@ -1,11 +1,14 @@
 package analyze
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // docSpec says where the records are in a JSON document: the elements of
@@ -35,17 +38,21 @@ var (
 
 // produceDoc returns a producer that streams the records out of one or more
 // concatenated JSON documents (pretty-printed or not) without holding a
-// whole document: only one record at a time is buffered. Records are
-// decoded in parallel like lines.
-func (s *stream) produceDoc(spec docSpec) producer {
+// whole document: only one record at a time is buffered, and values outside
+// the record arrays are skipped token by token. Records are decoded in
+// parallel like lines. No single value (a record, a skipped string) may be
+// longer than valueCap: the decoder is never fed further, and the input is
+// cut there with ErrRecordTooLarge.
+func (s *stream) produceDoc(spec docSpec, valueCap int64) producer {
 	return func(ctx context.Context, emit emitFunc) {
-		w := &docWalker{s: s, spec: spec, dec: json.NewDecoder(s), base: s.off, emit: emit, ctx: ctx, job: newJob()}
+		cr := &capReader{r: s, limit: -1}
+		w := &docWalker{s: s, spec: spec, cr: cr, cap: valueCap, dec: json.NewDecoder(cr), base: s.off, emit: emit, ctx: ctx, job: newJob()}
 		for {
 			if ctx.Err() != nil {
 				return
 			}
 			start := w.offset()
-			tok, err := w.dec.Token()
+			tok, err := w.token()
 			if err == io.EOF {
 				w.flush()
 				return
@@ -88,16 +95,37 @@ type docWalker struct {
 	job      *job
 	jobBytes int
 	stopped  bool
+	cr       *capReader // what the decoder reads through
+	cap      int64      // the longest value the decoder may buffer
+	crBase   int64      // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
 }
 
 func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
+
+// arm lets the decoder read at most cap bytes past its position.
+func (w *docWalker) arm() { w.cr.limit = w.crBase + w.dec.InputOffset() + w.cap }
+
+func (w *docWalker) token() (json.Token, error) {
+	w.arm()
+	return w.dec.Token()
+}
+
+func (w *docWalker) more() bool {
+	w.arm()
+	return w.dec.More()
+}
+
+func (w *docWalker) decode(v any) error {
+	w.arm()
+	return w.dec.Decode(v)
+}
 
 // object walks the members of an object whose '{' was just read. found
 // reports whether a record array was seen; ok is false when the walk must
 // stop (a problem was emitted, or the pipeline is stopping).
 func (w *docWalker) object(depth int) (found, ok bool) {
-	for w.dec.More() {
-		tok, err := w.dec.Token()
+	for w.more() {
+		tok, err := w.token()
 		if err != nil {
 			w.fail(err)
 			return found, false
@@ -111,7 +139,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 			}
 			found = found || f
 		case w.spec.nested[key] && depth == 0:
-			tok, err := w.dec.Token()
+			tok, err := w.token()
 			if err != nil {
 				w.fail(err)
 				return found, false
@@ -126,14 +154,12 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 				return found, false
 			}
 		default:
-			var skip json.RawMessage
-			if err := w.dec.Decode(&skip); err != nil {
-				w.fail(err)
+			if !w.skipValue(depth) {
 				return found, false
 			}
 		}
 	}
-	if _, err := w.dec.Token(); err != nil { // the closing '}'
+	if _, err := w.token(); err != nil { // the closing '}'
 		w.fail(err)
 		return found, false
 	}
@@ -143,7 +169,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 // array emits the elements of the array under key as records.
 func (w *docWalker) array(key string) (found, ok bool) {
 	start := w.offset()
-	tok, err := w.dec.Token()
+	tok, err := w.token()
 	if err != nil {
 		w.fail(err)
 		return false, false
@@ -157,12 +183,12 @@ func (w *docWalker) array(key string) (found, ok bool) {
 			Err: fmt.Errorf("%q is %s, not an array", key, describeToken(tok))}}))
 		return false, false
 	}
-	for w.dec.More() {
+	for w.more() {
 		if w.ctx.Err() != nil {
 			return true, false
 		}
 		var raw json.RawMessage
-		if err := w.dec.Decode(&raw); err != nil {
+		if err := w.decode(&raw); err != nil {
 			w.fail(err)
 			return true, false
 		}
@@ -175,11 +201,145 @@ func (w *docWalker) array(key string) (found, ok bool) {
 			}
 		}
 	}
-	if _, err := w.dec.Token(); err != nil { // the closing ']'
+	if _, err := w.token(); err != nil { // the closing ']'
 		w.fail(err)
 		return true, false
 	}
 	return true, true
+}
+
+// skipValue skips an unknown value of any size in constant memory, at the
+// speed of a byte scan: the decoder's unread buffer and the stream after it
+// are scanned to the value's end by skipJSON, then a new decoder takes over
+// from there. The decoder's token API would take a call per number of a
+// gigabyte array.
+//
+// The new decoder must be where the old one was: inside depth+1 nested
+// objects, expecting a key. It is primed with that many synthetic opening
+// braces (`{"":{` per level), read before the rest, and the comma after
+// the skipped value is consumed by the scan.
+func (w *docWalker) skipValue(depth int) bool {
+	start := w.offset()
+	w.cr.limit = -1 // the scan holds no value, whatever its length
+	br := bufio.NewReaderSize(io.MultiReader(w.dec.Buffered(), w.cr), 64<<10)
+	n, err := skipJSON(br)
+	if err == nil {
+		for { // white space, then the comma before the next member
+			c, rerr := br.ReadByte()
+			if rerr != nil {
+				break // the end is the decoder's to report
+			}
+			n++
+			if c == ',' {
+				break
+			}
+			if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+				br.UnreadByte()
+				n--
+				break
+			}
+		}
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		w.fail(err)
+		return false
+	}
+	rest, _ := br.Peek(br.Buffered())
+	prime := "{" + strings.Repeat(`"":{`, depth)
+	rest = append([]byte(prime), rest...)
+	w.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(rest), w.cr))
+	w.crBase = w.cr.read - int64(len(rest))
+	w.base = start + n - int64(len(prime))
+	for range 1 + 2*depth {
+		if _, err := w.dec.Token(); err != nil {
+			w.fail(err)
+			return false
+		}
+	}
+	return true
+}
+
+// skipJSON consumes one JSON value (and the white space before it) from br
+// and returns how many bytes it took. It checks the nesting and the
+// strings, not the scalars: what it skips is never decoded.
+func skipJSON(br *bufio.Reader) (int64, error) {
+	var n int64
+	next := func() (byte, error) {
+		c, err := br.ReadByte()
+		if err == nil {
+			n++
+		}
+		return c, err
+	}
+	str := func() error { // after the opening quote
+		for {
+			// Jump to the next quote or backslash a buffer at a time.
+			buf, _ := br.Peek(max(br.Buffered(), 1))
+			if k := bytes.IndexAny(buf, `"\`); k > 0 {
+				br.Discard(k)
+				n += int64(k)
+			} else if k < 0 && len(buf) > 0 {
+				br.Discard(len(buf))
+				n += int64(len(buf))
+				continue
+			}
+			c, err := next()
+			if err != nil {
+				return err
+			}
+			switch c {
+			case '"':
+				return nil
+			case '\\':
+				if _, err := next(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	depth := 0
+	for {
+		c, err := next()
+		if err != nil {
+			return n, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			continue
+		case '"':
+			if err := str(); err != nil {
+				return n, err
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			if depth == 0 {
+				return n, &json.SyntaxError{Offset: n}
+			}
+			depth--
+		default: // a scalar: up to the next delimiter
+			for {
+				b, err := br.Peek(1)
+				if err == io.EOF && depth == 0 {
+					return n, nil
+				}
+				if err != nil {
+					return n, err
+				}
+				if bytes.IndexByte([]byte(" \t\r\n,:]}"), b[0]) >= 0 {
+					break
+				}
+				next()
+			}
+		}
+		if depth == 0 {
+			return n, nil
+		}
+	}
 }
 
 // skipRest skips the rest of a value whose first token was already read.
@@ -189,7 +349,7 @@ func (w *docWalker) skipRest(tok json.Token) bool {
 		return true
 	}
 	for depth := 1; depth > 0; {
-		tok, err := w.dec.Token()
+		tok, err := w.token()
 		if err != nil {
 			w.fail(err)
 			return false
@@ -229,6 +389,9 @@ func (w *docWalker) fail(err error) {
 	var prob *ReadError
 	var syn *json.SyntaxError
 	switch {
+	case w.cr.hit:
+		// Cut, not damaged: what was read before is kept, with a warning.
+		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected, Err: errRecordCap("a JSON value", w.cap)}
 	case w.s.err != nil:
 		prob = w.s.problem(w.offset(), w.spec.expected, 0, err)
 	case errors.As(err, &syn):

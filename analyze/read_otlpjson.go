@@ -28,7 +28,14 @@ func jsonValid(b []byte) bool { return json.Valid(b) }
 // complete lines of a block form one job and point into it (no copy), and a
 // partial last line is carried over to the start of the next block. A line
 // longer than a block gets a block of its own size.
-func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
+//
+// A line longer than lineCap ends the input with ErrRecordTooLarge: the
+// buffer never grows past the cap, whatever the line.
+func (s *stream) produceLines(lineCap int64) producer {
+	return func(ctx context.Context, emit emitFunc) { s.lines(ctx, emit, lineCap) }
+}
+
+func (s *stream) lines(ctx context.Context, emit emitFunc, lineCap int64) {
 	var carry []byte // the partial line after the last newline, copied out of its block
 	line := 0        // lines started so far
 	base := s.off    // stream offset of the next block's first byte (its carried partial line, if any)
@@ -40,7 +47,17 @@ func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
 		if left := s.remaining(); left >= 0 && left+1 < int64(size) {
 			size = int(left) + 1 + len(carry) // a small input needs a small block; +1 to see the end
 		}
-		blk := getBlock(max(size, 2*len(carry)))
+		// Room for the carried line and as much again, but never more than
+		// the cap allows: a line that would not fit is too long.
+		want := max(size, 2*len(carry))
+		if int64(want) > lineCap+1 {
+			want = int(lineCap) + 1
+		}
+		if len(carry) >= want {
+			emit(readyJob(result{prob: s.problem(base, expectedOTLPLine, line+1, errRecordCap("a line", lineCap))}))
+			return
+		}
+		blk := getBlock(want)
 		buf := append((*blk)[:0], carry...)
 		n, err := io.ReadFull(s, buf[len(buf):cap(buf)])
 		buf = buf[:len(carry)+n]
@@ -69,10 +86,9 @@ func (s *stream) produceLines(ctx context.Context, emit emitFunc) {
 		base = lineStart
 
 		if err == nil {
-			if len(carry) > maxLineBytes {
+			if int64(len(carry)) > lineCap {
 				emitLines(emit, j)
-				emit(readyJob(result{prob: s.problem(lineStart, expectedOTLPLine, line+1,
-					fmt.Errorf("%w: a line longer than %d MiB", ErrRecordTooLarge, maxLineBytes>>20))}))
+				emit(readyJob(result{prob: s.problem(lineStart, expectedOTLPLine, line+1, errRecordCap("a line", lineCap))}))
 				return
 			}
 			if !emitLines(emit, j) {
@@ -130,12 +146,32 @@ func decodeOTLPJSONLine(path string) func(rec) result {
 		td, err := unmarshalOTLPJSON(r.data)
 		if err != nil {
 			cause := err
-			if r.last {
+			if r.last && endsEarly(r.data) {
+				// Only a line whose JSON stops before it is complete was
+				// cut: a whole last line without a newline (a common
+				// one-document file) that fails for another reason, a bad
+				// trace id say, is reported for that reason.
 				cause = fmt.Errorf("%w: the input ends inside this line (%w)", ErrTruncated, err)
 			}
 			return result{prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine, Err: cause}}
 		}
 		return result{td: td}
+	}
+}
+
+// endsEarly reports whether data is JSON cut short: every token up to its
+// end is valid and the value is still open.
+func endsEarly(data []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(data))
+	for {
+		_, err := d.Token()
+		switch {
+		case err == nil:
+			continue
+		case err == io.EOF:
+			return false // complete values only
+		}
+		return errors.Is(err, io.ErrUnexpectedEOF)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -26,10 +27,17 @@ type framedReader struct {
 	s      *stream
 	forced Format        // FormatOTLPJSON or FormatOTLPProto when forced, else FormatAuto
 	zstd   *zstd.Decoder // non-nil for per-record zstd frames
+	// The per-record zstd frames' compressed and decompressed bytes so
+	// far (workers decode concurrently), checked against ratio.
+	zin, zout atomic.Int64
+	ratio     float64 // negative: no bound
 }
 
-func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int) (*framedReader, error) {
-	fr := &framedReader{s: s, forced: forced}
+func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int, ratio float64) (*framedReader, error) {
+	if ratio == 0 {
+		ratio = DefaultMaxDecompressionRatio
+	}
+	fr := &framedReader{s: s, forced: forced, ratio: ratio}
 	if zstdRecords {
 		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(workers), zstd.WithDecoderMaxMemory(maxRecordBytes))
 		if err != nil {
@@ -86,6 +94,13 @@ func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
 			return
 		}
 		size := int(binary.BigEndian.Uint32(hdr[:]))
+		if size == 0 {
+			// An empty request holds no span: no record, no decode. A run
+			// of them (a file padded with zeros) is skipped a buffer at a
+			// time, so it costs a byte comparison per byte.
+			s.skipZeroWords()
+			continue
+		}
 		if size > maxRecordBytes {
 			stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: "a 4-byte big-endian record length of at most 256 MiB",
 				Err: fmt.Errorf("%w: the length prefix says %d bytes (a corrupt prefix, or not a length-prefixed dump)", ErrRecordTooLarge, size)}})
@@ -154,6 +169,12 @@ func (fr *framedReader) decode(r rec) result {
 		out, err := fr.zstd.DecodeAll(data, nil)
 		if err != nil {
 			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record", Err: err}}
+		}
+		in, total := fr.zin.Add(int64(len(data))), fr.zout.Add(int64(len(out)))
+		if fr.ratio >= 0 && float64(total) > fr.ratio*float64(in)+decompressionSlack {
+			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "zstd records within the decompression limit",
+				Err: fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes of records, more than %g times as many "+
+					"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, total, in, fr.ratio)}}
 		}
 		data = out
 	}

@@ -25,6 +25,13 @@ var (
 	// ErrRecordTooLarge: a length prefix or a line is longer than the reader
 	// accepts (a corrupt prefix, or not a dump at all).
 	ErrRecordTooLarge = errors.New("record too large")
+	// ErrDecompressionLimit: a compressed input expands more than
+	// ReadOptions.MaxDecompressionRatio allows (a decompression bomb, or a
+	// dump more repetitive than any real one: raise the ratio to read it).
+	ErrDecompressionLimit = errors.New("decompression limit exceeded")
+	// ErrMemoryLimit: what the input holds would take more memory than
+	// the budget (LoadOptions.MaxMemory) allows.
+	ErrMemoryLimit = errors.New("memory budget exceeded")
 )
 
 // ReadError is a bad input: the file, the place and what was expected. Read

@@ -143,19 +143,24 @@ func (c *compiledSel) selects(x *Index, i, root int32) bool {
 	if c.under == nil && c.notUnder == nil {
 		return true
 	}
-	under := c.under == nil
 	if i == root {
-		return under && true
+		return c.under == nil
 	}
-	for p := x.sp(i).parent; p >= 0 && p != root; p = x.sp(p).parent {
-		if c.under != nil && c.under.match(p) {
-			under = true
-		}
-		if c.notUnder != nil && c.notUnder.match(p) {
+	// The nearest matching ancestors come from one pass over the tree
+	// (matcher.nearest), so no span walks its ancestors: a chain of 100k
+	// spans would make that quadratic. An ancestor counts when it lies
+	// strictly below root.
+	t := x.tree()
+	if c.notUnder != nil {
+		if a := c.notUnder.nearest(i); a >= 0 && t.strictlyBelow(a, root) {
 			return false
 		}
 	}
-	return under
+	if c.under != nil {
+		a := c.under.nearest(i)
+		return a >= 0 && t.strictlyBelow(a, root)
+	}
+	return true
 }
 
 // ruleScope is one scope of a rule: its spans, root (-1 for dump and trace),
@@ -201,29 +206,24 @@ func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}
+	// A subtree's spans are its range of the depth-first layout: nested
+	// subtrees share one array instead of each copying its span list.
+	tree := x.tree()
 	var out []ruleScope
 	for t := range x.traces {
 		tr := &x.traces[t]
 		group := x.order[tr.first : tr.first+tr.n]
-		pos := map[int32]int{} // root span -> index in out
+		first := len(out)
 		for _, i := range group {
 			if root.match(i) {
-				pos[i] = len(out)
-				out = append(out, ruleScope{trace: int32(t), root: i})
+				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.subtree(i)})
 			}
 		}
-		if len(pos) == 0 {
+		if len(out) == first {
 			continue
 		}
 		ok := !tr.incomplete && has(group)
-		for _, i := range group {
-			for a := i; a >= 0; a = x.sp(a).parent {
-				if k, isRoot := pos[a]; isRoot {
-					out[k].spans = append(out[k].spans, i)
-				}
-			}
-		}
-		for _, k := range pos {
+		for k := first; k < len(out); k++ {
 			out[k].complete = ok
 		}
 	}
@@ -273,13 +273,23 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 	fails := map[string]int{} // "expectation: found" -> scopes
 	var examples []Example
 	var measureFound []string
-	for _, sc := range scopes {
+	// Subtree scopes nest: their counts come from subtreeAgg, never from
+	// looking at each scope's spans (depth² on a chain of roots).
+	var sub *subtreeAgg
+	if r.Scope.Kind == ScopeSubtree {
+		sub = newSubtreeAgg(e.x, scopes)
+	}
+	for si, sc := range scopes {
 		if r.SkipEmpty && ruleSel != nil {
 			any := false
-			for _, i := range sc.spans {
-				if ruleSel.selects(e.x, i, sc.root) {
-					any = true
-					break
+			if sub != nil {
+				any = sub.count(ruleSel, si) > 0
+			} else {
+				for _, i := range sc.spans {
+					if ruleSel.selects(e.x, i, sc.root) {
+						any = true
+						break
+					}
 				}
 			}
 			if !any {
@@ -323,26 +333,35 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 			if err != nil {
 				return res, err
 			}
-			var selected []int32
-			for _, i := range sc.spans {
-				if c.selects(e.x, i, sc.root) {
-					selected = append(selected, i)
+			var selected []int32 // the offenders if it fails; a subtree scope names its root instead
+			var got float64
+			if sub != nil {
+				got = float64(sub.count(c, si))
+			} else {
+				for _, i := range sc.spans {
+					if c.selects(e.x, i, sc.root) {
+						selected = append(selected, i)
+					}
 				}
+				got = float64(len(selected))
 			}
-			got := float64(len(selected))
 			what := QuantityCount
 			if ex.Of == QuantityDistinct {
 				key, err := attrKey(ex)
 				if err != nil {
 					return res, err
 				}
-				vals := map[int32]bool{}
-				for _, i := range selected {
-					if v, ok := e.x.attrVal(i, key); ok {
-						vals[v] = true
+				if sub != nil {
+					got = float64(sub.distinct(c, key, si))
+				} else {
+					vals := map[int32]bool{}
+					for _, i := range selected {
+						if v, ok := e.x.attrVal(i, key); ok {
+							vals[v] = true
+						}
 					}
+					got = float64(len(vals))
 				}
-				got = float64(len(vals))
 				what = "distinct(" + ex.Attribute + ")"
 			}
 			if !ex.Holds(got, bound) {

@@ -403,6 +403,31 @@ type matcher struct {
 	res     []condition
 	kind    int16 // -1: any
 	status  int16 // -1: any
+	// near is, per span index, the nearest proper ancestor the selector
+	// matches (-1 none), computed on first use by nearest: ancestor
+	// questions then cost O(1) per span instead of a walk up the chain.
+	near []int32
+	// calls counts the spans match was asked about: a test pins that a rule
+	// looks at each span a bounded number of times, whatever the depth.
+	calls int64
+}
+
+// nearest returns the nearest proper ancestor of span i that m matches, -1
+// when none.
+func (m *matcher) nearest(i int32) int32 {
+	if m.near == nil {
+		m.near = m.x.nearestAncestors(m.match)
+	}
+	return m.near[i]
+}
+
+// nearestOrSelf returns span i when m matches it, else its nearest proper
+// ancestor that m matches, -1 when none.
+func (m *matcher) nearestOrSelf(i int32) int32 {
+	if m.match(i) {
+		return i
+	}
+	return m.nearest(i)
 }
 
 type condition struct {
@@ -461,6 +486,7 @@ func (x *Index) compileConds(ms []AttrMatch, kept []bool, what string) ([]condit
 
 // match reports whether span i satisfies the selector.
 func (m *matcher) match(i int32) bool {
+	m.calls++
 	s := m.x.sp(i)
 	if !m.anyName && !m.nameOK[s.name] {
 		return false

@@ -23,6 +23,8 @@ type vocab struct {
 	valTrue, valToolsCall, valToolError, valRedial, valHealthCheck int32 // value ids, -1 when absent
 
 	callName []bool // per name id: a call span under the profile
+
+	inh map[uint16][]int32 // per key: inherited's values per span index, computed on first use
 }
 
 func newVocab(x *Index, cfg Config) *vocab {
@@ -91,11 +93,19 @@ func (v *vocab) failed(i int32) bool {
 
 // inherited returns the value of key on span i or its nearest ancestor that
 // has it: the pool may set scope and key on the invoke span only.
+// The values are computed for every span in one pass over the tree on the
+// first call for a key, so a deep chain costs no walk per span.
 func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
-	for j := i; j >= 0; j = v.x.sp(j).parent {
-		if val, ok := v.x.attrVal(j, key); ok {
-			return val, true
+	vals, ok := v.inh[key]
+	if !ok {
+		vals = v.x.inheritedValues(key)
+		if v.inh == nil {
+			v.inh = map[uint16][]int32{}
 		}
+		v.inh[key] = vals
+	}
+	if val := vals[i]; val >= 0 {
+		return val, true
 	}
 	return 0, false
 }

@@ -15,14 +15,18 @@
 # A crash is written by go test to the package's testdata/fuzz/FuzzXxx/
 # directory: commit that file with the fix, and plain `go test` replays it as
 # a regression test from then on. The script goes on with the other targets
-# and exits 1 if any target failed, listing them. Environment: FUZZ_PARALLEL
-# sets -parallel (default: every CPU).
+# and exits 1 if any target failed, listing them. Each target's exec count
+# is listed at the end. Environment: FUZZ_PARALLEL sets -parallel (default:
+# every CPU); FUZZ_MINIMIZE sets -fuzzminimizetime (default 1s: go test's
+# default of 60s spends a short run minimizing each new input instead of
+# exploring from it).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 TIME=${1:-10s}
 FILTER=${2:-.}
 GO=${GO:-go}
+MINIMIZE=${FUZZ_MINIMIZE:-1s}
 
 log() { printf 'fuzz: %s\n' "$*" >&2; }
 
@@ -60,15 +64,23 @@ fi
 
 log "${#selected[@]} targets, $TIME each"
 failed=()
+execs=()
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 for t in "${selected[@]}"; do
   dir=${t%% *}
   name=${t#* }
   log "== $name (./$dir)"
-  if ! "$GO" test -run='^$' -fuzz="^${name}\$" -fuzztime="$TIME" "${parallel[@]}" "./$dir"; then
+  if ! "$GO" test -run='^$' -fuzz="^${name}\$" -fuzztime="$TIME" -fuzzminimizetime="$MINIMIZE" "${parallel[@]}" "./$dir" 2>&1 | tee "$out"; then
     failed+=("$name (./$dir)")
     log "FAILED: $name: the failing input is under $dir/testdata/fuzz/$name/"
   fi
+  # The last progress line says how many inputs ran: "... execs: N (...)".
+  n=$(grep -oE 'execs: [0-9]+' "$out" | tail -n 1 | grep -oE '[0-9]+' || true)
+  execs+=("$name: ${n:-?} execs")
 done
+log "execs in $TIME per target:"
+printf '  %s\n' "${execs[@]}" >&2
 
 if [[ ${#failed[@]} -gt 0 ]]; then
   log "${#failed[@]} of ${#selected[@]} targets failed:"

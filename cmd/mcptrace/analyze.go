@@ -30,6 +30,7 @@ type dumpFlags struct {
 	scopeAttr     string
 	idleTTL       time.Duration
 	executionRoot string
+	limits        limitFlags // limits.go
 }
 
 // addDumpFlags registers the dump flags on fl; verb ("analyzing",
@@ -41,6 +42,7 @@ func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
 	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
 	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
+	addLimitFlags(fl, &f.limits)
 }
 
 // analyzeFlags are the flags of `mcptrace analyze`.
@@ -169,7 +171,7 @@ func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) 
 		cfg.Measures = cf.Measures
 	}
 	ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict, Workers: f.workers}
-	return cfg, ropts, nil
+	return cfg, ropts, f.limits.apply(&ropts)
 }
 
 func validRenderFormat(s string) bool {

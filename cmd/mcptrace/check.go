@@ -95,7 +95,7 @@ func resolveGate(fl *pflag.FlagSet, f gateFlags) (gateSetup, error) {
 		return s, usageErrorf("regression tolerances: %w", err)
 	}
 	s.ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict}
-	return s, nil
+	return s, f.limits.apply(&s.ropts)
 }
 
 // loadReport reads dumps and analyzes them, keeping what rules also need;

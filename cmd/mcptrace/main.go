@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -61,7 +59,7 @@ and whether every execution stayed on one downstream session.`,
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:]))
 }
@@ -71,6 +69,9 @@ func run(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if code, ok := interruptedExit(ctx, os.Stderr); ok {
+		return code
+	}
 	if err == nil {
 		return 0
 	}

@@ -1,0 +1,133 @@
+package analyze
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// The memory budget. Every reader and the index check it before they take
+// memory, so a hostile input ends with a clear error (ErrMemoryLimit, or a
+// record cut with a warning) rather than with the kernel's OOM killer.
+
+// maxMemoryCap is the largest default budget.
+const maxMemoryCap = 1 << 30
+
+// DefaultMaxMemory is the memory budget when none is given: a quarter of
+// the machine's memory (or of the cgroup limit, if lower), at most 1 GiB,
+// at least 64 MiB.
+func DefaultMaxMemory() int64 {
+	total := machineMemory()
+	if total <= 0 {
+		return maxMemoryCap
+	}
+	return max(min(total/4, maxMemoryCap), 64<<20)
+}
+
+// machineMemory returns the memory this process may use: the cgroup v2
+// limit when set, else MemTotal; 0 when unknown.
+func machineMemory() int64 {
+	var total int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				f := strings.Fields(rest)
+				if len(f) >= 1 {
+					if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+						total = kb << 10
+					}
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if lim, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && lim > 0 && (total == 0 || lim < total) {
+			total = lim
+		}
+	}
+	return total
+}
+
+// budget is the memory budget of one read.
+type budget int64
+
+func (o ReadOptions) budget() budget {
+	if o.MaxMemory > 0 {
+		return budget(o.MaxMemory)
+	}
+	return budget(DefaultMaxMemory())
+}
+
+// recordCap is the longest single record (a JSON line, a document's array
+// element, a value skipped in a document) a reader buffers: decoding one
+// takes several times its size, and every worker may hold one.
+func (b budget) recordCap() int64 {
+	return max(min(int64(b)/16, maxLineBytes), 1<<20)
+}
+
+// indexCap is how much the index may take: the analysis needs about as
+// much again for its per-span tables.
+func (b budget) indexCap() int64 {
+	return int64(b) / 2
+}
+
+// errRecordCap is the cause of a record cut at the cap.
+func errRecordCap(what string, limit int64) error {
+	return fmt.Errorf("%w: %s longer than %d MiB, a sixteenth of the memory budget (raise --max-memory to read it)",
+		ErrRecordTooLarge, what, limit>>20)
+}
+
+// capReader feeds a JSON decoder at most limit bytes past the decoder's
+// current position: the decoder buffers a whole value (an array element it
+// decodes, a string it skips), so bounding what it can read bounds its
+// buffer.
+type capReader struct {
+	r     io.Reader
+	read  int64 // bytes handed to the decoder
+	limit int64 // read may not pass this; <0 none
+	hit   bool
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.limit >= 0 {
+		left := c.limit - c.read
+		if left <= 0 {
+			c.hit = true
+			return 0, errCapReached
+		}
+		if int64(len(p)) > left {
+			p = p[:left]
+		}
+	}
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	return n, err
+}
+
+// errCapReached is what capReader returns at its limit.
+var errCapReached = fmt.Errorf("%w: value longer than the record cap", ErrRecordTooLarge)
+
+// ParseByteSize parses a memory size as given to --max-memory: a number of
+// bytes, or a number with a unit KiB, MiB, GiB (or KB, MB, GB, read as the
+// same powers of 1024; case does not matter). It refuses zero and
+// negative sizes.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(t, 64)
+	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, or one with KiB, MiB or GiB (512MiB, 2GiB)", s)
+	}
+	return int64(n * float64(mult)), nil
+}

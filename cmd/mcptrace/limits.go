@@ -1,0 +1,43 @@
+package main
+
+import (
+	"runtime/debug"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+// limitFlags bound what reading a dump may cost; analyze, check and diff
+// share them through dumpFlags.
+type limitFlags struct {
+	maxMemory        string
+	maxDecompression float64
+}
+
+func addLimitFlags(fl *pflag.FlagSet, f *limitFlags) {
+	fl.StringVar(&f.maxMemory, "max-memory", "", "memory budget (512MiB, 2GiB); past it reading stops with a clear error (default: a quarter of the machine's memory, at most 1GiB)")
+	fl.Float64Var(&f.maxDecompression, "max-decompression-ratio", analyze.DefaultMaxDecompressionRatio, "how many times its size a gzip or zstd input may expand to; -1 for no bound")
+}
+
+// apply sets the limits on ropts and makes the budget the Go runtime's
+// soft memory limit, so the garbage collector works harder near it rather
+// than letting the process grow into the OOM killer. A bad size is a usage
+// error.
+func (f limitFlags) apply(ropts *analyze.ReadOptions) error {
+	budget := analyze.DefaultMaxMemory()
+	if f.maxMemory != "" {
+		n, err := analyze.ParseByteSize(f.maxMemory)
+		if err != nil {
+			return usageErrorf("--max-memory: %w", err)
+		}
+		budget = n
+	}
+	if f.maxDecompression == 0 {
+		return usageErrorf("--max-decompression-ratio 0: want a ratio above 0, or -1 for no bound")
+	}
+	ropts.MaxMemory = budget
+	ropts.MaxDecompressionRatio = f.maxDecompression
+	debug.SetMemoryLimit(budget + budget/4) // the budget, and the runtime's own share
+	return nil
+}
