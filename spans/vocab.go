@@ -99,6 +99,34 @@ const (
 	MissUnexplained = "unexplained"
 )
 
+// ExplainedMissReasons is the one definition of an explained miss: a miss
+// whose cause is one of these is accounted for, any other miss (no reason,
+// MissUnexplained, or a reason outside this vocabulary) is unexplained. The
+// pool records one of these on every miss it can account for, the analyzer
+// attributes misses to them from whole traces, and TraceQLUnexplainedMiss and
+// the dashboards select acquire spans outside them. Read-only.
+var ExplainedMissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissEvicted}
+
+// IsExplainedMiss reports whether reason is one of ExplainedMissReasons.
+func IsExplainedMiss(reason string) bool {
+	for _, r := range ExplainedMissReasons {
+		if r == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// TraceQLUnexplainedMiss is the Tempo TraceQL spanset of unexplained misses
+// by the one definition (ExplainedMissReasons): acquire spans that missed
+// with no miss_reason or one outside the explained causes. A query sees one
+// span, so it relies on the reason the pool recorded; mcptrace analyze, which
+// sees whole traces, can also explain a miss the pool left without a reason.
+// Append conditions (a pool or key filter) before the closing brace with
+// strings.TrimSuffix(q, " }").
+const TraceQLUnexplainedMiss = `{ name = "` + SpanAcquire + `" && span.` + AttrCacheHit + ` = false && (span.` + AttrMissReason + ` = nil || span.` + AttrMissReason + ` !~ "` +
+	MissCold + `|` + MissConcurrent + `|` + MissTTL + `|` + MissRedial + `|` + MissAfterFailure + `|` + MissHealthCheck + `|` + MissEvicted + `") }`
+
 // MissReasons lists the reasons the analyzer reports, in report order.
 var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissUnexplained}
 
