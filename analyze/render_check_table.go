@@ -71,6 +71,9 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 	if c.Partial {
 		fmt.Fprintln(bw, "\nPARTIAL: an input was damaged; rules saw what was read before the damage.")
 	}
+	for _, why := range c.IncompleteReasons {
+		fmt.Fprintf(bw, "\nINCOMPLETE: %s\n", why)
+	}
 	fmt.Fprintf(bw, "\n%s\n", c.verdictLine())
 	return bw.err
 }

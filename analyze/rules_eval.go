@@ -331,7 +331,14 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 			}
 			got := float64(len(selected))
 			what := QuantityCount
-			if ex.Of == QuantityDistinct {
+			switch ex.Of {
+			case QuantityPoolSessions, QuantityLostSessions:
+				pooled, lost := e.sessionSplits(selected)
+				got, what = float64(pooled), ex.Of
+				if ex.Of == QuantityLostSessions {
+					got = float64(lost)
+				}
+			case QuantityDistinct:
 				key, err := attrKey(ex)
 				if err != nil {
 					return res, err
@@ -360,18 +367,119 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 		}
 	}
 
+	// Nothing to judge: no scope at all, or a dump without pool spans. That
+	// is incomplete (a gate is never green on missing data) unless the rule
+	// allows it.
+	empty := res.Scopes == 0 || (r.Scope.Kind == ScopeDump && e.report != nil && e.report.PoolSpans == 0 && readsPool(r))
 	switch {
 	case res.Failed > 0:
 		res.Status = StatusFail
-	case res.Scopes > 0 && res.Incomplete == res.Scopes:
+	case empty && !r.AllowEmpty:
+		res.Status = StatusIncomplete
+	case !empty && res.Incomplete == res.Scopes:
 		res.Status = StatusIncomplete
 	default:
 		res.Status = StatusPass
 	}
 	res.Found = foundText(r, res, fails, measureFound)
+	if empty && res.Failed == 0 {
+		res.Found = e.nothingToJudge(r, res.Scopes == 0)
+		if r.AllowEmpty {
+			res.Found += " (allowed: allow_empty)"
+		}
+	}
 	res.Examples = e.capExamples(examples)
 	res.TraceQL = e.ruleTraceQL(r)
 	return res, nil
+}
+
+// sessionSplits returns, over the selected spans of one scope, the sessions
+// the pool chose (distinct mcp.session.id, a session the server forgot
+// counted with its successor) and the sessions the server forgot: a span on
+// the session failed with error.type session_expired and a later selected
+// span ran on another session (the transparent redial moved on).
+func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
+	x := e.x
+	kSess, okS := x.lookupKey(spans.AttrSessionID)
+	kErr, okE := x.lookupKey(spans.AttrErrorType)
+	if !okS {
+		return 0, 0
+	}
+	expired := x.valueID(spans.ErrTypeSessionExpired)
+	type call struct {
+		start   int64
+		session int32
+		expired bool
+	}
+	calls := make([]call, 0, len(selected))
+	for _, i := range selected {
+		sess, ok := x.attrVal(i, kSess)
+		if !ok {
+			continue
+		}
+		c := call{start: x.sp(i).start, session: sess}
+		if okE && expired >= 0 {
+			if v, ok := x.attrVal(i, kErr); ok && v == expired {
+				c.expired = true
+			}
+		}
+		calls = append(calls, c)
+	}
+	slices.SortStableFunc(calls, func(a, b call) int { return cmp.Compare(a.start, b.start) })
+	// only[j] is the one session of calls[j:], or -2 when they hold several:
+	// a later call on another session exists iff only[j+1] is not the
+	// call's own session. One pass each way keeps this linear.
+	only := make([]int32, len(calls)+1)
+	only[len(calls)] = -1
+	for j := len(calls) - 1; j >= 0; j-- {
+		switch next := only[j+1]; {
+		case next == -1 || next == calls[j].session:
+			only[j] = calls[j].session
+		default:
+			only[j] = -2
+		}
+	}
+	distinct := map[int32]bool{}
+	forgotten := map[int32]bool{}
+	for j, c := range calls {
+		distinct[c.session] = true
+		if c.expired && only[j+1] != -1 && only[j+1] != c.session {
+			forgotten[c.session] = true
+		}
+	}
+	return len(distinct) - len(forgotten), len(forgotten)
+}
+
+// readsPool reports whether a rule judges the pool: a built-in rule, or one
+// comparing a pool or execution measure (not a reads-per-request measure,
+// which has its own "no data"). Such a rule has nothing to judge in a dump
+// without pool spans.
+func readsPool(r *Rule) bool {
+	if r.Builtin {
+		return true
+	}
+	pool := func(m string) bool { return m != "" && !strings.HasPrefix(m, "measures.") }
+	for _, ex := range r.Expect {
+		if (ex.isMeasure() && pool(ex.Of)) || pool(ex.Than.Measure) {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingToJudge says why a rule had nothing to judge, naming what the
+// analysis looked for when the dump holds no pool spans.
+func (e *ruleEval) nothingToJudge(r *Rule, noScope bool) string {
+	if e.report != nil && e.report.PoolSpans == 0 && readsPool(r) {
+		return "nothing to judge: no pool spans in the dump"
+	}
+	if !noScope {
+		return "nothing to judge"
+	}
+	if r.SkipEmpty {
+		return "nothing to judge: no " + scopeNoun(r.Scope) + " where the selection matches a span"
+	}
+	return "nothing to judge: no " + scopeNoun(r.Scope)
 }
 
 // operand returns the value of a bound: its number, or its measure's value.
@@ -624,6 +732,10 @@ func explainExpectation(ex Expectation) string {
 		subject = "the number of such spans"
 	case QuantityDistinct:
 		subject = "the number of distinct values of " + ex.Attribute + " over them"
+	case QuantityPoolSessions:
+		subject = "the number of sessions the pool chose for them (distinct " + spans.AttrSessionID + ", a session the server forgot counted with the one the redial moved to)"
+	case QuantityLostSessions:
+		subject = "the number of their sessions the server forgot mid-way (a call failed " + spans.ErrTypeSessionExpired + " and later calls ran on another session)"
 	default:
 		subject = "the measure " + ex.Of
 	}

@@ -193,8 +193,9 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 		topLevel[k] = nil
 	}
 	for _, c := range []struct{ what, got, want string }{
-		{"top level", keys(topLevel), "measures,regressions,rules"},
-		{"rule", keys(schema.Defs["rule"].Properties), "complete_when,description,expect,id,scope,select,severity,skip_empty"},
+		{"top level", keys(topLevel), "builtin,measures,regressions,rules"},
+		{"builtin", keys(schema.Properties["builtin"].Properties), builtinIDs()},
+		{"rule", keys(schema.Defs["rule"].Properties), "allow_empty,complete_when,description,expect,id,scope,select,severity,skip_empty"},
 		{"expectation", keys(schema.Defs["expectation"].Properties), "attribute,of,op,select,than,tolerance"},
 		{"regressions", keys(schema.Properties["regressions"].Properties), "excess_misses,hit_rate_drop,latency_min_delta_ms,latency_ratio,unexpected,unexplained_misses"},
 	} {
@@ -217,7 +218,7 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 			patterns = append(patterns, regexp.MustCompile(alt.Pattern))
 		}
 	}
-	names := append(MeasureNames([]ReadMeasure{{Name: "org_reads"}}), QuantityCount, QuantityDistinct)
+	names := append(MeasureNames([]ReadMeasure{{Name: "org_reads"}}), spanQuantities...)
 	for _, n := range names {
 		ok := slices.Contains(enum, n)
 		for _, p := range patterns {
@@ -227,4 +228,14 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 			t.Errorf("schema does not accept measure %q", n)
 		}
 	}
+}
+
+// builtinIDs lists the built-in rule ids, sorted and comma-joined.
+func builtinIDs() string {
+	var ids []string
+	for _, r := range BuiltinRules(Config{}) {
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ",")
 }

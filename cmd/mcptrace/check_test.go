@@ -116,7 +116,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		stdout []string
 		stderr []string
 	}{
-		{"pooled passes the built-ins", []string{"check", gateDumps + "pooled.otlp.jsonl"}, 0, []string{"verdict: PASS (5 passed)"}, nil},
+		{"pooled passes the built-ins", []string{"check", gateDumps + "pooled.otlp.jsonl"}, 0, []string{"verdict: PASS (6 passed)"}, nil},
 		{"per-call fails one session per execution", []string{"check", gateDumps + "per-call-dial.otlp.jsonl"}, 1,
 			[]string{"FAIL one-session-per-execution", `{ trace:id = "`}, []string{"check fail"}},
 		{"cold-init fails its rule", []string{"check", "--config", gateRules + "cold-init.yaml", gateDumps + "cold-init-two-reads.otlp.jsonl"}, 1,
