@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"strings"
+
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -51,7 +53,7 @@ func BuiltinRules(cfg Config) []Rule {
 		},
 		{
 			ID: RuleNoUnexplainedMisses,
-			Description: "Every pool miss has a cause (cold, concurrent, ttl, redial, after_failure, health_check): " +
+			Description: "Every pool miss has a cause (" + strings.Join(spans.ExplainedMissReasons, ", ") + "): " +
 				"an unexplained miss is a session the pool should have reused.",
 			Scope:  Scope{Kind: ScopeDump},
 			Expect: []Expectation{{Of: "unexplained_misses", Op: OpEq, Than: Operand{Number: 0}}},

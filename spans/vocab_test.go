@@ -28,8 +28,8 @@ func TestIsExplainedMiss(t *testing.T) {
 		reason string
 		want   bool
 	}{
-		{spans.MissCold, true}, {spans.MissEvicted, true}, {spans.MissHealthCheck, true},
-		{spans.MissUnexplained, false}, {"", false}, {"somebody_elses", false},
+		{spans.MissCold, true}, {spans.MissHealthCheck, true}, {spans.MissRedial, true},
+		{spans.MissEvicted, false}, {spans.MissUnexplained, false}, {"", false}, {"somebody_elses", false},
 	} {
 		if got := spans.IsExplainedMiss(tc.reason); got != tc.want {
 			t.Errorf("IsExplainedMiss(%q) = %v, want %v", tc.reason, got, tc.want)
