@@ -3,6 +3,7 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"github.com/mcptrace/mcptrace/spans"
 	"os"
 	"regexp"
 	"strconv"
@@ -152,6 +153,9 @@ func (c Config) IndexOptions() IndexOptions {
 		o.SpanAttrs = append(o.SpanAttrs, c.ScopeAttr)
 		o.ResourceAttrs = append(o.ResourceAttrs, c.ScopeAttr)
 	}
+	// The protocol revision tells sessionless executions apart (the session
+	// rules skip them) and groups the headline figures.
+	o.SpanAttrs = append(o.SpanAttrs, spans.AttrProtocolVersion)
 	add(c.ExecutionRoot)
 	for i := range c.Measures {
 		m := &c.Measures[i]

@@ -48,6 +48,10 @@ type Report struct {
 	Pool PoolReport `json:"pool"`
 	// Executions is the session-continuity measure.
 	Executions ExecutionsReport `json:"executions"`
+	// ByProtocol groups the headline figures by MCP protocol revision, in
+	// version order: a sessionless revision (2026-07-28 or later) has no
+	// session rules to keep, and its cost is the cold start.
+	ByProtocol []ProtocolReport `json:"by_protocol"`
 	// Measures are the configured reads-per-request measures, in
 	// configuration order.
 	Measures []MeasureReport `json:"measures"`
@@ -143,6 +147,7 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 
 	v := newVocab(idx, cfg)
 	r.PoolSpans = v.poolSpans()
+	r.ByProtocol = v.protocolReports()
 	lat := &latencyAcc{}
 	pool := newPoolAcc(v, cfg, lat)
 	pool.collect()

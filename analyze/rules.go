@@ -226,6 +226,10 @@ type Rule struct {
 	// vocabulary. Without it such a rule is incomplete, never a pass: a gate
 	// must not go green on a dump that measured nothing.
 	AllowEmpty bool
+	// SkipSessionless leaves out selected spans against a sessionless server
+	// (see [SessionlessProtocol]), and scopes holding only such spans: a
+	// session rule does not apply where the protocol has no sessions.
+	SkipSessionless bool
 	// Builtin is true for the rules of [BuiltinRules].
 	Builtin bool
 	// Line and Column locate the rule in its file (0 for built-ins).
@@ -445,7 +449,7 @@ func parseBuiltin(n *yaml.Node) (map[string]Severity, error) {
 
 func parseRules(n *yaml.Node, measures []ReadMeasure) ([]Rule, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, nodeErrorf(n, "rules must be a list of {id, description, severity, scope, select, expect, complete_when, skip_empty, allow_empty}")
+		return nil, nodeErrorf(n, "rules must be a list of {id, description, severity, scope, select, expect, complete_when, skip_empty, allow_empty, skip_sessionless}")
 	}
 	known := MeasureNames(measures)
 	var out []Rule
@@ -467,7 +471,7 @@ func parseRules(n *yaml.Node, measures []ReadMeasure) ([]Rule, error) {
 func parseRule(item *yaml.Node, known []string) (Rule, error) {
 	r := Rule{Severity: SeverityError, Scope: Scope{Kind: ScopeTrace}, Line: item.Line, Column: item.Column}
 	var expectNode *yaml.Node
-	err := eachKey(item, []string{"id", "description", "severity", "scope", "select", "expect", "complete_when", "skip_empty", "allow_empty"}, func(key string, _, v *yaml.Node) error {
+	err := eachKey(item, []string{"id", "description", "severity", "scope", "select", "expect", "complete_when", "skip_empty", "allow_empty", "skip_sessionless"}, func(key string, _, v *yaml.Node) error {
 		var err error
 		switch key {
 		case "id":
@@ -509,6 +513,10 @@ func parseRule(item *yaml.Node, known []string) (Rule, error) {
 		case "allow_empty":
 			if v.Kind != yaml.ScalarNode || v.Decode(&r.AllowEmpty) != nil {
 				return nodeErrorf(v, "allow_empty must be true or false")
+			}
+		case "skip_sessionless":
+			if v.Kind != yaml.ScalarNode || v.Decode(&r.SkipSessionless) != nil {
+				return nodeErrorf(v, "skip_sessionless must be true or false")
 			}
 		}
 		return err

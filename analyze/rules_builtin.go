@@ -35,21 +35,23 @@ func BuiltinRules(cfg Config) []Rule {
 			Description: "Exactly one downstream session per execution: a stateful server keeps state per " +
 				spans.AttrSessionID + ", so an execution whose tool calls the pool spread over several sessions loses it. " +
 				"A move forced by the server forgetting the session is " + RuleServerKeptSessions + "'s finding, not this one's.",
-			Scope:     exec,
-			Select:    callSel,
-			Expect:    []Expectation{{Of: QuantityPoolSessions, Op: OpEq, Than: Operand{Number: 1}}},
-			SkipEmpty: true,
-			Severity:  SeverityError,
+			Scope:           exec,
+			Select:          callSel,
+			Expect:          []Expectation{{Of: QuantityPoolSessions, Op: OpEq, Than: Operand{Number: 1}}},
+			SkipEmpty:       true,
+			SkipSessionless: true,
+			Severity:        SeverityError,
 		},
 		{
 			ID: RuleServerKeptSessions,
 			Description: "The server kept each execution's session: a session it forgot mid-execution (a 404 the pool answered with " +
 				"its one transparent redial) moved the execution to a new session and lost its state. Not the pool's fault: a warning.",
-			Scope:     exec,
-			Select:    callSel,
-			Expect:    []Expectation{{Of: QuantityLostSessions, Op: OpEq, Than: Operand{Number: 0}}},
-			SkipEmpty: true,
-			Severity:  SeverityWarning,
+			Scope:           exec,
+			Select:          callSel,
+			Expect:          []Expectation{{Of: QuantityLostSessions, Op: OpEq, Than: Operand{Number: 0}}},
+			SkipEmpty:       true,
+			SkipSessionless: true,
+			Severity:        SeverityWarning,
 		},
 		{
 			ID: RuleNoUnexplainedMisses,

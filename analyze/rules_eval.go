@@ -48,6 +48,9 @@ type RuleResult struct {
 	Scopes     int `json:"scopes"`
 	Failed     int `json:"failed"`
 	Incomplete int `json:"incomplete"`
+	// NotApplicable counts the scopes left out because every selected span
+	// in them ran against a sessionless server (Rule.SkipSessionless).
+	NotApplicable int `json:"not_applicable"`
 	// Examples name offending traces and spans, at most EvalOptions.MaxExamples.
 	Examples []Example `json:"examples"`
 	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
@@ -273,11 +276,29 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 	fails := map[string]int{} // "expectation: found" -> scopes
 	var examples []Example
 	var measureFound []string
+	sl := e.sessionlessTest()
 	for _, sc := range scopes {
+		if r.SkipSessionless && ruleSel != nil {
+			stateful, sessionless := false, false
+			for _, i := range sc.spans {
+				if ruleSel.selects(e.x, i, sc.root) {
+					if sl(i) {
+						sessionless = true
+					} else {
+						stateful = true
+						break
+					}
+				}
+			}
+			if sessionless && !stateful {
+				res.NotApplicable++
+				continue
+			}
+		}
 		if r.SkipEmpty && ruleSel != nil {
 			any := false
 			for _, i := range sc.spans {
-				if ruleSel.selects(e.x, i, sc.root) {
+				if ruleSel.selects(e.x, i, sc.root) && !(r.SkipSessionless && sl(i)) {
 					any = true
 					break
 				}
@@ -325,7 +346,7 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 			}
 			var selected []int32
 			for _, i := range sc.spans {
-				if c.selects(e.x, i, sc.root) {
+				if c.selects(e.x, i, sc.root) && !(r.SkipSessionless && sl(i)) {
 					selected = append(selected, i)
 				}
 			}
@@ -370,18 +391,26 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 	// Nothing to judge: no scope at all, or a dump without pool spans. That
 	// is incomplete (a gate is never green on missing data) unless the rule
 	// allows it.
-	empty := res.Scopes == 0 || (r.Scope.Kind == ScopeDump && e.report != nil && e.report.PoolSpans == 0 && readsPool(r))
+	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == ScopeDump && e.report != nil && e.report.PoolSpans == 0 && readsPool(r))
 	switch {
 	case res.Failed > 0:
 		res.Status = StatusFail
 	case empty && !r.AllowEmpty:
 		res.Status = StatusIncomplete
-	case !empty && res.Incomplete == res.Scopes:
+	case !empty && res.Scopes > 0 && res.Incomplete == res.Scopes:
 		res.Status = StatusIncomplete
 	default:
 		res.Status = StatusPass
 	}
 	res.Found = foundText(r, res, fails, measureFound)
+	if res.NotApplicable > 0 {
+		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), SessionlessProtocol)
+		if res.Scopes == 0 {
+			res.Found = na
+		} else {
+			res.Found += "; " + na
+		}
+	}
 	if empty && res.Failed == 0 {
 		res.Found = e.nothingToJudge(r, res.Scopes == 0)
 		if r.AllowEmpty {
@@ -448,6 +477,48 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 		}
 	}
 	return len(distinct) - len(forgotten), len(forgotten)
+}
+
+// SessionlessProtocol is the first MCP revision without protocol sessions
+// (no initialize, no Mcp-Session-Id): a call span carrying it or a later
+// mcp.protocol.version ran against a sessionless server.
+const SessionlessProtocol = "2026-07-28"
+
+// IsSessionlessProtocol reports whether an MCP protocol version (YYYY-MM-DD)
+// has no protocol sessions.
+func IsSessionlessProtocol(version string) bool {
+	return version != "" && version >= SessionlessProtocol
+}
+
+// sessionlessTest returns a test of whether span i ran against a sessionless
+// server: its mcp.protocol.version is SessionlessProtocol or later, or it
+// carries a protocol version but no mcp.session.id (a server of any revision
+// that minted no session).
+func (e *ruleEval) sessionlessTest() func(i int32) bool {
+	x := e.x
+	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
+	if !okV || !x.spanKeyOK[kVer] {
+		return func(int32) bool { return false }
+	}
+	kSess, okS := x.lookupKey(spans.AttrSessionID)
+	memo := map[int32]bool{}
+	return func(i int32) bool {
+		v, ok := x.attrVal(i, kVer)
+		if !ok {
+			return false
+		}
+		if okS {
+			if _, has := x.attrVal(i, kSess); !has {
+				return true
+			}
+		}
+		sl, seen := memo[v]
+		if !seen {
+			sl = IsSessionlessProtocol(x.vals[v])
+			memo[v] = sl
+		}
+		return sl
+	}
 }
 
 // readsPool reports whether a rule judges the pool: a built-in rule, or one

@@ -195,7 +195,7 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 	for _, c := range []struct{ what, got, want string }{
 		{"top level", keys(topLevel), "builtin,measures,regressions,rules"},
 		{"builtin", keys(schema.Properties["builtin"].Properties), builtinIDs()},
-		{"rule", keys(schema.Defs["rule"].Properties), "allow_empty,complete_when,description,expect,id,scope,select,severity,skip_empty"},
+		{"rule", keys(schema.Defs["rule"].Properties), "allow_empty,complete_when,description,expect,id,scope,select,severity,skip_empty,skip_sessionless"},
 		{"expectation", keys(schema.Defs["expectation"].Properties), "attribute,of,op,select,than,tolerance"},
 		{"regressions", keys(schema.Properties["regressions"].Properties), "excess_misses,hit_rate_drop,latency_min_delta_ms,latency_ratio,unexpected,unexplained_misses"},
 	} {
