@@ -213,30 +213,30 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 		if r.Status == StatusFail && r.Severity == SeverityWarning {
 			st = "⚠️ warning"
 		}
-		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, r.ID, mdCell(r.Expected), mdCell(r.Found))
+		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, mdCode(r.ID), mdCell(r.Expected), mdCell(r.Found))
 	}
 	for _, r := range c.Rules {
 		if r.Status != StatusFail || len(r.Examples) == 0 {
 			continue
 		}
-		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", r.ID, len(r.Examples))
+		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", mdText(r.ID), len(r.Examples))
 		for _, ex := range r.Examples {
-			fmt.Fprintf(bw, "- `%s`\n", ex.TraceQL)
+			fmt.Fprintf(bw, "- `%s`\n", mdCode(ex.TraceQL))
 		}
 		if r.TraceQL != "" {
-			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", r.TraceQL)
+			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", mdCode(r.TraceQL))
 		}
 		fmt.Fprintln(bw, "\n</details>")
 	}
 	if c.Baseline != "" {
-		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", c.Baseline)
+		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", mdCode(c.Baseline))
 		if len(c.Regressions) == 0 {
 			fmt.Fprintln(bw, "None.")
 		} else {
 			fmt.Fprintln(bw, "| measure | baseline | current | allowed |")
 			fmt.Fprintln(bw, "|---|---|---|---|")
 			for _, g := range c.Regressions {
-				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", g.Measure, formatFigure(round4(g.Baseline)), formatFigure(round4(g.Current)), mdCell(g.Allowed))
+				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", mdCode(g.Measure), formatFigure(round4(g.Baseline)), formatFigure(round4(g.Current)), mdCell(g.Allowed))
 			}
 		}
 	}

@@ -61,3 +61,31 @@ func needsEscape(s string) bool {
 func mdText(s string) string {
 	return strings.NewReplacer("|", `\|`, "<", "&lt;").Replace(termSafe(s))
 }
+
+// mdCode makes text safe inside a Markdown code span in a table row or
+// line: control bytes escaped, '|' escaped (GitHub splits cells on it even
+// in code), and a backtick, which would end the span, replaced by a quote.
+// '<' stays: a code span shows it as is.
+func mdCode(s string) string {
+	return strings.NewReplacer("|", `\|`, "`", "'").Replace(termSafe(s))
+}
+
+// escaped returns the section with esc applied to every piece of text (its
+// title, header, cells and notes), so no renderer prints a dump's bytes raw.
+func (s section) escaped(esc func(string) string) section {
+	out := section{title: esc(s.title), flex: s.flex}
+	for _, h := range s.header {
+		out.header = append(out.header, esc(h))
+	}
+	for _, row := range s.rows {
+		r := make([]string, len(row))
+		for i, c := range row {
+			r[i] = esc(c)
+		}
+		out.rows = append(out.rows, r)
+	}
+	for _, n := range s.notes {
+		out.notes = append(out.notes, esc(n))
+	}
+	return out
+}

@@ -170,6 +170,7 @@ func (r *Report) renderTable(w io.Writer) error {
 	bw := &errWriter{w: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
 	for _, s := range r.sections() {
+		s = s.escaped(termSafe)
 		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
 		if bw.err != nil {
 			return bw.err

@@ -392,12 +392,28 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 	}
 	root := doc.Content[0]
 	var rulesNode, tolNode *yaml.Node
-	err := eachKey(root, []string{"measures", "rules", "regressions", "builtin"}, func(key string, _, v *yaml.Node) error {
+	// Every mistake of the file is reported at once, each with its place:
+	// a section's error does not stop the others from being checked.
+	var errs ConfigErrors
+	note := func(err error) {
+		var ces ConfigErrors
+		var ce *ConfigError
+		switch {
+		case err == nil:
+		case errors.As(err, &ces):
+			errs = append(errs, ces...)
+		case errors.As(err, &ce):
+			errs = append(errs, ce)
+		default:
+			errs = append(errs, &ConfigError{Msg: err.Error()})
+		}
+	}
+	note(eachKey(root, []string{"measures", "rules", "regressions", "builtin"}, func(key string, _, v *yaml.Node) error {
 		switch key {
 		case "measures":
 			ms, err := parseMeasures(v)
 			gc.Measures = ms
-			return err
+			note(err)
 		case "rules":
 			rulesNode = v
 		case "regressions":
@@ -405,24 +421,50 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 		case "builtin":
 			b, err := parseBuiltin(v)
 			gc.Builtin = b
-			return err
+			note(err)
 		}
 		return nil
-	})
-	if err == nil && rulesNode != nil {
+	}))
+	if rulesNode != nil {
+		var err error
 		gc.Rules, err = parseRules(rulesNode, gc.Measures)
+		note(err)
 	}
-	if err == nil && tolNode != nil {
-		err = parseTolerances(tolNode, &gc.Tolerances)
+	if tolNode != nil {
+		note(parseTolerances(tolNode, &gc.Tolerances))
 	}
-	if err != nil {
-		var ce *ConfigError
-		if errors.As(err, &ce) {
+	if len(errs) > 0 {
+		for _, ce := range errs {
 			ce.File = path
 		}
-		return nil, err
+		if len(errs) == 1 {
+			return nil, errs[0]
+		}
+		return nil, errs
 	}
 	return gc, nil
+}
+
+// ConfigErrors are every mistake found in one configuration file, in file
+// order, each with its file:line:column.
+type ConfigErrors []*ConfigError
+
+// Error renders one mistake per line.
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the mistakes, so errors.As finds the first *ConfigError.
+func (es ConfigErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
 }
 
 // parseBuiltin reads builtin: {RULE-ID: error|warning|off, ...}.
@@ -442,7 +484,7 @@ func parseBuiltin(n *yaml.Node) (map[string]Severity, error) {
 			out[key] = Severity(s)
 			return nil
 		}
-		return nodeErrorf(v, "builtin %s: severity %q: want error, warning or off", key, clipTo(s, 64))
+		return nodeErrorf(v, "builtin %s: severity %q: want error, warning or off", key, s)
 	})
 	return out, err
 }
@@ -453,17 +495,27 @@ func parseRules(n *yaml.Node, measures []ReadMeasure) ([]Rule, error) {
 	}
 	known := MeasureNames(measures)
 	var out []Rule
+	var errs ConfigErrors
 	where := map[string]int{}
 	for _, item := range n.Content {
 		r, err := parseRule(item, known)
 		if err != nil {
-			return nil, err
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				return nil, err
+			}
+			errs = append(errs, ce)
+			continue
 		}
 		if line, dup := where[r.ID]; dup {
-			return nil, &ConfigError{Line: r.Line, Column: r.Column, Msg: fmt.Sprintf("rule %q already defined at line %d", r.ID, line)}
+			errs = append(errs, &ConfigError{Line: r.Line, Column: r.Column, Msg: fmt.Sprintf("rule %q already defined at line %d", clipInput(r.ID), line)})
+			continue
 		}
 		where[r.ID] = r.Line
 		out = append(out, r)
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return out, nil
 }
@@ -536,9 +588,9 @@ func parseRule(item *yaml.Node, known []string) (Rule, error) {
 	for _, e := range r.Expect {
 		switch {
 		case e.isMeasure() && r.Scope.Kind != ScopeDump:
-			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: measure %s is a dump-wide figure: use scope: dump", r.ID, e.Of)}
+			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: measure %s is a dump-wide figure: use scope: dump", clipInput(r.ID), e.Of)}
 		case !e.isMeasure() && e.Select == nil && r.Select == nil:
-			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: %s needs a selection: give select: on the rule or the expectation", r.ID, e.Of)}
+			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: %s needs a selection: give select: on the rule or the expectation", clipInput(r.ID), e.Of)}
 		}
 	}
 	return r, nil

@@ -84,7 +84,7 @@ func EvaluateRules(idx *Index, cfg Config, report *Report, rules []Rule, opts Ev
 	for i := range rules {
 		res, err := ev.rule(&rules[i])
 		if err != nil {
-			return nil, fmt.Errorf("rule %q: %w", rules[i].ID, err)
+			return nil, fmt.Errorf("rule %q: %w", clipInput(rules[i].ID), err)
 		}
 		out = append(out, res)
 	}

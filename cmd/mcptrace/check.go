@@ -104,10 +104,13 @@ func resolveGate(fl *pflag.FlagSet, f gateFlags) (gateSetup, error) {
 func loadReport(cmd *cobra.Command, s gateSetup, rules []analyze.Rule, paths []string) (*analyze.Index, *analyze.Report, error) {
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
+	progress := newProgress(cmd.ErrOrStderr(), paths)
 	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
-		Read:  ropts,
-		Index: analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+		Read:     ropts,
+		Index:    analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+		Progress: progress.update,
 	})
+	progress.done()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}

@@ -87,16 +87,12 @@ func onlyIncompleteDump(t *testing.T, dir string) string {
 	return path
 }
 
-// TestGateCommandsThroughTheBinary builds mcptrace once and checks check,
+// TestGateCommandsThroughTheBinary runs the built mcptrace and checks check,
 // diff and rules end to end: every exit code, the JUnit file, the GitHub
 // annotations and step summary.
 func TestGateCommandsThroughTheBinary(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mcptrace")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	baseline := filepath.Join(dir, "baseline.json")
 	if code, out, errOut := runBinary(t, bin, nil, "analyze", "--format", "json", gateDumps+"pooled.otlp.jsonl"); code != 0 {
 		t.Fatalf("analyze: exit %d: %s", code, errOut)
