@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // DefaultIdleTTL is the pool's idle TTL the analyzer assumes when attributing
