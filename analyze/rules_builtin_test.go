@@ -173,6 +173,9 @@ func TestRedialSplitIsTheServersFindingNotThePools(t *testing.T) {
 	if r := res[RuleServerKeptSessions]; r.Status != StatusPass {
 		t.Errorf("per-call-dial: %s = %s (%s), want pass: the server forgot nothing", r.ID, r.Status, r.Found)
 	}
+	if want := `{ span.mcp.method.name = "tools/call" && span.error.type = "session_expired" }`; lost.TraceQL != want {
+		t.Errorf("%s TraceQL = %s, want %s", lost.ID, lost.TraceQL, want)
+	}
 }
 
 // TestBuiltinSeveritiesAreConfigurable: builtin: in the configuration file

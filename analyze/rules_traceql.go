@@ -100,6 +100,10 @@ func (e *ruleEval) ruleTraceQL(r *Rule) string {
 		sel = r.Select
 	}
 	q := sel.TraceQL()
+	if ex.Of == QuantityLostSessions {
+		// The offenders are the calls the server answered "session expired".
+		q = strings.TrimSuffix(q, " }") + fmt.Sprintf(" && span.%s = %q }", spans.AttrErrorType, spans.ErrTypeSessionExpired)
+	}
 	if r.Scope.Kind == ScopeSubtree && sel.Under == nil && sel.NotUnder == nil {
 		q = r.Scope.Root.TraceQL() + " >> " + q
 	}

@@ -209,6 +209,9 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if report.PoolSpans == 0 {
+		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
+	}
 	if err := report.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}
 	}

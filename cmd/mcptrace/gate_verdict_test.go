@@ -176,3 +176,12 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyzeWarnsWhenNoPoolSpansWereFound: analyze still reports (exit 0)
+// but says what it looked for.
+func TestAnalyzeWarnsWhenNoPoolSpansWereFound(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "analyze", httpOnlyDump(t))
+	if code != 0 || !strings.Contains(errOut, "mcptrace: warning: no pool spans found: looked for spans named "+spans.SpanInvoke) {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
