@@ -219,8 +219,6 @@ func Diff(base, cur *Report, tol Tolerances) []DiffRow {
 	return rows
 }
 
-// RenderDiff writes rows side by side as a table: measure, baseline,
-// current, change, and REGRESSED where the gate would fail.
 // DiffSchema identifies the JSON contract of `mcptrace diff --format json`
 // (docs/ci.md). It changes only when a key changes meaning or disappears.
 const DiffSchema = "mcptrace.diff/v1"
@@ -277,6 +275,8 @@ func RenderDiffMarkdown(w io.Writer, rows []DiffRow, regs []Regression, baseName
 	return bw.err
 }
 
+// RenderDiff writes rows side by side as a table: measure, baseline,
+// current, change, and REGRESSED where the gate would fail.
 func RenderDiff(w io.Writer, rows []DiffRow, baseName, curName string) error {
 	bw := &errWriter{w: w}
 	t := tablewriter.NewTable(bw,
