@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -183,5 +186,34 @@ func TestAnalyzeWarnsWhenNoPoolSpansWereFound(t *testing.T) {
 	code, _, errOut := runCLI(t, "", "analyze", httpOnlyDump(t))
 	if code != 0 || !strings.Contains(errOut, "mcptrace: warning: no pool spans found: looked for spans named "+spans.SpanInvoke) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestCheckSkipsSessionlessExecutionsFromAFile runs the sessionless scenario
+// through the reader the CLI uses (the fast OTLP JSON-lines path must keep
+// mcp.protocol.version): the session rule judges the stateful executions
+// only, and analyze groups the figures by revision.
+func TestCheckSkipsSessionlessExecutionsFromAFile(t *testing.T) {
+	var buf bytes.Buffer
+	if err := tracegen.WriteOTLPJSONLines(&buf, tracegen.Sessionless()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "sessionless.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "check", "--format", "json", path)
+	var doc analyze.CheckReport
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("exit %d, not JSON (%v): %s", code, err, errOut)
+	}
+	for _, r := range doc.Rules {
+		if r.ID == analyze.RuleOneSessionPerExecution && (r.Scopes != 3 || r.Failed != 1 || r.NotApplicable != 3) {
+			t.Errorf("%s: scopes %d failed %d not applicable %d, want 3, 1, 3", r.ID, r.Scopes, r.Failed, r.NotApplicable)
+		}
+	}
+	code, out, errOut = runCLI(t, "", "analyze", "--format", "json", path)
+	if r := decodeReport(t, out); code != 0 || len(r.ByProtocol) != 2 || !r.ByProtocol[1].Sessionless {
+		t.Errorf("analyze: exit %d (%s), by_protocol %+v", code, errOut, r.ByProtocol)
 	}
 }
