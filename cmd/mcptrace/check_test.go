@@ -144,6 +144,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 	}
 	for _, c := range exitCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // independent runs of the binary: overlap their start-up
 			code, out, errOut := runBinary(t, bin, nil, c.args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
