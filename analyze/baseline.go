@@ -67,7 +67,48 @@ func DecodeBaseline(r io.Reader, name string) (*Report, error) {
 		return nil, fmt.Errorf("baseline %s: %w", name, err)
 	}
 	if rep.Schema != Schema {
-		return nil, fmt.Errorf("baseline %s: schema %q: %w", name, rep.Schema, ErrNotBaseline)
+		return nil, fmt.Errorf("baseline %s: schema %q: %w", name, clipInput(rep.Schema), ErrNotBaseline)
+	}
+	if err := checkBaselineKeys(data); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w: %w", name, err, ErrNotBaseline)
 	}
 	return &rep, nil
+}
+
+// baselineRequired are the keys a baseline must hold as JSON objects or
+// numbers, not null or missing: a regression check against a baseline
+// whose pool figures are gone would compare with zeros and pass.
+var baselineRequired = map[string][]string{
+	"":           {"pool", "executions", "spans", "traces"},
+	"pool":       {"acquires", "hits", "misses", "excess_misses", "miss_reasons", "latency_ms"},
+	"executions": {"count", "multi_session", "max_sessions"},
+}
+
+// checkBaselineKeys reports the first key of baselineRequired that data
+// lacks or holds as null.
+func checkBaselineKeys(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return err
+	}
+	isNull := func(v json.RawMessage) bool {
+		return len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null"
+	}
+	for _, k := range baselineRequired[""] {
+		if v, ok := top[k]; !ok || isNull(v) {
+			return fmt.Errorf("key %q is missing or null", k)
+		}
+	}
+	for _, parent := range []string{"pool", "executions"} {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(top[parent], &obj); err != nil {
+			return fmt.Errorf("key %q is not an object", parent)
+		}
+		for _, k := range baselineRequired[parent] {
+			if v, ok := obj[k]; !ok || isNull(v) {
+				return fmt.Errorf("key %q is missing or null", parent+"."+k)
+			}
+		}
+	}
+	return nil
 }

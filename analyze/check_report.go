@@ -51,6 +51,21 @@ type CheckReport struct {
 	Regressions []Regression `json:"regressions"`
 	// Counts sums the rule verdicts.
 	Counts CheckCounts `json:"counts"`
+	// PoolSpans counts the spans of the profile's pool vocabulary; 0 makes
+	// the verdict incomplete unless every rule allows an empty dump.
+	PoolSpans int `json:"pool_spans"`
+	// IncompleteReasons say why the verdict is at best incomplete whatever
+	// the rules found: no pool spans in the dump, a damaged input read only
+	// up to the damage. Empty when there is no such reason.
+	IncompleteReasons []string `json:"incomplete_reasons"`
+}
+
+// CheckOptions tunes how NewCheckReportWith derives the verdict.
+type CheckOptions struct {
+	// AllowPartial lets a check over a damaged input (read up to the
+	// damage) pass; by default a partial input makes the verdict at best
+	// incomplete, since the rules did not see the whole run.
+	AllowPartial bool
 }
 
 // CheckCounts sums the verdicts of a check.
@@ -66,6 +81,15 @@ type CheckCounts struct {
 // the rule verdicts, the regressions (nil without a baseline) and the
 // baseline's file name, and derives the verdict and exit code.
 func NewCheckReport(r *Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
+	return NewCheckReportWith(r, results, regs, baseline, CheckOptions{})
+}
+
+// NewCheckReportWith is NewCheckReport with options. The verdict is fail
+// when an error-severity rule failed or a measure regressed; else incomplete
+// when an error-severity rule was incomplete, the dump holds no pool spans
+// (unless every rule allows an empty dump), or an input was partial (unless
+// opts.AllowPartial); else pass.
+func NewCheckReportWith(r *Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
 	c := &CheckReport{
 		Schema:           CheckSchema,
 		Partial:          r.Partial,
@@ -76,6 +100,9 @@ func NewCheckReport(r *Report, results []RuleResult, regs []Regression, baseline
 		Baseline:         baseline,
 		Rules:            results,
 		Regressions:      regs,
+		PoolSpans:        r.PoolSpans,
+
+		IncompleteReasons: []string{},
 	}
 	if c.Rules == nil {
 		c.Rules = []RuleResult{}
@@ -104,6 +131,25 @@ func NewCheckReport(r *Report, results []RuleResult, regs []Regression, baseline
 		}
 	}
 	c.Counts.Regressions = len(regs)
+	if r.PoolSpans == 0 && len(results) > 0 {
+		// Every rule then had nothing to judge in the dump scope; the rules
+		// that allow it passed, the others are incomplete. Say why once.
+		for _, res := range results {
+			if res.Status == StatusIncomplete && res.Severity == SeverityError {
+				c.IncompleteReasons = append(c.IncompleteReasons, NoPoolSpansText(r.Settings.Profile))
+				break
+			}
+		}
+	}
+	if c.Partial && !opts.AllowPartial {
+		for _, in := range c.Inputs {
+			if in.Partial {
+				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is damaged: only the %d spans before the damage were read (--allow-partial accepts that)", in.Path, in.Spans))
+			}
+		}
+		incomplete = true
+	}
+	incomplete = incomplete || len(c.IncompleteReasons) > 0
 	switch {
 	case failed:
 		c.Verdict, c.ExitCode = StatusFail, ExitFail

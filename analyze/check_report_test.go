@@ -74,7 +74,7 @@ func TestCheckJSONIsTheDocumentedContract(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, buf.String())
 	}
-	if doc.Schema != CheckSchema || doc.Verdict != "fail" || doc.ExitCode != 1 || len(doc.Rules) != 6 || len(doc.Regressions) != 4 {
+	if doc.Schema != CheckSchema || doc.Verdict != "fail" || doc.ExitCode != 1 || len(doc.Rules) != 7 || len(doc.Regressions) != 4 {
 		t.Fatalf("doc = %+v", doc)
 	}
 	r := doc.Rules[0]
@@ -116,6 +116,7 @@ func TestCheckJUnitIsValidXMLWithATestcasePerRule(t *testing.T) {
 		"mcptrace.rules/" + RuleAcquireHasCacheHit:      "pass",
 		"mcptrace.rules/" + RuleHandshakeOnlyOnMiss:     "pass",
 		"mcptrace.rules/" + RuleOneAcquirePerInvoke:     "pass",
+		"mcptrace.rules/" + RuleServerKeptSessions:      "pass",
 		"mcptrace.rules/warn-handshakes":                "pass", // a warning never fails the build
 		"mcptrace.regressions/hit_rate":                 "failure",
 		"mcptrace.regressions/excess_misses":            "failure",
@@ -130,8 +131,8 @@ func TestCheckJUnitIsValidXMLWithATestcasePerRule(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if doc.Tests != 10 || doc.Failures != 6 || doc.Suites[0].Failures != 6 {
-		t.Errorf("tests %d failures %d, want 10 and 6", doc.Tests, doc.Failures)
+	if doc.Tests != 11 || doc.Failures != 6 || doc.Suites[0].Failures != 6 {
+		t.Errorf("tests %d failures %d, want 11 and 6", doc.Tests, doc.Failures)
 	}
 }
 

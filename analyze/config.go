@@ -3,13 +3,15 @@ package analyze
 import (
 	"errors"
 	"fmt"
+	"github.com/mcptrace/mcptrace/spans"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // DefaultIdleTTL is the pool's idle TTL the analyzer assumes when attributing
@@ -152,6 +154,9 @@ func (c Config) IndexOptions() IndexOptions {
 		o.SpanAttrs = append(o.SpanAttrs, c.ScopeAttr)
 		o.ResourceAttrs = append(o.ResourceAttrs, c.ScopeAttr)
 	}
+	// The protocol revision tells sessionless executions apart (the session
+	// rules skip them) and groups the headline figures.
+	o.SpanAttrs = append(o.SpanAttrs, spans.AttrProtocolVersion)
 	add(c.ExecutionRoot)
 	for i := range c.Measures {
 		m := &c.Measures[i]
@@ -205,7 +210,29 @@ func (e *ConfigError) Error() string {
 }
 
 func nodeErrorf(n *yaml.Node, format string, args ...any) *ConfigError {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = clipInput(s)
+		}
+	}
 	return &ConfigError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
+}
+
+// maxQuotedInput caps a piece of the user's input quoted back in an error:
+// a 50 MB rule id must not become a 50 MB message.
+const maxQuotedInput = 80
+
+// clipInput shortens user input for an error message, on a rune boundary,
+// saying how long it was.
+func clipInput(s string) string {
+	if len(s) <= maxQuotedInput {
+		return s
+	}
+	cut := maxQuotedInput
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)

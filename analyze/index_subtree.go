@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -25,6 +26,7 @@ type subtreeAgg struct {
 	scopes []ruleScope
 	counts map[*compiledSel][]int32
 	dist   map[distinctKey][]int32
+	pts    map[*compiledSel][]selPoint
 }
 
 type distinctKey struct {
@@ -33,7 +35,7 @@ type distinctKey struct {
 }
 
 func newSubtreeAgg(x *Index, scopes []ruleScope) *subtreeAgg {
-	return &subtreeAgg{x: x, t: x.tree(), scopes: scopes, counts: map[*compiledSel][]int32{}, dist: map[distinctKey][]int32{}}
+	return &subtreeAgg{x: x, t: x.tree(), scopes: scopes, counts: map[*compiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*compiledSel][]selPoint{}}
 }
 
 // selPoint is one span the selector matches itself: pos is its depth-first
@@ -206,4 +208,35 @@ func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 	}
 	g.dist[dk] = ds
 	return int(ds[k])
+}
+
+// selected lists the spans c selects in scope k, in depth-first order.
+// Without under and not_under (the built-in session rules' selector) they
+// are one run of the selector's points, found by binary search, so a scope
+// costs its own selected spans and no more; otherwise the scope's spans are
+// tested one by one.
+func (g *subtreeAgg) selected(c *compiledSel, k int) []int32 {
+	sc := g.scopes[k]
+	if c.under != nil || c.notUnder != nil {
+		var out []int32
+		for _, i := range sc.spans {
+			if c.selects(g.x, i, sc.root) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	pts, ok := g.pts[c]
+	if !ok {
+		pts = g.points(c)
+		g.pts[c] = pts
+	}
+	L, R := g.t.pre[sc.root], g.t.end[sc.root]
+	lo, _ := slices.BinarySearchFunc(pts, L, func(p selPoint, t int32) int { return cmp.Compare(p.pos, t) })
+	hi, _ := slices.BinarySearchFunc(pts, R, func(p selPoint, t int32) int { return cmp.Compare(p.pos, t) })
+	out := make([]int32, 0, hi-lo)
+	for _, p := range pts[lo:hi] {
+		out = append(out, p.span)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -61,6 +62,31 @@ type Input struct {
 	Spans       int      // spans read
 	Warnings    []string // e.g. a truncated tail kept as partial, each naming file and place
 	Partial     bool     // something could not be read and was skipped (non-strict mode)
+	Size        int64    // the input's size in bytes when known (a regular file), else -1
+
+	read *atomic.Int64 // bytes read from the input (compressed), for progress
+}
+
+// BytesRead is how many bytes of the input (as stored, before
+// decompression) have been read so far; safe to call from a progress
+// callback while the input is read.
+func (in *Input) BytesRead() int64 {
+	if in.read == nil {
+		return 0
+	}
+	return in.read.Load()
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // ReadOptions configures Read. The zero value detects formats, skips bad
@@ -136,7 +162,7 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink func(in *I
 		if err := ctx.Err(); err != nil {
 			return inputs, fmt.Errorf("read %s: %w", src.path, err)
 		}
-		in := Input{Path: src.path}
+		in := Input{Path: src.path, Size: -1, read: new(atomic.Int64)}
 		err := readInput(ctx, src, opts, workers, &in, sink)
 		if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
 			// A README or a report next to the dumps in a walked
@@ -160,7 +186,7 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink func(in *I
 type source struct {
 	path   string
 	stdin  bool
-	walked bool // found by walking a directory rather than named or globbed
+	walked bool // found by walking a directory or expanding a glob rather than named
 }
 
 const stdinPath = "-"
@@ -215,7 +241,9 @@ func expandPaths(paths []string) ([]source, error) {
 					out = append(out, files...)
 					continue
 				}
-				out = append(out, source{path: m})
+				// Globbed like walked: a README or a golden report the
+				// pattern also matched is skipped with a warning.
+				out = append(out, source{path: m, walked: true})
 			}
 		default:
 			return nil, &ReadError{Path: p, Offset: -1, Expected: "a file, a directory, a glob or - for stdin", Err: unwrapPathError(err)}
@@ -281,8 +309,13 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		return err
 	}
 	defer closeRaw()
-	raw := newCancelReader(ctx, file)
-	defer raw.close()
+	cr := newCancelReader(ctx, file)
+	defer cr.close()
+	var raw io.Reader = cr
+	in.Size = size
+	if in.read != nil {
+		raw = countingReader{r: raw, n: in.read}
+	}
 
 	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -36,25 +37,13 @@ const (
 	decompressionSlack = 16 << 20
 )
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // ratioGuard stops a decompressed stream once it has produced more than
 // ratio times the compressed bytes read so far (plus decompressionSlack):
 // a decompression bomb ends with ErrDecompressionLimit after a bounded
 // amount of work, whatever it would expand to.
 type ratioGuard struct {
 	r     io.Reader
-	in    *countingReader // the compressed bytes read
+	in    *atomic.Int64 // the compressed bytes read
 	out   int64
 	ratio float64
 	err   error
@@ -66,9 +55,9 @@ func (g *ratioGuard) Read(p []byte) (int, error) {
 	}
 	n, err := g.r.Read(p)
 	g.out += int64(n)
-	if float64(g.out) > g.ratio*float64(g.in.n)+decompressionSlack {
+	if float64(g.out) > g.ratio*float64(g.in.Load())+decompressionSlack {
 		g.err = fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes read, more than %g times as many "+
-			"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, g.out, g.in.n, g.ratio)
+			"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, g.out, g.in.Load(), g.ratio)
 		return n, g.err
 	}
 	return n, err
@@ -97,7 +86,8 @@ func openStream(path string, raw io.Reader, size int64, ratio float64) (*stream,
 	if size >= 0 && size < int64(bufSize) {
 		bufSize = max(int(size), 512) // a small file needs no big buffer
 	}
-	counted := &countingReader{r: raw}
+	compressed := new(atomic.Int64)
+	counted := countingReader{r: raw, n: compressed}
 	br := bufio.NewReaderSize(counted, bufSize)
 	if ratio == 0 {
 		ratio = DefaultMaxDecompressionRatio
@@ -106,7 +96,7 @@ func openStream(path string, raw io.Reader, size int64, ratio float64) (*stream,
 		if ratio < 0 {
 			return r
 		}
-		return &ratioGuard{r: r, in: counted, ratio: ratio}
+		return &ratioGuard{r: r, in: compressed, ratio: ratio}
 	}
 	magic, _ := br.Peek(4)
 	s := &stream{path: path, size: -1, closeFn: func() {}}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -219,6 +219,62 @@ func Diff(base, cur *Report, tol Tolerances) []DiffRow {
 	return rows
 }
 
+// DiffSchema identifies the JSON contract of `mcptrace diff --format json`
+// (docs/ci.md). It changes only when a key changes meaning or disappears.
+const DiffSchema = "mcptrace.diff/v1"
+
+// diffCells renders a row's baseline, current value and change for people.
+func diffCells(r DiffRow) (base, cur, change string) {
+	cell := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return formatFigure(round4(*p))
+	}
+	if r.Baseline != nil && r.Current != nil {
+		d := round4(*r.Current - *r.Baseline)
+		switch {
+		case d > 0:
+			change = "+" + formatFigure(d)
+		case d < 0:
+			change = formatFigure(d)
+		default:
+			change = "="
+		}
+	}
+	return cell(r.Baseline), cell(r.Current), change
+}
+
+// RenderDiffMarkdown writes the rows as a GitHub-flavoured Markdown table
+// for a pull request comment, regressions marked, then the regressions'
+// messages.
+func RenderDiffMarkdown(w io.Writer, rows []DiffRow, regs []Regression, baseName, curName string) error {
+	bw := &errWriter{w: w}
+	fmt.Fprintf(bw, "## mcptrace diff: `%s` → `%s`\n\n", mdCode(baseName), mdCode(curName))
+	if len(regs) == 0 {
+		fmt.Fprintln(bw, "✅ No regression.")
+	} else {
+		fmt.Fprintf(bw, "❌ %d regression(s).\n", len(regs))
+	}
+	fmt.Fprintln(bw, "\n| measure | base | current | change | |")
+	fmt.Fprintln(bw, "|---|---:|---:|---:|---|")
+	for _, r := range rows {
+		base, cur, change := diffCells(r)
+		flag := ""
+		if r.Regressed {
+			flag = "❌ regressed"
+		}
+		fmt.Fprintf(bw, "| `%s` | %s | %s | %s | %s |\n", mdCode(r.Measure), base, cur, change, flag)
+	}
+	if len(regs) > 0 {
+		fmt.Fprintln(bw)
+		for _, g := range regs {
+			fmt.Fprintf(bw, "- `%s`: %s (allowed %s)\n", mdCode(g.Measure), mdText(g.Message), mdText(g.Allowed))
+		}
+	}
+	return bw.err
+}
+
 // RenderDiff writes rows side by side as a table: measure, baseline,
 // current, change, and REGRESSED where the gate would fail.
 func RenderDiff(w io.Writer, rows []DiffRow, baseName, curName string) error {
@@ -227,31 +283,14 @@ func RenderDiff(w io.Writer, rows []DiffRow, baseName, curName string) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
-	t.Header([]string{"measure", clip(baseName), clip(curName), "change", ""})
+	t.Header([]string{"measure", clip(termSafe(baseName)), clip(termSafe(curName)), "change", ""})
 	for _, r := range rows {
-		cell := func(p *float64) string {
-			if p == nil {
-				return "-"
-			}
-			return formatFigure(round4(*p))
-		}
-		change := ""
-		if r.Baseline != nil && r.Current != nil {
-			d := round4(*r.Current - *r.Baseline)
-			switch {
-			case d > 0:
-				change = "+" + formatFigure(d)
-			case d < 0:
-				change = formatFigure(d)
-			default:
-				change = "="
-			}
-		}
+		base, cur, change := diffCells(r)
 		flag := ""
 		if r.Regressed {
 			flag = "REGRESSED"
 		}
-		if err := t.Append([]string{r.Measure, cell(r.Baseline), cell(r.Current), change, flag}); err != nil {
+		if err := t.Append([]string{termSafe(r.Measure), base, cur, change, flag}); err != nil {
 			return fmt.Errorf("render diff: %w", err)
 		}
 	}

@@ -47,12 +47,16 @@ func TestReadBaselineRejectsOtherFiles(t *testing.T) {
 		{"a dump", `{"resourceSpans": []}`, `schema ""`},
 		{"syntax", "{\n\"schema\": \"mcptrace.analysis/v1\",\n", "b.json:3: invalid JSON"},
 		{"wrong type", `{"schema": "mcptrace.analysis/v1", "spans": "many"}`, "field spans holds a string"},
+		{"null pool", `{"schema": "mcptrace.analysis/v1", "spans": 3, "traces": 1, "pool": null, "executions": {"count": 1, "multi_session": 0, "max_sessions": 1}}`, `key "pool" is missing or null`},
+		{"no pool", `{"schema": "mcptrace.analysis/v1", "spans": 3, "traces": 1, "executions": {"count": 1, "multi_session": 0, "max_sessions": 1}}`, `key "pool" is missing or null`},
+		{"pool without figures", `{"schema": "mcptrace.analysis/v1", "spans": 3, "traces": 1, "pool": {}, "executions": {"count": 1, "multi_session": 0, "max_sessions": 1}}`, `key "pool.acquires" is missing or null`},
+		{"huge schema is clipped", `{"schema": "` + strings.Repeat("x", 1<<20) + `"}`, "(1048576 bytes)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeBaseline(strings.NewReader(c.data), "b.json")
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "b.json") {
-				t.Fatalf("err = %v, want it to name b.json and say %q", err, c.want)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "b.json") || len(err.Error()) > 400 {
+				t.Fatalf("err = %.400v, want it to name b.json and say %q in a few hundred bytes", err, c.want)
 			}
 			if c.name != "syntax" && !errors.Is(err, ErrNotBaseline) {
 				t.Errorf("err = %v, want ErrNotBaseline", err)

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,7 @@ type junitSuites struct {
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Skipped  int          `xml:"skipped,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -30,6 +32,9 @@ type junitSuite struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      int           `xml:"line,attr,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
@@ -68,6 +73,11 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
+	for _, why := range c.IncompleteReasons {
+		suite.Cases = append(suite.Cases, junitCase{Name: "complete-input", Classname: "mcptrace.input",
+			Skipped: &junitMessage{Message: "incomplete: " + why}})
+		suite.Skipped++
+	}
 	for _, g := range c.Regressions {
 		suite.Cases = append(suite.Cases, junitCase{Name: g.Measure, Classname: "mcptrace.regressions",
 			Failure: &junitMessage{Message: g.Message, Type: "regression", Text: fmt.Sprintf("baseline %s, current %s, allowed %s", formatFigure(g.Baseline), formatFigure(g.Current), g.Allowed)}})
@@ -76,8 +86,35 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 	if c.Baseline != "" && len(c.Regressions) == 0 {
 		suite.Cases = append(suite.Cases, junitCase{Name: "no-regressions", Classname: "mcptrace.regressions", SystemOut: "no regression against " + c.Baseline})
 	}
+	return writeJUnitSuite(w, suite)
+}
+
+// WriteJUnitError writes the JUnit XML of a check that could not run: one
+// errored testcase (classname mcptrace.input) naming the file and place of a
+// bad input ([ReadError]) or, for any other error, what went wrong. A CI
+// system that reads the JUnit file then shows why the gate stopped instead
+// of finding no file at all.
+func WriteJUnitError(w io.Writer, cause error) error {
+	if w == nil {
+		return errNoWriter
+	}
+	if cause == nil {
+		cause = errors.New("unknown error")
+	}
+	tc := junitCase{Name: "read-input", Classname: "mcptrace.input",
+		Error: &junitMessage{Message: clipTo(cause.Error(), 500), Type: "input", Text: cause.Error()}}
+	var re *ReadError
+	if errors.As(cause, &re) {
+		tc.Name = "read " + re.Path
+		tc.File, tc.Line = re.Path, re.Line
+	}
+	return writeJUnitSuite(w, junitSuite{Name: "mcptrace check", Errors: 1, Cases: []junitCase{tc}})
+}
+
+// writeJUnitSuite writes one suite as a JUnit document.
+func writeJUnitSuite(w io.Writer, suite junitSuite) error {
 	suite.Tests = len(suite.Cases)
-	doc := junitSuites{Name: "mcptrace", Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
+	doc := junitSuites{Name: "mcptrace", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit: %w", err)
 	}
@@ -134,6 +171,9 @@ func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
 	}
+	for _, why := range c.IncompleteReasons {
+		fmt.Fprintf(bw, "::warning title=%s::%s\n", escapeProperty("mcptrace check incomplete"), escapeData(why))
+	}
 	for _, g := range c.Regressions {
 		fmt.Fprintf(bw, "::error title=%s::%s\n", escapeProperty("mcptrace regression "+g.Measure), escapeData(g.Message+" (allowed "+g.Allowed+")"))
 	}
@@ -163,6 +203,9 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 	icon := map[Status]string{StatusPass: "✅", StatusFail: "❌", StatusIncomplete: "⏳"}
 	fmt.Fprintf(bw, "## mcptrace check: %s %s\n\n", icon[c.Verdict], strings.ToUpper(string(c.Verdict)))
 	fmt.Fprintf(bw, "%d spans in %d traces (%d incomplete). %s.\n\n", c.Spans, c.Traces, c.IncompleteTraces, c.verdictLine())
+	for _, why := range c.IncompleteReasons {
+		fmt.Fprintf(bw, "> ⏳ **Incomplete:** %s\n\n", mdText(why))
+	}
 	fmt.Fprintln(bw, "| status | severity | rule | expected | found |")
 	fmt.Fprintln(bw, "|---|---|---|---|---|")
 	for _, r := range c.Rules {
@@ -170,37 +213,37 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 		if r.Status == StatusFail && r.Severity == SeverityWarning {
 			st = "⚠️ warning"
 		}
-		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, r.ID, mdCell(r.Expected), mdCell(r.Found))
+		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, mdCode(r.ID), mdCell(r.Expected), mdCell(r.Found))
 	}
 	for _, r := range c.Rules {
 		if r.Status != StatusFail || len(r.Examples) == 0 {
 			continue
 		}
-		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", r.ID, len(r.Examples))
+		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", mdText(r.ID), len(r.Examples))
 		for _, ex := range r.Examples {
-			fmt.Fprintf(bw, "- `%s`\n", ex.TraceQL)
+			fmt.Fprintf(bw, "- `%s`\n", mdCode(ex.TraceQL))
 		}
 		if r.TraceQL != "" {
-			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", r.TraceQL)
+			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", mdCode(r.TraceQL))
 		}
 		fmt.Fprintln(bw, "\n</details>")
 	}
 	if c.Baseline != "" {
-		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", c.Baseline)
+		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", mdCode(c.Baseline))
 		if len(c.Regressions) == 0 {
 			fmt.Fprintln(bw, "None.")
 		} else {
 			fmt.Fprintln(bw, "| measure | baseline | current | allowed |")
 			fmt.Fprintln(bw, "|---|---|---|---|")
 			for _, g := range c.Regressions {
-				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", g.Measure, formatFigure(round4(g.Baseline)), formatFigure(round4(g.Current)), mdCell(g.Allowed))
+				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", mdCode(g.Measure), formatFigure(round4(g.Baseline)), formatFigure(round4(g.Current)), mdCell(g.Allowed))
 			}
 		}
 	}
 	return bw.err
 }
 
-// mdCell makes text safe inside a Markdown table cell.
+// mdCell makes text safe inside a Markdown table cell (see mdText).
 func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	return mdText(s)
 }

@@ -33,7 +33,7 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 	t := tablewriter.NewTable(bw, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	t.Header([]string{"status", "severity", "rule", "found"})
 	for _, r := range c.Rules {
-		if err := t.Append([]string{verdictWord(r.Status, r.Severity), string(r.Severity), clipTo(r.ID, 34), clipTo(r.Found, 44)}); err != nil {
+		if err := t.Append([]string{verdictWord(r.Status, r.Severity), string(r.Severity), clipTo(termSafe(r.ID), 34), clipTo(termSafe(r.Found), 44)}); err != nil {
 			return fmt.Errorf("render check table: %w", err)
 		}
 	}
@@ -44,32 +44,35 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 		if r.Status == StatusPass {
 			continue
 		}
-		fmt.Fprintf(bw, "\n%s %s\n", verdictWord(r.Status, r.Severity), r.ID)
-		for _, line := range wrap("expected: "+r.Expected, tableWidth-4) {
+		fmt.Fprintf(bw, "\n%s %s\n", verdictWord(r.Status, r.Severity), termSafe(r.ID))
+		for _, line := range wrap("expected: "+termSafe(r.Expected), tableWidth-4) {
 			fmt.Fprintf(bw, "  %s\n", line)
 		}
-		for _, line := range wrap("found: "+r.Found, tableWidth-4) {
+		for _, line := range wrap("found: "+termSafe(r.Found), tableWidth-4) {
 			fmt.Fprintf(bw, "  %s\n", line)
 		}
 		for _, ex := range r.Examples {
-			fmt.Fprintf(bw, "  - %s\n", ex.TraceQL)
+			fmt.Fprintf(bw, "  - %s\n", termSafe(ex.TraceQL))
 		}
 		if r.TraceQL != "" {
-			fmt.Fprintf(bw, "  Tempo: %s\n", r.TraceQL)
+			fmt.Fprintf(bw, "  Tempo: %s\n", termSafe(r.TraceQL))
 		}
 	}
 	if c.Baseline != "" {
 		if len(c.Regressions) == 0 {
-			fmt.Fprintf(bw, "\nNo regression against %s.\n", c.Baseline)
+			fmt.Fprintf(bw, "\nNo regression against %s.\n", termSafe(c.Baseline))
 		} else {
-			fmt.Fprintf(bw, "\nRegressions against %s:\n", c.Baseline)
+			fmt.Fprintf(bw, "\nRegressions against %s:\n", termSafe(c.Baseline))
 			for _, r := range c.Regressions {
-				fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", r.Measure, r.Message, r.Allowed)
+				fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", termSafe(r.Measure), termSafe(r.Message), termSafe(r.Allowed))
 			}
 		}
 	}
 	if c.Partial {
 		fmt.Fprintln(bw, "\nPARTIAL: an input was damaged; rules saw what was read before the damage.")
+	}
+	for _, why := range c.IncompleteReasons {
+		fmt.Fprintf(bw, "\nINCOMPLETE: %s\n", termSafe(why))
 	}
 	fmt.Fprintf(bw, "\n%s\n", c.verdictLine())
 	return bw.err

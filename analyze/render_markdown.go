@@ -15,6 +15,7 @@ func (r *Report) renderMarkdown(w io.Writer) error {
 	bw := &errWriter{w: w}
 	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)
 	for _, s := range r.sections() {
+		s = s.escaped(mdText)
 		fmt.Fprintf(bw, "\n### %s\n\n", s.title)
 		if bw.err != nil {
 			return bw.err

@@ -102,6 +102,24 @@ func (r *Report) sections() []section {
 		out = append(out, sc)
 	}
 
+	if len(r.ByProtocol) > 1 || (len(r.ByProtocol) == 1 && r.ByProtocol[0].ProtocolVersion != "") {
+		bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit rate", "cold p50", "cold p95"}}
+		for _, g := range r.ByProtocol {
+			name, kind := g.ProtocolVersion, "stateful"
+			if name == "" {
+				name = "(none)"
+			}
+			if g.Sessionless {
+				kind = "sessionless"
+			}
+			bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), itoa(g.Calls), itoa(g.Acquires), itoa(g.Hits), itoa(g.Misses), pct(g.HitRate), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
+			if g.Sessionless {
+				bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
+			}
+		}
+		out = append(out, bp)
+	}
+
 	e := r.Executions
 	ex := section{title: "Executions", flex: -1, header: []string{"executions", "multi-session", "max sessions"}}
 	ex.rows = [][]string{{itoa(e.Count), itoa(e.MultiSession), itoa(e.MaxSessions)}}
@@ -152,6 +170,7 @@ func (r *Report) renderTable(w io.Writer) error {
 	bw := &errWriter{w: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
 	for _, s := range r.sections() {
+		s = s.escaped(termSafe)
 		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
 		if bw.err != nil {
 			return bw.err

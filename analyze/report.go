@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Schema identifies the JSON contract of a Report (docs/analysis-schema.md).
@@ -34,12 +37,21 @@ type Report struct {
 	Traces int `json:"traces"`
 	// IncompleteTraces counts traces with a span whose parent is missing.
 	IncompleteTraces int `json:"incomplete_traces"`
+	// PoolSpans counts the spans of the profile's pool vocabulary (invoke,
+	// acquire, handshake and call spans; see Settings.PoolSpanNames): 0
+	// means the dump holds nothing to measure, and a gate on it is
+	// incomplete, not green.
+	PoolSpans int `json:"pool_spans"`
 	// Window is the time covered by the spans.
 	Window Window `json:"window"`
 	// Pool is the pool measure.
 	Pool PoolReport `json:"pool"`
 	// Executions is the session-continuity measure.
 	Executions ExecutionsReport `json:"executions"`
+	// ByProtocol groups the headline figures by MCP protocol revision, in
+	// version order: a sessionless revision (2026-07-28 or later) has no
+	// session rules to keep, and its cost is the cold start.
+	ByProtocol []ProtocolReport `json:"by_protocol"`
 	// Measures are the configured reads-per-request measures, in
 	// configuration order.
 	Measures []MeasureReport `json:"measures"`
@@ -51,6 +63,27 @@ type Settings struct {
 	ScopeAttr      string  `json:"scope_attr"`
 	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`
 	ExecutionRoot  string  `json:"execution_root"`
+	// PoolSpanNames are the span names the profile reads as pool spans.
+	PoolSpanNames []string `json:"pool_span_names"`
+}
+
+// PoolSpanNames lists the span names profile p reads as the pool's: what a
+// dump must hold for there to be anything to measure.
+func PoolSpanNames(p Profile) []string {
+	names := []string{spans.SpanInvoke, spans.SpanAcquire, spans.SpanHandshake, spans.SpanCallTool}
+	if p == ProfileSemconv {
+		names = append([]string{spans.MethodToolsCall + " <tool>"}, names...)
+	}
+	return names
+}
+
+// NoPoolSpansText says that a dump holds no pool spans and what was looked
+// for, in the words the reports and the CLI use.
+func NoPoolSpansText(p Profile) string {
+	if p == "" {
+		p = ProfileDefault
+	}
+	return "no pool spans found: looked for spans named " + strings.Join(PoolSpanNames(p), ", ") + " (profile " + string(p) + ")"
 }
 
 // InputReport describes one input read: a file, or stdin as "-".
@@ -93,6 +126,7 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 			Profile:        cfg.Profile,
 			ScopeAttr:      cfg.ScopeAttr,
 			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
+			PoolSpanNames:  PoolSpanNames(cfg.Profile),
 		},
 		Inputs:           idx.Inputs(),
 		Spans:            len(idx.order),
@@ -112,6 +146,8 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 	}
 
 	v := newVocab(idx, cfg)
+	r.PoolSpans = v.poolSpans()
+	r.ByProtocol = v.protocolReports()
 	lat := &latencyAcc{}
 	pool := newPoolAcc(v, cfg, lat)
 	pool.collect()
@@ -141,6 +177,18 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 		r.Measures = append(r.Measures, acc.report())
 	}
 	return r, nil
+}
+
+// poolSpans counts the spans of the profile's pool vocabulary.
+func (v *vocab) poolSpans() int {
+	n := 0
+	for _, i := range v.x.order {
+		name := v.x.sp(i).name
+		if name == v.invoke || name == v.acquire || name == v.handshake || v.isCall(i) {
+			n++
+		}
+	}
+	return n
 }
 
 // Output formats of Render.

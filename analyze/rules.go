@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Severity says what a failing rule does to the CI gate: an error fails the
@@ -100,7 +102,22 @@ const (
 	// QuantityDistinct is the number of distinct values of Attribute over
 	// the selected spans of a scope (spans without it do not count).
 	QuantityDistinct = "distinct"
+	// QuantityPoolSessions is the number of distinct mcp.session.id values
+	// over the selected spans, where a session the server forgot mid-scope
+	// (a selected span on it failed with error.type session_expired and a
+	// later one ran on another session: the pool's transparent redial)
+	// counts together with its successor. It is what the pool chose: more
+	// than one is a split the pool caused.
+	QuantityPoolSessions = "pool_sessions"
+	// QuantityLostSessions is the number of sessions the server forgot
+	// mid-scope (as above): each is execution state the server lost, which
+	// no pool can prevent.
+	QuantityLostSessions = "lost_sessions"
 )
+
+// spanQuantities are the quantities counted over a scope's selected spans
+// rather than read from the dump's measures.
+var spanQuantities = []string{QuantityCount, QuantityDistinct, QuantityPoolSessions, QuantityLostSessions}
 
 // Operand is the right-hand side of an expectation: a number, or the name of
 // a dump-level measure (see [MeasureNames]).
@@ -140,8 +157,11 @@ type Expectation struct {
 // "distinct(mcp.session.id) == 1" or "hit_rate >= 0.8 ±0.05".
 func (e Expectation) String() string {
 	s := e.Of
-	if e.Of == QuantityDistinct {
+	switch e.Of {
+	case QuantityDistinct:
 		s = "distinct(" + e.Attribute + ")"
+	case QuantityPoolSessions, QuantityLostSessions:
+		s = e.Of + "(" + spans.AttrSessionID + ")"
 	}
 	s += " " + string(e.Op) + " " + e.Than.String()
 	if e.Tolerance > 0 {
@@ -174,7 +194,7 @@ func (e Expectation) Holds(got, bound float64) bool {
 }
 
 // isMeasure reports whether the expectation compares a dump-level measure.
-func (e Expectation) isMeasure() bool { return e.Of != QuantityCount && e.Of != QuantityDistinct }
+func (e Expectation) isMeasure() bool { return !slices.Contains(spanQuantities, e.Of) }
 
 // Rule is one invariant of the CI gate, from the rules: list of a
 // configuration file or from [BuiltinRules].
@@ -200,6 +220,16 @@ type Rule struct {
 	// SkipEmpty leaves out scopes where the selection matches no span: a
 	// trace without tool calls is not an execution to judge.
 	SkipEmpty bool
+	// AllowEmpty lets the rule pass when it has nothing to judge: no scope
+	// at all (no trace, no subtree root, every scope skipped by SkipEmpty),
+	// or, for ScopeDump, a dump without a single span of the profile's pool
+	// vocabulary. Without it such a rule is incomplete, never a pass: a gate
+	// must not go green on a dump that measured nothing.
+	AllowEmpty bool
+	// SkipSessionless leaves out selected spans against a sessionless server
+	// (see [SessionlessProtocol]), and scopes holding only such spans: a
+	// session rule does not apply where the protocol has no sessions.
+	SkipSessionless bool
 	// Builtin is true for the rules of [BuiltinRules].
 	Builtin bool
 	// Line and Column locate the rule in its file (0 for built-ins).
@@ -309,6 +339,32 @@ type GateConfig struct {
 	Rules []Rule
 	// Tolerances are the file's regressions: settings over the defaults.
 	Tolerances Tolerances
+	// Builtin holds the file's builtin: settings, a severity per built-in
+	// rule id (error, warning or off); nil without the key. A file with
+	// builtin: applies the built-in rules besides its own.
+	Builtin map[string]Severity
+}
+
+// SeverityOff, in a builtin: setting, leaves a built-in rule out.
+const SeverityOff Severity = "off"
+
+// ApplyBuiltin returns rules with the file's builtin: severities applied to
+// the built-in ones, leaving out those set to off.
+func (gc *GateConfig) ApplyBuiltin(rules []Rule) []Rule {
+	if gc == nil || gc.Builtin == nil {
+		return rules
+	}
+	out := rules[:0:0]
+	for _, r := range rules {
+		if sev, ok := gc.Builtin[r.ID]; ok && r.Builtin {
+			if sev == SeverityOff {
+				continue
+			}
+			r.Severity = sev
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // LoadGateConfig reads the configuration file at path: measures, rules and
@@ -336,52 +392,130 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 	}
 	root := doc.Content[0]
 	var rulesNode, tolNode *yaml.Node
-	err := eachKey(root, []string{"measures", "rules", "regressions"}, func(key string, _, v *yaml.Node) error {
+	// Every mistake of the file is reported at once, each with its place:
+	// a section's error does not stop the others from being checked.
+	var errs ConfigErrors
+	note := func(err error) {
+		var ces ConfigErrors
+		var ce *ConfigError
+		switch {
+		case err == nil:
+		case errors.As(err, &ces):
+			errs = append(errs, ces...)
+		case errors.As(err, &ce):
+			errs = append(errs, ce)
+		default:
+			errs = append(errs, &ConfigError{Msg: err.Error()})
+		}
+	}
+	note(eachKey(root, []string{"measures", "rules", "regressions", "builtin"}, func(key string, _, v *yaml.Node) error {
 		switch key {
 		case "measures":
 			ms, err := parseMeasures(v)
 			gc.Measures = ms
-			return err
+			note(err)
 		case "rules":
 			rulesNode = v
 		case "regressions":
 			tolNode = v
+		case "builtin":
+			b, err := parseBuiltin(v)
+			gc.Builtin = b
+			note(err)
 		}
 		return nil
-	})
-	if err == nil && rulesNode != nil {
+	}))
+	if rulesNode != nil {
+		var err error
 		gc.Rules, err = parseRules(rulesNode, gc.Measures)
+		note(err)
 	}
-	if err == nil && tolNode != nil {
-		err = parseTolerances(tolNode, &gc.Tolerances)
+	if tolNode != nil {
+		note(parseTolerances(tolNode, &gc.Tolerances))
 	}
-	if err != nil {
-		var ce *ConfigError
-		if errors.As(err, &ce) {
+	if len(errs) > 0 {
+		for _, ce := range errs {
 			ce.File = path
 		}
-		return nil, err
+		if len(errs) == 1 {
+			return nil, errs[0]
+		}
+		return nil, errs
 	}
 	return gc, nil
 }
 
+// ConfigErrors are every mistake found in one configuration file, in file
+// order, each with its file:line:column.
+type ConfigErrors []*ConfigError
+
+// Error renders one mistake per line.
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the mistakes, so errors.As finds the first *ConfigError.
+func (es ConfigErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// parseBuiltin reads builtin: {RULE-ID: error|warning|off, ...}.
+func parseBuiltin(n *yaml.Node) (map[string]Severity, error) {
+	ids := make([]string, 0, 8)
+	for _, r := range BuiltinRules(Config{}) {
+		ids = append(ids, r.ID)
+	}
+	out := map[string]Severity{}
+	err := eachKey(n, ids, func(key string, _, v *yaml.Node) error {
+		s, err := scalarString(v, key)
+		if err != nil {
+			return err
+		}
+		switch Severity(s) {
+		case SeverityError, SeverityWarning, SeverityOff:
+			out[key] = Severity(s)
+			return nil
+		}
+		return nodeErrorf(v, "builtin %s: severity %q: want error, warning or off", key, s)
+	})
+	return out, err
+}
+
 func parseRules(n *yaml.Node, measures []ReadMeasure) ([]Rule, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, nodeErrorf(n, "rules must be a list of {id, description, severity, scope, select, expect, complete_when, skip_empty}")
+		return nil, nodeErrorf(n, "rules must be a list of {id, description, severity, scope, select, expect, complete_when, skip_empty, allow_empty, skip_sessionless}")
 	}
 	known := MeasureNames(measures)
 	var out []Rule
+	var errs ConfigErrors
 	where := map[string]int{}
 	for _, item := range n.Content {
 		r, err := parseRule(item, known)
 		if err != nil {
-			return nil, err
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				return nil, err
+			}
+			errs = append(errs, ce)
+			continue
 		}
 		if line, dup := where[r.ID]; dup {
-			return nil, &ConfigError{Line: r.Line, Column: r.Column, Msg: fmt.Sprintf("rule %q already defined at line %d", r.ID, line)}
+			errs = append(errs, &ConfigError{Line: r.Line, Column: r.Column, Msg: fmt.Sprintf("rule %q already defined at line %d", clipInput(r.ID), line)})
+			continue
 		}
 		where[r.ID] = r.Line
 		out = append(out, r)
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return out, nil
 }
@@ -389,7 +523,7 @@ func parseRules(n *yaml.Node, measures []ReadMeasure) ([]Rule, error) {
 func parseRule(item *yaml.Node, known []string) (Rule, error) {
 	r := Rule{Severity: SeverityError, Scope: Scope{Kind: ScopeTrace}, Line: item.Line, Column: item.Column}
 	var expectNode *yaml.Node
-	err := eachKey(item, []string{"id", "description", "severity", "scope", "select", "expect", "complete_when", "skip_empty"}, func(key string, _, v *yaml.Node) error {
+	err := eachKey(item, []string{"id", "description", "severity", "scope", "select", "expect", "complete_when", "skip_empty", "allow_empty", "skip_sessionless"}, func(key string, _, v *yaml.Node) error {
 		var err error
 		switch key {
 		case "id":
@@ -428,6 +562,14 @@ func parseRule(item *yaml.Node, known []string) (Rule, error) {
 			if v.Kind != yaml.ScalarNode || v.Decode(&r.SkipEmpty) != nil {
 				return nodeErrorf(v, "skip_empty must be true or false")
 			}
+		case "allow_empty":
+			if v.Kind != yaml.ScalarNode || v.Decode(&r.AllowEmpty) != nil {
+				return nodeErrorf(v, "allow_empty must be true or false")
+			}
+		case "skip_sessionless":
+			if v.Kind != yaml.ScalarNode || v.Decode(&r.SkipSessionless) != nil {
+				return nodeErrorf(v, "skip_sessionless must be true or false")
+			}
 		}
 		return err
 	})
@@ -446,9 +588,9 @@ func parseRule(item *yaml.Node, known []string) (Rule, error) {
 	for _, e := range r.Expect {
 		switch {
 		case e.isMeasure() && r.Scope.Kind != ScopeDump:
-			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: measure %s is a dump-wide figure: use scope: dump", r.ID, e.Of)}
+			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: measure %s is a dump-wide figure: use scope: dump", clipInput(r.ID), e.Of)}
 		case !e.isMeasure() && e.Select == nil && r.Select == nil:
-			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: %s needs a selection: give select: on the rule or the expectation", r.ID, e.Of)}
+			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: %s needs a selection: give select: on the rule or the expectation", clipInput(r.ID), e.Of)}
 		}
 	}
 	return r, nil
@@ -551,8 +693,8 @@ func parseExpectation(n *yaml.Node, known []string) (Expectation, error) {
 			if e.Of, err = scalarString(v, "of"); err != nil {
 				return err
 			}
-			if e.Of != QuantityCount && e.Of != QuantityDistinct && !slices.Contains(known, e.Of) {
-				return nodeErrorf(v, "unknown measure %q: want count, distinct or one of %s", e.Of, strings.Join(known, ", "))
+			if !slices.Contains(spanQuantities, e.Of) && !slices.Contains(known, e.Of) {
+				return nodeErrorf(v, "unknown measure %q: want count, distinct, pool_sessions, lost_sessions or one of %s", e.Of, strings.Join(known, ", "))
 			}
 		case "attribute":
 			e.Attribute, err = scalarString(v, "attribute")
@@ -603,6 +745,8 @@ func parseExpectation(n *yaml.Node, known []string) (Expectation, error) {
 		return e, nodeErrorf(n, "expectation needs op: one of == != < <= > >=")
 	case !thanSet:
 		return e, nodeErrorf(n, "expectation needs than: a number or a measure")
+	case (e.Of == QuantityPoolSessions || e.Of == QuantityLostSessions) && e.Attribute != "":
+		return e, nodeErrorf(n, "%s counts %s; attribute goes with of: distinct only", e.Of, spans.AttrSessionID)
 	case e.Of == QuantityDistinct && e.Attribute == "":
 		return e, nodeErrorf(n, "distinct needs attribute: the attribute whose values are counted")
 	case e.Of != QuantityDistinct && e.Attribute != "":

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"strings"
+
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -11,9 +13,10 @@ const (
 	RuleAcquireHasCacheHit     = "acquire-has-cache-hit"
 	RuleHandshakeOnlyOnMiss    = "handshake-only-on-miss"
 	RuleOneAcquirePerInvoke    = "one-acquire-per-invocation"
+	RuleServerKeptSessions     = "server-kept-execution-state"
 )
 
-// BuiltinRules returns the seed invariants of DESIGN.md as rules, the gate
+// BuiltinRules returns the pool's invariants as rules, the gate
 // `mcptrace check` applies when no rule file is given. cfg.ExecutionRoot,
 // when set, makes each execution a subtree rooted at it instead of a trace.
 // The caller owns the returned slice.
@@ -30,22 +33,36 @@ func BuiltinRules(cfg Config) []Rule {
 		{
 			ID: RuleOneSessionPerExecution,
 			Description: "Exactly one downstream session per execution: a stateful server keeps state per " +
-				spans.AttrSessionID + ", so an execution whose tool calls land on several sessions loses it (seeds 000, 001).",
-			Scope:     exec,
-			Select:    callSel,
-			Expect:    []Expectation{{Of: QuantityDistinct, Attribute: spans.AttrSessionID, Op: OpEq, Than: Operand{Number: 1}}},
-			SkipEmpty: true,
+				spans.AttrSessionID + ", so an execution whose tool calls the pool spread over several sessions loses it. " +
+				"A move forced by the server forgetting the session is " + RuleServerKeptSessions + "'s finding, not this one's.",
+			Scope:           exec,
+			Select:          callSel,
+			Expect:          []Expectation{{Of: QuantityPoolSessions, Op: OpEq, Than: Operand{Number: 1}}},
+			SkipEmpty:       true,
+			SkipSessionless: true,
+			Severity:        SeverityError,
+		},
+		{
+			ID: RuleServerKeptSessions,
+			Description: "The server kept each execution's session: a session it forgot mid-execution (a 404 the pool answered with " +
+				"its one transparent redial) moved the execution to a new session and lost its state. Not the pool's fault: a warning.",
+			Scope:           exec,
+			Select:          callSel,
+			Expect:          []Expectation{{Of: QuantityLostSessions, Op: OpEq, Than: Operand{Number: 0}}},
+			SkipEmpty:       true,
+			SkipSessionless: true,
+			Severity:        SeverityWarning,
 		},
 		{
 			ID: RuleNoUnexplainedMisses,
-			Description: "Every pool miss has a cause (cold, concurrent, ttl, redial, after_failure, health_check): " +
-				"an unexplained miss is a session the pool should have reused (seed 002).",
+			Description: "Every pool miss has a cause (" + strings.Join(spans.ExplainedMissReasons, ", ") + "): " +
+				"an unexplained miss is a session the pool should have reused.",
 			Scope:  Scope{Kind: ScopeDump},
 			Expect: []Expectation{{Of: "unexplained_misses", Op: OpEq, Than: Operand{Number: 0}}},
 		},
 		{
 			ID:          RuleAcquireHasCacheHit,
-			Description: "Every acquire span carries " + spans.AttrCacheHit + ", so hits and misses are read, not guessed from handshakes (seed 002).",
+			Description: "Every acquire span carries " + spans.AttrCacheHit + ", so hits and misses are read, not guessed from handshakes.",
 			Scope:       Scope{Kind: ScopeDump},
 			Select:      &SpanSelector{Selector: Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrCacheHit, Op: OpAbsent}}}},
 			Expect:      []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}},
@@ -71,7 +88,9 @@ func BuiltinRules(cfg Config) []Rule {
 		},
 	}
 	for i := range rules {
-		rules[i].Severity = SeverityError
+		if rules[i].Severity == "" {
+			rules[i].Severity = SeverityError
+		}
 		rules[i].Builtin = true
 	}
 	return rules

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -135,16 +136,72 @@ func TestBuiltinRulesFollowTheExecutionRoot(t *testing.T) {
 	}
 }
 
-// TestBuiltinRulesPassVacuouslyWithoutPoolSpans: a dump without pool spans
-// (the cold-init story) breaks no pool invariant.
-func TestBuiltinRulesPassVacuouslyWithoutPoolSpans(t *testing.T) {
+// TestBuiltinRulesAreIncompleteWithoutPoolSpans: a dump without pool spans
+// (the cold-init story) gives the built-in rules nothing to judge, which is
+// incomplete, never a pass.
+func TestBuiltinRulesAreIncompleteWithoutPoolSpans(t *testing.T) {
 	_, res := gateEval(t, Config{}, BuiltinRules(Config{}), tracegen.ColdInitOneRead())
 	for id, r := range res {
-		if r.Status != StatusPass {
-			t.Errorf("%s = %s (%s), want pass", id, r.Status, r.Found)
+		if r.Status != StatusIncomplete || !strings.HasPrefix(r.Found, "nothing to judge") {
+			t.Errorf("%s = %s (%s), want incomplete: nothing to judge", id, r.Status, r.Found)
 		}
 	}
 	if r := res[RuleOneSessionPerExecution]; r.Scopes != 0 {
 		t.Errorf("one-session-per-execution judged %d traces without calls, want them skipped", r.Scopes)
+	}
+}
+
+// TestRedialSplitIsTheServersFindingNotThePools pins the split of
+// one-session-per-execution: an execution moved to a new session by the
+// transparent redial after the server forgot its session is the warning
+// server-kept-execution-state, while a split the pool caused (per-call
+// dial) stays the rule's error.
+func TestRedialSplitIsTheServersFindingNotThePools(t *testing.T) {
+	rules := BuiltinRules(Config{})
+	_, res := gateEval(t, Config{}, rules, tracegen.TTLAndRedial())
+	if r := res[RuleOneSessionPerExecution]; r.Status != StatusPass || r.Scopes != 5 {
+		t.Errorf("ttl-and-redial: %s = %s (%s), want pass over 5 executions", r.ID, r.Status, r.Found)
+	}
+	lost := res[RuleServerKeptSessions]
+	if lost.Status != StatusFail || lost.Severity != SeverityWarning || lost.Failed != 1 || !strings.Contains(lost.Found, "lost_sessions = 1 in 1 of 5 traces") {
+		t.Errorf("ttl-and-redial: %s = %+v, want a warning failing 1 of 5 traces", lost.ID, lost)
+	}
+	_, res = gateEval(t, Config{}, rules, tracegen.PerCallDial())
+	if r := res[RuleOneSessionPerExecution]; r.Status != StatusFail || !strings.Contains(r.Found, "pool_sessions = 2") {
+		t.Errorf("per-call-dial: %s = %s (%s), want a failure the pool caused", r.ID, r.Status, r.Found)
+	}
+	if r := res[RuleServerKeptSessions]; r.Status != StatusPass {
+		t.Errorf("per-call-dial: %s = %s (%s), want pass: the server forgot nothing", r.ID, r.Status, r.Found)
+	}
+	if want := `{ span.mcp.method.name = "tools/call" && span.error.type = "session_expired" }`; lost.TraceQL != want {
+		t.Errorf("%s TraceQL = %s, want %s", lost.ID, lost.TraceQL, want)
+	}
+}
+
+// TestBuiltinSeveritiesAreConfigurable: builtin: in the configuration file
+// sets a built-in rule's severity or leaves it out, and rejects what it does
+// not know with the place.
+func TestBuiltinSeveritiesAreConfigurable(t *testing.T) {
+	gc, err := ParseGateConfig("mcptrace.yaml", []byte("builtin:\n  server-kept-execution-state: error\n  one-session-per-execution: warning\n  acquire-has-cache-hit: off\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Severity{}
+	for _, r := range gc.ApplyBuiltin(BuiltinRules(Config{})) {
+		got[r.ID] = r.Severity
+	}
+	if got[RuleServerKeptSessions] != SeverityError || got[RuleOneSessionPerExecution] != SeverityWarning || got[RuleNoUnexplainedMisses] != SeverityError {
+		t.Errorf("severities = %v", got)
+	}
+	if _, on := got[RuleAcquireHasCacheHit]; on {
+		t.Errorf("%s is off but still applied", RuleAcquireHasCacheHit)
+	}
+	for _, bad := range []struct{ doc, want string }{
+		{"builtin:\n  no-such-rule: error\n", `mcptrace.yaml:2:3: unknown key "no-such-rule"`},
+		{"builtin:\n  one-session-per-execution: loud\n", `mcptrace.yaml:2:30: builtin one-session-per-execution: severity "loud": want error, warning or off`},
+	} {
+		if _, err := ParseGateConfig("mcptrace.yaml", []byte(bad.doc)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: err = %v, want %s", bad.doc, err, bad.want)
+		}
 	}
 }

@@ -48,6 +48,9 @@ type RuleResult struct {
 	Scopes     int `json:"scopes"`
 	Failed     int `json:"failed"`
 	Incomplete int `json:"incomplete"`
+	// NotApplicable counts the scopes left out because every selected span
+	// in them ran against a sessionless server (Rule.SkipSessionless).
+	NotApplicable int `json:"not_applicable"`
 	// Examples name offending traces and spans, at most EvalOptions.MaxExamples.
 	Examples []Example `json:"examples"`
 	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
@@ -81,7 +84,7 @@ func EvaluateRules(idx *Index, cfg Config, report *Report, rules []Rule, opts Ev
 	for i := range rules {
 		res, err := ev.rule(&rules[i])
 		if err != nil {
-			return nil, fmt.Errorf("rule %q: %w", rules[i].ID, err)
+			return nil, fmt.Errorf("rule %q: %w", clipInput(rules[i].ID), err)
 		}
 		out = append(out, res)
 	}
@@ -279,12 +282,58 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 	if r.Scope.Kind == ScopeSubtree {
 		sub = newSubtreeAgg(e.x, scopes)
 	}
+	sl := e.sessionlessTest()
+	// selectedIn lists the spans c selects in scope si, sessionless ones
+	// left out when the rule skips them.
+	selectedIn := func(c *compiledSel, si int) []int32 {
+		var out []int32
+		if sub != nil {
+			out = sub.selected(c, si)
+		} else {
+			sc := scopes[si]
+			for _, i := range sc.spans {
+				if c.selects(e.x, i, sc.root) {
+					out = append(out, i)
+				}
+			}
+		}
+		if !r.SkipSessionless {
+			return out
+		}
+		kept := out[:0:0]
+		for _, i := range out {
+			if !sl(i) {
+				kept = append(kept, i)
+			}
+		}
+		return kept
+	}
 	for si, sc := range scopes {
-		if r.SkipEmpty && ruleSel != nil {
-			any := false
+		if r.SkipSessionless && ruleSel != nil {
+			all := len(selectedIn(ruleSel, si))
+			var any int
 			if sub != nil {
-				any = sub.count(ruleSel, si) > 0
+				any = sub.count(ruleSel, si)
 			} else {
+				for _, i := range sc.spans {
+					if ruleSel.selects(e.x, i, sc.root) {
+						any++
+					}
+				}
+			}
+			if any > 0 && all == 0 {
+				res.NotApplicable++
+				continue
+			}
+		}
+		if r.SkipEmpty && ruleSel != nil {
+			var any bool
+			switch {
+			case r.SkipSessionless:
+				any = len(selectedIn(ruleSel, si)) > 0
+			case sub != nil:
+				any = sub.count(ruleSel, si) > 0
+			default:
 				for _, i := range sc.spans {
 					if ruleSel.selects(e.x, i, sc.root) {
 						any = true
@@ -333,25 +382,32 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 			if err != nil {
 				return res, err
 			}
-			var selected []int32 // the offenders if it fails; a subtree scope names its root instead
+			// selected lists the offenders if it fails (a subtree scope names
+			// its root instead); plain counts of a subtree scope come from
+			// subtreeAgg without listing spans.
+			var selected []int32
 			var got float64
-			if sub != nil {
-				got = float64(sub.count(c, si))
-			} else {
-				for _, i := range sc.spans {
-					if c.selects(e.x, i, sc.root) {
-						selected = append(selected, i)
-					}
-				}
+			needList := r.SkipSessionless || ex.Of == QuantityPoolSessions || ex.Of == QuantityLostSessions || sub == nil
+			if needList {
+				selected = selectedIn(c, si)
 				got = float64(len(selected))
+			} else {
+				got = float64(sub.count(c, si))
 			}
 			what := QuantityCount
-			if ex.Of == QuantityDistinct {
+			switch ex.Of {
+			case QuantityPoolSessions, QuantityLostSessions:
+				pooled, lost := e.sessionSplits(selected)
+				got, what = float64(pooled), ex.Of
+				if ex.Of == QuantityLostSessions {
+					got = float64(lost)
+				}
+			case QuantityDistinct:
 				key, err := attrKey(ex)
 				if err != nil {
 					return res, err
 				}
-				if sub != nil {
+				if !needList {
 					got = float64(sub.distinct(c, key, si))
 				} else {
 					vals := map[int32]bool{}
@@ -379,18 +435,169 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 		}
 	}
 
+	// Nothing to judge: no scope at all, or a dump without pool spans. That
+	// is incomplete (a gate is never green on missing data) unless the rule
+	// allows it.
+	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == ScopeDump && e.report != nil && e.report.PoolSpans == 0 && readsPool(r))
 	switch {
 	case res.Failed > 0:
 		res.Status = StatusFail
-	case res.Scopes > 0 && res.Incomplete == res.Scopes:
+	case empty && !r.AllowEmpty:
+		res.Status = StatusIncomplete
+	case !empty && res.Scopes > 0 && res.Incomplete == res.Scopes:
 		res.Status = StatusIncomplete
 	default:
 		res.Status = StatusPass
 	}
 	res.Found = foundText(r, res, fails, measureFound)
+	if res.NotApplicable > 0 {
+		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), SessionlessProtocol)
+		if res.Scopes == 0 {
+			res.Found = na
+		} else {
+			res.Found += "; " + na
+		}
+	}
+	if empty && res.Failed == 0 {
+		res.Found = e.nothingToJudge(r, res.Scopes == 0)
+		if r.AllowEmpty {
+			res.Found += " (allowed: allow_empty)"
+		}
+	}
 	res.Examples = e.capExamples(examples)
 	res.TraceQL = e.ruleTraceQL(r)
 	return res, nil
+}
+
+// sessionSplits returns, over the selected spans of one scope, the sessions
+// the pool chose (distinct mcp.session.id, a session the server forgot
+// counted with its successor) and the sessions the server forgot: a span on
+// the session failed with error.type session_expired and a later selected
+// span ran on another session (the transparent redial moved on).
+func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
+	x := e.x
+	kSess, okS := x.lookupKey(spans.AttrSessionID)
+	kErr, okE := x.lookupKey(spans.AttrErrorType)
+	if !okS {
+		return 0, 0
+	}
+	expired := x.valueID(spans.ErrTypeSessionExpired)
+	type call struct {
+		start   int64
+		session int32
+		expired bool
+	}
+	calls := make([]call, 0, len(selected))
+	for _, i := range selected {
+		sess, ok := x.attrVal(i, kSess)
+		if !ok {
+			continue
+		}
+		c := call{start: x.sp(i).start, session: sess}
+		if okE && expired >= 0 {
+			if v, ok := x.attrVal(i, kErr); ok && v == expired {
+				c.expired = true
+			}
+		}
+		calls = append(calls, c)
+	}
+	slices.SortStableFunc(calls, func(a, b call) int { return cmp.Compare(a.start, b.start) })
+	// only[j] is the one session of calls[j:], or -2 when they hold several:
+	// a later call on another session exists iff only[j+1] is not the
+	// call's own session. One pass each way keeps this linear.
+	only := make([]int32, len(calls)+1)
+	only[len(calls)] = -1
+	for j := len(calls) - 1; j >= 0; j-- {
+		switch next := only[j+1]; {
+		case next == -1 || next == calls[j].session:
+			only[j] = calls[j].session
+		default:
+			only[j] = -2
+		}
+	}
+	distinct := map[int32]bool{}
+	forgotten := map[int32]bool{}
+	for j, c := range calls {
+		distinct[c.session] = true
+		if c.expired && only[j+1] != -1 && only[j+1] != c.session {
+			forgotten[c.session] = true
+		}
+	}
+	return len(distinct) - len(forgotten), len(forgotten)
+}
+
+// SessionlessProtocol is the first MCP revision without protocol sessions
+// (no initialize, no Mcp-Session-Id): a call span carrying it or a later
+// mcp.protocol.version ran against a sessionless server.
+const SessionlessProtocol = "2026-07-28"
+
+// IsSessionlessProtocol reports whether an MCP protocol version (YYYY-MM-DD)
+// has no protocol sessions.
+func IsSessionlessProtocol(version string) bool {
+	return version != "" && version >= SessionlessProtocol
+}
+
+// sessionlessTest returns a test of whether span i ran against a sessionless
+// server: its mcp.protocol.version is SessionlessProtocol or later, or it
+// carries a protocol version but no mcp.session.id (a server of any revision
+// that minted no session).
+func (e *ruleEval) sessionlessTest() func(i int32) bool {
+	x := e.x
+	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
+	if !okV || !x.spanKeyOK[kVer] {
+		return func(int32) bool { return false }
+	}
+	kSess, okS := x.lookupKey(spans.AttrSessionID)
+	memo := map[int32]bool{}
+	return func(i int32) bool {
+		v, ok := x.attrVal(i, kVer)
+		if !ok {
+			return false
+		}
+		if okS {
+			if _, has := x.attrVal(i, kSess); !has {
+				return true
+			}
+		}
+		sl, seen := memo[v]
+		if !seen {
+			sl = IsSessionlessProtocol(x.vals[v])
+			memo[v] = sl
+		}
+		return sl
+	}
+}
+
+// readsPool reports whether a rule judges the pool: a built-in rule, or one
+// comparing a pool or execution measure (not a reads-per-request measure,
+// which has its own "no data"). Such a rule has nothing to judge in a dump
+// without pool spans.
+func readsPool(r *Rule) bool {
+	if r.Builtin {
+		return true
+	}
+	pool := func(m string) bool { return m != "" && !strings.HasPrefix(m, "measures.") }
+	for _, ex := range r.Expect {
+		if (ex.isMeasure() && pool(ex.Of)) || pool(ex.Than.Measure) {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingToJudge says why a rule had nothing to judge, naming what the
+// analysis looked for when the dump holds no pool spans.
+func (e *ruleEval) nothingToJudge(r *Rule, noScope bool) string {
+	if e.report != nil && e.report.PoolSpans == 0 && readsPool(r) {
+		return "nothing to judge: no pool spans in the dump"
+	}
+	if !noScope {
+		return "nothing to judge"
+	}
+	if r.SkipEmpty {
+		return "nothing to judge: no " + scopeNoun(r.Scope) + " where the selection matches a span"
+	}
+	return "nothing to judge: no " + scopeNoun(r.Scope)
 }
 
 // operand returns the value of a bound: its number, or its measure's value.
@@ -643,6 +850,10 @@ func explainExpectation(ex Expectation) string {
 		subject = "the number of such spans"
 	case QuantityDistinct:
 		subject = "the number of distinct values of " + ex.Attribute + " over them"
+	case QuantityPoolSessions:
+		subject = "the number of sessions the pool chose for them (distinct " + spans.AttrSessionID + ", a session the server forgot counted with the one the redial moved to)"
+	case QuantityLostSessions:
+		subject = "the number of their sessions the server forgot mid-way (a call failed " + spans.ErrTypeSessionExpired + " and later calls ran on another session)"
 	default:
 		subject = "the measure " + ex.Of
 	}

@@ -193,8 +193,9 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 		topLevel[k] = nil
 	}
 	for _, c := range []struct{ what, got, want string }{
-		{"top level", keys(topLevel), "measures,regressions,rules"},
-		{"rule", keys(schema.Defs["rule"].Properties), "complete_when,description,expect,id,scope,select,severity,skip_empty"},
+		{"top level", keys(topLevel), "builtin,measures,regressions,rules"},
+		{"builtin", keys(schema.Properties["builtin"].Properties), builtinIDs()},
+		{"rule", keys(schema.Defs["rule"].Properties), "allow_empty,complete_when,description,expect,id,scope,select,severity,skip_empty,skip_sessionless"},
 		{"expectation", keys(schema.Defs["expectation"].Properties), "attribute,of,op,select,than,tolerance"},
 		{"regressions", keys(schema.Properties["regressions"].Properties), "excess_misses,hit_rate_drop,latency_min_delta_ms,latency_ratio,unexpected,unexplained_misses"},
 	} {
@@ -217,7 +218,7 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 			patterns = append(patterns, regexp.MustCompile(alt.Pattern))
 		}
 	}
-	names := append(MeasureNames([]ReadMeasure{{Name: "org_reads"}}), QuantityCount, QuantityDistinct)
+	names := append(MeasureNames([]ReadMeasure{{Name: "org_reads"}}), spanQuantities...)
 	for _, n := range names {
 		ok := slices.Contains(enum, n)
 		for _, p := range patterns {
@@ -226,5 +227,43 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 		if !ok {
 			t.Errorf("schema does not accept measure %q", n)
 		}
+	}
+}
+
+// builtinIDs lists the built-in rule ids, sorted and comma-joined.
+func builtinIDs() string {
+	var ids []string
+	for _, r := range BuiltinRules(Config{}) {
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ",")
+}
+
+// TestRuleFileReportsEveryMistakeAtOnce: a file with several bad rules and a
+// bad regressions key gets one error per mistake, each with file:line:column,
+// and a huge rule id is quoted clipped, not whole.
+func TestRuleFileReportsEveryMistakeAtOnce(t *testing.T) {
+	doc := "rules:\n" +
+		"  - id: a\n    scope: dump\n    expect: {of: hit_ratio, op: \"==\", than: 1}\n" +
+		"  - id: b\n    expect: {of: count, op: \"=<\", than: 1}\n    select: x\n" +
+		"  - id: \"" + strings.Repeat("é", 1<<20) + "!\"\n    expect: {of: count, op: \"==\", than: 1}\n    select: x\n" +
+		"regressions:\n  hit_rate_drop: lots\n"
+	_, err := ParseGateConfig("m.yaml", []byte(doc))
+	var ces ConfigErrors
+	if !errors.As(err, &ces) {
+		t.Fatalf("err = %.300v, want ConfigErrors", err)
+	}
+	want := []string{`m.yaml:4:18: unknown measure "hit_ratio"`, `m.yaml:6:29: unknown operator "=<"`, `m.yaml:8:9: rule id "éé`, `m.yaml:12:18: `}
+	if len(ces) != len(want) {
+		t.Fatalf("%d errors, want %d:\n%.2000s", len(ces), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(ces[i].Error(), w) {
+			t.Errorf("error %d = %.200q, want it to start %q", i, ces[i].Error(), w)
+		}
+	}
+	if len(err.Error()) > 2000 || !strings.Contains(err.Error(), "(2097153 bytes)") {
+		t.Errorf("the huge id is not clipped: the message is %d bytes", len(err.Error()))
 	}
 }

@@ -100,6 +100,10 @@ func (e *ruleEval) ruleTraceQL(r *Rule) string {
 		sel = r.Select
 	}
 	q := sel.TraceQL()
+	if ex.Of == QuantityLostSessions {
+		// The offenders are the calls the server answered "session expired".
+		q = strings.TrimSuffix(q, " }") + fmt.Sprintf(" && span.%s = %q }", spans.AttrErrorType, spans.ErrTypeSessionExpired)
+	}
 	if r.Scope.Kind == ScopeSubtree && sel.Under == nil && sel.NotUnder == nil {
 		q = r.Scope.Root.TraceQL() + " >> " + q
 	}
@@ -114,7 +118,9 @@ func (e *ruleEval) measureTraceQL(ex Expectation) string {
 	miss := fmt.Sprintf("{ %s && span.%s = false }", acquire, spans.AttrCacheHit)
 	calls := fmt.Sprintf("{ span.%s = %q && span.%s != nil }", spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID)
 	switch ex.Of {
-	case "unexplained_misses", "excess_misses", "misses", "hit_rate", "handshakes", "cold_start_floor", "acquires", "hits":
+	case "unexplained_misses":
+		return spans.TraceQLUnexplainedMiss
+	case "excess_misses", "misses", "hit_rate", "handshakes", "cold_start_floor", "acquires", "hits":
 		return miss
 	case "multi_session_executions", "max_sessions_per_execution":
 		return calls

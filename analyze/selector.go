@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // MatchOp is how an [AttrMatch] compares an attribute.

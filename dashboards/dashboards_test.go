@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/spans"

@@ -150,27 +150,41 @@ const (
 	MissUnexplained = "unexplained"
 )
 
-// MissReasons lists the reasons the analyzer reports, in report order.
-var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissUnexplained}
-
-// ExplainedMissReasons are the miss reasons that explain a miss: a miss
-// recorded with one of them is the pool doing what it must (a first use, a
-// busy key, an expiry, a server that forgot the session, a failure, a failed
-// ping). Any other miss is unexplained. The analyzer, the TraceQL hints and
-// the dashboards share this one definition.
+// ExplainedMissReasons is the one definition of an explained miss: a miss
+// whose cause is one of these is accounted for; any other miss (no reason,
+// MissUnexplained, MissEvicted, or a reason outside this vocabulary) is
+// unexplained: a session the pool should have reused. The pool records its
+// reason on every miss, the analyzer attributes misses to these causes from
+// whole traces, and TraceQLUnexplainedMiss and the dashboards select acquire
+// spans outside them. MissEvicted is recorded but not explained: the idle
+// caps closed a session its key needed again, a sizing miss to chase (the
+// per-call demo's misses). Read-only.
 var ExplainedMissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck}
 
-// TraceQLUnexplainedMiss is the TraceQL query for unexplained misses: acquire
-// spans with AttrCacheHit false whose AttrMissReason is absent or not one of
-// [ExplainedMissReasons]. TraceQL has no "attribute absent" operator, and a
-// comparison with an absent attribute is false, so the query selects the
-// reason optionally and then negates a match on the explained ones: that
-// keeps spans without a reason as well as spans with an unknown one. It is a
-// complete query; callers narrow it by appending "| { ... }" stages.
-// A test pins the alternation to ExplainedMissReasons.
-const TraceQLUnexplainedMiss = `{ name = "` + SpanAcquire + `" && span.` + AttrCacheHit + ` = false }` +
-	` | select(span.` + AttrMissReason + `)` +
-	` | { !(span.` + AttrMissReason + ` =~ "^(` + MissCold + `|` + MissConcurrent + `|` + MissTTL + `|` + MissRedial + `|` + MissAfterFailure + `|` + MissHealthCheck + `)$") }`
+// IsExplainedMiss reports whether reason is one of ExplainedMissReasons.
+func IsExplainedMiss(reason string) bool {
+	for _, r := range ExplainedMissReasons {
+		if r == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// TraceQLUnexplainedMiss is the Tempo TraceQL spanset of unexplained misses
+// by the one definition (ExplainedMissReasons): acquire spans that missed
+// with no miss_reason or one outside the explained causes. A query sees one
+// span, so it relies on the reason the pool recorded; mcptrace analyze, which
+// sees whole traces, can also explain a miss the pool left without a reason.
+// The regular expression is anchored, so a reason that merely contains an
+// explained one stays unexplained. Narrow it (a pool or key filter) by
+// appending a "| { ... }" stage.
+const TraceQLUnexplainedMiss = `{ name = "` + SpanAcquire + `" && span.` + AttrCacheHit + ` = false && (span.` + AttrMissReason + ` = nil || span.` + AttrMissReason + ` !~ "^(` +
+	MissCold + `|` + MissConcurrent + `|` + MissTTL + `|` + MissRedial + `|` + MissAfterFailure + `|` + MissHealthCheck + `)$") }`
+
+// MissReasons lists the reasons the analyzer reports, in report order: the
+// explained causes (ExplainedMissReasons), then MissUnexplained.
+var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissUnexplained}
 
 // Eviction reasons: the value of AttrEvictionReason.
 const (

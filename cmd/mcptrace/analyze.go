@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -219,6 +220,9 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if report.PoolSpans == 0 {
+		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
+	}
 	if f.format == formatHTML {
 		return writeHTMLReport(cmd, f.output, idx, cfg, report, nil, f.traceURL)
 	}
@@ -232,21 +236,29 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 // it, reading is over before a person would look.
 const largeInput = 64 << 20
 
-// progress shows on a terminal's stderr how many spans have been read, for
-// large inputs only; elsewhere it does nothing.
+// progress shows on a terminal's stderr how far reading has got: the spans
+// read and, for a file, the percentage of its bytes; for standard input,
+// whose size is unknown, the bytes read. It shows for large inputs and for
+// stdin only, and never when stderr is not a terminal (a CI log, a pipe).
 type progress struct {
 	w    io.Writer
 	on   bool
 	last time.Time
 }
 
+// newProgress returns the progress display for paths on w.
 func newProgress(w io.Writer, paths []string) *progress {
-	p := &progress{w: w}
 	f, ok := w.(*os.File)
-	if !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+	return newProgressIf(w, paths, ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())))
+}
+
+// newProgressIf is newProgress with the terminal test given.
+func newProgressIf(w io.Writer, paths []string, terminal bool) *progress {
+	p := &progress{w: w}
+	if !terminal {
 		return p
 	}
-	p.on = inputSize(paths) >= largeInput
+	p.on = slices.Contains(paths, "-") || inputSize(paths) >= largeInput
 	return p
 }
 
@@ -257,8 +269,34 @@ func (p *progress) update(in *analyze.Input, spansRead int) {
 	}
 	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
 		p.last = now
-		fmt.Fprintf(p.w, "\r\033[Kreading %s: %s spans", filepath.Base(in.Path), humanCount(spansRead))
+		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(in, spansRead))
 	}
+}
+
+// progressLine is one progress report: "reading dump.jsonl: 1.2M spans
+// (43%)", or for stdin "reading -: 1.2M spans, 310.5 MB read".
+func progressLine(in *analyze.Input, spansRead int) string {
+	line := fmt.Sprintf("reading %s: %s spans", filepath.Base(in.Path), humanCount(spansRead))
+	switch read := in.BytesRead(); {
+	case in.Size > 0:
+		line += fmt.Sprintf(" (%d%%)", min(100, read*100/in.Size))
+	case read > 0:
+		line += ", " + humanBytes(read) + " read"
+	}
+	return line
+}
+
+// humanBytes renders n bytes as 512 B, 12.3 KB, 45.6 MB or 7.8 GB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // done clears the progress line.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -103,10 +104,13 @@ func resolveGate(fl *pflag.FlagSet, f gateFlags) (gateSetup, error) {
 func loadReport(cmd *cobra.Command, s gateSetup, rules []analyze.Rule, paths []string) (*analyze.Index, *analyze.Report, error) {
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
+	progress := newProgress(cmd.ErrOrStderr(), paths)
 	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
-		Read:  ropts,
-		Index: analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+		Read:     ropts,
+		Index:    analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+		Progress: progress.update,
 	})
+	progress.done()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
@@ -146,12 +150,13 @@ func loadSide(cmd *cobra.Command, s gateSetup, path string) (*analyze.Report, er
 type checkFlags struct {
 	gateFlags
 	htmlFlags
-	baseline    string
-	format      string
-	junit       string
-	summary     string
-	maxExamples int
-	builtin     bool
+	baseline     string
+	format       string
+	junit        string
+	summary      string
+	maxExamples  int
+	builtin      bool
+	allowPartial bool
 }
 
 // newCheckCmd is `mcptrace check`: the CI gate.
@@ -180,10 +185,14 @@ measure. The regressions: key of --config sets the same tolerances; flags win.
 
 Exit status: 0 every error-severity rule passed and nothing regressed; 1 a
 rule failed or a measure regressed; 2 bad input or usage; 3 nothing failed but
-an error-severity rule had only incomplete data.
+the verdict is incomplete: an error-severity rule had only incomplete data or
+nothing to judge (a dump without pool spans: the message names the span names
+looked for; a rule with allow_empty: true passes instead), or an input was
+damaged and read only up to the damage (--allow-partial accepts that).
 
 Outputs: --format table (default), json (schema mcptrace.check/v1) or
-markdown on stdout; --junit FILE writes JUnit XML (a testcase per rule); with
+markdown on stdout; --junit FILE writes JUnit XML (a testcase per rule; on
+bad input an errored testcase naming the file and place); with
 GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr; a
 Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
 --summary FILE; --html FILE writes the self-contained HTML report, verdict on
@@ -220,10 +229,58 @@ top, offending traces linked through --trace-url.`,
 	fl.StringVar(&f.summary, "summary", "", "also write the Markdown summary to FILE")
 	fl.IntVar(&f.maxExamples, "max-examples", analyze.DefaultMaxExamples, "offending traces and spans named per failing rule")
 	fl.BoolVar(&f.builtin, "builtin", false, "apply the built-in rules besides the rules of --config")
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "let a damaged input read up to the damage pass (default: the verdict is at best incomplete)")
 	return cmd
 }
 
 func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
+	// Output paths are tried before any work, so a typo does not cost a
+	// whole analysis; from then on the JUnit file is written on every
+	// outcome, an error included.
+	for _, out := range []struct{ flag, path string }{{"--junit", f.junit}, {"--summary", f.summary}} {
+		if err := checkWritable(out.path); err != nil {
+			return usageErrorf("%s: %w", out.flag, err)
+		}
+	}
+	err := runCheckJudged(cmd, f, paths)
+	if f.junit != "" {
+		var ee *exitError
+		if err != nil && (!errors.As(err, &ee) || ee.code != analyze.ExitFail && ee.code != analyze.ExitIncomplete) {
+			if jerr := writeFile(f.junit, func(w io.Writer) error { return analyze.WriteJUnitError(w, err) }); jerr != nil {
+				return &exitError{code: 2, err: fmt.Errorf("%w (and --junit: %v)", err, jerr)}
+			}
+		}
+	}
+	return err
+}
+
+// checkWritable fails when path ("" for none) cannot be written: a missing
+// directory, a directory in its place, no permission. It leaves no file
+// behind that was not there.
+func checkWritable(path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(path)
+}
+
+// runCheckJudged is check after its output paths were found writable.
+func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if !slices.Contains([]string{analyze.CheckTable, analyze.CheckJSON, analyze.CheckMarkdown}, f.format) {
 		return usageErrorf("--format %q: want table, json or markdown", f.format)
 	}
@@ -241,9 +298,10 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if s.gate != nil {
 		rules = s.gate.Rules
 	}
-	if len(rules) == 0 || f.builtin {
+	if len(rules) == 0 || f.builtin || (s.gate != nil && s.gate.Builtin != nil) {
 		rules = append(rules, analyze.BuiltinRules(s.cfg)...)
 	}
+	rules = s.gate.ApplyBuiltin(rules)
 	var base *analyze.Report
 	if f.baseline != "" {
 		if base, err = loadSide(cmd, s, f.baseline); err != nil {
@@ -266,7 +324,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if base != nil {
 		regs = analyze.Regressions(base, report, s.tol)
 	}
-	check := analyze.NewCheckReport(report, results, regs, f.baseline)
+	check := analyze.NewCheckReportWith(report, results, regs, f.baseline, analyze.CheckOptions{AllowPartial: f.allowPartial})
 
 	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
@@ -297,7 +355,11 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 		}
 	}
 	if check.ExitCode != analyze.ExitPass {
-		return &exitError{code: check.ExitCode, err: fmt.Errorf("check %s", check.Verdict)}
+		msg := "check " + string(check.Verdict)
+		if len(check.IncompleteReasons) > 0 {
+			msg += ": " + strings.Join(check.IncompleteReasons, "; ")
+		}
+		return &exitError{code: check.ExitCode, err: errors.New(msg)}
 	}
 	return nil
 }

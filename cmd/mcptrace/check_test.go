@@ -87,16 +87,12 @@ func onlyIncompleteDump(t *testing.T, dir string) string {
 	return path
 }
 
-// TestGateCommandsThroughTheBinary builds mcptrace once and checks check,
+// TestGateCommandsThroughTheBinary runs the built mcptrace and checks check,
 // diff and rules end to end: every exit code, the JUnit file, the GitHub
 // annotations and step summary.
 func TestGateCommandsThroughTheBinary(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mcptrace")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	baseline := filepath.Join(dir, "baseline.json")
 	if code, out, errOut := runBinary(t, bin, nil, "analyze", "--format", "json", gateDumps+"pooled.otlp.jsonl"); code != 0 {
 		t.Fatalf("analyze: exit %d: %s", code, errOut)
@@ -116,7 +112,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		stdout []string
 		stderr []string
 	}{
-		{"pooled passes the built-ins", []string{"check", gateDumps + "pooled.otlp.jsonl"}, 0, []string{"verdict: PASS (5 passed)"}, nil},
+		{"pooled passes the built-ins", []string{"check", gateDumps + "pooled.otlp.jsonl"}, 0, []string{"verdict: PASS (6 passed)"}, nil},
 		{"per-call fails one session per execution", []string{"check", gateDumps + "per-call-dial.otlp.jsonl"}, 1,
 			[]string{"FAIL one-session-per-execution", `{ trace:id = "`}, []string{"check fail"}},
 		{"cold-init fails its rule", []string{"check", "--config", gateRules + "cold-init.yaml", gateDumps + "cold-init-two-reads.otlp.jsonl"}, 1,
@@ -148,6 +144,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 	}
 	for _, c := range exitCases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // independent runs of the binary: overlap their start-up
 			code, out, errOut := runBinary(t, bin, nil, c.args...)
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)

@@ -113,6 +113,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	if f.duration < 0 {
 		return usageErrorf("--duration %s: expected a duration of 0 or more", f.duration)
 	}
+	if err := checkWritable(f.out); err != nil {
+		return usageErrorf("--out: %w", err) // before any work, as every output path
+	}
 	stopProfiling, err := startProfiling(cmd, f)
 	if err != nil {
 		return err

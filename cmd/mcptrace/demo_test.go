@@ -127,6 +127,8 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 		"unknown format":   {"demo", "--format", "xml", "--out", ""},
 		"zero executions":  {"demo", "--executions", "0", "--out", ""},
 		"negative latency": {"demo", "--latency", "-1s", "--out", ""},
+		"unwritable out":   {"demo", "--out", "/nonexistent-dir/demo.jsonl"},
+		"unwritable live":  {"demo", "--mode", "live", "--duration", "1h", "--out", "/nonexistent-dir/demo.jsonl"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -37,8 +37,11 @@ bad input or usage.`,
 		Example: `  # Last release's baseline against this run's dump
   mcptrace diff baseline.json spans.jsonl
 
-  # Two dumps, as JSON
-  mcptrace diff --format json before.jsonl after.jsonl`,
+  # Two dumps, as JSON (schema mcptrace.diff/v1)
+  mcptrace diff --format json before.jsonl after.jsonl
+
+  # A Markdown table for a pull request comment
+  mcptrace diff --format markdown baseline.json spans.jsonl > diff.md`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageErrorf("diff needs exactly two arguments, BASE and CURRENT (got %d)", len(args))
@@ -48,13 +51,13 @@ bad input or usage.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, f, args[0], args[1]) },
 	}
 	addGateFlags(cmd.Flags(), &f.gateFlags)
-	cmd.Flags().StringVar(&f.format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&f.format, "format", "table", "output format: table, json (schema mcptrace.diff/v1) or markdown")
 	return cmd
 }
 
 func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
-	if f.format != "table" && f.format != "json" {
-		return usageErrorf("--format %q: want table or json", f.format)
+	if f.format != "table" && f.format != "json" && f.format != "markdown" {
+		return usageErrorf("--format %q: want table, json or markdown", clipQuoted(f.format))
 	}
 	s, err := resolveGate(cmd.Flags(), f.gateFlags)
 	if err != nil {
@@ -73,14 +76,25 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 	if f.format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
+		regs := analyze.Regressions(base, cur, s.tol)
+		if regs == nil {
+			regs = []analyze.Regression{}
+		}
 		doc := struct {
+			Schema      string               `json:"schema"`
 			Base        string               `json:"base"`
 			Current     string               `json:"current"`
 			Rows        []analyze.DiffRow    `json:"rows"`
 			Regressions []analyze.Regression `json:"regressions"`
-		}{basePath, curPath, rows, analyze.Regressions(base, cur, s.tol)}
+		}{analyze.DiffSchema, basePath, curPath, rows, regs}
 		if err := enc.Encode(doc); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("write diff: %w", err)}
+		}
+		return nil
+	}
+	if f.format == "markdown" {
+		if err := analyze.RenderDiffMarkdown(out, rows, analyze.Regressions(base, cur, s.tol), basePath, curPath); err != nil {
+			return &exitError{code: 2, err: err}
 		}
 		return nil
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,8 +38,11 @@ API (ledger, counters and faults over HTTP) lives on the same listener under
 		Example: `  # List the scenarios
   mcptrace fixture list
 
-  # Serve the default stateful fixture and read its URL from the first line
-  url=$(mcptrace fixture serve | head -n1)`,
+  # Serve the default stateful fixture in the background, read its URL
+  mcptrace fixture serve --url-file fixture.url & pid=$!
+  until [ -s fixture.url ]; do sleep 0.1; done; url=$(cat fixture.url)
+  # ... run the tests against "$url", then stop it
+  kill $pid`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -53,6 +60,7 @@ type fixtureServeFlags struct {
 	scenario string
 	addr     string
 	latency  time.Duration
+	urlFile  string
 }
 
 func newFixtureServeCmd() *cobra.Command {
@@ -61,8 +69,12 @@ func newFixtureServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Serve one fixture scenario until interrupted",
 		Long: `serve starts the named fixture scenario on a loopback address, prints its MCP
-URL as the first line of standard output (so scripts can read it), and serves
-until SIGINT or SIGTERM.
+URL as the first line of standard output, and serves until SIGINT or SIGTERM.
+
+A script that starts it in the background reads the URL from --url-file FILE,
+written (whole, by a rename) once the server listens. Do not read the URL
+with $(mcptrace fixture serve | head -n1): the command substitution waits for
+the server, which never exits on its own.
 
 Tools: select_workspace {workspace?}, get_workspace, side_effect,
 slow {ms}, echo {text}, fail.
@@ -78,6 +90,11 @@ The control API on the same host and port:
 		Example: `  # A stateful fixture on a random port
   mcptrace fixture serve
 
+  # In the background from a script: wait for the URL file, stop it with kill
+  mcptrace fixture serve --url-file fixture.url & pid=$!
+  until [ -s fixture.url ]; do sleep 0.1; done; url=$(cat fixture.url)
+  kill $pid
+
   # A server that answers 400 to unknown sessions, on a fixed port
   mcptrace fixture serve --scenario bad-request --addr 127.0.0.1:8931
 
@@ -91,6 +108,7 @@ The control API on the same host and port:
 	cmd.Flags().StringVar(&f.scenario, "scenario", fixtures.DefaultScenario,
 		"scenario to serve: "+strings.Join(fixtures.ScenarioNames(), ", "))
 	cmd.Flags().StringVar(&f.addr, "addr", fixtures.DefaultAddr, "listen address; must be loopback")
+	cmd.Flags().StringVar(&f.urlFile, "url-file", "", "also write the MCP URL to FILE once listening (for scripts that run serve in the background)")
 	cmd.Flags().DurationVar(&f.latency, "latency", 0,
 		fmt.Sprintf("delay added before every MCP request (default: the scenario's, %v for slow-network)", fixtures.SlowNetworkLatency))
 	return cmd
@@ -112,6 +130,12 @@ func runFixtureServe(cmd *cobra.Command, f fixtureServeFlags) error {
 		}
 		opts.Latency = f.latency
 	}
+	if err := checkLoopbackAddr(f.addr); err != nil {
+		return usageErrorf("--addr %q: %v", f.addr, err)
+	}
+	if err := checkWritable(f.urlFile); err != nil {
+		return usageErrorf("--url-file: %w", err)
+	}
 	srv, err := fixtures.Start(opts)
 	if errors.Is(err, fixtures.ErrNonLoopback) || errors.Is(err, fixtures.ErrInvalidOptions) {
 		// The latency was checked above, so a bad option is the address.
@@ -124,6 +148,13 @@ func runFixtureServe(cmd *cobra.Command, f fixtureServeFlags) error {
 		_ = srv.Close()
 		return &exitError{code: 1, err: fmt.Errorf("print fixture URL: %w", err)}
 	}
+	if f.urlFile != "" {
+		if err := writeFileAtomic(f.urlFile, srv.URL()+"\n"); err != nil {
+			_ = srv.Close()
+			return &exitError{code: 1, err: fmt.Errorf("--url-file: %w", err)}
+		}
+		defer os.Remove(f.urlFile)
+	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: serving fixture %q at %s (control API under %s); interrupt to stop\n",
 		sc.Name, srv.URL(), strings.TrimSuffix(srv.URL(), fixtures.MCPPath)+fixtures.ControlPath)
 
@@ -134,6 +165,51 @@ func runFixtureServe(cmd *cobra.Command, f fixtureServeFlags) error {
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("stop fixture: %w", err)}
+	}
+	return nil
+}
+
+// checkLoopbackAddr checks a listen address before anything starts: a
+// host:port with a port in 0..65535 (0 picks a free one) and a loopback or
+// empty host; the fixture refuses anything else anyway, but a usage error is
+// exit 2, not a failed start.
+func checkLoopbackAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port such as 127.0.0.1:8931: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q: want a number from 0 to 65535", clipQuoted(port))
+	}
+	if host == "" || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("host %q: want a loopback address such as 127.0.0.1", clipQuoted(host))
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so a reader polling for path never sees it half
+// written.
+func writeFileAtomic(path, data string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.WriteString(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -51,11 +53,82 @@ and whether every execution stayed on one downstream session.`,
   mcptrace fixture serve --scenario stateful`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("mcptrace {{.Version}}\n")
 	for _, sub := range subcommands {
 		root.AddCommand(sub())
 	}
+	root.AddCommand(newVersionCmd())
+	// A mistyped flag is a usage error (exit 2) that says where help is.
+	root.SetFlagErrorFunc(flagError)
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(flagError)
+	}
 	return root
+}
+
+// flagError turns cobra's flag parsing error into a usage error pointing at
+// the command's help.
+func flagError(cmd *cobra.Command, err error) error {
+	return usageErrorf("%w; see `%s --help`", err, cmd.CommandPath())
+}
+
+// version is the module version and VCS revision the binary was built from,
+// from its build information: "v0.3.0 (rev 16c5e36, 2026-11-30T12:00:00Z)",
+// "(devel) (rev 16c5e36+dirty)" for a build from a modified work tree, or
+// "(devel)" when the build recorded no VCS information (go run, go test).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, when string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	if when != "" {
+		rev += ", " + when
+	}
+	return v + " (rev " + rev + ")"
+}
+
+// newVersionCmd is `mcptrace version`, the same as `mcptrace --version`.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the module version and VCS revision mcptrace was built from",
+		Long: `version prints the module version and the VCS revision (and whether the work
+tree was modified) recorded in the binary's build information, as
+mcptrace --version does.`,
+		Example: `  mcptrace version`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "mcptrace %s\n", version())
+			return err
+		},
+	}
 }
 
 func main() {
@@ -81,4 +154,21 @@ func run(ctx context.Context, args []string) int {
 		return ee.code
 	}
 	return 2
+}
+
+// maxQuoted caps user input quoted back in an error message, so a 50 MB
+// argument or rule id does not become a 50 MB error.
+const maxQuoted = 80
+
+// clipQuoted shortens s for quoting in a message, saying how much was left
+// out.
+func clipQuoted(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -33,30 +31,10 @@ const malformedCorpus = "../../testdata/malformed/"
 // hang comes near it.
 const malformedDeadline = 60 * time.Second
 
-// buildForMalformed builds the command into a temporary directory, with
-// -race when the tests run with it (so the build reuses what the test
-// build compiled).
+// buildForMalformed returns the binary the package's tests share.
 func buildForMalformed(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary: not in -short mode")
-	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			t.Skipf("no go command to build the binary with: %v", err)
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "mcptrace")
-	args := []string{"build", "-o", bin}
-	if malformedRaceBuild() {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command(goBin, append(args, ".")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return builtBinary(t)
 }
 
 // malformedRaceBuild reports whether this test binary was built with -race.

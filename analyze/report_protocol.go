@@ -1,0 +1,110 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// ProtocolReport is the pool's headline figures for the spans that spoke one
+// MCP protocol revision (mcp.protocol.version on the acquire, handshake and
+// call spans). MCP 2026-07-28 has no protocol sessions, so its executions are
+// never judged by the session rules; their cost is the cold start (the
+// discover round trip a miss pays), reported here instead.
+type ProtocolReport struct {
+	// ProtocolVersion is the revision; "" groups spans without one (a pool
+	// that does not record it).
+	ProtocolVersion string `json:"protocol_version"`
+	// Sessionless is true for a revision without protocol sessions
+	// (2026-07-28 or later), or when no call of the revision carried an
+	// mcp.session.id.
+	Sessionless bool `json:"sessionless"`
+	// Traces counts the traces holding a call of this revision; Calls the
+	// tool calls.
+	Traces int `json:"traces"`
+	Calls  int `json:"calls"`
+	// Acquires, Hits and Misses count acquire spans of the revision, and
+	// HitRate is hits / acquires (null without acquires).
+	Acquires int      `json:"acquires"`
+	Hits     int      `json:"hits"`
+	Misses   int      `json:"misses"`
+	HitRate  *float64 `json:"hit_rate"`
+	// ColdStart is the duration of the revision's handshake spans (a
+	// handshake under an acquire counts with the acquire's revision): the
+	// cost of a miss.
+	ColdStart Percentiles `json:"cold_start_ms"`
+}
+
+// protocolReports groups the acquire, handshake and call spans by their
+// mcp.protocol.version, in version order ("" first). It returns an empty
+// slice for a dump without any of them.
+func (v *vocab) protocolReports() []ProtocolReport {
+	x := v.x
+	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
+	okV = okV && x.spanKeyOK[kVer]
+	version := func(i int32) int32 {
+		if !okV {
+			return -1
+		}
+		if val, ok := x.attrVal(i, kVer); ok {
+			return val
+		}
+		return -1
+	}
+	type acc struct {
+		r        ProtocolReport
+		traces   map[int32]bool
+		sessions bool
+		cold     []int64
+	}
+	groups := map[int32]*acc{}
+	get := func(ver int32) *acc {
+		g, ok := groups[ver]
+		if !ok {
+			g = &acc{traces: map[int32]bool{}}
+			if ver >= 0 {
+				g.r.ProtocolVersion = x.vals[ver]
+			}
+			groups[ver] = g
+		}
+		return g
+	}
+	for _, i := range x.order {
+		s := x.sp(i)
+		switch {
+		case s.name == v.acquire:
+			g := get(version(i))
+			g.r.Acquires++
+			if hit, ok := x.attrVal(i, v.kHit); ok && hit == v.valTrue {
+				g.r.Hits++
+			} else {
+				g.r.Misses++
+			}
+		case s.name == v.handshake:
+			ver := version(i)
+			if s.parent >= 0 && x.sp(s.parent).name == v.acquire {
+				ver = version(s.parent) // counted with the acquire that paid it
+			}
+			g := get(ver)
+			g.cold = append(g.cold, s.end-s.start)
+		case v.isCall(i):
+			g := get(version(i))
+			g.r.Calls++
+			g.traces[s.trace] = true
+			if _, ok := x.attrVal(i, v.kSession); ok {
+				g.sessions = true
+			}
+		}
+	}
+	out := make([]ProtocolReport, 0, len(groups))
+	for _, g := range groups {
+		g.r.Traces = len(g.traces)
+		g.r.HitRate = ratio(g.r.Hits, g.r.Acquires)
+		g.r.ColdStart = percentiles(g.cold)
+		g.r.Sessionless = IsSessionlessProtocol(g.r.ProtocolVersion) || (g.r.ProtocolVersion != "" && g.r.Calls > 0 && !g.sessions)
+		out = append(out, g.r)
+	}
+	slices.SortFunc(out, func(a, b ProtocolReport) int { return cmp.Compare(a.ProtocolVersion, b.ProtocolVersion) })
+	return out
+}
