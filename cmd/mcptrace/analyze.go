@@ -142,6 +142,11 @@ func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) 
 	if err := checkHTMLFlags(f.htmlFlags, f.format); err != nil {
 		return cfg, ropts, err
 	}
+	if f.output != "-" {
+		if err := checkWritable(f.output); err != nil {
+			return cfg, ropts, usageErrorf("--output: %w", err)
+		}
+	}
 	inFormat, err := analyze.ParseFormat(f.inputFormat)
 	if err != nil {
 		return cfg, ropts, usageErrorf("--input-format: %w", err)

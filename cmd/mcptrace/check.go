@@ -237,7 +237,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	// Output paths are tried before any work, so a typo does not cost a
 	// whole analysis; from then on the JUnit file is written on every
 	// outcome, an error included.
-	for _, out := range []struct{ flag, path string }{{"--junit", f.junit}, {"--summary", f.summary}} {
+	for _, out := range []struct{ flag, path string }{{"--junit", f.junit}, {"--summary", f.summary}, {"--html", f.output}} {
 		if err := checkWritable(out.path); err != nil {
 			return usageErrorf("%s: %w", out.flag, err)
 		}

@@ -166,6 +166,7 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 		{"--junit", filepath.Join(dir, "missing-dir", "check.xml")},
 		{"--summary", filepath.Join(dir, "missing-dir", "summary.md")},
 		{"--junit", dir},
+		{"--html", filepath.Join(dir, "missing-dir", "report.html")},
 	} {
 		t.Run("unwritable "+c.flag, func(t *testing.T) {
 			// The input does not exist either: the output path is tried first.
@@ -177,6 +178,16 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 				t.Error("the check created the missing directory")
 			}
 		})
+	}
+}
+
+// TestAnalyzeOutputTriedBeforeReading: analyze -o to an unwritable path is a
+// usage error before any input is read.
+func TestAnalyzeOutputTriedBeforeReading(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "", "analyze", "--format", "html", "-o", filepath.Join(dir, "missing-dir", "r.html"), filepath.Join(dir, "no-such-dump.jsonl"))
+	if code != analyze.ExitUsage || !strings.Contains(errOut, "--output: ") || strings.Contains(errOut, "no-such-dump") {
+		t.Fatalf("exit %d, want 2 with an --output error before any input is read:\n%s", code, errOut)
 	}
 }
 
