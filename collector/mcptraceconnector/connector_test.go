@@ -271,6 +271,7 @@ func TestTraceFinalizedWaitAfterItsLastSpan(t *testing.T) {
 		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
 			t.Fatal(err)
 		}
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"}, sp{'A', 2, "pool"})))
 		time.Sleep(6 * time.Second)
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 3, "gw"})))
@@ -303,6 +304,7 @@ func TestLateSpansCountedNotReanalysed(t *testing.T) {
 		ctx := context.Background()
 		c, a, sink := testLeg(t, time.Second, 100)
 		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"})))
 		time.Sleep(3 * time.Second)
 		synctest.Wait()
@@ -326,18 +328,20 @@ func TestMaxOpenTracesCutsTheTraceWithTheOldestLastSpan(t *testing.T) {
 		ctx := context.Background()
 		c, a, sink := testLeg(t, time.Minute, 2)
 		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"})))
 		time.Sleep(time.Millisecond)
 		must(t, c.ConsumeTraces(ctx, batch(sp{'B', 1, "gw"})))
 		time.Sleep(time.Millisecond)
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 2, "gw"}))) // A is now the newer
-		// C needs room: B goes. Then D needs room: A goes, and A's span
-		// after D in the same batch is late.
-		must(t, c.ConsumeTraces(ctx, batch(sp{'C', 1, "gw"}, sp{'D', 1, "gw"}, sp{'A', 3, "gw"})))
+		// One batch: A3 touches A again; C needs room, so B goes; D needs
+		// room, so A goes with A1-A3; A4, after D in the same batch, is late
+		// and must not be filed into the trace already cut.
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 3, "gw"}, sp{'C', 1, "gw"}, sp{'D', 1, "gw"}, sp{'A', 4, "gw"})))
 		got := a.seen()
 		if len(got) != 2 || got[0].trace != 'B' || got[0].reason != reasonCut ||
-			got[1].trace != 'A' || got[1].reason != reasonCut || !slices.Equal(got[1].spans, []string{"A1@gw", "A2@gw"}) {
-			t.Fatalf("cut %+v, want B then A (A1, A2)", got)
+			got[1].trace != 'A' || got[1].reason != reasonCut || !slices.Equal(got[1].spans, []string{"A1@gw", "A2@gw", "A3@gw"}) {
+			t.Fatalf("cut %+v, want B then A (A1, A2, A3)", got)
 		}
 		must(t, c.Shutdown(ctx))
 		got = a.seen()
@@ -357,6 +361,7 @@ func TestShutdownFlushesEveryOpenTrace(t *testing.T) {
 		ctx := context.Background()
 		c, a, sink := testLeg(t, time.Hour, 100)
 		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"}, sp{'C', 1, "gw"}, sp{'B', 2, "pool"})))
 		must(t, c.Shutdown(ctx))
 		got := a.seen()

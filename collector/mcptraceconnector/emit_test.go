@@ -38,6 +38,7 @@ func TestOutcomesRenderUnderTheContractNames(t *testing.T) {
 			Violations: []ruleViolation{{RuleID: "invocations-do-not-fail", Severity: "error", TraceID: tid('B'), SpanID: sid(1)}},
 		}
 		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
 		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"})))
 		must(t, c.Shutdown(ctx))
 
