@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build the otelcol-mcptrace Collector distribution with the OpenTelemetry
-# Collector Builder (ocb), pinned to the release the manifest uses.
+# Collector Builder (ocb). ocb is pinned to the core release the manifest
+# uses (the version of its otlpreceiver line: v0.165.0 for manifest.yaml),
+# installed with go install into collector/_build/bin.
 #
 #   collector/build.sh                                   # otelcol-mcptrace
 #   collector/build.sh scale-out/router-manifest.yaml    # the routing tier
@@ -10,21 +12,25 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-OCB_VERSION=v0.165.0
 manifest=${1:-manifest.yaml}
 if [ ! -f "$manifest" ]; then
   echo "build.sh: no manifest $manifest (relative to collector/)" >&2
   exit 2
 fi
+OCB_VERSION=$(sed -n 's#^ *- gomod: go.opentelemetry.io/collector/receiver/otlpreceiver \(v[0-9][0-9.]*\).*#\1#p' "$manifest" | head -1)
+if [ -z "$OCB_VERSION" ]; then
+  echo "build.sh: $manifest has no otlpreceiver line to pin ocb's version by" >&2
+  exit 2
+fi
 
-bin=$PWD/_build/bin
+bin=$PWD/_build/bin/ocb-$OCB_VERSION
 mkdir -p "$bin"
-if [ "$("$bin/builder" version 2>/dev/null || true)" != "ocb version $OCB_VERSION" ]; then
+if [ ! -x "$bin/builder" ]; then
   echo "== install ocb $OCB_VERSION into $bin"
   GOBIN=$bin go install "go.opentelemetry.io/collector/cmd/builder@$OCB_VERSION"
 fi
 
-echo "== build $manifest"
+echo "== build $manifest with $("$bin/builder" version)"
 "$bin/builder" --config "$manifest"
 
 # ocb prints the binary's path in its log; recompute it from the manifest so
