@@ -119,10 +119,10 @@ type scopeDest struct {
 }
 
 // add files every span of td under its trace, stamped as arriving at now.
-// It returns the traces it had to cut to stay within maxOpen, oldest first.
-// td is not retained or modified: spans are copied.
-func (b *traceBuffer) add(td ptrace.Traces, now time.Time) []finalizedTrace {
-	var cut []finalizedTrace
+// It returns the traces it had to cut to stay within maxOpen, oldest first,
+// and the number of spans it left out for having no trace id. td is not
+// retained or modified: spans are copied.
+func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut []finalizedTrace, noTraceID int) {
 	dest := make(map[scopeKey]scopeDest)
 
 	b.mu.Lock()
@@ -139,6 +139,7 @@ func (b *traceBuffer) add(td ptrace.Traces, now time.Time) []finalizedTrace {
 				id := span.TraceID()
 				if id.IsEmpty() {
 					b.counts.noTraceID++
+					noTraceID++
 					continue
 				}
 				key := scopeKey{id: id, rs: i, ss: j}
@@ -168,7 +169,7 @@ func (b *traceBuffer) add(td ptrace.Traces, now time.Time) []finalizedTrace {
 			}
 		}
 	}
-	return cut
+	return cut, noTraceID
 }
 
 // openLocked returns the open trace id, creating it (and cutting the oldest

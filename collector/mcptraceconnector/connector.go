@@ -109,8 +109,12 @@ func (c *mcptraceConnector) sweepLoop() {
 			return
 		case now := <-t.C:
 			ctx := context.Background()
-			c.finalize(ctx, c.buf.expire(now))
-			c.emitCounters(ctx, false)
+			if err := c.finalize(ctx, c.buf.expire(now)); err != nil {
+				c.logger.Warn("mcptrace: finalizing expired traces", zap.Error(err))
+			}
+			if err := c.emitCounters(ctx, false); err != nil {
+				c.logger.Warn("mcptrace: emitting counters", zap.Error(err))
+			}
 		}
 	}
 }
@@ -118,7 +122,12 @@ func (c *mcptraceConnector) sweepLoop() {
 // ConsumeTraces files the spans under their traces. Traces cut to keep
 // max_open_traces are finalized before it returns.
 func (c *mcptraceConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	cut := c.buf.add(td, time.Now())
+	cut, noTraceID := c.buf.add(td, time.Now())
+	if noTraceID > 0 {
+		// Not an error of the batch as a whole: the other spans are kept.
+		c.logger.Warn("mcptrace: spans without a trace id cannot be grouped and are not analysed",
+			zap.Int("spans", noTraceID))
+	}
 	if len(cut) == 0 {
 		return nil
 	}

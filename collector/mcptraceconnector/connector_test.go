@@ -408,9 +408,9 @@ func TestSpansWithoutTraceIDAreCountedNotBuffered(t *testing.T) {
 	b := newTraceBuffer(time.Second, 10)
 	td := batch(sp{'A', 1, "gw"})
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty().SetName("no trace id")
-	b.add(td, time.Now())
+	_, dropped := b.add(td, time.Now())
 	counts, open := b.snapshot()
-	if counts.noTraceID != 1 || open != 1 {
+	if dropped != 1 || counts.noTraceID != 1 || open != 1 {
 		t.Fatalf("noTraceID=%d open=%d, want 1 and 1", counts.noTraceID, open)
 	}
 }
@@ -420,4 +420,31 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFactoryLegCountsTracesEndToEnd drives the traces → metrics leg built
+// by the factory with the Collector's nop settings: a cut, expiries, a late
+// span and the counters that reach the next consumer.
+func TestFactoryLegCountsTracesEndToEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		cfg := createDefaultConfig().(*Config)
+		cfg.Wait, cfg.MaxOpenTraces = 2*time.Second, 2
+		sink := new(consumertest.MetricsSink)
+		leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+		must(t, err)
+		must(t, leg.Start(ctx, componenttest.NewNopHost()))
+		defer leg.Shutdown(ctx)
+		must(t, leg.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"}, sp{'C', 1, "gw"}))) // A cut for C
+		time.Sleep(3 * time.Second)                                                                  // B and C expire
+		synctest.Wait()
+		if fin, cut, late := counters(t, sink); fin != 3 || cut != 1 || late != 0 {
+			t.Fatalf("before Shutdown: finalized=%d cut=%d late=%d, want 3 1 0", fin, cut, late)
+		}
+		must(t, leg.ConsumeTraces(ctx, batch(sp{'C', 2, "gw"})))
+		must(t, leg.Shutdown(ctx))
+		if fin, cut, late := counters(t, sink); fin != 3 || cut != 1 || late != 1 {
+			t.Fatalf("after Shutdown: finalized=%d cut=%d late=%d, want 3 1 1", fin, cut, late)
+		}
+	})
 }
