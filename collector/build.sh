@@ -30,7 +30,7 @@ if [ ! -x "$bin/builder" ]; then
   GOBIN=$bin go install "go.opentelemetry.io/collector/cmd/builder@$OCB_VERSION"
 fi
 
-echo "== build $manifest with $("$bin/builder" version)"
+echo "== build $manifest with $("$bin/builder" version 2>&1)"
 "$bin/builder" --config "$manifest"
 
 # ocb prints the binary's path in its log; recompute it from the manifest so
