@@ -1,0 +1,248 @@
+package mcptraceconnector
+
+import (
+	"container/list"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// finalizeReason says why a trace left the buffer; the engine reads it to
+// know whether the trace may be incomplete.
+type finalizeReason int
+
+const (
+	// reasonWait: no span of the trace arrived for the configured wait.
+	reasonWait finalizeReason = iota
+	// reasonCut: finalized early to keep max_open_traces.
+	reasonCut
+	// reasonShutdown: the connector is shutting down.
+	reasonShutdown
+)
+
+// String names the reason for logs and test failures.
+func (r finalizeReason) String() string {
+	switch r {
+	case reasonWait:
+		return "wait"
+	case reasonCut:
+		return "cut"
+	case reasonShutdown:
+		return "shutdown"
+	}
+	return "unknown"
+}
+
+// finalizedTrace is one trace that left the buffer: all the spans it
+// gathered, regrouped under their resources and scopes.
+type finalizedTrace struct {
+	id     pcommon.TraceID
+	spans  ptrace.Traces
+	reason finalizeReason
+}
+
+// openTrace is a trace the buffer holds: its spans so far and when the last
+// one arrived.
+type openTrace struct {
+	id    pcommon.TraceID
+	spans ptrace.Traces
+	last  time.Time
+	// closed is set when the trace is finalized, so that a batch being split
+	// stops filing spans into a trace it cut midway.
+	closed bool
+}
+
+// bufferCounts are the buffer's cumulative counters since it was created.
+type bufferCounts struct {
+	// finalized counts traces finalized for any reason (cut included).
+	finalized int64
+	// cut counts traces finalized early by max_open_traces.
+	cut int64
+	// lateSpans counts spans that arrived for a trace already finalized.
+	lateSpans int64
+	// noTraceID counts spans with an empty trace id, which cannot be
+	// grouped and are not analysed.
+	noTraceID int64
+}
+
+// traceBuffer groups spans by trace id until each trace is finalized. It is
+// safe for concurrent use; every method that changes state takes mu, and
+// none does I/O or calls out while holding it.
+//
+// The open traces sit in one list ordered by the arrival of their last span,
+// oldest first. Because wait is the same for every trace, that order is also
+// the order of expiry, so the oldest trace is both the next to expire and
+// the one to cut when the bound is reached; both are O(1) at the front.
+//
+// Late spans are recognised by remembering the ids of the last maxOpen
+// finalized traces (a ring, so that memory stays bounded); a span of a trace
+// finalized longer ago than that starts a new open trace.
+type traceBuffer struct {
+	wait    time.Duration
+	maxOpen int
+
+	mu     sync.Mutex
+	open   map[pcommon.TraceID]*list.Element // value: *openTrace
+	order  *list.List                        // *openTrace, oldest last span first
+	done   map[pcommon.TraceID]struct{}      // recently finalized ids
+	ring   []pcommon.TraceID                 // done in finalization order
+	next   int                               // ring slot to overwrite next
+	counts bufferCounts
+}
+
+// newTraceBuffer returns an empty buffer; wait and maxOpen must be positive
+// (Config.Validate has checked them).
+func newTraceBuffer(wait time.Duration, maxOpen int) *traceBuffer {
+	return &traceBuffer{
+		wait:    wait,
+		maxOpen: maxOpen,
+		open:    make(map[pcommon.TraceID]*list.Element),
+		order:   list.New(),
+		done:    make(map[pcommon.TraceID]struct{}),
+		ring:    make([]pcommon.TraceID, 0, min(maxOpen, 1024)),
+	}
+}
+
+// scopeKey names one destination scope while a batch is split: the trace it
+// belongs to and the source resource and scope indexes.
+type scopeKey struct {
+	id     pcommon.TraceID
+	rs, ss int
+}
+
+// scopeDest is where the spans of one scopeKey go.
+type scopeDest struct {
+	trace *openTrace
+	spans ptrace.SpanSlice
+}
+
+// add files every span of td under its trace, stamped as arriving at now.
+// It returns the traces it had to cut to stay within maxOpen, oldest first,
+// and the number of spans it left out for having no trace id. td is not
+// retained or modified: spans are copied.
+func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut []finalizedTrace, noTraceID int) {
+	dest := make(map[scopeKey]scopeDest)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				id := span.TraceID()
+				if id.IsEmpty() {
+					b.counts.noTraceID++
+					noTraceID++
+					continue
+				}
+				key := scopeKey{id: id, rs: i, ss: j}
+				to, ok := dest[key]
+				if ok && to.trace.closed {
+					// Cut earlier in this very batch: the rest is late.
+					b.counts.lateSpans++
+					continue
+				}
+				if !ok {
+					ot, isLate, cutNow := b.openLocked(id, now)
+					if isLate {
+						b.counts.lateSpans++
+						continue
+					}
+					cut = append(cut, cutNow...)
+					nrs := ot.spans.ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(nrs.Resource())
+					nrs.SetSchemaUrl(rs.SchemaUrl())
+					nss := nrs.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(nss.Scope())
+					nss.SetSchemaUrl(ss.SchemaUrl())
+					to = scopeDest{trace: ot, spans: nss.Spans()}
+					dest[key] = to
+				}
+				span.CopyTo(to.spans.AppendEmpty())
+			}
+		}
+	}
+	return cut, noTraceID
+}
+
+// openLocked returns the open trace id, creating it (and cutting the oldest
+// open trace if the bound is reached) or moving it to the back of the order
+// as just touched. late is true, and nothing changes, when id was finalized
+// recently. b.mu must be held.
+func (b *traceBuffer) openLocked(id pcommon.TraceID, now time.Time) (ot *openTrace, late bool, cut []finalizedTrace) {
+	if e, ok := b.open[id]; ok {
+		ot = e.Value.(*openTrace)
+		ot.last = now
+		b.order.MoveToBack(e)
+		return ot, false, nil
+	}
+	if _, ok := b.done[id]; ok {
+		return nil, true, nil
+	}
+	for len(b.open) >= b.maxOpen {
+		b.counts.cut++
+		cut = append(cut, b.finalizeLocked(b.order.Front(), reasonCut))
+	}
+	ot = &openTrace{id: id, spans: ptrace.NewTraces(), last: now}
+	b.open[id] = b.order.PushBack(ot)
+	return ot, false, cut
+}
+
+// expire finalizes every open trace whose last span arrived at or before
+// now minus wait, oldest first.
+func (b *traceBuffer) expire(now time.Time) []finalizedTrace {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []finalizedTrace
+	deadline := now.Add(-b.wait)
+	for e := b.order.Front(); e != nil; e = b.order.Front() {
+		if e.Value.(*openTrace).last.After(deadline) {
+			break
+		}
+		out = append(out, b.finalizeLocked(e, reasonWait))
+	}
+	return out
+}
+
+// flush finalizes every open trace, oldest first, for Shutdown.
+func (b *traceBuffer) flush() []finalizedTrace {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]finalizedTrace, 0, len(b.open))
+	for e := b.order.Front(); e != nil; e = b.order.Front() {
+		out = append(out, b.finalizeLocked(e, reasonShutdown))
+	}
+	return out
+}
+
+// finalizeLocked removes the open trace at e, remembers its id as done and
+// counts it. b.mu must be held.
+func (b *traceBuffer) finalizeLocked(e *list.Element, reason finalizeReason) finalizedTrace {
+	ot := b.order.Remove(e).(*openTrace)
+	ot.closed = true
+	delete(b.open, ot.id)
+	b.counts.finalized++
+	if len(b.ring) < b.maxOpen {
+		b.ring = append(b.ring, ot.id)
+	} else {
+		delete(b.done, b.ring[b.next])
+		b.ring[b.next] = ot.id
+		b.next = (b.next + 1) % b.maxOpen
+	}
+	b.done[ot.id] = struct{}{}
+	return finalizedTrace{id: ot.id, spans: ot.spans, reason: reason}
+}
+
+// snapshot returns the counters and the number of open traces.
+func (b *traceBuffer) snapshot() (bufferCounts, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.counts, len(b.open)
+}

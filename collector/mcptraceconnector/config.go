@@ -1,0 +1,115 @@
+package mcptraceconnector
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+// Defaults of the connector's configuration.
+const (
+	// DefaultWait is how long after a trace's last span an open trace waits
+	// for more before it is finalized (wall clock, like the groupbytrace
+	// processor's wait_duration).
+	DefaultWait = 30 * time.Second
+	// DefaultMaxOpenTraces bounds the traces held open at once.
+	DefaultMaxOpenTraces = 100_000
+)
+
+// Config is the mcptrace connector's configuration. Its zero value is not
+// valid; the factory's default config is.
+type Config struct {
+	// Wait is how long an open trace is held after its last span arrived
+	// before it is finalized. It must be positive.
+	Wait time.Duration `mapstructure:"wait"`
+	// MaxOpenTraces bounds the traces held open; when a new trace would
+	// exceed it, the trace whose last span is oldest is finalized early and
+	// counted as cut. It must be positive.
+	MaxOpenTraces int `mapstructure:"max_open_traces"`
+	// Profile is the vocabulary profile, as `mcptrace analyze --profile`:
+	// default, acquire-on-miss or semconv.
+	Profile string `mapstructure:"profile"`
+	// Rules is the path of an mcptrace.yaml whose rules are evaluated per
+	// finalized trace; empty means the built-in rules.
+	Rules string `mapstructure:"rules"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// errNotPositive is wrapped by Validate for a wait or bound that is zero or
+// negative.
+var errNotPositive = errors.New("must be positive")
+
+// Validate checks every field and names the one that is wrong: the
+// Collector calls it when the config is loaded (also by `validate`), so bad
+// config fails before any pipeline starts. The rules file is read and
+// parsed here so that a missing file or a bad rule is reported at load time
+// with its file, line and column.
+func (c *Config) Validate() error {
+	if c.Wait <= 0 {
+		return fmt.Errorf("wait: %w, got %v", errNotPositive, c.Wait)
+	}
+	if c.MaxOpenTraces <= 0 {
+		return fmt.Errorf("max_open_traces: %w, got %d", errNotPositive, c.MaxOpenTraces)
+	}
+	if _, err := c.settings(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// settings is the configuration resolved for the logic: the profile parsed
+// and the rules loaded. The connector never re-reads the raw Config.
+type settings struct {
+	wait          time.Duration
+	maxOpenTraces int
+	analyze       analyze.Config
+	// rules are evaluated per finalized trace once the engine is in; the
+	// dump-scoped ones are not (see inStreamRules).
+	rules []analyze.Rule
+	// rulesSource names where the rules came from, for logs.
+	rulesSource string
+}
+
+// settings resolves c; errors name the field.
+func (c *Config) settings() (settings, error) {
+	profile, err := analyze.ParseProfile(c.Profile)
+	if err != nil {
+		return settings{}, fmt.Errorf("profile: %w", err)
+	}
+	s := settings{
+		wait:          c.Wait,
+		maxOpenTraces: c.MaxOpenTraces,
+		analyze:       analyze.Config{Profile: profile},
+	}
+	if c.Rules == "" {
+		s.rules = analyze.BuiltinRules(s.analyze)
+		s.rulesSource = "built-in rules"
+		return s, nil
+	}
+	gc, err := analyze.LoadGateConfig(c.Rules)
+	if err != nil {
+		return settings{}, fmt.Errorf("rules: %w", err)
+	}
+	s.analyze.Measures = gc.Measures
+	s.rules = gc.Rules
+	s.rulesSource = c.Rules
+	return s, nil
+}
+
+// inStreamRules splits rules into those judged per trace or subtree, which
+// the connector can evaluate on a finalized trace, and the dump-scoped ones,
+// which need every trace at once and are not evaluated in-stream.
+func inStreamRules(rules []analyze.Rule) (perTrace, dumpScoped []analyze.Rule) {
+	for _, r := range rules {
+		if r.Scope.Kind == analyze.ScopeDump {
+			dumpScoped = append(dumpScoped, r)
+			continue
+		}
+		perTrace = append(perTrace, r)
+	}
+	return perTrace, dumpScoped
+}

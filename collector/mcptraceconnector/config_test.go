@@ -1,0 +1,122 @@
+package mcptraceconnector
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
+)
+
+func TestDefaultConfigIsValidAndWellFormed(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig()
+	if err := componenttest.CheckConfigStruct(cfg); err != nil {
+		t.Fatalf("CheckConfigStruct: %v", err)
+	}
+	c := cfg.(*Config)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("default config invalid: %v", err)
+	}
+	want := Config{Wait: 30 * time.Second, MaxOpenTraces: 100000, Profile: "default"}
+	if c.Wait != want.Wait || c.MaxOpenTraces != want.MaxOpenTraces || c.Profile != want.Profile || c.Rules != "" {
+		t.Fatalf("defaults = %+v, want %+v", *c, want)
+	}
+}
+
+// TestConfigFromYAML loads each named instance of testdata/config.yaml the
+// way the Collector does and checks the config or the error, which must
+// name the offending field.
+func TestConfigFromYAML(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id        string
+		want      *Config // checked when wantErr is empty
+		wantErr   string  // substring of the unmarshal or Validate error
+		unmarshal bool    // the error comes from unmarshalling, not Validate
+		sentinel  error
+	}{
+		{id: "mcptrace", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default"}},
+		{id: "mcptrace/custom", want: &Config{Wait: 5 * time.Second, MaxOpenTraces: 10, Profile: "acquire-on-miss", Rules: "testdata/rules.yaml"}},
+		{id: "mcptrace/zero_wait", wantErr: "wait: must be positive, got 0s", sentinel: errNotPositive},
+		{id: "mcptrace/negative_wait", wantErr: "wait: must be positive, got -1s", sentinel: errNotPositive},
+		{id: "mcptrace/zero_max", wantErr: "max_open_traces: must be positive, got 0", sentinel: errNotPositive},
+		{id: "mcptrace/bad_profile", wantErr: `profile: unknown profile "fancy"`, sentinel: analyze.ErrUnknownProfile},
+		{id: "mcptrace/missing_rules", wantErr: "rules: read config: open testdata/no-such-file.yaml"},
+		{id: "mcptrace/bad_rules", wantErr: "rules: testdata/bad-rules.yaml:5"},
+		{id: "mcptrace/unknown_key", wantErr: "wait_duration", unmarshal: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			id := component.MustNewIDWithName(metadata.Type.String(), "")
+			if err := id.UnmarshalText([]byte(tt.id)); err != nil {
+				t.Fatal(err)
+			}
+			sub, err := cm.Sub(id.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := createDefaultConfig().(*Config)
+			err = sub.Unmarshal(cfg)
+			if tt.unmarshal {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("unmarshal error = %v, want one naming %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unmarshal: %v", err)
+			}
+			err = cfg.Validate()
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				if cfg.Wait != tt.want.Wait || cfg.MaxOpenTraces != tt.want.MaxOpenTraces || cfg.Profile != tt.want.Profile || cfg.Rules != tt.want.Rules {
+					t.Fatalf("config = %+v, want %+v", *cfg, *tt.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Validate error = %v, want one containing %q", err, tt.wantErr)
+			}
+			if tt.sentinel != nil && !errors.Is(err, tt.sentinel) {
+				t.Fatalf("Validate error %v does not wrap %v", err, tt.sentinel)
+			}
+		})
+	}
+}
+
+// TestRulesSplitPerTraceFromDumpScoped pins which rules the connector can
+// judge in-stream: the file's trace rule, not its dump rule.
+func TestRulesSplitPerTraceFromDumpScoped(t *testing.T) {
+	c := &Config{Wait: time.Second, MaxOpenTraces: 1, Rules: filepath.Join("testdata", "rules.yaml")}
+	s, err := c.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perTrace, dumpScoped := inStreamRules(s.rules)
+	if len(perTrace) != 1 || perTrace[0].ID != "invocations-do-not-fail" {
+		t.Fatalf("per-trace rules = %v, want [invocations-do-not-fail]", ids(perTrace))
+	}
+	if len(dumpScoped) != 1 || dumpScoped[0].ID != "handshakes-match-misses" {
+		t.Fatalf("dump-scoped rules = %v, want [handshakes-match-misses]", ids(dumpScoped))
+	}
+}
+
+func ids(rs []analyze.Rule) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.ID
+	}
+	return out
+}

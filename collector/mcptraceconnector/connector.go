@@ -1,0 +1,155 @@
+package mcptraceconnector
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+)
+
+// sweepEvery is how often open traces are checked for expiry and the
+// counters are emitted: a trace is finalized between wait and wait +
+// sweepEvery after its last span. A wait shorter than this sweeps every
+// wait instead.
+const sweepEvery = time.Second
+
+// heartbeatSweeps: the counters are emitted at the first sweep, at every
+// sweep after which they changed, and at least every heartbeatSweeps
+// sweeps, so the Prometheus exporter's metric expiry (5 minutes by default)
+// never drops an idle series.
+const heartbeatSweeps = 30
+
+// mcptraceConnector is one leg of the connector: traces → metrics (metrics
+// set) or traces → logs (logs set). The Collector creates one value per leg
+// configured; each buffers the traces it is given on its own.
+//
+// Spans are grouped per trace in a traceBuffer; a sweep goroutine started
+// by Start finalizes traces wait after their last span; Shutdown stops it
+// and finalizes every open trace. Each finalized trace goes to the
+// traceAnalyzer, whose outcome is summed into counters (metrics leg) or
+// turned into log records (logs leg).
+type mcptraceConnector struct {
+	logger   *zap.Logger
+	set      settings
+	buf      *traceBuffer
+	analyzer traceAnalyzer
+	metrics  consumer.Metrics // nil on the logs leg
+	logs     consumer.Logs    // nil on the metrics leg
+
+	// finMu serializes finalization and emission: the analyzer is never
+	// called concurrently, and counters are emitted in order.
+	finMu      sync.Mutex
+	agg        *aggregates
+	emitted    bool
+	lastCounts bufferCounts
+	idleSweeps int
+
+	started  atomic.Bool
+	stop     chan struct{}
+	stopped  chan struct{}
+	shutOnce sync.Once
+	shutErr  error
+}
+
+var _ consumer.Traces = (*mcptraceConnector)(nil)
+
+// newConnector returns a leg over s that hands finalized traces to a.
+func newConnector(logger *zap.Logger, s settings, a traceAnalyzer) *mcptraceConnector {
+	return &mcptraceConnector{
+		logger:   logger,
+		set:      s,
+		buf:      newTraceBuffer(s.wait, s.maxOpenTraces),
+		analyzer: a,
+		agg:      newAggregates(time.Now()),
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+	}
+}
+
+// Capabilities reports that the connector only reads what it is given.
+func (c *mcptraceConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// Start logs the rules that cannot be evaluated in-stream and starts the
+// sweep goroutine. It does not block.
+func (c *mcptraceConnector) Start(context.Context, component.Host) error {
+	perTrace, dumpScoped := inStreamRules(c.set.rules)
+	if len(dumpScoped) > 0 {
+		ids := make([]string, len(dumpScoped))
+		for i, r := range dumpScoped {
+			ids[i] = r.ID
+		}
+		c.logger.Warn("dump-scoped rules are not evaluated in-stream; run `mcptrace check` on a dump for them",
+			zap.String("rules", c.set.rulesSource), zap.Strings("skipped", ids))
+	}
+	c.logger.Info("mcptrace connector started; measures and rule verdicts arrive with the analysis engine, until then only the trace counters are emitted",
+		zap.Duration("wait", c.set.wait), zap.Int("max_open_traces", c.set.maxOpenTraces),
+		zap.String("profile", string(c.set.analyze.Profile)), zap.Int("per_trace_rules", len(perTrace)))
+	if c.started.CompareAndSwap(false, true) {
+		go c.sweepLoop()
+	}
+	return nil
+}
+
+// sweepLoop finalizes expired traces and emits counters until stop closes.
+func (c *mcptraceConnector) sweepLoop() {
+	defer close(c.stopped)
+	t := time.NewTicker(min(sweepEvery, c.set.wait))
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case now := <-t.C:
+			ctx := context.Background()
+			if err := c.finalize(ctx, c.buf.expire(now)); err != nil {
+				c.logger.Warn("mcptrace: finalizing expired traces", zap.Error(err))
+			}
+			if err := c.emitCounters(ctx, false); err != nil {
+				c.logger.Warn("mcptrace: emitting counters", zap.Error(err))
+			}
+		}
+	}
+}
+
+// ConsumeTraces files the spans under their traces. Traces cut to keep
+// max_open_traces are finalized before it returns.
+func (c *mcptraceConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	cut, noTraceID := c.buf.add(td, time.Now())
+	if noTraceID > 0 {
+		// Not an error of the batch as a whole: the other spans are kept.
+		c.logger.Warn("mcptrace: spans without a trace id cannot be grouped and are not analysed",
+			zap.Int("spans", noTraceID))
+	}
+	if len(cut) == 0 {
+		return nil
+	}
+	return c.finalize(ctx, cut)
+}
+
+// Shutdown stops the sweep, finalizes every open trace and emits the final
+// counters. It is idempotent and safe without Start; it returns ctx's error
+// if the sweep does not stop in time, leaving the open traces unflushed.
+func (c *mcptraceConnector) Shutdown(ctx context.Context) error {
+	c.shutOnce.Do(func() {
+		if c.started.Load() {
+			close(c.stop)
+			select {
+			case <-c.stopped:
+			case <-ctx.Done():
+				c.shutErr = ctx.Err()
+				return
+			}
+		}
+		err := c.finalize(ctx, c.buf.flush())
+		c.shutErr = errors.Join(err, c.emitCounters(ctx, true))
+	})
+	return c.shutErr
+}

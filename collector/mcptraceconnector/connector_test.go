@@ -1,0 +1,450 @@
+package mcptraceconnector
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
+)
+
+// --- helpers ---
+
+// tid and sid make readable ids: trace 'A', span 1.
+func tid(c byte) pcommon.TraceID { return pcommon.TraceID{15: c} }
+func sid(n byte) pcommon.SpanID  { return pcommon.SpanID{7: n} }
+
+// sp is one span of a test batch: its trace, its id and the service that
+// emitted it (one resource per service).
+type sp struct {
+	trace   byte
+	span    byte
+	service string
+}
+
+// batch builds one OTLP batch, one resource per service in order of first
+// appearance, spans named by their ids.
+func batch(spans ...sp) ptrace.Traces {
+	td := ptrace.NewTraces()
+	bySvc := map[string]ptrace.SpanSlice{}
+	for _, s := range spans {
+		out, ok := bySvc[s.service]
+		if !ok {
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", s.service)
+			ss := rs.ScopeSpans().AppendEmpty()
+			ss.Scope().SetName("test")
+			out = ss.Spans()
+			bySvc[s.service] = out
+		}
+		span := out.AppendEmpty()
+		span.SetTraceID(tid(s.trace))
+		span.SetSpanID(sid(s.span))
+		span.SetName(string(s.trace) + string('0'+s.span))
+	}
+	return td
+}
+
+// seen is one call of the analyzer: which trace, which spans (name@service,
+// sorted) and why.
+type seen struct {
+	trace  byte
+	spans  []string
+	reason finalizeReason
+}
+
+// recordingAnalyzer records what it is handed and answers with the outcome
+// the test scripted for that trace (zero when none). It stands in for the
+// engine only to observe the buffer and to pin how outcomes are rendered;
+// it computes nothing.
+type recordingAnalyzer struct {
+	mu       sync.Mutex
+	calls    []seen
+	outcomes map[pcommon.TraceID]traceOutcome
+}
+
+func (r *recordingAnalyzer) Finalize(id pcommon.TraceID, td ptrace.Traces, reason finalizeReason) traceOutcome {
+	var names []string
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		svc, _ := rs.Resource().Attributes().Get("service.name")
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j)
+			for k := 0; k < ss.Spans().Len(); k++ {
+				s := ss.Spans().At(k)
+				if s.TraceID() != id {
+					names = append(names, "WRONG TRACE:"+s.Name())
+				}
+				names = append(names, s.Name()+"@"+svc.Str())
+			}
+		}
+	}
+	slices.Sort(names)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, seen{trace: id[15], spans: names, reason: reason})
+	return r.outcomes[id]
+}
+
+func (r *recordingAnalyzer) seen() []seen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+// testLeg builds a metrics leg over a recording analyzer.
+func testLeg(t *testing.T, wait time.Duration, maxOpen int) (*mcptraceConnector, *recordingAnalyzer, *consumertest.MetricsSink) {
+	t.Helper()
+	cfg := &Config{Wait: wait, MaxOpenTraces: maxOpen, Profile: "default"}
+	s, err := cfg.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &recordingAnalyzer{outcomes: map[pcommon.TraceID]traceOutcome{}}
+	c := newConnector(zap.NewNop(), s, a)
+	sink := new(consumertest.MetricsSink)
+	c.metrics = sink
+	return c, a, sink
+}
+
+// counterValue returns the value of the data point of metric name whose
+// attributes equal attrs in the last metrics sent, and whether it exists.
+func counterValue(t *testing.T, sink *consumertest.MetricsSink, name string, attrs map[string]any) (int64, bool) {
+	t.Helper()
+	all := sink.AllMetrics()
+	if len(all) == 0 {
+		return 0, false
+	}
+	md := all[len(all)-1]
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		sms := md.ResourceMetrics().At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				if m.Name() != name {
+					continue
+				}
+				if m.Type() != pmetric.MetricTypeSum || !m.Sum().IsMonotonic() ||
+					m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+					t.Fatalf("%s is not a cumulative monotonic sum", name)
+				}
+				dps := m.Sum().DataPoints()
+				for d := 0; d < dps.Len(); d++ {
+					if equalAttrs(dps.At(d).Attributes().AsRaw(), attrs) {
+						return dps.At(d).IntValue(), true
+					}
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func equalAttrs(got, want map[string]any) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// counters reads the three trace counters from the last metrics sent.
+func counters(t *testing.T, sink *consumertest.MetricsSink) (finalized, cut, late int64) {
+	t.Helper()
+	var ok [3]bool
+	finalized, ok[0] = counterValue(t, sink, MetricTracesFinalized, nil)
+	cut, ok[1] = counterValue(t, sink, MetricTracesCut, nil)
+	late, ok[2] = counterValue(t, sink, MetricTracesLateSpans, nil)
+	if ok != [3]bool{true, true, true} {
+		t.Fatalf("trace counters missing from the last metrics (found %v)", ok)
+	}
+	return finalized, cut, late
+}
+
+// --- lifecycle ---
+
+func TestFactoryTypeStabilityAndLegs(t *testing.T) {
+	f := NewFactory()
+	if f.Type().String() != "mcptrace" {
+		t.Fatalf("type = %q, want mcptrace", f.Type())
+	}
+	if got := f.TracesToMetricsStability().String(); got != "Development" {
+		t.Fatalf("traces_to_metrics stability = %s, want Development", got)
+	}
+	if got := f.TracesToLogsStability().String(); got != "Development" {
+		t.Fatalf("traces_to_logs stability = %s, want Development", got)
+	}
+	set := connectortest.NewNopSettings(metadata.Type)
+	if _, err := f.CreateTracesToTraces(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop()); err == nil {
+		t.Fatal("traces_to_traces should not be supported")
+	}
+}
+
+// TestLifecycle starts and shuts down each leg through the factory, as the
+// Collector does, and checks Shutdown without Start and twice.
+func TestLifecycle(t *testing.T) {
+	f := NewFactory()
+	set := connectortest.NewNopSettings(metadata.Type)
+	ctx := context.Background()
+	build := map[string]func(*Config) (*mcptraceConnector, error){
+		"traces_to_metrics": func(cfg *Config) (*mcptraceConnector, error) {
+			c, err := f.CreateTracesToMetrics(ctx, set, cfg, consumertest.NewNop())
+			if err != nil {
+				return nil, err
+			}
+			return c.(*mcptraceConnector), nil
+		},
+		"traces_to_logs": func(cfg *Config) (*mcptraceConnector, error) {
+			c, err := f.CreateTracesToLogs(ctx, set, cfg, consumertest.NewNop())
+			if err != nil {
+				return nil, err
+			}
+			return c.(*mcptraceConnector), nil
+		},
+	}
+	for name, mk := range build {
+		t.Run(name+"/start and shutdown", func(t *testing.T) {
+			c, err := mk(createDefaultConfig().(*Config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Capabilities().MutatesData {
+				t.Fatal("MutatesData must be false")
+			}
+			if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ConsumeTraces(ctx, batch(sp{'A', 1, "svc"})); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Shutdown(ctx); err != nil {
+				t.Fatalf("second Shutdown: %v", err)
+			}
+		})
+		t.Run(name+"/shutdown without start", func(t *testing.T) {
+			c, err := mk(createDefaultConfig().(*Config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Run(name+"/bad config fails at create with the field named", func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.Profile = "fancy"
+			if _, err := mk(cfg); err == nil || err.Error()[:8] != "profile:" {
+				t.Fatalf("create error = %v, want one starting with profile:", err)
+			}
+		})
+	}
+}
+
+// --- buffering ---
+
+// TestTraceFinalizedWaitAfterItsLastSpan: spans of one trace arriving in
+// several batches, from several services, are handed to the analyzer once,
+// together, wait after the last one arrived, and not before.
+func TestTraceFinalizedWaitAfterItsLastSpan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, sink := testLeg(t, 10*time.Second, 100)
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"}, sp{'A', 2, "pool"})))
+		time.Sleep(6 * time.Second)
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 3, "gw"})))
+		time.Sleep(5 * time.Second) // B's wait is over (11s), A's is not (5s)
+		synctest.Wait()
+		if got := a.seen(); len(got) != 1 || got[0].trace != 'B' || got[0].reason != reasonWait {
+			t.Fatalf("after 11s finalized %+v, want only B after wait", got)
+		}
+		time.Sleep(6 * time.Second) // A: 11s after its last span
+		synctest.Wait()
+		got := a.seen()
+		want := []string{"A1@gw", "A2@pool", "A3@gw"}
+		if len(got) != 2 || got[1].trace != 'A' || !slices.Equal(got[1].spans, want) || got[1].reason != reasonWait {
+			t.Fatalf("finalized %+v, want B then A with %v", got, want)
+		}
+		if fin, cut, late := counters(t, sink); fin != 2 || cut != 0 || late != 0 {
+			t.Fatalf("counters finalized=%d cut=%d late=%d, want 2 0 0", fin, cut, late)
+		}
+		must(t, c.Shutdown(ctx))
+		if n := len(a.seen()); n != 2 {
+			t.Fatalf("Shutdown finalized again: %d calls", n)
+		}
+	})
+}
+
+// TestLateSpansCountedNotReanalysed: a span of a finalized trace is counted
+// as late and does not open the trace again.
+func TestLateSpansCountedNotReanalysed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, sink := testLeg(t, time.Second, 100)
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"})))
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 2, "gw"}, sp{'A', 3, "pool"}, sp{'C', 1, "gw"})))
+		must(t, c.Shutdown(ctx))
+		got := a.seen()
+		if len(got) != 2 || got[0].trace != 'A' || got[1].trace != 'C' || got[1].reason != reasonShutdown {
+			t.Fatalf("finalized %+v, want A (wait) then C (shutdown)", got)
+		}
+		if fin, cut, late := counters(t, sink); fin != 2 || cut != 0 || late != 2 {
+			t.Fatalf("counters finalized=%d cut=%d late=%d, want 2 0 2", fin, cut, late)
+		}
+	})
+}
+
+// TestMaxOpenTracesCutsTheTraceWithTheOldestLastSpan: the bound finalizes
+// early the trace whose last span is oldest (not the first opened), counts
+// it as cut, and a span of it later in the same batch is late.
+func TestMaxOpenTracesCutsTheTraceWithTheOldestLastSpan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, sink := testLeg(t, time.Minute, 2)
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"})))
+		time.Sleep(time.Millisecond)
+		must(t, c.ConsumeTraces(ctx, batch(sp{'B', 1, "gw"})))
+		time.Sleep(time.Millisecond)
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 2, "gw"}))) // A is now the newer
+		// One batch: A3 touches A again; C needs room, so B goes; D needs
+		// room, so A goes with A1-A3; A4, after D in the same batch, is late
+		// and must not be filed into the trace already cut.
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 3, "gw"}, sp{'C', 1, "gw"}, sp{'D', 1, "gw"}, sp{'A', 4, "gw"})))
+		got := a.seen()
+		if len(got) != 2 || got[0].trace != 'B' || got[0].reason != reasonCut ||
+			got[1].trace != 'A' || got[1].reason != reasonCut || !slices.Equal(got[1].spans, []string{"A1@gw", "A2@gw", "A3@gw"}) {
+			t.Fatalf("cut %+v, want B then A (A1, A2, A3)", got)
+		}
+		must(t, c.Shutdown(ctx))
+		got = a.seen()
+		if len(got) != 4 || got[2].reason != reasonShutdown || got[3].reason != reasonShutdown {
+			t.Fatalf("after Shutdown %+v, want C and D flushed", got)
+		}
+		if fin, cut, late := counters(t, sink); fin != 4 || cut != 2 || late != 1 {
+			t.Fatalf("counters finalized=%d cut=%d late=%d, want 4 2 1", fin, cut, late)
+		}
+	})
+}
+
+// TestShutdownFlushesEveryOpenTrace: nothing open is lost at Shutdown, and
+// the final counters are sent even though no sweep ran.
+func TestShutdownFlushesEveryOpenTrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, sink := testLeg(t, time.Hour, 100)
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"}, sp{'C', 1, "gw"}, sp{'B', 2, "pool"})))
+		must(t, c.Shutdown(ctx))
+		got := a.seen()
+		if len(got) != 3 {
+			t.Fatalf("Shutdown finalized %+v, want A, B, C", got)
+		}
+		for _, s := range got {
+			if s.reason != reasonShutdown {
+				t.Fatalf("trace %c finalized for %v, want shutdown", s.trace, s.reason)
+			}
+		}
+		if fin, cut, late := counters(t, sink); fin != 3 || cut != 0 || late != 0 {
+			t.Fatalf("counters finalized=%d cut=%d late=%d, want 3 0 0", fin, cut, late)
+		}
+	})
+}
+
+// TestLateHorizonIsBounded: the ids remembered for late-span detection are
+// capped at max_open_traces, so memory stays bounded; a span of a trace
+// finalized longer ago than that opens a new trace.
+func TestLateHorizonIsBounded(t *testing.T) {
+	b := newTraceBuffer(time.Second, 2)
+	now := time.Now()
+	for _, c := range []byte{'A', 'B', 'C'} {
+		b.add(batch(sp{c, 1, "gw"}), now)
+	}
+	b.flush() // C and the survivor B; A was cut when C arrived
+	if len(b.done) != 2 || len(b.ring) != 2 {
+		t.Fatalf("remembered %d ids (ring %d), want 2", len(b.done), len(b.ring))
+	}
+	if _, ok := b.done[tid('A')]; ok {
+		t.Fatal("A should have been forgotten")
+	}
+	b.add(batch(sp{'A', 2, "gw"}, sp{'C', 2, "gw"}), now)
+	counts, open := b.snapshot()
+	if counts.lateSpans != 1 || open != 1 {
+		t.Fatalf("late=%d open=%d, want C's span late and A open again", counts.lateSpans, open)
+	}
+}
+
+// TestSpansWithoutTraceIDAreCountedNotBuffered guards the one kind of span
+// that cannot be grouped.
+func TestSpansWithoutTraceIDAreCountedNotBuffered(t *testing.T) {
+	b := newTraceBuffer(time.Second, 10)
+	td := batch(sp{'A', 1, "gw"})
+	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty().SetName("no trace id")
+	_, dropped := b.add(td, time.Now())
+	counts, open := b.snapshot()
+	if dropped != 1 || counts.noTraceID != 1 || open != 1 {
+		t.Fatalf("noTraceID=%d open=%d, want 1 and 1", counts.noTraceID, open)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFactoryLegCountsTracesEndToEnd drives the traces → metrics leg built
+// by the factory with the Collector's nop settings: a cut, expiries, a late
+// span and the counters that reach the next consumer.
+func TestFactoryLegCountsTracesEndToEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		cfg := createDefaultConfig().(*Config)
+		cfg.Wait, cfg.MaxOpenTraces = 2*time.Second, 2
+		sink := new(consumertest.MetricsSink)
+		leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+		must(t, err)
+		must(t, leg.Start(ctx, componenttest.NewNopHost()))
+		defer leg.Shutdown(ctx)
+		must(t, leg.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"}, sp{'C', 1, "gw"}))) // A cut for C
+		time.Sleep(3 * time.Second)                                                                  // B and C expire
+		synctest.Wait()
+		if fin, cut, late := counters(t, sink); fin != 3 || cut != 1 || late != 0 {
+			t.Fatalf("before Shutdown: finalized=%d cut=%d late=%d, want 3 1 0", fin, cut, late)
+		}
+		must(t, leg.ConsumeTraces(ctx, batch(sp{'C', 2, "gw"})))
+		must(t, leg.Shutdown(ctx))
+		if fin, cut, late := counters(t, sink); fin != 3 || cut != 1 || late != 1 {
+			t.Fatalf("after Shutdown: finalized=%d cut=%d late=%d, want 3 1 1", fin, cut, late)
+		}
+	})
+}

@@ -1,0 +1,150 @@
+package mcptraceconnector
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.uber.org/zap"
+)
+
+// TestOutcomesRenderUnderTheContractNames pins how the engine's outcomes
+// become metrics: names, attributes (cause absent on hits, no ids), and sums
+// across traces. The outcomes are scripted per trace by the test; the
+// connector's own analyzer produces none until the engine lands.
+func TestOutcomesRenderUnderTheContractNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, sink := testLeg(t, time.Second, 100)
+		a.outcomes[tid('A')] = traceOutcome{
+			Acquires: []acquireCount{
+				{PoolID: "p1", CacheHit: false, MissCause: "cold", N: 1},
+				{PoolID: "p1", CacheHit: true, N: 3},
+			},
+			Handshakes: []poolCount{{PoolID: "p1", N: 1}},
+			Executions: []executionCount{{PoolID: "p1", MultiSession: false, N: 1}},
+		}
+		a.outcomes[tid('B')] = traceOutcome{
+			Acquires: []acquireCount{
+				{PoolID: "p1", CacheHit: true, N: 2},
+				{PoolID: "p2", CacheHit: false, MissCause: "ttl", N: 1},
+			},
+			Handshakes: []poolCount{{PoolID: "p2", N: 1}},
+			Executions: []executionCount{{PoolID: "p2", MultiSession: true, N: 1}},
+			Violations: []ruleViolation{{RuleID: "invocations-do-not-fail", Severity: "error", TraceID: tid('B'), SpanID: sid(1)}},
+		}
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'B', 1, "gw"})))
+		must(t, c.Shutdown(ctx))
+
+		want := []struct {
+			name  string
+			attrs map[string]any
+			v     int64
+		}{
+			{MetricAcquires, map[string]any{AttrPoolID: "p1", AttrCacheHit: false, AttrMissCause: "cold"}, 1},
+			{MetricAcquires, map[string]any{AttrPoolID: "p1", AttrCacheHit: true}, 5},
+			{MetricAcquires, map[string]any{AttrPoolID: "p2", AttrCacheHit: false, AttrMissCause: "ttl"}, 1},
+			{MetricHandshakes, map[string]any{AttrPoolID: "p1"}, 1},
+			{MetricHandshakes, map[string]any{AttrPoolID: "p2"}, 1},
+			{MetricExecutions, map[string]any{AttrPoolID: "p1", AttrMultiSession: false}, 1},
+			{MetricExecutions, map[string]any{AttrPoolID: "p2", AttrMultiSession: true}, 1},
+			{MetricRuleViolations, map[string]any{AttrRuleID: "invocations-do-not-fail", AttrRuleSeverity: "error"}, 1},
+			{MetricTracesFinalized, nil, 2},
+		}
+		for _, w := range want {
+			got, ok := counterValue(t, sink, w.name, w.attrs)
+			if !ok || got != w.v {
+				t.Errorf("%s%v = %d (present %v), want %d", w.name, w.attrs, got, ok, w.v)
+			}
+		}
+		if n := pointCount(sink); n != len(want)+2 { // + cut and late_spans at 0
+			t.Errorf("last metrics hold %d points, want %d: a series too many", n, len(want)+2)
+		}
+	})
+}
+
+// TestPendingEngineEmitsNoMeasures: until the engine lands the connector
+// emits its trace counters and nothing it would have to guess.
+func TestPendingEngineEmitsNoMeasures(t *testing.T) {
+	ctx := context.Background()
+	s, err := createDefaultConfig().(*Config).settings()
+	must(t, err)
+	c := newConnector(zap.NewNop(), s, newAnalyzer(s))
+	sink := new(consumertest.MetricsSink)
+	c.metrics = sink
+	must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"})))
+	must(t, c.Shutdown(ctx))
+	for _, name := range []string{MetricAcquires, MetricHandshakes, MetricExecutions, MetricRuleViolations} {
+		if _, ok := counterValue(t, sink, name, nil); ok || hasMetric(sink, name) {
+			t.Errorf("%s emitted without an engine", name)
+		}
+	}
+	if fin, _, _ := counters(t, sink); fin != 1 {
+		t.Fatalf("finalized = %d, want 1", fin)
+	}
+}
+
+// TestViolationsBecomeLogRecordsOnTheLogsLeg: one record per violation,
+// trace and span ids set, the contract's attributes present.
+func TestViolationsBecomeLogRecordsOnTheLogsLeg(t *testing.T) {
+	ctx := context.Background()
+	s, err := createDefaultConfig().(*Config).settings()
+	must(t, err)
+	a := &recordingAnalyzer{outcomes: map[pcommon.TraceID]traceOutcome{
+		tid('A'): {Violations: []ruleViolation{
+			{RuleID: "r1", Severity: "error", Finding: "2 transport errors", TraceQL: `{ trace:id = "x" }`, TraceID: tid('A'), SpanID: sid(2)},
+			{RuleID: "r2", Severity: "warning", Finding: "slow", TraceQL: "{}", TraceID: tid('A'), SpanID: sid(1)},
+		}},
+	}}
+	c := newConnector(zap.NewNop(), s, a)
+	sink := new(consumertest.LogsSink)
+	c.logs = sink
+	must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'A', 2, "gw"})))
+	must(t, c.Shutdown(ctx))
+	if sink.LogRecordCount() != 2 {
+		t.Fatalf("%d log records, want 2", sink.LogRecordCount())
+	}
+	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	if lr.TraceID() != tid('A') || lr.SpanID() != sid(2) {
+		t.Fatalf("record ids %v/%v, want trace A span 2", lr.TraceID(), lr.SpanID())
+	}
+	want := map[string]any{AttrRuleID: "r1", AttrRuleSeverity: "error", AttrFinding: "2 transport errors", AttrTraceQL: `{ trace:id = "x" }`}
+	if got := lr.Attributes().AsRaw(); !equalAttrs(got, want) {
+		t.Fatalf("attributes %v, want %v", got, want)
+	}
+	if lr.SeverityText() != "error" || lr.Body().Str() != "2 transport errors" {
+		t.Fatalf("severity %q body %q", lr.SeverityText(), lr.Body().Str())
+	}
+}
+
+func hasMetric(sink *consumertest.MetricsSink, name string) bool {
+	for _, md := range sink.AllMetrics() {
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			sms := rms.At(i).ScopeMetrics()
+			for j := 0; j < sms.Len(); j++ {
+				ms := sms.At(j).Metrics()
+				for k := 0; k < ms.Len(); k++ {
+					if ms.At(k).Name() == name {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func pointCount(sink *consumertest.MetricsSink) int {
+	all := sink.AllMetrics()
+	if len(all) == 0 {
+		return 0
+	}
+	return all[len(all)-1].DataPointCount()
+}

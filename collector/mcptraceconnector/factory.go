@@ -1,0 +1,56 @@
+package mcptraceconnector
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
+)
+
+// NewFactory returns the factory of the mcptrace connector: type mcptrace,
+// traces → metrics and traces → logs, stability development.
+func NewFactory() connector.Factory {
+	return connector.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
+		connector.WithTracesToLogs(createTracesToLogs, metadata.TracesToLogsStability),
+	)
+}
+
+// createDefaultConfig returns the defaults: wait 30s, 100000 open traces,
+// the default profile and the built-in rules.
+func createDefaultConfig() component.Config {
+	return &Config{
+		Wait:          DefaultWait,
+		MaxOpenTraces: DefaultMaxOpenTraces,
+		Profile:       string(analyze.ProfileDefault),
+	}
+}
+
+// createTracesToMetrics builds the traces → metrics leg: the counters.
+func createTracesToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Traces, error) {
+	s, err := cfg.(*Config).settings()
+	if err != nil {
+		return nil, err
+	}
+	c := newConnector(set.Logger, s, newAnalyzer(s))
+	c.metrics = next
+	return c, nil
+}
+
+// createTracesToLogs builds the traces → logs leg: one record per rule
+// violation.
+func createTracesToLogs(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Traces, error) {
+	s, err := cfg.(*Config).settings()
+	if err != nil {
+		return nil, err
+	}
+	c := newConnector(set.Logger, s, newAnalyzer(s))
+	c.logs = next
+	return c, nil
+}

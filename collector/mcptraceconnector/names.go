@@ -1,0 +1,50 @@
+package mcptraceconnector
+
+import "github.com/mcptrace/mcptrace/spans"
+
+// The connector's output contract (issue 10). Dashboards and users' alerts
+// depend on these names: change them only with a migration note. The
+// Prometheus exporter turns dots into underscores and adds _total to
+// counters (mcptrace.pool.acquires → mcptrace_pool_acquires_total).
+const (
+	// MetricAcquires counts acquires by AttrPoolID, AttrCacheHit and, on
+	// misses, AttrMissCause.
+	MetricAcquires = "mcptrace.pool.acquires"
+	// MetricHandshakes counts handshakes by AttrPoolID.
+	MetricHandshakes = "mcptrace.pool.handshakes"
+	// MetricExecutions counts executions by AttrPoolID and AttrMultiSession.
+	MetricExecutions = "mcptrace.executions"
+	// MetricRuleViolations counts rule violations by AttrRuleID and
+	// AttrRuleSeverity.
+	MetricRuleViolations = "mcptrace.rule.violations"
+	// MetricTracesFinalized counts traces finalized for any reason, cut
+	// ones included.
+	MetricTracesFinalized = "mcptrace.traces.finalized"
+	// MetricTracesLateSpans counts spans that arrived after their trace was
+	// finalized; they are not analysed.
+	MetricTracesLateSpans = "mcptrace.traces.late_spans"
+	// MetricTracesCut counts traces finalized early by max_open_traces.
+	MetricTracesCut = "mcptrace.traces.cut"
+)
+
+// Attribute keys of the metrics and log records. No trace, span or session
+// id is ever a metric attribute, and plugin.mcp.cache_key is left out, so
+// the cardinality is bounded by pools × causes × rules.
+const (
+	// AttrPoolID names the pool scope (the pool's own span attribute).
+	AttrPoolID = spans.AttrPoolID
+	// AttrCacheHit is true when the acquire reused an idle session.
+	AttrCacheHit = spans.AttrCacheHit
+	// AttrMissCause is the analyzer's attribution of a miss; absent on hits.
+	AttrMissCause = "mcptrace.miss.cause"
+	// AttrMultiSession is true when an execution used more than one session.
+	AttrMultiSession = "mcptrace.execution.multi_session"
+	// AttrRuleID names a rule.
+	AttrRuleID = "mcptrace.rule.id"
+	// AttrRuleSeverity is the rule's severity: error or warning.
+	AttrRuleSeverity = "mcptrace.rule.severity"
+	// AttrFinding is the finding text on a violation's log record.
+	AttrFinding = "mcptrace.finding"
+	// AttrTraceQL is the TraceQL query that finds a violation in Tempo.
+	AttrTraceQL = "mcptrace.traceql"
+)
