@@ -141,3 +141,53 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "untraced-allocs/call")
 	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "traced-allocs/call")
 }
+
+// BenchmarkCallToolClient is BenchmarkCallToolClientCPU one side at a time,
+// for profiling: the fixture runs in another process, so -memprofile and
+// -cpuprofile of a sub-benchmark show the client alone. untraced has no
+// tracer; propagated calls the same pool under a remote parent span (only
+// the trace context in _meta); traced has the real SDK tracer. allocs/op of
+// traced minus untraced is what tracing adds to a call, exactly.
+func BenchmarkCallToolClient(b *testing.B) {
+	url := startFixtureProcess(b)
+	for _, tc := range []struct {
+		name   string
+		traced bool
+		parent bool
+	}{
+		{"untraced", false, false},
+		{"propagated", false, true},
+		{"traced", true, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			target, err := pool.NewTarget(pool.TargetConfig{Endpoint: url})
+			if err != nil {
+				b.Fatal(err)
+			}
+			po := pool.Options{}
+			if tc.traced {
+				po.TracerProvider = sdkTracer(b)
+			}
+			p := newBenchPool(b, po)
+			ctx := context.Background()
+			if tc.parent {
+				ctx = remoteParent(ctx)
+			}
+			params := &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": "hi"}}
+			call := func() {
+				res, err := p.CallTool(ctx, target, params)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := resultText(res); got != "hi" {
+					b.Fatalf("echo answered %q", got)
+				}
+			}
+			call() // the cold dial is not what is measured
+			b.ReportAllocs()
+			for b.Loop() {
+				call()
+			}
+		})
+	}
+}
