@@ -86,10 +86,12 @@ func processCPU(b *testing.B) time.Duration {
 // BenchmarkCallToolClientCPU measures what tracing costs the client alone:
 // the fixture runs in another process, so the process's CPU time (rusage)
 // and allocations are the pool's, the SDK client's and the tracer's, not the
-// server decoding _meta. Blocks of calls alternate between an untraced pool
-// and one with the real SDK tracer (three spans per call and the trace
-// context in _meta), which one goes first rotating, and each side's CPU and
-// allocations are summed over its blocks.
+// server decoding _meta. Blocks of calls take turns between three sides,
+// which one goes first rotating, and each side's CPU and allocations are
+// summed over its blocks: untraced (no tracer), propagated (the same pool
+// under a remote parent span: only the trace context in _meta, which the
+// MCP SDK client encodes and decodes again) and traced (the real SDK tracer:
+// three spans per call and the trace context in _meta).
 func BenchmarkCallToolClientCPU(b *testing.B) {
 	const block = 20
 	url := startFixtureProcess(b)
@@ -97,12 +99,18 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sides := [2]*pool.Pool{newBenchPool(b, pool.Options{}), newBenchPool(b, pool.Options{TracerProvider: sdkTracer(b)})}
+	untraced := newBenchPool(b, pool.Options{})
+	traced := newBenchPool(b, pool.Options{TracerProvider: sdkTracer(b)})
+	bare := context.Background()
+	type side struct {
+		p   *pool.Pool
+		ctx context.Context
+	}
+	sides := [3]side{{untraced, bare}, {untraced, remoteParent(bare)}, {traced, bare}}
 	params := &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": "hi"}}
-	ctx := context.Background()
-	run := func(p *pool.Pool) {
+	run := func(s side) {
 		for range block {
-			res, err := p.CallTool(ctx, target, params)
+			res, err := s.p.CallTool(s.ctx, target, params)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -114,14 +122,14 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 	for _, p := range sides {
 		run(p) // cold dials and connections are not what is compared
 	}
-	var cpu [2]time.Duration
-	var mallocs [2]uint64
-	var calls [2]int
+	var cpu [3]time.Duration
+	var mallocs [3]uint64
+	var calls [3]int
 	var ms runtime.MemStats
 	n := 0
 	for b.Loop() {
 		for j := range sides {
-			i := (n + j) % 2
+			i := (n + j) % len(sides)
 			runtime.ReadMemStats(&ms)
 			m0 := ms.Mallocs
 			c0 := processCPU(b)
@@ -136,10 +144,13 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 	b.StopTimer()
 	per := func(i int) float64 { return float64(cpu[i].Nanoseconds()) / float64(calls[i]) }
 	b.ReportMetric(per(0), "untraced-cpu-ns/call")
-	b.ReportMetric(per(1), "traced-cpu-ns/call")
-	b.ReportMetric(per(1)/per(0), "cpu-ratio")
+	b.ReportMetric(per(1), "propagated-cpu-ns/call")
+	b.ReportMetric(per(2), "traced-cpu-ns/call")
+	b.ReportMetric(per(2)/per(0), "cpu-ratio")
+	b.ReportMetric(per(1)/per(0), "propagated-cpu-ratio")
 	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "untraced-allocs/call")
-	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "traced-allocs/call")
+	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "propagated-allocs/call")
+	b.ReportMetric(float64(mallocs[2])/float64(calls[2]), "traced-allocs/call")
 }
 
 // BenchmarkCallToolClient is BenchmarkCallToolClientCPU one side at a time,
