@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
@@ -22,12 +23,18 @@ import (
 // fixtureChildEnv, set in the environment of this test binary, makes
 // TestMain serve a fixture (printing its URL, until stdin closes) instead of
 // running tests: the server of BenchmarkCallToolClientCPU, in its own
-// process so the client's CPU and allocations are measured alone.
+// process so the client's CPU and allocations are measured alone. Its value
+// is the fixture's latency (a duration such as "1ms", or "0").
 const fixtureChildEnv = "MCPTRACE_POOL_BENCH_FIXTURE"
 
 // serveFixtureChild is the child side of fixtureChildEnv.
 func serveFixtureChild() int {
-	srv, err := fixtures.Start(fixtures.Options{})
+	latency, err := time.ParseDuration(os.Getenv(fixtureChildEnv))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fixture child: %s=%q: want a duration such as 1ms or 0\n", fixtureChildEnv, os.Getenv(fixtureChildEnv))
+		return 2
+	}
+	srv, err := fixtures.Start(fixtures.Options{Latency: latency})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fixture child:", err)
 		return 1
@@ -41,16 +48,16 @@ func serveFixtureChild() int {
 	return 0
 }
 
-// startFixtureProcess runs a fixture in a child process of this binary and
-// returns its URL; the child ends with the benchmark.
-func startFixtureProcess(b *testing.B) string {
+// startFixtureProcess runs a fixture with the latency in a child process of
+// this binary and returns its URL; the child ends with the benchmark.
+func startFixtureProcess(b *testing.B, latency time.Duration) string {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), fixtureChildEnv+"=1")
+	cmd.Env = append(os.Environ(), fixtureChildEnv+"="+latency.String())
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -90,23 +97,43 @@ func processCPU(b *testing.B) time.Duration {
 // which one goes first rotating, and each side's CPU and allocations are
 // summed over its blocks: untraced (no tracer), propagated (the same pool
 // under a remote parent span: only the trace context in _meta, which the
-// MCP SDK client encodes and decodes again) and traced (the real SDK tracer:
-// three spans per call and the trace context in _meta).
+// MCP SDK client encodes and decodes again), traced (the real SDK tracer
+// with the batch span processor: three spans per call and the trace context
+// in _meta) and traced-sync (the same with a synchronous span processor over
+// the same discarding exporter: the difference to traced is the batch
+// processor handing every ended span to its goroutine).
 func BenchmarkCallToolClientCPU(b *testing.B) {
+	benchClientCPU(b, 0)
+}
+
+// BenchmarkCallToolClientCPUIdle is BenchmarkCallToolClientCPU with the
+// server answering every request after 1 ms (the fixture's latency): the
+// client then parks while it waits, on every side alike, so the CPU it
+// spends waiting (the Go scheduler spinning for work, more of it when the
+// server takes longer, as it does to decode _meta) drops out and what is
+// compared is the client's own work per call.
+func BenchmarkCallToolClientCPUIdle(b *testing.B) {
+	benchClientCPU(b, time.Millisecond)
+}
+
+func benchClientCPU(b *testing.B, latency time.Duration) {
 	const block = 20
-	url := startFixtureProcess(b)
+	url := startFixtureProcess(b, latency)
 	target, err := pool.NewTarget(pool.TargetConfig{Endpoint: url})
 	if err != nil {
 		b.Fatal(err)
 	}
 	untraced := newBenchPool(b, pool.Options{})
 	traced := newBenchPool(b, pool.Options{TracerProvider: sdkTracer(b)})
+	syncTP := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSyncer(discardExporter{}))
+	b.Cleanup(func() { _ = syncTP.Shutdown(context.Background()) })
+	tracedSync := newBenchPool(b, pool.Options{TracerProvider: syncTP})
 	bare := context.Background()
 	type side struct {
 		p   *pool.Pool
 		ctx context.Context
 	}
-	sides := [3]side{{untraced, bare}, {untraced, remoteParent(bare)}, {traced, bare}}
+	sides := [4]side{{untraced, bare}, {untraced, remoteParent(bare)}, {traced, bare}, {tracedSync, bare}}
 	params := &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": "hi"}}
 	run := func(s side) {
 		for range block {
@@ -122,9 +149,9 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 	for _, p := range sides {
 		run(p) // cold dials and connections are not what is compared
 	}
-	var cpu [3]time.Duration
-	var mallocs [3]uint64
-	var calls [3]int
+	var cpu [4]time.Duration
+	var mallocs [4]uint64
+	var calls [4]int
 	var ms runtime.MemStats
 	n := 0
 	for b.Loop() {
@@ -148,6 +175,7 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 	b.ReportMetric(per(2), "traced-cpu-ns/call")
 	b.ReportMetric(per(2)/per(0), "cpu-ratio")
 	b.ReportMetric(per(1)/per(0), "propagated-cpu-ratio")
+	b.ReportMetric(per(3)/per(0), "sync-cpu-ratio")
 	b.ReportMetric(float64(mallocs[0])/float64(calls[0]), "untraced-allocs/call")
 	b.ReportMetric(float64(mallocs[1])/float64(calls[1]), "propagated-allocs/call")
 	b.ReportMetric(float64(mallocs[2])/float64(calls[2]), "traced-allocs/call")
@@ -160,7 +188,7 @@ func BenchmarkCallToolClientCPU(b *testing.B) {
 // the trace context in _meta); traced has the real SDK tracer. allocs/op of
 // traced minus untraced is what tracing adds to a call, exactly.
 func BenchmarkCallToolClient(b *testing.B) {
-	url := startFixtureProcess(b)
+	url := startFixtureProcess(b, 0)
 	for _, tc := range []struct {
 		name   string
 		traced bool
