@@ -382,7 +382,7 @@ END {
 		if (reqs != "") why = sprintf("a pooled execution makes %s HTTP requests per execution (the fixture counts them), the two tools/call it must", reqs)
 		if (n2 && stat("BenchmarkLatencyFloor", "ns")) {
 			lf = m
-			why = why sprintf("; what is left above the floor is the machine: two bare 20 ms timers take %s here (`BenchmarkLatencyFloor`, %.3fx their 40 ms), and against that measured floor plus the loopback execution the pooled execution is %.3fx", dur(lf), lf / 40e6, median(fb, n2))
+			why = why sprintf("; part of what is left above the floor is the machine: two bare 20 ms timers take %s here (`BenchmarkLatencyFloor`, %.3fx their 40 ms). Against that measured floor plus the loopback execution the pooled execution is %.3fx; the rest is most likely the wake-ups between the server’s timer and the caller (server handler, network poller, the SDK’s reader goroutine, the caller), each a scheduling delay on a loaded machine that a bare timer does not pay (not measured separately)", dur(lf), lf / 40e6, median(fb, n2))
 		} else why = why "; what is left above the floor is scheduling on the shared machine"
 		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr <= 1.05), why
 	}
