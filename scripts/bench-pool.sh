@@ -347,7 +347,7 @@ END {
 	}
 	if (stat(cc, "cpu-ratio")) {
 		cr = m; crlo = lo; crhi = hi
-		why = sprintf("per-round ratios spread %.3fx – %.3fx: rusage CPU on a shared, loaded 2-core VM, and no instruction counter to check it against (`perf stat -e instructions`: not supported in this VM; valgrind 3.19 stops at the RDTSCP the Go runtime executes)", crlo, crhi)
+		why = sprintf("per-round ratios spread %.3fx – %.3fx: rusage CPU on a shared 2-core VM (load stated above), and no instruction counter to check it against (`perf stat -e instructions`: not supported in this VM; valgrind 3.19 stops at the RDTSCP the Go runtime executes)", crlo, crhi)
 		if (pcr != "") why = why sprintf(". The trace context in `_meta` alone, with no span at all, costs %.3fx (the MCP SDK client encodes the `_meta` map and decodes the params again to read a protocol version from it, into a 64-slot map, 4.7 KiB per call)", pcr)
 		stat(cc, "untraced-cpu-ns/call"); ucpu = m
 		if (stat(sd "start-attrs", "ns")) {
