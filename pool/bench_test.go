@@ -416,6 +416,21 @@ func BenchmarkExecutionWithLatency(b *testing.B) {
 	benchExecution(b, fixtures.Options{Latency: benchLatency})
 }
 
+// BenchmarkLatencyFloor waits benchLatency on a timer twice per op, as the
+// fixture does for the two requests of a pooled execution in
+// BenchmarkExecutionWithLatency, with nothing else: on a loaded machine a
+// timer fires late, and this is how late, measured next to the execution so
+// that bench-pool.sh can tell the machine's share of the time above the
+// floor from the pool's.
+func BenchmarkLatencyFloor(b *testing.B) {
+	for b.Loop() {
+		for range 2 {
+			t := time.NewTimer(benchLatency)
+			<-t.C
+		}
+	}
+}
+
 func benchExecution(b *testing.B, fo fixtures.Options) {
 	for _, tc := range []struct {
 		name          string
@@ -449,12 +464,17 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			// keep-alive TCP connection of both are not what is compared.
 			execute()
 			runs := 1
+			before := len(e.srv.Requests())
 			b.ReportAllocs()
 			for b.Loop() {
 				execute()
 				runs++
 			}
 			b.StopTimer()
+			// The HTTP requests the server handled per execution: the
+			// round trips an execution pays (2 when pooled: the two
+			// tools/call), which bench-pool.sh builds the floor from.
+			b.ReportMetric(float64(len(e.srv.Requests())-before)/float64(runs-1), "http-requests/op")
 			// The comparison is one handshake in all against one per call.
 			want := 1
 			if tc.maxIdle < 0 {

@@ -2,7 +2,9 @@ package pool
 
 import (
 	"context"
+	"encoding/hex"
 	"maps"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
@@ -22,15 +23,15 @@ import (
 // work at all (no spans, no allocations).
 type instruments struct {
 	tracer trace.Tracer
-	// Span start options built once, so a traced call does not allocate
-	// them again: kinds, the pool id, and the acquire attempt.
+	// Span kinds as start options, built once.
 	kindInternal, kindClient trace.SpanStartOption
-	poolOpt                  trace.SpanStartOption
-	attemptOpts              [3]trace.SpanStartOption // by attempt (1, 2)
-	semconv                  bool                     // call spans in the MCP semantic conventions' form
+	semconv                  bool // call spans in the MCP semantic conventions' form
 	metrics                  bool
 	poolAttr                 attribute.KeyValue
-	propagator               propagation.TextMapPropagator
+	// keys holds the prebuilt start options of the invoke and acquire
+	// spans by cache key (see keySpans), so that a traced call builds no
+	// attribute slice, option or variadic slice of its own.
+	keys cowCache[string, *keySpans]
 
 	acquires   metric.Int64Counter
 	evictions  metric.Int64Counter
@@ -52,16 +53,11 @@ var durationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0
 
 func newInstruments(o Options) *instruments {
 	in := &instruments{
-		poolAttr:   attribute.String(spans.AttrPoolID, o.ID),
-		propagator: propagation.TraceContext{},
-		semconv:    o.SemconvCallSpans,
+		poolAttr: attribute.String(spans.AttrPoolID, o.ID),
+		semconv:  o.SemconvCallSpans,
 	}
 	in.kindInternal = trace.WithSpanKind(trace.SpanKindInternal)
 	in.kindClient = trace.WithSpanKind(trace.SpanKindClient)
-	in.poolOpt = trace.WithAttributes(in.poolAttr)
-	for i := range in.attemptOpts {
-		in.attemptOpts[i] = trace.WithAttributes(attribute.Int(spans.AttrAttempt, i))
-	}
 	if tp := o.TracerProvider; tp != nil {
 		if _, noop := tp.(tracenoop.TracerProvider); !noop {
 			in.tracer = tp.Tracer(spans.ScopeName)
@@ -170,13 +166,13 @@ func (in *instruments) sessionClosed(c *conn, now time.Time) {
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // startInvoke starts the invoke span (nil when tracing is off); endInvoke
-// records the outcome and ends it.
+// records the outcome and ends it. Its start options come prebuilt per key
+// and tool (keySpans), so the pool allocates nothing for it.
 func (in *instruments) startInvoke(ctx context.Context, t *Target, tool string) (context.Context, trace.Span) {
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	return in.tracer.Start(ctx, spans.SpanInvoke, in.kindInternal, t.invokeOpt, in.poolOpt,
-		trace.WithAttributes(attribute.String(spans.AttrToolName, tool)))
+	return in.tracer.Start(ctx, spans.SpanInvoke, in.keySpans(t.key).invokeOpts(in, t.key, tool)...)
 }
 
 // endInvoke ends an invoke span started by startInvoke.
@@ -204,11 +200,153 @@ func (in *instruments) startAcquire(ctx context.Context, p *Pool, t *Target, att
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	var attemptOpt trace.SpanStartOption = trace.WithAttributes(attribute.Int(spans.AttrAttempt, attempt))
-	if attempt >= 0 && attempt < len(in.attemptOpts) {
-		attemptOpt = in.attemptOpts[attempt]
+	ks := in.keySpans(t.key)
+	if attempt >= 1 && attempt < len(ks.acquire) {
+		return in.tracer.Start(ctx, spans.SpanAcquire, ks.acquire[attempt]...)
 	}
-	return in.tracer.Start(ctx, spans.SpanAcquire, in.kindInternal, t.keyOpt, attemptOpt, in.poolOpt)
+	return in.tracer.Start(ctx, spans.SpanAcquire, in.acquireOpts(t.key, attempt)...)
+}
+
+// acquireOpts builds the acquire span's start options: kind, cache key,
+// attempt and pool id, in one attribute option so that the SDK copies them
+// once.
+func (in *instruments) acquireOpts(key string, attempt int) []trace.SpanStartOption {
+	return []trace.SpanStartOption{in.kindInternal, trace.WithAttributes(
+		attribute.String(spans.AttrCacheKey, key),
+		attribute.Int(spans.AttrAttempt, attempt),
+		in.poolAttr,
+	)}
+}
+
+// maxCachedSpanOpts bounds each cache of prebuilt span options (keys per
+// pool, tools per key, tools per session): past it, a call builds its
+// options itself, so a caller with unbounded key or tool names costs
+// allocations, never memory.
+const maxCachedSpanOpts = 256
+
+// keySpans holds the prebuilt start options of one cache key's invoke and
+// acquire spans: an invoke span per tool (kind, transport, cache key, pool
+// id, tool name) and an acquire span per attempt (kind, cache key, attempt,
+// pool id). Each is one slice passed to Start as it is, with all attributes
+// in a single trace.WithAttributes, which the SDK copies once.
+type keySpans struct {
+	acquire [3][]trace.SpanStartOption // by attempt (1, 2)
+	invoke  cowCache[string, []trace.SpanStartOption]
+}
+
+// keySpans returns key's prebuilt options, building them on the key's first
+// traced call.
+func (in *instruments) keySpans(key string) *keySpans {
+	if ks, ok := in.keys.get(key); ok {
+		return ks
+	}
+	ks := &keySpans{}
+	for attempt := 1; attempt < len(ks.acquire); attempt++ {
+		ks.acquire[attempt] = in.acquireOpts(key, attempt)
+	}
+	return in.keys.put(key, ks)
+}
+
+// invokeOpts returns the invoke span's start options for tool.
+func (ks *keySpans) invokeOpts(in *instruments, key, tool string) []trace.SpanStartOption {
+	if opts, ok := ks.invoke.get(tool); ok {
+		return opts
+	}
+	opts := []trace.SpanStartOption{in.kindInternal, trace.WithAttributes(
+		attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP),
+		attribute.String(spans.AttrCacheKey, key),
+		in.poolAttr,
+		attribute.String(spans.AttrToolName, tool),
+	)}
+	return ks.invoke.put(tool, opts)
+}
+
+// connSpans holds what a session's spans reuse on every call: the call
+// span's name and start options per tool, and the attributes a hit sets
+// on the acquire span. Its zero value is ready; it is safe for concurrent
+// use (a sessionless server's shared client serves many leases at once).
+type connSpans struct {
+	call   cowCache[string, callSpan]
+	hitEnd atomic.Pointer[[]attribute.KeyValue]
+}
+
+// callSpan is the call span of one tool on one session: its name (the
+// tool's in the semantic conventions' form) and start options.
+type callSpan struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// cowCache is a small copy-on-write map for prebuilt span options: a
+// lookup is an atomic load and a map read, with no lock and no allocation;
+// an insert copies the map, which happens once per entry and stops at
+// maxCachedSpanOpts entries. Its zero value is empty and ready.
+type cowCache[K comparable, V any] struct {
+	m atomic.Pointer[map[K]V]
+}
+
+// get returns the value stored for k.
+func (c *cowCache[K, V]) get(k K) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+// put stores v for k unless the cache is full or another goroutine stored
+// one first, and returns the value stored (or v when full).
+func (c *cowCache[K, V]) put(k K, v V) V {
+	for {
+		old := c.m.Load()
+		var n int
+		if old != nil {
+			if have, ok := (*old)[k]; ok {
+				return have
+			}
+			n = len(*old)
+		}
+		if n >= maxCachedSpanOpts {
+			return v
+		}
+		m := make(map[K]V, n+1)
+		if old != nil {
+			maps.Copy(m, *old)
+		}
+		m[k] = v
+		if c.m.CompareAndSwap(old, &m) {
+			return v
+		}
+	}
+}
+
+// hitAttrs returns the attributes a hit sets on the acquire span of c.
+func (cs *connSpans) hitAttrs(c *conn) []attribute.KeyValue {
+	if p := cs.hitEnd.Load(); p != nil {
+		return *p
+	}
+	attrs := endAcquireAttrs(c, true, "")
+	cs.hitEnd.Store(&attrs)
+	return attrs
+}
+
+// endAcquireAttrs builds the attributes an acquire span ends with:
+// cache_hit, the session's protocol version, the miss reason on a miss and
+// whether the server is sessionless.
+func endAcquireAttrs(c *conn, hit bool, reason string) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs,
+		attribute.Bool(spans.AttrCacheHit, hit),
+		attribute.String(spans.AttrProtocolVersion, c.revision),
+	)
+	if !hit {
+		attrs = append(attrs, attribute.String(spans.AttrMissReason, reason))
+	}
+	if c.sessionless {
+		attrs = append(attrs, attribute.Bool(spans.AttrSessionless, true))
+	}
+	return attrs
 }
 
 // keyMetrics holds a key's metric options, built once when the pool first
@@ -238,20 +376,13 @@ func (in *instruments) newKeyMetrics(key string) *keyMetrics {
 
 func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string, c *conn) {
 	if span != nil {
-		attrs := [4]attribute.KeyValue{
-			attribute.Bool(spans.AttrCacheHit, hit),
-			attribute.String(spans.AttrProtocolVersion, c.revision),
+		if hit {
+			// A hit sets the same attributes every time: built once
+			// per session.
+			span.SetAttributes(c.spans.hitAttrs(c)...)
+		} else {
+			span.SetAttributes(endAcquireAttrs(c, false, reason)...)
 		}
-		n := 2
-		if !hit {
-			attrs[n] = attribute.String(spans.AttrMissReason, reason)
-			n++
-		}
-		if c.sessionless {
-			attrs[n] = attribute.Bool(spans.AttrSessionless, true)
-			n++
-		}
-		span.SetAttributes(attrs[:n]...)
 		span.End()
 	}
 	if km == nil {
@@ -329,11 +460,24 @@ func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start 
 	}
 }
 
+// startCall starts the call span of tool on c. Its name and start options
+// are built on the session's first call of the tool and reused after.
 func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (context.Context, trace.Span) {
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	attrs := make([]attribute.KeyValue, 0, 8)
+	cs, ok := c.spans.call.get(tool)
+	if !ok {
+		cs = c.spans.call.put(tool, in.newCallSpan(c, tool))
+	}
+	return in.tracer.Start(ctx, cs.name, cs.opts...)
+}
+
+// newCallSpan builds the call span of tool on c: method, tool, cache key,
+// protocol version and session id, and in the semantic conventions' form
+// the "tools/call <tool>" name and the server's address and port.
+func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
+	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
@@ -351,7 +495,7 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 			attribute.Int(spans.AttrServerPort, c.target.port),
 		)
 	}
-	return in.tracer.Start(ctx, name, in.kindClient, trace.WithAttributes(attrs...))
+	return callSpan{name: name, opts: []trace.SpanStartOption{in.kindClient, trace.WithAttributes(attrs...)}}
 }
 
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
@@ -371,38 +515,50 @@ func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.
 }
 
 // injectMeta returns meta plus the W3C trace context of ctx, so the server
-// can join the caller's trace. The caller's map is never modified.
+// can join the caller's trace. The caller's map is never modified. The
+// traceparent is written straight from the span context (it is a fixed
+// format: see traceparent), into the one map a traced call allocates.
 func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
 		return meta
 	}
-	// The propagator writes straight into the copy: one map per call, not
-	// a carrier map and then a copy of it.
-	out := make(mcp.Meta, len(meta)+2) // traceparent, tracestate
+	n := len(meta) + 1
+	ts := sc.TraceState()
+	if ts.Len() > 0 {
+		n++
+	}
+	out := make(mcp.Meta, n)
 	maps.Copy(out, meta)
-	in.propagator.Inject(ctx, metaCarrier(out))
+	out[traceparentKey] = traceparent(sc)
+	if ts.Len() > 0 {
+		out[tracestateKey] = ts.String()
+	}
 	return out
 }
 
-// metaCarrier lets a propagator write into an mcp.Meta.
-type metaCarrier mcp.Meta
+// The W3C Trace Context keys, as propagation.TraceContext writes them.
+const (
+	traceparentKey = "traceparent"
+	tracestateKey  = "tracestate"
+)
 
-// Get implements propagation.TextMapCarrier.
-func (m metaCarrier) Get(key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-// Set implements propagation.TextMapCarrier.
-func (m metaCarrier) Set(key, value string) { m[key] = value }
-
-// Keys implements propagation.TextMapCarrier.
-func (m metaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
+// traceparent encodes sc as a W3C traceparent, version 00:
+// "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>", keeping only the
+// flags the spec defines (sampled, random), exactly as
+// propagation.TraceContext.Inject does but into one fixed buffer, with
+// no builder, carrier or interface call.
+func traceparent(sc trace.SpanContext) string {
+	var b [55]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b[0], b[1], b[2] = '0', '0', '-'
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	flags := [1]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))}
+	hex.Encode(b[53:55], flags[:])
+	return string(b[:])
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {

@@ -11,9 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -55,10 +52,6 @@ type Target struct {
 	address         string
 	port            int
 	redact          redactor
-	// Span start options of the target's key, built once so that traced
-	// calls do not build them again.
-	invokeOpt trace.SpanStartOption // transport and cache key
-	keyOpt    trace.SpanStartOption // cache key
 }
 
 // processKey is the per-process HMAC key of identities: a key never leaves
@@ -158,9 +151,6 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 		t.port = 80
 	}
 	t.key = identityKey(spans.TransportStreamableHTTP, u, t.header, cfg.ProtocolVersion)
-	keyAttr := attribute.String(spans.AttrCacheKey, t.key)
-	t.invokeOpt = trace.WithAttributes(attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP), keyAttr)
-	t.keyOpt = trace.WithAttributes(keyAttr)
 	return t, nil
 }
 

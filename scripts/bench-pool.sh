@@ -20,11 +20,27 @@
 #   BENCHTIME=500ms       -benchtime of the fast benchmarks
 #   LATENCY_BENCHTIME=20x -benchtime of BenchmarkExecutionWithLatency (ops
 #                         take 40-160 ms there, so a fixed count)
+#   CPU_BENCHTIME=3s      -benchtime of BenchmarkCallToolClientCPU, run on its
+#                         own: rusage CPU needs thousands of calls per round
+#                         to say anything on a loaded machine
 #   OUT=BENCHMARKS.md     file whose "## Pool" section is rewritten
 #   RAW=                  if set, the raw benchmark output is copied there
 #   BASE_EXTRA_ALLOCS=46.4 allocations tracing added per call, client only,
 #                         before the cuts (BenchmarkCallToolClientCPU at
 #                         commit 27ee238): the "halved" goal's baseline
+#   BASE_REV=             a git revision to compare against: its pool test
+#                         binary is built from `git archive` and its
+#                         BenchmarkCallToolClientCPU runs in every round next
+#                         to this tree's, for a before/after in the same run
+#   FAST_BENCH, CPU_BENCH, LATENCY_BENCH  the -test.bench patterns of the
+#                         three runs of a round (defaults below), e.g.
+#                         FAST_BENCH='^$' LATENCY_BENCH='^$' OUT=/tmp/x.md for
+#                         the client CPU alone
+#   POOL_META_ALLOCS=4    allocations the pool itself makes to put the trace
+#                         context in _meta (the map, its group, the
+#                         traceparent string and its interface box), from
+#                         `go tool pprof -sample_index=alloc_objects` of
+#                         BenchmarkCallToolClient/propagated
 #   BENCHSTAT=            benchstat command; default: benchstat if on PATH.
 #                         e.g. BENCHSTAT="go run golang.org/x/perf/cmd/benchstat@latest"
 # The whole run takes about 2-3 minutes on a 2-core machine.
@@ -33,10 +49,15 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-8}
 BENCHTIME=${BENCHTIME:-500ms}
 LATENCY_BENCHTIME=${LATENCY_BENCHTIME:-20x}
+CPU_BENCHTIME=${CPU_BENCHTIME:-3s}
 OUT=${OUT:-BENCHMARKS.md}
 BASE_EXTRA_ALLOCS=${BASE_EXTRA_ALLOCS:-46.4}
-FAST_BENCH='^Benchmark(Clock|Hit|HitParallel|CallTool|CallToolTracerCost|CallToolClientCPU|Execution)$'
-LATENCY_BENCH='^BenchmarkExecutionWithLatency$'
+BASE_REV=${BASE_REV:-}
+POOL_META_ALLOCS=${POOL_META_ALLOCS:-4}
+FAST_BENCH=${FAST_BENCH:-'^Benchmark(Clock|Hit|HitParallel|CallTool|CallToolTracerCost|CallToolClient|SpanSDK|Execution)$'}
+CPU_BENCH=${CPU_BENCH:-'^BenchmarkCallToolClientCPU(Idle)?$'}
+LATENCY_BENCH=${LATENCY_BENCH:-'^Benchmark(ExecutionWithLatency|LatencyFloor)$'}
+BASE_BENCH='^BenchmarkCallToolClientCPU$'
 
 die() { echo "bench-pool: $*" >&2; exit 1; }
 
@@ -54,18 +75,39 @@ trap 'rm -rf "$work"' EXIT
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 echo "bench-pool: building the pool test binary" >&2
 go test -c -o "$work/pool.test" ./pool || die "building ./pool benchmarks failed"
+base_short=
+if [[ -n "$BASE_REV" ]]; then
+	base_short=$(git rev-parse --short --verify -q "$BASE_REV^{commit}") || die "BASE_REV=$BASE_REV: not a commit of this repository"
+	echo "bench-pool: building the pool test binary of $base_short" >&2
+	mkdir "$work/base"
+	git archive "$base_short" | tar -x -C "$work/base" || die "git archive $base_short failed"
+	(cd "$work/base" && go test -c -o "$work/base.test" ./pool) || die "building ./pool benchmarks of $base_short failed"
+fi
 
 for ((r = 1; r <= ROUNDS; r++)); do
 	echo "bench-pool: round $r/$ROUNDS" >&2
 	out="$work/raw.$r"
+	base_out="$work/base-raw.$r"
+	run_base() {
+		[[ -n "$BASE_REV" ]] || return 0
+		(cd "$work/base/pool" && "$work/base.test" -test.run '^$' -test.bench "$BASE_BENCH" \
+			-test.benchmem -test.benchtime "$CPU_BENCHTIME" -test.count 1) >"$base_out" 2>&1 ||
+			{ cat "$base_out" >&2; die "round $r of $base_short failed (output above)"; }
+		grep -E '^Benchmark' "$base_out" | sed "s/^/$base_short: /" >&2 || true
+	}
+	# The baseline goes first in odd rounds and last in even ones.
+	((r % 2 == 0)) || run_base
 	(
 		cd pool
 		"$work/pool.test" -test.run '^$' -test.bench "$FAST_BENCH" \
 			-test.benchmem -test.benchtime "$BENCHTIME" -test.count 1
+		"$work/pool.test" -test.run '^$' -test.bench "$CPU_BENCH" \
+			-test.benchmem -test.benchtime "$CPU_BENCHTIME" -test.count 1
 		"$work/pool.test" -test.run '^$' -test.bench "$LATENCY_BENCH" \
 			-test.benchmem -test.benchtime "$LATENCY_BENCHTIME" -test.count 1
 	) >"$out" 2>&1 || { cat "$out" >&2; die "round $r failed (output above)"; }
 	grep -E '^Benchmark' "$out" >&2 || true
+	((r % 2 == 1)) || run_base
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
@@ -92,11 +134,16 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # GOMAXPROCS as the benchmarks saw it: the -N suffix of their names.
 procs=$(grep -m1 -oE '^Benchmark[^[:space:]]*-[0-9]+' "$work/raw.1" | sed 's/.*-//')
 
+base_files=()
+[[ -z "$BASE_REV" ]] || base_files=("$work"/base-raw.*)
+
 # The section, computed from the per-round outputs.
 awk -v rounds="$ROUNDS" -v benchtime="$BENCHTIME" -v latbench="$LATENCY_BENCHTIME" \
 	-v nproc="$(nproc)" -v procs="${procs:-unknown}" -v gover="$(go env GOVERSION)" -v goos="$(go env GOOS)/$(go env GOARCH)" \
+	-v cpubench="$CPU_BENCH" -v cpubenchtime="$CPU_BENCHTIME" \
 	-v cpu="$cpu" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v commit="$commit" \
 	-v load_start="$load_start" -v load_end="$load_end" -v base_extra="$BASE_EXTRA_ALLOCS" \
+	-v base_rev="$base_short" -v pool_meta="$POOL_META_ALLOCS" \
 	-v fast="$FAST_BENCH" -v slow="$LATENCY_BENCH" -v q="'" '
 function isort(a, n,    i, j, v) {
 	for (i = 2; i <= n; i++) {
@@ -138,10 +185,11 @@ function ratio(num, den,    a, n, r) {
 	return n ? median(a, n) : ""
 }
 function verdict(ok) { return ok ? "met" : "**missed**" }
-FNR == 1 { np = split(FILENAME, p, "."); round = p[np] + 0 }
+FNR == 1 { np = split(FILENAME, p, "."); round = p[np] + 0; isbase = FILENAME ~ /\/base-raw\.[0-9]+$/ }
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
-	if (!(name in seen)) { seen[name] = 1; order[++nb] = name }
+	if (isbase) name = "base:" name
+	if (!(name in seen) && !isbase) { seen[name] = 1; order[++nb] = name }
 	for (i = 3; i < NF; i += 2) {
 		unit = $(i+1)
 		if (unit == "ns/op") unit = "ns"
@@ -154,7 +202,7 @@ END {
 	if (nb == 0) { print "bench-pool: no benchmark results" > "/dev/stderr"; exit 1 }
 	print "## Pool"
 	print ""
-	print "Generated by `scripts/bench-pool.sh` from the Go benchmarks in `pool/bench_test.go`;"
+	print "Generated by `scripts/bench-pool.sh` from the Go benchmarks in `pool/bench*_test.go`;"
 	print "rerun the script rather than editing this section. Speed is reported as ratios"
 	print "against baselines measured in the same run, never as timed assertions in tests."
 	print ""
@@ -167,9 +215,10 @@ END {
 	print "Reproduce:"
 	print ""
 	print "```sh"
-	printf "ROUNDS=%d BENCHTIME=%s LATENCY_BENCHTIME=%s scripts/bench-pool.sh\n", rounds, benchtime, latbench
+	printf "%sROUNDS=%d BENCHTIME=%s CPU_BENCHTIME=%s LATENCY_BENCHTIME=%s scripts/bench-pool.sh\n", base_rev == "" ? "" : "BASE_REV=" base_rev " ", rounds, benchtime, cpubenchtime, latbench
 	print "# which builds `go test -c ./pool` once and runs, in each round, from pool/:"
 	printf "#   pool.test -test.run %s -test.bench %s -test.benchmem -test.benchtime %s\n", q "^$" q, q fast q, benchtime
+	printf "#   pool.test -test.run %s -test.bench %s -test.benchmem -test.benchtime %s\n", q "^$" q, q cpubench q, cpubenchtime
 	printf "#   pool.test -test.run %s -test.bench %s -test.benchmem -test.benchtime %s\n", q "^$" q, q slow q, latbench
 	print "```"
 	print ""
@@ -202,17 +251,61 @@ END {
 	if (stat(cc, "untraced-cpu-ns/call")) {
 		print "`" cc "` runs the fixture in another process (this test binary re-executed),"
 		print "so the process CPU time (rusage, user + system) and allocations belong to the"
-		print "client alone; blocks of 20 calls alternate between the two pools (median over rounds):"
+		print "client alone; blocks of 20 calls alternate between the two pools (median over rounds,"
+		print "min – max in brackets):"
 		print ""
 		print "| per CallTool, server in another process | untraced | traced (SDK tracer) | traced / untraced |"
 		print "|---|---:|---:|---:|"
 		stat(cc, "untraced-cpu-ns/call"); c1 = m
 		stat(cc, "traced-cpu-ns/call"); c2 = m
-		stat(cc, "cpu-ratio"); cr = m
-		printf "| client CPU per call | %s | %s | %.3fx |\n", dur(c1), dur(c2), cr
+		stat(cc, "cpu-ratio"); cr = m; crlo = lo; crhi = hi
+		printf "| client CPU per call | %s | %s | %.3fx (%.3fx – %.3fx) |\n", dur(c1), dur(c2), cr, crlo, crhi
 		stat(cc, "untraced-allocs/call"); a1 = m
 		stat(cc, "traced-allocs/call"); a2 = m
 		printf "| client allocations per call | %.1f | %.1f | %+.1f |\n", a1, a2, a2 - a1
+		if (stat(cc, "propagated-cpu-ratio")) {
+			pcr = m; pcrlo = lo; pcrhi = hi
+			stat(cc, "propagated-allocs/call"); pa1 = m
+			printf "| the trace context in `_meta` only, no spans (a remote parent, no tracer): CPU / untraced, allocations | | | %.3fx (%.3fx – %.3fx), %+.1f |\n", pcr, pcrlo, pcrhi, pa1 - a1
+		}
+		if (stat(cc, "sync-cpu-ratio"))
+			printf "| traced with a synchronous span processor instead of the batch one: CPU / untraced | | | %.3fx (%.3fx – %.3fx) |\n", m, lo, hi
+		ci = cc "Idle"
+		if (stat(ci, "cpu-ratio")) {
+			icr = m; icrlo = lo; icrhi = hi
+			stat(ci, "propagated-cpu-ratio"); ipr = m; iprlo = lo; iprhi = hi
+			printf "| `%s` (server answers after 1 ms, so the client parks while it waits): traced / untraced; `_meta` only / untraced | | | %.3fx (%.3fx – %.3fx); %.3fx (%.3fx – %.3fx) |\n", ci, icr, icrlo, icrhi, ipr, iprlo, iprhi
+		}
+		print ""
+		if (base_rev != "" && stat("base:" cc, "cpu-ratio")) {
+			bcr = m; bcrlo = lo; bcrhi = hi
+			stat("base:" cc, "traced-allocs/call"); bta = m
+			stat("base:" cc, "untraced-allocs/call"); bua = m
+			print "Before and after, the same benchmark of commit " base_rev " built and run in every"
+			print "round next to this tree’s (which goes first alternating):"
+			print ""
+			print "| per CallTool, client only | before (" base_rev ") | after |"
+			print "|---|---:|---:|"
+			printf "| client CPU traced / untraced, median (min – max) | %.3fx (%.3fx – %.3fx) | %.3fx (%.3fx – %.3fx) |\n", bcr, bcrlo, bcrhi, cr, crlo, crhi
+			printf "| allocations tracing adds per call | %+.1f | %+.1f |\n", bta - bua, a2 - a1
+			print ""
+		}
+	}
+	cl = "BenchmarkCallToolClient/"
+	sd = "BenchmarkSpanSDK/"
+	if (stat(cl "traced", "allocs") && stat(sd "start-attrs", "allocs")) {
+		stat(cl "untraced", "allocs"); u = m; stat(cl "propagated", "allocs"); pr = m; stat(cl "traced", "allocs"); tr = m
+		stat(sd "bare", "allocs"); sb = m; stat(sd "start-attrs", "allocs"); sa = m; stat(sd "start-attrs+set", "allocs"); ss = m
+		spans_sdk = 2 * sa + ss
+		print "Where the allocations tracing adds to a call go (`" cl "*`, one side at a time, server in"
+		print "another process, exact counts; `" sd "*`: the OpenTelemetry SDK alone, no pool):"
+		print ""
+		print "| allocations per call | count | whose |"
+		print "|---|---:|---|"
+		printf "| tracing adds in all (traced − untraced) | %+d | |\n", tr - u
+		printf "| three span records: invoke and call_tool start with attributes (%d each), acquire also sets its outcome after start (%d); a bare span is %d | %d | OpenTelemetry SDK: the span, the context holding it, the snapshot at End, the copy of the start attributes into the config and into the span, the growth of the span’s attributes on SetAttributes |\n", sa, ss, sb, spans_sdk
+		printf "| the trace context in `_meta` (propagated − untraced) | %d | the MCP SDK client encoding the `_meta` map and decoding it again to read the protocol version: %d; the pool: %d (the map, its group, the traceparent string and its interface box) |\n", pr - u, pr - u - pool_meta, pool_meta
+		printf "| the rest: what the pool adds for its spans | %+d | the pool (start options, attribute slices, names are prebuilt per key, tool and session) |\n", (tr - u) - spans_sdk - (pr - u)
 		print ""
 	}
 	print "### Ratios against goals"
@@ -252,31 +345,53 @@ END {
 		if (ub != "") why = why sprintf(" (an untraced call already allocates %s, a 32 KiB buffer per JSON message the SDK decodes, so the GC runs nearly all the time)", bytes(ub))
 		printf "| real SDK tracer on a loopback CallTool, paired median wall time: traced / untraced − 1 | %+.1f%% | ≤ +5%% | %s | %s |\n", over, verdict(over <= 5), why
 	}
-	if (stat(cc, "cpu-ratio")) printf "| client CPU per traced call, server in another process: traced / untraced | %.3fx | ≤ 1.05x | %s | %s |\n", m, verdict(m <= 1.05), \
-		"the three spans per call the OpenTelemetry SDK records (invoke, acquire, call_tool: span records, attribute copies, the snapshots of the batch processor) and the larger `_meta` the SDK client encodes; the part of the pool itself (start options, the trace-context copy of `_meta`) is prebuilt or one map per call"
+	if (stat(cc, "cpu-ratio")) {
+		cr = m; crlo = lo; crhi = hi
+		why = sprintf("per-round ratios spread %.3fx – %.3fx: rusage CPU on a shared 2-core VM (load stated above), and no instruction counter to check it against (`perf stat -e instructions`: not supported in this VM; valgrind 3.19 stops at the RDTSCP the Go runtime executes)", crlo, crhi)
+		if (pcr != "") why = why sprintf(". The trace context in `_meta` alone, with no span at all, costs %.3fx (the MCP SDK client encodes the `_meta` map and decodes the params again to read a protocol version from it, into a 64-slot map, 4.7 KiB per call)", pcr)
+		stat(cc, "untraced-cpu-ns/call"); ucpu = m
+		if (stat(sd "start-attrs", "ns")) {
+			t1 = m; stat(sd "start-attrs+set", "ns"); t2 = m
+			why = why sprintf(". The OpenTelemetry SDK’s three spans alone take %s (`%s*` in a tight loop, the SDK with no pool), %.1f%% of an untraced call’s client CPU; what the spans cost above that inside a call (the garbage collector, cold caches between calls) is within the spread of this measurement, and a synchronous span processor is no cheaper than the batch one. The pool’s own share of the allocations is now the `_meta` map alone", dur(2 * t1 + t2), sd, 100 * (2 * t1 + t2) / ucpu)
+		}
+		printf "| client CPU per traced call, server in another process: traced / untraced | %.3fx | ≤ 1.05x | %s | %s |\n", cr, verdict(cr <= 1.05), why
+	}
 	if (stat(cc, "traced-allocs/call")) {
 		ta2 = m; stat(cc, "untraced-allocs/call"); extra = ta2 - m
-		printf "| allocations tracing adds per call, client only | %+.1f | ≤ %.1f (half of %.1f) | %s | %s |\n", extra, base_extra / 2, base_extra, verdict(extra <= base_extra / 2), \
-			"about ten per span belong to the SDK itself (span record, attribute and event slices, the end snapshot); prebuilt start options and one `_meta` map cut three"
+		why = "see the table above"
+		if (spans_sdk != "") why = sprintf("what is left is outside the pool: %d in the OpenTelemetry SDK’s three span records (%d for a bare span, %d with start attributes) and %d in the MCP SDK client encoding `_meta` and decoding it again; the pool’s own share is %d (the `_meta` map with the traceparent) %+d (its spans, whose options are prebuilt)", spans_sdk, sb, sa, pr - u - pool_meta, pool_meta, (tr - u) - spans_sdk - (pr - u))
+		printf "| allocations tracing adds per call, client only | %+.1f | ≤ %.1f (half of %.1f) | %s | %s |\n", extra, base_extra / 2, base_extra, verdict(extra <= base_extra / 2), why
 	}
 	# The floor of a pooled two-call execution at 20 ms per request: two
 	# round trips (the two tools/call), plus the time the same execution
-	# takes on loopback (server and client work), per round.
-	n = 0
-	for (r = 1; r <= rounds; r++)
-		if ((r, "BenchmarkExecutionWithLatency/pooled", "ns") in v && (r, "BenchmarkExecution/pooled", "ns") in v)
+	# takes on loopback (server and client work), per round; and the same
+	# with the two 20 ms timers as this machine fires them
+	# (BenchmarkLatencyFloor), which shows the machine’s share.
+	n = 0; n2 = 0
+	for (r = 1; r <= rounds; r++) {
+		if ((r, "BenchmarkExecutionWithLatency/pooled", "ns") in v && (r, "BenchmarkExecution/pooled", "ns") in v) {
 			fa[++n] = v[r, "BenchmarkExecutionWithLatency/pooled", "ns"] / (2 * 20e6 + v[r, "BenchmarkExecution/pooled", "ns"])
+			if ((r, "BenchmarkLatencyFloor", "ns") in v)
+				fb[++n2] = v[r, "BenchmarkExecutionWithLatency/pooled", "ns"] / (v[r, "BenchmarkLatencyFloor", "ns"] + v[r, "BenchmarkExecution/pooled", "ns"])
+		}
+	}
 	if (n) {
 		fr = median(fa, n)
-		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr <= 1.05), \
-			"a pooled execution makes exactly the two tools/call requests it must; what is left above the floor is scheduling on the shared machine"
+		stat("BenchmarkExecutionWithLatency/pooled", "http-requests/op"); reqs = m
+		why = "a pooled execution makes exactly the two tools/call requests it must"
+		if (reqs != "") why = sprintf("a pooled execution makes %s HTTP requests per execution (the fixture counts them), the two tools/call it must", reqs)
+		if (n2 && stat("BenchmarkLatencyFloor", "ns")) {
+			lf = m
+			why = why sprintf("; part of what is left above the floor is the machine: two bare 20 ms timers take %s here (`BenchmarkLatencyFloor`, %.3fx their 40 ms). Against that measured floor plus the loopback execution the pooled execution is %.3fx; the rest is most likely the wake-ups between the server’s timer and the caller (server handler, network poller, the SDK’s reader goroutine, the caller), each a scheduling delay on a loaded machine that a bare timer does not pay (not measured separately)", dur(lf), lf / 40e6, median(fb, n2))
+		} else why = why "; what is left above the floor is scheduling on the shared machine"
+		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr <= 1.05), why
 	}
 	pl = ratio("BenchmarkExecutionWithLatency/fresh", "BenchmarkExecutionWithLatency/pooled")
 	if (pl != "") printf "\nFor comparison, a fresh dial per call takes %.2fx the pooled execution at 20 ms per request (8 requests against 2, so at most 4x).\n", pl
 	print ""
 	print "A fresh dial per call also breaks session continuity: in the `fresh` runs"
 	print "`get_workspace` answers \"no workspace selected\", which the benchmark checks."
-}' "$work"/raw.* >"$work/section.md" || die "computing the results failed"
+}' "$work"/raw.* "${base_files[@]}" >"$work/section.md" || die "computing the results failed"
 
 # Rewrite only the "## Pool" section: re-read the file now, since others
 # write their own sections of it.
