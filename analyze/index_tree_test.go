@@ -1,19 +1,15 @@
 package analyze
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/internal/hostile"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -149,18 +145,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 // loadShape loads a hostile shape of n spans through Load, as the CLI does.
 func loadShape(t testing.TB, shape string, n int64, opts IndexOptions) *Index {
 	t.Helper()
-	s, err := hostile.ShapeByName(shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := hostile.WriteShape(&buf, s, n); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), shape+"."+s.Ext)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeShape(t, shape, n)
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: opts})
 	if err != nil {
 		t.Fatal(err)
