@@ -146,19 +146,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // independent runs of the binary: overlap their start-up
 			code, out, errOut := runBinary(t, bin, nil, c.args...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
-			}
-			for _, w := range c.stdout {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
-			for _, w := range c.stderr {
-				if !strings.Contains(errOut, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errOut)
-				}
-			}
+			wantOutcome(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})
 	}
 
@@ -275,5 +263,24 @@ func TestDemoDumpPassesTheGateAndPerCallFailsIt(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// wantOutcome fails t unless a CLI run exited with code and its stdout and
+// stderr contain every wanted fragment; it shows both streams on failure.
+func wantOutcome(t *testing.T, gotCode int, out, errOut string, code int, stdout, stderr []string) {
+	t.Helper()
+	if gotCode != code {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", gotCode, code, out, errOut)
+	}
+	for _, w := range stdout {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+	for _, w := range stderr {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
 	}
 }

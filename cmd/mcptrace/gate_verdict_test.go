@@ -83,19 +83,7 @@ func TestCheckIsNeverGreenOnMissingOrDamagedData(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", c.args...)
-			if code != c.code {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
-			}
-			for _, w := range c.stdout {
-				if !strings.Contains(out, w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out)
-				}
-			}
-			for _, w := range c.stderr {
-				if !strings.Contains(errOut, w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errOut)
-				}
-			}
+			wantOutcome(t, code, out, errOut, c.code, c.stdout, c.stderr)
 		})
 	}
 }
