@@ -18,7 +18,7 @@ import (
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/profiling"
-	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 func init() { subcommands = append(subcommands, newDemoCmd) }
@@ -257,20 +257,20 @@ func startProfiling(cmd *cobra.Command, f demoFlags) (func() error, error) {
 // --duration passes or the command's context is cancelled (SIGINT).
 func runLiveDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	stderr := cmd.ErrOrStderr()
-	cfg := spans.Config{ServiceName: dashboards.DefaultPyroscopeService}
+	cfg := telemetry.Config{ServiceName: dashboards.DefaultPyroscopeService}
 	if f.outSet && f.out != "" {
-		cfg.Exporter, cfg.FilePath = spans.ExporterFile, f.out
+		cfg.Exporter, cfg.FilePath = telemetry.ExporterFile, f.out
 	}
-	var exp *spans.PrometheusExporter
+	var exp *telemetry.PrometheusExporter
 	if f.metricsAddr != "" {
-		if exp, err = spans.NewPrometheusExporter(); err != nil {
+		if exp, err = telemetry.NewPrometheusExporter(); err != nil {
 			return err
 		}
 		cfg.MetricReaders = []sdkmetric.Reader{exp.Reader}
 	}
-	tel, err := spans.Setup(cmd.Context(), cfg)
+	tel, err := telemetry.Setup(cmd.Context(), cfg)
 	if err != nil {
-		if errors.Is(err, spans.ErrInvalidConfig) {
+		if errors.Is(err, telemetry.ErrInvalidConfig) {
 			return usageErrorf("%v", err)
 		}
 		return err
@@ -283,8 +283,8 @@ func runLiveDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		}
 	}()
 	if exp != nil {
-		srv, err := spans.ServeMetrics(f.metricsAddr, exp.Handler)
-		if errors.Is(err, spans.ErrMetricsAddr) {
+		srv, err := telemetry.ServeMetrics(f.metricsAddr, exp.Handler)
+		if errors.Is(err, telemetry.ErrMetricsAddr) {
 			return usageErrorf("--metrics-addr: %v", err)
 		}
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // Mode is how the workload reaches the server.
@@ -146,7 +147,7 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 		if rerr != nil {
 			return res, fmt.Errorf("demo resource: %w", rerr)
 		}
-		opts = append(opts, sdktrace.WithResource(r), sdktrace.WithBatcher(spans.NewFileExporter(cfg.Dump)))
+		opts = append(opts, sdktrace.WithResource(r), sdktrace.WithBatcher(telemetry.NewFileExporter(cfg.Dump)))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	defer func() {
