@@ -316,8 +316,10 @@ func runLiveDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp *tel
 	cfg := telemetry.Config{ServiceName: dashboards.DefaultPyroscopeService}
 	if otlp != nil {
 		// Shutting the telemetry down flushes the batch into the exporter
-		// and shuts it down.
-		cfg.SpanProcessors = []sdktrace.SpanProcessor{sdktrace.NewBatchSpanProcessor(otlp)}
+		// and shuts it down. Blocking: a demo waits for a slow receiver
+		// rather than drop spans (a dead one fails fast, see
+		// telemetry.OTLPTraceExporter), so its count equals the dump's.
+		cfg.SpanProcessors = []sdktrace.SpanProcessor{sdktrace.NewBatchSpanProcessor(otlp, sdktrace.WithBlocking())}
 	}
 	if f.outSet && f.out != "" {
 		cfg.Exporter, cfg.FilePath = telemetry.ExporterFile, f.out

@@ -74,7 +74,7 @@ type Config struct {
 	Dump io.Writer
 	// Exporter, if set, also receives every span of the run (the CLI's
 	// OTLP exporter, so a collector sees the demo live), batched like the
-	// dump. The demo flushes it at the end of each mode but never shuts it
+	// dump, never dropping a span on a full queue. The demo flushes it at the end of each mode but never shuts it
 	// down: it spans the modes, and the caller owns it.
 	Exporter sdktrace.SpanExporter
 	// Progress, if set, is called after each execution.
@@ -155,7 +155,9 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 		opts = append(opts, sdktrace.WithBatcher(telemetry.NewFileExporter(cfg.Dump)))
 	}
 	if cfg.Exporter != nil {
-		opts = append(opts, sdktrace.WithBatcher(keepOpen{cfg.Exporter}))
+		// Blocking, as the dump: the demo waits for a slow receiver rather
+		// than drop spans, so what it sends equals what it dumps.
+		opts = append(opts, sdktrace.WithBatcher(keepOpen{cfg.Exporter}, sdktrace.WithBlocking()))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	defer func() {
