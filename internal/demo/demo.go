@@ -74,8 +74,9 @@ type Config struct {
 	Dump io.Writer
 	// Exporter, if set, also receives every span of the run (the CLI's
 	// OTLP exporter, so a collector sees the demo live), batched like the
-	// dump, never dropping a span on a full queue. The demo flushes it at the end of each mode but never shuts it
-	// down: it spans the modes, and the caller owns it.
+	// dump and, like it, never dropping a span on a full queue. The demo
+	// flushes it at the end of each mode but never shuts it down: it spans
+	// the modes, and the caller owns it.
 	Exporter sdktrace.SpanExporter
 	// Progress, if set, is called after each execution.
 	Progress func(mode Mode, done, total int)
