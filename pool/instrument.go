@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"maps"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -551,24 +552,24 @@ func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.
 	}
 }
 
-// injectMeta returns meta plus the W3C trace context of ctx, so the server
-// can join the caller's trace. The caller's map is never modified. The
-// traceparent is written straight from the span context (it is a fixed
-// format: see traceparent), into the one map a traced call allocates.
-func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
+// injectMeta returns the _meta a call sends: a copy of the caller's meta
+// plus the W3C trace context of ctx (when it has one, so the server can
+// join the caller's trace), in buf's map (see callBuf). The caller's map is
+// never modified, neither here nor by the SDK, which adds the 2026-07-28
+// revision's per-request keys to the map it is given. An empty result goes
+// out as no _meta at all (omitempty), as before. The traceparent is written
+// straight from the span context into buf (see traceparentValue), so a
+// traced call allocates nothing of its own for it.
+func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta, buf *callBuf) mcp.Meta {
+	out := buf.meta
+	maps.Copy(out, meta)
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		return meta
+		return out
 	}
-	n := len(meta) + 1
-	ts := sc.TraceState()
-	if ts.Len() > 0 {
-		n++
-	}
-	out := make(mcp.Meta, n)
-	maps.Copy(out, meta)
-	out[traceparentKey] = traceparent(sc)
-	if ts.Len() > 0 {
+	buf.traceparent.set(sc)
+	out[traceparentKey] = &buf.traceparent
+	if ts := sc.TraceState(); ts.Len() > 0 {
 		out[tracestateKey] = ts.String()
 	}
 	return out
@@ -580,13 +581,18 @@ const (
 	tracestateKey  = "tracestate"
 )
 
-// traceparent encodes sc as a W3C traceparent, version 00:
-// "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>", keeping only the
-// flags the spec defines (sampled, random), exactly as
-// propagation.TraceContext.Inject does but into one fixed buffer, with
-// no builder, carrier or interface call.
-func traceparent(sc trace.SpanContext) string {
-	var b [55]byte
+// traceparentValue is a W3C traceparent, version 00:
+// "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>", in a fixed buffer.
+// The _meta map holds a pointer to it, which fits an interface without the
+// box a string needs, and encoding/json writes it as the JSON string it
+// returns from MarshalText (copying it), exactly as
+// propagation.TraceContext.Inject would write the string.
+type traceparentValue struct{ b [55]byte }
+
+// set encodes sc, keeping only the flags the spec defines (sampled,
+// random), as propagation.TraceContext.Inject does.
+func (v *traceparentValue) set(sc trace.SpanContext) {
+	b := &v.b
 	tid, sid := sc.TraceID(), sc.SpanID()
 	b[0], b[1], b[2] = '0', '0', '-'
 	hex.Encode(b[3:35], tid[:])
@@ -595,7 +601,48 @@ func traceparent(sc trace.SpanContext) string {
 	b[52] = '-'
 	flags := [1]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))}
 	hex.Encode(b[53:55], flags[:])
-	return string(b[:])
+}
+
+// MarshalText returns the traceparent. The slice is v's own buffer, valid
+// until v is set again: encoding/json copies it at once.
+func (v *traceparentValue) MarshalText() ([]byte, error) { return v.b[:], nil }
+
+// String returns the traceparent, for printing.
+func (v *traceparentValue) String() string { return string(v.b[:]) }
+
+// callBuf is what Lease.CallTool lends the SDK for one call: the params it
+// sends (a copy of the caller's) and, when traced, their _meta map holding
+// the trace context. The SDK is done with both when ClientSession.CallTool
+// returns: go-sdk v1.8.0 encodes the params into the JSON-RPC request
+// synchronously (jsonrpc2.Connection.Call, NewCall, before the write), and
+// keeps only those bytes; the 2026-07-28 revision's per-request _meta
+// (mcp.injectRequestMeta) is written into this map before that encoding.
+// So the buffers are recycled through callBufs, and a call allocates
+// neither the params nor the map.
+type callBuf struct {
+	params      mcp.CallToolParams
+	meta        mcp.Meta
+	traceparent traceparentValue
+}
+
+// maxRecycledMeta bounds the _meta maps kept for reuse: a caller's
+// unusually large _meta is not held on to after its call.
+const maxRecycledMeta = 16
+
+var callBufs = sync.Pool{New: func() any { return &callBuf{meta: make(mcp.Meta, 4)} }}
+
+// getCallBuf returns an empty callBuf.
+func getCallBuf() *callBuf { return callBufs.Get().(*callBuf) }
+
+// putCallBuf empties b, so it holds nothing of the caller's, and recycles
+// it. b must not be used after.
+func putCallBuf(b *callBuf) {
+	b.params = mcp.CallToolParams{}
+	if len(b.meta) > maxRecycledMeta {
+		return
+	}
+	clear(b.meta)
+	callBufs.Put(b)
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {
