@@ -17,9 +17,12 @@ package pool_test
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +33,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // benchLatency is the round trip the fixture emulates in
@@ -402,8 +406,11 @@ func medianDuration(ds []time.Duration) time.Duration {
 }
 
 // BenchmarkExecution measures one two-call execution (select_workspace then
-// get_workspace) on the loopback fixture, pooled and with a fresh dial per
-// call. It reports the cost of dialing per call when the network is free.
+// get_workspace) on the loopback fixture, pooled, with a fresh dial per
+// call, and on one bare SDK session with no pool (sdk-session, what the
+// pool adds is pooled over it). It reports the cost of dialing per call
+// when the network is free, the HTTP requests and the TCP dials per
+// execution.
 func BenchmarkExecution(b *testing.B) {
 	benchExecution(b, fixtures.Options{})
 }
@@ -435,24 +442,51 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 	for _, tc := range []struct {
 		name          string
 		maxIdle       int
+		sdk           bool   // the two calls on one bare SDK session, no pool
 		wantWorkspace string // what get_workspace answers
 	}{
 		// One session for both calls: the selection is seen.
-		{"pooled", 0, "workspace:" + fixtures.DefaultWorkspace},
+		{"pooled", 0, false, "workspace:" + fixtures.DefaultWorkspace},
 		// A session per call: the second call lands in a new session and
 		// sees no selection, the bug pooling exists to fix.
-		{"fresh", -1, fixtures.NoWorkspace},
+		{"fresh", -1, false, fixtures.NoWorkspace},
+		// The pooled execution's floor in software: the same two calls on
+		// one SDK session dialed once (pinned version, no standalone SSE,
+		// as the pool dials), with no pool, no lease and no spans.
+		// pooled / sdk-session is what the pool adds to an execution.
+		{"sdk-session", 0, true, "workspace:" + fixtures.DefaultWorkspace},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			e := newBenchEnv(b, fo, pool.Options{MaxIdlePerKey: tc.maxIdle})
+			// Every side dials its TCP connections through dials, so
+			// that a connection opened because the previous response's
+			// was not back in the idle list yet shows as tcp-dials/op.
+			var dials atomic.Int64
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.MaxIdleConnsPerHost = 2
+			dialer := &net.Dialer{}
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return dialer.DialContext(ctx, network, addr)
+			}
+			b.Cleanup(tr.CloseIdleConnections)
+			e := newBenchEnv(b, fo, pool.Options{MaxIdlePerKey: tc.maxIdle, HTTPTransport: tr})
 			ctx := context.Background()
 			sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
 			get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
+			callTool := func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+				return e.pool.CallTool(ctx, e.target, params)
+			}
+			if tc.sdk {
+				cs := sdkSession(b, e.srv.URL(), tr)
+				callTool = func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+					return cs.CallTool(ctx, params)
+				}
+			}
 			execute := func() {
-				if _, err := e.pool.CallTool(ctx, e.target, sel); err != nil {
+				if _, err := callTool(sel); err != nil {
 					b.Fatalf("%s: %v", sel.Name, err)
 				}
-				res, err := e.pool.CallTool(ctx, e.target, get)
+				res, err := callTool(get)
 				if err != nil {
 					b.Fatalf("%s: %v", get.Name, err)
 				}
@@ -465,6 +499,7 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			execute()
 			runs := 1
 			before := len(e.srv.Requests())
+			dials0 := dials.Load()
 			b.ReportAllocs()
 			for b.Loop() {
 				execute()
@@ -475,6 +510,7 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			// round trips an execution pays (2 when pooled: the two
 			// tools/call), which bench-pool.sh builds the floor from.
 			b.ReportMetric(float64(len(e.srv.Requests())-before)/float64(runs-1), "http-requests/op")
+			b.ReportMetric(float64(dials.Load()-dials0)/float64(runs-1), "tcp-dials/op")
 			// The comparison is one handshake in all against one per call.
 			want := 1
 			if tc.maxIdle < 0 {
@@ -485,4 +521,23 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			}
 		})
 	}
+}
+
+// sdkSession dials one SDK client session to url as the pool dials its
+// sessions (the revision pinned, no standalone SSE stream, no retries),
+// closed by b.Cleanup.
+func sdkSession(b *testing.B, url string, tr http.RoundTripper) *mcp.ClientSession {
+	b.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:             url,
+		HTTPClient:           &http.Client{Transport: tr},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: spans.ProtocolLegacy})
+	if err != nil {
+		b.Fatalf("connect an SDK session: %v", err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
 }

@@ -386,8 +386,20 @@ END {
 		if (reqs != "") why = sprintf("a pooled execution makes %s HTTP requests per execution (the fixture counts them), the two tools/call it must", reqs)
 		if (n2 && stat("BenchmarkLatencyFloor", "ns")) {
 			lf = m
-			why = why sprintf("; part of what is left above the floor is the machine: two bare 20 ms timers take %s here (`BenchmarkLatencyFloor`, %.3fx their 40 ms). Against that measured floor plus the loopback execution the pooled execution is %.3fx; the rest is most likely the wake-ups between the server’s timer and the caller (server handler, network poller, the SDK’s reader goroutine, the caller), each a scheduling delay on a loaded machine that a bare timer does not pay (not measured separately)", dur(lf), lf / 40e6, median(fb, n2))
+			why = why sprintf("; part of what is left above the floor is the machine: two bare 20 ms timers take %s here (`BenchmarkLatencyFloor`, %.3fx their 40 ms). Against that measured floor plus the loopback execution the pooled execution is %.3fx", dur(lf), lf / 40e6, median(fb, n2))
 		} else why = why "; what is left above the floor is scheduling on the shared machine"
+		# What the pool adds: the same two calls on one bare SDK session.
+		ns = 0
+		for (r = 1; r <= rounds; r++)
+			if ((r, "BenchmarkExecutionWithLatency/sdk-session", "ns") in v && (r, "BenchmarkExecution/sdk-session", "ns") in v)
+				fs[++ns] = v[r, "BenchmarkExecutionWithLatency/sdk-session", "ns"] / (2 * 20e6 + v[r, "BenchmarkExecution/sdk-session", "ns"])
+		ps = ratio("BenchmarkExecutionWithLatency/pooled", "BenchmarkExecutionWithLatency/sdk-session")
+		if (ps != "" && ns) {
+			stat("BenchmarkExecutionWithLatency/pooled", "tcp-dials/op"); td = m
+			dialtxt = td == "" ? "TCP dials per execution not measured" : sprintf("%s TCP dials per pooled execution", td)
+			if (td != "" && td == 0) dialtxt = dialtxt ": every request rides the kept-alive connection"
+			why = why sprintf(". The pool’s share of the rest is what `BenchmarkExecutionWithLatency/pooled` takes over `sdk-session`, the same two calls on one bare SDK session with no pool, lease or span: %.3fx (median of per-round ratios; %s), while the bare SDK session is itself %.3fx of its floor. The pool’s call path adds no goroutine, timer or request of its own (acquire and release are a mutex each); the wake-ups left are the MCP SDK’s and the server’s: per response the SDK client reads the body in a new goroutine, hands the message over a channel to the connection’s reader goroutine, which wakes the caller, and the server side hands each request between its own goroutines, each a scheduling delay on a loaded machine that a bare timer does not pay", ps, dialtxt, median(fs, ns))
+		} else if (n2) why = why "; the rest is most likely the wake-ups between the server’s timer and the caller (server handler, network poller, the SDK’s reader goroutine, the caller), each a scheduling delay on a loaded machine that a bare timer does not pay (not measured separately)"
 		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr <= 1.05), why
 	}
 	pl = ratio("BenchmarkExecutionWithLatency/fresh", "BenchmarkExecutionWithLatency/pooled")
