@@ -406,11 +406,9 @@ func medianDuration(ds []time.Duration) time.Duration {
 }
 
 // BenchmarkExecution measures one two-call execution (select_workspace then
-// get_workspace) on the loopback fixture, pooled, with a fresh dial per
-// call, and on one bare SDK session with no pool (sdk-session, what the
-// pool adds is pooled over it). It reports the cost of dialing per call
-// when the network is free, the HTTP requests and the TCP dials per
-// execution.
+// get_workspace) on the loopback fixture, pooled and with a fresh dial per
+// call. It reports the cost of dialing per call when the network is free,
+// and the HTTP requests and TCP dials per execution.
 func BenchmarkExecution(b *testing.B) {
 	benchExecution(b, fixtures.Options{})
 }
@@ -442,19 +440,13 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 	for _, tc := range []struct {
 		name          string
 		maxIdle       int
-		sdk           bool   // the two calls on one bare SDK session, no pool
 		wantWorkspace string // what get_workspace answers
 	}{
 		// One session for both calls: the selection is seen.
-		{"pooled", 0, false, "workspace:" + fixtures.DefaultWorkspace},
+		{"pooled", 0, "workspace:" + fixtures.DefaultWorkspace},
 		// A session per call: the second call lands in a new session and
 		// sees no selection, the bug pooling exists to fix.
-		{"fresh", -1, false, fixtures.NoWorkspace},
-		// The pooled execution's floor in software: the same two calls on
-		// one SDK session dialed once (pinned version, no standalone SSE,
-		// as the pool dials), with no pool, no lease and no spans.
-		// pooled / sdk-session is what the pool adds to an execution.
-		{"sdk-session", 0, true, "workspace:" + fixtures.DefaultWorkspace},
+		{"fresh", -1, fixtures.NoWorkspace},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// Every side dials its TCP connections through dials, so
@@ -473,20 +465,11 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			ctx := context.Background()
 			sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
 			get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
-			callTool := func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-				return e.pool.CallTool(ctx, e.target, params)
-			}
-			if tc.sdk {
-				cs := sdkSession(b, e.srv.URL(), tr)
-				callTool = func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-					return cs.CallTool(ctx, params)
-				}
-			}
 			execute := func() {
-				if _, err := callTool(sel); err != nil {
+				if _, err := e.pool.CallTool(ctx, e.target, sel); err != nil {
 					b.Fatalf("%s: %v", sel.Name, err)
 				}
-				res, err := callTool(get)
+				res, err := e.pool.CallTool(ctx, e.target, get)
 				if err != nil {
 					b.Fatalf("%s: %v", get.Name, err)
 				}
@@ -521,6 +504,67 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			}
 		})
 	}
+}
+
+// BenchmarkExecutionPoolOverSDK measures what the pool adds to a two-call
+// execution at benchLatency per request: each op runs the execution once
+// through the pool and once on one bare SDK session dialed as the pool
+// dials (revision pinned, no standalone SSE), with no pool, lease or span,
+// on the same fixture and HTTP transport, which one goes first
+// alternating, so that both sides meet the same load. It reports the median
+// wall time of each side and their ratio (pool-over-sdk); ns/op is the
+// pair. Run it with a fixed -benchtime such as 10x.
+func BenchmarkExecutionPoolOverSDK(b *testing.B) {
+	srv := startFixture(b, fixtures.Options{Latency: benchLatency})
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	b.Cleanup(tr.CloseIdleConnections)
+	p := newBenchPool(b, pool.Options{HTTPTransport: tr})
+	target, err := pool.NewTarget(pool.TargetConfig{Endpoint: srv.URL()})
+	if err != nil {
+		b.Fatalf("NewTarget: %v", err)
+	}
+	cs := sdkSession(b, srv.URL(), tr)
+	ctx := context.Background()
+	sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
+	get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
+	want := "workspace:" + fixtures.DefaultWorkspace
+	sides := [2]func(*mcp.CallToolParams) (*mcp.CallToolResult, error){
+		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return p.CallTool(ctx, target, params) },
+		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return cs.CallTool(ctx, params) },
+	}
+	execute := func(side int) time.Duration {
+		began := time.Now()
+		if _, err := sides[side](sel); err != nil {
+			b.Fatalf("%s: %v", sel.Name, err)
+		}
+		res, err := sides[side](get)
+		if err != nil {
+			b.Fatalf("%s: %v", get.Name, err)
+		}
+		took := time.Since(began)
+		if got := resultText(res); got != want {
+			b.Fatalf("%s answered %q, want %q", get.Name, got, want)
+		}
+		return took
+	}
+	// Warm up outside the timer: the pool's cold dial and the keep-alive
+	// TCP connection are not what is compared.
+	execute(0)
+	execute(1)
+	var took [2][]time.Duration
+	n := 0
+	for b.Loop() {
+		for j := range 2 {
+			side := (n + j) % 2
+			took[side] = append(took[side], execute(side))
+		}
+		n++
+	}
+	b.StopTimer()
+	pooled, bare := medianDuration(took[0]), medianDuration(took[1])
+	b.ReportMetric(float64(pooled.Nanoseconds()), "pooled-ns/exec")
+	b.ReportMetric(float64(bare.Nanoseconds()), "sdk-ns/exec")
+	b.ReportMetric(float64(pooled)/float64(bare), "pool-over-sdk")
 }
 
 // sdkSession dials one SDK client session to url as the pool dials its

@@ -245,9 +245,9 @@ func (in *instruments) acquireAttrs(key string, attempt int) []attribute.KeyValu
 	}
 }
 
-// maxCachedSpanOpts bounds each cache of prebuilt span options (keys per
+// maxCachedSpanOpts bounds each cache of prebuilt span attributes (keys per
 // pool, tools per key, tools per session): past it, a call builds its
-// options itself, so a caller with unbounded key or tool names costs
+// attributes itself, so a caller with unbounded key or tool names costs
 // allocations, never memory.
 const maxCachedSpanOpts = 256
 
@@ -303,7 +303,7 @@ type callSpan struct {
 	attrs []attribute.KeyValue
 }
 
-// cowCache is a small copy-on-write map for prebuilt span options: a
+// cowCache is a small copy-on-write map for prebuilt span attributes: a
 // lookup is an atomic load and a map read, with no lock and no allocation;
 // an insert copies the map, which happens once per entry and stops at
 // maxCachedSpanOpts entries. Its zero value is empty and ready.

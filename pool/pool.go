@@ -61,7 +61,7 @@ type conn struct {
 	dropped     bool   // a shared client to close once its users leave; guarded by p.mu
 	prev, next  *conn  // global LRU while idle; guarded by p.mu
 	inLRU       bool
-	spans       connSpans // prebuilt span options of this session (instrument.go)
+	spans       connSpans // prebuilt span attributes of this session (instrument.go)
 }
 
 // New returns a pool configured by opts (the zero Options is valid). It

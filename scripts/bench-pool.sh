@@ -6,7 +6,8 @@
 # Speed is reported as ratios against baselines measured in the same run,
 # because absolute numbers mean little on a shared 2-core VM: the hit path
 # against a mutex-and-slice free list, traced against untraced CallTool, and
-# pooled against a fresh dial per call (with and without 20 ms latency).
+# pooled against a fresh dial per call (with and without 20 ms latency), and
+# pooled against a bare SDK session at 20 ms (what the pool adds).
 #
 # The test binary is built once and run ROUNDS times; each round runs every
 # benchmark once, so the two sides of a ratio are measured next to each other
@@ -18,8 +19,9 @@
 # Environment, with defaults:
 #   ROUNDS=8              rounds of every benchmark (like -count)
 #   BENCHTIME=500ms       -benchtime of the fast benchmarks
-#   LATENCY_BENCHTIME=20x -benchtime of BenchmarkExecutionWithLatency (ops
-#                         take 40-160 ms there, so a fixed count)
+#   LATENCY_BENCHTIME=20x -benchtime of BenchmarkExecutionWithLatency and
+#                         BenchmarkExecutionPoolOverSDK (ops take 40-160 ms
+#                         there, so a fixed count)
 #   CPU_BENCHTIME=3s      -benchtime of BenchmarkCallToolClientCPU, run on its
 #                         own: rusage CPU needs thousands of calls per round
 #                         to say anything on a loaded machine
@@ -58,7 +60,7 @@ BASE_REV=${BASE_REV:-}
 POOL_META_ALLOCS=${POOL_META_ALLOCS:-0}
 FAST_BENCH=${FAST_BENCH:-'^Benchmark(Clock|Hit|HitParallel|CallTool|CallToolTracerCost|CallToolClient|SpanSDK|Execution)$'}
 CPU_BENCH=${CPU_BENCH:-'^BenchmarkCallToolClientCPU(Idle)?$'}
-LATENCY_BENCH=${LATENCY_BENCH:-'^Benchmark(ExecutionWithLatency|LatencyFloor)$'}
+LATENCY_BENCH=${LATENCY_BENCH:-'^Benchmark(ExecutionWithLatency|ExecutionPoolOverSDK|LatencyFloor)$'}
 BASE_BENCH='^BenchmarkCallToolClientCPU$'
 
 die() { echo "bench-pool: $*" >&2; exit 1; }
@@ -388,17 +390,20 @@ END {
 			lf = m
 			why = why sprintf("; part of what is left above the floor is the machine: two bare 20 ms timers take %s here (`BenchmarkLatencyFloor`, %.3fx their 40 ms). Against that measured floor plus the loopback execution the pooled execution is %.3fx", dur(lf), lf / 40e6, median(fb, n2))
 		} else why = why "; what is left above the floor is scheduling on the shared machine"
-		# What the pool adds: the same two calls on one bare SDK session.
-		ns = 0
-		for (r = 1; r <= rounds; r++)
-			if ((r, "BenchmarkExecutionWithLatency/sdk-session", "ns") in v && (r, "BenchmarkExecution/sdk-session", "ns") in v)
-				fs[++ns] = v[r, "BenchmarkExecutionWithLatency/sdk-session", "ns"] / (2 * 20e6 + v[r, "BenchmarkExecution/sdk-session", "ns"])
-		ps = ratio("BenchmarkExecutionWithLatency/pooled", "BenchmarkExecutionWithLatency/sdk-session")
-		if (ps != "" && ns) {
+		# What the pool adds: the same two calls on one bare SDK session,
+		# execution by execution next to the pooled one
+		# (BenchmarkExecutionPoolOverSDK).
+		po = "BenchmarkExecutionPoolOverSDK"
+		if (stat(po, "pool-over-sdk")) {
+			ps = m; pslo = lo; pshi = hi
 			stat("BenchmarkExecutionWithLatency/pooled", "tcp-dials/op"); td = m
 			dialtxt = td == "" ? "TCP dials per execution not measured" : sprintf("%s TCP dials per pooled execution", td)
 			if (td != "" && td == 0) dialtxt = dialtxt ": every request rides the kept-alive connection"
-			why = why sprintf(". The pool’s share of the rest is what `BenchmarkExecutionWithLatency/pooled` takes over `sdk-session`, the same two calls on one bare SDK session with no pool, lease or span: %.3fx (median of per-round ratios; %s), while the bare SDK session is itself %.3fx of its floor. The pool’s call path adds no goroutine, timer or request of its own (acquire and release are a mutex each); the wake-ups left are the MCP SDK’s and the server’s: per response the SDK client reads the body in a new goroutine, hands the message over a channel to the connection’s reader goroutine, which wakes the caller, and the server side hands each request between its own goroutines, each a scheduling delay on a loaded machine that a bare timer does not pay", ps, dialtxt, median(fs, ns))
+			nsf = 0
+			for (r = 1; r <= rounds; r++)
+				if ((r, po, "sdk-ns/exec") in v && (r, "BenchmarkExecution/pooled", "ns") in v)
+					fs[++nsf] = v[r, po, "sdk-ns/exec"] / (2 * 20e6 + v[r, "BenchmarkExecution/pooled", "ns"])
+			why = why sprintf(". The pool’s share of the rest is what a pooled execution takes over the same two calls on one bare SDK session with no pool, lease or span, the two taking turns execution by execution on one fixture (`%s`): %.3fx (%.3fx – %.3fx over rounds; %s); the bare SDK session alone is %.3fx of the same floor. The pool’s call path adds no goroutine, timer or request of its own (acquire and release are a mutex each); the wake-ups left are the MCP SDK’s and the server’s: per response the SDK client reads the body in a new goroutine, hands the message over a channel to the connection’s reader goroutine, which wakes the caller, and the server side hands each request between its own goroutines, each a scheduling delay on a loaded machine that a bare timer does not pay", po, ps, pslo, pshi, dialtxt, nsf ? median(fs, nsf) : 0)
 		} else if (n2) why = why "; the rest is most likely the wake-ups between the server’s timer and the caller (server handler, network poller, the SDK’s reader goroutine, the caller), each a scheduling delay on a loaded machine that a bare timer does not pay (not measured separately)"
 		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr <= 1.05), why
 	}
