@@ -506,14 +506,19 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 	}
 }
 
-// BenchmarkExecutionPoolOverSDK measures what the pool adds to a two-call
-// execution at benchLatency per request: each op runs the execution once
-// through the pool and once on one bare SDK session dialed as the pool
-// dials (revision pinned, no standalone SSE), with no pool, lease or span,
-// on the same fixture and HTTP transport, which one goes first
-// alternating, so that both sides meet the same load. It reports the median
-// wall time of each side and their ratio (pool-over-sdk); ns/op is the
-// pair. Run it with a fixed -benchtime such as 10x.
+// BenchmarkExecutionPoolOverSDK measures a two-call execution at
+// benchLatency per request against its floor and against the bare SDK:
+// each op runs the execution once through the pool, once on one bare SDK
+// session dialed as the pool dials (revision pinned, no standalone SSE),
+// with no pool, lease or span, on the same fixture and HTTP transport, and
+// once through the same pool on a second fixture with no latency (the
+// loopback execution: the client's and the server's own time), the three
+// taking turns at going first, so that they meet the same load. It reports
+// the median wall time of each side, pool-over-sdk (what the pool adds)
+// and pooled-over-floor, the median pooled execution over its floor of two
+// latencies plus the median loopback execution. Medians, unlike ns/op (all
+// three sides), leave out the executions a burst of load on the machine
+// delays. Run it with a fixed -benchtime such as 10x.
 func BenchmarkExecutionPoolOverSDK(b *testing.B) {
 	srv := startFixture(b, fixtures.Options{Latency: benchLatency})
 	tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -524,13 +529,19 @@ func BenchmarkExecutionPoolOverSDK(b *testing.B) {
 		b.Fatalf("NewTarget: %v", err)
 	}
 	cs := sdkSession(b, srv.URL(), tr)
+	loopback := startFixture(b, fixtures.Options{})
+	target0, err := pool.NewTarget(pool.TargetConfig{Endpoint: loopback.URL()})
+	if err != nil {
+		b.Fatalf("NewTarget: %v", err)
+	}
 	ctx := context.Background()
 	sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
 	get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
 	want := "workspace:" + fixtures.DefaultWorkspace
-	sides := [2]func(*mcp.CallToolParams) (*mcp.CallToolResult, error){
+	sides := [3]func(*mcp.CallToolParams) (*mcp.CallToolResult, error){
 		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return p.CallTool(ctx, target, params) },
 		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return cs.CallTool(ctx, params) },
+		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return p.CallTool(ctx, target0, params) },
 	}
 	execute := func(side int) time.Duration {
 		began := time.Now()
@@ -549,22 +560,25 @@ func BenchmarkExecutionPoolOverSDK(b *testing.B) {
 	}
 	// Warm up outside the timer: the pool's cold dial and the keep-alive
 	// TCP connection are not what is compared.
-	execute(0)
-	execute(1)
-	var took [2][]time.Duration
+	for side := range sides {
+		execute(side)
+	}
+	var took [len(sides)][]time.Duration
 	n := 0
 	for b.Loop() {
-		for j := range 2 {
-			side := (n + j) % 2
+		for j := range sides {
+			side := (n + j) % len(sides)
 			took[side] = append(took[side], execute(side))
 		}
 		n++
 	}
 	b.StopTimer()
-	pooled, bare := medianDuration(took[0]), medianDuration(took[1])
+	pooled, bare, local := medianDuration(took[0]), medianDuration(took[1]), medianDuration(took[2])
 	b.ReportMetric(float64(pooled.Nanoseconds()), "pooled-ns/exec")
 	b.ReportMetric(float64(bare.Nanoseconds()), "sdk-ns/exec")
+	b.ReportMetric(float64(local.Nanoseconds()), "loopback-ns/exec")
 	b.ReportMetric(float64(pooled)/float64(bare), "pool-over-sdk")
+	b.ReportMetric(float64(pooled)/float64(2*benchLatency+local), "pooled-over-floor")
 }
 
 // sdkSession dials one SDK client session to url as the pool dials its
