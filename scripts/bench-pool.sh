@@ -272,6 +272,7 @@ END {
 			stat(cc, "propagated-allocs/call"); pa1 = m
 			printf "| the trace context in `_meta` only, no spans (a remote parent, no tracer): CPU / untraced, allocations | | | %.3fx (%.3fx – %.3fx), %+.1f |\n", pcr, pcrlo, pcrhi, pa1 - a1
 		}
+		if (stat(cc, "sync-cpu-ratio")) scr = m
 		if (stat(cc, "sync-cpu-ratio"))
 			printf "| traced with a synchronous span processor instead of the batch one: CPU / untraced | | | %.3fx (%.3fx – %.3fx) |\n", m, lo, hi
 		ci = cc "Idle"
@@ -358,8 +359,10 @@ END {
 		if (stat(sd "start-attrs", "ns")) {
 			t1 = m; stat(sd "kind+set-all", "ns"); t2 = m
 			if (t2 != "") t1 = t2
-			why = why sprintf(". The OpenTelemetry SDK’s three spans alone take %s (`%skind+set-all` in a tight loop, the SDK with no pool), %.1f%% of an untraced call’s client CPU; what the spans cost above that inside a call (the garbage collector, cold caches between calls) is within the spread of this measurement, and a synchronous span processor is no cheaper than the batch one. The pool itself allocates nothing for the trace context any more; the `_meta` decode is in the MCP SDK (`protocolVersionFromMessage` in go-sdk v1.8.0 `mcp/streamable.go` decodes every outgoing request’s `_meta`), out of the pool’s reach without a change upstream", dur(3 * t1), sd, 100 * 3 * t1 / ucpu)
+			why = why sprintf(". The OpenTelemetry SDK’s three spans alone take %s (`%skind+set-all` in a tight loop, the SDK with no pool), %.1f%% of an untraced call’s client CPU; what the spans cost above that inside a call (the garbage collector, cold caches between calls) is within the spread of this measurement. The pool itself allocates nothing for the trace context any more; the `_meta` decode is in the MCP SDK (`protocolVersionFromMessage` in go-sdk v1.8.0 `mcp/streamable.go` decodes every outgoing request’s `_meta`), out of the pool’s reach without a change upstream", dur(3 * t1), sd, 100 * 3 * t1 / ucpu)
 		}
+		if (scr != "") why = why sprintf(". With a synchronous span processor instead of the batch one (no hand-off of each ended span to the processor’s goroutine) it is %.3fx: the span processor is the application’s choice (the telemetry setup), not the pool’s", scr)
+		if (bcr != "") why = why sprintf(". Commit %s, in the same rounds: %.3fx, with %+.1f allocations per traced call against %+.1f now: the allocations cut do not show above this spread", base_rev, bcr, bta - bua, a2 - a1)
 		printf "| client CPU per traced call, server in another process: traced / untraced | %.3fx | ≤ 1.05x | %s | %s |\n", cr, verdict(cr <= 1.05), why
 	}
 	if (stat(cc, "traced-allocs/call")) {
