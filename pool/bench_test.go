@@ -17,9 +17,12 @@ package pool_test
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +33,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // benchLatency is the round trip the fixture emulates in
@@ -403,7 +407,8 @@ func medianDuration(ds []time.Duration) time.Duration {
 
 // BenchmarkExecution measures one two-call execution (select_workspace then
 // get_workspace) on the loopback fixture, pooled and with a fresh dial per
-// call. It reports the cost of dialing per call when the network is free.
+// call. It reports the cost of dialing per call when the network is free,
+// and the HTTP requests and TCP dials per execution.
 func BenchmarkExecution(b *testing.B) {
 	benchExecution(b, fixtures.Options{})
 }
@@ -444,7 +449,19 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 		{"fresh", -1, fixtures.NoWorkspace},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			e := newBenchEnv(b, fo, pool.Options{MaxIdlePerKey: tc.maxIdle})
+			// Every side dials its TCP connections through dials, so
+			// that a connection opened because the previous response's
+			// was not back in the idle list yet shows as tcp-dials/op.
+			var dials atomic.Int64
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.MaxIdleConnsPerHost = 2
+			dialer := &net.Dialer{}
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				return dialer.DialContext(ctx, network, addr)
+			}
+			b.Cleanup(tr.CloseIdleConnections)
+			e := newBenchEnv(b, fo, pool.Options{MaxIdlePerKey: tc.maxIdle, HTTPTransport: tr})
 			ctx := context.Background()
 			sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
 			get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
@@ -465,6 +482,7 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			execute()
 			runs := 1
 			before := len(e.srv.Requests())
+			dials0 := dials.Load()
 			b.ReportAllocs()
 			for b.Loop() {
 				execute()
@@ -475,6 +493,7 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			// round trips an execution pays (2 when pooled: the two
 			// tools/call), which bench-pool.sh builds the floor from.
 			b.ReportMetric(float64(len(e.srv.Requests())-before)/float64(runs-1), "http-requests/op")
+			b.ReportMetric(float64(dials.Load()-dials0)/float64(runs-1), "tcp-dials/op")
 			// The comparison is one handshake in all against one per call.
 			want := 1
 			if tc.maxIdle < 0 {
@@ -485,4 +504,98 @@ func benchExecution(b *testing.B, fo fixtures.Options) {
 			}
 		})
 	}
+}
+
+// BenchmarkExecutionPoolOverSDK measures a two-call execution at
+// benchLatency per request against its floor and against the bare SDK:
+// each op runs the execution once through the pool, once on one bare SDK
+// session dialed as the pool dials (revision pinned, no standalone SSE),
+// with no pool, lease or span, on the same fixture and HTTP transport, and
+// once through the same pool on a second fixture with no latency (the
+// loopback execution: the client's and the server's own time), the three
+// taking turns at going first, so that they meet the same load. It reports
+// the median wall time of each side, pool-over-sdk (what the pool adds)
+// and pooled-over-floor, the median pooled execution over its floor of two
+// latencies plus the median loopback execution. Medians, unlike ns/op (all
+// three sides), leave out the executions a burst of load on the machine
+// delays. Run it with a fixed -benchtime such as 10x.
+func BenchmarkExecutionPoolOverSDK(b *testing.B) {
+	srv := startFixture(b, fixtures.Options{Latency: benchLatency})
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	b.Cleanup(tr.CloseIdleConnections)
+	p := newBenchPool(b, pool.Options{HTTPTransport: tr})
+	target, err := pool.NewTarget(pool.TargetConfig{Endpoint: srv.URL()})
+	if err != nil {
+		b.Fatalf("NewTarget: %v", err)
+	}
+	cs := sdkSession(b, srv.URL(), tr)
+	loopback := startFixture(b, fixtures.Options{})
+	target0, err := pool.NewTarget(pool.TargetConfig{Endpoint: loopback.URL()})
+	if err != nil {
+		b.Fatalf("NewTarget: %v", err)
+	}
+	ctx := context.Background()
+	sel := &mcp.CallToolParams{Name: fixtures.ToolSelectWorkspace}
+	get := &mcp.CallToolParams{Name: fixtures.ToolGetWorkspace}
+	want := "workspace:" + fixtures.DefaultWorkspace
+	sides := [3]func(*mcp.CallToolParams) (*mcp.CallToolResult, error){
+		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return p.CallTool(ctx, target, params) },
+		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return cs.CallTool(ctx, params) },
+		func(params *mcp.CallToolParams) (*mcp.CallToolResult, error) { return p.CallTool(ctx, target0, params) },
+	}
+	execute := func(side int) time.Duration {
+		began := time.Now()
+		if _, err := sides[side](sel); err != nil {
+			b.Fatalf("%s: %v", sel.Name, err)
+		}
+		res, err := sides[side](get)
+		if err != nil {
+			b.Fatalf("%s: %v", get.Name, err)
+		}
+		took := time.Since(began)
+		if got := resultText(res); got != want {
+			b.Fatalf("%s answered %q, want %q", get.Name, got, want)
+		}
+		return took
+	}
+	// Warm up outside the timer: the pool's cold dial and the keep-alive
+	// TCP connection are not what is compared.
+	for side := range sides {
+		execute(side)
+	}
+	var took [len(sides)][]time.Duration
+	n := 0
+	for b.Loop() {
+		for j := range sides {
+			side := (n + j) % len(sides)
+			took[side] = append(took[side], execute(side))
+		}
+		n++
+	}
+	b.StopTimer()
+	pooled, bare, local := medianDuration(took[0]), medianDuration(took[1]), medianDuration(took[2])
+	b.ReportMetric(float64(pooled.Nanoseconds()), "pooled-ns/exec")
+	b.ReportMetric(float64(bare.Nanoseconds()), "sdk-ns/exec")
+	b.ReportMetric(float64(local.Nanoseconds()), "loopback-ns/exec")
+	b.ReportMetric(float64(pooled)/float64(bare), "pool-over-sdk")
+	b.ReportMetric(float64(pooled)/float64(2*benchLatency+local), "pooled-over-floor")
+}
+
+// sdkSession dials one SDK client session to url as the pool dials its
+// sessions (the revision pinned, no standalone SSE stream, no retries),
+// closed by b.Cleanup.
+func sdkSession(b *testing.B, url string, tr http.RoundTripper) *mcp.ClientSession {
+	b.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:             url,
+		HTTPClient:           &http.Client{Transport: tr},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: spans.ProtocolLegacy})
+	if err != nil {
+		b.Fatalf("connect an SDK session: %v", err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -142,7 +140,7 @@ func (p *Pool) breakerDialDoneLocked(key string, now time.Time, trial bool, err 
 
 // failFast ends an acquire refused by the key's circuit breaker: no dial,
 // the error named on the acquire span, evicted sessions closed.
-func (p *Pool) failFast(ctx context.Context, span trace.Span, t *Target, evs []eviction, cause error) error {
+func (p *Pool) failFast(ctx context.Context, span acquireSpan, t *Target, evs []eviction, cause error) error {
 	if evs != nil {
 		p.closeEvicted(ctx, evs)
 	}

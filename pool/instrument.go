@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"maps"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,13 +24,17 @@ import (
 // work at all (no spans, no allocations).
 type instruments struct {
 	tracer trace.Tracer
-	// Span kinds as start options, built once.
-	kindInternal, kindClient trace.SpanStartOption
+	// The start options of every span but the handshake: its kind alone,
+	// as one prebuilt slice each. The attributes go in one SetAttributes
+	// right after Start (see startInvoke), never in a trace.WithAttributes
+	// option, which the SDK copies twice (into its start config, then into
+	// the span): BenchmarkSpanSDK, kind+set-all against start-attrs.
+	internalOpts, clientOpts []trace.SpanStartOption
 	semconv                  bool // call spans in the MCP semantic conventions' form
 	metrics                  bool
 	poolAttr                 attribute.KeyValue
-	// keys holds the prebuilt start options of the invoke and acquire
-	// spans by cache key (see keySpans), so that a traced call builds no
+	// keys holds the prebuilt attributes of the invoke and acquire spans
+	// by cache key (see keySpans), so that a traced call builds no
 	// attribute slice, option or variadic slice of its own.
 	keys cowCache[string, *keySpans]
 
@@ -56,8 +61,8 @@ func newInstruments(o Options) *instruments {
 		poolAttr: attribute.String(spans.AttrPoolID, o.ID),
 		semconv:  o.SemconvCallSpans,
 	}
-	in.kindInternal = trace.WithSpanKind(trace.SpanKindInternal)
-	in.kindClient = trace.WithSpanKind(trace.SpanKindClient)
+	in.internalOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	in.clientOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	if tp := o.TracerProvider; tp != nil {
 		if _, noop := tp.(tracenoop.TracerProvider); !noop {
 			in.tracer = tp.Tracer(spans.ScopeName)
@@ -141,9 +146,9 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 
 // acquireWaited records on the acquire span how long it has waited for the
 // in-use cap so far.
-func (in *instruments) acquireWaited(span trace.Span, d time.Duration) {
-	if span != nil {
-		span.SetAttributes(attribute.Float64(spans.AttrAcquireWait, d.Seconds()))
+func (in *instruments) acquireWaited(a acquireSpan, d time.Duration) {
+	if a.span != nil {
+		a.span.SetAttributes(attribute.Float64(spans.AttrAcquireWait, d.Seconds()))
 	}
 }
 
@@ -166,13 +171,20 @@ func (in *instruments) sessionClosed(c *conn, now time.Time) {
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
 // startInvoke starts the invoke span (nil when tracing is off); endInvoke
-// records the outcome and ends it. Its start options come prebuilt per key
-// and tool (keySpans), so the pool allocates nothing for it.
+// records the outcome and ends it. Its attributes come prebuilt per key and
+// tool (keySpans), so the pool allocates nothing for it, and are set in one
+// SetAttributes right after Start: the span then holds them from its start
+// on, as it would with trace.WithAttributes, but the SDK copies them once
+// instead of twice. Only a sampler or a span processor's OnStart sees the
+// difference (no attributes yet); the pool's spans are sampled on their
+// trace, not on their attributes.
 func (in *instruments) startInvoke(ctx context.Context, t *Target, tool string) (context.Context, trace.Span) {
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	return in.tracer.Start(ctx, spans.SpanInvoke, in.keySpans(t.key).invokeOpts(in, t.key, tool)...)
+	ctx, span := in.tracer.Start(ctx, spans.SpanInvoke, in.internalOpts...)
+	span.SetAttributes(in.keySpans(t.key).invokeAttrs(in, t.key, tool)...)
+	return ctx, span
 }
 
 // endInvoke ends an invoke span started by startInvoke.
@@ -196,88 +208,102 @@ func endWithError(span trace.Span, res *mcp.CallToolResult, err error) {
 	}
 }
 
-func (in *instruments) startAcquire(ctx context.Context, p *Pool, t *Target, attempt int) (context.Context, trace.Span) {
-	if in.tracer == nil {
-		return ctx, nil
-	}
-	ks := in.keySpans(t.key)
-	if attempt >= 1 && attempt < len(ks.acquire) {
-		return in.tracer.Start(ctx, spans.SpanAcquire, ks.acquire[attempt]...)
-	}
-	return in.tracer.Start(ctx, spans.SpanAcquire, in.acquireOpts(t.key, attempt)...)
+// acquireSpan is an acquire span in flight: the span (nil when tracing is
+// off) and the attributes it was started for (cache key, attempt, pool id),
+// which it sets together with its outcome in one SetAttributes when it
+// ends, so that the SDK grows the span's attributes once (a hit sets a
+// slice prebuilt per session: connSpans.hitAttrs). It is a small value.
+type acquireSpan struct {
+	span    trace.Span
+	attempt int
+	start   []attribute.KeyValue
 }
 
-// acquireOpts builds the acquire span's start options: kind, cache key,
-// attempt and pool id, in one attribute option so that the SDK copies them
-// once.
-func (in *instruments) acquireOpts(key string, attempt int) []trace.SpanStartOption {
-	return []trace.SpanStartOption{in.kindInternal, trace.WithAttributes(
+// startAcquire starts the acquire span of attempt (1, or 2 on the redial).
+func (in *instruments) startAcquire(ctx context.Context, t *Target, attempt int) (context.Context, acquireSpan) {
+	if in.tracer == nil {
+		return ctx, acquireSpan{}
+	}
+	ks := in.keySpans(t.key)
+	a := acquireSpan{attempt: attempt}
+	if attempt >= 1 && attempt < len(ks.acquire) {
+		a.start = ks.acquire[attempt]
+	} else {
+		a.start = in.acquireAttrs(t.key, attempt)
+	}
+	ctx, a.span = in.tracer.Start(ctx, spans.SpanAcquire, in.internalOpts...)
+	return ctx, a
+}
+
+// acquireAttrs builds the attributes the acquire span of key and attempt
+// starts with: cache key, attempt and pool id.
+func (in *instruments) acquireAttrs(key string, attempt int) []attribute.KeyValue {
+	return []attribute.KeyValue{
 		attribute.String(spans.AttrCacheKey, key),
 		attribute.Int(spans.AttrAttempt, attempt),
 		in.poolAttr,
-	)}
+	}
 }
 
-// maxCachedSpanOpts bounds each cache of prebuilt span options (keys per
+// maxCachedSpanOpts bounds each cache of prebuilt span attributes (keys per
 // pool, tools per key, tools per session): past it, a call builds its
-// options itself, so a caller with unbounded key or tool names costs
+// attributes itself, so a caller with unbounded key or tool names costs
 // allocations, never memory.
 const maxCachedSpanOpts = 256
 
-// keySpans holds the prebuilt start options of one cache key's invoke and
-// acquire spans: an invoke span per tool (kind, transport, cache key, pool
-// id, tool name) and an acquire span per attempt (kind, cache key, attempt,
-// pool id). Each is one slice passed to Start as it is, with all attributes
-// in a single trace.WithAttributes, which the SDK copies once.
+// keySpans holds the prebuilt attributes of one cache key's invoke and
+// acquire spans: an invoke span per tool (transport, cache key, pool id,
+// tool name) and an acquire span per attempt (cache key, attempt, pool id).
+// Each is one slice passed to SetAttributes as it is.
 type keySpans struct {
-	acquire [3][]trace.SpanStartOption // by attempt (1, 2)
-	invoke  cowCache[string, []trace.SpanStartOption]
+	acquire [3][]attribute.KeyValue // by attempt (1, 2)
+	invoke  cowCache[string, []attribute.KeyValue]
 }
 
-// keySpans returns key's prebuilt options, building them on the key's first
-// traced call.
+// keySpans returns key's prebuilt attributes, building them on the key's
+// first traced call.
 func (in *instruments) keySpans(key string) *keySpans {
 	if ks, ok := in.keys.get(key); ok {
 		return ks
 	}
 	ks := &keySpans{}
 	for attempt := 1; attempt < len(ks.acquire); attempt++ {
-		ks.acquire[attempt] = in.acquireOpts(key, attempt)
+		ks.acquire[attempt] = in.acquireAttrs(key, attempt)
 	}
 	return in.keys.put(key, ks)
 }
 
-// invokeOpts returns the invoke span's start options for tool.
-func (ks *keySpans) invokeOpts(in *instruments, key, tool string) []trace.SpanStartOption {
-	if opts, ok := ks.invoke.get(tool); ok {
-		return opts
+// invokeAttrs returns the invoke span's attributes for tool.
+func (ks *keySpans) invokeAttrs(in *instruments, key, tool string) []attribute.KeyValue {
+	if attrs, ok := ks.invoke.get(tool); ok {
+		return attrs
 	}
-	opts := []trace.SpanStartOption{in.kindInternal, trace.WithAttributes(
+	attrs := []attribute.KeyValue{
 		attribute.String(spans.AttrTransport, spans.TransportStreamableHTTP),
 		attribute.String(spans.AttrCacheKey, key),
 		in.poolAttr,
 		attribute.String(spans.AttrToolName, tool),
-	)}
-	return ks.invoke.put(tool, opts)
+	}
+	return ks.invoke.put(tool, attrs)
 }
 
 // connSpans holds what a session's spans reuse on every call: the call
-// span's name and start options per tool, and the attributes a hit sets
-// on the acquire span. Its zero value is ready; it is safe for concurrent
-// use (a sessionless server's shared client serves many leases at once).
+// span's name and attributes per tool, and all the attributes of an acquire
+// span that hits it. Its zero value is ready; it is safe for concurrent use
+// (a sessionless server's shared client serves many leases at once).
 type connSpans struct {
 	call   cowCache[string, callSpan]
 	hitEnd atomic.Pointer[[]attribute.KeyValue]
 }
 
 // callSpan is the call span of one tool on one session: its name (the
-// tool's in the semantic conventions' form) and start options.
+// tool's in the semantic conventions' form) and attributes.
 type callSpan struct {
-	name string
-	opts []trace.SpanStartOption
+	name  string
+	attrs []attribute.KeyValue
 }
 
-// cowCache is a small copy-on-write map for prebuilt span options: a
+// cowCache is a small copy-on-write map for prebuilt span attributes: a
 // lookup is an atomic load and a map read, with no lock and no allocation;
 // an insert copies the map, which happens once per entry and stops at
 // maxCachedSpanOpts entries. Its zero value is empty and ready.
@@ -321,21 +347,24 @@ func (c *cowCache[K, V]) put(k K, v V) V {
 	}
 }
 
-// hitAttrs returns the attributes a hit sets on the acquire span of c.
-func (cs *connSpans) hitAttrs(c *conn) []attribute.KeyValue {
+// hitAttrs returns all the attributes of a first-attempt acquire span that
+// hits c: start is what it started for (the key's, attempt 1), built once
+// per session together with the outcome.
+func (cs *connSpans) hitAttrs(c *conn, start []attribute.KeyValue) []attribute.KeyValue {
 	if p := cs.hitEnd.Load(); p != nil {
 		return *p
 	}
-	attrs := endAcquireAttrs(c, true, "")
+	attrs := endAcquireAttrs(start, c, true, "")
 	cs.hitEnd.Store(&attrs)
 	return attrs
 }
 
-// endAcquireAttrs builds the attributes an acquire span ends with:
-// cache_hit, the session's protocol version, the miss reason on a miss and
-// whether the server is sessionless.
-func endAcquireAttrs(c *conn, hit bool, reason string) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 4)
+// endAcquireAttrs builds all the attributes of an acquire span: start (what
+// it started for), then cache_hit, the session's protocol version, the miss
+// reason on a miss and whether the server is sessionless.
+func endAcquireAttrs(start []attribute.KeyValue, c *conn, hit bool, reason string) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, len(start)+4)
+	attrs = append(attrs, start...)
 	attrs = append(attrs,
 		attribute.Bool(spans.AttrCacheHit, hit),
 		attribute.String(spans.AttrProtocolVersion, c.revision),
@@ -374,16 +403,18 @@ func (in *instruments) newKeyMetrics(key string) *keyMetrics {
 	}
 }
 
-func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start time.Time, km *keyMetrics, hit bool, reason string, c *conn) {
-	if span != nil {
-		if hit {
-			// A hit sets the same attributes every time: built once
-			// per session.
-			span.SetAttributes(c.spans.hitAttrs(c)...)
+// endAcquire ends the span of an acquire that leased c, with all its
+// attributes in one SetAttributes.
+func (in *instruments) endAcquire(ctx context.Context, a acquireSpan, start time.Time, km *keyMetrics, hit bool, reason string, c *conn) {
+	if a.span != nil {
+		if hit && a.attempt == 1 {
+			// A first-attempt hit sets the same attributes every time:
+			// built once per session.
+			a.span.SetAttributes(c.spans.hitAttrs(c, a.start)...)
 		} else {
-			span.SetAttributes(endAcquireAttrs(c, false, reason)...)
+			a.span.SetAttributes(endAcquireAttrs(a.start, c, hit, reason)...)
 		}
-		span.End()
+		a.span.End()
 	}
 	if km == nil {
 		return
@@ -402,18 +433,22 @@ func (in *instruments) endAcquire(ctx context.Context, span trace.Span, start ti
 // endAcquireFailed ends the span of an acquire that returned an error. A
 // failed dial is a miss like any other and names its reason; version is the
 // revision the acquire tried or knew ("" when none).
-func (in *instruments) endAcquireFailed(ctx context.Context, span trace.Span, err error, errType, reason, version string) {
-	if span != nil {
-		span.SetAttributes(attribute.Bool(spans.AttrCacheHit, false), attribute.String(spans.AttrErrorType, errType))
-		if reason != "" {
-			span.SetAttributes(attribute.String(spans.AttrMissReason, reason))
-		}
-		if version != "" {
-			span.SetAttributes(attribute.String(spans.AttrProtocolVersion, version))
-		}
-		span.SetStatus(codes.Error, err.Error())
-		span.End()
+func (in *instruments) endAcquireFailed(ctx context.Context, a acquireSpan, err error, errType, reason, version string) {
+	if a.span == nil {
+		return
 	}
+	attrs := make([]attribute.KeyValue, 0, len(a.start)+4)
+	attrs = append(attrs, a.start...)
+	attrs = append(attrs, attribute.Bool(spans.AttrCacheHit, false), attribute.String(spans.AttrErrorType, errType))
+	if reason != "" {
+		attrs = append(attrs, attribute.String(spans.AttrMissReason, reason))
+	}
+	if version != "" {
+		attrs = append(attrs, attribute.String(spans.AttrProtocolVersion, version))
+	}
+	a.span.SetAttributes(attrs...)
+	a.span.SetStatus(codes.Error, err.Error())
+	a.span.End()
 }
 
 func (in *instruments) startHandshake(ctx context.Context, t *Target) (context.Context, trace.Span) {
@@ -460,8 +495,9 @@ func (in *instruments) endHandshake(ctx context.Context, span trace.Span, start 
 	}
 }
 
-// startCall starts the call span of tool on c. Its name and start options
-// are built on the session's first call of the tool and reused after.
+// startCall starts the call span of tool on c. Its name and attributes
+// are built on the session's first call of the tool and reused after; the
+// attributes are set right after Start, as startInvoke's are.
 func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (context.Context, trace.Span) {
 	if in.tracer == nil {
 		return ctx, nil
@@ -470,7 +506,9 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 	if !ok {
 		cs = c.spans.call.put(tool, in.newCallSpan(c, tool))
 	}
-	return in.tracer.Start(ctx, cs.name, cs.opts...)
+	ctx, span := in.tracer.Start(ctx, cs.name, in.clientOpts...)
+	span.SetAttributes(cs.attrs...)
+	return ctx, span
 }
 
 // newCallSpan builds the call span of tool on c: method, tool, cache key,
@@ -495,7 +533,7 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 			attribute.Int(spans.AttrServerPort, c.target.port),
 		)
 	}
-	return callSpan{name: name, opts: []trace.SpanStartOption{in.kindClient, trace.WithAttributes(attrs...)}}
+	return callSpan{name: name, attrs: attrs}
 }
 
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
@@ -514,24 +552,24 @@ func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.
 	}
 }
 
-// injectMeta returns meta plus the W3C trace context of ctx, so the server
-// can join the caller's trace. The caller's map is never modified. The
-// traceparent is written straight from the span context (it is a fixed
-// format: see traceparent), into the one map a traced call allocates.
-func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
+// injectMeta returns the _meta a call sends: a copy of the caller's meta
+// plus the W3C trace context of ctx (when it has one, so the server can
+// join the caller's trace), in buf's map (see callBuf). The caller's map is
+// never modified, neither here nor by the SDK, which adds the 2026-07-28
+// revision's per-request keys to the map it is given. An empty result goes
+// out as no _meta at all (omitempty), as before. The traceparent is written
+// straight from the span context into buf (see traceparentValue), so a
+// traced call allocates nothing of its own for it.
+func (in *instruments) injectMeta(ctx context.Context, meta mcp.Meta, buf *callBuf) mcp.Meta {
+	out := buf.meta
+	maps.Copy(out, meta)
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		return meta
+		return out
 	}
-	n := len(meta) + 1
-	ts := sc.TraceState()
-	if ts.Len() > 0 {
-		n++
-	}
-	out := make(mcp.Meta, n)
-	maps.Copy(out, meta)
-	out[traceparentKey] = traceparent(sc)
-	if ts.Len() > 0 {
+	buf.traceparent.set(sc)
+	out[traceparentKey] = &buf.traceparent
+	if ts := sc.TraceState(); ts.Len() > 0 {
 		out[tracestateKey] = ts.String()
 	}
 	return out
@@ -543,13 +581,18 @@ const (
 	tracestateKey  = "tracestate"
 )
 
-// traceparent encodes sc as a W3C traceparent, version 00:
-// "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>", keeping only the
-// flags the spec defines (sampled, random), exactly as
-// propagation.TraceContext.Inject does but into one fixed buffer, with
-// no builder, carrier or interface call.
-func traceparent(sc trace.SpanContext) string {
-	var b [55]byte
+// traceparentValue is a W3C traceparent, version 00:
+// "00-<32 hex trace id>-<16 hex span id>-<2 hex flags>", in a fixed buffer.
+// The _meta map holds a pointer to it, which fits an interface without the
+// box a string needs, and encoding/json writes it as the JSON string it
+// returns from MarshalText (copying it), exactly as
+// propagation.TraceContext.Inject would write the string.
+type traceparentValue struct{ b [55]byte }
+
+// set encodes sc, keeping only the flags the spec defines (sampled,
+// random), as propagation.TraceContext.Inject does.
+func (v *traceparentValue) set(sc trace.SpanContext) {
+	b := &v.b
 	tid, sid := sc.TraceID(), sc.SpanID()
 	b[0], b[1], b[2] = '0', '0', '-'
 	hex.Encode(b[3:35], tid[:])
@@ -558,7 +601,48 @@ func traceparent(sc trace.SpanContext) string {
 	b[52] = '-'
 	flags := [1]byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))}
 	hex.Encode(b[53:55], flags[:])
-	return string(b[:])
+}
+
+// MarshalText returns the traceparent. The slice is v's own buffer, valid
+// until v is set again: encoding/json copies it at once.
+func (v *traceparentValue) MarshalText() ([]byte, error) { return v.b[:], nil }
+
+// String returns the traceparent, for printing.
+func (v *traceparentValue) String() string { return string(v.b[:]) }
+
+// callBuf is what Lease.CallTool lends the SDK for one call: the params it
+// sends (a copy of the caller's) and, when traced, their _meta map holding
+// the trace context. The SDK is done with both when ClientSession.CallTool
+// returns: go-sdk v1.8.0 encodes the params into the JSON-RPC request
+// synchronously (jsonrpc2.Connection.Call, NewCall, before the write), and
+// keeps only those bytes; the 2026-07-28 revision's per-request _meta
+// (mcp.injectRequestMeta) is written into this map before that encoding.
+// So the buffers are recycled through callBufs, and a call allocates
+// neither the params nor the map.
+type callBuf struct {
+	params      mcp.CallToolParams
+	meta        mcp.Meta
+	traceparent traceparentValue
+}
+
+// maxRecycledMeta bounds the _meta maps kept for reuse: a caller's
+// unusually large _meta is not held on to after its call.
+const maxRecycledMeta = 16
+
+var callBufs = sync.Pool{New: func() any { return &callBuf{meta: make(mcp.Meta, 4)} }}
+
+// getCallBuf returns an empty callBuf.
+func getCallBuf() *callBuf { return callBufs.Get().(*callBuf) }
+
+// putCallBuf empties b, so it holds nothing of the caller's, and recycles
+// it. b must not be used after.
+func putCallBuf(b *callBuf) {
+	b.params = mcp.CallToolParams{}
+	if len(b.meta) > maxRecycledMeta {
+		return
+	}
+	clear(b.meta)
+	callBufs.Put(b)
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {

@@ -54,7 +54,8 @@ func (l Lease) Shared() bool { return l.c.sessionless }
 func (l Lease) CacheHit() bool { return l.hit }
 
 // CallTool calls a tool on the leased session with a call_tool span, the
-// W3C trace context in params._meta and the pprof phase label "call". It does
+// W3C trace context in params._meta and the pprof phase label "call". It
+// never modifies params or its Meta map (what goes out is a copy). It does
 // not retry and does not release the lease. Errors name the failure:
 // [ErrSessionExpired], [ErrSessionRejected] or an [*HTTPStatusError] when the
 // server answered with such a status.
@@ -70,12 +71,15 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		p.inst.endCall(ctx, span, start, params.Name, nil, err)
 		return nil, err
 	}
-	sent := *params
+	buf := getCallBuf()
+	defer putCallBuf(buf)
+	sent := &buf.params
+	*sent = *params
 	if isNil(sent.Arguments) {
 		// A nil map goes out as "arguments": null, which some servers reject.
 		sent.Arguments = map[string]any{}
 	}
-	sent.Meta = p.inst.injectMeta(ctx, params.Meta)
+	sent.Meta = p.inst.injectMeta(ctx, params.Meta, buf)
 	fault := &c.w.fault
 	if c.sessionless {
 		// A shared client: wait for a slot, and keep this call's faults
@@ -97,7 +101,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 	var res *mcp.CallToolResult
 	var err error
 	pprof.Do(ctx, pprof.Labels(spans.PprofLabelKey, c.ks.key, spans.PprofLabelPhase, spans.PhaseCall), func(ctx context.Context) {
-		res, err = c.session.CallTool(ctx, &sent)
+		res, err = c.session.CallTool(ctx, sent)
 	})
 	if err != nil {
 		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(fault.Load(), err, !c.sessionless)))

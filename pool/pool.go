@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -62,7 +61,7 @@ type conn struct {
 	dropped     bool   // a shared client to close once its users leave; guarded by p.mu
 	prev, next  *conn  // global LRU while idle; guarded by p.mu
 	inLRU       bool
-	spans       connSpans // prebuilt span options of this session (instrument.go)
+	spans       connSpans // prebuilt span attributes of this session (instrument.go)
 }
 
 // New returns a pool configured by opts (the zero Options is valid). It
@@ -202,7 +201,7 @@ func (p *Pool) Acquire(ctx context.Context, t *Target) (Lease, error) {
 // an expired session and always dials.
 func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, error) {
 	start := p.now()
-	ctx, span := p.inst.startAcquire(ctx, p, t, attempt)
+	ctx, span := p.inst.startAcquire(ctx, t, attempt)
 	var evs []eviction
 	var deadline <-chan time.Time // Options.AcquireTimeout, armed by the first wait
 	var waited time.Duration      // time spent waiting for the in-use cap
@@ -306,7 +305,7 @@ func (p *Pool) waitFreed(ctx context.Context, freed <-chan struct{}, deadline <-
 // acquireHit hands out c, taken from the key's idle list or its shared
 // client, pinging it first when it sat idle past HealthCheckAfter. p.mu is
 // held on entry and released here.
-func (p *Pool) acquireHit(ctx context.Context, span trace.Span, t *Target, ks *keyState, c *conn, start time.Time, evs []eviction) (Lease, error) {
+func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *keyState, c *conn, start time.Time, evs []eviction) (Lease, error) {
 	p.leaseLocked(c)
 	p.reserveLocked(ks, start)
 	p.stats.acquires++
@@ -367,7 +366,7 @@ func (p *Pool) needsPingLocked(c *conn, now time.Time) bool {
 
 // acquireMiss dials a new session for the key. p.mu is held on entry and
 // released here.
-func (p *Pool) acquireMiss(ctx context.Context, span trace.Span, t *Target, ks *keyState, known bool, attempt int, start time.Time, evs []eviction) (Lease, error) {
+func (p *Pool) acquireMiss(ctx context.Context, span acquireSpan, t *Target, ks *keyState, known bool, attempt int, start time.Time, evs []eviction) (Lease, error) {
 	reason := p.missReasonLocked(ks, known, attempt)
 	trial, err := p.breakerAdmitLocked(ks.key, start)
 	if err != nil {

@@ -156,3 +156,67 @@ func TestSemconvCallSpansFollowTheMCPConventions(t *testing.T) {
 		t.Errorf("no %s", spans.AttrServerPort)
 	}
 }
+
+// TestEveryAcquireSpanCarriesItsKeyAttemptAndPool pins what an acquire span
+// says whatever its outcome: the pool sets the attributes it started for
+// (cache key, attempt, pool id) together with the outcome in one
+// SetAttributes when the span ends, so each way an acquire ends (a hit, a
+// miss, a failed dial, an acquire on a closed pool, the redial after a
+// forgotten session) must still set them.
+func TestEveryAcquireSpanCarriesItsKeyAttemptAndPool(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	ctx := context.Background()
+	h.mustCall(fixtures.ToolEcho, nil) // miss (cold)
+	h.mustCall(fixtures.ToolEcho, nil) // hit
+	// The server forgets the idle session: the next call's 404 makes the
+	// redial, attempt 2.
+	h.srv.ForgetSessions()
+	h.mustCall(fixtures.ToolEcho, nil)
+	// A concurrent dial that fails.
+	held, err := h.pool.Acquire(ctx, h.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, Method: "notifications/initialized"})
+	if l, err := h.pool.Acquire(ctx, h.target); err == nil {
+		l.Release(nil)
+		t.Fatal("the dial against a 503 succeeded")
+	}
+	held.Release(nil)
+	_ = h.pool.Close()
+	if _, err := h.pool.Acquire(ctx, h.target); !errors.Is(err, pool.ErrPoolClosed) {
+		t.Fatalf("acquire on a closed pool: %v, want ErrPoolClosed", err)
+	}
+
+	acquires := h.spansNamed(spans.SpanAcquire)
+	for i, want := range []struct {
+		outcome, hit, attempt, errType string
+	}{
+		{"cold miss", "false", "1", ""},
+		{"hit", "true", "1", ""},
+		{"hit on a forgotten session", "true", "1", ""},
+		{"redial", "false", "2", ""},
+		{"hit held", "true", "1", ""},
+		{"failed dial", "false", "1", spans.ErrTypeHTTPStatus},
+		{"closed pool", "false", "1", spans.ErrTypePoolClosed},
+	} {
+		if i >= len(acquires) {
+			t.Fatalf("%d acquire spans, want at least %d", len(acquires), i+1)
+		}
+		s := acquires[i]
+		for key, v := range map[string]string{
+			spans.AttrCacheKey:  h.target.Key(),
+			spans.AttrPoolID:    h.pool.ID(),
+			spans.AttrAttempt:   want.attempt,
+			spans.AttrCacheHit:  want.hit,
+			spans.AttrErrorType: want.errType,
+		} {
+			if got := attr(s, key); got != v {
+				t.Errorf("acquire %d (%s): %s = %q, want %q; attributes %v", i, want.outcome, key, got, v, s.Attributes())
+			}
+		}
+	}
+	if len(acquires) != 7 {
+		t.Errorf("%d acquire spans, want 7", len(acquires))
+	}
+}
