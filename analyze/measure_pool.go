@@ -458,21 +458,7 @@ func (p *poolAcc) acquiredBefore(a, b int32) bool {
 }
 
 func (p *poolAcc) reason(ev *acqEvent, first bool, lastEnd int64, lastFailed bool) string {
-	switch {
-	case ev.redial:
-		return spans.MissRedial
-	case first:
-		return spans.MissCold
-	case lastEnd > ev.start:
-		return spans.MissConcurrent
-	case lastFailed:
-		return spans.MissAfterFailure
-	case ev.start-lastEnd > p.ttl:
-		return spans.MissTTL
-	case ev.recorded >= 0 && ev.recorded == p.v.valHealthCheck:
-		return spans.MissHealthCheck
-	}
-	return spans.MissUnexplained
+	return reasonFor(ev.redial, first, ev.start, lastEnd, lastFailed, ev.recorded >= 0 && ev.recorded == p.v.valHealthCheck, p.ttl)
 }
 
 // report computes the pool figures from the collected, attributed events.
