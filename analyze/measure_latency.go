@@ -53,15 +53,6 @@ func (l *latencyAcc) add(series int, d int64) {
 	l.series[series] = append(l.series[series], max(d, 0))
 }
 
-func (l *latencyAcc) report() LatencyReport {
-	return LatencyReport{
-		AcquireHit:  percentiles(l.series[latAcquireHit]),
-		AcquireMiss: percentiles(l.series[latAcquireMiss]),
-		Handshake:   percentiles(l.series[latHandshake]),
-		Call:        percentiles(l.series[latCall]),
-	}
-}
-
 // percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
 // to the microsecond. It reorders ds: selecting three ranks costs a few
 // linear passes where sorting a million samples would not.

@@ -55,6 +55,9 @@ type Report struct {
 	// Measures are the configured reads-per-request measures, in
 	// configuration order.
 	Measures []MeasureReport `json:"measures"`
+	// Stream is present only for a streaming analysis (a window or a bound
+	// on open traces): what the stream did to the figures.
+	Stream *StreamReport `json:"stream,omitempty"`
 }
 
 // Settings echoes the analysis configuration in a report.
