@@ -60,6 +60,10 @@ type StreamReport struct {
 	// after they started. Their miss cause is judged against the pair's
 	// state at arrival, which may differ from a batch run's.
 	LateAcquires int `json:"late_acquires"`
+	// EarlyTraces counts traces finalized before the end of the input, by
+	// the window or the bound: the traces whose spans were freed as the
+	// stream went.
+	EarlyTraces int `json:"early_traces"`
 }
 
 // Engine is the incremental analysis: spans arrive in any order, in any
@@ -87,6 +91,7 @@ type Engine struct {
 	lowMarks []int64 // per shard: no acquire of a trace it holds open starts before it
 	late     int
 	cut      int
+	early    int
 	err      error
 
 	inputs  []InputReport
@@ -272,6 +277,7 @@ func (e *Engine) Report() (*Report, error) {
 				LateSpans:     e.late,
 				CutTraces:     e.cut,
 				LateAcquires:  e.agg.pairs.late,
+				EarlyTraces:   e.early,
 			}
 		}
 	}
@@ -298,14 +304,15 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	}
 }
 
-// count adds a shard's late spans and cut traces.
-func (e *Engine) count(late, cut int) {
-	if late == 0 && cut == 0 {
+// count adds a shard's late spans, cut traces and traces finalized early.
+func (e *Engine) count(late, cut, early int) {
+	if late == 0 && cut == 0 && early == 0 {
 		return
 	}
 	e.mu.Lock()
 	e.late += late
 	e.cut += cut
+	e.early += early
 	e.mu.Unlock()
 }
 
@@ -409,7 +416,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 		s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
 		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start)
 	}
-	s.e.count(late, 0)
+	s.e.count(late, 0, 0)
 	w := int64(s.e.opts.Window)
 	s.newTraces += len(x.traces) - traces
 	if (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) {
@@ -455,7 +462,7 @@ func (s *shard) scan() {
 	for _, t := range live {
 		low = min(low, s.minStart[t])
 	}
-	s.e.count(0, cut)
+	s.e.count(0, cut, n)
 	if n == 0 {
 		s.e.merge(s.id, nil, low, nil)
 		return
