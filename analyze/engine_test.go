@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -152,5 +153,22 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFeedStopsAtTheMemoryBudgetAcrossShards pins that the budget Load
+// keeps holds for the open traces of every shard together.
+func TestFeedStopsAtTheMemoryBudgetAcrossShards(t *testing.T) {
+	path := writeShape(t, "invoke-chain", 50_000)
+	for _, shards := range []int{1, 2, 8} {
+		r, _, err := AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}}, EngineOptions{Shards: shards})
+		var re *ReadError
+		if r != nil || !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &re) || re.Path != path {
+			t.Errorf("%d shards, 4 MiB budget: %v, want a *ReadError for the file wrapping ErrMemoryLimit", shards, err)
+		}
+		r, _, err = AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}}, EngineOptions{Shards: shards})
+		if err != nil || r.Spans != 50_000 {
+			t.Errorf("%d shards, 64 MiB budget: %v", shards, err)
+		}
 	}
 }
