@@ -33,8 +33,9 @@
 // owning an Index of its open traces), and each finalized trace is
 // observed into mergeable figures and freed; shards merge only those.
 // Counts, examples, executions, reads per request and protocol figures are
-// per trace; latency percentiles are a sketch, exact up to 65 536 samples
-// per series and within 0.4 % past it; miss attribution walks each (scope,
+// per trace; latency percentiles are a sketch, exact in a batch run and,
+// in a stream, exact up to 65 536 samples per series and within 0.4 % past
+// it; miss attribution walks each (scope,
 // key) pair's acquires in time order across traces in a stage that buffers
 // them until no shard can still bring an earlier one. [Analyze] is the
 // same observe-then-report over one index, so a batch run of the engine

@@ -114,13 +114,15 @@ func selectNth(ds []int64, n int) int64 {
 	return ds[n]
 }
 
-// sketchExact is how many samples a latency series keeps exactly. Past it
-// the series folds its samples into a fixed log-bucket histogram, so a
-// stream of any length costs a bounded amount per series; below it (every
-// dump in testdata, most real dumps) percentiles are exact.
+// sketchExact is how many samples a bounded latency series keeps exactly.
+// Past it the series folds its samples into a fixed log-bucket histogram,
+// so a stream of any length costs a bounded amount per series; below it
+// (every dump in testdata, most real dumps) percentiles are exact. A batch
+// run's series are not bounded: exact whatever their length, at 8 bytes a
+// sample, as the index they come from is held whole anyway.
 const sketchExact = 1 << 16
 
-// Log buckets of the histogram: durations below 2^sketchSubBits+1 ns have
+// Log buckets of the histogram: durations below 2^(sketchSubBits+1) ns have
 // a bucket each; above, a bucket spans 1/2^sketchSubBits of its lower bound
 // (7 bits: 1/128). A percentile read from the histogram is the midpoint of
 // its bucket, so its relative error is at most 1/256 (0.4%) of the exact
@@ -131,14 +133,16 @@ const (
 	sketchBuckets = 2*sketchSub + (63-sketchSubBits)*sketchSub
 )
 
-// sketch is one latency series: exact samples up to sketchExact, then a
-// histogram. Two sketches merge exactly (merging histograms adds counts),
-// so the shards of the engine and the traces finalized one after another
-// fold into the same series whatever their order.
+// sketch is one latency series: exact samples, then, once bounded and past
+// sketchExact samples, a histogram. Two sketches merge exactly (merging
+// histograms adds counts), so the shards of the engine and the traces
+// finalized one after another fold into the same series whatever their
+// order. The zero value is an empty, unbounded (always exact) series.
 type sketch struct {
 	samples []int64  // nil once folded
 	buckets []uint64 // nil until folded
 	n       int      // samples seen
+	bounded bool     // fold past sketchExact samples
 }
 
 // add records one duration (a negative one counts as 0).
@@ -147,7 +151,7 @@ func (s *sketch) add(d int64) {
 	s.n++
 	if s.buckets == nil {
 		s.samples = append(s.samples, d)
-		if len(s.samples) > sketchExact {
+		if s.bounded && len(s.samples) > sketchExact {
 			s.fold()
 		}
 		return
@@ -155,12 +159,20 @@ func (s *sketch) add(d int64) {
 	s.buckets[bucketOf(d)]++
 }
 
+// bound makes s a bounded series, folding it if it is past the bound.
+func (s *sketch) bound() {
+	s.bounded = true
+	if s.buckets == nil && len(s.samples) > sketchExact {
+		s.fold()
+	}
+}
+
 // merge adds o's samples to s.
 func (s *sketch) merge(o *sketch) {
 	if o.n == 0 {
 		return
 	}
-	if s.buckets == nil && o.buckets == nil && len(s.samples)+len(o.samples) <= sketchExact {
+	if s.buckets == nil && o.buckets == nil && (!s.bounded || len(s.samples)+len(o.samples) <= sketchExact) {
 		s.samples = append(s.samples, o.samples...)
 		s.n += o.n
 		return
@@ -209,7 +221,7 @@ func bucketMid(b int) int64 {
 }
 
 // percentiles returns the series' p50, p95 and p99 as percentiles does:
-// exact below sketchExact samples, within 0.4% above.
+// exact unless folded, within 0.4% once folded.
 func (s *sketch) percentiles() Percentiles {
 	if s.buckets == nil {
 		return percentiles(s.samples)

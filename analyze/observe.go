@@ -62,9 +62,6 @@ func observe(idx *Index, cfg Config) (*observation, error) {
 	o.observePool(pool)
 	for i := range lat.series {
 		o.lat[i] = sketch{samples: lat.series[i], n: len(lat.series[i])}
-		if o.lat[i].n > sketchExact {
-			o.lat[i].fold()
-		}
 	}
 
 	exec := &execAcc{v: v}
@@ -162,6 +159,7 @@ type aggregate struct {
 	protos   map[optStr]*protoFigures
 	measures []MeasureReport
 	pairs    *pairStage
+	bounded  bool // latency series fold past sketchExact samples (a stream)
 
 	// The strings the pair stage's events refer to, interned across
 	// observations.
@@ -169,7 +167,9 @@ type aggregate struct {
 	ids  map[string]int32
 }
 
-func newAggregate(cfg Config) *aggregate {
+// newAggregate returns an empty aggregate for cfg; a bounded one (a
+// stream's) keeps its latency series bounded.
+func newAggregate(cfg Config, bounded bool) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
 		exec:     ExecutionsReport{Root: "trace", Examples: []string{}},
@@ -177,6 +177,12 @@ func newAggregate(cfg Config) *aggregate {
 		measures: make([]MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
+		bounded:  bounded,
+	}
+	if bounded {
+		for i := range a.lat {
+			a.lat[i].bound()
+		}
 	}
 	for i, m := range cfg.Measures {
 		a.measures[i] = MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
@@ -222,6 +228,9 @@ func (a *aggregate) merge(o *observation) {
 			mine.merge(g)
 		} else {
 			a.protos[ver] = g
+			if a.bounded {
+				g.cold.bound()
+			}
 		}
 	}
 	for i := range a.measures {

@@ -28,9 +28,9 @@ func TestSketchPercentiles(t *testing.T) {
 			for i := range ds {
 				ds[i] = int64(rng.ExpFloat64() * 3e6) // ~3 ms, a long tail
 			}
-			var whole sketch
+			whole := sketch{bounded: true}
 			for p := range tc.parts {
-				var part sketch
+				part := sketch{bounded: true}
 				for i := p; i < len(ds); i += tc.parts {
 					part.add(ds[i])
 				}
@@ -54,6 +54,23 @@ func TestSketchPercentiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnboundedSketchStaysExact pins that a batch run's series (the zero
+// sketch) never folds: exact past sketchExact samples.
+func TestUnboundedSketchStaysExact(t *testing.T) {
+	var s sketch
+	ds := make([]int64, 2*sketchExact+1)
+	for i := range ds {
+		ds[i] = int64(i * 7919 % 100003)
+		s.add(ds[i])
+	}
+	var other sketch
+	other.merge(&s)
+	got, want := other.percentiles(), percentiles(ds)
+	if other.buckets != nil || got.Count != want.Count || *got.P50 != *want.P50 || *got.P95 != *want.P95 || *got.P99 != *want.P99 {
+		t.Errorf("an unbounded series folded: p50 %v p95 %v p99 %v, want %v %v %v", *got.P50, *got.P95, *got.P99, *want.P50, *want.P95, *want.P99)
 	}
 }
 
