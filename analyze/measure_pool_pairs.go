@@ -70,11 +70,12 @@ func newPairStage(cfg Config) *pairStage {
 
 // add buffers events until an advance attributes them.
 func (p *pairStage) add(events []pairEvent) {
+	if len(p.buf) == 0 {
+		p.buf = events // the observation hands its events over
+		return
+	}
 	p.buf = append(p.buf, events...)
 }
-
-// pending returns the number of buffered acquires.
-func (p *pairStage) pending() int { return len(p.buf) }
 
 // cmpEventSpan orders two events by trace id, then span id: the order's
 // tie-break that does not depend on arrival.
@@ -87,20 +88,23 @@ func cmpEventSpan(a, b *pairEvent) int {
 
 // advance attributes every buffered acquire that started before t.
 func (p *pairStage) advance(t int64) {
-	ready := p.buf[:0:0]
-	keep := p.buf[:0]
-	for _, ev := range p.buf {
-		if ev.start < t {
-			ready = append(ready, ev)
-		} else {
-			keep = append(keep, ev)
+	// Partition in place: the acquires to attribute first, the others
+	// after, moved back to the front once these are done.
+	n := 0
+	for i := range p.buf {
+		if p.buf[i].start < t {
+			p.buf[i], p.buf[n] = p.buf[n], p.buf[i]
+			n++
 		}
 	}
-	clear(p.buf[len(keep):])
-	p.buf = keep
-	if len(ready) == 0 {
+	if n == 0 {
 		return
 	}
+	ready := p.buf[:n]
+	defer func() {
+		rest := copy(p.buf, p.buf[n:])
+		p.buf = p.buf[:rest]
+	}()
 	if p.semconv {
 		// The first call of each session dialed it.
 		slices.SortFunc(ready, func(a, b pairEvent) int {
@@ -116,10 +120,39 @@ func (p *pairStage) advance(t int64) {
 			p.handshakes[ev.scope]++
 		}
 	}
-	slices.SortFunc(ready, func(a, b pairEvent) int {
-		return cmp.Or(cmp.Compare(a.scope, b.scope), cmp.Compare(a.key, b.key),
-			cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
-	})
+	// Group by pair (a counting sort), then each pair's acquires in time
+	// order: cheaper than one sort on the pair and the time together.
+	pairOf := make([]int32, len(ready))
+	ids := map[pairKey]int32{}
+	var counts []int32
+	for i := range ready {
+		k := pairKey{ready[i].scope, ready[i].key}
+		id, ok := ids[k]
+		if !ok {
+			id = int32(len(counts))
+			ids[k] = id
+			counts = append(counts, 0)
+		}
+		pairOf[i] = id
+		counts[id]++
+	}
+	next := make([]int32, len(counts))
+	for id := 1; id < len(counts); id++ {
+		next[id] = next[id-1] + counts[id-1]
+	}
+	grouped := make([]pairEvent, len(ready))
+	for i := range ready {
+		grouped[next[pairOf[i]]] = ready[i]
+		next[pairOf[i]]++
+	}
+	start := int32(0)
+	for _, c := range counts {
+		slices.SortFunc(grouped[start:start+c], func(a, b pairEvent) int {
+			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
+		})
+		start += c
+	}
+	ready = grouped
 	for i := range ready {
 		ev := &ready[i]
 		k := pairKey{ev.scope, ev.key}
