@@ -42,6 +42,10 @@ func (o EngineOptions) streaming() bool { return o.Window > 0 || o.MaxOpenTraces
 // Close.
 var ErrEngineFlushed = errors.New("engine already flushed")
 
+// ErrEngineClosed is returned by Flush and Report after Close: what the
+// shards held was dropped, so there is no report to give.
+var ErrEngineClosed = errors.New("engine closed without flushing")
+
 // StreamReport is the report's account of a streaming analysis (an
 // Engine with a Window or MaxOpenTraces); absent from a batch run's report.
 type StreamReport struct {
@@ -236,7 +240,8 @@ func (e *Engine) Flush() error {
 }
 
 // Close stops the shards without finalizing what they hold: for a caller
-// that gives up (a read error). It is idempotent and safe after Flush.
+// that gives up (a read error). It is idempotent and safe after Flush;
+// after Close without Flush, Flush and Report return ErrEngineClosed.
 func (e *Engine) Close() {
 	e.mu.Lock()
 	if e.flushed {
@@ -244,6 +249,9 @@ func (e *Engine) Close() {
 		return
 	}
 	e.flushed = true
+	if e.err == nil {
+		e.err = ErrEngineClosed
+	}
 	e.mu.Unlock()
 	e.stop(false)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -170,5 +171,44 @@ func TestFeedStopsAtTheMemoryBudgetAcrossShards(t *testing.T) {
 		if err != nil || r.Spans != 50_000 {
 			t.Errorf("%d shards, 64 MiB budget: %v", shards, err)
 		}
+	}
+}
+
+// TestEngineLifecycle pins the verbs' promises: Report is repeatable, Add
+// after it fails, and a closed engine reports nothing rather than a report
+// of what it happened to hold.
+func TestEngineLifecycle(t *testing.T) {
+	td := arrival{trace: 1, id: 1, start: 0, end: 1}.traces()
+	e, err := NewEngine(Config{}, EngineOptions{Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Add(td); err != nil {
+		t.Fatal(err)
+	}
+	r1, err1 := e.Report()
+	r2, err2 := e.Report()
+	if err1 != nil || err2 != nil || r1 != r2 || r1.Spans != 1 {
+		t.Errorf("Report twice: %v, %v, same report %v, spans %d", err1, err2, r1 == r2, r1.Spans)
+	}
+	if err := e.Add(td); !errors.Is(err, ErrEngineFlushed) {
+		t.Errorf("Add after Report = %v, want ErrEngineFlushed", err)
+	}
+	e.Close() // harmless after Report
+
+	e, err = NewEngine(Config{}, EngineOptions{Shards: 2, Window: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Add(td); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	e.Close()
+	if r, err := e.Report(); r != nil || !errors.Is(err, ErrEngineClosed) {
+		t.Errorf("Report after Close = %v, %v; want ErrEngineClosed", r, err)
+	}
+	if _, err := NewEngine(Config{}, EngineOptions{Shards: -1}); err == nil {
+		t.Error("NewEngine with -1 shards: no error")
 	}
 }
