@@ -25,6 +25,26 @@
 //	if err != nil { ... }
 //	err = report.Render(os.Stdout, analyze.RenderTable)
 //
+// # The engine
+//
+// [Engine] is the same analysis, incremental: spans arrive in any order in
+// any number of batches ([Engine.Add], or [Feed] from the readers with the
+// fast JSON path), are spread by trace id over shards (goroutines, each
+// owning an Index of its open traces), and each finalized trace is
+// observed into mergeable figures and freed; shards merge only those.
+// Counts, examples, executions, reads per request and protocol figures are
+// per trace; latency percentiles are a sketch, exact in a batch run and,
+// in a stream, exact up to 65 536 samples per series and within 0.4 % past
+// it; miss attribution walks each (scope,
+// key) pair's acquires in time order across traces in a stage that buffers
+// them until no shard can still bring an earlier one. [Analyze] is the
+// same observe-then-report over one index, so a batch run of the engine
+// ([AnalyzeFiles], [AnalyzeStream] with zero [EngineOptions]) reports
+// exactly what Analyze does. With [EngineOptions.Window] or MaxOpenTraces a
+// trace is finalized once the watermark (latest span end read) passes it
+// by the window, or when the bound cuts it, and the report's stream
+// section counts late spans and cut traces.
+//
 // # Measures
 //
 // Each measure lives in its own file with its own accumulator and is pure:

@@ -293,13 +293,21 @@ func (x *Index) lookupKey(key string) (uint16, bool) {
 // or dropped afterwards. Spans already in the index (same trace and span id)
 // are counted once.
 func (x *Index) Add(td ptrace.Traces) {
+	x.addPart(td, 0, 1)
+}
+
+// addPart indexes the spans of td whose trace belongs to part of nparts
+// (shardOf): the engine's shards each take their part of every batch.
+// Resources are interned when a kept span first needs them.
+func (x *Index) addPart(td ptrace.Traces, part, nparts int) {
 	x.ensureMaps()
 	rss := td.ResourceSpans()
 	var lastTrace pcommon.TraceID
 	lastTraceIdx := int32(-1)
+	keep := true
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		res := x.internResource(rs.Resource().Attributes())
+		res := int32(-1)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j).Spans()
@@ -307,7 +315,18 @@ func (x *Index) Add(td ptrace.Traces) {
 				sp := ss.At(k)
 				tid := sp.TraceID()
 				if lastTraceIdx < 0 || tid != lastTrace {
-					lastTrace, lastTraceIdx = tid, x.internTrace(tid)
+					lastTrace = tid
+					if keep = nparts <= 1 || shardOf(tid, nparts) == part; keep {
+						lastTraceIdx = x.internTrace(tid)
+					} else {
+						lastTraceIdx = 0 // any value >= 0: the trace is known not kept
+					}
+				}
+				if !keep {
+					continue
+				}
+				if res < 0 {
+					res = x.internResource(rs.Resource().Attributes())
 				}
 				x.addSpan(sp, lastTraceIdx, res)
 			}
@@ -315,29 +334,54 @@ func (x *Index) Add(td ptrace.Traces) {
 	}
 }
 
+// shardOf returns the part of nparts that trace id belongs to. Trace ids
+// are random, so a few of their bytes spread traces evenly.
+func shardOf(id pcommon.TraceID, nparts int) int {
+	h := binary.LittleEndian.Uint64(id[8:]) ^ binary.LittleEndian.Uint64(id[:8])
+	return int((h * 0x9e3779b97f4a7c15 >> 32) % uint64(nparts))
+}
+
 // addFast indexes a batch of Load's fast path (fastjson.go) exactly as Add
-// indexes the same spans as a ptrace.Traces: resources interned in order,
-// then each span through the same newSpan, keepSpanAttr and appendSpan
-// steps addSpan takes.
+// indexes the same spans as a ptrace.Traces.
 func (x *Index) addFast(b *fastBatch) {
+	x.addFastPart(b, 0, 1)
+}
+
+// addFastPart indexes the spans of b in part of nparts as addPart does:
+// resources interned in order of first use, then each span through the
+// same newSpan, keepSpanAttr and appendSpan steps addSpan takes.
+func (x *Index) addFastPart(b *fastBatch, part, nparts int) {
 	x.fastBatches++
 	x.ensureMaps()
 	res := make([]int32, len(b.res))
-	for i, r := range b.res {
-		start := x.beginResource()
-		for _, a := range b.attrs[r.attrs : r.attrs+r.n] {
-			if id, ok := x.keepResAttr(start, a.key); ok {
-				x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internFastValue(id, a, false)})
-			}
-		}
-		res[i] = x.endResource(start)
+	for i := range res {
+		res[i] = -1
 	}
 	var lastTrace pcommon.TraceID
 	lastTraceIdx := int32(-1)
+	keep := true
 	for i := range b.spans {
 		fs := &b.spans[i]
 		if lastTraceIdx < 0 || fs.traceID != lastTrace {
-			lastTrace, lastTraceIdx = fs.traceID, x.internTrace(fs.traceID)
+			lastTrace = fs.traceID
+			if keep = nparts <= 1 || shardOf(fs.traceID, nparts) == part; keep {
+				lastTraceIdx = x.internTrace(fs.traceID)
+			} else {
+				lastTraceIdx = 0
+			}
+		}
+		if !keep {
+			continue
+		}
+		if res[fs.res] < 0 {
+			r := b.res[fs.res]
+			start := x.beginResource()
+			for _, a := range b.attrs[r.attrs : r.attrs+r.n] {
+				if id, ok := x.keepResAttr(start, a.key); ok {
+					x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internFastValue(id, a, false)})
+				}
+			}
+			res[fs.res] = x.endResource(start)
 		}
 		s, ok := x.newSpan(int64(fs.start), int64(fs.end), fs.id, fs.parent, lastTraceIdx, fs.name, res[fs.res], fs.kind, fs.status)
 		if !ok {

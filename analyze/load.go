@@ -84,14 +84,70 @@ func (x *Index) SetInputs(inputs []Input) {
 	}
 }
 
-// AnalyzeFiles loads paths into an index keeping what cfg needs and
-// analyzes it: the whole of `mcptrace analyze` but the rendering, for
-// callers such as `mcptrace demo` that analyze a dump they just wrote. On a
-// read error it returns the error (a *ReadError for bad input) and no report.
-func AnalyzeFiles(ctx context.Context, paths []string, cfg Config, ropts ReadOptions) (*Report, error) {
-	idx, _, err := Load(ctx, paths, LoadOptions{Read: ropts, Index: cfg.IndexOptions()})
-	if err != nil {
-		return nil, err
+// Feed reads every path (as Load does) into eng: the fast JSON path's
+// batches and every other batch go to its shards, and what was read is
+// recorded for the report. It does not flush eng. On error the inputs
+// still describe what was read; a bad input is a *ReadError.
+//
+// The memory budget holds across the shards: past half of it (the open
+// traces of every shard together, MemBytes) Feed stops with a *ReadError
+// wrapping ErrMemoryLimit. A stream with a Window or MaxOpenTraces holds
+// only its open traces, so a time-ordered dump of any length fits.
+func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
+	read := 0
+	limit := opts.Read.budget().indexCap()
+	within := func(in *Input) error {
+		if opts.Progress != nil {
+			opts.Progress(in, read)
+		}
+		if m := eng.MemBytes(); m > limit {
+			return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
+				Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, analyze fewer files at once, or bound the open traces with --window or --max-open-traces)",
+					ErrMemoryLimit, read, m>>20, 2*limit>>20)}
+		}
+		return nil
 	}
-	return Analyze(idx, cfg)
+	ctx = withFastOTLPJSON(ctx, newFastKeys(eng.cfg.IndexOptions()), func(in *Input, b *fastBatch) error {
+		read += len(b.spans)
+		if err := eng.addFast(b); err != nil {
+			return err
+		}
+		return within(in)
+	})
+	inputs, err := Read(ctx, paths, opts.Read, func(in *Input, td ptrace.Traces) error {
+		read += td.SpanCount()
+		if err := eng.Add(td); err != nil {
+			return err
+		}
+		return within(in)
+	})
+	eng.SetInputs(inputs)
+	return inputs, err
+}
+
+// AnalyzeFiles reads paths into a batch engine on every CPU and reports:
+// the whole of `mcptrace analyze` but the rendering, for callers such as
+// `mcptrace demo` that analyze a dump they just wrote. On a read error it
+// returns the error (a *ReadError for bad input) and no report.
+func AnalyzeFiles(ctx context.Context, paths []string, cfg Config, ropts ReadOptions) (*Report, error) {
+	r, _, err := AnalyzeStream(ctx, paths, cfg, LoadOptions{Read: ropts}, EngineOptions{})
+	return r, err
+}
+
+// AnalyzeStream reads paths into an engine with opts and returns its
+// report and what was read. LoadOptions.Index is ignored: the engine keeps
+// what cfg needs. On a read error it returns the inputs read and the error,
+// no report.
+func AnalyzeStream(ctx context.Context, paths []string, cfg Config, lopts LoadOptions, opts EngineOptions) (*Report, []Input, error) {
+	eng, err := NewEngine(cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs, err := Feed(ctx, paths, lopts, eng)
+	if err != nil {
+		eng.Close()
+		return nil, inputs, err
+	}
+	r, err := eng.Report()
+	return r, inputs, err
 }

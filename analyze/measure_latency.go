@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -50,15 +51,6 @@ func (l *latencyAcc) grow(series, n int) {
 
 func (l *latencyAcc) add(series int, d int64) {
 	l.series[series] = append(l.series[series], max(d, 0))
-}
-
-func (l *latencyAcc) report() LatencyReport {
-	return LatencyReport{
-		AcquireHit:  percentiles(l.series[latAcquireHit]),
-		AcquireMiss: percentiles(l.series[latAcquireMiss]),
-		Handshake:   percentiles(l.series[latHandshake]),
-		Call:        percentiles(l.series[latCall]),
-	}
 }
 
 // percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
@@ -120,4 +112,133 @@ func selectNth(ds []int64, n int) int64 {
 		}
 	}
 	return ds[n]
+}
+
+// sketchExact is how many samples a bounded latency series keeps exactly.
+// Past it the series folds its samples into a fixed log-bucket histogram,
+// so a stream of any length costs a bounded amount per series; below it
+// (every dump in testdata, most real dumps) percentiles are exact. A batch
+// run's series are not bounded: exact whatever their length, at 8 bytes a
+// sample, as the index they come from is held whole anyway.
+const sketchExact = 1 << 16
+
+// Log buckets of the histogram: durations below 2^(sketchSubBits+1) ns have
+// a bucket each; above, a bucket spans 1/2^sketchSubBits of its lower bound
+// (7 bits: 1/128). A percentile read from the histogram is the midpoint of
+// its bucket, so its relative error is at most 1/256 (0.4%) of the exact
+// nearest-rank answer; the rank itself is exact.
+const (
+	sketchSubBits = 7
+	sketchSub     = 1 << sketchSubBits
+	sketchBuckets = 2*sketchSub + (63-sketchSubBits)*sketchSub
+)
+
+// sketch is one latency series: exact samples, then, once bounded and past
+// sketchExact samples, a histogram. Two sketches merge exactly (merging
+// histograms adds counts), so the shards of the engine and the traces
+// finalized one after another fold into the same series whatever their
+// order. The zero value is an empty, unbounded (always exact) series.
+type sketch struct {
+	samples []int64  // nil once folded
+	buckets []uint64 // nil until folded
+	n       int      // samples seen
+	bounded bool     // fold past sketchExact samples
+}
+
+// add records one duration (a negative one counts as 0).
+func (s *sketch) add(d int64) {
+	d = max(d, 0)
+	s.n++
+	if s.buckets == nil {
+		s.samples = append(s.samples, d)
+		if s.bounded && len(s.samples) > sketchExact {
+			s.fold()
+		}
+		return
+	}
+	s.buckets[bucketOf(d)]++
+}
+
+// bound makes s a bounded series, folding it if it is past the bound.
+func (s *sketch) bound() {
+	s.bounded = true
+	if s.buckets == nil && len(s.samples) > sketchExact {
+		s.fold()
+	}
+}
+
+// merge adds o's samples to s.
+func (s *sketch) merge(o *sketch) {
+	if o.n == 0 {
+		return
+	}
+	if s.buckets == nil && o.buckets == nil && (!s.bounded || len(s.samples)+len(o.samples) <= sketchExact) {
+		s.samples = append(s.samples, o.samples...)
+		s.n += o.n
+		return
+	}
+	s.fold()
+	for _, d := range o.samples {
+		s.buckets[bucketOf(d)]++
+	}
+	for i, c := range o.buckets {
+		s.buckets[i] += c
+	}
+	s.n += o.n
+}
+
+// fold moves the exact samples into the histogram.
+func (s *sketch) fold() {
+	if s.buckets == nil {
+		s.buckets = make([]uint64, sketchBuckets)
+	}
+	for _, d := range s.samples {
+		s.buckets[bucketOf(d)]++
+	}
+	s.samples = nil
+}
+
+// bucketOf returns the histogram bucket of a duration d >= 0.
+func bucketOf(d int64) int {
+	u := uint64(d)
+	if u < 2*sketchSub {
+		return int(u)
+	}
+	e := bits.Len64(u) - (sketchSubBits + 1) // >= 1
+	m := u >> e                              // in [sketchSub, 2*sketchSub)
+	return 2*sketchSub + (e-1)*sketchSub + int(m-sketchSub)
+}
+
+// bucketMid returns the midpoint of bucket b, in nanoseconds.
+func bucketMid(b int) int64 {
+	if b < 2*sketchSub {
+		return int64(b)
+	}
+	e := (b-2*sketchSub)/sketchSub + 1
+	m := uint64((b-2*sketchSub)%sketchSub + sketchSub)
+	lo := m << e
+	return int64(lo + (uint64(1)<<e)/2)
+}
+
+// percentiles returns the series' p50, p95 and p99 as percentiles does:
+// exact unless folded, within 0.4% once folded.
+func (s *sketch) percentiles() Percentiles {
+	if s.buckets == nil {
+		return percentiles(s.samples)
+	}
+	p := Percentiles{Count: s.n}
+	rank := func(q float64) *float64 {
+		i := uint64(min(max(int(math.Ceil(q/100*float64(s.n)))-1, 0), s.n-1))
+		var seen uint64
+		for b, c := range s.buckets {
+			seen += c
+			if seen > i {
+				ms := math.Round(float64(bucketMid(b))/1e3) / 1e3
+				return &ms
+			}
+		}
+		return nil // unreachable: the counts sum to n
+	}
+	p.P50, p.P95, p.P99 = rank(50), rank(95), rank(99)
+	return p
 }

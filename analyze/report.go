@@ -55,6 +55,9 @@ type Report struct {
 	// Measures are the configured reads-per-request measures, in
 	// configuration order.
 	Measures []MeasureReport `json:"measures"`
+	// Stream is present only for a streaming analysis (a window or a bound
+	// on open traces): what the stream did to the figures.
+	Stream *StreamReport `json:"stream,omitempty"`
 }
 
 // Settings echoes the analysis configuration in a report.
@@ -118,65 +121,13 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	idx.finish()
-
-	r := &Report{
-		Schema: Schema,
-		Settings: Settings{
-			Profile:        cfg.Profile,
-			ScopeAttr:      cfg.ScopeAttr,
-			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
-			PoolSpanNames:  PoolSpanNames(cfg.Profile),
-		},
-		Inputs:           idx.Inputs(),
-		Spans:            len(idx.order),
-		DuplicateSpans:   idx.duplicates,
-		Traces:           len(idx.traces),
-		IncompleteTraces: idx.incomplete,
-		Measures:         []MeasureReport{},
+	o, err := observe(idx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	if r.Inputs == nil {
-		r.Inputs = []InputReport{}
-	}
-	for _, in := range r.Inputs {
-		r.Partial = r.Partial || in.Partial
-	}
-	if start, end, ok := idx.Window(); ok {
-		r.Window = Window{Start: &start, End: &end}
-	}
-
-	v := newVocab(idx, cfg)
-	r.PoolSpans = v.poolSpans()
-	r.ByProtocol = v.protocolReports()
-	lat := &latencyAcc{}
-	pool := newPoolAcc(v, cfg, lat)
-	pool.collect()
-	pool.attribute()
-	r.Pool = pool.report()
-	r.Pool.Latency = lat.report()
-
-	exec := &execAcc{v: v}
-	if cfg.ExecutionRoot != nil {
-		m, err := idx.compile(*cfg.ExecutionRoot)
-		if err != nil {
-			return nil, fmt.Errorf("analyze: execution root: %w", err)
-		}
-		exec.root = m
-		r.Settings.ExecutionRoot = cfg.ExecutionRoot.String()
-	}
-	r.Executions = exec.report()
-	if exec.root != nil {
-		r.Executions.Root = r.Settings.ExecutionRoot
-	}
-
-	for _, m := range cfg.Measures {
-		acc, err := idx.newReadsAcc(m)
-		if err != nil {
-			return nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
-		}
-		r.Measures = append(r.Measures, acc.report())
-	}
-	return r, nil
+	agg := newAggregate(cfg, false)
+	agg.merge(o)
+	return agg.report(idx.Inputs()), nil
 }
 
 // poolSpans counts the spans of the profile's pool vocabulary.

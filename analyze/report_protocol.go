@@ -36,10 +36,30 @@ type ProtocolReport struct {
 	ColdStart Percentiles `json:"cold_start_ms"`
 }
 
-// protocolReports groups the acquire, handshake and call spans by their
-// mcp.protocol.version, in version order ("" first). It returns an empty
-// slice for a dump without any of them.
-func (v *vocab) protocolReports() []ProtocolReport {
+// protoFigures is one protocol revision's share of the by_protocol figures
+// over some whole traces: mergeable, since every count is per trace and the
+// cold starts are a sketch.
+type protoFigures struct {
+	acquires, hits, misses, calls, traces int
+	sessions                              bool // a call of the revision carried a session id
+	cold                                  sketch
+}
+
+// merge adds o's figures to g.
+func (g *protoFigures) merge(o *protoFigures) {
+	g.acquires += o.acquires
+	g.hits += o.hits
+	g.misses += o.misses
+	g.calls += o.calls
+	g.traces += o.traces
+	g.sessions = g.sessions || o.sessions
+	g.cold.merge(&o.cold)
+}
+
+// protocolFigures groups the acquire, handshake and call spans by their
+// mcp.protocol.version; an absent version is its own group, apart from an
+// empty one.
+func (v *vocab) protocolFigures() map[optStr]*protoFigures {
 	x := v.x
 	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
 	okV = okV && x.spanKeyOK[kVer]
@@ -53,19 +73,14 @@ func (v *vocab) protocolReports() []ProtocolReport {
 		return -1
 	}
 	type acc struct {
-		r        ProtocolReport
-		traces   map[int32]bool
-		sessions bool
-		cold     []int64
+		protoFigures
+		traces map[int32]bool
 	}
 	groups := map[int32]*acc{}
 	get := func(ver int32) *acc {
 		g, ok := groups[ver]
 		if !ok {
 			g = &acc{traces: map[int32]bool{}}
-			if ver >= 0 {
-				g.r.ProtocolVersion = x.vals[ver]
-			}
 			groups[ver] = g
 		}
 		return g
@@ -75,11 +90,11 @@ func (v *vocab) protocolReports() []ProtocolReport {
 		switch {
 		case s.name == v.acquire:
 			g := get(version(i))
-			g.r.Acquires++
+			g.acquires++
 			if hit, ok := x.attrVal(i, v.kHit); ok && hit == v.valTrue {
-				g.r.Hits++
+				g.hits++
 			} else {
-				g.r.Misses++
+				g.misses++
 			}
 		case s.name == v.handshake:
 			ver := version(i)
@@ -87,23 +102,41 @@ func (v *vocab) protocolReports() []ProtocolReport {
 				ver = version(s.parent) // counted with the acquire that paid it
 			}
 			g := get(ver)
-			g.cold = append(g.cold, s.end-s.start)
+			g.cold.add(s.end - s.start)
 		case v.isCall(i):
 			g := get(version(i))
-			g.r.Calls++
+			g.calls++
 			g.traces[s.trace] = true
 			if _, ok := x.attrVal(i, v.kSession); ok {
 				g.sessions = true
 			}
 		}
 	}
+	out := make(map[optStr]*protoFigures, len(groups))
+	for ver, g := range groups {
+		g.protoFigures.traces = len(g.traces)
+		out[v.optValue(ver)] = &g.protoFigures
+	}
+	return out
+}
+
+// protocolReports renders merged per-revision figures in version order (""
+// first). It returns an empty slice when there are none.
+func protocolReports(groups map[optStr]*protoFigures) []ProtocolReport {
 	out := make([]ProtocolReport, 0, len(groups))
-	for _, g := range groups {
-		g.r.Traces = len(g.traces)
-		g.r.HitRate = ratio(g.r.Hits, g.r.Acquires)
-		g.r.ColdStart = percentiles(g.cold)
-		g.r.Sessionless = IsSessionlessProtocol(g.r.ProtocolVersion) || (g.r.ProtocolVersion != "" && g.r.Calls > 0 && !g.sessions)
-		out = append(out, g.r)
+	for ver, g := range groups {
+		r := ProtocolReport{
+			ProtocolVersion: ver.s,
+			Traces:          g.traces,
+			Calls:           g.calls,
+			Acquires:        g.acquires,
+			Hits:            g.hits,
+			Misses:          g.misses,
+			HitRate:         ratio(g.hits, g.acquires),
+			ColdStart:       g.cold.percentiles(),
+		}
+		r.Sessionless = IsSessionlessProtocol(r.ProtocolVersion) || (r.ProtocolVersion != "" && r.Calls > 0 && !g.sessions)
+		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b ProtocolReport) int { return cmp.Compare(a.ProtocolVersion, b.ProtocolVersion) })
 	return out

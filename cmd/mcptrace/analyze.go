@@ -53,6 +53,7 @@ type analyzeFlags struct {
 	format  string
 	config  string
 	workers int
+	engine  analyze.EngineOptions // --shards, --window, --max-open-traces
 }
 
 // newAnalyzeCmd is `mcptrace analyze`: read trace dumps and report the
@@ -126,6 +127,9 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: one per CPU)")
+	fl.IntVar(&f.engine.Shards, "shards", 0, "analysis shards, traces spread by id (0: one per CPU)")
+	fl.DurationVar(&f.engine.Window, "window", 0, "stream: finalize a trace once the latest span end read is this far (span time) past its own (0: hold every trace to the end)")
+	fl.IntVar(&f.engine.MaxOpenTraces, "max-open-traces", 0, "stream: hold at most N traces open, finalizing the oldest early (0: no bound)")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
 	addTraceURLFlag(fl, &f.htmlFlags)
 	return cmd
@@ -160,6 +164,12 @@ func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) 
 	}
 	if f.workers < 0 {
 		return cfg, ropts, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
+	}
+	if f.engine.Shards < 0 || f.engine.Window < 0 || f.engine.MaxOpenTraces < 0 {
+		return cfg, ropts, usageErrorf("--shards, --window and --max-open-traces: want 0 or more")
+	}
+	if f.format == formatHTML && (f.engine.Window > 0 || f.engine.MaxOpenTraces > 0) {
+		return cfg, ropts, usageErrorf("--window and --max-open-traces do not apply to --format html, which holds every span")
 	}
 	cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
 	if f.executionRoot != "" {
@@ -197,11 +207,15 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	stderr := cmd.ErrOrStderr()
 	ropts.Stdin = cmd.InOrStdin()
 	progress := newProgress(stderr, paths)
-	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
-		Read:     ropts,
-		Index:    cfg.IndexOptions(),
-		Progress: progress.update,
-	})
+	lopts := analyze.LoadOptions{Read: ropts, Index: cfg.IndexOptions(), Progress: progress.update}
+	var idx *analyze.Index // only the HTML report reads the index; the others stream through the engine
+	var report *analyze.Report
+	var inputs []analyze.Input
+	if f.format == formatHTML {
+		idx, inputs, err = analyze.Load(cmd.Context(), paths, lopts)
+	} else {
+		report, inputs, err = analyze.AnalyzeStream(cmd.Context(), paths, cfg, lopts, f.engine)
+	}
 	progress.done()
 	if err != nil {
 		var re *analyze.ReadError
@@ -221,9 +235,10 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: analyzed the %d spans read before the damage (report marked partial)\n", in.Path, in.Spans)
 		}
 	}
-	report, err := analyze.Analyze(idx, cfg)
-	if err != nil {
-		return &exitError{code: 2, err: err}
+	if idx != nil {
+		if report, err = analyze.Analyze(idx, cfg); err != nil {
+			return &exitError{code: 2, err: err}
+		}
 	}
 	if report.PoolSpans == 0 {
 		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -210,6 +211,9 @@ func TestAnalyzeUsageErrorsExit2(t *testing.T) {
 		{"bad profile", []string{"analyze", "--profile", "fancy", dump}, "--profile"},
 		{"bad ttl", []string{"analyze", "--idle-ttl", "0s", dump}, "--idle-ttl"},
 		{"bad workers", []string{"analyze", "--workers", "-1", dump}, "--workers"},
+		{"negative window", []string{"analyze", "--window", "-1s", dump}, "--window"},
+		{"negative shards", []string{"analyze", "--shards", "-2", dump}, "--shards"},
+		{"window with html", []string{"analyze", "--format", "html", "-o", filepath.Join(dir, "r.html"), "--max-open-traces", "9", dump}, "--format html"},
 		{"bad execution root", []string{"analyze", "--execution-root", "{kind: sideways}", dump}, `kind "sideways"`},
 		{"bad config", []string{"analyze", "--config", badCfg, dump}, "bad.yaml:3:"},
 		{"missing config", []string{"analyze", "--config", filepath.Join(dir, "none.yaml"), dump}, "none.yaml"},
@@ -220,6 +224,47 @@ func TestAnalyzeUsageErrorsExit2(t *testing.T) {
 			code, _, errs := runCLI(t, "", tt.args...)
 			if code != 2 || !strings.Contains(errs, tt.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errs, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnalyzeStreamingFlagsReachTheEngine pins that --window and
+// --max-open-traces stream the dump (the report says so) with the batch
+// run's figures on a dump whose traces are whole, and that a plain run,
+// whatever --shards, has no stream section.
+func TestAnalyzeStreamingFlagsReachTheEngine(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dump := traces + "prod-cold-starts.otlp.jsonl"
+	tests := []struct {
+		name   string
+		args   []string
+		stream bool
+	}{
+		{"batch", nil, false},
+		{"batch on three shards", []string{"--shards", "3"}, false},
+		{"window", []string{"--window", "1m"}, true},
+		{"window and bound", []string{"--window", "1h", "--max-open-traces", "1000", "--shards", "2"}, true},
+	}
+	_, want, _ := runCLI(t, "", "analyze", "--format", "json", dump)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "", append([]string{"analyze", "--format", "json", dump}, tt.args...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			r := decodeReport(t, out)
+			if (r.Stream != nil) != tt.stream {
+				t.Fatalf("stream section = %+v, want present: %v", r.Stream, tt.stream)
+			}
+			if r.Stream != nil && (r.Stream.LateSpans != 0 || r.Stream.CutTraces != 0) {
+				t.Errorf("stream = %+v: nothing is late or cut in this dump", r.Stream)
+			}
+			r.Stream = nil
+			w := decodeReport(t, want)
+			if r.Pool.Acquires != w.Pool.Acquires || r.Pool.Hits != w.Pool.Hits || r.Spans != w.Spans || r.Traces != w.Traces ||
+				!reflect.DeepEqual(r.Pool.MissReasons, w.Pool.MissReasons) {
+				t.Errorf("figures differ from the batch run's: pool %+v, want %+v", r.Pool, w.Pool)
 			}
 		})
 	}

@@ -1,0 +1,562 @@
+package analyze
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// EngineOptions configures an Engine. The zero value is a batch run on
+// every CPU: nothing is finalized before Flush, and the report equals
+// Analyze's over one index holding every span.
+type EngineOptions struct {
+	// Shards is the number of workers the traces are spread over by trace
+	// id; 0 means GOMAXPROCS.
+	Shards int
+	// Window is how long, in span time, a trace stays open after its
+	// latest span: once the watermark (the latest span end seen) is more
+	// than Window past a trace's latest span end, the trace is finalized:
+	// measured, and its spans freed. 0 keeps every trace open until Flush
+	// (a batch run).
+	Window time.Duration
+	// MaxOpenTraces bounds the traces held open over all shards; past it
+	// the traces whose latest span is oldest are finalized early and
+	// counted as cut (each shard holds at most its share and cuts down to
+	// seven eighths of it, so cuts come in batches). 0 means no bound.
+	MaxOpenTraces int
+}
+
+// streaming reports whether traces may be finalized before Flush.
+func (o EngineOptions) streaming() bool { return o.Window > 0 || o.MaxOpenTraces > 0 }
+
+// ErrEngineFlushed is returned by an Engine's Add after Flush, Report or
+// Close.
+var ErrEngineFlushed = errors.New("engine already flushed")
+
+// ErrEngineClosed is returned by Flush and Report after Close: what the
+// shards held was dropped, so there is no report to give.
+var ErrEngineClosed = errors.New("engine closed without flushing")
+
+// StreamReport is the report's account of a streaming analysis (an
+// Engine with a Window or MaxOpenTraces); absent from a batch run's report.
+type StreamReport struct {
+	// WindowSeconds is EngineOptions.Window; MaxOpenTraces its bound, 0
+	// for none.
+	WindowSeconds float64 `json:"window_seconds"`
+	MaxOpenTraces int     `json:"max_open_traces"`
+	// LateSpans counts spans that arrived after their trace was finalized:
+	// counted here, left out of every other figure.
+	LateSpans int `json:"late_spans"`
+	// CutTraces counts traces finalized early because MaxOpenTraces was
+	// reached: a span of theirs arriving later is a late span.
+	CutTraces int `json:"cut_traces"`
+	// LateAcquires counts acquires attributed after a later acquire of
+	// their (scope, key) pair had been: their trace was finalized long
+	// after they started. Their miss cause is judged against the pair's
+	// state at arrival, which may differ from a batch run's.
+	LateAcquires int `json:"late_acquires"`
+	// EarlyTraces counts traces finalized before the end of the input, by
+	// the window or the bound: the traces whose spans were freed as the
+	// stream went.
+	EarlyTraces int `json:"early_traces"`
+}
+
+// Engine is the incremental analysis: spans arrive in any order, in any
+// number of batches, and are spread by trace id over shards, each a
+// goroutine owning an Index of its open traces. Finalized traces are
+// observed (observe.go) and their observations merged; shards share nothing
+// else. A batch run feeds everything then calls Report; a stream sets
+// Window and MaxOpenTraces, and its retained state then depends on the
+// window, not on the length of the stream.
+//
+// Add and the fast path's batches are for one goroutine at a time (the
+// reader's sink); Flush, Report and Close too. Always end an Engine with
+// Report, Flush or Close: they stop its goroutines.
+type Engine struct {
+	cfg    Config
+	opts   EngineOptions
+	shards []*shard
+	wm     int64 // the watermark: the latest span end given to Add so far
+	// fastBatches counts the fast path's batches (as Index.fastBatches):
+	// tests pin that the CLI's path is the one they exercise.
+	fastBatches int
+
+	mu       sync.Mutex // guards what follows
+	agg      *aggregate
+	lowMarks []int64 // per shard: no acquire of a trace it holds open starts before it
+	late     int
+	cut      int
+	early    int
+	err      error
+
+	inputs  []InputReport
+	flushed bool
+	report  *Report
+}
+
+// NewEngine returns an engine analyzing with cfg, its shards started.
+func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	if opts.Shards < 0 || opts.Window < 0 || opts.MaxOpenTraces < 0 {
+		return nil, fmt.Errorf("analyze: engine options: shards, window and max open traces must not be negative")
+	}
+	cfg = cfg.withDefaults()
+	// Compile the selectors once against an empty index, so a bad one is
+	// an error here rather than from a shard.
+	if _, err := observe(NewIndex(cfg.IndexOptions()), cfg); err != nil {
+		return nil, err
+	}
+	if opts.Shards == 0 {
+		opts.Shards = runtime.GOMAXPROCS(0)
+	}
+	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg, opts.streaming()), wm: math.MinInt64}
+	e.lowMarks = make([]int64, opts.Shards)
+	for i := range e.lowMarks {
+		e.lowMarks[i] = math.MinInt64
+	}
+	e.shards = make([]*shard, opts.Shards)
+	for i := range e.shards {
+		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), x: NewIndex(cfg.IndexOptions())}
+		if opts.MaxOpenTraces > 0 {
+			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
+		}
+		e.shards[i] = s
+		go s.run()
+	}
+	return e, nil
+}
+
+// Add hands td to the shards. td is shared by them while they read it: the
+// caller must not modify it afterwards (Read's batches never are).
+func (e *Engine) Add(td ptrace.Traces) error {
+	if err := e.usable(); err != nil {
+		return err
+	}
+	if e.opts.streaming() {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				ss := sss.At(j).Spans()
+				for k := 0; k < ss.Len(); k++ {
+					sp := ss.At(k)
+					e.wm = max(e.wm, int64(sp.EndTimestamp()), int64(sp.StartTimestamp()))
+				}
+			}
+		}
+	}
+	e.send(shardMsg{td: td, hasTD: true, wm: e.wm})
+	return nil
+}
+
+// addFast hands a batch of the fast JSON path to the shards, each taking
+// its part; the last one done recycles it. This is the one place the
+// engine knows the fast path's batch type.
+func (e *Engine) addFast(b *fastBatch) error {
+	if err := e.usable(); err != nil {
+		putFastBatch(b)
+		return err
+	}
+	if e.opts.streaming() {
+		for i := range b.spans {
+			e.wm = max(e.wm, int64(b.spans[i].end), int64(b.spans[i].start))
+		}
+	}
+	e.fastBatches++
+	ref := &fastRef{b: b}
+	ref.n.Store(int32(len(e.shards)))
+	e.send(shardMsg{fast: ref, wm: e.wm})
+	return nil
+}
+
+// fastRef shares one fast batch among the shards.
+type fastRef struct {
+	b *fastBatch
+	n atomic.Int32 // shards yet to read it
+}
+
+// usable returns why the engine takes no more spans, if it does not.
+func (e *Engine) usable() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.flushed {
+		return ErrEngineFlushed
+	}
+	return e.err
+}
+
+// send gives m to every shard.
+func (e *Engine) send(m shardMsg) {
+	for _, s := range e.shards {
+		s.in <- m
+	}
+}
+
+// SetInputs records what was read, for the report's inputs list.
+func (e *Engine) SetInputs(inputs []Input) {
+	x := Index{}
+	x.SetInputs(inputs)
+	e.mu.Lock()
+	e.inputs = x.inputs
+	e.mu.Unlock()
+}
+
+// MemBytes estimates the memory the shards' open indexes hold, for the
+// memory budget: the same estimate as one Index's, summed.
+func (e *Engine) MemBytes() int64 {
+	var n int64
+	for _, s := range e.shards {
+		n += s.mem.Load()
+	}
+	return n
+}
+
+// Flush finalizes every open trace and stops the shards. It is idempotent;
+// Add fails afterwards.
+func (e *Engine) Flush() error {
+	e.mu.Lock()
+	if e.flushed {
+		err := e.err
+		e.mu.Unlock()
+		return err
+	}
+	e.flushed = true
+	e.mu.Unlock()
+	e.stop(true)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// Close stops the shards without finalizing what they hold: for a caller
+// that gives up (a read error). It is idempotent and safe after Flush;
+// after Close without Flush, Flush and Report return ErrEngineClosed.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.flushed {
+		e.mu.Unlock()
+		return
+	}
+	e.flushed = true
+	if e.err == nil {
+		e.err = ErrEngineClosed
+	}
+	e.mu.Unlock()
+	e.stop(false)
+}
+
+// stop ends every shard, finalizing its traces first when final.
+func (e *Engine) stop(final bool) {
+	for _, s := range e.shards {
+		s.in <- shardMsg{stop: true, final: final}
+		close(s.in)
+	}
+	for _, s := range e.shards {
+		<-s.done
+	}
+}
+
+// Report flushes the engine and returns its report: the same as Analyze's
+// over one index holding every span, for a batch run. Later calls return
+// the same report.
+func (e *Engine) Report() (*Report, error) {
+	if err := e.Flush(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.report == nil {
+		e.report = e.agg.report(slices.Clone(e.inputs))
+		if e.opts.streaming() {
+			e.report.Stream = &StreamReport{
+				WindowSeconds: e.opts.Window.Seconds(),
+				MaxOpenTraces: e.opts.MaxOpenTraces,
+				LateSpans:     e.late,
+				CutTraces:     e.cut,
+				LateAcquires:  e.agg.pairs.late,
+				EarlyTraces:   e.early,
+			}
+		}
+	}
+	return e.report, nil
+}
+
+// merge folds a shard's observation in and, in a stream, attributes the
+// acquires every shard is done with.
+func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		if e.err == nil {
+			e.err = err
+		}
+		return
+	}
+	if o != nil {
+		e.agg.merge(o)
+	}
+	if e.opts.streaming() {
+		e.lowMarks[shard] = lowMark
+		e.agg.pairs.advance(slices.Min(e.lowMarks))
+	}
+}
+
+// count adds a shard's late spans, cut traces and traces finalized early.
+func (e *Engine) count(late, cut, early int) {
+	if late == 0 && cut == 0 && early == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.late += late
+	e.cut += cut
+	e.early += early
+	e.mu.Unlock()
+}
+
+// shardMsg is one message to a shard: a batch (td or fast), or stop.
+type shardMsg struct {
+	td    ptrace.Traces
+	hasTD bool
+	fast  *fastRef
+	wm    int64 // the engine's watermark once this batch is counted
+	stop  bool
+	final bool // with stop: finalize what is open first
+}
+
+// shard owns the open traces of its part of the trace ids.
+type shard struct {
+	e    *Engine
+	id   int
+	in   chan shardMsg
+	done chan struct{}
+	x    *Index
+	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
+
+	// Streaming state, per trace index of x.
+	lastEnd   []int64 // the latest span end (or start) of the trace
+	minStart  []int64 // the earliest span start
+	dead      []bool  // finalized: its spans wait for the next compaction
+	open      int     // traces of x neither dead nor finalized
+	deadSpans int
+	dropped   int // duplicates the indexes compacted away had dropped
+	maxOpen   int // this shard's share of MaxOpenTraces, 0 none
+	wm        int64
+	scannedAt int64 // the watermark at the last finalization scan
+	newTraces int   // traces opened since the last scan
+	// finalized remembers the ids of traces finalized and compacted away,
+	// the latest ones (a bounded ring), so their late spans are counted.
+	finalized     map[pcommon.TraceID]struct{}
+	finalizedRing []pcommon.TraceID
+	ringNext      int
+}
+
+// finalizedMemory is how many compacted-away trace ids a shard remembers
+// to recognise late spans.
+const finalizedMemory = 1 << 16
+
+func (s *shard) run() {
+	defer close(s.done)
+	streaming := s.e.opts.streaming()
+	s.wm, s.scannedAt = math.MinInt64, math.MinInt64
+	for m := range s.in {
+		switch {
+		case m.stop:
+			if m.final {
+				s.flush()
+			}
+			s.x = nil
+			s.mem.Store(0)
+			continue
+		case m.hasTD:
+			before, traces := s.x.nspans, len(s.x.traces)
+			s.x.addPart(m.td, s.id, len(s.e.shards))
+			if streaming {
+				s.track(before, traces, m.wm)
+			}
+		case m.fast != nil:
+			before, traces := s.x.nspans, len(s.x.traces)
+			s.x.addFastPart(m.fast.b, s.id, len(s.e.shards))
+			if m.fast.n.Add(-1) == 0 {
+				putFastBatch(m.fast.b)
+			}
+			if streaming {
+				s.track(before, traces, m.wm)
+			}
+		}
+		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17)
+	}
+}
+
+// track updates the streaming state for the spans added since before (and
+// the traces since traces), then finalizes what the window or the bound
+// lets go.
+func (s *shard) track(before int32, traces int, wm int64) {
+	x := s.x
+	s.wm = max(s.wm, wm)
+	late := 0
+	for t := traces; t < len(x.traces); t++ {
+		s.lastEnd = append(s.lastEnd, math.MinInt64)
+		s.minStart = append(s.minStart, math.MaxInt64)
+		_, gone := s.finalized[x.traces[t].id]
+		s.dead = append(s.dead, gone)
+		if !gone {
+			s.open++
+		}
+	}
+	for i := before; i < x.nspans; i++ {
+		sp := x.sp(i)
+		if s.dead[sp.trace] {
+			late++
+			s.deadSpans++
+			continue
+		}
+		s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
+		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start)
+	}
+	s.e.count(late, 0, 0)
+	w := int64(s.e.opts.Window)
+	s.newTraces += len(x.traces) - traces
+	if (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) {
+		s.scan()
+	}
+}
+
+// scan finalizes the traces quiet for longer than the window, then, past
+// the bound, the oldest open ones.
+func (s *shard) scan() {
+	s.scannedAt, s.newTraces = s.wm, 0
+	w := int64(s.e.opts.Window)
+	sel := make([]bool, len(s.x.traces))
+	n := 0
+	var live []int32
+	for t := range s.x.traces {
+		if s.dead[t] {
+			continue
+		}
+		if w > 0 && s.lastEnd[t] < s.wm-w {
+			sel[t] = true
+			n++
+			continue
+		}
+		live = append(live, int32(t))
+	}
+	cut := 0
+	if s.maxOpen > 0 && len(live) > s.maxOpen {
+		target := s.maxOpen - s.maxOpen/8
+		slices.SortFunc(live, func(a, b int32) int { return cmp.Compare(s.lastEnd[a], s.lastEnd[b]) })
+		cut = len(live) - target
+		for _, t := range live[:cut] {
+			sel[t] = true
+		}
+		live = live[cut:]
+		n += cut
+	}
+	// No acquire still to come starts before low: the open traces' spans
+	// start after their minStart, and a trace not seen yet is assumed to
+	// start within the window of the watermark (one that does not brings
+	// late acquires, counted).
+	low := s.wm - w
+	for _, t := range live {
+		low = min(low, s.minStart[t])
+	}
+	s.e.count(0, cut, n)
+	if n == 0 {
+		s.e.merge(s.id, nil, low, nil)
+		return
+	}
+	s.finalize(sel, low)
+}
+
+// finalize observes the selected traces from a copy and marks them dead;
+// the open index is compacted once dead spans pass half of it.
+func (s *shard) finalize(sel []bool, low int64) {
+	small := NewIndex(s.e.cfg.IndexOptions())
+	_, copied := copyTraces(small, s.x, sel)
+	o, err := observe(small, s.e.cfg)
+	s.e.merge(s.id, o, low, err)
+	for t, ok := range sel {
+		if ok {
+			s.dead[t] = true
+			s.open--
+		}
+	}
+	s.deadSpans += copied
+	if s.deadSpans > int(s.x.nspans)/2 {
+		s.compact()
+	}
+}
+
+// compact copies the open traces into a new index and drops the old one.
+func (s *shard) compact() {
+	old := s.x
+	live := make([]bool, len(old.traces))
+	for t := range live {
+		live[t] = !s.dead[t]
+		if s.dead[t] {
+			s.remember(old.traces[t].id)
+		}
+	}
+	s.x = NewIndex(s.e.cfg.IndexOptions())
+	newIdx, _ := copyTraces(s.x, old, live)
+	s.dropped += old.dropped
+	n := len(s.x.traces)
+	lastEnd, minStart := make([]int64, n), make([]int64, n)
+	for t, nt := range newIdx {
+		if nt >= 0 {
+			lastEnd[nt], minStart[nt] = s.lastEnd[t], s.minStart[t]
+		}
+	}
+	s.lastEnd, s.minStart, s.dead = lastEnd, minStart, make([]bool, n)
+	s.deadSpans = 0
+}
+
+// remember adds a finalized trace id to the bounded memory of them.
+func (s *shard) remember(id pcommon.TraceID) {
+	if s.finalized == nil {
+		s.finalized = make(map[pcommon.TraceID]struct{})
+		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
+	}
+	if _, ok := s.finalized[id]; ok {
+		return
+	}
+	if len(s.finalizedRing) < finalizedMemory {
+		s.finalizedRing = append(s.finalizedRing, id)
+	} else {
+		delete(s.finalized, s.finalizedRing[s.ringNext])
+		s.finalizedRing[s.ringNext] = id
+		s.ringNext = (s.ringNext + 1) % finalizedMemory
+	}
+	s.finalized[id] = struct{}{}
+}
+
+// flush finalizes every open trace. A batch shard observes its index as
+// it is; a streaming one observes the live traces from a copy.
+func (s *shard) flush() {
+	if !s.e.opts.streaming() {
+		o, err := observe(s.x, s.e.cfg)
+		s.e.merge(s.id, o, math.MaxInt64, err)
+		return
+	}
+	sel := make([]bool, len(s.x.traces))
+	for t := range sel {
+		sel[t] = !s.dead[t]
+	}
+	small := NewIndex(s.e.cfg.IndexOptions())
+	copyTraces(small, s.x, sel)
+	o, err := observe(small, s.e.cfg)
+	if o != nil {
+		o.duplicates += s.dropped + s.x.dropped
+	}
+	s.e.merge(s.id, o, math.MaxInt64, err)
+}

@@ -1,0 +1,348 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// The measures in two steps. observe reads a finished Index holding whole
+// traces and returns an observation: figures that no longer refer to the
+// index (counts, sketches, trace ids as text, pool acquires with their
+// scope and key as text), so the index can be freed. An aggregate merges any
+// number of observations, in any order, and reports. Every figure but two
+// is per trace, so merging is adding; the two that cross traces are the
+// latency percentiles (a mergeable sketch, measure_latency.go) and the pool's
+// miss attribution, which walks each (scope, key) pair's acquires in time
+// order across traces: observations carry the acquires unattributed and the
+// aggregate's pairStage (measure_pool_pairs.go) attributes them.
+//
+// Analyze is observe then report over one index; the Engine observes the
+// traces each shard finalizes and merges the observations. One code path.
+
+// observation is what the measures keep of a set of whole traces.
+type observation struct {
+	spans, duplicates, traces, incomplete, poolSpans int
+	windowOK                                         bool
+	lo, hi                                           int64
+
+	lat        [numLatencies]sketch
+	exec       ExecutionsReport
+	protos     map[optStr]*protoFigures
+	measures   []MeasureReport
+	events     []pairEvent   // unattributed; scope, key and session index strs
+	handshakes map[int32]int // by scope (an index into strs, -1 none)
+	strs       []string
+}
+
+// observe computes the observation of every trace of idx under cfg, which
+// must be valid and defaulted.
+func observe(idx *Index, cfg Config) (*observation, error) {
+	idx.finish()
+	o := &observation{
+		spans:      len(idx.order),
+		duplicates: idx.duplicates,
+		traces:     len(idx.traces),
+		incomplete: idx.incomplete,
+		measures:   make([]MeasureReport, 0, len(cfg.Measures)),
+	}
+	if start, end, ok := idx.Window(); ok {
+		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
+	}
+	v := newVocab(idx, cfg)
+	o.poolSpans = v.poolSpans()
+	o.protos = v.protocolFigures()
+
+	lat := &latencyAcc{}
+	pool := newPoolAcc(v, cfg, lat)
+	pool.collect()
+	o.observePool(pool)
+	for i := range lat.series {
+		o.lat[i] = sketch{samples: lat.series[i], n: len(lat.series[i])}
+	}
+
+	exec := &execAcc{v: v}
+	if cfg.ExecutionRoot != nil {
+		m, err := idx.compile(*cfg.ExecutionRoot)
+		if err != nil {
+			return nil, fmt.Errorf("analyze: execution root: %w", err)
+		}
+		exec.root = m
+	}
+	o.exec = exec.report()
+	for _, m := range cfg.Measures {
+		acc, err := idx.newReadsAcc(m)
+		if err != nil {
+			return nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
+		}
+		o.measures = append(o.measures, acc.report())
+	}
+	return o, nil
+}
+
+// observePool takes the collected (not attributed) acquires out of the
+// index. Under semconv the first call of each session is the miss, which
+// only the aggregate can tell across traces: every event leaves as a hit
+// with its session, and the handshakes are counted there.
+func (o *observation) observePool(p *poolAcc) {
+	v := p.v
+	x := v.x
+	o.strs = slices.Clip(x.vals) // appending copies: the index's table stays as it is
+	semconv := v.profile == ProfileSemconv
+	var keyIDs map[string]int32 // semconv's (address, port) keys, as text
+	o.events = make([]pairEvent, 0, len(p.events))
+	for i := range p.events {
+		ev := &p.events[i]
+		s := x.sp(ev.span)
+		pe := pairEvent{
+			start: ev.start, leaseEnd: ev.leaseEnd,
+			trace: x.traces[s.trace].id, span: s.id,
+			scope: ev.scope, key: int32(ev.key), session: -1,
+			hit: ev.hit, redial: ev.redial, failed: ev.failed,
+			health: ev.recorded >= 0 && ev.recorded == v.valHealthCheck,
+		}
+		if semconv {
+			pe.hit = true
+			if sess, ok := x.attrVal(ev.span, v.kSession); ok {
+				pe.session = sess
+			}
+			if ev.key >= 0 {
+				text := semconvKey(x, ev.key)
+				id, ok := keyIDs[text]
+				if !ok {
+					if keyIDs == nil {
+						keyIDs = map[string]int32{}
+					}
+					id = int32(len(o.strs))
+					o.strs = append(o.strs, text)
+					keyIDs[text] = id
+				}
+				pe.key = id
+			}
+		}
+		o.events = append(o.events, pe)
+	}
+	if !semconv {
+		o.handshakes = p.handshakes
+	}
+}
+
+// semconvKey writes semconv's (address, port) pool key as one text, each
+// part marked present or absent and the address length-prefixed so no two
+// keys share a text.
+func semconvKey(x *Index, key int64) string {
+	addr, port := int32(key>>32)-1, int32(key&math.MaxUint32)-1
+	var b []byte
+	if addr >= 0 {
+		b = strconv.AppendInt(append(b, 'a'), int64(len(x.vals[addr])), 10)
+		b = append(append(b, ':'), x.vals[addr]...)
+	}
+	if port >= 0 {
+		b = append(append(b, 'p'), x.vals[port]...)
+	}
+	return string(b)
+}
+
+// aggregate merges observations and reports. It is not safe for
+// concurrent use: the Engine merges under its lock.
+type aggregate struct {
+	cfg                                              Config
+	spans, duplicates, traces, incomplete, poolSpans int
+	windowOK                                         bool
+	lo, hi                                           int64
+
+	lat      [numLatencies]sketch
+	exec     ExecutionsReport
+	protos   map[optStr]*protoFigures
+	measures []MeasureReport
+	pairs    *pairStage
+	bounded  bool // latency series fold past sketchExact samples (a stream)
+
+	// The strings the pair stage's events refer to, interned across
+	// observations.
+	strs []string
+	ids  map[string]int32
+}
+
+// newAggregate returns an empty aggregate for cfg; a bounded one (a
+// stream's) keeps its latency series bounded.
+func newAggregate(cfg Config, bounded bool) *aggregate {
+	a := &aggregate{
+		cfg:      cfg,
+		exec:     ExecutionsReport{Root: "trace", Examples: []string{}},
+		protos:   map[optStr]*protoFigures{},
+		measures: make([]MeasureReport, len(cfg.Measures)),
+		pairs:    newPairStage(cfg),
+		ids:      map[string]int32{},
+		bounded:  bounded,
+	}
+	if bounded {
+		for i := range a.lat {
+			a.lat[i].bound()
+		}
+	}
+	for i, m := range cfg.Measures {
+		a.measures[i] = MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
+	}
+	return a
+}
+
+// intern returns the aggregate's id of s.
+func (a *aggregate) intern(s string) int32 {
+	if id, ok := a.ids[s]; ok {
+		return id
+	}
+	id := int32(len(a.strs))
+	a.strs = append(a.strs, s)
+	a.ids[s] = id
+	return id
+}
+
+// merge adds an observation. Its events go to the pair stage, which
+// attributes them when told how far time has gone (advance).
+func (a *aggregate) merge(o *observation) {
+	a.spans += o.spans
+	a.duplicates += o.duplicates
+	a.traces += o.traces
+	a.incomplete += o.incomplete
+	a.poolSpans += o.poolSpans
+	if o.windowOK {
+		if !a.windowOK {
+			a.lo, a.hi = o.lo, o.hi
+		}
+		a.windowOK = true
+		a.lo, a.hi = min(a.lo, o.lo), max(a.hi, o.hi)
+	}
+	for i := range a.lat {
+		a.lat[i].merge(&o.lat[i])
+	}
+	a.exec.Count += o.exec.Count
+	a.exec.MultiSession += o.exec.MultiSession
+	a.exec.MaxSessions = max(a.exec.MaxSessions, o.exec.MaxSessions)
+	a.exec.Examples = mergeExamples(a.exec.Examples, o.exec.Examples)
+	for ver, g := range o.protos {
+		if mine, ok := a.protos[ver]; ok {
+			mine.merge(g)
+		} else {
+			a.protos[ver] = g
+			if a.bounded {
+				g.cold.bound()
+			}
+		}
+	}
+	for i := range a.measures {
+		mergeMeasure(&a.measures[i], &o.measures[i])
+	}
+
+	// Re-key the events' strings from the observation's table to ours.
+	tr := make([]int32, len(o.strs))
+	for i := range tr {
+		tr[i] = -2 // not yet looked up
+	}
+	global := func(id int32) int32 {
+		if id < 0 {
+			return -1
+		}
+		if tr[id] == -2 {
+			tr[id] = a.intern(o.strs[id])
+		}
+		return tr[id]
+	}
+	for i := range o.events {
+		ev := &o.events[i]
+		ev.scope, ev.key, ev.session = global(ev.scope), global(ev.key), global(ev.session)
+	}
+	a.pairs.add(o.events)
+	for scope, n := range o.handshakes {
+		a.pairs.handshakes[global(scope)] += n
+	}
+}
+
+// mergeMeasure adds o's reads-per-request figures to m.
+func mergeMeasure(m, o *MeasureReport) {
+	m.Requests += o.Requests
+	m.Complete += o.Complete
+	m.Incomplete += o.Incomplete
+	m.Unexpected += o.Unexpected
+	m.Examples = mergeExamples(m.Examples, o.Examples)
+	if len(o.Histogram) == 0 {
+		return
+	}
+	h := append(m.Histogram, o.Histogram...)
+	slices.SortStableFunc(h, func(a, b HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
+	out := h[:0]
+	for _, b := range h {
+		if n := len(out); n > 0 && out[n-1].Reads == b.Reads {
+			out[n-1].Requests += b.Requests
+			continue
+		}
+		out = append(out, b)
+	}
+	m.Histogram = out
+}
+
+// mergeExamples merges two sorted, distinct lists of example trace ids
+// into one, sorted, distinct, at most MaxExamples: the smallest ids of the
+// union, whatever order the traces were observed in.
+func mergeExamples(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > MaxExamples {
+		out = out[:MaxExamples]
+	}
+	return out
+}
+
+// report attributes every acquire still pending and returns the report.
+// Call it once.
+func (a *aggregate) report(inputs []InputReport) *Report {
+	cfg := a.cfg
+	r := &Report{
+		Schema: Schema,
+		Settings: Settings{
+			Profile:        cfg.Profile,
+			ScopeAttr:      cfg.ScopeAttr,
+			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
+			PoolSpanNames:  PoolSpanNames(cfg.Profile),
+		},
+		Inputs:           inputs,
+		Spans:            a.spans,
+		DuplicateSpans:   a.duplicates,
+		Traces:           a.traces,
+		IncompleteTraces: a.incomplete,
+		PoolSpans:        a.poolSpans,
+		ByProtocol:       protocolReports(a.protos),
+		Executions:       a.exec,
+		Measures:         a.measures,
+	}
+	if r.Inputs == nil {
+		r.Inputs = []InputReport{}
+	}
+	for _, in := range r.Inputs {
+		r.Partial = r.Partial || in.Partial
+	}
+	if a.windowOK {
+		start, end := time.Unix(0, a.lo).UTC(), time.Unix(0, a.hi).UTC()
+		r.Window = Window{Start: &start, End: &end}
+	}
+	a.pairs.advance(math.MaxInt64)
+	r.Pool = a.pairs.report(a.strs)
+	r.Pool.Latency = LatencyReport{
+		AcquireHit:  a.lat[latAcquireHit].percentiles(),
+		AcquireMiss: a.lat[latAcquireMiss].percentiles(),
+		Handshake:   a.lat[latHandshake].percentiles(),
+		Call:        a.lat[latCall].percentiles(),
+	}
+	if cfg.ExecutionRoot != nil {
+		r.Settings.ExecutionRoot = cfg.ExecutionRoot.String()
+		r.Executions.Root = r.Settings.ExecutionRoot
+	}
+	return r
+}
