@@ -52,7 +52,7 @@ const DefaultPyroscopeService = "mcptrace-demo"
 const ProfileTypeCPU = "process_cpu:cpu:nanoseconds:cpu:nanoseconds"
 
 // promName is the Prometheus name the OpenTelemetry exporter gives an
-// instrument (spans.NewPrometheusExporter pins the translation): dots become
+// instrument (telemetry.NewPrometheusExporter pins the translation): dots become
 // underscores, then the unit and counter suffixes.
 func promName(instrument, suffix string) string {
 	return strings.ReplaceAll(instrument, ".", "_") + suffix

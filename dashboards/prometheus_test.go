@@ -27,7 +27,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
-	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // prometheusBinary is where Debian's prometheus package installs the server.
@@ -161,7 +161,7 @@ scrape_configs:
     metrics_path: %s
     static_configs:
       - targets: [%q]
-`, spans.MetricsPath, target)
+`, telemetry.MetricsPath, target)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -256,16 +256,16 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 	bin := findPrometheus(t)
 
 	// The live demo workload, in process, exporting on 127.0.0.1.
-	exp, err := spans.NewPrometheusExporter()
+	exp, err := telemetry.NewPrometheusExporter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel, err := spans.Setup(context.Background(), spans.Config{ServiceName: "mcptrace-dashboards-test", MetricReaders: []sdkmetric.Reader{exp.Reader}})
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "mcptrace-dashboards-test", MetricReaders: []sdkmetric.Reader{exp.Reader}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tel.Shutdown(context.Background())
-	metricsSrv, err := spans.ServeMetrics("127.0.0.1:0", exp.Handler)
+	metricsSrv, err := telemetry.ServeMetrics("127.0.0.1:0", exp.Handler)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,11 +159,11 @@ runs every Prometheus query below against it: each must parse and return data.
 
 ## Setup
 
-- **Metrics**: run the pool with ` + "`spans.NewPrometheusExporter`" + ` and
-  ` + "`spans.ServeMetrics`" + ` (or ` + "`mcptrace demo --metrics-addr 127.0.0.1:9464 --duration 2m`" + `
+- **Metrics**: run the pool with ` + "`telemetry.NewPrometheusExporter`" + ` and
+  ` + "`telemetry.ServeMetrics`" + ` (or ` + "`mcptrace demo --metrics-addr 127.0.0.1:9464 --duration 2m`" + `
   for live data with misses of every reason, failures and evictions), and let
   Prometheus scrape ` + "`/metrics`" + `.
-- **Traces**: export the pool's spans to Tempo over OTLP (` + "`spans.Setup`" + ` with
+- **Traces**: export the pool's spans to Tempo over OTLP (` + "`telemetry.Setup`" + ` with
   ` + "`Exporter: \"otlp\"`" + ` and the standard ` + "`OTEL_EXPORTER_OTLP_*`" + ` variables).
 - **Profiles**: ` + "`mcptrace demo --pyroscope-url http://pyroscope:4040`" + ` pushes CPU and
   memory profiles as service ` + "`mcptrace-demo`" + `; the pool's pprof label ` + "`phase`" + `

@@ -17,7 +17,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
-	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 func TestMain(m *testing.M) {
@@ -33,7 +33,7 @@ type harness struct {
 	srv     *fixtures.Server
 	pool    *pool.Pool
 	target  *pool.Target
-	rec     *spans.Recorder
+	rec     *telemetry.Recorder
 	reader  *sdkmetric.ManualReader
 	clock   *fakeClock
 	logs    *syncBuffer
@@ -54,7 +54,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		t.Fatalf("start fixture: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	h := &harness{t: t, srv: srv, rec: spans.NewRecorder(), reader: sdkmetric.NewManualReader(), logs: &syncBuffer{}}
+	h := &harness{t: t, srv: srv, rec: telemetry.NewRecorder(), reader: sdkmetric.NewManualReader(), logs: &syncBuffer{}}
 	h.tracerP = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.rec))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
 	t.Cleanup(func() {

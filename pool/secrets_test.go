@@ -21,6 +21,7 @@ import (
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
@@ -386,7 +387,7 @@ func TestSecretsNeverLeakFromAnyPlacementOrOutcome(t *testing.T) {
 			for _, tg := range []*pool.Target{h.target, on400, dead} {
 				outputs = append(outputs, tg.Key(), tg.Endpoint(), tg.String(), fmt.Sprint(tg), fmt.Sprintf("%+v", tg), fmt.Sprintf("%#v", tg))
 			}
-			js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(spans.ToTraces(h.rec.Spans()))
+			js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(telemetry.ToTraces(h.rec.Spans()))
 			if err != nil {
 				t.Fatal(err)
 			}

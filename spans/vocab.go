@@ -1,12 +1,19 @@
-// Package spans is mcptrace's vocabulary and telemetry plumbing: the one place
-// that spells span names, attribute keys, metric names and miss reasons, plus
-// the OpenTelemetry SDK setup, an OTLP JSON-lines file exporter and an
-// in-memory recorder for tests.
+// Package spans is mcptrace's vocabulary: the one place that spells span
+// names, attribute keys, metric names, miss reasons and the TraceQL text that
+// finds an unexplained miss.
 //
 // The names follow the production gateway the project was born from, so its
 // traces and ours read the same, and the OpenTelemetry MCP and database
 // connection-pool semantic conventions where those exist. Every other package
 // of the module refers to these constants; none spells the strings itself.
+//
+// The package imports nothing, so that reading the names (the analyzer, the
+// dashboards generator, a Collector component) links neither the
+// OpenTelemetry SDK, nor the OTLP exporters, nor gRPC, nor the Prometheus
+// client: a test in internal/archtest holds that line. Building the telemetry
+// pipeline that emits these names (SDK setup, exporters, the OTLP JSON-lines
+// file exporter, the in-memory recorder, the Prometheus endpoint) lives in
+// [github.com/mcptrace/mcptrace/spans/telemetry].
 package spans
 
 // Span names. An invocation is one tool call through the pool: an invoke span

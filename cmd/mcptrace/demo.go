@@ -13,12 +13,13 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/profiling"
-	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 func init() { subcommands = append(subcommands, newDemoCmd) }
@@ -38,6 +39,10 @@ type demoFlags struct {
 	pyroscopeURL string
 	profileDir   string
 	outSet       bool // --out given explicitly (live mode writes no dump by default)
+
+	// OTLP: spans also go to a receiver while the demo runs.
+	otlpEndpoint string
+	otlpProtocol string
 }
 
 // modeLive selects the long-running workload; --metrics-addr or --duration
@@ -61,6 +66,19 @@ executions that lost their state, and wall time.
 
 Nothing needs installing: the fixture is embedded.
 
+OTLP, in either mode: --otlp-endpoint (or the standard
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT variables)
+also sends every span, as the demo runs, to an OTLP receiver such as an
+OpenTelemetry Collector running the mcptrace connector, so the chain demo ->
+collector -> Prometheus can be watched live. The endpoint is the receiver's
+base URL with scheme and port: http/protobuf (the default) posts to its
+/v1/traces; --otlp-protocol grpc (or OTEL_EXPORTER_OTLP_PROTOCOL=grpc) uses
+gRPC. Headers, TLS and the export timeout come from the other
+OTEL_EXPORTER_OTLP_* variables. The dump is still written. The demo reports
+how many spans the receiver accepted; a malformed endpoint, or one that
+refuses or fails the spans, stops the demo with exit code 2 (retries give up
+after 5s).
+
 Live mode (--mode live, implied by --metrics-addr or --duration) instead keeps
 a workload running through four pools until --duration has passed or until
 SIGINT: hits, misses of every reason (cold, concurrent, ttl, redial,
@@ -83,6 +101,10 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
   # Live data for Grafana: metrics on 127.0.0.1:9464 for two minutes
   mcptrace demo --metrics-addr 127.0.0.1:9464 --duration 2m
 
+  # Also send the spans to a local Collector (collector/config.yaml) over OTLP
+  mcptrace demo --otlp-endpoint http://127.0.0.1:4318
+  mcptrace demo --duration 5m --otlp-endpoint http://127.0.0.1:4317 --otlp-protocol grpc
+
   # Profile the pool under load into ./profiles, then split by phase
   mcptrace demo --duration 30s --profile-dir profiles
   go tool pprof -tagfocus phase=handshake profiles/cpu.pprof`,
@@ -103,6 +125,10 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 	fl.DurationVar(&f.duration, "duration", 0, "run the live workload this long (0: until interrupted)")
 	fl.StringVar(&f.pyroscopeURL, "pyroscope-url", "", "push CPU and memory profiles to this Pyroscope server (e.g. http://localhost:4040)")
 	fl.StringVar(&f.profileDir, "profile-dir", "", "write CPU, heap and goroutine pprof files into this directory")
+	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "also send spans over OTLP to this receiver's base `URL`, e.g. http://127.0.0.1:4318 (default: $"+
+		telemetry.EnvOTLPTracesEndpoint+" used as is, else $"+telemetry.EnvOTLPEndpoint+")")
+	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "OTLP `protocol`: "+telemetry.ProtocolHTTPProtobuf+" or "+telemetry.ProtocolGRPC+
+		" (default: $OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
 	return cmd
 }
 
@@ -115,6 +141,23 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	}
 	if err := checkWritable(f.out); err != nil {
 		return usageErrorf("--out: %w", err) // before any work, as every output path
+	}
+	// An OTLP failure cancels the workload at once rather than at exit.
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	otlp, err := startDemoOTLP(ctx, f, cancel)
+	if err != nil {
+		return err
+	}
+	if otlp != nil {
+		defer func() {
+			sctx, scancel := context.WithTimeout(context.Background(), otlpShutdownTimeout)
+			defer scancel()
+			if serr := otlp.Shutdown(sctx); serr != nil && err == nil {
+				err = serr
+			}
+		}()
+		fmt.Fprintf(cmd.ErrOrStderr(), "Sending spans over OTLP (%s) to %s\n", otlp.Protocol(), otlp.URL())
 	}
 	stopProfiling, err := startProfiling(cmd, f)
 	if err != nil {
@@ -129,7 +172,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		if cmd.Flags().Changed("mode") && f.mode != modeLive {
 			return usageErrorf("--mode %s: --metrics-addr and --duration run the live workload; use --mode live or leave --mode out", f.mode)
 		}
-		return runLiveDemo(cmd, f)
+		return runLiveDemo(ctx, cmd, f, otlp)
 	}
 	modes, err := demo.ParseMode(f.mode)
 	if err != nil {
@@ -142,6 +185,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		return usageErrorf("--latency %s: expected a duration of 0 or more", f.latency)
 	}
 	cfg := demo.Config{Modes: modes, Scopes: f.scopes, Executions: f.executions, Latency: f.latency}
+	if otlp != nil {
+		cfg.Exporter = otlp
+	}
 	var dump *os.File
 	if f.out != "" {
 		dump, err = os.Create(f.out)
@@ -160,7 +206,10 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 			}
 		}
 	}
-	results, err := demo.Run(cmd.Context(), cfg)
+	results, err := demo.Run(ctx, cfg)
+	if oerr := otlpFailure(otlp); oerr != nil {
+		return oerr // the cause of a cancelled run, and a usage error even when the run finished
+	}
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -186,6 +235,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		doc := map[string]any{"schema": "mcptrace.demo/v1", "dump": f.out, "modes": results}
+		if otlp != nil {
+			doc["otlp"] = otlpSummary(otlp)
+		}
 		if report != nil {
 			doc["analysis"], doc["html_report"] = report, page
 		}
@@ -193,6 +245,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	}
 	if err := renderDemoTable(out, results); err != nil {
 		return err
+	}
+	if otlp != nil {
+		fmt.Fprintf(out, "\n%d spans sent over OTLP (%s) to %s.\n", otlp.Sent(), otlp.Protocol(), otlp.URL())
 	}
 	if report != nil {
 		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", f.out, page)
@@ -253,38 +308,52 @@ func startProfiling(cmd *cobra.Command, f demoFlags) (func() error, error) {
 	}, nil
 }
 
-// runLiveDemo runs the long-lived workload, serving metrics if asked, until
-// --duration passes or the command's context is cancelled (SIGINT).
-func runLiveDemo(cmd *cobra.Command, f demoFlags) (err error) {
+// runLiveDemo runs the long-lived workload, serving metrics and sending
+// spans over OTLP if asked, until --duration passes or ctx is cancelled
+// (SIGINT, or the OTLP endpoint failing).
+func runLiveDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp *telemetry.OTLPTraceExporter) (err error) {
 	stderr := cmd.ErrOrStderr()
-	cfg := spans.Config{ServiceName: dashboards.DefaultPyroscopeService}
-	if f.outSet && f.out != "" {
-		cfg.Exporter, cfg.FilePath = spans.ExporterFile, f.out
+	cfg := telemetry.Config{ServiceName: dashboards.DefaultPyroscopeService}
+	if otlp != nil {
+		// Shutting the telemetry down flushes the batch into the exporter
+		// and shuts it down. Blocking: a demo waits for a slow receiver
+		// rather than drop spans (a dead one fails fast, see
+		// telemetry.OTLPTraceExporter), so its count equals the dump's.
+		cfg.SpanProcessors = []sdktrace.SpanProcessor{sdktrace.NewBatchSpanProcessor(otlp, sdktrace.WithBlocking())}
 	}
-	var exp *spans.PrometheusExporter
+	if f.outSet && f.out != "" {
+		cfg.Exporter, cfg.FilePath = telemetry.ExporterFile, f.out
+	}
+	var exp *telemetry.PrometheusExporter
 	if f.metricsAddr != "" {
-		if exp, err = spans.NewPrometheusExporter(); err != nil {
+		if exp, err = telemetry.NewPrometheusExporter(); err != nil {
 			return err
 		}
 		cfg.MetricReaders = []sdkmetric.Reader{exp.Reader}
 	}
-	tel, err := spans.Setup(cmd.Context(), cfg)
+	tel, err := telemetry.Setup(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, spans.ErrInvalidConfig) {
+		if errors.Is(err, telemetry.ErrInvalidConfig) {
 			return usageErrorf("%v", err)
 		}
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	shutdown := func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if serr := tel.Shutdown(ctx); serr != nil && err == nil {
-			err = fmt.Errorf("flush telemetry: %w", serr)
+		if serr := tel.Shutdown(sctx); serr != nil {
+			return fmt.Errorf("flush telemetry: %w", serr)
+		}
+		return nil
+	}
+	defer func() {
+		if serr := shutdown(); serr != nil && err == nil { // idempotent: a no-op after the flush below
+			err = serr
 		}
 	}()
 	if exp != nil {
-		srv, err := spans.ServeMetrics(f.metricsAddr, exp.Handler)
-		if errors.Is(err, spans.ErrMetricsAddr) {
+		srv, err := telemetry.ServeMetrics(f.metricsAddr, exp.Handler)
+		if errors.Is(err, telemetry.ErrMetricsAddr) {
 			return usageErrorf("--metrics-addr: %v", err)
 		}
 		if err != nil {
@@ -318,12 +387,24 @@ func runLiveDemo(cmd *cobra.Command, f demoFlags) (err error) {
 			}
 		}
 	}
-	res, err := demo.RunLive(cmd.Context(), lcfg)
+	res, err := demo.RunLive(ctx, lcfg)
 	if lcfg.Progress != nil {
 		fmt.Fprintln(stderr)
 	}
+	if oerr := otlpFailure(otlp); oerr != nil {
+		return oerr
+	}
 	if err != nil {
 		return fmt.Errorf("live demo: %w", err)
+	}
+	if otlp != nil {
+		// Flush now, so the count below is every span of the run.
+		if err := shutdown(); err != nil {
+			return err
+		}
+		if oerr := otlpFailure(otlp); oerr != nil {
+			return oerr
+		}
 	}
 	out := cmd.OutOrStdout()
 	if f.format == "json" {
@@ -333,9 +414,71 @@ func runLiveDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		if cfg.FilePath != "" {
 			dump = cfg.FilePath
 		}
-		return enc.Encode(map[string]any{"schema": "mcptrace.demo.live/v1", "dump": dump, "live": res})
+		doc := map[string]any{"schema": "mcptrace.demo.live/v1", "dump": dump, "live": res}
+		if otlp != nil {
+			doc["otlp"] = otlpSummary(otlp)
+		}
+		return enc.Encode(doc)
 	}
-	return renderLiveTable(out, res)
+	if err := renderLiveTable(out, res); err != nil {
+		return err
+	}
+	if otlp != nil {
+		fmt.Fprintf(out, "\n%d spans sent over OTLP (%s) to %s.\n", otlp.Sent(), otlp.Protocol(), otlp.URL())
+	}
+	return nil
+}
+
+// otlpShutdownTimeout bounds closing the OTLP exporter at exit.
+const otlpShutdownTimeout = 5 * time.Second
+
+// startDemoOTLP starts the OTLP exporter the flags or the environment ask
+// for, or returns nil when neither names an endpoint. Its first export
+// failure calls cancel, stopping the workload. A bad endpoint or protocol is
+// a usage error, detected before any work.
+func startDemoOTLP(ctx context.Context, f demoFlags, cancel context.CancelFunc) (*telemetry.OTLPTraceExporter, error) {
+	switch f.otlpProtocol {
+	case "", telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC:
+	default:
+		return nil, usageErrorf("--otlp-protocol %q: expected %s or %s", f.otlpProtocol, telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC)
+	}
+	cfg := telemetry.OTLPTraceConfig{
+		Endpoint:     f.otlpEndpoint,
+		EndpointName: "--otlp-endpoint",
+		Protocol:     f.otlpProtocol,
+		OnError:      func(error) { cancel() },
+	}
+	if !telemetry.OTLPTraceConfigured(cfg) {
+		if f.otlpProtocol != "" {
+			return nil, usageErrorf("--otlp-protocol needs --otlp-endpoint or %s", telemetry.EnvOTLPEndpoint)
+		}
+		return nil, nil
+	}
+	exp, err := telemetry.NewOTLPTraceExporter(ctx, cfg)
+	if errors.Is(err, telemetry.ErrInvalidConfig) {
+		return nil, usageErrorf("%v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return exp, nil
+}
+
+// otlpFailure is the OTLP exporter's first export failure as a usage error
+// (exit 2: the endpoint given is wrong or down), or nil.
+func otlpFailure(otlp *telemetry.OTLPTraceExporter) error {
+	if otlp == nil {
+		return nil
+	}
+	if err := otlp.Err(); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("send spans over OTLP (check --otlp-endpoint / %s and that the receiver is up): %w", telemetry.EnvOTLPEndpoint, err)}
+	}
+	return nil
+}
+
+// otlpSummary is the "otlp" object of the demo's JSON output.
+func otlpSummary(otlp *telemetry.OTLPTraceExporter) map[string]any {
+	return map[string]any{"endpoint": otlp.URL(), "protocol": otlp.Protocol(), "spans_sent": otlp.Sent()}
 }
 
 // renderLiveTable prints the live workload's summary: one row per counter.

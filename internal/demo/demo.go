@@ -25,6 +25,7 @@ import (
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // Mode is how the workload reaches the server.
@@ -71,6 +72,12 @@ type Config struct {
 	Latency time.Duration
 	// Dump receives the OTLP JSON-lines spans of the run; nil: none.
 	Dump io.Writer
+	// Exporter, if set, also receives every span of the run (the CLI's
+	// OTLP exporter, so a collector sees the demo live), batched like the
+	// dump and, like it, never dropping a span on a full queue. The demo
+	// flushes it at the end of each mode but never shuts it down: it spans
+	// the modes, and the caller owns it.
+	Exporter sdktrace.SpanExporter
 	// Progress, if set, is called after each execution.
 	Progress func(mode Mode, done, total int)
 }
@@ -137,20 +144,30 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 // dump names the mode in service.name.
 func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (res Result, err error) {
 	res.Mode = mode
-	opts := []sdktrace.TracerProviderOption{}
+	r, rerr := resource.Merge(resource.Empty(), resource.NewSchemaless(
+		semconv.ServiceName("mcptrace-demo-"+string(mode)),
+		attribute.String(spans.ResourceServiceInstanceID, "demo-"+string(mode)),
+	))
+	if rerr != nil {
+		return res, fmt.Errorf("demo resource: %w", rerr)
+	}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(r)}
 	if cfg.Dump != nil {
-		r, rerr := resource.Merge(resource.Empty(), resource.NewSchemaless(
-			semconv.ServiceName("mcptrace-demo-"+string(mode)),
-			attribute.String(spans.ResourceServiceInstanceID, "demo-"+string(mode)),
-		))
-		if rerr != nil {
-			return res, fmt.Errorf("demo resource: %w", rerr)
-		}
-		opts = append(opts, sdktrace.WithResource(r), sdktrace.WithBatcher(spans.NewFileExporter(cfg.Dump)))
+		opts = append(opts, sdktrace.WithBatcher(telemetry.NewFileExporter(cfg.Dump)))
+	}
+	if cfg.Exporter != nil {
+		// Blocking, as the dump: the demo waits for a slow receiver rather
+		// than drop spans, so what it sends equals what it dumps.
+		opts = append(opts, sdktrace.WithBatcher(keepOpen{cfg.Exporter}, sdktrace.WithBlocking()))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
 	defer func() {
-		if serr := tp.Shutdown(context.Background()); serr != nil && err == nil {
+		// Bounded: the file exporter writes locally, and an OTLP exporter
+		// gives up after its own timeout; a wedged one must not hang the
+		// command.
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if serr := tp.Shutdown(ctx); serr != nil && err == nil {
 			err = fmt.Errorf("flush %s spans: %w", mode, serr)
 		}
 	}()
@@ -201,6 +218,17 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 	}
 	return res, nil
 }
+
+// shutdownTimeout bounds the flush of one mode's spans.
+const shutdownTimeout = 30 * time.Second
+
+// keepOpen passes spans on to an exporter the caller owns: shutting a
+// mode's tracer provider down flushes the spans into it but leaves it open
+// for the next mode.
+type keepOpen struct{ sdktrace.SpanExporter }
+
+// Shutdown does nothing: the caller shuts the exporter down.
+func (keepOpen) Shutdown(context.Context) error { return nil }
 
 // runExecution is one agent execution: select a workspace, then read it.
 // It runs alone, so the ledger entries it adds are its own.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 func TestMain(m *testing.M) {
@@ -184,16 +185,16 @@ func missing(fams map[string]*dto.MetricFamily, readme map[string]family) []stri
 
 func TestLiveWorkloadExportsTheREADMEMetricsWithEveryMissReason(t *testing.T) {
 	readme := readmeMetrics(t)
-	exp, err := spans.NewPrometheusExporter()
+	exp, err := telemetry.NewPrometheusExporter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel, err := spans.Setup(context.Background(), spans.Config{ServiceName: "mcptrace-demo-test", MetricReaders: []sdkmetric.Reader{exp.Reader}})
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{ServiceName: "mcptrace-demo-test", MetricReaders: []sdkmetric.Reader{exp.Reader}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tel.Shutdown(context.Background())
-	srv, err := spans.ServeMetrics("127.0.0.1:0", exp.Handler)
+	srv, err := telemetry.ServeMetrics("127.0.0.1:0", exp.Handler)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // newRecordingProvider returns a provider feeding a fresh Recorder; the
 // provider is shut down when the test ends.
-func newRecordingProvider(t *testing.T) (*sdktrace.TracerProvider, *spans.Recorder) {
+func newRecordingProvider(t *testing.T) (*sdktrace.TracerProvider, *telemetry.Recorder) {
 	t.Helper()
-	rec := spans.NewRecorder()
+	rec := telemetry.NewRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	return tp, rec
@@ -103,7 +104,7 @@ func TestRecorderConcurrentUse(t *testing.T) {
 }
 
 func TestRecorderZeroValueIsUsable(t *testing.T) {
-	var rec spans.Recorder
+	var rec telemetry.Recorder
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(&rec))
 	_, s := tp.Tracer("t").Start(context.Background(), spans.SpanInvoke)
 	s.End()

@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // scrape GETs url and returns the body, failing the test on any error.
@@ -42,11 +43,11 @@ func scrape(t *testing.T, url string) string {
 }
 
 func TestServeMetricsExposesPoolNamesInPrometheusStyle(t *testing.T) {
-	exp, err := spans.NewPrometheusExporter()
+	exp, err := telemetry.NewPrometheusExporter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tel, err := spans.Setup(context.Background(), spans.Config{
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{
 		ServiceName:       "prom-test",
 		ServiceInstanceID: "prom-test-1",
 		MetricReaders:     []sdkmetric.Reader{exp.Reader},
@@ -69,13 +70,13 @@ func TestServeMetricsExposesPoolNamesInPrometheusStyle(t *testing.T) {
 	acquires.Add(context.Background(), 2, attrs)
 	wait.Record(context.Background(), 0.003, attrs)
 
-	srv, err := spans.ServeMetrics("127.0.0.1:0", exp.Handler)
+	srv, err := telemetry.ServeMetrics("127.0.0.1:0", exp.Handler)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close(context.Background())
-	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") || !strings.HasSuffix(srv.URL(), spans.MetricsPath) {
-		t.Errorf("URL = %q, want http://127.0.0.1:PORT%s", srv.URL(), spans.MetricsPath)
+	if !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") || !strings.HasSuffix(srv.URL(), telemetry.MetricsPath) {
+		t.Errorf("URL = %q, want http://127.0.0.1:PORT%s", srv.URL(), telemetry.MetricsPath)
 	}
 	body := scrape(t, srv.URL())
 	for _, want := range []string{
@@ -100,11 +101,11 @@ func TestServeMetricsExposesPoolNamesInPrometheusStyle(t *testing.T) {
 }
 
 func TestServeMetricsBindsLoopbackWhenTheHostIsEmpty(t *testing.T) {
-	exp, err := spans.NewPrometheusExporter()
+	exp, err := telemetry.NewPrometheusExporter()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := spans.ServeMetrics(":0", exp.Handler)
+	srv, err := telemetry.ServeMetrics(":0", exp.Handler)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestServeMetricsBindsLoopbackWhenTheHostIsEmpty(t *testing.T) {
 }
 
 func TestServeMetricsRejectsBadAddresses(t *testing.T) {
-	exp, err := spans.NewPrometheusExporter()
+	exp, err := telemetry.NewPrometheusExporter()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestServeMetricsRejectsBadAddresses(t *testing.T) {
 			if name == "nil handler" {
 				h = nil
 			}
-			srv, err := spans.ServeMetrics(addr, h)
+			srv, err := telemetry.ServeMetrics(addr, h)
 			if err == nil {
 				srv.Close(context.Background())
 				t.Fatalf("ServeMetrics(%q) succeeded, want an error", addr)
@@ -142,7 +143,7 @@ func TestServeMetricsRejectsBadAddresses(t *testing.T) {
 			if name != "nil handler" && !strings.Contains(err.Error(), addr) {
 				t.Errorf("error %q does not name the address %q", err, addr)
 			}
-			if (name == "no port" || name == "bad format") && !errors.Is(err, spans.ErrMetricsAddr) {
+			if (name == "no port" || name == "bad format") && !errors.Is(err, telemetry.ErrMetricsAddr) {
 				t.Errorf("error %v does not wrap ErrMetricsAddr", err)
 			}
 		})

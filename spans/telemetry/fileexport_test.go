@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"bytes"
@@ -17,12 +17,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 func TestFileExporterWritesOneOTLPJSONLinePerExport(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	exp, err := spans.CreateFileExporter(path)
+	exp, err := telemetry.CreateFileExporter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestFileExporterWritesOneOTLPJSONLinePerExport(t *testing.T) {
 func TestFileExporterBatchWritesAllSpansInOneLine(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
-	exp := spans.NewFileExporter(&buf)
+	exp := telemetry.NewFileExporter(&buf)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
 	for range 5 {
 		_, s := tp.Tracer("t").Start(ctx, spans.SpanCallTool)
@@ -114,7 +115,7 @@ func TestFileExporterConcurrentExportsWriteWholeLines(t *testing.T) {
 		exports   = 25
 		batchSize = 4
 	)
-	rec := spans.NewRecorder()
+	rec := telemetry.NewRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	for range batchSize {
@@ -127,7 +128,7 @@ func TestFileExporterConcurrentExportsWriteWholeLines(t *testing.T) {
 	// A bare bytes.Buffer is not safe for concurrent use: the race detector
 	// fails the test unless the exporter serialises its writes.
 	var buf bytes.Buffer
-	exp := spans.NewFileExporter(&buf)
+	exp := telemetry.NewFileExporter(&buf)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*exports)
 	for range workers {
@@ -161,7 +162,7 @@ func TestFileExporterConcurrentExportsWriteWholeLines(t *testing.T) {
 
 func TestFileExporterLifecycle(t *testing.T) {
 	ctx := context.Background()
-	rec := spans.NewRecorder()
+	rec := telemetry.NewRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(ctx) }()
 	_, s := tp.Tracer("t").Start(ctx, spans.SpanInvoke)
@@ -170,7 +171,7 @@ func TestFileExporterLifecycle(t *testing.T) {
 
 	t.Run("shutdown is idempotent and closes the file", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "dump.jsonl")
-		exp, err := spans.CreateFileExporter(path)
+		exp, err := telemetry.CreateFileExporter(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestFileExporterLifecycle(t *testing.T) {
 			}
 		}
 		err = exp.ExportSpans(ctx, one)
-		if !errors.Is(err, spans.ErrExporterShutdown) {
+		if !errors.Is(err, telemetry.ErrExporterShutdown) {
 			t.Fatalf("export after shutdown = %v, want ErrExporterShutdown", err)
 		}
 		if !strings.Contains(err.Error(), path) {
@@ -195,18 +196,18 @@ func TestFileExporterLifecycle(t *testing.T) {
 	})
 
 	t.Run("export after shutdown errors even when empty", func(t *testing.T) {
-		exp := spans.NewFileExporter(&bytes.Buffer{})
+		exp := telemetry.NewFileExporter(&bytes.Buffer{})
 		if err := exp.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := exp.ExportSpans(ctx, nil); !errors.Is(err, spans.ErrExporterShutdown) {
+		if err := exp.ExportSpans(ctx, nil); !errors.Is(err, telemetry.ErrExporterShutdown) {
 			t.Fatalf("empty export after shutdown = %v, want ErrExporterShutdown", err)
 		}
 	})
 
 	t.Run("shutdown leaves a caller's writer open", func(t *testing.T) {
 		w := &closeRecorder{}
-		exp := spans.NewFileExporter(w)
+		exp := telemetry.NewFileExporter(w)
 		if err := exp.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +218,7 @@ func TestFileExporterLifecycle(t *testing.T) {
 
 	t.Run("empty export writes nothing", func(t *testing.T) {
 		var buf bytes.Buffer
-		exp := spans.NewFileExporter(&buf)
+		exp := telemetry.NewFileExporter(&buf)
 		if err := exp.ExportSpans(ctx, nil); err != nil {
 			t.Fatalf("export: %v", err)
 		}
@@ -228,7 +229,7 @@ func TestFileExporterLifecycle(t *testing.T) {
 
 	t.Run("canceled context is not written", func(t *testing.T) {
 		var buf bytes.Buffer
-		exp := spans.NewFileExporter(&buf)
+		exp := telemetry.NewFileExporter(&buf)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		if err := exp.ExportSpans(cctx, one); !errors.Is(err, context.Canceled) {
@@ -240,7 +241,7 @@ func TestFileExporterLifecycle(t *testing.T) {
 	})
 
 	t.Run("write failure is reported", func(t *testing.T) {
-		exp := spans.NewFileExporter(failingWriter{})
+		exp := telemetry.NewFileExporter(failingWriter{})
 		err := exp.ExportSpans(ctx, one)
 		if !errors.Is(err, errDiskFull) {
 			t.Fatalf("export = %v, want the write error", err)
@@ -276,7 +277,7 @@ func TestCreateFileExporter(t *testing.T) {
 			if tt.prepare != nil {
 				tt.prepare(t, tt.path)
 			}
-			exp, err := spans.CreateFileExporter(tt.path)
+			exp, err := telemetry.CreateFileExporter(tt.path)
 			if tt.wantErr {
 				if err == nil {
 					_ = exp.Shutdown(context.Background())
@@ -336,7 +337,7 @@ func (s *syncRecorder) Sync() error { s.syncs++; return s.syncErr }
 func TestFileExporterSyncsOnFlushAndShutdown(t *testing.T) {
 	ctx := context.Background()
 	dst := &syncRecorder{}
-	exp := spans.NewFileExporter(dst)
+	exp := telemetry.NewFileExporter(dst)
 	if err := exp.ForceFlush(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestFileExporterSyncsOnFlushAndShutdown(t *testing.T) {
 	}
 
 	failing := &syncRecorder{syncErr: errors.New("disk on fire")}
-	exp = spans.NewFileExporter(failing)
+	exp = telemetry.NewFileExporter(failing)
 	if err := exp.ForceFlush(ctx); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Errorf("ForceFlush with a failing sync: err = %v", err)
 	}
@@ -372,7 +373,7 @@ func TestFileExporterToAPipeIsNotASyncError(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	exp := spans.NewFileExporter(w)
+	exp := telemetry.NewFileExporter(w)
 	if err := exp.ForceFlush(context.Background()); err != nil {
 		t.Errorf("ForceFlush on a pipe: %v", err)
 	}
@@ -431,7 +432,7 @@ func TestTelemetryFlushSurvivesSIGKILL(t *testing.T) {
 // crashChild is the child's body; it never returns.
 func crashChild(mode string) {
 	ctx := context.Background()
-	tel, err := spans.Setup(ctx, spans.Config{Exporter: spans.ExporterFile, FilePath: os.Getenv("MCPTRACE_SPANS_CRASH_DUMP")})
+	tel, err := telemetry.Setup(ctx, telemetry.Config{Exporter: telemetry.ExporterFile, FilePath: os.Getenv("MCPTRACE_SPANS_CRASH_DUMP")})
 	if err != nil {
 		os.Exit(3)
 	}

@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // attrCases covers every attribute value type, with the raw pdata value each
@@ -52,10 +53,10 @@ var fixedTime = time.Unix(1_700_000_000, 123_456_789)
 // two resources, two scopes on the first, every span kind and attribute
 // type, events, links, a remote parent with trace state, statuses and span
 // limits that drop attributes, events and links.
-func recordFixture(t *testing.T) *spans.Recorder {
+func recordFixture(t *testing.T) *telemetry.Recorder {
 	t.Helper()
 	ctx := context.Background()
-	rec := spans.NewRecorder()
+	rec := telemetry.NewRecorder()
 	resA := resource.NewWithAttributes("https://example.com/schemas/1.0",
 		attribute.String(spans.ResourceServiceName, "alpha"),
 		attribute.Int("res.n", 7),
@@ -398,7 +399,7 @@ func TestToTracesCopiesSpanFields(t *testing.T) {
 }
 
 func TestToTracesEventDroppedAttributes(t *testing.T) {
-	rec := spans.NewRecorder()
+	rec := telemetry.NewRecorder()
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(rec),
 		sdktrace.WithRawSpanLimits(sdktrace.SpanLimits{
@@ -435,7 +436,7 @@ func TestToTracesEdgeInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			td := spans.ToTraces(tt.input)
+			td := telemetry.ToTraces(tt.input)
 			if got := td.ResourceSpans().Len(); got != 0 {
 				t.Errorf("resource spans = %d, want 0", got)
 			}

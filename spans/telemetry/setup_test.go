@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // otelEnv lists the variables Setup or the exporters read; clearEnv blanks
@@ -44,9 +45,9 @@ func clearEnv(t *testing.T) {
 }
 
 // setup calls Setup and registers Shutdown for the end of the test.
-func setup(t *testing.T, cfg spans.Config) *spans.Telemetry {
+func setup(t *testing.T, cfg telemetry.Config) *telemetry.Telemetry {
 	t.Helper()
-	tel, err := spans.Setup(context.Background(), cfg)
+	tel, err := telemetry.Setup(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Setup: %v", err)
 	}
@@ -55,7 +56,7 @@ func setup(t *testing.T, cfg spans.Config) *spans.Telemetry {
 }
 
 // emit records one invoke span and one acquire counter increment.
-func emit(t *testing.T, tel *spans.Telemetry) {
+func emit(t *testing.T, tel *telemetry.Telemetry) {
 	t.Helper()
 	ctx := context.Background()
 	_, s := tel.Tracer().Start(ctx, spans.SpanInvoke)
@@ -73,10 +74,10 @@ var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 func TestSetupFileExporterWritesReadableDump(t *testing.T) {
 	clearEnv(t)
 	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	tel := setup(t, spans.Config{
+	tel := setup(t, telemetry.Config{
 		ServiceName:       "gateway",
 		ServiceInstanceID: "pool-1",
-		Exporter:          spans.ExporterFile,
+		Exporter:          telemetry.ExporterFile,
 		FilePath:          path,
 	})
 	emit(t, tel)
@@ -115,7 +116,7 @@ func TestSetupFileExporterWritesReadableDump(t *testing.T) {
 func TestSetupSynchronousExportsBeforeShutdown(t *testing.T) {
 	clearEnv(t)
 	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	tel := setup(t, spans.Config{Exporter: spans.ExporterFile, FilePath: path, Synchronous: true})
+	tel := setup(t, telemetry.Config{Exporter: telemetry.ExporterFile, FilePath: path, Synchronous: true})
 	_, s := tel.Tracer().Start(context.Background(), spans.SpanHandshake)
 	s.End()
 	// Synchronous: the line is in the file as soon as End returns.
@@ -129,14 +130,14 @@ func TestSetupResourceNames(t *testing.T) {
 	tests := []struct {
 		name         string
 		env          map[string]string
-		cfg          spans.Config
+		cfg          telemetry.Config
 		wantService  string
 		wantInstance string // "uuid": a random UUID
 		wantExtra    map[string]string
 	}{
 		{
 			name:         "defaults",
-			wantService:  spans.DefaultServiceName,
+			wantService:  telemetry.DefaultServiceName,
 			wantInstance: "uuid",
 		},
 		{
@@ -163,7 +164,7 @@ func TestSetupResourceNames(t *testing.T) {
 				"OTEL_SERVICE_NAME":        "from-env",
 				"OTEL_RESOURCE_ATTRIBUTES": "service.instance.id=env-inst,team=pool",
 			},
-			cfg:          spans.Config{ServiceName: "from-config", ServiceInstanceID: "cfg-inst"},
+			cfg:          telemetry.Config{ServiceName: "from-config", ServiceInstanceID: "cfg-inst"},
 			wantService:  "from-config",
 			wantInstance: "cfg-inst",
 			wantExtra:    map[string]string{"team": "pool"},
@@ -203,8 +204,8 @@ func TestSetupResourceNames(t *testing.T) {
 
 func TestSetupRandomInstanceIDsDiffer(t *testing.T) {
 	clearEnv(t)
-	a, b := setup(t, spans.Config{}), setup(t, spans.Config{})
-	id := func(tel *spans.Telemetry) string {
+	a, b := setup(t, telemetry.Config{}), setup(t, telemetry.Config{})
+	id := func(tel *telemetry.Telemetry) string {
 		v, _ := tel.Resource.Set().Value(spans.ResourceServiceInstanceID)
 		return v.AsString()
 	}
@@ -217,7 +218,7 @@ func TestSetupOTLPHTTPSendsTracesAndMetrics(t *testing.T) {
 	clearEnv(t)
 	sink, srv := newOTLPHTTPSink(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	tel := setup(t, spans.Config{ServiceName: "otlp-http", Exporter: spans.ExporterOTLP})
+	tel := setup(t, telemetry.Config{ServiceName: "otlp-http", Exporter: telemetry.ExporterOTLP})
 	emit(t, tel)
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -228,9 +229,9 @@ func TestSetupOTLPHTTPSendsTracesAndMetrics(t *testing.T) {
 func TestSetupOTLPGRPCSendsTracesAndMetrics(t *testing.T) {
 	clearEnv(t)
 	sink, addr := newOTLPGRPCSink(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", spans.ProtocolGRPC)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", telemetry.ProtocolGRPC)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+addr)
-	tel := setup(t, spans.Config{ServiceName: "otlp-grpc", Exporter: spans.ExporterOTLP})
+	tel := setup(t, telemetry.Config{ServiceName: "otlp-grpc", Exporter: telemetry.ExporterOTLP})
 	emit(t, tel)
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -283,7 +284,7 @@ func assertOTLPReceived(t *testing.T, sink *otlpSink, service string) {
 func TestSetupMetricReaderReceivesMetrics(t *testing.T) {
 	clearEnv(t)
 	reader := sdkmetric.NewManualReader()
-	tel := setup(t, spans.Config{ServiceName: "metrics", MetricReaders: []sdkmetric.Reader{reader}})
+	tel := setup(t, telemetry.Config{ServiceName: "metrics", MetricReaders: []sdkmetric.Reader{reader}})
 	emit(t, tel)
 
 	var rm metricdata.ResourceMetrics
@@ -324,8 +325,8 @@ func TestSetupSpanProcessorsAndSampler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clearEnv(t)
-			rec := spans.NewRecorder()
-			tel := setup(t, spans.Config{SpanProcessors: []sdktrace.SpanProcessor{rec}, Sampler: tt.sampler})
+			rec := telemetry.NewRecorder()
+			tel := setup(t, telemetry.Config{SpanProcessors: []sdktrace.SpanProcessor{rec}, Sampler: tt.sampler})
 			_, s := tel.Tracer().Start(context.Background(), spans.SpanInvoke)
 			s.End()
 			if got := len(rec.Spans()); got != tt.want {
@@ -339,29 +340,29 @@ func TestSetupRejectsBadConfiguration(t *testing.T) {
 	tests := []struct {
 		name      string
 		env       map[string]string
-		cfg       spans.Config
+		cfg       telemetry.Config
 		wantParts []string
 	}{
 		{
 			name:      "unknown exporter",
-			cfg:       spans.Config{Exporter: "jaeger"},
+			cfg:       telemetry.Config{Exporter: "jaeger"},
 			wantParts: []string{"Config.Exporter", `"jaeger"`, "none, otlp, file"},
 		},
 		{
 			name:      "file exporter without a path",
-			cfg:       spans.Config{Exporter: spans.ExporterFile},
+			cfg:       telemetry.Config{Exporter: telemetry.ExporterFile},
 			wantParts: []string{"Config.FilePath", "required"},
 		},
 		{
 			name:      "unsupported traces protocol",
 			env:       map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"},
-			cfg:       spans.Config{Exporter: spans.ExporterOTLP},
+			cfg:       telemetry.Config{Exporter: telemetry.ExporterOTLP},
 			wantParts: []string{`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/json"`, "http/protobuf, grpc"},
 		},
 		{
 			name:      "unsupported general protocol",
 			env:       map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"},
-			cfg:       spans.Config{Exporter: spans.ExporterOTLP},
+			cfg:       telemetry.Config{Exporter: telemetry.ExporterOTLP},
 			wantParts: []string{`OTEL_EXPORTER_OTLP_PROTOCOL="thrift"`, "http/protobuf, grpc"},
 		},
 		{
@@ -370,7 +371,7 @@ func TestSetupRejectsBadConfiguration(t *testing.T) {
 				"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL":  "grpc",
 				"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "udp",
 			},
-			cfg:       spans.Config{Exporter: spans.ExporterOTLP},
+			cfg:       telemetry.Config{Exporter: telemetry.ExporterOTLP},
 			wantParts: []string{`OTEL_EXPORTER_OTLP_METRICS_PROTOCOL="udp"`},
 		},
 		{
@@ -385,12 +386,12 @@ func TestSetupRejectsBadConfiguration(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			tel, err := spans.Setup(context.Background(), tt.cfg)
+			tel, err := telemetry.Setup(context.Background(), tt.cfg)
 			if err == nil {
 				_ = tel.Shutdown(context.Background())
 				t.Fatal("Setup succeeded, want an error")
 			}
-			if !errors.Is(err, spans.ErrInvalidConfig) {
+			if !errors.Is(err, telemetry.ErrInvalidConfig) {
 				t.Errorf("error %q does not wrap ErrInvalidConfig", err)
 			}
 			for _, part := range tt.wantParts {
@@ -406,7 +407,7 @@ func TestSetupConfigErrorCreatesNoFile(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "novalue")
 	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	if _, err := spans.Setup(context.Background(), spans.Config{Exporter: spans.ExporterFile, FilePath: path}); err == nil {
+	if _, err := telemetry.Setup(context.Background(), telemetry.Config{Exporter: telemetry.ExporterFile, FilePath: path}); err == nil {
 		t.Fatal("Setup succeeded, want an error")
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
@@ -417,7 +418,7 @@ func TestSetupConfigErrorCreatesNoFile(t *testing.T) {
 func TestSetupShutdownIsIdempotent(t *testing.T) {
 	clearEnv(t)
 	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	tel := setup(t, spans.Config{Exporter: spans.ExporterFile, FilePath: path})
+	tel := setup(t, telemetry.Config{Exporter: telemetry.ExporterFile, FilePath: path})
 	emit(t, tel)
 	for i := range 3 {
 		if err := tel.Shutdown(context.Background()); err != nil {
@@ -435,19 +436,19 @@ func TestParseExporter(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{in: "", want: spans.ExporterNone},
-		{in: "none", want: spans.ExporterNone},
-		{in: "otlp", want: spans.ExporterOTLP},
-		{in: " File ", want: spans.ExporterFile},
-		{in: "OTLP", want: spans.ExporterOTLP},
+		{in: "", want: telemetry.ExporterNone},
+		{in: "none", want: telemetry.ExporterNone},
+		{in: "otlp", want: telemetry.ExporterOTLP},
+		{in: " File ", want: telemetry.ExporterFile},
+		{in: "OTLP", want: telemetry.ExporterOTLP},
 		{in: "stdout", wantErr: true},
 		{in: "otlp,file", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := spans.ParseExporter(tt.in)
+			got, err := telemetry.ParseExporter(tt.in)
 			if tt.wantErr {
-				if err == nil || !errors.Is(err, spans.ErrInvalidConfig) {
+				if err == nil || !errors.Is(err, telemetry.ErrInvalidConfig) {
 					t.Fatalf("ParseExporter(%q) = %q, %v; want an ErrInvalidConfig", tt.in, got, err)
 				}
 				if !strings.Contains(err.Error(), "none, otlp, file") {

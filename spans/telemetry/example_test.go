@@ -1,4 +1,4 @@
-package spans_test
+package telemetry_test
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
 // Setup with the file exporter writes an OTLP JSON-lines dump, the same
@@ -26,9 +27,9 @@ func ExampleSetup() {
 	path := filepath.Join(dir, "traces.jsonl")
 
 	ctx := context.Background()
-	tel, err := spans.Setup(ctx, spans.Config{
+	tel, err := telemetry.Setup(ctx, telemetry.Config{
 		ServiceName: "gateway",
-		Exporter:    spans.ExporterFile,
+		Exporter:    telemetry.ExporterFile,
 		FilePath:    path,
 	})
 	if err != nil {
@@ -69,9 +70,9 @@ func ExampleSetup() {
 
 // A Recorder collects spans in memory as they end, for assertions in tests.
 func ExampleRecorder() {
-	rec := spans.NewRecorder()
+	rec := telemetry.NewRecorder()
 	ctx := context.Background()
-	tel, err := spans.Setup(ctx, spans.Config{SpanProcessors: []sdktrace.SpanProcessor{rec}})
+	tel, err := telemetry.Setup(ctx, telemetry.Config{SpanProcessors: []sdktrace.SpanProcessor{rec}})
 	if err != nil {
 		log.Fatal(err)
 	}

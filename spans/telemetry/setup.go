@@ -1,4 +1,4 @@
-package spans
+package telemetry
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Trace exporter names: the accepted values of [Config.Exporter] and of the
@@ -124,14 +126,14 @@ type Telemetry struct {
 }
 
 // Tracer returns the tracer for mcptrace's instrumentation scope
-// ([ScopeName]), the one the pool's spans are recorded under.
+// ([spans.ScopeName]), the one the pool's spans are recorded under.
 func (t *Telemetry) Tracer() trace.Tracer {
-	return t.TracerProvider.Tracer(ScopeName)
+	return t.TracerProvider.Tracer(spans.ScopeName)
 }
 
-// Meter returns the meter for mcptrace's instrumentation scope ([ScopeName]).
+// Meter returns the meter for mcptrace's instrumentation scope ([spans.ScopeName]).
 func (t *Telemetry) Meter() metric.Meter {
-	return t.MeterProvider.Meter(ScopeName)
+	return t.MeterProvider.Meter(spans.ScopeName)
 }
 
 // ParseExporter normalises an exporter name (case and surrounding space are
@@ -354,14 +356,14 @@ func newResource(ctx context.Context, cfg Config) (*resource.Resource, error) {
 	}
 	name := cfg.ServiceName
 	if name == "" {
-		name = envValue(ResourceServiceName)
+		name = envValue(spans.ResourceServiceName)
 	}
 	if name == "" {
 		name = DefaultServiceName
 	}
 	instance := cfg.ServiceInstanceID
 	if instance == "" {
-		instance = envValue(ResourceServiceInstanceID)
+		instance = envValue(spans.ResourceServiceInstanceID)
 	}
 	if instance == "" {
 		instance = randomUUID()
@@ -372,8 +374,8 @@ func newResource(ctx context.Context, cfg Config) (*resource.Resource, error) {
 		return nil, fmt.Errorf("merge resources: %w", err)
 	}
 	res, err = resource.Merge(res, resource.NewSchemaless(
-		attribute.String(ResourceServiceName, name),
-		attribute.String(ResourceServiceInstanceID, instance),
+		attribute.String(spans.ResourceServiceName, name),
+		attribute.String(spans.ResourceServiceInstanceID, instance),
 	))
 	if err != nil {
 		return nil, fmt.Errorf("merge resources: %w", err)
