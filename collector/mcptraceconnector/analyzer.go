@@ -1,15 +1,19 @@
 package mcptraceconnector
 
 import (
+	"encoding/hex"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/mcptrace/mcptrace/analyze"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// traceAnalyzer is the seam where the incremental analysis engine (issue 9)
-// plugs in. The connector owns the wall-clock side (grouping spans by trace,
-// wait, max_open_traces, late spans, Shutdown); the analyzer owns the
-// measures: for each finalized trace it returns what that trace adds to the
-// counters and the rule violations found in it.
+// traceAnalyzer is where the analysis engine plugs in. The connector owns
+// the wall-clock side (grouping spans by trace, wait, max_open_traces, late
+// spans, Shutdown); the analyzer owns the measures.
 //
 // Finalize is called once per finalized trace, never for the same trace
 // twice, from any goroutine but never concurrently for one connector
@@ -18,14 +22,17 @@ import (
 // must not keep it. reason says why the trace was finalized: reasonCut and
 // reasonShutdown traces may be incomplete, and the analyzer must not judge
 // an incomplete trace as if it were whole (a verdict is never green on
-// missing data).
+// missing data). Finalize returns the per-trace part of the outcome:
+// executions and rule violations.
 //
-// The engine will also want to finalize a trace it knows is complete at
-// once instead of after wait; that takes a second method (e.g.
-// Complete(spans ptrace.Traces) bool, asked after each batch) and is left
-// to the engine's session.
+// Attribute is called after each group of traces finalized together (one
+// sweep, one cut, Shutdown) and returns the acquires and handshakes of the
+// group: a miss's cause depends on its (pool, key) pair's acquires in
+// earlier traces, so the analyzer attributes a group's acquires together,
+// in time order, against the pairs' history.
 type traceAnalyzer interface {
 	Finalize(id pcommon.TraceID, spans ptrace.Traces, reason finalizeReason) traceOutcome
+	Attribute() traceOutcome
 }
 
 // traceOutcome is what one finalized trace adds to the connector's output.
@@ -82,20 +89,70 @@ type ruleViolation struct {
 	SpanID  pcommon.SpanID
 }
 
-// pendingEngine is the analyzer until the incremental engine lands. It
-// measures nothing: every outcome is zero, so the connector emits only its
-// own counters (finalized, cut, late spans) and no acquires, handshakes,
-// executions or violations. It exists so the buffering can run and be
-// tested now; it must not be replaced by anything that guesses measures.
-type pendingEngine struct{}
-
-// Finalize returns the zero outcome.
-func (pendingEngine) Finalize(pcommon.TraceID, ptrace.Traces, finalizeReason) traceOutcome {
-	return traceOutcome{}
+// streamAnalyzer is the analyzer: analyze.TraceStream, the engine's
+// observation and pair attribution over one trace at a time, with the
+// in-stream rules (per trace and per subtree).
+type streamAnalyzer struct {
+	logger *zap.Logger
+	ts     *analyze.TraceStream
 }
 
-// newAnalyzer returns the analyzer for the resolved settings. This is the
-// one place the engine is chosen: the engine's session replaces the body.
-func newAnalyzer(settings) traceAnalyzer {
-	return pendingEngine{}
+// newAnalyzer returns the analyzer for the resolved settings, judging the
+// rules that can be judged one trace at a time.
+func newAnalyzer(logger *zap.Logger, s settings) (traceAnalyzer, error) {
+	perTrace, _ := inStreamRules(s.rules)
+	ts, err := analyze.NewTraceStream(s.analyze, perTrace)
+	if err != nil {
+		return nil, fmt.Errorf("mcptrace: %w", err)
+	}
+	return &streamAnalyzer{logger: logger, ts: ts}, nil
+}
+
+// Finalize measures one trace: its executions and its rule violations. Its
+// acquires wait for Attribute. A trace the engine cannot measure (it never
+// should: the selectors were compiled at start) is logged and adds nothing.
+func (a *streamAnalyzer) Finalize(id pcommon.TraceID, spans ptrace.Traces, _ finalizeReason) traceOutcome {
+	o, err := a.ts.Observe(spans)
+	if err != nil {
+		a.logger.Warn("mcptrace: measuring a trace", zap.Stringer("trace_id", id), zap.Error(err))
+		return traceOutcome{}
+	}
+	var out traceOutcome
+	for _, e := range o.Executions {
+		out.Executions = append(out.Executions, executionCount{PoolID: e.Pool, MultiSession: e.MultiSession, N: int64(e.N)})
+	}
+	for _, v := range o.Violations {
+		rv := ruleViolation{RuleID: v.RuleID, Severity: string(v.Severity), Finding: v.Finding, TraceQL: v.TraceQL, TraceID: id}
+		if sid, ok := parseSpanID(v.SpanID); ok {
+			rv.SpanID = sid
+		}
+		out.Violations = append(out.Violations, rv)
+	}
+	return out
+}
+
+// Attribute returns the acquires and handshakes of the traces finalized
+// since the last call, their misses attributed.
+func (a *streamAnalyzer) Attribute() traceOutcome {
+	at := a.ts.Attribute()
+	var out traceOutcome
+	for _, x := range at.Acquires {
+		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
+	}
+	for _, x := range at.Handshakes {
+		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
+	}
+	return out
+}
+
+// parseSpanID reads a 16-hex-digit span id; false for "" or anything else.
+func parseSpanID(s string) (pcommon.SpanID, bool) {
+	var id pcommon.SpanID
+	if len(s) != 2*len(id) {
+		return id, false
+	}
+	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
+		return id, false
+	}
+	return id, true
 }

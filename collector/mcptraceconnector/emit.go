@@ -87,6 +87,9 @@ func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrac
 		}
 		found = append(found, o.Violations...)
 	}
+	if o := c.analyzer.Attribute(); c.metrics != nil {
+		c.agg.add(o)
+	}
 	if c.logs == nil || len(found) == 0 {
 		return nil
 	}

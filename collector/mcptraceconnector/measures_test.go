@@ -1,0 +1,357 @@
+package mcptraceconnector
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
+)
+
+// tracesDir holds the generated dumps the analyzer's own golden tests read.
+const tracesDir = "../../testdata/traces"
+
+// dumpProfile is the vocabulary profile each scenario's dump was written in
+// (as the analyzer's scenario tests set it).
+func dumpProfile(path string) string {
+	switch scenario, _, _ := strings.Cut(filepath.Base(path), "."); scenario {
+	case "acquire-on-miss":
+		return string(analyze.ProfileAcquireOnMiss)
+	case "semconv":
+		return string(analyze.ProfileSemconv)
+	}
+	return string(analyze.ProfileDefault)
+}
+
+// readDump returns every batch of the dump at path, as analyze reads it.
+func readDump(t *testing.T, path string) []ptrace.Traces {
+	t.Helper()
+	var out []ptrace.Traces
+	_, err := analyze.Read(context.Background(), []string{path}, analyze.ReadOptions{Strict: true},
+		func(_ *analyze.Input, td ptrace.Traces) error {
+			out = append(out, td)
+			return nil
+		})
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return out
+}
+
+// shuffledBatches spreads the spans of batches over new OTLP batches of 1
+// to 7 spans each, in an order shuffled by seed: the connector must not
+// depend on the order or grouping spans arrive in.
+func shuffledBatches(batches []ptrace.Traces, seed uint64) []ptrace.Traces {
+	type one struct {
+		rs ptrace.ResourceSpans
+		ss ptrace.ScopeSpans
+		sp ptrace.Span
+	}
+	var all []one
+	for _, td := range batches {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j)
+				for k := 0; k < ss.Spans().Len(); k++ {
+					all = append(all, one{rs, ss, ss.Spans().At(k)})
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	var out []ptrace.Traces
+	for len(all) > 0 {
+		n := min(len(all), 1+r.IntN(7))
+		td := ptrace.NewTraces()
+		for _, s := range all[:n] {
+			rs := td.ResourceSpans().AppendEmpty()
+			s.rs.Resource().CopyTo(rs.Resource())
+			ss := rs.ScopeSpans().AppendEmpty()
+			s.ss.Scope().CopyTo(ss.Scope())
+			s.sp.CopyTo(ss.Spans().AppendEmpty())
+		}
+		out = append(out, td)
+		all = all[n:]
+	}
+	return out
+}
+
+// lastPoints returns the data points of metric name in the last metrics
+// the sink received (the counters are cumulative: the last send holds the
+// totals).
+func lastPoints(t *testing.T, sink *consumertest.MetricsSink, name string) []pmetric.NumberDataPoint {
+	t.Helper()
+	all := sink.AllMetrics()
+	if len(all) == 0 {
+		t.Fatal("no metrics sent")
+	}
+	md := all[len(all)-1]
+	var out []pmetric.NumberDataPoint
+	for i := 0; i < md.ResourceMetrics().Len(); i++ {
+		sms := md.ResourceMetrics().At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				if m := ms.At(k); m.Name() == name {
+					for d := 0; d < m.Sum().DataPoints().Len(); d++ {
+						out = append(out, m.Sum().DataPoints().At(d))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// str reads a string attribute of a point, "" when absent.
+func str(p pmetric.NumberDataPoint, key string) string {
+	v, ok := p.Attributes().Get(key)
+	if !ok {
+		return ""
+	}
+	return v.AsString()
+}
+
+// figures are the connector's measures of a dump, keyed as text, so the
+// connector's metrics and the batch report compare as maps.
+type figures map[string]int64
+
+func (f figures) add(key string, n int64) {
+	if n != 0 {
+		f[key] += n
+	}
+}
+
+// metricFigures sums the connector's measures from its last metrics.
+func metricFigures(t *testing.T, sink *consumertest.MetricsSink) figures {
+	f := figures{}
+	for _, p := range lastPoints(t, sink, MetricAcquires) {
+		pool, cause := str(p, AttrPoolID), str(p, AttrMissCause)
+		hit, _ := p.Attributes().Get(AttrCacheHit)
+		if hit.Bool() {
+			f.add(fmt.Sprintf("acquire pool=%q hit", pool), p.IntValue())
+		} else {
+			f.add(fmt.Sprintf("acquire pool=%q miss=%s", pool, cause), p.IntValue())
+		}
+	}
+	for _, p := range lastPoints(t, sink, MetricHandshakes) {
+		f.add(fmt.Sprintf("handshakes pool=%q", str(p, AttrPoolID)), p.IntValue())
+	}
+	for _, p := range lastPoints(t, sink, MetricExecutions) {
+		f.add("executions", p.IntValue())
+		if multi, _ := p.Attributes().Get(AttrMultiSession); multi.Bool() {
+			f.add("executions multi_session", p.IntValue())
+		}
+	}
+	for _, p := range lastPoints(t, sink, MetricRuleViolations) {
+		f.add(fmt.Sprintf("violations rule=%s severity=%s", str(p, AttrRuleID), str(p, AttrRuleSeverity)), p.IntValue())
+	}
+	return f
+}
+
+// batchFigures is mcptrace analyze (and check, for the in-stream rules) on
+// the whole dump at once.
+func batchFigures(t *testing.T, path string, s settings) (figures, []analyze.RuleResult) {
+	t.Helper()
+	perTrace, _ := inStreamRules(s.rules)
+	opts := analyze.MergeIndexOptions(s.analyze.IndexOptions(), analyze.RulesIndexOptions(perTrace))
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: opts, Read: analyze.ReadOptions{Strict: true}})
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	rep, err := analyze.Analyze(idx, s.analyze)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := figures{}
+	for _, sc := range rep.Pool.ByScope {
+		f.add(fmt.Sprintf("acquire pool=%q hit", sc.Scope), int64(sc.Hits))
+		for cause, n := range sc.MissReasons {
+			f.add(fmt.Sprintf("acquire pool=%q miss=%s", sc.Scope, cause), int64(n))
+		}
+		f.add(fmt.Sprintf("handshakes pool=%q", sc.Scope), int64(sc.Handshakes))
+	}
+	f.add("executions", int64(rep.Executions.Count))
+	f.add("executions multi_session", int64(rep.Executions.MultiSession))
+	results, err := analyze.EvaluateRules(idx, s.analyze, rep, perTrace, analyze.EvalOptions{MaxExamples: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		f.add(fmt.Sprintf("violations rule=%s severity=%s", r.ID, r.Severity), int64(r.Failed))
+	}
+	return f, results
+}
+
+// dumps lists the OTLP JSON dumps of every scenario.
+func dumps(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(tracesDir, "*.otlp.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no dumps in %s (%v)", tracesDir, err)
+	}
+	return paths
+}
+
+// configFor is the default config with the dump's profile.
+func configFor(t *testing.T, path string) (*Config, settings) {
+	t.Helper()
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.Profile = dumpProfile(path)
+	s, err := cfg.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, s
+}
+
+// TestMetricsEqualBatchAnalysis feeds every scenario's dump through the
+// metrics leg, shuffled and split into small batches, and checks that the
+// counters it emits (acquires by pool, hit and miss cause, handshakes by
+// pool, executions on one and several sessions, violations by rule) equal
+// mcptrace analyze and check on the same dump: one connector instance sees
+// every pair's whole history, so its miss causes are the batch run's.
+func TestMetricsEqualBatchAnalysis(t *testing.T) {
+	causes := map[string]bool{}
+	var violations int64
+	for _, path := range dumps(t) {
+		for seed := uint64(1); seed <= 3; seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", filepath.Base(path), seed), func(t *testing.T) {
+				ctx := context.Background()
+				cfg, s := configFor(t, path)
+				want, _ := batchFigures(t, path, s)
+				sink := new(consumertest.MetricsSink)
+				leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+				if err != nil {
+					t.Fatal(err)
+				}
+				must(t, leg.Start(ctx, componenttest.NewNopHost()))
+				for _, td := range shuffledBatches(readDump(t, path), seed) {
+					must(t, leg.ConsumeTraces(ctx, td))
+				}
+				must(t, leg.Shutdown(ctx))
+				got := metricFigures(t, sink)
+				for k, n := range want {
+					if got[k] != n {
+						t.Errorf("%s = %d, want %d (mcptrace analyze)", k, got[k], n)
+					}
+				}
+				for k, n := range got {
+					if _, ok := want[k]; !ok {
+						t.Errorf("%s = %d, mcptrace analyze has none", k, n)
+					}
+				}
+				for k, n := range got {
+					if _, cause, ok := strings.Cut(k, " miss="); ok {
+						causes[cause] = true
+					}
+					if strings.HasPrefix(k, "violations ") {
+						violations += n
+					}
+				}
+			})
+		}
+	}
+	// The dumps must exercise what is compared, or equality proves little.
+	for _, c := range []string{"cold", "concurrent", "ttl", "redial", "unexplained"} {
+		if !causes[c] {
+			t.Errorf("no dump produced a %s miss: the comparison does not cover it", c)
+		}
+	}
+	if violations == 0 {
+		t.Error("no dump produced a rule violation: the comparison does not cover rules")
+	}
+}
+
+// TestViolationBecomesALogRecord: a dump where one execution's calls land
+// on several sessions (per-call-dial) yields, on the logs leg, one record
+// per failing trace of one-session-per-execution, with the trace and span
+// ids set and the rule, severity, finding and TraceQL of mcptrace check.
+func TestViolationBecomesALogRecord(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(tracesDir, "per-call-dial.otlp.json")
+	cfg, s := configFor(t, path)
+	_, results := batchFigures(t, path, s)
+	var want *analyze.RuleResult
+	for i := range results {
+		if results[i].ID == analyze.RuleOneSessionPerExecution {
+			want = &results[i]
+		}
+	}
+	if want == nil || want.Status != analyze.StatusFail || want.Failed == 0 {
+		t.Fatalf("per-call-dial should fail %s in the batch run: %+v", analyze.RuleOneSessionPerExecution, want)
+	}
+	// The finding is judged on its one trace: the batch's words, counted
+	// over that trace alone.
+	measured, _, ok := strings.Cut(want.Found, " in ")
+	if !ok {
+		t.Fatalf("finding %q has no scope count", want.Found)
+	}
+	finding := measured + " in 1 of 1 traces"
+	byTrace := map[string]analyze.Example{}
+	for _, ex := range want.Examples {
+		byTrace[ex.TraceID] = ex
+	}
+
+	sink := new(consumertest.LogsSink)
+	leg, err := NewFactory().CreateTracesToLogs(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, leg.Start(ctx, componenttest.NewNopHost()))
+	for _, td := range shuffledBatches(readDump(t, path), 7) {
+		must(t, leg.ConsumeTraces(ctx, td))
+	}
+	must(t, leg.Shutdown(ctx))
+
+	n := 0
+	for _, ld := range sink.AllLogs() {
+		for i := 0; i < ld.ResourceLogs().Len(); i++ {
+			sls := ld.ResourceLogs().At(i).ScopeLogs()
+			for j := 0; j < sls.Len(); j++ {
+				lrs := sls.At(j).LogRecords()
+				for k := 0; k < lrs.Len(); k++ {
+					lr := lrs.At(k)
+					at := lr.Attributes().AsRaw()
+					if at[AttrRuleID] != analyze.RuleOneSessionPerExecution {
+						continue
+					}
+					n++
+					if lr.TraceID() == (pcommon.TraceID{}) || lr.SpanID() == (pcommon.SpanID{}) {
+						t.Fatalf("record without trace or span id: %v/%v", lr.TraceID(), lr.SpanID())
+					}
+					ex, ok := byTrace[lr.TraceID().String()]
+					if !ok {
+						t.Fatalf("record for trace %s, which mcptrace check does not name", lr.TraceID())
+					}
+					if lr.SpanID().String() != ex.SpanID {
+						t.Errorf("record span %s, mcptrace check names %s", lr.SpanID(), ex.SpanID)
+					}
+					wantAttrs := map[string]any{AttrRuleID: want.ID, AttrRuleSeverity: string(want.Severity), AttrFinding: finding, AttrTraceQL: ex.TraceQL}
+					if !equalAttrs(at, wantAttrs) {
+						t.Errorf("attributes %v, want %v", at, wantAttrs)
+					}
+					if lr.Body().Str() != finding || lr.SeverityText() != string(want.Severity) {
+						t.Errorf("body %q severity %q, want %q %q", lr.Body().Str(), lr.SeverityText(), finding, want.Severity)
+					}
+				}
+			}
+		}
+	}
+	if n != want.Failed {
+		t.Fatalf("%d log records for %s, mcptrace check counts %d failing traces", n, want.ID, want.Failed)
+	}
+}
