@@ -14,8 +14,8 @@ import (
 
 // TestOutcomesRenderUnderTheContractNames pins how the engine's outcomes
 // become metrics: names, attributes (cause absent on hits, no ids), and sums
-// across traces. The outcomes are scripted per trace by the test; the
-// connector's own analyzer produces none until the engine lands.
+// across traces. The outcomes are scripted per trace by the test (the
+// measures themselves are pinned against mcptrace analyze in measures_test.go).
 func TestOutcomesRenderUnderTheContractNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
