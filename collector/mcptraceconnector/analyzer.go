@@ -95,6 +95,7 @@ type ruleViolation struct {
 type streamAnalyzer struct {
 	logger *zap.Logger
 	ts     *analyze.TraceStream
+	late   int // late acquires already logged
 }
 
 // newAnalyzer returns the analyzer for the resolved settings, judging the
@@ -135,6 +136,12 @@ func (a *streamAnalyzer) Finalize(id pcommon.TraceID, spans ptrace.Traces, _ fin
 // since the last call, their misses attributed.
 func (a *streamAnalyzer) Attribute() traceOutcome {
 	at := a.ts.Attribute()
+	if late := a.ts.LateAcquires(); late > a.late {
+		// No contract metric carries this: say it where an operator looks.
+		a.logger.Info("mcptrace: acquires attributed after a later acquire of their pool and key (a long trace finalized after a shorter one); their miss cause may differ from mcptrace analyze on a dump",
+			zap.Int("acquires", late-a.late), zap.Int("total", late))
+		a.late = late
+	}
 	var out traceOutcome
 	for _, x := range at.Acquires {
 		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})

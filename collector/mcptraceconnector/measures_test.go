@@ -1,10 +1,12 @@
 package mcptraceconnector
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
@@ -532,4 +536,45 @@ func byTrace(batches []ptrace.Traces) []ptrace.Traces {
 		res[i] = out[id]
 	}
 	return res
+}
+
+// TestLateAcquiresAreLogged: traces fed newest first with max_open_traces 1
+// are finalized newest first, so an older acquire of a pair is attributed
+// after a newer one; the connector says so in its log, since no contract
+// metric carries it.
+func TestLateAcquiresAreLogged(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(tracesDir, "concurrent.otlp.json")
+	cfg, _ := configFor(t, path)
+	cfg.MaxOpenTraces = 1
+	traces := byTrace(readDump(t, path))
+	start := func(td ptrace.Traces) pcommon.Timestamp {
+		lo := pcommon.Timestamp(1<<63 - 1)
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			sp := td.ResourceSpans().At(i).ScopeSpans().At(0).Spans().At(0)
+			lo = min(lo, sp.StartTimestamp())
+		}
+		return lo
+	}
+	slices.SortFunc(traces, func(a, b ptrace.Traces) int { return cmp.Compare(start(b), start(a)) })
+
+	core, logs := observer.New(zap.InfoLevel)
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	leg, err := NewFactory().CreateTracesToMetrics(ctx, set, cfg, consumertest.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, leg.Start(ctx, componenttest.NewNopHost()))
+	for _, td := range traces {
+		must(t, leg.ConsumeTraces(ctx, td))
+	}
+	must(t, leg.Shutdown(ctx))
+	var late int64
+	for _, e := range logs.FilterMessageSnippet("acquires attributed after a later acquire").All() {
+		late += e.ContextMap()["acquires"].(int64)
+	}
+	if late == 0 {
+		t.Fatal("no late acquires logged for traces finalized newest first")
+	}
 }
