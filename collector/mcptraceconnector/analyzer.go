@@ -4,11 +4,11 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
 
 	"github.com/mcptrace/mcptrace/analyze"
-	"go.opentelemetry.io/collector/pdata/pcommon"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // traceAnalyzer is where the analysis engine plugs in. The connector owns
@@ -22,14 +22,15 @@ import (
 // must not keep it. reason says why the trace was finalized: reasonCut and
 // reasonShutdown traces may be incomplete, and the analyzer must not judge
 // an incomplete trace as if it were whole (a verdict is never green on
-// missing data). Finalize returns the per-trace part of the outcome:
-// executions and rule violations.
+// missing data).
 //
 // Attribute is called after each group of traces finalized together (one
-// sweep, one cut, Shutdown) and returns the acquires and handshakes of the
-// group: a miss's cause depends on its (pool, key) pair's acquires in
-// earlier traces, so the analyzer attributes a group's acquires together,
-// in time order, against the pairs' history.
+// sweep, one cut, Shutdown) and returns what the group adds that Finalize
+// did not return. A miss's cause depends on its (pool, key) pair's acquires
+// in earlier traces, so the analyzer attributes a group's acquires
+// together, in time order, against the pairs' history; the stream analyzer
+// also measures the whole group as one index, so it returns everything
+// from Attribute.
 type traceAnalyzer interface {
 	Finalize(id pcommon.TraceID, spans ptrace.Traces, reason finalizeReason) traceOutcome
 	Attribute() traceOutcome
@@ -109,21 +110,44 @@ func newAnalyzer(logger *zap.Logger, s settings) (traceAnalyzer, error) {
 	return &streamAnalyzer{logger: logger, ts: ts}, nil
 }
 
-// Finalize measures one trace: its executions and its rule violations. Its
-// acquires wait for Attribute. A trace the engine cannot measure (it never
-// should: the selectors were compiled at start) is logged and adds nothing.
-func (a *streamAnalyzer) Finalize(id pcommon.TraceID, spans ptrace.Traces, _ finalizeReason) traceOutcome {
-	o, err := a.ts.Observe(spans)
+// Finalize files the trace for the group's Attribute; it adds nothing by
+// itself.
+func (a *streamAnalyzer) Finalize(_ pcommon.TraceID, spans ptrace.Traces, _ finalizeReason) traceOutcome {
+	a.ts.Add(spans)
+	return traceOutcome{}
+}
+
+// Attribute measures the traces finalized since the last call, as one
+// group: acquires (misses attributed), handshakes, executions and rule
+// violations. A group the engine cannot measure (it never should: the
+// selectors were compiled at start) is logged and adds nothing.
+func (a *streamAnalyzer) Attribute() traceOutcome {
+	o, err := a.ts.Flush()
 	if err != nil {
-		a.logger.Warn("mcptrace: measuring a trace", zap.Stringer("trace_id", id), zap.Error(err))
+		a.logger.Warn("mcptrace: measuring finalized traces", zap.Error(err))
 		return traceOutcome{}
 	}
+	if late := a.ts.LateAcquires(); late > a.late {
+		// No contract metric carries this: say it where an operator looks.
+		a.logger.Info("mcptrace: acquires attributed after a later acquire of their pool and key (a long trace finalized after a shorter one); their miss cause may differ from mcptrace analyze on a dump",
+			zap.Int("acquires", late-a.late), zap.Int("total", late))
+		a.late = late
+	}
 	var out traceOutcome
+	for _, x := range o.Acquires {
+		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
+	}
+	for _, x := range o.Handshakes {
+		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
+	}
 	for _, e := range o.Executions {
 		out.Executions = append(out.Executions, executionCount{PoolID: e.Pool, MultiSession: e.MultiSession, N: int64(e.N)})
 	}
 	for _, v := range o.Violations {
-		rv := ruleViolation{RuleID: v.RuleID, Severity: string(v.Severity), Finding: v.Finding, TraceQL: v.TraceQL, TraceID: id}
+		rv := ruleViolation{RuleID: v.RuleID, Severity: string(v.Severity), Finding: v.Finding, TraceQL: v.TraceQL}
+		if tid, ok := parseTraceID(v.TraceID); ok {
+			rv.TraceID = tid
+		}
 		if sid, ok := parseSpanID(v.SpanID); ok {
 			rv.SpanID = sid
 		}
@@ -132,34 +156,25 @@ func (a *streamAnalyzer) Finalize(id pcommon.TraceID, spans ptrace.Traces, _ fin
 	return out
 }
 
-// Attribute returns the acquires and handshakes of the traces finalized
-// since the last call, their misses attributed.
-func (a *streamAnalyzer) Attribute() traceOutcome {
-	at := a.ts.Attribute()
-	if late := a.ts.LateAcquires(); late > a.late {
-		// No contract metric carries this: say it where an operator looks.
-		a.logger.Info("mcptrace: acquires attributed after a later acquire of their pool and key (a long trace finalized after a shorter one); their miss cause may differ from mcptrace analyze on a dump",
-			zap.Int("acquires", late-a.late), zap.Int("total", late))
-		a.late = late
-	}
-	var out traceOutcome
-	for _, x := range at.Acquires {
-		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
-	}
-	for _, x := range at.Handshakes {
-		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
-	}
-	return out
+// parseTraceID and parseSpanID read an id in hex; false for "" or
+// anything else.
+func parseTraceID(s string) (pcommon.TraceID, bool) {
+	var id pcommon.TraceID
+	ok := decodeID(id[:], s)
+	return id, ok
 }
 
-// parseSpanID reads a 16-hex-digit span id; false for "" or anything else.
 func parseSpanID(s string) (pcommon.SpanID, bool) {
 	var id pcommon.SpanID
-	if len(s) != 2*len(id) {
-		return id, false
+	ok := decodeID(id[:], s)
+	return id, ok
+}
+
+// decodeID fills dst from s, exactly 2*len(dst) hex digits.
+func decodeID(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
 	}
-	if _, err := hex.Decode(id[:], []byte(s)); err != nil {
-		return id, false
-	}
-	return id, true
+	_, err := hex.Decode(dst, []byte(s))
+	return err == nil
 }

@@ -42,15 +42,19 @@ func dumpProfile(path string) string {
 func readDump(t *testing.T, path string) []ptrace.Traces {
 	t.Helper()
 	var out []ptrace.Traces
-	_, err := analyze.Read(context.Background(), []string{path}, analyze.ReadOptions{Strict: true},
-		func(_ *analyze.Input, td ptrace.Traces) error {
-			out = append(out, td)
-			return nil
-		})
-	if err != nil {
+	if _, err := readDumpErr(path, func(td ptrace.Traces) { out = append(out, td) }); err != nil {
 		t.Fatalf("read %s: %v", path, err)
 	}
 	return out
+}
+
+// readDumpErr hands every batch of the dump at path to f.
+func readDumpErr(path string, f func(ptrace.Traces)) ([]analyze.Input, error) {
+	return analyze.Read(context.Background(), []string{path}, analyze.ReadOptions{Strict: true},
+		func(_ *analyze.Input, td ptrace.Traces) error {
+			f(td)
+			return nil
+		})
 }
 
 // shuffledBatches spreads the spans of batches over new OTLP batches of 1
