@@ -29,6 +29,9 @@ type ExecutionsReport struct {
 type execAcc struct {
 	v    *vocab
 	root *matcher // nil: the trace is the execution
+	// each, when set, is told every execution's trace and session count
+	// (the Collector connector counts executions per pool, trace_outcome.go).
+	each func(trace int32, sessions int)
 }
 
 // execCall is one call: its execution (trace index, or root span index) and
@@ -79,6 +82,9 @@ func (e *execAcc) report() ExecutionsReport {
 			if sessions > 1 {
 				r.MultiSession++
 				examples = append(examples, int32(t))
+			}
+			if e.each != nil {
+				e.each(int32(t), sessions)
 			}
 			i = j
 		}

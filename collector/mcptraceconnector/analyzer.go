@@ -1,15 +1,19 @@
 package mcptraceconnector
 
 import (
+	"encoding/hex"
+	"fmt"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/mcptrace/mcptrace/analyze"
 )
 
-// traceAnalyzer is the seam where the incremental analysis engine (issue 9)
-// plugs in. The connector owns the wall-clock side (grouping spans by trace,
-// wait, max_open_traces, late spans, Shutdown); the analyzer owns the
-// measures: for each finalized trace it returns what that trace adds to the
-// counters and the rule violations found in it.
+// traceAnalyzer is where the analysis engine plugs in. The connector owns
+// the wall-clock side (grouping spans by trace, wait, max_open_traces, late
+// spans, Shutdown); the analyzer owns the measures.
 //
 // Finalize is called once per finalized trace, never for the same trace
 // twice, from any goroutine but never concurrently for one connector
@@ -20,12 +24,16 @@ import (
 // an incomplete trace as if it were whole (a verdict is never green on
 // missing data).
 //
-// The engine will also want to finalize a trace it knows is complete at
-// once instead of after wait; that takes a second method (e.g.
-// Complete(spans ptrace.Traces) bool, asked after each batch) and is left
-// to the engine's session.
+// Attribute is called after each group of traces finalized together (one
+// sweep, one cut, Shutdown) and returns what the group adds that Finalize
+// did not return. A miss's cause depends on its (pool, key) pair's acquires
+// in earlier traces, so the analyzer attributes a group's acquires
+// together, in time order, against the pairs' history; the stream analyzer
+// also measures the whole group as one index, so it returns everything
+// from Attribute.
 type traceAnalyzer interface {
 	Finalize(id pcommon.TraceID, spans ptrace.Traces, reason finalizeReason) traceOutcome
+	Attribute() traceOutcome
 }
 
 // traceOutcome is what one finalized trace adds to the connector's output.
@@ -82,20 +90,91 @@ type ruleViolation struct {
 	SpanID  pcommon.SpanID
 }
 
-// pendingEngine is the analyzer until the incremental engine lands. It
-// measures nothing: every outcome is zero, so the connector emits only its
-// own counters (finalized, cut, late spans) and no acquires, handshakes,
-// executions or violations. It exists so the buffering can run and be
-// tested now; it must not be replaced by anything that guesses measures.
-type pendingEngine struct{}
+// streamAnalyzer is the analyzer: analyze.TraceStream, the engine's
+// observation and pair attribution over one trace at a time, with the
+// in-stream rules (per trace and per subtree).
+type streamAnalyzer struct {
+	logger *zap.Logger
+	ts     *analyze.TraceStream
+	late   int // late acquires already logged
+}
 
-// Finalize returns the zero outcome.
-func (pendingEngine) Finalize(pcommon.TraceID, ptrace.Traces, finalizeReason) traceOutcome {
+// newAnalyzer returns the analyzer for the resolved settings, judging the
+// rules that can be judged one trace at a time.
+func newAnalyzer(logger *zap.Logger, s settings) (traceAnalyzer, error) {
+	perTrace, _ := inStreamRules(s.rules)
+	ts, err := analyze.NewTraceStream(s.analyze, perTrace)
+	if err != nil {
+		return nil, fmt.Errorf("mcptrace: %w", err)
+	}
+	return &streamAnalyzer{logger: logger, ts: ts}, nil
+}
+
+// Finalize files the trace for the group's Attribute; it adds nothing by
+// itself.
+func (a *streamAnalyzer) Finalize(_ pcommon.TraceID, spans ptrace.Traces, _ finalizeReason) traceOutcome {
+	a.ts.Add(spans)
 	return traceOutcome{}
 }
 
-// newAnalyzer returns the analyzer for the resolved settings. This is the
-// one place the engine is chosen: the engine's session replaces the body.
-func newAnalyzer(settings) traceAnalyzer {
-	return pendingEngine{}
+// Attribute measures the traces finalized since the last call, as one
+// group: acquires (misses attributed), handshakes, executions and rule
+// violations. A group the engine cannot measure (it never should: the
+// selectors were compiled at start) is logged and adds nothing.
+func (a *streamAnalyzer) Attribute() traceOutcome {
+	o, err := a.ts.Flush()
+	if err != nil {
+		a.logger.Warn("mcptrace: measuring finalized traces", zap.Error(err))
+		return traceOutcome{}
+	}
+	if late := a.ts.LateAcquires(); late > a.late {
+		// No contract metric carries this: say it where an operator looks.
+		a.logger.Info("mcptrace: acquires attributed after a later acquire of their pool and key (a long trace finalized after a shorter one); their miss cause may differ from mcptrace analyze on a dump",
+			zap.Int("acquires", late-a.late), zap.Int("total", late))
+		a.late = late
+	}
+	var out traceOutcome
+	for _, x := range o.Acquires {
+		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
+	}
+	for _, x := range o.Handshakes {
+		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
+	}
+	for _, e := range o.Executions {
+		out.Executions = append(out.Executions, executionCount{PoolID: e.Pool, MultiSession: e.MultiSession, N: int64(e.N)})
+	}
+	for _, v := range o.Violations {
+		rv := ruleViolation{RuleID: v.RuleID, Severity: string(v.Severity), Finding: v.Finding, TraceQL: v.TraceQL}
+		if tid, ok := parseTraceID(v.TraceID); ok {
+			rv.TraceID = tid
+		}
+		if sid, ok := parseSpanID(v.SpanID); ok {
+			rv.SpanID = sid
+		}
+		out.Violations = append(out.Violations, rv)
+	}
+	return out
+}
+
+// parseTraceID and parseSpanID read an id in hex; false for "" or
+// anything else.
+func parseTraceID(s string) (pcommon.TraceID, bool) {
+	var id pcommon.TraceID
+	ok := decodeID(id[:], s)
+	return id, ok
+}
+
+func parseSpanID(s string) (pcommon.SpanID, bool) {
+	var id pcommon.SpanID
+	ok := decodeID(id[:], s)
+	return id, ok
+}
+
+// decodeID fills dst from s, exactly 2*len(dst) hex digits.
+func decodeID(dst []byte, s string) bool {
+	if len(s) != 2*len(dst) {
+		return false
+	}
+	_, err := hex.Decode(dst, []byte(s))
+	return err == nil
 }

@@ -67,8 +67,8 @@ type settings struct {
 	wait          time.Duration
 	maxOpenTraces int
 	analyze       analyze.Config
-	// rules are evaluated per finalized trace once the engine is in; the
-	// dump-scoped ones are not (see inStreamRules).
+	// rules are evaluated per finalized trace; the dump-scoped ones are
+	// not (see inStreamRules).
 	rules []analyze.Rule
 	// rulesSource names where the rules came from, for logs.
 	rulesSource string
@@ -101,11 +101,12 @@ func (c *Config) settings() (settings, error) {
 }
 
 // inStreamRules splits rules into those judged per trace or subtree, which
-// the connector can evaluate on a finalized trace, and the dump-scoped ones,
-// which need every trace at once and are not evaluated in-stream.
+// the connector can evaluate on a finalized trace, and the dump-scoped ones
+// (a dump scope, or a comparison with a dump-wide measure such as the hit
+// rate), which need every trace at once and are not evaluated in-stream.
 func inStreamRules(rules []analyze.Rule) (perTrace, dumpScoped []analyze.Rule) {
 	for _, r := range rules {
-		if r.Scope.Kind == analyze.ScopeDump {
+		if !analyze.InStream(r) {
 			dumpScoped = append(dumpScoped, r)
 			continue
 		}

@@ -89,7 +89,7 @@ func (c *mcptraceConnector) Start(context.Context, component.Host) error {
 		c.logger.Warn("dump-scoped rules are not evaluated in-stream; run `mcptrace check` on a dump for them",
 			zap.String("rules", c.set.rulesSource), zap.Strings("skipped", ids))
 	}
-	c.logger.Info("mcptrace connector started; measures and rule verdicts arrive with the analysis engine, until then only the trace counters are emitted",
+	c.logger.Info("mcptrace connector started",
 		zap.Duration("wait", c.set.wait), zap.Int("max_open_traces", c.set.maxOpenTraces),
 		zap.String("profile", string(c.set.analyze.Profile)), zap.Int("per_trace_rules", len(perTrace)))
 	if c.started.CompareAndSwap(false, true) {

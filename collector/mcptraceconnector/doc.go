@@ -3,26 +3,28 @@
 // metrics) and rule violations as log records (traces → logs), computed
 // in-stream where the pools' spans already flow.
 //
-// # What works now
+// # How it works
 //
-// The engine-independent half: spans are grouped by trace id; a trace is
-// finalized wait after its last span arrived (wall clock, like the
-// groupbytrace processor's wait_duration), early when max_open_traces would
-// be exceeded (the trace whose last span is oldest is cut), and at Shutdown.
-// Spans of a trace already finalized are counted as late. The metrics leg
-// emits mcptrace.traces.finalized, mcptrace.traces.cut and
+// Spans are grouped by trace id; a trace is finalized wait after its last
+// span arrived (wall clock, like the groupbytrace processor's
+// wait_duration), early when max_open_traces would be exceeded (the trace
+// whose last span is oldest is cut), and at Shutdown. Spans of a trace
+// already finalized are counted as late. The metrics leg emits
+// mcptrace.traces.finalized, mcptrace.traces.cut and
 // mcptrace.traces.late_spans as cumulative counters.
 //
-// # What waits for the engine
-//
-// The measures (mcptrace.pool.acquires, mcptrace.pool.handshakes,
-// mcptrace.executions), the miss causes and the per-trace rule verdicts
-// (mcptrace.rule.violations and the log records) come from the incremental
-// analysis engine, which plugs in behind traceAnalyzer (see newAnalyzer).
-// Until it does, the analyzer is pendingEngine, which measures nothing: the
-// connector emits no acquire, handshake, execution or violation series
-// rather than guess them. The names and attributes of that output are fixed
-// in names.go and rendered by emit.go already.
+// Each finalized trace goes to the analyzer (traceAnalyzer, backed by
+// analyze.TraceStream: the analyze package's own observation, pair
+// attribution and rule evaluation), which gives mcptrace.pool.acquires by
+// pool, hit and miss cause, mcptrace.pool.handshakes,
+// mcptrace.executions and the per-trace and per-subtree rule violations
+// (mcptrace.rule.violations and one log record each). Miss causes depend
+// on each (pool, key) pair's earlier acquires in other traces: the analyzer
+// keeps that history per connector instance, so one instance's causes are
+// mcptrace analyze's, while a fleet routed by trace id attributes causes
+// per instance (see docs/collector.md in the repository for what sums
+// exactly across instances and what does not). Dump-scoped rules are not
+// evaluated in-stream; Start warns about them.
 //
 // The metric and attribute names are a contract (see names.go and
 // docs/collector.md in the repository).

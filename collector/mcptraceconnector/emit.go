@@ -87,6 +87,11 @@ func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrac
 		}
 		found = append(found, o.Violations...)
 	}
+	o := c.analyzer.Attribute()
+	if c.metrics != nil {
+		c.agg.add(o)
+	}
+	found = append(found, o.Violations...)
 	if c.logs == nil || len(found) == 0 {
 		return nil
 	}

@@ -38,7 +38,11 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	c := newConnector(set.Logger, s, newAnalyzer(s))
+	a, err := newAnalyzer(set.Logger, s)
+	if err != nil {
+		return nil, err
+	}
+	c := newConnector(set.Logger, s, a)
 	c.metrics = next
 	return c, nil
 }
@@ -50,7 +54,11 @@ func createTracesToLogs(_ context.Context, set connector.Settings, cfg component
 	if err != nil {
 		return nil, err
 	}
-	c := newConnector(set.Logger, s, newAnalyzer(s))
+	a, err := newAnalyzer(set.Logger, s)
+	if err != nil {
+		return nil, err
+	}
+	c := newConnector(set.Logger, s, a)
 	c.logs = next
 	return c, nil
 }

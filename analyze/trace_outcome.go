@@ -1,0 +1,330 @@
+package analyze
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// TraceStream is the seam for a driver that finalizes traces itself, on
+// the wall clock (the OpenTelemetry Collector connector): it measures
+// finalized traces with the engine's own code (observe, the aggregate's
+// pair stage, EvaluateRules) and returns plain values, so the driver never
+// sees an Index.
+//
+// The driver hands each finalized trace to Add and, after each group of
+// traces finalized together, calls Flush, which measures the group as one
+// index (an index costs a few megabytes of chunks to start, so one per
+// trace would cost more than the trace) and returns what it adds. A miss's
+// cause depends on its (scope, key) pair's earlier acquires in other
+// traces: Flush attributes the group's acquires pair by pair in time order
+// against what the stream attributed before (measure_pool_pairs.go).
+// Within a group the causes are those of a batch run; an acquire flushed
+// after a later acquire of its pair was attributed is judged against the
+// pair's state then, as the Engine's late acquires are (LateAcquires).
+//
+// A TraceStream is not safe for concurrent use.
+type TraceStream struct {
+	cfg   Config
+	rules []Rule
+	opts  IndexOptions
+	agg   *aggregate
+	group *Index // the traces added since the last Flush; nil when none
+}
+
+// TraceOutcome is what a group of traces adds to the counters.
+type TraceOutcome struct {
+	// Acquires are the group's acquires by pool, hit and miss cause.
+	Acquires []AcquireCount
+	// Handshakes are the group's handshakes by pool.
+	Handshakes []PoolCount
+	// Executions are the group's executions by pool and whether their
+	// calls landed on more than one session.
+	Executions []ExecutionCount
+	// Violations are the failing scopes of the in-stream rules, one per
+	// failing trace or subtree.
+	Violations []Violation
+}
+
+// ExecutionCount is a number of executions of one pool, on one session or
+// several.
+type ExecutionCount struct {
+	// Pool is the pool scope of the trace's first tool call that names
+	// one; "" when none does.
+	Pool         string
+	MultiSession bool
+	N            int
+}
+
+// Violation is one failing scope of a rule.
+type Violation struct {
+	RuleID   string
+	Severity Severity
+	// Finding is what the trace holds, as `mcptrace check` words it.
+	Finding string
+	// TraceID and SpanID (hex) name the offending trace and the scope's
+	// span; SpanID is "" when the rule names none.
+	TraceID, SpanID string
+	// TraceQL finds the offending span (or trace) in Tempo.
+	TraceQL string
+}
+
+// AcquireCount is a number of acquires of one pool sharing hit and cause.
+type AcquireCount struct {
+	Pool string
+	Hit  bool
+	// MissCause is the miss attribution (spans.MissCold, ...); "" on hits.
+	MissCause string
+	N         int
+}
+
+// PoolCount is a number of events (handshakes) of one pool.
+type PoolCount struct {
+	Pool string
+	N    int
+}
+
+// InStream reports whether r can be judged on one finalized trace at a
+// time: its scope is a trace or a subtree and it compares no dump-wide
+// measure (a hit rate or an unexplained-miss count judged on one trace is
+// not the rule's meaning).
+func InStream(r Rule) bool {
+	if r.Scope.Kind == ScopeDump {
+		return false
+	}
+	for _, ex := range r.Expect {
+		if ex.isMeasure() || ex.Than.Measure != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// NewTraceStream returns a stream measuring with cfg and judging each trace
+// against rules, every one of which must be InStream.
+func NewTraceStream(cfg Config, rules []Rule) (*TraceStream, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	for _, r := range rules {
+		if !InStream(r) {
+			return nil, fmt.Errorf("analyze: rule %q cannot be judged one trace at a time (dump scope or dump measure)", clipInput(r.ID))
+		}
+	}
+	cfg = cfg.withDefaults()
+	s := &TraceStream{
+		cfg:   cfg,
+		rules: rules,
+		opts:  MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)),
+		agg:   newAggregate(cfg, true),
+	}
+	// Compile the selectors once, so a bad one fails here.
+	s.Add(ptrace.NewTraces())
+	if _, err := s.Flush(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Add files the spans of td, one finalized trace (or several), for the
+// next Flush. It does not keep td.
+func (s *TraceStream) Add(td ptrace.Traces) {
+	if s.group == nil {
+		s.group = NewIndex(s.opts)
+	}
+	s.group.Add(td)
+}
+
+// Flush measures the traces added since the last Flush, judges the rules
+// on each and attributes their acquires; the pairs' history is kept for
+// the next Flush.
+func (s *TraceStream) Flush() (TraceOutcome, error) {
+	idx := s.group
+	s.group = nil
+	var out TraceOutcome
+	if idx == nil {
+		return out, nil
+	}
+	if len(s.rules) > 0 {
+		v, err := s.violations(idx)
+		if err != nil {
+			return out, err
+		}
+		out.Violations = v
+	}
+	o, err := observe(idx, s.cfg)
+	if err != nil {
+		return out, err
+	}
+	out.Executions, err = s.executions(idx)
+	if err != nil {
+		return out, err
+	}
+	s.agg.merge(o)
+	out.Acquires, out.Handshakes = s.attribute()
+	return out, nil
+}
+
+// violations judges the rules on every trace of idx. Each trace is judged
+// on its own (the rules are per trace or subtree); a trace with a failing
+// rule is judged again alone, so its finding's words count that trace only,
+// as `mcptrace check` on that trace would.
+func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
+	results, err := s.judge(idx)
+	if err != nil {
+		return nil, err
+	}
+	failing := map[string]bool{}
+	for _, res := range results {
+		for _, ex := range res.Examples {
+			failing[ex.TraceID] = true
+		}
+	}
+	if len(failing) == 0 {
+		return nil, nil
+	}
+	var out []Violation
+	for t := range idx.traces {
+		if !failing[idx.traceID(int32(t))] {
+			continue
+		}
+		one := NewIndex(s.opts)
+		sel := make([]bool, len(idx.traces))
+		sel[t] = true
+		copyTraces(one, idx, sel)
+		results, err := s.judge(one)
+		if err != nil {
+			return nil, err
+		}
+		for i, res := range results {
+			if res.Status != StatusFail {
+				continue
+			}
+			for _, ex := range res.Examples {
+				out = append(out, Violation{
+					RuleID: res.ID, Severity: s.rules[i].Severity, Finding: res.Found,
+					TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL,
+				})
+			}
+		}
+	}
+	return out, nil
+}
+
+// judge evaluates the rules on idx, naming every failing scope.
+func (s *TraceStream) judge(idx *Index) ([]RuleResult, error) {
+	rep, err := Analyze(idx, s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	results, err := EvaluateRules(idx, s.cfg, rep, s.rules, EvalOptions{MaxExamples: math.MaxInt32})
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return results, nil
+}
+
+// executions counts idx's executions by the pool of their trace's first
+// tool call that names one, with the executions measure's own walk.
+func (s *TraceStream) executions(idx *Index) ([]ExecutionCount, error) {
+	v := newVocab(idx, s.cfg)
+	type key struct {
+		pool  string
+		multi bool
+	}
+	counts := map[key]int{}
+	pools := map[int32]string{}
+	exec := &execAcc{v: v, each: func(t int32, sessions int) {
+		pool, ok := pools[t]
+		if !ok {
+			pool = s.callPool(v, t)
+			pools[t] = pool
+		}
+		counts[key{pool, sessions > 1}]++
+	}}
+	if s.cfg.ExecutionRoot != nil {
+		m, err := idx.compile(*s.cfg.ExecutionRoot)
+		if err != nil {
+			return nil, fmt.Errorf("analyze: execution root: %w", err)
+		}
+		exec.root = m
+	}
+	exec.report()
+	out := make([]ExecutionCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, ExecutionCount{Pool: k.pool, MultiSession: k.multi, N: n})
+	}
+	slices.SortFunc(out, func(a, b ExecutionCount) int {
+		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmpBool(a.MultiSession, b.MultiSession))
+	})
+	return out, nil
+}
+
+// callPool names the pool scope of trace t's first tool call that has one.
+func (s *TraceStream) callPool(v *vocab, t int32) string {
+	x := v.x
+	tr := &x.traces[t]
+	for _, i := range x.order[tr.first : tr.first+tr.n] {
+		if !v.isCall(i) {
+			continue
+		}
+		if sc := v.scopeOf(i); sc >= 0 {
+			return v.valueString(sc)
+		}
+	}
+	return ""
+}
+
+// attribute attributes every acquire merged since the previous call and
+// returns them, with the handshakes, by pool.
+func (s *TraceStream) attribute() ([]AcquireCount, []PoolCount) {
+	p := s.agg.pairs
+	p.advance(math.MaxInt64)
+	name := func(id int32) string {
+		if id < 0 {
+			return ""
+		}
+		return s.agg.strs[id]
+	}
+	var acquires []AcquireCount
+	var handshakes []PoolCount
+	for scope, st := range p.scopes {
+		if st.hits > 0 {
+			acquires = append(acquires, AcquireCount{Pool: name(scope), Hit: true, N: st.hits})
+		}
+		for cause, n := range st.reasons {
+			if n > 0 {
+				acquires = append(acquires, AcquireCount{Pool: name(scope), MissCause: cause, N: n})
+			}
+		}
+	}
+	for scope, n := range p.handshakes {
+		if n > 0 {
+			handshakes = append(handshakes, PoolCount{Pool: name(scope), N: n})
+		}
+	}
+	clear(p.scopes)
+	clear(p.handshakes)
+	slices.SortFunc(acquires, func(a, b AcquireCount) int {
+		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmpBool(a.Hit, b.Hit), cmp.Compare(a.MissCause, b.MissCause))
+	})
+	slices.SortFunc(handshakes, func(a, b PoolCount) int { return cmp.Compare(a.Pool, b.Pool) })
+	return acquires, handshakes
+}
+
+// LateAcquires counts the acquires attributed after a later acquire of
+// their pair had been: their cause may differ from a batch run's.
+func (s *TraceStream) LateAcquires() int { return s.agg.pairs.late }
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}

@@ -1,0 +1,48 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestInStreamRules pins which rules a per-trace driver can judge: a trace
+// or subtree scope comparing span quantities, never a dump scope or a
+// dump-wide measure.
+func TestInStreamRules(t *testing.T) {
+	count := []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}}
+	for _, c := range []struct {
+		name string
+		rule Rule
+		want bool
+	}{
+		{"trace scope, span count", Rule{ID: "a", Scope: Scope{Kind: ScopeTrace}, Expect: count}, true},
+		{"subtree scope, span count", Rule{ID: "b", Scope: Scope{Kind: ScopeSubtree, Root: &Selector{Name: "x"}}, Expect: count}, true},
+		{"dump scope", Rule{ID: "c", Scope: Scope{Kind: ScopeDump}, Expect: count}, false},
+		{"trace scope, dump measure", Rule{ID: "d", Scope: Scope{Kind: ScopeTrace},
+			Expect: []Expectation{{Of: "hit_rate", Op: OpGe, Than: Operand{Number: 0.5}}}}, false},
+		{"trace scope, bound by a measure", Rule{ID: "e", Scope: Scope{Kind: ScopeTrace},
+			Expect: []Expectation{{Of: QuantityCount, Op: OpLe, Than: Operand{Measure: "handshakes"}}}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := InStream(c.rule); got != c.want {
+				t.Fatalf("InStream = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestNewTraceStreamRefusesDumpRules: handing a dump-scoped rule to a
+// per-trace stream is an error naming the rule, not a silent wrong verdict.
+func TestNewTraceStreamRefusesDumpRules(t *testing.T) {
+	var dump Rule
+	for _, r := range BuiltinRules(Config{}) {
+		if r.Scope.Kind == ScopeDump {
+			dump = r
+			break
+		}
+	}
+	_, err := NewTraceStream(Config{}, []Rule{dump})
+	if err == nil || !strings.Contains(err.Error(), dump.ID) {
+		t.Fatalf("NewTraceStream(%s) = %v, want an error naming the rule", dump.ID, err)
+	}
+}
