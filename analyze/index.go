@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -164,8 +165,8 @@ type Index struct {
 	dropped int
 
 	strBytes int64 // bytes of the interned names and values, for memBytes
-	// fastBatches counts the batches Load's fast path (fastjson.go)
-	// delivered: tests pin that the CLI's path is the one they exercise.
+	// fastBatches counts the batches of the projection decoders
+	// (analyze/ingest) it indexed: tests pin that the CLI's path is the one they exercise.
 	fastBatches int
 	incomplete  int // traces with a missing parent or a parent cycle
 
@@ -315,18 +316,18 @@ func (x *Index) Add(td ptrace.Traces) {
 	}
 }
 
-// addFast indexes a batch of Load's fast path (fastjson.go) exactly as Add
+// addFast indexes a projection decoder's batch (analyze/ingest) exactly as Add
 // indexes the same spans as a ptrace.Traces: resources interned in order,
 // then each span through the same newSpan, keepSpanAttr and appendSpan
 // steps addSpan takes.
-func (x *Index) addFast(b *fastBatch) {
+func (x *Index) addFast(b *ingest.Batch) {
 	x.fastBatches++
 	x.ensureMaps()
-	res := make([]int32, len(b.res))
-	for i, r := range b.res {
+	res := make([]int32, len(b.Resources))
+	for i, r := range b.Resources {
 		start := x.beginResource()
-		for _, a := range b.attrs[r.attrs : r.attrs+r.n] {
-			if id, ok := x.keepResAttr(start, a.key); ok {
+		for _, a := range b.ResourceAttrs(r) {
+			if id, ok := x.keepResAttr(start, a.Key); ok {
 				x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internFastValue(id, a, false)})
 			}
 		}
@@ -334,20 +335,20 @@ func (x *Index) addFast(b *fastBatch) {
 	}
 	var lastTrace pcommon.TraceID
 	lastTraceIdx := int32(-1)
-	for i := range b.spans {
-		fs := &b.spans[i]
-		if lastTraceIdx < 0 || fs.traceID != lastTrace {
-			lastTrace, lastTraceIdx = fs.traceID, x.internTrace(fs.traceID)
+	for i := range b.Spans {
+		fs := &b.Spans[i]
+		if lastTraceIdx < 0 || fs.TraceID != lastTrace {
+			lastTrace, lastTraceIdx = fs.TraceID, x.internTrace(fs.TraceID)
 		}
-		s, ok := x.newSpan(int64(fs.start), int64(fs.end), fs.id, fs.parent, lastTraceIdx, fs.name, res[fs.res], fs.kind, fs.status)
+		s, ok := x.newSpan(int64(fs.Start), int64(fs.End), fs.SpanID, fs.ParentSpanID, lastTraceIdx, fs.Name, res[fs.Resource], fs.Kind, fs.Status)
 		if !ok {
 			return
 		}
 		if x.isRecentCopy(s.trace, s.id) {
 			continue
 		}
-		for _, a := range b.attrs[fs.attrs : fs.attrs+fs.n] {
-			if id, ok := x.keepSpanAttr(&s, a.key); ok {
+		for _, a := range b.SpanAttrs(fs) {
+			if id, ok := x.keepSpanAttr(&s, a.Key); ok {
 				x.putSpanAttr(&s, id, x.internFastValue(id, a, true))
 			}
 		}
@@ -357,17 +358,17 @@ func (x *Index) addFast(b *fastBatch) {
 
 // internFastValue interns a fast-path attribute value as internKeyValue
 // (onSpan) or internValue interns the same pdata value.
-func (x *Index) internFastValue(key uint16, a fastAttr, onSpan bool) int32 {
-	switch a.typ {
+func (x *Index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
+	switch a.Type {
 	case pcommon.ValueTypeStr:
 		if onSpan {
-			return x.internKeyStr(key, a.s)
+			return x.internKeyStr(key, a.Str)
 		}
-		return x.internString(a.s)
+		return x.internString(a.Str)
 	case pcommon.ValueTypeBool:
-		return boolVal(a.b)
+		return boolVal(a.Bool)
 	default: // pcommon.ValueTypeInt: the fast path keeps no other type
-		return x.internString(strconv.FormatInt(a.i, 10))
+		return x.internString(strconv.FormatInt(a.Int, 10))
 	}
 }
 

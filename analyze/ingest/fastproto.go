@@ -1,0 +1,457 @@
+package ingest
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The protobuf projection decoder.
+//
+// Like the JSON lines fast path (fastjson.go), it decodes one OTLP
+// ExportTraceServiceRequest record straight into a Batch: ids, name, kind,
+// times, status code and the kept span and resource attributes, nothing
+// else. It walks the wire format with protowire and never builds what it
+// skips (scopes, the values of attributes no one keeps, trace states).
+//
+// What it accepts, pdata's ProtoUnmarshaler accepts too and reads the same
+// way: every field pdata parses is checked as pdata checks it (the wire
+// type of each known field, id lengths, the structure of every nested
+// message down to the attribute values it skips), repeated scalar fields
+// are last-wins and a repeated status merges, as in pdata. Fields pdata
+// does not know are skipped as it skips them. It gives up on the record
+// (the caller then decodes it with pdata, which also produces the exact
+// error of a malformed record) on anything unusual: a malformed field, a
+// group, events or links, a repeated resource, the deprecated
+// instrumentation_library_spans (field 1000), string-table indexes, values
+// nested deeper than maxProtoDepth, a kept attribute whose value is not a
+// string, bool or int, or a record without spans.
+// FuzzFastOTLPProtoMatchesPdata (in analyze) pins the equivalence.
+
+// maxProtoDepth bounds how deep nested array and map values are walked;
+// deeper ones go to pdata (whose own limit is 100).
+const maxProtoDepth = 16
+
+// Field numbers of the OTLP trace messages (opentelemetry-proto's
+// trace/v1/trace.proto and common/v1/common.proto).
+const (
+	fieldRequestResourceSpans = 1
+
+	fieldRSResource                 = 1
+	fieldRSScopeSpans               = 2
+	fieldRSSchemaURL                = 3
+	fieldRSDeprecatedScopes         = 1000
+	fieldResourceAttributes         = 1
+	fieldResourceDropped            = 2
+	fieldResourceEntityRefs         = 3
+	fieldSSScope                    = 1
+	fieldSSSpans                    = 2
+	fieldSSSchemaURL                = 3
+	fieldScopeName                  = 1
+	fieldScopeVersion               = 2
+	fieldScopeAttributes            = 3
+	fieldScopeDropped               = 4
+	fieldSpanTraceID                = 1
+	fieldSpanSpanID                 = 2
+	fieldSpanTraceState             = 3
+	fieldSpanParentSpanID           = 4
+	fieldSpanName                   = 5
+	fieldSpanKind                   = 6
+	fieldSpanStart                  = 7
+	fieldSpanEnd                    = 8
+	fieldSpanAttributes             = 9
+	fieldSpanDroppedAttrs           = 10
+	fieldSpanEvents                 = 11
+	fieldSpanDroppedEvents          = 12
+	fieldSpanLinks                  = 13
+	fieldSpanDroppedLinks           = 14
+	fieldSpanStatus                 = 15
+	fieldSpanFlags                  = 16
+	fieldStatusMessage              = 2
+	fieldStatusCode                 = 3
+	fieldKVKey                      = 1
+	fieldKVValue                    = 2
+	fieldKVKeyStrindex              = 3
+	fieldValueString                = 1
+	fieldValueBool                  = 2
+	fieldValueInt                   = 3
+	fieldValueDouble                = 4
+	fieldValueArray                 = 5
+	fieldValueKVList                = 6
+	fieldValueBytes                 = 7
+	fieldValueStringStrindex        = 8
+	fieldArrayValues                = 1
+	fieldKVListValues               = 1
+	protoTraceIDLen, protoSpanIDLen = 16, 8
+)
+
+// decodeFastProto decodes one ExportTraceServiceRequest record keeping
+// what keep names, and reports false when the record is not in the shape
+// it handles (the caller then decodes it with pdata).
+func decodeFastProto(data []byte, keep *keepSet) (*Batch, bool) {
+	c := stringCaches.Get().(*stringCache)
+	defer stringCaches.Put(c)
+	d := protoDec{keep: keep, out: getBatch(), strs: c}
+	if !d.request(data) || len(d.out.Spans) == 0 {
+		putBatch(d.out)
+		return nil, false
+	}
+	return d.out, true
+}
+
+// protoDec is the state of one decode. Every method returns false to give
+// up on the record.
+type protoDec struct {
+	keep *keepSet
+	out  *Batch
+	strs *stringCache
+	kept []protoAttr // scratch space of the attributes of one span or resource
+}
+
+// protoAttr is a kept attribute gathered before it is added to the batch.
+type protoAttr struct {
+	key string
+	val protoValue
+}
+
+// protoValue is one AnyValue as far as the decoder reads it.
+type protoValue struct {
+	typ pcommon.ValueType
+	s   []byte // points into the record
+	i   int64
+	b   bool
+}
+
+// protoField is one field of a message.
+type protoField struct {
+	num protowire.Number
+	typ protowire.Type
+	v   uint64 // a varint, fixed32 or fixed64 value
+	b   []byte // a length-delimited value
+}
+
+// nextField reads the field at the start of b and returns it with the
+// bytes it took, or n < 0 for a malformed field or a group.
+func nextField(b []byte) (f protoField, n int) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return f, -1
+	}
+	f.num, f.typ = num, typ
+	rest := b[n:]
+	var m int
+	switch typ {
+	case protowire.VarintType:
+		f.v, m = protowire.ConsumeVarint(rest)
+	case protowire.Fixed64Type:
+		f.v, m = protowire.ConsumeFixed64(rest)
+	case protowire.Fixed32Type:
+		var v uint32
+		v, m = protowire.ConsumeFixed32(rest)
+		f.v = uint64(v)
+	case protowire.BytesType:
+		f.b, m = protowire.ConsumeBytes(rest)
+	default:
+		return f, -1 // groups (never written by OTLP exporters) are left to pdata
+	}
+	if m < 0 {
+		return f, -1
+	}
+	return f, n + m
+}
+
+// fields calls field for each field of msg; field returns false to give up.
+func fields(msg []byte, field func(f protoField) bool) bool {
+	for len(msg) > 0 {
+		f, n := nextField(msg)
+		if n < 0 || !field(f) {
+			return false
+		}
+		msg = msg[n:]
+	}
+	return true
+}
+
+// is reports whether f has wire type t: a known field of another wire type
+// is an error in pdata, so the decoder gives up.
+func (f protoField) is(t protowire.Type) bool { return f.typ == t }
+
+func (d *protoDec) request(msg []byte) bool {
+	return fields(msg, func(f protoField) bool {
+		if f.num == fieldRequestResourceSpans {
+			return f.is(protowire.BytesType) && d.resourceSpans(f.b)
+		}
+		return true // unknown: skipped, as pdata skips it
+	})
+}
+
+func (d *protoDec) resourceSpans(msg []byte) bool {
+	r := int32(len(d.out.Resources))
+	d.out.Resources = append(d.out.Resources, Resource{Attrs: int32(len(d.out.Attrs))})
+	seenResource := false
+	return fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldRSResource:
+			if !f.is(protowire.BytesType) || seenResource {
+				return false // a repeated resource merges in pdata: rare, left to it
+			}
+			seenResource = true
+			return d.resource(f.b, r)
+		case fieldRSScopeSpans:
+			return f.is(protowire.BytesType) && d.scopeSpans(f.b, r)
+		case fieldRSSchemaURL:
+			return f.is(protowire.BytesType)
+		case fieldRSDeprecatedScopes:
+			return false
+		}
+		return true
+	})
+}
+
+func (d *protoDec) resource(msg []byte, r int32) bool {
+	d.kept = d.kept[:0]
+	ok := fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldResourceAttributes:
+			return f.is(protowire.BytesType) && d.keyValue(f.b, d.keep.res)
+		case fieldResourceDropped:
+			return f.is(protowire.VarintType)
+		case fieldResourceEntityRefs:
+			return false
+		}
+		return true
+	})
+	if !ok {
+		return false
+	}
+	start, n := d.flushKept()
+	d.out.Resources[r] = Resource{Attrs: start, N: n}
+	return true
+}
+
+func (d *protoDec) scopeSpans(msg []byte, r int32) bool {
+	return fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldSSScope:
+			return f.is(protowire.BytesType) && d.scope(f.b)
+		case fieldSSSpans:
+			return f.is(protowire.BytesType) && d.span(f.b, r)
+		case fieldSSSchemaURL:
+			return f.is(protowire.BytesType)
+		}
+		return true
+	})
+}
+
+// scope checks an InstrumentationScope; nothing of it is kept.
+func (d *protoDec) scope(msg []byte) bool {
+	return fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldScopeName, fieldScopeVersion:
+			return f.is(protowire.BytesType)
+		case fieldScopeAttributes:
+			return f.is(protowire.BytesType) && d.keyValue(f.b, nil)
+		case fieldScopeDropped:
+			return f.is(protowire.VarintType)
+		}
+		return true
+	})
+}
+
+func (d *protoDec) span(msg []byte, r int32) bool {
+	d.out.Spans = append(d.out.Spans, Span{Resource: r})
+	// Nothing appends to Spans while this span is read, so sp stays valid.
+	sp := &d.out.Spans[len(d.out.Spans)-1]
+	d.kept = d.kept[:0]
+	ok := fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldSpanTraceID:
+			return f.is(protowire.BytesType) && protoID(sp.TraceID[:], f.b)
+		case fieldSpanSpanID:
+			return f.is(protowire.BytesType) && protoID(sp.SpanID[:], f.b)
+		case fieldSpanParentSpanID:
+			return f.is(protowire.BytesType) && protoID(sp.ParentSpanID[:], f.b)
+		case fieldSpanTraceState:
+			return f.is(protowire.BytesType)
+		case fieldSpanName:
+			if !f.is(protowire.BytesType) {
+				return false
+			}
+			sp.Name = d.strs.str(f.b)
+			return true
+		case fieldSpanKind:
+			sp.Kind = uint8(f.v) // pdata: uint8(SpanKind(int32(v)))
+			return f.is(protowire.VarintType)
+		case fieldSpanStart:
+			sp.Start = f.v
+			return f.is(protowire.Fixed64Type)
+		case fieldSpanEnd:
+			sp.End = f.v
+			return f.is(protowire.Fixed64Type)
+		case fieldSpanAttributes:
+			return f.is(protowire.BytesType) && d.keyValue(f.b, d.keep.span)
+		case fieldSpanDroppedAttrs, fieldSpanDroppedEvents, fieldSpanDroppedLinks:
+			return f.is(protowire.VarintType)
+		case fieldSpanEvents, fieldSpanLinks:
+			return false // not indexed; pdata validates them
+		case fieldSpanStatus:
+			return f.is(protowire.BytesType) && d.status(f.b, sp)
+		case fieldSpanFlags:
+			return f.is(protowire.Fixed32Type)
+		}
+		return true
+	})
+	if !ok {
+		return false
+	}
+	sp.Attrs, sp.N = d.flushKept()
+	return true
+}
+
+// protoID sets dst from an id field: empty is the zero id, as in pdata;
+// any other length but the id's is an error there.
+func protoID(dst, b []byte) bool {
+	switch len(b) {
+	case 0:
+		clear(dst)
+		return true
+	case len(dst):
+		copy(dst, b)
+		return true
+	}
+	return false
+}
+
+// status reads a Status; a repeated status merges into the span's, as in
+// pdata: only a code present changes it.
+func (d *protoDec) status(msg []byte, sp *Span) bool {
+	return fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldStatusMessage:
+			return f.is(protowire.BytesType)
+		case fieldStatusCode:
+			sp.Status = uint8(f.v)
+			return f.is(protowire.VarintType)
+		}
+		return true
+	})
+}
+
+// keyValue reads one attribute; when its key is in kept (nil keeps
+// nothing) it gathers it in d.kept, the first of a repeated key only, as
+// the index keeps it.
+func (d *protoDec) keyValue(msg []byte, kept map[string]string) bool {
+	var key []byte
+	var val protoValue
+	if !d.kvFields(msg, &key, &val, 0) {
+		return false
+	}
+	if kept == nil {
+		return true
+	}
+	k, ok := kept[string(key)]
+	if !ok {
+		return true
+	}
+	switch val.typ {
+	case pcommon.ValueTypeStr, pcommon.ValueTypeBool, pcommon.ValueTypeInt:
+	default:
+		return false // kept: leave other types (and their formatting) to pdata
+	}
+	for _, a := range d.kept {
+		if a.key == k {
+			return true
+		}
+	}
+	d.kept = append(d.kept, protoAttr{key: k, val: val})
+	return true
+}
+
+// kvFields reads a KeyValue's fields: key and value are last-wins, and a
+// repeated value merges (its last field wins), as in pdata.
+func (d *protoDec) kvFields(msg []byte, key *[]byte, val *protoValue, depth int) bool {
+	return fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldKVKey:
+			*key = f.b
+			return f.is(protowire.BytesType)
+		case fieldKVValue:
+			return f.is(protowire.BytesType) && d.value(f.b, val, depth+1)
+		case fieldKVKeyStrindex:
+			return false
+		}
+		return true
+	})
+}
+
+// value reads an AnyValue into v; nested arrays and maps are checked, not
+// kept.
+func (d *protoDec) value(msg []byte, v *protoValue, depth int) bool {
+	if depth > maxProtoDepth {
+		return false
+	}
+	return fields(msg, func(f protoField) bool {
+		switch f.num {
+		case fieldValueString:
+			v.typ, v.s = pcommon.ValueTypeStr, f.b
+			return f.is(protowire.BytesType)
+		case fieldValueBool:
+			v.typ, v.b = pcommon.ValueTypeBool, f.v != 0
+			return f.is(protowire.VarintType)
+		case fieldValueInt:
+			v.typ, v.i = pcommon.ValueTypeInt, int64(f.v)
+			return f.is(protowire.VarintType)
+		case fieldValueDouble:
+			v.typ = pcommon.ValueTypeDouble
+			return f.is(protowire.Fixed64Type)
+		case fieldValueArray:
+			v.typ = pcommon.ValueTypeSlice
+			return f.is(protowire.BytesType) && d.array(f.b, depth)
+		case fieldValueKVList:
+			v.typ = pcommon.ValueTypeMap
+			return f.is(protowire.BytesType) && d.kvList(f.b, depth)
+		case fieldValueBytes:
+			v.typ = pcommon.ValueTypeBytes
+			return f.is(protowire.BytesType)
+		case fieldValueStringStrindex:
+			return false
+		}
+		return true
+	})
+}
+
+// array checks an ArrayValue.
+func (d *protoDec) array(msg []byte, depth int) bool {
+	return fields(msg, func(f protoField) bool {
+		if f.num == fieldArrayValues {
+			var v protoValue
+			return f.is(protowire.BytesType) && d.value(f.b, &v, depth+1)
+		}
+		return true
+	})
+}
+
+// kvList checks a KeyValueList.
+func (d *protoDec) kvList(msg []byte, depth int) bool {
+	return fields(msg, func(f protoField) bool {
+		if f.num == fieldKVListValues {
+			var key []byte
+			var v protoValue
+			return f.is(protowire.BytesType) && d.kvFields(f.b, &key, &v, depth+1)
+		}
+		return true
+	})
+}
+
+// flushKept appends the gathered attributes to the batch and returns their
+// range.
+func (d *protoDec) flushKept() (start, n int32) {
+	start = int32(len(d.out.Attrs))
+	for _, a := range d.kept {
+		attr := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
+		if a.val.typ == pcommon.ValueTypeStr {
+			attr.Str = d.strs.str(a.val.s)
+		}
+		d.out.Attrs = append(d.out.Attrs, attr)
+	}
+	return start, int32(len(d.kept))
+}
