@@ -21,7 +21,7 @@ import (
 // does not know are skipped as it skips them. It gives up on the record
 // (the caller then decodes it with pdata, which also produces the exact
 // error of a malformed record) on anything unusual: a malformed field, a
-// group, events or links, a repeated resource, the deprecated
+// group, events or links, an enum value OTLP does not define, a repeated resource, the deprecated
 // instrumentation_library_spans (field 1000), string-table indexes, values
 // nested deeper than maxProtoDepth, a kept attribute whose value is not a
 // string, bool or int, or a record without spans.
@@ -36,52 +36,56 @@ const maxProtoDepth = 16
 const (
 	fieldRequestResourceSpans = 1
 
-	fieldRSResource                 = 1
-	fieldRSScopeSpans               = 2
-	fieldRSSchemaURL                = 3
-	fieldRSDeprecatedScopes         = 1000
-	fieldResourceAttributes         = 1
-	fieldResourceDropped            = 2
-	fieldResourceEntityRefs         = 3
-	fieldSSScope                    = 1
-	fieldSSSpans                    = 2
-	fieldSSSchemaURL                = 3
-	fieldScopeName                  = 1
-	fieldScopeVersion               = 2
-	fieldScopeAttributes            = 3
-	fieldScopeDropped               = 4
-	fieldSpanTraceID                = 1
-	fieldSpanSpanID                 = 2
-	fieldSpanTraceState             = 3
-	fieldSpanParentSpanID           = 4
-	fieldSpanName                   = 5
-	fieldSpanKind                   = 6
-	fieldSpanStart                  = 7
-	fieldSpanEnd                    = 8
-	fieldSpanAttributes             = 9
-	fieldSpanDroppedAttrs           = 10
-	fieldSpanEvents                 = 11
-	fieldSpanDroppedEvents          = 12
-	fieldSpanLinks                  = 13
-	fieldSpanDroppedLinks           = 14
-	fieldSpanStatus                 = 15
-	fieldSpanFlags                  = 16
-	fieldStatusMessage              = 2
-	fieldStatusCode                 = 3
-	fieldKVKey                      = 1
-	fieldKVValue                    = 2
-	fieldKVKeyStrindex              = 3
-	fieldValueString                = 1
-	fieldValueBool                  = 2
-	fieldValueInt                   = 3
-	fieldValueDouble                = 4
-	fieldValueArray                 = 5
-	fieldValueKVList                = 6
-	fieldValueBytes                 = 7
-	fieldValueStringStrindex        = 8
-	fieldArrayValues                = 1
-	fieldKVListValues               = 1
-	protoTraceIDLen, protoSpanIDLen = 16, 8
+	fieldRSResource          = 1
+	fieldRSScopeSpans        = 2
+	fieldRSSchemaURL         = 3
+	fieldRSDeprecatedScopes  = 1000
+	fieldResourceAttributes  = 1
+	fieldResourceDropped     = 2
+	fieldResourceEntityRefs  = 3
+	fieldSSScope             = 1
+	fieldSSSpans             = 2
+	fieldSSSchemaURL         = 3
+	fieldScopeName           = 1
+	fieldScopeVersion        = 2
+	fieldScopeAttributes     = 3
+	fieldScopeDropped        = 4
+	fieldSpanTraceID         = 1
+	fieldSpanSpanID          = 2
+	fieldSpanTraceState      = 3
+	fieldSpanParentSpanID    = 4
+	fieldSpanName            = 5
+	fieldSpanKind            = 6
+	fieldSpanStart           = 7
+	fieldSpanEnd             = 8
+	fieldSpanAttributes      = 9
+	fieldSpanDroppedAttrs    = 10
+	fieldSpanEvents          = 11
+	fieldSpanDroppedEvents   = 12
+	fieldSpanLinks           = 13
+	fieldSpanDroppedLinks    = 14
+	fieldSpanStatus          = 15
+	fieldSpanFlags           = 16
+	fieldStatusMessage       = 2
+	fieldStatusCode          = 3
+	fieldKVKey               = 1
+	fieldKVValue             = 2
+	fieldKVKeyStrindex       = 3
+	fieldValueString         = 1
+	fieldValueBool           = 2
+	fieldValueInt            = 3
+	fieldValueDouble         = 4
+	fieldValueArray          = 5
+	fieldValueKVList         = 6
+	fieldValueBytes          = 7
+	fieldValueStringStrindex = 8
+	fieldArrayValues         = 1
+	fieldKVListValues        = 1
+
+	// The largest enum values OTLP defines (SPAN_KIND_CONSUMER,
+	// STATUS_CODE_ERROR): the JSON fast path takes no others either.
+	maxSpanKind   = 5
+	maxStatusCode = 2
 )
 
 // decodeFastProto decodes one ExportTraceServiceRequest record keeping
@@ -279,8 +283,9 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 			sp.Name = d.strs.str(f.b)
 			return true
 		case fieldSpanKind:
-			sp.Kind = uint8(f.v) // pdata: uint8(SpanKind(int32(v)))
-			return f.is(protowire.VarintType)
+			sp.Kind = uint8(f.v)
+			return f.is(protowire.VarintType) && f.v <= maxSpanKind // an unknown kind is left to pdata
+
 		case fieldSpanStart:
 			sp.Start = f.v
 			return f.is(protowire.Fixed64Type)
@@ -330,7 +335,7 @@ func (d *protoDec) status(msg []byte, sp *Span) bool {
 			return f.is(protowire.BytesType)
 		case fieldStatusCode:
 			sp.Status = uint8(f.v)
-			return f.is(protowire.VarintType)
+			return f.is(protowire.VarintType) && f.v <= maxStatusCode
 		}
 		return true
 	})
