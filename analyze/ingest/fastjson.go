@@ -358,7 +358,7 @@ func (d *fastDec) resourceSpans() bool {
 			return 1, d.object(func(k []byte) (uint32, bool) {
 				switch string(k) {
 				case "attributes":
-					start, n, ok := d.attributes(d.keys.res)
+					start, n, ok := d.attributes(&d.keys.res)
 					d.out.Resources[r] = Resource{Attrs: start, N: n}
 					return 1, ok
 				case "droppedAttributesCount", "dropped_attributes_count":
@@ -439,7 +439,7 @@ func (d *fastDec) span(res int32) bool {
 			sp.End = v
 			return 1 << 8, ok
 		case "attributes":
-			start, n, ok := d.attributes(d.keys.span)
+			start, n, ok := d.attributes(&d.keys.span)
 			sp.Attrs, sp.N = start, n
 			return 1 << 9, ok
 		case "droppedAttributesCount", "dropped_attributes_count":
@@ -472,7 +472,7 @@ func (d *fastDec) span(res int32) bool {
 // attributes reads an attribute array, appending the attributes whose keys
 // are in kept (the first of a repeated key, as the index does) to the
 // batch, and returns their range there; a nil kept keeps nothing.
-func (d *fastDec) attributes(kept map[string]string) (start, n int32, ok bool) {
+func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 	d.kept = d.kept[:0]
 	ok = d.array(func() bool {
 		var key []byte
@@ -497,7 +497,7 @@ func (d *fastDec) attributes(kept map[string]string) (start, n int32, ok bool) {
 		if kept == nil {
 			return true
 		}
-		k, keep := kept[string(key)]
+		k, keep := kept.lookup(key)
 		if !keep {
 			return true
 		}

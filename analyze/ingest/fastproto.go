@@ -133,16 +133,48 @@ type protoField struct {
 	b   []byte // a length-delimited value
 }
 
-// nextField reads the field at the start of b and returns it with the
-// bytes it took, or n < 0 for a malformed field or a group.
-func nextField(b []byte) (f protoField, n int) {
+// fieldIter walks the fields of one message: for it.next() { use it.f }
+// then !it.bad. A loop over it costs no closure call per field, which
+// matters: a span is a few dozen fields.
+type fieldIter struct {
+	b   []byte
+	f   protoField
+	bad bool // a malformed field or a group ended the walk
+}
+
+// next reads the next field into it.f. Nearly every field OTLP writes has
+// a one-byte tag (field numbers below 16) and, when length-delimited, a
+// one-byte length: those are read here, the rest by protowire.
+func (it *fieldIter) next() bool {
+	b := it.b
+	if len(b) == 0 {
+		return false
+	}
+	if tag := b[0]; tag < 0x80 && tag>>3 != 0 && protowire.Type(tag&7) == protowire.BytesType && len(b) >= 2 && b[1] < 0x80 {
+		end := 2 + int(b[1])
+		if end > len(b) {
+			it.bad = true
+			return false
+		}
+		it.f.num, it.f.typ, it.f.b = protowire.Number(tag>>3), protowire.BytesType, b[2:end]
+		it.b = b[end:]
+		return true
+	}
+	return it.nextSlow()
+}
+
+// nextSlow reads any other field with protowire.
+func (it *fieldIter) nextSlow() bool {
+	b := it.b
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
-		return f, -1
+		it.bad = true
+		return false
 	}
-	f.num, f.typ = num, typ
 	rest := b[n:]
 	var m int
+	f := &it.f
+	f.num, f.typ = num, typ
 	switch typ {
 	case protowire.VarintType:
 		f.v, m = protowire.ConsumeVarint(rest)
@@ -155,76 +187,78 @@ func nextField(b []byte) (f protoField, n int) {
 	case protowire.BytesType:
 		f.b, m = protowire.ConsumeBytes(rest)
 	default:
-		return f, -1 // groups (never written by OTLP exporters) are left to pdata
+		m = -1 // groups (never written by OTLP exporters) are left to pdata
 	}
 	if m < 0 {
-		return f, -1
+		it.bad = true
+		return false
 	}
-	return f, n + m
-}
-
-// fields calls field for each field of msg; field returns false to give up.
-func fields(msg []byte, field func(f protoField) bool) bool {
-	for len(msg) > 0 {
-		f, n := nextField(msg)
-		if n < 0 || !field(f) {
-			return false
-		}
-		msg = msg[n:]
-	}
+	it.b = rest[m:]
 	return true
 }
 
 // is reports whether f has wire type t: a known field of another wire type
 // is an error in pdata, so the decoder gives up.
-func (f protoField) is(t protowire.Type) bool { return f.typ == t }
+func (f *protoField) is(t protowire.Type) bool { return f.typ == t }
 
 func (d *protoDec) request(msg []byte) bool {
-	return fields(msg, func(f protoField) bool {
-		if f.num == fieldRequestResourceSpans {
-			return f.is(protowire.BytesType) && d.resourceSpans(f.b)
-		}
-		return true // unknown: skipped, as pdata skips it
-	})
+	it := fieldIter{b: msg}
+	for it.next() {
+		if f := &it.f; f.num == fieldRequestResourceSpans {
+			if !f.is(protowire.BytesType) || !d.resourceSpans(f.b) {
+				return false
+			}
+		} // unknown: skipped, as pdata skips it
+	}
+	return !it.bad
 }
 
 func (d *protoDec) resourceSpans(msg []byte) bool {
 	r := int32(len(d.out.Resources))
 	d.out.Resources = append(d.out.Resources, Resource{Attrs: int32(len(d.out.Attrs))})
 	seenResource := false
-	return fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldRSResource:
-			if !f.is(protowire.BytesType) || seenResource {
-				return false // a repeated resource merges in pdata: rare, left to it
-			}
+			// A repeated resource merges in pdata: rare, left to it.
+			ok = f.is(protowire.BytesType) && !seenResource && d.resource(f.b, r)
 			seenResource = true
-			return d.resource(f.b, r)
 		case fieldRSScopeSpans:
-			return f.is(protowire.BytesType) && d.scopeSpans(f.b, r)
+			ok = f.is(protowire.BytesType) && d.scopeSpans(f.b, r)
 		case fieldRSSchemaURL:
-			return f.is(protowire.BytesType)
+			ok = f.is(protowire.BytesType)
 		case fieldRSDeprecatedScopes:
+			ok = false
+		}
+		if !ok {
 			return false
 		}
-		return true
-	})
+	}
+	return !it.bad
 }
 
 func (d *protoDec) resource(msg []byte, r int32) bool {
 	d.kept = d.kept[:0]
-	ok := fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldResourceAttributes:
-			return f.is(protowire.BytesType) && d.keyValue(f.b, d.keep.res)
+			ok = f.is(protowire.BytesType) && d.keyValue(f.b, &d.keep.res)
 		case fieldResourceDropped:
-			return f.is(protowire.VarintType)
+			ok = f.is(protowire.VarintType)
 		case fieldResourceEntityRefs:
+			ok = false
+		}
+		if !ok {
 			return false
 		}
-		return true
-	})
-	if !ok {
+	}
+	if it.bad {
 		return false
 	}
 	start, n := d.flushKept()
@@ -233,32 +267,44 @@ func (d *protoDec) resource(msg []byte, r int32) bool {
 }
 
 func (d *protoDec) scopeSpans(msg []byte, r int32) bool {
-	return fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldSSScope:
-			return f.is(protowire.BytesType) && d.scope(f.b)
+			ok = f.is(protowire.BytesType) && d.scope(f.b)
 		case fieldSSSpans:
-			return f.is(protowire.BytesType) && d.span(f.b, r)
+			ok = f.is(protowire.BytesType) && d.span(f.b, r)
 		case fieldSSSchemaURL:
-			return f.is(protowire.BytesType)
+			ok = f.is(protowire.BytesType)
 		}
-		return true
-	})
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
 }
 
 // scope checks an InstrumentationScope; nothing of it is kept.
 func (d *protoDec) scope(msg []byte) bool {
-	return fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldScopeName, fieldScopeVersion:
-			return f.is(protowire.BytesType)
+			ok = f.is(protowire.BytesType)
 		case fieldScopeAttributes:
-			return f.is(protowire.BytesType) && d.keyValue(f.b, nil)
+			ok = f.is(protowire.BytesType) && d.keyValue(f.b, nil)
 		case fieldScopeDropped:
-			return f.is(protowire.VarintType)
+			ok = f.is(protowire.VarintType)
 		}
-		return true
-	})
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
 }
 
 func (d *protoDec) span(msg []byte, r int32) bool {
@@ -266,46 +312,48 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 	// Nothing appends to Spans while this span is read, so sp stays valid.
 	sp := &d.out.Spans[len(d.out.Spans)-1]
 	d.kept = d.kept[:0]
-	ok := fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldSpanTraceID:
-			return f.is(protowire.BytesType) && protoID(sp.TraceID[:], f.b)
+			ok = f.is(protowire.BytesType) && protoID(sp.TraceID[:], f.b)
 		case fieldSpanSpanID:
-			return f.is(protowire.BytesType) && protoID(sp.SpanID[:], f.b)
+			ok = f.is(protowire.BytesType) && protoID(sp.SpanID[:], f.b)
 		case fieldSpanParentSpanID:
-			return f.is(protowire.BytesType) && protoID(sp.ParentSpanID[:], f.b)
+			ok = f.is(protowire.BytesType) && protoID(sp.ParentSpanID[:], f.b)
 		case fieldSpanTraceState:
-			return f.is(protowire.BytesType)
+			ok = f.is(protowire.BytesType)
 		case fieldSpanName:
-			if !f.is(protowire.BytesType) {
-				return false
-			}
+			ok = f.is(protowire.BytesType)
 			sp.Name = d.strs.str(f.b)
-			return true
 		case fieldSpanKind:
+			// An unknown kind is left to pdata.
+			ok = f.is(protowire.VarintType) && f.v <= maxSpanKind
 			sp.Kind = uint8(f.v)
-			return f.is(protowire.VarintType) && f.v <= maxSpanKind // an unknown kind is left to pdata
-
 		case fieldSpanStart:
+			ok = f.is(protowire.Fixed64Type)
 			sp.Start = f.v
-			return f.is(protowire.Fixed64Type)
 		case fieldSpanEnd:
+			ok = f.is(protowire.Fixed64Type)
 			sp.End = f.v
-			return f.is(protowire.Fixed64Type)
 		case fieldSpanAttributes:
-			return f.is(protowire.BytesType) && d.keyValue(f.b, d.keep.span)
+			ok = f.is(protowire.BytesType) && d.keyValue(f.b, &d.keep.span)
 		case fieldSpanDroppedAttrs, fieldSpanDroppedEvents, fieldSpanDroppedLinks:
-			return f.is(protowire.VarintType)
+			ok = f.is(protowire.VarintType)
 		case fieldSpanEvents, fieldSpanLinks:
-			return false // not indexed; pdata validates them
+			ok = false // not indexed; pdata validates them
 		case fieldSpanStatus:
-			return f.is(protowire.BytesType) && d.status(f.b, sp)
+			ok = f.is(protowire.BytesType) && d.status(f.b, sp)
 		case fieldSpanFlags:
-			return f.is(protowire.Fixed32Type)
+			ok = f.is(protowire.Fixed32Type)
 		}
-		return true
-	})
-	if !ok {
+		if !ok {
+			return false
+		}
+	}
+	if it.bad {
 		return false
 	}
 	sp.Attrs, sp.N = d.flushKept()
@@ -329,31 +377,34 @@ func protoID(dst, b []byte) bool {
 // status reads a Status; a repeated status merges into the span's, as in
 // pdata: only a code present changes it.
 func (d *protoDec) status(msg []byte, sp *Span) bool {
-	return fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldStatusMessage:
-			return f.is(protowire.BytesType)
+			ok = f.is(protowire.BytesType)
 		case fieldStatusCode:
+			ok = f.is(protowire.VarintType) && f.v <= maxStatusCode
 			sp.Status = uint8(f.v)
-			return f.is(protowire.VarintType) && f.v <= maxStatusCode
 		}
-		return true
-	})
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
 }
 
 // keyValue reads one attribute; when its key is in kept (nil keeps
 // nothing) it gathers it in d.kept, the first of a repeated key only, as
 // the index keeps it.
-func (d *protoDec) keyValue(msg []byte, kept map[string]string) bool {
+func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 	var key []byte
 	var val protoValue
 	if !d.kvFields(msg, &key, &val, 0) {
 		return false
 	}
-	if kept == nil {
-		return true
-	}
-	k, ok := kept[string(key)]
+	k, ok := kept.lookup(key)
 	if !ok {
 		return true
 	}
@@ -374,18 +425,24 @@ func (d *protoDec) keyValue(msg []byte, kept map[string]string) bool {
 // kvFields reads a KeyValue's fields: key and value are last-wins, and a
 // repeated value merges (its last field wins), as in pdata.
 func (d *protoDec) kvFields(msg []byte, key *[]byte, val *protoValue, depth int) bool {
-	return fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldKVKey:
+			ok = f.is(protowire.BytesType)
 			*key = f.b
-			return f.is(protowire.BytesType)
 		case fieldKVValue:
-			return f.is(protowire.BytesType) && d.value(f.b, val, depth+1)
+			ok = f.is(protowire.BytesType) && d.value(f.b, val, depth+1)
 		case fieldKVKeyStrindex:
+			ok = false
+		}
+		if !ok {
 			return false
 		}
-		return true
-	})
+	}
+	return !it.bad
 }
 
 // value reads an AnyValue into v; nested arrays and maps are checked, not
@@ -394,57 +451,69 @@ func (d *protoDec) value(msg []byte, v *protoValue, depth int) bool {
 	if depth > maxProtoDepth {
 		return false
 	}
-	return fields(msg, func(f protoField) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
 		switch f.num {
 		case fieldValueString:
+			ok = f.is(protowire.BytesType)
 			v.typ, v.s = pcommon.ValueTypeStr, f.b
-			return f.is(protowire.BytesType)
 		case fieldValueBool:
+			ok = f.is(protowire.VarintType)
 			v.typ, v.b = pcommon.ValueTypeBool, f.v != 0
-			return f.is(protowire.VarintType)
 		case fieldValueInt:
+			ok = f.is(protowire.VarintType)
 			v.typ, v.i = pcommon.ValueTypeInt, int64(f.v)
-			return f.is(protowire.VarintType)
 		case fieldValueDouble:
+			ok = f.is(protowire.Fixed64Type)
 			v.typ = pcommon.ValueTypeDouble
-			return f.is(protowire.Fixed64Type)
 		case fieldValueArray:
+			ok = f.is(protowire.BytesType) && d.array(f.b, depth)
 			v.typ = pcommon.ValueTypeSlice
-			return f.is(protowire.BytesType) && d.array(f.b, depth)
 		case fieldValueKVList:
+			ok = f.is(protowire.BytesType) && d.kvList(f.b, depth)
 			v.typ = pcommon.ValueTypeMap
-			return f.is(protowire.BytesType) && d.kvList(f.b, depth)
 		case fieldValueBytes:
+			ok = f.is(protowire.BytesType)
 			v.typ = pcommon.ValueTypeBytes
-			return f.is(protowire.BytesType)
 		case fieldValueStringStrindex:
+			ok = false
+		}
+		if !ok {
 			return false
 		}
-		return true
-	})
+	}
+	return !it.bad
 }
 
 // array checks an ArrayValue.
 func (d *protoDec) array(msg []byte, depth int) bool {
-	return fields(msg, func(f protoField) bool {
-		if f.num == fieldArrayValues {
+	it := fieldIter{b: msg}
+	for it.next() {
+		if f := &it.f; f.num == fieldArrayValues {
 			var v protoValue
-			return f.is(protowire.BytesType) && d.value(f.b, &v, depth+1)
+			if !f.is(protowire.BytesType) || !d.value(f.b, &v, depth+1) {
+				return false
+			}
 		}
-		return true
-	})
+	}
+	return !it.bad
 }
 
 // kvList checks a KeyValueList.
 func (d *protoDec) kvList(msg []byte, depth int) bool {
-	return fields(msg, func(f protoField) bool {
-		if f.num == fieldKVListValues {
+	it := fieldIter{b: msg}
+	for it.next() {
+		if f := &it.f; f.num == fieldKVListValues {
 			var key []byte
 			var v protoValue
-			return f.is(protowire.BytesType) && d.kvFields(f.b, &key, &v, depth+1)
+			if !f.is(protowire.BytesType) || !d.kvFields(f.b, &key, &v, depth+1) {
+				return false
+			}
 		}
-		return true
-	})
+	}
+	return !it.bad
 }
 
 // flushKept appends the gathered attributes to the batch and returns their

@@ -50,20 +50,37 @@ type KeepAttrs struct {
 
 // keepSet is the immutable form of KeepAttrs the decoding workers share.
 type keepSet struct {
-	span, res map[string]string // each key to itself: the map hands out the key without allocating it
+	span, res keyFilter
+}
+
+// keyFilter is a set of attribute keys. Most attributes of a span are not
+// kept: a mask of the kept keys' lengths turns most of them away before
+// the key is hashed.
+type keyFilter struct {
+	m    map[string]string // each key to itself: the map hands out the key without allocating it
+	lens uint64            // bit min(len(key), 63) set for each kept key
+}
+
+func newKeyFilter(keys []string) keyFilter {
+	f := keyFilter{m: make(map[string]string, len(keys))}
+	for _, k := range keys {
+		if k != "" {
+			f.m[k] = k
+			f.lens |= 1 << min(len(k), 63)
+		}
+	}
+	return f
+}
+
+// lookup returns the kept key equal to key. A nil filter keeps nothing.
+func (f *keyFilter) lookup(key []byte) (string, bool) {
+	if f == nil || f.lens&(1<<min(len(key), 63)) == 0 {
+		return "", false
+	}
+	k, ok := f.m[string(key)]
+	return k, ok
 }
 
 func newKeepSet(k KeepAttrs) *keepSet {
-	s := &keepSet{span: make(map[string]string, len(k.Span)), res: make(map[string]string, len(k.Resource))}
-	for _, key := range k.Span {
-		if key != "" {
-			s.span[key] = key
-		}
-	}
-	for _, key := range k.Resource {
-		if key != "" {
-			s.res[key] = key
-		}
-	}
-	return s
+	return &keepSet{span: newKeyFilter(k.Span), res: newKeyFilter(k.Resource)}
 }
