@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -69,11 +69,8 @@ func BenchmarkDecodeOnly(b *testing.B) {
 			},
 		},
 	} {
-		path, size, want := readBenchDump(b, enc.encoding)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			b.Fatal(err)
-		}
+		data, want := benchRecords(b, enc.encoding)
+		size := int64(len(data))
 		recs := enc.split(b, data)
 		for _, side := range []struct {
 			name   string
@@ -93,6 +90,33 @@ func BenchmarkDecodeOnly(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchDumps holds the generated dumps of this process by encoding: the
+// benchmark function runs again for each -cpu value, and generating 200k
+// spans costs more than decoding them.
+var benchDumps sync.Map // encoding -> *benchDump
+
+type benchDump struct {
+	once  sync.Once
+	data  []byte
+	spans int
+	err   error
+}
+
+// benchRecords returns the benchmark dump in encoding and its span count.
+func benchRecords(b *testing.B, encoding string) ([]byte, int) {
+	v, _ := benchDumps.LoadOrStore(encoding, new(benchDump))
+	d := v.(*benchDump)
+	d.once.Do(func() {
+		var buf bytes.Buffer
+		d.spans, d.err = tracegen.WriteBench(&buf, encoding, readBenchSpans(b))
+		d.data = buf.Bytes()
+	})
+	if d.err != nil {
+		b.Fatalf("generate the %s dump: %v", encoding, d.err)
+	}
+	return d.data, d.spans
 }
 
 // benchKeep is what analyze's index keeps with no configuration: the
