@@ -88,6 +88,11 @@ func putBatch(b *Batch) {
 // share them.
 type stringCache struct {
 	m map[string]string
+	// recent holds the last strings handed out: a span name or a value
+	// often repeats one of the last few (a trace's spans cycle through a
+	// handful of names), and comparing a few bytes costs less than a hash.
+	recent [8]string
+	next   int
 }
 
 // maxCachedStrings bounds a cache: a dump with unique values (a request id
@@ -99,9 +104,22 @@ var stringCaches = sync.Pool{New: func() any { return &stringCache{m: make(map[s
 
 // str returns b as a string, allocated once per distinct text.
 func (c *stringCache) str(b []byte) string {
-	if s, ok := c.m[string(b)]; ok {
-		return s
+	for _, s := range &c.recent {
+		if s == string(b) {
+			return s
+		}
 	}
+	s, ok := c.m[string(b)]
+	if !ok {
+		s = c.add(b)
+	}
+	c.recent[c.next] = s
+	c.next = (c.next + 1) % len(c.recent)
+	return s
+}
+
+// add allocates b as a string and caches it.
+func (c *stringCache) add(b []byte) string {
 	if len(c.m) >= maxCachedStrings {
 		clear(c.m)
 	}

@@ -31,7 +31,7 @@ func keptView(td ptrace.Traces, keys *keepSet) []string {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		out = append(out, "resource "+keptAttrs(rs.Resource().Attributes(), keys.res.m))
+		out = append(out, "resource "+keptAttrs(rs.Resource().Attributes(), keys.res.keys()))
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j).Spans()
@@ -39,7 +39,7 @@ func keptView(td ptrace.Traces, keys *keepSet) []string {
 				sp := ss.At(k)
 				out = append(out, fmt.Sprintf("span %s %s %s %q kind=%d status=%d %d..%d %s",
 					sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), sp.Name(), sp.Kind(), sp.Status().Code(),
-					sp.StartTimestamp(), sp.EndTimestamp(), keptAttrs(sp.Attributes(), keys.span.m)))
+					sp.StartTimestamp(), sp.EndTimestamp(), keptAttrs(sp.Attributes(), keys.span.keys())))
 			}
 		}
 	}

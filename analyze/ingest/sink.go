@@ -53,32 +53,68 @@ type keepSet struct {
 	span, res keyFilter
 }
 
-// keyFilter is a set of attribute keys. Most attributes of a span are not
-// kept: a mask of the kept keys' lengths turns most of them away before
-// the key is hashed.
+// keyFilter is a set of attribute keys. Every attribute of every span is
+// looked up and most are not kept: comparing the key with the few kept
+// keys of its length costs a fraction of hashing it.
 type keyFilter struct {
-	m    map[string]string // each key to itself: the map hands out the key without allocating it
-	lens uint64            // bit min(len(key), 63) set for each kept key
+	byLen [maxFilterLen][]string // kept keys shorter than maxFilterLen, by length
+	long  map[string]string      // the others, each to itself
 }
 
+// maxFilterLen bounds the keys keyFilter lists by length.
+const maxFilterLen = 64
+
 func newKeyFilter(keys []string) keyFilter {
-	f := keyFilter{m: make(map[string]string, len(keys))}
+	var f keyFilter
 	for _, k := range keys {
-		if k != "" {
-			f.m[k] = k
-			f.lens |= 1 << min(len(k), 63)
+		switch {
+		case k == "" || f.has(k):
+		case len(k) < maxFilterLen:
+			f.byLen[len(k)] = append(f.byLen[len(k)], k)
+		default:
+			if f.long == nil {
+				f.long = map[string]string{}
+			}
+			f.long[k] = k
 		}
 	}
 	return f
 }
 
+func (f *keyFilter) has(k string) bool {
+	_, ok := f.lookup([]byte(k))
+	return ok
+}
+
 // lookup returns the kept key equal to key. A nil filter keeps nothing.
 func (f *keyFilter) lookup(key []byte) (string, bool) {
-	if f == nil || f.lens&(1<<min(len(key), 63)) == 0 {
+	if f == nil {
 		return "", false
 	}
-	k, ok := f.m[string(key)]
+	if len(key) < maxFilterLen {
+		for _, k := range f.byLen[len(key)] {
+			if k == string(key) {
+				return k, true
+			}
+		}
+		return "", false
+	}
+	k, ok := f.long[string(key)]
 	return k, ok
+}
+
+// keys returns the kept keys, for tests.
+func (f *keyFilter) keys() map[string]string {
+	m := map[string]string{}
+	for _, ks := range f.byLen {
+		for _, k := range ks {
+			m[k] = k
+		}
+	}
+	for k := range f.long {
+		m[k] = k
+	}
+	return m
 }
 
 func newKeepSet(k KeepAttrs) *keepSet {
