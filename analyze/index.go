@@ -110,7 +110,7 @@ var vocabResourceAttrs = []string{
 // of one trace may arrive in different batches or files.
 //
 // An Index is not safe for concurrent use: Add from one goroutine (the
-// [Read] sink already is one), then analyze it. The zero value is not usable;
+// [ingest.Read] sink already is one), then analyze it. The zero value is not usable;
 // call [NewIndex].
 type Index struct {
 	// Key tables: the attribute keys kept, by small integer id. Span and
