@@ -66,7 +66,7 @@ type ReadOptions struct {
 	// DefaultMaxMemory. A record (a JSON line, a document's array element
 	// such as a whole Jaeger trace, a value a document reader skips)
 	// longer than a sixteenth of it is cut: skipped with a warning, or an
-	// error in strict mode. Load also stops with ErrMemoryLimit when the
+	// error in strict mode. analyze's Load also stops with ErrMemoryLimit when the
 	// index would outgrow half of it.
 	MaxMemory int64
 	// Keep names the attributes the batches of a BatchSink keep (the
@@ -88,14 +88,18 @@ const (
 
 // Read expands paths (files, directories walked recursively in lexical
 // order, globs, "-" for stdin), detects each input's compression and format,
-// decodes it (in parallel where the format allows) and calls sink with each
-// decoded batch. sink is called from one goroutine at a time, inputs in
-// order, batches in file order. A sink error stops reading and is returned.
+// decodes it (in parallel where the format allows) and pushes each decoded
+// batch into sink: pdata through ConsumeTraces, or, when sink is also a
+// BatchSink, the projection decoders' compact batches through ConsumeBatch
+// (keeping the attributes opts.Keep names) where the format has one. The
+// sink is called from the calling goroutine, inputs in order, batches in
+// file order. A sink error stops reading and is returned.
 // The returned Inputs describe every input read, even on error (what was
 // read is not lost).
 //
-// Batches are handed over: the sink may retain td, Read never touches it
-// again. Batches with no spans are not passed to the sink. The *Input given
+// pdata batches are handed over: the sink may retain td, Read never
+// touches it again; a Batch is Read's and is recycled when ConsumeBatch
+// returns. Batches with no spans are not passed to the sink. The *Input given
 // to sink describes the input so far (Spans already counts td); it must not
 // be retained past the call.
 //
