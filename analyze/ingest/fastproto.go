@@ -399,10 +399,13 @@ func (d *protoDec) status(msg []byte, sp *Span) bool {
 // nothing) it gathers it in d.kept, the first of a repeated key only, as
 // the index keeps it.
 func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
-	var key []byte
 	var val protoValue
-	if !d.kvFields(msg, &key, &val, 0) {
-		return false
+	key, ok := compactKV(msg, &val)
+	if !ok {
+		val = protoValue{}
+		if !d.kvFields(msg, &key, &val, 0) {
+			return false
+		}
 	}
 	k, ok := kept.lookup(key)
 	if !ok {
@@ -420,6 +423,59 @@ func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 	}
 	d.kept = append(d.kept, protoAttr{key: k, val: val})
 	return true
+}
+
+// compactKV reads a KeyValue in the shape exporters write: a key (field
+// 1) and a value (field 2) holding one string, bool or int, in either order
+// (pdata writes the value first), with one-byte lengths. It is kvFields
+// unrolled for the shape nearly every attribute has; on anything else it
+// reports false and kvFields reads the attribute.
+func compactKV(msg []byte, v *protoValue) (key []byte, ok bool) {
+	const keyTag, valueTag = 1<<3 | 2, 2<<3 | 2 // fields 1 and 2, length-delimited
+	const strTag, boolTag, intTag = 1<<3 | 2, 2 << 3, 3 << 3
+	var val []byte
+	for range 2 {
+		if len(msg) < 2 || msg[1] >= 0x80 {
+			return nil, false
+		}
+		end := 2 + int(msg[1])
+		if end > len(msg) {
+			return nil, false
+		}
+		switch {
+		case msg[0] == keyTag && key == nil:
+			key = msg[2:end]
+		case msg[0] == valueTag && val == nil:
+			val = msg[2:end]
+		default:
+			return nil, false
+		}
+		msg = msg[end:]
+	}
+	if len(msg) != 0 || len(val) < 2 {
+		return nil, false
+	}
+	switch val[0] {
+	case strTag:
+		if val[1] >= 0x80 || 2+int(val[1]) != len(val) {
+			return nil, false
+		}
+		v.typ, v.s = pcommon.ValueTypeStr, val[2:]
+	case boolTag:
+		if len(val) != 2 || val[1] >= 0x80 {
+			return nil, false
+		}
+		v.typ, v.b = pcommon.ValueTypeBool, val[1] != 0
+	case intTag:
+		x, n := protowire.ConsumeVarint(val[1:])
+		if n < 0 || 1+n != len(val) {
+			return nil, false
+		}
+		v.typ, v.i = pcommon.ValueTypeInt, int64(x)
+	default:
+		return nil, false
+	}
+	return key, true
 }
 
 // kvFields reads a KeyValue's fields: key and value are last-wins, and a

@@ -153,6 +153,8 @@ func TestFastOTLPProtoMatchesPdataOnEdgeCases(t *testing.T) {
 		"unknown fields":         request(baseResource.varint(99, 1), baseSpan(pb(nil).varint(99, 5).fixed32(98, 1).bytes(97, []byte("x")))),
 		"flags and counts":       request(baseResource, baseSpan(pb(nil).fixed32(16, 0x101).varint(10, 3).varint(12, 1).varint(14, 2))),
 		"two spans":              request(baseResource, baseSpan(), baseSpan(pb(nil).bytes(2, testParent))),
+		"value before key":       request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).str(1, "v")).str(1, "mcp.tool.name")))),
+		"empty key":              request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(1, nil).bytes(2, pb(nil).str(1, "v"))))),
 		"value fields merge":     request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).str(1, "s")).bytes(2, pb(nil).varint(3, 4))))),
 	}
 	for name, rec := range tests {
