@@ -167,7 +167,9 @@ func fuzzRead(t *testing.T, data []byte, format Format) {
 			}
 			if batches {
 				batched = inputs
-				if (err == nil) != (plainErr == nil) || batched[0].Spans != plain[0].Spans || batched[0].Partial != plain[0].Partial {
+				sameErr := (err == nil) == (plainErr == nil) && (err == nil || err.Error() == plainErr.Error())
+				if !sameErr || batched[0].Spans != plain[0].Spans || batched[0].Partial != plain[0].Partial ||
+					!slices.Equal(batched[0].Warnings, plain[0].Warnings) {
 					t.Fatalf("with batches: %+v, %v; with pdata only: %+v, %v", batched[0], err, plain[0], plainErr)
 				}
 			} else {
