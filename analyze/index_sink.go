@@ -40,8 +40,9 @@ func (o IndexOptions) keep() ingest.KeepAttrs {
 	}
 }
 
-// loadSink is Load's sink: the index, plus the progress callback and the
-// memory budget checked after each batch.
+// loadSink is Load's sink: the index's own ConsumeTraces and ConsumeBatch,
+// plus the progress callback and the memory budget checked after each
+// batch.
 type loadSink struct {
 	idx      *Index
 	read     int   // spans read so far over all inputs
@@ -53,13 +54,17 @@ var _ ingest.BatchSink = (*loadSink)(nil)
 
 func (s *loadSink) ConsumeTraces(in *ingest.Input, td ptrace.Traces) error {
 	s.read += td.SpanCount()
-	s.idx.Add(td)
+	if err := s.idx.ConsumeTraces(in, td); err != nil {
+		return err
+	}
 	return s.after(in)
 }
 
 func (s *loadSink) ConsumeBatch(in *ingest.Input, b *ingest.Batch) error {
 	s.read += len(b.Spans)
-	s.idx.addFast(b)
+	if err := s.idx.ConsumeBatch(in, b); err != nil {
+		return err
+	}
 	return s.after(in)
 }
 
