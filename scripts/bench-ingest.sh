@@ -105,6 +105,18 @@ rounds; a round's ratio compares ours and pdata from the same process.
 | format | GOMAXPROCS | ours, spans/s | pdata, spans/s | ours / pdata | goal |
 |---|---:|---:|---:|---:|---|
 $rows
+What the ratios measure and what bounds them: both sides walk every byte
+of every record. pdata then builds every span, scope, attribute key and
+value as Go objects (its JSON side through jsoniter), and at 200k spans the
+garbage collector's work on them is part of its time. The projection
+decoders write ids, name, kind, times and status into a pooled batch,
+compare each attribute key with the few kept keys of its length, and keep
+only those values (strings interned per worker), so they allocate next to
+nothing; their cost is the walk itself. At GOMAXPROCS 2 both sides are
+bounded by the CPU the machine's other processes leave (see the load
+average): a loaded machine gives the second goroutine less than a core, and
+the spread between rounds shows it.
+
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
 \`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime 3x -cpu 1,2\`).
 MD
