@@ -166,7 +166,8 @@ type Index struct {
 
 	strBytes int64 // bytes of the interned names and values, for memBytes
 	// fastBatches counts the batches of the projection decoders
-	// (analyze/ingest) it indexed: tests pin that the CLI's path is the one they exercise.
+	// (analyze/ingest) it indexed: tests pin that the CLI's path is the
+	// one they exercise.
 	fastBatches int
 	incomplete  int // traces with a missing parent or a parent cycle
 

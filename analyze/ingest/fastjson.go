@@ -13,12 +13,13 @@ import (
 // pdata's JSON unmarshaler builds every attribute, event, link and scope of
 // every span, and that is most of what `mcptrace analyze` spends on a JSON
 // lines dump; the index then keeps a dozen attributes and drops the rest.
-// Load therefore decodes each JSON line with decodeFastOTLP first: a scanner for
-// the shape the Collector and our exporter write that writes only what the
-// index reads (ids, name, kind, times, status code, the kept span and
-// resource attributes) into a compact fastBatch, no pdata at all, and skips
-// the rest without building it. The batch reaches Load's index through
-// fileState.consume and Index.addFast, which shares Index.Add's interning.
+// When the sink is a BatchSink (analyze's index is), Read therefore decodes
+// each JSON line with decodeFastOTLP first: a scanner for the shape the
+// Collector and our exporter write that writes only what an index reads
+// (ids, name, kind, times, status code, the attributes ReadOptions.Keep
+// names) into a compact Batch, no pdata at all, and skips the rest without
+// building it. The batch reaches the sink through fileState.consume and
+// BatchSink.ConsumeBatch.
 //
 // The fast path is deliberately narrow. Anything outside the common shape
 // (an unknown or repeated key, an escaped string it would keep, a kept
@@ -26,8 +27,9 @@ import (
 // that are not hex, an enum or number it does not know, no spans at all)
 // makes it give up on that line, and the line is decoded by the regular
 // pdata path, which also produces the exact error of a malformed line. What
-// the fast path does accept, pdata accepts too and indexes the same way:
-// FuzzFastOTLPJSONMatchesPdata pins that.
+// the fast path does accept, pdata accepts too and reads the same way:
+// FuzzFastOTLPJSONMatchesPdata pins that, and analyze's FuzzLoadOTLPJSON
+// pins that the index and the report come out the same.
 
 // decodeFastOTLP decodes one OTLP JSON request keeping what keys name, and
 // reports false when the line is not in the shape it handles (the caller
