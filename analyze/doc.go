@@ -10,11 +10,12 @@
 //
 // # Pipeline
 //
-// [Read] expands paths and decodes each dump (OTLP JSON or protobuf, gzip or
-// zstd, Jaeger, Tempo) into ptrace.Traces batches. [Index.Add] keeps only
-// what the measures need, in a compact form (about 80 bytes per span: names
-// and attribute values are interned, trace ids stored once per trace).
-// [Load] does both. [Analyze] computes a [Report] from an index and a
+// Package ingest (analyze/ingest) expands paths and decodes each dump (OTLP
+// JSON or protobuf, gzip or zstd, Jaeger, Tempo) into batches it pushes into
+// a sink. The [Index] is that sink: it keeps only what the measures need, in
+// a compact form (about 80 bytes per span: names and attribute values are
+// interned, trace ids stored once per trace), from pdata batches
+// ([Index.Add]) or the projection decoders' compact ones. [Load] does both. [Analyze] computes a [Report] from an index and a
 // [Config]; [Report.Render] writes it as a table, JSON (the documented
 // mcptrace.analysis/v1 contract, see docs/analysis-schema.md) or Markdown.
 //

@@ -13,6 +13,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // EngineOptions configures an Engine. The zero value is a batch run on
@@ -160,17 +162,18 @@ func (e *Engine) Add(td ptrace.Traces) error {
 	return nil
 }
 
-// addFast hands a batch of the fast JSON path to the shards, each taking
-// its part; the last one done recycles it. This is the one place the
-// engine knows the fast path's batch type.
-func (e *Engine) addFast(b *fastBatch) error {
+// addFast hands a projection decoder's batch (analyze/ingest) to the
+// shards, each taking its part; the last one done releases it. The caller
+// (a sink's ConsumeBatch) must have taken it over with b.Keep. This is
+// the one place the engine knows the batch type.
+func (e *Engine) addFast(b *ingest.Batch) error {
 	if err := e.usable(); err != nil {
-		putFastBatch(b)
+		ingest.Release(b)
 		return err
 	}
 	if e.opts.streaming() {
-		for i := range b.spans {
-			e.wm = max(e.wm, int64(b.spans[i].end), int64(b.spans[i].start))
+		for i := range b.Spans {
+			e.wm = max(e.wm, int64(b.Spans[i].End), int64(b.Spans[i].Start))
 		}
 	}
 	e.fastBatches++
@@ -182,7 +185,7 @@ func (e *Engine) addFast(b *fastBatch) error {
 
 // fastRef shares one fast batch among the shards.
 type fastRef struct {
-	b *fastBatch
+	b *ingest.Batch
 	n atomic.Int32 // shards yet to read it
 }
 
@@ -388,7 +391,7 @@ func (s *shard) run() {
 			before, traces := s.x.nspans, len(s.x.traces)
 			s.x.addFastPart(m.fast.b, s.id, len(s.e.shards))
 			if m.fast.n.Add(-1) == 0 {
-				putFastBatch(m.fast.b)
+				ingest.Release(m.fast.b)
 			}
 			if streaming {
 				s.track(before, traces, m.wm)

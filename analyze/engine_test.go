@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // goldenDumps lists the dumps of testdata/traces (every scenario in every
@@ -37,7 +39,7 @@ func goldenDumps(t *testing.T) []string {
 func readSpans(t *testing.T, path string) []ptrace.Traces {
 	t.Helper()
 	var out []ptrace.Traces
-	_, err := Read(context.Background(), []string{path}, ReadOptions{Strict: true}, func(_ *Input, td ptrace.Traces) error {
+	_, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true}, ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error {
 		rss := td.ResourceSpans()
 		for i := 0; i < rss.Len(); i++ {
 			rs := rss.At(i)
@@ -55,7 +57,7 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 			}
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		t.Fatalf("Read %s: %v", path, err)
 	}

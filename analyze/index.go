@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -109,7 +110,7 @@ var vocabResourceAttrs = []string{
 // of one trace may arrive in different batches or files.
 //
 // An Index is not safe for concurrent use: Add from one goroutine (the
-// [Read] sink already is one), then analyze it. The zero value is not usable;
+// [ingest.Read] sink already is one), then analyze it. The zero value is not usable;
 // call [NewIndex].
 type Index struct {
 	// Key tables: the attribute keys kept, by small integer id. Span and
@@ -164,8 +165,9 @@ type Index struct {
 	dropped int
 
 	strBytes int64 // bytes of the interned names and values, for memBytes
-	// fastBatches counts the batches Load's fast path (fastjson.go)
-	// delivered: tests pin that the CLI's path is the one they exercise.
+	// fastBatches counts the batches of the projection decoders
+	// (analyze/ingest) it indexed: tests pin that the CLI's path is the
+	// one they exercise.
 	fastBatches int
 	incomplete  int // traces with a missing parent or a parent cycle
 
@@ -341,31 +343,31 @@ func shardOf(id pcommon.TraceID, nparts int) int {
 	return int((h * 0x9e3779b97f4a7c15 >> 32) % uint64(nparts))
 }
 
-// addFast indexes a batch of Load's fast path (fastjson.go) exactly as Add
-// indexes the same spans as a ptrace.Traces.
-func (x *Index) addFast(b *fastBatch) {
+// addFast indexes a projection decoder's batch (analyze/ingest) exactly as
+// Add indexes the same spans as a ptrace.Traces.
+func (x *Index) addFast(b *ingest.Batch) {
 	x.addFastPart(b, 0, 1)
 }
 
 // addFastPart indexes the spans of b in part of nparts as addPart does:
 // resources interned in order of first use, then each span through the
 // same newSpan, keepSpanAttr and appendSpan steps addSpan takes.
-func (x *Index) addFastPart(b *fastBatch, part, nparts int) {
+func (x *Index) addFastPart(b *ingest.Batch, part, nparts int) {
 	x.fastBatches++
 	x.ensureMaps()
-	res := make([]int32, len(b.res))
+	res := make([]int32, len(b.Resources))
 	for i := range res {
 		res[i] = -1
 	}
 	var lastTrace pcommon.TraceID
 	lastTraceIdx := int32(-1)
 	keep := true
-	for i := range b.spans {
-		fs := &b.spans[i]
-		if lastTraceIdx < 0 || fs.traceID != lastTrace {
-			lastTrace = fs.traceID
-			if keep = nparts <= 1 || shardOf(fs.traceID, nparts) == part; keep {
-				lastTraceIdx = x.internTrace(fs.traceID)
+	for i := range b.Spans {
+		fs := &b.Spans[i]
+		if lastTraceIdx < 0 || fs.TraceID != lastTrace {
+			lastTrace = fs.TraceID
+			if keep = nparts <= 1 || shardOf(fs.TraceID, nparts) == part; keep {
+				lastTraceIdx = x.internTrace(fs.TraceID)
 			} else {
 				lastTraceIdx = 0
 			}
@@ -373,25 +375,25 @@ func (x *Index) addFastPart(b *fastBatch, part, nparts int) {
 		if !keep {
 			continue
 		}
-		if res[fs.res] < 0 {
-			r := b.res[fs.res]
+		if res[fs.Resource] < 0 {
+			r := b.Resources[fs.Resource]
 			start := x.beginResource()
-			for _, a := range b.attrs[r.attrs : r.attrs+r.n] {
-				if id, ok := x.keepResAttr(start, a.key); ok {
+			for _, a := range b.ResourceAttrs(r) {
+				if id, ok := x.keepResAttr(start, a.Key); ok {
 					x.resAttrs = append(x.resAttrs, attr{key: id, val: x.internFastValue(id, a, false)})
 				}
 			}
-			res[fs.res] = x.endResource(start)
+			res[fs.Resource] = x.endResource(start)
 		}
-		s, ok := x.newSpan(int64(fs.start), int64(fs.end), fs.id, fs.parent, lastTraceIdx, fs.name, res[fs.res], fs.kind, fs.status)
+		s, ok := x.newSpan(int64(fs.Start), int64(fs.End), fs.SpanID, fs.ParentSpanID, lastTraceIdx, fs.Name, res[fs.Resource], fs.Kind, fs.Status)
 		if !ok {
 			return
 		}
 		if x.isRecentCopy(s.trace, s.id) {
 			continue
 		}
-		for _, a := range b.attrs[fs.attrs : fs.attrs+fs.n] {
-			if id, ok := x.keepSpanAttr(&s, a.key); ok {
+		for _, a := range b.SpanAttrs(fs) {
+			if id, ok := x.keepSpanAttr(&s, a.Key); ok {
 				x.putSpanAttr(&s, id, x.internFastValue(id, a, true))
 			}
 		}
@@ -401,17 +403,17 @@ func (x *Index) addFastPart(b *fastBatch, part, nparts int) {
 
 // internFastValue interns a fast-path attribute value as internKeyValue
 // (onSpan) or internValue interns the same pdata value.
-func (x *Index) internFastValue(key uint16, a fastAttr, onSpan bool) int32 {
-	switch a.typ {
+func (x *Index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
+	switch a.Type {
 	case pcommon.ValueTypeStr:
 		if onSpan {
-			return x.internKeyStr(key, a.s)
+			return x.internKeyStr(key, a.Str)
 		}
-		return x.internString(a.s)
+		return x.internString(a.Str)
 	case pcommon.ValueTypeBool:
-		return boolVal(a.b)
+		return boolVal(a.Bool)
 	default: // pcommon.ValueTypeInt: the fast path keeps no other type
-		return x.internString(strconv.FormatInt(a.i, 10))
+		return x.internString(strconv.FormatInt(a.Int, 10))
 	}
 }
 

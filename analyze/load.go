@@ -2,9 +2,8 @@ package analyze
 
 import (
 	"context"
-	"fmt"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // LoadOptions configures Load. The zero value detects formats, keeps what a
@@ -34,36 +33,10 @@ type LoadOptions struct {
 // OOM killer.
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
 	idx := NewIndex(opts.Index)
-	read := 0
-	limit := opts.Read.budget().indexCap()
-	within := func(in *Input) error {
-		if m := idx.memBytes(); m > limit {
-			return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
-				Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
-					ErrMemoryLimit, read, m>>20, 2*limit>>20)}
-		}
-		return nil
-	}
-	// Decode OTLP JSON lines keeping only what the index keeps, straight
-	// into compact batches the index merges (fastjson.go); everything else
-	// comes through Read's sink as pdata.
-	ctx = withFastOTLPJSON(ctx, newFastKeys(opts.Index), func(in *Input, b *fastBatch) error {
-		read += len(b.spans)
-		idx.addFast(b)
-		putFastBatch(b) // the index copied what it keeps
-		if opts.Progress != nil {
-			opts.Progress(in, read)
-		}
-		return within(in)
-	})
-	inputs, err := Read(ctx, paths, opts.Read, func(in *Input, td ptrace.Traces) error {
-		read += td.SpanCount()
-		idx.Add(td)
-		if opts.Progress != nil {
-			opts.Progress(in, read)
-		}
-		return within(in)
-	})
+	ropts := opts.Read
+	ropts.Keep = opts.Index.keep() // the projection decoders keep what the index keeps
+	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	idx.SetInputs(inputs)
 	return idx, inputs, err
 }
@@ -94,33 +67,10 @@ func (x *Index) SetInputs(inputs []Input) {
 // wrapping ErrMemoryLimit. A stream with a Window or MaxOpenTraces holds
 // only its open traces, so a time-ordered dump of any length fits.
 func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
-	read := 0
-	limit := opts.Read.budget().indexCap()
-	within := func(in *Input) error {
-		if opts.Progress != nil {
-			opts.Progress(in, read)
-		}
-		if m := eng.MemBytes(); m > limit {
-			return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
-				Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, analyze fewer files at once, or bound the open traces with --window or --max-open-traces)",
-					ErrMemoryLimit, read, m>>20, 2*limit>>20)}
-		}
-		return nil
-	}
-	ctx = withFastOTLPJSON(ctx, newFastKeys(eng.cfg.IndexOptions()), func(in *Input, b *fastBatch) error {
-		read += len(b.spans)
-		if err := eng.addFast(b); err != nil {
-			return err
-		}
-		return within(in)
-	})
-	inputs, err := Read(ctx, paths, opts.Read, func(in *Input, td ptrace.Traces) error {
-		read += td.SpanCount()
-		if err := eng.Add(td); err != nil {
-			return err
-		}
-		return within(in)
-	})
+	ropts := opts.Read
+	ropts.Keep = eng.cfg.IndexOptions().keep() // the projection decoders keep what the shards keep
+	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	eng.SetInputs(inputs)
 	return inputs, err
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -484,7 +487,7 @@ func corpusNames(t *testing.T) []string {
 	return names
 }
 
-func fileSize(t *testing.T, path string) int64 {
+func fileSize(t testing.TB, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -497,23 +500,94 @@ func fileSize(t *testing.T, path string) int64 {
 // decompresses), or the file's size.
 func inflatedSize(t testing.TB, path string) int64 {
 	t.Helper()
-	raw, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
-	s, err := openStream(path, raw, -1, 0)
-	if err != nil {
-		return 0
-	}
-	defer s.close()
-	var n int64
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := s.Read(buf)
-		n += int64(k)
+	var r io.Reader = bytes.NewReader(data)
+	switch {
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(r)
 		if err != nil {
-			return n
+			return 0
+		}
+		r = zr
+	case bytes.HasPrefix(data, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(r)
+		if err != nil {
+			return 0
+		}
+		defer zr.Close()
+		r = zr
+	}
+	n, _ := io.Copy(io.Discard, r)
+	return n
+}
+
+func gzipped(t testing.TB, data []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstded(t testing.TB, data []byte) []byte {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(data, nil)
+}
+
+// The helpers below are also in analyze/ingest's tests, which generate the
+// same kinds of broken input.
+
+// encodeScenario writes a scenario with one of tracegen's writers.
+func encodeScenario(t testing.TB, w tracegen.WriteFunc, td ptrace.Traces) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := w(&buf, td); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// corruptTrailer damages a gzip stream's CRC-32: everything decompresses,
+// then the checksum fails.
+func corruptTrailer(data []byte) []byte {
+	out := bytes.Clone(data)
+	out[len(out)-8] ^= 0xff
+	return out
+}
+
+// zstdRecordsWithBadSecond writes the Collector's per-record zstd frames with
+// the second frame's content damaged (its length intact).
+func zstdRecordsWithBadSecond(t testing.TB, td ptrace.Traces) ([]byte, int64) {
+	t.Helper()
+	data := encodeScenario(t, tracegen.WriteOTLPProtoZstdRecords, td)
+	first := int(binary.BigEndian.Uint32(data)) + 4
+	second := int(binary.BigEndian.Uint32(data[first:]))
+	out := bytes.Clone(data)
+	for i := first + 4 + 4; i < first+4+second; i++ { // keep the magic, damage the rest
+		out[i] = 0xff
+	}
+	return out, int64(first)
+}
+
+func forEachTestSpan(td ptrace.Traces, fn func(ptrace.Span)) {
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		rs := td.ResourceSpans().At(i)
+		for j := 0; j < rs.ScopeSpans().Len(); j++ {
+			ss := rs.ScopeSpans().At(j).Spans()
+			for k := 0; k < ss.Len(); k++ {
+				fn(ss.At(k))
+			}
 		}
 	}
 }

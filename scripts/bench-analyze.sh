@@ -4,7 +4,7 @@
 # same run:
 #   - the single-threaded loop that only decodes the same dump with pdata's
 #     unmarshaler and counts spans (pdataJSONLinesSpans and pdataProtoSpans of
-#     analyze/read_bench_test.go), interleaved with the analysis round by round
+#     analyze/bench_pdata_test.go), interleaved with the analysis round by round
 #     in BenchmarkAnalyze, which also reports the bytes per span the index
 #     retains;
 #   - jq computing the hit rate from the same JSON lines, against the
@@ -71,7 +71,7 @@ cpu_json=$( { /usr/bin/time -f '%U %S %M' "$tmp/mcptrace" analyze --format json 
 
 log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, interleaved ($RUNS rounds)"
 # Each round decodes the dump with the decode-only loop of
-# analyze/read_bench_test.go, then analyzes it, so both see the same load.
+# analyze/bench_pdata_test.go, then analyzes it, so both see the same load.
 bench=$(MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -count "$RUNS")
 # metric BENCH UNIT: that metric of every round of BENCH, one a line.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
@@ -148,8 +148,9 @@ Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU
 and $((rss_kb / 1024)) MB peak RSS.
 
-What limits the ratio: on OTLP JSON lines the analysis does not use pdata.
-\`Load\` decodes each line with its own scanner (analyze/fastjson.go) on every
+What limits the ratio: on OTLP JSON lines and protobuf the analysis does not
+use pdata. \`Load\` decodes each line or record with a projection decoder
+(analyze/ingest/fastjson.go, analyze/ingest/fastproto.go) on every
 CPU (here $(nproc)), writing only what the index keeps (ids, name, kind, times,
 status, a dozen attributes) into a compact batch and skipping the rest
 unbuilt; a line outside the common shape falls back to pdata. The batches are
@@ -159,8 +160,7 @@ trace, the measures and the page faults of the memory the index keeps (the
 bytes per span above, plus the garbage collector's headroom) are what the
 parallel decode must pay for, where the decode-only loop keeps nothing. Every
 CPU another process takes comes out of the parallel side only (see the load
-average). Protobuf is still decoded with pdata, so its ratio is bounded by
-the parallel pdata decode (at most $(nproc)x minus the same costs). jq parses
+average). jq parses
 the same JSON single-threaded with its own parser and builds every object.
 
 EOF

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 )
 
@@ -137,10 +138,10 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 				t.Fatal(err)
 			}
 		} else {
-			_, err := Read(context.Background(), []string{path}, ReadOptions{}, func(_ *Input, td ptrace.Traces) error {
+			_, err := ingest.Read(context.Background(), []string{path}, ReadOptions{}, ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error {
 				idx.Add(td)
 				return nil
-			})
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +172,7 @@ func TestLastLineWithoutNewlineReportsItsRealCause(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Read(context.Background(), []string{path}, ReadOptions{Strict: true}, func(*Input, ptrace.Traces) error { return nil })
+			_, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true}, ingest.SinkFunc(func(*Input, ptrace.Traces) error { return nil }))
 			if err == nil {
 				t.Fatal("Read succeeded, want an error")
 			}
@@ -292,7 +293,7 @@ func TestDocumentReadersSkipUnknownValuesOfAnyShape(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			inputs, err := Read(context.Background(), []string{path}, ReadOptions{Format: tc.format, Strict: true}, func(*Input, ptrace.Traces) error { return nil })
+			inputs, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Format: tc.format, Strict: true}, ingest.SinkFunc(func(*Input, ptrace.Traces) error { return nil }))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,7 +307,7 @@ func TestDocumentReadersSkipUnknownValuesOfAnyShape(t *testing.T) {
 		if err := os.WriteFile(path, []byte("{\n"+`"resourceSpans": [`+rs+`], "u": [1, {"a": "b`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Read(context.Background(), []string{path}, ReadOptions{Format: FormatOTLPJSON, Strict: true}, func(*Input, ptrace.Traces) error { return nil })
+		_, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Format: FormatOTLPJSON, Strict: true}, ingest.SinkFunc(func(*Input, ptrace.Traces) error { return nil }))
 		if !errors.Is(err, ErrTruncated) {
 			t.Errorf("Read = %v, want ErrTruncated", err)
 		}

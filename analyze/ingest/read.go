@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -13,46 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
-
-// Format names a trace dump format.
-type Format string
-
-// The formats Read understands. Compression (gzip, zstd) is not a format:
-// it is detected and removed around any of them.
-const (
-	FormatAuto      Format = ""           // detect from content
-	FormatOTLPJSON  Format = "otlp-json"  // one ExportTraceServiceRequest/TracesData, or JSON lines of them
-	FormatOTLPProto Format = "otlp-proto" // the Collector file exporter's 4-byte big-endian length-prefixed records
-	FormatJaeger    Format = "jaeger"     // Jaeger /api/traces JSON
-	FormatTempo     Format = "tempo"      // Grafana Tempo trace JSON (batches or trace.resourceSpans)
-)
-
-// formatNames lists the names ParseFormat accepts, for its error message.
-const formatNames = "auto, otlp-json, otlp-proto, jaeger or tempo"
-
-// String returns the format's name, "auto" for FormatAuto.
-func (f Format) String() string {
-	if f == FormatAuto {
-		return "auto"
-	}
-	return string(f)
-}
-
-// ParseFormat parses a format name as given to --input-format: "auto" (or
-// empty) for detection, otlp-json, otlp-proto, jaeger or tempo. Case and
-// surrounding spaces do not matter.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
-	case "", "auto":
-		return FormatAuto, nil
-	case FormatOTLPJSON, FormatOTLPProto, FormatJaeger, FormatTempo:
-		return f, nil
-	}
-	return FormatAuto, fmt.Errorf("unknown input format %q: expected %s", s, formatNames)
-}
 
 // Input describes one input after reading.
 type Input struct {
@@ -105,9 +66,13 @@ type ReadOptions struct {
 	// DefaultMaxMemory. A record (a JSON line, a document's array element
 	// such as a whole Jaeger trace, a value a document reader skips)
 	// longer than a sixteenth of it is cut: skipped with a warning, or an
-	// error in strict mode. Load also stops with ErrMemoryLimit when the
+	// error in strict mode. analyze's Load also stops with ErrMemoryLimit when the
 	// index would outgrow half of it.
 	MaxMemory int64
+	// Keep names the attributes the batches of a BatchSink keep (the
+	// projection decoders skip the others); the zero value keeps none.
+	// A plain Sink gets pdata with every attribute and ignores Keep.
+	Keep KeepAttrs
 }
 
 // Limits that keep a corrupt or hostile input from exhausting memory.
@@ -123,14 +88,18 @@ const (
 
 // Read expands paths (files, directories walked recursively in lexical
 // order, globs, "-" for stdin), detects each input's compression and format,
-// decodes it (in parallel where the format allows) and calls sink with each
-// decoded batch. sink is called from one goroutine at a time, inputs in
-// order, batches in file order. A sink error stops reading and is returned.
+// decodes it (in parallel where the format allows) and pushes each decoded
+// batch into sink: pdata through ConsumeTraces, or, when sink is also a
+// BatchSink, the projection decoders' compact batches through ConsumeBatch
+// (keeping the attributes opts.Keep names) where the format has one. The
+// sink is called from the calling goroutine, inputs in order, batches in
+// file order. A sink error stops reading and is returned.
 // The returned Inputs describe every input read, even on error (what was
 // read is not lost).
 //
-// Batches are handed over: the sink may retain td, Read never touches it
-// again. Batches with no spans are not passed to the sink. The *Input given
+// pdata batches are handed over: the sink may retain td, Read never
+// touches it again; a Batch is Read's and is recycled when ConsumeBatch
+// returns. Batches with no spans are not passed to the sink. The *Input given
 // to sink describes the input so far (Spans already counts td); it must not
 // be retained past the call.
 //
@@ -148,7 +117,7 @@ const (
 // Read stops promptly when ctx is done and returns ctx's error (wrapped with
 // the path), even when a read is blocked on an idle stdin, a FIFO without a
 // writer or a stalled file: the blocked read is abandoned (read_cancel.go).
-func Read(ctx context.Context, paths []string, opts ReadOptions, sink func(in *Input, td ptrace.Traces) error) ([]Input, error) {
+func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]Input, error) {
 	sources, err := expandPaths(paths)
 	if err != nil {
 		return nil, err
@@ -303,7 +272,7 @@ func walkDir(root string) ([]source, error) {
 }
 
 // readInput reads one input into in, calling sink with its batches.
-func readInput(ctx context.Context, src source, opts ReadOptions, workers int, in *Input, sink func(*Input, ptrace.Traces) error) error {
+func readInput(ctx context.Context, src source, opts ReadOptions, workers int, in *Input, sink Sink) error {
 	file, size, closeRaw, err := openCancelable(ctx, src, opts.Stdin)
 	if err != nil {
 		return err
@@ -352,32 +321,23 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		head = head[len(utf8BOM):]
 	}
 	st := &fileState{in: in, strict: opts.Strict, sink: sink}
-	var produce producer
-	var decode func(rec) result
-	switch {
-	case format == FormatOTLPProto || det.framedZstd:
-		fr, err := newFramedReader(s, opts.Format, det.framedZstd, workers, opts.MaxDecompressionRatio)
-		if err != nil {
-			return err
-		}
-		defer fr.close()
-		if det.framedZstd {
-			in.Compression = "zstd"
-		}
-		produce, decode = fr.produce, fr.decode
-	case format == FormatOTLPJSON:
-		if linesMode(head) {
-			produce, decode = s.produceLines(opts.budget().recordCap()), decodeOTLPJSONLine(src.path)
-		} else {
-			produce, decode = s.produceDoc(otlpDocSpec, opts.budget().recordCap()), decodeOTLPResourceSpans(src.path)
-		}
-	case format == FormatJaeger:
-		produce, decode = s.produceDoc(jaegerDocSpec, opts.budget().recordCap()), decodeJaegerTrace(src.path)
-	case format == FormatTempo:
-		produce, decode = s.produceDoc(tempoDocSpec, opts.budget().recordCap()), decodeTempoResourceSpans(src.path)
-	default:
+	lookup := format
+	if det.framedZstd {
+		lookup = FormatOTLPProto // the Collector's zstd records hold protobuf or JSON
+	}
+	spec, ok := formatSpecOf(lookup)
+	if !ok {
 		return &ReadError{Path: src.path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
 	}
+	var keep *keepSet
+	if bs, ok := sink.(BatchSink); ok {
+		keep, st.batches = newKeepSet(opts.Keep), bs
+	}
+	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep})
+	if err != nil {
+		return err
+	}
+	defer closeFormat()
 
 	if err := runPipeline(ctx, workers, produce, decode, st.consume); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -455,10 +415,11 @@ func chooseFormat(path string, forced Format, det detection) (Format, error) {
 
 // fileState accumulates what one input's pipeline delivered.
 type fileState struct {
-	in     *Input
-	strict bool
-	sink   func(*Input, ptrace.Traces) error
-	first  *ReadError // first problem skipped (non-strict)
+	in      *Input
+	strict  bool
+	sink    Sink
+	batches BatchSink  // sink as a BatchSink, when it is one (the projection decoders are on)
+	first   *ReadError // first problem skipped (non-strict)
 }
 
 // consume takes the results of one input in order: a batch goes to the
@@ -479,18 +440,22 @@ func (st *fileState) consume(r result) error {
 	if r.format != FormatAuto {
 		st.in.Format = r.format
 	}
-	if r.fast != nil { // Load's fast path (fastjson.go): the batch goes to Load's index
-		n := len(r.fast.spans)
+	if r.batch != nil { // a projection decoder's batch: only a BatchSink asks for them
+		n := len(r.batch.Spans)
 		if n == 0 {
+			putBatch(r.batch)
 			return nil
 		}
 		st.in.Spans += n
-		return r.fastSink(st.in, r.fast)
+		r.batch.refs.Store(1) // Read's own; the sink may Keep more
+		err := st.batches.ConsumeBatch(st.in, r.batch)
+		Release(r.batch) // recycled now unless the sink kept it
+		return err
 	}
 	n := r.td.SpanCount()
 	if n == 0 {
 		return nil
 	}
 	st.in.Spans += n
-	return st.sink(st.in, r.td)
+	return st.sink.ConsumeTraces(st.in, r.td)
 }

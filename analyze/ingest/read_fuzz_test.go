@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/internal/hostile"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -60,7 +59,7 @@ func seedFuzz(f *testing.F, format string) {
 		if enc.Format != format {
 			continue
 		}
-		paths, err := filepath.Glob(filepath.Join("..", "testdata", "traces", "*."+enc.Ext))
+		paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "traces", "*."+enc.Ext))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -88,7 +87,7 @@ func seedFuzz(f *testing.F, format string) {
 	if seeded == 0 {
 		f.Fatalf("seed: no %s dumps in testdata/traces (run go generate ./internal/tracegen)", format)
 	}
-	malformed, err := filepath.Glob(filepath.Join("..", "testdata", "malformed", "*"))
+	malformed, err := filepath.Glob(filepath.Join("..", "..", "testdata", "malformed", "*"))
 	if err != nil || len(malformed) == 0 {
 		f.Fatalf("seed: no malformed inputs (%v)", err)
 	}
@@ -133,107 +132,99 @@ func fuzzRead(t *testing.T, data []byte, format Format) {
 		{Format: format, Workers: 2, Strict: true},
 		{Workers: 1},
 	} {
-		opts.Stdin = bytes.NewReader(data)
-		sunk := 0
-		inputs, err := Read(context.Background(), []string{"-"}, opts, func(in *Input, td ptrace.Traces) error {
-			sunk += td.SpanCount()
-			if in.Spans != sunk {
-				t.Fatalf("Input.Spans = %d after the sink got %d", in.Spans, sunk)
+		// A plain Sink gets pdata; a BatchSink, as analyze's index is,
+		// gets the projection decoders' batches where they apply.
+		var plain, batched []Input
+		var plainErr error
+		for _, batches := range []bool{false, true} {
+			opts.Stdin = bytes.NewReader(data)
+			opts.Keep = testKeep
+			s := &countingSink{t: t}
+			var sink Sink = SinkFunc(s.ConsumeTraces)
+			if batches {
+				sink = s
 			}
-			return nil
-		})
-		if len(inputs) != 1 {
-			t.Fatalf("%d inputs for one", len(inputs))
-		}
-		if inputs[0].Spans != sunk {
-			t.Fatalf("Input.Spans = %d, the sink got %d", inputs[0].Spans, sunk)
-		}
-		if err != nil {
-			re, ok := errors.AsType[*ReadError](err)
-			if !ok || re.Path != "-" {
-				t.Fatalf("error %v (%T) is not a ReadError naming the input", err, err)
+			inputs, err := Read(context.Background(), []string{"-"}, opts, sink)
+			if len(inputs) != 1 {
+				t.Fatalf("%d inputs for one", len(inputs))
 			}
-			if sunk > 0 && !opts.Strict {
-				t.Fatalf("non-strict read kept %d spans yet failed: %v", sunk, err)
+			if inputs[0].Spans != s.spans {
+				t.Fatalf("Input.Spans = %d, the sink got %d", inputs[0].Spans, s.spans)
 			}
-			continue
-		}
-		if opts.Strict && inputs[0].Partial {
-			t.Fatalf("strict read succeeded with a partial input: %+v", inputs[0])
-		}
-	}
-	fuzzLoad(t, data, format)
-}
-
-// fuzzLoad reads data the way `mcptrace analyze` does, through Load and
-// its fast path for OTLP JSON lines, and checks it indexes exactly what
-// Read's pdata batches index: the same spans, traces, duplicates and
-// incomplete traces, and the same error or none.
-func fuzzLoad(t *testing.T, data []byte, format Format) {
-	opts := ReadOptions{Format: format, Workers: 2, Stdin: bytes.NewReader(data)}
-	idx, inputs, err := Load(context.Background(), []string{"-"}, LoadOptions{Read: opts})
-	ref := NewIndex(IndexOptions{})
-	opts.Stdin = bytes.NewReader(data)
-	refInputs, refErr := Read(context.Background(), []string{"-"}, opts, func(_ *Input, td ptrace.Traces) error {
-		ref.Add(td)
-		return nil
-	})
-	if (err == nil) != (refErr == nil) {
-		t.Fatalf("Load error %v, Read error %v", err, refErr)
-	}
-	if len(inputs) != 1 || len(refInputs) != 1 || inputs[0].Spans != refInputs[0].Spans || inputs[0].Partial != refInputs[0].Partial {
-		t.Fatalf("Load read %+v, Read %+v", inputs, refInputs)
-	}
-	if idx.Spans() != ref.Spans() || idx.Traces() != ref.Traces() || idx.Duplicates() != ref.Duplicates() || idx.IncompleteTraces() != ref.IncompleteTraces() {
-		t.Fatalf("Load indexed %d spans, %d traces, %d duplicates, %d incomplete; Read %d, %d, %d, %d",
-			idx.Spans(), idx.Traces(), idx.Duplicates(), idx.IncompleteTraces(), ref.Spans(), ref.Traces(), ref.Duplicates(), ref.IncompleteTraces())
-	}
-}
-
-// FuzzLoadHostileShapes loads the hostile shapes of internal/hostile (deep
-// chains, fan-out, long lines, duplicates, documents with unknown fields),
-// at fuzzed sizes, cut at a fuzzed place, through Load under a small
-// memory budget, then judges them with the built-in rules: no panic, no
-// hang, an error only as a *ReadError, and rules that always answer.
-func FuzzLoadHostileShapes(f *testing.F) {
-	for i := range hostile.Shapes() {
-		f.Add(uint8(i), uint16(300), uint32(0))
-		f.Add(uint8(i), uint16(2000), uint32(5000))
-	}
-	shapes := hostile.Shapes()
-	f.Fuzz(func(t *testing.T, which uint8, n uint16, cut uint32) {
-		s := shapes[int(which)%len(shapes)]
-		size := int64(n)
-		if s.Unit == "bytes" {
-			size = 64 + int64(n)*32 // up to 2 MB: past the 1 MiB record cap
-		}
-		var buf bytes.Buffer
-		if err := s.Write(&buf, max(size, 1)); err != nil {
-			t.Fatal(err)
-		}
-		data := buf.Bytes()
-		if cut > 0 && int(cut) < len(data) {
-			data = data[:cut]
-		}
-		idx, _, err := Load(context.Background(), []string{"-"}, LoadOptions{Read: ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 8 << 20}})
-		if err != nil {
-			if _, ok := errors.AsType[*ReadError](err); !ok {
-				t.Fatalf("error %v (%T) is not a ReadError", err, err)
+			if !batches && s.batches > 0 {
+				t.Fatalf("a plain Sink got %d batches", s.batches)
 			}
-			return
-		}
-		root := Selector{Name: "plugin.mcp.connection.handshake"}
-		for _, cfg := range []Config{{}, {ExecutionRoot: &root}} {
-			rep, err := Analyze(idx, cfg)
 			if err != nil {
-				t.Fatal(err)
+				re, ok := errors.AsType[*ReadError](err)
+				if !ok || re.Path != "-" {
+					t.Fatalf("error %v (%T) is not a ReadError naming the input", err, err)
+				}
+				if s.spans > 0 && !opts.Strict {
+					t.Fatalf("non-strict read kept %d spans yet failed: %v", s.spans, err)
+				}
+			} else if opts.Strict && inputs[0].Partial {
+				t.Fatalf("strict read succeeded with a partial input: %+v", inputs[0])
 			}
-			res, err := EvaluateRules(idx, cfg, rep, BuiltinRules(cfg), EvalOptions{})
-			if err != nil || len(res) != len(BuiltinRules(cfg)) {
-				t.Fatalf("rules: %d results, %v", len(res), err)
+			if batches {
+				batched = inputs
+				sameErr := (err == nil) == (plainErr == nil) && (err == nil || err.Error() == plainErr.Error())
+				if !sameErr || batched[0].Spans != plain[0].Spans || batched[0].Partial != plain[0].Partial ||
+					!slices.Equal(batched[0].Warnings, plain[0].Warnings) {
+					t.Fatalf("with batches: %+v, %v; with pdata only: %+v, %v", batched[0], err, plain[0], plainErr)
+				}
+			} else {
+				plain, plainErr = inputs, err
 			}
 		}
-	})
+	}
+}
+
+// countingSink counts what it gets and checks Input.Spans as it goes.
+type countingSink struct {
+	t              *testing.T
+	spans, batches int
+}
+
+func (s *countingSink) ConsumeTraces(in *Input, td ptrace.Traces) error {
+	s.spans += td.SpanCount()
+	if in.Spans != s.spans {
+		s.t.Fatalf("Input.Spans = %d after the sink got %d", in.Spans, s.spans)
+	}
+	return nil
+}
+
+func (s *countingSink) ConsumeBatch(in *Input, b *Batch) error {
+	s.batches++
+	s.spans += len(b.Spans)
+	if in.Spans != s.spans {
+		s.t.Fatalf("Input.Spans = %d after the sink got %d", in.Spans, s.spans)
+	}
+	return nil
+}
+
+// inflatedSize is the size of what a gzip or zstd file holds (as far as it
+// decompresses), or the file's size.
+func inflatedSize(t testing.TB, path string) int64 {
+	t.Helper()
+	raw, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	s, err := openStream(path, raw, -1, 0)
+	if err != nil {
+		return 0
+	}
+	defer s.close()
+	var n int64
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := s.Read(buf)
+		n += int64(k)
+		if err != nil {
+			return n
+		}
+	}
 }
 
 // TestMalformedInputsNameTheirPlace reads each broken input from disk in
@@ -241,7 +232,7 @@ func FuzzLoadHostileShapes(f *testing.F) {
 // readable-* files are well-formed dumps of broken spans (see
 // malformed_test.go): they must read without an error.
 func TestMalformedInputsNameTheirPlace(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "malformed", "*"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "malformed", "*"))
 	if err != nil || len(paths) < 8 {
 		t.Fatalf("malformed inputs: %v, %v", paths, err)
 	}

@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // protobuf record, or one element of a JSON document's array.
 type rec struct {
 	data []byte
-	line int   // 1-based line, 0 when the format has no lines (the fast path of fastjson.go takes only records with a line)
+	line int   // 1-based line, 0 when the format has no lines
 	off  int64 // byte offset of the record in the (decompressed) stream
 	last bool  // the input ended inside this record (no newline after it)
 }
@@ -19,12 +19,10 @@ type rec struct {
 // result is what became of one record, or a problem the producer found
 // between records (a truncation, a corrupt length).
 type result struct {
-	td   ptrace.Traces
-	fast *fastBatch // the fast path's batch instead of td (fastjson.go), for fastSink
-	// fastSink is where fast goes: Load's index, not Read's ptrace sink.
-	fastSink fastSink
-	prob     *ReadError // non-nil: nothing was decoded here
-	format   Format     // the record's format when it can differ from the input's (zstd records)
+	td     ptrace.Traces
+	batch  *Batch     // a projection decoder's batch instead of td (fastjson.go, fastproto.go)
+	prob   *ReadError // non-nil: nothing was decoded here
+	format Format     // the record's format when it can differ from the input's (zstd records)
 }
 
 // job is a batch of records decoded by one worker, or a batch of results the
@@ -99,7 +97,6 @@ type producer func(ctx context.Context, emit emitFunc)
 // It returns consume's first error or ctx's error, after every goroutine it
 // started has returned.
 func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error) error {
-	decode = fastDecode(ctx, decode) // Load's fast path for OTLP JSON lines (fastjson.go)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -1,11 +1,9 @@
-package analyze
+package ingest
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"strconv"
-	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -15,12 +13,13 @@ import (
 // pdata's JSON unmarshaler builds every attribute, event, link and scope of
 // every span, and that is most of what `mcptrace analyze` spends on a JSON
 // lines dump; the index then keeps a dozen attributes and drops the rest.
-// Load therefore decodes each JSON line with decodeFastOTLP first: a scanner for
-// the shape the Collector and our exporter write that writes only what the
-// index reads (ids, name, kind, times, status code, the kept span and
-// resource attributes) into a compact fastBatch, no pdata at all, and skips
-// the rest without building it. The batch reaches Load's index through
-// fileState.consume and Index.addFast, which shares Index.Add's interning.
+// When the sink is a BatchSink (analyze's index is), Read therefore decodes
+// each JSON line with decodeFastOTLP first: a scanner for the shape the
+// Collector and our exporter write that writes only what an index reads
+// (ids, name, kind, times, status code, the attributes ReadOptions.Keep
+// names) into a compact Batch, no pdata at all, and skips the rest without
+// building it. The batch reaches the sink through fileState.consume and
+// BatchSink.ConsumeBatch.
 //
 // The fast path is deliberately narrow. Anything outside the common shape
 // (an unknown or repeated key, an escaped string it would keep, a kept
@@ -28,179 +27,22 @@ import (
 // that are not hex, an enum or number it does not know, no spans at all)
 // makes it give up on that line, and the line is decoded by the regular
 // pdata path, which also produces the exact error of a malformed line. What
-// the fast path does accept, pdata accepts too and indexes the same way:
-// FuzzFastOTLPJSONMatchesPdata pins that.
-
-// fastKeys is the immutable set of attribute keys the index keeps, shared
-// by the decoding workers.
-type fastKeys struct {
-	span, res map[string]string // each key to itself: the map hands out the key without allocating it
-}
-
-// newFastKeys returns the keys an index built with opts keeps.
-func newFastKeys(opts IndexOptions) *fastKeys {
-	k := &fastKeys{span: make(map[string]string), res: make(map[string]string)}
-	for _, s := range vocabSpanAttrs {
-		k.span[s] = s
-	}
-	for _, s := range opts.SpanAttrs {
-		if s != "" { // never kept (Index.addKey)
-			k.span[s] = s
-		}
-	}
-	for _, s := range vocabResourceAttrs {
-		k.res[s] = s
-	}
-	for _, s := range opts.ResourceAttrs {
-		if s != "" {
-			k.res[s] = s
-		}
-	}
-	return k
-}
-
-// fastCtxKey is the context key under which Load hands its fast path to
-// the decoding pipeline (see withFastOTLPJSON).
-type fastCtxKey struct{}
-
-// fastSink takes the compact batches of the fast path, in input order, on
-// the goroutine that runs the pipeline's consumer (as Read's sink).
-type fastSink func(*Input, *fastBatch) error
-
-// fastLoad is what Load puts in the context: the kept keys and where the
-// batches go.
-type fastLoad struct {
-	keys *fastKeys
-	sink fastSink
-}
-
-// withFastOTLPJSON returns a context telling runPipeline to decode OTLP
-// JSON lines with the fast path, keeping keys, and to hand the batches to
-// sink instead of Read's ptrace sink. Read's callers other than Load get
-// the pdata path (and every attribute) as before.
-func withFastOTLPJSON(ctx context.Context, keys *fastKeys, sink fastSink) context.Context {
-	return context.WithValue(ctx, fastCtxKey{}, fastLoad{keys: keys, sink: sink})
-}
-
-// fastDecode wraps decode with the fast path when ctx asks for it. Only the
-// records of OTLP JSON lines carry a line number (see lineRec); the others
-// (protobuf and zstd records, elements of JSON documents) go to decode
-// unchanged. The batches it makes hold only the kept attributes, so they are
-// for an index built with the same IndexOptions, which is what Load does.
-func fastDecode(ctx context.Context, decode func(rec) result) func(rec) result {
-	fl, ok := ctx.Value(fastCtxKey{}).(fastLoad)
-	if !ok || fl.keys == nil || fl.sink == nil {
-		return decode
-	}
-	return func(r rec) result {
-		if r.line > 0 {
-			if b, ok := decodeFastOTLP(r.data, fl.keys); ok {
-				return result{fast: b, fastSink: fl.sink}
-			}
-		}
-		return decode(r)
-	}
-}
-
-// fastBatch is the compact form of one decoded OTLP JSON line: what
-// Index.addFast merges, nothing more. Its strings are owned (never slices
-// of the input block, which is recycled once the job is decoded).
-type fastBatch struct {
-	res   []fastRes  // the resources in input order, empty ones included (Index.Add interns them too)
-	spans []fastSpan // in input order
-	attrs []fastAttr // the kept attributes of spans and resources, by range
-}
-
-// fastRes is one resource: its kept attributes are attrs[attrs:attrs+n].
-type fastRes struct {
-	attrs, n int32
-}
-
-// fastSpan is one span as the index reads it.
-type fastSpan struct {
-	traceID    pcommon.TraceID
-	id, parent pcommon.SpanID
-	name       string
-	start, end uint64
-	res        int32 // index into fastBatch.res
-	attrs, n   int32 // range in fastBatch.attrs
-	kind       uint8
-	status     uint8
-}
-
-// fastAttr is one kept attribute: a key of fastKeys and a string, bool or
-// int value.
-type fastAttr struct {
-	key string
-	typ pcommon.ValueType
-	s   string
-	b   bool
-	i   int64
-}
+// the fast path does accept, pdata accepts too and reads the same way:
+// FuzzFastOTLPJSONMatchesPdata pins that, and analyze's FuzzLoadOTLPJSON
+// pins that the index and the report come out the same.
 
 // decodeFastOTLP decodes one OTLP JSON request keeping what keys name, and
 // reports false when the line is not in the shape it handles (the caller
 // then decodes it with pdata).
-func decodeFastOTLP(data []byte, keys *fastKeys) (*fastBatch, bool) {
+func decodeFastOTLP(data []byte, keys *keepSet) (*Batch, bool) {
 	c := stringCaches.Get().(*stringCache)
 	defer stringCaches.Put(c)
-	d := fastDec{b: data, keys: keys, out: getFastBatch(), strs: c}
-	if !d.request() || len(d.out.spans) == 0 {
-		putFastBatch(d.out)
+	d := fastDec{b: data, keys: keys, out: getBatch(), strs: c}
+	if !d.request() || len(d.out.Spans) == 0 {
+		putBatch(d.out)
 		return nil, false
 	}
 	return d.out, true
-}
-
-// fastBatches recycles batches: the index copies what it keeps (its
-// strings are owned or interned), so once merged a batch is free again,
-// and reusing its slices spares growing them line after line.
-var fastBatches = sync.Pool{New: func() any { return new(fastBatch) }}
-
-// getFastBatch returns an empty batch.
-func getFastBatch() *fastBatch {
-	return fastBatches.Get().(*fastBatch)
-}
-
-// putFastBatch recycles b; the caller must not use it afterwards. A batch
-// grown by an unusually large line is left to the GC.
-func putFastBatch(b *fastBatch) {
-	const maxPooledSpans = 1 << 12
-	if b == nil || cap(b.spans) > maxPooledSpans || cap(b.attrs) > 16*maxPooledSpans {
-		return
-	}
-	clear(b.attrs) // drop the strings
-	clear(b.spans)
-	*b = fastBatch{res: b.res[:0], spans: b.spans[:0], attrs: b.attrs[:0]}
-	fastBatches.Put(b)
-}
-
-// stringCache hands out one string per distinct span name or kept value
-// text, so the many spans of a dump that repeat a name, a cache key or a
-// session id do not each allocate it. Strings are immutable: batches may
-// share them.
-type stringCache struct {
-	m map[string]string
-}
-
-// maxCachedStrings bounds a cache: a dump with unique values (a request id
-// kept by a selector) must not grow it without end.
-const maxCachedStrings = 1 << 14
-
-// stringCaches gives each decoding worker a cache of its own.
-var stringCaches = sync.Pool{New: func() any { return &stringCache{m: make(map[string]string)} }}
-
-// str returns b as a string, allocated once per distinct text.
-func (c *stringCache) str(b []byte) string {
-	if s, ok := c.m[string(b)]; ok {
-		return s
-	}
-	if len(c.m) >= maxCachedStrings {
-		clear(c.m)
-	}
-	s := string(b)
-	c.m[s] = s
-	return s
 }
 
 // fastDec is the state of one decode. Every method returns false to give
@@ -208,8 +50,8 @@ func (c *stringCache) str(b []byte) string {
 type fastDec struct {
 	b    []byte
 	i    int
-	keys *fastKeys
-	out  *fastBatch
+	keys *keepSet
+	out  *Batch
 	strs *stringCache
 	kept []keptAttr // scratch space of attributes
 }
@@ -510,16 +352,16 @@ func (d *fastDec) request() bool {
 }
 
 func (d *fastDec) resourceSpans() bool {
-	r := int32(len(d.out.res))
-	d.out.res = append(d.out.res, fastRes{})
+	r := int32(len(d.out.Resources))
+	d.out.Resources = append(d.out.Resources, Resource{})
 	return d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "resource":
 			return 1, d.object(func(k []byte) (uint32, bool) {
 				switch string(k) {
 				case "attributes":
-					start, n, ok := d.attributes(d.keys.res)
-					d.out.res[r] = fastRes{attrs: start, n: n}
+					start, n, ok := d.attributes(&d.keys.res)
+					d.out.Resources[r] = Resource{Attrs: start, N: n}
 					return 1, ok
 				case "droppedAttributesCount", "dropped_attributes_count":
 					return 2, d.smallUint()
@@ -563,44 +405,44 @@ func (d *fastDec) scopeSpans(res int32) bool {
 }
 
 func (d *fastDec) span(res int32) bool {
-	d.out.spans = append(d.out.spans, fastSpan{res: res})
+	d.out.Spans = append(d.out.Spans, Span{Resource: res})
 	// Nothing appends to spans while this span is read, so sp stays valid.
-	sp := &d.out.spans[len(d.out.spans)-1]
+	sp := &d.out.Spans[len(d.out.Spans)-1]
 	return d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "traceId", "trace_id":
-			return 1 << 0, d.hexID(sp.traceID[:])
+			return 1 << 0, d.hexID(sp.TraceID[:])
 		case "spanId", "span_id":
-			return 1 << 1, d.hexID(sp.id[:])
+			return 1 << 1, d.hexID(sp.SpanID[:])
 		case "parentSpanId", "parent_span_id":
 			if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
 				d.i += 2 // "" is a root span
 				return 1 << 2, true
 			}
-			return 1 << 2, d.hexID(sp.parent[:])
+			return 1 << 2, d.hexID(sp.ParentSpanID[:])
 		case "traceState", "trace_state":
 			return 1 << 3, d.skipString()
 		case "flags":
 			return 1 << 4, d.smallUint()
 		case "name":
 			s, ok := d.rawString()
-			sp.name = d.strs.str(s)
+			sp.Name = d.strs.str(s)
 			return 1 << 5, ok
 		case "kind":
 			v, ok := d.enum(spanKindNames)
-			sp.kind = uint8(v)
+			sp.Kind = uint8(v)
 			return 1 << 6, ok
 		case "startTimeUnixNano", "start_time_unix_nano":
 			v, ok := d.uint64Val()
-			sp.start = v
+			sp.Start = v
 			return 1 << 7, ok
 		case "endTimeUnixNano", "end_time_unix_nano":
 			v, ok := d.uint64Val()
-			sp.end = v
+			sp.End = v
 			return 1 << 8, ok
 		case "attributes":
-			start, n, ok := d.attributes(d.keys.span)
-			sp.attrs, sp.n = start, n
+			start, n, ok := d.attributes(&d.keys.span)
+			sp.Attrs, sp.N = start, n
 			return 1 << 9, ok
 		case "droppedAttributesCount", "dropped_attributes_count":
 			return 1 << 10, d.smallUint()
@@ -617,7 +459,7 @@ func (d *fastDec) span(res int32) bool {
 				switch string(k) {
 				case "code":
 					v, ok := d.enum(statusCodeNames)
-					sp.status = uint8(v)
+					sp.Status = uint8(v)
 					return 1, ok
 				case "message":
 					return 2, d.skipString()
@@ -632,7 +474,7 @@ func (d *fastDec) span(res int32) bool {
 // attributes reads an attribute array, appending the attributes whose keys
 // are in kept (the first of a repeated key, as the index does) to the
 // batch, and returns their range there; a nil kept keeps nothing.
-func (d *fastDec) attributes(kept map[string]string) (start, n int32, ok bool) {
+func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 	d.kept = d.kept[:0]
 	ok = d.array(func() bool {
 		var key []byte
@@ -657,7 +499,7 @@ func (d *fastDec) attributes(kept map[string]string) (start, n int32, ok bool) {
 		if kept == nil {
 			return true
 		}
-		k, keep := kept[string(key)]
+		k, keep := kept.lookup(key)
 		if !keep {
 			return true
 		}
@@ -672,16 +514,16 @@ func (d *fastDec) attributes(kept map[string]string) (start, n int32, ok bool) {
 		d.kept = append(d.kept, keptAttr{key: k, val: val})
 		return true
 	})
-	start = int32(len(d.out.attrs))
+	start = int32(len(d.out.Attrs))
 	if !ok {
 		return start, 0, false
 	}
 	for _, a := range d.kept {
-		fa := fastAttr{key: a.key, typ: a.val.typ, b: a.val.b, i: a.val.i}
+		fa := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
 		if a.val.typ == pcommon.ValueTypeStr {
-			fa.s = d.strs.str(a.val.s)
+			fa.Str = d.strs.str(a.val.s)
 		}
-		d.out.attrs = append(d.out.attrs, fa)
+		d.out.Attrs = append(d.out.Attrs, fa)
 	}
 	return start, int32(len(d.kept)), true
 }

@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ var (
 	// dump more repetitive than any real one: raise the ratio to read it).
 	ErrDecompressionLimit = errors.New("decompression limit exceeded")
 	// ErrMemoryLimit: what the input holds would take more memory than
-	// the budget (LoadOptions.MaxMemory) allows.
+	// the budget (ReadOptions.MaxMemory) allows.
 	ErrMemoryLimit = errors.New("memory budget exceeded")
 )
 

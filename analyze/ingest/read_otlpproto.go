@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -22,6 +22,43 @@ import (
 
 const expectedProtoRecord = "an OTLP ExportTraceServiceRequest protobuf record"
 
+// sniffLengthPrefixed recognises length-prefixed records: a plausible
+// length followed by the tag of field 1 (resource_spans, 0x0a), or by
+// zstd's magic (the Collector's compression: zstd).
+func sniffLengthPrefixed(head []byte) (detection, bool) {
+	// Skip zero-length records (empty requests) before judging the framing.
+	i := 0
+	for i+4 <= len(head) && binary.BigEndian.Uint32(head[i:]) == 0 {
+		i += 4
+	}
+	if i+5 <= len(head) {
+		n := binary.BigEndian.Uint32(head[i:])
+		switch {
+		case n > maxRecordBytes:
+		case head[i+4] == 0x0a:
+			return detection{format: FormatOTLPProto, looks: "length-prefixed protobuf"}, true
+		case i+8 <= len(head) && bytes.Equal(head[i+4:i+8], zstdMagic):
+			return detection{format: FormatOTLPProto, framedZstd: true, looks: "length-prefixed zstd frames"}, true
+		}
+	}
+	return detection{}, false
+}
+
+// openOTLPProto reads length-prefixed records, protobuf or (zstd records)
+// JSON; with a BatchSink, protobuf records go through the projection
+// decoder of fastproto.go.
+func openOTLPProto(o openArgs) (producer, func(rec) result, func(), error) {
+	fr, err := newFramedReader(o.s, o.opts.Format, o.det.framedZstd, o.workers, o.opts.MaxDecompressionRatio)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fr.keep = o.keep
+	if o.det.framedZstd {
+		o.in.Compression = "zstd"
+	}
+	return fr.produce, fr.decode, fr.close, nil
+}
+
 // framedReader reads length-prefixed records, optionally zstd-compressed.
 type framedReader struct {
 	s      *stream
@@ -30,7 +67,8 @@ type framedReader struct {
 	// The per-record zstd frames' compressed and decompressed bytes so
 	// far (workers decode concurrently), checked against ratio.
 	zin, zout atomic.Int64
-	ratio     float64 // negative: no bound
+	ratio     float64  // negative: no bound
+	keep      *keepSet // non-nil: decode into batches where possible (a BatchSink)
 }
 
 func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int, ratio float64) (*framedReader, error) {
@@ -179,11 +217,21 @@ func (fr *framedReader) decode(r rec) result {
 		data = out
 	}
 	if fr.forced == FormatOTLPJSON || fr.forced == FormatAuto && fr.zstd != nil && looksLikeJSON(data) {
+		if fr.keep != nil {
+			if b, ok := decodeFastOTLP(data, fr.keep); ok {
+				return result{batch: b, format: FormatOTLPJSON}
+			}
+		}
 		td, err := unmarshalOTLPJSON(data)
 		if err != nil {
 			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine, Err: err}}
 		}
 		return result{td: td, format: FormatOTLPJSON}
+	}
+	if fr.keep != nil {
+		if b, ok := decodeFastProto(data, fr.keep); ok {
+			return result{batch: b, format: FormatOTLPProto}
+		}
 	}
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)

@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -140,9 +140,27 @@ func emitLines(emit emitFunc, j *job) bool {
 	return emit(j)
 }
 
-// decodeOTLPJSONLine decodes one JSON line: one ExportTraceServiceRequest.
-func decodeOTLPJSONLine(path string) func(rec) result {
+// openOTLPJSON reads JSON lines (one request per line, as the Collector
+// writes) or one document (its resourceSpans elements, streamed). With a
+// BatchSink, lines go through the projection decoder of fastjson.go.
+func openOTLPJSON(o openArgs) (producer, func(rec) result, func(), error) {
+	recordCap := o.opts.budget().recordCap()
+	if linesMode(o.head) {
+		return o.s.produceLines(recordCap), decodeOTLPJSONLine(o.s.path, o.keep), func() {}, nil
+	}
+	return o.s.produceDoc(otlpDocSpec, recordCap), decodeOTLPResourceSpans(o.s.path), func() {}, nil
+}
+
+// decodeOTLPJSONLine decodes one JSON line: one ExportTraceServiceRequest,
+// into a Batch when keep is set and the line has the shape the projection
+// decoder takes, else with pdata.
+func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 	return func(r rec) result {
+		if keep != nil {
+			if b, ok := decodeFastOTLP(r.data, keep); ok {
+				return result{batch: b}
+			}
+		}
 		td, err := unmarshalOTLPJSON(r.data)
 		if err != nil {
 			cause := err

@@ -1,8 +1,7 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 )
 
@@ -19,20 +18,9 @@ type detection struct {
 	looks      string // what the content looks like, for error messages
 }
 
-// JSON keys that decide a document's format, at the top level of its first
-// object.
-var jsonFormatKeys = map[string]Format{
-	"resourceSpans":  FormatOTLPJSON,
-	"resource_spans": FormatOTLPJSON,
-	"data":           FormatJaeger,
-	"batches":        FormatTempo,
-	"trace":          FormatTempo,
-}
-
 // detect classifies an input from its first bytes: a JSON object by its
-// first deciding top-level key, length-prefixed protobuf by a plausible
-// length followed by the tag of field 1 (resource_spans, 0x0a) or by zstd's
-// magic. It never reads past head.
+// first deciding top-level key (formatSpec.jsonKeys), a binary format by
+// its sniffer (formatSpec.sniff). It never reads past head.
 func detect(head []byte) detection {
 	body := bytes.TrimPrefix(head, utf8BOM)
 	body = bytes.TrimLeft(body, " \t\r\n")
@@ -46,19 +34,11 @@ func detect(head []byte) detection {
 	if len(body) > 0 && body[0] == '[' {
 		return detection{looks: "a JSON array"}
 	}
-	// Skip zero-length records (empty requests) before judging the framing.
-	i := 0
-	for i+4 <= len(head) && binary.BigEndian.Uint32(head[i:]) == 0 {
-		i += 4
-	}
-	if i+5 <= len(head) {
-		n := binary.BigEndian.Uint32(head[i:])
-		switch {
-		case n > maxRecordBytes:
-		case head[i+4] == 0x0a:
-			return detection{format: FormatOTLPProto, looks: "length-prefixed protobuf"}
-		case i+8 <= len(head) && bytes.Equal(head[i+4:i+8], zstdMagic):
-			return detection{format: FormatOTLPProto, framedZstd: true, looks: "length-prefixed zstd frames"}
+	for _, spec := range formats {
+		if spec.sniff != nil {
+			if det, ok := spec.sniff(head); ok {
+				return det
+			}
 		}
 	}
 	if len(head) > 8 {

@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"context"
@@ -37,7 +37,7 @@ func readUntilCancel(t *testing.T, paths []string, opts ReadOptions, ready <-cha
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := Read(ctx, paths, opts, func(*Input, ptrace.Traces) error { return nil })
+		_, err := Read(ctx, paths, opts, SinkFunc(func(*Input, ptrace.Traces) error { return nil }))
 		done <- err
 	}()
 	<-ready

@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -30,13 +30,13 @@ func readBytes(t testing.TB, data []byte, opts ReadOptions) ([]Input, []ptrace.T
 func readPaths(t testing.TB, paths []string, opts ReadOptions) ([]Input, []ptrace.Traces, error) {
 	t.Helper()
 	var batches []ptrace.Traces
-	inputs, err := Read(context.Background(), paths, opts, func(in *Input, td ptrace.Traces) error {
+	inputs, err := Read(context.Background(), paths, opts, SinkFunc(func(in *Input, td ptrace.Traces) error {
 		if td.SpanCount() == 0 {
 			t.Errorf("%s: sink got an empty batch", in.Path)
 		}
 		batches = append(batches, td)
 		return nil
-	})
+	}))
 	return inputs, batches, err
 }
 
@@ -148,7 +148,7 @@ func TestCommittedDumpsRead(t *testing.T) {
 	var paths []string
 	for _, sc := range tracegen.Scenarios() {
 		for _, enc := range tracegen.Encodings() {
-			paths = append(paths, filepath.Join("..", "testdata", "traces", sc.Name+"."+enc.Ext))
+			paths = append(paths, filepath.Join("..", "..", "testdata", "traces", sc.Name+"."+enc.Ext))
 		}
 	}
 	inputs, _, err := readPaths(t, paths, ReadOptions{Strict: true})
@@ -433,13 +433,13 @@ func TestParallelDecodePreservesOrder(t *testing.T) {
 	for name, data := range map[string][]byte{"json lines": jsonl.Bytes(), "protobuf": pb.Bytes(), "json document": doc.Bytes()} {
 		t.Run(name, func(t *testing.T) {
 			var got []uint64
-			_, err := Read(context.Background(), []string{"-"}, ReadOptions{Workers: 4, Stdin: bytes.NewReader(data)}, func(_ *Input, td ptrace.Traces) error {
+			_, err := Read(context.Background(), []string{"-"}, ReadOptions{Workers: 4, Stdin: bytes.NewReader(data)}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
 				forEachTestSpan(td, func(sp ptrace.Span) {
 					id := sp.SpanID()
 					got = append(got, binary.BigEndian.Uint64(id[:]))
 				})
 				return nil
-			})
+			}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -492,13 +492,13 @@ func TestSinkErrorStopsReading(t *testing.T) {
 	second := writeInputFile(t, dir, "2.jsonl", jsonl.Bytes())
 	boom := errors.New("index full")
 	calls := 0
-	inputs, err := Read(context.Background(), []string{first, second}, ReadOptions{Workers: 2}, func(in *Input, td ptrace.Traces) error {
+	inputs, err := Read(context.Background(), []string{first, second}, ReadOptions{Workers: 2}, SinkFunc(func(in *Input, td ptrace.Traces) error {
 		calls++
 		if calls == 10 {
 			return boom
 		}
 		return nil
-	})
+	}))
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want the sink's", err)
 	}
@@ -522,13 +522,13 @@ func TestCancellationStopsPromptly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	inputs, err := Read(ctx, []string{"-"}, ReadOptions{Workers: 2, Stdin: bytes.NewReader(jsonl.Bytes())}, func(*Input, ptrace.Traces) error {
+	inputs, err := Read(ctx, []string{"-"}, ReadOptions{Workers: 2, Stdin: bytes.NewReader(jsonl.Bytes())}, SinkFunc(func(*Input, ptrace.Traces) error {
 		calls++
 		if calls == 3 {
 			cancel()
 		}
 		return nil
-	})
+	}))
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "-") {
 		t.Fatalf("err = %v, want context.Canceled naming the input", err)
 	}
@@ -539,10 +539,10 @@ func TestCancellationStopsPromptly(t *testing.T) {
 		t.Errorf("inputs = %+v", inputs)
 	}
 
-	_, err = Read(ctx, []string{"-"}, ReadOptions{Stdin: bytes.NewReader(jsonl.Bytes())}, func(*Input, ptrace.Traces) error {
+	_, err = Read(ctx, []string{"-"}, ReadOptions{Stdin: bytes.NewReader(jsonl.Bytes())}, SinkFunc(func(*Input, ptrace.Traces) error {
 		t.Error("sink called on a canceled context")
 		return nil
-	})
+	}))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("pre-canceled: err = %v", err)
 	}

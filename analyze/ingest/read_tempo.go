@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -18,6 +18,11 @@ import (
 // (the v1 API), {"trace": {"resourceSpans": [...]}} (the v2 API) or plain
 // {"resourceSpans": [...]}. Each ResourceSpans is normalised into what
 // pdata's OTLP/JSON unmarshaler takes and decoded by it.
+
+// openTempo streams the ResourceSpans of a Tempo document.
+func openTempo(o openArgs) (producer, func(rec) result, func(), error) {
+	return o.s.produceDoc(tempoDocSpec, o.opts.budget().recordCap()), decodeTempoResourceSpans(o.s.path), func() {}, nil
+}
 
 // decodeTempoResourceSpans decodes one element of a Tempo document's
 // batches or resourceSpans array.

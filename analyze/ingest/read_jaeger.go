@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
@@ -103,6 +103,11 @@ var jaegerKinds = map[string]ptrace.SpanKind{
 	"producer": ptrace.SpanKindProducer,
 	"consumer": ptrace.SpanKindConsumer,
 	"internal": ptrace.SpanKindInternal,
+}
+
+// openJaeger streams the traces of a Jaeger document's data array.
+func openJaeger(o openArgs) (producer, func(rec) result, func(), error) {
+	return o.s.produceDoc(jaegerDocSpec, o.opts.budget().recordCap()), decodeJaegerTrace(o.s.path), func() {}, nil
 }
 
 // decodeJaegerTrace decodes one element of a Jaeger document's data array.

@@ -1,12 +1,10 @@
-package analyze
+package ingest
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -14,21 +12,26 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/internal/tracegen"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
-// fastTestOpts keeps one extra span and resource attribute beyond the
-// vocabulary, as a selector or --scope-attr would.
-var fastTestOpts = IndexOptions{SpanAttrs: []string{"mcp.tool.name", "x"}, ResourceAttrs: []string{"deployment.environment", "x"}}
+// testKeep keeps what analyze's index keeps of the vocabulary, plus one
+// extra span and resource attribute, as a selector or --scope-attr would.
+var testKeep = KeepAttrs{
+	Span: []string{spans.AttrCacheHit, spans.AttrCacheKey, spans.AttrAttempt, spans.AttrMissReason, spans.AttrPoolID,
+		spans.AttrSessionID, spans.AttrMethodName, spans.AttrErrorType, spans.AttrServerAddress, spans.AttrServerPort,
+		"mcp.tool.name", "x"},
+	Resource: []string{spans.ResourceServiceInstanceID, spans.ResourceServiceName, "deployment.environment", "x"},
+}
 
 // keptView is what Index.Add reads of a batch, with keys filtered as the
 // index filters them: one line per resource and per span.
-func keptView(td ptrace.Traces, keys *fastKeys) []string {
+func keptView(td ptrace.Traces, keys *keepSet) []string {
 	var out []string
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
-		out = append(out, "resource "+keptAttrs(rs.Resource().Attributes(), keys.res))
+		out = append(out, "resource "+keptAttrs(rs.Resource().Attributes(), keys.res.keys()))
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j).Spans()
@@ -36,7 +39,7 @@ func keptView(td ptrace.Traces, keys *fastKeys) []string {
 				sp := ss.At(k)
 				out = append(out, fmt.Sprintf("span %s %s %s %q kind=%d status=%d %d..%d %s",
 					sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), sp.Name(), sp.Kind(), sp.Status().Code(),
-					sp.StartTimestamp(), sp.EndTimestamp(), keptAttrs(sp.Attributes(), keys.span)))
+					sp.StartTimestamp(), sp.EndTimestamp(), keptAttrs(sp.Attributes(), keys.span.keys())))
 			}
 		}
 	}
@@ -58,45 +61,46 @@ func keptAttrs(m pcommon.Map, kept map[string]string) string {
 	return b.String()
 }
 
-// batchTraces rebuilds a fast batch as a ptrace.Traces holding what it
-// keeps, one scope per resource, so that keptView can compare it with
-// pdata's decode of the same line.
-func batchTraces(b *fastBatch) ptrace.Traces {
+// batchTraces rebuilds a batch as a ptrace.Traces holding what it keeps,
+// one scope per resource, so that keptView can compare it with pdata's
+// decode of the same record.
+func batchTraces(b *Batch) ptrace.Traces {
 	td := ptrace.NewTraces()
-	for r, res := range b.res {
+	for r, res := range b.Resources {
 		rs := td.ResourceSpans().AppendEmpty()
-		putFastAttrs(rs.Resource().Attributes(), b.attrs[res.attrs:res.attrs+res.n])
+		putBatchAttrs(rs.Resource().Attributes(), b.ResourceAttrs(res))
 		ss := rs.ScopeSpans().AppendEmpty().Spans()
-		for _, fs := range b.spans {
-			if fs.res != int32(r) {
+		for i := range b.Spans {
+			fs := &b.Spans[i]
+			if fs.Resource != int32(r) {
 				continue
 			}
 			sp := ss.AppendEmpty()
-			sp.SetTraceID(fs.traceID)
-			sp.SetSpanID(fs.id)
-			sp.SetParentSpanID(fs.parent)
-			sp.SetName(fs.name)
-			sp.SetKind(ptrace.SpanKind(fs.kind))
-			sp.Status().SetCode(ptrace.StatusCode(fs.status))
-			sp.SetStartTimestamp(pcommon.Timestamp(fs.start))
-			sp.SetEndTimestamp(pcommon.Timestamp(fs.end))
-			putFastAttrs(sp.Attributes(), b.attrs[fs.attrs:fs.attrs+fs.n])
+			sp.SetTraceID(fs.TraceID)
+			sp.SetSpanID(fs.SpanID)
+			sp.SetParentSpanID(fs.ParentSpanID)
+			sp.SetName(fs.Name)
+			sp.SetKind(ptrace.SpanKind(fs.Kind))
+			sp.Status().SetCode(ptrace.StatusCode(fs.Status))
+			sp.SetStartTimestamp(pcommon.Timestamp(fs.Start))
+			sp.SetEndTimestamp(pcommon.Timestamp(fs.End))
+			putBatchAttrs(sp.Attributes(), b.SpanAttrs(fs))
 		}
 	}
 	return td
 }
 
-func putFastAttrs(m pcommon.Map, attrs []fastAttr) {
+func putBatchAttrs(m pcommon.Map, attrs []Attr) {
 	for _, a := range attrs {
-		switch a.typ {
+		switch a.Type {
 		case pcommon.ValueTypeStr:
-			m.PutStr(a.key, a.s)
+			m.PutStr(a.Key, a.Str)
 		case pcommon.ValueTypeBool:
-			m.PutBool(a.key, a.b)
+			m.PutBool(a.Key, a.Bool)
 		case pcommon.ValueTypeInt:
-			m.PutInt(a.key, a.i)
+			m.PutInt(a.Key, a.Int)
 		default:
-			panic("a fast batch holds a " + a.typ.String() + " attribute")
+			panic("a batch holds a " + a.Type.String() + " attribute")
 		}
 	}
 }
@@ -105,7 +109,7 @@ func putFastAttrs(m pcommon.Map, attrs []fastAttr) {
 // not fall back, requires pdata to read the same kept content from it.
 func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
 	t.Helper()
-	keys := newFastKeys(fastTestOpts)
+	keys := newKeepSet(testKeep)
 	b, ok := decodeFastOTLP(line, keys)
 	if !ok {
 		return false
@@ -122,22 +126,13 @@ func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
 	if !slices.Equal(g, w) {
 		t.Fatalf("fast path and pdata differ on\n%s\nfast:  %q\npdata: %q", line, g, w)
 	}
-	// Merged into an index, the batch must give exactly what Add gives
-	// for pdata's decode, down to the interning tables.
-	fx, px := NewIndex(fastTestOpts), NewIndex(fastTestOpts)
-	fx.addFast(b)
-	px.Add(want)
-	fx.fastBatches = 0 // the one field that says which path built it
-	if !reflect.DeepEqual(fx, px) {
-		t.Fatalf("Index.addFast and Index.Add built different indexes from\n%s", line)
-	}
 	return true
 }
 
 // fastSeedLines returns the lines of the committed OTLP JSON lines dumps
 // and of the spelling examples.
 func fastSeedLines(t testing.TB) [][]byte {
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "traces", "*.otlp.jsonl"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "traces", "*.otlp.jsonl"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no OTLP JSON lines dumps in testdata/traces (%v)", err)
 	}
@@ -194,7 +189,7 @@ func TestFastOTLPJSONFallsBack(t *testing.T) {
 		"timestamp with a fraction":   strings.Replace(base, `1777539600000000000`, `1.5`, 1),
 		"two values in one attribute": strings.Replace(base, `{"intValue":2}`, `{"intValue":2,"stringValue":"2"}`, 1),
 	}
-	keys := newFastKeys(fastTestOpts)
+	keys := newKeepSet(testKeep)
 	for name, line := range tests {
 		t.Run(name, func(t *testing.T) {
 			if _, ok := decodeFastOTLP([]byte(line), keys); ok {
@@ -209,7 +204,7 @@ func TestFastOTLPJSONKeepsOnlyKeptAttributes(t *testing.T) {
 	if !checkFastMatchesPdata(t, []byte(line)) {
 		t.Fatal("the fast path fell back on a line in the common shape")
 	}
-	b, _ := decodeFastOTLP([]byte(line), newFastKeys(fastTestOpts))
+	b, _ := decodeFastOTLP([]byte(line), newKeepSet(testKeep))
 	rs := batchTraces(b).ResourceSpans().At(0)
 	if got := rs.Resource().Attributes().Len(); got != 2 { // service.name and x
 		t.Errorf("resource kept %d attributes, want 2", got)
@@ -220,63 +215,6 @@ func TestFastOTLPJSONKeepsOnlyKeptAttributes(t *testing.T) {
 	}
 	if v, _ := sp.Attributes().Get("plugin.mcp.cache_hit"); !v.Bool() {
 		t.Error("a repeated key kept the later value; the index keeps the first")
-	}
-}
-
-// TestLoadFastPathMatchesRead loads a generated dump with Load (fast path)
-// and indexes what Read gives (pdata path): the reports must be equal.
-func TestLoadFastPathMatchesRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "bench.otlp.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tracegen.WriteBench(f, "otlp-jsonl", 3000); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{}
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Workers: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Every line of the workload is plain OTLP JSON: all of it must come
-	// through the fast path, or this test compares pdata with pdata.
-	lines := 0
-	if data, err := os.ReadFile(path); err == nil {
-		lines = bytes.Count(data, []byte("\n"))
-	}
-	if idx.fastBatches != lines || lines == 0 {
-		t.Fatalf("the fast path decoded %d of %d lines", idx.fastBatches, lines)
-	}
-	ref := NewIndex(cfg.IndexOptions())
-	inputs, err := Read(context.Background(), []string{path}, ReadOptions{Workers: 2}, func(_ *Input, td ptrace.Traces) error {
-		ref.Add(td)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref.SetInputs(inputs)
-	got, err := Analyze(idx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Analyze(ref, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gb, wb bytes.Buffer
-	if err := got.renderJSON(&gb); err != nil {
-		t.Fatal(err)
-	}
-	if err := want.renderJSON(&wb); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(gb.Bytes(), wb.Bytes()) {
-		t.Errorf("Load's report differs from the pdata path's:\nfast:  %s\npdata: %s", gb.Bytes(), wb.Bytes())
 	}
 }
 
@@ -344,57 +282,77 @@ func TestFastOTLPJSONMatchesPdataOnEdgeCases(t *testing.T) {
 	}
 }
 
-// TestFastPathOnlyWhereLoadAsksForIt pins the wiring: Read alone keeps
-// every attribute (the pdata path) and hands pdata to its sink; under
-// Load's context the OTLP JSON lines go to the fast sink as compact batches
-// holding only the index's attributes, and Read's sink sees none of them.
-func TestFastPathOnlyWhereLoadAsksForIt(t *testing.T) {
-	line := []byte(otlpCamelNumbers + "\n")
-	path := filepath.Join(t.TempDir(), "one.jsonl")
-	if err := os.WriteFile(path, line, 0o600); err != nil {
+// batchSink is a BatchSink that counts what it gets on each path.
+type batchSink struct {
+	traces, batches, spans, attrs int
+}
+
+func (s *batchSink) ConsumeTraces(_ *Input, td ptrace.Traces) error {
+	s.traces++
+	s.spans += td.SpanCount()
+	return nil
+}
+
+func (s *batchSink) ConsumeBatch(_ *Input, b *Batch) error {
+	s.batches++
+	s.spans += len(b.Spans)
+	s.attrs += len(b.Attrs)
+	return nil
+}
+
+var _ BatchSink = (*batchSink)(nil)
+
+// TestProjectionOnlyForBatchSinks pins the seam: a plain Sink gets pdata
+// with every attribute; a BatchSink gets compact batches holding only the
+// attributes ReadOptions.Keep names, and no pdata, for OTLP JSON lines and
+// OTLP protobuf records alike.
+func TestProjectionOnlyForBatchSinks(t *testing.T) {
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(otlpCamelNumbers))
+	if err != nil {
 		t.Fatal(err)
 	}
-	// attrs reads the file under ctx and returns the attributes the pdata
-	// sink saw and the spans Read counted.
-	attrs := func(ctx context.Context) (int, int) {
-		n := 0
-		inputs, err := Read(ctx, []string{path}, ReadOptions{Strict: true}, func(_ *Input, td ptrace.Traces) error {
-			n += td.ResourceSpans().At(0).Resource().Attributes().Len()
-			n += td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Len()
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n, inputs[0].Spans
+	dir := t.TempDir()
+	paths := map[string]string{
+		"json lines": writeInputFile(t, dir, "one.jsonl", []byte(otlpCamelNumbers+"\n")),
+		"protobuf":   writeInputFile(t, dir, "one.pb", bytes.Join(protoRecords(t, td), nil)),
 	}
-	if got, spans := attrs(context.Background()); got != 3 || spans != 1 {
-		t.Errorf("Read kept %d attributes of %d spans, want all 3 of 1", got, spans)
-	}
-	for _, tc := range []struct {
-		name string
-		keys *fastKeys
-		want int
-	}{
-		{"vocabulary keys", newFastKeys(IndexOptions{}), 3}, // service.name, plugin.mcp.attempt, plugin.mcp.cache_hit are all kept
-		{"no key kept", &fastKeys{span: map[string]string{}, res: map[string]string{}}, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fast, batches := 0, 0
-			ctx := withFastOTLPJSON(context.Background(), tc.keys, func(_ *Input, b *fastBatch) error {
-				fast += len(b.attrs)
-				batches++
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			n := 0
+			inputs, err := Read(t.Context(), []string{path}, ReadOptions{Strict: true}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
+				n += td.ResourceSpans().At(0).Resource().Attributes().Len()
+				n += td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Len()
 				return nil
-			})
-			got, spans := attrs(ctx)
-			if got != 0 {
-				t.Errorf("Read's sink saw %d attributes under the fast path, want none", got)
+			}))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if batches != 1 || spans != 1 {
-				t.Errorf("the fast sink got %d batches and Read counted %d spans, want 1 and 1", batches, spans)
+			if n != 3 || inputs[0].Spans != 1 {
+				t.Errorf("a plain Sink got %d attributes of %d spans, want all 3 of 1", n, inputs[0].Spans)
 			}
-			if fast != tc.want {
-				t.Errorf("the fast path kept %d attributes, want %d", fast, tc.want)
+			for _, tc := range []struct {
+				name string
+				keep KeepAttrs
+				want int
+			}{
+				{"vocabulary keys", testKeep, 3}, // service.name, plugin.mcp.attempt, plugin.mcp.cache_hit are all kept
+				{"no key kept", KeepAttrs{}, 0},
+				{"one key kept", KeepAttrs{Span: []string{"plugin.mcp.attempt"}}, 1},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					s := &batchSink{}
+					inputs, err := Read(t.Context(), []string{path}, ReadOptions{Strict: true, Keep: tc.keep}, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if s.traces != 0 || s.batches != 1 || s.spans != 1 || inputs[0].Spans != 1 {
+						t.Errorf("the BatchSink got %d pdata batches and %d batches of %d spans (Input.Spans %d), want 0, 1 and 1",
+							s.traces, s.batches, s.spans, inputs[0].Spans)
+					}
+					if s.attrs != tc.want {
+						t.Errorf("the batch kept %d attributes, want %d", s.attrs, tc.want)
+					}
+				})
 			}
 		})
 	}

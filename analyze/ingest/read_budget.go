@@ -1,4 +1,4 @@
-package analyze
+package ingest
 
 import (
 	"fmt"
@@ -67,10 +67,12 @@ func (b budget) recordCap() int64 {
 	return max(min(int64(b)/16, maxLineBytes), 1<<20)
 }
 
-// indexCap is how much the index may take: the analysis needs about as
-// much again for its per-span tables.
-func (b budget) indexCap() int64 {
-	return int64(b) / 2
+// MemoryBudget is the memory budget in bytes these options give: MaxMemory,
+// or DefaultMaxMemory when it is 0. The readers cut records at a sixteenth
+// of it; a sink that holds what it reads (analyze's index) checks itself
+// against its share of it.
+func (o ReadOptions) MemoryBudget() int64 {
+	return int64(o.budget())
 }
 
 // errRecordCap is the cause of a record cut at the cap.

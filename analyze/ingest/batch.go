@@ -1,0 +1,148 @@
+package ingest
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// Batch is the compact projection of one decoded record (a JSON line, a
+// protobuf record): what an index of spans reads and nothing more. Its
+// strings are owned (never slices of the input, whose buffers are
+// recycled) and often shared between spans (one string per distinct name
+// or value per decoding worker). A Batch is handed to
+// [BatchSink.ConsumeBatch] and recycled when that returns.
+type Batch struct {
+	// Resources in input order, empty ones and ones without spans
+	// included (an index interns them as it interns pdata's).
+	Resources []Resource
+	// Spans in input order.
+	Spans []Span
+	// Attrs holds the kept attributes of resources and spans; each names
+	// its own by range. Within one range a key appears once: the first of
+	// a repeated key, as an index keeps it.
+	Attrs []Attr
+
+	// refs counts who still reads the batch: Read while ConsumeBatch runs,
+	// plus one per Keep not yet released. The last to let go recycles it.
+	refs atomic.Int32
+}
+
+// Keep takes a reference to b for the sink that is consuming it: Read
+// does not recycle it when ConsumeBatch returns, so the sink may read it
+// later, from other goroutines (an engine's shards), and lets go with
+// Release once done. Call it only inside ConsumeBatch, once per Release.
+func (b *Batch) Keep() { b.refs.Add(1) }
+
+// Release lets go of a reference Keep took; the last one recycles the
+// batch, and nobody may use it afterwards.
+func Release(b *Batch) {
+	if b.refs.Add(-1) == 0 {
+		putBatch(b)
+	}
+}
+
+// Resource is one resource of a Batch: its kept attributes are
+// Attrs[Attrs : Attrs+N] of the batch.
+type Resource struct {
+	Attrs, N int32
+}
+
+// Span is one span as an index reads it. Kind and Status are the OTLP
+// enum numbers (as uint8 of pdata's SpanKind and StatusCode).
+type Span struct {
+	TraceID              pcommon.TraceID
+	SpanID, ParentSpanID pcommon.SpanID
+	Name                 string
+	Start, End           uint64 // Unix nanoseconds
+	Resource             int32  // index into Batch.Resources
+	Attrs, N             int32  // range in Batch.Attrs
+	Kind                 uint8
+	Status               uint8
+}
+
+// Attr is one kept attribute: a key of ReadOptions.Keep and a string, bool
+// or int value (the projection decoders leave every other type to pdata).
+type Attr struct {
+	Key  string
+	Type pcommon.ValueType // pcommon.ValueTypeStr, ValueTypeBool or ValueTypeInt
+	Str  string
+	Bool bool
+	Int  int64
+}
+
+// ResourceAttrs returns the kept attributes of r, a resource of b.
+func (b *Batch) ResourceAttrs(r Resource) []Attr { return b.Attrs[r.Attrs : r.Attrs+r.N] }
+
+// SpanAttrs returns the kept attributes of s, a span of b.
+func (b *Batch) SpanAttrs(s *Span) []Attr { return b.Attrs[s.Attrs : s.Attrs+s.N] }
+
+// batchPool recycles batches: the index copies what it keeps (its
+// strings are owned or interned), so once merged a batch is free again,
+// and reusing its slices spares growing them line after line.
+var batchPool = sync.Pool{New: func() any { return new(Batch) }}
+
+// getBatch returns an empty batch.
+func getBatch() *Batch {
+	return batchPool.Get().(*Batch)
+}
+
+// putBatch recycles b; the caller must not use it afterwards. A batch
+// grown by an unusually large line is left to the GC.
+func putBatch(b *Batch) {
+	const maxPooledSpans = 1 << 12
+	if b == nil || cap(b.Spans) > maxPooledSpans || cap(b.Attrs) > 16*maxPooledSpans {
+		return
+	}
+	clear(b.Attrs) // drop the strings
+	clear(b.Spans)
+	b.Resources, b.Spans, b.Attrs = b.Resources[:0], b.Spans[:0], b.Attrs[:0]
+	batchPool.Put(b)
+}
+
+// stringCache hands out one string per distinct span name or kept value
+// text, so the many spans of a dump that repeat a name, a cache key or a
+// session id do not each allocate it. Strings are immutable: batches may
+// share them.
+type stringCache struct {
+	m map[string]string
+	// recent holds the last strings handed out: a span name or a value
+	// often repeats one of the last few (a trace's spans cycle through a
+	// handful of names), and comparing a few bytes costs less than a hash.
+	recent [8]string
+	next   int
+}
+
+// maxCachedStrings bounds a cache: a dump with unique values (a request id
+// kept by a selector) must not grow it without end.
+const maxCachedStrings = 1 << 14
+
+// stringCaches gives each decoding worker a cache of its own.
+var stringCaches = sync.Pool{New: func() any { return &stringCache{m: make(map[string]string)} }}
+
+// str returns b as a string, allocated once per distinct text.
+func (c *stringCache) str(b []byte) string {
+	for _, s := range &c.recent {
+		if s == string(b) {
+			return s
+		}
+	}
+	s, ok := c.m[string(b)]
+	if !ok {
+		s = c.add(b)
+	}
+	c.recent[c.next] = s
+	c.next = (c.next + 1) % len(c.recent)
+	return s
+}
+
+// add allocates b as a string and caches it.
+func (c *stringCache) add(b []byte) string {
+	if len(c.m) >= maxCachedStrings {
+		clear(c.m)
+	}
+	s := string(b)
+	c.m[s] = s
+	return s
+}

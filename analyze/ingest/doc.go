@@ -1,0 +1,39 @@
+// Package ingest reads trace dumps and pushes what it decodes into a sink.
+//
+// It is the reading half of mcptrace's analyzer, kept apart so that nothing
+// past it knows which format a span came from: [Read] expands paths (files,
+// directories, globs, "-" for stdin), removes gzip or zstd, detects the
+// format (OTLP JSON lines or document, OTLP protobuf length-prefixed
+// records, Jaeger, Tempo), splits the input into records, decodes them on
+// every CPU and hands the results to a [Sink] in input order, from the
+// calling goroutine.
+//
+// # Formats
+//
+// Each format is one file (read_otlpjson.go, read_otlpproto.go,
+// read_jaeger.go, read_tempo.go) and one entry of the table in formats.go:
+// the top-level JSON keys or the sniffer that detect it, and how its
+// records are produced and decoded. Adding a format touches those two
+// places.
+//
+// # Sinks
+//
+// A [Sink] gets pdata ([ptrace.Traces]) with every attribute. A sink that
+// also implements [BatchSink] (found by type assertion, as pgx finds its
+// optional tracers) gets compact [Batch]es from the projection decoders of
+// OTLP JSON lines (fastjson.go) and OTLP protobuf (fastproto.go): ids,
+// names, kinds, times, status codes and only the attributes
+// [ReadOptions.Keep] names, the rest skipped without being built. Records
+// outside the shape a projection decoder takes still come through
+// ConsumeTraces, decoded by pdata, which also produces the exact error of a
+// malformed record. analyze's Index is such a sink.
+//
+// # Bad input
+//
+// Every input that cannot be read is a [*ReadError] naming the file, the
+// place (line or byte offset) and what was expected; in non-strict mode a
+// bad record is skipped with a warning and what was read is kept. A memory
+// budget ([ReadOptions.MaxMemory]) caps records, and a decompression ratio
+// caps gzip and zstd expansion, so hostile input ends with a clear error
+// rather than exhausting memory.
+package ingest

@@ -1,0 +1,587 @@
+package ingest
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The protobuf projection decoder.
+//
+// Like the JSON lines fast path (fastjson.go), it decodes one OTLP
+// ExportTraceServiceRequest record straight into a Batch: ids, name, kind,
+// times, status code and the kept span and resource attributes, nothing
+// else. It walks the wire format with protowire and never builds what it
+// skips (scopes, the values of attributes no one keeps, trace states).
+//
+// What it accepts, pdata's ProtoUnmarshaler accepts too and reads the same
+// way: every field pdata parses is checked as pdata checks it (the wire
+// type of each known field, id lengths, the structure of every nested
+// message down to the attribute values it skips), repeated scalar fields
+// are last-wins and a repeated status merges, as in pdata. Fields pdata
+// does not know are skipped as it skips them. It gives up on the record
+// (the caller then decodes it with pdata, which also produces the exact
+// error of a malformed record) on anything unusual: a malformed field, a
+// group, events or links, an enum value OTLP does not define, a repeated resource, the deprecated
+// instrumentation_library_spans (field 1000), string-table indexes, values
+// nested deeper than maxProtoDepth, a kept attribute whose value is not a
+// string, bool or int, or a record without spans.
+// FuzzFastOTLPProtoMatchesPdata (in analyze) pins the equivalence.
+
+// maxProtoDepth bounds how deep nested array and map values are walked;
+// deeper ones go to pdata (whose own limit is 100).
+const maxProtoDepth = 16
+
+// Field numbers of the OTLP trace messages (opentelemetry-proto's
+// trace/v1/trace.proto and common/v1/common.proto).
+const (
+	fieldRequestResourceSpans = 1
+
+	fieldRSResource          = 1
+	fieldRSScopeSpans        = 2
+	fieldRSSchemaURL         = 3
+	fieldRSDeprecatedScopes  = 1000
+	fieldResourceAttributes  = 1
+	fieldResourceDropped     = 2
+	fieldResourceEntityRefs  = 3
+	fieldSSScope             = 1
+	fieldSSSpans             = 2
+	fieldSSSchemaURL         = 3
+	fieldScopeName           = 1
+	fieldScopeVersion        = 2
+	fieldScopeAttributes     = 3
+	fieldScopeDropped        = 4
+	fieldSpanTraceID         = 1
+	fieldSpanSpanID          = 2
+	fieldSpanTraceState      = 3
+	fieldSpanParentSpanID    = 4
+	fieldSpanName            = 5
+	fieldSpanKind            = 6
+	fieldSpanStart           = 7
+	fieldSpanEnd             = 8
+	fieldSpanAttributes      = 9
+	fieldSpanDroppedAttrs    = 10
+	fieldSpanEvents          = 11
+	fieldSpanDroppedEvents   = 12
+	fieldSpanLinks           = 13
+	fieldSpanDroppedLinks    = 14
+	fieldSpanStatus          = 15
+	fieldSpanFlags           = 16
+	fieldStatusMessage       = 2
+	fieldStatusCode          = 3
+	fieldKVKey               = 1
+	fieldKVValue             = 2
+	fieldKVKeyStrindex       = 3
+	fieldValueString         = 1
+	fieldValueBool           = 2
+	fieldValueInt            = 3
+	fieldValueDouble         = 4
+	fieldValueArray          = 5
+	fieldValueKVList         = 6
+	fieldValueBytes          = 7
+	fieldValueStringStrindex = 8
+	fieldArrayValues         = 1
+	fieldKVListValues        = 1
+
+	// The largest enum values OTLP defines (SPAN_KIND_CONSUMER,
+	// STATUS_CODE_ERROR): the JSON fast path takes no others either.
+	maxSpanKind   = 5
+	maxStatusCode = 2
+)
+
+// decodeFastProto decodes one ExportTraceServiceRequest record keeping
+// what keep names, and reports false when the record is not in the shape
+// it handles (the caller then decodes it with pdata).
+func decodeFastProto(data []byte, keep *keepSet) (*Batch, bool) {
+	c := stringCaches.Get().(*stringCache)
+	defer stringCaches.Put(c)
+	d := protoDec{keep: keep, out: getBatch(), strs: c}
+	if !d.request(data) || len(d.out.Spans) == 0 {
+		putBatch(d.out)
+		return nil, false
+	}
+	return d.out, true
+}
+
+// protoDec is the state of one decode. Every method returns false to give
+// up on the record.
+type protoDec struct {
+	keep *keepSet
+	out  *Batch
+	strs *stringCache
+	kept []protoAttr // scratch space of the attributes of one span or resource
+}
+
+// protoAttr is a kept attribute gathered before it is added to the batch.
+type protoAttr struct {
+	key string
+	val protoValue
+}
+
+// protoValue is one AnyValue as far as the decoder reads it.
+type protoValue struct {
+	typ pcommon.ValueType
+	s   []byte // points into the record
+	i   int64
+	b   bool
+}
+
+// protoField is one field of a message.
+type protoField struct {
+	num protowire.Number
+	typ protowire.Type
+	v   uint64 // a varint, fixed32 or fixed64 value
+	b   []byte // a length-delimited value
+}
+
+// fieldIter walks the fields of one message: for it.next() { use it.f }
+// then !it.bad. A loop over it costs no closure call per field, which
+// matters: a span is a few dozen fields.
+type fieldIter struct {
+	b   []byte
+	f   protoField
+	bad bool // a malformed field or a group ended the walk
+}
+
+// next reads the next field into it.f. Nearly every field OTLP writes has
+// a one-byte tag (field numbers below 16) and, when length-delimited, a
+// one-byte length: those are read here, the rest by protowire.
+func (it *fieldIter) next() bool {
+	b := it.b
+	if len(b) == 0 {
+		return false
+	}
+	if tag := b[0]; tag < 0x80 && tag>>3 != 0 && protowire.Type(tag&7) == protowire.BytesType && len(b) >= 2 && b[1] < 0x80 {
+		end := 2 + int(b[1])
+		if end > len(b) {
+			it.bad = true
+			return false
+		}
+		it.f.num, it.f.typ, it.f.b = protowire.Number(tag>>3), protowire.BytesType, b[2:end]
+		it.b = b[end:]
+		return true
+	}
+	return it.nextSlow()
+}
+
+// nextSlow reads any other field with protowire.
+func (it *fieldIter) nextSlow() bool {
+	b := it.b
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		it.bad = true
+		return false
+	}
+	rest := b[n:]
+	var m int
+	f := &it.f
+	f.num, f.typ = num, typ
+	switch typ {
+	case protowire.VarintType:
+		f.v, m = protowire.ConsumeVarint(rest)
+	case protowire.Fixed64Type:
+		f.v, m = protowire.ConsumeFixed64(rest)
+	case protowire.Fixed32Type:
+		var v uint32
+		v, m = protowire.ConsumeFixed32(rest)
+		f.v = uint64(v)
+	case protowire.BytesType:
+		f.b, m = protowire.ConsumeBytes(rest)
+	default:
+		m = -1 // groups (never written by OTLP exporters) are left to pdata
+	}
+	if m < 0 {
+		it.bad = true
+		return false
+	}
+	it.b = rest[m:]
+	return true
+}
+
+// is reports whether f has wire type t: a known field of another wire type
+// is an error in pdata, so the decoder gives up.
+func (f *protoField) is(t protowire.Type) bool { return f.typ == t }
+
+func (d *protoDec) request(msg []byte) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		if f := &it.f; f.num == fieldRequestResourceSpans {
+			if !f.is(protowire.BytesType) || !d.resourceSpans(f.b) {
+				return false
+			}
+		} // unknown: skipped, as pdata skips it
+	}
+	return !it.bad
+}
+
+func (d *protoDec) resourceSpans(msg []byte) bool {
+	r := int32(len(d.out.Resources))
+	d.out.Resources = append(d.out.Resources, Resource{Attrs: int32(len(d.out.Attrs))})
+	seenResource := false
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldRSResource:
+			// A repeated resource merges in pdata: rare, left to it.
+			ok = f.is(protowire.BytesType) && !seenResource && d.resource(f.b, r)
+			seenResource = true
+		case fieldRSScopeSpans:
+			ok = f.is(protowire.BytesType) && d.scopeSpans(f.b, r)
+		case fieldRSSchemaURL:
+			ok = f.is(protowire.BytesType)
+		case fieldRSDeprecatedScopes:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
+}
+
+func (d *protoDec) resource(msg []byte, r int32) bool {
+	d.kept = d.kept[:0]
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldResourceAttributes:
+			ok = f.is(protowire.BytesType) && d.keyValue(f.b, &d.keep.res)
+		case fieldResourceDropped:
+			ok = f.is(protowire.VarintType)
+		case fieldResourceEntityRefs:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	if it.bad {
+		return false
+	}
+	start, n := d.flushKept()
+	d.out.Resources[r] = Resource{Attrs: start, N: n}
+	return true
+}
+
+func (d *protoDec) scopeSpans(msg []byte, r int32) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldSSScope:
+			ok = f.is(protowire.BytesType) && d.scope(f.b)
+		case fieldSSSpans:
+			ok = f.is(protowire.BytesType) && d.span(f.b, r)
+		case fieldSSSchemaURL:
+			ok = f.is(protowire.BytesType)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
+}
+
+// scope checks an InstrumentationScope; nothing of it is kept.
+func (d *protoDec) scope(msg []byte) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldScopeName, fieldScopeVersion:
+			ok = f.is(protowire.BytesType)
+		case fieldScopeAttributes:
+			ok = f.is(protowire.BytesType) && d.keyValue(f.b, nil)
+		case fieldScopeDropped:
+			ok = f.is(protowire.VarintType)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
+}
+
+func (d *protoDec) span(msg []byte, r int32) bool {
+	d.out.Spans = append(d.out.Spans, Span{Resource: r})
+	// Nothing appends to Spans while this span is read, so sp stays valid.
+	sp := &d.out.Spans[len(d.out.Spans)-1]
+	d.kept = d.kept[:0]
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldSpanTraceID:
+			ok = f.is(protowire.BytesType) && protoID(sp.TraceID[:], f.b)
+		case fieldSpanSpanID:
+			ok = f.is(protowire.BytesType) && protoID(sp.SpanID[:], f.b)
+		case fieldSpanParentSpanID:
+			ok = f.is(protowire.BytesType) && protoID(sp.ParentSpanID[:], f.b)
+		case fieldSpanTraceState:
+			ok = f.is(protowire.BytesType)
+		case fieldSpanName:
+			ok = f.is(protowire.BytesType)
+			sp.Name = d.strs.str(f.b)
+		case fieldSpanKind:
+			// An unknown kind is left to pdata.
+			ok = f.is(protowire.VarintType) && f.v <= maxSpanKind
+			sp.Kind = uint8(f.v)
+		case fieldSpanStart:
+			ok = f.is(protowire.Fixed64Type)
+			sp.Start = f.v
+		case fieldSpanEnd:
+			ok = f.is(protowire.Fixed64Type)
+			sp.End = f.v
+		case fieldSpanAttributes:
+			ok = f.is(protowire.BytesType) && d.keyValue(f.b, &d.keep.span)
+		case fieldSpanDroppedAttrs, fieldSpanDroppedEvents, fieldSpanDroppedLinks:
+			ok = f.is(protowire.VarintType)
+		case fieldSpanEvents, fieldSpanLinks:
+			ok = false // not indexed; pdata validates them
+		case fieldSpanStatus:
+			ok = f.is(protowire.BytesType) && d.status(f.b, sp)
+		case fieldSpanFlags:
+			ok = f.is(protowire.Fixed32Type)
+		}
+		if !ok {
+			return false
+		}
+	}
+	if it.bad {
+		return false
+	}
+	sp.Attrs, sp.N = d.flushKept()
+	return true
+}
+
+// protoID sets dst from an id field: empty is the zero id, as in pdata;
+// any other length but the id's is an error there.
+func protoID(dst, b []byte) bool {
+	switch len(b) {
+	case 0:
+		clear(dst)
+		return true
+	case len(dst):
+		copy(dst, b)
+		return true
+	}
+	return false
+}
+
+// status reads a Status; a repeated status merges into the span's, as in
+// pdata: only a code present changes it.
+func (d *protoDec) status(msg []byte, sp *Span) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldStatusMessage:
+			ok = f.is(protowire.BytesType)
+		case fieldStatusCode:
+			ok = f.is(protowire.VarintType) && f.v <= maxStatusCode
+			sp.Status = uint8(f.v)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
+}
+
+// keyValue reads one attribute; when its key is in kept (nil keeps
+// nothing) it gathers it in d.kept, the first of a repeated key only, as
+// the index keeps it.
+func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
+	var val protoValue
+	key, ok := compactKV(msg, &val)
+	if !ok {
+		val = protoValue{}
+		if !d.kvFields(msg, &key, &val, 0) {
+			return false
+		}
+	}
+	k, ok := kept.lookup(key)
+	if !ok {
+		return true
+	}
+	switch val.typ {
+	case pcommon.ValueTypeStr, pcommon.ValueTypeBool, pcommon.ValueTypeInt:
+	default:
+		return false // kept: leave other types (and their formatting) to pdata
+	}
+	for _, a := range d.kept {
+		if a.key == k {
+			return true
+		}
+	}
+	d.kept = append(d.kept, protoAttr{key: k, val: val})
+	return true
+}
+
+// compactKV reads a KeyValue in the shape exporters write: a key (field
+// 1) and a value (field 2) holding one string, bool or int, in either order
+// (pdata writes the value first), with one-byte lengths. It is kvFields
+// unrolled for the shape nearly every attribute has; on anything else it
+// reports false and kvFields reads the attribute.
+func compactKV(msg []byte, v *protoValue) (key []byte, ok bool) {
+	const keyTag, valueTag = 1<<3 | 2, 2<<3 | 2 // fields 1 and 2, length-delimited
+	const strTag, boolTag, intTag = 1<<3 | 2, 2 << 3, 3 << 3
+	var val []byte
+	for range 2 {
+		if len(msg) < 2 || msg[1] >= 0x80 {
+			return nil, false
+		}
+		end := 2 + int(msg[1])
+		if end > len(msg) {
+			return nil, false
+		}
+		switch {
+		case msg[0] == keyTag && key == nil:
+			key = msg[2:end]
+		case msg[0] == valueTag && val == nil:
+			val = msg[2:end]
+		default:
+			return nil, false
+		}
+		msg = msg[end:]
+	}
+	if len(msg) != 0 || len(val) < 2 {
+		return nil, false
+	}
+	switch val[0] {
+	case strTag:
+		if val[1] >= 0x80 || 2+int(val[1]) != len(val) {
+			return nil, false
+		}
+		v.typ, v.s = pcommon.ValueTypeStr, val[2:]
+	case boolTag:
+		if len(val) != 2 || val[1] >= 0x80 {
+			return nil, false
+		}
+		v.typ, v.b = pcommon.ValueTypeBool, val[1] != 0
+	case intTag:
+		x, n := protowire.ConsumeVarint(val[1:])
+		if n < 0 || 1+n != len(val) {
+			return nil, false
+		}
+		v.typ, v.i = pcommon.ValueTypeInt, int64(x)
+	default:
+		return nil, false
+	}
+	return key, true
+}
+
+// kvFields reads a KeyValue's fields: key and value are last-wins, and a
+// repeated value merges (its last field wins), as in pdata.
+func (d *protoDec) kvFields(msg []byte, key *[]byte, val *protoValue, depth int) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldKVKey:
+			ok = f.is(protowire.BytesType)
+			*key = f.b
+		case fieldKVValue:
+			ok = f.is(protowire.BytesType) && d.value(f.b, val, depth+1)
+		case fieldKVKeyStrindex:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
+}
+
+// value reads an AnyValue into v; nested arrays and maps are checked, not
+// kept.
+func (d *protoDec) value(msg []byte, v *protoValue, depth int) bool {
+	if depth > maxProtoDepth {
+		return false
+	}
+	it := fieldIter{b: msg}
+	for it.next() {
+		f := &it.f
+		ok := true
+		switch f.num {
+		case fieldValueString:
+			ok = f.is(protowire.BytesType)
+			v.typ, v.s = pcommon.ValueTypeStr, f.b
+		case fieldValueBool:
+			ok = f.is(protowire.VarintType)
+			v.typ, v.b = pcommon.ValueTypeBool, f.v != 0
+		case fieldValueInt:
+			ok = f.is(protowire.VarintType)
+			v.typ, v.i = pcommon.ValueTypeInt, int64(f.v)
+		case fieldValueDouble:
+			ok = f.is(protowire.Fixed64Type)
+			v.typ = pcommon.ValueTypeDouble
+		case fieldValueArray:
+			ok = f.is(protowire.BytesType) && d.array(f.b, depth)
+			v.typ = pcommon.ValueTypeSlice
+		case fieldValueKVList:
+			ok = f.is(protowire.BytesType) && d.kvList(f.b, depth)
+			v.typ = pcommon.ValueTypeMap
+		case fieldValueBytes:
+			ok = f.is(protowire.BytesType)
+			v.typ = pcommon.ValueTypeBytes
+		case fieldValueStringStrindex:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return !it.bad
+}
+
+// array checks an ArrayValue.
+func (d *protoDec) array(msg []byte, depth int) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		if f := &it.f; f.num == fieldArrayValues {
+			var v protoValue
+			if !f.is(protowire.BytesType) || !d.value(f.b, &v, depth+1) {
+				return false
+			}
+		}
+	}
+	return !it.bad
+}
+
+// kvList checks a KeyValueList.
+func (d *protoDec) kvList(msg []byte, depth int) bool {
+	it := fieldIter{b: msg}
+	for it.next() {
+		if f := &it.f; f.num == fieldKVListValues {
+			var key []byte
+			var v protoValue
+			if !f.is(protowire.BytesType) || !d.kvFields(f.b, &key, &v, depth+1) {
+				return false
+			}
+		}
+	}
+	return !it.bad
+}
+
+// flushKept appends the gathered attributes to the batch and returns their
+// range.
+func (d *protoDec) flushKept() (start, n int32) {
+	start = int32(len(d.out.Attrs))
+	for _, a := range d.kept {
+		attr := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
+		if a.val.typ == pcommon.ValueTypeStr {
+			attr.Str = d.strs.str(a.val.s)
+		}
+		d.out.Attrs = append(d.out.Attrs, attr)
+	}
+	return start, int32(len(d.kept))
+}

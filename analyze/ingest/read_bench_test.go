@@ -1,0 +1,86 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
+)
+
+// The read benchmarks measure Read end to end (file reading, parallel
+// decoding, order kept, a pdata sink called); BenchmarkDecodeOnly
+// (decode_bench_test.go) compares the decoders alone with pdata's. Each
+// reports spans/s; the dump is generated into a temporary directory
+// (MCPTRACE_READ_BENCH_SPANS spans, default 200000).
+
+func readBenchSpans(b *testing.B) int {
+	if s := os.Getenv("MCPTRACE_READ_BENCH_SPANS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			b.Fatalf("MCPTRACE_READ_BENCH_SPANS=%q: want a positive number of spans", s)
+		}
+		return n
+	}
+	return 200_000
+}
+
+// readBenchDump writes a benchmark dump in encoding and returns its path,
+// size and span count.
+func readBenchDump(b *testing.B, encoding string) (string, int64, int) {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "bench-read."+encoding)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	n, err := tracegen.WriteBench(w, encoding, readBenchSpans(b))
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatalf("generate %s dump: %v", encoding, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, fi.Size(), n
+}
+
+func benchRead(b *testing.B, encoding string) {
+	path, size, want := readBenchDump(b, encoding)
+	b.SetBytes(size)
+	b.ResetTimer()
+	spans := 0
+	for b.Loop() {
+		n := 0
+		_, err := Read(context.Background(), []string{path}, ReadOptions{}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
+			n += td.SpanCount()
+			return nil
+		}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n != want {
+			b.Fatalf("read %d spans, want %d", n, want)
+		}
+		spans += n
+	}
+	b.ReportMetric(float64(spans)/b.Elapsed().Seconds(), "spans/s")
+}
+
+// BenchmarkReadOTLPJSONLines reads a JSON-lines dump with Read on every CPU.
+func BenchmarkReadOTLPJSONLines(b *testing.B) { benchRead(b, "otlp-jsonl") }
+
+// BenchmarkReadOTLPProto reads a length-prefixed protobuf dump with Read.
+func BenchmarkReadOTLPProto(b *testing.B) { benchRead(b, "otlp-proto") }

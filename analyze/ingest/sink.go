@@ -1,0 +1,123 @@
+package ingest
+
+import "go.opentelemetry.io/collector/pdata/ptrace"
+
+// Sink takes what Read decodes, input by input and batch by batch, in
+// input order, from one goroutine at a time (the goroutine that called
+// Read). It is the one seam between the readers and whatever consumes spans
+// (analyze's index, a test): nothing past it knows which format a span came
+// from, as a Collector receiver hands every wire format to a consumer.
+type Sink interface {
+	// ConsumeTraces takes a batch decoded with pdata. The batch is handed
+	// over: the sink may retain td, Read never touches it again. in
+	// describes the input so far (Spans already counts td); it must not be
+	// retained past the call. An error stops Read, which returns it.
+	ConsumeTraces(in *Input, td ptrace.Traces) error
+}
+
+// BatchSink is a Sink that also takes compact batches: only the ids, names,
+// kinds, times, status codes and the attributes ReadOptions.Keep names.
+// Read finds it by type assertion (as pgx finds its optional tracer
+// interfaces) and then decodes the formats that have a projection decoder
+// (OTLP JSON lines, OTLP protobuf records) straight into a Batch, skipping
+// pdata, which spends most of its time building attributes, events and
+// scopes no index reads. Records the projection does not handle still
+// arrive through ConsumeTraces, so a BatchSink must handle both.
+type BatchSink interface {
+	Sink
+	// ConsumeBatch takes one decoded record. b belongs to Read: it is
+	// recycled when ConsumeBatch returns, so the sink must copy what it
+	// keeps (its strings may be retained: they are immutable), unless it
+	// takes the batch over with b.Keep (and hands it back with Release).
+	// in is as for ConsumeTraces. An error stops Read, which returns it.
+	ConsumeBatch(in *Input, b *Batch) error
+}
+
+// SinkFunc adapts a function to a Sink (the pdata path only).
+type SinkFunc func(in *Input, td ptrace.Traces) error
+
+// ConsumeTraces calls f.
+func (f SinkFunc) ConsumeTraces(in *Input, td ptrace.Traces) error { return f(in, td) }
+
+var _ Sink = SinkFunc(nil)
+
+// KeepAttrs names the attributes a Batch keeps; the projection decoders
+// skip every other attribute without building it. The zero value keeps
+// none. The empty key is never kept.
+type KeepAttrs struct {
+	Span     []string // span attribute keys
+	Resource []string // resource attribute keys
+}
+
+// keepSet is the immutable form of KeepAttrs the decoding workers share.
+type keepSet struct {
+	span, res keyFilter
+}
+
+// keyFilter is a set of attribute keys. Every attribute of every span is
+// looked up and most are not kept: comparing the key with the few kept
+// keys of its length costs a fraction of hashing it.
+type keyFilter struct {
+	byLen [maxFilterLen][]string // kept keys shorter than maxFilterLen, by length
+	long  map[string]string      // the others, each to itself
+}
+
+// maxFilterLen bounds the keys keyFilter lists by length.
+const maxFilterLen = 64
+
+func newKeyFilter(keys []string) keyFilter {
+	var f keyFilter
+	for _, k := range keys {
+		switch {
+		case k == "" || f.has(k):
+		case len(k) < maxFilterLen:
+			f.byLen[len(k)] = append(f.byLen[len(k)], k)
+		default:
+			if f.long == nil {
+				f.long = map[string]string{}
+			}
+			f.long[k] = k
+		}
+	}
+	return f
+}
+
+func (f *keyFilter) has(k string) bool {
+	_, ok := f.lookup([]byte(k))
+	return ok
+}
+
+// lookup returns the kept key equal to key. A nil filter keeps nothing.
+func (f *keyFilter) lookup(key []byte) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	if len(key) < maxFilterLen {
+		for _, k := range f.byLen[len(key)] {
+			if k == string(key) {
+				return k, true
+			}
+		}
+		return "", false
+	}
+	k, ok := f.long[string(key)]
+	return k, ok
+}
+
+// keys returns the kept keys, for tests.
+func (f *keyFilter) keys() map[string]string {
+	m := map[string]string{}
+	for _, ks := range f.byLen {
+		for _, k := range ks {
+			m[k] = k
+		}
+	}
+	for k := range f.long {
+		m[k] = k
+	}
+	return m
+}
+
+func newKeepSet(k KeepAttrs) *keepSet {
+	return &keepSet{span: newKeyFilter(k.Span), res: newKeyFilter(k.Resource)}
+}
