@@ -1,61 +1,205 @@
 #!/usr/bin/env bash
-# bench-engine.sh measures the whole `mcptrace analyze` (the batch engine,
-# its default) on generated dumps of OTLP JSON lines (internal/tracegen's
-# benchmark workload) of each size in SIZES, against `cat FILE >/dev/null`
-# (a page-cache read) in the same rounds, interleaved, at GOMAXPROCS=PROCS.
-# It prints, per size, spans/s and ns per span (min/median/max over RUNS
-# rounds of wall time) and the fraction of the page-cache read's speed the
-# analysis reaches, with the machine's load before and after. It writes
-# nothing but its temporary files.
+# bench-engine.sh measures the whole `mcptrace analyze` command (the
+# incremental engine fed by the readers) on generated dumps of the pool
+# vocabulary (internal/tracegen, time-ordered), and writes the figures into
+# BENCHMARKS.md under "## Engine", leaving the other sections as they are:
 #
-# Usage: scripts/bench-engine.sh   (env: SIZES="250000 1000000 4000000" RUNS=3 PROCS=2 ARGS="")
-# ARGS are extra `mcptrace analyze` flags, e.g. ARGS="--window 1m --max-open-traces 100000".
+#   1. throughput on 2 cores, SPANS (default 4M) spans of OTLP JSON lines,
+#      against a page-cache read of the same file (`cat FILE >/dev/null`)
+#      and, when BASE_REV is set, the same command built at that commit,
+#      interleaved round by round;
+#   2. time per span at 250k, 1M, 4M and 16M spans (prefixes of one file:
+#      each line is one export batch of about 900 spans), against the 250k
+#      figure;
+#   3. streaming: STREAM_SPANS (default 20M) spans piped from the generator
+#      into `mcptrace analyze --window 30s --max-open-traces 100000 -`, its
+#      peak RSS, and its figures against a batch run of the same stream.
+#
+# Goals (issue 9): >= 1.5M spans/s on 2 cores at 4M spans; time per span
+# flat from 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with
+# the batch run's figures.
+#
+# Usage: scripts/bench-engine.sh
+#   env: SPANS=4000000 SIZES="250000 1000000 4000000 16000000"
+#        STREAM_SPANS=20000000 ROUNDS=3 BASE_REV= OUT=BENCHMARKS.md
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-SIZES=${SIZES:-"250000 1000000 4000000"}
-RUNS=${RUNS:-3}
-PROCS=${PROCS:-2}
-ARGS=${ARGS:-}
+SPANS=${SPANS:-4000000}
+SIZES=${SIZES:-"250000 1000000 4000000 16000000"}
+STREAM_SPANS=${STREAM_SPANS:-20000000}
+ROUNDS=${ROUNDS:-3}
+BASE_REV=${BASE_REV:-}
+OUT=${OUT:-BENCHMARKS.md}
+export GOMAXPROCS=2
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+cleanup() {
+	if [ -n "$BASE_REV" ] && [ -d "$tmp/base" ]; then git worktree remove --force "$tmp/base" >/dev/null 2>&1 || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
 log() { printf 'bench-engine: %s\n' "$*" >&2; }
+command -v jq >/dev/null 2>&1 || { log "installing jq"; apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }; }
 
+log "building mcptrace and the generator"
 go build -o "$tmp/mcptrace" ./cmd/mcptrace
+go build -o "$tmp/gen" ./internal/tracegen/gen
+if [ -n "$BASE_REV" ]; then
+	log "building mcptrace at $BASE_REV"
+	git worktree add --detach "$tmp/base" "$BASE_REV" >/dev/null 2>&1
+	(cd "$tmp/base" && go build -o "$tmp/mcptrace-base" ./cmd/mcptrace)
+fi
 
-# wall CMD...: the wall time of one run, in seconds.
+# The largest size is written once; smaller sizes are its first lines.
+largest=$SPANS
+for s in $SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
+log "generating $largest spans of OTLP JSON lines"
+written=$("$tmp/gen" -bench "$largest" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
+spans_per_line=$((written / $(wc -l <"$tmp/all.jsonl")))
+# prefix N: the first lines of the big file holding at least N spans.
+prefix() {
+	local n=$1 lines
+	lines=$(((n + spans_per_line - 1) / spans_per_line))
+	head -n "$lines" "$tmp/all.jsonl" >"$tmp/p$n.jsonl"
+	echo "$tmp/p$n.jsonl"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+# wall CMD...: wall time of one run in seconds.
 wall() {
 	local s e
 	s=$(date +%s.%N)
 	"$@" >/dev/null
 	e=$(date +%s.%N)
-	echo "$e - $s" | bc -l
+	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", e - s }'
 }
-# stats: min median max of the numbers on stdin.
-stats() { sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[1], a[int((NR+1)/2)], a[NR]}'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
+minimum() { sort -g | head -n1; }
+maximum() { sort -g | tail -n1; }
+stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); GOMAXPROCS=$PROCS; $RUNS interleaved rounds; args: ${ARGS:-none}"
-echo
-echo "| spans | MB | analyze s (min/med/max) | spans/s (median) | ns/span (median) | cat s (median) | fraction of cat |"
-echo "|---|---|---|---|---|---|---|"
-for n in $SIZES; do
-	f="$tmp/bench-$n.jsonl"
-	go run ./internal/tracegen/gen -bench "$n" -encoding otlp-jsonl -o "$f" 2>/dev/null
-	spans=$(GOMAXPROCS=$PROCS "$tmp/mcptrace" analyze --format json $ARGS "$f" | sed -n 's/^  "spans": \([0-9]*\),$/\1/p')
-	mb=$(du -m "$f" | cut -f1)
-	cat "$f" >/dev/null # warm the page cache
-	: >"$tmp/a"
-	: >"$tmp/c"
-	for _ in $(seq "$RUNS"); do
-		wall env GOMAXPROCS="$PROCS" "$tmp/mcptrace" analyze --format json $ARGS "$f" >>"$tmp/a"
-		wall cat "$f" >>"$tmp/c"
-	done
-	read -r amin amed amax < <(stats <"$tmp/a")
-	read -r _ cmed _ < <(stats <"$tmp/c")
-	printf '| %s | %s | %.2f / %.2f / %.2f | %.0f | %.0f | %.3f | %.3f |\n' "$spans" "$mb" "$amin" "$amed" "$amax" \
-		"$(echo "$spans / $amed" | bc -l)" "$(echo "$amed * 1000000000 / $spans" | bc -l)" "$cmed" "$(echo "$cmed / $amed" | bc -l)"
-	rm -f "$f"
+# 1. Throughput at SPANS.
+file=$(prefix "$SPANS")
+spans=$("$tmp/mcptrace" analyze --format json "$file" | jq .spans)
+bytes=$(stat -c %s "$file")
+cat "$file" >/dev/null
+: >"$tmp/t_cat"
+: >"$tmp/t_new"
+: >"$tmp/t_base"
+log "throughput: $spans spans, $ROUNDS interleaved rounds"
+for r in $(seq "$ROUNDS"); do
+	wall cat "$file" >>"$tmp/t_cat"
+	echo >>"$tmp/t_cat"
+	wall "$tmp/mcptrace" analyze --format json "$file" >>"$tmp/t_new"
+	echo >>"$tmp/t_new"
+	if [ -n "$BASE_REV" ]; then
+		wall "$tmp/mcptrace-base" analyze --format json "$file" >>"$tmp/t_base"
+		echo >>"$tmp/t_base"
+	fi
+	log "round $r done"
 done
-echo
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+rate_of() { awk -v n="$1" '{ printf "%.0f\n", n / $1 }' "$2"; }
+rate_of "$spans" "$tmp/t_new" >"$tmp/r_new"
+rate_of "$bytes" "$tmp/t_cat" >"$tmp/r_cat"
+new_rate=$(median <"$tmp/r_new")
+new_mbs=$(awk -v b="$bytes" -v r="$new_rate" -v n="$spans" 'BEGIN { printf "%.0f", b / (n / r) / 1e6 }')
+cat_mbs=$(awk -v r="$(median <"$tmp/r_cat")" 'BEGIN { printf "%.0f", r / 1e6 }')
+frac=$(awk -v a="$new_mbs" -v c="$cat_mbs" 'BEGIN { printf "%.1f", 100 * a / c }')
+base_line=""
+if [ -n "$BASE_REV" ]; then
+	rate_of "$spans" "$tmp/t_base" >"$tmp/r_base"
+	paste "$tmp/r_new" "$tmp/r_base" | awk '{ printf "%.3f\n", $1 / $2 }' >"$tmp/x_base"
+	base_line="| \`mcptrace analyze\` at $BASE_REV | $(median <"$tmp/r_base") | | new / base per round: $(stats "$tmp/x_base")x |"
+fi
+verdict_ge() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "**missed**") }'; }
+
+# 2. Time per span by size.
+: >"$tmp/sizes"
+for s in $SIZES; do
+	f=$(prefix "$s")
+	n=$("$tmp/mcptrace" analyze --format json "$f" | jq .spans)
+	: >"$tmp/ts"
+	for _ in $(seq "$ROUNDS"); do
+		wall "$tmp/mcptrace" analyze --format json "$f" >>"$tmp/ts"
+		echo >>"$tmp/ts"
+	done
+	ns=$(awk -v n="$n" -v t="$(minimum <"$tmp/ts")" 'BEGIN { printf "%.0f", t * 1e9 / n }')
+	echo "$s $n $ns" >>"$tmp/sizes"
+	log "size $n: $ns ns/span (best of $ROUNDS)"
+	[ "$f" = "$file" ] || rm -f "$f"
+done
+first_ns=$(head -n1 "$tmp/sizes" | cut -d' ' -f3)
+size_rows=$(awk -v f="$first_ns" '{ printf "| %d | %d | %.2fx |\n", $2, $3, $3 / f }' "$tmp/sizes")
+worst=$(awk -v f="$first_ns" 'BEGIN { w = 0 } { if ($3 / f > w) w = $3 / f } END { printf "%.2f", w }' "$tmp/sizes")
+rm -f "$tmp/all.jsonl"
+
+# 3. Streaming.
+log "streaming $STREAM_SPANS spans through a pipe (window 30s, 100000 open traces)"
+"$tmp/gen" -bench "$STREAM_SPANS" -encoding otlp-jsonl -o /dev/stdout 2>/dev/null |
+	/usr/bin/time -f '%M %e' -o "$tmp/stream.time" "$tmp/mcptrace" analyze --format json --window 30s --max-open-traces 100000 - >"$tmp/stream.json"
+log "the same stream in one batch"
+"$tmp/gen" -bench "$STREAM_SPANS" -encoding otlp-jsonl -o /dev/stdout 2>/dev/null |
+	/usr/bin/time -f '%M %e' -o "$tmp/batch.time" "$tmp/mcptrace" analyze --format json - >"$tmp/batch.json"
+read -r stream_kb stream_s <"$tmp/stream.time"
+read -r batch_kb batch_s <"$tmp/batch.time"
+stream_mib=$((stream_kb / 1024))
+batch_mib=$((batch_kb / 1024))
+stream_spans=$(jq .spans "$tmp/stream.json")
+if diff <(jq -S 'del(.stream, .settings)' "$tmp/stream.json") <(jq -S 'del(.stream, .settings)' "$tmp/batch.json") >"$tmp/stream.diff"; then
+	same="identical (the report without its \`stream\` and \`settings\` sections)"
+else
+	same="**different**: $(head -c 400 "$tmp/stream.diff" | tr '\n' ' ')"
+fi
+stream_extra=$(jq -c '.stream // {}' "$tmp/stream.json")
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+section=$(mktemp -p "$tmp")
+cat >"$section" <<EOF
+## Engine
+
+Generated by \`scripts/bench-engine.sh\` on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD): $(nproc) CPUs
+($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)), $(go version | cut -d' ' -f3), GOMAXPROCS=2,
+load average $load_before before and $load_after after. Dumps: time-ordered
+OTLP JSON lines of the pool vocabulary from \`internal/tracegen\` (about $spans_per_line spans a line).
+
+Reproduce: \`SPANS=$SPANS SIZES="$SIZES" STREAM_SPANS=$STREAM_SPANS ROUNDS=$ROUNDS BASE_REV=$BASE_REV scripts/bench-engine.sh\`
+
+Whole \`mcptrace analyze --format json FILE\` (process start to JSON report),
+$spans spans, $((bytes / 1000000)) MB, $ROUNDS interleaved rounds, median (min – max):
+
+| run | spans/s | MB/s | |
+|---|---:|---:|---|
+| \`mcptrace analyze\` | $(stats "$tmp/r_new") | $new_mbs | goal ≥ 1500000 spans/s: $(verdict_ge "$new_rate" 1500000) |
+| \`cat FILE >/dev/null\` (page cache) | | $cat_mbs | analyze reaches $frac% of it |
+$base_line
+
+Time per span by dump size (best of $ROUNDS; prefixes of one dump):
+
+| spans | ns/span | against the smallest |
+|---:|---:|---:|
+$size_rows
+
+Worst size against the smallest: ${worst}x.
+
+Streaming: $stream_spans spans generated into a pipe and analysed with
+\`--window 30s --max-open-traces 100000\` (\`$stream_extra\`):
+peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(awk -v m="$stream_mib" 'BEGIN { print (m <= 256 ? "met" : "**missed**") }')); the same stream
+in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
+
+EOF
+
+if [ -f "$OUT" ]; then
+	awk -v section="$section" '
+		BEGIN { while ((getline line < section) > 0) text = text line "\n" }
+		/^## / { if (skip) skip = 0; if ($0 == "## Engine") { printf "%s", text; skip = 1; done = 1; next } }
+		!skip { print }
+		END { if (!done) { if (NR > 0) print ""; printf "%s", text } }
+	' "$OUT" >"$tmp/out.md"
+	cp "$tmp/out.md" "$OUT"
+else
+	{ echo "# Benchmarks"; echo; cat "$section"; } >"$OUT"
+fi
+log "wrote the Engine section of $OUT"
+cat "$section"

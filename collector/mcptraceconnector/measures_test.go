@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
 
@@ -50,11 +51,11 @@ func readDump(t *testing.T, path string) []ptrace.Traces {
 
 // readDumpErr hands every batch of the dump at path to f.
 func readDumpErr(path string, f func(ptrace.Traces)) ([]analyze.Input, error) {
-	return analyze.Read(context.Background(), []string{path}, analyze.ReadOptions{Strict: true},
-		func(_ *analyze.Input, td ptrace.Traces) error {
+	return ingest.Read(context.Background(), []string{path}, ingest.ReadOptions{Strict: true},
+		ingest.SinkFunc(func(_ *ingest.Input, td ptrace.Traces) error {
 			f(td)
 			return nil
-		})
+		}))
 }
 
 // shuffledBatches spreads the spans of batches over new OTLP batches of 1
