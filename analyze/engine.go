@@ -35,6 +35,14 @@ type EngineOptions struct {
 	// counted as cut (each shard holds at most its share and cuts down to
 	// seven eighths of it, so cuts come in batches). 0 means no bound.
 	MaxOpenTraces int
+	// HoldComplete keeps a stream's complete traces open until the window
+	// passes them. By default a streaming engine finalizes a trace as soon
+	// as its root span (no parent) has arrived: the pool's spans end, and
+	// are exported, before their root, so a trace whose root is in holds
+	// every pool span it will have. Spans exported later by another process
+	// are then late spans, counted. Configurations with reads-per-request
+	// measures always hold (their complete_when may wait on such spans).
+	HoldComplete bool
 }
 
 // streaming reports whether traces may be finalized before Flush.
@@ -70,6 +78,10 @@ type StreamReport struct {
 	// the window or the bound: the traces whose spans were freed as the
 	// stream went.
 	EarlyTraces int `json:"early_traces"`
+	// CompleteTraces counts the early traces finalized because their root
+	// span had arrived (EngineOptions.HoldComplete), not by the window or
+	// the bound.
+	CompleteTraces int `json:"complete_traces"`
 }
 
 // Engine is the incremental analysis: spans arrive in any order, in any
@@ -98,6 +110,7 @@ type Engine struct {
 	late     int
 	cut      int
 	early    int
+	complete int
 	err      error
 
 	inputs  []InputReport
@@ -129,7 +142,8 @@ func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
 	}
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
-		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), x: NewIndex(cfg.IndexOptions())}
+		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), x: NewIndex(cfg.IndexOptions()),
+			completeAtRoot: opts.streaming() && !opts.HoldComplete && len(cfg.Measures) == 0}
 		if opts.MaxOpenTraces > 0 {
 			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
 		}
@@ -283,12 +297,13 @@ func (e *Engine) Report() (*Report, error) {
 		e.report = e.agg.report(slices.Clone(e.inputs))
 		if e.opts.streaming() {
 			e.report.Stream = &StreamReport{
-				WindowSeconds: e.opts.Window.Seconds(),
-				MaxOpenTraces: e.opts.MaxOpenTraces,
-				LateSpans:     e.late,
-				CutTraces:     e.cut,
-				LateAcquires:  e.agg.pairs.late,
-				EarlyTraces:   e.early,
+				WindowSeconds:  e.opts.Window.Seconds(),
+				MaxOpenTraces:  e.opts.MaxOpenTraces,
+				LateSpans:      e.late,
+				CutTraces:      e.cut,
+				LateAcquires:   e.agg.pairs.late,
+				EarlyTraces:    e.early,
+				CompleteTraces: e.complete,
 			}
 		}
 	}
@@ -316,14 +331,15 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 }
 
 // count adds a shard's late spans, cut traces and traces finalized early.
-func (e *Engine) count(late, cut, early int) {
-	if late == 0 && cut == 0 && early == 0 {
+func (e *Engine) count(late, cut, early, complete int) {
+	if late == 0 && cut == 0 && early == 0 && complete == 0 {
 		return
 	}
 	e.mu.Lock()
 	e.late += late
 	e.cut += cut
 	e.early += early
+	e.complete += complete
 	e.mu.Unlock()
 }
 
@@ -347,16 +363,21 @@ type shard struct {
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
 
 	// Streaming state, per trace index of x.
-	lastEnd   []int64 // the latest span end (or start) of the trace
-	minStart  []int64 // the earliest span start
-	dead      []bool  // finalized: its spans wait for the next compaction
-	open      int     // traces of x neither dead nor finalized
-	deadSpans int
-	dropped   int // duplicates the indexes compacted away had dropped
-	maxOpen   int // this shard's share of MaxOpenTraces, 0 none
-	wm        int64
-	scannedAt int64 // the watermark at the last finalization scan
-	newTraces int   // traces opened since the last scan
+	lastEnd  []int64 // the latest span end (or start) of the trace
+	minStart []int64 // the earliest span start
+	dead     []bool  // finalized: its spans wait for the next compaction
+	rooted   []bool  // its root span has arrived: complete, unless held
+	// completeAtRoot finalizes rooted traces at the next scan; rootedOpen
+	// counts those waiting for it.
+	completeAtRoot bool
+	rootedOpen     int
+	open           int // traces of x neither dead nor finalized
+	deadSpans      int
+	dropped        int // duplicates the indexes compacted away had dropped
+	maxOpen        int // this shard's share of MaxOpenTraces, 0 none
+	wm             int64
+	scannedAt      int64 // the watermark at the last finalization scan
+	newTraces      int   // traces opened since the last scan
 	// finalized remembers the ids of traces finalized and compacted away,
 	// the latest ones (a bounded ring), so their late spans are counted.
 	finalized     map[pcommon.TraceID]struct{}
@@ -413,6 +434,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 		s.minStart = append(s.minStart, math.MaxInt64)
 		_, gone := s.finalized[x.traces[t].id]
 		s.dead = append(s.dead, gone)
+		s.rooted = append(s.rooted, false)
 		if !gone {
 			s.open++
 		}
@@ -426,25 +448,41 @@ func (s *shard) track(before int32, traces int, wm int64) {
 		}
 		s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
 		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start)
+		if sp.parentID == 0 && !s.rooted[sp.trace] {
+			s.rooted[sp.trace] = true
+			s.rootedOpen++
+		}
 	}
-	s.e.count(late, 0, 0)
+	s.e.count(late, 0, 0, 0)
 	w := int64(s.e.opts.Window)
 	s.newTraces += len(x.traces) - traces
-	if (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) {
+	if (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) ||
+		(s.completeAtRoot && s.rootedOpen >= rootedBatch) {
 		s.scan()
 	}
 }
 
-// scan finalizes the traces quiet for longer than the window, then, past
-// the bound, the oldest open ones.
+// rootedBatch is how many complete traces a shard gathers before it
+// finalizes them in one copy: finalizing each alone would cost a fresh
+// index per trace.
+const rootedBatch = 256
+
+// scan finalizes the complete traces (unless held), the traces quiet for
+// longer than the window, then, past the bound, the oldest open ones.
 func (s *shard) scan() {
 	s.scannedAt, s.newTraces = s.wm, 0
 	w := int64(s.e.opts.Window)
 	sel := make([]bool, len(s.x.traces))
-	n := 0
+	n, complete := 0, 0
 	var live []int32
 	for t := range s.x.traces {
 		if s.dead[t] {
+			continue
+		}
+		if s.completeAtRoot && s.rooted[t] {
+			sel[t] = true
+			n++
+			complete++
 			continue
 		}
 		if w > 0 && s.lastEnd[t] < s.wm-w {
@@ -473,7 +511,8 @@ func (s *shard) scan() {
 	for _, t := range live {
 		low = min(low, s.minStart[t])
 	}
-	s.e.count(0, cut, n)
+	s.rootedOpen = 0
+	s.e.count(0, cut, n, complete)
 	if n == 0 {
 		s.e.merge(s.id, nil, low, nil)
 		return
@@ -514,13 +553,13 @@ func (s *shard) compact() {
 	newIdx, _ := copyTraces(s.x, old, live)
 	s.dropped += old.dropped
 	n := len(s.x.traces)
-	lastEnd, minStart := make([]int64, n), make([]int64, n)
+	lastEnd, minStart, rooted := make([]int64, n), make([]int64, n), make([]bool, n)
 	for t, nt := range newIdx {
 		if nt >= 0 {
-			lastEnd[nt], minStart[nt] = s.lastEnd[t], s.minStart[t]
+			lastEnd[nt], minStart[nt], rooted[nt] = s.lastEnd[t], s.minStart[t], s.rooted[t]
 		}
 	}
-	s.lastEnd, s.minStart, s.dead = lastEnd, minStart, make([]bool, n)
+	s.lastEnd, s.minStart, s.dead, s.rooted = lastEnd, minStart, make([]bool, n), rooted
 	s.deadSpans = 0
 }
 

@@ -49,10 +49,11 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 		arrivals []arrival
 		want     want
 		early    bool // some trace must be finalized before the end
+		complete bool // some trace must be finalized because its root arrived
 	}{
 		{
 			name: "a trace straddling the window's scans is finalized once",
-			opts: EngineOptions{Window: w},
+			opts: EngineOptions{Window: w, HoldComplete: true},
 			arrivals: append(append([]arrival{
 				{trace: 1, id: 1, start: 0, end: time.Second},
 			}, fillers(100, 3, 10*time.Second, 10*time.Second)...), append([]arrival{
@@ -63,7 +64,7 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 		},
 		{
 			name: "a span after its trace was finalized is late",
-			opts: EngineOptions{Window: w},
+			opts: EngineOptions{Window: w, HoldComplete: true},
 			arrivals: append(append([]arrival{
 				{trace: 1, id: 1, start: 0, end: time.Second},
 			}, fillers(100, 3, 3*w, w)...), arrival{trace: 1, id: 2, parent: 1, start: 0, end: 2 * time.Second}),
@@ -72,7 +73,7 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 		},
 		{
 			name: "a span of a trace finalized and compacted away long ago is late",
-			opts: EngineOptions{Window: w},
+			opts: EngineOptions{Window: w, HoldComplete: true},
 			arrivals: append(append([]arrival{
 				{trace: 1, id: 1, start: 0, end: time.Second},
 			}, fillers(100, 200, 3*w, w)...), arrival{trace: 1, id: 2, parent: 1, start: 0, end: 2 * time.Second}),
@@ -81,7 +82,7 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 		},
 		{
 			name: "past max open traces the oldest are cut, their later spans late",
-			opts: EngineOptions{MaxOpenTraces: 16},
+			opts: EngineOptions{MaxOpenTraces: 16, HoldComplete: true},
 			arrivals: func() []arrival {
 				var a []arrival
 				for i := range uint64(100) { // first spans of 100 traces, then their second spans
@@ -96,6 +97,25 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 			// the second spans come, the 84 cut get one late span each.
 			want:  want{traces: 100, spans: 116, late: 84, cut: 84},
 			early: true,
+		},
+		{
+			// Held traces wait for the window (an hour here); complete
+			// ones go at the scan a batch of rooted traces triggers, and
+			// a child arriving after its root is then late.
+			name: "a trace whose root has arrived is finalized without waiting for the window",
+			opts: EngineOptions{Window: time.Hour},
+			arrivals: append(append([]arrival{
+				{trace: 1, id: 1, start: 0, end: time.Second},
+			}, fillers(100, rootedBatch, time.Second, time.Second)...), arrival{trace: 1, id: 2, parent: 1, start: 0, end: time.Second}),
+			want:     want{traces: 1 + rootedBatch, spans: 1 + rootedBatch, late: 1},
+			early:    true,
+			complete: true,
+		},
+		{
+			name:     "a held trace whose root has arrived waits for the window",
+			opts:     EngineOptions{Window: time.Hour, HoldComplete: true},
+			arrivals: append(append([]arrival{{trace: 1, id: 1, start: 0, end: time.Second}}, fillers(100, rootedBatch, time.Second, time.Second)...), arrival{trace: 1, id: 2, parent: 1, start: 0, end: time.Second}),
+			want:     want{traces: 1 + rootedBatch, spans: 2 + rootedBatch},
 		},
 		{
 			name:     "a batch run finalizes nothing early",
@@ -117,6 +137,9 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 				got.late, got.cut = r.Stream.LateSpans, r.Stream.CutTraces
 				if tc.early != (r.Stream.EarlyTraces > 0) {
 					t.Errorf("early traces = %d, want some: %v", r.Stream.EarlyTraces, tc.early)
+				}
+				if tc.complete != (r.Stream.CompleteTraces > 0) {
+					t.Errorf("complete traces = %d, want some: %v", r.Stream.CompleteTraces, tc.complete)
 				}
 			} else if tc.opts.Window > 0 || tc.opts.MaxOpenTraces > 0 {
 				t.Fatal("a streaming run's report has no stream section")
@@ -147,17 +170,20 @@ func TestStreamEqualsBatchOnATimeOrderedDump(t *testing.T) {
 	batch := engineReport(t, cfg, EngineOptions{Shards: 2}, batches)
 	for _, opts := range []EngineOptions{
 		{Shards: 2, Window: 30 * time.Second},
-		{Shards: 2, Window: 30 * time.Second, MaxOpenTraces: 4000},
-		{Shards: 3, MaxOpenTraces: 2000}, // no window: every early finalization is a cut, of a trace already whole
+		{Shards: 2, Window: 30 * time.Second, HoldComplete: true},
+		{Shards: 2, Window: 30 * time.Second, MaxOpenTraces: 4000, HoldComplete: true},
+		{Shards: 3, MaxOpenTraces: 2000, HoldComplete: true}, // no window: every early finalization is a cut, of a trace already whole
+		{Shards: 3, MaxOpenTraces: 2000},                     // complete traces go first: nothing is cut
 	} {
 		r := engineReport(t, cfg, opts, batches)
 		st := r.Stream
 		wantCut := 0
 		if opts.Window == 0 && st != nil {
-			wantCut = st.EarlyTraces
+			wantCut = st.EarlyTraces - st.CompleteTraces
 		}
-		if st == nil || st.EarlyTraces < r.Traces/2 || st.LateSpans != 0 || st.CutTraces != wantCut || st.LateAcquires != 0 {
-			t.Errorf("%+v: stream = %+v over %d traces: want most finalized early, nothing late, cut %d", opts, st, r.Traces, wantCut)
+		if st == nil || st.EarlyTraces < r.Traces/2 || st.LateSpans != 0 || st.CutTraces != wantCut || st.LateAcquires != 0 ||
+			opts.HoldComplete != (st.CompleteTraces == 0) {
+			t.Errorf("%+v: stream = %+v over %d traces: want most finalized early, nothing late, cut %d, complete ones unless held", opts, st, r.Traces, wantCut)
 		}
 		r.Stream = nil
 		if got, want := renderString(t, r, RenderJSON), renderString(t, batch, RenderJSON); got != want {

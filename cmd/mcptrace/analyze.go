@@ -53,7 +53,7 @@ type analyzeFlags struct {
 	format  string
 	config  string
 	workers int
-	engine  analyze.EngineOptions // --shards, --window, --max-open-traces
+	engine  analyze.EngineOptions // --shards, --window, --max-open-traces, --hold-complete
 }
 
 // newAnalyzeCmd is `mcptrace analyze`: read trace dumps and report the
@@ -130,6 +130,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	fl.IntVar(&f.engine.Shards, "shards", 0, "analysis shards, traces spread by id (0: one per CPU)")
 	fl.DurationVar(&f.engine.Window, "window", 0, "stream: finalize a trace once the latest span end read is this far (span time) past its own (0: hold every trace to the end)")
 	fl.IntVar(&f.engine.MaxOpenTraces, "max-open-traces", 0, "stream: hold at most N traces open, finalizing the oldest early (0: no bound)")
+	fl.BoolVar(&f.engine.HoldComplete, "hold-complete", false, "stream: keep a trace whose root span has arrived open until the window passes it (for spans another process exports after the root)")
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
 	addTraceURLFlag(fl, &f.htmlFlags)
 	return cmd
