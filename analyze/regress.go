@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Tolerances say how much worse than its baseline a dump may be before the
@@ -115,60 +114,73 @@ type Regression struct {
 }
 
 // Regressions compares a dump's report with its baseline's and returns what
-// got worse beyond tol, in a fixed order: hit rate, excess and unexplained
-// misses, multi-session executions, latency percentiles, reads measures. A
-// measure without data on either side is not compared.
+// got worse beyond tol, in the order of the table of measures (hit rate,
+// excess and unexplained misses, multi-session executions, latency
+// percentiles), then the reads measures in the baseline's order. Each
+// measure is compared as its row's BaselineCheck says; one without data on
+// a side that needs it is not compared.
 func Regressions(base, cur *Report, tol Tolerances) []Regression {
 	out := []Regression{}
-	add := func(m string, b, c float64, allowed, msg string) {
-		out = append(out, Regression{Measure: m, Baseline: b, Current: c, Allowed: allowed, Message: msg})
-	}
-	if b, ok := MeasureValue(base, "hit_rate"); ok {
-		if c, ok := MeasureValue(cur, "hit_rate"); ok && c < b-tol.HitRateDrop-1e-9 {
-			add("hit_rate", b, c, fmt.Sprintf(">= %s", formatFigure(round4(b-tol.HitRateDrop))),
-				fmt.Sprintf("hit rate fell from %.1f%% to %.1f%% (more than %.1f points)", b*100, c*100, tol.HitRateDrop*100))
-		}
-	}
-	for _, m := range []struct {
-		name  string
-		allow int
-		what  string
-	}{{"excess_misses", tol.ExcessMisses, "misses above the cold-start floor"}, {"unexplained_misses", tol.UnexplainedMisses, "unexplained misses"}} {
-		b, _ := MeasureValue(base, m.name)
-		c, _ := MeasureValue(cur, m.name)
-		if c > b+float64(m.allow) {
-			add(m.name, b, c, fmt.Sprintf("<= %s", formatFigure(b+float64(m.allow))),
-				fmt.Sprintf("%s rose from %s to %s", m.what, formatFigure(b), formatFigure(c)))
-		}
-	}
-	if base.Executions.MultiSession == 0 && cur.Executions.MultiSession > 0 {
-		add("multi_session_executions", 0, float64(cur.Executions.MultiSession), "0",
-			fmt.Sprintf("%d execution(s) spread over several %s where the baseline had none", cur.Executions.MultiSession, spans.AttrSessionID))
-	}
-	for _, s := range latencySeries {
-		for _, q := range latencyQuantiles {
-			name := s + "." + q
-			b, okB := MeasureValue(base, name)
-			c, okC := MeasureValue(cur, name)
-			if !okB || !okC || b <= 0 {
-				continue
-			}
-			if c > b*tol.LatencyRatio && c-b > tol.LatencyMinDeltaMS {
-				add(name, b, c, fmt.Sprintf("<= %s ms", formatFigure(round4(b*tol.LatencyRatio))),
-					fmt.Sprintf("%s latency rose from %s ms to %s ms (x%.2f, more than x%s)", name, formatFigure(b), formatFigure(c), c/b, formatFigure(tol.LatencyRatio)))
-			}
+	for _, m := range Measures() {
+		b, okB := m.Value(base)
+		c, okC := m.Value(cur)
+		if g, ok := regression(m, m.Name, b, c, okB && okC, tol); ok {
+			out = append(out, g)
 		}
 	}
 	for _, bm := range base.Measures {
 		for _, cm := range cur.Measures {
-			if cm.Name == bm.Name && cm.Unexpected > bm.Unexpected+tol.Unexpected {
-				add("measures."+bm.Name+".unexpected", float64(bm.Unexpected), float64(cm.Unexpected),
-					fmt.Sprintf("<= %d", bm.Unexpected+tol.Unexpected),
-					fmt.Sprintf("measure %s: unexpected requests rose from %d to %d", bm.Name, bm.Unexpected, cm.Unexpected))
+			if cm.Name != bm.Name {
+				continue
+			}
+			for _, f := range ReadsFields() {
+				b, okB := f.ReadsValue(&bm)
+				c, okC := f.ReadsValue(&cm)
+				f.Noun = "measure " + bm.Name + ": " + f.Noun
+				if g, ok := regression(f, readsPrefix+bm.Name+"."+f.Name, b, c, okB && okC, tol); ok {
+					out = append(out, g)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// regression compares one measure's baseline value b with its current
+// value c as m.Baseline says; both says whether both sides have data.
+func regression(m Measure, name string, b, c float64, both bool, tol Tolerances) (Regression, bool) {
+	g := Regression{Measure: name, Baseline: b, Current: c}
+	switch m.Baseline {
+	case BaselineDrop:
+		drop := m.Tolerance(tol)
+		if !both || c >= b-drop-1e-9 {
+			return g, false
+		}
+		g.Allowed = ">= " + formatFigure(round4(b-drop))
+		g.Message = fmt.Sprintf("%s fell from %.1f%% to %.1f%% (more than %.1f points)", m.Noun, b*100, c*100, drop*100)
+	case BaselineGrowth:
+		allow := m.Tolerance(tol)
+		if c <= b+allow {
+			return g, false
+		}
+		g.Allowed = "<= " + formatFigure(b+allow)
+		g.Message = fmt.Sprintf("%s rose from %s to %s", m.Noun, formatFigure(b), formatFigure(c))
+	case BaselineAppear:
+		if b != 0 || c <= 0 {
+			return g, false
+		}
+		g.Allowed = "0"
+		g.Message = fmt.Sprintf("%s %s where the baseline had none", formatFigure(c), m.Noun)
+	case BaselineLatency:
+		if !both || b <= 0 || c <= b*tol.LatencyRatio || c-b <= tol.LatencyMinDeltaMS {
+			return g, false
+		}
+		g.Allowed = "<= " + formatFigure(round4(b*tol.LatencyRatio)) + " ms"
+		g.Message = fmt.Sprintf("%s rose from %s ms to %s ms (x%.2f, more than x%s)", m.Noun, formatFigure(b), formatFigure(c), c/b, formatFigure(tol.LatencyRatio))
+	default:
+		return g, false
+	}
+	return g, true
 }
 
 func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }
@@ -189,9 +201,8 @@ func Diff(base, cur *Report, tol Tolerances) []DiffRow {
 	seen := map[string]bool{}
 	for _, r := range []*Report{base, cur} {
 		for _, m := range r.Measures {
-			for _, f := range readsFields {
-				n := "measures." + m.Name + "." + f
-				if !seen[n] {
+			for _, n := range MeasureNames([]ReadMeasure{{Name: m.Name}}) {
+				if strings.HasPrefix(n, readsPrefix) && !seen[n] {
 					seen[n] = true
 					names = append(names, n)
 				}

@@ -61,9 +61,7 @@ func (r *Report) sections() []section {
 	out = append(out, ov)
 
 	p := r.Pool
-	pool := section{title: "Pool", flex: -1, header: []string{"acquires", "hits", "misses", "hit rate", "handshakes", "acq/hs", "scopes", "keys", "floor", "excess"}}
-	pool.rows = [][]string{{itoa(p.Acquires), itoa(p.Hits), itoa(p.Misses), pct(p.HitRate), itoa(p.Handshakes), num(p.AcquiresPerHandshake),
-		itoa(p.Scopes), itoa(p.Keys), pct(p.ColdStartFloor), itoa(p.ExcessMisses)}}
+	pool := r.headline(sectionPool, "")
 	pool.notes = append(pool.notes, poolVerdict(p))
 	out = append(out, pool)
 
@@ -80,13 +78,7 @@ func (r *Report) sections() []section {
 		out = append(out, miss)
 	}
 
-	lat := section{title: "Latency (ms)", flex: -1, header: []string{"operation", "count", "p50", "p95", "p99"}}
-	for _, l := range []struct {
-		name string
-		p    Percentiles
-	}{{"acquire (hit)", p.Latency.AcquireHit}, {"acquire (miss)", p.Latency.AcquireMiss}, {"handshake", p.Latency.Handshake}, {"call", p.Latency.Call}} {
-		lat.rows = append(lat.rows, []string{l.name, itoa(l.p.Count), ms(l.p.P50), ms(l.p.P95), ms(l.p.P99)})
-	}
+	lat := r.headline(sectionLatency, "operation")
 	out = append(out, lat)
 
 	if len(p.ByScope) > 0 {
@@ -121,21 +113,15 @@ func (r *Report) sections() []section {
 	}
 
 	e := r.Executions
-	ex := section{title: "Executions", flex: -1, header: []string{"executions", "multi-session", "max sessions"}}
-	ex.rows = [][]string{{itoa(e.Count), itoa(e.MultiSession), itoa(e.MaxSessions)}}
+	ex := r.headline(sectionExecutions, "")
 	if e.MultiSession > 0 {
 		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
 	}
 	out = append(out, ex)
 
 	if len(r.Measures) > 0 {
-		ms := section{title: "Reads per request", flex: 0, header: []string{"measure", "requests", "complete", "incomplete", "expect", "unexpected"}}
+		ms := r.readsHeadline()
 		for _, m := range r.Measures {
-			expect := "-"
-			if m.Expect != nil {
-				expect = itoa(*m.Expect)
-			}
-			ms.rows = append(ms.rows, []string{m.Name, itoa(m.Requests), itoa(m.Complete), itoa(m.Incomplete), expect, itoa(m.Unexpected)})
 			hist := make([]string, 0, len(m.Histogram))
 			for _, b := range m.Histogram {
 				hist = append(hist, fmt.Sprintf("%d read(s): %d", b.Reads, b.Requests))

@@ -285,44 +285,6 @@ func MergeIndexOptions(opts ...IndexOptions) IndexOptions {
 
 // --- measures a rule can name ---
 
-// poolMeasures are the dump-level pool and execution measures by name, in
-// documentation order.
-var poolMeasures = []string{
-	"hit_rate", "cold_start_floor", "excess_misses", "unexplained_misses",
-	"acquires", "hits", "misses", "handshakes",
-	"multi_session_executions", "max_sessions_per_execution",
-}
-
-// latencySeries and latencyQuantiles spell the latency measures
-// SERIES.QUANTILE, in milliseconds: acquire_miss.p99.
-var (
-	latencySeries    = []string{"acquire_hit", "acquire_miss", "handshake", "call"}
-	latencyQuantiles = []string{"p50", "p95", "p99"}
-)
-
-// readsFields are the figures of a reads-per-request measure a rule can
-// name as measures.NAME.FIELD.
-var readsFields = []string{"unexpected", "incomplete", "complete", "requests"}
-
-// MeasureNames lists the dump-level measures a rule can compare: the pool
-// and execution figures, the latency percentiles (milliseconds), and
-// measures.NAME.unexpected|incomplete|complete|requests for each
-// reads-per-request measure of the configuration.
-func MeasureNames(readMeasures []ReadMeasure) []string {
-	out := slices.Clone(poolMeasures)
-	for _, s := range latencySeries {
-		for _, q := range latencyQuantiles {
-			out = append(out, s+"."+q)
-		}
-	}
-	for _, m := range readMeasures {
-		for _, f := range readsFields {
-			out = append(out, "measures."+m.Name+"."+f)
-		}
-	}
-	return out
-}
-
 // --- parsing ---
 
 var ruleID = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
