@@ -224,11 +224,11 @@ func FuzzLoadHostileShapes(f *testing.F) {
 		}
 		root := Selector{Name: "plugin.mcp.connection.handshake"}
 		for _, cfg := range []Config{{}, {ExecutionRoot: &root}} {
-			rep, err := Analyze(idx, cfg)
+			_, err := Analyze(idx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := EvaluateRules(idx, cfg, rep, BuiltinRules(cfg), EvalOptions{})
+			res, err := ObserveRules(idx, cfg, BuiltinRules(cfg), ObserveOptions{})
 			if err != nil || len(res) != len(BuiltinRules(cfg)) {
 				t.Fatalf("rules: %d results, %v", len(res), err)
 			}

@@ -14,6 +14,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/mcptrace/mcptrace/spans"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // section is one group of a human report: a title, an optional note and a
@@ -153,13 +155,13 @@ func poolVerdict(p PoolReport) string {
 
 // renderTable draws the sections with tablewriter, one small table per group.
 func (r *Report) renderTable(w io.Writer) error {
-	bw := &errWriter{w: w}
+	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
 	for _, s := range r.sections() {
 		s = s.escaped(termSafe)
 		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
-		if bw.err != nil {
-			return bw.err
+		if bw.Err != nil {
+			return bw.Err
 		}
 		t := tablewriter.NewTable(bw,
 			tablewriter.WithRenderer(renderer.NewBlueprint()),
@@ -180,24 +182,11 @@ func (r *Report) renderTable(w io.Writer) error {
 			}
 		}
 	}
-	return bw.err
+	return bw.Err
 }
 
 // errWriter remembers the first write error so rendering can check once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-// Write writes p unless an earlier write failed.
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
+type errWriter = textfmt.ErrWriter
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
@@ -261,32 +250,7 @@ func fitWidth(s section, width int) [][]string {
 func clip(s string) string { return clipTo(s, maxCell) }
 
 // clipTo shortens s to n runes, the last an ellipsis.
-func clipTo(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }
 
-// wrap breaks text into lines of at most width runes at spaces; a word
-// longer than width gets a line of its own. Continuation lines are indented.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case len([]rune(line))+1+len([]rune(word)) <= width:
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = "  " + word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
-}
+// wrap breaks text into lines of at most width runes (textfmt.Wrap).
+func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }

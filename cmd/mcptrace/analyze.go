@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -131,53 +129,26 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	return cmd
 }
 
-// analyzeConfig turns the flags into an analysis configuration, reading the
-// config file. Every mistake is a usage error (exit 2).
-func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) {
-	var cfg analyze.Config
-	var ropts analyze.ReadOptions
+// analyzeConfig checks analyze's own flags and resolves the rest as check
+// and diff do (resolveSetup). Every mistake is a usage error (exit 2).
+func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
 	if !validRenderFormat(f.format) && f.format != formatHTML {
-		return cfg, ropts, usageErrorf("--format %q: want table, json, markdown or html", f.format)
+		return runSetup{}, usageErrorf("--format %q: want table, json, markdown or html", f.format)
 	}
 	if err := checkHTMLFlags(f.htmlFlags, f.format); err != nil {
-		return cfg, ropts, err
+		return runSetup{}, err
 	}
 	if f.output != "-" {
 		if err := checkWritable(f.output); err != nil {
-			return cfg, ropts, usageErrorf("--output: %w", err)
+			return runSetup{}, usageErrorf("--output: %w", err)
 		}
-	}
-	inFormat, err := analyze.ParseFormat(f.inputFormat)
-	if err != nil {
-		return cfg, ropts, usageErrorf("--input-format: %w", err)
-	}
-	profile, err := analyze.ParseProfile(f.profile)
-	if err != nil {
-		return cfg, ropts, usageErrorf("--profile: %w", err)
-	}
-	if f.idleTTL <= 0 {
-		return cfg, ropts, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
 	}
 	if f.workers < 0 {
-		return cfg, ropts, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
+		return runSetup{}, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
 	}
-	cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
-	if f.executionRoot != "" {
-		sel, err := analyze.ParseSelectorString(f.executionRoot)
-		if err != nil {
-			return cfg, ropts, usageErrorf("--execution-root: %w", err)
-		}
-		cfg.ExecutionRoot = &sel
-	}
-	if f.config != "" {
-		cf, err := analyze.LoadConfigFile(f.config)
-		if err != nil {
-			return cfg, ropts, usageErrorf("--config: %w", err)
-		}
-		cfg.Measures = cf.Measures
-	}
-	ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict, Workers: f.workers}
-	return cfg, ropts, f.limits.apply(&ropts)
+	s, err := resolveSetup(fl, f.dumpFlags, f.config, nil)
+	s.ropts.Workers = f.workers
+	return s, err
 }
 
 func validRenderFormat(s string) bool {
@@ -190,41 +161,16 @@ func validRenderFormat(s string) bool {
 }
 
 func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
-	cfg, ropts, err := analyzeConfig(f)
+	s, err := analyzeConfig(cmd.Flags(), f)
+	if err != nil {
+		return err
+	}
+	cfg := s.cfg
+	idx, report, err := loadDumps(cmd, s, nil, paths, analyzedDamaged)
 	if err != nil {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	ropts.Stdin = cmd.InOrStdin()
-	progress := newProgress(stderr, paths)
-	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
-		Read:     ropts,
-		Index:    cfg.IndexOptions(),
-		Progress: progress.update,
-	})
-	progress.done()
-	if err != nil {
-		var re *analyze.ReadError
-		switch {
-		case errors.As(err, &re):
-			return &exitError{code: 2, err: re}
-		case errors.Is(err, context.Canceled):
-			return &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
-		}
-		return &exitError{code: 2, err: err}
-	}
-	for _, in := range inputs {
-		for _, w := range in.Warnings {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s\n", w)
-		}
-		if in.Partial {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: analyzed the %d spans read before the damage (report marked partial)\n", in.Path, in.Spans)
-		}
-	}
-	report, err := analyze.Analyze(idx, cfg)
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
 	if report.PoolSpans == 0 {
 		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
 	}

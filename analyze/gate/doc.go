@@ -1,0 +1,11 @@
+// Package gate is mcptrace's CI gate over an analysis: the verdict of a
+// check (rules judged, regressions against a baseline, the exit code) and
+// its reports for people and for CI (table, JSON mcptrace.check/v1,
+// Markdown, JUnit XML, GitHub annotations), baselines, and `mcptrace diff`.
+//
+// The gate reads the analysis value, never the span index: the
+// [analyze.Report] of a dump and the rule verdicts over it. Which figures
+// it compares, and in which direction a change is a regression, come from
+// analyze's table of measures ([analyze.Measures]), so a new measure needs
+// no edit here.
+package gate
