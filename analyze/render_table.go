@@ -198,14 +198,6 @@ func pct(f *float64) string {
 	return strconv.FormatFloat(*f*100, 'f', 1, 64) + "%"
 }
 
-// num renders a ratio with two decimals, "-" when undefined.
-func num(f *float64) string {
-	if f == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*f, 'f', 2, 64)
-}
-
 // ms renders milliseconds, "-" when undefined.
 func ms(f *float64) string {
 	if f == nil {

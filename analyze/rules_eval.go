@@ -10,8 +10,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/mcptrace/mcptrace/spans"
-
-	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // This file observes rules: it reads the index for what each rule's scopes
@@ -531,9 +529,6 @@ func (e *ruleEval) poolEvents() []acqEvent {
 	}
 	return e.events
 }
-
-// formatFigure renders a measured value (textfmt.Figure).
-func formatFigure(f float64) string { return textfmt.Figure(f) }
 
 // sessionSplits returns, over the selected spans of one scope, the sessions
 // the pool chose (distinct mcp.session.id, a session the server forgot

@@ -245,3 +245,17 @@ rules:
 		t.Errorf("rule query %q: want the per-trace count pipeline", got)
 	}
 }
+
+// TestEvaluateRefusesObservationsOfOtherRules: observations that do not
+// line up with the rules are an error, never a verdict.
+func TestEvaluateRefusesObservationsOfOtherRules(t *testing.T) {
+	rules := analyze.BuiltinRules(analyze.Config{})
+	if _, err := Evaluate(&analyze.Report{}, rules, nil); err == nil {
+		t.Error("Evaluate judged rules without their observations")
+	}
+	obs := make([]analyze.RuleObservation, len(rules))
+	obs[0].Scopes = []analyze.ScopeObservation{{Complete: true, Values: make([]analyze.ObservedValue, len(rules[0].Expect)+1)}}
+	if _, err := Evaluate(&analyze.Report{}, rules, obs); err == nil {
+		t.Error("Evaluate judged an observation of another rule's expectations")
+	}
+}
