@@ -3,6 +3,7 @@ package analyze
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,4 +120,70 @@ func TestMeasureTableIsWellFormed(t *testing.T) {
 	if _, _, ok := LookupMeasure("scopes"); ok {
 		t.Error("a report-only figure must not be a rule measure")
 	}
+}
+
+// rulesSchema is the JSON Schema of mcptrace.yaml, whose quantity names
+// come from the table of measures.
+const rulesSchema = "../docs/mcptrace-rules.schema.json"
+
+// schemaQuantityLines renders the quantity alternatives of the rules'
+// JSON Schema from the table: the span quantities and the plain measure
+// names, the latency percentiles as a pattern, the reads fields as one.
+func schemaQuantityLines() []string {
+	var names, series, quantiles, fields []string
+	names = append(names, spanQuantities...)
+	for _, m := range Measures() {
+		if !m.Rule {
+			continue
+		}
+		if m.Unit == UnitMS {
+			s, q, _ := strings.Cut(m.Name, ".")
+			if !slices.Contains(series, s) {
+				series = append(series, s)
+			}
+			if !slices.Contains(quantiles, strings.TrimPrefix(q, "p")) {
+				quantiles = append(quantiles, strings.TrimPrefix(q, "p"))
+			}
+			continue
+		}
+		names = append(names, m.Name)
+	}
+	for _, f := range ReadsFields() {
+		if f.Rule {
+			fields = append(fields, f.Name)
+		}
+	}
+	enum, _ := json.Marshal(names)
+	return []string{
+		`        { "enum": ` + strings.ReplaceAll(string(enum), `","`, `", "`) + ` },`,
+		`        { "pattern": "^(` + strings.Join(series, "|") + `)\\.p(` + strings.Join(quantiles, "|") + `)$" },`,
+		`        { "pattern": "^measures\\.[A-Za-z0-9_.-]+\\.(` + strings.Join(fields, "|") + `)$" }`,
+	}
+}
+
+// TestRulesSchemaNamesTheTable keeps the quantity names the rules' JSON
+// Schema accepts equal to the table of measures; -update rewrites them.
+func TestRulesSchemaNamesTheTable(t *testing.T) {
+	data, err := os.ReadFile(rulesSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), `{ "enum": ["count"`) })
+	want := schemaQuantityLines()
+	if at < 0 || at+len(want) > len(lines) {
+		t.Fatalf("%s has no quantity enum starting with count", rulesSchema)
+	}
+	got := lines[at : at+len(want)]
+	if slices.Equal(got, want) {
+		return
+	}
+	if *update {
+		copy(lines[at:], want)
+		if err := os.WriteFile(rulesSchema, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s's quantities differ from the table of measures (rerun with -update):\n%s", rulesSchema, lineDiff(strings.Join(want, "\n"), strings.Join(got, "\n")))
 }
