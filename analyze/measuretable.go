@@ -22,7 +22,8 @@ type Unit string
 
 // The units of measures.
 const (
-	// UnitRatio is a fraction between 0 and 1, drawn as a percentage.
+	// UnitRatio is a quotient of two counts: hits / acquires (a fraction,
+	// drawn as a percentage), acquires / handshakes.
 	UnitRatio Unit = "ratio"
 	// UnitCount is a whole number of things (spans, traces, misses).
 	UnitCount Unit = "count"
@@ -233,7 +234,7 @@ var measureTable = func() []Measure {
 			Doc:  "Handshake spans.",
 			Show: Column{Section: sectionPool, Label: "handshakes", Order: 5}, Rule: true,
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Handshakes) }},
-		{Name: "acquires_per_handshake", Unit: UnitCount, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
+		{Name: "acquires_per_handshake", Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
 			Doc:   "Acquires / handshakes: calls each dial served; report only.",
 			Show:  Column{Section: sectionPool, Label: "acq/hs", Order: 6},
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.AcquiresPerHandshake) }},
@@ -396,6 +397,9 @@ func (r *Report) headline(title, rowHeader string) section {
 		}
 	}
 	slices.SortStableFunc(cols, func(a, b Measure) int { return a.Show.Order - b.Show.Order })
+	if len(cols) == 0 {
+		return s
+	}
 	var groups []string
 	for _, m := range cols {
 		if !slices.Contains(groups, m.Show.Row) {
