@@ -52,6 +52,7 @@
 //
 // The CI gate lives in package analyze/gate and never reads the index:
 // [ObserveRules] reads, for each rule, what its scopes hold (counts,
-// distinct values, sessions, the spans to name) as plain values, and the
-// gate judges those and the Report.
+// distinct values, sessions, the spans to name) as plain values;
+// [AnalyzeRules] returns them with the Report as one [Analysis], which the
+// gate judges.
 package analyze

@@ -113,19 +113,15 @@ func gateJudge(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []ana
 // evaluate analyzes idx and judges rules on it, in rule order.
 func evaluate(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []analyze.Rule, maxExamples int) (*analyze.Report, []RuleResult) {
 	t.Helper()
-	r, err := analyze.Analyze(idx, cfg)
+	a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
 	if err != nil {
-		t.Fatalf("Analyze: %v", err)
+		t.Fatalf("AnalyzeRules: %v", err)
 	}
-	obs, err := analyze.ObserveRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
-	if err != nil {
-		t.Fatalf("ObserveRules: %v", err)
-	}
-	res, err := Evaluate(r, rules, obs)
+	res, err := Evaluate(a, rules)
 	if err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
-	return r, res
+	return a.Report, res
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -59,11 +59,12 @@ type RuleResult struct {
 	TraceQL string `json:"traceql"`
 }
 
-// Evaluate judges every rule from the analysis value: report is the
-// Analyze of a dump, obs the analyze.ObserveRules of the same index for
-// the same rules, in the same order. It reads no index: measures come from
-// the report, scope values and offending spans from the observations.
-func Evaluate(report *analyze.Report, rules []analyze.Rule, obs []analyze.RuleObservation) ([]RuleResult, error) {
+// Evaluate judges every rule from the analysis value a (see
+// analyze.AnalyzeRules), whose observations are of the same rules in the
+// same order. It reads no index: measures come from the report, scope
+// values and offending spans from the observations.
+func Evaluate(a *analyze.Analysis, rules []analyze.Rule) ([]RuleResult, error) {
+	report, obs := a.Report, a.Rules
 	if len(obs) != len(rules) {
 		return nil, fmt.Errorf("evaluate: %d observations for %d rules", len(obs), len(rules))
 	}

@@ -250,12 +250,12 @@ rules:
 // line up with the rules are an error, never a verdict.
 func TestEvaluateRefusesObservationsOfOtherRules(t *testing.T) {
 	rules := analyze.BuiltinRules(analyze.Config{})
-	if _, err := Evaluate(&analyze.Report{}, rules, nil); err == nil {
+	if _, err := Evaluate(&analyze.Analysis{Report: &analyze.Report{}}, rules); err == nil {
 		t.Error("Evaluate judged rules without their observations")
 	}
 	obs := make([]analyze.RuleObservation, len(rules))
 	obs[0].Scopes = []analyze.ScopeObservation{{Complete: true, Values: make([]analyze.ObservedValue, len(rules[0].Expect)+1)}}
-	if _, err := Evaluate(&analyze.Report{}, rules, obs); err == nil {
+	if _, err := Evaluate(&analyze.Analysis{Report: &analyze.Report{}, Rules: obs}, rules); err == nil {
 		t.Error("Evaluate judged an observation of another rule's expectations")
 	}
 }

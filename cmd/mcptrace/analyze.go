@@ -166,10 +166,11 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 		return err
 	}
 	cfg := s.cfg
-	idx, report, err := loadDumps(cmd, s, nil, paths, analyzedDamaged)
+	idx, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
 	if err != nil {
 		return err
 	}
+	report := a.Report
 	stderr := cmd.ErrOrStderr()
 	if report.PoolSpans == 0 {
 		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))

@@ -200,19 +200,16 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 			return err
 		}
 	}
-	idx, report, err := loadDumps(cmd, s, rules, paths, checkedDamaged)
-	if err != nil {
-		return err
-	}
 	maxEx := f.maxExamples
 	if maxEx == 0 {
 		maxEx = -1 // none
 	}
-	obs, err := analyze.ObserveRules(idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxEx})
+	idx, a, err := loadDumps(cmd, s, rules, maxEx, paths, checkedDamaged)
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return err
 	}
-	results, err := gate.Evaluate(report, rules, obs)
+	report := a.Report
+	results, err := gate.Evaluate(a, rules)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}

@@ -242,15 +242,11 @@ func TestDemoDumpPassesTheGateAndPerCallFailsIt(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				report, err := analyze.Analyze(idx, cfg)
+				a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				obs, err := analyze.ObserveRules(idx, cfg, rules, analyze.ObserveOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				results, err := gate.Evaluate(report, rules, obs)
+				results, err := gate.Evaluate(a, rules)
 				if err != nil {
 					t.Fatal(err)
 				}

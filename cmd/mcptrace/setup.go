@@ -85,12 +85,13 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *analyze.To
 }
 
 // loadDumps is the one way analyze, check and diff read dumps and analyze
-// them: the index keeps what s's measures and rules read, progress shows
-// on a terminal, each input's warnings go to stderr, and a damaged input is
-// reported with damaged(spans read before the damage), which says what the
-// command did with them.
-// A read error is exit 2, an interruption exit 130.
-func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Report, error) {
+// them into the analysis value (the Report, and the observations of rules
+// naming up to maxExamples offenders each): the index keeps what s's
+// measures and rules read, progress shows on a terminal, each input's
+// warnings go to stderr, and a damaged input is reported with
+// damaged(spans read before the damage), which says what the command did
+// with them. A read error is exit 2, an interruption exit 130.
+func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
@@ -119,11 +120,11 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, paths []str
 			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: %s\n", in.Path, damaged(in.Spans))
 		}
 	}
-	report, err := analyze.Analyze(idx, s.cfg)
+	a, err := analyze.AnalyzeRules(idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
 	if err != nil {
 		return nil, nil, &exitError{code: 2, err: err}
 	}
-	return idx, report, nil
+	return idx, a, nil
 }
 
 // loadSide returns the report of one side of a comparison: a baseline JSON
@@ -136,8 +137,11 @@ func loadSide(cmd *cobra.Command, s runSetup, path string) (*analyze.Report, err
 		}
 		return r, nil
 	}
-	_, r, err := loadDumps(cmd, s, nil, []string{path}, checkedDamaged)
-	return r, err
+	_, a, err := loadDumps(cmd, s, nil, 0, []string{path}, checkedDamaged)
+	if err != nil {
+		return nil, err
+	}
+	return a.Report, nil
 }
 
 // checkedDamaged and analyzedDamaged say what check (and diff) and analyze
