@@ -22,7 +22,7 @@ func AnalyzeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*A
 	if err != nil {
 		return nil, err
 	}
-	obs, err := ObserveRules(idx, cfg, rules, opts)
+	obs, err := observeRules(idx, cfg, rules, opts, r)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}

@@ -1,10 +1,12 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -42,10 +44,13 @@ type ObserveOptions struct {
 // fails. Comparing the values with the bounds, and reading measure
 // expectations from the Report, is left to the gate.
 type RuleObservation struct {
-	// Scopes are the rule's scopes in a stable order (traces by id,
-	// subtrees by root), without those SkipEmpty or SkipSessionless left
-	// out. A ScopeDump rule has exactly one.
-	Scopes []ScopeObservation
+	// Groups are the rule's scopes grouped by what they hold: scopes with
+	// the same completeness, values and kind of offenders share one group,
+	// so an observation stays small however many traces the dump holds.
+	// Groups come in the order of their first scope (traces by id,
+	// subtrees by root); scopes SkipEmpty or SkipSessionless left out are
+	// in none. A ScopeDump rule has one group of one scope.
+	Groups []ScopeGroup
 	// NotApplicable counts the scopes left out because every selected span
 	// in them ran against a sessionless server (Rule.SkipSessionless).
 	NotApplicable int
@@ -62,31 +67,28 @@ type RuleObservation struct {
 	MaxExamples int
 }
 
-// ScopeObservation is one scope of a rule.
-type ScopeObservation struct {
-	// Complete is false when the scope may not be judged: its trace has a
-	// missing parent, or no span matching Rule.CompleteWhen.
+// ScopeGroup is a set of a rule's scopes that hold the same values.
+type ScopeGroup struct {
+	// Scopes counts the scopes of the group.
+	Scopes int
+	// Complete is false when the scopes may not be judged: their trace has
+	// a missing parent, or no span matching Rule.CompleteWhen.
 	Complete bool
 	// Values holds one entry per Rule.Expect, in order: the quantity a
 	// count, distinct, pool_sessions or lost_sessions expectation compares.
 	// A measure expectation's entry is zero: the gate reads the measure
-	// from the Report. Nil for an incomplete scope.
-	Values []ObservedValue
-	// Example names the scope when it fails without an offending span to
-	// show: a subtree's root, or a trace's first root span. Zero for the
-	// dump.
-	Example SpanRef
-}
-
-// ObservedValue is the value of one expectation in one scope.
-type ObservedValue struct {
-	// Value is the count, distinct count or number of sessions.
-	Value float64
-	// Offenders are the selected spans to name if the expectation fails:
-	// for the dump the first MaxExamples by trace and span id, for a trace
-	// its first selected span, for a subtree none (the gate names the
-	// root).
-	Offenders []SpanRef
+	// from the Report. Nil for incomplete scopes.
+	Values []float64
+	// Offenders holds, per Rule.Expect, the selected spans to name if the
+	// expectation fails: for the dump its first MaxExamples by trace and
+	// span id; for traces each one's first selected span, the first
+	// MaxExamples of those. Empty when the expectation selected no span in
+	// these scopes, for a measure expectation and for subtree scopes.
+	Offenders [][]SpanRef
+	// Examples name the scopes themselves, for a failure without an
+	// offending span to show: subtree roots, or traces' first root spans;
+	// the first MaxExamples by trace and span id. Empty for the dump.
+	Examples []SpanRef
 }
 
 // ObserveRules reads from idx what each rule needs to be judged: for each
@@ -97,11 +99,23 @@ type ObservedValue struct {
 // without an attribute a rule reads (build it with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
 func ObserveRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) ([]RuleObservation, error) {
+	return observeRules(idx, cfg, rules, opts, nil)
+}
+
+// observeRules is ObserveRules; report, when not nil, is the Analyze of the
+// same index and cfg, whose miss counts spare attributing the acquires
+// again when there is no miss to name.
+func observeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
 	idx.finish()
 	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}}
+	if report != nil {
+		// Only misses other than cold starts are ever named; without one
+		// the lists are empty, and the acquires need no second attribution.
+		ev.noMissToName = report.Pool.Misses == report.Pool.MissReasons[spans.MissCold]
+	}
 	out := make([]RuleObservation, 0, len(rules))
 	for i := range rules {
 		obs, err := ev.observe(&rules[i])
@@ -121,6 +135,9 @@ type ruleEval struct {
 	matchers map[*Selector]*matcher
 	events   []acqEvent // attributed acquires, computed on first need
 	haveEv   bool
+	// noMissToName says the Report shows no miss but cold starts, so
+	// missExamples has nothing to return.
+	noMissToName bool
 }
 
 func (e *ruleEval) compile(s *Selector) (*matcher, error) {
@@ -331,6 +348,9 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 		}
 		return kept
 	}
+	groups := scopeGroups{e: e, index: map[string]int{}}
+	values := make([]float64, len(r.Expect))
+	selections := make([][]int32, len(r.Expect))
 	for si, sc := range scopes {
 		if r.SkipSessionless && ruleSel != nil {
 			all := len(selectedIn(ruleSel, si))
@@ -368,12 +388,12 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 				continue
 			}
 		}
-		so := ScopeObservation{Complete: sc.complete, Example: e.scopeExample(sc)}
 		if !sc.complete {
-			obs.Scopes = append(obs.Scopes, so)
+			groups.add(&obs, ruleScope{}, false, nil, nil)
 			continue
 		}
-		so.Values = make([]ObservedValue, len(r.Expect))
+		clear(values)
+		clear(selections)
 		for k := range r.Expect {
 			ex := &r.Expect[k]
 			if ex.IsMeasure() {
@@ -419,24 +439,89 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 					got = float64(len(vals))
 				}
 			}
-			so.Values[k] = ObservedValue{Value: got, Offenders: e.offenders(sc, selected)}
+			values[k] = got
+			if sc.root < 0 {
+				selections[k] = selected
+			}
 		}
-		obs.Scopes = append(obs.Scopes, so)
+		groups.add(&obs, sc, true, values, selections)
 	}
 	return obs, nil
 }
 
-// offenders are the selected spans of a scope to name if an expectation
-// fails: the first e.max of the dump by trace and span id, a trace's first
-// selected span, none for a subtree (its root is named).
-func (e *ruleEval) offenders(sc ruleScope, selected []int32) []SpanRef {
-	switch {
-	case sc.root >= 0 || len(selected) == 0 || e.max == 0:
-		return nil
-	case sc.trace >= 0:
-		return []SpanRef{e.ref(selected[0])}
+// scopeGroups files a rule's scopes into groups as they are observed.
+type scopeGroups struct {
+	e     *ruleEval
+	index map[string]int
+	key   []byte
+}
+
+// add files one scope: complete, with values and, per expectation, its
+// selected spans (nil for a subtree scope, which names its root).
+func (g *scopeGroups) add(obs *RuleObservation, sc ruleScope, complete bool, values []float64, selections [][]int32) {
+	e := g.e
+	g.key = append(g.key[:0], 'i')
+	if complete {
+		g.key[0] = 'c'
+		for k, v := range values {
+			g.key = strconv.AppendFloat(g.key, v, 'g', -1, 64)
+			g.key = append(g.key, '/')
+			if len(selections[k]) > 0 {
+				g.key = append(g.key, '+')
+			}
+			g.key = append(g.key, ';')
+		}
 	}
-	return e.smallest(selected)
+	at, ok := g.index[string(g.key)]
+	if !ok {
+		at = len(obs.Groups)
+		g.index[string(g.key)] = at
+		grp := ScopeGroup{Complete: complete}
+		if complete {
+			grp.Values = slices.Clone(values)
+			grp.Offenders = make([][]SpanRef, len(values))
+		}
+		obs.Groups = append(obs.Groups, grp)
+	}
+	grp := &obs.Groups[at]
+	grp.Scopes++
+	if !complete || e.max <= 0 {
+		return
+	}
+	for k, sel := range selections {
+		switch {
+		case len(sel) == 0:
+		case sc.trace < 0:
+			grp.Offenders[k] = e.smallest(sel)
+		default:
+			grp.Offenders[k] = insertRef(grp.Offenders[k], e.ref(sel[0]), e.max)
+		}
+	}
+	if sc.trace >= 0 {
+		grp.Examples = insertRef(grp.Examples, e.scopeExample(sc), e.max)
+	}
+}
+
+// insertRef adds ref to list, which holds the first max refs by trace and
+// span id, keeping it so.
+func insertRef(list []SpanRef, ref SpanRef, max int) []SpanRef {
+	at, found := slices.BinarySearchFunc(list, ref, cmpRefs)
+	if found || at >= max {
+		return list
+	}
+	list = slices.Insert(list, at, ref)
+	if len(list) > max {
+		list = list[:max]
+	}
+	return list
+}
+
+// cmpRefs orders refs by trace id, then span id.
+func cmpRefs(a, b SpanRef) int {
+	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Span[:], b.Span[:])
 }
 
 // smallest returns the refs of the first e.max spans of list by trace and
@@ -500,6 +585,9 @@ func (e *ruleEval) scopeExample(sc ruleScope) SpanRef {
 // unexplained, and that are not cold starts (unexplained ones included),
 // by trace and span id.
 func (e *ruleEval) missExamples() (unexplained, aboveFloor []SpanRef) {
+	if e.noMissToName || e.max <= 0 {
+		return nil, nil
+	}
 	var un, above []int32
 	for _, ev := range e.poolEvents() {
 		if ev.hit {

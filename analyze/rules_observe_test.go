@@ -33,61 +33,63 @@ func observeByID(t *testing.T, rules []Rule, max int, tds ...ptrace.Traces) map[
 }
 
 // TestObserveRulesGivesPlainValuesPerScope pins what the gate is handed:
-// per trace scope the pool's sessions and the first offending call, per
-// dump scope the count and its first offenders by trace and span id, and
-// the attributed misses a measure rule names.
+// trace scopes grouped by the pool's sessions with their first offending
+// calls, the dump's count with its first offenders by trace and span id,
+// and the attributed misses a measure rule names.
 func TestObserveRulesGivesPlainValuesPerScope(t *testing.T) {
 	rules := BuiltinRules(Config{})
 	perCall := observeByID(t, rules, 20, tracegen.PerCallDial())
 	one := perCall[RuleOneSessionPerExecution]
-	if len(one.Scopes) != 3 {
-		t.Fatalf("%s: %d scopes, want the 3 executions", RuleOneSessionPerExecution, len(one.Scopes))
+	if len(one.Groups) != 1 {
+		t.Fatalf("%s: %d groups, want the 3 executions in one: %+v", RuleOneSessionPerExecution, len(one.Groups), one.Groups)
 	}
-	for i, sc := range one.Scopes {
-		if !sc.Complete || len(sc.Values) != 1 || sc.Values[0].Value != 2 || len(sc.Values[0].Offenders) != 1 || sc.Example == (SpanRef{}) {
-			t.Errorf("scope %d = %+v, want complete, 2 sessions, one offender and an example", i, sc)
-		}
+	if g := one.Groups[0]; g.Scopes != 3 || !g.Complete || !slices.Equal(g.Values, []float64{2}) || len(g.Offenders[0]) != 3 || len(g.Examples) != 3 {
+		t.Errorf("group = %+v, want 3 complete scopes of 2 sessions, 3 offenders and 3 examples", g)
 	}
-	if un := perCall[RuleNoUnexplainedMisses]; len(un.UnexplainedMisses) != 5 || len(un.Scopes) != 1 {
-		t.Errorf("%s: %d unexplained misses over %d scopes, want 5 over the dump", RuleNoUnexplainedMisses, len(un.UnexplainedMisses), len(un.Scopes))
+	if un := perCall[RuleNoUnexplainedMisses]; len(un.UnexplainedMisses) != 5 || len(un.Groups) != 1 || un.Groups[0].Scopes != 1 {
+		t.Errorf("%s: %d unexplained misses over %+v, want 5 over the dump", RuleNoUnexplainedMisses, len(un.UnexplainedMisses), un.Groups)
+	}
+	if capped := observeByID(t, rules, 2, tracegen.PerCallDial())[RuleOneSessionPerExecution].Groups[0]; len(capped.Offenders[0]) != 2 || !slices.IsSortedFunc(capped.Offenders[0], cmpRefs) {
+		t.Errorf("trace offenders capped at 2 = %v", capped.Offenders[0])
 	}
 
-	all := observeByID(t, rules, 20, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit].Scopes[0].Values[0]
-	two := observeByID(t, rules, 2, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit].Scopes[0].Values[0]
-	if all.Value != 3 || two.Value != 3 || len(all.Offenders) != 3 || len(two.Offenders) != 2 {
-		t.Fatalf("acquires without cache_hit: %v with %d offenders, capped at 2: %v with %d", all.Value, len(all.Offenders), two.Value, len(two.Offenders))
+	all := observeByID(t, rules, 20, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit].Groups[0]
+	two := observeByID(t, rules, 2, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit].Groups[0]
+	if all.Values[0] != 3 || two.Values[0] != 3 || len(all.Offenders[0]) != 3 || len(two.Offenders[0]) != 2 {
+		t.Fatalf("acquires without cache_hit: %+v, capped at 2: %+v", all, two)
 	}
-	byID := func(a, b SpanRef) int {
-		if c := slices.Compare(a.Trace[:], b.Trace[:]); c != 0 {
-			return c
-		}
-		return slices.Compare(a.Span[:], b.Span[:])
+	if !slices.IsSortedFunc(all.Offenders[0], cmpRefs) || !slices.Equal(two.Offenders[0], all.Offenders[0][:2]) {
+		t.Errorf("offenders are not the first by trace and span id: all %v, capped %v", all.Offenders[0], two.Offenders[0])
 	}
-	if !slices.IsSortedFunc(all.Offenders, byID) || !slices.Equal(two.Offenders, all.Offenders[:2]) {
-		t.Errorf("offenders are not the first by trace and span id: all %v, capped %v", all.Offenders, two.Offenders)
-	}
-	if none := observeByID(t, rules, -1, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit]; len(none.Scopes[0].Values[0].Offenders) != 0 || none.MaxExamples != 0 {
+	if none := observeByID(t, rules, -1, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit]; len(none.Groups[0].Offenders[0]) != 0 || none.MaxExamples != 0 {
 		t.Errorf("a negative cap keeps offenders: %+v", none)
 	}
 }
 
-// TestObserveRulesLeavesIncompleteScopesUnvalued: a trace with a missing
-// parent is observed as incomplete, with no values for the gate to judge.
-func TestObserveRulesLeavesIncompleteScopesUnvalued(t *testing.T) {
+// TestObserveRulesGroupsScopesByWhatTheyHold: complete scopes with the
+// same values share a group, a scope with other values gets its own, and a
+// trace with a missing parent is in an incomplete group without values.
+func TestObserveRulesGroupsScopesByWhatTheyHold(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceInstanceID, "gw")
 	d.invocation(ss, lease{trace: 1, start: 0, end: 100, key: "k", hit: false, handshake: true, session: "s1"})
 	d.invocation(ss, lease{trace: 2, start: 200, end: 300, key: "k", hit: true, session: "s1"})
-	d.add(ss, sp{trace: 2, parent: 999, name: "orphan", start: 210, end: 220})
+	d.invocation(ss, lease{trace: 3, start: 400, end: 500, key: "k", hit: true, session: "s1"})
+	d.invocation(ss, lease{trace: 3, start: 500, end: 600, key: "k2", hit: false, handshake: true, session: "s2"})
+	d.invocation(ss, lease{trace: 4, start: 700, end: 800, key: "k", hit: true, session: "s1"})
+	d.add(ss, sp{trace: 4, parent: 999, name: "orphan", start: 710, end: 720})
 	obs := observeByID(t, BuiltinRules(Config{}), 0, d.td)[RuleOneSessionPerExecution]
-	if len(obs.Scopes) != 2 {
-		t.Fatalf("%d scopes, want 2", len(obs.Scopes))
+	want := []struct {
+		scopes   int
+		complete bool
+		values   []float64
+	}{{2, true, []float64{1}}, {1, true, []float64{2}}, {1, false, nil}}
+	if len(obs.Groups) != len(want) {
+		t.Fatalf("groups = %+v, want %d", obs.Groups, len(want))
 	}
-	complete, incomplete := obs.Scopes[0], obs.Scopes[1]
-	if !complete.Complete || len(complete.Values) != 1 || complete.Values[0].Value != 1 {
-		t.Errorf("whole trace = %+v, want complete with 1 session", complete)
-	}
-	if incomplete.Complete || incomplete.Values != nil {
-		t.Errorf("trace with a missing parent = %+v, want incomplete and unvalued", incomplete)
+	for i, w := range want {
+		if g := obs.Groups[i]; g.Scopes != w.scopes || g.Complete != w.complete || !slices.Equal(g.Values, w.values) {
+			t.Errorf("group %d = %+v, want %d scopes, complete %v, values %v", i, g, w.scopes, w.complete, w.values)
+		}
 	}
 }

@@ -70,8 +70,10 @@ func Evaluate(a *analyze.Analysis, rules []analyze.Rule) ([]RuleResult, error) {
 	}
 	out := make([]RuleResult, 0, len(rules))
 	for i := range rules {
-		if n := len(obs[i].Scopes); n > 0 && len(obs[i].Scopes[0].Values) != 0 && len(obs[i].Scopes[0].Values) != len(rules[i].Expect) {
-			return nil, fmt.Errorf("evaluate: rule %q: observation of %d expectations, the rule has %d", textfmt.ClipInput(rules[i].ID), len(obs[i].Scopes[0].Values), len(rules[i].Expect))
+		for _, g := range obs[i].Groups {
+			if g.Complete && (len(g.Values) != len(rules[i].Expect) || len(g.Offenders) != len(rules[i].Expect)) {
+				return nil, fmt.Errorf("evaluate: rule %q: observation of %d expectations, the rule has %d", textfmt.ClipInput(rules[i].ID), len(g.Values), len(rules[i].Expect))
+			}
 		}
 		j := judge{report: report, max: obs[i].MaxExamples}
 		out = append(out, j.rule(&rules[i], &obs[i]))
@@ -92,14 +94,14 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 	fails := map[string]int{} // "expectation: found" -> scopes
 	var examples []Example
 	var measureFound []string
-	for _, sc := range obs.Scopes {
-		res.Scopes++
-		if !sc.Complete {
-			res.Incomplete++
+	for _, g := range obs.Groups {
+		res.Scopes += g.Scopes
+		if !g.Complete {
+			res.Incomplete += g.Scopes
 			continue
 		}
 		scopeFailed, scopeIncomplete := false, false
-		var offenders []analyze.SpanRef
+		var failing []int
 		for k := range r.Expect {
 			ex := &r.Expect[k]
 			bound, ok := j.operand(ex.Than)
@@ -121,12 +123,12 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 				measureFound = append(measureFound, found)
 				if !ex.Holds(got, bound) {
 					scopeFailed = true
-					fails[ex.String()]++
+					fails[ex.String()] += g.Scopes
 					examples = append(examples, j.measureExamples(ex.Of, obs)...)
 				}
 				continue
 			}
-			v := sc.Values[k]
+			v := g.Values[k]
 			what := analyze.QuantityCount
 			switch ex.Of {
 			case analyze.QuantityPoolSessions, analyze.QuantityLostSessions:
@@ -134,18 +136,18 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 			case analyze.QuantityDistinct:
 				what = "distinct(" + ex.Attribute + ")"
 			}
-			if !ex.Holds(v.Value, bound) {
+			if !ex.Holds(v, bound) {
 				scopeFailed = true
-				fails[what+" = "+textfmt.Figure(v.Value)]++
-				offenders = append(offenders, v.Offenders...)
+				fails[what+" = "+textfmt.Figure(v)] += g.Scopes
+				failing = append(failing, k)
 			}
 		}
 		switch {
 		case scopeFailed:
-			res.Failed++
-			examples = append(examples, scopeExamples(r.Scope.Kind, sc, offenders)...)
+			res.Failed += g.Scopes
+			examples = append(examples, scopeExamples(r.Scope.Kind, g, failing)...)
 		case scopeIncomplete:
-			res.Incomplete++
+			res.Incomplete += g.Scopes
 		}
 	}
 
@@ -222,24 +224,33 @@ func (j *judge) operand(o analyze.Operand) (float64, bool) {
 	return analyze.MeasureValue(j.report, o.Measure)
 }
 
-// scopeExamples names a failing scope: the offending spans for the dump,
-// else the scope's root span (the subtree's root, or the first offending
-// span, else the first root, of a trace).
-func scopeExamples(kind analyze.ScopeKind, sc analyze.ScopeObservation, offenders []analyze.SpanRef) []Example {
-	switch {
-	case kind == analyze.ScopeDump:
-		out := make([]Example, 0, len(offenders))
-		for _, o := range offenders {
-			out = append(out, spanExample(o))
+// scopeExamples names the failing scopes of a group, whose expectations
+// failing failed: the dump's offending spans of each, else each scope's
+// first offending span of the first failing expectation that selected
+// one, else the scopes themselves (a subtree's root, a trace's first root).
+func scopeExamples(kind analyze.ScopeKind, g analyze.ScopeGroup, failing []int) []Example {
+	var refs []analyze.SpanRef
+	switch kind {
+	case analyze.ScopeDump:
+		for _, k := range failing {
+			refs = append(refs, g.Offenders[k]...)
 		}
-		return out
-	case kind == analyze.ScopeTrace && len(offenders) > 0:
-		return []Example{spanExample(offenders[0])}
+	case analyze.ScopeTrace:
+		for _, k := range failing {
+			if len(g.Offenders[k]) > 0 {
+				refs = g.Offenders[k]
+				break
+			}
+		}
 	}
-	if sc.Example == (analyze.SpanRef{}) {
-		return nil
+	if refs == nil && kind != analyze.ScopeDump {
+		refs = g.Examples
 	}
-	return []Example{spanExample(sc.Example)}
+	out := make([]Example, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, spanExample(ref))
+	}
+	return out
 }
 
 // spanExample names one span with the TraceQL query that finds it.

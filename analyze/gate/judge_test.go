@@ -254,7 +254,7 @@ func TestEvaluateRefusesObservationsOfOtherRules(t *testing.T) {
 		t.Error("Evaluate judged rules without their observations")
 	}
 	obs := make([]analyze.RuleObservation, len(rules))
-	obs[0].Scopes = []analyze.ScopeObservation{{Complete: true, Values: make([]analyze.ObservedValue, len(rules[0].Expect)+1)}}
+	obs[0].Groups = []analyze.ScopeGroup{{Scopes: 1, Complete: true, Values: make([]float64, len(rules[0].Expect)+1), Offenders: make([][]analyze.SpanRef, len(rules[0].Expect)+1)}}
 	if _, err := Evaluate(&analyze.Analysis{Report: &analyze.Report{}, Rules: obs}, rules); err == nil {
 		t.Error("Evaluate judged an observation of another rule's expectations")
 	}
