@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // DefaultIdleTTL is the pool's idle TTL the analyzer assumes when attributing
@@ -218,22 +219,8 @@ func nodeErrorf(n *yaml.Node, format string, args ...any) *ConfigError {
 	return &ConfigError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
 }
 
-// maxQuotedInput caps a piece of the user's input quoted back in an error:
-// a 50 MB rule id must not become a 50 MB message.
-const maxQuotedInput = 80
-
-// clipInput shortens user input for an error message, on a rune boundary,
-// saying how long it was.
-func clipInput(s string) string {
-	if len(s) <= maxQuotedInput {
-		return s
-	}
-	cut := maxQuotedInput
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
-}
+// clipInput shortens user input for an error message (textfmt.ClipInput).
+func clipInput(s string) string { return textfmt.ClipInput(s) }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 

@@ -63,4 +63,17 @@
 // span [Selector] type is shared with the CI gate's rules. Unknown keys, bad
 // values and bad regular expressions are a [*ConfigError] with file, line and
 // column.
+//
+// # Measures by name and the gate
+//
+// One table ([Measures], [ReadsFields]) names every figure of a Report:
+// its unit, which way is better, how the report draws it and how to read
+// it ([MeasureValue]). The report's headline, the rules' measure names and
+// the gate's regressions are read from it.
+//
+// The CI gate lives in package analyze/gate and never reads the index:
+// [ObserveRules] reads, for each rule, what its scopes hold (counts,
+// distinct values, sessions, the spans to name) as plain values;
+// [AnalyzeRules] returns them with the Report as one [Analysis], which the
+// gate judges.
 package analyze

@@ -68,11 +68,11 @@ func FuzzParseGateConfig(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		report, err := Analyze(idx, cfg)
+		_, err = Analyze(idx, cfg)
 		if err != nil {
 			t.Fatalf("parsed measures do not analyze: %v", err)
 		}
-		if _, err := EvaluateRules(idx, cfg, report, gc.Rules, EvalOptions{}); err != nil {
+		if _, err := ObserveRules(idx, cfg, gc.Rules, ObserveOptions{}); err != nil {
 			t.Fatalf("parsed rules do not evaluate: %v", err)
 		}
 	})

@@ -43,11 +43,11 @@ func BenchmarkHostileShapes(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					rep, err := Analyze(idx, cfg)
+					_, err = Analyze(idx, cfg)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, err := EvaluateRules(idx, cfg, rep, rules, EvalOptions{}); err != nil {
+					if _, err := ObserveRules(idx, cfg, rules, ObserveOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}

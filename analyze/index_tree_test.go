@@ -167,21 +167,20 @@ func matchCalls(ev *ruleEval) int64 {
 
 // checkShape runs the built-in rules on idx as `mcptrace check` does and
 // returns the evaluation, the results and the bytes allocated doing it.
-func checkShape(t testing.TB, idx *Index, cfg Config) (*ruleEval, []RuleResult, uint64) {
+func checkShape(t testing.TB, idx *Index, cfg Config) (*ruleEval, []RuleObservation, uint64) {
 	t.Helper()
 	cfg = cfg.withDefaults()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	rep, err := Analyze(idx, cfg)
-	if err != nil {
+	if _, err := Analyze(idx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	rules := BuiltinRules(cfg)
-	ev := &ruleEval{x: idx, cfg: cfg, report: rep, max: DefaultMaxExamples, matchers: map[*Selector]*matcher{}}
-	var res []RuleResult
+	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*Selector]*matcher{}}
+	var res []RuleObservation
 	for i := range rules {
-		r, err := ev.rule(&rules[i])
+		r, err := ev.observe(&rules[i])
 		if err != nil {
 			t.Fatal(err)
 		}

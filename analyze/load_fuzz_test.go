@@ -219,13 +219,9 @@ func FuzzLoadHostileShapes(f *testing.F) {
 		}
 		root := Selector{Name: "plugin.mcp.connection.handshake"}
 		for _, cfg := range []Config{{}, {ExecutionRoot: &root}} {
-			rep, err := Analyze(idx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := EvaluateRules(idx, cfg, rep, BuiltinRules(cfg), EvalOptions{})
-			if err != nil || len(res) != len(BuiltinRules(cfg)) {
-				t.Fatalf("rules: %d results, %v", len(res), err)
+			a, err := AnalyzeRules(idx, cfg, BuiltinRules(cfg), ObserveOptions{})
+			if err != nil || len(a.Rules) != len(BuiltinRules(cfg)) {
+				t.Fatalf("rules: %v", err)
 			}
 		}
 	})

@@ -48,9 +48,10 @@ type HTMLOptions struct {
 	// URL) holding TraceIDPlaceholder; "" draws no links. See
 	// [ValidateTraceURL].
 	TraceURL string
-	// Check, when set, puts its verdict on top and its failing rules, with
-	// their traces, in the offenders section.
-	Check *CheckReport
+	// Check, when set, puts a check's verdict on top and its failing rules
+	// and regressions, with their traces, in the offenders section. The
+	// gate builds it (gate.CheckReport.HTML).
+	Check *HTMLCheck
 	// MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes and Buckets override the
 	// defaults when positive.
 	MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets int
@@ -115,11 +116,31 @@ type HTMLWindow struct {
 	DurationMs float64 `json:"duration_ms"`
 }
 
+// HTMLCheck is what the HTML report draws of a check: its verdict, whether
+// an input was partial, and the failing or incomplete rules and the
+// regressions as offenders (their examples' URLs are filled in from
+// HTMLOptions.TraceURL).
+type HTMLCheck struct {
+	Verdict   HTMLVerdict
+	Partial   bool
+	Offenders []HTMLOffender
+}
+
 // HTMLVerdict is a check's verdict, drawn on top of the page.
 type HTMLVerdict struct {
-	Verdict  Status      `json:"verdict"`
-	ExitCode int         `json:"exit_code"`
-	Counts   CheckCounts `json:"counts"`
+	// Verdict is pass, fail or incomplete.
+	Verdict  string     `json:"verdict"`
+	ExitCode int        `json:"exit_code"`
+	Counts   HTMLCounts `json:"counts"`
+}
+
+// HTMLCounts sums a check's verdicts, as the check's JSON does.
+type HTMLCounts struct {
+	Pass        int `json:"pass"`
+	Fail        int `json:"fail"`
+	Incomplete  int `json:"incomplete"`
+	Warnings    int `json:"warnings"`
+	Regressions int `json:"regressions"`
 }
 
 // HTMLHeadline holds the figures drawn as tiles.
@@ -291,7 +312,8 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 		}
 	}
 	if c := opts.Check; c != nil {
-		h.Verdict = &HTMLVerdict{Verdict: c.Verdict, ExitCode: c.ExitCode, Counts: c.Counts}
+		v := c.Verdict
+		h.Verdict = &v
 		h.Partial = h.Partial || c.Partial
 	}
 	h.Headline = htmlHeadline(r)
@@ -438,18 +460,13 @@ func htmlOffenders(r *Report, opts HTMLOptions) []HTMLOffender {
 		return HTMLExample{TraceID: tid, SpanID: sid, TraceQL: q, URL: traceLink(opts.TraceURL, tid)}
 	}
 	if c := opts.Check; c != nil {
-		for _, rr := range c.Rules {
-			if rr.Status == StatusPass {
-				continue
+		for _, o := range c.Offenders {
+			exs := make([]HTMLExample, 0, len(o.Examples))
+			for _, ex := range o.Examples {
+				exs = append(exs, example(ex.TraceID, ex.SpanID, ex.TraceQL))
 			}
-			o := HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []HTMLExample{}}
-			for _, ex := range rr.Examples {
-				o.Examples = append(o.Examples, example(ex.TraceID, ex.SpanID, ex.TraceQL))
-			}
+			o.Examples = exs
 			out = append(out, o)
-		}
-		for _, reg := range c.Regressions {
-			out = append(out, HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []HTMLExample{}})
 		}
 		return out
 	}

@@ -12,13 +12,13 @@ import (
 // renderMarkdown writes the report as GitHub-flavoured Markdown for a pull
 // request comment: a heading per group, its table, its notes as a list.
 func (r *Report) renderMarkdown(w io.Writer) error {
-	bw := &errWriter{w: w}
+	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)
 	for _, s := range r.sections() {
 		s = s.escaped(mdText)
 		fmt.Fprintf(bw, "\n### %s\n\n", s.title)
-		if bw.err != nil {
-			return bw.err
+		if bw.Err != nil {
+			return bw.Err
 		}
 		t := tablewriter.NewTable(bw,
 			tablewriter.WithRenderer(renderer.NewMarkdown()),
@@ -39,5 +39,5 @@ func (r *Report) renderMarkdown(w io.Writer) error {
 			fmt.Fprintf(bw, "- %s\n", n)
 		}
 	}
-	return bw.err
+	return bw.Err
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/mcptrace/mcptrace/spans"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // section is one group of a human report: a title, an optional note and a
@@ -61,9 +63,7 @@ func (r *Report) sections() []section {
 	out = append(out, ov)
 
 	p := r.Pool
-	pool := section{title: "Pool", flex: -1, header: []string{"acquires", "hits", "misses", "hit rate", "handshakes", "acq/hs", "scopes", "keys", "floor", "excess"}}
-	pool.rows = [][]string{{itoa(p.Acquires), itoa(p.Hits), itoa(p.Misses), pct(p.HitRate), itoa(p.Handshakes), num(p.AcquiresPerHandshake),
-		itoa(p.Scopes), itoa(p.Keys), pct(p.ColdStartFloor), itoa(p.ExcessMisses)}}
+	pool := r.headline(sectionPool, "")
 	pool.notes = append(pool.notes, poolVerdict(p))
 	out = append(out, pool)
 
@@ -80,13 +80,7 @@ func (r *Report) sections() []section {
 		out = append(out, miss)
 	}
 
-	lat := section{title: "Latency (ms)", flex: -1, header: []string{"operation", "count", "p50", "p95", "p99"}}
-	for _, l := range []struct {
-		name string
-		p    Percentiles
-	}{{"acquire (hit)", p.Latency.AcquireHit}, {"acquire (miss)", p.Latency.AcquireMiss}, {"handshake", p.Latency.Handshake}, {"call", p.Latency.Call}} {
-		lat.rows = append(lat.rows, []string{l.name, itoa(l.p.Count), ms(l.p.P50), ms(l.p.P95), ms(l.p.P99)})
-	}
+	lat := r.headline(sectionLatency, "operation")
 	out = append(out, lat)
 
 	if len(p.ByScope) > 0 {
@@ -121,21 +115,15 @@ func (r *Report) sections() []section {
 	}
 
 	e := r.Executions
-	ex := section{title: "Executions", flex: -1, header: []string{"executions", "multi-session", "max sessions"}}
-	ex.rows = [][]string{{itoa(e.Count), itoa(e.MultiSession), itoa(e.MaxSessions)}}
+	ex := r.headline(sectionExecutions, "")
 	if e.MultiSession > 0 {
 		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
 	}
 	out = append(out, ex)
 
 	if len(r.Measures) > 0 {
-		ms := section{title: "Reads per request", flex: 0, header: []string{"measure", "requests", "complete", "incomplete", "expect", "unexpected"}}
+		ms := r.readsHeadline()
 		for _, m := range r.Measures {
-			expect := "-"
-			if m.Expect != nil {
-				expect = itoa(*m.Expect)
-			}
-			ms.rows = append(ms.rows, []string{m.Name, itoa(m.Requests), itoa(m.Complete), itoa(m.Incomplete), expect, itoa(m.Unexpected)})
 			hist := make([]string, 0, len(m.Histogram))
 			for _, b := range m.Histogram {
 				hist = append(hist, fmt.Sprintf("%d read(s): %d", b.Reads, b.Requests))
@@ -167,13 +155,13 @@ func poolVerdict(p PoolReport) string {
 
 // renderTable draws the sections with tablewriter, one small table per group.
 func (r *Report) renderTable(w io.Writer) error {
-	bw := &errWriter{w: w}
+	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
 	for _, s := range r.sections() {
 		s = s.escaped(termSafe)
 		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
-		if bw.err != nil {
-			return bw.err
+		if bw.Err != nil {
+			return bw.Err
 		}
 		t := tablewriter.NewTable(bw,
 			tablewriter.WithRenderer(renderer.NewBlueprint()),
@@ -194,24 +182,11 @@ func (r *Report) renderTable(w io.Writer) error {
 			}
 		}
 	}
-	return bw.err
+	return bw.Err
 }
 
 // errWriter remembers the first write error so rendering can check once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-// Write writes p unless an earlier write failed.
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
+type errWriter = textfmt.ErrWriter
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
@@ -221,14 +196,6 @@ func pct(f *float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*f*100, 'f', 1, 64) + "%"
-}
-
-// num renders a ratio with two decimals, "-" when undefined.
-func num(f *float64) string {
-	if f == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(*f, 'f', 2, 64)
 }
 
 // ms renders milliseconds, "-" when undefined.
@@ -275,32 +242,7 @@ func fitWidth(s section, width int) [][]string {
 func clip(s string) string { return clipTo(s, maxCell) }
 
 // clipTo shortens s to n runes, the last an ellipsis.
-func clipTo(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }
 
-// wrap breaks text into lines of at most width runes at spaces; a word
-// longer than width gets a line of its own. Continuation lines are indented.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case len([]rune(line))+1+len([]rune(word)) <= width:
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = "  " + word
-		}
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
-}
+// wrap breaks text into lines of at most width runes (textfmt.Wrap).
+func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }

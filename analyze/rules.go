@@ -193,8 +193,9 @@ func (e Expectation) Holds(got, bound float64) bool {
 	return false
 }
 
-// isMeasure reports whether the expectation compares a dump-level measure.
-func (e Expectation) isMeasure() bool { return !slices.Contains(spanQuantities, e.Of) }
+// IsMeasure reports whether the expectation compares a dump-level measure
+// of the Report rather than a quantity counted over a scope's spans.
+func (e Expectation) IsMeasure() bool { return !slices.Contains(spanQuantities, e.Of) }
 
 // Rule is one invariant of the CI gate, from the rules: list of a
 // configuration file or from [BuiltinRules].
@@ -284,44 +285,6 @@ func MergeIndexOptions(opts ...IndexOptions) IndexOptions {
 }
 
 // --- measures a rule can name ---
-
-// poolMeasures are the dump-level pool and execution measures by name, in
-// documentation order.
-var poolMeasures = []string{
-	"hit_rate", "cold_start_floor", "excess_misses", "unexplained_misses",
-	"acquires", "hits", "misses", "handshakes",
-	"multi_session_executions", "max_sessions_per_execution",
-}
-
-// latencySeries and latencyQuantiles spell the latency measures
-// SERIES.QUANTILE, in milliseconds: acquire_miss.p99.
-var (
-	latencySeries    = []string{"acquire_hit", "acquire_miss", "handshake", "call"}
-	latencyQuantiles = []string{"p50", "p95", "p99"}
-)
-
-// readsFields are the figures of a reads-per-request measure a rule can
-// name as measures.NAME.FIELD.
-var readsFields = []string{"unexpected", "incomplete", "complete", "requests"}
-
-// MeasureNames lists the dump-level measures a rule can compare: the pool
-// and execution figures, the latency percentiles (milliseconds), and
-// measures.NAME.unexpected|incomplete|complete|requests for each
-// reads-per-request measure of the configuration.
-func MeasureNames(readMeasures []ReadMeasure) []string {
-	out := slices.Clone(poolMeasures)
-	for _, s := range latencySeries {
-		for _, q := range latencyQuantiles {
-			out = append(out, s+"."+q)
-		}
-	}
-	for _, m := range readMeasures {
-		for _, f := range readsFields {
-			out = append(out, "measures."+m.Name+"."+f)
-		}
-	}
-	return out
-}
 
 // --- parsing ---
 
@@ -587,9 +550,9 @@ func parseRule(item *yaml.Node, known []string) (Rule, error) {
 	}
 	for _, e := range r.Expect {
 		switch {
-		case e.isMeasure() && r.Scope.Kind != ScopeDump:
+		case e.IsMeasure() && r.Scope.Kind != ScopeDump:
 			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: measure %s is a dump-wide figure: use scope: dump", clipInput(r.ID), e.Of)}
-		case !e.isMeasure() && e.Select == nil && r.Select == nil:
+		case !e.IsMeasure() && e.Select == nil && r.Select == nil:
 			return Rule{}, &ConfigError{Line: e.Line, Column: e.Column, Msg: fmt.Sprintf("rule %q: %s needs a selection: give select: on the rule or the expectation", clipInput(r.ID), e.Of)}
 		}
 	}
@@ -751,7 +714,7 @@ func parseExpectation(n *yaml.Node, known []string) (Expectation, error) {
 		return e, nodeErrorf(n, "distinct needs attribute: the attribute whose values are counted")
 	case e.Of != QuantityDistinct && e.Attribute != "":
 		return e, nodeErrorf(n, "attribute goes with of: distinct only")
-	case e.isMeasure() && e.Select != nil:
+	case e.IsMeasure() && e.Select != nil:
 		return e, nodeErrorf(n, "select goes with count and distinct, not with measure %s", e.Of)
 	}
 	return e, nil

@@ -1,105 +1,143 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// Status is a rule's verdict.
-type Status string
+// This file observes rules: it reads the index for what each rule's scopes
+// hold (counts, distinct values, sessions, offending spans) and returns
+// plain values. Judging them (verdicts, examples, texts) is the gate's
+// (package analyze/gate), which never reads the index.
 
-// The verdicts.
-const (
-	// StatusPass: every complete scope satisfies every expectation.
-	StatusPass Status = "pass"
-	// StatusFail: at least one complete scope breaks an expectation.
-	StatusFail Status = "fail"
-	// StatusIncomplete: nothing failed, but every scope the rule needed was
-	// incomplete (a trace still missing spans, no data for a measure): the
-	// rule could not be judged, which is neither a pass nor a fail.
-	StatusIncomplete Status = "incomplete"
-)
-
-// Example names one offending trace and, when known, span, with a TraceQL
-// query that finds it in Grafana Tempo.
-type Example struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id,omitempty"`
-	TraceQL string `json:"traceql"`
+// SpanRef names one span of a dump by its trace and span ids.
+type SpanRef struct {
+	Trace pcommon.TraceID
+	Span  pcommon.SpanID
 }
 
-// RuleResult is the verdict of one rule over a dump.
-type RuleResult struct {
-	ID          string   `json:"id"`
-	Description string   `json:"description,omitempty"`
-	Severity    Severity `json:"severity"`
-	Builtin     bool     `json:"builtin"`
-	Status      Status   `json:"status"`
-	// Expected says in words what the rule wants, Found what the dump holds.
-	Expected string `json:"expected"`
-	Found    string `json:"found"`
-	// Scopes counts the scopes considered (skipped empty ones left out);
-	// Failed and Incomplete count those that failed or could not be judged.
-	Scopes     int `json:"scopes"`
-	Failed     int `json:"failed"`
-	Incomplete int `json:"incomplete"`
-	// NotApplicable counts the scopes left out because every selected span
-	// in them ran against a sessionless server (Rule.SkipSessionless).
-	NotApplicable int `json:"not_applicable"`
-	// Examples name offending traces and spans, at most EvalOptions.MaxExamples.
-	Examples []Example `json:"examples"`
-	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
-	TraceQL string `json:"traceql"`
-}
-
-// DefaultMaxExamples is how many offending spans a failing rule names when
-// EvalOptions.MaxExamples is 0.
+// DefaultMaxExamples is how many offending spans an observation keeps per
+// expectation, and a failing rule names, when ObserveOptions.MaxExamples
+// is 0.
 const DefaultMaxExamples = 5
 
-// EvalOptions tunes EvaluateRules. The zero value names up to
-// DefaultMaxExamples examples per rule.
-type EvalOptions struct {
-	// MaxExamples caps the examples of each rule; 0 means
-	// DefaultMaxExamples, a negative value none.
+// ObserveOptions tunes ObserveRules. The zero value keeps up to
+// DefaultMaxExamples offending spans per expectation.
+type ObserveOptions struct {
+	// MaxExamples caps the offending spans kept per expectation (and the
+	// examples the gate names per rule); 0 means DefaultMaxExamples, a
+	// negative value none.
 	MaxExamples int
 }
 
-// EvaluateRules judges every rule against idx. report is the analysis of
-// the same index with cfg (measures are read from it); cfg also gives the
-// profile and the reads-per-request selectors. Like Analyze it is pure. It
-// fails only when idx was built without an attribute a rule reads (build it
-// with MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
-func EvaluateRules(idx *Index, cfg Config, report *Report, rules []Rule, opts EvalOptions) ([]RuleResult, error) {
+// RuleObservation is what a dump holds for one rule: its scopes with the
+// value of each count-like expectation, and the spans to name if the rule
+// fails. Comparing the values with the bounds, and reading measure
+// expectations from the Report, is left to the gate.
+type RuleObservation struct {
+	// Groups are the rule's scopes grouped by what they hold: scopes with
+	// the same completeness, values and kind of offenders share one group,
+	// so an observation stays small however many traces the dump holds.
+	// Groups come in the order of their first scope (traces by id,
+	// subtrees by root); scopes SkipEmpty or SkipSessionless left out are
+	// in none. A ScopeDump rule has one group of one scope.
+	Groups []ScopeGroup
+	// NotApplicable counts the scopes left out because every selected span
+	// in them ran against a sessionless server (Rule.SkipSessionless).
+	NotApplicable int
+	// UnexplainedMisses and AboveFloorMisses name the acquires the pool
+	// measure attributed as unexplained misses, and as misses other than
+	// cold starts; sorted by trace and span id, at most MaxExamples each.
+	// Filled only when the rule compares a pool measure they explain.
+	UnexplainedMisses, AboveFloorMisses []SpanRef
+	// TraceQL finds the spans the rule looks at (or its offenders) in
+	// Grafana Tempo.
+	TraceQL string
+	// MaxExamples is the cap the offending spans were kept under (0: none
+	// kept); the gate names at most this many examples per rule.
+	MaxExamples int
+}
+
+// ScopeGroup is a set of a rule's scopes that hold the same values.
+type ScopeGroup struct {
+	// Scopes counts the scopes of the group.
+	Scopes int
+	// Complete is false when the scopes may not be judged: their trace has
+	// a missing parent, or no span matching Rule.CompleteWhen.
+	Complete bool
+	// Values holds one entry per Rule.Expect, in order: the quantity a
+	// count, distinct, pool_sessions or lost_sessions expectation compares.
+	// A measure expectation's entry is zero: the gate reads the measure
+	// from the Report. Nil for incomplete scopes.
+	Values []float64
+	// Offenders holds, per Rule.Expect, the selected spans to name if the
+	// expectation fails: for the dump its first MaxExamples by trace and
+	// span id; for traces each one's first selected span, the first
+	// MaxExamples of those. Empty when the expectation selected no span in
+	// these scopes, for a measure expectation and for subtree scopes.
+	Offenders [][]SpanRef
+	// Examples name the scopes themselves, for a failure without an
+	// offending span to show: subtree roots, or traces' first root spans;
+	// the first MaxExamples by trace and span id. Empty for the dump.
+	Examples []SpanRef
+}
+
+// ObserveRules reads from idx what each rule needs to be judged: for each
+// of its scopes whether it is complete and the value of each count,
+// distinct, pool_sessions and lost_sessions expectation, with the spans to
+// name if it fails. cfg gives the profile and the reads-per-request
+// selectors. Like Analyze it is pure. It fails only when idx was built
+// without an attribute a rule reads (build it with
+// MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
+func ObserveRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) ([]RuleObservation, error) {
+	return observeRules(idx, cfg, rules, opts, nil)
+}
+
+// observeRules is ObserveRules; report, when not nil, is the Analyze of the
+// same index and cfg, whose miss counts spare attributing the acquires
+// again when there is no miss to name.
+func observeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
 	idx.finish()
-	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), report: report, max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}}
-	out := make([]RuleResult, 0, len(rules))
+	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}}
+	if report != nil {
+		// Only misses other than cold starts are ever named; without one
+		// the lists are empty, and the acquires need no second attribution.
+		ev.noMissToName = report.Pool.Misses == report.Pool.MissReasons[spans.MissCold]
+	}
+	out := make([]RuleObservation, 0, len(rules))
 	for i := range rules {
-		res, err := ev.rule(&rules[i])
+		obs, err := ev.observe(&rules[i])
 		if err != nil {
 			return nil, fmt.Errorf("rule %q: %w", clipInput(rules[i].ID), err)
 		}
-		out = append(out, res)
+		out = append(out, obs)
 	}
 	return out, nil
 }
 
-// ruleEval holds what every rule of one evaluation shares.
+// ruleEval holds what every rule of one observation shares.
 type ruleEval struct {
 	x        *Index
 	cfg      Config
-	report   *Report
 	max      int
 	matchers map[*Selector]*matcher
 	events   []acqEvent // attributed acquires, computed on first need
 	haveEv   bool
+	// noMissToName says the Report shows no miss but cold starts, so
+	// missExamples has nothing to return.
+	noMissToName bool
 }
 
 func (e *ruleEval) compile(s *Selector) (*matcher, error) {
@@ -234,34 +272,33 @@ func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
 	return out, nil
 }
 
-// rule judges one rule.
-func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
-	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
-		Expected: ExpectedText(r), Examples: []Example{}}
+// observe reads one rule's scopes.
+func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
+	obs := RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
 	scopes, err := e.scopes(r)
 	if err != nil {
-		return res, err
+		return obs, err
 	}
 	sels := map[*SpanSelector]*compiledSel{}
-	selOf := func(ex *Expectation) (*compiledSel, *SpanSelector, error) {
+	selOf := func(ex *Expectation) (*compiledSel, error) {
 		s := ex.Select
 		if s == nil {
 			s = r.Select
 		}
 		if c, ok := sels[s]; ok {
-			return c, s, nil
+			return c, nil
 		}
 		c, err := e.compileSel(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("select: %w", err)
+			return nil, fmt.Errorf("select: %w", err)
 		}
 		sels[s] = c
-		return c, s, nil
+		return c, nil
 	}
 	var ruleSel *compiledSel
 	if r.Select != nil {
 		if ruleSel, err = e.compileSel(r.Select); err != nil {
-			return res, fmt.Errorf("select: %w", err)
+			return obs, fmt.Errorf("select: %w", err)
 		}
 		sels[r.Select] = ruleSel
 	}
@@ -272,10 +309,13 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 		}
 		return id, nil
 	}
+	for _, ex := range r.Expect {
+		switch ex.Of {
+		case "unexplained_misses", "excess_misses", "misses", "hit_rate", "handshakes":
+			obs.UnexplainedMisses, obs.AboveFloorMisses = e.missExamples()
+		}
+	}
 
-	fails := map[string]int{} // "expectation: found" -> scopes
-	var examples []Example
-	var measureFound []string
 	// Subtree scopes nest: their counts come from subtreeAgg, never from
 	// looking at each scope's spans (depth² on a chain of roots).
 	var sub *subtreeAgg
@@ -308,6 +348,9 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 		}
 		return kept
 	}
+	groups := scopeGroups{e: e, index: map[string]int{}}
+	values := make([]float64, len(r.Expect))
+	selections := make([][]int32, len(r.Expect))
 	for si, sc := range scopes {
 		if r.SkipSessionless && ruleSel != nil {
 			all := len(selectedIn(ruleSel, si))
@@ -322,7 +365,7 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 				}
 			}
 			if any > 0 && all == 0 {
-				res.NotApplicable++
+				obs.NotApplicable++
 				continue
 			}
 		}
@@ -345,46 +388,24 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 				continue
 			}
 		}
-		res.Scopes++
 		if !sc.complete {
-			res.Incomplete++
+			groups.add(&obs, ruleScope{}, false, nil, nil)
 			continue
 		}
-		scopeFailed, scopeIncomplete := false, false
-		var offenders []int32
+		clear(values)
+		clear(selections)
 		for k := range r.Expect {
 			ex := &r.Expect[k]
-			bound, ok := e.operand(ex.Than)
-			if !ok {
-				scopeIncomplete = true
+			if ex.IsMeasure() {
 				continue
 			}
-			if ex.isMeasure() {
-				got, ok := MeasureValue(e.report, ex.Of)
-				if !ok {
-					measureFound = append(measureFound, ex.Of+" has no data")
-					scopeIncomplete = true
-					continue
-				}
-				found := ex.Of + " = " + formatFigure(got)
-				if ex.Than.Measure != "" {
-					found += " (" + ex.Than.Measure + " = " + formatFigure(bound) + ")"
-				}
-				measureFound = append(measureFound, found)
-				if !ex.Holds(got, bound) {
-					scopeFailed = true
-					fails[ex.String()]++
-					examples = append(examples, e.measureExamples(ex.Of)...)
-				}
-				continue
-			}
-			c, _, err := selOf(ex)
+			c, err := selOf(ex)
 			if err != nil {
-				return res, err
+				return obs, err
 			}
-			// selected lists the offenders if it fails (a subtree scope names
-			// its root instead); plain counts of a subtree scope come from
-			// subtreeAgg without listing spans.
+			// selected lists the offenders (a subtree scope names its root
+			// instead); plain counts of a subtree scope come from subtreeAgg
+			// without listing spans.
 			var selected []int32
 			var got float64
 			needList := r.SkipSessionless || ex.Of == QuantityPoolSessions || ex.Of == QuantityLostSessions || sub == nil
@@ -394,18 +415,17 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 			} else {
 				got = float64(sub.count(c, si))
 			}
-			what := QuantityCount
 			switch ex.Of {
 			case QuantityPoolSessions, QuantityLostSessions:
 				pooled, lost := e.sessionSplits(selected)
-				got, what = float64(pooled), ex.Of
+				got = float64(pooled)
 				if ex.Of == QuantityLostSessions {
 					got = float64(lost)
 				}
 			case QuantityDistinct:
 				key, err := attrKey(ex)
 				if err != nil {
-					return res, err
+					return obs, err
 				}
 				if !needList {
 					got = float64(sub.distinct(c, key, si))
@@ -418,55 +438,184 @@ func (e *ruleEval) rule(r *Rule) (RuleResult, error) {
 					}
 					got = float64(len(vals))
 				}
-				what = "distinct(" + ex.Attribute + ")"
 			}
-			if !ex.Holds(got, bound) {
-				scopeFailed = true
-				fails[what+" = "+formatFigure(got)]++
-				offenders = append(offenders, selected...)
+			values[k] = got
+			if sc.root < 0 {
+				selections[k] = selected
 			}
 		}
-		switch {
-		case scopeFailed:
-			res.Failed++
-			examples = append(examples, e.scopeExamples(sc, offenders)...)
-		case scopeIncomplete:
-			res.Incomplete++
-		}
+		groups.add(&obs, sc, true, values, selections)
 	}
+	return obs, nil
+}
 
-	// Nothing to judge: no scope at all, or a dump without pool spans. That
-	// is incomplete (a gate is never green on missing data) unless the rule
-	// allows it.
-	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == ScopeDump && e.report != nil && e.report.PoolSpans == 0 && readsPool(r))
+// scopeGroups files a rule's scopes into groups as they are observed.
+type scopeGroups struct {
+	e     *ruleEval
+	index map[string]int
+	key   []byte
+}
+
+// add files one scope: complete, with values and, per expectation, its
+// selected spans (nil for a subtree scope, which names its root).
+func (g *scopeGroups) add(obs *RuleObservation, sc ruleScope, complete bool, values []float64, selections [][]int32) {
+	e := g.e
+	g.key = append(g.key[:0], 'i')
+	if complete {
+		g.key[0] = 'c'
+		for k, v := range values {
+			g.key = strconv.AppendFloat(g.key, v, 'g', -1, 64)
+			g.key = append(g.key, '/')
+			if len(selections[k]) > 0 {
+				g.key = append(g.key, '+')
+			}
+			g.key = append(g.key, ';')
+		}
+	}
+	at, ok := g.index[string(g.key)]
+	if !ok {
+		at = len(obs.Groups)
+		g.index[string(g.key)] = at
+		grp := ScopeGroup{Complete: complete}
+		if complete {
+			grp.Values = slices.Clone(values)
+			grp.Offenders = make([][]SpanRef, len(values))
+		}
+		obs.Groups = append(obs.Groups, grp)
+	}
+	grp := &obs.Groups[at]
+	grp.Scopes++
+	if !complete || e.max <= 0 {
+		return
+	}
+	for k, sel := range selections {
+		switch {
+		case len(sel) == 0:
+		case sc.trace < 0:
+			grp.Offenders[k] = e.smallest(sel)
+		default:
+			grp.Offenders[k] = insertRef(grp.Offenders[k], e.ref(sel[0]), e.max)
+		}
+	}
+	if sc.trace >= 0 {
+		grp.Examples = insertRef(grp.Examples, e.scopeExample(sc), e.max)
+	}
+}
+
+// insertRef adds ref to list, which holds the first max refs by trace and
+// span id, keeping it so.
+func insertRef(list []SpanRef, ref SpanRef, max int) []SpanRef {
+	at, found := slices.BinarySearchFunc(list, ref, cmpRefs)
+	if found || at >= max {
+		return list
+	}
+	list = slices.Insert(list, at, ref)
+	if len(list) > max {
+		list = list[:max]
+	}
+	return list
+}
+
+// cmpRefs orders refs by trace id, then span id.
+func cmpRefs(a, b SpanRef) int {
+	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Span[:], b.Span[:])
+}
+
+// smallest returns the refs of the first e.max spans of list by trace and
+// span id, without sorting the whole list.
+func (e *ruleEval) smallest(list []int32) []SpanRef {
+	if e.max <= 0 {
+		return nil
+	}
+	var top []int32
+	for _, i := range list {
+		if len(top) == e.max && e.x.cmpSpans(i, top[len(top)-1]) >= 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, i, e.x.cmpSpans)
+		if at < len(top) && top[at] == i {
+			continue
+		}
+		top = slices.Insert(top, at, i)
+		if len(top) > e.max {
+			top = top[:e.max]
+		}
+	}
+	out := make([]SpanRef, len(top))
+	for k, i := range top {
+		out[k] = e.ref(i)
+	}
+	return out
+}
+
+// ref names span i.
+func (e *ruleEval) ref(i int32) SpanRef {
+	s := e.x.sp(i)
+	var ref SpanRef
+	ref.Trace = e.x.traces[s.trace].id
+	binary.BigEndian.PutUint64(ref.Span[:], s.id)
+	return ref
+}
+
+// scopeExample names a scope that fails without an offender to show: a
+// subtree's root, a trace's first root span (else its first span); zero
+// for the dump.
+func (e *ruleEval) scopeExample(sc ruleScope) SpanRef {
 	switch {
-	case res.Failed > 0:
-		res.Status = StatusFail
-	case empty && !r.AllowEmpty:
-		res.Status = StatusIncomplete
-	case !empty && res.Scopes > 0 && res.Incomplete == res.Scopes:
-		res.Status = StatusIncomplete
-	default:
-		res.Status = StatusPass
+	case sc.trace < 0:
+		return SpanRef{}
+	case sc.root >= 0:
+		return e.ref(sc.root)
 	}
-	res.Found = foundText(r, res, fails, measureFound)
-	if res.NotApplicable > 0 {
-		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), SessionlessProtocol)
-		if res.Scopes == 0 {
-			res.Found = na
-		} else {
-			res.Found += "; " + na
+	for _, i := range sc.spans {
+		if e.x.sp(i).parent < 0 {
+			return e.ref(i)
 		}
 	}
-	if empty && res.Failed == 0 {
-		res.Found = e.nothingToJudge(r, res.Scopes == 0)
-		if r.AllowEmpty {
-			res.Found += " (allowed: allow_empty)"
+	if len(sc.spans) > 0 {
+		return e.ref(sc.spans[0])
+	}
+	return SpanRef{}
+}
+
+// missExamples returns the first e.max attributed misses that are
+// unexplained, and that are not cold starts (unexplained ones included),
+// by trace and span id.
+func (e *ruleEval) missExamples() (unexplained, aboveFloor []SpanRef) {
+	if e.noMissToName || e.max <= 0 {
+		return nil, nil
+	}
+	var un, above []int32
+	for _, ev := range e.poolEvents() {
+		if ev.hit {
+			continue
+		}
+		switch spans.MissReasons[ev.reason] {
+		case spans.MissUnexplained:
+			un = append(un, ev.span)
+			above = append(above, ev.span)
+		case spans.MissCold:
+		default:
+			above = append(above, ev.span)
 		}
 	}
-	res.Examples = e.capExamples(examples)
-	res.TraceQL = e.ruleTraceQL(r)
-	return res, nil
+	return e.smallest(un), e.smallest(above)
+}
+
+// poolEvents returns the attributed acquires of the pool measure, computed
+// once per observation.
+func (e *ruleEval) poolEvents() []acqEvent {
+	if !e.haveEv {
+		e.haveEv = true
+		p := newPoolAcc(newVocab(e.x, e.cfg), e.cfg, &latencyAcc{})
+		p.collect()
+		p.attribute()
+		e.events = p.events
+	}
+	return e.events
 }
 
 // sessionSplits returns, over the selected spans of one scope, the sessions
@@ -566,396 +715,4 @@ func (e *ruleEval) sessionlessTest() func(i int32) bool {
 		}
 		return sl
 	}
-}
-
-// readsPool reports whether a rule judges the pool: a built-in rule, or one
-// comparing a pool or execution measure (not a reads-per-request measure,
-// which has its own "no data"). Such a rule has nothing to judge in a dump
-// without pool spans.
-func readsPool(r *Rule) bool {
-	if r.Builtin {
-		return true
-	}
-	pool := func(m string) bool { return m != "" && !strings.HasPrefix(m, "measures.") }
-	for _, ex := range r.Expect {
-		if (ex.isMeasure() && pool(ex.Of)) || pool(ex.Than.Measure) {
-			return true
-		}
-	}
-	return false
-}
-
-// nothingToJudge says why a rule had nothing to judge, naming what the
-// analysis looked for when the dump holds no pool spans.
-func (e *ruleEval) nothingToJudge(r *Rule, noScope bool) string {
-	if e.report != nil && e.report.PoolSpans == 0 && readsPool(r) {
-		return "nothing to judge: no pool spans in the dump"
-	}
-	if !noScope {
-		return "nothing to judge"
-	}
-	if r.SkipEmpty {
-		return "nothing to judge: no " + scopeNoun(r.Scope) + " where the selection matches a span"
-	}
-	return "nothing to judge: no " + scopeNoun(r.Scope)
-}
-
-// operand returns the value of a bound: its number, or its measure's value.
-func (e *ruleEval) operand(o Operand) (float64, bool) {
-	if o.Measure == "" {
-		return o.Number, true
-	}
-	return MeasureValue(e.report, o.Measure)
-}
-
-// scopeExamples names a failing scope: the offending spans for the dump,
-// else the scope's root span (the subtree's root, or the first selected
-// span, else the first root, of a trace).
-func (e *ruleEval) scopeExamples(sc ruleScope, offenders []int32) []Example {
-	x := e.x
-	switch {
-	case sc.trace < 0:
-		out := make([]Example, 0, min(len(offenders), e.max))
-		for _, i := range offenders {
-			out = append(out, e.spanExample(i))
-		}
-		return out
-	case sc.root >= 0:
-		return []Example{e.spanExample(sc.root)}
-	case len(offenders) > 0:
-		return []Example{e.spanExample(offenders[0])}
-	}
-	for _, i := range sc.spans {
-		if x.sp(i).parent < 0 {
-			return []Example{e.spanExample(i)}
-		}
-	}
-	if len(sc.spans) > 0 {
-		return []Example{e.spanExample(sc.spans[0])}
-	}
-	return nil
-}
-
-func (e *ruleEval) spanExample(i int32) Example {
-	s := e.x.sp(i)
-	tid := e.x.traceID(s.trace)
-	sid := fmt.Sprintf("%016x", s.id)
-	return Example{TraceID: tid, SpanID: sid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" && span:id = "%s" }`, tid, sid)}
-}
-
-func traceExample(tid string) Example {
-	return Example{TraceID: tid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" }`, tid)}
-}
-
-// measureExamples names what makes a measure what it is: the unexplained
-// misses, the misses above the floor, the multi-session executions, the
-// unexpected requests of a reads measure.
-func (e *ruleEval) measureExamples(name string) []Example {
-	switch name {
-	case "unexplained_misses", "excess_misses", "misses", "hit_rate", "handshakes":
-		var out []Example
-		for _, ev := range e.poolEvents() {
-			if ev.hit {
-				continue
-			}
-			reason := spans.MissReasons[ev.reason]
-			if reason == spans.MissUnexplained || (name != "unexplained_misses" && reason != spans.MissCold) {
-				out = append(out, e.spanExample(ev.span))
-			}
-		}
-		return out
-	case "multi_session_executions", "max_sessions_per_execution":
-		var out []Example
-		for _, t := range e.report.Executions.Examples {
-			out = append(out, traceExample(t))
-		}
-		return out
-	}
-	if rest, ok := strings.CutPrefix(name, "measures."); ok {
-		mname := rest[:strings.LastIndexByte(rest, '.')]
-		for _, m := range e.report.Measures {
-			if m.Name == mname {
-				var out []Example
-				for _, t := range m.Examples {
-					out = append(out, traceExample(t))
-				}
-				return out
-			}
-		}
-	}
-	return nil
-}
-
-// poolEvents returns the attributed acquires of the pool measure, computed
-// once per evaluation.
-func (e *ruleEval) poolEvents() []acqEvent {
-	if !e.haveEv {
-		e.haveEv = true
-		p := newPoolAcc(newVocab(e.x, e.cfg), e.cfg, &latencyAcc{})
-		p.collect()
-		p.attribute()
-		e.events = p.events
-	}
-	return e.events
-}
-
-// capExamples sorts and de-duplicates examples and keeps the first max.
-func (e *ruleEval) capExamples(ex []Example) []Example {
-	slices.SortFunc(ex, func(a, b Example) int {
-		return cmp.Or(cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
-	})
-	ex = slices.CompactFunc(ex, func(a, b Example) bool { return a.TraceID == b.TraceID && a.SpanID == b.SpanID })
-	if len(ex) > e.max {
-		ex = ex[:e.max]
-	}
-	if ex == nil {
-		ex = []Example{}
-	}
-	return ex
-}
-
-// scopeNoun names a rule's scopes in the plural for messages.
-func scopeNoun(s Scope) string {
-	switch s.Kind {
-	case ScopeDump:
-		return "dump"
-	case ScopeTrace:
-		return "traces"
-	}
-	return "subtrees"
-}
-
-func foundText(r *Rule, res RuleResult, fails map[string]int, measureFound []string) string {
-	var parts []string
-	if r.Scope.Kind == ScopeDump && len(measureFound) > 0 {
-		parts = append(parts, strings.Join(measureFound, ", "))
-	}
-	keys := make([]string, 0, len(fails))
-	for k := range fails {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	if r.Scope.Kind != ScopeDump {
-		judged := res.Scopes - res.Incomplete
-		switch {
-		case res.Scopes == 0:
-			parts = append(parts, "no "+scopeNoun(r.Scope)+" to judge")
-		case res.Failed == 0 && judged > 0:
-			parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(r.Scope)))
-		}
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(r.Scope)))
-		}
-		if res.Incomplete > 0 {
-			parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
-		}
-	} else {
-		for _, k := range keys {
-			if strings.HasPrefix(k, QuantityCount) || strings.HasPrefix(k, QuantityDistinct) {
-				parts = append(parts, k)
-			}
-		}
-		if res.Failed == 0 && len(measureFound) == 0 {
-			if res.Incomplete > 0 {
-				parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
-			} else {
-				parts = append(parts, "holds")
-			}
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// ExpectedText says in words what a rule wants, for reports and
-// `mcptrace rules --explain`.
-func ExpectedText(r *Rule) string {
-	var conds []string
-	for _, ex := range r.Expect {
-		s := ex.String()
-		sel := ex.Select
-		if sel == nil && !ex.isMeasure() {
-			sel = r.Select
-		}
-		if sel != nil && !ex.isMeasure() {
-			s += " of [" + sel.String() + "]"
-		}
-		conds = append(conds, s)
-	}
-	where := "in the dump"
-	switch r.Scope.Kind {
-	case ScopeTrace:
-		where = "in every trace"
-	case ScopeSubtree:
-		where = "in every subtree of [" + r.Scope.Root.String() + "]"
-	}
-	out := strings.Join(conds, " and ") + " " + where
-	if r.SkipEmpty {
-		out += " that has one"
-	}
-	if r.CompleteWhen != nil {
-		out += ", once [" + r.CompleteWhen.String() + "] has landed"
-	}
-	return out
-}
-
-// ExplainRule describes a rule in full sentences.
-func ExplainRule(r *Rule) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s", r.ID, r.Severity)
-	if r.Builtin {
-		b.WriteString(", built-in")
-	} else if r.Line > 0 {
-		fmt.Fprintf(&b, ", line %d", r.Line)
-	}
-	b.WriteString(")\n")
-	if r.Description != "" {
-		fmt.Fprintf(&b, "  %s\n", r.Description)
-	}
-	switch r.Scope.Kind {
-	case ScopeDump:
-		b.WriteString("  Judged once over the whole dump.\n")
-	case ScopeTrace:
-		b.WriteString("  Judged for each trace on its own.\n")
-	case ScopeSubtree:
-		fmt.Fprintf(&b, "  Judged for each span matching [%s], with everything beneath it.\n", r.Scope.Root)
-	}
-	if r.Select != nil {
-		fmt.Fprintf(&b, "  Looks at spans matching [%s].\n", r.Select)
-	}
-	for _, ex := range r.Expect {
-		fmt.Fprintf(&b, "  Expects %s.\n", explainExpectation(ex))
-	}
-	if r.SkipEmpty {
-		b.WriteString("  Scopes where no span is selected are left out.\n")
-	}
-	if r.CompleteWhen != nil {
-		fmt.Fprintf(&b, "  A scope is judged only once its trace is whole and holds a span matching [%s]; otherwise it is incomplete.\n", r.CompleteWhen)
-	} else if r.Scope.Kind != ScopeDump {
-		b.WriteString("  A trace with a missing parent span is incomplete and not judged.\n")
-	}
-	if r.Severity == SeverityError {
-		b.WriteString("  A failure fails the check (exit 1).\n")
-	} else {
-		b.WriteString("  A failure is reported as a warning only.\n")
-	}
-	return b.String()
-}
-
-var opWords = map[Op]string{OpEq: "to equal", OpNe: "to differ from", OpLt: "to be below", OpLe: "to be at most", OpGt: "to be above", OpGe: "to be at least"}
-
-func explainExpectation(ex Expectation) string {
-	var subject string
-	switch ex.Of {
-	case QuantityCount:
-		subject = "the number of such spans"
-	case QuantityDistinct:
-		subject = "the number of distinct values of " + ex.Attribute + " over them"
-	case QuantityPoolSessions:
-		subject = "the number of sessions the pool chose for them (distinct " + spans.AttrSessionID + ", a session the server forgot counted with the one the redial moved to)"
-	case QuantityLostSessions:
-		subject = "the number of their sessions the server forgot mid-way (a call failed " + spans.ErrTypeSessionExpired + " and later calls ran on another session)"
-	default:
-		subject = "the measure " + ex.Of
-	}
-	if ex.Select != nil {
-		subject += " (spans matching [" + ex.Select.String() + "])"
-	}
-	s := subject + " " + opWords[ex.Op] + " " + ex.Than.String()
-	if ex.Tolerance > 0 {
-		s += ", within " + formatNumber(ex.Tolerance)
-	}
-	return s
-}
-
-// formatFigure renders a measured value: integers as such, ratios with four
-// decimals at most.
-func formatFigure(f float64) string {
-	if f == float64(int64(f)) {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-// MeasureValue returns a dump-level measure of a report by the name a rule
-// uses (see [MeasureNames]); false when the report has no data for it (no
-// acquires for a hit rate, no samples for a percentile, no complete request
-// for a reads measure's unexpected count).
-func MeasureValue(r *Report, name string) (float64, bool) {
-	deref := func(p *float64) (float64, bool) {
-		if p == nil {
-			return 0, false
-		}
-		return *p, true
-	}
-	p := r.Pool
-	switch name {
-	case "hit_rate":
-		return deref(p.HitRate)
-	case "cold_start_floor":
-		return deref(p.ColdStartFloor)
-	case "excess_misses":
-		return float64(p.ExcessMisses), true
-	case "unexplained_misses":
-		return float64(p.MissReasons[spans.MissUnexplained]), true
-	case "acquires":
-		return float64(p.Acquires), true
-	case "hits":
-		return float64(p.Hits), true
-	case "misses":
-		return float64(p.Misses), true
-	case "handshakes":
-		return float64(p.Handshakes), true
-	case "multi_session_executions":
-		return float64(r.Executions.MultiSession), true
-	case "max_sessions_per_execution":
-		return float64(r.Executions.MaxSessions), true
-	}
-	if rest, ok := strings.CutPrefix(name, "measures."); ok {
-		dot := strings.LastIndexByte(rest, '.')
-		if dot < 0 {
-			return 0, false
-		}
-		for _, m := range r.Measures {
-			if m.Name != rest[:dot] {
-				continue
-			}
-			switch rest[dot+1:] {
-			case "unexpected":
-				return float64(m.Unexpected), m.Complete > 0
-			case "incomplete":
-				return float64(m.Incomplete), true
-			case "complete":
-				return float64(m.Complete), true
-			case "requests":
-				return float64(m.Requests), true
-			}
-		}
-		return 0, false
-	}
-	series, q, ok := strings.Cut(name, ".")
-	if !ok {
-		return 0, false
-	}
-	var ps *Percentiles
-	switch series {
-	case "acquire_hit":
-		ps = &p.Latency.AcquireHit
-	case "acquire_miss":
-		ps = &p.Latency.AcquireMiss
-	case "handshake":
-		ps = &p.Latency.Handshake
-	case "call":
-		ps = &p.Latency.Call
-	default:
-		return 0, false
-	}
-	switch q {
-	case "p50":
-		return deref(ps.P50)
-	case "p95":
-		return deref(ps.P95)
-	case "p99":
-		return deref(ps.P99)
-	}
-	return 0, false
 }

@@ -92,7 +92,7 @@ var negated = map[Op]string{OpEq: "!=", OpNe: "=", OpLt: ">=", OpLe: ">", OpGt: 
 // "| count() <violating op> N", a latency bound a duration condition.
 func (e *ruleEval) ruleTraceQL(r *Rule) string {
 	ex := r.Expect[0]
-	if ex.isMeasure() {
+	if ex.IsMeasure() {
 		return e.measureTraceQL(ex)
 	}
 	sel := ex.Select

@@ -30,6 +30,7 @@ import (
 type TraceStream struct {
 	cfg   Config
 	rules []Rule
+	judge RuleJudge
 	opts  IndexOptions
 	agg   *aggregate
 	group *Index // the traces added since the last Flush; nil when none
@@ -87,6 +88,28 @@ type PoolCount struct {
 	N    int
 }
 
+// RuleJudge judges rules on the analysis of some traces (their Report and
+// rule observations, from AnalyzeRules) and returns, for each rule in
+// order, whether it failed and which scopes. The gate provides it
+// (analyze/gate's Evaluate): this package cannot import the gate, which
+// reads its analysis value.
+type RuleJudge func(a *Analysis, rules []Rule) ([]RuleFailure, error)
+
+// RuleFailure is one rule's verdict as a TraceStream needs it.
+type RuleFailure struct {
+	Failed bool
+	// Found is the finding text, as `mcptrace check` words it.
+	Found string
+	// Examples name the failing scopes: trace and span ids (hex) and the
+	// TraceQL that finds them.
+	Examples []RuleExample
+}
+
+// RuleExample is one failing scope of a RuleFailure.
+type RuleExample struct {
+	TraceID, SpanID, TraceQL string
+}
+
 // InStream reports whether r can be judged on one finalized trace at a
 // time: its scope is a trace or a subtree and it compares no dump-wide
 // measure (a hit rate or an unexplained-miss count judged on one trace is
@@ -96,7 +119,7 @@ func InStream(r Rule) bool {
 		return false
 	}
 	for _, ex := range r.Expect {
-		if ex.isMeasure() || ex.Than.Measure != "" {
+		if ex.IsMeasure() || ex.Than.Measure != "" {
 			return false
 		}
 	}
@@ -104,8 +127,9 @@ func InStream(r Rule) bool {
 }
 
 // NewTraceStream returns a stream measuring with cfg and judging each trace
-// against rules, every one of which must be InStream.
-func NewTraceStream(cfg Config, rules []Rule) (*TraceStream, error) {
+// against rules, every one of which must be InStream, with judge (needed
+// when there are rules).
+func NewTraceStream(cfg Config, rules []Rule, judge RuleJudge) (*TraceStream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
@@ -114,10 +138,14 @@ func NewTraceStream(cfg Config, rules []Rule) (*TraceStream, error) {
 			return nil, fmt.Errorf("analyze: rule %q cannot be judged one trace at a time (dump scope or dump measure)", clipInput(r.ID))
 		}
 	}
+	if len(rules) > 0 && judge == nil {
+		return nil, fmt.Errorf("analyze: %d rules and no judge for them", len(rules))
+	}
 	cfg = cfg.withDefaults()
 	s := &TraceStream{
 		cfg:   cfg,
 		rules: rules,
+		judge: judge,
 		opts:  MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)),
 		agg:   newAggregate(cfg, true),
 	}
@@ -173,7 +201,7 @@ func (s *TraceStream) Flush() (TraceOutcome, error) {
 // rule is judged again alone, so its finding's words count that trace only,
 // as `mcptrace check` on that trace would.
 func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
-	results, err := s.judge(idx)
+	results, err := s.judgeIndex(idx)
 	if err != nil {
 		return nil, err
 	}
@@ -195,17 +223,17 @@ func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
 		sel := make([]bool, len(idx.traces))
 		sel[t] = true
 		copyTraces(one, idx, sel)
-		results, err := s.judge(one)
+		results, err := s.judgeIndex(one)
 		if err != nil {
 			return nil, err
 		}
 		for i, res := range results {
-			if res.Status != StatusFail {
+			if !res.Failed {
 				continue
 			}
 			for _, ex := range res.Examples {
 				out = append(out, Violation{
-					RuleID: res.ID, Severity: s.rules[i].Severity, Finding: res.Found,
+					RuleID: s.rules[i].ID, Severity: s.rules[i].Severity, Finding: res.Found,
 					TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL,
 				})
 			}
@@ -214,15 +242,18 @@ func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
 	return out, nil
 }
 
-// judge evaluates the rules on idx, naming every failing scope.
-func (s *TraceStream) judge(idx *Index) ([]RuleResult, error) {
-	rep, err := Analyze(idx, s.cfg)
+// judgeIndex evaluates the rules on idx, naming every failing scope.
+func (s *TraceStream) judgeIndex(idx *Index) ([]RuleFailure, error) {
+	a, err := AnalyzeRules(idx, s.cfg, s.rules, ObserveOptions{MaxExamples: math.MaxInt32})
 	if err != nil {
 		return nil, err
 	}
-	results, err := EvaluateRules(idx, s.cfg, rep, s.rules, EvalOptions{MaxExamples: math.MaxInt32})
+	results, err := s.judge(a, s.rules)
 	if err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
+		return nil, fmt.Errorf("analyze: judge rules: %w", err)
+	}
+	if len(results) != len(s.rules) {
+		return nil, fmt.Errorf("analyze: judge rules: %d verdicts for %d rules", len(results), len(s.rules))
 	}
 	return results, nil
 }

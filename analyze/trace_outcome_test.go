@@ -41,7 +41,7 @@ func TestNewTraceStreamRefusesDumpRules(t *testing.T) {
 			break
 		}
 	}
-	_, err := NewTraceStream(Config{}, []Rule{dump})
+	_, err := NewTraceStream(Config{}, []Rule{dump}, nil)
 	if err == nil || !strings.Contains(err.Error(), dump.ID) {
 		t.Fatalf("NewTraceStream(%s) = %v, want an error naming the rule", dump.ID, err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -136,59 +134,34 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	return cmd
 }
 
-// analyzeConfig turns the flags into an analysis configuration, reading the
-// config file. Every mistake is a usage error (exit 2).
-func analyzeConfig(f analyzeFlags) (analyze.Config, analyze.ReadOptions, error) {
-	var cfg analyze.Config
-	var ropts analyze.ReadOptions
+// analyzeConfig checks analyze's own flags and resolves the rest as check
+// and diff do (resolveSetup). Every mistake is a usage error (exit 2).
+func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
 	if !validRenderFormat(f.format) && f.format != formatHTML {
-		return cfg, ropts, usageErrorf("--format %q: want table, json, markdown or html", f.format)
+		return runSetup{}, usageErrorf("--format %q: want table, json, markdown or html", f.format)
 	}
 	if err := checkHTMLFlags(f.htmlFlags, f.format); err != nil {
-		return cfg, ropts, err
+		return runSetup{}, err
 	}
 	if f.output != "-" {
 		if err := checkWritable(f.output); err != nil {
-			return cfg, ropts, usageErrorf("--output: %w", err)
+			return runSetup{}, usageErrorf("--output: %w", err)
 		}
-	}
-	inFormat, err := analyze.ParseFormat(f.inputFormat)
-	if err != nil {
-		return cfg, ropts, usageErrorf("--input-format: %w", err)
-	}
-	profile, err := analyze.ParseProfile(f.profile)
-	if err != nil {
-		return cfg, ropts, usageErrorf("--profile: %w", err)
-	}
-	if f.idleTTL <= 0 {
-		return cfg, ropts, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
 	}
 	if f.workers < 0 {
-		return cfg, ropts, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
+		return runSetup{}, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
 	}
 	if f.engine.Shards < 0 || f.engine.Window < 0 || f.engine.MaxOpenTraces < 0 {
-		return cfg, ropts, usageErrorf("--shards, --window and --max-open-traces: want 0 or more")
+		return runSetup{}, usageErrorf("--shards, --window and --max-open-traces: want 0 or more")
 	}
 	if f.format == formatHTML && (f.engine.Window > 0 || f.engine.MaxOpenTraces > 0) {
-		return cfg, ropts, usageErrorf("--window and --max-open-traces do not apply to --format html, which holds every span")
+		return runSetup{}, usageErrorf("--window and --max-open-traces do not apply to --format html, which holds every span")
 	}
-	cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
-	if f.executionRoot != "" {
-		sel, err := analyze.ParseSelectorString(f.executionRoot)
-		if err != nil {
-			return cfg, ropts, usageErrorf("--execution-root: %w", err)
-		}
-		cfg.ExecutionRoot = &sel
-	}
-	if f.config != "" {
-		cf, err := analyze.LoadConfigFile(f.config)
-		if err != nil {
-			return cfg, ropts, usageErrorf("--config: %w", err)
-		}
-		cfg.Measures = cf.Measures
-	}
-	ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict, Workers: f.workers}
-	return cfg, ropts, f.limits.apply(&ropts)
+	s, err := resolveSetup(fl, f.dumpFlags, f.config, nil)
+	s.ropts.Workers = f.workers
+	s.engine = f.engine
+	s.needIndex = f.format == formatHTML // only the HTML report reads the index; the others stream through the engine
+	return s, err
 }
 
 func validRenderFormat(s string) bool {
@@ -201,46 +174,17 @@ func validRenderFormat(s string) bool {
 }
 
 func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
-	cfg, ropts, err := analyzeConfig(f)
+	s, err := analyzeConfig(cmd.Flags(), f)
 	if err != nil {
 		return err
 	}
-	stderr := cmd.ErrOrStderr()
-	ropts.Stdin = cmd.InOrStdin()
-	progress := newProgress(stderr, paths)
-	lopts := analyze.LoadOptions{Read: ropts, Index: cfg.IndexOptions(), Progress: progress.update}
-	var idx *analyze.Index // only the HTML report reads the index; the others stream through the engine
-	var report *analyze.Report
-	var inputs []analyze.Input
-	if f.format == formatHTML {
-		idx, inputs, err = analyze.Load(cmd.Context(), paths, lopts)
-	} else {
-		report, inputs, err = analyze.AnalyzeStream(cmd.Context(), paths, cfg, lopts, f.engine)
-	}
-	progress.done()
+	cfg := s.cfg
+	idx, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
 	if err != nil {
-		var re *analyze.ReadError
-		switch {
-		case errors.As(err, &re):
-			return &exitError{code: 2, err: re}
-		case errors.Is(err, context.Canceled):
-			return &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
-		}
-		return &exitError{code: 2, err: err}
+		return err
 	}
-	for _, in := range inputs {
-		for _, w := range in.Warnings {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s\n", w)
-		}
-		if in.Partial {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: analyzed the %d spans read before the damage (report marked partial)\n", in.Path, in.Spans)
-		}
-	}
-	if idx != nil {
-		if report, err = analyze.Analyze(idx, cfg); err != nil {
-			return &exitError{code: 2, err: err}
-		}
-	}
+	report := a.Report
+	stderr := cmd.ErrOrStderr()
 	if report.PoolSpans == 0 {
 		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
 	}

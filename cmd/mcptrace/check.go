@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 func init() { subcommands = append(subcommands, newCheckCmd) }
@@ -36,114 +36,6 @@ func addGateFlags(fl *pflag.FlagSet, f *gateFlags) {
 	fl.IntVar(&f.tol.ExcessMisses, "allow-excess-misses", def.ExcessMisses, "regression: how many more misses above the floor than the baseline are allowed")
 	fl.IntVar(&f.tol.UnexplainedMisses, "allow-unexplained-misses", def.UnexplainedMisses, "regression: how many more unexplained misses than the baseline are allowed")
 	fl.IntVar(&f.tol.Unexpected, "allow-unexpected", def.Unexpected, "regression: how many more unexpected requests per reads measure are allowed")
-}
-
-// gateSetup is what the shared flags resolve to.
-type gateSetup struct {
-	cfg   analyze.Config
-	ropts analyze.ReadOptions
-	gate  *analyze.GateConfig // nil without --config
-	tol   analyze.Tolerances
-}
-
-// resolveGate turns the shared flags into a configuration; every mistake is
-// a usage error (exit 2). Tolerance flags given on the command line win over
-// the config file's regressions: keys.
-func resolveGate(fl *pflag.FlagSet, f gateFlags) (gateSetup, error) {
-	var s gateSetup
-	inFormat, err := analyze.ParseFormat(f.inputFormat)
-	if err != nil {
-		return s, usageErrorf("--input-format: %w", err)
-	}
-	profile, err := analyze.ParseProfile(f.profile)
-	if err != nil {
-		return s, usageErrorf("--profile: %w", err)
-	}
-	if f.idleTTL <= 0 {
-		return s, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
-	}
-	s.cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
-	if f.executionRoot != "" {
-		sel, err := analyze.ParseSelectorString(f.executionRoot)
-		if err != nil {
-			return s, usageErrorf("--execution-root: %w", err)
-		}
-		s.cfg.ExecutionRoot = &sel
-	}
-	s.tol = analyze.DefaultTolerances()
-	if f.config != "" {
-		gc, err := analyze.LoadGateConfig(f.config)
-		if err != nil {
-			return s, usageErrorf("--config: %w", err)
-		}
-		s.gate = gc
-		s.cfg.Measures = gc.Measures
-		s.tol = gc.Tolerances
-	}
-	for name, set := range map[string]func(){
-		"max-hit-rate-drop":        func() { s.tol.HitRateDrop = f.tol.HitRateDrop },
-		"max-latency-ratio":        func() { s.tol.LatencyRatio = f.tol.LatencyRatio },
-		"latency-min-delta-ms":     func() { s.tol.LatencyMinDeltaMS = f.tol.LatencyMinDeltaMS },
-		"allow-excess-misses":      func() { s.tol.ExcessMisses = f.tol.ExcessMisses },
-		"allow-unexplained-misses": func() { s.tol.UnexplainedMisses = f.tol.UnexplainedMisses },
-		"allow-unexpected":         func() { s.tol.Unexpected = f.tol.Unexpected },
-	} {
-		if fl.Changed(name) {
-			set()
-		}
-	}
-	if err := s.tol.Validate(); err != nil {
-		return s, usageErrorf("regression tolerances: %w", err)
-	}
-	s.ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict}
-	return s, f.limits.apply(&s.ropts)
-}
-
-// loadReport reads dumps and analyzes them, keeping what rules also need;
-// read errors are exit 2, warnings go to stderr.
-func loadReport(cmd *cobra.Command, s gateSetup, rules []analyze.Rule, paths []string) (*analyze.Index, *analyze.Report, error) {
-	ropts := s.ropts
-	ropts.Stdin = cmd.InOrStdin()
-	progress := newProgress(cmd.ErrOrStderr(), paths)
-	idx, inputs, err := analyze.Load(cmd.Context(), paths, analyze.LoadOptions{
-		Read:     ropts,
-		Index:    analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
-		Progress: progress.update,
-	})
-	progress.done()
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
-		}
-		return nil, nil, &exitError{code: 2, err: err}
-	}
-	for _, in := range inputs {
-		for _, w := range in.Warnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: warning: %s\n", w)
-		}
-		if in.Partial {
-			fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: warning: %s is damaged: checked the %d spans read before the damage\n", in.Path, in.Spans)
-		}
-	}
-	report, err := analyze.Analyze(idx, s.cfg)
-	if err != nil {
-		return nil, nil, &exitError{code: 2, err: err}
-	}
-	return idx, report, nil
-}
-
-// loadSide returns the report of one side of a comparison: a baseline JSON
-// as is, or a dump analyzed with s.
-func loadSide(cmd *cobra.Command, s gateSetup, path string) (*analyze.Report, error) {
-	if analyze.IsBaseline(path) {
-		r, err := analyze.ReadBaseline(path)
-		if err != nil {
-			return nil, &exitError{code: 2, err: err}
-		}
-		return r, nil
-	}
-	_, r, err := loadReport(cmd, s, nil, []string{path})
-	return r, err
 }
 
 // checkFlags are the flags of `mcptrace check`.
@@ -222,7 +114,7 @@ top, offending traces linked through --trace-url.`,
 	fl := cmd.Flags()
 	addGateFlags(fl, &f.gateFlags)
 	fl.StringVar(&f.baseline, "baseline", "", "baseline to compare with: the JSON of 'mcptrace analyze --format json', or a dump")
-	fl.StringVar(&f.format, "format", analyze.CheckTable, "output format: table, json or markdown")
+	fl.StringVar(&f.format, "format", gate.CheckTable, "output format: table, json or markdown")
 	fl.StringVar(&f.output, "html", "", "also write the self-contained HTML report, verdict on top, to FILE")
 	addTraceURLFlag(fl, &f.htmlFlags)
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to FILE")
@@ -245,8 +137,8 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	err := runCheckJudged(cmd, f, paths)
 	if f.junit != "" {
 		var ee *exitError
-		if err != nil && (!errors.As(err, &ee) || ee.code != analyze.ExitFail && ee.code != analyze.ExitIncomplete) {
-			if jerr := writeFile(f.junit, func(w io.Writer) error { return analyze.WriteJUnitError(w, err) }); jerr != nil {
+		if err != nil && (!errors.As(err, &ee) || ee.code != gate.ExitFail && ee.code != gate.ExitIncomplete) {
+			if jerr := writeFile(f.junit, func(w io.Writer) error { return gate.WriteJUnitError(w, err) }); jerr != nil {
 				return &exitError{code: 2, err: fmt.Errorf("%w (and --junit: %v)", err, jerr)}
 			}
 		}
@@ -281,7 +173,7 @@ func checkWritable(path string) error {
 
 // runCheckJudged is check after its output paths were found writable.
 func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
-	if !slices.Contains([]string{analyze.CheckTable, analyze.CheckJSON, analyze.CheckMarkdown}, f.format) {
+	if !slices.Contains([]string{gate.CheckTable, gate.CheckJSON, gate.CheckMarkdown}, f.format) {
 		return usageErrorf("--format %q: want table, json or markdown", f.format)
 	}
 	if err := checkHTMLFlags(f.htmlFlags, formatHTML); err != nil {
@@ -290,7 +182,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if f.maxExamples < 0 {
 		return usageErrorf("--max-examples %d: want 0 or more", f.maxExamples)
 	}
-	s, err := resolveGate(cmd.Flags(), f.gateFlags)
+	s, err := resolveSetup(cmd.Flags(), f.dumpFlags, f.config, &f.tol)
 	if err != nil {
 		return err
 	}
@@ -308,29 +200,30 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 			return err
 		}
 	}
-	idx, report, err := loadReport(cmd, s, rules, paths)
-	if err != nil {
-		return err
-	}
 	maxEx := f.maxExamples
 	if maxEx == 0 {
 		maxEx = -1 // none
 	}
-	results, err := analyze.EvaluateRules(idx, s.cfg, report, rules, analyze.EvalOptions{MaxExamples: maxEx})
+	idx, a, err := loadDumps(cmd, s, rules, maxEx, paths, checkedDamaged)
+	if err != nil {
+		return err
+	}
+	report := a.Report
+	results, err := gate.Evaluate(a, rules)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	var regs []analyze.Regression
+	var regs []gate.Regression
 	if base != nil {
-		regs = analyze.Regressions(base, report, s.tol)
+		regs = gate.Regressions(base, report, s.tol)
 	}
-	check := analyze.NewCheckReportWith(report, results, regs, f.baseline, analyze.CheckOptions{AllowPartial: f.allowPartial})
+	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
 
 	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
 	}
 	if f.output != "" {
-		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, report, check, f.traceURL); err != nil {
+		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, report, check.HTML(), f.traceURL); err != nil {
 			return err
 		}
 	}
@@ -354,7 +247,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 			return &exitError{code: 2, err: fmt.Errorf("--summary: %w", err)}
 		}
 	}
-	if check.ExitCode != analyze.ExitPass {
+	if check.ExitCode != gate.ExitPass {
 		msg := "check " + string(check.Verdict)
 		if len(check.IncompleteReasons) > 0 {
 			msg += ": " + strings.Join(check.IncompleteReasons, "; ")

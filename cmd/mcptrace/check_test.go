@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -163,8 +164,8 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		if code != 1 {
 			t.Fatalf("exit %d, want 1: %s", code, errOut)
 		}
-		var doc analyze.CheckReport
-		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != analyze.CheckSchema || doc.Verdict != analyze.StatusFail {
+		var doc gate.CheckReport
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != gate.CheckSchema || doc.Verdict != gate.StatusFail {
 			t.Fatalf("stdout is not a failing mcptrace.check/v1 report (%v):\n%s", err, out)
 		}
 		if !strings.Contains(errOut, "::error title=mcptrace one-session-per-execution::") || !strings.Contains(errOut, "::error title=mcptrace regression hit_rate::") {
@@ -241,17 +242,17 @@ func TestDemoDumpPassesTheGateAndPerCallFailsIt(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				report, err := analyze.Analyze(idx, cfg)
+				a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
-				results, err := analyze.EvaluateRules(idx, cfg, report, rules, analyze.EvalOptions{})
+				results, err := gate.Evaluate(a, rules)
 				if err != nil {
 					t.Fatal(err)
 				}
 				var failed []string
 				for _, r := range results {
-					if r.Status != analyze.StatusPass {
+					if r.Status != gate.StatusPass {
 						failed = append(failed, r.ID)
 					}
 					if r.ID == analyze.RuleOneSessionPerExecution && r.Scopes != 6 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 // TestVersionFlagAndCommandAgree: both forms print the build's version.
@@ -72,7 +73,7 @@ func TestDiffMarkdownAndJSONSchema(t *testing.T) {
 		Schema      string            `json:"schema"`
 		Regressions []json.RawMessage `json:"regressions"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Schema != analyze.DiffSchema || doc.Regressions == nil {
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.Schema != gate.DiffSchema || doc.Regressions == nil {
 		t.Errorf("json: exit %d (%s), schema %q, regressions %v: %v", code, errOut, doc.Schema, doc.Regressions, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 func init() { subcommands = append(subcommands, newDiffCmd) }
@@ -59,7 +59,7 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 	if f.format != "table" && f.format != "json" && f.format != "markdown" {
 		return usageErrorf("--format %q: want table, json or markdown", clipQuoted(f.format))
 	}
-	s, err := resolveGate(cmd.Flags(), f.gateFlags)
+	s, err := resolveSetup(cmd.Flags(), f.dumpFlags, f.config, &f.tol)
 	if err != nil {
 		return err
 	}
@@ -71,34 +71,34 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 	if err != nil {
 		return err
 	}
-	rows := analyze.Diff(base, cur, s.tol)
+	rows := gate.Diff(base, cur, s.tol)
 	out := cmd.OutOrStdout()
 	if f.format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		regs := analyze.Regressions(base, cur, s.tol)
+		regs := gate.Regressions(base, cur, s.tol)
 		if regs == nil {
-			regs = []analyze.Regression{}
+			regs = []gate.Regression{}
 		}
 		doc := struct {
-			Schema      string               `json:"schema"`
-			Base        string               `json:"base"`
-			Current     string               `json:"current"`
-			Rows        []analyze.DiffRow    `json:"rows"`
-			Regressions []analyze.Regression `json:"regressions"`
-		}{analyze.DiffSchema, basePath, curPath, rows, regs}
+			Schema      string            `json:"schema"`
+			Base        string            `json:"base"`
+			Current     string            `json:"current"`
+			Rows        []gate.DiffRow    `json:"rows"`
+			Regressions []gate.Regression `json:"regressions"`
+		}{gate.DiffSchema, basePath, curPath, rows, regs}
 		if err := enc.Encode(doc); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("write diff: %w", err)}
 		}
 		return nil
 	}
 	if f.format == "markdown" {
-		if err := analyze.RenderDiffMarkdown(out, rows, analyze.Regressions(base, cur, s.tol), basePath, curPath); err != nil {
+		if err := gate.RenderDiffMarkdown(out, rows, gate.Regressions(base, cur, s.tol), basePath, curPath); err != nil {
 			return &exitError{code: 2, err: err}
 		}
 		return nil
 	}
-	if err := analyze.RenderDiff(out, rows, basePath, curPath); err != nil {
+	if err := gate.RenderDiff(out, rows, basePath, curPath); err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -66,20 +67,20 @@ func TestCheckIsNeverGreenOnMissingOrDamagedData(t *testing.T) {
 		stdout []string
 		stderr []string
 	}{
-		{"no pool spans is incomplete", []string{"check", empty}, analyze.ExitIncomplete,
+		{"no pool spans is incomplete", []string{"check", empty}, gate.ExitIncomplete,
 			[]string{"INCOMPLETE one-session-per-execution", "nothing to judge: no pool spans in the dump", "verdict: INCOMPLETE (0 passed, 6 incomplete)"},
 			[]string{"check incomplete: no pool spans found: looked for spans named " + spans.SpanInvoke + ", " + spans.SpanAcquire, "(profile default)"}},
-		{"the semconv profile names its span names", []string{"check", "--profile", "semconv", empty}, analyze.ExitIncomplete, nil,
+		{"the semconv profile names its span names", []string{"check", "--profile", "semconv", empty}, gate.ExitIncomplete, nil,
 			[]string{"looked for spans named tools/call <tool>", "(profile semconv)"}},
-		{"a rule without allow_empty is incomplete", []string{"check", "--config", strictEmpty, empty}, analyze.ExitIncomplete,
+		{"a rule without allow_empty is incomplete", []string{"check", "--config", strictEmpty, empty}, gate.ExitIncomplete,
 			[]string{"INCOMPLETE pool-required"}, []string{"no pool spans found"}},
-		{"allow_empty lets a rule pass on an empty dump", []string{"check", "--format", "markdown", "--config", allowEmpty, empty}, analyze.ExitPass,
+		{"allow_empty lets a rule pass on an empty dump", []string{"check", "--format", "markdown", "--config", allowEmpty, empty}, gate.ExitPass,
 			[]string{"nothing to judge: no pool spans in the dump (allowed: allow_empty)", "verdict: PASS (1 passed)"}, nil},
-		{"a cut dump is incomplete", []string{"check", cut}, analyze.ExitIncomplete,
+		{"a cut dump is incomplete", []string{"check", cut}, gate.ExitIncomplete,
 			[]string{"INCOMPLETE: " + cut + " is damaged", "--allow-partial"}, []string{"check incomplete: " + cut + " is damaged"}},
-		{"--allow-partial lets a cut dump pass", []string{"check", "--allow-partial", cut}, analyze.ExitPass,
+		{"--allow-partial lets a cut dump pass", []string{"check", "--allow-partial", cut}, gate.ExitPass,
 			[]string{"PARTIAL", "verdict: PASS (6 passed)"}, []string{"warning: " + cut}},
-		{"--strict still refuses a cut dump", []string{"check", "--strict", cut}, analyze.ExitUsage, nil, []string{cut}},
+		{"--strict still refuses a cut dump", []string{"check", "--strict", cut}, gate.ExitUsage, nil, []string{cut}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, "", c.args...)
@@ -128,7 +129,7 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 		junit := filepath.Join(dir, "err.xml")
 		bad := "../../testdata/malformed/bad-hex-trace-id.jsonl"
 		code, _, errOut := runCLI(t, "", "check", "--strict", "--junit", junit, bad)
-		if code != analyze.ExitUsage {
+		if code != gate.ExitUsage {
 			t.Fatalf("exit %d, want 2: %s", code, errOut)
 		}
 		d := readJUnit(t, junit)
@@ -139,7 +140,7 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 	})
 	t.Run("no pool spans", func(t *testing.T) {
 		junit := filepath.Join(dir, "empty.xml")
-		if code, _, errOut := runCLI(t, "", "check", "--junit", junit, httpOnlyDump(t)); code != analyze.ExitIncomplete {
+		if code, _, errOut := runCLI(t, "", "check", "--junit", junit, httpOnlyDump(t)); code != gate.ExitIncomplete {
 			t.Fatalf("exit %d, want 3: %s", code, errOut)
 		}
 		found := false
@@ -159,7 +160,7 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 		t.Run("unwritable "+c.flag, func(t *testing.T) {
 			// The input does not exist either: the output path is tried first.
 			code, _, errOut := runCLI(t, "", "check", c.flag, c.path, filepath.Join(dir, "no-such-dump.jsonl"))
-			if code != analyze.ExitUsage || !strings.Contains(errOut, c.flag+": ") || strings.Contains(errOut, "no-such-dump") {
+			if code != gate.ExitUsage || !strings.Contains(errOut, c.flag+": ") || strings.Contains(errOut, "no-such-dump") {
 				t.Fatalf("exit %d, want 2 with a %s error before any input is read:\n%s", code, c.flag, errOut)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "missing-dir")); err == nil {
@@ -174,7 +175,7 @@ func TestCheckJUnitOnEveryOutcome(t *testing.T) {
 func TestAnalyzeOutputTriedBeforeReading(t *testing.T) {
 	dir := t.TempDir()
 	code, _, errOut := runCLI(t, "", "analyze", "--format", "html", "-o", filepath.Join(dir, "missing-dir", "r.html"), filepath.Join(dir, "no-such-dump.jsonl"))
-	if code != analyze.ExitUsage || !strings.Contains(errOut, "--output: ") || strings.Contains(errOut, "no-such-dump") {
+	if code != gate.ExitUsage || !strings.Contains(errOut, "--output: ") || strings.Contains(errOut, "no-such-dump") {
 		t.Fatalf("exit %d, want 2 with an --output error before any input is read:\n%s", code, errOut)
 	}
 }
@@ -202,7 +203,7 @@ func TestCheckSkipsSessionlessExecutionsFromAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runCLI(t, "", "check", "--format", "json", path)
-	var doc analyze.CheckReport
+	var doc gate.CheckReport
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("exit %d, not JSON (%v): %s", code, err, errOut)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 // chromiumBinary is where Debian's chromium package installs the browser.
@@ -274,7 +275,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if err == nil {
 		t.Fatal("check passed on the demo dump, want a failing dump")
 	}
-	var check analyze.CheckReport
+	var check gate.CheckReport
 	if err := json.Unmarshal([]byte(checkJSON), &check); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 			if c.page == checkPage {
 				failing := 0
 				for _, r := range check.Rules {
-					if r.Status != analyze.StatusFail {
+					if r.Status != gate.StatusFail {
 						continue
 					}
 					failing++

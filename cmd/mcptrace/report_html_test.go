@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 // htmlData reads the data embedded in a written report.
@@ -47,11 +48,11 @@ func TestHTMLReportFlags(t *testing.T) {
 	page = filepath.Join(dir, "check.html")
 	_, _, err := execute(t, "check", "--html", page, "--trace-url", "https://tempo.example/{trace_id}", dump)
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != analyze.ExitFail {
+	if !errors.As(err, &ee) || ee.code != gate.ExitFail {
 		t.Fatalf("check: %v, want exit 1", err)
 	}
 	h := htmlData(t, page)
-	if h.Verdict == nil || h.Verdict.Verdict != analyze.StatusFail || h.Verdict.ExitCode != 1 {
+	if h.Verdict == nil || h.Verdict.Verdict != string(gate.StatusFail) || h.Verdict.ExitCode != 1 {
 		t.Fatalf("check report verdict = %+v, want fail", h.Verdict)
 	}
 	linked := 0

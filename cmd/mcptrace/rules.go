@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 func init() { subcommands = append(subcommands, newRulesCmd) }
@@ -75,7 +76,7 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 			if i > 0 {
 				fmt.Fprintln(out)
 			}
-			fmt.Fprint(out, analyze.ExplainRule(&r))
+			fmt.Fprint(out, gate.ExplainRule(&r))
 		}
 		return nil
 	}
@@ -89,7 +90,7 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 	if f.explain == "" {
 		fmt.Fprintf(out, "%s: %d rule(s) OK\n", file, len(gc.Rules))
 		for _, r := range gc.Rules {
-			fmt.Fprintf(out, "  %s (%s): %s\n", r.ID, r.Severity, analyze.ExpectedText(&r))
+			fmt.Fprintf(out, "  %s (%s): %s\n", r.ID, r.Severity, gate.ExpectedText(&r))
 		}
 		return nil
 	}
@@ -97,7 +98,7 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 		if i > 0 {
 			fmt.Fprintln(out)
 		}
-		fmt.Fprint(out, analyze.ExplainRule(&r))
+		fmt.Fprint(out, gate.ExplainRule(&r))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 )
 
 // traceAnalyzer is where the analysis engine plugs in. The connector owns
@@ -103,7 +104,7 @@ type streamAnalyzer struct {
 // rules that can be judged one trace at a time.
 func newAnalyzer(logger *zap.Logger, s settings) (traceAnalyzer, error) {
 	perTrace, _ := inStreamRules(s.rules)
-	ts, err := analyze.NewTraceStream(s.analyze, perTrace)
+	ts, err := analyze.NewTraceStream(s.analyze, perTrace, judgeRules)
 	if err != nil {
 		return nil, fmt.Errorf("mcptrace: %w", err)
 	}
@@ -177,4 +178,21 @@ func decodeID(dst []byte, s string) bool {
 	}
 	_, err := hex.Decode(dst, []byte(s))
 	return err == nil
+}
+
+// judgeRules is the stream's rule judge: the gate's own verdicts
+// (gate.Evaluate), so a violation reads as `mcptrace check` words it.
+func judgeRules(a *analyze.Analysis, rules []analyze.Rule) ([]analyze.RuleFailure, error) {
+	results, err := gate.Evaluate(a, rules)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]analyze.RuleFailure, len(results))
+	for i, r := range results {
+		out[i] = analyze.RuleFailure{Failed: r.Status == gate.StatusFail, Found: r.Found}
+		for _, ex := range r.Examples {
+			out[i].Examples = append(out[i].Examples, analyze.RuleExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
+		}
+	}
+	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
@@ -173,7 +174,7 @@ func metricFigures(t *testing.T, sink *consumertest.MetricsSink) figures {
 
 // batchFigures is mcptrace analyze (and check, for the in-stream rules) on
 // the whole dump at once.
-func batchFigures(t *testing.T, path string, s settings) (figures, []analyze.RuleResult, *analyze.Report) {
+func batchFigures(t *testing.T, path string, s settings) (figures, []gate.RuleResult, *analyze.Report) {
 	t.Helper()
 	perTrace, _ := inStreamRules(s.rules)
 	opts := analyze.MergeIndexOptions(s.analyze.IndexOptions(), analyze.RulesIndexOptions(perTrace))
@@ -181,10 +182,11 @@ func batchFigures(t *testing.T, path string, s settings) (figures, []analyze.Rul
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}
-	rep, err := analyze.Analyze(idx, s.analyze)
+	a, err := analyze.AnalyzeRules(idx, s.analyze, perTrace, analyze.ObserveOptions{MaxExamples: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := a.Report
 	f := figures{}
 	for _, sc := range rep.Pool.ByScope {
 		f.add(fmt.Sprintf("acquire pool=%q hit", sc.Scope), int64(sc.Hits))
@@ -195,7 +197,7 @@ func batchFigures(t *testing.T, path string, s settings) (figures, []analyze.Rul
 	}
 	f.add("executions", int64(rep.Executions.Count))
 	f.add("executions multi_session", int64(rep.Executions.MultiSession))
-	results, err := analyze.EvaluateRules(idx, s.analyze, rep, perTrace, analyze.EvalOptions{MaxExamples: 1 << 20})
+	results, err := gate.Evaluate(a, perTrace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,13 +296,13 @@ func TestViolationBecomesALogRecord(t *testing.T) {
 	path := filepath.Join(tracesDir, "per-call-dial.otlp.json")
 	cfg, s := configFor(t, path)
 	_, results, _ := batchFigures(t, path, s)
-	var want *analyze.RuleResult
+	var want *gate.RuleResult
 	for i := range results {
 		if results[i].ID == analyze.RuleOneSessionPerExecution {
 			want = &results[i]
 		}
 	}
-	if want == nil || want.Status != analyze.StatusFail || want.Failed == 0 {
+	if want == nil || want.Status != gate.StatusFail || want.Failed == 0 {
 		t.Fatalf("per-call-dial should fail %s in the batch run: %+v", analyze.RuleOneSessionPerExecution, want)
 	}
 	// The finding is judged on its one trace: the batch's words, counted
@@ -310,7 +312,7 @@ func TestViolationBecomesALogRecord(t *testing.T) {
 		t.Fatalf("finding %q has no scope count", want.Found)
 	}
 	finding := measured + " in 1 of 1 traces"
-	byTrace := map[string]analyze.Example{}
+	byTrace := map[string]gate.Example{}
 	for _, ex := range want.Examples {
 		byTrace[ex.TraceID] = ex
 	}

@@ -1,4 +1,4 @@
-package analyze
+package gate
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package analyze
+package gate
 
 import (
 	"fmt"
@@ -7,12 +7,15 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // verdictWord renders a status for people.
-func verdictWord(s Status, sev Severity) string {
+func verdictWord(s Status, sev analyze.Severity) string {
 	switch {
-	case s == StatusFail && sev == SeverityWarning:
+	case s == StatusFail && sev == analyze.SeverityWarning:
 		return "WARN"
 	case s == StatusFail:
 		return "FAIL"
@@ -29,11 +32,11 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 	if w == nil {
 		return errNoWriter
 	}
-	bw := &errWriter{w: w}
+	bw := &textfmt.ErrWriter{W: w}
 	t := tablewriter.NewTable(bw, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
 	t.Header([]string{"status", "severity", "rule", "found"})
 	for _, r := range c.Rules {
-		if err := t.Append([]string{verdictWord(r.Status, r.Severity), string(r.Severity), clipTo(termSafe(r.ID), 34), clipTo(termSafe(r.Found), 44)}); err != nil {
+		if err := t.Append([]string{verdictWord(r.Status, r.Severity), string(r.Severity), textfmt.ClipTo(textfmt.TermSafe(r.ID), 34), textfmt.ClipTo(textfmt.TermSafe(r.Found), 44)}); err != nil {
 			return fmt.Errorf("render check table: %w", err)
 		}
 	}
@@ -44,27 +47,27 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 		if r.Status == StatusPass {
 			continue
 		}
-		fmt.Fprintf(bw, "\n%s %s\n", verdictWord(r.Status, r.Severity), termSafe(r.ID))
-		for _, line := range wrap("expected: "+termSafe(r.Expected), tableWidth-4) {
+		fmt.Fprintf(bw, "\n%s %s\n", verdictWord(r.Status, r.Severity), textfmt.TermSafe(r.ID))
+		for _, line := range textfmt.Wrap("expected: "+textfmt.TermSafe(r.Expected), tableWidth-4) {
 			fmt.Fprintf(bw, "  %s\n", line)
 		}
-		for _, line := range wrap("found: "+termSafe(r.Found), tableWidth-4) {
+		for _, line := range textfmt.Wrap("found: "+textfmt.TermSafe(r.Found), tableWidth-4) {
 			fmt.Fprintf(bw, "  %s\n", line)
 		}
 		for _, ex := range r.Examples {
-			fmt.Fprintf(bw, "  - %s\n", termSafe(ex.TraceQL))
+			fmt.Fprintf(bw, "  - %s\n", textfmt.TermSafe(ex.TraceQL))
 		}
 		if r.TraceQL != "" {
-			fmt.Fprintf(bw, "  Tempo: %s\n", termSafe(r.TraceQL))
+			fmt.Fprintf(bw, "  Tempo: %s\n", textfmt.TermSafe(r.TraceQL))
 		}
 	}
 	if c.Baseline != "" {
 		if len(c.Regressions) == 0 {
-			fmt.Fprintf(bw, "\nNo regression against %s.\n", termSafe(c.Baseline))
+			fmt.Fprintf(bw, "\nNo regression against %s.\n", textfmt.TermSafe(c.Baseline))
 		} else {
-			fmt.Fprintf(bw, "\nRegressions against %s:\n", termSafe(c.Baseline))
+			fmt.Fprintf(bw, "\nRegressions against %s:\n", textfmt.TermSafe(c.Baseline))
 			for _, r := range c.Regressions {
-				fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", termSafe(r.Measure), termSafe(r.Message), termSafe(r.Allowed))
+				fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", textfmt.TermSafe(r.Measure), textfmt.TermSafe(r.Message), textfmt.TermSafe(r.Allowed))
 			}
 		}
 	}
@@ -72,10 +75,10 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 		fmt.Fprintln(bw, "\nPARTIAL: an input was damaged; rules saw what was read before the damage.")
 	}
 	for _, why := range c.IncompleteReasons {
-		fmt.Fprintf(bw, "\nINCOMPLETE: %s\n", termSafe(why))
+		fmt.Fprintf(bw, "\nINCOMPLETE: %s\n", textfmt.TermSafe(why))
 	}
 	fmt.Fprintf(bw, "\n%s\n", c.verdictLine())
-	return bw.err
+	return bw.Err
 }
 
 // verdictLine sums the check up in one line.

@@ -1,4 +1,4 @@
-package analyze
+package gate
 
 import (
 	"encoding/xml"
@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // junitSuites is the JUnit XML document most CI systems read: one suite,
@@ -60,7 +63,7 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 		tc := junitCase{Name: r.ID, Classname: "mcptrace.rules"}
 		detail := ruleDetail(r)
 		switch {
-		case r.Status == StatusFail && r.Severity == SeverityError:
+		case r.Status == StatusFail && r.Severity == analyze.SeverityError:
 			tc.Failure = &junitMessage{Message: r.Found, Type: "rule", Text: detail}
 			suite.Failures++
 		case r.Status == StatusFail:
@@ -80,7 +83,7 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 	}
 	for _, g := range c.Regressions {
 		suite.Cases = append(suite.Cases, junitCase{Name: g.Measure, Classname: "mcptrace.regressions",
-			Failure: &junitMessage{Message: g.Message, Type: "regression", Text: fmt.Sprintf("baseline %s, current %s, allowed %s", formatFigure(g.Baseline), formatFigure(g.Current), g.Allowed)}})
+			Failure: &junitMessage{Message: g.Message, Type: "regression", Text: fmt.Sprintf("baseline %s, current %s, allowed %s", textfmt.Figure(g.Baseline), textfmt.Figure(g.Current), g.Allowed)}})
 		suite.Failures++
 	}
 	if c.Baseline != "" && len(c.Regressions) == 0 {
@@ -91,7 +94,7 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 
 // WriteJUnitError writes the JUnit XML of a check that could not run: one
 // errored testcase (classname mcptrace.input) naming the file and place of a
-// bad input ([ReadError]) or, for any other error, what went wrong. A CI
+// bad input ([analyze.ReadError]) or, for any other error, what went wrong. A CI
 // system that reads the JUnit file then shows why the gate stopped instead
 // of finding no file at all.
 func WriteJUnitError(w io.Writer, cause error) error {
@@ -102,8 +105,8 @@ func WriteJUnitError(w io.Writer, cause error) error {
 		cause = errors.New("unknown error")
 	}
 	tc := junitCase{Name: "read-input", Classname: "mcptrace.input",
-		Error: &junitMessage{Message: clipTo(cause.Error(), 500), Type: "input", Text: cause.Error()}}
-	var re *ReadError
+		Error: &junitMessage{Message: textfmt.ClipTo(cause.Error(), 500), Type: "input", Text: cause.Error()}}
+	var re *analyze.ReadError
 	if errors.As(cause, &re) {
 		tc.Name = "read " + re.Path
 		tc.File, tc.Line = re.Path, re.Line
@@ -150,13 +153,13 @@ func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
 	if w == nil {
 		return errNoWriter
 	}
-	bw := &errWriter{w: w}
+	bw := &textfmt.ErrWriter{W: w}
 	for _, r := range c.Rules {
 		level := ""
 		switch {
-		case r.Status == StatusFail && r.Severity == SeverityError:
+		case r.Status == StatusFail && r.Severity == analyze.SeverityError:
 			level = "error"
-		case r.Status == StatusFail, r.Status == StatusIncomplete && r.Severity == SeverityError:
+		case r.Status == StatusFail, r.Status == StatusIncomplete && r.Severity == analyze.SeverityError:
 			level = "warning"
 		default:
 			continue
@@ -177,7 +180,7 @@ func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
 	for _, g := range c.Regressions {
 		fmt.Fprintf(bw, "::error title=%s::%s\n", escapeProperty("mcptrace regression "+g.Measure), escapeData(g.Message+" (allowed "+g.Allowed+")"))
 	}
-	return bw.err
+	return bw.Err
 }
 
 // escapeData escapes a workflow command's message as the Actions runner
@@ -199,51 +202,51 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 	if w == nil {
 		return errNoWriter
 	}
-	bw := &errWriter{w: w}
+	bw := &textfmt.ErrWriter{W: w}
 	icon := map[Status]string{StatusPass: "✅", StatusFail: "❌", StatusIncomplete: "⏳"}
 	fmt.Fprintf(bw, "## mcptrace check: %s %s\n\n", icon[c.Verdict], strings.ToUpper(string(c.Verdict)))
 	fmt.Fprintf(bw, "%d spans in %d traces (%d incomplete). %s.\n\n", c.Spans, c.Traces, c.IncompleteTraces, c.verdictLine())
 	for _, why := range c.IncompleteReasons {
-		fmt.Fprintf(bw, "> ⏳ **Incomplete:** %s\n\n", mdText(why))
+		fmt.Fprintf(bw, "> ⏳ **Incomplete:** %s\n\n", textfmt.MDText(why))
 	}
 	fmt.Fprintln(bw, "| status | severity | rule | expected | found |")
 	fmt.Fprintln(bw, "|---|---|---|---|---|")
 	for _, r := range c.Rules {
 		st := icon[r.Status] + " " + string(r.Status)
-		if r.Status == StatusFail && r.Severity == SeverityWarning {
+		if r.Status == StatusFail && r.Severity == analyze.SeverityWarning {
 			st = "⚠️ warning"
 		}
-		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, mdCode(r.ID), mdCell(r.Expected), mdCell(r.Found))
+		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, textfmt.MDCode(r.ID), mdCell(r.Expected), mdCell(r.Found))
 	}
 	for _, r := range c.Rules {
 		if r.Status != StatusFail || len(r.Examples) == 0 {
 			continue
 		}
-		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", mdText(r.ID), len(r.Examples))
+		fmt.Fprintf(bw, "\n<details><summary><code>%s</code>: %d example(s)</summary>\n\n", textfmt.MDText(r.ID), len(r.Examples))
 		for _, ex := range r.Examples {
-			fmt.Fprintf(bw, "- `%s`\n", mdCode(ex.TraceQL))
+			fmt.Fprintf(bw, "- `%s`\n", textfmt.MDCode(ex.TraceQL))
 		}
 		if r.TraceQL != "" {
-			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", mdCode(r.TraceQL))
+			fmt.Fprintf(bw, "\nFind them all in Tempo: `%s`\n", textfmt.MDCode(r.TraceQL))
 		}
 		fmt.Fprintln(bw, "\n</details>")
 	}
 	if c.Baseline != "" {
-		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", mdCode(c.Baseline))
+		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", textfmt.MDCode(c.Baseline))
 		if len(c.Regressions) == 0 {
 			fmt.Fprintln(bw, "None.")
 		} else {
 			fmt.Fprintln(bw, "| measure | baseline | current | allowed |")
 			fmt.Fprintln(bw, "|---|---|---|---|")
 			for _, g := range c.Regressions {
-				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", mdCode(g.Measure), formatFigure(round4(g.Baseline)), formatFigure(round4(g.Current)), mdCell(g.Allowed))
+				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", textfmt.MDCode(g.Measure), textfmt.Figure(textfmt.Round4(g.Baseline)), textfmt.Figure(textfmt.Round4(g.Current)), mdCell(g.Allowed))
 			}
 		}
 	}
-	return bw.err
+	return bw.Err
 }
 
 // mdCell makes text safe inside a Markdown table cell (see mdText).
 func mdCell(s string) string {
-	return mdText(s)
+	return textfmt.MDText(s)
 }

@@ -1,4 +1,4 @@
-package analyze
+package gate
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -17,7 +18,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 	cfg := scenarioConfig(t, "cold-init-two-reads")
 	r := analyzeTD(t, cfg, tracegen.ColdInitTwoReads())
 	var buf bytes.Buffer
-	if err := r.Render(&buf, RenderJSON); err != nil {
+	if err := r.Render(&buf, analyze.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "baseline.json")
@@ -32,7 +33,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
-	if err := back.Render(&again, RenderJSON); err != nil {
+	if err := back.Render(&again, analyze.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	if again.String() != buf.String() {
@@ -68,8 +69,8 @@ func TestReadBaselineRejectsOtherFiles(t *testing.T) {
 // TestRegressionsAgainstABaseline pins each kind of regression with the
 // scenario pair that shows it.
 func TestRegressionsAgainstABaseline(t *testing.T) {
-	pooled := analyzeTD(t, Config{}, tracegen.Pooled())
-	perCall := analyzeTD(t, Config{}, tracegen.PerCallDial())
+	pooled := analyzeTD(t, analyze.Config{}, tracegen.Pooled())
+	perCall := analyzeTD(t, analyze.Config{}, tracegen.PerCallDial())
 	oneRead := analyzeTD(t, scenarioConfig(t, "cold-init-one-read"), tracegen.ColdInitOneRead())
 	twoReads := analyzeTD(t, scenarioConfig(t, "cold-init-two-reads"), tracegen.ColdInitTwoReads())
 
@@ -80,20 +81,20 @@ func TestRegressionsAgainstABaseline(t *testing.T) {
 		}
 		return strings.Join(names, ",")
 	}
-	noLatency := DefaultTolerances()
+	noLatency := analyze.DefaultTolerances()
 	noLatency.LatencyRatio = 1e9
 	cases := []struct {
 		name      string
-		base, cur *Report
-		tol       Tolerances
+		base, cur *analyze.Report
+		tol       analyze.Tolerances
 		want      string
 	}{
-		{"same run", pooled, pooled, DefaultTolerances(), ""},
+		{"same run", pooled, pooled, analyze.DefaultTolerances(), ""},
 		{"per-call against pooled", pooled, perCall, noLatency, "hit_rate,excess_misses,unexplained_misses,multi_session_executions"},
-		{"tolerated", pooled, perCall, Tolerances{HitRateDrop: 1, LatencyRatio: 1e9, ExcessMisses: 5, UnexplainedMisses: 5}, "multi_session_executions"},
+		{"tolerated", pooled, perCall, analyze.Tolerances{HitRateDrop: 1, LatencyRatio: 1e9, ExcessMisses: 5, UnexplainedMisses: 5}, "multi_session_executions"},
 		{"improvement", perCall, pooled, noLatency, ""},
-		{"more unexpected reads", oneRead, twoReads, DefaultTolerances(), "measures.org_reads_per_cold_init.unexpected"},
-		{"unexpected tolerated", oneRead, twoReads, Tolerances{LatencyRatio: 1.5, Unexpected: 3}, ""},
+		{"more unexpected reads", oneRead, twoReads, analyze.DefaultTolerances(), "measures.org_reads_per_cold_init.unexpected"},
+		{"unexpected tolerated", oneRead, twoReads, analyze.Tolerances{LatencyRatio: 1.5, Unexpected: 3}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,12 +108,12 @@ func TestRegressionsAgainstABaseline(t *testing.T) {
 // TestLatencyRegressionNeedsRatioAndDelta: a percentile regresses only when
 // it grows past the ratio and by more than the noise floor.
 func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
-	mk := func(p99 float64) *Report {
-		r := &Report{Schema: Schema}
-		r.Pool.Latency.Call = Percentiles{Count: 10, P50: ptr(1.0), P95: ptr(1.0), P99: ptr(p99)}
+	mk := func(p99 float64) *analyze.Report {
+		r := &analyze.Report{Schema: analyze.Schema}
+		r.Pool.Latency.Call = analyze.Percentiles{Count: 10, P50: ptr(1.0), P95: ptr(1.0), P99: ptr(p99)}
 		return r
 	}
-	tol := DefaultTolerances() // x1.5, 5 ms
+	tol := analyze.DefaultTolerances() // x1.5, 5 ms
 	for _, c := range []struct {
 		base, cur float64
 		want      bool
@@ -126,9 +127,9 @@ func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
 
 // TestDiffRendersBothSides lines up two reports and marks regressions.
 func TestDiffRendersBothSides(t *testing.T) {
-	pooled := analyzeTD(t, Config{}, tracegen.Pooled())
-	perCall := analyzeTD(t, Config{}, tracegen.PerCallDial())
-	rows := Diff(pooled, perCall, DefaultTolerances())
+	pooled := analyzeTD(t, analyze.Config{}, tracegen.Pooled())
+	perCall := analyzeTD(t, analyze.Config{}, tracegen.PerCallDial())
+	rows := Diff(pooled, perCall, analyze.DefaultTolerances())
 	byName := map[string]DiffRow{}
 	for _, r := range rows {
 		byName[r.Measure] = r

@@ -1,9 +1,11 @@
-package analyze
+package gate
 
 import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // CheckSchema identifies the JSON contract of a CheckReport (docs/ci.md). It
@@ -38,7 +40,7 @@ type CheckReport struct {
 	// Partial is true when an input was damaged and read up to the damage.
 	Partial bool `json:"partial"`
 	// Inputs lists what was read.
-	Inputs []InputReport `json:"inputs"`
+	Inputs []analyze.InputReport `json:"inputs"`
 	// Spans, Traces and IncompleteTraces size the dump.
 	Spans            int `json:"spans"`
 	Traces           int `json:"traces"`
@@ -80,7 +82,7 @@ type CheckCounts struct {
 // NewCheckReport assembles a check's report from the analysis of the dump,
 // the rule verdicts, the regressions (nil without a baseline) and the
 // baseline's file name, and derives the verdict and exit code.
-func NewCheckReport(r *Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
+func NewCheckReport(r *analyze.Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
 	return NewCheckReportWith(r, results, regs, baseline, CheckOptions{})
 }
 
@@ -89,7 +91,7 @@ func NewCheckReport(r *Report, results []RuleResult, regs []Regression, baseline
 // when an error-severity rule was incomplete, the dump holds no pool spans
 // (unless every rule allows an empty dump), or an input was partial (unless
 // opts.AllowPartial); else pass.
-func NewCheckReportWith(r *Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
+func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
 	c := &CheckReport{
 		Schema:           CheckSchema,
 		Partial:          r.Partial,
@@ -111,7 +113,7 @@ func NewCheckReportWith(r *Report, results []RuleResult, regs []Regression, base
 		c.Regressions = []Regression{}
 	}
 	if c.Inputs == nil {
-		c.Inputs = []InputReport{}
+		c.Inputs = []analyze.InputReport{}
 	}
 	failed, incomplete := len(regs) > 0, false
 	for _, res := range results {
@@ -120,14 +122,14 @@ func NewCheckReportWith(r *Report, results []RuleResult, regs []Regression, base
 			c.Counts.Pass++
 		case StatusFail:
 			c.Counts.Fail++
-			if res.Severity == SeverityError {
+			if res.Severity == analyze.SeverityError {
 				failed = true
 			} else {
 				c.Counts.Warnings++
 			}
 		case StatusIncomplete:
 			c.Counts.Incomplete++
-			incomplete = incomplete || res.Severity == SeverityError
+			incomplete = incomplete || res.Severity == analyze.SeverityError
 		}
 	}
 	c.Counts.Regressions = len(regs)
@@ -135,8 +137,8 @@ func NewCheckReportWith(r *Report, results []RuleResult, regs []Regression, base
 		// Every rule then had nothing to judge in the dump scope; the rules
 		// that allow it passed, the others are incomplete. Say why once.
 		for _, res := range results {
-			if res.Status == StatusIncomplete && res.Severity == SeverityError {
-				c.IncompleteReasons = append(c.IncompleteReasons, NoPoolSpansText(r.Settings.Profile))
+			if res.Status == StatusIncomplete && res.Severity == analyze.SeverityError {
+				c.IncompleteReasons = append(c.IncompleteReasons, analyze.NoPoolSpansText(r.Settings.Profile))
 				break
 			}
 		}
@@ -186,8 +188,32 @@ func (c *CheckReport) Render(w io.Writer, format string) error {
 	case CheckJUnit:
 		return c.WriteJUnit(w)
 	}
-	return fmt.Errorf("%w %q: want table, json, markdown or junit", ErrUnknownRenderFormat, format)
+	return fmt.Errorf("%w %q: want table, json, markdown or junit", analyze.ErrUnknownRenderFormat, format)
 }
 
 // errNoWriter guards renderers against a nil writer.
 var errNoWriter = errors.New("no writer")
+
+// HTML returns what the HTML report draws of the check (see
+// [analyze.HTMLOptions]): the verdict, and the rules that did not pass and
+// the regressions as offenders, in report order.
+func (c *CheckReport) HTML() *analyze.HTMLCheck {
+	h := &analyze.HTMLCheck{
+		Verdict: analyze.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: analyze.HTMLCounts(c.Counts)},
+		Partial: c.Partial,
+	}
+	for _, rr := range c.Rules {
+		if rr.Status == StatusPass {
+			continue
+		}
+		o := analyze.HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []analyze.HTMLExample{}}
+		for _, ex := range rr.Examples {
+			o.Examples = append(o.Examples, analyze.HTMLExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
+		}
+		h.Offenders = append(h.Offenders, o)
+	}
+	for _, reg := range c.Regressions {
+		h.Offenders = append(h.Offenders, analyze.HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []analyze.HTMLExample{}})
+	}
+	return h
+}

@@ -1,10 +1,11 @@
-package analyze
+package gate
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -24,8 +25,8 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 	for i := 0; i < rss.Len(); i++ {
 		rss.At(i).Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, hostileScope)
 	}
-	rules := BuiltinRules(Config{})
-	r, res := gateEval(t, Config{}, rules, td)
+	rules := analyze.BuiltinRules(analyze.Config{})
+	r, res := gateEval(t, analyze.Config{}, rules, td)
 	results := make([]RuleResult, 0, len(res))
 	for _, rule := range rules {
 		res := res[rule.ID]
@@ -34,15 +35,15 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 	}
 	check := NewCheckReport(r, results, nil, "base\x1b[2J.json")
 	outputs := map[string]func(*bytes.Buffer) error{
-		"analyze table":    func(b *bytes.Buffer) error { return r.Render(b, RenderTable) },
-		"analyze markdown": func(b *bytes.Buffer) error { return r.Render(b, RenderMarkdown) },
+		"analyze table":    func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderTable) },
+		"analyze markdown": func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderMarkdown) },
 		"check table":      func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 		"check markdown":   func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 		"diff table": func(b *bytes.Buffer) error {
-			return RenderDiff(b, Diff(r, r, DefaultTolerances()), hostileScope, "cur")
+			return RenderDiff(b, Diff(r, r, analyze.DefaultTolerances()), hostileScope, "cur")
 		},
 		"diff markdown": func(b *bytes.Buffer) error {
-			return RenderDiffMarkdown(b, Diff(r, r, DefaultTolerances()), nil, hostileScope, "cur")
+			return RenderDiffMarkdown(b, Diff(r, r, analyze.DefaultTolerances()), nil, hostileScope, "cur")
 		},
 	}
 	for name, render := range outputs {

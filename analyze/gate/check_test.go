@@ -1,4 +1,4 @@
-package analyze
+package gate
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -14,23 +15,25 @@ import (
 // baseline, with one warning rule added.
 func perCallCheck(t *testing.T) *CheckReport {
 	t.Helper()
-	rules := BuiltinRules(Config{})
-	rules = append(rules, Rule{ID: "warn-handshakes", Severity: SeverityWarning, Scope: Scope{Kind: ScopeDump},
-		Expect: []Expectation{{Of: "handshakes", Op: OpLe, Than: Operand{Number: 1}}}})
-	r, res := gateEval(t, Config{}, rules, tracegen.PerCallDial())
+	rules := analyze.BuiltinRules(analyze.Config{})
+	rules = append(rules, analyze.Rule{ID: "warn-handshakes", Severity: analyze.SeverityWarning, Scope: analyze.Scope{Kind: analyze.ScopeDump},
+		Expect: []analyze.Expectation{{Of: "handshakes", Op: analyze.OpLe, Than: analyze.Operand{Number: 1}}}})
+	r, res := gateEval(t, analyze.Config{}, rules, tracegen.PerCallDial())
 	var ordered []RuleResult
 	for _, rule := range rules {
 		ordered = append(ordered, res[rule.ID])
 	}
-	base := analyzeTD(t, Config{}, tracegen.Pooled())
-	tol := DefaultTolerances()
+	base := analyzeTD(t, analyze.Config{}, tracegen.Pooled())
+	tol := analyze.DefaultTolerances()
 	tol.LatencyRatio = 1e9
 	return NewCheckReport(r, ordered, Regressions(base, r, tol), "base.json")
 }
 
 // TestCheckVerdictAndExitCodes pins the verdict of each mix of statuses.
 func TestCheckVerdictAndExitCodes(t *testing.T) {
-	res := func(st Status, sev Severity) RuleResult { return RuleResult{ID: "r", Status: st, Severity: sev} }
+	res := func(st Status, sev analyze.Severity) RuleResult {
+		return RuleResult{ID: "r", Status: st, Severity: sev}
+	}
 	cases := []struct {
 		name    string
 		results []RuleResult
@@ -38,16 +41,16 @@ func TestCheckVerdictAndExitCodes(t *testing.T) {
 		want    Status
 		code    int
 	}{
-		{"all pass", []RuleResult{res(StatusPass, SeverityError)}, nil, StatusPass, ExitPass},
-		{"error fails", []RuleResult{res(StatusFail, SeverityError), res(StatusIncomplete, SeverityError)}, nil, StatusFail, ExitFail},
-		{"warning fails", []RuleResult{res(StatusFail, SeverityWarning)}, nil, StatusPass, ExitPass},
-		{"only incomplete", []RuleResult{res(StatusPass, SeverityError), res(StatusIncomplete, SeverityError)}, nil, StatusIncomplete, ExitIncomplete},
-		{"incomplete warning", []RuleResult{res(StatusIncomplete, SeverityWarning)}, nil, StatusPass, ExitPass},
-		{"regression", []RuleResult{res(StatusPass, SeverityError)}, []Regression{{Measure: "hit_rate"}}, StatusFail, ExitFail},
+		{"all pass", []RuleResult{res(StatusPass, analyze.SeverityError)}, nil, StatusPass, ExitPass},
+		{"error fails", []RuleResult{res(StatusFail, analyze.SeverityError), res(StatusIncomplete, analyze.SeverityError)}, nil, StatusFail, ExitFail},
+		{"warning fails", []RuleResult{res(StatusFail, analyze.SeverityWarning)}, nil, StatusPass, ExitPass},
+		{"only incomplete", []RuleResult{res(StatusPass, analyze.SeverityError), res(StatusIncomplete, analyze.SeverityError)}, nil, StatusIncomplete, ExitIncomplete},
+		{"incomplete warning", []RuleResult{res(StatusIncomplete, analyze.SeverityWarning)}, nil, StatusPass, ExitPass},
+		{"regression", []RuleResult{res(StatusPass, analyze.SeverityError)}, []Regression{{Measure: "hit_rate"}}, StatusFail, ExitFail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch := NewCheckReport(&Report{}, c.results, c.regs, "")
+			ch := NewCheckReport(&analyze.Report{}, c.results, c.regs, "")
 			if ch.Verdict != c.want || ch.ExitCode != c.code {
 				t.Errorf("verdict %s exit %d, want %s %d", ch.Verdict, ch.ExitCode, c.want, c.code)
 			}
@@ -78,7 +81,7 @@ func TestCheckJSONIsTheDocumentedContract(t *testing.T) {
 		t.Fatalf("doc = %+v", doc)
 	}
 	r := doc.Rules[0]
-	if r.ID != RuleOneSessionPerExecution || r.Status != "fail" || r.Severity != "error" || r.Expected == "" || r.Found == "" || r.TraceQL == "" {
+	if r.ID != analyze.RuleOneSessionPerExecution || r.Status != "fail" || r.Severity != "error" || r.Expected == "" || r.Found == "" || r.TraceQL == "" {
 		t.Errorf("rule 0 = %+v", r)
 	}
 	if len(r.Examples) != 3 || r.Examples[0]["trace_id"] == "" || r.Examples[0]["span_id"] == "" || !strings.HasPrefix(r.Examples[0]["traceql"], "{ trace:id = ") {
@@ -111,17 +114,17 @@ func TestCheckJUnitIsValidXMLWithATestcasePerRule(t *testing.T) {
 		got[c.Classname+"/"+c.Name] = state
 	}
 	want := map[string]string{
-		"mcptrace.rules/" + RuleOneSessionPerExecution:  "failure",
-		"mcptrace.rules/" + RuleNoUnexplainedMisses:     "failure",
-		"mcptrace.rules/" + RuleAcquireHasCacheHit:      "pass",
-		"mcptrace.rules/" + RuleHandshakeOnlyOnMiss:     "pass",
-		"mcptrace.rules/" + RuleOneAcquirePerInvoke:     "pass",
-		"mcptrace.rules/" + RuleServerKeptSessions:      "pass",
-		"mcptrace.rules/warn-handshakes":                "pass", // a warning never fails the build
-		"mcptrace.regressions/hit_rate":                 "failure",
-		"mcptrace.regressions/excess_misses":            "failure",
-		"mcptrace.regressions/unexplained_misses":       "failure",
-		"mcptrace.regressions/multi_session_executions": "failure",
+		"mcptrace.rules/" + analyze.RuleOneSessionPerExecution: "failure",
+		"mcptrace.rules/" + analyze.RuleNoUnexplainedMisses:    "failure",
+		"mcptrace.rules/" + analyze.RuleAcquireHasCacheHit:     "pass",
+		"mcptrace.rules/" + analyze.RuleHandshakeOnlyOnMiss:    "pass",
+		"mcptrace.rules/" + analyze.RuleOneAcquirePerInvoke:    "pass",
+		"mcptrace.rules/" + analyze.RuleServerKeptSessions:     "pass",
+		"mcptrace.rules/warn-handshakes":                       "pass", // a warning never fails the build
+		"mcptrace.regressions/hit_rate":                        "failure",
+		"mcptrace.regressions/excess_misses":                   "failure",
+		"mcptrace.regressions/unexplained_misses":              "failure",
+		"mcptrace.regressions/multi_session_executions":        "failure",
 	}
 	if len(got) != len(want) {
 		t.Errorf("testcases = %v, want %v", got, want)
@@ -176,7 +179,7 @@ func TestCheckTableAndMarkdownNameTheOffenders(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := buf.String()
-		for _, want := range []string{RuleOneSessionPerExecution, RuleNoUnexplainedMisses, "{ trace:id = ", "FAIL", "hit_rate"} {
+		for _, want := range []string{analyze.RuleOneSessionPerExecution, analyze.RuleNoUnexplainedMisses, "{ trace:id = ", "FAIL", "hit_rate"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out)
 			}

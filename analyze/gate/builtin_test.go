@@ -1,7 +1,6 @@
-package analyze
+package gate
 
 import (
-	"context"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,45 +8,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
-
-// gateEval analyzes tds with cfg and judges rules on them, by rule id.
-func gateEval(t testing.TB, cfg Config, rules []Rule, tds ...ptrace.Traces) (*Report, map[string]RuleResult) {
-	t.Helper()
-	idx := NewIndex(MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)))
-	for _, td := range tds {
-		idx.Add(td)
-	}
-	return gateJudge(t, idx, cfg, rules)
-}
-
-// gateEvalFile loads a dump with cfg and judges rules on it, by rule id.
-func gateEvalFile(t testing.TB, cfg Config, rules []Rule, path string) (*Report, map[string]RuleResult) {
-	t.Helper()
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))})
-	if err != nil {
-		t.Fatalf("Load %s: %v", path, err)
-	}
-	return gateJudge(t, idx, cfg, rules)
-}
-
-func gateJudge(t testing.TB, idx *Index, cfg Config, rules []Rule) (*Report, map[string]RuleResult) {
-	t.Helper()
-	r, err := Analyze(idx, cfg)
-	if err != nil {
-		t.Fatalf("Analyze: %v", err)
-	}
-	res, err := EvaluateRules(idx, cfg, r, rules, EvalOptions{MaxExamples: 20})
-	if err != nil {
-		t.Fatalf("EvaluateRules: %v", err)
-	}
-	byID := map[string]RuleResult{}
-	for _, x := range res {
-		byID[x.ID] = x
-	}
-	return r, byID
-}
 
 // TestBuiltinRulesPassAndFailOnTheirDumps pins, for every built-in rule, a
 // dump in testdata/traces it passes and one it fails, with the number of
@@ -58,22 +21,22 @@ func TestBuiltinRulesPassAndFailOnTheirDumps(t *testing.T) {
 		want       Status
 		examples   int
 	}{
-		{RuleOneSessionPerExecution, "pooled", StatusPass, 0},
-		{RuleOneSessionPerExecution, "per-call-dial", StatusFail, 3},
-		{RuleNoUnexplainedMisses, "prod-cold-starts", StatusPass, 0},
-		{RuleNoUnexplainedMisses, "unexplained-miss", StatusFail, 1},
-		{RuleNoUnexplainedMisses, "per-call-dial", StatusFail, 5},
-		{RuleAcquireHasCacheHit, "pooled", StatusPass, 0},
-		{RuleAcquireHasCacheHit, "missing-cache-hit", StatusFail, 3},
-		{RuleHandshakeOnlyOnMiss, "ttl-and-redial", StatusPass, 0},
-		{RuleHandshakeOnlyOnMiss, "handshake-on-hit", StatusFail, 1},
-		{RuleOneAcquirePerInvoke, "ttl-and-redial", StatusPass, 0}, // two acquires, the second a redial
-		{RuleOneAcquirePerInvoke, "double-acquire", StatusFail, 1},
+		{analyze.RuleOneSessionPerExecution, "pooled", StatusPass, 0},
+		{analyze.RuleOneSessionPerExecution, "per-call-dial", StatusFail, 3},
+		{analyze.RuleNoUnexplainedMisses, "prod-cold-starts", StatusPass, 0},
+		{analyze.RuleNoUnexplainedMisses, "unexplained-miss", StatusFail, 1},
+		{analyze.RuleNoUnexplainedMisses, "per-call-dial", StatusFail, 5},
+		{analyze.RuleAcquireHasCacheHit, "pooled", StatusPass, 0},
+		{analyze.RuleAcquireHasCacheHit, "missing-cache-hit", StatusFail, 3},
+		{analyze.RuleHandshakeOnlyOnMiss, "ttl-and-redial", StatusPass, 0},
+		{analyze.RuleHandshakeOnlyOnMiss, "handshake-on-hit", StatusFail, 1},
+		{analyze.RuleOneAcquirePerInvoke, "ttl-and-redial", StatusPass, 0}, // two acquires, the second a redial
+		{analyze.RuleOneAcquirePerInvoke, "double-acquire", StatusFail, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.rule+"/"+c.dump, func(t *testing.T) {
-			rules := BuiltinRules(Config{})
-			_, res := gateEvalFile(t, Config{}, rules, filepath.Join(tracesDir, c.dump+".otlp.jsonl"))
+			rules := analyze.BuiltinRules(analyze.Config{})
+			_, res := gateEvalFile(t, analyze.Config{}, rules, filepath.Join(tracesDir, c.dump+".otlp.jsonl"))
 			got := res[c.rule]
 			if got.Status != c.want {
 				t.Fatalf("status = %s, want %s (found: %s)", got.Status, c.want, got.Found)
@@ -98,12 +61,12 @@ func TestRuleBreakingScenariosBreakOnlyTheirRule(t *testing.T) {
 		build func() ptrace.Traces
 		rule  string
 	}{
-		{"missing-cache-hit", tracegen.MissingCacheHit, RuleAcquireHasCacheHit},
-		{"handshake-on-hit", tracegen.HandshakeOnHit, RuleHandshakeOnlyOnMiss},
-		{"double-acquire", tracegen.DoubleAcquire, RuleOneAcquirePerInvoke},
+		{"missing-cache-hit", tracegen.MissingCacheHit, analyze.RuleAcquireHasCacheHit},
+		{"handshake-on-hit", tracegen.HandshakeOnHit, analyze.RuleHandshakeOnlyOnMiss},
+		{"double-acquire", tracegen.DoubleAcquire, analyze.RuleOneAcquirePerInvoke},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, res := gateEval(t, Config{}, BuiltinRules(Config{}), c.build())
+			_, res := gateEval(t, analyze.Config{}, analyze.BuiltinRules(analyze.Config{}), c.build())
 			var failed []string
 			for id, r := range res {
 				if r.Status != StatusPass {
@@ -120,18 +83,18 @@ func TestRuleBreakingScenariosBreakOnlyTheirRule(t *testing.T) {
 // TestBuiltinRulesFollowTheExecutionRoot: with an execution root, sessions
 // are counted per execution subtree, not per trace.
 func TestBuiltinRulesFollowTheExecutionRoot(t *testing.T) {
-	root := Selector{Name: "executor.execute"}
-	cfg := Config{ExecutionRoot: &root}
-	rules := BuiltinRules(cfg)
-	if rules[0].Scope.Kind != ScopeSubtree || rules[0].Scope.Root.Name != "executor.execute" {
+	root := analyze.Selector{Name: "executor.execute"}
+	cfg := analyze.Config{ExecutionRoot: &root}
+	rules := analyze.BuiltinRules(cfg)
+	if rules[0].Scope.Kind != analyze.ScopeSubtree || rules[0].Scope.Root.Name != "executor.execute" {
 		t.Fatalf("scope = %v, want the subtree of the execution root", rules[0].Scope)
 	}
 	_, res := gateEval(t, cfg, rules, tracegen.PerCallDial())
-	if r := res[RuleOneSessionPerExecution]; r.Status != StatusFail || r.Failed != 3 || r.Scopes != 3 {
+	if r := res[analyze.RuleOneSessionPerExecution]; r.Status != StatusFail || r.Failed != 3 || r.Scopes != 3 {
 		t.Errorf("per-call-dial by execution root: %+v, want 3 of 3 executions failing", r)
 	}
 	_, res = gateEval(t, cfg, rules, tracegen.Pooled())
-	if r := res[RuleOneSessionPerExecution]; r.Status != StatusPass || r.Scopes != 3 {
+	if r := res[analyze.RuleOneSessionPerExecution]; r.Status != StatusPass || r.Scopes != 3 {
 		t.Errorf("pooled by execution root: %+v, want 3 executions passing", r)
 	}
 }
@@ -140,13 +103,13 @@ func TestBuiltinRulesFollowTheExecutionRoot(t *testing.T) {
 // (the cold-init story) gives the built-in rules nothing to judge, which is
 // incomplete, never a pass.
 func TestBuiltinRulesAreIncompleteWithoutPoolSpans(t *testing.T) {
-	_, res := gateEval(t, Config{}, BuiltinRules(Config{}), tracegen.ColdInitOneRead())
+	_, res := gateEval(t, analyze.Config{}, analyze.BuiltinRules(analyze.Config{}), tracegen.ColdInitOneRead())
 	for id, r := range res {
 		if r.Status != StatusIncomplete || !strings.HasPrefix(r.Found, "nothing to judge") {
 			t.Errorf("%s = %s (%s), want incomplete: nothing to judge", id, r.Status, r.Found)
 		}
 	}
-	if r := res[RuleOneSessionPerExecution]; r.Scopes != 0 {
+	if r := res[analyze.RuleOneSessionPerExecution]; r.Scopes != 0 {
 		t.Errorf("one-session-per-execution judged %d traces without calls, want them skipped", r.Scopes)
 	}
 }
@@ -157,20 +120,20 @@ func TestBuiltinRulesAreIncompleteWithoutPoolSpans(t *testing.T) {
 // server-kept-execution-state, while a split the pool caused (per-call
 // dial) stays the rule's error.
 func TestRedialSplitIsTheServersFindingNotThePools(t *testing.T) {
-	rules := BuiltinRules(Config{})
-	_, res := gateEval(t, Config{}, rules, tracegen.TTLAndRedial())
-	if r := res[RuleOneSessionPerExecution]; r.Status != StatusPass || r.Scopes != 5 {
+	rules := analyze.BuiltinRules(analyze.Config{})
+	_, res := gateEval(t, analyze.Config{}, rules, tracegen.TTLAndRedial())
+	if r := res[analyze.RuleOneSessionPerExecution]; r.Status != StatusPass || r.Scopes != 5 {
 		t.Errorf("ttl-and-redial: %s = %s (%s), want pass over 5 executions", r.ID, r.Status, r.Found)
 	}
-	lost := res[RuleServerKeptSessions]
-	if lost.Status != StatusFail || lost.Severity != SeverityWarning || lost.Failed != 1 || !strings.Contains(lost.Found, "lost_sessions = 1 in 1 of 5 traces") {
+	lost := res[analyze.RuleServerKeptSessions]
+	if lost.Status != StatusFail || lost.Severity != analyze.SeverityWarning || lost.Failed != 1 || !strings.Contains(lost.Found, "lost_sessions = 1 in 1 of 5 traces") {
 		t.Errorf("ttl-and-redial: %s = %+v, want a warning failing 1 of 5 traces", lost.ID, lost)
 	}
-	_, res = gateEval(t, Config{}, rules, tracegen.PerCallDial())
-	if r := res[RuleOneSessionPerExecution]; r.Status != StatusFail || !strings.Contains(r.Found, "pool_sessions = 2") {
+	_, res = gateEval(t, analyze.Config{}, rules, tracegen.PerCallDial())
+	if r := res[analyze.RuleOneSessionPerExecution]; r.Status != StatusFail || !strings.Contains(r.Found, "pool_sessions = 2") {
 		t.Errorf("per-call-dial: %s = %s (%s), want a failure the pool caused", r.ID, r.Status, r.Found)
 	}
-	if r := res[RuleServerKeptSessions]; r.Status != StatusPass {
+	if r := res[analyze.RuleServerKeptSessions]; r.Status != StatusPass {
 		t.Errorf("per-call-dial: %s = %s (%s), want pass: the server forgot nothing", r.ID, r.Status, r.Found)
 	}
 	if want := `{ span.mcp.method.name = "tools/call" && span.error.type = "session_expired" }`; lost.TraceQL != want {
@@ -182,25 +145,25 @@ func TestRedialSplitIsTheServersFindingNotThePools(t *testing.T) {
 // sets a built-in rule's severity or leaves it out, and rejects what it does
 // not know with the place.
 func TestBuiltinSeveritiesAreConfigurable(t *testing.T) {
-	gc, err := ParseGateConfig("mcptrace.yaml", []byte("builtin:\n  server-kept-execution-state: error\n  one-session-per-execution: warning\n  acquire-has-cache-hit: off\n"))
+	gc, err := analyze.ParseGateConfig("mcptrace.yaml", []byte("builtin:\n  server-kept-execution-state: error\n  one-session-per-execution: warning\n  acquire-has-cache-hit: off\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Severity{}
-	for _, r := range gc.ApplyBuiltin(BuiltinRules(Config{})) {
+	got := map[string]analyze.Severity{}
+	for _, r := range gc.ApplyBuiltin(analyze.BuiltinRules(analyze.Config{})) {
 		got[r.ID] = r.Severity
 	}
-	if got[RuleServerKeptSessions] != SeverityError || got[RuleOneSessionPerExecution] != SeverityWarning || got[RuleNoUnexplainedMisses] != SeverityError {
+	if got[analyze.RuleServerKeptSessions] != analyze.SeverityError || got[analyze.RuleOneSessionPerExecution] != analyze.SeverityWarning || got[analyze.RuleNoUnexplainedMisses] != analyze.SeverityError {
 		t.Errorf("severities = %v", got)
 	}
-	if _, on := got[RuleAcquireHasCacheHit]; on {
-		t.Errorf("%s is off but still applied", RuleAcquireHasCacheHit)
+	if _, on := got[analyze.RuleAcquireHasCacheHit]; on {
+		t.Errorf("%s is off but still applied", analyze.RuleAcquireHasCacheHit)
 	}
 	for _, bad := range []struct{ doc, want string }{
 		{"builtin:\n  no-such-rule: error\n", `mcptrace.yaml:2:3: unknown key "no-such-rule"`},
 		{"builtin:\n  one-session-per-execution: loud\n", `mcptrace.yaml:2:30: builtin one-session-per-execution: severity "loud": want error, warning or off`},
 	} {
-		if _, err := ParseGateConfig("mcptrace.yaml", []byte(bad.doc)); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := analyze.ParseGateConfig("mcptrace.yaml", []byte(bad.doc)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err = %v, want %s", bad.doc, err, bad.want)
 		}
 	}

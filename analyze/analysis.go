@@ -1,0 +1,30 @@
+package analyze
+
+import "fmt"
+
+// Analysis is the one value the gate reads for a dump: the Report (the
+// figures and the inputs) and, for each rule to judge, what its scopes hold
+// (the counts, distinct values, sessions and offending spans the index
+// gave). Everything in it is a plain value: judging it needs no index.
+type Analysis struct {
+	// Report is the analysis of the dump.
+	Report *Report
+	// Rules are the observations of the rules given, in their order.
+	Rules []RuleObservation
+}
+
+// AnalyzeRules computes the Analysis of idx: [Analyze] with cfg, then
+// [ObserveRules] for rules on the same index. Build idx with
+// MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)). Like
+// Analyze it is pure.
+func AnalyzeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*Analysis, error) {
+	r, err := Analyze(idx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	obs, err := observeRules(idx, cfg, rules, opts, r)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return &Analysis{Report: r, Rules: obs}, nil
+}

@@ -1,0 +1,13 @@
+// Package gate is mcptrace's CI gate over an analysis: the verdict of a
+// check (rules judged, regressions against a baseline, the exit code) and
+// its reports for people and for CI (table, JSON mcptrace.check/v1,
+// Markdown, JUnit XML, GitHub annotations), baselines, and `mcptrace diff`.
+//
+// The gate reads the analysis value, never the span index: the
+// [analyze.Analysis] of a dump, its [analyze.Report] and what each rule's
+// scopes hold ([analyze.RuleObservation]); [Evaluate] turns those into
+// verdicts, examples and texts. Which figures
+// it compares, and in which direction a change is a regression, come from
+// analyze's table of measures ([analyze.Measures]), so a new measure needs
+// no edit here.
+package gate

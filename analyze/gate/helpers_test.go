@@ -1,0 +1,149 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/goleak"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// TestMain fails the package's tests if a goroutine outlives them: loading
+// dumps decodes in parallel.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files the gate's tests compare with")
+
+// tracesDir holds the generated scenario dumps and their golden reports.
+const tracesDir = "../../testdata/traces"
+
+// coldInitConfigYAML is the reads-per-request measure of the seed 003 story:
+// one organizations read per initialize request, trusted once the worker
+// plane's span has landed.
+var coldInitConfigYAML = fmt.Sprintf(`measures:
+  - name: org_reads_per_cold_init
+    description: organizations reads per MCP initialize
+    root:
+      name: mcp.request
+      attributes:
+        %s: initialize
+    read:
+      name: db.query
+      attributes: {db.sql.table: organizations}
+    complete_when:
+      name: worker.fetch
+      resource: {%s: worker}
+    expect: 1
+`, spans.AttrMethodName, spans.ResourceServiceName)
+
+// scenarioConfig returns the configuration a scenario is analyzed with: its
+// profile, and the cold-init measure for the seed 003 stories.
+func scenarioConfig(t testing.TB, name string) analyze.Config {
+	t.Helper()
+	cf, err := analyze.ParseConfig("cold-init.yaml", []byte(coldInitConfigYAML))
+	if err != nil {
+		t.Fatalf("parse cold-init config: %v", err)
+	}
+	cfg := analyze.Config{Measures: cf.Measures}
+	switch name {
+	case "acquire-on-miss":
+		cfg.Profile = analyze.ProfileAcquireOnMiss
+	case "semconv":
+		cfg.Profile = analyze.ProfileSemconv
+	}
+	return cfg
+}
+
+// analyzeTD indexes td and analyzes it with cfg, failing the test on error.
+func analyzeTD(t testing.TB, cfg analyze.Config, tds ...ptrace.Traces) *analyze.Report {
+	t.Helper()
+	idx := analyze.NewIndex(cfg.IndexOptions())
+	for _, td := range tds {
+		idx.Add(td)
+	}
+	r, err := analyze.Analyze(idx, cfg)
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	return r
+}
+
+// gateEval analyzes tds with cfg and judges rules on them, by rule id.
+func gateEval(t testing.TB, cfg analyze.Config, rules []analyze.Rule, tds ...ptrace.Traces) (*analyze.Report, map[string]RuleResult) {
+	t.Helper()
+	idx := analyze.NewIndex(analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules)))
+	for _, td := range tds {
+		idx.Add(td)
+	}
+	return gateJudge(t, idx, cfg, rules)
+}
+
+// gateEvalFile loads a dump with cfg and judges rules on it, by rule id.
+func gateEvalFile(t testing.TB, cfg analyze.Config, rules []analyze.Rule, path string) (*analyze.Report, map[string]RuleResult) {
+	t.Helper()
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules))})
+	if err != nil {
+		t.Fatalf("Load %s: %v", path, err)
+	}
+	return gateJudge(t, idx, cfg, rules)
+}
+
+// gateJudge analyzes idx, observes the rules on it and judges them, as
+// `mcptrace check` does, naming up to 20 examples per rule.
+func gateJudge(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []analyze.Rule) (*analyze.Report, map[string]RuleResult) {
+	t.Helper()
+	r, res := evaluate(t, idx, cfg, rules, 20)
+	byID := map[string]RuleResult{}
+	for _, x := range res {
+		byID[x.ID] = x
+	}
+	return r, byID
+}
+
+// evaluate analyzes idx and judges rules on it, in rule order.
+func evaluate(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []analyze.Rule, maxExamples int) (*analyze.Report, []RuleResult) {
+	t.Helper()
+	a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
+	if err != nil {
+		t.Fatalf("AnalyzeRules: %v", err)
+	}
+	res, err := Evaluate(a, rules)
+	if err != nil {
+		t.Fatalf("Evaluate: %v", err)
+	}
+	return a.Report, res
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// lineDiff shows the first differing lines of two texts with a little
+// context: enough to see which figure moved.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b bytes.Buffer
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 12; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want " + wl + "\n  got  " + gl + "\n")
+			shown++
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,109 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+// htmlGoldenDir holds the expected data of the HTML report, beside
+// analyze's own golden files of it; the golden test runs from analyze/
+// so the input paths the report echoes read as they do there.
+const htmlGoldenDir = "testdata/htmlreport"
+
+// checkHTMLData renders the HTML report of one dump with the built-in
+// rules' verdict on top, as `mcptrace check --html` does, and returns the
+// data the page embeds.
+func checkHTMLData(t *testing.T, path string, cfg analyze.Config, traceURL string) []byte {
+	t.Helper()
+	rules := analyze.BuiltinRules(cfg)
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules)), Read: analyze.ReadOptions{Strict: true}})
+	if err != nil {
+		t.Fatalf("Load %s: %v", path, err)
+	}
+	r, results := evaluate(t, idx, cfg, rules, 0)
+	h, err := analyze.NewHTMLReport(idx, cfg, r, analyze.HTMLOptions{TraceURL: traceURL, Check: NewCheckReport(r, results, nil, "").HTML()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := h.Render(&page); err != nil {
+		t.Fatal(err)
+	}
+	data, err := analyze.ExtractHTMLData(page.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestHTMLCheckDataGolden pins the data of the HTML report with a check's
+// verdict on top (golden files beside analyze's, -update rewrites them):
+// the verdict, its counts, and the failing rules as offenders with their
+// linked traces.
+func TestHTMLCheckDataGolden(t *testing.T) {
+	t.Chdir("..")
+	for _, sc := range []string{"per-call-dial", "unexplained-miss"} {
+		t.Run(sc, func(t *testing.T) {
+			data := checkHTMLData(t, filepath.Join("../testdata/traces", sc+".otlp.jsonl"), scenarioConfig(t, sc), "https://tempo.example/trace/{trace_id}")
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, data, "", "  "); err != nil {
+				t.Fatalf("embedded data is not JSON: %v", err)
+			}
+			pretty.WriteByte('\n')
+			golden := filepath.Join(htmlGoldenDir, sc+".check.golden.json")
+			if *update {
+				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("read golden (run go test ./analyze/gate -run TestHTMLCheckDataGolden -update): %v", err)
+			}
+			if got := pretty.String(); got != string(want) {
+				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// TestHTMLCheckNamesTheFailingRules: the page of a check carries its
+// verdict, and every failing error rule among the offenders names traces,
+// each linked through the template.
+func TestHTMLCheckNamesTheFailingRules(t *testing.T) {
+	for _, sc := range []string{"pooled", "per-call-dial", "unexplained-miss", "ttl-and-redial", "concurrent", "double-acquire"} {
+		t.Run(sc, func(t *testing.T) {
+			var h analyze.HTMLReport
+			if err := json.Unmarshal(checkHTMLData(t, filepath.Join(tracesDir, sc+".otlp.jsonl"), scenarioConfig(t, sc), "https://t.example/{trace_id}"), &h); err != nil {
+				t.Fatal(err)
+			}
+			if h.Verdict == nil {
+				t.Fatal("the page of a check has no verdict")
+			}
+			failing := 0
+			for _, o := range h.Offenders {
+				if o.Status == string(StatusFail) && o.Severity == string(analyze.SeverityError) && !strings.HasPrefix(o.ID, "regression") {
+					failing++
+					if len(o.Examples) == 0 {
+						t.Errorf("failing rule %s has no example traces", o.ID)
+					}
+				}
+				for _, ex := range o.Examples {
+					if ex.URL != "https://t.example/"+ex.TraceID {
+						t.Errorf("offender %s: link %q for trace %s", o.ID, ex.URL, ex.TraceID)
+					}
+				}
+			}
+			if (failing > 0) != (h.Verdict.Verdict == string(StatusFail)) {
+				t.Errorf("verdict %s with %d failing error rules", h.Verdict.Verdict, failing)
+			}
+		})
+	}
+}

@@ -1,0 +1,471 @@
+package gate
+
+import (
+	"cmp"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Status is a rule's verdict.
+type Status string
+
+// The verdicts.
+const (
+	// StatusPass: every complete scope satisfies every expectation.
+	StatusPass Status = "pass"
+	// StatusFail: at least one complete scope breaks an expectation.
+	StatusFail Status = "fail"
+	// StatusIncomplete: nothing failed, but every scope the rule needed was
+	// incomplete (a trace still missing spans, no data for a measure): the
+	// rule could not be judged, which is neither a pass nor a fail.
+	StatusIncomplete Status = "incomplete"
+)
+
+// Example names one offending trace and, when known, span, with a TraceQL
+// query that finds it in Grafana Tempo.
+type Example struct {
+	TraceID string `json:"trace_id"`
+	SpanID  string `json:"span_id,omitempty"`
+	TraceQL string `json:"traceql"`
+}
+
+// RuleResult is the verdict of one rule over a dump.
+type RuleResult struct {
+	ID          string           `json:"id"`
+	Description string           `json:"description,omitempty"`
+	Severity    analyze.Severity `json:"severity"`
+	Builtin     bool             `json:"builtin"`
+	Status      Status           `json:"status"`
+	// Expected says in words what the rule wants, Found what the dump holds.
+	Expected string `json:"expected"`
+	Found    string `json:"found"`
+	// Scopes counts the scopes considered (skipped empty ones left out);
+	// Failed and Incomplete count those that failed or could not be judged.
+	Scopes     int `json:"scopes"`
+	Failed     int `json:"failed"`
+	Incomplete int `json:"incomplete"`
+	// NotApplicable counts the scopes left out because every selected span
+	// in them ran against a sessionless server (analyze.Rule.SkipSessionless).
+	NotApplicable int `json:"not_applicable"`
+	// Examples name offending traces and spans, at most RuleObservation.MaxExamples.
+	Examples []Example `json:"examples"`
+	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
+	TraceQL string `json:"traceql"`
+}
+
+// Evaluate judges every rule from the analysis value a (see
+// analyze.AnalyzeRules), whose observations are of the same rules in the
+// same order. It reads no index: measures come from the report, scope
+// values and offending spans from the observations.
+func Evaluate(a *analyze.Analysis, rules []analyze.Rule) ([]RuleResult, error) {
+	report, obs := a.Report, a.Rules
+	if len(obs) != len(rules) {
+		return nil, fmt.Errorf("evaluate: %d observations for %d rules", len(obs), len(rules))
+	}
+	out := make([]RuleResult, 0, len(rules))
+	for i := range rules {
+		for _, g := range obs[i].Groups {
+			if g.Complete && (len(g.Values) != len(rules[i].Expect) || len(g.Offenders) != len(rules[i].Expect)) {
+				return nil, fmt.Errorf("evaluate: rule %q: observation of %d expectations, the rule has %d", textfmt.ClipInput(rules[i].ID), len(g.Values), len(rules[i].Expect))
+			}
+		}
+		j := judge{report: report, max: obs[i].MaxExamples}
+		out = append(out, j.rule(&rules[i], &obs[i]))
+	}
+	return out, nil
+}
+
+// judge holds what judging one rule reads.
+type judge struct {
+	report *analyze.Report
+	max    int
+}
+
+// rule judges one rule from its observation.
+func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
+	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
+		Expected: ExpectedText(r), Examples: []Example{}, NotApplicable: obs.NotApplicable, TraceQL: obs.TraceQL}
+	fails := map[string]int{} // "expectation: found" -> scopes
+	var examples []Example
+	var measureFound []string
+	for _, g := range obs.Groups {
+		res.Scopes += g.Scopes
+		if !g.Complete {
+			res.Incomplete += g.Scopes
+			continue
+		}
+		scopeFailed, scopeIncomplete := false, false
+		var failing []int
+		for k := range r.Expect {
+			ex := &r.Expect[k]
+			bound, ok := j.operand(ex.Than)
+			if !ok {
+				scopeIncomplete = true
+				continue
+			}
+			if ex.IsMeasure() {
+				got, ok := analyze.MeasureValue(j.report, ex.Of)
+				if !ok {
+					measureFound = append(measureFound, ex.Of+" has no data")
+					scopeIncomplete = true
+					continue
+				}
+				found := ex.Of + " = " + textfmt.Figure(got)
+				if ex.Than.Measure != "" {
+					found += " (" + ex.Than.Measure + " = " + textfmt.Figure(bound) + ")"
+				}
+				measureFound = append(measureFound, found)
+				if !ex.Holds(got, bound) {
+					scopeFailed = true
+					fails[ex.String()] += g.Scopes
+					examples = append(examples, j.measureExamples(ex.Of, obs)...)
+				}
+				continue
+			}
+			v := g.Values[k]
+			what := analyze.QuantityCount
+			switch ex.Of {
+			case analyze.QuantityPoolSessions, analyze.QuantityLostSessions:
+				what = ex.Of
+			case analyze.QuantityDistinct:
+				what = "distinct(" + ex.Attribute + ")"
+			}
+			if !ex.Holds(v, bound) {
+				scopeFailed = true
+				fails[what+" = "+textfmt.Figure(v)] += g.Scopes
+				failing = append(failing, k)
+			}
+		}
+		switch {
+		case scopeFailed:
+			res.Failed += g.Scopes
+			examples = append(examples, scopeExamples(r.Scope.Kind, g, failing)...)
+		case scopeIncomplete:
+			res.Incomplete += g.Scopes
+		}
+	}
+
+	// Nothing to judge: no scope at all, or a dump without pool spans. That
+	// is incomplete (a gate is never green on missing data) unless the rule
+	// allows it.
+	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == analyze.ScopeDump && j.report != nil && j.report.PoolSpans == 0 && readsPool(r))
+	switch {
+	case res.Failed > 0:
+		res.Status = StatusFail
+	case empty && !r.AllowEmpty:
+		res.Status = StatusIncomplete
+	case !empty && res.Scopes > 0 && res.Incomplete == res.Scopes:
+		res.Status = StatusIncomplete
+	default:
+		res.Status = StatusPass
+	}
+	res.Found = foundText(r, res, fails, measureFound)
+	if res.NotApplicable > 0 {
+		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), analyze.SessionlessProtocol)
+		if res.Scopes == 0 {
+			res.Found = na
+		} else {
+			res.Found += "; " + na
+		}
+	}
+	if empty && res.Failed == 0 {
+		res.Found = j.nothingToJudge(r, res.Scopes == 0)
+		if r.AllowEmpty {
+			res.Found += " (allowed: allow_empty)"
+		}
+	}
+	res.Examples = j.capExamples(examples)
+	return res
+}
+
+// readsPool reports whether a rule judges the pool: a built-in rule, or one
+// comparing a pool or execution measure (not a reads-per-request measure,
+// which has its own "no data"). Such a rule has nothing to judge in a dump
+// without pool spans.
+func readsPool(r *analyze.Rule) bool {
+	if r.Builtin {
+		return true
+	}
+	pool := func(m string) bool { return m != "" && !strings.HasPrefix(m, "measures.") }
+	for _, ex := range r.Expect {
+		if (ex.IsMeasure() && pool(ex.Of)) || pool(ex.Than.Measure) {
+			return true
+		}
+	}
+	return false
+}
+
+// nothingToJudge says why a rule had nothing to judge, naming what the
+// analysis looked for when the dump holds no pool spans.
+func (j *judge) nothingToJudge(r *analyze.Rule, noScope bool) string {
+	if j.report != nil && j.report.PoolSpans == 0 && readsPool(r) {
+		return "nothing to judge: no pool spans in the dump"
+	}
+	if !noScope {
+		return "nothing to judge"
+	}
+	if r.SkipEmpty {
+		return "nothing to judge: no " + scopeNoun(r.Scope) + " where the selection matches a span"
+	}
+	return "nothing to judge: no " + scopeNoun(r.Scope)
+}
+
+// operand returns the value of a bound: its number, or its measure's value.
+func (j *judge) operand(o analyze.Operand) (float64, bool) {
+	if o.Measure == "" {
+		return o.Number, true
+	}
+	return analyze.MeasureValue(j.report, o.Measure)
+}
+
+// scopeExamples names the failing scopes of a group, whose expectations
+// failing failed: the dump's offending spans of each, else each scope's
+// first offending span of the first failing expectation that selected
+// one, else the scopes themselves (a subtree's root, a trace's first root).
+func scopeExamples(kind analyze.ScopeKind, g analyze.ScopeGroup, failing []int) []Example {
+	var refs []analyze.SpanRef
+	switch kind {
+	case analyze.ScopeDump:
+		for _, k := range failing {
+			refs = append(refs, g.Offenders[k]...)
+		}
+	case analyze.ScopeTrace:
+		for _, k := range failing {
+			if len(g.Offenders[k]) > 0 {
+				refs = g.Offenders[k]
+				break
+			}
+		}
+	}
+	if refs == nil && kind != analyze.ScopeDump {
+		refs = g.Examples
+	}
+	out := make([]Example, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, spanExample(ref))
+	}
+	return out
+}
+
+// spanExample names one span with the TraceQL query that finds it.
+func spanExample(ref analyze.SpanRef) Example {
+	tid, sid := ref.Trace.String(), hex.EncodeToString(ref.Span[:])
+	return Example{TraceID: tid, SpanID: sid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" && span:id = "%s" }`, tid, sid)}
+}
+
+func traceExample(tid string) Example {
+	return Example{TraceID: tid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" }`, tid)}
+}
+
+// measureExamples names what makes a measure what it is: the unexplained
+// misses, the misses above the floor, the multi-session executions, the
+// unexpected requests of a reads measure.
+func (j *judge) measureExamples(name string, obs *analyze.RuleObservation) []Example {
+	var refs []analyze.SpanRef
+	switch name {
+	case "unexplained_misses":
+		refs = obs.UnexplainedMisses
+	case "excess_misses", "misses", "hit_rate", "handshakes":
+		refs = obs.AboveFloorMisses
+	case "multi_session_executions", "max_sessions_per_execution":
+		var out []Example
+		for _, t := range j.report.Executions.Examples {
+			out = append(out, traceExample(t))
+		}
+		return out
+	}
+	if refs != nil {
+		out := make([]Example, 0, len(refs))
+		for _, ref := range refs {
+			out = append(out, spanExample(ref))
+		}
+		return out
+	}
+	if rest, ok := strings.CutPrefix(name, readsPrefix); ok {
+		mname := rest[:strings.LastIndexByte(rest, '.')]
+		for _, m := range j.report.Measures {
+			if m.Name == mname {
+				var out []Example
+				for _, t := range m.Examples {
+					out = append(out, traceExample(t))
+				}
+				return out
+			}
+		}
+	}
+	return nil
+}
+
+// capExamples sorts and de-duplicates examples and keeps the first max.
+func (j *judge) capExamples(ex []Example) []Example {
+	slices.SortFunc(ex, func(a, b Example) int {
+		return cmp.Or(cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
+	})
+	ex = slices.CompactFunc(ex, func(a, b Example) bool { return a.TraceID == b.TraceID && a.SpanID == b.SpanID })
+	if len(ex) > j.max {
+		ex = ex[:j.max]
+	}
+	if ex == nil {
+		ex = []Example{}
+	}
+	return ex
+}
+
+// scopeNoun names a rule's scopes in the plural for messages.
+func scopeNoun(s analyze.Scope) string {
+	switch s.Kind {
+	case analyze.ScopeDump:
+		return "dump"
+	case analyze.ScopeTrace:
+		return "traces"
+	}
+	return "subtrees"
+}
+
+func foundText(r *analyze.Rule, res RuleResult, fails map[string]int, measureFound []string) string {
+	var parts []string
+	if r.Scope.Kind == analyze.ScopeDump && len(measureFound) > 0 {
+		parts = append(parts, strings.Join(measureFound, ", "))
+	}
+	keys := make([]string, 0, len(fails))
+	for k := range fails {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if r.Scope.Kind != analyze.ScopeDump {
+		judged := res.Scopes - res.Incomplete
+		switch {
+		case res.Scopes == 0:
+			parts = append(parts, "no "+scopeNoun(r.Scope)+" to judge")
+		case res.Failed == 0 && judged > 0:
+			parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(r.Scope)))
+		}
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(r.Scope)))
+		}
+		if res.Incomplete > 0 {
+			parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
+		}
+	} else {
+		for _, k := range keys {
+			if strings.HasPrefix(k, analyze.QuantityCount) || strings.HasPrefix(k, analyze.QuantityDistinct) {
+				parts = append(parts, k)
+			}
+		}
+		if res.Failed == 0 && len(measureFound) == 0 {
+			if res.Incomplete > 0 {
+				parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
+			} else {
+				parts = append(parts, "holds")
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ExpectedText says in words what a rule wants, for reports and
+// `mcptrace rules --explain`.
+func ExpectedText(r *analyze.Rule) string {
+	var conds []string
+	for _, ex := range r.Expect {
+		s := ex.String()
+		sel := ex.Select
+		if sel == nil && !ex.IsMeasure() {
+			sel = r.Select
+		}
+		if sel != nil && !ex.IsMeasure() {
+			s += " of [" + sel.String() + "]"
+		}
+		conds = append(conds, s)
+	}
+	where := "in the dump"
+	switch r.Scope.Kind {
+	case analyze.ScopeTrace:
+		where = "in every trace"
+	case analyze.ScopeSubtree:
+		where = "in every subtree of [" + r.Scope.Root.String() + "]"
+	}
+	out := strings.Join(conds, " and ") + " " + where
+	if r.SkipEmpty {
+		out += " that has one"
+	}
+	if r.CompleteWhen != nil {
+		out += ", once [" + r.CompleteWhen.String() + "] has landed"
+	}
+	return out
+}
+
+// ExplainRule describes a rule in full sentences.
+func ExplainRule(r *analyze.Rule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s", r.ID, r.Severity)
+	if r.Builtin {
+		b.WriteString(", built-in")
+	} else if r.Line > 0 {
+		fmt.Fprintf(&b, ", line %d", r.Line)
+	}
+	b.WriteString(")\n")
+	if r.Description != "" {
+		fmt.Fprintf(&b, "  %s\n", r.Description)
+	}
+	switch r.Scope.Kind {
+	case analyze.ScopeDump:
+		b.WriteString("  Judged once over the whole dump.\n")
+	case analyze.ScopeTrace:
+		b.WriteString("  Judged for each trace on its own.\n")
+	case analyze.ScopeSubtree:
+		fmt.Fprintf(&b, "  Judged for each span matching [%s], with everything beneath it.\n", r.Scope.Root)
+	}
+	if r.Select != nil {
+		fmt.Fprintf(&b, "  Looks at spans matching [%s].\n", r.Select)
+	}
+	for _, ex := range r.Expect {
+		fmt.Fprintf(&b, "  Expects %s.\n", explainExpectation(ex))
+	}
+	if r.SkipEmpty {
+		b.WriteString("  Scopes where no span is selected are left out.\n")
+	}
+	if r.CompleteWhen != nil {
+		fmt.Fprintf(&b, "  A scope is judged only once its trace is whole and holds a span matching [%s]; otherwise it is incomplete.\n", r.CompleteWhen)
+	} else if r.Scope.Kind != analyze.ScopeDump {
+		b.WriteString("  A trace with a missing parent span is incomplete and not judged.\n")
+	}
+	if r.Severity == analyze.SeverityError {
+		b.WriteString("  A failure fails the check (exit 1).\n")
+	} else {
+		b.WriteString("  A failure is reported as a warning only.\n")
+	}
+	return b.String()
+}
+
+var opWords = map[analyze.Op]string{analyze.OpEq: "to equal", analyze.OpNe: "to differ from", analyze.OpLt: "to be below", analyze.OpLe: "to be at most", analyze.OpGt: "to be above", analyze.OpGe: "to be at least"}
+
+func explainExpectation(ex analyze.Expectation) string {
+	var subject string
+	switch ex.Of {
+	case analyze.QuantityCount:
+		subject = "the number of such spans"
+	case analyze.QuantityDistinct:
+		subject = "the number of distinct values of " + ex.Attribute + " over them"
+	case analyze.QuantityPoolSessions:
+		subject = "the number of sessions the pool chose for them (distinct " + spans.AttrSessionID + ", a session the server forgot counted with the one the redial moved to)"
+	case analyze.QuantityLostSessions:
+		subject = "the number of their sessions the server forgot mid-way (a call failed " + spans.ErrTypeSessionExpired + " and later calls ran on another session)"
+	default:
+		subject = "the measure " + ex.Of
+	}
+	if ex.Select != nil {
+		subject += " (spans matching [" + ex.Select.String() + "])"
+	}
+	s := subject + " " + opWords[ex.Op] + " " + ex.Than.String()
+	if ex.Tolerance > 0 {
+		s += ", within " + textfmt.Figure(ex.Tolerance)
+	}
+	return s
+}

@@ -1,0 +1,473 @@
+package analyze
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// This file is the one table of measures. A row names a figure of the
+// Report, says what it counts and which way is better, how the report
+// draws it, how a rule reads it and how the gate compares it with a
+// baseline. The report's headline sections, MeasureValue, MeasureNames,
+// the gate's regressions and diff, and the measure table of
+// docs/analysis-schema.md are all read from it: a new measure is its
+// Report field and its row.
+
+// Unit is what a measure counts in.
+type Unit string
+
+// The units of measures.
+const (
+	// UnitRatio is a quotient of two counts: hits / acquires (a fraction,
+	// drawn as a percentage), acquires / handshakes.
+	UnitRatio Unit = "ratio"
+	// UnitCount is a whole number of things (spans, traces, misses).
+	UnitCount Unit = "count"
+	// UnitMS is milliseconds of span time.
+	UnitMS Unit = "ms"
+)
+
+// Better says which way a measure improves; the gate only calls a change
+// in the other direction a regression.
+type Better string
+
+// The directions of "better".
+const (
+	// BetterHigher: more is better (a hit rate).
+	BetterHigher Better = "higher"
+	// BetterLower: less is better (misses, latency).
+	BetterLower Better = "lower"
+	// BetterNeither: a size, not a quality (acquires, traces).
+	BetterNeither Better = "neither"
+)
+
+// Draw is how a report for people draws a measure's value.
+type Draw int
+
+// The formats of a value; each draws "-" for a value without data.
+const (
+	// DrawInt draws a whole number: 12.
+	DrawInt Draw = iota
+	// DrawPercent draws a ratio as a percentage with one decimal: 83.3%.
+	DrawPercent
+	// DrawDecimal draws a number with two decimals: 6.00.
+	DrawDecimal
+	// DrawMS draws milliseconds with three decimals: 899.315.
+	DrawMS
+)
+
+// BaselineCheck says how the gate compares a measure with its baseline
+// (see Tolerances); the zero value never regresses.
+type BaselineCheck int
+
+// The baseline checks.
+const (
+	// BaselineNone: the measure is shown in a diff but never regresses.
+	BaselineNone BaselineCheck = iota
+	// BaselineDrop: a ratio that may fall by at most Tolerance (absolute)
+	// below its baseline; compared only when both sides have data.
+	BaselineDrop
+	// BaselineGrowth: a count that may grow by at most Tolerance over its
+	// baseline (a missing value counts as 0).
+	BaselineGrowth
+	// BaselineAppear: a count that regresses when it is above 0 where the
+	// baseline had 0.
+	BaselineAppear
+	// BaselineLatency: milliseconds that may grow to Tolerances.LatencyRatio
+	// times the baseline, growth below Tolerances.LatencyMinDeltaMS being
+	// noise; compared only when both sides have data.
+	BaselineLatency
+)
+
+// Column places a measure in a headline section of the report for people.
+type Column struct {
+	// Section is the title of the section that shows the measure; "" when
+	// the report shows it elsewhere or not at all.
+	Section string
+	// Row, in a section with one row per group (latency by operation),
+	// names the group; "" in a one-row section.
+	Row string
+	// Label is the column header.
+	Label string
+	// Order places the column within its section, lowest first.
+	Order int
+	// Always draws the value even when the measure has no data for a rule
+	// (a reads measure's unexpected count before any request completed).
+	Always bool
+}
+
+// Measure is one row of the table of measures.
+type Measure struct {
+	// Name is how a rule, a regression and a diff name the measure:
+	// hit_rate, call.p99; for a reads-per-request field, the field
+	// (unexpected), named measures.NAME.unexpected.
+	Name string
+	// Unit is what the value counts in.
+	Unit Unit
+	// Better is which way the measure improves.
+	Better Better
+	// Draw is how the report for people draws the value.
+	Draw Draw
+	// JSON is where the value is in the report's JSON: pool.hit_rate, or
+	// for a reads field the key within measures[].
+	JSON string
+	// Doc says in a sentence what the measure is, for the schema doc.
+	Doc string
+	// Show places the measure in the report's headline; zero when the
+	// headline does not show it.
+	Show Column
+	// Rule is true when rules, baselines and diff may name the measure
+	// (MeasureNames lists it); false for a figure only the report shows.
+	Rule bool
+	// Baseline is how the gate compares the measure with its baseline.
+	Baseline BaselineCheck
+	// Tolerance is the allowed change of BaselineDrop and BaselineGrowth,
+	// read from the gate's tolerances.
+	Tolerance func(Tolerances) float64
+	// Noun names the measure in a regression's message ("hit rate",
+	// "unexplained misses").
+	Noun string
+	// Value reads a dump-level measure from a report; false when the
+	// report has no data for it. Nil for reads fields.
+	Value func(*Report) (float64, bool)
+	// ReadsValue reads a reads-per-request field from one measure's
+	// report. Nil for dump-level measures.
+	ReadsValue func(*MeasureReport) (float64, bool)
+}
+
+// Render draws a value of m as the report for people does: "-" when ok is
+// false.
+func (m Measure) Render(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	switch m.Draw {
+	case DrawPercent:
+		return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+	case DrawDecimal:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case DrawMS:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatInt(int64(v), 10)
+}
+
+// optional and count adapt report fields to a row's Value.
+func optional(p *float64) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+func count(n int) (float64, bool) { return float64(n), true }
+
+// latencySeries are the latency series of the pool measure, in report
+// order: the rule name, the report's label, the series in a report.
+var latencySeries = []struct {
+	name, label, doc string
+	get              func(*LatencyReport) *Percentiles
+}{
+	{"acquire_hit", "acquire (hit)", "acquire spans that reused a session", func(l *LatencyReport) *Percentiles { return &l.AcquireHit }},
+	{"acquire_miss", "acquire (miss)", "acquire spans that dialed", func(l *LatencyReport) *Percentiles { return &l.AcquireMiss }},
+	{"handshake", "handshake", "handshake spans", func(l *LatencyReport) *Percentiles { return &l.Handshake }},
+	{"call", "call", "call spans", func(l *LatencyReport) *Percentiles { return &l.Call }},
+}
+
+// latencyQuantiles are the percentiles of each latency series.
+var latencyQuantiles = []struct {
+	name string
+	get  func(*Percentiles) *float64
+}{
+	{"p50", func(p *Percentiles) *float64 { return p.P50 }},
+	{"p95", func(p *Percentiles) *float64 { return p.P95 }},
+	{"p99", func(p *Percentiles) *float64 { return p.P99 }},
+}
+
+// Headline section titles the table places measures in.
+const (
+	sectionPool       = "Pool"
+	sectionLatency    = "Latency (ms)"
+	sectionExecutions = "Executions"
+	sectionReads      = "Reads per request"
+)
+
+// measureTable is the table of dump-level measures, in the order rules,
+// regressions and diffs list them.
+var measureTable = func() []Measure {
+	t := []Measure{
+		{Name: "hit_rate", Unit: UnitRatio, Better: BetterHigher, Draw: DrawPercent, JSON: "pool.hit_rate",
+			Doc:  "Hits / acquires; no data without acquires.",
+			Show: Column{Section: sectionPool, Label: "hit rate", Order: 4}, Rule: true,
+			Baseline: BaselineDrop, Tolerance: func(t Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate",
+			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
+		{Name: "cold_start_floor", Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
+			Doc:  "Distinct (pool scope, cache key) pairs / acquires: the miss rate no pool can beat.",
+			Show: Column{Section: sectionPool, Label: "floor", Order: 9}, Rule: true,
+			Value: func(r *Report) (float64, bool) { return optional(r.Pool.ColdStartFloor) }},
+		{Name: "excess_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
+			Doc:  "Misses above the cold-start floor.",
+			Show: Column{Section: sectionPool, Label: "excess", Order: 10}, Rule: true,
+			Baseline: BaselineGrowth, Tolerance: func(t Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor",
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
+		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.miss_reasons." + spans.MissUnexplained,
+			Doc:  "Misses with no cause: a session the pool should have reused.",
+			Rule: true, Baseline: BaselineGrowth, Tolerance: func(t Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses",
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.MissReasons[spans.MissUnexplained]) }},
+		{Name: "acquires", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
+			Doc:  "Acquires, hit or miss.",
+			Show: Column{Section: sectionPool, Label: "acquires", Order: 1}, Rule: true,
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.Acquires) }},
+		{Name: "hits", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.hits",
+			Doc:  "Acquires that reused an idle session.",
+			Show: Column{Section: sectionPool, Label: "hits", Order: 2}, Rule: true,
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.Hits) }},
+		{Name: "misses", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.misses",
+			Doc:  "Acquires that dialed a new session.",
+			Show: Column{Section: sectionPool, Label: "misses", Order: 3}, Rule: true,
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.Misses) }},
+		{Name: "handshakes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.handshakes",
+			Doc:  "Handshake spans.",
+			Show: Column{Section: sectionPool, Label: "handshakes", Order: 5}, Rule: true,
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.Handshakes) }},
+		{Name: "acquires_per_handshake", Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
+			Doc:   "Acquires / handshakes: calls each dial served; report only.",
+			Show:  Column{Section: sectionPool, Label: "acq/hs", Order: 6},
+			Value: func(r *Report) (float64, bool) { return optional(r.Pool.AcquiresPerHandshake) }},
+		{Name: "scopes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.scopes",
+			Doc:   "Distinct pool scopes; report only.",
+			Show:  Column{Section: sectionPool, Label: "scopes", Order: 7},
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.Scopes) }},
+		{Name: "keys", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.keys",
+			Doc:   "Distinct (pool scope, cache key) pairs; report only.",
+			Show:  Column{Section: sectionPool, Label: "keys", Order: 8},
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.Keys) }},
+		{Name: "executions", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "executions.count",
+			Doc:   "Executions with at least one tool call; report only.",
+			Show:  Column{Section: sectionExecutions, Label: "executions", Order: 1},
+			Value: func(r *Report) (float64, bool) { return count(r.Executions.Count) }},
+		{Name: "multi_session_executions", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.multi_session",
+			Doc:  "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
+			Show: Column{Section: sectionExecutions, Label: "multi-session", Order: 2}, Rule: true,
+			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID,
+			Value: func(r *Report) (float64, bool) { return count(r.Executions.MultiSession) }},
+		{Name: "max_sessions_per_execution", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
+			Doc:  "The most sessions one execution used.",
+			Show: Column{Section: sectionExecutions, Label: "max sessions", Order: 3}, Rule: true,
+			Value: func(r *Report) (float64, bool) { return count(r.Executions.MaxSessions) }},
+	}
+	for _, s := range latencySeries {
+		t = append(t, Measure{Name: s.name + ".count", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt,
+			JSON: "pool.latency_ms." + s.name + ".count", Doc: "Samples of the " + s.name + " latency: " + s.doc + "; report only.",
+			Show:  Column{Section: sectionLatency, Row: s.label, Label: "count", Order: 1},
+			Value: func(r *Report) (float64, bool) { return count(s.get(&r.Pool.Latency).Count) }})
+		for i, q := range latencyQuantiles {
+			t = append(t, Measure{Name: s.name + "." + q.name, Unit: UnitMS, Better: BetterLower, Draw: DrawMS,
+				JSON: "pool.latency_ms." + s.name + "." + q.name, Doc: "The " + q.name + " of " + s.doc + ", in milliseconds.",
+				Show: Column{Section: sectionLatency, Row: s.label, Label: q.name, Order: 2 + i}, Rule: true,
+				Baseline: BaselineLatency, Noun: s.name + "." + q.name + " latency",
+				Value: func(r *Report) (float64, bool) { return optional(q.get(s.get(&r.Pool.Latency))) }})
+		}
+	}
+	return t
+}()
+
+// readsTable is the table of the fields of a reads-per-request measure, in
+// the order rules and diffs list them; a rule names one as
+// measures.NAME.FIELD.
+var readsTable = []Measure{
+	{Name: "unexpected", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "unexpected",
+		Doc:  "Complete requests whose count differs from expect; no data without a complete request.",
+		Show: Column{Section: sectionReads, Label: "unexpected", Order: 5, Always: true}, Rule: true,
+		Baseline: BaselineGrowth, Tolerance: func(t Tolerances) float64 { return float64(t.Unexpected) }, Noun: "unexpected requests",
+		ReadsValue: func(m *MeasureReport) (float64, bool) { return float64(m.Unexpected), m.Complete > 0 }},
+	{Name: "incomplete", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "incomplete",
+		Doc:  "Requests not counted: their trace is not complete yet.",
+		Show: Column{Section: sectionReads, Label: "incomplete", Order: 3}, Rule: true,
+		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Incomplete) }},
+	{Name: "complete", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "complete",
+		Doc:  "Requests whose trace is complete, so their reads are counted.",
+		Show: Column{Section: sectionReads, Label: "complete", Order: 2}, Rule: true,
+		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Complete) }},
+	{Name: "requests", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "requests",
+		Doc:  "Requests (spans matching the root).",
+		Show: Column{Section: sectionReads, Label: "requests", Order: 1}, Rule: true,
+		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Requests) }},
+	{Name: "expect", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "expect",
+		Doc:  "The configured count every complete request should have; report only.",
+		Show: Column{Section: sectionReads, Label: "expect", Order: 4},
+		ReadsValue: func(m *MeasureReport) (float64, bool) {
+			if m.Expect == nil {
+				return 0, false
+			}
+			return count(*m.Expect)
+		}},
+}
+
+// Measures returns the table of dump-level measures, in the order rules,
+// regressions and diffs list them. The caller owns the slice.
+func Measures() []Measure { return slices.Clone(measureTable) }
+
+// ReadsFields returns the table of the fields of a reads-per-request
+// measure (a rule names one as measures.NAME.FIELD). The caller owns the
+// slice.
+func ReadsFields() []Measure { return slices.Clone(readsTable) }
+
+// readsPrefix starts the rule name of a reads-per-request field.
+const readsPrefix = "measures."
+
+// MeasureNames lists the dump-level measures a rule can compare: the pool
+// and execution figures, the latency percentiles (milliseconds), and
+// measures.NAME.FIELD for each field of each reads-per-request measure of
+// the configuration; in table order.
+func MeasureNames(readMeasures []ReadMeasure) []string {
+	var out []string
+	for _, m := range measureTable {
+		if m.Rule {
+			out = append(out, m.Name)
+		}
+	}
+	for _, rm := range readMeasures {
+		for _, f := range readsTable {
+			if f.Rule {
+				out = append(out, readsPrefix+rm.Name+"."+f.Name)
+			}
+		}
+	}
+	return out
+}
+
+// LookupMeasure finds the row of a measure by the name a rule uses; for
+// measures.NAME.FIELD it returns the field's row and NAME. False for a
+// name no rule may use.
+func LookupMeasure(name string) (m Measure, readsName string, ok bool) {
+	if rest, isReads := strings.CutPrefix(name, readsPrefix); isReads {
+		dot := strings.LastIndexByte(rest, '.')
+		if dot < 0 {
+			return Measure{}, "", false
+		}
+		for _, f := range readsTable {
+			if f.Rule && f.Name == rest[dot+1:] {
+				return f, rest[:dot], true
+			}
+		}
+		return Measure{}, "", false
+	}
+	for _, m := range measureTable {
+		if m.Rule && m.Name == name {
+			return m, "", true
+		}
+	}
+	return Measure{}, "", false
+}
+
+// MeasureValue returns a dump-level measure of a report by the name a rule
+// uses (see [MeasureNames]); false when the report has no data for it (no
+// acquires for a hit rate, no samples for a percentile, no complete request
+// for a reads measure's unexpected count) or no such measure exists.
+func MeasureValue(r *Report, name string) (float64, bool) {
+	m, reads, ok := LookupMeasure(name)
+	switch {
+	case !ok:
+		return 0, false
+	case m.ReadsValue == nil:
+		return m.Value(r)
+	}
+	for i := range r.Measures {
+		if r.Measures[i].Name == reads {
+			return m.ReadsValue(&r.Measures[i])
+		}
+	}
+	return 0, false
+}
+
+// headline builds the headline section titled title from the table: one
+// column per row of the table placed there, in Order, and one table row
+// per group (Column.Row) when rowHeader names the groups' column.
+func (r *Report) headline(title, rowHeader string) section {
+	s := section{title: title, flex: -1}
+	var cols []Measure
+	for _, m := range measureTable {
+		if m.Show.Section == title {
+			cols = append(cols, m)
+		}
+	}
+	slices.SortStableFunc(cols, func(a, b Measure) int { return a.Show.Order - b.Show.Order })
+	if len(cols) == 0 {
+		return s
+	}
+	var groups []string
+	for _, m := range cols {
+		if !slices.Contains(groups, m.Show.Row) {
+			groups = append(groups, m.Show.Row)
+		}
+	}
+	if rowHeader != "" {
+		s.header = append(s.header, rowHeader)
+	}
+	for _, m := range cols {
+		if m.Show.Row == groups[0] {
+			s.header = append(s.header, m.Show.Label)
+		}
+	}
+	for _, g := range groups {
+		var row []string
+		if rowHeader != "" {
+			row = append(row, g)
+		}
+		for _, m := range cols {
+			if m.Show.Row == g {
+				row = append(row, m.Render(m.Value(r)))
+			}
+		}
+		s.rows = append(s.rows, row)
+	}
+	return s
+}
+
+// readsHeadline builds the reads-per-request section from the table of
+// reads fields: a row per measure, its name first.
+func (r *Report) readsHeadline() section {
+	s := section{title: sectionReads, flex: 0, header: []string{"measure"}}
+	cols := slices.Clone(readsTable)
+	slices.SortStableFunc(cols, func(a, b Measure) int { return a.Show.Order - b.Show.Order })
+	for _, f := range cols {
+		s.header = append(s.header, f.Show.Label)
+	}
+	for i := range r.Measures {
+		m := &r.Measures[i]
+		row := []string{m.Name}
+		for _, f := range cols {
+			v, ok := f.ReadsValue(m)
+			row = append(row, f.Render(v, ok || f.Show.Always))
+		}
+		s.rows = append(s.rows, row)
+	}
+	return s
+}
+
+// MeasureDoc renders the table of measures as the Markdown table of
+// docs/analysis-schema.md (between its measures:begin and measures:end
+// markers); a test keeps the two in step.
+func MeasureDoc() string {
+	var b strings.Builder
+	b.WriteString("| name | unit | better | report key | in rules | meaning |\n|---|---|---|---|---|---|\n")
+	row := func(name, json string, m Measure) {
+		rule := "yes"
+		if !m.Rule {
+			rule = "no"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s | %s |\n", name, m.Unit, m.Better, json, rule, m.Doc)
+	}
+	for _, m := range measureTable {
+		row(m.Name, m.JSON, m)
+	}
+	for _, f := range readsTable {
+		row(readsPrefix+"NAME."+f.Name, "measures[]."+f.JSON, f)
+	}
+	return b.String()
+}

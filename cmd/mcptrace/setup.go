@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/gate"
+)
+
+// runSetup is what the flags of analyze, check and diff resolve to: how to
+// read and analyze the dumps, and for the gate the configuration file's
+// rules and the regression tolerances.
+type runSetup struct {
+	cfg   analyze.Config
+	ropts analyze.ReadOptions
+	gate  *analyze.GateConfig // nil without --config
+	tol   analyze.Tolerances
+	// engine shards (and, for analyze, streams) a run without rules;
+	// needIndex makes it load one index instead (the HTML report reads it).
+	engine    analyze.EngineOptions
+	needIndex bool
+}
+
+// tolFlags maps each regression tolerance flag to the field it sets.
+var tolFlags = map[string]func(dst *analyze.Tolerances, src analyze.Tolerances){
+	"max-hit-rate-drop":        func(d *analyze.Tolerances, s analyze.Tolerances) { d.HitRateDrop = s.HitRateDrop },
+	"max-latency-ratio":        func(d *analyze.Tolerances, s analyze.Tolerances) { d.LatencyRatio = s.LatencyRatio },
+	"latency-min-delta-ms":     func(d *analyze.Tolerances, s analyze.Tolerances) { d.LatencyMinDeltaMS = s.LatencyMinDeltaMS },
+	"allow-excess-misses":      func(d *analyze.Tolerances, s analyze.Tolerances) { d.ExcessMisses = s.ExcessMisses },
+	"allow-unexplained-misses": func(d *analyze.Tolerances, s analyze.Tolerances) { d.UnexplainedMisses = s.UnexplainedMisses },
+	"allow-unexpected":         func(d *analyze.Tolerances, s analyze.Tolerances) { d.Unexpected = s.Unexpected },
+}
+
+// resolveSetup is the one way analyze, check and diff resolve their
+// configuration: the dump flags (input format, profile, idle TTL, scope
+// attribute, execution root, limits), then the configuration file at
+// config ("" for none: its measures, rules, builtin severities and
+// regressions), then the tolerance flags of tol (nil for a command without
+// them) that fl says were given, which win over the file. Every mistake is
+// a usage error (exit 2).
+func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *analyze.Tolerances) (runSetup, error) {
+	var s runSetup
+	inFormat, err := analyze.ParseFormat(f.inputFormat)
+	if err != nil {
+		return s, usageErrorf("--input-format: %w", err)
+	}
+	profile, err := analyze.ParseProfile(f.profile)
+	if err != nil {
+		return s, usageErrorf("--profile: %w", err)
+	}
+	if f.idleTTL <= 0 {
+		return s, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
+	}
+	s.cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
+	if f.executionRoot != "" {
+		sel, err := analyze.ParseSelectorString(f.executionRoot)
+		if err != nil {
+			return s, usageErrorf("--execution-root: %w", err)
+		}
+		s.cfg.ExecutionRoot = &sel
+	}
+	s.tol = analyze.DefaultTolerances()
+	if config != "" {
+		gc, err := analyze.LoadGateConfig(config)
+		if err != nil {
+			return s, usageErrorf("--config: %w", err)
+		}
+		s.gate = gc
+		s.cfg.Measures = gc.Measures
+		s.tol = gc.Tolerances
+	}
+	if tol != nil {
+		for name, set := range tolFlags {
+			if fl.Changed(name) {
+				set(&s.tol, *tol)
+			}
+		}
+		if err := s.tol.Validate(); err != nil {
+			return s, usageErrorf("regression tolerances: %w", err)
+		}
+	}
+	s.ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict}
+	return s, f.limits.apply(&s.ropts)
+}
+
+// loadDumps is the one way analyze, check and diff read dumps and analyze
+// them into the analysis value (the Report, and the observations of rules
+// naming up to maxExamples offenders each). Without rules, and unless
+// s.needIndex, the incremental engine reads them (s.engine) and the
+// returned index is nil; otherwise one index keeps what s's
+// measures and rules read, progress shows on a terminal, each input's
+// warnings go to stderr, and a damaged input is reported with
+// damaged(spans read before the damage), which says what the command did
+// with them. A read error is exit 2, an interruption exit 130.
+func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Analysis, error) {
+	stderr := cmd.ErrOrStderr()
+	ropts := s.ropts
+	ropts.Stdin = cmd.InOrStdin()
+	progress := newProgress(stderr, paths)
+	lopts := analyze.LoadOptions{
+		Read:     ropts,
+		Index:    analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+		Progress: progress.update,
+	}
+	var idx *analyze.Index
+	var report *analyze.Report
+	var inputs []analyze.Input
+	var err error
+	if len(rules) == 0 && !s.needIndex {
+		// Measures only: the incremental engine, sharded by trace id.
+		report, inputs, err = analyze.AnalyzeStream(cmd.Context(), paths, s.cfg, lopts, s.engine)
+	} else {
+		idx, inputs, err = analyze.Load(cmd.Context(), paths, lopts)
+	}
+	progress.done()
+	if err != nil {
+		var re *analyze.ReadError
+		switch {
+		case errors.As(err, &re):
+			return nil, nil, &exitError{code: 2, err: re}
+		case errors.Is(err, context.Canceled):
+			return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
+		}
+		return nil, nil, &exitError{code: 2, err: err}
+	}
+	for _, in := range inputs {
+		for _, w := range in.Warnings {
+			fmt.Fprintf(stderr, "mcptrace: warning: %s\n", w)
+		}
+		if in.Partial {
+			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: %s\n", in.Path, damaged(in.Spans))
+		}
+	}
+	if idx == nil {
+		return nil, &analyze.Analysis{Report: report}, nil
+	}
+	a, err := analyze.AnalyzeRules(idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
+	if err != nil {
+		return nil, nil, &exitError{code: 2, err: err}
+	}
+	return idx, a, nil
+}
+
+// loadSide returns the report of one side of a comparison: a baseline JSON
+// as is, or a dump analyzed with s.
+func loadSide(cmd *cobra.Command, s runSetup, path string) (*analyze.Report, error) {
+	if gate.IsBaseline(path) {
+		r, err := gate.ReadBaseline(path)
+		if err != nil {
+			return nil, &exitError{code: 2, err: err}
+		}
+		return r, nil
+	}
+	_, a, err := loadDumps(cmd, s, nil, 0, []string{path}, checkedDamaged)
+	if err != nil {
+		return nil, err
+	}
+	return a.Report, nil
+}
+
+// checkedDamaged and analyzedDamaged say what check (and diff) and analyze
+// did with a damaged input.
+func checkedDamaged(n int) string {
+	return fmt.Sprintf("checked the %d spans read before the damage", n)
+}
+
+func analyzedDamaged(n int) string {
+	return fmt.Sprintf("analyzed the %d spans read before the damage (report marked partial)", n)
+}
