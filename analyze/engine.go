@@ -135,7 +135,7 @@ func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
 	if opts.Shards == 0 {
 		opts.Shards = runtime.GOMAXPROCS(0)
 	}
-	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg, opts.streaming()), wm: math.MinInt64}
+	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64}
 	e.lowMarks = make([]int64, opts.Shards)
 	for i := range e.lowMarks {
 		e.lowMarks[i] = math.MinInt64

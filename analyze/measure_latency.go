@@ -117,9 +117,12 @@ func selectNth(ds []int64, n int) int64 {
 // sketchExact is how many samples a bounded latency series keeps exactly.
 // Past it the series folds its samples into a fixed log-bucket histogram,
 // so a stream of any length costs a bounded amount per series; below it
-// (every dump in testdata, most real dumps) percentiles are exact. A batch
-// run's series are not bounded: exact whatever their length, at 8 bytes a
-// sample, as the index they come from is held whole anyway.
+// (every dump in testdata, most real dumps) percentiles are exact. Every
+// analysis bounds its series, a batch run's and Analyze's over one index
+// too: once a series is folded its percentiles depend only on the samples,
+// not on when the traces were finalized, so a stream's figures equal the
+// batch run's on the same spans, and `analyze` (the engine) and `check`
+// (one index) agree on any dump.
 const sketchExact = 1 << 16
 
 // Log buckets of the histogram: durations below 2^(sketchSubBits+1) ns have

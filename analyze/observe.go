@@ -159,7 +159,6 @@ type aggregate struct {
 	protos   map[optStr]*protoFigures
 	measures []MeasureReport
 	pairs    *pairStage
-	bounded  bool // latency series fold past sketchExact samples (a stream)
 
 	// The strings the pair stage's events refer to, interned across
 	// observations.
@@ -167,9 +166,9 @@ type aggregate struct {
 	ids  map[string]int32
 }
 
-// newAggregate returns an empty aggregate for cfg; a bounded one (a
-// stream's) keeps its latency series bounded.
-func newAggregate(cfg Config, bounded bool) *aggregate {
+// newAggregate returns an empty aggregate for cfg, its latency series
+// bounded (sketchExact).
+func newAggregate(cfg Config) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
 		exec:     ExecutionsReport{Root: "trace", Examples: []string{}},
@@ -177,12 +176,9 @@ func newAggregate(cfg Config, bounded bool) *aggregate {
 		measures: make([]MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
-		bounded:  bounded,
 	}
-	if bounded {
-		for i := range a.lat {
-			a.lat[i].bound()
-		}
+	for i := range a.lat {
+		a.lat[i].bound()
 	}
 	for i, m := range cfg.Measures {
 		a.measures[i] = MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
@@ -228,9 +224,7 @@ func (a *aggregate) merge(o *observation) {
 			mine.merge(g)
 		} else {
 			a.protos[ver] = g
-			if a.bounded {
-				g.cold.bound()
-			}
+			g.cold.bound()
 		}
 	}
 	for i := range a.measures {

@@ -125,7 +125,7 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	agg := newAggregate(cfg, false)
+	agg := newAggregate(cfg)
 	agg.merge(o)
 	return agg.report(idx.Inputs()), nil
 }

@@ -3,7 +3,13 @@ package analyze
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // TestSketchPercentiles pins the latency sketch's contract: exact up to
@@ -85,5 +91,31 @@ func TestSketchBucketsCoverEveryDuration(t *testing.T) {
 		if mid := bucketMid(b); math.Abs(float64(mid)-float64(d)) > float64(d)/256+1 {
 			t.Errorf("bucketOf(%d): midpoint %d, more than 1/256 away", d, mid)
 		}
+	}
+}
+
+// TestStreamLatencyEqualsBatchPastTheExactSamples pins that past
+// sketchExact samples a series' percentiles depend only on the samples, not
+// on how the traces holding them were finalized: a batch run (the engine
+// fed everything, and Analyze over one index) and a stream finalizing
+// traces as it goes give the same figures.
+func TestStreamLatencyEqualsBatchPastTheExactSamples(t *testing.T) {
+	var batches []ptrace.Traces
+	if _, err := tracegen.BenchBatches(300_000, func(td ptrace.Traces) error {
+		batches = append(batches, td)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	batch := engineReport(t, Config{}, EngineOptions{Shards: 2}, batches)
+	if n := batch.Pool.Latency.Call.Count; n <= sketchExact {
+		t.Fatalf("%d call samples: the dump must pass sketchExact (%d) for this test to mean anything", n, sketchExact)
+	}
+	stream := engineReport(t, Config{}, EngineOptions{Shards: 2, Window: 30 * time.Second}, batches)
+	if stream.Stream == nil || stream.Stream.EarlyTraces == 0 {
+		t.Fatalf("the stream finalized nothing early: %+v", stream.Stream)
+	}
+	if !reflect.DeepEqual(batch.Pool.Latency, stream.Pool.Latency) {
+		t.Errorf("latency: batch %+v, stream %+v", batch.Pool.Latency, stream.Pool.Latency)
 	}
 }

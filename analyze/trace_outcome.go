@@ -147,7 +147,7 @@ func NewTraceStream(cfg Config, rules []Rule, judge RuleJudge) (*TraceStream, er
 		rules: rules,
 		judge: judge,
 		opts:  MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)),
-		agg:   newAggregate(cfg, true),
+		agg:   newAggregate(cfg),
 	}
 	// Compile the selectors once, so a bad one fails here.
 	s.Add(ptrace.NewTraces())
