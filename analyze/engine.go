@@ -177,12 +177,12 @@ func (e *Engine) Add(td ptrace.Traces) error {
 }
 
 // addFast hands a projection decoder's batch (analyze/ingest) to the
-// shards, each taking its part; the last one done releases it. The caller
-// (a sink's ConsumeBatch) must have taken it over with b.Keep. This is
-// the one place the engine knows the batch type.
+// shards, each taking its part: it keeps one reference to b per shard
+// (b.Keep), which each shard releases once read, so the last one recycles
+// it. Call it from a sink's ConsumeBatch. This is the one place the engine
+// knows the batch type.
 func (e *Engine) addFast(b *ingest.Batch) error {
 	if err := e.usable(); err != nil {
-		ingest.Release(b)
 		return err
 	}
 	if e.opts.streaming() {
@@ -191,16 +191,11 @@ func (e *Engine) addFast(b *ingest.Batch) error {
 		}
 	}
 	e.fastBatches++
-	ref := &fastRef{b: b}
-	ref.n.Store(int32(len(e.shards)))
-	e.send(shardMsg{fast: ref, wm: e.wm})
+	for range e.shards {
+		b.Keep()
+	}
+	e.send(shardMsg{fast: b, wm: e.wm})
 	return nil
-}
-
-// fastRef shares one fast batch among the shards.
-type fastRef struct {
-	b *ingest.Batch
-	n atomic.Int32 // shards yet to read it
 }
 
 // usable returns why the engine takes no more spans, if it does not.
@@ -347,7 +342,7 @@ func (e *Engine) count(late, cut, early, complete int) {
 type shardMsg struct {
 	td    ptrace.Traces
 	hasTD bool
-	fast  *fastRef
+	fast  *ingest.Batch // shared by the shards; each releases its reference
 	wm    int64 // the engine's watermark once this batch is counted
 	stop  bool
 	final bool // with stop: finalize what is open first
@@ -410,10 +405,8 @@ func (s *shard) run() {
 			}
 		case m.fast != nil:
 			before, traces := s.x.nspans, len(s.x.traces)
-			s.x.addFastPart(m.fast.b, s.id, len(s.e.shards))
-			if m.fast.n.Add(-1) == 0 {
-				ingest.Release(m.fast.b)
-			}
+			s.x.addFastPart(m.fast, s.id, len(s.e.shards))
+			ingest.Release(m.fast)
 			if streaming {
 				s.track(before, traces, m.wm)
 			}

@@ -83,7 +83,7 @@ func (s *loadSink) after(in *Input) error {
 }
 
 // feedSink is Feed's sink: the engine's shards take every batch, the
-// projection decoders' ones shared among them without a copy (Batch.Keep),
+// projection decoders' ones shared among them without a copy (Engine.addFast),
 // with the progress callback and the memory budget, summed over the
 // shards, checked after each batch.
 type feedSink struct {
@@ -105,7 +105,6 @@ func (s *feedSink) ConsumeTraces(in *ingest.Input, td ptrace.Traces) error {
 
 func (s *feedSink) ConsumeBatch(in *ingest.Input, b *ingest.Batch) error {
 	s.read += len(b.Spans)
-	b.Keep()
 	if err := s.eng.addFast(b); err != nil {
 		return err
 	}
