@@ -19,6 +19,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/lib/benchmarks.sh
 SPANS=${SPANS:-1000000}
 RUNS=${RUNS:-3}
 OUT=${OUT:-BENCHMARKS.md}
@@ -168,18 +169,6 @@ the same JSON single-threaded with its own parser and builds every object.
 
 EOF
 
-if [ -f "$OUT" ]; then
-	# Replace the "## Analyzer" section (up to the next "## " heading), or
-	# append it.
-	awk -v section="$section" '
-		BEGIN { while ((getline line < section) > 0) text = text line "\n" }
-		/^## / { if (skip) skip = 0; if ($0 == "## Analyzer") { printf "%s", text; skip = 1; done = 1; next } }
-		!skip { print }
-		END { if (!done) { if (NR > 0) print ""; printf "%s", text } }
-	' "$OUT" >"$tmp/out.md"
-	cp "$tmp/out.md" "$OUT"
-else
-	{ echo "# Benchmarks"; echo; cat "$section"; } >"$OUT"
-fi
+write_section "$OUT" Analyzer "$section"
 log "wrote the Analyzer section of $OUT"
 cat "$section"

@@ -28,6 +28,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/lib/benchmarks.sh
 SPANS=${SPANS:-4000000}
 SIZES=${SIZES:-"250000 1000000 4000000 16000000"}
 STREAM_SPANS=${STREAM_SPANS:-20000000}
@@ -206,16 +207,6 @@ than the second shard wins on two cores that decoding already fills.
 
 EOF
 
-if [ -f "$OUT" ]; then
-	awk -v section="$section" '
-		BEGIN { while ((getline line < section) > 0) text = text line "\n" }
-		/^## / { if (skip) skip = 0; if ($0 == "## Engine") { printf "%s", text; skip = 1; done = 1; next } }
-		!skip { print }
-		END { if (!done) { if (NR > 0) print ""; printf "%s", text } }
-	' "$OUT" >"$tmp/out.md"
-	cp "$tmp/out.md" "$OUT"
-else
-	{ echo "# Benchmarks"; echo; cat "$section"; } >"$OUT"
-fi
+write_section "$OUT" Engine "$section"
 log "wrote the Engine section of $OUT"
 cat "$section"

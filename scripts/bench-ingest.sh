@@ -22,6 +22,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+. scripts/lib/benchmarks.sh
 ROUNDS=${1:-5}
 SPANS=${SPANS:-200000}
 ITERS=${ITERS:-3}
@@ -122,21 +123,7 @@ Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
 MD
 
 if [ "$OUT" != "-" ]; then
-	if [ -f "$OUT" ] && grep -q '^## Ingest$' "$OUT"; then
-		# Replace the "## Ingest" section (up to the next "## " heading).
-		awk -v section="$section" '
-			BEGIN { while ((getline line < section) > 0) text = text line "\n" }
-			/^## Ingest$/ { printf "%s\n", text; skip = 1; next }
-			skip && /^## / { skip = 0 }
-			!skip { print }
-		' "$OUT" >"$tmp/out.md"
-		cp "$tmp/out.md" "$OUT"
-	elif [ -f "$OUT" ]; then
-		{ cat "$OUT"; echo; cat "$section"; } >"$tmp/out.md"
-		cp "$tmp/out.md" "$OUT"
-	else
-		{ echo "# Benchmarks"; echo; cat "$section"; } >"$OUT"
-	fi
+	write_section "$OUT" Ingest "$section"
 	log "wrote the Ingest section of $OUT"
 fi
 cat "$section"
