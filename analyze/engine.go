@@ -343,7 +343,7 @@ type shardMsg struct {
 	td    ptrace.Traces
 	hasTD bool
 	fast  *ingest.Batch // shared by the shards; each releases its reference
-	wm    int64 // the engine's watermark once this batch is counted
+	wm    int64         // the engine's watermark once this batch is counted
 	stop  bool
 	final bool // with stop: finalize what is open first
 }

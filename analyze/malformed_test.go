@@ -524,62 +524,6 @@ func inflatedSize(t testing.TB, path string) int64 {
 	return n
 }
 
-func gzipped(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func zstded(t testing.TB, data []byte) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll(data, nil)
-}
-
-// The helpers below are also in analyze/ingest's tests, which generate the
-// same kinds of broken input.
-
-// encodeScenario writes a scenario with one of tracegen's writers.
-func encodeScenario(t testing.TB, w tracegen.WriteFunc, td ptrace.Traces) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := w(&buf, td); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// corruptTrailer damages a gzip stream's CRC-32: everything decompresses,
-// then the checksum fails.
-func corruptTrailer(data []byte) []byte {
-	out := bytes.Clone(data)
-	out[len(out)-8] ^= 0xff
-	return out
-}
-
-// zstdRecordsWithBadSecond writes the Collector's per-record zstd frames with
-// the second frame's content damaged (its length intact).
-func zstdRecordsWithBadSecond(t testing.TB, td ptrace.Traces) ([]byte, int64) {
-	t.Helper()
-	data := encodeScenario(t, tracegen.WriteOTLPProtoZstdRecords, td)
-	first := int(binary.BigEndian.Uint32(data)) + 4
-	second := int(binary.BigEndian.Uint32(data[first:]))
-	out := bytes.Clone(data)
-	for i := first + 4 + 4; i < first+4+second; i++ { // keep the magic, damage the rest
-		out[i] = 0xff
-	}
-	return out, int64(first)
-}
-
 func forEachTestSpan(td ptrace.Traces, fn func(ptrace.Span)) {
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		rs := td.ResourceSpans().At(i)
@@ -680,7 +624,7 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 	return map[string]func(testing.TB) []byte{
 		// Nothing usable.
 		"empty.pb":              func(testing.TB) []byte { return nil },
-		"empty-inside.jsonl.gz": func(t testing.TB) []byte { return gzipped(t, nil) },
+		"empty-inside.jsonl.gz": func(t testing.TB) []byte { return tracegen.GzipBytes(nil) },
 		"whitespace-only.jsonl": func(testing.TB) []byte { return []byte("\n  \n\t\r\n\n") },
 		"random.bin": func(testing.TB) []byte {
 			r := rand.New(rand.NewPCG(6, 2026))
@@ -705,19 +649,19 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 		// Field 1 (resource_spans) written as a varint instead of a message.
 		"proto-wrong-wire-type.pb": func(testing.TB) []byte { return []byte{0, 0, 0, 4, 0x0a, 0x02, 0x08, 0x01} },
 		"corrupt-header.jsonl.gz": func(t testing.TB) []byte {
-			g := gzipped(t, linesOf(t, corpusRequests(2)))
+			g := tracegen.GzipBytes(linesOf(t, corpusRequests(2)))
 			g[2] = 0x99 // compression method: not deflate
 			return g
 		},
 		"corrupt.pb.zst": func(t testing.TB) []byte {
-			z := zstded(t, protoRecordsOf(t, corpusRequests(3)))
+			z := tracegen.ZstdBytes(protoRecordsOf(t, corpusRequests(3)))
 			for i := 6; i < len(z); i++ {
 				z[i] ^= 0x5a
 			}
 			return z
 		},
 		"truncated.pb.zst": func(t testing.TB) []byte {
-			z := zstded(t, protoRecordsOf(t, corpusRequests(3)))
+			z := tracegen.ZstdBytes(protoRecordsOf(t, corpusRequests(3)))
 			return z[:len(z)/3]
 		},
 		"bad-hex-trace-id.jsonl": func(testing.TB) []byte {
@@ -738,7 +682,7 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 		"resourcespans-not-array.json": func(testing.TB) []byte { return []byte(`{"resourceSpans": "every span we have"}` + "\n") },
 		"deeply-nested.json.gz": func(t testing.TB) []byte {
 			const depth = 100_000
-			return gzipped(t, cat([]byte(`{"resourceSpans":`), bytes.Repeat([]byte("["), depth), bytes.Repeat([]byte("]"), depth), []byte("}\n")))
+			return tracegen.GzipBytes(cat([]byte(`{"resourceSpans":`), bytes.Repeat([]byte("["), depth), bytes.Repeat([]byte("]"), depth), []byte("}\n")))
 		},
 		"not-objects.jsonl": func(testing.TB) []byte { return []byte("[1, 2, 3]\n42\n\"resourceSpans\"\nnull\n") },
 
@@ -762,7 +706,7 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 			return cat(jsonLine(t, reqs[0]), make([]byte, 64), []byte("\n"), jsonLine(t, reqs[1]))
 		},
 		"partial-truncated.jsonl.gz": func(t testing.TB) []byte {
-			g := gzipped(t, linesOf(t, corpusRequests(40)))
+			g := tracegen.GzipBytes(linesOf(t, corpusRequests(40)))
 			return g[:len(g)*2/3]
 		},
 		// A bad line 3 MiB in, past the first read block: its place must
@@ -773,21 +717,21 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 				b = append(b, bigLine(i+1)...)
 			}
 			b = append(b, "{\"resourceSpans\": [oops]}\n"...)
-			return gzipped(t, append(b, bigLine(33)...))
+			return tracegen.GzipBytes(append(b, bigLine(33)...))
 		},
 		"partial-bad-checksum.jsonl.gz": func(t testing.TB) []byte {
-			return corruptTrailer(gzipped(t, linesOf(t, corpusRequests(3))))
+			return tracegen.CorruptGzipTrailer(tracegen.GzipBytes(linesOf(t, corpusRequests(3))))
 		},
 		"partial-corrupt-zstd-record.bin": func(t testing.TB) []byte {
-			data, _ := zstdRecordsWithBadSecond(t, mergeRequests(corpusRequests(3)))
+			data, _ := tracegen.ZstdRecordsWithBadSecond(mergeRequests(corpusRequests(3)))
 			return data
 		},
 		"partial-truncated.jaeger.json": func(t testing.TB) []byte {
-			b := encodeScenario(t, tracegen.WriteJaeger, mergeRequests(corpusRequests(2)))
+			b := tracegen.MustEncode(tracegen.WriteJaeger, mergeRequests(corpusRequests(2)))
 			return b[:len(b)*3/4]
 		},
 		"partial-truncated.tempo.json": func(t testing.TB) []byte {
-			b := encodeScenario(t, tracegen.WriteTempoBatches, mergeRequests(corpusRequests(2)))
+			b := tracegen.MustEncode(tracegen.WriteTempoBatches, mergeRequests(corpusRequests(2)))
 			return b[:len(b)*3/4]
 		},
 
@@ -796,7 +740,7 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 		"readable-deeply-nested-value.jsonl.gz": func(t testing.TB) []byte {
 			const depth = 20_000
 			v := cat(bytes.Repeat([]byte(`{"arrayValue":{"values":[`), depth), []byte(`{"stringValue":"x"}`), bytes.Repeat([]byte(`]}}`), depth))
-			return gzipped(t, oneSpanLine(goodIDs+`,"attributes":[{"key":"deep","value":`+string(v)+`}]`))
+			return tracegen.GzipBytes(oneSpanLine(goodIDs + `,"attributes":[{"key":"deep","value":` + string(v) + `}]`))
 		},
 		"readable-parent-cycle.jsonl": func(t testing.TB) []byte {
 			d := newDump()
@@ -853,7 +797,7 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 					s.Attributes().PutStr("http.request.header.x-huge", huge)
 				}
 			})
-			return gzipped(t, jsonLine(t, td))
+			return tracegen.GzipBytes(jsonLine(t, td))
 		},
 		"readable-zero-length-frames.pb": func(t testing.TB) []byte {
 			reqs := corpusRequests(2)

@@ -9,27 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
-// encodeScenario writes a scenario with one of tracegen's writers.
-func encodeScenario(t testing.TB, w tracegen.WriteFunc, td ptrace.Traces) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := w(&buf, td); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // jsonLines returns the scenario as JSON lines, one request per line.
 func jsonLines(t testing.TB, td ptrace.Traces) [][]byte {
 	t.Helper()
-	data := encodeScenario(t, tracegen.WriteOTLPJSONLines, td)
+	data := tracegen.MustEncode(tracegen.WriteOTLPJSONLines, td)
 	return bytes.SplitAfter(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 }
 
@@ -37,7 +25,7 @@ func jsonLines(t testing.TB, td ptrace.Traces) [][]byte {
 // resource, each with its prefix.
 func protoRecords(t testing.TB, td ptrace.Traces) [][]byte {
 	t.Helper()
-	data := encodeScenario(t, tracegen.WriteOTLPProto, td)
+	data := tracegen.MustEncode(tracegen.WriteOTLPProto, td)
 	var recs [][]byte
 	for len(data) > 0 {
 		n := int(binary.BigEndian.Uint32(data)) + 4
@@ -48,27 +36,6 @@ func protoRecords(t testing.TB, td ptrace.Traces) [][]byte {
 }
 
 func spansIn(td ptrace.Traces) int { return td.SpanCount() }
-
-func gzipped(t testing.TB, data []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(data)
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func zstded(t testing.TB, data []byte) []byte {
-	t.Helper()
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	return enc.EncodeAll(data, nil)
-}
 
 // TestBadInputs is the table of inputs that cannot be read, or only in part:
 // each names the place (line for JSON lines, byte offset for the rest), what
@@ -84,7 +51,7 @@ func TestBadInputs(t *testing.T) {
 	perScope := spansIn(prod) / 4
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	l0 := len(lines[0])
-	badZstd, badZstdOff := zstdRecordsWithBadSecond(t, prod)
+	badZstd, badZstdOff := tracegen.ZstdRecordsWithBadSecond(prod)
 	r01 := len(recs[0]) + len(recs[1])
 
 	tests := []struct {
@@ -128,16 +95,16 @@ func TestBadInputs(t *testing.T) {
 		{name: "proto 4 GB length forced", data: []byte{0xff, 0xff, 0xff, 0xff, 0x0a}, force: FormatOTLPProto,
 			wantErr: ErrRecordTooLarge, wantMsg: "(byte 0)", wantOff: 0},
 		{name: "proto zero-length frames are empty batches", wantOff: offUnchecked, data: cat([]byte{0, 0, 0, 0}, recs[0], []byte{0, 0, 0, 0}, recs[1]), kept: 2 * perScope},
-		{name: "truncated gzip", data: gzipped(t, cat(lines...))[:len(gzipped(t, cat(lines...)))*2/3],
+		{name: "truncated gzip", data: tracegen.GzipBytes(cat(lines...))[:len(tracegen.GzipBytes(cat(lines...)))*2/3],
 			kept: -1, wantMsg: "expected a valid gzip stream: truncated", wantOff: offUnchecked, strictErr: ErrTruncated},
 		{name: "corrupt gzip header", data: []byte{0x1f, 0x8b, 0x99, 0, 0, 0}, wantErr: errAny, wantMsg: "expected a gzip stream", wantOff: 0},
-		{name: "corrupt gzip checksum", data: corruptTrailer(gzipped(t, cat(lines...))),
+		{name: "corrupt gzip checksum", data: tracegen.CorruptGzipTrailer(tracegen.GzipBytes(cat(lines...))),
 			kept: 4 * perScope, wantMsg: "expected a valid gzip stream: gzip: invalid checksum", wantOff: offUnchecked, strictErr: errAny},
-		{name: "truncated zstd", data: zstded(t, encodeScenario(t, tracegen.WriteOTLPProto, prod))[:200],
+		{name: "truncated zstd", data: tracegen.ZstdBytes(tracegen.MustEncode(tracegen.WriteOTLPProto, prod))[:200],
 			wantErr: errAny, wantMsg: "expected a valid zstd stream", wantOff: offUnchecked},
 		{name: "corrupt zstd record", data: badZstd, kept: 3 * perScope,
 			wantMsg: "expected a zstd frame holding an OTLP record", wantOff: badZstdOff, strictErr: errAny},
-		{name: "otlp document cut short", data: encodeScenario(t, tracegen.WriteOTLPJSON, prod)[:len(encodeScenario(t, tracegen.WriteOTLPJSON, prod))*3/5],
+		{name: "otlp document cut short", data: tracegen.MustEncode(tracegen.WriteOTLPJSON, prod)[:len(tracegen.MustEncode(tracegen.WriteOTLPJSON, prod))*3/5],
 			kept: -1, wantMsg: "expected an OTLP JSON object with a resourceSpans array: truncated", wantOff: offUnchecked, strictErr: ErrTruncated},
 		{name: "syntax error in a document", data: []byte("{\"resourceSpans\": [\n  {} ,, ]}"), wantErr: errAny,
 			wantMsg: "(byte 26): expected valid JSON", wantOff: 26},
@@ -148,7 +115,7 @@ func TestBadInputs(t *testing.T) {
 		{name: "tempo bad id", data: []byte(`{"batches":[{"scopeSpans":[{"spans":[{"traceId":"!!","spanId":"AAAAAAAAAAE="}]}]}]}`),
 			wantErr: errAny, wantMsg: "traceId is neither 32 hex digits nor base64 of 16 bytes", wantOff: 12},
 		{name: "no spans is only a warning", data: []byte(`{"data":[]}`), kept: 0, wantMsg: "no spans", wantOff: offUnchecked},
-		{name: "pooled still reads", wantOff: offUnchecked, data: encodeScenario(t, tracegen.WriteOTLPProto, pooled), kept: spansIn(pooled)},
+		{name: "pooled still reads", wantOff: offUnchecked, data: tracegen.MustEncode(tracegen.WriteOTLPProto, pooled), kept: spansIn(pooled)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,28 +211,6 @@ var errAny = errors.New("any error")
 // offUnchecked marks a case whose error offset is not pinned (it depends on
 // how far a decompressor gets).
 const offUnchecked = -2
-
-// corruptTrailer damages a gzip stream's CRC-32: everything decompresses,
-// then the checksum fails.
-func corruptTrailer(data []byte) []byte {
-	out := bytes.Clone(data)
-	out[len(out)-8] ^= 0xff
-	return out
-}
-
-// zstdRecordsWithBadSecond writes the Collector's per-record zstd frames with
-// the second frame's content damaged (its length intact).
-func zstdRecordsWithBadSecond(t testing.TB, td ptrace.Traces) ([]byte, int64) {
-	t.Helper()
-	data := encodeScenario(t, tracegen.WriteOTLPProtoZstdRecords, td)
-	first := int(binary.BigEndian.Uint32(data)) + 4
-	second := int(binary.BigEndian.Uint32(data[first:]))
-	out := bytes.Clone(data)
-	for i := first + 4 + 4; i < first+4+second; i++ { // keep the magic, damage the rest
-		out[i] = 0xff
-	}
-	return out, int64(first)
-}
 
 // TestHugeLengthPrefixDoesNotAllocate announces a 200 MiB record on a
 // stream that holds a few bytes: the reader must not allocate what the
