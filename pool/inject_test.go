@@ -102,23 +102,7 @@ func TestTraceContextInMetaMatchesTheW3CPropagator(t *testing.T) {
 // sentMeta returns the _meta of the one tools/call request rec recorded.
 func sentMeta(t *testing.T, rec *bodyRecorder) map[string]any {
 	t.Helper()
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	var metas []map[string]any
-	for _, b := range rec.bodies {
-		if !strings.Contains(b, `"tools/call"`) {
-			continue
-		}
-		var msg struct {
-			Params struct {
-				Meta map[string]any `json:"_meta"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal([]byte(b), &msg); err != nil {
-			t.Fatalf("decode the tools/call body %s: %v", b, err)
-		}
-		metas = append(metas, msg.Params.Meta)
-	}
+	metas := sentMetas(t, rec)
 	if len(metas) != 1 {
 		t.Fatalf("recorded %d tools/call requests, want 1", len(metas))
 	}
