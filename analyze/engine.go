@@ -143,7 +143,7 @@ func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
 		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), x: NewIndex(cfg.IndexOptions()),
-			completeAtRoot: opts.streaming() && !opts.HoldComplete && len(cfg.Measures) == 0}
+			completeAtRoot: opts.streaming() && !opts.HoldComplete && CompleteAtRoot(cfg, nil)}
 		if opts.MaxOpenTraces > 0 {
 			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
 		}

@@ -126,6 +126,32 @@ func InStream(r Rule) bool {
 	return true
 }
 
+// CompleteAtRoot reports whether a trace measured with cfg and judged with
+// rules is whole once its root span (IsRootSpan) has arrived: the rule a
+// streaming Engine finalizes traces by (unless EngineOptions.HoldComplete),
+// and the Collector connector too, so both cut a trace at the same point.
+// The premise is export order: a process exports a span when it ends, and
+// a parent ends after its children, so the pool's spans are exported no
+// later than their trace's root. It is false when something must wait for
+// spans that may come later from another process: a reads-per-request
+// measure (its complete_when, and the server's reads), or a rule with
+// complete_when.
+func CompleteAtRoot(cfg Config, rules []Rule) bool {
+	if len(cfg.Measures) > 0 {
+		return false
+	}
+	for _, r := range rules {
+		if r.CompleteWhen != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// IsRootSpan reports whether sp is its trace's root: it has no parent span
+// id (the Index's parentID 0, the Engine's rooted traces).
+func IsRootSpan(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() }
+
 // NewTraceStream returns a stream measuring with cfg and judging each trace
 // against rules, every one of which must be InStream, with judge (needed
 // when there are rules).

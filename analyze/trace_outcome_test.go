@@ -3,6 +3,9 @@ package analyze
 import (
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // TestInStreamRules pins which rules a per-trace driver can judge: a trace
@@ -44,5 +47,36 @@ func TestNewTraceStreamRefusesDumpRules(t *testing.T) {
 	_, err := NewTraceStream(Config{}, []Rule{dump}, nil)
 	if err == nil || !strings.Contains(err.Error(), dump.ID) {
 		t.Fatalf("NewTraceStream(%s) = %v, want an error naming the rule", dump.ID, err)
+	}
+}
+
+// TestCompleteAtRoot pins the one rule the engine and the connector
+// finalize complete traces by: a root span completes a trace unless a
+// reads measure or a rule's complete_when waits for more.
+func TestCompleteAtRoot(t *testing.T) {
+	sel := &Selector{Name: "worker.fetch"}
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		rules []Rule
+		want  bool
+	}{
+		{"no measures, no rules", Config{}, nil, true},
+		{"built-in rules", Config{}, BuiltinRules(Config{}), true},
+		{"a reads measure", Config{Measures: []ReadMeasure{{Name: "m", Root: Selector{Name: "r"}, Read: Selector{Name: "q"}}}}, nil, false},
+		{"a rule with complete_when", Config{}, []Rule{{ID: "a", Scope: Scope{Kind: ScopeTrace}, CompleteWhen: sel}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := CompleteAtRoot(c.cfg, c.rules); got != c.want {
+				t.Fatalf("CompleteAtRoot = %v, want %v", got, c.want)
+			}
+		})
+	}
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	root, child := spans.AppendEmpty(), spans.AppendEmpty()
+	child.SetParentSpanID(pcommon.SpanID{7: 1})
+	if !IsRootSpan(root) || IsRootSpan(child) {
+		t.Fatalf("IsRootSpan(root, child) = %v, %v; want true, false", IsRootSpan(root), IsRootSpan(child))
 	}
 }

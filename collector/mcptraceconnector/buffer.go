@@ -7,6 +7,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // finalizeReason says why a trace left the buffer; the engine reads it to
@@ -20,6 +22,9 @@ const (
 	reasonCut
 	// reasonShutdown: the connector is shutting down.
 	reasonShutdown
+	// reasonComplete: the trace's root span arrived (analyze.CompleteAtRoot),
+	// finalized at the end of the ConsumeTraces call that brought it.
+	reasonComplete
 )
 
 // String names the reason for logs and test failures.
@@ -31,6 +36,8 @@ func (r finalizeReason) String() string {
 		return "cut"
 	case reasonShutdown:
 		return "shutdown"
+	case reasonComplete:
+		return "complete"
 	}
 	return "unknown"
 }
@@ -49,6 +56,8 @@ type openTrace struct {
 	id    pcommon.TraceID
 	spans ptrace.Traces
 	last  time.Time
+	// rooted is set when the trace's root span has arrived.
+	rooted bool
 	// closed is set when the trace is finalized, so that a batch being split
 	// stops filing spans into a trace it cut midway.
 	closed bool
@@ -65,6 +74,9 @@ type bufferCounts struct {
 	// noTraceID counts spans with an empty trace id, which cannot be
 	// grouped and are not analysed.
 	noTraceID int64
+	// complete counts the finalized traces that were complete (their root
+	// arrived) rather than waited out, cut or flushed.
+	complete int64
 }
 
 // traceBuffer groups spans by trace id until each trace is finalized. It is
@@ -76,12 +88,19 @@ type bufferCounts struct {
 // the order of expiry, so the oldest trace is both the next to expire and
 // the one to cut when the bound is reached; both are O(1) at the front.
 //
+// When completeAtRoot is set, a trace whose root span arrives is complete
+// (analyze.CompleteAtRoot: the engine's rule) and is finalized at the end
+// of the add that brought the root, so the root's children in the same
+// batch, in whatever order, are in it; a span of it arriving in a later
+// batch is late.
+//
 // Late spans are recognised by remembering the ids of the last maxOpen
 // finalized traces (a ring, so that memory stays bounded); a span of a trace
 // finalized longer ago than that starts a new open trace.
 type traceBuffer struct {
-	wait    time.Duration
-	maxOpen int
+	wait           time.Duration
+	maxOpen        int
+	completeAtRoot bool
 
 	mu     sync.Mutex
 	open   map[pcommon.TraceID]*list.Element // value: *openTrace
@@ -93,15 +112,17 @@ type traceBuffer struct {
 }
 
 // newTraceBuffer returns an empty buffer; wait and maxOpen must be positive
-// (Config.Validate has checked them).
-func newTraceBuffer(wait time.Duration, maxOpen int) *traceBuffer {
+// (Config.Validate has checked them). completeAtRoot finalizes a trace as
+// soon as its root span has arrived.
+func newTraceBuffer(wait time.Duration, maxOpen int, completeAtRoot bool) *traceBuffer {
 	return &traceBuffer{
-		wait:    wait,
-		maxOpen: maxOpen,
-		open:    make(map[pcommon.TraceID]*list.Element),
-		order:   list.New(),
-		done:    make(map[pcommon.TraceID]struct{}),
-		ring:    make([]pcommon.TraceID, 0, min(maxOpen, 1024)),
+		wait:           wait,
+		maxOpen:        maxOpen,
+		completeAtRoot: completeAtRoot,
+		open:           make(map[pcommon.TraceID]*list.Element),
+		order:          list.New(),
+		done:           make(map[pcommon.TraceID]struct{}),
+		ring:           make([]pcommon.TraceID, 0, min(maxOpen, 1024)),
 	}
 }
 
@@ -120,10 +141,12 @@ type scopeDest struct {
 
 // add files every span of td under its trace, stamped as arriving at now.
 // It returns the traces it had to cut to stay within maxOpen, oldest first,
-// and the number of spans it left out for having no trace id. td is not
-// retained or modified: spans are copied.
-func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut []finalizedTrace, noTraceID int) {
+// the traces td completed (their root arrived; see completeAtRoot), in
+// the order their roots came, and the number of spans it left out for
+// having no trace id. td is not retained or modified: spans are copied.
+func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut, complete []finalizedTrace, noTraceID int) {
 	dest := make(map[scopeKey]scopeDest)
+	var rooted []*openTrace
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -166,10 +189,23 @@ func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut []finalizedTrace
 					dest[key] = to
 				}
 				span.CopyTo(to.spans.AppendEmpty())
+				if b.completeAtRoot && !to.trace.rooted && analyze.IsRootSpan(span) {
+					to.trace.rooted = true
+					rooted = append(rooted, to.trace)
+				}
 			}
 		}
 	}
-	return cut, noTraceID
+	// The batch is filed: only now are its complete traces finalized, so
+	// a root ahead of its children in the batch does not cut them.
+	for _, ot := range rooted {
+		if ot.closed {
+			continue // cut later in this batch: already finalized
+		}
+		b.counts.complete++
+		complete = append(complete, b.finalizeLocked(b.open[ot.id], reasonComplete))
+	}
+	return cut, complete, noTraceID
 }
 
 // openLocked returns the open trace id, creating it (and cutting the oldest

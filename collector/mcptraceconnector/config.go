@@ -34,6 +34,14 @@ type Config struct {
 	// Rules is the path of an mcptrace.yaml whose rules are evaluated per
 	// finalized trace; empty means the built-in rules.
 	Rules string `mapstructure:"rules"`
+	// HoldComplete keeps every trace for Wait after its last span, even one
+	// whose root span has arrived. By default such a trace is complete (the
+	// engine's rule, analyze.CompleteAtRoot) and finalized at the end of
+	// the batch that brought its root; a later span of it is late. Hold
+	// when the pipeline in front of the connector reorders batches (a
+	// sending queue with several consumers) or a trace's spans come from
+	// processes that export after its root.
+	HoldComplete bool `mapstructure:"hold_complete"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -66,7 +74,11 @@ func (c *Config) Validate() error {
 type settings struct {
 	wait          time.Duration
 	maxOpenTraces int
-	analyze       analyze.Config
+	// completeAtRoot finalizes a trace when its root span arrives: unless
+	// held, and only when neither the measures nor the in-stream rules
+	// wait on more (analyze.CompleteAtRoot).
+	completeAtRoot bool
+	analyze        analyze.Config
 	// rules are evaluated per finalized trace; the dump-scoped ones are
 	// not (see inStreamRules).
 	rules []analyze.Rule
@@ -88,15 +100,17 @@ func (c *Config) settings() (settings, error) {
 	if c.Rules == "" {
 		s.rules = analyze.BuiltinRules(s.analyze)
 		s.rulesSource = "built-in rules"
-		return s, nil
+	} else {
+		gc, err := analyze.LoadGateConfig(c.Rules)
+		if err != nil {
+			return settings{}, fmt.Errorf("rules: %w", err)
+		}
+		s.analyze.Measures = gc.Measures
+		s.rules = gc.Rules
+		s.rulesSource = c.Rules
 	}
-	gc, err := analyze.LoadGateConfig(c.Rules)
-	if err != nil {
-		return settings{}, fmt.Errorf("rules: %w", err)
-	}
-	s.analyze.Measures = gc.Measures
-	s.rules = gc.Rules
-	s.rulesSource = c.Rules
+	perTrace, _ := inStreamRules(s.rules)
+	s.completeAtRoot = !c.HoldComplete && analyze.CompleteAtRoot(s.analyze, perTrace)
 	return s, nil
 }
 

@@ -47,6 +47,7 @@ func TestConfigFromYAML(t *testing.T) {
 	}{
 		{id: "mcptrace", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default"}},
 		{id: "mcptrace/custom", want: &Config{Wait: 5 * time.Second, MaxOpenTraces: 10, Profile: "acquire-on-miss", Rules: "testdata/rules.yaml"}},
+		{id: "mcptrace/hold", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", HoldComplete: true}},
 		{id: "mcptrace/zero_wait", wantErr: "wait: must be positive, got 0s", sentinel: errNotPositive},
 		{id: "mcptrace/negative_wait", wantErr: "wait: must be positive, got -1s", sentinel: errNotPositive},
 		{id: "mcptrace/zero_max", wantErr: "max_open_traces: must be positive, got 0", sentinel: errNotPositive},
@@ -81,7 +82,8 @@ func TestConfigFromYAML(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Validate: %v", err)
 				}
-				if cfg.Wait != tt.want.Wait || cfg.MaxOpenTraces != tt.want.MaxOpenTraces || cfg.Profile != tt.want.Profile || cfg.Rules != tt.want.Rules {
+				if cfg.Wait != tt.want.Wait || cfg.MaxOpenTraces != tt.want.MaxOpenTraces || cfg.Profile != tt.want.Profile || cfg.Rules != tt.want.Rules ||
+					cfg.HoldComplete != tt.want.HoldComplete {
 					t.Fatalf("config = %+v, want %+v", *cfg, *tt.want)
 				}
 				return
@@ -119,4 +121,38 @@ func ids(rs []analyze.Rule) []string {
 		out[i] = r.ID
 	}
 	return out
+}
+
+// TestCompleteAtRootFollowsTheEngineRule: a trace is finalized when its root
+// arrives unless hold_complete is set or the measures or in-stream rules
+// wait on more (a reads measure, a complete_when), exactly as
+// analyze.CompleteAtRoot decides for the engine.
+func TestCompleteAtRootFollowsTheEngineRule(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		cfg   Config
+		short bool
+	}{
+		{"defaults: built-in rules", Config{}, true},
+		{"per-trace rules without complete_when", Config{Rules: "testdata/rules.yaml"}, true},
+		{"hold_complete", Config{HoldComplete: true}, false},
+		{"a reads-per-request measure", Config{Rules: "testdata/rules-measure.yaml"}, false},
+		{"a rule with complete_when", Config{Rules: "testdata/rules-complete-when.yaml"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.cfg
+			c.Wait, c.MaxOpenTraces, c.Profile = time.Second, 1, "default"
+			s, err := c.settings()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.completeAtRoot != tt.short {
+				t.Fatalf("completeAtRoot = %v, want %v", s.completeAtRoot, tt.short)
+			}
+			perTrace, _ := inStreamRules(s.rules)
+			if engine := analyze.CompleteAtRoot(s.analyze, perTrace); !c.HoldComplete && engine != s.completeAtRoot {
+				t.Fatalf("connector says %v, analyze.CompleteAtRoot %v", s.completeAtRoot, engine)
+			}
+		})
+	}
 }

@@ -19,6 +19,13 @@ import (
 // wait instead.
 const sweepEvery = time.Second
 
+// completeGroup is how many complete traces the connector hands to the
+// analyzer before it measures them as one group; fewer are measured at the
+// next sweep. Measuring each batch's few traces alone would cost a group's
+// fixed cost per batch (as the engine's rootedBatch); the counters are
+// only emitted at sweeps anyway.
+const completeGroup = 256
+
 // heartbeatSweeps: the counters are emitted at the first sweep, at every
 // sweep after which they changed, and at least every heartbeatSweeps
 // sweeps, so the Prometheus exporter's metric expiry (5 minutes by default)
@@ -45,6 +52,7 @@ type mcptraceConnector struct {
 	// finMu serializes finalization and emission: the analyzer is never
 	// called concurrently, and counters are emitted in order.
 	finMu      sync.Mutex
+	pending    int // traces handed to the analyzer and not yet measured
 	agg        *aggregates
 	emitted    bool
 	lastCounts bufferCounts
@@ -64,7 +72,7 @@ func newConnector(logger *zap.Logger, s settings, a traceAnalyzer) *mcptraceConn
 	return &mcptraceConnector{
 		logger:   logger,
 		set:      s,
-		buf:      newTraceBuffer(s.wait, s.maxOpenTraces),
+		buf:      newTraceBuffer(s.wait, s.maxOpenTraces, s.completeAtRoot),
 		analyzer: a,
 		agg:      newAggregates(time.Now()),
 		stop:     make(chan struct{}),
@@ -109,7 +117,7 @@ func (c *mcptraceConnector) sweepLoop() {
 			return
 		case now := <-t.C:
 			ctx := context.Background()
-			if err := c.finalize(ctx, c.buf.expire(now)); err != nil {
+			if err := c.finalize(ctx, c.buf.expire(now), true); err != nil {
 				c.logger.Warn("mcptrace: finalizing expired traces", zap.Error(err))
 			}
 			if err := c.emitCounters(ctx, false); err != nil {
@@ -120,18 +128,19 @@ func (c *mcptraceConnector) sweepLoop() {
 }
 
 // ConsumeTraces files the spans under their traces. Traces cut to keep
-// max_open_traces are finalized before it returns.
+// max_open_traces are finalized and measured before it returns; traces the
+// batch completed (their root arrived) are finalized before it returns and
+// measured with the next group (see completeGroup).
 func (c *mcptraceConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
-	cut, noTraceID := c.buf.add(td, time.Now())
+	cut, complete, noTraceID := c.buf.add(td, time.Now())
 	if noTraceID > 0 {
 		// Not an error of the batch as a whole: the other spans are kept.
 		c.logger.Warn("mcptrace: spans without a trace id cannot be grouped and are not analysed",
 			zap.Int("spans", noTraceID))
 	}
-	if len(cut) == 0 {
-		return nil
-	}
-	return c.finalize(ctx, cut)
+	// A cut measures at once (as before complete traces existed); complete
+	// traces alone wait for their group.
+	return c.finalize(ctx, append(cut, complete...), len(cut) > 0)
 }
 
 // Shutdown stops the sweep, finalizes every open trace and emits the final
@@ -148,7 +157,7 @@ func (c *mcptraceConnector) Shutdown(ctx context.Context) error {
 				return
 			}
 		}
-		err := c.finalize(ctx, c.buf.flush())
+		err := c.finalize(ctx, c.buf.flush(), true)
 		c.shutErr = errors.Join(err, c.emitCounters(ctx, true))
 	})
 	return c.shutErr

@@ -25,6 +25,11 @@ import (
 func tid(c byte) pcommon.TraceID { return pcommon.TraceID{15: c} }
 func sid(n byte) pcommon.SpanID  { return pcommon.SpanID{7: n} }
 
+// rootSpan is the id of a test trace's root span: the span with no parent.
+// Every other span's parent is the root, so a trace is complete once span
+// rootSpan arrives (analyze.CompleteAtRoot).
+const rootSpan = 100
+
 // sp is one span of a test batch: its trace, its id and the service that
 // emitted it (one resource per service).
 type sp struct {
@@ -52,6 +57,11 @@ func batch(spans ...sp) ptrace.Traces {
 		span.SetTraceID(tid(s.trace))
 		span.SetSpanID(sid(s.span))
 		span.SetName(string(s.trace) + string('0'+s.span))
+		if s.span != rootSpan {
+			span.SetParentSpanID(sid(rootSpan))
+		} else {
+			span.SetName(string(s.trace) + "root")
+		}
 	}
 	return td
 }
@@ -71,6 +81,8 @@ type seen struct {
 type recordingAnalyzer struct {
 	mu       sync.Mutex
 	calls    []seen
+	groups   int // Attribute calls that followed at least one Finalize
+	since    int // Finalize calls since the last Attribute
 	outcomes map[pcommon.TraceID]traceOutcome
 }
 
@@ -94,11 +106,21 @@ func (r *recordingAnalyzer) Finalize(id pcommon.TraceID, td ptrace.Traces, reaso
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls = append(r.calls, seen{trace: id[15], spans: names, reason: reason})
+	r.since++
 	return r.outcomes[id]
 }
 
-// Attribute returns nothing: the scripted outcomes carry the acquires.
-func (r *recordingAnalyzer) Attribute() traceOutcome { return traceOutcome{} }
+// Attribute counts the groups and returns nothing: the scripted outcomes
+// carry the acquires.
+func (r *recordingAnalyzer) Attribute() traceOutcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.since > 0 {
+		r.groups++
+	}
+	r.since = 0
+	return traceOutcome{}
+}
 
 func (r *recordingAnalyzer) seen() []seen {
 	r.mu.Lock()
@@ -323,6 +345,135 @@ func TestLateSpansCountedNotReanalysed(t *testing.T) {
 	})
 }
 
+// TestCompleteTraceFinalizedWithoutWaiting: a trace whose root span
+// arrives is finalized by the ConsumeTraces call that brought it, with no
+// clock advance and wait an hour away, holding every span of that batch
+// even though the root came first in it; a trace without its root stays
+// open. Its outcome is counted (metrics at the next sweep).
+func TestCompleteTraceFinalizedWithoutWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, sink := testLeg(t, time.Hour, 100)
+		a.outcomes[tid('A')] = traceOutcome{Acquires: []acquireCount{{PoolID: "p", CacheHit: true, N: 1}}}
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'B', 1, "pool"}, sp{'A', 2, "pool"})))
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', rootSpan, "gw"}, sp{'A', 1, "pool"}, sp{'B', 2, "pool"}, sp{'A', 3, "pool"})))
+		got := a.seen()
+		want := []string{"A1@pool", "A2@pool", "A3@pool", "Aroot@gw"}
+		if len(got) != 1 || got[0].trace != 'A' || got[0].reason != reasonComplete || !slices.Equal(got[0].spans, want) {
+			t.Fatalf("finalized %+v, want only A (complete) with %v", got, want)
+		}
+		if counts, open := c.buf.snapshot(); counts.finalized != 1 || counts.complete != 1 || open != 1 {
+			t.Fatalf("finalized=%d complete=%d open=%d, want 1 1 1 (B)", counts.finalized, counts.complete, open)
+		}
+		time.Sleep(time.Second) // the next sweep emits
+		synctest.Wait()
+		if fin, cut, late := counters(t, sink); fin != 1 || cut != 0 || late != 0 {
+			t.Fatalf("counters finalized=%d cut=%d late=%d, want 1 0 0", fin, cut, late)
+		}
+		if n, ok := counterValue(t, sink, MetricAcquires, map[string]any{AttrPoolID: "p", AttrCacheHit: true}); !ok || n != 1 {
+			t.Fatalf("A's acquire counted %d (found %v), want 1", n, ok)
+		}
+	})
+}
+
+// TestCompleteTracesMeasuredInGroups: complete traces are handed to the
+// analyzer as they complete but measured as one group once completeGroup
+// of them wait, or at the next sweep, never one group per batch.
+func TestCompleteTracesMeasuredInGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, _ := testLeg(t, time.Hour, 10*completeGroup)
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		groups := func() int { a.mu.Lock(); defer a.mu.Unlock(); return a.groups }
+		for i := range completeGroup + 10 {
+			td := batch(sp{'A', 1, "pool"}, sp{'A', rootSpan, "gw"})
+			for _, s := range td.ResourceSpans().All() {
+				for _, sp := range s.ScopeSpans().At(0).Spans().All() {
+					sp.SetTraceID(pcommon.TraceID{0: byte(i >> 8), 1: byte(i), 15: 'A'})
+				}
+			}
+			must(t, c.ConsumeTraces(ctx, td))
+			if want := (i + 1) / completeGroup; groups() != want {
+				t.Fatalf("after %d complete traces %d groups measured, want %d", i+1, groups(), want)
+			}
+		}
+		if n := len(a.seen()); n != completeGroup+10 {
+			t.Fatalf("%d traces handed over, want every one at once (%d)", n, completeGroup+10)
+		}
+		time.Sleep(time.Second) // the sweep measures the 10 left
+		synctest.Wait()
+		if groups() != 2 {
+			t.Fatalf("after the sweep %d groups, want 2", groups())
+		}
+	})
+}
+
+// TestSpansAfterCompletionAreLate pins what a complete trace does with
+// spans that come in a later batch: they are late (counted, not analysed,
+// the trace not reopened), as in the engine. A root that comes batches
+// ahead of its children therefore finalizes its trace without them; with
+// hold_complete the same feed waits and keeps every span.
+func TestSpansAfterCompletionAreLate(t *testing.T) {
+	feed := [][]sp{
+		{{'A', 1, "pool"}, {'A', rootSpan, "gw"}},
+		{{'A', 2, "pool"}, {'C', rootSpan, "gw"}}, // A2 after A's root: late
+		{{'C', 1, "pool"}, {'C', 2, "pool"}},      // C's children after C's root: late
+	}
+	for _, tt := range []struct {
+		name    string
+		hold    bool
+		want    []seen
+		late    int64
+		reasons string
+	}{
+		{"complete at root", false, []seen{
+			{trace: 'A', spans: []string{"A1@pool", "Aroot@gw"}, reason: reasonComplete},
+			{trace: 'C', spans: []string{"Croot@gw"}, reason: reasonComplete},
+		}, 3, ""},
+		{"hold_complete", true, []seen{
+			{trace: 'A', spans: []string{"A1@pool", "A2@pool", "Aroot@gw"}, reason: reasonWait},
+			{trace: 'C', spans: []string{"C1@pool", "C2@pool", "Croot@gw"}, reason: reasonWait},
+		}, 0, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				c, a, sink := testLeg(t, 10*time.Second, 100)
+				if tt.hold {
+					cfg := &Config{Wait: 10 * time.Second, MaxOpenTraces: 100, Profile: "default", HoldComplete: true}
+					s, err := cfg.settings()
+					must(t, err)
+					c = newConnector(zap.NewNop(), s, a)
+					c.metrics = sink
+				}
+				must(t, c.Start(ctx, componenttest.NewNopHost()))
+				defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+				for _, b := range feed {
+					must(t, c.ConsumeTraces(ctx, batch(b...)))
+				}
+				time.Sleep(11 * time.Second) // past wait: the held traces go
+				synctest.Wait()
+				must(t, c.Shutdown(ctx))
+				got := a.seen()
+				if len(got) != len(tt.want) {
+					t.Fatalf("finalized %+v, want %+v", got, tt.want)
+				}
+				for i := range got {
+					if got[i].trace != tt.want[i].trace || got[i].reason != tt.want[i].reason || !slices.Equal(got[i].spans, tt.want[i].spans) {
+						t.Fatalf("finalized %+v, want %+v", got, tt.want)
+					}
+				}
+				if fin, cut, late := counters(t, sink); fin != 2 || cut != 0 || late != tt.late {
+					t.Fatalf("counters finalized=%d cut=%d late=%d, want 2 0 %d", fin, cut, late, tt.late)
+				}
+			})
+		})
+	}
+}
+
 // TestMaxOpenTracesCutsTheTraceWithTheOldestLastSpan: the bound finalizes
 // early the trace whose last span is oldest (not the first opened), counts
 // it as cut, and a span of it later in the same batch is late.
@@ -386,7 +537,7 @@ func TestShutdownFlushesEveryOpenTrace(t *testing.T) {
 // capped at max_open_traces, so memory stays bounded; a span of a trace
 // finalized longer ago than that opens a new trace.
 func TestLateHorizonIsBounded(t *testing.T) {
-	b := newTraceBuffer(time.Second, 2)
+	b := newTraceBuffer(time.Second, 2, true)
 	now := time.Now()
 	for _, c := range []byte{'A', 'B', 'C'} {
 		b.add(batch(sp{c, 1, "gw"}), now)
@@ -408,10 +559,10 @@ func TestLateHorizonIsBounded(t *testing.T) {
 // TestSpansWithoutTraceIDAreCountedNotBuffered guards the one kind of span
 // that cannot be grouped.
 func TestSpansWithoutTraceIDAreCountedNotBuffered(t *testing.T) {
-	b := newTraceBuffer(time.Second, 10)
+	b := newTraceBuffer(time.Second, 10, true)
 	td := batch(sp{'A', 1, "gw"})
 	td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty().SetName("no trace id")
-	_, dropped := b.add(td, time.Now())
+	_, _, dropped := b.add(td, time.Now())
 	counts, open := b.snapshot()
 	if dropped != 1 || counts.noTraceID != 1 || open != 1 {
 		t.Fatalf("noTraceID=%d open=%d, want 1 and 1", counts.noTraceID, open)

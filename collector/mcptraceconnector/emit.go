@@ -71,14 +71,16 @@ func (a *aggregates) add(o traceOutcome) {
 	}
 }
 
-// finalize hands each trace to the analyzer, sums the outcomes (metrics
-// leg) or sends their violations as log records (logs leg).
-func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrace) error {
-	if len(traces) == 0 {
-		return nil
-	}
+// finalize hands each trace to the analyzer and, when measure is set or
+// completeGroup traces are waiting, has it measure every trace handed over
+// since the last time as one group; it sums the outcomes (metrics leg) or
+// sends their violations as log records (logs leg).
+func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrace, measure bool) error {
 	c.finMu.Lock()
 	defer c.finMu.Unlock()
+	if len(traces) == 0 && (!measure || c.pending == 0) {
+		return nil
+	}
 	var found []ruleViolation
 	for _, ft := range traces {
 		o := c.analyzer.Finalize(ft.id, ft.spans, ft.reason)
@@ -87,11 +89,15 @@ func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrac
 		}
 		found = append(found, o.Violations...)
 	}
-	o := c.analyzer.Attribute()
-	if c.metrics != nil {
-		c.agg.add(o)
+	c.pending += len(traces)
+	if measure || c.pending >= completeGroup {
+		c.pending = 0
+		o := c.analyzer.Attribute()
+		if c.metrics != nil {
+			c.agg.add(o)
+		}
+		found = append(found, o.Violations...)
 	}
-	found = append(found, o.Violations...)
 	if c.logs == nil || len(found) == 0 {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
@@ -59,10 +61,27 @@ func readDumpErr(path string, f func(ptrace.Traces)) ([]analyze.Input, error) {
 		}))
 }
 
+// spanOrder is how shuffledBatches orders the spans.
+type spanOrder int
+
+const (
+	// anyOrder shuffles every span: a root may come before its children,
+	// in an earlier batch. Only a connector holding complete traces
+	// (hold_complete) sees every span of such a trace.
+	anyOrder spanOrder = iota
+	// exportOrder shuffles every span, then puts each trace's root spans
+	// after its other spans, as exporters send them (a span is exported
+	// when it ends, a parent ends after its children): traces interleave
+	// and split across batches anyhow, but no root precedes a span of its
+	// trace.
+	exportOrder
+)
+
 // shuffledBatches spreads the spans of batches over new OTLP batches of 1
-// to 7 spans each, in an order shuffled by seed: the connector must not
-// depend on the order or grouping spans arrive in.
-func shuffledBatches(batches []ptrace.Traces, seed uint64) []ptrace.Traces {
+// to 7 spans each, in an order shuffled by seed (see spanOrder): the
+// connector must not depend on the order or grouping spans arrive in,
+// beyond a root's place.
+func shuffledBatches(batches []ptrace.Traces, seed uint64, order spanOrder) []ptrace.Traces {
 	type one struct {
 		rs ptrace.ResourceSpans
 		ss ptrace.ScopeSpans
@@ -82,6 +101,29 @@ func shuffledBatches(batches []ptrace.Traces, seed uint64) []ptrace.Traces {
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	if order == exportOrder {
+		// Per trace, keep the positions its spans got and refill them with
+		// its non-roots first (in shuffled order), then its roots.
+		pos := map[pcommon.TraceID][]int{}
+		for i, s := range all {
+			pos[s.sp.TraceID()] = append(pos[s.sp.TraceID()], i)
+		}
+		moved := slices.Clone(all)
+		for _, ps := range pos {
+			var kids, roots []one
+			for _, i := range ps {
+				if analyze.IsRootSpan(all[i].sp) {
+					roots = append(roots, all[i])
+				} else {
+					kids = append(kids, all[i])
+				}
+			}
+			for k, s := range append(kids, roots...) {
+				moved[ps[k]] = s
+			}
+		}
+		all = moved
+	}
 	var out []ptrace.Traces
 	for len(all) > 0 {
 		n := min(len(all), 1+r.IntN(7))
@@ -235,45 +277,37 @@ func configFor(t *testing.T, path string) (*Config, settings) {
 // pool, executions on one and several sessions, violations by rule) equal
 // mcptrace analyze and check on the same dump: one connector instance sees
 // every pair's whole history, so its miss causes are the batch run's.
+//
+// Two orders: anyOrder (a root may come batches before its children) with
+// hold_complete, so every trace waits and is whole; and exportOrder with
+// the defaults, where each trace is finalized as complete when its root
+// arrives, before Shutdown, and no span is late. The test runs in a
+// synctest bubble: no sweep fires while it feeds, so the complete traces
+// are measured as one group at Shutdown, as in the batch run.
 func TestMetricsEqualBatchAnalysis(t *testing.T) {
 	causes := map[string]bool{}
-	var violations int64
+	var violations, complete int64
 	for _, path := range dumps(t) {
-		for seed := uint64(1); seed <= 3; seed++ {
-			t.Run(fmt.Sprintf("%s/seed%d", filepath.Base(path), seed), func(t *testing.T) {
-				ctx := context.Background()
-				cfg, s := configFor(t, path)
-				want, _, _ := batchFigures(t, path, s)
-				sink := new(consumertest.MetricsSink)
-				leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
-				if err != nil {
-					t.Fatal(err)
+		for _, order := range []spanOrder{anyOrder, exportOrder} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				name := fmt.Sprintf("%s/any-order-held/seed%d", filepath.Base(path), seed)
+				if order == exportOrder {
+					name = fmt.Sprintf("%s/export-order/seed%d", filepath.Base(path), seed)
 				}
-				must(t, leg.Start(ctx, componenttest.NewNopHost()))
-				for _, td := range shuffledBatches(readDump(t, path), seed) {
-					must(t, leg.ConsumeTraces(ctx, td))
-				}
-				must(t, leg.Shutdown(ctx))
-				got := metricFigures(t, sink)
-				for k, n := range want {
-					if got[k] != n {
-						t.Errorf("%s = %d, want %d (mcptrace analyze)", k, got[k], n)
-					}
-				}
-				for k, n := range got {
-					if _, ok := want[k]; !ok {
-						t.Errorf("%s = %d, mcptrace analyze has none", k, n)
-					}
-				}
-				for k, n := range got {
-					if _, cause, ok := strings.Cut(k, " miss="); ok {
-						causes[cause] = true
-					}
-					if strings.HasPrefix(k, "violations ") {
-						violations += n
-					}
-				}
-			})
+				t.Run(name, func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						got := equalBatchAnalysis(t, path, seed, order, &complete)
+						for k, n := range got {
+							if _, cause, ok := strings.Cut(k, " miss="); ok {
+								causes[cause] = true
+							}
+							if strings.HasPrefix(k, "violations ") {
+								violations += n
+							}
+						}
+					})
+				})
+			}
 		}
 	}
 	// The dumps must exercise what is compared, or equality proves little.
@@ -285,6 +319,54 @@ func TestMetricsEqualBatchAnalysis(t *testing.T) {
 	if violations == 0 {
 		t.Error("no dump produced a rule violation: the comparison does not cover rules")
 	}
+	if complete == 0 {
+		t.Error("no trace was finalized as complete: export order does not exercise the short cut")
+	}
+}
+
+// equalBatchAnalysis feeds the dump at path through a metrics leg in
+// order, checks its counters equal the batch run's and returns them; it
+// adds the traces finalized as complete to *complete.
+func equalBatchAnalysis(t *testing.T, path string, seed uint64, order spanOrder, complete *int64) figures {
+	ctx := context.Background()
+	cfg, s := configFor(t, path)
+	cfg.HoldComplete = order == anyOrder
+	want, _, _ := batchFigures(t, path, s)
+	sink := new(consumertest.MetricsSink)
+	leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, leg.Start(ctx, componenttest.NewNopHost()))
+	defer leg.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+	for _, td := range shuffledBatches(readDump(t, path), seed, order) {
+		must(t, leg.ConsumeTraces(ctx, td))
+	}
+	counts, open := leg.(*mcptraceConnector).buf.snapshot()
+	if order == anyOrder && counts.finalized != 0 {
+		t.Fatalf("%d traces finalized before Shutdown with hold_complete and no clock advance", counts.finalized)
+	}
+	if order == exportOrder && (counts.complete == 0 || counts.complete != counts.finalized) {
+		t.Fatalf("before Shutdown: %d finalized, %d of them complete, %d open: with every root last, the traces with a root must be finalized as complete, nothing else",
+			counts.finalized, counts.complete, open)
+	}
+	*complete += counts.complete
+	must(t, leg.Shutdown(ctx))
+	if _, _, late := counters(t, sink); late != 0 {
+		t.Fatalf("%d late spans", late)
+	}
+	got := metricFigures(t, sink)
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s = %d, want %d (mcptrace analyze)", k, got[k], n)
+		}
+	}
+	for k, n := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s = %d, mcptrace analyze has none", k, n)
+		}
+	}
+	return got
 }
 
 // TestViolationBecomesALogRecord: a dump where one execution's calls land
@@ -323,7 +405,7 @@ func TestViolationBecomesALogRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(t, leg.Start(ctx, componenttest.NewNopHost()))
-	for _, td := range shuffledBatches(readDump(t, path), 7) {
+	for _, td := range shuffledBatches(readDump(t, path), 7, exportOrder) {
 		must(t, leg.ConsumeTraces(ctx, td))
 	}
 	must(t, leg.Shutdown(ctx))
@@ -400,7 +482,7 @@ func TestTwoInstancesSumExactlyButCausesPerInstance(t *testing.T) {
 				must(t, leg.Start(ctx, componenttest.NewNopHost()))
 				legs[i].c = leg
 			}
-			for _, td := range shuffledBatches(readDump(t, path), 11) {
+			for _, td := range shuffledBatches(readDump(t, path), 11, exportOrder) {
 				// Each test batch holds one resource per span: route each.
 				for i := 0; i < td.ResourceSpans().Len(); i++ {
 					one := ptrace.NewTraces()
@@ -487,6 +569,7 @@ func TestCutGroupsStillSumExactly(t *testing.T) {
 			ctx := context.Background()
 			cfg, s := configFor(t, path)
 			cfg.MaxOpenTraces = 2
+			cfg.HoldComplete = true // else every whole trace is complete at once, none cut
 			want, _, _ := batchFigures(t, path, s)
 			sink := new(consumertest.MetricsSink)
 			leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
@@ -554,6 +637,7 @@ func TestLateAcquiresAreLogged(t *testing.T) {
 	path := filepath.Join(tracesDir, "concurrent.otlp.json")
 	cfg, _ := configFor(t, path)
 	cfg.MaxOpenTraces = 1
+	cfg.HoldComplete = true // finalized by the cuts, one trace at a time
 	traces := byTrace(readDump(t, path))
 	start := func(td ptrace.Traces) pcommon.Timestamp {
 		lo := pcommon.Timestamp(1<<63 - 1)
@@ -584,4 +668,46 @@ func TestLateAcquiresAreLogged(t *testing.T) {
 	if late == 0 {
 		t.Fatal("no late acquires logged for traces finalized newest first")
 	}
+}
+
+// TestCompleteTracesCountedBeforeShutdown: with wait an hour away, the
+// traces of a dump fed in export order are finalized as complete and,
+// through the real analyzer, counted at the next sweep: the counters equal
+// the batch run's before any wait passed or Shutdown ran.
+func TestCompleteTracesCountedBeforeShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		path := filepath.Join(tracesDir, "prod-cold-starts.otlp.json")
+		cfg, s := configFor(t, path)
+		cfg.Wait = time.Hour
+		want, _, _ := batchFigures(t, path, s)
+		sink := new(consumertest.MetricsSink)
+		leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(t, leg.Start(ctx, componenttest.NewNopHost()))
+		defer leg.Shutdown(ctx)
+		batches := readDump(t, path)
+		for _, td := range shuffledBatches(batches, 5, exportOrder) {
+			must(t, leg.ConsumeTraces(ctx, td))
+		}
+		time.Sleep(time.Second) // one sweep, far from the hour's wait
+		synctest.Wait()
+		fin, cut, late := counters(t, sink)
+		if traces := int64(len(byTrace(batches))); fin != traces || cut != 0 || late != 0 {
+			t.Fatalf("finalized=%d cut=%d late=%d, want all %d traces complete, 0, 0", fin, cut, late, traces)
+		}
+		got := metricFigures(t, sink)
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s = %d, want %d (mcptrace analyze)", k, got[k], n)
+			}
+		}
+		for k, n := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s = %d, mcptrace analyze has none", k, n)
+			}
+		}
+	})
 }
