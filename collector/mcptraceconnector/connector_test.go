@@ -569,6 +569,35 @@ func TestSpansWithoutTraceIDAreCountedNotBuffered(t *testing.T) {
 	}
 }
 
+// TestHeldSpansSurviveEncoding: spans of an open trace from earlier
+// batches are held encoded and come back whole, under their resources,
+// merged with the batch that finalizes the trace; a part that would not
+// decode is counted (lostParts, logged by the connector) and the other
+// parts are kept.
+func TestHeldSpansSurviveEncoding(t *testing.T) {
+	b := newTraceBuffer(time.Hour, 10, true)
+	now := time.Now()
+	b.add(batch(sp{'A', 1, "pool"}, sp{'A', 2, "gw"}), now)
+	b.add(batch(sp{'A', 3, "pool"}), now)
+	if ot := b.open[tid('A')].Value.(*openTrace); len(ot.held) != 2 || ot.held[0].proto == nil || ot.touched {
+		t.Fatalf("open trace holds %d parts (first encoded: %v, touched %v), want 2 encoded parts", len(ot.held), ot.held[0].proto != nil, ot.touched)
+	}
+	b.open[tid('A')].Value.(*openTrace).held[1].proto = []byte{0xff} // damage the second part
+	_, complete, _ := b.add(batch(sp{'A', 4, "pool"}, sp{'A', rootSpan, "gw"}), now)
+	if len(complete) != 1 {
+		t.Fatalf("%d traces completed, want A", len(complete))
+	}
+	a := &recordingAnalyzer{}
+	a.Finalize(complete[0].id, complete[0].spans, complete[0].reason)
+	want := []string{"A1@pool", "A2@gw", "A4@pool", "Aroot@gw"}
+	if got := a.seen()[0].spans; !slices.Equal(got, want) {
+		t.Fatalf("finalized spans %v, want %v", got, want)
+	}
+	if counts, _ := b.snapshot(); counts.lostParts != 1 {
+		t.Fatalf("lostParts = %d, want 1", counts.lostParts)
+	}
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"go.uber.org/zap"
+
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
 
@@ -117,6 +119,10 @@ func (c *mcptraceConnector) emitCounters(ctx context.Context, force bool) error 
 	counts, _ := c.buf.snapshot()
 	c.finMu.Lock()
 	defer c.finMu.Unlock()
+	if lost := counts.lostParts - c.lastCounts.lostParts; lost > 0 {
+		c.logger.Warn("mcptrace: held spans of finalized traces would not decode and were not analysed (a bug: please report it)",
+			zap.Int64("parts", lost), zap.Int64("total", counts.lostParts))
+	}
 	c.idleSweeps++
 	if !force && c.emitted && counts == c.lastCounts && c.idleSweeps < heartbeatSweeps && !c.agg.dirty {
 		return nil
