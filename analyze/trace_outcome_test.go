@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // TestInStreamRules pins which rules a per-trace driver can judge: a trace
@@ -78,5 +80,45 @@ func TestCompleteAtRoot(t *testing.T) {
 	child.SetParentSpanID(pcommon.SpanID{7: 1})
 	if !IsRootSpan(root) || IsRootSpan(child) {
 		t.Fatalf("IsRootSpan(root, child) = %v, %v; want true, false", IsRootSpan(root), IsRootSpan(child))
+	}
+}
+
+// TestTraceStreamGroupsShareNoState: a group's index reuses the previous
+// group's tables (span and attribute chunks, duplicate cache), and nothing
+// of the previous group may show through: the same trace flushed twice in
+// a row counts the same acquires and executions both times (a stale
+// duplicate cache would drop the second copy's spans, stale chunks would
+// add the first copy's).
+func TestTraceStreamGroupsShareNoState(t *testing.T) {
+	ts, err := NewTraceStream(Config{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush := func(td ptrace.Traces) (acquires, executions int) {
+		ts.Add(td)
+		o, err := ts.Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range o.Acquires {
+			acquires += a.N
+		}
+		for _, e := range o.Executions {
+			executions += e.N
+		}
+		return acquires, executions
+	}
+	td := tracegen.ProdColdStarts()
+	all, allExec := flush(td)
+	if all == 0 || allExec == 0 {
+		t.Fatalf("the dump measured %d acquires, %d executions: nothing to compare", all, allExec)
+	}
+	for i := range 3 {
+		if a, e := flush(td); a != all || e != allExec {
+			t.Fatalf("flush %d of the same traces: %d acquires, %d executions; the first counted %d, %d", i+2, a, e, all, allExec)
+		}
+	}
+	if ts.spare.spans == nil || ts.spare.recent == nil {
+		t.Fatal("no tables kept for the next group: the reuse this test guards is not happening")
 	}
 }
