@@ -2,6 +2,7 @@ package mcptraceconnector
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,19 +54,25 @@ type finalizedTrace struct {
 // openTrace is a trace the buffer holds: its spans so far and when the last
 // one arrived.
 //
-// The spans of each batch are held as OTLP protobuf (one part per batch
-// that brought some): the bytes take about half the heap of the pdata
-// form and hold no pointers, so the garbage collector never scans them
-// (BenchmarkMemoryPerOpenTrace). A batch's spans stay in pdata form (cur)
-// while the batch is filed, so a trace completed or cut by its own batch
-// is never encoded.
+// New spans gather in pdata form (cur). Spans that have waited
+// encodeAfter are encoded as OTLP protobuf (held, one part per encoding)
+// at a sweep: the bytes take about half the heap of the pdata form and
+// hold no pointers, so the garbage collector never scans them, but
+// encoding and decoding cost CPU (BenchmarkMemoryPerOpenTrace,
+// BenchmarkBufferThroughput). So a trace that completes soon after its
+// first spans (the usual case: its root comes in the same or the next
+// export request) is never encoded; one that waits out wait (a trace
+// whose root never comes here, or hold_complete) is held encoded for most
+// of it.
 type openTrace struct {
 	id   pcommon.TraceID
 	held []heldPart
-	cur  ptrace.Traces // this batch's spans, while touched
+	cur  ptrace.Traces // spans not yet encoded, while hasCur
 	last time.Time
-	// touched is set while add files spans of the current batch into cur.
-	touched bool
+	// hasCur is set while cur holds spans; curSince is when the first of
+	// them arrived.
+	hasCur   bool
+	curSince time.Time
 	// rooted is set when the trace's root span has arrived.
 	rooted bool
 	// closed is set when the trace is finalized, so that a batch being split
@@ -124,6 +131,9 @@ type traceBuffer struct {
 	completeAtRoot bool
 	enc            ptrace.ProtoMarshaler
 	dec            ptrace.ProtoUnmarshaler
+	// fresh lists the open traces whose spans are not yet encoded, in the
+	// order their pdata began (closed ones are skipped when met).
+	fresh []*openTrace
 
 	mu     sync.Mutex
 	open   map[pcommon.TraceID]*list.Element // value: *openTrace
@@ -169,7 +179,7 @@ type scopeDest struct {
 // having no trace id. td is not retained or modified: spans are copied.
 func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut, complete []finalizedTrace, noTraceID int) {
 	dest := make(map[scopeKey]scopeDest)
-	var rooted, touched []*openTrace
+	var rooted []*openTrace
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -202,9 +212,9 @@ func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut, complete []fina
 						continue
 					}
 					cut = append(cut, cutNow...)
-					if !ot.touched {
-						ot.touched, ot.cur = true, ptrace.NewTraces()
-						touched = append(touched, ot)
+					if !ot.hasCur {
+						ot.hasCur, ot.cur, ot.curSince = true, ptrace.NewTraces(), now
+						b.fresh = append(b.fresh, ot)
 					}
 					nrs := ot.cur.ResourceSpans().AppendEmpty()
 					rs.Resource().CopyTo(nrs.Resource())
@@ -232,9 +242,27 @@ func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut, complete []fina
 		b.counts.complete++
 		complete = append(complete, b.finalizeLocked(b.open[ot.id], reasonComplete))
 	}
-	// What stays open is encoded.
-	for _, ot := range touched {
-		if ot.closed {
+	return cut, complete, noTraceID
+}
+
+// encodeAfter is how long spans of an open trace stay in pdata form before
+// a sweep encodes them (see openTrace): about the OpenTelemetry SDKs'
+// default export delay (5 s), so a trace whose root comes in a later
+// export request usually completes before it is encoded.
+const encodeAfter = 5 * time.Second
+
+// encodeOlder encodes the pdata spans of every open trace that got them at
+// or before cutoff, oldest first.
+func (b *traceBuffer) encodeOlder(cutoff time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, ot := range b.fresh {
+		if ot.hasCur && ot.curSince.After(cutoff) {
+			break
+		}
+		n++
+		if ot.closed || !ot.hasCur {
 			continue
 		}
 		part := heldPart{td: ot.cur}
@@ -242,9 +270,14 @@ func (b *traceBuffer) add(td ptrace.Traces, now time.Time) (cut, complete []fina
 			part = heldPart{proto: buf}
 		}
 		ot.held = append(ot.held, part)
-		ot.cur, ot.touched = ptrace.Traces{}, false
+		ot.cur, ot.hasCur = ptrace.Traces{}, false
 	}
-	return cut, complete, noTraceID
+	// Drop the handled entries; reallocate now and then so the backing
+	// array does not pin finalized traces.
+	b.fresh = b.fresh[n:]
+	if cap(b.fresh) > 2*len(b.fresh)+1024 {
+		b.fresh = slices.Clone(b.fresh)
+	}
 }
 
 // openLocked returns the open trace id, creating it (and cutting the oldest
@@ -331,9 +364,9 @@ func (b *traceBuffer) gatherLocked(ot *openTrace) ptrace.Traces {
 		td.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
 	}
 	ot.held = nil
-	if ot.touched {
+	if ot.hasCur {
 		ot.cur.ResourceSpans().MoveAndAppendTo(out.ResourceSpans())
-		ot.cur, ot.touched = ptrace.Traces{}, false
+		ot.cur, ot.hasCur = ptrace.Traces{}, false
 	}
 	return out
 }

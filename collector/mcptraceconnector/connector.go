@@ -120,6 +120,7 @@ func (c *mcptraceConnector) sweepLoop() {
 			if err := c.finalize(ctx, c.buf.expire(now), true); err != nil {
 				c.logger.Warn("mcptrace: finalizing expired traces", zap.Error(err))
 			}
+			c.buf.encodeOlder(now.Add(-encodeAfter))
 			if err := c.emitCounters(ctx, false); err != nil {
 				c.logger.Warn("mcptrace: emitting counters", zap.Error(err))
 			}

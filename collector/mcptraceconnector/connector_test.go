@@ -569,32 +569,45 @@ func TestSpansWithoutTraceIDAreCountedNotBuffered(t *testing.T) {
 	}
 }
 
-// TestHeldSpansSurviveEncoding: spans of an open trace from earlier
-// batches are held encoded and come back whole, under their resources,
-// merged with the batch that finalizes the trace; a part that would not
-// decode is counted (lostParts, logged by the connector) and the other
-// parts are kept.
+// TestHeldSpansSurviveEncoding: spans of an open trace are encoded only
+// once they have waited encodeAfter, and come back whole at finalization,
+// under their resources, merged with the spans not yet encoded; a part that
+// would not decode is counted (lostParts, logged by the connector) and the
+// other parts are kept.
 func TestHeldSpansSurviveEncoding(t *testing.T) {
 	b := newTraceBuffer(time.Hour, 10, true)
-	now := time.Now()
-	b.add(batch(sp{'A', 1, "pool"}, sp{'A', 2, "gw"}), now)
-	b.add(batch(sp{'A', 3, "pool"}), now)
-	if ot := b.open[tid('A')].Value.(*openTrace); len(ot.held) != 2 || ot.held[0].proto == nil || ot.touched {
-		t.Fatalf("open trace holds %d parts (first encoded: %v, touched %v), want 2 encoded parts", len(ot.held), ot.held[0].proto != nil, ot.touched)
+	t0 := time.Now()
+	b.add(batch(sp{'A', 1, "pool"}, sp{'A', 2, "gw"}), t0)
+	b.add(batch(sp{'A', 3, "pool"}), t0.Add(time.Second))
+	sweepAt := func(now time.Time) { b.encodeOlder(now.Add(-encodeAfter)) } // as the sweep calls it
+	sweepAt(t0.Add(encodeAfter - time.Millisecond))
+	ot := b.open[tid('A')].Value.(*openTrace)
+	if len(ot.held) != 0 || !ot.hasCur {
+		t.Fatalf("before encodeAfter: %d parts encoded, want none", len(ot.held))
 	}
-	b.open[tid('A')].Value.(*openTrace).held[1].proto = []byte{0xff} // damage the second part
-	_, complete, _ := b.add(batch(sp{'A', 4, "pool"}, sp{'A', rootSpan, "gw"}), now)
+	sweepAt(t0.Add(encodeAfter + time.Second)) // A1-A3 are one part
+	b.add(batch(sp{'B', 1, "pool"}, sp{'A', 4, "pool"}), t0.Add(encodeAfter))
+	sweepAt(t0.Add(2 * encodeAfter)) // A4 (and B1) a second
+	if len(ot.held) != 2 || ot.held[0].proto == nil || ot.held[1].proto == nil || ot.hasCur {
+		t.Fatalf("after encoding: %d parts (pdata left: %v), want 2 encoded parts", len(ot.held), ot.hasCur)
+	}
+	ot.held[1].proto = []byte{0xff} // damage A4's part
+	_, complete, _ := b.add(batch(sp{'A', 5, "pool"}, sp{'A', rootSpan, "gw"}), t0.Add(2*encodeAfter))
 	if len(complete) != 1 {
 		t.Fatalf("%d traces completed, want A", len(complete))
 	}
 	a := &recordingAnalyzer{}
 	a.Finalize(complete[0].id, complete[0].spans, complete[0].reason)
-	want := []string{"A1@pool", "A2@gw", "A4@pool", "Aroot@gw"}
+	want := []string{"A1@pool", "A2@gw", "A3@pool", "A5@pool", "Aroot@gw"}
 	if got := a.seen()[0].spans; !slices.Equal(got, want) {
 		t.Fatalf("finalized spans %v, want %v", got, want)
 	}
 	if counts, _ := b.snapshot(); counts.lostParts != 1 {
 		t.Fatalf("lostParts = %d, want 1", counts.lostParts)
+	}
+	sweepAt(t0.Add(4 * encodeAfter))
+	if len(b.fresh) != 0 {
+		t.Fatalf("%d traces queued for encoding after the next sweep, want none (B is encoded, A finalized)", len(b.fresh))
 	}
 }
 

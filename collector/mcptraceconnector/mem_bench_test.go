@@ -20,23 +20,28 @@ const openTracesHeld = 5000
 // export requests of about 900 spans) in a buffer whose wait never passes,
 // and reports the heap they retain after a GC:
 //
-//   - B/open_trace and B/span: live heap per open trace and per span held;
-//   - retained/otlp: that heap over the traces' OTLP protobuf size (what
-//     came over the wire): how much the held form costs over the wire form;
-//   - MiB@max_open_traces: the heap a full buffer at the default
-//     max_open_traces (100000) would hold, the figure to size a collector's
-//     memory limit by.
+//   - B/open_trace and B/span: live heap per open trace and per span held,
+//     once a sweep has encoded them (encodeAfter): what the buffer holds
+//     for most of a trace's wait;
+//   - B/fresh_trace: the same before they are encoded (pdata), what a
+//     trace younger than encodeAfter costs;
+//   - retained/otlp: B/open_trace over the traces' OTLP protobuf size (what
+//     came over the wire);
+//   - MiB@max_open_traces: B/open_trace times the default max_open_traces
+//     (100000), the figure to size a collector's memory limit by (per leg;
+//     traces younger than encodeAfter cost B/fresh_trace instead).
 //
 // It is a measurement, not a timed assertion: run with -benchtime 3x and
 // read the figures.
 //
 //	go test -run '^$' -bench BenchmarkMemoryPerOpenTrace -benchtime 3x ./mcptraceconnector/
 func BenchmarkMemoryPerOpenTrace(b *testing.B) {
-	var perTrace, wire, spans float64
+	var perTrace, fresh, wire, spans float64
 	for b.Loop() {
-		perTrace, wire, spans = holdOpenTraces(b, openTracesHeld)
+		perTrace, fresh, wire, spans = holdOpenTraces(b, openTracesHeld)
 	}
 	b.ReportMetric(perTrace, "B/open_trace")
+	b.ReportMetric(fresh, "B/fresh_trace")
 	b.ReportMetric(perTrace/spans, "B/span")
 	b.ReportMetric(perTrace/wire, "retained/otlp")
 	b.ReportMetric(perTrace*DefaultMaxOpenTraces/(1<<20), "MiB@max_open_traces")
@@ -44,8 +49,9 @@ func BenchmarkMemoryPerOpenTrace(b *testing.B) {
 
 // holdOpenTraces feeds the workload's export requests to a buffer until it
 // holds at least n open traces and returns, per open trace, the live heap
-// the buffer holds, the OTLP protobuf size of its spans and their count.
-func holdOpenTraces(b *testing.B, n int) (retained, wire, spans float64) {
+// the buffer holds once encoded and before, the OTLP protobuf size of its
+// spans and their count.
+func holdOpenTraces(b *testing.B, n int) (retained, fresh, wire, spans float64) {
 	b.Helper()
 	var sizer ptrace.ProtoMarshaler
 	buf := newTraceBuffer(time.Hour, 2*n, false)
@@ -71,9 +77,15 @@ func holdOpenTraces(b *testing.B, n int) (retained, wire, spans float64) {
 	if traces < n {
 		b.Fatalf("the workload made %d traces, want %d", traces, n)
 	}
+	pdata := liveHeap() - before
+	buf.encodeOlder(now) // a sweep encodeAfter later
 	held := liveHeap() - before
+	if counts, open := buf.snapshot(); open != traces || counts.lostParts != 0 {
+		b.Fatalf("%d open traces after encoding (lost parts %d), want %d", open, counts.lostParts, traces)
+	}
 	runtime.KeepAlive(buf)
-	return float64(held) / float64(traces), wire / float64(traces), spans / float64(traces)
+	per := func(x float64) float64 { return x / float64(traces) }
+	return per(float64(held)), per(float64(pdata)), per(wire), per(spans)
 }
 
 // liveHeap is the heap in use after a full collection.
@@ -87,10 +99,12 @@ func liveHeap() uint64 {
 
 // BenchmarkBufferThroughput feeds the benchmark workload (20000 spans in
 // export requests of about 900) through a buffer and finalizes every trace:
-// "held" keeps every trace open until a final flush (as with hold_complete,
-// or roots still to come), "complete" finalizes each at the end of the
-// request that brought its root. spans/s is the buffering's own cost, with
-// no analyzer.
+// "held" keeps every trace open past encodeAfter (a sweep encodes them)
+// until a final flush, as a trace waiting out wait is (hold_complete, or a
+// root that never comes here); "held-fresh" finalizes them before they are
+// encoded (a root in a later export request, within encodeAfter);
+// "complete" finalizes each at the end of the request that brought its
+// root. spans/s is the buffering's own cost, with no analyzer.
 //
 //	go test -run '^$' -bench BenchmarkBufferThroughput -count 5 ./mcptraceconnector/
 func BenchmarkBufferThroughput(b *testing.B) {
@@ -103,9 +117,9 @@ func BenchmarkBufferThroughput(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name     string
-		complete bool
-	}{{"held", false}, {"complete", true}} {
+		name             string
+		complete, encode bool
+	}{{"held", false, true}, {"held-fresh", false, false}, {"complete", true, false}} {
 		b.Run(c.name, func(b *testing.B) {
 			now := time.Now()
 			finalized := 0
@@ -114,6 +128,9 @@ func BenchmarkBufferThroughput(b *testing.B) {
 				for _, td := range batches {
 					_, complete, _ := buf.add(td, now)
 					finalized += len(complete)
+				}
+				if c.encode {
+					buf.encodeOlder(now)
 				}
 				finalized += len(buf.flush())
 			}
