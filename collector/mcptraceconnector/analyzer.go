@@ -25,9 +25,10 @@ import (
 // an incomplete trace as if it were whole (a verdict is never green on
 // missing data).
 //
-// Attribute is called after each group of traces finalized together (one
-// sweep, one cut, Shutdown) and returns what the group adds that Finalize
-// did not return. A miss's cause depends on its (pool, key) pair's acquires
+// Attribute is called after each group of traces finalized together (the
+// complete traces gathered until completeGroup of them or the next sweep,
+// the traces one sweep waited out, one cut, Shutdown) and returns what the
+// group adds that Finalize did not return. A miss's cause depends on its (pool, key) pair's acquires
 // in earlier traces, so the analyzer attributes a group's acquires
 // together, in time order, against the pairs' history; the stream analyzer
 // also measures the whole group as one index, so it returns everything

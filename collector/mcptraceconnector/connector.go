@@ -36,11 +36,13 @@ const heartbeatSweeps = 30
 // set) or traces → logs (logs set). The Collector creates one value per leg
 // configured; each buffers the traces it is given on its own.
 //
-// Spans are grouped per trace in a traceBuffer; a sweep goroutine started
-// by Start finalizes traces wait after their last span; Shutdown stops it
-// and finalizes every open trace. Each finalized trace goes to the
-// traceAnalyzer, whose outcome is summed into counters (metrics leg) or
-// turned into log records (logs leg).
+// Spans are grouped per trace in a traceBuffer; ConsumeTraces finalizes
+// the traces a batch completed (their root arrived); a sweep goroutine
+// started by Start finalizes traces wait after their last span, measures
+// the complete traces waiting for their group and encodes the spans that
+// have waited encodeAfter; Shutdown stops it and finalizes every open
+// trace. Each finalized trace goes to the traceAnalyzer, whose outcome is
+// summed into counters (metrics leg) or turned into log records (logs leg).
 type mcptraceConnector struct {
 	logger   *zap.Logger
 	set      settings

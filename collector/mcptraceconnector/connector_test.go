@@ -569,6 +569,41 @@ func TestSpansWithoutTraceIDAreCountedNotBuffered(t *testing.T) {
 	}
 }
 
+// TestSweepEncodesWaitingSpans: the sweep encodes an open trace's spans
+// once they have waited encodeAfter, not before, and the trace still
+// reaches the analyzer whole.
+func TestSweepEncodesWaitingSpans(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c, a, _ := testLeg(t, time.Hour, 100)
+		must(t, c.Start(ctx, componenttest.NewNopHost()))
+		defer c.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "pool"}, sp{'A', 2, "pool"})))
+		held := func() (int, bool) {
+			c.buf.mu.Lock()
+			defer c.buf.mu.Unlock()
+			ot := c.buf.open[tid('A')].Value.(*openTrace)
+			return len(ot.held), ot.hasCur
+		}
+		time.Sleep(encodeAfter - time.Second)
+		synctest.Wait()
+		if n, pdata := held(); n != 0 || !pdata {
+			t.Fatalf("before encodeAfter: %d encoded parts, pdata %v; want 0, true", n, pdata)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n, pdata := held(); n != 1 || pdata {
+			t.Fatalf("after encodeAfter: %d encoded parts, pdata %v; want 1, false", n, pdata)
+		}
+		must(t, c.ConsumeTraces(ctx, batch(sp{'A', rootSpan, "gw"})))
+		got := a.seen()
+		want := []string{"A1@pool", "A2@pool", "Aroot@gw"}
+		if len(got) != 1 || got[0].reason != reasonComplete || !slices.Equal(got[0].spans, want) {
+			t.Fatalf("finalized %+v, want A complete with %v", got, want)
+		}
+	})
+}
+
 // TestHeldSpansSurviveEncoding: spans of an open trace are encoded only
 // once they have waited encodeAfter, and come back whole at finalization,
 // under their resources, merged with the spans not yet encoded; a part that

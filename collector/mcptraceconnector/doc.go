@@ -5,8 +5,11 @@
 //
 // # How it works
 //
-// Spans are grouped by trace id; a trace is finalized wait after its last
-// span arrived (wall clock, like the groupbytrace processor's
+// Spans are grouped by trace id. A trace whose root span arrives is
+// complete (analyze.CompleteAtRoot, the engine's rule) and is finalized at
+// the end of the ConsumeTraces call that brought it, unless hold_complete
+// is set or the rules wait on more; any other trace is finalized wait after
+// its last span arrived (wall clock, like the groupbytrace processor's
 // wait_duration), early when max_open_traces would be exceeded (the trace
 // whose last span is oldest is cut), and at Shutdown. Spans of a trace
 // already finalized are counted as late. The metrics leg emits
