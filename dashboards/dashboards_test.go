@@ -417,7 +417,7 @@ func TestFleetDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
 		panel    string
 		contains []string
 	}{
-		{dashboards.FleetPanelHitRate, []string{perPool, prom(spans.AttrCacheHit) + `="true"`, "1 - " + perPool, prom(spans.AttrMissCause) + `="` + spans.MissCold + `"`}},
+		{dashboards.FleetPanelHitRate, []string{perPool, prom(spans.AttrCacheHit) + `="true"`, "1 - (" + perPool, prom(spans.AttrMissCause) + `="` + spans.MissCold + `"`}},
 		{dashboards.FleetPanelHitRateSince, []string{prom(spans.AttrCacheHit) + `="true"`, prom(spans.AttrMissCause) + `="` + spans.MissCold + `"`}},
 		{dashboards.FleetPanelMissesByCause, []string{"by (" + prom(spans.AttrPoolID) + ", " + prom(spans.AttrMissCause) + ")", prom(spans.AttrCacheHit) + `="false"`}},
 		{dashboards.FleetPanelMissesSince, []string{"by (" + prom(spans.AttrPoolID) + ", " + prom(spans.AttrMissCause) + ")"}},

@@ -69,6 +69,12 @@ func sinceStart(metric string, by []string, matchers ...string) string {
 	return fmt.Sprintf("sum%s (%s%s)", group, metric, sel(matchers...))
 }
 
+// ratio is num / den per pool, where a pool that den has and num lacks
+// (no hits, no cold misses) reads 0 instead of vanishing from the panel.
+func ratio(num, den string) string {
+	return fmt.Sprintf("(%s or 0 * %s) / %s", num, den, den)
+}
+
 // promInstant is one Prometheus target evaluated once, at the end of the
 // time range, as a table.
 func promInstant(ref, expr, legend string) *prometheus.DataqueryBuilder {
@@ -121,12 +127,12 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 		Variables(fleetVariables())
 
 	all := func(extra ...string) []string { return append([]string{poolSelector}, extra...) }
-	hitRate := fmt.Sprintf("%s / %s", rate(fleetAcquires, byPool, all(hitSelector)...), rate(fleetAcquires, byPool, all()...))
-	ceiling := fmt.Sprintf("1 - %s / %s", rate(fleetAcquires, byPool, all(coldCauseSelector)...), rate(fleetAcquires, byPool, all()...))
+	hitRate := ratio(rate(fleetAcquires, byPool, all(hitSelector)...), rate(fleetAcquires, byPool, all()...))
+	ceiling := "1 - " + ratio(rate(fleetAcquires, byPool, all(coldCauseSelector)...), rate(fleetAcquires, byPool, all()...))
 
 	b.WithRow(dashboard.NewRowBuilder("Is the fleet hitting?"))
 	b.WithPanel(series(FleetPanelHitRate,
-		"Hits / acquires per pool over the rate interval, against the ceiling 1 − cold-start floor, where the floor is cold misses / acquires (the first acquire of each key in each pool: the misses no pool can avoid). Both are ratios of counters summed over every collector first (sum by pool of rate), so they stay right however the traces are spread. Across several collectors routed by trace id the floor is an upper bound (a key seen by k collectors counts k cold starts), so the ceiling is a lower bound.",
+		"Hits / acquires per pool over the rate interval, against the ceiling 1 − cold-start floor, where the floor is cold misses / acquires (the first acquire of each key in each pool: the misses no pool can avoid; a pool without hits or cold misses reads 0). Both are ratios of counters summed over every collector first (sum by pool of rate), so they stay right however the traces are spread. Across several collectors routed by trace id the floor is an upper bound (a key seen by k collectors counts k cold starts), so the ceiling is a lower bound.",
 		"percentunit",
 		promQuery("A", hitRate, "{{"+labelPool+"}} hit rate"),
 		promQuery("B", ceiling, "{{"+labelPool+"}} ceiling (1 − cold-start floor)"),
@@ -134,8 +140,8 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 	b.WithPanel(sinceTable(FleetPanelHitRateSince,
 		"Per pool, from the counters since the collectors started (a restarted collector starts its counters again from zero): hits / acquires and cold misses / acquires.",
 		"percentunit",
-		promInstant("A", fmt.Sprintf("%s / %s", sinceStart(fleetAcquires, byPool, all(hitSelector)...), sinceStart(fleetAcquires, byPool, all()...)), "{{"+labelPool+"}} hit rate"),
-		promInstant("B", fmt.Sprintf("%s / %s", sinceStart(fleetAcquires, byPool, all(coldCauseSelector)...), sinceStart(fleetAcquires, byPool, all()...)), "{{"+labelPool+"}} cold-start floor"),
+		promInstant("A", ratio(sinceStart(fleetAcquires, byPool, all(hitSelector)...), sinceStart(fleetAcquires, byPool, all()...)), "{{"+labelPool+"}} hit rate"),
+		promInstant("B", ratio(sinceStart(fleetAcquires, byPool, all(coldCauseSelector)...), sinceStart(fleetAcquires, byPool, all()...)), "{{"+labelPool+"}} cold-start floor"),
 	))
 
 	b.WithRow(dashboard.NewRowBuilder("Misses"))

@@ -172,7 +172,17 @@ type Sample struct {
 // Query runs expr at the current time and returns the series it returned.
 // A query Prometheus rejects returns an error wrapping ErrBadQuery.
 func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
-	code, body, err := Get(ctx, s.Base+"/api/v1/query?query="+url.QueryEscape(expr))
+	return s.QueryAt(ctx, expr, time.Time{})
+}
+
+// QueryAt runs expr evaluated at instant at (the current time when at is
+// zero), so that several queries see the same range windows.
+func (s *Server) QueryAt(ctx context.Context, expr string, at time.Time) ([]Sample, error) {
+	u := s.Base + "/api/v1/query?query=" + url.QueryEscape(expr)
+	if !at.IsZero() {
+		u += "&time=" + strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
+	}
+	code, body, err := Get(ctx, u)
 	if err != nil {
 		return nil, err
 	}
