@@ -35,7 +35,6 @@ import (
 // writes them.
 var (
 	lPool     = promLabel(spans.AttrPoolID)
-	lHit      = promLabel(spans.AttrCacheHit)
 	lCause    = promLabel(spans.AttrMissCause)
 	lRule     = promLabel(spans.AttrRuleID)
 	lSeverity = promLabel(spans.AttrRuleSeverity)
