@@ -425,16 +425,20 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 
 	// Round 0 opens the pools' histories (cold starts); rounds 1 and 2 come
 	// a day after the one before, so they are attributed alike and open the
-	// same series. Round 1's counts stay on Prometheus for a few scrapes:
-	// the plateau the rate window starts on, so the rates over the window
-	// are round 2's.
+	// same series. The rate window starts on round 1's counts, so the
+	// rates over it are round 2's.
 	feed(0)
 	_, c1 := feed(1)
-	plateau := time.Now()
-	waitFor(ctx, t, "two more scrapes of round 1", func() (bool, string) {
-		return time.Since(plateau) > 2*time.Second, "waiting"
+	// The window starts once Prometheus had round 1's counts: every sample
+	// after that instant holds them until round 2 is fed, and at least one
+	// must be scraped before it is.
+	windowStart := time.Now()
+	waitFor(ctx, t, "a scrape of round 1's counts", func() (bool, string) {
+		at := time.Now()
+		expr := fmt.Sprintf("count_over_time(%s_total[%dms])", promLabel(spans.ConnectorMetricAcquires), at.Sub(windowStart).Milliseconds())
+		s, err := prom.QueryAt(ctx, expr, at)
+		return err == nil && len(s) > 0 && s[0].Value >= 1, fmt.Sprintf("%s: %v %v", expr, s, err)
 	})
-	windowStart := time.Now().Add(-1500 * time.Millisecond)
 	round2, _ := feed(2)
 
 	// One span of a round-2 trace again, after its trace was finalized: a
