@@ -565,24 +565,43 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 		return dashboards.Query{}
 	}
 	type want map[key]float64
-	check := func(q dashboards.Query, sel selection, labels []string, w want) {
+	// check compares a query's series, keyed by labels, with w. With
+	// shares, each value is first divided by the sum over its group (the
+	// series with the same first label), and a group summing to 0 is left
+	// out: a rate is the counted increase times a factor (rate's
+	// extrapolation over the window) that is the same for every series
+	// scraped together, so the shares of rates are the shares of the
+	// counts.
+	check := func(q dashboards.Query, sel selection, labels []string, w want, shares bool) {
 		t.Helper()
 		got, err := prom.QueryAt(ctx, substitute(q.Expr, sel, window), at)
 		if err != nil {
 			t.Errorf("panel %q %s with %s: %v", q.Panel, q.RefID, sel, err)
 			return
 		}
-		seen := want{}
+		seen, group := want{}, map[string]float64{}
 		for _, s := range got {
 			var ls []string
 			for _, l := range labels {
 				ls = append(ls, s.Metric[l])
 			}
 			seen[keyOf(ls...)] = s.Value
+			if len(ls) > 0 {
+				group[ls[0]] += s.Value
+			}
+		}
+		if shares {
+			for k, v := range seen {
+				if g := group[strings.Split(string(k), "|")[0]]; g == 0 {
+					delete(seen, k)
+				} else {
+					seen[k] = v / g
+				}
+			}
 		}
 		for k, v := range w {
 			if g, ok := seen[k]; !ok || math.Abs(g-v) > 1e-9*math.Max(1, math.Abs(v)) {
-				t.Errorf("panel %q %s with %s: %s = %v (present %v), the connector counted %v", q.Panel, q.RefID, sel, k, g, ok, v)
+				t.Errorf("panel %q %s with %s: %s = %v (present %v), the connector counted %v (shares of the group: %v)", q.Panel, q.RefID, sel, k, g, ok, v, shares)
 			}
 		}
 		for k, v := range seen {
@@ -629,10 +648,12 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 		}
 		return w
 	}
-	// The rate-based hit rate over the window is the hits / acquires the
-	// connector counted in round 2 (the window starts on round 1's
-	// plateau), as long as round 2 opened no new series: a series that
-	// appears inside the window loses its first value to rate().
+	// The rate-based hit rate and ceiling over the window are the hits /
+	// acquires and 1 − cold / acquires the connector counted in round 2 (the
+	// window starts on round 1's counts), and the misses by cause are
+	// round 2's in proportion, as long as round 2 opened no new series: a
+	// series that appears inside the window loses its first value to
+	// rate().
 	delta := counted{acquires: map[key]int64{}}
 	newSeries := 0
 	for k, n := range final.acquires {
@@ -641,7 +662,7 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 		}
 		delta.acquires[k] = n - c1.acquires[k]
 	}
-	hitRateRound2 := func(sel selection) want {
+	hitRateRound2, ceilingRound2 := func(sel selection) want {
 		w := want{}
 		for _, p := range delta.pools() {
 			if sel == all || sel.pool == p {
@@ -649,22 +670,50 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 			}
 		}
 		return w
+	}, func(sel selection) want {
+		w := want{}
+		for _, p := range delta.pools() {
+			if sel == all || sel.pool == p {
+				w[keyOf(p)] = 1 - delta.poolRatio(p, isCold)
+			}
+		}
+		return w
+	}
+	// Each cause's share of a pool's misses in round 2.
+	causeSharesRound2 := func(sel selection) want {
+		w, total := want{}, map[string]float64{}
+		for k, n := range delta.acquires {
+			if f := strings.Split(string(k), "|"); f[1] == "false" && (sel == all || sel.pool == f[0]) {
+				w[keyOf(f[0], f[2])] = float64(n)
+				total[f[0]] += float64(n)
+			}
+		}
+		for k, v := range w {
+			if g := total[strings.Split(string(k), "|")[0]]; g == 0 {
+				delete(w, k)
+			} else {
+				w[k] = v / g
+			}
+		}
+		return w
 	}
 	for _, sel := range append([]selection{all}, concrete...) {
-		check(find(dashboards.FleetPanelHitRateSince, "A"), sel, []string{lPool}, hitRate(sel))
-		check(find(dashboards.FleetPanelHitRateSince, "B"), sel, []string{lPool}, floor(sel))
-		check(find(dashboards.FleetPanelMissesSince, "A"), sel, []string{lPool, lCause}, byCause(sel))
-		check(find(dashboards.FleetPanelViolationsSince, "A"), sel, []string{lRule, lSeverity}, byRule(sel))
+		check(find(dashboards.FleetPanelHitRateSince, "A"), sel, []string{lPool}, hitRate(sel), false)
+		check(find(dashboards.FleetPanelHitRateSince, "B"), sel, []string{lPool}, floor(sel), false)
+		check(find(dashboards.FleetPanelMissesSince, "A"), sel, []string{lPool, lCause}, byCause(sel), false)
+		check(find(dashboards.FleetPanelViolationsSince, "A"), sel, []string{lRule, lSeverity}, byRule(sel), false)
 		if newSeries == 0 {
-			check(find(dashboards.FleetPanelHitRate, "A"), sel, []string{lPool}, hitRateRound2(sel))
+			check(find(dashboards.FleetPanelHitRate, "A"), sel, []string{lPool}, hitRateRound2(sel), false)
+			check(find(dashboards.FleetPanelHitRate, "B"), sel, []string{lPool}, ceilingRound2(sel), false)
+			check(find(dashboards.FleetPanelMissesByCause, "A"), sel, []string{lPool, lCause}, causeSharesRound2(sel), true)
 		}
 	}
 	if newSeries > 0 {
 		t.Errorf("round 2 opened %d acquire series round 1 did not have: the rate-based hit rate cannot be compared", newSeries)
 	}
-	check(find(dashboards.FleetPanelConnectorSummary, "A"), all, nil, want{"": float64(final.finalized)})
-	check(find(dashboards.FleetPanelConnectorSummary, "B"), all, nil, want{"": float64(final.cut)})
-	check(find(dashboards.FleetPanelConnectorSummary, "C"), all, nil, want{"": float64(final.late)})
+	check(find(dashboards.FleetPanelConnectorSummary, "A"), all, nil, want{"": float64(final.finalized)}, false)
+	check(find(dashboards.FleetPanelConnectorSummary, "B"), all, nil, want{"": float64(final.cut)}, false)
+	check(find(dashboards.FleetPanelConnectorSummary, "C"), all, nil, want{"": float64(final.late)}, false)
 
 	connUp = false
 	if err := conn.Shutdown(context.Background()); err != nil {
