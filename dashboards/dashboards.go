@@ -11,10 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
 // PoolFile is the file name of the "MCP pool" dashboard.
 const PoolFile = "mcp-pool.json"
+
+// FleetFile is the file name of the "MCP pool fleet" dashboard.
+const FleetFile = "mcp-pool-fleet.json"
 
 // ReadmeFile is the generated description of every panel and its queries.
 const ReadmeFile = "README.md"
@@ -35,20 +40,35 @@ type File struct {
 // output depends only on this package and the vocabulary in spans: two runs
 // give identical bytes.
 func Generate() ([]File, error) {
-	d, err := PoolDashboard()
+	pool, err := encode(PoolUID, PoolDashboard)
 	if err != nil {
-		return nil, fmt.Errorf("build dashboard %s: %w", PoolUID, err)
+		return nil, err
+	}
+	fleet, err := encode(FleetUID, FleetDashboard)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := readme(pool, fleet)
+	if err != nil {
+		return nil, fmt.Errorf("describe dashboards: %w", err)
+	}
+	return []File{{Name: PoolFile, Data: pool}, {Name: FleetFile, Data: fleet}, {Name: ReadmeFile, Data: doc}}, nil
+}
+
+// encode builds one dashboard and returns its JSON, indented and ending in
+// a newline.
+//
+//lint:ignore SA1019 file provisioning imports the v1 JSON model; see PoolDashboard.
+func encode(uid string, build func() (dashboard.Dashboard, error)) ([]byte, error) {
+	d, err := build()
+	if err != nil {
+		return nil, fmt.Errorf("build dashboard %s: %w", uid, err)
 	}
 	data, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("encode dashboard %s: %w", PoolUID, err)
+		return nil, fmt.Errorf("encode dashboard %s: %w", uid, err)
 	}
-	data = append(data, '\n')
-	doc, err := readme(data)
-	if err != nil {
-		return nil, fmt.Errorf("describe dashboard %s: %w", PoolUID, err)
-	}
-	return []File{{Name: PoolFile, Data: data}, {Name: ReadmeFile, Data: doc}}, nil
+	return append(data, '\n'), nil
 }
 
 //go:embed provisioning

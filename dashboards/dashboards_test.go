@@ -39,11 +39,34 @@ func generated(t *testing.T) map[string][]byte {
 // poolQueries are the queries of the generated pool dashboard.
 func poolQueries(t *testing.T) []dashboards.Query {
 	t.Helper()
-	qs, err := dashboards.Queries(generated(t)[dashboards.PoolFile])
+	return queriesOf(t, dashboards.PoolFile)
+}
+
+// fleetQueries are the queries of the generated fleet dashboard.
+func fleetQueries(t *testing.T) []dashboards.Query {
+	t.Helper()
+	return queriesOf(t, dashboards.FleetFile)
+}
+
+// queriesOf lists the queries of one generated dashboard.
+func queriesOf(t *testing.T, file string) []dashboards.Query {
+	t.Helper()
+	data, ok := generated(t)[file]
+	if !ok {
+		t.Fatalf("Generate wrote no %s", file)
+	}
+	qs, err := dashboards.Queries(data)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	return qs
+}
+
+// dashboardFiles are the generated dashboards with the datasource types
+// each must offer a variable for.
+var dashboardFiles = map[string][]string{
+	dashboards.PoolFile:  {dashboards.TypePrometheus, dashboards.TypeTempo, dashboards.TypePyroscope},
+	dashboards.FleetFile: {dashboards.TypePrometheus},
 }
 
 // firstDiff describes where two texts first differ, by line.
@@ -141,8 +164,16 @@ func TestPoolDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
 // dashboard never hard-codes a datasource uid: every uid in the JSON is
 // ${variable} for a datasource variable of the same plugin type.
 func TestPanelsReachDatasourcesOnlyThroughVariables(t *testing.T) {
+	for file, types := range dashboardFiles {
+		t.Run(file, func(t *testing.T) {
+			checkDatasourcesThroughVariables(t, generated(t)[file], types)
+		})
+	}
+}
+
+func checkDatasourcesThroughVariables(t *testing.T, data []byte, types []string) {
 	var d map[string]any
-	if err := json.Unmarshal(generated(t)[dashboards.PoolFile], &d); err != nil {
+	if err := json.Unmarshal(data, &d); err != nil {
 		t.Fatal(err)
 	}
 	dsVars := map[string]string{} // variable name → plugin type
@@ -152,7 +183,7 @@ func TestPanelsReachDatasourcesOnlyThroughVariables(t *testing.T) {
 			dsVars[v["name"].(string)] = v["query"].(string)
 		}
 	}
-	for _, typ := range []string{dashboards.TypePrometheus, dashboards.TypeTempo, dashboards.TypePyroscope} {
+	for _, typ := range types {
 		if !slices.Contains(slices.Collect(mapValues(dsVars)), typ) {
 			t.Errorf("no datasource variable of type %s", typ)
 		}
@@ -211,9 +242,13 @@ func TestQueriesUseOnlyTheVocabulary(t *testing.T) {
 		}
 	}
 	metrics[prom(spans.MetricConnectionCount)] = true
+	// The mcptrace Collector connector's counters (the fleet dashboard).
+	for _, m := range []string{spans.ConnectorMetricAcquires, spans.ConnectorMetricHandshakes, spans.ConnectorMetricExecutions, spans.ConnectorMetricRuleViolations, spans.ConnectorMetricTracesFinalized, spans.ConnectorMetricTracesCut, spans.ConnectorMetricTracesLateSpans} {
+		metrics[prom(m)+"_total"] = true
+	}
 	attrs := []string{spans.AttrPoolID, spans.AttrCacheKey, spans.AttrCacheHit, spans.AttrMissReason, spans.AttrConnectionState, spans.AttrEvictionReason, spans.AttrErrorType, spans.AttrGenAIToolName, spans.AttrMethodName}
 	labels := map[string]bool{"le": true}
-	for _, a := range attrs {
+	for _, a := range append(slices.Clone(attrs), spans.AttrMissCause, spans.AttrMultiSession, spans.AttrRuleID, spans.AttrRuleSeverity) {
 		labels[prom(a)] = true
 	}
 	metricRE := regexp.MustCompile(`([a-z_]+)\{`)
@@ -222,7 +257,7 @@ func TestQueriesUseOnlyTheVocabulary(t *testing.T) {
 	spanRE := regexp.MustCompile(`name = "([^"]+)"`)
 	attrRE := regexp.MustCompile(`span\.([a-z_.]+)`)
 	spanNames := map[string]bool{spans.SpanInvoke: true, spans.SpanAcquire: true, spans.SpanHandshake: true, spans.SpanCallTool: true}
-	for _, q := range poolQueries(t) {
+	for _, q := range append(poolQueries(t), fleetQueries(t)...) {
 		switch q.Datasource {
 		case dashboards.TypePrometheus:
 			for _, m := range metricRE.FindAllStringSubmatch(q.Expr, -1) {
@@ -352,5 +387,94 @@ func TestQueriesRejectsJSONThatIsNotADashboard(t *testing.T) {
 				t.Error("Queries succeeded, want an error")
 			}
 		})
+	}
+}
+
+// TestFleetDashboardHasThePanelsTheIssueAsksFor pins the "MCP pool fleet"
+// dashboard to issue 10: over the connector's metrics only (never the
+// pool's own), ratios of per-pool sums of counters (never averages of
+// ratios), and a panel for each measure the issue names.
+func TestFleetDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
+	prom := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
+	acquires := prom(spans.ConnectorMetricAcquires) + "_total"
+	byPanel := map[string][]dashboards.Query{}
+	for _, q := range fleetQueries(t) {
+		byPanel[q.Panel] = append(byPanel[q.Panel], q)
+		if q.Datasource != dashboards.TypePrometheus {
+			t.Errorf("panel %q queries %s, want Prometheus", q.Panel, q.Datasource)
+		}
+		for _, m := range regexp.MustCompile(`([a-z_]+)\{`).FindAllStringSubmatch(q.Expr, -1) {
+			if !strings.HasPrefix(m[1], "mcptrace_") {
+				t.Errorf("panel %q %s reads %s, not one of the connector's metrics", q.Panel, q.RefID, m[1])
+			}
+		}
+		if strings.Contains(q.Expr, "avg") {
+			t.Errorf("panel %q %s averages: ratios must be ratios of sums\n%s", q.Panel, q.RefID, q.Expr)
+		}
+	}
+	perPool := "sum by (" + prom(spans.AttrPoolID) + ") (rate(" + acquires + "{"
+	want := []struct {
+		panel    string
+		contains []string
+	}{
+		{dashboards.FleetPanelHitRate, []string{perPool, prom(spans.AttrCacheHit) + `="true"`, "1 - (" + perPool, prom(spans.AttrMissCause) + `="` + spans.MissCold + `"`}},
+		{dashboards.FleetPanelHitRateSince, []string{prom(spans.AttrCacheHit) + `="true"`, prom(spans.AttrMissCause) + `="` + spans.MissCold + `"`}},
+		{dashboards.FleetPanelMissesByCause, []string{"by (" + prom(spans.AttrPoolID) + ", " + prom(spans.AttrMissCause) + ")", prom(spans.AttrCacheHit) + `="false"`}},
+		{dashboards.FleetPanelMissesSince, []string{"by (" + prom(spans.AttrPoolID) + ", " + prom(spans.AttrMissCause) + ")"}},
+		{dashboards.FleetPanelUnexplained, []string{perPool, prom(spans.AttrMissCause) + `="` + spans.MissUnexplained + `"`}},
+		{dashboards.FleetPanelMultiSession, []string{prom(spans.ConnectorMetricExecutions), prom(spans.AttrMultiSession) + `="true"`}},
+		{dashboards.FleetPanelViolations, []string{prom(spans.ConnectorMetricRuleViolations), "by (" + prom(spans.AttrRuleID)}},
+		{dashboards.FleetPanelViolationsSince, []string{prom(spans.ConnectorMetricRuleViolations), "by (" + prom(spans.AttrRuleID)}},
+		{dashboards.FleetPanelConnectorTraces, []string{prom(spans.ConnectorMetricTracesFinalized), prom(spans.ConnectorMetricTracesCut), prom(spans.ConnectorMetricTracesLateSpans)}},
+		{dashboards.FleetPanelConnectorSummary, []string{prom(spans.ConnectorMetricTracesFinalized), prom(spans.ConnectorMetricTracesCut), prom(spans.ConnectorMetricTracesLateSpans)}},
+	}
+	for _, w := range want {
+		qs := byPanel[w.panel]
+		if len(qs) == 0 {
+			t.Errorf("no panel %q", w.panel)
+			continue
+		}
+		var all []string
+		for _, q := range qs {
+			all = append(all, q.Expr)
+		}
+		joined := strings.Join(all, "\n")
+		for _, c := range w.contains {
+			if !strings.Contains(joined, c) {
+				t.Errorf("panel %q has no query with %s:\n%s", w.panel, c, joined)
+			}
+		}
+	}
+
+	var d struct {
+		Templating struct {
+			List []struct {
+				Name     string `json:"name"`
+				Type     string `json:"type"`
+				Query    any    `json:"query"`
+				AllValue string `json:"allValue"`
+				Multi    bool   `json:"multi"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(generated(t)[dashboards.FleetFile], &d); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{}
+	for _, v := range d.Templating.List {
+		if v.Type == "query" {
+			vars[v.Name] = fmt.Sprint(v.Query)
+			if v.AllValue != dashboards.AllValue || !v.Multi {
+				t.Errorf("variable %s: allValue %q multi %v, want %q and multi", v.Name, v.AllValue, v.Multi, dashboards.AllValue)
+			}
+		}
+	}
+	for name, want := range map[string]string{
+		dashboards.VarPool: "label_values(" + acquires + ", " + prom(spans.AttrPoolID) + ")",
+		dashboards.VarRule: "label_values(" + prom(spans.ConnectorMetricRuleViolations) + "_total, " + prom(spans.AttrRuleID) + ")",
+	} {
+		if vars[name] != want {
+			t.Errorf("variable %s queries %q, want %q", name, vars[name], want)
+		}
 	}
 }

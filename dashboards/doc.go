@@ -3,7 +3,10 @@
 // name in them comes from the vocabulary in package spans and a rename there
 // cannot leave a dashboard silently empty.
 //
-// The generated JSON is committed next to this file (mcp-pool.json) for
+// Two dashboards: "MCP pool" (mcp-pool.json, the pool's own metrics, traces
+// and profiles) and "MCP pool fleet" (mcp-pool-fleet.json, the mcptrace
+// Collector connector's metrics summed across a fleet of collectors). The
+// generated JSON is committed next to this file for
 // Grafana's file provisioning; a test fails when it differs from what the
 // generator writes now. Regenerate with
 //
@@ -14,7 +17,8 @@
 // # Datasources
 //
 // Panels never name a datasource uid: each dashboard has datasource
-// variables (prometheus, tempo, pyroscope) that Grafana fills with a
+// variables (prometheus, tempo, pyroscope; the fleet dashboard only
+// prometheus) that Grafana fills with a
 // datasource of the right type, so the JSON imports into any Grafana. The
 // provisioning/ directory holds example datasource and dashboard provider
 // files; README.md describes every panel and the query behind it.

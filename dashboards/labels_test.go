@@ -51,22 +51,58 @@ func metricLabels(t *testing.T) map[string]map[string]bool {
 	return out
 }
 
+// connectorMetricLabels reads the metric contract table of
+// docs/collector.md (the mcptrace connector's counters): Prometheus name →
+// the labels it carries. A row reads
+// | `otel.name` (`prom_name_total`) | `attr.one`, `attr.two` (values) | status |,
+// or "none; what it counts" in the attribute cell.
+func connectorMetricLabels(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "collector.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z_.]+)` \\(`([a-z_]+)`\\) \\| ([^|]+) \\|")
+	paren := regexp.MustCompile(`\([^)]*\)`)
+	tick := regexp.MustCompile("`([a-z_.]+)`")
+	out := map[string]map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
+		if strings.ReplaceAll(m[1], ".", "_")+"_total" != m[2] {
+			t.Errorf("docs/collector.md: %s is exported as %s, want the _total counter name", m[1], m[2])
+		}
+		// "none; what it counts": the attributes are before the first ";".
+		cell, _, _ := strings.Cut(m[3], ";")
+		labels := map[string]bool{}
+		for _, l := range tick.FindAllStringSubmatch(paren.ReplaceAllString(cell, ""), -1) {
+			labels[strings.ReplaceAll(l[1], ".", "_")] = true
+		}
+		out[m[2]] = labels
+	}
+	if len(out) < 7 {
+		t.Fatalf("found %d metrics in docs/collector.md's contract table: the table or this parser changed", len(out))
+	}
+	return out
+}
+
 // TestPrometheusQueriesFilterOnlyOnLabelsTheirMetricCarries pins that a
 // panel never filters a metric on a label it does not carry: such a
 // selector matches nothing as soon as a concrete value is selected (the
 // cache key on the handshake, call, eviction and redial metrics).
 func TestPrometheusQueriesFilterOnlyOnLabelsTheirMetricCarries(t *testing.T) {
 	labels := metricLabels(t)
+	for m, l := range connectorMetricLabels(t) {
+		labels[m] = l
+	}
 	selector := regexp.MustCompile(`([a-z_]+)\{([^}]*)\}`)
 	matcher := regexp.MustCompile(`([a-z_]+)\s*(?:=~|!~|!=|=)\s*"`)
 	grouping := regexp.MustCompile(`by \(([a-z_, ]+)\)`)
 	checked := 0
-	for _, q := range poolQueries(t) {
+	for _, q := range append(poolQueries(t), fleetQueries(t)...) {
 		if q.Datasource != dashboards.TypePrometheus {
 			continue
 		}
 		used := map[string]bool{}
-		expr := strings.NewReplacer("${"+dashboards.VarPool+"}", "p", "${"+dashboards.VarKey+"}", "k").Replace(q.Expr)
+		expr := strings.NewReplacer("${"+dashboards.VarPool+"}", "p", "${"+dashboards.VarKey+"}", "k", "${"+dashboards.VarRule+"}", "r").Replace(q.Expr)
 		for _, s := range selector.FindAllStringSubmatch(expr, -1) {
 			carried, ok := labels[s[1]]
 			if !ok {
@@ -162,6 +198,11 @@ func TestReadmeLinksOnlyToFilesWrittenBesideIt(t *testing.T) {
 		}
 		if _, ok := gen[filepath.FromSlash(m[1])]; !ok {
 			t.Errorf("README links to %s, which `mcptrace dashboards --out DIR` does not write", m[1])
+		}
+	}
+	for _, file := range []string{dashboards.PoolFile, dashboards.FleetFile} {
+		if !strings.Contains(string(gen[dashboards.ReadmeFile]), "]("+file+")") {
+			t.Errorf("README does not link to %s", file)
 		}
 	}
 }

@@ -1,25 +1,20 @@
 package dashboards_test
 
 // A real Prometheus in the tests: the Debian prometheus binary scrapes the
-// live demo workload every second, then every Prometheus query of every
-// dashboard panel runs against its HTTP API and must parse and return data.
+// live demo workload every second, then every Prometheus query of the "MCP
+// pool" dashboard runs against its HTTP API and must parse and return data.
+// The "MCP pool fleet" dashboard reads the Collector connector's metrics: its
+// queries run the same way in the collector module (collector/fleetdash),
+// where the connector lives.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,34 +22,13 @@ import (
 
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
+	"github.com/mcptrace/mcptrace/internal/promtest"
 	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
-
-// prometheusBinary is where Debian's prometheus package installs the server.
-const prometheusBinary = "/usr/bin/prometheus"
 
 // rateWindow replaces $__rate_interval: with a 1s scrape interval, 5s holds
 // enough samples for rate().
 const rateWindow = "5s"
-
-// findPrometheus returns the Prometheus binary, or skips the test with how to
-// install it; under CI (CI=true) a missing binary fails instead, since
-// .ci/run installs it.
-func findPrometheus(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(prometheusBinary); err == nil {
-		return prometheusBinary
-	}
-	if p, err := exec.LookPath("prometheus"); err == nil {
-		return p
-	}
-	msg := "no Prometheus server binary (" + prometheusBinary + "): install it with `apt-get install prometheus` to run the dashboards' queries against real data"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; CI must install it (.ci/run)")
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // selection is a value of the pool and key variables: All (.*) or one
 // concrete pool and key, as a user picks them in Grafana.
@@ -92,7 +66,7 @@ func substitute(expr string, sel selection) string {
 // and key variables to look at one key.
 func concreteSelections(ctx context.Context, base string) ([]selection, error) {
 	expr := "topk by (plugin_mcp_pool_id) (1, sum by (plugin_mcp_pool_id, plugin_mcp_cache_key) (mcp_pool_acquires_total))"
-	code, body, err := get(ctx, base+"/api/v1/query?query="+url.QueryEscape(expr))
+	code, body, err := promtest.Get(ctx, base+"/api/v1/query?query="+url.QueryEscape(expr))
 	if err != nil {
 		return nil, err
 	}
@@ -117,143 +91,8 @@ func concreteSelections(ctx context.Context, base string) ([]selection, error) {
 	return out, nil
 }
 
-// freePort returns a port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output for error messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startPrometheus runs Prometheus on 127.0.0.1 scraping target every second,
-// with its storage in a temporary directory, and kills it when the test ends.
-// It returns the API's base URL and the process's output.
-func startPrometheus(t *testing.T, bin, target string) (string, *lockedBuffer) {
-	t.Helper()
-	dir := t.TempDir()
-	config := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: mcptrace
-    metrics_path: %s
-    static_configs:
-      - targets: [%q]
-`, telemetry.MetricsPath, target)
-	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	out := &lockedBuffer{}
-	cmd := exec.Command(bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--log.level=warn",
-	)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	base := "http://" + addr
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		if code, _, err := get(ctx, base+"/-/ready"); err == nil && code == http.StatusOK {
-			return base, out
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("prometheus exited before it was ready: %v\n%s", err, out)
-		case <-ctx.Done():
-			t.Fatalf("prometheus not ready on %s after 30s\n%s", addr, out)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// get fetches url and returns the status code and body.
-func get(ctx context.Context, u string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
-}
-
-// errBadQuery marks a query Prometheus refuses: retrying cannot help.
-var errBadQuery = errors.New("query rejected")
-
-// instantQuery runs expr at the current time and returns how many series it
-// returned.
-func instantQuery(ctx context.Context, base, expr string) (int, error) {
-	code, body, err := get(ctx, base+"/api/v1/query?query="+url.QueryEscape(expr))
-	if err != nil {
-		return 0, err
-	}
-	var r struct {
-		Status    string `json:"status"`
-		ErrorType string `json:"errorType"`
-		Error     string `json:"error"`
-		Data      struct {
-			ResultType string            `json:"resultType"`
-			Result     []json.RawMessage `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, fmt.Errorf("status %d, undecodable answer %q: %w", code, body, err)
-	}
-	if r.Status != "success" {
-		if r.ErrorType == "bad_data" {
-			return 0, fmt.Errorf("%w: %s: %s", errBadQuery, r.ErrorType, r.Error)
-		}
-		return 0, fmt.Errorf("%s: %s", r.ErrorType, r.Error)
-	}
-	if r.Data.ResultType == "scalar" {
-		return 1, nil
-	}
-	return len(r.Data.Result), nil
-}
-
 func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
-	bin := findPrometheus(t)
+	bin := promtest.Find(t)
 
 	// The live demo workload, in process, exporting on 127.0.0.1.
 	exp, err := telemetry.NewPrometheusExporter()
@@ -283,7 +122,8 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 		}
 	}()
 
-	base, promLog := startPrometheus(t, bin, metricsSrv.Addr())
+	prom := promtest.Start(t, bin, metricsSrv.Addr(), telemetry.MetricsPath)
+	base := prom.Base
 
 	var queries []dashboards.Query
 	for _, q := range poolQueries(t) {
@@ -333,8 +173,9 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 			}
 			ok := false
 			for _, sel := range try {
-				n, err := instantQuery(deadline, base, substitute(c.q.Expr, sel))
-				if errors.Is(err, errBadQuery) {
+				samples, err := prom.Query(deadline, substitute(c.q.Expr, sel))
+				n := len(samples)
+				if errors.Is(err, promtest.ErrBadQuery) {
 					t.Errorf("panel %q query %s does not parse with %s: %v\n%s", c.q.Panel, c.q.RefID, sel, err, substitute(c.q.Expr, sel))
 					ok = true
 					break
@@ -363,8 +204,8 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 				}
 				t.Errorf("panel %q query %s returned no series %s after 60s (last error: %v, %v):\n%s", c.q.Panel, c.q.RefID, what, lastErr[id(c)], lastErr["selections"], c.q.Expr)
 			}
-			_, body, _ := get(context.Background(), base+"/api/v1/targets")
-			t.Logf("prometheus targets: %s\nprometheus log:\n%s", body, promLog)
+			_, body, _ := promtest.Get(context.Background(), base+"/api/v1/targets")
+			t.Logf("prometheus targets: %s\nprometheus log:\n%s", body, prom.Log())
 			return
 		case <-time.After(500 * time.Millisecond):
 		}

@@ -271,3 +271,52 @@ const (
 
 // Instrumentation scope of the pool's tracer and meter.
 const ScopeName = "github.com/mcptrace/mcptrace/pool"
+
+// Metric names of the mcptrace Collector connector
+// (collector/mcptraceconnector): the analyzer's measures counted in-stream,
+// per finalized trace, as cumulative counters. They are a contract (the "MCP
+// pool fleet" dashboard and users' alerts depend on them) and differ from the
+// pool's own Metric* names on purpose: the pool records what it saw, the
+// connector what the analyzer attributes from whole traces. The Prometheus
+// exporter turns dots into underscores and adds _total
+// (mcptrace.pool.acquires → mcptrace_pool_acquires_total).
+const (
+	// ConnectorMetricAcquires counts acquires by AttrPoolID, AttrCacheHit
+	// and, on misses, AttrMissCause.
+	ConnectorMetricAcquires = "mcptrace.pool.acquires"
+	// ConnectorMetricHandshakes counts handshakes by AttrPoolID.
+	ConnectorMetricHandshakes = "mcptrace.pool.handshakes"
+	// ConnectorMetricExecutions counts executions by AttrPoolID and
+	// AttrMultiSession.
+	ConnectorMetricExecutions = "mcptrace.executions"
+	// ConnectorMetricRuleViolations counts rule violations by AttrRuleID and
+	// AttrRuleSeverity.
+	ConnectorMetricRuleViolations = "mcptrace.rule.violations"
+	// ConnectorMetricTracesFinalized counts traces finalized for any
+	// reason, cut ones included. No attributes.
+	ConnectorMetricTracesFinalized = "mcptrace.traces.finalized"
+	// ConnectorMetricTracesLateSpans counts spans that arrived after their
+	// trace was finalized; they are not analysed. No attributes.
+	ConnectorMetricTracesLateSpans = "mcptrace.traces.late_spans"
+	// ConnectorMetricTracesCut counts traces finalized early by the
+	// connector's max_open_traces. No attributes.
+	ConnectorMetricTracesCut = "mcptrace.traces.cut"
+)
+
+// Attribute keys of the connector's metrics and log records (besides
+// AttrPoolID and AttrCacheHit, which keep the pool's spelling).
+const (
+	// AttrMissCause is the analyzer's attribution of a miss (MissReasons);
+	// absent on hits.
+	AttrMissCause = "mcptrace.miss.cause"
+	// AttrMultiSession is true when an execution used more than one session.
+	AttrMultiSession = "mcptrace.execution.multi_session"
+	// AttrRuleID names a rule of mcptrace.yaml or a built-in rule.
+	AttrRuleID = "mcptrace.rule.id"
+	// AttrRuleSeverity is a rule's severity: error or warning.
+	AttrRuleSeverity = "mcptrace.rule.severity"
+	// AttrFinding is the finding text on a violation's log record.
+	AttrFinding = "mcptrace.finding"
+	// AttrTraceQL is the TraceQL query that finds a violation in Tempo.
+	AttrTraceQL = "mcptrace.traceql"
+)

@@ -22,16 +22,21 @@ func newDashboardsCmd() *cobra.Command {
 	var f dashboardsFlags
 	cmd := &cobra.Command{
 		Use:   "dashboards",
-		Short: "Write the Grafana dashboards for the pool's metrics, traces and profiles",
+		Short: "Write the Grafana dashboards for the pool's metrics, traces and profiles and the connector's fleet metrics",
 		Long: `dashboards writes mcptrace's Grafana dashboards, generated from Go code, into a
-directory: mcp-pool.json (the "MCP pool" dashboard) and README.md, which
-describes every panel and the query behind it.
+directory: mcp-pool.json (the "MCP pool" dashboard), mcp-pool-fleet.json (the
+"MCP pool fleet" dashboard) and README.md, which describes every panel and the
+query behind it.
 
 The "MCP pool" dashboard reads the pool's Prometheus metrics (hit rate against
 the cold-start ceiling, misses by reason, acquire, handshake and call latency,
 sessions, evictions, redials and failures, per pool and key), Tempo traces
 (unexplained misses, executions that used more than one session) and
-Pyroscope profiles (CPU split into handshake and call). Panels reach their
+Pyroscope profiles (CPU split into handshake and call). The "MCP pool fleet"
+dashboard reads the metrics of the mcptrace Collector connector, summed across
+every collector of a fleet: hit rate against the cold-start floor per pool,
+misses by cause, unexplained misses, executions on more than one session, rule
+violations by rule, and finalized, cut and late traces. Panels reach their
 datasources only through datasource variables, so the JSON imports into any
 Grafana.
 

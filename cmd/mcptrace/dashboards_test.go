@@ -17,7 +17,7 @@ func TestDashboardsWritesTheCommittedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{dashboards.PoolFile, dashboards.ReadmeFile} {
+	for _, name := range []string{dashboards.PoolFile, dashboards.FleetFile, dashboards.ReadmeFile} {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("%s not written: %v", name, err)

@@ -2,29 +2,31 @@ package mcptraceconnector
 
 import "github.com/mcptrace/mcptrace/spans"
 
-// The connector's output contract (issue 10). Dashboards and users' alerts
-// depend on these names: change them only with a migration note. The
+// The connector's output contract (issue 10), spelled once in package spans
+// (the vocabulary, which the dashboards generator reads too). Dashboards and
+// users' alerts depend on these names: change them only with a migration
+// note. The
 // Prometheus exporter turns dots into underscores and adds _total to
 // counters (mcptrace.pool.acquires → mcptrace_pool_acquires_total).
 const (
 	// MetricAcquires counts acquires by AttrPoolID, AttrCacheHit and, on
 	// misses, AttrMissCause.
-	MetricAcquires = "mcptrace.pool.acquires"
+	MetricAcquires = spans.ConnectorMetricAcquires
 	// MetricHandshakes counts handshakes by AttrPoolID.
-	MetricHandshakes = "mcptrace.pool.handshakes"
+	MetricHandshakes = spans.ConnectorMetricHandshakes
 	// MetricExecutions counts executions by AttrPoolID and AttrMultiSession.
-	MetricExecutions = "mcptrace.executions"
+	MetricExecutions = spans.ConnectorMetricExecutions
 	// MetricRuleViolations counts rule violations by AttrRuleID and
 	// AttrRuleSeverity.
-	MetricRuleViolations = "mcptrace.rule.violations"
+	MetricRuleViolations = spans.ConnectorMetricRuleViolations
 	// MetricTracesFinalized counts traces finalized for any reason, cut
 	// ones included.
-	MetricTracesFinalized = "mcptrace.traces.finalized"
+	MetricTracesFinalized = spans.ConnectorMetricTracesFinalized
 	// MetricTracesLateSpans counts spans that arrived after their trace was
 	// finalized; they are not analysed.
-	MetricTracesLateSpans = "mcptrace.traces.late_spans"
+	MetricTracesLateSpans = spans.ConnectorMetricTracesLateSpans
 	// MetricTracesCut counts traces finalized early by max_open_traces.
-	MetricTracesCut = "mcptrace.traces.cut"
+	MetricTracesCut = spans.ConnectorMetricTracesCut
 )
 
 // Attribute keys of the metrics and log records. No trace, span or session
@@ -36,15 +38,15 @@ const (
 	// AttrCacheHit is true when the acquire reused an idle session.
 	AttrCacheHit = spans.AttrCacheHit
 	// AttrMissCause is the analyzer's attribution of a miss; absent on hits.
-	AttrMissCause = "mcptrace.miss.cause"
+	AttrMissCause = spans.AttrMissCause
 	// AttrMultiSession is true when an execution used more than one session.
-	AttrMultiSession = "mcptrace.execution.multi_session"
+	AttrMultiSession = spans.AttrMultiSession
 	// AttrRuleID names a rule.
-	AttrRuleID = "mcptrace.rule.id"
+	AttrRuleID = spans.AttrRuleID
 	// AttrRuleSeverity is the rule's severity: error or warning.
-	AttrRuleSeverity = "mcptrace.rule.severity"
+	AttrRuleSeverity = spans.AttrRuleSeverity
 	// AttrFinding is the finding text on a violation's log record.
-	AttrFinding = "mcptrace.finding"
+	AttrFinding = spans.AttrFinding
 	// AttrTraceQL is the TraceQL query that finds a violation in Tempo.
-	AttrTraceQL = "mcptrace.traceql"
+	AttrTraceQL = spans.AttrTraceQL
 )

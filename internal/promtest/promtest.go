@@ -1,0 +1,248 @@
+// Package promtest runs a real Prometheus server in tests: the Debian
+// prometheus binary on 127.0.0.1, scraping one target every second, and
+// instant queries against its HTTP API. The dashboards' query tests use it
+// (the pool dashboard in package dashboards, the fleet dashboard in the
+// collector module), so both run their queries on the same real server.
+package promtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Binary is where Debian's prometheus package installs the server.
+const Binary = "/usr/bin/prometheus"
+
+// Find returns the Prometheus binary, or skips the test with how to install
+// it; under CI (CI=true) a missing binary fails instead, since .ci/run
+// installs it.
+func Find(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat(Binary); err == nil {
+		return Binary
+	}
+	if p, err := exec.LookPath("prometheus"); err == nil {
+		return p
+	}
+	msg := "no Prometheus server binary (" + Binary + "): install it with `apt-get install prometheus` to run the dashboards' queries against real data"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + "; CI must install it (.ci/run)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// FreePort returns a port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// lockedBuffer collects a process's output for error messages.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Server is a running Prometheus: Base is its API's base URL.
+type Server struct {
+	Base string
+	out  *lockedBuffer
+}
+
+// Log returns what the server printed so far, for failure messages.
+func (s *Server) Log() string { return s.out.String() }
+
+// Start runs Prometheus on 127.0.0.1 scraping target (host:port) at
+// metricsPath every second, with its storage in a temporary directory, and
+// kills it when the test ends. It returns once the server is ready, and
+// fails the test when the server exits or is not ready within 30 s.
+func Start(t testing.TB, bin, target, metricsPath string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	config := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: mcptrace
+    metrics_path: %s
+    static_configs:
+      - targets: [%q]
+`, metricsPath, target)
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+	out := &lockedBuffer{}
+	cmd := exec.Command(bin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr,
+		"--log.level=warn",
+	)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	s := &Server{Base: "http://" + addr, out: out}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if code, _, err := Get(ctx, s.Base+"/-/ready"); err == nil && code == http.StatusOK {
+			return s
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("prometheus exited before it was ready: %v\n%s", err, out)
+		case <-ctx.Done():
+			t.Fatalf("prometheus not ready on %s after 30s\n%s", addr, out)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Get fetches u and returns the status code and body.
+func Get(ctx context.Context, u string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// ErrBadQuery marks a query Prometheus refuses (bad_data: it does not
+// parse or cannot be evaluated): retrying cannot help.
+var ErrBadQuery = errors.New("query rejected")
+
+// Sample is one series of an instant query's answer: its labels and value
+// (a scalar answer is one sample without labels).
+type Sample struct {
+	Metric map[string]string
+	Value  float64
+}
+
+// Query runs expr at the current time and returns the series it returned.
+// A query Prometheus rejects returns an error wrapping ErrBadQuery.
+func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
+	return s.QueryAt(ctx, expr, time.Time{})
+}
+
+// QueryAt runs expr evaluated at instant at (the current time when at is
+// zero), so that several queries see the same range windows.
+func (s *Server) QueryAt(ctx context.Context, expr string, at time.Time) ([]Sample, error) {
+	u := s.Base + "/api/v1/query?query=" + url.QueryEscape(expr)
+	if !at.IsZero() {
+		u += "&time=" + strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
+	}
+	code, body, err := Get(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Status    string `json:"status"`
+		ErrorType string `json:"errorType"`
+		Error     string `json:"error"`
+		Data      struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("status %d, undecodable answer %q: %w", code, body, err)
+	}
+	if r.Status != "success" {
+		if r.ErrorType == "bad_data" {
+			return nil, fmt.Errorf("%w: %s: %s", ErrBadQuery, r.ErrorType, r.Error)
+		}
+		return nil, fmt.Errorf("%s: %s", r.ErrorType, r.Error)
+	}
+	switch r.Data.ResultType {
+	case "scalar":
+		var v [2]any
+		if err := json.Unmarshal(r.Data.Result, &v); err != nil {
+			return nil, fmt.Errorf("scalar answer %s: %w", r.Data.Result, err)
+		}
+		f, err := value(v[1])
+		return []Sample{{Value: f}}, err
+	case "vector":
+		var vs []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		}
+		if err := json.Unmarshal(r.Data.Result, &vs); err != nil {
+			return nil, fmt.Errorf("vector answer %s: %w", r.Data.Result, err)
+		}
+		out := make([]Sample, 0, len(vs))
+		for _, x := range vs {
+			f, err := value(x.Value[1])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Sample{Metric: x.Metric, Value: f})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("answer of type %q, want a vector or a scalar: %s", r.Data.ResultType, r.Data.Result)
+}
+
+// value decodes a sample value, which the API sends as a string ("NaN",
+// "+Inf" included).
+func value(v any) (float64, error) {
+	s, ok := v.(string)
+	if !ok {
+		return math.NaN(), fmt.Errorf("sample value %v is not a string", v)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("sample value %q: %w", s, err)
+	}
+	return f, nil
+}
