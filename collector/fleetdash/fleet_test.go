@@ -43,7 +43,9 @@ var (
 func promLabel(attr string) string { return strings.ReplaceAll(attr, ".", "_") }
 
 // maxOpenTraces is small, so that feeding a round of traces at once cuts
-// most of them (the cut counter gets data).
+// most of them (the cut counter gets data). The connector holds even
+// complete traces for this (hold_complete): by default a trace whose root
+// has arrived is finalized at once and never waits to be cut.
 const maxOpenTraces = 16
 
 // workload is one round of traces: every scenario of internal/tracegen
@@ -373,6 +375,7 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 	cfg := connFactory.CreateDefaultConfig().(*mcptraceconnector.Config)
 	cfg.Wait = 200 * time.Millisecond
 	cfg.MaxOpenTraces = maxOpenTraces
+	cfg.HoldComplete = true
 	cfg.Profile = string(analyze.ProfileDefault)
 	conn, err := connFactory.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(connFactory.Type()), cfg, next)
 	if err != nil {
