@@ -51,14 +51,14 @@ type topology struct {
 	router     *proc
 	routerAddr string
 	prom       *prometheus
-	lifetimes  int
+	lifetimes  map[int]int // processes started per backend
 }
 
 // startTopology starts both backends, the router in front of them and a
 // Prometheus scraping both backends every second.
 func startTopology(t *testing.T, bins binaries) *topology {
 	t.Helper()
-	top := &topology{t: t, bins: bins, dir: t.TempDir()}
+	top := &topology{t: t, bins: bins, dir: t.TempDir(), lifetimes: map[int]int{}}
 	for i := range top.backends {
 		top.backends[i] = &backend{n: i + 1, otlpPort: freePort(t), promPort: freePort(t), telPort: freePort(t)}
 		top.startBackend(top.backends[i])
@@ -112,9 +112,9 @@ func startTopology(t *testing.T, bins binaries) *topology {
 func (top *topology) startBackend(b *backend) {
 	t := top.t
 	t.Helper()
-	top.lifetimes++
+	top.lifetimes[b.n]++
 	b.capture = startCapture(t)
-	b.run = fmt.Sprintf("b%d-life%d", b.n, top.lifetimes)
+	b.run = fmt.Sprintf("b%d-life%d", b.n, top.lifetimes[b.n])
 	overlay := fmt.Sprintf(`connectors:
   mcptrace:
     wait: 2s
