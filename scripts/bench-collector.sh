@@ -168,7 +168,7 @@ for r in $(seq "$ROUNDS"); do
 	c=$(jq '.finalized_spans_per_s | floor' "$tmp/conn.json")
 	ca=$(jq '.accepted_spans_per_s | floor' "$tmp/conn.json")
 	d=$(jq '.accepted_spans_per_s | floor' "$tmp/dbg.json")
-	spt=$(jq '.spans_per_trace' "$tmp/conn.json")
+	spt=$(jq '.spans_per_trace * 100 | round / 100' "$tmp/conn.json")
 	echo "$c" >>"$tmp/conn"
 	echo "$ca" >>"$tmp/conn_acc"
 	echo "$d" >>"$tmp/dbg"
