@@ -332,6 +332,12 @@ func promFigures(prom *prometheus) (map[string]figures, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(samples) == 0 {
+			// Every one of these exists once the backends finalized the
+			// workload (late and cut are sent at start, as zeros): a name
+			// that matches nothing must not read as zero.
+			return nil, fmt.Errorf("no %s series in Prometheus", q.metric)
+		}
 		for _, s := range samples {
 			run := s.labels[runLabel]
 			if run == "" {
