@@ -84,9 +84,19 @@ var rules = []rule{
 	{
 		name:      "the Collector connector imports only analyze and spans of ours",
 		dir:       "collector",
-		patterns:  []string{"./..."},
+		patterns:  []string{"./mcptraceconnector/..."},
 		forbidden: []string{module + "/pool", module + "/spans/telemetry"},
 		ours:      []string{module + "/collector/...", module + "/analyze/...", module + "/spans"},
+	},
+	{
+		// The end-to-end test's load generator (collector/scaleout/otlpload)
+		// sends internal/tracegen's workload; it is a bench tool, never in a
+		// distribution, so it may use the generators but still not the pool.
+		name:      "the collector module's tools import no pool and no SDK setup",
+		dir:       "collector",
+		patterns:  []string{"./..."},
+		forbidden: []string{module + "/pool", module + "/spans/telemetry"},
+		ours:      []string{module + "/collector/...", module + "/analyze/...", module + "/spans", module + "/internal/tracegen"},
 	},
 }
 
