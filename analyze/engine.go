@@ -356,6 +356,8 @@ type shard struct {
 	done chan struct{}
 	x    *Index
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
+	// small holds the traces being finalized (scratch).
+	small *Index
 
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
@@ -394,7 +396,7 @@ func (s *shard) run() {
 			if m.final {
 				s.flush()
 			}
-			s.x = nil
+			s.x, s.small = nil, nil
 			s.mem.Store(0)
 			continue
 		case m.hasTD:
@@ -516,7 +518,7 @@ func (s *shard) scan() {
 // finalize observes the selected traces from a copy and marks them dead;
 // the open index is compacted once dead spans pass half of it.
 func (s *shard) finalize(sel []bool, low int64) {
-	small := NewIndex(s.e.cfg.IndexOptions())
+	small := s.scratch()
 	_, copied := copyTraces(small, s.x, sel)
 	o, err := observe(small, s.e.cfg)
 	s.e.merge(s.id, o, low, err)
@@ -530,6 +532,18 @@ func (s *shard) finalize(sel []bool, low int64) {
 	if s.deadSpans > int(s.x.nspans)/2 {
 		s.compact()
 	}
+}
+
+// scratch returns the shard's index for the traces it finalizes, emptied:
+// one index reset each time (Index.reset) rather than a fresh one, whose
+// chunks and maps would be allocated and cleared again for every few
+// hundred traces. An observation keeps nothing of it once merged.
+func (s *shard) scratch() *Index {
+	if s.small == nil {
+		s.small = NewIndex(s.e.cfg.IndexOptions())
+	}
+	s.small.reset()
+	return s.small
 }
 
 // compact copies the open traces into a new index and drops the old one.
@@ -587,7 +601,7 @@ func (s *shard) flush() {
 	for t := range sel {
 		sel[t] = !s.dead[t]
 	}
-	small := NewIndex(s.e.cfg.IndexOptions())
+	small := s.scratch()
 	copyTraces(small, s.x, sel)
 	o, err := observe(small, s.e.cfg)
 	if o != nil {

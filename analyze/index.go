@@ -137,6 +137,9 @@ type Index struct {
 	spans  [][]span
 	nspans int32
 	attrs  [][]attr // a span's attributes never straddle two chunks
+	// Chunks a reset emptied, taken again before new ones are allocated.
+	spareSpans [][]span
+	spareAttrs [][]attr
 
 	// order lists the distinct spans grouped by trace, by span id within a
 	// trace; each trace's range in it is traceRec.first and n.
@@ -153,6 +156,10 @@ type Index struct {
 	resIdx   map[string]int32
 
 	keyBuf []byte // scratch space for resource keys
+	// reused marks an index that is reset and filled again and again (an
+	// engine shard's finalizations): finish keeps its lookup maps and its
+	// order's memory for the next round instead of dropping them.
+	reused bool
 
 	dirty      bool // spans added since the last finish
 	duplicates int  // spans left out as copies of an indexed one, dropped ones included
@@ -188,8 +195,16 @@ type internedVal struct {
 // kept keys (unusual) go through the keyID map.
 const maxKeyLen = 63
 
-// recentSlots is the size of the duplicate cache (1 MiB).
-const recentSlots = 1 << 16
+// recentSlots is the size of the duplicate cache (64 KiB): small enough to
+// stay in a core's cache, since every span probes it at a random slot (a
+// 1 MiB table cost a cache miss per span, 7% of `mcptrace analyze`). It
+// catches the copies of a span that repeat within a few thousand spans (a
+// line sent again, an exporter's retry); copies further apart are left out
+// by finish, at the memory of one span record each until then.
+const (
+	recentBits  = 12
+	recentSlots = 1 << recentBits
+)
 
 // recentSpan is one slot of the duplicate cache; trace is stored plus one
 // so the zero slot matches nothing.
@@ -205,7 +220,7 @@ func (x *Index) isRecentCopy(trace int32, id uint64) bool {
 		x.recent = new([recentSlots]recentSpan)
 	}
 	h := (id ^ uint64(trace)*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd
-	slot := &x.recent[h>>(64-16)]
+	slot := &x.recent[h>>(64-recentBits)]
 	if slot.id == id && slot.trace == trace+1 {
 		x.dropped++
 		x.dirty = true // Duplicates changed
@@ -439,10 +454,7 @@ func (x *Index) newSpan(start, end int64, sid, pid pcommon.SpanID, trace int32, 
 	if x.nspans == math.MaxInt32 {
 		return span{}, false // 2 billion spans: beyond what an int32 index can number
 	}
-	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
-		x.attrs = append(x.attrs, make([]attr, 0, attrChunk))
-	}
-	ci := len(x.attrs) - 1
+	ci := x.attrRoom()
 	s := span{
 		start:    start,
 		end:      end,
@@ -473,6 +485,22 @@ func (x *Index) keepSpanAttr(s *span, k string) (uint16, bool) {
 	return id, true
 }
 
+// attrRoom makes room for a span's attributes at the end of the attribute
+// table's last chunk, starting a chunk (a spare one when reset left some)
+// when it has not maxSpanAttrs left, and returns that chunk's index.
+func (x *Index) attrRoom() int {
+	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
+		var c []attr
+		if k := len(x.spareAttrs); k > 0 {
+			c, x.spareAttrs = x.spareAttrs[k-1], x.spareAttrs[:k-1]
+		} else {
+			c = make([]attr, 0, attrChunk)
+		}
+		x.attrs = append(x.attrs, c)
+	}
+	return len(x.attrs) - 1
+}
+
 // putSpanAttr adds an attribute to s, the span newSpan started last.
 func (x *Index) putSpanAttr(s *span, key uint16, val int32) {
 	ci := s.attrs >> attrChunkBits
@@ -483,7 +511,13 @@ func (x *Index) putSpanAttr(s *span, key uint16, val int32) {
 // appendSpan stores the span newSpan started.
 func (x *Index) appendSpan(s span) {
 	if n := len(x.spans); n == 0 || len(x.spans[n-1]) == cap(x.spans[n-1]) {
-		x.spans = append(x.spans, make([]span, 0, spanChunk))
+		var c []span
+		if k := len(x.spareSpans); k > 0 {
+			c, x.spareSpans = x.spareSpans[k-1], x.spareSpans[:k-1]
+		} else {
+			c = make([]span, 0, spanChunk)
+		}
+		x.spans = append(x.spans, c)
 	}
 	x.spans[len(x.spans)-1] = append(x.spans[len(x.spans)-1], s)
 	x.nspans++
@@ -700,7 +734,12 @@ func (x *Index) finish() {
 	for t := range nt {
 		offsets[t+1] += offsets[t]
 	}
-	order := make([]int32, x.nspans)
+	var order []int32
+	if x.reused && cap(x.order) >= int(x.nspans) {
+		order = x.order[:x.nspans]
+	} else {
+		order = make([]int32, x.nspans)
+	}
 	next := slices.Clone(offsets[:nt])
 	var i int32
 	for _, c := range x.spans {
@@ -733,14 +772,59 @@ func (x *Index) finish() {
 		}
 		x.traces[t].first, x.traces[t].n = first, int32(len(kept))-first
 	}
-	x.order = slices.Clip(kept)
+	x.order = kept
+	if !x.reused {
+		x.order = slices.Clip(kept)
+	}
 	x.linkParents()
 
 	// The lookup maps cost more than the tables; the next Add rebuilds them.
-	// So does the duplicate cache (a MiB): a copy arriving after a query
+	// So does the duplicate cache (64 KiB): a copy arriving after a query
 	// is still left out here, by the sort.
-	x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
-	x.recent = nil
+	if !x.reused {
+		x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
+		x.recent = nil
+	}
+}
+
+// reset empties x for another round with the same options, keeping the
+// memory it grew: its span and attribute chunks (as spares), its tables and
+// its lookup maps. Filling a fresh index each time instead costs a
+// megabyte of chunks to clear and the maps to grow again, per round. It
+// marks x reused (see the field).
+func (x *Index) reset() {
+	x.reused = true
+	for _, c := range x.spans {
+		x.spareSpans = append(x.spareSpans, c[:0])
+	}
+	for _, c := range x.attrs {
+		x.spareAttrs = append(x.spareAttrs, c[:0])
+	}
+	clear(x.spans)
+	clear(x.attrs)
+	x.spans, x.attrs, x.nspans = x.spans[:0], x.attrs[:0], 0
+	for i := range x.lastVal {
+		x.lastVal[i] = internedVal{id: -1}
+	}
+	clear(x.names)
+	clear(x.vals[2:]) // NewIndex's "false" and "true" stay
+	x.names, x.vals = x.names[:0], x.vals[:2]
+	x.order, x.traces = x.order[:0], x.traces[:0]
+	x.resources, x.resAttrs = x.resources[:0], x.resAttrs[:0]
+	if x.nameIdx != nil {
+		clear(x.nameIdx)
+		clear(x.valIdx)
+		clear(x.traceIdx)
+		clear(x.resIdx)
+		for i, v := range x.vals {
+			x.valIdx[v] = int32(i)
+		}
+	}
+	if x.recent != nil {
+		*x.recent = [recentSlots]recentSpan{}
+	}
+	x.dirty, x.duplicates, x.dropped, x.strBytes = false, 0, 0, 0
+	x.fastBatches, x.incomplete, x.layout, x.inputs = 0, 0, nil, nil
 }
 
 // linkParents resolves every parent id to a span index within its trace and

@@ -32,10 +32,7 @@ func copyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
 				resIdx[s.res] = r
 			}
 			attrs := src.attrsOf(&s)
-			if n := len(dst.attrs); n == 0 || cap(dst.attrs[n-1])-len(dst.attrs[n-1]) < maxSpanAttrs {
-				dst.attrs = append(dst.attrs, make([]attr, 0, attrChunk))
-			}
-			ci := len(dst.attrs) - 1
+			ci := dst.attrRoom()
 			s.trace, s.res = t, r
 			s.name = dst.internName(src.names[s.name])
 			s.attrs = int32(ci<<attrChunkBits | len(dst.attrs[ci]))

@@ -1,12 +1,15 @@
 package analyze
 
 import (
+	"context"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -207,4 +210,38 @@ func allAttrs(idx *Index) []attr {
 		out = append(out, idx.attrsOf(idx.sp(i))...)
 	}
 	return out
+}
+
+// TestResetIndexAnalyzesLikeAFreshOne pins Index.reset, which an engine
+// shard's finalizations reuse one index through: an index reset after
+// each dump (in every encoding; scenarios share trace ids, so stale lookup
+// entries would show) reports on the next dump exactly as a fresh index
+// does, and keeps its chunks for it.
+func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
+	reused := NewIndex(IndexOptions{})
+	for round, path := range append(goldenDumps(t), goldenDumps(t)...) {
+		fresh, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Analyze(fresh, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused.reset()
+		if _, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true, Keep: IndexOptions{}.keep()}, reused); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Analyze(reused, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Inputs, got.Inputs = nil, nil
+		if g, w := renderString(t, got, RenderJSON), renderString(t, want, RenderJSON); g != w {
+			t.Fatalf("round %d, %s: the reset index reports\n%s\nwant\n%s", round, filepath.Base(path), g, w)
+		}
+		if round > 0 && len(reused.spans)+len(reused.spareSpans) == 0 {
+			t.Fatalf("round %d: the reset index kept no span chunk", round)
+		}
+	}
 }

@@ -126,17 +126,43 @@ func (x *Index) nearestAncestors(ok func(int32) bool) []int32 {
 }
 
 // inheritedValues returns, per span index, the value of span attribute key
-// on the span or on its nearest ancestor that has it, -1 when none.
+// on the span or on its nearest ancestor that has it, -1 when none (-2 for
+// a duplicate copy, never read). It walks up from each span only as far as
+// the first span already resolved and resolves the whole path on the way
+// back, so every span is resolved once whatever the depth of the chains
+// (finish has broken every parent cycle), and the depth-first layout,
+// whose arrays cost more than this one, is not needed.
 func (x *Index) inheritedValues(key uint16) []int32 {
-	t := x.tree()
+	x.finish()
+	const unresolved = -2
 	val := make([]int32, x.nspans)
-	for _, i := range t.dfs {
-		if v, ok := x.attrVal(i, key); ok {
-			val[i] = v
-		} else if p := x.sp(i).parent; p >= 0 {
-			val[i] = val[p]
-		} else {
-			val[i] = -1
+	for i := range val {
+		val[i] = unresolved
+	}
+	var path []int32
+	for _, i := range x.order {
+		if val[i] != unresolved {
+			continue
+		}
+		path = path[:0]
+		v := int32(-1)
+		for j := i; ; {
+			if val[j] != unresolved {
+				v = val[j]
+				break
+			}
+			if a, ok := x.attrVal(j, key); ok {
+				val[j] = a
+				v = a
+				break
+			}
+			path = append(path, j)
+			if j = x.sp(j).parent; j < 0 {
+				break
+			}
+		}
+		for _, j := range path {
+			val[j] = v
 		}
 	}
 	return val

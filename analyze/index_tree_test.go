@@ -248,3 +248,62 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 		}
 	})
 }
+
+// walkInherited is the definition of inheritedValues for one span: its own
+// value of key, else its nearest ancestor's, -1 when none has one.
+func walkInherited(x *Index, i int32, key uint16) int32 {
+	for a := i; a >= 0; a = x.sp(a).parent {
+		if v, ok := x.attrVal(a, key); ok {
+			return v
+		}
+	}
+	return -1
+}
+
+func TestInheritedValuesMatchAncestorWalks(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(*rand.Rand) ptrace.Traces
+	}{
+		{"random forests", func(rng *rand.Rand) ptrace.Traces { return randomForest(rng, 4, 1+rng.IntN(80)) }},
+		// Span ids fall with depth, so the deepest spans are resolved
+		// first: each walk goes up to a valued ancestor.
+		{"a deep chain valued near the root", func(*rand.Rand) ptrace.Traces {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceName, "svc")
+			parent := uint64(0)
+			for k := 0; k < 5000; k++ {
+				s := sp{trace: 1, id: uint64(10000 - k), name: "a", parent: parent, end: time.Hour}
+				if k == 3 || k == 4000 {
+					s.attrs = []any{"v", fmt.Sprint(k)}
+				}
+				parent = d.add(ss, s)
+			}
+			return d.td
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 9))
+			for round := 0; round < 20; round++ {
+				x := NewIndex(IndexOptions{SpanAttrs: []string{"v"}})
+				x.Add(tc.build(rng))
+				key, _ := x.lookupKey("v")
+				got := x.inheritedValues(key)
+				valued := 0
+				for _, i := range x.order {
+					want := walkInherited(x, i, key)
+					if got[i] != want {
+						t.Fatalf("round %d: span %d inherits %d, its ancestors give %d", round, i, got[i], want)
+					}
+					if want >= 0 {
+						valued++
+					}
+				}
+				if valued == 0 {
+					t.Fatalf("round %d: no span inherits a value: the case tests nothing", round)
+				}
+			}
+		})
+	}
+}

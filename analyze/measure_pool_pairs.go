@@ -3,7 +3,9 @@ package analyze
 import (
 	"bytes"
 	"cmp"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -47,7 +49,10 @@ type pairState struct {
 type pairStage struct {
 	ttl     int64
 	semconv bool
-	buf     []pairEvent
+	// bufs holds the buffered acquires as the observations handed them
+	// over, one slice each: advance reads them where they are rather than
+	// appending them into one buffer first.
+	bufs [][]pairEvent
 
 	pairs      map[pairKey]*pairState
 	sessions   map[int32]bool // semconv: sessions whose first call was attributed
@@ -68,13 +73,21 @@ func newPairStage(cfg Config) *pairStage {
 	}
 }
 
-// add buffers events until an advance attributes them.
+// add buffers events until an advance attributes them; the stage keeps
+// the slice (the observation hands its events over).
 func (p *pairStage) add(events []pairEvent) {
-	if len(p.buf) == 0 {
-		p.buf = events // the observation hands its events over
-		return
+	if len(events) > 0 {
+		p.bufs = append(p.bufs, events)
 	}
-	p.buf = append(p.buf, events...)
+}
+
+// pending returns how many acquires wait for an advance.
+func (p *pairStage) pending() int {
+	n := 0
+	for _, b := range p.bufs {
+		n += len(b)
+	}
+	return n
 }
 
 // cmpEventSpan orders two events by trace id, then span id: the order's
@@ -86,106 +99,175 @@ func cmpEventSpan(a, b *pairEvent) int {
 	return cmp.Compare(a.span, b.span)
 }
 
+// cmpPairTime orders two acquires of one pair: by start, then lease end,
+// then trace and span id.
+func cmpPairTime(a, b pairEvent) int {
+	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
+}
+
+// parallelSortMin is how many acquires an advance must attribute before it
+// sorts its pairs on several goroutines: a batch run's one advance, at the
+// end, when the shards are done and the CPUs idle.
+const parallelSortMin = 1 << 15
+
 // advance attributes every buffered acquire that started before t.
 func (p *pairStage) advance(t int64) {
-	// Partition in place: the acquires to attribute first, the others
-	// after, moved back to the front once these are done.
-	n := 0
-	for i := range p.buf {
-		if p.buf[i].start < t {
-			p.buf[i], p.buf[n] = p.buf[n], p.buf[i]
-			n++
-		}
-	}
-	if n == 0 {
-		return
-	}
-	ready := p.buf[:n]
-	defer func() {
-		rest := copy(p.buf, p.buf[n:])
-		p.buf = p.buf[:rest]
-	}()
-	if p.semconv {
-		// The first call of each session dialed it.
-		slices.SortFunc(ready, func(a, b pairEvent) int {
-			return cmp.Or(cmp.Compare(a.start, b.start), cmpEventSpan(&a, &b))
-		})
-		for i := range ready {
-			ev := &ready[i]
-			if ev.session < 0 || p.sessions[ev.session] {
-				continue
-			}
-			p.sessions[ev.session] = true
-			ev.hit = false
-			p.handshakes[ev.scope]++
-		}
-	}
-	// Group by pair (a counting sort), then each pair's acquires in time
-	// order: cheaper than one sort on the pair and the time together.
-	pairOf := make([]int32, len(ready))
+	// Group the ready acquires by pair (a counting sort straight from the
+	// buffered slices), then each pair's in time order: cheaper than one
+	// sort on the pair and the time together. The others stay buffered.
 	ids := map[pairKey]int32{}
 	var counts []int32
-	for i := range ready {
-		k := pairKey{ready[i].scope, ready[i].key}
-		id, ok := ids[k]
-		if !ok {
-			id = int32(len(counts))
-			ids[k] = id
-			counts = append(counts, 0)
+	var pairOf []int32 // per ready acquire, in buffer order
+	last, lastID := pairKey{}, int32(-1)
+	rest := 0
+	for _, b := range p.bufs {
+		for i := range b {
+			ev := &b[i]
+			if ev.start >= t {
+				rest++
+				continue
+			}
+			k := pairKey{ev.scope, ev.key}
+			if lastID < 0 || k != last {
+				id, ok := ids[k]
+				if !ok {
+					id = int32(len(counts))
+					ids[k] = id
+					counts = append(counts, 0)
+				}
+				last, lastID = k, id
+			}
+			pairOf = append(pairOf, lastID)
+			counts[lastID]++
 		}
-		pairOf[i] = id
-		counts[id]++
 	}
-	next := make([]int32, len(counts))
-	for id := 1; id < len(counts); id++ {
-		next[id] = next[id-1] + counts[id-1]
+	if len(pairOf) == 0 {
+		return
 	}
-	grouped := make([]pairEvent, len(ready))
-	for i := range ready {
-		grouped[next[pairOf[i]]] = ready[i]
-		next[pairOf[i]]++
+	first := make([]int32, len(counts)+1) // pair id's acquires are grouped[first[id]:first[id+1]]
+	for id, c := range counts {
+		first[id+1] = first[id] + c
 	}
-	start := int32(0)
-	for _, c := range counts {
-		slices.SortFunc(grouped[start:start+c], func(a, b pairEvent) int {
-			return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
-		})
-		start += c
+	next := slices.Clone(first[:len(counts)])
+	grouped := make([]pairEvent, len(pairOf))
+	var kept []pairEvent
+	if rest > 0 {
+		kept = make([]pairEvent, 0, rest)
 	}
-	ready = grouped
-	for i := range ready {
-		ev := &ready[i]
-		k := pairKey{ev.scope, ev.key}
+	r := 0
+	for _, b := range p.bufs {
+		for i := range b {
+			if b[i].start >= t {
+				kept = append(kept, b[i])
+				continue
+			}
+			id := pairOf[r]
+			r++
+			grouped[next[id]] = b[i]
+			next[id]++
+		}
+	}
+	p.bufs = p.bufs[:0]
+	if len(kept) > 0 {
+		p.bufs = append(p.bufs, kept)
+	}
+	sortPairs(grouped, first)
+	if p.semconv {
+		p.firstCalls(grouped)
+	}
+	for id := range counts {
+		group := grouped[first[id]:first[id+1]]
+		k := pairKey{group[0].scope, group[0].key}
 		st, seen := p.pairs[k]
 		if !seen {
 			st = &pairState{}
 			p.pairs[k] = st
-		} else if ev.start < st.frontier {
-			p.late++
 		}
-		sc := p.scopes[ev.scope]
+		sc := p.scopes[k.scope]
 		if sc == nil {
 			sc = &scopeStats{reasons: newReasons()}
-			p.scopes[ev.scope] = sc
+			p.scopes[k.scope] = sc
 		}
-		sc.acquires++
-		if !seen {
-			sc.keys++
-		}
-		if ev.hit {
-			sc.hits++
-		} else {
-			reason := reasonFor(ev.redial, !seen, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
-			sc.misses++
-			sc.reasons[reason]++
-			if reason == spans.MissUnexplained {
-				p.addExample(ev.trace)
+		for j := range group {
+			ev := &group[j]
+			isFirst := !seen && j == 0
+			if !isFirst && ev.start < st.frontier {
+				p.late++
 			}
+			sc.acquires++
+			if isFirst {
+				sc.keys++
+			}
+			if ev.hit {
+				sc.hits++
+			} else {
+				reason := reasonFor(ev.redial, isFirst, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
+				sc.misses++
+				sc.reasons[reason]++
+				if reason == spans.MissUnexplained {
+					p.addExample(ev.trace)
+				}
+			}
+			if isFirst || ev.leaseEnd > st.lastEnd || (ev.leaseEnd == st.lastEnd && ev.failed) {
+				st.lastEnd, st.lastFailed = ev.leaseEnd, ev.failed
+			}
+			st.frontier = max(st.frontier, ev.start)
 		}
-		if !seen || ev.leaseEnd > st.lastEnd || (ev.leaseEnd == st.lastEnd && ev.failed) {
-			st.lastEnd, st.lastFailed = ev.leaseEnd, ev.failed
+	}
+}
+
+// sortPairs sorts each pair's acquires (grouped[first[id]:first[id+1]]) in
+// time order, on several goroutines when there are many: the pairs are
+// independent.
+func sortPairs(grouped []pairEvent, first []int32) {
+	npairs := len(first) - 1
+	workers := min(runtime.GOMAXPROCS(0), npairs)
+	if len(grouped) < parallelSortMin || workers < 2 {
+		for id := range npairs {
+			slices.SortFunc(grouped[first[id]:first[id+1]], cmpPairTime)
 		}
-		st.frontier = max(st.frontier, ev.start)
+		return
+	}
+	// Split the pairs into runs of about equal acquires, one per worker.
+	var wg sync.WaitGroup
+	per := (len(grouped) + workers - 1) / workers
+	lo := 0
+	for lo < npairs {
+		hi := lo + 1
+		for hi < npairs && int(first[hi+1]-first[lo]) <= per {
+			hi++
+		}
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for id := lo; id < hi; id++ {
+				slices.SortFunc(grouped[first[id]:first[id+1]], cmpPairTime)
+			}
+		}(lo, hi)
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// firstCalls marks, under semconv, the first call of each session as the
+// miss that dialed it, in time order over every pair.
+func (p *pairStage) firstCalls(evs []pairEvent) {
+	order := make([]int32, len(evs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		ea, eb := &evs[a], &evs[b]
+		return cmp.Or(cmp.Compare(ea.start, eb.start), cmpEventSpan(ea, eb))
+	})
+	for _, i := range order {
+		ev := &evs[i]
+		if ev.session < 0 || p.sessions[ev.session] {
+			continue
+		}
+		p.sessions[ev.session] = true
+		ev.hit = false
+		p.handshakes[ev.scope]++
 	}
 }
 

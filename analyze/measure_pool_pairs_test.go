@@ -1,6 +1,9 @@
 package analyze
 
 import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,9 +62,45 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 					t.Errorf("%s = %d, want %d (all: %v)", reason, r.MissReasons[reason], n, r.MissReasons)
 				}
 			}
-			if p.late != tc.late || len(p.buf) != 0 || r.Acquires != 2 || r.Keys != 1 {
-				t.Errorf("late %d (want %d), pending %d, acquires %d, keys %d", p.late, tc.late, len(p.buf), r.Acquires, r.Keys)
+			if p.late != tc.late || p.pending() != 0 || r.Acquires != 2 || r.Keys != 1 {
+				t.Errorf("late %d (want %d), pending %d, acquires %d, keys %d", p.late, tc.late, p.pending(), r.Acquires, r.Keys)
 			}
 		})
+	}
+}
+
+// TestSortPairsSortsEveryPairWhateverTheWorkers pins the parallel sort of
+// a big advance: every pair's acquires end in time order, none moves to
+// another pair, and the result equals the one-goroutine sort.
+func TestSortPairsSortsEveryPairWhateverTheWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 3 * parallelSortMin
+	counts := make([]int32, 200)
+	for i := 0; i < n; i++ {
+		counts[rng.IntN(len(counts))]++
+	}
+	counts[7] = 0 // an empty pair among them
+	first := make([]int32, len(counts)+1)
+	for id, c := range counts {
+		first[id+1] = first[id] + c
+	}
+	grouped := make([]pairEvent, first[len(counts)])
+	for id := range counts {
+		for k := first[id]; k < first[id+1]; k++ {
+			grouped[k] = pairEvent{start: rng.Int64N(1000), leaseEnd: rng.Int64N(1000), key: int32(id), span: uint64(k)}
+		}
+	}
+	want := slices.Clone(grouped)
+	for id := range counts {
+		slices.SortFunc(want[first[id]:first[id+1]], cmpPairTime)
+	}
+	for _, procs := range []int{1, 2, 3, 8} {
+		got := slices.Clone(grouped)
+		prev := runtime.GOMAXPROCS(procs)
+		sortPairs(got, first)
+		runtime.GOMAXPROCS(prev)
+		if !slices.Equal(got, want) {
+			t.Fatalf("GOMAXPROCS %d: the pairs are not each in time order", procs)
+		}
 	}
 }

@@ -72,15 +72,17 @@ func (v *vocab) protocolFigures() map[optStr]*protoFigures {
 		}
 		return -1
 	}
+	// x.order holds each trace's spans together, so a group counts a
+	// trace when its first call there comes: no set of traces per group.
 	type acc struct {
 		protoFigures
-		traces map[int32]bool
+		lastTrace int32
 	}
 	groups := map[int32]*acc{}
 	get := func(ver int32) *acc {
 		g, ok := groups[ver]
 		if !ok {
-			g = &acc{traces: map[int32]bool{}}
+			g = &acc{lastTrace: -1}
 			groups[ver] = g
 		}
 		return g
@@ -106,7 +108,10 @@ func (v *vocab) protocolFigures() map[optStr]*protoFigures {
 		case v.isCall(i):
 			g := get(version(i))
 			g.calls++
-			g.traces[s.trace] = true
+			if g.lastTrace != s.trace {
+				g.lastTrace = s.trace
+				g.traces++
+			}
 			if _, ok := x.attrVal(i, v.kSession); ok {
 				g.sessions = true
 			}
@@ -114,7 +119,6 @@ func (v *vocab) protocolFigures() map[optStr]*protoFigures {
 	}
 	out := make(map[optStr]*protoFigures, len(groups))
 	for ver, g := range groups {
-		g.protoFigures.traces = len(g.traces)
 		out[v.optValue(ver)] = &g.protoFigures
 	}
 	return out

@@ -93,8 +93,9 @@ func (v *vocab) failed(i int32) bool {
 
 // inherited returns the value of key on span i or its nearest ancestor that
 // has it: the pool may set scope and key on the invoke span only.
-// The values are computed for every span in one pass over the tree on the
-// first call for a key, so a deep chain costs no walk per span.
+// The values are computed for every span in one pass (each span resolved
+// once, Index.inheritedValues) on the first call for a key, so a deep
+// chain costs no walk per span.
 func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
 	vals, ok := v.inh[key]
 	if !ok {

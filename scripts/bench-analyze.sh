@@ -161,10 +161,12 @@ pays, on the same core, for what the decode-only loop never does: interning
 every kept name and value into the index, grouping it by trace, linking
 parents, the measures (the pool's acquires as events, the pair attribution,
 latency) and the page faults of the memory the index keeps (the bytes per
-span above, plus the garbage collector's headroom). On one core that costs
-more than the decoder saves: the analysis is below pdata's bare decode, and
-the index's per-span work is where the next gain is. jq parses the same JSON
-single-threaded with its own parser and builds every object.
+span above) and of the measures' arrays (on this virtual machine a page
+fault costs about 10 µs: the "Engine" section). On one core that costs
+about what the decoder saves, so the analysis stays near pdata's bare
+decode; the index's per-span memory is where the next gain is. jq parses
+the same JSON single-threaded with its own parser and builds every object;
+\`mcptrace analyze\` uses both cores.
 
 EOF
 

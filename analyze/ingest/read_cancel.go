@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 )
 
 // A read of stdin, a FIFO or a slow network file can block in the kernel
@@ -12,41 +13,40 @@ import (
 // cancelReader: the reads run on a goroutine of its own, and the reader
 // returns ctx's error as soon as ctx is done. A read still blocked then is
 // abandoned: its goroutine ends when the read does (the writer closes, the
-// process exits). Reads are whole blocks (a MiB), so the hand-off costs
-// nothing next to them.
+// process exits). Reads are whole blocks (a MiB or two), so the hand-off
+// costs nothing next to them.
+//
+// The read goroutine reads straight into the caller's buffer: a copy
+// through a buffer of its own cost a tenth of `mcptrace analyze`'s reading
+// thread. An abandoned read may still write into that buffer later, so
+// abandoning one stops the recycling of pooled read blocks for the rest of
+// the process (abandonRead): the buffer is never handed to anyone else.
 
 // cancelReader reads r on a goroutine, returning early when ctx is done.
 type cancelReader struct {
-	ctx     context.Context
-	r       io.Reader
-	req     chan int // a read of up to n bytes
-	res     chan readResult
-	pending bool // a read was asked for and its result not yet taken
-	err     error
+	ctx context.Context
+	r   io.Reader
+	req chan []byte // a read into this buffer
+	res chan readResult
+	err error
 }
 
 type readResult struct {
-	b   []byte
+	n   int
 	err error
 }
 
 func newCancelReader(ctx context.Context, r io.Reader) *cancelReader {
-	c := &cancelReader{ctx: ctx, r: r, req: make(chan int), res: make(chan readResult, 1)}
+	c := &cancelReader{ctx: ctx, r: r, req: make(chan []byte), res: make(chan readResult, 1)}
 	go c.loop()
 	return c
 }
 
-// loop serves reads until close (req closed). The buffer it reads into is
-// its own, so a read that completes after the caller gave up writes into
-// nothing the caller holds.
+// loop serves reads until close (req closed).
 func (c *cancelReader) loop() {
-	var buf []byte
-	for n := range c.req {
-		if cap(buf) < n {
-			buf = make([]byte, n)
-		}
-		k, err := c.r.Read(buf[:n])
-		c.res <- readResult{b: buf[:k], err: err}
+	for p := range c.req {
+		n, err := c.r.Read(p)
+		c.res <- readResult{n: n, err: err}
 	}
 }
 
@@ -57,31 +57,31 @@ func (c *cancelReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if !c.pending {
-		select {
-		case c.req <- len(p):
-			c.pending = true
-		case <-c.ctx.Done():
-			c.err = c.ctx.Err()
-			return 0, c.err
-		}
-	}
 	select {
-	case r := <-c.res:
-		c.pending = false
-		n := copy(p, r.b) // r.b is at most len(p): asked for by this call or an earlier, larger one
-		if n < len(r.b) {
-			// An earlier call asked for more and gave up; keep order by
-			// refusing to lose bytes: this cannot happen, since a caller
-			// that gave up never reads again (c.err is sticky).
-			return n, io.ErrShortBuffer
-		}
-		return n, r.err
+	case c.req <- p:
 	case <-c.ctx.Done():
 		c.err = c.ctx.Err()
 		return 0, c.err
 	}
+	select {
+	case r := <-c.res:
+		return r.n, r.err
+	case <-c.ctx.Done():
+		// The read goroutine may still write into p: nobody may reuse
+		// it. c.err is sticky, so this caller never reads again.
+		abandonRead()
+		c.err = c.ctx.Err()
+		return 0, c.err
+	}
 }
+
+// readsAbandoned is set once a read was abandoned while its goroutine may
+// still write into the caller's buffer: from then on putBlock recycles
+// nothing, since that buffer may be a pooled block.
+var readsAbandoned atomic.Bool
+
+// abandonRead stops the recycling of read blocks for good.
+func abandonRead() { readsAbandoned.Store(true) }
 
 // close ends the read goroutine once its current read, if any, returns.
 func (c *cancelReader) close() {

@@ -68,9 +68,11 @@ func getBlock(size int) *[]byte {
 	return b
 }
 
-// putBlock recycles a buffer from getBlock; odd sizes are left to the GC.
+// putBlock recycles a buffer from getBlock; odd sizes are left to the GC,
+// and so is every buffer once a read was abandoned (read_cancel.go): the
+// abandoned read may still write into one.
 func putBlock(b *[]byte) {
-	if b != nil && cap(*b) == blockBytes {
+	if b != nil && cap(*b) == blockBytes && !readsAbandoned.Load() {
 		blockPool.Put(b)
 	}
 }
