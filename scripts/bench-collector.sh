@@ -17,7 +17,7 @@
 #      the traces it finalized (mcptrace_traces_finalized_total) times the
 #      workload's spans per trace;
 #   2. memory per open trace: the collector with the connector's wait at
-#      10m holds every trace it gets; RSS (VmRSS) with none, after OPEN
+#      10m and hold_complete holds every trace it gets; RSS (VmRSS) with none, after OPEN
 #      traces and after 2 x OPEN, MEM_ROUNDS rounds:
 #      (RSS(2N) - RSS(0)) / 2N and the slope (RSS(2N) - RSS(N)) / N.
 #
@@ -72,6 +72,7 @@ receivers:
 connectors:
   mcptrace:
     wait: ${env:BENCH_WAIT}
+    hold_complete: ${env:BENCH_HOLD}
     max_open_traces: 1000000
 exporters:
   prometheus:
@@ -122,13 +123,14 @@ service:
                 port: ${env:BENCH_TEL_PORT}
 EOF
 
-# start CONFIG WAIT: starts the collector on free ports, waits (bounded)
+# start CONFIG WAIT [HOLD]: starts the collector on free ports (HOLD, default
+# false, is the connector's hold_complete), waits (bounded)
 # until it is ready; sets pid, otlp, tel, promurl.
 start() {
-	local config=$1 wait=$2 i
+	local config=$1 wait=$2 hold=${3:-false} i
 	otlp=$(freeport) tel=$(freeport) prom=$(freeport)
 	promurl=http://127.0.0.1:$prom/metrics
-	BENCH_OTLP_PORT=$otlp BENCH_TEL_PORT=$tel BENCH_PROM_PORT=$prom BENCH_WAIT=$wait \
+	BENCH_OTLP_PORT=$otlp BENCH_TEL_PORT=$tel BENCH_PROM_PORT=$prom BENCH_WAIT=$wait BENCH_HOLD=$hold \
 		"$bin" --config "file:$tmp/$config" >"$tmp/collector.log" 2>&1 &
 	pid=$!
 	pids+=("$pid")
@@ -178,7 +180,7 @@ done
 
 : >"$tmp/per_trace" ; : >"$tmp/slope"
 for r in $(seq "$MEM_ROUNDS"); do
-	start connector.yaml 10m
+	start connector.yaml 10m true
 	rss0=$(rss_kib)
 	sent=0
 	for step in 1 2; do
@@ -230,13 +232,15 @@ times.
 | connector / debug only, per round | $(stats "$tmp/ratio") |
 
 The connector pipeline is collector/config.yaml's shape with \`wait: 1s\`
-(so traces are finalized during the run): both legs (metrics and logs)
+(a trace whose root has arrived is finalized at once, any other after the
+wait): both legs (metrics and logs)
 buffer and analyse every trace, each on its own. Its rate is the traces
 the connector finalized in the window times the spans per trace; the
 receiver's accepted rate is shown beside it (the connector buffers what it
 accepts and analyses it in its sweeps).
 
-Memory per open trace (\`wait: 10m\`, so nothing is finalized; the same
+Memory per open trace (\`wait: 10m\` and \`hold_complete: true\`, so nothing
+is finalized, complete traces included; the same
 two-leg config, so every trace is held twice), process RSS, GOGC default,
 $MEM_ROUNDS rounds; OPEN=$OPEN traces sent twice, in whole requests of
 about 900 spans:
