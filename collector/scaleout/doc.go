@@ -3,8 +3,8 @@
 // routing_key traceID, static resolver) in front of two otelcol-mcptrace
 // backends, each with its own Prometheus exporter endpoint, scraped by a
 // real Prometheus. The test starts them as real processes on 127.0.0.1,
-// sends a generated workload ([GenerateWorkload]) over OTLP to the router
-// and checks the counters Prometheus holds against `mcptrace analyze` and
+// sends a generated workload (GenerateWorkload of internal/tracegen) over
+// OTLP to the router and checks the counters Prometheus holds against `mcptrace analyze` and
 // `mcptrace check` on file dumps of the same spans; then it kills one
 // backend mid-run, restarts it, and checks that only what the docs say is
 // lost is lost.

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -21,9 +22,9 @@ const settleBound = 60 * time.Second
 // to a dead backend give up after 3 s).
 const sendTimeout = 20 * time.Second
 
-func workload(t *testing.T, seed uint64, traces int) *Workload {
+func workload(t *testing.T, seed uint64, traces int) *tracegen.Workload {
 	t.Helper()
-	wl, err := GenerateWorkload(WorkloadConfig{
+	wl, err := tracegen.GenerateWorkload(tracegen.WorkloadConfig{
 		Seed: seed, Traces: traces, Pools: []string{"pool-a", "pool-b"},
 		KeysPerPool: 8, TracesPerBatch: 40,
 	})

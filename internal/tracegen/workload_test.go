@@ -1,4 +1,4 @@
-package scaleout
+package tracegen
 
 import (
 	"testing"
@@ -49,28 +49,46 @@ func TestWorkloadHoldsEveryKindInPairTimeOrder(t *testing.T) {
 			t.Errorf("no %s trace in the workload", k)
 		}
 	}
-	bt := tracesOf(wl.Batches)
-	if len(bt.order) != wl.Traces {
-		t.Errorf("%d traces in the batches, the workload says %d", len(bt.order), wl.Traces)
-	}
 	// Per pair, each trace's first acquire starts after the previous
 	// trace's first acquire on the pair, in send order.
+	var order []pcommon.TraceID
+	pairOf := map[pcommon.TraceID]string{}
 	first := map[pcommon.TraceID]pcommon.Timestamp{}
-	eachSpan(wl.Batches, func(_ ptrace.ResourceSpans, sp ptrace.Span) {
-		if sp.Name() != spans.SpanAcquire {
-			return
+	seen := map[pcommon.TraceID]bool{}
+	for _, td := range wl.Batches {
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			rs := td.ResourceSpans().At(i)
+			pool, _ := rs.Resource().Attributes().Get(spans.ResourceServiceInstanceID)
+			for j := 0; j < rs.ScopeSpans().Len(); j++ {
+				ss := rs.ScopeSpans().At(j).Spans()
+				for k := 0; k < ss.Len(); k++ {
+					sp := ss.At(k)
+					id := sp.TraceID()
+					if !seen[id] {
+						seen[id] = true
+						order = append(order, id)
+					}
+					if sp.Name() != spans.SpanAcquire {
+						continue
+					}
+					if at, ok := first[id]; !ok || sp.StartTimestamp() < at {
+						first[id] = sp.StartTimestamp()
+						key, _ := sp.Attributes().Get(spans.AttrCacheKey)
+						pairOf[id] = pool.AsString() + "/" + key.AsString()
+					}
+				}
+			}
 		}
-		if at, ok := first[sp.TraceID()]; !ok || sp.StartTimestamp() < at {
-			first[sp.TraceID()] = sp.StartTimestamp()
-		}
-	})
+	}
+	if len(order) != wl.Traces {
+		t.Errorf("%d traces in the batches, the workload says %d", len(order), wl.Traces)
+	}
 	last := map[string]pcommon.Timestamp{}
-	for _, id := range bt.order {
-		pairs := bt.pairs[id]
-		if len(pairs) == 0 {
+	for _, id := range order {
+		p, ok := pairOf[id]
+		if !ok {
 			t.Fatalf("trace %s has no acquire", id)
 		}
-		p := pairs[0]
 		if first[id] < last[p] {
 			t.Fatalf("trace %s on %s starts before the pair's previous trace sent", id, p)
 		}

@@ -1,9 +1,7 @@
-package scaleout
+package tracegen
 
 import (
-	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -96,7 +94,7 @@ func GenerateWorkload(cfg WorkloadConfig) (*Workload, error) {
 	if cfg.Traces <= 0 || len(cfg.Pools) == 0 || cfg.KeysPerPool <= 0 || cfg.TracesPerBatch <= 0 {
 		return nil, fmt.Errorf("workload config %+v: traces, pools, keys per pool and traces per batch must be positive", cfg)
 	}
-	g := &generator{rng: rand.New(rand.NewPCG(cfg.Seed, 0x6d63707472616365))}
+	g := &generator{newGen(cfg.Seed)}
 	var pairs []*pairState
 	for _, pool := range cfg.Pools {
 		for k := range cfg.KeysPerPool {
@@ -148,12 +146,9 @@ func GenerateWorkload(cfg WorkloadConfig) (*Workload, error) {
 	return wl, nil
 }
 
-// generator writes spans into the current batch.
+// generator writes spans into the current batch, with gen's ids and spans.
 type generator struct {
-	rng       *rand.Rand
-	td        ptrace.Traces
-	resources map[string]ptrace.SpanSlice
-	requestID int
+	*gen
 }
 
 func (g *generator) newBatch() {
@@ -161,56 +156,15 @@ func (g *generator) newBatch() {
 	g.resources = map[string]ptrace.SpanSlice{}
 }
 
-// spansOf returns the span slice of pool's resource in the current batch.
+// spansOf returns the span slice of pool's resource in the current batch:
+// the gateway's service, one instance per pool.
 func (g *generator) spansOf(pool string) ptrace.SpanSlice {
-	if ss, ok := g.resources[pool]; ok {
-		return ss
-	}
-	rs := g.td.ResourceSpans().AppendEmpty()
-	rs.Resource().Attributes().PutStr(spans.ResourceServiceName, "mcp-gateway")
-	rs.Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, pool)
-	sc := rs.ScopeSpans().AppendEmpty()
-	sc.Scope().SetName(spans.ScopeName)
-	g.resources[pool] = sc.Spans()
-	return sc.Spans()
-}
-
-func (g *generator) traceID() pcommon.TraceID {
-	var id pcommon.TraceID
-	for i := range id {
-		id[i] = byte(g.rng.Uint32())
-	}
-	return id
-}
-
-func (g *generator) spanID() pcommon.SpanID {
-	var id pcommon.SpanID
-	for i := range id {
-		id[i] = byte(g.rng.Uint32())
-	}
-	return id
-}
-
-func (g *generator) sessionID() string {
-	id := g.traceID()
-	return hex.EncodeToString(id[:])
+	return g.gen.spansOf("mcp-gateway", pool)
 }
 
 // jitter returns a duration in [lo, lo+spread), whole microseconds.
 func (g *generator) jitter(lo, spread time.Duration) time.Duration {
-	return lo + time.Duration(g.rng.Int64N(int64(spread/time.Microsecond)))*time.Microsecond
-}
-
-func (g *generator) span(ss ptrace.SpanSlice, tid pcommon.TraceID, parent pcommon.SpanID, name string, kind ptrace.SpanKind, start, end time.Time) ptrace.Span {
-	sp := ss.AppendEmpty()
-	sp.SetTraceID(tid)
-	sp.SetSpanID(g.spanID())
-	sp.SetParentSpanID(parent)
-	sp.SetName(name)
-	sp.SetKind(kind)
-	sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-	sp.SetEndTimestamp(pcommon.NewTimestampFromTime(end))
-	return sp
+	return g.between(lo, lo+spread)
 }
 
 // acquire is one acquire of an invocation and the call that used it.
@@ -352,11 +306,4 @@ func (g *generator) trace(p *pairState, kind string) int {
 		panic("scaleout: unknown trace kind " + kind) // the kinds are this file's constants
 	}
 	return traces
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
