@@ -4,7 +4,6 @@ package scaleout
 // OTLP capture receiver, and the mcptrace CLI.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +26,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/encoding/gzip" // the collectors' OTLP exporters compress with gzip
+
+	"github.com/mcptrace/mcptrace/internal/promtest"
 )
 
 // Environment the test reads. The e2e driver (collector/scale-out/e2e.sh)
@@ -119,40 +120,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freePort returns a port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // proc is a process the test started.
 type proc struct {
 	name   string
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *promtest.LockedBuffer
 	exited chan struct{}
 	err    error
 }
@@ -161,7 +133,7 @@ type proc struct {
 // kills it if it still runs.
 func startProc(t *testing.T, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, out: &lockedBuffer{}, exited: make(chan struct{})}
+	p := &proc{name: name, out: &promtest.LockedBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -318,7 +290,7 @@ scrape_configs:
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", promtest.FreePort(t))
 	p := startProc(t, "prometheus", bin, nil,
 		"--config.file="+cfg,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),

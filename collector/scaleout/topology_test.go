@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/internal/promtest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -60,14 +61,14 @@ func startTopology(t *testing.T, bins binaries) *topology {
 	t.Helper()
 	top := &topology{t: t, bins: bins, dir: t.TempDir(), lifetimes: map[int]int{}}
 	for i := range top.backends {
-		top.backends[i] = &backend{n: i + 1, otlpPort: freePort(t), promPort: freePort(t), telPort: freePort(t)}
+		top.backends[i] = &backend{n: i + 1, otlpPort: promtest.FreePort(t), promPort: promtest.FreePort(t), telPort: promtest.FreePort(t)}
 		top.startBackend(top.backends[i])
 	}
-	grpcPort := freePort(t)
+	grpcPort := promtest.FreePort(t)
 	env := []string{
 		"MCPTRACE_ROUTER_GRPC_PORT=" + strconv.Itoa(grpcPort),
-		"MCPTRACE_ROUTER_HTTP_PORT=" + strconv.Itoa(freePort(t)),
-		"MCPTRACE_ROUTER_TELEMETRY_PORT=" + strconv.Itoa(freePort(t)),
+		"MCPTRACE_ROUTER_HTTP_PORT=" + strconv.Itoa(promtest.FreePort(t)),
+		"MCPTRACE_ROUTER_TELEMETRY_PORT=" + strconv.Itoa(promtest.FreePort(t)),
 		"MCPTRACE_BACKEND1_OTLP_PORT=" + strconv.Itoa(top.backends[0].otlpPort),
 		"MCPTRACE_BACKEND2_OTLP_PORT=" + strconv.Itoa(top.backends[1].otlpPort),
 	}

@@ -58,19 +58,22 @@ func FreePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// lockedBuffer collects a process's output for error messages.
-type lockedBuffer struct {
+// LockedBuffer collects the output of a process a test started, safe for
+// the process's writers and the test reading it in a failure message at once.
+type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+// Write appends p; it is the process's stdout and stderr.
+func (l *LockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *lockedBuffer) String() string {
+// String returns what was written so far.
+func (l *LockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
@@ -79,7 +82,7 @@ func (l *lockedBuffer) String() string {
 // Server is a running Prometheus: Base is its API's base URL.
 type Server struct {
 	Base string
-	out  *lockedBuffer
+	out  *LockedBuffer
 }
 
 // Log returns what the server printed so far, for failure messages.
@@ -107,7 +110,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	out := &lockedBuffer{}
+	out := &LockedBuffer{}
 	cmd := exec.Command(bin,
 		"--config.file="+cfgPath,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
