@@ -206,34 +206,11 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 // fleetVariables are the fleet dashboard's template variables: the
 // Prometheus datasource, the pools and the rules the connector reported.
 func fleetVariables() []cog.Builder[dashboard.VariableModel] {
-	all := dashboard.VariableOption{
-		Selected: ptr(true),
-		Text:     dashboard.StringOrArrayOfString{String: ptr("All")},
-		Value:    dashboard.StringOrArrayOfString{String: ptr("$__all")},
-	}
 	return []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder(VarPrometheus).Label("Prometheus").Type(TypePrometheus),
-		dashboard.NewQueryVariableBuilder(VarPool).
-			Label("Pool").
-			Description("Pool scope (plugin.mcp.pool.id) the connector counted acquires for.").
-			Datasource(ds(TypePrometheus, VarPrometheus)).
-			Query(dashboard.StringOrMap{String: ptr(fmt.Sprintf("label_values(%s, %s)", fleetAcquires, labelPool))}).
-			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
-			Sort(dashboard.VariableSortAlphabeticalAsc).
-			Multi(true).
-			IncludeAll(true).
-			AllValue(AllValue).
-			Current(all),
-		dashboard.NewQueryVariableBuilder(VarRule).
-			Label("Rule").
-			Description("Rule id (mcptrace.rule.id) with violations. Narrows the violation panels only.").
-			Datasource(ds(TypePrometheus, VarPrometheus)).
-			Query(dashboard.StringOrMap{String: ptr(fmt.Sprintf("label_values(%s, %s)", fleetViolations, labelRule))}).
-			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
-			Sort(dashboard.VariableSortAlphabeticalAsc).
-			Multi(true).
-			IncludeAll(true).
-			AllValue(AllValue).
-			Current(all),
+		labelValuesVariable(VarPool, "Pool", "Pool scope (plugin.mcp.pool.id) the connector counted acquires for.",
+			fmt.Sprintf("label_values(%s, %s)", fleetAcquires, labelPool)),
+		labelValuesVariable(VarRule, "Rule", "Rule id (mcptrace.rule.id) with violations. Narrows the violation panels only.",
+			fmt.Sprintf("label_values(%s, %s)", fleetViolations, labelRule)),
 	}
 }

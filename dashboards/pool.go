@@ -318,38 +318,15 @@ func ptr[T any](v T) *T { return &v }
 // per backend (never a hard-coded uid), pool and key from the metrics, and
 // the Pyroscope service.
 func variables() []cog.Builder[dashboard.VariableModel] {
-	all := dashboard.VariableOption{
-		Selected: ptr(true),
-		Text:     dashboard.StringOrArrayOfString{String: ptr("All")},
-		Value:    dashboard.StringOrArrayOfString{String: ptr("$__all")},
-	}
 	service := dashboard.StringOrMap{String: ptr(DefaultPyroscopeService)}
 	return []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder(VarPrometheus).Label("Prometheus").Type(TypePrometheus),
 		dashboard.NewDatasourceVariableBuilder(VarTempo).Label("Tempo").Type(TypeTempo),
 		dashboard.NewDatasourceVariableBuilder(VarPyroscope).Label("Pyroscope").Type(TypePyroscope),
-		dashboard.NewQueryVariableBuilder(VarPool).
-			Label("Pool").
-			Description("Pool scope (plugin.mcp.pool.id).").
-			Datasource(ds(TypePrometheus, VarPrometheus)).
-			Query(dashboard.StringOrMap{String: ptr(fmt.Sprintf("label_values(%s, %s)", metricAcquires, labelPool))}).
-			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
-			Sort(dashboard.VariableSortAlphabeticalAsc).
-			Multi(true).
-			IncludeAll(true).
-			AllValue(AllValue).
-			Current(all),
-		dashboard.NewQueryVariableBuilder(VarKey).
-			Label("Key").
-			Description("Hashed pool key (plugin.mcp.cache_key). Narrows acquires, acquire latency, lease hold time, failures and the traces; handshakes, call latency, evictions, redials and the session gauge are per pool only (those metrics have no key label).").
-			Datasource(ds(TypePrometheus, VarPrometheus)).
-			Query(dashboard.StringOrMap{String: ptr(fmt.Sprintf("label_values(%s{%s}, %s)", metricAcquires, poolSelector, labelKey))}).
-			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
-			Sort(dashboard.VariableSortAlphabeticalAsc).
-			Multi(true).
-			IncludeAll(true).
-			AllValue(AllValue).
-			Current(all),
+		labelValuesVariable(VarPool, "Pool", "Pool scope (plugin.mcp.pool.id).",
+			fmt.Sprintf("label_values(%s, %s)", metricAcquires, labelPool)),
+		labelValuesVariable(VarKey, "Key", "Hashed pool key (plugin.mcp.cache_key). Narrows acquires, acquire latency, lease hold time, failures and the traces; handshakes, call latency, evictions, redials and the session gauge are per pool only (those metrics have no key label).",
+			fmt.Sprintf("label_values(%s{%s}, %s)", metricAcquires, poolSelector, labelKey)),
 		dashboard.NewTextBoxVariableBuilder(VarService).
 			Label("Pyroscope service").
 			Description("service_name of the profiled process in Pyroscope.").
@@ -359,6 +336,28 @@ func variables() []cog.Builder[dashboard.VariableModel] {
 				Value: dashboard.StringOrArrayOfString{String: ptr(DefaultPyroscopeService)},
 			}),
 	}
+}
+
+// labelValuesVariable is a multi-select variable over a Prometheus label's
+// values (query, a label_values expression), All by default and matching
+// every value with AllValue: one shape for every label variable of both
+// dashboards, so they filter alike.
+func labelValuesVariable(name, label, description, query string) cog.Builder[dashboard.VariableModel] {
+	return dashboard.NewQueryVariableBuilder(name).
+		Label(label).
+		Description(description).
+		Datasource(ds(TypePrometheus, VarPrometheus)).
+		Query(dashboard.StringOrMap{String: ptr(query)}).
+		Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+		Sort(dashboard.VariableSortAlphabeticalAsc).
+		Multi(true).
+		IncludeAll(true).
+		AllValue(AllValue).
+		Current(dashboard.VariableOption{
+			Selected: ptr(true),
+			Text:     dashboard.StringOrArrayOfString{String: ptr("All")},
+			Value:    dashboard.StringOrArrayOfString{String: ptr("$__all")},
+		})
 }
 
 // traceAttr is a span attribute in TraceQL.
