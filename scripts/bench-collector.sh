@@ -213,8 +213,8 @@ cat >"$tmp/section.md" <<EOF
 
 \`scripts/bench-collector.sh\` on $(date -u +%Y-%m-%d), $version, Go $(go env GOVERSION | sed 's/^go//'),
 GOMAXPROCS=2 for the collector and for the load generator, which share the
-machine's 2 cores with each other and with other engineers' jobs: load
-average (1, 5, 15 min) $load_before before, $load_after after. Figures are
+machine's 2 cores with each other and with anything else running (the load
+average, 1, 5 and 15 min: $load_before before, $load_after after). Figures are
 median (min – max) over $ROUNDS interleaved rounds of $WARMUP warm-up +
 $DURATION measured.
 
