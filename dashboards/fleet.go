@@ -62,11 +62,7 @@ var byPool = []string{labelPool}
 // sinceStart is sum by (labels) (metric{matchers}): the cumulative counters
 // summed across collectors, exact as long as none restarted.
 func sinceStart(metric string, by []string, matchers ...string) string {
-	group := ""
-	if len(by) > 0 {
-		group = " by (" + strings.Join(by, ", ") + ")"
-	}
-	return fmt.Sprintf("sum%s (%s%s)", group, metric, sel(matchers...))
+	return fmt.Sprintf("%s (%s%s)", sumBy(by), metric, sel(matchers...))
 }
 
 // ratio is num / den per pool, where a pool that den has and num lacks
@@ -78,14 +74,7 @@ func ratio(num, den string) string {
 // promInstant is one Prometheus target evaluated once, at the end of the
 // time range, as a table.
 func promInstant(ref, expr, legend string) *prometheus.DataqueryBuilder {
-	return prometheus.NewDataqueryBuilder().
-		Datasource(ds(TypePrometheus, VarPrometheus)).
-		RefId(ref).
-		Expr(expr).
-		LegendFormat(legend).
-		EditorMode(prometheus.QueryEditorModeCode).
-		Format(prometheus.PromQueryFormatTable).
-		Instant()
+	return promTarget(ref, expr, legend).Format(prometheus.PromQueryFormatTable).Instant()
 }
 
 // sinceTable is a table of instant Prometheus queries.

@@ -94,13 +94,17 @@ var (
 // sel builds a selector {a, b, ...} from matchers.
 func sel(matchers ...string) string { return "{" + strings.Join(matchers, ", ") + "}" }
 
+// sumBy is PromQL's sum aggregation, grouped by labels when there are any.
+func sumBy(by []string) string {
+	if len(by) == 0 {
+		return "sum"
+	}
+	return "sum by (" + strings.Join(by, ", ") + ")"
+}
+
 // rate is sum [by (labels)] (rate(metric{matchers}[$__rate_interval])).
 func rate(metric string, by []string, matchers ...string) string {
-	group := ""
-	if len(by) > 0 {
-		group = " by (" + strings.Join(by, ", ") + ")"
-	}
-	return fmt.Sprintf("sum%s (rate(%s%s[%s]))", group, metric, sel(matchers...), rateInterval)
+	return fmt.Sprintf("%s (rate(%s%s[%s]))", sumBy(by), metric, sel(matchers...), rateInterval)
 }
 
 // quantile is the q-quantile of a histogram over the rate interval.
@@ -114,15 +118,21 @@ func ds(typ, variable string) common.DataSourceRef {
 	return common.DataSourceRef{Type: &typ, Uid: &uid}
 }
 
-// promQuery is one Prometheus target.
-func promQuery(ref, expr, legend string) *prometheus.DataqueryBuilder {
+// promTarget is one Prometheus target on the dashboard's datasource
+// variable, written in code mode; promQuery and promInstant say how it is
+// evaluated.
+func promTarget(ref, expr, legend string) *prometheus.DataqueryBuilder {
 	return prometheus.NewDataqueryBuilder().
 		Datasource(ds(TypePrometheus, VarPrometheus)).
 		RefId(ref).
 		Expr(expr).
 		LegendFormat(legend).
-		EditorMode(prometheus.QueryEditorModeCode).
-		Range()
+		EditorMode(prometheus.QueryEditorModeCode)
+}
+
+// promQuery is one Prometheus target over the time range.
+func promQuery(ref, expr, legend string) *prometheus.DataqueryBuilder {
+	return promTarget(ref, expr, legend).Range()
 }
 
 // series is a time series panel over Prometheus.
