@@ -8,41 +8,16 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// coldInitConfigYAML is the reads-per-request measure of the seed 003 story:
-// one organizations read per initialize request, trusted once the worker
-// plane's span has landed. The scenario's own names (mcp.request,
-// db.query, worker.fetch...) belong to the story, not to the vocabulary.
-var coldInitConfigYAML = fmt.Sprintf(`measures:
-  - name: org_reads_per_cold_init
-    description: organizations reads per MCP initialize
-    root:
-      name: mcp.request
-      attributes:
-        %s: initialize
-    read:
-      name: db.query
-      attributes: {db.sql.table: organizations}
-    complete_when:
-      name: worker.fetch
-      resource: {%s: worker}
-    expect: 1
-`, spans.AttrMethodName, spans.ResourceServiceName)
-
 // scenarioConfig returns the configuration a scenario is analyzed with: its
 // profile, and the cold-init measure for the seed 003 stories.
 func scenarioConfig(t testing.TB, name string) Config {
 	t.Helper()
-	cf, err := ParseConfig("cold-init.yaml", []byte(coldInitConfigYAML))
+	cf, err := ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
 	if err != nil {
 		t.Fatalf("parse cold-init config: %v", err)
 	}
 	cfg := Config{Measures: cf.Measures}
-	switch name {
-	case "acquire-on-miss":
-		cfg.Profile = ProfileAcquireOnMiss
-	case "semconv":
-		cfg.Profile = ProfileSemconv
-	}
+	cfg.Profile = Profile(tracegen.ScenarioProfile(name))
 	return cfg
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcptrace/mcptrace/analyze"
-	"github.com/mcptrace/mcptrace/spans"
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // TestMain fails the package's tests if a goroutine outlives them: loading
@@ -27,40 +26,16 @@ var update = flag.Bool("update", false, "rewrite the golden files the gate's tes
 // tracesDir holds the generated scenario dumps and their golden reports.
 const tracesDir = "../../testdata/traces"
 
-// coldInitConfigYAML is the reads-per-request measure of the seed 003 story:
-// one organizations read per initialize request, trusted once the worker
-// plane's span has landed.
-var coldInitConfigYAML = fmt.Sprintf(`measures:
-  - name: org_reads_per_cold_init
-    description: organizations reads per MCP initialize
-    root:
-      name: mcp.request
-      attributes:
-        %s: initialize
-    read:
-      name: db.query
-      attributes: {db.sql.table: organizations}
-    complete_when:
-      name: worker.fetch
-      resource: {%s: worker}
-    expect: 1
-`, spans.AttrMethodName, spans.ResourceServiceName)
-
 // scenarioConfig returns the configuration a scenario is analyzed with: its
 // profile, and the cold-init measure for the seed 003 stories.
 func scenarioConfig(t testing.TB, name string) analyze.Config {
 	t.Helper()
-	cf, err := analyze.ParseConfig("cold-init.yaml", []byte(coldInitConfigYAML))
+	cf, err := analyze.ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
 	if err != nil {
 		t.Fatalf("parse cold-init config: %v", err)
 	}
 	cfg := analyze.Config{Measures: cf.Measures}
-	switch name {
-	case "acquire-on-miss":
-		cfg.Profile = analyze.ProfileAcquireOnMiss
-	case "semconv":
-		cfg.Profile = analyze.ProfileSemconv
-	}
+	cfg.Profile = analyze.Profile(tracegen.ScenarioProfile(name))
 	return cfg
 }
 

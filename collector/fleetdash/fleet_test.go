@@ -57,8 +57,7 @@ func workload(t *testing.T, round int) (batches []ptrace.Traces, traces int) {
 	t.Helper()
 	shift := pcommon.Timestamp(time.Duration(round) * 24 * time.Hour)
 	for _, sc := range tracegen.Scenarios() {
-		switch sc.Name {
-		case "acquire-on-miss", "semconv": // other vocabulary profiles
+		if tracegen.ScenarioProfile(sc.Name) != string(analyze.ProfileDefault) {
 			continue
 		}
 		byTrace := map[pcommon.TraceID]ptrace.Traces{}

@@ -25,21 +25,16 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // tracesDir holds the generated dumps the analyzer's own golden tests read.
 const tracesDir = "../../testdata/traces"
 
-// dumpProfile is the vocabulary profile each scenario's dump was written in
-// (as the analyzer's scenario tests set it).
+// dumpProfile is the vocabulary profile each scenario's dump was written in.
 func dumpProfile(path string) string {
-	switch scenario, _, _ := strings.Cut(filepath.Base(path), "."); scenario {
-	case "acquire-on-miss":
-		return string(analyze.ProfileAcquireOnMiss)
-	case "semconv":
-		return string(analyze.ProfileSemconv)
-	}
-	return string(analyze.ProfileDefault)
+	scenario, _, _ := strings.Cut(filepath.Base(path), ".")
+	return tracegen.ScenarioProfile(scenario)
 }
 
 // readDump returns every batch of the dump at path, as analyze reads it.

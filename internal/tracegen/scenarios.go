@@ -41,6 +41,40 @@ func Scenarios() []Scenario {
 	}
 }
 
+// ScenarioProfile is the vocabulary profile (the value of analyze.Profile)
+// a scenario's spans are written in: "default", except the acquire-on-miss
+// and semconv stories, which are written in the profiles they are named
+// after. Every test that analyzes the dumps analyzes each with it.
+func ScenarioProfile(name string) string {
+	switch name {
+	case "acquire-on-miss", "semconv":
+		return name
+	}
+	return "default"
+}
+
+// ColdInitMeasureYAML is the reads-per-request measure of the seed 003
+// story ([ColdInitOneRead] and its variants), as an mcptrace.yaml
+// `measures:` block: one organizations read per initialize request, trusted
+// once the worker plane's span has landed. The scenario's own names
+// (mcp.request, db.query, worker.fetch...) belong to the story, not to the
+// vocabulary.
+var ColdInitMeasureYAML = fmt.Sprintf(`measures:
+  - name: org_reads_per_cold_init
+    description: organizations reads per MCP initialize
+    root:
+      name: mcp.request
+      attributes:
+        %s: initialize
+    read:
+      name: db.query
+      attributes: {db.sql.table: organizations}
+    complete_when:
+      name: worker.fetch
+      resource: {%s: worker}
+    expect: 1
+`, spans.AttrMethodName, spans.ResourceServiceName)
+
 // Tools the scenarios call: two dependent calls on a session-stateful server
 // (select a workspace, then list its logs), as in the seeds.
 const (
