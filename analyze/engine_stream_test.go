@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -187,7 +188,7 @@ func TestStreamEqualsBatchOnATimeOrderedDump(t *testing.T) {
 		}
 		r.Stream = nil
 		if got, want := renderString(t, r, RenderJSON), renderString(t, batch, RenderJSON); got != want {
-			t.Errorf("%+v: streaming report differs from the batch run's:\n%s", opts, lineDiff(want, got))
+			t.Errorf("%+v: streaming report differs from the batch run's:\n%s", opts, cmp.Diff(want, got))
 		}
 	}
 }

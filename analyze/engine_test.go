@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
@@ -138,12 +139,12 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := renderString(t, r, RenderJSON); got != want {
-					t.Errorf("%d shards, fed by the readers: report differs from Analyze's:\n%s", shards, lineDiff(want, got))
+					t.Errorf("%d shards, fed by the readers: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 				}
 
 				r = engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{one})
 				if got := renderString(t, r, RenderJSON); got != wantNoInputs {
-					t.Errorf("%d shards, one batch: report differs from Analyze's:\n%s", shards, lineDiff(wantNoInputs, got))
+					t.Errorf("%d shards, one batch: report differs from Analyze's:\n%s", shards, cmp.Diff(wantNoInputs, got))
 				}
 
 				for seed := range uint64(2) {
@@ -151,7 +152,7 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 					rand.New(rand.NewPCG(seed, uint64(shards))).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 					r = engineReport(t, cfg, EngineOptions{Shards: shards}, shuffled)
 					if got := renderString(t, r, RenderJSON); got != wantNoInputs {
-						t.Errorf("%d shards, span by span (shuffle %d): report differs from Analyze's:\n%s", shards, seed, lineDiff(wantNoInputs, got))
+						t.Errorf("%d shards, span by span (shuffle %d): report differs from Analyze's:\n%s", shards, seed, cmp.Diff(wantNoInputs, got))
 					}
 				}
 			}

@@ -1,13 +1,14 @@
 package analyze
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports in testdata/traces")
@@ -78,35 +79,13 @@ func TestGoldenReports(t *testing.T) {
 				t.Fatalf("read golden (run go test ./analyze -run TestGoldenReports -update): %v", err)
 			}
 			if got != string(wantJSON) {
-				t.Errorf("report differs from %s (rerun with -update if the change is intended):\n%s", golden, lineDiff(string(wantJSON), got))
+				t.Errorf("report differs from %s (rerun with -update if the change is intended):\n%s", golden, cmp.Diff(string(wantJSON), got))
 			}
 
 			r.Inputs = []InputReport{}
 			if sameFormat := renderString(t, r, RenderJSON); sameFormat != reference[scenario] {
-				t.Errorf("%s reads differently from the scenario built in memory:\n%s", name, lineDiff(reference[scenario], sameFormat))
+				t.Errorf("%s reads differently from the scenario built in memory:\n%s", name, cmp.Diff(reference[scenario], sameFormat))
 			}
 		})
 	}
-}
-
-// lineDiff shows the first differing lines of two texts with a little
-// context: enough to see which figure moved.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b bytes.Buffer
-	shown := 0
-	for i := 0; i < max(len(w), len(g)) && shown < 12; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + itoa(i+1) + ":\n  want " + wl + "\n  got  " + gl + "\n")
-			shown++
-		}
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -37,7 +39,7 @@ func TestSchemaDocListsTheMeasures(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s's measure table differs from the table of measures (rerun with -update):\n%s", schemaDoc, lineDiff(want, got))
+	t.Errorf("%s's measure table differs from the table of measures (rerun with -update):\n%s", schemaDoc, cmp.Diff(want, got))
 }
 
 // TestEveryMeasureReadsItsDocumentedKey pins each row's Value to the report
@@ -185,5 +187,5 @@ func TestRulesSchemaNamesTheTable(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s's quantities differ from the table of measures (rerun with -update):\n%s", rulesSchema, lineDiff(strings.Join(want, "\n"), strings.Join(got, "\n")))
+	t.Errorf("%s's quantities differ from the table of measures (rerun with -update):\n%s", rulesSchema, cmp.Diff(strings.Join(want, "\n"), strings.Join(got, "\n")))
 }

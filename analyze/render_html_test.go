@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -76,7 +78,7 @@ func TestHTMLReportDataGolden(t *testing.T) {
 				t.Fatalf("read golden (run go test ./analyze -run TestHTMLReportDataGolden -update): %v", err)
 			}
 			if got := pretty.String(); got != string(want) {
-				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, lineDiff(string(want), got))
+				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, cmp.Diff(string(want), got))
 			}
 		})
 	}

@@ -1,11 +1,8 @@
 package gate
 
 import (
-	"bytes"
 	"context"
 	"flag"
-	"strconv"
-	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -100,25 +97,3 @@ func evaluate(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []anal
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// lineDiff shows the first differing lines of two texts with a little
-// context: enough to see which figure moved.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b bytes.Buffer
-	shown := 0
-	for i := 0; i < max(len(w), len(g)) && shown < 12; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want " + wl + "\n  got  " + gl + "\n")
-			shown++
-		}
-	}
-	return b.String()
-}

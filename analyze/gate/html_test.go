@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcptrace/mcptrace/analyze"
 )
 
@@ -68,7 +70,7 @@ func TestHTMLCheckDataGolden(t *testing.T) {
 				t.Fatalf("read golden (run go test ./analyze/gate -run TestHTMLCheckDataGolden -update): %v", err)
 			}
 			if got := pretty.String(); got != string(want) {
-				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, lineDiff(string(want), got))
+				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, cmp.Diff(string(want), got))
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -37,7 +39,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again.String() != buf.String() {
-		t.Errorf("baseline does not round-trip:\n%s", lineDiff(buf.String(), again.String()))
+		t.Errorf("baseline does not round-trip:\n%s", cmp.Diff(buf.String(), again.String()))
 	}
 }
 
