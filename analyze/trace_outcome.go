@@ -34,48 +34,28 @@ type TraceStream struct {
 	opts  IndexOptions
 	agg   *aggregate
 	group *Index // the traces added since the last Flush; nil when none
-	// groupRecent is group's duplicate cache, taken before a query drops it.
-	groupRecent *[recentSlots]recentSpan
-	spare       indexTables
+	// spare is the index a Flush is done with, reset for the next group
+	// (Index.reset, as the Engine's shards reuse theirs): a fresh index
+	// allocates, and the runtime zeroes, a span chunk, an attribute chunk
+	// and its duplicate cache, about 2 MB, which cost more than measuring a
+	// group of a few dozen traces (BenchmarkAnalyzerCost in the connector).
+	spare *Index
 }
 
-// indexTables are the large tables of an index a Flush is done with, kept
-// for the next group's index: a fresh index allocates (and the runtime
-// zeroes) a span chunk, an attribute chunk and its duplicate cache, about
-// 2 MB, which cost more than measuring a group of a few dozen traces
-// (BenchmarkAnalyzerCost in the connector). Only the first chunk of each
-// table is kept, so a large group does not pin its memory; the Index
-// itself is always new, so no other state crosses groups.
-type indexTables struct {
-	spans  []span
-	attrs  []attr
-	recent *[recentSlots]recentSpan
-}
-
-// newIndex returns an empty index for a group, on the spare tables when
-// there are some.
+// newIndex returns an empty index for a group: the spare one, reset, when
+// there is one.
 func (s *TraceStream) newIndex() *Index {
-	x := NewIndex(s.opts)
-	if t := s.spare; t.spans != nil {
-		x.spans = [][]span{t.spans[:0]}
-		x.attrs = [][]attr{t.attrs[:0]}
-		if t.recent != nil {
-			clear(t.recent[:])
-			x.recent = t.recent
-		}
+	x := s.spare
+	s.spare = nil
+	if x == nil {
+		return NewIndex(s.opts)
 	}
-	s.spare = indexTables{}
+	x.reset()
 	return x
 }
 
-// recycle keeps x's first chunks and recent (x's duplicate cache, taken
-// before x was queried) as the spare tables. x must not be used again.
-func (s *TraceStream) recycle(x *Index, recent *[recentSlots]recentSpan) {
-	if len(x.spans) == 0 || len(x.attrs) == 0 {
-		return
-	}
-	s.spare = indexTables{spans: x.spans[0], attrs: x.attrs[0], recent: recent}
-}
+// recycle keeps x as the spare index. x must not be used again.
+func (s *TraceStream) recycle(x *Index) { s.spare = x }
 
 // TraceOutcome is what a group of traces adds to the counters.
 type TraceOutcome struct {
@@ -231,20 +211,19 @@ func (s *TraceStream) Add(td ptrace.Traces) {
 		s.group = s.newIndex()
 	}
 	s.group.Add(td)
-	s.groupRecent = s.group.recent
 }
 
 // Flush measures the traces added since the last Flush, judges the rules
 // on each and attributes their acquires; the pairs' history is kept for
 // the next Flush.
 func (s *TraceStream) Flush() (TraceOutcome, error) {
-	idx, recent := s.group, s.groupRecent
-	s.group, s.groupRecent = nil, nil
+	idx := s.group
+	s.group = nil
 	var out TraceOutcome
 	if idx == nil {
 		return out, nil
 	}
-	defer s.recycle(idx, recent)
+	defer s.recycle(idx)
 	if len(s.rules) > 0 {
 		v, err := s.violations(idx)
 		if err != nil {
@@ -292,9 +271,8 @@ func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
 		sel := make([]bool, len(idx.traces))
 		sel[t] = true
 		copyTraces(one, idx, sel)
-		recent := one.recent
 		results, err := s.judgeIndex(one)
-		s.recycle(one, recent)
+		s.recycle(one)
 		if err != nil {
 			return nil, err
 		}
