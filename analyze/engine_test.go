@@ -30,7 +30,7 @@ func goldenDumps(t *testing.T) []string {
 		}
 	}
 	if len(dumps) == 0 {
-		t.Fatalf("no dumps in %s", tracesDir)
+		t.Fatalf("no dumps in %s: run go generate ./internal/tracegen", tracesDir)
 	}
 	return dumps
 }

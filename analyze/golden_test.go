@@ -25,19 +25,7 @@ const goldenSuffix = ".golden.json"
 // inputs aside, must equal the one of the scenario built in memory: the
 // same story reads the same in every format.
 func TestGoldenReports(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(tracesDir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dumps []string
-	for _, p := range paths {
-		if !strings.HasSuffix(p, goldenSuffix) {
-			dumps = append(dumps, p)
-		}
-	}
-	if len(dumps) == 0 {
-		t.Fatalf("no dumps in %s: run go generate ./internal/tracegen", tracesDir)
-	}
+	dumps := goldenDumps(t)
 
 	// The in-memory reference report of each scenario.
 	reference := map[string]string{}
