@@ -122,7 +122,7 @@ func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
 		}
 	}()
 
-	prom := promtest.Start(t, bin, metricsSrv.Addr(), telemetry.MetricsPath)
+	prom := promtest.Start(t, bin, telemetry.MetricsPath, metricsSrv.Addr())
 	base := prom.Base
 
 	var queries []dashboards.Query

@@ -390,7 +390,7 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 		}
 	}()
 
-	prom := promtest.Start(t, bin, expAddr, "/metrics")
+	prom := promtest.Start(t, bin, "/metrics", expAddr)
 	scraped := func(expr string, want float64) func() (bool, string) {
 		return func() (bool, string) {
 			s, err := prom.Query(ctx, expr)

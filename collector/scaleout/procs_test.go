@@ -5,13 +5,9 @@ package scaleout
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,121 +256,6 @@ func (s *sender) send(td ptrace.Traces, timeout time.Duration) error {
 		return fmt.Errorf("%d spans rejected: %s", ps.RejectedSpans(), ps.ErrorMessage())
 	}
 	return nil
-}
-
-// prometheus is a Prometheus server scraping the backends every second.
-type prometheus struct {
-	base string
-	proc *proc
-}
-
-// startPrometheus runs Prometheus on 127.0.0.1 scraping targets every
-// second, storage in a temporary directory.
-func startPrometheus(t *testing.T, bin string, targets []string) *prometheus {
-	t.Helper()
-	dir := t.TempDir()
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = fmt.Sprintf("%q", tg)
-	}
-	config := fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: mcptrace-backends
-    static_configs:
-      - targets: [%s]
-`, strings.Join(quoted, ", "))
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", promtest.FreePort(t))
-	p := startProc(t, "prometheus", bin, nil,
-		"--config.file="+cfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--log.level=warn",
-	)
-	pr := &prometheus{base: "http://" + addr, proc: p}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if code, _, err := httpGet(pr.base + "/-/ready"); err == nil && code == http.StatusOK {
-			return pr
-		}
-		select {
-		case <-p.exited:
-			t.Fatalf("prometheus exited before it was ready: %v\n%s", p.err, p.out)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready on %s after 30s\n%s", addr, p.out)
-		}
-	}
-}
-
-func httpGet(u string) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
-}
-
-// sample is one series of an instant vector.
-type sample struct {
-	labels map[string]string
-	value  float64
-}
-
-// query runs an instant PromQL query and returns its vector.
-func (p *prometheus) query(expr string) ([]sample, error) {
-	code, body, err := httpGet(p.base + "/api/v1/query?query=" + url.QueryEscape(expr))
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("query %s: status %d, undecodable answer %q: %w", expr, code, body, err)
-	}
-	if r.Status != "success" {
-		return nil, fmt.Errorf("query %s: %s", expr, r.Error)
-	}
-	if r.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("query %s: result type %s, want vector", expr, r.Data.ResultType)
-	}
-	out := make([]sample, 0, len(r.Data.Result))
-	for _, s := range r.Data.Result {
-		str, ok := s.Value[1].(string)
-		if !ok {
-			return nil, fmt.Errorf("query %s: value %v is not a string", expr, s.Value)
-		}
-		var v float64
-		if _, err := fmt.Sscan(str, &v); err != nil {
-			return nil, fmt.Errorf("query %s: value %q: %w", expr, str, err)
-		}
-		out = append(out, sample{s.Metric, v})
-	}
-	return out, nil
 }
 
 // errNotYet marks a poll that should be retried.

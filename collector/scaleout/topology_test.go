@@ -6,6 +6,7 @@ package scaleout
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -51,7 +52,7 @@ type topology struct {
 	backends   [2]*backend
 	router     *proc
 	routerAddr string
-	prom       *prometheus
+	prom       *promtest.Server
 	lifetimes  map[int]int // processes started per backend
 }
 
@@ -99,10 +100,9 @@ func startTopology(t *testing.T, bins binaries) *topology {
 		"--config=file:"+filepath.Join(scaleOutDir, "router.yaml"), "--config=file:"+ov)
 	top.router.waitLog(t, readyLine, 60*time.Second)
 	top.routerAddr = fmt.Sprintf("127.0.0.1:%d", grpcPort)
-	top.prom = startPrometheus(t, bins.prometheus, []string{
+	top.prom = promtest.Start(t, bins.prometheus, "/metrics",
 		fmt.Sprintf("127.0.0.1:%d", top.backends[0].promPort),
-		fmt.Sprintf("127.0.0.1:%d", top.backends[1].promPort),
-	})
+		fmt.Sprintf("127.0.0.1:%d", top.backends[1].promPort))
 	return top
 }
 
@@ -294,7 +294,7 @@ func stderrOf(err error) string {
 // (Prometheus marks them stale, and range vectors skip the markers); the
 // run label keeps one process lifetime's counters apart from the next's,
 // so summing the runs sums per process lifetime, exactly.
-func promFigures(prom *prometheus) (map[string]figures, error) {
+func promFigures(prom *promtest.Server) (map[string]figures, error) {
 	out := map[string]figures{}
 	get := func(run string) figures {
 		if out[run] == nil {
@@ -329,7 +329,7 @@ func promFigures(prom *prometheus) (map[string]figures, error) {
 		{"mcptrace_traces_late_spans_total", func(map[string]string) string { return "late spans" }},
 		{"mcptrace_traces_cut_total", func(map[string]string) string { return "cut" }},
 	} {
-		samples, err := prom.query(fmt.Sprintf("last_over_time(%s[15m])", q.metric))
+		samples, err := prom.Query(context.Background(), fmt.Sprintf("last_over_time(%s[15m])", q.metric))
 		if err != nil {
 			return nil, err
 		}
@@ -340,12 +340,12 @@ func promFigures(prom *prometheus) (map[string]figures, error) {
 			return nil, fmt.Errorf("no %s series in Prometheus", q.metric)
 		}
 		for _, s := range samples {
-			run := s.labels[runLabel]
+			run := s.Metric[runLabel]
 			if run == "" {
-				return nil, fmt.Errorf("%s series without the %s label: %v", q.metric, runLabel, s.labels)
+				return nil, fmt.Errorf("%s series without the %s label: %v", q.metric, runLabel, s.Metric)
 			}
-			if k := q.key(s.labels); k != "" {
-				get(run).add(k, int64(s.value))
+			if k := q.key(s.Metric); k != "" {
+				get(run).add(k, int64(s.Value))
 			}
 		}
 	}
@@ -436,7 +436,7 @@ func writeDump(t *testing.T, dir, name string, batches []ptrace.Traces) string {
 // finalized-traces counter equals want[run]: the backend finalized every
 // trace it received and Prometheus scraped the result. The connector emits
 // its counters together, so the other counters of that scrape are final too.
-func settle(t *testing.T, prom *prometheus, want map[string]int64, bound time.Duration) map[string]figures {
+func settle(t *testing.T, prom *promtest.Server, want map[string]int64, bound time.Duration) map[string]figures {
 	t.Helper()
 	var got map[string]figures
 	err := poll(bound, func() error {

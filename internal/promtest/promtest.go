@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,11 +89,11 @@ type Server struct {
 // Log returns what the server printed so far, for failure messages.
 func (s *Server) Log() string { return s.out.String() }
 
-// Start runs Prometheus on 127.0.0.1 scraping target (host:port) at
+// Start runs Prometheus on 127.0.0.1 scraping targets (host:port each) at
 // metricsPath every second, with its storage in a temporary directory, and
 // kills it when the test ends. It returns once the server is ready, and
 // fails the test when the server exits or is not ready within 30 s.
-func Start(t testing.TB, bin, target, metricsPath string) *Server {
+func Start(t testing.TB, bin, metricsPath string, targets ...string) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	config := fmt.Sprintf(`global:
@@ -103,8 +104,8 @@ scrape_configs:
   - job_name: mcptrace
     metrics_path: %s
     static_configs:
-      - targets: [%q]
-`, metricsPath, target)
+      - targets: [%s]
+`, metricsPath, quoted(targets))
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -144,6 +145,15 @@ scrape_configs:
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// quoted is targets as a YAML flow sequence's items.
+func quoted(targets []string) string {
+	q := make([]string, len(targets))
+	for i, t := range targets {
+		q[i] = strconv.Quote(t)
+	}
+	return strings.Join(q, ", ")
 }
 
 // Get fetches u and returns the status code and body.
