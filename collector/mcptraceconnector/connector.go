@@ -53,8 +53,13 @@ type mcptraceConnector struct {
 
 	// finMu serializes finalization and emission: the analyzer is never
 	// called concurrently, and counters are emitted in order.
-	finMu      sync.Mutex
-	pending    int // traces handed to the analyzer and not yet measured
+	finMu   sync.Mutex
+	pending int // traces handed to the analyzer and not yet measured
+	// measured counts the traces whose figures are in agg: the finalized
+	// count the counters carry, so that one emission's counters describe
+	// the same traces (a complete trace leaves the buffer before its group
+	// is measured).
+	measured   int64
 	agg        *aggregates
 	emitted    bool
 	lastCounts bufferCounts

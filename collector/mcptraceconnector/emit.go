@@ -93,6 +93,7 @@ func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrac
 	}
 	c.pending += len(traces)
 	if measure || c.pending >= completeGroup {
+		c.measured += int64(c.pending)
 		c.pending = 0
 		o := c.analyzer.Attribute()
 		if c.metrics != nil {
@@ -119,6 +120,9 @@ func (c *mcptraceConnector) emitCounters(ctx context.Context, force bool) error 
 	counts, _ := c.buf.snapshot()
 	c.finMu.Lock()
 	defer c.finMu.Unlock()
+	// The buffer has counted traces that wait in pending to be measured;
+	// the counters say finalized only once their figures are counted too.
+	counts.finalized = c.measured
 	if lost := counts.lostParts - c.lastCounts.lostParts; lost > 0 {
 		c.logger.Warn("mcptrace: held spans of finalized traces would not decode and were not analysed (a bug: please report it)",
 			zap.Int64("parts", lost), zap.Int64("total", counts.lostParts))
@@ -161,7 +165,7 @@ func (a *aggregates) metrics(counts bufferCounts, now pcommon.Timestamp) pmetric
 		return dp.Attributes()
 	}
 
-	point(sum(MetricTracesFinalized, "Traces finalized (after wait, cut, or at shutdown)."), counts.finalized)
+	point(sum(MetricTracesFinalized, "Traces finalized (after wait, cut, at their root or at shutdown) and measured."), counts.finalized)
 	point(sum(MetricTracesCut, "Traces finalized early to keep max_open_traces."), counts.cut)
 	point(sum(MetricTracesLateSpans, "Spans that arrived after their trace was finalized; not analysed."), counts.lateSpans)
 

@@ -703,3 +703,35 @@ func TestCompleteTracesCountedBeforeShutdown(t *testing.T) {
 		compareFigures(t, metricFigures(t, sink), want)
 	})
 }
+
+// TestEmittedCountersCoverTheSameTraces: complete traces leave the buffer
+// at once but are measured with their group; counters emitted in between
+// (a sweep racing a ConsumeTraces) must not count them as finalized before
+// their acquires are counted, or a reader that waits for the finalized
+// count (the scale-out end-to-end test, a dashboard) reads partial figures.
+func TestEmittedCountersCoverTheSameTraces(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(tracesDir, "prod-cold-starts.otlp.json")
+	cfg, s := configFor(t, path)
+	want, _, _ := batchFigures(t, path, s)
+	sink := new(consumertest.MetricsSink)
+	leg, err := NewFactory().CreateTracesToMetrics(ctx, connectortest.NewNopSettings(metadata.Type), cfg, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := leg.(*mcptraceConnector)
+	batches := readDump(t, path)
+	for _, td := range shuffledBatches(batches, 5, exportOrder) {
+		must(t, c.ConsumeTraces(ctx, td))
+	}
+	must(t, c.emitCounters(ctx, true))
+	if fin, _, _ := counters(t, sink); fin != 0 {
+		t.Errorf("finalized = %d while no group was measured (no acquire counted yet), want 0", fin)
+	}
+	must(t, c.finalize(ctx, nil, true))
+	must(t, c.emitCounters(ctx, true))
+	if fin, _, _ := counters(t, sink); fin != int64(len(byTrace(batches))) {
+		t.Errorf("finalized = %d after the group was measured, want %d", fin, len(byTrace(batches)))
+	}
+	compareFigures(t, metricFigures(t, sink), want)
+}
