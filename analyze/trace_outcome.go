@@ -40,6 +40,9 @@ type TraceStream struct {
 	// and its duplicate cache, about 2 MB, which cost more than measuring a
 	// group of a few dozen traces (BenchmarkAnalyzerCost in the connector).
 	spare *Index
+	// forward hands the acquires out (ForwardPairs) instead of
+	// attributing them.
+	forward bool
 }
 
 // newIndex returns an empty index for a group: the spare one, reset, when
@@ -69,6 +72,9 @@ type TraceOutcome struct {
 	// Violations are the failing scopes of the in-stream rules, one per
 	// failing trace or subtree.
 	Violations []Violation
+	// Pairs are the group's acquires, unattributed, when the stream
+	// forwards them (ForwardPairs); Acquires is then empty.
+	Pairs []PairEvent
 }
 
 // ExecutionCount is a number of executions of one pool, on one session or
@@ -240,7 +246,11 @@ func (s *TraceStream) Flush() (TraceOutcome, error) {
 		return out, err
 	}
 	s.agg.merge(o)
-	out.Acquires, out.Handshakes = s.attribute()
+	if s.forward {
+		out.Pairs, out.Handshakes = s.takePairs()
+		return out, nil
+	}
+	out.Acquires, out.Handshakes = s.agg.attributeAll()
 	return out, nil
 }
 
@@ -358,16 +368,16 @@ func (s *TraceStream) callPool(v *vocab, t int32) string {
 	return ""
 }
 
-// attribute attributes every acquire merged since the previous call and
-// returns them, with the handshakes, by pool.
-func (s *TraceStream) attribute() ([]AcquireCount, []PoolCount) {
-	p := s.agg.pairs
-	p.advance(math.MaxInt64)
+// takeCounts returns what the pair stage attributed since the previous
+// call, by pool: acquires by hit and cause, and the handshakes; it clears
+// them.
+func (a *aggregate) takeCounts() ([]AcquireCount, []PoolCount) {
+	p := a.pairs
 	name := func(id int32) string {
 		if id < 0 {
 			return ""
 		}
-		return s.agg.strs[id]
+		return a.strs[id]
 	}
 	var acquires []AcquireCount
 	var handshakes []PoolCount
