@@ -320,3 +320,31 @@ const (
 	// AttrTraceQL is the TraceQL query that finds a violation in Tempo.
 	AttrTraceQL = "mcptrace.traceql"
 )
+
+// The connector's acquire records: with attribution forward, the
+// trace-routed tier sends each acquire it measured as one log record
+// (event ConnectorEventAcquire, the acquire's trace and span ids, its start
+// as the record's timestamp) to the instance that owns its (scope, key)
+// pair, which attributes the misses in time order. A routing exporter sends
+// every record of a pair to one instance by AttrPairScope and AttrPairKey
+// (the loadbalancing exporter's routing_key attributes).
+const (
+	// ConnectorEventAcquire is the event name of an acquire record.
+	ConnectorEventAcquire = "mcptrace.pool.acquire"
+	// AttrPairScope is the acquire's pool scope; absent when none.
+	AttrPairScope = "mcptrace.pair.scope"
+	// AttrPairKey is the acquire's cache key (under the semconv profile the
+	// server's address and port); absent when none.
+	AttrPairKey = "mcptrace.pair.key"
+	// AttrPairSession is the call's session id under the semconv profile.
+	AttrPairSession = "mcptrace.pair.session"
+	// AttrPairLeaseEnd is when the acquire's lease ended, Unix nanoseconds.
+	AttrPairLeaseEnd = "mcptrace.pair.lease_end"
+	// AttrPairHit, AttrPairRedial, AttrPairFailed and AttrPairHealthCheck
+	// are the acquire's facts: it reused a session; it is a second attempt;
+	// its lease failed; the pool recorded health_check as its miss reason.
+	AttrPairHit         = "mcptrace.pair.hit"
+	AttrPairRedial      = "mcptrace.pair.redial"
+	AttrPairFailed      = "mcptrace.pair.failed"
+	AttrPairHealthCheck = "mcptrace.pair.health_check"
+)

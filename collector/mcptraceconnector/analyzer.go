@@ -52,6 +52,9 @@ type traceOutcome struct {
 	Executions []executionCount
 	// Violations are the rule violations found in the trace.
 	Violations []ruleViolation
+	// Pairs are the acquires to forward, unattributed (attribution:
+	// forward); Acquires is then empty.
+	Pairs []analyze.PairEvent
 }
 
 // acquireCount is a number of acquires sharing one attribute set of
@@ -109,6 +112,9 @@ func newAnalyzer(logger *zap.Logger, s settings) (traceAnalyzer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcptrace: %w", err)
 	}
+	if s.forward {
+		ts.ForwardPairs()
+	}
 	return &streamAnalyzer{logger: logger, ts: ts}, nil
 }
 
@@ -135,13 +141,8 @@ func (a *streamAnalyzer) Attribute() traceOutcome {
 			zap.Int("acquires", late-a.late), zap.Int("total", late))
 		a.late = late
 	}
-	var out traceOutcome
-	for _, x := range o.Acquires {
-		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
-	}
-	for _, x := range o.Handshakes {
-		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
-	}
+	out := poolOutcome(o.Acquires, o.Handshakes)
+	out.Pairs = o.Pairs
 	for _, e := range o.Executions {
 		out.Executions = append(out.Executions, executionCount{PoolID: e.Pool, MultiSession: e.MultiSession, N: int64(e.N)})
 	}
@@ -154,6 +155,18 @@ func (a *streamAnalyzer) Attribute() traceOutcome {
 			rv.SpanID = sid
 		}
 		out.Violations = append(out.Violations, rv)
+	}
+	return out
+}
+
+// poolOutcome is the outcome of attributed acquires and handshakes.
+func poolOutcome(acquires []analyze.AcquireCount, handshakes []analyze.PoolCount) traceOutcome {
+	var out traceOutcome
+	for _, x := range acquires {
+		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
+	}
+	for _, x := range handshakes {
+		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
 	}
 	return out
 }

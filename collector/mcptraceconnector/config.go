@@ -16,6 +16,23 @@ const (
 	DefaultWait = 30 * time.Second
 	// DefaultMaxOpenTraces bounds the traces held open at once.
 	DefaultMaxOpenTraces = 100_000
+	// DefaultPairWait is how long the logs → metrics leg holds a forwarded
+	// acquire before it attributes it: longer than DefaultWait, because an
+	// acquire of a trace finalized by its wait arrives up to that wait
+	// (and a sweep) after an acquire of a trace finalized at its root.
+	DefaultPairWait = 45 * time.Second
+)
+
+// Values of Config.Attribution.
+const (
+	// AttributionLocal: the traces legs attribute the misses of the
+	// acquires they see (exact on one instance).
+	AttributionLocal = "local"
+	// AttributionForward: the traces → logs leg sends each acquire as a
+	// record for the logs → metrics leg of the instance that owns its
+	// (scope, key) pair, and the traces → metrics leg counts no acquires
+	// (exact across a fleet routed by trace id).
+	AttributionForward = "forward"
 )
 
 // Config is the mcptrace connector's configuration. Its zero value is not
@@ -42,6 +59,19 @@ type Config struct {
 	// sending queue with several consumers) or a trace's spans come from
 	// processes that export after its root.
 	HoldComplete bool `mapstructure:"hold_complete"`
+	// Attribution says where misses get their cause: local (this instance
+	// attributes the acquires of the traces it sees) or forward (the
+	// traces → logs leg emits one record per acquire, to be routed by
+	// pair to a logs → metrics leg of this connector, which attributes
+	// them; the traces → metrics leg then counts no acquires). A fleet
+	// routed by trace id needs forward for exact miss causes.
+	Attribution string `mapstructure:"attribution"`
+	// PairWait is how long the logs → metrics leg holds a forwarded
+	// acquire before attributing it, so that the acquires of its pair that
+	// started earlier, finalized later on other instances, arrive first.
+	// Set it above the trace tier's wait plus the time a record takes to
+	// get here. It must be positive.
+	PairWait time.Duration `mapstructure:"pair_wait"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -62,6 +92,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxOpenTraces <= 0 {
 		return fmt.Errorf("max_open_traces: %w, got %d", errNotPositive, c.MaxOpenTraces)
+	}
+	if c.PairWait <= 0 {
+		return fmt.Errorf("pair_wait: %w, got %v", errNotPositive, c.PairWait)
 	}
 	if _, err := c.settings(); err != nil {
 		return err
@@ -84,6 +117,9 @@ type settings struct {
 	rules []analyze.Rule
 	// rulesSource names where the rules came from, for logs.
 	rulesSource string
+	// forward is attribution: forward.
+	forward  bool
+	pairWait time.Duration
 }
 
 // settings resolves c; errors name the field.
@@ -96,6 +132,14 @@ func (c *Config) settings() (settings, error) {
 		wait:          c.Wait,
 		maxOpenTraces: c.MaxOpenTraces,
 		analyze:       analyze.Config{Profile: profile},
+		pairWait:      c.PairWait,
+	}
+	switch c.Attribution {
+	case "", AttributionLocal:
+	case AttributionForward:
+		s.forward = true
+	default:
+		return settings{}, fmt.Errorf("attribution: want %s or %s, got %q", AttributionLocal, AttributionForward, c.Attribution)
 	}
 	if c.Rules == "" {
 		s.rules = analyze.BuiltinRules(s.analyze)

@@ -24,8 +24,9 @@ func TestDefaultConfigIsValidAndWellFormed(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("default config invalid: %v", err)
 	}
-	want := Config{Wait: 30 * time.Second, MaxOpenTraces: 100000, Profile: "default"}
-	if c.Wait != want.Wait || c.MaxOpenTraces != want.MaxOpenTraces || c.Profile != want.Profile || c.Rules != "" {
+	want := Config{Wait: 30 * time.Second, MaxOpenTraces: 100000, Profile: "default", Attribution: "local", PairWait: 45 * time.Second}
+	if c.Wait != want.Wait || c.MaxOpenTraces != want.MaxOpenTraces || c.Profile != want.Profile || c.Rules != "" ||
+		c.Attribution != want.Attribution || c.PairWait != want.PairWait {
 		t.Fatalf("defaults = %+v, want %+v", *c, want)
 	}
 }
@@ -45,9 +46,12 @@ func TestConfigFromYAML(t *testing.T) {
 		unmarshal bool    // the error comes from unmarshalling, not Validate
 		sentinel  error
 	}{
-		{id: "mcptrace", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default"}},
-		{id: "mcptrace/custom", want: &Config{Wait: 5 * time.Second, MaxOpenTraces: 10, Profile: "acquire-on-miss", Rules: "testdata/rules.yaml"}},
-		{id: "mcptrace/hold", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", HoldComplete: true}},
+		{id: "mcptrace", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
+		{id: "mcptrace/custom", want: &Config{Wait: 5 * time.Second, MaxOpenTraces: 10, Profile: "acquire-on-miss", Rules: "testdata/rules.yaml", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
+		{id: "mcptrace/hold", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", HoldComplete: true, Attribution: AttributionLocal, PairWait: DefaultPairWait}},
+		{id: "mcptrace/forward", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", Attribution: AttributionForward, PairWait: time.Minute}},
+		{id: "mcptrace/bad_attribution", wantErr: `attribution: want local or forward, got "pairs"`},
+		{id: "mcptrace/zero_pair_wait", wantErr: "pair_wait: must be positive, got 0s", sentinel: errNotPositive},
 		{id: "mcptrace/zero_wait", wantErr: "wait: must be positive, got 0s", sentinel: errNotPositive},
 		{id: "mcptrace/negative_wait", wantErr: "wait: must be positive, got -1s", sentinel: errNotPositive},
 		{id: "mcptrace/zero_max", wantErr: "max_open_traces: must be positive, got 0", sentinel: errNotPositive},
@@ -83,7 +87,7 @@ func TestConfigFromYAML(t *testing.T) {
 					t.Fatalf("Validate: %v", err)
 				}
 				if cfg.Wait != tt.want.Wait || cfg.MaxOpenTraces != tt.want.MaxOpenTraces || cfg.Profile != tt.want.Profile || cfg.Rules != tt.want.Rules ||
-					cfg.HoldComplete != tt.want.HoldComplete {
+					cfg.HoldComplete != tt.want.HoldComplete || cfg.Attribution != tt.want.Attribution || cfg.PairWait != tt.want.PairWait {
 					t.Fatalf("config = %+v, want %+v", *cfg, *tt.want)
 				}
 				return

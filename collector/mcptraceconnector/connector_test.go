@@ -215,7 +215,13 @@ func TestFactoryTypeStabilityAndLegs(t *testing.T) {
 	if got := f.TracesToLogsStability().String(); got != "Development" {
 		t.Fatalf("traces_to_logs stability = %s, want Development", got)
 	}
+	if got := f.LogsToMetricsStability().String(); got != "Development" {
+		t.Fatalf("logs_to_metrics stability = %s, want Development", got)
+	}
 	set := connectortest.NewNopSettings(metadata.Type)
+	if _, err := f.CreateLogsToLogs(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop()); err == nil {
+		t.Fatal("logs_to_logs should not be supported")
+	}
 	if _, err := f.CreateTracesToTraces(context.Background(), set, f.CreateDefaultConfig(), consumertest.NewNop()); err == nil {
 		t.Fatal("traces_to_traces should not be supported")
 	}

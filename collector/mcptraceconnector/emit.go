@@ -3,6 +3,7 @@ package mcptraceconnector
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
 
@@ -84,12 +86,14 @@ func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrac
 		return nil
 	}
 	var found []ruleViolation
+	var pairs []analyze.PairEvent
 	for _, ft := range traces {
 		o := c.analyzer.Finalize(ft.id, ft.spans, ft.reason)
 		if c.metrics != nil {
 			c.agg.add(o)
 		}
 		found = append(found, o.Violations...)
+		pairs = append(pairs, o.Pairs...)
 	}
 	c.pending += len(traces)
 	if measure || c.pending >= completeGroup {
@@ -100,14 +104,23 @@ func (c *mcptraceConnector) finalize(ctx context.Context, traces []finalizedTrac
 			c.agg.add(o)
 		}
 		found = append(found, o.Violations...)
+		pairs = append(pairs, o.Pairs...)
 	}
-	if c.logs == nil || len(found) == 0 {
+	if c.logs == nil {
 		return nil
 	}
-	if err := c.logs.ConsumeLogs(ctx, violationLogs(found)); err != nil {
-		return fmt.Errorf("mcptrace: send %d violation records: %w", len(found), err)
+	var errs []error
+	if len(found) > 0 {
+		if err := c.logs.ConsumeLogs(ctx, violationLogs(found)); err != nil {
+			errs = append(errs, fmt.Errorf("mcptrace: send %d violation records: %w", len(found), err))
+		}
 	}
-	return nil
+	if len(pairs) > 0 {
+		if err := c.logs.ConsumeLogs(ctx, pairLogs(pairs)); err != nil {
+			errs = append(errs, fmt.Errorf("mcptrace: forward %d acquire records: %w", len(pairs), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // emitCounters sends the cumulative counters on the metrics leg: always
@@ -131,7 +144,7 @@ func (c *mcptraceConnector) emitCounters(ctx context.Context, force bool) error 
 	if !force && c.emitted && counts == c.lastCounts && c.idleSweeps < heartbeatSweeps && !c.agg.dirty {
 		return nil
 	}
-	md := c.agg.metrics(counts, pcommon.NewTimestampFromTime(time.Now()))
+	md := c.agg.metrics(&counts, pcommon.NewTimestampFromTime(time.Now()))
 	c.emitted, c.lastCounts, c.idleSweeps, c.agg.dirty = true, counts, 0, false
 	if err := c.metrics.ConsumeMetrics(ctx, md); err != nil {
 		return fmt.Errorf("mcptrace: send counters: %w", err)
@@ -140,8 +153,9 @@ func (c *mcptraceConnector) emitCounters(ctx context.Context, force bool) error 
 }
 
 // metrics renders the counters as cumulative monotonic sums, series sorted
-// so that the output is stable.
-func (a *aggregates) metrics(counts bufferCounts, now pcommon.Timestamp) pmetric.Metrics {
+// so that the output is stable. counts are the traces legs' trace counters;
+// nil (the pairs leg, which sees no traces) leaves them out.
+func (a *aggregates) metrics(counts *bufferCounts, now pcommon.Timestamp) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	sm := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(metadata.ScopeName)
@@ -165,9 +179,11 @@ func (a *aggregates) metrics(counts bufferCounts, now pcommon.Timestamp) pmetric
 		return dp.Attributes()
 	}
 
-	point(sum(MetricTracesFinalized, "Traces finalized (after wait, cut, at their root or at shutdown) and measured."), counts.finalized)
-	point(sum(MetricTracesCut, "Traces finalized early to keep max_open_traces."), counts.cut)
-	point(sum(MetricTracesLateSpans, "Spans that arrived after their trace was finalized; not analysed."), counts.lateSpans)
+	if counts != nil {
+		point(sum(MetricTracesFinalized, "Traces finalized (after wait, cut, at their root or at shutdown) and measured."), counts.finalized)
+		point(sum(MetricTracesCut, "Traces finalized early to keep max_open_traces."), counts.cut)
+		point(sum(MetricTracesLateSpans, "Spans that arrived after their trace was finalized; not analysed."), counts.lateSpans)
+	}
 
 	if len(a.acquires) > 0 {
 		dps := sum(MetricAcquires, "Pool acquires by pool, hit and miss cause.")

@@ -2,6 +2,7 @@ package mcptraceconnector
 
 import (
 	"context"
+	"fmt"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/connector"
@@ -12,23 +13,28 @@ import (
 )
 
 // NewFactory returns the factory of the mcptrace connector: type mcptrace,
-// traces → metrics and traces → logs, stability development.
+// traces → metrics, traces → logs and (the pair tier of attribution:
+// forward) logs → metrics, stability development.
 func NewFactory() connector.Factory {
 	return connector.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
 		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
 		connector.WithTracesToLogs(createTracesToLogs, metadata.TracesToLogsStability),
+		connector.WithLogsToMetrics(createLogsToMetrics, metadata.LogsToMetricsStability),
 	)
 }
 
 // createDefaultConfig returns the defaults: wait 30s, 100000 open traces,
-// the default profile and the built-in rules.
+// the default profile, the built-in rules, local attribution and a pair
+// wait of 45s.
 func createDefaultConfig() component.Config {
 	return &Config{
 		Wait:          DefaultWait,
 		MaxOpenTraces: DefaultMaxOpenTraces,
 		Profile:       string(analyze.ProfileDefault),
+		Attribution:   AttributionLocal,
+		PairWait:      DefaultPairWait,
 	}
 }
 
@@ -61,4 +67,18 @@ func createTracesToLogs(_ context.Context, set connector.Settings, cfg component
 	c := newConnector(set.Logger, s, a)
 	c.logs = next
 	return c, nil
+}
+
+// createLogsToMetrics builds the logs → metrics leg: it attributes the
+// acquires forwarded by traces legs (attribution: forward) and counts them.
+func createLogsToMetrics(_ context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
+	s, err := cfg.(*Config).settings()
+	if err != nil {
+		return nil, err
+	}
+	ps, err := analyze.NewPairStream(s.analyze)
+	if err != nil {
+		return nil, fmt.Errorf("mcptrace: %w", err)
+	}
+	return newPairsLeg(set.Logger, s, ps, next), nil
 }

@@ -26,10 +26,10 @@ func TestMetadataMatchesYAML(t *testing.T) {
 		t.Fatalf("metadata.yaml type %q class %q, code type %q", md.Type, md.Status.Class, metadata.Type)
 	}
 	legs := md.Status.Stability["development"]
-	if len(md.Status.Stability) != 1 || len(legs) != 2 || legs[0] != "traces_to_metrics" || legs[1] != "traces_to_logs" {
-		t.Fatalf("metadata.yaml stability %v, want development: [traces_to_metrics, traces_to_logs]", md.Status.Stability)
+	if len(md.Status.Stability) != 1 || len(legs) != 3 || legs[0] != "traces_to_metrics" || legs[1] != "traces_to_logs" || legs[2] != "logs_to_metrics" {
+		t.Fatalf("metadata.yaml stability %v, want development: [traces_to_metrics, traces_to_logs, logs_to_metrics]", md.Status.Stability)
 	}
-	if metadata.TracesToMetricsStability.String() != "Development" || metadata.TracesToLogsStability.String() != "Development" {
+	if metadata.TracesToMetricsStability.String() != "Development" || metadata.TracesToLogsStability.String() != "Development" || metadata.LogsToMetricsStability.String() != "Development" {
 		t.Fatal("code stabilities are not Development")
 	}
 }

@@ -20,4 +20,7 @@ const (
 	TracesToMetricsStability = component.StabilityLevelDevelopment
 	// TracesToLogsStability is the stability of the traces → logs leg.
 	TracesToLogsStability = component.StabilityLevelDevelopment
+	// LogsToMetricsStability is the stability of the logs → metrics leg
+	// (the pair tier of attribution: forward).
+	LogsToMetricsStability = component.StabilityLevelDevelopment
 )

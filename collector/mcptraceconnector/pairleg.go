@@ -1,0 +1,193 @@
+package mcptraceconnector
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.uber.org/zap"
+
+	"github.com/mcptrace/mcptrace/analyze"
+)
+
+// pairsLeg is the logs → metrics leg, the pair tier of attribution:
+// forward. The traces legs of a fleet routed by trace id forward each
+// acquire as a record (pairLogs); a routing exporter sends every record of
+// one (scope, key) pair to one instance, whose pairs leg attributes the
+// misses in time order against the pair's whole history (an
+// analyze.PairStream) and counts mcptrace.pool.acquires (and, under the
+// semconv profile, mcptrace.pool.handshakes). Summed over the fleet those
+// counts equal `mcptrace analyze` on a dump of every span.
+//
+// Records arrive as the traces they come from are finalized, not in start
+// order: an acquire of a long trace (finalized after its wait) arrives
+// after acquires of its pair that started later in short traces. So the
+// leg holds every acquire for pair_wait on the wall clock and, at each
+// sweep, attributes only the acquires that started before every acquire
+// still held. An acquire that arrives after a later one of its pair was
+// attributed is attributed against the pair's state then and counted late
+// (logged).
+type pairsLeg struct {
+	logger *zap.Logger
+	set    settings
+	next   consumer.Metrics
+
+	mu   sync.Mutex
+	ps   *analyze.PairStream
+	held []heldPairs // in arrival order
+	agg  *aggregates
+	// late is the late acquires already logged.
+	late       int
+	emitted    bool
+	idleSweeps int
+
+	started  atomic.Bool
+	stop     chan struct{}
+	stopped  chan struct{}
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// heldPairs is one delivery of acquires still held: when it arrived and
+// the earliest start in it.
+type heldPairs struct {
+	arrived  time.Time
+	minStart int64
+}
+
+var _ consumer.Logs = (*pairsLeg)(nil)
+
+// newPairsLeg returns a pairs leg over s attributing with ps and sending
+// its counters to next.
+func newPairsLeg(logger *zap.Logger, s settings, ps *analyze.PairStream, next consumer.Metrics) *pairsLeg {
+	return &pairsLeg{
+		logger:  logger,
+		set:     s,
+		next:    next,
+		ps:      ps,
+		agg:     newAggregates(time.Now()),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+}
+
+// Capabilities reports that the leg only reads what it is given.
+func (l *pairsLeg) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// Start starts the sweep goroutine. It does not block.
+func (l *pairsLeg) Start(context.Context, component.Host) error {
+	l.logger.Info("mcptrace connector started: attributing forwarded acquires (logs → metrics)",
+		zap.Duration("pair_wait", l.set.pairWait), zap.String("profile", string(l.set.analyze.Profile)))
+	if l.started.CompareAndSwap(false, true) {
+		go l.sweepLoop()
+	}
+	return nil
+}
+
+// ConsumeLogs holds the acquire records of ld for attribution. Other
+// records (violation records share the logs pipeline) are skipped;
+// acquire records that do not read are logged with the first one's place
+// and problem and skipped, and the rest are kept.
+func (l *pairsLeg) ConsumeLogs(_ context.Context, ld plog.Logs) error {
+	b := readPairs(ld)
+	if b.bad > 0 {
+		l.logger.Warn("mcptrace: acquire records that do not read were skipped",
+			zap.Int("records", b.bad), zap.Error(b.firstBad))
+	}
+	if len(b.events) == 0 {
+		return nil
+	}
+	minStart := int64(math.MaxInt64)
+	for i := range b.events {
+		minStart = min(minStart, b.events[i].Start)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ps.Add(b.events)
+	l.held = append(l.held, heldPairs{arrived: time.Now(), minStart: minStart})
+	return nil
+}
+
+// sweepLoop attributes and emits until stop closes.
+func (l *pairsLeg) sweepLoop() {
+	defer close(l.stopped)
+	t := time.NewTicker(min(sweepEvery, l.set.pairWait))
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-t.C:
+			if err := l.sweep(context.Background(), now, false); err != nil {
+				l.logger.Warn("mcptrace: emitting counters", zap.Error(err))
+			}
+		}
+	}
+}
+
+// sweep attributes every held acquire that started before the earliest
+// start of the deliveries that arrived within pair_wait of now (all of
+// them when final) and emits the counters when they changed, at the first
+// sweep, at the heartbeat, or when final.
+func (l *pairsLeg) sweep(ctx context.Context, now time.Time, final bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	before := int64(math.MaxInt64)
+	if !final {
+		due := 0
+		for due < len(l.held) && !l.held[due].arrived.After(now.Add(-l.set.pairWait)) {
+			due++
+		}
+		l.held = l.held[due:]
+		for _, h := range l.held {
+			before = min(before, h.minStart)
+		}
+	}
+	l.agg.add(poolOutcome(l.ps.Attribute(before)))
+	if late := l.ps.LateAcquires(); late > l.late {
+		l.logger.Info("mcptrace: forwarded acquires arrived after a later acquire of their pool and key was attributed (raise pair_wait above the trace tier's wait); their miss cause may differ from mcptrace analyze on a dump",
+			zap.Int("acquires", late-l.late), zap.Int("total", late))
+		l.late = late
+	}
+	l.idleSweeps++
+	if !final && l.emitted && l.idleSweeps < heartbeatSweeps && !l.agg.dirty {
+		return nil
+	}
+	md := l.agg.metrics(nil, pcommon.NewTimestampFromTime(now))
+	l.emitted, l.idleSweeps, l.agg.dirty = true, 0, false
+	if md.MetricCount() == 0 {
+		return nil
+	}
+	if err := l.next.ConsumeMetrics(ctx, md); err != nil {
+		return fmt.Errorf("mcptrace: send counters: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops the sweep, attributes every held acquire and emits the
+// final counters. It is idempotent and safe without Start; it returns
+// ctx's error if the sweep does not stop in time.
+func (l *pairsLeg) Shutdown(ctx context.Context) error {
+	l.shutOnce.Do(func() {
+		if l.started.Load() {
+			close(l.stop)
+			select {
+			case <-l.stopped:
+			case <-ctx.Done():
+				l.shutErr = ctx.Err()
+				return
+			}
+		}
+		l.shutErr = l.sweep(ctx, time.Now(), true)
+	})
+	return l.shutErr
+}
