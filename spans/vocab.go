@@ -301,6 +301,11 @@ const (
 	// ConnectorMetricTracesCut counts traces finalized early by the
 	// connector's max_open_traces. No attributes.
 	ConnectorMetricTracesCut = "mcptrace.traces.cut"
+	// ConnectorMetricAcquiresPending is a gauge of the acquires the
+	// connector's pairs leg (attribution: forward) holds, not yet
+	// attributed: each waits pair_wait for earlier acquires of its pair.
+	// No attributes.
+	ConnectorMetricAcquiresPending = "mcptrace.pool.acquires.pending"
 )
 
 // Attribute keys of the connector's metrics and log records (besides

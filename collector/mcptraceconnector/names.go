@@ -27,6 +27,9 @@ const (
 	MetricTracesLateSpans = spans.ConnectorMetricTracesLateSpans
 	// MetricTracesCut counts traces finalized early by max_open_traces.
 	MetricTracesCut = spans.ConnectorMetricTracesCut
+	// MetricAcquiresPending is the pairs leg's gauge of acquires held for
+	// attribution (attribution: forward).
+	MetricAcquiresPending = spans.ConnectorMetricAcquiresPending
 )
 
 // Attribute keys of the metrics and log records. No trace, span or session

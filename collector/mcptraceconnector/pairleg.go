@@ -44,7 +44,9 @@ type pairsLeg struct {
 	held []heldPairs // in arrival order
 	agg  *aggregates
 	// late is the late acquires already logged.
-	late       int
+	late int
+	// pending is the held acquires the last emission reported.
+	pending    int
 	emitted    bool
 	idleSweeps int
 
@@ -159,14 +161,20 @@ func (l *pairsLeg) sweep(ctx context.Context, now time.Time, final bool) error {
 		l.late = late
 	}
 	l.idleSweeps++
-	if !final && l.emitted && l.idleSweeps < heartbeatSweeps && !l.agg.dirty {
+	pending := l.ps.Pending()
+	if !final && l.emitted && l.idleSweeps < heartbeatSweeps && !l.agg.dirty && pending == l.pending {
 		return nil
 	}
-	md := l.agg.metrics(nil, pcommon.NewTimestampFromTime(now))
-	l.emitted, l.idleSweeps, l.agg.dirty = true, 0, false
-	if md.MetricCount() == 0 {
-		return nil
-	}
+	ts := pcommon.NewTimestampFromTime(now)
+	md := l.agg.metrics(nil, ts)
+	m := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().AppendEmpty()
+	m.SetName(MetricAcquiresPending)
+	m.SetDescription("Forwarded acquires held for attribution (each waits pair_wait for earlier acquires of its pair).")
+	m.SetUnit("{acquire}")
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(int64(pending))
+	l.emitted, l.idleSweeps, l.agg.dirty, l.pending = true, 0, false, pending
 	if err := l.next.ConsumeMetrics(ctx, md); err != nil {
 		return fmt.Errorf("mcptrace: send counters: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
@@ -227,6 +228,9 @@ func TestPairsLegHoldsAcquiresForPairWait(t *testing.T) {
 		if v, ok := counterValue(t, sink, MetricAcquires, map[string]any{AttrPoolID: "p", AttrCacheHit: false, AttrMissCause: spans.MissCold}); ok {
 			t.Fatalf("after 5 s of a 10 s pair_wait, %d cold misses counted: the acquire was not held", v)
 		}
+		if p := pendingGauge(t, sink); p != 1 {
+			t.Fatalf("pending gauge = %d after 5 s, want the 1 acquire held", p)
+		}
 		must(t, leg.ConsumeLogs(ctx, pairRecord(1, 100*sec, 101*sec, false)))
 		time.Sleep(12 * time.Second)
 		synctest.Wait()
@@ -244,6 +248,9 @@ func TestPairsLegHoldsAcquiresForPairWait(t *testing.T) {
 		}
 		if late := leg.(*pairsLeg).ps.LateAcquires(); late != 1 {
 			t.Fatalf("late acquires = %d, want 1", late)
+		}
+		if p := pendingGauge(t, sink); p != 0 {
+			t.Fatalf("pending gauge = %d after Shutdown, want 0", p)
 		}
 	})
 }
@@ -314,4 +321,24 @@ func TestPairsLegLifecycle(t *testing.T) {
 	if _, err := mk(cfg); err == nil || !strings.HasPrefix(err.Error(), "attribution:") {
 		t.Fatalf("create error = %v, want one starting with attribution:", err)
 	}
+}
+
+// pendingGauge is the last emitted value of the pairs leg's pending gauge.
+func pendingGauge(t *testing.T, sink *consumertest.MetricsSink) int64 {
+	t.Helper()
+	all := sink.AllMetrics()
+	if len(all) == 0 {
+		t.Fatal("no metrics emitted")
+	}
+	ms := all[len(all)-1].ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	for i := 0; i < ms.Len(); i++ {
+		if m := ms.At(i); m.Name() == MetricAcquiresPending {
+			if m.Type() != pmetric.MetricTypeGauge || m.Gauge().DataPoints().Len() != 1 {
+				t.Fatalf("%s is not a gauge of one point", MetricAcquiresPending)
+			}
+			return m.Gauge().DataPoints().At(0).IntValue()
+		}
+	}
+	t.Fatalf("no %s in the last emission", MetricAcquiresPending)
+	return 0
 }

@@ -52,6 +52,7 @@ type topology struct {
 	backends   [2]*backend
 	router     *proc
 	routerAddr string
+	routerPort int
 	prom       *promtest.Server
 	lifetimes  map[int]int // processes started per backend
 }
@@ -61,11 +62,14 @@ type topology struct {
 func startTopology(t *testing.T, bins binaries) *topology {
 	t.Helper()
 	top := &topology{t: t, bins: bins, dir: t.TempDir(), lifetimes: map[int]int{}}
+	// The backends send their acquire records to the router, so they
+	// know its port before it starts (their exporter reconnects).
+	grpcPort := promtest.FreePort(t)
+	top.routerPort = grpcPort
 	for i := range top.backends {
 		top.backends[i] = &backend{n: i + 1, otlpPort: promtest.FreePort(t), promPort: promtest.FreePort(t), telPort: promtest.FreePort(t)}
 		top.startBackend(top.backends[i])
 	}
-	grpcPort := promtest.FreePort(t)
 	env := []string{
 		"MCPTRACE_ROUTER_GRPC_PORT=" + strconv.Itoa(grpcPort),
 		"MCPTRACE_ROUTER_HTTP_PORT=" + strconv.Itoa(promtest.FreePort(t)),
@@ -73,12 +77,12 @@ func startTopology(t *testing.T, bins binaries) *topology {
 		"MCPTRACE_BACKEND1_OTLP_PORT=" + strconv.Itoa(top.backends[0].otlpPort),
 		"MCPTRACE_BACKEND2_OTLP_PORT=" + strconv.Itoa(top.backends[1].otlpPort),
 	}
-	// The router's per-backend OTLP exporter without its sending queue, so
-	// a request is forwarded before the router answers it: each backend
-	// receives the traces in the order they were sent (the connector's
-	// miss causes depend on each pair's acquires arriving in time order),
-	// and a backend that is down fails the request, which the sender sees.
-	// Retries stay on, bounded to 3 s.
+	// The router's per-backend OTLP exporter of traces without its sending
+	// queue, so a request is forwarded before the router answers it: a
+	// backend that is down fails the request, which the sender sees and
+	// the test accounts for. Retries stay on, bounded to 3 s. The acquire
+	// records' exporter (loadbalancing/pairs) keeps router.yaml's
+	// defaults: a queue per backend, retried for 5 minutes.
 	overlay := `exporters:
   loadbalancing:
     protocol:
@@ -107,7 +111,8 @@ func startTopology(t *testing.T, bins binaries) *topology {
 }
 
 // startBackend starts a new process of backend b: its config file as is,
-// plus an overlay that sets the connector's wait to 2 s, labels its
+// plus an overlay that sets the connector's wait to 2 s and pair_wait to
+// 4 s, labels its
 // counters with a new run, and adds a second traces pipeline forwarding
 // everything the backend receives to a capture receiver of the test.
 func (top *topology) startBackend(b *backend) {
@@ -119,6 +124,8 @@ func (top *topology) startBackend(b *backend) {
 	overlay := fmt.Sprintf(`connectors:
   mcptrace:
     wait: 2s
+  mcptrace/pairs:
+    pair_wait: 4s
 exporters:
   prometheus:
     const_labels:
@@ -145,6 +152,7 @@ service:
 		fmt.Sprintf("MCPTRACE_BACKEND%d_OTLP_PORT=%d", b.n, b.otlpPort),
 		fmt.Sprintf("MCPTRACE_BACKEND%d_PROM_PORT=%d", b.n, b.promPort),
 		fmt.Sprintf("MCPTRACE_BACKEND%d_TELEMETRY_PORT=%d", b.n, b.telPort),
+		fmt.Sprintf("MCPTRACE_ROUTER_GRPC_PORT=%d", top.routerPort),
 	}
 	b.proc = startProc(t, b.run, top.bins.collector, env,
 		"--config=file:"+filepath.Join(scaleOutDir, fmt.Sprintf("backend-%d.yaml", b.n)), "--config=file:"+ov)
@@ -185,6 +193,21 @@ var perTraceFacts = []struct{ what, prefix, suffix string }{
 	{"executions", "executions", ""},
 	{"executions on several sessions", "executions multi_session", ""},
 	{"traces", "traces", ""},
+}
+
+// without returns f less the keys that start with any of prefixes.
+func (f figures) without(prefixes ...string) figures {
+	out := figures{}
+	for k, v := range f {
+		drop := false
+		for _, p := range prefixes {
+			drop = drop || strings.HasPrefix(k, p)
+		}
+		if !drop {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // misses counts the misses of f (acquires that are not hits).
@@ -328,6 +351,7 @@ func promFigures(prom *promtest.Server) (map[string]figures, error) {
 		{"mcptrace_traces_finalized_total", func(map[string]string) string { return "traces" }},
 		{"mcptrace_traces_late_spans_total", func(map[string]string) string { return "late spans" }},
 		{"mcptrace_traces_cut_total", func(map[string]string) string { return "cut" }},
+		{"mcptrace_pool_acquires_pending", func(map[string]string) string { return "pending" }},
 	} {
 		samples, err := prom.Query(context.Background(), fmt.Sprintf("last_over_time(%s[15m])", q.metric))
 		if err != nil {
@@ -433,12 +457,19 @@ func writeDump(t *testing.T, dir, name string, batches []ptrace.Traces) string {
 }
 
 // settle polls Prometheus (bounded) until, for every run in want, the
-// finalized-traces counter equals want[run]: the backend finalized every
-// trace it received and Prometheus scraped the result. The connector emits
-// its counters together, so the other counters of that scrape are final too.
-func settle(t *testing.T, prom *promtest.Server, want map[string]int64, bound time.Duration) map[string]figures {
+// finalized-traces counter equals want[run] and the run's pairs leg holds
+// no acquire (its pending gauge is 0), and then until the acquires: when
+// acquires >= 0, until their sum over every run equals it; when it is -1
+// (a count the test cannot know), until the sum is the same in two reads
+// at least stableFor apart with nothing pending (a trace tier sends its
+// acquire records within a sweep of finalizing a trace). The connector
+// emits its counters together, so the other counters of that scrape are
+// final too.
+func settle(t *testing.T, prom *promtest.Server, want map[string]int64, acquires int64, bound time.Duration) map[string]figures {
 	t.Helper()
 	var got map[string]figures
+	var lastSum int64 = -1
+	var lastAt time.Time
 	err := poll(bound, func() error {
 		var err error
 		got, err = promFigures(prom)
@@ -449,6 +480,26 @@ func settle(t *testing.T, prom *promtest.Server, want map[string]int64, bound ti
 			if got[run]["traces"] != n {
 				return fmt.Errorf("%w: %s finalized %d of %d traces", errNotYet, run, got[run]["traces"], n)
 			}
+			if p := got[run]["pending"]; p != 0 {
+				return fmt.Errorf("%w: %s holds %d acquires for attribution", errNotYet, run, p)
+			}
+		}
+		var sum int64
+		for _, f := range got {
+			sum += f.sum("acquire ", "")
+		}
+		if acquires >= 0 {
+			if sum != acquires {
+				return fmt.Errorf("%w: %d acquires attributed over the backends, %d in the dump", errNotYet, sum, acquires)
+			}
+			return nil
+		}
+		if sum != lastSum {
+			lastSum, lastAt = sum, time.Now()
+			return fmt.Errorf("%w: %d acquires attributed, not yet stable", errNotYet, sum)
+		}
+		if time.Since(lastAt) < stableFor {
+			return fmt.Errorf("%w: %d acquires attributed for %s", errNotYet, sum, time.Since(lastAt).Round(time.Millisecond))
 		}
 		return nil
 	})
@@ -457,3 +508,7 @@ func settle(t *testing.T, prom *promtest.Server, want map[string]int64, bound ti
 	}
 	return got
 }
+
+// stableFor is how long settle wants an unknowable acquire count unchanged:
+// over two sweeps of the trace tier plus two scrapes.
+const stableFor = 4 * time.Second
