@@ -121,7 +121,7 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 
 	b.WithRow(dashboard.NewRowBuilder("Is the fleet hitting?"))
 	b.WithPanel(series(FleetPanelHitRate,
-		"Hits / acquires per pool over the rate interval, against the ceiling 1 − cold-start floor, where the floor is cold misses / acquires (the first acquire of each key in each pool: the misses no pool can avoid; a pool without hits or cold misses reads 0). Both are ratios of counters summed over every collector first (sum by pool of rate), so they stay right however the traces are spread. Across several collectors routed by trace id the floor is an upper bound (a key seen by k collectors counts k cold starts), so the ceiling is a lower bound.",
+		"Hits / acquires per pool over the rate interval, against the ceiling 1 − cold-start floor, where the floor is cold misses / acquires (the first acquire of each key in each pool: the misses no pool can avoid; a pool without hits or cold misses reads 0). Both are ratios of counters summed over every collector first (sum by pool of rate), so they stay right however the traces are spread. Across several collectors routed by trace id both are exact when the collectors forward acquires to a pair tier (attribution: forward); with local attribution the floor is an upper bound (a key seen by k collectors counts k cold starts), so the ceiling is a lower bound.",
 		"percentunit",
 		promQuery("A", hitRate, "{{"+labelPool+"}} hit rate"),
 		promQuery("B", ceiling, "{{"+labelPool+"}} ceiling (1 − cold-start floor)"),

@@ -244,9 +244,11 @@ connector's own ` + "`mcptrace_traces_finalized_total`, `mcptrace_traces_cut_tot
 ` + "`mcptrace_traces_late_spans_total`" + `. Every ratio on this dashboard is a ratio
 of counters summed across the collectors first (` + "`sum by (plugin_mcp_pool_id) (rate(...))`" + `
 divided by another such sum), never an average of per-collector ratios, so it
-stays right when a fleet routed by trace id spreads the traces. The limits of
-miss causes across collectors (the cold-start floor summed over collectors is
-an upper bound) are in the repository's ` + "`docs/collector.md`" + `.
+stays right when a fleet routed by trace id spreads the traces. Miss causes
+sum exactly across such a fleet when its collectors forward each acquire to a
+pair tier routed by (pool, key) (` + "`attribution: forward`" + `); with local
+attribution the cold-start floor summed over collectors is an upper bound. The
+repository's ` + "`docs/collector.md`" + ` says why.
 
 The "since the collectors started" tables sum the raw counters: exact while no
 collector restarted (a restart starts its counters again from zero); the time

@@ -1,7 +1,8 @@
 // Package mcptraceconnector is the mcptrace connector for the OpenTelemetry
 // Collector: traces in, mcptrace's pool measures out as metrics (traces →
 // metrics) and rule violations as log records (traces → logs), computed
-// in-stream where the pools' spans already flow.
+// in-stream where the pools' spans already flow; and, for a fleet, a pair
+// tier (logs → metrics) that attributes the misses of forwarded acquires.
 //
 // # How it works
 //
@@ -22,11 +23,15 @@
 // pool, hit and miss cause, mcptrace.pool.handshakes,
 // mcptrace.executions and the per-trace and per-subtree rule violations
 // (mcptrace.rule.violations and one log record each). Miss causes depend
-// on each (pool, key) pair's earlier acquires in other traces: the analyzer
-// keeps that history per connector instance, so one instance's causes are
-// mcptrace analyze's, while a fleet routed by trace id attributes causes
-// per instance (see docs/collector.md in the repository for what sums
-// exactly across instances and what does not). Dump-scoped rules are not
+// on each (pool, key) pair's earlier acquires in other traces. With
+// attribution: local the analyzer keeps that history per connector
+// instance, so one instance's causes are mcptrace analyze's. With
+// attribution: forward the traces → logs leg sends each acquire as a
+// record (pairLogs) instead, a routing exporter sends every record of a
+// pair to one instance, and that instance's logs → metrics leg (pairsLeg)
+// attributes them in start order, holding each for pair_wait: a fleet
+// routed by trace id then sums to mcptrace analyze's causes exactly (see
+// docs/collector.md in the repository). Dump-scoped rules are not
 // evaluated in-stream; Start warns about them.
 //
 // The metric and attribute names are a contract (see names.go and
