@@ -41,6 +41,14 @@ build() {
 collector_bin=$(build manifest.yaml)
 router_bin=$(build scale-out/router-manifest.yaml)
 
+# Every shipped config must load in the binary that runs it (the
+# connector's Validate names a bad field).
+for cfg in config.yaml scale-out/backend-1.yaml scale-out/backend-2.yaml; do
+  "$collector_bin" validate --config "$collector/$cfg"
+done
+"$router_bin" validate --config "$collector/scale-out/router.yaml"
+echo "== shipped configs validate" >&2
+
 t0=$(secs)
 cli=$(mktemp -d)/mcptrace
 trap 'rm -rf "$(dirname "$cli")"' EXIT
