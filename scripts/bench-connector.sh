@@ -8,8 +8,12 @@
 #      prod-cold-starts dump, fresh trace ids each op) through one
 #      long-lived metrics leg, with the real analyzer against one that
 #      measures nothing (same process, same GOMAXPROCS): the analysis's
-#      cost as a ratio; with TRACE_OUTCOME_REV, also against the same
+#      cost as a ratio; the traces → logs leg of attribution: forward
+#      (one record per acquire, no pair attribution) against the analyzed
+#      metrics leg; with TRACE_OUTCOME_REV, also against the same
 #      connector built with analyze/trace_outcome.go at that commit;
+#      and BenchmarkPairsLeg: the pair tier attributing those acquire
+#      records (logs → metrics leg), per acquire;
 #   2. BenchmarkBufferThroughput: the buffering alone, spans/s: traces held
 #      past encodeAfter (encoded), held but finalized before it, and
 #      complete in their batch;
@@ -77,6 +81,10 @@ for r in $(seq "$ROUNDS"); do
 	out=$(bench "$tmp/new.test" 'BenchmarkAnalyzerCost' 200x)
 	field "$(grep /baseline <<<"$out")" ns/op >>"$tmp/ac_base"
 	field "$(grep /analyzed <<<"$out")" ns/op >>"$tmp/ac_new"
+	field "$(grep /forwarded <<<"$out")" ns/op >>"$tmp/ac_fwd"
+	out=$(bench "$tmp/new.test" 'BenchmarkPairsLeg' 2000x)
+	field "$out" ns/op >>"$tmp/pl_ns"
+	field "$out" acquires/s >>"$tmp/pl_rate"
 	if [ -n "$TRACE_OUTCOME_REV" ]; then
 		out=$(bench "$tmp/to.test" 'BenchmarkAnalyzerCost/analyzed' 200x)
 		field "$out" ns/op >>"$tmp/ac_old"
@@ -112,11 +120,17 @@ paste "$tmp/ac_new" "$tmp/ac_base" | awk '{ printf "%.2f\n", ($1 - $2) / 1e6 }' 
 	printf '| buffering only (analyzer measures nothing) | %s | |\n' "$(stats "$tmp/ac_base")"
 	printf '| with the analyzer | %s | analyzed / buffering only per round: %sx; the analysis alone: %s ms per group |\n' \
 		"$(stats "$tmp/ac_new")" "$(stats "$tmp/ac_x")" "$(median <"$tmp/ac_ms")"
+	ratio "$tmp/ac_fwd" "$tmp/ac_new" >"$tmp/ac_fwdx"
+	printf '| traces → logs leg, `attribution: forward` (one record per acquire, no pair attribution) | %s | forwarded / analyzed per round: %sx |\n' \
+		"$(stats "$tmp/ac_fwd")" "$(stats "$tmp/ac_fwdx")"
 	if [ -n "$TRACE_OUTCOME_REV" ]; then
 		ratio "$tmp/ac_old" "$tmp/ac_new" >"$tmp/ac_speed"
 		printf '| with the analyzer, `analyze/trace_outcome.go` at %s | %s | that / now per round: %sx |\n' \
 			"$TRACE_OUTCOME_REV" "$(stats "$tmp/ac_old")" "$(stats "$tmp/ac_speed")"
 	fi
+	printf '\nThe pair tier (`BenchmarkPairsLeg`: the 24 acquire records a forwarding leg writes for that\n'
+	printf 'group, fresh ids and later starts each op, through one long-lived logs → metrics leg, attributed\n'
+	printf 'at a sweep that finds them due): %s ns per group, %s acquires/s.\n' "$(stats "$tmp/pl_ns")" "$(stats "$tmp/pl_rate")"
 	printf '\nBuffering alone (`BenchmarkBufferThroughput`: 20000 spans of the tracegen bench workload, export\n'
 	printf 'requests of about 900 spans, about 7 spans a trace, every trace finalized):\n\n'
 	printf '| traces | spans/s |'
