@@ -104,9 +104,17 @@ func (c *mcptraceConnector) Start(context.Context, component.Host) error {
 		c.logger.Warn("dump-scoped rules are not evaluated in-stream; run `mcptrace check` on a dump for them",
 			zap.String("rules", c.set.rulesSource), zap.Strings("skipped", ids))
 	}
+	attribution := AttributionLocal
+	if c.set.forward {
+		attribution = AttributionForward
+	}
 	c.logger.Info("mcptrace connector started",
 		zap.Duration("wait", c.set.wait), zap.Int("max_open_traces", c.set.maxOpenTraces),
-		zap.String("profile", string(c.set.analyze.Profile)), zap.Int("per_trace_rules", len(perTrace)))
+		zap.String("profile", string(c.set.analyze.Profile)), zap.Int("per_trace_rules", len(perTrace)),
+		zap.String("attribution", attribution))
+	if c.set.forward && c.metrics != nil {
+		c.logger.Info("attribution: forward: this traces → metrics leg counts no acquires; the traces → logs leg sends them as records for a logs → metrics leg of this connector routed by pair (docs/collector.md)")
+	}
 	if c.started.CompareAndSwap(false, true) {
 		go c.sweepLoop()
 	}
