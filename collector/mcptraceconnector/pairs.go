@@ -166,3 +166,16 @@ func readPair(lr plog.LogRecord) (analyze.PairEvent, error) {
 	}
 	return ev, nil
 }
+
+// ReadAcquireRecords returns the acquire records of ld (what a traces →
+// logs leg with attribution: forward writes) as the analyzer's PairEvents,
+// skipping every other record: for a tool or a test that attributes them
+// itself (analyze.PairStream). A record that does not read is left out;
+// the error names the first one, its place and what was expected.
+func ReadAcquireRecords(ld plog.Logs) ([]analyze.PairEvent, error) {
+	b := readPairs(ld)
+	if b.bad > 0 {
+		return b.events, fmt.Errorf("%d acquire records do not read; the first: %w", b.bad, b.firstBad)
+	}
+	return b.events, nil
+}

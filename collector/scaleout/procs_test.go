@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	"google.golang.org/grpc"
@@ -196,6 +198,32 @@ type capture struct {
 	srv     *grpc.Server
 	mu      sync.Mutex
 	batches []ptrace.Traces
+	logs    *logCapture
+}
+
+// logCapture is the capture's OTLP gRPC logs receiver: the acquire
+// records one backend's pair tier received.
+type logCapture struct {
+	plogotlp.UnimplementedGRPCServer
+	mu      sync.Mutex
+	batches []plog.Logs
+}
+
+// Export keeps a copy of the request's logs.
+func (c *logCapture) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
+	ld := plog.NewLogs()
+	req.Logs().CopyTo(ld)
+	c.mu.Lock()
+	c.batches = append(c.batches, ld)
+	c.mu.Unlock()
+	return plogotlp.NewExportResponse(), nil
+}
+
+// received returns the batches received so far.
+func (c *logCapture) received() []plog.Logs {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]plog.Logs(nil), c.batches...)
 }
 
 func startCapture(t *testing.T) *capture {
@@ -204,8 +232,9 @@ func startCapture(t *testing.T) *capture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &capture{addr: ln.Addr().String(), srv: grpc.NewServer()}
+	c := &capture{addr: ln.Addr().String(), srv: grpc.NewServer(), logs: &logCapture{}}
 	ptraceotlp.RegisterGRPCServer(c.srv, c)
+	plogotlp.RegisterGRPCServer(c.srv, c.logs)
 	go func() { _ = c.srv.Serve(ln) }()
 	t.Cleanup(c.srv.Stop)
 	return c

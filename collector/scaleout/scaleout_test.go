@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/collector/mcptraceconnector"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -186,6 +187,19 @@ func TestScaleOutCountersEqualAnalyze(t *testing.T) {
 	want2 := analyzeDump(t, bins.cli, writeDump(t, dir, b2.run, b2.capture.received()))
 	checkBackend(t, b1.run, prom[b1.run], want1)
 	checkBackend(t, b2.run, prom[b2.run], want2)
+	// Each pair tier counts what the analyzer's pair stage gives the
+	// records it received, all of them, none twice.
+	records := 0
+	for _, b := range []*backend{b1, b2} {
+		pf, n := pairFigures(t, b.capture.logs.received())
+		records += n
+		if d := diff(acquiresOnly(prom[b.run]), pf); len(d) > 0 {
+			t.Errorf("%s: the pair tier's counters differ from the pair stage over the %d acquire records it received:\n  %s", b.run, n, strings.Join(d, "\n  "))
+		}
+	}
+	if w := want.sum("acquire ", ""); int64(records) != w {
+		t.Errorf("the pair tiers received %d acquire records, the dump has %d acquires", records, w)
+	}
 
 	sum := figures{}
 	for _, run := range []string{b1.run, b2.run} {
@@ -417,6 +431,41 @@ func TestScaleOutBackendKillLosesOnlyItsOpenTraces(t *testing.T) {
 			t.Errorf("%s counted over the lifetimes: %d, more than the %d of every trace a backend received: some acquire counted twice", c.what, g, w)
 		}
 	}
+	// The surviving pair tier counts exactly what the pair stage gives the
+	// records it received; no record reached a pair tier twice.
+	if late := lateLines(b2.proc.out.String()); len(late) > 0 {
+		t.Errorf("%s attributed acquires late: %q", b2.run, late)
+	}
+	pf2, n2 := pairFigures(t, b2.capture.logs.received())
+	if d := diff(acquiresOnly(prom[b2.run]), pf2); len(d) > 0 {
+		t.Errorf("%s (survived): the pair tier's counters differ from the pair stage over the %d acquire records it received:\n  %s", b2.run, n2, strings.Join(d, "\n  "))
+	}
+	_, n1 := pairFigures(t, life1.capture.logs.received())
+	pf3, n3 := pairFigures(t, life2.capture.logs.received())
+	seenRecord := map[string]int{}
+	for _, b := range []*backend{life1, life2, b2} {
+		for _, ld := range b.capture.logs.received() {
+			evs, err := mcptraceconnector.ReadAcquireRecords(ld)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs {
+				seenRecord[ev.TraceID.String()+"/"+ev.SpanID.String()]++
+			}
+		}
+	}
+	for id, k := range seenRecord {
+		if k > 1 {
+			t.Errorf("acquire record %s reached the pair tiers %d times", id, k)
+		}
+	}
+	heldAtKill := int64(n1) - prom[life1.run].sum("acquire ", "")
+	if heldAtKill < 0 {
+		t.Errorf("the killed pair tier counted %d acquires of the %d records it received", prom[life1.run].sum("acquire ", ""), n1)
+	}
+	t.Logf("pair tiers: %s received %d records and counted %d before the kill (lost with it: %d, held or counted after its last scrape); %s received %d (figures %v against the pair stage's %v: records the router queued while it was down arrive late); %s received %d, counted exactly",
+		life1.run, n1, prom[life1.run].sum("acquire ", ""), heldAtKill, life2.run, n3, causes(prom[life2.run]), causes(pf3), b2.run, n2)
+
 	pairs := map[string]bool{}
 	for _, ps := range whole.pairs {
 		for _, p := range ps {

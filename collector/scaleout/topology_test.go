@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +20,11 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/collector/mcptraceconnector"
 	"github.com/mcptrace/mcptrace/internal/promtest"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -112,7 +115,8 @@ func startTopology(t *testing.T, bins binaries) *topology {
 
 // startBackend starts a new process of backend b: its config file as is,
 // plus an overlay that sets the connector's wait to 2 s and pair_wait to
-// 4 s, labels its
+// 4 s, captures the acquire records its pair tier receives (a second logs
+// pipeline), labels its
 // counters with a new run, and adds a second traces pipeline forwarding
 // everything the backend receives to a capture receiver of the test.
 func (top *topology) startBackend(b *backend) {
@@ -141,6 +145,9 @@ exporters:
 service:
   pipelines:
     traces/capture:
+      receivers: [otlp]
+      exporters: [otlp_grpc/capture]
+    logs/capture:
       receivers: [otlp]
       exporters: [otlp_grpc/capture]
 `, runLabel, b.run, b.capture.addr)
@@ -512,3 +519,45 @@ func settle(t *testing.T, prom *promtest.Server, want map[string]int64, acquires
 // stableFor is how long settle wants an unknowable acquire count unchanged:
 // over two sweeps of the trace tier plus two scrapes.
 const stableFor = 4 * time.Second
+
+// pairFigures attributes the acquire records in lds with the analyzer's
+// pair stage (analyze.PairStream, in start order, every record at once)
+// and returns its acquire figures: what a pair tier that received exactly
+// those records and attributed none late counts.
+func pairFigures(t *testing.T, lds []plog.Logs) (figures, int) {
+	t.Helper()
+	ps, err := analyze.NewPairStream(analyze.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ld := range lds {
+		evs, err := mcptraceconnector.ReadAcquireRecords(ld)
+		if err != nil {
+			t.Fatalf("captured acquire records: %v", err)
+		}
+		ps.Add(evs)
+		n += len(evs)
+	}
+	f := figures{}
+	acquires, _ := ps.Attribute(math.MaxInt64)
+	for _, a := range acquires {
+		if a.Hit {
+			f.add(fmt.Sprintf("acquire pool=%q hit", a.Pool), int64(a.N))
+		} else {
+			f.add(fmt.Sprintf("acquire pool=%q miss=%s", a.Pool, a.MissCause), int64(a.N))
+		}
+	}
+	return f, n
+}
+
+// acquiresOnly keeps the acquire figures of f.
+func acquiresOnly(f figures) figures {
+	out := figures{}
+	for k, v := range f {
+		if strings.HasPrefix(k, "acquire ") {
+			out[k] = v
+		}
+	}
+	return out
+}
