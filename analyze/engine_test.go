@@ -41,28 +41,28 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 	t.Helper()
 	var out []ptrace.Traces
 	_, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true}, ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			rs := rss.At(i)
-			for j := 0; j < rs.ScopeSpans().Len(); j++ {
-				ss := rs.ScopeSpans().At(j)
-				for k := 0; k < ss.Spans().Len(); k++ {
-					one := ptrace.NewTraces()
-					ors := one.ResourceSpans().AppendEmpty()
-					rs.Resource().CopyTo(ors.Resource())
-					oss := ors.ScopeSpans().AppendEmpty()
-					ss.Scope().CopyTo(oss.Scope())
-					ss.Spans().At(k).CopyTo(oss.Spans().AppendEmpty())
-					out = append(out, one)
-				}
-			}
-		}
+		out = append(out, singleSpans(td)...)
 		return nil
 	}))
 	if err != nil {
 		t.Fatalf("Read %s: %v", path, err)
 	}
 	return out
+}
+
+// loadAndAnalyze is the single-index batch analysis of the dump at path:
+// the reference the engine's answers are compared with.
+func loadAndAnalyze(t *testing.T, path string, cfg Config) (*Index, *Report) {
+	t.Helper()
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Analyze(idx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx, ref
 }
 
 // engineReport feeds batches to a new engine and returns its JSON report,
@@ -96,14 +96,7 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 		scenario, _, _ := strings.Cut(name, ".")
 		t.Run(name, func(t *testing.T) {
 			cfg := scenarioConfig(t, scenario)
-			idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, err := Analyze(idx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			idx, ref := loadAndAnalyze(t, path, cfg)
 			want := renderString(t, ref, RenderJSON)
 			ref.Inputs = []InputReport{}
 			wantNoInputs := renderString(t, ref, RenderJSON)

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -99,14 +98,7 @@ func TestForwardedPairsAttributeAsOneAnalysis(t *testing.T) {
 		seen[scenario] = true
 		t.Run(scenario, func(t *testing.T) {
 			cfg := scenarioConfig(t, scenario)
-			idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, err := Analyze(idx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, ref := loadAndAnalyze(t, path, cfg)
 			if ref.Pool.Acquires == 0 {
 				t.Skip("no acquires in this dump")
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -65,11 +64,7 @@ type mcptraceConnector struct {
 	lastCounts bufferCounts
 	idleSweeps int
 
-	started  atomic.Bool
-	stop     chan struct{}
-	stopped  chan struct{}
-	shutOnce sync.Once
-	shutErr  error
+	sweeper *sweeper
 }
 
 var _ consumer.Traces = (*mcptraceConnector)(nil)
@@ -82,8 +77,7 @@ func newConnector(logger *zap.Logger, s settings, a traceAnalyzer) *mcptraceConn
 		buf:      newTraceBuffer(s.wait, s.maxOpenTraces, s.completeAtRoot),
 		analyzer: a,
 		agg:      newAggregates(time.Now()),
-		stop:     make(chan struct{}),
-		stopped:  make(chan struct{}),
+		sweeper:  newSweeper(),
 	}
 }
 
@@ -115,31 +109,20 @@ func (c *mcptraceConnector) Start(context.Context, component.Host) error {
 	if c.set.forward && c.metrics != nil {
 		c.logger.Info("attribution: forward: this traces → metrics leg counts no acquires; the traces → logs leg sends them as records for a logs → metrics leg of this connector routed by pair (docs/collector.md)")
 	}
-	if c.started.CompareAndSwap(false, true) {
-		go c.sweepLoop()
-	}
+	c.sweeper.start(min(sweepEvery, c.set.wait), c.sweep)
 	return nil
 }
 
-// sweepLoop finalizes expired traces and emits counters until stop closes.
-func (c *mcptraceConnector) sweepLoop() {
-	defer close(c.stopped)
-	t := time.NewTicker(min(sweepEvery, c.set.wait))
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case now := <-t.C:
-			ctx := context.Background()
-			if err := c.finalize(ctx, c.buf.expire(now), true); err != nil {
-				c.logger.Warn("mcptrace: finalizing expired traces", zap.Error(err))
-			}
-			c.buf.encodeOlder(now.Add(-encodeAfter))
-			if err := c.emitCounters(ctx, false); err != nil {
-				c.logger.Warn("mcptrace: emitting counters", zap.Error(err))
-			}
-		}
+// sweep finalizes expired traces, encodes the spans that have waited
+// encodeAfter and emits the counters.
+func (c *mcptraceConnector) sweep(now time.Time) {
+	ctx := context.Background()
+	if err := c.finalize(ctx, c.buf.expire(now), true); err != nil {
+		c.logger.Warn("mcptrace: finalizing expired traces", zap.Error(err))
+	}
+	c.buf.encodeOlder(now.Add(-encodeAfter))
+	if err := c.emitCounters(ctx, false); err != nil {
+		c.logger.Warn("mcptrace: emitting counters", zap.Error(err))
 	}
 }
 
@@ -163,18 +146,8 @@ func (c *mcptraceConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces)
 // counters. It is idempotent and safe without Start; it returns ctx's error
 // if the sweep does not stop in time, leaving the open traces unflushed.
 func (c *mcptraceConnector) Shutdown(ctx context.Context) error {
-	c.shutOnce.Do(func() {
-		if c.started.Load() {
-			close(c.stop)
-			select {
-			case <-c.stopped:
-			case <-ctx.Done():
-				c.shutErr = ctx.Err()
-				return
-			}
-		}
+	return c.sweeper.shutdown(ctx, func() error {
 		err := c.finalize(ctx, c.buf.flush(), true)
-		c.shutErr = errors.Join(err, c.emitCounters(ctx, true))
+		return errors.Join(err, c.emitCounters(ctx, true))
 	})
-	return c.shutErr
 }

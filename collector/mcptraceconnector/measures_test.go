@@ -485,14 +485,9 @@ func TestTwoInstancesSumExactlyButCausesPerInstance(t *testing.T) {
 				legs[i].c = leg
 			}
 			for _, td := range shuffledBatches(readDump(t, path), 11, exportOrder) {
-				// Each test batch holds one resource per span: route each.
-				for i := 0; i < td.ResourceSpans().Len(); i++ {
-					one := ptrace.NewTraces()
-					rs := td.ResourceSpans().At(i)
-					rs.CopyTo(one.ResourceSpans().AppendEmpty())
-					id := rs.ScopeSpans().At(0).Spans().At(0).TraceID()
+				eachResource(td, func(one ptrace.Traces, id pcommon.TraceID) {
 					must(t, legs[id[15]%2].c.ConsumeTraces(ctx, one))
-				}
+				})
 			}
 			got := figures{}
 			for i := range legs {
@@ -526,6 +521,18 @@ func TestTwoInstancesSumExactlyButCausesPerInstance(t *testing.T) {
 	// attribution the docs describe must show, or this test pins nothing.
 	if extraCold == 0 {
 		t.Error("no pair was counted cold on both instances: the dumps do not exercise per-instance attribution")
+	}
+}
+
+// eachResource hands f each resource of td alone, with the trace id of its
+// first span: the test batches hold one resource per span, so this routes
+// spans by trace id, as the loadbalancing exporter does.
+func eachResource(td ptrace.Traces, f func(one ptrace.Traces, id pcommon.TraceID)) {
+	for i := 0; i < td.ResourceSpans().Len(); i++ {
+		one := ptrace.NewTraces()
+		rs := td.ResourceSpans().At(i)
+		rs.CopyTo(one.ResourceSpans().AppendEmpty())
+		f(one, rs.ScopeSpans().At(0).Spans().At(0).TraceID())
 	}
 }
 

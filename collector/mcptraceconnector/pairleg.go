@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -50,11 +49,7 @@ type pairsLeg struct {
 	emitted    bool
 	idleSweeps int
 
-	started  atomic.Bool
-	stop     chan struct{}
-	stopped  chan struct{}
-	shutOnce sync.Once
-	shutErr  error
+	sweeper *sweeper
 }
 
 // heldPairs is one delivery of acquires still held: when it arrived and
@@ -75,8 +70,7 @@ func newPairsLeg(logger *zap.Logger, s settings, ps *analyze.PairStream, next co
 		next:    next,
 		ps:      ps,
 		agg:     newAggregates(time.Now()),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		sweeper: newSweeper(),
 	}
 }
 
@@ -89,9 +83,11 @@ func (l *pairsLeg) Capabilities() consumer.Capabilities {
 func (l *pairsLeg) Start(context.Context, component.Host) error {
 	l.logger.Info("mcptrace connector started: attributing forwarded acquires (logs → metrics)",
 		zap.Duration("pair_wait", l.set.pairWait), zap.String("profile", string(l.set.analyze.Profile)))
-	if l.started.CompareAndSwap(false, true) {
-		go l.sweepLoop()
-	}
+	l.sweeper.start(min(sweepEvery, l.set.pairWait), func(now time.Time) {
+		if err := l.sweep(context.Background(), now, false); err != nil {
+			l.logger.Warn("mcptrace: emitting counters", zap.Error(err))
+		}
+	})
 	return nil
 }
 
@@ -117,23 +113,6 @@ func (l *pairsLeg) ConsumeLogs(_ context.Context, ld plog.Logs) error {
 	l.ps.Add(b.events)
 	l.held = append(l.held, heldPairs{arrived: time.Now(), minStart: minStart})
 	return nil
-}
-
-// sweepLoop attributes and emits until stop closes.
-func (l *pairsLeg) sweepLoop() {
-	defer close(l.stopped)
-	t := time.NewTicker(min(sweepEvery, l.set.pairWait))
-	defer t.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case now := <-t.C:
-			if err := l.sweep(context.Background(), now, false); err != nil {
-				l.logger.Warn("mcptrace: emitting counters", zap.Error(err))
-			}
-		}
-	}
 }
 
 // sweep attributes every held acquire that started before the earliest
@@ -185,17 +164,5 @@ func (l *pairsLeg) sweep(ctx context.Context, now time.Time, final bool) error {
 // final counters. It is idempotent and safe without Start; it returns
 // ctx's error if the sweep does not stop in time.
 func (l *pairsLeg) Shutdown(ctx context.Context) error {
-	l.shutOnce.Do(func() {
-		if l.started.Load() {
-			close(l.stop)
-			select {
-			case <-l.stopped:
-			case <-ctx.Done():
-				l.shutErr = ctx.Err()
-				return
-			}
-		}
-		l.shutErr = l.sweep(ctx, time.Now(), true)
-	})
-	return l.shutErr
+	return l.sweeper.shutdown(ctx, func() error { return l.sweep(ctx, time.Now(), true) })
 }

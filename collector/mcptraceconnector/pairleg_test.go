@@ -133,14 +133,10 @@ func TestForwardedAttributionSumsExactlyAcrossInstances(t *testing.T) {
 				tier[i].metrics, tier[i].logs = m, l
 			}
 			for _, td := range shuffledBatches(readDump(t, path), 17, exportOrder) {
-				for i := 0; i < td.ResourceSpans().Len(); i++ {
-					one := ptrace.NewTraces()
-					rs := td.ResourceSpans().At(i)
-					rs.CopyTo(one.ResourceSpans().AppendEmpty())
-					id := rs.ScopeSpans().At(0).Spans().At(0).TraceID()
+				eachResource(td, func(one ptrace.Traces, id pcommon.TraceID) {
 					must(t, tier[id[15]%traceTier].metrics.ConsumeTraces(ctx, one))
 					must(t, tier[id[15]%traceTier].logs.ConsumeTraces(ctx, one))
-				}
+				})
 			}
 			got := figures{}
 			var routed [pairTier][]plog.Logs
