@@ -36,6 +36,7 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Inpu
 	ropts := opts.Read
 	ropts.Keep = opts.Index.keep() // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	prepareHeap(paths, ropts.MemoryBudget())
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	idx.SetInputs(inputs)
 	return idx, inputs, err
@@ -70,6 +71,7 @@ func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([
 	ropts := opts.Read
 	ropts.Keep = eng.cfg.IndexOptions().keep() // the projection decoders keep what the shards keep
 	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	prepareHeap(paths, ropts.MemoryBudget())
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	eng.SetInputs(inputs)
 	return inputs, err
