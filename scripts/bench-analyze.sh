@@ -8,7 +8,9 @@
 #     in BenchmarkAnalyze, which also reports the bytes per span the index
 #     retains;
 #   - jq computing the hit rate from the same JSON lines, against the
-#     `mcptrace analyze` command end to end;
+#     `mcptrace analyze` command end to end, interleaved round by round
+#     (each round: analyze the JSON lines, analyze the protobuf, jq), the
+#     ratio taken per round and reported as median (min – max);
 # and writes the figures into BENCHMARKS.md under "## Analyzer", leaving the
 # other sections as they are. jq is installed with apt-get when missing.
 #
@@ -52,23 +54,34 @@ pb_mb=$(du -m "$tmp/bench.pb" | cut -f1)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # best_of N CMD...: the shortest wall time of N runs, in seconds.
-best_of() {
-	local n=$1 best="" s e t
+# time_into FILE CMD...: appends the wall time of one run, in seconds.
+time_into() {
+	local f=$1 s e
 	shift
-	for _ in $(seq "$n"); do
-		s=$(date +%s.%N)
-		"$@" >/dev/null
-		e=$(date +%s.%N)
-		t=$(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f", e - s }')
-		if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
-	done
-	echo "$best"
+	s=$(date +%s.%N)
+	"$@" >/dev/null
+	e=$(date +%s.%N)
+	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", e - s }' >>"$f"
 }
 
-log "timing the mcptrace analyze command (best of $RUNS)"
-t_json=$(best_of "$RUNS" "$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl")
-t_pb=$(best_of "$RUNS" "$tmp/mcptrace" analyze --format json "$tmp/bench.pb")
-cpu_json=$( { /usr/bin/time -f '%U %S %M' "$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" >/dev/null; } 2>&1 | tail -n1)
+jq_prog='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
+	| select(.name == $acq)
+	| ([.attributes[]? | select(.key == $hit) | .value.boolValue][0])) as $h
+	({acquires: 0, hits: 0}; .acquires += 1 | .hits += (if $h == true then 1 else 0 end))
+	| .hit_rate = (if .acquires > 0 then .hits / .acquires else null end)'
+run_jq() { jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl"; }
+
+log "timing mcptrace analyze and jq, $RUNS interleaved rounds"
+: >"$tmp/t_json"
+: >"$tmp/t_pb"
+: >"$tmp/t_jq"
+for r in $(seq "$RUNS"); do
+	time_into "$tmp/t_json" "$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl"
+	time_into "$tmp/t_pb" "$tmp/mcptrace" analyze --format json "$tmp/bench.pb"
+	time_into "$tmp/t_jq" run_jq
+	log "round $r done"
+done
+cpu_json=$( { /usr/bin/time -f '%U %S %M %R' "$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" >/dev/null; } 2>&1 | tail -n1)
 
 log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, interleaved ($RUNS rounds)"
 # Each round decodes the dump with the decode-only loop of
@@ -93,24 +106,18 @@ rr_pb=$(metric otlp-proto x-decode-only | range_of)
 ret_json=$(metric otlp-jsonl retained-B/span | median | awk '{ printf "%.1f", $1 }')
 ret_pb=$(metric otlp-proto retained-B/span | median | awk '{ printf "%.1f", $1 }')
 
-log "timing jq computing the hit rate (one run)"
-jq_prog='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
-	| select(.name == $acq)
-	| ([.attributes[]? | select(.key == $hit) | .value.boolValue][0])) as $h
-	({acquires: 0, hits: 0}; .acquires += 1 | .hits += (if $h == true then 1 else 0 end))
-	| .hit_rate = (if .acquires > 0 then .hits / .acquires else null end)'
-t_jq=$(best_of 1 jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl")
-jq_answer=$(jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl")
+jq_answer=$(run_jq)
 ours_answer=$("$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" | jq -c '{acquires: .pool.acquires, hits: .pool.hits, hit_rate: .pool.hit_rate}')
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-rate() { awk -v n="$spans" -v t="$1" 'BEGIN { printf "%.0f", n / t }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-cli_json=$(rate "$t_json")
-cli_pb=$(rate "$t_pb")
-jq_rate=$(rate "$t_jq")
-r_jq=$(ratio "$cli_json" "$jq_rate")
-read -r cpu_user cpu_sys rss_kb <<<"$cpu_json"
+# stats FILE: median (min – max) of the spans/s of the times in FILE.
+rates() { awk -v n="$spans" '{ printf "%.0f\n", n / $1 }' "$1"; }
+stats() { printf '%s (%s – %s)' "$(rates "$1" | median | fmt0)" "$(rates "$1" | sort -g | head -n1)" "$(rates "$1" | sort -g | tail -n1)"; }
+# Per round: jq's time over analyze's, the ratio of their rates.
+paste "$tmp/t_jq" "$tmp/t_json" | awk '{ printf "%.2f\n", $1 / $2 }' >"$tmp/x_jq"
+r_jq=$(median <"$tmp/x_jq" | fmt2)
+rr_jq=$(range_of <"$tmp/x_jq")
+read -r cpu_user cpu_sys rss_kb minflt <<<"$cpu_json"
 verdict() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "NOT met") }'; }
 verdict_max() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r <= goal ? "met" : "NOT met") }'; }
 
@@ -137,13 +144,15 @@ Load + Analyze in process):
 | OTLP protobuf | $an_pb | $dec_pb | ${r_dec_pb}x (rounds: $rr_pb) | (reported) |
 
 The \`mcptrace analyze\` command end to end (process start, decode, index,
-measures, JSON report; best of $RUNS) against jq computing the hit rate:
+measures, JSON report; GOMAXPROCS unset: both cores) against jq computing
+the hit rate (single-threaded), $RUNS interleaved rounds, spans/s median
+(min – max); the ratio is taken per round:
 
 | run | spans/s | ratio | goal |
 |---|---:|---:|---|
-| \`mcptrace analyze --format json\`, JSON lines | $cli_json | | |
-| \`mcptrace analyze --format json\`, protobuf | $cli_pb | | |
-| jq hit rate, JSON lines (one run) | $jq_rate | analyze is ${r_jq}x | ≥ 10x: $(verdict "$r_jq" 10) |
+| \`mcptrace analyze --format json\`, JSON lines | $(stats "$tmp/t_json") | | |
+| \`mcptrace analyze --format json\`, protobuf | $(stats "$tmp/t_pb") | | |
+| jq hit rate, JSON lines | $(stats "$tmp/t_jq") | analyze is ${r_jq}x (rounds: $rr_jq) | ≥ 10x: $(verdict "$r_jq" 10) |
 
 Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 
@@ -151,8 +160,8 @@ Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 |---|---:|---:|---|
 | index retained after GC, bytes/span | $ret_json | $ret_pb | ≤ 100: $(verdict_max "$ret_json" 100) |
 
-One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU
-and $((rss_kb / 1024)) MB peak RSS.
+One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU,
+$((rss_kb / 1024)) MB peak RSS and $minflt minor page faults.
 
 What limits the ratio: the analysis decodes each line or record with a
 projection decoder (analyze/ingest/fastjson.go, analyze/ingest/fastproto.go)
