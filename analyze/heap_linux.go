@@ -20,19 +20,17 @@ func hugePagesAdvisable() bool {
 	return err == nil && strings.Contains(string(b), "[madvise]")
 }
 
-// adviseHugePages asks for huge pages on the whole 2 MiB pages inside b.
-// A refusal (an old kernel) only leaves the small pages.
+// adviseHugePages asks for huge pages on the 2 MiB pages b overlaps,
+// rounded out to whole ones: the advice sets a flag on the mapping and
+// touches nothing, and what the rounding takes in beyond b is heap too (or
+// its reservation, which the runtime maps afresh before use). A refusal
+// (an old kernel, a gap in the range) only leaves small pages.
 func adviseHugePages(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	start := hugePage - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%hugePage)
-	if start == hugePage {
-		start = 0
-	}
-	end := start + (len(b)-start)/hugePage*hugePage
-	if end <= start {
-		return
-	}
-	_ = unix.Madvise(b[start:end], unix.MADV_HUGEPAGE)
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := p &^ (hugePage - 1)
+	hi := (p + uintptr(len(b)) + hugePage - 1) &^ (hugePage - 1)
+	_, _, _ = unix.Syscall(unix.SYS_MADVISE, lo, hi-lo, unix.MADV_HUGEPAGE)
 }

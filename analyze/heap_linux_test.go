@@ -3,6 +3,8 @@ package analyze
 import (
 	"bufio"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,4 +73,59 @@ func mappingRange(line string) (lo, hi uintptr, ok bool) {
 		return 0, 0, false
 	}
 	return uintptr(lv), uintptr(hv), true
+}
+
+// TestPrepareHeapLeavesTheReserveUntouched pins that readying the heap for
+// a 256 MiB input costs no resident memory: the reserve must stay virtual
+// until the read's allocations use it (an allocation of the whole reserve
+// that the runtime chose to zero once touched all of it).
+func TestPrepareHeapLeavesTheReserveUntouched(t *testing.T) {
+	if !hugePagesAdvisable() {
+		t.Skip("transparent huge pages are not in madvise mode here")
+	}
+	input := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 256 << 20
+	if err := f.Truncate(size); err != nil { // sparse: sized, not written
+		t.Fatal(err)
+	}
+	f.Close()
+	// Fragment the heap first, as a process that did work before has.
+	var keep [][]byte
+	for i := range 2000 {
+		b := make([]byte, 4096+i%7*1024)
+		if i%3 == 0 {
+			keep = append(keep, b)
+		}
+	}
+	runtime.GC()
+	before := residentBytes(t)
+	for range 5 {
+		prepareHeap([]string{input}, 4*size)
+	}
+	runtime.KeepAlive(keep)
+	if grew := residentBytes(t) - before; grew > 64<<20 {
+		t.Errorf("RSS grew by %d MiB over five prepareHeap calls for a %d MiB input, want under 64 MiB: the reserve was touched", grew>>20, size>>20)
+	}
+}
+
+// residentBytes returns this process's resident set size.
+func residentBytes(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skipf("no statm: %v", err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		t.Fatalf("statm %q: want size and resident", b)
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
 }
