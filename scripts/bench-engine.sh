@@ -252,7 +252,9 @@ run took about 180 000 faults. \`Load\` and \`Feed\` now grow the heap
 ahead of a big read by the inputs' size (at most half the memory budget),
 advise it MADV_HUGEPAGE and free it (analyze/heap.go): the read's
 allocations land there and fault 2 MiB at a time (the minor-fault column
-above). What is left (perf, 4M spans): the kernel zeroing the huge pages
+above); and a batch engine's Report collects the shards' freed indexes
+before the pair stage, which then reuses their pages (the peak RSS
+column). What is left (perf, 4M spans): the kernel zeroing the huge pages
 first touched, about a sixth of the CPU (the peak RSS: the index's ~80
 bytes a span, the measures' per-span and per-acquire arrays at the end
 of the input, the pair stage's events); the projection decode, about a
