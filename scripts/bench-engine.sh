@@ -57,16 +57,24 @@ if [ -n "$BASE_REV" ]; then
 	(cd "$tmp/base" && go build -o "$tmp/mcptrace-base" ./cmd/mcptrace)
 fi
 
-# The largest size is written once; smaller sizes are its first lines.
+# The throughput runs read a dump of SPANS spans generated alone; the
+# sizes are prefixes of one dump of the largest size, written after them,
+# so the page cache of a 16M-span dump (7 GB) does not press on the
+# throughput runs' memory (with little free memory every first touch of
+# a page waits on reclaim).
 largest=$SPANS
 for s in $SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
-log "generating $largest spans of OTLP JSON lines"
-written=$("$tmp/gen" -bench "$largest" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
-spans_per_line=$((written / $(wc -l <"$tmp/all.jsonl")))
-# prefix N: the first lines of the big file holding at least N spans.
+log "generating $SPANS spans of OTLP JSON lines"
+"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/tp.jsonl" 2>/dev/null
+# prefix N: the first lines of the big file holding at least N spans (the
+# file itself when it takes all of them).
 prefix() {
 	local n=$1 lines
 	lines=$(((n + spans_per_line - 1) / spans_per_line))
+	if [ "$lines" -ge "$all_lines" ]; then
+		echo "$tmp/all.jsonl"
+		return
+	fi
 	head -n "$lines" "$tmp/all.jsonl" >"$tmp/p$n.jsonl"
 	echo "$tmp/p$n.jsonl"
 }
@@ -100,7 +108,7 @@ maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }
 
 # 1. Throughput at SPANS.
-file=$(prefix "$SPANS")
+file=$tmp/tp.jsonl
 spans=$("$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$file" | jq .spans)
 bytes=$(stat -c %s "$file")
 cat "$file" >/dev/null
@@ -150,6 +158,11 @@ if [ -n "$BASE_REV" ]; then mem_base_line=$(mem_line "\`mcptrace analyze\` at $B
 verdict_ge() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "**missed**") }'; }
 
 # 2. Time per span by size.
+rm -f "$file"
+log "generating $largest spans of OTLP JSON lines"
+written=$("$tmp/gen" -bench "$largest" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
+all_lines=$(wc -l <"$tmp/all.jsonl")
+spans_per_line=$((written / all_lines))
 : >"$tmp/sizes"
 for s in $SIZES; do
 	f=$(prefix "$s")
@@ -162,7 +175,7 @@ for s in $SIZES; do
 	ns=$(awk -v n="$n" -v t="$(minimum <"$tmp/ts")" 'BEGIN { printf "%.0f", t * 1e9 / n }')
 	echo "$s $n $ns" >>"$tmp/sizes"
 	log "size $n: $ns ns/span (best of $ROUNDS)"
-	[ "$f" = "$file" ] || rm -f "$f"
+	[ "$f" = "$tmp/all.jsonl" ] || rm -f "$f"
 done
 first_ns=$(head -n1 "$tmp/sizes" | cut -d' ' -f3)
 size_rows=$(awk -v f="$first_ns" '{ printf "| %d | %d | %.2fx |\n", $2, $3, $3 / f }' "$tmp/sizes")
