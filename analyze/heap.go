@@ -11,7 +11,7 @@ import (
 // dump's size (the index, then the measures' arrays) and every byte of it
 // is touched for the first time once: on Linux each 4 KiB page costs a
 // minor fault, and on the virtual machines the benches ran on a fault
-// costs about 10 µs, a third of a 1M-span run's CPU (BENCHMARKS.md,
+// costs about 10 µs, about a quarter of a 1M-span run's CPU (BENCHMARKS.md,
 // "Engine"). The Go runtime no longer asks for transparent huge pages
 // (go1.21.1 dropped it), and with the common THP mode "madvise" the kernel
 // then backs the heap with 4 KiB pages only. prepareHeap grows the heap
