@@ -39,6 +39,8 @@ func prepareHeap(paths []string, budget int64) {
 	// the heap's earlier garbage left, and zeroing one object of the
 	// whole size touched all of it in 4 KiB pages (one run in five grew
 	// to 1.8 GB of RSS); a chunk zeroed so costs at most its own size.
+	// Each chunk's advice is rounded out to whole huge pages, so the
+	// chunks' run is covered whatever their alignment.
 	held := make([][]byte, 0, n/reserveChunk+1)
 	for got := int64(0); got < n; got += reserveChunk {
 		held = append(held, make([]byte, reserveChunk))
@@ -51,7 +53,7 @@ func prepareHeap(paths []string, budget int64) {
 }
 
 // reserveChunk is the size of prepareHeap's allocations.
-const reserveChunk = 16 << 20
+const reserveChunk = 4 << 20
 
 // inputBytes sums the sizes of the regular files paths name (directories
 // walked, globs expanded), as far as they can be found; the reader reports
