@@ -116,6 +116,9 @@ type Engine struct {
 	inputs  []InputReport
 	flushed bool
 	report  *Report
+	// heldAtFlush is MemBytes when Flush began: what the shards' indexes
+	// held, garbage once they are observed.
+	heldAtFlush int64
 }
 
 // NewEngine returns an engine analyzing with cfg, its shards started.
@@ -244,6 +247,7 @@ func (e *Engine) Flush() error {
 		return err
 	}
 	e.flushed = true
+	e.heldAtFlush = e.MemBytes()
 	e.mu.Unlock()
 	e.stop(true)
 	e.mu.Lock()
@@ -289,6 +293,12 @@ func (e *Engine) Report() (*Report, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.report == nil {
+		if !e.opts.streaming() && e.heldAtFlush >= hugeHeapMin {
+			// The shards' indexes are garbage now: collecting them lets
+			// the pair stage and the report reuse their pages instead of
+			// faulting in new ones (4M spans: 649 MB peak RSS against 725).
+			runtime.GC()
+		}
 		e.report = e.agg.report(slices.Clone(e.inputs))
 		if e.opts.streaming() {
 			e.report.Stream = &StreamReport{

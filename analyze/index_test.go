@@ -2,11 +2,15 @@ package analyze
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
@@ -242,6 +246,63 @@ func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 		}
 		if round > 0 && len(reused.spans)+len(reused.spareSpans) == 0 {
 			t.Fatalf("round %d: the reset index kept no span chunk", round)
+		}
+	}
+}
+
+// TestShardOfSpreadsEveryKindOfTraceID pins that the engine's shards share
+// the traces whatever the ids look like: random ones, ids counting up in
+// their last bytes under a constant first half (internal/tracegen's bench
+// dumps, which the old hash sent to one shard of two), and ids whose random
+// part is only their first half.
+func TestShardOfSpreadsEveryKindOfTraceID(t *testing.T) {
+	const n = 20000
+	rng := rand.New(rand.NewPCG(1, 2))
+	kinds := []struct {
+		name string
+		id   func(i int) pcommon.TraceID
+	}{
+		{"random", func(int) pcommon.TraceID {
+			var id pcommon.TraceID
+			binary.LittleEndian.PutUint64(id[:8], rng.Uint64())
+			binary.LittleEndian.PutUint64(id[8:], rng.Uint64())
+			return id
+		}},
+		{"counter in the last bytes", func(i int) pcommon.TraceID {
+			var id pcommon.TraceID
+			binary.BigEndian.PutUint64(id[:8], 0x6d63707472616365)
+			binary.BigEndian.PutUint64(id[8:], uint64(i)+1)
+			return id
+		}},
+		{"counter in the first bytes", func(i int) pcommon.TraceID {
+			var id pcommon.TraceID
+			binary.BigEndian.PutUint64(id[:8], uint64(i)+1)
+			return id
+		}},
+		{"random first half only", func(int) pcommon.TraceID {
+			var id pcommon.TraceID
+			binary.LittleEndian.PutUint64(id[:8], rng.Uint64())
+			return id
+		}},
+	}
+	for _, k := range kinds {
+		for _, parts := range []int{2, 3, 8} {
+			t.Run(fmt.Sprintf("%s/%d shards", k.name, parts), func(t *testing.T) {
+				count := make([]int, parts)
+				for i := range n {
+					p := shardOf(k.id(i), parts)
+					if p < 0 || p >= parts {
+						t.Fatalf("shardOf = %d, want a part in [0, %d)", p, parts)
+					}
+					count[p]++
+				}
+				for p, c := range count {
+					// Even within 10%: a binomial's deviation here is under 1.5%.
+					if want := n / parts; c < want*9/10 || c > want*11/10 {
+						t.Errorf("shard %d of %d holds %d of %d traces, want about %d (all: %v)", p, parts, c, n, want, count)
+					}
+				}
+			})
 		}
 	}
 }

@@ -30,12 +30,15 @@ type LoadOptions struct {
 // The index may take half of the memory budget (ReadOptions.MaxMemory; the
 // analysis needs about as much again): past it Load stops with a
 // *ReadError wrapping ErrMemoryLimit, a clear error instead of the kernel's
-// OOM killer.
+// OOM killer. Before a big read (regular files of 64 MiB or more) Load
+// readies the heap for transparent huge pages (heap.go), which spares most
+// of the page faults of the memory the index then takes.
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
 	idx := NewIndex(opts.Index)
 	ropts := opts.Read
 	ropts.Keep = opts.Index.keep() // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	prepareHeap(paths, ropts.MemoryBudget())
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	idx.SetInputs(inputs)
 	return idx, inputs, err
@@ -65,11 +68,13 @@ func (x *Index) SetInputs(inputs []Input) {
 // The memory budget holds across the shards: past half of it (the open
 // traces of every shard together, MemBytes) Feed stops with a *ReadError
 // wrapping ErrMemoryLimit. A stream with a Window or MaxOpenTraces holds
-// only its open traces, so a time-ordered dump of any length fits.
+// only its open traces, so a time-ordered dump of any length fits. Feed
+// readies the heap for a big read as Load does.
 func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
 	ropts := opts.Read
 	ropts.Keep = eng.cfg.IndexOptions().keep() // the projection decoders keep what the shards keep
 	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	prepareHeap(paths, ropts.MemoryBudget())
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	eng.SetInputs(inputs)
 	return inputs, err

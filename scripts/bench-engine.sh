@@ -57,16 +57,24 @@ if [ -n "$BASE_REV" ]; then
 	(cd "$tmp/base" && go build -o "$tmp/mcptrace-base" ./cmd/mcptrace)
 fi
 
-# The largest size is written once; smaller sizes are its first lines.
+# The throughput runs read a dump of SPANS spans generated alone; the
+# sizes are prefixes of one dump of the largest size, written after them,
+# so the page cache of a 16M-span dump (7 GB) does not press on the
+# throughput runs' memory (with little free memory every first touch of
+# a page waits on reclaim).
 largest=$SPANS
 for s in $SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
-log "generating $largest spans of OTLP JSON lines"
-written=$("$tmp/gen" -bench "$largest" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
-spans_per_line=$((written / $(wc -l <"$tmp/all.jsonl")))
-# prefix N: the first lines of the big file holding at least N spans.
+log "generating $SPANS spans of OTLP JSON lines"
+"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/tp.jsonl" 2>/dev/null
+# prefix N: the first lines of the big file holding at least N spans (the
+# file itself when it takes all of them).
 prefix() {
 	local n=$1 lines
 	lines=$(((n + spans_per_line - 1) / spans_per_line))
+	if [ "$lines" -ge "$all_lines" ]; then
+		echo "$tmp/all.jsonl"
+		return
+	fi
 	head -n "$lines" "$tmp/all.jsonl" >"$tmp/p$n.jsonl"
 	echo "$tmp/p$n.jsonl"
 }
@@ -81,15 +89,17 @@ wall() {
 	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", e - s }'
 }
 # cpu_wall CPUFILE CMD...: wall time of one run in seconds, as wall does;
-# appends the run's CPU seconds (user + system) to CPUFILE. On a machine
+# appends the run's CPU seconds (user + system) to CPUFILE, and its peak RSS
+# (MiB) and minor page faults to CPUFILE.mem. On a machine
 # shared with other work the CPU a run takes moves less than its wall time.
 cpu_wall() {
 	local cf=$1 s e
 	shift
 	s=$(date +%s.%N)
-	/usr/bin/time -f '%U %S' -o "$tmp/cpu.one" "$@" >/dev/null
+	/usr/bin/time -f '%U %S %M %R' -o "$tmp/cpu.one" "$@" >/dev/null
 	e=$(date +%s.%N)
 	awk '{ printf "%.2f\n", $1 + $2 }' "$tmp/cpu.one" >>"$cf"
+	awk '{ printf "%d %d\n", $3 / 1024, $4 }' "$tmp/cpu.one" >>"$cf.mem"
 	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", e - s }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
@@ -98,7 +108,7 @@ maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }
 
 # 1. Throughput at SPANS.
-file=$(prefix "$SPANS")
+file=$tmp/tp.jsonl
 spans=$("$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$file" | jq .spans)
 bytes=$(stat -c %s "$file")
 cat "$file" >/dev/null
@@ -136,9 +146,23 @@ if [ -n "$BASE_REV" ]; then
 	cpu_base_line="| \`mcptrace analyze\` at $BASE_REV | $(stats "$tmp/c_base") | $(awk -v n="$spans" -v c="$(median <"$tmp/c_base")" 'BEGIN { printf "%.0f", c * 1e9 / n }') | base / new per round: $(stats "$tmp/xc_base")x |"
 fi
 cpu_new_line="| \`mcptrace analyze\` | $(stats "$tmp/c_new") | $(awk -v n="$spans" -v c="$(median <"$tmp/c_new")" 'BEGIN { printf "%.0f", c * 1e9 / n }') | |"
+# mem_line NAME CPUFILE: peak RSS and minor faults, median (min – max).
+mem_line() {
+	cut -d' ' -f1 "$2.mem" >"$2.rss"
+	cut -d' ' -f2 "$2.mem" >"$2.flt"
+	echo "| $1 | $(stats "$2.rss") | $(stats "$2.flt") |"
+}
+mem_new_line=$(mem_line "\`mcptrace analyze\`" "$tmp/c_new")
+mem_base_line=""
+if [ -n "$BASE_REV" ]; then mem_base_line=$(mem_line "\`mcptrace analyze\` at $BASE_REV" "$tmp/c_base"); fi
 verdict_ge() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "**missed**") }'; }
 
 # 2. Time per span by size.
+rm -f "$file"
+log "generating $largest spans of OTLP JSON lines"
+written=$("$tmp/gen" -bench "$largest" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
+all_lines=$(wc -l <"$tmp/all.jsonl")
+spans_per_line=$((written / all_lines))
 : >"$tmp/sizes"
 for s in $SIZES; do
 	f=$(prefix "$s")
@@ -151,7 +175,7 @@ for s in $SIZES; do
 	ns=$(awk -v n="$n" -v t="$(minimum <"$tmp/ts")" 'BEGIN { printf "%.0f", t * 1e9 / n }')
 	echo "$s $n $ns" >>"$tmp/sizes"
 	log "size $n: $ns ns/span (best of $ROUNDS)"
-	[ "$f" = "$file" ] || rm -f "$f"
+	[ "$f" = "$tmp/all.jsonl" ] || rm -f "$f"
 done
 first_ns=$(head -n1 "$tmp/sizes" | cut -d' ' -f3)
 size_rows=$(awk -v f="$first_ns" '{ printf "| %d | %d | %.2fx |\n", $2, $3, $3 / f }' "$tmp/sizes")
@@ -207,6 +231,14 @@ time:
 $cpu_new_line
 $cpu_base_line
 
+Peak RSS (MiB) and minor page faults of the same runs (\`/usr/bin/time\`'s
+%M and %R), median (min – max):
+
+| run | peak RSS, MiB | minor faults |
+|---|---:|---:|
+$mem_new_line
+$mem_base_line
+
 Time per span by dump size (best of $ROUNDS; prefixes of one dump):
 
 | spans | ns/span | against the smallest |
@@ -220,23 +252,34 @@ Streaming: $stream_spans spans generated into a pipe and analysed with
 peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(awk -v m="$stream_mib" 'BEGIN { print (m <= 256 ? "met" : "**missed**") }')); the same stream
 in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
 
-What limits the throughput (CPU profiles of 1M-span runs in process,
-\`Feed\` then \`Report\`): a third of the CPU is the projection decode, on
-every core; a fifth the shards' indexing (per span: the trace lookup, the
-interning of names and values, the append into a fresh chunk, whose page
-faults are most of its cost); a quarter the measures at the end of the
-input (grouping each trace by span id and linking parents, the pool's
-acquires as events with their inherited scope and key); a twentieth the
-pair stage; under a tenth the reader's \`read\` calls. Most of what is
-left is memory touched for the first time: \`perf stat\` counts about
-50 000 page faults and 0.6 s of system time in a 1M-span run on this
-virtual machine (about 10 µs a fault), so every byte of peak RSS costs
-CPU, and a 1M-span run faults in about 200 MB (the index's 80 bytes a span, the
-decoders' blocks and batches in flight, the measures' arrays per span
-and per acquire). The goal needs half the CPU per span and the
-end-of-input measures overlapped with the decode: an index that keeps
-less per span (and scratch arrays per trace group rather than per
-span), not more tuning of the same passes.
+What changed and what limits the throughput now. Two things held the
+whole command back. First, the shards: the trace-id hash read only some
+bits of the id, and the bench dumps' ids (a constant first half, a counter
+in the last bytes) all fell on one shard, so on 2 cores one goroutine
+indexed and measured every span (analyze/index.go, shardOf, now
+MurmurHash3's finalizer over both halves). Second, page faults: every byte
+of peak RSS is touched for the first time once, and on this virtual
+machine a 4 KiB minor fault costs about 10 µs; Go no longer asks for
+transparent huge pages, and THP here is in "madvise" mode, so a 4M-span
+run took about 180 000 faults. \`Load\` and \`Feed\` now grow the heap
+ahead of a big read by the inputs' size (at most half the memory budget),
+advise it MADV_HUGEPAGE and free it (analyze/heap.go): the read's
+allocations land there and fault 2 MiB at a time (the minor-fault column
+above); and a batch engine's Report collects the shards' freed indexes
+before the pair stage, which then reuses their pages (the peak RSS
+column). What is left (perf, 4M spans): the kernel zeroing the huge pages
+first touched, about a sixth of the CPU (the peak RSS: the index's ~80
+bytes a span, the measures' per-span and per-acquire arrays at the end
+of the input, the pair stage's events); the projection decode, about a
+third; the shards' indexing, under a third (of which the growth and the
+lookups of the trace map and table for new traces a third, the fresh
+span chunks' faults a quarter); the measures at the end of the input, a
+quarter, on both cores but after the decode. The 1.5M spans/s goal needs
+the end-of-input measures overlapped with the decode (a batch run cannot
+finalize a trace at its root without giving up equality on dumps whose
+spans come out of order) or about a quarter less CPU per span: an index
+that keeps fewer bytes per span and measures with scratch arrays per trace
+group rather than per span, both not done.
 
 EOF
 
