@@ -65,13 +65,16 @@ type topology struct {
 func startTopology(t *testing.T, bins binaries) *topology {
 	t.Helper()
 	top := &topology{t: t, bins: bins, dir: t.TempDir(), lifetimes: map[int]int{}}
-	// The backends send their acquire records to the router, so they
-	// know its port before it starts (their exporter reconnects).
+	// The router starts first, on ports chosen for it and for the backends:
+	// its exporters dial a backend only when they first send to it, and
+	// the backends then send their acquire records to a router that is
+	// already listening. (Backends first, their exporter's first dial was
+	// refused, and its retry backoff, about 7 s, held their first records
+	// past the pair tiers' pair_wait: attributed late, causes off.)
 	grpcPort := promtest.FreePort(t)
 	top.routerPort = grpcPort
 	for i := range top.backends {
 		top.backends[i] = &backend{n: i + 1, otlpPort: promtest.FreePort(t), promPort: promtest.FreePort(t), telPort: promtest.FreePort(t)}
-		top.startBackend(top.backends[i])
 	}
 	env := []string{
 		"MCPTRACE_ROUTER_GRPC_PORT=" + strconv.Itoa(grpcPort),
@@ -107,6 +110,9 @@ func startTopology(t *testing.T, bins binaries) *topology {
 		"--config=file:"+filepath.Join(scaleOutDir, "router.yaml"), "--config=file:"+ov)
 	top.router.waitLog(t, readyLine, 60*time.Second)
 	top.routerAddr = fmt.Sprintf("127.0.0.1:%d", grpcPort)
+	for _, b := range top.backends {
+		top.startBackend(b)
+	}
 	top.prom = promtest.Start(t, bins.prometheus, "/metrics",
 		fmt.Sprintf("127.0.0.1:%d", top.backends[0].promPort),
 		fmt.Sprintf("127.0.0.1:%d", top.backends[1].promPort))
@@ -115,7 +121,9 @@ func startTopology(t *testing.T, bins binaries) *topology {
 
 // startBackend starts a new process of backend b: its config file as is,
 // plus an overlay that sets the connector's wait to 2 s and pair_wait to
-// 4 s, captures the acquire records its pair tier receives (a second logs
+// 6 s (over the wait, a sweep and the records' trip through the router,
+// with room for a retry of the exporter to the router, whose backoff the
+// overlay shortens), captures the acquire records its pair tier receives (a second logs
 // pipeline), labels its
 // counters with a new run, and adds a second traces pipeline forwarding
 // everything the backend receives to a capture receiver of the test.
@@ -129,8 +137,12 @@ func (top *topology) startBackend(b *backend) {
   mcptrace:
     wait: 2s
   mcptrace/pairs:
-    pair_wait: 4s
+    pair_wait: 6s
 exporters:
+  otlp_grpc/router:
+    retry_on_failure:
+      initial_interval: 200ms
+      max_interval: 1s
   prometheus:
     const_labels:
       %s: %s
