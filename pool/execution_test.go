@@ -136,8 +136,11 @@ func TestExecutionFollowsThePoolsDropAndRedialRules(t *testing.T) {
 
 func TestSizingKeepsTheRecentPeakIdle(t *testing.T) {
 	// Three rounds of 50 concurrent executions (select, then read) through
-	// plain Pool.CallTool: the sessions a burst opened wait idle for the
-	// next burst, so sessions opened stay within 5% of the in-use peak.
+	// plain Pool.CallTool: the sessions the first burst opened wait idle
+	// for the next bursts, so the later bursts open at most 5% more. (Not
+	// against the in-use peak: a session is in use only once its dial
+	// ends, so under load a burst's fast callers can release before its
+	// slow dials end and the first burst opens more than its sampled peak.)
 	const n, rounds = 50, 3
 	for _, tc := range []struct {
 		name  string
@@ -145,21 +148,27 @@ func TestSizingKeepsTheRecentPeakIdle(t *testing.T) {
 	}{{"peak rule", false}, {"fixed one idle per key (contrast)", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, harnessOpts{pool: pool.Options{FixedIdlePerKey: tc.fixed}})
-			for range rounds {
+			var first pool.Stat
+			for r := range rounds {
 				runExecutions(t, n, func(int) (func(string, map[string]any) (string, error), func()) {
 					return func(tool string, args map[string]any) (string, error) {
 						return h.call(context.Background(), tool, args)
 					}, func() {}
 				})
+				if r == 0 {
+					first = h.pool.Stat()
+				}
 			}
 			st := h.pool.Stat()
-			t.Logf("%s: %d sessions opened for an in-use peak of %d (%d acquires, %d idle_limit evictions)", tc.name, st.Dials, st.PeakInUse, st.Acquires, st.Evictions[spans.EvictIdleLimit])
-			within := st.Dials*100 <= int64(st.PeakInUse)*105
+			again := st.Dials - first.Dials
+			t.Logf("%s: the first burst opened %d sessions (in-use peak %d), the next %d bursts %d more (%d acquires, %d idle_limit evictions)",
+				tc.name, first.Dials, st.PeakInUse, rounds-1, again, st.Acquires, st.Evictions[spans.EvictIdleLimit])
+			within := again*100 <= first.Dials*5
 			if !tc.fixed && !within {
-				t.Errorf("sessions opened = %d, want at most the in-use peak %d + 5%%", st.Dials, st.PeakInUse)
+				t.Errorf("the later bursts opened %d sessions, want at most 5%% of the first burst's %d", again, first.Dials)
 			}
 			if tc.fixed && within {
-				t.Errorf("with one idle per key, sessions opened = %d within 5%% of the peak %d: the workload does not show the churn", st.Dials, st.PeakInUse)
+				t.Errorf("with one idle per key, the later bursts opened only %d sessions after the first burst's %d: the workload does not show the churn", again, first.Dials)
 			}
 		})
 	}
