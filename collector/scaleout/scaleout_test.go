@@ -432,7 +432,8 @@ func TestScaleOutBackendKillLosesOnlyItsOpenTraces(t *testing.T) {
 		}
 	}
 	// The surviving pair tier counts exactly what the pair stage gives the
-	// records it received; no record reached a pair tier twice.
+	// records it received; no record reached a pair tier twice, but for
+	// the kill's redelivery.
 	if late := lateLines(b2.proc.out.String()); len(late) > 0 {
 		t.Errorf("%s attributed acquires late: %q", b2.run, late)
 	}
@@ -442,7 +443,11 @@ func TestScaleOutBackendKillLosesOnlyItsOpenTraces(t *testing.T) {
 	}
 	_, n1 := pairFigures(t, life1.capture.logs.received())
 	pf3, n3 := pairFigures(t, life2.capture.logs.received())
-	seenRecord := map[string]int{}
+	// Where each record arrived. The one duplicate delivery is allowed is
+	// the kill's: a request the killed process took but never answered is
+	// sent again, by the router's queue, to the restarted one
+	// (at-least-once delivery); any other is a bug.
+	seenRecord := map[string][]string{}
 	for _, b := range []*backend{life1, life2, b2} {
 		for _, ld := range b.capture.logs.received() {
 			evs, err := mcptraceconnector.ReadAcquireRecords(ld)
@@ -450,15 +455,22 @@ func TestScaleOutBackendKillLosesOnlyItsOpenTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, ev := range evs {
-				seenRecord[ev.TraceID.String()+"/"+ev.SpanID.String()]++
+				id := ev.TraceID.String() + "/" + ev.SpanID.String()
+				seenRecord[id] = append(seenRecord[id], b.run)
 			}
 		}
 	}
-	for id, k := range seenRecord {
-		if k > 1 {
-			t.Errorf("acquire record %s reached the pair tiers %d times", id, k)
+	redelivered := 0
+	for id, runs := range seenRecord {
+		switch {
+		case len(runs) == 1:
+		case len(runs) == 2 && runs[0] == life1.run && runs[1] == life2.run:
+			redelivered++
+		default:
+			t.Errorf("acquire record %s reached the pair tiers %d times: %v", id, len(runs), runs)
 		}
 	}
+	t.Logf("acquire records redelivered to the restarted pair tier after the killed one took them unanswered: %d", redelivered)
 	heldAtKill := int64(n1) - prom[life1.run].sum("acquire ", "")
 	if heldAtKill < 0 {
 		t.Errorf("the killed pair tier counted %d acquires of the %d records it received", prom[life1.run].sum("acquire ", ""), n1)
