@@ -502,15 +502,20 @@ func (x *Index) keepSpanAttr(s *span, k string) (uint16, bool) {
 // when it has not maxSpanAttrs left, and returns that chunk's index.
 func (x *Index) attrRoom() int {
 	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
-		var c []attr
-		if k := len(x.spareAttrs); k > 0 {
-			c, x.spareAttrs = x.spareAttrs[k-1], x.spareAttrs[:k-1]
-		} else {
-			c = make([]attr, 0, attrChunk)
-		}
-		x.attrs = append(x.attrs, c)
+		x.attrs = append(x.attrs, nextChunk(&x.spareAttrs, attrChunk))
 	}
 	return len(x.attrs) - 1
+}
+
+// nextChunk returns an empty chunk for a table: a spare one reset left,
+// else a new one of capacity size.
+func nextChunk[T any](spare *[][]T, size int) []T {
+	if k := len(*spare); k > 0 {
+		c := (*spare)[k-1]
+		*spare = (*spare)[:k-1]
+		return c
+	}
+	return make([]T, 0, size)
 }
 
 // putSpanAttr adds an attribute to s, the span newSpan started last.
@@ -523,13 +528,7 @@ func (x *Index) putSpanAttr(s *span, key uint16, val int32) {
 // appendSpan stores the span newSpan started.
 func (x *Index) appendSpan(s span) {
 	if n := len(x.spans); n == 0 || len(x.spans[n-1]) == cap(x.spans[n-1]) {
-		var c []span
-		if k := len(x.spareSpans); k > 0 {
-			c, x.spareSpans = x.spareSpans[k-1], x.spareSpans[:k-1]
-		} else {
-			c = make([]span, 0, spanChunk)
-		}
-		x.spans = append(x.spans, c)
+		x.spans = append(x.spans, nextChunk(&x.spareSpans, spanChunk))
 	}
 	x.spans[len(x.spans)-1] = append(x.spans[len(x.spans)-1], s)
 	x.nspans++

@@ -46,16 +46,34 @@ type PairEvent struct {
 // PairStream that receives every acquire of a pair attributes the misses.
 // It is how a fleet routed by trace id gets exact miss causes
 // (docs/collector.md).
-func (s *TraceStream) ForwardPairs() { s.forward = true }
+func (s *TraceStream) ForwardPairs() { s.pairs = pairsForward }
 
-// takePairs empties the pair stage's buffer into PairEvents, with the
-// handshakes merged since the last call.
-func (s *TraceStream) takePairs() ([]PairEvent, []PoolCount) {
+// DropPairs makes every later Flush leave the acquires out altogether:
+// neither attributed nor handed out. It is for a driver that measures the
+// same traces twice and forwards them from its other stream (the
+// connector's traces → metrics leg beside its forwarding traces → logs
+// leg), so that one does not build PairEvents to throw away.
+func (s *TraceStream) DropPairs() { s.pairs = pairsDrop }
+
+// pairMode is what a TraceStream's Flush does with the acquires.
+type pairMode uint8
+
+const (
+	pairsAttribute pairMode = iota
+	pairsForward
+	pairsDrop
+)
+
+// takePairs empties the pair stage's buffer, into PairEvents when keep is
+// set, and returns them with the handshakes merged since the last call.
+func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 	p := s.agg.pairs
 	var out []PairEvent
-	for _, b := range p.bufs {
-		for i := range b {
-			out = append(out, s.agg.exportEvent(&b[i]))
+	if keep {
+		for _, b := range p.bufs {
+			for i := range b {
+				out = append(out, s.agg.exportEvent(&b[i]))
+			}
 		}
 	}
 	p.bufs = p.bufs[:0]

@@ -243,3 +243,38 @@ func checkForwardedPairs(t *testing.T, cfg Config, ref *Report, spans []ptrace.T
 		t.Fatalf("attributing in two steps differs from the batch analysis (-batch +steps):\n%s", d)
 	}
 }
+
+// TestDropPairsLeavesAcquiresOut: a stream that drops its acquires (the
+// connector's metrics leg beside a forwarding logs leg) neither attributes
+// nor hands them out, keeps nothing of them for later groups, and still
+// counts the handshakes a forwarding stream counts.
+func TestDropPairsLeavesAcquiresOut(t *testing.T) {
+	td := tracegen.ProdColdStarts()
+	flush := func(mode func(*TraceStream)) TraceOutcome {
+		ts, err := NewTraceStream(Config{}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode(ts)
+		ts.Add(td)
+		o, err := ts.Flush()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := ts.agg.pairs.pending(); n != 0 {
+			t.Fatalf("%d acquires left buffered after the flush", n)
+		}
+		return o
+	}
+	fwd := flush((*TraceStream).ForwardPairs)
+	drop := flush((*TraceStream).DropPairs)
+	if len(fwd.Pairs) == 0 {
+		t.Fatal("the forwarding stream handed out no acquire: nothing to compare")
+	}
+	if len(drop.Pairs) != 0 || len(drop.Acquires) != 0 {
+		t.Fatalf("the dropping stream handed out %d acquires and attributed %d counts", len(drop.Pairs), len(drop.Acquires))
+	}
+	if d := cmp.Diff(fwd.Handshakes, drop.Handshakes); d != "" || len(fwd.Executions) != len(drop.Executions) {
+		t.Fatalf("dropping changed what else the stream counts (-forward +drop):\n%s", d)
+	}
+}

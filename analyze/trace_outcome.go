@@ -40,9 +40,9 @@ type TraceStream struct {
 	// and its duplicate cache, about 2 MB, which cost more than measuring a
 	// group of a few dozen traces (BenchmarkAnalyzerCost in the connector).
 	spare *Index
-	// forward hands the acquires out (ForwardPairs) instead of
-	// attributing them.
-	forward bool
+	// pairs says what Flush does with the acquires: attribute them (the
+	// default), hand them out (ForwardPairs) or drop them (DropPairs).
+	pairs pairMode
 }
 
 // newIndex returns an empty index for a group: the spare one, reset, when
@@ -246,11 +246,14 @@ func (s *TraceStream) Flush() (TraceOutcome, error) {
 		return out, err
 	}
 	s.agg.merge(o)
-	if s.forward {
-		out.Pairs, out.Handshakes = s.takePairs()
-		return out, nil
+	switch s.pairs {
+	case pairsForward:
+		out.Pairs, out.Handshakes = s.takePairs(true)
+	case pairsDrop:
+		_, out.Handshakes = s.takePairs(false)
+	default:
+		out.Acquires, out.Handshakes = s.agg.attributeAll()
 	}
-	out.Acquires, out.Handshakes = s.agg.attributeAll()
 	return out, nil
 }
 

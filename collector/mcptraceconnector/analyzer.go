@@ -105,15 +105,20 @@ type streamAnalyzer struct {
 }
 
 // newAnalyzer returns the analyzer for the resolved settings, judging the
-// rules that can be judged one trace at a time.
-func newAnalyzer(logger *zap.Logger, s settings) (traceAnalyzer, error) {
+// rules that can be judged one trace at a time. With attribution: forward,
+// the analyzer of a logs leg hands its acquires out as Pairs and that of a
+// metrics leg drops them (the logs leg forwards the same ones).
+func newAnalyzer(logger *zap.Logger, s settings, logsLeg bool) (traceAnalyzer, error) {
 	perTrace, _ := inStreamRules(s.rules)
 	ts, err := analyze.NewTraceStream(s.analyze, perTrace, judgeRules)
 	if err != nil {
 		return nil, fmt.Errorf("mcptrace: %w", err)
 	}
-	if s.forward {
+	switch {
+	case s.forward && logsLeg:
 		ts.ForwardPairs()
+	case s.forward:
+		ts.DropPairs()
 	}
 	return &streamAnalyzer{logger: logger, ts: ts}, nil
 }

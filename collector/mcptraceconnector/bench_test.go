@@ -67,14 +67,14 @@ func BenchmarkAnalyzerCost(b *testing.B) {
 	}{
 		{"baseline", func() traceAnalyzer { return nopAnalyzer{} }, false},
 		{"analyzed", func() traceAnalyzer {
-			a, err := newAnalyzer(zap.NewNop(), s)
+			a, err := newAnalyzer(zap.NewNop(), s, false)
 			if err != nil {
 				b.Fatal(err)
 			}
 			return a
 		}, false},
 		{"forwarded", func() traceAnalyzer {
-			a, err := newAnalyzer(zap.NewNop(), forward)
+			a, err := newAnalyzer(zap.NewNop(), forward, true)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func BenchmarkPairsLeg(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := newAnalyzer(zap.NewNop(), s)
+	a, err := newAnalyzer(zap.NewNop(), s, true)
 	if err != nil {
 		b.Fatal(err)
 	}

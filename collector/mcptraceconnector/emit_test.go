@@ -76,7 +76,7 @@ func TestTraceWithoutPoolSpansAddsNoMeasures(t *testing.T) {
 	ctx := context.Background()
 	s, err := createDefaultConfig().(*Config).settings()
 	must(t, err)
-	a, err := newAnalyzer(zap.NewNop(), s)
+	a, err := newAnalyzer(zap.NewNop(), s, false)
 	must(t, err)
 	c := newConnector(zap.NewNop(), s, a)
 	sink := new(consumertest.MetricsSink)

@@ -44,7 +44,7 @@ func createTracesToMetrics(_ context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAnalyzer(set.Logger, s)
+	a, err := newAnalyzer(set.Logger, s, false)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func createTracesToLogs(_ context.Context, set connector.Settings, cfg component
 	if err != nil {
 		return nil, err
 	}
-	a, err := newAnalyzer(set.Logger, s)
+	a, err := newAnalyzer(set.Logger, s, true)
 	if err != nil {
 		return nil, err
 	}

@@ -32,32 +32,18 @@ import (
 // attributes and routing_attributes [mcptrace.pair.scope,
 // mcptrace.pair.key]: one plog.Logs per record, records that are not
 // acquires dropped.
-func routePairRecords(ld plog.Logs, n int) [][]plog.Logs {
+func routePairRecords(t *testing.T, ld plog.Logs, n int) [][]plog.Logs {
+	t.Helper()
+	evs, err := ReadAcquireRecords(ld)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := make([][]plog.Logs, n)
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			recs := sls.At(j).LogRecords()
-			for k := 0; k < recs.Len(); k++ {
-				lr := recs.At(k)
-				if lr.EventName() != EventAcquire {
-					continue
-				}
-				h := fnv.New32a()
-				for _, key := range []string{AttrPairScope, AttrPairKey} {
-					if v, ok := lr.Attributes().Get(key); ok {
-						fmt.Fprintf(h, "%s=%s|", key, v.AsString())
-					} else {
-						fmt.Fprintf(h, "%s=|", key)
-					}
-				}
-				one := plog.NewLogs()
-				sl := one.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
-				lr.CopyTo(sl.LogRecords().AppendEmpty())
-				out[h.Sum32()%uint32(n)] = append(out[h.Sum32()%uint32(n)], one)
-			}
-		}
+	for _, ev := range evs {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "%s=%s|%s=%s|", AttrPairScope, ev.Scope, AttrPairKey, ev.Key)
+		i := h.Sum32() % uint32(n)
+		out[i] = append(out[i], pairLogs([]analyze.PairEvent{ev}))
 	}
 	return out
 }
@@ -152,7 +138,7 @@ func TestForwardedAttributionSumsExactlyAcrossInstances(t *testing.T) {
 					}
 				}
 				for _, ld := range tier[i].lsink.AllLogs() {
-					for p, lds := range routePairRecords(ld, pairTier) {
+					for p, lds := range routePairRecords(t, ld, pairTier) {
 						routed[p] = append(routed[p], lds...)
 					}
 				}

@@ -194,36 +194,44 @@ func (p *proc) waitLog(t *testing.T, line string, bound time.Duration) {
 // pipeline forwards it.
 type capture struct {
 	ptraceotlp.UnimplementedGRPCServer
-	addr    string
-	srv     *grpc.Server
+	addr   string
+	srv    *grpc.Server
+	traces received[ptrace.Traces]
+	logs   *logCapture
+}
+
+// received keeps what a receiver was sent, in arrival order.
+type received[T any] struct {
 	mu      sync.Mutex
-	batches []ptrace.Traces
-	logs    *logCapture
+	batches []T
+}
+
+func (r *received[T]) add(x T) {
+	r.mu.Lock()
+	r.batches = append(r.batches, x)
+	r.mu.Unlock()
+}
+
+// all returns the batches received so far.
+func (r *received[T]) all() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]T(nil), r.batches...)
 }
 
 // logCapture is the capture's OTLP gRPC logs receiver: the acquire
 // records one backend's pair tier received.
 type logCapture struct {
 	plogotlp.UnimplementedGRPCServer
-	mu      sync.Mutex
-	batches []plog.Logs
+	received[plog.Logs]
 }
 
 // Export keeps a copy of the request's logs.
 func (c *logCapture) Export(_ context.Context, req plogotlp.ExportRequest) (plogotlp.ExportResponse, error) {
 	ld := plog.NewLogs()
 	req.Logs().CopyTo(ld)
-	c.mu.Lock()
-	c.batches = append(c.batches, ld)
-	c.mu.Unlock()
+	c.add(ld)
 	return plogotlp.NewExportResponse(), nil
-}
-
-// received returns the batches received so far.
-func (c *logCapture) received() []plog.Logs {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]plog.Logs(nil), c.batches...)
 }
 
 func startCapture(t *testing.T) *capture {
@@ -244,18 +252,12 @@ func startCapture(t *testing.T) *capture {
 func (c *capture) Export(_ context.Context, req ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
 	td := ptrace.NewTraces()
 	req.Traces().CopyTo(td)
-	c.mu.Lock()
-	c.batches = append(c.batches, td)
-	c.mu.Unlock()
+	c.traces.add(td)
 	return ptraceotlp.NewExportResponse(), nil
 }
 
-// received returns the batches received so far.
-func (c *capture) received() []ptrace.Traces {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]ptrace.Traces(nil), c.batches...)
-}
+// received returns the trace batches received so far.
+func (c *capture) received() []ptrace.Traces { return c.traces.all() }
 
 // sender sends OTLP gRPC export requests to one endpoint.
 type sender struct {

@@ -191,7 +191,7 @@ func TestScaleOutCountersEqualAnalyze(t *testing.T) {
 	// records it received, all of them, none twice.
 	records := 0
 	for _, b := range []*backend{b1, b2} {
-		pf, n := pairFigures(t, b.capture.logs.received())
+		pf, n := pairFigures(t, b.capture.logs.all())
 		records += n
 		if d := diff(acquiresOnly(prom[b.run]), pf); len(d) > 0 {
 			t.Errorf("%s: the pair tier's counters differ from the pair stage over the %d acquire records it received:\n  %s", b.run, n, strings.Join(d, "\n  "))
@@ -437,19 +437,19 @@ func TestScaleOutBackendKillLosesOnlyItsOpenTraces(t *testing.T) {
 	if late := lateLines(b2.proc.out.String()); len(late) > 0 {
 		t.Errorf("%s attributed acquires late: %q", b2.run, late)
 	}
-	pf2, n2 := pairFigures(t, b2.capture.logs.received())
+	pf2, n2 := pairFigures(t, b2.capture.logs.all())
 	if d := diff(acquiresOnly(prom[b2.run]), pf2); len(d) > 0 {
 		t.Errorf("%s (survived): the pair tier's counters differ from the pair stage over the %d acquire records it received:\n  %s", b2.run, n2, strings.Join(d, "\n  "))
 	}
-	_, n1 := pairFigures(t, life1.capture.logs.received())
-	pf3, n3 := pairFigures(t, life2.capture.logs.received())
+	_, n1 := pairFigures(t, life1.capture.logs.all())
+	pf3, n3 := pairFigures(t, life2.capture.logs.all())
 	// Where each record arrived. The one duplicate delivery is allowed is
 	// the kill's: a request the killed process took but never answered is
 	// sent again, by the router's queue, to the restarted one
 	// (at-least-once delivery); any other is a bug.
 	seenRecord := map[string][]string{}
 	for _, b := range []*backend{life1, life2, b2} {
-		for _, ld := range b.capture.logs.received() {
+		for _, ld := range b.capture.logs.all() {
 			evs, err := mcptraceconnector.ReadAcquireRecords(ld)
 			if err != nil {
 				t.Fatal(err)
