@@ -113,6 +113,12 @@ type Engine struct {
 	complete int
 	err      error
 
+	// speculative: a batch run that finalizes each trace at its root, as a
+	// stream does, and gives up (errSpoiled) as soon as a span arrives for
+	// a trace already finalized (see newSpeculativeEngine).
+	speculative bool
+	spoiled     atomic.Bool
+
 	inputs  []InputReport
 	flushed bool
 	report  *Report
@@ -123,6 +129,35 @@ type Engine struct {
 
 // NewEngine returns an engine analyzing with cfg, its shards started.
 func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+	return newEngine(cfg, opts, false)
+}
+
+// errSpoiled is a speculative engine's answer once a span arrived for a
+// trace it had finalized: its figures would differ from a batch run's, so
+// the input must be read again by a batch engine that holds every trace.
+var errSpoiled = errors.New("a span arrived after its trace's root: reading again, holding every trace")
+
+// newSpeculativeEngine returns a batch engine (opts must not stream) that
+// finalizes every trace as soon as its root span has arrived, as a stream
+// does, rather than at Flush: a time-ordered or trace-grouped dump (the
+// pool's spans end, and are exported, before their root) is then measured
+// while it is read, on every shard, and its spans freed, so the run's
+// memory and the measures' work at the end shrink to what the open traces
+// and the pair stage hold. Its figures equal a batch run's as long as no
+// span arrives for a trace already finalized, and the engine checks that
+// exactly (it remembers every finalized trace id): the first such span
+// spoils it, and Add, Report and Flush then return errSpoiled, for the
+// caller to read the input again with NewEngine. Its pair stage waits for
+// Flush, as a batch run's does. Where traces are never complete at their
+// root (CompleteAtRoot), it returns a plain batch engine.
+func newSpeculativeEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+	if opts.streaming() {
+		return nil, fmt.Errorf("analyze: a speculative engine is a batch run: no window, no bound")
+	}
+	return newEngine(cfg, opts, CompleteAtRoot(cfg, nil))
+}
+
+func newEngine(cfg Config, opts EngineOptions, speculative bool) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
@@ -138,15 +173,16 @@ func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
 	if opts.Shards == 0 {
 		opts.Shards = runtime.GOMAXPROCS(0)
 	}
-	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64}
+	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64, speculative: speculative}
 	e.lowMarks = make([]int64, opts.Shards)
 	for i := range e.lowMarks {
 		e.lowMarks[i] = math.MinInt64
 	}
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
-		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), x: NewIndex(cfg.IndexOptions()),
-			completeAtRoot: opts.streaming() && !opts.HoldComplete && CompleteAtRoot(cfg, nil)}
+		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}),
+			completeAtRoot: speculative || (opts.streaming() && !opts.HoldComplete && CompleteAtRoot(cfg, nil))}
+		s.x = s.newOpenIndex()
 		if opts.MaxOpenTraces > 0 {
 			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
 		}
@@ -208,7 +244,19 @@ func (e *Engine) usable() error {
 	if e.flushed {
 		return ErrEngineFlushed
 	}
+	if e.err == nil && e.spoiled.Load() {
+		return errSpoiled
+	}
 	return e.err
+}
+
+// finalizesEarly reports whether traces may be finalized before Flush.
+func (e *Engine) finalizesEarly() bool { return e.speculative || e.opts.streaming() }
+
+// spoil marks a speculative engine as useless: a span came for a trace it
+// had finalized.
+func (e *Engine) spoil() {
+	e.spoiled.Store(true)
 }
 
 // send gives m to every shard.
@@ -252,6 +300,9 @@ func (e *Engine) Flush() error {
 	e.stop(true)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.err == nil && e.spoiled.Load() {
+		e.err = errSpoiled
+	}
 	return e.err
 }
 
@@ -368,6 +419,11 @@ type shard struct {
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
 	// small holds the traces being finalized (scratch).
 	small *Index
+	// spare is the open index a compaction left, reset and filled by the
+	// next one: a stream that finalizes every few hundred traces compacts
+	// as often, and a fresh index each time costs its chunks and maps
+	// again.
+	spare *Index
 
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
@@ -398,7 +454,7 @@ const finalizedMemory = 1 << 16
 
 func (s *shard) run() {
 	defer close(s.done)
-	streaming := s.e.opts.streaming()
+	early := s.e.finalizesEarly()
 	s.wm, s.scannedAt = math.MinInt64, math.MinInt64
 	for m := range s.in {
 		switch {
@@ -409,17 +465,22 @@ func (s *shard) run() {
 			s.x, s.small = nil, nil
 			s.mem.Store(0)
 			continue
+		case s.e.spoiled.Load():
+			if m.fast != nil {
+				ingest.Release(m.fast)
+			}
+			continue
 		case m.hasTD:
 			before, traces := s.x.nspans, len(s.x.traces)
 			s.x.addPart(m.td, s.id, len(s.e.shards))
-			if streaming {
+			if early {
 				s.track(before, traces, m.wm)
 			}
 		case m.fast != nil:
 			before, traces := s.x.nspans, len(s.x.traces)
 			s.x.addFastPart(m.fast, s.id, len(s.e.shards))
 			ingest.Release(m.fast)
-			if streaming {
+			if early {
 				s.track(before, traces, m.wm)
 			}
 		}
@@ -458,6 +519,10 @@ func (s *shard) track(before int32, traces int, wm int64) {
 			s.rootedOpen++
 		}
 	}
+	if late > 0 && s.e.speculative {
+		s.e.spoil()
+		return
+	}
 	s.e.count(late, 0, 0, 0)
 	w := int64(s.e.opts.Window)
 	s.newTraces += len(x.traces) - traces
@@ -469,8 +534,9 @@ func (s *shard) track(before int32, traces int, wm int64) {
 
 // rootedBatch is how many complete traces a shard gathers before it
 // finalizes them in one copy: finalizing each alone would cost a fresh
-// index per trace.
-const rootedBatch = 256
+// index per trace. A variable only so tests can finalize every few traces
+// of a small dump.
+var rootedBatch = 256
 
 // scan finalizes the complete traces (unless held), the traces quiet for
 // longer than the window, then, past the bound, the oldest open ones.
@@ -529,7 +595,7 @@ func (s *shard) scan() {
 // the open index is compacted once dead spans pass half of it.
 func (s *shard) finalize(sel []bool, low int64) {
 	small := s.scratch()
-	_, copied := copyTraces(small, s.x, sel)
+	_, copied := borrowTraces(small, s.x, sel)
 	o, err := observe(small, s.e.cfg)
 	s.e.merge(s.id, o, low, err)
 	for t, ok := range sel {
@@ -566,7 +632,11 @@ func (s *shard) compact() {
 			s.remember(old.traces[t].id)
 		}
 	}
-	s.x = NewIndex(s.e.cfg.IndexOptions())
+	if s.spare == nil {
+		s.spare = s.newOpenIndex()
+	}
+	s.spare.reset()
+	s.x, s.spare = s.spare, old
 	newIdx, _ := copyTraces(s.x, old, live)
 	s.dropped += old.dropped
 	n := len(s.x.traces)
@@ -580,29 +650,47 @@ func (s *shard) compact() {
 	s.deadSpans = 0
 }
 
-// remember adds a finalized trace id to the bounded memory of them.
+// newOpenIndex returns an empty index for the shard's open traces. A
+// speculative shard's has no duplicate cache (Index.noCopyCache): a copy of
+// a span it finalized spoils the run anyway, and finish leaves out the
+// copies within a trace still open, so the cache would only cost its
+// probes.
+func (s *shard) newOpenIndex() *Index {
+	x := NewIndex(s.e.cfg.IndexOptions())
+	x.noCopyCache = s.e.speculative
+	return x
+}
+
+// remember adds a finalized trace id to the memory of them: bounded in a
+// stream (the latest finalizedMemory), whole in a speculative batch run,
+// which must see every late span.
 func (s *shard) remember(id pcommon.TraceID) {
 	if s.finalized == nil {
 		s.finalized = make(map[pcommon.TraceID]struct{})
-		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
 	}
 	if _, ok := s.finalized[id]; ok {
 		return
 	}
+	s.finalized[id] = struct{}{}
+	if s.e.speculative {
+		return
+	}
+	if s.finalizedRing == nil {
+		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
+	}
 	if len(s.finalizedRing) < finalizedMemory {
 		s.finalizedRing = append(s.finalizedRing, id)
-	} else {
-		delete(s.finalized, s.finalizedRing[s.ringNext])
-		s.finalizedRing[s.ringNext] = id
-		s.ringNext = (s.ringNext + 1) % finalizedMemory
+		return
 	}
-	s.finalized[id] = struct{}{}
+	delete(s.finalized, s.finalizedRing[s.ringNext])
+	s.finalizedRing[s.ringNext] = id
+	s.ringNext = (s.ringNext + 1) % finalizedMemory
 }
 
 // flush finalizes every open trace. A batch shard observes its index as
 // it is; a streaming one observes the live traces from a copy.
 func (s *shard) flush() {
-	if !s.e.opts.streaming() {
+	if !s.e.finalizesEarly() {
 		o, err := observe(s.x, s.e.cfg)
 		s.e.merge(s.id, o, math.MaxInt64, err)
 		return
@@ -612,7 +700,7 @@ func (s *shard) flush() {
 		sel[t] = !s.dead[t]
 	}
 	small := s.scratch()
-	copyTraces(small, s.x, sel)
+	borrowTraces(small, s.x, sel)
 	o, err := observe(small, s.e.cfg)
 	if o != nil {
 		o.duplicates += s.dropped + s.x.dropped

@@ -161,6 +161,10 @@ type Index struct {
 	// engine shard's finalizations): finish keeps its lookup maps and its
 	// order's memory for the next round instead of dropping them.
 	reused bool
+	// lender is the index whose names and vals a scratch index borrows
+	// (borrowTraces): reset drops them rather than clearing them, and
+	// value lookups go to the lender's map.
+	lender *Index
 
 	dirty      bool // spans added since the last finish
 	duplicates int  // spans left out as copies of an indexed one, dropped ones included
@@ -171,6 +175,9 @@ type Index struct {
 	// finish as before; the result is the same either way.
 	recent  *[recentSlots]recentSpan
 	dropped int
+	// noCopyCache turns the duplicate cache off (a speculative engine's
+	// shards): finish still leaves every copy out.
+	noCopyCache bool
 
 	strBytes int64 // bytes of the interned names and values, for memBytes
 	// fastBatches counts the batches of the projection decoders
@@ -217,6 +224,9 @@ type recentSpan struct {
 // isRecentCopy reports whether the span (trace, id) was added recently, and
 // remembers it otherwise. A copy found here is counted as dropped.
 func (x *Index) isRecentCopy(trace int32, id uint64) bool {
+	if x.noCopyCache {
+		return false
+	}
 	if x.recent == nil {
 		x.recent = new([recentSlots]recentSpan)
 	}
@@ -563,12 +573,14 @@ func (x *Index) ensureMaps() {
 		return
 	}
 	x.nameIdx = make(map[string]int32, len(x.names))
-	for i, n := range x.names {
-		x.nameIdx[n] = int32(i)
-	}
 	x.valIdx = make(map[string]int32, len(x.vals))
-	for i, v := range x.vals {
-		x.valIdx[v] = int32(i)
+	if x.lender == nil { // a borrower interns nothing
+		for i, n := range x.names {
+			x.nameIdx[n] = int32(i)
+		}
+		for i, v := range x.vals {
+			x.valIdx[v] = int32(i)
+		}
 	}
 	x.traceIdx = make(map[pcommon.TraceID]int32, len(x.traces))
 	for i, t := range x.traces {
@@ -817,9 +829,13 @@ func (x *Index) reset() {
 	for i := range x.lastVal {
 		x.lastVal[i] = internedVal{id: -1}
 	}
-	clear(x.names)
-	clear(x.vals[2:]) // NewIndex's "false" and "true" stay
-	x.names, x.vals = x.names[:0], x.vals[:2]
+	if x.lender != nil {
+		x.names, x.vals, x.lender = nil, []string{"false", "true"}, nil
+	} else {
+		clear(x.names)
+		clear(x.vals[2:]) // NewIndex's "false" and "true" stay
+		x.names, x.vals = x.names[:0], x.vals[:2]
+	}
 	x.order, x.traces = x.order[:0], x.traces[:0]
 	x.resources, x.resAttrs = x.resources[:0], x.resAttrs[:0]
 	if x.nameIdx != nil {
@@ -1047,6 +1063,9 @@ func (x *Index) nameID(name string) int32 {
 
 // valueID returns the id of an interned value, or -1 when no span carries it.
 func (x *Index) valueID(v string) int32 {
+	if x.lender != nil {
+		return x.lender.valueID(v)
+	}
 	if x.valIdx != nil {
 		if id, ok := x.valIdx[v]; ok {
 			return id

@@ -9,6 +9,21 @@ package analyze
 // and to compact the open index; its cost is one pass over src's spans plus
 // the interning of what is copied.
 func copyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
+	return copyTracesInto(dst, src, sel, false)
+}
+
+// borrowTraces is copyTraces into a scratch index that borrows src's string
+// tables instead of interning into its own: the names and values keep
+// their ids, so a finalization copies ids and looks nothing up. dst is
+// only read until its next reset (which drops the borrowed tables without
+// clearing them) and must not be added to otherwise; src may grow its
+// tables meanwhile (dst sees the ids it copied, all below its length).
+func borrowTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
+	dst.names, dst.vals, dst.lender = src.names, src.vals, src
+	return copyTracesInto(dst, src, sel, true)
+}
+
+func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32, copied int) {
 	dst.ensureMaps()
 	newIdx = make([]int32, len(src.traces))
 	for i := range newIdx {
@@ -28,17 +43,21 @@ func copyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
 			}
 			r, ok := resIdx[s.res]
 			if !ok {
-				r = copyResource(dst, src, s.res)
+				r = copyResource(dst, src, s.res, borrowed)
 				resIdx[s.res] = r
 			}
 			attrs := src.attrsOf(&s)
 			ci := dst.attrRoom()
 			s.trace, s.res = t, r
-			s.name = dst.internName(src.names[s.name])
 			s.attrs = int32(ci<<attrChunkBits | len(dst.attrs[ci]))
 			s.parent, s.dup = parentNone, false
-			for _, a := range attrs {
-				dst.attrs[ci] = append(dst.attrs[ci], attr{key: a.key, val: dst.internKeyStr(a.key, src.vals[a.val])})
+			if borrowed {
+				dst.attrs[ci] = append(dst.attrs[ci], attrs...)
+			} else {
+				s.name = dst.internName(src.names[s.name])
+				for _, a := range attrs {
+					dst.attrs[ci] = append(dst.attrs[ci], attr{key: a.key, val: dst.internKeyStr(a.key, src.vals[a.val])})
+				}
 			}
 			dst.appendSpan(s)
 			copied++
@@ -47,12 +66,16 @@ func copyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
 	return newIdx, copied
 }
 
-// copyResource interns src's resource r in dst.
-func copyResource(dst, src *Index, r int32) int32 {
+// copyResource interns src's resource r in dst (its value ids as they are
+// when dst borrows src's tables).
+func copyResource(dst, src *Index, r int32, borrowed bool) int32 {
 	res := src.resources[r]
 	start := dst.beginResource()
 	for _, a := range src.resAttrs[res.attrs : res.attrs+int32(res.n)] {
-		dst.resAttrs = append(dst.resAttrs, attr{key: a.key, val: dst.internString(src.vals[a.val])})
+		if !borrowed {
+			a.val = dst.internString(src.vals[a.val])
+		}
+		dst.resAttrs = append(dst.resAttrs, a)
 	}
 	return dst.endResource(start)
 }

@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
@@ -20,6 +22,11 @@ type LoadOptions struct {
 	// being read and the spans read so far over all inputs, from the
 	// goroutine that called Load.
 	Progress func(in *Input, spansRead int)
+	// Reread, when set, is told that AnalyzeStream's speculative batch run
+	// gave up (a span came after its trace was measured) and that the
+	// inputs are being read again from the start, with why: progress
+	// restarts from zero.
+	Reread func(reason error)
 }
 
 // Load reads every path (files, directories, globs, "-" for stdin) into a
@@ -93,11 +100,38 @@ func AnalyzeFiles(ctx context.Context, paths []string, cfg Config, ropts ReadOpt
 // report and what was read. LoadOptions.Index is ignored: the engine keeps
 // what cfg needs. On a read error it returns the inputs read and the error,
 // no report.
+//
+// A batch run (opts without a Window or MaxOpenTraces) over inputs that can
+// be read twice (no stdin) is speculative (newSpeculativeEngine): it
+// measures each trace once its root span has arrived and frees its spans,
+// which overlaps the measures with the read and keeps the memory to the
+// open traces. If a span then arrives for a trace already measured, the
+// figures could differ from holding every trace, so it stops and reads
+// the inputs again with every trace held (LoadOptions.Reread is told).
+// The report is the same either way.
 func AnalyzeStream(ctx context.Context, paths []string, cfg Config, lopts LoadOptions, opts EngineOptions) (*Report, []Input, error) {
+	if !opts.streaming() && !slices.Contains(paths, "-") {
+		eng, err := newSpeculativeEngine(cfg, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, inputs, err := analyzeWith(ctx, eng, paths, lopts)
+		if !errors.Is(err, errSpoiled) {
+			return r, inputs, err
+		}
+		if lopts.Reread != nil {
+			lopts.Reread(errSpoiled)
+		}
+	}
 	eng, err := NewEngine(cfg, opts)
 	if err != nil {
 		return nil, nil, err
 	}
+	return analyzeWith(ctx, eng, paths, lopts)
+}
+
+// analyzeWith feeds paths into eng and reports.
+func analyzeWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions) (*Report, []Input, error) {
 	inputs, err := Feed(ctx, paths, lopts, eng)
 	if err != nil {
 		eng.Close()

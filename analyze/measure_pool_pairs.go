@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"cmp"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -53,6 +54,10 @@ type pairStage struct {
 	// over, one slice each: advance reads them where they are rather than
 	// appending them into one buffer first.
 	bufs [][]pairEvent
+	// minStart is the earliest start of a buffered acquire (MaxInt64 when
+	// none): an advance to no later than it has nothing to attribute, and
+	// a stream's shards ask for one after every finalization.
+	minStart int64
 
 	pairs      map[pairKey]*pairState
 	sessions   map[int32]bool // semconv: sessions whose first call was attributed
@@ -65,6 +70,7 @@ type pairStage struct {
 func newPairStage(cfg Config) *pairStage {
 	return &pairStage{
 		ttl:        int64(cfg.IdleTTL / time.Nanosecond),
+		minStart:   math.MaxInt64,
 		semconv:    cfg.Profile == ProfileSemconv,
 		pairs:      map[pairKey]*pairState{},
 		sessions:   map[int32]bool{},
@@ -78,6 +84,9 @@ func newPairStage(cfg Config) *pairStage {
 func (p *pairStage) add(events []pairEvent) {
 	if len(events) > 0 {
 		p.bufs = append(p.bufs, events)
+	}
+	for i := range events {
+		p.minStart = min(p.minStart, events[i].start)
 	}
 }
 
@@ -112,6 +121,9 @@ const parallelSortMin = 1 << 15
 
 // advance attributes every buffered acquire that started before t.
 func (p *pairStage) advance(t int64) {
+	if t <= p.minStart {
+		return
+	}
 	// Group the ready acquires by pair (a counting sort straight from the
 	// buffered slices), then each pair's in time order: cheaper than one
 	// sort on the pair and the time together. The others stay buffered.
@@ -155,10 +167,12 @@ func (p *pairStage) advance(t int64) {
 		kept = make([]pairEvent, 0, rest)
 	}
 	r := 0
+	p.minStart = math.MaxInt64
 	for _, b := range p.bufs {
 		for i := range b {
 			if b[i].start >= t {
 				kept = append(kept, b[i])
+				p.minStart = min(p.minStart, b[i].start)
 				continue
 			}
 			id := pairOf[r]

@@ -76,7 +76,7 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 			}
 		}
 	}
-	p.bufs = p.bufs[:0]
+	p.bufs, p.minStart = p.bufs[:0], math.MaxInt64
 	_, handshakes := s.agg.takeCounts() // no acquire was attributed
 	return out, handshakes
 }

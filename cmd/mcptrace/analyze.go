@@ -209,6 +209,15 @@ type progress struct {
 	w    io.Writer
 	on   bool
 	last time.Time
+	// again marks a second read (analyze.LoadOptions.Reread): the counts
+	// start from zero again, and the line says why.
+	again bool
+}
+
+// reread notes that the inputs are being read again from the start.
+func (p *progress) reread(error) {
+	p.again = true
+	p.last = time.Time{}
 }
 
 // newProgress returns the progress display for paths on w.
@@ -234,7 +243,11 @@ func (p *progress) update(in *analyze.Input, spansRead int) {
 	}
 	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
 		p.last = now
-		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(in, spansRead))
+		line := progressLine(in, spansRead)
+		if p.again {
+			line = "second read, holding every trace (a span came after its trace's root): " + line
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
 	}
 }
 

@@ -135,6 +135,17 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 	if l := lines["stdin"]; !strings.HasPrefix(l, "reading -: ") || !strings.HasSuffix(l, " KB read") {
 		t.Errorf("stdin progress = %q, want spans and the bytes read", l)
 	}
+
+	// A second read (the speculative run gave up) says so, at once.
+	buf.Reset()
+	p := newProgressIf(&buf, []string{"-"}, true)
+	in := &analyze.Input{Path: "dump.jsonl"}
+	p.update(in, 1000)
+	p.reread(nil)
+	p.update(in, 10)
+	if l := buf.String(); !strings.Contains(l, "second read, holding every trace") || !strings.HasSuffix(l, "reading dump.jsonl: 10 spans") {
+		t.Errorf("progress after a reread = %q, want the second read named, with its own count", l)
+	}
 }
 
 // TestREADMEFixtureRecipeReturns runs the README's background recipe with

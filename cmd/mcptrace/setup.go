@@ -106,6 +106,7 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples
 		Read:     ropts,
 		Index:    analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
 		Progress: progress.update,
+		Reread:   progress.reread,
 	}
 	var idx *analyze.Index
 	var report *analyze.Report

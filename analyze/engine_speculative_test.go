@@ -1,0 +1,188 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// TestSpeculativeRunsEqualTheBatchAnalysis pins the speculative batch run
+// (AnalyzeStream's default over files) to the batch answer on every dump
+// in every encoding, over 1, 2 and 8 shards, finalizing at every root
+// (rootedBatch 1, the most eager), with the scenario's profile alone (what
+// `mcptrace analyze` runs by default) and with its cold-init measure too
+// (which may wait on spans after the root: no speculation): the engine
+// alone either reports exactly the batch report, having finalized traces
+// early, or says it is spoiled; AnalyzeStream always reports the batch
+// report. Both outcomes must occur over the dumps, or the test pins
+// nothing.
+func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	rootedBatch = 1
+	var early, spoiled int
+	for _, path := range goldenDumps(t) {
+		name := filepath.Base(path)
+		scenario, _, _ := strings.Cut(name, ".")
+		t.Run(name, func(t *testing.T) {
+			measured := scenarioConfig(t, scenario)
+			for _, cfg := range []Config{{Profile: measured.Profile}, measured} {
+				speculativeEqualsBatch(t, path, cfg, &early, &spoiled)
+			}
+		})
+	}
+	t.Logf("%d early, %d spoiled", early, spoiled)
+	if early == 0 || spoiled == 0 {
+		t.Errorf("over every dump: %d speculative runs finalized traces early and held, %d were spoiled; want both", early, spoiled)
+	}
+}
+
+// speculativeEqualsBatch runs the speculative engine and AnalyzeStream over
+// path with cfg against the batch analysis, counting the engine's runs
+// that finalized early and held, and those spoiled.
+func speculativeEqualsBatch(t *testing.T, path string, cfg Config, early, spoiled *int) {
+	t.Helper()
+	ctx := context.Background()
+	strict := ReadOptions{Strict: true}
+	_, ref := loadAndAnalyze(t, path, cfg)
+	want := renderString(t, ref, RenderJSON)
+	for _, shards := range []int{1, 2, 8} {
+		e, err := newSpeculativeEngine(cfg, EngineOptions{Shards: shards})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := analyzeWith(ctx, e, []string{path}, LoadOptions{Read: strict})
+		switch {
+		case errors.Is(err, errSpoiled):
+			*spoiled++
+		case err != nil:
+			t.Fatalf("%d shards: %v", shards, err)
+		default:
+			if got := renderString(t, r, RenderJSON); got != want {
+				t.Errorf("%d shards, speculative engine: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
+			}
+			if e.early > 0 {
+				*early++
+			}
+		}
+
+		var reread error
+		r, _, err = AnalyzeStream(ctx, []string{path}, cfg, LoadOptions{Read: strict, Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
+		if err != nil {
+			t.Fatalf("%d shards: AnalyzeStream: %v", shards, err)
+		}
+		if got := renderString(t, r, RenderJSON); got != want {
+			t.Errorf("%d shards, AnalyzeStream (read again: %v): report differs from Analyze's:\n%s", shards, reread, cmp.Diff(want, got))
+		}
+	}
+}
+
+// TestSpeculativeRunReadsAgainOnASpanAfterItsRoot pins the give-up: a span
+// arriving after its trace's root was measured spoils the speculative run,
+// which says so (LoadOptions.Reread) and reads the file again holding
+// every trace, so the late child is counted as a batch run counts it.
+func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	rootedBatch = 1
+	path := filepath.Join(t.TempDir(), "late-child.jsonl")
+	var lines []byte
+	for _, a := range []arrival{
+		{trace: 1, id: 1, start: 0, end: 3},
+		{trace: 2, id: 5, start: 1, end: 2},
+		{trace: 1, id: 2, parent: 1, start: 1, end: 2}, // after its root: late
+	} {
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(a.traces())
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	if err := os.WriteFile(path, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, ref := loadAndAnalyze(t, path, Config{})
+	want := renderString(t, ref, RenderJSON)
+	if ref.Spans != 3 {
+		t.Fatalf("the batch analysis holds %d spans, want 3", ref.Spans)
+	}
+	for _, shards := range []int{1, 2} {
+		var reread error
+		r, _, err := AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
+		if err != nil {
+			t.Fatalf("%d shards: %v", shards, err)
+		}
+		if !errors.Is(reread, errSpoiled) {
+			t.Errorf("%d shards: Reread told %v, want errSpoiled", shards, reread)
+		}
+		if got := renderString(t, r, RenderJSON); got != want {
+			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
+		}
+	}
+	// Stdin cannot be read twice: no speculation, no second read.
+	in, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	called := false
+	r, _, err := AnalyzeStream(context.Background(), []string{"-"}, Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
+	if err != nil || called || r.Spans != 3 {
+		t.Errorf("stdin: %v, read again %v, %d spans; want no error, no second read, 3 spans", err, called, r.Spans)
+	}
+}
+
+// TestSpeculativeRunAttributesAcquiresAtFlush pins that a speculative run's
+// pair stage waits for the whole input, as a batch run's does: a trace
+// measured early must not have its acquires' causes judged before an
+// earlier acquire of its pair that arrives later in the file (here the
+// later line's cold miss would be taken for the first one's).
+func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	rootedBatch = 1
+	path := filepath.Join(t.TempDir(), "pair-out-of-order.jsonl")
+	var lines []byte
+	for _, l := range []lease{
+		{trace: 1, start: 20 * time.Minute, end: 20*time.Minute + time.Second, key: "k", hit: false, handshake: true, session: "s2"},
+		{trace: 2, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: "s1"},
+	} {
+		d := newDump()
+		d.invocation(d.resource(spans.ResourceServiceInstanceID, "gw-1"), l)
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(d.td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	if err := os.WriteFile(path, lines, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, ref := loadAndAnalyze(t, path, Config{})
+	if ref.Pool.MissReasons[spans.MissCold] != 1 || ref.Pool.MissReasons[spans.MissTTL] != 1 {
+		t.Fatalf("the batch analysis gives causes %v, want one cold and one ttl", ref.Pool.MissReasons)
+	}
+	want := renderString(t, ref, RenderJSON)
+	for _, shards := range []int{1, 2} {
+		e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: shards})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := analyzeWith(context.Background(), e, []string{path}, LoadOptions{})
+		if err != nil {
+			t.Fatalf("%d shards: %v", shards, err)
+		}
+		if e.early == 0 {
+			t.Errorf("%d shards: no trace finalized early: the test pins nothing", shards)
+		}
+		if got := renderString(t, r, RenderJSON); got != want {
+			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
+		}
+	}
+}
