@@ -174,6 +174,9 @@ func newEngine(cfg Config, opts EngineOptions, speculative bool) (*Engine, error
 		opts.Shards = runtime.GOMAXPROCS(0)
 	}
 	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64, speculative: speculative}
+	if !opts.streaming() {
+		e.agg.pairs = newBatchPairStage(cfg) // it advances once, at the end
+	}
 	e.lowMarks = make([]int64, opts.Shards)
 	for i := range e.lowMarks {
 		e.lowMarks[i] = math.MinInt64

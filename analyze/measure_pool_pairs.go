@@ -58,6 +58,14 @@ type pairStage struct {
 	// none): an advance to no later than it has nothing to attribute, and
 	// a stream's shards ask for one after every finalization.
 	minStart int64
+	// A batch stage (newBatchPairStage) files each acquire under its pair
+	// as it is added, instead of buffering: the one advance, at the end,
+	// then only sorts the pairs that arrived out of time order and
+	// attributes, without grouping every acquire again into a new array.
+	batch    bool
+	byPair   map[pairKey]int32
+	buckets  [][]pairEvent
+	unsorted []bool
 
 	pairs      map[pairKey]*pairState
 	sessions   map[int32]bool // semconv: sessions whose first call was attributed
@@ -79,9 +87,116 @@ func newPairStage(cfg Config) *pairStage {
 	}
 }
 
+// newBatchPairStage returns a stage for a batch run, which advances once,
+// at the end: see pairStage.batch.
+func newBatchPairStage(cfg Config) *pairStage {
+	p := newPairStage(cfg)
+	p.batch, p.byPair = true, map[pairKey]int32{}
+	return p
+}
+
+// file adds events to their pairs' buckets (a batch stage).
+func (p *pairStage) file(events []pairEvent) {
+	last, b := pairKey{}, int32(-1)
+	for i := range events {
+		ev := &events[i]
+		p.minStart = min(p.minStart, ev.start)
+		if k := (pairKey{ev.scope, ev.key}); b < 0 || k != last {
+			id, ok := p.byPair[k]
+			if !ok {
+				id = int32(len(p.buckets))
+				p.byPair[k] = id
+				p.buckets = append(p.buckets, nil)
+				p.unsorted = append(p.unsorted, false)
+			}
+			last, b = k, id
+		}
+		bk := p.buckets[b]
+		if n := len(bk); n > 0 && !p.unsorted[b] && cmpPairTime(bk[n-1], *ev) > 0 {
+			p.unsorted[b] = true
+		}
+		p.buckets[b] = append(bk, *ev)
+	}
+}
+
+// advanceBatch attributes a batch stage's acquires that started before t,
+// pair by pair.
+func (p *pairStage) advanceBatch(t int64) {
+	sortBuckets(p.buckets, p.unsorted)
+	clear(p.unsorted)
+	ready := make([][]pairEvent, 0, len(p.buckets))
+	p.minStart = math.MaxInt64
+	for b, bk := range p.buckets {
+		n, _ := slices.BinarySearchFunc(bk, t, func(ev pairEvent, t int64) int { return cmp.Compare(ev.start, t) })
+		if n > 0 {
+			ready = append(ready, bk[:n])
+		}
+		p.buckets[b] = bk[n:]
+		if n < len(bk) {
+			p.minStart = min(p.minStart, bk[n].start)
+		}
+	}
+	if p.semconv {
+		var all []pairEvent
+		for _, g := range ready {
+			all = append(all, g...)
+		}
+		p.firstCalls(all)
+		for i := 0; len(all) > 0; i++ {
+			ready[i], all = all[:len(ready[i])], all[len(ready[i]):]
+		}
+	}
+	for _, g := range ready {
+		p.attribute(g)
+	}
+}
+
+// sortBuckets sorts the pairs marked unsorted in time order, on several
+// goroutines when they hold many acquires: the pairs are independent.
+func sortBuckets(buckets [][]pairEvent, unsorted []bool) {
+	var todo []int
+	total := 0
+	for b, u := range unsorted {
+		if u {
+			todo = append(todo, b)
+			total += len(buckets[b])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(todo))
+	if total < parallelSortMin || workers < 2 {
+		for _, b := range todo {
+			slices.SortFunc(buckets[b], cmpPairTime)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	per := (total + workers - 1) / workers
+	for lo := 0; lo < len(todo); {
+		hi, n := lo, 0
+		for hi < len(todo) && (hi == lo || n+len(buckets[todo[hi]]) <= per) {
+			n += len(buckets[todo[hi]])
+			hi++
+		}
+		wg.Add(1)
+		go func(run []int) {
+			defer wg.Done()
+			for _, b := range run {
+				slices.SortFunc(buckets[b], cmpPairTime)
+			}
+		}(todo[lo:hi])
+		lo = hi
+	}
+	wg.Wait()
+}
+
 // add buffers events until an advance attributes them; the stage keeps
-// the slice (the observation hands its events over).
+// the slice (the observation hands its events over). A batch stage files
+// them under their pairs at once.
 func (p *pairStage) add(events []pairEvent) {
+	if p.batch {
+		p.file(events)
+		return
+	}
 	if len(events) > 0 {
 		p.bufs = append(p.bufs, events)
 	}
@@ -94,6 +209,9 @@ func (p *pairStage) add(events []pairEvent) {
 func (p *pairStage) pending() int {
 	n := 0
 	for _, b := range p.bufs {
+		n += len(b)
+	}
+	for _, b := range p.buckets {
 		n += len(b)
 	}
 	return n
@@ -122,6 +240,10 @@ const parallelSortMin = 1 << 15
 // advance attributes every buffered acquire that started before t.
 func (p *pairStage) advance(t int64) {
 	if t <= p.minStart {
+		return
+	}
+	if p.batch {
+		p.advanceBatch(t)
 		return
 	}
 	// Group the ready acquires by pair (a counting sort straight from the
@@ -190,43 +312,48 @@ func (p *pairStage) advance(t int64) {
 		p.firstCalls(grouped)
 	}
 	for id := range counts {
-		group := grouped[first[id]:first[id+1]]
-		k := pairKey{group[0].scope, group[0].key}
-		st, seen := p.pairs[k]
-		if !seen {
-			st = &pairState{}
-			p.pairs[k] = st
+		p.attribute(grouped[first[id]:first[id+1]])
+	}
+}
+
+// attribute attributes one pair's acquires, in time order, after those
+// attributed before.
+func (p *pairStage) attribute(group []pairEvent) {
+	k := pairKey{group[0].scope, group[0].key}
+	st, seen := p.pairs[k]
+	if !seen {
+		st = &pairState{}
+		p.pairs[k] = st
+	}
+	sc := p.scopes[k.scope]
+	if sc == nil {
+		sc = &scopeStats{reasons: newReasons()}
+		p.scopes[k.scope] = sc
+	}
+	for j := range group {
+		ev := &group[j]
+		isFirst := !seen && j == 0
+		if !isFirst && ev.start < st.frontier {
+			p.late++
 		}
-		sc := p.scopes[k.scope]
-		if sc == nil {
-			sc = &scopeStats{reasons: newReasons()}
-			p.scopes[k.scope] = sc
+		sc.acquires++
+		if isFirst {
+			sc.keys++
 		}
-		for j := range group {
-			ev := &group[j]
-			isFirst := !seen && j == 0
-			if !isFirst && ev.start < st.frontier {
-				p.late++
+		if ev.hit {
+			sc.hits++
+		} else {
+			reason := reasonFor(ev.redial, isFirst, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
+			sc.misses++
+			sc.reasons[reason]++
+			if reason == spans.MissUnexplained {
+				p.addExample(ev.trace)
 			}
-			sc.acquires++
-			if isFirst {
-				sc.keys++
-			}
-			if ev.hit {
-				sc.hits++
-			} else {
-				reason := reasonFor(ev.redial, isFirst, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
-				sc.misses++
-				sc.reasons[reason]++
-				if reason == spans.MissUnexplained {
-					p.addExample(ev.trace)
-				}
-			}
-			if isFirst || ev.leaseEnd > st.lastEnd || (ev.leaseEnd == st.lastEnd && ev.failed) {
-				st.lastEnd, st.lastFailed = ev.leaseEnd, ev.failed
-			}
-			st.frontier = max(st.frontier, ev.start)
 		}
+		if isFirst || ev.leaseEnd > st.lastEnd || (ev.leaseEnd == st.lastEnd && ev.failed) {
+			st.lastEnd, st.lastFailed = ev.leaseEnd, ev.failed
+		}
+		st.frontier = max(st.frontier, ev.start)
 	}
 }
 

@@ -126,6 +126,7 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	agg := newAggregate(cfg)
+	agg.pairs = newBatchPairStage(cfg)
 	agg.merge(o)
 	return agg.report(idx.Inputs()), nil
 }

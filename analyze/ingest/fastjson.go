@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"math/bits"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -118,9 +119,11 @@ func stringStop(b []byte) int {
 		w := binary.LittleEndian.Uint64(b[i:])
 		q := w ^ ('"' * ones)
 		bs := w ^ ('\\' * ones)
-		hit := (q-ones)&^q | (bs-ones)&^bs | (w - 0x20*ones)
-		if hit&^w&highs != 0 {
-			break // the exact byte is found below
+		hit := ((q-ones)&^q | (bs-ones)&^bs | (w - 0x20*ones)) &^ w & highs
+		if hit != 0 {
+			// The lowest flagged byte is a true stop: a borrow only
+			// flags bytes above a true one.
+			return i + bits.TrailingZeros64(hit)/8
 		}
 	}
 	for ; i < len(b); i++ {
@@ -222,8 +225,27 @@ func (d *fastDec) uint64Val() (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(string(s), 10, 64)
-	return v, err == nil
+	return parseUint64(s)
+}
+
+// parseUint64 is strconv.ParseUint(s, 10, 64) for the common case, a
+// nanosecond timestamp of 19 digits or fewer, which cannot overflow: a loop
+// over the digits without the general parser's bookkeeping (it took most
+// of a span's timestamps' cost). Longer texts go to strconv.
+func parseUint64(s []byte) (uint64, bool) {
+	if len(s) == 0 || len(s) > 19 {
+		v, err := strconv.ParseUint(string(s), 10, 64)
+		return v, err == nil
+	}
+	var v uint64
+	for _, c := range s {
+		c -= '0'
+		if c > 9 {
+			return 0, false
+		}
+		v = v*10 + uint64(c)
+	}
+	return v, true
 }
 
 // int64Val reads an int64 as a number or a decimal string, as pdata's

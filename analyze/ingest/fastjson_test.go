@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -355,5 +356,17 @@ func TestProjectionOnlyForBatchSinks(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+func TestParseUint64MatchesStrconv(t *testing.T) {
+	cases := []string{"", "0", "7", "0042", "1700000000123456789", "9999999999999999999",
+		"18446744073709551615", "18446744073709551616", "00000000000000000001", "-1", "+1", "1_0", "12a", " 1", "1 ", "0x10", "١"}
+	for _, s := range cases {
+		want, err := strconv.ParseUint(s, 10, 64)
+		got, ok := parseUint64([]byte(s))
+		if ok != (err == nil) || (ok && got != want) {
+			t.Errorf("parseUint64(%q) = %d, %v; strconv gives %d, %v", s, got, ok, want, err)
+		}
 	}
 }
