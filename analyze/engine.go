@@ -449,6 +449,9 @@ type shard struct {
 	finalized     map[pcommon.TraceID]struct{}
 	finalizedRing []pcommon.TraceID
 	ringNext      int
+	// allFinalized is a speculative shard's memory of every trace it
+	// finalized, which it must not forget.
+	allFinalized traceSet
 }
 
 // finalizedMemory is how many compacted-away trace ids a shard remembers
@@ -501,7 +504,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 	for t := traces; t < len(x.traces); t++ {
 		s.lastEnd = append(s.lastEnd, math.MinInt64)
 		s.minStart = append(s.minStart, math.MaxInt64)
-		_, gone := s.finalized[x.traces[t].id]
+		gone := s.wasFinalized(x.traces[t].id)
 		s.dead = append(s.dead, gone)
 		s.rooted = append(s.rooted, false)
 		if !gone {
@@ -668,26 +671,34 @@ func (s *shard) newOpenIndex() *Index {
 // stream (the latest finalizedMemory), whole in a speculative batch run,
 // which must see every late span.
 func (s *shard) remember(id pcommon.TraceID) {
+	if s.e.speculative {
+		s.allFinalized.add(id)
+		return
+	}
 	if s.finalized == nil {
 		s.finalized = make(map[pcommon.TraceID]struct{})
+		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
 	}
 	if _, ok := s.finalized[id]; ok {
 		return
 	}
-	s.finalized[id] = struct{}{}
-	if s.e.speculative {
-		return
-	}
-	if s.finalizedRing == nil {
-		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
-	}
 	if len(s.finalizedRing) < finalizedMemory {
 		s.finalizedRing = append(s.finalizedRing, id)
-		return
+	} else {
+		delete(s.finalized, s.finalizedRing[s.ringNext])
+		s.finalizedRing[s.ringNext] = id
+		s.ringNext = (s.ringNext + 1) % finalizedMemory
 	}
-	delete(s.finalized, s.finalizedRing[s.ringNext])
-	s.finalizedRing[s.ringNext] = id
-	s.ringNext = (s.ringNext + 1) % finalizedMemory
+	s.finalized[id] = struct{}{}
+}
+
+// wasFinalized reports whether the shard remembers finalizing trace id.
+func (s *shard) wasFinalized(id pcommon.TraceID) bool {
+	if s.e.speculative {
+		return s.allFinalized.has(id)
+	}
+	_, ok := s.finalized[id]
+	return ok
 }
 
 // flush finalizes every open trace. A batch shard observes its index as
