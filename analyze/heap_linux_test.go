@@ -106,7 +106,7 @@ func TestPrepareHeapLeavesTheReserveUntouched(t *testing.T) {
 	runtime.GC()
 	runtime.KeepAlive(top)
 	before := residentBytes(t)
-	prepareHeap([]string{input}, 4*size)
+	prepareHeap([]string{input}, 4*size, 1)
 	if grew := residentBytes(t) - before; grew > 32<<20 {
 		t.Errorf("RSS grew by %d MiB readying the heap for a %d MiB input, want under 32 MiB: the reserve was touched", grew>>20, size>>20)
 	}

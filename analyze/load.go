@@ -45,7 +45,7 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Inpu
 	ropts := opts.Read
 	ropts.Keep = opts.Index.keep() // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
-	prepareHeap(paths, ropts.MemoryBudget())
+	prepareHeap(paths, ropts.MemoryBudget(), 1)
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	idx.SetInputs(inputs)
 	return idx, inputs, err
@@ -81,7 +81,11 @@ func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([
 	ropts := opts.Read
 	ropts.Keep = eng.cfg.IndexOptions().keep() // the projection decoders keep what the shards keep
 	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
-	prepareHeap(paths, ropts.MemoryBudget())
+	per := int64(1)
+	if eng.speculative {
+		per = speculativeHeapShare
+	}
+	prepareHeap(paths, ropts.MemoryBudget(), per)
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	eng.SetInputs(inputs)
 	return inputs, err
