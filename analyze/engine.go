@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -112,6 +113,8 @@ type Engine struct {
 	early    int
 	complete int
 	err      error
+
+	pairBytes atomic.Int64 // what the acquires held for the pair stage take
 
 	// speculative: a batch run that finalizes each trace at its root, as a
 	// stream does, and gives up (errSpoiled) as soon as a span arrives for
@@ -279,9 +282,10 @@ func (e *Engine) SetInputs(inputs []Input) {
 }
 
 // MemBytes estimates the memory the shards' open indexes hold, for the
-// memory budget: the same estimate as one Index's, summed.
+// memory budget: the same estimate as one Index's, summed, and the
+// acquires waiting for the pair stage.
 func (e *Engine) MemBytes() int64 {
-	var n int64
+	n := e.pairBytes.Load()
 	for _, s := range e.shards {
 		n += s.mem.Load()
 	}
@@ -382,6 +386,7 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	}
 	if o != nil {
 		e.agg.merge(o)
+		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(pairEvent{})))
 	}
 	if e.opts.streaming() {
 		e.lowMarks[shard] = lowMark
@@ -490,7 +495,7 @@ func (s *shard) run() {
 				s.track(before, traces, m.wm)
 			}
 		}
-		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17)
+		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17 + int64(len(s.allFinalized.slots))*8)
 	}
 }
 

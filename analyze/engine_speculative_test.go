@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -184,5 +185,32 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		if got := renderString(t, r, RenderJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
+	}
+}
+
+// TestSpeculativeRunCountsHeldAcquiresInItsMemory pins what the memory
+// budget sees of a speculative run once its spans are freed: the acquires
+// held for the pair stage, every one of them until the end.
+func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	rootedBatch = 1
+	path := filepath.Join(tracesDir, "prod-cold-starts.otlp.jsonl")
+	_, ref := loadAndAnalyze(t, path, Config{})
+	e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Feed(context.Background(), []string{path}, LoadOptions{}, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if e.early == 0 {
+		t.Fatal("no trace finalized early: the test pins nothing")
+	}
+	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(pairEvent{}))
+	if got := e.MemBytes(); ref.Pool.Acquires == 0 || got != want {
+		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(pairEvent{}))
 	}
 }
