@@ -41,7 +41,12 @@
 // them until no shard can still bring an earlier one. [Analyze] is the
 // same observe-then-report over one index, so a batch run of the engine
 // ([AnalyzeFiles], [AnalyzeStream] with zero [EngineOptions]) reports
-// exactly what Analyze does. With [EngineOptions.Window] or MaxOpenTraces a
+// exactly what Analyze does. Over files such a run is speculative: it
+// measures each trace once its root has arrived and frees it, and should a
+// span come for a trace already measured it reads the files again holding
+// every trace ([LoadOptions].Reread), so the answer is the same and a dump
+// in time order is read once, in a fraction of the memory. With
+// [EngineOptions.Window] or MaxOpenTraces a
 // trace is finalized once the watermark (latest span end read) passes it
 // by the window, or when the bound cuts it, and the report's stream
 // section counts late spans and cut traces.

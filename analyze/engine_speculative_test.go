@@ -93,22 +93,11 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg Config, early, spoile
 func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 	defer func(n int) { rootedBatch = n }(rootedBatch)
 	rootedBatch = 1
-	path := filepath.Join(t.TempDir(), "late-child.jsonl")
-	var lines []byte
-	for _, a := range []arrival{
-		{trace: 1, id: 1, start: 0, end: 3},
-		{trace: 2, id: 5, start: 1, end: 2},
-		{trace: 1, id: 2, parent: 1, start: 1, end: 2}, // after its root: late
-	} {
-		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(a.traces())
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(append(lines, b...), '\n')
-	}
-	if err := os.WriteFile(path, lines, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeJSONLines(t, "late-child.jsonl",
+		arrival{trace: 1, id: 1, start: 0, end: 3}.traces(),
+		arrival{trace: 2, id: 5, start: 1, end: 2}.traces(),
+		arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces(), // after its root: late
+	)
 	_, ref := loadAndAnalyze(t, path, Config{})
 	want := renderString(t, ref, RenderJSON)
 	if ref.Spans != 3 {
@@ -148,23 +137,16 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 	defer func(n int) { rootedBatch = n }(rootedBatch)
 	rootedBatch = 1
-	path := filepath.Join(t.TempDir(), "pair-out-of-order.jsonl")
-	var lines []byte
+	var lines []ptrace.Traces
 	for _, l := range []lease{
 		{trace: 1, start: 20 * time.Minute, end: 20*time.Minute + time.Second, key: "k", hit: false, handshake: true, session: "s2"},
 		{trace: 2, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: "s1"},
 	} {
 		d := newDump()
 		d.invocation(d.resource(spans.ResourceServiceInstanceID, "gw-1"), l)
-		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(d.td)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(append(lines, b...), '\n')
+		lines = append(lines, d.td)
 	}
-	if err := os.WriteFile(path, lines, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeJSONLines(t, "pair-out-of-order.jsonl", lines...)
 	_, ref := loadAndAnalyze(t, path, Config{})
 	if ref.Pool.MissReasons[spans.MissCold] != 1 || ref.Pool.MissReasons[spans.MissTTL] != 1 {
 		t.Fatalf("the batch analysis gives causes %v, want one cold and one ttl", ref.Pool.MissReasons)
@@ -213,4 +195,23 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	if got := e.MemBytes(); ref.Pool.Acquires == 0 || got != want {
 		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(pairEvent{}))
 	}
+}
+
+// writeJSONLines writes each of lines as one line of OTLP JSON into a file
+// of a test directory and returns its path.
+func writeJSONLines(t *testing.T, name string, lines ...ptrace.Traces) string {
+	t.Helper()
+	var b []byte
+	for _, td := range lines {
+		line, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -50,28 +50,26 @@ func (s *traceSet) has(id pcommon.TraceID) bool {
 	if s.n == 0 {
 		return false
 	}
-	f := fingerprint(id)
-	mask := uint64(len(s.slots) - 1)
-	for i := f & mask; ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case f:
-			return true
-		case 0:
-			return false
-		}
-	}
+	_, found := s.find(fingerprint(id))
+	return found
 }
 
 // insert places fingerprint f, reporting whether it was new.
 func (s *traceSet) insert(f uint64) bool {
+	i, found := s.find(f)
+	s.slots[i] = f
+	return !found
+}
+
+// find returns the slot holding f, or the empty one where it would go.
+func (s *traceSet) find(f uint64) (uint64, bool) {
 	mask := uint64(len(s.slots) - 1)
 	for i := f & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
 		case f:
-			return false
+			return i, true
 		case 0:
-			s.slots[i] = f
-			return true
+			return i, false
 		}
 	}
 }
