@@ -28,12 +28,14 @@ const hugeHeapMin = 64 << 20
 // prepareHeap readies the heap for a read of paths within a memory budget
 // (ReadOptions.MemoryBudget): the regular files' total size divided by
 // per (1 for a run that holds every span; speculativeHeapShare for a
-// speculative one), at most half of the budget (the index's share of it).
+// speculative one) but at least hugeHeapMin, at most half of the budget
+// (the index's share of it).
 // Stdin and anything that cannot be sized count as nothing; below
 // hugeHeapMin, or where the system has no transparent huge pages to ask
 // for, it does nothing.
 func prepareHeap(paths []string, budget, per int64) {
-	n := min(inputBytes(paths)/per, budget/2)
+	in := inputBytes(paths)
+	n := min(max(in/per, hugeHeapMin), in, budget/2)
 	if n < hugeHeapMin || !hugePagesAdvisable() {
 		return
 	}
