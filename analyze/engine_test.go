@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -206,5 +207,24 @@ func TestEngineLifecycle(t *testing.T) {
 	}
 	if _, err := NewEngine(Config{}, EngineOptions{Shards: -1}); err == nil {
 		t.Error("NewEngine with -1 shards: no error")
+	}
+}
+
+// TestDefaultSplitGivesShardsAndDecodersHalfTheCPUs pins the engine's
+// default split of the CPUs: half to the shards (at least one), the rest
+// to Feed's decoding workers (at least one), so no more goroutines are busy
+// than there are CPUs to run them.
+func TestDefaultSplitGivesShardsAndDecodersHalfTheCPUs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ procs, shards, workers int }{{1, 1, 1}, {2, 1, 1}, {3, 2, 1}, {4, 2, 2}, {8, 4, 4}} {
+		runtime.GOMAXPROCS(c.procs)
+		e, err := NewEngine(Config{}, EngineOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := len(e.shards), feedWorkers(e); got != c.shards || w != c.workers {
+			t.Errorf("GOMAXPROCS %d: %d shards and %d decoding workers, want %d and %d", c.procs, got, w, c.shards, c.workers)
+		}
+		e.Close()
 	}
 }

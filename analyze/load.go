@@ -3,6 +3,7 @@ package analyze
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
@@ -76,10 +77,14 @@ func (x *Index) SetInputs(inputs []Input) {
 // traces of every shard together, MemBytes) Feed stops with a *ReadError
 // wrapping ErrMemoryLimit. A stream with a Window or MaxOpenTraces holds
 // only its open traces, so a time-ordered dump of any length fits. Feed
-// readies the heap for a big read as Load does.
+// readies the heap for a big read as Load does. Unless ReadOptions.Workers
+// says otherwise, it decodes on the CPUs the engine's shards leave.
 func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
 	ropts := opts.Read
 	ropts.Keep = eng.cfg.IndexOptions().keep() // the projection decoders keep what the shards keep
+	if ropts.Workers == 0 {
+		ropts.Workers = feedWorkers(eng)
+	}
 	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
 	per := int64(1)
 	if eng.speculative {
@@ -90,6 +95,10 @@ func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([
 	eng.SetInputs(inputs)
 	return inputs, err
 }
+
+// feedWorkers is how many goroutines decode for eng: the CPUs its shards
+// leave, at least one.
+func feedWorkers(eng *Engine) int { return max(1, runtime.GOMAXPROCS(0)-len(eng.shards)) }
 
 // AnalyzeFiles reads paths into a batch engine on every CPU and reports:
 // the whole of `mcptrace analyze` but the rendering, for callers such as
