@@ -267,12 +267,6 @@ func (e *Engine) usable() error {
 // finalizesEarly reports whether traces may be finalized before Flush.
 func (e *Engine) finalizesEarly() bool { return e.speculative || e.opts.streaming() }
 
-// spoil marks a speculative engine as useless: a span came for a trace it
-// had finalized.
-func (e *Engine) spoil() {
-	e.spoiled.Store(true)
-}
-
 // send gives m to every shard.
 func (e *Engine) send(m shardMsg) {
 	for _, s := range e.shards {
@@ -531,15 +525,17 @@ func (s *shard) track(before int32, traces int, wm int64) {
 			s.deadSpans++
 			continue
 		}
-		s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
-		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start)
+		if !s.e.speculative { // only a stream's window and pair stage read them
+			s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
+			s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start)
+		}
 		if sp.parentID == 0 && !s.rooted[sp.trace] {
 			s.rooted[sp.trace] = true
 			s.rootedOpen++
 		}
 	}
 	if late > 0 && s.e.speculative {
-		s.e.spoil()
+		s.e.spoiled.Store(true) // a span came for a trace it finalized
 		return
 	}
 	s.e.count(late, 0, 0, 0)

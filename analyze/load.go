@@ -100,9 +100,10 @@ func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([
 // leave, at least one.
 func feedWorkers(eng *Engine) int { return max(1, runtime.GOMAXPROCS(0)-len(eng.shards)) }
 
-// AnalyzeFiles reads paths into a batch engine on every CPU and reports:
-// the whole of `mcptrace analyze` but the rendering, for callers such as
-// `mcptrace demo` that analyze a dump they just wrote. On a read error it
+// AnalyzeFiles reads paths into a batch engine (speculative, as
+// AnalyzeStream's) and reports: the whole of `mcptrace analyze` but the
+// rendering, for callers such as `mcptrace demo` that analyze a dump they
+// just wrote. On a read error it
 // returns the error (a *ReadError for bad input) and no report.
 func AnalyzeFiles(ctx context.Context, paths []string, cfg Config, ropts ReadOptions) (*Report, error) {
 	r, _, err := AnalyzeStream(ctx, paths, cfg, LoadOptions{Read: ropts}, EngineOptions{})

@@ -122,7 +122,13 @@ func (p *pairStage) file(events []pairEvent) {
 // advanceBatch attributes a batch stage's acquires that started before t,
 // pair by pair.
 func (p *pairStage) advanceBatch(t int64) {
-	sortBuckets(p.buckets, p.unsorted)
+	var todo [][]pairEvent
+	for b, u := range p.unsorted {
+		if u {
+			todo = append(todo, p.buckets[b])
+		}
+	}
+	sortGroups(todo)
 	clear(p.unsorted)
 	ready := make([][]pairEvent, 0, len(p.buckets))
 	p.minStart = math.MaxInt64
@@ -149,44 +155,6 @@ func (p *pairStage) advanceBatch(t int64) {
 	for _, g := range ready {
 		p.attribute(g)
 	}
-}
-
-// sortBuckets sorts the pairs marked unsorted in time order, on several
-// goroutines when they hold many acquires: the pairs are independent.
-func sortBuckets(buckets [][]pairEvent, unsorted []bool) {
-	var todo []int
-	total := 0
-	for b, u := range unsorted {
-		if u {
-			todo = append(todo, b)
-			total += len(buckets[b])
-		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(todo))
-	if total < parallelSortMin || workers < 2 {
-		for _, b := range todo {
-			slices.SortFunc(buckets[b], cmpPairTime)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	per := (total + workers - 1) / workers
-	for lo := 0; lo < len(todo); {
-		hi, n := lo, 0
-		for hi < len(todo) && (hi == lo || n+len(buckets[todo[hi]]) <= per) {
-			n += len(buckets[todo[hi]])
-			hi++
-		}
-		wg.Add(1)
-		go func(run []int) {
-			defer wg.Done()
-			for _, b := range run {
-				slices.SortFunc(buckets[b], cmpPairTime)
-			}
-		}(todo[lo:hi])
-		lo = hi
-	}
-	wg.Wait()
 }
 
 // add buffers events until an advance attributes them; the stage keeps
@@ -307,12 +275,16 @@ func (p *pairStage) advance(t int64) {
 	if len(kept) > 0 {
 		p.bufs = append(p.bufs, kept)
 	}
-	sortPairs(grouped, first)
+	groups := make([][]pairEvent, len(counts))
+	for id := range counts {
+		groups[id] = grouped[first[id]:first[id+1]]
+	}
+	sortGroups(groups)
 	if p.semconv {
 		p.firstCalls(grouped)
 	}
-	for id := range counts {
-		p.attribute(grouped[first[id]:first[id+1]])
+	for _, g := range groups {
+		p.attribute(g)
 	}
 }
 
@@ -357,34 +329,36 @@ func (p *pairStage) attribute(group []pairEvent) {
 	}
 }
 
-// sortPairs sorts each pair's acquires (grouped[first[id]:first[id+1]]) in
-// time order, on several goroutines when there are many: the pairs are
-// independent.
-func sortPairs(grouped []pairEvent, first []int32) {
-	npairs := len(first) - 1
-	workers := min(runtime.GOMAXPROCS(0), npairs)
-	if len(grouped) < parallelSortMin || workers < 2 {
-		for id := range npairs {
-			slices.SortFunc(grouped[first[id]:first[id+1]], cmpPairTime)
+// sortGroups sorts each group (one pair's acquires) in time order, on
+// several goroutines when they hold many: the pairs are independent.
+func sortGroups(groups [][]pairEvent) {
+	total := 0
+	for _, g := range groups {
+		total += len(g)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(groups))
+	if total < parallelSortMin || workers < 2 {
+		for _, g := range groups {
+			slices.SortFunc(g, cmpPairTime)
 		}
 		return
 	}
-	// Split the pairs into runs of about equal acquires, one per worker.
+	// Split the groups into runs of about equal acquires, one per worker.
 	var wg sync.WaitGroup
-	per := (len(grouped) + workers - 1) / workers
-	lo := 0
-	for lo < npairs {
-		hi := lo + 1
-		for hi < npairs && int(first[hi+1]-first[lo]) <= per {
+	per := (total + workers - 1) / workers
+	for lo := 0; lo < len(groups); {
+		hi, n := lo+1, len(groups[lo])
+		for hi < len(groups) && n+len(groups[hi]) <= per {
+			n += len(groups[hi])
 			hi++
 		}
 		wg.Add(1)
-		go func(lo, hi int) {
+		go func(run [][]pairEvent) {
 			defer wg.Done()
-			for id := lo; id < hi; id++ {
-				slices.SortFunc(grouped[first[id]:first[id+1]], cmpPairTime)
+			for _, g := range run {
+				slices.SortFunc(g, cmpPairTime)
 			}
-		}(lo, hi)
+		}(groups[lo:hi])
 		lo = hi
 	}
 	wg.Wait()

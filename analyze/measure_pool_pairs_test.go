@@ -69,10 +69,10 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 	}
 }
 
-// TestSortPairsSortsEveryPairWhateverTheWorkers pins the parallel sort of
+// TestSortGroupsSortsEveryPairWhateverTheWorkers pins the parallel sort of
 // a big advance: every pair's acquires end in time order, none moves to
 // another pair, and the result equals the one-goroutine sort.
-func TestSortPairsSortsEveryPairWhateverTheWorkers(t *testing.T) {
+func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n = 3 * parallelSortMin
 	counts := make([]int32, 200)
@@ -97,7 +97,11 @@ func TestSortPairsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	for _, procs := range []int{1, 2, 3, 8} {
 		got := slices.Clone(grouped)
 		prev := runtime.GOMAXPROCS(procs)
-		sortPairs(got, first)
+		groups := make([][]pairEvent, len(counts))
+		for id := range counts {
+			groups[id] = got[first[id]:first[id+1]]
+		}
+		sortGroups(groups)
 		runtime.GOMAXPROCS(prev)
 		if !slices.Equal(got, want) {
 			t.Fatalf("GOMAXPROCS %d: the pairs are not each in time order", procs)
