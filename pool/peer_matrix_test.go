@@ -62,6 +62,7 @@ var matrixChecks = []matrixCheck{
 	{"a_session_the_server_forgot_after_its_handshake", checkForgottenFresh},
 	{"never_a_second_redial", checkNoSecondRedial},
 	{"400_and_500_drop_the_session_and_are_never_retried", checkDropNoRetry},
+	{"an_answer_lost_after_the_tool_ran_is_never_retried", checkLostAnswerNoRetry},
 	{"isError_on_the_first_session_is_a_clean_release", checkIsErrorClean},
 	{"sessions_opened_within_5pct_of_the_in_flight_peak_under_50_concurrent_executions", checkConcurrentSizing},
 	{"a_side_effectful_tool_runs_exactly_as_often_as_it_succeeded", checkSideEffectExact},
@@ -290,6 +291,33 @@ func checkDropNoRetry(t *testing.T, m *matrixRun) {
 	m.agree(t)
 }
 
+// checkLostAnswerNoRetry: the tool ran and its answer was lost (a 500 in
+// its place, or the connection reset): the caller gets the failure, the
+// session is dropped, and nothing is retried, so the tool ran once.
+func checkLostAnswerNoRetry(t *testing.T, m *matrixRun) {
+	ctx := boundedContext(t)
+	m.warm(t, ctx)
+	before := m.srv.Ran(t)
+	m.srv.LoseAnswer(t)
+	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	reqs := m.agree(t)
+	if err == nil {
+		t.Fatalf("a call whose answer was lost succeeded%s", ledgerString(reqs))
+	}
+	if calls := ledgerCallsOf(reqs, m.tools.effect.name); len(calls) != 1 {
+		t.Errorf("%d calls reached the server for one lost answer, want 1: never retried%s", len(calls), ledgerString(reqs))
+	}
+	if ran := m.srv.Ran(t) - before; ran != 1 {
+		t.Errorf("the side-effect tool ran %d times, want 1", ran)
+	}
+	if _, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.echo)); err != nil {
+		t.Fatalf("the call after a lost answer: %v", err)
+	}
+	if st := m.pool.Stat(); st.Dials != 2 || st.MissReasons[spans.MissAfterFailure] != 1 {
+		t.Errorf("after a lost answer: dials %d, miss reasons %v; want the session dropped and one after_failure dial", st.Dials, st.MissReasons)
+	}
+}
+
 // checkIsErrorClean: an isError result, on the key's very first session,
 // keeps the session: the next call is a hit on it.
 func checkIsErrorClean(t *testing.T, m *matrixRun) {
@@ -352,22 +380,30 @@ func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 }
 
 // checkSideEffectExact: calls of the side-effect tool under a mix of
-// faults; the server ran it exactly as often as the caller saw success.
+// faults (rejections before it runs, answers lost after it ran); the server
+// ran it exactly as often as the caller saw success, plus once per lost
+// answer, never more.
 func checkSideEffectExact(t *testing.T, m *matrixRun) {
+	const lost = -1
 	ctx := boundedContext(t)
 	before := m.srv.Ran(t)
-	var succeeded int64
-	for _, status := range []int{0, 500, 0, 404, 0, 400, 0, 404, 404, 0} {
-		if status != 0 {
-			m.srv.Reject(t, status)
+	var succeeded, lostAnswers int64
+	for _, fault := range []int{0, 500, 0, 404, lost, 0, 400, 0, 404, 404, lost, 0} {
+		switch fault {
+		case 0:
+		case lost:
+			m.srv.LoseAnswer(t)
+			lostAnswers++
+		default:
+			m.srv.Reject(t, fault)
 		}
 		if _, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect)); err == nil {
 			succeeded++
 		}
 	}
 	m.agree(t)
-	if ran := m.srv.Ran(t) - before; ran != succeeded {
-		t.Errorf("the side-effect tool ran %d times for %d successes", ran, succeeded)
+	if ran := m.srv.Ran(t) - before; ran != succeeded+lostAnswers {
+		t.Errorf("the side-effect tool ran %d times for %d successes and %d answers lost after it ran", ran, succeeded, lostAnswers)
 	}
 }
 

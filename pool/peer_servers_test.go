@@ -25,6 +25,9 @@ type matrixServer interface {
 	// Reject answers the next tools/call with status, once, without
 	// serving it.
 	Reject(t *testing.T, status int)
+	// LoseAnswer lets the next tools/call run to completion and loses its
+	// answer: the Go fixture resets the connection, the peers answer 500.
+	LoseAnswer(t *testing.T)
 	// ForgetNext makes the server forget the next n sessions right after
 	// their handshake.
 	ForgetNext(t *testing.T, n int)
@@ -110,6 +113,7 @@ func (f fixtureServer) ForgetNext(_ *testing.T, n int)         { f.srv.ForgetNex
 func (f fixtureServer) ForgottenStatus() int                   { return http.StatusNotFound }
 func (f fixtureServer) Ran(*testing.T) int64                   { return f.srv.SideEffects() }
 func (f fixtureServer) Tools() toolset                         { return scriptTools }
+func (f fixtureServer) LoseAnswer(*testing.T) { f.srv.ResetConnectionOnNextCall(fixtures.ResetAfterTool) }
 func (f fixtureServer) Reject(_ *testing.T, status int) {
 	f.srv.RejectNext(fixtures.Reject{Method: "tools/call", Status: status})
 }
@@ -146,6 +150,13 @@ func (s peerServer) Reject(t *testing.T, status int) {
 	}
 }
 
+func (s peerServer) LoseAnswer(t *testing.T) {
+	t.Helper()
+	if err := s.p.RejectNext(t.Context(), peers.Reject{Status: http.StatusInternalServerError, Method: "tools/call", AfterRun: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (s peerServer) ForgetNext(t *testing.T, n int) {
 	t.Helper()
 	if err := s.p.ForgetNextSessions(t.Context(), n); err != nil {
@@ -166,7 +177,8 @@ func (s peerServer) Ran(t *testing.T) int64 {
 		var n int64
 		tool := everythingTools.effect.name
 		for _, r := range s.Requests(t) {
-			if r.RPCMethod == "tools/call" && r.Tool == tool && r.Fault == "" && r.Status == http.StatusOK {
+			served := r.Fault == "" && r.Status == http.StatusOK || r.Fault == peers.FaultRejectAfterRun
+			if r.RPCMethod == "tools/call" && r.Tool == tool && served {
 				n++
 			}
 		}

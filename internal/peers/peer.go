@@ -197,7 +197,17 @@ type Reject struct {
 	// SessionBound, with no Method, picks the next request that carries a
 	// session id; otherwise the next request of any kind.
 	SessionBound bool
+	// AfterRun serves the request first (its tool runs to completion) and
+	// then answers Status instead of the server's answer: an answer lost
+	// after the side effect, which a client must never retry. The ledger
+	// names the fault [FaultRejectAfterRun].
+	AfterRun bool
 }
+
+// FaultRejectAfterRun is the ledger's Fault of a request served and then
+// answered by a [Reject] with AfterRun; a rejection before serving is
+// fixtures.FaultReject.
+const FaultRejectAfterRun = "reject_after_run"
 
 // RejectNext queues r.
 func (p *Peer) RejectNext(ctx context.Context, r Reject) error {
@@ -214,6 +224,9 @@ func (p *Peer) RejectNext(ctx context.Context, r Reject) error {
 	}
 	if r.SessionBound {
 		q.Set("scope", "session")
+	}
+	if r.AfterRun {
+		q.Set("after", "1")
 	}
 	return p.post(ctx, "reject", q)
 }
