@@ -113,7 +113,9 @@ func (f fixtureServer) ForgetNext(_ *testing.T, n int)         { f.srv.ForgetNex
 func (f fixtureServer) ForgottenStatus() int                   { return http.StatusNotFound }
 func (f fixtureServer) Ran(*testing.T) int64                   { return f.srv.SideEffects() }
 func (f fixtureServer) Tools() toolset                         { return scriptTools }
-func (f fixtureServer) LoseAnswer(*testing.T) { f.srv.ResetConnectionOnNextCall(fixtures.ResetAfterTool) }
+func (f fixtureServer) LoseAnswer(*testing.T) {
+	f.srv.ResetConnectionOnNextCall(fixtures.ResetAfterTool)
+}
 func (f fixtureServer) Reject(_ *testing.T, status int) {
 	f.srv.RejectNext(fixtures.Reject{Method: "tools/call", Status: status})
 }
