@@ -185,6 +185,16 @@ func (p *Peer) ResetRequests(ctx context.Context) error {
 	return p.post(ctx, "reset", nil)
 }
 
+// ClearHooks drops the queued rejections and forget-next count, so that a
+// hook one test queued and never used cannot hit the next test.
+func (p *Peer) ClearHooks(ctx context.Context) error {
+	if p.proxy != nil {
+		p.proxy.clearHooks()
+		return nil
+	}
+	return p.post(ctx, "clear-hooks", nil)
+}
+
 // Reject is a one-shot answer to the next request that matches, which never
 // reaches the server's SDK.
 type Reject struct {

@@ -153,6 +153,16 @@ func TestHooksAnswerOnceAndForgetSessions(t *testing.T) {
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil {
 				t.Fatalf("the call after a one-shot rejection failed: %v", err)
 			}
+			wantAfterRun(t, p, tt.version)
+			if err := p.RejectNext(ctx, peers.Reject{Status: http.StatusBadRequest, Method: "tools/call"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.ClearHooks(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := connect(t, p, tt.version).CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil {
+				t.Errorf("a rejection dropped by ClearHooks still answered: %v", err)
+			}
 			if !p.HasSessions() {
 				if err := p.ForgetSessions(ctx); !errors.Is(err, peers.ErrNoHook) {
 					t.Errorf("ForgetSessions on a sessionless peer: %v, want ErrNoHook", err)
@@ -179,5 +189,49 @@ func TestHooksAnswerOnceAndForgetSessions(t *testing.T) {
 				t.Errorf("first call on a session forgotten after its handshake: ledger %+v, want %d", last, tt.forgotStatus)
 			}
 		})
+	}
+}
+
+// wantAfterRun pins Reject.AfterRun: the request is served (on the script
+// peers the side-effect counter moves; behind the proxy the server's answer
+// is read to its end) and the client gets the rejection's status instead.
+func wantAfterRun(t *testing.T, p *peers.Peer, version string) {
+	t.Helper()
+	ctx := t.Context()
+	tool, args := "side_effect", map[string]any{}
+	if p.Kind() == peers.Everything {
+		tool, args = "get-sum", map[string]any{"a": 1, "b": 2}
+	}
+	var before int64
+	if p.Kind() != peers.Everything {
+		st, err := p.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = st.SideEffects
+	} else if _, err := p.Stats(ctx); !errors.Is(err, peers.ErrNoHook) {
+		t.Errorf("Stats on server-everything: %v, want ErrNoHook", err)
+	}
+	if err := p.RejectNext(ctx, peers.Reject{Status: http.StatusInternalServerError, Method: "tools/call", AfterRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, p, version)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args}); err == nil {
+		t.Fatal("a call whose answer was replaced by 500 succeeded")
+	}
+	reqs := requests(t, p)
+	last := reqs[len(reqs)-1]
+	if last.Tool != tool || last.Status != http.StatusInternalServerError || last.Fault != peers.FaultRejectAfterRun {
+		t.Errorf("ledger entry %+v, want %s answered 500 with fault %q", last, tool, peers.FaultRejectAfterRun)
+	}
+	if p.Kind() == peers.Everything {
+		return
+	}
+	st, err := p.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SideEffects != before+1 {
+		t.Errorf("side effects %d -> %d: the tool must run once before its answer is replaced", before, st.SideEffects)
 	}
 }

@@ -283,6 +283,12 @@ func (p *proxy) requests() []fixtures.Request {
 	return out
 }
 
+func (p *proxy) clearHooks() {
+	p.mu.Lock()
+	p.rejects, p.forgetLeft = nil, 0
+	p.mu.Unlock()
+}
+
 func (p *proxy) reset() {
 	p.mu.Lock()
 	p.ledger = nil

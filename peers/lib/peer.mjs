@@ -8,6 +8,7 @@
 //   GET  /_peer/requests                        the ledger, a JSON array
 //   GET  /_peer/stats                           {"side_effects","initializes","session_ids","sessions"}
 //   POST /_peer/reset                           empty the ledger
+//   POST /_peer/clear-hooks                     drop queued rejections and forget-next
 //   POST /_peer/forget[?session=ID]             forget one session, or all
 //   POST /_peer/forget-next?n=N                 forget the next N sessions right after their handshake
 //   POST /_peer/reject?status=N[&scope=session][&method=M][&after=1]
@@ -158,6 +159,10 @@ export function servePeer(opts) {
       case 'reset':
         ledger.length = 0;
         return done();
+      case 'clear-hooks':
+        rejects.length = 0;
+        forgetNext = 0;
+        return done();
       case 'forget': {
         if (!opts.forget) return bad('this peer has no sessions to forget');
         const one = q.get('session');
@@ -180,7 +185,7 @@ export function servePeer(opts) {
         return done();
       }
     }
-    return bad('unknown hook: expected reset, forget, forget-next or reject');
+    return bad('unknown hook: expected reset, clear-hooks, forget, forget-next or reject');
   };
 
   const server = createServer(async (req, res) => {
