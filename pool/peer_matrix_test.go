@@ -43,6 +43,7 @@ var matrixSubjects = []matrixSubject{
 	{name: "ts-sdk-1/negotiated-2025-11-25", start: startPeer(peers.TSSDK1), revision: spans.ProtocolLegacy, sessions: true},
 	{name: "ts-sdk-v2/negotiated-2026-07-28", start: startPeer(peers.TSSDKv2), revision: spans.ProtocolModern},
 	{name: "ts-sdk-v2/2025-11-25-stateless", start: startPeer(peers.TSSDKv2), version: spans.ProtocolLegacy, revision: spans.ProtocolLegacy},
+	{name: "ts-sdk-v2-modern-only/negotiated-2026-07-28", start: startPeerWith(peers.TSSDKv2, peers.Options{ModernOnly: true}), revision: spans.ProtocolModern},
 	{name: "server-everything/negotiated-2025-11-25", start: startPeer(peers.Everything), revision: spans.ProtocolLegacy, sessions: true},
 }
 
@@ -345,6 +346,7 @@ func checkIsErrorClean(t *testing.T, m *matrixRun) {
 // its state.
 func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 	const n = 50
+	m.concurrent = true
 	var opened [2]int
 	for round := range 2 {
 		before := ledgerHandshakes(m.srv.Requests(t), m.subj.revision)
@@ -411,6 +413,7 @@ func checkSideEffectExact(t *testing.T, m *matrixRun) {
 // revision has sessions, and sends none where it has not.
 func checkCloseDeletes(t *testing.T, m *matrixRun) {
 	const n = 3
+	m.concurrent = true
 	var all, done sync.WaitGroup
 	all.Add(n)
 	for i := range n {

@@ -137,7 +137,11 @@ func (f *fixtureServer) Reject(_ *testing.T, status int) {
 type peerServer struct{ p *peers.Peer }
 
 func startPeer(kind peers.Kind) func(t *testing.T) matrixServer {
-	return func(t *testing.T) matrixServer { return peerServer{peers.StartT(t, kind, peers.Options{})} }
+	return startPeerWith(kind, peers.Options{})
+}
+
+func startPeerWith(kind peers.Kind, opts peers.Options) func(t *testing.T) matrixServer {
+	return func(t *testing.T) matrixServer { return peerServer{peers.StartT(t, kind, opts)} }
 }
 
 func (s peerServer) URL() string { return s.p.URL() }

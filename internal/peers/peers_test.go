@@ -235,3 +235,26 @@ func wantAfterRun(t *testing.T, p *peers.Peer, version string) {
 		t.Errorf("side effects %d -> %d: the tool must run once before its answer is replaced", before, st.SideEffects)
 	}
 }
+
+// TestModernOnlyV2RefusesTheLegacyHandshake pins Options.ModernOnly: the
+// TypeScript SDK v2 peer in its strict posture refuses initialize (the
+// unsupported-version error) and serves 2026-07-28.
+func TestModernOnlyV2RefusesTheLegacyHandshake(t *testing.T) {
+	p := peers.StartT(t, peers.TSSDKv2, peers.Options{ModernOnly: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "peers-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		_ = cs.Close()
+		t.Fatal("a modern-only v2 peer accepted a 2025-11-25 initialize")
+	}
+	reqs := requests(t, p)
+	if len(reqs) == 0 || reqs[0].RPCMethod != "initialize" || reqs[0].Status/100 == 2 {
+		t.Errorf("ledger %+v, want the initialize refused", reqs)
+	}
+	connect(t, p, "2026-07-28")
+}
