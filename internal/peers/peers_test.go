@@ -3,7 +3,9 @@ package peers_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -200,7 +202,7 @@ func wantAfterRun(t *testing.T, p *peers.Peer, version string) {
 	ctx := t.Context()
 	tool, args := "side_effect", map[string]any{}
 	if p.Kind() == peers.Everything {
-		tool, args = "get-sum", map[string]any{"a": 1, "b": 2}
+		tool, args = "toggle-simulated-logging", map[string]any{}
 	}
 	var before int64
 	if p.Kind() != peers.Everything {
@@ -225,6 +227,11 @@ func wantAfterRun(t *testing.T, p *peers.Peer, version string) {
 		t.Errorf("ledger entry %+v, want %s answered 500 with fault %q", last, tool, peers.FaultRejectAfterRun)
 	}
 	if p.Kind() == peers.Everything {
+		// No counter: the lost call was a toggle, so the session's next
+		// toggle stops what it started.
+		if got := rawToggle(t, p, cs.ID()); !strings.Contains(got, "Stopped simulated logging") {
+			t.Errorf("the toggle after the lost answer said %q: the lost call did not run", got)
+		}
 		return
 	}
 	st, err := p.Stats(ctx)
@@ -257,4 +264,29 @@ func TestModernOnlyV2RefusesTheLegacyHandshake(t *testing.T) {
 		t.Errorf("ledger %+v, want the initialize refused", reqs)
 	}
 	connect(t, p, "2026-07-28")
+}
+
+// rawToggle calls toggle-simulated-logging on session id over plain HTTP
+// (the SDK client gives up on a session after an error answer) and returns
+// the answer's body.
+func rawToggle(t *testing.T, p *peers.Peer, id string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"toggle-simulated-logging","arguments":{}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.URL(), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
 }
