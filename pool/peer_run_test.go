@@ -261,10 +261,10 @@ type cliBuild struct {
 func (c *cliBuild) path(t *testing.T) string {
 	t.Helper()
 	c.once.Do(func() {
-		env, err := peers.FindEnv()
-		root := env.Root
+		root, err := peers.ModuleRoot()
 		if err != nil {
-			root = filepath.Join("..")
+			c.err = err
+			return
 		}
 		c.bin = filepath.Join(c.dir, "mcptrace")
 		cmd := exec.Command("go", "build", "-o", c.bin, "./cmd/mcptrace")
