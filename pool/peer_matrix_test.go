@@ -363,7 +363,12 @@ func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 						return
 					}
 					all.Wait()
-					m.wantState(t, i, m.mustCall(t, ctx, e, m.tools.get))
+					got, err := m.call(ctx, e, m.tools.get)
+					if err != nil {
+						t.Errorf("execution %d call 2: %v", i, err)
+						return
+					}
+					m.wantState(t, i, got)
 				})
 			})
 		}
@@ -375,6 +380,8 @@ func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 	limit := peak + peak*5/100
 	if !m.subj.sessions {
 		limit = 1 // one shared client: concurrent first acquires wait for the key's one handshake
+	} else if peak != n {
+		t.Errorf("in-use peak %d, want %d: every execution holds its session at the barrier", peak, n)
 	}
 	if opened[0] > limit || opened[1] > peak*5/100 {
 		t.Errorf("sessions opened %v in two bursts of %d for an in-use peak of %d; want the first <= %d and the second <= %d%s", opened, n, peak, limit, peak*5/100, ledgerString(reqs[:min(len(reqs), 20)]))
@@ -419,8 +426,12 @@ func checkCloseDeletes(t *testing.T, m *matrixRun) {
 	for i := range n {
 		done.Go(func() {
 			m.execution(t, i, func(ctx context.Context, e *pool.Execution) {
-				m.mustCall(t, ctx, e, m.tools.echo)
+				_, err := m.call(ctx, e, m.tools.echo)
 				all.Done()
+				if err != nil {
+					t.Errorf("execution %d: %v", i, err)
+					return
+				}
 				all.Wait()
 			})
 		})
