@@ -94,16 +94,18 @@ func TestPeerMatrix(t *testing.T) {
 // analyze and check on the dump agree with the ledger.
 func checkContinuityExecution(t *testing.T, m *matrixRun) {
 	const n = 6
+	var ends []int
 	for i := range n {
 		m.execution(t, i, func(ctx context.Context, e *pool.Execution) {
 			m.mustCall(t, ctx, e, m.tools.set(i))
 			got := m.mustCall(t, ctx, e, m.tools.get)
 			m.wantState(t, i, got)
 		})
+		ends = append(ends, len(ledgerCalls(m.srv.Requests(t))))
 	}
 	reqs := m.agree(t)
 	m.wantOneSessionPerExecution(t, reqs, 2)
-	m.agreeAnalyze(t, reqs, n)
+	m.agreeAnalyze(t, reqs, execCalls(reqs, ends))
 }
 
 // checkContinuityLease is the same through Pool.Acquire and a held lease.
@@ -397,6 +399,7 @@ func checkSideEffectExact(t *testing.T, m *matrixRun) {
 	ctx := boundedContext(t)
 	before := m.srv.Ran(t)
 	var succeeded, lostAnswers int64
+	var ends []int
 	for _, fault := range []int{0, 500, 0, 404, lost, 0, 400, 0, 404, 404, lost, 0} {
 		switch fault {
 		case 0:
@@ -409,8 +412,10 @@ func checkSideEffectExact(t *testing.T, m *matrixRun) {
 		if _, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect)); err == nil {
 			succeeded++
 		}
+		ends = append(ends, len(ledgerCalls(m.srv.Requests(t))))
 	}
-	m.agree(t)
+	reqs := m.agree(t)
+	m.agreeAnalyze(t, reqs, execCalls(reqs, ends))
 	if ran := m.srv.Ran(t) - before; ran != succeeded+lostAnswers {
 		t.Errorf("the side-effect tool ran %d times for %d successes and %d answers lost after it ran", ran, succeeded, lostAnswers)
 	}

@@ -310,12 +310,27 @@ type analyzed struct {
 	} `json:"executions"`
 }
 
+// execCalls groups the ledger's tools/call entries by execution: ends[i] is
+// the number of calls the ledger held when execution i had ended (the
+// executions ran one after another).
+func execCalls(reqs []fixtures.Request, ends []int) [][]fixtures.Request {
+	calls := ledgerCalls(reqs)
+	var out [][]fixtures.Request
+	start := 0
+	for _, end := range ends {
+		out = append(out, calls[start:min(end, len(calls))])
+		start = end
+	}
+	return out
+}
+
 // agreeAnalyze runs `mcptrace analyze` and `mcptrace check` on the dump the
-// pool wrote and holds them against the ledger of n sequential executions
-// of two calls each: acquires, hits and misses as Stat counted them,
-// handshakes as the server completed them, executions and the sessions
-// each rode as the server saw them; the built-in rules hold.
-func (m *matrixRun) agreeAnalyze(t *testing.T, reqs []fixtures.Request, n int) {
+// pool wrote and holds them against the ledger of sequential executions
+// (execs: each one's tools/call entries): acquires, hits, misses and miss
+// reasons as Stat counted them, handshakes as the server completed them,
+// executions and the sessions each rode as the server saw them; the
+// built-in rules hold.
+func (m *matrixRun) agreeAnalyze(t *testing.T, reqs []fixtures.Request, execs [][]fixtures.Request) {
 	t.Helper()
 	if err := m.tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -331,24 +346,22 @@ func (m *matrixRun) agreeAnalyze(t *testing.T, reqs []fixtures.Request, n int) {
 	}
 	st := m.pool.Stat()
 	wantMulti, wantMax := 0, 0
-	calls := ledgerCalls(reqs)
-	for i := 0; i+2 <= len(calls); i += 2 {
-		k := 1
-		if calls[i].SessionID != calls[i+1].SessionID {
-			k = 2
+	for _, calls := range execs {
+		ids := map[string]bool{}
+		for _, c := range calls {
+			if c.SessionID != "" {
+				ids[c.SessionID] = true
+			}
 		}
-		if !m.subj.sessions {
-			k = 0
-		}
-		if k > 1 {
+		if len(ids) > 1 {
 			wantMulti++
 		}
-		wantMax = max(wantMax, k)
+		wantMax = max(wantMax, len(ids))
 	}
 	got := fmt.Sprintf("acquires %d hits %d misses %d handshakes %d executions %d multi-session %d max sessions %d",
 		a.Pool.Acquires, a.Pool.Hits, a.Pool.Misses, a.Pool.Handshakes, a.Executions.Count, a.Executions.MultiSession, a.Executions.MaxSessions)
 	want := fmt.Sprintf("acquires %d hits %d misses %d handshakes %d executions %d multi-session %d max sessions %d",
-		st.Acquires, st.Hits, st.Misses, ledgerHandshakes(reqs, m.subj.revision), n, wantMulti, wantMax)
+		st.Acquires, st.Hits, st.Misses, ledgerHandshakes(reqs, m.subj.revision), len(execs), wantMulti, wantMax)
 	if got != want {
 		t.Errorf("mcptrace analyze on the dump:\n got  %s\n want %s (Stat and the server's ledger)%s", got, want, ledgerString(reqs))
 	}
