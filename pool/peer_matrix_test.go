@@ -4,9 +4,21 @@ package pool_test
 // real server of internal/peers (TypeScript SDK 1.x, TypeScript SDK v2,
 // server-everything), at each revision the server speaks, with the pool's
 // default Options. Every check ends by holding Stat and the spans against
-// the server's own ledger; the continuity check also writes the spans to an
-// OTLP JSON-lines dump and holds `mcptrace analyze` and `mcptrace check` on
-// it against the ledger.
+// the server's own ledger; the continuity and side-effect checks also write
+// the spans to an OTLP JSON-lines dump and hold `mcptrace analyze` and
+// `mcptrace check` on it against the ledger.
+//
+// Where a check cannot apply it says so: at a revision without sessions
+// (2026-07-28, and the TypeScript SDK v2's stateless 2025-11-25 serving)
+// there is nothing to forget or redial (a 404 is an unknown method, and the
+// redial checks pin that it is not retried), state is never kept between
+// calls (call 2 must read "no workspace"), and Close sends no DELETE.
+// server-everything keeps no ledger and has no hooks: its ledger is the
+// recording proxy's in front of it (rejections are the proxy's, a forgotten
+// session is one the proxy ended with a DELETE), its state is the per-session
+// toggle of simulated logging, its side effect is counted from that ledger,
+// and it answers a forgotten session 400, which the pool must drop and not
+// retry, where the others answer 404 and get one redial.
 
 import (
 	"context"
