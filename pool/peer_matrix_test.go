@@ -70,10 +70,13 @@ var matrixChecks = []matrixCheck{
 	{"state_set_by_call_1_is_read_by_call_2_in_every_execution_and_analyze_agrees", checkContinuityExecution},
 	{"state_set_by_call_1_is_read_by_call_2_through_a_held_lease", checkContinuityLease},
 	{"handshake_only_on_the_cold_start", checkHandshakeOnlyCold},
-	{"404_to_a_reused_session_is_redialed_once", checkRedialReused},
-	{"404_to_a_fresh_session_is_redialed_once", checkRedialFresh},
+	{"404_to_a_reused_session_is_redialed_once", via(viaCallTool, checkRedialReused)},
+	{"404_to_a_reused_session_is_redialed_once_in_an_execution", via(viaExecution, checkRedialReused)},
+	{"404_to_a_fresh_session_is_redialed_once", via(viaCallTool, checkRedialFresh)},
+	{"404_to_a_fresh_session_is_redialed_once_in_an_execution", via(viaExecution, checkRedialFresh)},
 	{"a_session_the_server_forgot_after_its_handshake", checkForgottenFresh},
-	{"never_a_second_redial", checkNoSecondRedial},
+	{"never_a_second_redial", via(viaCallTool, checkNoSecondRedial)},
+	{"never_a_second_redial_in_an_execution", via(viaExecution, checkNoSecondRedial)},
 	{"400_and_500_drop_the_session_and_are_never_retried", checkDropNoRetry},
 	{"an_answer_lost_after_the_tool_ran_is_never_retried", checkLostAnswerNoRetry},
 	{"isError_on_the_first_session_is_a_clean_release", checkIsErrorClean},
@@ -169,25 +172,55 @@ func checkHandshakeOnlyCold(t *testing.T, m *matrixRun) {
 	}
 }
 
+// callVia names the two redial paths: Pool.CallTool, and the calls of one
+// Execution (which holds its session between calls).
+type callVia int
+
+const (
+	viaCallTool callVia = iota
+	viaExecution
+)
+
+// via runs check with do making its calls the way v says: each through
+// Pool.CallTool, or all within one Execution.
+func via(v callVia, check func(t *testing.T, m *matrixRun, do func(c call) error)) func(t *testing.T, m *matrixRun) {
+	return func(t *testing.T, m *matrixRun) {
+		ctx := boundedContext(t)
+		if v == viaCallTool {
+			check(t, m, func(c call) error {
+				_, err := m.pool.CallTool(ctx, m.target, m.params(c))
+				return err
+			})
+			return
+		}
+		e := m.pool.Execution()
+		check(t, m, func(c call) error {
+			_, err := e.CallTool(ctx, m.target, m.params(c))
+			return err
+		})
+		e.Close()
+	}
+}
+
 // checkRedialReused: a 404 to a warm session's call is one transparent
 // redial; on a sessionless revision a 404 is an unknown method, never
 // redialed.
-func checkRedialReused(t *testing.T, m *matrixRun) {
-	ctx := boundedContext(t)
-	m.warm(t, ctx)
+func checkRedialReused(t *testing.T, m *matrixRun, do func(c call) error) {
+	if err := do(m.tools.echo); err != nil {
+		t.Fatalf("warm-up call: %v", err)
+	}
 	before := m.srv.Ran(t)
 	m.srv.Reject(t, http.StatusNotFound)
-	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	err := do(m.tools.effect)
 	reqs := m.agree(t)
 	m.wantRedial(t, err, reqs, before, 1)
 }
 
 // checkRedialFresh: the same on a key's first session.
-func checkRedialFresh(t *testing.T, m *matrixRun) {
-	ctx := boundedContext(t)
+func checkRedialFresh(t *testing.T, m *matrixRun, do func(c call) error) {
 	before := m.srv.Ran(t)
 	m.srv.Reject(t, http.StatusNotFound)
-	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	err := do(m.tools.effect)
 	reqs := m.agree(t)
 	m.wantRedial(t, err, reqs, before, 1)
 }
@@ -250,16 +283,17 @@ func checkForgottenFresh(t *testing.T, m *matrixRun) {
 }
 
 // checkNoSecondRedial: a 404 to the redial too reaches the caller.
-func checkNoSecondRedial(t *testing.T, m *matrixRun) {
+func checkNoSecondRedial(t *testing.T, m *matrixRun, do func(c call) error) {
 	if !m.subj.sessions {
 		t.Skip("no redial at this revision (404 is an unknown method): see 404_to_a_reused_session_is_redialed_once")
 	}
-	ctx := boundedContext(t)
-	m.warm(t, ctx)
+	if err := do(m.tools.echo); err != nil {
+		t.Fatalf("warm-up call: %v", err)
+	}
 	before := m.srv.Ran(t)
 	m.srv.Reject(t, http.StatusNotFound)
 	m.srv.Reject(t, http.StatusNotFound)
-	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	err := do(m.tools.effect)
 	reqs := m.agree(t)
 	calls := ledgerCallsOf(reqs, m.tools.effect.name)
 	if !errors.Is(err, pool.ErrSessionExpired) || len(calls) != 2 {
