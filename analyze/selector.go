@@ -468,7 +468,7 @@ func (x *Index) compileContext(ctx context.Context, sel Selector) (*matcher, err
 		}
 		m.nameOK = make([]bool, len(x.names))
 		for i, n := range x.names {
-			if sel.NameRegex != nil && i%64 == 0 {
+			if sel.NameRegex != nil {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
