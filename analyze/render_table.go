@@ -172,7 +172,10 @@ func poolVerdict(p PoolReport) string {
 	return fmt.Sprintf("%d miss(es) above the cold-start floor, each explained by its cause", p.ExcessMisses)
 }
 
-// renderTable draws the sections with tablewriter, one small table per group.
+// renderTable draws the sections with tablewriter, one small table per
+// group. Text from the dump goes through tableCell and tableNote
+// (render_escape.go): escaped for a terminal and clipped to the cell
+// budget; a section draws at most maxRows rows.
 func (r *Report) renderTable(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
