@@ -165,6 +165,9 @@ type Index struct {
 	// (borrowTraces): reset drops them rather than clearing them, and
 	// value lookups go to the lender's map.
 	lender *Index
+	// valLookup answers value -> id once the build-time map is dropped
+	// (index_lookup.go).
+	valLookup valueLookup
 
 	dirty      bool // spans added since the last finish
 	duplicates int  // spans left out as copies of an indexed one, dropped ones included
