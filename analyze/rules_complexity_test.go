@@ -65,10 +65,9 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 }
 
 // A regex is matched once per distinct span name, whatever the number of
-// spans carrying it, and a regex whose program times the bytes of the
-// names it would be matched against exceeds maxRegexWork is refused before
-// any matching, naming the regex and the sizes (issue 24: a legal
-// 3000-state regex over 80 long names ran for minutes).
+// spans carrying it, and a regex whose program exceeds maxRegexInsts is
+// refused before any matching, naming the regex and its size (issue 24: a
+// legal 3000-state regex over 80 long names ran for minutes).
 func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "w")
@@ -110,11 +109,61 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 			if !errors.Is(err, ErrRegexTooCostly) {
 				t.Fatalf("err = %v, want ErrRegexTooCostly", err)
 			}
-			for _, want := range []string{"instructions", "80", "steps"} {
+			for _, want := range []string{"instructions", "limit of 1000"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error does not say %q: %v", want, err)
 				}
 			}
 		})
+	}
+}
+
+// The regex bound is a property of the program alone, pinned at its edge: a
+// program of exactly maxRegexInsts instructions is accepted, one more is
+// refused, and the dump's size plays no part (a light regex is never refused
+// however many distinct strings it meets).
+func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
+	// Find the repetition count n whose program first passes the limit.
+	n := 1
+	for regexInsts(regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}`, n))) <= maxRegexInsts {
+		n++
+	}
+	over := regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}`, n))
+	under := regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}`, n-1))
+	// Pad the program that is just under to exactly the limit when the
+	// repetition steps by more than one instruction.
+	for pad := ""; ; pad += "b" {
+		re := regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}%s`, n-1, pad))
+		if regexInsts(re) > maxRegexInsts {
+			break
+		}
+		under = re
+	}
+	if got := regexInsts(under); got != maxRegexInsts {
+		t.Fatalf("could not build a program of exactly %d instructions (got %d)", maxRegexInsts, got)
+	}
+	if err := regexBudget(under, "name_regex"); err != nil {
+		t.Errorf("a program of exactly the limit was refused: %v", err)
+	}
+	if err := regexBudget(over, "name_regex"); !errors.Is(err, ErrRegexTooCostly) {
+		t.Errorf("a program over the limit (%d instructions) was accepted: %v", regexInsts(over), err)
+	}
+	// A regex within the limit, over distinct names whose bytes times its
+	// program far exceed what any per-dump budget would allow (the earlier
+	// rule refused instructions x bytes > 2^29): accepted, and matched.
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "w")
+	long := strings.Repeat("x", 1<<16)
+	for i := range 16 {
+		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%d.%s", i, long), end: time.Millisecond})
+	}
+	idx := NewIndex(IndexOptions{})
+	idx.Add(d.td)
+	anchored := regexp.MustCompile(fmt.Sprintf(`^nomatch(?:a?){%d}`, (n-1)*2/3))
+	if insts, bytes := regexInsts(anchored), 16*(1<<16); int64(insts)*int64(bytes) <= 1<<29 {
+		t.Fatalf("the case is too small to pin size independence: %d instructions x %d bytes", insts, bytes)
+	}
+	if _, err := idx.compile(Selector{NameRegex: anchored}); err != nil {
+		t.Errorf("a regex within the limit over 1 MiB of names was refused: %v", err)
 	}
 }

@@ -453,16 +453,15 @@ func (x *Index) compile(sel Selector) (*matcher, error) {
 // here, values on first need, both cached), never once per span; and the
 // work that can take is bounded before any of it is done: Go's regexp runs
 // in time proportional to the program's instructions times the text's
-// bytes, so a selector whose regex program times the bytes it may be
-// matched against exceeds maxRegexWork is refused, naming the regex and the
-// sizes, instead of running for minutes (issue 24: a legal 3000-state regex
-// over 80 long span names).
+// bytes, so a selector whose regex program exceeds maxRegexInsts is refused,
+// naming the regex and its size, instead of running for minutes (issue 24:
+// a legal 3000-state regex over 80 long span names).
 func (x *Index) compileContext(ctx context.Context, sel Selector) (*matcher, error) {
 	x.finish()
 	m := &matcher{x: x, anyName: sel.Name == "" && sel.NameRegex == nil, kind: -1, status: -1}
 	if !m.anyName {
 		if sel.NameRegex != nil {
-			if err := regexBudget(sel.NameRegex, "name_regex", x.names); err != nil {
+			if err := regexBudget(sel.NameRegex, "name_regex"); err != nil {
 				return nil, err
 			}
 		}
@@ -504,7 +503,7 @@ func (x *Index) compileConds(ms []AttrMatch, kept []bool, what string) ([]condit
 		case OpEquals, OpNotEquals:
 			c.val = x.lookupValue(am.Value)
 		case OpRegex:
-			if err := regexBudget(am.Regex, what+" attribute "+strconv.Quote(am.Key)+" regex", x.vals); err != nil {
+			if err := regexBudget(am.Regex, what+" attribute "+strconv.Quote(am.Key)+" regex"); err != nil {
 				return nil, err
 			}
 			c.cache = make([]int8, len(x.vals))
@@ -572,28 +571,26 @@ func (c *condition) holds(x *Index, v int32, present bool) bool {
 	return false
 }
 
-// maxRegexWork bounds, per regex of a selector, its program's instructions
-// times the bytes of the distinct strings it may be matched against (each
-// once): 2^29 steps of Go's regexp, some seconds at worst. Ordinary regexes
-// (tens of instructions) over ordinary dumps stay orders of magnitude below.
-const maxRegexWork = 1 << 29
+// maxRegexInsts bounds a selector regex's compiled program. Go's regexp
+// matches in time proportional to the program's instructions times the
+// text's bytes, so with the program bounded, matching stays linear in the
+// dump: at most maxRegexInsts steps per byte of each distinct name or value,
+// matched once. The bound is a property of the rules file alone, not of the
+// dump it meets, so a rule accepted on a small dump is accepted on a large
+// one. Ordinary regexes compile to tens of instructions; a counted
+// repetition such as (?:[a-z]?){3000} compiles to thousands and is refused.
+const maxRegexInsts = 1000
 
-// ErrRegexTooCostly is returned (wrapped) when matching a selector's regex
-// against a dump's distinct names or values could exceed maxRegexWork.
-var ErrRegexTooCostly = errors.New("regex too costly for this dump")
+// ErrRegexTooCostly is returned (wrapped) when a selector's regex compiles
+// to a program over maxRegexInsts instructions.
+var ErrRegexTooCostly = errors.New("regex too costly")
 
-// regexBudget fails when re's program times the bytes of texts exceeds
-// maxRegexWork. It counts every text, so the bound holds whichever of them
-// the lazy matching actually reaches.
-func regexBudget(re *regexp.Regexp, what string, texts []string) error {
-	var bytes int64
-	for _, t := range texts {
-		bytes += int64(len(t))
-	}
-	insts := regexInsts(re)
-	if work := int64(insts) * bytes; work > maxRegexWork {
-		return fmt.Errorf("%w: %s %s compiles to %d instructions and would be matched against %d distinct strings of %d bytes in all (%d steps, over the limit of %d): anchor or simplify it",
-			ErrRegexTooCostly, what, strconv.Quote(clipInput(re.String())), insts, len(texts), bytes, work, int64(maxRegexWork))
+// regexBudget fails when re's program exceeds maxRegexInsts instructions,
+// before any matching.
+func regexBudget(re *regexp.Regexp, what string) error {
+	if insts := regexInsts(re); insts > maxRegexInsts {
+		return fmt.Errorf("%w: %s %s compiles to %d instructions, over the limit of %d (matching costs up to that many steps per byte of every distinct string): anchor or simplify it, or replace a counted repetition by * or +",
+			ErrRegexTooCostly, what, strconv.Quote(clipInput(re.String())), insts, maxRegexInsts)
 	}
 	return nil
 }
