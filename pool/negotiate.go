@@ -32,8 +32,10 @@ import (
 
 // handshakeRequest is one HTTP request a handshake made.
 type handshakeRequest struct {
-	method   string // JSON-RPC method, "" when not a POST
-	status   int    // HTTP status; 0 when the request failed below HTTP
+	method   string     // JSON-RPC method, "" when not a POST
+	post     bool       // a JSON-RPC message, not the DELETE of a half-made session
+	status   int        // HTTP status; 0 when the request failed below HTTP
+	fault    *httpFault // the non-2xx answer; nil for a success or a failure below HTTP
 	duration time.Duration
 }
 
@@ -48,6 +50,21 @@ func (h *handshakeLog) add(r handshakeRequest) {
 	h.mu.Lock()
 	h.reqs = append(h.reqs, r)
 	h.mu.Unlock()
+}
+
+// refusal returns the fault of the handshake's last JSON-RPC request: the
+// one that failed a failed dial, nil when that one failed below HTTP. A
+// refusal earlier in the handshake, such as the probe's 400 from a server
+// that then accepted initialize, is not what failed the dial.
+func (h *handshakeLog) refusal() *httpFault {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range slices.Backward(h.reqs) {
+		if r.post {
+			return r.fault
+		}
+	}
+	return nil
 }
 
 func (h *handshakeLog) snapshot() []handshakeRequest {
@@ -120,7 +137,7 @@ func (p *Pool) dial(ctx context.Context, t *Target, ks *keyState, remembered str
 	hs.log = log.snapshot()
 	hs.requests = len(hs.log)
 	if err != nil {
-		err = t.redact.Error(fmt.Errorf("dial %s: %w", t.shown, classify(w.fault.Load(), err, false)))
+		err = t.redact.Error(fmt.Errorf("dial %s: %w", t.shown, classify(log.refusal(), err, false)))
 		p.inst.endHandshake(ctx, span, start, nil, hs, err)
 		return nil, hs, err
 	}

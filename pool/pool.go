@@ -315,9 +315,6 @@ func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *
 		if evs != nil {
 			p.closeEvicted(ctx, evs)
 		}
-		if !c.sessionless {
-			c.w.reset()
-		}
 		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "", c)
 		return p.newLease(c, true, start), nil
 	}
@@ -326,7 +323,6 @@ func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *
 		p.closeEvicted(ctx, evs)
 	}
 	// Idle past the health-check threshold: ping before trusting it.
-	c.w.reset()
 	if err := c.session.Ping(ctx, nil); err == nil {
 		p.mu.Lock()
 		p.stats.hits++
@@ -444,12 +440,19 @@ func (p *Pool) leaseLocked(c *conn) {
 	p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
 }
 
-// newLease builds the lease handle; a lease on a shared client gets its own
-// token, so that releasing it twice is caught like an exclusive one.
+// newLease builds the lease handle, the one place a lease begins: it
+// begins clean, with the watcher's faults forgotten, so that the lease is
+// judged by its own requests only (a health-check ping's, or a reused
+// session's past, are not its own; a handshake's never reach the watcher's
+// lease faults at all, see [watcher]). A lease on a shared client gets its
+// own token, so that releasing it twice is caught like an exclusive one,
+// and keeps its faults per call.
 func (p *Pool) newLease(c *conn, hit bool, start time.Time) Lease {
 	l := Lease{p: p, c: c, gen: c.gen, hit: hit, acquired: start}
 	if c.sessionless {
 		l.tok = new(shareToken)
+	} else {
+		c.w.reset()
 	}
 	return l
 }

@@ -10,8 +10,9 @@ import (
 // sessionHeader is the streamable HTTP session header.
 const sessionHeader = "Mcp-Session-Id"
 
-// httpFault is the first non-2xx answer seen on a session since its lease
-// began.
+// httpFault is a non-2xx answer: the first one seen on a session since its
+// lease began, on one call of a shared client, or on one request of a
+// handshake.
 type httpFault struct {
 	status       int
 	sessionBound bool
@@ -27,11 +28,20 @@ type httpFault struct {
 // A shared client of a sessionless server carries many callers' requests at
 // once, so its faults are recorded per call instead: a call puts a
 // [callFaults] in its request context and the watcher fills that one.
+//
+// While the session's handshake runs, what its requests see is the
+// handshake's alone: it goes to the [handshakeLog] (the handshake span's
+// events, Stat's fallback counter, the verdict of a failed dial), never to
+// fault and broken, which belong to leases. A lease begins clean: a server
+// that refuses the version probe (a TypeScript SDK 1.x server answers
+// server/discover with HTTP 400, then accepts initialize) must not have that
+// 400 decide the first call's fate, drop the session at its first release
+// or mask the call's own 404.
 type watcher struct {
 	base   http.RoundTripper
 	header http.Header
-	fault  atomic.Pointer[httpFault]
-	broken atomic.Bool                  // a request failed below HTTP
+	fault  atomic.Pointer[httpFault]    // the lease's first fault; see reset
+	broken atomic.Bool                  // a request of the lease failed below HTTP
 	hs     atomic.Pointer[handshakeLog] // set while the session's handshake runs
 }
 
@@ -59,17 +69,20 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header[name] = vals
 		}
 	}
+	resp, err := w.base.RoundTrip(req)
+	if log != nil {
+		// A handshake request: its outcome is the handshake's.
+		r := handshakeRequest{method: method, post: req.Method == http.MethodPost, duration: time.Since(began)}
+		if err == nil {
+			r.status = resp.StatusCode
+			r.fault = faultOf(req, resp)
+		}
+		log.add(r)
+		return resp, err
+	}
 	fault, broken := &w.fault, &w.broken
 	if cf, ok := req.Context().Value(callFaultsKey{}).(*callFaults); ok {
 		fault, broken = &cf.fault, &cf.broken
-	}
-	resp, err := w.base.RoundTrip(req)
-	if log != nil {
-		r := handshakeRequest{method: method, duration: time.Since(began)}
-		if err == nil {
-			r.status = resp.StatusCode
-		}
-		log.add(r)
 	}
 	if err != nil {
 		if req.Context().Err() == nil {
@@ -77,17 +90,26 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if resp.StatusCode >= 400 {
-		f := &httpFault{status: resp.StatusCode, sessionBound: req.Header.Get(sessionHeader) != ""}
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
-			f.retryAfter = parseRetryAfter(ra)
-		}
+	if f := faultOf(req, resp); f != nil {
 		fault.CompareAndSwap(nil, f)
 	}
 	return resp, nil
 }
 
-// reset forgets faults; called when a session is leased. It stores only
+// faultOf returns the fault of a non-2xx answer to req, nil for a success.
+func faultOf(req *http.Request, resp *http.Response) *httpFault {
+	if resp.StatusCode < 400 {
+		return nil
+	}
+	f := &httpFault{status: resp.StatusCode, sessionBound: req.Header.Get(sessionHeader) != ""}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		f.retryAfter = parseRetryAfter(ra)
+	}
+	return f
+}
+
+// reset forgets faults; called when a lease begins ([Pool.newLease]), so a
+// lease is judged only by its own requests. It stores only
 // when there is something to forget: an atomic store is a locked instruction
 // (XCHG on amd64), and this runs on every hit.
 func (w *watcher) reset() {
