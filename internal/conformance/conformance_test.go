@@ -78,7 +78,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 		return
 	}
 	client := buildClient(t, env.Root)
-	runs := plan(t, scenarios)
+	runs := only(t, plan(t, scenarios))
 	start := time.Now()
 	results := runAll(t, env, runner, client, runs)
 	t.Logf("%d runs of %d scenarios, %d at a time, in %s", len(runs), len(scenarios), workers, time.Since(start).Round(time.Second))
@@ -207,6 +207,30 @@ func plan(t *testing.T, scenarios []listed) []run {
 			runs = append(runs, run{row: r, revision: modern, flag: modern})
 		}
 	}
+	return runs
+}
+
+// onlyEnv, if set, is a regular expression: only the runs whose label
+// (scenario@revision) it matches run, for a quick look at a few. The table
+// is checked against the list whatever it says.
+const onlyEnv = "MCPTRACE_CONFORMANCE_ONLY"
+
+// only keeps the runs onlyEnv matches.
+func only(t *testing.T, runs []run) []run {
+	t.Helper()
+	expr := os.Getenv(onlyEnv)
+	if expr == "" {
+		return runs
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", onlyEnv, expr, err)
+	}
+	runs = slices.DeleteFunc(runs, func(r run) bool { return !re.MatchString(r.label()) })
+	if len(runs) == 0 {
+		t.Fatalf("%s=%q matches no run", onlyEnv, expr)
+	}
+	t.Logf("%s=%q: %d runs", onlyEnv, expr, len(runs))
 	return runs
 }
 
