@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 TestOptions_BothSamplingHandlersAreRefused validates the deprecated sampling handlers
+
 package pool_test
 
 import (
@@ -228,7 +230,6 @@ func TestOAuthHandler_ARequestRefusedAfterAuthorizationIsNotAuthorizedAgain(t *t
 // TestOptions_BothSamplingHandlersAreRefused: the SDK panics on both
 // sampling handlers; pool.New says which field is wrong instead.
 func TestOptions_BothSamplingHandlersAreRefused(t *testing.T) {
-	//lint:ignore SA1019 the deprecated sampling handlers are what is validated
 	co := &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return nil, nil

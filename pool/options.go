@@ -203,6 +203,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ClientVersion == "" {
 		o.ClientVersion = "dev"
 	}
+	//lint:ignore SA1019 the deprecated sampling handlers still work, and the SDK panics on both
 	if co := o.ClientOptions; co != nil && co.CreateMessageHandler != nil && co.CreateMessageWithToolsHandler != nil {
 		errs = append(errs, fmt.Errorf("Options.ClientOptions sets both CreateMessageHandler and CreateMessageWithToolsHandler: expected at most one (the SDK panics on both)"))
 	}

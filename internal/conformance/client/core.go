@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 request-metadata declares sampling (deprecated from 2026-07-28 on, still served) to have its capability checked
+
 package main
 
 import (
@@ -58,7 +60,6 @@ func everyCapability(*env) (pool.Options, error) {
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		},
-		//lint:ignore SA1019 sampling is deprecated from 2026-07-28 on, still served; the scenario checks its capability's shape
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "none", Role: "assistant", Content: &mcp.TextContent{Text: "no model here"}}, nil
 		},
