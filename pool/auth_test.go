@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -224,6 +225,64 @@ func TestOAuthHandler_ARequestRefusedAfterAuthorizationIsNotAuthorizedAgain(t *t
 	}
 	if n := len(g.headers()); n != 2 {
 		t.Errorf("%d requests reached the gate, want 2 (the first and its one retry)", n)
+	}
+}
+
+// sdkLikeHandler keeps its token in a plain field, as the Go SDK's
+// handlers do (AuthorizationCodeHandler's tokenSource): it is safe only if
+// whoever shares it never runs Authorize beside another Authorize or a
+// TokenSource. It counts its flows.
+type sdkLikeHandler struct {
+	tok   string
+	flows atomic.Int32
+}
+
+func (h *sdkLikeHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	if h.tok == "" {
+		return nil, nil
+	}
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: h.tok}), nil
+}
+
+func (h *sdkLikeHandler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	resp.Body.Close()
+	h.tok = fmt.Sprintf("tok-%d", h.flows.Add(1))
+	return nil
+}
+
+// TestOAuthHandler_ABurstOfColdDialsAuthorizesOnce: twenty concurrent first
+// calls to twenty identities, each dialing its own session, all meet a 401;
+// the shared handler's flow runs once and the others are sent again with
+// its token.
+func TestOAuthHandler_ABurstOfColdDialsAuthorizesOnce(t *testing.T) {
+	srv := startAuthFixture(t)
+	g := newAuthGate(t, srv.URL())
+	h := &sdkLikeHandler{}
+	p, _ := newAuthPool(t, h, g, "")
+	const n = 20
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i := range n {
+		// n identities (the query is part of the key), so n handshakes at
+		// once: the first dials of one key would wait for one handshake.
+		target, err := pool.NewTarget(pool.TargetConfig{Endpoint: fmt.Sprintf("%s%s?n=%d", g.srv.URL, fixtures.MCPPath, i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			<-start
+			_, err := p.CallTool(context.Background(), target, &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": fmt.Sprint(i)}})
+			errs <- err
+		}()
+	}
+	close(start)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := h.flows.Load(); got != 1 {
+		t.Errorf("the flow ran %d times for a burst of %d cold dials, want 1", got, n)
 	}
 }
 

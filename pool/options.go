@@ -128,9 +128,11 @@ type Options struct {
 	// OAuthHandler authorizes every request of every session with one of
 	// the Go SDK's OAuth clients (auth.NewAuthorizationCodeHandler, or any
 	// auth.OAuthHandler): the request carries its token, and a 401 or 403
-	// runs its flow once and is sent again (see pool/auth.go). It is one
-	// OAuth client for the whole pool: a token does not enter the key, so
-	// use one pool per OAuth identity. Zero: no OAuth.
+	// runs its flow once and is sent again (see pool/auth.go); the
+	// handler's token replaces a target's own Authorization header. It is
+	// one OAuth client for the whole pool, shared by every session: its
+	// flow runs for one request at a time, and a token does not enter the
+	// key, so use one pool per OAuth identity. Zero: no OAuth.
 	OAuthHandler auth.OAuthHandler
 	// SemconvCallSpans writes call spans in the OpenTelemetry MCP semantic
 	// conventions' form: named "tools/call <tool>" (not
@@ -203,6 +205,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ClientVersion == "" {
 		o.ClientVersion = "dev"
 	}
+	o.OAuthHandler = shareOAuth(o.OAuthHandler) // one flow at a time for all sessions (auth.go)
 	//lint:ignore SA1019 the deprecated sampling handlers still work, and the SDK panics on both
 	if co := o.ClientOptions; co != nil && co.CreateMessageHandler != nil && co.CreateMessageWithToolsHandler != nil {
 		errs = append(errs, fmt.Errorf("Options.ClientOptions sets both CreateMessageHandler and CreateMessageWithToolsHandler: expected at most one (the SDK panics on both)"))
