@@ -12,6 +12,11 @@
 // (CallTool, Execution, Acquire and the leased session), so what the runner
 // judges is what a caller of the pool gets. internal/conformance's test runs
 // it through every client scenario the runner ships.
+//
+// The target is pinned to the revision the runner names, as the runner asks
+// of its clients. With MCPTRACE_CONFORMANCE_NEGOTIATE set it is not, and the
+// pool negotiates as its defaults do (server/discover first, initialize at
+// 2025-11-25 when the server refuses it).
 package main
 
 import (
