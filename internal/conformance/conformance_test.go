@@ -77,7 +77,7 @@ func TestConformanceClientScenarios(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	client := buildClient(t, env.Root)
+	client := clientCommand(t)
 	runs := only(t, plan(t, scenarios))
 	start := time.Now()
 	results := runAll(t, env, runner, client, runs)
@@ -234,16 +234,18 @@ func only(t *testing.T, runs []run) []run {
 	return runs
 }
 
-// buildClient builds ./client into the test's temporary directory.
-func buildClient(t *testing.T, root string) string {
+// clientCommand is this test binary, which plays the client when the
+// runner starts it with clientEnv set (see TestMain).
+func clientCommand(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mcptrace-conformance-client")
-	cmd := exec.Command("go", "build", "-o", bin, "./internal/conformance/client")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./internal/conformance/client: %v\n%s", err, out)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("the test binary's path: %v", err)
 	}
-	return bin
+	if strings.ContainsAny(exe, " \t'\"") {
+		t.Fatalf("the test binary's path %q has a space or a quote: the runner splits its --command on spaces", exe)
+	}
+	return exe
 }
 
 // runAll runs every run, workers at a time, and returns the results in
@@ -285,6 +287,7 @@ func runOne(env peers.Env, runner, client, dir string, r run) result {
 	}
 	var out bytes.Buffer
 	cmd := node(ctx, env, args...)
+	cmd.Env = append(os.Environ(), clientEnv+"=1")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	res := result{output: out.Bytes()}

@@ -1,9 +1,12 @@
 // Package conformance runs the official MCP conformance runner
 // (@modelcontextprotocol/conformance, pinned in peers/package.json) with
 // mcptrace's pool as the client under test, through every client scenario
-// the runner ships. The client is the command in ./client: wiring of
-// pool.Pool (CallTool, Execution, Acquire and the leased session, with the
-// options a scenario needs), never a second MCP implementation.
+// the runner ships. The client is package ./client, wiring of pool.Pool
+// (CallTool, Execution, Acquire and the leased session, with the options a
+// scenario needs), never a second MCP implementation; the test binary
+// itself is the command the runner starts (TestMain hands it to
+// client.Main), so the client is built with the test, under -race when the
+// test is.
 //
 // The test (conformance_test.go) holds one table row per client scenario
 // of the pinned runner, and fails when the runner lists a scenario the

@@ -1,12 +1,11 @@
 //lint:file-ignore SA1019 request-metadata declares sampling (deprecated from 2026-07-28 on, still served) to have its capability checked
 
-package main
+package client
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -147,7 +146,7 @@ func multiRound(ctx context.Context, p *pool.Pool, t *pool.Target, _ *env) error
 	defer ex.Close()
 	for _, tool := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
 		if err := checkResult(ex.CallTool(ctx, t, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})); err != nil {
-			log.Printf("call %s: %v", tool, err)
+			logger.Printf("call %s: %v", tool, err)
 		}
 	}
 	return nil
@@ -164,7 +163,7 @@ func everyVerb(ctx context.Context, p *pool.Pool, t *pool.Target, _ *env) error 
 		}
 		if len(tools.Tools) > 0 {
 			if _, err := l.CallTool(ctx, &mcp.CallToolParams{Name: tools.Tools[0].Name, Arguments: map[string]any{}}); err != nil {
-				log.Printf("call %s: %v", tools.Tools[0].Name, err)
+				logger.Printf("call %s: %v", tools.Tools[0].Name, err)
 			}
 		}
 		if res, err := s.ListResources(ctx, nil); err == nil && len(res.Resources) > 0 {
@@ -191,7 +190,7 @@ func contextCalls(ctx context.Context, p *pool.Pool, t *pool.Target, e *env) err
 		}
 		for _, c := range calls {
 			if _, err := l.CallTool(ctx, c); err != nil {
-				log.Printf("call %s: %v", c.Name, err)
+				logger.Printf("call %s: %v", c.Name, err)
 			}
 		}
 		return nil
@@ -208,7 +207,7 @@ func callSurvivors(ctx context.Context, p *pool.Pool, t *pool.Target, _ *env) er
 		}
 		for _, tool := range tools.Tools {
 			if _, err := l.CallTool(ctx, &mcp.CallToolParams{Name: tool.Name, Arguments: map[string]any{"region": "us-west1"}}); err != nil {
-				log.Printf("call %s: %v", tool.Name, err)
+				logger.Printf("call %s: %v", tool.Name, err)
 			}
 		}
 		return nil

@@ -1,23 +1,24 @@
-// Command client is mcptrace's pool as the client of the official MCP
+// Package client is mcptrace's pool as the client of the official MCP
 // conformance runner (@modelcontextprotocol/conformance, pinned in
-// peers/package.json). The runner starts a scenario's server, then runs this
-// command with the server's URL as its last argument and the scenario's name
-// in MCP_CONFORMANCE_SCENARIO (its revision in
+// peers/package.json). The runner starts a scenario's server, then runs its
+// client command with the server's URL as the last argument and the
+// scenario's name in MCP_CONFORMANCE_SCENARIO (its revision in
 // MCP_CONFORMANCE_PROTOCOL_VERSION, its extra data as JSON in
-// MCP_CONFORMANCE_CONTEXT), and judges what went over the wire.
+// MCP_CONFORMANCE_CONTEXT), and judges what went over the wire. [Main] is
+// that command's body; internal/conformance's test binary is the command
+// (it runs Main when the runner starts it).
 //
 // It is wiring, not a second MCP client: every scenario opens a pool.Pool
 // with the options it needs (an elicitation handler, one of the Go SDK's
 // OAuth handlers) and reaches the server only through the pool's verbs
 // (CallTool, Execution, Acquire and the leased session), so what the runner
-// judges is what a caller of the pool gets. internal/conformance's test runs
-// it through every client scenario the runner ships.
+// judges is what a caller of the pool gets.
 //
 // The target is pinned to the revision the runner names, as the runner asks
 // of its clients. With MCPTRACE_CONFORMANCE_NEGOTIATE set it is not, and the
 // pool negotiates as its defaults do (server/discover first, initialize at
 // 2025-11-25 when the server refuses it).
-package main
+package client
 
 import (
 	"context"
@@ -57,20 +58,29 @@ var scenarios = map[string]scenario{}
 // timeout bounds one scenario; the runner's own default is 30 s.
 const timeout = 25 * time.Second
 
-func main() {
-	log.SetFlags(0)
-	log.SetPrefix("conformance client: ")
-	e, err := readEnv(os.Args[1:])
+// Main plays the scenario the runner's environment names against the
+// server URL that ends args, and returns the process's exit code: 0 when
+// the scenario ran to its end, 1 (with the reason on stderr) when not.
+func Main(args []string) int {
+	e, err := readEnv(args)
 	if err != nil {
-		log.Fatal(err)
+		logger.Print(err)
+		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	err = run(ctx, e)
 	cancel()
 	if err != nil {
-		log.Fatalf("scenario %q: %v", e.name, err)
+		logger.Printf("scenario %q: %v", e.name, err)
+		return 1
 	}
+	return 0
 }
+
+// logger writes to the runner's record of the client's stderr: why a
+// scenario failed, and what it tolerated (a call the runner expects the
+// client to refuse).
+var logger = log.New(os.Stderr, "conformance client: ", 0)
 
 // readEnv reads the runner's arguments and environment.
 func readEnv(args []string) (*env, error) {
