@@ -37,8 +37,14 @@
 //     span (plugin.mcp.acquire.wait_s), and Stat and the metrics count
 //     pending acquires and timeouts.
 //   - A transport failure, an expired or rejected session, a non-2xx HTTP
-//     status or a cancellation mid-call drops the session. A tool result with
-//     isError true is a clean release.
+//     status seen during the lease or a cancellation mid-call drops the
+//     session. A tool result with isError true is a clean release.
+//   - A lease begins clean: it is judged by its own requests only. What a
+//     handshake saw (a refused version probe, such as a TypeScript SDK 1.x
+//     server's HTTP 400 to server/discover before it accepts initialize, or
+//     a -32022 retry) is on the handshake span and in [Stat], never held
+//     against the first lease of the session it opened; a dial that fails is
+//     reported by the request that failed it.
 //   - Only a session answered 404 (the server forgot it, before running the
 //     tool), whether reused or freshly dialed, is redialed, once per
 //     invocation, transparently. Nothing else is retried, so a

@@ -96,7 +96,11 @@ type Options struct {
 	// server. Zero: 4. Negative: no bound.
 	MaxSharedCalls int
 	// HTTPTransport carries every request. Zero: a clone of
-	// http.DefaultTransport owned (and closed) by the pool.
+	// http.DefaultTransport owned (and closed) by the pool, whose idle
+	// limits follow the pool's: per server as many idle connections as
+	// MaxIdle (or MaxSharedCalls) sessions need, and no global cap of
+	// net/http's own, whose eviction of another idle connection can fail a
+	// dial under a burst. A transport given here is used as is.
 	HTTPTransport http.RoundTripper
 	// ClientName and ClientVersion are sent in initialize. Zero: "mcptrace".
 	ClientName, ClientVersion string

@@ -4,9 +4,21 @@ package pool_test
 // real server of internal/peers (TypeScript SDK 1.x, TypeScript SDK v2,
 // server-everything), at each revision the server speaks, with the pool's
 // default Options. Every check ends by holding Stat and the spans against
-// the server's own ledger; the continuity check also writes the spans to an
-// OTLP JSON-lines dump and holds `mcptrace analyze` and `mcptrace check` on
-// it against the ledger.
+// the server's own ledger; the continuity and side-effect checks also write
+// the spans to an OTLP JSON-lines dump and hold `mcptrace analyze` and
+// `mcptrace check` on it against the ledger.
+//
+// Where a check cannot apply it says so: at a revision without sessions
+// (2026-07-28, and the TypeScript SDK v2's stateless 2025-11-25 serving)
+// there is nothing to forget or redial (a 404 is an unknown method, and the
+// redial checks pin that it is not retried), state is never kept between
+// calls (call 2 must read "no workspace"), and Close sends no DELETE.
+// server-everything keeps no ledger and has no hooks: its ledger is the
+// recording proxy's in front of it (rejections are the proxy's, a forgotten
+// session is one the proxy ended with a DELETE), its state is the per-session
+// toggle of simulated logging, its side effect is counted from that ledger,
+// and it answers a forgotten session 400, which the pool must drop and not
+// retry, where the others answer 404 and get one redial.
 
 import (
 	"context"
@@ -43,6 +55,7 @@ var matrixSubjects = []matrixSubject{
 	{name: "ts-sdk-1/negotiated-2025-11-25", start: startPeer(peers.TSSDK1), revision: spans.ProtocolLegacy, sessions: true},
 	{name: "ts-sdk-v2/negotiated-2026-07-28", start: startPeer(peers.TSSDKv2), revision: spans.ProtocolModern},
 	{name: "ts-sdk-v2/2025-11-25-stateless", start: startPeer(peers.TSSDKv2), version: spans.ProtocolLegacy, revision: spans.ProtocolLegacy},
+	{name: "ts-sdk-v2-modern-only/negotiated-2026-07-28", start: startPeerWith(peers.TSSDKv2, peers.Options{ModernOnly: true}), revision: spans.ProtocolModern},
 	{name: "server-everything/negotiated-2025-11-25", start: startPeer(peers.Everything), revision: spans.ProtocolLegacy, sessions: true},
 }
 
@@ -57,11 +70,15 @@ var matrixChecks = []matrixCheck{
 	{"state_set_by_call_1_is_read_by_call_2_in_every_execution_and_analyze_agrees", checkContinuityExecution},
 	{"state_set_by_call_1_is_read_by_call_2_through_a_held_lease", checkContinuityLease},
 	{"handshake_only_on_the_cold_start", checkHandshakeOnlyCold},
-	{"404_to_a_reused_session_is_redialed_once", checkRedialReused},
-	{"404_to_a_fresh_session_is_redialed_once", checkRedialFresh},
+	{"404_to_a_reused_session_is_redialed_once", via(viaCallTool, checkRedialReused)},
+	{"404_to_a_reused_session_is_redialed_once_in_an_execution", via(viaExecution, checkRedialReused)},
+	{"404_to_a_fresh_session_is_redialed_once", via(viaCallTool, checkRedialFresh)},
+	{"404_to_a_fresh_session_is_redialed_once_in_an_execution", via(viaExecution, checkRedialFresh)},
 	{"a_session_the_server_forgot_after_its_handshake", checkForgottenFresh},
-	{"never_a_second_redial", checkNoSecondRedial},
+	{"never_a_second_redial", via(viaCallTool, checkNoSecondRedial)},
+	{"never_a_second_redial_in_an_execution", via(viaExecution, checkNoSecondRedial)},
 	{"400_and_500_drop_the_session_and_are_never_retried", checkDropNoRetry},
+	{"an_answer_lost_after_the_tool_ran_is_never_retried", checkLostAnswerNoRetry},
 	{"isError_on_the_first_session_is_a_clean_release", checkIsErrorClean},
 	{"sessions_opened_within_5pct_of_the_in_flight_peak_under_50_concurrent_executions", checkConcurrentSizing},
 	{"a_side_effectful_tool_runs_exactly_as_often_as_it_succeeded", checkSideEffectExact},
@@ -92,16 +109,18 @@ func TestPeerMatrix(t *testing.T) {
 // analyze and check on the dump agree with the ledger.
 func checkContinuityExecution(t *testing.T, m *matrixRun) {
 	const n = 6
+	var ends []int
 	for i := range n {
 		m.execution(t, i, func(ctx context.Context, e *pool.Execution) {
 			m.mustCall(t, ctx, e, m.tools.set(i))
 			got := m.mustCall(t, ctx, e, m.tools.get)
 			m.wantState(t, i, got)
 		})
+		ends = append(ends, len(ledgerCalls(m.srv.Requests(t))))
 	}
 	reqs := m.agree(t)
 	m.wantOneSessionPerExecution(t, reqs, 2)
-	m.agreeAnalyze(t, reqs, n)
+	m.agreeAnalyze(t, reqs, execCalls(reqs, ends))
 }
 
 // checkContinuityLease is the same through Pool.Acquire and a held lease.
@@ -153,25 +172,55 @@ func checkHandshakeOnlyCold(t *testing.T, m *matrixRun) {
 	}
 }
 
+// callVia names the two redial paths: Pool.CallTool, and the calls of one
+// Execution (which holds its session between calls).
+type callVia int
+
+const (
+	viaCallTool callVia = iota
+	viaExecution
+)
+
+// via runs check with do making its calls the way v says: each through
+// Pool.CallTool, or all within one Execution.
+func via(v callVia, check func(t *testing.T, m *matrixRun, do func(c call) error)) func(t *testing.T, m *matrixRun) {
+	return func(t *testing.T, m *matrixRun) {
+		ctx := boundedContext(t)
+		if v == viaCallTool {
+			check(t, m, func(c call) error {
+				_, err := m.pool.CallTool(ctx, m.target, m.params(c))
+				return err
+			})
+			return
+		}
+		e := m.pool.Execution()
+		check(t, m, func(c call) error {
+			_, err := e.CallTool(ctx, m.target, m.params(c))
+			return err
+		})
+		e.Close()
+	}
+}
+
 // checkRedialReused: a 404 to a warm session's call is one transparent
 // redial; on a sessionless revision a 404 is an unknown method, never
 // redialed.
-func checkRedialReused(t *testing.T, m *matrixRun) {
-	ctx := boundedContext(t)
-	m.warm(t, ctx)
+func checkRedialReused(t *testing.T, m *matrixRun, do func(c call) error) {
+	if err := do(m.tools.echo); err != nil {
+		t.Fatalf("warm-up call: %v", err)
+	}
 	before := m.srv.Ran(t)
 	m.srv.Reject(t, http.StatusNotFound)
-	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	err := do(m.tools.effect)
 	reqs := m.agree(t)
 	m.wantRedial(t, err, reqs, before, 1)
 }
 
 // checkRedialFresh: the same on a key's first session.
-func checkRedialFresh(t *testing.T, m *matrixRun) {
-	ctx := boundedContext(t)
+func checkRedialFresh(t *testing.T, m *matrixRun, do func(c call) error) {
 	before := m.srv.Ran(t)
 	m.srv.Reject(t, http.StatusNotFound)
-	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	err := do(m.tools.effect)
 	reqs := m.agree(t)
 	m.wantRedial(t, err, reqs, before, 1)
 }
@@ -234,16 +283,17 @@ func checkForgottenFresh(t *testing.T, m *matrixRun) {
 }
 
 // checkNoSecondRedial: a 404 to the redial too reaches the caller.
-func checkNoSecondRedial(t *testing.T, m *matrixRun) {
+func checkNoSecondRedial(t *testing.T, m *matrixRun, do func(c call) error) {
 	if !m.subj.sessions {
 		t.Skip("no redial at this revision (404 is an unknown method): see 404_to_a_reused_session_is_redialed_once")
 	}
-	ctx := boundedContext(t)
-	m.warm(t, ctx)
+	if err := do(m.tools.echo); err != nil {
+		t.Fatalf("warm-up call: %v", err)
+	}
 	before := m.srv.Ran(t)
 	m.srv.Reject(t, http.StatusNotFound)
 	m.srv.Reject(t, http.StatusNotFound)
-	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	err := do(m.tools.effect)
 	reqs := m.agree(t)
 	calls := ledgerCallsOf(reqs, m.tools.effect.name)
 	if !errors.Is(err, pool.ErrSessionExpired) || len(calls) != 2 {
@@ -290,6 +340,33 @@ func checkDropNoRetry(t *testing.T, m *matrixRun) {
 	m.agree(t)
 }
 
+// checkLostAnswerNoRetry: the tool ran and its answer was lost (a 500 in
+// its place, or the connection reset): the caller gets the failure, the
+// session is dropped, and nothing is retried, so the tool ran once.
+func checkLostAnswerNoRetry(t *testing.T, m *matrixRun) {
+	ctx := boundedContext(t)
+	m.warm(t, ctx)
+	before := m.srv.Ran(t)
+	m.srv.LoseAnswer(t)
+	_, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect))
+	reqs := m.agree(t)
+	if err == nil {
+		t.Fatalf("a call whose answer was lost succeeded%s", ledgerString(reqs))
+	}
+	if calls := ledgerCallsOf(reqs, m.tools.effect.name); len(calls) != 1 {
+		t.Errorf("%d calls reached the server for one lost answer, want 1: never retried%s", len(calls), ledgerString(reqs))
+	}
+	if ran := m.srv.Ran(t) - before; ran != 1 {
+		t.Errorf("the side-effect tool ran %d times, want 1", ran)
+	}
+	if _, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.echo)); err != nil {
+		t.Fatalf("the call after a lost answer: %v", err)
+	}
+	if st := m.pool.Stat(); st.Dials != 2 || st.MissReasons[spans.MissAfterFailure] != 1 {
+		t.Errorf("after a lost answer: dials %d, miss reasons %v; want the session dropped and one after_failure dial", st.Dials, st.MissReasons)
+	}
+}
+
 // checkIsErrorClean: an isError result, on the key's very first session,
 // keeps the session: the next call is a hit on it.
 func checkIsErrorClean(t *testing.T, m *matrixRun) {
@@ -303,7 +380,7 @@ func checkIsErrorClean(t *testing.T, m *matrixRun) {
 	}
 	reqs := m.agree(t)
 	st := m.pool.Stat()
-	if st.Dials != 1 || st.Hits != 1 || st.MissReasons[spans.MissAfterFailure] != 0 || len(st.Failures) != 0 && sum(st.Failures) != 0 {
+	if st.Dials != 1 || st.Hits != 1 || st.MissReasons[spans.MissAfterFailure] != 0 || sum(st.Failures) != 0 {
 		t.Errorf("after isError: dials %d hits %d miss reasons %v failures %v; want one dial, then a hit, no failure%s", st.Dials, st.Hits, st.MissReasons, st.Failures, ledgerString(reqs))
 	}
 	if calls := ledgerCalls(reqs); m.subj.sessions && (len(calls) != 2 || calls[0].SessionID != calls[1].SessionID) {
@@ -317,6 +394,7 @@ func checkIsErrorClean(t *testing.T, m *matrixRun) {
 // its state.
 func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 	const n = 50
+	m.concurrent = true
 	var opened [2]int
 	for round := range 2 {
 		before := ledgerHandshakes(m.srv.Requests(t), m.subj.revision)
@@ -333,7 +411,12 @@ func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 						return
 					}
 					all.Wait()
-					m.wantState(t, i, m.mustCall(t, ctx, e, m.tools.get))
+					got, err := m.call(ctx, e, m.tools.get)
+					if err != nil {
+						t.Errorf("execution %d call 2: %v", i, err)
+						return
+					}
+					m.wantState(t, i, got)
 				})
 			})
 		}
@@ -345,6 +428,8 @@ func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 	limit := peak + peak*5/100
 	if !m.subj.sessions {
 		limit = 1 // one shared client: concurrent first acquires wait for the key's one handshake
+	} else if peak != n {
+		t.Errorf("in-use peak %d, want %d: every execution holds its session at the barrier", peak, n)
 	}
 	if opened[0] > limit || opened[1] > peak*5/100 {
 		t.Errorf("sessions opened %v in two bursts of %d for an in-use peak of %d; want the first <= %d and the second <= %d%s", opened, n, peak, limit, peak*5/100, ledgerString(reqs[:min(len(reqs), 20)]))
@@ -352,22 +437,33 @@ func checkConcurrentSizing(t *testing.T, m *matrixRun) {
 }
 
 // checkSideEffectExact: calls of the side-effect tool under a mix of
-// faults; the server ran it exactly as often as the caller saw success.
+// faults (rejections before it runs, answers lost after it ran); the server
+// ran it exactly as often as the caller saw success, plus once per lost
+// answer, never more.
 func checkSideEffectExact(t *testing.T, m *matrixRun) {
+	const lost = -1
 	ctx := boundedContext(t)
 	before := m.srv.Ran(t)
-	var succeeded int64
-	for _, status := range []int{0, 500, 0, 404, 0, 400, 0, 404, 404, 0} {
-		if status != 0 {
-			m.srv.Reject(t, status)
+	var succeeded, lostAnswers int64
+	var ends []int
+	for _, fault := range []int{0, 500, 0, 404, lost, 0, 400, 0, 404, 404, lost, 0} {
+		switch fault {
+		case 0:
+		case lost:
+			m.srv.LoseAnswer(t)
+			lostAnswers++
+		default:
+			m.srv.Reject(t, fault)
 		}
 		if _, err := m.pool.CallTool(ctx, m.target, m.params(m.tools.effect)); err == nil {
 			succeeded++
 		}
+		ends = append(ends, len(ledgerCalls(m.srv.Requests(t))))
 	}
-	m.agree(t)
-	if ran := m.srv.Ran(t) - before; ran != succeeded {
-		t.Errorf("the side-effect tool ran %d times for %d successes", ran, succeeded)
+	reqs := m.agree(t)
+	m.agreeAnalyze(t, reqs, execCalls(reqs, ends))
+	if ran := m.srv.Ran(t) - before; ran != succeeded+lostAnswers {
+		t.Errorf("the side-effect tool ran %d times for %d successes and %d answers lost after it ran", ran, succeeded, lostAnswers)
 	}
 }
 
@@ -375,13 +471,18 @@ func checkSideEffectExact(t *testing.T, m *matrixRun) {
 // revision has sessions, and sends none where it has not.
 func checkCloseDeletes(t *testing.T, m *matrixRun) {
 	const n = 3
+	m.concurrent = true
 	var all, done sync.WaitGroup
 	all.Add(n)
 	for i := range n {
 		done.Go(func() {
 			m.execution(t, i, func(ctx context.Context, e *pool.Execution) {
-				m.mustCall(t, ctx, e, m.tools.echo)
+				_, err := m.call(ctx, e, m.tools.echo)
 				all.Done()
+				if err != nil {
+					t.Errorf("execution %d: %v", i, err)
+					return
+				}
 				all.Wait()
 			})
 		})

@@ -41,6 +41,9 @@ type matrixRun struct {
 	tracer trace.Tracer
 	dump   string
 	cli    *cliBuild
+	// concurrent is set by checks whose executions run at once: their
+	// calls reach the server in an order the spans cannot show.
+	concurrent bool
 
 	closeOnce sync.Once
 }
@@ -94,6 +97,16 @@ func (m *matrixRun) execution(t *testing.T, i int, f func(ctx context.Context, e
 	span.End()
 }
 
+// call is one call on e; safe from any goroutine.
+func (m *matrixRun) call(ctx context.Context, e *pool.Execution, c call) (string, error) {
+	res, err := e.CallTool(ctx, m.target, m.params(c))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.name, err)
+	}
+	return resultText(res), nil
+}
+
+// mustCall is call that fails the test; only from the test's goroutine.
 func (m *matrixRun) mustCall(t *testing.T, ctx context.Context, e *pool.Execution, c call) string {
 	t.Helper()
 	res, err := e.CallTool(ctx, m.target, m.params(c))
@@ -121,9 +134,14 @@ func (m *matrixRun) wantState(t *testing.T, i int, got string) {
 	if !m.subj.sessions {
 		want = m.tools.none
 	}
-	if !strings.HasPrefix(got, want) {
-		t.Errorf("execution %d: call 2 read %q, want %q (sessions: %v)%s", i, got, want, m.subj.sessions, ledgerString(m.srv.Requests(t)))
+	if strings.HasPrefix(got, want) {
+		return
 	}
+	ledger := ""
+	if !m.concurrent { // Requests may t.Fatal: only from the test's goroutine
+		ledger = ledgerString(m.srv.Requests(t))
+	}
+	t.Errorf("execution %d: call 2 read %q, want %q (sessions: %v)%s", i, got, want, m.subj.sessions, ledger)
 }
 
 // warm makes one clean call so the key has an idle session.
@@ -150,7 +168,9 @@ func ledgerCallsOf(reqs []fixtures.Request, tool string) []fixtures.Request {
 // span and a Stat dial; every request a dial made is counted in
 // Stat.HandshakeRequests; every tools/call that reached the server is a call
 // span, with the session id the server saw, in order; every redial is an
-// attempt-2 acquire; hits are acquire spans with cache_hit.
+// attempt-2 acquire; hits are acquire spans with cache_hit. Calls are
+// compared in order, or as multisets when the check's executions ran at
+// once.
 func (m *matrixRun) agree(t *testing.T) []fixtures.Request {
 	t.Helper()
 	reqs := m.srv.Requests(t)
@@ -175,7 +195,11 @@ func (m *matrixRun) agree(t *testing.T) []fixtures.Request {
 	for _, r := range ledgerCalls(reqs) {
 		ledgerSess = append(ledgerSess, r.SessionID)
 	}
-	if !slices.Equal(sortedIfConcurrent(spanSessions), sortedIfConcurrent(ledgerSess)) {
+	if m.concurrent {
+		slices.Sort(spanSessions)
+		slices.Sort(ledgerSess)
+	}
+	if !slices.Equal(spanSessions, ledgerSess) {
 		t.Errorf("call spans' session ids %v, the server's tools/call session ids %v%s", short(spanSessions), short(ledgerSess), ledgerString(reqs))
 	}
 	acq := m.spansNamed(spans.SpanAcquire)
@@ -197,15 +221,6 @@ func (m *matrixRun) agree(t *testing.T) []fixtures.Request {
 		}
 	}
 	return reqs
-}
-
-// sortedIfConcurrent sorts a copy: the calls of concurrent executions reach
-// the server in an order spans cannot show, so they are compared as
-// multisets.
-func sortedIfConcurrent(s []string) []string {
-	c := slices.Clone(s)
-	slices.Sort(c)
-	return c
 }
 
 func short(ids []string) []string {
@@ -261,10 +276,10 @@ type cliBuild struct {
 func (c *cliBuild) path(t *testing.T) string {
 	t.Helper()
 	c.once.Do(func() {
-		env, err := peers.FindEnv()
-		root := env.Root
+		root, err := peers.ModuleRoot()
 		if err != nil {
-			root = filepath.Join("..")
+			c.err = err
+			return
 		}
 		c.bin = filepath.Join(c.dir, "mcptrace")
 		cmd := exec.Command("go", "build", "-o", c.bin, "./cmd/mcptrace")
@@ -295,12 +310,27 @@ type analyzed struct {
 	} `json:"executions"`
 }
 
+// execCalls groups the ledger's tools/call entries by execution: ends[i] is
+// the number of calls the ledger held when execution i had ended (the
+// executions ran one after another).
+func execCalls(reqs []fixtures.Request, ends []int) [][]fixtures.Request {
+	calls := ledgerCalls(reqs)
+	var out [][]fixtures.Request
+	start := 0
+	for _, end := range ends {
+		out = append(out, calls[start:min(end, len(calls))])
+		start = end
+	}
+	return out
+}
+
 // agreeAnalyze runs `mcptrace analyze` and `mcptrace check` on the dump the
-// pool wrote and holds them against the ledger of n sequential executions
-// of two calls each: acquires, hits and misses as Stat counted them,
-// handshakes as the server completed them, executions and the sessions
-// each rode as the server saw them; the built-in rules hold.
-func (m *matrixRun) agreeAnalyze(t *testing.T, reqs []fixtures.Request, n int) {
+// pool wrote and holds them against the ledger of sequential executions
+// (execs: each one's tools/call entries): acquires, hits, misses and miss
+// reasons as Stat counted them, handshakes as the server completed them,
+// executions and the sessions each rode as the server saw them; the
+// built-in rules hold.
+func (m *matrixRun) agreeAnalyze(t *testing.T, reqs []fixtures.Request, execs [][]fixtures.Request) {
 	t.Helper()
 	if err := m.tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -316,24 +346,22 @@ func (m *matrixRun) agreeAnalyze(t *testing.T, reqs []fixtures.Request, n int) {
 	}
 	st := m.pool.Stat()
 	wantMulti, wantMax := 0, 0
-	calls := ledgerCalls(reqs)
-	for i := 0; i+2 <= len(calls); i += 2 {
-		k := 1
-		if calls[i].SessionID != calls[i+1].SessionID {
-			k = 2
+	for _, calls := range execs {
+		ids := map[string]bool{}
+		for _, c := range calls {
+			if c.SessionID != "" {
+				ids[c.SessionID] = true
+			}
 		}
-		if !m.subj.sessions {
-			k = 0
-		}
-		if k > 1 {
+		if len(ids) > 1 {
 			wantMulti++
 		}
-		wantMax = max(wantMax, k)
+		wantMax = max(wantMax, len(ids))
 	}
 	got := fmt.Sprintf("acquires %d hits %d misses %d handshakes %d executions %d multi-session %d max sessions %d",
 		a.Pool.Acquires, a.Pool.Hits, a.Pool.Misses, a.Pool.Handshakes, a.Executions.Count, a.Executions.MultiSession, a.Executions.MaxSessions)
 	want := fmt.Sprintf("acquires %d hits %d misses %d handshakes %d executions %d multi-session %d max sessions %d",
-		st.Acquires, st.Hits, st.Misses, ledgerHandshakes(reqs, m.subj.revision), n, wantMulti, wantMax)
+		st.Acquires, st.Hits, st.Misses, ledgerHandshakes(reqs, m.subj.revision), len(execs), wantMulti, wantMax)
 	if got != want {
 		t.Errorf("mcptrace analyze on the dump:\n got  %s\n want %s (Stat and the server's ledger)%s", got, want, ledgerString(reqs))
 	}

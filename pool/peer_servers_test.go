@@ -21,10 +21,15 @@ type matrixServer interface {
 	URL() string
 	// Requests is the server's ledger (fixtures.Request for every server).
 	Requests(t *testing.T) []fixtures.Request
+	// Reset empties the ledger and drops hooks a previous check queued
+	// and never used.
 	Reset(t *testing.T)
 	// Reject answers the next tools/call with status, once, without
 	// serving it.
 	Reject(t *testing.T, status int)
+	// LoseAnswer lets the next tools/call run to completion and loses its
+	// answer: the Go fixture resets the connection, the peers answer 500.
+	LoseAnswer(t *testing.T)
 	// ForgetNext makes the server forget the next n sessions right after
 	// their handshake.
 	ForgetNext(t *testing.T, n int)
@@ -85,32 +90,46 @@ var everythingTools = toolset{
 	echo:   call{"echo", map[string]any{"message": "hi"}},
 }
 
-// fixtureServer is the Go fixture.
-type fixtureServer struct{ srv *fixtures.Server }
+// fixtureServer is the Go fixture. It has no call to drop queued faults,
+// and starts in microseconds, so Reset replaces it with a new one.
+type fixtureServer struct {
+	opts fixtures.Options
+	srv  *fixtures.Server
+}
 
 func startGoFixture(t *testing.T) matrixServer { return startGoFixtureWith(fixtures.Options{})(t) }
 
 func startGoFixtureWith(opts fixtures.Options) func(t *testing.T) matrixServer {
-	return func(t *testing.T) matrixServer { return goFixture(t, opts) }
+	return func(t *testing.T) matrixServer {
+		f := &fixtureServer{opts: opts}
+		f.Reset(t)
+		return f
+	}
 }
 
-func goFixture(t *testing.T, opts fixtures.Options) matrixServer {
-	srv, err := fixtures.Start(opts)
+func (f *fixtureServer) Reset(t *testing.T) {
+	t.Helper()
+	if f.srv != nil {
+		_ = f.srv.Close()
+	}
+	srv, err := fixtures.Start(f.opts)
 	if err != nil {
 		t.Fatalf("start fixture: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return fixtureServer{srv}
+	f.srv = srv
 }
 
-func (f fixtureServer) URL() string                            { return f.srv.URL() }
-func (f fixtureServer) Requests(*testing.T) []fixtures.Request { return f.srv.Requests() }
-func (f fixtureServer) Reset(*testing.T)                       { f.srv.ResetRequests() }
-func (f fixtureServer) ForgetNext(_ *testing.T, n int)         { f.srv.ForgetNextSessions(n) }
-func (f fixtureServer) ForgottenStatus() int                   { return http.StatusNotFound }
-func (f fixtureServer) Ran(*testing.T) int64                   { return f.srv.SideEffects() }
-func (f fixtureServer) Tools() toolset                         { return scriptTools }
-func (f fixtureServer) Reject(_ *testing.T, status int) {
+func (f *fixtureServer) URL() string                            { return f.srv.URL() }
+func (f *fixtureServer) Requests(*testing.T) []fixtures.Request { return f.srv.Requests() }
+func (f *fixtureServer) ForgetNext(_ *testing.T, n int)         { f.srv.ForgetNextSessions(n) }
+func (f *fixtureServer) ForgottenStatus() int                   { return http.StatusNotFound }
+func (f *fixtureServer) Ran(*testing.T) int64                   { return f.srv.SideEffects() }
+func (f *fixtureServer) Tools() toolset                         { return scriptTools }
+func (f *fixtureServer) LoseAnswer(*testing.T) {
+	f.srv.ResetConnectionOnNextCall(fixtures.ResetAfterTool)
+}
+func (f *fixtureServer) Reject(_ *testing.T, status int) {
 	f.srv.RejectNext(fixtures.Reject{Method: "tools/call", Status: status})
 }
 
@@ -118,7 +137,11 @@ func (f fixtureServer) Reject(_ *testing.T, status int) {
 type peerServer struct{ p *peers.Peer }
 
 func startPeer(kind peers.Kind) func(t *testing.T) matrixServer {
-	return func(t *testing.T) matrixServer { return peerServer{peers.StartT(t, kind, peers.Options{})} }
+	return startPeerWith(kind, peers.Options{})
+}
+
+func startPeerWith(kind peers.Kind, opts peers.Options) func(t *testing.T) matrixServer {
+	return func(t *testing.T) matrixServer { return peerServer{peers.StartT(t, kind, opts)} }
 }
 
 func (s peerServer) URL() string { return s.p.URL() }
@@ -137,11 +160,21 @@ func (s peerServer) Reset(t *testing.T) {
 	if err := s.p.ResetRequests(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.p.ClearHooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s peerServer) Reject(t *testing.T, status int) {
 	t.Helper()
 	if err := s.p.RejectNext(t.Context(), peers.Reject{Status: status, Method: "tools/call"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s peerServer) LoseAnswer(t *testing.T) {
+	t.Helper()
+	if err := s.p.RejectNext(t.Context(), peers.Reject{Status: http.StatusInternalServerError, Method: "tools/call", AfterRun: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -166,7 +199,8 @@ func (s peerServer) Ran(t *testing.T) int64 {
 		var n int64
 		tool := everythingTools.effect.name
 		for _, r := range s.Requests(t) {
-			if r.RPCMethod == "tools/call" && r.Tool == tool && r.Fault == "" && r.Status == http.StatusOK {
+			served := r.Fault == "" && r.Status == http.StatusOK || r.Fault == peers.FaultRejectAfterRun
+			if r.RPCMethod == "tools/call" && r.Tool == tool && served {
 				n++
 			}
 		}

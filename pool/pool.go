@@ -81,13 +81,7 @@ func New(opts Options) (*Pool, error) {
 	}
 	p.transport = o.HTTPTransport
 	if p.transport == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		// Keep as many connections per server as the pool may have
-		// requests in flight on it, not net/http's 2: a shared client of a
-		// sessionless server, or many sessions of one server, would
-		// otherwise close and redial connections between calls.
-		tr.MaxIdleConnsPerHost = max(o.MaxIdle, o.MaxSharedCalls, 2)
-		p.transport = tr
+		p.transport = ownedTransport(o)
 		p.ownsTrans = true
 	}
 	p.inst = newInstruments(o)
@@ -99,6 +93,28 @@ func New(opts Options) (*Pool, error) {
 		p.startSweeper(t.C, t.Stop)
 	}
 	return p, nil
+}
+
+// ownedTransport is the pool's own HTTP transport, a clone of
+// http.DefaultTransport whose idle limits follow the pool's. Per server it
+// keeps as many idle connections as the pool may keep sessions (or shared
+// calls) on it, not net/http's 2: a shared client of a sessionless server,
+// or many sessions of one server, would otherwise close and redial
+// connections between calls. Over all servers it sets no cap of its own
+// (MaxIdleConns 0, not the clone's 100), because the pool's MaxIdle already
+// bounds the sessions it keeps and net/http's global cap is unsafe under a
+// burst: on every put past it, net/http closes its least recently used idle
+// connection, which can be one whose body-less 202 (to
+// notifications/initialized) is still being handed to its caller, and that
+// dial fails with "putIdleConn: too many idle connections". The per-server
+// cap only ever refuses the connection being returned, which is closed after
+// its answer is handed over. Connections no session reuses are reaped after
+// the clone's IdleConnTimeout.
+func ownedTransport(o Options) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = max(o.MaxIdle, o.MaxSharedCalls, 2)
+	tr.MaxIdleConns = 0
+	return tr
 }
 
 // monotonicNow is the pool's clock: one read of the monotonic clock per call

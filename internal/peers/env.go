@@ -51,6 +51,17 @@ func FindEnv() (Env, error) {
 	return findEnv(wd)
 }
 
+// ModuleRoot returns the module root (the directory of mcptrace's go.mod)
+// from the working directory upwards, for tests that build or run the
+// module's commands; it needs no Node.
+func ModuleRoot() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("peers: working directory: %w", err)
+	}
+	return moduleRoot(wd)
+}
+
 // findEnv is FindEnv from dir.
 func findEnv(dir string) (Env, error) {
 	root, err := moduleRoot(dir)

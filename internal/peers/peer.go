@@ -185,6 +185,16 @@ func (p *Peer) ResetRequests(ctx context.Context) error {
 	return p.post(ctx, "reset", nil)
 }
 
+// ClearHooks drops the queued rejections and forget-next count, so that a
+// hook one test queued and never used cannot hit the next test.
+func (p *Peer) ClearHooks(ctx context.Context) error {
+	if p.proxy != nil {
+		p.proxy.clearHooks()
+		return nil
+	}
+	return p.post(ctx, "clear-hooks", nil)
+}
+
 // Reject is a one-shot answer to the next request that matches, which never
 // reaches the server's SDK.
 type Reject struct {
@@ -197,7 +207,17 @@ type Reject struct {
 	// SessionBound, with no Method, picks the next request that carries a
 	// session id; otherwise the next request of any kind.
 	SessionBound bool
+	// AfterRun serves the request first (its tool runs to completion) and
+	// then answers Status instead of the server's answer: an answer lost
+	// after the side effect, which a client must never retry. The ledger
+	// names the fault [FaultRejectAfterRun].
+	AfterRun bool
 }
+
+// FaultRejectAfterRun is the ledger's Fault of a request served and then
+// answered by a [Reject] with AfterRun; a rejection before serving is
+// fixtures.FaultReject.
+const FaultRejectAfterRun = "reject_after_run"
 
 // RejectNext queues r.
 func (p *Peer) RejectNext(ctx context.Context, r Reject) error {
@@ -214,6 +234,9 @@ func (p *Peer) RejectNext(ctx context.Context, r Reject) error {
 	}
 	if r.SessionBound {
 		q.Set("scope", "session")
+	}
+	if r.AfterRun {
+		q.Set("after", "1")
 	}
 	return p.post(ctx, "reject", q)
 }

@@ -3,7 +3,9 @@ package peers_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,6 +155,16 @@ func TestHooksAnswerOnceAndForgetSessions(t *testing.T) {
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil {
 				t.Fatalf("the call after a one-shot rejection failed: %v", err)
 			}
+			wantAfterRun(t, p, tt.version)
+			if err := p.RejectNext(ctx, peers.Reject{Status: http.StatusBadRequest, Method: "tools/call"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.ClearHooks(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := connect(t, p, tt.version).CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{}}); err != nil {
+				t.Errorf("a rejection dropped by ClearHooks still answered: %v", err)
+			}
 			if !p.HasSessions() {
 				if err := p.ForgetSessions(ctx); !errors.Is(err, peers.ErrNoHook) {
 					t.Errorf("ForgetSessions on a sessionless peer: %v, want ErrNoHook", err)
@@ -180,4 +192,101 @@ func TestHooksAnswerOnceAndForgetSessions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantAfterRun pins Reject.AfterRun: the request is served (on the script
+// peers the side-effect counter moves; behind the proxy the server's answer
+// is read to its end) and the client gets the rejection's status instead.
+func wantAfterRun(t *testing.T, p *peers.Peer, version string) {
+	t.Helper()
+	ctx := t.Context()
+	tool, args := "side_effect", map[string]any{}
+	if p.Kind() == peers.Everything {
+		tool, args = "toggle-simulated-logging", map[string]any{}
+	}
+	var before int64
+	if p.Kind() != peers.Everything {
+		st, err := p.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = st.SideEffects
+	} else if _, err := p.Stats(ctx); !errors.Is(err, peers.ErrNoHook) {
+		t.Errorf("Stats on server-everything: %v, want ErrNoHook", err)
+	}
+	if err := p.RejectNext(ctx, peers.Reject{Status: http.StatusInternalServerError, Method: "tools/call", AfterRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, p, version)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args}); err == nil {
+		t.Fatal("a call whose answer was replaced by 500 succeeded")
+	}
+	reqs := requests(t, p)
+	last := reqs[len(reqs)-1]
+	if last.Tool != tool || last.Status != http.StatusInternalServerError || last.Fault != peers.FaultRejectAfterRun {
+		t.Errorf("ledger entry %+v, want %s answered 500 with fault %q", last, tool, peers.FaultRejectAfterRun)
+	}
+	if p.Kind() == peers.Everything {
+		// No counter: the lost call was a toggle, so the session's next
+		// toggle stops what it started.
+		if got := rawToggle(t, p, cs.ID()); !strings.Contains(got, "Stopped simulated logging") {
+			t.Errorf("the toggle after the lost answer said %q: the lost call did not run", got)
+		}
+		return
+	}
+	st, err := p.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SideEffects != before+1 {
+		t.Errorf("side effects %d -> %d: the tool must run once before its answer is replaced", before, st.SideEffects)
+	}
+}
+
+// TestModernOnlyV2RefusesTheLegacyHandshake pins Options.ModernOnly: the
+// TypeScript SDK v2 peer in its strict posture refuses initialize (the
+// unsupported-version error) and serves 2026-07-28.
+func TestModernOnlyV2RefusesTheLegacyHandshake(t *testing.T) {
+	p := peers.StartT(t, peers.TSSDKv2, peers.Options{ModernOnly: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := mcp.NewClient(&mcp.Implementation{Name: "peers-test", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err == nil {
+		_ = cs.Close()
+		t.Fatal("a modern-only v2 peer accepted a 2025-11-25 initialize")
+	}
+	reqs := requests(t, p)
+	if len(reqs) == 0 || reqs[0].RPCMethod != "initialize" || reqs[0].Status/100 == 2 {
+		t.Errorf("ledger %+v, want the initialize refused", reqs)
+	}
+	connect(t, p, "2026-07-28")
+}
+
+// rawToggle calls toggle-simulated-logging on session id over plain HTTP
+// (the SDK client gives up on a session after an error answer) and returns
+// the answer's body.
+func rawToggle(t *testing.T, p *peers.Peer, id string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"toggle-simulated-logging","arguments":{}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, p.URL(), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
 }

@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,7 +63,16 @@ func startProxy(upstream string) (*proxy, error) {
 		Transport:     p.tr,
 		FlushInterval: -1, // SSE answers stream through at once
 		ModifyResponse: func(resp *http.Response) error {
-			if rec, ok := resp.Request.Context().Value(recKey{}).(*fixtures.Request); ok {
+			ctx := resp.Request.Context()
+			if status, ok := ctx.Value(afterRunKey{}).(int); ok {
+				replaceAnswer(resp, status)
+			}
+			if rec, ok := ctx.Value(recKey{}).(*fixtures.Request); ok {
+				if _, after := ctx.Value(afterRunKey{}).(int); after {
+					p.mu.Lock()
+					rec.Fault = FaultRejectAfterRun
+					p.mu.Unlock()
+				}
 				p.observe(rec, resp)
 			}
 			return nil
@@ -83,8 +93,12 @@ func startProxy(upstream string) (*proxy, error) {
 
 func (p *proxy) url() string { return "http://" + p.ln.Addr().String() + p.upstream.Path }
 
-// recKey is the context key of a forwarded request's ledger entry.
-type recKey struct{}
+// recKey is the context key of a forwarded request's ledger entry;
+// afterRunKey of the status that replaces its answer (Reject.AfterRun).
+type (
+	recKey      struct{}
+	afterRunKey struct{}
+)
 
 func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 	rec := &fixtures.Request{Time: time.Now(), HTTPMethod: r.Method, SessionID: r.Header.Get("Mcp-Session-Id")}
@@ -103,16 +117,20 @@ func (p *proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.ledger = append(p.ledger, rec)
 	rej, ok := p.takeRejectLocked(rec)
-	if ok {
+	if ok && !rej.AfterRun {
 		rec.Fault = fixtures.FaultReject
 		rec.Status = rej.Status
 	}
 	p.mu.Unlock()
-	if ok {
+	if ok && !rej.AfterRun {
 		writeReject(w, rej.Status)
 		return
 	}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), recKey{}, rec)))
+	ctx := context.WithValue(r.Context(), recKey{}, rec)
+	if ok {
+		ctx = context.WithValue(ctx, afterRunKey{}, rej.Status)
+	}
+	p.rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // peek reads the JSON-RPC method and tool name of a body (a batch's first
@@ -154,6 +172,20 @@ func writeReject(w http.ResponseWriter, status int) {
 		code = -32000
 	}
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","error":{"code":%d,"message":"peers proxy: answered %d once by the reject hook (request not forwarded)"},"id":null}`, code, status)
+}
+
+// replaceAnswer reads the server's answer to its end (for a tools/call
+// streamed as SSE, the tool has then run to completion) and replaces it
+// with status and a JSON-RPC error, as a lost answer.
+func replaceAnswer(resp *http.Response, status int) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"peers proxy: the request was served and its answer replaced by %d (Reject.AfterRun)"},"id":null}`, status)
+	resp.StatusCode = status
+	resp.Status = fmt.Sprintf("%d %s", status, http.StatusText(status))
+	resp.Header = http.Header{"Content-Type": {"application/json"}}
+	resp.Body = io.NopCloser(strings.NewReader(body))
+	resp.ContentLength = int64(len(body))
 }
 
 // takeRejectLocked pops the first queued rejection rec matches. p.mu must
@@ -249,6 +281,12 @@ func (p *proxy) requests() []fixtures.Request {
 		out[i] = *r
 	}
 	return out
+}
+
+func (p *proxy) clearHooks() {
+	p.mu.Lock()
+	p.rejects, p.forgetLeft = nil, 0
+	p.mu.Unlock()
 }
 
 func (p *proxy) reset() {

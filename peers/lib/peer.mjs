@@ -8,10 +8,13 @@
 //   GET  /_peer/requests                        the ledger, a JSON array
 //   GET  /_peer/stats                           {"side_effects","initializes","session_ids","sessions"}
 //   POST /_peer/reset                           empty the ledger
+//   POST /_peer/clear-hooks                     drop queued rejections and forget-next
 //   POST /_peer/forget[?session=ID]             forget one session, or all
 //   POST /_peer/forget-next?n=N                 forget the next N sessions right after their handshake
-//   POST /_peer/reject?status=N[&scope=session][&method=M]
-//                                               answer the next matching request with N, once
+//   POST /_peer/reject?status=N[&scope=session][&method=M][&after=1]
+//                                               answer the next matching request with N, once;
+//                                               with after=1 the request is served first (the tool
+//                                               runs) and its answer replaced: a lost answer
 //
 // Ledger entries use the Go fixtures' field names (fixtures.Request), so the
 // Go side reads both the same way.
@@ -122,8 +125,9 @@ export function servePeer(opts) {
   const takeReject = (rec) => {
     const i = rejects.findIndex((r) => (r.method ? r.method === rec.rpc_method : r.scope !== 'session' || !!rec.session_id));
     if (i < 0) return undefined;
-    rec.fault = 'reject';
-    return rejects.splice(i, 1)[0];
+    const r = rejects.splice(i, 1)[0];
+    rec.fault = r.after ? 'reject_after_run' : 'reject';
+    return r;
   };
 
   const control = (req, res, url) => {
@@ -155,6 +159,10 @@ export function servePeer(opts) {
       case 'reset':
         ledger.length = 0;
         return done();
+      case 'clear-hooks':
+        rejects.length = 0;
+        forgetNext = 0;
+        return done();
       case 'forget': {
         if (!opts.forget) return bad('this peer has no sessions to forget');
         const one = q.get('session');
@@ -173,11 +181,11 @@ export function servePeer(opts) {
         if (!Number.isInteger(status) || status < 400 || status > 599) return bad(`status is ${JSON.stringify(q.get('status'))}: expected an HTTP error status 400-599`);
         const scope = q.get('scope') ?? 'any';
         if (scope !== 'any' && scope !== 'session') return bad(`scope is ${JSON.stringify(scope)}: expected any or session`);
-        rejects.push({ status, scope, method: q.get('method') ?? '' });
+        rejects.push({ status, scope, method: q.get('method') ?? '', after: q.get('after') === '1' });
         return done();
       }
     }
-    return bad('unknown hook: expected reset, forget, forget-next or reject');
+    return bad('unknown hook: expected reset, clear-hooks, forget, forget-next or reject');
   };
 
   const server = createServer(async (req, res) => {
@@ -210,7 +218,8 @@ export function servePeer(opts) {
       return rpcError(res, 400, null, -32700, 'Parse error: the body is not JSON');
     }
     const reject = takeReject(rec);
-    if (reject) return answerReject(res, reject.status, msg);
+    if (reject && !reject.after) return answerReject(res, reject.status, msg);
+    if (reject) replaceAnswer(res, reject.status);
     if (rec.session_id && opts.isLive && !opts.isLive(rec.session_id)) {
       res.writeHead(404, { 'Content-Type': 'application/json' });
       return res.end(SESSION_NOT_FOUND);
@@ -242,6 +251,23 @@ function answerReject(res, status, msg) {
   }
   const code = status === 400 ? -32000 : -32603;
   return rpcError(res, status, null, code, `peer: answered ${status} once by the reject hook (request not served)`);
+}
+
+// replaceAnswer lets the SDK serve the request (its tool runs) and writes
+// status with a JSON-RPC error instead of the SDK's answer, as a proxy that
+// lost the answer would. The ledger records status.
+function replaceAnswer(res, status) {
+  const writeHead = res.writeHead;
+  const end = res.end;
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: `peer: the request was served and its answer replaced by ${status} (reject hook, after=1)` }, id: null });
+  res.writeHead = function () {
+    return writeHead.call(this, status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  };
+  res.write = () => true;
+  res.end = function () {
+    if (!this.headersSent) this.writeHead(status);
+    return end.call(this, body);
+  };
 }
 
 function rpcError(res, status, id, code, message) {
