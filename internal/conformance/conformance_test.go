@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	clientpkg "github.com/mcptrace/mcptrace/internal/conformance/client"
 	"github.com/mcptrace/mcptrace/internal/peers"
 )
 
@@ -78,6 +79,9 @@ func TestConformanceClientScenarios(t *testing.T) {
 		return
 	}
 	client := clientCommand(t)
+	if os.Getenv(clientpkg.NegotiateEnv) != "" { // read here too, so it keys the test cache
+		t.Logf("%s is set: the client negotiates the revision instead of pinning the runner's", clientpkg.NegotiateEnv)
+	}
 	runs := only(t, plan(t, scenarios))
 	start := time.Now()
 	results := runAll(t, env, runner, client, runs)

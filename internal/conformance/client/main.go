@@ -15,7 +15,7 @@
 // judges is what a caller of the pool gets.
 //
 // The target is pinned to the revision the runner names, as the runner asks
-// of its clients. With MCPTRACE_CONFORMANCE_NEGOTIATE set it is not, and the
+// of its clients. With [NegotiateEnv] set it is not, and the
 // pool negotiates as its defaults do (server/discover first, initialize at
 // 2025-11-25 when the server refuses it).
 package client
@@ -77,6 +77,10 @@ func Main(args []string) int {
 	return 0
 }
 
+// NegotiateEnv, set, leaves the target unpinned: the pool negotiates the
+// revision as its defaults do instead of taking the runner's.
+const NegotiateEnv = "MCPTRACE_CONFORMANCE_NEGOTIATE"
+
 // logger writes to the runner's record of the client's stderr: why a
 // scenario failed, and what it tolerated (a call the runner expects the
 // client to refuse).
@@ -123,7 +127,7 @@ func run(ctx context.Context, e *env) error {
 		return err
 	}
 	pin := e.version
-	if os.Getenv("MCPTRACE_CONFORMANCE_NEGOTIATE") != "" {
+	if os.Getenv(NegotiateEnv) != "" {
 		pin = "" // the pool's default: probe 2026-07-28, fall back
 	}
 	t, err := pool.NewTarget(pool.TargetConfig{Endpoint: e.serverURL, ProtocolVersion: pin})
