@@ -117,6 +117,9 @@ type Options struct {
 	// passes its request id. The stream costs a connection per idle
 	// session and dies behind any proxy timeout, so pooled sessions go
 	// without it unless a ClientOptions handler must hear such requests.
+	// The pool's status watcher sees the stream's GET like any request, so
+	// a server that refuses it (HTTP 405) may have the session dropped at
+	// release: turn this on only for servers that serve the stream.
 	// Zero: no standalone stream (server requests reach the client only
 	// on a call's own response stream).
 	StandaloneSSE bool
