@@ -178,14 +178,14 @@ func usedBoth(log []handshakeRequest) bool {
 // connect runs one SDK Connect at version on a fresh transport whose round
 // tripper logs the handshake's requests into log.
 func (p *Pool) connect(ctx context.Context, t *Target, version string, log *handshakeLog) (*mcp.ClientSession, *watcher, error) {
-	w := &watcher{base: p.transport, header: t.header}
+	w := &watcher{base: withOAuth(p.transport, p.opts.OAuthHandler), header: t.header}
 	w.hs.Store(log)
 	defer w.hs.Store(nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             t.endpoint,
 		HTTPClient:           &http.Client{Transport: w},
-		DisableStandaloneSSE: true,
-		MaxRetries:           -1,
+		DisableStandaloneSSE: !p.opts.StandaloneSSE,
+		MaxRetries:           p.opts.StreamResumes,
 	}
 	var cs *mcp.ClientSession
 	var err error

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -102,6 +104,43 @@ type Options struct {
 	HTTPTransport http.RoundTripper
 	// ClientName and ClientVersion are sent in initialize. Zero: "mcptrace".
 	ClientName, ClientVersion string
+	// ClientOptions configures the Go SDK client every session is opened
+	// with: the handlers of server-initiated requests (elicitation, sampling,
+	// roots), the capabilities they advertise, its middleware. The handlers
+	// serve every session of every key, concurrently. Zero: the SDK's
+	// defaults (no handlers).
+	ClientOptions *mcp.ClientOptions
+	// StandaloneSSE opens each session's standalone SSE stream (an HTTP GET
+	// held open for the session's life), on which a server sends the
+	// requests and notifications it does not tie to a call: servers on the
+	// TypeScript SDK 1.x send elicitation/create that way unless the tool
+	// passes its request id. The stream costs a connection per idle
+	// session and dies behind any proxy timeout, so pooled sessions go
+	// without it unless a ClientOptions handler must hear such requests.
+	// The pool's status watcher sees the stream's GET like any request, so
+	// a server that refuses it (HTTP 405) may have the session dropped at
+	// release: turn this on only for servers that serve the stream.
+	// Zero: no standalone stream (server requests reach the client only
+	// on a call's own response stream).
+	StandaloneSSE bool
+	// StreamResumes bounds how often a call whose SSE response stream the
+	// server closed or lost before the answer is resumed without progress:
+	// a GET with Last-Event-ID that replays the rest of the same response
+	// (the streamable HTTP transport's resumability; the server's retry
+	// field sets the wait). It never sends the call again, so the tool does
+	// not run twice, and only a stream whose events carried ids is
+	// resumed. Zero: the Go SDK's default, 5. Negative: never; the call
+	// fails as a transport failure and the session is dropped.
+	StreamResumes int
+	// OAuthHandler authorizes every request of every session with one of
+	// the Go SDK's OAuth clients (auth.NewAuthorizationCodeHandler, or any
+	// auth.OAuthHandler): the request carries its token, and a 401 or 403
+	// runs its flow once and is sent again (see pool/auth.go); the
+	// handler's token replaces a target's own Authorization header. It is
+	// one OAuth client for the whole pool, shared by every session: its
+	// flow runs for one request at a time, and a token does not enter the
+	// key, so use one pool per OAuth identity. Zero: no OAuth.
+	OAuthHandler auth.OAuthHandler
 	// SemconvCallSpans writes call spans in the OpenTelemetry MCP semantic
 	// conventions' form: named "tools/call <tool>" (not
 	// plugin.mcp.client.call_tool), with mcp.method.name, gen_ai.tool.name,
@@ -172,6 +211,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ClientVersion == "" {
 		o.ClientVersion = "dev"
+	}
+	o.OAuthHandler = shareOAuth(o.OAuthHandler) // one flow at a time for all sessions (auth.go)
+	//lint:ignore SA1019 the deprecated sampling handlers still work, and the SDK panics on both
+	if co := o.ClientOptions; co != nil && co.CreateMessageHandler != nil && co.CreateMessageWithToolsHandler != nil {
+		errs = append(errs, fmt.Errorf("Options.ClientOptions sets both CreateMessageHandler and CreateMessageWithToolsHandler: expected at most one (the SDK panics on both)"))
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -74,7 +74,7 @@ func New(opts Options) (*Pool, error) {
 	}
 	p := &Pool{
 		opts:   o,
-		client: mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, nil),
+		client: mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, o.ClientOptions),
 		now:    monotonicNow(),
 		keys:   make(map[string]*keyState),
 		stats:  newCounters(),
