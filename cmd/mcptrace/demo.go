@@ -126,7 +126,7 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", `one OTLP JSON-lines `+"`FILE`"+` for every mode's spans, instead of one per mode in --dir ("" for none)`)
-	fl.StringVar(&f.dir, "dir", ".", "`DIR`ectory for one dump per mode: pooled.jsonl, per-call.jsonl, each with its HTML report beside")
+	fl.StringVar(&f.dir, "dir", ".", "directory `DIR` (created if missing) for one dump per mode: pooled.jsonl and per-call.jsonl, each with its HTML report beside")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call, both or live")
 	fl.IntVar(&f.scopes, "scopes", 3, "pool scopes (pool instances) per mode")
