@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/profiling"
+	"github.com/mcptrace/mcptrace/spans"
 	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
 
@@ -27,6 +29,7 @@ func init() { subcommands = append(subcommands, newDemoCmd) }
 // demoFlags are the flags of `mcptrace demo`.
 type demoFlags struct {
 	out        string
+	dir        string
 	format     string
 	mode       string
 	scopes     int
@@ -59,10 +62,14 @@ workload twice through the instrumented pool: once pooled, once dialing a fresh
 session per call (the regression). Each execution selects a workspace and then
 reads it back, the smallest journey that needs one downstream session.
 
-It writes every span to an OTLP JSON-lines dump (what the OpenTelemetry
-Collector's file exporter writes) and prints, per mode: executions, calls,
-sessions opened, pool hit rate, executions that saw more than one session,
-executions that lost their state, and wall time.
+It writes each mode's spans to a dump of its own in --dir (default: the
+current directory): pooled.jsonl and per-call.jsonl, OTLP JSON lines (what the
+OpenTelemetry Collector's file exporter writes), each with its HTML report
+beside it (pooled.html, per-call.html). --out FILE writes every mode's spans
+into that one file instead (its report beside it), --out "" writes none. It
+prints, per mode: executions, calls, sessions opened, pool hit rate,
+executions that saw more than one session, executions that lost their state,
+and wall time.
 
 Nothing needs installing: the fixture is embedded.
 
@@ -92,8 +99,11 @@ Profiling, in either mode: --pyroscope-url pushes CPU and memory profiles to a
 Pyroscope server as service mcptrace-demo; --profile-dir writes the same
 profiles as pprof files (cpu.pprof, heap.pprof, goroutine.pprof). The pool's
 pprof labels (phase=handshake or call, and the key hash) split them.`,
-		Example: `  # Both modes, dump to mcptrace-demo.jsonl, print a table
+		Example: `  # Both modes: pooled.jsonl and per-call.jsonl (and their HTML reports), a table
   mcptrace demo
+
+  # The same into the directory spans/
+  mcptrace demo --dir spans
 
   # Only the pooled workload, as JSON, with 20ms emulated network latency
   mcptrace demo --mode pooled --latency 20ms --format json --out pooled.jsonl
@@ -115,7 +125,8 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "mcptrace-demo.jsonl", `OTLP JSON-lines dump to write ("" for none)`)
+	fl.StringVarP(&f.out, "out", "o", "", `one OTLP JSON-lines `+"`FILE`"+` for every mode's spans, instead of one per mode in --dir ("" for none)`)
+	fl.StringVar(&f.dir, "dir", ".", "directory `DIR` (created if missing) for one dump per mode: pooled.jsonl and per-call.jsonl, each with its HTML report beside")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call, both or live")
 	fl.IntVar(&f.scopes, "scopes", 3, "pool scopes (pool instances) per mode")
@@ -138,6 +149,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	}
 	if f.duration < 0 {
 		return usageErrorf("--duration %s: expected a duration of 0 or more", f.duration)
+	}
+	if f.outSet && cmd.Flags().Changed("dir") {
+		return usageErrorf("--out and --dir: --out names one dump for every mode, --dir the directory of one dump per mode; give one")
 	}
 	if err := checkWritable(f.out); err != nil {
 		return usageErrorf("--out: %w", err) // before any work, as every output path
@@ -172,6 +186,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		if cmd.Flags().Changed("mode") && f.mode != modeLive {
 			return usageErrorf("--mode %s: --metrics-addr and --duration run the live workload; use --mode live or leave --mode out", f.mode)
 		}
+		if cmd.Flags().Changed("dir") {
+			return usageErrorf("--dir: the live workload writes one dump, to --out FILE, and only when given")
+		}
 		return runLiveDemo(ctx, cmd, f, otlp)
 	}
 	modes, err := demo.ParseMode(f.mode)
@@ -188,15 +205,26 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	if otlp != nil {
 		cfg.Exporter = otlp
 	}
-	var dump *os.File
-	if f.out != "" {
-		dump, err = os.Create(f.out)
-		if err != nil {
-			return usageErrorf("create dump: %v", err)
+	dumps := planDemoDumps(f, modes)
+	if !f.outSet { // --out was checked above
+		if err := os.MkdirAll(f.dir, 0o755); err != nil {
+			return usageErrorf("--dir: %w", err)
 		}
-		defer dump.Close()
-		cfg.Dump = dump
+		for _, d := range dumps {
+			if err := checkWritable(d.Path); err != nil {
+				return usageErrorf("--dir: %w", err)
+			}
+		}
 	}
+	files, err := createDemoDumps(dumps, &cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, file := range files {
+			file.Close() // a second Close after the checked one below is harmless
+		}
+	}()
 	stderr := cmd.ErrOrStderr()
 	if isTerminal(stderr) {
 		cfg.Progress = func(m demo.Mode, done, total int) {
@@ -213,33 +241,97 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if dump != nil {
-		if err := dump.Close(); err != nil {
-			return fmt.Errorf("write dump %s: %w", f.out, err)
+	for i, file := range files {
+		if err := file.Close(); err != nil {
+			return fmt.Errorf("write dump %s: %w", dumps[i].Path, err)
 		}
 	}
-	// The demo reads its own dump back with the analyzer, as a user would.
-	var report *analyze.Report
-	var page string // the HTML report beside the dump
-	if f.out != "" {
-		report, err = analyze.AnalyzeFiles(cmd.Context(), []string{f.out}, analyze.Config{}, analyze.ReadOptions{})
-		if err != nil {
-			return fmt.Errorf("analyze the demo dump: %w", err)
+	// The demo reads its own dumps back with the analyzer, as a user would.
+	if err := readDemoDumps(cmd.Context(), dumps); err != nil {
+		return err
+	}
+	return printDemo(cmd.OutOrStdout(), f, results, dumps, otlp)
+}
+
+// demoDump is one dump the demo writes: the spans of Modes, in Path, and
+// once read back its analysis and the HTML report beside it.
+type demoDump struct {
+	Modes      []demo.Mode     `json:"modes"`
+	Path       string          `json:"dump"`
+	HTMLReport string          `json:"html_report"`
+	Analysis   *analyze.Report `json:"analysis"`
+}
+
+// planDemoDumps lists the dumps the flags ask for: with --out one for every
+// mode (none for --out ""), else one per mode in --dir, named for the mode.
+func planDemoDumps(f demoFlags, modes []demo.Mode) []*demoDump {
+	if f.outSet {
+		if f.out == "" {
+			return nil
 		}
-		if page, err = writeDemoHTMLReport(cmd.Context(), f.out); err != nil {
+		return []*demoDump{{Modes: modes, Path: f.out}}
+	}
+	dumps := make([]*demoDump, 0, len(modes))
+	for _, m := range modes {
+		dumps = append(dumps, &demoDump{Modes: []demo.Mode{m}, Path: filepath.Join(f.dir, string(m)+".jsonl")})
+	}
+	return dumps
+}
+
+// createDemoDumps creates the dumps' files and points cfg at them.
+func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*os.File, error) {
+	files := make([]*os.File, 0, len(dumps))
+	for _, d := range dumps {
+		file, err := os.Create(d.Path)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, usageErrorf("create dump: %v", err)
+		}
+		files = append(files, file)
+		if len(d.Modes) == 1 && len(dumps) > 1 {
+			if cfg.Dumps == nil {
+				cfg.Dumps = map[demo.Mode]io.Writer{}
+			}
+			cfg.Dumps[d.Modes[0]] = file
+		} else {
+			cfg.Dump = file
+		}
+	}
+	return files, nil
+}
+
+// readDemoDumps analyzes each dump and writes its HTML report beside it.
+func readDemoDumps(ctx context.Context, dumps []*demoDump) error {
+	for _, d := range dumps {
+		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, analyze.Config{}, analyze.ReadOptions{})
+		if err != nil {
+			return fmt.Errorf("analyze the demo dump %s: %w", d.Path, err)
+		}
+		d.Analysis = report
+		if d.HTMLReport, err = writeDemoHTMLReport(ctx, d.Path); err != nil {
 			return err
 		}
 	}
-	out := cmd.OutOrStdout()
+	return nil
+}
+
+// printDemo writes the demo's results: as JSON (mcptrace.demo/v1: "dumps"
+// lists every dump; with a single dump its "dump", "analysis" and
+// "html_report" are also at the top, as before dumps were per mode), or as
+// a table followed by where each dump went and, for a single dump, what
+// `mcptrace analyze` reads in it.
+func printDemo(out io.Writer, f demoFlags, results []demo.Result, dumps []*demoDump, otlp *telemetry.OTLPTraceExporter) error {
 	if f.format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		doc := map[string]any{"schema": "mcptrace.demo/v1", "dump": f.out, "modes": results}
+		doc := map[string]any{"schema": "mcptrace.demo/v1", "modes": results, "dumps": dumps}
 		if otlp != nil {
 			doc["otlp"] = otlpSummary(otlp)
 		}
-		if report != nil {
-			doc["analysis"], doc["html_report"] = report, page
+		if len(dumps) == 1 {
+			doc["dump"], doc["analysis"], doc["html_report"] = dumps[0].Path, dumps[0].Analysis, dumps[0].HTMLReport
 		}
 		return enc.Encode(doc)
 	}
@@ -249,13 +341,33 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	if otlp != nil {
 		fmt.Fprintf(out, "\n%d spans sent over OTLP (%s) to %s.\n", otlp.Sent(), otlp.Protocol(), otlp.URL())
 	}
-	if report != nil {
-		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", f.out, page)
-		return report.Render(out, analyze.RenderTable)
+	if len(dumps) == 1 {
+		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", dumps[0].Path, dumps[0].HTMLReport)
+		return dumps[0].Analysis.Render(out, analyze.RenderTable)
+	}
+	if len(dumps) > 0 {
+		fmt.Fprintln(out)
+	}
+	for _, d := range dumps {
+		p := d.Analysis.Pool
+		fmt.Fprintf(out, "%s spans written to %s (OTLP JSON lines), its HTML report to %s: hit rate %s, cold-start floor %s, %d unexplained misses\n",
+			d.Modes[0], d.Path, d.HTMLReport, demoPercent(p.HitRate), demoPercent(p.ColdStartFloor), p.MissReasons[spans.MissUnexplained])
+	}
+	if len(dumps) > 1 {
+		fmt.Fprintf(out, "Next: mcptrace analyze %s; mcptrace check %s\n", dumps[0].Path, dumps[len(dumps)-1].Path)
 	}
 	return nil
 }
 
+// demoPercent formats a ratio the analysis may leave null.
+func demoPercent(r *float64) string {
+	if r == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100**r)
+}
+
+// renderDemoTable prints one row per mode.
 func renderDemoTable(w io.Writer, results []demo.Result) error {
 	t := tablewriter.NewWriter(w)
 	t.Header("mode", "executions", "calls", "sessions opened", "hit rate", "execs on several sessions", "state lost", "errors", "wall")

@@ -121,8 +121,75 @@ func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 	}
 }
 
+// TestDemoWritesOneDumpPerMode pins the default: without --out each mode's
+// spans go to a dump of their own in --dir, named for the mode, with its HTML
+// report beside, so the pooled dump reads as a pass (every miss a cold
+// start) and the per-call dump as the regression, neither mixed with the
+// other.
+func TestDemoWritesOneDumpPerMode(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := filepath.Join(t.TempDir(), "spans") // created by the demo
+	out, _, err := execute(t, "demo", "--format", "json", "--dir", dir, "--scopes", "2", "--executions", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Dumps []struct {
+			Modes      []demo.Mode `json:"modes"`
+			Dump       string      `json:"dump"`
+			HTMLReport string      `json:"html_report"`
+			Analysis   struct {
+				Spans int `json:"spans"`
+				Pool  struct {
+					Acquires     int            `json:"acquires"`
+					Misses       int            `json:"misses"`
+					ExcessMisses int            `json:"excess_misses"`
+					MissReasons  map[string]int `json:"miss_reasons"`
+				} `json:"pool"`
+			} `json:"analysis"`
+		} `json:"dumps"`
+		Dump *string `json:"dump"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("demo JSON: %v\n%s", err, out)
+	}
+	if got.Dump != nil {
+		t.Errorf("top-level dump = %q with two dumps, want none (it names the single dump of --out)", *got.Dump)
+	}
+	if len(got.Dumps) != 2 {
+		t.Fatalf("dumps = %+v, want one per mode", got.Dumps)
+	}
+	for i, mode := range demo.Modes {
+		d := got.Dumps[i]
+		wantDump, wantHTML := filepath.Join(dir, string(mode)+".jsonl"), filepath.Join(dir, string(mode)+".html")
+		if len(d.Modes) != 1 || d.Modes[0] != mode || d.Dump != wantDump || d.HTMLReport != wantHTML {
+			t.Errorf("dump %d = modes %v, %s, %s; want %s in %s, report %s", i, d.Modes, d.Dump, d.HTMLReport, mode, wantDump, wantHTML)
+		}
+		for _, p := range []string{wantDump, wantHTML} {
+			if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+				t.Errorf("%s: %v, want a non-empty file", p, err)
+			}
+		}
+		pool := d.Analysis.Pool
+		if pool.Acquires != 12 || pool.MissReasons[spans.MissCold] != 2 {
+			t.Errorf("%s dump: pool %+v, want its own 12 acquires with 2 cold misses (one per scope)", mode, pool)
+		}
+		wantUnexplained := map[demo.Mode]int{demo.ModePooled: 0, demo.ModePerCall: 10}[mode]
+		if pool.MissReasons[spans.MissUnexplained] != wantUnexplained || pool.ExcessMisses != wantUnexplained {
+			t.Errorf("%s dump: %d unexplained and %d excess misses, want %d", mode, pool.MissReasons[spans.MissUnexplained], pool.ExcessMisses, wantUnexplained)
+		}
+	}
+}
+
 func TestDemoRejectsBadFlags(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string][]string{
+		"out and dir":      {"demo", "--out", "", "--dir", t.TempDir()},
+		"dir not a dir":    {"demo", "--dir", notADir},
+		"dir in live mode": {"demo", "--mode", "live", "--duration", "1h", "--dir", t.TempDir()},
 		"unknown mode":     {"demo", "--mode", "sideways", "--out", ""},
 		"unknown format":   {"demo", "--format", "xml", "--out", ""},
 		"zero executions":  {"demo", "--executions", "0", "--out", ""},

@@ -70,8 +70,12 @@ type Config struct {
 	Executions int
 	// Latency added by the fixture to every request, emulating a network.
 	Latency time.Duration
-	// Dump receives the OTLP JSON-lines spans of the run; nil: none.
+	// Dump receives the OTLP JSON-lines spans of every mode; nil: none.
 	Dump io.Writer
+	// Dumps receives each mode's spans in a dump of its own (instead of
+	// Dump for the modes it names), so the pooled run's dump reads as a
+	// pass and the per-call run's as the regression, each on its own.
+	Dumps map[Mode]io.Writer
 	// Exporter, if set, also receives every span of the run (the CLI's
 	// OTLP exporter, so a collector sees the demo live), batched like the
 	// dump and, like it, never dropping a span on a full queue. The demo
@@ -93,6 +97,14 @@ func (c Config) withDefaults() Config {
 		c.Executions = 4
 	}
 	return c
+}
+
+// dumpOf is where mode's spans go: its own dump, else the shared one.
+func (c Config) dumpOf(mode Mode) io.Writer {
+	if w := c.Dumps[mode]; w != nil {
+		return w
+	}
+	return c.Dump
 }
 
 // Result is the outcome of one mode.
@@ -152,8 +164,8 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 		return res, fmt.Errorf("demo resource: %w", rerr)
 	}
 	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(r)}
-	if cfg.Dump != nil {
-		opts = append(opts, sdktrace.WithBatcher(telemetry.NewFileExporter(cfg.Dump)))
+	if dump := cfg.dumpOf(mode); dump != nil {
+		opts = append(opts, sdktrace.WithBatcher(telemetry.NewFileExporter(dump)))
 	}
 	if cfg.Exporter != nil {
 		// Blocking, as the dump: the demo waits for a slow receiver rather
