@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,14 @@ var (
 	// ErrMemoryLimit: what the input holds would take more memory than
 	// the budget (ReadOptions.MaxMemory) allows.
 	ErrMemoryLimit = errors.New("memory budget exceeded")
+	// ErrSourceIncomplete: the input itself says data is missing (a
+	// Jaeger answer's errors, a Tempo trace marked PARTIAL, an OTLP
+	// partial success with rejected spans): what it holds is read, and
+	// the input is partial.
+	ErrSourceIncomplete = errors.New("the source says data is missing")
+	// ErrNULBytes: the content is NUL bytes only, as a file a crash or a
+	// full disk left behind: not a dump, and a sign that one is missing.
+	ErrNULBytes = fmt.Errorf("%w: NUL bytes only", ErrNotTraceDump)
 )
 
 // ReadError is a bad input: the file, the place and what was expected. Read
