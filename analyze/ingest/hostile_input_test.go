@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -430,6 +431,53 @@ func TestCrashLeftoversInADirectoryMakeItPartial(t *testing.T) {
 			}
 			if !bad.Partial || len(bad.Warnings) != 1 || !strings.Contains(bad.Warnings[0], tc.partial) {
 				t.Errorf("%s: partial %v, warnings %q; want partial, saying %q", tc.file, bad.Partial, bad.Warnings, tc.partial)
+			}
+		})
+	}
+}
+
+// TestReadErrorsPrintNoRawBytes pins the text of read errors over input
+// whose bytes would act on a terminal or hide text: the error names the
+// file and the place, and every control byte, invalid UTF-8 byte and bidi
+// control, from the input or from the file's name, is shown escaped; a
+// huge bad token stays a short error.
+func TestReadErrorsPrintNoRawBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		force      Format
+		says       []string
+	}{
+		{"tempo: a raw 0xff where an element starts", "t.json", []byte("{\"batches\":[\xff]}"), FormatTempo,
+			[]string{"t.json (byte 12): ", `invalid character '\xff' looking for beginning of value`, `(in element 0 of "batches")`}},
+		{"jaeger: a control byte in the second element", "j.json", []byte(`{"data":[` + jaegerTraceJSON(1) + ",\x01]}"), FormatJaeger,
+			[]string{`invalid character '\x01'`, `(in element 1 of "data")`}},
+		{"json line: an escape sequence where an array was expected", "l.jsonl", []byte(otlpLine(1) + "{\"resourceSpans\": [\x1b[2J]}\n"), FormatAuto,
+			[]string{"l.jsonl:2 (byte ", `\x1b`}},
+		{"a file name with an escape sequence and a bidi override", "a\x1b[31m\u202egol.jsonl", []byte("{\"resourceSpans\": [oops]}\n"), FormatAuto,
+			[]string{`a\x1b[31m\u202egol.jsonl (byte 19)`}},
+		{"json line: a megabyte of junk", "big.jsonl", []byte("{\"resourceSpans\": [" + strings.Repeat("\xfe", 1<<20) + "]}\n"), FormatAuto,
+			[]string{"big.jsonl:1 (byte 0): ", `found \xfe`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeInputFile(t, t.TempDir(), tc.file, tc.data)
+			_, _, err := readPaths(t, []string{path}, ReadOptions{Strict: true, Format: tc.force})
+			if err == nil {
+				t.Fatal("read without an error")
+			}
+			msg := err.Error()
+			for _, s := range tc.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("error %q does not say %q", msg, s)
+				}
+			}
+			if !utf8.ValidString(msg) || strings.ContainsFunc(msg, func(r rune) bool {
+				return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+			}) {
+				t.Errorf("error %q prints a raw control, invalid or bidi byte", msg)
+			}
+			if len(msg) > 1200+len(path) {
+				t.Errorf("error of %d bytes, want a bounded one", len(msg))
 			}
 		})
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // Input describes one input after reading.
@@ -144,10 +146,10 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 				if errors.Is(err, ErrNULBytes) {
 					why = ErrNULBytes
 				}
-				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", src.path, why))
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", textfmt.SafeText(src.path), why))
 				in.Partial = true
 			default:
-				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", src.path, ErrNotTraceDump))
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(src.path), ErrNotTraceDump))
 			}
 			err = nil
 		}
@@ -361,7 +363,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		return st.first // nothing usable was read
 	}
 	if st.first == nil && in.Spans == 0 {
-		in.Warnings = append(in.Warnings, src.path+": no spans in the dump")
+		in.Warnings = append(in.Warnings, textfmt.SafeText(src.path)+": no spans in the dump")
 	}
 	return nil
 }

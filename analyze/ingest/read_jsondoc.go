@@ -105,6 +105,10 @@ type docWalker struct {
 	cr       *capReader // what the decoder reads through
 	cap      int64      // the longest value the decoder may buffer
 	crBase   int64      // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
+	// inArray and elem are the record array being walked and the index
+	// of its element being read, for the place a problem names.
+	inArray string
+	elem    int
 }
 
 func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
@@ -194,7 +198,9 @@ func (w *docWalker) array(key string, depth int) (found, ok bool) {
 			Err: fmt.Errorf("%q is %s, not an array", key, describeToken(tok))}}))
 		return false, false
 	}
-	for w.more() {
+	w.inArray, w.elem = key, 0
+	defer func() { w.inArray = "" }()
+	for ; w.more(); w.elem++ {
 		if w.ctx.Err() != nil {
 			return true, false
 		}
@@ -488,6 +494,10 @@ func (w *docWalker) fail(err error) {
 			Err: fmt.Errorf("%w: the input ends inside the JSON document", ErrTruncated)}
 	default:
 		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected, Err: err}
+	}
+	if w.inArray != "" {
+		// The byte alone is hard to find in a document of one line.
+		prob.Err = fmt.Errorf("%w (in element %d of %s)", prob.Err, w.elem, QuoteText(w.inArray))
 	}
 	w.emit(readyJob(result{prob: prob}))
 }
