@@ -16,12 +16,15 @@ import (
 // pcommon.Value.AsString, which an index calls on an array or map value),
 // and none of them stops on its own early enough: a 28 KB dump of an
 // attribute nested a million deep is a stack overflow, a crash no caller
-// can recover from. So every record is measured before it is decoded, by
-// the linear, non-recursive scans below, and one nested deeper than
-// MaxDepth is a bad record: a *ReadError wrapping ErrTooDeep that names the
-// file, the byte, the path of keys down to the place and the attribute
-// whose value it is. The projection decoders (fastjson.go, fastproto.go)
-// give up long before the limit, so what they take is within it too.
+// can recover from. So every JSON record is measured before a decoder sees
+// it, by the linear scan jsonDepth, which neither recurses nor allocates;
+// a protobuf record is measured by pdata's unmarshaler itself, which stops
+// at the same limit before it recurses, and protoDepth, a bounded walk,
+// then finds the place. A record nested deeper than MaxDepth is a bad
+// record: a *ReadError wrapping ErrTooDeep that names the file, the byte,
+// the path of keys down to the place and the attribute whose value it is.
+// The projection decoders (fastjson.go, fastproto.go) give up long before
+// the limit, so what they take is within it too.
 
 // MaxDepth is how deep a record may nest. In JSON: objects and arrays,
 // counted from the record itself (a JSON line's request, a document's
