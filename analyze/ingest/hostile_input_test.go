@@ -457,6 +457,8 @@ func TestReadErrorsPrintNoRawBytes(t *testing.T) {
 	}{
 		{"tempo: a raw 0xff where an element starts", "t.json", []byte("{\"batches\":[\xff]}"), FormatTempo,
 			[]string{"t.json (byte 12): ", `invalid character '\xff' looking for beginning of value`, `(in element 0 of "batches")`}},
+		{"tempo: a bad id in the second element", "t2.json", []byte(`{"batches":[{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]},{"scopeSpans":[{"spans":[{"traceId":"AQIDBAUGBwgJCgsMDQ4PEA==","spanId":"@@\u001b","name":"a"}]}]}]}`), FormatTempo,
+			[]string{"expected a Tempo ResourceSpans JSON object: spanId is neither", `(in element 1 of "batches")`}},
 		{"jaeger: a control byte in the second element", "j.json", []byte(`{"data":[` + jaegerTraceJSON(1) + ",\x01]}"), FormatJaeger,
 			[]string{`invalid character '\x01'`, `(in element 1 of "data")`}},
 		{"json line: an escape sequence where an array was expected", "l.jsonl", []byte(otlpLine(1) + "{\"resourceSpans\": [\x1b[2J]}\n"), FormatAuto,
