@@ -273,6 +273,9 @@ func ParseSelectorString(s string) (Selector, error) {
 	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
 		return Selector{}, yamlError("", []byte(s), err)
 	}
+	if err := checkConfigDepth("", &doc); err != nil {
+		return Selector{}, err
+	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return Selector{}, &ConfigError{Line: 1, Column: 1, Msg: "want one span name or one mapping"}
 	}

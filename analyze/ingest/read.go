@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // Input describes one input after reading.
@@ -107,7 +109,8 @@ const (
 // on the command line or matched by a glob must be a trace dump; a file
 // found by walking a directory that is empty or not a trace dump at all (a
 // README, a golden report) is skipped with a warning on its Input, or is an
-// error in strict mode. In non-strict mode (the default) a bad line of JSON
+// error in strict mode; an empty or NUL-only one (what a crash leaves of a
+// dump) also marks its Input partial. In non-strict mode (the default) a bad line of JSON
 // lines, a bad record of a length-prefixed file, or a truncated tail is
 // skipped with a warning in Input.Warnings (and Input.Partial set), keeping
 // everything read before; if nothing usable was read from a file, its first
@@ -135,12 +138,20 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 		err := readInput(ctx, src, opts, workers, &in, sink)
 		if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
 			// A README or a report next to the dumps in a walked
-			// directory is not an input: skip it, say so.
-			why := ErrNotTraceDump
-			if errors.Is(err, ErrEmptyInput) {
-				why = ErrEmptyInput
+			// directory is not an input: skip it, say so. An empty or
+			// NUL-filled file is skipped too, but it is what a crash or a
+			// full disk leaves of a dump: the run is partial.
+			switch {
+			case errors.Is(err, ErrEmptyInput), errors.Is(err, ErrNULBytes):
+				why := ErrEmptyInput
+				if errors.Is(err, ErrNULBytes) {
+					why = ErrNULBytes
+				}
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", textfmt.SafeText(src.path), why))
+				in.Partial = true
+			default:
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(src.path), ErrNotTraceDump))
 			}
-			in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", src.path, why))
 			err = nil
 		}
 		inputs = append(inputs, in)
@@ -286,7 +297,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		raw = countingReader{r: raw, n: in.read}
 	}
 
-	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio)
+	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio, opts.budget().zstdWindow())
 	if err != nil {
 		return err
 	}
@@ -353,7 +364,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		return st.first // nothing usable was read
 	}
 	if st.first == nil && in.Spans == 0 {
-		in.Warnings = append(in.Warnings, src.path+": no spans in the dump")
+		in.Warnings = append(in.Warnings, textfmt.SafeText(src.path)+": no spans in the dump")
 	}
 	return nil
 }
@@ -392,7 +403,11 @@ func openSource(src source, stdin io.Reader) (io.Reader, int64, func(), error) {
 func chooseFormat(path string, forced Format, det detection) (Format, error) {
 	if forced == FormatAuto {
 		if det.format == FormatAuto {
-			return FormatAuto, &ReadError{Path: path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
+			why := ErrNotTraceDump
+			if det.nul {
+				why = ErrNULBytes
+			}
+			return FormatAuto, &ReadError{Path: path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", why, det.looks)}
 		}
 		return det.format, nil
 	}

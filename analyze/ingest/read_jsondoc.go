@@ -18,21 +18,28 @@ type docSpec struct {
 	arrays   map[string]bool // keys whose array elements are records
 	nested   map[string]bool // keys whose object value is searched the same way
 	expected string          // the document the format expects, for errors
+	// signals are top-level keys in which the source says whether data is
+	// missing: each reads the key's value and returns why the answer is
+	// incomplete, or "" when it is not (see signals.go).
+	signals map[string]func(json.RawMessage) string
 }
 
 var (
 	otlpDocSpec = docSpec{
 		arrays:   map[string]bool{"resourceSpans": true, "resource_spans": true},
 		expected: "an OTLP JSON object with a resourceSpans array",
+		signals:  map[string]func(json.RawMessage) string{"partialSuccess": otlpPartialSuccess, "partial_success": otlpPartialSuccess},
 	}
 	tempoDocSpec = docSpec{
 		arrays:   map[string]bool{"batches": true, "resourceSpans": true, "resource_spans": true},
 		nested:   map[string]bool{"trace": true},
 		expected: `a Tempo trace JSON object with "batches" or "trace": {"resourceSpans"}`,
+		signals:  map[string]func(json.RawMessage) string{"status": tempoStatus, "error": errorsField, "errors": errorsField},
 	}
 	jaegerDocSpec = docSpec{
 		arrays:   map[string]bool{"data": true},
 		expected: `a Jaeger /api/traces JSON object with a "data" array`,
+		signals:  map[string]func(json.RawMessage) string{"errors": jaegerErrors},
 	}
 )
 
@@ -98,6 +105,10 @@ type docWalker struct {
 	cr       *capReader // what the decoder reads through
 	cap      int64      // the longest value the decoder may buffer
 	crBase   int64      // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
+	// inArray and elem are the record array being walked and the index
+	// of its element being read, for the place a problem names.
+	inArray string
+	elem    int
 }
 
 func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
@@ -133,11 +144,15 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 		key, _ := tok.(string)
 		switch {
 		case w.spec.arrays[key]:
-			f, ok := w.array(key)
+			f, ok := w.array(key, depth)
 			if !ok {
 				return found, false
 			}
 			found = found || f
+		case w.spec.signals[key] != nil && depth == 0:
+			if !w.signal(key) {
+				return found, false
+			}
 		case w.spec.nested[key] && depth == 0:
 			tok, err := w.token()
 			if err != nil {
@@ -167,7 +182,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 }
 
 // array emits the elements of the array under key as records.
-func (w *docWalker) array(key string) (found, ok bool) {
+func (w *docWalker) array(key string, depth int) (found, ok bool) {
 	start := w.offset()
 	tok, err := w.token()
 	if err != nil {
@@ -183,17 +198,25 @@ func (w *docWalker) array(key string) (found, ok bool) {
 			Err: fmt.Errorf("%q is %s, not an array", key, describeToken(tok))}}))
 		return false, false
 	}
-	for w.more() {
+	w.inArray, w.elem = key, 0
+	defer func() { w.inArray = "" }()
+	for ; w.more(); w.elem++ {
 		if w.ctx.Err() != nil {
 			return true, false
 		}
 		var raw json.RawMessage
 		if err := w.decode(&raw); err != nil {
+			if isJSONDepthError(err) {
+				if !w.skipDeepElement(depth) {
+					return true, false
+				}
+				continue
+			}
 			w.fail(err)
 			return true, false
 		}
 		// raw is exactly the element's bytes, so it started len(raw) back.
-		w.job.recs = append(w.job.recs, rec{data: raw, off: w.offset() - int64(len(raw))})
+		w.job.recs = append(w.job.recs, rec{data: raw, off: w.offset() - int64(len(raw)), array: key, elem: w.elem})
 		w.jobBytes += len(raw)
 		if w.jobBytes >= jobMaxBytes || len(w.job.recs) >= jobMaxRecs {
 			if !w.flush() {
@@ -208,6 +231,34 @@ func (w *docWalker) array(key string) (found, ok bool) {
 	return true, true
 }
 
+// signal reads the value of a top-level key in which the source says
+// whether data is missing, and emits a problem (the input is partial) when
+// it says so.
+func (w *docWalker) signal(key string) bool {
+	start := w.offset()
+	var raw json.RawMessage
+	if err := w.decode(&raw); err != nil {
+		w.fail(err)
+		return false
+	}
+	why := "a value nested too deep to read"
+	if jsonDepth(raw) == nil {
+		why = w.spec.signals[key](raw)
+	}
+	if why == "" {
+		return true
+	}
+	if !w.flush() {
+		return false
+	}
+	if !w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start, Expected: "every trace the source was asked for",
+		Err: fmt.Errorf("%w: %q says %s", ErrSourceIncomplete, key, why)}})) {
+		w.stopped = true
+		return false
+	}
+	return true
+}
+
 // skipValue skips an unknown value of any size in constant memory, at the
 // speed of a byte scan: the decoder's unread buffer and the stream after it
 // are scanned to the value's end by skipJSON, then a new decoder takes over
@@ -219,9 +270,45 @@ func (w *docWalker) array(key string) (found, ok bool) {
 // braces (`{"":{` per level), read before the rest, and the comma after
 // the skipped value is consumed by the scan.
 func (w *docWalker) skipValue(depth int) bool {
+	return w.skip(depth, false, w.offset(), io.MultiReader(w.dec.Buffered(), w.cr))
+}
+
+// skipDeepElement reports an array element nested deeper than the
+// decoder's own limit (encoding/json stops at 10000 levels, with an error
+// that names no place) as a record too deep (MaxDepth), then skips it and
+// goes on with the next element: the record is bad, the document is not.
+// The failed Decode consumed nothing: its buffer still starts at the
+// element.
+func (w *docWalker) skipDeepElement(depth int) bool {
 	start := w.offset()
+	buffered, _ := io.ReadAll(w.dec.Buffered()) // at most the value cap
+	e := jsonDepth(buffered)
+	if e == nil { // cannot be: the decoder saw more than 10000 levels
+		e = &depthError{}
+	}
+	if !w.flush() {
+		return false
+	}
+	if !w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start + e.at, Expected: expectedDepth,
+		Err: rec{array: w.inArray, elem: w.elem}.placed(e)}})) {
+		w.stopped = true
+		return false
+	}
+	return w.skip(depth, true, start, io.MultiReader(bytes.NewReader(buffered), w.cr))
+}
+
+// isJSONDepthError reports whether err is encoding/json's nesting limit.
+func isJSONDepthError(err error) bool {
+	var syn *json.SyntaxError
+	return errors.As(err, &syn) && strings.HasSuffix(syn.Error(), "exceeded max depth")
+}
+
+// skip skips the value src starts with, at stream offset start (an object
+// member's value, or with inArray an array element), and replaces the
+// decoder by one positioned after it (see skipValue).
+func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) bool {
 	w.cr.limit = -1 // the scan holds no value, whatever its length
-	br := bufio.NewReaderSize(io.MultiReader(w.dec.Buffered(), w.cr), 64<<10)
+	br := bufio.NewReaderSize(src, 64<<10)
 	n, err := skipJSON(br)
 	if err == nil {
 		for { // white space, then the comma before the next member
@@ -249,11 +336,16 @@ func (w *docWalker) skipValue(depth int) bool {
 	}
 	rest, _ := br.Peek(br.Buffered())
 	prime := "{" + strings.Repeat(`"":{`, depth)
+	tokens := 1 + 2*depth
+	if inArray {
+		prime += `"":[`
+		tokens += 2
+	}
 	rest = append([]byte(prime), rest...)
 	w.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(rest), w.cr))
 	w.crBase = w.cr.read - int64(len(rest))
 	w.base = start + n - int64(len(prime))
-	for range 1 + 2*depth {
+	for range tokens {
 		if _, err := w.dec.Token(); err != nil {
 			w.fail(err)
 			return false
@@ -403,6 +495,10 @@ func (w *docWalker) fail(err error) {
 			Err: fmt.Errorf("%w: the input ends inside the JSON document", ErrTruncated)}
 	default:
 		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected, Err: err}
+	}
+	if w.inArray != "" {
+		// The byte alone is hard to find in a document of one line.
+		prob.Err = fmt.Errorf("%w (in element %d of %s)", prob.Err, w.elem, QuoteText(w.inArray))
 	}
 	w.emit(readyJob(result{prob: prob}))
 }
