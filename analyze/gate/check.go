@@ -146,7 +146,7 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 	if c.Partial && !opts.AllowPartial {
 		for _, in := range c.Inputs {
 			if in.Partial {
-				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is damaged: only the %d spans before the damage were read (--allow-partial accepts that)", in.Path, in.Spans))
+				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is partial: %d spans were read, the rest is damaged or reported missing (--allow-partial accepts that)", in.Path, in.Spans))
 			}
 		}
 		incomplete = true

@@ -77,7 +77,7 @@ func TestCheckIsNeverGreenOnMissingOrDamagedData(t *testing.T) {
 		{"allow_empty lets a rule pass on an empty dump", []string{"check", "--format", "markdown", "--config", allowEmpty, empty}, gate.ExitPass,
 			[]string{"nothing to judge: no pool spans in the dump (allowed: allow_empty)", "verdict: PASS (1 passed)"}, nil},
 		{"a cut dump is incomplete", []string{"check", cut}, gate.ExitIncomplete,
-			[]string{"INCOMPLETE: " + cut + " is damaged", "--allow-partial"}, []string{"check incomplete: " + cut + " is damaged"}},
+			[]string{"INCOMPLETE: " + cut + " is partial", "--allow-partial"}, []string{"check incomplete: " + cut + " is partial"}},
 		{"--allow-partial lets a cut dump pass", []string{"check", "--allow-partial", cut}, gate.ExitPass,
 			[]string{"PARTIAL", "verdict: PASS (6 passed)"}, []string{"warning: " + cut}},
 		{"--strict still refuses a cut dump", []string{"check", "--strict", cut}, gate.ExitUsage, nil, []string{cut}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // runSetup is what the flags of analyze, check and diff resolve to: how to
@@ -94,8 +95,8 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *analyze.To
 // s.needIndex, the incremental engine reads them (s.engine) and the
 // returned index is nil; otherwise one index keeps what s's
 // measures and rules read, progress shows on a terminal, each input's
-// warnings go to stderr, and a damaged input is reported with
-// damaged(spans read before the damage), which says what the command did
+// warnings go to stderr, and a partial input is reported with
+// damaged(spans that could be read), which says what the command did
 // with them. A read error is exit 2, an interruption exit 130.
 func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
@@ -147,7 +148,7 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples
 			fmt.Fprintf(stderr, "mcptrace: warning: %s\n", w)
 		}
 		if in.Partial {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s is damaged: %s\n", in.Path, damaged(in.Spans))
+			fmt.Fprintf(stderr, "mcptrace: warning: %s is partial: %s\n", ingest.QuoteText(in.Path), damaged(in.Spans))
 		}
 	}
 	if idx == nil {
@@ -190,9 +191,9 @@ func loadSide(cmd *cobra.Command, s runSetup, path string) (*analyze.Report, err
 // checkedDamaged and analyzedDamaged say what check (and diff) and analyze
 // did with a damaged input.
 func checkedDamaged(n int) string {
-	return fmt.Sprintf("checked the %d spans read before the damage", n)
+	return fmt.Sprintf("checked the %d spans that could be read", n)
 }
 
 func analyzedDamaged(n int) string {
-	return fmt.Sprintf("analyzed the %d spans read before the damage (report marked partial)", n)
+	return fmt.Sprintf("analyzed the %d spans that could be read (report marked partial)", n)
 }

@@ -30,33 +30,7 @@ func QuoteInput(s string) string {
 // SafeText escapes text for an error message or a log line as QuoteInput
 // does, without quoting or clipping it: for text that is mostly the
 // program's own (an error's message, a path) but may carry bytes from the
-// input or the file system. Text with nothing to escape is returned as is.
-func SafeText(s string) string {
-	s = TermSafe(s)
-	if !strings.ContainsFunc(s, hidesText) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hidesText(r) {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// hidesText reports whether r changes how the text around it reads without
-// showing itself: bidi controls, zero-width characters, the BOM, and the
-// line and paragraph separators.
-func hidesText(r rune) bool {
-	switch {
-	case r >= 0x200b && r <= 0x200f, // zero-width space, joiners, LRM, RLM
-		r >= 0x2028 && r <= 0x202e, // line/paragraph separators, bidi embeddings and overrides
-		r >= 0x2060 && r <= 0x2069, // word joiner, invisible operators, bidi isolates
-		r == 0x061c, r == 0xfeff:
-		return true
-	}
-	return false
-}
+// input or the file system. It is TermSafe: one escaping rule for the
+// terminal, whether the text lands in a report or in an error. Text with
+// nothing to escape is returned as is.
+func SafeText(s string) string { return TermSafe(s) }
