@@ -16,12 +16,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -57,6 +59,8 @@ type options struct {
 	lim                      fuzz.Limits
 	verbose                  bool
 	write                    string
+	judge                    string
+	update                   bool
 }
 
 func parse() (options, error) {
@@ -76,6 +80,8 @@ func parse() (options, error) {
 	flag.Int64Var(&maxRSS, "max-rss-mib", o.lim.MaxRSS>>20, "peak RSS (MiB) past which a run is a finding")
 	flag.DurationVar(&o.lim.Wall, "wall", o.lim.Wall, "wall time past which a run is killed and a finding")
 	flag.BoolVar(&o.verbose, "v", false, "print every case")
+	flag.StringVar(&o.judge, "judge", "", "judge one case directory (a reproducer with its case.json) on every run, print its findings and figures, and exit")
+	flag.BoolVar(&o.update, "update", false, "with -judge: rewrite the case.json's found list with what this binary finds")
 	flag.StringVar(&o.write, "write", "", "write each case's input (with its case.json) under this directory, to run by hand")
 	flag.Parse()
 	o.lim.MaxRSS = maxRSS << 20
@@ -95,6 +101,9 @@ func run() (int, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.judge != "" {
+		return judgeOne(ctx, o)
+	}
 	knownSigs := map[string]string{}
 	if corpus, err := fuzz.LoadCorpus(o.corpus); err == nil {
 		known, err := fuzz.LoadKnown(filepath.Join(o.corpus, "known.txt"))
@@ -155,8 +164,9 @@ func run() (int, error) {
 		// it: one run's wall bound, then it is abandoned without a verdict.
 		cctx, cancel := context.WithDeadline(ctx, end.Add(o.lim.Wall))
 		fs, stats, err := fuzz.Judge(cctx, o.bin, tmp, c, o.lim)
+		abandoned := cctx.Err() != nil
 		cancel()
-		if cctx.Err() != nil {
+		if abandoned {
 			fmt.Printf("case %d: -family %s -seed %d: abandoned at the deadline\n", i, family, seed)
 			break
 		}
@@ -214,6 +224,52 @@ func run() (int, error) {
 		return 1, nil
 	}
 	fmt.Println("fuzzrun: nothing new")
+	return 0, nil
+}
+
+// judgeOne judges the case in o.judge on every run and prints what it
+// found; exit 1 if anything.
+func judgeOne(ctx context.Context, o options) (int, error) {
+	c, err := fuzz.LoadCase(o.judge)
+	if err != nil {
+		return 0, err
+	}
+	tmp, err := os.MkdirTemp("", "fuzzrun-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	fs, stats, err := fuzz.Judge(ctx, o.bin, tmp, c, o.lim)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Printf("%s: %s\n", o.judge, c.What)
+	for _, s := range stats {
+		fmt.Printf("  %-16s exit %3d %6.2fs %5d MiB\n", s.Run, s.Code, s.Wall.Seconds(), s.RSS>>20)
+	}
+	var sigs []string
+	for _, f := range fs {
+		fmt.Printf("  %s: %s\n", f.Signature(c.Family), f)
+		if sig := f.Signature(c.Family); !slices.Contains(sigs, sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	if o.update && len(sigs) > 0 {
+		c.Found, c.Details = sigs, nil
+		for _, f := range fs {
+			c.Details = append(c.Details, f.String())
+		}
+		b, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			return 0, err
+		}
+		if err := os.WriteFile(filepath.Join(o.judge, "case.json"), append(b, '\n'), 0o644); err != nil {
+			return 0, err
+		}
+	}
+	if len(fs) > 0 {
+		return 1, nil
+	}
 	return 0, nil
 }
 
