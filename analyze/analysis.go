@@ -1,6 +1,9 @@
 package analyze
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Analysis is the one value the gate reads for a dump: the Report (the
 // figures and the inputs) and, for each rule to judge, what its scopes hold
@@ -18,11 +21,21 @@ type Analysis struct {
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)). Like
 // Analyze it is pure.
 func AnalyzeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*Analysis, error) {
+	return AnalyzeRulesContext(context.Background(), idx, cfg, rules, opts)
+}
+
+// AnalyzeRulesContext is [AnalyzeRules] stopped by ctx: it returns ctx's
+// error (wrapped) once ctx is done, looking at it between the measures and
+// the rules and throughout the rules' loops ([ObserveRulesContext]).
+func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*Analysis, error) {
 	r, err := Analyze(idx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	obs, err := observeRules(idx, cfg, rules, opts, r)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	obs, err := observeRules(ctx, idx, cfg, rules, opts, r)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}

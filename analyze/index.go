@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -165,6 +166,9 @@ type Index struct {
 	// (borrowTraces): reset drops them rather than clearing them, and
 	// value lookups go to the lender's map.
 	lender *Index
+	// valLookup answers value -> id once the build-time map is dropped
+	// (index_lookup.go).
+	valLookup valueLookup
 
 	dirty      bool // spans added since the last finish
 	duplicates int  // spans left out as copies of an indexed one, dropped ones included
@@ -646,10 +650,23 @@ func (x *Index) internValue(v pcommon.Value) int32 {
 		return boolVal(v.Bool())
 	case pcommon.ValueTypeInt:
 		return x.internString(strconv.FormatInt(v.Int(), 10))
+	case pcommon.ValueTypeSlice, pcommon.ValueTypeMap:
+		// AsString encodes an array or a map as JSON, recursing once per
+		// level without a limit. The readers refuse records nested past
+		// ingest.MaxDepth, but pdata handed to the index by other means
+		// (the Collector connector's receivers) need not be.
+		if ingest.ValueTooDeep(v) {
+			return x.internString(tooDeepValue)
+		}
+		return x.internString(v.AsString())
 	default:
 		return x.internString(v.AsString())
 	}
 }
+
+// tooDeepValue is the text an index keeps for an array or map attribute
+// value nested deeper than ingest.MaxDepth, which it does not encode.
+var tooDeepValue = fmt.Sprintf("<a value nested more than %d deep>", ingest.MaxDepth)
 
 func (x *Index) internTrace(id pcommon.TraceID) int32 {
 	if i, ok := x.traceIdx[id]; ok {

@@ -41,6 +41,7 @@ var (
 	ErrRecordTooLarge     = ingest.ErrRecordTooLarge
 	ErrDecompressionLimit = ingest.ErrDecompressionLimit
 	ErrMemoryLimit        = ingest.ErrMemoryLimit
+	ErrTooDeep            = ingest.ErrTooDeep
 )
 
 // DefaultMaxDecompressionRatio is the decompression bound when none is

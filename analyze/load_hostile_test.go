@@ -260,13 +260,40 @@ func TestParseByteSize(t *testing.T) {
 		{"2GiB", 2 << 30, true},
 		{"1.5 gb", 3 << 29, true},
 		{"64m", 64 << 20, true},
+		{"0.5KiB", 512, true},
+		{"1b", 1, true},
+		{"4611686018427387904", 1 << 62, true},
+		// Not a positive whole number of bytes: refused, never read as
+		// the default (0) or as whatever a float conversion makes of it.
 		{"0", 0, false},
+		{"0MiB", 0, false},
+		{"-1", 0, false},
 		{"-1GiB", 0, false},
+		{"+5", 0, false},
+		{"0.5", 0, false},
+		{"1.0000001KiB", 0, false},
+		{"nan", 0, false},
+		{"NaN", 0, false},
+		{"inf", 0, false},
+		{"+Inf", 0, false},
+		{"1e400", 0, false},
+		{"1e3", 0, false},
+		{"0x10", 0, false},
+		{"4611686018427387905", 0, false},
+		{"9999999999GiB", 0, false},
+		{"", 0, false},
+		{"MiB", 0, false},
+		{"1.", 0, false},
+		{".5GiB", 0, false},
 		{"lots", 0, false},
+		{"1\x1b[31mGiB", 0, false},
 	} {
 		got, err := ParseByteSize(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseByteSize(%q) = %d, %v; want %d, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\x1b") {
+			t.Errorf("ParseByteSize(%q): the error %q prints a raw control byte", tc.in, err)
 		}
 	}
 	if d := DefaultMaxMemory(); d < 64<<20 || d > 1<<30 {
@@ -312,4 +339,68 @@ func TestDocumentReadersSkipUnknownValuesOfAnyShape(t *testing.T) {
 			t.Errorf("Read = %v, want ErrTruncated", err)
 		}
 	})
+}
+
+// TestDeepValuesNeverReachAsString pins both defences against an attribute
+// nested past ingest.MaxDepth. Through Load (the issue's 28 KB dump that
+// crashed check and analyze with a stack overflow: a kept attribute nested
+// a million deep) the record is a bad record, the input partial, the rest
+// read. Handed to the index as pdata (the Collector connector's way in),
+// the value is kept as a marker, never encoded by AsString's unbounded
+// recursion; a value at the limit is encoded as before.
+func TestDeepValuesNeverReachAsString(t *testing.T) {
+	const span = `"traceId":"5ca1ab1e0000000000000000000000aa","spanId":"40000000000000%s","name":"plugin.mcp.invoke","startTimeUnixNano":"1777539600000000000","endTimeUnixNano":"1777539600000001000"`
+	deep := strings.Repeat(`{"arrayValue":{"values":[`, 1_000_000) + `{"stringValue":"x"}` + strings.Repeat(`]}}`, 1_000_000)
+	line := func(id, attrs string) string {
+		return `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + strings.Replace(span, "%s", id, 1) + attrs + `}]}]}]}` + "\n"
+	}
+	var gz bytes.Buffer
+	zw, _ := zstd.NewWriter(&gz)
+	zw.Write([]byte(line("01", "") + line("02", `,"attributes":[{"key":"plugin.mcp.cache_key","value":`+deep+`}]`)))
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "deep.jsonl.zst")
+	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx, inputs, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.Spans() != 1 || !inputs[0].Partial || len(inputs[0].Warnings) != 1 || !strings.Contains(inputs[0].Warnings[0], `attribute "plugin.mcp.cache_key"`) {
+		t.Fatalf("%d spans, partial %v, warnings %q; want the shallow span, partial, the deep record named", idx.Spans(), inputs[0].Partial, inputs[0].Warnings)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		depth int
+		want  string
+	}{
+		{"at the limit", ingest.MaxDepth, strings.Repeat("[", ingest.MaxDepth) + `"x"` + strings.Repeat("]", ingest.MaxDepth)},
+		{"past the limit", ingest.MaxDepth + 1, tooDeepValue},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			td := ptrace.NewTraces()
+			s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			s.SetName("plugin.mcp.invoke")
+			s.SetTraceID([16]byte{1})
+			s.SetSpanID([8]byte{1})
+			v := s.Attributes().PutEmpty("plugin.mcp.cache_key")
+			for range tc.depth {
+				v = v.SetEmptySlice().AppendEmpty()
+			}
+			v.SetStr("x")
+			idx := NewIndex(IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
+			idx.Add(td)
+			idx.finish()
+			var got []string
+			for _, a := range allAttrs(idx) {
+				if idx.keys[a.key] == "plugin.mcp.cache_key" {
+					got = append(got, idx.vals[a.val])
+				}
+			}
+			if len(got) != 1 || got[0] != tc.want {
+				t.Errorf("kept %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -121,9 +121,13 @@ var malformedCases = map[string]malformedCase{
 	"wrong-types.jaeger.json":      {want: " (byte 9): expected a Jaeger trace object: "},
 	"wrong-types.otlp.json":        {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadString: expects \" or n, but found {"},
 	"resourcespans-not-array.json": {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadArray: expect [ or , or ] or n"},
-	// A 200 kB first line: read as JSON lines, refused by the decoder.
-	"deeply-nested.json.gz": {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadObject: expect { or , or } or n, but found ["},
+	// A 200 kB first line of arrays 100 000 deep: read as JSON lines,
+	// refused at ingest.MaxDepth before any decoder sees it.
+	"deeply-nested.json.gz": {want: ":1 (byte 116): expected a record nested at most 100 deep: nested too deep, at resourceSpans[0][0]", is: ErrTooDeep},
 	"not-objects.jsonl":     {want: " (byte 0): expected one of OTLP JSON", is: ErrNotTraceDump},
+	// An attribute 20 000 arrays deep: past ingest.MaxDepth, a bad record
+	// named by its attribute, never handed to a recursive decoder.
+	"deeply-nested-value.jsonl.gz": {want: `:1 (byte 1075): expected a record nested at most 100 deep: nested too deep in the value of attribute "deep", at resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]`, is: ErrTooDeep},
 
 	"partial-cut-record.pb":      {want: " (byte 1080): expected an OTLP ExportTraceServiceRequest protobuf record: truncated: the record is 476 bytes but only 467 are left", is: ErrTruncated, spans: 7},
 	"partial-length-past-end.pb": {want: " (byte 600): expected an OTLP ExportTraceServiceRequest protobuf record: truncated: the record is 1000 bytes but only 5 are left", is: ErrTruncated, spans: 4},
@@ -178,8 +182,6 @@ var malformedCases = map[string]malformedCase{
 		}
 	}},
 	"readable-zero-length-frames.pb": {spans: 7},
-	// Legal OTLP, 20 000 arrays deep: decoded, at a cost in proportion.
-	"readable-deeply-nested-value.jsonl.gz": {spans: 1},
 }
 
 // TestMalformedCorpus loads every corpus file with the analyzer as `mcptrace
@@ -735,13 +737,14 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 			return b[:len(b)*3/4]
 		},
 
-		// Well-formed dumps of broken spans.
-		// An attribute value nested 20 000 arrays deep: legal OTLP.
-		"readable-deeply-nested-value.jsonl.gz": func(t testing.TB) []byte {
+		// An attribute value nested 20 000 arrays deep: past the limit.
+		"deeply-nested-value.jsonl.gz": func(t testing.TB) []byte {
 			const depth = 20_000
 			v := cat(bytes.Repeat([]byte(`{"arrayValue":{"values":[`), depth), []byte(`{"stringValue":"x"}`), bytes.Repeat([]byte(`]}}`), depth))
 			return tracegen.GzipBytes(oneSpanLine(goodIDs + `,"attributes":[{"key":"deep","value":` + string(v) + `}]`))
 		},
+
+		// Well-formed dumps of broken spans.
 		"readable-parent-cycle.jsonl": func(t testing.TB) []byte {
 			d := newDump()
 			ss := d.resource(spans.ResourceServiceName, "gateway")

@@ -3,11 +3,11 @@ package analyze
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -99,18 +99,28 @@ type ScopeGroup struct {
 // without an attribute a rule reads (build it with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
 func ObserveRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) ([]RuleObservation, error) {
-	return observeRules(idx, cfg, rules, opts, nil)
+	return observeRules(context.Background(), idx, cfg, rules, opts, nil)
+}
+
+// ObserveRulesContext is [ObserveRules] stopped by ctx: every loop over
+// scopes and spans looks at it, so a canceled observation returns ctx's
+// error within milliseconds however large the dump.
+func ObserveRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions) ([]RuleObservation, error) {
+	return observeRules(ctx, idx, cfg, rules, opts, nil)
 }
 
 // observeRules is ObserveRules; report, when not nil, is the Analyze of the
 // same index and cfg, whose miss counts spare attributing the acquires
 // again when there is no miss to name.
-func observeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
+func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
 	idx.finish()
-	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}, ctx: ctx}
 	if report != nil {
 		// Only misses other than cold starts are ever named; without one
 		// the lists are empty, and the acquires need no second attribution.
@@ -120,6 +130,9 @@ func observeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions, rep
 	for i := range rules {
 		obs, err := ev.observe(&rules[i])
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("rule %q: %w", clipInput(rules[i].ID), err)
 		}
 		out = append(out, obs)
@@ -138,6 +151,29 @@ type ruleEval struct {
 	// noMissToName says the Report shows no miss but cold starts, so
 	// missExamples has nothing to return.
 	noMissToName bool
+	// The keys and the value sessionSplits reads, looked up on first need.
+	haveSess    bool
+	kSess, kErr uint16
+	okS, okE    bool
+	expired     int32
+	// ctx stops an observation between scopes (checkEvery).
+	ctx   context.Context
+	ticks int
+}
+
+// checkEvery is how many steps (scopes, spans of a scope list) an
+// observation takes between two looks at its context: often enough that a
+// canceled run stops within milliseconds, rarely enough to cost nothing.
+const checkEvery = 1024
+
+// tick counts one step and returns the context's error every checkEvery
+// steps, so every long loop of an observation can be stopped.
+func (e *ruleEval) tick() error {
+	e.ticks++
+	if e.ticks%checkEvery != 0 || e.ctx == nil {
+		return nil
+	}
+	return e.ctx.Err()
 }
 
 func (e *ruleEval) compile(s *Selector) (*matcher, error) {
@@ -147,7 +183,7 @@ func (e *ruleEval) compile(s *Selector) (*matcher, error) {
 	if m, ok := e.matchers[s]; ok {
 		return m, nil
 	}
-	m, err := e.x.compile(*s)
+	m, err := e.x.compileContext(e.ctx, *s)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +276,11 @@ func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
 			group := x.order[tr.first : tr.first+tr.n]
 			out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.incomplete && has(group)})
 		}
-		slices.SortFunc(out, func(a, b ruleScope) int { return strings.Compare(x.traceID(a.trace), x.traceID(b.trace)) })
+		// Raw ids sort as their hex does, without formatting two strings
+		// per comparison.
+		slices.SortFunc(out, func(a, b ruleScope) int {
+			return bytes.Compare(x.traces[a.trace].id[:], x.traces[b.trace].id[:])
+		})
 		return out, nil
 	}
 	root, err := e.compile(r.Scope.Root)
@@ -255,6 +295,9 @@ func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
 		tr := &x.traces[t]
 		group := x.order[tr.first : tr.first+tr.n]
 		first := len(out)
+		if err := e.tick(); err != nil {
+			return nil, err
+		}
 		for _, i := range group {
 			if root.match(i) {
 				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.subtree(i)})
@@ -352,6 +395,9 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 	values := make([]float64, len(r.Expect))
 	selections := make([][]int32, len(r.Expect))
 	for si, sc := range scopes {
+		if err := e.tick(); err != nil {
+			return obs, err
+		}
 		if r.SkipSessionless && ruleSel != nil {
 			all := len(selectedIn(ruleSel, si))
 			var any int
@@ -625,12 +671,18 @@ func (e *ruleEval) poolEvents() []acqEvent {
 // span ran on another session (the transparent redial moved on).
 func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 	x := e.x
-	kSess, okS := x.lookupKey(spans.AttrSessionID)
-	kErr, okE := x.lookupKey(spans.AttrErrorType)
+	if !e.haveSess {
+		// Looked up once per observation, not once per scope: a value
+		// lookup per scope was a scan of the value table each (issue 24).
+		e.haveSess = true
+		e.kSess, e.okS = x.lookupKey(spans.AttrSessionID)
+		e.kErr, e.okE = x.lookupKey(spans.AttrErrorType)
+		e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
+	}
+	kSess, okS, kErr, okE, expired := e.kSess, e.okS, e.kErr, e.okE, e.expired
 	if !okS {
 		return 0, 0
 	}
-	expired := x.valueID(spans.ErrTypeSessionExpired)
 	type call struct {
 		start   int64
 		session int32

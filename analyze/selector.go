@@ -1,8 +1,11 @@
 package analyze
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
@@ -441,11 +444,35 @@ type condition struct {
 // compile binds sel to x. It fails when sel names an attribute the index did
 // not keep: the index must be built with the configuration's IndexOptions.
 func (x *Index) compile(sel Selector) (*matcher, error) {
+	return x.compileContext(context.Background(), sel)
+}
+
+// compileContext is compile stopped by ctx between two regex matches.
+//
+// A regex is matched at most once per distinct span name or value (names
+// here, values on first need, both cached), never once per span; and the
+// work that can take is bounded before any of it is done: Go's regexp runs
+// in time proportional to the program's instructions times the text's
+// bytes, so a selector whose regex program times the bytes it may be
+// matched against exceeds maxRegexWork is refused, naming the regex and the
+// sizes, instead of running for minutes (issue 24: a legal 3000-state regex
+// over 80 long span names).
+func (x *Index) compileContext(ctx context.Context, sel Selector) (*matcher, error) {
 	x.finish()
 	m := &matcher{x: x, anyName: sel.Name == "" && sel.NameRegex == nil, kind: -1, status: -1}
 	if !m.anyName {
+		if sel.NameRegex != nil {
+			if err := regexBudget(sel.NameRegex, "name_regex", x.names); err != nil {
+				return nil, err
+			}
+		}
 		m.nameOK = make([]bool, len(x.names))
 		for i, n := range x.names {
+			if sel.NameRegex != nil && i%64 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			m.nameOK[i] = n == sel.Name || (sel.NameRegex != nil && sel.NameRegex.MatchString(n))
 		}
 	}
@@ -475,8 +502,11 @@ func (x *Index) compileConds(ms []AttrMatch, kept []bool, what string) ([]condit
 		c := condition{key: id, op: am.Op, re: am.Regex, val: -1}
 		switch am.Op {
 		case OpEquals, OpNotEquals:
-			c.val = x.valueID(am.Value)
+			c.val = x.lookupValue(am.Value)
 		case OpRegex:
+			if err := regexBudget(am.Regex, what+" attribute "+strconv.Quote(am.Key)+" regex", x.vals); err != nil {
+				return nil, err
+			}
 			c.cache = make([]int8, len(x.vals))
 		}
 		conds = append(conds, c)
@@ -540,4 +570,44 @@ func (c *condition) holds(x *Index, v int32, present bool) bool {
 		return ok
 	}
 	return false
+}
+
+// maxRegexWork bounds, per regex of a selector, its program's instructions
+// times the bytes of the distinct strings it may be matched against (each
+// once): 2^29 steps of Go's regexp, some seconds at worst. Ordinary regexes
+// (tens of instructions) over ordinary dumps stay orders of magnitude below.
+const maxRegexWork = 1 << 29
+
+// ErrRegexTooCostly is returned (wrapped) when matching a selector's regex
+// against a dump's distinct names or values could exceed maxRegexWork.
+var ErrRegexTooCostly = errors.New("regex too costly for this dump")
+
+// regexBudget fails when re's program times the bytes of texts exceeds
+// maxRegexWork. It counts every text, so the bound holds whichever of them
+// the lazy matching actually reaches.
+func regexBudget(re *regexp.Regexp, what string, texts []string) error {
+	var bytes int64
+	for _, t := range texts {
+		bytes += int64(len(t))
+	}
+	insts := regexInsts(re)
+	if work := int64(insts) * bytes; work > maxRegexWork {
+		return fmt.Errorf("%w: %s %s compiles to %d instructions and would be matched against %d distinct strings of %d bytes in all (%d steps, over the limit of %d): anchor or simplify it",
+			ErrRegexTooCostly, what, strconv.Quote(clipInput(re.String())), insts, len(texts), bytes, work, int64(maxRegexWork))
+	}
+	return nil
+}
+
+// regexInsts returns the size of re's compiled program, what Go's regexp
+// walks per byte of text at worst.
+func regexInsts(re *regexp.Regexp) int {
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return 1
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return 1
+	}
+	return len(prog.Inst)
 }

@@ -286,7 +286,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		raw = countingReader{r: raw, n: in.read}
 	}
 
-	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio)
+	s, err := openStream(src.path, raw, size, opts.MaxDecompressionRatio, opts.budget().zstdWindow())
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"strconv"
 	"strings"
@@ -67,6 +68,14 @@ func (b budget) recordCap() int64 {
 	return max(min(int64(b)/16, maxLineBytes), 1<<20)
 }
 
+// zstdWindow is the largest history a zstd stream may make the decoder
+// keep: an eighth of the budget, but at least 8 MiB (what zstd's own levels
+// ask for by default) and at most maxZstdWindow. A stream written with a
+// larger window (zstd --long) needs a larger budget.
+func (b budget) zstdWindow() int64 {
+	return min(max(int64(b)/8, 8<<20), maxZstdWindow)
+}
+
 // MemoryBudget is the memory budget in bytes these options give: MaxMemory,
 // or DefaultMaxMemory when it is 0. The readers cut records at a sixteenth
 // of it; a sink that holds what it reads (analyze's index) checks itself
@@ -113,8 +122,11 @@ var errCapReached = fmt.Errorf("%w: value longer than the record cap", ErrRecord
 
 // ParseByteSize parses a memory size as given to --max-memory: a number of
 // bytes, or a number with a unit KiB, MiB, GiB (or KB, MB, GB, read as the
-// same powers of 1024; case does not matter). It refuses zero and
-// negative sizes.
+// same powers of 1024; case does not matter). The number is plain decimal
+// digits with an optional fraction (1.5GiB); the size it gives must be a
+// whole number of bytes, at least one and at most 2^62. Everything else is
+// refused: zero, signs, exponents (1e400), NaN, Inf, hex, a fraction of a
+// byte (0.5), junk. The error says what a size looks like.
 func ParseByteSize(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	mult := int64(1)
@@ -127,9 +139,39 @@ func ParseByteSize(s string) (int64, error) {
 			break
 		}
 	}
-	n, err := strconv.ParseFloat(t, 64)
-	if err != nil || n <= 0 || n*float64(mult) > 1<<62 {
-		return 0, fmt.Errorf("size %q: want a positive number of bytes, or one with KiB, MiB or GiB (512MiB, 2GiB)", s)
+	bad := func(why string) (int64, error) {
+		return 0, fmt.Errorf("size %s: %s; want a positive whole number of bytes, or a number with KiB, MiB or GiB (512MiB, 2GiB)", QuoteText(s), why)
 	}
-	return int64(n * float64(mult)), nil
+	if !isPlainDecimal(t) {
+		return bad("not a plain decimal number")
+	}
+	n, ok := new(big.Rat).SetString(t)
+	if !ok {
+		return bad("not a plain decimal number")
+	}
+	n.Mul(n, new(big.Rat).SetInt64(mult))
+	switch {
+	case n.Sign() <= 0:
+		return bad("zero")
+	case !n.IsInt():
+		return bad("not a whole number of bytes")
+	case n.Num().Cmp(big.NewInt(1<<62)) > 0:
+		return bad("more than 2^62 bytes")
+	}
+	return n.Num().Int64(), nil
+}
+
+// isPlainDecimal reports whether t is digits with an optional fraction:
+// no sign, exponent or other spelling big.Rat and ParseFloat would take.
+func isPlainDecimal(t string) bool {
+	intPart, frac, hasDot := strings.Cut(t, ".")
+	digits := func(x string) bool {
+		for i := 0; i < len(x); i++ {
+			if x[i] < '0' || x[i] > '9' {
+				return false
+			}
+		}
+		return x != ""
+	}
+	return digits(intPart) && (!hasDot || digits(frac))
 }

@@ -80,8 +80,10 @@ type stream struct {
 // header is a *ReadError.
 //
 // ratio bounds how many times the bytes read a compressed stream may
-// expand to (0: DefaultMaxDecompressionRatio, negative: no bound).
-func openStream(path string, raw io.Reader, size int64, ratio float64) (*stream, error) {
+// expand to (0: DefaultMaxDecompressionRatio, negative: no bound); window
+// bounds the history a zstd stream may ask the decoder to keep (the
+// budget's share, budget.zstdWindow).
+func openStream(path string, raw io.Reader, size int64, ratio float64, window int64) (*stream, error) {
 	bufSize := streamBufferBytes
 	if size >= 0 && size < int64(bufSize) {
 		bufSize = max(int(size), 512) // a small file needs no big buffer
@@ -110,12 +112,13 @@ func openStream(path string, raw io.Reader, size int64, ratio float64) (*stream,
 		s.r = bufio.NewReaderSize(guard(zr), streamBufferBytes)
 		s.closeFn = func() { zr.Close() }
 	case bytes.HasPrefix(magic, zstdMagic):
-		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderMaxMemory(maxZstdWindow))
+		window = min(max(window, zstd.MinWindowSize), maxZstdWindow)
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(window)), zstd.WithDecoderMaxMemory(uint64(window)))
 		if err != nil {
 			return nil, &ReadError{Path: path, Offset: 0, Expected: "a zstd stream", Err: err}
 		}
 		s.compression = "zstd"
-		s.r = bufio.NewReaderSize(guard(zr), streamBufferBytes)
+		s.r = bufio.NewReaderSize(guard(windowError{zr, window}), streamBufferBytes)
 		s.closeFn = zr.Close
 	default:
 		s.r = br
@@ -125,6 +128,22 @@ func openStream(path string, raw io.Reader, size int64, ratio float64) (*stream,
 }
 
 func (s *stream) close() { s.closeFn() }
+
+// windowError says, when a zstd stream wants a larger window than the
+// budget allows, that it is the budget, not the stream, that stops it.
+type windowError struct {
+	r      io.Reader
+	window int64
+}
+
+func (w windowError) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		err = fmt.Errorf("%w: the zstd stream needs a window larger than %d MiB, an eighth of the memory budget (raise --max-memory to read it)",
+			ErrMemoryLimit, w.window>>20)
+	}
+	return n, err
+}
 
 // Read reads from the stream, counting offsets and remembering the first
 // real error so problems can blame the compressed stream rather than the

@@ -211,7 +211,7 @@ func inflatedSize(t testing.TB, path string) int64 {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	s, err := openStream(path, raw, -1, 0)
+	s, err := openStream(path, raw, -1, 0, maxZstdWindow)
 	if err != nil {
 		return 0
 	}

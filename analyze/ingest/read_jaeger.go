@@ -113,6 +113,9 @@ func openJaeger(o openArgs) (producer, func(rec) result, func(), error) {
 // decodeJaegerTrace decodes one element of a Jaeger document's data array.
 func decodeJaegerTrace(path string) func(rec) result {
 	return func(r rec) result {
+		if p := depthProblem(path, 0, r.off, r.data); p != nil {
+			return result{prob: p}
+		}
 		var jt jaegerTrace
 		if err := json.Unmarshal(r.data, &jt); err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: jaegerJSONError(err)}}

@@ -133,7 +133,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 		key, _ := tok.(string)
 		switch {
 		case w.spec.arrays[key]:
-			f, ok := w.array(key)
+			f, ok := w.array(key, depth)
 			if !ok {
 				return found, false
 			}
@@ -167,7 +167,7 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 }
 
 // array emits the elements of the array under key as records.
-func (w *docWalker) array(key string) (found, ok bool) {
+func (w *docWalker) array(key string, depth int) (found, ok bool) {
 	start := w.offset()
 	tok, err := w.token()
 	if err != nil {
@@ -189,6 +189,12 @@ func (w *docWalker) array(key string) (found, ok bool) {
 		}
 		var raw json.RawMessage
 		if err := w.decode(&raw); err != nil {
+			if isJSONDepthError(err) {
+				if !w.skipDeepElement(depth) {
+					return true, false
+				}
+				continue
+			}
 			w.fail(err)
 			return true, false
 		}
@@ -219,9 +225,44 @@ func (w *docWalker) array(key string) (found, ok bool) {
 // braces (`{"":{` per level), read before the rest, and the comma after
 // the skipped value is consumed by the scan.
 func (w *docWalker) skipValue(depth int) bool {
+	return w.skip(depth, false, w.offset(), io.MultiReader(w.dec.Buffered(), w.cr))
+}
+
+// skipDeepElement reports an array element nested deeper than the
+// decoder's own limit (encoding/json stops at 10000 levels, with an error
+// that names no place) as a record too deep (MaxDepth), then skips it and
+// goes on with the next element: the record is bad, the document is not.
+// The failed Decode consumed nothing: its buffer still starts at the
+// element.
+func (w *docWalker) skipDeepElement(depth int) bool {
 	start := w.offset()
+	buffered, _ := io.ReadAll(w.dec.Buffered()) // at most the value cap
+	e := jsonDepth(buffered)
+	if e == nil { // cannot be: the decoder saw more than 10000 levels
+		e = &depthError{}
+	}
+	if !w.flush() {
+		return false
+	}
+	if !w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start + e.at, Expected: expectedDepth, Err: e}})) {
+		w.stopped = true
+		return false
+	}
+	return w.skip(depth, true, start, io.MultiReader(bytes.NewReader(buffered), w.cr))
+}
+
+// isJSONDepthError reports whether err is encoding/json's nesting limit.
+func isJSONDepthError(err error) bool {
+	var syn *json.SyntaxError
+	return errors.As(err, &syn) && strings.HasSuffix(syn.Error(), "exceeded max depth")
+}
+
+// skip skips the value src starts with, at stream offset start (an object
+// member's value, or with inArray an array element), and replaces the
+// decoder by one positioned after it (see skipValue).
+func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) bool {
 	w.cr.limit = -1 // the scan holds no value, whatever its length
-	br := bufio.NewReaderSize(io.MultiReader(w.dec.Buffered(), w.cr), 64<<10)
+	br := bufio.NewReaderSize(src, 64<<10)
 	n, err := skipJSON(br)
 	if err == nil {
 		for { // white space, then the comma before the next member
@@ -249,11 +290,16 @@ func (w *docWalker) skipValue(depth int) bool {
 	}
 	rest, _ := br.Peek(br.Buffered())
 	prime := "{" + strings.Repeat(`"":{`, depth)
+	tokens := 1 + 2*depth
+	if inArray {
+		prime += `"":[`
+		tokens += 2
+	}
 	rest = append([]byte(prime), rest...)
 	w.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(rest), w.cr))
 	w.crBase = w.cr.read - int64(len(rest))
 	w.base = start + n - int64(len(prime))
-	for range 1 + 2*depth {
+	for range tokens {
 		if _, err := w.dec.Token(); err != nil {
 			w.fail(err)
 			return false

@@ -161,6 +161,9 @@ func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 				return result{batch: b}
 			}
 		}
+		if p := depthProblem(path, r.line, r.off, r.data); p != nil {
+			return result{prob: p}
+		}
 		td, err := unmarshalOTLPJSON(r.data)
 		if err != nil {
 			cause := err
@@ -222,6 +225,9 @@ func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
 // array.
 func decodeOTLPResourceSpans(path string) func(rec) result {
 	return func(r rec) result {
+		if p := depthProblem(path, 0, r.off, r.data); p != nil {
+			return result{prob: p}
+		}
 		td, err := unmarshalOTLPJSON(wrapResourceSpans(r.data))
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: err}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"sync/atomic"
@@ -48,7 +49,7 @@ func sniffLengthPrefixed(head []byte) (detection, bool) {
 // JSON; with a BatchSink, protobuf records go through the projection
 // decoder of fastproto.go.
 func openOTLPProto(o openArgs) (producer, func(rec) result, func(), error) {
-	fr, err := newFramedReader(o.s, o.opts.Format, o.det.framedZstd, o.workers, o.opts.MaxDecompressionRatio)
+	fr, err := newFramedReader(o.s, o.opts.Format, o.det.framedZstd, o.workers, o.opts.MaxDecompressionRatio, o.opts.budget().recordCap())
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -69,15 +70,22 @@ type framedReader struct {
 	zin, zout atomic.Int64
 	ratio     float64  // negative: no bound
 	keep      *keepSet // non-nil: decode into batches where possible (a BatchSink)
+	// recordCap is the longest record, as stored or decompressed, a
+	// worker may hold: the memory budget's record cap.
+	recordCap int64
 }
 
-func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int, ratio float64) (*framedReader, error) {
+func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int, ratio float64, recordCap int64) (*framedReader, error) {
 	if ratio == 0 {
 		ratio = DefaultMaxDecompressionRatio
 	}
-	fr := &framedReader{s: s, forced: forced, ratio: ratio}
+	recordCap = min(recordCap, maxRecordBytes)
+	fr := &framedReader{s: s, forced: forced, ratio: ratio, recordCap: recordCap}
 	if zstdRecords {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(workers), zstd.WithDecoderMaxMemory(maxRecordBytes))
+		// A record decompresses into at most the buffer decompress gives
+		// it (WithDecodeAllCapLimit): the record cap, whatever the frame
+		// claims or holds.
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(workers), zstd.WithDecoderMaxMemory(maxRecordBytes), zstd.WithDecodeAllCapLimit(true))
 		if err != nil {
 			return nil, fmt.Errorf("zstd decoder for %s: %w", s.path, err)
 		}
@@ -149,6 +157,21 @@ func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
 				Err: fmt.Errorf("%w: the record is %d bytes but only %d are left", ErrTruncated, size, left)}})
 			return
 		}
+		if int64(size) > fr.recordCap {
+			// Longer than the budget lets a worker hold: skipped unread
+			// (its length says where the next one starts), a cut record.
+			if !flush() || !emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
+				Err: errRecordCap("a record", fr.recordCap)}})) {
+				putBlock(j.block)
+				return
+			}
+			if n, err := io.CopyN(io.Discard, s, int64(size)); err != nil {
+				stop(result{prob: s.problem(off, expectedProtoRecord, 0,
+					fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, n))})
+				return
+			}
+			continue
+		}
 		var data []byte
 		if size <= blockBytes {
 			blk := *j.block
@@ -204,7 +227,11 @@ func readRecord(r io.Reader, size int) ([]byte, error) {
 func (fr *framedReader) decode(r rec) result {
 	data := r.data
 	if fr.zstd != nil {
-		out, err := fr.zstd.DecodeAll(data, nil)
+		out, err := fr.decompress(data)
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record",
+				Err: errRecordCap("a decompressed record", fr.recordCap)}}
+		}
 		if err != nil {
 			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record", Err: err}}
 		}
@@ -216,11 +243,19 @@ func (fr *framedReader) decode(r rec) result {
 		}
 		data = out
 	}
+	recOff := r.off // where the record's bytes are in the stream; -1: decompressed, not the stream's
+	if fr.zstd != nil {
+		recOff = -1
+	}
 	if fr.forced == FormatOTLPJSON || fr.forced == FormatAuto && fr.zstd != nil && looksLikeJSON(data) {
 		if fr.keep != nil {
 			if b, ok := decodeFastOTLP(data, fr.keep); ok {
 				return result{batch: b, format: FormatOTLPJSON}
 			}
+		}
+		if p := depthProblem(fr.s.path, 0, recOff, data); p != nil {
+			p.Offset = r.off
+			return result{prob: p}
 		}
 		td, err := unmarshalOTLPJSON(data)
 		if err != nil {
@@ -233,12 +268,48 @@ func (fr *framedReader) decode(r rec) result {
 			return result{batch: b, format: FormatOTLPProto}
 		}
 	}
+	if e := protoDepth(data); e != nil {
+		return result{prob: protoDepthProblem(fr.s.path, r.off, recOff, e)}
+	}
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)
 	if err != nil {
 		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}}
 	}
 	return result{td: td, format: FormatOTLPProto}
+}
+
+// decompress decompresses one zstd record into at most the record cap. A
+// frame that says its size gets a buffer of that size, no more (a frame
+// that holds more than it says stops there); a frame that does not is
+// streamed into a buffer that stops at the cap, its window bounded as a
+// stream's is. Past the cap the error is zstd.ErrDecoderSizeExceeded.
+func (fr *framedReader) decompress(data []byte) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(data); err != nil {
+		return nil, err
+	}
+	if h.HasFCS {
+		if h.FrameContentSize > uint64(fr.recordCap) {
+			return nil, zstd.ErrDecoderSizeExceeded
+		}
+		return fr.zstd.DecodeAll(data, make([]byte, 0, h.FrameContentSize))
+	}
+	window := uint64(min(max(fr.recordCap, 8<<20), maxZstdWindow)) // as budget.zstdWindow at least
+	zr, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(window), zstd.WithDecoderMaxMemory(window))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(zr, fr.recordCap+1))
+	switch {
+	case err != nil:
+		return nil, err
+	case n > fr.recordCap:
+		return nil, zstd.ErrDecoderSizeExceeded
+	}
+	return buf.Bytes(), nil
 }
 
 func looksLikeJSON(b []byte) bool {

@@ -29,6 +29,9 @@ func openTempo(o openArgs) (producer, func(rec) result, func(), error) {
 func decodeTempoResourceSpans(path string) func(rec) result {
 	return func(r rec) result {
 		const expected = "a Tempo ResourceSpans JSON object"
+		if p := depthProblem(path, 0, r.off, r.data); p != nil {
+			return result{prob: p}
+		}
 		norm, err := normalizeResourceSpans(r.data)
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: err}}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // Sentinel causes of a [ReadError], for callers that branch on why an input
@@ -77,3 +79,9 @@ func (e *ReadError) Error() string {
 // Unwrap returns the cause, so errors.Is(err, ErrTruncated) and the like
 // work on a ReadError.
 func (e *ReadError) Unwrap() error { return e.Err }
+
+// QuoteText quotes a piece of the input for an error message, clipped and
+// escaped (textfmt.QuoteInput): the one helper every reader's error uses,
+// so no raw control byte, invalid UTF-8 or bidi control from a dump reaches
+// a terminal or a log through an error, and a huge token stays short.
+func QuoteText(s string) string { return textfmt.QuoteInput(s) }

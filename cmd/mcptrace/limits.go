@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"runtime/debug"
 
 	"github.com/spf13/pflag"
@@ -33,8 +34,10 @@ func (f limitFlags) apply(ropts *analyze.ReadOptions) error {
 		}
 		budget = n
 	}
-	if f.maxDecompression == 0 {
-		return usageErrorf("--max-decompression-ratio 0: want a ratio above 0, or -1 for no bound")
+	if r := f.maxDecompression; math.IsNaN(r) || math.IsInf(r, 0) || r <= 0 && r != -1 {
+		// NaN compares false with everything and a negative ratio means
+		// no bound: either would switch the guard off unasked.
+		return usageErrorf("--max-decompression-ratio %v: want a ratio above 0, or -1 for no bound", r)
 	}
 	ropts.MaxMemory = budget
 	ropts.MaxDecompressionRatio = f.maxDecompression

@@ -1,0 +1,442 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The nesting limit. Every reader hands a record to a decoder that recurses
+// once per level of nesting (pdata's JSON unmarshaler, encoding/json, and
+// pcommon.Value.AsString, which an index calls on an array or map value),
+// and none of them stops on its own early enough: a 28 KB dump of an
+// attribute nested a million deep is a stack overflow, a crash no caller
+// can recover from. So every record is measured before it is decoded, by
+// the linear, non-recursive scans below, and one nested deeper than
+// MaxDepth is a bad record: a *ReadError wrapping ErrTooDeep that names the
+// file, the byte, the path of keys down to the place and the attribute
+// whose value it is. The projection decoders (fastjson.go, fastproto.go)
+// give up long before the limit, so what they take is within it too.
+
+// MaxDepth is how deep a record may nest: JSON objects and arrays, counted
+// from the record itself (a JSON line's request, a document's array
+// element, which is then 1), or protobuf messages counted from the
+// ExportTraceServiceRequest. Real dumps nest about ten deep plus three JSON
+// levels (two protobuf messages) per level of an array or map attribute
+// value, so 100 leaves room for any real value while the decoders' stack
+// stays small. pdata's protobuf unmarshaler stops at 100 levels of values
+// of its own; this limit is reached first.
+const MaxDepth = 100
+
+// ErrTooDeep: a record nests deeper than MaxDepth.
+var ErrTooDeep = errors.New("nested too deep")
+
+// depthError says where a record passed MaxDepth: at byte at of the record
+// (JSON) or of the record's field (protobuf), down path, inside the value of
+// attribute attr when there is one.
+type depthError struct {
+	at   int64
+	path string
+	attr string
+}
+
+func (e *depthError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrTooDeep.Error())
+	if e.attr != "" {
+		b.WriteString(" in the value of attribute ")
+		b.WriteString(QuoteText(e.attr))
+	}
+	if e.path != "" {
+		b.WriteString(", at ")
+		b.WriteString(e.path)
+	}
+	return b.String()
+}
+
+func (e *depthError) Unwrap() error { return ErrTooDeep }
+
+// expectedDepth is what a ReadError for a record too deep says was
+// expected.
+var expectedDepth = fmt.Sprintf("a record nested at most %d deep", MaxDepth)
+
+// depthProblem checks a JSON record and returns the ReadError of one too
+// deep, or nil. off is the record's offset in the stream when at may be
+// added to it (the record's bytes are the stream's), or -1 when not (a
+// decompressed record): the record's own byte is named then.
+func depthProblem(path string, line int, off int64, data []byte) *ReadError {
+	e := jsonDepth(data)
+	if e == nil {
+		return nil
+	}
+	if off >= 0 {
+		return &ReadError{Path: path, Line: line, Offset: off + e.at, Expected: expectedDepth, Err: e}
+	}
+	return &ReadError{Path: path, Line: line, Offset: -1, Expected: expectedDepth,
+		Err: fmt.Errorf("byte %d of the decompressed record: %w", e.at, e)}
+}
+
+// jsonDepth measures how deep data nests, in one pass that allocates
+// nothing, and describes the place when it is deeper than MaxDepth. It
+// does not validate: malformed JSON is the decoder's to report.
+func jsonDepth(data []byte) *depthError {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			i = stringEnd(data, i)
+		case '{', '[':
+			if depth++; depth > MaxDepth {
+				return jsonDepthPlace(data)
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// stringEnd returns the index of the quote that closes the string opened
+// at data[i], or len(data).
+func stringEnd(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		k := bytes.IndexAny(data[i:], `"\`)
+		if k < 0 {
+			return len(data)
+		}
+		i += k
+		if data[i] == '"' {
+			return i
+		}
+		i++ // the escaped byte
+	}
+	return len(data)
+}
+
+// jsonFrame is one open object or array of jsonDepthPlace's walk.
+type jsonFrame struct {
+	arr     bool
+	idx     int
+	wantKey bool
+	key     []byte // the member being read
+	attr    []byte // the value of this object's "key" member: an attribute's key
+}
+
+// jsonDepthPlace walks data again, keeping the open containers, to the
+// point where it passes MaxDepth, and describes it. It runs only on a
+// record already found too deep, so its stack of MaxDepth+1 frames is
+// bounded.
+func jsonDepthPlace(data []byte) *depthError {
+	var st []jsonFrame
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch c {
+		case '"':
+			end := stringEnd(data, i)
+			s := data[i+1 : min(end, len(data))]
+			i = end
+			if n := len(st); n > 0 {
+				f := &st[n-1]
+				switch {
+				case !f.arr && f.wantKey:
+					f.key, f.wantKey = s, false
+				case !f.arr && string(f.key) == "key":
+					f.attr = s
+				}
+			}
+		case '{', '[':
+			if len(st) == MaxDepth {
+				return &depthError{at: int64(i), path: jsonPath(st), attr: jsonAttr(st)}
+			}
+			st = append(st, jsonFrame{arr: c == '[', wantKey: c == '{'})
+		case '}', ']':
+			if len(st) > 0 {
+				st = st[:len(st)-1]
+			}
+		case ',':
+			if n := len(st); n > 0 {
+				f := &st[n-1]
+				if f.arr {
+					f.idx++
+				} else {
+					f.wantKey, f.key = true, nil
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// maxPathSteps is how many steps of a path an error shows: enough to reach
+// an attribute in any OTLP, Jaeger or Tempo record.
+const maxPathSteps = 16
+
+// jsonPath renders the open containers as a path, resourceSpans[0].spans[3]…
+func jsonPath(st []jsonFrame) string {
+	var b strings.Builder
+	steps := 0
+	for _, f := range st {
+		if steps == maxPathSteps {
+			fmt.Fprintf(&b, "… (%d levels)", len(st))
+			break
+		}
+		steps++
+		if f.arr {
+			b.WriteString("[" + strconv.Itoa(f.idx) + "]")
+			continue
+		}
+		if f.key == nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(pathKey(string(f.key)))
+	}
+	return b.String()
+}
+
+// pathKey writes a key as is when it is a plain name, else quoted.
+func pathKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return QuoteText(k)
+		}
+	}
+	if k == "" || len(k) > 40 {
+		return QuoteText(k)
+	}
+	return k
+}
+
+// jsonAttr returns the key of the outermost attribute open on the stack.
+func jsonAttr(st []jsonFrame) string {
+	for _, f := range st {
+		if f.attr != nil {
+			return string(f.attr)
+		}
+	}
+	return ""
+}
+
+// The protobuf walk follows the OTLP messages that can nest (resource,
+// scope, span, event and link attributes, and the values inside them),
+// with their field numbers; every other field is skipped unread. A
+// malformed field ends the walk quietly: the decoder then reports it.
+type protoLevel uint8
+
+const (
+	pbRequest protoLevel = iota
+	pbResourceSpans
+	pbResource
+	pbScopeSpans
+	pbScope
+	pbSpan
+	pbEvent
+	pbLink
+	pbKeyValue
+	pbAnyValue
+	pbArrayValue
+	pbKVList
+)
+
+// protoChild is a field of a message that holds a nested message the walk
+// follows.
+type protoChild struct {
+	num   protowire.Number
+	level protoLevel
+}
+
+// protoChildren says, per message, which fields the walk follows.
+var protoChildren = [...][]protoChild{
+	pbRequest:       {{fieldRequestResourceSpans, pbResourceSpans}},
+	pbResourceSpans: {{fieldRSResource, pbResource}, {fieldRSScopeSpans, pbScopeSpans}, {fieldRSDeprecatedScopes, pbScopeSpans}},
+	pbResource:      {{fieldResourceAttributes, pbKeyValue}},
+	pbScopeSpans:    {{fieldSSScope, pbScope}, {fieldSSSpans, pbSpan}},
+	pbScope:         {{fieldScopeAttributes, pbKeyValue}},
+	pbSpan:          {{fieldSpanAttributes, pbKeyValue}, {fieldSpanEvents, pbEvent}, {fieldSpanLinks, pbLink}},
+	pbEvent:         {{fieldEventAttributes, pbKeyValue}},
+	pbLink:          {{fieldLinkAttributes, pbKeyValue}},
+	pbKeyValue:      {{fieldKVValue, pbAnyValue}},
+	pbAnyValue:      {{fieldValueArray, pbArrayValue}, {fieldValueKVList, pbKVList}},
+	pbArrayValue:    {{fieldArrayValues, pbAnyValue}},
+	pbKVList:        {{fieldKVListValues, pbKeyValue}},
+}
+
+// Field numbers of the nesting fields fastproto.go does not name.
+const (
+	fieldEventAttributes = 3 // Span.Event.attributes
+	fieldLinkAttributes  = 4 // Span.Link.attributes
+)
+
+// protoNames names the nesting fields for the path of an error.
+var protoNames = [...]string{
+	pbResourceSpans: "resource_spans", pbResource: "resource", pbScopeSpans: "scope_spans", pbScope: "scope",
+	pbSpan: "spans", pbEvent: "events", pbLink: "links", pbKeyValue: "attributes",
+	pbAnyValue: "value", pbArrayValue: "array_value", pbKVList: "kvlist_value",
+}
+
+// protoDepth measures how deep an ExportTraceServiceRequest record nests
+// and describes the place when it passes MaxDepth.
+func protoDepth(data []byte) *depthError {
+	var p protoWalk
+	p.walk(data, pbRequest, 0)
+	return p.err
+}
+
+// protoStep is one message on the way down: which, and its index among
+// its parent's fields of the same number.
+type protoStep struct {
+	level protoLevel
+	idx   int
+}
+
+// protoWalk is the state of protoDepth: the steps down to the current
+// message (bounded by MaxDepth), the outermost attribute's key and the
+// first problem.
+type protoWalk struct {
+	steps []protoStep
+	attr  []byte
+	err   *depthError
+}
+
+// walk visits msg, which starts at byte base of the record. It recurses
+// once per level and stops at MaxDepth, so its own stack is bounded.
+func (p *protoWalk) walk(msg []byte, lvl protoLevel, base int64) {
+	if len(p.steps) == MaxDepth {
+		p.err = &depthError{at: base, path: p.path(), attr: string(p.attr)}
+		return
+	}
+	if lvl == pbKeyValue && p.attr == nil {
+		p.attr = protoKVKey(msg)
+		defer func() { p.attr = nil }()
+	}
+	var counts [3]int
+	for pos := 0; pos < len(msg) && p.err == nil; {
+		num, typ, n := protowire.ConsumeTag(msg[pos:])
+		if n < 0 {
+			return
+		}
+		pos += n
+		if typ != protowire.BytesType {
+			m := protowire.ConsumeFieldValue(num, typ, msg[pos:])
+			if m < 0 {
+				return
+			}
+			pos += m
+			continue
+		}
+		v, m := protowire.ConsumeBytes(msg[pos:])
+		if m < 0 {
+			return
+		}
+		at := base + int64(pos+m-len(v))
+		pos += m
+		for k, c := range protoChildren[lvl] {
+			if c.num != num {
+				continue
+			}
+			p.steps = append(p.steps, protoStep{level: c.level, idx: counts[k]})
+			counts[k]++
+			p.walk(v, c.level, at)
+			p.steps = p.steps[:len(p.steps)-1]
+			break
+		}
+	}
+}
+
+// protoKVKey returns a KeyValue's key (its last, as pdata reads it), or
+// an empty non-nil slice.
+func protoKVKey(msg []byte) []byte {
+	key := []byte{}
+	for pos := 0; pos < len(msg); {
+		num, typ, n := protowire.ConsumeTag(msg[pos:])
+		if n < 0 {
+			break
+		}
+		pos += n
+		m := protowire.ConsumeFieldValue(num, typ, msg[pos:])
+		if m < 0 {
+			break
+		}
+		if num == fieldKVKey && typ == protowire.BytesType {
+			if v, k := protowire.ConsumeBytes(msg[pos:]); k > 0 {
+				key = v
+			}
+		}
+		pos += m
+	}
+	return key
+}
+
+// path renders the steps, resource_spans[0].scope_spans[0].spans[3]…
+func (p *protoWalk) path() string {
+	var b strings.Builder
+	parent := pbRequest
+	for i, s := range p.steps {
+		if i == maxPathSteps {
+			fmt.Fprintf(&b, "… (%d levels)", len(p.steps))
+			break
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		switch {
+		case s.level == pbResource, s.level == pbScope, s.level == pbArrayValue, s.level == pbKVList,
+			s.level == pbAnyValue && parent == pbKeyValue:
+			b.WriteString(protoNames[s.level])
+		case parent == pbArrayValue, parent == pbKVList:
+			fmt.Fprintf(&b, "values[%d]", s.idx)
+		default:
+			fmt.Fprintf(&b, "%s[%d]", protoNames[s.level], s.idx)
+		}
+		parent = s.level
+	}
+	return b.String()
+}
+
+// ValueTooDeep reports whether v, an attribute value from a sink's pdata
+// (which need not come from these readers: the Collector connector gets
+// pdata from receivers), nests deeper than MaxDepth. It walks at most
+// MaxDepth levels, so an index can check before it calls AsString, whose
+// JSON encoding recurses without a limit.
+func ValueTooDeep(v pcommon.Value) bool { return valueDepthOver(v, 0) }
+
+func valueDepthOver(v pcommon.Value, depth int) bool {
+	if depth > MaxDepth {
+		return true
+	}
+	switch v.Type() {
+	case pcommon.ValueTypeSlice:
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			if valueDepthOver(s.At(i), depth+1) {
+				return true
+			}
+		}
+	case pcommon.ValueTypeMap:
+		over := false
+		v.Map().Range(func(_ string, e pcommon.Value) bool {
+			over = valueDepthOver(e, depth+1)
+			return !over
+		})
+		return over
+	}
+	return false
+}
+
+// protoDepthProblem is the ReadError of a protobuf record at off too deep:
+// the byte is the stream's when the record's bytes are (recOff >= 0), else
+// the decompressed record's own.
+func protoDepthProblem(path string, off, recOff int64, e *depthError) *ReadError {
+	if recOff >= 0 {
+		return &ReadError{Path: path, Offset: recOff + e.at, Expected: expectedDepth, Err: e}
+	}
+	return &ReadError{Path: path, Offset: off, Expected: expectedDepth, Err: fmt.Errorf("byte %d of the decompressed record: %w", e.at, e)}
+}

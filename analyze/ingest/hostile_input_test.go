@@ -1,0 +1,335 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Generators of hostile inputs: small to write, linear in their size, each a
+// shape the readers must answer with a bad record naming its place rather
+// than a crash.
+
+const (
+	hostileTraceID = "5ca1ab1e0000000000000000000000aa"
+	hostileSpanHex = `"traceId":"` + hostileTraceID + `","spanId":"40000000000000%02d","name":"plugin.mcp.invoke","startTimeUnixNano":"1777539600000000000","endTimeUnixNano":"1777539600000001000"`
+)
+
+// hostileSpanJSON is an OTLP JSON span (without its closing brace) with id n.
+func hostileSpanJSON(n int) string {
+	return strings.Replace(hostileSpanHex, "%02d", string([]byte{'0' + byte(n/10), '0' + byte(n%10)}), 1)
+}
+
+// nestedAnyValueJSON is an OTLP JSON AnyValue nesting depth arrays (or
+// kvlists) around a string.
+func nestedAnyValueJSON(depth int, kvlist bool) string {
+	open, close := `{"arrayValue":{"values":[`, `]}}`
+	if kvlist {
+		open, close = `{"kvlistValue":{"values":[{"key":"k","value":`, `}]}}`
+	}
+	return strings.Repeat(open, depth) + `{"stringValue":"x"}` + strings.Repeat(close, depth)
+}
+
+// otlpLineWithValue is one OTLP JSON line: a span whose attribute key has
+// value v.
+func otlpLineWithValue(n int, key, v string) string {
+	return `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + hostileSpanJSON(n) +
+		`,"attributes":[{"key":"` + key + `","value":` + v + `}]}]}]}]}` + "\n"
+}
+
+// otlpLine is a plain one-span OTLP JSON line.
+func otlpLine(n int) string {
+	return `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + hostileSpanJSON(n) + `}]}]}]}` + "\n"
+}
+
+// otlpLineBrackets is a one-span line whose span has an unknown field of
+// n nested arrays: its depth is 7 + n (request, resourceSpans, a resource
+// spans, scopeSpans, a scope spans, spans, the span).
+func otlpLineBrackets(id, n int) string {
+	return `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + hostileSpanJSON(id) +
+		`,"x":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}]}]}]}` + "\n"
+}
+
+// nestedAnyValueProto is a KeyValue key whose value nests depth
+// ArrayValues, written in one pass: each level's length is known from the
+// inside out before a byte is written.
+func nestedAnyValueProto(key string, depth int) []byte {
+	leaf := protowire.AppendString(protowire.AppendTag(nil, fieldValueString, protowire.BytesType), "x")
+	// sizes[i]: the size of the AnyValue i levels out from the leaf.
+	sizes := make([]int, depth+1)
+	sizes[0] = len(leaf)
+	for i := 1; i <= depth; i++ {
+		arr := 1 + protowire.SizeVarint(uint64(sizes[i-1])) + sizes[i-1] // ArrayValue{values: inner}
+		sizes[i] = 1 + protowire.SizeVarint(uint64(arr)) + arr           // AnyValue{array_value: arr}
+	}
+	out := protowire.AppendString(protowire.AppendTag(nil, fieldKVKey, protowire.BytesType), key)
+	out = protowire.AppendTag(out, fieldKVValue, protowire.BytesType)
+	out = protowire.AppendVarint(out, uint64(sizes[depth]))
+	for i := depth; i >= 1; i-- {
+		arr := 1 + protowire.SizeVarint(uint64(sizes[i-1])) + sizes[i-1]
+		out = protowire.AppendVarint(protowire.AppendTag(out, fieldValueArray, protowire.BytesType), uint64(arr))
+		out = protowire.AppendVarint(protowire.AppendTag(out, fieldArrayValues, protowire.BytesType), uint64(sizes[i-1]))
+	}
+	return append(out, leaf...)
+}
+
+// framed returns rec length-prefixed.
+func framed(rec []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(rec))), rec...)
+}
+
+// zstdFramed returns rec compressed into its own zstd frame, length-prefixed,
+// as the Collector's file exporter writes with compression: zstd.
+func zstdFramed(t testing.TB, rec []byte) []byte {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return framed(enc.EncodeAll(rec, nil))
+}
+
+// TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace pins the one
+// depth limit on every reader: a record nested deeper than MaxDepth is
+// skipped with a warning (the input is partial) naming the file, the byte,
+// the path and the attribute, and what came before and after it is kept.
+// Each input is a few megabytes at most and nests 100k deep, which
+// overflowed the stack of pdata's JSON unmarshaler or AsString before.
+func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
+	const deep = 100_000 // a thousand times the limit; a few megabytes
+	const key = "plugin.mcp.cache_key"
+	deepProto := request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto(key, deep))))
+	okProto := request(baseResource, baseSpan())
+	tests := []struct {
+		name     string
+		data     []byte
+		force    Format
+		kept     int
+		wantMsg  []string
+		wantOff  int64 // -1: not checked
+		wantLine int
+	}{
+		{name: "json line, array value 100k deep", data: []byte(otlpLine(1) + otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)) + otlpLine(3)),
+			kept: 2, wantLine: 2, wantOff: int64(len(otlpLine(1)) + nthOpening(otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)), MaxDepth+1)), wantMsg: []string{":2 (byte ", "expected a record nested at most 100 deep", `nested too deep in the value of attribute "plugin.mcp.cache_key"`,
+				"at resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]", "… (100 levels)"}},
+		{name: "json line, kvlist value 100k deep", data: []byte(otlpLine(1) + otlpLineWithValue(2, key, nestedAnyValueJSON(deep, true))),
+			kept: 1, wantLine: 2, wantOff: -1, wantMsg: []string{":2 (byte ", `attribute "plugin.mcp.cache_key"`, "value.kvlistValue.values[0].value"}},
+		{name: "json line, bare arrays 100k deep", data: []byte(otlpLineBrackets(1, deep) + otlpLine(2)),
+			kept: 1, wantLine: 1, wantOff: int64(nthOpening(otlpLineBrackets(1, deep), MaxDepth+1)), wantMsg: []string{":1 (byte ", "nested too deep, at resourceSpans[0].scopeSpans[0].spans[0].x[0][0]"}},
+		{name: "otlp json document", data: []byte("{\"resourceSpans\": [\n" + strings.TrimSuffix(strings.TrimPrefix(otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)), `{"resourceSpans":[`), "]}\n") +
+			`,{"scopeSpans":[{"spans":[{` + hostileSpanJSON(3) + `}]}]}]}`),
+			kept: 1, wantOff: docOff, wantMsg: []string{"(byte ", `attribute "plugin.mcp.cache_key"`, "at scopeSpans[0].spans[0].attributes[0].value.arrayValue"}},
+		{name: "tempo document", force: FormatTempo, data: []byte(`{"batches":[{"scopeSpans":[{"spans":[{` + hostileSpanJSON(2) + `,"attributes":[{"key":"k","value":` + nestedAnyValueJSON(deep, false) + `}]}]}]},` +
+			`{"scopeSpans":[{"spans":[{` + hostileSpanJSON(3) + `}]}]}]}`),
+			kept: 1, wantOff: docOff, wantMsg: []string{`attribute "k"`, "at scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]"}},
+		{name: "jaeger document, deep tag value", data: []byte(`{"data":[{"spans":[{"traceID":"` + hostileTraceID + `","spanID":"4000000000000002","operationName":"x","startTime":1,"duration":1,` +
+			`"tags":[{"key":"deep","type":"string","value":` + strings.Repeat("[", deep) + strings.Repeat("]", deep) + `}]}]},` +
+			`{"spans":[{"traceID":"` + hostileTraceID + `","spanID":"4000000000000003","operationName":"y","startTime":1,"duration":1}]}]}`),
+			kept: 1, wantOff: docOff, wantMsg: []string{`attribute "deep"`, "at spans[0].tags[0].value[0]"}},
+		{name: "protobuf record, array value deep", data: append(framed(okProto), framed(deepProto)...),
+			kept: 1, wantOff: -1, wantMsg: []string{"(byte ", `attribute "plugin.mcp.cache_key"`, "at resource_spans[0].scope_spans[0].spans[0].attributes[3].value.array_value.values[0]"}},
+		{name: "zstd protobuf record, array value deep", data: append(zstdFramed(t, okProto), zstdFramed(t, deepProto)...),
+			kept: 1, wantOff: -1, wantMsg: []string{"of the decompressed record: nested too deep", `attribute "plugin.mcp.cache_key"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.wantOff == docOff {
+				// A document's record is its array's element, at the
+				// document's third level: its 101st is the document's 103rd.
+				tc.wantOff = int64(nthOpening(string(tc.data), MaxDepth+3))
+			}
+			for _, sink := range []string{"pdata", "batches"} {
+				opts := ReadOptions{Format: tc.force}
+				if sink == "batches" {
+					opts.Keep = KeepAttrs{Span: []string{key, "k", "deep"}}
+				}
+				inputs, spans, err := readHostile(t, tc.data, opts, sink == "batches")
+				if err != nil {
+					t.Fatalf("%s: %v", sink, err)
+				}
+				in := inputs[0]
+				if spans != tc.kept || !in.Partial || len(in.Warnings) != 1 {
+					t.Fatalf("%s: %d spans, partial %v, warnings %q; want %d spans, partial, one warning", sink, spans, in.Partial, in.Warnings, tc.kept)
+				}
+				for _, m := range tc.wantMsg {
+					if !strings.Contains(in.Warnings[0], m) {
+						t.Errorf("%s: warning %q does not say %q", sink, in.Warnings[0], m)
+					}
+				}
+				if len(in.Warnings[0]) > 600 {
+					t.Errorf("%s: warning of %d bytes, want a bounded one", sink, len(in.Warnings[0]))
+				}
+				// Strict: the same problem is the error, with its place.
+				opts.Strict = true
+				_, _, err = readHostile(t, tc.data, opts, sink == "batches")
+				var re *ReadError
+				if !errors.As(err, &re) || !errors.Is(err, ErrTooDeep) {
+					t.Fatalf("%s strict: %v, want a ReadError wrapping ErrTooDeep", sink, err)
+				}
+				if tc.wantLine != 0 && re.Line != tc.wantLine {
+					t.Errorf("%s strict: line %d, want %d", sink, re.Line, tc.wantLine)
+				}
+				if tc.wantOff >= 0 && re.Offset != tc.wantOff {
+					t.Errorf("%s strict: byte %d, want %d", sink, re.Offset, tc.wantOff)
+				}
+			}
+		})
+	}
+}
+
+// TestDepthLimitBoundary pins the limit itself: a record exactly MaxDepth
+// deep is read, one level more is not, in JSON and in protobuf.
+func TestDepthLimitBoundary(t *testing.T) {
+	const jsonBase = 7 // request, resourceSpans, a ResourceSpans, scopeSpans, a ScopeSpans, spans, the span
+	// protobuf: request (0), ResourceSpans, ScopeSpans, Span, KeyValue,
+	// then two messages per array level below the KeyValue's AnyValue
+	// (AnyValue 5, ArrayValue 6, ...): n arrays reach depth 5+2n.
+	protoAt := func(n int) []byte {
+		return framed(request(nil, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", n)))))
+	}
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		tooDeep bool
+	}{
+		{"json at the limit", []byte(otlpLineBrackets(1, MaxDepth-jsonBase)), false},
+		{"json one past the limit", []byte(otlpLineBrackets(1, MaxDepth-jsonBase+1)), true},
+		{"protobuf at the limit", protoAt((MaxDepth - 1 - 5) / 2), false},
+		{"protobuf one past the limit", protoAt((MaxDepth-1-5)/2 + 1), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := readBytes(t, tc.data, ReadOptions{Strict: true})
+			if got := errors.Is(err, ErrTooDeep); got != tc.tooDeep {
+				t.Fatalf("err %v; too deep %v, want %v", err, got, tc.tooDeep)
+			}
+		})
+	}
+}
+
+// docOff says a document's record offset is to be worked out.
+const docOff = -2
+
+// nthOpening is the index of the '{' or '[' of s that opens its n-th
+// level of nesting (the generators put none inside strings).
+func nthOpening(s string, n int) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{', '[':
+			if depth++; depth == n {
+				return i
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return -1
+}
+
+// readHostile reads data through stdin into a pdata sink or a batch sink
+// and returns the inputs and the spans read.
+func readHostile(t *testing.T, data []byte, opts ReadOptions, batches bool) ([]Input, int, error) {
+	t.Helper()
+	opts.Stdin = bytes.NewReader(data)
+	sink := &countingSink{t: t}
+	var s Sink = SinkFunc(sink.ConsumeTraces)
+	if batches {
+		s = sink
+	}
+	inputs, err := Read(t.Context(), []string{"-"}, opts, s)
+	return inputs, sink.spans, err
+}
+
+// bigAttrRecord is a protobuf request of one span with a string attribute
+// of n bytes: a record of about n bytes that compresses to almost nothing.
+func bigAttrRecord(n int) []byte {
+	return request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("big", strings.Repeat("a", n)))))
+}
+
+// TestFramedRecordsHoldTheMemoryBudget pins the budget on length-prefixed
+// records: a record longer than the record cap (a sixteenth of the budget),
+// as stored or once decompressed, is cut like a long JSON line (skipped
+// with a warning naming --max-memory; the records around it are read), and
+// a stored one is skipped unread rather than buffered. A zstd stream whose
+// window is larger than the budget's share stops with ErrMemoryLimit.
+func TestFramedRecordsHoldTheMemoryBudget(t *testing.T) {
+	const budget = 32 << 20 // record cap 2 MiB
+	okRec := request(baseResource, baseSpan())
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		maxAlloc uint64 // 0: not measured
+	}{
+		{"zstd record decompressing past the cap", append(append(zstdFramed(t, okRec), zstdFramed(t, bigAttrRecord(3<<20))...), zstdFramed(t, okRec)...), 0},
+		{"zstd record without its size, past the cap", append(zstdFramedNoSize(t, bigAttrRecord(3<<20)), zstdFramed(t, okRec)...), 0},
+		// Buffered, the 24 MiB record alone would allocate 24 MiB and more.
+		{"stored record past the cap", append(append(framed(okRec), framed(bigAttrRecord(24<<20))...), framed(okRec)...), 12 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := bytes.Count(tc.data, []byte("plugin.mcp.connection.acquire")) - 1
+			var inputs []Input
+			var spans int
+			var err error
+			alloc := allocatedBy(func() {
+				inputs, spans, err = readHostile(t, tc.data, ReadOptions{MaxMemory: budget, MaxDecompressionRatio: -1}, true)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if spans != want || !inputs[0].Partial || len(inputs[0].Warnings) != 1 || !strings.Contains(inputs[0].Warnings[0], "--max-memory") {
+				t.Fatalf("%d spans, partial %v, warnings %q; want %d, partial, the record cut naming --max-memory", spans, inputs[0].Partial, inputs[0].Warnings, want)
+			}
+			if tc.maxAlloc > 0 && alloc > tc.maxAlloc {
+				t.Errorf("reading allocated %d MiB: the cut record was held (record cap 2 MiB)", alloc>>20)
+			}
+		})
+	}
+
+	t.Run("zstd stream with a window past the budget's share", func(t *testing.T) {
+		var buf bytes.Buffer
+		zw, err := zstd.NewWriter(&buf, zstd.WithWindowSize(64<<20), zstd.WithSingleSegment(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := (1 << 20) / len(otlpLine(1)) // past the first block: the encoder then says its window
+		zw.Write([]byte(strings.Repeat(otlpLine(1), lines)))
+		zw.Close()
+		_, _, err = readHostile(t, buf.Bytes(), ReadOptions{MaxMemory: budget}, true)
+		if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "--max-memory") {
+			t.Fatalf("err %v, want ErrMemoryLimit naming --max-memory", err)
+		}
+		// The default budget's share takes it.
+		if _, n, err := readHostile(t, buf.Bytes(), ReadOptions{MaxMemory: 1 << 30}, true); err != nil || n != lines {
+			t.Fatalf("with a 1 GiB budget: %d spans, %v", n, err)
+		}
+	})
+}
+
+// zstdFramedNoSize is zstdFramed without the frame's content size, so the
+// decoder learns the size only by decoding.
+func zstdFramedNoSize(t testing.TB, rec []byte) []byte {
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf, zstd.WithSingleSegment(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(rec)
+	zw.Close()
+	return framed(buf.Bytes())
+}
+
+// allocatedBy returns the bytes f allocates.
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
