@@ -59,13 +59,19 @@ func FamilyByName(name string) (Family, error) {
 }
 
 // Generate returns the case of family, seed, size and mask: the same four,
-// the same bytes.
-func Generate(family string, seed uint64, size int, mask uint64) (*Case, error) {
+// the same bytes. A generator that panics is a bug of this package,
+// returned as an error naming the four.
+func Generate(family string, seed uint64, size int, mask uint64) (c *Case, err error) {
 	f, err := FamilyByName(family)
 	if err != nil {
 		return nil, err
 	}
-	c := &Case{Family: family, Seed: seed, Size: max(size, 1), Mask: mask, Files: map[string][]byte{}}
+	defer func() {
+		if r := recover(); r != nil {
+			c, err = nil, fmt.Errorf("generator of -family %s -seed %d -size %d -mask %d panicked: %v", family, seed, size, mask, r)
+		}
+	}()
+	c = &Case{Family: family, Seed: seed, Size: max(size, 1), Mask: mask, Files: map[string][]byte{}}
 	f.Gen(c, rand.New(rand.NewPCG(seed, 0x686f7374696c65))) // "hostile"
 	c.Budget = budgets[(seed/uint64(len(Families())))%uint64(len(budgets))]
 	if c.RawBytes == 0 {

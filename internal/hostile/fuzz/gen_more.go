@@ -129,6 +129,9 @@ func genEncodings(c *Case, rng *rand.Rand) {
 	case c.on(1):
 		put("cut.otlp.jsonl.zst", cut(zst(jsonl)), "a zstd stream cut short", true)
 	case c.on(2):
+		if td.ResourceSpans().Len() < 2 { // the damage goes in a second record
+			td.ResourceSpans().At(0).CopyTo(td.ResourceSpans().AppendEmpty())
+		}
 		data, _ := tracegen.ZstdRecordsWithBadSecond(td)
 		put("bad.otlp-proto-zstd-records.bin", data, "zstd records, the second damaged", true)
 	case c.on(3):

@@ -149,7 +149,9 @@ func run() (int, error) {
 		}
 		c, err := fuzz.Generate(family, seed, size, mask)
 		if err != nil {
-			return 0, err
+			fmt.Printf("case %d: NEW fuzzer bug: %v\n", i, err)
+			fresh = append(fresh, err.Error())
+			continue
 		}
 		if o.write != "" {
 			dir := filepath.Join(o.write, fmt.Sprintf("%s-%d", family, seed))
