@@ -12,7 +12,7 @@
 #      printed, so any run can be repeated): each case through check and
 #      analyze in every format (table, json, markdown, html, junit, the
 #      GitHub annotations and step summary), judged for a crash, a peak RSS
-#      past twice --max-memory plus 128 MiB (512 MiB at most), a run past
+#      past three times --max-memory plus 128 MiB (512 MiB at most), a run past
 #      30 s, an escape byte or live markup from the dump, output past its
 #      linear bound, exit 0 on a dump a source said was broken, SIGINT not
 #      answered. A finding an open reproducer already has is known; any

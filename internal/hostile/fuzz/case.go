@@ -67,7 +67,8 @@ type Case struct {
 type Special struct {
 	// Path is relative to the case directory.
 	Path string `json:"path"`
-	// Kind is "fifo" or "symlink".
+	// Kind is "fifo", "symlink" or "empty" (an empty regular file whose
+	// name is itself hostile: ESC, U+202E; kept out of the repository).
 	Kind string `json:"kind"`
 	// Target is a symlink's target, as given to os.Symlink.
 	Target string `json:"target,omitempty"`
@@ -77,7 +78,8 @@ type Special struct {
 const manifestName = "case.json"
 
 // Materialize writes the case under dir (which must exist): its files,
-// its special files and, when manifest is true, case.json.
+// and either its special files (to run it) or, when manifest is true, its
+// case.json (to keep it: the special files are made when it is replayed).
 func (c *Case) Materialize(dir string, manifest bool) error {
 	paths := make([]string, 0, len(c.Files))
 	for p := range c.Files {
@@ -94,6 +96,13 @@ func (c *Case) Materialize(dir string, manifest bool) error {
 		}
 	}
 	for _, s := range c.Special {
+		if manifest {
+			// A reproducer's directory holds only regular files: git
+			// would keep a symlink to /dev/zero or to the directory
+			// above, which other tools then follow. The manifest lists
+			// them and a replay makes them.
+			break
+		}
 		full := filepath.Join(dir, s.Path)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return fmt.Errorf("case %s: %w", c.Family, err)
@@ -104,6 +113,8 @@ func (c *Case) Materialize(dir string, manifest bool) error {
 			err = syscall.Mkfifo(full, 0o644)
 		case "symlink":
 			err = os.Symlink(s.Target, full)
+		case "empty":
+			err = os.WriteFile(full, nil, 0o644)
 		default:
 			err = fmt.Errorf("unknown special file kind %q", s.Kind)
 		}

@@ -85,7 +85,7 @@ func LoadKnown(path string) (map[string]string, error) {
 		if !ok || strings.TrimSpace(rest) == "" {
 			return nil, fmt.Errorf("%s:%d: expected NAME<tab>ISSUE<tab>REASON", path, n)
 		}
-		known[name] = strings.TrimSpace(rest)
+		known[name] = strings.ReplaceAll(strings.TrimSpace(rest), "\t", ": ")
 	}
 	return known, sc.Err()
 }

@@ -225,7 +225,7 @@ func genSpecialFiles(c *Case, rng *rand.Rand) {
 		broken("a symlink to /dev/zero")
 	}
 	if c.on(8) {
-		c.Files["dumps/\x1b[31mevil\u202egpj.jsonl"] = nil
+		c.Special = append(c.Special, Special{Path: "dumps/\x1b[31mevil\u202egpj.jsonl", Kind: "empty"})
 		broken("an empty dump whose name holds ESC and U+202E")
 	}
 	if c.on(9) {

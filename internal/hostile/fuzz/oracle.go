@@ -173,9 +173,11 @@ func budgetOf(c *Case, lim Limits) string {
 	return lim.Budget
 }
 
-// maxRSSOf is the peak RSS a case may reach: twice its budget plus 128 MiB
-// for the runtime, the binary and the output, and never more than
-// lim.MaxRSS (which also bounds a run on mcptrace's default budget).
+// maxRSSOf is the peak RSS a case may reach: three times its budget (the
+// budget caps what the reads hold; the analysis and the garbage collector's
+// headroom come on top) plus 128 MiB for the runtime, the binary and the
+// output, and never more than lim.MaxRSS (which also bounds a run on
+// mcptrace's default budget).
 func maxRSSOf(c *Case, lim Limits) int64 {
 	b := budgetOf(c, lim)
 	var n int64
@@ -183,9 +185,9 @@ func maxRSSOf(c *Case, lim Limits) int64 {
 	if _, err := fmt.Sscanf(b, "%d%s", &n, &unit); err == nil {
 		switch unit {
 		case "MiB":
-			return min(lim.MaxRSS, 2*n<<20+128<<20)
+			return min(lim.MaxRSS, 3*n<<20+128<<20)
 		case "GiB":
-			return min(lim.MaxRSS, 2*n<<30+128<<20)
+			return min(lim.MaxRSS, 3*n<<30+128<<20)
 		}
 	}
 	return lim.MaxRSS

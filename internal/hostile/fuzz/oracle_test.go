@@ -97,8 +97,8 @@ func TestJudgeRunNamesEachBrokenPromise(t *testing.T) {
 		{"not done after SIGINT", good, run{name: "check-interrupt"}, result{code: -1, killed: true, interruptd: true}, "interrupt"},
 		{"exit 130 after SIGINT", good, run{name: "check-interrupt"}, result{code: 130, interruptd: true}, ""},
 		{"exit 130 without a signal", good, check, result{code: 130}, "exit-code"},
-		{"RSS past twice the budget plus 128 MiB", good, check, result{code: 0, rss: 257 << 20}, "rss"},
-		{"RSS at twice the budget plus 128 MiB", good, check, result{code: 0, rss: 256 << 20}, ""},
+		{"RSS past three times the budget plus 128 MiB", good, check, result{code: 0, rss: 320<<20 + 1}, "rss"},
+		{"RSS at three times the budget plus 128 MiB", good, check, result{code: 0, rss: 320 << 20}, ""},
 		{"output past its bound", good, check, result{code: 0, stdout: make([]byte, OutputBound(good)+1)}, "output-size"},
 		{"output killed past the cap", good, check, result{code: -1, overflow: true}, "output-size"},
 		{"check exit 0 on a broken dump", broken, check, result{code: 0}, "green-on-broken"},
@@ -130,7 +130,7 @@ func TestMaxRSSFollowsTheBudget(t *testing.T) {
 	for _, c := range []struct {
 		budget string
 		want   int64
-	}{{"64MiB", 256 << 20}, {"192MiB", 512 << 20}, {"1GiB", 512 << 20}, {"default", 512 << 20}, {"", 256 << 20}} {
+	}{{"64MiB", 320 << 20}, {"100MiB", 428 << 20}, {"192MiB", 512 << 20}, {"1GiB", 512 << 20}, {"default", 512 << 20}, {"", 320 << 20}} {
 		if got := maxRSSOf(&Case{Budget: c.budget}, lim); got != c.want {
 			t.Errorf("budget %q: bound %d MiB, want %d MiB", c.budget, got>>20, c.want>>20)
 		}
