@@ -36,6 +36,13 @@ const (
 	// DefaultHTMLBuckets is the number of time buckets of the over-time
 	// charts.
 	DefaultHTMLBuckets = 120
+	// DefaultHTMLMaxListedScopes caps the pool scopes the page lists at
+	// all (the drawn ones included): past it only the busiest are listed,
+	// and the page says how many more there are ("and N more"). With the
+	// marks, lanes and scopes caps it bounds the report: a scope costs its
+	// figures and Buckets of chart data, so a dump of 200k scopes makes a
+	// page of a few MB, not hundreds (issue 24).
+	DefaultHTMLMaxListedScopes = 200
 	// TraceIDPlaceholder is what a --trace-url template's trace id goes in
 	// place of.
 	TraceIDPlaceholder = "{trace_id}"
@@ -52,9 +59,9 @@ type HTMLOptions struct {
 	// and regressions, with their traces, in the offenders section. The
 	// gate builds it (gate.CheckReport.HTML).
 	Check *HTMLCheck
-	// MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes and Buckets override the
-	// defaults when positive.
-	MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets int
+	// MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets and
+	// MaxListedScopes override the defaults when positive.
+	MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets, MaxListedScopes int
 }
 
 // ErrBadTraceURL is returned by ValidateTraceURL (wrapped) for a template
@@ -179,9 +186,12 @@ type HTMLSampling struct {
 	LanesShown      int `json:"lanes_shown"`
 	Handshakes      int `json:"handshakes"`
 	HandshakesShown int `json:"handshakes_shown"`
-	// Scopes counts pool scopes; ScopesDrawn those with a timeline.
-	Scopes      int `json:"scopes"`
-	ScopesDrawn int `json:"scopes_drawn"`
+	// Scopes counts pool scopes; ScopesDrawn those with a timeline;
+	// ScopesLeftOut those not listed at all (past MaxListedScopes, the
+	// least busy), which the page names as "and N more".
+	Scopes        int `json:"scopes"`
+	ScopesDrawn   int `json:"scopes_drawn"`
+	ScopesLeftOut int `json:"scopes_left_out,omitempty"`
 	// HitStride is k when only every k-th hit is drawn (1: all); MissStride
 	// the same for misses.
 	HitStride  int    `json:"hit_stride"`
@@ -280,6 +290,7 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 	opts.Buckets = cmp.Or(max(opts.Buckets, 0), DefaultHTMLBuckets)
 	opts.MaxScopes = cmp.Or(max(opts.MaxScopes, 0), DefaultHTMLMaxScopes)
 	opts.MaxTotalLanes = cmp.Or(max(opts.MaxTotalLanes, 0), DefaultHTMLMaxTotalLanes)
+	opts.MaxListedScopes = max(cmp.Or(max(opts.MaxListedScopes, 0), DefaultHTMLMaxListedScopes), opts.MaxScopes)
 
 	acqs, err := AcquireEvents(idx, cfg)
 	if err != nil {
@@ -323,6 +334,7 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 	h.Latency = htmlLatencies(idx, cfg, r, acqs, hss)
 	h.Offenders = htmlOffenders(r, opts)
 	h.Scopes, h.Sampling = htmlTimelines(h, acqs, hss, t0, t1, opts)
+	h.escapeText()
 	return h, nil
 }
 
@@ -517,17 +529,19 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		hss   []int32 // indexes into hss
 	}
 	type scopeAcc struct {
-		sc    HTMLScope
-		lanes map[string]*laneAcc
-		kept  []*laneAcc
-		load  int
+		sc     HTMLScope
+		lanes  map[string]*laneAcc
+		kept   []*laneAcc
+		load   int
+		listed bool
 	}
 	var scopes []*scopeAcc
 	byName := map[string]*scopeAcc{}
 	scopeOf := func(name string) *scopeAcc {
 		sa, ok := byName[name]
 		if !ok {
-			sa = &scopeAcc{sc: HTMLScope{Scope: name, Causes: []HTMLCount{}, Lanes: []HTMLLane{}, BucketUs: bucketNs / 1000, Buckets: make([][3]int, opts.Buckets)}, lanes: map[string]*laneAcc{}}
+			// Buckets are allocated for listed scopes only, once known.
+			sa = &scopeAcc{sc: HTMLScope{Scope: name, Causes: []HTMLCount{}, Lanes: []HTMLLane{}, BucketUs: bucketNs / 1000}, lanes: map[string]*laneAcc{}}
 			byName[name] = sa
 			scopes = append(scopes, sa)
 		}
@@ -548,14 +562,11 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		sa.load++
 		sc := &sa.sc
 		sc.Acquires++
-		b := max(min(int((e.Start-t0)/bucketNs), opts.Buckets-1), 0)
-		sc.Buckets[b][0]++
 		l := laneOf(sa, e.Session, e.Start)
 		l.lane.Acquires++
 		l.acqs = append(l.acqs, int32(i))
 		if e.Hit {
 			sc.Hits++
-			sc.Buckets[b][1]++
 			continue
 		}
 		l.lane.Misses++
@@ -563,9 +574,6 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 			causes[e.Scope] = map[string]int{}
 		}
 		causes[e.Scope][e.Cause]++
-		if e.Cause == spans.MissCold {
-			sc.Buckets[b][2]++
-		}
 	}
 	for i := range hss {
 		sa := scopeOf(hss[i].Scope)
@@ -579,6 +587,26 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 	// busiest sessions get a lane.
 	busiest := slices.Clone(scopes)
 	slices.SortStableFunc(busiest, func(a, b *scopeAcc) int { return cmp.Compare(b.load, a.load) })
+	// The busiest MaxListedScopes are listed, with their over-time charts.
+	for _, sa := range busiest[:min(len(busiest), opts.MaxListedScopes)] {
+		sa.listed = true
+		sa.sc.Buckets = make([][3]int, opts.Buckets)
+	}
+	for i := range acqs {
+		e := &acqs[i]
+		sa := byName[e.Scope]
+		if !sa.listed {
+			continue
+		}
+		b := max(min(int((e.Start-t0)/bucketNs), opts.Buckets-1), 0)
+		sa.sc.Buckets[b][0]++
+		switch {
+		case e.Hit:
+			sa.sc.Buckets[b][1]++
+		case e.Cause == spans.MissCold:
+			sa.sc.Buckets[b][2]++
+		}
+	}
 	busiest = busiest[:min(len(busiest), opts.MaxScopes)]
 	maxLanes := min(opts.MaxLanes, max(8, opts.MaxTotalLanes/max(len(busiest), 1)))
 	hits, misses, hsKept := 0, 0, 0
@@ -626,8 +654,13 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 	}
 	us := func(ns int64) int64 { return (ns - t0) / 1000 }
 	hitN, missN, hsN := 0, 0, 0
-	out := make([]HTMLScope, 0, len(scopes))
+	out := make([]HTMLScope, 0, min(len(scopes), opts.MaxListedScopes))
 	for _, sa := range scopes {
+		if !sa.listed {
+			smp.Sessions += len(sa.lanes)
+			smp.ScopesLeftOut++
+			continue
+		}
 		sc := sa.sc
 		for _, reason := range spans.MissReasons {
 			sc.Causes = append(sc.Causes, HTMLCount{reason, causes[sc.Scope][reason]})
@@ -676,6 +709,9 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 	default:
 		smp.Note = fmt.Sprintf("Sampled: the timelines draw %d of %d acquires (%s and %s of the lanes drawn) and %d of %d handshakes, on %d of %d session lanes (the busiest of each scope), for %d of %d pool scopes (the busiest). Every count, rate, cause and latency uses all of them.",
 			smp.MarksShown, smp.Acquires, every(smp.MissStride, "miss"), every(smp.HitStride, "hit"), smp.HandshakesShown, smp.Handshakes, smp.LanesShown, smp.Sessions, smp.ScopesDrawn, smp.Scopes)
+		if smp.ScopesLeftOut > 0 {
+			smp.Note += fmt.Sprintf(" The page lists the %d busiest scopes, and %d more.", smp.Scopes-smp.ScopesLeftOut, smp.ScopesLeftOut)
+		}
 	}
 	return out, smp
 }

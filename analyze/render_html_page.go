@@ -57,7 +57,9 @@ func (h *HTMLReport) Render(w io.Writer) error {
 	}
 	// One pass over the page with fixed markers: the data never goes
 	// through a replacement that could read markers inside it.
-	r := strings.NewReplacer("{{TITLE}}", html.EscapeString(title), "{{CSS}}", css, "{{JS}}", js, "{{DATA}}", string(data))
+	// The title names every input: clipped, so 100k inputs do not make a
+	// megabyte title.
+	r := strings.NewReplacer("{{TITLE}}", html.EscapeString(clipTo(title, maxNote)), "{{CSS}}", css, "{{JS}}", js, "{{DATA}}", string(data))
 	var b bytes.Buffer
 	if _, err := r.WriteString(&b, page); err != nil {
 		return fmt.Errorf("render html: %w", err)

@@ -15,7 +15,7 @@ func (r *Report) renderMarkdown(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)
 	for _, s := range r.sections() {
-		s = s.escaped(mdText)
+		s = s.escaped(mdCell, mdNote)
 		fmt.Fprintf(bw, "\n### %s\n\n", s.title)
 		if bw.Err != nil {
 			return bw.Err

@@ -158,7 +158,7 @@ func (r *Report) renderTable(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
 	for _, s := range r.sections() {
-		s = s.escaped(termSafe)
+		s = s.escaped(tableCell, tableNote)
 		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
 		if bw.Err != nil {
 			return bw.Err

@@ -55,7 +55,9 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 		if strings.ContainsAny(out, "\x1b\x07\u009b") {
 			t.Errorf("%s prints control bytes from the dump raw:\n%q", name, out)
 		}
-		if !strings.Contains(out, `evil\x1b]0;`) {
+		// Markdown text escapes the bracket (it could open a link); a code
+		// span shows it as is.
+		if !strings.Contains(out, `evil\x1b]0;`) && !strings.Contains(out, `evil\x1b\]0;`) {
 			t.Errorf("%s does not show the escaped value", name)
 		}
 		if strings.Contains(name, "markdown") {

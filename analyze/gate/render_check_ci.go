@@ -105,7 +105,7 @@ func WriteJUnitError(w io.Writer, cause error) error {
 		cause = errors.New("unknown error")
 	}
 	tc := junitCase{Name: "read-input", Classname: "mcptrace.input",
-		Error: &junitMessage{Message: textfmt.ClipTo(cause.Error(), 500), Type: "input", Text: cause.Error()}}
+		Error: &junitMessage{Message: cause.Error(), Type: "input", Text: cause.Error()}}
 	var re *analyze.ReadError
 	if errors.As(cause, &re) {
 		tc.Name = "read " + re.Path
@@ -117,6 +117,15 @@ func WriteJUnitError(w io.Writer, cause error) error {
 // writeJUnitSuite writes one suite as a JUnit document.
 func writeJUnitSuite(w io.Writer, suite junitSuite) error {
 	suite.Tests = len(suite.Cases)
+	for i := range suite.Cases {
+		tc := &suite.Cases[i]
+		tc.Name, tc.File, tc.SystemOut = textfmt.TermSafe(tc.Name), textfmt.TermSafe(tc.File), xmlText(tc.SystemOut)
+		for _, m := range []*junitMessage{tc.Error, tc.Failure, tc.Skipped} {
+			if m != nil {
+				m.Message, m.Text = textfmt.TermSafe(textfmt.ClipTo(m.Message, maxJUnitMessage)), xmlText(m.Text)
+			}
+		}
+	}
 	doc := junitSuites{Name: "mcptrace", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return fmt.Errorf("write junit: %w", err)
@@ -184,15 +193,35 @@ func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
 }
 
 // escapeData escapes a workflow command's message as the Actions runner
-// expects.
+// expects, after showing control, bidi, zero-width and separator
+// characters as visible escapes (textfmt.TermSafeLines: the message's own
+// line breaks stay, as %0A) and clipping it to maxAnnotation runes.
 func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(textfmt.TermSafeLines(textfmt.ClipTo(s, maxAnnotation)))
 }
 
-// escapeProperty escapes a workflow command's property value.
+// escapeProperty escapes a workflow command's property value (a title),
+// with the same visible escapes as escapeData, clipped to
+// maxAnnotationTitle runes.
 func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return strings.NewReplacer("%", "%25", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(textfmt.TermSafeLines(textfmt.ClipTo(s, maxAnnotationTitle)))
 }
+
+// Size budgets of the CI formats: an annotation's title and message, a
+// Markdown cell, and a JUnit message attribute (its body keeps the whole
+// text). Like the analysis report's, a clipped value ends in an ellipsis.
+const (
+	maxAnnotationTitle = 200
+	maxAnnotation      = 4000
+	maxMDCell          = 300
+	maxJUnitMessage    = 500
+)
+
+// xmlText makes text safe and honest in JUnit XML: control, bidi,
+// zero-width and separator characters shown as visible escapes, line
+// breaks kept (encoding/xml escapes markup and would turn C0 controls,
+// which XML 1.0 forbids, into U+FFFD).
+func xmlText(s string) string { return textfmt.TermSafeLines(s) }
 
 // RenderMarkdown writes the check as a GitHub-flavoured Markdown summary
 // (for $GITHUB_STEP_SUMMARY or a pull request comment): the verdict, a
@@ -246,7 +275,8 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 	return bw.Err
 }
 
-// mdCell makes text safe inside a Markdown table cell (see mdText).
+// mdCell makes text safe inside a Markdown table cell (textfmt.MDText),
+// clipped to maxMDCell runes.
 func mdCell(s string) string {
-	return textfmt.MDText(s)
+	return textfmt.MDText(textfmt.ClipTo(s, maxMDCell))
 }

@@ -139,6 +139,9 @@
     add(sec, charts);
     add(root, sec);
   });
+  if (D.sampling.scopes_left_out > 0) {
+    add(rest || root, el("p", { "class": "muted", id: "scopes-left-out" }, "… and " + D.sampling.scopes_left_out + " more scopes, not listed (the least busy): every count, rate and cause above uses them."));
+  }
 
   // Latency distributions.
   add(root, el("h2", {}, "Latency"));

@@ -7,8 +7,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -332,4 +334,151 @@ func allocatedBy(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// jaegerTraceJSON is one Jaeger trace of one span with id n.
+func jaegerTraceJSON(n int) string {
+	return `{"traceID":"` + hostileTraceID + `","spans":[{"traceID":"` + hostileTraceID + `","spanID":"40000000000000` +
+		string([]byte{'0' + byte(n/10), '0' + byte(n%10)}) + `","operationName":"x","startTime":1,"duration":1}]}`
+}
+
+// TestASourcesWordAboutMissingDataMakesTheInputPartial pins the fields in
+// which a trace store says its answer is incomplete: the traces it did
+// return are read, and the input is partial with the reason (an error in
+// strict mode); the same fields saying nothing is missing change nothing.
+func TestASourcesWordAboutMissingDataMakesTheInputPartial(t *testing.T) {
+	tempoRS := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]}`
+	otlpRS := tempoRS
+	for _, tc := range []struct {
+		name    string
+		doc     string
+		force   Format
+		partial string // "" the input is whole; else the warning holds this
+	}{
+		{"jaeger errors after the data", `{"data":[` + jaegerTraceJSON(1) + `],"total":4,"errors":[{"code":500,"msg":"trace not found"},{"code":500,"msg":"x"},{"code":500,"msg":"y"}]}`, FormatAuto,
+			`the source says data is missing: "errors" says 3 trace(s) were not loaded (first: "trace not found")`},
+		{"jaeger errors before the data", `{"errors":[{"code":504}],` + "\n" + `"data":[` + jaegerTraceJSON(1) + `]}`, FormatJaeger, `"errors" says 1 trace(s) were not loaded (first: "code 504")`},
+		{"jaeger error message with control bytes", `{"data":[` + jaegerTraceJSON(1) + `],"errors":[{"code":1,"msg":"\u001b[31mred\u202e"}]}`, FormatAuto, `(first: "\x1b[31mred\u202e")`},
+		{"jaeger errors null", `{"data":[` + jaegerTraceJSON(1) + `],"errors":null}`, FormatAuto, ""},
+		{"jaeger errors empty", `{"data":[` + jaegerTraceJSON(1) + `],"errors":[]}`, FormatAuto, ""},
+		{"tempo status PARTIAL", `{"trace":{"resourceSpans":[` + tempoRS + `]},"status":"PARTIAL","message":"trace exceeds max size"}`, FormatTempo, `"status" says the trace is partial (PARTIAL)`},
+		{"tempo status 1", `{"status":1,"trace":{"resourceSpans":[` + tempoRS + `]}}`, FormatTempo, `"status" says the trace is partial (status "1")`},
+		{"tempo status COMPLETE", `{"trace":{"resourceSpans":[` + tempoRS + `]},"status":"COMPLETE"}`, FormatTempo, ""},
+		{"tempo error string", `{"batches":[` + tempoRS + `],"error":"querier timed out"}`, FormatTempo, `"error" says the source reports an error: "querier timed out"`},
+		{"otlp partial success with rejected spans", "{\"resourceSpans\":[\n" + otlpRS + `],"partialSuccess":{"rejectedSpans":"3","errorMessage":"queue full"}}`, FormatAuto,
+			`"partialSuccess" says 3 span(s) were rejected ("queue full")`},
+		{"otlp partial success without rejected spans", "{\"resourceSpans\":[\n" + otlpRS + `],"partialSuccess":{"rejectedSpans":0,"errorMessage":"slow down"}}`, FormatAuto, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, spans, err := readHostile(t, []byte(tc.doc), ReadOptions{Format: tc.force}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := inputs[0]
+			if spans != 1 {
+				t.Errorf("%d spans, want the 1 the answer holds", spans)
+			}
+			if tc.partial == "" {
+				if in.Partial || len(in.Warnings) > 0 {
+					t.Errorf("partial %v, warnings %q; want a whole input", in.Partial, in.Warnings)
+				}
+				return
+			}
+			if !in.Partial || len(in.Warnings) != 1 || !strings.Contains(in.Warnings[0], tc.partial) {
+				t.Fatalf("partial %v, warnings %q; want partial, saying %q", in.Partial, in.Warnings, tc.partial)
+			}
+			if !strings.HasPrefix(in.Warnings[0], "- (byte ") {
+				t.Errorf("warning %q does not name the file and the byte", in.Warnings[0])
+			}
+			_, _, err = readHostile(t, []byte(tc.doc), ReadOptions{Format: tc.force, Strict: true}, false)
+			if !errors.Is(err, ErrSourceIncomplete) {
+				t.Errorf("strict: %v, want ErrSourceIncomplete", err)
+			}
+		})
+	}
+}
+
+// TestCrashLeftoversInADirectoryMakeItPartial pins what a walk makes of a
+// file beside the dumps that is empty or NUL bytes only (what a crash or a
+// full disk leaves of a dump): skipped, and the run partial, with the
+// file named. A README beside them is only skipped.
+func TestCrashLeftoversInADirectoryMakeItPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		partial    string // "": skipped, the run whole
+	}{
+		{"empty file", "b.jsonl", nil, "b.jsonl: skipped: empty file (a dump cut short by a crash or a full disk?): the input is partial"},
+		{"NUL bytes", "b.jsonl", make([]byte, 4096), "b.jsonl: skipped: not a trace dump: NUL bytes only"},
+		{"NUL bytes past the detection window", "b.pb", make([]byte, 200<<10), "b.pb: skipped: not a trace dump: NUL bytes only"},
+		{"empty gzip", "b.jsonl.gz", tracegen.GzipBytes(nil), "b.jsonl.gz: skipped: empty file"},
+		{"a README", "README.md", []byte("# dumps\n"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeInputFile(t, dir, "0-good.jsonl", []byte(otlpLine(1))) // first in lexical order
+			writeInputFile(t, dir, tc.file, tc.data)
+			inputs, _, err := readPaths(t, []string{dir}, ReadOptions{})
+			if err != nil || len(inputs) != 2 || inputs[0].Spans != 1 || inputs[0].Partial {
+				t.Fatalf("inputs %+v, %v; want the good dump read whole and the other input", inputs, err)
+			}
+			bad := inputs[1]
+			if tc.partial == "" {
+				if bad.Partial || len(bad.Warnings) != 1 {
+					t.Errorf("%s: partial %v, warnings %q; want skipped, not partial", tc.file, bad.Partial, bad.Warnings)
+				}
+				return
+			}
+			if !bad.Partial || len(bad.Warnings) != 1 || !strings.Contains(bad.Warnings[0], tc.partial) {
+				t.Errorf("%s: partial %v, warnings %q; want partial, saying %q", tc.file, bad.Partial, bad.Warnings, tc.partial)
+			}
+		})
+	}
+}
+
+// TestReadErrorsPrintNoRawBytes pins the text of read errors over input
+// whose bytes would act on a terminal or hide text: the error names the
+// file and the place, and every control byte, invalid UTF-8 byte and bidi
+// control, from the input or from the file's name, is shown escaped; a
+// huge bad token stays a short error.
+func TestReadErrorsPrintNoRawBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		force      Format
+		says       []string
+	}{
+		{"tempo: a raw 0xff where an element starts", "t.json", []byte("{\"batches\":[\xff]}"), FormatTempo,
+			[]string{"t.json (byte 12): ", `invalid character '\xff' looking for beginning of value`, `(in element 0 of "batches")`}},
+		{"jaeger: a control byte in the second element", "j.json", []byte(`{"data":[` + jaegerTraceJSON(1) + ",\x01]}"), FormatJaeger,
+			[]string{`invalid character '\x01'`, `(in element 1 of "data")`}},
+		{"json line: an escape sequence where an array was expected", "l.jsonl", []byte(otlpLine(1) + "{\"resourceSpans\": [\x1b[2J]}\n"), FormatAuto,
+			[]string{"l.jsonl:2 (byte ", `\x1b`}},
+		{"a file name with an escape sequence and a bidi override", "a\x1b[31m\u202egol.jsonl", []byte("{\"resourceSpans\": [oops]}\n"), FormatAuto,
+			[]string{`a\x1b[31m\u202egol.jsonl (byte 19)`}},
+		{"json line: a megabyte of junk", "big.jsonl", []byte("{\"resourceSpans\": [" + strings.Repeat("\xfe", 1<<20) + "]}\n"), FormatAuto,
+			[]string{"big.jsonl:1 (byte 0): ", `found \xfe`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeInputFile(t, t.TempDir(), tc.file, tc.data)
+			_, _, err := readPaths(t, []string{path}, ReadOptions{Strict: true, Format: tc.force})
+			if err == nil {
+				t.Fatal("read without an error")
+			}
+			msg := err.Error()
+			for _, s := range tc.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("error %q does not say %q", msg, s)
+				}
+			}
+			if !utf8.ValidString(msg) || strings.ContainsFunc(msg, func(r rune) bool {
+				return r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+			}) {
+				t.Errorf("error %q prints a raw control, invalid or bidi byte", msg)
+			}
+			if len(msg) > 1200+len(path) {
+				t.Errorf("error of %d bytes, want a bounded one", len(msg))
+			}
+		})
+	}
 }

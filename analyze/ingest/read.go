@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // Input describes one input after reading.
@@ -135,12 +137,20 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 		err := readInput(ctx, src, opts, workers, &in, sink)
 		if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
 			// A README or a report next to the dumps in a walked
-			// directory is not an input: skip it, say so.
-			why := ErrNotTraceDump
-			if errors.Is(err, ErrEmptyInput) {
-				why = ErrEmptyInput
+			// directory is not an input: skip it, say so. An empty or
+			// NUL-filled file is skipped too, but it is what a crash or a
+			// full disk leaves of a dump: the run is partial.
+			switch {
+			case errors.Is(err, ErrEmptyInput), errors.Is(err, ErrNULBytes):
+				why := ErrEmptyInput
+				if errors.Is(err, ErrNULBytes) {
+					why = ErrNULBytes
+				}
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", textfmt.SafeText(src.path), why))
+				in.Partial = true
+			default:
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(src.path), ErrNotTraceDump))
 			}
-			in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", src.path, why))
 			err = nil
 		}
 		inputs = append(inputs, in)
@@ -353,7 +363,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		return st.first // nothing usable was read
 	}
 	if st.first == nil && in.Spans == 0 {
-		in.Warnings = append(in.Warnings, src.path+": no spans in the dump")
+		in.Warnings = append(in.Warnings, textfmt.SafeText(src.path)+": no spans in the dump")
 	}
 	return nil
 }
@@ -392,7 +402,11 @@ func openSource(src source, stdin io.Reader) (io.Reader, int64, func(), error) {
 func chooseFormat(path string, forced Format, det detection) (Format, error) {
 	if forced == FormatAuto {
 		if det.format == FormatAuto {
-			return FormatAuto, &ReadError{Path: path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
+			why := ErrNotTraceDump
+			if det.nul {
+				why = ErrNULBytes
+			}
+			return FormatAuto, &ReadError{Path: path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", why, det.looks)}
 		}
 		return det.format, nil
 	}

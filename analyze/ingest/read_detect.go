@@ -16,6 +16,7 @@ type detection struct {
 	format     Format // FormatAuto when unsure
 	framedZstd bool   // length-prefixed zstd frames: the Collector file exporter's compression: zstd
 	looks      string // what the content looks like, for error messages
+	nul        bool   // the content is NUL bytes only, as far as detection looked
 }
 
 // detect classifies an input from its first bytes: a JSON object by its
@@ -40,6 +41,9 @@ func detect(head []byte) detection {
 				return det
 			}
 		}
+	}
+	if len(bytes.Trim(head, "\x00")) == 0 {
+		return detection{nul: true, looks: fmt.Sprintf("the first %d bytes are NUL (a file a crash or a full disk left?)", len(head))}
 	}
 	if len(head) > 8 {
 		head = head[:8]

@@ -18,21 +18,28 @@ type docSpec struct {
 	arrays   map[string]bool // keys whose array elements are records
 	nested   map[string]bool // keys whose object value is searched the same way
 	expected string          // the document the format expects, for errors
+	// signals are top-level keys in which the source says whether data is
+	// missing: each reads the key's value and returns why the answer is
+	// incomplete, or "" when it is not (see signals.go).
+	signals map[string]func(json.RawMessage) string
 }
 
 var (
 	otlpDocSpec = docSpec{
 		arrays:   map[string]bool{"resourceSpans": true, "resource_spans": true},
 		expected: "an OTLP JSON object with a resourceSpans array",
+		signals:  map[string]func(json.RawMessage) string{"partialSuccess": otlpPartialSuccess, "partial_success": otlpPartialSuccess},
 	}
 	tempoDocSpec = docSpec{
 		arrays:   map[string]bool{"batches": true, "resourceSpans": true, "resource_spans": true},
 		nested:   map[string]bool{"trace": true},
 		expected: `a Tempo trace JSON object with "batches" or "trace": {"resourceSpans"}`,
+		signals:  map[string]func(json.RawMessage) string{"status": tempoStatus, "error": errorsField, "errors": errorsField},
 	}
 	jaegerDocSpec = docSpec{
 		arrays:   map[string]bool{"data": true},
 		expected: `a Jaeger /api/traces JSON object with a "data" array`,
+		signals:  map[string]func(json.RawMessage) string{"errors": jaegerErrors},
 	}
 )
 
@@ -98,6 +105,10 @@ type docWalker struct {
 	cr       *capReader // what the decoder reads through
 	cap      int64      // the longest value the decoder may buffer
 	crBase   int64      // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
+	// inArray and elem are the record array being walked and the index
+	// of its element being read, for the place a problem names.
+	inArray string
+	elem    int
 }
 
 func (w *docWalker) offset() int64 { return w.base + w.dec.InputOffset() }
@@ -138,6 +149,10 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 				return found, false
 			}
 			found = found || f
+		case w.spec.signals[key] != nil && depth == 0:
+			if !w.signal(key) {
+				return found, false
+			}
 		case w.spec.nested[key] && depth == 0:
 			tok, err := w.token()
 			if err != nil {
@@ -183,7 +198,9 @@ func (w *docWalker) array(key string, depth int) (found, ok bool) {
 			Err: fmt.Errorf("%q is %s, not an array", key, describeToken(tok))}}))
 		return false, false
 	}
-	for w.more() {
+	w.inArray, w.elem = key, 0
+	defer func() { w.inArray = "" }()
+	for ; w.more(); w.elem++ {
 		if w.ctx.Err() != nil {
 			return true, false
 		}
@@ -212,6 +229,34 @@ func (w *docWalker) array(key string, depth int) (found, ok bool) {
 		return true, false
 	}
 	return true, true
+}
+
+// signal reads the value of a top-level key in which the source says
+// whether data is missing, and emits a problem (the input is partial) when
+// it says so.
+func (w *docWalker) signal(key string) bool {
+	start := w.offset()
+	var raw json.RawMessage
+	if err := w.decode(&raw); err != nil {
+		w.fail(err)
+		return false
+	}
+	why := "a value nested too deep to read"
+	if jsonDepth(raw) == nil {
+		why = w.spec.signals[key](raw)
+	}
+	if why == "" {
+		return true
+	}
+	if !w.flush() {
+		return false
+	}
+	if !w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start, Expected: "every trace the source was asked for",
+		Err: fmt.Errorf("%w: %q says %s", ErrSourceIncomplete, key, why)}})) {
+		w.stopped = true
+		return false
+	}
+	return true
 }
 
 // skipValue skips an unknown value of any size in constant memory, at the
@@ -449,6 +494,10 @@ func (w *docWalker) fail(err error) {
 			Err: fmt.Errorf("%w: the input ends inside the JSON document", ErrTruncated)}
 	default:
 		prob = &ReadError{Path: w.s.path, Offset: w.offset(), Expected: w.spec.expected, Err: err}
+	}
+	if w.inArray != "" {
+		// The byte alone is hard to find in a document of one line.
+		prob.Err = fmt.Errorf("%w (in element %d of %s)", prob.Err, w.elem, QuoteText(w.inArray))
 	}
 	w.emit(readyJob(result{prob: prob}))
 }

@@ -160,14 +160,14 @@ func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
 		if int64(size) > fr.recordCap {
 			// Longer than the budget lets a worker hold: skipped unread
 			// (its length says where the next one starts), a cut record.
-			if !flush() || !emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
-				Err: errRecordCap("a record", fr.recordCap)}})) {
-				putBlock(j.block)
-				return
-			}
 			if n, err := io.CopyN(io.Discard, s, int64(size)); err != nil {
 				stop(result{prob: s.problem(off, expectedProtoRecord, 0,
 					fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, n))})
+				return
+			}
+			if !flush() || !emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
+				Err: errRecordCap("a record", fr.recordCap)}})) {
+				putBlock(j.block)
 				return
 			}
 			continue

@@ -1,9 +1,12 @@
 package ingest
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
@@ -34,6 +37,14 @@ var (
 	// ErrMemoryLimit: what the input holds would take more memory than
 	// the budget (ReadOptions.MaxMemory) allows.
 	ErrMemoryLimit = errors.New("memory budget exceeded")
+	// ErrSourceIncomplete: the input itself says data is missing (a
+	// Jaeger answer's errors, a Tempo trace marked PARTIAL, an OTLP
+	// partial success with rejected spans): what it holds is read, and
+	// the input is partial.
+	ErrSourceIncomplete = errors.New("the source says data is missing")
+	// ErrNULBytes: the content is NUL bytes only, as a file a crash or a
+	// full disk left behind: not a dump, and a sign that one is missing.
+	ErrNULBytes = fmt.Errorf("%w: NUL bytes only", ErrNotTraceDump)
 )
 
 // ReadError is a bad input: the file, the place and what was expected. Read
@@ -51,11 +62,19 @@ type ReadError struct {
 	Err      error  // the cause; may wrap one of the sentinel errors above
 }
 
+// maxCauseBytes bounds the cause an error prints: the readers' own causes
+// are short, and a library's that quotes a key or a token of the input must
+// not make an error of megabytes.
+const maxCauseBytes = 512
+
 // Error formats the error as "path:line (byte offset): expected X: cause",
-// leaving out the parts that are unknown.
+// leaving out the parts that are unknown. Whatever in it may come from the
+// input or the file system (the path, the cause) is escaped
+// (textfmt.SafeText): no control byte, invalid UTF-8 or bidi control
+// reaches the terminal or the log; the cause is clipped to maxCauseBytes.
 func (e *ReadError) Error() string {
 	var b strings.Builder
-	b.WriteString(e.Path)
+	b.WriteString(textfmt.SafeText(e.Path))
 	if e.Line > 0 {
 		b.WriteByte(':')
 		b.WriteString(strconv.Itoa(e.Line))
@@ -71,9 +90,34 @@ func (e *ReadError) Error() string {
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		b.WriteString(causeText(e.Err))
 	}
 	return b.String()
+}
+
+// causeText is an error's message made safe to print: encoding/json's
+// "invalid character" names a byte of 0x80 to 0xff as the Latin-1 letter
+// it is not (0xff as 'ÿ'): it is written as the byte, \xff. The rest is
+// escaped and clipped.
+func causeText(err error) string {
+	msg := err.Error()
+	if _, ok := errors.AsType[*json.SyntaxError](err); ok {
+		const pre = "invalid character '"
+		if j := strings.Index(msg, pre); j >= 0 {
+			rest := msg[j+len(pre):]
+			if r, n := utf8.DecodeRuneInString(rest); r >= 0x80 && r <= 0xff && strings.HasPrefix(rest[n:], "'") {
+				msg = msg[:j+len(pre)] + fmt.Sprintf(`\x%02x`, r) + rest[n:]
+			}
+		}
+	}
+	if len(msg) > maxCauseBytes {
+		cut := maxCauseBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + fmt.Sprintf("… (%d bytes)", len(msg))
+	}
+	return textfmt.SafeText(msg)
 }
 
 // Unwrap returns the cause, so errors.Is(err, ErrTruncated) and the like

@@ -24,17 +24,26 @@ func QuoteInput(s string) string {
 		}
 		clipped, long = s[:cut], fmt.Sprintf("… (%d bytes)", len(s))
 	}
+	return `"` + SafeText(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(clipped)) + `"` + long
+}
+
+// SafeText escapes text for an error message or a log line as QuoteInput
+// does, without quoting or clipping it: for text that is mostly the
+// program's own (an error's message, a path) but may carry bytes from the
+// input or the file system. Text with nothing to escape is returned as is.
+func SafeText(s string) string {
+	s = TermSafe(s)
+	if !strings.ContainsFunc(s, hidesText) {
+		return s
+	}
 	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range TermSafe(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(clipped)) {
+	for _, r := range s {
 		if hidesText(r) {
 			fmt.Fprintf(&b, `\u%04x`, r)
 			continue
 		}
 		b.WriteRune(r)
 	}
-	b.WriteByte('"')
-	b.WriteString(long)
 	return b.String()
 }
 

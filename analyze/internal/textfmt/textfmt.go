@@ -11,17 +11,39 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // TermSafe makes text that came from a dump (span names, attribute values,
-// ids, paths) safe to print on a terminal: every control character (C0, DEL
-// and C1, which carry ESC, BEL and OSC sequences that retitle, recolour or
-// hijack a terminal) and every invalid UTF-8 byte is written as a visible
-// \xNN or \u00NN escape. Newlines and tabs are escaped too, so one value
-// stays on one line of a table.
-func TermSafe(s string) string {
-	if !needsEscape(s) {
+// ids, paths) safe to print on a terminal and honest to read anywhere: it
+// is the one rule every human-readable format builds on (table, Markdown,
+// HTML, JUnit XML, GitHub annotations). Shown as visible escapes are:
+//
+//   - every invalid UTF-8 byte, as \xNN;
+//   - every control character: C0 and DEL as \xNN, C1 as \u00NN (ESC, BEL
+//     and OSC sequences retitle, recolour or hijack a terminal); newlines and
+//     tabs too, so one value stays on one line of a table;
+//   - every format character (Unicode category Cf: the bidi embeddings,
+//     overrides and isolates U+202A–202E and U+2066–2069, the zero-width
+//     characters U+200B–200F and U+2060–2064, the byte order mark U+FEFF,
+//     the soft hyphen, the Arabic letter mark...), which reorder or hide
+//     text so what a reader sees is not what the dump holds;
+//   - the line and paragraph separators U+2028 and U+2029 (categories Zl
+//     and Zp), which break a line where no newline shows;
+//
+// as \uNNNN (or \UNNNNNNNN past the BMP). The rule is by category, not a
+// list of known-bad characters, so a format character added to Unicode
+// later is escaped too.
+func TermSafe(s string) string { return visible(s, false) }
+
+// TermSafeLines is TermSafe keeping newlines: for multi-line text whose
+// format carries line breaks itself (a JUnit body, an annotation message
+// the caller escapes for its runner).
+func TermSafeLines(s string) string { return visible(s, true) }
+
+func visible(s string, keepNewlines bool) string {
+	if !needsEscape(s, keepNewlines) {
 		return s
 	}
 	var b strings.Builder
@@ -31,9 +53,13 @@ func TermSafe(s string) string {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n' && keepNewlines:
+			b.WriteByte('\n')
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f:
+		case hidden(r) && r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		case hidden(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+size])
@@ -43,10 +69,21 @@ func TermSafe(s string) string {
 	return b.String()
 }
 
-// needsEscape reports whether TermSafe would change s.
-func needsEscape(s string) bool {
+// hidden reports whether r, a rune past ASCII, is a control, format or
+// separator character TermSafe shows as an escape.
+func hidden(r rune) bool {
+	return r >= 0x80 && (unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r))
+}
+
+// needsEscape reports whether TermSafe (TermSafeLines with keepNewlines)
+// would change s.
+func needsEscape(s string, keepNewlines bool) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
+		if c == '\n' && keepNewlines {
+			i++
+			continue
+		}
 		if c < 0x20 || c == 0x7f {
 			return true
 		}
@@ -55,7 +92,7 @@ func needsEscape(s string) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r <= 0x9f) {
+		if (r == utf8.RuneError && size == 1) || hidden(r) {
 			return true
 		}
 		i += size
@@ -63,11 +100,53 @@ func needsEscape(s string) bool {
 	return false
 }
 
-// MDText makes text safe inside a Markdown table row or line: control bytes
-// escaped as TermSafe does (a newline would end the row), '|' escaped so it
-// does not split a cell, and '<' as an entity so a value cannot open HTML.
+// mdInert backslash-escapes what Markdown (GitHub's included) would turn
+// into live markup in a line of text: '[' and ']' (links, images, footnotes
+// and reference links), '@' (email autolinks), the ':' of "://" (every
+// bare-URL autolink: http://, https://, ftp://...) and of "mailto:" and
+// "xmpp:", and the '.' of "www." (GitHub's www autolinks). A backslash
+// before ASCII punctuation is CommonMark's escape: the character shows and
+// does nothing.
+func mdInert(s string) string {
+	if !strings.ContainsAny(s, "[]@:.") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '[' || c == ']' || c == '@':
+			b.WriteByte('\\')
+		case c == ':' && (strings.HasPrefix(s[i+1:], "//") || hasSuffixFold(s[:i], "mailto") || hasSuffixFold(s[:i], "xmpp")):
+			b.WriteByte('\\')
+		case c == '.' && hasSuffixFold(s[:i], "www"):
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// hasSuffixFold reports whether s ends with the ASCII word suffix, ignoring
+// case.
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
+}
+
+// mdReplacer escapes what would end a table cell ('|'), open HTML ('<',
+// also every <https://...> autolink) or spell an entity ('&', so
+// "&#x202E;" from a dump cannot become the character it names).
+var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", "&", "&amp;")
+
+// MDText makes text safe inside a Markdown table row or line: control,
+// format and separator characters shown as TermSafe shows them (a newline
+// would end the row), '|' escaped so it does not split a cell, '<' and '&'
+// as entities so a value cannot open HTML or name a character, and links,
+// images and autolinks made inert (mdInert): text from a dump renders as
+// the text it is, never as a link, a picture or a tracking pixel.
 func MDText(s string) string {
-	return strings.NewReplacer("|", `\|`, "<", "&lt;").Replace(TermSafe(s))
+	return mdReplacer.Replace(mdInert(TermSafe(s)))
 }
 
 // MDCode makes text safe inside a Markdown code span in a table row or
@@ -78,13 +157,24 @@ func MDCode(s string) string {
 	return strings.NewReplacer("|", `\|`, "`", "'").Replace(TermSafe(s))
 }
 
-// ClipTo shortens s to n runes, the last an ellipsis.
+// ClipTo shortens s to n runes, the last an ellipsis: the visible mark of
+// a clipped cell. It reads at most n runes of s, so clipping a value of
+// megabytes costs nothing.
 func ClipTo(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if n < 1 {
+		n = 1
+	}
+	cut, runes := 0, 0
+	for cut < len(s) && runes < n-1 {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+		runes++
+	}
+	// s fits when at most one rune is left after the first n-1.
+	if _, size := utf8.DecodeRuneInString(s[cut:]); cut+size >= len(s) {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	return s[:cut] + "…"
 }
 
 // Wrap breaks text into lines of at most width runes at spaces; a word

@@ -1,0 +1,93 @@
+package analyze
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// scopesDump indexes one pooled invocation in each of n pool scopes; the
+// first scope's name is long.
+func scopesDump(t testing.TB, n int, long string) *Index {
+	t.Helper()
+	d := newDump()
+	for i := range n {
+		name := fmt.Sprintf("scope-%d", i)
+		if i == 0 {
+			name = long
+		}
+		ss := d.resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, name)
+		d.invocation(ss, lease{trace: uint64(i + 1), start: time.Duration(i) * time.Millisecond, end: time.Duration(i)*time.Millisecond + 500*time.Microsecond,
+			key: "k", hit: false, reason: spans.MissCold, handshake: true, session: fmt.Sprintf("s%d", i)})
+	}
+	idx := NewIndex(IndexOptions{})
+	idx.Add(d.td)
+	return idx
+}
+
+// Every report format has a size budget: a value of megabytes shows as a
+// clipped cell with a visible mark, Markdown's padding to the widest cell
+// is bounded by the cell budget, and the HTML report lists a bounded number
+// of scopes and says how many more there are. So output grows at most
+// linearly with the rows, whatever one value holds (issue 24: a 45 KB
+// dump's Markdown was gigabytes).
+func TestReportOutputIsBoundedPerRow(t *testing.T) {
+	const n = 300
+	long := strings.Repeat("[x](https://e.example)\u202e", 40_000) // about 1 MB
+	idx := scopesDump(t, n, long)
+	r, err := Analyze(idx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Pool.ByScope) != n {
+		t.Fatalf("%d scopes, want %d", len(r.Pool.ByScope), n)
+	}
+	// A row is at most its columns times the cell budget, at 10 bytes per
+	// escaped rune; the rest of the report is a few KB.
+	const cols = 9
+	for _, tc := range []struct {
+		format string
+		cell   int
+	}{{RenderTable, maxTableCell}, {RenderMarkdown, maxMDCell}} {
+		var b bytes.Buffer
+		if err := r.Render(&b, tc.format); err != nil {
+			t.Fatal(err)
+		}
+		bound := 16<<10 + (n+2)*(cols*(tc.cell*10+3)+2)
+		if b.Len() > bound {
+			t.Errorf("%s: %d bytes for %d scopes, over the bound of %d", tc.format, b.Len(), n, bound)
+		}
+		if !strings.Contains(b.String(), "…") {
+			t.Errorf("%s: the long scope name shows no clip mark", tc.format)
+		}
+		// Markdown pads to the widest cell: a short scope's row stays short.
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.Contains(line, "scope-7 ") && len(line) > cols*(tc.cell*10+3)+2 {
+				t.Errorf("%s: a short row is %d bytes: padded to an unbounded cell", tc.format, len(line))
+			}
+		}
+	}
+	h, err := NewHTMLReport(idx, Config{}, r, HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Scopes) != DefaultHTMLMaxListedScopes || h.Sampling.ScopesLeftOut != n-DefaultHTMLMaxListedScopes {
+		t.Errorf("HTML lists %d scopes and %d left out, want %d and %d", len(h.Scopes), h.Sampling.ScopesLeftOut, DefaultHTMLMaxListedScopes, n-DefaultHTMLMaxListedScopes)
+	}
+	if !strings.Contains(h.Sampling.Note, fmt.Sprintf("and %d more", n-DefaultHTMLMaxListedScopes)) {
+		t.Errorf("the sampling note does not say how many more scopes: %q", h.Sampling.Note)
+	}
+	var page bytes.Buffer
+	if err := h.Render(&page); err != nil {
+		t.Fatal(err)
+	}
+	// The page carries the long name (data, escaped) once per listed
+	// place; it must not grow with the unlisted scopes' charts.
+	if per := page.Len() / n; per > 40<<10 {
+		t.Errorf("HTML page is %d bytes for %d scopes (%d per scope)", page.Len(), n, per)
+	}
+}
