@@ -40,7 +40,7 @@ func Families() []Family {
 		{"encodings", 8 << 20, 10, genEncodings},
 		{"special-files", 2_000, 11, genSpecialFiles},
 		{"sources", 64, 5, genSources},
-		{"rules", 5_000, 6, genRules},
+		{"rules", 5_000, 7, genRules},
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
 	return fs

@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/mcptrace/mcptrace/internal/hostile"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -295,10 +296,19 @@ func genSources(c *Case, rng *rand.Rand) {
 // genRules writes a rules file that is legal and costly, or deep: a regex
 // of size states on span names (part 0) and on an attribute (1), under/
 // not_under selectors nested size deep (2), size rules (3), YAML flow
-// nesting size deep (4), a long description (5). The dump is a scenario's.
+// nesting size deep (4), a long description (5). The dump is a scenario's,
+// or (6) 80 spans under 80 names of 1 KiB, on which a regex of thousands
+// of states runs for seconds: SIGINT must still end it.
 func genRules(c *Case, rng *rand.Rand) {
 	name, td := scenario(rng)
 	c.Files["dump.otlp.jsonl"] = encode(encodingByName("otlp-jsonl"), td)
+	if c.on(6) {
+		var buf bytes.Buffer
+		if err := hostile.SpanNames(&buf, 80); err != nil {
+			panic(err)
+		}
+		name, c.Files["dump.otlp.jsonl"] = "of 80 names of 1 KiB", buf.Bytes()
+	}
 	c.Inputs = []string{"dump.otlp.jsonl"}
 	n := c.Size
 	reps := max(min(n/3, 1000), 1)
@@ -307,7 +317,8 @@ func genRules(c *Case, rng *rand.Rand) {
 		fmt.Sprintf("[a-z.]{%d}", min(n, 1000)),
 		fmt.Sprintf("(?:a|b|c|plugin|mcp|.){0,%d}z", min(reps, 1000)),
 		strings.Repeat("(?:[a-z]|.)", min(n, 3000)) + "$",
-	}[rng.IntN(4)]
+		strings.Repeat(fmt.Sprintf("[a-z.0-9]{0,%d}", min(reps, 1000)), 3) + "z",
+	}[rng.IntN(5)]
 	var y strings.Builder
 	y.WriteString("rules:\n")
 	rule := func(id, sel string) {

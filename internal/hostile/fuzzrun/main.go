@@ -133,7 +133,7 @@ func run() (int, error) {
 				if err != nil {
 					return 0, err
 				}
-				family, mask = f.Name, mask&(1<<uint(f.Parts)-1)
+				mask &= 1<<uint(f.Parts) - 1
 				if mask == 0 {
 					mask = 1<<uint(f.Parts) - 1
 				}
