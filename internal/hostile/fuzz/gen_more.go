@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -276,9 +277,10 @@ func genSources(c *Case, rng *rand.Rand) {
 		c.What = "a Jaeger answer with an empty errors list"
 	case c.on(2):
 		doc := encode(encodingByName("tempo"), b.td)
-		i := bytes.Index(doc, []byte(`"spanId":"`))
-		if i >= 0 {
-			doc = append(doc[:i+10:i+10], append([]byte("!!not*base64\xff"), doc[i+10:]...)...)
+		// Tempo's JSON is indented ("spanId": "..."): the value starts
+		// after the first quote past the key.
+		if loc := spanIDKey.FindIndex(doc); loc != nil {
+			doc = append(doc[:loc[1]:loc[1]], append([]byte("!!not*base64\xff"), doc[loc[1]:]...)...)
 		}
 		c.Files["tempo.json"] = doc
 		c.Broken = true
@@ -292,6 +294,9 @@ func genSources(c *Case, rng *rand.Rand) {
 		c.Inputs = []string{f}
 	}
 }
+
+// spanIDKey matches a span id's key up to the opening quote of its value.
+var spanIDKey = regexp.MustCompile(`"spanId":\s*"`)
 
 // genRules writes a rules file that is legal and costly, or deep: a regex
 // of size states on span names (part 0) and on an attribute (1), under/

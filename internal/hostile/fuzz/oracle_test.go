@@ -222,6 +222,15 @@ func TestSourcesWriteTheErrorsTheyPromise(t *testing.T) {
 			t.Errorf("mask %b: %d errors in the answer, want 3 of 4 traces:\n%s", mask, n, c.Files["jaeger.json"])
 		}
 	}
+	// The bad base64 is in the Tempo answer (indented JSON: a run found
+	// the case unbroken, the id never damaged).
+	c, err := Generate("sources", 5, 4, 1<<2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(c.Files["tempo.json"]), "!!not*base64") {
+		t.Errorf("no damaged span id in the Tempo answer:\n%.400s", c.Files["tempo.json"])
+	}
 }
 
 // Pick spreads seeds over every family, sizes within each family's bound.
