@@ -41,3 +41,11 @@ func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Ru
 	}
 	return &Analysis{Report: r, Rules: obs}, nil
 }
+
+// ObserveRulesOf is [ObserveRulesContext] for a caller that already has r,
+// the [Analyze] of the same idx and cfg (a command running its measures
+// and its rules as two phases): r's miss counts spare attributing the
+// acquires a second time when no miss needs naming.
+func ObserveRulesOf(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions, r *Report) ([]RuleObservation, error) {
+	return observeRules(ctx, idx, cfg, rules, opts, r)
+}

@@ -265,6 +265,38 @@ func firstFailingLine(data []byte, problem string) int {
 	return 0
 }
 
+// maxConfigDepth is how deep a configuration file (or a selector given on
+// the command line) may nest mappings and lists: the deepest the rule
+// language goes is about eight (rules, a rule, select, under, attributes, an
+// operator), so 32 is room for any real file, while a file nested
+// thousands deep (which yaml.v3 parses, up to its own limit of 10000) is
+// refused before anything walks it.
+const maxConfigDepth = 32
+
+// checkConfigDepth refuses a YAML tree nested deeper than maxConfigDepth,
+// naming the line and column of the first node past it (in file order). It
+// walks with its own stack, never through aliases, so it neither recurses
+// nor loops.
+func checkConfigDepth(file string, root *yaml.Node) error {
+	type item struct {
+		n     *yaml.Node
+		depth int
+	}
+	stack := []item{{root, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.depth > maxConfigDepth {
+			return &ConfigError{File: file, Line: it.n.Line, Column: it.n.Column,
+				Msg: fmt.Sprintf("nested more than %d levels deep (a configuration is a few levels of mappings and lists)", maxConfigDepth)}
+		}
+		for i := len(it.n.Content) - 1; i >= 0; i-- { // reversed: popped in file order
+			stack = append(stack, item{it.n.Content[i], it.depth + 1})
+		}
+	}
+	return nil
+}
+
 // LoadConfigFile reads and parses the configuration file at path.
 func LoadConfigFile(path string) (*ConfigFile, error) {
 	data, err := os.ReadFile(path)

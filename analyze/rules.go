@@ -350,6 +350,9 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlError(path, data, err)
 	}
+	if err := checkConfigDepth(path, &doc); err != nil {
+		return nil, err
+	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return gc, nil
 	}

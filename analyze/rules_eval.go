@@ -183,8 +183,15 @@ func (e *ruleEval) compile(s *Selector) (*matcher, error) {
 	if m, ok := e.matchers[s]; ok {
 		return m, nil
 	}
-	m, err := e.x.compileContext(e.ctx, *s)
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m, err := e.x.compileContext(ctx, *s)
 	if err != nil {
+		if s.Line > 0 && ctx.Err() == nil {
+			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
+		}
 		return nil, err
 	}
 	e.matchers[s] = m

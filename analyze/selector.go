@@ -273,6 +273,9 @@ func ParseSelectorString(s string) (Selector, error) {
 	if err := yaml.Unmarshal([]byte(s), &doc); err != nil {
 		return Selector{}, yamlError("", []byte(s), err)
 	}
+	if err := checkConfigDepth("", &doc); err != nil {
+		return Selector{}, err
+	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return Selector{}, &ConfigError{Line: 1, Column: 1, Msg: "want one span name or one mapping"}
 	}
@@ -468,7 +471,7 @@ func (x *Index) compileContext(ctx context.Context, sel Selector) (*matcher, err
 		}
 		m.nameOK = make([]bool, len(x.names))
 		for i, n := range x.names {
-			if sel.NameRegex != nil && i%64 == 0 {
+			if sel.NameRegex != nil {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}

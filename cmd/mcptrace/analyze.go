@@ -188,13 +188,16 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	if report.PoolSpans == 0 {
 		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
 	}
-	if f.format == formatHTML {
-		return writeHTMLReport(cmd, f.output, idx, cfg, report, nil, f.traceURL)
-	}
-	if err := report.Render(cmd.OutOrStdout(), f.format); err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}
-	}
-	return nil
+	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
+		if f.format == formatHTML {
+			return 0, 0, writeHTMLReport(cmd, f.output, idx, cfg, report, nil, f.traceURL)
+		}
+		if err := report.Render(cmd.OutOrStdout(), f.format); err != nil {
+			return 0, 0, &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}
+		}
+		return 0, 0, nil
+	})
+	return err
 }
 
 // largeInput is the total size from which reading shows progress: below

@@ -219,6 +219,25 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	}
 	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
 
+	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
+		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
+	})
+	if err != nil {
+		return err
+	}
+	if check.ExitCode != gate.ExitPass {
+		msg := "check " + string(check.Verdict)
+		if len(check.IncompleteReasons) > 0 {
+			msg += ": " + strings.Join(check.IncompleteReasons, "; ")
+		}
+		return &exitError{code: check.ExitCode, err: errors.New(msg)}
+	}
+	return nil
+}
+
+// renderCheck writes every output of a check: the report on stdout, then
+// the HTML, JUnit, annotations and summaries asked for.
+func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, report *analyze.Report, check *gate.CheckReport) error {
 	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
 	}
@@ -246,13 +265,6 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		if err := writeFile(f.summary, check.RenderMarkdown); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--summary: %w", err)}
 		}
-	}
-	if check.ExitCode != gate.ExitPass {
-		msg := "check " + string(check.Verdict)
-		if len(check.IncompleteReasons) > 0 {
-			msg += ": " + strings.Join(check.IncompleteReasons, "; ")
-		}
-		return &exitError{code: check.ExitCode, err: errors.New(msg)}
 	}
 	return nil
 }

@@ -112,16 +112,29 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples
 	var report *analyze.Report
 	var inputs []analyze.Input
 	var err error
+	ctx := cmd.Context()
 	if len(rules) == 0 && !s.needIndex {
 		// Measures only: the incremental engine, sharded by trace id.
-		report, inputs, err = analyze.AnalyzeStream(cmd.Context(), paths, s.cfg, lopts, s.engine)
+		report, inputs, err = inPhase(ctx, phaseRead, func() (*analyze.Report, []analyze.Input, error) {
+			return analyze.AnalyzeStream(ctx, paths, s.cfg, lopts, s.engine)
+		})
 	} else {
-		idx, inputs, err = analyze.Load(cmd.Context(), paths, lopts)
+		idx, inputs, err = inPhase(ctx, phaseRead, func() (*analyze.Index, []analyze.Input, error) {
+			return analyze.Load(ctx, paths, lopts)
+		})
+		if err == nil {
+			// Finishing the index (grouping, sorting and linking every
+			// span) is a phase of its own on a large dump.
+			_, _, err = inPhase(ctx, phaseIndex, func() (int, int, error) { return idx.Spans(), 0, nil })
+		}
 	}
 	progress.done()
 	if err != nil {
 		var re *analyze.ReadError
+		var ee *exitError
 		switch {
+		case errors.As(err, &ee):
+			return nil, nil, ee
 		case errors.As(err, &re):
 			return nil, nil, &exitError{code: 2, err: re}
 		case errors.Is(err, context.Canceled):
@@ -140,11 +153,21 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples
 	if idx == nil {
 		return nil, &analyze.Analysis{Report: report}, nil
 	}
-	a, err := analyze.AnalyzeRules(idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
+	report, _, err = inPhase(ctx, phaseMeasures, func() (*analyze.Report, int, error) {
+		r, err := analyze.Analyze(idx, s.cfg)
+		return r, 0, err
+	})
 	if err != nil {
-		return nil, nil, &exitError{code: 2, err: err}
+		return nil, nil, phaseError(err)
 	}
-	return idx, a, nil
+	obs, _, err := inPhase(ctx, phaseRules, func() ([]analyze.RuleObservation, int, error) {
+		obs, err := analyze.ObserveRulesOf(ctx, idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples}, report)
+		return obs, 0, err
+	})
+	if err != nil {
+		return nil, nil, phaseError(err)
+	}
+	return idx, &analyze.Analysis{Report: report, Rules: obs}, nil
 }
 
 // loadSide returns the report of one side of a comparison: a baseline JSON

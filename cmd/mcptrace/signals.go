@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,4 +37,71 @@ func interruptedExit(ctx context.Context, stderr io.Writer) (int, bool) {
 	}
 	fmt.Fprintln(stderr, "mcptrace: interrupted")
 	return exitInterrupted, true
+}
+
+// The phases of a command that reads dumps, as inPhase names them.
+const (
+	phaseRead     = "read"
+	phaseIndex    = "index"
+	phaseMeasures = "measures"
+	phaseRules    = "rules"
+	phaseRender   = "render"
+)
+
+// phaseHook, when not nil, is told each phase's name as it starts, on the
+// phase's goroutine: the signal tests' helper process says it on stderr,
+// to signal a command in the phase under test, and can hold the phase
+// there, as a phase stuck in work that looks at no context would be.
+var phaseHook func(phase string)
+
+// inPhase runs fn, one phase of a command, so that a canceled ctx (SIGINT,
+// SIGTERM) answers at once whatever the phase is doing: fn runs on its own
+// goroutine and inPhase returns exit 130 as soon as ctx is done, even while
+// fn is inside a library call that looks at no context (a regex match, a
+// sort, a write blocked on a full pipe). The loops of analyze that can run
+// long look at ctx themselves, so fn stops soon after; the process exits
+// anyway. A ctx already done when the phase would start runs nothing.
+func inPhase[A, B any](ctx context.Context, name string, fn func() (A, B, error)) (A, B, error) {
+	var a A
+	var b B
+	if err := ctx.Err(); err != nil {
+		return a, b, interruptedIn(name, err)
+	}
+	type result struct {
+		a   A
+		b   B
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if phaseHook != nil {
+			phaseHook(name) // on the phase's goroutine: a hook that blocks is a phase stuck
+		}
+		a, b, err := fn()
+		done <- result{a, b, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil && ctx.Err() != nil {
+			return a, b, interruptedIn(name, ctx.Err())
+		}
+		return r.a, r.b, r.err
+	case <-ctx.Done():
+		return a, b, interruptedIn(name, ctx.Err())
+	}
+}
+
+// interruptedIn is the exit-130 error of a phase a signal stopped.
+func interruptedIn(phase string, err error) error {
+	return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted during %s: %w", phase, err)}
+}
+
+// phaseError is an analysis phase's error as an exit error: as is when
+// already one (an interruption), else bad input (2).
+func phaseError(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee
+	}
+	return &exitError{code: 2, err: err}
 }
