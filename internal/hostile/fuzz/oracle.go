@@ -349,10 +349,17 @@ wait:
 }
 
 // vmHWM returns the peak resident set size of process pid, from the
-// VmHWM line of /proc/pid/status, or 0 if it cannot be read.
+// VmHWM line of /proc/pid/status, or 0 if it cannot be read. A poll may
+// come after the child was reaped and its pid given to another process:
+// only a process whose parent is this one counts.
 func vmHWM(pid int) int64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
+		return 0
+	}
+	_, pp, _ := bytes.Cut(b, []byte("\nPPid:"))
+	pp, _, _ = bytes.Cut(pp, []byte("\n"))
+	if strings.TrimSpace(string(pp)) != strconv.Itoa(os.Getpid()) {
 		return 0
 	}
 	_, rest, ok := bytes.Cut(b, []byte("\nVmHWM:"))

@@ -3,6 +3,8 @@ package fuzz
 import (
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -267,5 +269,23 @@ func TestEveryPickGenerates(t *testing.T) {
 		if _, err := Generate("encodings", seed, 1, 1<<2); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// The polled peak RSS is a child's only: this process's own status (its
+// parent is not itself) and a pid that is gone read as nothing, so a pid
+// reused after the child was reaped never lends its memory to a run.
+func TestVmHWMCountsOnlyAChildOfThisProcess(t *testing.T) {
+	if got := vmHWM(os.Getpid()); got != 0 {
+		t.Errorf("vmHWM(own pid) = %d, want 0: not a child", got)
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if got := vmHWM(cmd.Process.Pid); got <= 0 {
+		t.Errorf("vmHWM(child) = %d, want its peak RSS", got)
 	}
 }
