@@ -21,7 +21,9 @@ func TestConfigNestedPastTheLimitIsRefusedWithItsPlace(t *testing.T) {
 		}
 		return b.String()
 	}
-	flow := func(levels int) string { return "{name: " + strings.Repeat("[", levels) + strings.Repeat("]", levels) + "}" }
+	flow := func(levels int) string {
+		return "{name: " + strings.Repeat("[", levels) + strings.Repeat("]", levels) + "}"
+	}
 	for _, tc := range []struct {
 		name     string
 		parse    func() error

@@ -57,12 +57,18 @@ func TestReportOutputIsBoundedPerRow(t *testing.T) {
 		if err := r.Render(&b, tc.format); err != nil {
 			t.Fatal(err)
 		}
-		bound := 16<<10 + (n+2)*(cols*(tc.cell*10+3)+2)
+		bound := 16<<10 + (maxRows+2)*(cols*(tc.cell*10+3)+2)
 		if b.Len() > bound {
 			t.Errorf("%s: %d bytes for %d scopes, over the bound of %d", tc.format, b.Len(), n, bound)
 		}
 		if !strings.Contains(b.String(), "…") {
 			t.Errorf("%s: the long scope name shows no clip mark", tc.format)
+		}
+		if want := fmt.Sprintf("and %d more rows", n-maxRows); !strings.Contains(b.String(), want) {
+			t.Errorf("%s: the scope table does not say %q", tc.format, want)
+		}
+		if strings.Contains(b.String(), fmt.Sprintf("scope-%d ", n-1)) {
+			t.Errorf("%s: draws the last of %d scopes, past the %d-row cap", tc.format, n, maxRows)
 		}
 		// Markdown pads to the widest cell: a short scope's row stays short.
 		for _, line := range strings.Split(b.String(), "\n") {

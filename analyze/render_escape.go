@@ -12,8 +12,9 @@ import "github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 // value is clipped before it is escaped, so an escape is never cut in
 // half, and an escaped rune takes at most 10 bytes. A row is thus at most
 // columns x cell budget x 10 bytes, Markdown's padding to the widest cell
-// included, and the report grows linearly with its rows, whatever one
-// value of the dump holds. The JSON report is data: it is never clipped
+// included, and a section draws at most maxRows rows (render_table.go),
+// so a report for people stays under a fixed size whatever the dump
+// holds: sections x maxRows rows, plus notes. The JSON report is data: it is never clipped
 // (encoding/json keeps it valid JSON, escaping U+2028 and U+2029 and
 // replacing invalid UTF-8).
 const (

@@ -11,6 +11,10 @@ import (
 
 // renderMarkdown writes the report as GitHub-flavoured Markdown for a pull
 // request comment: a heading per group, its table, its notes as a list.
+// Text from the dump goes through mdCell and mdNote (render_escape.go):
+// escaped, links and autolinks inert, clipped to the cell budget, so the
+// table's padding to its widest cell is bounded; a section draws at most
+// maxRows rows.
 func (r *Report) renderMarkdown(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)

@@ -137,7 +137,26 @@ func (r *Report) sections() []section {
 		}
 		out = append(out, ms)
 	}
+	for i := range out {
+		out[i] = out[i].capRows(maxRows)
+	}
 	return out
+}
+
+// maxRows caps the rows of a section in the reports for people (a dump of
+// 200k pool scopes must not print 200k rows): the first maxRows are drawn,
+// and a note says how many more the JSON report holds.
+const maxRows = 200
+
+// capRows returns s with at most n rows, saying how many it left out.
+func (s section) capRows(n int) section {
+	if len(s.rows) <= n {
+		return s
+	}
+	left := len(s.rows) - n
+	s.rows = s.rows[:n]
+	s.notes = append(s.notes, fmt.Sprintf("… and %d more rows, left out here: the JSON report (--format json) has them all", left))
+	return s
 }
 
 // poolVerdict says in one line what the pool figures mean.
@@ -153,7 +172,10 @@ func poolVerdict(p PoolReport) string {
 	return fmt.Sprintf("%d miss(es) above the cold-start floor, each explained by its cause", p.ExcessMisses)
 }
 
-// renderTable draws the sections with tablewriter, one small table per group.
+// renderTable draws the sections with tablewriter, one small table per
+// group. Text from the dump goes through tableCell and tableNote
+// (render_escape.go): escaped for a terminal and clipped to the cell
+// budget; a section draws at most maxRows rows.
 func (r *Report) renderTable(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)

@@ -226,7 +226,9 @@ func xmlText(s string) string { return textfmt.TermSafeLines(s) }
 // RenderMarkdown writes the check as a GitHub-flavoured Markdown summary
 // (for $GITHUB_STEP_SUMMARY or a pull request comment): the verdict, a
 // table of rules, the failing rules' examples with their TraceQL, and the
-// regressions.
+// regressions. Cells go through mdCell (escaped, links inert, at most
+// maxMDCell runes) and code spans through textfmt.MDCode; rows are written
+// unpadded, so the summary grows linearly with the rules.
 func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 	if w == nil {
 		return errNoWriter

@@ -16,21 +16,28 @@ import (
 // pcommon.Value.AsString, which an index calls on an array or map value),
 // and none of them stops on its own early enough: a 28 KB dump of an
 // attribute nested a million deep is a stack overflow, a crash no caller
-// can recover from. So every record is measured before it is decoded, by
-// the linear, non-recursive scans below, and one nested deeper than
-// MaxDepth is a bad record: a *ReadError wrapping ErrTooDeep that names the
-// file, the byte, the path of keys down to the place and the attribute
-// whose value it is. The projection decoders (fastjson.go, fastproto.go)
-// give up long before the limit, so what they take is within it too.
+// can recover from. So every JSON record is measured before a decoder sees
+// it, by the linear scan jsonDepth, which neither recurses nor allocates;
+// a protobuf record is measured by pdata's unmarshaler itself, which stops
+// at the same limit before it recurses, and protoDepth, a bounded walk,
+// then finds the place. A record nested deeper than MaxDepth is a bad
+// record: a *ReadError wrapping ErrTooDeep that names the file, the byte,
+// the path of keys down to the place and the attribute whose value it is.
+// The projection decoders (fastjson.go, fastproto.go) give up long before
+// the limit, so what they take is within it too.
 
-// MaxDepth is how deep a record may nest: JSON objects and arrays, counted
-// from the record itself (a JSON line's request, a document's array
-// element, which is then 1), or protobuf messages counted from the
-// ExportTraceServiceRequest. Real dumps nest about ten deep plus three JSON
-// levels (two protobuf messages) per level of an array or map attribute
-// value, so 100 leaves room for any real value while the decoders' stack
-// stays small. pdata's protobuf unmarshaler stops at 100 levels of values
-// of its own; this limit is reached first.
+// MaxDepth is how deep a record may nest. In JSON: objects and arrays,
+// counted from the record itself (a JSON line's request, a document's
+// array element, which is then 1). In protobuf, whose messages above the
+// attributes are fixed (request, resource spans, scope spans, span): the
+// messages of an attribute, counted from its KeyValue (0) through its
+// values (AnyValue, ArrayValue, KeyValueList, KeyValue). Real dumps nest
+// about ten JSON levels plus three (two messages) per level of an array or
+// map attribute value, so 100 leaves room for any real value while the
+// decoders' stack stays small. The protobuf count is exactly pdata's
+// (proto.RecursionLimit, 100), which refuses a deeper record before it
+// recurses; protoDepth then names the place (TestDepthLimitBoundary pins
+// that the two agree).
 const MaxDepth = 100
 
 // ErrTooDeep: a record nests deeper than MaxDepth.
@@ -83,18 +90,23 @@ func depthProblem(path string, line int, off int64, data []byte) *ReadError {
 
 // jsonDepth measures how deep data nests, in one pass that allocates
 // nothing, and describes the place when it is deeper than MaxDepth. It
-// does not validate: malformed JSON is the decoder's to report.
+// does not validate: malformed JSON is the decoder's to report. The bytes
+// between strings are looked at one by one (in a compact record they are
+// few: brackets, colons, commas, numbers); a string's body, most of a
+// record, is jumped over with IndexByte, many bytes at a time.
 func jsonDepth(data []byte) *depthError {
 	depth := 0
 	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"':
-			i = stringEnd(data, i)
-		case '{', '[':
+		switch c := data[i]; c | 0x20 { // maps '[' onto '{' and ']' onto '}'
+		case '"' | 0x20:
+			if c == '"' {
+				i = stringEnd(data, i)
+			}
+		case '{':
 			if depth++; depth > MaxDepth {
 				return jsonDepthPlace(data)
 			}
-		case '}', ']':
+		case '}':
 			depth--
 		}
 	}
@@ -102,20 +114,26 @@ func jsonDepth(data []byte) *depthError {
 }
 
 // stringEnd returns the index of the quote that closes the string opened
-// at data[i], or len(data).
+// at data[i], or len(data): the next quote not escaped (one preceded by an
+// even run of backslashes).
 func stringEnd(data []byte, i int) int {
-	for i++; i < len(data); i++ {
-		k := bytes.IndexAny(data[i:], `"\`)
+	for i++; ; i++ {
+		k := bytes.IndexByte(data[i:], '"')
 		if k < 0 {
 			return len(data)
 		}
 		i += k
-		if data[i] == '"' {
+		if data[i-1] != '\\' {
 			return i
 		}
-		i++ // the escaped byte
+		n := 0
+		for j := i - 1; data[j] == '\\'; j-- { // data[start] is a quote: the run ends
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
 	}
-	return len(data)
 }
 
 // jsonFrame is one open object or array of jsonDepthPlace's walk.
@@ -286,36 +304,35 @@ var protoNames = [...]string{
 // and describes the place when it passes MaxDepth.
 func protoDepth(data []byte) *depthError {
 	var p protoWalk
-	p.walk(data, pbRequest, 0)
+	p.walk(data, pbRequest, -1, 0)
 	return p.err
 }
 
-// protoStep is one message on the way down: which, and its index among
-// its parent's fields of the same number.
+// protoStep is one message on the way down: which, its index among its
+// parent's fields of the same number, its bytes (for the key of a
+// KeyValue, read only when an error names it) and its depth as MaxDepth
+// counts it (-1 above the attributes).
 type protoStep struct {
 	level protoLevel
 	idx   int
+	msg   []byte
+	depth int
 }
 
 // protoWalk is the state of protoDepth: the steps down to the current
-// message (bounded by MaxDepth), the outermost attribute's key and the
-// first problem.
+// message (bounded by MaxDepth) and the first problem.
 type protoWalk struct {
 	steps []protoStep
-	attr  []byte
 	err   *depthError
 }
 
-// walk visits msg, which starts at byte base of the record. It recurses
-// once per level and stops at MaxDepth, so its own stack is bounded.
-func (p *protoWalk) walk(msg []byte, lvl protoLevel, base int64) {
-	if len(p.steps) == MaxDepth {
-		p.err = &depthError{at: base, path: p.path(), attr: string(p.attr)}
+// walk visits msg, which starts at byte base of the record and is at
+// depth (-1 above the attributes). It recurses once per level and stops at
+// MaxDepth, so its own stack is bounded.
+func (p *protoWalk) walk(msg []byte, lvl protoLevel, depth int, base int64) {
+	if depth >= MaxDepth {
+		p.err = &depthError{at: base, path: p.path(), attr: p.attr()}
 		return
-	}
-	if lvl == pbKeyValue && p.attr == nil {
-		p.attr = protoKVKey(msg)
-		defer func() { p.attr = nil }()
 	}
 	var counts [3]int
 	for pos := 0; pos < len(msg) && p.err == nil; {
@@ -342,19 +359,35 @@ func (p *protoWalk) walk(msg []byte, lvl protoLevel, base int64) {
 			if c.num != num {
 				continue
 			}
-			p.steps = append(p.steps, protoStep{level: c.level, idx: counts[k]})
+			d := -1 // above the attributes
+			switch {
+			case c.level == pbKeyValue && lvl != pbKVList:
+				d = 0 // an attribute
+			case depth >= 0:
+				d = depth + 1
+			}
+			p.steps = append(p.steps, protoStep{level: c.level, idx: counts[k], msg: v, depth: d})
 			counts[k]++
-			p.walk(v, c.level, at)
+			p.walk(v, c.level, d, at)
 			p.steps = p.steps[:len(p.steps)-1]
 			break
 		}
 	}
 }
 
-// protoKVKey returns a KeyValue's key (its last, as pdata reads it), or
-// an empty non-nil slice.
+// attr is the key of the outermost attribute on the way down, or "".
+func (p *protoWalk) attr() string {
+	for _, s := range p.steps {
+		if s.level == pbKeyValue {
+			return string(protoKVKey(s.msg))
+		}
+	}
+	return ""
+}
+
+// protoKVKey returns a KeyValue's key (its last, as pdata reads it).
 func protoKVKey(msg []byte) []byte {
-	key := []byte{}
+	var key []byte
 	for pos := 0; pos < len(msg); {
 		num, typ, n := protowire.ConsumeTag(msg[pos:])
 		if n < 0 {

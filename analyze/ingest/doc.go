@@ -33,7 +33,24 @@
 // Every input that cannot be read is a [*ReadError] naming the file, the
 // place (line or byte offset) and what was expected; in non-strict mode a
 // bad record is skipped with a warning and what was read is kept. A memory
-// budget ([ReadOptions.MaxMemory]) caps records, and a decompression ratio
-// caps gzip and zstd expansion, so hostile input ends with a clear error
-// rather than exhausting memory.
+// budget ([ReadOptions.MaxMemory]) caps records (JSON lines, document
+// elements, length-prefixed records as stored and once decompressed) and a
+// zstd stream's window, and a decompression ratio caps gzip and zstd
+// expansion, so hostile input ends with a clear error rather than
+// exhausting memory. One nesting limit, [MaxDepth], is checked on every
+// record before a decoder that recurses sees it (depth.go): a record nested
+// deeper is a bad record naming the byte, the key path and the attribute.
+// Error text is escaped and clipped ([QuoteText], textfmt.SafeText): no raw
+// control byte, invalid UTF-8 or bidi control from a dump reaches a
+// terminal through an error.
+//
+// # Missing data
+//
+// A source's own word that data is missing makes the input partial
+// (Input.Partial, a warning naming the file and the reason; an error in
+// strict mode), like damage does: a Jaeger answer's errors, a Tempo
+// trace's status PARTIAL or its error field, an OTLP document's
+// partialSuccess with rejected spans ([ErrSourceIncomplete], signals.go),
+// and, in a walked directory, an empty or NUL-only file beside the dumps,
+// what a crash or a full disk leaves of one ([ErrNULBytes]).
 package ingest

@@ -28,7 +28,9 @@ import (
 // FuzzFastOTLPProtoMatchesPdata (in analyze) pins the equivalence.
 
 // maxProtoDepth bounds how deep nested array and map values are walked;
-// deeper ones go to pdata (whose own limit is 100).
+// a record with deeper ones goes to the pdata path, where protoDepth
+// (depth.go) refuses it past MaxDepth. It is where the fast path gives up,
+// not a limit on the input: it must stay below MaxDepth.
 const maxProtoDepth = 16
 
 // Field numbers of the OTLP trace messages (opentelemetry-proto's

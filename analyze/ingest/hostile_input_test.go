@@ -189,9 +189,10 @@ func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
 // deep is read, one level more is not, in JSON and in protobuf.
 func TestDepthLimitBoundary(t *testing.T) {
 	const jsonBase = 7 // request, resourceSpans, a ResourceSpans, scopeSpans, a ScopeSpans, spans, the span
-	// protobuf: request (0), ResourceSpans, ScopeSpans, Span, KeyValue,
-	// then two messages per array level below the KeyValue's AnyValue
-	// (AnyValue 5, ArrayValue 6, ...): n arrays reach depth 5+2n.
+	// protobuf: counted from the attribute's KeyValue (0), then its
+	// AnyValue (1) and two messages per array level (ArrayValue, AnyValue):
+	// n arrays reach depth 1+2n, which must stay below MaxDepth, as in
+	// pdata, which refuses the record past it.
 	protoAt := func(n int) []byte {
 		return framed(request(nil, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", n)))))
 	}
@@ -202,8 +203,12 @@ func TestDepthLimitBoundary(t *testing.T) {
 	}{
 		{"json at the limit", []byte(otlpLineBrackets(1, MaxDepth-jsonBase)), false},
 		{"json one past the limit", []byte(otlpLineBrackets(1, MaxDepth-jsonBase+1)), true},
-		{"protobuf at the limit", protoAt((MaxDepth - 1 - 5) / 2), false},
-		{"protobuf one past the limit", protoAt((MaxDepth-1-5)/2 + 1), true},
+		{"brackets in a string with escaped quotes do not count", []byte(strings.Replace(otlpLine(1), `"name":"plugin.mcp.invoke"`,
+			`"name":"a\\\"`+strings.Repeat("[", 2*MaxDepth)+`\\\""`, 1)), false},
+		{"an escaped backslash ends the string before real brackets", []byte(strings.Replace(otlpLineBrackets(1, MaxDepth), `"name":"plugin.mcp.invoke"`,
+			`"name":"a\\\\"`, 1)), true},
+		{"protobuf at the limit", protoAt((MaxDepth - 2) / 2), false},
+		{"protobuf one past the limit", protoAt((MaxDepth-2)/2 + 1), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := readBytes(t, tc.data, ReadOptions{Strict: true})

@@ -109,7 +109,8 @@ const (
 // on the command line or matched by a glob must be a trace dump; a file
 // found by walking a directory that is empty or not a trace dump at all (a
 // README, a golden report) is skipped with a warning on its Input, or is an
-// error in strict mode. In non-strict mode (the default) a bad line of JSON
+// error in strict mode; an empty or NUL-only one (what a crash leaves of a
+// dump) also marks its Input partial. In non-strict mode (the default) a bad line of JSON
 // lines, a bad record of a length-prefixed file, or a truncated tail is
 // skipped with a warning in Input.Warnings (and Input.Partial set), keeping
 // everything read before; if nothing usable was read from a file, its first

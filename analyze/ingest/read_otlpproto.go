@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
@@ -268,12 +269,16 @@ func (fr *framedReader) decode(r rec) result {
 			return result{batch: b, format: FormatOTLPProto}
 		}
 	}
-	if e := protoDepth(data); e != nil {
-		return result{prob: protoDepthProblem(fr.s.path, r.off, recOff, e)}
-	}
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)
 	if err != nil {
+		// pdata refuses a record past MaxDepth itself, before it
+		// recurses (see MaxDepth); protoDepth then names the place.
+		if strings.Contains(err.Error(), "exceeded max recursion depth") {
+			if e := protoDepth(data); e != nil {
+				return result{prob: protoDepthProblem(fr.s.path, r.off, recOff, e)}
+			}
+		}
 		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}}
 	}
 	return result{td: td, format: FormatOTLPProto}
