@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -455,6 +457,8 @@ func TestReadErrorsPrintNoRawBytes(t *testing.T) {
 	}{
 		{"tempo: a raw 0xff where an element starts", "t.json", []byte("{\"batches\":[\xff]}"), FormatTempo,
 			[]string{"t.json (byte 12): ", `invalid character '\xff' looking for beginning of value`, `(in element 0 of "batches")`}},
+		{"tempo: a bad id in the second element", "t2.json", []byte(`{"batches":[{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]},{"scopeSpans":[{"spans":[{"traceId":"AQIDBAUGBwgJCgsMDQ4PEA==","spanId":"@@\u001b","name":"a"}]}]}]}`), FormatTempo,
+			[]string{"expected a Tempo ResourceSpans JSON object: spanId is neither", `(in element 1 of "batches")`}},
 		{"jaeger: a control byte in the second element", "j.json", []byte(`{"data":[` + jaegerTraceJSON(1) + ",\x01]}"), FormatJaeger,
 			[]string{`invalid character '\x01'`, `(in element 1 of "data")`}},
 		{"json line: an escape sequence where an array was expected", "l.jsonl", []byte(otlpLine(1) + "{\"resourceSpans\": [\x1b[2J]}\n"), FormatAuto,
@@ -485,5 +489,41 @@ func TestReadErrorsPrintNoRawBytes(t *testing.T) {
 				t.Errorf("error of %d bytes, want a bounded one", len(msg))
 			}
 		})
+	}
+}
+
+// TestZstdRecordsInFlightStayWithinTheBudget pins the share of the budget
+// the jobs in flight hold: zstd records that compress well (3 MiB each from
+// 20 KB, within the decompression ratio) fill a read block by the dozen,
+// and a job of all of them decoded at once held them all. A job is cut
+// at a block's worth of what its records decompress to, so the live heap,
+// looked at each time the sink gets a batch, stays under the 64 MiB
+// budget (the whole dump decompresses to 128 MiB).
+func TestZstdRecordsInFlightStayWithinTheBudget(t *testing.T) {
+	chunk := make([]byte, 32<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range chunk {
+		chunk[i] = byte('a' + r.IntN(26)) // random letters: the chunk compresses little, its repeats to nothing
+	}
+	value := strings.Repeat(string(chunk), 100) // 3.2 MiB
+	var data []byte
+	for range 40 {
+		data = append(data, zstdFramed(t, request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("big", value)))))...)
+	}
+	var peak uint64
+	var ms runtime.MemStats
+	n := 0
+	_, err := Read(t.Context(), []string{"-"}, ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 64 << 20}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
+		n += td.SpanCount()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapAlloc)
+		return nil
+	}))
+	if err != nil || n != 40 {
+		t.Fatalf("read %d spans, %v; want 40", n, err)
+	}
+	if peak > 64<<20 {
+		t.Errorf("live heap reached %d MiB while reading with a 64 MiB budget", peak>>20)
 	}
 }

@@ -216,7 +216,7 @@ func (w *docWalker) array(key string, depth int) (found, ok bool) {
 			return true, false
 		}
 		// raw is exactly the element's bytes, so it started len(raw) back.
-		w.job.recs = append(w.job.recs, rec{data: raw, off: w.offset() - int64(len(raw))})
+		w.job.recs = append(w.job.recs, rec{data: raw, off: w.offset() - int64(len(raw)), array: key, elem: w.elem})
 		w.jobBytes += len(raw)
 		if w.jobBytes >= jobMaxBytes || len(w.job.recs) >= jobMaxRecs {
 			if !w.flush() {
@@ -289,7 +289,8 @@ func (w *docWalker) skipDeepElement(depth int) bool {
 	if !w.flush() {
 		return false
 	}
-	if !w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start + e.at, Expected: expectedDepth, Err: e}})) {
+	if !w.emit(readyJob(result{prob: &ReadError{Path: w.s.path, Offset: start + e.at, Expected: expectedDepth,
+		Err: rec{array: w.inArray, elem: w.elem}.placed(e)}})) {
 		w.stopped = true
 		return false
 	}

@@ -226,11 +226,12 @@ func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
 func decodeOTLPResourceSpans(path string) func(rec) result {
 	return func(r rec) result {
 		if p := depthProblem(path, 0, r.off, r.data); p != nil {
+			p.Err = r.placed(p.Err)
 			return result{prob: p}
 		}
 		td, err := unmarshalOTLPJSON(wrapResourceSpans(r.data))
 		if err != nil {
-			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: err}}
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: r.placed(err)}}
 		}
 		return result{td: td}
 	}

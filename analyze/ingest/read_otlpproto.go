@@ -108,12 +108,19 @@ func (fr *framedReader) close() {
 func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
 	s := fr.s
 	j := &job{done: make(chan struct{}), block: getBlock(blockBytes)}
+	// held is what the job's records will hold once decoded beyond its
+	// block: records too long for the block, and what zstd records
+	// decompress to. A job is cut at blockBytes of it, so the jobs in
+	// flight hold a bounded share of the budget however the records
+	// expand (a job of a thousand 4 MiB zstd records would hold 4 GiB).
+	held := int64(0)
 	flush := func() bool {
 		if len(j.recs) == 0 {
 			return true
 		}
 		ok := emit(j)
 		j = &job{done: make(chan struct{}), block: getBlock(blockBytes)}
+		held = 0
 		return ok
 	}
 	stop := func(r result) {
@@ -197,11 +204,31 @@ func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
 			return
 		}
 		j.recs = append(j.recs, rec{data: data, off: off})
-		if len(j.recs) >= jobMaxRecs && !flush() {
+		held += fr.heldBeyondBlock(data)
+		if (len(j.recs) >= jobMaxRecs || held >= blockBytes) && !flush() {
 			putBlock(j.block)
 			return
 		}
 	}
+}
+
+// heldBeyondBlock is what record data will hold once decoded beyond the
+// block it may sit in: its own size when it is too long for a block, and
+// for a zstd record what it decompresses to (its frame's content size, or
+// the record cap when the frame does not say).
+func (fr *framedReader) heldBeyondBlock(data []byte) int64 {
+	n := int64(0)
+	if len(data) > blockBytes {
+		n = int64(len(data))
+	}
+	if fr.zstd != nil {
+		var h zstd.Header
+		if h.Decode(data) == nil && h.HasFCS {
+			return n + int64(min(h.FrameContentSize, uint64(fr.recordCap)))
+		}
+		return n + fr.recordCap
+	}
+	return n
 }
 
 // readRecord reads size bytes. The buffer grows as bytes arrive instead of

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -14,6 +15,19 @@ type rec struct {
 	line int   // 1-based line, 0 when the format has no lines
 	off  int64 // byte offset of the record in the (decompressed) stream
 	last bool  // the input ended inside this record (no newline after it)
+	// array and elem place a document's record: the element elem
+	// (0-based) of the array under key array; array is "" elsewhere.
+	array string
+	elem  int
+}
+
+// placed adds a document record's element to the cause of its problem:
+// in a document of one line the byte alone is hard to find.
+func (r rec) placed(err error) error {
+	if r.array == "" || err == nil {
+		return err
+	}
+	return fmt.Errorf("%w (in element %d of %s)", err, r.elem, QuoteText(r.array))
 }
 
 // result is what became of one record, or a problem the producer found

@@ -30,16 +30,17 @@ func decodeTempoResourceSpans(path string) func(rec) result {
 	return func(r rec) result {
 		const expected = "a Tempo ResourceSpans JSON object"
 		if p := depthProblem(path, 0, r.off, r.data); p != nil {
+			p.Err = r.placed(p.Err)
 			return result{prob: p}
 		}
 		norm, err := normalizeResourceSpans(r.data)
 		if err != nil {
-			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: err}}
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(err)}}
 		}
 		var u ptrace.JSONUnmarshaler
 		td, err := u.UnmarshalTraces(wrapResourceSpans(norm))
 		if err != nil {
-			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: cleanJSONError(err)}}
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(cleanJSONError(err))}}
 		}
 		return result{td: td}
 	}
