@@ -10,14 +10,19 @@
 # (timeout). A case passes when mcptrace answers within both with the exit
 # code and message the case expects: a verdict (0, 1 or 3) for shapes that
 # must be analysed, a clear error (2) naming the limit for shapes that must
-# be refused, 130 for an interrupted read.
+# be refused, 130 for an interrupted read. Every case also fails on a Go
+# crash in its stderr (panic, fatal error) and on a peak RSS past
+# HOSTILE_RSS_MB (GNU time's %M of the case: the largest process in it).
+# The second round (issue 24) holds each shape to 30 s and 512 MiB; at the
+# end a table lists every case's exit code, wall time and peak RSS.
 #
 # Usage:
 #   scripts/hostile.sh [FILTER]
 #     FILTER  an extended regular expression: only cases whose name matches
 # Environment: HOSTILE_VMEM_KB (address-space limit, default 3 GiB),
 # HOSTILE_BUDGET (--max-memory, default 512MiB), HOSTILE_TIME (seconds per
-# case, default 60).
+# case, default 60; a case may set a smaller CASE_TIME), HOSTILE_RSS_MB
+# (peak RSS per case, default 3072; the second round sets 512 or less).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -26,6 +31,7 @@ GO=${GO:-go}
 VMEM_KB=${HOSTILE_VMEM_KB:-3145728}
 BUDGET=${HOSTILE_BUDGET:-512MiB}
 TIME=${HOSTILE_TIME:-60}
+RSS_MB=${HOSTILE_RSS_MB:-3072}
 
 log() { printf 'hostile: %s\n' "$*" >&2; }
 
@@ -33,8 +39,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$GO" build -o "$work/mcptrace" ./cmd/mcptrace
 "$GO" build -o "$work/gen" ./internal/hostile/gen
+"$GO" build -o "$work/fuzzrun" ./internal/hostile/fuzzrun
 bin=$work/mcptrace
 gen=$work/gen
+fuzzrun=$work/fuzzrun
+rows=()
 
 failed=()
 ran=0
@@ -48,26 +57,32 @@ check() {
   shift 4
   [[ "$name" =~ $FILTER ]] || return 0
   ran=$((ran + 1))
+  local limit=${CASE_TIME:-$TIME} rss_mb=${CASE_RSS_MB:-$RSS_MB}
   local start end code
   start=$(date +%s.%N)
   set +e
-  (ulimit -v "$VMEM_KB"; timeout "$TIME" bash -c "$*") >"$work/out" 2>"$work/err"
+  (ulimit -v "$VMEM_KB"; /usr/bin/time -f '%M' -o "$work/rss" timeout "$limit" bash -c "$*") >"$work/out" 2>"$work/err"
   code=$?
   set -e
   end=$(date +%s.%N)
-  local secs
+  local secs rss
   secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-  local ok=1
-  [[ " $codes " == *" $code "* ]] || ok=0
-  if [[ -n "$want" ]] && ! grep -Eq "$want" "$work/err"; then ok=0; fi
+  # GNU time prints "Command exited with non-zero status N" before %M.
+  rss=$(( $(tail -n 1 "$work/rss" 2>/dev/null || echo 0) / 1024 ))
+  local ok=1 why=""
+  [[ " $codes " == *" $code "* ]] || { ok=0; why="want exit $codes"; }
+  if [[ -n "$want" ]] && ! grep -Eq "$want" "$work/err"; then ok=0; why="$why; want stderr matching /$want/"; fi
+  if grep -Eq '^(panic: |fatal error: )' "$work/err" "$work/out"; then ok=0; why="$why; a Go crash"; fi
+  if (( rss > rss_mb )); then ok=0; why="$why; peak RSS ${rss} MiB over ${rss_mb} MiB"; fi
+  rows+=("| $name | $code | ${secs} s | ${rss} MiB | $([[ $ok == 1 ]] && echo ok || echo FAIL) |")
   if [[ $ok == 1 ]]; then
-    log "ok   $name: exit $code in ${secs}s"
+    log "ok   $name: exit $code in ${secs}s, peak RSS ${rss} MiB"
   else
-    log "FAIL $name: exit $code in ${secs}s (want exit $codes${want:+, stderr matching /$want/}); stderr:"
-    tail -n 5 "$work/err" >&2
+    log "FAIL $name: exit $code in ${secs}s, peak RSS ${rss} MiB (${why#; }); stderr:"
+    tail -n 5 "$work/err" | cut -c1-400 >&2
     failed+=("$name")
   fi
-  rm -f "$work"/case.*
+  rm -rf "$work"/case.* "$work"/case
 }
 
 m="--max-memory $BUDGET"
@@ -106,10 +121,90 @@ check "64 MB of empty protobuf frames in 3.5 KB of zstd" "2" "decompression limi
 check "SIGINT on an idle stdin" "130" "interrupted" -- \
   "'$bin' analyze - < <(sleep 60) & pid=\$!; sleep 1; kill -INT \$pid; wait \$pid"
 
+# Second round (issue 24): each shape answers within 30 s and 512 MiB with
+# the right exit code, whatever defence holds it (a depth limit, a linear
+# algorithm, a bounded output, the source's own word about missing data).
+export CASE_TIME=30 CASE_RSS_MB=512
+# The largest inputs are generated before their cases, outside the bounds:
+# the 30 s are mcptrace's (generating 200k scopes takes seconds of its own).
+pre=$work/pre
+mkdir -p "$pre"
+wants() { local n; for n in "$@"; do [[ "$n" =~ $FILTER ]] && return 0; done; return 1; }
+if wants "78k executions, check" "SIGINT during check of 78k executions: exit 130 within 1.5 s"; then
+  "$gen" -shape executions -n 78000 -o "$pre/executions-78k.jsonl"
+fi
+if wants "HTML report of 200k pool scopes under 64 MiB"; then
+  "$gen" -shape pool-scopes -n 200000 -o "$pre/pool-scopes-200k.jsonl.zst"
+fi
+# A million-deep array in plugin.mcp.cache_key, 28 KB of gzip: refused or
+# read, never a stack overflow.
+check "million-deep cache_key array (28 KB gzip), check" "0 1 2 3" "" -- \
+  "'$gen' -shape deep-cache-key -n 1000000 -o - | gzip -9 > '$work/case.jsonl.gz' && '$bin' check '$work/case.jsonl.gz'"
+check "million-deep cache_key array (28 KB gzip), analyze" "0 2" "" -- \
+  "'$gen' -shape deep-cache-key -n 1000000 -o - | gzip -9 > '$work/case.jsonl.gz' && '$bin' analyze '$work/case.jsonl.gz'"
+# check scales with executions as analyze does (5k took 0.5 s, 78k 71 s).
+check "5k executions, check" "0 1 3" "" -- \
+  "'$gen' -shape executions -n 5000 -o '$work/case.jsonl' && '$bin' check $m '$work/case.jsonl'"
+check "78k executions, check" "0 1 3" "" -- \
+  "'$bin' check $m '$pre/executions-78k.jsonl'"
+# A legal 3000-state regex on 80 span names (57 s before), and Ctrl-C while
+# it runs: exit 130 within 1.5 s of the signal (or done before it).
+rules3000=$work/rules-3000.yaml
+cat >"$rules3000" <<'YAML'
+rules:
+  - id: regex-3000
+    scope: trace
+    select: {name_regex: "[a-z.0-9]{0,1000}[a-z.0-9]{0,1000}[a-z.0-9]{0,1000}z"}
+    expect: {of: count, op: ">=", than: 0}
+YAML
+check "3000-state regex rules file on 80 span names of 1 KiB, check" "0 1 2 3" "" -- \
+  "'$gen' -shape span-names -n 80 -o '$work/case.jsonl' && '$bin' check $m --config '$rules3000' '$work/case.jsonl'"
+check "SIGINT during rules: exit 130 within 1.5 s" "0 1 2 3 130" "" -- \
+  "'$gen' -shape span-names -n 80 -o '$work/case.jsonl' && { '$bin' check $m --config '$rules3000' '$work/case.jsonl' & pid=\$!; sleep 1; kill -INT \$pid 2>/dev/null; t0=\$(date +%s%N); wait \$pid; rc=\$?; t1=\$(date +%s%N); echo \"answered \$(( (t1 - t0) / 1000000 )) ms after SIGINT\" >&2; [ \$(( (t1 - t0) / 1000000 )) -le 1500 ] || exit 99; exit \$rc; }"
+check "SIGINT during check of 78k executions: exit 130 within 1.5 s" "0 1 3 130" "" -- \
+  "{ '$bin' check $m '$pre/executions-78k.jsonl' & pid=\$!; sleep 1; kill -INT \$pid 2>/dev/null; t0=\$(date +%s%N); wait \$pid; rc=\$?; t1=\$(date +%s%N); echo \"answered \$(( (t1 - t0) / 1000000 )) ms after SIGINT\" >&2; [ \$(( (t1 - t0) / 1000000 )) -le 1500 ] || exit 99; exit \$rc; }"
+# Bounded output: a 64 KiB cell beside 2000 short ones (Markdown padded
+# every row to it: 3.4 GB from 45 KB), and the HTML of 200k pool scopes
+# (255 MiB at 1.46 GB), each under 64 MiB.
+check "64 KiB cell beside 2000 scopes, analyze --format markdown under 64 MiB" "0" "" -- \
+  "'$gen' -shape wide-cell -n 2000 -o '$work/case.jsonl.zst' && n=\$('$bin' analyze $m --format markdown '$work/case.jsonl.zst' | head -c 67108865 | wc -c); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
+check "64 KiB cell beside 2000 scopes, check --format markdown under 64 MiB" "0" "" -- \
+  "'$gen' -shape wide-cell -n 2000 -o '$work/case.jsonl.zst' && n=\$('$bin' check $m --format markdown '$work/case.jsonl.zst' | head -c 67108865 | wc -c); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
+check "HTML report of 200k pool scopes under 64 MiB" "0" "" -- \
+  "'$bin' analyze $m --format html -o '$work/case.html' '$pre/pool-scopes-200k.jsonl.zst' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
+# Injected markup and invisible characters ([click me](https://…),
+# ![pixel](…), U+202E, U+2066–2069, zero-width, U+2028/2029, ESC, C1, a
+# workflow command) in every string field, through every format: the
+# fuzzer's oracle on three encodings (it exits 1 on any finding).
+for seed in 12 21 30 48; do
+  check "markup in every string field, every format (fuzzrun markup seed $seed)" "0" "" -- \
+    "'$fuzzrun' -bin '$bin' -family markup -seed $seed -mask 131071 -cases 1 -minimize 0 -corpus /nonexistent -out '$work/case' >&2"
+done
+# The budget holds on the Collector's zstd records (675 MiB at 64MiB before).
+CASE_RSS_MB=320 check "8 zstd records of 100k spans, --max-memory 64MiB: RSS under 320 MiB" "0 2" "" -- \
+  "'$gen' -shape zstd-records -n 100000 -o '$work/case.bin' && '$bin' analyze --max-memory 64MiB '$work/case.bin'"
+# Budgets that are not a positive byte size are refused.
+check "--max-memory nan refused" "2" "max-memory" -- "'$bin' analyze --max-memory nan /dev/null"
+check "--max-memory 0.5 refused" "2" "max-memory" -- "'$bin' analyze --max-memory 0.5 /dev/null"
+# A source's word about missing data: partial, exit 3 under check.
+check "Jaeger errors: 3 of 4 traces not loaded, check exit 3" "3" "" -- \
+  "'$gen' -shape jaeger-errors -n 4 -o '$work/case.json' && '$bin' check $m '$work/case.json'"
+check "good dump beside a NUL-filled and an empty .jsonl, check exit 3" "3" "" -- \
+  "mkdir '$work/case' && '$gen' -shape executions -n 10 -o '$work/case/good.jsonl' && head -c 4096 /dev/zero > '$work/case/nul.jsonl' && : > '$work/case/empty.jsonl' && '$bin' check $m '$work/case'"
+# A Tempo error body with raw 0xff: a clear error, its text valid UTF-8.
+check "Tempo error with raw 0xff: exit 2, stderr valid UTF-8 showing the byte escaped" "2" '\\xff|0xff' -- \
+  "'$gen' -shape tempo-raw-error -n 200 -o '$work/case.json'; '$bin' check $m '$work/case.json' 2>'$work/case.err'; rc=\$?; cat '$work/case.err' >&2; iconv -f UTF-8 -t UTF-8 '$work/case.err' >/dev/null 2>&1 || { echo 'stderr is not valid UTF-8' >&2; exit 98; }; exit \$rc"
+unset CASE_TIME CASE_RSS_MB
+
 if [[ $ran -eq 0 ]]; then
   log "no case matches '$FILTER'"
   exit 2
 fi
+{
+  echo "| case | exit | wall | peak RSS | result |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+} >&2
 if [[ ${#failed[@]} -gt 0 ]]; then
   log "${#failed[@]} of $ran cases failed:"
   printf '  %s\n' "${failed[@]}" >&2

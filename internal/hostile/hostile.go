@@ -12,15 +12,19 @@ package hostile
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -29,7 +33,9 @@ import (
 type Shape struct {
 	// Name identifies the shape on the command line and in reports.
 	Name string
-	// Unit says what n counts: "spans", "bytes" or "lines".
+	// Unit says what n counts: "spans", "bytes", "lines", "levels" (of
+	// nesting), "executions", "scopes" (pool scopes), "records" or
+	// "traces".
 	Unit string
 	// Ext is the file extension the dump is written with.
 	Ext string
@@ -53,6 +59,14 @@ func Shapes() []Shape {
 		{"jaeger-big-trace", "spans", "jaeger.json.zst", true, JaegerTrace},
 		{"duplicate-lines", "lines", "otlp.jsonl.zst", true, DuplicateLines},
 		{"proto-zeros", "bytes", "otlp.pb.zst", true, ProtoZeros},
+		{"deep-cache-key", "levels", "otlp.jsonl", false, DeepCacheKey},
+		{"executions", "executions", "otlp.jsonl", false, Executions},
+		{"pool-scopes", "scopes", "otlp.jsonl.zst", true, PoolScopes},
+		{"wide-cell", "scopes", "otlp.jsonl.zst", true, WideCell},
+		{"span-names", "spans", "otlp.jsonl", false, SpanNames},
+		{"zstd-records", "record-spans", "otlp-proto-zstd-records.bin", false, ZstdRecords},
+		{"jaeger-errors", "traces", "jaeger.json", false, JaegerErrors},
+		{"tempo-raw-error", "bytes", "tempo.json", false, TempoRawError},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -322,5 +336,239 @@ func ProtoZeros(w io.Writer, n int64) error {
 	if err := fill(bw, zeros, 0); err != nil {
 		return err
 	}
+	return bw.Flush()
+}
+
+// The second round of shapes (issue 24): each is what one defence by
+// principle must hold against, at the size that broke the first defences.
+
+// DeepCacheKey writes one OTLP JSON line of an invocation whose acquire's
+// plugin.mcp.cache_key (an attribute the index keeps) is an array nested n
+// deep: a decoder or an AsString that recurses without a limit overflows
+// the stack (a million levels is 25 MB raw, 28 KB in zstd).
+func DeepCacheKey(w io.Writer, n int64) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	b := append([]byte(lineHead), appendSpan(nil, 1, 0, spans.SpanInvoke, 3, "")...)
+	b = append(b, ',')
+	b = appendSpan(b, 2, 1, spans.SpanAcquire, 3, `{"key":"`+spans.AttrCacheHit+`","value":{"boolValue":false}},{"key":"`+spans.AttrCacheKey+`","value":@@`)
+	head, tail, _ := bytes.Cut(b, []byte("@@"))
+	bw.Write(head)
+	const open, shut = `{"arrayValue":{"values":[`, `]}}`
+	for range n {
+		bw.WriteString(open)
+	}
+	bw.WriteString(`{"stringValue":"k"}`)
+	for range n {
+		bw.WriteString(shut)
+	}
+	bw.WriteString("}")
+	bw.Write(tail)
+	bw.WriteString(lineTail)
+	return bw.Flush()
+}
+
+// Executions writes n executions over 64 pool scopes, each its own trace
+// of an invocation (invoke, a cold acquire of its own key, a handshake of
+// its own session, call_tool): check's per-execution work must stay O(1)
+// amortized however many distinct values the dump holds.
+func Executions(w io.Writer, n int64) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var b []byte
+	for e := int64(0); e < n; e++ {
+		scope := e % 64
+		b = b[:0]
+		// Every execution is its own session (a cold miss on its own
+		// key): the value table grows with the executions.
+		b = append(b, `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"gateway"}},{"key":"service.instance.id","value":{"stringValue":"scope-`...)
+		b = strconv.AppendInt(b, scope, 10)
+		b = append(b, `"}}]},"scopeSpans":[{"scope":{"name":"`+spans.ScopeName+`"},"spans":[`...)
+		b = appendExecution(b, e, true)
+		b = append(b, lineTail...)
+		bw.Write(b)
+	}
+	return bw.Flush()
+}
+
+// appendExecution appends the spans of execution e (a trace of its own,
+// ids from e) as OTLP JSON, a miss with a handshake when miss is true.
+func appendExecution(b []byte, e int64, miss bool) []byte {
+	tid := fmt.Sprintf("%016x%016x", uint64(e)|1<<60, uint64(e))
+	base := e*8 + 1
+	sid := func(i int64) string { return string(spanID(nil, base+i)) }
+	at := baseNanos + e*1_000_000
+	span := func(i, parent int64, name string, start, end int64, attrs string) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"traceId":"`+tid+`","spanId":"`+sid(i)+`"`...)
+		if parent >= 0 {
+			b = append(b, `,"parentSpanId":"`+sid(parent)+`"`...)
+		}
+		b = append(b, `,"name":"`+name+`","kind":1,"startTimeUnixNano":"`...)
+		b = strconv.AppendInt(b, at+start, 10)
+		b = append(b, `","endTimeUnixNano":"`...)
+		b = strconv.AppendInt(b, at+end, 10)
+		b = append(b, `","attributes":[`+attrs+`]}`...)
+	}
+	session := `{"key":"` + spans.AttrSessionID + `","value":{"stringValue":"s-` + strconv.FormatInt(e, 10) + `"}}`
+	hit := `{"key":"` + spans.AttrCacheKey + `","value":{"stringValue":"k-` + strconv.FormatInt(e, 10) + `"}},{"key":"` + spans.AttrCacheHit + `","value":{"boolValue":` + strconv.FormatBool(!miss) + `}}`
+	if miss {
+		hit += `,{"key":"` + spans.AttrMissReason + `","value":{"stringValue":"` + spans.MissCold + `"}}`
+	}
+	span(0, -1, spans.SpanInvoke, 0, 900, `{"key":"`+spans.AttrToolName+`","value":{"stringValue":"t"}}`)
+	span(1, 0, spans.SpanAcquire, 10, 300, hit)
+	if miss {
+		span(2, 1, spans.SpanHandshake, 20, 290, session)
+	}
+	span(3, 0, spans.SpanCallTool, 400, 800, session+`,{"key":"`+spans.AttrMethodName+`","value":{"stringValue":"tools/call"}}`)
+	return b
+}
+
+// PoolScopes writes n pool scopes (n resources, each its own
+// service.instance.id) of one execution each: every per-scope list of a
+// report grows with n.
+func PoolScopes(w io.Writer, n int64) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var b []byte
+	for e := int64(0); e < n; e++ {
+		b = append(b[:0], `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"gateway"}},{"key":"service.instance.id","value":{"stringValue":"pool-scope-`...)
+		b = strconv.AppendInt(b, e, 10)
+		b = append(b, `"}}]},"scopeSpans":[{"scope":{"name":"`+spans.ScopeName+`"},"spans":[`...)
+		b = appendExecution(b, e, true)
+		b = append(b, lineTail...)
+		bw.Write(b)
+	}
+	return bw.Flush()
+}
+
+// WideCell writes n pool scopes with short names and one whose name is
+// 64 KiB: a table padded to its widest cell writes n times 64 KiB.
+func WideCell(w io.Writer, n int64) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	wide := strings.Repeat("W", 64<<10)
+	var b []byte
+	for e := int64(0); e <= n; e++ {
+		name := "s" + strconv.FormatInt(e, 10)
+		if e == 0 {
+			name = wide
+		}
+		b = append(b[:0], `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"gateway"}},{"key":"service.instance.id","value":{"stringValue":"`+name+`"}}]},"scopeSpans":[{"scope":{"name":"`+spans.ScopeName+`"},"spans":[`...)
+		b = appendExecution(b, e, true)
+		b = append(b, lineTail...)
+		bw.Write(b)
+	}
+	return bw.Flush()
+}
+
+// SpanNames writes n spans, each its own trace, under 80 distinct names of
+// 1 KiB: a regex of thousands of states costs its states times the name's
+// length on each name it is run on, so a rule must run it once per name.
+func SpanNames(w io.Writer, n int64) error {
+	long := strings.Repeat("segment.", 128)
+	return writeSpans(w, n, func(b []byte, i int64) []byte {
+		start := len(b)
+		b = appendSpan(b, i, 0, "app.operation."+strconv.FormatInt(i%80, 10)+"."+long, i+1, "")
+		// One trace per span: the trace id, the span's first field, is
+		// rewritten in place (same length).
+		copy(b[start+len(`{"traceId":"`):], fmt.Sprintf("%032x", uint64(i)|1<<62))
+		return b
+	})
+}
+
+// ZstdRecords writes 8 of the Collector's per-record zstd frames, each a
+// length-prefixed zstd frame of one OTLP protobuf record of n spans (75
+// bytes a span decompressed, a few compressed): the budget must hold on the
+// framed-records path too, a record past it refused before it is inflated.
+func ZstdRecords(w io.Writer, n int64) error {
+	td := ptrace.NewTraces()
+	rs := td.ResourceSpans().AppendEmpty()
+	rs.Resource().Attributes().PutStr(spans.ResourceServiceName, "hostile")
+	ss := rs.ScopeSpans().AppendEmpty().Spans()
+	for i := range n {
+		sp := ss.AppendEmpty()
+		sp.SetName(spans.SpanInvoke)
+		sp.SetTraceID([16]byte{0x5c, 0xa1, 14: byte(i >> 8), 15: byte(i)})
+		sp.SetSpanID([8]byte{0x40, 6: byte(i >> 8), 7: byte(i)})
+		sp.SetStartTimestamp(baseNanos)
+		sp.SetEndTimestamp(baseNanos + 1000)
+		sp.Attributes().PutStr(spans.AttrToolName, "a-tool-name-long-enough-to-take-some-room")
+	}
+	var m ptrace.ProtoMarshaler
+	rec, err := m.MarshalTraces(td)
+	if err != nil {
+		return fmt.Errorf("marshal the record: %w", err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return fmt.Errorf("zstd encoder: %w", err)
+	}
+	frame := enc.EncodeAll(rec, nil)
+	enc.Close()
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(frame)))
+	for range 8 {
+		bw.Write(hdr[:])
+		bw.Write(frame)
+	}
+	return bw.Flush()
+}
+
+// JaegerErrors writes a Jaeger /api/traces answer for n traces of which
+// only the first was loaded (a complete, passing execution): its errors
+// array names the other n-1, so the dump is missing data by the source's
+// own word.
+func JaegerErrors(w io.Writer, n int64) error {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty()
+	ss.Resource().Attributes().PutStr(spans.ResourceServiceName, "gateway")
+	sl := ss.ScopeSpans().AppendEmpty().Spans()
+	tid := [16]byte{0x5c, 0xa1, 0xab, 0x1e, 15: 0xaa}
+	add := func(id, parent byte, name string, start, end int64) pcommon.Map {
+		sp := sl.AppendEmpty()
+		sp.SetTraceID(tid)
+		sp.SetSpanID([8]byte{0x40, 7: id})
+		if parent > 0 {
+			sp.SetParentSpanID([8]byte{0x40, 7: parent})
+		}
+		sp.SetName(name)
+		sp.SetStartTimestamp(pcommon.Timestamp(baseNanos + start*1000))
+		sp.SetEndTimestamp(pcommon.Timestamp(baseNanos + end*1000))
+		return sp.Attributes()
+	}
+	add(1, 0, spans.SpanInvoke, 0, 900).PutStr(spans.AttrToolName, "t")
+	acq := add(2, 1, spans.SpanAcquire, 10, 300)
+	acq.PutBool(spans.AttrCacheHit, false)
+	acq.PutStr(spans.AttrCacheKey, "k")
+	acq.PutStr(spans.AttrMissReason, spans.MissCold)
+	add(3, 2, spans.SpanHandshake, 20, 290).PutStr(spans.AttrSessionID, "s1")
+	call := add(4, 1, spans.SpanCallTool, 400, 800)
+	call.PutStr(spans.AttrSessionID, "s1")
+	call.PutStr(spans.AttrMethodName, "tools/call")
+	var doc bytes.Buffer
+	if err := tracegen.WriteJaeger(&doc, td); err != nil {
+		return err
+	}
+	var errs []byte
+	for i := int64(1); i < n; i++ {
+		if i > 1 {
+			errs = append(errs, ',')
+		}
+		errs = fmt.Appendf(errs, `{"code":500,"msg":"trace not found","traceID":"%032x"}`, i)
+	}
+	out := bytes.Replace(doc.Bytes(), []byte(`"errors": null`), append(append([]byte(`"errors":[`), errs...), ']'), 1)
+	_, err := w.Write(out)
+	return err
+}
+
+// TempoRawError writes what a Tempo proxy answered instead of trace JSON:
+// an error body whose 12th byte starts raw 0xff bytes, padded to n bytes.
+func TempoRawError(w io.Writer, n int64) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	bw.WriteString(`{"batches":[` + "\xff\xfe\xfd" + ` upstream error: trace not found`)
+	if err := fill(bw, n-int64(bw.Buffered())-1, ' '); err != nil {
+		return err
+	}
+	bw.WriteString("\n")
 	return bw.Flush()
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"strings"
 	"testing"
+
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Every shape writes the same bytes for the same size, of about the size
@@ -39,6 +41,28 @@ func TestShapesAreDeterministicAndSized(t *testing.T) {
 				if got := bytes.Count(a.Bytes(), []byte("\n")); got != int(n) {
 					t.Errorf("%d lines for %d", got, n)
 				}
+			case "levels":
+				if got := bytes.Count(a.Bytes(), []byte(`{"arrayValue":`)); got != int(n) {
+					t.Errorf("%d levels for %d", got, n)
+				}
+			case "executions", "scopes":
+				got := bytes.Count(a.Bytes(), []byte(`"`+spans.SpanInvoke+`"`))
+				if s.Name == "wide-cell" {
+					got-- // the wide scope's own
+				}
+				if got != int(n) {
+					t.Errorf("%d executions for %d", got, n)
+				}
+			case "traces":
+				if got := bytes.Count(a.Bytes(), []byte(`"msg":"trace not found"`)); got != int(n)-1 {
+					t.Errorf("%d traces not loaded for %d asked", got, n)
+				}
+			case "record-spans":
+				if got := bytes.Count(a.Bytes(), []byte{0x28, 0xb5, 0x2f, 0xfd}); got != 8 {
+					t.Errorf("%d zstd frames, want 8", got)
+				}
+			default:
+				t.Errorf("unknown unit %q", s.Unit)
 			}
 			var z bytes.Buffer
 			if err := WriteShape(&z, s, n); err != nil {
