@@ -28,7 +28,7 @@ func AnalyzeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*A
 // error (wrapped) once ctx is done, looking at it between the measures and
 // the rules and throughout the rules' loops ([ObserveRulesContext]).
 func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*Analysis, error) {
-	r, err := Analyze(idx, cfg)
+	r, err := AnalyzeContext(ctx, idx, cfg)
 	if err != nil {
 		return nil, err
 	}

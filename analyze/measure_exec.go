@@ -47,6 +47,9 @@ func (e *execAcc) report() ExecutionsReport {
 	var examples []int32
 	var calls []execCall // one trace's calls: executions never span traces
 	for t := range x.traces {
+		if e.v.poll.stop() {
+			break
+		}
 		tr := &x.traces[t]
 		calls = calls[:0]
 		for _, i := range x.order[tr.first : tr.first+tr.n] {

@@ -116,6 +116,9 @@ func (p *poolAcc) collect() {
 	p.lat.grow(latHandshake, nameCount(perName, p.v.handshake))
 	p.lat.grow(latCall, p.v.callSpans(perName))
 	for _, i := range x.order {
+		if p.v.poll.stop() {
+			return
+		}
 		s := x.sp(i)
 		switch s.name {
 		case p.v.handshake:
@@ -237,6 +240,9 @@ func (p *poolAcc) collect() {
 			implied[i] = -1
 		}
 		for _, i := range x.order {
+			if p.v.poll.stop() {
+				return
+			}
 			s := x.sp(i)
 			if s.name != p.v.invoke {
 				continue
@@ -277,6 +283,9 @@ func (p *poolAcc) collect() {
 	var buf []int32
 	var leased []int32
 	for _, i := range x.order {
+		if p.v.poll.stop() {
+			return
+		}
 		if !p.v.isCall(i) || !p.v.failed(i) {
 			continue
 		}
@@ -318,6 +327,9 @@ func (p *poolAcc) collectSemconv() {
 	}
 	firstOf := map[int32]first{}
 	for _, i := range x.order {
+		if p.v.poll.stop() {
+			return
+		}
 		if !p.v.isCall(i) {
 			continue
 		}

@@ -41,6 +41,7 @@ type readsAcc struct {
 	x                              *Index
 	m                              ReadMeasure
 	root, read, notUnder, complete *matcher // notUnder and complete may be nil
+	poll                           *poll    // nil: never stops
 }
 
 func (x *Index) newReadsAcc(m ReadMeasure) (*readsAcc, error) {
@@ -74,6 +75,9 @@ func (a *readsAcc) report() MeasureReport {
 	t0 := x.tree()
 	sum := make([]int32, x.nspans) // per span: reads counted for it, over its subtree
 	for t := range x.traces {
+		if a.poll.stop() {
+			break
+		}
 		tr := &x.traces[t]
 		reqs := 0
 		completeSeen := a.complete == nil

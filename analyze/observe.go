@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -41,6 +42,12 @@ type observation struct {
 // observe computes the observation of every trace of idx under cfg, which
 // must be valid and defaulted.
 func observe(idx *Index, cfg Config) (*observation, error) {
+	return observeContext(context.Background(), idx, cfg)
+}
+
+// observeContext is observe stopped by ctx: its long loops poll the
+// context (see [poll]) and it returns ctx's error, wrapped, when one did.
+func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, error) {
 	idx.finish()
 	o := &observation{
 		spans:      len(idx.order),
@@ -53,12 +60,16 @@ func observe(idx *Index, cfg Config) (*observation, error) {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
 	v := newVocab(idx, cfg)
+	v.poll = newPoll(ctx)
 	o.poolSpans = v.poolSpans()
 	o.protos = v.protocolFigures()
 
 	lat := &latencyAcc{}
 	pool := newPoolAcc(v, cfg, lat)
 	pool.collect()
+	if err := v.poll.err(); err != nil {
+		return nil, fmt.Errorf("analyze: measures: %w", err)
+	}
 	o.observePool(pool)
 	for i := range lat.series {
 		o.lat[i] = sketch{samples: lat.series[i], n: len(lat.series[i])}
@@ -78,7 +89,11 @@ func observe(idx *Index, cfg Config) (*observation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
 		}
+		acc.poll = v.poll
 		o.measures = append(o.measures, acc.report())
+	}
+	if err := v.poll.err(); err != nil {
+		return nil, fmt.Errorf("analyze: measures: %w", err)
 	}
 	return o, nil
 }

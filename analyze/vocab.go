@@ -13,6 +13,9 @@ import (
 type vocab struct {
 	x       *Index
 	profile Profile
+	// poll stops the measures' long loops when the context of
+	// [AnalyzeContext] is done; nil never stops.
+	poll *poll
 
 	invoke, acquire, handshake, callTool int32 // name ids, -1 when absent
 
@@ -148,6 +151,9 @@ func (v *vocab) valueString(id int32) string {
 func (v *vocab) countNames() []int {
 	counts := make([]int, len(v.x.names))
 	for _, i := range v.x.order {
+		if v.poll.stop() {
+			break
+		}
 		counts[v.x.sp(i).name]++
 	}
 	return counts

@@ -155,7 +155,7 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples
 		return nil, &analyze.Analysis{Report: report}, nil
 	}
 	report, _, err = inPhase(ctx, phaseMeasures, func() (*analyze.Report, int, error) {
-		r, err := analyze.Analyze(idx, s.cfg)
+		r, err := analyze.AnalyzeContext(ctx, idx, s.cfg)
 		return r, 0, err
 	})
 	if err != nil {
