@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // CheckSchema identifies the JSON contract of a CheckReport (docs/ci.md). It
@@ -146,7 +147,7 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 	if c.Partial && !opts.AllowPartial {
 		for _, in := range c.Inputs {
 			if in.Partial {
-				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is partial: %d spans were read, the rest is damaged or reported missing (--allow-partial accepts that)", in.Path, in.Spans))
+				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is partial: %d spans were read, the rest is damaged or reported missing (--allow-partial accepts that)", textfmt.SafeText(in.Path), in.Spans))
 			}
 		}
 		incomplete = true

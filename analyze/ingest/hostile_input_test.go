@@ -420,6 +420,9 @@ func TestCrashLeftoversInADirectoryMakeItPartial(t *testing.T) {
 		{"NUL bytes past the detection window", "b.pb", make([]byte, 200<<10), "b.pb: skipped: not a trace dump: NUL bytes only"},
 		{"empty gzip", "b.jsonl.gz", tracegen.GzipBytes(nil), "b.jsonl.gz: skipped: empty file"},
 		{"a README", "README.md", []byte("# dumps\n"), ""},
+		{"a report beside the dumps", "base.json", []byte(`{"schema":"mcptrace.analysis/v1"}`), ""},
+		{"junk named as a dump", "b.jsonl", []byte("\v"), "b.jsonl: skipped: not a trace dump, though its name says it is one"},
+		{"junk named as a compressed protobuf dump", "b.PB.zst", []byte("hello, not a dump\n"), "b.PB.zst: skipped: not a trace dump, though its name says it is one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

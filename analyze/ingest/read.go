@@ -140,7 +140,10 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 			// A README or a report next to the dumps in a walked
 			// directory is not an input: skip it, say so. An empty or
 			// NUL-filled file is skipped too, but it is what a crash or a
-			// full disk leaves of a dump: the run is partial.
+			// full disk leaves of a dump: the run is partial. So is a file
+			// whose name says it is a dump (namedLikeDump) and whose bytes
+			// are not one: its name is the writer's word that spans were
+			// there.
 			switch {
 			case errors.Is(err, ErrEmptyInput), errors.Is(err, ErrNULBytes):
 				why := ErrEmptyInput
@@ -148,6 +151,9 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 					why = ErrNULBytes
 				}
 				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", textfmt.SafeText(src.path), why))
+				in.Partial = true
+			case namedLikeDump(src.path):
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, though its name says it is one (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(src.path), ErrNotTraceDump))
 				in.Partial = true
 			default:
 				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(src.path), ErrNotTraceDump))
@@ -473,4 +479,25 @@ func (st *fileState) consume(r result) error {
 	}
 	st.in.Spans += n
 	return st.sink.ConsumeTraces(st.in, r.td)
+}
+
+// dumpSuffixes are the file name endings only trace dumps wear: JSON lines
+// (the Collector's file exporter) and protobuf records, each possibly
+// compressed. A plain .json is left out on purpose: analysis reports and
+// baselines sit next to dumps under that name.
+var dumpSuffixes = []string{".jsonl", ".ndjson", ".pb", ".binpb", ".otlp", ".proto"}
+
+// namedLikeDump reports whether path's name ends like a trace dump's, a
+// compression suffix (.gz, .zst, .zstd) aside.
+func namedLikeDump(path string) bool {
+	name := strings.ToLower(filepath.Base(path))
+	for _, c := range []string{".gz", ".zst", ".zstd"} {
+		name = strings.TrimSuffix(name, c)
+	}
+	for _, s := range dumpSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
 }
