@@ -147,8 +147,11 @@ check "5k executions, check" "0 1 3" "" -- \
   "'$gen' -shape executions -n 5000 -o '$work/case.jsonl' && '$bin' check $m '$work/case.jsonl'"
 check "78k executions, check" "0 1 3" "" -- \
   "'$bin' check $m '$pre/executions-78k.jsonl'"
-# A legal 3000-state regex on 80 span names (57 s before), and Ctrl-C while
-# it runs: exit 130 within 1.5 s of the signal (or done before it).
+# A legal 3000-state regex on 80 span names (57 s before): its program is
+# over the selector regex limit (1000 instructions), so it is refused before
+# any matching (exit 2); Ctrl-C while a check runs answers within 1.5 s (or
+# the check is done before it). cmd/mcptrace's TestInterruptAnswersInEveryPhase
+# interrupts regexes within the limit that run for seconds.
 rules3000=$work/rules-3000.yaml
 cat >"$rules3000" <<'YAML'
 rules:
