@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -422,6 +425,7 @@ func TestCrashLeftoversInADirectoryMakeItPartial(t *testing.T) {
 		{"a README", "README.md", []byte("# dumps\n"), ""},
 		{"a report beside the dumps", "base.json", []byte(`{"schema":"mcptrace.analysis/v1"}`), ""},
 		{"junk named as a dump", "b.jsonl", []byte("\v"), "b.jsonl: skipped: not a trace dump, though its name says it is one"},
+		{"a .json that is not even JSON", "b.json", []byte{0, '{', 0}, "b.json: skipped: not a trace dump, nor JSON at all, though named .json"},
 		{"junk named as a compressed protobuf dump", "b.PB.zst", []byte("hello, not a dump\n"), "b.PB.zst: skipped: not a trace dump, though its name says it is one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -528,5 +532,53 @@ func TestZstdRecordsInFlightStayWithinTheBudget(t *testing.T) {
 	}
 	if peak > 64<<20 {
 		t.Errorf("live heap reached %d MiB while reading with a 64 MiB budget", peak>>20)
+	}
+}
+
+// A walked entry named like a dump that is no regular file (a link to a
+// device, a FIFO, a link that leads nowhere) stands where a dump should
+// be: it is not read, and the run is partial, naming what it is; such an
+// entry with another name is not an input and is passed over.
+func TestSpecialEntriesNamedLikeDumpsMakeAWalkPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		make       func(t *testing.T, path string)
+		partial    string // "": passed over, the run whole
+	}{
+		{"a link to /dev/zero", "zero.jsonl", func(t *testing.T, p string) { symlink(t, "/dev/zero", p) }, "zero.jsonl: skipped: a device, not a file"},
+		{"a dangling link", "gone.pb.zst", func(t *testing.T, p string) { symlink(t, "nowhere.pb.zst", p) }, "gone.pb.zst: skipped: a link that leads to no readable file"},
+		{"a link to itself", "loop.jsonl", func(t *testing.T, p string) { symlink(t, "loop.jsonl", p) }, "loop.jsonl: skipped: a link that leads to no readable file"},
+		{"a FIFO", "fifo.ndjson", func(t *testing.T, p string) {
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, "fifo.ndjson: skipped: a FIFO, not a file"},
+		{"a link to a device under another name", "notes.txt", func(t *testing.T, p string) { symlink(t, "/dev/zero", p) }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeInputFile(t, dir, "0-good.jsonl", []byte(otlpLine(1)))
+			tc.make(t, filepath.Join(dir, tc.file))
+			inputs, _, err := readPaths(t, []string{dir}, ReadOptions{})
+			if err != nil || len(inputs) == 0 || inputs[0].Spans != 1 || inputs[0].Partial {
+				t.Fatalf("inputs %+v, %v; want the good dump read whole first", inputs, err)
+			}
+			if tc.partial == "" {
+				if len(inputs) != 1 {
+					t.Errorf("inputs %+v; want %s passed over", inputs, tc.file)
+				}
+				return
+			}
+			if len(inputs) != 2 || !inputs[1].Partial || len(inputs[1].Warnings) != 1 || !strings.Contains(inputs[1].Warnings[0], tc.partial) {
+				t.Errorf("inputs %+v; want %s partial, saying %q", inputs, tc.file, tc.partial)
+			}
+		})
+	}
+}
+
+func symlink(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Skipf("symlink: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,6 +136,12 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 			return inputs, fmt.Errorf("read %s: %w", src.path, err)
 		}
 		in := Input{Path: src.path, Size: -1, read: new(atomic.Int64)}
+		if src.unreadable != "" {
+			in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %s, though its name says it is a trace dump: the input is partial", textfmt.SafeText(src.path), src.unreadable))
+			in.Partial = true
+			inputs = append(inputs, in)
+			continue
+		}
 		err := readInput(ctx, src, opts, workers, &in, sink)
 		if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
 			// A README or a report next to the dumps in a walked
@@ -143,7 +150,9 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 			// full disk leaves of a dump: the run is partial. So is a file
 			// whose name says it is a dump (namedLikeDump) and whose bytes
 			// are not one: its name is the writer's word that spans were
-			// there.
+			// there; and a .json that is not even JSON (notEvenJSON): a
+			// report or a baseline beside the dumps is valid JSON, so such a
+			// file can only be a dump damaged from its first byte.
 			switch {
 			case errors.Is(err, ErrEmptyInput), errors.Is(err, ErrNULBytes):
 				why := ErrEmptyInput
@@ -154,6 +163,9 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 				in.Partial = true
 			case namedLikeDump(src.path):
 				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, though its name says it is one (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(src.path), ErrNotTraceDump))
+				in.Partial = true
+			case notEvenJSON(src.path):
+				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, nor JSON at all, though named .json (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(src.path), ErrNotTraceDump))
 				in.Partial = true
 			default:
 				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(src.path), ErrNotTraceDump))
@@ -173,6 +185,10 @@ type source struct {
 	path   string
 	stdin  bool
 	walked bool // found by walking a directory or expanding a glob rather than named
+	// unreadable, for a walked entry named like a dump that is no regular
+	// file (a link to a device, a FIFO, a link leading nowhere), says what
+	// it is; such an entry is not read, and makes the run partial.
+	unreadable string
 }
 
 const stdinPath = "-"
@@ -270,9 +286,15 @@ func walkDir(root string) ([]source, error) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			// A symlink or other special file: follow it only to a regular file.
+			// A symlink or other special file: follow it only to a regular
+			// file. One named like a dump that leads elsewhere is what is
+			// left where a dump should be: listed as unreadable, so the run
+			// is partial; any other is not an input.
 			fi, err := os.Stat(path)
 			if err != nil || !fi.Mode().IsRegular() {
+				if namedLikeDump(path) {
+					out = append(out, source{path: path, walked: true, unreadable: notRegular(fi, err)})
+				}
 				return nil
 			}
 		}
@@ -500,4 +522,44 @@ func namedLikeDump(path string) bool {
 		}
 	}
 	return false
+}
+
+// maxJSONSniff bounds how much of a walked .json file notEvenJSON reads: a
+// larger file is taken for what it says it is and skipped whole.
+const maxJSONSniff = 16 << 20
+
+// notEvenJSON reports whether path, a plain .json file, holds bytes that are
+// not JSON at all. encoding/json's validity scan is iterative (its nesting
+// stack is a slice with a fixed depth limit), so hostile nesting cannot
+// overflow the stack here.
+func notEvenJSON(path string) bool {
+	if !strings.HasSuffix(strings.ToLower(filepath.Base(path)), ".json") {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxJSONSniff+1))
+	if err != nil || len(data) > maxJSONSniff {
+		return false
+	}
+	return !json.Valid(data)
+}
+
+// notRegular says what a walked entry that is no regular file is, from its
+// Stat (fi, or the error that Stat returned).
+func notRegular(fi fs.FileInfo, err error) string {
+	switch {
+	case err != nil:
+		return "a link that leads to no readable file (" + textfmt.SafeText(unwrapPathError(err).Error()) + ")"
+	case fi.Mode()&fs.ModeDevice != 0:
+		return "a device, not a file"
+	case fi.Mode()&fs.ModeNamedPipe != 0:
+		return "a FIFO, not a file"
+	case fi.IsDir():
+		return "a link to a directory, not a file"
+	}
+	return "not a regular file (" + fi.Mode().Type().String() + ")"
 }
