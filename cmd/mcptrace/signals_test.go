@@ -79,31 +79,8 @@ func TestInterruptExits130(t *testing.T) {
 			if !lines.Scan() || lines.Text() != "ready" {
 				t.Fatalf("helper did not start: %q", lines.Text())
 			}
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
 			var rest strings.Builder
-			done := make(chan error, 1)
-			go func() {
-				for lines.Scan() {
-					rest.WriteString(lines.Text() + "\n")
-				}
-				done <- cmd.Wait()
-			}()
-			var werr error
-			select {
-			case werr = <-done:
-			case <-time.After(30 * time.Second): // a bound on a hang, not a speed assertion
-				cmd.Process.Kill()
-				t.Fatalf("still running 30 s after %v", tc.sig)
-			}
-			var ee *exec.ExitError
-			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
-				t.Errorf("exit: %v, want code %d; stderr:\n%s", werr, exitInterrupted, rest.String())
-			}
-			if !strings.Contains(rest.String(), "interrupted") {
-				t.Errorf("stderr does not say the command was interrupted:\n%s", rest.String())
-			}
+			signalAndJudge(t, cmd, lines, &rest, tc.sig, "")
 		})
 	}
 }
@@ -217,31 +194,41 @@ func TestInterruptAnswersInEveryPhase(t *testing.T) {
 				cmd.Wait()
 				t.Fatalf("the command never entered phase %s; stderr:\n%s", tc.phase, seen.String())
 			}
-			if err := cmd.Process.Signal(tc.sig); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() {
-				for lines.Scan() {
-					seen.WriteString(lines.Text() + "\n")
-				}
-				done <- cmd.Wait()
-			}()
-			var werr error
-			select {
-			case werr = <-done:
-			case <-time.After(30 * time.Second): // a bound on a hang, not a speed assertion
-				cmd.Process.Kill()
-				<-done
-				t.Fatalf("still running 30 s after %v in phase %s; stderr:\n%s", tc.sig, tc.phase, seen.String())
-			}
-			var ee *exec.ExitError
-			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
-				t.Errorf("exit: %v, want code %d; stderr:\n%s", werr, exitInterrupted, seen.String())
-			}
-			if !strings.Contains(seen.String(), "interrupted") {
-				t.Errorf("stderr does not say the command was interrupted:\n%s", seen.String())
-			}
+			signalAndJudge(t, cmd, lines, &seen, tc.sig, " in phase "+tc.phase)
 		})
+	}
+}
+
+// signalAndJudge sends sig to cmd, reads the rest of its stderr (lines) into
+// seen, and fails t unless cmd ends within a bound with the interrupted exit
+// code, saying so. The bound is against a hang, not a speed assertion; a
+// child still running then is killed and waited for, so no goroutine is
+// left behind. where is added to the failure messages.
+func signalAndJudge(t *testing.T, cmd *exec.Cmd, lines *bufio.Scanner, seen *strings.Builder, sig os.Signal, where string) {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for lines.Scan() {
+			seen.WriteString(lines.Text() + "\n")
+		}
+		done <- cmd.Wait()
+	}()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("still running 30 s after %v%s; stderr:\n%s", sig, where, seen.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("exit: %v, want code %d%s; stderr:\n%s", werr, exitInterrupted, where, seen.String())
+	}
+	if !strings.Contains(seen.String(), "interrupted") {
+		t.Errorf("stderr does not say the command was interrupted%s:\n%s", where, seen.String())
 	}
 }
