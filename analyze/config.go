@@ -19,27 +19,36 @@ import (
 // misses: an idle gap longer than this explains a miss as ttl.
 const DefaultIdleTTL = 5 * time.Minute
 
-// Profile names the vocabulary generation a dump was written with; the pool
-// measures read acquires differently for each.
+// Profile names a built-in vocabulary (see [Vocabulary]): the writer a dump
+// was written by. --profile and the connector's profile: take these names.
 type Profile string
 
-// The vocabulary profiles.
+// The built-in vocabularies' names (vocabulary_builtin.go).
 const (
-	// ProfileDefault: an acquire span on every call, hit or miss, with
-	// plugin.mcp.cache_hit (or a handshake child on a miss).
+	// ProfileDefault is the old name of ProfileMcptrace, still accepted
+	// (flags, connector configs and scripts pass it) and still what an
+	// unconfigured analysis echoes in settings.profile.
 	ProfileDefault Profile = "default"
+	// ProfileMcptrace: this pool's spans, an acquire span on every call,
+	// hit or miss, with plugin.mcp.cache_hit (or a handshake child on a
+	// miss).
+	ProfileMcptrace Profile = "mcptrace"
 	// ProfileAcquireOnMiss: the production gateway's later generation emits
 	// the acquire span only on a miss, so a hit is an invoke span without an
 	// acquire child.
 	ProfileAcquireOnMiss Profile = "acquire-on-miss"
-	// ProfileSemconv: OpenTelemetry MCP client spans (tools/call <tool>) with
+	// ProfileSemconv: OpenTelemetry MCP spans (tools/call <tool>) with
 	// mcp.session.id and no pool spans; a call on a session not seen before
 	// is a miss.
 	ProfileSemconv Profile = "semconv"
+	// ProfileOpenLLMetry: @traceloop/instrumentation-mcp's spans, calls
+	// named {tool}.tool under a long-lived mcp.client.session span.
+	ProfileOpenLLMetry Profile = "openllmetry"
 )
 
-// Profiles lists the profiles in documentation order.
-var Profiles = []Profile{ProfileDefault, ProfileAcquireOnMiss, ProfileSemconv}
+// Profiles lists the profiles in documentation order (default, the alias
+// of mcptrace, first: it is what an unconfigured analysis reads).
+var Profiles = []Profile{ProfileDefault, ProfileMcptrace, ProfileAcquireOnMiss, ProfileSemconv, ProfileOpenLLMetry}
 
 // ErrUnknownProfile is returned by ParseProfile for a name it does not know.
 var ErrUnknownProfile = errors.New("unknown profile")
@@ -49,20 +58,22 @@ func ParseProfile(s string) (Profile, error) {
 	if s == "" {
 		return ProfileDefault, nil
 	}
-	for _, p := range Profiles {
-		if string(p) == s {
-			return p, nil
-		}
+	if _, ok := builtinVocabularies[Profile(s)]; ok {
+		return Profile(s), nil
 	}
-	return "", fmt.Errorf("%w %q: want default, acquire-on-miss or semconv", ErrUnknownProfile, s)
+	return "", fmt.Errorf("%w %q: want %s", ErrUnknownProfile, s, vocabularyNames())
 }
 
 // Config is what an analysis measures and how. The zero value is the default
 // profile, scopes named by the vocabulary, a 5 minute idle TTL, every trace
 // an execution and no reads-per-request measures.
 type Config struct {
-	// Profile is the vocabulary profile; zero means ProfileDefault.
+	// Profile names the built-in vocabulary; zero means ProfileDefault.
 	Profile Profile
+	// Vocabulary, when set, is used instead of Profile's (a config file's
+	// vocabulary: block); Profile is then ignored and the report echoes
+	// its name.
+	Vocabulary *Vocabulary
 	// ScopeAttr, when set, names the pool scope instead of the default chain
 	// (plugin.mcp.pool.id, then resource service.instance.id, then
 	// service.name). It is looked up on the acquire span, its ancestors, then
@@ -110,6 +121,9 @@ func (c Config) withDefaults() Config {
 	if c.Profile == "" {
 		c.Profile = ProfileDefault
 	}
+	if c.Vocabulary != nil {
+		c.Profile = Profile(c.Vocabulary.Name)
+	}
 	if c.IdleTTL == 0 {
 		c.IdleTTL = DefaultIdleTTL
 	}
@@ -118,7 +132,11 @@ func (c Config) withDefaults() Config {
 
 // Validate reports a configuration the analyzer cannot honour.
 func (c Config) Validate() error {
-	if _, err := ParseProfile(string(c.Profile)); err != nil {
+	if c.Vocabulary != nil {
+		if err := c.Vocabulary.Validate(); err != nil {
+			return err
+		}
+	} else if _, err := ParseProfile(string(c.Profile)); err != nil {
 		return err
 	}
 	if c.IdleTTL < 0 {
@@ -140,6 +158,22 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// vocabulary returns the vocabulary c reads: Vocabulary, or the built-in
+// Profile names (mcptrace for an unknown name, which Validate refuses).
+func (c Config) vocabulary() *Vocabulary {
+	if c.Vocabulary != nil {
+		return c.Vocabulary
+	}
+	p := c.Profile
+	if p == "" {
+		p = ProfileDefault
+	}
+	if v, ok := builtinVocabularies[p]; ok {
+		return v
+	}
+	return &VocabularyMcptrace
+}
+
 // IndexOptions returns the attributes an Index must keep for c: the scope
 // attribute and every key the selectors read.
 func (c Config) IndexOptions() IndexOptions {
@@ -159,6 +193,9 @@ func (c Config) IndexOptions() IndexOptions {
 	// rules skip them) and groups the headline figures.
 	o.SpanAttrs = append(o.SpanAttrs, spans.AttrProtocolVersion)
 	add(c.ExecutionRoot)
+	vo := c.vocabulary().IndexOptions()
+	o.SpanAttrs = append(o.SpanAttrs, vo.SpanAttrs...)
+	o.ResourceAttrs = append(o.ResourceAttrs, vo.ResourceAttrs...)
 	for i := range c.Measures {
 		m := &c.Measures[i]
 		add(&m.Root)

@@ -388,7 +388,7 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	}
 	if o != nil {
 		e.agg.merge(o)
-		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(pairEvent{})))
+		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(acquireEvent{})))
 	}
 	if e.opts.streaming() {
 		e.lowMarks[shard] = lowMark

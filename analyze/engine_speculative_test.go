@@ -191,9 +191,9 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	if e.early == 0 {
 		t.Fatal("no trace finalized early: the test pins nothing")
 	}
-	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(pairEvent{}))
+	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(acquireEvent{}))
 	if got := e.MemBytes(); ref.Pool.Acquires == 0 || got != want {
-		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(pairEvent{}))
+		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(acquireEvent{}))
 	}
 }
 

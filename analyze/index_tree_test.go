@@ -232,13 +232,15 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 	t.Run("acquire-fanout sorts acquires", func(t *testing.T) {
 		idx := loadShape(t, "acquire-fanout", n, IndexOptions{})
 		cfg := Config{}.withDefaults()
-		p := newPoolAcc(newVocab(idx, cfg), cfg, &latencyAcc{})
-		p.collect()
-		if len(p.events) != n-1 {
-			t.Fatalf("%d acquire events, want %d", len(p.events), n-1)
+		p, err := stageContext(context.Background(), idx, cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for k := 1; k < len(p.events); k++ {
-			if p.events[k].start < p.events[k-1].start {
+		if len(p.acquires) != n-1 {
+			t.Fatalf("%d acquire events, want %d", len(p.acquires), n-1)
+		}
+		for k := 1; k < len(p.acquires); k++ {
+			if p.acquires[k].start < p.acquires[k-1].start {
 				t.Fatalf("acquires of the invocation not in start order at %d", k)
 			}
 		}

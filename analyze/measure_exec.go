@@ -25,51 +25,29 @@ type ExecutionsReport struct {
 	Examples []string `json:"examples"`
 }
 
-// execAcc accumulates the executions measure.
-type execAcc struct {
-	v    *vocab
-	root *matcher // nil: the trace is the execution
-	// each, when set, is told every execution's trace and session count
-	// (the Collector connector counts executions per pool, trace_outcome.go).
-	each func(trace int32, sessions int)
-}
-
-// execCall is one call: its execution (trace index, or root span index) and
-// its session (interned, -1 when the call carries none).
-type execCall struct {
-	exec    int32
-	session int32
-}
-
-func (e *execAcc) report() ExecutionsReport {
-	x := e.v.x
+// executions computes the executions measure from the call events: each
+// execution (a trace, or the subtree of an execution root) and the distinct
+// sessions its calls carry. each, when set, is told every execution's trace
+// and session count (the Collector connector counts executions per pool,
+// trace_outcome.go).
+func (e *events) executions(each func(trace int32, sessions int)) ExecutionsReport {
 	r := ExecutionsReport{Root: "trace", Examples: []string{}}
 	var examples []int32
-	var calls []execCall // one trace's calls: executions never span traces
-	for t := range x.traces {
-		if e.v.poll.stop() {
-			break
+	var calls []callEvent // one trace's calls: executions never span traces
+	for lo := 0; lo < len(e.calls); {
+		hi := lo + 1
+		for hi < len(e.calls) && e.calls[hi].trace == e.calls[lo].trace {
+			hi++
 		}
-		tr := &x.traces[t]
+		t := e.calls[lo].trace
 		calls = calls[:0]
-		for _, i := range x.order[tr.first : tr.first+tr.n] {
-			if !e.v.isCall(i) {
-				continue
+		for _, c := range e.calls[lo:hi] {
+			if c.exec >= 0 { // a call outside any execution root is in none
+				calls = append(calls, c)
 			}
-			c := execCall{exec: int32(t), session: -1}
-			if e.root != nil {
-				// The nearest root at or above the call, from one pass
-				// over the tree: no walk up a deep chain per call.
-				if c.exec = e.root.nearestOrSelf(i); c.exec < 0 {
-					continue // a call outside any execution root
-				}
-			}
-			if s, ok := x.attrVal(i, e.v.kSession); ok {
-				c.session = s
-			}
-			calls = append(calls, c)
 		}
-		slices.SortFunc(calls, func(a, b execCall) int {
+		lo = hi
+		slices.SortFunc(calls, func(a, b callEvent) int {
 			return cmp.Or(cmp.Compare(a.exec, b.exec), cmp.Compare(a.session, b.session))
 		})
 		for i := 0; i < len(calls); {
@@ -84,14 +62,14 @@ func (e *execAcc) report() ExecutionsReport {
 			r.MaxSessions = max(r.MaxSessions, sessions)
 			if sessions > 1 {
 				r.MultiSession++
-				examples = append(examples, int32(t))
+				examples = append(examples, t)
 			}
-			if e.each != nil {
-				e.each(int32(t), sessions)
+			if each != nil {
+				each(t, sessions)
 			}
 			i = j
 		}
 	}
-	r.Examples = exampleTraces(x, examples)
+	r.Examples = e.exampleIDs(examples)
 	return r
 }

@@ -245,3 +245,25 @@ func (s *sketch) percentiles() Percentiles {
 	p.P50, p.P95, p.P99 = rank(50), rank(95), rank(99)
 	return p
 }
+
+// latencies collects the duration series from the events: explicit
+// acquire spans by hit, handshakes and calls.
+func (e *events) latencies() *latencyAcc {
+	l := &latencyAcc{}
+	l.grow(latHandshake, len(e.handshakes))
+	l.grow(latCall, len(e.calls))
+	for _, h := range e.handshakes {
+		l.add(latHandshake, h.end-h.start)
+	}
+	for _, c := range e.calls {
+		l.add(latCall, c.end-c.start)
+	}
+	for _, a := range e.spans {
+		if a.hit {
+			l.add(latAcquireHit, a.dur)
+		} else {
+			l.add(latAcquireMiss, a.dur)
+		}
+	}
+	return l
+}

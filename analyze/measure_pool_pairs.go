@@ -14,18 +14,6 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// pairEvent is one acquire out of its index: what miss attribution needs,
-// with the scope, key and session as ids into a string table (-1 none) and
-// the trace and span ids as the order's last tie-break.
-type pairEvent struct {
-	start, leaseEnd     int64
-	trace               pcommon.TraceID
-	span                uint64
-	scope, key, session int32
-	hit, redial, failed bool
-	health              bool // the pool recorded health_check as the miss reason
-}
-
 // pairKey names one (scope, key) pair.
 type pairKey struct{ scope, key int32 }
 
@@ -39,7 +27,7 @@ type pairState struct {
 }
 
 // pairStage attributes the pool's misses across traces (the rule is
-// poolAcc.attribute's, see reasonFor). It buffers the acquires observations
+// reasonFor's: the one miss attribution). It buffers the acquires observations
 // bring and, on advance(t), attributes those that started before t, pair by
 // pair in time order, and folds them into counts. Batch analysis advances
 // once, to the end of time, after every trace was observed: exactly
@@ -48,12 +36,15 @@ type pairState struct {
 // trace finalized very late) is attributed on arrival against the pair's
 // state and counted in late.
 type pairStage struct {
-	ttl     int64
-	semconv bool
+	ttl int64
+	// each, when set, is handed every acquire once attributed, its reason
+	// set: the index-local readers (the rules' examples, the HTML
+	// timeline) take the attributed events from the one attribution.
+	each func(ev *acquireEvent)
 	// bufs holds the buffered acquires as the observations handed them
 	// over, one slice each: advance reads them where they are rather than
 	// appending them into one buffer first.
-	bufs [][]pairEvent
+	bufs [][]acquireEvent
 	// minStart is the earliest start of a buffered acquire (MaxInt64 when
 	// none): an advance to no later than it has nothing to attribute, and
 	// a stream's shards ask for one after every finalization.
@@ -64,11 +55,11 @@ type pairStage struct {
 	// attributes, without grouping every acquire again into a new array.
 	batch    bool
 	byPair   map[pairKey]int32
-	buckets  [][]pairEvent
+	buckets  [][]acquireEvent
 	unsorted []bool
 
 	pairs      map[pairKey]*pairState
-	sessions   map[int32]bool // semconv: sessions whose first call was attributed
+	sessions   map[int32]bool // sessions whose first call was attributed (inferred acquires)
 	scopes     map[int32]*scopeStats
 	handshakes map[int32]int // by scope, -1 included
 	examples   []pcommon.TraceID
@@ -79,7 +70,6 @@ func newPairStage(cfg Config) *pairStage {
 	return &pairStage{
 		ttl:        int64(cfg.IdleTTL / time.Nanosecond),
 		minStart:   math.MaxInt64,
-		semconv:    cfg.Profile == ProfileSemconv,
 		pairs:      map[pairKey]*pairState{},
 		sessions:   map[int32]bool{},
 		scopes:     map[int32]*scopeStats{},
@@ -96,7 +86,7 @@ func newBatchPairStage(cfg Config) *pairStage {
 }
 
 // file adds events to their pairs' buckets (a batch stage).
-func (p *pairStage) file(events []pairEvent) {
+func (p *pairStage) file(events []acquireEvent) {
 	last, b := pairKey{}, int32(-1)
 	for i := range events {
 		ev := &events[i]
@@ -122,7 +112,7 @@ func (p *pairStage) file(events []pairEvent) {
 // advanceBatch attributes a batch stage's acquires that started before t,
 // pair by pair.
 func (p *pairStage) advanceBatch(t int64) {
-	var todo [][]pairEvent
+	var todo [][]acquireEvent
 	for b, u := range p.unsorted {
 		if u {
 			todo = append(todo, p.buckets[b])
@@ -130,10 +120,10 @@ func (p *pairStage) advanceBatch(t int64) {
 	}
 	sortGroups(todo)
 	clear(p.unsorted)
-	ready := make([][]pairEvent, 0, len(p.buckets))
+	ready := make([][]acquireEvent, 0, len(p.buckets))
 	p.minStart = math.MaxInt64
 	for b, bk := range p.buckets {
-		n, _ := slices.BinarySearchFunc(bk, t, func(ev pairEvent, t int64) int { return cmp.Compare(ev.start, t) })
+		n, _ := slices.BinarySearchFunc(bk, t, func(ev acquireEvent, t int64) int { return cmp.Compare(ev.start, t) })
 		if n > 0 {
 			ready = append(ready, bk[:n])
 		}
@@ -142,8 +132,8 @@ func (p *pairStage) advanceBatch(t int64) {
 			p.minStart = min(p.minStart, bk[n].start)
 		}
 	}
-	if p.semconv {
-		var all []pairEvent
+	if anyInferred(ready...) {
+		var all []acquireEvent
 		for _, g := range ready {
 			all = append(all, g...)
 		}
@@ -160,7 +150,7 @@ func (p *pairStage) advanceBatch(t int64) {
 // add buffers events until an advance attributes them; the stage keeps
 // the slice (the observation hands its events over). A batch stage files
 // them under their pairs at once.
-func (p *pairStage) add(events []pairEvent) {
+func (p *pairStage) add(events []acquireEvent) {
 	if p.batch {
 		p.file(events)
 		return
@@ -187,7 +177,7 @@ func (p *pairStage) pending() int {
 
 // cmpEventSpan orders two events by trace id, then span id: the order's
 // tie-break that does not depend on arrival.
-func cmpEventSpan(a, b *pairEvent) int {
+func cmpEventSpan(a, b *acquireEvent) int {
 	if c := bytes.Compare(a.trace[:], b.trace[:]); c != 0 {
 		return c
 	}
@@ -196,7 +186,7 @@ func cmpEventSpan(a, b *pairEvent) int {
 
 // cmpPairTime orders two acquires of one pair: by start, then lease end,
 // then trace and span id.
-func cmpPairTime(a, b pairEvent) int {
+func cmpPairTime(a, b acquireEvent) int {
 	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
 }
 
@@ -251,10 +241,10 @@ func (p *pairStage) advance(t int64) {
 		first[id+1] = first[id] + c
 	}
 	next := slices.Clone(first[:len(counts)])
-	grouped := make([]pairEvent, len(pairOf))
-	var kept []pairEvent
+	grouped := make([]acquireEvent, len(pairOf))
+	var kept []acquireEvent
 	if rest > 0 {
-		kept = make([]pairEvent, 0, rest)
+		kept = make([]acquireEvent, 0, rest)
 	}
 	r := 0
 	p.minStart = math.MaxInt64
@@ -275,12 +265,12 @@ func (p *pairStage) advance(t int64) {
 	if len(kept) > 0 {
 		p.bufs = append(p.bufs, kept)
 	}
-	groups := make([][]pairEvent, len(counts))
+	groups := make([][]acquireEvent, len(counts))
 	for id := range counts {
 		groups[id] = grouped[first[id]:first[id+1]]
 	}
 	sortGroups(groups)
-	if p.semconv {
+	if anyInferred(grouped) {
 		p.firstCalls(grouped)
 	}
 	for _, g := range groups {
@@ -290,7 +280,7 @@ func (p *pairStage) advance(t int64) {
 
 // attribute attributes one pair's acquires, in time order, after those
 // attributed before.
-func (p *pairStage) attribute(group []pairEvent) {
+func (p *pairStage) attribute(group []acquireEvent) {
 	k := pairKey{group[0].scope, group[0].key}
 	st, seen := p.pairs[k]
 	if !seen {
@@ -316,6 +306,7 @@ func (p *pairStage) attribute(group []pairEvent) {
 			sc.hits++
 		} else {
 			reason := reasonFor(ev.redial, isFirst, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
+			ev.reason = reasonIndex[reason]
 			sc.misses++
 			sc.reasons[reason]++
 			if reason == spans.MissUnexplained {
@@ -326,12 +317,15 @@ func (p *pairStage) attribute(group []pairEvent) {
 			st.lastEnd, st.lastFailed = ev.leaseEnd, ev.failed
 		}
 		st.frontier = max(st.frontier, ev.start)
+		if p.each != nil {
+			p.each(ev)
+		}
 	}
 }
 
 // sortGroups sorts each group (one pair's acquires) in time order, on
 // several goroutines when they hold many: the pairs are independent.
-func sortGroups(groups [][]pairEvent) {
+func sortGroups(groups [][]acquireEvent) {
 	total := 0
 	for _, g := range groups {
 		total += len(g)
@@ -353,7 +347,7 @@ func sortGroups(groups [][]pairEvent) {
 			hi++
 		}
 		wg.Add(1)
-		go func(run [][]pairEvent) {
+		go func(run [][]acquireEvent) {
 			defer wg.Done()
 			for _, g := range run {
 				slices.SortFunc(g, cmpPairTime)
@@ -364,9 +358,23 @@ func sortGroups(groups [][]pairEvent) {
 	wg.Wait()
 }
 
-// firstCalls marks, under semconv, the first call of each session as the
-// miss that dialed it, in time order over every pair.
-func (p *pairStage) firstCalls(evs []pairEvent) {
+// anyInferred reports whether a group holds an acquire inferred from a
+// call, whose hit firstCalls decides.
+func anyInferred(groups ...[]acquireEvent) bool {
+	for _, g := range groups {
+		for i := range g {
+			if g[i].inferred() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// firstCalls marks the first call of each session, among the acquires
+// inferred from calls, as the miss that dialed it, in time order over every
+// pair, and counts it as its scope's handshake.
+func (p *pairStage) firstCalls(evs []acquireEvent) {
 	order := make([]int32, len(evs))
 	for i := range order {
 		order[i] = int32(i)
@@ -377,7 +385,7 @@ func (p *pairStage) firstCalls(evs []pairEvent) {
 	})
 	for _, i := range order {
 		ev := &evs[i]
-		if ev.session < 0 || p.sessions[ev.session] {
+		if !ev.inferred() || p.sessions[ev.session] {
 			continue
 		}
 		p.sessions[ev.session] = true
@@ -398,8 +406,12 @@ func (p *pairStage) addExample(t pcommon.TraceID) {
 	}
 }
 
-// reasonFor gives a miss its cause (see poolAcc.attribute for the order of
-// precedence): first says it is its pair's first acquire; lastEnd and
+// reasonFor gives a miss its cause, in this order of precedence: redial
+// (attempt 2), cold (first acquire of the pair), concurrent (another lease
+// of the pair still open), after_failure (the pair's last lease to end
+// failed), ttl (the idle gap since the pair's last release exceeds the
+// TTL), health_check (the pool says so and the dump cannot contradict it),
+// else unexplained. first says it is its pair's first acquire; lastEnd and
 // lastFailed describe the pair's latest lease before it.
 func reasonFor(redial, first bool, start, lastEnd int64, lastFailed, health bool, ttl int64) string {
 	switch {

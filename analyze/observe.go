@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -34,8 +33,8 @@ type observation struct {
 	exec       ExecutionsReport
 	protos     map[optStr]*protoFigures
 	measures   []MeasureReport
-	events     []pairEvent   // unattributed; scope, key and session index strs
-	handshakes map[int32]int // by scope (an index into strs, -1 none)
+	events     []acquireEvent // unattributed; scope, key and session index strs
+	handshakes map[int32]int  // by scope (an index into strs, -1 none)
 	strs       []string
 }
 
@@ -59,106 +58,78 @@ func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, 
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
-	v := newVocab(idx, cfg)
-	v.poll = newPoll(ctx)
-	o.poolSpans = v.poolSpans()
-	o.protos = v.protocolFigures()
-
-	lat := &latencyAcc{}
-	pool := newPoolAcc(v, cfg, lat)
-	pool.collect()
-	if err := v.poll.err(); err != nil {
-		return nil, fmt.Errorf("analyze: measures: %w", err)
+	ev, err := stageContext(ctx, idx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	o.observePool(pool)
+	o.poolSpans = ev.poolSpans
+	o.protos = ev.protocolFigures()
+	lat := ev.latencies()
 	for i := range lat.series {
 		o.lat[i] = sketch{samples: lat.series[i], n: len(lat.series[i])}
 	}
-
-	exec := &execAcc{v: v}
-	if cfg.ExecutionRoot != nil {
-		m, err := idx.compile(*cfg.ExecutionRoot)
-		if err != nil {
-			return nil, fmt.Errorf("analyze: execution root: %w", err)
-		}
-		exec.root = m
-	}
-	o.exec = exec.report()
+	o.exec = ev.executions(nil)
+	o.observePool(ev)
+	p := newPoll(ctx)
 	for _, m := range cfg.Measures {
 		acc, err := idx.newReadsAcc(m)
 		if err != nil {
 			return nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
 		}
-		acc.poll = v.poll
+		acc.poll = p
 		o.measures = append(o.measures, acc.report())
 	}
-	if err := v.poll.err(); err != nil {
+	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("analyze: measures: %w", err)
 	}
 	return o, nil
 }
 
-// observePool takes the collected (not attributed) acquires out of the
-// index. Under semconv the first call of each session is the miss, which
-// only the aggregate can tell across traces: every event leaves as a hit
-// with its session, and the handshakes are counted there.
-func (o *observation) observePool(p *poolAcc) {
-	v := p.v
-	x := v.x
-	o.strs = slices.Clip(x.vals) // appending copies: the index's table stays as it is
-	semconv := v.profile == ProfileSemconv
-	var keyIDs map[string]int32 // semconv's (address, port) keys, as text
-	o.events = make([]pairEvent, 0, len(p.events))
-	for i := range p.events {
-		ev := &p.events[i]
-		s := x.sp(ev.span)
-		pe := pairEvent{
-			start: ev.start, leaseEnd: ev.leaseEnd,
-			trace: x.traces[s.trace].id, span: s.id,
-			scope: ev.scope, key: int32(ev.key), session: -1,
-			hit: ev.hit, redial: ev.redial, failed: ev.failed,
-			health: ev.recorded >= 0 && ev.recorded == v.valHealthCheck,
-		}
-		if semconv {
-			pe.hit = true
-			if sess, ok := x.attrVal(ev.span, v.kSession); ok {
-				pe.session = sess
-			}
-			if ev.key >= 0 {
-				text := semconvKey(x, ev.key)
-				id, ok := keyIDs[text]
-				if !ok {
-					if keyIDs == nil {
-						keyIDs = map[string]int32{}
-					}
-					id = int32(len(o.strs))
-					o.strs = append(o.strs, text)
-					keyIDs[text] = id
-				}
-				pe.key = id
-			}
-		}
-		o.events = append(o.events, pe)
-	}
-	if !semconv {
-		o.handshakes = p.handshakes
-	}
+// observePool takes the acquire events (not attributed) out of the index:
+// their strings index the events' table, which the observation keeps, so
+// the index can go. Handshakes leave as counts by scope (an inferred
+// acquire's handshake is counted where its session's first call is found,
+// in the attribution).
+func (o *observation) observePool(e *events) {
+	o.strs = e.strs
+	o.events = e.acquires
+	o.handshakes = e.handshakesByScope
 }
 
-// semconvKey writes semconv's (address, port) pool key as one text, each
-// part marked present or absent and the address length-prefixed so no two
-// keys share a text.
-func semconvKey(x *Index, key int64) string {
-	addr, port := int32(key>>32)-1, int32(key&math.MaxUint32)-1
-	var b []byte
-	if addr >= 0 {
-		b = strconv.AppendInt(append(b, 'a'), int64(len(x.vals[addr])), 10)
-		b = append(append(b, ':'), x.vals[addr]...)
+// stageContext runs the vocabulary stage of cfg (valid and defaulted) over
+// idx, with the execution roots cfg names, stopped by ctx.
+func stageContext(ctx context.Context, idx *Index, cfg Config) (*events, error) {
+	v, err := newVocab(idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	if port >= 0 {
-		b = append(append(b, 'p'), x.vals[port]...)
+	v.poll = newPoll(ctx)
+	root, err := executionRoot(idx, cfg)
+	if err != nil {
+		return nil, err
 	}
-	return string(b)
+	ev := v.stage(root)
+	if err := v.poll.err(); err != nil {
+		return nil, fmt.Errorf("analyze: measures: %w", err)
+	}
+	return ev, nil
+}
+
+// executionRoot compiles the execution root: Config.ExecutionRoot, else
+// the vocabulary's Executions; nil when every trace is one execution.
+func executionRoot(idx *Index, cfg Config) (*matcher, error) {
+	sel := cfg.ExecutionRoot
+	if sel == nil {
+		sel = cfg.vocabulary().Executions
+	}
+	if sel == nil {
+		return nil, nil
+	}
+	m, err := idx.compile(*sel)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: execution root: %w", err)
+	}
+	return m, nil
 }
 
 // aggregate merges observations and reports. It is not safe for
@@ -263,6 +234,7 @@ func (a *aggregate) merge(o *observation) {
 	for i := range o.events {
 		ev := &o.events[i]
 		ev.scope, ev.key, ev.session = global(ev.scope), global(ev.key), global(ev.session)
+		ev.at = -1 // out of its index
 	}
 	a.pairs.add(o.events)
 	for scope, n := range o.handshakes {
@@ -319,7 +291,7 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 			Profile:        cfg.Profile,
 			ScopeAttr:      cfg.ScopeAttr,
 			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
-			PoolSpanNames:  PoolSpanNames(cfg.Profile),
+			PoolSpanNames:  cfg.vocabulary().PoolSpanNames(),
 		},
 		Inputs:           inputs,
 		Spans:            a.spans,
@@ -349,8 +321,11 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 		Handshake:   a.lat[latHandshake].percentiles(),
 		Call:        a.lat[latCall].percentiles(),
 	}
-	if cfg.ExecutionRoot != nil {
-		r.Settings.ExecutionRoot = cfg.ExecutionRoot.String()
+	if root := cfg.ExecutionRoot; root != nil || cfg.vocabulary().Executions != nil {
+		if root == nil {
+			root = cfg.vocabulary().Executions
+		}
+		r.Settings.ExecutionRoot = root.String()
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	return r

@@ -82,7 +82,7 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 }
 
 // exportEvent turns ev, keyed into a's string table, into a PairEvent.
-func (a *aggregate) exportEvent(ev *pairEvent) PairEvent {
+func (a *aggregate) exportEvent(ev *acquireEvent) PairEvent {
 	pe := PairEvent{
 		TraceID: ev.trace, Start: ev.start, LeaseEnd: ev.leaseEnd,
 		Hit: ev.hit, Redial: ev.redial, Failed: ev.failed, HealthCheck: ev.health,
@@ -101,11 +101,11 @@ func (a *aggregate) exportEvent(ev *pairEvent) PairEvent {
 }
 
 // importEvent is exportEvent's inverse, interning the strings into a.
-func (a *aggregate) importEvent(pe *PairEvent) pairEvent {
-	ev := pairEvent{
+func (a *aggregate) importEvent(pe *PairEvent) acquireEvent {
+	ev := acquireEvent{
 		trace: pe.TraceID, span: binary.BigEndian.Uint64(pe.SpanID[:]),
 		start: pe.Start, leaseEnd: max(pe.LeaseEnd, pe.Start),
-		scope: -1, key: -1, session: -1,
+		at: -1, scope: -1, key: -1, session: -1,
 		hit: pe.Hit, redial: pe.Redial, failed: pe.Failed, health: pe.HealthCheck,
 	}
 	if pe.HasScope {
@@ -145,7 +145,7 @@ func (s *PairStream) Add(evs []PairEvent) {
 	if len(evs) == 0 {
 		return
 	}
-	out := make([]pairEvent, len(evs))
+	out := make([]acquireEvent, len(evs))
 	for i := range evs {
 		out[i] = s.agg.importEvent(&evs[i])
 	}

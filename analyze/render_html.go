@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -392,11 +393,9 @@ func htmlLatencies(idx *Index, cfg Config, r *Report, acqs []AcquireEvent, hss [
 	for _, e := range hss {
 		hs = append(hs, max(e.End-e.Start, 0))
 	}
-	v := newVocab(idx, cfg.withDefaults())
-	for _, i := range v.x.order {
-		if v.isCall(i) {
-			s := v.x.sp(i)
-			call = append(call, max(s.end-s.start, 0))
+	if ev, err := stageContext(context.Background(), idx, cfg.withDefaults()); err == nil {
+		for _, c := range ev.calls {
+			call = append(call, max(c.end-c.start, 0))
 		}
 	}
 	lat := r.Pool.Latency

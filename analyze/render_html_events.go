@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"context"
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -45,86 +48,104 @@ type HandshakeEvent struct {
 	TraceID, SpanID string
 }
 
-// AcquireEvents returns every acquire of the index under cfg's profile,
-// attributed exactly as [Analyze] attributes them, sorted by scope, then
-// time. It is pure like Analyze, and costs one more pass of the pool
-// measure over the index.
+// AcquireEvents returns every acquire of the index under cfg's vocabulary,
+// attributed by the one miss attribution [Analyze] uses, sorted by scope,
+// then time. It is pure like Analyze, and costs one more pass of the
+// vocabulary stage over the index.
 func AcquireEvents(idx *Index, cfg Config) ([]AcquireEvent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	v := newVocab(idx, cfg)
-	p := newPoolAcc(v, cfg, &latencyAcc{})
-	p.collect()
-	p.attribute()
-	x := v.x
+	ev, err := stageContext(context.Background(), idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("acquire events: %w", err)
+	}
+	v, err := newVocab(idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("acquire events: %w", err)
+	}
+	x := idx
 
 	// Sessions the dump names away from the acquire span: the handshake
 	// child of a miss, and the calls of each invocation (start, session).
 	hsSession := map[int32]int32{}
+	for _, h := range ev.handshakes {
+		if h.parent >= 0 && h.session >= 0 {
+			hsSession[h.parent] = h.session
+		}
+	}
 	type call struct {
 		start   int64
 		session int32
 	}
 	calls := map[int32][]call{}
-	for _, i := range x.order {
-		s := x.sp(i)
-		switch {
-		case s.name == v.handshake && s.parent >= 0:
-			if val, ok := x.attrVal(i, v.kSession); ok {
-				hsSession[s.parent] = val
-			}
-		case v.isCall(i):
-			val, ok := x.attrVal(i, v.kSession)
-			if !ok {
-				continue
-			}
-			// The call's invocation: its nearest invoke ancestor, within a
-			// few levels (the pool nests call_tool directly under invoke).
-			inv := s.parent
-			for depth := 0; inv >= 0 && x.sp(inv).name != v.invoke && depth < 4; depth++ {
-				inv = x.sp(inv).parent
-			}
-			if inv >= 0 {
-				calls[inv] = append(calls[inv], call{s.start, val})
-			}
+	for _, c := range ev.calls {
+		if c.session < 0 {
+			continue
+		}
+		// The call's invocation: its nearest invocation ancestor, within a
+		// few levels (the pool nests call_tool directly under invoke).
+		inv := x.sp(c.span).parent
+		for depth := 0; inv >= 0 && !anyMatch(v.invocations, inv) && depth < 4; depth++ {
+			inv = x.sp(inv).parent
+		}
+		if inv >= 0 {
+			calls[inv] = append(calls[inv], call{c.start, c.session})
 		}
 	}
 
-	out := make([]AcquireEvent, 0, len(p.events))
-	for _, ev := range p.events {
-		s := x.sp(ev.span)
+	attributed := ev.attributed(cfg)
+	out := make([]AcquireEvent, 0, len(attributed))
+	for _, a := range attributed {
+		s := x.sp(a.at)
 		e := AcquireEvent{
 			Start:   s.start,
 			End:     s.end,
-			Scope:   v.valueString(ev.scope),
-			Hit:     ev.hit,
-			Implied: s.name != v.acquire,
+			Scope:   ev.str(a.scope),
+			Hit:     a.hit,
+			Implied: !a.explicit,
 			TraceID: x.traceID(s.trace),
 			SpanID:  fmt.Sprintf("%016x", s.id),
 		}
-		if !ev.hit {
-			e.Cause = spans.MissReasons[ev.reason]
+		if !a.hit {
+			e.Cause = spans.MissReasons[a.reason]
 		}
 		session := int32(-1)
-		if val, ok := x.attrVal(ev.span, v.kSession); ok {
+		parent := a.at // an implied hit's invocation
+		if a.explicit {
+			parent = s.parent
+		}
+		if val, ok := x.attrVal(a.at, v.kSession); ok {
 			session = val
-		} else if val, ok := hsSession[ev.span]; ok {
+		} else if val, ok := hsSession[a.at]; ok {
 			session = val
-		} else if ev.parent >= 0 {
+		} else if a.inferred() {
+			session = a.session
+		} else if parent >= 0 {
 			best := int64(-1)
-			for _, c := range calls[ev.parent] {
-				if c.start >= ev.start && c.start <= ev.leaseEnd && (best < 0 || c.start < best) {
+			for _, c := range calls[parent] {
+				if c.start >= a.start && c.start <= a.leaseEnd && (best < 0 || c.start < best) {
 					best, session = c.start, c.session
 				}
 			}
 		}
-		e.Session = v.valueString(session)
+		e.Session = strings.TrimPrefix(ev.str(session), "\x00")
 		out = append(out, e)
 	}
 	sortEvents(out)
 	return out, nil
+}
+
+// attributed returns the acquire events attributed by a batch pair stage:
+// each with its hit decided and its miss reason set.
+func (e *events) attributed(cfg Config) []acquireEvent {
+	st := newBatchPairStage(cfg)
+	out := make([]acquireEvent, 0, len(e.acquires))
+	st.each = func(ev *acquireEvent) { out = append(out, *ev) }
+	st.add(e.acquires) // a batch stage files copies
+	st.advance(math.MaxInt64)
+	return out
 }
 
 // HandshakeEvents returns every handshake span of the index, sorted by
@@ -134,29 +155,22 @@ func HandshakeEvents(idx *Index, cfg Config) ([]HandshakeEvent, error) {
 		return nil, fmt.Errorf("handshake events: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	v := newVocab(idx, cfg)
-	x := v.x
-	var out []HandshakeEvent
-	if v.handshake < 0 {
-		return out, nil
+	ev, err := stageContext(context.Background(), idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("handshake events: %w", err)
 	}
-	for _, i := range x.order {
-		s := x.sp(i)
-		if s.name != v.handshake {
-			continue
-		}
-		e := HandshakeEvent{
-			Start:   s.start,
-			End:     s.end,
-			Scope:   v.valueString(v.scopeOf(i)),
-			Failed:  s.status == statusError,
-			TraceID: x.traceID(s.trace),
+	var out []HandshakeEvent
+	for _, h := range ev.handshakes {
+		s := idx.sp(h.span)
+		out = append(out, HandshakeEvent{
+			Start:   h.start,
+			End:     h.end,
+			Scope:   ev.str(h.scope),
+			Session: ev.str(h.session),
+			Failed:  h.failed,
+			TraceID: idx.traceID(s.trace),
 			SpanID:  fmt.Sprintf("%016x", s.id),
-		}
-		if val, ok := x.attrVal(i, v.kSession); ok {
-			e.Session = x.vals[val]
-		}
-		out = append(out, e)
+		})
 	}
 	sortHandshakes(out)
 	return out, nil

@@ -7,8 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-
-	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Schema identifies the JSON contract of a Report (docs/analysis-schema.md).
@@ -71,23 +69,30 @@ type Settings struct {
 	PoolSpanNames []string `json:"pool_span_names"`
 }
 
-// PoolSpanNames lists the span names profile p reads as the pool's: what a
-// dump must hold for there to be anything to measure.
+// PoolSpanNames lists the span names the built-in vocabulary p reads as the
+// pool's: what a dump must hold for there to be anything to measure (nil
+// for a name that is no built-in).
 func PoolSpanNames(p Profile) []string {
-	names := []string{spans.SpanInvoke, spans.SpanAcquire, spans.SpanHandshake, spans.SpanCallTool}
-	if p == ProfileSemconv {
-		names = append([]string{spans.MethodToolsCall + " <tool>"}, names...)
+	v, ok := BuiltinVocabulary(p)
+	if !ok {
+		return nil
 	}
-	return names
+	return v.PoolSpanNames()
 }
 
 // NoPoolSpansText says that a dump holds no pool spans and what was looked
-// for, in the words the reports and the CLI use.
+// for, in the words the reports and the CLI use. p is a built-in's name or,
+// for a configured vocabulary, its name (whose span names a report's
+// settings.pool_span_names lists).
 func NoPoolSpansText(p Profile) string {
 	if p == "" {
 		p = ProfileDefault
 	}
-	return "no pool spans found: looked for spans named " + strings.Join(PoolSpanNames(p), ", ") + " (profile " + string(p) + ")"
+	names := PoolSpanNames(p)
+	if names == nil {
+		return "no pool spans found: the spans of vocabulary " + string(p) + " are absent"
+	}
+	return "no pool spans found: looked for spans named " + strings.Join(names, ", ") + " (profile " + string(p) + ")"
 }
 
 // InputReport describes one input read: a file, or stdin as "-".
@@ -139,21 +144,6 @@ func AnalyzeContext(ctx context.Context, idx *Index, cfg Config) (*Report, error
 	agg.pairs = newBatchPairStage(cfg)
 	agg.merge(o)
 	return agg.report(idx.Inputs()), nil
-}
-
-// poolSpans counts the spans of the profile's pool vocabulary.
-func (v *vocab) poolSpans() int {
-	n := 0
-	for _, i := range v.x.order {
-		if v.poll.stop() {
-			break
-		}
-		name := v.x.sp(i).name
-		if name == v.invoke || name == v.acquire || name == v.handshake || v.isCall(i) {
-			n++
-		}
-	}
-	return n
 }
 
 // Output formats of Render.

@@ -3,8 +3,6 @@ package analyze
 import (
 	"cmp"
 	"slices"
-
-	"github.com/mcptrace/mcptrace/spans"
 )
 
 // ProtocolReport is the pool's headline figures for the spans that spoke one
@@ -56,24 +54,13 @@ func (g *protoFigures) merge(o *protoFigures) {
 	g.cold.merge(&o.cold)
 }
 
-// protocolFigures groups the acquire, handshake and call spans by their
-// mcp.protocol.version; an absent version is its own group, apart from an
-// empty one.
-func (v *vocab) protocolFigures() map[optStr]*protoFigures {
-	x := v.x
-	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
-	okV = okV && x.spanKeyOK[kVer]
-	version := func(i int32) int32 {
-		if !okV {
-			return -1
-		}
-		if val, ok := x.attrVal(i, kVer); ok {
-			return val
-		}
-		return -1
-	}
-	// x.order holds each trace's spans together, so a group counts a
-	// trace when its first call there comes: no set of traces per group.
+// protocolFigures groups the explicit acquires, handshakes and calls by
+// their protocol revision; an absent revision is its own group, apart from
+// an empty one. An acquire counts as a hit here only where its hit
+// attribute says so.
+func (e *events) protocolFigures() map[optStr]*protoFigures {
+	// Calls come each trace's together, so a group counts a trace when its
+	// first call there comes: no set of traces per group.
 	type acc struct {
 		protoFigures
 		lastTrace int32
@@ -87,39 +74,32 @@ func (v *vocab) protocolFigures() map[optStr]*protoFigures {
 		}
 		return g
 	}
-	for _, i := range x.order {
-		s := x.sp(i)
-		switch {
-		case s.name == v.acquire:
-			g := get(version(i))
-			g.acquires++
-			if hit, ok := x.attrVal(i, v.kHit); ok && hit == v.valTrue {
-				g.hits++
-			} else {
-				g.misses++
-			}
-		case s.name == v.handshake:
-			ver := version(i)
-			if s.parent >= 0 && x.sp(s.parent).name == v.acquire {
-				ver = version(s.parent) // counted with the acquire that paid it
-			}
-			g := get(ver)
-			g.cold.add(s.end - s.start)
-		case v.isCall(i):
-			g := get(version(i))
-			g.calls++
-			if g.lastTrace != s.trace {
-				g.lastTrace = s.trace
-				g.traces++
-			}
-			if _, ok := x.attrVal(i, v.kSession); ok {
-				g.sessions = true
-			}
+	for _, a := range e.spans {
+		g := get(a.revision)
+		g.acquires++
+		if a.hitRecorded {
+			g.hits++
+		} else {
+			g.misses++
+		}
+	}
+	for _, h := range e.handshakes {
+		get(h.revision).cold.add(h.end - h.start)
+	}
+	for _, c := range e.calls {
+		g := get(c.revision)
+		g.calls++
+		if g.lastTrace != c.trace {
+			g.lastTrace = c.trace
+			g.traces++
+		}
+		if c.session >= 0 {
+			g.sessions = true
 		}
 	}
 	out := make(map[optStr]*protoFigures, len(groups))
 	for ver, g := range groups {
-		out[v.optValue(ver)] = &g.protoFigures
+		out[e.opt(ver)] = &g.protoFigures
 	}
 	return out
 }

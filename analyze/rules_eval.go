@@ -146,7 +146,7 @@ type ruleEval struct {
 	cfg      Config
 	max      int
 	matchers map[*Selector]*matcher
-	events   []acqEvent // attributed acquires, computed on first need
+	events   []acquireEvent // attributed acquires, computed on first need
 	haveEv   bool
 	// noMissToName says the Report shows no miss but cold starts, so
 	// missExamples has nothing to return.
@@ -648,11 +648,11 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []SpanRef) {
 		}
 		switch spans.MissReasons[ev.reason] {
 		case spans.MissUnexplained:
-			un = append(un, ev.span)
-			above = append(above, ev.span)
+			un = append(un, ev.at)
+			above = append(above, ev.at)
 		case spans.MissCold:
 		default:
-			above = append(above, ev.span)
+			above = append(above, ev.at)
 		}
 	}
 	return e.smallest(un), e.smallest(above)
@@ -660,13 +660,12 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []SpanRef) {
 
 // poolEvents returns the attributed acquires of the pool measure, computed
 // once per observation.
-func (e *ruleEval) poolEvents() []acqEvent {
+func (e *ruleEval) poolEvents() []acquireEvent {
 	if !e.haveEv {
 		e.haveEv = true
-		p := newPoolAcc(newVocab(e.x, e.cfg), e.cfg, &latencyAcc{})
-		p.collect()
-		p.attribute()
-		e.events = p.events
+		if ev, err := stageContext(context.Background(), e.x, e.cfg); err == nil {
+			e.events = ev.attributed(e.cfg)
+		}
 	}
 	return e.events
 }

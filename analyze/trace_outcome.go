@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -323,29 +324,24 @@ func (s *TraceStream) judgeIndex(idx *Index) ([]RuleFailure, error) {
 // executions counts idx's executions by the pool of their trace's first
 // tool call that names one, with the executions measure's own walk.
 func (s *TraceStream) executions(idx *Index) ([]ExecutionCount, error) {
-	v := newVocab(idx, s.cfg)
+	ev, err := stageContext(context.Background(), idx, s.cfg)
+	if err != nil {
+		return nil, err
+	}
 	type key struct {
 		pool  string
 		multi bool
 	}
 	counts := map[key]int{}
 	pools := map[int32]string{}
-	exec := &execAcc{v: v, each: func(t int32, sessions int) {
+	ev.executions(func(t int32, sessions int) {
 		pool, ok := pools[t]
 		if !ok {
-			pool = s.callPool(v, t)
+			pool = ev.callPool(t)
 			pools[t] = pool
 		}
 		counts[key{pool, sessions > 1}]++
-	}}
-	if s.cfg.ExecutionRoot != nil {
-		m, err := idx.compile(*s.cfg.ExecutionRoot)
-		if err != nil {
-			return nil, fmt.Errorf("analyze: execution root: %w", err)
-		}
-		exec.root = m
-	}
-	exec.report()
+	})
 	out := make([]ExecutionCount, 0, len(counts))
 	for k, n := range counts {
 		out = append(out, ExecutionCount{Pool: k.pool, MultiSession: k.multi, N: n})
@@ -357,15 +353,14 @@ func (s *TraceStream) executions(idx *Index) ([]ExecutionCount, error) {
 }
 
 // callPool names the pool scope of trace t's first tool call that has one.
-func (s *TraceStream) callPool(v *vocab, t int32) string {
-	x := v.x
-	tr := &x.traces[t]
-	for _, i := range x.order[tr.first : tr.first+tr.n] {
-		if !v.isCall(i) {
-			continue
+func (e *events) callPool(t int32) string {
+	lo, _ := slices.BinarySearchFunc(e.calls, t, func(c callEvent, t int32) int { return cmp.Compare(c.trace, t) })
+	for _, c := range e.calls[lo:] {
+		if c.trace != t {
+			break
 		}
-		if sc := v.scopeOf(i); sc >= 0 {
-			return v.valueString(sc)
+		if c.scope >= 0 {
+			return e.str(c.scope)
 		}
 	}
 	return ""

@@ -1,51 +1,84 @@
 package analyze
 
 import (
-	"strings"
+	"fmt"
+	"slices"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// vocab is the vocabulary resolved against one finished index: the ids of
-// the span names and attribute keys the measures read, and which spans are
-// calls under the configured profile. Measures share it so each name and key
-// is looked up once per analysis, not once per span.
+// vocab is a Vocabulary compiled against one finished index: its role
+// selectors as matchers, the ids of the attribute keys it names and of the
+// values the stage compares with. The vocabulary stage (events.go) is its
+// only reader: the measures read the events it produces, never a span name.
 type vocab struct {
-	x       *Index
-	profile Profile
-	// poll stops the measures' long loops when the context of
+	x   *Index
+	voc *Vocabulary
+	// poll stops the stage's long loops when the context of
 	// [AnalyzeContext] is done; nil never stops.
 	poll *poll
 
-	invoke, acquire, handshake, callTool int32 // name ids, -1 when absent
+	calls, invocations, acquires, handshakes []*matcher
+	session                                  *matcher // Session.Enclosing, nil when unset
+	// inferred says the vocabulary has no acquire spans: acquires are
+	// inferred from calls, a session's first call the miss.
+	inferred bool
 
-	kHit, kKey, kAttempt, kReason, kPoolID, kSession, kMethod, kErrType, kAddr, kPort uint16
-	rInstance, rService                                                               uint16
-	kScope                                                                            int32 // --scope-attr key id, -1 when unset
+	kHit, kKey, kAttempt, kReason, kPoolID, kSession, kErrType, kAddr, kPort, kRevision uint16
+	rInstance, rService                                                                 uint16
+	kScope                                                                              int32 // --scope-attr key id, -1 when unset
 
-	valTrue, valToolsCall, valToolError, valRedial, valHealthCheck int32 // value ids, -1 when absent
+	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
 
-	callName []bool // per name id: a call span under the profile
+	namedPool []bool // per name id: one of Vocabulary.Names, a recognised pool span
 
 	inh map[uint16][]int32 // per key: inherited's values per span index, computed on first use
 }
 
-func newVocab(x *Index, cfg Config) *vocab {
+// noKey is the id of an attribute key the index does not hold: no span
+// carries it, so a lookup finds nothing.
+const noKey = ^uint16(0)
+
+func newVocab(x *Index, cfg Config) (*vocab, error) {
 	x.finish()
-	v := &vocab{
-		x:         x,
-		profile:   cfg.Profile,
-		invoke:    x.nameID(spans.SpanInvoke),
-		acquire:   x.nameID(spans.SpanAcquire),
-		handshake: x.nameID(spans.SpanHandshake),
-		callTool:  x.nameID(spans.SpanCallTool),
-		kScope:    -1,
+	voc := cfg.vocabulary()
+	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
+	var err error
+	compile := func(sels []Selector) []*matcher {
+		out := make([]*matcher, 0, len(sels))
+		for _, sel := range sels {
+			m, cerr := x.compile(sel)
+			if cerr != nil {
+				if err == nil {
+					err = fmt.Errorf("vocabulary %q: %w", voc.Name, cerr)
+				}
+				continue
+			}
+			out = append(out, m)
+		}
+		return out
 	}
-	key := func(k string) uint16 { id, _ := x.lookupKey(k); return id } // vocabulary keys are always kept
-	v.kHit, v.kKey, v.kAttempt = key(spans.AttrCacheHit), key(spans.AttrCacheKey), key(spans.AttrAttempt)
-	v.kReason, v.kPoolID, v.kSession = key(spans.AttrMissReason), key(spans.AttrPoolID), key(spans.AttrSessionID)
-	v.kMethod, v.kErrType = key(spans.AttrMethodName), key(spans.AttrErrorType)
-	v.kAddr, v.kPort = key(spans.AttrServerAddress), key(spans.AttrServerPort)
+	v.calls, v.invocations = compile(voc.Calls), compile(voc.Invocations)
+	v.acquires, v.handshakes = compile(voc.Acquires), compile(voc.Handshakes)
+	if voc.Session.Enclosing != nil {
+		if ms := compile([]Selector{*voc.Session.Enclosing}); len(ms) == 1 {
+			v.session = ms[0]
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	key := func(k string) uint16 {
+		if id, ok := x.lookupKey(k); ok && k != "" {
+			return id
+		}
+		return noKey
+	}
+	a := voc.Attributes
+	v.kHit, v.kKey, v.kAttempt = key(a.Hit), key(a.Key), key(a.Attempt)
+	v.kReason, v.kPoolID, v.kSession = key(a.MissReason), key(a.PoolID), key(voc.Session.Attribute)
+	v.kErrType, v.kRevision = key(a.ErrorType), key(a.Revision)
+	v.kAddr, v.kPort = key(a.ServerAddress), key(a.ServerPort)
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
 	if cfg.ScopeAttr != "" {
 		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
@@ -53,35 +86,30 @@ func newVocab(x *Index, cfg Config) *vocab {
 		}
 	}
 	v.valTrue = 1 // NewIndex interns "false" and "true" first
-	v.valToolsCall = x.valueID(spans.MethodToolsCall)
-	v.valToolError = x.valueID(spans.ErrTypeToolError)
-	v.valRedial = x.valueID(spans.MissRedial)
+	v.valToolError = -1
+	if a.ToolError != "" {
+		v.valToolError = x.valueID(a.ToolError)
+	}
 	v.valHealthCheck = x.valueID(spans.MissHealthCheck)
-
-	v.callName = make([]bool, len(x.names))
+	v.namedPool = make([]bool, len(x.names))
 	for i, n := range x.names {
-		if cfg.Profile == ProfileSemconv {
-			v.callName[i] = n == spans.MethodToolsCall || strings.HasPrefix(n, spans.MethodToolsCall+" ")
-		} else {
-			v.callName[i] = int32(i) == v.callTool
+		v.namedPool[i] = slices.Contains(voc.Names, n)
+	}
+	return v, nil
+}
+
+// anyMatch reports whether one of ms matches span i.
+func anyMatch(ms []*matcher, i int32) bool {
+	for _, m := range ms {
+		if m.match(i) {
+			return true
 		}
 	}
-	return v
+	return false
 }
 
-// isCall reports whether span i is a tool call under the profile: the pool's
-// call_tool span, or for semconv an MCP client span of tools/call.
-func (v *vocab) isCall(i int32) bool {
-	s := v.x.sp(i)
-	if v.callName[s.name] {
-		return true
-	}
-	if v.profile != ProfileSemconv || v.valToolsCall < 0 {
-		return false
-	}
-	m, ok := v.x.attrVal(i, v.kMethod)
-	return ok && m == v.valToolsCall
-}
+// isCall reports whether span i is a tool call of the vocabulary.
+func (v *vocab) isCall(i int32) bool { return anyMatch(v.calls, i) }
 
 // failed reports whether span i ended in a failure that drops the pool's
 // session: status error, unless the error is only the tool's own isError
@@ -145,38 +173,6 @@ func (v *vocab) valueString(id int32) string {
 		return ""
 	}
 	return v.x.vals[id]
-}
-
-// countNames returns the number of spans of each name id.
-func (v *vocab) countNames() []int {
-	counts := make([]int, len(v.x.names))
-	for _, i := range v.x.order {
-		if v.poll.stop() {
-			break
-		}
-		counts[v.x.sp(i).name]++
-	}
-	return counts
-}
-
-// nameCount returns counts[name], 0 for an absent name (-1).
-func nameCount(counts []int, name int32) int {
-	if name < 0 {
-		return 0
-	}
-	return counts[name]
-}
-
-// callSpans returns how many spans carry a call span name: a capacity hint,
-// since semconv calls may also be recognised by attribute alone.
-func (v *vocab) callSpans(counts []int) int {
-	n := 0
-	for id, c := range counts {
-		if v.callName[id] {
-			n += c
-		}
-	}
-	return n
 }
 
 // optStr is an interned value taken out of its index: a string that may be

@@ -1,0 +1,145 @@
+package analyze
+
+import (
+	"regexp"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// The built-in vocabularies, one value each: what `--profile NAME` and a
+// connector's `profile:` read. docs/vocabularies.md says, for each, what it
+// reads and what it cannot know.
+
+// poolAttributes are the attribute keys of this pool and the production
+// gateway (spans/vocab.go), which follow the OpenTelemetry MCP conventions
+// where they exist.
+var poolAttributes = VocabularyAttributes{
+	Hit:        spans.AttrCacheHit,
+	Key:        spans.AttrCacheKey,
+	Attempt:    spans.AttrAttempt,
+	MissReason: spans.AttrMissReason,
+	PoolID:     spans.AttrPoolID,
+	Tool:       spans.AttrGenAIToolName,
+	Revision:   spans.AttrProtocolVersion,
+	ErrorType:  spans.AttrErrorType,
+	ToolError:  spans.ErrTypeToolError,
+	// ServerAddress and ServerPort stay empty: the cache key is the key.
+}
+
+// poolNames are the span names of this pool's vocabulary, as reports list
+// them.
+var poolNames = []string{spans.SpanInvoke, spans.SpanAcquire, spans.SpanHandshake, spans.SpanCallTool}
+
+// semconvCall matches a span named by the OpenTelemetry MCP conventions for
+// tools/call: "tools/call" or "tools/call {target}".
+var semconvCall = regexp.MustCompile(`^` + regexp.QuoteMeta(spans.MethodToolsCall) + `( |$)`)
+
+// VocabularyMcptrace is this pool's vocabulary (and the production
+// gateway's first generation): an acquire span on every call, hit or miss,
+// with plugin.mcp.cache_hit (or a handshake child on a miss), under a
+// plugin.mcp.invoke span. Its calls are plugin.mcp.client.call_tool spans,
+// or, with the pool's Options.SemconvCallSpans, client spans named by the
+// conventions (tools/call <tool>).
+var VocabularyMcptrace = Vocabulary{
+	Name:        string(ProfileMcptrace),
+	Calls:       []Selector{{Name: spans.SpanCallTool}, {NameRegex: semconvCall, Kind: "client"}},
+	Invocations: []Selector{{Name: spans.SpanInvoke}},
+	Acquires:    []Selector{{Name: spans.SpanAcquire}},
+	Handshakes:  []Selector{{Name: spans.SpanHandshake}},
+	Attributes:  poolAttributes,
+	Session:     SessionSource{Attribute: spans.AttrSessionID},
+	Detect:      []Selector{{Name: spans.SpanAcquire}, {Name: spans.SpanInvoke}},
+	Names:       poolNames,
+}
+
+// VocabularyAcquireOnMiss is the production gateway's later generation: the
+// same spans, but the acquire span only on a miss, so a hit is an
+// invocation without an acquire child (seen only by the absence).
+var VocabularyAcquireOnMiss = func() Vocabulary {
+	v := VocabularyMcptrace
+	v.Name = string(ProfileAcquireOnMiss)
+	v.AcquireOnMiss = true
+	return v
+}()
+
+// VocabularySemconv reads spans written by the OpenTelemetry MCP semantic
+// conventions (v1.39, client or server kind): calls named
+// `{mcp.method.name} {target}` or carrying mcp.method.name tools/call, the
+// session in mcp.session.id, the server in server.address and server.port.
+// There are no pool spans: a call on a session not seen before is the miss
+// that opened it, later calls on it hits. A call without mcp.session.id
+// (always so on 2026-07-28, which has no sessions) is no acquire.
+var VocabularySemconv = Vocabulary{
+	Name: string(ProfileSemconv),
+	Calls: []Selector{
+		{NameRegex: semconvCall},
+		{Attributes: []AttrMatch{{Key: spans.AttrMethodName, Op: OpEquals, Value: spans.MethodToolsCall}}},
+	},
+	Attributes: VocabularyAttributes{
+		PoolID:        spans.AttrPoolID,
+		Tool:          spans.AttrGenAIToolName,
+		Revision:      spans.AttrProtocolVersion,
+		ErrorType:     spans.AttrErrorType,
+		ToolError:     spans.ErrTypeToolError,
+		ServerAddress: spans.AttrServerAddress,
+		ServerPort:    spans.AttrServerPort,
+	},
+	Session: SessionSource{Attribute: spans.AttrSessionID},
+	Detect: []Selector{
+		{NameRegex: semconvCall},
+		{Attributes: []AttrMatch{{Key: spans.AttrMethodName, Op: OpEquals, Value: spans.MethodToolsCall}}},
+	},
+	Names: append([]string{spans.MethodToolsCall + " <tool>"}, poolNames...),
+}
+
+// OpenLLMetry's span names (@traceloop/instrumentation-mcp): a client
+// session span opened by Client.connect and ended by close, a span per
+// request named `{tool}.tool` for tools/call and `{method}.mcp` otherwise,
+// each parented to the session span.
+const (
+	openllmetrySession    = "mcp.client.session"
+	openllmetryInitialize = "initialize.mcp"
+)
+
+// VocabularyOpenLLMetry reads @traceloop/instrumentation-mcp: tool calls are
+// client spans named `{tool}.tool`, parented to a long-lived
+// mcp.client.session span, which is the only session identity there is (no
+// mcp.session.id, no server address, no pool spans). A session's first call
+// is the miss that opened it. A tool's isError answer sets status error like
+// a transport failure, so a failed call cannot be told from a tool's error.
+// Since calls hang under the session span, not under the execution that
+// made them, an execution's calls are in the first execution's trace.
+var VocabularyOpenLLMetry = Vocabulary{
+	Name:       string(ProfileOpenLLMetry),
+	Calls:      []Selector{{NameRegex: regexp.MustCompile(`\.tool$`), Kind: "client"}},
+	Handshakes: []Selector{{Name: openllmetryInitialize}},
+	Session:    SessionSource{Enclosing: &Selector{Name: openllmetrySession}},
+	Attributes: VocabularyAttributes{PoolID: spans.AttrPoolID},
+	Detect:     []Selector{{Name: openllmetrySession}},
+	Names:      []string{"<tool>.tool", openllmetrySession, openllmetryInitialize},
+}
+
+// builtinVocabularies maps every name --profile takes to its vocabulary;
+// default is mcptrace's old name, kept for the flags, configs and tests
+// that pass it.
+var builtinVocabularies = map[Profile]*Vocabulary{
+	ProfileDefault:       &VocabularyMcptrace,
+	ProfileMcptrace:      &VocabularyMcptrace,
+	ProfileAcquireOnMiss: &VocabularyAcquireOnMiss,
+	ProfileSemconv:       &VocabularySemconv,
+	ProfileOpenLLMetry:   &VocabularyOpenLLMetry,
+}
+
+// BuiltinVocabulary returns the built-in vocabulary named p (default is an
+// alias of mcptrace), and false for a name it does not know. The value is
+// a copy: changing it changes no analysis.
+func BuiltinVocabulary(p Profile) (Vocabulary, bool) {
+	if p == "" {
+		p = ProfileDefault
+	}
+	v, ok := builtinVocabularies[p]
+	if !ok {
+		return Vocabulary{}, false
+	}
+	return *v, true
+}
