@@ -214,6 +214,8 @@ type ConfigFile struct {
 	Path string
 	// Measures are the file's measures: entries, in file order.
 	Measures []ReadMeasure
+	// Vocabulary is the file's vocabulary: block; nil without one.
+	Vocabulary *Vocabulary
 }
 
 // ConfigError is a configuration mistake at a place in a file: a YAML syntax
@@ -355,7 +357,7 @@ func ParseConfig(path string, data []byte) (*ConfigFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ConfigFile{Path: path, Measures: gc.Measures}, nil
+	return &ConfigFile{Path: path, Measures: gc.Measures, Vocabulary: gc.Vocabulary}, nil
 }
 
 func parseMeasures(n *yaml.Node) ([]ReadMeasure, error) {

@@ -306,6 +306,9 @@ type GateConfig struct {
 	// rule id (error, warning or off); nil without the key. A file with
 	// builtin: applies the built-in rules besides its own.
 	Builtin map[string]Severity
+	// Vocabulary is the file's vocabulary: block, the writer its dumps
+	// come from; nil without the key.
+	Vocabulary *Vocabulary
 }
 
 // SeverityOff, in a builtin: setting, leaves a built-in rule out.
@@ -374,7 +377,7 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 			errs = append(errs, &ConfigError{Msg: err.Error()})
 		}
 	}
-	note(eachKey(root, []string{"measures", "rules", "regressions", "builtin"}, func(key string, _, v *yaml.Node) error {
+	note(eachKey(root, []string{"measures", "rules", "regressions", "builtin", "vocabulary"}, func(key string, _, v *yaml.Node) error {
 		switch key {
 		case "measures":
 			ms, err := parseMeasures(v)
@@ -387,6 +390,10 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 		case "builtin":
 			b, err := parseBuiltin(v)
 			gc.Builtin = b
+			note(err)
+		case "vocabulary":
+			voc, err := parseVocabulary(v)
+			gc.Vocabulary = voc
 			note(err)
 		}
 		return nil

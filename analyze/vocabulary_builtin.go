@@ -141,5 +141,5 @@ func BuiltinVocabulary(p Profile) (Vocabulary, bool) {
 	if !ok {
 		return Vocabulary{}, false
 	}
-	return *v, true
+	return v.clone(), true
 }

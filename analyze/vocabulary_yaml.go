@@ -1,0 +1,325 @@
+package analyze
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The vocabulary: block of mcptrace.yaml: a user's own writer, described in
+// the rule language's span selectors (selector.go). Every mistake of the
+// block is reported at once, each at its line and column, an unknown key
+// with the nearest known one.
+//
+//	vocabulary:
+//	  name: my-gateway
+//	  base: semconv                  # optional: start from a built-in
+//	  executions: agent.run          # a selector: a span name or a mapping
+//	  calls: {name_regex: '^mcp\.tool\.'}
+//	  handshakes: [mcp.connect]      # or a list of selectors
+//	  session: {attribute: mcp.session.id}   # or {enclosing: mcp.session}
+//	  attributes: {tool: mcp.tool}
+
+// vocabularyKeys are the keys of the vocabulary: block.
+var vocabularyKeys = []string{"name", "base", "executions", "calls", "invocations", "acquires", "acquire_on_miss",
+	"handshakes", "session", "attributes", "detect"}
+
+// vocabularyAttributeKeys are the keys of its attributes: mapping, each
+// with the field it sets.
+var vocabularyAttributeKeys = []struct {
+	key string
+	set func(a *VocabularyAttributes) *string
+}{
+	{"hit", func(a *VocabularyAttributes) *string { return &a.Hit }},
+	{"key", func(a *VocabularyAttributes) *string { return &a.Key }},
+	{"attempt", func(a *VocabularyAttributes) *string { return &a.Attempt }},
+	{"miss_reason", func(a *VocabularyAttributes) *string { return &a.MissReason }},
+	{"pool_id", func(a *VocabularyAttributes) *string { return &a.PoolID }},
+	{"tool", func(a *VocabularyAttributes) *string { return &a.Tool }},
+	{"revision", func(a *VocabularyAttributes) *string { return &a.Revision }},
+	{"error_type", func(a *VocabularyAttributes) *string { return &a.ErrorType }},
+	{"tool_error", func(a *VocabularyAttributes) *string { return &a.ToolError }},
+	{"server_address", func(a *VocabularyAttributes) *string { return &a.ServerAddress }},
+	{"server_port", func(a *VocabularyAttributes) *string { return &a.ServerPort }},
+}
+
+// parseVocabulary reads the vocabulary: block. It returns every mistake, as
+// ConfigErrors, in file order.
+func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	if n.Kind != yaml.MappingNode {
+		return nil, nodeErrorf(n, "vocabulary must be a mapping with keys %s", strings.Join(vocabularyKeys, ", "))
+	}
+	v := &Vocabulary{}
+	values := map[string]*yaml.Node{}
+	eachKeyAll(n, vocabularyKeys, note, func(key string, val *yaml.Node) { values[key] = val })
+	if b := values["base"]; b != nil {
+		name, err := scalarString(b, "base")
+		note(err)
+		if err == nil {
+			base, ok := BuiltinVocabulary(Profile(name))
+			if !ok {
+				note(nodeErrorf(b, "base %q: want a built-in vocabulary: %s%s", name, vocabularyNames(), didYouMean(name, profileNames())))
+			} else {
+				*v = base.clone()
+			}
+		}
+	}
+	v.Names = nil // the block's own selectors name its spans
+	if nn := values["name"]; nn != nil {
+		name, err := scalarString(nn, "name")
+		switch {
+		case err != nil:
+			note(err)
+		case !measureName.MatchString(name):
+			note(nodeErrorf(nn, "vocabulary name %q: use letters, digits, '_', '.' or '-'", name))
+		case slices.Contains(profileNames(), name):
+			note(nodeErrorf(nn, "vocabulary name %q is a built-in's: give yours another (base: %s starts from it)", name, name))
+		default:
+			v.Name = name
+		}
+	} else {
+		note(nodeErrorf(n, "vocabulary needs a name (what reports call it)"))
+	}
+	if ex := values["executions"]; ex != nil {
+		sel, err := ParseSelector(ex)
+		note(err)
+		if err == nil {
+			v.Executions = &sel
+		}
+	}
+	for _, role := range []struct {
+		key string
+		dst *[]Selector
+	}{{"calls", &v.Calls}, {"invocations", &v.Invocations}, {"acquires", &v.Acquires}, {"handshakes", &v.Handshakes}, {"detect", &v.Detect}} {
+		if val := values[role.key]; val != nil {
+			sels, err := parseSelectorList(val, role.key)
+			note(err)
+			*role.dst = sels
+		}
+	}
+	if aom := values["acquire_on_miss"]; aom != nil {
+		if aom.Kind != yaml.ScalarNode || aom.Decode(&v.AcquireOnMiss) != nil {
+			note(nodeErrorf(aom, "acquire_on_miss must be true or false"))
+		}
+	}
+	if s := values["session"]; s != nil {
+		note(parseSessionSource(s, &v.Session))
+	}
+	if a := values["attributes"]; a != nil {
+		note(parseVocabularyAttributes(a, &v.Attributes))
+	}
+	switch {
+	case len(v.Calls) == 0 && values["calls"] == nil:
+		note(nodeErrorf(n, "vocabulary needs calls: a selector of the tool-call spans (without them there is nothing to measure)"))
+	case v.AcquireOnMiss && (len(v.Acquires) == 0 || len(v.Invocations) == 0):
+		note(nodeErrorf(values["acquire_on_miss"], "acquire_on_miss needs acquires and invocations: a hit is an invocation without an acquire"))
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *ConfigError) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		return nil, errs
+	}
+	return v, nil
+}
+
+// noter returns a function that adds an error's mistakes to errs: every
+// *ConfigError of it, or the error's text placed at n.
+func noter(errs *ConfigErrors, n *yaml.Node) func(error) {
+	return func(err error) {
+		var ces ConfigErrors
+		var ce *ConfigError
+		switch {
+		case err == nil:
+		case errors.As(err, &ces):
+			*errs = append(*errs, ces...)
+		case errors.As(err, &ce):
+			*errs = append(*errs, ce)
+		default:
+			*errs = append(*errs, nodeErrorf(n, "%s", err.Error()))
+		}
+	}
+}
+
+// eachKeyAll walks a mapping like eachKey but goes on past a mistake: an
+// unknown key (with the nearest known one) or a repeated key is noted and
+// the rest still read.
+func eachKeyAll(n *yaml.Node, allowed []string, note func(error), f func(key string, v *yaml.Node)) {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			note(nodeErrorf(k, "want a key (one of %s)", strings.Join(allowed, ", ")))
+		case !slices.Contains(allowed, k.Value):
+			// The known keys and the suggestion (one of them) go in the
+			// format, so they are not clipped like the input is.
+			note(nodeErrorf(k, "unknown key %q"+didYouMean(k.Value, allowed)+": want one of "+strings.Join(allowed, ", "), k.Value))
+		case seen[k.Value]:
+			note(nodeErrorf(k, "key %q given twice", k.Value))
+		default:
+			seen[k.Value] = true
+			f(k.Value, v)
+		}
+	}
+}
+
+// parseSelectorList reads one selector or a list of them.
+func parseSelectorList(n *yaml.Node, what string) ([]Selector, error) {
+	if n.Kind != yaml.SequenceNode {
+		s, err := ParseSelector(n)
+		if err != nil {
+			return nil, err
+		}
+		return []Selector{s}, nil
+	}
+	if len(n.Content) == 0 {
+		return nil, nodeErrorf(n, "%s: an empty list selects nothing: give a selector or leave the key out", what)
+	}
+	var out []Selector
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	for _, item := range n.Content {
+		s, err := ParseSelector(item)
+		note(err)
+		if err == nil {
+			out = append(out, s)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}
+
+// parseSessionSource reads session: {attribute: KEY} or {enclosing: SELECTOR}.
+func parseSessionSource(n *yaml.Node, dst *SessionSource) error {
+	if n.Kind != yaml.MappingNode {
+		return nodeErrorf(n, "session must be {attribute: KEY} or {enclosing: SELECTOR}")
+	}
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	var src SessionSource
+	eachKeyAll(n, []string{"attribute", "enclosing"}, note, func(key string, v *yaml.Node) {
+		switch key {
+		case "attribute":
+			s, err := scalarString(v, "session attribute")
+			if err == nil && s == "" {
+				err = nodeErrorf(v, "session attribute must not be empty")
+			}
+			note(err)
+			src.Attribute = s
+		case "enclosing":
+			sel, err := ParseSelector(v)
+			note(err)
+			if err == nil {
+				src.Enclosing = &sel
+			}
+		}
+	})
+	if len(errs) == 0 && (src.Attribute == "") == (src.Enclosing == nil) {
+		errs = append(errs, nodeErrorf(n, "session takes one of attribute or enclosing"))
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	*dst = src
+	return nil
+}
+
+// parseVocabularyAttributes reads attributes: {hit: KEY, key: KEY, ...}
+// over what dst holds (a base's keys).
+func parseVocabularyAttributes(n *yaml.Node, dst *VocabularyAttributes) error {
+	if n.Kind != yaml.MappingNode {
+		return nodeErrorf(n, "attributes must be a mapping of fact to attribute key")
+	}
+	keys := make([]string, len(vocabularyAttributeKeys))
+	for i, k := range vocabularyAttributeKeys {
+		keys[i] = k.key
+	}
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	eachKeyAll(n, keys, note, func(key string, v *yaml.Node) {
+		s, err := scalarString(v, key)
+		if err != nil {
+			note(err)
+			return
+		}
+		for _, k := range vocabularyAttributeKeys {
+			if k.key == key {
+				*k.set(dst) = s
+			}
+		}
+	})
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// clone returns a copy of v that shares no slice with it.
+func (v Vocabulary) clone() Vocabulary {
+	v.Calls = slices.Clone(v.Calls)
+	v.Invocations = slices.Clone(v.Invocations)
+	v.Acquires = slices.Clone(v.Acquires)
+	v.Handshakes = slices.Clone(v.Handshakes)
+	v.Detect = slices.Clone(v.Detect)
+	v.Names = slices.Clone(v.Names)
+	return v
+}
+
+// profileNames lists the built-in names.
+func profileNames() []string {
+	out := make([]string, len(Profiles))
+	for i, p := range Profiles {
+		out[i] = string(p)
+	}
+	return out
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the option nearest to s
+// within two edits, "" when none is that near.
+func didYouMean(s string, options []string) string {
+	best, bestD := "", 3
+	for _, o := range options {
+		if d := editDistance(s, o, bestD); d < bestD {
+			best, bestD = o, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit when it is
+// at least limit (keys are short: the cost is bounded by their lengths,
+// and input past 64 bytes is not compared at all).
+func editDistance(a, b string, limit int) int {
+	if len(a) > 64 || len(b) > 64 {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}
