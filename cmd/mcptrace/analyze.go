@@ -37,7 +37,7 @@ type dumpFlags struct {
 func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
 	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of "+verb+" what was read before the damage")
-	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary profile: default, acquire-on-miss or semconv")
+	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary: mcptrace (alias default), acquire-on-miss, semconv or openllmetry; a --config's vocabulary: block is used when given")
 	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
 	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
 	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
@@ -80,10 +80,13 @@ Tempo trace JSON. A damaged input is analyzed up to the damage with a warning
 and the report is marked partial, unless --strict. Bad input or usage exits
 with status 2.
 
---profile names the vocabulary generation: default (an acquire span on every
-call), acquire-on-miss (acquire spans only on misses: a hit is an invoke span
-without one) or semconv (OpenTelemetry MCP client spans "%[2]s <tool>"
-with %[1]s, and no pool spans).
+--profile names the writer's vocabulary (docs/vocabularies.md): mcptrace, alias
+default (this pool's spans: an acquire span on every call), acquire-on-miss
+(acquire spans only on misses: a hit is an invoke span without one), semconv
+(OpenTelemetry MCP spans "%[2]s <tool>" with %[1]s, and no pool
+spans) or openllmetry (@traceloop/instrumentation-mcp: "<tool>.tool" calls under
+a session span). A --config file's vocabulary: block describes any other
+writer and is used instead.
 
 A pool scope is named by %[3]s, else the resource's
 %[4]s, else %[5]s; --scope-attr names another attribute

@@ -25,8 +25,9 @@ func newRulesCmd() *cobra.Command {
 		Use:   "rules [--explain FILE | --builtin | FILE]",
 		Short: "Validate a rule file, explain its rules in words, or list the built-ins",
 		Long: `rules reads the rules: list of a configuration file (the same mcptrace.yaml
-as analyze's measures:) and reports mistakes with their line and column
-(exit 2): unknown keys, measures and operators, bad selectors, repeated ids.
+as analyze's measures: and vocabulary:) and reports every mistake with its line
+and column (exit 2): unknown keys, measures and operators, bad selectors,
+repeated ids, and a vocabulary: block that cannot be read.
 
   mcptrace rules FILE            validates FILE and lists its rule ids
   mcptrace rules --explain FILE  prints each rule in words
@@ -84,7 +85,13 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 	if err != nil {
 		return usageErrorf("%w", err)
 	}
+	if gc.Vocabulary != nil && f.explain == "" {
+		fmt.Fprintf(out, "%s: vocabulary %s OK\n", file, gc.Vocabulary.Name)
+	}
 	if len(gc.Rules) == 0 {
+		if gc.Vocabulary != nil && f.explain == "" {
+			return nil // a file that only describes a writer
+		}
 		return usageErrorf("%s: no rules: list (check would apply the built-in rules)", file)
 	}
 	if f.explain == "" {

@@ -74,6 +74,12 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *analyze.To
 		s.gate = gc
 		s.cfg.Measures = gc.Measures
 		s.tol = gc.Tolerances
+		if gc.Vocabulary != nil {
+			if fl.Changed("profile") {
+				return s, usageErrorf("--profile %s and --config %s's vocabulary: %s: give one", f.profile, config, gc.Vocabulary.Name)
+			}
+			s.cfg.Vocabulary = gc.Vocabulary
+		}
 	}
 	if tol != nil {
 		for name, set := range tolFlags {
