@@ -97,7 +97,7 @@ func (r *Report) sections() []section {
 	}
 
 	if len(r.ByProtocol) > 1 || (len(r.ByProtocol) == 1 && r.ByProtocol[0].ProtocolVersion != "") {
-		bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit rate", "cold p50", "cold p95"}}
+		bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50", "cold p95"}}
 		for _, g := range r.ByProtocol {
 			name, kind := g.ProtocolVersion, "stateful"
 			if name == "" {

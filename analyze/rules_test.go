@@ -193,7 +193,9 @@ func TestRulesSchemaMatchesTheParser(t *testing.T) {
 		topLevel[k] = nil
 	}
 	for _, c := range []struct{ what, got, want string }{
-		{"top level", keys(topLevel), "builtin,measures,regressions,rules"},
+		{"top level", keys(topLevel), "builtin,measures,regressions,rules,vocabulary"},
+		{"vocabulary", keys(schema.Defs["vocabulary"].Properties), sortedKeys(vocabularyKeys)},
+		{"vocabulary attributes", keys(vocabularyAttributesSchema(t, data)), sortedKeys(vocabularyAttributeNames())},
 		{"builtin", keys(schema.Properties["builtin"].Properties), builtinIDs()},
 		{"rule", keys(schema.Defs["rule"].Properties), "allow_empty,complete_when,description,expect,id,scope,select,severity,skip_empty,skip_sessionless"},
 		{"expectation", keys(schema.Defs["expectation"].Properties), "attribute,of,op,select,than,tolerance"},
@@ -266,4 +268,41 @@ func TestRuleFileReportsEveryMistakeAtOnce(t *testing.T) {
 	if len(err.Error()) > 2000 || !strings.Contains(err.Error(), "(2097153 bytes)") {
 		t.Errorf("the huge id is not clipped: the message is %d bytes", len(err.Error()))
 	}
+}
+
+// sortedKeys returns keys sorted and joined by commas.
+func sortedKeys(keys []string) string {
+	ks := slices.Clone(keys)
+	slices.Sort(ks)
+	return strings.Join(ks, ",")
+}
+
+// vocabularyAttributeNames lists the keys of a vocabulary's attributes:.
+func vocabularyAttributeNames() []string {
+	var out []string
+	for _, k := range vocabularyAttributeKeys {
+		out = append(out, k.key)
+	}
+	return out
+}
+
+// vocabularyAttributesSchema returns the schema's properties of a
+// vocabulary's attributes: mapping.
+func vocabularyAttributesSchema(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var schema struct {
+		Defs struct {
+			Vocabulary struct {
+				Properties struct {
+					Attributes struct {
+						Properties map[string]any `json:"properties"`
+					} `json:"attributes"`
+				} `json:"properties"`
+			} `json:"vocabulary"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	return schema.Defs.Vocabulary.Properties.Attributes.Properties
 }

@@ -34,6 +34,14 @@ var poolNames = []string{spans.SpanInvoke, spans.SpanAcquire, spans.SpanHandshak
 // tools/call: "tools/call" or "tools/call {target}".
 var semconvCall = regexp.MustCompile(`^` + regexp.QuoteMeta(spans.MethodToolsCall) + `( |$)`)
 
+// semconvHandshake matches the conventions' spans of the requests that open
+// a session: initialize, and 2026-07-28's server/discover, by span name or
+// by mcp.method.name.
+var (
+	semconvHandshake       = regexp.MustCompile(`^(initialize|server/discover)( |$)`)
+	semconvHandshakeMethod = regexp.MustCompile(`^(initialize|server/discover)$`)
+)
+
 // VocabularyMcptrace is this pool's vocabulary (and the production
 // gateway's first generation): an acquire span on every call, hit or miss,
 // with plugin.mcp.cache_hit (or a handshake child on a miss), under a
@@ -68,7 +76,10 @@ var VocabularyAcquireOnMiss = func() Vocabulary {
 // session in mcp.session.id, the server in server.address and server.port.
 // There are no pool spans: a call on a session not seen before is the miss
 // that opened it, later calls on it hits. A call without mcp.session.id
-// (always so on 2026-07-28, which has no sessions) is no acquire.
+// (always so on 2026-07-28, which has no sessions) is no acquire. The
+// initialize and server/discover spans, where the writer emits them, are
+// handshakes: their latency is the cold start (the count stays the
+// sessions' first calls, which every writer shows).
 var VocabularySemconv = Vocabulary{
 	Name: string(ProfileSemconv),
 	Calls: []Selector{
@@ -83,6 +94,10 @@ var VocabularySemconv = Vocabulary{
 		ToolError:     spans.ErrTypeToolError,
 		ServerAddress: spans.AttrServerAddress,
 		ServerPort:    spans.AttrServerPort,
+	},
+	Handshakes: []Selector{
+		{NameRegex: semconvHandshake},
+		{Attributes: []AttrMatch{{Key: spans.AttrMethodName, Op: OpRegex, Regex: semconvHandshakeMethod}}},
 	},
 	Session: SessionSource{Attribute: spans.AttrSessionID},
 	Detect: []Selector{

@@ -68,6 +68,7 @@ vocabulary:
 vocabulary:
   name: my-gateway-calls
   calls: {name_regex: '^rpc\.tool '}
+  handshakes: initialize
 ` + gatewayAttributes
 )
 
