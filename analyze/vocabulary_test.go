@@ -3,6 +3,9 @@ package analyze
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -337,6 +340,30 @@ func TestEveryBuiltinNameIsAProfile(t *testing.T) {
 		def, mine := analyzeTD(t, Config{Profile: ProfileDefault}, td), analyzeTD(t, Config{Profile: ProfileMcptrace}, td)
 		if d := cmp.Diff(measuredFigures(t, def), measuredFigures(t, mine)); d != "" {
 			t.Errorf("%s: default and mcptrace differ:\n%s", sc.Name, d)
+		}
+	}
+}
+
+// TestVocabulariesDocExamplesParse: every yaml block of
+// docs/vocabularies.md is a configuration ParseConfig accepts, with a
+// vocabulary: block, so the page's examples work as written.
+func TestVocabulariesDocExamplesParse(t *testing.T) {
+	data, err := os.ReadFile("../docs/vocabularies.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(data, -1)
+	if len(blocks) < 3 {
+		t.Fatalf("%d yaml blocks in docs/vocabularies.md, want the 3 examples", len(blocks))
+	}
+	for i, b := range blocks {
+		cf, err := ParseConfig(fmt.Sprintf("vocabularies.md block %d", i+1), b[1])
+		if err != nil {
+			t.Errorf("block %d: %v", i+1, err)
+			continue
+		}
+		if cf.Vocabulary == nil {
+			t.Errorf("block %d holds no vocabulary", i+1)
 		}
 	}
 }
