@@ -1067,17 +1067,6 @@ func (x *Index) traceID(t int32) string {
 	return x.traces[t].id.String()
 }
 
-// nameID returns the id of an interned span name, or -1. It scans the name
-// table, which is small; selectors call it once when compiled.
-func (x *Index) nameID(name string) int32 {
-	for i, n := range x.names {
-		if n == name {
-			return int32(i)
-		}
-	}
-	return -1
-}
-
 // valueID returns the id of an interned value, or -1 when no span carries it.
 func (x *Index) valueID(v string) int32 {
 	if x.lender != nil {

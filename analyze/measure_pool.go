@@ -11,15 +11,16 @@ import (
 // happened.
 type PoolReport struct {
 	// Acquires counts acquires: acquire spans, plus under acquire-on-miss the
-	// invocations without one (hits), or under semconv the tool calls.
+	// invocations without one (hits), or for a vocabulary without pool spans
+	// (semconv, openllmetry) the tool calls with a session identity.
 	Acquires int `json:"acquires"`
 	// Hits and Misses split Acquires.
 	Hits   int `json:"hits"`
 	Misses int `json:"misses"`
 	// HitRate is Hits / Acquires; null without acquires.
 	HitRate *float64 `json:"hit_rate"`
-	// Handshakes counts new sessions: handshake spans (semconv: distinct
-	// session ids).
+	// Handshakes counts new sessions: handshake spans (without pool spans:
+	// distinct sessions, each one's first call).
 	Handshakes int `json:"handshakes"`
 	// AcquiresPerHandshake is Acquires / Handshakes; null without handshakes.
 	AcquiresPerHandshake *float64 `json:"acquires_per_handshake"`

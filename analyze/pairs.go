@@ -18,17 +18,18 @@ import (
 // by pair, and the pair's instance attributes them in time order, exactly
 // as one analysis of the whole dump would.
 type PairEvent struct {
-	// TraceID and SpanID name the acquire (or, where the profile implies a
+	// TraceID and SpanID name the acquire (or, where the vocabulary implies a
 	// hit, the invocation) span.
 	TraceID pcommon.TraceID
 	SpanID  pcommon.SpanID
-	// Scope is the pool scope and Key the cache key (under semconv the
-	// server address and port); HasScope and HasKey say whether the span
-	// had one ("" is a value).
+	// Scope is the pool scope and Key the cache key (for an acquire
+	// inferred from a call, the server address and port); HasScope and
+	// HasKey say whether the span had one ("" is a value).
 	Scope, Key       string
 	HasScope, HasKey bool
-	// Session is the session id under semconv, where a session's first
-	// call is the miss that dialed it.
+	// Session is set only on an acquire inferred from a call (a
+	// vocabulary without pool spans): the session whose first call is the
+	// miss that dialed it.
 	Session    string
 	HasSession bool
 	// Start is when the acquire started and LeaseEnd when its lease ended
@@ -130,8 +131,9 @@ type PairStream struct {
 	agg *aggregate
 }
 
-// NewPairStream returns an empty stream attributing with cfg's profile and
-// idle TTL: those of the analyzers that forward to it.
+// NewPairStream returns an empty stream attributing with cfg's idle TTL:
+// that of the analyzers that forward to it (the attribution needs no
+// vocabulary: the events carry what it reads).
 func NewPairStream(cfg Config) (*PairStream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
@@ -154,7 +156,7 @@ func (s *PairStream) Add(evs []PairEvent) {
 
 // Attribute attributes every buffered acquire that started before before
 // (Unix nanoseconds; math.MaxInt64 for all) and returns what they add, by
-// pool: acquires by hit and cause, and under semconv the handshakes (a
+// pool: acquires by hit and cause, and for inferred acquires the handshakes (a
 // session's first call).
 func (s *PairStream) Attribute(before int64) ([]AcquireCount, []PoolCount) {
 	s.agg.pairs.advance(before)

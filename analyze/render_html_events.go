@@ -67,34 +67,7 @@ func AcquireEvents(idx *Index, cfg Config) ([]AcquireEvent, error) {
 	}
 	x := idx
 
-	// Sessions the dump names away from the acquire span: the handshake
-	// child of a miss, and the calls of each invocation (start, session).
-	hsSession := map[int32]int32{}
-	for _, h := range ev.handshakes {
-		if h.parent >= 0 && h.session >= 0 {
-			hsSession[h.parent] = h.session
-		}
-	}
-	type call struct {
-		start   int64
-		session int32
-	}
-	calls := map[int32][]call{}
-	for _, c := range ev.calls {
-		if c.session < 0 {
-			continue
-		}
-		// The call's invocation: its nearest invocation ancestor, within a
-		// few levels (the pool nests call_tool directly under invoke).
-		inv := x.sp(c.span).parent
-		for depth := 0; inv >= 0 && !anyMatch(v.invocations, inv) && depth < 4; depth++ {
-			inv = x.sp(inv).parent
-		}
-		if inv >= 0 {
-			calls[inv] = append(calls[inv], call{c.start, c.session})
-		}
-	}
-
+	hsSession, calls := leaseSessions(x, v, ev)
 	attributed := ev.attributed(cfg)
 	out := make([]AcquireEvent, 0, len(attributed))
 	for _, a := range attributed {
@@ -135,6 +108,42 @@ func AcquireEvents(idx *Index, cfg Config) ([]AcquireEvent, error) {
 	}
 	sortEvents(out)
 	return out, nil
+}
+
+// leaseCall is one call of an invocation: when it started and its session.
+type leaseCall struct {
+	start   int64
+	session int32
+}
+
+// leaseSessions returns the sessions the dump names away from the acquire
+// span: the handshake child of a miss (by acquire span), and the calls of
+// each invocation (start, session), for the timeline to tell which session
+// a lease used.
+func leaseSessions(x *Index, v *vocab, ev *events) (map[int32]int32, map[int32][]leaseCall) {
+	hsSession := map[int32]int32{}
+	for _, h := range ev.handshakes {
+		if h.parent >= 0 && h.session >= 0 {
+			hsSession[h.parent] = h.session
+		}
+	}
+	calls := map[int32][]leaseCall{}
+	for _, c := range ev.calls {
+		if c.session < 0 {
+			continue
+		}
+		// The call's invocation: its nearest invocation ancestor, within a
+		// few levels (the pool nests call_tool directly under invoke).
+		inv := x.sp(c.span).parent
+		for depth := 0; inv >= 0 && !anyMatch(v.invocations, inv) && depth < 4; depth++ {
+			inv = x.sp(inv).parent
+		}
+		if inv >= 0 {
+			calls[inv] = append(calls[inv], leaseCall{c.start, c.session})
+		}
+	}
+
+	return hsSession, calls
 }
 
 // attributed returns the acquire events attributed by a batch pair stage:

@@ -167,26 +167,10 @@ func (v *vocab) scopeOf(i int32) int32 {
 	return -1
 }
 
-// valueString returns an interned value, "" for -1.
-func (v *vocab) valueString(id int32) string {
-	if id < 0 {
-		return ""
-	}
-	return v.x.vals[id]
-}
-
 // optStr is an interned value taken out of its index: a string that may be
 // absent. Absent (id -1) is not the same as "", so the figures keyed by it
 // group exactly as they would by id within one index.
 type optStr struct {
 	s  string
 	ok bool
-}
-
-// optValue returns the value of id as an optStr.
-func (v *vocab) optValue(id int32) optStr {
-	if id < 0 {
-		return optStr{}
-	}
-	return optStr{s: v.x.vals[id], ok: true}
 }

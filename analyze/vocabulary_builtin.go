@@ -158,3 +158,17 @@ func BuiltinVocabulary(p Profile) (Vocabulary, bool) {
 	}
 	return v.clone(), true
 }
+
+// BuiltinVocabularies returns copies of the built-in vocabularies in
+// documentation order, each once (default, mcptrace's alias, is not
+// listed): what detection tries, by their Detect selectors.
+func BuiltinVocabularies() []Vocabulary {
+	out := make([]Vocabulary, 0, len(Profiles))
+	for _, p := range Profiles {
+		if p == ProfileDefault {
+			continue
+		}
+		out = append(out, builtinVocabularies[p].clone())
+	}
+	return out
+}

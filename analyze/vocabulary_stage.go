@@ -116,45 +116,7 @@ func (v *vocab) inferFromCalls(e *events) {
 func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []bool) {
 	x := v.x
 	n := x.nspans // arrays below are indexed by span index
-	// Group the acquires by invocation (a counting sort) and sort each
-	// invocation's in start order: O(n log n) whatever the fan-out (nearly
-	// always one; a redial makes two, a hostile dump a hundred thousand).
-	var orphans []int32
-	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
-	withParent := 0
-	for _, a := range acquires {
-		if p := x.sp(a).parent; p >= 0 {
-			acqFirst[p+1]++
-			withParent++
-		} else {
-			orphans = append(orphans, a)
-		}
-	}
-	for inv := int32(0); inv < n; inv++ {
-		acqFirst[inv+1] += acqFirst[inv]
-	}
-	byInv := make([]int32, withParent)
-	{
-		next := slices.Clone(acqFirst[:n])
-		for _, a := range acquires {
-			if inv := x.sp(a).parent; inv >= 0 {
-				byInv[next[inv]] = a
-				next[inv]++
-			}
-		}
-	}
-	acquiresOf := func(inv int32) []int32 { return byInv[acqFirst[inv]:acqFirst[inv+1]] }
-	for _, inv := range x.order {
-		if g := acquiresOf(inv); len(g) > 1 {
-			slices.SortFunc(g, func(a, b int32) int {
-				if v.acquiredBefore(e, a, b) {
-					return -1
-				}
-				return 1 // never equal: acquires of one invocation differ in span id
-			})
-		}
-	}
-
+	acquiresOf, orphans := v.byInvocation(e, acquires)
 	capEvents := len(acquires)
 	if v.voc.AcquireOnMiss {
 		capEvents += len(x.order) / 4 // implied hits: a guess, an invocation is one span of a few
@@ -179,7 +141,6 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 			v.emitAcquire(e, a, next, hasHandshake)
 		}
 	}
-	acqFirst, byInv = nil, nil
 	for _, a := range orphans {
 		v.emitAcquire(e, a, -1, hasHandshake)
 	}
@@ -189,6 +150,64 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 	if v.voc.AcquireOnMiss {
 		implied = v.impliedHits(e, leaseFirst)
 	}
+	v.markFailures(e, leaseFirst, implied, acquireEvents)
+}
+
+// byInvocation groups the acquire spans by invocation (their parent; a
+// counting sort) and sorts each invocation's in start order: O(n log n)
+// whatever the fan-out (nearly always one; a redial makes two, a hostile
+// dump a hundred thousand). It returns each invocation's acquires and the
+// acquires without a parent.
+func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
+	x := v.x
+	n := x.nspans
+	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
+	withParent := 0
+	for _, a := range acquires {
+		if p := x.sp(a).parent; p >= 0 {
+			acqFirst[p+1]++
+			withParent++
+		} else {
+			orphans = append(orphans, a)
+		}
+	}
+	for inv := int32(0); inv < n; inv++ {
+		acqFirst[inv+1] += acqFirst[inv]
+	}
+	byInv := make([]int32, withParent)
+	{
+		next := slices.Clone(acqFirst[:n])
+		for _, a := range acquires {
+			if inv := x.sp(a).parent; inv >= 0 {
+				byInv[next[inv]] = a
+				next[inv]++
+			}
+		}
+	}
+	acquiresOf = func(inv int32) []int32 { return byInv[acqFirst[inv]:acqFirst[inv+1]] }
+	for _, inv := range x.order {
+		if g := acquiresOf(inv); len(g) > 1 {
+			slices.SortFunc(g, func(a, b int32) int {
+				if v.acquiredBefore(e, a, b) {
+					return -1
+				}
+				return 1 // never equal: acquires of one invocation differ in span id
+			})
+		}
+	}
+
+	return acquiresOf, orphans
+}
+
+// markFailures marks the leases that failed: a failed call fails the lease
+// it ran on (the last lease of its invocation that began before it), and an
+// invocation that failed (the dial itself, a cancellation) fails its last
+// lease, call span or not. leaseFirst and implied give each invocation's
+// first explicit event and its implied hit (-1 none); the explicit events
+// are e.acquires[:explicitEvents].
+func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEvents int) {
+	x := v.x
+	n := x.nspans
 	leased := func(inv int32) bool { return leaseFirst[inv] >= 0 || (implied != nil && implied[inv] >= 0) }
 	// leasesOf returns the events of invocation inv in start order.
 	leasesOf := func(inv int32, buf []int32) []int32 {
@@ -197,17 +216,16 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 			buf = append(buf, implied[inv])
 		}
 		if k := leaseFirst[inv]; k >= 0 {
-			for ; int(k) < acquireEvents && e.acquires[k].at >= 0 && x.sp(e.acquires[k].at).parent == inv; k++ {
+			for ; int(k) < explicitEvents && e.acquires[k].at >= 0 && x.sp(e.acquires[k].at).parent == inv; k++ {
 				buf = append(buf, k)
 			}
 		}
 		return buf
 	}
 
-	// A failed call fails the lease it ran on: the last lease of its
-	// invocation that began before it. The invocation is the call's
-	// nearest ancestor holding a lease, found for every span in one pass
-	// over the tree rather than a walk per call.
+	// The invocation of a call is its nearest ancestor holding a lease,
+	// found for every span in one pass over the tree rather than a walk
+	// per call.
 	var buf []int32
 	var near []int32
 	for k := range e.calls {
@@ -234,8 +252,6 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 		}
 		e.acquires[best].failed = true
 	}
-	// An invocation that failed (the dial itself, a cancellation) fails its
-	// last lease, call span or not.
 	for inv := int32(0); inv < n; inv++ {
 		if leased(inv) && v.failed(inv) {
 			buf = leasesOf(inv, buf)
