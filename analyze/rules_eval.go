@@ -148,6 +148,14 @@ type ruleEval struct {
 	matchers map[*Selector]*matcher
 	events   []acquireEvent // attributed acquires, computed on first need
 	haveEv   bool
+	// stage is the vocabulary stage's events of the index, computed on
+	// first need (nil when the vocabulary cannot be compiled).
+	stage     *events
+	haveStage bool
+	// callSession is, per span index, the session of a call as the
+	// vocabulary names it (an attribute or an enclosing span), -1 for no
+	// call or none.
+	callSession []int32
 	// noMissToName says the Report shows no miss but cold starts, so
 	// missExamples has nothing to return.
 	noMissToName bool
@@ -663,11 +671,28 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []SpanRef) {
 func (e *ruleEval) poolEvents() []acquireEvent {
 	if !e.haveEv {
 		e.haveEv = true
-		if ev, err := stageContext(context.Background(), e.x, e.cfg); err == nil {
+		if ev := e.stageEvents(); ev != nil {
 			e.events = ev.attributed(e.cfg)
 		}
 	}
 	return e.events
+}
+
+// stageEvents returns the vocabulary stage's events of the index, run once
+// per observation; nil when the vocabulary does not compile against it
+// (Analyze reports that error).
+func (e *ruleEval) stageEvents() *events {
+	if !e.haveStage {
+		e.haveStage = true
+		ctx := e.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if ev, err := stageContext(ctx, e.x, e.cfg); err == nil {
+			e.stage = ev
+		}
+	}
+	return e.stage
 }
 
 // sessionSplits returns, over the selected spans of one scope, the sessions
@@ -680,13 +705,30 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 	if !e.haveSess {
 		// Looked up once per observation, not once per scope: a value
 		// lookup per scope was a scan of the value table each (issue 24).
+		// The session of a call is the vocabulary's (an attribute, or an
+		// enclosing span); a selected span that is no call is read by the
+		// vocabulary's session attribute.
 		e.haveSess = true
-		e.kSess, e.okS = x.lookupKey(spans.AttrSessionID)
-		e.kErr, e.okE = x.lookupKey(spans.AttrErrorType)
+		voc := e.cfg.vocabulary()
+		if k := voc.Session.Attribute; k != "" {
+			e.kSess, e.okS = x.lookupKey(k)
+		}
+		if k := voc.Attributes.ErrorType; k != "" {
+			e.kErr, e.okE = x.lookupKey(k)
+		}
 		e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
+		if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
+			e.callSession = make([]int32, x.nspans)
+			for i := range e.callSession {
+				e.callSession[i] = -1
+			}
+			for _, c := range ev.calls {
+				e.callSession[c.span] = c.session
+			}
+		}
 	}
 	kSess, okS, kErr, okE, expired := e.kSess, e.okS, e.kErr, e.okE, e.expired
-	if !okS {
+	if !okS && e.callSession == nil {
 		return 0, 0
 	}
 	type call struct {
@@ -696,7 +738,12 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 	}
 	calls := make([]call, 0, len(selected))
 	for _, i := range selected {
-		sess, ok := x.attrVal(i, kSess)
+		sess, ok := int32(-1), false
+		if e.callSession != nil && e.callSession[i] >= 0 {
+			sess, ok = e.callSession[i], true
+		} else if okS {
+			sess, ok = x.attrVal(i, kSess)
+		}
 		if !ok {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -365,5 +366,44 @@ func TestVocabulariesDocExamplesParse(t *testing.T) {
 		if cf.Vocabulary == nil {
 			t.Errorf("block %d holds no vocabulary", i+1)
 		}
+	}
+}
+
+// TestSessionRulesCountTheVocabularysSessions: a rule's pool_sessions reads
+// a call's session where the vocabulary says it is, so calls of one trace
+// under two enclosing session spans (no mcp.session.id at all) hold two
+// sessions, not none: a rule never passes on sessions it could not see.
+func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "agent")
+	for k, sess := range []uint64{0, 0} {
+		start := time.Duration(k) * 10 * time.Second
+		sess = d.add(ss, sp{trace: 1, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: start, end: start + 5*time.Second})
+		d.add(ss, sp{trace: 1, parent: sess, name: "list_logs.tool", kind: ptrace.SpanKindClient, start: start + time.Second, end: start + 2*time.Second})
+	}
+	rule := BuiltinRules(Config{})[0]
+	if rule.ID != RuleOneSessionPerExecution {
+		t.Fatalf("first built-in is %s", rule.ID)
+	}
+	rule.Select = &SpanSelector{Selector: Selector{NameRegex: regexp.MustCompile(`\.tool$`)}}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want float64
+	}{
+		{"openllmetry: the enclosing spans are the sessions", Config{Profile: ProfileOpenLLMetry}, 2},
+		{"mcptrace: no mcp.session.id, no session", Config{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idx := NewIndex(MergeIndexOptions(tc.cfg.IndexOptions(), RulesIndexOptions([]Rule{rule})))
+			idx.Add(d.td)
+			obs, err := ObserveRules(idx, tc.cfg, []Rule{rule}, ObserveOptions{MaxExamples: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(obs) != 1 || len(obs[0].Groups) != 1 || !slices.Equal(obs[0].Groups[0].Values, []float64{tc.want}) {
+				t.Errorf("observation = %+v, want one trace holding %v sessions", obs, tc.want)
+			}
+		})
 	}
 }
