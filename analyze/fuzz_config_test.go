@@ -39,7 +39,7 @@ func FuzzParseConfig(f *testing.F) {
 
 // FuzzParseGateConfig fuzzes the CI gate's parser of `mcptrace check
 // --config`: measures, rules and regression tolerances. Accepted rules must
-// evaluate, with the measures, on a small committed dump.
+// evaluate, with the measures and the vocabulary, on a small committed dump.
 func FuzzParseGateConfig(f *testing.F) {
 	seedYAML(f)
 	dump, err := os.ReadFile("../testdata/traces/cold-init-one-read.otlp.pb")
@@ -60,7 +60,7 @@ func FuzzParseGateConfig(f *testing.F) {
 			t.Fatalf("config path %q, want %q", gc.Path, path)
 		}
 		checkParsedMeasures(t, gc.Measures)
-		cfg := Config{Measures: gc.Measures}
+		cfg := Config{Measures: gc.Measures, Vocabulary: gc.Vocabulary}
 		idx, _, err := Load(context.Background(), []string{"-"}, LoadOptions{
 			Read:  ReadOptions{Stdin: bytes.NewReader(dump), Workers: 1},
 			Index: MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(gc.Rules)),
