@@ -103,8 +103,8 @@ type SessionSource struct {
 	Enclosing *Selector
 }
 
-// selectors returns every selector of v, each with the role it plays, for
-// validation and for the index options.
+// selectors returns every selector of v, whatever its role, for validation
+// and for the index options.
 func (v *Vocabulary) selectors() []*Selector {
 	var out []*Selector
 	if v.Executions != nil {
@@ -151,6 +151,11 @@ func (v *Vocabulary) Validate() error {
 		return fmt.Errorf("vocabulary %q: %w: give calls", v.Name, ErrUnreadableVocabulary)
 	case v.AcquireOnMiss && (len(v.Acquires) == 0 || len(v.Invocations) == 0):
 		return fmt.Errorf("vocabulary %q: acquire_on_miss needs acquires and invocations (a hit is an invocation without an acquire)", v.Name)
+	}
+	for _, list := range [][]Selector{v.Calls, v.Invocations, v.Acquires, v.Handshakes, v.Detect} {
+		if len(list) > maxRoleSelectors {
+			return fmt.Errorf("vocabulary %q: %d selectors for one role, more than %d (every span is tried against each)", v.Name, len(list), maxRoleSelectors)
+		}
 	}
 	for _, s := range v.selectors() {
 		if s.IsZero() {

@@ -286,6 +286,10 @@ func TestVocabularyBlockReportsEveryMistakeAtOnce(t *testing.T) {
 			`(did you mean "semconv"?)`,
 			`mcptrace.yaml:5:20: acquire_on_miss needs acquires and invocations`,
 		}},
+		{"a role with more selectors than the stage tries per span", `vocabulary:
+  name: gw
+  calls: [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q]
+`, []string{`mcptrace.yaml:3:10: calls: 17 selectors, more than 16`}},
 		{"session with both sources, a bad regex in a list", `vocabulary:
   name: gw
   calls: [ok, {name_regex: '('}]

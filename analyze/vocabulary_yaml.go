@@ -170,6 +170,11 @@ func eachKeyAll(n *yaml.Node, allowed []string, note func(error), f func(key str
 	}
 }
 
+// maxRoleSelectors bounds the selectors of one role: the stage tries every
+// span against each, so the list's length multiplies the work per span. A
+// real writer needs one or two; a regular expression covers any more.
+const maxRoleSelectors = 16
+
 // parseSelectorList reads one selector or a list of them.
 func parseSelectorList(n *yaml.Node, what string) ([]Selector, error) {
 	if n.Kind != yaml.SequenceNode {
@@ -181,6 +186,9 @@ func parseSelectorList(n *yaml.Node, what string) ([]Selector, error) {
 	}
 	if len(n.Content) == 0 {
 		return nil, nodeErrorf(n, "%s: an empty list selects nothing: give a selector or leave the key out", what)
+	}
+	if len(n.Content) > maxRoleSelectors {
+		return nil, nodeErrorf(n, "%s: %d selectors, more than %d: every span is tried against each, so fold them into a name_regex", what, len(n.Content), maxRoleSelectors)
 	}
 	var out []Selector
 	var errs ConfigErrors
