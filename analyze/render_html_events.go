@@ -135,7 +135,7 @@ func leaseSessions(x *Index, v *vocab, ev *events) (map[int32]int32, map[int32][
 		// The call's invocation: its nearest invocation ancestor, within a
 		// few levels (the pool nests call_tool directly under invoke).
 		inv := x.sp(c.span).parent
-		for depth := 0; inv >= 0 && !anyMatch(v.invocations, inv) && depth < 4; depth++ {
+		for depth := 0; inv >= 0 && !v.invocations.match(inv) && depth < 4; depth++ {
 			inv = x.sp(inv).parent
 		}
 		if inv >= 0 {

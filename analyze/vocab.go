@@ -18,7 +18,7 @@ type vocab struct {
 	// [AnalyzeContext] is done; nil never stops.
 	poll *poll
 
-	calls, invocations, acquires, handshakes []*matcher
+	calls, invocations, acquires, handshakes role
 	session                                  *matcher // Session.Enclosing, nil when unset
 	// inferred says the vocabulary has no acquire spans: acquires are
 	// inferred from calls, a session's first call the miss.
@@ -58,8 +58,8 @@ func newVocab(x *Index, cfg Config) (*vocab, error) {
 		}
 		return out
 	}
-	v.calls, v.invocations = compile(voc.Calls), compile(voc.Invocations)
-	v.acquires, v.handshakes = compile(voc.Acquires), compile(voc.Handshakes)
+	v.calls, v.invocations = newRole(x, compile(voc.Calls)), newRole(x, compile(voc.Invocations))
+	v.acquires, v.handshakes = newRole(x, compile(voc.Acquires)), newRole(x, compile(voc.Handshakes))
 	if voc.Session.Enclosing != nil {
 		if ms := compile([]Selector{*voc.Session.Enclosing}); len(ms) == 1 {
 			v.session = ms[0]
@@ -98,9 +98,40 @@ func newVocab(x *Index, cfg Config) (*vocab, error) {
 	return v, nil
 }
 
-// anyMatch reports whether one of ms matches span i.
-func anyMatch(ms []*matcher, i int32) bool {
+// role is one role's selectors compiled against an index: those that read
+// nothing but the span name folded into one table by name id (a span of
+// the stage then costs one lookup per role, as a switch on the name did),
+// the others matched span by span.
+type role struct {
+	x      *Index
+	byName []bool // per name id: a name-only selector matches; nil when none
+	others []*matcher
+}
+
+// newRole folds ms into a role.
+func newRole(x *Index, ms []*matcher) role {
+	r := role{x: x}
 	for _, m := range ms {
+		if m.anyName || m.kind >= 0 || m.status >= 0 || len(m.attrs) > 0 || len(m.res) > 0 {
+			r.others = append(r.others, m)
+			continue
+		}
+		if r.byName == nil {
+			r.byName = make([]bool, len(x.names))
+		}
+		for id, ok := range m.nameOK {
+			r.byName[id] = r.byName[id] || ok
+		}
+	}
+	return r
+}
+
+// match reports whether span i plays the role.
+func (r *role) match(i int32) bool {
+	if r.byName != nil && r.byName[r.x.sp(i).name] {
+		return true
+	}
+	for _, m := range r.others {
 		if m.match(i) {
 			return true
 		}
@@ -109,7 +140,7 @@ func anyMatch(ms []*matcher, i int32) bool {
 }
 
 // isCall reports whether span i is a tool call of the vocabulary.
-func (v *vocab) isCall(i int32) bool { return anyMatch(v.calls, i) }
+func (v *vocab) isCall(i int32) bool { return v.calls.match(i) }
 
 // failed reports whether span i ended in a failure that drops the pool's
 // session: status error, unless the error is only the tool's own isError

@@ -23,24 +23,24 @@ func (v *vocab) stage(root *matcher) *events {
 		s := x.sp(i)
 		recognised := v.namedPool[s.name]
 		switch {
-		case anyMatch(v.handshakes, i):
+		case v.handshakes.match(i):
 			recognised = true
 			if s.parent >= 0 {
 				hasHandshake[s.parent] = true
 			}
 			h := handshakeEvent{span: i, parent: s.parent, start: s.start, end: s.end, scope: v.scopeOf(i), session: v.attr(i, v.kSession),
 				revision: v.attr(i, v.kRevision), failed: s.status == statusError}
-			if s.parent >= 0 && anyMatch(v.acquires, s.parent) {
+			if s.parent >= 0 && v.acquires.match(s.parent) {
 				h.revision = v.attr(s.parent, v.kRevision) // counted with the acquire that paid it
 			}
 			e.handshakes = append(e.handshakes, h)
 			if !v.inferred {
 				e.handshakesByScope[h.scope]++
 			}
-		case anyMatch(v.acquires, i):
+		case v.acquires.match(i):
 			recognised = true
 			acquires = append(acquires, i)
-		case anyMatch(v.invocations, i):
+		case v.invocations.match(i):
 			recognised = true
 		}
 		if v.isCall(i) {
@@ -307,7 +307,7 @@ func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 		if v.poll.stop() {
 			return implied
 		}
-		if !anyMatch(v.invocations, i) || anyMatch(v.handshakes, i) || anyMatch(v.acquires, i) {
+		if !v.invocations.match(i) || v.handshakes.match(i) || v.acquires.match(i) {
 			continue
 		}
 		s := x.sp(i)
