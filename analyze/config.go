@@ -171,7 +171,7 @@ func (c Config) vocabulary() *Vocabulary {
 	if v, ok := builtinVocabularies[p]; ok {
 		return v
 	}
-	return &VocabularyMcptrace
+	return &vocabularyMcptrace
 }
 
 // IndexOptions returns the attributes an Index must keep for c: the scope

@@ -7,8 +7,9 @@ import (
 )
 
 // The built-in vocabularies, one value each: what `--profile NAME` and a
-// connector's `profile:` read. docs/vocabularies.md says, for each, what it
-// reads and what it cannot know.
+// connector's `profile:` read (BuiltinVocabulary hands out copies).
+// docs/vocabularies.md says, for each, what it reads and what it cannot
+// know.
 
 // poolAttributes are the attribute keys of this pool and the production
 // gateway (spans/vocab.go), which follow the OpenTelemetry MCP conventions
@@ -42,13 +43,13 @@ var (
 	semconvHandshakeMethod = regexp.MustCompile(`^(initialize|server/discover)$`)
 )
 
-// VocabularyMcptrace is this pool's vocabulary (and the production
+// vocabularyMcptrace is this pool's vocabulary (and the production
 // gateway's first generation): an acquire span on every call, hit or miss,
 // with plugin.mcp.cache_hit (or a handshake child on a miss), under a
 // plugin.mcp.invoke span. Its calls are plugin.mcp.client.call_tool spans,
 // or, with the pool's Options.SemconvCallSpans, client spans named by the
 // conventions (tools/call <tool>).
-var VocabularyMcptrace = Vocabulary{
+var vocabularyMcptrace = Vocabulary{
 	Name:        string(ProfileMcptrace),
 	Calls:       []Selector{{Name: spans.SpanCallTool}, {NameRegex: semconvCall, Kind: "client"}},
 	Invocations: []Selector{{Name: spans.SpanInvoke}},
@@ -60,17 +61,17 @@ var VocabularyMcptrace = Vocabulary{
 	Names:       poolNames,
 }
 
-// VocabularyAcquireOnMiss is the production gateway's later generation: the
+// vocabularyAcquireOnMiss is the production gateway's later generation: the
 // same spans, but the acquire span only on a miss, so a hit is an
 // invocation without an acquire child (seen only by the absence).
-var VocabularyAcquireOnMiss = func() Vocabulary {
-	v := VocabularyMcptrace
+var vocabularyAcquireOnMiss = func() Vocabulary {
+	v := vocabularyMcptrace
 	v.Name = string(ProfileAcquireOnMiss)
 	v.AcquireOnMiss = true
 	return v
 }()
 
-// VocabularySemconv reads spans written by the OpenTelemetry MCP semantic
+// vocabularySemconv reads spans written by the OpenTelemetry MCP semantic
 // conventions (v1.39, client or server kind): calls named
 // `{mcp.method.name} {target}` or carrying mcp.method.name tools/call, the
 // session in mcp.session.id, the server in server.address and server.port.
@@ -80,7 +81,7 @@ var VocabularyAcquireOnMiss = func() Vocabulary {
 // initialize and server/discover spans, where the writer emits them, are
 // handshakes: their latency is the cold start (the count stays the
 // sessions' first calls, which every writer shows).
-var VocabularySemconv = Vocabulary{
+var vocabularySemconv = Vocabulary{
 	Name: string(ProfileSemconv),
 	Calls: []Selector{
 		{NameRegex: semconvCall},
@@ -116,7 +117,7 @@ const (
 	openllmetryInitialize = "initialize.mcp"
 )
 
-// VocabularyOpenLLMetry reads @traceloop/instrumentation-mcp: tool calls are
+// vocabularyOpenLLMetry reads @traceloop/instrumentation-mcp: tool calls are
 // client spans named `{tool}.tool`, parented to a long-lived
 // mcp.client.session span, which is the only session identity there is (no
 // mcp.session.id, no server address, no pool spans). A session's first call
@@ -124,7 +125,7 @@ const (
 // a transport failure, so a failed call cannot be told from a tool's error.
 // Since calls hang under the session span, not under the execution that
 // made them, an execution's calls are in the first execution's trace.
-var VocabularyOpenLLMetry = Vocabulary{
+var vocabularyOpenLLMetry = Vocabulary{
 	Name:       string(ProfileOpenLLMetry),
 	Calls:      []Selector{{NameRegex: regexp.MustCompile(`\.tool$`), Kind: "client"}},
 	Handshakes: []Selector{{Name: openllmetryInitialize}},
@@ -138,16 +139,18 @@ var VocabularyOpenLLMetry = Vocabulary{
 // default is mcptrace's old name, kept for the flags, configs and tests
 // that pass it.
 var builtinVocabularies = map[Profile]*Vocabulary{
-	ProfileDefault:       &VocabularyMcptrace,
-	ProfileMcptrace:      &VocabularyMcptrace,
-	ProfileAcquireOnMiss: &VocabularyAcquireOnMiss,
-	ProfileSemconv:       &VocabularySemconv,
-	ProfileOpenLLMetry:   &VocabularyOpenLLMetry,
+	ProfileDefault:       &vocabularyMcptrace,
+	ProfileMcptrace:      &vocabularyMcptrace,
+	ProfileAcquireOnMiss: &vocabularyAcquireOnMiss,
+	ProfileSemconv:       &vocabularySemconv,
+	ProfileOpenLLMetry:   &vocabularyOpenLLMetry,
 }
 
 // BuiltinVocabulary returns the built-in vocabulary named p (default is an
-// alias of mcptrace), and false for a name it does not know. The value is
-// a copy: changing it changes no analysis.
+// alias of mcptrace), and false for a name it does not know. The value and
+// its role lists are copies (the built-ins themselves are unexported, so no
+// caller can change what an analysis reads); treat the selectors in them as
+// read-only.
 func BuiltinVocabulary(p Profile) (Vocabulary, bool) {
 	if p == "" {
 		p = ProfileDefault
