@@ -508,14 +508,15 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 	}
 	ctx, span := in.tracer.Start(ctx, cs.name, in.clientOpts...)
 	span.SetAttributes(cs.attrs...)
-	return ctx, span
+	return in.withRPCID(ctx), span
 }
 
 // newCallSpan builds the call span of tool on c: method, tool, cache key,
-// protocol version and session id, and in the semantic conventions' form
-// the "tools/call <tool>" name and the server's address and port.
+// protocol version and session id (absent on a sessionless server), and in
+// the semantic conventions' form (semconv.go) the "tools/call <tool>" name,
+// gen_ai.operation.name, the server's address and port and the transport.
 func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
-	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
@@ -527,18 +528,24 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 	}
 	name := spans.SpanCallTool
 	if in.semconv {
-		name = spans.MethodToolsCall + " " + tool
+		name = spans.SemconvSpanName(spans.MethodToolsCall, tool)
 		attrs = append(attrs,
+			attribute.String(spans.AttrGenAIOperationName, spans.GenAIOperationExecuteTool),
 			attribute.String(spans.AttrServerAddress, c.target.address),
 			attribute.Int(spans.AttrServerPort, c.target.port),
 		)
+		attrs = append(attrs, semconvNetAttrs...)
 	}
 	return callSpan{name: name, attrs: attrs}
 }
 
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
 	if span != nil {
-		endWithError(span, res, err)
+		if in.semconv {
+			endSemconvCall(ctx, span, res, err)
+		} else {
+			endWithError(span, res, err)
+		}
 		span.End()
 	}
 	if in.metrics {
