@@ -514,9 +514,12 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 // newCallSpan builds the call span of tool on c: method, tool, cache key,
 // protocol version and session id (absent on a sessionless server), and in
 // the semantic conventions' form (semconv.go) the "tools/call <tool>" name,
-// gen_ai.operation.name, the server's address and port and the transport.
+// the pool id (a call made on a held lease has no invoke or acquire span
+// above it to name its pool scope, and the semconv vocabulary reads calls
+// alone), gen_ai.operation.name, the server's address and port and the
+// transport.
 func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
-	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs := make([]attribute.KeyValue, 0, 11)
 	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
@@ -530,6 +533,7 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 	if in.semconv {
 		name = spans.SemconvSpanName(spans.MethodToolsCall, tool)
 		attrs = append(attrs,
+			in.poolAttr,
 			attribute.String(spans.AttrGenAIOperationName, spans.GenAIOperationExecuteTool),
 			attribute.String(spans.AttrServerAddress, c.target.address),
 			attribute.Int(spans.AttrServerPort, c.target.port),

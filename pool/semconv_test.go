@@ -223,7 +223,7 @@ var semconvSubjects = []struct {
 // 2026-07-28 (none), every name, kind and attribute of the spans the pool
 // writes with SemconvCallSpans: two calls on one pooled session are two
 // "tools/call <tool>" CLIENT spans with exactly the conventions'
-// attributes (plus the pool's cache key), their jsonrpc.request.id the ids
+// attributes (plus the pool's cache key and pool id), their jsonrpc.request.id the ids
 // that went out and mcp.session.id the one the server issued (absent at
 // 2026-07-28); the one handshake is the pool's handshake span holding one
 // CLIENT span per initialize or server/discover request, in order, with
@@ -266,6 +266,7 @@ func TestSemconvSpansFollowTheMCPConventionsOnEveryServer(t *testing.T) {
 					spans.AttrJSONRPCRequestID, sent[i].id,
 					spans.AttrProtocolVersion, sub.revision,
 					spans.AttrCacheKey, tg.Key(),
+					spans.AttrPoolID, sp.pool.ID(),
 				)
 				if session != "" {
 					want[spans.AttrSessionID] = session
@@ -477,4 +478,3 @@ func TestRPCHeadReadsTheIDFromTheBodyHead(t *testing.T) {
 		t.Errorf("id of a 1 MiB body = %q, want 42", id)
 	}
 }
-
