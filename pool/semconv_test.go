@@ -450,13 +450,15 @@ func attrsOf(ss []sdktrace.ReadOnlySpan) []map[string]string {
 // TestRPCHeadReadsTheIDFromTheBodyHead pins what the call span's
 // jsonrpc.request.id is read from: the id at the head of the body the SDK
 // writes, a number as written or a string as is, and nothing from a body
-// whose head holds no id before its params (or is no JSON at all).
+// whose head holds no id before its params (an "id" inside the params, the
+// arguments' own, is not the request's), nor from one that is no JSON.
 func TestRPCHeadReadsTheIDFromTheBodyHead(t *testing.T) {
 	for _, tc := range []struct{ body, method, id string }{
 		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`, "tools/call", "7"},
 		{`{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{}}`, "tools/call", "req-7"},
 		{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`, "notifications/cancelled", ""},
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"},"id":9}`, "tools/call", ""},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"id":5}}}`, "tools/call", ""},
 		{`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`, "tools/call", ""},
 		{`{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call"}`, "tools/call", "12345678901234567890"},
 		{`not json`, "", ""},
