@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,7 +63,12 @@ const maxRPCHead = 256
 
 // rpcHead returns the method and id of the JSON-RPC request in req's body,
 // read from at most maxRPCHead bytes and only up to the first object or
-// array value (the params). A field it cannot see yields "".
+// array value (the params: an "id" inside them is the arguments', not the
+// request's). A field it cannot see, or a head that is not the JSON it
+// expects, yields "". It scans the head itself rather than through
+// encoding/json's Decoder, whose tokens cost some fifty allocations a call
+// on a path every traced call takes; anything but the plain shape the SDK
+// writes (a string with an escape, say) goes back to encoding/json.
 func rpcHead(req *http.Request) (method, id string) {
 	if req.GetBody == nil {
 		return "", ""
@@ -76,32 +80,122 @@ func rpcHead(req *http.Request) (method, id string) {
 	defer body.Close()
 	var head [maxRPCHead]byte
 	n, _ := io.ReadFull(body, head[:])
-	dec := json.NewDecoder(bytes.NewReader(head[:n]))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	s := headScanner{b: head[:n]}
+	if !s.byte('{') {
 		return "", ""
 	}
 	for method == "" || id == "" {
-		k, err := dec.Token()
-		if err != nil {
+		key, ok := s.str()
+		if !ok || !s.byte(':') {
 			break
 		}
-		key, _ := k.(string)
-		v, err := dec.Token()
-		if err != nil {
+		s.ws()
+		if s.i >= len(s.b) {
 			break
 		}
-		if _, nested := v.(json.Delim); nested {
-			break // params: id and method come before it
+		var val []byte
+		switch c := s.b[s.i]; {
+		case c == '"':
+			if val, ok = s.str(); !ok {
+				return method, id
+			}
+		case c == '{' || c == '[':
+			return method, id // the params
+		default:
+			raw := s.scalar()
+			if len(raw) == 0 {
+				return method, id
+			}
+			if c == '-' || (c >= '0' && c <= '9') {
+				val = raw // a number id, as written
+			} // null, true, false: no id
 		}
-		switch key {
+		switch string(key) { // no copy: compared, not kept
 		case "method":
-			method, _ = v.(string)
+			method = string(val)
+			if method == spans.MethodToolsCall {
+				method = spans.MethodToolsCall // the constant, not the copy
+			}
 		case "id":
-			id = jsonrpcIDText(v)
+			id = string(val)
+		}
+		if !s.byte(',') {
+			break
 		}
 	}
 	return method, id
+}
+
+// headScanner reads the head of a JSON object: strings, scalars and
+// punctuation, never a nested value. Every step is bounded by the head.
+type headScanner struct {
+	b []byte
+	i int
+}
+
+// ws skips JSON whitespace.
+func (s *headScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// byte skips whitespace and c, reporting whether c was there.
+func (s *headScanner) byte(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a JSON string, its bytes in the head's buffer. One with an
+// escape is decoded by encoding/json; one cut by the end of the head is not
+// a string.
+func (s *headScanner) str() ([]byte, bool) {
+	if !s.byte('"') {
+		return nil, false
+	}
+	start, escaped := s.i, false
+	for ; s.i < len(s.b); s.i++ {
+		switch s.b[s.i] {
+		case '\\':
+			escaped = true
+			s.i++ // the escaped byte cannot end the string
+		case '"':
+			raw := s.b[start:s.i]
+			s.i++
+			if !escaped {
+				return raw, true
+			}
+			var v string
+			if json.Unmarshal(s.b[start-1:s.i], &v) != nil {
+				return nil, false
+			}
+			return []byte(v), true
+		}
+	}
+	return nil, false
+}
+
+// scalar reads a number or a literal (true, false, null) as written; empty
+// when the head ends inside it.
+func (s *headScanner) scalar() []byte {
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c == ',' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			return s.b[start:s.i]
+		}
+		s.i++
+	}
+	return nil
 }
 
 // jsonrpcIDText is the conventions' "string representation of the id":

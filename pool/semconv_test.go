@@ -133,7 +133,7 @@ func (sp *semconvPool) named(name string) []sdktrace.ReadOnlySpan {
 func attrMap(s sdktrace.ReadOnlySpan) map[string]string {
 	m := map[string]string{}
 	for _, kv := range s.Attributes() {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
@@ -449,9 +449,11 @@ func attrsOf(ss []sdktrace.ReadOnlySpan) []map[string]string {
 
 // TestRPCHeadReadsTheIDFromTheBodyHead pins what the call span's
 // jsonrpc.request.id is read from: the id at the head of the body the SDK
-// writes, a number as written or a string as is, and nothing from a body
-// whose head holds no id before its params (an "id" inside the params, the
-// arguments' own, is not the request's), nor from one that is no JSON.
+// writes, a number as written or a string as is (escapes decoded, any
+// whitespace between tokens), and nothing from a body whose head holds no
+// id before its params (an "id" inside the params, the arguments' own, is
+// not the request's), whose id is cut by the head's end or is no number or
+// string, nor from one that is no JSON.
 func TestRPCHeadReadsTheIDFromTheBodyHead(t *testing.T) {
 	for _, tc := range []struct{ body, method, id string }{
 		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`, "tools/call", "7"},
@@ -461,6 +463,12 @@ func TestRPCHeadReadsTheIDFromTheBodyHead(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"id":5}}}`, "tools/call", ""},
 		{`{"jsonrpc":"2.0","id":null,"method":"tools/call"}`, "tools/call", ""},
 		{`{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call"}`, "tools/call", "12345678901234567890"},
+		{`{"jsonrpc":"2.0","id":"a\"b\u00e9","method":"tools\/call","params":{}}`, "tools/call", "a\"b\u00e9"},
+		{` { "jsonrpc" : "2.0" ,` + "\n\t" + `"id" : -3 , "method" : "tools/call" } `, "tools/call", "-3"},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 300) + `","method":"tools/call"}`, "", ""},
+		{`{"jsonrpc":"2.0","method":"tools/call","id":8}`, "tools/call", "8"},
+		{`{"jsonrpc":"2.0","method":"tools/call","id":7`, "tools/call", ""},
+		{`{"jsonrpc":"2.0","id":true,"method":"tools/call"}`, "tools/call", ""},
 		{`not json`, "", ""},
 		{``, "", ""},
 	} {
