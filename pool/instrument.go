@@ -543,10 +543,10 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 	return callSpan{name: name, attrs: attrs}
 }
 
-func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
+func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, c *conn, tool string, res *mcp.CallToolResult, err error) {
 	if span != nil {
 		if in.semconv {
-			endSemconvCall(ctx, span, res, err)
+			endSemconvCall(ctx, span, &c.target.redact, res, err)
 		} else {
 			endWithError(span, res, err)
 		}

@@ -68,7 +68,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		// before: Release keeps it (errNotSent), where a call cancelled in
 		// flight leaves it in an unknown state and is dropped.
 		err = fmt.Errorf("call tool %q on %s: %w: %w", params.Name, c.target.shown, errNotSent, err)
-		p.inst.endCall(ctx, span, start, params.Name, nil, err)
+		p.inst.endCall(ctx, span, start, c, params.Name, nil, err)
 		return nil, err
 	}
 	buf := getCallBuf()
@@ -90,7 +90,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 				defer func() { <-c.slots }()
 			case <-ctx.Done():
 				err := fmt.Errorf("call tool %q on %s: wait for a slot on the shared client: %w: %w", params.Name, c.target.shown, errNotSent, ctx.Err())
-				p.inst.endCall(ctx, span, start, params.Name, nil, err)
+				p.inst.endCall(ctx, span, start, c, params.Name, nil, err)
 				return nil, err
 			}
 		}
@@ -106,7 +106,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 	if err != nil {
 		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(fault.Load(), err, !c.sessionless)))
 	}
-	p.inst.endCall(ctx, span, start, params.Name, res, err)
+	p.inst.endCall(ctx, span, start, c, params.Name, res, err)
 	return res, err
 }
 

@@ -230,11 +230,13 @@ func rpcIDFrom(ctx context.Context) *rpcID {
 // once the call is over: jsonrpc.request.id, and on failure error.type,
 // rpc.response.status_code and the status. A JSON-RPC error answer has
 // error.type set to its code ("-32602") and the status description to its
-// message, as the conventions ask; isError is "tool_error"; any other
+// message, as the conventions ask (with the target's secrets removed, as
+// from every error text: the message is the server's, and a server may
+// echo a credential back); isError is "tool_error"; any other
 // failure keeps the pool's error type (transport, session_expired,
 // bad_session, http_status, canceled), a low-cardinality class as the
 // error.type guidance asks.
-func endSemconvCall(ctx context.Context, span trace.Span, res *mcp.CallToolResult, err error) {
+func endSemconvCall(ctx context.Context, span trace.Span, redact *redactor, res *mcp.CallToolResult, err error) {
 	if r := rpcIDFrom(ctx); r != nil {
 		if id := r.v.Load(); id != nil {
 			span.SetAttributes(attribute.String(spans.AttrJSONRPCRequestID, *id))
@@ -245,7 +247,7 @@ func endSemconvCall(ctx context.Context, span trace.Span, res *mcp.CallToolResul
 	case err != nil && errorType(err) == spans.ErrTypeProtocol && errors.As(err, &je):
 		code := strconv.FormatInt(je.Code, 10)
 		span.SetAttributes(attribute.String(spans.AttrErrorType, code), attribute.String(spans.AttrRPCResponseStatusCode, code))
-		span.SetStatus(codes.Error, je.Message)
+		span.SetStatus(codes.Error, redact.String(je.Message))
 	case err != nil:
 		span.SetAttributes(attribute.String(spans.AttrErrorType, errorType(err)))
 		span.SetStatus(codes.Error, err.Error())
