@@ -162,9 +162,12 @@ type Options struct {
 	// The invoke, acquire and handshake spans and the pool's attributes
 	// (cache key, cache_hit, miss_reason, attempt, pool id) stay as they
 	// are, so hit rate and miss causes stay measurable from the same dump;
-	// the call span also keeps plugin.mcp.cache_key. Tracing costs a little
-	// more: the call's JSON-RPC id is read from the head of each request
-	// body. Zero: the pool's own names.
+	// the call span also carries plugin.mcp.cache_key and
+	// plugin.mcp.pool.id (a call on a held Lease has no invoke or acquire
+	// span above it to name its pool scope). Tracing costs a little more:
+	// the call's JSON-RPC id is read from the head of each request body
+	// (BenchmarkCallTool/traced-semconv). See docs/pool-semconv.md. Zero:
+	// the pool's own names.
 	SemconvCallSpans bool
 	// TracerProvider for the pool's spans. Zero: no spans.
 	TracerProvider trace.TracerProvider
