@@ -307,6 +307,10 @@ func classify(f *httpFault, err error, sessionful bool) error {
 	return fmt.Errorf("%w: %w", &HTTPStatusError{Status: f.status, RetryAfter: f.retryAfter, SessionBound: f.sessionBound}, err)
 }
 
+// codeTransportFailure is the JSON-RPC code the Go SDK wraps a transport
+// failure in: no answer of the server's.
+const codeTransportFailure = -32005
+
 // errorType maps an error to the error.type vocabulary.
 func errorType(err error) string {
 	var hs *HTTPStatusError
@@ -328,7 +332,7 @@ func errorType(err error) string {
 		return spans.ErrTypeCanceled
 	case errors.Is(err, mcp.ErrConnectionClosed):
 		return spans.ErrTypeTransport
-	case errors.As(err, &je) && je.Code != -32005:
+	case errors.As(err, &je) && je.Code != codeTransportFailure:
 		// The server answered with a JSON-RPC error: the session itself
 		// worked.
 		return spans.ErrTypeProtocol

@@ -229,13 +229,16 @@ func rpcIDFrom(ctx context.Context) *rpcID {
 // endSemconvCall records on a conventions' call span what is known only
 // once the call is over: jsonrpc.request.id, and on failure error.type,
 // rpc.response.status_code and the status. A JSON-RPC error answer has
-// error.type set to its code ("-32602") and the status description to its
-// message, as the conventions ask (with the target's secrets removed, as
+// error.type set to its code ("-32602"), whatever HTTP status carried it
+// (a 2026-07-28 server answers an unknown tool with 400 and -32602), and
+// the status description to its message, as the conventions ask (with the target's secrets removed, as
 // from every error text: the message is the server's, and a server may
 // echo a credential back); isError is "tool_error"; any other
 // failure keeps the pool's error type (transport, session_expired,
-// bad_session, http_status, canceled), a low-cardinality class as the
-// error.type guidance asks.
+// bad_session, http_status with no JSON-RPC error in the body, canceled),
+// a low-cardinality class as the error.type guidance asks: a forgotten
+// session stays session_expired even when its 404 carries a JSON-RPC error,
+// since that is what the pool acted on (the redial).
 func endSemconvCall(ctx context.Context, span trace.Span, redact *redactor, res *mcp.CallToolResult, err error) {
 	if r := rpcIDFrom(ctx); r != nil {
 		if id := r.v.Load(); id != nil {
@@ -243,8 +246,8 @@ func endSemconvCall(ctx context.Context, span trace.Span, redact *redactor, res 
 		}
 	}
 	var je *jsonrpc.Error
-	switch {
-	case err != nil && errorType(err) == spans.ErrTypeProtocol && errors.As(err, &je):
+	switch class := errorType(err); {
+	case (class == spans.ErrTypeProtocol || class == spans.ErrTypeHTTPStatus) && errors.As(err, &je) && je.Code != codeTransportFailure:
 		code := strconv.FormatInt(je.Code, 10)
 		span.SetAttributes(attribute.String(spans.AttrErrorType, code), attribute.String(spans.AttrRPCResponseStatusCode, code))
 		span.SetStatus(codes.Error, redact.String(je.Message))

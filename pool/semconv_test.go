@@ -360,7 +360,8 @@ func spanNames(ss []sdktrace.ReadOnlySpan) []string {
 // connection reset is the pool's "transport"; a forgotten session is
 // "session_expired" on the first attempt's span and the redial's span
 // succeeds on a new session; an initialize refused with 503 fails its
-// handshake span with error.type "503".
+// handshake span with error.type "503". The first three again at
+// 2026-07-28, on a sessionless server's shared client.
 func TestSemconvCallSpansRecordFailuresAsTheConventionsAsk(t *testing.T) {
 	unknown := "no_such_tool"
 	for _, tc := range []struct {
@@ -374,6 +375,7 @@ func TestSemconvCallSpansRecordFailuresAsTheConventionsAsk(t *testing.T) {
 		rpcCode, status string
 		handshakeErr    string // error.type of the initialize span
 		callErr         bool
+		modern          bool // at 2026-07-28 on a modern-only server: no session
 	}{
 		{name: "isError_is_tool_error", tool: fixtures.ToolFail, errTypes: []string{spans.ErrTypeToolError}, status: "tool result has isError set"},
 		{name: "a_JSON-RPC_error_is_its_code", tool: unknown, errTypes: []string{"-32602"}, rpcCode: "-32602", status: `unknown tool "` + unknown + `"`, callErr: true},
@@ -385,14 +387,24 @@ func TestSemconvCallSpansRecordFailuresAsTheConventionsAsk(t *testing.T) {
 			srv.ForgetSessions()
 			srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, Method: spans.MethodInitialize})
 		}, errTypes: []string{spans.ErrTypeSessionExpired}, handshakeErr: "503", callErr: true},
+		// The same failures on a sessionless server's shared client, whose
+		// calls keep their faults apart in their own context.
+		{name: "isError_is_tool_error_at_2026-07-28", modern: true, tool: fixtures.ToolFail, errTypes: []string{spans.ErrTypeToolError}, status: "tool result has isError set"},
+		{name: "a_JSON-RPC_error_is_its_code_at_2026-07-28", modern: true, tool: unknown, errTypes: []string{"-32602"}, rpcCode: "-32602", status: `unknown tool "` + unknown + `"`, callErr: true},
+		{name: "a_connection_reset_is_transport_at_2026-07-28", modern: true, tool: fixtures.ToolEcho, inject: func(srv *fixtures.Server) { srv.ResetConnectionOnNextCall(fixtures.ResetBeforeTool) },
+			errTypes: []string{spans.ErrTypeTransport}, callErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := fixtures.Start(fixtures.Options{})
+			revision := spans.ProtocolLegacy
+			if tc.modern {
+				revision = spans.ProtocolModern
+			}
+			srv, err := fixtures.Start(fixtures.Options{ModernOnly: tc.modern})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = srv.Close() })
-			sp := newSemconvPool(t, pool.Options{ProtocolVersion: spans.ProtocolLegacy})
+			sp := newSemconvPool(t, pool.Options{ProtocolVersion: revision})
 			tg := mustTarget(t, srv.URL())
 			callOn(t, sp.pool, tg, fixtures.ToolEcho, nil) // a pooled session first
 			sp.rec.Reset()
@@ -415,6 +427,11 @@ func TestSemconvCallSpansRecordFailuresAsTheConventionsAsk(t *testing.T) {
 				}
 				if got := attr(c, spans.AttrErrorType); got != want || c.Status().Code != wantStatus {
 					t.Errorf("call span %d: error.type %q status %v, want %q and %v", i, got, c.Status(), want, wantStatus)
+				}
+				// The request went out, failed or not: its id, revision
+				// and (with sessions) session are on the span.
+				if attr(c, spans.AttrJSONRPCRequestID) == "" || attr(c, spans.AttrProtocolVersion) != revision || hasAttr(c, spans.AttrSessionID) == tc.modern {
+					t.Errorf("call span %d: %v, want a jsonrpc.request.id, mcp.protocol.version %s and a session id only with sessions", i, attrMap(c), revision)
 				}
 			}
 			last := calls[len(calls)-1]
