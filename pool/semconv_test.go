@@ -505,3 +505,55 @@ func TestRPCHeadReadsTheIDFromTheBodyHead(t *testing.T) {
 		t.Errorf("id of a 1 MiB body = %q, want 42", id)
 	}
 }
+
+// TestSemconvCallSpansRecordFailuresOnTypeScriptPeers holds the failure
+// rows against real TypeScript SDK servers, with sessions (1.x, 2025-11-25)
+// and without (v2, 2026-07-28): the peer's failing tool answers isError,
+// which is "tool_error"; a call whose answer the peer loses (it answers 500
+// once, its hook) is the pool's "http_status"; both spans carry the
+// request's id, the revision, and a session id only where there are
+// sessions.
+func TestSemconvCallSpansRecordFailuresOnTypeScriptPeers(t *testing.T) {
+	for _, sub := range semconvSubjects {
+		if !strings.HasPrefix(sub.name, "ts-") {
+			continue
+		}
+		t.Run(sub.name, func(t *testing.T) {
+			srv := sub.start(t)
+			sp := newSemconvPool(t, pool.Options{})
+			tg := mustTarget(t, srv.URL())
+			tools := srv.Tools()
+			callOn(t, sp.pool, tg, tools.echo.name, tools.echo.args)
+			for _, row := range []struct {
+				name    string
+				call    call
+				inject  func()
+				errType string
+				callErr bool
+			}{
+				{"isError_is_tool_error", tools.fail, nil, spans.ErrTypeToolError, false},
+				{"a_lost_answer_is_http_status", tools.echo, func() { srv.LoseAnswer(t) }, spans.ErrTypeHTTPStatus, true},
+			} {
+				sp.rec.Reset()
+				if row.inject != nil {
+					row.inject()
+				}
+				_, err := sp.pool.CallTool(t.Context(), tg, &mcp.CallToolParams{Name: row.call.name, Arguments: row.call.args})
+				if (err != nil) != row.callErr {
+					t.Fatalf("%s: call error %v, want one: %v", row.name, err, row.callErr)
+				}
+				calls := sp.named(spans.SemconvSpanName(spans.MethodToolsCall, row.call.name))
+				if len(calls) != 1 {
+					t.Fatalf("%s: %d call spans, want 1", row.name, len(calls))
+				}
+				c := calls[0]
+				if got := attr(c, spans.AttrErrorType); got != row.errType || c.Status().Code != codes.Error {
+					t.Errorf("%s: error.type %q status %v, want %q and error", row.name, got, c.Status(), row.errType)
+				}
+				if attr(c, spans.AttrJSONRPCRequestID) == "" || attr(c, spans.AttrProtocolVersion) != sub.revision || hasAttr(c, spans.AttrSessionID) != sub.sessions {
+					t.Errorf("%s: %v, want a request id, revision %s, a session id only with sessions", row.name, attrMap(c), sub.revision)
+				}
+			}
+		})
+	}
+}
