@@ -13,6 +13,7 @@ export const PACKAGES = {
     npm: '@traceloop/instrumentation-mcp',
     side: 'client',
     mcpSpans: true,
+    vocabulary: 'openllmetry',
     // OpenLLMetry's own workflow convention (@traceloop/node-server-sdk's
     // withWorkflow): span "<name>.workflow", traceloop.span.kind=workflow.
     root: {
@@ -25,6 +26,7 @@ export const PACKAGES = {
     npm: '@shinzolabs/instrumentation-mcp',
     side: 'server',
     mcpSpans: true,
+    vocabulary: 'semconv', // semconv-style names and mcp.session.id
     // The GenAI semantic conventions' agent invocation.
     root: {
       name: 'invoke_agent gateway',
@@ -36,6 +38,7 @@ export const PACKAGES = {
     npm: '@arizeai/openinference-instrumentation-mcp',
     side: 'client',
     mcpSpans: false, // it only propagates trace context (params._meta)
+    vocabulary: null, // nothing to read
     // OpenInference's span kind attribute: an agent run.
     root: {
       name: 'gateway.execution',
@@ -83,7 +86,9 @@ function pool(calls) {
   return { acquires: calls.length, hits: calls.length - misses, misses };
 }
 
-const fig = (ledger, spans, why) => (why ? { ledger, spans, why } : { ledger, spans });
+// fig is one figure; why is kept where the spans differ from the ledger,
+// or where always says the spans' value is an inference worth explaining.
+const fig = (ledger, spans, why, always = false) => (why && (spans !== ledger || always) ? { ledger, spans, why } : { ledger, spans });
 
 /**
  * golden builds the golden of one run. sessions is the gateway's record of
@@ -106,12 +111,11 @@ export function golden({ pkg, mode, version, executions, callsPerExecution, ledg
     sessions: fig(L.sessions, v.calls ? distinct(v.calls) : null, v.callsWhy),
     sessions_per_execution_max: fig(spread.max, v.spread ? spread.max : null, v.spreadWhy),
     multi_session_executions: fig(spread.multi, v.spread ? spread.multi : null, v.spreadWhy),
-    handshakes: fig(L.initialize, v.handshakes, v.handshakesWhy),
+    handshakes: fig(L.initialize, v.handshakes, v.handshakesWhy, v.handshakesInferred),
   };
   const shown = v.calls ? pool(v.calls) : null;
   for (const k of ['acquires', 'hits', 'misses']) {
-    const why = !shown ? v.callsWhy : shown[k] !== truth[k] ? v.callsWhy : undefined;
-    figures[k] = fig(truth[k], shown ? shown[k] : null, why);
+    figures[k] = fig(truth[k], shown ? shown[k] : null, v.callsWhy);
   }
   return {
     package: pkg,
@@ -121,12 +125,16 @@ export function golden({ pkg, mode, version, executions, callsPerExecution, ledg
     run: { executions, calls_per_execution: callsPerExecution, execution_root: p.root.name },
     structure,
     expect: {
+      vocabulary: p.vocabulary,
       recognised: p.mcpSpans,
       executions_measurable: !!v.spread,
       ...(v.spread ? {} : { why_not: v.spreadWhy }),
     },
     figures,
     sessions_per_execution: L.per_execution,
+    // tools/call requests whose params._meta carried a W3C traceparent
+    // (OpenInference's propagation), from the handler log.
+    traceparent_in_meta: L.served.filter((r) => r.traceparent).length,
   };
 }
 
@@ -146,6 +154,7 @@ function view(p, L, sessions) {
       spreadWhy: 'the server spans are trace roots: nothing carries the gateway\'s context to the server, so no call sits under an execution',
       handshakes: distinct(L.served),
       handshakesWhy: 'no initialize span: one handshake per distinct mcp.session.id is inferred',
+      handshakesInferred: true,
     };
   }
   // A client-side package that parents calls to a session span: an

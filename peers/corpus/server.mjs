@@ -15,7 +15,8 @@
 //
 // Besides the HTTP-layer ledger (GET /_peer/requests), the server prints one
 // line per request that reached the SDK's handler, on stdout:
-//   CORPUS_HANDLED {"http_method":"POST","session_id":"...","rpc_method":"tools/call","tool":"echo"}
+//   CORPUS_HANDLED {"http_method":"POST","session_id":"...","rpc_method":"tools/call","tool":"echo","traceparent":true}
+// (traceparent: the request's params._meta carried W3C trace context).
 // A request in the ledger without such a line was refused before the
 // handler (an unknown session, answered 404 by lib/peer.mjs): what a
 // server-side instrumentation can never see. Started by corpus/gateway.mjs.
@@ -77,6 +78,7 @@ function handled(req, body) {
   if (id) rec.session_id = String(id);
   if (msg && typeof msg.method === 'string') rec.rpc_method = msg.method;
   if (rec.rpc_method === 'tools/call' && msg.params && typeof msg.params.name === 'string') rec.tool = msg.params.name;
+  if (msg && msg.params && msg.params._meta && typeof msg.params._meta.traceparent === 'string') rec.traceparent = true;
   process.stdout.write(HANDLED + JSON.stringify(rec) + '\n');
 }
 
