@@ -34,14 +34,22 @@ const callsOf = (e) => [
   ['echo', { text: `execution ${e}` }],
 ];
 
+/** UsageError is a bad command line: reported without a stack, exit 2. */
+class UsageError extends Error {}
+
 async function main() {
-  const { values: a } = parseArgs({
-    options: { package: { type: 'string' }, mode: { type: 'string' }, out: { type: 'string' }, golden: { type: 'string' } },
-  });
-  const p = PACKAGES[a.package];
-  if (!p) throw new Error(`--package ${JSON.stringify(a.package)}: expected one of ${Object.keys(PACKAGES).join(', ')}`);
-  if (!MODES.includes(a.mode)) throw new Error(`--mode ${JSON.stringify(a.mode)}: expected one of ${MODES.join(', ')}`);
-  if (!a.out || !a.golden) throw new Error('--out and --golden are required');
+  let a;
+  try {
+    ({ values: a } = parseArgs({
+      options: { package: { type: 'string' }, mode: { type: 'string' }, out: { type: 'string' }, golden: { type: 'string' } },
+    }));
+  } catch (err) {
+    throw new UsageError(err.message);
+  }
+  const p = Object.hasOwn(PACKAGES, a.package || '') ? PACKAGES[a.package] : null;
+  if (!p) throw new UsageError(`--package ${JSON.stringify(a.package)}: expected one of ${Object.keys(PACKAGES).join(', ')}`);
+  if (!MODES.includes(a.mode)) throw new UsageError(`--mode ${JSON.stringify(a.mode)}: expected one of ${MODES.join(', ')}`);
+  if (!a.out || !a.golden) throw new UsageError('--out and --golden are required: where to write the dump and its golden');
   const version = JSON.parse(readFileSync(join(HERE, '..', 'node_modules', ...p.npm.split('/'), 'package.json'), 'utf8')).version;
 
   const tel = gatewayTelemetry({ serviceName: 'mcptrace-corpus-gateway', idPrefix: p.idPrefix });
@@ -163,6 +171,10 @@ function startServer(env) {
 }
 
 main().catch((err) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`corpus: ${err.message}\nusage: node corpus/run.mjs --package P --mode M --out DUMP.jsonl --golden GOLDEN.json\n`);
+    process.exit(2);
+  }
   process.stderr.write(`corpus: ${err && err.stack ? err.stack : err}\n`);
   process.exit(1);
 });
