@@ -200,34 +200,30 @@ func TestCorpusDumpsMatchTheirStructure(t *testing.T) {
 	}
 }
 
-// TestCorpusFiguresEqualTheGoldens analyzes each dump with the default
-// configuration (the vocabulary detected from the spans) and, where the
-// golden names one, with that vocabulary given explicitly, and compares the
+// corpusDetect is the profile that detects the vocabulary from the spans,
+// the CLI's default: a user runs mcptrace on these dumps without a flag.
+const corpusDetect = "auto"
+
+// TestCorpusFiguresEqualTheGoldens analyzes each dump with the vocabulary
+// detected from the spans (corpusDetect) and, where the golden names one,
+// with that vocabulary given explicitly, and compares the
 // analysis JSON with the golden: executions measurable or not (and why),
 // the execution figures where measurable, and the pool figures the spans
 // can show. Where the spans cannot show a figure the analysis must not
 // claim a number for it.
 func TestCorpusFiguresEqualTheGoldens(t *testing.T) {
 	for _, c := range corpusCases(t) {
-		configs := []string{""} // "": the default, detection
+		profiles := []string{corpusDetect}
 		if v := c.golden.Expect.Vocabulary; v != nil {
-			configs = append(configs, *v)
+			profiles = append(profiles, *v)
 		}
-		for _, profile := range configs {
-			label := "default"
-			if profile != "" {
-				label = "profile=" + profile
-			}
-			t.Run(c.name+"/"+label, func(t *testing.T) {
-				var cfg Config
-				if profile != "" {
-					p, err := ParseProfile(profile)
-					if err != nil {
-						t.Fatalf("the golden's vocabulary %q: %v", profile, err)
-					}
-					cfg.Profile = p
+		for _, profile := range profiles {
+			t.Run(c.name+"/profile="+profile, func(t *testing.T) {
+				p, err := ParseProfile(profile)
+				if err != nil {
+					t.Fatalf("profile %q (detection, or the golden's vocabulary): %v", profile, err)
 				}
-				doc := corpusAnalysis(t, c.dump, cfg)
+				doc := corpusAnalysis(t, c.dump, Config{Profile: p})
 				compareCorpus(t, doc, c.golden)
 			})
 		}
