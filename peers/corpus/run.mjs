@@ -133,9 +133,12 @@ async function instrumentClient(pkg, provider) {
 
 // startServer runs server.mjs on 127.0.0.1 and resolves once it is ready.
 function startServer(env) {
+  // The machine's OTEL_* settings (resource attributes, exporters,
+  // samplers) would reach Shinzo's NodeSDK and change the dump: none pass.
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
   const child = spawn(process.execPath, [join(HERE, 'server.mjs')], {
     cwd: join(HERE, '..'),
-    env: { ...process.env, ...env },
+    env: { ...base, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const handled = [];
