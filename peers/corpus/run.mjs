@@ -50,7 +50,7 @@ async function main() {
   if (!p) throw new UsageError(`--package ${JSON.stringify(a.package)}: expected one of ${Object.keys(PACKAGES).join(', ')}`);
   if (!MODES.includes(a.mode)) throw new UsageError(`--mode ${JSON.stringify(a.mode)}: expected one of ${MODES.join(', ')}`);
   if (!a.out || !a.golden) throw new UsageError('--out and --golden are required: where to write the dump and its golden');
-  const version = JSON.parse(readFileSync(join(HERE, '..', 'node_modules', ...p.npm.split('/'), 'package.json'), 'utf8')).version;
+  const version = JSON.parse(readFileSync(join(HERE, 'node_modules', ...p.npm.split('/'), 'package.json'), 'utf8')).version;
 
   const tel = gatewayTelemetry({ serviceName: 'mcptrace-corpus-gateway', idPrefix: p.idPrefix });
   await instrumentClient(a.package, tel.provider);
