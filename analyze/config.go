@@ -36,10 +36,14 @@ const (
 	// mcp.session.id and no pool spans; a call on a session not seen before
 	// is a miss.
 	ProfileSemconv Profile = "semconv"
+	// ProfileAuto: the vocabulary is detected per resource from the spans
+	// present (detect.go); the report says what was read. The CLI's
+	// default.
+	ProfileAuto Profile = "auto"
 )
 
 // Profiles lists the profiles in documentation order.
-var Profiles = []Profile{ProfileDefault, ProfileAcquireOnMiss, ProfileSemconv}
+var Profiles = []Profile{ProfileDefault, ProfileAcquireOnMiss, ProfileSemconv, ProfileAuto}
 
 // ErrUnknownProfile is returned by ParseProfile for a name it does not know.
 var ErrUnknownProfile = errors.New("unknown profile")
@@ -54,7 +58,7 @@ func ParseProfile(s string) (Profile, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q: want default, acquire-on-miss or semconv", ErrUnknownProfile, s)
+	return "", fmt.Errorf("%w %q: want auto, default, acquire-on-miss or semconv", ErrUnknownProfile, s)
 }
 
 // Config is what an analysis measures and how. The zero value is the default

@@ -23,6 +23,15 @@ type ExecutionsReport struct {
 	// Examples are trace ids of multi-session executions, sorted, at most
 	// MaxExamples.
 	Examples []string `json:"examples"`
+	// Measurable is false when calls cannot be tied to their execution
+	// (measurable.go): the figures above then measure nothing, and WhyNot
+	// says why ("" when measurable). CallsOutsideRoot counts calls under
+	// no execution root, CallsOutlivingRoot calls ending after their
+	// execution's root span ended.
+	Measurable         bool   `json:"measurable"`
+	WhyNot             string `json:"why_not"`
+	CallsOutsideRoot   int    `json:"calls_outside_root"`
+	CallsOutlivingRoot int    `json:"calls_outliving_root"`
 }
 
 // execAcc accumulates the executions measure.
@@ -46,6 +55,7 @@ func (e *execAcc) report() ExecutionsReport {
 	r := ExecutionsReport{Root: "trace", Examples: []string{}}
 	var examples []int32
 	var calls []execCall // one trace's calls: executions never span traces
+	clock := &rootClock{x: x}
 	for t := range x.traces {
 		if e.v.poll.stop() {
 			break
@@ -61,8 +71,14 @@ func (e *execAcc) report() ExecutionsReport {
 				// The nearest root at or above the call, from one pass
 				// over the tree: no walk up a deep chain per call.
 				if c.exec = e.root.nearestOrSelf(i); c.exec < 0 {
-					continue // a call outside any execution root
+					r.CallsOutsideRoot++ // a call outside any execution root
+					continue
 				}
+				if clock.outlives(i, c.exec) {
+					r.CallsOutlivingRoot++
+				}
+			} else if clock.outlives(i, clock.traceRootOf(i)) {
+				r.CallsOutlivingRoot++
 			}
 			if s, ok := x.attrVal(i, e.v.kSession); ok {
 				c.session = s

@@ -37,6 +37,10 @@ type observation struct {
 	events     []pairEvent   // unattributed; scope, key and session index strs
 	handshakes map[int32]int // by scope (an index into strs, -1 none)
 	strs       []string
+	// detect is the vocabulary evidence of the traces (detect.go), profile
+	// the profile the measures read them with.
+	detect  *detection
+	profile Profile
 }
 
 // observe computes the observation of every trace of idx under cfg, which
@@ -59,8 +63,12 @@ func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, 
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
+	pl := newPoll(ctx)
+	o.detect = detectIndex(idx, pl)
+	cfg.Profile = o.detect.resolve(cfg.Profile)
+	o.profile = cfg.Profile
 	v := newVocab(idx, cfg)
-	v.poll = newPoll(ctx)
+	v.poll = pl
 	o.poolSpans = v.poolSpans()
 	o.protos = v.protocolFigures()
 
@@ -174,6 +182,12 @@ type aggregate struct {
 	protos   map[optStr]*protoFigures
 	measures []MeasureReport
 	pairs    *pairStage
+	// detect sums the observations' vocabulary evidence; profile is the
+	// one the measures read (useProfile), sticky a stream's decisions per
+	// resource (nil in a batch run).
+	detect  *detection
+	profile Profile
+	sticky  map[string]string
 
 	// The strings the pair stage's events refer to, interned across
 	// observations.
@@ -191,6 +205,8 @@ func newAggregate(cfg Config) *aggregate {
 		measures: make([]MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
+		detect:   newDetection(),
+		profile:  cfg.Profile,
 	}
 	for i := range a.lat {
 		a.lat[i].bound()
@@ -220,6 +236,7 @@ func (a *aggregate) merge(o *observation) {
 	a.traces += o.traces
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
+	a.detect.merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
 			a.lo, a.hi = o.lo, o.hi
@@ -234,6 +251,7 @@ func (a *aggregate) merge(o *observation) {
 	a.exec.MultiSession += o.exec.MultiSession
 	a.exec.MaxSessions = max(a.exec.MaxSessions, o.exec.MaxSessions)
 	a.exec.Examples = mergeExamples(a.exec.Examples, o.exec.Examples)
+	mergeMeasurability(&a.exec, &o.exec)
 	for ver, g := range o.protos {
 		if mine, ok := a.protos[ver]; ok {
 			mine.merge(g)
@@ -319,7 +337,7 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 			Profile:        cfg.Profile,
 			ScopeAttr:      cfg.ScopeAttr,
 			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
-			PoolSpanNames:  PoolSpanNames(cfg.Profile),
+			PoolSpanNames:  PoolSpanNames(a.effectiveProfile()),
 		},
 		Inputs:           inputs,
 		Spans:            a.spans,
@@ -353,5 +371,7 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 		r.Settings.ExecutionRoot = cfg.ExecutionRoot.String()
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
+	a.reportDetection(r)
+	judgeMeasurability(&r.Executions, r.PoolSpans)
 	return r
 }

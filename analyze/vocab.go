@@ -32,6 +32,9 @@ type vocab struct {
 
 func newVocab(x *Index, cfg Config) *vocab {
 	x.finish()
+	if cfg.Profile == ProfileAuto {
+		cfg.Profile = detectIndex(x, nil).resolve(ProfileAuto) // detect.go
+	}
 	v := &vocab{
 		x:         x,
 		profile:   cfg.Profile,

@@ -1,0 +1,180 @@
+package analyze
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Whether executions can be measured at all. Sessions per execution is
+// only a figure when each tool call is tied to the execution that made it.
+// Two shapes make that impossible, and a report that counted on would be
+// green on nothing:
+//
+//   - a call under no execution root (with --execution-root, no span above
+//     it matches the selector): it belongs to no execution;
+//   - a call that ends after its execution's root span ended: the root
+//     cannot have made it. An instrumentation that parents calls to a
+//     long-lived session span (OpenLLMetry's mcp.client.session) puts
+//     every later execution's calls in the trace of the execution that
+//     opened the session, under a root long finished. A call ending
+//     exactly when its root ends is within it.
+//
+// And zero executions from a dump holding pool spans is no measure of
+// anything. Then executions.measurable is false, executions.why_not says
+// why, the reports say so in words, and the session rules are incomplete
+// (exit 3), never a pass on zero.
+
+// rootClock answers, for the calls of one index, whether a call outlives
+// the root span of its execution.
+type rootClock struct {
+	x *Index
+	// top is, per span index, the topmost ancestor (itself for a root), or
+	// -1 under a missing parent: computed on first need, in one pass.
+	top []int32
+}
+
+// traceRootOf returns the root span of i's trace above it, -1 when its
+// chain ends at a missing parent (the root is not in the dump, so there is
+// no end to compare with).
+func (c *rootClock) traceRootOf(i int32) int32 {
+	if c.top == nil {
+		x := c.x
+		t := x.tree()
+		c.top = make([]int32, x.nspans)
+		for _, j := range t.dfs { // parents come before their children
+			switch p := x.sp(j).parent; {
+			case p == parentNone:
+				c.top[j] = j
+			case p < 0:
+				c.top[j] = -1
+			default:
+				c.top[j] = c.top[p]
+			}
+		}
+	}
+	return c.top[i]
+}
+
+// outlives reports whether call i ends after root's end (strictly: a call
+// ending with its root is within it). root -1 never is outlived.
+func (c *rootClock) outlives(i, root int32) bool {
+	return root >= 0 && c.x.sp(i).end > c.x.sp(root).end
+}
+
+// mergeMeasurability adds o's counts of calls that cannot be tied to an
+// execution to a; judgeMeasurability decides from the sums.
+func mergeMeasurability(a, o *ExecutionsReport) {
+	a.CallsOutsideRoot += o.CallsOutsideRoot
+	a.CallsOutlivingRoot += o.CallsOutlivingRoot
+}
+
+// judgeMeasurability sets r.Measurable and r.WhyNot from its counts and the
+// dump's pool spans.
+func judgeMeasurability(r *ExecutionsReport, poolSpans int) {
+	var why []string
+	if n := r.CallsOutsideRoot; n > 0 {
+		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, r.Root))
+	}
+	if n := r.CallsOutlivingRoot; n > 0 {
+		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
+			"to a span that outlives executions (a long-lived session span), so later executions' calls land in an earlier one's trace", n))
+	}
+	if r.Count == 0 && poolSpans > 0 {
+		why = append(why, fmt.Sprintf("no tool call is tied to an execution, though the dump holds %d pool span(s)", poolSpans))
+	}
+	r.Measurable = len(why) == 0
+	r.WhyNot = strings.Join(why, "; ")
+}
+
+// UnmarshalJSON reads an executions section; one written before
+// executions.measurable existed (an old baseline) reads as measurable,
+// which it was taken to be.
+func (r *ExecutionsReport) UnmarshalJSON(b []byte) error {
+	type plain ExecutionsReport
+	aux := struct {
+		*plain
+		Measurable *bool `json:"measurable"`
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	r.Measurable = aux.Measurable == nil || *aux.Measurable
+	return nil
+}
+
+// unmeasuredExecutions reports whether measure m reads the executions
+// section of a report whose executions are not measurable: it then has no
+// data, and a rule comparing it is incomplete.
+func unmeasuredExecutions(r *Report, m Measure) bool {
+	return r != nil && !r.Executions.Measurable && strings.HasPrefix(m.JSON, "executions.")
+}
+
+// readsSessions reports whether rule r judges sessions per execution: an
+// expectation on pool_sessions or lost_sessions, on the distinct values of
+// mcp.session.id, or on an executions measure. Such a rule is incomplete
+// when executions are not measurable.
+func readsSessions(r *Rule) bool {
+	for _, ex := range r.Expect {
+		switch {
+		case ex.Of == QuantityPoolSessions || ex.Of == QuantityLostSessions:
+			return true
+		case ex.Of == QuantityDistinct && ex.Attribute == spans.AttrSessionID:
+			return true
+		}
+		for _, name := range []string{ex.Of, ex.Than.Measure} {
+			if m, _, ok := LookupMeasure(name); ok && name != "" && strings.HasPrefix(m.JSON, "executions.") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unmeasurable marks every scope of a session rule's observation as not
+// judgeable, saying why: the gate then finds the rule incomplete, never a
+// pass on zero, even where the rule allows an empty dump. A rule whose
+// every scope ran against sessionless servers keeps its observation: it
+// has nothing to say about sessions anyway.
+func (obs *RuleObservation) unmeasurable(why string) {
+	n := 0
+	for _, g := range obs.Groups {
+		n += g.Scopes
+	}
+	if n == 0 && obs.NotApplicable > 0 {
+		return
+	}
+	obs.Groups = []ScopeGroup{{Scopes: max(n, 1), Complete: false}}
+	obs.Unmeasurable = why
+}
+
+// executionsOf measures the executions of x under cfg (profile resolved)
+// for the rules, when no report of the same index was given.
+func executionsOf(x *Index, cfg Config) (ExecutionsReport, error) {
+	v := newVocab(x, cfg)
+	acc := &execAcc{v: v}
+	if cfg.ExecutionRoot != nil {
+		m, err := x.compile(*cfg.ExecutionRoot)
+		if err != nil {
+			return ExecutionsReport{}, fmt.Errorf("execution root: %w", err)
+		}
+		acc.root = m
+	}
+	r := acc.report()
+	if cfg.ExecutionRoot != nil {
+		r.Root = cfg.ExecutionRoot.String()
+	}
+	judgeMeasurability(&r, v.poolSpans())
+	return r, nil
+}
+
+// notMeasurableText says in words, for people, that executions could not
+// be measured and why; "" when they could.
+func (r *ExecutionsReport) notMeasurableText() string {
+	if r.Measurable {
+		return ""
+	}
+	return "executions not measurable: " + r.WhyNot
+}
