@@ -524,8 +524,15 @@ const unrecognisedNameWidth = 80
 // recognised, what was seen (the most frequent span names, escaped and
 // clipped) and what would read them: --profile semconv when the names look
 // like the conventions' ("tools/call <tool>"), else a vocabulary: block in
-// mcptrace.yaml. One line per name, the first line a sentence.
-func (r *Report) UnrecognisedText() string {
+// mcptrace.yaml. The first line is a sentence, then one line per name and
+// one for the remedy: for a terminal.
+func (r *Report) UnrecognisedText() string { return r.unrecognised(true) }
+
+// UnrecognisedLine is UnrecognisedText on one line, the names quoted: for
+// a check's incomplete reasons, which the CI reports show one per line.
+func (r *Report) UnrecognisedLine() string { return r.unrecognised(false) }
+
+func (r *Report) unrecognised(lines bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "no span recognised: none of the %d spans is read by a built-in vocabulary (%s)", r.Spans, strings.Join(vocabNames(), ", "))
 	names := r.Recognition.UnrecognisedNames
@@ -533,11 +540,23 @@ func (r *Report) UnrecognisedText() string {
 		fmt.Fprintf(&b, "; the %d most frequent span names:", len(names))
 	}
 	semconvLike := false
-	for _, n := range names {
-		fmt.Fprintf(&b, "\n  %8d  %s", n.Spans, textfmt.TermSafe(textfmt.ClipTo(n.Name, unrecognisedNameWidth)))
+	for k, n := range names {
+		name := textfmt.TermSafe(textfmt.ClipTo(n.Name, unrecognisedNameWidth))
+		switch {
+		case lines:
+			fmt.Fprintf(&b, "\n  %8d  %s", n.Spans, name)
+		case k > 0:
+			fmt.Fprintf(&b, ", \"%s\" (%d)", name, n.Spans)
+		default:
+			fmt.Fprintf(&b, " \"%s\" (%d)", name, n.Spans)
+		}
 		semconvLike = semconvLike || looksSemconv(n.Name)
 	}
-	b.WriteString("\nto read them: ")
+	if lines {
+		b.WriteString("\nto read them: ")
+	} else {
+		b.WriteString("; to read them: ")
+	}
 	if semconvLike {
 		b.WriteString("--profile " + string(ProfileSemconv) + " (names look like the MCP conventions' \"" + spans.MethodToolsCall + " <tool>\")")
 	} else {
@@ -701,4 +720,24 @@ func (e *Engine) checkDetection() {
 		}
 	}
 	e.agg.useProfile(final)
+}
+
+// recognitionNotes says, for the reports for people, what was read: the
+// vocabulary, the spans recognised, each vocabulary's resources when they
+// differ, and, when nothing was recognised, what was seen and what would
+// read it. Names are clipped and escaped by the renderers (notes).
+func (r *Report) recognitionNotes() []string {
+	rc := r.Recognition
+	if r.NothingRecognised() {
+		return strings.Split(r.UnrecognisedText(), "\n")
+	}
+	note := fmt.Sprintf("vocabulary %s: %d of %d spans recognised", r.Settings.Vocabulary, rc.RecognisedSpans, r.Spans)
+	if r.Settings.Vocabulary == VocabMixed || len(rc.Vocabularies) > 1 {
+		parts := make([]string, 0, len(rc.Vocabularies))
+		for _, u := range rc.Vocabularies {
+			parts = append(parts, fmt.Sprintf("%s %d resource(s), %d span(s)", u.Vocabulary, u.Resources, u.Spans))
+		}
+		note += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return []string{note}
 }

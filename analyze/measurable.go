@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -76,7 +77,7 @@ func mergeMeasurability(a, o *ExecutionsReport) {
 func judgeMeasurability(r *ExecutionsReport, poolSpans int) {
 	var why []string
 	if n := r.CallsOutsideRoot; n > 0 {
-		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, r.Root))
+		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, textfmt.ClipTo(r.Root, maxCell)))
 	}
 	if n := r.CallsOutlivingRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
@@ -177,4 +178,15 @@ func (r *ExecutionsReport) notMeasurableText() string {
 		return ""
 	}
 	return "executions not measurable: " + r.WhyNot
+}
+
+// unmeasurableOffender is the HTML report's finding, without a check, that
+// the executions could not be measured, saying why.
+func unmeasurableOffender(r *Report) (HTMLOffender, bool) {
+	if r.Executions.Measurable {
+		return HTMLOffender{}, false
+	}
+	return HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
+		Expected: "each tool call tied to the execution that made it",
+		Found:    r.Executions.WhyNot, Examples: []HTMLExample{}}, true
 }

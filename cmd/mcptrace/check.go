@@ -218,6 +218,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		regs = gate.Regressions(base, report, s.tol)
 	}
 	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
+	nothingRecognised(report, check)
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
@@ -233,6 +234,24 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		return &exitError{code: check.ExitCode, err: errors.New(msg)}
 	}
 	return nil
+}
+
+// nothingRecognised makes the check of a dump whose spans no vocabulary
+// recognised incomplete (exit 3) whatever its rules allow, saying what was
+// seen and what would read it in place of the bare "no pool spans": a gate
+// is never green on spans it cannot read. A check that failed stays failed.
+func nothingRecognised(r *analyze.Report, c *gate.CheckReport) {
+	if !r.NothingRecognised() || c.ExitCode == gate.ExitFail {
+		return
+	}
+	reasons := []string{r.UnrecognisedLine()}
+	for _, s := range c.IncompleteReasons {
+		if s != analyze.NoPoolSpansText(r.Settings.Profile) {
+			reasons = append(reasons, s)
+		}
+	}
+	c.IncompleteReasons = reasons
+	c.Verdict, c.ExitCode = gate.StatusIncomplete, gate.ExitIncomplete
 }
 
 // renderCheck writes every output of a check: the report on stdout, then
