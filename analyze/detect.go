@@ -510,11 +510,21 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 	return r, VocabMixed
 }
 
-// NothingRecognised reports whether the report holds spans and no
-// vocabulary recognised any of them: there is nothing to measure, and
-// analyze and check exit 3 (UnrecognisedText says why).
+// NothingRecognised reports whether the report holds spans, no vocabulary
+// recognised any of them and no reads-per-request measure of the
+// configuration found a request among them: there is nothing to measure,
+// and analyze and check exit 3 (UnrecognisedText says why). A measure that
+// read the dump is the user's own vocabulary for it.
 func (r *Report) NothingRecognised() bool {
-	return r.Spans > 0 && r.Recognition.RecognisedSpans == 0
+	if r.Spans == 0 || r.Recognition.RecognisedSpans > 0 {
+		return false
+	}
+	for _, m := range r.Measures {
+		if m.Requests > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // unrecognisedNameWidth is the most of a span name UnrecognisedText shows.

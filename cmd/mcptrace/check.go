@@ -218,7 +218,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		regs = gate.Regressions(base, report, s.tol)
 	}
 	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
-	nothingRecognised(report, check)
+	nothingRecognised(cmd.ErrOrStderr(), report, check)
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
@@ -236,22 +236,19 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	return nil
 }
 
-// nothingRecognised makes the check of a dump whose spans no vocabulary
-// recognised incomplete (exit 3) whatever its rules allow, saying what was
-// seen and what would read it in place of the bare "no pool spans": a gate
-// is never green on spans it cannot read. A check that failed stays failed.
-func nothingRecognised(r *analyze.Report, c *gate.CheckReport) {
-	if !r.NothingRecognised() || c.ExitCode == gate.ExitFail {
-		return
+// nothingRecognised says, for a dump whose spans no vocabulary recognised,
+// what was seen and what would read it: first among the reasons of an
+// incomplete check (exit 3: the rules had nothing to judge); as a warning
+// on w when every rule passed anyway, which only rules with allow_empty:
+// true do, their author having said an empty dump is fine.
+func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
+	switch {
+	case !r.NothingRecognised():
+	case c.ExitCode == gate.ExitIncomplete:
+		c.IncompleteReasons = append([]string{r.UnrecognisedLine()}, c.IncompleteReasons...)
+	case c.ExitCode == gate.ExitPass:
+		fmt.Fprintf(w, "mcptrace: warning: %s\n", r.UnrecognisedLine())
 	}
-	reasons := []string{r.UnrecognisedLine()}
-	for _, s := range c.IncompleteReasons {
-		if s != analyze.NoPoolSpansText(r.Settings.Profile) {
-			reasons = append(reasons, s)
-		}
-	}
-	c.IncompleteReasons = reasons
-	c.Verdict, c.ExitCode = gate.StatusIncomplete, gate.ExitIncomplete
 }
 
 // renderCheck writes every output of a check: the report on stdout, then
