@@ -73,7 +73,7 @@ type resEvidence struct {
 	hitTrue     int // acquires with plugin.mcp.cache_hit = true
 	invokes     int
 	bareInvokes int // invokes without an acquire child
-	semconv     int // spans with mcp.method.name, client or server kind, named {method} [target]
+	semconv     int // spans with mcp.method.name named {method} [target], any kind
 	openllmetry int // OpenLLMetry's session, tool and request spans
 }
 
@@ -171,8 +171,8 @@ func decide(e *resEvidence) string {
 	return best.name
 }
 
-// spanClass is how a span reads for detection: its own evidence, and
-// whether any built-in vocabulary recognises it at all.
+// isSemconvName reports whether a span name is the conventions' for
+// method: "{method}" or "{method} {target}".
 func isSemconvName(name, method string) bool {
 	return name == method || (strings.HasPrefix(name, method) && len(name) > len(method) && name[len(method)] == ' ')
 }
@@ -258,7 +258,9 @@ func detectIndex(x *Index, p *poll) *detection {
 			e.pool++
 			known = true
 		}
-		if !known && okMethod && (s.kind == uint8(ptrace.SpanKindClient) || s.kind == uint8(ptrace.SpanKindServer)) {
+		// Any kind: Shinzo's server spans are internal, named and
+		// attributed as the conventions say.
+		if !known && okMethod {
 			if m, ok := x.attrVal(i, kMethod); ok && isSemconvName(x.names[s.name], x.vals[m]) {
 				e.semconv++
 				known = true

@@ -14,8 +14,10 @@ import (
 // Two shapes make that impossible, and a report that counted on would be
 // green on nothing:
 //
-//   - a call under no execution root (with --execution-root, no span above
-//     it matches the selector): it belongs to no execution;
+//   - a call under no execution root: with --execution-root, no span above
+//     it matches the selector; each trace an execution, the call is itself
+//     its trace's root (a server-side instrumentation's span when no
+//     context reached the server, Shinzo's): it belongs to no execution;
 //   - a call that ends after its execution's root span ended: the root
 //     cannot have made it. An instrumentation that parents calls to a
 //     long-lived session span (OpenLLMetry's mcp.client.session) puts
@@ -23,8 +25,8 @@ import (
 //     opened the session, under a root long finished. A call ending
 //     exactly when its root ends is within it.
 //
-// And zero executions from a dump holding pool spans is no measure of
-// anything. Then executions.measurable is false, executions.why_not says
+// And zero executions is no measure of anything, whatever the dump holds
+// (OpenInference writes no MCP span at all). Then executions.measurable is false, executions.why_not says
 // why, the reports say so in words, and the session rules are incomplete
 // (exit 3), never a pass on zero.
 
@@ -77,14 +79,17 @@ func mergeMeasurability(a, o *ExecutionsReport) {
 func judgeMeasurability(r *ExecutionsReport, poolSpans int) {
 	var why []string
 	if n := r.CallsOutsideRoot; n > 0 {
-		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, textfmt.ClipTo(r.Root, maxCell)))
+		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, rootWords(r.Root)))
 	}
 	if n := r.CallsOutlivingRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
 			"to a span that outlives executions (a long-lived session span), so later executions' calls land in an earlier one's trace", n))
 	}
-	if r.Count == 0 && poolSpans > 0 {
+	switch {
+	case r.Count == 0 && poolSpans > 0:
 		why = append(why, fmt.Sprintf("no tool call is tied to an execution, though the dump holds %d pool span(s)", poolSpans))
+	case r.Count == 0:
+		why = append(why, "no tool call is tied to an execution: the dump holds no call span the vocabulary reads")
 	}
 	r.Measurable = len(why) == 0
 	r.WhyNot = strings.Join(why, "; ")
@@ -189,4 +194,13 @@ func unmeasurableOffender(r *Report) (HTMLOffender, bool) {
 	return HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
 		Expected: "each tool call tied to the execution that made it",
 		Found:    r.Executions.WhyNot, Examples: []HTMLExample{}}, true
+}
+
+// rootWords names how executions are found, for why_not: the selector,
+// clipped, or for "trace" what a call outside one is there.
+func rootWords(root string) string {
+	if root == "trace" {
+		return "each trace an execution, the call is its trace's root"
+	}
+	return textfmt.ClipTo(root, maxCell)
 }

@@ -74,7 +74,13 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 			inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Second})
 			d.add(ss, sp{trace: 1, parent: inv, name: spans.SpanAcquire, end: time.Second, attrs: []any{spans.AttrCacheHit, false}})
 		}, why: "no tool call is tied to an execution, though the dump holds 2 pool span(s)"},
-		{name: "an empty dump: nothing unknowable", build: func(*dump, ptrace.SpanSlice) {}, measurable: true},
+		{name: "no execution at all: nothing known of sessions per execution", build: func(*dump, ptrace.SpanSlice) {},
+			why: "the dump holds no call span the vocabulary reads"},
+		{name: "each trace an execution, a call that is its trace's root sits under none (server spans, no context)", build: func(d *dump, ss ptrace.SpanSlice) {
+			d.add(ss, callSpan(1, 0, 0, time.Second, "s1"))
+			r := d.add(ss, sp{trace: 2, name: "request", end: time.Second})
+			d.add(ss, callSpan(2, r, 0, time.Second, "s1"))
+		}, outside: 1, why: "each trace an execution, the call is its trace's root"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()

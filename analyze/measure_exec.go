@@ -77,7 +77,9 @@ func (e *execAcc) report() ExecutionsReport {
 				if clock.outlives(i, c.exec) {
 					r.CallsOutlivingRoot++
 				}
-			} else if clock.outlives(i, clock.traceRootOf(i)) {
+			} else if root := clock.traceRootOf(i); root == i {
+				r.CallsOutsideRoot++ // the call is its trace's root: under no execution
+			} else if clock.outlives(i, root) {
 				r.CallsOutlivingRoot++
 			}
 			if s, ok := x.attrVal(i, e.v.kSession); ok {
