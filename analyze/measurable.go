@@ -93,6 +93,7 @@ func judgeMeasurability(r *ExecutionsReport, poolSpans int) {
 	}
 	r.Measurable = len(why) == 0
 	r.WhyNot = strings.Join(why, "; ")
+	r.onlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0
 }
 
 // UnmarshalJSON reads an executions section; one written before

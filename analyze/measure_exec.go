@@ -32,6 +32,10 @@ type ExecutionsReport struct {
 	WhyNot             string `json:"why_not"`
 	CallsOutsideRoot   int    `json:"calls_outside_root"`
 	CallsOutlivingRoot int    `json:"calls_outliving_root"`
+	// onlyEmpty marks a judgement of not measurable whose one reason is a
+	// dump holding no execution and no pool span: the rules then have
+	// nothing to judge, and say so themselves (not serialized).
+	onlyEmpty bool
 }
 
 // execAcc accumulates the executions measure.

@@ -144,7 +144,9 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 				r, err = executionsOf(idx, ev.cfg)
 				execs = &r
 			}
-			if !execs.Measurable {
+			// A dump with no execution and no pool span: the rule has
+			// nothing to judge and the gate says so (allow_empty applies).
+			if !execs.Measurable && !execs.onlyEmpty {
 				obs.unmeasurable(execs.notMeasurableText())
 			}
 		}

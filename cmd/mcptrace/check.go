@@ -219,6 +219,9 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	}
 	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
 	nothingRecognised(cmd.ErrOrStderr(), report, check)
+	if check.ExitCode == gate.ExitIncomplete && !report.Executions.Measurable && sessionRuleIncomplete(results) {
+		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+report.Executions.WhyNot)
+	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
@@ -249,6 +252,18 @@ func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
 	case c.ExitCode == gate.ExitPass:
 		fmt.Fprintf(w, "mcptrace: warning: %s\n", r.UnrecognisedLine())
 	}
+}
+
+// sessionRuleIncomplete reports whether a rule was left incomplete because
+// the executions are not measurable (analyze.RuleObservation.Unmeasurable
+// gives its found text).
+func sessionRuleIncomplete(results []gate.RuleResult) bool {
+	for _, res := range results {
+		if res.Status == gate.StatusIncomplete && strings.HasPrefix(res.Found, "executions not measurable: ") {
+			return true
+		}
+	}
+	return false
 }
 
 // renderCheck writes every output of a check: the report on stdout, then
