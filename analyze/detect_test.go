@@ -145,6 +145,17 @@ func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
 		t.Errorf("pool acquires = %d, want the 3 calls read under semconv", r.Pool.Acquires)
 	}
 
+	// Mixed, the measures read our tier first, however many spans the
+	// conventions' resources hold.
+	d = newDump()
+	pooled(1, true)(d, d.resource(spans.ResourceServiceName, "gateway"))
+	named(10, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "mcp-server"))
+	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	if r.Settings.Vocabulary != VocabMixed || r.Pool.Acquires != 1 || r.Settings.PoolSpanNames[0] != spans.SpanInvoke {
+		t.Errorf("mixed, conventions' spans outnumbering ours: vocabulary %q, %d acquires, pool span names %v; want mixed, the gateway's 1 acquire, ours",
+			r.Settings.Vocabulary, r.Pool.Acquires, r.Settings.PoolSpanNames)
+	}
+
 	// An explicit profile reads every resource with its vocabulary.
 	r = analyzeTD(t, Config{Profile: ProfileSemconv}, fleet())
 	if r.Settings.Vocabulary != VocabSemconv || r.Recognition.RecognisedSpans != 3 {
