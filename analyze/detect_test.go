@@ -297,3 +297,44 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 		t.Errorf("stream: vocabulary %q, want the first batch's, mcptrace (sticky)", st.Settings.Vocabulary)
 	}
 }
+
+// BenchmarkAnalyzeAutoAgainstDefault measures what detection costs: the
+// measures of one index of the benchmark dump (MCPTRACE_BENCH_SPANS spans,
+// 200k by default) under ProfileAuto against ProfileDefault, and the
+// detection pass alone (which every analysis runs, for its recognition
+// section), alternated in each iteration so all see the same machine load.
+// It reports x-default, auto's time over default's, and detect-share, the
+// detection pass's time over default's whole analysis.
+func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
+	n := 200_000
+	if os.Getenv("MCPTRACE_BENCH_SPANS") != "" {
+		n = benchSpans(b)
+	}
+	path, _ := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx.finish()
+	var auto, def, det time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		detectIndex(idx, nil)
+		det += time.Since(start)
+		for _, p := range []Profile{ProfileDefault, ProfileAuto} {
+			start := time.Now()
+			r, err := Analyze(idx, Config{Profile: p})
+			if err != nil || r.Settings.Vocabulary != VocabMcptrace {
+				b.Fatalf("%s: %v, vocabulary %q", p, err, r.Settings.Vocabulary)
+			}
+			if p == ProfileAuto {
+				auto += time.Since(start)
+			} else {
+				def += time.Since(start)
+			}
+		}
+	}
+	b.ReportMetric(float64(auto)/float64(def), "x-default")
+	b.ReportMetric(float64(det)/float64(def), "detect-share")
+}
