@@ -67,6 +67,27 @@ func (c *rootClock) outlives(i, root int32) bool {
 	return root >= 0 && c.x.sp(i).end > c.x.sp(root).end
 }
 
+// tie counts, in r, call i if it cannot be tied to its execution: exec is
+// the execution's root span when byRoot (--execution-root; -1 under none),
+// else the call's trace, whose root span this finds. A call under no root,
+// a call that is its own trace's root, and a call ending after its root's
+// end are counted; the rest are tied.
+func (c *rootClock) tie(r *ExecutionsReport, i, exec int32, byRoot bool) {
+	root := exec
+	if !byRoot {
+		if root = c.traceRootOf(i); root == i {
+			r.CallsOutsideRoot++ // the call is its trace's root: under no execution
+			return
+		}
+	}
+	switch {
+	case byRoot && root < 0:
+		r.CallsOutsideRoot++
+	case c.outlives(i, root):
+		r.CallsOutlivingRoot++
+	}
+}
+
 // mergeMeasurability adds o's counts of calls that cannot be tied to an
 // execution to a; judgeMeasurability decides from the sums.
 func mergeMeasurability(a, o *ExecutionsReport) {

@@ -74,17 +74,11 @@ func (e *execAcc) report() ExecutionsReport {
 			if e.root != nil {
 				// The nearest root at or above the call, from one pass
 				// over the tree: no walk up a deep chain per call.
-				if c.exec = e.root.nearestOrSelf(i); c.exec < 0 {
-					r.CallsOutsideRoot++ // a call outside any execution root
-					continue
-				}
-				if clock.outlives(i, c.exec) {
-					r.CallsOutlivingRoot++
-				}
-			} else if root := clock.traceRootOf(i); root == i {
-				r.CallsOutsideRoot++ // the call is its trace's root: under no execution
-			} else if clock.outlives(i, root) {
-				r.CallsOutlivingRoot++
+				c.exec = e.root.nearestOrSelf(i)
+			}
+			clock.tie(&r, i, c.exec, e.root != nil) // measurable.go
+			if c.exec < 0 {
+				continue // a call outside any execution root
 			}
 			if s, ok := x.attrVal(i, e.v.kSession); ok {
 				c.session = s
