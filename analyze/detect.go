@@ -454,6 +454,10 @@ type NameCount struct {
 const (
 	MaxUnrecognisedNames = 10
 	MaxExampleResources  = 5
+	// MaxRecognitionText is the most runes of a span name or a resource's
+	// text the report keeps ("…" marks a cut): a hostile 1 MB name costs
+	// the JSON no more than this.
+	MaxRecognitionText = 256
 )
 
 // report turns d and the resources' vocabularies into the report's
@@ -479,7 +483,7 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 			u.RecognisedSpans += s.recognised(e)
 		}
 		if len(u.ExampleResources) < MaxExampleResources {
-			u.ExampleResources = append(u.ExampleResources, k)
+			u.ExampleResources = append(u.ExampleResources, textfmt.ClipTo(k, MaxRecognitionText))
 		}
 	}
 	read := []string{}
@@ -502,6 +506,9 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 	})
 	if len(r.UnrecognisedNames) > MaxUnrecognisedNames {
 		r.UnrecognisedNames = r.UnrecognisedNames[:MaxUnrecognisedNames]
+	}
+	for i := range r.UnrecognisedNames {
+		r.UnrecognisedNames[i].Name = textfmt.ClipTo(r.UnrecognisedNames[i].Name, MaxRecognitionText)
 	}
 	switch len(read) {
 	case 0:

@@ -173,19 +173,31 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 		named(k+1, "op-"+string(rune('a'+k)), ptrace.SpanKindInternal)(d, ss)
 	}
 	named(20, "evil\x1b[31m", ptrace.SpanKindInternal)(d, ss)
+	named(15, strings.Repeat("x", 1<<20), ptrace.SpanKindInternal)(d, d.resource(spans.ResourceServiceName, strings.Repeat("s", 1<<20)))
 	r := analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
 	if !r.NothingRecognised() || r.Settings.Vocabulary != VocabNone {
 		t.Fatalf("NothingRecognised = %v, vocabulary %q; want true, none", r.NothingRecognised(), r.Settings.Vocabulary)
 	}
 	names := r.Recognition.UnrecognisedNames
-	if len(names) != MaxUnrecognisedNames || names[0].Name != "evil\x1b[31m" || names[0].Spans != 20 || names[1].Name != "op-l" || names[9].Name != "op-d" {
+	if len(names) != MaxUnrecognisedNames || names[0].Name != "evil\x1b[31m" || names[0].Spans != 20 || names[1].Spans != 15 ||
+		len(names[1].Name) > 4*MaxRecognitionText || names[2].Name != "op-l" || names[9].Name != "op-e" {
 		t.Errorf("unrecognised names = %v, want the ten most frequent, most first", names)
+	}
+	for _, u := range r.Recognition.Vocabularies {
+		for _, res := range u.ExampleResources {
+			if len(res) > 4*MaxRecognitionText {
+				t.Errorf("an example resource of %d bytes: want it clipped to %d runes", len(res), MaxRecognitionText)
+			}
+		}
+	}
+	if n := len(renderString(t, r, RenderJSON)); n > 64<<10 {
+		t.Errorf("the JSON report of a dump with a 1 MiB name and resource is %d bytes: want them clipped", n)
 	}
 	text := r.UnrecognisedText()
 	if strings.Contains(text, "\x1b") || !strings.Contains(text, `evil\x1b[31m`) {
 		t.Errorf("text does not escape the name:\n%s", text)
 	}
-	if !strings.Contains(text, "vocabulary: block in mcptrace.yaml, see docs/vocabularies.md") || strings.Contains(text, "op-c") {
+	if !strings.Contains(text, "vocabulary: block in mcptrace.yaml, see docs/vocabularies.md") || strings.Contains(text, "op-d") || len(text) > 4096 {
 		t.Errorf("text:\n%s\nwant the ten names and the vocabulary block hint", text)
 	}
 
