@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -26,6 +27,11 @@ func goldenDumps(t *testing.T) []string {
 	}
 	var dumps []string
 	for _, p := range paths {
+		// Directories are not dumps: corpus/ holds the third-party corpus,
+		// with goldens of its own (corpus_test.go).
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			continue
+		}
 		if !strings.HasSuffix(p, goldenSuffix) {
 			dumps = append(dumps, p)
 		}

@@ -283,21 +283,25 @@ func BenchmarkHitParallel(b *testing.B) {
 // BenchmarkCallTool measures one pooled CallTool of the echo tool on the
 // loopback fixture: with no tracer, with no tracer under a remote parent span
 // (the pool then only propagates the trace context in params._meta), and with
-// the real SDK tracer. Time differences are what the instrumentation costs a
-// call (goal: at most 5%); BenchmarkCallToolTracerCost measures them more
-// robustly. B/op and allocs/op split the cost exactly.
+// the real SDK tracer, with the pool's names and with SemconvCallSpans (whose
+// call span reads the JSON-RPC id from the request body's head). Time
+// differences are what the instrumentation costs a call (goal: at most 5%);
+// BenchmarkCallToolTracerCost measures them more robustly. B/op and
+// allocs/op split the cost exactly.
 func BenchmarkCallTool(b *testing.B) {
 	for _, tc := range []struct {
-		name   string
-		tp     func(*testing.B) trace.TracerProvider
-		parent bool
+		name    string
+		tp      func(*testing.B) trace.TracerProvider
+		parent  bool
+		semconv bool
 	}{
-		{"untraced", func(*testing.B) trace.TracerProvider { return nil }, false},
-		{"propagated", func(*testing.B) trace.TracerProvider { return nil }, true},
-		{"traced", sdkTracer, false},
+		{"untraced", func(*testing.B) trace.TracerProvider { return nil }, false, false},
+		{"propagated", func(*testing.B) trace.TracerProvider { return nil }, true, false},
+		{"traced", sdkTracer, false, false},
+		{"traced-semconv", sdkTracer, false, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			e := newBenchEnv(b, fixtures.Options{}, pool.Options{TracerProvider: tc.tp(b)})
+			e := newBenchEnv(b, fixtures.Options{}, pool.Options{TracerProvider: tc.tp(b), SemconvCallSpans: tc.semconv})
 			e.warm(b, 1)
 			ctx := context.Background()
 			if tc.parent {

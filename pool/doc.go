@@ -93,7 +93,7 @@
 // manage. [Pool.Acquire] hands out a [Lease] for callers that need requests
 // the pool does not wrap; they must call [Lease.Release] exactly once. [Pool.Stat] is a snapshot of the
 // counters, like pgxpool's Stat. [Pool.Close] closes idle sessions and makes
-// later acquires fail with [ErrPoolClosed]. Options.SemconvCallSpans names
-// call spans the way the OpenTelemetry MCP conventions do ("tools/call
-// <tool>").
+// later acquires fail with [ErrPoolClosed]. Options.SemconvCallSpans writes
+// call spans (and each handshake's initialize or server/discover request)
+// the way the OpenTelemetry MCP conventions do ("tools/call <tool>").
 package pool

@@ -8,3 +8,7 @@ func SetClock(p *Pool, now func() time.Time) { p.now = now }
 // StartSweeper starts the background sweeper on ticks that the test sends;
 // the pool must have been built with a negative SweepInterval.
 func StartSweeper(p *Pool, ticks <-chan time.Time) { p.startSweeper(ticks, func() {}) }
+
+// RPCHead is rpcHead, for the test of what a call span's
+// jsonrpc.request.id is read from.
+var RPCHead = rpcHead

@@ -508,14 +508,18 @@ func (in *instruments) startCall(ctx context.Context, c *conn, tool string) (con
 	}
 	ctx, span := in.tracer.Start(ctx, cs.name, in.clientOpts...)
 	span.SetAttributes(cs.attrs...)
-	return ctx, span
+	return in.withRPCID(ctx), span
 }
 
 // newCallSpan builds the call span of tool on c: method, tool, cache key,
-// protocol version and session id, and in the semantic conventions' form
-// the "tools/call <tool>" name and the server's address and port.
+// protocol version and session id (absent on a sessionless server), and in
+// the semantic conventions' form (semconv.go) the "tools/call <tool>" name,
+// the pool id (a call made on a held lease has no invoke or acquire span
+// above it to name its pool scope, and the semconv vocabulary reads calls
+// alone), gen_ai.operation.name, the server's address and port and the
+// transport.
 func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
-	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs := make([]attribute.KeyValue, 0, 11)
 	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
@@ -527,18 +531,25 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 	}
 	name := spans.SpanCallTool
 	if in.semconv {
-		name = spans.MethodToolsCall + " " + tool
+		name = spans.SemconvSpanName(spans.MethodToolsCall, tool)
 		attrs = append(attrs,
+			in.poolAttr,
+			attribute.String(spans.AttrGenAIOperationName, spans.GenAIOperationExecuteTool),
 			attribute.String(spans.AttrServerAddress, c.target.address),
 			attribute.Int(spans.AttrServerPort, c.target.port),
 		)
+		attrs = append(attrs, semconvNetAttrs...)
 	}
 	return callSpan{name: name, attrs: attrs}
 }
 
-func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, tool string, res *mcp.CallToolResult, err error) {
+func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, c *conn, tool string, res *mcp.CallToolResult, err error) {
 	if span != nil {
-		endWithError(span, res, err)
+		if in.semconv {
+			endSemconvCall(ctx, span, &c.target.redact, res, err)
+		} else {
+			endWithError(span, res, err)
+		}
 		span.End()
 	}
 	if in.metrics {

@@ -68,7 +68,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		// before: Release keeps it (errNotSent), where a call cancelled in
 		// flight leaves it in an unknown state and is dropped.
 		err = fmt.Errorf("call tool %q on %s: %w: %w", params.Name, c.target.shown, errNotSent, err)
-		p.inst.endCall(ctx, span, start, params.Name, nil, err)
+		p.inst.endCall(ctx, span, start, c, params.Name, nil, err)
 		return nil, err
 	}
 	buf := getCallBuf()
@@ -90,7 +90,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 				defer func() { <-c.slots }()
 			case <-ctx.Done():
 				err := fmt.Errorf("call tool %q on %s: wait for a slot on the shared client: %w: %w", params.Name, c.target.shown, errNotSent, ctx.Err())
-				p.inst.endCall(ctx, span, start, params.Name, nil, err)
+				p.inst.endCall(ctx, span, start, c, params.Name, nil, err)
 				return nil, err
 			}
 		}
@@ -106,7 +106,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 	if err != nil {
 		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(fault.Load(), err, !c.sessionless)))
 	}
-	p.inst.endCall(ctx, span, start, params.Name, res, err)
+	p.inst.endCall(ctx, span, start, c, params.Name, res, err)
 	return res, err
 }
 
@@ -307,6 +307,10 @@ func classify(f *httpFault, err error, sessionful bool) error {
 	return fmt.Errorf("%w: %w", &HTTPStatusError{Status: f.status, RetryAfter: f.retryAfter, SessionBound: f.sessionBound}, err)
 }
 
+// codeTransportFailure is the JSON-RPC code the Go SDK wraps a transport
+// failure in: no answer of the server's.
+const codeTransportFailure = -32005
+
 // errorType maps an error to the error.type vocabulary.
 func errorType(err error) string {
 	var hs *HTTPStatusError
@@ -328,7 +332,7 @@ func errorType(err error) string {
 		return spans.ErrTypeCanceled
 	case errors.Is(err, mcp.ErrConnectionClosed):
 		return spans.ErrTypeTransport
-	case errors.As(err, &je) && je.Code != -32005:
+	case errors.As(err, &je) && je.Code != codeTransportFailure:
 		// The server answered with a JSON-RPC error: the session itself
 		// worked.
 		return spans.ErrTypeProtocol

@@ -179,6 +179,9 @@ func usedBoth(log []handshakeRequest) bool {
 // tripper logs the handshake's requests into log.
 func (p *Pool) connect(ctx context.Context, t *Target, version string, log *handshakeLog) (*mcp.ClientSession, *watcher, error) {
 	w := &watcher{base: withOAuth(p.transport, p.opts.OAuthHandler), header: t.header}
+	if p.inst.semconv && p.inst.tracer != nil {
+		w.sc = &semconvHandshake{tracer: p.inst.tracer, target: t}
+	}
 	w.hs.Store(log)
 	defer w.hs.Store(nil)
 	tr := &mcp.StreamableClientTransport{

@@ -141,12 +141,33 @@ type Options struct {
 	// flow runs for one request at a time, and a token does not enter the
 	// key, so use one pool per OAuth identity. Zero: no OAuth.
 	OAuthHandler auth.OAuthHandler
-	// SemconvCallSpans writes call spans in the OpenTelemetry MCP semantic
-	// conventions' form: named "tools/call <tool>" (not
-	// plugin.mcp.client.call_tool), with mcp.method.name, gen_ai.tool.name,
-	// mcp.session.id, mcp.protocol.version, server.address and server.port,
-	// as the analyzer's semconv profile reads them. jsonrpc.request.id is
-	// left out: the SDK does not expose it. Zero: the pool's own names.
+	// SemconvCallSpans writes the pool's MCP requests as the OpenTelemetry
+	// MCP semantic conventions' client spans (semantic-conventions-genai
+	// v0.1.0, docs/gen-ai/mcp.md, status Development), for a backend whose
+	// dashboards and queries key on the conventions rather than on the
+	// pool's names. Each call span is then named "tools/call <tool>" (not
+	// plugin.mcp.client.call_tool), kind CLIENT, with mcp.method.name,
+	// gen_ai.tool.name, gen_ai.operation.name "execute_tool",
+	// jsonrpc.request.id, mcp.protocol.version, mcp.session.id (absent at
+	// 2026-07-28, which has no sessions), server.address, server.port,
+	// network.transport "tcp" and network.protocol.name "http", and on
+	// failure error.type: the JSON-RPC error code ("-32602", with
+	// rpc.response.status_code and the error's message as the status),
+	// "tool_error" for an isError result, else the pool's class (transport,
+	// session_expired, bad_session, http_status, canceled). Every
+	// handshake's initialize and server/discover requests get their own
+	// client span under the handshake span, with the session id the server
+	// issued or error.type the HTTP status of a refusal ("400").
+	//
+	// The invoke, acquire and handshake spans and the pool's attributes
+	// (cache key, cache_hit, miss_reason, attempt, pool id) stay as they
+	// are, so hit rate and miss causes stay measurable from the same dump;
+	// the call span also carries plugin.mcp.cache_key and
+	// plugin.mcp.pool.id (a call on a held Lease has no invoke or acquire
+	// span above it to name its pool scope). Tracing costs a little more:
+	// the call's JSON-RPC id is read from the head of each request body
+	// (BenchmarkCallTool/traced-semconv). See docs/pool-semconv.md. Zero:
+	// the pool's own names.
 	SemconvCallSpans bool
 	// TracerProvider for the pool's spans. Zero: no spans.
 	TracerProvider trace.TracerProvider

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // sessionHeader is the streamable HTTP session header.
@@ -43,6 +45,9 @@ type watcher struct {
 	fault  atomic.Pointer[httpFault]    // the lease's first fault; see reset
 	broken atomic.Bool                  // a request of the lease failed below HTTP
 	hs     atomic.Pointer[handshakeLog] // set while the session's handshake runs
+	// sc writes the semantic conventions' span of each handshake request
+	// (semconv.go); nil unless Options.SemconvCallSpans and tracing are on.
+	sc *semconvHandshake
 }
 
 // callFaults is what the watcher saw for one call's requests on a shared
@@ -60,8 +65,12 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 	log := w.hs.Load()
 	var method string
 	var began time.Time
+	var rpcSpan trace.Span
 	if log != nil {
 		method, began = rpcMethodOf(req), time.Now()
+		rpcSpan = w.sc.start(req, method)
+	} else if id := rpcIDFrom(req.Context()); id != nil {
+		id.observe(req)
 	}
 	if len(w.header) > 0 {
 		req = req.Clone(req.Context())
@@ -70,6 +79,9 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := w.base.RoundTrip(req)
+	if rpcSpan != nil {
+		w.sc.end(rpcSpan, req, resp, err)
+	}
 	if log != nil {
 		// A handshake request: its outcome is the handshake's.
 		r := handshakeRequest{method: method, post: req.Method == http.MethodPost, duration: time.Since(began)}

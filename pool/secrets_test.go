@@ -271,150 +271,166 @@ func deadEndpoint(t *testing.T) string {
 // TestSecretsNeverLeakFromAnyPlacementOrOutcome drives each credential
 // placement through every outcome the pool has (success, each failure kind,
 // an open breaker, Close) and scans every output: errors, exported spans as
-// OTLP JSON, metric labels, debug logs, pool keys and endpoints, Stat.
+// OTLP JSON, metric labels, debug logs, pool keys and endpoints, Stat;
+// with the pool's span names and with SemconvCallSpans, whose spans say
+// more (the server's address, each handshake request, a JSON-RPC error's
+// own message).
 func TestSecretsNeverLeakFromAnyPlacementOrOutcome(t *testing.T) {
-	for _, pl := range secretPlacements {
-		t.Run(pl.name, func(t *testing.T) {
-			wire := &wireRecorder{base: &http.Transport{}, secrets: append([]string{pl.secret}, pl.forms...)}
-			defer wire.base.(*http.Transport).CloseIdleConnections()
-			h := newHarness(t, harnessOpts{pool: pool.Options{BreakerThreshold: 2, HTTPTransport: wire}})
-			// The placement decides the endpoint (query credentials), so
-			// the target is built here rather than by the harness.
-			tg, err := pool.NewTarget(pl.config(h.srv.URL(), pl.secret))
-			if err != nil {
-				t.Fatal(err)
+	for _, semconv := range []bool{false, true} {
+		for _, pl := range secretPlacements {
+			name := pl.name
+			if semconv {
+				name += "/semconv"
 			}
-			h.target = tg
-			bad400, err := fixtures.Start(fixtures.Options{UnknownSessionStatus: http.StatusBadRequest})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer bad400.Close()
-			on400, err := pool.NewTarget(pl.config(bad400.URL(), pl.secret))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dead, err := pool.NewTarget(pl.config(deadEndpoint(t), pl.secret))
-			if err != nil {
-				t.Fatal(err)
-			}
+			t.Run(name, func(t *testing.T) { checkSecretsNeverLeak(t, pl, semconv) })
+		}
+	}
+}
 
-			var outputs []string
-			ctx := context.Background()
-			// fail runs one call that must fail and keeps its error text.
-			fail := func(what string, tg *pool.Target, tool string, args map[string]any, ctx context.Context) {
-				t.Helper()
-				_, err := h.pool.CallTool(ctx, tg, &mcp.CallToolParams{Name: tool, Arguments: args})
-				if err == nil {
-					t.Fatalf("%s: call succeeded, want a failure", what)
-				}
-				outputs = append(outputs, err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err))
-			}
-			ok := func(tg *pool.Target, tool string) {
-				t.Helper()
-				if _, err := h.pool.CallTool(ctx, tg, &mcp.CallToolParams{Name: tool}); err != nil {
-					t.Fatalf("call %s: %v", tool, err)
-				}
-			}
+// checkSecretsNeverLeak is one placement of the secrets suite, with call
+// spans in the pool's names or in the conventions' (semconv).
+func checkSecretsNeverLeak(t *testing.T, pl secretPlacement, semconv bool) {
+	wire := &wireRecorder{base: &http.Transport{}, secrets: append([]string{pl.secret}, pl.forms...)}
+	defer wire.base.(*http.Transport).CloseIdleConnections()
+	h := newHarness(t, harnessOpts{pool: pool.Options{BreakerThreshold: 2, HTTPTransport: wire, SemconvCallSpans: semconv}})
+	// The placement decides the endpoint (query credentials), so
+	// the target is built here rather than by the harness.
+	tg, err := pool.NewTarget(pl.config(h.srv.URL(), pl.secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.target = tg
+	bad400, err := fixtures.Start(fixtures.Options{UnknownSessionStatus: http.StatusBadRequest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad400.Close()
+	on400, err := pool.NewTarget(pl.config(bad400.URL(), pl.secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, err := pool.NewTarget(pl.config(deadEndpoint(t), pl.secret))
+	if err != nil {
+		t.Fatal(err)
+	}
 
-			ok(h.target, fixtures.ToolSelectWorkspace) // success (cold)
-			ok(h.target, fixtures.ToolGetWorkspace)    // success (hit)
-			h.srv.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError, Method: "tools/call"})
-			fail("500", h.target, fixtures.ToolEcho, nil, ctx)
-			ok(h.target, fixtures.ToolEcho)
-			h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 5 * time.Second, Method: "tools/call"})
-			fail("503 with Retry-After", h.target, fixtures.ToolEcho, nil, ctx)
-			ok(h.target, fixtures.ToolEcho)
-			h.srv.ForgetSessions()
-			ok(h.target, fixtures.ToolEcho) // 404 on a reused session: redialed
-			h.srv.ResetConnectionOnNextCall(fixtures.ResetAfterTool)
-			fail("connection reset", h.target, fixtures.ToolSideEffect, nil, ctx)
-			ok(h.target, fixtures.ToolEcho)
-			h.srv.ExpireDuringNextCall()
-			fail("expired in flight", h.target, fixtures.ToolSideEffect, nil, ctx)
-			ok(h.target, fixtures.ToolEcho)
-			ok(on400, fixtures.ToolEcho)
-			bad400.ForgetSessions()
-			fail("400 for an unknown session", on400, fixtures.ToolEcho, nil, ctx)
+	var outputs []string
+	ctx := context.Background()
+	// fail runs one call that must fail and keeps its error text.
+	fail := func(what string, tg *pool.Target, tool string, args map[string]any, ctx context.Context) {
+		t.Helper()
+		_, err := h.pool.CallTool(ctx, tg, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err == nil {
+			t.Fatalf("%s: call succeeded, want a failure", what)
+		}
+		outputs = append(outputs, err.Error(), fmt.Sprintf("%+v", err), fmt.Sprintf("%#v", err))
+	}
+	ok := func(tg *pool.Target, tool string) {
+		t.Helper()
+		if _, err := h.pool.CallTool(ctx, tg, &mcp.CallToolParams{Name: tool}); err != nil {
+			t.Fatalf("call %s: %v", tool, err)
+		}
+	}
 
-			// Cancelled in flight.
-			cctx, cancel := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				fail("cancelled in flight", h.target, fixtures.ToolSlow, map[string]any{"ms": 60_000}, cctx)
-			}()
-			if err := h.srv.WaitInFlight(boundedContext(t), 1); err != nil {
-				t.Fatal(err)
-			}
-			cancel()
-			<-done
+	ok(h.target, fixtures.ToolSelectWorkspace) // success (cold)
+	ok(h.target, fixtures.ToolGetWorkspace)    // success (hit)
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusInternalServerError, Method: "tools/call"})
+	fail("500", h.target, fixtures.ToolEcho, nil, ctx)
+	ok(h.target, fixtures.ToolEcho)
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusServiceUnavailable, RetryAfter: 5 * time.Second, Method: "tools/call"})
+	fail("503 with Retry-After", h.target, fixtures.ToolEcho, nil, ctx)
+	ok(h.target, fixtures.ToolEcho)
+	h.srv.ForgetSessions()
+	ok(h.target, fixtures.ToolEcho) // 404 on a reused session: redialed
+	h.srv.ResetConnectionOnNextCall(fixtures.ResetAfterTool)
+	fail("connection reset", h.target, fixtures.ToolSideEffect, nil, ctx)
+	ok(h.target, fixtures.ToolEcho)
+	h.srv.ExpireDuringNextCall()
+	fail("expired in flight", h.target, fixtures.ToolSideEffect, nil, ctx)
+	ok(h.target, fixtures.ToolEcho)
+	ok(on400, fixtures.ToolEcho)
+	bad400.ForgetSessions()
+	fail("400 for an unknown session", on400, fixtures.ToolEcho, nil, ctx)
 
-			// Handshake past the deadline, while another lease holds the
-			// idle session so the call must dial.
-			ok(h.target, fixtures.ToolEcho)
-			held, err := h.pool.Acquire(ctx, h.target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.srv.SetMethodLatency("initialize", time.Hour)
-			dctx, dcancel := context.WithTimeout(ctx, 50*time.Millisecond)
-			fail("handshake past the deadline", h.target, fixtures.ToolEcho, nil, dctx)
-			dcancel()
-			h.srv.SetMethodLatency("initialize", 0)
-			held.Release(nil)
+	// Cancelled in flight.
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fail("cancelled in flight", h.target, fixtures.ToolSlow, map[string]any{"ms": 60_000}, cctx)
+	}()
+	if err := h.srv.WaitInFlight(boundedContext(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
 
-			// A dead server: dial errors quote the URL, then the breaker
-			// opens and names the key.
-			fail("dead server", dead, fixtures.ToolEcho, nil, ctx)
-			fail("dead server again", dead, fixtures.ToolEcho, nil, ctx)
-			fail("breaker open", dead, fixtures.ToolEcho, nil, ctx)
-			if st := h.pool.Stat(); st.BreakerRejects != 1 {
-				t.Fatalf("stat = %+v, want the third dead-server call refused by the breaker", st)
-			}
+	// Handshake past the deadline, while another lease holds the
+	// idle session so the call must dial.
+	ok(h.target, fixtures.ToolEcho)
+	held, err := h.pool.Acquire(ctx, h.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.SetMethodLatency("initialize", time.Hour)
+	dctx, dcancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	fail("handshake past the deadline", h.target, fixtures.ToolEcho, nil, dctx)
+	dcancel()
+	h.srv.SetMethodLatency("initialize", 0)
+	held.Release(nil)
 
-			// Close with a lease out, then a call on the closed pool.
-			out, err := h.pool.Acquire(ctx, h.target)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := h.pool.Close(); err != nil {
-				t.Fatal(err)
-			}
-			fail("closed pool", h.target, fixtures.ToolEcho, nil, ctx)
-			out.Release(nil)
+	// A dead server: dial errors quote the URL, then the breaker
+	// opens and names the key.
+	fail("dead server", dead, fixtures.ToolEcho, nil, ctx)
+	fail("dead server again", dead, fixtures.ToolEcho, nil, ctx)
+	fail("breaker open", dead, fixtures.ToolEcho, nil, ctx)
+	if st := h.pool.Stat(); st.BreakerRejects != 1 {
+		t.Fatalf("stat = %+v, want the third dead-server call refused by the breaker", st)
+	}
 
-			for _, tg := range []*pool.Target{h.target, on400, dead} {
-				outputs = append(outputs, tg.Key(), tg.Endpoint(), tg.String(), fmt.Sprint(tg), fmt.Sprintf("%+v", tg), fmt.Sprintf("%#v", tg))
-			}
-			js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(telemetry.ToTraces(h.rec.Spans()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			outputs = append(outputs, string(js))
-			var rm metricdata.ResourceMetrics
-			if err := h.reader.Collect(ctx, &rm); err != nil {
-				t.Fatal(err)
-			}
-			metricsJSON, err := json.Marshal(rm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outputs = append(outputs, fmt.Sprintf("%+v", rm), string(metricsJSON), fmt.Sprintf("%+v", h.pool.Stat()), h.logs.String())
+	// Close with a lease out, then a call on the closed pool.
+	out, err := h.pool.Acquire(ctx, h.target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fail("closed pool", h.target, fixtures.ToolEcho, nil, ctx)
+	out.Release(nil)
 
-			all := strings.Join(outputs, "\n")
-			for _, s := range append([]string{pl.secret}, pl.forms...) {
-				if i := strings.Index(all, s); i >= 0 {
-					t.Errorf("secret %q leaked near: %q", s, all[max(0, i-100):min(len(all), i+40)])
-				}
-			}
-			if wire.count() == 0 {
-				t.Error("the secret never went over the wire: the workload did not exercise the placement")
-			}
-			if !strings.Contains(string(js), spans.ErrTypeCircuitOpen) || !strings.Contains(h.logs.String(), "circuit breaker opened") {
-				t.Error("the scanned spans or logs lack the breaker: the scan may be looking at the wrong output")
-			}
-		})
+	for _, tg := range []*pool.Target{h.target, on400, dead} {
+		outputs = append(outputs, tg.Key(), tg.Endpoint(), tg.String(), fmt.Sprint(tg), fmt.Sprintf("%+v", tg), fmt.Sprintf("%#v", tg))
+	}
+	js, err := (&ptrace.JSONMarshaler{}).MarshalTraces(telemetry.ToTraces(h.rec.Spans()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs = append(outputs, string(js))
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	metricsJSON, err := json.Marshal(rm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs = append(outputs, fmt.Sprintf("%+v", rm), string(metricsJSON), fmt.Sprintf("%+v", h.pool.Stat()), h.logs.String())
+
+	all := strings.Join(outputs, "\n")
+	for _, s := range append([]string{pl.secret}, pl.forms...) {
+		if i := strings.Index(all, s); i >= 0 {
+			t.Errorf("secret %q leaked near: %q", s, all[max(0, i-100):min(len(all), i+40)])
+		}
+	}
+	if wire.count() == 0 {
+		t.Error("the secret never went over the wire: the workload did not exercise the placement")
+	}
+	if !strings.Contains(string(js), spans.ErrTypeCircuitOpen) || !strings.Contains(h.logs.String(), "circuit breaker opened") {
+		t.Error("the scanned spans or logs lack the breaker: the scan may be looking at the wrong output")
+	}
+	if semconv != strings.Contains(string(js), spans.GenAIOperationExecuteTool) {
+		t.Errorf("SemconvCallSpans %v, but the scanned spans say otherwise: the scan may be looking at the wrong output", semconv)
 	}
 }
 

@@ -132,6 +132,55 @@ const (
 // MethodToolsCall is the value of AttrMethodName on call spans.
 const MethodToolsCall = "tools/call"
 
+// The OpenTelemetry MCP semantic conventions, as the pool writes them with
+// pool.Options.SemconvCallSpans: semantic-conventions-genai v0.1.0,
+// docs/gen-ai/mcp.md, the "MCP client" span (status Development). The span
+// name is "{mcp.method.name} {target}" (SemconvSpanName), the kind CLIENT;
+// the attribute keys the conventions share with the pool's own spans
+// (AttrMethodName, AttrGenAIToolName, AttrSessionID, AttrProtocolVersion,
+// AttrJSONRPCRequestID, AttrErrorType, AttrServerAddress, AttrServerPort)
+// are spelled above, the rest here.
+const (
+	// AttrGenAIOperationName is GenAIOperationExecuteTool on a tools/call
+	// client span and absent on every other ("SHOULD NOT be set otherwise").
+	AttrGenAIOperationName = "gen_ai.operation.name"
+	// AttrNetworkTransport is the transport protocol under the MCP session:
+	// NetworkTransportTCP for streamable HTTP.
+	AttrNetworkTransport = "network.transport"
+	// AttrNetworkProtocolName is the application protocol:
+	// NetworkProtocolHTTP for streamable HTTP.
+	AttrNetworkProtocolName = "network.protocol.name"
+	// AttrRPCResponseStatusCode is the JSON-RPC error code of an error
+	// response, as a string ("-32602"); absent on a success.
+	AttrRPCResponseStatusCode = "rpc.response.status_code"
+)
+
+// Values of the semantic conventions' attributes.
+const (
+	// GenAIOperationExecuteTool is AttrGenAIOperationName on tools/call.
+	GenAIOperationExecuteTool = "execute_tool"
+	// NetworkTransportTCP is AttrNetworkTransport over HTTP.
+	NetworkTransportTCP = "tcp"
+	// NetworkProtocolHTTP is AttrNetworkProtocolName over HTTP.
+	NetworkProtocolHTTP = "http"
+	// MethodInitialize is the 2025-11-25 handshake request: the semantic
+	// conventions' "initialize" client span.
+	MethodInitialize = "initialize"
+	// MethodServerDiscover is the 2026-07-28 handshake request (the
+	// conventions' "{mcp.method.name}" span, with no target).
+	MethodServerDiscover = "server/discover"
+)
+
+// SemconvSpanName is the MCP conventions' span name of a request:
+// "{mcp.method.name} {target}" where the request has a low-cardinality
+// target (the tool of tools/call), else the method alone ("initialize").
+func SemconvSpanName(method, target string) string {
+	if target == "" {
+		return method
+	}
+	return method + " " + target
+}
+
 // TransportStreamableHTTP is the value of AttrTransport for HTTP servers.
 const TransportStreamableHTTP = "streamable-http"
 

@@ -36,3 +36,19 @@ func TestIsExplainedMiss(t *testing.T) {
 		}
 	}
 }
+
+// TestSemconvSpanNameFollowsTheConventions pins the MCP conventions' span
+// name: "{mcp.method.name} {target}" with a target, the method alone
+// without one.
+func TestSemconvSpanNameFollowsTheConventions(t *testing.T) {
+	for _, tc := range []struct{ method, target, want string }{
+		{spans.MethodToolsCall, "get-weather", "tools/call get-weather"},
+		{spans.MethodInitialize, "", "initialize"},
+		{spans.MethodServerDiscover, "", "server/discover"},
+		{spans.MethodToolsCall, "a b", "tools/call a b"},
+	} {
+		if got := spans.SemconvSpanName(tc.method, tc.target); got != tc.want {
+			t.Errorf("SemconvSpanName(%q, %q) = %q, want %q", tc.method, tc.target, got, tc.want)
+		}
+	}
+}

@@ -46,6 +46,8 @@ type demoFlags struct {
 	// OTLP: spans also go to a receiver while the demo runs.
 	otlpEndpoint string
 	otlpProtocol string
+
+	semconvCallSpans bool // pool.Options.SemconvCallSpans
 }
 
 // modeLive selects the long-running workload; --metrics-addr or --duration
@@ -140,6 +142,7 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 		telemetry.EnvOTLPTracesEndpoint+" used as is, else $"+telemetry.EnvOTLPEndpoint+")")
 	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "OTLP `protocol`: "+telemetry.ProtocolHTTPProtobuf+" or "+telemetry.ProtocolGRPC+
 		" (default: $OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fl.BoolVar(&f.semconvCallSpans, "semconv-call-spans", false, `write call spans as the OpenTelemetry MCP conventions name them ("tools/call <tool>", and each handshake's initialize or server/discover request), beside the pool's acquire and handshake spans`)
 	return cmd
 }
 
@@ -189,6 +192,9 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		if cmd.Flags().Changed("dir") {
 			return usageErrorf("--dir: the live workload writes one dump, to --out FILE, and only when given")
 		}
+		if f.semconvCallSpans {
+			return usageErrorf("--semconv-call-spans: applies to the pooled and per-call workloads, not the live one")
+		}
 		return runLiveDemo(ctx, cmd, f, otlp)
 	}
 	modes, err := demo.ParseMode(f.mode)
@@ -201,7 +207,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	if f.latency < 0 {
 		return usageErrorf("--latency %s: expected a duration of 0 or more", f.latency)
 	}
-	cfg := demo.Config{Modes: modes, Scopes: f.scopes, Executions: f.executions, Latency: f.latency}
+	cfg := demo.Config{Modes: modes, Scopes: f.scopes, Executions: f.executions, Latency: f.latency, SemconvCallSpans: f.semconvCallSpans}
 	if otlp != nil {
 		cfg.Exporter = otlp
 	}

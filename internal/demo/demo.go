@@ -84,6 +84,9 @@ type Config struct {
 	Exporter sdktrace.SpanExporter
 	// Progress, if set, is called after each execution.
 	Progress func(mode Mode, done, total int)
+	// SemconvCallSpans runs the pools with pool.Options.SemconvCallSpans:
+	// call spans in the OpenTelemetry MCP conventions' form.
+	SemconvCallSpans bool
 }
 
 func (c Config) withDefaults() Config {
@@ -191,7 +194,7 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 	total := cfg.Scopes * cfg.Executions
 	done := 0
 	for s := range cfg.Scopes {
-		popts := pool.Options{ID: fmt.Sprintf("%s-scope-%d", mode, s+1), TracerProvider: tp}
+		popts := pool.Options{ID: fmt.Sprintf("%s-scope-%d", mode, s+1), TracerProvider: tp, SemconvCallSpans: cfg.SemconvCallSpans}
 		if mode == ModePerCall {
 			popts.MaxIdlePerKey = -1
 		}
