@@ -17,7 +17,9 @@ import (
 //   - a call under no execution root: with --execution-root, no span above
 //     it matches the selector; each trace an execution, the call is itself
 //     its trace's root (a server-side instrumentation's span when no
-//     context reached the server, Shinzo's): it belongs to no execution;
+//     context reached the server, Shinzo's), or the trace's root is a
+//     session span (OpenLLMetry's mcp.client.session, opened by a pool at
+//     start-up outside any execution): it belongs to no execution;
 //   - a call that ends after its execution's root span ended: the root
 //     cannot have made it. An instrumentation that parents calls to a
 //     long-lived session span (OpenLLMetry's mcp.client.session) puts
@@ -34,6 +36,11 @@ import (
 // the root span of its execution.
 type rootClock struct {
 	x *Index
+	// session is the name id of a span known to be a session, never an
+	// execution (OpenLLMetry's mcp.client.session), -1 when the index
+	// holds none; looked up on first need (looked).
+	session int32
+	looked  bool
 	// top is, per span index, the topmost ancestor (itself for a root), or
 	// -1 under a missing parent: computed on first need, in one pass.
 	top []int32
@@ -61,6 +68,18 @@ func (c *rootClock) traceRootOf(i int32) int32 {
 	return c.top[i]
 }
 
+// isSession reports whether span root (-1 none) is a session span, which
+// spans many executions and is none.
+func (c *rootClock) isSession(root int32) bool {
+	if root < 0 {
+		return false
+	}
+	if !c.looked {
+		c.looked, c.session = true, c.x.nameID(openllmetrySessionSpan)
+	}
+	return c.session >= 0 && c.x.sp(root).name == c.session
+}
+
 // outlives reports whether call i ends after root's end (strictly: a call
 // ending with its root is within it). root -1 never is outlived.
 func (c *rootClock) outlives(i, root int32) bool {
@@ -75,8 +94,8 @@ func (c *rootClock) outlives(i, root int32) bool {
 func (c *rootClock) tie(r *ExecutionsReport, i, exec int32, byRoot bool) {
 	root := exec
 	if !byRoot {
-		if root = c.traceRootOf(i); root == i {
-			r.CallsOutsideRoot++ // the call is its trace's root: under no execution
+		if root = c.traceRootOf(i); root == i || c.isSession(root) {
+			r.CallsOutsideRoot++ // the call, or a session span, is its trace's root: under no execution
 			return
 		}
 	}

@@ -52,6 +52,11 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 			d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Second, "s1")) // the next execution's
 			d.add(ss, callSpan(1, sess, 2*time.Minute, 2*time.Minute+time.Second, "s1"))
 		}, outliving: 2, why: "a long-lived session span"},
+		{name: "a session span as the trace's root (a pool connecting at start-up) is no execution", build: func(d *dump, ss ptrace.SpanSlice) {
+			sess := d.add(ss, sp{trace: 1, name: "mcp.client.session", kind: ptrace.SpanKindClient, end: time.Hour})
+			d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Second, "s1"))
+			d.add(ss, callSpan(1, sess, 2*time.Minute, 2*time.Minute+time.Second, "s1"))
+		}, outside: 2, why: "2 tool call(s) sit under no execution root"},
 		{name: "an execution root: calls within it", root: root, build: func(d *dump, ss ptrace.SpanSlice) {
 			top := d.add(ss, sp{trace: 1, name: "http", end: time.Hour})
 			r := d.add(ss, sp{trace: 1, parent: top, name: "executor.execute", end: time.Second})
