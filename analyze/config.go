@@ -44,11 +44,17 @@ const (
 	// ProfileOpenLLMetry: @traceloop/instrumentation-mcp's spans, calls
 	// named {tool}.tool under a long-lived mcp.client.session span.
 	ProfileOpenLLMetry Profile = "openllmetry"
+	// ProfileAuto: the vocabulary is detected per resource from the spans
+	// present (detect.go); the report says what was read. The CLI's
+	// default. It names no vocabulary of its own: an analysis resolves it
+	// to a built-in before the vocabulary stage runs.
+	ProfileAuto Profile = "auto"
 )
 
 // Profiles lists the profiles in documentation order (default, the alias
-// of mcptrace, first: it is what an unconfigured analysis reads).
-var Profiles = []Profile{ProfileDefault, ProfileMcptrace, ProfileAcquireOnMiss, ProfileSemconv, ProfileOpenLLMetry}
+// of mcptrace, first: it is what an unconfigured analysis reads; auto, the
+// CLI's default, last: it picks one of the others).
+var Profiles = []Profile{ProfileDefault, ProfileMcptrace, ProfileAcquireOnMiss, ProfileSemconv, ProfileOpenLLMetry, ProfileAuto}
 
 // ErrUnknownProfile is returned by ParseProfile for a name it does not know.
 var ErrUnknownProfile = errors.New("unknown profile")
@@ -58,7 +64,7 @@ func ParseProfile(s string) (Profile, error) {
 	if s == "" {
 		return ProfileDefault, nil
 	}
-	if _, ok := builtinVocabularies[Profile(s)]; ok {
+	if _, ok := builtinVocabularies[Profile(s)]; ok || Profile(s) == ProfileAuto {
 		return Profile(s), nil
 	}
 	return "", fmt.Errorf("%w %q: want %s", ErrUnknownProfile, s, vocabularyNames())
@@ -193,9 +199,17 @@ func (c Config) IndexOptions() IndexOptions {
 	// rules skip them) and groups the headline figures.
 	o.SpanAttrs = append(o.SpanAttrs, spans.AttrProtocolVersion)
 	add(c.ExecutionRoot)
-	vo := c.vocabulary().IndexOptions()
-	o.SpanAttrs = append(o.SpanAttrs, vo.SpanAttrs...)
-	o.ResourceAttrs = append(o.ResourceAttrs, vo.ResourceAttrs...)
+	// Under auto every built-in may be the one detected, so the index keeps
+	// what any of them reads.
+	vocs := []Vocabulary{*c.vocabulary()}
+	if c.Vocabulary == nil && c.Profile == ProfileAuto {
+		vocs = BuiltinVocabularies()
+	}
+	for _, v := range vocs {
+		vo := v.IndexOptions()
+		o.SpanAttrs = append(o.SpanAttrs, vo.SpanAttrs...)
+		o.ResourceAttrs = append(o.ResourceAttrs, vo.ResourceAttrs...)
+	}
 	for i := range c.Measures {
 		m := &c.Measures[i]
 		add(&m.Root)

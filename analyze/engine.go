@@ -122,6 +122,8 @@ type Engine struct {
 	speculative bool
 	spoiled     atomic.Bool
 
+	det engineDetection // detect.go: the vocabulary of --profile auto
+
 	inputs  []InputReport
 	flushed bool
 	report  *Report
@@ -306,9 +308,11 @@ func (e *Engine) Flush() error {
 	e.flushed = true
 	e.heldAtFlush = e.MemBytes()
 	e.mu.Unlock()
+	e.detectBatch()
 	e.stop(true)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.checkDetection()
 	if e.err == nil && e.spoiled.Load() {
 		e.err = errSpoiled
 	}
@@ -358,6 +362,9 @@ func (e *Engine) Report() (*Report, error) {
 			// the pair stage and the report reuse their pages instead of
 			// faulting in new ones (4M spans: 649 MB peak RSS against 725).
 			runtime.GC()
+		}
+		if e.opts.streaming() {
+			e.agg.sticky = e.det.sticky
 		}
 		e.report = e.agg.report(slices.Clone(e.inputs))
 		if e.opts.streaming() {
@@ -417,6 +424,8 @@ type shardMsg struct {
 	wm    int64         // the engine's watermark once this batch is counted
 	stop  bool
 	final bool // with stop: finalize what is open first
+	// detect asks for the evidence of every open trace (detect.go).
+	detect chan<- *detection
 }
 
 // shard owns the open traces of its part of the trace ids.
@@ -477,6 +486,9 @@ func (s *shard) run() {
 			}
 			s.x, s.small = nil, nil
 			s.mem.Store(0)
+			continue
+		case m.detect != nil:
+			m.detect <- detectIndex(s.x, nil)
 			continue
 		case s.e.spoiled.Load():
 			if m.fast != nil {
@@ -611,7 +623,7 @@ func (s *shard) scan() {
 func (s *shard) finalize(sel []bool, low int64) {
 	small := s.scratch()
 	_, copied := borrowTraces(small, s.x, sel)
-	o, err := observe(small, s.e.cfg)
+	o, err := observe(small, s.e.observeConfig(small))
 	s.e.merge(s.id, o, low, err)
 	for t, ok := range sel {
 		if ok {
@@ -714,7 +726,7 @@ func (s *shard) wasFinalized(id pcommon.TraceID) bool {
 // it is; a streaming one observes the live traces from a copy.
 func (s *shard) flush() {
 	if !s.e.finalizesEarly() {
-		o, err := observe(s.x, s.e.cfg)
+		o, err := observe(s.x, s.e.observeConfig(s.x))
 		s.e.merge(s.id, o, math.MaxInt64, err)
 		return
 	}
@@ -724,7 +736,7 @@ func (s *shard) flush() {
 	}
 	small := s.scratch()
 	borrowTraces(small, s.x, sel)
-	o, err := observe(small, s.e.cfg)
+	o, err := observe(small, s.e.observeConfig(small))
 	if o != nil {
 		o.duplicates += s.dropped + s.x.dropped
 	}

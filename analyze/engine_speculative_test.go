@@ -21,7 +21,8 @@ import (
 // in every encoding, over 1, 2 and 8 shards, finalizing at every root
 // (rootedBatch 1, the most eager), with the scenario's profile alone (what
 // `mcptrace analyze` runs by default) and with its cold-init measure too
-// (which may wait on spans after the root: no speculation): the engine
+// (which may wait on spans after the root: no speculation), and detected
+// (ProfileAuto, the CLI's default): the engine
 // alone either reports exactly the batch report, having finalized traces
 // early, or says it is spoiled; AnalyzeStream always reports the batch
 // report. Both outcomes must occur over the dumps, or the test pins
@@ -35,7 +36,7 @@ func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
 		scenario, _, _ := strings.Cut(name, ".")
 		t.Run(name, func(t *testing.T) {
 			measured := scenarioConfig(t, scenario)
-			for _, cfg := range []Config{{Profile: measured.Profile}, measured} {
+			for _, cfg := range []Config{{Profile: measured.Profile}, measured, {Profile: ProfileAuto}} {
 				speculativeEqualsBatch(t, path, cfg, &early, &spoiled)
 			}
 		})

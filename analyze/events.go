@@ -52,6 +52,7 @@ type callEvent struct {
 	scope    int32 // string id, -1 none
 	revision int32 // string id, -1 none
 	failed   bool  // a failure that drops the session (a tool's isError is none)
+	tie      tie   // whether the call is tied to its execution (measurable.go)
 }
 
 // handshakeEvent is one span that opened a session.

@@ -23,6 +23,19 @@ type ExecutionsReport struct {
 	// Examples are trace ids of multi-session executions, sorted, at most
 	// MaxExamples.
 	Examples []string `json:"examples"`
+	// Measurable is false when calls cannot be tied to their execution
+	// (measurable.go): the figures above then measure nothing, and WhyNot
+	// says why ("" when measurable). CallsOutsideRoot counts calls under
+	// no execution root, CallsOutlivingRoot calls ending after their
+	// execution's root span ended.
+	Measurable         bool   `json:"measurable"`
+	WhyNot             string `json:"why_not"`
+	CallsOutsideRoot   int    `json:"calls_outside_root"`
+	CallsOutlivingRoot int    `json:"calls_outliving_root"`
+	// onlyEmpty marks a judgement of not measurable whose one reason is a
+	// dump holding no execution and no pool span: the rules then have
+	// nothing to judge, and say so themselves (not serialized).
+	onlyEmpty bool
 }
 
 // executions computes the executions measure from the call events: each
@@ -42,6 +55,12 @@ func (e *events) executions(each func(trace int32, sessions int)) ExecutionsRepo
 		t := e.calls[lo].trace
 		calls = calls[:0]
 		for _, c := range e.calls[lo:hi] {
+			switch c.tie { // measurable.go
+			case tieOutsideRoot:
+				r.CallsOutsideRoot++
+			case tieOutlivesRoot:
+				r.CallsOutlivingRoot++
+			}
 			if c.exec >= 0 { // a call outside any execution root is in none
 				calls = append(calls, c)
 			}

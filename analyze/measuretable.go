@@ -372,7 +372,7 @@ func LookupMeasure(name string) (m Measure, readsName string, ok bool) {
 func MeasureValue(r *Report, name string) (float64, bool) {
 	m, reads, ok := LookupMeasure(name)
 	switch {
-	case !ok:
+	case !ok, unmeasuredExecutions(r, m):
 		return 0, false
 	case m.ReadsValue == nil:
 		return m.Value(r)

@@ -36,6 +36,10 @@ type observation struct {
 	events     []acquireEvent // unattributed; scope, key and session index strs
 	handshakes map[int32]int  // by scope (an index into strs, -1 none)
 	strs       []string
+	// detect is the vocabulary evidence of the traces (detect.go), profile
+	// the profile the measures read them with.
+	detect  *detection
+	profile Profile
 }
 
 // observe computes the observation of every trace of idx under cfg, which
@@ -58,6 +62,11 @@ func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, 
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
+	o.detect = detectIndex(idx, newPoll(ctx))
+	if cfg.Vocabulary == nil {
+		cfg.Profile = o.detect.resolve(cfg.Profile)
+	}
+	o.profile = cfg.Profile
 	ev, err := stageContext(ctx, idx, cfg)
 	if err != nil {
 		return nil, err
@@ -99,6 +108,7 @@ func (o *observation) observePool(e *events) {
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
 // idx, with the execution roots cfg names, stopped by ctx.
 func stageContext(ctx context.Context, idx *Index, cfg Config) (*events, error) {
+	cfg = cfg.resolvedFor(idx) // detect.go: auto reads what the spans show
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
@@ -145,6 +155,12 @@ type aggregate struct {
 	protos   map[optStr]*protoFigures
 	measures []MeasureReport
 	pairs    *pairStage
+	// detect sums the observations' vocabulary evidence; profile is the
+	// one the measures read (useProfile), sticky a stream's decisions per
+	// resource (nil in a batch run).
+	detect  *detection
+	profile Profile
+	sticky  map[string]string
 
 	// The strings the pair stage's events refer to, interned across
 	// observations.
@@ -162,6 +178,8 @@ func newAggregate(cfg Config) *aggregate {
 		measures: make([]MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
+		detect:   newDetection(),
+		profile:  cfg.Profile,
 	}
 	for i := range a.lat {
 		a.lat[i].bound()
@@ -191,6 +209,7 @@ func (a *aggregate) merge(o *observation) {
 	a.traces += o.traces
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
+	a.detect.merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
 			a.lo, a.hi = o.lo, o.hi
@@ -205,6 +224,7 @@ func (a *aggregate) merge(o *observation) {
 	a.exec.MultiSession += o.exec.MultiSession
 	a.exec.MaxSessions = max(a.exec.MaxSessions, o.exec.MaxSessions)
 	a.exec.Examples = mergeExamples(a.exec.Examples, o.exec.Examples)
+	mergeMeasurability(&a.exec, &o.exec)
 	for ver, g := range o.protos {
 		if mine, ok := a.protos[ver]; ok {
 			mine.merge(g)
@@ -291,7 +311,7 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 			Profile:        cfg.Profile,
 			ScopeAttr:      cfg.ScopeAttr,
 			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
-			PoolSpanNames:  cfg.vocabulary().PoolSpanNames(),
+			PoolSpanNames:  a.vocabulary().PoolSpanNames(),
 		},
 		Inputs:           inputs,
 		Spans:            a.spans,
@@ -321,12 +341,14 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 		Handshake:   a.lat[latHandshake].percentiles(),
 		Call:        a.lat[latCall].percentiles(),
 	}
-	if root := cfg.ExecutionRoot; root != nil || cfg.vocabulary().Executions != nil {
+	if root := cfg.ExecutionRoot; root != nil || a.vocabulary().Executions != nil {
 		if root == nil {
-			root = cfg.vocabulary().Executions
+			root = a.vocabulary().Executions
 		}
 		r.Settings.ExecutionRoot = root.String()
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
+	a.reportDetection(r)
+	judgeMeasurability(&r.Executions, r.PoolSpans)
 	return r
 }

@@ -97,4 +97,5 @@ func (h *HTMLReport) escapeText() {
 	for i := range h.Headline.Reads {
 		h.Headline.Reads[i].Name = htmlText(h.Headline.Reads[i].Name)
 	}
+	h.Headline.ExecutionsWhyNot = htmlText(clipTo(h.Headline.ExecutionsWhyNot, maxNote)) // it quotes --execution-root
 }

@@ -153,20 +153,25 @@ type HTMLCounts struct {
 
 // HTMLHeadline holds the figures drawn as tiles.
 type HTMLHeadline struct {
-	Spans             int         `json:"spans"`
-	Traces            int         `json:"traces"`
-	IncompleteTraces  int         `json:"incomplete_traces"`
-	Acquires          int         `json:"acquires"`
-	Hits              int         `json:"hits"`
-	Misses            int         `json:"misses"`
-	HitRate           *float64    `json:"hit_rate"`
-	ColdStartFloor    *float64    `json:"cold_start_floor"`
-	ExcessMisses      int         `json:"excess_misses"`
-	UnexplainedMisses int         `json:"unexplained_misses"`
-	Handshakes        int         `json:"handshakes"`
-	Executions        int         `json:"executions"`
-	MultiSession      int         `json:"multi_session_executions"`
-	Reads             []HTMLReads `json:"reads_per_request"`
+	Spans             int      `json:"spans"`
+	Traces            int      `json:"traces"`
+	IncompleteTraces  int      `json:"incomplete_traces"`
+	Acquires          int      `json:"acquires"`
+	Hits              int      `json:"hits"`
+	Misses            int      `json:"misses"`
+	HitRate           *float64 `json:"hit_rate"`
+	ColdStartFloor    *float64 `json:"cold_start_floor"`
+	ExcessMisses      int      `json:"excess_misses"`
+	UnexplainedMisses int      `json:"unexplained_misses"`
+	Handshakes        int      `json:"handshakes"`
+	Executions        int      `json:"executions"`
+	MultiSession      int      `json:"multi_session_executions"`
+	// ExecutionsMeasurable is the report's executions.measurable, and
+	// ExecutionsWhyNot its why_not: the page then says the executions
+	// could not be measured instead of drawing their figures.
+	ExecutionsMeasurable bool        `json:"executions_measurable"`
+	ExecutionsWhyNot     string      `json:"executions_why_not"`
+	Reads                []HTMLReads `json:"reads_per_request"`
 }
 
 // HTMLReads is one reads-per-request measure's headline.
@@ -341,20 +346,22 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 
 func htmlHeadline(r *Report) HTMLHeadline {
 	hl := HTMLHeadline{
-		Spans:             r.Spans,
-		Traces:            r.Traces,
-		IncompleteTraces:  r.IncompleteTraces,
-		Acquires:          r.Pool.Acquires,
-		Hits:              r.Pool.Hits,
-		Misses:            r.Pool.Misses,
-		HitRate:           r.Pool.HitRate,
-		ColdStartFloor:    r.Pool.ColdStartFloor,
-		ExcessMisses:      r.Pool.ExcessMisses,
-		UnexplainedMisses: r.Pool.MissReasons[spans.MissUnexplained],
-		Handshakes:        r.Pool.Handshakes,
-		Executions:        r.Executions.Count,
-		MultiSession:      r.Executions.MultiSession,
-		Reads:             []HTMLReads{},
+		Spans:                r.Spans,
+		Traces:               r.Traces,
+		IncompleteTraces:     r.IncompleteTraces,
+		Acquires:             r.Pool.Acquires,
+		Hits:                 r.Pool.Hits,
+		Misses:               r.Pool.Misses,
+		HitRate:              r.Pool.HitRate,
+		ColdStartFloor:       r.Pool.ColdStartFloor,
+		ExcessMisses:         r.Pool.ExcessMisses,
+		UnexplainedMisses:    r.Pool.MissReasons[spans.MissUnexplained],
+		Handshakes:           r.Pool.Handshakes,
+		Executions:           r.Executions.Count,
+		MultiSession:         r.Executions.MultiSession,
+		Reads:                []HTMLReads{},
+		ExecutionsMeasurable: r.Executions.Measurable,
+		ExecutionsWhyNot:     r.Executions.WhyNot,
 	}
 	for _, m := range r.Measures {
 		rd := HTMLReads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected}
@@ -488,6 +495,9 @@ func htmlOffenders(r *Report, opts HTMLOptions) []HTMLOffender {
 		for _, tid := range r.Pool.UnexplainedExamples {
 			o.Examples = append(o.Examples, example(tid, "", ""))
 		}
+		out = append(out, o)
+	}
+	if o, ok := unmeasurableOffender(r); ok {
 		out = append(out, o)
 	}
 	if n := r.Executions.MultiSession; n > 0 {

@@ -49,6 +49,7 @@ func (r *Report) sections() []section {
 	ov.rows = [][]string{{itoa(len(r.Inputs)), itoa(r.Spans), itoa(r.DuplicateSpans), itoa(r.Traces), itoa(r.IncompleteTraces), window}}
 	ttl := time.Duration(r.Settings.IdleTTLSeconds * float64(time.Second))
 	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, idle TTL %s, executions by %s", r.Settings.Profile, ttl, clip(r.Executions.Root)))
+	ov.notes = append(ov.notes, r.recognitionNotes()...)
 	if r.Settings.ScopeAttr != "" {
 		ov.notes = append(ov.notes, "pool scope from attribute "+r.Settings.ScopeAttr)
 	}
@@ -116,6 +117,9 @@ func (r *Report) sections() []section {
 
 	e := r.Executions
 	ex := r.headline(sectionExecutions, "")
+	if !e.Measurable {
+		ex.notes = append(ex.notes, "NOT MEASURABLE: the figures above measure nothing and the session rules are incomplete; "+e.WhyNot)
+	}
 	if e.MultiSession > 0 {
 		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
 	}

@@ -41,6 +41,10 @@ type Report struct {
 	// means the dump holds nothing to measure, and a gate on it is
 	// incomplete, not green.
 	PoolSpans int `json:"pool_spans"`
+	// Recognition says what the vocabularies read: spans recognised and
+	// not, per vocabulary with its resources, and the most frequent names
+	// of the spans none reads (detect.go).
+	Recognition RecognitionReport `json:"recognition"`
 	// Window is the time covered by the spans.
 	Window Window `json:"window"`
 	// Pool is the pool measure.
@@ -61,7 +65,12 @@ type Report struct {
 
 // Settings echoes the analysis configuration in a report.
 type Settings struct {
-	Profile        Profile `json:"profile"`
+	Profile Profile `json:"profile"`
+	// Vocabulary is what was read: one vocabulary name (mcptrace,
+	// acquire-on-miss, semconv, openllmetry), "mixed" when resources were
+	// read with different ones (Report.Recognition lists them), "none"
+	// when nothing was recognised.
+	Vocabulary     string  `json:"vocabulary"`
 	ScopeAttr      string  `json:"scope_attr"`
 	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`
 	ExecutionRoot  string  `json:"execution_root"`
@@ -142,6 +151,7 @@ func AnalyzeContext(ctx context.Context, idx *Index, cfg Config) (*Report, error
 	}
 	agg := newAggregate(cfg)
 	agg.pairs = newBatchPairStage(cfg)
+	agg.useProfile(o.profile)
 	agg.merge(o)
 	return agg.report(idx.Inputs()), nil
 }

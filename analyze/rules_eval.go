@@ -65,6 +65,10 @@ type RuleObservation struct {
 	// MaxExamples is the cap the offending spans were kept under (0: none
 	// kept); the gate names at most this many examples per rule.
 	MaxExamples int
+	// Unmeasurable, when set, says why the rule could not be judged at
+	// all: it reads sessions per execution and the executions are not
+	// measurable (measurable.go). Its one group is then incomplete.
+	Unmeasurable string
 }
 
 // ScopeGroup is a set of a rule's scopes that hold the same values.
@@ -121,7 +125,12 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 		return nil, err
 	}
 	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}, ctx: ctx}
+	if ev.cfg.Profile == ProfileAuto {
+		ev.cfg.Profile = detectIndex(idx, nil).resolve(ProfileAuto)
+	}
+	var execs *ExecutionsReport // measured on first need by a session rule
 	if report != nil {
+		execs = &report.Executions
 		// Only misses other than cold starts are ever named; without one
 		// the lists are empty, and the acquires need no second attribution.
 		ev.noMissToName = report.Pool.Misses == report.Pool.MissReasons[spans.MissCold]
@@ -129,6 +138,18 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 	out := make([]RuleObservation, 0, len(rules))
 	for i := range rules {
 		obs, err := ev.observe(&rules[i])
+		if err == nil && readsSessions(&rules[i]) {
+			if execs == nil {
+				var r ExecutionsReport
+				r, err = executionsOf(ev)
+				execs = &r
+			}
+			// A dump with no execution and no pool span: the rule has
+			// nothing to judge and the gate says so (allow_empty applies).
+			if !execs.Measurable && !execs.onlyEmpty {
+				obs.unmeasurable(execs.notMeasurableText())
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -709,7 +730,7 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 		// enclosing span); a selected span that is no call is read by the
 		// vocabulary's session attribute.
 		e.haveSess = true
-		voc := e.cfg.vocabulary()
+		voc := e.cfg.resolvedFor(x).vocabulary()
 		if k := voc.Session.Attribute; k != "" {
 			e.kSess, e.okS = x.lookupKey(k)
 		}

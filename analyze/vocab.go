@@ -20,6 +20,8 @@ type vocab struct {
 
 	calls, invocations, acquires, handshakes role
 	session                                  *matcher // Session.Enclosing, nil when unset
+	// clock ties each call to its execution (measurable.go).
+	clock rootClock
 	// inferred says the vocabulary has no acquire spans: acquires are
 	// inferred from calls, a session's first call the miss.
 	inferred bool
@@ -41,7 +43,7 @@ const noKey = ^uint16(0)
 
 func newVocab(x *Index, cfg Config) (*vocab, error) {
 	x.finish()
-	voc := cfg.vocabulary()
+	voc := cfg.resolvedFor(x).vocabulary() // detect.go
 	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
 	var err error
 	compile := func(sels []Selector) []*matcher {
@@ -68,6 +70,7 @@ func newVocab(x *Index, cfg Config) (*vocab, error) {
 	if err != nil {
 		return nil, err
 	}
+	v.clock = rootClock{x: x, session: v.session}
 	key := func(k string) uint16 {
 		if id, ok := x.lookupKey(k); ok && k != "" {
 			return id

@@ -168,10 +168,11 @@ func BuiltinVocabulary(p Profile) (Vocabulary, bool) {
 func BuiltinVocabularies() []Vocabulary {
 	out := make([]Vocabulary, 0, len(Profiles))
 	for _, p := range Profiles {
-		if p == ProfileDefault {
+		v, ok := builtinVocabularies[p]
+		if p == ProfileDefault || !ok { // an alias, or auto, which picks one of the others
 			continue
 		}
-		out = append(out, builtinVocabularies[p].clone())
+		out = append(out, v.clone())
 	}
 	return out
 }

@@ -79,6 +79,7 @@ func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
 		// tree: no walk up a deep chain per call.
 		c.exec = root.nearestOrSelf(i)
 	}
+	c.tie = v.clock.tie(i, c.exec, root != nil)
 	if c.session < 0 && v.session != nil {
 		if enc := v.session.nearest(i); enc >= 0 {
 			es := x.sp(enc)

@@ -180,6 +180,9 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 			res.Found += " (allowed: allow_empty)"
 		}
 	}
+	if obs.Unmeasurable != "" && res.Failed == 0 {
+		res.Found = obs.Unmeasurable // executions not measurable: incomplete, and why
+	}
 	res.Examples = j.capExamples(examples)
 	return res
 }

@@ -70,7 +70,8 @@
   tile("excess misses", H.excess_misses, "misses above the cold-start floor");
   tile("unexplained misses", H.unexplained_misses);
   tile("handshakes", H.handshakes);
-  tile("executions on several sessions", H.multi_session_executions + " / " + H.executions);
+  if (H.executions_measurable === false) tile("executions on several sessions", "not measurable", H.executions_why_not);
+  else tile("executions on several sessions", H.multi_session_executions + " / " + H.executions);
   H.reads_per_request.forEach(function (r) {
     tile("reads per request: " + r.name, r.mean === null ? "n/a" : r.mean.toFixed(2), r.requests + " requests, " + r.unexpected + " unexpected" + (r.expect !== null ? " (expected " + r.expect + ")" : ""));
   });

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -37,7 +38,7 @@ type dumpFlags struct {
 func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
 	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of "+verb+" what was read before the damage")
-	fl.StringVar(&f.profile, "profile", string(analyze.ProfileDefault), "vocabulary: mcptrace (alias default), acquire-on-miss, semconv or openllmetry; a --config's vocabulary: block is used when given")
+	fl.StringVar(&f.profile, "profile", string(analyze.ProfileAuto), "vocabulary: auto (detected per resource), mcptrace (alias default), acquire-on-miss, semconv or openllmetry; a --config's vocabulary: block is used when given")
 	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
 	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
 	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
@@ -80,13 +81,16 @@ Tempo trace JSON. A damaged input is analyzed up to the damage with a warning
 and the report is marked partial, unless --strict. Bad input or usage exits
 with status 2.
 
---profile names the writer's vocabulary (docs/vocabularies.md): mcptrace, alias
-default (this pool's spans: an acquire span on every call), acquire-on-miss
-(acquire spans only on misses: a hit is an invoke span without one), semconv
-(OpenTelemetry MCP spans "%[2]s <tool>" with %[1]s, and no pool
-spans) or openllmetry (@traceloop/instrumentation-mcp: "<tool>.tool" calls under
-a session span). A --config file's vocabulary: block describes any other
-writer and is used instead.
+--profile names the writer's vocabulary (docs/vocabularies.md): auto (the
+default) detects it per resource from the spans present and the report says
+what it read (settings.vocabulary, recognition); mcptrace, alias default (this
+pool's spans: an acquire span on every call), acquire-on-miss (acquire spans
+only on misses: a hit is an invoke span without one), semconv (OpenTelemetry
+MCP spans "%[2]s <tool>" with %[1]s, and no pool spans) or openllmetry
+(@traceloop/instrumentation-mcp: "<tool>.tool" calls under a session span)
+force one. A --config file's vocabulary: block describes any other writer and
+is used instead. Spans of which none is recognised exit with status 3, naming
+the most frequent span names and what would read them.
 
 A pool scope is named by %[3]s, else the resource's
 %[4]s, else %[5]s; --scope-attr names another attribute
@@ -188,7 +192,7 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	}
 	report := a.Report
 	stderr := cmd.ErrOrStderr()
-	if report.PoolSpans == 0 {
+	if report.PoolSpans == 0 && !report.NothingRecognised() {
 		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
@@ -200,6 +204,11 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 		}
 		return 0, 0, nil
 	})
+	if err == nil && report.NothingRecognised() {
+		// The report is written (a script reads its recognition section);
+		// the status says there was nothing to measure.
+		return &exitError{code: 3, err: errors.New(report.UnrecognisedText())}
+	}
 	return err
 }
 

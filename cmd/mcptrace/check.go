@@ -218,6 +218,10 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		regs = gate.Regressions(base, report, s.tol)
 	}
 	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
+	nothingRecognised(cmd.ErrOrStderr(), report, check)
+	if check.ExitCode == gate.ExitIncomplete && !report.Executions.Measurable && sessionRuleIncomplete(results) {
+		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+report.Executions.WhyNot)
+	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
@@ -233,6 +237,33 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		return &exitError{code: check.ExitCode, err: errors.New(msg)}
 	}
 	return nil
+}
+
+// nothingRecognised says, for a dump whose spans no vocabulary recognised,
+// what was seen and what would read it: first among the reasons of an
+// incomplete check (exit 3: the rules had nothing to judge); as a warning
+// on w when every rule passed anyway, which only rules with allow_empty:
+// true do, their author having said an empty dump is fine.
+func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
+	switch {
+	case !r.NothingRecognised():
+	case c.ExitCode == gate.ExitIncomplete:
+		c.IncompleteReasons = append([]string{r.UnrecognisedLine()}, c.IncompleteReasons...)
+	case c.ExitCode == gate.ExitPass:
+		fmt.Fprintf(w, "mcptrace: warning: %s\n", r.UnrecognisedLine())
+	}
+}
+
+// sessionRuleIncomplete reports whether a rule was left incomplete because
+// the executions are not measurable (analyze.RuleObservation.Unmeasurable
+// gives its found text).
+func sessionRuleIncomplete(results []gate.RuleResult) bool {
+	for _, res := range results {
+		if res.Status == gate.StatusIncomplete && strings.HasPrefix(res.Found, "executions not measurable: ") {
+			return true
+		}
+	}
+	return false
 }
 
 // renderCheck writes every output of a check: the report on stdout, then

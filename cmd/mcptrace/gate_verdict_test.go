@@ -69,7 +69,7 @@ func TestCheckIsNeverGreenOnMissingOrDamagedData(t *testing.T) {
 	}{
 		{"no pool spans is incomplete", []string{"check", empty}, gate.ExitIncomplete,
 			[]string{"INCOMPLETE one-session-per-execution", "nothing to judge: no pool spans in the dump", "verdict: INCOMPLETE (0 passed, 6 incomplete)"},
-			[]string{"check incomplete: no pool spans found: looked for spans named " + spans.SpanInvoke + ", " + spans.SpanAcquire, "(profile default)"}},
+			[]string{"check incomplete: no span recognised", `"GET /health" (1)`, "no pool spans found: looked for spans named " + spans.SpanInvoke + ", " + spans.SpanAcquire, "(profile auto)"}},
 		{"the semconv profile names its span names", []string{"check", "--profile", "semconv", empty}, gate.ExitIncomplete, nil,
 			[]string{"looked for spans named tools/call <tool>", "(profile semconv)"}},
 		{"a rule without allow_empty is incomplete", []string{"check", "--config", strictEmpty, empty}, gate.ExitIncomplete,
@@ -180,11 +180,12 @@ func TestAnalyzeOutputTriedBeforeReading(t *testing.T) {
 	}
 }
 
-// TestAnalyzeWarnsWhenNoPoolSpansWereFound: analyze still reports (exit 0)
-// but says what it looked for.
+// TestAnalyzeWarnsWhenNoPoolSpansWereFound: analyze still reports but,
+// when no span at all was recognised, exits 3 naming what it saw; a dump
+// with spans it reads and no pool span among them is a warning.
 func TestAnalyzeWarnsWhenNoPoolSpansWereFound(t *testing.T) {
-	code, _, errOut := runCLI(t, "", "analyze", httpOnlyDump(t))
-	if code != 0 || !strings.Contains(errOut, "mcptrace: warning: no pool spans found: looked for spans named "+spans.SpanInvoke) {
+	code, out, errOut := runCLI(t, "", "analyze", httpOnlyDump(t))
+	if code != 3 || !strings.Contains(errOut, "mcptrace: no span recognised") || !strings.Contains(out, "DUMP") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }

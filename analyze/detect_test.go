@@ -1,0 +1,352 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// detectSpans builds one resource's spans for a detection row.
+type detectSpans func(d *dump, ss ptrace.SpanSlice)
+
+// pooled adds n invocations, each with an acquire child (hit as given,
+// nil omitting cache_hit) and a call.
+func pooled(n int, hit any) detectSpans {
+	return func(d *dump, ss ptrace.SpanSlice) {
+		for k := range n {
+			tr := d.nextID + 1000
+			d.invocation(ss, lease{trace: tr, start: time.Duration(k) * time.Second, end: time.Duration(k)*time.Second + 100*time.Millisecond,
+				key: "k", hit: hit, handshake: hit == false, session: "s1"})
+		}
+	}
+}
+
+// bare adds n invocations without an acquire (acquire-on-miss hits).
+func bare(n int) detectSpans {
+	return func(d *dump, ss ptrace.SpanSlice) {
+		for k := range n {
+			d.invocation(ss, lease{trace: d.nextID + 2000, start: time.Duration(k) * time.Second, end: time.Duration(k)*time.Second + time.Millisecond,
+				key: "k", noAcquire: true, session: "s1"})
+		}
+	}
+}
+
+// named adds n root spans of one name, kind and attributes.
+func named(n int, name string, kind ptrace.SpanKind, attrs ...any) detectSpans {
+	return func(d *dump, ss ptrace.SpanSlice) {
+		for range n {
+			d.add(ss, sp{trace: d.nextID + 3000, name: name, kind: kind, end: time.Millisecond, attrs: attrs})
+		}
+	}
+}
+
+func both(fs ...detectSpans) detectSpans {
+	return func(d *dump, ss ptrace.SpanSlice) {
+		for _, f := range fs {
+			f(d, ss)
+		}
+	}
+}
+
+// TestDetectionReadsEachSignature pins which vocabulary a resource's spans
+// show, with the ties and the order between signatures.
+func TestDetectionReadsEachSignature(t *testing.T) {
+	client, server, internal := ptrace.SpanKindClient, ptrace.SpanKindServer, ptrace.SpanKindInternal
+	semconvCall := named(1, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall)
+	for _, tc := range []struct {
+		name  string
+		spans detectSpans
+		want  string
+	}{
+		{"acquires with cache_hit=true are ours", pooled(3, true), VocabMcptrace},
+		{"invocations each with an acquire child, no cache_hit, are ours", pooled(2, nil), VocabMcptrace},
+		{"only missing acquires (cache_hit=false), each under its invocation, are ours", pooled(2, false), VocabMcptrace},
+		{"some invocations without an acquire and no hit written are acquire-on-miss", both(pooled(2, false), bare(1)), VocabAcquireOnMiss},
+		{"a cache_hit=true acquire beside bare invocations is ours: hits are written", both(pooled(1, true), bare(3)), VocabMcptrace},
+		{"conventions' client spans named {method} {target}", named(2, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall), VocabSemconv},
+		{"conventions' server spans", named(2, "tools/call search", server, spans.AttrMethodName, spans.MethodToolsCall), VocabSemconv},
+		{"a conventions' span named by its method alone", named(1, "initialize", client, spans.AttrMethodName, "initialize"), VocabSemconv},
+		{"an internal span named and attributed as the conventions say (Shinzo's server spans) is theirs", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall), VocabSemconv},
+		{"a name that is not {method} {target} is not the conventions'", named(2, "tools/callsearch", client, spans.AttrMethodName, spans.MethodToolsCall), VocabNone},
+		{"tools/call names without mcp.method.name are not recognised", named(2, "tools/call search", client), VocabNone},
+		{"our acquires with conventions' call spans (SemconvCallSpans) are ours, even outnumbered", both(pooled(1, true), named(5, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall)), VocabMcptrace},
+		{"OpenLLMetry's session span", named(1, "mcp.client.session", client), VocabOpenLLMetry},
+		{"OpenLLMetry's tool and request spans", both(named(2, "search.tool", client), named(1, "tools/list.mcp", server)), VocabOpenLLMetry},
+		{"an internal x.tool span (an SDK's tool decorator) is not OpenLLMetry's", named(3, "search.tool", internal), VocabNone},
+		{"equal counts of conventions' and OpenLLMetry spans go to the conventions", both(named(2, "search.tool", client), semconvCall, semconvCall), VocabSemconv},
+		{"one more OpenLLMetry span than conventions' goes to OpenLLMetry", both(named(3, "search.tool", client), semconvCall, semconvCall), VocabOpenLLMetry},
+		{"no MCP span at all", named(4, "GET /health", server), VocabNone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
+			idx := NewIndex(Config{}.IndexOptions())
+			idx.Add(d.td)
+			det := detectIndex(idx, nil)
+			got := det.decisions(ProfileAuto, nil)
+			if len(got) != 1 || got["service.name=svc"] != tc.want {
+				t.Errorf("decisions = %v, want service.name=svc: %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// fleet is a dump of three processes: a gateway with our pool, a server
+// under the conventions, a database with no MCP span.
+func fleet() ptrace.Traces {
+	d := newDump()
+	pooled(2, true)(d, d.resource(spans.ResourceServiceName, "gateway", spans.ResourceServiceInstanceID, "gw-1"))
+	named(3, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall)(d, d.resource(spans.ResourceServiceName, "mcp-server"))
+	named(4, "SELECT", ptrace.SpanKindClient)(d, d.resource(spans.ResourceServiceName, "db"))
+	return d.td
+}
+
+// TestReportSaysWhatEachResourceWasReadWith pins the report's account of
+// detection: the vocabulary per resource, "mixed" when they differ, one
+// name when they agree, and the spans recognised and not.
+func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
+	r := analyzeTD(t, Config{Profile: ProfileAuto}, fleet())
+	if r.Settings.Vocabulary != VocabMixed {
+		t.Errorf("settings.vocabulary = %q, want %q", r.Settings.Vocabulary, VocabMixed)
+	}
+	want := RecognitionReport{
+		RecognisedSpans: 6 + 3, UnrecognisedSpans: 4,
+		Vocabularies: []VocabularyUse{
+			{Vocabulary: VocabMcptrace, Resources: 1, Spans: 6, RecognisedSpans: 6, ExampleResources: []string{"service.instance.id=gw-1 service.name=gateway"}},
+			{Vocabulary: VocabNone, Resources: 1, Spans: 4, RecognisedSpans: 0, ExampleResources: []string{"service.name=db"}},
+			{Vocabulary: VocabSemconv, Resources: 1, Spans: 3, RecognisedSpans: 3, ExampleResources: []string{"service.name=mcp-server"}},
+		},
+		UnrecognisedNames: []NameCount{{Name: "SELECT", Spans: 4}},
+	}
+	if diff := cmp.Diff(want, r.Recognition); diff != "" {
+		t.Errorf("recognition (-want +got):\n%s", diff)
+	}
+	if r.Pool.Acquires != 2 {
+		t.Errorf("pool acquires = %d, want the gateway's 2 (the mixed dump is read with our vocabulary)", r.Pool.Acquires)
+	}
+
+	d := newDump()
+	named(2, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "a"))
+	named(1, "tools/call search", ptrace.SpanKindClient, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "b"))
+	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	if r.Settings.Vocabulary != VocabSemconv || r.Settings.Profile != ProfileAuto {
+		t.Errorf("settings = %+v, want profile auto, vocabulary semconv", r.Settings)
+	}
+	if r.Pool.Acquires != 3 {
+		t.Errorf("pool acquires = %d, want the 3 calls read under semconv", r.Pool.Acquires)
+	}
+
+	// Mixed, the measures read our tier first, however many spans the
+	// conventions' resources hold.
+	d = newDump()
+	pooled(1, true)(d, d.resource(spans.ResourceServiceName, "gateway"))
+	named(10, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "mcp-server"))
+	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	if r.Settings.Vocabulary != VocabMixed || r.Pool.Acquires != 1 || r.Settings.PoolSpanNames[0] != spans.SpanInvoke {
+		t.Errorf("mixed, conventions' spans outnumbering ours: vocabulary %q, %d acquires, pool span names %v; want mixed, the gateway's 1 acquire, ours",
+			r.Settings.Vocabulary, r.Pool.Acquires, r.Settings.PoolSpanNames)
+	}
+
+	// An explicit profile reads every resource with its vocabulary.
+	r = analyzeTD(t, Config{Profile: ProfileSemconv}, fleet())
+	if r.Settings.Vocabulary != VocabSemconv || r.Recognition.RecognisedSpans != 3 {
+		t.Errorf("under --profile semconv: vocabulary %q, %d recognised; want semconv, 3", r.Settings.Vocabulary, r.Recognition.RecognisedSpans)
+	}
+}
+
+// TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem pins the message
+// of a dump no vocabulary reads: the ten most frequent names, escaped, and
+// the flag that would read names like the conventions'.
+func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "svc")
+	for k := range 12 {
+		named(k+1, "op-"+string(rune('a'+k)), ptrace.SpanKindInternal)(d, ss)
+	}
+	named(20, "evil\x1b[31m", ptrace.SpanKindInternal)(d, ss)
+	named(15, strings.Repeat("x", 1<<20), ptrace.SpanKindInternal)(d, d.resource(spans.ResourceServiceName, strings.Repeat("s", 1<<20)))
+	r := analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	if !r.NothingRecognised() || r.Settings.Vocabulary != VocabNone {
+		t.Fatalf("NothingRecognised = %v, vocabulary %q; want true, none", r.NothingRecognised(), r.Settings.Vocabulary)
+	}
+	names := r.Recognition.UnrecognisedNames
+	if len(names) != MaxUnrecognisedNames || names[0].Name != "evil\x1b[31m" || names[0].Spans != 20 || names[1].Spans != 15 ||
+		len(names[1].Name) > 4*MaxRecognitionText || names[2].Name != "op-l" || names[9].Name != "op-e" {
+		t.Errorf("unrecognised names = %v, want the ten most frequent, most first", names)
+	}
+	for _, u := range r.Recognition.Vocabularies {
+		for _, res := range u.ExampleResources {
+			if len(res) > 4*MaxRecognitionText {
+				t.Errorf("an example resource of %d bytes: want it clipped to %d runes", len(res), MaxRecognitionText)
+			}
+		}
+	}
+	if n := len(renderString(t, r, RenderJSON)); n > 64<<10 {
+		t.Errorf("the JSON report of a dump with a 1 MiB name and resource is %d bytes: want them clipped", n)
+	}
+	text := r.UnrecognisedText()
+	if strings.Contains(text, "\x1b") || !strings.Contains(text, `evil\x1b[31m`) {
+		t.Errorf("text does not escape the name:\n%s", text)
+	}
+	if !strings.Contains(text, "vocabulary: block in mcptrace.yaml, see docs/vocabularies.md") || strings.Contains(text, "op-d") || len(text) > 4096 {
+		t.Errorf("text:\n%s\nwant the ten names and the vocabulary block hint", text)
+	}
+
+	d = newDump()
+	named(3, "tools/call search", ptrace.SpanKindClient)(d, d.resource(spans.ResourceServiceName, "svc"))
+	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	if text := r.UnrecognisedText(); !r.NothingRecognised() || !strings.Contains(text, "--profile semconv") {
+		t.Errorf("names like the conventions' without mcp.method.name: want the --profile semconv hint, got:\n%s", text)
+	}
+	if r := analyzeTD(t, Config{Profile: ProfileAuto}); r.NothingRecognised() {
+		t.Errorf("an empty dump is not 'nothing recognised': there is nothing to recognise")
+	}
+}
+
+// writeLines writes each batch as one line of OTLP JSON (the Collector's
+// file exporter) into a temporary file.
+func writeLines(t *testing.T, batches []ptrace.Traces) string {
+	t.Helper()
+	var out []byte
+	for _, td := range batches {
+		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(append(out, b...), '\n')
+	}
+	path := filepath.Join(t.TempDir(), "dump.jsonl")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// perTrace splits td into one batch per trace, in trace order.
+func perTrace(td ptrace.Traces) []ptrace.Traces {
+	var out []ptrace.Traces
+	index := map[[16]byte]int{}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		ss := rs.ScopeSpans().At(0).Spans()
+		for k := 0; k < ss.Len(); k++ {
+			s := ss.At(k)
+			at, ok := index[s.TraceID()]
+			if !ok {
+				at = len(out)
+				index[s.TraceID()] = at
+				b := ptrace.NewTraces()
+				rs.Resource().CopyTo(b.ResourceSpans().AppendEmpty().Resource())
+				b.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
+				out = append(out, b)
+			}
+			s.CopyTo(out[at].ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty())
+		}
+	}
+	return out
+}
+
+// TestEngineDetectsAsOneIndexDoes pins detection across shards: a gateway
+// writing acquires only on misses whose first traces all miss (read alone,
+// they look like ours) is acquire-on-miss over the whole dump; a batch
+// engine on any number of shards, and AnalyzeStream (speculative, then
+// read again when its first guess proves wrong), report what one index
+// does. A stream decides with the first batch that shows a signature and
+// keeps it: the report says which.
+func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	rootedBatch = 1
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "gw")
+	for k := range 4 {
+		d.invocation(ss, lease{trace: uint64(k + 1), start: time.Duration(k) * time.Minute, end: time.Duration(k)*time.Minute + time.Second,
+			key: "k" + string(rune('0'+k)), hit: false, handshake: true, session: "s"})
+	}
+	for k := 4; k < 8; k++ {
+		d.invocation(ss, lease{trace: uint64(k + 1), start: time.Duration(k) * time.Minute, end: time.Duration(k)*time.Minute + time.Second,
+			key: "k0", noAcquire: true, session: "s"})
+	}
+	cfg := Config{Profile: ProfileAuto}
+	want := analyzeTD(t, cfg, d.td)
+	if want.Settings.Vocabulary != VocabAcquireOnMiss || want.Pool.Hits != 4 {
+		t.Fatalf("one index: vocabulary %q, %d hits; want acquire-on-miss, 4", want.Settings.Vocabulary, want.Pool.Hits)
+	}
+	wantJSON := renderString(t, want, RenderJSON)
+	for _, shards := range []int{1, 2, 8} {
+		got := engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{d.td})
+		if s := renderString(t, got, RenderJSON); s != wantJSON {
+			t.Errorf("batch engine, %d shards, differs from one index:\n%s", shards, cmp.Diff(wantJSON, s))
+		}
+	}
+	batches := perTrace(d.td)
+	path := writeLines(t, batches)
+	var reread error
+	r, _, err := AnalyzeStream(context.Background(), []string{path}, cfg, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Inputs = []InputReport{}
+	if s := renderString(t, r, RenderJSON); s != wantJSON {
+		t.Errorf("AnalyzeStream differs from one index:\n%s", cmp.Diff(wantJSON, s))
+	}
+	if !errors.Is(reread, errSpoiled) {
+		t.Errorf("AnalyzeStream did not read again (reread = %v): its first guess, mcptrace, should have spoiled the speculative run", reread)
+	}
+
+	// A stream keeps the vocabulary of the first batch that showed one.
+	st := engineReport(t, cfg, EngineOptions{Shards: 1, Window: time.Nanosecond}, batches)
+	if st.Settings.Vocabulary != VocabMcptrace {
+		t.Errorf("stream: vocabulary %q, want the first batch's, mcptrace (sticky)", st.Settings.Vocabulary)
+	}
+}
+
+// BenchmarkAnalyzeAutoAgainstDefault measures what detection costs: the
+// measures of one index of the benchmark dump (MCPTRACE_BENCH_SPANS spans,
+// 200k by default) under ProfileAuto against ProfileDefault, and the
+// detection pass alone (which every analysis runs, for its recognition
+// section), alternated in each iteration so all see the same machine load.
+// It reports x-default, auto's time over default's, and detect-share, the
+// detection pass's time over default's whole analysis.
+func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
+	n := 200_000
+	if os.Getenv("MCPTRACE_BENCH_SPANS") != "" {
+		n = benchSpans(b)
+	}
+	path, _ := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
+	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx.finish()
+	var auto, def, det time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		detectIndex(idx, nil)
+		det += time.Since(start)
+		for _, p := range []Profile{ProfileDefault, ProfileAuto} {
+			start := time.Now()
+			r, err := Analyze(idx, Config{Profile: p})
+			if err != nil || r.Settings.Vocabulary != VocabMcptrace {
+				b.Fatalf("%s: %v, vocabulary %q", p, err, r.Settings.Vocabulary)
+			}
+			if p == ProfileAuto {
+				auto += time.Since(start)
+			} else {
+				def += time.Since(start)
+			}
+		}
+	}
+	b.ReportMetric(float64(auto)/float64(def), "x-default")
+	b.ReportMetric(float64(det)/float64(def), "detect-share")
+}
