@@ -90,9 +90,10 @@ func (e *resEvidence) add(o *resEvidence) {
 
 // signature is one built-in vocabulary as detection sees it: whether a
 // resource's evidence shows it, how many of its spans it reads, and the
-// profile the measures read it with ("" while they cannot read it yet).
-// When the vocabularies become data (a Vocabulary type with a Detect
-// selector), each entry points at one of them.
+// profile of the built-in Vocabulary (vocabulary_builtin.go) the measures
+// read it with. The Vocabulary's Detect selectors say only which spans mark
+// a writer; the counts, tiers and ties that choose between writers a
+// resource shows are here.
 type signature struct {
 	name       string
 	tier       int // lower wins over any count
@@ -124,7 +125,7 @@ var builtinSignatures = []signature{
 		recognised: func(e *resEvidence) int { return e.semconv },
 	},
 	{
-		name: VocabOpenLLMetry, tier: 1,
+		name: VocabOpenLLMetry, tier: 1, profile: ProfileOpenLLMetry,
 		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
 		recognised: func(e *resEvidence) int { return e.openllmetry },
 	},
@@ -147,6 +148,8 @@ func vocabOfProfile(p Profile) string {
 		return VocabAcquireOnMiss
 	case ProfileSemconv:
 		return VocabSemconv
+	case ProfileOpenLLMetry:
+		return VocabOpenLLMetry
 	}
 	return VocabMcptrace
 }

@@ -27,6 +27,7 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 	for _, tc := range []struct {
 		name       string
 		root       *Selector
+		vocab      func() *Vocabulary // nil: the default's
 		build      func(d *dump, ss ptrace.SpanSlice)
 		measurable bool
 		outside    int
@@ -52,7 +53,7 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 			d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Second, "s1")) // the next execution's
 			d.add(ss, callSpan(1, sess, 2*time.Minute, 2*time.Minute+time.Second, "s1"))
 		}, outliving: 2, why: "a long-lived session span"},
-		{name: "a session span as the trace's root (a pool connecting at start-up) is no execution", build: func(d *dump, ss ptrace.SpanSlice) {
+		{name: "a session span as the trace's root (a pool connecting at start-up) is no execution", vocab: withSessionSpan, build: func(d *dump, ss ptrace.SpanSlice) {
 			sess := d.add(ss, sp{trace: 1, name: "mcp.client.session", kind: ptrace.SpanKindClient, end: time.Hour})
 			d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Second, "s1"))
 			d.add(ss, callSpan(1, sess, 2*time.Minute, 2*time.Minute+time.Second, "s1"))
@@ -90,7 +91,11 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.build(d, d.resource(spans.ResourceServiceName, "gw"))
-			r := analyzeTD(t, Config{ExecutionRoot: tc.root}, d.td).Executions
+			cfg := Config{ExecutionRoot: tc.root}
+			if tc.vocab != nil {
+				cfg.Vocabulary = tc.vocab()
+			}
+			r := analyzeTD(t, cfg, d.td).Executions
 			if r.Measurable != tc.measurable || r.CallsOutsideRoot != tc.outside || r.CallsOutlivingRoot != tc.outliving {
 				t.Errorf("measurable %v, %d outside, %d outliving; want %v, %d, %d (why_not %q)",
 					r.Measurable, r.CallsOutsideRoot, r.CallsOutlivingRoot, tc.measurable, tc.outside, tc.outliving, r.WhyNot)
@@ -219,4 +224,15 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withSessionSpan is our vocabulary with calls' sessions read from an
+// enclosing mcp.client.session span, as OpenLLMetry parents them: the
+// session span is the vocabulary's, so it is the vocabulary that says such
+// a span is no execution.
+func withSessionSpan() *Vocabulary {
+	v, _ := BuiltinVocabulary(ProfileMcptrace)
+	v.Name = "mcptrace-with-session-span"
+	v.Session.Enclosing = &Selector{Name: "mcp.client.session"}
+	return &v
 }

@@ -62,7 +62,11 @@ func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, 
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
-	o.detect = detectIndex(idx, newPoll(ctx))
+	pl := newPoll(ctx)
+	o.detect = detectIndex(idx, pl)
+	if err := pl.err(); err != nil {
+		return nil, fmt.Errorf("analyze: detection: %w", err)
+	}
 	if cfg.Vocabulary == nil {
 		cfg.Profile = o.detect.resolve(cfg.Profile)
 	}

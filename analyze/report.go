@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -82,6 +83,17 @@ type Settings struct {
 // pool's: what a dump must hold for there to be anything to measure (nil
 // for a name that is no built-in).
 func PoolSpanNames(p Profile) []string {
+	if p == ProfileAuto { // every built-in's, ours first: any may be detected
+		var names []string
+		for _, v := range BuiltinVocabularies() {
+			for _, n := range v.PoolSpanNames() {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+		return names
+	}
 	v, ok := BuiltinVocabulary(p)
 	if !ok {
 		return nil

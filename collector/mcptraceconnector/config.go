@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/mcptrace/mcptrace/analyze"
 )
 
@@ -45,9 +47,18 @@ type Config struct {
 	// exceed it, the trace whose last span is oldest is finalized early and
 	// counted as cut. It must be positive.
 	MaxOpenTraces int `mapstructure:"max_open_traces"`
-	// Profile is the vocabulary profile, as `mcptrace analyze --profile`:
-	// default, acquire-on-miss or semconv.
+	// Profile is the vocabulary, as `mcptrace analyze --profile`: auto (the
+	// default: detected per resource from the spans present, sticky once a
+	// resource's spans show a writer, see analyze's detect.go), or a
+	// built-in forced: mcptrace (alias default), acquire-on-miss, semconv
+	// or openllmetry. docs/vocabularies.md says what each reads.
 	Profile string `mapstructure:"profile"`
+	// Vocabulary describes any other writer, in the same keys as the
+	// vocabulary: block of mcptrace.yaml (docs/vocabularies.md), validated
+	// when the config is loaded. It is read instead of Profile, which must
+	// then be left at auto; a rules file's own vocabulary: block is the
+	// other place to give one (not both).
+	Vocabulary map[string]any `mapstructure:"vocabulary"`
 	// Rules is the path of an mcptrace.yaml whose rules are evaluated per
 	// finalized trace; empty means the built-in rules.
 	Rules string `mapstructure:"rules"`
@@ -122,6 +133,27 @@ type settings struct {
 	pairWait time.Duration
 }
 
+// vocabulary parses the vocabulary block, nil without one. The block is
+// handed to the analyzer's own parser (analyze.ParseConfig) as the
+// vocabulary: key of an mcptrace.yaml, so it takes exactly the keys, the
+// selectors and the checks of the file format, every mistake at once; the
+// lines and columns its errors name are those of the block as re-encoded,
+// which the message says.
+func (c *Config) vocabulary() (*analyze.Vocabulary, error) {
+	if c.Vocabulary == nil {
+		return nil, nil
+	}
+	data, err := yaml.Marshal(map[string]any{"vocabulary": c.Vocabulary})
+	if err != nil {
+		return nil, fmt.Errorf("vocabulary: %w", err)
+	}
+	cf, err := analyze.ParseConfig("the connector's vocabulary block, re-encoded", data)
+	if err != nil {
+		return nil, fmt.Errorf("vocabulary: %w", err)
+	}
+	return cf.Vocabulary, nil
+}
+
 // settings resolves c; errors name the field.
 func (c *Config) settings() (settings, error) {
 	profile, err := analyze.ParseProfile(c.Profile)
@@ -141,6 +173,10 @@ func (c *Config) settings() (settings, error) {
 	default:
 		return settings{}, fmt.Errorf("attribution: want %s or %s, got %q", AttributionLocal, AttributionForward, c.Attribution)
 	}
+	voc, err := c.vocabulary()
+	if err != nil {
+		return settings{}, err
+	}
 	if c.Rules == "" {
 		s.rules = analyze.BuiltinRules(s.analyze)
 		s.rulesSource = "built-in rules"
@@ -152,6 +188,18 @@ func (c *Config) settings() (settings, error) {
 		s.analyze.Measures = gc.Measures
 		s.rules = gc.Rules
 		s.rulesSource = c.Rules
+		if gc.Vocabulary != nil {
+			if voc != nil {
+				return settings{}, fmt.Errorf("vocabulary: given here and in rules file %s: give one", c.Rules)
+			}
+			voc = gc.Vocabulary
+		}
+	}
+	if voc != nil {
+		if profile != analyze.ProfileAuto {
+			return settings{}, fmt.Errorf("profile %s and vocabulary %s: give one (leave profile at auto)", profile, voc.Name)
+		}
+		s.analyze.Vocabulary = voc
 	}
 	perTrace, _ := inStreamRules(s.rules)
 	s.completeAtRoot = !c.HoldComplete && analyze.CompleteAtRoot(s.analyze, perTrace)

@@ -24,7 +24,7 @@ func TestDefaultConfigIsValidAndWellFormed(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("default config invalid: %v", err)
 	}
-	want := Config{Wait: 30 * time.Second, MaxOpenTraces: 100000, Profile: "default", Attribution: "local", PairWait: 45 * time.Second}
+	want := Config{Wait: 30 * time.Second, MaxOpenTraces: 100000, Profile: "auto", Attribution: "local", PairWait: 45 * time.Second}
 	if c.Wait != want.Wait || c.MaxOpenTraces != want.MaxOpenTraces || c.Profile != want.Profile || c.Rules != "" ||
 		c.Attribution != want.Attribution || c.PairWait != want.PairWait {
 		t.Fatalf("defaults = %+v, want %+v", *c, want)
@@ -46,10 +46,10 @@ func TestConfigFromYAML(t *testing.T) {
 		unmarshal bool    // the error comes from unmarshalling, not Validate
 		sentinel  error
 	}{
-		{id: "mcptrace", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
+		{id: "mcptrace", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "auto", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
 		{id: "mcptrace/custom", want: &Config{Wait: 5 * time.Second, MaxOpenTraces: 10, Profile: "acquire-on-miss", Rules: "testdata/rules.yaml", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
-		{id: "mcptrace/hold", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", HoldComplete: true, Attribution: AttributionLocal, PairWait: DefaultPairWait}},
-		{id: "mcptrace/forward", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "default", Attribution: AttributionForward, PairWait: time.Minute}},
+		{id: "mcptrace/hold", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "auto", HoldComplete: true, Attribution: AttributionLocal, PairWait: DefaultPairWait}},
+		{id: "mcptrace/forward", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "auto", Attribution: AttributionForward, PairWait: time.Minute}},
 		{id: "mcptrace/bad_attribution", wantErr: `attribution: want local or forward, got "pairs"`},
 		{id: "mcptrace/zero_pair_wait", wantErr: "pair_wait: must be positive, got 0s", sentinel: errNotPositive},
 		{id: "mcptrace/zero_wait", wantErr: "wait: must be positive, got 0s", sentinel: errNotPositive},
@@ -59,6 +59,10 @@ func TestConfigFromYAML(t *testing.T) {
 		{id: "mcptrace/missing_rules", wantErr: "rules: read config: open testdata/no-such-file.yaml"},
 		{id: "mcptrace/bad_rules", wantErr: "rules: testdata/bad-rules.yaml:5"},
 		{id: "mcptrace/unknown_key", wantErr: "wait_duration", unmarshal: true},
+		{id: "mcptrace/vocabulary", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "auto", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
+		{id: "mcptrace/bad_vocabulary", wantErr: `vocabulary: the connector's vocabulary block, re-encoded:`},
+		{id: "mcptrace/bad_vocabulary", wantErr: `"sesion"`},
+		{id: "mcptrace/vocabulary_and_profile", wantErr: "profile semconv and vocabulary session-spans: give one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {

@@ -26,13 +26,13 @@ func NewFactory() connector.Factory {
 }
 
 // createDefaultConfig returns the defaults: wait 30s, 100000 open traces,
-// the default profile, the built-in rules, local attribution and a pair
+// profile auto (detected per resource), the built-in rules, local attribution and a pair
 // wait of 45s.
 func createDefaultConfig() component.Config {
 	return &Config{
 		Wait:          DefaultWait,
 		MaxOpenTraces: DefaultMaxOpenTraces,
-		Profile:       string(analyze.ProfileDefault),
+		Profile:       string(analyze.ProfileAuto),
 		Attribution:   AttributionLocal,
 		PairWait:      DefaultPairWait,
 	}
