@@ -380,9 +380,12 @@ func TestVocabulariesDocExamplesParse(t *testing.T) {
 func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "agent")
+	// One execution that opened two sessions, each inside it: its calls are
+	// tied to it, so its sessions can be counted.
+	run := d.add(ss, sp{trace: 1, name: "agent.run", start: 0, end: 30 * time.Second})
 	for k, sess := range []uint64{0, 0} {
 		start := time.Duration(k) * 10 * time.Second
-		sess = d.add(ss, sp{trace: 1, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: start, end: start + 5*time.Second})
+		sess = d.add(ss, sp{trace: 1, parent: run, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: start, end: start + 5*time.Second})
 		d.add(ss, sp{trace: 1, parent: sess, name: "list_logs.tool", kind: ptrace.SpanKindClient, start: start + time.Second, end: start + 2*time.Second})
 	}
 	rule := BuiltinRules(Config{})[0]
