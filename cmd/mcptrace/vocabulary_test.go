@@ -53,8 +53,11 @@ func TestCLIReadsAConfigVocabularyAndEveryBuiltinProfile(t *testing.T) {
 			nil, "", []string{"--profile semconv and --config", "vocabulary: my-semconv: give one"}},
 		{"--profile mcptrace", []string{"analyze", "--format", "json", "--profile", "mcptrace", traces + "pooled.otlp.jsonl"}, 0,
 			func(r analyze.Report) bool { return r.Pool.Hits == 5 && r.Settings.Profile == "mcptrace" }, "", nil},
-		{"--profile openllmetry", []string{"analyze", "--format", "json", "--profile", "openllmetry", traces + "pooled.otlp.jsonl"}, 0,
-			func(r analyze.Report) bool { return r.Pool.Acquires == 0 && r.Settings.Profile == "openllmetry" }, "", nil},
+		{"--profile openllmetry reads the OpenLLMetry corpus", []string{"analyze", "--format", "json", "--profile", "openllmetry", traces + "corpus/openllmetry/pooled.jsonl"}, 0,
+			func(r analyze.Report) bool {
+				// The golden's figures (testdata/traces/corpus): 15 calls on one session.
+				return r.Pool.Acquires == 15 && r.Pool.Hits == 14 && r.Pool.Handshakes == 1 && r.Settings.Profile == "openllmetry"
+			}, "", nil},
 		{"an unknown profile names the built-ins", []string{"analyze", "--profile", "openllmetri", traces + "pooled.otlp.jsonl"}, 2,
 			nil, "", []string{"openllmetry"}},
 		{"rules validates a vocabulary-only file", []string{"rules", good}, 0, nil, "vocabulary my-semconv OK", nil},
