@@ -380,9 +380,9 @@ func TestVocabulariesDocExamplesParse(t *testing.T) {
 func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "agent")
-	// One execution, its root above both sessions: a session span as a
-	// trace's root would make the calls belong to no execution.
-	run := d.add(ss, sp{trace: 1, name: "agent.run", end: 30 * time.Second})
+	// One execution that opened two sessions, each inside it: its calls are
+	// tied to it, so its sessions can be counted.
+	run := d.add(ss, sp{trace: 1, name: "agent.run", start: 0, end: 30 * time.Second})
 	for k, sess := range []uint64{0, 0} {
 		start := time.Duration(k) * 10 * time.Second
 		sess = d.add(ss, sp{trace: 1, parent: run, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: start, end: start + 5*time.Second})
@@ -412,5 +412,33 @@ func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 				t.Errorf("observation = %+v, want one trace holding %v sessions", obs, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseVocabularyReadsAStandaloneBlock: the block on its own parses to
+// the vocabulary the same block under vocabulary: does, and its mistakes
+// name the file given, line and column.
+func TestParseVocabularyReadsAStandaloneBlock(t *testing.T) {
+	block := "name: gw\ncalls: gw.tool.call\nsession: {attribute: gw.session}\n"
+	v, err := ParseVocabulary("connector.vocabulary", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := ParseConfig("mcptrace.yaml", []byte("vocabulary:\n  "+strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  ")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Name != cf.Vocabulary.Name || v.Session != cf.Vocabulary.Session || len(v.Calls) != 1 || v.Calls[0].Name != "gw.tool.call" {
+		t.Errorf("standalone %+v, under vocabulary: %+v", v, cf.Vocabulary)
+	}
+	for _, tc := range []struct{ data, want string }{
+		{"name: gw\ncals: x\n", `connector.vocabulary:2:1: unknown key "cals" (did you mean "calls"?)`},
+		{"[a, b]\n", "connector.vocabulary:1:1: vocabulary must be a mapping"},
+		{"name: [\n", "connector.vocabulary:"},
+	} {
+		_, err := ParseVocabulary("connector.vocabulary", []byte(tc.data))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseVocabulary(%q) = %v, want an error containing %q", tc.data, err, tc.want)
+		}
 	}
 }

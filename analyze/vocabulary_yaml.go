@@ -331,3 +331,39 @@ func editDistance(a, b string, limit int) int {
 	}
 	return min(prev[len(b)], limit)
 }
+
+// ParseVocabulary parses data holding one vocabulary block on its own (the
+// mapping under mcptrace.yaml's vocabulary: key): for a driver whose
+// configuration carries the block apart from a file, such as the Collector
+// connector's. path names it in errors; every mistake is reported at once,
+// as ConfigErrors (or one *ConfigError), with line and column.
+func ParseVocabulary(path string, data []byte) (*Vocabulary, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(path, data, err)
+	}
+	if err := checkConfigDepth(path, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, &ConfigError{File: path, Line: 1, Column: 1, Msg: "want one vocabulary mapping"}
+	}
+	v, err := parseVocabulary(doc.Content[0])
+	if err != nil {
+		var ces ConfigErrors
+		var ce *ConfigError
+		switch {
+		case errors.As(err, &ces):
+			for _, e := range ces {
+				e.File = path
+			}
+			if len(ces) == 1 {
+				return nil, ces[0]
+			}
+		case errors.As(err, &ce):
+			ce.File = path
+		}
+		return nil, err
+	}
+	return v, nil
+}

@@ -53,6 +53,11 @@ func TestCLIReadsAConfigVocabularyAndEveryBuiltinProfile(t *testing.T) {
 			nil, "", []string{"--profile semconv and --config", "vocabulary: my-semconv: give one"}},
 		{"--profile mcptrace", []string{"analyze", "--format", "json", "--profile", "mcptrace", traces + "pooled.otlp.jsonl"}, 0,
 			func(r analyze.Report) bool { return r.Pool.Hits == 5 && r.Settings.Profile == "mcptrace" }, "", nil},
+		{"--profile openllmetry reads the OpenLLMetry corpus", []string{"analyze", "--format", "json", "--profile", "openllmetry", traces + "corpus/openllmetry/pooled.jsonl"}, 0,
+			func(r analyze.Report) bool {
+				// The golden's figures (testdata/traces/corpus): 15 calls on one session.
+				return r.Pool.Acquires == 15 && r.Pool.Hits == 14 && r.Pool.Handshakes == 1 && r.Settings.Profile == "openllmetry"
+			}, "", nil},
 		// Forced onto a dump it cannot read, a vocabulary recognises no
 		// span: the report is written, and the exit is 3, not a green 0.
 		{"--profile openllmetry", []string{"analyze", "--format", "json", "--profile", "openllmetry", traces + "pooled.otlp.jsonl"}, 3,
