@@ -134,8 +134,8 @@ type settings struct {
 }
 
 // vocabulary parses the vocabulary block, nil without one. The block is
-// handed to the analyzer's own parser (analyze.ParseConfig) as the
-// vocabulary: key of an mcptrace.yaml, so it takes exactly the keys, the
+// handed to the analyzer's own parser (analyze.ParseVocabulary), the one
+// that reads the vocabulary: block of an mcptrace.yaml, so it takes exactly the keys, the
 // selectors and the checks of the file format, every mistake at once; the
 // lines and columns its errors name are those of the block as re-encoded,
 // which the message says.
@@ -143,15 +143,15 @@ func (c *Config) vocabulary() (*analyze.Vocabulary, error) {
 	if c.Vocabulary == nil {
 		return nil, nil
 	}
-	data, err := yaml.Marshal(map[string]any{"vocabulary": c.Vocabulary})
+	data, err := yaml.Marshal(c.Vocabulary)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary: %w", err)
 	}
-	cf, err := analyze.ParseConfig("the connector's vocabulary block, re-encoded", data)
+	v, err := analyze.ParseVocabulary("the connector's vocabulary block, re-encoded", data)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary: %w", err)
 	}
-	return cf.Vocabulary, nil
+	return v, nil
 }
 
 // settings resolves c; errors name the field.
