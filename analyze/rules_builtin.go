@@ -21,7 +21,10 @@ const (
 // when set, makes each execution a subtree rooted at it instead of a trace.
 // The caller owns the returned slice.
 func BuiltinRules(cfg Config) []Rule {
-	callSel := &SpanSelector{Selector: Selector{Attributes: []AttrMatch{{Key: spans.AttrMethodName, Op: OpEquals, Value: spans.MethodToolsCall}}}}
+	// The calls are the vocabulary's, whoever wrote them: our call_tool
+	// spans, the conventions' tools/call, OpenLLMetry's <tool>.tool or a
+	// configured writer's.
+	callSel := &SpanSelector{Selector: Selector{Calls: true}}
 	exec := Scope{Kind: ScopeTrace}
 	if cfg.ExecutionRoot != nil {
 		root := *cfg.ExecutionRoot

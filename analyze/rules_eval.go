@@ -216,12 +216,24 @@ func (e *ruleEval) compile(s *Selector) (*matcher, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	m, err := e.x.compileContext(ctx, *s)
+	plain := *s
+	plain.Calls = false
+	m, err := e.x.compileContext(ctx, plain)
 	if err != nil {
 		if s.Line > 0 && ctx.Err() == nil {
 			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
 		}
 		return nil, err
+	}
+	if s.Calls {
+		// The vocabulary stage's calls (none when it cannot compile:
+		// Analyze reports that error).
+		m.only = make([]bool, e.x.nspans)
+		if ev := e.stageEvents(); ev != nil {
+			for _, c := range ev.calls {
+				m.only[c.span] = true
+			}
+		}
 	}
 	e.matchers[s] = m
 	return m, nil

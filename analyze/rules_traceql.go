@@ -1,8 +1,10 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,7 +101,7 @@ func (e *ruleEval) ruleTraceQL(r *Rule) string {
 	if sel == nil {
 		sel = r.Select
 	}
-	q := sel.TraceQL()
+	q := e.callsTraceQL(sel)
 	if ex.Of == QuantityLostSessions {
 		// The offenders are the calls the server answered "session expired".
 		q = strings.TrimSuffix(q, " }") + fmt.Sprintf(" && span.%s = %q }", spans.AttrErrorType, spans.ErrTypeSessionExpired)
@@ -150,4 +152,23 @@ func (e *ruleEval) measureTraceQL(ex Expectation) string {
 		base += " && duration > " + formatNumber(ex.Than.Number+ex.Tolerance) + "ms"
 	}
 	return "{ " + base + " }"
+}
+
+// callsTraceQL renders sel, whose Calls (when set) stand for the
+// vocabulary's first call selector: the query finds the spans the rule
+// judged, in the words of the writer read.
+func (e *ruleEval) callsTraceQL(sel *SpanSelector) string {
+	if !sel.Calls {
+		return sel.TraceQL()
+	}
+	s := *sel
+	s.Calls = false
+	if calls := e.cfg.resolvedFor(e.x).vocabulary().Calls; len(calls) > 0 {
+		c := calls[0]
+		s.Name, s.NameRegex = cmp.Or(s.Name, c.Name), cmp.Or(s.NameRegex, c.NameRegex)
+		s.Attributes = append(slices.Clone(c.Attributes), s.Attributes...)
+		s.Resource = append(slices.Clone(c.Resource), s.Resource...)
+		s.Kind, s.Status = cmp.Or(s.Kind, c.Kind), cmp.Or(s.Status, c.Status)
+	}
+	return s.TraceQL()
 }

@@ -91,6 +91,13 @@ type Selector struct {
 	Kind string
 	// Status, when set, is the status code: ok, error or unset.
 	Status string
+	// Calls, when set, matches only the spans the analysis's vocabulary
+	// reads as tool calls, whoever wrote them: the built-in session rules
+	// select calls so, and judge OpenLLMetry's `<tool>.tool` spans or a
+	// configured writer's as they judge ours. Only a rule's selectors take
+	// it (the vocabulary stage is what knows the calls); the file format
+	// has no key for it.
+	Calls bool
 	// Line and Column locate the selector in its file (0 when built in code).
 	Line, Column int
 }
@@ -115,13 +122,16 @@ var statusCodes = map[string]ptrace.StatusCode{
 // span).
 func (s Selector) IsZero() bool {
 	return s.Name == "" && s.NameRegex == nil && len(s.Attributes) == 0 &&
-		len(s.Resource) == 0 && s.Kind == "" && s.Status == ""
+		len(s.Resource) == 0 && s.Kind == "" && s.Status == "" && !s.Calls
 }
 
 // String renders s compactly for reports and messages, for instance
 // name=plugin.mcp.invoke kind=client attributes[error.type]!=tool_error.
 func (s Selector) String() string {
 	var parts []string
+	if s.Calls {
+		parts = append(parts, "(the vocabulary's tool calls)")
+	}
 	if s.Name != "" {
 		parts = append(parts, "name="+s.Name)
 	}
@@ -413,6 +423,9 @@ type matcher struct {
 	// matches (-1 none), computed on first use by nearest: ancestor
 	// questions then cost O(1) per span instead of a walk up the chain.
 	near []int32
+	// only, when set, is per span index whether the span may match at all:
+	// a Calls selector's tool calls, from the vocabulary stage.
+	only []bool
 	// calls counts the spans match was asked about: a test pins that a rule
 	// looks at each span a bounded number of times, whatever the depth.
 	calls int64
@@ -461,6 +474,9 @@ func (x *Index) compile(sel Selector) (*matcher, error) {
 // a legal 3000-state regex over 80 long span names).
 func (x *Index) compileContext(ctx context.Context, sel Selector) (*matcher, error) {
 	x.finish()
+	if sel.Calls {
+		return nil, errors.New("a selector of the vocabulary's calls is only for a rule's selection")
+	}
 	m := &matcher{x: x, anyName: sel.Name == "" && sel.NameRegex == nil, kind: -1, status: -1}
 	if !m.anyName {
 		if sel.NameRegex != nil {
@@ -519,6 +535,9 @@ func (x *Index) compileConds(ms []AttrMatch, kept []bool, what string) ([]condit
 // match reports whether span i satisfies the selector.
 func (m *matcher) match(i int32) bool {
 	m.calls++
+	if m.only != nil && !m.only[i] {
+		return false
+	}
 	s := m.x.sp(i)
 	if !m.anyName && !m.nameOK[s.name] {
 		return false

@@ -136,7 +136,8 @@ func TestRedialSplitIsTheServersFindingNotThePools(t *testing.T) {
 	if r := res[analyze.RuleServerKeptSessions]; r.Status != StatusPass {
 		t.Errorf("per-call-dial: %s = %s (%s), want pass: the server forgot nothing", r.ID, r.Status, r.Found)
 	}
-	if want := `{ span.mcp.method.name = "tools/call" && span.error.type = "session_expired" }`; lost.TraceQL != want {
+	// The calls in the words of the vocabulary read: ours, by name.
+	if want := `{ name = "plugin.mcp.client.call_tool" && span.error.type = "session_expired" }`; lost.TraceQL != want {
 		t.Errorf("%s TraceQL = %s, want %s", lost.ID, lost.TraceQL, want)
 	}
 }
