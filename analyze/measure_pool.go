@@ -75,7 +75,30 @@ var reasonIndex = func() map[string]uint8 {
 // scopeStats accumulates one scope's figures.
 type scopeStats struct {
 	acquires, hits, misses, keys int
-	reasons                      map[string]int
+	reasons                      reasonCounts
+}
+
+// reasonCounts counts misses by index into spans.MissReasons: an array, not
+// a map, so a dump of 200k pool scopes attributes without 200k maps (the
+// report makes its maps once, reasonCounts.asMap).
+type reasonCounts [maxMissReasons]int
+
+// maxMissReasons bounds spans.MissReasons (checked at init).
+const maxMissReasons = 8
+
+func init() {
+	if len(spans.MissReasons) > maxMissReasons {
+		panic("analyze: spans.MissReasons outgrew maxMissReasons")
+	}
+}
+
+// asMap returns the counts keyed by reason, every reason present.
+func (c *reasonCounts) asMap() map[string]int {
+	m := newReasons()
+	for i, r := range spans.MissReasons {
+		m[r] = c[i]
+	}
+	return m
 }
 
 func newReasons() map[string]int {

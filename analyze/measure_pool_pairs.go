@@ -289,7 +289,7 @@ func (p *pairStage) attribute(group []acquireEvent) {
 	}
 	sc := p.scopes[k.scope]
 	if sc == nil {
-		sc = &scopeStats{reasons: newReasons()}
+		sc = &scopeStats{}
 		p.scopes[k.scope] = sc
 	}
 	for j := range group {
@@ -308,7 +308,7 @@ func (p *pairStage) attribute(group []acquireEvent) {
 			reason := reasonFor(ev.redial, isFirst, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
 			ev.reason = reasonIndex[reason]
 			sc.misses++
-			sc.reasons[reason]++
+			sc.reasons[ev.reason]++
 			if reason == spans.MissUnexplained {
 				p.addExample(ev.trace)
 			}
@@ -437,7 +437,7 @@ func (p *pairStage) report(strs []string) PoolReport {
 	r := PoolReport{MissReasons: newReasons(), UnexplainedExamples: []string{}, ByScope: []ScopeReport{}}
 	for scope := range p.handshakes {
 		if p.scopes[scope] == nil {
-			p.scopes[scope] = &scopeStats{reasons: newReasons()} // a scope with handshakes but no acquire still gets its row
+			p.scopes[scope] = &scopeStats{} // a scope with handshakes but no acquire still gets its row
 		}
 	}
 	for scope, st := range p.scopes {
@@ -445,8 +445,8 @@ func (p *pairStage) report(strs []string) PoolReport {
 		r.Hits += st.hits
 		r.Misses += st.misses
 		r.Keys += st.keys
-		for k, n := range st.reasons {
-			r.MissReasons[k] += n
+		for i, n := range st.reasons[:len(spans.MissReasons)] {
+			r.MissReasons[spans.MissReasons[i]] += n
 		}
 		hs := p.handshakes[scope]
 		r.Handshakes += hs
@@ -464,7 +464,7 @@ func (p *pairStage) report(strs []string) PoolReport {
 			Keys:           st.keys,
 			ColdStartFloor: ratio(st.keys, st.acquires),
 			ExcessMisses:   max(0, st.misses-st.keys),
-			MissReasons:    st.reasons,
+			MissReasons:    st.reasons.asMap(),
 		})
 	}
 	slices.SortFunc(r.ByScope, func(a, b ScopeReport) int { return cmp.Compare(a.Scope, b.Scope) })

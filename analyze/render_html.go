@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -298,14 +297,15 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 	opts.MaxTotalLanes = cmp.Or(max(opts.MaxTotalLanes, 0), DefaultHTMLMaxTotalLanes)
 	opts.MaxListedScopes = max(cmp.Or(max(opts.MaxListedScopes, 0), DefaultHTMLMaxListedScopes), opts.MaxScopes)
 
-	acqs, err := AcquireEvents(idx, cfg)
+	cfg, ev, err := htmlStage(idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("html report: %w", err)
+	}
+	acqs, err := acquireEventsOf(idx, cfg, ev)
 	if err != nil {
 		return nil, err
 	}
-	hss, err := HandshakeEvents(idx, cfg)
-	if err != nil {
-		return nil, err
-	}
+	hss := handshakeEventsOf(idx, ev)
 
 	h := &HTMLReport{
 		Schema:    HTMLSchema,
@@ -337,7 +337,7 @@ func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLRe
 	for _, reason := range spans.MissReasons {
 		h.Causes = append(h.Causes, HTMLCount{reason, r.Pool.MissReasons[reason]})
 	}
-	h.Latency = htmlLatencies(idx, cfg, r, acqs, hss)
+	h.Latency = htmlLatencies(ev, r, acqs, hss)
 	h.Offenders = htmlOffenders(r, opts)
 	h.Scopes, h.Sampling = htmlTimelines(h, acqs, hss, t0, t1, opts)
 	h.escapeText()
@@ -385,7 +385,7 @@ func roundMs(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 // htmlLatencies builds the four distributions. The quantiles are the
 // report's own (nearest rank over every sample); the intervals and
 // histograms come from the same samples.
-func htmlLatencies(idx *Index, cfg Config, r *Report, acqs []AcquireEvent, hss []HandshakeEvent) []HTMLLatency {
+func htmlLatencies(ev *events, r *Report, acqs []AcquireEvent, hss []HandshakeEvent) []HTMLLatency {
 	var hit, miss, hs, call []int64
 	for _, e := range acqs {
 		switch {
@@ -400,10 +400,8 @@ func htmlLatencies(idx *Index, cfg Config, r *Report, acqs []AcquireEvent, hss [
 	for _, e := range hss {
 		hs = append(hs, max(e.End-e.Start, 0))
 	}
-	if ev, err := stageContext(context.Background(), idx, cfg.withDefaults()); err == nil {
-		for _, c := range ev.calls {
-			call = append(call, max(c.end-c.start, 0))
-		}
+	for _, c := range ev.calls {
+		call = append(call, max(c.end-c.start, 0))
 	}
 	lat := r.Pool.Latency
 	return []HTMLLatency{

@@ -53,14 +53,29 @@ type HandshakeEvent struct {
 // then time. It is pure like Analyze, and costs one more pass of the
 // vocabulary stage over the index.
 func AcquireEvents(idx *Index, cfg Config) ([]AcquireEvent, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("acquire events: %w", err)
-	}
-	cfg = cfg.withDefaults()
-	ev, err := stageContext(context.Background(), idx, cfg)
+	cfg, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
+	return acquireEventsOf(idx, cfg, ev)
+}
+
+// htmlStage validates and resolves cfg (defaults, and auto to the profile
+// the spans show, detected once) and runs the vocabulary stage once: the
+// HTML report's acquires, handshakes and call latencies all read these
+// events, rather than each running the stage (and detection) again.
+func htmlStage(idx *Index, cfg Config) (Config, *events, error) {
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, err
+	}
+	cfg = cfg.withDefaults().resolvedFor(idx)
+	ev, err := stageContext(context.Background(), idx, cfg)
+	return cfg, ev, err
+}
+
+// acquireEventsOf is AcquireEvents over the stage's events ev of idx under
+// cfg (resolved).
+func acquireEventsOf(idx *Index, cfg Config, ev *events) ([]AcquireEvent, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -160,14 +175,15 @@ func (e *events) attributed(cfg Config) []acquireEvent {
 // HandshakeEvents returns every handshake span of the index, sorted by
 // scope, then time.
 func HandshakeEvents(idx *Index, cfg Config) ([]HandshakeEvent, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("handshake events: %w", err)
-	}
-	cfg = cfg.withDefaults()
-	ev, err := stageContext(context.Background(), idx, cfg)
+	_, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("handshake events: %w", err)
 	}
+	return handshakeEventsOf(idx, ev), nil
+}
+
+// handshakeEventsOf is HandshakeEvents over the stage's events ev of idx.
+func handshakeEventsOf(idx *Index, ev *events) []HandshakeEvent {
 	var out []HandshakeEvent
 	for _, h := range ev.handshakes {
 		s := idx.sp(h.span)
@@ -182,5 +198,5 @@ func HandshakeEvents(idx *Index, cfg Config) ([]HandshakeEvent, error) {
 		})
 	}
 	sortHandshakes(out)
-	return out, nil
+	return out
 }

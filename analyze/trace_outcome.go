@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // TraceStream is the seam for a driver that finalizes traces itself, on
@@ -383,8 +385,8 @@ func (a *aggregate) takeCounts() ([]AcquireCount, []PoolCount) {
 		if st.hits > 0 {
 			acquires = append(acquires, AcquireCount{Pool: name(scope), Hit: true, N: st.hits})
 		}
-		for cause, n := range st.reasons {
-			if n > 0 {
+		for i, n := range st.reasons[:len(spans.MissReasons)] {
+			if cause := spans.MissReasons[i]; n > 0 {
 				acquires = append(acquires, AcquireCount{Pool: name(scope), MissCause: cause, N: n})
 			}
 		}

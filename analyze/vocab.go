@@ -129,6 +129,28 @@ func newRole(x *Index, ms []*matcher) role {
 	return r
 }
 
+// bound returns how many spans may play the role at most: the spans of the
+// names its selectors can match (perName counts spans by name id), or all
+// n spans when a selector matches any name. The stage sizes its event
+// slices with it, so building them leaves no garbage of regrown copies (a
+// 200k-scope dump: 180 MB of it).
+func (r *role) bound(perName []int32, n int) int {
+	total := 0
+	for id, c := range perName {
+		can := id < len(r.byName) && r.byName[id]
+		for _, m := range r.others {
+			if m.anyName {
+				return n
+			}
+			can = can || (id < len(m.nameOK) && m.nameOK[id])
+		}
+		if can {
+			total += int(c)
+		}
+	}
+	return total
+}
+
 // match reports whether span i plays the role.
 func (r *role) match(i int32) bool {
 	if r.byName != nil && r.byName[r.x.sp(i).name] {

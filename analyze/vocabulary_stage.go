@@ -14,7 +14,14 @@ import (
 func (v *vocab) stage(root *matcher) *events {
 	x := v.x
 	e := &events{strs: slices.Clip(x.vals), handshakesByScope: map[int32]int{}, traceIDs: x.traceID}
-	var acquires []int32 // explicit acquire spans, in x.order
+	perName := make([]int32, len(x.names))
+	for _, i := range x.order {
+		perName[x.sp(i).name]++
+	}
+	n := len(x.order)
+	e.calls = make([]callEvent, 0, v.calls.bound(perName, n))
+	e.handshakes = make([]handshakeEvent, 0, v.handshakes.bound(perName, n))
+	acquires := make([]int32, 0, v.acquires.bound(perName, n)) // explicit acquire spans, in x.order
 	hasHandshake := make([]bool, x.nspans)
 	for _, i := range x.order {
 		if v.poll.stop() {
