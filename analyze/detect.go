@@ -54,14 +54,13 @@ const (
 	VocabMixed = "mixed"
 )
 
-// OpenLLMetry's span names (@traceloop/instrumentation-mcp 0.27): a client
-// session span kept open from connect to close, "<tool>.tool" for a
-// tools/call and "<method>.mcp" for every other request, client or server
-// kind.
+// OpenLLMetry's request span suffixes (@traceloop/instrumentation-mcp
+// 0.27): "<tool>.tool" for a tools/call and "<method>.mcp" for every other
+// request, client or server kind; its session span is the vocabulary's
+// (openllmetrySession, vocabulary_builtin.go).
 const (
-	openllmetrySessionSpan = "mcp.client.session"
-	openllmetryToolSuffix  = ".tool"
-	openllmetryMCPSuffix   = ".mcp"
+	openllmetryToolSuffix = ".tool"
+	openllmetryMCPSuffix  = ".mcp"
 )
 
 // resEvidence is what one resource's spans show of each vocabulary: counts
@@ -183,7 +182,7 @@ func isSemconvName(name, method string) bool {
 // isOpenLLMetrySpan reports whether a span of the given name and kind is
 // one of @traceloop/instrumentation-mcp's.
 func isOpenLLMetrySpan(name string, kind uint8) bool {
-	if name == openllmetrySessionSpan {
+	if name == openllmetrySession {
 		return true
 	}
 	rpc := kind == uint8(ptrace.SpanKindClient) || kind == uint8(ptrace.SpanKindServer)

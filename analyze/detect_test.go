@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -212,25 +211,6 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 	}
 }
 
-// writeLines writes each batch as one line of OTLP JSON (the Collector's
-// file exporter) into a temporary file.
-func writeLines(t *testing.T, batches []ptrace.Traces) string {
-	t.Helper()
-	var out []byte
-	for _, td := range batches {
-		b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(append(out, b...), '\n')
-	}
-	path := filepath.Join(t.TempDir(), "dump.jsonl")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // perTrace splits td into one batch per trace, in trace order.
 func perTrace(td ptrace.Traces) []ptrace.Traces {
 	var out []ptrace.Traces
@@ -289,7 +269,7 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 		}
 	}
 	batches := perTrace(d.td)
-	path := writeLines(t, batches)
+	path := writeJSONLines(t, "dump.jsonl", batches...)
 	var reread error
 	r, _, err := AnalyzeStream(context.Background(), []string{path}, cfg, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
 	if err != nil {

@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -158,14 +157,5 @@ func spanSession(trace pcommon.TraceID, id uint64) string {
 // exampleIDs returns the distinct hex ids of traces, sorted, at most
 // MaxExamples.
 func (e *events) exampleIDs(traces []int32) []string {
-	ids := make([]string, 0, len(traces))
-	for _, t := range traces {
-		ids = append(ids, e.traceIDs(t))
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	if len(ids) > MaxExamples {
-		ids = ids[:MaxExamples]
-	}
-	return ids
+	return exampleIDsOf(traces, e.traceIDs)
 }

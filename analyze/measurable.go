@@ -211,10 +211,9 @@ func executionsOf(e *ruleEval) (ExecutionsReport, error) {
 		return ExecutionsReport{}, err
 	}
 	r := ev.executions(nil)
-	cfg := e.cfg.resolvedFor(e.x)
-	if root := cfg.ExecutionRoot; root != nil || cfg.vocabulary().Executions != nil {
+	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.vocabulary().Executions != nil {
 		if root == nil {
-			root = cfg.vocabulary().Executions
+			root = e.cfg.vocabulary().Executions
 		}
 		r.Root = root.String()
 	}

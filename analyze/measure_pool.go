@@ -121,9 +121,14 @@ func ratio(a, b int) *float64 {
 // exampleTraces returns the distinct hex ids of traces, sorted, at most
 // MaxExamples.
 func exampleTraces(x *Index, traces []int32) []string {
+	return exampleIDsOf(traces, x.traceID)
+}
+
+// exampleIDsOf is exampleTraces with the trace ids named by traceID.
+func exampleIDsOf(traces []int32, traceID func(int32) string) []string {
 	ids := make([]string, 0, len(traces))
 	for _, t := range traces {
-		ids = append(ids, x.traceID(t))
+		ids = append(ids, traceID(t))
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)

@@ -124,10 +124,7 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ev := &ruleEval{x: idx, cfg: cfg.withDefaults(), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}, ctx: ctx}
-	if ev.cfg.Profile == ProfileAuto {
-		ev.cfg.Profile = detectIndex(idx, nil).resolve(ProfileAuto)
-	}
+	ev := &ruleEval{x: idx, cfg: cfg.withDefaults().resolvedFor(idx), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}, ctx: ctx}
 	var execs *ExecutionsReport // measured on first need by a session rule
 	if report != nil {
 		execs = &report.Executions
@@ -742,7 +739,7 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 		// enclosing span); a selected span that is no call is read by the
 		// vocabulary's session attribute.
 		e.haveSess = true
-		voc := e.cfg.resolvedFor(x).vocabulary()
+		voc := e.cfg.vocabulary() // resolved when the evaluation began
 		if k := voc.Session.Attribute; k != "" {
 			e.kSess, e.okS = x.lookupKey(k)
 		}

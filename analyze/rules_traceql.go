@@ -163,7 +163,7 @@ func (e *ruleEval) callsTraceQL(sel *SpanSelector) string {
 	}
 	s := *sel
 	s.Calls = false
-	if calls := e.cfg.resolvedFor(e.x).vocabulary().Calls; len(calls) > 0 {
+	if calls := e.cfg.vocabulary().Calls; len(calls) > 0 {
 		c := calls[0]
 		s.Name, s.NameRegex = cmp.Or(s.Name, c.Name), cmp.Or(s.NameRegex, c.NameRegex)
 		s.Attributes = append(slices.Clone(c.Attributes), s.Attributes...)

@@ -141,9 +141,13 @@ func httpCount(srv *fixtures.Server, method, session string) int {
 }
 
 // spansNamed returns the recorded spans with the name, in end order.
-func (h *harness) spansNamed(name string) []sdktrace.ReadOnlySpan {
+func (h *harness) spansNamed(name string) []sdktrace.ReadOnlySpan { return recordedNamed(h.rec, name) }
+
+// recordedNamed returns rec's spans with the name, in end order: every
+// harness of the package reads its recorder so.
+func recordedNamed(rec *telemetry.Recorder, name string) []sdktrace.ReadOnlySpan {
 	var out []sdktrace.ReadOnlySpan
-	for _, s := range h.rec.Spans() {
+	for _, s := range rec.Spans() {
 		if s.Name() == name {
 			out = append(out, s)
 		}

@@ -232,13 +232,7 @@ func short(ids []string) []string {
 }
 
 func (m *matrixRun) spansNamed(name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
-	for _, s := range m.rec.Spans() {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
+	return recordedNamed(m.rec, name)
 }
 
 // callSpansInOrder returns the call spans by start time.

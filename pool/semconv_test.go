@@ -119,15 +119,7 @@ func newSemconvPool(t *testing.T, o pool.Options) *semconvPool {
 }
 
 // named returns the recorded spans named name, in end order.
-func (sp *semconvPool) named(name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
-	for _, s := range sp.rec.Spans() {
-		if s.Name() == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+func (sp *semconvPool) named(name string) []sdktrace.ReadOnlySpan { return recordedNamed(sp.rec, name) }
 
 // attrMap is a span's attributes as text, for exact comparison.
 func attrMap(s sdktrace.ReadOnlySpan) map[string]string {

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/goleak"
 
@@ -18,36 +17,13 @@ import (
 // those of each name carrying gen_ai.operation.name execute_tool.
 func dumpSpanNames(t *testing.T, dump string) (names, executeTool map[string]int) {
 	t.Helper()
-	f, err := os.Open(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	names, executeTool = map[string]int{}, map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var u ptrace.JSONUnmarshaler
-	for sc.Scan() {
-		td, err := u.UnmarshalTraces(sc.Bytes())
-		if err != nil {
-			t.Fatalf("dump line does not parse as OTLP JSON: %v", err)
+	eachDumpSpan(t, dump, func(_ pcommon.Resource, s ptrace.Span) {
+		names[s.Name()]++
+		if v, ok := s.Attributes().Get(spans.AttrGenAIOperationName); ok && v.Str() == spans.GenAIOperationExecuteTool {
+			executeTool[s.Name()]++
 		}
-		for i := range td.ResourceSpans().Len() {
-			for j := range td.ResourceSpans().At(i).ScopeSpans().Len() {
-				ss := td.ResourceSpans().At(i).ScopeSpans().At(j).Spans()
-				for k := range ss.Len() {
-					s := ss.At(k)
-					names[s.Name()]++
-					if v, ok := s.Attributes().Get(spans.AttrGenAIOperationName); ok && v.Str() == spans.GenAIOperationExecuteTool {
-						executeTool[s.Name()]++
-					}
-				}
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return names, executeTool
 }
 

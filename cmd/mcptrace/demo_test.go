@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/goleak"
 
@@ -82,30 +83,10 @@ func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 	}
 
 	counts := map[string]int{}
-	f, err := os.Open(dump)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var u ptrace.JSONUnmarshaler
-	for sc.Scan() {
-		td, err := u.UnmarshalTraces(sc.Bytes())
-		if err != nil {
-			t.Fatalf("dump line does not parse as OTLP JSON: %v", err)
-		}
-		for i := range td.ResourceSpans().Len() {
-			rs := td.ResourceSpans().At(i)
-			svc, _ := rs.Resource().Attributes().Get(spans.ResourceServiceName)
-			for j := range rs.ScopeSpans().Len() {
-				ss := rs.ScopeSpans().At(j).Spans()
-				for k := range ss.Len() {
-					counts[svc.Str()+" "+ss.At(k).Name()]++
-				}
-			}
-		}
-	}
+	eachDumpSpan(t, dump, func(res pcommon.Resource, s ptrace.Span) {
+		svc, _ := res.Attributes().Get(spans.ResourceServiceName)
+		counts[svc.Str()+" "+s.Name()]++
+	})
 	want := map[string]int{
 		"mcptrace-demo-pooled " + demo.SpanExecution:    6,
 		"mcptrace-demo-pooled " + spans.SpanInvoke:      12,
@@ -208,5 +189,37 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 				t.Errorf("error %q does not name the flag", err)
 			}
 		})
+	}
+}
+
+// eachDumpSpan hands every span of an OTLP JSON-lines dump, with its
+// resource, to f; a line that does not parse fails the test.
+func eachDumpSpan(t *testing.T, dump string, f func(res pcommon.Resource, s ptrace.Span)) {
+	t.Helper()
+	file, err := os.Open(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var u ptrace.JSONUnmarshaler
+	for sc.Scan() {
+		td, err := u.UnmarshalTraces(sc.Bytes())
+		if err != nil {
+			t.Fatalf("dump line does not parse as OTLP JSON: %v", err)
+		}
+		for i := range td.ResourceSpans().Len() {
+			rs := td.ResourceSpans().At(i)
+			for j := range rs.ScopeSpans().Len() {
+				ss := rs.ScopeSpans().At(j).Spans()
+				for k := range ss.Len() {
+					f(rs.Resource(), ss.At(k))
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
