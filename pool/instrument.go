@@ -33,6 +33,9 @@ type instruments struct {
 	semconv                  bool // call spans in the MCP semantic conventions' form
 	metrics                  bool
 	poolAttr                 attribute.KeyValue
+	// settings are the pool's own settings (settingsAttrs), which every
+	// acquire span carries after its cache key, attempt and pool id.
+	settings []attribute.KeyValue
 	// keys holds the prebuilt attributes of the invoke and acquire spans
 	// by cache key (see keySpans), so that a traced call builds no
 	// attribute slice, option or variadic slice of its own.
@@ -60,6 +63,7 @@ func newInstruments(o Options) *instruments {
 	in := &instruments{
 		poolAttr: attribute.String(spans.AttrPoolID, o.ID),
 		semconv:  o.SemconvCallSpans,
+		settings: settingsAttrs(o),
 	}
 	in.internalOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	in.clientOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
@@ -236,12 +240,42 @@ func (in *instruments) startAcquire(ctx context.Context, t *Target, attempt int)
 }
 
 // acquireAttrs builds the attributes the acquire span of key and attempt
-// starts with: cache key, attempt and pool id.
+// starts with: cache key, attempt, pool id and the pool's settings.
 func (in *instruments) acquireAttrs(key string, attempt int) []attribute.KeyValue {
-	return []attribute.KeyValue{
+	attrs := make([]attribute.KeyValue, 0, 3+len(in.settings))
+	attrs = append(attrs,
 		attribute.String(spans.AttrCacheKey, key),
 		attribute.Int(spans.AttrAttempt, attempt),
 		in.poolAttr,
+	)
+	return append(attrs, in.settings...)
+}
+
+// settingsAttrs are the settings of a pool (o with its defaults filled in)
+// that decide its hits and misses, as every acquire span records them: idle
+// TTL, idle sessions per key, the sizing rule, the global idle cap and the
+// sweep interval. Every acquire span, not the resource (one tracer provider
+// may carry many pools) nor a scope's first span only (a sampled trace or
+// a partial dump may not hold it): a replay reads the settings from any one
+// acquire span of a pool scope. They join the prebuilt slices the acquire
+// spans start with (keySpans), so recording them allocates nothing per
+// acquire; what they cost is the SDK copying five more attributes into the
+// span (BenchmarkHit/pool-traced).
+func settingsAttrs(o Options) []attribute.KeyValue {
+	sizing := spans.IdleSizingPeak
+	if o.FixedIdlePerKey {
+		sizing = spans.IdleSizingFixed
+	}
+	sweep := o.SweepInterval.Seconds()
+	if o.SweepInterval < 0 {
+		sweep = -1 // only on acquire, whatever negative duration was given
+	}
+	return []attribute.KeyValue{
+		attribute.Float64(spans.AttrPoolIdleTTL, o.IdleTTL.Seconds()),
+		attribute.Int(spans.AttrPoolMaxIdlePerKey, o.MaxIdlePerKey),
+		attribute.String(spans.AttrPoolIdleSizing, sizing),
+		attribute.Int(spans.AttrPoolMaxIdle, o.MaxIdle),
+		attribute.Float64(spans.AttrPoolSweepInterval, sweep),
 	}
 }
 

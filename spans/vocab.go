@@ -85,6 +85,45 @@ const (
 	// cap, in seconds; absent when it did not wait.
 	AttrAcquireWait = "plugin.mcp.acquire.wait_s"
 
+	// The pool's own settings, on every acquire span, so that a dump says
+	// under which settings its hits and misses happened and a replay
+	// (mcptrace whatif) can label the run at those settings "as recorded"
+	// and reproduce it. They ride every acquire span, not the resource
+	// (one tracer provider may carry many pools with different settings)
+	// nor only a scope's first span (a sampled trace or a dump cut out of a
+	// longer run may not hold it): any one acquire span of a pool scope
+	// tells its settings.
+
+	// AttrPoolIdleTTL is Options.IdleTTL in seconds: how long an idle
+	// session may wait before it is closed instead of reused.
+	AttrPoolIdleTTL = "plugin.mcp.pool.idle_ttl_s"
+	// AttrPoolMaxIdlePerKey is Options.MaxIdlePerKey with its default
+	// filled in: the idle sessions a key keeps at least (negative: none,
+	// a session per call).
+	AttrPoolMaxIdlePerKey = "plugin.mcp.pool.max_idle_per_key"
+	// AttrPoolIdleSizing is how a key's idle limit is sized: IdleSizingPeak
+	// (its in-use peak within the idle TTL, at least MaxIdlePerKey) or
+	// IdleSizingFixed (Options.FixedIdlePerKey: MaxIdlePerKey, whatever the
+	// bursts). Which one decides whether a burst's sessions wait for the
+	// next burst, the concurrent misses a replay must predict.
+	AttrPoolIdleSizing = "plugin.mcp.pool.idle_sizing"
+	// AttrPoolMaxIdle is Options.MaxIdle with its default filled in: the
+	// global cap on idle sessions, least recently used closed first.
+	AttrPoolMaxIdle = "plugin.mcp.pool.max_idle"
+	// AttrPoolSweepInterval is Options.SweepInterval in seconds with its
+	// default filled in: how often idle sessions past their TTL are closed
+	// and keys idle for twice the TTL forgotten (a forgotten key's next miss
+	// is cold, not ttl). -1: no background sweep, only on acquire, at
+	// most once per idle TTL.
+	AttrPoolSweepInterval = "plugin.mcp.pool.sweep_interval_s"
+
+	// AttrPrewarm is true on a handshake span the pool made to pre-warm a
+	// key (Options.Prewarm) before any acquire asked for it: a session
+	// opened that no acquire paid for, so neither a miss nor an acquire's
+	// handshake latency. Such a span has no acquire parent and carries
+	// AttrPoolID and AttrCacheKey itself.
+	AttrPrewarm = "plugin.mcp.prewarm"
+
 	// AttrConnectionState is the state label of the connection count gauge.
 	AttrConnectionState = "mcp.pool.connection.state"
 	// AttrEvictionReason labels evictions (see the Evict* constants).
@@ -180,6 +219,16 @@ func SemconvSpanName(method, target string) string {
 	}
 	return method + " " + target
 }
+
+// Idle sizings: the value of AttrPoolIdleSizing.
+const (
+	// IdleSizingPeak: a key keeps as many idle sessions as its in-use peak
+	// within the idle TTL, at least MaxIdlePerKey (the pool's default).
+	IdleSizingPeak = "peak"
+	// IdleSizingFixed: a key keeps at most MaxIdlePerKey idle sessions
+	// (Options.FixedIdlePerKey).
+	IdleSizingFixed = "fixed"
+)
 
 // TransportStreamableHTTP is the value of AttrTransport for HTTP servers.
 const TransportStreamableHTTP = "streamable-http"
