@@ -198,6 +198,9 @@ func (c Config) IndexOptions() IndexOptions {
 	// The protocol revision tells sessionless executions apart (the session
 	// rules skip them) and groups the headline figures.
 	o.SpanAttrs = append(o.SpanAttrs, spans.AttrProtocolVersion)
+	// A pre-warm handshake is a session opened that no caller waited for:
+	// no sample of the cold start (vocabulary_stage.go).
+	o.SpanAttrs = append(o.SpanAttrs, spans.AttrPrewarm)
 	add(c.ExecutionRoot)
 	// Under auto every built-in may be the one detected, so the index keeps
 	// what any of them reads.

@@ -65,6 +65,10 @@ type handshakeEvent struct {
 	// (the one that paid for it).
 	revision int32
 	failed   bool
+	// prewarm says the pool opened the session before any acquire asked
+	// (spans.AttrPrewarm): a session opened, but no caller waited for it,
+	// so it is no sample of the cold start an acquire pays.
+	prewarm bool
 }
 
 // acquireSpan is what the per-revision figures and the latency read of an

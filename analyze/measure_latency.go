@@ -253,7 +253,9 @@ func (e *events) latencies() *latencyAcc {
 	l.grow(latHandshake, len(e.handshakes))
 	l.grow(latCall, len(e.calls))
 	for _, h := range e.handshakes {
-		l.add(latHandshake, h.end-h.start)
+		if !h.prewarm { // no caller waited for a pre-warm dial
+			l.add(latHandshake, h.end-h.start)
+		}
 	}
 	for _, c := range e.calls {
 		l.add(latCall, c.end-c.start)

@@ -84,7 +84,9 @@ func (e *events) protocolFigures() map[optStr]*protoFigures {
 		}
 	}
 	for _, h := range e.handshakes {
-		get(h.revision).cold.add(h.end - h.start)
+		if !h.prewarm { // a cold start no caller waited for
+			get(h.revision).cold.add(h.end - h.start)
+		}
 	}
 	for _, c := range e.calls {
 		g := get(c.revision)

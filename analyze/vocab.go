@@ -28,7 +28,8 @@ type vocab struct {
 
 	kHit, kKey, kAttempt, kReason, kPoolID, kSession, kErrType, kAddr, kPort, kRevision uint16
 	rInstance, rService                                                                 uint16
-	kScope                                                                              int32 // --scope-attr key id, -1 when unset
+	kPrewarm                                                                            uint16 // spans.AttrPrewarm: the pool's own, whatever the vocabulary
+	kScope                                                                              int32  // --scope-attr key id, -1 when unset
 
 	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
 
@@ -83,6 +84,7 @@ func newVocab(x *Index, cfg Config) (*vocab, error) {
 	v.kErrType, v.kRevision = key(a.ErrorType), key(a.Revision)
 	v.kAddr, v.kPort = key(a.ServerAddress), key(a.ServerPort)
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
+	v.kPrewarm = key(spans.AttrPrewarm)
 	if cfg.ScopeAttr != "" {
 		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
 			v.kScope = int32(id)

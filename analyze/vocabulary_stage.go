@@ -36,7 +36,7 @@ func (v *vocab) stage(root *matcher) *events {
 				hasHandshake[s.parent] = true
 			}
 			h := handshakeEvent{span: i, parent: s.parent, start: s.start, end: s.end, scope: v.scopeOf(i), session: v.attr(i, v.kSession),
-				revision: v.attr(i, v.kRevision), failed: s.status == statusError}
+				revision: v.attr(i, v.kRevision), failed: s.status == statusError, prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
 			if s.parent >= 0 && v.acquires.match(s.parent) {
 				h.revision = v.attr(s.parent, v.kRevision) // counted with the acquire that paid it
 			}

@@ -485,15 +485,22 @@ func (in *instruments) endAcquireFailed(ctx context.Context, a acquireSpan, err 
 	a.span.End()
 }
 
+// startHandshake starts the handshake span of a dial of t. A pre-warm
+// dial (ctx from withPrewarm) is marked plugin.mcp.prewarm and names its
+// pool scope itself: no acquire span above it does.
 func (in *instruments) startHandshake(ctx context.Context, t *Target) (context.Context, trace.Span) {
 	if in.tracer == nil {
 		return ctx, nil
 	}
-	return in.tracer.Start(ctx, spans.SpanHandshake, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+	attrs := []attribute.KeyValue{
 		attribute.String(spans.AttrServerAddress, t.address),
 		attribute.Int(spans.AttrServerPort, t.port),
 		attribute.String(spans.AttrCacheKey, t.key),
-	))
+	}
+	if isPrewarm(ctx) {
+		attrs = append(attrs, attribute.Bool(spans.AttrPrewarm, true), in.poolAttr)
+	}
+	return in.tracer.Start(ctx, spans.SpanHandshake, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // endHandshake ends the handshake span with the negotiated revision, how it

@@ -23,6 +23,7 @@ const (
 	DefaultSweepInterval   = time.Minute
 	DefaultMaxSharedCalls  = 4
 	DefaultBreakerCooldown = 30 * time.Second
+	DefaultPrewarmTimeout  = 10 * time.Second
 )
 
 // Options configures a [Pool]. The zero value is a valid configuration: every
@@ -169,6 +170,27 @@ type Options struct {
 	// (BenchmarkCallTool/traced-semconv). See docs/pool-semconv.md. Zero:
 	// the pool's own names.
 	SemconvCallSpans bool
+	// Prewarm lists targets whose sessions New opens before it returns,
+	// so that the first acquire of each is a hit instead of a cold miss:
+	// for example the keys this service's previous pool scopes called most
+	// recently (mcptrace whatif --prewarm recent:N says whether that pays).
+	// New dials them in parallel, so a scope's start waits for the slowest
+	// server, not for their sum, bounded by PrewarmTimeout; each session
+	// goes idle under the usual limits (the idle TTL runs from the dial, and
+	// past MaxIdle the least recently used closes). A target given twice,
+	// or with the key of one before it, is dialed once; past MaxIdle
+	// distinct keys the rest are not dialed. A failed pre-warm dial never
+	// fails New: it is logged, counted in Stat.PrewarmFailures and marked
+	// on its handshake span, and the key stays unknown, so its first
+	// acquire is the cold miss it would have been. Each dial is a
+	// handshake span with no acquire above it, marked plugin.mcp.prewarm
+	// (spans.AttrPrewarm), a session opened (Stat.Dials,
+	// Stat.PrewarmDials) that no acquire paid for. A pool that keeps no
+	// idle session (MaxIdlePerKey negative) dials none. Zero: no pre-warm.
+	Prewarm []*Target
+	// PrewarmTimeout bounds New's pre-warm dials, all together. Zero: 10
+	// seconds.
+	PrewarmTimeout time.Duration
 	// TracerProvider for the pool's spans. Zero: no spans.
 	TracerProvider trace.TracerProvider
 	// MeterProvider for the pool's metrics. Zero: no metrics.
@@ -223,6 +245,17 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BreakerCooldown < 0 {
 		errs = append(errs, fmt.Errorf("Options.BreakerCooldown is %s: expected a positive duration or 0 for the default %s", o.BreakerCooldown, DefaultBreakerCooldown))
+	}
+	if o.PrewarmTimeout == 0 {
+		o.PrewarmTimeout = DefaultPrewarmTimeout
+	}
+	if o.PrewarmTimeout < 0 {
+		errs = append(errs, fmt.Errorf("Options.PrewarmTimeout is %s: expected a positive duration or 0 for the default %s", o.PrewarmTimeout, DefaultPrewarmTimeout))
+	}
+	for i, t := range o.Prewarm {
+		if t == nil {
+			errs = append(errs, fmt.Errorf("Options.Prewarm[%d] is nil: expected a target from NewTarget", i))
+		}
 	}
 	if o.MaxSharedCalls == 0 {
 		o.MaxSharedCalls = DefaultMaxSharedCalls

@@ -88,6 +88,7 @@ func New(opts Options) (*Pool, error) {
 	if err := p.inst.registerMetrics(p, o.MeterProvider); err != nil {
 		return nil, fmt.Errorf("pool: register metrics: %w", err)
 	}
+	p.prewarm(o.Prewarm) // before the sweeper and the first acquire (prewarm.go)
 	if o.SweepInterval > 0 {
 		t := time.NewTicker(o.SweepInterval)
 		p.startSweeper(t.C, t.Stop)

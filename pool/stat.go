@@ -18,6 +18,8 @@ type counters struct {
 	pending                int // gauge: acquires waiting for the in-use cap
 	peakInUse              int // gauge: most sessions in use at once
 	negotiationFallbacks   int64
+	prewarmDials           int64 // Options.Prewarm dials, also in dials
+	prewarmFailures        int64 // those that failed, also in dialFailures
 	missReasons            map[string]int64
 	evictions              map[string]int64
 	failures               map[string]int64
@@ -53,6 +55,10 @@ type Stat struct {
 	MissReasons map[string]int64
 	// Dials counts handshakes attempted; DialFailures those that failed.
 	Dials, DialFailures int64
+	// PrewarmDials counts the handshakes New made for Options.Prewarm
+	// (also in Dials), PrewarmFailures those that failed (also in
+	// DialFailures): sessions opened that no acquire asked for.
+	PrewarmDials, PrewarmFailures int64
 	// Redials counts transparent redials of expired sessions.
 	Redials int64
 	// BreakerOpens counts circuit breakers opening: after
@@ -123,22 +129,24 @@ func (p *Pool) Stat() Stat {
 		}
 	}
 	return Stat{
-		ID:             p.opts.ID,
-		Acquires:       p.stats.acquires,
-		Hits:           p.stats.hits,
-		Misses:         p.stats.misses,
-		MissReasons:    maps.Clone(p.stats.missReasons),
-		Dials:          p.stats.dials,
-		DialFailures:   p.stats.dialFailures,
-		Redials:        p.stats.redials,
-		BreakerOpens:   p.stats.breakerOpens,
-		BreakerRejects: p.stats.breakerRejects,
-		OpenBreakers:   p.openBreakersLocked(),
-		Failures:       maps.Clone(p.stats.failures),
-		Evictions:      maps.Clone(p.stats.evictions),
-		IdleSessions:   p.idleCount,
-		InUseSessions:  p.inUse,
-		Keys:           len(p.keys),
+		ID:              p.opts.ID,
+		Acquires:        p.stats.acquires,
+		Hits:            p.stats.hits,
+		Misses:          p.stats.misses,
+		MissReasons:     maps.Clone(p.stats.missReasons),
+		Dials:           p.stats.dials,
+		DialFailures:    p.stats.dialFailures,
+		PrewarmDials:    p.stats.prewarmDials,
+		PrewarmFailures: p.stats.prewarmFailures,
+		Redials:         p.stats.redials,
+		BreakerOpens:    p.stats.breakerOpens,
+		BreakerRejects:  p.stats.breakerRejects,
+		OpenBreakers:    p.openBreakersLocked(),
+		Failures:        maps.Clone(p.stats.failures),
+		Evictions:       maps.Clone(p.stats.evictions),
+		IdleSessions:    p.idleCount,
+		InUseSessions:   p.inUse,
+		Keys:            len(p.keys),
 
 		Protocols:            maps.Clone(p.stats.protocols),
 		KeyProtocols:         keyProtocols,
