@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -48,7 +50,20 @@ type demoFlags struct {
 	otlpProtocol string
 
 	semconvCallSpans bool // pool.Options.SemconvCallSpans
+
+	// The seeded workload (--mode seeded) and its pools' settings.
+	seed       uint64
+	idleTTL    time.Duration
+	idlePerKey string
+	prewarm    string
+	gap        time.Duration
+	seeded     demo.Seeded // the above, parsed by checkDemoFlags
+	modes      []demo.Mode // --mode, parsed by checkDemoFlags
 }
+
+// seededFlags are the flags of the seeded workload only; any of them
+// implies --mode seeded.
+var seededFlags = []string{"seed", "idle-ttl", "idle-per-key", "prewarm", "gap"}
 
 // modeLive selects the long-running workload; --metrics-addr or --duration
 // imply it.
@@ -97,6 +112,23 @@ data. --metrics-addr serves the pool's metrics for Prometheus at /metrics
 (loopback unless the address names another interface). It writes spans only
 when --out is given explicitly, and prints the pools' counters at the end.
 
+Seeded mode (--mode seeded, implied by --seed, --idle-ttl, --idle-per-key,
+--prewarm or --gap) runs --scopes pool scopes one after the other, each a new
+pool over the same fixture and service (a restart), each of --executions
+steps (default 10) drawn from --seed: a single call or a burst of up to 3
+leases of one of 4 keys, after no idle gap, one --gap or two. A burst's
+leases are all acquired before any is used or released, so its concurrent
+misses do not depend on the scheduler; the same seed makes the same calls
+(keys, order, burst widths, gaps) at any settings, so two runs at two
+settings are two dumps of one workload (mcptrace whatif predicts one from the
+other). The pools take --idle-ttl (default 200ms), --idle-per-key (peak, the
+pool's default: a key keeps its recent in-use peak idle, at least one; or N:
+at most N whatever the bursts) and --prewarm (none, or recent:N: each scope
+after the first dials the N keys the previous scopes called most recently
+before its first acquire). The outcome is deterministic as long as the gaps
+stay clear of the TTL by more than a call takes (the defaults: 300ms and
+600ms gaps against a 200ms TTL); its dump is seeded.jsonl in --dir.
+
 Profiling, in either mode: --pyroscope-url pushes CPU and memory profiles to a
 Pyroscope server as service mcptrace-demo; --profile-dir writes the same
 profiles as pprof files (cpu.pprof, heap.pprof, goroutine.pprof). The pool's
@@ -117,6 +149,10 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
   mcptrace demo --otlp-endpoint http://127.0.0.1:4318
   mcptrace demo --duration 5m --otlp-endpoint http://127.0.0.1:4317 --otlp-protocol grpc
 
+  # One seeded workload at two settings: the same calls, two dumps
+  mcptrace demo --seed 7 --idle-ttl 200ms --idle-per-key 1 --out a.jsonl
+  mcptrace demo --seed 7 --idle-ttl 500ms --idle-per-key peak --prewarm recent:1 --out b.jsonl
+
   # Profile the pool under load into ./profiles, then split by phase
   mcptrace demo --duration 30s --profile-dir profiles
   go tool pprof -tagfocus phase=handshake profiles/cpu.pprof`,
@@ -130,7 +166,7 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 	fl.StringVarP(&f.out, "out", "o", "", `one OTLP JSON-lines `+"`FILE`"+` for every mode's spans, instead of one per mode in --dir ("" for none)`)
 	fl.StringVar(&f.dir, "dir", ".", "directory `DIR` (created if missing) for one dump per mode: pooled.jsonl and per-call.jsonl, each with its HTML report beside")
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
-	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call, both or live")
+	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call, both, seeded or live")
 	fl.IntVar(&f.scopes, "scopes", 3, "pool scopes (pool instances) per mode")
 	fl.IntVar(&f.executions, "executions", 4, "executions per scope, each two dependent calls")
 	fl.DurationVar(&f.latency, "latency", 0, "latency the fixture adds to every request (e.g. 20ms)")
@@ -142,22 +178,18 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 		telemetry.EnvOTLPTracesEndpoint+" used as is, else $"+telemetry.EnvOTLPEndpoint+")")
 	fl.StringVar(&f.otlpProtocol, "otlp-protocol", "", "OTLP `protocol`: "+telemetry.ProtocolHTTPProtobuf+" or "+telemetry.ProtocolGRPC+
 		" (default: $OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fl.Uint64Var(&f.seed, "seed", 1, "seeded mode: the `SEED` the workload's calls are drawn from (the same seed, the same calls)")
+	fl.DurationVar(&f.idleTTL, "idle-ttl", demo.DefaultSeededIdleTTL, "seeded mode: the pools' idle TTL (pool.Options.IdleTTL)")
+	fl.StringVar(&f.idlePerKey, "idle-per-key", "peak", "seeded mode: idle sessions per key, `peak` (a key keeps its recent in-use peak, at least 1) or N (at most N: FixedIdlePerKey)")
+	fl.StringVar(&f.prewarm, "prewarm", "none", "seeded mode: pre-warm at each scope restart, `none` or recent:N (the N keys the previous scopes called most recently)")
+	fl.DurationVar(&f.gap, "gap", demo.DefaultSeededGap, "seeded mode: the idle gap between steps (a step waits none, one or two)")
 	fl.BoolVar(&f.semconvCallSpans, "semconv-call-spans", false, `write call spans as the OpenTelemetry MCP conventions name them ("tools/call <tool>", and each handshake's initialize or server/discover request), beside the pool's acquire and handshake spans`)
 	return cmd
 }
 
 func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
-	if f.format != "table" && f.format != "json" {
-		return usageErrorf("--format %q: expected table or json", f.format)
-	}
-	if f.duration < 0 {
-		return usageErrorf("--duration %s: expected a duration of 0 or more", f.duration)
-	}
-	if f.outSet && cmd.Flags().Changed("dir") {
-		return usageErrorf("--out and --dir: --out names one dump for every mode, --dir the directory of one dump per mode; give one")
-	}
-	if err := checkWritable(f.out); err != nil {
-		return usageErrorf("--out: %w", err) // before any work, as every output path
+	if err := checkDemoFlags(cmd, &f); err != nil {
+		return err // before any work
 	}
 	// An OTLP failure cancels the workload at once rather than at exit.
 	ctx, cancel := context.WithCancel(cmd.Context())
@@ -185,34 +217,98 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 			err = perr
 		}
 	}()
+	if f.mode == modeLive {
+		return runLiveDemo(ctx, cmd, f, otlp)
+	}
+	return runWorkloadDemo(ctx, cmd, f, otlp)
+}
+
+// checkDemoFlags checks the flags before any work and resolves what they
+// imply: --metrics-addr or --duration the live workload, a seeded flag the
+// seeded one. It fills f.mode (for live), f.modes and f.seeded.
+func checkDemoFlags(cmd *cobra.Command, f *demoFlags) error {
+	if f.format != "table" && f.format != "json" {
+		return usageErrorf("--format %q: expected table or json", f.format)
+	}
+	if f.duration < 0 {
+		return usageErrorf("--duration %s: expected a duration of 0 or more", f.duration)
+	}
+	if f.outSet && cmd.Flags().Changed("dir") {
+		return usageErrorf("--out and --dir: --out names one dump for every mode, --dir the directory of one dump per mode; give one")
+	}
+	if err := checkWritable(f.out); err != nil {
+		return usageErrorf("--out: %w", err)
+	}
+	changed := cmd.Flags().Changed
 	if live := f.metricsAddr != "" || f.duration > 0; f.mode == modeLive || live {
-		if cmd.Flags().Changed("mode") && f.mode != modeLive {
+		switch {
+		case changed("mode") && f.mode != modeLive:
 			return usageErrorf("--mode %s: --metrics-addr and --duration run the live workload; use --mode live or leave --mode out", f.mode)
-		}
-		if cmd.Flags().Changed("dir") {
+		case changed("dir"):
 			return usageErrorf("--dir: the live workload writes one dump, to --out FILE, and only when given")
-		}
-		if f.semconvCallSpans {
+		case f.semconvCallSpans:
 			return usageErrorf("--semconv-call-spans: applies to the pooled and per-call workloads, not the live one")
 		}
-		return runLiveDemo(ctx, cmd, f, otlp)
+		f.mode = modeLive
+	}
+	for _, name := range seededFlags {
+		if !changed(name) {
+			continue
+		}
+		if changed("mode") && f.mode != string(demo.ModeSeeded) || f.mode == modeLive {
+			return usageErrorf("--%s: applies to the seeded workload (--mode seeded), not --mode %s", name, f.mode)
+		}
+		f.mode = string(demo.ModeSeeded)
+	}
+	if f.mode == modeLive {
+		return nil
 	}
 	modes, err := demo.ParseMode(f.mode)
 	if err != nil {
 		return usageErrorf("--mode: %v", err)
 	}
+	f.modes = modes
 	if f.scopes < 1 || f.executions < 1 {
 		return usageErrorf("--scopes and --executions must be at least 1")
 	}
 	if f.latency < 0 {
 		return usageErrorf("--latency %s: expected a duration of 0 or more", f.latency)
 	}
-	cfg := demo.Config{Modes: modes, Scopes: f.scopes, Executions: f.executions, Latency: f.latency, SemconvCallSpans: f.semconvCallSpans}
+	return checkSeededFlags(cmd, f)
+}
+
+// checkSeededFlags parses the seeded workload's flags into f.seeded.
+func checkSeededFlags(cmd *cobra.Command, f *demoFlags) error {
+	if f.idleTTL <= 0 {
+		return usageErrorf("--idle-ttl %s: expected a positive duration", f.idleTTL)
+	}
+	if f.gap <= 0 {
+		return usageErrorf("--gap %s: expected a positive duration", f.gap)
+	}
+	perKey, fixed, err := demo.ParseIdlePerKey(f.idlePerKey)
+	if err != nil {
+		return usageErrorf("--idle-per-key %v", err)
+	}
+	recent, err := demo.ParsePrewarm(f.prewarm)
+	if err != nil {
+		return usageErrorf("--prewarm %v", err)
+	}
+	f.seeded = demo.Seeded{Seed: f.seed, IdleTTL: f.idleTTL, Gap: f.gap, MaxIdlePerKey: perKey, FixedIdlePerKey: fixed, PrewarmRecent: recent}
+	if cmd.Flags().Changed("executions") {
+		f.seeded.Steps = f.executions
+	}
+	return nil
+}
+
+// runWorkloadDemo runs the pooled, per-call or seeded workload into its
+// dumps, reads them back with the analyzer and prints the results.
+func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp *telemetry.OTLPTraceExporter) error {
+	cfg := demo.Config{Modes: f.modes, Scopes: f.scopes, Executions: f.executions, Latency: f.latency, SemconvCallSpans: f.semconvCallSpans, Seeded: f.seeded}
 	if otlp != nil {
 		cfg.Exporter = otlp
 	}
-	dumps := planDemoDumps(f, modes)
-	if !f.outSet { // --out was checked above
+	dumps := planDemoDumps(f, f.modes)
+	if !f.outSet { // --out was checked before
 		if err := os.MkdirAll(f.dir, 0o755); err != nil {
 			return usageErrorf("--dir: %w", err)
 		}
@@ -231,8 +327,7 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 			file.Close() // a second Close after the checked one below is harmless
 		}
 	}()
-	stderr := cmd.ErrOrStderr()
-	if isTerminal(stderr) {
+	if stderr := cmd.ErrOrStderr(); isTerminal(stderr) {
 		cfg.Progress = func(m demo.Mode, done, total int) {
 			fmt.Fprintf(stderr, "\r%-8s %d/%d executions", m, done, total)
 			if done == total {
@@ -253,7 +348,11 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 		}
 	}
 	// The demo reads its own dumps back with the analyzer, as a user would.
-	if err := readDemoDumps(cmd.Context(), dumps); err != nil {
+	acfg := analyze.Config{}
+	if slices.Contains(f.modes, demo.ModeSeeded) {
+		acfg.IdleTTL = f.seeded.IdleTTL // the seeded pools' TTL, as `mcptrace analyze --idle-ttl` would be told
+	}
+	if err := readDemoDumps(cmd.Context(), dumps, acfg); err != nil {
 		return err
 	}
 	return printDemo(cmd.OutOrStdout(), f, results, dumps, otlp)
@@ -309,9 +408,9 @@ func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*os.File, error) {
 }
 
 // readDemoDumps analyzes each dump and writes its HTML report beside it.
-func readDemoDumps(ctx context.Context, dumps []*demoDump) error {
+func readDemoDumps(ctx context.Context, dumps []*demoDump, cfg analyze.Config) error {
 	for _, d := range dumps {
-		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, analyze.Config{}, analyze.ReadOptions{})
+		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, cfg, analyze.ReadOptions{})
 		if err != nil {
 			return fmt.Errorf("analyze the demo dump %s: %w", d.Path, err)
 		}
@@ -378,13 +477,55 @@ func renderDemoTable(w io.Writer, results []demo.Result) error {
 	t := tablewriter.NewWriter(w)
 	t.Header("mode", "executions", "calls", "sessions opened", "hit rate", "execs on several sessions", "state lost", "errors", "wall")
 	for _, r := range results {
+		var multi, lost any = r.MultiSession, r.StateLost
+		if r.Seed != nil {
+			multi, lost = "-", "-" // the seeded workload's calls keep no state
+		}
 		if err := t.Append(string(r.Mode), r.Executions, r.Calls, r.SessionsOpened,
-			fmt.Sprintf("%.1f%%", 100*r.HitRate), r.MultiSession, r.StateLost, r.Errors,
+			fmt.Sprintf("%.1f%%", 100*r.HitRate), multi, lost, r.Errors,
 			r.Wall.Round(time.Millisecond).String()); err != nil {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, r := range results {
+		if r.Seed != nil {
+			fmt.Fprintf(w, "\nseeded: seed %d; pools: %s; %d acquires, %d hits, misses %s, %d pre-warm dials\n",
+				*r.Seed, seededSettings(r.Settings), r.Acquires, r.Hits, missCounts(r.MissReasons), r.PrewarmDials)
+		}
+	}
+	return nil
+}
+
+// seededSettings spells the seeded pools' settings as the flags do.
+func seededSettings(s demo.Seeded) string {
+	perKey, prewarm := spans.IdleSizingPeak, "none"
+	if s.FixedIdlePerKey {
+		perKey = fmt.Sprint(s.MaxIdlePerKey)
+	}
+	if s.PrewarmRecent > 0 {
+		prewarm = fmt.Sprintf("recent:%d", s.PrewarmRecent)
+	}
+	return fmt.Sprintf("--idle-ttl %s --idle-per-key %s --prewarm %s --gap %s", s.IdleTTL, perKey, prewarm, s.Gap)
+}
+
+// missCounts spells misses by reason in the report order, zeros left out.
+func missCounts(m map[string]int64) string {
+	var parts []string
+	for _, r := range spans.MissReasons {
+		if m[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", r, m[r]))
+		}
+	}
+	if m[spans.MissEvicted] > 0 {
+		parts = append(parts, fmt.Sprintf("%s %d", spans.MissEvicted, m[spans.MissEvicted]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // isTerminal reports whether w is a character device, where progress

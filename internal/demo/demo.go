@@ -41,7 +41,8 @@ const (
 // Modes lists the modes in report order.
 var Modes = []Mode{ModePooled, ModePerCall}
 
-// ParseMode accepts "pooled", "per-call" or "both".
+// ParseMode accepts "pooled", "per-call", "both" or "seeded" (the seeded
+// workload, ModeSeeded, which "both" does not include).
 func ParseMode(s string) ([]Mode, error) {
 	switch s {
 	case "both", "":
@@ -50,8 +51,10 @@ func ParseMode(s string) ([]Mode, error) {
 		return []Mode{ModePooled}, nil
 	case string(ModePerCall):
 		return []Mode{ModePerCall}, nil
+	case string(ModeSeeded):
+		return []Mode{ModeSeeded}, nil
 	}
-	return nil, fmt.Errorf("unknown mode %q: expected pooled, per-call or both", s)
+	return nil, fmt.Errorf("unknown mode %q: expected pooled, per-call, both or seeded", s)
 }
 
 // SpanExecution is the root span of one demo execution.
@@ -87,6 +90,9 @@ type Config struct {
 	// SemconvCallSpans runs the pools with pool.Options.SemconvCallSpans:
 	// call spans in the OpenTelemetry MCP conventions' form.
 	SemconvCallSpans bool
+	// Seeded is the seed, shape and pool settings of ModeSeeded (see
+	// seeded.go); the other modes ignore it.
+	Seeded Seeded
 }
 
 func (c Config) withDefaults() Config {
@@ -128,6 +134,17 @@ type Result struct {
 	StateLost int `json:"state_lost_executions"`
 	// Errors counts failed calls.
 	Errors int `json:"errors"`
+	// Acquires, Hits and MissReasons are the pools' own counters (Stat)
+	// summed over the mode's scopes; PrewarmDials the sessions they
+	// pre-warmed (seeded mode with a pre-warm only).
+	Acquires     int64            `json:"acquires"`
+	Hits         int64            `json:"hits"`
+	MissReasons  map[string]int64 `json:"miss_reasons,omitempty"`
+	PrewarmDials int64            `json:"prewarm_dials,omitempty"`
+	// Seed is the seeded workload's seed and Settings its shape and pool
+	// settings, defaults filled in; absent in the other modes.
+	Seed     *uint64 `json:"seed,omitempty"`
+	Settings Seeded  `json:"-"`
 	// Wall is the wall time of the mode.
 	Wall time.Duration `json:"-"`
 	// WallMS is Wall in milliseconds, for JSON.
@@ -190,6 +207,11 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 
 	initsBefore := srv.Initializes()
 	start := time.Now()
+	if mode == ModeSeeded {
+		err = runSeeded(ctx, srv, tp, cfg, &res)
+		res.finish(start, srv.Initializes()-initsBefore)
+		return res, err
+	}
 	var acquires, hits int64
 	total := cfg.Scopes * cfg.Executions
 	done := 0
@@ -225,13 +247,20 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 			return res, cerr
 		}
 	}
-	res.Wall = time.Since(start)
-	res.WallMS = float64(res.Wall.Microseconds()) / 1000
-	res.SessionsOpened = srv.Initializes() - initsBefore
-	if acquires > 0 {
-		res.HitRate = float64(hits) / float64(acquires)
-	}
+	res.Acquires, res.Hits = acquires, hits
+	res.finish(start, srv.Initializes()-initsBefore)
 	return res, nil
+}
+
+// finish books the mode's wall time, the sessions the server opened and
+// the hit rate.
+func (r *Result) finish(start time.Time, sessionsOpened int) {
+	r.Wall = time.Since(start)
+	r.WallMS = float64(r.Wall.Microseconds()) / 1000
+	r.SessionsOpened = sessionsOpened
+	if r.Acquires > 0 {
+		r.HitRate = float64(r.Hits) / float64(r.Acquires)
+	}
 }
 
 // shutdownTimeout bounds the flush of one mode's spans.
