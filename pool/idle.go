@@ -171,7 +171,9 @@ func (p *Pool) keyLocked(key string) (*keyState, bool) {
 	return ks, ok
 }
 
-// expiredLocked reports whether an idle session has outlived the idle TTL.
+// expiredLocked reports whether an idle session has outlived the idle TTL:
+// idle strictly longer than it (exactly IdleTTL is still fresh; see
+// Options.IdleTTL). The lazy path (takeIdleLocked) and the sweep share it.
 func (p *Pool) expiredLocked(c *conn, now time.Time) bool {
 	return now.Sub(c.idleSince) > p.opts.IdleTTL
 }
