@@ -91,39 +91,39 @@ func (e *Execution) callTool(ctx context.Context, t *Target, params *mcp.CallToo
 
 	el.mu.Lock()
 	defer el.mu.Unlock()
-	p := e.p
-	for attempt := 1; ; attempt++ {
-		if !el.held {
-			l, err := p.acquire(ctx, t, attempt)
-			if err != nil {
-				return nil, err
-			}
-			el.l, el.held = l, true
-			if e.isClosed() {
-				// Close ran while this acquire was in flight: it could not
-				// see the lease, so give it back here.
-				el.l.Release(nil)
-				el.held = false
-				return nil, fmt.Errorf("call tool %q on %s: %w", params.Name, t.shown, ErrExecutionClosed)
-			}
+	return e.p.withRedial(ctx, func(attempt int) (*mcp.CallToolResult, error) {
+		return e.callOnce(ctx, el, t, params, attempt)
+	})
+}
+
+// callOnce makes one attempt of a call on the execution's session for t,
+// acquiring one first when the execution holds none. A failure that drops
+// the session releases it, so the next attempt (or call) acquires anew.
+// el.mu is held.
+func (e *Execution) callOnce(ctx context.Context, el *execLease, t *Target, params *mcp.CallToolParams, attempt int) (*mcp.CallToolResult, error) {
+	if !el.held {
+		l, err := e.p.acquire(ctx, t, attempt)
+		if err != nil {
+			return nil, err
 		}
-		res, err := el.l.CallTool(ctx, params)
-		if err == nil {
-			return res, nil
+		el.l, el.held = l, true
+		if e.isClosed() {
+			// Close ran while this acquire was in flight: it could not
+			// see the lease, so give it back here.
+			el.l.Release(nil)
+			el.held = false
+			return nil, fmt.Errorf("call tool %q on %s: %w", params.Name, t.shown, ErrExecutionClosed)
 		}
-		if drop, _ := shouldDrop(el.l.c, err); !drop {
-			return res, err
-		}
+	}
+	res, err := el.l.CallTool(ctx, params)
+	if err == nil {
+		return res, nil
+	}
+	if drop, _ := shouldDrop(el.l.c, err); drop {
 		el.l.Release(err)
 		el.held = false
-		if attempt > 1 || !errors.Is(err, ErrSessionExpired) {
-			return res, err
-		}
-		p.mu.Lock()
-		p.stats.redials++
-		p.mu.Unlock()
-		p.inst.redial(ctx)
 	}
+	return res, err
 }
 
 func (e *Execution) isClosed() bool {

@@ -6,10 +6,13 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// This file is the only one that changes idle state: the per-key idle lists,
-// the global LRU and the key table. Every function here requires p.mu held
-// (the Locked suffix says so) and none does I/O: sessions to close are
-// returned and closed by the caller after unlocking.
+// This file is the only one that changes the pool's session state: the
+// per-key idle lists, the global LRU, the key table, the lease counts
+// (leaseLocked, unleaseLocked) and each key's last drop (keyState.lastDrop,
+// written only by the functions here that end a session's or an acquire's
+// life). Every function here requires p.mu held (the Locked suffix says so)
+// and none does I/O: sessions to close are returned and closed by the caller
+// after unlocking.
 
 // keyState is the bookkeeping of one key.
 type keyState struct {
@@ -69,6 +72,70 @@ func (p *Pool) unreserveLocked(ks *keyState) {
 	}
 }
 
+// leaseLocked marks c leased: exclusively, or as one more user of a
+// sessionless key's shared client. The key's reservation (reserveLocked) is
+// the caller's. p.mu must be held.
+func (p *Pool) leaseLocked(c *conn) {
+	if c.sessionless {
+		c.users++
+		if c.users == 1 {
+			p.inUse++
+			p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
+			c.gen++
+			if c.ks.shared == nil {
+				c.ks.shared = c
+			}
+		}
+		return
+	}
+	c.gen++
+	c.leased = true
+	p.inUse++
+	p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
+}
+
+// unleaseLocked ends one lease of c, the one place a lease ends: an
+// exclusive lease, or one user of a shared client. It ends the key's
+// reservation (waking acquires that wait for the in-use cap) and marks the
+// key active at now. drop is "" for a clean end; otherwise the session
+// failed and will not be reused, and drop is the miss reason the key's next
+// miss carries (spans.MissAfterFailure, spans.MissHealthCheck): a shared
+// client is marked dropped, so later acquires make a new one. It reports
+// whether c has no lease left (always true for an exclusive lease), when the
+// caller returns c to idle or closes it. p.mu must be held.
+func (p *Pool) unleaseLocked(c *conn, now time.Time, drop string) (last bool) {
+	ks := c.ks
+	p.unreserveLocked(ks)
+	ks.lastActive = now
+	if drop != "" {
+		ks.lastDrop = drop
+	}
+	if !c.sessionless {
+		c.leased = false
+		p.inUse--
+		return true
+	}
+	c.users--
+	if drop != "" {
+		c.dropped = true
+	}
+	if (drop != "" || c.users == 0) && ks.shared == c {
+		ks.shared = nil
+	}
+	if c.users > 0 {
+		return false
+	}
+	p.inUse--
+	return true
+}
+
+// acquireFailedLocked records an acquire of ks that ends with no session
+// (a failed dial, a health check cut short by the caller): the key's next
+// miss is after_failure. p.mu must be held.
+func (p *Pool) acquireFailedLocked(ks *keyState) {
+	ks.lastDrop = spans.MissAfterFailure
+}
+
 // idleLimitLocked is how many idle sessions the key may keep: its recent
 // in-use peak (within the idle TTL), at least Options.MaxIdlePerKey. Keeping
 // what the last burst needed avoids closing sessions the next one dials a
@@ -104,7 +171,9 @@ func (p *Pool) keyLocked(key string) (*keyState, bool) {
 	return ks, ok
 }
 
-// expiredLocked reports whether an idle session has outlived the idle TTL.
+// expiredLocked reports whether an idle session has outlived the idle TTL:
+// idle strictly longer than it (exactly IdleTTL is still fresh; see
+// Options.IdleTTL). The lazy path (takeIdleLocked) and the sweep share it.
 func (p *Pool) expiredLocked(c *conn, now time.Time) bool {
 	return now.Sub(c.idleSince) > p.opts.IdleTTL
 }
@@ -119,13 +188,9 @@ func (p *Pool) takeIdleLocked(ks *keyState, now time.Time, evs []eviction) (*con
 	}
 	c := ks.idle[n-1]
 	if p.expiredLocked(c, now) {
-		for _, old := range ks.idle {
-			p.lruRemoveLocked(old)
-			evs = append(evs, eviction{old, spans.EvictTTL})
+		for len(ks.idle) > 0 {
+			evs = p.evictLocked(ks.idle[0], spans.EvictTTL, spans.MissTTL, evs)
 		}
-		clear(ks.idle)
-		ks.idle = ks.idle[:0]
-		ks.lastDrop = spans.MissTTL
 		return nil, evs
 	}
 	ks.idle[n-1] = nil
@@ -143,27 +208,31 @@ func (p *Pool) putIdleLocked(c *conn, now time.Time, evs []eviction) []eviction 
 		return append(evs, eviction{c, spans.EvictPoolClosed})
 	}
 	if p.opts.MaxIdlePerKey < 0 {
-		ks.lastDrop = spans.MissEvicted
+		ks.lastDrop = spans.MissEvicted // never idle, so evictLocked has nothing to remove
 		return append(evs, eviction{c, spans.EvictIdleLimit})
 	}
 	c.idleSince = now
 	ks.idle = append(ks.idle, c)
 	p.lruPushLocked(c)
 	if len(ks.idle) > p.idleLimitLocked(ks, now) {
-		old := ks.idle[0]
-		copy(ks.idle, ks.idle[1:])
-		ks.idle[len(ks.idle)-1] = nil
-		ks.idle = ks.idle[:len(ks.idle)-1]
-		p.lruRemoveLocked(old)
-		evs = append(evs, eviction{old, spans.EvictIdleLimit})
+		// The key keeps a newer idle session, so no miss follows: no drop.
+		evs = p.evictLocked(ks.idle[0], spans.EvictIdleLimit, "", evs)
 	}
 	for p.idleCount > p.opts.MaxIdle {
-		old := p.lruHead
-		p.removeIdleLocked(old)
-		old.ks.lastDrop = spans.MissEvicted
-		evs = append(evs, eviction{old, spans.EvictLRU})
+		evs = p.evictLocked(p.lruHead, spans.EvictLRU, spans.MissEvicted, evs)
 	}
 	return evs
+}
+
+// evictLocked takes the idle session c out of the pool for the reason (a
+// spans.Evict* value) and appends it to evs for closing. drop, when not "",
+// is the miss reason the key's next miss carries (see keyState.lastDrop).
+func (p *Pool) evictLocked(c *conn, reason, drop string, evs []eviction) []eviction {
+	p.removeIdleLocked(c)
+	if drop != "" {
+		c.ks.lastDrop = drop
+	}
+	return append(evs, eviction{c, reason})
 }
 
 // removeIdleLocked takes one idle session out of its key's list and the LRU.
@@ -187,9 +256,7 @@ func (p *Pool) removeIdleLocked(c *conn) {
 func (p *Pool) sweepLocked(now time.Time, evs []eviction) []eviction {
 	p.lastSweep = now
 	for c := p.lruHead; c != nil && p.expiredLocked(c, now); c = p.lruHead {
-		p.removeIdleLocked(c)
-		c.ks.lastDrop = spans.MissTTL
-		evs = append(evs, eviction{c, spans.EvictTTL})
+		evs = p.evictLocked(c, spans.EvictTTL, spans.MissTTL, evs)
 	}
 	for key, ks := range p.keys {
 		if len(ks.idle) == 0 && ks.leased == 0 && now.Sub(ks.lastActive) > 2*p.opts.IdleTTL {
@@ -219,8 +286,7 @@ func (p *Pool) sweepIfDueLocked(now time.Time, evs []eviction) []eviction {
 // drainIdleLocked removes every idle session; used by Close.
 func (p *Pool) drainIdleLocked(evs []eviction) []eviction {
 	for c := p.lruHead; c != nil; c = p.lruHead {
-		p.removeIdleLocked(c)
-		evs = append(evs, eviction{c, spans.EvictPoolClosed})
+		evs = p.evictLocked(c, spans.EvictPoolClosed, "", evs)
 	}
 	return evs
 }

@@ -146,15 +146,11 @@ func (l Lease) Release(err error) {
 		p.mu.Unlock()
 		panic("pool: Lease released twice")
 	}
-	c.leased = false
-	p.inUse--
-	p.unreserveLocked(c.ks)
-	c.ks.lastActive = now
+	p.unleaseLocked(c, now, dropReason(drop))
 	var evs []eviction
 	closed := p.closed
 	if drop {
 		p.stats.failures[errType]++
-		c.ks.lastDrop = spans.MissAfterFailure
 		if !closed {
 			// Registered under p.mu: Close sets closed under it before it
 			// waits, so its Wait never races this Add or misses the close.
@@ -187,25 +183,12 @@ func (l Lease) releaseShared(err error) {
 		panic("pool: Lease released twice")
 	}
 	l.tok.released = true
-	ks := c.ks
-	c.users--
-	p.unreserveLocked(ks)
-	ks.lastActive = now
 	if drop {
 		p.stats.failures[errType]++
-		ks.lastDrop = spans.MissAfterFailure
-		c.dropped = true
-		if ks.shared == c {
-			ks.shared = nil
-		}
 	}
 	var evs []eviction
 	closeNow, closed := false, p.closed
-	if c.users == 0 {
-		p.inUse--
-		if ks.shared == c {
-			ks.shared = nil
-		}
+	if p.unleaseLocked(c, now, dropReason(drop)) {
 		if c.dropped {
 			closeNow = true
 			if !closed {
@@ -224,6 +207,15 @@ func (l Lease) releaseShared(err error) {
 	if closed {
 		p.closeIdleTransport()
 	}
+}
+
+// dropReason is the miss reason a release that drops its session leaves
+// for the key's next miss: after_failure, or "" for a clean release.
+func dropReason(drop bool) string {
+	if drop {
+		return spans.MissAfterFailure
+	}
+	return ""
 }
 
 // closeDropped closes a dropped session: at once when the pool is closed,

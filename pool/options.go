@@ -59,7 +59,10 @@ type Options struct {
 	// closed first. Zero: 64.
 	MaxIdle int
 	// IdleTTL is how long an idle session may wait before it is closed
-	// instead of reused. Zero: 5 minutes.
+	// instead of reused: one idle for exactly IdleTTL is still reused, one
+	// idle longer is closed (miss reason ttl), on acquire and by the sweep
+	// alike, as the analyzer's ttl attribution reads an idle gap > TTL.
+	// Zero: 5 minutes.
 	IdleTTL time.Duration
 	// SweepInterval is how often idle sessions past their TTL are closed
 	// even when their key is never acquired again. Sweeps run on acquire

@@ -178,32 +178,37 @@ func (p *Pool) CallTool(ctx context.Context, t *Target, params *mcp.CallToolPara
 }
 
 func (p *Pool) callTool(ctx context.Context, t *Target, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	l, err := p.acquire(ctx, t, 1)
-	if err != nil {
-		return nil, err
-	}
-	res, err := l.CallTool(ctx, params)
-	// A 404 to a request carrying the session id means the server does not
-	// know the session, so the tool did not run: start a new session, as the
-	// spec requires, whether this one was reused or fresh (a replica
-	// without affinity, a restart right after initialize). Once per
-	// invocation; nothing else is retried.
-	if err == nil || !errors.Is(err, ErrSessionExpired) {
+	return p.withRedial(ctx, func(attempt int) (*mcp.CallToolResult, error) {
+		l, err := p.acquire(ctx, t, attempt)
+		if err != nil {
+			return nil, err
+		}
+		res, err := l.CallTool(ctx, params)
 		l.Release(err)
 		return res, err
+	})
+}
+
+// withRedial runs call as attempt 1 and, when that ends in an expired
+// session, once more as attempt 2: the one place the pool redials, for
+// [Pool.CallTool] and [Execution.CallTool] alike. A 404 to a request
+// carrying the session id means the server does not know the session, so
+// the tool did not run: start a new session, as the spec requires, whether
+// this one was reused or fresh (a replica without affinity, a restart right
+// after initialize). call must have dropped the expired session (its
+// release does: an expired session is never clean), so attempt 2 acquires
+// anew, and acquire(…, 2) always dials. Once per invocation by
+// construction; nothing else is retried.
+func (p *Pool) withRedial(ctx context.Context, call func(attempt int) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	res, err := call(1)
+	if err == nil || !errors.Is(err, ErrSessionExpired) {
+		return res, err
 	}
-	l.Release(err)
 	p.mu.Lock()
 	p.stats.redials++
 	p.mu.Unlock()
 	p.inst.redial(ctx)
-	l, err = p.acquire(ctx, t, 2)
-	if err != nil {
-		return nil, err
-	}
-	res, err = l.CallTool(ctx, params)
-	l.Release(err)
-	return res, err
+	return call(2)
 }
 
 // Acquire leases a session for t: an idle one if the key has one (a hit), or
@@ -220,8 +225,8 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 	start := p.now()
 	ctx, span := p.inst.startAcquire(ctx, t, attempt)
 	var evs []eviction
-	var deadline <-chan time.Time // Options.AcquireTimeout, armed by the first wait
-	var waited time.Duration      // time spent waiting for the in-use cap
+	var w capWait
+	defer w.stop()
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -246,19 +251,11 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 			// sessionless: wait for it rather than make a second one. A
 			// key with failed dials on its breaker is not waited for: the
 			// breaker decides, and fails fast while a trial is in flight.
-			wait := ks.dialing
-			hint := ks.revision
-			p.mu.Unlock()
-			p.closeEvicted(ctx, evs)
-			evs = nil
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-				err := t.redact.Error(fmt.Errorf("acquire %s: wait for the key's handshake: %w", t.shown, ctx.Err()))
-				p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissConcurrent, hint)
+			if err := p.waitHandshake(ctx, span, t, ks, evs); err != nil {
 				return Lease{}, err
 			}
+			evs = nil
+			continue
 		}
 		if c != nil {
 			return p.acquireHit(ctx, span, t, ks, c, start, evs)
@@ -266,44 +263,89 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 		if limit := p.opts.MaxInUsePerKey; limit > 0 && ks.leased >= limit && !ks.sessionless {
 			// The key is at its in-use cap: wait for one of its leases to
 			// end, then look again (an idle session, or room to dial).
-			if ks.freed == nil {
-				ks.freed = make(chan struct{})
+			if err := p.waitInUseCap(ctx, span, t, ks, known, attempt, evs, &w); err != nil {
+				return Lease{}, err
 			}
-			freed := ks.freed
-			p.stats.pending++
-			p.mu.Unlock()
-			p.closeEvicted(ctx, evs)
 			evs = nil
-			if deadline == nil && p.opts.AcquireTimeout > 0 {
-				timer := time.NewTimer(p.opts.AcquireTimeout)
-				defer timer.Stop()
-				deadline = timer.C
-			}
-			began := p.now()
-			err := p.waitFreed(ctx, freed, deadline)
-			waited += p.now().Sub(began)
-			p.inst.acquireWaited(span, waited)
-			p.mu.Lock()
-			p.stats.pending--
-			if err == nil {
-				p.mu.Unlock()
-				continue
-			}
-			reason := p.missReasonLocked(ks, known, attempt)
-			errType := spans.ErrTypeCanceled
-			if errors.Is(err, ErrAcquireTimeout) {
-				p.stats.timeouts++
-				errType = spans.ErrTypeAcquireTimeout
-			}
-			hint := ks.revision
-			p.mu.Unlock()
-			p.inst.acquireTimeout(ctx, errType)
-			err = t.redact.Error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, limit, err))
-			p.inst.endAcquireFailed(ctx, span, err, errType, reason, hint)
-			return Lease{}, err
+			continue
 		}
 		return p.acquireMiss(ctx, span, t, ks, known, attempt, start, evs)
 	}
+}
+
+// waitHandshake waits for the key's in-flight handshake, after which the
+// acquire looks again (nil), or for the caller's context (the acquire's
+// error, ended on its span). p.mu is held on entry and released here; evs
+// are closed.
+func (p *Pool) waitHandshake(ctx context.Context, span acquireSpan, t *Target, ks *keyState, evs []eviction) error {
+	wait := ks.dialing
+	hint := ks.revision
+	p.mu.Unlock()
+	p.closeEvicted(ctx, evs)
+	select {
+	case <-wait:
+		return nil
+	case <-ctx.Done():
+		err := t.redact.Error(fmt.Errorf("acquire %s: wait for the key's handshake: %w", t.shown, ctx.Err()))
+		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissConcurrent, hint)
+		return err
+	}
+}
+
+// capWait is an acquire's waiting for its key's in-use cap, over however
+// many rounds it takes: the Options.AcquireTimeout deadline, armed by the
+// first wait, and the time waited so far.
+type capWait struct {
+	timer    *time.Timer
+	deadline <-chan time.Time
+	waited   time.Duration
+}
+
+// stop releases the deadline's timer; the acquire defers it.
+func (w *capWait) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// waitInUseCap waits for one of the key's leases to end, after which the
+// acquire looks again (nil), or fails on the caller's context or the
+// acquire deadline (the acquire's error, ended on its span and counted).
+// p.mu is held on entry and released here; evs are closed.
+func (p *Pool) waitInUseCap(ctx context.Context, span acquireSpan, t *Target, ks *keyState, known bool, attempt int, evs []eviction, w *capWait) error {
+	if ks.freed == nil {
+		ks.freed = make(chan struct{})
+	}
+	freed := ks.freed
+	p.stats.pending++
+	p.mu.Unlock()
+	p.closeEvicted(ctx, evs)
+	if w.deadline == nil && p.opts.AcquireTimeout > 0 {
+		w.timer = time.NewTimer(p.opts.AcquireTimeout)
+		w.deadline = w.timer.C
+	}
+	began := p.now()
+	err := p.waitFreed(ctx, freed, w.deadline)
+	w.waited += p.now().Sub(began)
+	p.inst.acquireWaited(span, w.waited)
+	p.mu.Lock()
+	p.stats.pending--
+	if err == nil {
+		p.mu.Unlock()
+		return nil
+	}
+	reason := p.missReasonLocked(ks, known, attempt)
+	errType := spans.ErrTypeCanceled
+	if errors.Is(err, ErrAcquireTimeout) {
+		p.stats.timeouts++
+		errType = spans.ErrTypeAcquireTimeout
+	}
+	hint := ks.revision
+	p.mu.Unlock()
+	p.inst.acquireTimeout(ctx, errType)
+	err = t.redact.Error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, p.opts.MaxInUsePerKey, err))
+	p.inst.endAcquireFailed(ctx, span, err, errType, reason, hint)
+	return err
 }
 
 // waitFreed waits for freed, the context, or the acquire deadline
@@ -348,10 +390,7 @@ func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *
 		return p.newLease(c, true, start), nil
 	}
 	p.mu.Lock()
-	c.leased = false
-	p.inUse--
-	p.unreserveLocked(ks)
-	ks.lastDrop = spans.MissHealthCheck
+	p.unleaseLocked(c, start, spans.MissHealthCheck)
 	p.stats.acquires-- // the miss below counts this acquire
 	p.mu.Unlock()
 	p.closeEvicted(ctx, []eviction{{c, spans.EvictHealthCheck}})
@@ -360,7 +399,7 @@ func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *
 		p.stats.acquires++
 		p.stats.misses++
 		p.stats.missReasons[spans.MissHealthCheck]++
-		ks.lastDrop = spans.MissAfterFailure
+		p.acquireFailedLocked(ks)
 		p.mu.Unlock()
 		err := t.redact.Error(fmt.Errorf("acquire %s: health check: %w", t.shown, ctx.Err()))
 		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissHealthCheck, c.revision)
@@ -416,7 +455,7 @@ func (p *Pool) acquireMiss(ctx context.Context, span acquireSpan, t *Target, ks 
 	if err != nil {
 		p.stats.dialFailures++
 		p.unreserveLocked(ks)
-		ks.lastDrop = spans.MissAfterFailure
+		p.acquireFailedLocked(ks)
 		p.mu.Unlock()
 		if opened {
 			p.opts.Logger.Warn("mcp pool: circuit breaker opened", "key", ks.key, "cooldown", p.opts.BreakerCooldown)
@@ -434,27 +473,6 @@ func (p *Pool) acquireMiss(ctx context.Context, span acquireSpan, t *Target, ks 
 	}
 	p.inst.endAcquire(ctx, span, start, ks.metrics, false, reason, c)
 	return p.newLease(c, false, start), nil
-}
-
-// leaseLocked marks c leased: exclusively, or as one more user of a
-// sessionless key's shared client. p.mu must be held.
-func (p *Pool) leaseLocked(c *conn) {
-	if c.sessionless {
-		c.users++
-		if c.users == 1 {
-			p.inUse++
-			p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
-			c.gen++
-			if c.ks.shared == nil {
-				c.ks.shared = c
-			}
-		}
-		return
-	}
-	c.gen++
-	c.leased = true
-	p.inUse++
-	p.stats.peakInUse = max(p.stats.peakInUse, p.inUse)
 }
 
 // newLease builds the lease handle, the one place a lease begins: it
