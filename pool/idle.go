@@ -235,6 +235,24 @@ func (p *Pool) evictLocked(c *conn, reason, drop string, evs []eviction) []evict
 	return append(evs, eviction{c, reason})
 }
 
+// putPrewarmedLocked puts a session dialed for Options.Prewarm idle, as a
+// release would, the key counted active from now (so the sweep does not
+// forget it before its first acquire). p.mu must be held.
+func (p *Pool) putPrewarmedLocked(c *conn, now time.Time, evs []eviction) []eviction {
+	c.ks.lastActive = now
+	return p.putIdleLocked(c, now, evs)
+}
+
+// forgetUnusedKeyLocked forgets a key that holds nothing (no idle session,
+// no lease, no shared client), as the sweep forgets an abandoned one, so
+// that its next miss is cold: a failed pre-warm dial leaves no trace.
+// p.mu must be held.
+func (p *Pool) forgetUnusedKeyLocked(ks *keyState) {
+	if len(ks.idle) == 0 && ks.leased == 0 && ks.shared == nil {
+		delete(p.keys, ks.key)
+	}
+}
+
 // removeIdleLocked takes one idle session out of its key's list and the LRU.
 func (p *Pool) removeIdleLocked(c *conn) {
 	ks := c.ks

@@ -73,18 +73,15 @@ func (p *Pool) prewarmKey(ctx context.Context, t *Target) {
 	if err != nil {
 		p.stats.dialFailures++
 		p.stats.prewarmFailures++
-		if len(ks.idle) == 0 && ks.leased == 0 && ks.shared == nil {
-			delete(p.keys, t.key)
-		}
+		p.forgetUnusedKeyLocked(ks)
 		p.mu.Unlock()
 		p.opts.Logger.Warn("mcp pool: pre-warm dial failed", "key", t.key, "canceled", errors.Is(err, context.DeadlineExceeded), "error", err.Error())
 		return
 	}
 	ks.revision = c.revision
 	ks.sessionless = c.sessionless
-	ks.lastActive = now
 	p.stats.protocols[c.revision]++
-	evs := p.putIdleLocked(c, now, nil)
+	evs := p.putPrewarmedLocked(c, now, nil)
 	p.mu.Unlock()
 	p.closeEvicted(ctx, evs)
 }
