@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -56,7 +57,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 	ctx := context.Background()
 	strict := ReadOptions{Strict: true}
 	_, ref := loadAndAnalyze(t, path, cfg)
-	want := renderString(t, ref, RenderJSON)
+	want := renderString(t, ref, report.RenderJSON)
 	for _, shards := range []int{1, 2, 8} {
 		e, err := newSpeculativeEngine(cfg, EngineOptions{Shards: shards})
 		if err != nil {
@@ -69,7 +70,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 		case err != nil:
 			t.Fatalf("%d shards: %v", shards, err)
 		default:
-			if got := renderString(t, r, RenderJSON); got != want {
+			if got := renderString(t, r, report.RenderJSON); got != want {
 				t.Errorf("%d shards, speculative engine: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 			}
 			if e.early > 0 {
@@ -82,7 +83,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 		if err != nil {
 			t.Fatalf("%d shards: AnalyzeStream: %v", shards, err)
 		}
-		if got := renderString(t, r, RenderJSON); got != want {
+		if got := renderString(t, r, report.RenderJSON); got != want {
 			t.Errorf("%d shards, AnalyzeStream (read again: %v): report differs from Analyze's:\n%s", shards, reread, cmp.Diff(want, got))
 		}
 	}
@@ -101,7 +102,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 		arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces(), // after its root: late
 	)
 	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
-	want := renderString(t, ref, RenderJSON)
+	want := renderString(t, ref, report.RenderJSON)
 	if ref.Spans != 3 {
 		t.Fatalf("the batch analysis holds %d spans, want 3", ref.Spans)
 	}
@@ -114,7 +115,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 		if !errors.Is(reread, errSpoiled) {
 			t.Errorf("%d shards: Reread told %v, want errSpoiled", shards, reread)
 		}
-		if got := renderString(t, r, RenderJSON); got != want {
+		if got := renderString(t, r, report.RenderJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}
@@ -153,7 +154,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 	if ref.Pool.MissReasons[spans.MissCold] != 1 || ref.Pool.MissReasons[spans.MissTTL] != 1 {
 		t.Fatalf("the batch analysis gives causes %v, want one cold and one ttl", ref.Pool.MissReasons)
 	}
-	want := renderString(t, ref, RenderJSON)
+	want := renderString(t, ref, report.RenderJSON)
 	for _, shards := range []int{1, 2} {
 		e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: shards})
 		if err != nil {
@@ -166,7 +167,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		if e.early == 0 {
 			t.Errorf("%d shards: no trace finalized early: the test pins nothing", shards)
 		}
-		if got := renderString(t, r, RenderJSON); got != want {
+		if got := renderString(t, r, report.RenderJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}
