@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -37,7 +38,7 @@ func TestPrewarmHandshakeIsASessionOpenedNotAMissNorAColdStart(t *testing.T) {
 			d.add(ss, sp{trace: 1, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: 0, end: 400 * time.Millisecond, attrs: attrs})
 			d.invocation(ss, lease{trace: 2, start: time.Second, end: 1100 * time.Millisecond, key: "k1", hit: true, attempt: 1, session: "s-1",
 				invokeKV: []any{spans.AttrPoolID, "scope-1"}})
-			r := analyzeTD(t, Config{}, d.td)
+			r := analyzeTD(t, rulefmt.Config{}, d.td)
 			p := r.Pool
 			if p.Acquires != 1 || p.Hits != 1 || p.Misses != 0 || p.Handshakes != 1 {
 				t.Errorf("acquires %d, hits %d, misses %d, handshakes %d; want 1, 1, 0, 1", p.Acquires, p.Hits, p.Misses, p.Handshakes)

@@ -19,6 +19,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/profiling"
@@ -348,7 +350,7 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 		}
 	}
 	// The demo reads its own dumps back with the analyzer, as a user would.
-	acfg := analyze.Config{}
+	acfg := rulefmt.Config{}
 	if slices.Contains(f.modes, demo.ModeSeeded) {
 		acfg.IdleTTL = f.seeded.IdleTTL // the seeded pools' TTL, as `mcptrace analyze --idle-ttl` would be told
 	}
@@ -361,10 +363,10 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 // demoDump is one dump the demo writes: the spans of Modes, in Path, and
 // once read back its analysis and the HTML report beside it.
 type demoDump struct {
-	Modes      []demo.Mode     `json:"modes"`
-	Path       string          `json:"dump"`
-	HTMLReport string          `json:"html_report"`
-	Analysis   *analyze.Report `json:"analysis"`
+	Modes      []demo.Mode    `json:"modes"`
+	Path       string         `json:"dump"`
+	HTMLReport string         `json:"html_report"`
+	Analysis   *report.Report `json:"analysis"`
 }
 
 // planDemoDumps lists the dumps the flags ask for: with --out one for every
@@ -408,7 +410,7 @@ func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*os.File, error) {
 }
 
 // readDemoDumps analyzes each dump and writes its HTML report beside it.
-func readDemoDumps(ctx context.Context, dumps []*demoDump, cfg analyze.Config) error {
+func readDemoDumps(ctx context.Context, dumps []*demoDump, cfg rulefmt.Config) error {
 	for _, d := range dumps {
 		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, cfg, analyze.ReadOptions{})
 		if err != nil {
@@ -448,7 +450,7 @@ func printDemo(out io.Writer, f demoFlags, results []demo.Result, dumps []*demoD
 	}
 	if len(dumps) == 1 {
 		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", dumps[0].Path, dumps[0].HTMLReport)
-		return dumps[0].Analysis.Render(out, analyze.RenderTable)
+		return dumps[0].Analysis.Render(out, report.RenderTable)
 	}
 	if len(dumps) > 0 {
 		fmt.Fprintln(out)
