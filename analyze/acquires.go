@@ -1,0 +1,103 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Acquire is one acquire as a replay of the pool (analyze/whatif) needs
+// it: its pair, when it started and its lease ended, and what the dump says
+// of it, its miss cause attributed exactly as `mcptrace analyze` attributes
+// it. It holds no span: a replay keeps these, never the traces.
+type Acquire struct {
+	// Scope is the pool scope and Key the cache key; HasScope and HasKey
+	// say whether the span had one.
+	Scope, Key       string
+	HasScope, HasKey bool
+	// Start is when the acquire started and LeaseEnd when its lease ended
+	// (Unix nanoseconds, LeaseEnd >= Start).
+	Start, LeaseEnd int64
+	// Hit says it reused an idle session; Cause is a miss's cause (a
+	// spans.Miss* value), "" on a hit.
+	Hit   bool
+	Cause string
+	// Failed says the lease ended in a failure that drops the session.
+	Failed bool
+	// Attempt is 1, or 2 on the transparent redial after an expired
+	// session.
+	Attempt int
+	// HealthCheck says the pool recorded health_check as the miss reason.
+	HealthCheck bool
+}
+
+// ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
+// path, its vocabularies, profile auto included) and hands every acquire,
+// its cause attributed, to fn: pair by pair, each pair's in time order. The
+// memory is the engine's batch memory: the open traces and the acquires,
+// never every span. It returns what was read from each input; on a read
+// error, a *ReadError and no acquire.
+func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(paths, "-") {
+		eng, err := newSpeculativeEngine(cfg, EngineOptions{})
+		if err != nil {
+			return nil, err
+		}
+		inputs, err := acquiresWith(ctx, eng, paths, lopts, fn)
+		if !errors.Is(err, errSpoiled) {
+			return inputs, err
+		}
+		if lopts.Reread != nil {
+			lopts.Reread(errSpoiled)
+		}
+	}
+	eng, err := NewEngine(cfg, EngineOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return acquiresWith(ctx, eng, paths, lopts, fn)
+}
+
+// acquiresWith feeds paths into eng and attributes its acquires into fn.
+func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+	inputs, err := Feed(ctx, paths, lopts, eng)
+	if err != nil {
+		eng.Close()
+		return inputs, err
+	}
+	if err := eng.Flush(); err != nil {
+		return inputs, err
+	}
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	strs := func(id int32) (string, bool) {
+		if id < 0 {
+			return "", false
+		}
+		return eng.agg.strs[id], true
+	}
+	var a Acquire
+	eng.agg.pairs.each = func(ev *acquireEvent) {
+		a = Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
+			Attempt: 1, HealthCheck: ev.health}
+		if ev.redial {
+			a.Attempt = 2
+		}
+		if !ev.hit {
+			a.Cause = spans.MissReasons[ev.reason]
+		}
+		a.Scope, a.HasScope = strs(ev.scope)
+		a.Key, a.HasKey = strs(ev.key)
+		fn(&a)
+	}
+	eng.agg.pairs.advance(math.MaxInt64)
+	eng.agg.pairs.each = nil
+	return inputs, nil
+}

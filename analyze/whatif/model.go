@@ -1,0 +1,176 @@
+// Package whatif replays a dump's acquires through a model of the pool
+// (package pool's idle rules, never its code: it imports analyze and spans
+// only) under other settings, and says what each would have cost: the
+// answer to "would a longer TTL, two idle sessions per key or a pre-warm
+// pay?" without changing production.
+//
+// What the replay cannot know is kept as recorded: a session the server
+// forgot (a redial) and a failed lease stay as observed, each call's
+// duration stays as recorded, and settings that would change the workload
+// itself (backpressure: MaxInUsePerKey, AcquireTimeout; health checks)
+// are out of scope.
+package whatif
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Settings is one combination of the pool's idle settings to replay.
+type Settings struct {
+	// IdleTTL is pool.Options.IdleTTL: idle strictly longer expires.
+	IdleTTL time.Duration
+	// IdlePerKey is pool.Options.MaxIdlePerKey (negative: keep none).
+	IdlePerKey int
+	// Peak is the pool's peak-following sizing: a key keeps its in-use
+	// peak within the idle TTL, at least IdlePerKey (FixedIdlePerKey off).
+	Peak bool
+	// MaxIdle is the global cap on idle sessions, least recently used
+	// closed first.
+	MaxIdle int
+	// Prewarm is --prewarm recent:N: at a scope's start, dial the N keys
+	// the previous scopes called most recently (0: none).
+	Prewarm int
+}
+
+// Row is what one setting would have cost.
+type Row struct {
+	Settings       Settings
+	AsRecorded     bool
+	Acquires, Hits int
+	MissesByCause  map[string]int
+	SessionsOpened int
+	// PeakSessions is the most sessions (leased and idle) one pool scope
+	// held open at once, the largest over scopes.
+	PeakSessions int
+	// IdleSessionSeconds is the time sessions sat idle in the pools: what
+	// the servers hold for nothing.
+	IdleSessionSeconds float64
+	// PrewarmDials are the pre-warm handshakes and PrewarmUnused those
+	// never taken by an acquire.
+	PrewarmDials, PrewarmUnused int
+}
+
+// HitRate is hits over acquires, 0 with none.
+func (r Row) HitRate() float64 {
+	if r.Acquires == 0 {
+		return 0
+	}
+	return float64(r.Hits) / float64(r.Acquires)
+}
+
+// rec is one acquire of a Workload, its strings dense ids.
+type rec struct {
+	start, end     int64
+	scope, pair    int32
+	key            int32 // key id across scopes (for pre-warm)
+	redial, failed bool
+	health         bool
+	first          bool // first acquire of its pair
+	hit            bool
+	cause          string
+}
+
+// Workload is a dump's acquires in time order, ready to replay any number
+// of times.
+type Workload struct {
+	recs   []rec
+	scopes int
+	pairs  int
+	keys   int
+	// pairKey and pairScope are each pair's key and scope ids; pairOf
+	// finds a pair by (scope, key); scopeEnd is each scope's last lease
+	// end.
+	pairKey, pairScope []int32
+	pairOf             map[[2]int32]int32
+	scopeEnd           []int64
+}
+
+// Collector gathers analyze.Acquire values (analyze.ReadAcquires' fn)
+// into a Workload.
+type Collector struct {
+	recs   []rec
+	scopes map[string]int32
+	pairs  map[[2]int32]int32
+	keys   map[string]int32
+	pk, ps []int32
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector {
+	return &Collector{scopes: map[string]int32{}, pairs: map[[2]int32]int32{}, keys: map[string]int32{}}
+}
+
+func intern(m map[string]int32, s string) int32 {
+	id, ok := m[s]
+	if !ok {
+		id = int32(len(m))
+		m[s] = id
+	}
+	return id
+}
+
+// Add takes one acquire (it does not keep a).
+func (c *Collector) Add(a *analyze.Acquire) {
+	s := intern(c.scopes, a.Scope)
+	k := intern(c.keys, a.Key)
+	p, ok := c.pairs[[2]int32{s, k}]
+	if !ok {
+		p = int32(len(c.pk))
+		c.pairs[[2]int32{s, k}] = p
+		c.pk = append(c.pk, k)
+		c.ps = append(c.ps, s)
+	}
+	c.recs = append(c.recs, rec{start: a.Start, end: a.LeaseEnd, scope: s, pair: p, key: k,
+		redial: a.Attempt > 1, failed: a.Failed, health: a.HealthCheck, hit: a.Hit, cause: a.Cause})
+}
+
+// Workload sorts what was added into time order.
+func (c *Collector) Workload() *Workload {
+	recs := c.recs
+	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
+	seen := make([]bool, len(c.pk))
+	for i := range recs {
+		if !seen[recs[i].pair] {
+			seen[recs[i].pair] = true
+			recs[i].first = true
+		}
+	}
+	ends := make([]int64, len(c.scopes))
+	for i := range ends {
+		ends[i] = math.MinInt64
+	}
+	for i := range recs {
+		ends[recs[i].scope] = max(ends[recs[i].scope], recs[i].end)
+	}
+	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk), keys: len(c.keys),
+		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends}
+}
+
+// Acquires is the number of acquires in w.
+func (w *Workload) Acquires() int { return len(w.recs) }
+
+// Recorded returns the dump's own figures as a Row (its settings zero):
+// what the as-recorded replay must reproduce.
+func (w *Workload) Recorded() Row {
+	r := Row{MissesByCause: map[string]int{}, Acquires: len(w.recs)}
+	for i := range w.recs {
+		if w.recs[i].hit {
+			r.Hits++
+		} else {
+			r.MissesByCause[w.recs[i].cause]++
+			r.SessionsOpened++
+		}
+	}
+	return r
+}
+
+// MissEvicted is the model's cause for a miss whose key's idle session
+// the idle caps (per key or the global LRU) closed: the analyzer, which
+// cannot see the caps, would call it unexplained.
+const MissEvicted = spans.MissEvicted
