@@ -1,0 +1,123 @@
+package whatif
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Schema names the JSON report's version.
+const Schema = "mcptrace.whatif/v1"
+
+// OutOfScope is what the replay keeps as recorded, said in every output.
+const OutOfScope = "kept as recorded: sessions the server forgot (redials), failed leases, call durations; out of scope: settings that change the workload (MaxInUsePerKey backpressure, AcquireTimeout, health checks, sessionless servers)"
+
+// String names a setting as the flags spell it.
+func (s Settings) String() string {
+	per := strconv.Itoa(s.IdlePerKey)
+	if s.Peak {
+		per = "peak"
+	}
+	pre := "none"
+	if s.Prewarm > 0 {
+		pre = "recent:" + strconv.Itoa(s.Prewarm)
+	}
+	return fmt.Sprintf("idle-ttl=%s idle-per-key=%s max-idle=%d prewarm=%s", s.IdleTTL, per, s.MaxIdle, pre)
+}
+
+// Sort orders rows by hit rate, best first, then fewer sessions opened,
+// then less idle cost, then the settings' text (a stable order).
+func Sort(rows []Row) {
+	slices.SortStableFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(b.HitRate(), a.HitRate()), cmp.Compare(a.SessionsOpened, b.SessionsOpened),
+			cmp.Compare(a.IdleSessionSeconds, b.IdleSessionSeconds), cmp.Compare(a.Settings.String(), b.Settings.String()))
+	})
+}
+
+type jsonRow struct {
+	Settings           string         `json:"settings"`
+	IdleTTLSeconds     float64        `json:"idle_ttl_s"`
+	IdlePerKey         string         `json:"idle_per_key"`
+	MaxIdle            int            `json:"max_idle"`
+	Prewarm            int            `json:"prewarm_recent"`
+	AsRecorded         bool           `json:"as_recorded"`
+	Assumed            bool           `json:"assumed"`
+	Acquires           int            `json:"acquires"`
+	Hits               int            `json:"hits"`
+	HitRate            float64        `json:"hit_rate"`
+	MissesByCause      map[string]int `json:"misses_by_cause"`
+	SessionsOpened     int            `json:"sessions_opened"`
+	PeakSessions       int            `json:"peak_sessions"`
+	IdleSessionSeconds float64        `json:"idle_session_seconds"`
+	PrewarmDials       int            `json:"prewarm_dials"`
+	PrewarmUnused      int            `json:"prewarm_unused"`
+}
+
+// WriteJSON writes rows as mcptrace.whatif/v1; assumed says the as-recorded
+// settings were the user's, not the dump's.
+func WriteJSON(w io.Writer, rows []Row, assumed bool) error {
+	out := struct {
+		Schema     string    `json:"schema"`
+		OutOfScope string    `json:"out_of_scope"`
+		Rows       []jsonRow `json:"rows"`
+	}{Schema: Schema, OutOfScope: OutOfScope, Rows: []jsonRow{}}
+	for _, r := range rows {
+		per := strconv.Itoa(r.Settings.IdlePerKey)
+		if r.Settings.Peak {
+			per = spans.IdleSizingPeak
+		}
+		out.Rows = append(out.Rows, jsonRow{Settings: r.Settings.String(), IdleTTLSeconds: r.Settings.IdleTTL.Seconds(), IdlePerKey: per,
+			MaxIdle: r.Settings.MaxIdle, Prewarm: r.Settings.Prewarm, AsRecorded: r.AsRecorded, Assumed: r.AsRecorded && assumed,
+			Acquires: r.Acquires, Hits: r.Hits, HitRate: r.HitRate(), MissesByCause: r.MissesByCause, SessionsOpened: r.SessionsOpened,
+			PeakSessions: r.PeakSessions, IdleSessionSeconds: r.IdleSessionSeconds, PrewarmDials: r.PrewarmDials, PrewarmUnused: r.PrewarmUnused})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteTable writes rows as a table for people, sorted as given.
+func WriteTable(w io.Writer, rows []Row, assumed bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SETTINGS\tHIT RATE\tACQUIRES\tHITS\tMISSES BY CAUSE\tSESSIONS\tPEAK\tIDLE s\tPRE-WARM (UNUSED)\t")
+	for _, r := range rows {
+		label := r.Settings.String()
+		if r.AsRecorded {
+			label += "  (as recorded"
+			if assumed {
+				label += ", assumed"
+			}
+			label += ")"
+		}
+		fmt.Fprintf(tw, "%s\t%.1f%%\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, 100*r.HitRate(), r.Acquires, r.Hits,
+			causes(r.MissesByCause), r.SessionsOpened, r.PeakSessions, r.IdleSessionSeconds, r.PrewarmDials, r.PrewarmUnused)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", OutOfScope)
+	return err
+}
+
+// causes writes a miss-cause map in the spans.MissReasons order.
+func causes(m map[string]int) string {
+	s := ""
+	for _, c := range append(slices.Clone(spans.MissReasons), MissEvicted) {
+		if n := m[c]; n > 0 {
+			if s != "" {
+				s += " "
+			}
+			s += c + "=" + strconv.Itoa(n)
+		}
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/analyze/whatif"
+	"github.com/mcptrace/mcptrace/internal/demo"
+)
+
+func init() { subcommands = append(subcommands, newWhatifCmd) }
+
+// whatifFlags are the settings lists to replay and the recorded settings.
+type whatifFlags struct {
+	ttls, perKeys, prewarms []string
+	maxIdles                []int
+	recTTL                  time.Duration
+	recPerKey, recPrewarm   string
+	recMaxIdle              int
+	format                  string
+}
+
+func newWhatifCmd() *cobra.Command {
+	var f whatifFlags
+	cmd := &cobra.Command{
+		Use:   "whatif [flags] DUMP...",
+		Short: "Replay a dump's acquires under other pool settings and say what each would have cost",
+		Long: `whatif replays every (pool scope, key) pair's acquires, in time order, through a
+model of the pool (exclusive leases, per-key idle limit fixed or peak-following,
+global idle cap with LRU, idle TTL, redial, failure drops) under every
+combination of the settings given, and reports per row: acquires, hits, hit
+rate, misses by cause, sessions opened, peak sessions, idle session-seconds held
+(the servers' cost), pre-warm handshakes and how many went unused.
+
+The row at the recorded settings (--recorded-*, assumed: this version reads
+none from the dump) is labelled "as recorded": it reproduces the dump's own
+hits and misses by cause when the pool behaved as the model. ` + whatif.OutOfScope + `.
+
+A dump with no acquire exits 3; bad input or usage exits 2.`,
+		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
+  mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runWhatif(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.ttls, "idle-ttl", []string{"5m"}, "idle TTLs to replay")
+	fl.StringSliceVar(&f.perKeys, "idle-per-key", []string{"peak"}, "idle sessions per key: N (fixed) or peak")
+	fl.IntSliceVar(&f.maxIdles, "max-idle", []int{64}, "global idle caps to replay")
+	fl.StringSliceVar(&f.prewarms, "prewarm", []string{"none"}, "pre-warm: none or recent:N")
+	fl.DurationVar(&f.recTTL, "recorded-idle-ttl", 5*time.Minute, "the recorded run's idle TTL (assumed)")
+	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key (assumed)")
+	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap (assumed)")
+	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm (assumed)")
+	fl.StringVar(&f.format, "format", "table", "output: table or json")
+	return cmd
+}
+
+// parseSetting builds one Settings from the flags' words.
+func parseSetting(ttl time.Duration, perKey string, maxIdle int, prewarm string) (whatif.Settings, error) {
+	s := whatif.Settings{IdleTTL: ttl, MaxIdle: maxIdle}
+	if ttl <= 0 || maxIdle <= 0 {
+		return s, fmt.Errorf("idle TTL %s, max idle %d: expected positive", ttl, maxIdle)
+	}
+	n, fixed, err := demo.ParseIdlePerKey(perKey)
+	if err != nil {
+		return s, fmt.Errorf("--idle-per-key %w", err)
+	}
+	s.IdlePerKey, s.Peak = max(n, 1), !fixed
+	if s.Prewarm, err = demo.ParsePrewarm(prewarm); err != nil {
+		return s, fmt.Errorf("--prewarm %w", err)
+	}
+	return s, nil
+}
+
+func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
+	if f.format != "table" && f.format != "json" {
+		return usageErrorf("--format %q: expected table or json", f.format)
+	}
+	rec, err := parseSetting(f.recTTL, f.recPerKey, f.recMaxIdle, f.recPrewarm)
+	if err != nil {
+		return usageErrorf("recorded settings: %v", err)
+	}
+	var sets []whatif.Settings
+	for _, t := range f.ttls {
+		ttl, err := time.ParseDuration(strings.TrimSpace(t))
+		if err != nil {
+			return usageErrorf("--idle-ttl %q: expected a duration such as 5m", t)
+		}
+		for _, pk := range f.perKeys {
+			for _, mi := range f.maxIdles {
+				for _, pw := range f.prewarms {
+					s, err := parseSetting(ttl, strings.TrimSpace(pk), mi, strings.TrimSpace(pw))
+					if err != nil {
+						return usageErrorf("%v", err)
+					}
+					if s != rec {
+						sets = append(sets, s)
+					}
+				}
+			}
+		}
+	}
+	c := whatif.NewCollector()
+	if _, err := analyze.ReadAcquires(cmd.Context(), args, rulefmt.Config{IdleTTL: rec.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
+		var re *analyze.ReadError
+		if errors.As(err, &re) {
+			return &exitError{code: 2, err: err}
+		}
+		return err
+	}
+	w := c.Workload()
+	if w.Acquires() == 0 {
+		return &exitError{code: 3, err: errors.New("whatif: the input holds no acquire (no pool spans and no session-bearing calls): nothing to replay")}
+	}
+	asRec := w.Replay(rec)
+	asRec.AsRecorded = true
+	rows := []whatif.Row{asRec}
+	for _, s := range sets {
+		rows = append(rows, w.Replay(s))
+	}
+	whatif.Sort(rows)
+	if f.format == "json" {
+		return whatif.WriteJSON(cmd.OutOrStdout(), rows, true)
+	}
+	return whatif.WriteTable(cmd.OutOrStdout(), rows, true)
+}
