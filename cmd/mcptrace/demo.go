@@ -127,9 +127,11 @@ other). The pools take --idle-ttl (default 200ms), --idle-per-key (peak, the
 pool's default: a key keeps its recent in-use peak idle, at least one; or N:
 at most N whatever the bursts) and --prewarm (none, or recent:N: each scope
 after the first dials the N keys the previous scopes called most recently
-before its first acquire). The outcome is deterministic as long as the gaps
-stay clear of the TTL by more than a call takes (the defaults: 300ms and
-600ms gaps against a 200ms TTL); its dump is seeded.jsonl in --dir.
+before its first acquire). Steps run on a planned clock (a 160ms slot each,
+its leases released 80ms in), so how long a session idles is planned, not the
+sum of the calls' durations: the outcome repeats run after run as long as each
+step finishes within 80ms and the TTL stays clear of the planned idle times
+(the defaults: 320ms gaps, a 200ms TTL); its dump is seeded.jsonl in --dir.
 
 Profiling, in either mode: --pyroscope-url pushes CPU and memory profiles to a
 Pyroscope server as service mcptrace-demo; --profile-dir writes the same

@@ -33,15 +33,21 @@ const ModeSeeded Mode = "seeded"
 // many executions of its key ran at once.
 const AttrBurst = "demo.burst"
 
-// Defaults of [Seeded]: a time scale a test runs in seconds. The gap is
-// longer than the TTL (an idle gap expires the key's sessions) and twice
-// the gap shorter than the sweep interval (the pool forgets no key).
+// Defaults of [Seeded]: a time scale a run takes seconds at. The gap is
+// longer than the TTL (an idle gap expires the key's sessions) and the whole
+// run shorter than the pool's sweep interval (the pool forgets no key). The
+// TTL sits a quarter slot away from every planned time the pool compares
+// with it: sessions idle k slots less Hold (80ms, 240ms...), a burst's peak
+// read at a release (k slots plus Hold) or an acquire (k slots), so the
+// outcome does not flip for a few milliseconds of lateness; the gap is two
+// slots, which keeps those times on the grid.
 const (
 	DefaultSeededIdleTTL  = 200 * time.Millisecond
-	DefaultSeededGap      = 300 * time.Millisecond
+	DefaultSeededGap      = 320 * time.Millisecond
 	DefaultSeededSteps    = 10
 	DefaultSeededKeys     = 4
 	DefaultSeededMaxBurst = 3
+	DefaultSeededSlot     = 160 * time.Millisecond
 )
 
 // Seeded configures ModeSeeded: the workload's seed and shape, and the
@@ -61,6 +67,15 @@ type Seeded struct {
 	MaxBurst int
 	// Gap is the unit of idle gaps between steps.
 	Gap time.Duration
+	// Slot is the time a step has on the workload's clock, and Hold how
+	// long into it its leases are released (zero: half the slot): every
+	// step starts at its planned time (the sum of the slots and gaps
+	// before it) and releases at its start plus Hold, so that how long a
+	// session sits idle is planned (a number of slots and gaps, less
+	// Hold), not the sum of the calls' durations between two uses of a
+	// key, and a run repeats its hits and misses under any load that lets
+	// each step finish within Hold. Zero Slot: DefaultSeededSlot.
+	Slot, Hold time.Duration
 	// IdleTTL, MaxIdlePerKey and FixedIdlePerKey are the pools' settings
 	// (pool.Options). Zero IdleTTL: DefaultSeededIdleTTL; zero
 	// MaxIdlePerKey: the pool's default, 1.
@@ -89,6 +104,12 @@ func (s Seeded) withDefaults() Seeded {
 	}
 	if s.IdleTTL <= 0 {
 		s.IdleTTL = DefaultSeededIdleTTL
+	}
+	if s.Slot <= 0 {
+		s.Slot = DefaultSeededSlot
+	}
+	if s.Hold <= 0 || s.Hold > s.Slot {
+		s.Hold = s.Slot / 2
 	}
 	return s
 }
@@ -185,12 +206,15 @@ func runSeeded(ctx context.Context, srv *fixtures.Server, tp trace.TracerProvide
 		if err != nil {
 			return fmt.Errorf("seeded pool %s: %w", opts.ID, err)
 		}
+		clock := time.Now() // the scope's planned clock: each step's start
 		for _, step := range plan.Steps {
-			if !sleepCtx(ctx, step.Gap) {
+			clock = clock.Add(step.Gap)
+			if !sleepCtx(ctx, time.Until(clock)) {
 				p.Close()
 				return ctx.Err()
 			}
-			runSeededStep(ctx, tracer, p, targets[step.Key], step, res)
+			runSeededStep(ctx, tracer, p, targets[step.Key], step, clock.Add(s.Hold), res)
+			clock = clock.Add(s.Slot)
 			done++
 			if cfg.Progress != nil {
 				cfg.Progress(ModeSeeded, done, total)
@@ -216,7 +240,10 @@ func runSeeded(ctx context.Context, srv *fixtures.Server, tp trace.TracerProvide
 // key's most recent idle session, and every later one the idle sessions
 // cannot serve dials while the others are out (a concurrent miss), whatever
 // the scheduler does.
-func runSeededStep(ctx context.Context, tracer trace.Tracer, p *pool.Pool, t *pool.Target, step Step, res *Result) {
+//
+// The leases are released at release (the step's planned start plus Hold),
+// so that the idle time that follows is planned too.
+func runSeededStep(ctx context.Context, tracer trace.Tracer, p *pool.Pool, t *pool.Target, step Step, release time.Time, res *Result) {
 	type held struct {
 		ctx  context.Context
 		span trace.Span
@@ -240,6 +267,7 @@ func runSeededStep(ctx context.Context, tracer trace.Tracer, p *pool.Pool, t *po
 				return
 			}
 			_, h.err = h.l.CallTool(h.ctx, &mcp.CallToolParams{Name: fixtures.ToolEcho, Arguments: map[string]any{"text": strconv.Itoa(i)}})
+			sleepCtx(ctx, time.Until(release)) // a cancelled run releases at once
 			h.l.Release(h.err)
 			if h.err != nil {
 				h.span.RecordError(h.err)

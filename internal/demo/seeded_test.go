@@ -61,43 +61,42 @@ func TestSeededPlanIsTheSeedsAlone(t *testing.T) {
 	}
 }
 
-// TestSeededRunRepeatsItsCountsAndSettingsMatter runs one seed twice at
-// the same settings (the pool's counters and the sessions the server
-// opened are the same: the workload is deterministic at this time scale),
-// then with a pre-warm of the most recent key, which the pools must
-// dial once per restart.
-func TestSeededRunRepeatsItsCountsAndSettingsMatter(t *testing.T) {
+// TestSeededRunRepeatsWhatTheClockCannotChange runs one seed twice at the
+// same settings, then with a pre-warm of the most recent key. What the
+// plan alone decides must repeat exactly under any load: the acquires (one
+// per call), the cold misses (a key's first use in its scope) and the
+// pre-warm dials (one per restart). The ttl and concurrent misses repeat
+// too as long as every step finishes within Hold (the planned clock, see
+// Seeded.Slot); on a loaded machine a late release can turn a ttl miss into
+// a hit, so they are logged here, not compared.
+func TestSeededRunRepeatsWhatTheClockCannotChange(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the seeded workload three times (a few seconds each)")
 	}
-	cfg := demo.Config{Modes: []demo.Mode{demo.ModeSeeded}, Scopes: 3, Seeded: demo.Seeded{Seed: 3, Steps: 8, IdleTTL: 100 * time.Millisecond, Gap: 150 * time.Millisecond}}
+	cfg := demo.Config{Modes: []demo.Mode{demo.ModeSeeded}, Scopes: 3, Seeded: demo.Seeded{Seed: 3, Steps: 8,
+		IdleTTL: 100 * time.Millisecond, Gap: 240 * time.Millisecond, Slot: 80 * time.Millisecond, Hold: 40 * time.Millisecond}}
 	run := func(cfg demo.Config) demo.Result {
 		t.Helper()
 		rs, err := demo.Run(context.Background(), cfg)
 		if err != nil || len(rs) != 1 {
 			t.Fatalf("Run: %v, %d results", err, len(rs))
 		}
+		t.Logf("seed %d, pre-warm recent:%d: %d acquires, %d hits, misses %v, %d sessions opened, %d pre-warm dials",
+			*rs[0].Seed, cfg.Seeded.PrewarmRecent, rs[0].Acquires, rs[0].Hits, rs[0].MissReasons, rs[0].SessionsOpened, rs[0].PrewarmDials)
 		return rs[0]
 	}
 	first, second := run(cfg), run(cfg)
-	type counts struct {
-		Acquires, Hits int64
-		Misses         map[string]int64
-		Sessions       int
+	if first.Errors != 0 || first.Acquires != int64(first.Calls) || first.MissReasons[spans.MissTTL] == 0 {
+		t.Errorf("run: %d errors, %d acquires for %d calls, %d ttl misses: want none, one per call, some", first.Errors, first.Acquires, first.Calls, first.MissReasons[spans.MissTTL])
 	}
-	of := func(r demo.Result) counts { return counts{r.Acquires, r.Hits, r.MissReasons, r.SessionsOpened} }
-	if !reflect.DeepEqual(of(first), of(second)) {
-		t.Errorf("one seed, two runs:\n%+v\n%+v", of(first), of(second))
+	if second.Acquires != first.Acquires || second.MissReasons[spans.MissCold] != first.MissReasons[spans.MissCold] {
+		t.Errorf("one seed, two runs: %d and %d acquires, %d and %d cold misses", first.Acquires, second.Acquires, first.MissReasons[spans.MissCold], second.MissReasons[spans.MissCold])
 	}
-	if first.Errors != 0 || first.Acquires != int64(first.Calls) || first.MissReasons[spans.MissTTL] == 0 || first.MissReasons[spans.MissCold] == 0 {
-		t.Errorf("run = %+v: want no errors, an acquire per call, ttl and cold misses", first)
-	}
-	t.Logf("seed 3: %+v", of(first))
 	warm := cfg
 	warm.Seeded.PrewarmRecent = 1
 	w := run(warm)
-	if w.PrewarmDials != 2 || w.Calls != first.Calls {
-		t.Errorf("pre-warm recent:1 over 3 scopes: %d pre-warm dials, %d calls; want 2 and %d", w.PrewarmDials, w.Calls, first.Calls)
+	if w.PrewarmDials != 2 || w.Calls != first.Calls || w.MissReasons[spans.MissCold] >= first.MissReasons[spans.MissCold] {
+		t.Errorf("pre-warm recent:1 over 3 scopes: %d pre-warm dials, %d calls, %d cold misses; want 2, %d, fewer than %d",
+			w.PrewarmDials, w.Calls, w.MissReasons[spans.MissCold], first.Calls, first.MissReasons[spans.MissCold])
 	}
-	t.Logf("seed 3 recent:1: %+v", of(w))
 }
