@@ -27,12 +27,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +78,10 @@ func run() error {
 	if o.jobs < 1 || o.budget < 0 {
 		return fmt.Errorf("-jobs must be ≥ 1 and -budget ≥ 0")
 	}
+	// An interrupt stops the running builds and tests, and the temporary
+	// directories are still removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	began := time.Now()
 	res := result{Seed: o.seed, Budget: o.budget}
 	for _, dir := range flag.Args() {
@@ -82,7 +89,7 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		pr, err := mutatePackage(abs, dir, o)
+		pr, err := mutatePackage(ctx, abs, dir, o)
 		if err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
 		}

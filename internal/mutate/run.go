@@ -42,7 +42,7 @@ type pkgScore struct {
 }
 
 // mutatePackage measures the package in abs (named dir in the output).
-func mutatePackage(abs, dir string, o options) (pkgScore, error) {
+func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, error) {
 	began := time.Now()
 	ps := pkgScore{Dir: dir, Survivors: []mutant{}}
 	sites, srcs, err := findSites(abs, o.files)
@@ -57,7 +57,7 @@ func mutatePackage(abs, dir string, o options) (pkgScore, error) {
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(os.Stderr, "%s: %d mutants; coverage run of its tests...\n", dir, len(sites))
 	prof := filepath.Join(tmp, "cover.out")
-	if out, err := goCmd(context.Background(), abs, "test", "-count=1", "-coverprofile="+prof, "."); err != nil {
+	if out, err := goCmd(ctx, abs, "test", "-count=1", "-coverprofile="+prof, "."); err != nil {
 		return ps, fmt.Errorf("the unmutated tests fail: %w\n%s", err, tail(out))
 	}
 	cov, err := coveredLines(prof)
@@ -73,6 +73,7 @@ func mutatePackage(abs, dir string, o options) (pkgScore, error) {
 	ps.Covered = len(covered)
 	tried := sample(covered, o.budget, o.seed, dir)
 	ps.Tried = len(tried)
+	fmt.Fprintf(os.Stderr, "%s: %d on covered lines, trying %d\n", dir, ps.Covered, ps.Tried)
 	verdicts := make([]string, len(tried))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -84,7 +85,7 @@ func mutatePackage(abs, dir string, o options) (pkgScore, error) {
 			defer wg.Done()
 			for i := range next {
 				t0 := time.Now()
-				v, err := tryMutant(abs, tmp, i, tried[i], srcs[tried[i].File], o.timeout)
+				v, err := tryMutant(ctx, abs, tmp, i, tried[i], srcs[tried[i].File], o.timeout)
 				mu.Lock()
 				done++
 				if err != nil && firstErr == nil {
@@ -146,7 +147,7 @@ func sample(ms []mutant, n int, seed uint64, pkg string) []mutant {
 // overlay and runs it: "killed" when a test fails, "timeout" when the run
 // exceeds timeout, "survived" when every test passes, "unviable" when the
 // mutant does not compile. err is a tool failure.
-func tryMutant(abs, tmp string, i int, m mutant, src []byte, timeout time.Duration) (string, error) {
+func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte, timeout time.Duration) (string, error) {
 	dir := filepath.Join(tmp, fmt.Sprintf("m%d", i))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
@@ -163,19 +164,24 @@ func tryMutant(abs, tmp string, i int, m mutant, src []byte, timeout time.Durati
 		return "", err
 	}
 	bin := filepath.Join(dir, "pkg.test")
-	if _, err := goCmd(context.Background(), abs, "test", "-c", "-overlay="+ovPath, "-o", bin, "."); err != nil {
+	if _, err := goCmd(ctx, abs, "test", "-c", "-overlay="+ovPath, "-o", bin, "."); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		return "unviable", nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
+	runCtx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.failfast", "-test.count=1", "-test.timeout="+timeout.String())
+	cmd := exec.CommandContext(runCtx, bin, "-test.failfast", "-test.count=1", "-test.timeout="+timeout.String())
 	cmd.Dir = abs // the tests read testdata/ relative to the package
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
 		return "survived", nil
-	case ctx.Err() != nil || strings.Contains(string(out), "test timed out after"):
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case runCtx.Err() != nil || strings.Contains(string(out), "test timed out after"):
 		return "timeout", nil
 	case errors.As(err, &exit):
 		return "killed", nil
