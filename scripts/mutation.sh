@@ -15,7 +15,7 @@
 #                  and collector/mcptraceconnector (its own module)
 # Environment: MUTATION_SEED (default 1), MUTATION_JOBS (default 2),
 # MUTATION_FILES (a regexp on file base names), MUTATION_OUT (default
-# mutation.json in the repository root).
+# ${TMPDIR:-/tmp}/mcptrace-mutation.json; the path is printed at the end).
 #
 # It writes MUTATION_OUT (score per package, survivors as file:line
 # operator) and prints a table. It exits 1 on a tool error (a package's
@@ -35,11 +35,13 @@ if [ ${#pkgs[@]} -eq 0 ]; then
 	done < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./analyze/...)
 	pkgs+=(collector/mcptraceconnector)
 fi
+out=${MUTATION_OUT:-${TMPDIR:-/tmp}/mcptrace-mutation.json}
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/mutate" ./internal/mutate
-args=(-budget "$budget" -seed "${MUTATION_SEED:-1}" -jobs "${MUTATION_JOBS:-2}" -out "${MUTATION_OUT:-$root/mutation.json}")
+args=(-budget "$budget" -seed "${MUTATION_SEED:-1}" -jobs "${MUTATION_JOBS:-2}" -out "$out")
 if [ -n "${MUTATION_FILES:-}" ]; then
 	args+=(-files "$MUTATION_FILES")
 fi
-exec "$bin/mutate" "${args[@]}" "${pkgs[@]}"
+"$bin/mutate" "${args[@]}" "${pkgs[@]}"
+echo "result: $out"
