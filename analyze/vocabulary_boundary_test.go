@@ -142,3 +142,39 @@ func TestSubtreeScopesOfAnIncompleteTraceAreIncomplete(t *testing.T) {
 			complete, incomplete, obs.Groups)
 	}
 }
+
+// TestAFailedCallFailsTheLeaseItRanUnder pins which lease a failed call
+// fails when its invocation redialed: the latest lease that began at or
+// before the call, so a call starting exactly when the redial's acquire
+// began is the redial's, and a call before it fails the first lease only
+// (the redial's later, clean lease then decides the pair's next miss).
+func TestAFailedCallFailsTheLeaseItRanUnder(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name   string
+		callAt time.Duration // ms after the invocation's start
+		want   map[string]int
+	}{
+		{"a call starting exactly at the redial's acquire: the redial's lease failed", 50,
+			map[string]int{spans.MissCold: 1, spans.MissRedial: 1, spans.MissAfterFailure: 1}},
+		{"a call after the redial's acquire: the redial's lease failed", 60,
+			map[string]int{spans.MissCold: 1, spans.MissRedial: 1, spans.MissAfterFailure: 1}},
+		{"a call before the redial: the first lease failed, the redial's ended later clean", 20,
+			map[string]int{spans.MissCold: 1, spans.MissRedial: 1, spans.MissUnexplained: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw")
+			attemptsDump(d, ss, 1, 0, 100, false, attempt{at: 0, attempt: 1}, attempt{at: 50, attempt: 2})
+			// The invocation is the dump's first span: id 1.
+			d.add(ss, sp{trace: 1, parent: 1, name: spans.SpanCallTool, kind: ptrace.SpanKindClient,
+				start: tc.callAt * ms, end: (tc.callAt + 5) * ms, status: ptrace.StatusCodeError,
+				attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrErrorType, "transport"}})
+			attemptsDump(d, ss, 2, 200, 300, false, attempt{at: 0, attempt: 1})
+			if got := missReasons(t, d); !maps.Equal(got, tc.want) {
+				t.Errorf("miss reasons %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
