@@ -2,13 +2,14 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -41,23 +42,10 @@ import (
 // spoiled, and read again holding every trace, when the whole dump's
 // choice turns out to differ.
 
-// Built-in vocabulary names, as the report's settings.vocabulary and
-// recognition.vocabularies[].vocabulary give them.
-const (
-	VocabMcptrace      = "mcptrace"
-	VocabAcquireOnMiss = "acquire-on-miss"
-	VocabSemconv       = "semconv"
-	VocabOpenLLMetry   = "openllmetry"
-	// VocabNone is a resource no vocabulary reads.
-	VocabNone = "none"
-	// VocabMixed is settings.vocabulary when resources differ.
-	VocabMixed = "mixed"
-)
-
 // OpenLLMetry's request span suffixes (@traceloop/instrumentation-mcp
 // 0.27): "<tool>.tool" for a tools/call and "<method>.mcp" for every other
 // request, client or server kind; its session span is the vocabulary's
-// (openllmetrySession, vocabulary_builtin.go).
+// (rulefmt.OpenLLMetrySessionSpan, vocabulary_builtin.go).
 const (
 	openllmetryToolSuffix = ".tool"
 	openllmetryMCPSuffix  = ".mcp"
@@ -98,7 +86,7 @@ type signature struct {
 	tier       int // lower wins over any count
 	shows      func(e *resEvidence) bool
 	recognised func(e *resEvidence) int
-	profile    Profile
+	profile    rulefmt.Profile
 }
 
 // builtinSignatures lists the built-in vocabularies in precedence order:
@@ -107,24 +95,24 @@ var builtinSignatures = []signature{
 	{
 		// Ours: an acquire on every call (a cache_hit=true acquire proves
 		// hits are written), or invocations each with an acquire child.
-		name: VocabMcptrace, tier: 0, profile: ProfileDefault,
+		name: report.VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
 		shows:      func(e *resEvidence) bool { return e.pool > 0 && (e.hitTrue > 0 || e.bareInvokes == 0) },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
 		// The gateway's later generation: an acquire only on a miss, so
 		// some invocations have none, and no acquire says cache_hit=true.
-		name: VocabAcquireOnMiss, tier: 0, profile: ProfileAcquireOnMiss,
+		name: report.VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
 		shows:      func(e *resEvidence) bool { return e.bareInvokes > 0 && e.hitTrue == 0 },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
-		name: VocabSemconv, tier: 1, profile: ProfileSemconv,
+		name: report.VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
 		shows:      func(e *resEvidence) bool { return e.semconv > 0 },
 		recognised: func(e *resEvidence) int { return e.semconv },
 	},
 	{
-		name: VocabOpenLLMetry, tier: 1, profile: ProfileOpenLLMetry,
+		name: report.VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
 		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
 		recognised: func(e *resEvidence) int { return e.openllmetry },
 	},
@@ -141,16 +129,16 @@ func signatureOf(name string) (signature, bool) {
 }
 
 // vocabOfProfile names the vocabulary an explicit profile reads.
-func vocabOfProfile(p Profile) string {
+func vocabOfProfile(p rulefmt.Profile) string {
 	switch p {
-	case ProfileAcquireOnMiss:
-		return VocabAcquireOnMiss
-	case ProfileSemconv:
-		return VocabSemconv
-	case ProfileOpenLLMetry:
-		return VocabOpenLLMetry
+	case rulefmt.ProfileAcquireOnMiss:
+		return report.VocabAcquireOnMiss
+	case rulefmt.ProfileSemconv:
+		return report.VocabSemconv
+	case rulefmt.ProfileOpenLLMetry:
+		return report.VocabOpenLLMetry
 	}
-	return VocabMcptrace
+	return report.VocabMcptrace
 }
 
 // decide returns the vocabulary e shows, VocabNone when it shows none: the
@@ -168,21 +156,15 @@ func decide(e *resEvidence) string {
 		}
 	}
 	if !found {
-		return VocabNone
+		return report.VocabNone
 	}
 	return best.name
-}
-
-// isSemconvName reports whether a span name is the conventions' for
-// method: "{method}" or "{method} {target}".
-func isSemconvName(name, method string) bool {
-	return name == method || (strings.HasPrefix(name, method) && len(name) > len(method) && name[len(method)] == ' ')
 }
 
 // isOpenLLMetrySpan reports whether a span of the given name and kind is
 // one of @traceloop/instrumentation-mcp's.
 func isOpenLLMetrySpan(name string, kind uint8) bool {
-	if name == openllmetrySession {
+	if name == rulefmt.OpenLLMetrySessionSpan {
 		return true
 	}
 	rpc := kind == uint8(ptrace.SpanKindClient) || kind == uint8(ptrace.SpanKindServer)
@@ -263,7 +245,7 @@ func detectIndex(x *Index, p *poll) *detection {
 		// Any kind: Shinzo's server spans are internal, named and
 		// attributed as the conventions say.
 		if !known && okMethod {
-			if m, ok := x.attrVal(i, kMethod); ok && isSemconvName(x.names[s.name], x.vals[m]) {
+			if m, ok := x.attrVal(i, kMethod); ok && rulefmt.IsSemconvName(x.names[s.name], x.vals[m]) {
 				e.semconv++
 				known = true
 			}
@@ -348,13 +330,13 @@ func (d *detection) merge(o *detection) {
 // decisions returns the vocabulary of each resource of d: profile's when
 // explicit, else the one its evidence shows; sticky, when not nil, holds
 // decisions already made (a stream's), which win.
-func (d *detection) decisions(profile Profile, sticky map[string]string) map[string]string {
+func (d *detection) decisions(profile rulefmt.Profile, sticky map[string]string) map[string]string {
 	out := make(map[string]string, len(d.res))
 	for k, e := range d.res {
 		switch v, ok := sticky[k]; {
 		case ok:
 			out[k] = v
-		case profile != ProfileAuto:
+		case profile != rulefmt.ProfileAuto:
 			out[k] = vocabOfProfile(profile)
 		default:
 			out[k] = decide(e)
@@ -369,7 +351,7 @@ func (d *detection) decisions(profile Profile, sticky map[string]string) map[str
 // so a mixed dump is read with the vocabulary its resources' spans show
 // most of, our own tier first, as decide chooses within a resource.
 // Nothing readable gives ProfileDefault, which reads nothing there.
-func (d *detection) effectiveProfile(dec map[string]string) Profile {
+func (d *detection) effectiveProfile(dec map[string]string) rulefmt.Profile {
 	sum := map[string]*resEvidence{}
 	for k, v := range dec {
 		if sum[v] == nil {
@@ -389,7 +371,7 @@ func (d *detection) effectiveProfile(dec map[string]string) Profile {
 		}
 	}
 	if !found {
-		return ProfileDefault
+		return rulefmt.ProfileDefault
 	}
 	return best.profile
 }
@@ -417,41 +399,6 @@ func (x *Index) resourceText(r int32) string {
 	return b.String()
 }
 
-// RecognitionReport says what the analysis read: how many spans a
-// vocabulary recognised and how many none did, each vocabulary with the
-// resources read with it, and the most frequent names of the spans no
-// vocabulary recognises.
-type RecognitionReport struct {
-	// RecognisedSpans counts the spans the vocabulary of their resource
-	// reads; UnrecognisedSpans the others. They add up to Spans.
-	RecognisedSpans   int `json:"recognised_spans"`
-	UnrecognisedSpans int `json:"unrecognised_spans"`
-	// Vocabularies lists each vocabulary read (and VocabNone for resources
-	// none reads), most spans first.
-	Vocabularies []VocabularyUse `json:"vocabularies"`
-	// UnrecognisedNames are the most frequent names of spans no built-in
-	// vocabulary recognises, at most MaxUnrecognisedNames, most spans
-	// first (ties by name).
-	UnrecognisedNames []NameCount `json:"unrecognised_names"`
-}
-
-// VocabularyUse is one vocabulary and the resources read with it.
-type VocabularyUse struct {
-	Vocabulary      string `json:"vocabulary"`
-	Resources       int    `json:"resources"`
-	Spans           int    `json:"spans"`
-	RecognisedSpans int    `json:"recognised_spans"`
-	// ExampleResources name up to MaxExampleResources of the resources,
-	// sorted, by their kept attributes ("service.name=gateway").
-	ExampleResources []string `json:"example_resources"`
-}
-
-// NameCount is a span name and how many spans carry it.
-type NameCount struct {
-	Name  string `json:"name"`
-	Spans int    `json:"spans"`
-}
-
 // Bounds of a RecognitionReport's lists.
 const (
 	MaxUnrecognisedNames = 10
@@ -464,9 +411,9 @@ const (
 
 // report turns d and the resources' vocabularies into the report's
 // recognition section and settings.vocabulary.
-func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
-	r := RecognitionReport{Vocabularies: []VocabularyUse{}, UnrecognisedNames: []NameCount{}}
-	uses := map[string]*VocabularyUse{}
+func (d *detection) report(dec map[string]string) (report.RecognitionReport, string) {
+	r := report.RecognitionReport{Vocabularies: []report.VocabularyUse{}, UnrecognisedNames: []report.NameCount{}}
+	uses := map[string]*report.VocabularyUse{}
 	keys := make([]string, 0, len(d.res))
 	for k := range d.res {
 		keys = append(keys, k)
@@ -476,7 +423,7 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 		e, v := d.res[k], dec[k]
 		u := uses[v]
 		if u == nil {
-			u = &VocabularyUse{Vocabulary: v, ExampleResources: []string{}}
+			u = &report.VocabularyUse{Vocabulary: v, ExampleResources: []string{}}
 			uses[v] = u
 		}
 		u.Resources++
@@ -493,17 +440,17 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 		r.Vocabularies = append(r.Vocabularies, *u)
 		r.RecognisedSpans += u.RecognisedSpans
 		r.UnrecognisedSpans += u.Spans - u.RecognisedSpans
-		if u.Vocabulary != VocabNone && u.RecognisedSpans > 0 {
+		if u.Vocabulary != report.VocabNone && u.RecognisedSpans > 0 {
 			read = append(read, u.Vocabulary)
 		}
 	}
-	slices.SortFunc(r.Vocabularies, func(a, b VocabularyUse) int {
+	slices.SortFunc(r.Vocabularies, func(a, b report.VocabularyUse) int {
 		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Vocabulary, b.Vocabulary))
 	})
 	for name, n := range d.names {
-		r.UnrecognisedNames = append(r.UnrecognisedNames, NameCount{Name: name, Spans: n})
+		r.UnrecognisedNames = append(r.UnrecognisedNames, report.NameCount{Name: name, Spans: n})
 	}
-	slices.SortFunc(r.UnrecognisedNames, func(a, b NameCount) int {
+	slices.SortFunc(r.UnrecognisedNames, func(a, b report.NameCount) int {
 		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Name, b.Name))
 	})
 	if len(r.UnrecognisedNames) > MaxUnrecognisedNames {
@@ -514,142 +461,53 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 	}
 	switch len(read) {
 	case 0:
-		return r, VocabNone
+		return r, report.VocabNone
 	case 1:
 		return r, read[0]
 	}
-	return r, VocabMixed
-}
-
-// NothingRecognised reports whether the report holds spans, no vocabulary
-// recognised any of them and no reads-per-request measure of the
-// configuration found a request among them: there is nothing to measure,
-// and analyze and check exit 3 (UnrecognisedText says why). A measure that
-// read the dump is the user's own vocabulary for it.
-func (r *Report) NothingRecognised() bool {
-	if r.Spans == 0 || r.Recognition.RecognisedSpans > 0 {
-		return false
-	}
-	for _, m := range r.Measures {
-		if m.Requests > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// unrecognisedNameWidth is the most of a span name UnrecognisedText shows.
-const unrecognisedNameWidth = 80
-
-// UnrecognisedText says, for a report whose spans no vocabulary
-// recognised, what was seen (the most frequent span names, escaped and
-// clipped) and what would read them: --profile semconv when the names look
-// like the conventions' ("tools/call <tool>"), else a vocabulary: block in
-// mcptrace.yaml. The first line is a sentence, then one line per name and
-// one for the remedy: for a terminal.
-func (r *Report) UnrecognisedText() string { return r.unrecognised(true) }
-
-// UnrecognisedLine is UnrecognisedText on one line, the names quoted: for
-// a check's incomplete reasons, which the CI reports show one per line.
-func (r *Report) UnrecognisedLine() string { return r.unrecognised(false) }
-
-func (r *Report) unrecognised(lines bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "no span recognised: none of the %d spans is read by a built-in vocabulary (%s)", r.Spans, strings.Join(vocabNames(), ", "))
-	names := r.Recognition.UnrecognisedNames
-	if len(names) > 0 {
-		fmt.Fprintf(&b, "; the %d most frequent span names:", len(names))
-	}
-	semconvLike := false
-	for k, n := range names {
-		name := textfmt.TermSafe(textfmt.ClipTo(n.Name, unrecognisedNameWidth))
-		switch {
-		case lines:
-			fmt.Fprintf(&b, "\n  %8d  %s", n.Spans, name)
-		case k > 0:
-			fmt.Fprintf(&b, ", \"%s\" (%d)", name, n.Spans)
-		default:
-			fmt.Fprintf(&b, " \"%s\" (%d)", name, n.Spans)
-		}
-		semconvLike = semconvLike || looksSemconv(n.Name)
-	}
-	if lines {
-		b.WriteString("\nto read them: ")
-	} else {
-		b.WriteString("; to read them: ")
-	}
-	if semconvLike {
-		b.WriteString("--profile " + string(ProfileSemconv) + " (names look like the MCP conventions' \"" + spans.MethodToolsCall + " <tool>\")")
-	} else {
-		b.WriteString("a vocabulary: block in mcptrace.yaml, see docs/vocabularies.md")
-	}
-	return b.String()
-}
-
-// vocabNames lists the built-in vocabularies in precedence order.
-func vocabNames() []string {
-	out := make([]string, len(builtinSignatures))
-	for i, s := range builtinSignatures {
-		out[i] = s.name
-	}
-	return out
-}
-
-// semconvMethods are the MCP methods whose span names, "{method} {target}",
-// make a dump look like the conventions' even where mcp.method.name is
-// missing.
-var semconvMethods = []string{spans.MethodToolsCall, "tools/list", "initialize", "resources/read", "prompts/get"}
-
-// looksSemconv reports whether a span name reads like the conventions'.
-func looksSemconv(name string) bool {
-	for _, m := range semconvMethods {
-		if isSemconvName(name, m) {
-			return true
-		}
-	}
-	return false
+	return r, report.VocabMixed
 }
 
 // resolve returns p, or for ProfileAuto the profile the measures read the
 // traces of d with (effectiveProfile over every resource's decision).
-func (d *detection) resolve(p Profile) Profile {
-	if p != ProfileAuto {
+func (d *detection) resolve(p rulefmt.Profile) rulefmt.Profile {
+	if p != rulefmt.ProfileAuto {
 		return p
 	}
-	return d.effectiveProfile(d.decisions(ProfileAuto, nil))
+	return d.effectiveProfile(d.decisions(rulefmt.ProfileAuto, nil))
 }
 
 // useProfile fixes the profile the aggregate's observations were measured
 // with: the report's pool span names. (The pair stage needs no word of it:
 // an acquire inferred from a call carries its session, events.go.)
-func (a *aggregate) useProfile(p Profile) {
+func (a *aggregate) useProfile(p rulefmt.Profile) {
 	a.profile = p
 }
 
 // vocabulary returns the vocabulary the measures read: a config's own, or
 // the built-in of the effective profile.
-func (a *aggregate) vocabulary() *Vocabulary {
+func (a *aggregate) vocabulary() *rulefmt.Vocabulary {
 	if a.cfg.Vocabulary != nil {
 		return a.cfg.Vocabulary
 	}
 	c := a.cfg
 	c.Profile = a.effectiveProfile()
-	return c.vocabulary()
+	return c.ActiveVocabulary()
 }
 
 // effectiveProfile returns the profile the measures read: the one fixed by
 // useProfile, else the one the summed evidence resolves to.
-func (a *aggregate) effectiveProfile() Profile {
-	if a.profile != ProfileAuto && a.profile != "" {
+func (a *aggregate) effectiveProfile() rulefmt.Profile {
+	if a.profile != rulefmt.ProfileAuto && a.profile != "" {
 		return a.profile
 	}
-	return a.detect.resolve(ProfileAuto)
+	return a.detect.resolve(rulefmt.ProfileAuto)
 }
 
 // reportDetection fills r's recognition section and settings.vocabulary
 // from the summed evidence: each resource's vocabulary decided from all
 // of it, or a stream's sticky decisions where made.
-func (a *aggregate) reportDetection(r *Report) {
+func (a *aggregate) reportDetection(r *report.Report) {
 	r.Recognition, r.Settings.Vocabulary = a.detect.report(a.detect.decisions(a.cfg.Profile, a.sticky))
 }
 
@@ -657,7 +515,7 @@ func (a *aggregate) reportDetection(r *Report) {
 type engineDetection struct {
 	// batch is the profile a batch engine decided from every shard's
 	// evidence before observing (detectBatch).
-	batch Profile
+	batch rulefmt.Profile
 	// sticky is, for an engine that finalizes early, each resource's
 	// vocabulary from the first batch that showed one; fixed reports
 	// whether the measures' profile has been decided (the aggregate's).
@@ -665,7 +523,7 @@ type engineDetection struct {
 	fixed  bool
 	// used lists the profiles a speculative engine's observations were
 	// measured with, to compare with the whole dump's at the end.
-	used map[Profile]bool
+	used map[rulefmt.Profile]bool
 }
 
 // detectBatch, for a batch engine under ProfileAuto, gathers the evidence
@@ -673,7 +531,7 @@ type engineDetection struct {
 // the shards then observe with: the same choice as Analyze's over one
 // index. Call it before stop, without e.mu.
 func (e *Engine) detectBatch() {
-	if e.cfg.Profile != ProfileAuto || e.finalizesEarly() {
+	if e.cfg.Profile != rulefmt.ProfileAuto || e.finalizesEarly() {
 		return
 	}
 	replies := make(chan *detection, len(e.shards))
@@ -683,7 +541,7 @@ func (e *Engine) detectBatch() {
 		sum.merge(<-replies)
 	}
 	e.mu.Lock()
-	e.det.batch = sum.resolve(ProfileAuto)
+	e.det.batch = sum.resolve(rulefmt.ProfileAuto)
 	e.agg.useProfile(e.det.batch)
 	e.mu.Unlock()
 }
@@ -695,9 +553,9 @@ func (e *Engine) detectBatch() {
 // that shows one, sticky, and the measures' profile with the first
 // resource decided; before that it observes with ProfileDefault, which
 // reads only our own span names (the evidence of those traces has none).
-func (e *Engine) observeConfig(x *Index) Config {
+func (e *Engine) observeConfig(x *Index) rulefmt.Config {
 	cfg := e.cfg
-	if cfg.Profile != ProfileAuto {
+	if cfg.Profile != rulefmt.ProfileAuto {
 		return cfg
 	}
 	if !e.finalizesEarly() {
@@ -710,13 +568,13 @@ func (e *Engine) observeConfig(x *Index) Config {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.det.sticky == nil {
-		e.det.sticky, e.det.used = map[string]string{}, map[Profile]bool{}
+		e.det.sticky, e.det.used = map[string]string{}, map[rulefmt.Profile]bool{}
 	}
 	decided := map[string]string{}
 	for k, ev := range d.res {
 		v, ok := e.det.sticky[k]
 		if !ok {
-			if v = decide(ev); v == VocabNone {
+			if v = decide(ev); v == report.VocabNone {
 				continue
 			}
 			e.det.sticky[k] = v
@@ -727,7 +585,7 @@ func (e *Engine) observeConfig(x *Index) Config {
 		e.det.fixed = true
 		e.agg.useProfile(d.effectiveProfile(decided))
 	}
-	cfg.Profile = ProfileDefault
+	cfg.Profile = rulefmt.ProfileDefault
 	if e.det.fixed {
 		cfg.Profile = e.agg.profile
 	}
@@ -740,10 +598,10 @@ func (e *Engine) observeConfig(x *Index) Config {
 // figures would differ from a batch run's, so the input is read again.
 // Call it with e.mu held, after the last observation.
 func (e *Engine) checkDetection() {
-	if !e.speculative || e.cfg.Profile != ProfileAuto {
+	if !e.speculative || e.cfg.Profile != rulefmt.ProfileAuto {
 		return
 	}
-	final := e.agg.detect.resolve(ProfileAuto)
+	final := e.agg.detect.resolve(rulefmt.ProfileAuto)
 	for p := range e.det.used {
 		if p != final {
 			e.spoiled.Store(true)
@@ -753,33 +611,13 @@ func (e *Engine) checkDetection() {
 	e.agg.useProfile(final)
 }
 
-// recognitionNotes says, for the reports for people, what was read: the
-// vocabulary, the spans recognised, each vocabulary's resources when they
-// differ, and, when nothing was recognised, what was seen and what would
-// read it. Names are clipped and escaped by the renderers (notes).
-func (r *Report) recognitionNotes() []string {
-	rc := r.Recognition
-	if r.NothingRecognised() {
-		return strings.Split(r.UnrecognisedText(), "\n")
-	}
-	note := fmt.Sprintf("vocabulary %s: %d of %d spans recognised", r.Settings.Vocabulary, rc.RecognisedSpans, r.Spans)
-	if r.Settings.Vocabulary == VocabMixed || len(rc.Vocabularies) > 1 {
-		parts := make([]string, 0, len(rc.Vocabularies))
-		for _, u := range rc.Vocabularies {
-			parts = append(parts, fmt.Sprintf("%s %d resource(s), %d span(s)", u.Vocabulary, u.Resources, u.Spans))
-		}
-		note += " (" + strings.Join(parts, "; ") + ")"
-	}
-	return []string{note}
-}
-
 // resolvedFor returns c with ProfileAuto replaced by the profile x's spans
 // show (a config's own vocabulary block is never replaced): what every
 // reader of one finished index (the vocabulary stage, the rules) uses, so
 // they all read the same vocabulary.
-func (c Config) resolvedFor(x *Index) Config {
-	if c.Profile == ProfileAuto && c.Vocabulary == nil {
-		c.Profile = detectIndex(x, nil).resolve(ProfileAuto)
+func resolvedFor(c rulefmt.Config, x *Index) rulefmt.Config {
+	if c.Profile == rulefmt.ProfileAuto && c.Vocabulary == nil {
+		c.Profile = detectIndex(x, nil).resolve(rulefmt.ProfileAuto)
 	}
 	return c
 }

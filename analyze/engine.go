@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // EngineOptions configures an Engine. The zero value is a batch run on
@@ -57,34 +59,6 @@ var ErrEngineFlushed = errors.New("engine already flushed")
 // shards held was dropped, so there is no report to give.
 var ErrEngineClosed = errors.New("engine closed without flushing")
 
-// StreamReport is the report's account of a streaming analysis (an
-// Engine with a Window or MaxOpenTraces); absent from a batch run's report.
-type StreamReport struct {
-	// WindowSeconds is EngineOptions.Window; MaxOpenTraces its bound, 0
-	// for none.
-	WindowSeconds float64 `json:"window_seconds"`
-	MaxOpenTraces int     `json:"max_open_traces"`
-	// LateSpans counts spans that arrived after their trace was finalized:
-	// counted here, left out of every other figure.
-	LateSpans int `json:"late_spans"`
-	// CutTraces counts traces finalized early because MaxOpenTraces was
-	// reached: a span of theirs arriving later is a late span.
-	CutTraces int `json:"cut_traces"`
-	// LateAcquires counts acquires attributed after a later acquire of
-	// their (scope, key) pair had been: their trace was finalized long
-	// after they started. Their miss cause is judged against the pair's
-	// state at arrival, which may differ from a batch run's.
-	LateAcquires int `json:"late_acquires"`
-	// EarlyTraces counts traces finalized before the end of the input, by
-	// the window or the bound: the traces whose spans were freed as the
-	// stream went.
-	EarlyTraces int `json:"early_traces"`
-	// CompleteTraces counts the early traces finalized because their root
-	// span had arrived (EngineOptions.HoldComplete), not by the window or
-	// the bound.
-	CompleteTraces int `json:"complete_traces"`
-}
-
 // Engine is the incremental analysis: spans arrive in any order, in any
 // number of batches, and are spread by trace id over shards, each a
 // goroutine owning an Index of its open traces. Finalized traces are
@@ -97,7 +71,7 @@ type StreamReport struct {
 // reader's sink); Flush, Report and Close too. Always end an Engine with
 // Report, Flush or Close: they stop its goroutines.
 type Engine struct {
-	cfg    Config
+	cfg    rulefmt.Config
 	opts   EngineOptions
 	shards []*shard
 	wm     int64 // the watermark: the latest span end given to Add so far
@@ -124,16 +98,16 @@ type Engine struct {
 
 	det engineDetection // detect.go: the vocabulary of --profile auto
 
-	inputs  []InputReport
+	inputs  []report.InputReport
 	flushed bool
-	report  *Report
+	report  *report.Report
 	// heldAtFlush is MemBytes when Flush began: what the shards' indexes
 	// held, garbage once they are observed.
 	heldAtFlush int64
 }
 
 // NewEngine returns an engine analyzing with cfg, its shards started.
-func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+func NewEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
 	return newEngine(cfg, opts, false)
 }
 
@@ -163,21 +137,21 @@ var errSpoiled = errors.New("a span arrived after its trace's root: reading agai
 // caller to read the input again with NewEngine. Its pair stage waits for
 // Flush, as a batch run's does. Where traces are never complete at their
 // root (CompleteAtRoot), it returns a plain batch engine.
-func newSpeculativeEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+func newSpeculativeEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
 	if opts.streaming() {
 		return nil, fmt.Errorf("analyze: a speculative engine is a batch run: no window, no bound")
 	}
 	return newEngine(cfg, opts, CompleteAtRoot(cfg, nil))
 }
 
-func newEngine(cfg Config, opts EngineOptions, speculative bool) (*Engine, error) {
+func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	if opts.Shards < 0 || opts.Window < 0 || opts.MaxOpenTraces < 0 {
 		return nil, fmt.Errorf("analyze: engine options: shards, window and max open traces must not be negative")
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	// Compile the selectors once against an empty index, so a bad one is
 	// an error here rather than from a shard.
 	if _, err := observe(NewIndex(cfg.IndexOptions()), cfg); err != nil {
@@ -350,7 +324,7 @@ func (e *Engine) stop(final bool) {
 // Report flushes the engine and returns its report: the same as Analyze's
 // over one index holding every span, for a batch run. Later calls return
 // the same report.
-func (e *Engine) Report() (*Report, error) {
+func (e *Engine) Report() (*report.Report, error) {
 	if err := e.Flush(); err != nil {
 		return nil, err
 	}
@@ -368,7 +342,7 @@ func (e *Engine) Report() (*Report, error) {
 		}
 		e.report = e.agg.report(slices.Clone(e.inputs))
 		if e.opts.streaming() {
-			e.report.Stream = &StreamReport{
+			e.report.Stream = &report.StreamReport{
 				WindowSeconds:  e.opts.Window.Seconds(),
 				MaxOpenTraces:  e.opts.MaxOpenTraces,
 				LateSpans:      e.late,

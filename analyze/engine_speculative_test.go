@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -36,7 +38,7 @@ func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
 		scenario, _, _ := strings.Cut(name, ".")
 		t.Run(name, func(t *testing.T) {
 			measured := scenarioConfig(t, scenario)
-			for _, cfg := range []Config{{Profile: measured.Profile}, measured, {Profile: ProfileAuto}} {
+			for _, cfg := range []rulefmt.Config{{Profile: measured.Profile}, measured, {Profile: rulefmt.ProfileAuto}} {
 				speculativeEqualsBatch(t, path, cfg, &early, &spoiled)
 			}
 		})
@@ -50,12 +52,12 @@ func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
 // speculativeEqualsBatch runs the speculative engine and AnalyzeStream over
 // path with cfg against the batch analysis, counting the engine's runs
 // that finalized early and held, and those spoiled.
-func speculativeEqualsBatch(t *testing.T, path string, cfg Config, early, spoiled *int) {
+func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early, spoiled *int) {
 	t.Helper()
 	ctx := context.Background()
 	strict := ReadOptions{Strict: true}
 	_, ref := loadAndAnalyze(t, path, cfg)
-	want := renderString(t, ref, RenderJSON)
+	want := renderString(t, ref, report.RenderJSON)
 	for _, shards := range []int{1, 2, 8} {
 		e, err := newSpeculativeEngine(cfg, EngineOptions{Shards: shards})
 		if err != nil {
@@ -68,7 +70,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg Config, early, spoile
 		case err != nil:
 			t.Fatalf("%d shards: %v", shards, err)
 		default:
-			if got := renderString(t, r, RenderJSON); got != want {
+			if got := renderString(t, r, report.RenderJSON); got != want {
 				t.Errorf("%d shards, speculative engine: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 			}
 			if e.early > 0 {
@@ -81,7 +83,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg Config, early, spoile
 		if err != nil {
 			t.Fatalf("%d shards: AnalyzeStream: %v", shards, err)
 		}
-		if got := renderString(t, r, RenderJSON); got != want {
+		if got := renderString(t, r, report.RenderJSON); got != want {
 			t.Errorf("%d shards, AnalyzeStream (read again: %v): report differs from Analyze's:\n%s", shards, reread, cmp.Diff(want, got))
 		}
 	}
@@ -99,21 +101,21 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 		arrival{trace: 2, id: 5, start: 1, end: 2}.traces(),
 		arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces(), // after its root: late
 	)
-	_, ref := loadAndAnalyze(t, path, Config{})
-	want := renderString(t, ref, RenderJSON)
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
+	want := renderString(t, ref, report.RenderJSON)
 	if ref.Spans != 3 {
 		t.Fatalf("the batch analysis holds %d spans, want 3", ref.Spans)
 	}
 	for _, shards := range []int{1, 2} {
 		var reread error
-		r, _, err := AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
+		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
 		if !errors.Is(reread, errSpoiled) {
 			t.Errorf("%d shards: Reread told %v, want errSpoiled", shards, reread)
 		}
-		if got := renderString(t, r, RenderJSON); got != want {
+		if got := renderString(t, r, report.RenderJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}
@@ -124,7 +126,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 	}
 	defer in.Close()
 	called := false
-	r, _, err := AnalyzeStream(context.Background(), []string{"-"}, Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
+	r, _, err := AnalyzeStream(context.Background(), []string{"-"}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
 	if err != nil || called || r.Spans != 3 {
 		t.Errorf("stdin: %v, read again %v, %d spans; want no error, no second read, 3 spans", err, called, r.Spans)
 	}
@@ -148,13 +150,13 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		lines = append(lines, d.td)
 	}
 	path := writeJSONLines(t, "pair-out-of-order.jsonl", lines...)
-	_, ref := loadAndAnalyze(t, path, Config{})
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
 	if ref.Pool.MissReasons[spans.MissCold] != 1 || ref.Pool.MissReasons[spans.MissTTL] != 1 {
 		t.Fatalf("the batch analysis gives causes %v, want one cold and one ttl", ref.Pool.MissReasons)
 	}
-	want := renderString(t, ref, RenderJSON)
+	want := renderString(t, ref, report.RenderJSON)
 	for _, shards := range []int{1, 2} {
-		e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: shards})
+		e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +167,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		if e.early == 0 {
 			t.Errorf("%d shards: no trace finalized early: the test pins nothing", shards)
 		}
-		if got := renderString(t, r, RenderJSON); got != want {
+		if got := renderString(t, r, report.RenderJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}
@@ -178,8 +180,8 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	defer func(n int) { rootedBatch = n }(rootedBatch)
 	rootedBatch = 1
 	path := filepath.Join(tracesDir, "prod-cold-starts.otlp.jsonl")
-	_, ref := loadAndAnalyze(t, path, Config{})
-	e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: 2})
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
+	e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -71,16 +73,6 @@ type traceRec struct {
 type resource struct {
 	attrs int32 // offset into Index.resAttrs
 	n     uint8
-}
-
-// IndexOptions names the attributes an Index keeps besides the vocabulary's
-// own. The zero value keeps the vocabulary only.
-type IndexOptions struct {
-	// SpanAttrs are extra span attribute keys to keep (selector keys, a
-	// --scope-attr key).
-	SpanAttrs []string
-	// ResourceAttrs are extra resource attribute keys to keep.
-	ResourceAttrs []string
 }
 
 // vocabSpanAttrs are the span attributes the measures read; everything else
@@ -194,7 +186,7 @@ type Index struct {
 	// built on first use after each finish.
 	layout *spanTree
 
-	inputs []InputReport // set by Load
+	inputs []report.InputReport // set by Load
 }
 
 // internedVal is a value and its id in Index.vals.
@@ -256,7 +248,7 @@ const (
 
 // NewIndex returns an empty Index keeping the vocabulary's attributes plus
 // those opts names.
-func NewIndex(opts IndexOptions) *Index {
+func NewIndex(opts rulefmt.IndexOptions) *Index {
 	x := &Index{keyID: make(map[string]uint16)}
 	for _, k := range vocabSpanAttrs {
 		x.addKey(k, false)
@@ -1034,7 +1026,7 @@ func (x *Index) Window() (start, end time.Time, ok bool) {
 
 // Inputs returns what Load read into the index, one entry per input, in
 // input order; nil for an index built with Add alone.
-func (x *Index) Inputs() []InputReport {
+func (x *Index) Inputs() []report.InputReport {
 	return slices.Clone(x.inputs)
 }
 

@@ -7,6 +7,9 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // The measures in two steps. observe reads a finished Index holding whole
@@ -30,34 +33,34 @@ type observation struct {
 	lo, hi                                           int64
 
 	lat        [numLatencies]sketch
-	exec       ExecutionsReport
+	exec       report.ExecutionsReport
 	protos     map[optStr]*protoFigures
-	measures   []MeasureReport
+	measures   []report.MeasureReport
 	events     []acquireEvent // unattributed; scope, key and session index strs
 	handshakes map[int32]int  // by scope (an index into strs, -1 none)
 	strs       []string
 	// detect is the vocabulary evidence of the traces (detect.go), profile
 	// the profile the measures read them with.
 	detect  *detection
-	profile Profile
+	profile rulefmt.Profile
 }
 
 // observe computes the observation of every trace of idx under cfg, which
 // must be valid and defaulted.
-func observe(idx *Index, cfg Config) (*observation, error) {
+func observe(idx *Index, cfg rulefmt.Config) (*observation, error) {
 	return observeContext(context.Background(), idx, cfg)
 }
 
 // observeContext is observe stopped by ctx: its long loops poll the
 // context (see [poll]) and it returns ctx's error, wrapped, when one did.
-func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, error) {
+func observeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*observation, error) {
 	idx.finish()
 	o := &observation{
 		spans:      len(idx.order),
 		duplicates: idx.duplicates,
 		traces:     len(idx.traces),
 		incomplete: idx.incomplete,
-		measures:   make([]MeasureReport, 0, len(cfg.Measures)),
+		measures:   make([]report.MeasureReport, 0, len(cfg.Measures)),
 	}
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
@@ -111,8 +114,8 @@ func (o *observation) observePool(e *events) {
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
 // idx, with the execution roots cfg names, stopped by ctx.
-func stageContext(ctx context.Context, idx *Index, cfg Config) (*events, error) {
-	cfg = cfg.resolvedFor(idx) // detect.go: auto reads what the spans show
+func stageContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*events, error) {
+	cfg = resolvedFor(cfg, idx) // detect.go: auto reads what the spans show
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
@@ -131,10 +134,10 @@ func stageContext(ctx context.Context, idx *Index, cfg Config) (*events, error) 
 
 // executionRoot compiles the execution root: Config.ExecutionRoot, else
 // the vocabulary's Executions; nil when every trace is one execution.
-func executionRoot(idx *Index, cfg Config) (*matcher, error) {
+func executionRoot(idx *Index, cfg rulefmt.Config) (*matcher, error) {
 	sel := cfg.ExecutionRoot
 	if sel == nil {
-		sel = cfg.vocabulary().Executions
+		sel = cfg.ActiveVocabulary().Executions
 	}
 	if sel == nil {
 		return nil, nil
@@ -149,21 +152,21 @@ func executionRoot(idx *Index, cfg Config) (*matcher, error) {
 // aggregate merges observations and reports. It is not safe for
 // concurrent use: the Engine merges under its lock.
 type aggregate struct {
-	cfg                                              Config
+	cfg                                              rulefmt.Config
 	spans, duplicates, traces, incomplete, poolSpans int
 	windowOK                                         bool
 	lo, hi                                           int64
 
 	lat      [numLatencies]sketch
-	exec     ExecutionsReport
+	exec     report.ExecutionsReport
 	protos   map[optStr]*protoFigures
-	measures []MeasureReport
+	measures []report.MeasureReport
 	pairs    *pairStage
 	// detect sums the observations' vocabulary evidence; profile is the
 	// one the measures read (useProfile), sticky a stream's decisions per
 	// resource (nil in a batch run).
 	detect  *detection
-	profile Profile
+	profile rulefmt.Profile
 	sticky  map[string]string
 
 	// The strings the pair stage's events refer to, interned across
@@ -174,12 +177,12 @@ type aggregate struct {
 
 // newAggregate returns an empty aggregate for cfg, its latency series
 // bounded (sketchExact).
-func newAggregate(cfg Config) *aggregate {
+func newAggregate(cfg rulefmt.Config) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
-		exec:     ExecutionsReport{Root: "trace", Examples: []string{}},
+		exec:     report.ExecutionsReport{Root: "trace", Examples: []string{}},
 		protos:   map[optStr]*protoFigures{},
-		measures: make([]MeasureReport, len(cfg.Measures)),
+		measures: make([]report.MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
 		detect:   newDetection(),
@@ -189,7 +192,7 @@ func newAggregate(cfg Config) *aggregate {
 		a.lat[i].bound()
 	}
 	for i, m := range cfg.Measures {
-		a.measures[i] = MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
+		a.measures[i] = report.MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
 	}
 	return a
 }
@@ -267,7 +270,7 @@ func (a *aggregate) merge(o *observation) {
 }
 
 // mergeMeasure adds o's reads-per-request figures to m.
-func mergeMeasure(m, o *MeasureReport) {
+func mergeMeasure(m, o *report.MeasureReport) {
 	m.Requests += o.Requests
 	m.Complete += o.Complete
 	m.Incomplete += o.Incomplete
@@ -277,7 +280,7 @@ func mergeMeasure(m, o *MeasureReport) {
 		return
 	}
 	h := append(m.Histogram, o.Histogram...)
-	slices.SortStableFunc(h, func(a, b HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
+	slices.SortStableFunc(h, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
 	out := h[:0]
 	for _, b := range h {
 		if n := len(out); n > 0 && out[n-1].Reads == b.Reads {
@@ -299,19 +302,19 @@ func mergeExamples(a, b []string) []string {
 	out := append(slices.Clone(a), b...)
 	slices.Sort(out)
 	out = slices.Compact(out)
-	if len(out) > MaxExamples {
-		out = out[:MaxExamples]
+	if len(out) > report.MaxExamples {
+		out = out[:report.MaxExamples]
 	}
 	return out
 }
 
 // report attributes every acquire still pending and returns the report.
 // Call it once.
-func (a *aggregate) report(inputs []InputReport) *Report {
+func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	cfg := a.cfg
-	r := &Report{
-		Schema: Schema,
-		Settings: Settings{
+	r := &report.Report{
+		Schema: report.Schema,
+		Settings: report.Settings{
 			Profile:        cfg.Profile,
 			ScopeAttr:      cfg.ScopeAttr,
 			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
@@ -328,18 +331,18 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 		Measures:         a.measures,
 	}
 	if r.Inputs == nil {
-		r.Inputs = []InputReport{}
+		r.Inputs = []report.InputReport{}
 	}
 	for _, in := range r.Inputs {
 		r.Partial = r.Partial || in.Partial
 	}
 	if a.windowOK {
 		start, end := time.Unix(0, a.lo).UTC(), time.Unix(0, a.hi).UTC()
-		r.Window = Window{Start: &start, End: &end}
+		r.Window = report.Window{Start: &start, End: &end}
 	}
 	a.pairs.advance(math.MaxInt64)
 	r.Pool = a.pairs.report(a.strs)
-	r.Pool.Latency = LatencyReport{
+	r.Pool.Latency = report.LatencyReport{
 		AcquireHit:  a.lat[latAcquireHit].percentiles(),
 		AcquireMiss: a.lat[latAcquireMiss].percentiles(),
 		Handshake:   a.lat[latHandshake].percentiles(),

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // CheckSchema identifies the JSON contract of a CheckReport (docs/ci.md). It
@@ -41,7 +42,7 @@ type CheckReport struct {
 	// Partial is true when an input was damaged and read up to the damage.
 	Partial bool `json:"partial"`
 	// Inputs lists what was read.
-	Inputs []analyze.InputReport `json:"inputs"`
+	Inputs []report.InputReport `json:"inputs"`
 	// Spans, Traces and IncompleteTraces size the dump.
 	Spans            int `json:"spans"`
 	Traces           int `json:"traces"`
@@ -83,7 +84,7 @@ type CheckCounts struct {
 // NewCheckReport assembles a check's report from the analysis of the dump,
 // the rule verdicts, the regressions (nil without a baseline) and the
 // baseline's file name, and derives the verdict and exit code.
-func NewCheckReport(r *analyze.Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
+func NewCheckReport(r *report.Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
 	return NewCheckReportWith(r, results, regs, baseline, CheckOptions{})
 }
 
@@ -92,7 +93,7 @@ func NewCheckReport(r *analyze.Report, results []RuleResult, regs []Regression, 
 // when an error-severity rule was incomplete, the dump holds no pool spans
 // (unless every rule allows an empty dump), or an input was partial (unless
 // opts.AllowPartial); else pass.
-func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
+func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
 	c := &CheckReport{
 		Schema:           CheckSchema,
 		Partial:          r.Partial,
@@ -114,7 +115,7 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 		c.Regressions = []Regression{}
 	}
 	if c.Inputs == nil {
-		c.Inputs = []analyze.InputReport{}
+		c.Inputs = []report.InputReport{}
 	}
 	failed, incomplete := len(regs) > 0, false
 	for _, res := range results {
@@ -123,14 +124,14 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 			c.Counts.Pass++
 		case StatusFail:
 			c.Counts.Fail++
-			if res.Severity == analyze.SeverityError {
+			if res.Severity == rulefmt.SeverityError {
 				failed = true
 			} else {
 				c.Counts.Warnings++
 			}
 		case StatusIncomplete:
 			c.Counts.Incomplete++
-			incomplete = incomplete || res.Severity == analyze.SeverityError
+			incomplete = incomplete || res.Severity == rulefmt.SeverityError
 		}
 	}
 	c.Counts.Regressions = len(regs)
@@ -138,8 +139,8 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 		// Every rule then had nothing to judge in the dump scope; the rules
 		// that allow it passed, the others are incomplete. Say why once.
 		for _, res := range results {
-			if res.Status == StatusIncomplete && res.Severity == analyze.SeverityError {
-				c.IncompleteReasons = append(c.IncompleteReasons, analyze.NoPoolSpansText(r.Settings.Profile))
+			if res.Status == StatusIncomplete && res.Severity == rulefmt.SeverityError {
+				c.IncompleteReasons = append(c.IncompleteReasons, report.NoPoolSpansText(r.Settings.Profile))
 				break
 			}
 		}
@@ -189,32 +190,32 @@ func (c *CheckReport) Render(w io.Writer, format string) error {
 	case CheckJUnit:
 		return c.WriteJUnit(w)
 	}
-	return fmt.Errorf("%w %q: want table, json, markdown or junit", analyze.ErrUnknownRenderFormat, format)
+	return fmt.Errorf("%w %q: want table, json, markdown or junit", report.ErrUnknownRenderFormat, format)
 }
 
 // errNoWriter guards renderers against a nil writer.
 var errNoWriter = errors.New("no writer")
 
 // HTML returns what the HTML report draws of the check (see
-// [analyze.HTMLOptions]): the verdict, and the rules that did not pass and
+// the HTML report's options): the verdict, and the rules that did not pass and
 // the regressions as offenders, in report order.
-func (c *CheckReport) HTML() *analyze.HTMLCheck {
-	h := &analyze.HTMLCheck{
-		Verdict: analyze.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: analyze.HTMLCounts(c.Counts)},
+func (c *CheckReport) HTML() *report.HTMLCheck {
+	h := &report.HTMLCheck{
+		Verdict: report.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: report.HTMLCounts(c.Counts)},
 		Partial: c.Partial,
 	}
 	for _, rr := range c.Rules {
 		if rr.Status == StatusPass {
 			continue
 		}
-		o := analyze.HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []analyze.HTMLExample{}}
+		o := report.HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []report.HTMLExample{}}
 		for _, ex := range rr.Examples {
-			o.Examples = append(o.Examples, analyze.HTMLExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
+			o.Examples = append(o.Examples, report.HTMLExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
 		}
 		h.Offenders = append(h.Offenders, o)
 	}
 	for _, reg := range c.Regressions {
-		h.Offenders = append(h.Offenders, analyze.HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []analyze.HTMLExample{}})
+		h.Offenders = append(h.Offenders, report.HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []report.HTMLExample{}})
 	}
 	return h
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -67,7 +69,7 @@ var liveMarkdown = regexp.MustCompile(`(^|[^\\])(\[|\]|<|@|://|(?i:mailto|xmpp):
 // zero-width or separator character and, in Markdown, no live link, image
 // or autolink; JSON stays valid and keeps the value exactly.
 func TestEveryFormatShowsHostileTextInert(t *testing.T) {
-	rules := analyze.BuiltinRules(analyze.Config{})
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
 	for _, h := range hostileTexts {
 		t.Run(h.name, func(t *testing.T) {
 			td := tracegen.Pooled()
@@ -75,8 +77,8 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 			for i := 0; i < rss.Len(); i++ {
 				rss.At(i).Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, h.s)
 			}
-			cfg := analyze.Config{}
-			idx := analyze.NewIndex(analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules)))
+			cfg := rulefmt.Config{}
+			idx := analyze.NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 			idx.Add(td)
 			r, res := evaluate(t, idx, cfg, rules, 5)
 			for i := range res {
@@ -89,8 +91,8 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 				t.Fatal(err)
 			}
 			human := map[string]func(*bytes.Buffer) error{
-				"analyze table":      func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderTable) },
-				"analyze markdown":   func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderMarkdown) },
+				"analyze table":      func(b *bytes.Buffer) error { return r.Render(b, report.RenderTable) },
+				"analyze markdown":   func(b *bytes.Buffer) error { return r.Render(b, report.RenderMarkdown) },
 				"check table":        func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 				"check markdown":     func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 				"junit":              check.writeJUnitTo,
@@ -136,7 +138,7 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 			// JSON is data: valid, and the value itself (invalid UTF-8
 			// excepted, which JSON cannot hold).
 			for name, render := range map[string]func(*bytes.Buffer) error{
-				"analyze json": func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderJSON) },
+				"analyze json": func(b *bytes.Buffer) error { return r.Render(b, report.RenderJSON) },
 				"check json":   func(b *bytes.Buffer) error { return check.Render(b, CheckJSON) },
 			} {
 				var b bytes.Buffer

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 func init() { subcommands = append(subcommands, newCheckCmd) }
@@ -22,12 +24,12 @@ func init() { subcommands = append(subcommands, newCheckCmd) }
 type gateFlags struct {
 	dumpFlags
 	config string
-	tol    analyze.Tolerances
+	tol    rulefmt.Tolerances
 }
 
 // addGateFlags registers the shared flags on fl.
 func addGateFlags(fl *pflag.FlagSet, f *gateFlags) {
-	def := analyze.DefaultTolerances()
+	def := rulefmt.DefaultTolerances()
 	fl.StringVar(&f.config, "config", "", "YAML file with measures:, rules: and regressions: (default: the built-in rules)")
 	addDumpFlags(fl, &f.dumpFlags, "checking")
 	fl.Float64Var(&f.tol.HitRateDrop, "max-hit-rate-drop", def.HitRateDrop, "regression: how far the hit rate may fall below the baseline (0.02 = 2 points)")
@@ -186,15 +188,8 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	var rules []analyze.Rule
-	if s.gate != nil {
-		rules = s.gate.Rules
-	}
-	if len(rules) == 0 || f.builtin || (s.gate != nil && s.gate.Builtin != nil) {
-		rules = append(rules, analyze.BuiltinRules(s.cfg)...)
-	}
-	rules = s.gate.ApplyBuiltin(rules)
-	var base *analyze.Report
+	rules := rulefmt.CheckRules(s.gate, s.cfg, f.builtin)
+	var base *report.Report
 	if f.baseline != "" {
 		if base, err = loadSide(cmd, s, f.baseline); err != nil {
 			return err
@@ -208,23 +203,23 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	report := a.Report
+	rep := a.Report
 	results, err := gate.Evaluate(a, rules)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	var regs []gate.Regression
 	if base != nil {
-		regs = gate.Regressions(base, report, s.tol)
+		regs = gate.Regressions(base, rep, s.tol)
 	}
-	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
-	nothingRecognised(cmd.ErrOrStderr(), report, check)
-	if check.ExitCode == gate.ExitIncomplete && !report.Executions.Measurable && sessionRuleIncomplete(results) {
-		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+report.Executions.WhyNot)
+	check := gate.NewCheckReportWith(rep, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
+	nothingRecognised(cmd.ErrOrStderr(), rep, check)
+	if check.ExitCode == gate.ExitIncomplete && !rep.Executions.Measurable && sessionRuleIncomplete(results) {
+		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+rep.Executions.WhyNot)
 	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
-		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
+		return 0, 0, renderCheck(cmd, f, idx, s, rep, check)
 	})
 	if err != nil {
 		return err
@@ -244,7 +239,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 // incomplete check (exit 3: the rules had nothing to judge); as a warning
 // on w when every rule passed anyway, which only rules with allow_empty:
 // true do, their author having said an empty dump is fine.
-func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
+func nothingRecognised(w io.Writer, r *report.Report, c *gate.CheckReport) {
 	switch {
 	case !r.NothingRecognised():
 	case c.ExitCode == gate.ExitIncomplete:
@@ -255,7 +250,7 @@ func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
 }
 
 // sessionRuleIncomplete reports whether a rule was left incomplete because
-// the executions are not measurable (analyze.RuleObservation.Unmeasurable
+// the executions are not measurable (report.RuleObservation.Unmeasurable
 // gives its found text).
 func sessionRuleIncomplete(results []gate.RuleResult) bool {
 	for _, res := range results {
@@ -268,12 +263,12 @@ func sessionRuleIncomplete(results []gate.RuleResult) bool {
 
 // renderCheck writes every output of a check: the report on stdout, then
 // the HTML, JUnit, annotations and summaries asked for.
-func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, report *analyze.Report, check *gate.CheckReport) error {
+func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, rep *report.Report, check *gate.CheckReport) error {
 	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
 	}
 	if f.output != "" {
-		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, report, check.HTML(), f.traceURL); err != nil {
+		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, rep, check.HTML(), f.traceURL); err != nil {
 			return err
 		}
 	}
