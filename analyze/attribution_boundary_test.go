@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -64,11 +66,11 @@ func (e pairEv) event() acquireEvent {
 // bothStages runs evs through a streaming pair stage (advance) and a batch
 // one (advanceBatch), the two paths of the one attribution, and returns
 // each one's report; scope i is named names[i].
-func bothStages(evs []pairEv, names []string) map[string]PoolReport {
-	out := map[string]PoolReport{}
+func bothStages(evs []pairEv, names []string) map[string]report.PoolReport {
+	out := map[string]report.PoolReport{}
 	for name, p := range map[string]*pairStage{
-		"stream": newPairStage(Config{IdleTTL: time.Hour}),
-		"batch":  newBatchPairStage(Config{IdleTTL: time.Hour}),
+		"stream": newPairStage(rulefmt.Config{IdleTTL: time.Hour}),
+		"batch":  newBatchPairStage(rulefmt.Config{IdleTTL: time.Hour}),
 	} {
 		// Added in reverse so the stage, not the input, puts them in order.
 		in := make([]acquireEvent, 0, len(evs))

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -41,7 +42,7 @@ func attemptsDump(d *dump, ss ptrace.SpanSlice, trace uint64, start, end time.Du
 // missReasons analyzes d and returns its non-zero miss reasons.
 func missReasons(t *testing.T, d *dump) map[string]int {
 	t.Helper()
-	r := analyzeTD(t, Config{IdleTTL: time.Hour}, d.td)
+	r := analyzeTD(t, rulefmt.Config{IdleTTL: time.Hour}, d.td)
 	got := map[string]int{}
 	for k, n := range r.Pool.MissReasons {
 		if n != 0 {
@@ -125,10 +126,10 @@ func TestSubtreeScopesOfAnIncompleteTraceAreIncomplete(t *testing.T) {
 	r3 := d.add(ss, sp{trace: 2, name: "request"})
 	d.add(ss, sp{trace: 2, parent: r3, name: "worker"})
 	d.add(ss, sp{trace: 2, parent: 999, name: "db.query"})
-	rule := Rule{ID: "reads", Scope: Scope{Kind: ScopeSubtree, Root: &Selector{Name: "request"}},
-		Select: &SpanSelector{Selector: Selector{Name: "db.query"}}, CompleteWhen: &Selector{Name: "worker"},
-		Expect: []Expectation{{Of: QuantityCount, Op: OpLe, Than: Operand{Number: 1}}}}
-	obs := observeByID(t, []Rule{rule}, 0, d.td)["reads"]
+	rule := rulefmt.Rule{ID: "reads", Scope: rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &rulefmt.Selector{Name: "request"}},
+		Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: "db.query"}}, CompleteWhen: &rulefmt.Selector{Name: "worker"},
+		Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}}
+	obs := observeByID(t, []rulefmt.Rule{rule}, 0, d.td)["reads"]
 	complete, incomplete := 0, 0
 	for _, g := range obs.Groups {
 		if g.Complete {

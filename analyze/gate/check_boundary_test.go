@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // TestPartialInputVerdictFollowsAllowPartial pins what a damaged input does
@@ -12,8 +13,8 @@ import (
 // incomplete (exit 3) and says which input is partial; with it the verdict
 // is the rules' (pass); a failed rule fails whatever the option.
 func TestPartialInputVerdictFollowsAllowPartial(t *testing.T) {
-	pass := RuleResult{ID: "r", Severity: analyze.SeverityError, Status: StatusPass, Scopes: 1}
-	fail := RuleResult{ID: "r", Severity: analyze.SeverityError, Status: StatusFail, Scopes: 1, Failed: 1}
+	pass := RuleResult{ID: "r", Severity: rulefmt.SeverityError, Status: StatusPass, Scopes: 1}
+	fail := RuleResult{ID: "r", Severity: rulefmt.SeverityError, Status: StatusFail, Scopes: 1, Failed: 1}
 	tests := []struct {
 		name         string
 		partial      bool
@@ -31,8 +32,8 @@ func TestPartialInputVerdictFollowsAllowPartial(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &analyze.Report{Partial: tc.partial, PoolSpans: 10, Spans: 10, Traces: 1,
-				Inputs: []analyze.InputReport{{Path: "dump.jsonl", Spans: 10, Partial: tc.partial}}}
+			r := &report.Report{Partial: tc.partial, PoolSpans: 10, Spans: 10, Traces: 1,
+				Inputs: []report.InputReport{{Path: "dump.jsonl", Spans: 10, Partial: tc.partial}}}
 			c := NewCheckReportWith(r, []RuleResult{tc.rule}, nil, "", CheckOptions{AllowPartial: tc.allowPartial})
 			if c.Verdict != tc.verdict || c.ExitCode != tc.exit {
 				t.Errorf("verdict %s exit %d, want %s exit %d (reasons %q)", c.Verdict, c.ExitCode, tc.verdict, tc.exit, c.IncompleteReasons)
