@@ -1,0 +1,108 @@
+// Command mutate is the project's mutation tester: it makes small semantic
+// changes (mutants) to a package's source, one at a time, and runs the
+// package's own tests against each; a mutant the tests still pass on (a
+// survivor) is a behaviour no test pins. scripts/mutation.sh runs it on the
+// pool, the analyzer and the connector; TESTING.md records the scores.
+//
+// It is bounded by principle, for a small shared machine:
+//   - the tree is never modified: each mutant reaches the compiler through
+//     go test -overlay, so mutants run side by side (-jobs);
+//   - only mutants on lines the package's tests cover are tried (one
+//     coverage run per package): an uncovered mutant survives by
+//     construction and says nothing a cover report does not;
+//   - each mutant's test binary runs with -test.failfast, so a killed
+//     mutant costs its first failing test, and -test.timeout, so a mutant
+//     that hangs the tests is killed, not waited for;
+//   - -budget N takes a deterministic sample of N covered mutants per
+//     package (seeded by -seed and the package path), -files restricts the
+//     files.
+//
+// It writes the result as JSON (-out) and a table on stdout. It exits 1 on
+// a tool error (a package's tests failing unmutated included), never on a
+// low score: a score is a measurement.
+//
+// Usage:
+//
+//	go run ./internal/mutate [-budget N] [-seed S] [-files RE] [-jobs J] [-out FILE] DIR...
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "mutate:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	budget  int
+	seed    uint64
+	files   *regexp.Regexp
+	jobs    int
+	timeout time.Duration
+	out     string
+}
+
+func run() error {
+	var o options
+	files := flag.String("files", "", "only mutate files whose base name matches this regexp")
+	flag.IntVar(&o.budget, "budget", 30, "mutants tried per package, a deterministic sample of the covered ones (0: all)")
+	flag.Uint64Var(&o.seed, "seed", 1, "seed of the sample")
+	flag.IntVar(&o.jobs, "jobs", 2, "mutants built and tested at a time")
+	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "a mutant's test run longer than this is killed (a hang)")
+	flag.StringVar(&o.out, "out", "mutation.json", "where the JSON result goes")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		return fmt.Errorf("usage: mutate [flags] DIR... (package directories)")
+	}
+	if *files != "" {
+		re, err := regexp.Compile(*files)
+		if err != nil {
+			return fmt.Errorf("-files: %w", err)
+		}
+		o.files = re
+	}
+	if o.jobs < 1 || o.budget < 0 {
+		return fmt.Errorf("-jobs must be ≥ 1 and -budget ≥ 0")
+	}
+	// An interrupt stops the running builds and tests, and the temporary
+	// directories are still removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	began := time.Now()
+	res := result{Seed: o.seed, Budget: o.budget}
+	for _, dir := range flag.Args() {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		pr, err := mutatePackage(ctx, abs, dir, o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		res.Packages = append(res.Packages, pr)
+	}
+	res.WallSeconds = time.Since(began).Seconds()
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	printTable(os.Stdout, res)
+	return nil
+}

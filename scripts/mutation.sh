@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# mutation.sh measures how well each package's own tests pin its behaviour:
+# internal/mutate makes small semantic changes (mutants) to a package's
+# source one at a time (conditional boundary < <= > >=, negated == !=,
+# dropped && / || operand, removed ++/--, removed min/max clamp) and runs
+# the package's tests against each. A mutant the tests still pass on is a
+# survivor. The tree is never modified (go test -overlay); only mutants on
+# lines the package's tests cover are tried, a deterministic sample of
+# BUDGET per package; each runs with -test.failfast and a timeout.
+#
+# Usage:
+#   scripts/mutation.sh [BUDGET] [PACKAGE_DIR...]
+#     BUDGET       mutants per package (default 30; 0 tries every covered one)
+#     PACKAGE_DIR  default: pool, every package under analyze/ with tests,
+#                  and collector/mcptraceconnector (its own module)
+# Environment: MUTATION_SEED (default 1), MUTATION_JOBS (default 2),
+# MUTATION_FILES (a regexp on file base names), MUTATION_OUT (default
+# ${TMPDIR:-/tmp}/mcptrace-mutation.json; the path is printed at the end).
+#
+# It writes MUTATION_OUT (score per package, survivors as file:line
+# operator) and prints a table. It exits 1 on a tool error (a package's
+# unmutated tests failing included), never on a low score. TESTING.md
+# records the last scores and what each survivor means. Run it niced on a
+# shared machine: nice -n 10 scripts/mutation.sh.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+budget=${1:-30}
+shift || true
+pkgs=("$@")
+if [ ${#pkgs[@]} -eq 0 ]; then
+	pkgs=(pool)
+	while IFS= read -r d; do
+		pkgs+=("${d#"$root"/}")
+	done < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.Dir}}{{end}}' ./analyze/...)
+	pkgs+=(collector/mcptraceconnector)
+fi
+out=${MUTATION_OUT:-${TMPDIR:-/tmp}/mcptrace-mutation.json}
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/mutate" ./internal/mutate
+args=(-budget "$budget" -seed "${MUTATION_SEED:-1}" -jobs "${MUTATION_JOBS:-2}" -out "$out")
+if [ -n "${MUTATION_FILES:-}" ]; then
+	args+=(-files "$MUTATION_FILES")
+fi
+"$bin/mutate" "${args[@]}" "${pkgs[@]}"
+echo "result: $out"
