@@ -3,6 +3,8 @@ package analyze
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // Analysis is the one value the gate reads for a dump: the Report (the
@@ -20,14 +22,14 @@ type Analysis struct {
 // [ObserveRules] for rules on the same index. Build idx with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)). Like
 // Analyze it is pure.
-func AnalyzeRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*Analysis, error) {
+func AnalyzeRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*Analysis, error) {
 	return AnalyzeRulesContext(context.Background(), idx, cfg, rules, opts)
 }
 
 // AnalyzeRulesContext is [AnalyzeRules] stopped by ctx: it returns ctx's
 // error (wrapped) once ctx is done, looking at it between the measures and
 // the rules and throughout the rules' loops ([ObserveRulesContext]).
-func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions) (*Analysis, error) {
+func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*Analysis, error) {
 	r, err := AnalyzeContext(ctx, idx, cfg)
 	if err != nil {
 		return nil, err
@@ -46,6 +48,6 @@ func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Ru
 // the [Analyze] of the same idx and cfg (a command running its measures
 // and its rules as two phases): r's miss counts spare attributing the
 // acquires a second time when no miss needs naming.
-func ObserveRulesOf(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions, r *Report) ([]RuleObservation, error) {
+func ObserveRulesOf(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, r *Report) ([]RuleObservation, error) {
 	return observeRules(ctx, idx, cfg, rules, opts, r)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // BenchmarkMeasuresOverAnIndex measures what the vocabulary stage and the
@@ -15,7 +17,7 @@ import (
 func BenchmarkMeasuresOverAnIndex(b *testing.B) {
 	n := benchSpans(b)
 	path, spans := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
-	cfg := Config{}
+	cfg := rulefmt.Config{}
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cfg := Config{}
+			cfg := rulefmt.Config{}
 			var analyzing, decoding time.Duration
 			b.SetBytes(info.Size())
 			b.ResetTimer()

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // corpusDir holds the third-party corpus: traces written by the npm MCP
@@ -219,11 +220,11 @@ func TestCorpusFiguresEqualTheGoldens(t *testing.T) {
 		}
 		for _, profile := range profiles {
 			t.Run(c.name+"/profile="+profile, func(t *testing.T) {
-				p, err := ParseProfile(profile)
+				p, err := rulefmt.ParseProfile(profile)
 				if err != nil {
 					t.Fatalf("profile %q (detection, or the golden's vocabulary): %v", profile, err)
 				}
-				doc := corpusAnalysis(t, c.dump, Config{Profile: p})
+				doc := corpusAnalysis(t, c.dump, rulefmt.Config{Profile: p})
 				compareCorpus(t, doc, c.golden)
 			})
 		}
@@ -232,7 +233,7 @@ func TestCorpusFiguresEqualTheGoldens(t *testing.T) {
 
 // corpusAnalysis loads and analyzes dump and returns its JSON analysis as
 // a generic document (the documented schema, whatever the Go types).
-func corpusAnalysis(t *testing.T, dump string, cfg Config) map[string]any {
+func corpusAnalysis(t *testing.T, dump string, cfg rulefmt.Config) map[string]any {
 	t.Helper()
 	idx, _, err := Load(context.Background(), []string{dump}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -57,7 +58,7 @@ const (
 // OpenLLMetry's request span suffixes (@traceloop/instrumentation-mcp
 // 0.27): "<tool>.tool" for a tools/call and "<method>.mcp" for every other
 // request, client or server kind; its session span is the vocabulary's
-// (openllmetrySession, vocabulary_builtin.go).
+// (rulefmt.OpenLLMetrySessionSpan, vocabulary_builtin.go).
 const (
 	openllmetryToolSuffix = ".tool"
 	openllmetryMCPSuffix  = ".mcp"
@@ -98,7 +99,7 @@ type signature struct {
 	tier       int // lower wins over any count
 	shows      func(e *resEvidence) bool
 	recognised func(e *resEvidence) int
-	profile    Profile
+	profile    rulefmt.Profile
 }
 
 // builtinSignatures lists the built-in vocabularies in precedence order:
@@ -107,24 +108,24 @@ var builtinSignatures = []signature{
 	{
 		// Ours: an acquire on every call (a cache_hit=true acquire proves
 		// hits are written), or invocations each with an acquire child.
-		name: VocabMcptrace, tier: 0, profile: ProfileDefault,
+		name: VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
 		shows:      func(e *resEvidence) bool { return e.pool > 0 && (e.hitTrue > 0 || e.bareInvokes == 0) },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
 		// The gateway's later generation: an acquire only on a miss, so
 		// some invocations have none, and no acquire says cache_hit=true.
-		name: VocabAcquireOnMiss, tier: 0, profile: ProfileAcquireOnMiss,
+		name: VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
 		shows:      func(e *resEvidence) bool { return e.bareInvokes > 0 && e.hitTrue == 0 },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
-		name: VocabSemconv, tier: 1, profile: ProfileSemconv,
+		name: VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
 		shows:      func(e *resEvidence) bool { return e.semconv > 0 },
 		recognised: func(e *resEvidence) int { return e.semconv },
 	},
 	{
-		name: VocabOpenLLMetry, tier: 1, profile: ProfileOpenLLMetry,
+		name: VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
 		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
 		recognised: func(e *resEvidence) int { return e.openllmetry },
 	},
@@ -141,13 +142,13 @@ func signatureOf(name string) (signature, bool) {
 }
 
 // vocabOfProfile names the vocabulary an explicit profile reads.
-func vocabOfProfile(p Profile) string {
+func vocabOfProfile(p rulefmt.Profile) string {
 	switch p {
-	case ProfileAcquireOnMiss:
+	case rulefmt.ProfileAcquireOnMiss:
 		return VocabAcquireOnMiss
-	case ProfileSemconv:
+	case rulefmt.ProfileSemconv:
 		return VocabSemconv
-	case ProfileOpenLLMetry:
+	case rulefmt.ProfileOpenLLMetry:
 		return VocabOpenLLMetry
 	}
 	return VocabMcptrace
@@ -182,7 +183,7 @@ func isSemconvName(name, method string) bool {
 // isOpenLLMetrySpan reports whether a span of the given name and kind is
 // one of @traceloop/instrumentation-mcp's.
 func isOpenLLMetrySpan(name string, kind uint8) bool {
-	if name == openllmetrySession {
+	if name == rulefmt.OpenLLMetrySessionSpan {
 		return true
 	}
 	rpc := kind == uint8(ptrace.SpanKindClient) || kind == uint8(ptrace.SpanKindServer)
@@ -348,13 +349,13 @@ func (d *detection) merge(o *detection) {
 // decisions returns the vocabulary of each resource of d: profile's when
 // explicit, else the one its evidence shows; sticky, when not nil, holds
 // decisions already made (a stream's), which win.
-func (d *detection) decisions(profile Profile, sticky map[string]string) map[string]string {
+func (d *detection) decisions(profile rulefmt.Profile, sticky map[string]string) map[string]string {
 	out := make(map[string]string, len(d.res))
 	for k, e := range d.res {
 		switch v, ok := sticky[k]; {
 		case ok:
 			out[k] = v
-		case profile != ProfileAuto:
+		case profile != rulefmt.ProfileAuto:
 			out[k] = vocabOfProfile(profile)
 		default:
 			out[k] = decide(e)
@@ -369,7 +370,7 @@ func (d *detection) decisions(profile Profile, sticky map[string]string) map[str
 // so a mixed dump is read with the vocabulary its resources' spans show
 // most of, our own tier first, as decide chooses within a resource.
 // Nothing readable gives ProfileDefault, which reads nothing there.
-func (d *detection) effectiveProfile(dec map[string]string) Profile {
+func (d *detection) effectiveProfile(dec map[string]string) rulefmt.Profile {
 	sum := map[string]*resEvidence{}
 	for k, v := range dec {
 		if sum[v] == nil {
@@ -389,7 +390,7 @@ func (d *detection) effectiveProfile(dec map[string]string) Profile {
 		}
 	}
 	if !found {
-		return ProfileDefault
+		return rulefmt.ProfileDefault
 	}
 	return best.profile
 }
@@ -579,7 +580,7 @@ func (r *Report) unrecognised(lines bool) string {
 		b.WriteString("; to read them: ")
 	}
 	if semconvLike {
-		b.WriteString("--profile " + string(ProfileSemconv) + " (names look like the MCP conventions' \"" + spans.MethodToolsCall + " <tool>\")")
+		b.WriteString("--profile " + string(rulefmt.ProfileSemconv) + " (names look like the MCP conventions' \"" + spans.MethodToolsCall + " <tool>\")")
 	} else {
 		b.WriteString("a vocabulary: block in mcptrace.yaml, see docs/vocabularies.md")
 	}
@@ -612,38 +613,38 @@ func looksSemconv(name string) bool {
 
 // resolve returns p, or for ProfileAuto the profile the measures read the
 // traces of d with (effectiveProfile over every resource's decision).
-func (d *detection) resolve(p Profile) Profile {
-	if p != ProfileAuto {
+func (d *detection) resolve(p rulefmt.Profile) rulefmt.Profile {
+	if p != rulefmt.ProfileAuto {
 		return p
 	}
-	return d.effectiveProfile(d.decisions(ProfileAuto, nil))
+	return d.effectiveProfile(d.decisions(rulefmt.ProfileAuto, nil))
 }
 
 // useProfile fixes the profile the aggregate's observations were measured
 // with: the report's pool span names. (The pair stage needs no word of it:
 // an acquire inferred from a call carries its session, events.go.)
-func (a *aggregate) useProfile(p Profile) {
+func (a *aggregate) useProfile(p rulefmt.Profile) {
 	a.profile = p
 }
 
 // vocabulary returns the vocabulary the measures read: a config's own, or
 // the built-in of the effective profile.
-func (a *aggregate) vocabulary() *Vocabulary {
+func (a *aggregate) vocabulary() *rulefmt.Vocabulary {
 	if a.cfg.Vocabulary != nil {
 		return a.cfg.Vocabulary
 	}
 	c := a.cfg
 	c.Profile = a.effectiveProfile()
-	return c.vocabulary()
+	return c.ActiveVocabulary()
 }
 
 // effectiveProfile returns the profile the measures read: the one fixed by
 // useProfile, else the one the summed evidence resolves to.
-func (a *aggregate) effectiveProfile() Profile {
-	if a.profile != ProfileAuto && a.profile != "" {
+func (a *aggregate) effectiveProfile() rulefmt.Profile {
+	if a.profile != rulefmt.ProfileAuto && a.profile != "" {
 		return a.profile
 	}
-	return a.detect.resolve(ProfileAuto)
+	return a.detect.resolve(rulefmt.ProfileAuto)
 }
 
 // reportDetection fills r's recognition section and settings.vocabulary
@@ -657,7 +658,7 @@ func (a *aggregate) reportDetection(r *Report) {
 type engineDetection struct {
 	// batch is the profile a batch engine decided from every shard's
 	// evidence before observing (detectBatch).
-	batch Profile
+	batch rulefmt.Profile
 	// sticky is, for an engine that finalizes early, each resource's
 	// vocabulary from the first batch that showed one; fixed reports
 	// whether the measures' profile has been decided (the aggregate's).
@@ -665,7 +666,7 @@ type engineDetection struct {
 	fixed  bool
 	// used lists the profiles a speculative engine's observations were
 	// measured with, to compare with the whole dump's at the end.
-	used map[Profile]bool
+	used map[rulefmt.Profile]bool
 }
 
 // detectBatch, for a batch engine under ProfileAuto, gathers the evidence
@@ -673,7 +674,7 @@ type engineDetection struct {
 // the shards then observe with: the same choice as Analyze's over one
 // index. Call it before stop, without e.mu.
 func (e *Engine) detectBatch() {
-	if e.cfg.Profile != ProfileAuto || e.finalizesEarly() {
+	if e.cfg.Profile != rulefmt.ProfileAuto || e.finalizesEarly() {
 		return
 	}
 	replies := make(chan *detection, len(e.shards))
@@ -683,7 +684,7 @@ func (e *Engine) detectBatch() {
 		sum.merge(<-replies)
 	}
 	e.mu.Lock()
-	e.det.batch = sum.resolve(ProfileAuto)
+	e.det.batch = sum.resolve(rulefmt.ProfileAuto)
 	e.agg.useProfile(e.det.batch)
 	e.mu.Unlock()
 }
@@ -695,9 +696,9 @@ func (e *Engine) detectBatch() {
 // that shows one, sticky, and the measures' profile with the first
 // resource decided; before that it observes with ProfileDefault, which
 // reads only our own span names (the evidence of those traces has none).
-func (e *Engine) observeConfig(x *Index) Config {
+func (e *Engine) observeConfig(x *Index) rulefmt.Config {
 	cfg := e.cfg
-	if cfg.Profile != ProfileAuto {
+	if cfg.Profile != rulefmt.ProfileAuto {
 		return cfg
 	}
 	if !e.finalizesEarly() {
@@ -710,7 +711,7 @@ func (e *Engine) observeConfig(x *Index) Config {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.det.sticky == nil {
-		e.det.sticky, e.det.used = map[string]string{}, map[Profile]bool{}
+		e.det.sticky, e.det.used = map[string]string{}, map[rulefmt.Profile]bool{}
 	}
 	decided := map[string]string{}
 	for k, ev := range d.res {
@@ -727,7 +728,7 @@ func (e *Engine) observeConfig(x *Index) Config {
 		e.det.fixed = true
 		e.agg.useProfile(d.effectiveProfile(decided))
 	}
-	cfg.Profile = ProfileDefault
+	cfg.Profile = rulefmt.ProfileDefault
 	if e.det.fixed {
 		cfg.Profile = e.agg.profile
 	}
@@ -740,10 +741,10 @@ func (e *Engine) observeConfig(x *Index) Config {
 // figures would differ from a batch run's, so the input is read again.
 // Call it with e.mu held, after the last observation.
 func (e *Engine) checkDetection() {
-	if !e.speculative || e.cfg.Profile != ProfileAuto {
+	if !e.speculative || e.cfg.Profile != rulefmt.ProfileAuto {
 		return
 	}
-	final := e.agg.detect.resolve(ProfileAuto)
+	final := e.agg.detect.resolve(rulefmt.ProfileAuto)
 	for p := range e.det.used {
 		if p != final {
 			e.spoiled.Store(true)
@@ -777,9 +778,9 @@ func (r *Report) recognitionNotes() []string {
 // show (a config's own vocabulary block is never replaced): what every
 // reader of one finished index (the vocabulary stage, the rules) uses, so
 // they all read the same vocabulary.
-func (c Config) resolvedFor(x *Index) Config {
-	if c.Profile == ProfileAuto && c.Vocabulary == nil {
-		c.Profile = detectIndex(x, nil).resolve(ProfileAuto)
+func resolvedFor(c rulefmt.Config, x *Index) rulefmt.Config {
+	if c.Profile == rulefmt.ProfileAuto && c.Vocabulary == nil {
+		c.Profile = detectIndex(x, nil).resolve(rulefmt.ProfileAuto)
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -88,10 +89,10 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
-			idx := NewIndex(Config{}.IndexOptions())
+			idx := NewIndex(rulefmt.Config{}.IndexOptions())
 			idx.Add(d.td)
 			det := detectIndex(idx, nil)
-			got := det.decisions(ProfileAuto, nil)
+			got := det.decisions(rulefmt.ProfileAuto, nil)
 			if len(got) != 1 || got["service.name=svc"] != tc.want {
 				t.Errorf("decisions = %v, want service.name=svc: %s", got, tc.want)
 			}
@@ -113,7 +114,7 @@ func fleet() ptrace.Traces {
 // detection: the vocabulary per resource, "mixed" when they differ, one
 // name when they agree, and the spans recognised and not.
 func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
-	r := analyzeTD(t, Config{Profile: ProfileAuto}, fleet())
+	r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, fleet())
 	if r.Settings.Vocabulary != VocabMixed {
 		t.Errorf("settings.vocabulary = %q, want %q", r.Settings.Vocabulary, VocabMixed)
 	}
@@ -136,8 +137,8 @@ func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
 	d := newDump()
 	named(2, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "a"))
 	named(1, "tools/call search", ptrace.SpanKindClient, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "b"))
-	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
-	if r.Settings.Vocabulary != VocabSemconv || r.Settings.Profile != ProfileAuto {
+	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
+	if r.Settings.Vocabulary != VocabSemconv || r.Settings.Profile != rulefmt.ProfileAuto {
 		t.Errorf("settings = %+v, want profile auto, vocabulary semconv", r.Settings)
 	}
 	if r.Pool.Acquires != 3 {
@@ -149,14 +150,14 @@ func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
 	d = newDump()
 	pooled(1, true)(d, d.resource(spans.ResourceServiceName, "gateway"))
 	named(10, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "mcp-server"))
-	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
 	if r.Settings.Vocabulary != VocabMixed || r.Pool.Acquires != 1 || r.Settings.PoolSpanNames[0] != spans.SpanInvoke {
 		t.Errorf("mixed, conventions' spans outnumbering ours: vocabulary %q, %d acquires, pool span names %v; want mixed, the gateway's 1 acquire, ours",
 			r.Settings.Vocabulary, r.Pool.Acquires, r.Settings.PoolSpanNames)
 	}
 
 	// An explicit profile reads every resource with its vocabulary.
-	r = analyzeTD(t, Config{Profile: ProfileSemconv}, fleet())
+	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileSemconv}, fleet())
 	if r.Settings.Vocabulary != VocabSemconv || r.Recognition.RecognisedSpans != 3 {
 		t.Errorf("under --profile semconv: vocabulary %q, %d recognised; want semconv, 3", r.Settings.Vocabulary, r.Recognition.RecognisedSpans)
 	}
@@ -173,7 +174,7 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 	}
 	named(20, "evil\x1b[31m", ptrace.SpanKindInternal)(d, ss)
 	named(15, strings.Repeat("x", 1<<20), ptrace.SpanKindInternal)(d, d.resource(spans.ResourceServiceName, strings.Repeat("s", 1<<20)))
-	r := analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
 	if !r.NothingRecognised() || r.Settings.Vocabulary != VocabNone {
 		t.Fatalf("NothingRecognised = %v, vocabulary %q; want true, none", r.NothingRecognised(), r.Settings.Vocabulary)
 	}
@@ -202,11 +203,11 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 
 	d = newDump()
 	named(3, "tools/call search", ptrace.SpanKindClient)(d, d.resource(spans.ResourceServiceName, "svc"))
-	r = analyzeTD(t, Config{Profile: ProfileAuto}, d.td)
+	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
 	if text := r.UnrecognisedText(); !r.NothingRecognised() || !strings.Contains(text, "--profile semconv") {
 		t.Errorf("names like the conventions' without mcp.method.name: want the --profile semconv hint, got:\n%s", text)
 	}
-	if r := analyzeTD(t, Config{Profile: ProfileAuto}); r.NothingRecognised() {
+	if r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}); r.NothingRecognised() {
 		t.Errorf("an empty dump is not 'nothing recognised': there is nothing to recognise")
 	}
 }
@@ -256,7 +257,7 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 		d.invocation(ss, lease{trace: uint64(k + 1), start: time.Duration(k) * time.Minute, end: time.Duration(k)*time.Minute + time.Second,
 			key: "k0", noAcquire: true, session: "s"})
 	}
-	cfg := Config{Profile: ProfileAuto}
+	cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
 	want := analyzeTD(t, cfg, d.td)
 	if want.Settings.Vocabulary != VocabAcquireOnMiss || want.Pool.Hits != 4 {
 		t.Fatalf("one index: vocabulary %q, %d hits; want acquire-on-miss, 4", want.Settings.Vocabulary, want.Pool.Hits)
@@ -314,13 +315,13 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 		start := time.Now()
 		detectIndex(idx, nil)
 		det += time.Since(start)
-		for _, p := range []Profile{ProfileDefault, ProfileAuto} {
+		for _, p := range []rulefmt.Profile{rulefmt.ProfileDefault, rulefmt.ProfileAuto} {
 			start := time.Now()
-			r, err := Analyze(idx, Config{Profile: p})
+			r, err := Analyze(idx, rulefmt.Config{Profile: p})
 			if err != nil || r.Settings.Vocabulary != VocabMcptrace {
 				b.Fatalf("%s: %v, vocabulary %q", p, err, r.Settings.Vocabulary)
 			}
-			if p == ProfileAuto {
+			if p == rulefmt.ProfileAuto {
 				auto += time.Since(start)
 			} else {
 				def += time.Since(start)

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // EngineOptions configures an Engine. The zero value is a batch run on
@@ -97,7 +98,7 @@ type StreamReport struct {
 // reader's sink); Flush, Report and Close too. Always end an Engine with
 // Report, Flush or Close: they stop its goroutines.
 type Engine struct {
-	cfg    Config
+	cfg    rulefmt.Config
 	opts   EngineOptions
 	shards []*shard
 	wm     int64 // the watermark: the latest span end given to Add so far
@@ -137,7 +138,7 @@ type Engine struct {
 }
 
 // NewEngine returns an engine analyzing with cfg, its shards started.
-func NewEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+func NewEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
 	return newEngine(cfg, opts, false)
 }
 
@@ -167,21 +168,21 @@ var errSpoiled = errors.New("a span arrived after its trace's root: reading agai
 // caller to read the input again with NewEngine. Its pair stage waits for
 // Flush, as a batch run's does. Where traces are never complete at their
 // root (CompleteAtRoot), it returns a plain batch engine.
-func newSpeculativeEngine(cfg Config, opts EngineOptions) (*Engine, error) {
+func newSpeculativeEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
 	if opts.streaming() {
 		return nil, fmt.Errorf("analyze: a speculative engine is a batch run: no window, no bound")
 	}
 	return newEngine(cfg, opts, CompleteAtRoot(cfg, nil))
 }
 
-func newEngine(cfg Config, opts EngineOptions, speculative bool) (*Engine, error) {
+func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	if opts.Shards < 0 || opts.Window < 0 || opts.MaxOpenTraces < 0 {
 		return nil, fmt.Errorf("analyze: engine options: shards, window and max open traces must not be negative")
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	// Compile the selectors once against an empty index, so a bad one is
 	// an error here rather than from a shard.
 	if _, err := observe(NewIndex(cfg.IndexOptions()), cfg); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkEngineStreamMemory(b *testing.B) {
 	}
 	for range b.N {
 		base := heap()
-		e, err := NewEngine(Config{}, EngineOptions{Shards: runtime.GOMAXPROCS(0), Window: 30 * time.Second, MaxOpenTraces: 20_000})
+		e, err := NewEngine(rulefmt.Config{}, EngineOptions{Shards: runtime.GOMAXPROCS(0), Window: 30 * time.Second, MaxOpenTraces: 20_000})
 		if err != nil {
 			b.Fatal(err)
 		}

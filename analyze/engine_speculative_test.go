@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -37,7 +38,7 @@ func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
 		scenario, _, _ := strings.Cut(name, ".")
 		t.Run(name, func(t *testing.T) {
 			measured := scenarioConfig(t, scenario)
-			for _, cfg := range []Config{{Profile: measured.Profile}, measured, {Profile: ProfileAuto}} {
+			for _, cfg := range []rulefmt.Config{{Profile: measured.Profile}, measured, {Profile: rulefmt.ProfileAuto}} {
 				speculativeEqualsBatch(t, path, cfg, &early, &spoiled, &earlyPairs)
 			}
 		})
@@ -52,7 +53,7 @@ func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
 // path with cfg against the batch analysis, counting the engine's runs
 // that finalized early and held, those spoiled, and those that attributed
 // acquires before the end (advanceEarly) and held.
-func speculativeEqualsBatch(t *testing.T, path string, cfg Config, early, spoiled, earlyPairs *int) {
+func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early, spoiled, earlyPairs *int) {
 	t.Helper()
 	ctx := context.Background()
 	strict := ReadOptions{Strict: true}
@@ -104,14 +105,14 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 		arrival{trace: 2, id: 5, start: 1, end: 2}.traces(),
 		arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces(), // after its root: late
 	)
-	_, ref := loadAndAnalyze(t, path, Config{})
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
 	want := renderString(t, ref, RenderJSON)
 	if ref.Spans != 3 {
 		t.Fatalf("the batch analysis holds %d spans, want 3", ref.Spans)
 	}
 	for _, shards := range []int{1, 2} {
 		var reread error
-		r, _, err := AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
+		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
@@ -129,7 +130,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 	}
 	defer in.Close()
 	called := false
-	r, _, err := AnalyzeStream(context.Background(), []string{"-"}, Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
+	r, _, err := AnalyzeStream(context.Background(), []string{"-"}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
 	if err != nil || called || r.Spans != 3 {
 		t.Errorf("stdin: %v, read again %v, %d spans; want no error, no second read, 3 spans", err, called, r.Spans)
 	}
@@ -153,13 +154,13 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		lines = append(lines, d.td)
 	}
 	path := writeJSONLines(t, "pair-out-of-order.jsonl", lines...)
-	_, ref := loadAndAnalyze(t, path, Config{})
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
 	if ref.Pool.MissReasons[spans.MissCold] != 1 || ref.Pool.MissReasons[spans.MissTTL] != 1 {
 		t.Fatalf("the batch analysis gives causes %v, want one cold and one ttl", ref.Pool.MissReasons)
 	}
 	want := renderString(t, ref, RenderJSON)
 	for _, shards := range []int{1, 2} {
-		e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: shards})
+		e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,8 +184,8 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	defer func(n int) { rootedBatch = n }(rootedBatch)
 	rootedBatch = 1
 	path := filepath.Join(tracesDir, "prod-cold-starts.otlp.jsonl")
-	_, ref := loadAndAnalyze(t, path, Config{})
-	e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: 2})
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
+	e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,9 +274,9 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 				lines = append(lines, l.traces())
 			}
 			path := writeJSONLines(t, "leases.jsonl", lines...)
-			_, ref := loadAndAnalyze(t, path, Config{})
+			_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
 			want := renderString(t, ref, RenderJSON)
-			e, err := newSpeculativeEngine(Config{}, EngineOptions{Shards: 1})
+			e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -294,7 +295,7 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 				t.Errorf("no acquire attributed before the end: the early stage was not exercised")
 			}
 			var reread error
-			r, _, err = AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+			r, _, err = AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

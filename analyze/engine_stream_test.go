@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -132,7 +133,7 @@ func TestStreamFinalizesTracesByWindowAndBound(t *testing.T) {
 			for _, a := range tc.arrivals {
 				batches = append(batches, a.traces())
 			}
-			r := engineReport(t, Config{}, tc.opts, batches)
+			r := engineReport(t, rulefmt.Config{}, tc.opts, batches)
 			got := want{traces: r.Traces, spans: r.Spans}
 			if r.Stream != nil {
 				got.late, got.cut = r.Stream.LateSpans, r.Stream.CutTraces
@@ -167,7 +168,7 @@ func TestStreamEqualsBatchOnATimeOrderedDump(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{}
+	cfg := rulefmt.Config{}
 	batch := engineReport(t, cfg, EngineOptions{Shards: 2}, batches)
 	for _, opts := range []EngineOptions{
 		{Shards: 2, Window: 30 * time.Second},

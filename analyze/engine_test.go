@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // goldenDumps lists the dumps of testdata/traces (every scenario in every
@@ -59,7 +60,7 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 
 // loadAndAnalyze is the single-index batch analysis of the dump at path:
 // the reference the engine's answers are compared with.
-func loadAndAnalyze(t *testing.T, path string, cfg Config) (*Index, *Report) {
+func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*Index, *Report) {
 	t.Helper()
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
@@ -74,7 +75,7 @@ func loadAndAnalyze(t *testing.T, path string, cfg Config) (*Index, *Report) {
 
 // engineReport feeds batches to a new engine and returns its JSON report,
 // inputs left out.
-func engineReport(t *testing.T, cfg Config, opts EngineOptions, batches []ptrace.Traces) *Report {
+func engineReport(t *testing.T, cfg rulefmt.Config, opts EngineOptions, batches []ptrace.Traces) *Report {
 	t.Helper()
 	e, err := NewEngine(cfg, opts)
 	if err != nil {
@@ -165,12 +166,12 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 func TestFeedStopsAtTheMemoryBudgetAcrossShards(t *testing.T) {
 	path := writeShape(t, "invoke-chain", 50_000)
 	for _, shards := range []int{1, 2, 8} {
-		r, _, err := AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}}, EngineOptions{Shards: shards})
+		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}}, EngineOptions{Shards: shards})
 		var re *ReadError
 		if r != nil || !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &re) || re.Path != path {
 			t.Errorf("%d shards, 4 MiB budget: %v, want a *ReadError for the file wrapping ErrMemoryLimit", shards, err)
 		}
-		r, _, err = AnalyzeStream(context.Background(), []string{path}, Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}}, EngineOptions{Shards: shards})
+		r, _, err = AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}}, EngineOptions{Shards: shards})
 		if err != nil || r.Spans != 50_000 {
 			t.Errorf("%d shards, 64 MiB budget: %v", shards, err)
 		}
@@ -182,7 +183,7 @@ func TestFeedStopsAtTheMemoryBudgetAcrossShards(t *testing.T) {
 // of what it happened to hold.
 func TestEngineLifecycle(t *testing.T) {
 	td := arrival{trace: 1, id: 1, start: 0, end: 1}.traces()
-	e, err := NewEngine(Config{}, EngineOptions{Shards: 2})
+	e, err := NewEngine(rulefmt.Config{}, EngineOptions{Shards: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestEngineLifecycle(t *testing.T) {
 	}
 	e.Close() // harmless after Report
 
-	e, err = NewEngine(Config{}, EngineOptions{Shards: 2, Window: time.Minute})
+	e, err = NewEngine(rulefmt.Config{}, EngineOptions{Shards: 2, Window: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestEngineLifecycle(t *testing.T) {
 	if r, err := e.Report(); r != nil || !errors.Is(err, ErrEngineClosed) {
 		t.Errorf("Report after Close = %v, %v; want ErrEngineClosed", r, err)
 	}
-	if _, err := NewEngine(Config{}, EngineOptions{Shards: -1}); err == nil {
+	if _, err := NewEngine(rulefmt.Config{}, EngineOptions{Shards: -1}); err == nil {
 		t.Error("NewEngine with -1 shards: no error")
 	}
 }
@@ -224,7 +225,7 @@ func TestDefaultSplitGivesShardsAndDecodersHalfTheCPUs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, c := range []struct{ procs, shards, workers int }{{1, 1, 1}, {2, 1, 1}, {3, 2, 1}, {4, 2, 2}, {8, 4, 4}} {
 		runtime.GOMAXPROCS(c.procs)
-		e, err := NewEngine(Config{}, EngineOptions{})
+		e, err := NewEngine(rulefmt.Config{}, EngineOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

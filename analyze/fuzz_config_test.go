@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // The configuration parsers read files people write by hand and CI jobs
@@ -22,7 +24,7 @@ func FuzzParseConfig(f *testing.F) {
 	seedYAML(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "fuzz.yaml"
-		cf, err := ParseConfig(path, data)
+		cf, err := rulefmt.ParseConfig(path, data)
 		if err != nil {
 			checkConfigError(t, err, path)
 			if cf != nil {
@@ -48,7 +50,7 @@ func FuzzParseGateConfig(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "fuzz.yaml"
-		gc, err := ParseGateConfig(path, data)
+		gc, err := rulefmt.ParseGateConfig(path, data)
 		if err != nil {
 			checkConfigError(t, err, path)
 			if gc != nil {
@@ -60,10 +62,10 @@ func FuzzParseGateConfig(f *testing.F) {
 			t.Fatalf("config path %q, want %q", gc.Path, path)
 		}
 		checkParsedMeasures(t, gc.Measures)
-		cfg := Config{Measures: gc.Measures, Vocabulary: gc.Vocabulary}
+		cfg := rulefmt.Config{Measures: gc.Measures, Vocabulary: gc.Vocabulary}
 		idx, _, err := Load(context.Background(), []string{"-"}, LoadOptions{
 			Read:  ReadOptions{Stdin: bytes.NewReader(dump), Workers: 1},
-			Index: MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(gc.Rules)),
+			Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules)),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -96,16 +98,16 @@ func FuzzParseSelectorString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sel, err := ParseSelectorString(s)
+		sel, err := rulefmt.ParseSelectorString(s)
 		if err != nil {
-			if _, ok := errors.AsType[*ConfigError](err); !ok {
+			if _, ok := errors.AsType[*rulefmt.ConfigError](err); !ok {
 				t.Fatalf("error %v (%T) is not a *ConfigError", err, err)
 			}
 			return
 		}
 		// An accepted selector must compile against an index that keeps
 		// what it reads.
-		x := NewIndex(IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
+		x := NewIndex(rulefmt.IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
 		x.finish()
 		if _, err := x.compile(sel); err != nil {
 			t.Fatalf("selector %q parsed but does not compile: %v", s, err)
@@ -117,7 +119,7 @@ func FuzzParseSelectorString(f *testing.F) {
 // checkConfigError asserts err is a *ConfigError naming path.
 func checkConfigError(t *testing.T, err error, path string) {
 	t.Helper()
-	ce, ok := errors.AsType[*ConfigError](err)
+	ce, ok := errors.AsType[*rulefmt.ConfigError](err)
 	if !ok {
 		t.Fatalf("error %v (%T) is not a *ConfigError", err, err)
 	}
@@ -128,9 +130,9 @@ func checkConfigError(t *testing.T, err error, path string) {
 
 // checkParsedMeasures asserts parsed measures are ones the analyzer takes:
 // they validate, and Analyze runs them on an empty index.
-func checkParsedMeasures(t *testing.T, ms []ReadMeasure) {
+func checkParsedMeasures(t *testing.T, ms []rulefmt.ReadMeasure) {
 	t.Helper()
-	cfg := Config{Measures: ms}
+	cfg := rulefmt.Config{Measures: ms}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("parsed measures do not validate: %v", err)
 	}
@@ -172,7 +174,9 @@ func seedYAML(f *testing.F) {
 			f.Add(block)
 		}
 	}
-	f.Add([]byte(goodConfig))
+	if data, err := os.ReadFile("rulefmt/testdata/mcptrace.yaml"); err == nil {
+		f.Add(data) // the configuration rulefmt's tests parse
+	}
 	for _, s := range []string{
 		"",
 		"measures: []\n",

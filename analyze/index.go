@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -71,16 +72,6 @@ type traceRec struct {
 type resource struct {
 	attrs int32 // offset into Index.resAttrs
 	n     uint8
-}
-
-// IndexOptions names the attributes an Index keeps besides the vocabulary's
-// own. The zero value keeps the vocabulary only.
-type IndexOptions struct {
-	// SpanAttrs are extra span attribute keys to keep (selector keys, a
-	// --scope-attr key).
-	SpanAttrs []string
-	// ResourceAttrs are extra resource attribute keys to keep.
-	ResourceAttrs []string
 }
 
 // vocabSpanAttrs are the span attributes the measures read; everything else
@@ -256,7 +247,7 @@ const (
 
 // NewIndex returns an empty Index keeping the vocabulary's attributes plus
 // those opts names.
-func NewIndex(opts IndexOptions) *Index {
+func NewIndex(opts rulefmt.IndexOptions) *Index {
 	x := &Index{keyID: make(map[string]uint16)}
 	for _, k := range vocabSpanAttrs {
 		x.addKey(k, false)

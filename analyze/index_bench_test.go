@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 )
 
@@ -35,11 +36,11 @@ func BenchmarkHostileShapes(b *testing.B) {
 				if err := f.Close(); err != nil {
 					b.Fatal(err)
 				}
-				cfg := Config{}.withDefaults()
-				rules := BuiltinRules(cfg)
+				cfg := rulefmt.Config{}.WithDefaults()
+				rules := rulefmt.BuiltinRules(cfg)
 				b.ResetTimer()
 				for b.Loop() {
-					idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))})
+					idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 					if err != nil {
 						b.Fatal(err)
 					}

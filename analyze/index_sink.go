@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // The index is the readers' sink: ingest.Read pushes pdata batches into
@@ -31,9 +32,9 @@ func (x *Index) ConsumeBatch(_ *ingest.Input, b *ingest.Batch) error {
 	return nil
 }
 
-// keep returns the attributes an index built with o keeps, for
+// keepOf returns the attributes an index built with o keeps, for
 // ingest.ReadOptions.Keep.
-func (o IndexOptions) keep() ingest.KeepAttrs {
+func keepOf(o rulefmt.IndexOptions) ingest.KeepAttrs {
 	return ingest.KeepAttrs{
 		Span:     append(append([]string{}, vocabSpanAttrs...), o.SpanAttrs...),
 		Resource: append(append([]string{}, vocabResourceAttrs...), o.ResourceAttrs...),

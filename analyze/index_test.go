@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -26,7 +27,7 @@ func TestIndexCountsDuplicateSpansOnce(t *testing.T) {
 		d.add(ss, sp{trace: 1, id: 2, parent: 1, name: "child", end: time.Second})
 		return d.td
 	}
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(build())
 	idx.Add(build()) // the same batch exported twice
 	if idx.Spans() != 2 || idx.Duplicates() != 2 || idx.Traces() != 1 || idx.IncompleteTraces() != 0 {
@@ -44,7 +45,7 @@ func TestIndexSameSpanIDInTwoTracesIsTwoSpans(t *testing.T) {
 	ss := d.resource()
 	d.add(ss, sp{trace: 1, id: 7, name: "a"})
 	d.add(ss, sp{trace: 2, id: 7, name: "a"})
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.Spans() != 2 || idx.Duplicates() != 0 || idx.Traces() != 2 {
 		t.Errorf("spans %d duplicates %d traces %d, want 2 0 2", idx.Spans(), idx.Duplicates(), idx.Traces())
@@ -58,7 +59,7 @@ func TestIndexMissingParentMakesTheTraceIncomplete(t *testing.T) {
 	d.add(ss, sp{trace: 1, id: 2, parent: 1, name: "ok"})
 	d.add(ss, sp{trace: 2, id: 3, parent: 99, name: "orphan"}) // its parent never landed
 	d.add(ss, sp{trace: 3, id: 4, parent: 4, name: "self"})    // its own parent
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.Traces() != 3 || idx.IncompleteTraces() != 2 {
 		t.Errorf("traces %d incomplete %d, want 3 2", idx.Traces(), idx.IncompleteTraces())
@@ -69,7 +70,7 @@ func TestIndexParentInALaterBatchCompletesTheTrace(t *testing.T) {
 	child, parent := newDump(), newDump()
 	child.add(child.resource(), sp{trace: 1, id: 2, parent: 1, name: "child"})
 	parent.add(parent.resource(), sp{trace: 1, id: 1, name: "root"})
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(child.td)
 	if idx.IncompleteTraces() != 1 {
 		t.Fatalf("with the child alone the trace is incomplete, got %d", idx.IncompleteTraces())
@@ -86,14 +87,14 @@ func TestIndexBreaksParentCyclesInsteadOfHanging(t *testing.T) {
 	d.add(ss, sp{trace: 1, id: 1, parent: 3, name: spans.SpanInvoke})
 	d.add(ss, sp{trace: 1, id: 2, parent: 1, name: spans.SpanAcquire})
 	d.add(ss, sp{trace: 1, id: 3, parent: 2, name: spans.SpanCallTool, attrs: []any{spans.AttrSessionID, "s"}})
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.IncompleteTraces() != 1 {
 		t.Errorf("a parent cycle makes the trace incomplete, got %d incomplete", idx.IncompleteTraces())
 	}
 	// Every measure walks ancestors; none may loop.
-	root, _ := ParseSelectorString(spans.SpanInvoke)
-	if _, err := Analyze(idx, Config{ExecutionRoot: &root}); err != nil {
+	root, _ := rulefmt.ParseSelectorString(spans.SpanInvoke)
+	if _, err := Analyze(idx, rulefmt.Config{ExecutionRoot: &root}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -104,7 +105,7 @@ func TestIndexKeepsOnlyTheAttributesItIsToldTo(t *testing.T) {
 	d.add(ss, sp{trace: 1, name: "s", attrs: []any{
 		spans.AttrSessionID, "sess", spans.AttrJSONRPCRequestID, "17", "db.sql.table", "orgs", "http.url", "https://secret",
 	}})
-	idx := NewIndex(IndexOptions{SpanAttrs: []string{"db.sql.table"}, ResourceAttrs: []string{"deployment"}})
+	idx := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}, ResourceAttrs: []string{"deployment"}})
 	idx.Add(d.td)
 	idx.finish()
 	kept := map[string]string{}
@@ -130,7 +131,7 @@ func TestIndexKeepsOnlyTheAttributesItIsToldTo(t *testing.T) {
 }
 
 func TestIndexSharesResourcesAcrossBatches(t *testing.T) {
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	for i := range 50 {
 		d := newDump()
 		d.add(d.resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, "do-1"), sp{trace: uint64(i + 1), name: "s"})
@@ -146,9 +147,9 @@ func TestIndexValuesCompareAsTheirTextWhateverTheirType(t *testing.T) {
 	ss := d.resource()
 	d.add(ss, sp{trace: 1, name: "a", attrs: []any{spans.AttrAttempt, 2, spans.AttrCacheHit, true}})
 	d.add(ss, sp{trace: 1, name: "b", attrs: []any{spans.AttrAttempt, "2", spans.AttrCacheHit, "true"}})
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
-	sel, err := ParseSelectorString(`{attributes: {` + spans.AttrAttempt + `: 2, ` + spans.AttrCacheHit + `: true}}`)
+	sel, err := rulefmt.ParseSelectorString(`{attributes: {` + spans.AttrAttempt + `: 2, ` + spans.AttrCacheHit + `: true}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestIndexWindowSpansEarliestStartToLatestEnd(t *testing.T) {
 	d.add(ss, sp{trace: 1, name: "a", start: 5 * time.Second, end: 6 * time.Second})
 	d.add(ss, sp{trace: 2, name: "b", start: time.Second, end: 2 * time.Second})
 	d.add(ss, sp{trace: 2, name: "c", start: 3 * time.Second, end: 9 * time.Second})
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	start, end, ok := idx.Window()
 	if !ok || !start.Equal(t0.Add(time.Second)) || !end.Equal(t0.Add(9*time.Second)) {
@@ -184,7 +185,7 @@ func retainedPerSpan(t testing.TB, n int) (perSpan float64, spanCount int) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	// Batches stream through Add and are dropped: only the index remains.
 	if _, err := tracegen.BenchBatches(n, func(td ptrace.Traces) error { idx.Add(td); return nil }); err != nil {
 		t.Fatal(err)
@@ -222,21 +223,21 @@ func allAttrs(idx *Index) []attr {
 // entries would show) reports on the next dump exactly as a fresh index
 // does, and keeps its chunks for it.
 func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
-	reused := NewIndex(IndexOptions{})
+	reused := NewIndex(rulefmt.IndexOptions{})
 	for round, path := range append(goldenDumps(t), goldenDumps(t)...) {
 		fresh, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := Analyze(fresh, Config{})
+		want, err := Analyze(fresh, rulefmt.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		reused.reset()
-		if _, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true, Keep: IndexOptions{}.keep()}, reused); err != nil {
+		if _, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true, Keep: keepOf(rulefmt.IndexOptions{})}, reused); err != nil {
 			t.Fatal(err)
 		}
-		got, err := Analyze(reused, Config{})
+		got, err := Analyze(reused, rulefmt.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

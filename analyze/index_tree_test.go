@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -74,10 +75,10 @@ func walkSubtree(x *Index, root int32) []int32 {
 }
 
 func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
-	sel := func(name string) *Selector { return &Selector{Name: name} }
+	sel := func(name string) *rulefmt.Selector { return &rulefmt.Selector{Name: name} }
 	cases := []struct {
 		name            string
-		under, notUnder *Selector
+		under, notUnder *rulefmt.Selector
 	}{
 		{"self only", nil, nil},
 		{"under", sel("b"), nil},
@@ -87,10 +88,10 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 	}
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		x := NewIndex(IndexOptions{SpanAttrs: []string{"v"}})
+		x := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 		x.Add(randomForest(rng, 3, 1+rng.IntN(60)))
 		tree := x.tree()
-		root, _ := x.compile(Selector{Name: "a"})
+		root, _ := x.compile(rulefmt.Selector{Name: "a"})
 		var scopes []ruleScope
 		for _, i := range x.order {
 			if root.match(i) {
@@ -105,7 +106,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 		vKey, _ := x.lookupKey("v")
 		for _, tc := range cases {
 			c := &compiledSel{}
-			c.self, _ = x.compile(Selector{NameRegex: nil, Name: "b"})
+			c.self, _ = x.compile(rulefmt.Selector{NameRegex: nil, Name: "b"})
 			if tc.under != nil {
 				c.under, _ = x.compile(*tc.under)
 			}
@@ -143,7 +144,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 }
 
 // loadShape loads a hostile shape of n spans through Load, as the CLI does.
-func loadShape(t testing.TB, shape string, n int64, opts IndexOptions) *Index {
+func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *Index {
 	t.Helper()
 	path := writeShape(t, shape, n)
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: opts})
@@ -167,17 +168,17 @@ func matchCalls(ev *ruleEval) int64 {
 
 // checkShape runs the built-in rules on idx as `mcptrace check` does and
 // returns the evaluation, the results and the bytes allocated doing it.
-func checkShape(t testing.TB, idx *Index, cfg Config) (*ruleEval, []RuleObservation, uint64) {
+func checkShape(t testing.TB, idx *Index, cfg rulefmt.Config) (*ruleEval, []RuleObservation, uint64) {
 	t.Helper()
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	if _, err := Analyze(idx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	rules := BuiltinRules(cfg)
-	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*Selector]*matcher{}}
+	rules := rulefmt.BuiltinRules(cfg)
+	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*rulefmt.Selector]*matcher{}}
 	var res []RuleObservation
 	for i := range rules {
 		r, err := ev.observe(&rules[i])
@@ -198,15 +199,15 @@ func checkShape(t testing.TB, idx *Index, cfg Config) (*ruleEval, []RuleObservat
 // are counts (bytes allocated, spans looked at, comparisons), not times.
 func TestHostileShapesCostLinearWork(t *testing.T) {
 	const n = 10_000
-	execRoot := Selector{Name: spans.SpanHandshake}
+	execRoot := rulefmt.Selector{Name: spans.SpanHandshake}
 	cases := []struct {
 		shape string
-		cfg   Config
+		cfg   rulefmt.Config
 	}{
-		{"invoke-chain", Config{}},
-		{"handshake-chain", Config{}},
-		{"handshake-chain", Config{ExecutionRoot: &execRoot}},
-		{"acquire-fanout", Config{}},
+		{"invoke-chain", rulefmt.Config{}},
+		{"handshake-chain", rulefmt.Config{}},
+		{"handshake-chain", rulefmt.Config{ExecutionRoot: &execRoot}},
+		{"acquire-fanout", rulefmt.Config{}},
 	}
 	for _, tc := range cases {
 		name := tc.shape
@@ -216,7 +217,7 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			idx := loadShape(t, tc.shape, n, tc.cfg.IndexOptions())
 			ev, res, alloc := checkShape(t, idx, tc.cfg)
-			if len(res) != len(BuiltinRules(tc.cfg)) {
+			if len(res) != len(rulefmt.BuiltinRules(tc.cfg)) {
 				t.Fatalf("%d results, want one per rule", len(res))
 			}
 			// A few hundred bytes per span: the layout, per-span arrays.
@@ -230,8 +231,8 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 		})
 	}
 	t.Run("acquire-fanout sorts acquires", func(t *testing.T) {
-		idx := loadShape(t, "acquire-fanout", n, IndexOptions{})
-		cfg := Config{}.withDefaults()
+		idx := loadShape(t, "acquire-fanout", n, rulefmt.IndexOptions{})
+		cfg := rulefmt.Config{}.WithDefaults()
 		p, err := stageContext(context.Background(), idx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -288,7 +289,7 @@ func TestInheritedValuesMatchAncestorWalks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 9))
 			for round := 0; round < 20; round++ {
-				x := NewIndex(IndexOptions{SpanAttrs: []string{"v"}})
+				x := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 				x.Add(tc.build(rng))
 				key, _ := x.lookupKey("v")
 				got := x.inheritedValues(key)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // LoadOptions configures Load. The zero value detects formats, keeps what a
@@ -18,7 +19,7 @@ type LoadOptions struct {
 	Read ReadOptions
 	// Index names the attributes to keep beyond the vocabulary; use
 	// [Config.IndexOptions] for the configuration that will analyze it.
-	Index IndexOptions
+	Index rulefmt.IndexOptions
 	// Progress, when set, is called after each decoded batch with the input
 	// being read and the spans read so far over all inputs, from the
 	// goroutine that called Load.
@@ -44,7 +45,7 @@ type LoadOptions struct {
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
 	idx := NewIndex(opts.Index)
 	ropts := opts.Read
-	ropts.Keep = opts.Index.keep() // the projection decoders keep what the index keeps
+	ropts.Keep = keepOf(opts.Index) // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
 	prepareHeap(paths, ropts.MemoryBudget(), 1)
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
@@ -81,7 +82,7 @@ func (x *Index) SetInputs(inputs []Input) {
 // says otherwise, it decodes on the CPUs the engine's shards leave.
 func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
 	ropts := opts.Read
-	ropts.Keep = eng.cfg.IndexOptions().keep() // the projection decoders keep what the shards keep
+	ropts.Keep = keepOf(eng.cfg.IndexOptions()) // the projection decoders keep what the shards keep
 	if ropts.Workers == 0 {
 		ropts.Workers = feedWorkers(eng)
 	}
@@ -105,7 +106,7 @@ func feedWorkers(eng *Engine) int { return max(1, runtime.GOMAXPROCS(0)-len(eng.
 // rendering, for callers such as `mcptrace demo` that analyze a dump they
 // just wrote. On a read error it
 // returns the error (a *ReadError for bad input) and no report.
-func AnalyzeFiles(ctx context.Context, paths []string, cfg Config, ropts ReadOptions) (*Report, error) {
+func AnalyzeFiles(ctx context.Context, paths []string, cfg rulefmt.Config, ropts ReadOptions) (*Report, error) {
 	r, _, err := AnalyzeStream(ctx, paths, cfg, LoadOptions{Read: ropts}, EngineOptions{})
 	return r, err
 }
@@ -123,7 +124,7 @@ func AnalyzeFiles(ctx context.Context, paths []string, cfg Config, ropts ReadOpt
 // figures could differ from holding every trace, so it stops and reads
 // the inputs again with every trace held (LoadOptions.Reread is told).
 // The report is the same either way.
-func AnalyzeStream(ctx context.Context, paths []string, cfg Config, lopts LoadOptions, opts EngineOptions) (*Report, []Input, error) {
+func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, opts EngineOptions) (*Report, []Input, error) {
 	if !opts.streaming() && !slices.Contains(paths, "-") {
 		eng, err := newSpeculativeEngine(cfg, opts)
 		if err != nil {

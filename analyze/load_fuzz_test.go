@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -41,7 +42,7 @@ func FuzzLoadOTLPProto(f *testing.F) {
 
 // loadFuzzIndex keeps extra attributes beyond the vocabulary, as a
 // selector or --scope-attr would.
-var loadFuzzIndex = IndexOptions{SpanAttrs: []string{"mcp.tool.name", "x"}, ResourceAttrs: []string{"deployment.environment", "x"}}
+var loadFuzzIndex = rulefmt.IndexOptions{SpanAttrs: []string{"mcp.tool.name", "x"}, ResourceAttrs: []string{"deployment.environment", "x"}}
 
 // checkLoadMatchesPdata loads data with Load and with a pdata-only sink and
 // requires the same outcome. It returns the batches the projection
@@ -82,7 +83,7 @@ func checkLoadMatchesPdata(t *testing.T, data []byte, format Format) int {
 // JSON report.
 func reportJSON(t *testing.T, idx *Index) []byte {
 	t.Helper()
-	rep, err := Analyze(idx, Config{})
+	rep, err := Analyze(idx, rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,10 +218,10 @@ func FuzzLoadHostileShapes(f *testing.F) {
 			}
 			return
 		}
-		root := Selector{Name: "plugin.mcp.connection.handshake"}
-		for _, cfg := range []Config{{}, {ExecutionRoot: &root}} {
-			a, err := AnalyzeRules(idx, cfg, BuiltinRules(cfg), ObserveOptions{})
-			if err != nil || len(a.Rules) != len(BuiltinRules(cfg)) {
+		root := rulefmt.Selector{Name: "plugin.mcp.connection.handshake"}
+		for _, cfg := range []rulefmt.Config{{}, {ExecutionRoot: &root}} {
+			a, err := AnalyzeRules(idx, cfg, rulefmt.BuiltinRules(cfg), ObserveOptions{})
+			if err != nil || len(a.Rules) != len(rulefmt.BuiltinRules(cfg)) {
 				t.Fatalf("rules: %v", err)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 )
 
@@ -131,7 +132,7 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, fast := range []bool{true, false} {
-		idx := NewIndex(IndexOptions{})
+		idx := NewIndex(rulefmt.IndexOptions{})
 		if fast {
 			var err error
 			if idx, _, err = Load(context.Background(), []string{path}, LoadOptions{}); err != nil {
@@ -389,7 +390,7 @@ func TestDeepValuesNeverReachAsString(t *testing.T) {
 				v = v.SetEmptySlice().AppendEmpty()
 			}
 			v.SetStr("x")
-			idx := NewIndex(IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
+			idx := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
 			idx.Add(td)
 			idx.finish()
 			var got []string

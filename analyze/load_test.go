@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 func TestLoadReportsProgressAndInputs(t *testing.T) {
@@ -25,7 +27,7 @@ func TestLoadReportsProgressAndInputs(t *testing.T) {
 	if calls == 0 || last != 22+27 {
 		t.Errorf("progress: %d calls ending at %d spans, want some ending at 49", calls, last)
 	}
-	r, err := Analyze(idx, Config{})
+	r, err := Analyze(idx, rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a truncated dump is read up to the damage: %v", err)
 	}
-	r, err := Analyze(idx, Config{})
+	r, err := Analyze(idx, rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,14 +66,14 @@ func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
 }
 
 func TestAnalyzeFilesIsLoadThenAnalyze(t *testing.T) {
-	r, err := AnalyzeFiles(context.Background(), []string{tracesDir + "/pooled.otlp.jsonl"}, Config{}, ReadOptions{})
+	r, err := AnalyzeFiles(context.Background(), []string{tracesDir + "/pooled.otlp.jsonl"}, rulefmt.Config{}, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Pool.Hits != 5 || len(r.Inputs) != 1 {
 		t.Errorf("hits %d inputs %d, want 5 and 1", r.Pool.Hits, len(r.Inputs))
 	}
-	if _, err := AnalyzeFiles(context.Background(), []string{t.TempDir() + "/none.jsonl"}, Config{}, ReadOptions{}); err == nil {
+	if _, err := AnalyzeFiles(context.Background(), []string{t.TempDir() + "/none.jsonl"}, rulefmt.Config{}, ReadOptions{}); err == nil {
 		t.Error("a missing file must be an error")
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -284,11 +285,11 @@ func TestMalformedCorpus(t *testing.T) {
 // hostileConfig makes Analyze walk ancestors every way it can: an
 // execution root and a reads measure with not_under and complete_when, so
 // a parent cycle that survived the index would hang the test.
-func hostileConfig(t *testing.T) Config {
+func hostileConfig(t *testing.T) rulefmt.Config {
 	t.Helper()
-	sel := func(s string) Selector {
+	sel := func(s string) rulefmt.Selector {
 		t.Helper()
-		x, err := ParseSelectorString(s)
+		x, err := rulefmt.ParseSelectorString(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,9 +298,9 @@ func hostileConfig(t *testing.T) Config {
 	root := sel(spans.SpanInvoke)
 	notUnder := sel(spans.SpanHandshake)
 	complete := sel(spans.SpanCallTool)
-	return Config{
+	return rulefmt.Config{
 		ExecutionRoot: &root,
-		Measures: []ReadMeasure{{
+		Measures: []rulefmt.ReadMeasure{{
 			Name: "calls_per_invoke", Root: sel(spans.SpanInvoke), Read: sel(spans.SpanCallTool),
 			NotUnder: &notUnder, CompleteWhen: &complete,
 		}},
@@ -321,7 +322,7 @@ const loadDeadline = 60 * time.Second
 // loadBounded loads path and analyzes it, failing the test if that does not
 // end before loadDeadline (a hang) or panics. Tests that call it do not run
 // in parallel, so TotalAlloc counts this load alone.
-func loadBounded(t *testing.T, path string, cfg Config, strict bool) loaded {
+func loadBounded(t *testing.T, path string, cfg rulefmt.Config, strict bool) loaded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), loadDeadline)
 	defer cancel()

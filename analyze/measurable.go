@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -167,12 +168,12 @@ func unmeasuredExecutions(r *Report, m Measure) bool {
 // expectation on pool_sessions or lost_sessions, on the distinct values of
 // mcp.session.id, or on an executions measure. Such a rule is incomplete
 // when executions are not measurable.
-func readsSessions(r *Rule) bool {
+func readsSessions(r *rulefmt.Rule) bool {
 	for _, ex := range r.Expect {
 		switch {
-		case ex.Of == QuantityPoolSessions || ex.Of == QuantityLostSessions:
+		case ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions:
 			return true
-		case ex.Of == QuantityDistinct && ex.Attribute == spans.AttrSessionID:
+		case ex.Of == rulefmt.QuantityDistinct && ex.Attribute == spans.AttrSessionID:
 			return true
 		}
 		for _, name := range []string{ex.Of, ex.Than.Measure} {
@@ -211,9 +212,9 @@ func executionsOf(e *ruleEval) (ExecutionsReport, error) {
 		return ExecutionsReport{}, err
 	}
 	r := ev.executions(nil)
-	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.vocabulary().Executions != nil {
+	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
 		if root == nil {
-			root = e.cfg.vocabulary().Executions
+			root = e.cfg.ActiveVocabulary().Executions
 		}
 		r.Root = root.String()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -23,11 +24,11 @@ func callSpan(tr, parent uint64, start, end time.Duration, sess string) sp {
 // it, one ending a nanosecond later is not), and some execution when the
 // dump holds pool spans.
 func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.T) {
-	root := &Selector{Name: "executor.execute"}
+	root := &rulefmt.Selector{Name: "executor.execute"}
 	for _, tc := range []struct {
 		name       string
-		root       *Selector
-		vocab      func() *Vocabulary // nil: the default's
+		root       *rulefmt.Selector
+		vocab      func() *rulefmt.Vocabulary // nil: the default's
 		build      func(d *dump, ss ptrace.SpanSlice)
 		measurable bool
 		outside    int
@@ -91,7 +92,7 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.build(d, d.resource(spans.ResourceServiceName, "gw"))
-			cfg := Config{ExecutionRoot: tc.root}
+			cfg := rulefmt.Config{ExecutionRoot: tc.root}
 			if tc.vocab != nil {
 				cfg.Vocabulary = tc.vocab()
 			}
@@ -120,14 +121,14 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	d.add(ss, callSpan(1, sess, 0, time.Millisecond, "s1"))
 	d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Millisecond, "s2"))
 
-	cfg := Config{}
-	rules := append(BuiltinRules(cfg),
-		Rule{ID: "user-distinct", Scope: Scope{Kind: ScopeTrace}, Select: &SpanSelector{Selector: Selector{Name: spans.SpanCallTool}},
-			Expect: []Expectation{{Of: QuantityDistinct, Attribute: spans.AttrSessionID, Op: OpLe, Than: Operand{Number: 1}}}, AllowEmpty: true, Severity: SeverityError},
-		Rule{ID: "user-calls", Scope: Scope{Kind: ScopeDump}, Select: &SpanSelector{Selector: Selector{Name: spans.SpanCallTool}},
-			Expect: []Expectation{{Of: QuantityCount, Op: OpLe, Than: Operand{Number: 10}}}, Severity: SeverityError},
+	cfg := rulefmt.Config{}
+	rules := append(rulefmt.BuiltinRules(cfg),
+		rulefmt.Rule{ID: "user-distinct", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: spans.AttrSessionID, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, AllowEmpty: true, Severity: rulefmt.SeverityError},
+		rulefmt.Rule{ID: "user-calls", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 10}}}, Severity: rulefmt.SeverityError},
 	)
-	idx := NewIndex(MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)))
+	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	idx.Add(d.td)
 	a, err := AnalyzeRules(idx, cfg, rules, ObserveOptions{})
 	if err != nil {
@@ -138,7 +139,7 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	}
 	for i, obs := range a.Rules {
 		id := rules[i].ID
-		session := id == RuleOneSessionPerExecution || id == RuleServerKeptSessions || id == "user-distinct"
+		session := id == rulefmt.RuleOneSessionPerExecution || id == rulefmt.RuleServerKeptSessions || id == "user-distinct"
 		allIncomplete := len(obs.Groups) == 1 && !obs.Groups[0].Complete && obs.Groups[0].Scopes >= 1
 		if session && (!allIncomplete || !strings.Contains(obs.Unmeasurable, "executions not measurable")) {
 			t.Errorf("%s: groups %+v, unmeasurable %q; want one incomplete group and why", id, obs.Groups, obs.Unmeasurable)
@@ -188,9 +189,9 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 		ss := d.resource(spans.ResourceServiceName, "gw")
 		r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
 		d.add(ss, callSpan(1, r, 0, callEnd, "s1"))
-		idx := NewIndex(Config{}.IndexOptions())
+		idx := NewIndex(rulefmt.Config{}.IndexOptions())
 		idx.Add(d.td)
-		rep, err := Analyze(idx, Config{Profile: ProfileAuto})
+		rep, err := Analyze(idx, rulefmt.Config{Profile: rulefmt.ProfileAuto})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 					t.Errorf("%s says NOT MEASURABLE: %v, want %v:\n%s", format, got, tc.want, renderString(t, r, format))
 				}
 			}
-			h, err := NewHTMLReport(idx, Config{Profile: ProfileAuto}, r, HTMLOptions{})
+			h, err := NewHTMLReport(idx, rulefmt.Config{Profile: rulefmt.ProfileAuto}, r, HTMLOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,9 +231,9 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 // enclosing mcp.client.session span, as OpenLLMetry parents them: the
 // session span is the vocabulary's, so it is the vocabulary that says such
 // a span is no execution.
-func withSessionSpan() *Vocabulary {
-	v, _ := BuiltinVocabulary(ProfileMcptrace)
+func withSessionSpan() *rulefmt.Vocabulary {
+	v, _ := rulefmt.BuiltinVocabulary(rulefmt.ProfileMcptrace)
 	v.Name = "mcptrace-with-session-span"
-	v.Session.Enclosing = &Selector{Name: "mcp.client.session"}
+	v.Session.Enclosing = &rulefmt.Selector{Name: "mcp.client.session"}
 	return &v
 }

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -76,7 +77,7 @@ type pairStage struct {
 	late       int // acquires attributed behind their pair's frontier
 }
 
-func newPairStage(cfg Config) *pairStage {
+func newPairStage(cfg rulefmt.Config) *pairStage {
 	return &pairStage{
 		ttl:        int64(cfg.IdleTTL / time.Nanosecond),
 		minStart:   math.MaxInt64,
@@ -89,7 +90,7 @@ func newPairStage(cfg Config) *pairStage {
 
 // newBatchPairStage returns a stage for a batch run, which advances once,
 // at the end: see pairStage.batch.
-func newBatchPairStage(cfg Config) *pairStage {
+func newBatchPairStage(cfg rulefmt.Config) *pairStage {
 	p := newPairStage(cfg)
 	p.batch, p.byPair = true, map[pairKey]int32{}
 	p.attributedTo, p.seenMax = math.MinInt64, math.MinInt64

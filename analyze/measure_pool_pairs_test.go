@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -51,7 +52,7 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPairStage(Config{IdleTTL: time.Hour})
+			p := newPairStage(rulefmt.Config{IdleTTL: time.Hour})
 			for i, b := range tc.batches {
 				p.add(append([]acquireEvent(nil), b...))
 				p.advance(tc.advances[i] * ms)

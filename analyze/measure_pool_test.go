@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -37,7 +38,7 @@ func TestMissAttribution(t *testing.T) {
 	cold := lease{trace: 1, start: 0, end: 10 * time.Second, key: k, hit: false, handshake: true, session: "s1"}
 	tests := []struct {
 		name   string
-		cfg    Config
+		cfg    rulefmt.Config
 		leases []lease
 		want   map[string]int
 	}{{
@@ -58,13 +59,13 @@ func TestMissAttribution(t *testing.T) {
 		want: map[string]int{spans.MissCold: 1, spans.MissUnexplained: 1},
 	}, {
 		name: "a gap of exactly the TTL has not expired the session",
-		cfg:  Config{IdleTTL: time.Minute},
+		cfg:  rulefmt.Config{IdleTTL: time.Minute},
 		leases: []lease{cold,
 			{trace: 2, start: 70 * time.Second, end: 80 * time.Second, key: k, hit: false, handshake: true, session: "s2"}},
 		want: map[string]int{spans.MissCold: 1, spans.MissUnexplained: 1},
 	}, {
 		name: "a gap beyond the TTL is ttl",
-		cfg:  Config{IdleTTL: time.Minute},
+		cfg:  rulefmt.Config{IdleTTL: time.Minute},
 		leases: []lease{cold,
 			{trace: 2, start: 70*time.Second + time.Millisecond, end: 80 * time.Second, key: k, hit: false, handshake: true, session: "s2"}},
 		want: map[string]int{spans.MissCold: 1, spans.MissTTL: 1},
@@ -140,7 +141,7 @@ func TestRedialInTheSameInvocationIsARedialNotConcurrent(t *testing.T) {
 	// A later hit: the redialed session went back idle.
 	d.invocation(ss, lease{trace: 3, start: 30 * time.Second, end: 31 * time.Second, key: "k", hit: true, session: "s2"})
 
-	r := analyzeTD(t, Config{}, d.td)
+	r := analyzeTD(t, rulefmt.Config{}, d.td)
 	want := map[string]int{spans.MissCold: 1, spans.MissRedial: 1}
 	if got := reasonsOf(r.Pool); !sameReasons(got, want) {
 		t.Errorf("miss reasons = %v, want %v", got, want)
@@ -159,7 +160,7 @@ func TestAcquireOnMissRedialImpliesAHitBeforeIt(t *testing.T) {
 	d.invocation(ss, lease{trace: 2, start: 10 * time.Second, end: 20 * time.Second, key: "k", hit: false, handshake: true, attempt: 2, session: "s2"})
 	d.invocation(ss, lease{trace: 3, start: 30 * time.Second, end: 31 * time.Second, key: "k", noAcquire: true, session: "s2"})
 
-	r := analyzeTD(t, Config{Profile: ProfileAcquireOnMiss}, d.td)
+	r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAcquireOnMiss}, d.td)
 	p := r.Pool
 	if p.Acquires != 4 || p.Hits != 2 || p.Misses != 2 {
 		t.Errorf("acquires %d hits %d misses %d, want 4 (cold, implied hit, redial, hit) 2 2", p.Acquires, p.Hits, p.Misses)
@@ -191,7 +192,7 @@ func TestPoolScopeChain(t *testing.T) {
 			d := newDump()
 			ss := d.resource(tt.resource...)
 			d.invocation(ss, lease{trace: 1, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: "s", invokeKV: tt.invokeKV})
-			r := analyzeTD(t, Config{ScopeAttr: tt.scopeAttr}, d.td)
+			r := analyzeTD(t, rulefmt.Config{ScopeAttr: tt.scopeAttr}, d.td)
 			if len(r.Pool.ByScope) != 1 || r.Pool.ByScope[0].Scope != tt.want {
 				t.Errorf("by_scope = %+v, want one scope %q", r.Pool.ByScope, tt.want)
 			}
@@ -206,7 +207,7 @@ func TestByScopeIsSortedAndSumsToTheTotals(t *testing.T) {
 		d.invocation(ss, lease{trace: 1, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: inst})
 		d.invocation(ss, lease{trace: 2, start: 2 * time.Second, end: 3 * time.Second, key: "k", hit: true, session: inst})
 	}
-	r := analyzeTD(t, Config{}, d.td)
+	r := analyzeTD(t, rulefmt.Config{}, d.td)
 	var names []string
 	acq := 0
 	for _, s := range r.Pool.ByScope {
@@ -228,7 +229,7 @@ func TestByScopeIsSortedAndSumsToTheTotals(t *testing.T) {
 }
 
 func TestEmptyDumpHasNullRatios(t *testing.T) {
-	r := analyzeTD(t, Config{}, newDump().td)
+	r := analyzeTD(t, rulefmt.Config{}, newDump().td)
 	p := r.Pool
 	if p.HitRate != nil || p.ColdStartFloor != nil || p.AcquiresPerHandshake != nil {
 		t.Errorf("ratios of an empty dump must be null, got %v %v %v", deref(p.HitRate), deref(p.ColdStartFloor), deref(p.AcquiresPerHandshake))
@@ -264,7 +265,7 @@ func TestLatencySplitsAcquiresByHit(t *testing.T) {
 	ss := d.resource(spans.ResourceServiceInstanceID, "do-1")
 	d.invocation(ss, lease{trace: 1, start: 0, end: 10 * time.Second, key: "k", hit: false, handshake: true, session: "s"}) // acquire 1 s
 	d.invocation(ss, lease{trace: 2, start: 20 * time.Second, end: 21 * time.Second, key: "k", hit: true, session: "s"})    // acquire 100 ms
-	l := analyzeTD(t, Config{}, d.td).Pool.Latency
+	l := analyzeTD(t, rulefmt.Config{}, d.td).Pool.Latency
 	if l.AcquireMiss.Count != 1 || *l.AcquireMiss.P50 != 1000 {
 		t.Errorf("acquire_miss = %+v, want one 1000 ms sample", l.AcquireMiss)
 	}

@@ -3,6 +3,8 @@ package analyze
 import (
 	"cmp"
 	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // MeasureReport is one reads-per-request measure of the configuration.
@@ -39,12 +41,12 @@ type HistogramBin struct {
 // readsAcc evaluates one reads-per-request measure.
 type readsAcc struct {
 	x                              *Index
-	m                              ReadMeasure
+	m                              rulefmt.ReadMeasure
 	root, read, notUnder, complete *matcher // notUnder and complete may be nil
 	poll                           *poll    // nil: never stops
 }
 
-func (x *Index) newReadsAcc(m ReadMeasure) (*readsAcc, error) {
+func (x *Index) newReadsAcc(m rulefmt.ReadMeasure) (*readsAcc, error) {
 	a := &readsAcc{x: x, m: m}
 	var err error
 	if a.root, err = x.compile(m.Root); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -41,9 +42,9 @@ func readsDump() *dump {
 }
 
 func TestReadsPerRequest(t *testing.T) {
-	sel := func(s string) Selector {
+	sel := func(s string) rulefmt.Selector {
 		t.Helper()
-		x, err := ParseSelectorString(s)
+		x, err := rulefmt.ParseSelectorString(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,29 +53,29 @@ func TestReadsPerRequest(t *testing.T) {
 	notUnder, worker := sel("cache.fill"), sel("worker")
 	tests := []struct {
 		name     string
-		m        ReadMeasure
+		m        rulefmt.ReadMeasure
 		want     MeasureReport
 		examples []string
 	}{{
 		name: "complete_when and not_under",
-		m:    ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query"), NotUnder: &notUnder, CompleteWhen: &worker, Expect: ptr(1)},
+		m:    rulefmt.ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query"), NotUnder: &notUnder, CompleteWhen: &worker, Expect: ptr(1)},
 		// T1 1 (the cache.fill read is left out), T2 2, T3 untrusted, T4
 		// incomplete, T5 outer 1 and inner 1.
 		want:     MeasureReport{Requests: 6, Complete: 4, Incomplete: 2, Histogram: []HistogramBin{{1, 3}, {2, 1}}, Unexpected: 1},
 		examples: []string{"00000000000000000000000000000002"},
 	}, {
 		name:     "without not_under every read beneath counts",
-		m:        ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query"), CompleteWhen: &worker, Expect: ptr(2)},
+		m:        rulefmt.ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query"), CompleteWhen: &worker, Expect: ptr(2)},
 		want:     MeasureReport{Requests: 6, Complete: 4, Incomplete: 2, Histogram: []HistogramBin{{1, 2}, {2, 2}}, Unexpected: 2},
 		examples: []string{"00000000000000000000000000000005"}, // both requests of T5
 	}, {
 		name: "without complete_when only a missing parent makes a request untrusted",
-		m:    ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query")},
+		m:    rulefmt.ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query")},
 		want: MeasureReport{Requests: 6, Complete: 5, Incomplete: 1, Histogram: []HistogramBin{{1, 3}, {2, 2}}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := analyzeTD(t, Config{Measures: []ReadMeasure{tt.m}}, readsDump().td)
+			r := analyzeTD(t, rulefmt.Config{Measures: []rulefmt.ReadMeasure{tt.m}}, readsDump().td)
 			got := r.Measures[0]
 			if got.Requests != tt.want.Requests || got.Complete != tt.want.Complete || got.Incomplete != tt.want.Incomplete ||
 				got.Unexpected != tt.want.Unexpected || fmtHist(got.Histogram) != fmtHist(tt.want.Histogram) {

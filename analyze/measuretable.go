@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -121,13 +122,13 @@ type Measure struct {
 	// headline does not show it.
 	Show Column
 	// Rule is true when rules, baselines and diff may name the measure
-	// (MeasureNames lists it); false for a figure only the report shows.
+	// (rulefmt.MeasureNames lists it; set from it); false for a figure only the report shows.
 	Rule bool
 	// Baseline is how the gate compares the measure with its baseline.
 	Baseline BaselineCheck
 	// Tolerance is the allowed change of BaselineDrop and BaselineGrowth,
 	// read from the gate's tolerances.
-	Tolerance func(Tolerances) float64
+	Tolerance func(rulefmt.Tolerances) float64
 	// Noun names the measure in a regression's message ("hit rate",
 	// "unexplained misses").
 	Noun string
@@ -198,41 +199,41 @@ const (
 
 // measureTable is the table of dump-level measures, in the order rules,
 // regressions and diffs list them.
-var measureTable = func() []Measure {
+var measureTable = markRuleMeasures(func() []Measure {
 	t := []Measure{
 		{Name: "hit_rate", Unit: UnitRatio, Better: BetterHigher, Draw: DrawPercent, JSON: "pool.hit_rate",
-			Doc:  "Hits / acquires; no data without acquires.",
-			Show: Column{Section: sectionPool, Label: "hit rate", Order: 4}, Rule: true,
-			Baseline: BaselineDrop, Tolerance: func(t Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate",
+			Doc:      "Hits / acquires; no data without acquires.",
+			Show:     Column{Section: sectionPool, Label: "hit rate", Order: 4},
+			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
 		{Name: "cold_start_floor", Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
-			Doc:  "Distinct (pool scope, cache key) pairs / acquires: the miss rate no pool can beat.",
-			Show: Column{Section: sectionPool, Label: "floor", Order: 9}, Rule: true,
+			Doc:   "Distinct (pool scope, cache key) pairs / acquires: the miss rate no pool can beat.",
+			Show:  Column{Section: sectionPool, Label: "floor", Order: 9},
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.ColdStartFloor) }},
 		{Name: "excess_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
-			Doc:  "Misses above the cold-start floor.",
-			Show: Column{Section: sectionPool, Label: "excess", Order: 10}, Rule: true,
-			Baseline: BaselineGrowth, Tolerance: func(t Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor",
+			Doc:      "Misses above the cold-start floor.",
+			Show:     Column{Section: sectionPool, Label: "excess", Order: 10},
+			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
 		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.miss_reasons." + spans.MissUnexplained,
-			Doc:  "Misses with no cause: a session the pool should have reused.",
-			Rule: true, Baseline: BaselineGrowth, Tolerance: func(t Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses",
+			Doc:      "Misses with no cause: a session the pool should have reused.",
+			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.MissReasons[spans.MissUnexplained]) }},
 		{Name: "acquires", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
-			Doc:  "Acquires, hit or miss.",
-			Show: Column{Section: sectionPool, Label: "acquires", Order: 1}, Rule: true,
+			Doc:   "Acquires, hit or miss.",
+			Show:  Column{Section: sectionPool, Label: "acquires", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Acquires) }},
 		{Name: "hits", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.hits",
-			Doc:  "Acquires that reused an idle session.",
-			Show: Column{Section: sectionPool, Label: "hits", Order: 2}, Rule: true,
+			Doc:   "Acquires that reused an idle session.",
+			Show:  Column{Section: sectionPool, Label: "hits", Order: 2},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Hits) }},
 		{Name: "misses", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.misses",
-			Doc:  "Acquires that dialed a new session.",
-			Show: Column{Section: sectionPool, Label: "misses", Order: 3}, Rule: true,
+			Doc:   "Acquires that dialed a new session.",
+			Show:  Column{Section: sectionPool, Label: "misses", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Misses) }},
 		{Name: "handshakes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.handshakes",
-			Doc:  "Handshake spans.",
-			Show: Column{Section: sectionPool, Label: "handshakes", Order: 5}, Rule: true,
+			Doc:   "Handshake spans.",
+			Show:  Column{Section: sectionPool, Label: "handshakes", Order: 5},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Handshakes) }},
 		{Name: "acquires_per_handshake", Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
 			Doc:   "Acquires / handshakes: calls each dial served; report only.",
@@ -251,13 +252,13 @@ var measureTable = func() []Measure {
 			Show:  Column{Section: sectionExecutions, Label: "executions", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.Count) }},
 		{Name: "multi_session_executions", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.multi_session",
-			Doc:  "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
-			Show: Column{Section: sectionExecutions, Label: "multi-session", Order: 2}, Rule: true,
+			Doc:      "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
+			Show:     Column{Section: sectionExecutions, Label: "multi-session", Order: 2},
 			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID,
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MultiSession) }},
 		{Name: "max_sessions_per_execution", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
-			Doc:  "The most sessions one execution used.",
-			Show: Column{Section: sectionExecutions, Label: "max sessions", Order: 3}, Rule: true,
+			Doc:   "The most sessions one execution used.",
+			Show:  Column{Section: sectionExecutions, Label: "max sessions", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MaxSessions) }},
 	}
 	for _, s := range latencySeries {
@@ -268,34 +269,34 @@ var measureTable = func() []Measure {
 		for i, q := range latencyQuantiles {
 			t = append(t, Measure{Name: s.name + "." + q.name, Unit: UnitMS, Better: BetterLower, Draw: DrawMS,
 				JSON: "pool.latency_ms." + s.name + "." + q.name, Doc: "The " + q.name + " of " + s.doc + ", in milliseconds.",
-				Show: Column{Section: sectionLatency, Row: s.label, Label: q.name, Order: 2 + i}, Rule: true,
+				Show:     Column{Section: sectionLatency, Row: s.label, Label: q.name, Order: 2 + i},
 				Baseline: BaselineLatency, Noun: s.name + "." + q.name + " latency",
 				Value: func(r *Report) (float64, bool) { return optional(q.get(s.get(&r.Pool.Latency))) }})
 		}
 	}
 	return t
-}()
+}(), rulefmt.MeasureNames(nil))
 
 // readsTable is the table of the fields of a reads-per-request measure, in
 // the order rules and diffs list them; a rule names one as
 // measures.NAME.FIELD.
-var readsTable = []Measure{
+var readsTable = markRuleMeasures([]Measure{
 	{Name: "unexpected", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "unexpected",
-		Doc:  "Complete requests whose count differs from expect; no data without a complete request.",
-		Show: Column{Section: sectionReads, Label: "unexpected", Order: 5, Always: true}, Rule: true,
-		Baseline: BaselineGrowth, Tolerance: func(t Tolerances) float64 { return float64(t.Unexpected) }, Noun: "unexpected requests",
+		Doc:      "Complete requests whose count differs from expect; no data without a complete request.",
+		Show:     Column{Section: sectionReads, Label: "unexpected", Order: 5, Always: true},
+		Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.Unexpected) }, Noun: "unexpected requests",
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return float64(m.Unexpected), m.Complete > 0 }},
 	{Name: "incomplete", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "incomplete",
-		Doc:  "Requests not counted: their trace is not complete yet.",
-		Show: Column{Section: sectionReads, Label: "incomplete", Order: 3}, Rule: true,
+		Doc:        "Requests not counted: their trace is not complete yet.",
+		Show:       Column{Section: sectionReads, Label: "incomplete", Order: 3},
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Incomplete) }},
 	{Name: "complete", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "complete",
-		Doc:  "Requests whose trace is complete, so their reads are counted.",
-		Show: Column{Section: sectionReads, Label: "complete", Order: 2}, Rule: true,
+		Doc:        "Requests whose trace is complete, so their reads are counted.",
+		Show:       Column{Section: sectionReads, Label: "complete", Order: 2},
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Complete) }},
 	{Name: "requests", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "requests",
-		Doc:  "Requests (spans matching the root).",
-		Show: Column{Section: sectionReads, Label: "requests", Order: 1}, Rule: true,
+		Doc:        "Requests (spans matching the root).",
+		Show:       Column{Section: sectionReads, Label: "requests", Order: 1},
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Requests) }},
 	{Name: "expect", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "expect",
 		Doc:  "The configured count every complete request should have; report only.",
@@ -306,6 +307,16 @@ var readsTable = []Measure{
 			}
 			return count(*m.Expect)
 		}},
+}, rulefmt.ReadsFieldNames())
+
+// markRuleMeasures sets Rule on the rows of t that names (the rule
+// language's measure names, from rulefmt) lists, so which measures a rule may
+// compare is said once, where rules are parsed, and returns t.
+func markRuleMeasures(t []Measure, names []string) []Measure {
+	for i := range t {
+		t[i].Rule = slices.Contains(names, t[i].Name)
+	}
+	return t
 }
 
 // Measures returns the table of dump-level measures, in the order rules,
@@ -317,35 +328,11 @@ func Measures() []Measure { return slices.Clone(measureTable) }
 // slice.
 func ReadsFields() []Measure { return slices.Clone(readsTable) }
 
-// readsPrefix starts the rule name of a reads-per-request field.
-const readsPrefix = "measures."
-
-// MeasureNames lists the dump-level measures a rule can compare: the pool
-// and execution figures, the latency percentiles (milliseconds), and
-// measures.NAME.FIELD for each field of each reads-per-request measure of
-// the configuration; in table order.
-func MeasureNames(readMeasures []ReadMeasure) []string {
-	var out []string
-	for _, m := range measureTable {
-		if m.Rule {
-			out = append(out, m.Name)
-		}
-	}
-	for _, rm := range readMeasures {
-		for _, f := range readsTable {
-			if f.Rule {
-				out = append(out, readsPrefix+rm.Name+"."+f.Name)
-			}
-		}
-	}
-	return out
-}
-
 // LookupMeasure finds the row of a measure by the name a rule uses; for
 // measures.NAME.FIELD it returns the field's row and NAME. False for a
 // name no rule may use.
 func LookupMeasure(name string) (m Measure, readsName string, ok bool) {
-	if rest, isReads := strings.CutPrefix(name, readsPrefix); isReads {
+	if rest, isReads := strings.CutPrefix(name, rulefmt.ReadsPrefix); isReads {
 		dot := strings.LastIndexByte(rest, '.')
 		if dot < 0 {
 			return Measure{}, "", false
@@ -467,7 +454,7 @@ func MeasureDoc() string {
 		row(m.Name, m.JSON, m)
 	}
 	for _, f := range readsTable {
-		row(readsPrefix+"NAME."+f.Name, "measures[]."+f.JSON, f)
+		row(rulefmt.ReadsPrefix+"NAME."+f.Name, "measures[]."+f.JSON, f)
 	}
 	return b.String()
 }

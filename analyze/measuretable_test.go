@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -115,7 +116,7 @@ func TestMeasureTableIsWellFormed(t *testing.T) {
 			seen[m.Name] = true
 		}
 	}
-	for _, n := range MeasureNames([]ReadMeasure{{Name: "org.reads"}}) {
+	for _, n := range rulefmt.MeasureNames([]rulefmt.ReadMeasure{{Name: "org.reads"}}) {
 		if _, _, ok := LookupMeasure(n); !ok {
 			t.Errorf("LookupMeasure(%q) finds nothing", n)
 		}
@@ -134,7 +135,7 @@ const rulesSchema = "../docs/mcptrace-rules.schema.json"
 // names, the latency percentiles as a pattern, the reads fields as one.
 func schemaQuantityLines() []string {
 	var names, series, quantiles, fields []string
-	names = append(names, spanQuantities...)
+	names = append(names, rulefmt.SpanQuantities()...)
 	for _, m := range Measures() {
 		if !m.Rule {
 			continue
@@ -189,4 +190,29 @@ func TestRulesSchemaNamesTheTable(t *testing.T) {
 		return
 	}
 	t.Errorf("%s's quantities differ from the table of measures (rerun with -update):\n%s", rulesSchema, cmp.Diff(strings.Join(want, "\n"), strings.Join(got, "\n")))
+}
+
+// The rule language's measure names (rulefmt, what a rules file is checked
+// against when parsed) and the table's rule rows are one list: every name
+// has a row to read it from a report, in the same order (rules, regressions
+// and diffs list them in it), and no row is a rule measure without a name.
+func TestRuleMeasureNamesAreTheTablesRuleRows(t *testing.T) {
+	var rows []string
+	for _, m := range Measures() {
+		if m.Rule {
+			rows = append(rows, m.Name)
+		}
+	}
+	if names := rulefmt.MeasureNames(nil); !slices.Equal(rows, names) {
+		t.Errorf("the table's rule rows differ from rulefmt.MeasureNames:\n rows  %q\n names %q", rows, names)
+	}
+	var fields []string
+	for _, f := range ReadsFields() {
+		if f.Rule {
+			fields = append(fields, f.Name)
+		}
+	}
+	if names := rulefmt.ReadsFieldNames(); !slices.Equal(fields, names) {
+		t.Errorf("the reads table's rule rows differ from rulefmt.ReadsFieldNames:\n rows  %q\n names %q", fields, names)
+	}
 }

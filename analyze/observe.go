@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // The measures in two steps. observe reads a finished Index holding whole
@@ -39,18 +41,18 @@ type observation struct {
 	// detect is the vocabulary evidence of the traces (detect.go), profile
 	// the profile the measures read them with.
 	detect  *detection
-	profile Profile
+	profile rulefmt.Profile
 }
 
 // observe computes the observation of every trace of idx under cfg, which
 // must be valid and defaulted.
-func observe(idx *Index, cfg Config) (*observation, error) {
+func observe(idx *Index, cfg rulefmt.Config) (*observation, error) {
 	return observeContext(context.Background(), idx, cfg)
 }
 
 // observeContext is observe stopped by ctx: its long loops poll the
 // context (see [poll]) and it returns ctx's error, wrapped, when one did.
-func observeContext(ctx context.Context, idx *Index, cfg Config) (*observation, error) {
+func observeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*observation, error) {
 	idx.finish()
 	o := &observation{
 		spans:      len(idx.order),
@@ -111,8 +113,8 @@ func (o *observation) observePool(e *events) {
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
 // idx, with the execution roots cfg names, stopped by ctx.
-func stageContext(ctx context.Context, idx *Index, cfg Config) (*events, error) {
-	cfg = cfg.resolvedFor(idx) // detect.go: auto reads what the spans show
+func stageContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*events, error) {
+	cfg = resolvedFor(cfg, idx) // detect.go: auto reads what the spans show
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
@@ -131,10 +133,10 @@ func stageContext(ctx context.Context, idx *Index, cfg Config) (*events, error) 
 
 // executionRoot compiles the execution root: Config.ExecutionRoot, else
 // the vocabulary's Executions; nil when every trace is one execution.
-func executionRoot(idx *Index, cfg Config) (*matcher, error) {
+func executionRoot(idx *Index, cfg rulefmt.Config) (*matcher, error) {
 	sel := cfg.ExecutionRoot
 	if sel == nil {
-		sel = cfg.vocabulary().Executions
+		sel = cfg.ActiveVocabulary().Executions
 	}
 	if sel == nil {
 		return nil, nil
@@ -149,7 +151,7 @@ func executionRoot(idx *Index, cfg Config) (*matcher, error) {
 // aggregate merges observations and reports. It is not safe for
 // concurrent use: the Engine merges under its lock.
 type aggregate struct {
-	cfg                                              Config
+	cfg                                              rulefmt.Config
 	spans, duplicates, traces, incomplete, poolSpans int
 	windowOK                                         bool
 	lo, hi                                           int64
@@ -163,7 +165,7 @@ type aggregate struct {
 	// one the measures read (useProfile), sticky a stream's decisions per
 	// resource (nil in a batch run).
 	detect  *detection
-	profile Profile
+	profile rulefmt.Profile
 	sticky  map[string]string
 
 	// The strings the pair stage's events refer to, interned across
@@ -174,7 +176,7 @@ type aggregate struct {
 
 // newAggregate returns an empty aggregate for cfg, its latency series
 // bounded (sketchExact).
-func newAggregate(cfg Config) *aggregate {
+func newAggregate(cfg rulefmt.Config) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
 		exec:     ExecutionsReport{Root: "trace", Examples: []string{}},

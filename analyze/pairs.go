@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -134,11 +135,11 @@ type PairStream struct {
 // NewPairStream returns an empty stream attributing with cfg's idle TTL:
 // that of the analyzers that forward to it (the attribution needs no
 // vocabulary: the events carry what it reads).
-func NewPairStream(cfg Config) (*PairStream, error) {
+func NewPairStream(cfg rulefmt.Config) (*PairStream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	return &PairStream{agg: newAggregate(cfg.withDefaults())}, nil
+	return &PairStream{agg: newAggregate(cfg.WithDefaults())}, nil
 }
 
 // Add buffers events until an Attribute reaches their start. It does not

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	spansvocab "github.com/mcptrace/mcptrace/spans"
 )
@@ -111,7 +112,7 @@ func TestForwardedPairsAttributeAsOneAnalysis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{}
+		cfg := rulefmt.Config{}
 		idx := NewIndex(cfg.IndexOptions())
 		var spans []ptrace.Traces
 		for _, td := range wl.Batches {
@@ -157,7 +158,7 @@ func singleSpans(td ptrace.Traces) []ptrace.Traces {
 // checkForwardedPairs is the fleet comparison of
 // TestForwardedPairsAttributeAsOneAnalysis on spans (one span per batch),
 // against ref, their batch analysis with cfg.
-func checkForwardedPairs(t *testing.T, cfg Config, ref *Report, spans []ptrace.Traces, seed uint64) {
+func checkForwardedPairs(t *testing.T, cfg rulefmt.Config, ref *Report, spans []ptrace.Traces, seed uint64) {
 	t.Helper()
 	want := reportCounts(ref)
 	rng := rand.New(rand.NewPCG(7, seed))
@@ -251,7 +252,7 @@ func checkForwardedPairs(t *testing.T, cfg Config, ref *Report, spans []ptrace.T
 func TestDropPairsLeavesAcquiresOut(t *testing.T) {
 	td := tracegen.ProdColdStarts()
 	flush := func(mode func(*TraceStream)) TraceOutcome {
-		ts, err := NewTraceStream(Config{}, nil, nil)
+		ts, err := NewTraceStream(rulefmt.Config{}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -33,15 +34,15 @@ func (c *countingCtx) Done() <-chan struct{} { return make(chan struct{}) }
 // loops (issue 24: every loop that can run long checks the context), and
 // an analysis whose context stays live reports exactly what Analyze does.
 func TestAnalyzeContextStopsTheMeasuresMidLoop(t *testing.T) {
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	if _, err := tracegen.BenchBatches(60_000, func(td ptrace.Traces) error { idx.Add(td); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	want, err := Analyze(idx, Config{})
+	want, err := Analyze(idx, rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := AnalyzeContext(context.Background(), idx, Config{})
+	live, err := AnalyzeContext(context.Background(), idx, rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestAnalyzeContextStopsTheMeasuresMidLoop(t *testing.T) {
 	}
 	for _, k := range []int{1, 2, 5, 10} {
 		ctx := &countingCtx{Context: context.Background(), k: k}
-		r, err := AnalyzeContext(ctx, idx, Config{})
+		r, err := AnalyzeContext(ctx, idx, rulefmt.Config{})
 		if !errors.Is(err, context.Canceled) || r != nil {
 			t.Errorf("cancelled at its %d-th look: report %v, err %v; want nil, context.Canceled", k, r != nil, err)
 		}

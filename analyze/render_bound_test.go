@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -24,7 +25,7 @@ func scopesDump(t testing.TB, n int, long string) *Index {
 		d.invocation(ss, lease{trace: uint64(i + 1), start: time.Duration(i) * time.Millisecond, end: time.Duration(i)*time.Millisecond + 500*time.Microsecond,
 			key: "k", hit: false, reason: spans.MissCold, handshake: true, session: fmt.Sprintf("s%d", i)})
 	}
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	return idx
 }
@@ -39,7 +40,7 @@ func TestReportOutputIsBoundedPerRow(t *testing.T) {
 	const n = 300
 	long := strings.Repeat("[x](https://e.example)\u202e", 40_000) // about 1 MB
 	idx := scopesDump(t, n, long)
-	r, err := Analyze(idx, Config{})
+	r, err := Analyze(idx, rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestReportOutputIsBoundedPerRow(t *testing.T) {
 			}
 		}
 	}
-	h, err := NewHTMLReport(idx, Config{}, r, HTMLOptions{})
+	h, err := NewHTMLReport(idx, rulefmt.Config{}, r, HTMLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -286,7 +287,7 @@ type HTMLExample struct {
 // r is Analyze(idx, cfg), opts.Check the verdict of the same dump (nil for
 // `analyze`). Long dumps are sampled as HTMLSampling says; every count,
 // rate and latency still uses every span.
-func NewHTMLReport(idx *Index, cfg Config, r *Report, opts HTMLOptions) (*HTMLReport, error) {
+func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *Report, opts HTMLOptions) (*HTMLReport, error) {
 	if err := ValidateTraceURL(opts.TraceURL); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -52,7 +53,7 @@ type HandshakeEvent struct {
 // attributed by the one miss attribution [Analyze] uses, sorted by scope,
 // then time. It is pure like Analyze, and costs one more pass of the
 // vocabulary stage over the index.
-func AcquireEvents(idx *Index, cfg Config) ([]AcquireEvent, error) {
+func AcquireEvents(idx *Index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 	cfg, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -64,18 +65,18 @@ func AcquireEvents(idx *Index, cfg Config) ([]AcquireEvent, error) {
 // the spans show, detected once) and runs the vocabulary stage once: the
 // HTML report's acquires, handshakes and call latencies all read these
 // events, rather than each running the stage (and detection) again.
-func htmlStage(idx *Index, cfg Config) (Config, *events, error) {
+func htmlStage(idx *Index, cfg rulefmt.Config) (rulefmt.Config, *events, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
-	cfg = cfg.withDefaults().resolvedFor(idx)
+	cfg = resolvedFor(cfg.WithDefaults(), idx)
 	ev, err := stageContext(context.Background(), idx, cfg)
 	return cfg, ev, err
 }
 
 // acquireEventsOf is AcquireEvents over the stage's events ev of idx under
 // cfg (resolved).
-func acquireEventsOf(idx *Index, cfg Config, ev *events) ([]AcquireEvent, error) {
+func acquireEventsOf(idx *Index, cfg rulefmt.Config, ev *events) ([]AcquireEvent, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -163,7 +164,7 @@ func leaseSessions(x *Index, v *vocab, ev *events) (map[int32]int32, map[int32][
 
 // attributed returns the acquire events attributed by a batch pair stage:
 // each with its hit decided and its miss reason set.
-func (e *events) attributed(cfg Config) []acquireEvent {
+func (e *events) attributed(cfg rulefmt.Config) []acquireEvent {
 	st := newBatchPairStage(cfg)
 	out := make([]acquireEvent, 0, len(e.acquires))
 	st.each = func(ev *acquireEvent) { out = append(out, *ev) }
@@ -174,7 +175,7 @@ func (e *events) attributed(cfg Config) []acquireEvent {
 
 // HandshakeEvents returns every handshake span of the index, sorted by
 // scope, then time.
-func HandshakeEvents(idx *Index, cfg Config) ([]HandshakeEvent, error) {
+func HandshakeEvents(idx *Index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 	_, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("handshake events: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -24,7 +25,7 @@ const htmlGoldenDir = "testdata/htmlreport"
 // htmlPage renders the HTML report of one dump and returns the page and its
 // embedded data. The report with a check's verdict on top is tested with
 // the gate, which judges the check (analyze/gate).
-func htmlPage(t *testing.T, path string, cfg Config, opts HTMLOptions) ([]byte, []byte) {
+func htmlPage(t *testing.T, path string, cfg rulefmt.Config, opts HTMLOptions) ([]byte, []byte) {
 	t.Helper()
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
@@ -168,7 +169,7 @@ func TestHTMLReportSamplesLongDumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	const budget, lanes = 2000, 5
-	page, raw := htmlPage(t, path, Config{}, HTMLOptions{MaxMarks: budget, MaxLanes: lanes})
+	page, raw := htmlPage(t, path, rulefmt.Config{}, HTMLOptions{MaxMarks: budget, MaxLanes: lanes})
 	var h HTMLReport
 	if err := json.Unmarshal(raw, &h); err != nil {
 		t.Fatal(err)
@@ -230,7 +231,7 @@ func TestValidateTraceURL(t *testing.T) {
 // href to another document, a CSP forbidding fetches, and data that cannot
 // close its script element.
 func TestHTMLPageIsSelfContained(t *testing.T) {
-	page, _ := htmlPage(t, filepath.Join(tracesDir, "pooled.otlp.jsonl"), Config{}, HTMLOptions{})
+	page, _ := htmlPage(t, filepath.Join(tracesDir, "pooled.otlp.jsonl"), rulefmt.Config{}, HTMLOptions{})
 	s := string(page)
 	for _, bad := range []string{" src=", "<link", "@import", "url(http", "fetch(", "XMLHttpRequest"} {
 		if strings.Contains(s, bad) {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // Schema identifies the JSON contract of a Report (docs/analysis-schema.md).
@@ -66,7 +68,7 @@ type Report struct {
 
 // Settings echoes the analysis configuration in a report.
 type Settings struct {
-	Profile Profile `json:"profile"`
+	Profile rulefmt.Profile `json:"profile"`
 	// Vocabulary is what was read: one vocabulary name (mcptrace,
 	// acquire-on-miss, semconv, openllmetry), "mixed" when resources were
 	// read with different ones (Report.Recognition lists them), "none"
@@ -82,10 +84,10 @@ type Settings struct {
 // PoolSpanNames lists the span names the built-in vocabulary p reads as the
 // pool's: what a dump must hold for there to be anything to measure (nil
 // for a name that is no built-in).
-func PoolSpanNames(p Profile) []string {
-	if p == ProfileAuto { // every built-in's, ours first: any may be detected
+func PoolSpanNames(p rulefmt.Profile) []string {
+	if p == rulefmt.ProfileAuto { // every built-in's, ours first: any may be detected
 		var names []string
-		for _, v := range BuiltinVocabularies() {
+		for _, v := range rulefmt.BuiltinVocabularies() {
 			for _, n := range v.PoolSpanNames() {
 				if !slices.Contains(names, n) {
 					names = append(names, n)
@@ -94,7 +96,7 @@ func PoolSpanNames(p Profile) []string {
 		}
 		return names
 	}
-	v, ok := BuiltinVocabulary(p)
+	v, ok := rulefmt.BuiltinVocabulary(p)
 	if !ok {
 		return nil
 	}
@@ -105,9 +107,9 @@ func PoolSpanNames(p Profile) []string {
 // for, in the words the reports and the CLI use. p is a built-in's name or,
 // for a configured vocabulary, its name (whose span names a report's
 // settings.pool_span_names lists).
-func NoPoolSpansText(p Profile) string {
+func NoPoolSpansText(p rulefmt.Profile) string {
 	if p == "" {
-		p = ProfileDefault
+		p = rulefmt.ProfileDefault
 	}
 	names := PoolSpanNames(p)
 	if names == nil {
@@ -143,7 +145,7 @@ type Window struct {
 // file and no clock, so the same index and configuration always give the
 // same report. It fails only when cfg is invalid or idx was built without
 // the attributes cfg's selectors read (see [Config.IndexOptions]).
-func Analyze(idx *Index, cfg Config) (*Report, error) {
+func Analyze(idx *Index, cfg rulefmt.Config) (*Report, error) {
 	return AnalyzeContext(context.Background(), idx, cfg)
 }
 
@@ -152,11 +154,11 @@ func Analyze(idx *Index, cfg Config) (*Report, error) {
 // analysis of a large index returns ctx's error (wrapped) within
 // microseconds of work rather than after the whole pass. The report of an
 // analysis that was not cancelled is Analyze's, byte for byte.
-func AnalyzeContext(ctx context.Context, idx *Index, cfg Config) (*Report, error) {
+func AnalyzeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	o, err := observeContext(ctx, idx, cfg)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -119,7 +120,7 @@ func TestTableFitsIn100Columns(t *testing.T) {
 	ss := d.resource(spans.ResourceServiceInstanceID, long)
 	d.invocation(ss, lease{trace: 1, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: "s1"})
 	d.invocation(ss, lease{trace: 2, start: time.Minute, end: 61 * time.Second, key: "k", hit: false, handshake: true, session: "s2"})
-	reports := map[string]*Report{"long scope": analyzeTD(t, Config{}, d.td)}
+	reports := map[string]*Report{"long scope": analyzeTD(t, rulefmt.Config{}, d.td)}
 	for _, sc := range tracegen.Scenarios() {
 		reports[sc.Name] = analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build())
 	}
@@ -160,14 +161,14 @@ func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 }
 
 func TestRenderRefusesAnUnknownFormat(t *testing.T) {
-	r := analyzeTD(t, Config{}, newDump().td)
+	r := analyzeTD(t, rulefmt.Config{}, newDump().td)
 	if err := r.Render(&bytes.Buffer{}, "yaml"); !errors.Is(err, ErrUnknownRenderFormat) {
 		t.Errorf("Render(yaml) = %v, want ErrUnknownRenderFormat", err)
 	}
 }
 
 func TestAnalyzeRefusesAnInvalidConfig(t *testing.T) {
-	if _, err := Analyze(NewIndex(IndexOptions{}), Config{Profile: "nope"}); !errors.Is(err, ErrUnknownProfile) {
+	if _, err := Analyze(NewIndex(rulefmt.IndexOptions{}), rulefmt.Config{Profile: "nope"}); !errors.Is(err, rulefmt.ErrUnknownProfile) {
 		t.Errorf("Analyze with a bad profile = %v, want ErrUnknownProfile", err)
 	}
 }

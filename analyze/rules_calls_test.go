@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -22,23 +23,23 @@ func TestCallsSelectorSelectsOnlyTheVocabularysCalls(t *testing.T) {
 	d.add(ss, callSpan(1, r, 200*time.Millisecond, 300*time.Millisecond, "s1"))
 	d.add(ss, sp{trace: 1, parent: r, name: "cache.lookup", start: 400 * time.Millisecond, end: 500 * time.Millisecond,
 		attrs: []any{spans.AttrSessionID, "not-a-call"}})
-	rule := BuiltinRules(Config{})[0]
-	if rule.ID != RuleOneSessionPerExecution || !rule.Select.Calls {
+	rule := rulefmt.BuiltinRules(rulefmt.Config{})[0]
+	if rule.ID != rulefmt.RuleOneSessionPerExecution || !rule.Select.Calls {
 		t.Fatalf("first built-in is %s, selecting %s: want the session rule on the vocabulary's calls", rule.ID, rule.Select)
 	}
 	for _, tc := range []struct {
 		name   string
-		cfg    Config
+		cfg    rulefmt.Config
 		groups int
 		want   []float64
 	}{
-		{"our calls, one session: the cache lookup's is no call's", Config{}, 1, []float64{1}},
-		{"openllmetry reads no call here: nothing selected", Config{Profile: ProfileOpenLLMetry}, 0, nil},
+		{"our calls, one session: the cache lookup's is no call's", rulefmt.Config{}, 1, []float64{1}},
+		{"openllmetry reads no call here: nothing selected", rulefmt.Config{Profile: rulefmt.ProfileOpenLLMetry}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := NewIndex(MergeIndexOptions(tc.cfg.IndexOptions(), RulesIndexOptions([]Rule{rule})))
+			idx := NewIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
 			idx.Add(d.td)
-			obs, err := ObserveRules(idx, tc.cfg, []Rule{rule}, ObserveOptions{MaxExamples: 10})
+			obs, err := ObserveRules(idx, tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

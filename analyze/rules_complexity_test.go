@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -21,8 +22,8 @@ func executionsDump(t testing.TB, n int) *Index {
 		d.invocation(ss, lease{trace: uint64(i + 1), end: time.Millisecond, key: "k1", hit: false, reason: spans.MissCold,
 			handshake: true, session: fmt.Sprintf("sess-%d", i)})
 	}
-	cfg := Config{}.withDefaults()
-	idx := NewIndex(MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(BuiltinRules(cfg))))
+	cfg := rulefmt.Config{}.WithDefaults()
+	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rulefmt.BuiltinRules(cfg))))
 	idx.Add(d.td)
 	idx.finish()
 	return idx
@@ -39,8 +40,8 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 			if idx.valIdx != nil {
 				t.Fatal("a finished index kept its value map: the test would not exercise the lookup")
 			}
-			cfg := Config{}.withDefaults()
-			rules := BuiltinRules(cfg)
+			cfg := rulefmt.Config{}.WithDefaults()
+			rules := rulefmt.BuiltinRules(cfg)
 			if _, err := ObserveRules(idx, cfg, rules, ObserveOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 }
 
 // A regex is matched once per distinct span name, whatever the number of
-// spans carrying it, and a regex whose program exceeds maxRegexInsts is
+// spans carrying it, and a regex whose program exceeds rulefmt.MaxRegexInsts is
 // refused before any matching, naming the regex and its size (issue 24: a
 // legal 3000-state regex over 80 long names ran for minutes).
 func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
@@ -76,17 +77,17 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%s.%d", long, i), end: time.Millisecond,
 			attrs: []any{"db.sql.table", long + fmt.Sprint(i)}})
 	}
-	idx := NewIndex(IndexOptions{SpanAttrs: []string{"db.sql.table"}})
+	idx := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}})
 	idx.Add(d.td)
 	heavy := `(?:[a-z]?){1000}(?:[a-z]?){1000}(?:[a-z]?){1000}Q`
 	tests := []struct {
 		name string
-		sel  Selector
+		sel  rulefmt.Selector
 		ok   bool
 	}{
-		{"a light name regex", Selector{NameRegex: regexp.MustCompile(`^call\.`)}, true},
-		{"a heavy name regex", Selector{NameRegex: regexp.MustCompile(heavy)}, false},
-		{"a heavy attribute regex", Selector{Attributes: []AttrMatch{{Key: "db.sql.table", Op: OpRegex, Regex: regexp.MustCompile(heavy)}}}, false},
+		{"a light name regex", rulefmt.Selector{NameRegex: regexp.MustCompile(`^call\.`)}, true},
+		{"a heavy name regex", rulefmt.Selector{NameRegex: regexp.MustCompile(heavy)}, false},
+		{"a heavy attribute regex", rulefmt.Selector{Attributes: []rulefmt.AttrMatch{{Key: "db.sql.table", Op: rulefmt.OpRegex, Regex: regexp.MustCompile(heavy)}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrRegexTooCostly) {
+			if !errors.Is(err, rulefmt.ErrRegexTooCostly) {
 				t.Fatalf("err = %v, want ErrRegexTooCostly", err)
 			}
 			for _, want := range []string{"instructions", "limit of 1000"} {
@@ -119,13 +120,13 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 }
 
 // The regex bound is a property of the program alone, pinned at its edge: a
-// program of exactly maxRegexInsts instructions is accepted, one more is
+// program of exactly rulefmt.MaxRegexInsts instructions is accepted, one more is
 // refused, and the dump's size plays no part (a light regex is never refused
 // however many distinct strings it meets).
 func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
 	// Find the repetition count n whose program first passes the limit.
 	n := 1
-	for regexInsts(regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}`, n))) <= maxRegexInsts {
+	for rulefmt.RegexInsts(regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}`, n))) <= rulefmt.MaxRegexInsts {
 		n++
 	}
 	over := regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}`, n))
@@ -134,19 +135,19 @@ func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
 	// repetition steps by more than one instruction.
 	for pad := ""; ; pad += "b" {
 		re := regexp.MustCompile(fmt.Sprintf(`(?:a?){%d}%s`, n-1, pad))
-		if regexInsts(re) > maxRegexInsts {
+		if rulefmt.RegexInsts(re) > rulefmt.MaxRegexInsts {
 			break
 		}
 		under = re
 	}
-	if got := regexInsts(under); got != maxRegexInsts {
-		t.Fatalf("could not build a program of exactly %d instructions (got %d)", maxRegexInsts, got)
+	if got := rulefmt.RegexInsts(under); got != rulefmt.MaxRegexInsts {
+		t.Fatalf("could not build a program of exactly %d instructions (got %d)", rulefmt.MaxRegexInsts, got)
 	}
-	if err := regexBudget(under, "name_regex"); err != nil {
+	if err := rulefmt.CheckRegexBudget(under, "name_regex"); err != nil {
 		t.Errorf("a program of exactly the limit was refused: %v", err)
 	}
-	if err := regexBudget(over, "name_regex"); !errors.Is(err, ErrRegexTooCostly) {
-		t.Errorf("a program over the limit (%d instructions) was accepted: %v", regexInsts(over), err)
+	if err := rulefmt.CheckRegexBudget(over, "name_regex"); !errors.Is(err, rulefmt.ErrRegexTooCostly) {
+		t.Errorf("a program over the limit (%d instructions) was accepted: %v", rulefmt.RegexInsts(over), err)
 	}
 	// A regex within the limit, over distinct names whose bytes times its
 	// program far exceed what any per-dump budget would allow (the earlier
@@ -157,13 +158,13 @@ func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
 	for i := range 16 {
 		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%d.%s", i, long), end: time.Millisecond})
 	}
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	anchored := regexp.MustCompile(fmt.Sprintf(`^nomatch(?:a?){%d}`, (n-1)*2/3))
-	if insts, bytes := regexInsts(anchored), 16*(1<<16); int64(insts)*int64(bytes) <= 1<<29 {
+	if insts, bytes := rulefmt.RegexInsts(anchored), 16*(1<<16); int64(insts)*int64(bytes) <= 1<<29 {
 		t.Fatalf("the case is too small to pin size independence: %d instructions x %d bytes", insts, bytes)
 	}
-	if _, err := idx.compile(Selector{NameRegex: anchored}); err != nil {
+	if _, err := idx.compile(rulefmt.Selector{NameRegex: anchored}); err != nil {
 		t.Errorf("a regex within the limit over 1 MiB of names was refused: %v", err)
 	}
 }

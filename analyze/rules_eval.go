@@ -11,6 +11,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -102,21 +104,21 @@ type ScopeGroup struct {
 // selectors. Like Analyze it is pure. It fails only when idx was built
 // without an attribute a rule reads (build it with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
-func ObserveRules(idx *Index, cfg Config, rules []Rule, opts ObserveOptions) ([]RuleObservation, error) {
+func ObserveRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]RuleObservation, error) {
 	return observeRules(context.Background(), idx, cfg, rules, opts, nil)
 }
 
 // ObserveRulesContext is [ObserveRules] stopped by ctx: every loop over
 // scopes and spans looks at it, so a canceled observation returns ctx's
 // error within milliseconds however large the dump.
-func ObserveRulesContext(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions) ([]RuleObservation, error) {
+func ObserveRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]RuleObservation, error) {
 	return observeRules(ctx, idx, cfg, rules, opts, nil)
 }
 
 // observeRules is ObserveRules; report, when not nil, is the Analyze of the
 // same index and cfg, whose miss counts spare attributing the acquires
 // again when there is no miss to name.
-func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
+func observeRules(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
@@ -124,7 +126,7 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ev := &ruleEval{x: idx, cfg: cfg.withDefaults().resolvedFor(idx), max: max(opts.MaxExamples, 0), matchers: map[*Selector]*matcher{}, ctx: ctx}
+	ev := &ruleEval{x: idx, cfg: resolvedFor(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*matcher{}, ctx: ctx}
 	var execs *ExecutionsReport // measured on first need by a session rule
 	if report != nil {
 		execs = &report.Executions
@@ -151,7 +153,7 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("rule %q: %w", clipInput(rules[i].ID), err)
+			return nil, fmt.Errorf("rule %q: %w", textfmt.ClipInput(rules[i].ID), err)
 		}
 		out = append(out, obs)
 	}
@@ -161,9 +163,9 @@ func observeRules(ctx context.Context, idx *Index, cfg Config, rules []Rule, opt
 // ruleEval holds what every rule of one observation shares.
 type ruleEval struct {
 	x        *Index
-	cfg      Config
+	cfg      rulefmt.Config
 	max      int
-	matchers map[*Selector]*matcher
+	matchers map[*rulefmt.Selector]*matcher
 	events   []acquireEvent // attributed acquires, computed on first need
 	haveEv   bool
 	// stage is the vocabulary stage's events of the index, computed on
@@ -202,7 +204,7 @@ func (e *ruleEval) tick() error {
 	return e.ctx.Err()
 }
 
-func (e *ruleEval) compile(s *Selector) (*matcher, error) {
+func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -241,7 +243,7 @@ type compiledSel struct {
 	self, under, notUnder *matcher
 }
 
-func (e *ruleEval) compileSel(s *SpanSelector) (*compiledSel, error) {
+func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
 	var c compiledSel
 	var err error
 	if c.self, err = e.compile(&s.Selector); err != nil {
@@ -294,7 +296,7 @@ type ruleScope struct {
 }
 
 // scopes lists a rule's scopes in a stable order.
-func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
+func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 	x := e.x
 	complete, err := e.compile(r.CompleteWhen)
 	if err != nil {
@@ -312,9 +314,9 @@ func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
 		return false
 	}
 	switch r.Scope.Kind {
-	case ScopeDump:
+	case rulefmt.ScopeDump:
 		return []ruleScope{{trace: -1, root: -1, spans: x.order, complete: has(x.order)}}, nil
-	case ScopeTrace:
+	case rulefmt.ScopeTrace:
 		out := make([]ruleScope, 0, len(x.traces))
 		for t := range x.traces {
 			tr := &x.traces[t]
@@ -361,14 +363,14 @@ func (e *ruleEval) scopes(r *Rule) ([]ruleScope, error) {
 }
 
 // observe reads one rule's scopes.
-func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
+func (e *ruleEval) observe(r *rulefmt.Rule) (RuleObservation, error) {
 	obs := RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
 	scopes, err := e.scopes(r)
 	if err != nil {
 		return obs, err
 	}
-	sels := map[*SpanSelector]*compiledSel{}
-	selOf := func(ex *Expectation) (*compiledSel, error) {
+	sels := map[*rulefmt.SpanSelector]*compiledSel{}
+	selOf := func(ex *rulefmt.Expectation) (*compiledSel, error) {
 		s := ex.Select
 		if s == nil {
 			s = r.Select
@@ -390,7 +392,7 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 		}
 		sels[r.Select] = ruleSel
 	}
-	attrKey := func(ex *Expectation) (uint16, error) {
+	attrKey := func(ex *rulefmt.Expectation) (uint16, error) {
 		id, ok := e.x.lookupKey(ex.Attribute)
 		if !ok || !e.x.spanKeyOK[id] {
 			return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", ex.Attribute)
@@ -407,7 +409,7 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 	// Subtree scopes nest: their counts come from subtreeAgg, never from
 	// looking at each scope's spans (depth² on a chain of roots).
 	var sub *subtreeAgg
-	if r.Scope.Kind == ScopeSubtree {
+	if r.Scope.Kind == rulefmt.ScopeSubtree {
 		sub = newSubtreeAgg(e.x, scopes)
 	}
 	sl := e.sessionlessTest()
@@ -499,7 +501,7 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 			// without listing spans.
 			var selected []int32
 			var got float64
-			needList := r.SkipSessionless || ex.Of == QuantityPoolSessions || ex.Of == QuantityLostSessions || sub == nil
+			needList := r.SkipSessionless || ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions || sub == nil
 			if needList {
 				selected = selectedIn(c, si)
 				got = float64(len(selected))
@@ -507,13 +509,13 @@ func (e *ruleEval) observe(r *Rule) (RuleObservation, error) {
 				got = float64(sub.count(c, si))
 			}
 			switch ex.Of {
-			case QuantityPoolSessions, QuantityLostSessions:
+			case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
 				pooled, lost := e.sessionSplits(selected)
 				got = float64(pooled)
-				if ex.Of == QuantityLostSessions {
+				if ex.Of == rulefmt.QuantityLostSessions {
 					got = float64(lost)
 				}
-			case QuantityDistinct:
+			case rulefmt.QuantityDistinct:
 				key, err := attrKey(ex)
 				if err != nil {
 					return obs, err
@@ -739,7 +741,7 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 		// enclosing span); a selected span that is no call is read by the
 		// vocabulary's session attribute.
 		e.haveSess = true
-		voc := e.cfg.vocabulary() // resolved when the evaluation began
+		voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
 		if k := voc.Session.Attribute; k != "" {
 			e.kSess, e.okS = x.lookupKey(k)
 		}

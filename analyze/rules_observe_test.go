@@ -6,15 +6,16 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
 // observeByID indexes tds for rules and observes them, by rule id.
-func observeByID(t *testing.T, rules []Rule, max int, tds ...ptrace.Traces) map[string]RuleObservation {
+func observeByID(t *testing.T, rules []rulefmt.Rule, max int, tds ...ptrace.Traces) map[string]RuleObservation {
 	t.Helper()
-	cfg := Config{}
-	idx := NewIndex(MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)))
+	cfg := rulefmt.Config{}
+	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
 		idx.Add(td)
 	}
@@ -37,31 +38,31 @@ func observeByID(t *testing.T, rules []Rule, max int, tds ...ptrace.Traces) map[
 // calls, the dump's count with its first offenders by trace and span id,
 // and the attributed misses a measure rule names.
 func TestObserveRulesGivesPlainValuesPerScope(t *testing.T) {
-	rules := BuiltinRules(Config{})
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
 	perCall := observeByID(t, rules, 20, tracegen.PerCallDial())
-	one := perCall[RuleOneSessionPerExecution]
+	one := perCall[rulefmt.RuleOneSessionPerExecution]
 	if len(one.Groups) != 1 {
-		t.Fatalf("%s: %d groups, want the 3 executions in one: %+v", RuleOneSessionPerExecution, len(one.Groups), one.Groups)
+		t.Fatalf("%s: %d groups, want the 3 executions in one: %+v", rulefmt.RuleOneSessionPerExecution, len(one.Groups), one.Groups)
 	}
 	if g := one.Groups[0]; g.Scopes != 3 || !g.Complete || !slices.Equal(g.Values, []float64{2}) || len(g.Offenders[0]) != 3 || len(g.Examples) != 3 {
 		t.Errorf("group = %+v, want 3 complete scopes of 2 sessions, 3 offenders and 3 examples", g)
 	}
-	if un := perCall[RuleNoUnexplainedMisses]; len(un.UnexplainedMisses) != 5 || len(un.Groups) != 1 || un.Groups[0].Scopes != 1 {
-		t.Errorf("%s: %d unexplained misses over %+v, want 5 over the dump", RuleNoUnexplainedMisses, len(un.UnexplainedMisses), un.Groups)
+	if un := perCall[rulefmt.RuleNoUnexplainedMisses]; len(un.UnexplainedMisses) != 5 || len(un.Groups) != 1 || un.Groups[0].Scopes != 1 {
+		t.Errorf("%s: %d unexplained misses over %+v, want 5 over the dump", rulefmt.RuleNoUnexplainedMisses, len(un.UnexplainedMisses), un.Groups)
 	}
-	if capped := observeByID(t, rules, 2, tracegen.PerCallDial())[RuleOneSessionPerExecution].Groups[0]; len(capped.Offenders[0]) != 2 || !slices.IsSortedFunc(capped.Offenders[0], cmpRefs) {
+	if capped := observeByID(t, rules, 2, tracegen.PerCallDial())[rulefmt.RuleOneSessionPerExecution].Groups[0]; len(capped.Offenders[0]) != 2 || !slices.IsSortedFunc(capped.Offenders[0], cmpRefs) {
 		t.Errorf("trace offenders capped at 2 = %v", capped.Offenders[0])
 	}
 
-	all := observeByID(t, rules, 20, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit].Groups[0]
-	two := observeByID(t, rules, 2, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit].Groups[0]
+	all := observeByID(t, rules, 20, tracegen.MissingCacheHit())[rulefmt.RuleAcquireHasCacheHit].Groups[0]
+	two := observeByID(t, rules, 2, tracegen.MissingCacheHit())[rulefmt.RuleAcquireHasCacheHit].Groups[0]
 	if all.Values[0] != 3 || two.Values[0] != 3 || len(all.Offenders[0]) != 3 || len(two.Offenders[0]) != 2 {
 		t.Fatalf("acquires without cache_hit: %+v, capped at 2: %+v", all, two)
 	}
 	if !slices.IsSortedFunc(all.Offenders[0], cmpRefs) || !slices.Equal(two.Offenders[0], all.Offenders[0][:2]) {
 		t.Errorf("offenders are not the first by trace and span id: all %v, capped %v", all.Offenders[0], two.Offenders[0])
 	}
-	if none := observeByID(t, rules, -1, tracegen.MissingCacheHit())[RuleAcquireHasCacheHit]; len(none.Groups[0].Offenders[0]) != 0 || none.MaxExamples != 0 {
+	if none := observeByID(t, rules, -1, tracegen.MissingCacheHit())[rulefmt.RuleAcquireHasCacheHit]; len(none.Groups[0].Offenders[0]) != 0 || none.MaxExamples != 0 {
 		t.Errorf("a negative cap keeps offenders: %+v", none)
 	}
 }
@@ -78,7 +79,7 @@ func TestObserveRulesGroupsScopesByWhatTheyHold(t *testing.T) {
 	d.invocation(ss, lease{trace: 3, start: 500, end: 600, key: "k2", hit: false, handshake: true, session: "s2"})
 	d.invocation(ss, lease{trace: 4, start: 700, end: 800, key: "k", hit: true, session: "s1"})
 	d.add(ss, sp{trace: 4, parent: 999, name: "orphan", start: 710, end: 720})
-	obs := observeByID(t, BuiltinRules(Config{}), 0, d.td)[RuleOneSessionPerExecution]
+	obs := observeByID(t, rulefmt.BuiltinRules(rulefmt.Config{}), 0, d.td)[rulefmt.RuleOneSessionPerExecution]
 	want := []struct {
 		scopes   int
 		complete bool

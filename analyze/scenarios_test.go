@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
 // scenarioConfig returns the configuration a scenario is analyzed with: its
 // profile, and the cold-init measure for the seed 003 stories.
-func scenarioConfig(t testing.TB, name string) Config {
+func scenarioConfig(t testing.TB, name string) rulefmt.Config {
 	t.Helper()
-	cf, err := ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
+	cf, err := rulefmt.ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
 	if err != nil {
 		t.Fatalf("parse cold-init config: %v", err)
 	}
-	cfg := Config{Measures: cf.Measures}
-	cfg.Profile = Profile(tracegen.ScenarioProfile(name))
+	cfg := rulefmt.Config{Measures: cf.Measures}
+	cfg.Profile = rulefmt.Profile(tracegen.ScenarioProfile(name))
 	return cfg
 }
 
@@ -194,7 +195,7 @@ func orEmpty(m map[int]int) map[int]int {
 }
 
 func TestAcquireOnMissDumpUnderDefaultProfileSeesOnlyTheMisses(t *testing.T) {
-	r := analyzeTD(t, Config{}, tracegen.AcquireOnMiss())
+	r := analyzeTD(t, rulefmt.Config{}, tracegen.AcquireOnMiss())
 	p := r.Pool
 	if p.Acquires != 2 || p.Hits != 0 || p.Misses != 2 || p.MissReasons[spans.MissCold] != 2 {
 		t.Errorf("default profile on an acquire-on-miss dump: acquires %d hits %d misses %d cold %d, want 2 0 2 2",
@@ -203,11 +204,11 @@ func TestAcquireOnMissDumpUnderDefaultProfileSeesOnlyTheMisses(t *testing.T) {
 }
 
 func TestExecutionRootSelectorGroupsCallsUnderTheRoot(t *testing.T) {
-	root, err := ParseSelectorString("executor.execute")
+	root, err := rulefmt.ParseSelectorString("executor.execute")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := analyzeTD(t, Config{ExecutionRoot: &root}, tracegen.PerCallDial())
+	r := analyzeTD(t, rulefmt.Config{ExecutionRoot: &root}, tracegen.PerCallDial())
 	e := r.Executions
 	if e.Count != 3 || e.MultiSession != 3 || e.MaxSessions != 2 {
 		t.Errorf("executions by root: count %d multi %d max %d, want 3 3 2", e.Count, e.MultiSession, e.MaxSessions)
@@ -217,8 +218,8 @@ func TestExecutionRootSelectorGroupsCallsUnderTheRoot(t *testing.T) {
 	}
 
 	// A root no span matches leaves every call outside any execution.
-	none, _ := ParseSelectorString("no.such.span")
-	r = analyzeTD(t, Config{ExecutionRoot: &none}, tracegen.PerCallDial())
+	none, _ := rulefmt.ParseSelectorString("no.such.span")
+	r = analyzeTD(t, rulefmt.Config{ExecutionRoot: &none}, tracegen.PerCallDial())
 	if r.Executions.Count != 0 {
 		t.Errorf("executions under a root that matches nothing = %d, want 0", r.Executions.Count)
 	}

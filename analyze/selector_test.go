@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -34,8 +35,8 @@ func TestParseSelectorRejectsMistakesWithTheirPlace(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseSelectorString(tt.yaml)
-			var ce *ConfigError
+			_, err := rulefmt.ParseSelectorString(tt.yaml)
+			var ce *rulefmt.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("error %v, want a *ConfigError", err)
 			}
@@ -47,7 +48,7 @@ func TestParseSelectorRejectsMistakesWithTheirPlace(t *testing.T) {
 }
 
 func TestParseSelectorReadsEveryCondition(t *testing.T) {
-	sel, err := ParseSelectorString(`{name_regex: '^db\.', kind: client, status: error,
+	sel, err := rulefmt.ParseSelectorString(`{name_regex: '^db\.', kind: client, status: error,
 		attributes: {db.sql.table: organizations, db.system: {not_equals: redis}, db.op: {regex: '^SEL'}, db.user: {exists: true}, db.x: {exists: false}},
 		resource: {service.name: worker}}`)
 	if err != nil {
@@ -60,7 +61,7 @@ func TestParseSelectorReadsEveryCondition(t *testing.T) {
 	if got := strings.Join(sel.SpanAttributeKeys(), ","); got != "db.op,db.sql.table,db.system,db.user,db.x" {
 		t.Errorf("span attribute keys = %s", got)
 	}
-	plain, err := ParseSelectorString(spans.SpanInvoke)
+	plain, err := rulefmt.ParseSelectorString(spans.SpanInvoke)
 	if err != nil || plain.Name != spans.SpanInvoke {
 		t.Errorf("a plain scalar is an exact name: got %+v, %v", plain, err)
 	}
@@ -97,11 +98,11 @@ func TestSelectorMatching(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sel, func(t *testing.T) {
-			sel, err := ParseSelectorString(tt.sel)
+			sel, err := rulefmt.ParseSelectorString(tt.sel)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := Config{ExecutionRoot: &sel}
+			cfg := rulefmt.Config{ExecutionRoot: &sel}
 			idx := NewIndex(cfg.IndexOptions())
 			idx.Add(d.td)
 			m, err := idx.compile(sel)
@@ -122,9 +123,9 @@ func TestSelectorMatching(t *testing.T) {
 }
 
 func TestCompileRefusesAnAttributeTheIndexDidNotKeep(t *testing.T) {
-	idx := NewIndex(IndexOptions{})
+	idx := NewIndex(rulefmt.IndexOptions{})
 	idx.Add(newDump().td)
-	sel, _ := ParseSelectorString("{attributes: {db.sql.table: x}}")
+	sel, _ := rulefmt.ParseSelectorString("{attributes: {db.sql.table: x}}")
 	if _, err := idx.compile(sel); err == nil || !strings.Contains(err.Error(), "db.sql.table") {
 		t.Errorf("compile = %v, want an error naming db.sql.table", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -107,11 +108,11 @@ func TestStreamLatencyEqualsBatchPastTheExactSamples(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	batch := engineReport(t, Config{}, EngineOptions{Shards: 2}, batches)
+	batch := engineReport(t, rulefmt.Config{}, EngineOptions{Shards: 2}, batches)
 	if n := batch.Pool.Latency.Call.Count; n <= sketchExact {
 		t.Fatalf("%d call samples: the dump must pass sketchExact (%d) for this test to mean anything", n, sketchExact)
 	}
-	stream := engineReport(t, Config{}, EngineOptions{Shards: 2, Window: 30 * time.Second}, batches)
+	stream := engineReport(t, rulefmt.Config{}, EngineOptions{Shards: 2, Window: 30 * time.Second}, batches)
 	if stream.Stream == nil || stream.Stream.EarlyTraces == 0 {
 		t.Fatalf("the stream finalized nothing early: %+v", stream.Stream)
 	}

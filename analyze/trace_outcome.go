@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -31,10 +33,10 @@ import (
 //
 // A TraceStream is not safe for concurrent use.
 type TraceStream struct {
-	cfg   Config
-	rules []Rule
+	cfg   rulefmt.Config
+	rules []rulefmt.Rule
 	judge RuleJudge
-	opts  IndexOptions
+	opts  rulefmt.IndexOptions
 	agg   *aggregate
 	group *Index // the traces added since the last Flush; nil when none
 	// spare is the index a Flush is done with, reset for the next group
@@ -93,7 +95,7 @@ type ExecutionCount struct {
 // Violation is one failing scope of a rule.
 type Violation struct {
 	RuleID   string
-	Severity Severity
+	Severity rulefmt.Severity
 	// Finding is what the trace holds, as `mcptrace check` words it.
 	Finding string
 	// TraceID and SpanID (hex) name the offending trace and the scope's
@@ -123,7 +125,7 @@ type PoolCount struct {
 // order, whether it failed and which scopes. The gate provides it
 // (analyze/gate's Evaluate): this package cannot import the gate, which
 // reads its analysis value.
-type RuleJudge func(a *Analysis, rules []Rule) ([]RuleFailure, error)
+type RuleJudge func(a *Analysis, rules []rulefmt.Rule) ([]RuleFailure, error)
 
 // RuleFailure is one rule's verdict as a TraceStream needs it.
 type RuleFailure struct {
@@ -144,8 +146,8 @@ type RuleExample struct {
 // time: its scope is a trace or a subtree and it compares no dump-wide
 // measure (a hit rate or an unexplained-miss count judged on one trace is
 // not the rule's meaning).
-func InStream(r Rule) bool {
-	if r.Scope.Kind == ScopeDump {
+func InStream(r rulefmt.Rule) bool {
+	if r.Scope.Kind == rulefmt.ScopeDump {
 		return false
 	}
 	for _, ex := range r.Expect {
@@ -166,7 +168,7 @@ func InStream(r Rule) bool {
 // spans that may come later from another process: a reads-per-request
 // measure (its complete_when, and the server's reads), or a rule with
 // complete_when.
-func CompleteAtRoot(cfg Config, rules []Rule) bool {
+func CompleteAtRoot(cfg rulefmt.Config, rules []rulefmt.Rule) bool {
 	if len(cfg.Measures) > 0 {
 		return false
 	}
@@ -185,24 +187,24 @@ func IsRootSpan(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() }
 // NewTraceStream returns a stream measuring with cfg and judging each trace
 // against rules, every one of which must be InStream, with judge (needed
 // when there are rules).
-func NewTraceStream(cfg Config, rules []Rule, judge RuleJudge) (*TraceStream, error) {
+func NewTraceStream(cfg rulefmt.Config, rules []rulefmt.Rule, judge RuleJudge) (*TraceStream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
 	for _, r := range rules {
 		if !InStream(r) {
-			return nil, fmt.Errorf("analyze: rule %q cannot be judged one trace at a time (dump scope or dump measure)", clipInput(r.ID))
+			return nil, fmt.Errorf("analyze: rule %q cannot be judged one trace at a time (dump scope or dump measure)", textfmt.ClipInput(r.ID))
 		}
 	}
 	if len(rules) > 0 && judge == nil {
 		return nil, fmt.Errorf("analyze: %d rules and no judge for them", len(rules))
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	s := &TraceStream{
 		cfg:   cfg,
 		rules: rules,
 		judge: judge,
-		opts:  MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)),
+		opts:  rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)),
 		agg:   newAggregate(cfg),
 	}
 	// Compile the selectors once, so a bad one fails here.

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -14,19 +15,19 @@ import (
 // or subtree scope comparing span quantities, never a dump scope or a
 // dump-wide measure.
 func TestInStreamRules(t *testing.T) {
-	count := []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}}
+	count := []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpEq, Than: rulefmt.Operand{Number: 0}}}
 	for _, c := range []struct {
 		name string
-		rule Rule
+		rule rulefmt.Rule
 		want bool
 	}{
-		{"trace scope, span count", Rule{ID: "a", Scope: Scope{Kind: ScopeTrace}, Expect: count}, true},
-		{"subtree scope, span count", Rule{ID: "b", Scope: Scope{Kind: ScopeSubtree, Root: &Selector{Name: "x"}}, Expect: count}, true},
-		{"dump scope", Rule{ID: "c", Scope: Scope{Kind: ScopeDump}, Expect: count}, false},
-		{"trace scope, dump measure", Rule{ID: "d", Scope: Scope{Kind: ScopeTrace},
-			Expect: []Expectation{{Of: "hit_rate", Op: OpGe, Than: Operand{Number: 0.5}}}}, false},
-		{"trace scope, bound by a measure", Rule{ID: "e", Scope: Scope{Kind: ScopeTrace},
-			Expect: []Expectation{{Of: QuantityCount, Op: OpLe, Than: Operand{Measure: "handshakes"}}}}, false},
+		{"trace scope, span count", rulefmt.Rule{ID: "a", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Expect: count}, true},
+		{"subtree scope, span count", rulefmt.Rule{ID: "b", Scope: rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &rulefmt.Selector{Name: "x"}}, Expect: count}, true},
+		{"dump scope", rulefmt.Rule{ID: "c", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Expect: count}, false},
+		{"trace scope, dump measure", rulefmt.Rule{ID: "d", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace},
+			Expect: []rulefmt.Expectation{{Of: "hit_rate", Op: rulefmt.OpGe, Than: rulefmt.Operand{Number: 0.5}}}}, false},
+		{"trace scope, bound by a measure", rulefmt.Rule{ID: "e", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace},
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Measure: "handshakes"}}}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := InStream(c.rule); got != c.want {
@@ -39,14 +40,14 @@ func TestInStreamRules(t *testing.T) {
 // TestNewTraceStreamRefusesDumpRules: handing a dump-scoped rule to a
 // per-trace stream is an error naming the rule, not a silent wrong verdict.
 func TestNewTraceStreamRefusesDumpRules(t *testing.T) {
-	var dump Rule
-	for _, r := range BuiltinRules(Config{}) {
-		if r.Scope.Kind == ScopeDump {
+	var dump rulefmt.Rule
+	for _, r := range rulefmt.BuiltinRules(rulefmt.Config{}) {
+		if r.Scope.Kind == rulefmt.ScopeDump {
 			dump = r
 			break
 		}
 	}
-	_, err := NewTraceStream(Config{}, []Rule{dump}, nil)
+	_, err := NewTraceStream(rulefmt.Config{}, []rulefmt.Rule{dump}, nil)
 	if err == nil || !strings.Contains(err.Error(), dump.ID) {
 		t.Fatalf("NewTraceStream(%s) = %v, want an error naming the rule", dump.ID, err)
 	}
@@ -56,17 +57,17 @@ func TestNewTraceStreamRefusesDumpRules(t *testing.T) {
 // finalize complete traces by: a root span completes a trace unless a
 // reads measure or a rule's complete_when waits for more.
 func TestCompleteAtRoot(t *testing.T) {
-	sel := &Selector{Name: "worker.fetch"}
+	sel := &rulefmt.Selector{Name: "worker.fetch"}
 	for _, c := range []struct {
 		name  string
-		cfg   Config
-		rules []Rule
+		cfg   rulefmt.Config
+		rules []rulefmt.Rule
 		want  bool
 	}{
-		{"no measures, no rules", Config{}, nil, true},
-		{"built-in rules", Config{}, BuiltinRules(Config{}), true},
-		{"a reads measure", Config{Measures: []ReadMeasure{{Name: "m", Root: Selector{Name: "r"}, Read: Selector{Name: "q"}}}}, nil, false},
-		{"a rule with complete_when", Config{}, []Rule{{ID: "a", Scope: Scope{Kind: ScopeTrace}, CompleteWhen: sel}}, false},
+		{"no measures, no rules", rulefmt.Config{}, nil, true},
+		{"built-in rules", rulefmt.Config{}, rulefmt.BuiltinRules(rulefmt.Config{}), true},
+		{"a reads measure", rulefmt.Config{Measures: []rulefmt.ReadMeasure{{Name: "m", Root: rulefmt.Selector{Name: "r"}, Read: rulefmt.Selector{Name: "q"}}}}, nil, false},
+		{"a rule with complete_when", rulefmt.Config{}, []rulefmt.Rule{{ID: "a", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, CompleteWhen: sel}}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := CompleteAtRoot(c.cfg, c.rules); got != c.want {
@@ -90,7 +91,7 @@ func TestCompleteAtRoot(t *testing.T) {
 // duplicate cache would drop the second copy's spans, stale chunks would
 // add the first copy's).
 func TestTraceStreamGroupsShareNoState(t *testing.T) {
-	ts, err := NewTraceStream(Config{}, nil, nil)
+	ts, err := NewTraceStream(rulefmt.Config{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

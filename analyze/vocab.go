@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -13,7 +14,7 @@ import (
 // only reader: the measures read the events it produces, never a span name.
 type vocab struct {
 	x   *Index
-	voc *Vocabulary
+	voc *rulefmt.Vocabulary
 	// poll stops the stage's long loops when the context of
 	// [AnalyzeContext] is done; nil never stops.
 	poll *poll
@@ -41,12 +42,12 @@ type vocab struct {
 // carries it, so a lookup finds nothing.
 const noKey = ^uint16(0)
 
-func newVocab(x *Index, cfg Config) (*vocab, error) {
+func newVocab(x *Index, cfg rulefmt.Config) (*vocab, error) {
 	x.finish()
-	voc := cfg.resolvedFor(x).vocabulary() // detect.go
+	voc := resolvedFor(cfg, x).ActiveVocabulary() // detect.go
 	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
 	var err error
-	compile := func(sels []Selector) []*matcher {
+	compile := func(sels []rulefmt.Selector) []*matcher {
 		out := make([]*matcher, 0, len(sels))
 		for _, sel := range sels {
 			m, cerr := x.compile(sel)
@@ -63,7 +64,7 @@ func newVocab(x *Index, cfg Config) (*vocab, error) {
 	v.calls, v.invocations = newRole(x, compile(voc.Calls)), newRole(x, compile(voc.Invocations))
 	v.acquires, v.handshakes = newRole(x, compile(voc.Acquires)), newRole(x, compile(voc.Handshakes))
 	if voc.Session.Enclosing != nil {
-		if ms := compile([]Selector{*voc.Session.Enclosing}); len(ms) == 1 {
+		if ms := compile([]rulefmt.Selector{*voc.Session.Enclosing}); len(ms) == 1 {
 			v.session = ms[0]
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -23,16 +24,16 @@ import (
 // know what a change to a vocabulary or the stage did; -update rewrites them.
 func TestVocabularyStageEventsGolden(t *testing.T) {
 	for _, tc := range []struct {
-		vocabulary Profile
+		vocabulary rulefmt.Profile
 		build      func() ptrace.Traces
 	}{
-		{ProfileMcptrace, tracegen.TTLAndRedial},
-		{ProfileAcquireOnMiss, tracegen.AcquireOnMiss},
-		{ProfileSemconv, tracegen.Semconv},
-		{ProfileOpenLLMetry, func() ptrace.Traces { return sessionSpanDump(true) }},
+		{rulefmt.ProfileMcptrace, tracegen.TTLAndRedial},
+		{rulefmt.ProfileAcquireOnMiss, tracegen.AcquireOnMiss},
+		{rulefmt.ProfileSemconv, tracegen.Semconv},
+		{rulefmt.ProfileOpenLLMetry, func() ptrace.Traces { return sessionSpanDump(true) }},
 	} {
 		t.Run(string(tc.vocabulary), func(t *testing.T) {
-			cfg := Config{Profile: tc.vocabulary}.withDefaults()
+			cfg := rulefmt.Config{Profile: tc.vocabulary}.WithDefaults()
 			idx := NewIndex(cfg.IndexOptions())
 			idx.Add(tc.build())
 			ev, err := stageContext(context.Background(), idx, cfg)

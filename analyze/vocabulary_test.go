@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -126,23 +127,23 @@ func measuredFigures(t *testing.T, r *Report) string {
 // the same run read in our names by its built-in vocabulary. A new writer is
 // one YAML block and no edit to a measure.
 func TestYAMLVocabularyReadsARenamedWriterAsOurs(t *testing.T) {
-	yamlFor := map[Profile]string{
-		ProfileDefault:       gatewayYAML,
-		ProfileAcquireOnMiss: gatewayOnMissYAML,
-		ProfileSemconv:       gatewayCallsOnlyYAML,
+	yamlFor := map[rulefmt.Profile]string{
+		rulefmt.ProfileDefault:       gatewayYAML,
+		rulefmt.ProfileAcquireOnMiss: gatewayOnMissYAML,
+		rulefmt.ProfileSemconv:       gatewayCallsOnlyYAML,
 	}
 	for _, sc := range scenarioBuilds() {
 		t.Run(sc.Name, func(t *testing.T) {
 			ours := scenarioConfig(t, sc.Name)
 			ours.Measures = nil // the reads-per-request measure selects the story's own names
-			cf, err := ParseConfig("mcptrace.yaml", []byte(yamlFor[ours.Profile]))
+			cf, err := rulefmt.ParseConfig("mcptrace.yaml", []byte(yamlFor[ours.Profile]))
 			if err != nil {
 				t.Fatalf("ParseConfig: %v", err)
 			}
 			if cf.Vocabulary == nil {
 				t.Fatal("ParseConfig kept no vocabulary")
 			}
-			theirs := Config{Vocabulary: cf.Vocabulary}
+			theirs := rulefmt.Config{Vocabulary: cf.Vocabulary}
 
 			td := sc.Build()
 			want := analyzeTD(t, ours, td)
@@ -156,7 +157,7 @@ func TestYAMLVocabularyReadsARenamedWriterAsOurs(t *testing.T) {
 			if d := cmp.Diff(measuredFigures(t, want), measuredFigures(t, got)); d != "" {
 				t.Errorf("renamed writer read through its vocabulary differs from ours (-ours +theirs):\n%s", d)
 			}
-			if got.Settings.Profile != Profile(cf.Vocabulary.Name) {
+			if got.Settings.Profile != rulefmt.Profile(cf.Vocabulary.Name) {
 				t.Errorf("settings.profile = %q, want the vocabulary's name %q", got.Settings.Profile, cf.Vocabulary.Name)
 			}
 			// And the renamed dump read in our names finds nothing: the
@@ -212,11 +213,11 @@ func sessionSpanDump(spanShaped bool) ptrace.Traces {
 // that carry mcp.session.id: a session's first call the miss, later ones
 // hits, per built-in (openllmetry) and per YAML block (session: {enclosing}).
 func TestEnclosingSessionSpanIsTheSessionIdentity(t *testing.T) {
-	want := analyzeTD(t, Config{Profile: ProfileSemconv}, sessionSpanDump(false)).Pool
+	want := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileSemconv}, sessionSpanDump(false)).Pool
 	if want.Acquires != 4 || want.Misses != 2 || want.Handshakes != 2 {
 		t.Fatalf("semconv reference: %d acquires, %d misses, %d handshakes; want 4, 2, 2", want.Acquires, want.Misses, want.Handshakes)
 	}
-	cf, err := ParseConfig("mcptrace.yaml", []byte(`
+	cf, err := rulefmt.ParseConfig("mcptrace.yaml", []byte(`
 vocabulary:
   name: session-spans
   calls: {name_regex: '\.tool$', kind: client}
@@ -227,10 +228,10 @@ vocabulary:
 	}
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  rulefmt.Config
 	}{
-		{"built-in openllmetry", Config{Profile: ProfileOpenLLMetry}},
-		{"yaml session enclosing", Config{Vocabulary: cf.Vocabulary}},
+		{"built-in openllmetry", rulefmt.Config{Profile: rulefmt.ProfileOpenLLMetry}},
+		{"yaml session enclosing", rulefmt.Config{Vocabulary: cf.Vocabulary}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := analyzeTD(t, tc.cfg, sessionSpanDump(true))
@@ -244,7 +245,7 @@ vocabulary:
 			}
 		})
 	}
-	if r := analyzeTD(t, Config{Profile: ProfileOpenLLMetry}, sessionSpanDump(true)); r.Pool.Latency.Handshake.Count != 2 {
+	if r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileOpenLLMetry}, sessionSpanDump(true)); r.Pool.Latency.Handshake.Count != 2 {
 		t.Errorf("openllmetry read %d handshakes' latency, want the 2 initialize.mcp spans", r.Pool.Latency.Handshake.Count)
 	}
 }
@@ -300,11 +301,11 @@ func TestVocabularyBlockReportsEveryMistakeAtOnce(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("mcptrace.yaml", []byte(tc.yaml))
+			_, err := rulefmt.ParseConfig("mcptrace.yaml", []byte(tc.yaml))
 			if err == nil {
 				t.Fatal("ParseConfig accepted the block")
 			}
-			var ce *ConfigError
+			var ce *rulefmt.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("error %T is no ConfigError: %v", err, err)
 			}
@@ -325,24 +326,24 @@ func TestVocabularyBlockReportsEveryMistakeAtOnce(t *testing.T) {
 // default reads exactly as mcptrace.
 func TestEveryBuiltinNameIsAProfile(t *testing.T) {
 	for _, name := range []string{"", "default", "mcptrace", "acquire-on-miss", "semconv", "openllmetry"} {
-		p, err := ParseProfile(name)
+		p, err := rulefmt.ParseProfile(name)
 		if err != nil {
 			t.Errorf("ParseProfile(%q): %v", name, err)
 			continue
 		}
-		if _, ok := BuiltinVocabulary(p); !ok {
+		if _, ok := rulefmt.BuiltinVocabulary(p); !ok {
 			t.Errorf("profile %q has no built-in vocabulary", p)
 		}
 	}
-	if _, err := ParseProfile("openllmetri"); !errors.Is(err, ErrUnknownProfile) || !strings.Contains(err.Error(), "openllmetry") {
+	if _, err := rulefmt.ParseProfile("openllmetri"); !errors.Is(err, rulefmt.ErrUnknownProfile) || !strings.Contains(err.Error(), "openllmetry") {
 		t.Errorf("ParseProfile(openllmetri) = %v, want ErrUnknownProfile naming the built-ins", err)
 	}
 	for _, sc := range scenarioBuilds() {
-		if scenarioConfig(t, sc.Name).Profile != ProfileDefault {
+		if scenarioConfig(t, sc.Name).Profile != rulefmt.ProfileDefault {
 			continue
 		}
 		td := sc.Build()
-		def, mine := analyzeTD(t, Config{Profile: ProfileDefault}, td), analyzeTD(t, Config{Profile: ProfileMcptrace}, td)
+		def, mine := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileDefault}, td), analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileMcptrace}, td)
 		if d := cmp.Diff(measuredFigures(t, def), measuredFigures(t, mine)); d != "" {
 			t.Errorf("%s: default and mcptrace differ:\n%s", sc.Name, d)
 		}
@@ -362,7 +363,7 @@ func TestVocabulariesDocExamplesParse(t *testing.T) {
 		t.Fatalf("%d yaml blocks in docs/vocabularies.md, want the 3 examples", len(blocks))
 	}
 	for i, b := range blocks {
-		cf, err := ParseConfig(fmt.Sprintf("vocabularies.md block %d", i+1), b[1])
+		cf, err := rulefmt.ParseConfig(fmt.Sprintf("vocabularies.md block %d", i+1), b[1])
 		if err != nil {
 			t.Errorf("block %d: %v", i+1, err)
 			continue
@@ -388,23 +389,23 @@ func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 		sess = d.add(ss, sp{trace: 1, parent: run, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: start, end: start + 5*time.Second})
 		d.add(ss, sp{trace: 1, parent: sess, name: "list_logs.tool", kind: ptrace.SpanKindClient, start: start + time.Second, end: start + 2*time.Second})
 	}
-	rule := BuiltinRules(Config{})[0]
-	if rule.ID != RuleOneSessionPerExecution {
+	rule := rulefmt.BuiltinRules(rulefmt.Config{})[0]
+	if rule.ID != rulefmt.RuleOneSessionPerExecution {
 		t.Fatalf("first built-in is %s", rule.ID)
 	}
-	rule.Select = &SpanSelector{Selector: Selector{NameRegex: regexp.MustCompile(`\.tool$`)}}
+	rule.Select = &rulefmt.SpanSelector{Selector: rulefmt.Selector{NameRegex: regexp.MustCompile(`\.tool$`)}}
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  rulefmt.Config
 		want float64
 	}{
-		{"openllmetry: the enclosing spans are the sessions", Config{Profile: ProfileOpenLLMetry}, 2},
-		{"mcptrace: no mcp.session.id, no session", Config{}, 0},
+		{"openllmetry: the enclosing spans are the sessions", rulefmt.Config{Profile: rulefmt.ProfileOpenLLMetry}, 2},
+		{"mcptrace: no mcp.session.id, no session", rulefmt.Config{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := NewIndex(MergeIndexOptions(tc.cfg.IndexOptions(), RulesIndexOptions([]Rule{rule})))
+			idx := NewIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
 			idx.Add(d.td)
-			obs, err := ObserveRules(idx, tc.cfg, []Rule{rule}, ObserveOptions{MaxExamples: 10})
+			obs, err := ObserveRules(idx, tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -420,11 +421,11 @@ func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 // name the file given, line and column.
 func TestParseVocabularyReadsAStandaloneBlock(t *testing.T) {
 	block := "name: gw\ncalls: gw.tool.call\nsession: {attribute: gw.session}\n"
-	v, err := ParseVocabulary("connector.vocabulary", []byte(block))
+	v, err := rulefmt.ParseVocabulary("connector.vocabulary", []byte(block))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf, err := ParseConfig("mcptrace.yaml", []byte("vocabulary:\n  "+strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  ")+"\n"))
+	cf, err := rulefmt.ParseConfig("mcptrace.yaml", []byte("vocabulary:\n  "+strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  ")+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +437,7 @@ func TestParseVocabularyReadsAStandaloneBlock(t *testing.T) {
 		{"[a, b]\n", "connector.vocabulary:1:1: vocabulary must be a mapping"},
 		{"name: [\n", "connector.vocabulary:"},
 	} {
-		_, err := ParseVocabulary("connector.vocabulary", []byte(tc.data))
+		_, err := rulefmt.ParseVocabulary("connector.vocabulary", []byte(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ParseVocabulary(%q) = %v, want an error containing %q", tc.data, err, tc.want)
 		}

@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
@@ -179,9 +180,9 @@ func TestSemconvCallSpansGiveTheSameFiguresUnderEitherVocabulary(t *testing.T) {
 	// Every root span is an execution with calls; the two that met a
 	// forgotten session called on it and on its redial.
 	wantExec := execFigures{Executions: 9, MultiSession: 2, MaxSessions: 2}
-	for _, profile := range []analyze.Profile{analyze.ProfileDefault, analyze.ProfileSemconv} {
+	for _, profile := range []rulefmt.Profile{rulefmt.ProfileDefault, rulefmt.ProfileSemconv} {
 		t.Run(string(profile), func(t *testing.T) {
-			rep, err := analyze.AnalyzeFiles(context.Background(), []string{r.dump}, analyze.Config{Profile: profile}, analyze.ReadOptions{})
+			rep, err := analyze.AnalyzeFiles(context.Background(), []string{r.dump}, rulefmt.Config{Profile: profile}, analyze.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +202,7 @@ func TestSemconvCallSpansGiveTheSameFiguresUnderEitherVocabulary(t *testing.T) {
 			if total != p.Misses {
 				t.Errorf("miss reasons %v sum to %d, want the %d misses", p.MissReasons, total, p.Misses)
 			}
-			if profile == analyze.ProfileDefault {
+			if profile == rulefmt.ProfileDefault {
 				for reason, n := range st.MissReasons {
 					if p.MissReasons[reason] != int(n) && reason != spans.MissEvicted {
 						t.Errorf("miss reason %s: %d under %s, Stat %d", reason, p.MissReasons[reason], profile, n)

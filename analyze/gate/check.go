@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // CheckSchema identifies the JSON contract of a CheckReport (docs/ci.md). It
@@ -123,14 +124,14 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 			c.Counts.Pass++
 		case StatusFail:
 			c.Counts.Fail++
-			if res.Severity == analyze.SeverityError {
+			if res.Severity == rulefmt.SeverityError {
 				failed = true
 			} else {
 				c.Counts.Warnings++
 			}
 		case StatusIncomplete:
 			c.Counts.Incomplete++
-			incomplete = incomplete || res.Severity == analyze.SeverityError
+			incomplete = incomplete || res.Severity == rulefmt.SeverityError
 		}
 	}
 	c.Counts.Regressions = len(regs)
@@ -138,7 +139,7 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 		// Every rule then had nothing to judge in the dump scope; the rules
 		// that allow it passed, the others are incomplete. Say why once.
 		for _, res := range results {
-			if res.Status == StatusIncomplete && res.Severity == analyze.SeverityError {
+			if res.Status == StatusIncomplete && res.Severity == rulefmt.SeverityError {
 				c.IncompleteReasons = append(c.IncompleteReasons, analyze.NoPoolSpansText(r.Settings.Profile))
 				break
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -15,23 +16,23 @@ import (
 // baseline, with one warning rule added.
 func perCallCheck(t *testing.T) *CheckReport {
 	t.Helper()
-	rules := analyze.BuiltinRules(analyze.Config{})
-	rules = append(rules, analyze.Rule{ID: "warn-handshakes", Severity: analyze.SeverityWarning, Scope: analyze.Scope{Kind: analyze.ScopeDump},
-		Expect: []analyze.Expectation{{Of: "handshakes", Op: analyze.OpLe, Than: analyze.Operand{Number: 1}}}})
-	r, res := gateEval(t, analyze.Config{}, rules, tracegen.PerCallDial())
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
+	rules = append(rules, rulefmt.Rule{ID: "warn-handshakes", Severity: rulefmt.SeverityWarning, Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump},
+		Expect: []rulefmt.Expectation{{Of: "handshakes", Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}})
+	r, res := gateEval(t, rulefmt.Config{}, rules, tracegen.PerCallDial())
 	var ordered []RuleResult
 	for _, rule := range rules {
 		ordered = append(ordered, res[rule.ID])
 	}
-	base := analyzeTD(t, analyze.Config{}, tracegen.Pooled())
-	tol := analyze.DefaultTolerances()
+	base := analyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
+	tol := rulefmt.DefaultTolerances()
 	tol.LatencyRatio = 1e9
 	return NewCheckReport(r, ordered, Regressions(base, r, tol), "base.json")
 }
 
 // TestCheckVerdictAndExitCodes pins the verdict of each mix of statuses.
 func TestCheckVerdictAndExitCodes(t *testing.T) {
-	res := func(st Status, sev analyze.Severity) RuleResult {
+	res := func(st Status, sev rulefmt.Severity) RuleResult {
 		return RuleResult{ID: "r", Status: st, Severity: sev}
 	}
 	cases := []struct {
@@ -41,12 +42,12 @@ func TestCheckVerdictAndExitCodes(t *testing.T) {
 		want    Status
 		code    int
 	}{
-		{"all pass", []RuleResult{res(StatusPass, analyze.SeverityError)}, nil, StatusPass, ExitPass},
-		{"error fails", []RuleResult{res(StatusFail, analyze.SeverityError), res(StatusIncomplete, analyze.SeverityError)}, nil, StatusFail, ExitFail},
-		{"warning fails", []RuleResult{res(StatusFail, analyze.SeverityWarning)}, nil, StatusPass, ExitPass},
-		{"only incomplete", []RuleResult{res(StatusPass, analyze.SeverityError), res(StatusIncomplete, analyze.SeverityError)}, nil, StatusIncomplete, ExitIncomplete},
-		{"incomplete warning", []RuleResult{res(StatusIncomplete, analyze.SeverityWarning)}, nil, StatusPass, ExitPass},
-		{"regression", []RuleResult{res(StatusPass, analyze.SeverityError)}, []Regression{{Measure: "hit_rate"}}, StatusFail, ExitFail},
+		{"all pass", []RuleResult{res(StatusPass, rulefmt.SeverityError)}, nil, StatusPass, ExitPass},
+		{"error fails", []RuleResult{res(StatusFail, rulefmt.SeverityError), res(StatusIncomplete, rulefmt.SeverityError)}, nil, StatusFail, ExitFail},
+		{"warning fails", []RuleResult{res(StatusFail, rulefmt.SeverityWarning)}, nil, StatusPass, ExitPass},
+		{"only incomplete", []RuleResult{res(StatusPass, rulefmt.SeverityError), res(StatusIncomplete, rulefmt.SeverityError)}, nil, StatusIncomplete, ExitIncomplete},
+		{"incomplete warning", []RuleResult{res(StatusIncomplete, rulefmt.SeverityWarning)}, nil, StatusPass, ExitPass},
+		{"regression", []RuleResult{res(StatusPass, rulefmt.SeverityError)}, []Regression{{Measure: "hit_rate"}}, StatusFail, ExitFail},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,7 +82,7 @@ func TestCheckJSONIsTheDocumentedContract(t *testing.T) {
 		t.Fatalf("doc = %+v", doc)
 	}
 	r := doc.Rules[0]
-	if r.ID != analyze.RuleOneSessionPerExecution || r.Status != "fail" || r.Severity != "error" || r.Expected == "" || r.Found == "" || r.TraceQL == "" {
+	if r.ID != rulefmt.RuleOneSessionPerExecution || r.Status != "fail" || r.Severity != "error" || r.Expected == "" || r.Found == "" || r.TraceQL == "" {
 		t.Errorf("rule 0 = %+v", r)
 	}
 	if len(r.Examples) != 3 || r.Examples[0]["trace_id"] == "" || r.Examples[0]["span_id"] == "" || !strings.HasPrefix(r.Examples[0]["traceql"], "{ trace:id = ") {
@@ -114,12 +115,12 @@ func TestCheckJUnitIsValidXMLWithATestcasePerRule(t *testing.T) {
 		got[c.Classname+"/"+c.Name] = state
 	}
 	want := map[string]string{
-		"mcptrace.rules/" + analyze.RuleOneSessionPerExecution: "failure",
-		"mcptrace.rules/" + analyze.RuleNoUnexplainedMisses:    "failure",
-		"mcptrace.rules/" + analyze.RuleAcquireHasCacheHit:     "pass",
-		"mcptrace.rules/" + analyze.RuleHandshakeOnlyOnMiss:    "pass",
-		"mcptrace.rules/" + analyze.RuleOneAcquirePerInvoke:    "pass",
-		"mcptrace.rules/" + analyze.RuleServerKeptSessions:     "pass",
+		"mcptrace.rules/" + rulefmt.RuleOneSessionPerExecution: "failure",
+		"mcptrace.rules/" + rulefmt.RuleNoUnexplainedMisses:    "failure",
+		"mcptrace.rules/" + rulefmt.RuleAcquireHasCacheHit:     "pass",
+		"mcptrace.rules/" + rulefmt.RuleHandshakeOnlyOnMiss:    "pass",
+		"mcptrace.rules/" + rulefmt.RuleOneAcquirePerInvoke:    "pass",
+		"mcptrace.rules/" + rulefmt.RuleServerKeptSessions:     "pass",
 		"mcptrace.rules/warn-handshakes":                       "pass", // a warning never fails the build
 		"mcptrace.regressions/hit_rate":                        "failure",
 		"mcptrace.regressions/excess_misses":                   "failure",
@@ -179,7 +180,7 @@ func TestCheckTableAndMarkdownNameTheOffenders(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := buf.String()
-		for _, want := range []string{analyze.RuleOneSessionPerExecution, analyze.RuleNoUnexplainedMisses, "{ trace:id = ", "FAIL", "hit_rate"} {
+		for _, want := range []string{rulefmt.RuleOneSessionPerExecution, rulefmt.RuleNoUnexplainedMisses, "{ trace:id = ", "FAIL", "hit_rate"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%s output lacks %q:\n%s", format, want, out)
 			}

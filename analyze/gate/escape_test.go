@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -25,8 +26,8 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 	for i := 0; i < rss.Len(); i++ {
 		rss.At(i).Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, hostileScope)
 	}
-	rules := analyze.BuiltinRules(analyze.Config{})
-	r, res := gateEval(t, analyze.Config{}, rules, td)
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
+	r, res := gateEval(t, rulefmt.Config{}, rules, td)
 	results := make([]RuleResult, 0, len(res))
 	for _, rule := range rules {
 		res := res[rule.ID]
@@ -40,10 +41,10 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 		"check table":      func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 		"check markdown":   func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 		"diff table": func(b *bytes.Buffer) error {
-			return RenderDiff(b, Diff(r, r, analyze.DefaultTolerances()), hostileScope, "cur")
+			return RenderDiff(b, Diff(r, r, rulefmt.DefaultTolerances()), hostileScope, "cur")
 		},
 		"diff markdown": func(b *bytes.Buffer) error {
-			return RenderDiffMarkdown(b, Diff(r, r, analyze.DefaultTolerances()), nil, hostileScope, "cur")
+			return RenderDiffMarkdown(b, Diff(r, r, rulefmt.DefaultTolerances()), nil, hostileScope, "cur")
 		},
 	}
 	for name, render := range outputs {

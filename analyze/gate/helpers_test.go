@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -25,19 +26,19 @@ const tracesDir = "../../testdata/traces"
 
 // scenarioConfig returns the configuration a scenario is analyzed with: its
 // profile, and the cold-init measure for the seed 003 stories.
-func scenarioConfig(t testing.TB, name string) analyze.Config {
+func scenarioConfig(t testing.TB, name string) rulefmt.Config {
 	t.Helper()
-	cf, err := analyze.ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
+	cf, err := rulefmt.ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
 	if err != nil {
 		t.Fatalf("parse cold-init config: %v", err)
 	}
-	cfg := analyze.Config{Measures: cf.Measures}
-	cfg.Profile = analyze.Profile(tracegen.ScenarioProfile(name))
+	cfg := rulefmt.Config{Measures: cf.Measures}
+	cfg.Profile = rulefmt.Profile(tracegen.ScenarioProfile(name))
 	return cfg
 }
 
 // analyzeTD indexes td and analyzes it with cfg, failing the test on error.
-func analyzeTD(t testing.TB, cfg analyze.Config, tds ...ptrace.Traces) *analyze.Report {
+func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *analyze.Report {
 	t.Helper()
 	idx := analyze.NewIndex(cfg.IndexOptions())
 	for _, td := range tds {
@@ -51,9 +52,9 @@ func analyzeTD(t testing.TB, cfg analyze.Config, tds ...ptrace.Traces) *analyze.
 }
 
 // gateEval analyzes tds with cfg and judges rules on them, by rule id.
-func gateEval(t testing.TB, cfg analyze.Config, rules []analyze.Rule, tds ...ptrace.Traces) (*analyze.Report, map[string]RuleResult) {
+func gateEval(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, tds ...ptrace.Traces) (*analyze.Report, map[string]RuleResult) {
 	t.Helper()
-	idx := analyze.NewIndex(analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules)))
+	idx := analyze.NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
 		idx.Add(td)
 	}
@@ -61,9 +62,9 @@ func gateEval(t testing.TB, cfg analyze.Config, rules []analyze.Rule, tds ...ptr
 }
 
 // gateEvalFile loads a dump with cfg and judges rules on it, by rule id.
-func gateEvalFile(t testing.TB, cfg analyze.Config, rules []analyze.Rule, path string) (*analyze.Report, map[string]RuleResult) {
+func gateEvalFile(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, path string) (*analyze.Report, map[string]RuleResult) {
 	t.Helper()
-	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules))})
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 	if err != nil {
 		t.Fatalf("Load %s: %v", path, err)
 	}
@@ -72,7 +73,7 @@ func gateEvalFile(t testing.TB, cfg analyze.Config, rules []analyze.Rule, path s
 
 // gateJudge analyzes idx, observes the rules on it and judges them, as
 // `mcptrace check` does, naming up to 20 examples per rule.
-func gateJudge(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []analyze.Rule) (*analyze.Report, map[string]RuleResult) {
+func gateJudge(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule) (*analyze.Report, map[string]RuleResult) {
 	t.Helper()
 	r, res := evaluate(t, idx, cfg, rules, 20)
 	byID := map[string]RuleResult{}
@@ -83,7 +84,7 @@ func gateJudge(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []ana
 }
 
 // evaluate analyzes idx and judges rules on it, in rule order.
-func evaluate(t testing.TB, idx *analyze.Index, cfg analyze.Config, rules []analyze.Rule, maxExamples int) (*analyze.Report, []RuleResult) {
+func evaluate(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*analyze.Report, []RuleResult) {
 	t.Helper()
 	a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
 	if err != nil {

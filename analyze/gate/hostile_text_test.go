@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -67,7 +68,7 @@ var liveMarkdown = regexp.MustCompile(`(^|[^\\])(\[|\]|<|@|://|(?i:mailto|xmpp):
 // zero-width or separator character and, in Markdown, no live link, image
 // or autolink; JSON stays valid and keeps the value exactly.
 func TestEveryFormatShowsHostileTextInert(t *testing.T) {
-	rules := analyze.BuiltinRules(analyze.Config{})
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
 	for _, h := range hostileTexts {
 		t.Run(h.name, func(t *testing.T) {
 			td := tracegen.Pooled()
@@ -75,8 +76,8 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 			for i := 0; i < rss.Len(); i++ {
 				rss.At(i).Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, h.s)
 			}
-			cfg := analyze.Config{}
-			idx := analyze.NewIndex(analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules)))
+			cfg := rulefmt.Config{}
+			idx := analyze.NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 			idx.Add(td)
 			r, res := evaluate(t, idx, cfg, rules, 5)
 			for i := range res {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // htmlGoldenDir holds the expected data of the HTML report, beside
@@ -22,10 +23,10 @@ const htmlGoldenDir = "testdata/htmlreport"
 // checkHTMLData renders the HTML report of one dump with the built-in
 // rules' verdict on top, as `mcptrace check --html` does, and returns the
 // data the page embeds.
-func checkHTMLData(t *testing.T, path string, cfg analyze.Config, traceURL string) []byte {
+func checkHTMLData(t *testing.T, path string, cfg rulefmt.Config, traceURL string) []byte {
 	t.Helper()
-	rules := analyze.BuiltinRules(cfg)
-	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules)), Read: analyze.ReadOptions{Strict: true}})
+	rules := rulefmt.BuiltinRules(cfg)
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)), Read: analyze.ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatalf("Load %s: %v", path, err)
 	}
@@ -91,7 +92,7 @@ func TestHTMLCheckNamesTheFailingRules(t *testing.T) {
 			}
 			failing := 0
 			for _, o := range h.Offenders {
-				if o.Status == string(StatusFail) && o.Severity == string(analyze.SeverityError) && !strings.HasPrefix(o.ID, "regression") {
+				if o.Status == string(StatusFail) && o.Severity == string(rulefmt.SeverityError) && !strings.HasPrefix(o.ID, "regression") {
 					failing++
 					if len(o.Examples) == 0 {
 						t.Errorf("failing rule %s has no example traces", o.ID)

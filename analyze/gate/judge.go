@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -39,7 +40,7 @@ type Example struct {
 type RuleResult struct {
 	ID          string           `json:"id"`
 	Description string           `json:"description,omitempty"`
-	Severity    analyze.Severity `json:"severity"`
+	Severity    rulefmt.Severity `json:"severity"`
 	Builtin     bool             `json:"builtin"`
 	Status      Status           `json:"status"`
 	// Expected says in words what the rule wants, Found what the dump holds.
@@ -51,7 +52,7 @@ type RuleResult struct {
 	Failed     int `json:"failed"`
 	Incomplete int `json:"incomplete"`
 	// NotApplicable counts the scopes left out because every selected span
-	// in them ran against a sessionless server (analyze.Rule.SkipSessionless).
+	// in them ran against a sessionless server (rulefmt.Rule.SkipSessionless).
 	NotApplicable int `json:"not_applicable"`
 	// Examples name offending traces and spans, at most RuleObservation.MaxExamples.
 	Examples []Example `json:"examples"`
@@ -63,7 +64,7 @@ type RuleResult struct {
 // analyze.AnalyzeRules), whose observations are of the same rules in the
 // same order. It reads no index: measures come from the report, scope
 // values and offending spans from the observations.
-func Evaluate(a *analyze.Analysis, rules []analyze.Rule) ([]RuleResult, error) {
+func Evaluate(a *analyze.Analysis, rules []rulefmt.Rule) ([]RuleResult, error) {
 	report, obs := a.Report, a.Rules
 	if len(obs) != len(rules) {
 		return nil, fmt.Errorf("evaluate: %d observations for %d rules", len(obs), len(rules))
@@ -88,7 +89,7 @@ type judge struct {
 }
 
 // rule judges one rule from its observation.
-func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
+func (j *judge) rule(r *rulefmt.Rule, obs *analyze.RuleObservation) RuleResult {
 	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
 		Expected: ExpectedText(r), Examples: []Example{}, NotApplicable: obs.NotApplicable, TraceQL: obs.TraceQL}
 	fails := map[string]int{} // "expectation: found" -> scopes
@@ -129,11 +130,11 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 				continue
 			}
 			v := g.Values[k]
-			what := analyze.QuantityCount
+			what := rulefmt.QuantityCount
 			switch ex.Of {
-			case analyze.QuantityPoolSessions, analyze.QuantityLostSessions:
+			case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
 				what = ex.Of
-			case analyze.QuantityDistinct:
+			case rulefmt.QuantityDistinct:
 				what = "distinct(" + ex.Attribute + ")"
 			}
 			if !ex.Holds(v, bound) {
@@ -154,7 +155,7 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 	// Nothing to judge: no scope at all, or a dump without pool spans. That
 	// is incomplete (a gate is never green on missing data) unless the rule
 	// allows it.
-	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == analyze.ScopeDump && j.report != nil && j.report.PoolSpans == 0 && readsPool(r))
+	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == rulefmt.ScopeDump && j.report != nil && j.report.PoolSpans == 0 && readsPool(r))
 	switch {
 	case res.Failed > 0:
 		res.Status = StatusFail
@@ -191,7 +192,7 @@ func (j *judge) rule(r *analyze.Rule, obs *analyze.RuleObservation) RuleResult {
 // comparing a pool or execution measure (not a reads-per-request measure,
 // which has its own "no data"). Such a rule has nothing to judge in a dump
 // without pool spans.
-func readsPool(r *analyze.Rule) bool {
+func readsPool(r *rulefmt.Rule) bool {
 	if r.Builtin {
 		return true
 	}
@@ -206,7 +207,7 @@ func readsPool(r *analyze.Rule) bool {
 
 // nothingToJudge says why a rule had nothing to judge, naming what the
 // analysis looked for when the dump holds no pool spans.
-func (j *judge) nothingToJudge(r *analyze.Rule, noScope bool) string {
+func (j *judge) nothingToJudge(r *rulefmt.Rule, noScope bool) string {
 	if j.report != nil && j.report.PoolSpans == 0 && readsPool(r) {
 		return "nothing to judge: no pool spans in the dump"
 	}
@@ -220,7 +221,7 @@ func (j *judge) nothingToJudge(r *analyze.Rule, noScope bool) string {
 }
 
 // operand returns the value of a bound: its number, or its measure's value.
-func (j *judge) operand(o analyze.Operand) (float64, bool) {
+func (j *judge) operand(o rulefmt.Operand) (float64, bool) {
 	if o.Measure == "" {
 		return o.Number, true
 	}
@@ -231,14 +232,14 @@ func (j *judge) operand(o analyze.Operand) (float64, bool) {
 // failing failed: the dump's offending spans of each, else each scope's
 // first offending span of the first failing expectation that selected
 // one, else the scopes themselves (a subtree's root, a trace's first root).
-func scopeExamples(kind analyze.ScopeKind, g analyze.ScopeGroup, failing []int) []Example {
+func scopeExamples(kind rulefmt.ScopeKind, g analyze.ScopeGroup, failing []int) []Example {
 	var refs []analyze.SpanRef
 	switch kind {
-	case analyze.ScopeDump:
+	case rulefmt.ScopeDump:
 		for _, k := range failing {
 			refs = append(refs, g.Offenders[k]...)
 		}
-	case analyze.ScopeTrace:
+	case rulefmt.ScopeTrace:
 		for _, k := range failing {
 			if len(g.Offenders[k]) > 0 {
 				refs = g.Offenders[k]
@@ -246,7 +247,7 @@ func scopeExamples(kind analyze.ScopeKind, g analyze.ScopeGroup, failing []int) 
 			}
 		}
 	}
-	if refs == nil && kind != analyze.ScopeDump {
+	if refs == nil && kind != rulefmt.ScopeDump {
 		refs = g.Examples
 	}
 	out := make([]Example, 0, len(refs))
@@ -321,19 +322,19 @@ func (j *judge) capExamples(ex []Example) []Example {
 }
 
 // scopeNoun names a rule's scopes in the plural for messages.
-func scopeNoun(s analyze.Scope) string {
+func scopeNoun(s rulefmt.Scope) string {
 	switch s.Kind {
-	case analyze.ScopeDump:
+	case rulefmt.ScopeDump:
 		return "dump"
-	case analyze.ScopeTrace:
+	case rulefmt.ScopeTrace:
 		return "traces"
 	}
 	return "subtrees"
 }
 
-func foundText(r *analyze.Rule, res RuleResult, fails map[string]int, measureFound []string) string {
+func foundText(r *rulefmt.Rule, res RuleResult, fails map[string]int, measureFound []string) string {
 	var parts []string
-	if r.Scope.Kind == analyze.ScopeDump && len(measureFound) > 0 {
+	if r.Scope.Kind == rulefmt.ScopeDump && len(measureFound) > 0 {
 		parts = append(parts, strings.Join(measureFound, ", "))
 	}
 	keys := make([]string, 0, len(fails))
@@ -341,7 +342,7 @@ func foundText(r *analyze.Rule, res RuleResult, fails map[string]int, measureFou
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if r.Scope.Kind != analyze.ScopeDump {
+	if r.Scope.Kind != rulefmt.ScopeDump {
 		judged := res.Scopes - res.Incomplete
 		switch {
 		case res.Scopes == 0:
@@ -357,7 +358,7 @@ func foundText(r *analyze.Rule, res RuleResult, fails map[string]int, measureFou
 		}
 	} else {
 		for _, k := range keys {
-			if strings.HasPrefix(k, analyze.QuantityCount) || strings.HasPrefix(k, analyze.QuantityDistinct) {
+			if strings.HasPrefix(k, rulefmt.QuantityCount) || strings.HasPrefix(k, rulefmt.QuantityDistinct) {
 				parts = append(parts, k)
 			}
 		}
@@ -374,7 +375,7 @@ func foundText(r *analyze.Rule, res RuleResult, fails map[string]int, measureFou
 
 // ExpectedText says in words what a rule wants, for reports and
 // `mcptrace rules --explain`.
-func ExpectedText(r *analyze.Rule) string {
+func ExpectedText(r *rulefmt.Rule) string {
 	var conds []string
 	for _, ex := range r.Expect {
 		s := ex.String()
@@ -389,9 +390,9 @@ func ExpectedText(r *analyze.Rule) string {
 	}
 	where := "in the dump"
 	switch r.Scope.Kind {
-	case analyze.ScopeTrace:
+	case rulefmt.ScopeTrace:
 		where = "in every trace"
-	case analyze.ScopeSubtree:
+	case rulefmt.ScopeSubtree:
 		where = "in every subtree of [" + r.Scope.Root.String() + "]"
 	}
 	out := strings.Join(conds, " and ") + " " + where
@@ -405,7 +406,7 @@ func ExpectedText(r *analyze.Rule) string {
 }
 
 // ExplainRule describes a rule in full sentences.
-func ExplainRule(r *analyze.Rule) string {
+func ExplainRule(r *rulefmt.Rule) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s", r.ID, r.Severity)
 	if r.Builtin {
@@ -418,11 +419,11 @@ func ExplainRule(r *analyze.Rule) string {
 		fmt.Fprintf(&b, "  %s\n", r.Description)
 	}
 	switch r.Scope.Kind {
-	case analyze.ScopeDump:
+	case rulefmt.ScopeDump:
 		b.WriteString("  Judged once over the whole dump.\n")
-	case analyze.ScopeTrace:
+	case rulefmt.ScopeTrace:
 		b.WriteString("  Judged for each trace on its own.\n")
-	case analyze.ScopeSubtree:
+	case rulefmt.ScopeSubtree:
 		fmt.Fprintf(&b, "  Judged for each span matching [%s], with everything beneath it.\n", r.Scope.Root)
 	}
 	if r.Select != nil {
@@ -436,10 +437,10 @@ func ExplainRule(r *analyze.Rule) string {
 	}
 	if r.CompleteWhen != nil {
 		fmt.Fprintf(&b, "  A scope is judged only once its trace is whole and holds a span matching [%s]; otherwise it is incomplete.\n", r.CompleteWhen)
-	} else if r.Scope.Kind != analyze.ScopeDump {
+	} else if r.Scope.Kind != rulefmt.ScopeDump {
 		b.WriteString("  A trace with a missing parent span is incomplete and not judged.\n")
 	}
-	if r.Severity == analyze.SeverityError {
+	if r.Severity == rulefmt.SeverityError {
 		b.WriteString("  A failure fails the check (exit 1).\n")
 	} else {
 		b.WriteString("  A failure is reported as a warning only.\n")
@@ -447,18 +448,18 @@ func ExplainRule(r *analyze.Rule) string {
 	return b.String()
 }
 
-var opWords = map[analyze.Op]string{analyze.OpEq: "to equal", analyze.OpNe: "to differ from", analyze.OpLt: "to be below", analyze.OpLe: "to be at most", analyze.OpGt: "to be above", analyze.OpGe: "to be at least"}
+var opWords = map[rulefmt.Op]string{rulefmt.OpEq: "to equal", rulefmt.OpNe: "to differ from", rulefmt.OpLt: "to be below", rulefmt.OpLe: "to be at most", rulefmt.OpGt: "to be above", rulefmt.OpGe: "to be at least"}
 
-func explainExpectation(ex analyze.Expectation) string {
+func explainExpectation(ex rulefmt.Expectation) string {
 	var subject string
 	switch ex.Of {
-	case analyze.QuantityCount:
+	case rulefmt.QuantityCount:
 		subject = "the number of such spans"
-	case analyze.QuantityDistinct:
+	case rulefmt.QuantityDistinct:
 		subject = "the number of distinct values of " + ex.Attribute + " over them"
-	case analyze.QuantityPoolSessions:
+	case rulefmt.QuantityPoolSessions:
 		subject = "the number of sessions the pool chose for them (distinct " + spans.AttrSessionID + ", a session the server forgot counted with the one the redial moved to)"
-	case analyze.QuantityLostSessions:
+	case rulefmt.QuantityLostSessions:
 		subject = "the number of their sessions the server forgot mid-way (a call failed " + spans.ErrTypeSessionExpired + " and later calls ran on another session)"
 	default:
 		subject = "the measure " + ex.Of

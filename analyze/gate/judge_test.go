@@ -8,13 +8,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // coldInitGate loads the shipped seed 003 rule file.
-func coldInitGate(t testing.TB) *analyze.GateConfig {
+func coldInitGate(t testing.TB) *rulefmt.GateConfig {
 	t.Helper()
-	gc, err := analyze.LoadGateConfig("../../testdata/rules/cold-init.yaml")
+	gc, err := rulefmt.LoadGateConfig("../../testdata/rules/cold-init.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func eachSpanOf(td ptrace.Traces, f func(ptrace.Span)) {
 // has landed) against the cold-init dumps of testdata/traces.
 func TestColdInitRuleOnTheSeedDumps(t *testing.T) {
 	gc := coldInitGate(t)
-	cfg := analyze.Config{Measures: gc.Measures}
+	cfg := rulefmt.Config{Measures: gc.Measures}
 	cases := []struct {
 		dump                    string
 		status, measure         Status
@@ -101,7 +102,7 @@ func TestColdInitRuleIsIncompleteUntilTheWorkerLands(t *testing.T) {
 	if onlyT3.SpanCount() != 4 {
 		t.Fatalf("filtered dump holds %d spans, want T3's 4", onlyT3.SpanCount())
 	}
-	r, res := gateEval(t, analyze.Config{Measures: gc.Measures}, gc.Rules, onlyT3)
+	r, res := gateEval(t, rulefmt.Config{Measures: gc.Measures}, gc.Rules, onlyT3)
 	for _, id := range []string{"one-org-read-per-cold-init", "org-reads-measure-has-no-surprises"} {
 		if res[id].Status != StatusIncomplete {
 			t.Errorf("%s = %s (%s), want incomplete", id, res[id].Status, res[id].Found)
@@ -116,7 +117,7 @@ func TestColdInitRuleIsIncompleteUntilTheWorkerLands(t *testing.T) {
 // TestRuleScopesAndAncestorConditions pins how scopes split spans and how
 // under / not_under look only below a subtree's root.
 func TestRuleScopesAndAncestorConditions(t *testing.T) {
-	gc, err := analyze.ParseGateConfig("f.yaml", []byte(`
+	gc, err := rulefmt.ParseGateConfig("f.yaml", []byte(`
 rules:
   - id: dump-reads
     scope: dump
@@ -146,7 +147,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res := gateEval(t, analyze.Config{}, gc.Rules, tracegen.ColdInitTwoReads())
+	_, res := gateEval(t, rulefmt.Config{}, gc.Rules, tracegen.ColdInitTwoReads())
 	for _, id := range []string{"dump-reads", "trace-reads", "worker-reads-per-request", "do-reads-per-request", "not-under-the-root-itself", "per-do-fetch"} {
 		r := res[id]
 		if r.Status != StatusPass {
@@ -164,12 +165,12 @@ rules:
 // TestRuleExamplesAreCapped: --max-examples bounds the list; a negative cap
 // names none.
 func TestRuleExamplesAreCapped(t *testing.T) {
-	rules := analyze.BuiltinRules(analyze.Config{})
-	idx := analyze.NewIndex(analyze.MergeIndexOptions(analyze.Config{}.IndexOptions(), analyze.RulesIndexOptions(rules)))
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
+	idx := analyze.NewIndex(rulefmt.MergeIndexOptions(rulefmt.Config{}.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	idx.Add(tracegen.PerCallDial())
 	for _, c := range []struct{ max, want int }{{2, 2}, {0, 5}, {-1, 0}} {
-		unexplained := slices.DeleteFunc(slices.Clone(rules), func(r analyze.Rule) bool { return r.ID != analyze.RuleNoUnexplainedMisses })
-		_, res := evaluate(t, idx, analyze.Config{}, unexplained, c.max)
+		unexplained := slices.DeleteFunc(slices.Clone(rules), func(r rulefmt.Rule) bool { return r.ID != rulefmt.RuleNoUnexplainedMisses })
+		_, res := evaluate(t, idx, rulefmt.Config{}, unexplained, c.max)
 		if got := len(res[0].Examples); got != c.want {
 			t.Errorf("MaxExamples %d: %d examples, want %d", c.max, got, c.want)
 		}
@@ -179,7 +180,7 @@ func TestRuleExamplesAreCapped(t *testing.T) {
 // TestMeasureRulesCompareMeasures covers measure bounds, tolerance and a
 // measure without data.
 func TestMeasureRulesCompareMeasures(t *testing.T) {
-	gc, err := analyze.ParseGateConfig("f.yaml", []byte(`
+	gc, err := rulefmt.ParseGateConfig("f.yaml", []byte(`
 rules:
   - id: floor
     scope: dump
@@ -197,7 +198,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, res := gateEval(t, analyze.Config{}, gc.Rules, tracegen.Pooled())
+	_, res := gateEval(t, rulefmt.Config{}, gc.Rules, tracegen.Pooled())
 	want := map[string]Status{"floor": StatusPass, "strict-floor": StatusFail, "loose-floor": StatusPass}
 	for id, st := range want {
 		if res[id].Status != st {
@@ -207,7 +208,7 @@ rules:
 	if got := res["floor"].Found; got != "hit_rate = 0.8333333333333334, handshakes = 1 (misses = 1)" {
 		t.Errorf("found = %q", got)
 	}
-	_, res = gateEval(t, analyze.Config{}, gc.Rules, tracegen.ColdInitOneRead())
+	_, res = gateEval(t, rulefmt.Config{}, gc.Rules, tracegen.ColdInitOneRead())
 	if res["no-data"].Status != StatusIncomplete || res["floor"].Status != StatusIncomplete {
 		t.Errorf("without acquires: no-data %s, floor %s; want incomplete", res["no-data"].Status, res["floor"].Status)
 	}
@@ -215,7 +216,7 @@ rules:
 
 // TestTraceQLRendersSelectors pins the Tempo queries of selectors and rules.
 func TestTraceQLRendersSelectors(t *testing.T) {
-	gc, err := analyze.ParseGateConfig("f.yaml", []byte(`
+	gc, err := rulefmt.ParseGateConfig("f.yaml", []byte(`
 rules:
   - id: a
     scope: trace
@@ -240,7 +241,7 @@ rules:
 	if got := sel.TraceQL(); !strings.HasPrefix(got, `{ name = "plugin.mcp.invoke" } >> {`) || !strings.Contains(got, `&& { name = "x" } !>> {`) {
 		t.Errorf("span selector = %s", got)
 	}
-	_, res := gateEval(t, analyze.Config{}, gc.Rules, tracegen.Pooled())
+	_, res := gateEval(t, rulefmt.Config{}, gc.Rules, tracegen.Pooled())
 	if got := res["a"].TraceQL; !strings.HasSuffix(got, "| count() > 1") {
 		t.Errorf("rule query %q: want the per-trace count pipeline", got)
 	}
@@ -249,7 +250,7 @@ rules:
 // TestEvaluateRefusesObservationsOfOtherRules: observations that do not
 // line up with the rules are an error, never a verdict.
 func TestEvaluateRefusesObservationsOfOtherRules(t *testing.T) {
-	rules := analyze.BuiltinRules(analyze.Config{})
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
 	if _, err := Evaluate(&analyze.Analysis{Report: &analyze.Report{}}, rules); err == nil {
 		t.Error("Evaluate judged rules without their observations")
 	}

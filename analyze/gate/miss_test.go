@@ -5,7 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -50,11 +50,11 @@ func TestMissAttributionFollowsTheExplainedReasons(t *testing.T) {
 		{spans.MissUnexplained, spans.MissUnexplained},
 	} {
 		t.Run(c.recorded, func(t *testing.T) {
-			r, res := gateEval(t, analyze.Config{}, analyze.BuiltinRules(analyze.Config{}), withRecordedReason(t, c.recorded))
+			r, res := gateEval(t, rulefmt.Config{}, rulefmt.BuiltinRules(rulefmt.Config{}), withRecordedReason(t, c.recorded))
 			if r.Pool.MissReasons[c.want] != 1 || r.Pool.MissReasons[spans.MissCold] != 1 {
 				t.Errorf("miss_reasons = %v, want cold 1 and %s 1", r.Pool.MissReasons, c.want)
 			}
-			rule := res[analyze.RuleNoUnexplainedMisses]
+			rule := res[rulefmt.RuleNoUnexplainedMisses]
 			if wantPass := c.want != spans.MissUnexplained; (rule.Status == StatusPass) != wantPass {
 				t.Errorf("%s = %s (%s)", rule.ID, rule.Status, rule.Found)
 			}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -21,14 +22,14 @@ import (
 func TestSessionRulesNeverApplyToSessionlessExecutions(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		cfg  analyze.Config
+		cfg  rulefmt.Config
 	}{
-		{"by trace", analyze.Config{}},
-		{"by execution root", analyze.Config{ExecutionRoot: &analyze.Selector{Name: "executor.execute"}}},
+		{"by trace", rulefmt.Config{}},
+		{"by execution root", rulefmt.Config{ExecutionRoot: &rulefmt.Selector{Name: "executor.execute"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, res := gateEval(t, c.cfg, analyze.BuiltinRules(c.cfg), tracegen.Sessionless())
-			one := res[analyze.RuleOneSessionPerExecution]
+			r, res := gateEval(t, c.cfg, rulefmt.BuiltinRules(c.cfg), tracegen.Sessionless())
+			one := res[rulefmt.RuleOneSessionPerExecution]
 			if one.Status != StatusFail || one.Scopes != 3 || one.Failed != 1 || one.NotApplicable != 3 {
 				t.Errorf("%s = %s, scopes %d, failed %d, not applicable %d (%s); want the 3 stateful judged (1 failing) and 3 sessionless left out",
 					one.ID, one.Status, one.Scopes, one.Failed, one.NotApplicable, one.Found)
@@ -36,7 +37,7 @@ func TestSessionRulesNeverApplyToSessionlessExecutions(t *testing.T) {
 			if !strings.Contains(one.Found, "3 ") || !strings.Contains(one.Found, "against sessionless servers (MCP 2026-07-28 or later), not applicable") {
 				t.Errorf("%s found = %q", one.ID, one.Found)
 			}
-			if lost := res[analyze.RuleServerKeptSessions]; lost.NotApplicable != 3 || lost.Status != StatusPass {
+			if lost := res[rulefmt.RuleServerKeptSessions]; lost.NotApplicable != 3 || lost.Status != StatusPass {
 				t.Errorf("%s = %+v", lost.ID, lost)
 			}
 			if len(r.ByProtocol) != 2 {
@@ -78,8 +79,8 @@ func TestOnlySessionlessExecutionsPassTheSessionRules(t *testing.T) {
 		})
 		return rs.ScopeSpans().Len() == 0
 	})
-	_, res := gateEval(t, analyze.Config{}, analyze.BuiltinRules(analyze.Config{}), td)
-	for _, id := range []string{analyze.RuleOneSessionPerExecution, analyze.RuleServerKeptSessions} {
+	_, res := gateEval(t, rulefmt.Config{}, rulefmt.BuiltinRules(rulefmt.Config{}), td)
+	for _, id := range []string{rulefmt.RuleOneSessionPerExecution, rulefmt.RuleServerKeptSessions} {
 		r := res[id]
 		if r.Status != StatusPass || r.Scopes != 0 || r.NotApplicable != 3 || !strings.HasPrefix(r.Found, "3 traces against sessionless servers") {
 			t.Errorf("%s = %s, scopes %d, not applicable %d (%s); want a pass over 3 sessionless traces", id, r.Status, r.Scopes, r.NotApplicable, r.Found)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // Regression is one measure that got worse than its baseline allows.
@@ -31,7 +32,7 @@ type Regression struct {
 // percentiles), then the reads measures in the baseline's order. Each
 // measure is compared as its row's BaselineCheck says; one without data on
 // a side that needs it is not compared.
-func Regressions(base, cur *analyze.Report, tol analyze.Tolerances) []Regression {
+func Regressions(base, cur *analyze.Report, tol rulefmt.Tolerances) []Regression {
 	out := []Regression{}
 	for _, m := range analyze.Measures() {
 		b, okB := m.Value(base)
@@ -60,7 +61,7 @@ func Regressions(base, cur *analyze.Report, tol analyze.Tolerances) []Regression
 
 // regression compares one measure's baseline value b with its current
 // value c as m.Baseline says; both says whether both sides have data.
-func regression(m analyze.Measure, name string, b, c float64, both bool, tol analyze.Tolerances) (Regression, bool) {
+func regression(m analyze.Measure, name string, b, c float64, both bool, tol rulefmt.Tolerances) (Regression, bool) {
 	g := Regression{Measure: name, Baseline: b, Current: c}
 	switch m.Baseline {
 	case analyze.BaselineDrop:
@@ -106,12 +107,12 @@ type DiffRow struct {
 
 // Diff lines up every dump-level measure of two reports (the reads
 // measures of either side included), marking the regressions tol finds.
-func Diff(base, cur *analyze.Report, tol analyze.Tolerances) []DiffRow {
-	names := analyze.MeasureNames(nil)
+func Diff(base, cur *analyze.Report, tol rulefmt.Tolerances) []DiffRow {
+	names := rulefmt.MeasureNames(nil)
 	seen := map[string]bool{}
 	for _, r := range []*analyze.Report{base, cur} {
 		for _, m := range r.Measures {
-			for _, n := range analyze.MeasureNames([]analyze.ReadMeasure{{Name: m.Name}}) {
+			for _, n := range rulefmt.MeasureNames([]rulefmt.ReadMeasure{{Name: m.Name}}) {
 				if strings.HasPrefix(n, readsPrefix) && !seen[n] {
 					seen[n] = true
 					names = append(names, n)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -71,8 +72,8 @@ func TestReadBaselineRejectsOtherFiles(t *testing.T) {
 // TestRegressionsAgainstABaseline pins each kind of regression with the
 // scenario pair that shows it.
 func TestRegressionsAgainstABaseline(t *testing.T) {
-	pooled := analyzeTD(t, analyze.Config{}, tracegen.Pooled())
-	perCall := analyzeTD(t, analyze.Config{}, tracegen.PerCallDial())
+	pooled := analyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
+	perCall := analyzeTD(t, rulefmt.Config{}, tracegen.PerCallDial())
 	oneRead := analyzeTD(t, scenarioConfig(t, "cold-init-one-read"), tracegen.ColdInitOneRead())
 	twoReads := analyzeTD(t, scenarioConfig(t, "cold-init-two-reads"), tracegen.ColdInitTwoReads())
 
@@ -83,20 +84,20 @@ func TestRegressionsAgainstABaseline(t *testing.T) {
 		}
 		return strings.Join(names, ",")
 	}
-	noLatency := analyze.DefaultTolerances()
+	noLatency := rulefmt.DefaultTolerances()
 	noLatency.LatencyRatio = 1e9
 	cases := []struct {
 		name      string
 		base, cur *analyze.Report
-		tol       analyze.Tolerances
+		tol       rulefmt.Tolerances
 		want      string
 	}{
-		{"same run", pooled, pooled, analyze.DefaultTolerances(), ""},
+		{"same run", pooled, pooled, rulefmt.DefaultTolerances(), ""},
 		{"per-call against pooled", pooled, perCall, noLatency, "hit_rate,excess_misses,unexplained_misses,multi_session_executions"},
-		{"tolerated", pooled, perCall, analyze.Tolerances{HitRateDrop: 1, LatencyRatio: 1e9, ExcessMisses: 5, UnexplainedMisses: 5}, "multi_session_executions"},
+		{"tolerated", pooled, perCall, rulefmt.Tolerances{HitRateDrop: 1, LatencyRatio: 1e9, ExcessMisses: 5, UnexplainedMisses: 5}, "multi_session_executions"},
 		{"improvement", perCall, pooled, noLatency, ""},
-		{"more unexpected reads", oneRead, twoReads, analyze.DefaultTolerances(), "measures.org_reads_per_cold_init.unexpected"},
-		{"unexpected tolerated", oneRead, twoReads, analyze.Tolerances{LatencyRatio: 1.5, Unexpected: 3}, ""},
+		{"more unexpected reads", oneRead, twoReads, rulefmt.DefaultTolerances(), "measures.org_reads_per_cold_init.unexpected"},
+		{"unexpected tolerated", oneRead, twoReads, rulefmt.Tolerances{LatencyRatio: 1.5, Unexpected: 3}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,7 +116,7 @@ func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
 		r.Pool.Latency.Call = analyze.Percentiles{Count: 10, P50: ptr(1.0), P95: ptr(1.0), P99: ptr(p99)}
 		return r
 	}
-	tol := analyze.DefaultTolerances() // x1.5, 5 ms
+	tol := rulefmt.DefaultTolerances() // x1.5, 5 ms
 	for _, c := range []struct {
 		base, cur float64
 		want      bool
@@ -129,9 +130,9 @@ func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
 
 // TestDiffRendersBothSides lines up two reports and marks regressions.
 func TestDiffRendersBothSides(t *testing.T) {
-	pooled := analyzeTD(t, analyze.Config{}, tracegen.Pooled())
-	perCall := analyzeTD(t, analyze.Config{}, tracegen.PerCallDial())
-	rows := Diff(pooled, perCall, analyze.DefaultTolerances())
+	pooled := analyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
+	perCall := analyzeTD(t, rulefmt.Config{}, tracegen.PerCallDial())
+	rows := Diff(pooled, perCall, rulefmt.DefaultTolerances())
 	byName := map[string]DiffRow{}
 	for _, r := range rows {
 		byName[r.Measure] = r

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // junitSuites is the JUnit XML document most CI systems read: one suite,
@@ -63,7 +64,7 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 		tc := junitCase{Name: r.ID, Classname: "mcptrace.rules"}
 		detail := ruleDetail(r)
 		switch {
-		case r.Status == StatusFail && r.Severity == analyze.SeverityError:
+		case r.Status == StatusFail && r.Severity == rulefmt.SeverityError:
 			tc.Failure = &junitMessage{Message: r.Found, Type: "rule", Text: detail}
 			suite.Failures++
 		case r.Status == StatusFail:
@@ -166,9 +167,9 @@ func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
 	for _, r := range c.Rules {
 		level := ""
 		switch {
-		case r.Status == StatusFail && r.Severity == analyze.SeverityError:
+		case r.Status == StatusFail && r.Severity == rulefmt.SeverityError:
 			level = "error"
-		case r.Status == StatusFail, r.Status == StatusIncomplete && r.Severity == analyze.SeverityError:
+		case r.Status == StatusFail, r.Status == StatusIncomplete && r.Severity == rulefmt.SeverityError:
 			level = "warning"
 		default:
 			continue
@@ -244,7 +245,7 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 	fmt.Fprintln(bw, "|---|---|---|---|---|")
 	for _, r := range c.Rules {
 		st := icon[r.Status] + " " + string(r.Status)
-		if r.Status == StatusFail && r.Severity == analyze.SeverityWarning {
+		if r.Status == StatusFail && r.Severity == rulefmt.SeverityWarning {
 			st = "⚠️ warning"
 		}
 		fmt.Fprintf(bw, "| %s | %s | `%s` | %s | %s |\n", st, r.Severity, textfmt.MDCode(r.ID), mdCell(r.Expected), mdCell(r.Found))

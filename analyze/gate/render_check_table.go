@@ -8,14 +8,14 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // verdictWord renders a status for people.
-func verdictWord(s Status, sev analyze.Severity) string {
+func verdictWord(s Status, sev rulefmt.Severity) string {
 	switch {
-	case s == StatusFail && sev == analyze.SeverityWarning:
+	case s == StatusFail && sev == rulefmt.SeverityWarning:
 		return "WARN"
 	case s == StatusFail:
 		return "FAIL"

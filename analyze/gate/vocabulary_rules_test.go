@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // TestBuiltinSessionRulesJudgeTheVocabularysCalls: the built-in session
@@ -35,11 +35,11 @@ func TestBuiltinSessionRulesJudgeTheVocabularysCalls(t *testing.T) {
 	if multi == 0 || most < 2 {
 		t.Fatalf("the golden holds no multi-session execution (%d, max %d): nothing to judge", multi, most)
 	}
-	for _, p := range []analyze.Profile{analyze.ProfileAuto, analyze.ProfileOpenLLMetry} {
+	for _, p := range []rulefmt.Profile{rulefmt.ProfileAuto, rulefmt.ProfileOpenLLMetry} {
 		t.Run(string(p), func(t *testing.T) {
-			cfg := analyze.Config{Profile: p}
-			_, res := gateEvalFile(t, cfg, analyze.BuiltinRules(cfg), dir+"per-call.jsonl")
-			r := res[analyze.RuleOneSessionPerExecution]
+			cfg := rulefmt.Config{Profile: p}
+			_, res := gateEvalFile(t, cfg, rulefmt.BuiltinRules(cfg), dir+"per-call.jsonl")
+			r := res[rulefmt.RuleOneSessionPerExecution]
 			if r.Status != StatusFail || r.Failed != multi || !strings.Contains(r.Found, fmt.Sprintf("pool_sessions = %d", most)) {
 				t.Errorf("%s = %s, %d failed (%s); want fail on the ledger's %d executions at %d sessions", r.ID, r.Status, r.Failed, r.Found, multi, most)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -38,9 +39,9 @@ type dumpFlags struct {
 func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
 	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of "+verb+" what was read before the damage")
-	fl.StringVar(&f.profile, "profile", string(analyze.ProfileAuto), "vocabulary: auto (detected per resource), mcptrace (alias default), acquire-on-miss, semconv or openllmetry; a --config's vocabulary: block is used when given")
+	fl.StringVar(&f.profile, "profile", string(rulefmt.ProfileAuto), "vocabulary: auto (detected per resource), mcptrace (alias default), acquire-on-miss, semconv or openllmetry; a --config's vocabulary: block is used when given")
 	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
-	fl.DurationVar(&f.idleTTL, "idle-ttl", analyze.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
+	fl.DurationVar(&f.idleTTL, "idle-ttl", rulefmt.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
 	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
 	addLimitFlags(fl, &f.limits)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 func init() { subcommands = append(subcommands, newCheckCmd) }
@@ -22,12 +23,12 @@ func init() { subcommands = append(subcommands, newCheckCmd) }
 type gateFlags struct {
 	dumpFlags
 	config string
-	tol    analyze.Tolerances
+	tol    rulefmt.Tolerances
 }
 
 // addGateFlags registers the shared flags on fl.
 func addGateFlags(fl *pflag.FlagSet, f *gateFlags) {
-	def := analyze.DefaultTolerances()
+	def := rulefmt.DefaultTolerances()
 	fl.StringVar(&f.config, "config", "", "YAML file with measures:, rules: and regressions: (default: the built-in rules)")
 	addDumpFlags(fl, &f.dumpFlags, "checking")
 	fl.Float64Var(&f.tol.HitRateDrop, "max-hit-rate-drop", def.HitRateDrop, "regression: how far the hit rate may fall below the baseline (0.02 = 2 points)")
@@ -186,12 +187,12 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	var rules []analyze.Rule
+	var rules []rulefmt.Rule
 	if s.gate != nil {
 		rules = s.gate.Rules
 	}
 	if len(rules) == 0 || f.builtin || (s.gate != nil && s.gate.Builtin != nil) {
-		rules = append(rules, analyze.BuiltinRules(s.cfg)...)
+		rules = append(rules, rulefmt.BuiltinRules(s.cfg)...)
 	}
 	rules = s.gate.ApplyBuiltin(rules)
 	var base *analyze.Report

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -135,7 +136,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		{"rules --explain", []string{"rules", "--explain", gateRules + "cold-init.yaml"}, 0,
 			[]string{"one-org-read-per-cold-init (error, line 25)", "Expects the number of such spans to equal 1."}, nil},
 		{"rules --builtin", []string{"rules", "--builtin"}, 0,
-			[]string{analyze.RuleOneSessionPerExecution, analyze.RuleNoUnexplainedMisses, analyze.RuleAcquireHasCacheHit, analyze.RuleHandshakeOnlyOnMiss, analyze.RuleOneAcquirePerInvoke}, nil},
+			[]string{rulefmt.RuleOneSessionPerExecution, rulefmt.RuleNoUnexplainedMisses, rulefmt.RuleAcquireHasCacheHit, rulefmt.RuleHandshakeOnlyOnMiss, rulefmt.RuleOneAcquirePerInvoke}, nil},
 		{"rules validates", []string{"rules", gateRules + "pool.yaml"}, 0, []string{"4 rule(s) OK"}, nil},
 		{"rules rejects a bad file", []string{"rules", badRules}, 2, nil, []string{"bad.yaml:4:18"}},
 		{"rules without arguments", []string{"rules"}, 2, nil, []string{"rules needs a FILE"}},
@@ -192,7 +193,7 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		for _, c := range suites.Suite[0].Cases {
 			failed[c.Name] = c.Failure != nil
 		}
-		if !failed[analyze.RuleOneSessionPerExecution] || !failed[analyze.RuleNoUnexplainedMisses] || failed[analyze.RuleAcquireHasCacheHit] || !failed["hit_rate"] {
+		if !failed[rulefmt.RuleOneSessionPerExecution] || !failed[rulefmt.RuleNoUnexplainedMisses] || failed[rulefmt.RuleAcquireHasCacheHit] || !failed["hit_rate"] {
 			t.Errorf("JUnit testcases = %v", failed)
 		}
 		for _, f := range []string{summary, stepSummary} {
@@ -220,7 +221,7 @@ func TestDemoDumpPassesTheGateAndPerCallFailsIt(t *testing.T) {
 		failed []string
 	}{
 		{demo.ModePooled, nil},
-		{demo.ModePerCall, []string{analyze.RuleOneSessionPerExecution, analyze.RuleNoUnexplainedMisses}},
+		{demo.ModePerCall, []string{rulefmt.RuleOneSessionPerExecution, rulefmt.RuleNoUnexplainedMisses}},
 	} {
 		t.Run(string(c.mode), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "demo.jsonl")
@@ -235,10 +236,10 @@ func TestDemoDumpPassesTheGateAndPerCallFailsIt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			root := analyze.Selector{Name: demo.SpanExecution}
-			for _, cfg := range []analyze.Config{{}, {ExecutionRoot: &root}} {
-				rules := analyze.BuiltinRules(cfg)
-				idx, _, err := analyze.Load(t.Context(), []string{path}, analyze.LoadOptions{Index: analyze.MergeIndexOptions(cfg.IndexOptions(), analyze.RulesIndexOptions(rules))})
+			root := rulefmt.Selector{Name: demo.SpanExecution}
+			for _, cfg := range []rulefmt.Config{{}, {ExecutionRoot: &root}} {
+				rules := rulefmt.BuiltinRules(cfg)
+				idx, _, err := analyze.Load(t.Context(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -255,7 +256,7 @@ func TestDemoDumpPassesTheGateAndPerCallFailsIt(t *testing.T) {
 					if r.Status != gate.StatusPass {
 						failed = append(failed, r.ID)
 					}
-					if r.ID == analyze.RuleOneSessionPerExecution && r.Scopes != 6 {
+					if r.ID == rulefmt.RuleOneSessionPerExecution && r.Scopes != 6 {
 						t.Errorf("%s judged %d executions, want 6", r.ID, r.Scopes)
 					}
 				}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // corpusDumps is the third-party corpus (docs/corpus.md): dumps written by
@@ -102,7 +102,7 @@ func TestCheckOnAnUnrecognisedCorpusDumpExits3NamingItsSpans(t *testing.T) {
 // root spans, a session span that outlives its execution), the session
 // rules are incomplete, never a pass on zero, and check does not exit 0.
 func TestCheckNeverPassesSessionRulesOnUnmeasurableCorpusExecutions(t *testing.T) {
-	sessionRules := []string{analyze.RuleOneSessionPerExecution, analyze.RuleServerKeptSessions}
+	sessionRules := []string{rulefmt.RuleOneSessionPerExecution, rulefmt.RuleServerKeptSessions}
 	n := 0
 	for dump, g := range corpusGoldensCLI(t) {
 		if g.Expect.ExecutionsMeasurable {

@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/internal/profiling"
@@ -311,7 +312,7 @@ func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*os.File, error) {
 // readDemoDumps analyzes each dump and writes its HTML report beside it.
 func readDemoDumps(ctx context.Context, dumps []*demoDump) error {
 	for _, d := range dumps {
-		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, analyze.Config{}, analyze.ReadOptions{})
+		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, rulefmt.Config{}, analyze.ReadOptions{})
 		if err != nil {
 			return fmt.Errorf("analyze the demo dump %s: %w", d.Path, err)
 		}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -209,7 +209,7 @@ func TestCheckSkipsSessionlessExecutionsFromAFile(t *testing.T) {
 		t.Fatalf("exit %d, not JSON (%v): %s", code, err, errOut)
 	}
 	for _, r := range doc.Rules {
-		if r.ID == analyze.RuleOneSessionPerExecution && (r.Scopes != 3 || r.Failed != 1 || r.NotApplicable != 3) {
+		if r.ID == rulefmt.RuleOneSessionPerExecution && (r.Scopes != 3 || r.Failed != 1 || r.NotApplicable != 3) {
 			t.Errorf("%s: scopes %d failed %d not applicable %d, want 3, 1, 3", r.ID, r.Scopes, r.Failed, r.NotApplicable)
 		}
 	}

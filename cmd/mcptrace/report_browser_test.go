@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // chromiumBinary is where Debian's chromium package installs the browser.
@@ -227,7 +228,7 @@ func nonBlank(t *testing.T, png []byte) (bool, string) {
 // analyzer (not the page): a lane per session is what the page must draw.
 func demoSessions(t *testing.T, dump string) map[string][]string {
 	t.Helper()
-	cfg := analyze.Config{}
+	cfg := rulefmt.Config{}
 	idx, _, err := analyze.Load(context.Background(), []string{dump}, analyze.LoadOptions{Index: cfg.IndexOptions()})
 	if err != nil {
 		t.Fatal(err)

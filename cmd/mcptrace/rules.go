@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 func init() { subcommands = append(subcommands, newRulesCmd) }
@@ -65,15 +65,15 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 	}
 	out := cmd.OutOrStdout()
 	if f.builtin {
-		var cfg analyze.Config
+		var cfg rulefmt.Config
 		if f.executionRoot != "" {
-			sel, err := analyze.ParseSelectorString(f.executionRoot)
+			sel, err := rulefmt.ParseSelectorString(f.executionRoot)
 			if err != nil {
 				return usageErrorf("--execution-root: %w", err)
 			}
 			cfg.ExecutionRoot = &sel
 		}
-		for i, r := range analyze.BuiltinRules(cfg) {
+		for i, r := range rulefmt.BuiltinRules(cfg) {
 			if i > 0 {
 				fmt.Fprintln(out)
 			}
@@ -81,7 +81,7 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 		}
 		return nil
 	}
-	gc, err := analyze.LoadGateConfig(file)
+	gc, err := rulefmt.LoadGateConfig(file)
 	if err != nil {
 		return usageErrorf("%w", err)
 	}

@@ -11,16 +11,17 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // runSetup is what the flags of analyze, check and diff resolve to: how to
 // read and analyze the dumps, and for the gate the configuration file's
 // rules and the regression tolerances.
 type runSetup struct {
-	cfg   analyze.Config
+	cfg   rulefmt.Config
 	ropts analyze.ReadOptions
-	gate  *analyze.GateConfig // nil without --config
-	tol   analyze.Tolerances
+	gate  *rulefmt.GateConfig // nil without --config
+	tol   rulefmt.Tolerances
 	// engine shards (and, for analyze, streams) a run without rules;
 	// needIndex makes it load one index instead (the HTML report reads it).
 	engine    analyze.EngineOptions
@@ -28,13 +29,13 @@ type runSetup struct {
 }
 
 // tolFlags maps each regression tolerance flag to the field it sets.
-var tolFlags = map[string]func(dst *analyze.Tolerances, src analyze.Tolerances){
-	"max-hit-rate-drop":        func(d *analyze.Tolerances, s analyze.Tolerances) { d.HitRateDrop = s.HitRateDrop },
-	"max-latency-ratio":        func(d *analyze.Tolerances, s analyze.Tolerances) { d.LatencyRatio = s.LatencyRatio },
-	"latency-min-delta-ms":     func(d *analyze.Tolerances, s analyze.Tolerances) { d.LatencyMinDeltaMS = s.LatencyMinDeltaMS },
-	"allow-excess-misses":      func(d *analyze.Tolerances, s analyze.Tolerances) { d.ExcessMisses = s.ExcessMisses },
-	"allow-unexplained-misses": func(d *analyze.Tolerances, s analyze.Tolerances) { d.UnexplainedMisses = s.UnexplainedMisses },
-	"allow-unexpected":         func(d *analyze.Tolerances, s analyze.Tolerances) { d.Unexpected = s.Unexpected },
+var tolFlags = map[string]func(dst *rulefmt.Tolerances, src rulefmt.Tolerances){
+	"max-hit-rate-drop":        func(d *rulefmt.Tolerances, s rulefmt.Tolerances) { d.HitRateDrop = s.HitRateDrop },
+	"max-latency-ratio":        func(d *rulefmt.Tolerances, s rulefmt.Tolerances) { d.LatencyRatio = s.LatencyRatio },
+	"latency-min-delta-ms":     func(d *rulefmt.Tolerances, s rulefmt.Tolerances) { d.LatencyMinDeltaMS = s.LatencyMinDeltaMS },
+	"allow-excess-misses":      func(d *rulefmt.Tolerances, s rulefmt.Tolerances) { d.ExcessMisses = s.ExcessMisses },
+	"allow-unexplained-misses": func(d *rulefmt.Tolerances, s rulefmt.Tolerances) { d.UnexplainedMisses = s.UnexplainedMisses },
+	"allow-unexpected":         func(d *rulefmt.Tolerances, s rulefmt.Tolerances) { d.Unexpected = s.Unexpected },
 }
 
 // resolveSetup is the one way analyze, check and diff resolve their
@@ -44,30 +45,30 @@ var tolFlags = map[string]func(dst *analyze.Tolerances, src analyze.Tolerances){
 // regressions), then the tolerance flags of tol (nil for a command without
 // them) that fl says were given, which win over the file. Every mistake is
 // a usage error (exit 2).
-func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *analyze.Tolerances) (runSetup, error) {
+func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.Tolerances) (runSetup, error) {
 	var s runSetup
 	inFormat, err := analyze.ParseFormat(f.inputFormat)
 	if err != nil {
 		return s, usageErrorf("--input-format: %w", err)
 	}
-	profile, err := analyze.ParseProfile(f.profile)
+	profile, err := rulefmt.ParseProfile(f.profile)
 	if err != nil {
 		return s, usageErrorf("--profile: %w", err)
 	}
 	if f.idleTTL <= 0 {
 		return s, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
 	}
-	s.cfg = analyze.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
+	s.cfg = rulefmt.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}
 	if f.executionRoot != "" {
-		sel, err := analyze.ParseSelectorString(f.executionRoot)
+		sel, err := rulefmt.ParseSelectorString(f.executionRoot)
 		if err != nil {
 			return s, usageErrorf("--execution-root: %w", err)
 		}
 		s.cfg.ExecutionRoot = &sel
 	}
-	s.tol = analyze.DefaultTolerances()
+	s.tol = rulefmt.DefaultTolerances()
 	if config != "" {
-		gc, err := analyze.LoadGateConfig(config)
+		gc, err := rulefmt.LoadGateConfig(config)
 		if err != nil {
 			return s, usageErrorf("--config: %w", err)
 		}
@@ -104,14 +105,14 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *analyze.To
 // warnings go to stderr, and a partial input is reported with
 // damaged(spans that could be read), which says what the command did
 // with them. A read error is exit 2, an interruption exit 130.
-func loadDumps(cmd *cobra.Command, s runSetup, rules []analyze.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Analysis, error) {
+func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
 	progress := newProgress(stderr, paths)
 	lopts := analyze.LoadOptions{
 		Read:     ropts,
-		Index:    analyze.MergeIndexOptions(s.cfg.IndexOptions(), analyze.RulesIndexOptions(rules)),
+		Index:    rulefmt.MergeIndexOptions(s.cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)),
 		Progress: progress.update,
 		Reread:   progress.reread,
 	}

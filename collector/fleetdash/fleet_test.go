@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/promtest"
@@ -57,7 +57,7 @@ func workload(t *testing.T, round int) (batches []ptrace.Traces, traces int) {
 	t.Helper()
 	shift := pcommon.Timestamp(time.Duration(round) * 24 * time.Hour)
 	for _, sc := range tracegen.Scenarios() {
-		if tracegen.ScenarioProfile(sc.Name) != string(analyze.ProfileDefault) {
+		if tracegen.ScenarioProfile(sc.Name) != string(rulefmt.ProfileDefault) {
 			continue
 		}
 		byTrace := map[pcommon.TraceID]ptrace.Traces{}
@@ -375,7 +375,7 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 	cfg.Wait = 200 * time.Millisecond
 	cfg.MaxOpenTraces = maxOpenTraces
 	cfg.HoldComplete = true
-	cfg.Profile = string(analyze.ProfileDefault)
+	cfg.Profile = string(rulefmt.ProfileDefault)
 	conn, err := connFactory.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(connFactory.Type()), cfg, next)
 	if err != nil {
 		t.Fatal(err)

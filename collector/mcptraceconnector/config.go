@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // Defaults of the connector's configuration.
@@ -122,10 +123,10 @@ type settings struct {
 	// held, and only when neither the measures nor the in-stream rules
 	// wait on more (analyze.CompleteAtRoot).
 	completeAtRoot bool
-	analyze        analyze.Config
+	analyze        rulefmt.Config
 	// rules are evaluated per finalized trace; the dump-scoped ones are
 	// not (see inStreamRules).
-	rules []analyze.Rule
+	rules []rulefmt.Rule
 	// rulesSource names where the rules came from, for logs.
 	rulesSource string
 	// forward is attribution: forward.
@@ -134,12 +135,12 @@ type settings struct {
 }
 
 // vocabulary parses the vocabulary block, nil without one. The block is
-// handed to the analyzer's own parser (analyze.ParseVocabulary), the one
+// handed to the analyzer's own parser (rulefmt.ParseVocabulary), the one
 // that reads the vocabulary: block of an mcptrace.yaml, so it takes exactly the keys, the
 // selectors and the checks of the file format, every mistake at once; the
 // lines and columns its errors name are those of the block as re-encoded,
 // which the message says.
-func (c *Config) vocabulary() (*analyze.Vocabulary, error) {
+func (c *Config) vocabulary() (*rulefmt.Vocabulary, error) {
 	if c.Vocabulary == nil {
 		return nil, nil
 	}
@@ -147,7 +148,7 @@ func (c *Config) vocabulary() (*analyze.Vocabulary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary: %w", err)
 	}
-	v, err := analyze.ParseVocabulary("the connector's vocabulary block, re-encoded", data)
+	v, err := rulefmt.ParseVocabulary("the connector's vocabulary block, re-encoded", data)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary: %w", err)
 	}
@@ -156,14 +157,14 @@ func (c *Config) vocabulary() (*analyze.Vocabulary, error) {
 
 // settings resolves c; errors name the field.
 func (c *Config) settings() (settings, error) {
-	profile, err := analyze.ParseProfile(c.Profile)
+	profile, err := rulefmt.ParseProfile(c.Profile)
 	if err != nil {
 		return settings{}, fmt.Errorf("profile: %w", err)
 	}
 	s := settings{
 		wait:          c.Wait,
 		maxOpenTraces: c.MaxOpenTraces,
-		analyze:       analyze.Config{Profile: profile},
+		analyze:       rulefmt.Config{Profile: profile},
 		pairWait:      c.PairWait,
 	}
 	switch c.Attribution {
@@ -178,10 +179,10 @@ func (c *Config) settings() (settings, error) {
 		return settings{}, err
 	}
 	if c.Rules == "" {
-		s.rules = analyze.BuiltinRules(s.analyze)
+		s.rules = rulefmt.BuiltinRules(s.analyze)
 		s.rulesSource = "built-in rules"
 	} else {
-		gc, err := analyze.LoadGateConfig(c.Rules)
+		gc, err := rulefmt.LoadGateConfig(c.Rules)
 		if err != nil {
 			return settings{}, fmt.Errorf("rules: %w", err)
 		}
@@ -196,7 +197,7 @@ func (c *Config) settings() (settings, error) {
 		}
 	}
 	if voc != nil {
-		if profile != analyze.ProfileAuto {
+		if profile != rulefmt.ProfileAuto {
 			return settings{}, fmt.Errorf("profile %s and vocabulary %s: give one (leave profile at auto)", profile, voc.Name)
 		}
 		s.analyze.Vocabulary = voc
@@ -210,7 +211,7 @@ func (c *Config) settings() (settings, error) {
 // the connector can evaluate on a finalized trace, and the dump-scoped ones
 // (a dump scope, or a comparison with a dump-wide measure such as the hit
 // rate), which need every trace at once and are not evaluated in-stream.
-func inStreamRules(rules []analyze.Rule) (perTrace, dumpScoped []analyze.Rule) {
+func inStreamRules(rules []rulefmt.Rule) (perTrace, dumpScoped []rulefmt.Rule) {
 	for _, r := range rules {
 		if !analyze.InStream(r) {
 			dumpScoped = append(dumpScoped, r)

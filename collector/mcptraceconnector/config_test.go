@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
 
@@ -55,7 +56,7 @@ func TestConfigFromYAML(t *testing.T) {
 		{id: "mcptrace/zero_wait", wantErr: "wait: must be positive, got 0s", sentinel: errNotPositive},
 		{id: "mcptrace/negative_wait", wantErr: "wait: must be positive, got -1s", sentinel: errNotPositive},
 		{id: "mcptrace/zero_max", wantErr: "max_open_traces: must be positive, got 0", sentinel: errNotPositive},
-		{id: "mcptrace/bad_profile", wantErr: `profile: unknown profile "fancy"`, sentinel: analyze.ErrUnknownProfile},
+		{id: "mcptrace/bad_profile", wantErr: `profile: unknown profile "fancy"`, sentinel: rulefmt.ErrUnknownProfile},
 		{id: "mcptrace/missing_rules", wantErr: "rules: read config: open testdata/no-such-file.yaml"},
 		{id: "mcptrace/bad_rules", wantErr: "rules: testdata/bad-rules.yaml:5"},
 		{id: "mcptrace/unknown_key", wantErr: "wait_duration", unmarshal: true},
@@ -123,7 +124,7 @@ func TestRulesSplitPerTraceFromDumpScoped(t *testing.T) {
 	}
 }
 
-func ids(rs []analyze.Rule) []string {
+func ids(rs []rulefmt.Rule) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.ID

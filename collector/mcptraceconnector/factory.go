@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
 
@@ -32,7 +33,7 @@ func createDefaultConfig() component.Config {
 	return &Config{
 		Wait:          DefaultWait,
 		MaxOpenTraces: DefaultMaxOpenTraces,
-		Profile:       string(analyze.ProfileAuto),
+		Profile:       string(rulefmt.ProfileAuto),
 		Attribution:   AttributionLocal,
 		PairWait:      DefaultPairWait,
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -214,7 +215,7 @@ func metricFigures(t *testing.T, sink *consumertest.MetricsSink) figures {
 func batchFigures(t *testing.T, path string, s settings) (figures, []gate.RuleResult, *analyze.Report) {
 	t.Helper()
 	perTrace, _ := inStreamRules(s.rules)
-	opts := analyze.MergeIndexOptions(s.analyze.IndexOptions(), analyze.RulesIndexOptions(perTrace))
+	opts := rulefmt.MergeIndexOptions(s.analyze.IndexOptions(), rulefmt.RulesIndexOptions(perTrace))
 	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: opts, Read: analyze.ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
@@ -382,12 +383,12 @@ func TestViolationBecomesALogRecord(t *testing.T) {
 	_, results, _ := batchFigures(t, path, s)
 	var want *gate.RuleResult
 	for i := range results {
-		if results[i].ID == analyze.RuleOneSessionPerExecution {
+		if results[i].ID == rulefmt.RuleOneSessionPerExecution {
 			want = &results[i]
 		}
 	}
 	if want == nil || want.Status != gate.StatusFail || want.Failed == 0 {
-		t.Fatalf("per-call-dial should fail %s in the batch run: %+v", analyze.RuleOneSessionPerExecution, want)
+		t.Fatalf("per-call-dial should fail %s in the batch run: %+v", rulefmt.RuleOneSessionPerExecution, want)
 	}
 	// The finding is judged on its one trace: the batch's words, counted
 	// over that trace alone.
@@ -421,7 +422,7 @@ func TestViolationBecomesALogRecord(t *testing.T) {
 				for k := 0; k < lrs.Len(); k++ {
 					lr := lrs.At(k)
 					at := lr.Attributes().AsRaw()
-					if at[AttrRuleID] != analyze.RuleOneSessionPerExecution {
+					if at[AttrRuleID] != rulefmt.RuleOneSessionPerExecution {
 						continue
 					}
 					n++
@@ -461,7 +462,7 @@ func TestViolationBecomesALogRecord(t *testing.T) {
 func TestTwoInstancesSumExactlyButCausesPerInstance(t *testing.T) {
 	extraCold := int64(0)
 	for _, path := range dumps(t) {
-		if dumpProfile(path) == string(analyze.ProfileSemconv) {
+		if dumpProfile(path) == string(rulefmt.ProfileSemconv) {
 			continue // there a miss is a session's first call, which spans traces: not additive (documented)
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {

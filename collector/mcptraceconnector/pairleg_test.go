@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -92,8 +93,8 @@ func TestForwardedAttributionSumsExactlyAcrossInstances(t *testing.T) {
 			set := connectortest.NewNopSettings(metadata.Type)
 			cfg, s := configFor(t, path)
 			if strings.HasPrefix(filepath.Base(path), "workload") {
-				cfg.Profile = string(analyze.ProfileDefault)
-				s.analyze.Profile = analyze.ProfileDefault
+				cfg.Profile = string(rulefmt.ProfileDefault)
+				s.analyze.Profile = rulefmt.ProfileDefault
 			}
 			cfg.Attribution = AttributionForward
 			want, _, _ := batchFigures(t, path, s)

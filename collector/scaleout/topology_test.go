@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector"
 	"github.com/mcptrace/mcptrace/internal/promtest"
 	"github.com/mcptrace/mcptrace/spans"
@@ -252,7 +253,7 @@ func diff(got, want figures) []string {
 // inStreamRules are the built-in rules the connector evaluates per trace.
 func inStreamRules() map[string]bool {
 	m := map[string]bool{}
-	for _, r := range analyze.BuiltinRules(analyze.Config{}) {
+	for _, r := range rulefmt.BuiltinRules(rulefmt.Config{}) {
 		if analyze.InStream(r) {
 			m[r.ID] = true
 		}
@@ -538,7 +539,7 @@ const stableFor = 4 * time.Second
 // those records and attributed none late counts.
 func pairFigures(t *testing.T, lds []plog.Logs) (figures, int) {
 	t.Helper()
-	ps, err := analyze.NewPairStream(analyze.Config{})
+	ps, err := analyze.NewPairStream(rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

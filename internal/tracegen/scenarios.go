@@ -41,7 +41,7 @@ func Scenarios() []Scenario {
 	}
 }
 
-// ScenarioProfile is the vocabulary profile (the value of analyze.Profile)
+// ScenarioProfile is the vocabulary profile (the value of rulefmt.Profile)
 // a scenario's spans are written in: "default", except the acquire-on-miss
 // and semconv stories, which are written in the profiles they are named
 // after. Every test that analyzes the dumps analyzes each with it.

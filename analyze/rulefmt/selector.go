@@ -1,7 +1,6 @@
-package analyze
+package rulefmt
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -100,6 +99,20 @@ type Selector struct {
 	Calls bool
 	// Line and Column locate the selector in its file (0 when built in code).
 	Line, Column int
+}
+
+// SpanKind returns the OTLP span kind s selects and true, false when s
+// selects any kind (or a name ParseSelector would have refused).
+func (s Selector) SpanKind() (ptrace.SpanKind, bool) {
+	k, ok := spanKinds[s.Kind]
+	return k, ok
+}
+
+// StatusCode returns the OTLP status code s selects and true, false when s
+// selects any status.
+func (s Selector) StatusCode() (ptrace.StatusCode, bool) {
+	c, ok := statusCodes[s.Status]
+	return c, ok
 }
 
 // spanKinds maps selector kind names to OTLP span kinds.
@@ -407,219 +420,35 @@ func scalarRegex(n *yaml.Node, what string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// --- matching against an index ---
-
-// matcher is a Selector compiled against one finished Index: names and
-// values become table lookups, so matching a span costs a few comparisons.
-type matcher struct {
-	x       *Index
-	anyName bool
-	nameOK  []bool // per name id
-	attrs   []condition
-	res     []condition
-	kind    int16 // -1: any
-	status  int16 // -1: any
-	// near is, per span index, the nearest proper ancestor the selector
-	// matches (-1 none), computed on first use by nearest: ancestor
-	// questions then cost O(1) per span instead of a walk up the chain.
-	near []int32
-	// only, when set, is per span index whether the span may match at all:
-	// a Calls selector's tool calls, from the vocabulary stage.
-	only []bool
-	// calls counts the spans match was asked about: a test pins that a rule
-	// looks at each span a bounded number of times, whatever the depth.
-	calls int64
-}
-
-// nearest returns the nearest proper ancestor of span i that m matches, -1
-// when none.
-func (m *matcher) nearest(i int32) int32 {
-	if m.near == nil {
-		m.near = m.x.nearestAncestors(m.match)
-	}
-	return m.near[i]
-}
-
-// nearestOrSelf returns span i when m matches it, else its nearest proper
-// ancestor that m matches, -1 when none.
-func (m *matcher) nearestOrSelf(i int32) int32 {
-	if m.match(i) {
-		return i
-	}
-	return m.nearest(i)
-}
-
-type condition struct {
-	key   uint16
-	op    MatchOp
-	val   int32 // OpEquals/OpNotEquals: interned value, -1 if no span has it
-	re    *regexp.Regexp
-	cache []int8 // OpRegex: per value id, 0 unknown, 1 match, 2 no match
-}
-
-// compile binds sel to x. It fails when sel names an attribute the index did
-// not keep: the index must be built with the configuration's IndexOptions.
-func (x *Index) compile(sel Selector) (*matcher, error) {
-	return x.compileContext(context.Background(), sel)
-}
-
-// compileContext is compile stopped by ctx between two regex matches.
-//
-// A regex is matched at most once per distinct span name or value (names
-// here, values on first need, both cached), never once per span; and the
-// work that can take is bounded before any of it is done: Go's regexp runs
-// in time proportional to the program's instructions times the text's
-// bytes, so a selector whose regex program exceeds maxRegexInsts is refused,
-// naming the regex and its size, instead of running for minutes (issue 24:
-// a legal 3000-state regex over 80 long span names).
-func (x *Index) compileContext(ctx context.Context, sel Selector) (*matcher, error) {
-	x.finish()
-	if sel.Calls {
-		return nil, errors.New("a selector of the vocabulary's calls is only for a rule's selection")
-	}
-	m := &matcher{x: x, anyName: sel.Name == "" && sel.NameRegex == nil, kind: -1, status: -1}
-	if !m.anyName {
-		if sel.NameRegex != nil {
-			if err := regexBudget(sel.NameRegex, "name_regex"); err != nil {
-				return nil, err
-			}
-		}
-		m.nameOK = make([]bool, len(x.names))
-		for i, n := range x.names {
-			if sel.NameRegex != nil {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			m.nameOK[i] = n == sel.Name || (sel.NameRegex != nil && sel.NameRegex.MatchString(n))
-		}
-	}
-	if sel.Kind != "" {
-		m.kind = int16(spanKinds[sel.Kind])
-	}
-	if sel.Status != "" {
-		m.status = int16(statusCodes[sel.Status])
-	}
-	var err error
-	if m.attrs, err = x.compileConds(sel.Attributes, x.spanKeyOK, "span"); err != nil {
-		return nil, err
-	}
-	if m.res, err = x.compileConds(sel.Resource, x.resKeyOK, "resource"); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func (x *Index) compileConds(ms []AttrMatch, kept []bool, what string) ([]condition, error) {
-	conds := make([]condition, 0, len(ms))
-	for _, am := range ms {
-		id, ok := x.lookupKey(am.Key)
-		if !ok || !kept[id] {
-			return nil, fmt.Errorf("selector reads %s attribute %q, which the index did not keep: build it with the configuration's IndexOptions", what, am.Key)
-		}
-		c := condition{key: id, op: am.Op, re: am.Regex, val: -1}
-		switch am.Op {
-		case OpEquals, OpNotEquals:
-			c.val = x.lookupValue(am.Value)
-		case OpRegex:
-			if err := regexBudget(am.Regex, what+" attribute "+strconv.Quote(am.Key)+" regex"); err != nil {
-				return nil, err
-			}
-			c.cache = make([]int8, len(x.vals))
-		}
-		conds = append(conds, c)
-	}
-	return conds, nil
-}
-
-// match reports whether span i satisfies the selector.
-func (m *matcher) match(i int32) bool {
-	m.calls++
-	if m.only != nil && !m.only[i] {
-		return false
-	}
-	s := m.x.sp(i)
-	if !m.anyName && !m.nameOK[s.name] {
-		return false
-	}
-	if m.kind >= 0 && int16(s.kind) != m.kind {
-		return false
-	}
-	if m.status >= 0 && int16(s.status) != m.status {
-		return false
-	}
-	for k := range m.attrs {
-		v, ok := m.x.attrVal(i, m.attrs[k].key)
-		if !m.attrs[k].holds(m.x, v, ok) {
-			return false
-		}
-	}
-	for k := range m.res {
-		v, ok := m.x.resAttrVal(i, m.res[k].key)
-		if !m.res[k].holds(m.x, v, ok) {
-			return false
-		}
-	}
-	return true
-}
-
-func (c *condition) holds(x *Index, v int32, present bool) bool {
-	switch c.op {
-	case OpEquals:
-		return present && v == c.val
-	case OpNotEquals:
-		return !present || v != c.val
-	case OpExists:
-		return present
-	case OpAbsent:
-		return !present
-	case OpRegex:
-		if !present {
-			return false
-		}
-		switch c.cache[v] {
-		case 1:
-			return true
-		case 2:
-			return false
-		}
-		ok := c.re.MatchString(x.vals[v])
-		c.cache[v] = 2
-		if ok {
-			c.cache[v] = 1
-		}
-		return ok
-	}
-	return false
-}
-
-// maxRegexInsts bounds a selector regex's compiled program. Go's regexp
+// MaxRegexInsts bounds a selector regex's compiled program. Go's regexp
 // matches in time proportional to the program's instructions times the
 // text's bytes, so with the program bounded, matching stays linear in the
-// dump: at most maxRegexInsts steps per byte of each distinct name or value,
+// dump: at most MaxRegexInsts steps per byte of each distinct name or value,
 // matched once. The bound is a property of the rules file alone, not of the
 // dump it meets, so a rule accepted on a small dump is accepted on a large
 // one. Ordinary regexes compile to tens of instructions; a counted
 // repetition such as (?:[a-z]?){3000} compiles to thousands and is refused.
-const maxRegexInsts = 1000
+const MaxRegexInsts = 1000
 
 // ErrRegexTooCostly is returned (wrapped) when a selector's regex compiles
-// to a program over maxRegexInsts instructions.
+// to a program over MaxRegexInsts instructions.
 var ErrRegexTooCostly = errors.New("regex too costly")
 
-// regexBudget fails when re's program exceeds maxRegexInsts instructions,
-// before any matching.
-func regexBudget(re *regexp.Regexp, what string) error {
-	if insts := regexInsts(re); insts > maxRegexInsts {
+// CheckRegexBudget fails (wrapping ErrRegexTooCostly) when re's program
+// exceeds MaxRegexInsts instructions, before any matching: what names re in
+// the error. The matcher calls it when it binds a selector to spans.
+func CheckRegexBudget(re *regexp.Regexp, what string) error {
+	if insts := RegexInsts(re); insts > MaxRegexInsts {
 		return fmt.Errorf("%w: %s %s compiles to %d instructions, over the limit of %d (matching costs up to that many steps per byte of every distinct string): anchor or simplify it, or replace a counted repetition by * or +",
-			ErrRegexTooCostly, what, strconv.Quote(clipInput(re.String())), insts, maxRegexInsts)
+			ErrRegexTooCostly, what, strconv.Quote(clipInput(re.String())), insts, MaxRegexInsts)
 	}
 	return nil
 }
 
-// regexInsts returns the size of re's compiled program, what Go's regexp
-// walks per byte of text at worst.
-func regexInsts(re *regexp.Regexp) int {
+// RegexInsts returns the size of re's compiled program, what Go's regexp
+// walks per byte of text at worst: what CheckRegexBudget holds against
+// MaxRegexInsts.
+func RegexInsts(re *regexp.Regexp) int {
 	parsed, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
 		return 1

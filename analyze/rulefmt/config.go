@@ -1,14 +1,15 @@
-package analyze
+package rulefmt
 
 import (
 	"errors"
 	"fmt"
-	"github.com/mcptrace/mcptrace/spans"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcptrace/mcptrace/spans"
 
 	"go.yaml.in/yaml/v3"
 
@@ -122,8 +123,10 @@ type ReadMeasure struct {
 	Line, Column int
 }
 
-// withDefaults returns c with zero fields replaced by their defaults.
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with zero fields replaced by their defaults (the
+// profile, the idle TTL, a vocabulary block's name as the profile): what
+// every stage of an analysis reads, so each sees the same configuration.
+func (c Config) WithDefaults() Config {
 	if c.Profile == "" {
 		c.Profile = ProfileDefault
 	}
@@ -164,9 +167,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// vocabulary returns the vocabulary c reads: Vocabulary, or the built-in
-// Profile names (mcptrace for an unknown name, which Validate refuses).
-func (c Config) vocabulary() *Vocabulary {
+// ActiveVocabulary returns the vocabulary c reads: Vocabulary, or the
+// built-in Profile names (mcptrace for an unknown name, which Validate
+// refuses; ProfileAuto must be resolved first, as an analysis does). The
+// value is shared: callers must not modify it.
+func (c Config) ActiveVocabulary() *Vocabulary {
 	if c.Vocabulary != nil {
 		return c.Vocabulary
 	}
@@ -201,7 +206,7 @@ func (c Config) IndexOptions() IndexOptions {
 	add(c.ExecutionRoot)
 	// Under auto every built-in may be the one detected, so the index keeps
 	// what any of them reads.
-	vocs := []Vocabulary{*c.vocabulary()}
+	vocs := []Vocabulary{*c.ActiveVocabulary()}
 	if c.Vocabulary == nil && c.Profile == ProfileAuto {
 		vocs = BuiltinVocabularies()
 	}

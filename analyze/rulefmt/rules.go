@@ -1,4 +1,4 @@
-package analyze
+package rulefmt
 
 import (
 	"errors"
@@ -119,6 +119,11 @@ const (
 // rather than read from the dump's measures.
 var spanQuantities = []string{QuantityCount, QuantityDistinct, QuantityPoolSessions, QuantityLostSessions}
 
+// SpanQuantities lists what a rule counts over its selected spans (count,
+// distinct, pool_sessions, lost_sessions), beside the measures a rule may
+// name instead (MeasureNames). The caller owns the slice.
+func SpanQuantities() []string { return slices.Clone(spanQuantities) }
+
 // Operand is the right-hand side of an expectation: a number, or the name of
 // a dump-level measure (see [MeasureNames]).
 type Operand struct {
@@ -131,7 +136,7 @@ func (o Operand) String() string {
 	if o.Measure != "" {
 		return o.Measure
 	}
-	return formatNumber(o.Number)
+	return FormatNumber(o.Number)
 }
 
 // Expectation is one comparison a rule's scopes must satisfy:
@@ -165,7 +170,7 @@ func (e Expectation) String() string {
 	}
 	s += " " + string(e.Op) + " " + e.Than.String()
 	if e.Tolerance > 0 {
-		s += " ±" + formatNumber(e.Tolerance)
+		s += " ±" + FormatNumber(e.Tolerance)
 	}
 	return s
 }
@@ -235,53 +240,6 @@ type Rule struct {
 	Builtin bool
 	// Line and Column locate the rule in its file (0 for built-ins).
 	Line, Column int
-}
-
-// IndexOptions returns the attributes an Index must keep to evaluate the
-// rules: every key their selectors read and every distinct attribute.
-func RulesIndexOptions(rules []Rule) IndexOptions {
-	var o IndexOptions
-	add := func(s *Selector) {
-		if s != nil {
-			o.SpanAttrs = append(o.SpanAttrs, s.SpanAttributeKeys()...)
-			o.ResourceAttrs = append(o.ResourceAttrs, s.ResourceAttributeKeys()...)
-		}
-	}
-	addSel := func(s *SpanSelector) {
-		if s != nil {
-			add(&s.Selector)
-			add(s.Under)
-			add(s.NotUnder)
-		}
-	}
-	for i := range rules {
-		r := &rules[i]
-		add(r.Scope.Root)
-		add(r.CompleteWhen)
-		addSel(r.Select)
-		for _, e := range r.Expect {
-			addSel(e.Select)
-			if e.Attribute != "" {
-				o.SpanAttrs = append(o.SpanAttrs, e.Attribute)
-			}
-		}
-	}
-	return o
-}
-
-// MergeIndexOptions returns the union of several IndexOptions, for an index
-// that serves both the analysis and the rules.
-func MergeIndexOptions(opts ...IndexOptions) IndexOptions {
-	var o IndexOptions
-	for _, x := range opts {
-		o.SpanAttrs = append(o.SpanAttrs, x.SpanAttrs...)
-		o.ResourceAttrs = append(o.ResourceAttrs, x.ResourceAttrs...)
-	}
-	slices.Sort(o.SpanAttrs)
-	slices.Sort(o.ResourceAttrs)
-	o.SpanAttrs = slices.Compact(o.SpanAttrs)
-	o.ResourceAttrs = slices.Compact(o.ResourceAttrs)
-	return o
 }
 
 // --- measures a rule can name ---
@@ -730,7 +688,8 @@ func parseExpectation(n *yaml.Node, known []string) (Expectation, error) {
 	return e, nil
 }
 
-// formatNumber renders a number without trailing zeros: 1, 0.05, 2.5.
-func formatNumber(f float64) string {
+// FormatNumber renders a number without trailing zeros (1, 0.05, 2.5), as
+// rules, their texts and their TraceQL spell bounds.
+func FormatNumber(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }

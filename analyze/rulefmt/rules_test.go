@@ -1,4 +1,4 @@
-package analyze
+package rulefmt
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 
 // TestParseGateConfigReadsTheExampleFiles parses the shipped rule files.
 func TestParseGateConfigReadsTheExampleFiles(t *testing.T) {
-	gc, err := LoadGateConfig("../testdata/rules/cold-init.yaml")
+	gc, err := LoadGateConfig("../../testdata/rules/cold-init.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestParseGateConfigReadsTheExampleFiles(t *testing.T) {
 	if gc.Rules[1].Severity != SeverityWarning || gc.Rules[1].Expect[0].Of != "measures.org_reads_per_cold_init.unexpected" {
 		t.Errorf("rule 1 = %+v", gc.Rules[1])
 	}
-	pool, err := LoadGateConfig("../testdata/rules/pool.yaml")
+	pool, err := LoadGateConfig("../../testdata/rules/pool.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestExpectationHoldsWithTolerance(t *testing.T) {
 // TestRulesSchemaMatchesTheParser keeps docs/mcptrace-rules.schema.json in
 // step with the parser: the same keys, and every measure name accepted.
 func TestRulesSchemaMatchesTheParser(t *testing.T) {
-	data, err := os.ReadFile("../docs/mcptrace-rules.schema.json")
+	data, err := os.ReadFile("../../docs/mcptrace-rules.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}

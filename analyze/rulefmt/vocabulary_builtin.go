@@ -1,4 +1,4 @@
-package analyze
+package rulefmt
 
 import (
 	"regexp"
@@ -113,8 +113,10 @@ var vocabularySemconv = Vocabulary{
 // request named `{tool}.tool` for tools/call and `{method}.mcp` otherwise,
 // each parented to the session span.
 const (
-	openllmetrySession    = "mcp.client.session"
-	openllmetryInitialize = "initialize.mcp"
+	// OpenLLMetrySessionSpan is the client session span: the enclosing span
+	// that gives a call its session, and what detection looks for.
+	OpenLLMetrySessionSpan = "mcp.client.session"
+	openllmetryInitialize  = "initialize.mcp"
 )
 
 // vocabularyOpenLLMetry reads @traceloop/instrumentation-mcp: tool calls are
@@ -129,10 +131,10 @@ var vocabularyOpenLLMetry = Vocabulary{
 	Name:       string(ProfileOpenLLMetry),
 	Calls:      []Selector{{NameRegex: regexp.MustCompile(`\.tool$`), Kind: "client"}},
 	Handshakes: []Selector{{Name: openllmetryInitialize}},
-	Session:    SessionSource{Enclosing: &Selector{Name: openllmetrySession}},
+	Session:    SessionSource{Enclosing: &Selector{Name: OpenLLMetrySessionSpan}},
 	Attributes: VocabularyAttributes{PoolID: spans.AttrPoolID},
-	Detect:     []Selector{{Name: openllmetrySession}},
-	Names:      []string{"<tool>.tool", openllmetrySession, openllmetryInitialize},
+	Detect:     []Selector{{Name: OpenLLMetrySessionSpan}},
+	Names:      []string{"<tool>.tool", OpenLLMetrySessionSpan, openllmetryInitialize},
 }
 
 // builtinVocabularies maps every name --profile takes to its vocabulary;

@@ -1,4 +1,4 @@
-package analyze
+package rulefmt
 
 import (
 	"errors"
@@ -9,19 +9,15 @@ import (
 	"time"
 )
 
-const goodConfig = `# reads per request
-measures:
-  - name: org_reads
-    description: one organizations read per init
-    root: mcp.request
-    read: {name: db.query, attributes: {db.sql.table: organizations}}
-    not_under: {name: cache.fill}
-    complete_when: {name: worker.fetch}
-    expect: 1
-  - name: any_reads
-    root: {name_regex: '^mcp\.'}
-    read: {kind: client}
-`
+// goodConfig is a configuration using every measure key; the analyzer's
+// fuzzers seed from the same file.
+var goodConfig = func() string {
+	data, err := os.ReadFile("testdata/mcptrace.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}()
 
 func TestParseConfigReadsMeasures(t *testing.T) {
 	cf, err := ParseConfig("mcptrace.yaml", []byte(goodConfig))
