@@ -811,61 +811,80 @@ func (e *ruleEval) stageEvents() *events {
 // the session failed with error.type session_expired and a later selected
 // span ran on another session (the transparent redial moved on).
 func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
-	x := e.x
 	if !e.haveSess {
-		// Looked up once per observation, not once per scope: a value
-		// lookup per scope was a scan of the value table each (issue 24).
-		// The session of a call is the vocabulary's (an attribute, or an
-		// enclosing span); a selected span that is no call is read by the
-		// vocabulary's session attribute.
-		e.haveSess = true
-		voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
-		if k := voc.Session.Attribute; k != "" {
-			e.kSess, e.okS = x.lookupKey(k)
-		}
-		if k := voc.Attributes.ErrorType; k != "" {
-			e.kErr, e.okE = x.lookupKey(k)
-		}
-		e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
-		if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
-			e.callSession = make([]int32, x.nspans)
-			for i := range e.callSession {
-				e.callSession[i] = -1
-			}
-			for _, c := range ev.calls {
-				e.callSession[c.span] = c.session
-			}
-		}
+		e.lookupSessions()
 	}
-	kSess, okS, kErr, okE, expired := e.kSess, e.okS, e.kErr, e.okE, e.expired
-	if !okS && e.callSession == nil {
+	if !e.okS && e.callSession == nil {
 		return 0, 0
 	}
-	type call struct {
-		start   int64
-		session int32
-		expired bool
+	return splitSessions(e.sessionCalls(selected))
+}
+
+// lookupSessions finds, once per observation rather than once per scope
+// (a value lookup per scope was a scan of the value table each, issue
+// 24), what sessionSplits reads: the session of a call is the
+// vocabulary's (an attribute, or an enclosing span); a selected span that
+// is no call is read by the vocabulary's session attribute.
+func (e *ruleEval) lookupSessions() {
+	x := e.x
+	e.haveSess = true
+	voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
+	if k := voc.Session.Attribute; k != "" {
+		e.kSess, e.okS = x.lookupKey(k)
 	}
-	calls := make([]call, 0, len(selected))
+	if k := voc.Attributes.ErrorType; k != "" {
+		e.kErr, e.okE = x.lookupKey(k)
+	}
+	e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
+	if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
+		e.callSession = make([]int32, x.nspans)
+		for i := range e.callSession {
+			e.callSession[i] = -1
+		}
+		for _, c := range ev.calls {
+			e.callSession[c.span] = c.session
+		}
+	}
+}
+
+// sessionCall is one selected span with a session, for sessionSplits.
+type sessionCall struct {
+	start   int64
+	session int32
+	expired bool // it failed as session expired
+}
+
+// sessionCalls returns the selected spans that have a session, in time
+// order (stable: ties keep the selection's order).
+func (e *ruleEval) sessionCalls(selected []int32) []sessionCall {
+	x := e.x
+	calls := make([]sessionCall, 0, len(selected))
 	for _, i := range selected {
 		sess, ok := int32(-1), false
 		if e.callSession != nil && e.callSession[i] >= 0 {
 			sess, ok = e.callSession[i], true
-		} else if okS {
-			sess, ok = x.attrVal(i, kSess)
+		} else if e.okS {
+			sess, ok = x.attrVal(i, e.kSess)
 		}
 		if !ok {
 			continue
 		}
-		c := call{start: x.sp(i).start, session: sess}
-		if okE && expired >= 0 {
-			if v, ok := x.attrVal(i, kErr); ok && v == expired {
+		c := sessionCall{start: x.sp(i).start, session: sess}
+		if e.okE && e.expired >= 0 {
+			if v, ok := x.attrVal(i, e.kErr); ok && v == e.expired {
 				c.expired = true
 			}
 		}
 		calls = append(calls, c)
 	}
-	slices.SortStableFunc(calls, func(a, b call) int { return cmp.Compare(a.start, b.start) })
+	slices.SortStableFunc(calls, func(a, b sessionCall) int { return cmp.Compare(a.start, b.start) })
+	return calls
+}
+
+// splitSessions counts the distinct sessions of calls (in time order) that
+// were pooled, and those lost: expired on a call with a later call on
+// another session.
+func splitSessions(calls []sessionCall) (pooled, lost int) {
 	// only[j] is the one session of calls[j:], or -2 when they hold several:
 	// a later call on another session exists iff only[j+1] is not the
 	// call's own session. One pass each way keeps this linear.

@@ -364,7 +364,8 @@ memory_part() {
 		paste "$tmp/mr_new" "$tmp/mr_base" | awk '{ printf "%.3f\n", $1 / $2 }' >"$tmp/mx"
 		cut -d' ' -f1 "$tmp/mc_new.mem" >"$tmp/mm_new"
 		cut -d' ' -f1 "$tmp/mc_base.mem" >"$tmp/mm_base"
-		rows="$rows| $n | $(stats "$tmp/mm_new") | $(stats "$tmp/mm_base") | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x |
+		paste "$tmp/mc_new" "$tmp/mc_base" | awk '{ printf "%.3f\n", $2 / $1 }' >"$tmp/mxc"
+		rows="$rows| $n | $(stats "$tmp/mm_new") | $(stats "$tmp/mm_base") | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x | $(stats "$tmp/mc_new") | $(stats "$tmp/mc_base") | $(stats "$tmp/mxc")x |
 "
 		log "memory: $n spans: RSS $(median <"$tmp/mm_new") MiB (base $(median <"$tmp/mm_base")), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
 		[ "$f" = "$tmp/all.jsonl" ] || rm -f "$f"
@@ -384,10 +385,11 @@ Reproduce: \`nice -n 10 env PARTS=memory MEM_SIZES="$MEM_SIZES" ROUNDS=$ROUNDS B
 
 Whole \`mcptrace analyze --max-memory $MAXMEM --format json FILE\` over files (a speculative
 batch run), $ROUNDS interleaved rounds (new, then base, at each size), median (min – max); peak RSS is
-\`/usr/bin/time\`'s %M:
+\`/usr/bin/time\`'s %M, CPU s its user + system seconds (which other work on the machine disturbs less
+than the wall time that spans/s is taken from):
 
-| spans | peak RSS, MiB | at $BASE_REV | spans/s | at $BASE_REV | new / base per round |
-|---:|---:|---:|---:|---:|---:|
+| spans | peak RSS, MiB | at $BASE_REV | spans/s | at $BASE_REV | new / base per round | CPU s | at $BASE_REV | base / new CPU per round |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows}
 Reports of the two binaries at every size: $same_all (\`cmp\` of the JSON).
 
