@@ -262,9 +262,25 @@ func (p *pairStage) advance(t int64) {
 		p.advanceBatch(t)
 		return
 	}
-	// Group the ready acquires by pair (a counting sort straight from the
-	// buffered slices), then each pair's in time order: cheaper than one
-	// sort on the pair and the time together. The others stay buffered.
+	grouped, groups := p.takeReady(t)
+	if len(grouped) == 0 {
+		return
+	}
+	sortGroups(groups)
+	if anyInferred(grouped) {
+		p.firstCalls(grouped)
+	}
+	for _, g := range groups {
+		p.attribute(g)
+	}
+}
+
+// takeReady takes the buffered acquires that started before t out of the
+// buffer, grouped by pair (a counting sort straight from the buffered
+// slices; each pair's then sorted in time order by the caller: cheaper
+// than one sort on the pair and the time together). The others stay
+// buffered. groups are the pairs' slices of grouped.
+func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acquireEvent) {
 	ids := map[pairKey]int32{}
 	var counts []int32
 	var pairOf []int32 // per ready acquire, in buffer order
@@ -292,14 +308,14 @@ func (p *pairStage) advance(t int64) {
 		}
 	}
 	if len(pairOf) == 0 {
-		return
+		return nil, nil
 	}
 	first := make([]int32, len(counts)+1) // pair id's acquires are grouped[first[id]:first[id+1]]
 	for id, c := range counts {
 		first[id+1] = first[id] + c
 	}
 	next := slices.Clone(first[:len(counts)])
-	grouped := make([]acquireEvent, len(pairOf))
+	grouped = make([]acquireEvent, len(pairOf))
 	var kept []acquireEvent
 	if rest > 0 {
 		kept = make([]acquireEvent, 0, rest)
@@ -323,17 +339,11 @@ func (p *pairStage) advance(t int64) {
 	if len(kept) > 0 {
 		p.bufs = append(p.bufs, kept)
 	}
-	groups := make([][]acquireEvent, len(counts))
+	groups = make([][]acquireEvent, len(counts))
 	for id := range counts {
 		groups[id] = grouped[first[id]:first[id+1]]
 	}
-	sortGroups(groups)
-	if anyInferred(grouped) {
-		p.firstCalls(grouped)
-	}
-	for _, g := range groups {
-		p.attribute(g)
-	}
+	return grouped, groups
 }
 
 // attribute attributes one pair's acquires, in time order, after those
