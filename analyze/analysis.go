@@ -4,32 +4,22 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
-
-// Analysis is the one value the gate reads for a dump: the Report (the
-// figures and the inputs) and, for each rule to judge, what its scopes hold
-// (the counts, distinct values, sessions and offending spans the index
-// gave). Everything in it is a plain value: judging it needs no index.
-type Analysis struct {
-	// Report is the analysis of the dump.
-	Report *Report
-	// Rules are the observations of the rules given, in their order.
-	Rules []RuleObservation
-}
 
 // AnalyzeRules computes the Analysis of idx: [Analyze] with cfg, then
 // [ObserveRules] for rules on the same index. Build idx with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)). Like
 // Analyze it is pure.
-func AnalyzeRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*Analysis, error) {
+func AnalyzeRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
 	return AnalyzeRulesContext(context.Background(), idx, cfg, rules, opts)
 }
 
 // AnalyzeRulesContext is [AnalyzeRules] stopped by ctx: it returns ctx's
 // error (wrapped) once ctx is done, looking at it between the measures and
 // the rules and throughout the rules' loops ([ObserveRulesContext]).
-func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*Analysis, error) {
+func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
 	r, err := AnalyzeContext(ctx, idx, cfg)
 	if err != nil {
 		return nil, err
@@ -41,13 +31,13 @@ func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, ru
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	return &Analysis{Report: r, Rules: obs}, nil
+	return &report.Analysis{Report: r, Rules: obs}, nil
 }
 
 // ObserveRulesOf is [ObserveRulesContext] for a caller that already has r,
 // the [Analyze] of the same idx and cfg (a command running its measures
 // and its rules as two phases): r's miss counts spare attributing the
 // acquires a second time when no miss needs naming.
-func ObserveRulesOf(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, r *Report) ([]RuleObservation, error) {
+func ObserveRulesOf(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, r *report.Report) ([]report.RuleObservation, error) {
 	return observeRules(ctx, idx, cfg, rules, opts, r)
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -244,7 +245,7 @@ func corpusAnalysis(t *testing.T, dump string, cfg rulefmt.Config) map[string]an
 		t.Fatalf("Analyze %s: %v", dump, err)
 	}
 	var b bytes.Buffer
-	if err := r.Render(&b, RenderJSON); err != nil {
+	if err := r.Render(&b, report.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any

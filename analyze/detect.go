@@ -2,13 +2,13 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -41,19 +41,6 @@ import (
 // measures traces as their roots arrive) decides as a stream does and is
 // spoiled, and read again holding every trace, when the whole dump's
 // choice turns out to differ.
-
-// Built-in vocabulary names, as the report's settings.vocabulary and
-// recognition.vocabularies[].vocabulary give them.
-const (
-	VocabMcptrace      = "mcptrace"
-	VocabAcquireOnMiss = "acquire-on-miss"
-	VocabSemconv       = "semconv"
-	VocabOpenLLMetry   = "openllmetry"
-	// VocabNone is a resource no vocabulary reads.
-	VocabNone = "none"
-	// VocabMixed is settings.vocabulary when resources differ.
-	VocabMixed = "mixed"
-)
 
 // OpenLLMetry's request span suffixes (@traceloop/instrumentation-mcp
 // 0.27): "<tool>.tool" for a tools/call and "<method>.mcp" for every other
@@ -108,24 +95,24 @@ var builtinSignatures = []signature{
 	{
 		// Ours: an acquire on every call (a cache_hit=true acquire proves
 		// hits are written), or invocations each with an acquire child.
-		name: VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
+		name: report.VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
 		shows:      func(e *resEvidence) bool { return e.pool > 0 && (e.hitTrue > 0 || e.bareInvokes == 0) },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
 		// The gateway's later generation: an acquire only on a miss, so
 		// some invocations have none, and no acquire says cache_hit=true.
-		name: VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
+		name: report.VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
 		shows:      func(e *resEvidence) bool { return e.bareInvokes > 0 && e.hitTrue == 0 },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
-		name: VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
+		name: report.VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
 		shows:      func(e *resEvidence) bool { return e.semconv > 0 },
 		recognised: func(e *resEvidence) int { return e.semconv },
 	},
 	{
-		name: VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
+		name: report.VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
 		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
 		recognised: func(e *resEvidence) int { return e.openllmetry },
 	},
@@ -145,13 +132,13 @@ func signatureOf(name string) (signature, bool) {
 func vocabOfProfile(p rulefmt.Profile) string {
 	switch p {
 	case rulefmt.ProfileAcquireOnMiss:
-		return VocabAcquireOnMiss
+		return report.VocabAcquireOnMiss
 	case rulefmt.ProfileSemconv:
-		return VocabSemconv
+		return report.VocabSemconv
 	case rulefmt.ProfileOpenLLMetry:
-		return VocabOpenLLMetry
+		return report.VocabOpenLLMetry
 	}
-	return VocabMcptrace
+	return report.VocabMcptrace
 }
 
 // decide returns the vocabulary e shows, VocabNone when it shows none: the
@@ -169,15 +156,9 @@ func decide(e *resEvidence) string {
 		}
 	}
 	if !found {
-		return VocabNone
+		return report.VocabNone
 	}
 	return best.name
-}
-
-// isSemconvName reports whether a span name is the conventions' for
-// method: "{method}" or "{method} {target}".
-func isSemconvName(name, method string) bool {
-	return name == method || (strings.HasPrefix(name, method) && len(name) > len(method) && name[len(method)] == ' ')
 }
 
 // isOpenLLMetrySpan reports whether a span of the given name and kind is
@@ -264,7 +245,7 @@ func detectIndex(x *Index, p *poll) *detection {
 		// Any kind: Shinzo's server spans are internal, named and
 		// attributed as the conventions say.
 		if !known && okMethod {
-			if m, ok := x.attrVal(i, kMethod); ok && isSemconvName(x.names[s.name], x.vals[m]) {
+			if m, ok := x.attrVal(i, kMethod); ok && rulefmt.IsSemconvName(x.names[s.name], x.vals[m]) {
 				e.semconv++
 				known = true
 			}
@@ -418,41 +399,6 @@ func (x *Index) resourceText(r int32) string {
 	return b.String()
 }
 
-// RecognitionReport says what the analysis read: how many spans a
-// vocabulary recognised and how many none did, each vocabulary with the
-// resources read with it, and the most frequent names of the spans no
-// vocabulary recognises.
-type RecognitionReport struct {
-	// RecognisedSpans counts the spans the vocabulary of their resource
-	// reads; UnrecognisedSpans the others. They add up to Spans.
-	RecognisedSpans   int `json:"recognised_spans"`
-	UnrecognisedSpans int `json:"unrecognised_spans"`
-	// Vocabularies lists each vocabulary read (and VocabNone for resources
-	// none reads), most spans first.
-	Vocabularies []VocabularyUse `json:"vocabularies"`
-	// UnrecognisedNames are the most frequent names of spans no built-in
-	// vocabulary recognises, at most MaxUnrecognisedNames, most spans
-	// first (ties by name).
-	UnrecognisedNames []NameCount `json:"unrecognised_names"`
-}
-
-// VocabularyUse is one vocabulary and the resources read with it.
-type VocabularyUse struct {
-	Vocabulary      string `json:"vocabulary"`
-	Resources       int    `json:"resources"`
-	Spans           int    `json:"spans"`
-	RecognisedSpans int    `json:"recognised_spans"`
-	// ExampleResources name up to MaxExampleResources of the resources,
-	// sorted, by their kept attributes ("service.name=gateway").
-	ExampleResources []string `json:"example_resources"`
-}
-
-// NameCount is a span name and how many spans carry it.
-type NameCount struct {
-	Name  string `json:"name"`
-	Spans int    `json:"spans"`
-}
-
 // Bounds of a RecognitionReport's lists.
 const (
 	MaxUnrecognisedNames = 10
@@ -465,9 +411,9 @@ const (
 
 // report turns d and the resources' vocabularies into the report's
 // recognition section and settings.vocabulary.
-func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
-	r := RecognitionReport{Vocabularies: []VocabularyUse{}, UnrecognisedNames: []NameCount{}}
-	uses := map[string]*VocabularyUse{}
+func (d *detection) report(dec map[string]string) (report.RecognitionReport, string) {
+	r := report.RecognitionReport{Vocabularies: []report.VocabularyUse{}, UnrecognisedNames: []report.NameCount{}}
+	uses := map[string]*report.VocabularyUse{}
 	keys := make([]string, 0, len(d.res))
 	for k := range d.res {
 		keys = append(keys, k)
@@ -477,7 +423,7 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 		e, v := d.res[k], dec[k]
 		u := uses[v]
 		if u == nil {
-			u = &VocabularyUse{Vocabulary: v, ExampleResources: []string{}}
+			u = &report.VocabularyUse{Vocabulary: v, ExampleResources: []string{}}
 			uses[v] = u
 		}
 		u.Resources++
@@ -494,17 +440,17 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 		r.Vocabularies = append(r.Vocabularies, *u)
 		r.RecognisedSpans += u.RecognisedSpans
 		r.UnrecognisedSpans += u.Spans - u.RecognisedSpans
-		if u.Vocabulary != VocabNone && u.RecognisedSpans > 0 {
+		if u.Vocabulary != report.VocabNone && u.RecognisedSpans > 0 {
 			read = append(read, u.Vocabulary)
 		}
 	}
-	slices.SortFunc(r.Vocabularies, func(a, b VocabularyUse) int {
+	slices.SortFunc(r.Vocabularies, func(a, b report.VocabularyUse) int {
 		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Vocabulary, b.Vocabulary))
 	})
 	for name, n := range d.names {
-		r.UnrecognisedNames = append(r.UnrecognisedNames, NameCount{Name: name, Spans: n})
+		r.UnrecognisedNames = append(r.UnrecognisedNames, report.NameCount{Name: name, Spans: n})
 	}
-	slices.SortFunc(r.UnrecognisedNames, func(a, b NameCount) int {
+	slices.SortFunc(r.UnrecognisedNames, func(a, b report.NameCount) int {
 		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Name, b.Name))
 	})
 	if len(r.UnrecognisedNames) > MaxUnrecognisedNames {
@@ -515,100 +461,11 @@ func (d *detection) report(dec map[string]string) (RecognitionReport, string) {
 	}
 	switch len(read) {
 	case 0:
-		return r, VocabNone
+		return r, report.VocabNone
 	case 1:
 		return r, read[0]
 	}
-	return r, VocabMixed
-}
-
-// NothingRecognised reports whether the report holds spans, no vocabulary
-// recognised any of them and no reads-per-request measure of the
-// configuration found a request among them: there is nothing to measure,
-// and analyze and check exit 3 (UnrecognisedText says why). A measure that
-// read the dump is the user's own vocabulary for it.
-func (r *Report) NothingRecognised() bool {
-	if r.Spans == 0 || r.Recognition.RecognisedSpans > 0 {
-		return false
-	}
-	for _, m := range r.Measures {
-		if m.Requests > 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// unrecognisedNameWidth is the most of a span name UnrecognisedText shows.
-const unrecognisedNameWidth = 80
-
-// UnrecognisedText says, for a report whose spans no vocabulary
-// recognised, what was seen (the most frequent span names, escaped and
-// clipped) and what would read them: --profile semconv when the names look
-// like the conventions' ("tools/call <tool>"), else a vocabulary: block in
-// mcptrace.yaml. The first line is a sentence, then one line per name and
-// one for the remedy: for a terminal.
-func (r *Report) UnrecognisedText() string { return r.unrecognised(true) }
-
-// UnrecognisedLine is UnrecognisedText on one line, the names quoted: for
-// a check's incomplete reasons, which the CI reports show one per line.
-func (r *Report) UnrecognisedLine() string { return r.unrecognised(false) }
-
-func (r *Report) unrecognised(lines bool) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "no span recognised: none of the %d spans is read by a built-in vocabulary (%s)", r.Spans, strings.Join(vocabNames(), ", "))
-	names := r.Recognition.UnrecognisedNames
-	if len(names) > 0 {
-		fmt.Fprintf(&b, "; the %d most frequent span names:", len(names))
-	}
-	semconvLike := false
-	for k, n := range names {
-		name := textfmt.TermSafe(textfmt.ClipTo(n.Name, unrecognisedNameWidth))
-		switch {
-		case lines:
-			fmt.Fprintf(&b, "\n  %8d  %s", n.Spans, name)
-		case k > 0:
-			fmt.Fprintf(&b, ", \"%s\" (%d)", name, n.Spans)
-		default:
-			fmt.Fprintf(&b, " \"%s\" (%d)", name, n.Spans)
-		}
-		semconvLike = semconvLike || looksSemconv(n.Name)
-	}
-	if lines {
-		b.WriteString("\nto read them: ")
-	} else {
-		b.WriteString("; to read them: ")
-	}
-	if semconvLike {
-		b.WriteString("--profile " + string(rulefmt.ProfileSemconv) + " (names look like the MCP conventions' \"" + spans.MethodToolsCall + " <tool>\")")
-	} else {
-		b.WriteString("a vocabulary: block in mcptrace.yaml, see docs/vocabularies.md")
-	}
-	return b.String()
-}
-
-// vocabNames lists the built-in vocabularies in precedence order.
-func vocabNames() []string {
-	out := make([]string, len(builtinSignatures))
-	for i, s := range builtinSignatures {
-		out[i] = s.name
-	}
-	return out
-}
-
-// semconvMethods are the MCP methods whose span names, "{method} {target}",
-// make a dump look like the conventions' even where mcp.method.name is
-// missing.
-var semconvMethods = []string{spans.MethodToolsCall, "tools/list", "initialize", "resources/read", "prompts/get"}
-
-// looksSemconv reports whether a span name reads like the conventions'.
-func looksSemconv(name string) bool {
-	for _, m := range semconvMethods {
-		if isSemconvName(name, m) {
-			return true
-		}
-	}
-	return false
+	return r, report.VocabMixed
 }
 
 // resolve returns p, or for ProfileAuto the profile the measures read the
@@ -650,7 +507,7 @@ func (a *aggregate) effectiveProfile() rulefmt.Profile {
 // reportDetection fills r's recognition section and settings.vocabulary
 // from the summed evidence: each resource's vocabulary decided from all
 // of it, or a stream's sticky decisions where made.
-func (a *aggregate) reportDetection(r *Report) {
+func (a *aggregate) reportDetection(r *report.Report) {
 	r.Recognition, r.Settings.Vocabulary = a.detect.report(a.detect.decisions(a.cfg.Profile, a.sticky))
 }
 
@@ -717,7 +574,7 @@ func (e *Engine) observeConfig(x *Index) rulefmt.Config {
 	for k, ev := range d.res {
 		v, ok := e.det.sticky[k]
 		if !ok {
-			if v = decide(ev); v == VocabNone {
+			if v = decide(ev); v == report.VocabNone {
 				continue
 			}
 			e.det.sticky[k] = v
@@ -752,26 +609,6 @@ func (e *Engine) checkDetection() {
 		}
 	}
 	e.agg.useProfile(final)
-}
-
-// recognitionNotes says, for the reports for people, what was read: the
-// vocabulary, the spans recognised, each vocabulary's resources when they
-// differ, and, when nothing was recognised, what was seen and what would
-// read it. Names are clipped and escaped by the renderers (notes).
-func (r *Report) recognitionNotes() []string {
-	rc := r.Recognition
-	if r.NothingRecognised() {
-		return strings.Split(r.UnrecognisedText(), "\n")
-	}
-	note := fmt.Sprintf("vocabulary %s: %d of %d spans recognised", r.Settings.Vocabulary, rc.RecognisedSpans, r.Spans)
-	if r.Settings.Vocabulary == VocabMixed || len(rc.Vocabularies) > 1 {
-		parts := make([]string, 0, len(rc.Vocabularies))
-		for _, u := range rc.Vocabularies {
-			parts = append(parts, fmt.Sprintf("%s %d resource(s), %d span(s)", u.Vocabulary, u.Resources, u.Spans))
-		}
-		note += " (" + strings.Join(parts, "; ") + ")"
-	}
-	return []string{note}
 }
 
 // resolvedFor returns c with ProfileAuto replaced by the profile x's spans

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -67,24 +69,24 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		spans detectSpans
 		want  string
 	}{
-		{"acquires with cache_hit=true are ours", pooled(3, true), VocabMcptrace},
-		{"invocations each with an acquire child, no cache_hit, are ours", pooled(2, nil), VocabMcptrace},
-		{"only missing acquires (cache_hit=false), each under its invocation, are ours", pooled(2, false), VocabMcptrace},
-		{"some invocations without an acquire and no hit written are acquire-on-miss", both(pooled(2, false), bare(1)), VocabAcquireOnMiss},
-		{"a cache_hit=true acquire beside bare invocations is ours: hits are written", both(pooled(1, true), bare(3)), VocabMcptrace},
-		{"conventions' client spans named {method} {target}", named(2, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall), VocabSemconv},
-		{"conventions' server spans", named(2, "tools/call search", server, spans.AttrMethodName, spans.MethodToolsCall), VocabSemconv},
-		{"a conventions' span named by its method alone", named(1, "initialize", client, spans.AttrMethodName, "initialize"), VocabSemconv},
-		{"an internal span named and attributed as the conventions say (Shinzo's server spans) is theirs", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall), VocabSemconv},
-		{"a name that is not {method} {target} is not the conventions'", named(2, "tools/callsearch", client, spans.AttrMethodName, spans.MethodToolsCall), VocabNone},
-		{"tools/call names without mcp.method.name are not recognised", named(2, "tools/call search", client), VocabNone},
-		{"our acquires with conventions' call spans (SemconvCallSpans) are ours, even outnumbered", both(pooled(1, true), named(5, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall)), VocabMcptrace},
-		{"OpenLLMetry's session span", named(1, "mcp.client.session", client), VocabOpenLLMetry},
-		{"OpenLLMetry's tool and request spans", both(named(2, "search.tool", client), named(1, "tools/list.mcp", server)), VocabOpenLLMetry},
-		{"an internal x.tool span (an SDK's tool decorator) is not OpenLLMetry's", named(3, "search.tool", internal), VocabNone},
-		{"equal counts of conventions' and OpenLLMetry spans go to the conventions", both(named(2, "search.tool", client), semconvCall, semconvCall), VocabSemconv},
-		{"one more OpenLLMetry span than conventions' goes to OpenLLMetry", both(named(3, "search.tool", client), semconvCall, semconvCall), VocabOpenLLMetry},
-		{"no MCP span at all", named(4, "GET /health", server), VocabNone},
+		{"acquires with cache_hit=true are ours", pooled(3, true), report.VocabMcptrace},
+		{"invocations each with an acquire child, no cache_hit, are ours", pooled(2, nil), report.VocabMcptrace},
+		{"only missing acquires (cache_hit=false), each under its invocation, are ours", pooled(2, false), report.VocabMcptrace},
+		{"some invocations without an acquire and no hit written are acquire-on-miss", both(pooled(2, false), bare(1)), report.VocabAcquireOnMiss},
+		{"a cache_hit=true acquire beside bare invocations is ours: hits are written", both(pooled(1, true), bare(3)), report.VocabMcptrace},
+		{"conventions' client spans named {method} {target}", named(2, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall), report.VocabSemconv},
+		{"conventions' server spans", named(2, "tools/call search", server, spans.AttrMethodName, spans.MethodToolsCall), report.VocabSemconv},
+		{"a conventions' span named by its method alone", named(1, "initialize", client, spans.AttrMethodName, "initialize"), report.VocabSemconv},
+		{"an internal span named and attributed as the conventions say (Shinzo's server spans) is theirs", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall), report.VocabSemconv},
+		{"a name that is not {method} {target} is not the conventions'", named(2, "tools/callsearch", client, spans.AttrMethodName, spans.MethodToolsCall), report.VocabNone},
+		{"tools/call names without mcp.method.name are not recognised", named(2, "tools/call search", client), report.VocabNone},
+		{"our acquires with conventions' call spans (SemconvCallSpans) are ours, even outnumbered", both(pooled(1, true), named(5, "tools/call search", client, spans.AttrMethodName, spans.MethodToolsCall)), report.VocabMcptrace},
+		{"OpenLLMetry's session span", named(1, "mcp.client.session", client), report.VocabOpenLLMetry},
+		{"OpenLLMetry's tool and request spans", both(named(2, "search.tool", client), named(1, "tools/list.mcp", server)), report.VocabOpenLLMetry},
+		{"an internal x.tool span (an SDK's tool decorator) is not OpenLLMetry's", named(3, "search.tool", internal), report.VocabNone},
+		{"equal counts of conventions' and OpenLLMetry spans go to the conventions", both(named(2, "search.tool", client), semconvCall, semconvCall), report.VocabSemconv},
+		{"one more OpenLLMetry span than conventions' goes to OpenLLMetry", both(named(3, "search.tool", client), semconvCall, semconvCall), report.VocabOpenLLMetry},
+		{"no MCP span at all", named(4, "GET /health", server), report.VocabNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
@@ -115,17 +117,17 @@ func fleet() ptrace.Traces {
 // name when they agree, and the spans recognised and not.
 func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
 	r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, fleet())
-	if r.Settings.Vocabulary != VocabMixed {
-		t.Errorf("settings.vocabulary = %q, want %q", r.Settings.Vocabulary, VocabMixed)
+	if r.Settings.Vocabulary != report.VocabMixed {
+		t.Errorf("settings.vocabulary = %q, want %q", r.Settings.Vocabulary, report.VocabMixed)
 	}
-	want := RecognitionReport{
+	want := report.RecognitionReport{
 		RecognisedSpans: 6 + 3, UnrecognisedSpans: 4,
-		Vocabularies: []VocabularyUse{
-			{Vocabulary: VocabMcptrace, Resources: 1, Spans: 6, RecognisedSpans: 6, ExampleResources: []string{"service.instance.id=gw-1 service.name=gateway"}},
-			{Vocabulary: VocabNone, Resources: 1, Spans: 4, RecognisedSpans: 0, ExampleResources: []string{"service.name=db"}},
-			{Vocabulary: VocabSemconv, Resources: 1, Spans: 3, RecognisedSpans: 3, ExampleResources: []string{"service.name=mcp-server"}},
+		Vocabularies: []report.VocabularyUse{
+			{Vocabulary: report.VocabMcptrace, Resources: 1, Spans: 6, RecognisedSpans: 6, ExampleResources: []string{"service.instance.id=gw-1 service.name=gateway"}},
+			{Vocabulary: report.VocabNone, Resources: 1, Spans: 4, RecognisedSpans: 0, ExampleResources: []string{"service.name=db"}},
+			{Vocabulary: report.VocabSemconv, Resources: 1, Spans: 3, RecognisedSpans: 3, ExampleResources: []string{"service.name=mcp-server"}},
 		},
-		UnrecognisedNames: []NameCount{{Name: "SELECT", Spans: 4}},
+		UnrecognisedNames: []report.NameCount{{Name: "SELECT", Spans: 4}},
 	}
 	if diff := cmp.Diff(want, r.Recognition); diff != "" {
 		t.Errorf("recognition (-want +got):\n%s", diff)
@@ -138,7 +140,7 @@ func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
 	named(2, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "a"))
 	named(1, "tools/call search", ptrace.SpanKindClient, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "b"))
 	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
-	if r.Settings.Vocabulary != VocabSemconv || r.Settings.Profile != rulefmt.ProfileAuto {
+	if r.Settings.Vocabulary != report.VocabSemconv || r.Settings.Profile != rulefmt.ProfileAuto {
 		t.Errorf("settings = %+v, want profile auto, vocabulary semconv", r.Settings)
 	}
 	if r.Pool.Acquires != 3 {
@@ -151,14 +153,14 @@ func TestReportSaysWhatEachResourceWasReadWith(t *testing.T) {
 	pooled(1, true)(d, d.resource(spans.ResourceServiceName, "gateway"))
 	named(10, "tools/call search", ptrace.SpanKindServer, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s")(d, d.resource(spans.ResourceServiceName, "mcp-server"))
 	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
-	if r.Settings.Vocabulary != VocabMixed || r.Pool.Acquires != 1 || r.Settings.PoolSpanNames[0] != spans.SpanInvoke {
+	if r.Settings.Vocabulary != report.VocabMixed || r.Pool.Acquires != 1 || r.Settings.PoolSpanNames[0] != spans.SpanInvoke {
 		t.Errorf("mixed, conventions' spans outnumbering ours: vocabulary %q, %d acquires, pool span names %v; want mixed, the gateway's 1 acquire, ours",
 			r.Settings.Vocabulary, r.Pool.Acquires, r.Settings.PoolSpanNames)
 	}
 
 	// An explicit profile reads every resource with its vocabulary.
 	r = analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileSemconv}, fleet())
-	if r.Settings.Vocabulary != VocabSemconv || r.Recognition.RecognisedSpans != 3 {
+	if r.Settings.Vocabulary != report.VocabSemconv || r.Recognition.RecognisedSpans != 3 {
 		t.Errorf("under --profile semconv: vocabulary %q, %d recognised; want semconv, 3", r.Settings.Vocabulary, r.Recognition.RecognisedSpans)
 	}
 }
@@ -175,7 +177,7 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 	named(20, "evil\x1b[31m", ptrace.SpanKindInternal)(d, ss)
 	named(15, strings.Repeat("x", 1<<20), ptrace.SpanKindInternal)(d, d.resource(spans.ResourceServiceName, strings.Repeat("s", 1<<20)))
 	r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
-	if !r.NothingRecognised() || r.Settings.Vocabulary != VocabNone {
+	if !r.NothingRecognised() || r.Settings.Vocabulary != report.VocabNone {
 		t.Fatalf("NothingRecognised = %v, vocabulary %q; want true, none", r.NothingRecognised(), r.Settings.Vocabulary)
 	}
 	names := r.Recognition.UnrecognisedNames
@@ -190,7 +192,7 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 			}
 		}
 	}
-	if n := len(renderString(t, r, RenderJSON)); n > 64<<10 {
+	if n := len(renderString(t, r, report.RenderJSON)); n > 64<<10 {
 		t.Errorf("the JSON report of a dump with a 1 MiB name and resource is %d bytes: want them clipped", n)
 	}
 	text := r.UnrecognisedText()
@@ -259,13 +261,13 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 	}
 	cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
 	want := analyzeTD(t, cfg, d.td)
-	if want.Settings.Vocabulary != VocabAcquireOnMiss || want.Pool.Hits != 4 {
+	if want.Settings.Vocabulary != report.VocabAcquireOnMiss || want.Pool.Hits != 4 {
 		t.Fatalf("one index: vocabulary %q, %d hits; want acquire-on-miss, 4", want.Settings.Vocabulary, want.Pool.Hits)
 	}
-	wantJSON := renderString(t, want, RenderJSON)
+	wantJSON := renderString(t, want, report.RenderJSON)
 	for _, shards := range []int{1, 2, 8} {
 		got := engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{d.td})
-		if s := renderString(t, got, RenderJSON); s != wantJSON {
+		if s := renderString(t, got, report.RenderJSON); s != wantJSON {
 			t.Errorf("batch engine, %d shards, differs from one index:\n%s", shards, cmp.Diff(wantJSON, s))
 		}
 	}
@@ -276,8 +278,8 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Inputs = []InputReport{}
-	if s := renderString(t, r, RenderJSON); s != wantJSON {
+	r.Inputs = []report.InputReport{}
+	if s := renderString(t, r, report.RenderJSON); s != wantJSON {
 		t.Errorf("AnalyzeStream differs from one index:\n%s", cmp.Diff(wantJSON, s))
 	}
 	if !errors.Is(reread, errSpoiled) {
@@ -286,7 +288,7 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 
 	// A stream keeps the vocabulary of the first batch that showed one.
 	st := engineReport(t, cfg, EngineOptions{Shards: 1, Window: time.Nanosecond}, batches)
-	if st.Settings.Vocabulary != VocabMcptrace {
+	if st.Settings.Vocabulary != report.VocabMcptrace {
 		t.Errorf("stream: vocabulary %q, want the first batch's, mcptrace (sticky)", st.Settings.Vocabulary)
 	}
 }
@@ -318,7 +320,7 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 		for _, p := range []rulefmt.Profile{rulefmt.ProfileDefault, rulefmt.ProfileAuto} {
 			start := time.Now()
 			r, err := Analyze(idx, rulefmt.Config{Profile: p})
-			if err != nil || r.Settings.Vocabulary != VocabMcptrace {
+			if err != nil || r.Settings.Vocabulary != report.VocabMcptrace {
 				b.Fatalf("%s: %v, vocabulary %q", p, err, r.Settings.Vocabulary)
 			}
 			if p == rulefmt.ProfileAuto {
@@ -330,4 +332,17 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 	}
 	b.ReportMetric(float64(auto)/float64(def), "x-default")
 	b.ReportMetric(float64(det)/float64(def), "detect-share")
+}
+
+// The reports name the built-in vocabularies in detection's precedence
+// order (report.VocabularyPrecedence, the remedy text of an unrecognised
+// dump): it is the order of the signatures detection tries.
+func TestVocabularyPrecedenceIsTheSignaturesOrder(t *testing.T) {
+	var names []string
+	for _, s := range builtinSignatures {
+		names = append(names, s.name)
+	}
+	if !slices.Equal(names, report.VocabularyPrecedence) {
+		t.Errorf("detection's signatures are in the order %q, the reports name %q", names, report.VocabularyPrecedence)
+	}
 }

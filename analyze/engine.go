@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -57,34 +58,6 @@ var ErrEngineFlushed = errors.New("engine already flushed")
 // ErrEngineClosed is returned by Flush and Report after Close: what the
 // shards held was dropped, so there is no report to give.
 var ErrEngineClosed = errors.New("engine closed without flushing")
-
-// StreamReport is the report's account of a streaming analysis (an
-// Engine with a Window or MaxOpenTraces); absent from a batch run's report.
-type StreamReport struct {
-	// WindowSeconds is EngineOptions.Window; MaxOpenTraces its bound, 0
-	// for none.
-	WindowSeconds float64 `json:"window_seconds"`
-	MaxOpenTraces int     `json:"max_open_traces"`
-	// LateSpans counts spans that arrived after their trace was finalized:
-	// counted here, left out of every other figure.
-	LateSpans int `json:"late_spans"`
-	// CutTraces counts traces finalized early because MaxOpenTraces was
-	// reached: a span of theirs arriving later is a late span.
-	CutTraces int `json:"cut_traces"`
-	// LateAcquires counts acquires attributed after a later acquire of
-	// their (scope, key) pair had been: their trace was finalized long
-	// after they started. Their miss cause is judged against the pair's
-	// state at arrival, which may differ from a batch run's.
-	LateAcquires int `json:"late_acquires"`
-	// EarlyTraces counts traces finalized before the end of the input, by
-	// the window or the bound: the traces whose spans were freed as the
-	// stream went.
-	EarlyTraces int `json:"early_traces"`
-	// CompleteTraces counts the early traces finalized because their root
-	// span had arrived (EngineOptions.HoldComplete), not by the window or
-	// the bound.
-	CompleteTraces int `json:"complete_traces"`
-}
 
 // Engine is the incremental analysis: spans arrive in any order, in any
 // number of batches, and are spread by trace id over shards, each a
@@ -129,9 +102,9 @@ type Engine struct {
 
 	det engineDetection // detect.go: the vocabulary of --profile auto
 
-	inputs  []InputReport
+	inputs  []report.InputReport
 	flushed bool
-	report  *Report
+	report  *report.Report
 	// heldAtFlush is MemBytes when Flush began: what the shards' indexes
 	// held, garbage once they are observed.
 	heldAtFlush int64
@@ -355,7 +328,7 @@ func (e *Engine) stop(final bool) {
 // Report flushes the engine and returns its report: the same as Analyze's
 // over one index holding every span, for a batch run. Later calls return
 // the same report.
-func (e *Engine) Report() (*Report, error) {
+func (e *Engine) Report() (*report.Report, error) {
 	if err := e.Flush(); err != nil {
 		return nil, err
 	}
@@ -373,7 +346,7 @@ func (e *Engine) Report() (*Report, error) {
 		}
 		e.report = e.agg.report(slices.Clone(e.inputs))
 		if e.opts.streaming() {
-			e.report.Stream = &StreamReport{
+			e.report.Stream = &report.StreamReport{
 				WindowSeconds:  e.opts.Window.Seconds(),
 				MaxOpenTraces:  e.opts.MaxOpenTraces,
 				LateSpans:      e.late,

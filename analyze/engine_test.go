@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -60,7 +61,7 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 
 // loadAndAnalyze is the single-index batch analysis of the dump at path:
 // the reference the engine's answers are compared with.
-func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*Index, *Report) {
+func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*Index, *report.Report) {
 	t.Helper()
 	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
@@ -75,7 +76,7 @@ func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*Index, *Rep
 
 // engineReport feeds batches to a new engine and returns its JSON report,
 // inputs left out.
-func engineReport(t *testing.T, cfg rulefmt.Config, opts EngineOptions, batches []ptrace.Traces) *Report {
+func engineReport(t *testing.T, cfg rulefmt.Config, opts EngineOptions, batches []ptrace.Traces) *report.Report {
 	t.Helper()
 	e, err := NewEngine(cfg, opts)
 	if err != nil {
@@ -105,9 +106,9 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := scenarioConfig(t, scenario)
 			idx, ref := loadAndAnalyze(t, path, cfg)
-			want := renderString(t, ref, RenderJSON)
-			ref.Inputs = []InputReport{}
-			wantNoInputs := renderString(t, ref, RenderJSON)
+			want := renderString(t, ref, report.RenderJSON)
+			ref.Inputs = []report.InputReport{}
+			wantNoInputs := renderString(t, ref, report.RenderJSON)
 
 			spans := readSpans(t, path)
 			one := ptrace.NewTraces()
@@ -139,12 +140,12 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := renderString(t, r, RenderJSON); got != want {
+				if got := renderString(t, r, report.RenderJSON); got != want {
 					t.Errorf("%d shards, fed by the readers: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 				}
 
 				r = engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{one})
-				if got := renderString(t, r, RenderJSON); got != wantNoInputs {
+				if got := renderString(t, r, report.RenderJSON); got != wantNoInputs {
 					t.Errorf("%d shards, one batch: report differs from Analyze's:\n%s", shards, cmp.Diff(wantNoInputs, got))
 				}
 
@@ -152,7 +153,7 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 					shuffled := append([]ptrace.Traces(nil), spans...)
 					rand.New(rand.NewPCG(seed, uint64(shards))).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 					r = engineReport(t, cfg, EngineOptions{Shards: shards}, shuffled)
-					if got := renderString(t, r, RenderJSON); got != wantNoInputs {
+					if got := renderString(t, r, report.RenderJSON); got != wantNoInputs {
 						t.Errorf("%d shards, span by span (shuffle %d): report differs from Analyze's:\n%s", shards, seed, cmp.Diff(wantNoInputs, got))
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports in testdata/traces")
@@ -30,7 +31,7 @@ func TestGoldenReports(t *testing.T) {
 	// The in-memory reference report of each scenario.
 	reference := map[string]string{}
 	for _, sc := range scenarioBuilds() {
-		reference[sc.Name] = renderString(t, analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build()), RenderJSON)
+		reference[sc.Name] = renderString(t, analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build()), report.RenderJSON)
 	}
 
 	for _, path := range dumps {
@@ -55,7 +56,7 @@ func TestGoldenReports(t *testing.T) {
 			}
 			checkFigures(t, r, want)
 
-			got := renderString(t, r, RenderJSON)
+			got := renderString(t, r, report.RenderJSON)
 			golden := path + goldenSuffix
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -70,8 +71,8 @@ func TestGoldenReports(t *testing.T) {
 				t.Errorf("report differs from %s (rerun with -update if the change is intended):\n%s", golden, cmp.Diff(string(wantJSON), got))
 			}
 
-			r.Inputs = []InputReport{}
-			if sameFormat := renderString(t, r, RenderJSON); sameFormat != reference[scenario] {
+			r.Inputs = []report.InputReport{}
+			if sameFormat := renderString(t, r, report.RenderJSON); sameFormat != reference[scenario] {
 				t.Errorf("%s reads differently from the scenario built in memory:\n%s", name, cmp.Diff(reference[scenario], sameFormat))
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -147,7 +148,7 @@ func (d *dump) invocation(ss ptrace.SpanSlice, l lease) {
 }
 
 // analyzeTD indexes td and analyzes it with cfg, failing the test on error.
-func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *Report {
+func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
 	t.Helper()
 	idx := NewIndex(cfg.IndexOptions())
 	for _, td := range tds {

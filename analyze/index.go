@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -185,7 +186,7 @@ type Index struct {
 	// built on first use after each finish.
 	layout *spanTree
 
-	inputs []InputReport // set by Load
+	inputs []report.InputReport // set by Load
 }
 
 // internedVal is a value and its id in Index.vals.
@@ -1025,7 +1026,7 @@ func (x *Index) Window() (start, end time.Time, ok bool) {
 
 // Inputs returns what Load read into the index, one entry per input, in
 // input order; nil for an index built with Add alone.
-func (x *Index) Inputs() []InputReport {
+func (x *Index) Inputs() []report.InputReport {
 	return slices.Clone(x.inputs)
 }
 

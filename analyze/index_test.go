@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -242,7 +243,7 @@ func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		want.Inputs, got.Inputs = nil, nil
-		if g, w := renderString(t, got, RenderJSON), renderString(t, want, RenderJSON); g != w {
+		if g, w := renderString(t, got, report.RenderJSON), renderString(t, want, report.RenderJSON); g != w {
 			t.Fatalf("round %d, %s: the reset index reports\n%s\nwant\n%s", round, filepath.Base(path), g, w)
 		}
 		if round > 0 && len(reused.spans)+len(reused.spareSpans) == 0 {

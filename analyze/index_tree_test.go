@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -168,7 +169,7 @@ func matchCalls(ev *ruleEval) int64 {
 
 // checkShape runs the built-in rules on idx as `mcptrace check` does and
 // returns the evaluation, the results and the bytes allocated doing it.
-func checkShape(t testing.TB, idx *Index, cfg rulefmt.Config) (*ruleEval, []RuleObservation, uint64) {
+func checkShape(t testing.TB, idx *Index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
 	t.Helper()
 	cfg = cfg.WithDefaults()
 	var before, after runtime.MemStats
@@ -179,7 +180,7 @@ func checkShape(t testing.TB, idx *Index, cfg rulefmt.Config) (*ruleEval, []Rule
 	}
 	rules := rulefmt.BuiltinRules(cfg)
 	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*rulefmt.Selector]*matcher{}}
-	var res []RuleObservation
+	var res []report.RuleObservation
 	for i := range rules {
 		r, err := ev.observe(&rules[i])
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -56,9 +57,9 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Inpu
 // SetInputs records what was read into the index, for the report's inputs
 // list. Load calls it; a caller building an index with Add may too.
 func (x *Index) SetInputs(inputs []Input) {
-	x.inputs = make([]InputReport, 0, len(inputs))
+	x.inputs = make([]report.InputReport, 0, len(inputs))
 	for _, in := range inputs {
-		x.inputs = append(x.inputs, InputReport{
+		x.inputs = append(x.inputs, report.InputReport{
 			Path:        in.Path,
 			Format:      string(in.Format),
 			Compression: in.Compression,
@@ -106,7 +107,7 @@ func feedWorkers(eng *Engine) int { return max(1, runtime.GOMAXPROCS(0)-len(eng.
 // rendering, for callers such as `mcptrace demo` that analyze a dump they
 // just wrote. On a read error it
 // returns the error (a *ReadError for bad input) and no report.
-func AnalyzeFiles(ctx context.Context, paths []string, cfg rulefmt.Config, ropts ReadOptions) (*Report, error) {
+func AnalyzeFiles(ctx context.Context, paths []string, cfg rulefmt.Config, ropts ReadOptions) (*report.Report, error) {
 	r, _, err := AnalyzeStream(ctx, paths, cfg, LoadOptions{Read: ropts}, EngineOptions{})
 	return r, err
 }
@@ -124,7 +125,7 @@ func AnalyzeFiles(ctx context.Context, paths []string, cfg rulefmt.Config, ropts
 // figures could differ from holding every trace, so it stops and reads
 // the inputs again with every trace held (LoadOptions.Reread is told).
 // The report is the same either way.
-func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, opts EngineOptions) (*Report, []Input, error) {
+func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, opts EngineOptions) (*report.Report, []Input, error) {
 	if !opts.streaming() && !slices.Contains(paths, "-") {
 		eng, err := newSpeculativeEngine(cfg, opts)
 		if err != nil {
@@ -146,7 +147,7 @@ func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopt
 }
 
 // analyzeWith feeds paths into eng and reports.
-func analyzeWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions) (*Report, []Input, error) {
+func analyzeWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions) (*report.Report, []Input, error) {
 	inputs, err := Feed(ctx, paths, lopts, eng)
 	if err != nil {
 		eng.Close()

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -88,7 +89,7 @@ func reportJSON(t *testing.T, idx *Index) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := rep.renderJSON(&buf); err != nil {
+	if err := rep.Render(&buf, report.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

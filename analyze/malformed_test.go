@@ -22,6 +22,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -84,7 +85,7 @@ type malformedCase struct {
 	// readable).
 	spans int
 	// check, when set, asserts more of the report.
-	check func(t *testing.T, r *Report)
+	check func(t *testing.T, r *report.Report)
 }
 
 // malformedCases lists every file of the corpus; TestMalformedCorpus fails
@@ -144,14 +145,14 @@ var malformedCases = map[string]malformedCase{
 	"partial-truncated.jaeger.json": {want: " (byte 3251): expected a Jaeger /api/traces JSON object with a \"data\" array: truncated", is: ErrTruncated, spans: 4},
 	"partial-truncated.tempo.json":  {want: ` (byte 3315): expected a Tempo trace JSON object with "batches" or "trace": {"resourceSpans"}: truncated`, is: ErrTruncated, spans: 4},
 
-	"readable-parent-cycle.jsonl": {spans: 10, check: func(t *testing.T, r *Report) {
+	"readable-parent-cycle.jsonl": {spans: 10, check: func(t *testing.T, r *report.Report) {
 		// Trace 1 holds two cycles and a span that is its own parent;
 		// trace 2 is whole.
 		if r.Traces != 2 || r.IncompleteTraces != 1 {
 			t.Errorf("traces %d, incomplete %d; want 2 and 1 (the cyclic trace)", r.Traces, r.IncompleteTraces)
 		}
 	}},
-	"readable-duplicate-span-ids.jsonl": {spans: 7, check: func(t *testing.T, r *Report) {
+	"readable-duplicate-span-ids.jsonl": {spans: 7, check: func(t *testing.T, r *report.Report) {
 		if r.DuplicateSpans != 5 {
 			t.Errorf("duplicate spans %d, want 5 (the resent request, and a clashing id)", r.DuplicateSpans)
 		}
@@ -159,14 +160,14 @@ var malformedCases = map[string]malformedCase{
 			t.Errorf("acquires %d, want 2: a duplicate counts once", r.Pool.Acquires)
 		}
 	}},
-	"readable-missing-parent.jsonl": {spans: 6, check: func(t *testing.T, r *Report) {
+	"readable-missing-parent.jsonl": {spans: 6, check: func(t *testing.T, r *report.Report) {
 		if r.IncompleteTraces != 1 || r.Traces != 2 {
 			t.Errorf("traces %d, incomplete %d; want 2 and 1 (the call whose invoke never landed)", r.Traces, r.IncompleteTraces)
 		}
 	}},
-	"readable-end-before-start.jsonl": {spans: 4, check: func(t *testing.T, r *Report) {
+	"readable-end-before-start.jsonl": {spans: 4, check: func(t *testing.T, r *report.Report) {
 		lat := r.Pool.Latency
-		for name, p := range map[string]Percentiles{"acquire_miss": lat.AcquireMiss, "handshake": lat.Handshake, "call": lat.Call} {
+		for name, p := range map[string]report.Percentiles{"acquire_miss": lat.AcquireMiss, "handshake": lat.Handshake, "call": lat.Call} {
 			for _, v := range []*float64{p.P50, p.P95, p.P99} {
 				if v != nil && *v < 0 {
 					t.Errorf("%s latency %v ms: a span that ends before it starts must not give a negative duration", name, *v)
@@ -177,7 +178,7 @@ var malformedCases = map[string]malformedCase{
 			t.Errorf("window %v..%v: want an end not before the start", r.Window.Start, r.Window.End)
 		}
 	}},
-	"readable-huge-attribute.jsonl.gz": {spans: 4, check: func(t *testing.T, r *Report) {
+	"readable-huge-attribute.jsonl.gz": {spans: 4, check: func(t *testing.T, r *report.Report) {
 		if r.Pool.Acquires != 1 || r.Pool.Handshakes != 1 {
 			t.Errorf("acquires %d, handshakes %d; want 1 and 1", r.Pool.Acquires, r.Pool.Handshakes)
 		}
@@ -310,7 +311,7 @@ func hostileConfig(t *testing.T) rulefmt.Config {
 // loaded is what loadBounded saw.
 type loaded struct {
 	inputs []string // warnings, for messages
-	report *Report
+	report *report.Report
 	err    error
 	alloc  uint64 // bytes allocated while loading and analyzing
 }

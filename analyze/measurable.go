@@ -2,11 +2,11 @@ package analyze
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -114,14 +114,14 @@ func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
 
 // mergeMeasurability adds o's counts of calls that cannot be tied to an
 // execution to a; judgeMeasurability decides from the sums.
-func mergeMeasurability(a, o *ExecutionsReport) {
+func mergeMeasurability(a, o *report.ExecutionsReport) {
 	a.CallsOutsideRoot += o.CallsOutsideRoot
 	a.CallsOutlivingRoot += o.CallsOutlivingRoot
 }
 
 // judgeMeasurability sets r.Measurable and r.WhyNot from its counts and the
 // dump's pool spans.
-func judgeMeasurability(r *ExecutionsReport, poolSpans int) {
+func judgeMeasurability(r *report.ExecutionsReport, poolSpans int) {
 	var why []string
 	if n := r.CallsOutsideRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, rootWords(r.Root)))
@@ -138,30 +138,7 @@ func judgeMeasurability(r *ExecutionsReport, poolSpans int) {
 	}
 	r.Measurable = len(why) == 0
 	r.WhyNot = strings.Join(why, "; ")
-	r.onlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0
-}
-
-// UnmarshalJSON reads an executions section; one written before
-// executions.measurable existed (an old baseline) reads as measurable,
-// which it was taken to be.
-func (r *ExecutionsReport) UnmarshalJSON(b []byte) error {
-	type plain ExecutionsReport
-	aux := struct {
-		*plain
-		Measurable *bool `json:"measurable"`
-	}{plain: (*plain)(r)}
-	if err := json.Unmarshal(b, &aux); err != nil {
-		return err
-	}
-	r.Measurable = aux.Measurable == nil || *aux.Measurable
-	return nil
-}
-
-// unmeasuredExecutions reports whether measure m reads the executions
-// section of a report whose executions are not measurable: it then has no
-// data, and a rule comparing it is incomplete.
-func unmeasuredExecutions(r *Report, m Measure) bool {
-	return r != nil && !r.Executions.Measurable && strings.HasPrefix(m.JSON, "executions.")
+	r.OnlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0
 }
 
 // readsSessions reports whether rule r judges sessions per execution: an
@@ -177,7 +154,7 @@ func readsSessions(r *rulefmt.Rule) bool {
 			return true
 		}
 		for _, name := range []string{ex.Of, ex.Than.Measure} {
-			if m, _, ok := LookupMeasure(name); ok && name != "" && strings.HasPrefix(m.JSON, "executions.") {
+			if m, _, ok := report.LookupMeasure(name); ok && name != "" && strings.HasPrefix(m.JSON, "executions.") {
 				return true
 			}
 		}
@@ -185,12 +162,12 @@ func readsSessions(r *rulefmt.Rule) bool {
 	return false
 }
 
-// unmeasurable marks every scope of a session rule's observation as not
+// markUnmeasurable marks every scope of a session rule's observation as not
 // judgeable, saying why: the gate then finds the rule incomplete, never a
 // pass on zero, even where the rule allows an empty dump. A rule whose
 // every scope ran against sessionless servers keeps its observation: it
 // has nothing to say about sessions anyway.
-func (obs *RuleObservation) unmeasurable(why string) {
+func markUnmeasurable(obs *report.RuleObservation, why string) {
 	n := 0
 	for _, g := range obs.Groups {
 		n += g.Scopes
@@ -198,18 +175,18 @@ func (obs *RuleObservation) unmeasurable(why string) {
 	if n == 0 && obs.NotApplicable > 0 {
 		return
 	}
-	obs.Groups = []ScopeGroup{{Scopes: max(n, 1), Complete: false}}
+	obs.Groups = []report.ScopeGroup{{Scopes: max(n, 1), Complete: false}}
 	obs.Unmeasurable = why
 }
 
 // executionsOf measures the executions of the rules' index, from the
 // vocabulary stage's events (run once per observation, ruleEval), when no
 // report of the same index was given.
-func executionsOf(e *ruleEval) (ExecutionsReport, error) {
+func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 	ev := e.stageEvents()
 	if ev == nil {
 		_, err := stageContext(context.Background(), e.x, e.cfg)
-		return ExecutionsReport{}, err
+		return report.ExecutionsReport{}, err
 	}
 	r := ev.executions(nil)
 	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
@@ -222,18 +199,9 @@ func executionsOf(e *ruleEval) (ExecutionsReport, error) {
 	return r, nil
 }
 
-// notMeasurableText says in words, for people, that executions could not
-// be measured and why; "" when they could.
-func (r *ExecutionsReport) notMeasurableText() string {
-	if r.Measurable {
-		return ""
-	}
-	return "executions not measurable: " + r.WhyNot
-}
-
 // unmeasurableOffender is the HTML report's finding, without a check, that
 // the executions could not be measured, saying why.
-func unmeasurableOffender(r *Report) (HTMLOffender, bool) {
+func unmeasurableOffender(r *report.Report) (HTMLOffender, bool) {
 	if r.Executions.Measurable {
 		return HTMLOffender{}, false
 	}
@@ -248,5 +216,5 @@ func rootWords(root string) string {
 	if root == "trace" {
 		return "each trace an execution, the call is its trace's root"
 	}
-	return textfmt.ClipTo(root, maxCell)
+	return textfmt.ClipTo(root, report.MaxCell)
 }

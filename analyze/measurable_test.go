@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -148,10 +149,10 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 			t.Errorf("%s reads no session yet was marked unmeasurable", id)
 		}
 	}
-	if _, ok := MeasureValue(a.Report, "multi_session_executions"); ok {
+	if _, ok := report.MeasureValue(a.Report, "multi_session_executions"); ok {
 		t.Errorf("multi_session_executions has data though executions are not measurable")
 	}
-	if _, ok := MeasureValue(a.Report, "acquires"); !ok {
+	if _, ok := report.MeasureValue(a.Report, "acquires"); !ok {
 		t.Errorf("acquires lost its data: only the executions measures have none")
 	}
 
@@ -173,7 +174,7 @@ func TestAnOldBaselineReadsAsMeasurable(t *testing.T) {
 		{`{"root":"trace","count":3,"measurable":true}`, true},
 		{`{"root":"trace","count":3,"measurable":false,"why_not":"x"}`, false},
 	} {
-		var r ExecutionsReport
+		var r report.ExecutionsReport
 		if err := json.Unmarshal([]byte(tc.in), &r); err != nil || r.Measurable != tc.want || r.Count != 3 {
 			t.Errorf("%s: %+v, %v; want measurable %v, count 3", tc.in, r, err, tc.want)
 		}
@@ -184,7 +185,7 @@ func TestAnOldBaselineReadsAsMeasurable(t *testing.T) {
 // the table, Markdown and HTML reports on a dump whose calls outlive their
 // root, and that a measurable dump says nothing of the kind.
 func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
-	build := func(callEnd time.Duration) (*Index, *Report) {
+	build := func(callEnd time.Duration) (*Index, *report.Report) {
 		d := newDump()
 		ss := d.resource(spans.ResourceServiceName, "gw")
 		r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
@@ -207,7 +208,7 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			idx, r := build(tc.callEnd)
-			for _, format := range []string{RenderTable, RenderMarkdown} {
+			for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
 				if got := strings.Contains(renderString(t, r, format), "NOT MEASURABLE"); got != tc.want {
 					t.Errorf("%s says NOT MEASURABLE: %v, want %v:\n%s", format, got, tc.want, renderString(t, r, format))
 				}

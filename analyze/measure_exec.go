@@ -3,48 +3,17 @@ package analyze
 import (
 	"cmp"
 	"slices"
-)
 
-// ExecutionsReport is the session-continuity measure: how many downstream
-// sessions each execution's tool calls landed on. A stateful server keeps
-// state per session, so an execution spread over several sessions loses it.
-type ExecutionsReport struct {
-	// Root is how executions are found: "trace" (each trace is one), or the
-	// --execution-root selector.
-	Root string `json:"root"`
-	// Count is the number of executions holding at least one tool call.
-	Count int `json:"count"`
-	// MultiSession counts executions whose calls carry more than one
-	// distinct mcp.session.id.
-	MultiSession int `json:"multi_session"`
-	// MaxSessions is the largest number of distinct sessions in one
-	// execution.
-	MaxSessions int `json:"max_sessions"`
-	// Examples are trace ids of multi-session executions, sorted, at most
-	// MaxExamples.
-	Examples []string `json:"examples"`
-	// Measurable is false when calls cannot be tied to their execution
-	// (measurable.go): the figures above then measure nothing, and WhyNot
-	// says why ("" when measurable). CallsOutsideRoot counts calls under
-	// no execution root, CallsOutlivingRoot calls ending after their
-	// execution's root span ended.
-	Measurable         bool   `json:"measurable"`
-	WhyNot             string `json:"why_not"`
-	CallsOutsideRoot   int    `json:"calls_outside_root"`
-	CallsOutlivingRoot int    `json:"calls_outliving_root"`
-	// onlyEmpty marks a judgement of not measurable whose one reason is a
-	// dump holding no execution and no pool span: the rules then have
-	// nothing to judge, and say so themselves (not serialized).
-	onlyEmpty bool
-}
+	"github.com/mcptrace/mcptrace/analyze/report"
+)
 
 // executions computes the executions measure from the call events: each
 // execution (a trace, or the subtree of an execution root) and the distinct
 // sessions its calls carry. each, when set, is told every execution's trace
 // and session count (the Collector connector counts executions per pool,
 // trace_outcome.go).
-func (e *events) executions(each func(trace int32, sessions int)) ExecutionsReport {
-	r := ExecutionsReport{Root: "trace", Examples: []string{}}
+func (e *events) executions(each func(trace int32, sessions int)) report.ExecutionsReport {
+	r := report.ExecutionsReport{Root: "trace", Examples: []string{}}
 	var examples []int32
 	var calls []callEvent // one trace's calls: executions never span traces
 	for lo := 0; lo < len(e.calls); {

@@ -4,30 +4,9 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
-
-// LatencyReport holds the duration percentiles of the pool's operations, in
-// milliseconds.
-type LatencyReport struct {
-	// AcquireHit is the acquire span's duration when it reused a session.
-	AcquireHit Percentiles `json:"acquire_hit"`
-	// AcquireMiss is the acquire span's duration when it dialed.
-	AcquireMiss Percentiles `json:"acquire_miss"`
-	// Handshake is the handshake span's duration (dial and initialize).
-	Handshake Percentiles `json:"handshake"`
-	// Call is the tool call span's duration.
-	Call Percentiles `json:"call"`
-}
-
-// Percentiles summarises durations by nearest rank: the p-th percentile is
-// the smallest duration at least p% of the samples do not exceed. The
-// percentiles are null when Count is 0.
-type Percentiles struct {
-	Count int      `json:"count"`
-	P50   *float64 `json:"p50"`
-	P95   *float64 `json:"p95"`
-	P99   *float64 `json:"p99"`
-}
 
 // The latency series.
 const (
@@ -56,8 +35,8 @@ func (l *latencyAcc) add(series int, d int64) {
 // percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
 // to the microsecond. It reorders ds: selecting three ranks costs a few
 // linear passes where sorting a million samples would not.
-func percentiles(ds []int64) Percentiles {
-	p := Percentiles{Count: len(ds)}
+func percentiles(ds []int64) report.Percentiles {
+	p := report.Percentiles{Count: len(ds)}
 	if len(ds) == 0 {
 		return p
 	}
@@ -225,11 +204,11 @@ func bucketMid(b int) int64 {
 
 // percentiles returns the series' p50, p95 and p99 as percentiles does:
 // exact unless folded, within 0.4% once folded.
-func (s *sketch) percentiles() Percentiles {
+func (s *sketch) percentiles() report.Percentiles {
 	if s.buckets == nil {
 		return percentiles(s.samples)
 	}
-	p := Percentiles{Count: s.n}
+	p := report.Percentiles{Count: s.n}
 	rank := func(q float64) *float64 {
 		i := uint64(min(max(int(math.Ceil(q/100*float64(s.n)))-1, 0), s.n-1))
 		var seen uint64

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -465,12 +466,12 @@ func (p *pairStage) firstCalls(evs []acquireEvent) {
 // addExample keeps the MaxExamples smallest distinct trace ids.
 func (p *pairStage) addExample(t pcommon.TraceID) {
 	i, found := slices.BinarySearchFunc(p.examples, t, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
-	if found || i >= MaxExamples {
+	if found || i >= report.MaxExamples {
 		return
 	}
 	p.examples = slices.Insert(p.examples, i, t)
-	if len(p.examples) > MaxExamples {
-		p.examples = p.examples[:MaxExamples]
+	if len(p.examples) > report.MaxExamples {
+		p.examples = p.examples[:report.MaxExamples]
 	}
 }
 
@@ -501,8 +502,8 @@ func reasonFor(redial, first bool, start, lastEnd int64, lastFailed, health bool
 
 // report returns the pool figures of the attributed acquires; strs names
 // the scopes.
-func (p *pairStage) report(strs []string) PoolReport {
-	r := PoolReport{MissReasons: newReasons(), UnexplainedExamples: []string{}, ByScope: []ScopeReport{}}
+func (p *pairStage) report(strs []string) report.PoolReport {
+	r := report.PoolReport{MissReasons: newReasons(), UnexplainedExamples: []string{}, ByScope: []report.ScopeReport{}}
 	for scope := range p.handshakes {
 		if p.scopes[scope] == nil {
 			p.scopes[scope] = &scopeStats{} // a scope with handshakes but no acquire still gets its row
@@ -522,7 +523,7 @@ func (p *pairStage) report(strs []string) PoolReport {
 		if scope >= 0 {
 			name = strs[scope]
 		}
-		r.ByScope = append(r.ByScope, ScopeReport{
+		r.ByScope = append(r.ByScope, report.ScopeReport{
 			Scope:          name,
 			Acquires:       st.acquires,
 			Hits:           st.hits,
@@ -535,7 +536,7 @@ func (p *pairStage) report(strs []string) PoolReport {
 			MissReasons:    st.reasons.asMap(),
 		})
 	}
-	slices.SortFunc(r.ByScope, func(a, b ScopeReport) int { return cmp.Compare(a.Scope, b.Scope) })
+	slices.SortFunc(r.ByScope, func(a, b report.ScopeReport) int { return cmp.Compare(a.Scope, b.Scope) })
 	r.Scopes = len(r.ByScope)
 	r.HitRate = ratio(r.Hits, r.Acquires)
 	r.AcquiresPerHandshake = ratio(r.Acquires, r.Handshakes)

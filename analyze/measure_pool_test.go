@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
 // reasonsOf returns the non-zero miss reasons of a report.
-func reasonsOf(p PoolReport) map[string]int {
+func reasonsOf(p report.PoolReport) map[string]int {
 	out := map[string]int{}
 	for k, v := range p.MissReasons {
 		if v != 0 {

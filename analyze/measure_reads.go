@@ -4,39 +4,9 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
-
-// MeasureReport is one reads-per-request measure of the configuration.
-type MeasureReport struct {
-	// Name and Description come from the configuration.
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	// Requests counts spans matching the root selector.
-	Requests int `json:"requests"`
-	// Complete counts requests whose trace is complete (no missing parent)
-	// and holds a span matching complete_when: only their counts are trusted.
-	Complete int `json:"complete"`
-	// Incomplete counts the other requests: neither a pass nor a fail.
-	Incomplete int `json:"incomplete"`
-	// Expect is the configured expected count; null when none is set.
-	Expect *int `json:"expect"`
-	// Histogram counts complete requests by their number of reads, sorted
-	// by reads.
-	Histogram []HistogramBin `json:"histogram"`
-	// Unexpected counts complete requests whose reads differ from Expect (0
-	// without Expect).
-	Unexpected int `json:"unexpected"`
-	// Examples are trace ids of unexpected requests, sorted, at most
-	// MaxExamples.
-	Examples []string `json:"examples"`
-}
-
-// HistogramBin is the number of requests with a given number of reads.
-type HistogramBin struct {
-	Reads    int `json:"reads"`
-	Requests int `json:"requests"`
-}
 
 // readsAcc evaluates one reads-per-request measure.
 type readsAcc struct {
@@ -68,9 +38,9 @@ func (x *Index) newReadsAcc(m rulefmt.ReadMeasure) (*readsAcc, error) {
 	return a, nil
 }
 
-func (a *readsAcc) report() MeasureReport {
+func (a *readsAcc) report() report.MeasureReport {
 	x := a.x
-	r := MeasureReport{Name: a.m.Name, Description: a.m.Description, Expect: a.m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
+	r := report.MeasureReport{Name: a.m.Name, Description: a.m.Description, Expect: a.m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
 	counts := map[int]int{}
 	var examples []int32
 	reads := map[int32]int{} // request span -> reads beneath it
@@ -102,9 +72,9 @@ func (a *readsAcc) report() MeasureReport {
 		}
 	}
 	for n, c := range counts {
-		r.Histogram = append(r.Histogram, HistogramBin{Reads: n, Requests: c})
+		r.Histogram = append(r.Histogram, report.HistogramBin{Reads: n, Requests: c})
 	}
-	slices.SortFunc(r.Histogram, func(a, b HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
+	slices.SortFunc(r.Histogram, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
 	r.Examples = exampleTraces(x, examples)
 	return r
 }

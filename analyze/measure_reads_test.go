@@ -2,9 +2,11 @@ package analyze
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -54,24 +56,24 @@ func TestReadsPerRequest(t *testing.T) {
 	tests := []struct {
 		name     string
 		m        rulefmt.ReadMeasure
-		want     MeasureReport
+		want     report.MeasureReport
 		examples []string
 	}{{
 		name: "complete_when and not_under",
 		m:    rulefmt.ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query"), NotUnder: &notUnder, CompleteWhen: &worker, Expect: ptr(1)},
 		// T1 1 (the cache.fill read is left out), T2 2, T3 untrusted, T4
 		// incomplete, T5 outer 1 and inner 1.
-		want:     MeasureReport{Requests: 6, Complete: 4, Incomplete: 2, Histogram: []HistogramBin{{1, 3}, {2, 1}}, Unexpected: 1},
+		want:     report.MeasureReport{Requests: 6, Complete: 4, Incomplete: 2, Histogram: []report.HistogramBin{{Reads: 1, Requests: 3}, {Reads: 2, Requests: 1}}, Unexpected: 1},
 		examples: []string{"00000000000000000000000000000002"},
 	}, {
 		name:     "without not_under every read beneath counts",
 		m:        rulefmt.ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query"), CompleteWhen: &worker, Expect: ptr(2)},
-		want:     MeasureReport{Requests: 6, Complete: 4, Incomplete: 2, Histogram: []HistogramBin{{1, 2}, {2, 2}}, Unexpected: 2},
+		want:     report.MeasureReport{Requests: 6, Complete: 4, Incomplete: 2, Histogram: []report.HistogramBin{{Reads: 1, Requests: 2}, {Reads: 2, Requests: 2}}, Unexpected: 2},
 		examples: []string{"00000000000000000000000000000005"}, // both requests of T5
 	}, {
 		name: "without complete_when only a missing parent makes a request untrusted",
 		m:    rulefmt.ReadMeasure{Name: "m", Root: sel("request"), Read: sel("db.query")},
-		want: MeasureReport{Requests: 6, Complete: 5, Incomplete: 1, Histogram: []HistogramBin{{1, 3}, {2, 2}}},
+		want: report.MeasureReport{Requests: 6, Complete: 5, Incomplete: 1, Histogram: []report.HistogramBin{{Reads: 1, Requests: 3}, {Reads: 2, Requests: 2}}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,10 +92,10 @@ func TestReadsPerRequest(t *testing.T) {
 	}
 }
 
-func fmtHist(h []HistogramBin) string {
+func fmtHist(h []report.HistogramBin) string {
 	s := ""
 	for _, b := range h {
-		s += itoa(b.Reads) + ":" + itoa(b.Requests) + " "
+		s += strconv.Itoa(b.Reads) + ":" + strconv.Itoa(b.Requests) + " "
 	}
 	return s
 }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -30,7 +32,7 @@ func TestSchemaDocListsTheMeasures(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the %q and %q markers", schemaDoc, begin, end)
 	}
-	got, want := doc[i+len(begin):j], MeasureDoc()
+	got, want := doc[i+len(begin):j], report.MeasureDoc()
 	if got == want {
 		return
 	}
@@ -47,14 +49,14 @@ func TestSchemaDocListsTheMeasures(t *testing.T) {
 // key its JSON names: a row that reads the wrong field, or documents the
 // wrong key, fails here.
 func TestEveryMeasureReadsItsDocumentedKey(t *testing.T) {
-	reports := map[string]*Report{
+	reports := map[string]*report.Report{
 		"ttl-and-redial":   analyzeTD(t, scenarioConfig(t, "ttl-and-redial"), tracegen.TTLAndRedial()),
 		"cold-init-two":    analyzeTD(t, scenarioConfig(t, "cold-init-two-reads"), tracegen.ColdInitTwoReads()),
 		"prod-cold-starts": analyzeTD(t, scenarioConfig(t, "prod-cold-starts"), tracegen.ProdColdStarts()),
 	}
 	for name, r := range reports {
 		var doc any
-		if err := json.Unmarshal([]byte(renderString(t, r, RenderJSON)), &doc); err != nil {
+		if err := json.Unmarshal([]byte(renderString(t, r, report.RenderJSON)), &doc); err != nil {
 			t.Fatal(err)
 		}
 		check := func(what, path string, v float64, ok bool) {
@@ -77,18 +79,18 @@ func TestEveryMeasureReadsItsDocumentedKey(t *testing.T) {
 				t.Errorf("%s: %s: %s is %T, not a number", name, what, path, j)
 			}
 		}
-		for _, m := range Measures() {
+		for _, m := range report.Measures() {
 			v, ok := m.Value(r)
 			check(m.Name, m.JSON, v, ok)
 			// Executions that are not measurable give their measures no data.
-			if mv, mok := MeasureValue(r, m.Name); m.Rule && (mv != v || mok != (ok && !unmeasuredExecutions(r, m))) {
+			if mv, mok := report.MeasureValue(r, m.Name); m.Rule && (mv != v || mok != (ok && !report.UnmeasuredExecutions(r, m))) {
 				t.Errorf("%s: MeasureValue(%s) = %v %v, the row says %v %v", name, m.Name, mv, mok, v, ok)
 			}
 		}
 		for i := range r.Measures {
-			for _, f := range ReadsFields() {
+			for _, f := range report.ReadsFields() {
 				v, ok := f.ReadsValue(&r.Measures[i])
-				check(f.Name, "measures."+itoa(i)+"."+f.JSON, v, ok)
+				check(f.Name, "measures."+strconv.Itoa(i)+"."+f.JSON, v, ok)
 			}
 		}
 	}
@@ -98,7 +100,7 @@ func TestEveryMeasureReadsItsDocumentedKey(t *testing.T) {
 // looked up, and each baseline check has what it needs.
 func TestMeasureTableIsWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, rows := range [][]Measure{Measures(), ReadsFields()} {
+	for _, rows := range [][]report.Measure{report.Measures(), report.ReadsFields()} {
 		for _, m := range rows {
 			reads := m.ReadsValue != nil
 			switch {
@@ -106,9 +108,9 @@ func TestMeasureTableIsWellFormed(t *testing.T) {
 				t.Errorf("measure %s is in the table twice", m.Name)
 			case reads == (m.Value != nil):
 				t.Errorf("measure %s needs exactly one of Value and ReadsValue", m.Name)
-			case (m.Baseline == BaselineDrop || m.Baseline == BaselineGrowth) && m.Tolerance == nil:
+			case (m.Baseline == report.BaselineDrop || m.Baseline == report.BaselineGrowth) && m.Tolerance == nil:
 				t.Errorf("measure %s compares with a tolerance but has none", m.Name)
-			case m.Baseline != BaselineNone && (m.Noun == "" || !m.Rule):
+			case m.Baseline != report.BaselineNone && (m.Noun == "" || !m.Rule):
 				t.Errorf("measure %s regresses but has no noun or is not a rule measure", m.Name)
 			case m.Doc == "" || m.JSON == "" || m.Unit == "" || m.Better == "":
 				t.Errorf("measure %s lacks its doc, key, unit or direction", m.Name)
@@ -117,11 +119,11 @@ func TestMeasureTableIsWellFormed(t *testing.T) {
 		}
 	}
 	for _, n := range rulefmt.MeasureNames([]rulefmt.ReadMeasure{{Name: "org.reads"}}) {
-		if _, _, ok := LookupMeasure(n); !ok {
+		if _, _, ok := report.LookupMeasure(n); !ok {
 			t.Errorf("LookupMeasure(%q) finds nothing", n)
 		}
 	}
-	if _, _, ok := LookupMeasure("scopes"); ok {
+	if _, _, ok := report.LookupMeasure("scopes"); ok {
 		t.Error("a report-only figure must not be a rule measure")
 	}
 }
@@ -136,11 +138,11 @@ const rulesSchema = "../docs/mcptrace-rules.schema.json"
 func schemaQuantityLines() []string {
 	var names, series, quantiles, fields []string
 	names = append(names, rulefmt.SpanQuantities()...)
-	for _, m := range Measures() {
+	for _, m := range report.Measures() {
 		if !m.Rule {
 			continue
 		}
-		if m.Unit == UnitMS {
+		if m.Unit == report.UnitMS {
 			s, q, _ := strings.Cut(m.Name, ".")
 			if !slices.Contains(series, s) {
 				series = append(series, s)
@@ -152,7 +154,7 @@ func schemaQuantityLines() []string {
 		}
 		names = append(names, m.Name)
 	}
-	for _, f := range ReadsFields() {
+	for _, f := range report.ReadsFields() {
 		if f.Rule {
 			fields = append(fields, f.Name)
 		}
@@ -198,7 +200,7 @@ func TestRulesSchemaNamesTheTable(t *testing.T) {
 // and diffs list them in it), and no row is a rule measure without a name.
 func TestRuleMeasureNamesAreTheTablesRuleRows(t *testing.T) {
 	var rows []string
-	for _, m := range Measures() {
+	for _, m := range report.Measures() {
 		if m.Rule {
 			rows = append(rows, m.Name)
 		}
@@ -207,7 +209,7 @@ func TestRuleMeasureNamesAreTheTablesRuleRows(t *testing.T) {
 		t.Errorf("the table's rule rows differ from rulefmt.MeasureNames:\n rows  %q\n names %q", rows, names)
 	}
 	var fields []string
-	for _, f := range ReadsFields() {
+	for _, f := range report.ReadsFields() {
 		if f.Rule {
 			fields = append(fields, f.Name)
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -32,9 +33,9 @@ type observation struct {
 	lo, hi                                           int64
 
 	lat        [numLatencies]sketch
-	exec       ExecutionsReport
+	exec       report.ExecutionsReport
 	protos     map[optStr]*protoFigures
-	measures   []MeasureReport
+	measures   []report.MeasureReport
 	events     []acquireEvent // unattributed; scope, key and session index strs
 	handshakes map[int32]int  // by scope (an index into strs, -1 none)
 	strs       []string
@@ -59,7 +60,7 @@ func observeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*obser
 		duplicates: idx.duplicates,
 		traces:     len(idx.traces),
 		incomplete: idx.incomplete,
-		measures:   make([]MeasureReport, 0, len(cfg.Measures)),
+		measures:   make([]report.MeasureReport, 0, len(cfg.Measures)),
 	}
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
@@ -157,9 +158,9 @@ type aggregate struct {
 	lo, hi                                           int64
 
 	lat      [numLatencies]sketch
-	exec     ExecutionsReport
+	exec     report.ExecutionsReport
 	protos   map[optStr]*protoFigures
-	measures []MeasureReport
+	measures []report.MeasureReport
 	pairs    *pairStage
 	// detect sums the observations' vocabulary evidence; profile is the
 	// one the measures read (useProfile), sticky a stream's decisions per
@@ -179,9 +180,9 @@ type aggregate struct {
 func newAggregate(cfg rulefmt.Config) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
-		exec:     ExecutionsReport{Root: "trace", Examples: []string{}},
+		exec:     report.ExecutionsReport{Root: "trace", Examples: []string{}},
 		protos:   map[optStr]*protoFigures{},
-		measures: make([]MeasureReport, len(cfg.Measures)),
+		measures: make([]report.MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
 		detect:   newDetection(),
@@ -191,7 +192,7 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 		a.lat[i].bound()
 	}
 	for i, m := range cfg.Measures {
-		a.measures[i] = MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []HistogramBin{}, Examples: []string{}}
+		a.measures[i] = report.MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
 	}
 	return a
 }
@@ -269,7 +270,7 @@ func (a *aggregate) merge(o *observation) {
 }
 
 // mergeMeasure adds o's reads-per-request figures to m.
-func mergeMeasure(m, o *MeasureReport) {
+func mergeMeasure(m, o *report.MeasureReport) {
 	m.Requests += o.Requests
 	m.Complete += o.Complete
 	m.Incomplete += o.Incomplete
@@ -279,7 +280,7 @@ func mergeMeasure(m, o *MeasureReport) {
 		return
 	}
 	h := append(m.Histogram, o.Histogram...)
-	slices.SortStableFunc(h, func(a, b HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
+	slices.SortStableFunc(h, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
 	out := h[:0]
 	for _, b := range h {
 		if n := len(out); n > 0 && out[n-1].Reads == b.Reads {
@@ -301,19 +302,19 @@ func mergeExamples(a, b []string) []string {
 	out := append(slices.Clone(a), b...)
 	slices.Sort(out)
 	out = slices.Compact(out)
-	if len(out) > MaxExamples {
-		out = out[:MaxExamples]
+	if len(out) > report.MaxExamples {
+		out = out[:report.MaxExamples]
 	}
 	return out
 }
 
 // report attributes every acquire still pending and returns the report.
 // Call it once.
-func (a *aggregate) report(inputs []InputReport) *Report {
+func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	cfg := a.cfg
-	r := &Report{
-		Schema: Schema,
-		Settings: Settings{
+	r := &report.Report{
+		Schema: report.Schema,
+		Settings: report.Settings{
 			Profile:        cfg.Profile,
 			ScopeAttr:      cfg.ScopeAttr,
 			IdleTTLSeconds: cfg.IdleTTL.Seconds(),
@@ -330,18 +331,18 @@ func (a *aggregate) report(inputs []InputReport) *Report {
 		Measures:         a.measures,
 	}
 	if r.Inputs == nil {
-		r.Inputs = []InputReport{}
+		r.Inputs = []report.InputReport{}
 	}
 	for _, in := range r.Inputs {
 		r.Partial = r.Partial || in.Partial
 	}
 	if a.windowOK {
 		start, end := time.Unix(0, a.lo).UTC(), time.Unix(0, a.hi).UTC()
-		r.Window = Window{Start: &start, End: &end}
+		r.Window = report.Window{Start: &start, End: &end}
 	}
 	a.pairs.advance(math.MaxInt64)
 	r.Pool = a.pairs.report(a.strs)
-	r.Pool.Latency = LatencyReport{
+	r.Pool.Latency = report.LatencyReport{
 		AcquireHit:  a.lat[latAcquireHit].percentiles(),
 		AcquireMiss: a.lat[latAcquireMiss].percentiles(),
 		Handshake:   a.lat[latHandshake].percentiles(),

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	spansvocab "github.com/mcptrace/mcptrace/spans"
@@ -38,7 +39,7 @@ func (c poolCounts) add(acquires []AcquireCount, handshakes []PoolCount) {
 }
 
 // reportCounts are the same counts out of a batch report.
-func reportCounts(r *Report) poolCounts {
+func reportCounts(r *report.Report) poolCounts {
 	c := poolCounts{}
 	for _, sc := range r.Pool.ByScope {
 		if sc.Hits > 0 {
@@ -158,7 +159,7 @@ func singleSpans(td ptrace.Traces) []ptrace.Traces {
 // checkForwardedPairs is the fleet comparison of
 // TestForwardedPairsAttributeAsOneAnalysis on spans (one span per batch),
 // against ref, their batch analysis with cfg.
-func checkForwardedPairs(t *testing.T, cfg rulefmt.Config, ref *Report, spans []ptrace.Traces, seed uint64) {
+func checkForwardedPairs(t *testing.T, cfg rulefmt.Config, ref *report.Report, spans []ptrace.Traces, seed uint64) {
 	t.Helper()
 	want := reportCounts(ref)
 	rng := rand.New(rand.NewPCG(7, seed))

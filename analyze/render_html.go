@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -287,7 +288,7 @@ type HTMLExample struct {
 // r is Analyze(idx, cfg), opts.Check the verdict of the same dump (nil for
 // `analyze`). Long dumps are sampled as HTMLSampling says; every count,
 // rate and latency still uses every span.
-func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *Report, opts HTMLOptions) (*HTMLReport, error) {
+func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *report.Report, opts HTMLOptions) (*HTMLReport, error) {
 	if err := ValidateTraceURL(opts.TraceURL); err != nil {
 		return nil, err
 	}
@@ -345,7 +346,7 @@ func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *Report, opts HTMLOptions) 
 	return h, nil
 }
 
-func htmlHeadline(r *Report) HTMLHeadline {
+func htmlHeadline(r *report.Report) HTMLHeadline {
 	hl := HTMLHeadline{
 		Spans:                r.Spans,
 		Traces:               r.Traces,
@@ -386,7 +387,7 @@ func roundMs(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 // htmlLatencies builds the four distributions. The quantiles are the
 // report's own (nearest rank over every sample); the intervals and
 // histograms come from the same samples.
-func htmlLatencies(ev *events, r *Report, acqs []AcquireEvent, hss []HandshakeEvent) []HTMLLatency {
+func htmlLatencies(ev *events, r *report.Report, acqs []AcquireEvent, hss []HandshakeEvent) []HTMLLatency {
 	var hit, miss, hs, call []int64
 	for _, e := range acqs {
 		switch {
@@ -413,7 +414,7 @@ func htmlLatencies(ev *events, r *Report, acqs []AcquireEvent, hss []HandshakeEv
 	}
 }
 
-func latency(name string, ds []int64, p Percentiles) HTMLLatency {
+func latency(name string, ds []int64, p report.Percentiles) HTMLLatency {
 	l := HTMLLatency{Name: name, Count: len(ds), Quantiles: []HTMLQuantile{}, Buckets: [][2]float64{}}
 	if len(ds) == 0 {
 		return l
@@ -468,7 +469,7 @@ func traceLink(tmpl, traceID string) string {
 	return strings.ReplaceAll(tmpl, TraceIDPlaceholder, url.PathEscape(traceID))
 }
 
-func htmlOffenders(r *Report, opts HTMLOptions) []HTMLOffender {
+func htmlOffenders(r *report.Report, opts HTMLOptions) []HTMLOffender {
 	out := []HTMLOffender{}
 	example := func(tid, sid, q string) HTMLExample {
 		if q == "" {

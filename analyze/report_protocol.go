@@ -3,36 +3,9 @@ package analyze
 import (
 	"cmp"
 	"slices"
-)
 
-// ProtocolReport is the pool's headline figures for the spans that spoke one
-// MCP protocol revision (mcp.protocol.version on the acquire, handshake and
-// call spans). MCP 2026-07-28 has no protocol sessions, so its executions are
-// never judged by the session rules; their cost is the cold start (the
-// discover round trip a miss pays), reported here instead.
-type ProtocolReport struct {
-	// ProtocolVersion is the revision; "" groups spans without one (a pool
-	// that does not record it).
-	ProtocolVersion string `json:"protocol_version"`
-	// Sessionless is true for a revision without protocol sessions
-	// (2026-07-28 or later), or when no call of the revision carried an
-	// mcp.session.id.
-	Sessionless bool `json:"sessionless"`
-	// Traces counts the traces holding a call of this revision; Calls the
-	// tool calls.
-	Traces int `json:"traces"`
-	Calls  int `json:"calls"`
-	// Acquires, Hits and Misses count acquire spans of the revision, and
-	// HitRate is hits / acquires (null without acquires).
-	Acquires int      `json:"acquires"`
-	Hits     int      `json:"hits"`
-	Misses   int      `json:"misses"`
-	HitRate  *float64 `json:"hit_rate"`
-	// ColdStart is the duration of the revision's handshake spans (a
-	// handshake under an acquire counts with the acquire's revision): the
-	// cost of a miss.
-	ColdStart Percentiles `json:"cold_start_ms"`
-}
+	"github.com/mcptrace/mcptrace/analyze/report"
+)
 
 // protoFigures is one protocol revision's share of the by_protocol figures
 // over some whole traces: mergeable, since every count is per trace and the
@@ -106,10 +79,10 @@ func (e *events) protocolFigures() map[optStr]*protoFigures {
 
 // protocolReports renders merged per-revision figures in version order (""
 // first). It returns an empty slice when there are none.
-func protocolReports(groups map[optStr]*protoFigures) []ProtocolReport {
-	out := make([]ProtocolReport, 0, len(groups))
+func protocolReports(groups map[optStr]*protoFigures) []report.ProtocolReport {
+	out := make([]report.ProtocolReport, 0, len(groups))
 	for ver, g := range groups {
-		r := ProtocolReport{
+		r := report.ProtocolReport{
 			ProtocolVersion: ver.s,
 			Traces:          g.traces,
 			Calls:           g.calls,
@@ -122,6 +95,6 @@ func protocolReports(groups map[optStr]*protoFigures) []ProtocolReport {
 		r.Sessionless = IsSessionlessProtocol(r.ProtocolVersion) || (r.ProtocolVersion != "" && r.Calls > 0 && !g.sessions)
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b ProtocolReport) int { return cmp.Compare(a.ProtocolVersion, b.ProtocolVersion) })
+	slices.SortFunc(out, func(a, b report.ProtocolReport) int { return cmp.Compare(a.ProtocolVersion, b.ProtocolVersion) })
 	return out
 }

@@ -12,12 +12,13 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-func renderString(t *testing.T, r *Report, format string) string {
+func renderString(t *testing.T, r *report.Report, format string) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := r.Render(&b, format); err != nil {
@@ -28,9 +29,9 @@ func renderString(t *testing.T, r *Report, format string) string {
 
 func TestJSONReportHasEveryDocumentedKey(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "ttl-and-redial"), tracegen.TTLAndRedial())
-	r.Inputs = []InputReport{{Path: "x.jsonl", Format: "otlp-json", Spans: 20, Warnings: []string{}}}
+	r.Inputs = []report.InputReport{{Path: "x.jsonl", Format: "otlp-json", Spans: 20, Warnings: []string{}}}
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(renderString(t, r, RenderJSON)), &doc); err != nil {
+	if err := json.Unmarshal([]byte(renderString(t, r, report.RenderJSON)), &doc); err != nil {
 		t.Fatal(err)
 	}
 	paths := []string{
@@ -52,8 +53,8 @@ func TestJSONReportHasEveryDocumentedKey(t *testing.T) {
 			t.Errorf("JSON report lacks %s", p)
 		}
 	}
-	if doc["schema"] != Schema {
-		t.Errorf("schema = %v, want %s", doc["schema"], Schema)
+	if doc["schema"] != report.Schema {
+		t.Errorf("schema = %v, want %s", doc["schema"], report.Schema)
 	}
 }
 
@@ -85,13 +86,13 @@ func lookupPath(v any, path string) (any, bool) {
 
 func TestJSONRoundTripsIntoTheReport(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "prod-cold-starts"), tracegen.ProdColdStarts())
-	out := renderString(t, r, RenderJSON)
-	var back Report
+	out := renderString(t, r, report.RenderJSON)
+	var back report.Report
 	if err := json.Unmarshal([]byte(out), &back); err != nil {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
-	if err := back.Render(&again, RenderJSON); err != nil {
+	if err := back.Render(&again, report.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	if again.String() != out {
@@ -107,8 +108,8 @@ func TestAnalyzeIsIndependentOfBatchOrder(t *testing.T) {
 		reversed[len(records)-1-i] = rec
 	}
 	cfg := scenarioConfig(t, "prod-cold-starts")
-	a := renderString(t, analyzeTD(t, cfg, td), RenderJSON)
-	b := renderString(t, analyzeTD(t, cfg, reversed...), RenderJSON)
+	a := renderString(t, analyzeTD(t, cfg, td), report.RenderJSON)
+	b := renderString(t, analyzeTD(t, cfg, reversed...), report.RenderJSON)
 	if a != b {
 		t.Errorf("the same spans in another batch order gave another report")
 	}
@@ -120,14 +121,14 @@ func TestTableFitsIn100Columns(t *testing.T) {
 	ss := d.resource(spans.ResourceServiceInstanceID, long)
 	d.invocation(ss, lease{trace: 1, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: "s1"})
 	d.invocation(ss, lease{trace: 2, start: time.Minute, end: 61 * time.Second, key: "k", hit: false, handshake: true, session: "s2"})
-	reports := map[string]*Report{"long scope": analyzeTD(t, rulefmt.Config{}, d.td)}
+	reports := map[string]*report.Report{"long scope": analyzeTD(t, rulefmt.Config{}, d.td)}
 	for _, sc := range tracegen.Scenarios() {
 		reports[sc.Name] = analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build())
 	}
-	reports["long scope"].Inputs = []InputReport{{Path: "dump.jsonl", Partial: true, Warnings: []string{strings.Repeat("a warning that goes on ", 10)}}}
+	reports["long scope"].Inputs = []report.InputReport{{Path: "dump.jsonl", Partial: true, Warnings: []string{strings.Repeat("a warning that goes on ", 10)}}}
 	reports["long scope"].Partial = true
 	for name, r := range reports {
-		out := renderString(t, r, RenderTable)
+		out := renderString(t, r, report.RenderTable)
 		for i, line := range strings.Split(out, "\n") {
 			if n := utf8.RuneCountInString(line); n > 100 {
 				t.Errorf("%s: line %d is %d columns wide: %s", name, i+1, n, line)
@@ -139,14 +140,14 @@ func TestTableFitsIn100Columns(t *testing.T) {
 			}
 		}
 	}
-	if out := renderString(t, reports["long scope"], RenderTable); !strings.Contains(out, "PARTIAL") {
+	if out := renderString(t, reports["long scope"], report.RenderTable); !strings.Contains(out, "PARTIAL") {
 		t.Errorf("a partial report must say so:\n%s", out)
 	}
 }
 
 func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "per-call-dial"), tracegen.PerCallDial())
-	for _, format := range []string{RenderTable, RenderMarkdown} {
+	for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
 		out := renderString(t, r, format)
 		for _, want := range []string{"5 unexplained miss(es)", "16.7%", "0.0%", r.Executions.Examples[0], spans.MissUnexplained} {
 			if !strings.Contains(out, want) {
@@ -154,7 +155,7 @@ func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 			}
 		}
 	}
-	md := renderString(t, r, RenderMarkdown)
+	md := renderString(t, r, report.RenderMarkdown)
 	if !strings.Contains(md, "### Pool\n\n|") || !strings.Contains(md, "|---") && !strings.Contains(md, "|:--") && !strings.Contains(md, "| --") {
 		t.Errorf("markdown lacks a heading and table:\n%s", md)
 	}
@@ -162,7 +163,7 @@ func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 
 func TestRenderRefusesAnUnknownFormat(t *testing.T) {
 	r := analyzeTD(t, rulefmt.Config{}, newDump().td)
-	if err := r.Render(&bytes.Buffer{}, "yaml"); !errors.Is(err, ErrUnknownRenderFormat) {
+	if err := r.Render(&bytes.Buffer{}, "yaml"); !errors.Is(err, report.ErrUnknownRenderFormat) {
 		t.Errorf("Render(yaml) = %v, want ErrUnknownRenderFormat", err)
 	}
 }
@@ -181,9 +182,9 @@ func TestSchemaDocNamesEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := analyzeTD(t, scenarioConfig(t, "ttl-and-redial"), tracegen.TTLAndRedial())
-	r.Inputs = []InputReport{{Path: "x", Warnings: []string{}}}
+	r.Inputs = []report.InputReport{{Path: "x", Warnings: []string{}}}
 	var v any
-	if err := json.Unmarshal([]byte(renderString(t, r, RenderJSON)), &v); err != nil {
+	if err := json.Unmarshal([]byte(renderString(t, r, report.RenderJSON)), &v); err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]bool{}

@@ -9,9 +9,8 @@ import (
 	"slices"
 	"strconv"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
-
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -20,12 +19,6 @@ import (
 // hold (counts, distinct values, sessions, offending spans) and returns
 // plain values. Judging them (verdicts, examples, texts) is the gate's
 // (package analyze/gate), which never reads the index.
-
-// SpanRef names one span of a dump by its trace and span ids.
-type SpanRef struct {
-	Trace pcommon.TraceID
-	Span  pcommon.SpanID
-}
 
 // DefaultMaxExamples is how many offending spans an observation keeps per
 // expectation, and a failing rule names, when ObserveOptions.MaxExamples
@@ -41,62 +34,6 @@ type ObserveOptions struct {
 	MaxExamples int
 }
 
-// RuleObservation is what a dump holds for one rule: its scopes with the
-// value of each count-like expectation, and the spans to name if the rule
-// fails. Comparing the values with the bounds, and reading measure
-// expectations from the Report, is left to the gate.
-type RuleObservation struct {
-	// Groups are the rule's scopes grouped by what they hold: scopes with
-	// the same completeness, values and kind of offenders share one group,
-	// so an observation stays small however many traces the dump holds.
-	// Groups come in the order of their first scope (traces by id,
-	// subtrees by root); scopes SkipEmpty or SkipSessionless left out are
-	// in none. A ScopeDump rule has one group of one scope.
-	Groups []ScopeGroup
-	// NotApplicable counts the scopes left out because every selected span
-	// in them ran against a sessionless server (Rule.SkipSessionless).
-	NotApplicable int
-	// UnexplainedMisses and AboveFloorMisses name the acquires the pool
-	// measure attributed as unexplained misses, and as misses other than
-	// cold starts; sorted by trace and span id, at most MaxExamples each.
-	// Filled only when the rule compares a pool measure they explain.
-	UnexplainedMisses, AboveFloorMisses []SpanRef
-	// TraceQL finds the spans the rule looks at (or its offenders) in
-	// Grafana Tempo.
-	TraceQL string
-	// MaxExamples is the cap the offending spans were kept under (0: none
-	// kept); the gate names at most this many examples per rule.
-	MaxExamples int
-	// Unmeasurable, when set, says why the rule could not be judged at
-	// all: it reads sessions per execution and the executions are not
-	// measurable (measurable.go). Its one group is then incomplete.
-	Unmeasurable string
-}
-
-// ScopeGroup is a set of a rule's scopes that hold the same values.
-type ScopeGroup struct {
-	// Scopes counts the scopes of the group.
-	Scopes int
-	// Complete is false when the scopes may not be judged: their trace has
-	// a missing parent, or no span matching Rule.CompleteWhen.
-	Complete bool
-	// Values holds one entry per Rule.Expect, in order: the quantity a
-	// count, distinct, pool_sessions or lost_sessions expectation compares.
-	// A measure expectation's entry is zero: the gate reads the measure
-	// from the Report. Nil for incomplete scopes.
-	Values []float64
-	// Offenders holds, per Rule.Expect, the selected spans to name if the
-	// expectation fails: for the dump its first MaxExamples by trace and
-	// span id; for traces each one's first selected span, the first
-	// MaxExamples of those. Empty when the expectation selected no span in
-	// these scopes, for a measure expectation and for subtree scopes.
-	Offenders [][]SpanRef
-	// Examples name the scopes themselves, for a failure without an
-	// offending span to show: subtree roots, or traces' first root spans;
-	// the first MaxExamples by trace and span id. Empty for the dump.
-	Examples []SpanRef
-}
-
 // ObserveRules reads from idx what each rule needs to be judged: for each
 // of its scopes whether it is complete and the value of each count,
 // distinct, pool_sessions and lost_sessions expectation, with the spans to
@@ -104,21 +41,21 @@ type ScopeGroup struct {
 // selectors. Like Analyze it is pure. It fails only when idx was built
 // without an attribute a rule reads (build it with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
-func ObserveRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]RuleObservation, error) {
+func ObserveRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
 	return observeRules(context.Background(), idx, cfg, rules, opts, nil)
 }
 
 // ObserveRulesContext is [ObserveRules] stopped by ctx: every loop over
 // scopes and spans looks at it, so a canceled observation returns ctx's
 // error within milliseconds however large the dump.
-func ObserveRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]RuleObservation, error) {
+func ObserveRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
 	return observeRules(ctx, idx, cfg, rules, opts, nil)
 }
 
-// observeRules is ObserveRules; report, when not nil, is the Analyze of the
+// observeRules is ObserveRules; rep, when not nil, is the Analyze of the
 // same index and cfg, whose miss counts spare attributing the acquires
 // again when there is no miss to name.
-func observeRules(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, report *Report) ([]RuleObservation, error) {
+func observeRules(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
@@ -127,26 +64,26 @@ func observeRules(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []r
 		return nil, err
 	}
 	ev := &ruleEval{x: idx, cfg: resolvedFor(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*matcher{}, ctx: ctx}
-	var execs *ExecutionsReport // measured on first need by a session rule
-	if report != nil {
-		execs = &report.Executions
+	var execs *report.ExecutionsReport // measured on first need by a session rule
+	if rep != nil {
+		execs = &rep.Executions
 		// Only misses other than cold starts are ever named; without one
 		// the lists are empty, and the acquires need no second attribution.
-		ev.noMissToName = report.Pool.Misses == report.Pool.MissReasons[spans.MissCold]
+		ev.noMissToName = rep.Pool.Misses == rep.Pool.MissReasons[spans.MissCold]
 	}
-	out := make([]RuleObservation, 0, len(rules))
+	out := make([]report.RuleObservation, 0, len(rules))
 	for i := range rules {
 		obs, err := ev.observe(&rules[i])
 		if err == nil && readsSessions(&rules[i]) {
 			if execs == nil {
-				var r ExecutionsReport
+				var r report.ExecutionsReport
 				r, err = executionsOf(ev)
 				execs = &r
 			}
 			// A dump with no execution and no pool span: the rule has
 			// nothing to judge and the gate says so (allow_empty applies).
-			if !execs.Measurable && !execs.onlyEmpty {
-				obs.unmeasurable(execs.notMeasurableText())
+			if !execs.Measurable && !execs.OnlyEmpty {
+				markUnmeasurable(&obs, execs.NotMeasurableText())
 			}
 		}
 		if err != nil {
@@ -363,8 +300,8 @@ func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 }
 
 // observe reads one rule's scopes.
-func (e *ruleEval) observe(r *rulefmt.Rule) (RuleObservation, error) {
-	obs := RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
+func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
+	obs := report.RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
 	run, err := e.newRuleRun(r)
 	if err != nil {
 		return obs, err
@@ -629,7 +566,7 @@ type scopeGroups struct {
 
 // add files one scope: complete, with values and, per expectation, its
 // selected spans (nil for a subtree scope, which names its root).
-func (g *scopeGroups) add(obs *RuleObservation, sc ruleScope, complete bool, values []float64, selections [][]int32) {
+func (g *scopeGroups) add(obs *report.RuleObservation, sc ruleScope, complete bool, values []float64, selections [][]int32) {
 	e := g.e
 	g.key = append(g.key[:0], 'i')
 	if complete {
@@ -647,10 +584,10 @@ func (g *scopeGroups) add(obs *RuleObservation, sc ruleScope, complete bool, val
 	if !ok {
 		at = len(obs.Groups)
 		g.index[string(g.key)] = at
-		grp := ScopeGroup{Complete: complete}
+		grp := report.ScopeGroup{Complete: complete}
 		if complete {
 			grp.Values = slices.Clone(values)
-			grp.Offenders = make([][]SpanRef, len(values))
+			grp.Offenders = make([][]report.SpanRef, len(values))
 		}
 		obs.Groups = append(obs.Groups, grp)
 	}
@@ -675,7 +612,7 @@ func (g *scopeGroups) add(obs *RuleObservation, sc ruleScope, complete bool, val
 
 // insertRef adds ref to list, which holds the first max refs by trace and
 // span id, keeping it so.
-func insertRef(list []SpanRef, ref SpanRef, max int) []SpanRef {
+func insertRef(list []report.SpanRef, ref report.SpanRef, max int) []report.SpanRef {
 	at, found := slices.BinarySearchFunc(list, ref, cmpRefs)
 	if found || at >= max {
 		return list
@@ -688,7 +625,7 @@ func insertRef(list []SpanRef, ref SpanRef, max int) []SpanRef {
 }
 
 // cmpRefs orders refs by trace id, then span id.
-func cmpRefs(a, b SpanRef) int {
+func cmpRefs(a, b report.SpanRef) int {
 	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
 		return c
 	}
@@ -697,7 +634,7 @@ func cmpRefs(a, b SpanRef) int {
 
 // smallest returns the refs of the first e.max spans of list by trace and
 // span id, without sorting the whole list.
-func (e *ruleEval) smallest(list []int32) []SpanRef {
+func (e *ruleEval) smallest(list []int32) []report.SpanRef {
 	if e.max <= 0 {
 		return nil
 	}
@@ -715,7 +652,7 @@ func (e *ruleEval) smallest(list []int32) []SpanRef {
 			top = top[:e.max]
 		}
 	}
-	out := make([]SpanRef, len(top))
+	out := make([]report.SpanRef, len(top))
 	for k, i := range top {
 		out[k] = e.ref(i)
 	}
@@ -723,9 +660,9 @@ func (e *ruleEval) smallest(list []int32) []SpanRef {
 }
 
 // ref names span i.
-func (e *ruleEval) ref(i int32) SpanRef {
+func (e *ruleEval) ref(i int32) report.SpanRef {
 	s := e.x.sp(i)
-	var ref SpanRef
+	var ref report.SpanRef
 	ref.Trace = e.x.traces[s.trace].id
 	binary.BigEndian.PutUint64(ref.Span[:], s.id)
 	return ref
@@ -734,10 +671,10 @@ func (e *ruleEval) ref(i int32) SpanRef {
 // scopeExample names a scope that fails without an offender to show: a
 // subtree's root, a trace's first root span (else its first span); zero
 // for the dump.
-func (e *ruleEval) scopeExample(sc ruleScope) SpanRef {
+func (e *ruleEval) scopeExample(sc ruleScope) report.SpanRef {
 	switch {
 	case sc.trace < 0:
-		return SpanRef{}
+		return report.SpanRef{}
 	case sc.root >= 0:
 		return e.ref(sc.root)
 	}
@@ -749,13 +686,13 @@ func (e *ruleEval) scopeExample(sc ruleScope) SpanRef {
 	if len(sc.spans) > 0 {
 		return e.ref(sc.spans[0])
 	}
-	return SpanRef{}
+	return report.SpanRef{}
 }
 
 // missExamples returns the first e.max attributed misses that are
 // unexplained, and that are not cold starts (unexplained ones included),
 // by trace and span id.
-func (e *ruleEval) missExamples() (unexplained, aboveFloor []SpanRef) {
+func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
 	if e.noMissToName || e.max <= 0 {
 		return nil, nil
 	}
@@ -909,15 +846,10 @@ func splitSessions(calls []sessionCall) (pooled, lost int) {
 	return len(distinct) - len(forgotten), len(forgotten)
 }
 
-// SessionlessProtocol is the first MCP revision without protocol sessions
-// (no initialize, no Mcp-Session-Id): a call span carrying it or a later
-// mcp.protocol.version ran against a sessionless server.
-const SessionlessProtocol = "2026-07-28"
-
 // IsSessionlessProtocol reports whether an MCP protocol version (YYYY-MM-DD)
 // has no protocol sessions.
 func IsSessionlessProtocol(version string) bool {
-	return version != "" && version >= SessionlessProtocol
+	return version != "" && version >= report.SessionlessProtocol
 }
 
 // sessionlessTest returns a test of whether span i ran against a sessionless

@@ -6,13 +6,14 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
 // observeByID indexes tds for rules and observes them, by rule id.
-func observeByID(t *testing.T, rules []rulefmt.Rule, max int, tds ...ptrace.Traces) map[string]RuleObservation {
+func observeByID(t *testing.T, rules []rulefmt.Rule, max int, tds ...ptrace.Traces) map[string]report.RuleObservation {
 	t.Helper()
 	cfg := rulefmt.Config{}
 	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
@@ -26,7 +27,7 @@ func observeByID(t *testing.T, rules []rulefmt.Rule, max int, tds ...ptrace.Trac
 	if len(obs) != len(rules) {
 		t.Fatalf("%d observations for %d rules", len(obs), len(rules))
 	}
-	out := map[string]RuleObservation{}
+	out := map[string]report.RuleObservation{}
 	for i, o := range obs {
 		out[rules[i].ID] = o
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -126,7 +127,7 @@ func TestScenarioFiguresMatchTheirStories(t *testing.T) {
 
 // checkFigures compares a report with hand-checked figures, naming every
 // difference.
-func checkFigures(t *testing.T, r *Report, want figures) {
+func checkFigures(t *testing.T, r *report.Report, want figures) {
 	t.Helper()
 	eq := func(what string, got, want int) {
 		t.Helper()
@@ -162,7 +163,7 @@ func checkFigures(t *testing.T, r *Report, want figures) {
 	eq("executions.count", e.Count, want.execs)
 	eq("executions.multi_session", e.MultiSession, want.multiSession)
 	eq("executions.max_sessions", e.MaxSessions, want.maxSessions)
-	eq("len(executions.examples)", len(e.Examples), min(want.multiSession, MaxExamples))
+	eq("len(executions.examples)", len(e.Examples), min(want.multiSession, report.MaxExamples))
 	if len(r.Measures) != 1 {
 		t.Fatalf("measures: got %d, want the one configured", len(r.Measures))
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -125,7 +126,7 @@ type PoolCount struct {
 // order, whether it failed and which scopes. The gate provides it
 // (analyze/gate's Evaluate): this package cannot import the gate, which
 // reads its analysis value.
-type RuleJudge func(a *Analysis, rules []rulefmt.Rule) ([]RuleFailure, error)
+type RuleJudge func(a *report.Analysis, rules []rulefmt.Rule) ([]RuleFailure, error)
 
 // RuleFailure is one rule's verdict as a TraceStream needs it.
 type RuleFailure struct {

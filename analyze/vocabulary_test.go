@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -107,13 +108,13 @@ func renameTraces(td ptrace.Traces, names map[string]string) ptrace.Traces {
 // measuredFigures are the parts of a report a vocabulary must not change:
 // the pool, the executions, the per-revision figures and how many spans
 // were recognised.
-func measuredFigures(t *testing.T, r *Report) string {
+func measuredFigures(t *testing.T, r *report.Report) string {
 	t.Helper()
 	b, err := json.MarshalIndent(struct {
 		PoolSpans  int
-		Pool       PoolReport
-		Executions ExecutionsReport
-		ByProtocol []ProtocolReport
+		Pool       report.PoolReport
+		Executions report.ExecutionsReport
+		ByProtocol []report.ProtocolReport
 	}{r.PoolSpans, r.Pool, r.Executions, r.ByProtocol}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -236,7 +237,7 @@ vocabulary:
 		t.Run(tc.name, func(t *testing.T) {
 			r := analyzeTD(t, tc.cfg, sessionSpanDump(true))
 			got := r.Pool
-			got.Latency, want.Latency = LatencyReport{}, LatencyReport{} // the span-shaped dump has handshake spans
+			got.Latency, want.Latency = report.LatencyReport{}, report.LatencyReport{} // the span-shaped dump has handshake spans
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("pool figures differ from the same calls with mcp.session.id (-semconv +session spans):\n%s", d)
 			}

@@ -10,15 +10,15 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
 // ErrNotBaseline is returned when a file meant as a baseline is not the
 // JSON of `mcptrace analyze --format json` (schema mcptrace.analysis/v1).
 var ErrNotBaseline = errors.New("not an mcptrace analysis (want the JSON of mcptrace analyze --format json)")
 
-// baselineHead matches the start of an analysis report: analyze.Report's first key
+// baselineHead matches the start of an analysis report: report.Report's first key
 // is its schema, so a baseline is told from a JSON trace dump by its first
 // bytes without reading the whole file.
 var baselineHead = regexp.MustCompile(`^\s*\{\s*"schema"\s*:\s*"mcptrace\.analysis/`)
@@ -39,7 +39,7 @@ func IsBaseline(path string) bool {
 
 // ReadBaseline reads a baseline: the JSON report `mcptrace analyze --format
 // json` wrote, schema mcptrace.analysis/v1.
-func ReadBaseline(path string) (*analyze.Report, error) {
+func ReadBaseline(path string) (*report.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w", err)
@@ -51,12 +51,12 @@ func ReadBaseline(path string) (*analyze.Report, error) {
 // DecodeBaseline decodes a baseline from r; name labels errors. A report of
 // another schema major version, or anything that is not a report, is
 // ErrNotBaseline; a syntax error names its byte offset.
-func DecodeBaseline(r io.Reader, name string) (*analyze.Report, error) {
+func DecodeBaseline(r io.Reader, name string) (*report.Report, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read baseline %s: %w", name, err)
 	}
-	var rep analyze.Report
+	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
@@ -69,7 +69,7 @@ func DecodeBaseline(r io.Reader, name string) (*analyze.Report, error) {
 		}
 		return nil, fmt.Errorf("baseline %s: %w", name, err)
 	}
-	if rep.Schema != analyze.Schema {
+	if rep.Schema != report.Schema {
 		return nil, fmt.Errorf("baseline %s: schema %q: %w", name, textfmt.ClipInput(rep.Schema), ErrNotBaseline)
 	}
 	if err := checkBaselineKeys(data); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -42,7 +43,7 @@ type CheckReport struct {
 	// Partial is true when an input was damaged and read up to the damage.
 	Partial bool `json:"partial"`
 	// Inputs lists what was read.
-	Inputs []analyze.InputReport `json:"inputs"`
+	Inputs []report.InputReport `json:"inputs"`
 	// Spans, Traces and IncompleteTraces size the dump.
 	Spans            int `json:"spans"`
 	Traces           int `json:"traces"`
@@ -84,7 +85,7 @@ type CheckCounts struct {
 // NewCheckReport assembles a check's report from the analysis of the dump,
 // the rule verdicts, the regressions (nil without a baseline) and the
 // baseline's file name, and derives the verdict and exit code.
-func NewCheckReport(r *analyze.Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
+func NewCheckReport(r *report.Report, results []RuleResult, regs []Regression, baseline string) *CheckReport {
 	return NewCheckReportWith(r, results, regs, baseline, CheckOptions{})
 }
 
@@ -93,7 +94,7 @@ func NewCheckReport(r *analyze.Report, results []RuleResult, regs []Regression, 
 // when an error-severity rule was incomplete, the dump holds no pool spans
 // (unless every rule allows an empty dump), or an input was partial (unless
 // opts.AllowPartial); else pass.
-func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
+func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
 	c := &CheckReport{
 		Schema:           CheckSchema,
 		Partial:          r.Partial,
@@ -115,7 +116,7 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 		c.Regressions = []Regression{}
 	}
 	if c.Inputs == nil {
-		c.Inputs = []analyze.InputReport{}
+		c.Inputs = []report.InputReport{}
 	}
 	failed, incomplete := len(regs) > 0, false
 	for _, res := range results {
@@ -140,7 +141,7 @@ func NewCheckReportWith(r *analyze.Report, results []RuleResult, regs []Regressi
 		// that allow it passed, the others are incomplete. Say why once.
 		for _, res := range results {
 			if res.Status == StatusIncomplete && res.Severity == rulefmt.SeverityError {
-				c.IncompleteReasons = append(c.IncompleteReasons, analyze.NoPoolSpansText(r.Settings.Profile))
+				c.IncompleteReasons = append(c.IncompleteReasons, report.NoPoolSpansText(r.Settings.Profile))
 				break
 			}
 		}
@@ -190,7 +191,7 @@ func (c *CheckReport) Render(w io.Writer, format string) error {
 	case CheckJUnit:
 		return c.WriteJUnit(w)
 	}
-	return fmt.Errorf("%w %q: want table, json, markdown or junit", analyze.ErrUnknownRenderFormat, format)
+	return fmt.Errorf("%w %q: want table, json, markdown or junit", report.ErrUnknownRenderFormat, format)
 }
 
 // errNoWriter guards renderers against a nil writer.

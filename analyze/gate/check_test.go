@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -51,7 +51,7 @@ func TestCheckVerdictAndExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch := NewCheckReport(&analyze.Report{}, c.results, c.regs, "")
+			ch := NewCheckReport(&report.Report{}, c.results, c.regs, "")
 			if ch.Verdict != c.want || ch.ExitCode != c.code {
 				t.Errorf("verdict %s exit %d, want %s %d", ch.Verdict, ch.ExitCode, c.want, c.code)
 			}

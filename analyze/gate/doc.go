@@ -4,10 +4,10 @@
 // Markdown, JUnit XML, GitHub annotations), baselines, and `mcptrace diff`.
 //
 // The gate reads the analysis value, never the span index: the
-// [analyze.Analysis] of a dump, its [analyze.Report] and what each rule's
-// scopes hold ([analyze.RuleObservation]); [Evaluate] turns those into
+// [report.Analysis] of a dump, its [report.Report] and what each rule's
+// scopes hold ([report.RuleObservation]); [Evaluate] turns those into
 // verdicts, examples and texts. Which figures
 // it compares, and in which direction a change is a regression, come from
-// analyze's table of measures ([analyze.Measures]), so a new measure needs
+// analyze's table of measures ([report.Measures]), so a new measure needs
 // no edit here.
 package gate

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -38,7 +39,7 @@ func scenarioConfig(t testing.TB, name string) rulefmt.Config {
 }
 
 // analyzeTD indexes td and analyzes it with cfg, failing the test on error.
-func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *analyze.Report {
+func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
 	t.Helper()
 	idx := analyze.NewIndex(cfg.IndexOptions())
 	for _, td := range tds {
@@ -52,7 +53,7 @@ func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *analyze.
 }
 
 // gateEval analyzes tds with cfg and judges rules on them, by rule id.
-func gateEval(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, tds ...ptrace.Traces) (*analyze.Report, map[string]RuleResult) {
+func gateEval(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, tds ...ptrace.Traces) (*report.Report, map[string]RuleResult) {
 	t.Helper()
 	idx := analyze.NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
@@ -62,7 +63,7 @@ func gateEval(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, tds ...ptr
 }
 
 // gateEvalFile loads a dump with cfg and judges rules on it, by rule id.
-func gateEvalFile(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, path string) (*analyze.Report, map[string]RuleResult) {
+func gateEvalFile(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, path string) (*report.Report, map[string]RuleResult) {
 	t.Helper()
 	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 	if err != nil {
@@ -73,7 +74,7 @@ func gateEvalFile(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, path s
 
 // gateJudge analyzes idx, observes the rules on it and judges them, as
 // `mcptrace check` does, naming up to 20 examples per rule.
-func gateJudge(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule) (*analyze.Report, map[string]RuleResult) {
+func gateJudge(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule) (*report.Report, map[string]RuleResult) {
 	t.Helper()
 	r, res := evaluate(t, idx, cfg, rules, 20)
 	byID := map[string]RuleResult{}
@@ -84,7 +85,7 @@ func gateJudge(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rul
 }
 
 // evaluate analyzes idx and judges rules on it, in rule order.
-func evaluate(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*analyze.Report, []RuleResult) {
+func evaluate(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*report.Report, []RuleResult) {
 	t.Helper()
 	a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
 	if err != nil {

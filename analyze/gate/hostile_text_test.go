@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -90,8 +91,8 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 				t.Fatal(err)
 			}
 			human := map[string]func(*bytes.Buffer) error{
-				"analyze table":      func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderTable) },
-				"analyze markdown":   func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderMarkdown) },
+				"analyze table":      func(b *bytes.Buffer) error { return r.Render(b, report.RenderTable) },
+				"analyze markdown":   func(b *bytes.Buffer) error { return r.Render(b, report.RenderMarkdown) },
 				"check table":        func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 				"check markdown":     func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 				"junit":              check.writeJUnitTo,
@@ -137,7 +138,7 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 			// JSON is data: valid, and the value itself (invalid UTF-8
 			// excepted, which JSON cannot hold).
 			for name, render := range map[string]func(*bytes.Buffer) error{
-				"analyze json": func(b *bytes.Buffer) error { return r.Render(b, analyze.RenderJSON) },
+				"analyze json": func(b *bytes.Buffer) error { return r.Render(b, report.RenderJSON) },
 				"check json":   func(b *bytes.Buffer) error { return check.Render(b, CheckJSON) },
 			} {
 				var b bytes.Buffer

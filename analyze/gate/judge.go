@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -64,7 +64,7 @@ type RuleResult struct {
 // analyze.AnalyzeRules), whose observations are of the same rules in the
 // same order. It reads no index: measures come from the report, scope
 // values and offending spans from the observations.
-func Evaluate(a *analyze.Analysis, rules []rulefmt.Rule) ([]RuleResult, error) {
+func Evaluate(a *report.Analysis, rules []rulefmt.Rule) ([]RuleResult, error) {
 	report, obs := a.Report, a.Rules
 	if len(obs) != len(rules) {
 		return nil, fmt.Errorf("evaluate: %d observations for %d rules", len(obs), len(rules))
@@ -84,12 +84,12 @@ func Evaluate(a *analyze.Analysis, rules []rulefmt.Rule) ([]RuleResult, error) {
 
 // judge holds what judging one rule reads.
 type judge struct {
-	report *analyze.Report
+	report *report.Report
 	max    int
 }
 
 // rule judges one rule from its observation.
-func (j *judge) rule(r *rulefmt.Rule, obs *analyze.RuleObservation) RuleResult {
+func (j *judge) rule(r *rulefmt.Rule, obs *report.RuleObservation) RuleResult {
 	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
 		Expected: ExpectedText(r), Examples: []Example{}, NotApplicable: obs.NotApplicable, TraceQL: obs.TraceQL}
 	fails := map[string]int{} // "expectation: found" -> scopes
@@ -111,7 +111,7 @@ func (j *judge) rule(r *rulefmt.Rule, obs *analyze.RuleObservation) RuleResult {
 				continue
 			}
 			if ex.IsMeasure() {
-				got, ok := analyze.MeasureValue(j.report, ex.Of)
+				got, ok := report.MeasureValue(j.report, ex.Of)
 				if !ok {
 					measureFound = append(measureFound, ex.Of+" has no data")
 					scopeIncomplete = true
@@ -168,7 +168,7 @@ func (j *judge) rule(r *rulefmt.Rule, obs *analyze.RuleObservation) RuleResult {
 	}
 	res.Found = foundText(r, res, fails, measureFound)
 	if res.NotApplicable > 0 {
-		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), analyze.SessionlessProtocol)
+		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), report.SessionlessProtocol)
 		if res.Scopes == 0 {
 			res.Found = na
 		} else {
@@ -225,15 +225,15 @@ func (j *judge) operand(o rulefmt.Operand) (float64, bool) {
 	if o.Measure == "" {
 		return o.Number, true
 	}
-	return analyze.MeasureValue(j.report, o.Measure)
+	return report.MeasureValue(j.report, o.Measure)
 }
 
 // scopeExamples names the failing scopes of a group, whose expectations
 // failing failed: the dump's offending spans of each, else each scope's
 // first offending span of the first failing expectation that selected
 // one, else the scopes themselves (a subtree's root, a trace's first root).
-func scopeExamples(kind rulefmt.ScopeKind, g analyze.ScopeGroup, failing []int) []Example {
-	var refs []analyze.SpanRef
+func scopeExamples(kind rulefmt.ScopeKind, g report.ScopeGroup, failing []int) []Example {
+	var refs []report.SpanRef
 	switch kind {
 	case rulefmt.ScopeDump:
 		for _, k := range failing {
@@ -258,7 +258,7 @@ func scopeExamples(kind rulefmt.ScopeKind, g analyze.ScopeGroup, failing []int) 
 }
 
 // spanExample names one span with the TraceQL query that finds it.
-func spanExample(ref analyze.SpanRef) Example {
+func spanExample(ref report.SpanRef) Example {
 	tid, sid := ref.Trace.String(), hex.EncodeToString(ref.Span[:])
 	return Example{TraceID: tid, SpanID: sid, TraceQL: fmt.Sprintf(`{ trace:id = "%s" && span:id = "%s" }`, tid, sid)}
 }
@@ -270,8 +270,8 @@ func traceExample(tid string) Example {
 // measureExamples names what makes a measure what it is: the unexplained
 // misses, the misses above the floor, the multi-session executions, the
 // unexpected requests of a reads measure.
-func (j *judge) measureExamples(name string, obs *analyze.RuleObservation) []Example {
-	var refs []analyze.SpanRef
+func (j *judge) measureExamples(name string, obs *report.RuleObservation) []Example {
+	var refs []report.SpanRef
 	switch name {
 	case "unexplained_misses":
 		refs = obs.UnexplainedMisses

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -251,12 +252,12 @@ rules:
 // line up with the rules are an error, never a verdict.
 func TestEvaluateRefusesObservationsOfOtherRules(t *testing.T) {
 	rules := rulefmt.BuiltinRules(rulefmt.Config{})
-	if _, err := Evaluate(&analyze.Analysis{Report: &analyze.Report{}}, rules); err == nil {
+	if _, err := Evaluate(&report.Analysis{Report: &report.Report{}}, rules); err == nil {
 		t.Error("Evaluate judged rules without their observations")
 	}
-	obs := make([]analyze.RuleObservation, len(rules))
-	obs[0].Groups = []analyze.ScopeGroup{{Scopes: 1, Complete: true, Values: make([]float64, len(rules[0].Expect)+1), Offenders: make([][]analyze.SpanRef, len(rules[0].Expect)+1)}}
-	if _, err := Evaluate(&analyze.Analysis{Report: &analyze.Report{}, Rules: obs}, rules); err == nil {
+	obs := make([]report.RuleObservation, len(rules))
+	obs[0].Groups = []report.ScopeGroup{{Scopes: 1, Complete: true, Values: make([]float64, len(rules[0].Expect)+1), Offenders: make([][]report.SpanRef, len(rules[0].Expect)+1)}}
+	if _, err := Evaluate(&report.Analysis{Report: &report.Report{}, Rules: obs}, rules); err == nil {
 		t.Error("Evaluate judged an observation of another rule's expectations")
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -32,9 +32,9 @@ type Regression struct {
 // percentiles), then the reads measures in the baseline's order. Each
 // measure is compared as its row's BaselineCheck says; one without data on
 // a side that needs it is not compared.
-func Regressions(base, cur *analyze.Report, tol rulefmt.Tolerances) []Regression {
+func Regressions(base, cur *report.Report, tol rulefmt.Tolerances) []Regression {
 	out := []Regression{}
-	for _, m := range analyze.Measures() {
+	for _, m := range report.Measures() {
 		b, okB := m.Value(base)
 		c, okC := m.Value(cur)
 		if g, ok := regression(m, m.Name, b, c, okB && okC, tol); ok {
@@ -46,7 +46,7 @@ func Regressions(base, cur *analyze.Report, tol rulefmt.Tolerances) []Regression
 			if cm.Name != bm.Name {
 				continue
 			}
-			for _, f := range analyze.ReadsFields() {
+			for _, f := range report.ReadsFields() {
 				b, okB := f.ReadsValue(&bm)
 				c, okC := f.ReadsValue(&cm)
 				f.Noun = "measure " + bm.Name + ": " + f.Noun
@@ -61,30 +61,30 @@ func Regressions(base, cur *analyze.Report, tol rulefmt.Tolerances) []Regression
 
 // regression compares one measure's baseline value b with its current
 // value c as m.Baseline says; both says whether both sides have data.
-func regression(m analyze.Measure, name string, b, c float64, both bool, tol rulefmt.Tolerances) (Regression, bool) {
+func regression(m report.Measure, name string, b, c float64, both bool, tol rulefmt.Tolerances) (Regression, bool) {
 	g := Regression{Measure: name, Baseline: b, Current: c}
 	switch m.Baseline {
-	case analyze.BaselineDrop:
+	case report.BaselineDrop:
 		drop := m.Tolerance(tol)
 		if !both || c >= b-drop-1e-9 {
 			return g, false
 		}
 		g.Allowed = ">= " + textfmt.Figure(textfmt.Round4(b-drop))
 		g.Message = fmt.Sprintf("%s fell from %.1f%% to %.1f%% (more than %.1f points)", m.Noun, b*100, c*100, drop*100)
-	case analyze.BaselineGrowth:
+	case report.BaselineGrowth:
 		allow := m.Tolerance(tol)
 		if c <= b+allow {
 			return g, false
 		}
 		g.Allowed = "<= " + textfmt.Figure(b+allow)
 		g.Message = fmt.Sprintf("%s rose from %s to %s", m.Noun, textfmt.Figure(b), textfmt.Figure(c))
-	case analyze.BaselineAppear:
+	case report.BaselineAppear:
 		if b != 0 || c <= 0 {
 			return g, false
 		}
 		g.Allowed = "0"
 		g.Message = fmt.Sprintf("%s %s where the baseline had none", textfmt.Figure(c), m.Noun)
-	case analyze.BaselineLatency:
+	case report.BaselineLatency:
 		if !both || b <= 0 || c <= b*tol.LatencyRatio || c-b <= tol.LatencyMinDeltaMS {
 			return g, false
 		}
@@ -107,10 +107,10 @@ type DiffRow struct {
 
 // Diff lines up every dump-level measure of two reports (the reads
 // measures of either side included), marking the regressions tol finds.
-func Diff(base, cur *analyze.Report, tol rulefmt.Tolerances) []DiffRow {
+func Diff(base, cur *report.Report, tol rulefmt.Tolerances) []DiffRow {
 	names := rulefmt.MeasureNames(nil)
 	seen := map[string]bool{}
-	for _, r := range []*analyze.Report{base, cur} {
+	for _, r := range []*report.Report{base, cur} {
 		for _, m := range r.Measures {
 			for _, n := range rulefmt.MeasureNames([]rulefmt.ReadMeasure{{Name: m.Name}}) {
 				if strings.HasPrefix(n, readsPrefix) && !seen[n] {
@@ -127,10 +127,10 @@ func Diff(base, cur *analyze.Report, tol rulefmt.Tolerances) []DiffRow {
 	rows := make([]DiffRow, 0, len(names))
 	for _, n := range names {
 		row := DiffRow{Measure: n, Regressed: regressed[n]}
-		if v, ok := analyze.MeasureValue(base, n); ok {
+		if v, ok := report.MeasureValue(base, n); ok {
 			row.Baseline = &v
 		}
-		if v, ok := analyze.MeasureValue(cur, n); ok {
+		if v, ok := report.MeasureValue(cur, n); ok {
 			row.Current = &v
 		}
 		if row.Baseline == nil && row.Current == nil {

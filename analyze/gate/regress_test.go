@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -21,7 +21,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 	cfg := scenarioConfig(t, "cold-init-two-reads")
 	r := analyzeTD(t, cfg, tracegen.ColdInitTwoReads())
 	var buf bytes.Buffer
-	if err := r.Render(&buf, analyze.RenderJSON); err != nil {
+	if err := r.Render(&buf, report.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "baseline.json")
@@ -36,7 +36,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
-	if err := back.Render(&again, analyze.RenderJSON); err != nil {
+	if err := back.Render(&again, report.RenderJSON); err != nil {
 		t.Fatal(err)
 	}
 	if again.String() != buf.String() {
@@ -88,7 +88,7 @@ func TestRegressionsAgainstABaseline(t *testing.T) {
 	noLatency.LatencyRatio = 1e9
 	cases := []struct {
 		name      string
-		base, cur *analyze.Report
+		base, cur *report.Report
 		tol       rulefmt.Tolerances
 		want      string
 	}{
@@ -111,9 +111,9 @@ func TestRegressionsAgainstABaseline(t *testing.T) {
 // TestLatencyRegressionNeedsRatioAndDelta: a percentile regresses only when
 // it grows past the ratio and by more than the noise floor.
 func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
-	mk := func(p99 float64) *analyze.Report {
-		r := &analyze.Report{Schema: analyze.Schema}
-		r.Pool.Latency.Call = analyze.Percentiles{Count: 10, P50: ptr(1.0), P95: ptr(1.0), P99: ptr(p99)}
+	mk := func(p99 float64) *report.Report {
+		r := &report.Report{Schema: report.Schema}
+		r.Pool.Latency.Call = report.Percentiles{Count: 10, P50: ptr(1.0), P95: ptr(1.0), P99: ptr(p99)}
 		return r
 	}
 	tol := rulefmt.DefaultTolerances() // x1.5, 5 ms

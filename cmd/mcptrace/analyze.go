@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -129,7 +130,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", analyze.RenderTable, "output format: table, json, markdown or html (a self-contained page; with -o FILE)")
+	fl.StringVar(&f.format, "format", report.RenderTable, "output format: table, json, markdown or html (a self-contained page; with -o FILE)")
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: the CPUs the shards leave, at least one)")
@@ -173,7 +174,7 @@ func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
 }
 
 func validRenderFormat(s string) bool {
-	for _, f := range analyze.RenderFormats {
+	for _, f := range report.RenderFormats {
 		if s == f {
 			return true
 		}
@@ -191,24 +192,24 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	report := a.Report
+	rep := a.Report
 	stderr := cmd.ErrOrStderr()
-	if report.PoolSpans == 0 && !report.NothingRecognised() {
-		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", analyze.NoPoolSpansText(cfg.Profile))
+	if rep.PoolSpans == 0 && !rep.NothingRecognised() {
+		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", report.NoPoolSpansText(cfg.Profile))
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		if f.format == formatHTML {
-			return 0, 0, writeHTMLReport(cmd, f.output, idx, cfg, report, nil, f.traceURL)
+			return 0, 0, writeHTMLReport(cmd, f.output, idx, cfg, rep, nil, f.traceURL)
 		}
-		if err := report.Render(cmd.OutOrStdout(), f.format); err != nil {
+		if err := rep.Render(cmd.OutOrStdout(), f.format); err != nil {
 			return 0, 0, &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}
 		}
 		return 0, 0, nil
 	})
-	if err == nil && report.NothingRecognised() {
+	if err == nil && rep.NothingRecognised() {
 		// The report is written (a script reads its recognition section);
 		// the status says there was nothing to measure.
-		return &exitError{code: 3, err: errors.New(report.UnrecognisedText())}
+		return &exitError{code: 3, err: errors.New(rep.UnrecognisedText())}
 	}
 	return err
 }

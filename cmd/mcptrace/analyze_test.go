@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -40,9 +40,9 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	return 2, out.String(), errb.String()
 }
 
-func decodeReport(t *testing.T, s string) analyze.Report {
+func decodeReport(t *testing.T, s string) report.Report {
 	t.Helper()
-	var r analyze.Report
+	var r report.Report
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		t.Fatalf("output is not a JSON report: %v\n%s", err, s)
 	}
@@ -57,7 +57,7 @@ func TestAnalyzeReportsTheColdStartFloorAsJSON(t *testing.T) {
 	}
 	r := decodeReport(t, out)
 	p := r.Pool
-	if r.Schema != analyze.Schema || p.Acquires != 24 || p.Hits != 20 || p.Keys != 4 || p.ExcessMisses != 0 || p.HitRate == nil || *p.HitRate < 0.83 || *p.HitRate > 0.84 {
+	if r.Schema != report.Schema || p.Acquires != 24 || p.Hits != 20 || p.Keys != 4 || p.ExcessMisses != 0 || p.HitRate == nil || *p.HitRate < 0.83 || *p.HitRate > 0.84 {
 		t.Errorf("report: schema %s acquires %d hits %d keys %d excess %d hit rate %v", r.Schema, p.Acquires, p.Hits, p.Keys, p.ExcessMisses, p.HitRate)
 	}
 	if len(r.Inputs) != 1 || r.Inputs[0].Format != "otlp-json" {
@@ -101,30 +101,30 @@ func TestAnalyzeFlagsReachTheAnalysis(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  []string
-		check func(analyze.Report) bool
+		check func(report.Report) bool
 	}{
 		{"--profile acquire-on-miss", []string{"--profile", "acquire-on-miss", traces + "acquire-on-miss.otlp.pb"},
-			func(r analyze.Report) bool { return r.Pool.Acquires == 10 && r.Pool.Hits == 8 }},
+			func(r report.Report) bool { return r.Pool.Acquires == 10 && r.Pool.Hits == 8 }},
 		{"--profile semconv", []string{"--profile", "semconv", traces + "semconv.tempo.json"},
-			func(r analyze.Report) bool { return r.Executions.MultiSession == 1 && r.Pool.Handshakes == 3 }},
+			func(r report.Report) bool { return r.Executions.MultiSession == 1 && r.Pool.Handshakes == 3 }},
 		{"--idle-ttl", []string{"--idle-ttl", "10m", traces + "ttl-and-redial.otlp.jsonl"}, // the 7 min gap no longer expires
-			func(r analyze.Report) bool { return r.Pool.MissReasons["ttl"] == 0 && r.Settings.IdleTTLSeconds == 600 }},
+			func(r report.Report) bool { return r.Pool.MissReasons["ttl"] == 0 && r.Settings.IdleTTLSeconds == 600 }},
 		{"--scope-attr", []string{"--scope-attr", spans.ResourceServiceName, traces + "prod-cold-starts.otlp.json"}, // one service, 4 instances
-			func(r analyze.Report) bool { return r.Pool.Scopes == 1 && r.Pool.Keys == 4 }},
+			func(r report.Report) bool { return r.Pool.Scopes == 1 && r.Pool.Keys == 4 }},
 		{"--execution-root", []string{"--execution-root", "{name: executor.execute}", traces + "pooled.otlp.jsonl.gz"},
-			func(r analyze.Report) bool {
+			func(r report.Report) bool {
 				return r.Executions.Count == 3 && r.Executions.Root == "name=executor.execute"
 			}},
 		{"--config", []string{"--config", cfg, traces + "cold-init-two-reads.otlp.pb.zst"},
-			func(r analyze.Report) bool {
+			func(r report.Report) bool {
 				return len(r.Measures) == 1 && r.Measures[0].Requests == 3 && r.Measures[0].Unexpected == 3
 			}},
 		{"--input-format and --workers", []string{"--input-format", "otlp-json", "--workers", "1", traces + "pooled.otlp.json"},
-			func(r analyze.Report) bool { return r.Pool.Hits == 5 }},
+			func(r report.Report) bool { return r.Pool.Hits == 5 }},
 		{"a file and a glob", []string{traces + "pooled.otlp.jsonl", traces + "pooled.otlp.p?"}, // the same spans twice count once
-			func(r analyze.Report) bool { return len(r.Inputs) == 2 && r.Spans == 22 && r.DuplicateSpans == 22 }},
+			func(r report.Report) bool { return len(r.Inputs) == 2 && r.Spans == 22 && r.DuplicateSpans == 22 }},
 		{"a directory", []string{dumpDir},
-			func(r analyze.Report) bool {
+			func(r report.Report) bool {
 				return len(r.Inputs) == 2 && r.Spans == 27+22 && r.Executions.MultiSession == 3
 			}},
 	}

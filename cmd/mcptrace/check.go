@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -195,7 +196,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 		rules = append(rules, rulefmt.BuiltinRules(s.cfg)...)
 	}
 	rules = s.gate.ApplyBuiltin(rules)
-	var base *analyze.Report
+	var base *report.Report
 	if f.baseline != "" {
 		if base, err = loadSide(cmd, s, f.baseline); err != nil {
 			return err
@@ -209,23 +210,23 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	report := a.Report
+	rep := a.Report
 	results, err := gate.Evaluate(a, rules)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	var regs []gate.Regression
 	if base != nil {
-		regs = gate.Regressions(base, report, s.tol)
+		regs = gate.Regressions(base, rep, s.tol)
 	}
-	check := gate.NewCheckReportWith(report, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
-	nothingRecognised(cmd.ErrOrStderr(), report, check)
-	if check.ExitCode == gate.ExitIncomplete && !report.Executions.Measurable && sessionRuleIncomplete(results) {
-		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+report.Executions.WhyNot)
+	check := gate.NewCheckReportWith(rep, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
+	nothingRecognised(cmd.ErrOrStderr(), rep, check)
+	if check.ExitCode == gate.ExitIncomplete && !rep.Executions.Measurable && sessionRuleIncomplete(results) {
+		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+rep.Executions.WhyNot)
 	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
-		return 0, 0, renderCheck(cmd, f, idx, s, report, check)
+		return 0, 0, renderCheck(cmd, f, idx, s, rep, check)
 	})
 	if err != nil {
 		return err
@@ -245,7 +246,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 // incomplete check (exit 3: the rules had nothing to judge); as a warning
 // on w when every rule passed anyway, which only rules with allow_empty:
 // true do, their author having said an empty dump is fine.
-func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
+func nothingRecognised(w io.Writer, r *report.Report, c *gate.CheckReport) {
 	switch {
 	case !r.NothingRecognised():
 	case c.ExitCode == gate.ExitIncomplete:
@@ -256,7 +257,7 @@ func nothingRecognised(w io.Writer, r *analyze.Report, c *gate.CheckReport) {
 }
 
 // sessionRuleIncomplete reports whether a rule was left incomplete because
-// the executions are not measurable (analyze.RuleObservation.Unmeasurable
+// the executions are not measurable (report.RuleObservation.Unmeasurable
 // gives its found text).
 func sessionRuleIncomplete(results []gate.RuleResult) bool {
 	for _, res := range results {
@@ -269,12 +270,12 @@ func sessionRuleIncomplete(results []gate.RuleResult) bool {
 
 // renderCheck writes every output of a check: the report on stdout, then
 // the HTML, JUnit, annotations and summaries asked for.
-func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, report *analyze.Report, check *gate.CheckReport) error {
+func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, rep *report.Report, check *gate.CheckReport) error {
 	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
 	}
 	if f.output != "" {
-		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, report, check.HTML(), f.traceURL); err != nil {
+		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, rep, check.HTML(), f.traceURL); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
@@ -263,10 +264,10 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 // demoDump is one dump the demo writes: the spans of Modes, in Path, and
 // once read back its analysis and the HTML report beside it.
 type demoDump struct {
-	Modes      []demo.Mode     `json:"modes"`
-	Path       string          `json:"dump"`
-	HTMLReport string          `json:"html_report"`
-	Analysis   *analyze.Report `json:"analysis"`
+	Modes      []demo.Mode    `json:"modes"`
+	Path       string         `json:"dump"`
+	HTMLReport string         `json:"html_report"`
+	Analysis   *report.Report `json:"analysis"`
 }
 
 // planDemoDumps lists the dumps the flags ask for: with --out one for every
@@ -350,7 +351,7 @@ func printDemo(out io.Writer, f demoFlags, results []demo.Result, dumps []*demoD
 	}
 	if len(dumps) == 1 {
 		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", dumps[0].Path, dumps[0].HTMLReport)
-		return dumps[0].Analysis.Render(out, analyze.RenderTable)
+		return dumps[0].Analysis.Render(out, report.RenderTable)
 	}
 	if len(dumps) > 0 {
 		fmt.Fprintln(out)

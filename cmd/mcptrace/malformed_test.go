@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"go.uber.org/goleak"
-
-	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // The malformed corpus (testdata/malformed, see analyze/malformed_test.go)
@@ -209,7 +208,7 @@ func testPartialDumpFromStdin(t *testing.T, bin string) {
 			}
 			// The JSON contract says so in its own words.
 			var raw map[string]any
-			if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil || raw["partial"] != true || raw["schema"] != analyze.Schema {
+			if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil || raw["partial"] != true || raw["schema"] != report.Schema {
 				t.Errorf("JSON report: partial %v, schema %v (%v)", raw["partial"], raw["schema"], err)
 			}
 		})

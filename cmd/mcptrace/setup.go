@@ -11,6 +11,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -105,7 +106,7 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 // warnings go to stderr, and a partial input is reported with
 // damaged(spans that could be read), which says what the command did
 // with them. A read error is exit 2, an interruption exit 130.
-func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *analyze.Analysis, error) {
+func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *report.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
@@ -117,13 +118,13 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 		Reread:   progress.reread,
 	}
 	var idx *analyze.Index
-	var report *analyze.Report
+	var rep *report.Report
 	var inputs []analyze.Input
 	var err error
 	ctx := cmd.Context()
 	if len(rules) == 0 && !s.needIndex {
 		// Measures only: the incremental engine, sharded by trace id.
-		report, inputs, err = inPhase(ctx, phaseRead, func() (*analyze.Report, []analyze.Input, error) {
+		rep, inputs, err = inPhase(ctx, phaseRead, func() (*report.Report, []analyze.Input, error) {
 			return analyze.AnalyzeStream(ctx, paths, s.cfg, lopts, s.engine)
 		})
 	} else {
@@ -159,28 +160,28 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 		}
 	}
 	if idx == nil {
-		return nil, &analyze.Analysis{Report: report}, nil
+		return nil, &report.Analysis{Report: rep}, nil
 	}
-	report, _, err = inPhase(ctx, phaseMeasures, func() (*analyze.Report, int, error) {
+	rep, _, err = inPhase(ctx, phaseMeasures, func() (*report.Report, int, error) {
 		r, err := analyze.AnalyzeContext(ctx, idx, s.cfg)
 		return r, 0, err
 	})
 	if err != nil {
 		return nil, nil, phaseError(err)
 	}
-	obs, _, err := inPhase(ctx, phaseRules, func() ([]analyze.RuleObservation, int, error) {
-		obs, err := analyze.ObserveRulesOf(ctx, idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples}, report)
+	obs, _, err := inPhase(ctx, phaseRules, func() ([]report.RuleObservation, int, error) {
+		obs, err := analyze.ObserveRulesOf(ctx, idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples}, rep)
 		return obs, 0, err
 	})
 	if err != nil {
 		return nil, nil, phaseError(err)
 	}
-	return idx, &analyze.Analysis{Report: report, Rules: obs}, nil
+	return idx, &report.Analysis{Report: rep, Rules: obs}, nil
 }
 
 // loadSide returns the report of one side of a comparison: a baseline JSON
 // as is, or a dump analyzed with s.
-func loadSide(cmd *cobra.Command, s runSetup, path string) (*analyze.Report, error) {
+func loadSide(cmd *cobra.Command, s runSetup, path string) (*report.Report, error) {
 	if gate.IsBaseline(path) {
 		r, err := gate.ReadBaseline(path)
 		if err != nil {

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"go.uber.org/goleak"
-
-	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // TestCLIReadsAConfigVocabularyAndEveryBuiltinProfile: a --config file's
@@ -41,27 +40,27 @@ func TestCLIReadsAConfigVocabularyAndEveryBuiltinProfile(t *testing.T) {
 		name     string
 		args     []string
 		code     int
-		check    func(analyze.Report) bool // on a JSON report, when set
+		check    func(report.Report) bool // on a JSON report, when set
 		inStdout string
 		inStderr []string
 	}{
 		{"the config's vocabulary reads a semconv dump", []string{"analyze", "--format", "json", "--config", good, traces + "semconv.tempo.json"}, 0,
-			func(r analyze.Report) bool {
+			func(r report.Report) bool {
 				return r.Settings.Profile == "my-semconv" && r.Executions.MultiSession == 1 && r.Pool.Handshakes == 3 && r.Pool.Acquires == 4
 			}, "", nil},
 		{"--profile with a config vocabulary is a usage error", []string{"analyze", "--profile", "semconv", "--config", good, traces + "semconv.tempo.json"}, 2,
 			nil, "", []string{"--profile semconv and --config", "vocabulary: my-semconv: give one"}},
 		{"--profile mcptrace", []string{"analyze", "--format", "json", "--profile", "mcptrace", traces + "pooled.otlp.jsonl"}, 0,
-			func(r analyze.Report) bool { return r.Pool.Hits == 5 && r.Settings.Profile == "mcptrace" }, "", nil},
+			func(r report.Report) bool { return r.Pool.Hits == 5 && r.Settings.Profile == "mcptrace" }, "", nil},
 		{"--profile openllmetry reads the OpenLLMetry corpus", []string{"analyze", "--format", "json", "--profile", "openllmetry", traces + "corpus/openllmetry/pooled.jsonl"}, 0,
-			func(r analyze.Report) bool {
+			func(r report.Report) bool {
 				// The golden's figures (testdata/traces/corpus): 15 calls on one session.
 				return r.Pool.Acquires == 15 && r.Pool.Hits == 14 && r.Pool.Handshakes == 1 && r.Settings.Profile == "openllmetry"
 			}, "", nil},
 		// Forced onto a dump it cannot read, a vocabulary recognises no
 		// span: the report is written, and the exit is 3, not a green 0.
 		{"--profile openllmetry", []string{"analyze", "--format", "json", "--profile", "openllmetry", traces + "pooled.otlp.jsonl"}, 3,
-			func(r analyze.Report) bool { return r.Pool.Acquires == 0 && r.Settings.Profile == "openllmetry" }, "", nil},
+			func(r report.Report) bool { return r.Pool.Acquires == 0 && r.Settings.Profile == "openllmetry" }, "", nil},
 		{"an unknown profile names the built-ins", []string{"analyze", "--profile", "openllmetri", traces + "pooled.otlp.jsonl"}, 2,
 			nil, "", []string{"openllmetry"}},
 		{"rules validates a vocabulary-only file", []string{"rules", good}, 0, nil, "vocabulary my-semconv OK", nil},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -202,7 +203,7 @@ func decodeID(dst []byte, s string) bool {
 
 // judgeRules is the stream's rule judge: the gate's own verdicts
 // (gate.Evaluate), so a violation reads as `mcptrace check` words it.
-func judgeRules(a *analyze.Analysis, rules []rulefmt.Rule) ([]analyze.RuleFailure, error) {
+func judgeRules(a *report.Analysis, rules []rulefmt.Rule) ([]analyze.RuleFailure, error) {
 	results, err := gate.Evaluate(a, rules)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -212,7 +213,7 @@ func metricFigures(t *testing.T, sink *consumertest.MetricsSink) figures {
 
 // batchFigures is mcptrace analyze (and check, for the in-stream rules) on
 // the whole dump at once.
-func batchFigures(t *testing.T, path string, s settings) (figures, []gate.RuleResult, *analyze.Report) {
+func batchFigures(t *testing.T, path string, s settings) (figures, []gate.RuleResult, *report.Report) {
 	t.Helper()
 	perTrace, _ := inStreamRules(s.rules)
 	opts := rulefmt.MergeIndexOptions(s.analyze.IndexOptions(), rulefmt.RulesIndexOptions(perTrace))

@@ -1,7 +1,6 @@
-package analyze
+package report
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -139,35 +138,6 @@ type InputReport struct {
 type Window struct {
 	Start *time.Time `json:"start"`
 	End   *time.Time `json:"end"`
-}
-
-// Analyze computes every measure of cfg over idx. It is pure: it reads no
-// file and no clock, so the same index and configuration always give the
-// same report. It fails only when cfg is invalid or idx was built without
-// the attributes cfg's selectors read (see [Config.IndexOptions]).
-func Analyze(idx *Index, cfg rulefmt.Config) (*Report, error) {
-	return AnalyzeContext(context.Background(), idx, cfg)
-}
-
-// AnalyzeContext is [Analyze] stopped by ctx: the measures' loops over the
-// spans and traces look at ctx every few thousand steps, so a cancelled
-// analysis of a large index returns ctx's error (wrapped) within
-// microseconds of work rather than after the whole pass. The report of an
-// analysis that was not cancelled is Analyze's, byte for byte.
-func AnalyzeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*Report, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
-	}
-	cfg = cfg.WithDefaults()
-	o, err := observeContext(ctx, idx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	agg := newAggregate(cfg)
-	agg.pairs = newBatchPairStage(cfg)
-	agg.useProfile(o.profile)
-	agg.merge(o)
-	return agg.report(idx.Inputs()), nil
 }
 
 // Output formats of Render.

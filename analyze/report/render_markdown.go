@@ -1,4 +1,4 @@
-package analyze
+package report
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // Text from the dump goes through mdCell and mdNote (render_escape.go):
 // escaped, links and autolinks inert, clipped to the cell budget, so the
 // table's padding to its widest cell is bounded; a section draws at most
-// maxRows rows.
+// MaxRows rows.
 func (r *Report) renderMarkdown(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)

@@ -1,4 +1,4 @@
-package analyze
+package report
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package analyze
+package report
 
 import (
 	"fmt"
@@ -359,7 +359,7 @@ func LookupMeasure(name string) (m Measure, readsName string, ok bool) {
 func MeasureValue(r *Report, name string) (float64, bool) {
 	m, reads, ok := LookupMeasure(name)
 	switch {
-	case !ok, unmeasuredExecutions(r, m):
+	case !ok, UnmeasuredExecutions(r, m):
 		return 0, false
 	case m.ReadsValue == nil:
 		return m.Value(r)

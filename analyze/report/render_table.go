@@ -1,4 +1,4 @@
-package analyze
+package report
 
 import (
 	"fmt"
@@ -32,9 +32,9 @@ type section struct {
 // tableWidth is the width the table report fits in.
 const tableWidth = 100
 
-// maxCell bounds free-text cells (scope names, selectors) so a table stays
+// MaxCell bounds free-text cells (scope names, selectors) so a table stays
 // readable at 100 columns.
-const maxCell = 40
+const MaxCell = 40
 
 // sections lays the report out for people: overview, pool, misses by cause,
 // latency, scopes, executions and measures.
@@ -142,15 +142,15 @@ func (r *Report) sections() []section {
 		out = append(out, ms)
 	}
 	for i := range out {
-		out[i] = out[i].capRows(maxRows)
+		out[i] = out[i].capRows(MaxRows)
 	}
 	return out
 }
 
-// maxRows caps the rows of a section in the reports for people (a dump of
-// 200k pool scopes must not print 200k rows): the first maxRows are drawn,
+// MaxRows caps the rows of a section in the reports for people (a dump of
+// 200k pool scopes must not print 200k rows): the first MaxRows are drawn,
 // and a note says how many more the JSON report holds.
-const maxRows = 200
+const MaxRows = 200
 
 // capRows returns s with at most n rows, saying how many it left out.
 func (s section) capRows(n int) section {
@@ -179,7 +179,7 @@ func poolVerdict(p PoolReport) string {
 // renderTable draws the sections with tablewriter, one small table per
 // group. Text from the dump goes through tableCell and tableNote
 // (render_escape.go): escaped for a terminal and clipped to the cell
-// budget; a section draws at most maxRows rows.
+// budget; a section draws at most MaxRows rows.
 func (r *Report) renderTable(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
@@ -264,8 +264,8 @@ func fitWidth(s section, width int) [][]string {
 	return rows
 }
 
-// clip shortens free text to maxCell runes with an ellipsis.
-func clip(s string) string { return clipTo(s, maxCell) }
+// clip shortens free text to MaxCell runes with an ellipsis.
+func clip(s string) string { return clipTo(s, MaxCell) }
 
 // clipTo shortens s to n runes, the last an ellipsis.
 func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }

@@ -1,0 +1,24 @@
+package report
+
+// LatencyReport holds the duration percentiles of the pool's operations, in
+// milliseconds.
+type LatencyReport struct {
+	// AcquireHit is the acquire span's duration when it reused a session.
+	AcquireHit Percentiles `json:"acquire_hit"`
+	// AcquireMiss is the acquire span's duration when it dialed.
+	AcquireMiss Percentiles `json:"acquire_miss"`
+	// Handshake is the handshake span's duration (dial and initialize).
+	Handshake Percentiles `json:"handshake"`
+	// Call is the tool call span's duration.
+	Call Percentiles `json:"call"`
+}
+
+// Percentiles summarises durations by nearest rank: the p-th percentile is
+// the smallest duration at least p% of the samples do not exceed. The
+// percentiles are null when Count is 0.
+type Percentiles struct {
+	Count int      `json:"count"`
+	P50   *float64 `json:"p50"`
+	P95   *float64 `json:"p95"`
+	P99   *float64 `json:"p99"`
+}
