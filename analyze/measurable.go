@@ -201,13 +201,13 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 
 // unmeasurableOffender is the HTML report's finding, without a check, that
 // the executions could not be measured, saying why.
-func unmeasurableOffender(r *report.Report) (HTMLOffender, bool) {
+func unmeasurableOffender(r *report.Report) (report.HTMLOffender, bool) {
 	if r.Executions.Measurable {
-		return HTMLOffender{}, false
+		return report.HTMLOffender{}, false
 	}
-	return HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
+	return report.HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
 		Expected: "each tool call tied to the execution that made it",
-		Found:    r.Executions.WhyNot, Examples: []HTMLExample{}}, true
+		Found:    r.Executions.WhyNot, Examples: []report.HTMLExample{}}, true
 }
 
 // rootWords names how executions are found, for why_not: the selector,

@@ -11,7 +11,7 @@ import (
 // execution (a trace, or the subtree of an execution root) and the distinct
 // sessions its calls carry. each, when set, is told every execution's trace
 // and session count (the Collector connector counts executions per pool,
-// trace_outcome.go).
+// trace_stream.go).
 func (e *events) executions(each func(trace int32, sessions int)) report.ExecutionsReport {
 	r := report.ExecutionsReport{Root: "trace", Examples: []string{}}
 	var examples []int32

@@ -60,7 +60,7 @@ type HTMLOptions struct {
 	// Check, when set, puts a check's verdict on top and its failing rules
 	// and regressions, with their traces, in the offenders section. The
 	// gate builds it (gate.CheckReport.HTML).
-	Check *HTMLCheck
+	Check *report.HTMLCheck
 	// MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets and
 	// MaxListedScopes override the defaults when positive.
 	MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets, MaxListedScopes int
@@ -100,20 +100,20 @@ func truncateQuoted(s string) string {
 // Its JSON (schema HTMLSchema) is embedded in the page; times on the
 // timelines are microseconds after Window.Start.
 type HTMLReport struct {
-	Schema   string        `json:"schema"`
-	Inputs   []string      `json:"inputs"`
-	Partial  bool          `json:"partial"`
-	Window   HTMLWindow    `json:"window"`
-	Verdict  *HTMLVerdict  `json:"verdict"`
-	Headline HTMLHeadline  `json:"headline"`
-	TraceURL string        `json:"trace_url"`
-	Sampling HTMLSampling  `json:"sampling"`
-	Causes   []HTMLCount   `json:"miss_causes"`
-	Latency  []HTMLLatency `json:"latency"`
-	Scopes   []HTMLScope   `json:"scopes"`
+	Schema   string              `json:"schema"`
+	Inputs   []string            `json:"inputs"`
+	Partial  bool                `json:"partial"`
+	Window   HTMLWindow          `json:"window"`
+	Verdict  *report.HTMLVerdict `json:"verdict"`
+	Headline HTMLHeadline        `json:"headline"`
+	TraceURL string              `json:"trace_url"`
+	Sampling HTMLSampling        `json:"sampling"`
+	Causes   []HTMLCount         `json:"miss_causes"`
+	Latency  []HTMLLatency       `json:"latency"`
+	Scopes   []HTMLScope         `json:"scopes"`
 	// Offenders are the failing rules (with check) or the unexplained misses
 	// and multi-session executions (without), each with its traces.
-	Offenders []HTMLOffender `json:"offenders"`
+	Offenders []report.HTMLOffender `json:"offenders"`
 	// Traces lists the trace ids the timelines reference by position.
 	Traces []string `json:"traces"`
 }
@@ -123,33 +123,6 @@ type HTMLWindow struct {
 	Start      string  `json:"start"`
 	End        string  `json:"end"`
 	DurationMs float64 `json:"duration_ms"`
-}
-
-// HTMLCheck is what the HTML report draws of a check: its verdict, whether
-// an input was partial, and the failing or incomplete rules and the
-// regressions as offenders (their examples' URLs are filled in from
-// HTMLOptions.TraceURL).
-type HTMLCheck struct {
-	Verdict   HTMLVerdict
-	Partial   bool
-	Offenders []HTMLOffender
-}
-
-// HTMLVerdict is a check's verdict, drawn on top of the page.
-type HTMLVerdict struct {
-	// Verdict is pass, fail or incomplete.
-	Verdict  string     `json:"verdict"`
-	ExitCode int        `json:"exit_code"`
-	Counts   HTMLCounts `json:"counts"`
-}
-
-// HTMLCounts sums a check's verdicts, as the check's JSON does.
-type HTMLCounts struct {
-	Pass        int `json:"pass"`
-	Fail        int `json:"fail"`
-	Incomplete  int `json:"incomplete"`
-	Warnings    int `json:"warnings"`
-	Regressions int `json:"regressions"`
 }
 
 // HTMLHeadline holds the figures drawn as tiles.
@@ -264,26 +237,6 @@ type HTMLLane struct {
 	Handshakes [][5]any `json:"handshakes"`
 }
 
-// HTMLOffender is a failing rule, or a finding, with its traces.
-type HTMLOffender struct {
-	ID       string        `json:"id"`
-	Severity string        `json:"severity"`
-	Status   string        `json:"status"`
-	Expected string        `json:"expected"`
-	Found    string        `json:"found"`
-	TraceQL  string        `json:"traceql"`
-	Examples []HTMLExample `json:"examples"`
-}
-
-// HTMLExample is one offending trace with its link.
-type HTMLExample struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id,omitempty"`
-	TraceQL string `json:"traceql"`
-	// URL is the --trace-url template filled in; "" without a template.
-	URL string `json:"url"`
-}
-
 // NewHTMLReport computes the HTML report's data from a finished analysis:
 // r is Analyze(idx, cfg), opts.Check the verdict of the same dump (nil for
 // `analyze`). Long dumps are sampled as HTMLSampling says; every count,
@@ -315,7 +268,7 @@ func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *report.Report, opts HTMLOp
 		Partial:   r.Partial,
 		TraceURL:  opts.TraceURL,
 		Scopes:    []HTMLScope{},
-		Offenders: []HTMLOffender{},
+		Offenders: []report.HTMLOffender{},
 		Traces:    []string{},
 	}
 	for _, in := range r.Inputs {
@@ -469,17 +422,17 @@ func traceLink(tmpl, traceID string) string {
 	return strings.ReplaceAll(tmpl, TraceIDPlaceholder, url.PathEscape(traceID))
 }
 
-func htmlOffenders(r *report.Report, opts HTMLOptions) []HTMLOffender {
-	out := []HTMLOffender{}
-	example := func(tid, sid, q string) HTMLExample {
+func htmlOffenders(r *report.Report, opts HTMLOptions) []report.HTMLOffender {
+	out := []report.HTMLOffender{}
+	example := func(tid, sid, q string) report.HTMLExample {
 		if q == "" {
 			q = fmt.Sprintf(`{ trace:id = "%s" }`, tid)
 		}
-		return HTMLExample{TraceID: tid, SpanID: sid, TraceQL: q, URL: traceLink(opts.TraceURL, tid)}
+		return report.HTMLExample{TraceID: tid, SpanID: sid, TraceQL: q, URL: traceLink(opts.TraceURL, tid)}
 	}
 	if c := opts.Check; c != nil {
 		for _, o := range c.Offenders {
-			exs := make([]HTMLExample, 0, len(o.Examples))
+			exs := make([]report.HTMLExample, 0, len(o.Examples))
 			for _, ex := range o.Examples {
 				exs = append(exs, example(ex.TraceID, ex.SpanID, ex.TraceQL))
 			}
@@ -489,9 +442,9 @@ func htmlOffenders(r *report.Report, opts HTMLOptions) []HTMLOffender {
 		return out
 	}
 	if n := r.Pool.MissReasons[spans.MissUnexplained]; n > 0 {
-		o := HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: "found",
+		o := report.HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: "found",
 			Expected: "every miss explained: " + strings.Join(spans.ExplainedMissReasons, ", "),
-			Found:    fmt.Sprintf("%d unexplained miss(es)", n), TraceQL: spans.TraceQLUnexplainedMiss, Examples: []HTMLExample{}}
+			Found:    fmt.Sprintf("%d unexplained miss(es)", n), TraceQL: spans.TraceQLUnexplainedMiss, Examples: []report.HTMLExample{}}
 		for _, tid := range r.Pool.UnexplainedExamples {
 			o.Examples = append(o.Examples, example(tid, "", ""))
 		}
@@ -501,10 +454,10 @@ func htmlOffenders(r *report.Report, opts HTMLOptions) []HTMLOffender {
 		out = append(out, o)
 	}
 	if n := r.Executions.MultiSession; n > 0 {
-		o := HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: "found",
+		o := report.HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: "found",
 			Expected: "each execution's tool calls on one downstream session",
 			Found:    fmt.Sprintf("%d of %d executions on several sessions (at most %d)", n, r.Executions.Count, r.Executions.MaxSessions),
-			TraceQL:  fmt.Sprintf(`{ span.%s = %q && span.%s != nil } | count() > 1`, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID), Examples: []HTMLExample{}}
+			TraceQL:  fmt.Sprintf(`{ span.%s = %q && span.%s != nil } | count() > 1`, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID), Examples: []report.HTMLExample{}}
 		for _, tid := range r.Executions.Examples {
 			o.Examples = append(o.Examples, example(tid, "", ""))
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -198,25 +197,25 @@ func (c *CheckReport) Render(w io.Writer, format string) error {
 var errNoWriter = errors.New("no writer")
 
 // HTML returns what the HTML report draws of the check (see
-// [analyze.HTMLOptions]): the verdict, and the rules that did not pass and
+// the HTML report's options): the verdict, and the rules that did not pass and
 // the regressions as offenders, in report order.
-func (c *CheckReport) HTML() *analyze.HTMLCheck {
-	h := &analyze.HTMLCheck{
-		Verdict: analyze.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: analyze.HTMLCounts(c.Counts)},
+func (c *CheckReport) HTML() *report.HTMLCheck {
+	h := &report.HTMLCheck{
+		Verdict: report.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: report.HTMLCounts(c.Counts)},
 		Partial: c.Partial,
 	}
 	for _, rr := range c.Rules {
 		if rr.Status == StatusPass {
 			continue
 		}
-		o := analyze.HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []analyze.HTMLExample{}}
+		o := report.HTMLOffender{ID: rr.ID, Severity: string(rr.Severity), Status: string(rr.Status), Expected: rr.Expected, Found: rr.Found, TraceQL: rr.TraceQL, Examples: []report.HTMLExample{}}
 		for _, ex := range rr.Examples {
-			o.Examples = append(o.Examples, analyze.HTMLExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
+			o.Examples = append(o.Examples, report.HTMLExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
 		}
 		h.Offenders = append(h.Offenders, o)
 	}
 	for _, reg := range c.Regressions {
-		h.Offenders = append(h.Offenders, analyze.HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []analyze.HTMLExample{}})
+		h.Offenders = append(h.Offenders, report.HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []report.HTMLExample{}})
 	}
 	return h
 }

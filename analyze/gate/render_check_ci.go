@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -95,7 +95,7 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 
 // WriteJUnitError writes the JUnit XML of a check that could not run: one
 // errored testcase (classname mcptrace.input) naming the file and place of a
-// bad input ([analyze.ReadError]) or, for any other error, what went wrong. A CI
+// bad input ([ingest.ReadError]) or, for any other error, what went wrong. A CI
 // system that reads the JUnit file then shows why the gate stopped instead
 // of finding no file at all.
 func WriteJUnitError(w io.Writer, cause error) error {
@@ -107,7 +107,7 @@ func WriteJUnitError(w io.Writer, cause error) error {
 	}
 	tc := junitCase{Name: "read-input", Classname: "mcptrace.input",
 		Error: &junitMessage{Message: cause.Error(), Type: "input", Text: cause.Error()}}
-	var re *analyze.ReadError
+	var re *ingest.ReadError
 	if errors.As(cause, &re) {
 		tc.Name = "read " + re.Path
 		tc.File, tc.Line = re.Path, re.Line

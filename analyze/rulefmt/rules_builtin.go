@@ -98,3 +98,20 @@ func BuiltinRules(cfg Config) []Rule {
 	}
 	return rules
 }
+
+// CheckRules returns the rules a check judges, the one place the CLI's
+// check and the Collector connector decide it: the rules of gc (nil: no
+// configuration file), and the built-in rules of cfg besides them when gc
+// has no rules of its own, when withBuiltin is set (check --builtin), or
+// when gc has a builtin: block; then gc's builtin: severities are applied
+// (a built-in set to off is left out).
+func CheckRules(gc *GateConfig, cfg Config, withBuiltin bool) []Rule {
+	var rules []Rule
+	if gc != nil {
+		rules = gc.Rules
+	}
+	if len(rules) == 0 || withBuiltin || (gc != nil && gc.Builtin != nil) {
+		rules = append(rules, BuiltinRules(cfg)...)
+	}
+	return gc.ApplyBuiltin(rules)
+}

@@ -188,14 +188,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	var rules []rulefmt.Rule
-	if s.gate != nil {
-		rules = s.gate.Rules
-	}
-	if len(rules) == 0 || f.builtin || (s.gate != nil && s.gate.Builtin != nil) {
-		rules = append(rules, rulefmt.BuiltinRules(s.cfg)...)
-	}
-	rules = s.gate.ApplyBuiltin(rules)
+	rules := rulefmt.CheckRules(s.gate, s.cfg, f.builtin)
 	var base *report.Report
 	if f.baseline != "" {
 		if base, err = loadSide(cmd, s, f.baseline); err != nil {

@@ -42,7 +42,7 @@ func checkHTMLFlags(f htmlFlags, format string) error {
 // writeHTMLReport writes the HTML report of an analysis, with check's
 // verdict on top when check is not nil, to path ("" or "-": the command's
 // standard output). A failure to compute or write it is exit 2.
-func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg rulefmt.Config, report *report.Report, check *analyze.HTMLCheck, traceURL string) error {
+func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg rulefmt.Config, report *report.Report, check *report.HTMLCheck, traceURL string) error {
 	h, err := analyze.NewHTMLReport(idx, cfg, report, analyze.HTMLOptions{TraceURL: traceURL, Check: check})
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("html report: %w", err)}

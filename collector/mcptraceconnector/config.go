@@ -178,16 +178,15 @@ func (c *Config) settings() (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
+	var gc *rulefmt.GateConfig // nil: the built-in rules only
 	if c.Rules == "" {
-		s.rules = rulefmt.BuiltinRules(s.analyze)
 		s.rulesSource = "built-in rules"
 	} else {
-		gc, err := rulefmt.LoadGateConfig(c.Rules)
+		gc, err = rulefmt.LoadGateConfig(c.Rules)
 		if err != nil {
 			return settings{}, fmt.Errorf("rules: %w", err)
 		}
 		s.analyze.Measures = gc.Measures
-		s.rules = gc.Rules
 		s.rulesSource = c.Rules
 		if gc.Vocabulary != nil {
 			if voc != nil {
@@ -202,6 +201,8 @@ func (c *Config) settings() (settings, error) {
 		}
 		s.analyze.Vocabulary = voc
 	}
+	// The check's own choice of rules, shared with mcptrace check.
+	s.rules = rulefmt.CheckRules(gc, s.analyze, false)
 	perTrace, _ := inStreamRules(s.rules)
 	s.completeAtRoot = !c.HoldComplete && analyze.CompleteAtRoot(s.analyze, perTrace)
 	return s, nil

@@ -69,6 +69,18 @@ var rules = []rule{
 		ours:      []string{module + "/analyze/...", module + "/spans"},
 	},
 	{
+		name:     "the gate never links analyze: it reads the analysis value, never the engine or the index",
+		dir:      ".",
+		patterns: []string{"./analyze/gate"},
+		ours:     []string{module + "/analyze/gate", module + "/analyze/report", module + "/analyze/rulefmt", module + "/analyze/ingest", module + "/analyze/internal/...", module + "/spans"},
+	},
+	{
+		name:     "rule parsing and the analysis value link no engine",
+		dir:      ".",
+		patterns: []string{"./analyze/rulefmt", "./analyze/report"},
+		ours:     []string{module + "/analyze/report", module + "/analyze/rulefmt", module + "/analyze/internal/...", module + "/spans"},
+	},
+	{
 		name:      "fixtures never import pool and import spans at most",
 		dir:       ".",
 		patterns:  []string{"./fixtures/..."},

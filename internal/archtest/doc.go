@@ -3,7 +3,13 @@
 // what the go tool really links, so an import that breaks them fails `go
 // test ./...` instead of waiting for a review to notice.
 //
-// The arrows it pins:
+// Two kinds of check. The package graph itself: the Arrows block of
+// docs/architecture.md is parsed and every package's imports of ours (go
+// list, both modules) must be drawn there, and every drawn arrow must
+// exist, so the page and the code cannot drift (docarrows_test.go). And
+// transitive rules over go list -deps (archtest_test.go).
+//
+// The transitive rules it pins:
 //   - the vocabulary (spans), the analyzer (analyze/...) and the dashboards
 //     (dashboards/...) link neither the OpenTelemetry SDK, nor the OTLP
 //     exporters, nor gRPC, nor the Prometheus client: reading span and metric
@@ -13,6 +19,9 @@
 //   - analyze never imports pool or the MCP SDK (it reads traces from any
 //     implementation), fixtures never imports pool (it tests any client) and
 //     imports spans at most, the dashboards import only spans;
+//   - analyze/gate never links analyze (only the analysis value of
+//     analyze/report, the rules of analyze/rulefmt, ingest's ReadError and
+//     spans), and rulefmt and report link no engine;
 //   - the Collector connector (its own module under collector/) imports only
 //     analyze and spans of ours, never the pool or the telemetry setup.
 //
