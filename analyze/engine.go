@@ -82,11 +82,15 @@ type Engine struct {
 	mu       sync.Mutex // guards what follows
 	agg      *aggregate
 	lowMarks []int64 // per shard: no acquire of a trace it holds open starts before it
-	late     int
-	cut      int
-	early    int
-	complete int
-	err      error
+	// nextPairAdvance is the acquires a speculative run's pair stage must
+	// hold before its next early advance (advanceEarly).
+	nextPairAdvance int
+	earlyAcquires   int // the acquires advanceEarly attributed, for tests
+	late            int
+	cut             int
+	early           int
+	complete        int
+	err             error
 
 	pairBytes atomic.Int64 // what the acquires held for the pair stage take
 
@@ -375,6 +379,42 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 		e.lowMarks[shard] = lowMark
 		e.agg.pairs.advance(slices.Min(e.lowMarks))
 	}
+	if e.speculative {
+		e.advanceEarly(shard, lowMark)
+	}
+}
+
+// earlyPairBatch is how many acquires a speculative run's pair stage holds
+// at least before it advances: each advance walks every pair, so it waits
+// for at least as many acquires as there are pairs, and for this many. A
+// variable only so tests can advance after every few acquires.
+var earlyPairBatch = 1 << 16
+
+// advanceEarly lets a speculative run's pair stage attribute, while the
+// read goes on, the acquires no trace still to come can precede, as a
+// stream's does: those that started before every shard's open traces
+// (their low marks) and before the stage's earlyMark (twice the worst lag
+// an acquire has arrived with behind the latest one). A time-ordered dump
+// then holds only the acquires within that lag, not all of them. Should
+// an acquire still arrive behind what its pair had attributed (a dump out
+// of time order), the run is spoiled and read again holding every trace,
+// so the figures are the batch run's either way. e.mu must be held.
+func (e *Engine) advanceEarly(shard int, lowMark int64) {
+	p := e.agg.pairs
+	e.lowMarks[shard] = lowMark
+	if p.outOfOrder {
+		e.spoiled.Store(true)
+		return
+	}
+	if p.held < max(earlyPairBatch, e.nextPairAdvance, len(p.buckets)) {
+		return
+	}
+	before := p.held
+	p.advance(min(slices.Min(e.lowMarks), p.earlyMark()))
+	e.earlyAcquires += before - p.held
+	// An advance that freed little (the dump's lag is long) waits for
+	// twice as many acquires: the advances stay linear in the acquires.
+	e.nextPairAdvance = 2 * p.held
 }
 
 // count adds a shard's late spans, cut traces and traces finalized early.
@@ -511,10 +551,10 @@ func (s *shard) track(before int32, traces int, wm int64) {
 			s.deadSpans++
 			continue
 		}
-		if !s.e.speculative { // only a stream's window and pair stage read them
+		if !s.e.speculative { // only a stream's window reads it
 			s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
-			s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start)
 		}
+		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start) // the pair stage's low mark
 		if sp.parentID == 0 && !s.rooted[sp.trace] {
 			s.rooted[sp.trace] = true
 			s.rootedOpen++
@@ -580,6 +620,9 @@ func (s *shard) scan() {
 	// start within the window of the watermark (one that does not brings
 	// late acquires, counted).
 	low := s.wm - w
+	if s.e.speculative { // no window: only the open traces bound it
+		low = math.MaxInt64
+	}
 	for _, t := range live {
 		low = min(low, s.minStart[t])
 	}

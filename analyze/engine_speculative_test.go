@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,29 +31,30 @@ import (
 // report. Both outcomes must occur over the dumps, or the test pins
 // nothing.
 func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
-	defer func(n int) { rootedBatch = n }(rootedBatch)
-	rootedBatch = 1
-	var early, spoiled int
+	defer func(n, m int) { rootedBatch, earlyPairBatch = n, m }(rootedBatch, earlyPairBatch)
+	rootedBatch, earlyPairBatch = 1, 1
+	var early, spoiled, earlyPairs int
 	for _, path := range goldenDumps(t) {
 		name := filepath.Base(path)
 		scenario, _, _ := strings.Cut(name, ".")
 		t.Run(name, func(t *testing.T) {
 			measured := scenarioConfig(t, scenario)
 			for _, cfg := range []rulefmt.Config{{Profile: measured.Profile}, measured, {Profile: rulefmt.ProfileAuto}} {
-				speculativeEqualsBatch(t, path, cfg, &early, &spoiled)
+				speculativeEqualsBatch(t, path, cfg, &early, &spoiled, &earlyPairs)
 			}
 		})
 	}
-	t.Logf("%d early, %d spoiled", early, spoiled)
-	if early == 0 || spoiled == 0 {
-		t.Errorf("over every dump: %d speculative runs finalized traces early and held, %d were spoiled; want both", early, spoiled)
+	t.Logf("%d early, %d spoiled, %d attributed acquires early", early, spoiled, earlyPairs)
+	if early == 0 || spoiled == 0 || earlyPairs == 0 {
+		t.Errorf("over every dump: %d speculative runs finalized traces early and held, %d were spoiled, %d attributed acquires before the end; want all three", early, spoiled, earlyPairs)
 	}
 }
 
 // speculativeEqualsBatch runs the speculative engine and AnalyzeStream over
 // path with cfg against the batch analysis, counting the engine's runs
-// that finalized early and held, and those spoiled.
-func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early, spoiled *int) {
+// that finalized early and held, those spoiled, and those that attributed
+// acquires before the end (advanceEarly) and held.
+func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early, spoiled, earlyPairs *int) {
 	t.Helper()
 	ctx := context.Background()
 	strict := ReadOptions{Strict: true}
@@ -75,6 +77,9 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 			}
 			if e.early > 0 {
 				*early++
+			}
+			if e.earlyAcquires > 0 {
+				*earlyPairs++
 			}
 		}
 
@@ -217,4 +222,90 @@ func writeJSONLines(t *testing.T, name string, lines ...ptrace.Traces) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// leaseAt is one execution: an invocation (the root) and its acquire of key
+// at start, a hit or not, both lasting dur (a second when 0).
+type leaseAt struct {
+	trace uint64
+	key   string
+	start time.Duration
+	hit   bool
+	dur   time.Duration
+}
+
+func (l leaseAt) traces() ptrace.Traces {
+	if l.dur == 0 {
+		l.dur = time.Second
+	}
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+	inv := d.add(ss, sp{trace: l.trace, id: 10 * l.trace, name: spans.SpanInvoke, start: l.start, end: l.start + l.dur})
+	d.add(ss, sp{trace: l.trace, id: 10*l.trace + 1, parent: inv, name: spans.SpanAcquire, start: l.start, end: l.start + l.dur,
+		attrs: []any{spans.AttrCacheHit, l.hit, spans.AttrCacheKey, l.key}})
+	return d.td
+}
+
+// TestSpeculativeRunAttributesPairsEarlyOrReadsAgain pins the early pair
+// stage of a speculative run (advanceEarly, one trace a line, attributing
+// after every trace): acquires in time order are attributed before the
+// end; an acquire arriving behind what its pair already had attributed
+// (before its frontier, or tied with it) spoils the run, which reads again
+// holding every trace; one arriving late for a pair with nothing after it
+// attributed does not. AnalyzeStream reports the batch answer every time.
+func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
+	defer func(n, m int) { rootedBatch, earlyPairBatch = n, m }(rootedBatch, earlyPairBatch)
+	rootedBatch, earlyPairBatch = 1, 1
+	inOrder := []leaseAt{{1, "k-a", 0, false, 0}, {2, "k-a", 10 * time.Second, true, 0}, {3, "k-a", 20 * time.Second, false, 0}, {4, "k-a", 30 * time.Second, true, 0}}
+	cases := []struct {
+		name    string
+		late    leaseAt // arrives after the in-order ones
+		spoiled bool
+	}{
+		{"late acquire before its pair's frontier: read again", leaseAt{9, "k-a", 5 * time.Second, false, 0}, true},
+		// Tied at 20s with trace 3's miss, its shorter lease sorts it first.
+		{"late acquire tied with its pair's frontier: read again", leaseAt{9, "k-a", 20 * time.Second, true, time.Millisecond}, true},
+		{"late acquire of a pair with nothing attributed: held", leaseAt{9, "k-b", 5 * time.Second, false, 0}, false},
+		{"acquire after everything: held", leaseAt{9, "k-a", 40 * time.Second, false, 0}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var lines []ptrace.Traces
+			for _, l := range append(slices.Clone(inOrder), c.late) {
+				lines = append(lines, l.traces())
+			}
+			path := writeJSONLines(t, "leases.jsonl", lines...)
+			_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
+			want := renderString(t, ref, report.RenderJSON)
+			e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _, err := analyzeWith(context.Background(), e, []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+			switch {
+			case c.spoiled && !errors.Is(err, errSpoiled):
+				t.Fatalf("speculative engine: %v, want errSpoiled", err)
+			case !c.spoiled && err != nil:
+				t.Fatalf("speculative engine: %v", err)
+			case !c.spoiled:
+				if got := renderString(t, r, report.RenderJSON); got != want {
+					t.Errorf("speculative engine: report differs from Analyze's:\n%s", cmp.Diff(want, got))
+				}
+			}
+			if e.earlyAcquires == 0 {
+				t.Errorf("no acquire attributed before the end: the early stage was not exercised")
+			}
+			var reread error
+			r, _, err = AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := errors.Is(reread, errSpoiled); got != c.spoiled {
+				t.Errorf("read again: %v, want %v", got, c.spoiled)
+			}
+			if got := renderString(t, r, report.RenderJSON); got != want {
+				t.Errorf("AnalyzeStream: report differs from Analyze's:\n%s", cmp.Diff(want, got))
+			}
+		})
+	}
 }

@@ -129,27 +129,46 @@ func (g *subtreeAgg) count(c *compiledSel, k int) int {
 // one by one.
 func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 	dk := distinctKey{c, key}
-	if ds, ok := g.dist[dk]; ok {
-		return int(ds[k])
-	}
-	ds := make([]int32, len(g.scopes))
-	if c.notUnder != nil {
-		for k, sc := range g.scopes {
-			vals := map[int32]bool{}
-			for _, i := range sc.spans {
-				if c.selects(g.x, i, sc.root) {
-					if v, ok := g.x.attrVal(i, key); ok {
-						vals[v] = true
-					}
-				}
-			}
-			ds[k] = int32(len(vals))
+	ds, ok := g.dist[dk]
+	if !ok {
+		if c.notUnder != nil {
+			ds = g.distinctEach(c, key)
+		} else {
+			ds = g.distinctByRange(c, key)
 		}
 		g.dist[dk] = ds
-		return int(ds[k])
 	}
-	type point struct{ key, val int32 }
-	var pts []point
+	return int(ds[k])
+}
+
+// distinctEach counts the distinct values of key over the spans c selects,
+// scope by scope (a not_under selector: no ranges of the tree to share).
+func (g *subtreeAgg) distinctEach(c *compiledSel, key uint16) []int32 {
+	ds := make([]int32, len(g.scopes))
+	for k, sc := range g.scopes {
+		vals := map[int32]bool{}
+		for _, i := range sc.spans {
+			if c.selects(g.x, i, sc.root) {
+				if v, ok := g.x.attrVal(i, key); ok {
+					vals[v] = true
+				}
+			}
+		}
+		ds[k] = int32(len(vals))
+	}
+	return ds
+}
+
+// valuePoint is a selected span's value of a key at its place in the
+// tree's depth-first order (or its under ancestor's).
+type valuePoint struct{ key, val int32 }
+
+// distinctByRange counts the distinct values of key over the spans c
+// selects in every scope at once: each scope is a range of the depth-first
+// order, and the distinct values of ranges are counted offline (ranges by
+// their end, each value counted at its latest point, in a Fenwick tree).
+func (g *subtreeAgg) distinctByRange(c *compiledSel, key uint16) []int32 {
+	var pts []valuePoint
 	for _, p := range g.points(c) {
 		v, ok := g.x.attrVal(p.span, key)
 		if !ok {
@@ -157,12 +176,19 @@ func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 		}
 		switch {
 		case c.under == nil:
-			pts = append(pts, point{p.pos, v})
+			pts = append(pts, valuePoint{p.pos, v})
 		case p.under >= 0:
-			pts = append(pts, point{p.under, v})
+			pts = append(pts, valuePoint{p.under, v})
 		}
 	}
 	sort.SliceStable(pts, func(a, b int) bool { return pts[a].key < pts[b].key })
+	return g.distinctInRanges(pts, c.under != nil)
+}
+
+// distinctInRanges counts the distinct values of pts (sorted by key) in
+// each scope's range of the depth-first order, past the scope's root when
+// under is set.
+func (g *subtreeAgg) distinctInRanges(pts []valuePoint, under bool) []int32 {
 	keys := make([]int32, len(pts))
 	for j, p := range pts {
 		keys[j] = p.key
@@ -172,7 +198,7 @@ func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 	qs := make([]query, len(g.scopes))
 	for k, sc := range g.scopes {
 		L, R := g.t.pre[sc.root], g.t.end[sc.root]
-		if c.under != nil {
+		if under {
 			L++
 		}
 		lo, _ := slices.BinarySearch(keys, L)
@@ -193,6 +219,7 @@ func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 		}
 		return s
 	}
+	ds := make([]int32, len(g.scopes))
 	last := map[int32]int{}
 	next := 0
 	for _, q := range qs {
@@ -206,8 +233,7 @@ func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 		}
 		ds[q.scope] = sum(int(q.hi)) - sum(int(q.lo))
 	}
-	g.dist[dk] = ds
-	return int(ds[k])
+	return ds
 }
 
 // selected lists the spans c selects in scope k, in depth-first order.

@@ -59,6 +59,16 @@ type pairStage struct {
 	byPair   map[pairKey]int32
 	buckets  [][]acquireEvent
 	unsorted []bool
+	held     int // the acquires filed in buckets, not yet attributed
+	// A batch stage may also advance before the end (Engine.advanceEarly,
+	// a speculative run): attributedTo is the latest t it advanced to,
+	// seenMax the latest start filed and lag the furthest an acquire has
+	// arrived behind seenMax (earlyMark). An acquire filed that sorts
+	// before one of its pair already attributed, or whose session's first
+	// call was already decided, sets outOfOrder: the figures could then
+	// differ from one advance at the end, and the run must be read again.
+	attributedTo, seenMax, lag int64
+	outOfOrder                 bool
 
 	pairs      map[pairKey]*pairState
 	sessions   map[int32]bool // sessions whose first call was attributed (inferred acquires)
@@ -84,6 +94,7 @@ func newPairStage(cfg rulefmt.Config) *pairStage {
 func newBatchPairStage(cfg rulefmt.Config) *pairStage {
 	p := newPairStage(cfg)
 	p.batch, p.byPair = true, map[pairKey]int32{}
+	p.attributedTo, p.seenMax = math.MinInt64, math.MinInt64
 	return p
 }
 
@@ -93,6 +104,7 @@ func (p *pairStage) file(events []acquireEvent) {
 	for i := range events {
 		ev := &events[i]
 		p.minStart = min(p.minStart, ev.start)
+		p.noteArrival(ev)
 		if k := (pairKey{ev.scope, ev.key}); b < 0 || k != last {
 			id, ok := p.byPair[k]
 			if !ok {
@@ -109,6 +121,47 @@ func (p *pairStage) file(events []acquireEvent) {
 		}
 		p.buckets[b] = append(bk, *ev)
 	}
+	p.held += len(events)
+}
+
+// noteArrival updates the early advance's view of time order for ev, an
+// acquire being filed, and sets outOfOrder when ev arrives behind what its
+// pair (or, for an acquire inferred from a call, its session) has already
+// had attributed. An acquire that starts at or after attributedTo sorts
+// after every attributed one (they all started before it).
+func (p *pairStage) noteArrival(ev *acquireEvent) {
+	if ev.start < p.seenMax {
+		d := p.seenMax - ev.start
+		if d < 0 { // overflowed: hostile timestamps
+			d = math.MaxInt64
+		}
+		p.lag = max(p.lag, d)
+	}
+	p.seenMax = max(p.seenMax, ev.start)
+	if ev.start >= p.attributedTo {
+		return
+	}
+	if ev.inferred() && p.sessions[ev.session] {
+		p.outOfOrder = true
+	}
+	if st := p.pairs[pairKey{ev.scope, ev.key}]; st != nil && ev.start <= st.frontier {
+		p.outOfOrder = true // ties at the frontier too: the order then rests on lease ends and ids
+	}
+}
+
+// earlyMark is the latest time an early advance trusts no acquire still to
+// come starts before: twice the worst lag seen behind the latest start
+// filed. MinInt64 until an acquire was filed.
+func (p *pairStage) earlyMark() int64 {
+	return subSat(subSat(p.seenMax, p.lag), p.lag)
+}
+
+// subSat is a-b for b >= 0, MinInt64 where that would overflow.
+func subSat(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
 }
 
 // advanceBatch attributes a batch stage's acquires that started before t,
@@ -122,14 +175,17 @@ func (p *pairStage) advanceBatch(t int64) {
 	}
 	sortGroups(todo)
 	clear(p.unsorted)
+	p.attributedTo = max(p.attributedTo, t)
 	ready := make([][]acquireEvent, 0, len(p.buckets))
+	readyOf := make([]int32, 0, len(p.buckets)) // the bucket of each ready group
 	p.minStart = math.MaxInt64
 	for b, bk := range p.buckets {
 		n, _ := slices.BinarySearchFunc(bk, t, func(ev acquireEvent, t int64) int { return cmp.Compare(ev.start, t) })
 		if n > 0 {
 			ready = append(ready, bk[:n])
+			readyOf = append(readyOf, int32(b))
+			p.held -= n
 		}
-		p.buckets[b] = bk[n:]
 		if n < len(bk) {
 			p.minStart = min(p.minStart, bk[n].start)
 		}
@@ -144,8 +200,12 @@ func (p *pairStage) advanceBatch(t int64) {
 			ready[i], all = all[:len(ready[i])], all[len(ready[i]):]
 		}
 	}
-	for _, g := range ready {
+	for i, g := range ready {
 		p.attribute(g)
+		// Keep the rest at the front of the bucket's array: filed acquires
+		// then reuse the memory attributed ones leave.
+		bk := p.buckets[readyOf[i]]
+		p.buckets[readyOf[i]] = append(bk[:0], bk[len(g):]...)
 	}
 }
 
@@ -171,10 +231,7 @@ func (p *pairStage) pending() int {
 	for _, b := range p.bufs {
 		n += len(b)
 	}
-	for _, b := range p.buckets {
-		n += len(b)
-	}
-	return n
+	return n + p.held
 }
 
 // cmpEventSpan orders two events by trace id, then span id: the order's
@@ -206,9 +263,25 @@ func (p *pairStage) advance(t int64) {
 		p.advanceBatch(t)
 		return
 	}
-	// Group the ready acquires by pair (a counting sort straight from the
-	// buffered slices), then each pair's in time order: cheaper than one
-	// sort on the pair and the time together. The others stay buffered.
+	grouped, groups := p.takeReady(t)
+	if len(grouped) == 0 {
+		return
+	}
+	sortGroups(groups)
+	if anyInferred(grouped) {
+		p.firstCalls(grouped)
+	}
+	for _, g := range groups {
+		p.attribute(g)
+	}
+}
+
+// takeReady takes the buffered acquires that started before t out of the
+// buffer, grouped by pair (a counting sort straight from the buffered
+// slices; each pair's then sorted in time order by the caller: cheaper
+// than one sort on the pair and the time together). The others stay
+// buffered. groups are the pairs' slices of grouped.
+func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acquireEvent) {
 	ids := map[pairKey]int32{}
 	var counts []int32
 	var pairOf []int32 // per ready acquire, in buffer order
@@ -236,14 +309,14 @@ func (p *pairStage) advance(t int64) {
 		}
 	}
 	if len(pairOf) == 0 {
-		return
+		return nil, nil
 	}
 	first := make([]int32, len(counts)+1) // pair id's acquires are grouped[first[id]:first[id+1]]
 	for id, c := range counts {
 		first[id+1] = first[id] + c
 	}
 	next := slices.Clone(first[:len(counts)])
-	grouped := make([]acquireEvent, len(pairOf))
+	grouped = make([]acquireEvent, len(pairOf))
 	var kept []acquireEvent
 	if rest > 0 {
 		kept = make([]acquireEvent, 0, rest)
@@ -267,17 +340,11 @@ func (p *pairStage) advance(t int64) {
 	if len(kept) > 0 {
 		p.bufs = append(p.bufs, kept)
 	}
-	groups := make([][]acquireEvent, len(counts))
+	groups = make([][]acquireEvent, len(counts))
 	for id := range counts {
 		groups[id] = grouped[first[id]:first[id+1]]
 	}
-	sortGroups(groups)
-	if anyInferred(grouped) {
-		p.firstCalls(grouped)
-	}
-	for _, g := range groups {
-		p.attribute(g)
-	}
+	return grouped, groups
 }
 
 // attribute attributes one pair's acquires, in time order, after those

@@ -51,58 +51,12 @@ func (a *readsAcc) report() report.MeasureReport {
 			break
 		}
 		tr := &x.traces[t]
-		reqs := 0
-		completeSeen := a.complete == nil
 		clear(reads)
-		group := x.order[tr.first : tr.first+tr.n]
-		for _, i := range group {
-			if a.root.match(i) {
-				reads[i] += 0
-				reqs++
-			}
-			if !completeSeen && a.complete.match(i) {
-				completeSeen = true
-			}
-		}
+		reqs, completeSeen := a.requests(x.order[tr.first:tr.first+tr.n], reads)
 		if reqs == 0 {
 			continue
 		}
-		// Every request above a read counts it, unless a not_under span
-		// sits between them: the read counts for its proper ancestors up to
-		// and including the nearest not_under one. Each such path gets +1
-		// at its bottom and -1 just above its top, and a request's reads
-		// are the sum over its subtree: one pass up the depth-first order
-		// instead of a walk up the ancestors of every read.
-		dfs := t0.dfs[tr.first : tr.first+tr.n]
-		for _, i := range dfs {
-			sum[i] = 0
-		}
-		for _, i := range dfs {
-			if !a.read.match(i) {
-				continue
-			}
-			p := x.sp(i).parent
-			if p < 0 {
-				continue
-			}
-			sum[p]++
-			if a.notUnder != nil {
-				if stop := a.notUnder.nearest(i); stop >= 0 {
-					if above := x.sp(stop).parent; above >= 0 {
-						sum[above]--
-					}
-				}
-			}
-		}
-		for k := len(dfs) - 1; k >= 0; k-- {
-			i := dfs[k]
-			if p := x.sp(i).parent; p >= 0 {
-				sum[p] += sum[i]
-			}
-			if _, isReq := reads[i]; isReq {
-				reads[i] = int(sum[i])
-			}
-		}
+		a.countReads(t0.dfs[tr.first:tr.first+tr.n], reads, sum)
 		r.Requests += reqs
 		if tr.incomplete || !completeSeen {
 			r.Incomplete += reqs
@@ -123,4 +77,64 @@ func (a *readsAcc) report() report.MeasureReport {
 	slices.SortFunc(r.Histogram, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
 	r.Examples = exampleTraces(x, examples)
 	return r
+}
+
+// requests files the request spans of one trace's group into reads (at 0)
+// and counts them; completeSeen says whether a span of the group meets the
+// completeness condition (always, without one).
+func (a *readsAcc) requests(group []int32, reads map[int32]int) (reqs int, completeSeen bool) {
+	completeSeen = a.complete == nil
+	for _, i := range group {
+		if a.root.match(i) {
+			reads[i] += 0
+			reqs++
+		}
+		if !completeSeen && a.complete.match(i) {
+			completeSeen = true
+		}
+	}
+	return reqs, completeSeen
+}
+
+// countReads sets, for each request of reads, the reads beneath it in one
+// trace (dfs, its spans in depth-first order); sum is scratch, one slot a
+// span of the index.
+//
+// Every request above a read counts it, unless a not_under span sits
+// between them: the read counts for its proper ancestors up to and
+// including the nearest not_under one. Each such path gets +1 at its
+// bottom and -1 just above its top, and a request's reads are the sum over
+// its subtree: one pass up the depth-first order instead of a walk up the
+// ancestors of every read.
+func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
+	x := a.x
+	for _, i := range dfs {
+		sum[i] = 0
+	}
+	for _, i := range dfs {
+		if !a.read.match(i) {
+			continue
+		}
+		p := x.sp(i).parent
+		if p < 0 {
+			continue
+		}
+		sum[p]++
+		if a.notUnder != nil {
+			if stop := a.notUnder.nearest(i); stop >= 0 {
+				if above := x.sp(stop).parent; above >= 0 {
+					sum[above]--
+				}
+			}
+		}
+	}
+	for k := len(dfs) - 1; k >= 0; k-- {
+		i := dfs[k]
+		if p := x.sp(i).parent; p >= 0 {
+			sum[p] += sum[i]
+		}
+		if _, isReq := reads[i]; isReq {
+			reads[i] = int(sum[i])
+		}
+	}
 }

@@ -302,39 +302,9 @@ func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 // observe reads one rule's scopes.
 func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 	obs := report.RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
-	scopes, err := e.scopes(r)
+	run, err := e.newRuleRun(r)
 	if err != nil {
 		return obs, err
-	}
-	sels := map[*rulefmt.SpanSelector]*compiledSel{}
-	selOf := func(ex *rulefmt.Expectation) (*compiledSel, error) {
-		s := ex.Select
-		if s == nil {
-			s = r.Select
-		}
-		if c, ok := sels[s]; ok {
-			return c, nil
-		}
-		c, err := e.compileSel(s)
-		if err != nil {
-			return nil, fmt.Errorf("select: %w", err)
-		}
-		sels[s] = c
-		return c, nil
-	}
-	var ruleSel *compiledSel
-	if r.Select != nil {
-		if ruleSel, err = e.compileSel(r.Select); err != nil {
-			return obs, fmt.Errorf("select: %w", err)
-		}
-		sels[r.Select] = ruleSel
-	}
-	attrKey := func(ex *rulefmt.Expectation) (uint16, error) {
-		id, ok := e.x.lookupKey(ex.Attribute)
-		if !ok || !e.x.spanKeyOK[id] {
-			return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", ex.Attribute)
-		}
-		return id, nil
 	}
 	for _, ex := range r.Expect {
 		switch ex.Of {
@@ -342,81 +312,19 @@ func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 			obs.UnexplainedMisses, obs.AboveFloorMisses = e.missExamples()
 		}
 	}
-
-	// Subtree scopes nest: their counts come from subtreeAgg, never from
-	// looking at each scope's spans (depth² on a chain of roots).
-	var sub *subtreeAgg
-	if r.Scope.Kind == rulefmt.ScopeSubtree {
-		sub = newSubtreeAgg(e.x, scopes)
-	}
-	sl := e.sessionlessTest()
-	// selectedIn lists the spans c selects in scope si, sessionless ones
-	// left out when the rule skips them.
-	selectedIn := func(c *compiledSel, si int) []int32 {
-		var out []int32
-		if sub != nil {
-			out = sub.selected(c, si)
-		} else {
-			sc := scopes[si]
-			for _, i := range sc.spans {
-				if c.selects(e.x, i, sc.root) {
-					out = append(out, i)
-				}
-			}
-		}
-		if !r.SkipSessionless {
-			return out
-		}
-		kept := out[:0:0]
-		for _, i := range out {
-			if !sl(i) {
-				kept = append(kept, i)
-			}
-		}
-		return kept
-	}
 	groups := scopeGroups{e: e, index: map[string]int{}}
 	values := make([]float64, len(r.Expect))
 	selections := make([][]int32, len(r.Expect))
-	for si, sc := range scopes {
+	for si, sc := range run.scopes {
 		if err := e.tick(); err != nil {
 			return obs, err
 		}
-		if r.SkipSessionless && ruleSel != nil {
-			all := len(selectedIn(ruleSel, si))
-			var any int
-			if sub != nil {
-				any = sub.count(ruleSel, si)
-			} else {
-				for _, i := range sc.spans {
-					if ruleSel.selects(e.x, i, sc.root) {
-						any++
-					}
-				}
-			}
-			if any > 0 && all == 0 {
-				obs.NotApplicable++
-				continue
-			}
-		}
-		if r.SkipEmpty && ruleSel != nil {
-			var any bool
-			switch {
-			case r.SkipSessionless:
-				any = len(selectedIn(ruleSel, si)) > 0
-			case sub != nil:
-				any = sub.count(ruleSel, si) > 0
-			default:
-				for _, i := range sc.spans {
-					if ruleSel.selects(e.x, i, sc.root) {
-						any = true
-						break
-					}
-				}
-			}
-			if !any {
-				continue
-			}
+		switch run.skip(si) {
+		case skipNotApplicable:
+			obs.NotApplicable++
+			continue
+		case skipEmpty:
+			continue
 		}
 		if !sc.complete {
 			groups.add(&obs, ruleScope{}, false, nil, nil)
@@ -429,45 +337,9 @@ func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 			if ex.IsMeasure() {
 				continue
 			}
-			c, err := selOf(ex)
+			got, selected, err := run.value(ex, si)
 			if err != nil {
 				return obs, err
-			}
-			// selected lists the offenders (a subtree scope names its root
-			// instead); plain counts of a subtree scope come from subtreeAgg
-			// without listing spans.
-			var selected []int32
-			var got float64
-			needList := r.SkipSessionless || ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions || sub == nil
-			if needList {
-				selected = selectedIn(c, si)
-				got = float64(len(selected))
-			} else {
-				got = float64(sub.count(c, si))
-			}
-			switch ex.Of {
-			case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
-				pooled, lost := e.sessionSplits(selected)
-				got = float64(pooled)
-				if ex.Of == rulefmt.QuantityLostSessions {
-					got = float64(lost)
-				}
-			case rulefmt.QuantityDistinct:
-				key, err := attrKey(ex)
-				if err != nil {
-					return obs, err
-				}
-				if !needList {
-					got = float64(sub.distinct(c, key, si))
-				} else {
-					vals := map[int32]bool{}
-					for _, i := range selected {
-						if v, ok := e.x.attrVal(i, key); ok {
-							vals[v] = true
-						}
-					}
-					got = float64(len(vals))
-				}
 			}
 			values[k] = got
 			if sc.root < 0 {
@@ -477,6 +349,212 @@ func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 		groups.add(&obs, sc, true, values, selections)
 	}
 	return obs, nil
+}
+
+// ruleRun is one rule's observation under way: its scopes, its selectors
+// compiled once each, and how a scope's selected spans are found.
+type ruleRun struct {
+	e      *ruleEval
+	r      *rulefmt.Rule
+	scopes []ruleScope
+	// sub counts subtree scopes, which nest: their counts come from
+	// subtreeAgg, never from looking at each scope's spans (depth² on a
+	// chain of roots). nil for other scopes.
+	sub     *subtreeAgg
+	sl      func(int32) bool // whether a span is sessionless
+	sels    map[*rulefmt.SpanSelector]*compiledSel
+	ruleSel *compiledSel // the rule's own selector, nil without one
+}
+
+// newRuleRun finds r's scopes and compiles its selector.
+func (e *ruleEval) newRuleRun(r *rulefmt.Rule) (*ruleRun, error) {
+	scopes, err := e.scopes(r)
+	if err != nil {
+		return nil, err
+	}
+	run := &ruleRun{e: e, r: r, scopes: scopes, sels: map[*rulefmt.SpanSelector]*compiledSel{}}
+	if r.Select != nil {
+		if run.ruleSel, err = e.compileSel(r.Select); err != nil {
+			return nil, fmt.Errorf("select: %w", err)
+		}
+		run.sels[r.Select] = run.ruleSel
+	}
+	if r.Scope.Kind == rulefmt.ScopeSubtree {
+		run.sub = newSubtreeAgg(e.x, scopes)
+	}
+	run.sl = e.sessionlessTest()
+	return run, nil
+}
+
+// selOf returns ex's selector (the rule's when ex has none), compiled once.
+func (run *ruleRun) selOf(ex *rulefmt.Expectation) (*compiledSel, error) {
+	s := ex.Select
+	if s == nil {
+		s = run.r.Select
+	}
+	if c, ok := run.sels[s]; ok {
+		return c, nil
+	}
+	c, err := run.e.compileSel(s)
+	if err != nil {
+		return nil, fmt.Errorf("select: %w", err)
+	}
+	run.sels[s] = c
+	return c, nil
+}
+
+// selectedIn lists the spans c selects in scope si, sessionless ones left
+// out when the rule skips them.
+func (run *ruleRun) selectedIn(c *compiledSel, si int) []int32 {
+	var out []int32
+	if run.sub != nil {
+		out = run.sub.selected(c, si)
+	} else {
+		sc := run.scopes[si]
+		for _, i := range sc.spans {
+			if c.selects(run.e.x, i, sc.root) {
+				out = append(out, i)
+			}
+		}
+	}
+	if !run.r.SkipSessionless {
+		return out
+	}
+	kept := out[:0:0]
+	for _, i := range out {
+		if !run.sl(i) {
+			kept = append(kept, i)
+		}
+	}
+	return kept
+}
+
+// countIn counts the spans c selects in scope si, sessionless ones
+// included.
+func (run *ruleRun) countIn(c *compiledSel, si int) int {
+	if run.sub != nil {
+		return run.sub.count(c, si)
+	}
+	sc, n := run.scopes[si], 0
+	for _, i := range sc.spans {
+		if c.selects(run.e.x, i, sc.root) {
+			n++
+		}
+	}
+	return n
+}
+
+// anyIn reports whether c selects a span in scope si, sessionless ones
+// included.
+func (run *ruleRun) anyIn(c *compiledSel, si int) bool {
+	if run.sub != nil {
+		return run.sub.count(c, si) > 0
+	}
+	sc := run.scopes[si]
+	for _, i := range sc.spans {
+		if c.selects(run.e.x, i, sc.root) {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeSkip is why a rule leaves a scope out, if it does.
+type scopeSkip uint8
+
+const (
+	skipNone scopeSkip = iota
+	// skipNotApplicable: the rule's selector matches only sessionless
+	// spans there, and the rule skips those (counted as not applicable).
+	skipNotApplicable
+	// skipEmpty: the rule's selector matches nothing there, and the rule
+	// skips empty scopes.
+	skipEmpty
+)
+
+// skip says whether the rule leaves scope si out, and why.
+func (run *ruleRun) skip(si int) scopeSkip {
+	r, c := run.r, run.ruleSel
+	if c == nil {
+		return skipNone
+	}
+	if r.SkipSessionless {
+		all := len(run.selectedIn(c, si))
+		if all == 0 && run.countIn(c, si) > 0 {
+			return skipNotApplicable
+		}
+	}
+	if r.SkipEmpty {
+		var any bool
+		if r.SkipSessionless {
+			any = len(run.selectedIn(c, si)) > 0
+		} else {
+			any = run.anyIn(c, si)
+		}
+		if !any {
+			return skipEmpty
+		}
+	}
+	return skipNone
+}
+
+// value is what expectation ex counts in complete scope si, and the spans
+// it selected there (the offenders; nil where a subtree scope's plain count
+// needs no list).
+func (run *ruleRun) value(ex *rulefmt.Expectation, si int) (float64, []int32, error) {
+	c, err := run.selOf(ex)
+	if err != nil {
+		return 0, nil, err
+	}
+	var selected []int32
+	var got float64
+	needList := run.r.SkipSessionless || ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions || run.sub == nil
+	if needList {
+		selected = run.selectedIn(c, si)
+		got = float64(len(selected))
+	} else {
+		got = float64(run.sub.count(c, si))
+	}
+	switch ex.Of {
+	case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
+		pooled, lost := run.e.sessionSplits(selected)
+		got = float64(pooled)
+		if ex.Of == rulefmt.QuantityLostSessions {
+			got = float64(lost)
+		}
+	case rulefmt.QuantityDistinct:
+		key, err := run.e.attrKey(ex.Attribute)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !needList {
+			got = float64(run.sub.distinct(c, key, si))
+		} else {
+			got = float64(run.e.distinctIn(selected, key))
+		}
+	}
+	return got, selected, nil
+}
+
+// attrKey is the index's key of attribute, which a distinct expectation
+// reads: an error when the index did not keep it.
+func (e *ruleEval) attrKey(attribute string) (uint16, error) {
+	id, ok := e.x.lookupKey(attribute)
+	if !ok || !e.x.spanKeyOK[id] {
+		return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", attribute)
+	}
+	return id, nil
+}
+
+// distinctIn counts the distinct values of key over spans.
+func (e *ruleEval) distinctIn(spans []int32, key uint16) int {
+	vals := map[int32]bool{}
+	for _, i := range spans {
+		if v, ok := e.x.attrVal(i, key); ok {
+			vals[v] = true
+		}
+	}
+	return len(vals)
 }
 
 // scopeGroups files a rule's scopes into groups as they are observed.
@@ -670,61 +748,80 @@ func (e *ruleEval) stageEvents() *events {
 // the session failed with error.type session_expired and a later selected
 // span ran on another session (the transparent redial moved on).
 func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
-	x := e.x
 	if !e.haveSess {
-		// Looked up once per observation, not once per scope: a value
-		// lookup per scope was a scan of the value table each (issue 24).
-		// The session of a call is the vocabulary's (an attribute, or an
-		// enclosing span); a selected span that is no call is read by the
-		// vocabulary's session attribute.
-		e.haveSess = true
-		voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
-		if k := voc.Session.Attribute; k != "" {
-			e.kSess, e.okS = x.lookupKey(k)
-		}
-		if k := voc.Attributes.ErrorType; k != "" {
-			e.kErr, e.okE = x.lookupKey(k)
-		}
-		e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
-		if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
-			e.callSession = make([]int32, x.nspans)
-			for i := range e.callSession {
-				e.callSession[i] = -1
-			}
-			for _, c := range ev.calls {
-				e.callSession[c.span] = c.session
-			}
-		}
+		e.lookupSessions()
 	}
-	kSess, okS, kErr, okE, expired := e.kSess, e.okS, e.kErr, e.okE, e.expired
-	if !okS && e.callSession == nil {
+	if !e.okS && e.callSession == nil {
 		return 0, 0
 	}
-	type call struct {
-		start   int64
-		session int32
-		expired bool
+	return splitSessions(e.sessionCalls(selected))
+}
+
+// lookupSessions finds, once per observation rather than once per scope
+// (a value lookup per scope was a scan of the value table each, issue
+// 24), what sessionSplits reads: the session of a call is the
+// vocabulary's (an attribute, or an enclosing span); a selected span that
+// is no call is read by the vocabulary's session attribute.
+func (e *ruleEval) lookupSessions() {
+	x := e.x
+	e.haveSess = true
+	voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
+	if k := voc.Session.Attribute; k != "" {
+		e.kSess, e.okS = x.lookupKey(k)
 	}
-	calls := make([]call, 0, len(selected))
+	if k := voc.Attributes.ErrorType; k != "" {
+		e.kErr, e.okE = x.lookupKey(k)
+	}
+	e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
+	if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
+		e.callSession = make([]int32, x.nspans)
+		for i := range e.callSession {
+			e.callSession[i] = -1
+		}
+		for _, c := range ev.calls {
+			e.callSession[c.span] = c.session
+		}
+	}
+}
+
+// sessionCall is one selected span with a session, for sessionSplits.
+type sessionCall struct {
+	start   int64
+	session int32
+	expired bool // it failed as session expired
+}
+
+// sessionCalls returns the selected spans that have a session, in time
+// order (stable: ties keep the selection's order).
+func (e *ruleEval) sessionCalls(selected []int32) []sessionCall {
+	x := e.x
+	calls := make([]sessionCall, 0, len(selected))
 	for _, i := range selected {
 		sess, ok := int32(-1), false
 		if e.callSession != nil && e.callSession[i] >= 0 {
 			sess, ok = e.callSession[i], true
-		} else if okS {
-			sess, ok = x.attrVal(i, kSess)
+		} else if e.okS {
+			sess, ok = x.attrVal(i, e.kSess)
 		}
 		if !ok {
 			continue
 		}
-		c := call{start: x.sp(i).start, session: sess}
-		if okE && expired >= 0 {
-			if v, ok := x.attrVal(i, kErr); ok && v == expired {
+		c := sessionCall{start: x.sp(i).start, session: sess}
+		if e.okE && e.expired >= 0 {
+			if v, ok := x.attrVal(i, e.kErr); ok && v == e.expired {
 				c.expired = true
 			}
 		}
 		calls = append(calls, c)
 	}
-	slices.SortStableFunc(calls, func(a, b call) int { return cmp.Compare(a.start, b.start) })
+	slices.SortStableFunc(calls, func(a, b sessionCall) int { return cmp.Compare(a.start, b.start) })
+	return calls
+}
+
+// splitSessions counts the distinct sessions of calls (in time order) that
+// were pooled, and those lost: expired on a call with a later call on
+// another session.
+func splitSessions(calls []sessionCall) (pooled, lost int) {
 	// only[j] is the one session of calls[j:], or -2 when they hold several:
 	// a later call on another session exists iff only[j+1] is not the
 	// call's own session. One pass each way keeps this linear.

@@ -18,16 +18,29 @@
 #      into `mcptrace analyze --window 30s --max-open-traces 100000 -`, its
 #      peak RSS, and its figures against a batch run of the same stream.
 #
+# and, in its own section "## Batch memory by dump size":
+#
+#   4. peak RSS and whole-command throughput of a batch run over files at
+#      MEM_SIZES (default 1M, 2M, 4M, 8M and 16M spans; prefixes of one
+#      time-ordered dump), against the command built at BASE_REV in the
+#      same rounds, interleaved (new, then base, at each size, ROUNDS
+#      times), with their reports compared byte for byte.
+#
 # Goals (issue 9): >= 1.5M spans/s on 2 cores at 4M spans; time per span
 # flat from 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with
-# the batch run's figures.
+# the batch run's figures. Issue 23 item 6: a batch run's peak RSS <= 256
+# MiB and flat in dump size, never slower than BASE_REV.
 #
 # Usage: scripts/bench-engine.sh
 #   env: SPANS=4000000 SIZES="250000 1000000 4000000 16000000"
 #        STREAM_SPANS=20000000 ROUNDS=3 BASE_REV= MAXMEM=16GiB OUT=BENCHMARKS.md
-#   The batch runs get --max-memory MAXMEM (a 16M-span batch holds about
-#   2 GB, past the default budget's 1 GiB cap); the streaming run keeps the
-#   default budget.
+#        MEM_SIZES="1000000 2000000 4000000 8000000 16000000"
+#        PARTS="engine memory"
+#   PARTS picks the parts to run: "engine" (1 to 3) writes the Engine
+#   section, "memory" (4) the Batch memory one, which needs BASE_REV. The batch runs get
+#   --max-memory MAXMEM (a 16M-span batch held about 2 GB, past the default
+#   budget's 1 GiB cap); the streaming run keeps the default budget. On a
+#   shared machine run it under `nice -n 10`.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -39,7 +52,14 @@ ROUNDS=${ROUNDS:-3}
 BASE_REV=${BASE_REV:-}
 OUT=${OUT:-BENCHMARKS.md}
 MAXMEM=${MAXMEM:-16GiB}
+MEM_SIZES=${MEM_SIZES:-"1000000 2000000 4000000 8000000 16000000"}
+PARTS=${PARTS:-"engine memory"}
 export GOMAXPROCS=2
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+if part memory && [ -z "$BASE_REV" ]; then
+	echo "bench-engine: the memory part compares against a baseline: set BASE_REV" >&2
+	exit 2
+fi
 
 tmp=$(mktemp -d)
 cleanup() {
@@ -59,28 +79,6 @@ if [ -n "$BASE_REV" ]; then
 	git worktree add --detach "$tmp/base" "$BASE_REV" >/dev/null 2>&1
 	(cd "$tmp/base" && go build -o "$tmp/mcptrace-base" ./cmd/mcptrace)
 fi
-
-# The throughput runs read a dump of SPANS spans generated alone; the
-# sizes are prefixes of one dump of the largest size, written after them,
-# so the page cache of a 16M-span dump (7 GB) does not press on the
-# throughput runs' memory (with little free memory every first touch of
-# a page waits on reclaim).
-largest=$SPANS
-for s in $SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
-log "generating $SPANS spans of OTLP JSON lines"
-"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/tp.jsonl" 2>/dev/null
-# prefix N: the first lines of the big file holding at least N spans (the
-# file itself when it takes all of them).
-prefix() {
-	local n=$1 lines
-	lines=$(((n + spans_per_line - 1) / spans_per_line))
-	if [ "$lines" -ge "$all_lines" ]; then
-		echo "$tmp/all.jsonl"
-		return
-	fi
-	head -n "$lines" "$tmp/all.jsonl" >"$tmp/p$n.jsonl"
-	echo "$tmp/p$n.jsonl"
-}
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # wall CMD...: wall time of one run in seconds.
@@ -109,6 +107,38 @@ median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : 
 minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }
+
+# prefix N: the first lines of the big file holding at least N spans (the
+# file itself when it takes all of them).
+prefix() {
+	local n=$1 lines
+	lines=$(((n + spans_per_line - 1) / spans_per_line))
+	if [ "$lines" -ge "$all_lines" ]; then
+		echo "$tmp/all.jsonl"
+		return
+	fi
+	head -n "$lines" "$tmp/all.jsonl" >"$tmp/p$n.jsonl"
+	echo "$tmp/p$n.jsonl"
+}
+# gen_all N: writes a dump of N spans to $tmp/all.jsonl, for prefix.
+gen_all() {
+	local written
+	written=$("$tmp/gen" -bench "$1" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
+	all_lines=$(wc -l <"$tmp/all.jsonl")
+	spans_per_line=$((written / all_lines))
+}
+
+# engine_parts runs parts 1 to 3 and writes the Engine section.
+engine_parts() {
+# The throughput runs read a dump of SPANS spans generated alone; the
+# sizes are prefixes of one dump of the largest size, written after them,
+# so the page cache of a 16M-span dump (7 GB) does not press on the
+# throughput runs' memory (with little free memory every first touch of
+# a page waits on reclaim).
+largest=$SPANS
+for s in $SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
+log "generating $SPANS spans of OTLP JSON lines"
+"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/tp.jsonl" 2>/dev/null
 
 # 1. Throughput at SPANS.
 file=$tmp/tp.jsonl
@@ -143,7 +173,6 @@ for r in $(seq "$ROUNDS"); do
 	fi
 	log "round $r done"
 done
-rate_of() { awk -v n="$1" '{ printf "%.0f\n", n / $1 }' "$2"; }
 rate_of "$spans" "$tmp/t_new" >"$tmp/r_new"
 rate_of "$late_spans" "$tmp/t_late" >"$tmp/r_late"
 paste "$tmp/r_late" "$tmp/r_new" | awk '{ printf "%.3f\n", $1 / $2 }' >"$tmp/x_late"
@@ -179,9 +208,7 @@ verdict_ge() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "*
 # 2. Time per span by size.
 rm -f "$file"
 log "generating $largest spans of OTLP JSON lines"
-written=$("$tmp/gen" -bench "$largest" -encoding otlp-jsonl -o "$tmp/all.jsonl" 2>&1 | sed -n 's/.*wrote \([0-9]*\) spans.*/\1/p')
-all_lines=$(wc -l <"$tmp/all.jsonl")
-spans_per_line=$((written / all_lines))
+gen_all "$largest"
 : >"$tmp/sizes"
 for s in $SIZES; do
 	f=$(prefix "$s")
@@ -306,3 +333,72 @@ EOF
 write_section "$OUT" Engine "$section"
 log "wrote the Engine section of $OUT"
 cat "$section"
+}
+
+# memory_part runs part 4 and writes the Batch memory by dump size section.
+memory_part() {
+	local largest=0 s f n r rows="" same_all="identical" mload_before section
+	for s in $MEM_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
+	mload_before=$(cut -d' ' -f1-3 /proc/loadavg)
+	log "memory: generating $largest spans of OTLP JSON lines"
+	gen_all "$largest"
+	for s in $MEM_SIZES; do
+		f=$(prefix "$s")
+		"$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" >"$tmp/m_new.json"
+		"$tmp/mcptrace-base" analyze --max-memory "$MAXMEM" --format json "$f" >"$tmp/m_base.json"
+		n=$(jq .spans "$tmp/m_new.json")
+		cmp -s "$tmp/m_new.json" "$tmp/m_base.json" || same_all="**different** at $n spans"
+		: >"$tmp/mt_new"
+		: >"$tmp/mt_base"
+		: >"$tmp/mc_new"
+		: >"$tmp/mc_base"
+		rm -f "$tmp/mc_new.mem" "$tmp/mc_base.mem"
+		for r in $(seq "$ROUNDS"); do
+			cpu_wall "$tmp/mc_new" "$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" >>"$tmp/mt_new"
+			echo >>"$tmp/mt_new"
+			cpu_wall "$tmp/mc_base" "$tmp/mcptrace-base" analyze --max-memory "$MAXMEM" --format json "$f" >>"$tmp/mt_base"
+			echo >>"$tmp/mt_base"
+		done
+		rate_of "$n" "$tmp/mt_new" >"$tmp/mr_new"
+		rate_of "$n" "$tmp/mt_base" >"$tmp/mr_base"
+		paste "$tmp/mr_new" "$tmp/mr_base" | awk '{ printf "%.3f\n", $1 / $2 }' >"$tmp/mx"
+		cut -d' ' -f1 "$tmp/mc_new.mem" >"$tmp/mm_new"
+		cut -d' ' -f1 "$tmp/mc_base.mem" >"$tmp/mm_base"
+		paste "$tmp/mc_new" "$tmp/mc_base" | awk '{ printf "%.3f\n", $2 / $1 }' >"$tmp/mxc"
+		rows="$rows| $n | $(stats "$tmp/mm_new") | $(stats "$tmp/mm_base") | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x | $(stats "$tmp/mc_new") | $(stats "$tmp/mc_base") | $(stats "$tmp/mxc")x |
+"
+		log "memory: $n spans: RSS $(median <"$tmp/mm_new") MiB (base $(median <"$tmp/mm_base")), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
+		[ "$f" = "$tmp/all.jsonl" ] || rm -f "$f"
+	done
+	rm -f "$tmp/all.jsonl"
+	section=$(mktemp -p "$tmp")
+	cat >"$section" <<EOF
+## Batch memory by dump size
+
+Generated by \`scripts/bench-engine.sh\` (PARTS=memory) on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD)
+against $BASE_REV, built in the same run: $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)),
+$(go version | cut -d' ' -f3), GOMAXPROCS=2, niceness $(nice), load average $mload_before before and
+$(cut -d' ' -f1-3 /proc/loadavg) after (a machine shared with other work). Dumps: prefixes of one time-ordered
+dump of OTLP JSON lines of the pool vocabulary from \`internal/tracegen\` (about $spans_per_line spans a line).
+
+Reproduce: \`nice -n 10 env PARTS=memory MEM_SIZES="$MEM_SIZES" ROUNDS=$ROUNDS BASE_REV=$BASE_REV MAXMEM=$MAXMEM scripts/bench-engine.sh\`
+
+Whole \`mcptrace analyze --max-memory $MAXMEM --format json FILE\` over files (a speculative
+batch run), $ROUNDS interleaved rounds (new, then base, at each size), median (min – max); peak RSS is
+\`/usr/bin/time\`'s %M, CPU s its user + system seconds (which other work on the machine disturbs less
+than the wall time that spans/s is taken from):
+
+| spans | peak RSS, MiB | at $BASE_REV | spans/s | at $BASE_REV | new / base per round | CPU s | at $BASE_REV | base / new CPU per round |
+|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+${rows}
+Reports of the two binaries at every size: $same_all (\`cmp\` of the JSON).
+
+EOF
+	write_section "$OUT" "Batch memory by dump size" "$section"
+	log "wrote the Batch memory by dump size section of $OUT"
+	cat "$section"
+}
+
+rate_of() { awk -v n="$1" '{ printf "%.0f\n", n / $1 }' "$2"; }
+if part engine; then engine_parts; fi
+if part memory; then memory_part; fi

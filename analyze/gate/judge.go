@@ -92,100 +92,134 @@ type judge struct {
 func (j *judge) rule(r *rulefmt.Rule, obs *report.RuleObservation) RuleResult {
 	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
 		Expected: ExpectedText(r), Examples: []Example{}, NotApplicable: obs.NotApplicable, TraceQL: obs.TraceQL}
-	fails := map[string]int{} // "expectation: found" -> scopes
-	var examples []Example
-	var measureFound []string
+	t := &ruleTally{fails: map[string]int{}}
 	for _, g := range obs.Groups {
-		res.Scopes += g.Scopes
-		if !g.Complete {
-			res.Incomplete += g.Scopes
-			continue
-		}
-		scopeFailed, scopeIncomplete := false, false
-		var failing []int
-		for k := range r.Expect {
-			ex := &r.Expect[k]
-			bound, ok := j.operand(ex.Than)
-			if !ok {
-				scopeIncomplete = true
-				continue
-			}
-			if ex.IsMeasure() {
-				got, ok := report.MeasureValue(j.report, ex.Of)
-				if !ok {
-					measureFound = append(measureFound, ex.Of+" has no data")
-					scopeIncomplete = true
-					continue
-				}
-				found := ex.Of + " = " + textfmt.Figure(got)
-				if ex.Than.Measure != "" {
-					found += " (" + ex.Than.Measure + " = " + textfmt.Figure(bound) + ")"
-				}
-				measureFound = append(measureFound, found)
-				if !ex.Holds(got, bound) {
-					scopeFailed = true
-					fails[ex.String()] += g.Scopes
-					examples = append(examples, j.measureExamples(ex.Of, obs)...)
-				}
-				continue
-			}
-			v := g.Values[k]
-			what := rulefmt.QuantityCount
-			switch ex.Of {
-			case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
-				what = ex.Of
-			case rulefmt.QuantityDistinct:
-				what = "distinct(" + ex.Attribute + ")"
-			}
-			if !ex.Holds(v, bound) {
-				scopeFailed = true
-				fails[what+" = "+textfmt.Figure(v)] += g.Scopes
-				failing = append(failing, k)
-			}
-		}
-		switch {
-		case scopeFailed:
-			res.Failed += g.Scopes
-			examples = append(examples, scopeExamples(r.Scope.Kind, g, failing)...)
-		case scopeIncomplete:
-			res.Incomplete += g.Scopes
-		}
+		j.group(r, obs, g, &res, t)
 	}
-
 	// Nothing to judge: no scope at all, or a dump without pool spans. That
 	// is incomplete (a gate is never green on missing data) unless the rule
 	// allows it.
 	empty := (res.Scopes == 0 && res.NotApplicable == 0) || (r.Scope.Kind == rulefmt.ScopeDump && j.report != nil && j.report.PoolSpans == 0 && readsPool(r))
+	res.Status = ruleStatus(r, &res, empty)
+	res.Found = j.ruleFound(r, obs, &res, t, empty)
+	res.Examples = j.capExamples(t.examples)
+	return res
+}
+
+// ruleTally is what judging a rule's groups gathers for its verdict's
+// text and examples.
+type ruleTally struct {
+	fails        map[string]int // "expectation: found" -> scopes
+	examples     []Example
+	measureFound []string
+}
+
+// group judges one group of a rule's scopes (scopes holding the same
+// values) against every expectation, counting them into res and t.
+func (j *judge) group(r *rulefmt.Rule, obs *report.RuleObservation, g report.ScopeGroup, res *RuleResult, t *ruleTally) {
+	res.Scopes += g.Scopes
+	if !g.Complete {
+		res.Incomplete += g.Scopes
+		return
+	}
+	scopeFailed, scopeIncomplete := false, false
+	var failing []int
+	for k := range r.Expect {
+		ex := &r.Expect[k]
+		bound, ok := j.operand(ex.Than)
+		if !ok {
+			scopeIncomplete = true
+			continue
+		}
+		if ex.IsMeasure() {
+			failed, incomplete := j.measure(ex, bound, g.Scopes, obs, t)
+			scopeFailed = scopeFailed || failed
+			scopeIncomplete = scopeIncomplete || incomplete
+			continue
+		}
+		if v := g.Values[k]; !ex.Holds(v, bound) {
+			scopeFailed = true
+			t.fails[quantityText(ex)+" = "+textfmt.Figure(v)] += g.Scopes
+			failing = append(failing, k)
+		}
+	}
+	switch {
+	case scopeFailed:
+		res.Failed += g.Scopes
+		t.examples = append(t.examples, scopeExamples(r.Scope.Kind, g, failing)...)
+	case scopeIncomplete:
+		res.Incomplete += g.Scopes
+	}
+}
+
+// measure judges a measure expectation against bound for a group of
+// scopes: whether it failed, or had no data (incomplete).
+func (j *judge) measure(ex *rulefmt.Expectation, bound float64, scopes int, obs *report.RuleObservation, t *ruleTally) (failed, incomplete bool) {
+	got, ok := report.MeasureValue(j.report, ex.Of)
+	if !ok {
+		t.measureFound = append(t.measureFound, ex.Of+" has no data")
+		return false, true
+	}
+	found := ex.Of + " = " + textfmt.Figure(got)
+	if ex.Than.Measure != "" {
+		found += " (" + ex.Than.Measure + " = " + textfmt.Figure(bound) + ")"
+	}
+	t.measureFound = append(t.measureFound, found)
+	if ex.Holds(got, bound) {
+		return false, false
+	}
+	t.fails[ex.String()] += scopes
+	t.examples = append(t.examples, j.measureExamples(ex.Of, obs)...)
+	return true, false
+}
+
+// quantityText names what a counting expectation counts, for its finding.
+func quantityText(ex *rulefmt.Expectation) string {
+	switch ex.Of {
+	case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
+		return ex.Of
+	case rulefmt.QuantityDistinct:
+		return "distinct(" + ex.Attribute + ")"
+	}
+	return rulefmt.QuantityCount
+}
+
+// ruleStatus is a rule's verdict from its counted scopes; empty says it
+// had nothing to judge.
+func ruleStatus(r *rulefmt.Rule, res *RuleResult, empty bool) Status {
 	switch {
 	case res.Failed > 0:
-		res.Status = StatusFail
+		return StatusFail
 	case empty && !r.AllowEmpty:
-		res.Status = StatusIncomplete
+		return StatusIncomplete
 	case !empty && res.Scopes > 0 && res.Incomplete == res.Scopes:
-		res.Status = StatusIncomplete
-	default:
-		res.Status = StatusPass
+		return StatusIncomplete
 	}
-	res.Found = foundText(r, res, fails, measureFound)
+	return StatusPass
+}
+
+// ruleFound is a rule's finding: what failed and what it found, the
+// scopes not applicable, or why there was nothing to judge.
+func (j *judge) ruleFound(r *rulefmt.Rule, obs *report.RuleObservation, res *RuleResult, t *ruleTally, empty bool) string {
+	found := foundText(r, *res, t.fails, t.measureFound)
 	if res.NotApplicable > 0 {
 		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), report.SessionlessProtocol)
 		if res.Scopes == 0 {
-			res.Found = na
+			found = na
 		} else {
-			res.Found += "; " + na
+			found += "; " + na
 		}
 	}
 	if empty && res.Failed == 0 {
-		res.Found = j.nothingToJudge(r, res.Scopes == 0)
+		found = j.nothingToJudge(r, res.Scopes == 0)
 		if r.AllowEmpty {
-			res.Found += " (allowed: allow_empty)"
+			found += " (allowed: allow_empty)"
 		}
 	}
 	if obs.Unmeasurable != "" && res.Failed == 0 {
-		res.Found = obs.Unmeasurable // executions not measurable: incomplete, and why
+		found = obs.Unmeasurable // executions not measurable: incomplete, and why
 	}
-	res.Examples = j.capExamples(examples)
-	return res
+	return found
 }
 
 // readsPool reports whether a rule judges the pool: a built-in rule, or one

@@ -332,18 +332,9 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	defer s.close()
 	in.Compression = s.compression
 
-	head, perr := s.peekHead()
-	if ctx.Err() != nil {
-		return fmt.Errorf("read %s: %w", src.path, ctx.Err())
-	}
-	if len(head) == 0 {
-		if perr != nil && perr != io.EOF {
-			return s.problem(0, "", 0, perr)
-		}
-		if s.compression != "" {
-			return &ReadError{Path: src.path, Offset: -1, Expected: "a trace dump inside the " + s.compression + " stream", Err: ErrEmptyInput}
-		}
-		return &ReadError{Path: src.path, Offset: -1, Expected: "a trace dump", Err: ErrEmptyInput}
+	head, err := readHead(ctx, src.path, s)
+	if err != nil {
+		return err
 	}
 	det := detect(head)
 	format, err := chooseFormat(src.path, opts.Format, det)
@@ -351,14 +342,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		return err
 	}
 	in.Format = format
-
-	if bytes.HasPrefix(head, utf8BOM) && !det.framedZstd && format != FormatOTLPProto {
-		// JSON written by some Windows tools starts with a byte order mark
-		// that JSON decoders refuse.
-		s.r.Discard(len(utf8BOM))
-		s.off += int64(len(utf8BOM))
-		head = head[len(utf8BOM):]
-	}
+	head = skipBOM(s, head, det, format)
 	st := &fileState{in: in, strict: opts.Strict, sink: sink}
 	lookup := format
 	if det.framedZstd {
@@ -384,15 +368,54 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		}
 		return err
 	}
+	return readOutcome(src.path, s, st, in)
+}
+
+// readHead peeks at the start of the input: an error when it is empty
+// (naming the compression it was inside) or cannot be read, or the
+// context was cancelled.
+func readHead(ctx context.Context, path string, s *stream) ([]byte, error) {
+	head, perr := s.peekHead()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("read %s: %w", path, ctx.Err())
+	}
+	if len(head) > 0 {
+		return head, nil
+	}
+	if perr != nil && perr != io.EOF {
+		return nil, s.problem(0, "", 0, perr)
+	}
+	if s.compression != "" {
+		return nil, &ReadError{Path: path, Offset: -1, Expected: "a trace dump inside the " + s.compression + " stream", Err: ErrEmptyInput}
+	}
+	return nil, &ReadError{Path: path, Offset: -1, Expected: "a trace dump", Err: ErrEmptyInput}
+}
+
+// skipBOM skips the byte order mark that JSON written by some Windows
+// tools starts with, which JSON decoders refuse, and returns the head
+// past it.
+func skipBOM(s *stream, head []byte, det detection, format Format) []byte {
+	if !bytes.HasPrefix(head, utf8BOM) || det.framedZstd || format == FormatOTLPProto {
+		return head
+	}
+	s.r.Discard(len(utf8BOM))
+	s.off += int64(len(utf8BOM))
+	return head[len(utf8BOM):]
+}
+
+// readOutcome is what a read that ran to its end returns: the
+// decompression limit's error, the first problem when nothing usable was
+// read, or nil (with a warning when the dump held no spans).
+func readOutcome(path string, s *stream, st *fileState, in *Input) error {
 	if errors.Is(s.err, ErrDecompressionLimit) {
 		// Not a damaged tail to skip: the rest of the input was never read.
-		return &ReadError{Path: src.path, Offset: s.off, Expected: "a " + s.compression + " stream within the decompression limit", Err: s.err}
+		return &ReadError{Path: path, Offset: s.off, Expected: "a " + s.compression + " stream within the decompression limit", Err: s.err}
 	}
 	if st.first != nil && in.Spans == 0 {
 		return st.first // nothing usable was read
 	}
 	if st.first == nil && in.Spans == 0 {
-		in.Warnings = append(in.Warnings, textfmt.SafeText(src.path)+": no spans in the dump")
+		in.Warnings = append(in.Warnings, textfmt.SafeText(path)+": no spans in the dump")
 	}
 	return nil
 }

@@ -43,16 +43,7 @@ func (s *stream) lines(ctx context.Context, emit emitFunc, lineCap int64) {
 		if ctx.Err() != nil {
 			return
 		}
-		size := blockBytes
-		if left := s.remaining(); left >= 0 && left+1 < int64(size) {
-			size = int(left) + 1 + len(carry) // a small input needs a small block; +1 to see the end
-		}
-		// Room for the carried line and as much again, but never more than
-		// the cap allows: a line that would not fit is too long.
-		want := max(size, 2*len(carry))
-		if int64(want) > lineCap+1 {
-			want = int(lineCap) + 1
-		}
+		want := s.blockWant(len(carry), lineCap)
 		if len(carry) >= want {
 			emit(readyJob(result{prob: s.problem(base, expectedOTLPLine, line+1, errRecordCap("a line", lineCap))}))
 			return
@@ -65,18 +56,7 @@ func (s *stream) lines(ctx context.Context, emit emitFunc, lineCap int64) {
 
 		j := newJob()
 		j.block = blk
-		pos := 0
-		for {
-			i := bytes.IndexByte(buf[pos:], '\n')
-			if i < 0 {
-				break
-			}
-			line++
-			if r, ok := lineRec(buf[pos:pos+i], line, base+int64(pos), false); ok {
-				j.recs = append(j.recs, r)
-			}
-			pos += i + 1
-		}
+		pos := fileLines(j, buf, base, &line)
 		carry = append(carry[:0], buf[pos:]...)
 		lineStart := base + int64(pos)
 		end := base + int64(len(buf))
@@ -97,28 +77,69 @@ func (s *stream) lines(ctx context.Context, emit emitFunc, lineCap int64) {
 			continue
 		}
 		// The input ended (io.EOF, io.ErrUnexpectedEOF) or the stream broke.
-		var prob *ReadError
-		if len(carry) > 0 {
-			// A last line without a newline. When the stream broke (a cut
-			// or corrupt gzip or zstd stream) a partial line is the
-			// stream's casualty, not a bad line of its own; a complete one
-			// (only the checksum failed) is kept.
-			if s.err == nil || jsonValid(carry) {
-				if r, ok := lineRec(bytes.Clone(carry), line+1, lineStart, true); ok {
-					j.recs = append(j.recs, r)
-				}
-			} else {
-				prob = s.problem(lineStart, expectedOTLPLine, line+1, err)
-			}
-		}
-		if s.err != nil && prob == nil {
-			prob = s.problem(end, expectedOTLPLine, 0, err)
-		}
+		prob := s.lastLine(j, carry, line, lineStart, end, err)
 		if emitLines(emit, j) && prob != nil {
 			emit(readyJob(result{prob: prob}))
 		}
 		return
 	}
+}
+
+// blockWant is the size of the next block to read lines into, carrying a
+// partial line of carried bytes: a small input needs a small block (+1 to
+// see the end); room for the carried line and as much again, but never
+// more than the cap allows: a line that would not fit is too long.
+func (s *stream) blockWant(carried int, lineCap int64) int {
+	size := blockBytes
+	if left := s.remaining(); left >= 0 && left+1 < int64(size) {
+		size = int(left) + 1 + carried
+	}
+	want := max(size, 2*carried)
+	if int64(want) > lineCap+1 {
+		want = int(lineCap) + 1
+	}
+	return want
+}
+
+// fileLines files the complete lines of buf (at stream offset base) into
+// j as records, counting them in line, and returns where the partial line
+// after the last newline starts.
+func fileLines(j *job, buf []byte, base int64, line *int) int {
+	pos := 0
+	for {
+		i := bytes.IndexByte(buf[pos:], '\n')
+		if i < 0 {
+			return pos
+		}
+		*line++
+		if r, ok := lineRec(buf[pos:pos+i], *line, base+int64(pos), false); ok {
+			j.recs = append(j.recs, r)
+		}
+		pos += i + 1
+	}
+}
+
+// lastLine files the input's last line, carry (at lineStart, without a
+// newline), into j when it is whole, and returns the problem the end of
+// the input is, if any: end is the offset where reading stopped with err.
+// When the stream broke (a cut or corrupt gzip or zstd stream) a partial
+// line is the stream's casualty, not a bad line of its own; a complete one
+// (only the checksum failed) is kept.
+func (s *stream) lastLine(j *job, carry []byte, line int, lineStart, end int64, err error) *ReadError {
+	var prob *ReadError
+	if len(carry) > 0 {
+		if s.err == nil || jsonValid(carry) {
+			if r, ok := lineRec(bytes.Clone(carry), line+1, lineStart, true); ok {
+				j.recs = append(j.recs, r)
+			}
+		} else {
+			prob = s.problem(lineStart, expectedOTLPLine, line+1, err)
+		}
+	}
+	if s.err != nil && prob == nil {
+		prob = s.problem(end, expectedOTLPLine, 0, err)
+	}
+	return prob
 }
 
 // lineRec makes the record of one line, or reports a blank line.

@@ -106,110 +106,166 @@ func (fr *framedReader) close() {
 // cut-off length or record, or a length no dump would hold, ends the input
 // with a problem: the framing cannot be trusted past it.
 func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
-	s := fr.s
-	j := &job{done: make(chan struct{}), block: getBlock(blockBytes)}
-	// held is what the job's records will hold once decoded beyond its
-	// block: records too long for the block, and what zstd records
-	// decompress to. A job is cut at blockBytes of it, so the jobs in
-	// flight hold a bounded share of the budget however the records
-	// expand (a job of a thousand 4 MiB zstd records would hold 4 GiB).
-	held := int64(0)
-	flush := func() bool {
-		if len(j.recs) == 0 {
-			return true
-		}
-		ok := emit(j)
-		j = &job{done: make(chan struct{}), block: getBlock(blockBytes)}
-		held = 0
-		return ok
-	}
-	stop := func(r result) {
-		if flush() {
-			emit(readyJob(r))
-		}
-		putBlock(j.block)
-	}
+	b := &framedJobs{emit: emit, j: newBlockJob()}
 	for {
 		if ctx.Err() != nil {
-			putBlock(j.block)
+			b.release()
 			return
 		}
-		off := s.off
-		var hdr [4]byte
-		n, err := io.ReadFull(s, hdr[:])
-		if n == 0 && err == io.EOF && s.err == nil {
-			flush()
-			putBlock(j.block)
-			return
-		}
-		if err != nil {
-			stop(result{prob: s.problem(off, "a 4-byte big-endian record length", 0,
-				fmt.Errorf("%w: the input ends %d bytes into a record length", ErrTruncated, n))})
-			return
-		}
-		size := int(binary.BigEndian.Uint32(hdr[:]))
-		if size == 0 {
-			// An empty request holds no span: no record, no decode. A run
-			// of them (a file padded with zeros) is skipped a buffer at a
-			// time, so it costs a byte comparison per byte.
-			s.skipZeroWords()
-			continue
-		}
-		if size > maxRecordBytes {
-			stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: "a 4-byte big-endian record length of at most 256 MiB",
-				Err: fmt.Errorf("%w: the length prefix says %d bytes (a corrupt prefix, or not a length-prefixed dump)", ErrRecordTooLarge, size)}})
-			return
-		}
-		if left := s.remaining(); left >= 0 && int64(size) > left {
-			stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
-				Err: fmt.Errorf("%w: the record is %d bytes but only %d are left", ErrTruncated, size, left)}})
-			return
-		}
-		if int64(size) > fr.recordCap {
-			// Longer than the budget lets a worker hold: skipped unread
-			// (its length says where the next one starts), a cut record.
-			if n, err := io.CopyN(io.Discard, s, int64(size)); err != nil {
-				stop(result{prob: s.problem(off, expectedProtoRecord, 0,
-					fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, n))})
-				return
-			}
-			if !flush() || !emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
-				Err: errRecordCap("a record", fr.recordCap)}})) {
-				putBlock(j.block)
-				return
-			}
-			continue
-		}
-		var data []byte
-		if size <= blockBytes {
-			blk := *j.block
-			if len(blk)+size > cap(blk) {
-				if !flush() {
-					putBlock(j.block)
-					return
-				}
-				blk = *j.block
-			}
-			start := len(blk)
-			blk = blk[:start+size]
-			n, err = io.ReadFull(s, blk[start:])
-			*j.block = blk
-			data = blk[start : start+n : start+n]
-		} else {
-			data, err = readRecord(s, size)
-		}
-		if err != nil {
-			stop(result{prob: s.problem(off, expectedProtoRecord, 0,
-				fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, len(data)))})
-			return
-		}
-		j.recs = append(j.recs, rec{data: data, off: off})
-		held += fr.heldBeyondBlock(data)
-		if (len(j.recs) >= jobMaxRecs || held >= blockBytes) && !flush() {
-			putBlock(j.block)
+		if !fr.next(b) {
 			return
 		}
 	}
+}
+
+// framedJobs is the job produce fills and what its records hold beyond
+// its block (held): records too long for the block, and what zstd records
+// decompress to. A job is cut at blockBytes of it, so the jobs in flight
+// hold a bounded share of the budget however the records expand (a job of
+// a thousand 4 MiB zstd records would hold 4 GiB).
+type framedJobs struct {
+	emit emitFunc
+	j    *job
+	held int64
+}
+
+// newBlockJob returns an empty job with a block to read records into.
+func newBlockJob() *job { return &job{done: make(chan struct{}), block: getBlock(blockBytes)} }
+
+// flush emits the job, if it holds a record, and starts a new one; false
+// once the pipeline takes no more.
+func (b *framedJobs) flush() bool {
+	if len(b.j.recs) == 0 {
+		return true
+	}
+	ok := b.emit(b.j)
+	b.j, b.held = newBlockJob(), 0
+	return ok
+}
+
+// stop emits what the job holds, then r (the problem that ends the read),
+// and releases the block.
+func (b *framedJobs) stop(r result) {
+	if b.flush() {
+		b.emit(readyJob(r))
+	}
+	b.release()
+}
+
+// release gives the current job's block back.
+func (b *framedJobs) release() { putBlock(b.j.block) }
+
+// next reads one record into b's job: false once the input has ended or
+// the read stopped (b's block then released).
+func (fr *framedReader) next(b *framedJobs) bool {
+	s := fr.s
+	off := s.off
+	size, ok := fr.recordLength(b, off)
+	if !ok {
+		return false
+	}
+	if size == 0 {
+		return true
+	}
+	if int64(size) > fr.recordCap {
+		return fr.skipRecord(b, off, size)
+	}
+	data, ok, err := b.read(s, size)
+	if !ok {
+		return false
+	}
+	if err != nil {
+		b.stop(result{prob: s.problem(off, expectedProtoRecord, 0,
+			fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, len(data)))})
+		return false
+	}
+	b.j.recs = append(b.j.recs, rec{data: data, off: off})
+	b.held += fr.heldBeyondBlock(data)
+	if (len(b.j.recs) >= jobMaxRecs || b.held >= blockBytes) && !b.flush() {
+		b.release()
+		return false
+	}
+	return true
+}
+
+// recordLength reads the length prefix of the record at off: false once
+// the input has ended (at a record boundary) or the prefix is bad (the
+// read stopped with the problem); 0 for a run of empty requests, skipped.
+func (fr *framedReader) recordLength(b *framedJobs, off int64) (int, bool) {
+	s := fr.s
+	var hdr [4]byte
+	n, err := io.ReadFull(s, hdr[:])
+	if n == 0 && err == io.EOF && s.err == nil {
+		b.flush()
+		b.release()
+		return 0, false
+	}
+	if err != nil {
+		b.stop(result{prob: s.problem(off, "a 4-byte big-endian record length", 0,
+			fmt.Errorf("%w: the input ends %d bytes into a record length", ErrTruncated, n))})
+		return 0, false
+	}
+	size := int(binary.BigEndian.Uint32(hdr[:]))
+	if size == 0 {
+		// An empty request holds no span: no record, no decode. A run
+		// of them (a file padded with zeros) is skipped a buffer at a
+		// time, so it costs a byte comparison per byte.
+		s.skipZeroWords()
+		return 0, true
+	}
+	if size > maxRecordBytes {
+		b.stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: "a 4-byte big-endian record length of at most 256 MiB",
+			Err: fmt.Errorf("%w: the length prefix says %d bytes (a corrupt prefix, or not a length-prefixed dump)", ErrRecordTooLarge, size)}})
+		return 0, false
+	}
+	if left := s.remaining(); left >= 0 && int64(size) > left {
+		b.stop(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
+			Err: fmt.Errorf("%w: the record is %d bytes but only %d are left", ErrTruncated, size, left)}})
+		return 0, false
+	}
+	return size, true
+}
+
+// skipRecord skips a record longer than the budget lets a worker hold,
+// unread (its length says where the next one starts), and emits it as a
+// cut record: false once the read stopped.
+func (fr *framedReader) skipRecord(b *framedJobs, off int64, size int) bool {
+	s := fr.s
+	if n, err := io.CopyN(io.Discard, s, int64(size)); err != nil {
+		b.stop(result{prob: s.problem(off, expectedProtoRecord, 0,
+			fmt.Errorf("%w: the record is %d bytes but the input ends after %d", ErrTruncated, size, n))})
+		return false
+	}
+	if !b.flush() || !b.emit(readyJob(result{prob: &ReadError{Path: s.path, Offset: off, Expected: expectedProtoRecord,
+		Err: errRecordCap("a record", fr.recordCap)}})) {
+		b.release()
+		return false
+	}
+	return true
+}
+
+// read reads a record of size bytes: into the job's block when it fits
+// one (a full block is flushed first), else on its own. ok is false when
+// the flush found the pipeline closed (the block then released); err is
+// the read's, with data what was read.
+func (b *framedJobs) read(s *stream, size int) (data []byte, ok bool, err error) {
+	if size > blockBytes {
+		data, err = readRecord(s, size)
+		return data, true, err
+	}
+	blk := *b.j.block
+	if len(blk)+size > cap(blk) {
+		if !b.flush() {
+			b.release()
+			return nil, false, nil
+		}
+		blk = *b.j.block
+	}
+	start := len(blk)
+	blk = blk[:start+size]
+	n, err := io.ReadFull(s, blk[start:])
+	*b.j.block = blk
+	return blk[start : start+n : start+n], true, err
 }
 
 // heldBeyondBlock is what record data will hold once decoded beyond the
