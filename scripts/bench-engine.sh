@@ -306,7 +306,9 @@ files is speculative (analyze/engine.go, newSpeculativeEngine): each
 shard measures a trace as soon as its root span has arrived, in groups
 of 256, while the read goes on, and frees its spans; the pair stage,
 which needs every acquire of a pair in time order, still waits for the
-end, with the acquires filed under their pairs as they come. The first
+end, with the acquires filed under their pairs as they come (at the
+commit measured here; it now attributes as it reads, see "Batch memory by
+dump size"). The first
 span to arrive for a trace already measured (the shards remember every
 one, as 64-bit fingerprints) spoils the run, which stops and reads the
 files again holding every trace, so the report is the batch report
