@@ -24,7 +24,7 @@ type Limits struct {
 	// Budget is the --max-memory every run is given.
 	Budget string
 	// MaxRSS is the peak resident set size past which a run is a finding
-	// (the child's getrusage ru_maxrss).
+	// (the child's own high-water mark: see childPeak).
 	MaxRSS int64
 	// Wall is how long a run may take; it is killed then.
 	Wall time.Duration
@@ -273,6 +273,7 @@ func execute(ctx context.Context, bin string, r run, out string, lim Limits, int
 	stderr := &capped{n: lim.MaxOutput, overflow: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	var res result
+	parentHWM := vmHWMOf("self")
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		res.code, res.signaled = -1, "start: "+err.Error()
@@ -329,8 +330,8 @@ wait:
 	res.stdout, res.stderr = stdout.buf.Bytes(), stderr.buf.Bytes()
 	if ps := cmd.ProcessState; ps != nil {
 		res.rss = hwm
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && hwm == 0 {
-			res.rss = ru.Maxrss * 1024 // an upper bound: see vmHWM
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			res.rss = childPeak(hwm, ru.Maxrss*1024, parentHWM)
 		}
 		res.code = ps.ExitCode()
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -362,6 +363,37 @@ func vmHWM(pid int) int64 {
 	if strings.TrimSpace(string(pp)) != strconv.Itoa(os.Getpid()) {
 		return 0
 	}
+	return statusHWM(b)
+}
+
+// vmHWMOf is the high-water mark of /proc/NAME ("self"), 0 when unknown.
+func vmHWMOf(name string) int64 {
+	b, err := os.ReadFile("/proc/" + name + "/status")
+	if err != nil {
+		return 0
+	}
+	return statusHWM(b)
+}
+
+// childPeak is a finished child's peak RSS: its own high-water mark when a
+// poll saw one; else its ru_maxrss, which Linux takes at exec as the
+// larger of the child's own peak and the high-water mark of the mm it left
+// (a vfork child's is the parent's), so it says something of the child only
+// past the parent's high-water mark; 0 (unknown) otherwise. A child that
+// exits before the first poll on a loaded machine is then never charged
+// the fuzzer's own memory.
+func childPeak(hwm, maxrss, parentHWM int64) int64 {
+	if hwm > 0 {
+		return hwm
+	}
+	if maxrss > parentHWM {
+		return maxrss
+	}
+	return 0
+}
+
+// statusHWM reads VmHWM from a /proc status file, in bytes; 0 when absent.
+func statusHWM(b []byte) int64 {
 	_, rest, ok := bytes.Cut(b, []byte("\nVmHWM:"))
 	if !ok {
 		return 0
