@@ -33,6 +33,15 @@ type Acquire struct {
 	Attempt int
 	// HealthCheck says the pool recorded health_check as the miss reason.
 	HealthCheck bool
+	// Settings is what the acquire's pool scope recorded of its settings
+	// on its acquire spans (spans.PoolSettingsAttrs), shared by all the
+	// scope's acquires; nil when none of them recorded any, or when they
+	// recorded different ones (SettingsMixed). A replay at these settings
+	// is the run as recorded, not as assumed.
+	Settings PoolSettings
+	// SettingsMixed says the scope's acquire spans recorded different
+	// settings: no one set is the scope's.
+	SettingsMixed bool
 }
 
 // ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
@@ -67,6 +76,9 @@ func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts
 
 // acquiresWith feeds paths into eng and attributes its acquires into fn.
 func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+	eng.mu.Lock()
+	eng.agg.settings = map[int32]int32{} // keep the pool's recorded settings by scope
+	eng.mu.Unlock()
 	inputs, err := Feed(ctx, paths, lopts, eng)
 	if err != nil {
 		eng.Close()
@@ -83,6 +95,7 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 		}
 		return eng.agg.strs[id], true
 	}
+	settings := scopeSettings(eng.agg.settings, eng.agg.strs)
 	var a Acquire
 	eng.agg.pairs.each = func(ev *acquireEvent) {
 		a = Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
@@ -95,9 +108,32 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 		}
 		a.Scope, a.HasScope = strs(ev.scope)
 		a.Key, a.HasKey = strs(ev.key)
+		a.Settings, a.SettingsMixed = settings(ev.scope)
 		fn(&a)
 	}
 	eng.agg.pairs.advance(math.MaxInt64)
 	eng.agg.pairs.each = nil
 	return inputs, nil
+}
+
+// scopeSettings returns the recorded settings of a scope id, from byScope
+// (settings ids into strs, or settingsMixed), each distinct set decoded
+// once and shared.
+func scopeSettings(byScope map[int32]int32, strs []string) func(scope int32) (PoolSettings, bool) {
+	decoded := map[int32]PoolSettings{}
+	return func(scope int32) (PoolSettings, bool) {
+		id, ok := byScope[scope]
+		if !ok {
+			return nil, false
+		}
+		if id == settingsMixed {
+			return nil, true
+		}
+		ps, ok := decoded[id]
+		if !ok {
+			ps, _ = parseSettingsText(strs[id]) // the stage wrote it: it parses
+			decoded[id] = ps
+		}
+		return ps, false
+	}
 }

@@ -3,6 +3,7 @@ package analyze
 import (
 	"strconv"
 
+	"github.com/mcptrace/mcptrace/spans"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -93,6 +94,12 @@ type events struct {
 	// vocabulary counts (explicit acquires); inferred acquires count a
 	// session's first call in the attribution instead.
 	handshakesByScope map[int32]int
+	// settingsByScope is, per scope with an acquire span that recorded
+	// the pool's settings, the id of their text (pool_settings.go), or
+	// settingsMixed; settingsIDs finds a set's text by its value ids. Nil
+	// when no span recorded any.
+	settingsByScope map[int32]int32
+	settingsIDs     map[[len(spans.PoolSettingsAttrs)]int32]int32
 	// poolSpans counts the spans the vocabulary recognised.
 	poolSpans int
 	// traceIDs names each trace by index; execution examples read it.

@@ -39,6 +39,9 @@ type observation struct {
 	events     []acquireEvent // unattributed; scope, key and session index strs
 	handshakes map[int32]int  // by scope (an index into strs, -1 none)
 	strs       []string
+	// settings is the pool's recorded settings by scope
+	// (pool_settings.go); nil when no span recorded any.
+	settings map[int32]int32
 	// detect is the vocabulary evidence of the traces (detect.go), profile
 	// the profile the measures read them with.
 	detect  *detection
@@ -110,6 +113,7 @@ func (o *observation) observePool(e *events) {
 	o.strs = e.strs
 	o.events = e.acquires
 	o.handshakes = e.handshakesByScope
+	o.settings = e.settingsByScope
 }
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
@@ -173,6 +177,11 @@ type aggregate struct {
 	// observations.
 	strs []string
 	ids  map[string]int32
+
+	// settings is the pool's recorded settings by scope, as
+	// events.settingsByScope keyed into strs: kept only when ReadAcquires
+	// asks (non-nil), so a long-running stream does not grow with scopes.
+	settings map[int32]int32
 }
 
 // newAggregate returns an empty aggregate for cfg, its latency series
@@ -266,6 +275,14 @@ func (a *aggregate) merge(o *observation) {
 	a.pairs.add(o.events)
 	for scope, n := range o.handshakes {
 		a.pairs.handshakes[global(scope)] += n
+	}
+	if a.settings != nil {
+		for scope, id := range o.settings {
+			if id >= 0 {
+				id = global(id)
+			}
+			noteSettings(a.settings, global(scope), id)
+		}
 	}
 }
 

@@ -32,6 +32,11 @@ type vocab struct {
 	kPrewarm                                                                            uint16 // spans.AttrPrewarm: the pool's own, whatever the vocabulary
 	kScope                                                                              int32  // --scope-attr key id, -1 when unset
 
+	// kSettings are spans.PoolSettingsAttrs' key ids (the pool's own,
+	// whatever the vocabulary); hasSettings says the index holds one.
+	kSettings   [len(spans.PoolSettingsAttrs)]uint16
+	hasSettings bool
+
 	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
 
 	namedPool []bool // per name id: one of Vocabulary.Names, a recognised pool span
@@ -86,6 +91,10 @@ func newVocab(x *Index, cfg rulefmt.Config) (*vocab, error) {
 	v.kAddr, v.kPort = key(a.ServerAddress), key(a.ServerPort)
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
 	v.kPrewarm = key(spans.AttrPrewarm)
+	for i, k := range spans.PoolSettingsAttrs {
+		v.kSettings[i] = key(k)
+		v.hasSettings = v.hasSettings || v.kSettings[i] != noKey
+	}
 	if cfg.ScopeAttr != "" {
 		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
 			v.kScope = int32(id)

@@ -297,6 +297,9 @@ func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 		}
 	}
 	ev.leaseEnd = max(ev.leaseEnd, ev.start)
+	if v.hasSettings {
+		v.recordSettings(e, a, ev.scope)
+	}
 	e.acquires = append(e.acquires, ev)
 	e.spans = append(e.spans, acquireSpan{revision: v.attr(a, v.kRevision), hitRecorded: okHit && h == v.valTrue, hit: ev.hit, dur: s.end - s.start})
 }

@@ -220,6 +220,12 @@ func SemconvSpanName(method, target string) string {
 	return method + " " + target
 }
 
+// PoolSettingsAttrs are the settings attributes the pool writes on every
+// acquire span (AttrPoolIdleTTL ... AttrPoolSweepInterval), in one fixed
+// order: what an analyzer keeps and reads to know the settings a dump was
+// recorded at. An array, so no reader can change it.
+var PoolSettingsAttrs = [...]string{AttrPoolIdleTTL, AttrPoolMaxIdlePerKey, AttrPoolIdleSizing, AttrPoolMaxIdle, AttrPoolSweepInterval}
+
 // Idle sizings: the value of AttrPoolIdleSizing.
 const (
 	// IdleSizingPeak: a key keeps as many idle sessions as its in-use peak

@@ -206,6 +206,9 @@ func (c Config) IndexOptions() IndexOptions {
 	// A pre-warm handshake is a session opened that no caller waited for:
 	// no sample of the cold start (vocabulary_stage.go).
 	o.SpanAttrs = append(o.SpanAttrs, spans.AttrPrewarm)
+	// The settings the pool recorded on its acquire spans label the
+	// replay of a dump at them "as recorded" (ReadAcquires, mcptrace whatif).
+	o.SpanAttrs = append(o.SpanAttrs, spans.PoolSettingsAttrs[:]...)
 	add(c.ExecutionRoot)
 	// Under auto every built-in may be the one detected, so the index keeps
 	// what any of them reads.

@@ -89,6 +89,8 @@ type Workload struct {
 	pairKey, pairScope []int32
 	pairOf             map[[2]int32]int32
 	scopeEnd           []int64
+	// scopeRecs is what each scope recorded of its settings.
+	scopeRecs []scopeRecord
 }
 
 // Collector gathers analyze.Acquire values (analyze.ReadAcquires' fn)
@@ -99,6 +101,9 @@ type Collector struct {
 	pairs  map[[2]int32]int32
 	keys   map[string]int32
 	pk, ps []int32
+	// recorded is each scope's recorded settings, from its first acquire
+	// (analyze gives every acquire of a scope the same).
+	recorded []scopeRecord
 }
 
 // NewCollector returns an empty Collector.
@@ -118,6 +123,9 @@ func intern(m map[string]int32, s string) int32 {
 // Add takes one acquire (it does not keep a).
 func (c *Collector) Add(a *analyze.Acquire) {
 	s := intern(c.scopes, a.Scope)
+	if int(s) == len(c.recorded) {
+		c.recorded = append(c.recorded, scopeRecord{name: a.Scope, settings: a.Settings, mixed: a.SettingsMixed})
+	}
 	k := intern(c.keys, a.Key)
 	p, ok := c.pairs[[2]int32{s, k}]
 	if !ok {
@@ -149,7 +157,7 @@ func (c *Collector) Workload() *Workload {
 		ends[recs[i].scope] = max(ends[recs[i].scope], recs[i].end)
 	}
 	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk), keys: len(c.keys),
-		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends}
+		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends, scopeRecs: c.recorded}
 }
 
 // Acquires is the number of acquires in w.

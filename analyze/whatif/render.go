@@ -60,7 +60,7 @@ type jsonRow struct {
 }
 
 // WriteJSON writes rows as mcptrace.whatif/v1; assumed says the as-recorded
-// settings were the user's, not the dump's.
+// settings were the user's (--recorded-*), not those the dump recorded.
 func WriteJSON(w io.Writer, rows []Row, assumed bool) error {
 	out := struct {
 		Schema     string    `json:"schema"`
@@ -89,11 +89,11 @@ func WriteTable(w io.Writer, rows []Row, assumed bool) error {
 	for _, r := range rows {
 		label := r.Settings.String()
 		if r.AsRecorded {
-			label += "  (as recorded"
+			src := "recorded"
 			if assumed {
-				label += ", assumed"
+				src = "assumed"
 			}
-			label += ")"
+			label += "  (as recorded, settings " + src + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%.1f%%\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, 100*r.HitRate(), r.Acquires, r.Hits,
 			causes(r.MissesByCause), r.SessionsOpened, r.PeakSessions, r.IdleSessionSeconds, r.PrewarmDials, r.PrewarmUnused)

@@ -38,9 +38,13 @@ combination of the settings given, and reports per row: acquires, hits, hit
 rate, misses by cause, sessions opened, peak sessions, idle session-seconds held
 (the servers' cost), pre-warm handshakes and how many went unused.
 
-The row at the recorded settings (--recorded-*, assumed: this version reads
-none from the dump) is labelled "as recorded": it reproduces the dump's own
-hits and misses by cause when the pool behaved as the model. ` + whatif.OutOfScope + `.
+The row at the recorded settings is labelled "as recorded": it reproduces the
+dump's own hits and misses by cause when the pool behaved as the model. Its
+settings are those every pool scope recorded on its acquire spans
+(plugin.mcp.pool.*), labelled recorded; where the dump records none, or its
+scopes recorded different ones (said on stderr), or a --recorded-* flag is
+given (it overrides), the --recorded-* values are used and labelled assumed.
+The pool does not record its pre-warm: --recorded-prewarm. ` + whatif.OutOfScope + `.
 
 A dump with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
@@ -53,10 +57,10 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	fl.StringSliceVar(&f.perKeys, "idle-per-key", []string{"peak"}, "idle sessions per key: N (fixed) or peak")
 	fl.IntSliceVar(&f.maxIdles, "max-idle", []int{64}, "global idle caps to replay")
 	fl.StringSliceVar(&f.prewarms, "prewarm", []string{"none"}, "pre-warm: none or recent:N")
-	fl.DurationVar(&f.recTTL, "recorded-idle-ttl", 5*time.Minute, "the recorded run's idle TTL (assumed)")
-	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key (assumed)")
-	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap (assumed)")
-	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm (assumed)")
+	fl.DurationVar(&f.recTTL, "recorded-idle-ttl", 5*time.Minute, "the recorded run's idle TTL where the dump records none (given: overrides it, assumed)")
+	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key where the dump records none (given: overrides it, assumed)")
+	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap where the dump records none (given: overrides it, assumed)")
+	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm, which the pool does not record (given: assumed)")
 	fl.StringVar(&f.format, "format", "table", "output: table or json")
 	return cmd
 }
@@ -82,32 +86,18 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	if f.format != "table" && f.format != "json" {
 		return usageErrorf("--format %q: expected table or json", f.format)
 	}
-	rec, err := parseSetting(f.recTTL, f.recPerKey, f.recMaxIdle, f.recPrewarm)
+	flagRec, err := parseSetting(f.recTTL, f.recPerKey, f.recMaxIdle, f.recPrewarm)
 	if err != nil {
 		return usageErrorf("recorded settings: %v", err)
 	}
-	var sets []whatif.Settings
-	for _, t := range f.ttls {
-		ttl, err := time.ParseDuration(strings.TrimSpace(t))
-		if err != nil {
-			return usageErrorf("--idle-ttl %q: expected a duration such as 5m", t)
-		}
-		for _, pk := range f.perKeys {
-			for _, mi := range f.maxIdles {
-				for _, pw := range f.prewarms {
-					s, err := parseSetting(ttl, strings.TrimSpace(pk), mi, strings.TrimSpace(pw))
-					if err != nil {
-						return usageErrorf("%v", err)
-					}
-					if s != rec {
-						sets = append(sets, s)
-					}
-				}
-			}
-		}
+	sets, err := whatifSets(f)
+	if err != nil {
+		return err
 	}
 	c := whatif.NewCollector()
-	if _, err := analyze.ReadAcquires(cmd.Context(), args, rulefmt.Config{IdleTTL: rec.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
+	// The read's TTL attributes only the dump's own causes (Workload.Recorded),
+	// which no row shows: the replay attributes its own.
+	if _, err := analyze.ReadAcquires(cmd.Context(), args, rulefmt.Config{IdleTTL: flagRec.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
 		var re *analyze.ReadError
 		if errors.As(err, &re) {
 			return &exitError{code: 2, err: err}
@@ -118,15 +108,70 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	if w.Acquires() == 0 {
 		return &exitError{code: 3, err: errors.New("whatif: the input holds no acquire (no pool spans and no session-bearing calls): nothing to replay")}
 	}
+	rec, assumed := recordedSetting(cmd, w, flagRec)
 	asRec := w.Replay(rec)
 	asRec.AsRecorded = true
 	rows := []whatif.Row{asRec}
 	for _, s := range sets {
-		rows = append(rows, w.Replay(s))
+		if s != rec {
+			rows = append(rows, w.Replay(s))
+		}
 	}
 	whatif.Sort(rows)
 	if f.format == "json" {
-		return whatif.WriteJSON(cmd.OutOrStdout(), rows, true)
+		return whatif.WriteJSON(cmd.OutOrStdout(), rows, assumed)
 	}
-	return whatif.WriteTable(cmd.OutOrStdout(), rows, true)
+	return whatif.WriteTable(cmd.OutOrStdout(), rows, assumed)
+}
+
+// whatifSets parses every combination of the settings lists.
+func whatifSets(f whatifFlags) ([]whatif.Settings, error) {
+	var sets []whatif.Settings
+	for _, t := range f.ttls {
+		ttl, err := time.ParseDuration(strings.TrimSpace(t))
+		if err != nil {
+			return nil, usageErrorf("--idle-ttl %q: expected a duration such as 5m", t)
+		}
+		for _, pk := range f.perKeys {
+			for _, mi := range f.maxIdles {
+				for _, pw := range f.prewarms {
+					s, err := parseSetting(ttl, strings.TrimSpace(pk), mi, strings.TrimSpace(pw))
+					if err != nil {
+						return nil, usageErrorf("%v", err)
+					}
+					sets = append(sets, s)
+				}
+			}
+		}
+	}
+	return sets, nil
+}
+
+// recordedSetting returns the as-recorded row's settings and whether they
+// are assumed: those every pool scope of w recorded, pre-warm from
+// --recorded-prewarm, each --recorded-* flag given overriding its field
+// (assumed then); flagRec's (the flags' or their defaults) where w's
+// scopes recorded none or different ones, said on stderr in the latter
+// case.
+func recordedSetting(cmd *cobra.Command, w *whatif.Workload, flagRec whatif.Settings) (whatif.Settings, bool) {
+	got, note, ok := w.RecordedSettings()
+	if !ok {
+		if note != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "whatif: %s: the as-recorded row is at --recorded-* (assumed)\n", note)
+		}
+		return flagRec, true
+	}
+	fl := cmd.Flags()
+	got.Prewarm = flagRec.Prewarm
+	assumed := fl.Changed("recorded-prewarm")
+	if fl.Changed("recorded-idle-ttl") {
+		got.IdleTTL, assumed = flagRec.IdleTTL, true
+	}
+	if fl.Changed("recorded-idle-per-key") {
+		got.IdlePerKey, got.Peak, assumed = flagRec.IdlePerKey, flagRec.Peak, true
+	}
+	if fl.Changed("recorded-max-idle") {
+		got.MaxIdle, assumed = flagRec.MaxIdle, true
+	}
+	return got, assumed
 }

@@ -1,0 +1,103 @@
+package analyze_test
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// acquireSpanAttrs finds where an acquire span's attribute list opens.
+var acquireSpanAttrs = regexp.MustCompile(`"name":"plugin\.mcp\.connection\.acquire"[^\[]*"attributes":\[`)
+
+// withSettings writes testdata's pooled dump (one pool scope, six acquire
+// spans, no settings recorded) with settings(n) added to its n-th acquire
+// span: the attributes as the pool writes them, one set per span.
+func withSettings(t *testing.T, settings func(n int) map[string]string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../testdata/traces/pooled.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	out := acquireSpanAttrs.ReplaceAllStringFunc(string(raw), func(open string) string {
+		set := settings(n)
+		n++
+		var b strings.Builder
+		b.WriteString(open)
+		for _, k := range spans.PoolSettingsAttrs {
+			if v, ok := set[k]; ok {
+				b.WriteString(`{"key":"` + k + `","value":{"stringValue":"` + v + `"}},`)
+			}
+		}
+		return b.String()
+	})
+	if n != 6 {
+		t.Fatalf("pooled dump: %d acquire spans, want 6", n)
+	}
+	path := filepath.Join(t.TempDir(), "settings.otlp.jsonl")
+	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestReadAcquiresCarriesTheScopesRecordedSettings pins what every Acquire
+// says of its scope's recorded settings: the set its acquire spans carry,
+// on every acquire of the scope even where one span alone carries it (a
+// sampled or cut dump); nil and mixed where the spans disagree; nil where
+// none records any; values kept byte for byte, even one that spells the
+// stage's own encoding.
+func TestReadAcquiresCarriesTheScopesRecordedSettings(t *testing.T) {
+	set := map[string]string{spans.AttrPoolIdleTTL: "0.1", spans.AttrPoolMaxIdlePerKey: "1", spans.AttrPoolIdleSizing: spans.IdleSizingFixed,
+		spans.AttrPoolMaxIdle: "64", spans.AttrPoolSweepInterval: "60"}
+	other := maps.Clone(set)
+	other[spans.AttrPoolIdleTTL] = "300"
+	odd := map[string]string{spans.AttrPoolIdleSizing: "2:1:x", spans.AttrPoolMaxIdle: ""}
+	for _, tc := range []struct {
+		name      string
+		settings  func(n int) map[string]string
+		want      map[string]string
+		wantMixed bool
+	}{
+		{"every span records the same", func(int) map[string]string { return set }, set, false},
+		{"one span alone records them", func(n int) map[string]string {
+			if n == 3 {
+				return set
+			}
+			return nil
+		}, set, false},
+		{"one span disagrees", func(n int) map[string]string {
+			if n == 5 {
+				return other
+			}
+			return set
+		}, nil, true},
+		{"no span records any", func(int) map[string]string { return nil }, nil, false},
+		{"values that spell the encoding", func(int) map[string]string { return odd }, odd, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []analyze.Acquire
+			_, err := analyze.ReadAcquires(context.Background(), []string{withSettings(t, tc.settings)}, rulefmt.Config{}, analyze.LoadOptions{},
+				func(a *analyze.Acquire) { got = append(got, *a) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 6 {
+				t.Fatalf("%d acquires, want 6", len(got))
+			}
+			for i, a := range got {
+				if !maps.Equal(a.Settings, tc.want) || (a.Settings == nil) != (tc.want == nil) || a.SettingsMixed != tc.wantMixed {
+					t.Errorf("acquire %d: settings %v mixed %v; want %v mixed %v", i, a.Settings, a.SettingsMixed, tc.want, tc.wantMixed)
+				}
+			}
+		})
+	}
+}

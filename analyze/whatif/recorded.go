@@ -1,0 +1,127 @@
+package whatif
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// scopeRecord is what one pool scope recorded of its settings.
+type scopeRecord struct {
+	name     string
+	settings analyze.PoolSettings // nil: none (or mixed)
+	mixed    bool
+}
+
+// maxNamed bounds how many scopes or settings a note names.
+const maxNamed = 3
+
+// RecordedSettings returns the settings the dump's pool scopes recorded on
+// their acquire spans (spans.PoolSettingsAttrs), ok when every scope
+// recorded the same readable ones: the replay at them is the run as
+// recorded, not as assumed. Prewarm is 0 in it (the pool does not record
+// its pre-warm hook) and the sweep interval, which the model does not
+// replay, is not compared. When not ok, note says why for a person ("" when
+// no scope recorded any: a dump of another pool, whose settings the user
+// passes); the caller then assumes.
+func (w *Workload) RecordedSettings() (s Settings, note string, ok bool) {
+	var none, mixed []string
+	distinct := map[Settings][]string{} // settings → the scopes that recorded them
+	var order []Settings
+	for _, sc := range w.scopeRecs {
+		switch {
+		case sc.mixed:
+			mixed = append(mixed, sc.name)
+			continue
+		case sc.settings == nil:
+			none = append(none, sc.name)
+			continue
+		}
+		set, err := parseRecorded(sc.settings)
+		if err != nil {
+			return Settings{}, fmt.Sprintf("pool scope %.64q recorded unreadable settings: %v", sc.name, err), false
+		}
+		if _, seen := distinct[set]; !seen {
+			order = append(order, set)
+		}
+		distinct[set] = append(distinct[set], sc.name)
+	}
+	switch {
+	case len(order) == 0 && len(mixed) == 0:
+		return Settings{}, "", false
+	case len(mixed) > 0:
+		return Settings{}, fmt.Sprintf("%d pool scope(s) recorded different settings on their own acquire spans (%s)", len(mixed), names(mixed)), false
+	case len(none) > 0:
+		return Settings{}, fmt.Sprintf("%d of %d pool scopes recorded no settings (%s)", len(none), len(w.scopeRecs), names(none)), false
+	case len(order) > 1:
+		parts := make([]string, 0, maxNamed)
+		for _, set := range order[:min(len(order), maxNamed)] {
+			parts = append(parts, fmt.Sprintf("%s by %s", set, names(distinct[set])))
+		}
+		return Settings{}, fmt.Sprintf("the pool scopes recorded %d different settings: %s", len(order), strings.Join(parts, "; ")), false
+	}
+	return order[0], "", true
+}
+
+// names lists scope names for a note, quoted, clipped and at most maxNamed.
+func names(scopes []string) string {
+	parts := make([]string, 0, maxNamed+1)
+	for _, n := range scopes[:min(len(scopes), maxNamed)] {
+		parts = append(parts, fmt.Sprintf("%.64q", n))
+	}
+	if len(scopes) > maxNamed {
+		parts = append(parts, fmt.Sprintf("and %d more", len(scopes)-maxNamed))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// parseRecorded reads one scope's recorded settings as the pool wrote them
+// (pool/instrument.go settingsAttrs): the TTL in seconds, the per-key
+// minimum with its default filled in, the sizing rule, the global cap.
+func parseRecorded(ps analyze.PoolSettings) (Settings, error) {
+	var s Settings
+	get := func(key string) (string, error) {
+		v, ok := ps[key]
+		if !ok {
+			return "", fmt.Errorf("no %s", key)
+		}
+		return v, nil
+	}
+	v, err := get(spans.AttrPoolIdleTTL)
+	if err != nil {
+		return s, err
+	}
+	sec, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(sec > 0) || sec > math.MaxInt64/float64(time.Second) {
+		return s, fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
+	}
+	s.IdleTTL = time.Duration(math.Round(sec * float64(time.Second)))
+	if v, err = get(spans.AttrPoolMaxIdlePerKey); err != nil {
+		return s, err
+	}
+	if s.IdlePerKey, err = strconv.Atoi(v); err != nil {
+		return s, fmt.Errorf("%s %.32q: expected an integer", spans.AttrPoolMaxIdlePerKey, v)
+	}
+	if v, err = get(spans.AttrPoolIdleSizing); err != nil {
+		return s, err
+	}
+	switch v {
+	case spans.IdleSizingPeak:
+		s.Peak = true
+	case spans.IdleSizingFixed:
+	default:
+		return s, fmt.Errorf("%s %.32q: expected %s or %s", spans.AttrPoolIdleSizing, v, spans.IdleSizingPeak, spans.IdleSizingFixed)
+	}
+	if v, err = get(spans.AttrPoolMaxIdle); err != nil {
+		return s, err
+	}
+	if s.MaxIdle, err = strconv.Atoi(v); err != nil || s.MaxIdle <= 0 {
+		return s, fmt.Errorf("%s %.32q: expected a positive integer", spans.AttrPoolMaxIdle, v)
+	}
+	return s, nil
+}
