@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ type whatifFlags struct {
 	recTTL                  time.Duration
 	recPerKey, recPrewarm   string
 	recMaxIdle              int
-	format                  string
+	format, output          string
 }
 
 func newWhatifCmd() *cobra.Command {
@@ -42,9 +43,20 @@ The row at the recorded settings (--recorded-*, assumed: this version reads
 none from the dump) is labelled "as recorded": it reproduces the dump's own
 hits and misses by cause when the pool behaved as the model. ` + whatif.OutOfScope + `.
 
+Under the rows, the best setting per cost: for each of sessions opened, peak
+sessions, idle session-seconds and unused pre-warm handshakes (waste), the
+highest hit rate among the rows costing at most what the as-recorded row
+costs (ties: the lower cost, then the as-recorded row, then the table's
+order). --format markdown writes the table, those lines and the out-of-scope
+sentence for a pull request; --format html -o FILE a self-contained page with
+the table and charts of hit rate and idle session-seconds against idle TTL,
+one line per idle-per-key (and pre-warm) setting.
+
 A dump with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
-  mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl`,
+  mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
+  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format markdown dump.jsonl
+  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format html -o whatif.html dump.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runWhatif(cmd, args, f) },
 	}
@@ -57,7 +69,8 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key (assumed)")
 	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap (assumed)")
 	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm (assumed)")
-	fl.StringVar(&f.format, "format", "table", "output: table or json")
+	fl.StringVar(&f.format, "format", "table", "output: table, json, markdown (for a pull request) or html (a self-contained page with the charts; with -o FILE)")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
 	return cmd
 }
 
@@ -79,8 +92,17 @@ func parseSetting(ttl time.Duration, perKey string, maxIdle int, prewarm string)
 }
 
 func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usageErrorf("--format %q: expected table or json", f.format)
+	write, ok := whatifWriters[f.format]
+	if !ok {
+		return usageErrorf("--format %q: expected table, json, markdown or html", f.format)
+	}
+	if f.output != "" && f.format != formatHTML {
+		return usageErrorf("-o/--output %s: only --format html writes to a file; the other formats go to standard output", f.output)
+	}
+	if f.output != "-" {
+		if err := checkWritable(f.output); err != nil {
+			return usageErrorf("--output: %v", err)
+		}
 	}
 	rec, err := parseSetting(f.recTTL, f.recPerKey, f.recMaxIdle, f.recPrewarm)
 	if err != nil {
@@ -125,8 +147,17 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		rows = append(rows, w.Replay(s))
 	}
 	whatif.Sort(rows)
-	if f.format == "json" {
-		return whatif.WriteJSON(cmd.OutOrStdout(), rows, true)
+	render := func(w io.Writer) error { return write(w, rows, true) }
+	if f.output == "" || f.output == "-" {
+		return render(cmd.OutOrStdout())
 	}
-	return whatif.WriteTable(cmd.OutOrStdout(), rows, true)
+	if err := writeFile(f.output, render); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("whatif html: %w", err)}
+	}
+	return nil
+}
+
+// whatifWriters are whatif's --format values and their writers.
+var whatifWriters = map[string]func(io.Writer, []whatif.Row, bool) error{
+	"table": whatif.WriteTable, "json": whatif.WriteJSON, "markdown": whatif.WriteMarkdown, formatHTML: whatif.WriteHTMLPage,
 }
