@@ -18,6 +18,9 @@ const Schema = "mcptrace.whatif/v1"
 // OutOfScope is what the replay keeps as recorded, said in every output.
 const OutOfScope = "kept as recorded: sessions the server forgot (redials), failed leases, call durations; out of scope: settings that change the workload (MaxInUsePerKey backpressure, AcquireTimeout, health checks, sessionless servers)"
 
+// bestIntro introduces the best-per-cost lines in every output.
+const bestIntro = "Best per cost (the highest hit rate without paying more of that cost than as recorded; ties: the lower cost, then as recorded, then the table's order):"
+
 // String names a setting as the flags spell it.
 func (s Settings) String() string {
 	per := strconv.Itoa(s.IdlePerKey)
@@ -59,14 +62,31 @@ type jsonRow struct {
 	PrewarmUnused      int            `json:"prewarm_unused"`
 }
 
+// jsonBest is one best_per_cost entry: the cost, the as-recorded row's
+// figure (the budget), the best setting's text, hit rate and figure.
+type jsonBest struct {
+	Cost       string  `json:"cost"`
+	Budget     float64 `json:"budget"`
+	Settings   string  `json:"settings"`
+	AsRecorded bool    `json:"as_recorded"`
+	HitRate    float64 `json:"hit_rate"`
+	Value      float64 `json:"value"`
+}
+
 // WriteJSON writes rows as mcptrace.whatif/v1; assumed says the as-recorded
 // settings were the user's (--recorded-*), not those the dump recorded.
 func WriteJSON(w io.Writer, rows []Row, assumed bool) error {
 	out := struct {
-		Schema     string    `json:"schema"`
-		OutOfScope string    `json:"out_of_scope"`
-		Rows       []jsonRow `json:"rows"`
-	}{Schema: Schema, OutOfScope: OutOfScope, Rows: []jsonRow{}}
+		Schema     string     `json:"schema"`
+		OutOfScope string     `json:"out_of_scope"`
+		Rows       []jsonRow  `json:"rows"`
+		Best       []jsonBest `json:"best_per_cost"`
+	}{Schema: Schema, OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
+	for _, b := range BestPerCost(rows) {
+		r := rows[b.Row]
+		out.Best = append(out.Best, jsonBest{Cost: string(b.Cost), Budget: b.Budget, Settings: r.Settings.String(),
+			AsRecorded: r.AsRecorded, HitRate: r.HitRate(), Value: b.Cost.Of(r)})
+	}
 	for _, r := range rows {
 		per := strconv.Itoa(r.Settings.IdlePerKey)
 		if r.Settings.Peak {
@@ -89,17 +109,20 @@ func WriteTable(w io.Writer, rows []Row, assumed bool) error {
 	for _, r := range rows {
 		label := r.Settings.String()
 		if r.AsRecorded {
-			src := "recorded"
-			if assumed {
-				src = "assumed"
-			}
-			label += "  (as recorded, settings " + src + ")"
+			label += " " + recordedLabel(assumed)
 		}
 		fmt.Fprintf(tw, "%s\t%.1f%%\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, 100*r.HitRate(), r.Acquires, r.Hits,
 			causes(r.MissesByCause), r.SessionsOpened, r.PeakSessions, r.IdleSessionSeconds, r.PrewarmDials, r.PrewarmUnused)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if best := BestPerCost(rows); len(best) > 0 {
+		fmt.Fprintf(w, "\n%s\n", bestIntro)
+		for _, b := range best {
+			head, tail := bestLine(b, rows)
+			fmt.Fprintf(w, "  %s %s%s\n", head, rows[b.Row].Settings, tail)
+		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", OutOfScope)
 	return err

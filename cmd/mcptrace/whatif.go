@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ type whatifFlags struct {
 	recTTL                  time.Duration
 	recPerKey, recPrewarm   string
 	recMaxIdle              int
-	format                  string
+	format, output          string
 }
 
 func newWhatifCmd() *cobra.Command {
@@ -46,9 +47,20 @@ scopes recorded different ones (said on stderr), or a --recorded-* flag is
 given (it overrides), the --recorded-* values are used and labelled assumed.
 The pool does not record its pre-warm: --recorded-prewarm. ` + whatif.OutOfScope + `.
 
+Under the rows, the best setting per cost: for each of sessions opened, peak
+sessions, idle session-seconds and unused pre-warm handshakes (waste), the
+highest hit rate among the rows costing at most what the as-recorded row
+costs (ties: the lower cost, then the as-recorded row, then the table's
+order). --format markdown writes the table, those lines and the out-of-scope
+sentence for a pull request; --format html -o FILE a self-contained page with
+the table and charts of hit rate and idle session-seconds against idle TTL,
+one line per idle-per-key (and pre-warm) setting.
+
 A dump with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
-  mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl`,
+  mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
+  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format markdown dump.jsonl
+  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format html -o whatif.html dump.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runWhatif(cmd, args, f) },
 	}
@@ -61,7 +73,8 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key where the dump records none (given: overrides it, assumed)")
 	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap where the dump records none (given: overrides it, assumed)")
 	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm, which the pool does not record (given: assumed)")
-	fl.StringVar(&f.format, "format", "table", "output: table or json")
+	fl.StringVar(&f.format, "format", "table", "output: table, json, markdown (for a pull request) or html (a self-contained page with the charts; with -o FILE)")
+	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
 	return cmd
 }
 
@@ -83,8 +96,9 @@ func parseSetting(ttl time.Duration, perKey string, maxIdle int, prewarm string)
 }
 
 func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usageErrorf("--format %q: expected table or json", f.format)
+	write, err := whatifWriter(f)
+	if err != nil {
+		return err
 	}
 	flagRec, err := parseSetting(f.recTTL, f.recPerKey, f.recMaxIdle, f.recPrewarm)
 	if err != nil {
@@ -118,10 +132,37 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		}
 	}
 	whatif.Sort(rows)
-	if f.format == "json" {
-		return whatif.WriteJSON(cmd.OutOrStdout(), rows, assumed)
+	render := func(w io.Writer) error { return write(w, rows, assumed) }
+	if f.output == "" || f.output == "-" {
+		return render(cmd.OutOrStdout())
 	}
-	return whatif.WriteTable(cmd.OutOrStdout(), rows, assumed)
+	if err := writeFile(f.output, render); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("whatif html: %w", err)}
+	}
+	return nil
+}
+
+// whatifWriter returns the writer of --format, after checking --output
+// before any work: only --format html writes to a file.
+func whatifWriter(f whatifFlags) (func(io.Writer, []whatif.Row, bool) error, error) {
+	write, ok := whatifWriters[f.format]
+	if !ok {
+		return nil, usageErrorf("--format %q: expected table, json, markdown or html", f.format)
+	}
+	if f.output != "" && f.format != formatHTML {
+		return nil, usageErrorf("-o/--output %s: only --format html writes to a file; the other formats go to standard output", f.output)
+	}
+	if f.output != "-" {
+		if err := checkWritable(f.output); err != nil {
+			return nil, usageErrorf("--output: %v", err)
+		}
+	}
+	return write, nil
+}
+
+// whatifWriters are whatif's --format values and their writers.
+var whatifWriters = map[string]func(io.Writer, []whatif.Row, bool) error{
+	"table": whatif.WriteTable, "json": whatif.WriteJSON, "markdown": whatif.WriteMarkdown, formatHTML: whatif.WriteHTMLPage,
 }
 
 // whatifSets parses every combination of the settings lists.

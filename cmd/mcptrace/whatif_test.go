@@ -3,6 +3,10 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +59,74 @@ func TestWhatifCommand(t *testing.T) {
 		if !errors.As(err, &ee) || ee.code != tc.code {
 			t.Errorf("%v: error %v, want exit %d", tc.args, err, tc.code)
 		}
+	}
+}
+
+// TestWhatifFormats pins the other outputs: JSON's best_per_cost (one per
+// cost, in the table's order), Markdown for a pull request, the HTML page
+// written to -o FILE, and -o or a format the command does not know as
+// usage errors (exit 2) that write nothing.
+func TestWhatifFormats(t *testing.T) {
+	dump := "../../testdata/traces/ttl-and-redial.otlp.jsonl"
+	out, _, err := execute(t, "whatif", "--format", "json", "--idle-ttl", "1m,5m", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Best []struct {
+			Cost       string `json:"cost"`
+			AsRecorded bool   `json:"as_recorded"`
+		} `json:"best_per_cost"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	costs := []string{}
+	for _, b := range got.Best {
+		costs = append(costs, b.Cost)
+		if !b.AsRecorded {
+			t.Errorf("%s: best is not the as-recorded row, yet the 1m TTL only loses hits", b.Cost)
+		}
+	}
+	want := []string{"sessions_opened", "peak_sessions", "idle_session_seconds", "prewarm_unused"}
+	if !slices.Equal(costs, want) {
+		t.Errorf("best_per_cost costs %v, want %v", costs, want)
+	}
+	table, _, err := execute(t, "whatif", "--idle-ttl", "1m,5m", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(table, "\n  at most "); n != len(want) {
+		t.Errorf("table: %d best-per-cost lines, want %d\n%s", n, len(want), table)
+	}
+	md, _, err := execute(t, "whatif", "--format", "markdown", "--idle-ttl", "1m,5m", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## mcptrace whatif", "| `idle-ttl=5m0s idle-per-key=peak max-idle=64 prewarm=none` (as recorded, settings assumed) |", "- at most ", "out of scope: "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q\n%s", want, md)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "whatif.html")
+	if _, _, err := execute(t, "whatif", "--format", "html", "-o", page, "--idle-ttl", "1m,5m", dump); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.HasPrefix(string(b), "<!DOCTYPE html>") || strings.Count(string(b), "<svg ") != 2 {
+		t.Errorf("%s: %v; want the page with its two charts", page, err)
+	}
+	stray := filepath.Join(t.TempDir(), "stray.txt")
+	for _, args := range [][]string{
+		{"whatif", "--format", "xml", dump},
+		{"whatif", "-o", stray, dump},
+	} {
+		_, _, err := execute(t, args...)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 {
+			t.Errorf("%v: error %v, want exit 2", args, err)
+		}
+	}
+	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("-o with --format table wrote %s (%v)", stray, err)
 	}
 }

@@ -1,0 +1,77 @@
+package whatif
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+)
+
+// MaxMarkdownRows is the most rows the Markdown table shows (the best,
+// as sorted, and the as-recorded row wherever it sorts); the rest are
+// counted, and the JSON report holds them all. A pull request comment
+// stays readable and bounded whatever grid the flags ask for.
+const MaxMarkdownRows = 25
+
+// maxMDCell is the most runes of a text a Markdown cell shows, as the
+// analysis report's Markdown cells (report.MaxMDCell).
+const maxMDCell = 120
+
+// mdSetting is a setting's text in a Markdown table cell or line: a code
+// span, clipped, its '|' escaped and a backtick turned into a quote
+// (textfmt.MDCode), so it stays one cell whatever it holds.
+func mdSetting(s string) string { return "`" + textfmt.MDCode(textfmt.ClipTo(s, maxMDCell)) + "`" }
+
+// mdRow writes one Markdown table row; cells are escaped by the caller.
+func mdRow(w io.Writer, cells []string) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+}
+
+// WriteMarkdown writes rows (sorted as given) as GitHub-flavoured
+// Markdown for a pull request: a heading, the table (at most
+// MaxMarkdownRows rows, the rest counted), the best-per-cost lines and the
+// out-of-scope sentence. assumed says the as-recorded settings were the
+// user's, not the dump's.
+func WriteMarkdown(w io.Writer, rows []Row, assumed bool) error {
+	bw := &textfmt.ErrWriter{W: w}
+	fmt.Fprintf(bw, "## mcptrace whatif\n\nSchema `%s`, %d settings replayed, sorted by hit rate (then fewer sessions opened, then less idle time).\n\n", Schema, len(rows))
+	mdRow(bw, []string{"Settings", "Hit rate", "Acquires", "Hits", "Misses by cause", "Sessions", "Peak", "Idle s", "Pre-warm (unused)"})
+	mdRow(bw, []string{"---", "---:", "---:", "---:", "---", "---:", "---:", "---:", "---:"})
+	shown := 0
+	for i, r := range rows {
+		if i >= MaxMarkdownRows && !r.AsRecorded {
+			continue
+		}
+		shown++
+		label := mdSetting(r.Settings.String())
+		if r.AsRecorded {
+			label += textfmt.MDText(recordedLabel(assumed))
+		}
+		mdRow(bw, []string{label, fmt.Sprintf("%.1f%%", 100*r.HitRate()), strconv.Itoa(r.Acquires), strconv.Itoa(r.Hits),
+			textfmt.MDText(causes(r.MissesByCause)), strconv.Itoa(r.SessionsOpened), strconv.Itoa(r.PeakSessions),
+			strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused)})
+	}
+	if n := len(rows) - shown; n > 0 {
+		fmt.Fprintf(bw, "\n%d more rows not shown (`--format json` lists them all).\n", n)
+	}
+	if best := BestPerCost(rows); len(best) > 0 {
+		fmt.Fprintf(bw, "\n%s\n\n", textfmt.MDText(bestIntro))
+		for _, b := range best {
+			head, tail := bestLine(b, rows)
+			fmt.Fprintf(bw, "- %s %s%s\n", textfmt.MDText(head), mdSetting(rows[b.Row].Settings.String()), textfmt.MDText(tail))
+		}
+	}
+	fmt.Fprintf(bw, "\n%s.\n", textfmt.MDText(OutOfScope))
+	return bw.Err
+}
+
+// recordedLabel marks the as-recorded row after its setting, in every
+// output: whether its settings were the dump's own or assumed.
+func recordedLabel(assumed bool) string {
+	if assumed {
+		return " (as recorded, settings assumed)"
+	}
+	return " (as recorded, settings recorded)"
+}
