@@ -17,14 +17,14 @@ import (
 )
 
 // walkthroughDocs are the documents whose sh blocks TestREADMEWalkthrough
-// runs, in this order, one after the other in one directory: docs/ci.md uses
-// what the README made.
-var walkthroughDocs = []string{"README.md", "docs/ci.md"}
+// runs, in this order, one after the other in one directory: docs/ci.md and
+// docs/whatif.md use what the README made.
+var walkthroughDocs = []string{"README.md", "docs/ci.md", "docs/whatif.md"}
 
 // walkthroughTimeout bounds the whole walkthrough: a hang (a server left in
 // the foreground, a command waiting on stdin) fails the test instead of
 // wedging it.
-const walkthroughTimeout = 4 * time.Minute
+const walkthroughTimeout = 6 * time.Minute
 
 // shellCommand is one command line of a document's sh block.
 type shellCommand struct {
