@@ -196,7 +196,7 @@ func RunLive(ctx context.Context, cfg LiveConfig) (LiveResult, error) {
 					return
 				}
 				l.roundDone()
-				if !l.wait(ctx, l.pause) {
+				if !sleepCtx(ctx, l.pause) {
 					return
 				}
 			}
@@ -263,22 +263,6 @@ func (l *live) roundDone() {
 	l.mu.Unlock()
 }
 
-// wait pauses for d unless ctx is done first; it reports whether to go on.
-// A negative d does not pause.
-func (l *live) wait(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // call makes one tool call and books its outcome. injected says the
 // workload arranged for this call to fail; a failure caused by the workload
 // stopping is not booked at all.
@@ -340,7 +324,7 @@ func (l *live) ttl(ctx context.Context, p *pool.Pool, srv *fixtures.Server) {
 	t := target(srv, "tenant-ttl")
 	l.call(ctx, p, t, fixtures.ToolEcho, map[string]any{"text": "a"}, false)
 	l.call(ctx, p, t, fixtures.ToolEcho, map[string]any{"text": "b"}, false)
-	if !l.wait(ctx, liveTTL+liveTTL/2) {
+	if !sleepCtx(ctx, liveTTL+liveTTL/2) {
 		return
 	}
 	l.call(ctx, p, t, fixtures.ToolEcho, map[string]any{"text": "c"}, false)
@@ -372,7 +356,7 @@ func (l *live) faults(ctx context.Context, p *pool.Pool, srv *fixtures.Server) {
 	srv.ForgetSessions()
 	l.call(ctx, p, t, fixtures.ToolEcho, map[string]any{"text": "redialed"}, false)
 
-	if !l.wait(ctx, liveHealthIdle) {
+	if !sleepCtx(ctx, liveHealthIdle) {
 		return
 	}
 	srv.ForgetSessions()

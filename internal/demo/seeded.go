@@ -285,6 +285,7 @@ func runSeededStep(ctx context.Context, tracer trace.Tracer, p *pool.Pool, t *po
 }
 
 // sleepCtx waits d unless ctx is done first; it reports whether to go on.
+// A negative d does not wait. The live and the seeded workloads share it.
 func sleepCtx(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
