@@ -111,7 +111,7 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	c := whatif.NewCollector()
 	// The read's TTL attributes only the dump's own causes (Workload.Recorded),
 	// which no row shows: the replay attributes its own.
-	if _, err := analyze.ReadAcquires(cmd.Context(), args, rulefmt.Config{IdleTTL: flagRec.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
+	if _, err := analyze.ReadAcquires(cmd.Context(), args, rulefmt.Config{Profile: rulefmt.ProfileAuto, IdleTTL: flagRec.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
 		var re *analyze.ReadError
 		if errors.As(err, &re) {
 			return &exitError{code: 2, err: err}

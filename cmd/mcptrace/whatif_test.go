@@ -50,7 +50,7 @@ func TestWhatifCommand(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"whatif", "../../testdata/traces/semconv.otlp.jsonl"}, 3},
+		{[]string{"whatif", "../../testdata/traces/cold-init-one-read.otlp.jsonl"}, 3}, // no pool spans, no session-bearing calls
 		{[]string{"whatif", "--idle-per-key", "zero", dump}, 2},
 		{[]string{"whatif", "--prewarm", "all", dump}, 2},
 	} {
@@ -128,5 +128,46 @@ func TestWhatifFormats(t *testing.T) {
 	}
 	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("-o with --format table wrote %s (%v)", stray, err)
+	}
+}
+
+// TestWhatifReadsEveryVocabularyTheAnalyzerReads replays the corpus dumps
+// third-party instrumentations wrote (profile auto, as analyze): the
+// as-recorded row replays every acquire analyze reads. (Its hits may differ
+// by the calls such a client overlaps on one session, which the model of an
+// exclusive-lease pool counts as concurrent misses.)
+func TestWhatifReadsEveryVocabularyTheAnalyzerReads(t *testing.T) {
+	for _, pkg := range []string{"openllmetry", "shinzo"} {
+		t.Run(pkg, func(t *testing.T) {
+			dump := filepath.Join("..", "..", "testdata", "traces", "corpus", pkg, "pooled.jsonl")
+			code, out, errOut := runCLI(t, "", "analyze", "--format", "json", dump)
+			if code != 0 {
+				t.Fatalf("analyze exit %d: %s", code, errOut)
+			}
+			var an struct {
+				Pool struct{ Acquires, Hits int } `json:"pool"`
+			}
+			if err := json.Unmarshal([]byte(out), &an); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut = runCLI(t, "", "whatif", "--format", "json", dump)
+			if code != 0 {
+				t.Fatalf("whatif exit %d: %s", code, errOut)
+			}
+			var wi struct {
+				Rows []struct {
+					AsRecorded     bool `json:"as_recorded"`
+					Acquires, Hits int
+				} `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(out), &wi); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range wi.Rows {
+				if r.AsRecorded && (r.Acquires != an.Pool.Acquires || r.Acquires == 0) {
+					t.Errorf("whatif as recorded: %d acquires, %d hits; analyze: %d, %d", r.Acquires, r.Hits, an.Pool.Acquires, an.Pool.Hits)
+				}
+			}
+		})
 	}
 }
