@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -53,7 +54,9 @@ type Draw int
 const (
 	// DrawInt draws a whole number: 12.
 	DrawInt Draw = iota
-	// DrawPercent draws a ratio as a percentage with one decimal: 83.3%.
+	// DrawPercent draws a ratio as a percentage with one decimal, 83.3%,
+	// or the few more it takes never to read 0% above 0 nor 100% below 1
+	// (textfmt.Percent).
 	DrawPercent
 	// DrawDecimal draws a number with two decimals: 6.00.
 	DrawDecimal
@@ -148,7 +151,7 @@ func (m Measure) Render(v float64, ok bool) string {
 	}
 	switch m.Draw {
 	case DrawPercent:
-		return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+		return textfmt.Percent(v)
 	case DrawDecimal:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	case DrawMS:

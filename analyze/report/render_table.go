@@ -216,12 +216,13 @@ type errWriter = textfmt.ErrWriter
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// pct renders a ratio as a percentage, "-" when undefined.
+// pct renders a ratio as a percentage (textfmt.Percent: never 0% above 0
+// nor 100% below 1), "-" when undefined.
 func pct(f *float64) string {
 	if f == nil {
 		return "-"
 	}
-	return strconv.FormatFloat(*f*100, 'f', 1, 64) + "%"
+	return textfmt.Percent(*f)
 }
 
 // ms renders milliseconds, "-" when undefined.

@@ -244,3 +244,48 @@ func ClipInput(s string) string {
 	}
 	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
+
+// maxPercentDecimals bounds the decimals Percent adds to keep a ratio off
+// 0% and 100%: past it the figure says "<0.0001%" or ">99.9999%".
+const maxPercentDecimals = 4
+
+// Percent draws a ratio as a percentage with one decimal (83.3%), or with
+// as many more (up to four) as it takes never to round a ratio above 0 to
+// "0.0%" or one below 1 to "100.0%": a ceiling of 99.975% reads "99.98%",
+// a floor of 0.025% "0.03%" (a cold start in 4000 acquires is not none).
+// Past four decimals it reads "<0.0001%" or ">99.9999%". The HTML report's
+// script draws percentages by the same rule (pct in report.js).
+func Percent(ratio float64) string {
+	v := ratio * 100
+	for d := 1; d <= maxPercentDecimals; d++ {
+		s := strconv.FormatFloat(v, 'f', d, 64)
+		f, _ := strconv.ParseFloat(s, 64)
+		if (f == 0 && v > 0) || (f == 100 && v < 100) {
+			continue
+		}
+		return s + "%"
+	}
+	if v < 50 {
+		return "<0." + strings.Repeat("0", maxPercentDecimals-1) + "1%"
+	}
+	return ">99." + strings.Repeat("9", maxPercentDecimals) + "%"
+}
+
+// Count draws a whole number with a comma between groups of three digits
+// (3,584; -1,000), as the HTML report draws counts (num in report.js).
+func Count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
