@@ -197,14 +197,17 @@ func (c *CheckReport) Render(w io.Writer, format string) error {
 var errNoWriter = errors.New("no writer")
 
 // HTML returns what the HTML report draws of the check (see
-// the HTML report's options): the verdict, and the rules that did not pass and
-// the regressions as offenders, in report order.
+// the HTML report's options): the verdict, every rule for the rule table,
+// and the rules that did not pass and the regressions as offenders, in
+// report order.
 func (c *CheckReport) HTML() *report.HTMLCheck {
 	h := &report.HTMLCheck{
 		Verdict: report.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: report.HTMLCounts(c.Counts)},
 		Partial: c.Partial,
 	}
+	h.Rules = make([]report.HTMLRule, 0, len(c.Rules))
 	for _, rr := range c.Rules {
+		h.Rules = append(h.Rules, report.HTMLRule{ID: rr.ID, Status: string(rr.Status), Severity: string(rr.Severity), Found: rr.Found, Expected: rr.Expected})
 		if rr.Status == StatusPass {
 			continue
 		}

@@ -20,15 +20,61 @@
     return e;
   }
   function add(parent) {
-    for (var i = 1; i < arguments.length; i++) if (arguments[i]) parent.appendChild(arguments[i]);
+    for (var i = 1; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (typeof c === "string") c = document.createTextNode(c);
+      if (c) parent.appendChild(c);
+    }
     return parent;
   }
-  function pct(v) { return v === null || v === undefined ? "n/a" : (100 * v).toFixed(1) + "%"; }
+  // copyButton copies a query to the clipboard; where the page may not
+  // (some browsers refuse file URLs), it selects the query in a prompt.
+  function copyButton(query) {
+    var b = el("button", { type: "button", "class": "copy", title: query, "data-traceql": query }, "copy TraceQL");
+    b.addEventListener("click", function () {
+      var done = function () { b.textContent = "copied"; setTimeout(function () { b.textContent = "copy TraceQL"; }, 1500); };
+      if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(query).then(done, function () { window.prompt("TraceQL", query); });
+      else window.prompt("TraceQL", query);
+    });
+    return b;
+  }
+  // pct draws a ratio as a percentage with one decimal, or as many more
+  // (up to four) as it takes never to read 0% above 0 nor 100% below 1:
+  // the rule of the text reports (textfmt.Percent in Go).
+  function pct(v) {
+    if (v === null || v === undefined) return "n/a";
+    var p = 100 * v;
+    for (var d = 1; d <= 4; d++) {
+      var s = p.toFixed(d), f = +s;
+      if ((f === 0 && p > 0) || (f === 100 && p < 100)) continue;
+      return s + "%";
+    }
+    return p < 50 ? "<0.0001%" : ">99.9999%";
+  }
+  // num draws a count with thousands separators: 12,345.
+  function num(n) {
+    if (n === null || n === undefined) return "n/a";
+    var s = String(n), i = s.indexOf("."), head = i < 0 ? s : s.slice(0, i), tail = i < 0 ? "" : s.slice(i);
+    return head.replace(/\B(?=(\d{3})+$)/g, ",") + tail;
+  }
+  // plural counts a noun: "1 session", "2 sessions", "3,584 acquires".
+  function plural(n, one, many) { return num(n) + " " + (n === 1 ? one : (many || one + "s")); }
+  // ms draws a duration in milliseconds in one unit a person reads: µs, ms,
+  // s, min or h.
   function ms(v) {
     if (v === null || v === undefined) return "n/a";
+    if (v >= 3600000) return num(+(v / 3600000).toFixed(1)) + " h";
+    if (v >= 60000) return (v / 60000).toFixed(1) + " min";
     if (v >= 1000) return (v / 1000).toFixed(2) + " s";
     if (v >= 1) return v.toFixed(2) + " ms";
     return (v * 1000).toFixed(0) + " µs";
+  }
+  // utc draws an RFC 3339 time (the data's, in UTC, to the nanosecond) as
+  // people read it: 2026-11-30 09:00:30.158 UTC.
+  function utc(t) {
+    var m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?Z$/.exec(t || "");
+    if (!m) return t;
+    return m[1] + " " + m[2] + (m[3] ? m[3].slice(0, 4) : "") + " UTC";
   }
   function color(name) { return "var(--" + name + ")"; }
   function link(traceID) {
@@ -47,13 +93,13 @@
 
   // Header and verdict.
   add(root, el("h1", {}, "mcptrace report"));
-  add(root, el("div", { "class": "muted" }, (D.inputs.length ? D.inputs.join(", ") : "no input") +
-    (D.window.start ? " · " + D.window.start + " → " + D.window.end + " (" + ms(D.window.duration_ms) + ")" : "")));
+  add(root, el("div", { "class": "muted", id: "window" }, (D.inputs.length ? D.inputs.join(", ") : "no input") +
+    (D.window.start ? " · " + utc(D.window.start) + " → " + utc(D.window.end) + " (" + ms(D.window.duration_ms) + ")" : "")));
   if (D.verdict) {
     var v = D.verdict, c = v.counts;
     add(root, el("div", { "class": "verdict " + v.verdict, id: "verdict", "data-verdict": v.verdict },
-      "verdict: " + v.verdict.toUpperCase() + " (exit " + v.exit_code + ") · " + c.pass + " passed, " + c.fail + " failed, " +
-      c.incomplete + " incomplete" + (c.regressions ? ", " + c.regressions + " regressed" : "")));
+      "verdict: " + v.verdict.toUpperCase() + " (exit " + v.exit_code + ") · " + num(c.pass) + " passed, " + num(c.fail) + " failed, " +
+      num(c.incomplete) + " incomplete" + (c.regressions ? ", " + num(c.regressions) + " regressed" : "")));
   } else {
     add(root, el("div", { "class": "verdict none", id: "verdict", "data-verdict": "none" },
       "Analysis only: no rules were judged (mcptrace check --html FILE puts a verdict here)."));
@@ -64,20 +110,36 @@
   var H = D.headline;
   var tiles = el("div", { "class": "tiles", id: "headline" });
   function tile(k, v, title) { add(tiles, add(el("div", { "class": "tile", title: title || "" }), el("div", { "class": "v" }, v), el("div", { "class": "k" }, k))); }
-  tile("acquires", H.acquires, H.hits + " hits, " + H.misses + " misses");
+  tile("acquires", num(H.acquires), plural(H.hits, "hit") + ", " + plural(H.misses, "miss", "misses"));
   tile("hit rate", pct(H.hit_rate));
   tile("ceiling (1 − cold-start floor)", H.cold_start_floor === null ? "n/a" : pct(1 - H.cold_start_floor), "the best hit rate any pool could reach on this traffic");
-  tile("excess misses", H.excess_misses, "misses above the cold-start floor");
-  tile("unexplained misses", H.unexplained_misses);
-  tile("handshakes", H.handshakes);
+  tile("excess misses", num(H.excess_misses), "misses above the cold-start floor");
+  tile("unexplained misses", num(H.unexplained_misses));
+  tile("handshakes", num(H.handshakes));
   if (H.executions_measurable === false) tile("executions on several sessions", "not measurable", H.executions_why_not);
-  else tile("executions on several sessions", H.multi_session_executions + " / " + H.executions);
+  else tile("executions on several sessions", num(H.multi_session_executions) + " / " + num(H.executions));
   H.reads_per_request.forEach(function (r) {
-    tile("reads per request: " + r.name, r.mean === null ? "n/a" : r.mean.toFixed(2), r.requests + " requests, " + r.unexpected + " unexpected" + (r.expect !== null ? " (expected " + r.expect + ")" : ""));
+    tile("reads per request: " + r.name, r.mean === null ? "n/a" : r.mean.toFixed(2), plural(r.requests, "request") + ", " + num(r.unexpected) + " unexpected" + (r.expect !== null ? " (expected " + num(r.expect) + ")" : ""));
   });
-  tile("spans / traces", H.spans + " / " + H.traces, H.incomplete_traces + " incomplete traces");
+  tile("spans / traces", num(H.spans) + " / " + num(H.traces), plural(H.incomplete_traces, "incomplete trace"));
   add(root, tiles);
   add(root, el("div", { "class": "note", id: "sampling", "data-hit-stride": D.sampling.hit_stride }, D.sampling.note));
+
+  // Rules: every rule the check judged, passing ones too, with what it
+  // found against what it expects.
+  if (D.rules) {
+    add(root, el("h2", {}, "Rules"));
+    var rt = el("table", { id: "rules", "class": "rules" });
+    add(rt, add(el("thead"), add(el("tr"), el("th", {}, "rule"), el("th", {}, "status"), el("th", {}, "severity"),
+      el("th", {}, "observed"), el("th", {}, "threshold"))));
+    var rb = el("tbody");
+    D.rules.forEach(function (r) {
+      add(rb, add(el("tr", { "class": "rule " + r.status, "data-rule": r.id }), el("td", { "class": "mono" }, r.id),
+        el("td", { "class": "status" }, r.status), el("td", {}, r.severity), el("td", {}, r.found), el("td", {}, r.expected)));
+    });
+    if (!D.rules.length) add(rb, add(el("tr"), el("td", { colspan: 5, "class": "muted" }, "No rules were judged.")));
+    add(root, add(el("div", { "class": "scroll" }), add(rt, rb)));
+  }
 
   // Offenders.
   add(root, el("h2", {}, "Offenders"));
@@ -91,11 +153,13 @@
     if (o.traceql) add(box, el("div", { "class": "muted" }, "TraceQL:"), el("code", { "class": "query" }, o.traceql));
     var ul = el("ul");
     o.examples.forEach(function (x) {
+      // The trace id once: its query (which repeats the id) is a button
+      // that copies it, with the query as its tooltip.
       var li = el("li", { "class": "offender-trace", "data-trace-id": x.trace_id });
       if (x.url) add(li, el("a", { href: x.url, target: "_blank", rel: "noopener noreferrer", "class": "mono" }, x.trace_id));
       else add(li, el("span", { "class": "mono" }, x.trace_id));
       if (x.span_id) add(li, el("span", { "class": "mono muted" }, " span " + x.span_id));
-      add(li, el("code", { "class": "query" }, x.traceql));
+      if (x.traceql) add(li, " ", copyButton(x.traceql));
       add(ul, li);
     });
     if (!o.examples.length) add(ul, el("li", { "class": "muted" }, "no example traces"));
@@ -120,19 +184,19 @@
     if (!sc.timeline) {
       if (!rest) {
         rest = el("div", { id: "undrawn-scopes" });
-        add(rest, el("h3", {}, "Other scopes (no timeline: outside the " + D.sampling.scopes_drawn + " busiest)"));
+        add(rest, el("h3", {}, "Other scopes (no timeline: outside the " + num(D.sampling.scopes_drawn) + " busiest)"));
         add(root, rest);
       }
-      add(sec, el("summary", {}, "scope " + (sc.scope || "(unnamed)") + " — " + sc.acquires + " acquires, hit rate " + pct(sc.hit_rate) + ", " + sc.sessions + " sessions"));
+      add(sec, el("summary", {}, "scope " + (sc.scope || "(unnamed)") + " — " + plural(sc.acquires, "acquire") + ", hit rate " + pct(sc.hit_rate) + ", " + plural(sc.sessions, "session")));
       var ch = el("div", { "class": "charts" });
       add(ch, add(el("div", { "class": "chart" }), el("h4", {}, "Hit rate and ceiling over time"), rateChart(sc)));
       add(ch, add(el("div", { "class": "chart" }), el("h4", {}, "Misses by cause"), bars(sc.miss_causes)));
       add(rest, add(sec, ch));
       return;
     }
-    add(sec, el("h3", {}, "scope " + (sc.scope || "(unnamed)") + " — " + sc.acquires + " acquires, hit rate " + pct(sc.hit_rate) +
-      ", ceiling " + (sc.cold_start_floor === null ? "n/a" : pct(1 - sc.cold_start_floor)) + ", " + sc.sessions + " sessions" +
-      (sc.lanes.length < sc.sessions ? " (" + sc.lanes.length + " busiest drawn)" : "")));
+    add(sec, el("h3", {}, "scope " + (sc.scope || "(unnamed)") + " — " + plural(sc.acquires, "acquire") + ", hit rate " + pct(sc.hit_rate) +
+      ", ceiling " + (sc.cold_start_floor === null ? "n/a" : pct(1 - sc.cold_start_floor)) + ", " + plural(sc.sessions, "session") +
+      (sc.lanes.length < sc.sessions ? " (" + num(sc.lanes.length) + " busiest drawn)" : "")));
     add(sec, timeline(sc));
     var charts = el("div", { "class": "charts" });
     add(charts, add(el("div", { "class": "chart" }, null), el("h4", {}, "Hit rate and ceiling over time"), rateChart(sc)));
@@ -141,7 +205,7 @@
     add(root, sec);
   });
   if (D.sampling.scopes_left_out > 0) {
-    add(rest || root, el("p", { "class": "muted", id: "scopes-left-out" }, "… and " + D.sampling.scopes_left_out + " more scopes, not listed (the least busy): every count, rate and cause above uses them."));
+    add(rest || root, el("p", { "class": "muted", id: "scopes-left-out" }, "… and " + plural(D.sampling.scopes_left_out, "more scope") + ", not listed (the least busy): every count, rate and cause above uses them."));
   }
 
   // Latency distributions.
@@ -153,8 +217,8 @@
   function timeline(sc) {
     var wrap = el("div", { "class": "timeline" });
     var labels = el("div", { "class": "labels" });
-    var laneH = 18, axisH = 20, width = 1000;
-    var H = sc.lanes.length * laneH + axisH;
+    var laneH = 18, width = 1000;
+    var H = sc.lanes.length * laneH + 1;
     var svg = sv("svg", { viewBox: "0 0 " + width + " " + H, preserveAspectRatio: "none", height: H, role: "img", "aria-label": "session timeline of scope " + sc.scope });
     // Each timeline spans its own scope's activity (times stay relative to
     // the dump's start), so a scope busy for a moment is not a sliver.
@@ -171,7 +235,7 @@
     add(svg, bg);
     sc.lanes.forEach(function (lane, li) {
       var y = li * laneH;
-      add(labels, el("div", { title: lane.session || "(session unknown)" }, (lane.session || "(session unknown)") + " · " + lane.acquires));
+      add(labels, el("div", { title: (lane.session || "(session unknown)") + ": " + plural(lane.acquires, "acquire") }, (lane.session || "(session unknown)") + " · " + num(lane.acquires)));
       add(bg, sv("rect", { "class": "lane-bg", x: 0, y: y, width: width, height: laneH }));
       var g = sv("g", { "class": "lane", "data-session": lane.session, "data-acquires": lane.acquires });
       lane.handshakes.forEach(function (h, hi) {
@@ -205,22 +269,35 @@
     });
     var yAxis = sc.lanes.length * laneH;
     add(svg, sv("line", { "class": "axis", x1: 0, x2: width, y1: yAxis, y2: yAxis }));
+    // The time axis is HTML below the stretched SVG, so its labels keep
+    // their size at any width (SVG text would be squeezed with the lanes).
+    var axis = el("div", { "class": "time-axis" });
     for (var t = 0; t <= 4; t++) {
-      var tx = sv("text", { x: t * width / 4, y: yAxis + 14, "text-anchor": t === 0 ? "start" : t === 4 ? "end" : "middle" });
-      tx.textContent = "+" + ms((lo + (hi - lo) * t / 4) / 1000);
-      add(svg, tx);
+      add(axis, el("span", { "class": "tick t" + t, style: "left:" + (t * 25) + "%" }, "+" + ms((lo + (hi - lo) * t / 4) / 1000)));
     }
-    add(labels, el("div", {}, ""));
-    return add(wrap, labels, add(el("div"), svg));
+    add(labels, el("div", { "class": "axis-gap" }, ""));
+    return add(wrap, labels, add(el("div", { "class": "lanes" }), svg, axis));
   }
 
   function rateChart(sc) {
-    var w = 360, h = 140, pad = 24;
+    var w = 360, h = 156, pad = 30, bottom = 40;
     var svg = sv("svg", { viewBox: "0 0 " + w + " " + h, width: "100%", role: "img", "aria-label": "hit rate over time" });
     var n = sc.buckets.length;
     function X(i) { return pad + (i + 0.5) * (w - pad - 4) / n; }
-    function Y(v) { return 4 + (1 - v) * (h - pad - 4); }
+    function Y(v) { return 4 + (1 - v) * (h - bottom - 4); }
     add(svg, sv("line", { "class": "axis", x1: pad, x2: w - 4, y1: Y(0), y2: Y(0) }));
+    // The time axis: time since the dump's start at the first, middle and
+    // last bucket's edges.
+    [0, 0.5, 1].forEach(function (f, i) {
+      var x = pad + f * (w - pad - 4);
+      add(svg, sv("line", { "class": "axis", x1: x, x2: x, y1: Y(0), y2: Y(0) + 4 }));
+      var t = sv("text", { x: x, y: Y(0) + 15, "text-anchor": i === 0 ? "start" : i === 2 ? "end" : "middle", "class": "time" });
+      t.textContent = "+" + ms(f * n * sc.bucket_us / 1000);
+      add(svg, t);
+    });
+    var cap = sv("text", { x: pad + (w - pad - 4) / 2, y: h - 6, "text-anchor": "middle" });
+    cap.textContent = "time since the dump's start";
+    add(svg, cap);
     [0, 0.5, 1].forEach(function (v) { var t = sv("text", { x: 0, y: Y(v) + 3 }); t.textContent = (100 * v) + "%"; add(svg, t); });
     var per = [], cum = [], ceil = [], acq = 0, hits = 0, cold = 0;
     sc.buckets.forEach(function (b, i) {
@@ -253,14 +330,14 @@
       var t = sv("text", { x: 0, y: i * rowH + 12 }); t.textContent = c.name; add(svg, t);
       var bw = max ? (w - lab - 50) * c.count / max : 0;
       add(svg, sv("rect", { x: lab, y: i * rowH + 3, width: Math.max(bw, c.count ? 1 : 0), height: rowH - 5, fill: color(c.name), "data-cause": c.name, "data-count": c.count }));
-      var n = sv("text", { x: lab + bw + 4, y: i * rowH + 12 }); n.textContent = c.count; add(svg, n);
+      var n = sv("text", { x: lab + bw + 4, y: i * rowH + 12 }); n.textContent = num(c.count); add(svg, n);
     });
     return svg;
   }
 
   function latencyChart(l) {
     var box = el("div", { "class": "chart", "data-series": l.name });
-    add(box, el("h4", {}, l.name + " — " + l.count + " samples"));
+    add(box, el("h4", {}, l.name + " — " + plural(l.count, "sample")));
     if (!l.count) return add(box, el("div", { "class": "muted" }, "no samples"));
     var w = 360, h = 110, pad = 4;
     var svg = sv("svg", { viewBox: "0 0 " + w + " " + (h + 16), width: "100%", role: "img", "aria-label": "latency histogram of " + l.name });
@@ -270,16 +347,19 @@
     l.buckets.forEach(function (b) {
       var x1 = X(b[0] / Math.pow(10, 0.2)), x2 = X(b[0]), bh = (h - 10) * b[1] / top;
       var r = sv("rect", { x: x1, y: h - bh, width: Math.max(x2 - x1 - 1, 1), height: bh, fill: color("cum") });
-      var t = sv("title"); t.textContent = "≤ " + ms(b[0]) + ": " + b[1]; add(r, t);
+      var t = sv("title"); t.textContent = "≤ " + ms(b[0]) + ": " + num(b[1]); add(r, t);
       add(svg, r);
     });
     l.quantiles.forEach(function (q) {
       add(svg, sv("rect", { x: X(q.lo), y: 0, width: Math.max(X(q.hi) - X(q.lo), 1), height: h, fill: color("concurrent"), opacity: 0.15 }));
       add(svg, sv("line", { x1: X(q.ms), x2: X(q.ms), y1: 0, y2: h, stroke: color("concurrent") }));
-      var t = sv("text", { x: Math.min(X(q.ms) + 2, w - 30), y: 10 }); t.textContent = "p" + Math.round(q.q * 100); add(svg, t);
+      var right = X(q.ms) > w - 30;
+      var t = sv("text", { x: right ? X(q.ms) - 2 : X(q.ms) + 2, y: 10, "text-anchor": right ? "end" : "start" }); t.textContent = "p" + Math.round(q.q * 100); add(svg, t);
     });
+    // The axis: its first label starts at the left edge, its last ends at
+    // the right one, so neither is cut.
     [lo, (lo + hi) / 2, hi].forEach(function (v, i) {
-      var t = sv("text", { x: i === 2 ? w - 50 : X(Math.pow(10, v)), y: h + 13 }); t.textContent = ms(Math.pow(10, v)); add(svg, t);
+      var t = sv("text", { x: X(Math.pow(10, v)), y: h + 13, "text-anchor": i === 0 ? "start" : i === 2 ? "end" : "middle" }); t.textContent = ms(Math.pow(10, v)); add(svg, t);
     });
     add(box, svg);
     var tb = el("table");

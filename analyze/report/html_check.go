@@ -1,13 +1,27 @@
 package report
 
 // HTMLCheck is what the HTML report draws of a check: its verdict, whether
-// an input was partial, and the failing or incomplete rules and the
-// regressions as offenders (their examples' URLs are filled in from
-// HTMLOptions.TraceURL).
+// an input was partial, every rule with its status (the rule table), and
+// the failing or incomplete rules and the regressions as offenders (their
+// examples' URLs are filled in from HTMLOptions.TraceURL).
 type HTMLCheck struct {
-	Verdict   HTMLVerdict
-	Partial   bool
+	Verdict HTMLVerdict
+	Partial bool
+	// Rules are every rule judged, passing ones too, in rule order.
+	Rules     []HTMLRule
 	Offenders []HTMLOffender
+}
+
+// HTMLRule is one row of the HTML report's rule table: a rule's verdict,
+// what it found against what it expects.
+type HTMLRule struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Severity string `json:"severity"`
+	// Found is what the dump holds (the observed value), Expected what the
+	// rule wants (its threshold), both in the check's words.
+	Found    string `json:"found"`
+	Expected string `json:"expected"`
 }
 
 // HTMLVerdict is a check's verdict, drawn on top of the page.
