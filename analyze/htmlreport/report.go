@@ -1,4 +1,4 @@
-package analyze
+package htmlreport
 
 import (
 	"cmp"
@@ -10,49 +10,49 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/report"
-	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// HTMLSchema identifies the JSON the HTML report embeds (the data its
+// Schema identifies the JSON the HTML report embeds (the data its
 // pictures are drawn from); golden tests pin it.
-const HTMLSchema = "mcptrace.htmlreport/v1"
+const Schema = "mcptrace.htmlreport/v1"
 
-// Defaults of HTMLOptions.
+// Defaults of Options.
 const (
-	// DefaultHTMLMaxMarks caps the acquire marks drawn on all timelines
+	// DefaultMaxMarks caps the acquire marks drawn on all timelines
 	// together: past it the timelines are sampled (every miss first, then
 	// every k-th hit), which keeps a 1M-span report small and quick to draw.
-	DefaultHTMLMaxMarks = 12000
-	// DefaultHTMLMaxLanes caps the session lanes drawn per pool scope: past
+	DefaultMaxMarks = 12000
+	// DefaultMaxLanes caps the session lanes drawn per pool scope: past
 	// it only the busiest sessions get a lane.
-	DefaultHTMLMaxLanes = 120
-	// DefaultHTMLMaxScopes caps the pool scopes drawn with a timeline: past
+	DefaultMaxLanes = 120
+	// DefaultMaxScopes caps the pool scopes drawn with a timeline: past
 	// it only the busiest get one, the others their figures and charts.
-	DefaultHTMLMaxScopes = 12
-	// DefaultHTMLMaxTotalLanes caps the lanes of all timelines together, so
+	DefaultMaxScopes = 12
+	// DefaultMaxTotalLanes caps the lanes of all timelines together, so
 	// the page stays a readable height: each drawn scope gets an equal share
-	// (at least 8), within DefaultHTMLMaxLanes.
-	DefaultHTMLMaxTotalLanes = 480
-	// DefaultHTMLBuckets is the number of time buckets of the over-time
+	// (at least 8), within DefaultMaxLanes.
+	DefaultMaxTotalLanes = 480
+	// DefaultBuckets is the number of time buckets of the over-time
 	// charts.
-	DefaultHTMLBuckets = 120
-	// DefaultHTMLMaxListedScopes caps the pool scopes the page lists at
+	DefaultBuckets = 120
+	// DefaultMaxListedScopes caps the pool scopes the page lists at
 	// all (the drawn ones included): past it only the busiest are listed,
 	// and the page says how many more there are ("and N more"). With the
 	// marks, lanes and scopes caps it bounds the report: a scope costs its
 	// figures and Buckets of chart data, so a dump of 200k scopes makes a
 	// page of a few MB, not hundreds (issue 24).
-	DefaultHTMLMaxListedScopes = 200
+	DefaultMaxListedScopes = 200
 	// TraceIDPlaceholder is what a --trace-url template's trace id goes in
 	// place of.
 	TraceIDPlaceholder = "{trace_id}"
 )
 
-// HTMLOptions configures [NewHTMLReport]. The zero value draws no links,
+// Options configures [New]. The zero value draws no links,
 // no verdict, and uses the defaults above.
-type HTMLOptions struct {
+type Options struct {
 	// TraceURL is a link template for a trace (a Grafana Explore or Tempo
 	// URL) holding TraceIDPlaceholder; "" draws no links. See
 	// [ValidateTraceURL].
@@ -95,22 +95,22 @@ func truncateQuoted(s string) string {
 	return s
 }
 
-// HTMLReport is the data of the self-contained HTML report: everything its
+// Report is the data of the self-contained HTML report: everything its
 // pictures show, computed from the report, the rule verdicts and the index.
-// Its JSON (schema HTMLSchema) is embedded in the page; times on the
+// Its JSON (schema Schema) is embedded in the page; times on the
 // timelines are microseconds after Window.Start.
-type HTMLReport struct {
+type Report struct {
 	Schema   string              `json:"schema"`
 	Inputs   []string            `json:"inputs"`
 	Partial  bool                `json:"partial"`
-	Window   HTMLWindow          `json:"window"`
+	Window   Window              `json:"window"`
 	Verdict  *report.HTMLVerdict `json:"verdict"`
-	Headline HTMLHeadline        `json:"headline"`
+	Headline Headline            `json:"headline"`
 	TraceURL string              `json:"trace_url"`
-	Sampling HTMLSampling        `json:"sampling"`
-	Causes   []HTMLCount         `json:"miss_causes"`
-	Latency  []HTMLLatency       `json:"latency"`
-	Scopes   []HTMLScope         `json:"scopes"`
+	Sampling Sampling            `json:"sampling"`
+	Causes   []Count             `json:"miss_causes"`
+	Latency  []Latency           `json:"latency"`
+	Scopes   []Scope             `json:"scopes"`
 	// Offenders are the failing rules (with check) or the unexplained misses
 	// and multi-session executions (without), each with its traces.
 	Offenders []report.HTMLOffender `json:"offenders"`
@@ -118,15 +118,15 @@ type HTMLReport struct {
 	Traces []string `json:"traces"`
 }
 
-// HTMLWindow is the time the dump covers.
-type HTMLWindow struct {
+// Window is the time the dump covers.
+type Window struct {
 	Start      string  `json:"start"`
 	End        string  `json:"end"`
 	DurationMs float64 `json:"duration_ms"`
 }
 
-// HTMLHeadline holds the figures drawn as tiles.
-type HTMLHeadline struct {
+// Headline holds the figures drawn as tiles.
+type Headline struct {
 	Spans             int      `json:"spans"`
 	Traces            int      `json:"traces"`
 	IncompleteTraces  int      `json:"incomplete_traces"`
@@ -143,13 +143,13 @@ type HTMLHeadline struct {
 	// ExecutionsMeasurable is the report's executions.measurable, and
 	// ExecutionsWhyNot its why_not: the page then says the executions
 	// could not be measured instead of drawing their figures.
-	ExecutionsMeasurable bool        `json:"executions_measurable"`
-	ExecutionsWhyNot     string      `json:"executions_why_not"`
-	Reads                []HTMLReads `json:"reads_per_request"`
+	ExecutionsMeasurable bool    `json:"executions_measurable"`
+	ExecutionsWhyNot     string  `json:"executions_why_not"`
+	Reads                []Reads `json:"reads_per_request"`
 }
 
-// HTMLReads is one reads-per-request measure's headline.
-type HTMLReads struct {
+// Reads is one reads-per-request measure's headline.
+type Reads struct {
 	Name       string `json:"name"`
 	Requests   int    `json:"requests"`
 	Expect     *int   `json:"expect"`
@@ -158,8 +158,8 @@ type HTMLReads struct {
 	Mean *float64 `json:"mean"`
 }
 
-// HTMLSampling says what the timelines leave out of a long dump.
-type HTMLSampling struct {
+// Sampling says what the timelines leave out of a long dump.
+type Sampling struct {
 	Acquires        int `json:"acquires"`
 	MarksShown      int `json:"marks_shown"`
 	Sessions        int `json:"sessions"`
@@ -179,34 +179,34 @@ type HTMLSampling struct {
 	Note       string `json:"note"`
 }
 
-// HTMLCount is a labelled count.
-type HTMLCount struct {
+// Count is a labelled count.
+type Count struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`
 }
 
-// HTMLLatency is one latency distribution: nearest-rank quantiles with a
+// Latency is one latency distribution: nearest-rank quantiles with a
 // 95% confidence interval from the order statistics (how far the quantile
 // of another run of the same size could plausibly be), and a histogram on
 // log-spaced buckets.
-type HTMLLatency struct {
-	Name      string         `json:"name"`
-	Count     int            `json:"count"`
-	Quantiles []HTMLQuantile `json:"quantiles"`
+type Latency struct {
+	Name      string     `json:"name"`
+	Count     int        `json:"count"`
+	Quantiles []Quantile `json:"quantiles"`
 	// Buckets are [upper bound ms, count] pairs, empty buckets left out.
 	Buckets [][2]float64 `json:"buckets"`
 }
 
-// HTMLQuantile is a quantile in milliseconds with its 95% interval.
-type HTMLQuantile struct {
+// Quantile is a quantile in milliseconds with its 95% interval.
+type Quantile struct {
 	Q  float64 `json:"q"`
 	Ms float64 `json:"ms"`
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
 }
 
-// HTMLScope is one pool scope's pictures.
-type HTMLScope struct {
+// Scope is one pool scope's pictures.
+type Scope struct {
 	Scope          string   `json:"scope"`
 	Acquires       int      `json:"acquires"`
 	Hits           int      `json:"hits"`
@@ -215,17 +215,17 @@ type HTMLScope struct {
 	Sessions       int      `json:"sessions"`
 	// Drawn is false for a scope outside the busiest MaxScopes: it has no
 	// lanes, only its figures and charts.
-	Drawn  bool        `json:"timeline"`
-	Causes []HTMLCount `json:"miss_causes"`
-	Lanes  []HTMLLane  `json:"lanes"`
+	Drawn  bool    `json:"timeline"`
+	Causes []Count `json:"miss_causes"`
+	Lanes  []Lane  `json:"lanes"`
 	// BucketUs is the width of a time bucket; Buckets are [acquires, hits,
 	// cold misses] per bucket from Window.Start.
 	BucketUs int64    `json:"bucket_us"`
 	Buckets  [][3]int `json:"buckets"`
 }
 
-// HTMLLane is one downstream session's lane.
-type HTMLLane struct {
+// Lane is one downstream session's lane.
+type Lane struct {
 	Session  string `json:"session"`
 	Acquires int    `json:"acquires"`
 	Misses   int    `json:"misses"`
@@ -237,37 +237,29 @@ type HTMLLane struct {
 	Handshakes [][5]any `json:"handshakes"`
 }
 
-// NewHTMLReport computes the HTML report's data from a finished analysis:
-// r is Analyze(idx, cfg), opts.Check the verdict of the same dump (nil for
-// `analyze`). Long dumps are sampled as HTMLSampling says; every count,
-// rate and latency still uses every span.
-func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *report.Report, opts HTMLOptions) (*HTMLReport, error) {
+// New computes the HTML report's data from a finished analysis: r is the
+// dump's analysis (analyze.Analyze), ev its events
+// (analyze.NewReportEvents of the same index and configuration), opts.Check
+// the verdict of the same dump (nil for `analyze`). Long dumps are sampled
+// as Sampling says; every count, rate and latency still uses every span.
+func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, error) {
 	if err := ValidateTraceURL(opts.TraceURL); err != nil {
 		return nil, err
 	}
-	opts.MaxMarks = cmp.Or(max(opts.MaxMarks, 0), DefaultHTMLMaxMarks)
-	opts.MaxLanes = cmp.Or(max(opts.MaxLanes, 0), DefaultHTMLMaxLanes)
-	opts.Buckets = cmp.Or(max(opts.Buckets, 0), DefaultHTMLBuckets)
-	opts.MaxScopes = cmp.Or(max(opts.MaxScopes, 0), DefaultHTMLMaxScopes)
-	opts.MaxTotalLanes = cmp.Or(max(opts.MaxTotalLanes, 0), DefaultHTMLMaxTotalLanes)
-	opts.MaxListedScopes = max(cmp.Or(max(opts.MaxListedScopes, 0), DefaultHTMLMaxListedScopes), opts.MaxScopes)
+	opts.MaxMarks = cmp.Or(max(opts.MaxMarks, 0), DefaultMaxMarks)
+	opts.MaxLanes = cmp.Or(max(opts.MaxLanes, 0), DefaultMaxLanes)
+	opts.Buckets = cmp.Or(max(opts.Buckets, 0), DefaultBuckets)
+	opts.MaxScopes = cmp.Or(max(opts.MaxScopes, 0), DefaultMaxScopes)
+	opts.MaxTotalLanes = cmp.Or(max(opts.MaxTotalLanes, 0), DefaultMaxTotalLanes)
+	opts.MaxListedScopes = max(cmp.Or(max(opts.MaxListedScopes, 0), DefaultMaxListedScopes), opts.MaxScopes)
+	acqs, hss := ev.Acquires, ev.Handshakes
 
-	cfg, ev, err := htmlStage(idx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("html report: %w", err)
-	}
-	acqs, err := acquireEventsOf(idx, cfg, ev)
-	if err != nil {
-		return nil, err
-	}
-	hss := handshakeEventsOf(idx, ev)
-
-	h := &HTMLReport{
-		Schema:    HTMLSchema,
+	h := &Report{
+		Schema:    Schema,
 		Inputs:    []string{},
 		Partial:   r.Partial,
 		TraceURL:  opts.TraceURL,
-		Scopes:    []HTMLScope{},
+		Scopes:    []Scope{},
 		Offenders: []report.HTMLOffender{},
 		Traces:    []string{},
 	}
@@ -277,7 +269,7 @@ func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *report.Report, opts HTMLOp
 	var t0, t1 int64
 	if r.Window.Start != nil {
 		t0, t1 = r.Window.Start.UnixNano(), r.Window.End.UnixNano()
-		h.Window = HTMLWindow{
+		h.Window = Window{
 			Start:      r.Window.Start.UTC().Format(time.RFC3339Nano),
 			End:        r.Window.End.UTC().Format(time.RFC3339Nano),
 			DurationMs: roundMs(t1 - t0),
@@ -290,7 +282,7 @@ func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *report.Report, opts HTMLOp
 	}
 	h.Headline = htmlHeadline(r)
 	for _, reason := range spans.MissReasons {
-		h.Causes = append(h.Causes, HTMLCount{reason, r.Pool.MissReasons[reason]})
+		h.Causes = append(h.Causes, Count{reason, r.Pool.MissReasons[reason]})
 	}
 	h.Latency = htmlLatencies(ev, r, acqs, hss)
 	h.Offenders = htmlOffenders(r, opts)
@@ -299,8 +291,8 @@ func NewHTMLReport(idx *Index, cfg rulefmt.Config, r *report.Report, opts HTMLOp
 	return h, nil
 }
 
-func htmlHeadline(r *report.Report) HTMLHeadline {
-	hl := HTMLHeadline{
+func htmlHeadline(r *report.Report) Headline {
+	hl := Headline{
 		Spans:                r.Spans,
 		Traces:               r.Traces,
 		IncompleteTraces:     r.IncompleteTraces,
@@ -314,12 +306,12 @@ func htmlHeadline(r *report.Report) HTMLHeadline {
 		Handshakes:           r.Pool.Handshakes,
 		Executions:           r.Executions.Count,
 		MultiSession:         r.Executions.MultiSession,
-		Reads:                []HTMLReads{},
+		Reads:                []Reads{},
 		ExecutionsMeasurable: r.Executions.Measurable,
 		ExecutionsWhyNot:     r.Executions.WhyNot,
 	}
 	for _, m := range r.Measures {
-		rd := HTMLReads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected}
+		rd := Reads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected}
 		total, n := 0, 0
 		for _, b := range m.Histogram {
 			total += b.Reads * b.Requests
@@ -340,7 +332,7 @@ func roundMs(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 // htmlLatencies builds the four distributions. The quantiles are the
 // report's own (nearest rank over every sample); the intervals and
 // histograms come from the same samples.
-func htmlLatencies(ev *events, r *report.Report, acqs []AcquireEvent, hss []HandshakeEvent) []HTMLLatency {
+func htmlLatencies(ev *analyze.ReportEvents, r *report.Report, acqs []analyze.AcquireEvent, hss []analyze.HandshakeEvent) []Latency {
 	var hit, miss, hs, call []int64
 	for _, e := range acqs {
 		switch {
@@ -355,11 +347,11 @@ func htmlLatencies(ev *events, r *report.Report, acqs []AcquireEvent, hss []Hand
 	for _, e := range hss {
 		hs = append(hs, max(e.End-e.Start, 0))
 	}
-	for _, c := range ev.calls {
-		call = append(call, max(c.end-c.start, 0))
+	for _, c := range ev.Calls {
+		call = append(call, max(c.End-c.Start, 0))
 	}
 	lat := r.Pool.Latency
-	return []HTMLLatency{
+	return []Latency{
 		latency("acquire (hit)", hit, lat.AcquireHit),
 		latency("acquire (miss)", miss, lat.AcquireMiss),
 		latency("handshake", hs, lat.Handshake),
@@ -367,8 +359,8 @@ func htmlLatencies(ev *events, r *report.Report, acqs []AcquireEvent, hss []Hand
 	}
 }
 
-func latency(name string, ds []int64, p report.Percentiles) HTMLLatency {
-	l := HTMLLatency{Name: name, Count: len(ds), Quantiles: []HTMLQuantile{}, Buckets: [][2]float64{}}
+func latency(name string, ds []int64, p report.Percentiles) Latency {
+	l := Latency{Name: name, Count: len(ds), Quantiles: []Quantile{}, Buckets: [][2]float64{}}
 	if len(ds) == 0 {
 		return l
 	}
@@ -386,7 +378,7 @@ func latency(name string, ds []int64, p report.Percentiles) HTMLLatency {
 		half := 1.96 * math.Sqrt(n*q.q*(1-q.q))
 		lo := int(math.Floor(n*q.q - half))
 		hi := int(math.Ceil(n*q.q + half))
-		l.Quantiles = append(l.Quantiles, HTMLQuantile{
+		l.Quantiles = append(l.Quantiles, Quantile{
 			Q:  q.q,
 			Ms: ms,
 			Lo: roundMs(ds[min(len(ds)-1, max(0, lo-1))]),
@@ -422,7 +414,7 @@ func traceLink(tmpl, traceID string) string {
 	return strings.ReplaceAll(tmpl, TraceIDPlaceholder, url.PathEscape(traceID))
 }
 
-func htmlOffenders(r *report.Report, opts HTMLOptions) []report.HTMLOffender {
+func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 	out := []report.HTMLOffender{}
 	example := func(tid, sid, q string) report.HTMLExample {
 		if q == "" {
@@ -468,7 +460,7 @@ func htmlOffenders(r *report.Report, opts HTMLOptions) []report.HTMLOffender {
 
 // causeCode is the timeline code of an acquire: 0 for a hit, else 1 + the
 // cause's index in spans.MissReasons.
-func causeCode(e *AcquireEvent) int {
+func causeCode(e *analyze.AcquireEvent) int {
 	if e.Hit {
 		return 0
 	}
@@ -478,20 +470,20 @@ func causeCode(e *AcquireEvent) int {
 // htmlTimelines builds each scope's lanes and buckets. Past the budgets it
 // keeps the busiest scopes and, in each, the busiest sessions, then draws
 // every miss of the kept lanes while they fit and every k-th hit in the room
-// left; HTMLSampling says what was left out.
-func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0, t1 int64, opts HTMLOptions) ([]HTMLScope, HTMLSampling) {
-	smp := HTMLSampling{Acquires: len(acqs), Handshakes: len(hss), HitStride: 1, MissStride: 1}
+// left; Sampling says what was left out.
+func htmlTimelines(h *Report, acqs []analyze.AcquireEvent, hss []analyze.HandshakeEvent, t0, t1 int64, opts Options) ([]Scope, Sampling) {
+	smp := Sampling{Acquires: len(acqs), Handshakes: len(hss), HitStride: 1, MissStride: 1}
 	bucketNs := max((t1-t0+int64(opts.Buckets)-1)/int64(opts.Buckets), 1)
 
 	// Pass 1: per scope, its figures, buckets and the events of each lane.
 	type laneAcc struct {
-		lane  HTMLLane
+		lane  Lane
 		first int64
 		acqs  []int32 // indexes into acqs
 		hss   []int32 // indexes into hss
 	}
 	type scopeAcc struct {
-		sc     HTMLScope
+		sc     Scope
 		lanes  map[string]*laneAcc
 		kept   []*laneAcc
 		load   int
@@ -503,7 +495,7 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		sa, ok := byName[name]
 		if !ok {
 			// Buckets are allocated for listed scopes only, once known.
-			sa = &scopeAcc{sc: HTMLScope{Scope: name, Causes: []HTMLCount{}, Lanes: []HTMLLane{}, BucketUs: bucketNs / 1000}, lanes: map[string]*laneAcc{}}
+			sa = &scopeAcc{sc: Scope{Scope: name, Causes: []Count{}, Lanes: []Lane{}, BucketUs: bucketNs / 1000}, lanes: map[string]*laneAcc{}}
 			byName[name] = sa
 			scopes = append(scopes, sa)
 		}
@@ -512,7 +504,7 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 	laneOf := func(sa *scopeAcc, session string, t int64) *laneAcc {
 		l, ok := sa.lanes[session]
 		if !ok {
-			l = &laneAcc{lane: HTMLLane{Session: session, Marks: [][5]any{}, Handshakes: [][5]any{}}, first: t}
+			l = &laneAcc{lane: Lane{Session: session, Marks: [][5]any{}, Handshakes: [][5]any{}}, first: t}
 			sa.lanes[session] = l
 		}
 		return l
@@ -616,7 +608,7 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 	}
 	us := func(ns int64) int64 { return (ns - t0) / 1000 }
 	hitN, missN, hsN := 0, 0, 0
-	out := make([]HTMLScope, 0, min(len(scopes), opts.MaxListedScopes))
+	out := make([]Scope, 0, min(len(scopes), opts.MaxListedScopes))
 	for _, sa := range scopes {
 		if !sa.listed {
 			smp.Sessions += len(sa.lanes)
@@ -625,7 +617,7 @@ func htmlTimelines(h *HTMLReport, acqs []AcquireEvent, hss []HandshakeEvent, t0,
 		}
 		sc := sa.sc
 		for _, reason := range spans.MissReasons {
-			sc.Causes = append(sc.Causes, HTMLCount{reason, causes[sc.Scope][reason]})
+			sc.Causes = append(sc.Causes, Count{reason, causes[sc.Scope][reason]})
 		}
 		sc.HitRate = ratio(sc.Hits, sc.Acquires)
 		sc.ColdStartFloor = ratio(causes[sc.Scope][spans.MissCold], sc.Acquires)
@@ -698,16 +690,23 @@ func every(k int, noun string) string {
 	return fmt.Sprintf("every %d%s %s", k, suffix, noun)
 }
 
-// sortEvents orders acquires by scope, then start, then span id.
-func sortEvents(evs []AcquireEvent) {
-	slices.SortFunc(evs, func(a, b AcquireEvent) int {
-		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
-	})
+// ratio returns a/b, or nil when b is 0 (the figure is undefined, not 0),
+// as the report's own rates are.
+func ratio(a, b int) *float64 {
+	if b == 0 {
+		return nil
+	}
+	f := float64(a) / float64(b)
+	return &f
 }
 
-// sortHandshakes orders handshakes by scope, then start, then span id.
-func sortHandshakes(evs []HandshakeEvent) {
-	slices.SortFunc(evs, func(a, b HandshakeEvent) int {
-		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
-	})
+// unmeasurableOffender is the HTML report's finding, without a check, that
+// the executions could not be measured, saying why.
+func unmeasurableOffender(r *report.Report) (report.HTMLOffender, bool) {
+	if r.Executions.Measurable {
+		return report.HTMLOffender{}, false
+	}
+	return report.HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
+		Expected: "each tool call tied to the execution that made it",
+		Found:    r.Executions.WhyNot, Examples: []report.HTMLExample{}}, true
 }
