@@ -18,6 +18,9 @@
 // ([Index.Add]) or the projection decoders' compact ones. [Load] does both. [Analyze] computes a [Report] from an index and a
 // [Config]; [Report.Render] writes it as a table, JSON (the documented
 // mcptrace.analysis/v1 contract, see docs/analysis-schema.md) or Markdown.
+// [NewReportEvents] gives the HTML report (package analyze/htmlreport) the
+// dump's acquires, handshakes and calls as plain values, so the report is
+// drawn from the analysis and those values, never from the index.
 //
 //	cfg := analyze.Config{Profile: analyze.ProfileDefault}
 //	idx, _, err := analyze.Load(ctx, []string{"dump.jsonl"}, analyze.LoadOptions{Index: cfg.IndexOptions()})

@@ -199,17 +199,6 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 	return r, nil
 }
 
-// unmeasurableOffender is the HTML report's finding, without a check, that
-// the executions could not be measured, saying why.
-func unmeasurableOffender(r *report.Report) (report.HTMLOffender, bool) {
-	if r.Executions.Measurable {
-		return report.HTMLOffender{}, false
-	}
-	return report.HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
-		Expected: "each tool call tied to the execution that made it",
-		Found:    r.Executions.WhyNot, Examples: []report.HTMLExample{}}, true
-}
-
 // rootWords names how executions are found, for why_not: the selector,
 // clipped, or for "trace" what a call outside one is there.
 func rootWords(root string) string {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -86,7 +87,11 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 				res[i].Status = StatusFail
 			}
 			check := NewCheckReport(r, res, nil, h.s+".json")
-			html, err := analyze.NewHTMLReport(idx, cfg, r, analyze.HTMLOptions{Check: check.HTML()})
+			ev, err := analyze.NewReportEvents(idx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			html, err := htmlreport.New(r, ev, htmlreport.Options{Check: check.HTML()})
 			if err != nil {
 				t.Fatal(err)
 			}

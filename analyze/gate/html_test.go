@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -31,7 +32,11 @@ func checkHTMLData(t *testing.T, path string, cfg rulefmt.Config, traceURL strin
 		t.Fatalf("Load %s: %v", path, err)
 	}
 	r, results := evaluate(t, idx, cfg, rules, 0)
-	h, err := analyze.NewHTMLReport(idx, cfg, r, analyze.HTMLOptions{TraceURL: traceURL, Check: NewCheckReport(r, results, nil, "").HTML()})
+	ev, err := analyze.NewReportEvents(idx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := htmlreport.New(r, ev, htmlreport.Options{TraceURL: traceURL, Check: NewCheckReport(r, results, nil, "").HTML()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +44,7 @@ func checkHTMLData(t *testing.T, path string, cfg rulefmt.Config, traceURL strin
 	if err := h.Render(&page); err != nil {
 		t.Fatal(err)
 	}
-	data, err := analyze.ExtractHTMLData(page.Bytes())
+	data, err := htmlreport.ExtractData(page.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +88,7 @@ func TestHTMLCheckDataGolden(t *testing.T) {
 func TestHTMLCheckNamesTheFailingRules(t *testing.T) {
 	for _, sc := range []string{"pooled", "per-call-dial", "unexplained-miss", "ttl-and-redial", "concurrent", "double-acquire"} {
 		t.Run(sc, func(t *testing.T) {
-			var h analyze.HTMLReport
+			var h htmlreport.Report
 			if err := json.Unmarshal(checkHTMLData(t, filepath.Join(tracesDir, sc+".otlp.jsonl"), scenarioConfig(t, sc), "https://t.example/{trace_id}"), &h); err != nil {
 				t.Fatal(err)
 			}

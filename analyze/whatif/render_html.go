@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
@@ -334,7 +334,7 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 // inline, no script, a Content-Security-Policy forbidding every fetch)
 // holding WriteHTMLSection's section: it opens offline from a file.
 func WriteHTMLPage(w io.Writer, rows []Row, assumed bool) error {
-	css, err := analyze.ReportCSS()
+	css, err := htmlreport.CSS()
 	if err != nil {
 		return fmt.Errorf("whatif: render html: %w", err)
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -393,11 +394,11 @@ func checkHover(t *testing.T, page string, res pageResult) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := analyze.ExtractHTMLData(html)
+	raw, err := htmlreport.ExtractData(html)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h analyze.HTMLReport
+	var h htmlreport.Report
 	if err := json.Unmarshal(raw, &h); err != nil {
 		t.Fatal(err)
 	}

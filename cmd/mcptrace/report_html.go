@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -33,7 +34,7 @@ func checkHTMLFlags(f htmlFlags, format string) error {
 	if f.output != "" && format != formatHTML {
 		return usageErrorf("-o/--output %s: only --format html writes to a file; the other formats go to standard output", f.output)
 	}
-	if err := analyze.ValidateTraceURL(f.traceURL); err != nil {
+	if err := htmlreport.ValidateTraceURL(f.traceURL); err != nil {
 		return usageErrorf("--trace-url: %v", err)
 	}
 	return nil
@@ -43,7 +44,7 @@ func checkHTMLFlags(f htmlFlags, format string) error {
 // verdict on top when check is not nil, to path ("" or "-": the command's
 // standard output). A failure to compute or write it is exit 2.
 func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg rulefmt.Config, report *report.Report, check *report.HTMLCheck, traceURL string) error {
-	h, err := analyze.NewHTMLReport(idx, cfg, report, analyze.HTMLOptions{TraceURL: traceURL, Check: check})
+	h, err := newHTMLReport(idx, cfg, report, htmlreport.Options{TraceURL: traceURL, Check: check})
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("html report: %w", err)}
 	}
@@ -57,6 +58,16 @@ func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg ru
 		return &exitError{code: 2, err: fmt.Errorf("html report: %w", err)}
 	}
 	return nil
+}
+
+// newHTMLReport computes the HTML report of an analysis of idx: analyze
+// builds the events, htmlreport draws them with the report.
+func newHTMLReport(idx *analyze.Index, cfg rulefmt.Config, r *report.Report, opts htmlreport.Options) (*htmlreport.Report, error) {
+	ev, err := analyze.NewReportEvents(idx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return htmlreport.New(r, ev, opts)
 }
 
 // demoHTMLPath is where the demo writes its report: beside the dump, with
@@ -80,7 +91,7 @@ func writeDemoHTMLReport(ctx context.Context, dump string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("html report of %s: %w", dump, err)
 	}
-	h, err := analyze.NewHTMLReport(idx, cfg, report, analyze.HTMLOptions{})
+	h, err := newHTMLReport(idx, cfg, report, htmlreport.Options{})
 	if err != nil {
 		return "", fmt.Errorf("html report of %s: %w", dump, err)
 	}

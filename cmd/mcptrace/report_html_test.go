@@ -8,22 +8,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 )
 
 // htmlData reads the data embedded in a written report.
-func htmlData(t *testing.T, path string) analyze.HTMLReport {
+func htmlData(t *testing.T, path string) htmlreport.Report {
 	t.Helper()
 	page, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("report not written: %v", err)
 	}
-	raw, err := analyze.ExtractHTMLData(page)
+	raw, err := htmlreport.ExtractData(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h analyze.HTMLReport
+	var h htmlreport.Report
 	if err := json.Unmarshal(raw, &h); err != nil {
 		t.Fatal(err)
 	}

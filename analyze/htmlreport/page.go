@@ -1,4 +1,4 @@
-package analyze
+package htmlreport
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // are a few lines each, and a page without a library stays small, needs no
 // licence notice and has no third-party code to keep up to date.
 //
-//go:embed htmlreport/page.html htmlreport/report.css htmlreport/report.js
+//go:embed page.html report.css report.js
 var htmlAssets embed.FS
 
 // Render writes the report as one self-contained HTML page: the style, the
@@ -27,13 +27,13 @@ var htmlAssets embed.FS
 // mcptrace-data) are inline, and a Content-Security-Policy forbids every
 // network fetch, so the page opens from a file URL, offline, and follows the
 // viewer's light or dark mode.
-func (h *HTMLReport) Render(w io.Writer) error {
+func (h *Report) Render(w io.Writer) error {
 	data, err := json.Marshal(h) // escapes <, > and &: safe inside <script>
 	if err != nil {
 		return fmt.Errorf("render html: encode data: %w", err)
 	}
 	read := func(name string) (string, error) {
-		b, err := htmlAssets.ReadFile("htmlreport/" + name)
+		b, err := htmlAssets.ReadFile(name)
 		if err != nil {
 			return "", fmt.Errorf("render html: %w", err)
 		}
@@ -73,9 +73,9 @@ func (h *HTMLReport) Render(w io.Writer) error {
 	return nil
 }
 
-// ExtractHTMLData returns the JSON data embedded in a report page written
-// by [HTMLReport.Render]: what golden tests compare and tools can read back.
-func ExtractHTMLData(page []byte) ([]byte, error) {
+// ExtractData returns the JSON data embedded in a report page written
+// by [Report.Render]: what golden tests compare and tools can read back.
+func ExtractData(page []byte) ([]byte, error) {
 	const open = `<script id="mcptrace-data" type="application/json">`
 	i := bytes.Index(page, []byte(open))
 	if i < 0 {

@@ -1,14 +1,58 @@
 package analyze
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
+
+// ReportEvents are the dump's events as the HTML report (analyze/htmlreport)
+// draws them beside the [report.Report]: every acquire with the cause the one
+// miss attribution gave it and the session its lease used, every handshake,
+// and every call's times. It holds no index and no span, only values, so the
+// report's renderer never reads the index nor runs a measure again: analyze
+// builds it ([NewReportEvents]) and htmlreport draws it.
+type ReportEvents struct {
+	// Acquires are sorted by scope, then start (see [AcquireEvents]).
+	Acquires []AcquireEvent
+	// Handshakes are sorted by scope, then start (see [HandshakeEvents]).
+	Handshakes []HandshakeEvent
+	// Calls are the tool calls, in the vocabulary stage's order: what the
+	// report's call-latency distribution is drawn from.
+	Calls []CallEvent
+}
+
+// CallEvent is one tool call's times, unix nanoseconds: the report draws
+// its latency, which the [report.Report] gives only as percentiles.
+type CallEvent struct {
+	Start, End int64
+}
+
+// NewReportEvents builds the HTML report's events of idx under cfg (its
+// defaults applied and profile auto resolved, as [Analyze] does): one pass
+// of the vocabulary stage feeds the acquires, the handshakes and the calls.
+// It is pure like Analyze.
+func NewReportEvents(idx *Index, cfg rulefmt.Config) (*ReportEvents, error) {
+	cfg, ev, err := htmlStage(idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("report events: %w", err)
+	}
+	acqs, err := acquireEventsOf(idx, cfg, ev)
+	if err != nil {
+		return nil, err
+	}
+	calls := make([]CallEvent, 0, len(ev.calls))
+	for _, c := range ev.calls {
+		calls = append(calls, CallEvent{Start: c.start, End: c.end})
+	}
+	return &ReportEvents{Acquires: acqs, Handshakes: handshakeEventsOf(idx, ev), Calls: calls}, nil
+}
 
 // AcquireEvent is one acquire as the pool measure sees it, with the cause
 // it attributed to a miss: what the HTML report's session timeline draws.
@@ -200,4 +244,18 @@ func handshakeEventsOf(idx *Index, ev *events) []HandshakeEvent {
 	}
 	sortHandshakes(out)
 	return out
+}
+
+// sortEvents orders acquires by scope, then start, then span id.
+func sortEvents(evs []AcquireEvent) {
+	slices.SortFunc(evs, func(a, b AcquireEvent) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
+	})
+}
+
+// sortHandshakes orders handshakes by scope, then start, then span id.
+func sortHandshakes(evs []HandshakeEvent) {
+	slices.SortFunc(evs, func(a, b HandshakeEvent) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
+	})
 }

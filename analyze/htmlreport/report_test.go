@@ -1,4 +1,4 @@
-package analyze
+package htmlreport
 
 import (
 	"bufio"
@@ -13,29 +13,26 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
 // htmlGoldenDir holds the expected data of the HTML report of a few
-// scenario dumps: the JSON the page embeds, not its markup.
+// scenario dumps: the JSON the page embeds, not its markup. The files stay
+// beside analyze's other goldens, and the tests run from analyze/ (see
+// inAnalyzeDir) so the input paths the report echoes read as they always
+// have.
 const htmlGoldenDir = "testdata/htmlreport"
 
 // htmlPage renders the HTML report of one dump and returns the page and its
 // embedded data. The report with a check's verdict on top is tested with
 // the gate, which judges the check (analyze/gate).
-func htmlPage(t *testing.T, path string, cfg rulefmt.Config, opts HTMLOptions) ([]byte, []byte) {
+func htmlPage(t *testing.T, path string, cfg rulefmt.Config, opts Options) ([]byte, []byte) {
 	t.Helper()
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
-	if err != nil {
-		t.Fatalf("Load %s: %v", path, err)
-	}
-	r, err := Analyze(idx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHTMLReport(idx, cfg, r, opts)
+	r, ev := analyzed(t, path, cfg)
+	h, err := New(r, ev, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +40,7 @@ func htmlPage(t *testing.T, path string, cfg rulefmt.Config, opts HTMLOptions) (
 	if err := h.Render(&page); err != nil {
 		t.Fatal(err)
 	}
-	data, err := ExtractHTMLData(page.Bytes())
+	data, err := ExtractData(page.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +56,7 @@ func TestHTMLReportDataGolden(t *testing.T) {
 	for _, name := range []string{"pooled", "ttl-and-redial", "acquire-on-miss", "semconv"} {
 		t.Run(name, func(t *testing.T) {
 			dump := filepath.Join(tracesDir, name+".otlp.jsonl")
-			_, data := htmlPage(t, dump, scenarioConfig(t, name), HTMLOptions{TraceURL: "https://tempo.example/trace/{trace_id}"})
+			_, data := htmlPage(t, dump, scenarioConfig(t, name), Options{TraceURL: "https://tempo.example/trace/{trace_id}"})
 			var pretty bytes.Buffer
 			if err := json.Indent(&pretty, data, "", "  "); err != nil {
 				t.Fatalf("embedded data is not JSON: %v", err)
@@ -94,16 +91,16 @@ func TestHTMLReportAgreesWithTheReport(t *testing.T) {
 		t.Run(sc, func(t *testing.T) {
 			cfg := scenarioConfig(t, sc)
 			dump := filepath.Join(tracesDir, sc+".otlp.jsonl")
-			_, raw := htmlPage(t, dump, cfg, HTMLOptions{TraceURL: "https://t.example/{trace_id}"})
-			var h HTMLReport
+			_, raw := htmlPage(t, dump, cfg, Options{TraceURL: "https://t.example/{trace_id}"})
+			var h Report
 			if err := json.Unmarshal(raw, &h); err != nil {
 				t.Fatal(err)
 			}
-			r, err := AnalyzeFiles(context.Background(), []string{dump}, cfg, ReadOptions{})
+			r, err := analyze.AnalyzeFiles(context.Background(), []string{dump}, cfg, analyze.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if h.Schema != HTMLSchema || h.Verdict != nil {
+			if h.Schema != Schema || h.Verdict != nil {
 				t.Fatalf("schema %q verdict %v", h.Schema, h.Verdict)
 			}
 			marks, acquires := 0, 0
@@ -169,8 +166,8 @@ func TestHTMLReportSamplesLongDumps(t *testing.T) {
 		t.Fatal(err)
 	}
 	const budget, lanes = 2000, 5
-	page, raw := htmlPage(t, path, rulefmt.Config{}, HTMLOptions{MaxMarks: budget, MaxLanes: lanes})
-	var h HTMLReport
+	page, raw := htmlPage(t, path, rulefmt.Config{}, Options{MaxMarks: budget, MaxLanes: lanes})
+	var h Report
 	if err := json.Unmarshal(raw, &h); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +228,7 @@ func TestValidateTraceURL(t *testing.T) {
 // href to another document, a CSP forbidding fetches, and data that cannot
 // close its script element.
 func TestHTMLPageIsSelfContained(t *testing.T) {
-	page, _ := htmlPage(t, filepath.Join(tracesDir, "pooled.otlp.jsonl"), rulefmt.Config{}, HTMLOptions{})
+	page, _ := htmlPage(t, filepath.Join(tracesDir, "pooled.otlp.jsonl"), rulefmt.Config{}, Options{})
 	s := string(page)
 	for _, bad := range []string{" src=", "<link", "@import", "url(http", "fetch(", "XMLHttpRequest"} {
 		if strings.Contains(s, bad) {

@@ -1,4 +1,4 @@
-package analyze
+package htmlreport
 
 import (
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
@@ -15,7 +15,7 @@ func htmlText(s string) string { return textfmt.TermSafe(s) }
 // dump, a path or a rule file: inputs, scope and session names, the
 // offenders' texts and queries, latency and measure names. Ids (hex), URLs
 // built from them and the report's own notes need none.
-func (h *HTMLReport) escapeText() {
+func (h *Report) escapeText() {
 	for i := range h.Inputs {
 		h.Inputs[i] = htmlText(h.Inputs[i])
 	}
