@@ -2,7 +2,6 @@ package htmlreport
 
 import (
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,11 +29,11 @@ const minDeltaE = 20
 // handshake, and a handshake against a failed one, in the light and the
 // dark scheme, for normal vision and each full dichromacy.
 func TestTimelineColoursStayApartForColourBlindReaders(t *testing.T) {
-	css, err := os.ReadFile("report.css")
+	css, err := CSS() // the embedded report.css, as the page draws it
 	if err != nil {
 		t.Fatal(err)
 	}
-	schemes := schemeColours(t, string(css))
+	schemes := schemeColours(t, css)
 	pairs := [][2]string{{"unexplained", "handshake-failed"}, {"handshake", "handshake-failed"}}
 	for scheme, colours := range schemes {
 		for _, p := range pairs {

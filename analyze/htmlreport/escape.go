@@ -13,7 +13,7 @@ func htmlText(s string) string { return textfmt.TermSafe(s) }
 
 // escapeText applies htmlText to every string of h that can come from a
 // dump, a path or a rule file: inputs, scope and session names, the
-// offenders' texts and queries, latency and measure names. Ids (hex), URLs
+// rules' and offenders' texts and queries, latency and measure names. Ids (hex), URLs
 // built from them and the report's own notes need none.
 func (h *Report) escapeText() {
 	for i := range h.Inputs {
@@ -32,6 +32,10 @@ func (h *Report) escapeText() {
 		for k := range o.Examples {
 			o.Examples[k].TraceQL = htmlText(o.Examples[k].TraceQL)
 		}
+	}
+	for i := range h.Rules {
+		r := &h.Rules[i]
+		r.ID, r.Found, r.Expected = htmlText(r.ID), htmlText(r.Found), htmlText(r.Expected)
 	}
 	for i := range h.Latency {
 		h.Latency[i].Name = htmlText(h.Latency[i].Name)

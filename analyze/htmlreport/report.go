@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -100,17 +101,20 @@ func truncateQuoted(s string) string {
 // Its JSON (schema Schema) is embedded in the page; times on the
 // timelines are microseconds after Window.Start.
 type Report struct {
-	Schema   string              `json:"schema"`
-	Inputs   []string            `json:"inputs"`
-	Partial  bool                `json:"partial"`
-	Window   Window              `json:"window"`
-	Verdict  *report.HTMLVerdict `json:"verdict"`
-	Headline Headline            `json:"headline"`
-	TraceURL string              `json:"trace_url"`
-	Sampling Sampling            `json:"sampling"`
-	Causes   []Count             `json:"miss_causes"`
-	Latency  []Latency           `json:"latency"`
-	Scopes   []Scope             `json:"scopes"`
+	Schema  string              `json:"schema"`
+	Inputs  []string            `json:"inputs"`
+	Partial bool                `json:"partial"`
+	Window  Window              `json:"window"`
+	Verdict *report.HTMLVerdict `json:"verdict"`
+	// Rules are every rule a check judged, passing ones too (the rule
+	// table); absent without a check.
+	Rules    []report.HTMLRule `json:"rules,omitempty"`
+	Headline Headline          `json:"headline"`
+	TraceURL string            `json:"trace_url"`
+	Sampling Sampling          `json:"sampling"`
+	Causes   []Count           `json:"miss_causes"`
+	Latency  []Latency         `json:"latency"`
+	Scopes   []Scope           `json:"scopes"`
 	// Offenders are the failing rules (with check) or the unexplained misses
 	// and multi-session executions (without), each with its traces.
 	Offenders []report.HTMLOffender `json:"offenders"`
@@ -279,6 +283,7 @@ func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, err
 		v := c.Verdict
 		h.Verdict = &v
 		h.Partial = h.Partial || c.Partial
+		h.Rules = append([]report.HTMLRule{}, c.Rules...)
 	}
 	h.Headline = htmlHeadline(r)
 	for _, reason := range spans.MissReasons {
@@ -448,10 +453,10 @@ func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 	if n := r.Executions.MultiSession; n > 0 {
 		o := report.HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: "found",
 			Expected: "each execution's tool calls on one downstream session",
-			Found:    fmt.Sprintf("%d of %d executions on several sessions (at most %d)", n, r.Executions.Count, r.Executions.MaxSessions),
-			TraceQL:  fmt.Sprintf(`{ span.%s = %q && span.%s != nil } | count() > 1`, spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID), Examples: []report.HTMLExample{}}
+			Found:    fmt.Sprintf("%s of %s on several sessions (at most %d)", textfmt.Count(n), countOf(r.Executions.Count, "execution"), r.Executions.MaxSessions),
+			TraceQL:  multiSessionTraceQL(r.Executions.Examples), Examples: []report.HTMLExample{}}
 		for _, tid := range r.Executions.Examples {
-			o.Examples = append(o.Examples, example(tid, "", ""))
+			o.Examples = append(o.Examples, example(tid, "", multiSessionTraceQL([]string{tid})))
 		}
 		out = append(out, o)
 	}

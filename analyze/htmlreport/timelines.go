@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -279,14 +280,25 @@ func (tl *timelines) tref(id string) int {
 // sampled.
 func samplingNote(smp Sampling) string {
 	if smp.MarksShown == smp.Acquires && smp.LanesShown == smp.Sessions && smp.HandshakesShown == smp.Handshakes && smp.ScopesDrawn == smp.Scopes {
-		return fmt.Sprintf("Complete: every one of the %d acquires and %d handshakes is drawn.", smp.Acquires, smp.Handshakes)
+		return fmt.Sprintf("Complete: every one of the %s and %s is drawn.", countOf(smp.Acquires, "acquire"), countOf(smp.Handshakes, "handshake"))
 	}
-	note := fmt.Sprintf("Sampled: the timelines draw %d of %d acquires (%s and %s of the lanes drawn) and %d of %d handshakes, on %d of %d session lanes (the busiest of each scope), for %d of %d pool scopes (the busiest). Every count, rate, cause and latency uses all of them.",
-		smp.MarksShown, smp.Acquires, every(smp.MissStride, "miss"), every(smp.HitStride, "hit"), smp.HandshakesShown, smp.Handshakes, smp.LanesShown, smp.Sessions, smp.ScopesDrawn, smp.Scopes)
+	c := textfmt.Count
+	note := fmt.Sprintf("Sampled: the timelines draw %s of %s (%s and %s of the lanes drawn) and %s of %s, on %s of %s (the busiest of each scope), for %s of %s (the busiest). Every count, rate, cause and latency uses all of them.",
+		c(smp.MarksShown), countOf(smp.Acquires, "acquire"), every(smp.MissStride, "miss"), every(smp.HitStride, "hit"), c(smp.HandshakesShown), countOf(smp.Handshakes, "handshake"),
+		c(smp.LanesShown), countOf(smp.Sessions, "session lane"), c(smp.ScopesDrawn), countOf(smp.Scopes, "pool scope"))
 	if smp.ScopesLeftOut > 0 {
-		note += fmt.Sprintf(" The page lists the %d busiest scopes, and %d more.", smp.Scopes-smp.ScopesLeftOut, smp.ScopesLeftOut)
+		note += fmt.Sprintf(" The page lists the %s busiest scopes, and %s more.", c(smp.Scopes-smp.ScopesLeftOut), c(smp.ScopesLeftOut))
 	}
 	return note
+}
+
+// countOf counts a noun for the page's notes, with thousands separators:
+// "1 acquire", "3,584 acquires".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return textfmt.Count(n) + " " + noun + "s"
 }
 
 // causeCode is the timeline code of an acquire: 0 for a hit, else 1 + the

@@ -13,9 +13,11 @@ import (
 	"image"
 	"image/color"
 	_ "image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,6 +34,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // chromiumBinary is where Debian's chromium package installs the browser.
@@ -70,10 +73,59 @@ type pageResult struct {
 		Scope string `json:"scope"` // its scope
 		Tip   string `json:"tip"`   // the tooltip it showed
 	} `json:"hover"`
-	RenderMs    float64 `json:"render_ms"` // the script's own drawing time
-	LoadMs      float64 `json:"load_ms"`   // navigation start to inspection
-	consoleErrs []string
-	screenshot  []byte
+	RenderMs float64 `json:"render_ms"` // the script's own drawing time
+	LoadMs   float64 `json:"load_ms"`   // navigation start to inspection
+	// Tiles are the headline tiles' values by their label.
+	Tiles map[string]string `json:"tiles"`
+	// Header is the line under the title: the inputs and the time window.
+	Header string `json:"header"`
+	// Text is the page's visible text (innerText).
+	Text string `json:"text"`
+	// Rules are the rows of the rule table, in page order.
+	Rules []ruleRow `json:"rules"`
+	// OffenderTexts are the visible text of each offending trace's item,
+	// with the trace id it names.
+	OffenderTexts []struct {
+		TraceID string `json:"trace_id"`
+		Text    string `json:"text"`
+	} `json:"offender_texts"`
+	// TimelineLabels are the texts drawn in the session timelines, each
+	// with its size on screen.
+	TimelineLabels []drawnText `json:"timeline_labels"`
+	// ChartTexts are the texts drawn in the charts' SVGs, each with its
+	// box and its SVG's box.
+	ChartTexts []drawnText `json:"chart_texts"`
+	// RateAxes counts, per hit-rate chart, its labels that read as a time.
+	RateAxes []int `json:"rate_axes"`
+	// Width is the page's viewport width, ScrollWidth its content's.
+	Width, ScrollWidth float64
+	consoleErrs        []string
+	screenshot         []byte
+}
+
+// ruleRow is one row of the check page's rule table.
+type ruleRow struct {
+	ID        string `json:"id"`
+	Status    string `json:"status"`
+	Severity  string `json:"severity"`
+	Observed  string `json:"observed"`
+	Threshold string `json:"threshold"`
+}
+
+// drawnText is one text the page drew, measured in CSS pixels: Px is its
+// font size on screen (the computed size times the SVG's scale, the
+// smaller of the two axes, for SVG text), H its box's height; Left and
+// Right its box's edges, BoxLeft and BoxRight those of the SVG or the
+// viewport it must stay inside.
+type drawnText struct {
+	Text     string  `json:"text"`
+	Px       float64 `json:"px"`
+	H        float64 `json:"h"`
+	Left     float64 `json:"left"`
+	Right    float64 `json:"right"`
+	BoxLeft  float64 `json:"box_left"`
+	BoxRight float64 `json:"box_right"`
+	Chart    string  `json:"chart"`
 }
 
 // inspectJS reads the drawn page back from the DOM.
@@ -87,6 +139,47 @@ const inspectJS = `(() => {
     out.offenders[o.dataset.rule] = [...o.querySelectorAll(".offender-trace")].map(li => li.dataset.traceId);
   }
   out.marks = document.querySelectorAll("rect.mark.acquire").length;
+  out.tiles = {};
+  for (const t of document.querySelectorAll("#headline .tile")) out.tiles[t.querySelector(".k").textContent] = t.querySelector(".v").textContent;
+  const head = document.querySelector("h1 + div");
+  out.header = head ? head.innerText : "";
+  out.text = document.body.innerText;
+  out.rules = [...document.querySelectorAll("#rules tbody tr")].map(tr => {
+    const c = [...tr.cells].map(td => td.innerText.trim());
+    return {id: c[0], status: c[1], severity: c[2], observed: c[3], threshold: c[4]};
+  });
+  out.offender_texts = [...document.querySelectorAll(".offender-trace")].map(li => ({trace_id: li.dataset.traceId, text: li.innerText}));
+  // Every text node of the timelines (lane labels, axis), measured on
+  // screen: an SVG text is as big as its font times the SVG's scale.
+  const measure = (n, box) => {
+    const e = n.parentElement, cs = getComputedStyle(e);
+    let scale = 1;
+    if (e instanceof SVGElement) { const m = e.getScreenCTM(); scale = Math.min(Math.abs(m.a), Math.abs(m.d)); }
+    const rg = document.createRange(); rg.selectNodeContents(n);
+    const r = rg.getBoundingClientRect(), er = e.getBoundingClientRect();
+    return {text: n.textContent, px: parseFloat(cs.fontSize) * scale, h: Math.min(r.height, er.height || r.height),
+      left: Math.max(r.left, er.left), right: Math.min(r.right, er.right), box_left: box.left, box_right: box.right};
+  };
+  const texts = (root) => {
+    const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT), out = [];
+    // Text that is not drawn (display: none) is no label to read.
+    while (w.nextNode()) if (w.currentNode.textContent.trim() && w.currentNode.parentElement.getClientRects().length) out.push(w.currentNode);
+    return out;
+  };
+  const vp = {left: 0, right: document.documentElement.clientWidth};
+  out.timeline_labels = [];
+  for (const tl of document.querySelectorAll("section.scope .timeline")) for (const n of texts(tl)) out.timeline_labels.push(measure(n, vp));
+  out.chart_texts = [];
+  for (const svg of document.querySelectorAll(".chart svg")) {
+    const box = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll("text")) for (const n of texts(t)) {
+      const m = measure(n, box); m.chart = svg.getAttribute("aria-label"); out.chart_texts.push(m);
+    }
+  }
+  out.rate_axes = [...document.querySelectorAll('svg[aria-label="hit rate over time"]')].map(svg =>
+    [...svg.querySelectorAll("text")].filter(t => /^\+?[0-9][0-9.,]*\s?(µs|ms|s|min|h)$/.test(t.textContent.trim())).length);
+  out.Width = document.documentElement.clientWidth;
+  out.ScrollWidth = document.documentElement.scrollWidth;
   out.background = getComputedStyle(document.body).backgroundColor;
   const m = document.querySelector("section.scope rect.mark.acquire");
   if (m) {
@@ -97,9 +190,18 @@ const inspectJS = `(() => {
   return out;
 })()`
 
+// Viewport widths the report is opened at: a laptop's, and a phone's (as
+// wide as an iPhone 12 to 15 in CSS pixels).
+const (
+	desktopWidth = 1280
+	phoneWidth   = 390
+)
+
 // openInChromium loads a report from its file URL in a fresh headless
-// Chromium and returns what it drew, its console errors and a screenshot.
-func openInChromium(t *testing.T, bin, page string, scheme string) pageResult {
+// Chromium with a viewport width CSS pixels wide (phoneWidth emulates a
+// phone: mobile viewport, device scale 1) and returns what it drew, its
+// console errors and a screenshot.
+func openInChromium(t *testing.T, bin, page string, scheme string, width int64) pageResult {
 	t.Helper()
 	// A fresh profile per browser, removed after it exits. Not t.TempDir:
 	// Chromium's helper processes may still be closing files in it when the
@@ -161,8 +263,15 @@ func openInChromium(t *testing.T, bin, page string, scheme string) pageResult {
 	})
 	var res pageResult
 	var shot []byte
+	viewport := chromedp.ActionFunc(func(context.Context) error { return nil })
+	if width != desktopWidth {
+		viewport = chromedp.ActionFunc(func(ctx context.Context) error {
+			return emulation.SetDeviceMetricsOverride(width, 844, 1, true).Do(ctx)
+		})
+	}
 	err = chromedp.Run(bctx,
 		cdplog.Enable(),
+		viewport,
 		emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}),
 		chromedp.Navigate("file://"+page),
 		chromedp.WaitReady(`body[data-rendered="true"]`, chromedp.ByQuery),
@@ -181,7 +290,7 @@ func openInChromium(t *testing.T, bin, page string, scheme string) pageResult {
 	mu.Unlock()
 	res.screenshot = shot
 	if dir := os.Getenv("MCPTRACE_SCREENSHOT_DIR"); dir != "" {
-		name := strings.TrimSuffix(filepath.Base(page), ".html") + "-" + scheme + ".png"
+		name := fmt.Sprintf("%s-%s-%d.png", strings.TrimSuffix(filepath.Base(page), ".html"), scheme, width)
 		if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
 			t.Errorf("save screenshot: %v", err)
 		}
@@ -292,7 +401,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 		verdict string
 	}{{demoDoc.HTMLReport, "none"}, {checkPage, string(check.Verdict)}} {
 		t.Run(filepath.Base(c.page), func(t *testing.T) {
-			res := openInChromium(t, bin, c.page, "light")
+			res := openInChromium(t, bin, c.page, "light", desktopWidth)
 			t.Logf("%s: %d acquire marks drawn in %.0f ms, inspected %.0f ms after navigation start", c.page, res.Marks, res.RenderMs, res.LoadMs)
 			if len(res.consoleErrs) > 0 {
 				t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
@@ -329,7 +438,10 @@ func TestHTMLReportInChromium(t *testing.T) {
 				if failing == 0 {
 					t.Error("the check report has no failing rule to look for")
 				}
+				checkRuleTable(t, res, check)
 			}
+			checkOneTraceIDPerOffender(t, res)
+			checkPageText(t, res)
 			if ok, why := nonBlank(t, res.screenshot); !ok {
 				t.Errorf("screenshot looks blank: %s", why)
 			} else {
@@ -341,8 +453,29 @@ func TestHTMLReportInChromium(t *testing.T) {
 			}
 		})
 	}
+	t.Run("phone width", func(t *testing.T) {
+		res := openInChromium(t, bin, checkPage, "light", phoneWidth)
+		if len(res.consoleErrs) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
+		}
+		img, _, err := image.DecodeConfig(bytes.NewReader(res.screenshot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.Width != phoneWidth || res.Width != phoneWidth {
+			t.Errorf("screenshot %d px and viewport %.0f px wide, want %d", img.Width, res.Width, phoneWidth)
+		}
+		if res.ScrollWidth > res.Width {
+			t.Errorf("the page is %.0f px wide on a %.0f px phone: it scrolls sideways", res.ScrollWidth, res.Width)
+		}
+		checkTimelineLabels(t, res, opened)
+		checkPageText(t, res)
+	})
+	t.Run("ceiling digits and thousands", func(t *testing.T) {
+		checkCeilingDigits(t, bin, dir)
+	})
 	t.Run("dark scheme", func(t *testing.T) {
-		res := openInChromium(t, bin, demoDoc.HTMLReport, "dark")
+		res := openInChromium(t, bin, demoDoc.HTMLReport, "dark", desktopWidth)
 		if len(res.consoleErrs) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
 		}
@@ -379,7 +512,7 @@ func TestHTMLReportOfALongDumpInChromium(t *testing.T) {
 	if info.Size() > 3<<20 {
 		t.Errorf("report of %d spans is %d bytes, want under 3 MB", n, info.Size())
 	}
-	res := openInChromium(t, bin, page, "light")
+	res := openInChromium(t, bin, page, "light", desktopWidth)
 	if len(res.consoleErrs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
 	}
@@ -428,4 +561,208 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b)) && len(a) == len(b)
+}
+
+// minLabelPx is the smallest text the timeline may draw: below 10 CSS
+// pixels a label is unreadable on a phone.
+const minLabelPx = 10
+
+// checkTimelineLabels checks that every text of the session timelines (a
+// label per lane, the time axis) is drawn at least minLabelPx high, on
+// both axes (an SVG stretched to the page's width squeezes its text), and
+// inside the viewport; lanes is how many lanes the page draws, so the
+// check cannot pass on a page that drew no labels.
+func checkTimelineLabels(t *testing.T, res pageResult, lanes int) {
+	t.Helper()
+	if len(res.TimelineLabels) < lanes+2 {
+		t.Errorf("the timelines draw %d texts, want at least a label per lane (%d) and a time axis", len(res.TimelineLabels), lanes)
+	}
+	axis := 0
+	for _, l := range res.TimelineLabels {
+		if l.Px < minLabelPx || l.H < minLabelPx {
+			t.Errorf("timeline label %q drawn %.1f px (box %.1f px high), want at least %d px", l.Text, l.Px, l.H, minLabelPx)
+		}
+		if l.Left < l.BoxLeft-0.5 || l.Right > l.BoxRight+0.5 {
+			t.Errorf("timeline label %q drawn at %.0f..%.0f px, outside the %.0f px viewport", l.Text, l.Left, l.Right, l.BoxRight)
+		}
+		if timeLabel.MatchString(strings.TrimSpace(l.Text)) {
+			axis++
+		}
+	}
+	if axis < 2 {
+		t.Errorf("the timelines' time axes have %d labels, want at least 2", axis)
+	}
+}
+
+// timeLabel is what a time axis label reads like: +1.50 s, 250 ms.
+var timeLabel = regexp.MustCompile(`^\+?[0-9][0-9.,]*\s?(µs|ms|s|min|h)$`)
+
+// pluralSlips are the counted nouns of the page after a 1: "1 sessions".
+var pluralSlips = regexp.MustCompile(`(^|[^0-9.,])1 (acquires|hits|misses|sessions|samples|traces|spans|requests|scopes|executions|handshakes|rules|lanes)\b`)
+
+// rawTime is a timestamp as RFC 3339 writes it, not as people read it.
+var rawTime = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:|:[0-9]{2}\.[0-9]{4,}`)
+
+// humanUTC is a UTC time as the header should show it.
+var humanUTC = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})? UTC`)
+
+// bareThousands is a run of four digits or more not after a decimal point:
+// a count drawn without thousands separators.
+var bareThousands = regexp.MustCompile(`(^|[^0-9.,])[0-9]{4,}`)
+
+// checkPageText checks what any report page reads: counted nouns agree
+// with their count, the header's times are human UTC times, tile figures
+// have thousands separators, every chart's text lies inside its chart, and
+// every hit-rate chart has a time axis.
+func checkPageText(t *testing.T, res pageResult) {
+	t.Helper()
+	for _, m := range pluralSlips.FindAllString(res.Text, 5) {
+		t.Errorf("page reads %q: a plural after 1", strings.TrimSpace(m))
+	}
+	if rawTime.MatchString(res.Header) || !humanUTC.MatchString(res.Header) {
+		t.Errorf("header %q: want its window in human UTC times (2026-11-30 09:00:00.123 UTC)", res.Header)
+	}
+	for k, v := range res.Tiles {
+		if bareThousands.MatchString(v) {
+			t.Errorf("tile %q reads %q: want thousands separators", k, v)
+		}
+	}
+	for _, c := range res.ChartTexts {
+		if c.Left < c.BoxLeft-0.5 || c.Right > c.BoxRight+0.5 {
+			t.Errorf("chart %q: label %q drawn at %.1f..%.1f px, outside its chart's %.1f..%.1f px: it is cut", c.Chart, c.Text, c.Left, c.Right, c.BoxLeft, c.BoxRight)
+		}
+	}
+	if len(res.RateAxes) == 0 {
+		t.Error("no hit-rate chart on the page")
+	}
+	for i, n := range res.RateAxes {
+		if n < 2 {
+			t.Errorf("hit-rate chart %d has %d time labels, want a time axis", i, n)
+		}
+	}
+}
+
+// checkRuleTable checks the check page's rule table against the check's
+// JSON: every rule once, in rule order, with its status, severity, what
+// was found and what the rule expected.
+func checkRuleTable(t *testing.T, res pageResult, check gate.CheckReport) {
+	t.Helper()
+	if len(res.Rules) != len(check.Rules) {
+		t.Errorf("rule table has %d rows, the check judged %d rules", len(res.Rules), len(check.Rules))
+	}
+	statuses := map[gate.Status]bool{}
+	for _, r := range check.Rules {
+		statuses[r.Status] = true
+	}
+	for i, r := range check.Rules {
+		if i >= len(res.Rules) {
+			break
+		}
+		want := ruleRow{ID: r.ID, Status: string(r.Status), Severity: string(r.Severity), Observed: r.Found, Threshold: r.Expected}
+		if got := res.Rules[i]; got != want {
+			t.Errorf("rule table row %d = %+v\nwant %+v", i, got, want)
+		}
+	}
+	if !statuses[gate.StatusPass] || !statuses[gate.StatusFail] {
+		t.Errorf("the check has statuses %v: want passing and failing rules, to see both listed", statuses)
+	}
+}
+
+// checkOneTraceIDPerOffender checks that each offending trace's item reads
+// its trace id once.
+func checkOneTraceIDPerOffender(t *testing.T, res pageResult) {
+	t.Helper()
+	if len(res.OffenderTexts) == 0 {
+		t.Error("no offending trace listed")
+	}
+	for _, o := range res.OffenderTexts {
+		if o.TraceID == "" {
+			t.Errorf("offending trace item %q names no trace", o.Text)
+			continue
+		}
+		if n := strings.Count(o.Text, o.TraceID); n != 1 {
+			t.Errorf("offending trace item reads its trace id %s %d times, want once: %q", o.TraceID, n, o.Text)
+		}
+	}
+}
+
+// checkCeilingDigits opens the report of a long generated workload (one
+// pool scope, one cache key: a cold-start floor of 1 in thousands of
+// acquires) and checks that the ceiling tile shows enough digits: never
+// 100% for a ceiling below 100%, and within half a unit of its last digit
+// of the analyzer's figure; and that the acquires tile has thousands
+// separators.
+func checkCeilingDigits(t *testing.T, bin, dir string) {
+	t.Helper()
+	wl, err := tracegen.GenerateWorkload(tracegen.WorkloadConfig{Seed: 25, Traces: 3000, Pools: []string{"one"}, KeysPerPool: 1, TracesPerBatch: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dump bytes.Buffer
+	for _, b := range wl.Batches {
+		if err := tracegen.WriteOTLPJSONLines(&dump, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "long-floor.jsonl")
+	if err := os.WriteFile(path, dump.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := execute(t, "analyze", "--format", "json", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Pool struct {
+			Acquires       int      `json:"acquires"`
+			ColdStartFloor *float64 `json:"cold_start_floor"`
+		} `json:"pool"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Pool.ColdStartFloor == nil || *r.Pool.ColdStartFloor <= 0 || *r.Pool.ColdStartFloor >= 0.0005 || r.Pool.Acquires < 1000 {
+		t.Fatalf("workload: floor %v over %d acquires, want a floor in (0, 0.05%%) over thousands", r.Pool.ColdStartFloor, r.Pool.Acquires)
+	}
+	page := filepath.Join(dir, "long-floor.html")
+	if _, _, err := execute(t, "analyze", "--format", "html", "-o", page, path); err != nil {
+		t.Fatal(err)
+	}
+	res := openInChromium(t, bin, page, "light", desktopWidth)
+	if len(res.consoleErrs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
+	}
+	ceiling := 100 * (1 - *r.Pool.ColdStartFloor)
+	shown := ""
+	for k, v := range res.Tiles {
+		if strings.HasPrefix(k, "ceiling") {
+			shown = v
+		}
+	}
+	num, ok := strings.CutSuffix(shown, "%")
+	got, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil {
+		t.Fatalf("ceiling tile reads %q, want a percentage (tiles %v)", shown, res.Tiles)
+	}
+	decimals := 0
+	if _, frac, ok := strings.Cut(num, "."); ok {
+		decimals = len(frac)
+	}
+	if got >= 100 || math.Abs(got-ceiling) > 0.5*math.Pow(10, -float64(decimals))+1e-9 || decimals > 4 {
+		t.Errorf("ceiling tile reads %q for a ceiling of %.6f%%: want it below 100%% and right to its last digit (at most 4 decimals)", shown, ceiling)
+	}
+	t.Logf("ceiling %.6f%% shown as %s", ceiling, shown)
+	if want := thousands(r.Pool.Acquires); res.Tiles["acquires"] != want {
+		t.Errorf("acquires tile reads %q, want %q", res.Tiles["acquires"], want)
+	}
+	checkPageText(t, res)
+}
+
+// thousands writes n with a comma between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
