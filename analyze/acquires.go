@@ -98,22 +98,29 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 	settings := scopeSettings(eng.agg.settings, eng.agg.strs)
 	var a Acquire
 	eng.agg.pairs.each = func(ev *acquireEvent) {
-		a = Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
-			Attempt: 1, HealthCheck: ev.health}
-		if ev.redial {
-			a.Attempt = 2
-		}
-		if !ev.hit {
-			a.Cause = spans.MissReasons[ev.reason]
-		}
-		a.Scope, a.HasScope = strs(ev.scope)
-		a.Key, a.HasKey = strs(ev.key)
-		a.Settings, a.SettingsMixed = settings(ev.scope)
+		a = acquireOf(ev, strs, settings)
 		fn(&a)
 	}
 	eng.agg.pairs.advance(math.MaxInt64)
 	eng.agg.pairs.each = nil
 	return inputs, nil
+}
+
+// acquireOf is the Acquire of an attributed acquire event, its strings
+// read through strs and its scope's recorded settings through settings.
+func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool)) Acquire {
+	a := Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
+		Attempt: 1, HealthCheck: ev.health}
+	if ev.redial {
+		a.Attempt = 2
+	}
+	if !ev.hit {
+		a.Cause = spans.MissReasons[ev.reason]
+	}
+	a.Scope, a.HasScope = strs(ev.scope)
+	a.Key, a.HasKey = strs(ev.key)
+	a.Settings, a.SettingsMixed = settings(ev.scope)
+	return a
 }
 
 // scopeSettings returns the recorded settings of a scope id, from byScope

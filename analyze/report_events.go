@@ -26,6 +26,33 @@ type ReportEvents struct {
 	// Calls are the tool calls, in the vocabulary stage's order: what the
 	// report's call-latency distribution is drawn from.
 	Calls []CallEvent
+
+	// attributed are the acquires as the pair stage attributed them, their
+	// strings ids into strs, and settings the pool's recorded settings by
+	// scope (events.settingsByScope): what EachAcquire hands out.
+	attributed []acquireEvent
+	strs       []string
+	settings   map[int32]int32
+}
+
+// EachAcquire hands every acquire to fn as a replay of the pool
+// (analyze/whatif) reads it, exactly as [ReadAcquires] does for the same
+// dump: pair by pair, each pair's in time order, causes attributed as the
+// report's, with the settings its scope recorded. fn must not keep the
+// pointer.
+func (r *ReportEvents) EachAcquire(fn func(*Acquire)) {
+	strs := func(id int32) (string, bool) {
+		if id < 0 {
+			return "", false
+		}
+		return r.strs[id], true
+	}
+	settings := scopeSettings(r.settings, r.strs)
+	var a Acquire
+	for i := range r.attributed {
+		a = acquireOf(&r.attributed[i], strs, settings)
+		fn(&a)
+	}
 }
 
 // CallEvent is one tool call's times, unix nanoseconds: the report draws
@@ -43,7 +70,8 @@ func NewReportEvents(idx *Index, cfg rulefmt.Config) (*ReportEvents, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report events: %w", err)
 	}
-	acqs, err := acquireEventsOf(idx, cfg, ev)
+	attributed := ev.attributed(cfg)
+	acqs, err := acquireEventsOf(idx, cfg, ev, attributed)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +79,8 @@ func NewReportEvents(idx *Index, cfg rulefmt.Config) (*ReportEvents, error) {
 	for _, c := range ev.calls {
 		calls = append(calls, CallEvent{Start: c.start, End: c.end})
 	}
-	return &ReportEvents{Acquires: acqs, Handshakes: handshakeEventsOf(idx, ev), Calls: calls}, nil
+	return &ReportEvents{Acquires: acqs, Handshakes: handshakeEventsOf(idx, ev), Calls: calls,
+		attributed: attributed, strs: ev.strs, settings: ev.settingsByScope}, nil
 }
 
 // AcquireEvent is one acquire as the pool measure sees it, with the cause
@@ -102,7 +131,7 @@ func AcquireEvents(idx *Index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	return acquireEventsOf(idx, cfg, ev)
+	return acquireEventsOf(idx, cfg, ev, ev.attributed(cfg))
 }
 
 // htmlStage validates and resolves cfg (defaults, and auto to the profile
@@ -119,8 +148,8 @@ func htmlStage(idx *Index, cfg rulefmt.Config) (rulefmt.Config, *events, error) 
 }
 
 // acquireEventsOf is AcquireEvents over the stage's events ev of idx under
-// cfg (resolved).
-func acquireEventsOf(idx *Index, cfg rulefmt.Config, ev *events) ([]AcquireEvent, error) {
+// cfg (resolved), attributed by ev.attributed(cfg).
+func acquireEventsOf(idx *Index, cfg rulefmt.Config, ev *events, attributed []acquireEvent) ([]AcquireEvent, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -128,7 +157,6 @@ func acquireEventsOf(idx *Index, cfg rulefmt.Config, ev *events) ([]AcquireEvent
 	x := idx
 
 	hsSession, calls := leaseSessions(x, v, ev)
-	attributed := ev.attributed(cfg)
 	out := make([]AcquireEvent, 0, len(attributed))
 	for _, a := range attributed {
 		s := x.sp(a.at)

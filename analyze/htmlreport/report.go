@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"slices"
@@ -65,6 +66,12 @@ type Options struct {
 	// MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets and
 	// MaxListedScopes override the defaults when positive.
 	MaxMarks, MaxLanes, MaxScopes, MaxTotalLanes, Buckets, MaxListedScopes int
+	// WhatIf, when set, writes the what-if section drawn under the report
+	// (analyze/whatif's WriteReportSection, which the CLI wires in: the
+	// replay lives above this package, which it borrows the style of). It
+	// must write escaped HTML, a fragment without script, as html/template
+	// does; nil draws no section.
+	WhatIf func(io.Writer) error
 }
 
 // ErrBadTraceURL is returned by ValidateTraceURL (wrapped) for a template
@@ -120,6 +127,10 @@ type Report struct {
 	Offenders []report.HTMLOffender `json:"offenders"`
 	// Traces lists the trace ids the timelines reference by position.
 	Traces []string `json:"traces"`
+
+	// whatIf is Options.WhatIf's section, written once by New: markup,
+	// not data, so it is drawn under the report and not in its JSON.
+	whatIf string
 }
 
 // Window is the time the dump covers.
@@ -293,6 +304,13 @@ func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, err
 	h.Offenders = htmlOffenders(r, opts)
 	h.Scopes, h.Sampling = htmlTimelines(h, acqs, hss, t0, t1, opts)
 	h.escapeText()
+	if opts.WhatIf != nil {
+		var b strings.Builder
+		if err := opts.WhatIf(&b); err != nil {
+			return nil, fmt.Errorf("html report: what-if section: %w", err)
+		}
+		h.whatIf = `<div class="report-more">` + b.String() + `</div>`
+	}
 	return h, nil
 }
 

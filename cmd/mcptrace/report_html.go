@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/analyze/whatif"
 )
 
 // formatHTML is analyze's --format for the self-contained HTML report.
@@ -61,12 +63,17 @@ func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg ru
 }
 
 // newHTMLReport computes the HTML report of an analysis of idx: analyze
-// builds the events, htmlreport draws them with the report.
+// builds the events, htmlreport draws them with the report, and whatif
+// replays their acquires for the what-if section under it (assuming the
+// analysis's idle TTL where the dump records no settings).
 func newHTMLReport(idx *analyze.Index, cfg rulefmt.Config, r *report.Report, opts htmlreport.Options) (*htmlreport.Report, error) {
 	ev, err := analyze.NewReportEvents(idx, cfg)
 	if err != nil {
 		return nil, err
 	}
+	assume := whatif.DefaultAssumed
+	assume.IdleTTL = cfg.WithDefaults().IdleTTL
+	opts.WhatIf = func(w io.Writer) error { return whatif.WriteReportSection(w, ev, assume) }
 	return htmlreport.New(r, ev, opts)
 }
 
