@@ -1,6 +1,6 @@
 // Package whatif replays a dump's acquires through a model of the pool
-// (package pool's idle rules, never its code: it imports analyze and spans
-// only) under other settings, and says what each would have cost: the
+// (package pool's idle rules, never its code: it imports analyze, never
+// pool) under other settings, and says what each would have cost: the
 // answer to "would a longer TTL, two idle sessions per key or a pre-warm
 // pay?" without changing production.
 //
@@ -9,6 +9,11 @@
 // duration stays as recorded, and settings that would change the workload
 // itself (backpressure: MaxInUsePerKey, AcquireTimeout; health checks)
 // are out of scope.
+//
+// Its outputs are `mcptrace whatif`'s (a table, JSON, Markdown, a page of
+// its own) and the what-if section of the analysis's HTML report
+// (WriteReportSection, over analyze.ReportEvents: the recorded or assumed
+// settings and ReportGrid around them).
 package whatif
 
 import (

@@ -73,6 +73,12 @@ type pageResult struct {
 		Scope string `json:"scope"` // its scope
 		Tip   string `json:"tip"`   // the tooltip it showed
 	} `json:"hover"`
+	// WhatIf is the what-if section: its table rows and whether it is
+	// drawn visibly below the report's main element.
+	WhatIf struct {
+		Rows  int  `json:"rows"`
+		Below bool `json:"below"`
+	} `json:"whatif"`
 	RenderMs float64 `json:"render_ms"` // the script's own drawing time
 	LoadMs   float64 `json:"load_ms"`   // navigation start to inspection
 	// Tiles are the headline tiles' values by their label.
@@ -140,6 +146,8 @@ const inspectJS = `(() => {
     out.offenders[o.dataset.rule] = [...o.querySelectorAll(".offender-trace")].map(li => li.dataset.traceId);
   }
   out.marks = document.querySelectorAll("rect.mark.acquire").length;
+  const wi = document.getElementById("whatif"), rep = document.getElementById("report");
+  out.whatif = {rows: wi ? wi.querySelectorAll("tbody tr").length : 0, below: !!wi && wi.offsetHeight > 0 && wi.getBoundingClientRect().top >= rep.getBoundingClientRect().bottom};
   out.tiles = {};
   for (const t of document.querySelectorAll("#headline .tile")) out.tiles[t.querySelector(".k").textContent] = t.querySelector(".v").textContent;
   const head = document.querySelector("h1 + div");
@@ -443,6 +451,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 			}
 			checkOneTraceIDPerOffender(t, res)
 			checkPageText(t, res)
+			if res.WhatIf.Rows == 0 || !res.WhatIf.Below {
+				t.Errorf("what-if section: %d rows, drawn below the report %v; want its replay, under the report", res.WhatIf.Rows, res.WhatIf.Below)
+			}
 			if ok, why := nonBlank(t, res.screenshot); !ok {
 				t.Errorf("screenshot looks blank: %s", why)
 			} else {
