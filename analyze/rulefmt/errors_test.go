@@ -77,6 +77,12 @@ func TestEveryKindOfMistakeIsCollected(t *testing.T) {
 		{"a mistake in every section", "measures: {}\nrules: x\nregressions: [1]\nvocabulary: 1\n",
 			[]string{`f.yaml:1:11: measures must be a list`, `f.yaml:2:8: rules must be a list`, `f.yaml:3:14: want a mapping`, `f.yaml:4:13: vocabulary must be a mapping`}},
 		{"an empty rules list", "rules: []\n", []string{`f.yaml:1:8: rules is an empty list`}},
+		{"a refused scope is not judged again", "rules:\n  - {id: a, scope: dmp, expect: {of: hit_rate, op: \">=\", than: 1}}\n",
+			[]string{`f.yaml:2:20: scope "dmp" (did you mean "dump"?)`}},
+		{"a refused selection is not judged again", "rules:\n  - {id: a, select: {nmae: x}, expect: {of: count, op: \">=\", than: 1}}\n",
+			[]string{`f.yaml:2:22: unknown key "nmae" (did you mean "name"?)`}},
+		{"a refused of: is not judged again", "rules:\n  - {id: a, select: x, expect: {of: [count], attribute: k, op: \">=\", than: 1}}\n",
+			[]string{`f.yaml:2:37: of must be a single value`}},
 		{"a bad id and a missing expect", "rules:\n  - {id: 'a b'}\n", []string{`f.yaml:2:5: rule "" needs expect`, `f.yaml:2:10: rule id "a b"`}},
 	}
 	for _, tt := range tests {
@@ -188,7 +194,7 @@ func TestMistakesRenderNoControlCharacters(t *testing.T) {
 	doc := "rules:\n" +
 		"  - id: a\n    \"sev\\e]0;pwned\\a\": x\n" + // OSC retitle in a key
 		"    scope: \"du\\u202emp\"\n" + // bidi override in a value
-		"    select: {name_regex: \"(\\e[31m\"}\n" + // ESC in a bad regex
+		"    select: {name_regex: \"\\e]0;x\\a((\"}\n" + // OSC in a bad regex, which the regexp error repeats raw
 		"    expect: {of: \"hit\\nrate\", op: \"==\", than: 1}\n" // newline in a name
 	_, err := ParseGateConfig("f\x1b[2J.yaml", []byte(doc))
 	ces, ok := errors.AsType[ConfigErrors](err)
@@ -204,7 +210,7 @@ func TestMistakesRenderNoControlCharacters(t *testing.T) {
 			t.Fatalf("control or format character %U in\n%q", r, out)
 		}
 	}
-	for _, w := range []string{`f\x1b[2J.yaml:3:5:`, `\x1b]0;pwned\a`, `\u202e`, `\x1b[31m`, `hit\nrate`} {
+	for _, w := range []string{`f\x1b[2J.yaml:3:5:`, `\x1b]0;pwned\a`, `\u202e`, "`\\x1b]0;x\\x07((`", `hit\nrate`} {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks the escape %s:\n%s", w, out)
 		}
