@@ -393,8 +393,8 @@ func parseExpectations(v *yaml.Node, ms *measureNames) ([]Expectation, error) {
 
 // expectationParser reads one expectation mapping, key by key.
 type expectationParser struct {
-	e       Expectation
-	ms      *measureNames
+	e  Expectation
+	ms *measureNames
 	// opSet and thanSet are set when the key is given, right or wrong.
 	opSet, thanSet bool
 	// ofBad is set when of: was refused, so the checks that read it do not
