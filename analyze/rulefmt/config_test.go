@@ -64,6 +64,10 @@ func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
 		{"yaml syntax on line 1", "measures: [\n", "c.yaml:1:11: invalid YAML:"},
 		{"stray colon mid-line", "measures:\n  - name: x: y\n", "c.yaml:2:12: invalid YAML: mapping values are not allowed"},
 		{"quote never closed", "measures:\n  - name: \"x\n    root: a\n", "c.yaml:2:11: invalid YAML: found unexpected end of stream"},
+		// A line too long to search character by character (a prefix parse
+		// each) keeps its line alone.
+		{"a mistake on a line past maxColumnSearch", "measures: " + strings.Repeat("[", maxColumnSearch-10) + "\n", "c.yaml:1: invalid YAML:"},
+		{"a mistake on a line of maxColumnSearch bytes", "measures: " + strings.Repeat("[", maxColumnSearch-11) + "\n", "c.yaml:1:11: invalid YAML:"},
 		{"multi-byte characters before the mistake", "measures:\n  - name: ééé: y\n", "c.yaml:2:14: invalid YAML: mapping values are not allowed"},
 	}
 	for _, tt := range tests {

@@ -41,12 +41,18 @@ func yamlError(file string, data []byte, err error) *ConfigError {
 // kilobytes, far within it.
 const locateBudget = 4 << 20
 
+// maxColumnSearch bounds the line whose column locateYAMLError searches:
+// it parses a prefix per character of the line, so a line of thousands of
+// brackets would cost thousands of parses. A configuration line is far
+// shorter; on a longer one the line stands alone.
+const maxColumnSearch = 1024
+
 // locateYAMLError returns the 1-based line and column (in characters, as
 // yaml.Node counts them) where a prefix of data first fails to parse with
 // problem: the first line whose prefix through its end fails, then the
 // first byte of that line at which the prefix fails. It returns 0, 0 when
 // no prefix fails so, or when the search would re-parse more than
-// locateBudget bytes.
+// locateBudget bytes; the column 0 on a line past maxColumnSearch bytes.
 func locateYAMLError(data []byte, problem string) (line, col int) {
 	fails := func(end int) bool {
 		var n yaml.Node
@@ -61,6 +67,9 @@ func locateYAMLError(data []byte, problem string) (line, col int) {
 		}
 		if !fails(end) {
 			continue
+		}
+		if len(l) > maxColumnSearch {
+			return i + 1, 0
 		}
 		c := 0
 		for at := start; at < end; {
