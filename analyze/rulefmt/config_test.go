@@ -68,6 +68,9 @@ func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
 		// each) keeps its line alone.
 		{"a mistake on a line past maxColumnSearch", "measures: " + strings.Repeat("[", maxColumnSearch-10) + "\n", "c.yaml:1: invalid YAML:"},
 		{"a mistake on a line of maxColumnSearch bytes", "measures: " + strings.Repeat("[", maxColumnSearch-11) + "\n", "c.yaml:1:11: invalid YAML:"},
+		// A file too long to search keeps yaml.v3's line alone.
+		{"a mistake in a file of maxLocateBytes", "a: b: c\n" + strings.Repeat("#", maxLocateBytes-9) + "\n", "c.yaml:1:5: invalid YAML: mapping values"},
+		{"a mistake in a file past maxLocateBytes", "a: b: c\n" + strings.Repeat("#", maxLocateBytes-8) + "\n", "c.yaml:1: invalid YAML: mapping values"},
 		{"multi-byte characters before the mistake", "measures:\n  - name: ééé: y\n", "c.yaml:2:14: invalid YAML: mapping values are not allowed"},
 	}
 	for _, tt := range tests {
