@@ -83,7 +83,7 @@ func TestEveryKindOfMistakeIsCollected(t *testing.T) {
 			[]string{`f.yaml:2:22: unknown key "nmae" (did you mean "name"?)`}},
 		{"a refused of: is not judged again", "rules:\n  - {id: a, select: x, expect: {of: [count], attribute: k, op: \">=\", than: 1}}\n",
 			[]string{`f.yaml:2:37: of must be a single value`}},
-		{"a bad id and a missing expect", "rules:\n  - {id: 'a b'}\n", []string{`f.yaml:2:5: rule "" needs expect`, `f.yaml:2:10: rule id "a b"`}},
+		{"a bad id and a missing expect", "rules:\n  - {id: 'a b'}\n", []string{`f.yaml:2:5: rule needs expect`, `f.yaml:2:10: rule id "a b"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -212,7 +212,11 @@ func parseRule(item *yaml.Node, ms *measureNames) (Rule, error) {
 		note(nodeErrorf(item, "rule needs an id"))
 	}
 	if p.expect == nil {
-		note(nodeErrorf(item, "rule %q needs expect: a comparison such as {of: count, op: \"==\", than: 1}", p.r.ID))
+		what := "rule"
+		if p.r.ID != "" {
+			what = fmt.Sprintf("rule %q", clipInput(p.r.ID))
+		}
+		note(&ConfigError{Line: item.Line, Column: item.Column, Msg: what + ` needs expect: a comparison such as {of: count, op: "==", than: 1}`})
 		return p.r, errs.err()
 	}
 	exps, err := parseExpectations(p.expect, ms)

@@ -222,8 +222,9 @@ var (
 
 // ParseSelector parses a selector from its YAML node: a mapping as documented
 // on [Selector], or a plain scalar, shorthand for an exact span name. Every
-// mistake is returned, as ConfigErrors naming the line and column of each
-// offending node.
+// mistake of a mapping is returned, as ConfigErrors naming the line and
+// column of each offending node; a node that is no selector at all is one
+// *ConfigError.
 func ParseSelector(n *yaml.Node) (Selector, error) {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		if n.Value == "" {
