@@ -35,11 +35,9 @@ func TestEmptyConfigIsOneErrorEverywhere(t *testing.T) {
 	}
 }
 
-// TestRulesReportsFiveTyposInOneRun: the issue's file of five typos took
-// four runs; one run of mcptrace rules lists all five, one line each with
-// file:line:column and the nearest valid name.
-func TestRulesReportsFiveTyposInOneRun(t *testing.T) {
-	path := writeRules(t, `rules:
+// fiveTyposFile is the issue's kind of file: five typos, one of each kind
+// of name (a rule key, a scope, a measure, an operator, a selector key).
+const fiveTyposFile = `rules:
   - id: floor
     severty: warning
     scope: dmp
@@ -47,7 +45,13 @@ func TestRulesReportsFiveTyposInOneRun(t *testing.T) {
   - id: calls
     select: {nmae: call_tool}
     expect: {of: count, op: ">=", than: 1}
-`)
+`
+
+// TestRulesReportsFiveTyposInOneRun: the issue's file of five typos took
+// four runs; one run of mcptrace rules lists all five, one line each with
+// file:line:column and the nearest valid name.
+func TestRulesReportsFiveTyposInOneRun(t *testing.T) {
+	path := writeRules(t, fiveTyposFile)
 	code, _, errOut := runCLI(t, "", "rules", path)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, errOut)
@@ -65,5 +69,28 @@ func TestRulesReportsFiveTyposInOneRun(t *testing.T) {
 	}
 	if n := strings.Count(errOut, path+":"); n != 5 {
 		t.Errorf("%d mistakes named, want 5:\n%s", n, errOut)
+	}
+}
+
+// TestCIDocShowsTheFiveTyposAsPrinted: docs/ci.md's example of a file with
+// five typos is what mcptrace rules prints for it, byte for byte.
+func TestCIDocShowsTheFiveTyposAsPrinted(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "ci.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "A file with five typos:\n\n```text\n")
+	want, _, closed := strings.Cut(after, "```\n")
+	if !ok || !closed {
+		t.Fatal("docs/ci.md has no text block after \"A file with five typos:\"")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mcptrace.yaml"), []byte(fiveTyposFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	code, _, errOut := runCLI(t, "", "rules", "mcptrace.yaml")
+	if code != 2 || errOut != want {
+		t.Errorf("exit %d, stderr:\n%s\ndocs/ci.md shows:\n%s", code, errOut, want)
 	}
 }
