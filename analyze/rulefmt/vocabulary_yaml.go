@@ -70,17 +70,7 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	}
 	v.Names = nil // the block's own selectors name its spans
 	if nn := values["name"]; nn != nil {
-		name, err := scalarString(nn, "name")
-		switch {
-		case err != nil:
-			note(err)
-		case !measureName.MatchString(name):
-			note(nodeErrorf(nn, "vocabulary name %q: use letters, digits, '_', '.' or '-'", name))
-		case slices.Contains(profileNames(), name):
-			note(nodeErrorf(nn, "vocabulary name %q is a built-in's: give yours another (base: %s starts from it)", name, name))
-		default:
-			v.Name = name
-		}
+		v.Name = vocabularyName(nn, note)
 	} else {
 		note(nodeErrorf(n, "vocabulary needs a name (what reports call it)"))
 	}
@@ -125,6 +115,23 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 		return nil, errs
 	}
 	return v, nil
+}
+
+// vocabularyName reads a vocabulary block's name, "" (and a note) for a
+// bad one or a built-in's.
+func vocabularyName(nn *yaml.Node, note func(error)) string {
+	name, err := scalarString(nn, "name")
+	switch {
+	case err != nil:
+		note(err)
+	case !measureName.MatchString(name):
+		note(nodeErrorf(nn, "vocabulary name %q: use letters, digits, '_', '.' or '-'", name))
+	case slices.Contains(profileNames(), name):
+		note(nodeErrorf(nn, "vocabulary name %q is a built-in's: give yours another (base: %s starts from it)", name, name))
+	default:
+		return name
+	}
+	return ""
 }
 
 // maxRoleSelectors bounds the selectors of one role: the stage tries every
