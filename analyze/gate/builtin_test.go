@@ -162,7 +162,7 @@ func TestBuiltinSeveritiesAreConfigurable(t *testing.T) {
 	}
 	for _, bad := range []struct{ doc, want string }{
 		{"builtin:\n  no-such-rule: error\n", `mcptrace.yaml:2:3: unknown key "no-such-rule"`},
-		{"builtin:\n  one-session-per-execution: loud\n", `mcptrace.yaml:2:30: builtin one-session-per-execution: severity "loud": want error, warning or off`},
+		{"builtin:\n  one-session-per-execution: loud\n", `mcptrace.yaml:2:30: builtin one-session-per-execution: severity "loud": want one of error, warning, off`},
 	} {
 		if _, err := rulefmt.ParseGateConfig("mcptrace.yaml", []byte(bad.doc)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: err = %v, want %s", bad.doc, err, bad.want)

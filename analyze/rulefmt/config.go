@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/spans"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // DefaultIdleTTL is the pool's idle TTL the analyzer assumes when attributing
@@ -68,7 +65,7 @@ func ParseProfile(s string) (Profile, error) {
 	if _, ok := builtinVocabularies[Profile(s)]; ok || Profile(s) == ProfileAuto {
 		return Profile(s), nil
 	}
-	return "", fmt.Errorf("%w %q: want %s", ErrUnknownProfile, s, vocabularyNames())
+	return "", fmt.Errorf("%w %s%s: want %s", ErrUnknownProfile, textfmt.QuoteInput(s), didYouMean(s, profileNames()), vocabularyNames())
 }
 
 // Config is what an analysis measures and how. The zero value is the default
@@ -243,92 +240,6 @@ type ConfigFile struct {
 	Vocabulary *Vocabulary
 }
 
-// ConfigError is a configuration mistake at a place in a file: a YAML syntax
-// error, an unknown key, a bad value or regular expression. Column is 0 when
-// the YAML parser does not say (its syntax errors name only the line).
-type ConfigError struct {
-	File         string
-	Line, Column int
-	Msg          string
-}
-
-// Error renders the error as file:line:column: message.
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		b.WriteByte(':')
-	}
-	if e.Line > 0 {
-		b.WriteString(strconv.Itoa(e.Line))
-		b.WriteByte(':')
-		if e.Column > 0 {
-			b.WriteString(strconv.Itoa(e.Column))
-			b.WriteByte(':')
-		}
-	}
-	if b.Len() > 0 {
-		b.WriteByte(' ')
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
-
-func nodeErrorf(n *yaml.Node, format string, args ...any) *ConfigError {
-	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = clipInput(s)
-		}
-	}
-	return &ConfigError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, args...)}
-}
-
-// clipInput shortens user input for an error message (textfmt.ClipInput).
-func clipInput(s string) string { return textfmt.ClipInput(s) }
-
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
-// yamlError turns a yaml.v3 syntax error in data into a ConfigError.
-// yaml.v3 never gives a column, and its line is often that of the enclosing
-// block (0-based, or left out on the first line), so the line is found again
-// as the shortest prefix of data that fails with the same problem.
-func yamlError(file string, data []byte, err error) *ConfigError {
-	msg := err.Error()
-	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	if l := firstFailingLine(data, msg); l > 0 {
-		line = l
-	}
-	return &ConfigError{File: file, Line: line, Msg: "invalid YAML: " + msg}
-}
-
-// locateBudget bounds the bytes firstFailingLine re-parses (it parses every
-// prefix, so a long file would cost quadratic time): beyond it, yaml.v3's
-// own line stands.
-const locateBudget = 4 << 20
-
-// firstFailingLine returns the 1-based number of the first line whose
-// prefix of data fails to parse with problem, or 0.
-func firstFailingLine(data []byte, problem string) int {
-	end, parsed := 0, 0
-	for i, l := range strings.SplitAfter(string(data), "\n") {
-		end += len(l)
-		if parsed += end; parsed > locateBudget {
-			return 0
-		}
-		var n yaml.Node
-		if err := yaml.Unmarshal(data[:end], &n); err != nil && strings.HasSuffix(err.Error(), problem) {
-			return i + 1
-		}
-	}
-	return 0
-}
-
 // maxConfigDepth is how deep a configuration file (or a selector given on
 // the command line) may nest mappings and lists: the deepest the rule
 // language goes is about eight (rules, a rule, select, under, attributes, an
@@ -373,8 +284,8 @@ func LoadConfigFile(path string) (*ConfigFile, error) {
 var measureName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
 // ParseConfig parses configuration file data; path names it in errors. It
-// refuses unknown keys, repeated keys and bad selectors with a *ConfigError
-// giving file, line and column.
+// reports every mistake of the file at once, as ParseGateConfig does (the
+// two read the same file): ConfigErrors, each with file, line and column.
 func ParseConfig(path string, data []byte) (*ConfigFile, error) {
 	// The same file's rules: and regressions: belong to the CI gate; parsing
 	// the whole file here reports a mistake in them whichever command reads it.
@@ -385,67 +296,101 @@ func ParseConfig(path string, data []byte) (*ConfigFile, error) {
 	return &ConfigFile{Path: path, Measures: gc.Measures, Vocabulary: gc.Vocabulary}, nil
 }
 
+// measureKeys are the keys of a reads-per-request measure.
+var measureKeys = []string{"name", "description", "root", "read", "not_under", "complete_when", "expect"}
+
+// parseMeasures reads the measures: list: every measure, and every mistake
+// of each. A measure with a mistake but a good name is still returned, so
+// the rules naming it do not report a second mistake.
 func parseMeasures(n *yaml.Node) ([]ReadMeasure, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, nodeErrorf(n, "measures must be a list of {name, root, read, not_under, complete_when, expect}")
+		return nil, nodeErrorf(n, "measures must be a list of {%s}", nameList(measureKeys))
 	}
 	var out []ReadMeasure
+	var errs ConfigErrors
+	note := noter(&errs, n)
 	where := map[string]*yaml.Node{}
 	for _, item := range n.Content {
-		m := ReadMeasure{Line: item.Line, Column: item.Column}
-		var rootSet, readSet bool
-		err := eachKey(item, []string{"name", "description", "root", "read", "not_under", "complete_when", "expect"}, func(key string, _, v *yaml.Node) error {
-			var err error
-			switch key {
-			case "name":
-				if m.Name, err = scalarString(v, "name"); err != nil {
-					return err
-				}
-				if !measureName.MatchString(m.Name) {
-					return nodeErrorf(v, "measure name %q: use letters, digits, '_', '.' or '-'", m.Name)
-				}
-				if prev, dup := where[m.Name]; dup {
-					return nodeErrorf(v, "measure %q already defined at line %d", m.Name, prev.Line)
-				}
-				where[m.Name] = v
-			case "description":
-				m.Description, err = scalarString(v, "description")
-			case "root":
-				m.Root, err = ParseSelector(v)
-				rootSet = true
-			case "read":
-				m.Read, err = ParseSelector(v)
-				readSet = true
-			case "not_under", "complete_when":
-				var s Selector
-				if s, err = ParseSelector(v); err == nil {
-					if key == "not_under" {
-						m.NotUnder = &s
-					} else {
-						m.CompleteWhen = &s
-					}
-				}
-			case "expect":
-				var e int
-				if v.Kind != yaml.ScalarNode || v.Decode(&e) != nil || e < 0 {
-					return nodeErrorf(v, "expect must be a whole number of reads, 0 or more")
-				}
-				m.Expect = &e
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
+		m, err := parseMeasure(item, where)
+		note(err)
+		if m.Name != "" {
+			out = append(out, m)
 		}
-		switch {
-		case m.Name == "":
-			return nil, nodeErrorf(item, "measure needs a name")
-		case !rootSet:
-			return nil, nodeErrorf(item, "measure %q needs a root selector (the request span)", m.Name)
-		case !readSet:
-			return nil, nodeErrorf(item, "measure %q needs a read selector (the spans to count)", m.Name)
-		}
-		out = append(out, m)
 	}
-	return out, nil
+	return out, errs.err()
+}
+
+// parseMeasure reads one measure; where holds the names already defined.
+func parseMeasure(item *yaml.Node, where map[string]*yaml.Node) (ReadMeasure, error) {
+	m := ReadMeasure{Line: item.Line, Column: item.Column}
+	var rootSet, readSet, nameSet bool
+	var errs ConfigErrors
+	note := noter(&errs, item)
+	note(eachKey(item, measureKeys, func(key string, _, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "name":
+			nameSet = true
+			err = measureNameValue(v, where, &m.Name)
+		case "description":
+			m.Description, err = scalarString(v, "description")
+		case "root":
+			m.Root, err = ParseSelector(v)
+			rootSet = true
+		case "read":
+			m.Read, err = ParseSelector(v)
+			readSet = true
+		case "not_under":
+			m.NotUnder, err = optionalSelector(v)
+		case "complete_when":
+			m.CompleteWhen, err = optionalSelector(v)
+		case "expect":
+			var e int
+			if v.Kind != yaml.ScalarNode || v.Decode(&e) != nil || e < 0 {
+				return nodeErrorf(v, "expect must be a whole number of reads, 0 or more")
+			}
+			m.Expect = &e
+		}
+		return err
+	}))
+	if item.Kind != yaml.MappingNode {
+		return m, errs.err()
+	}
+	if !nameSet {
+		note(nodeErrorf(item, "measure needs a name"))
+	}
+	if !rootSet {
+		note(nodeErrorf(item, "measure %q needs a root selector (the request span)", m.Name))
+	}
+	if !readSet {
+		note(nodeErrorf(item, "measure %q needs a read selector (the spans to count)", m.Name))
+	}
+	return m, errs.err()
+}
+
+// measureNameValue reads a measure's name into dst, refusing a bad or
+// repeated one.
+func measureNameValue(v *yaml.Node, where map[string]*yaml.Node, dst *string) error {
+	name, err := scalarString(v, "name")
+	if err != nil {
+		return err
+	}
+	if !measureName.MatchString(name) {
+		return nodeErrorf(v, "measure name %q: use letters, digits, '_', '.' or '-'", name)
+	}
+	if prev, dup := where[name]; dup {
+		return nodeErrorf(v, "measure %q already defined at line %d", name, prev.Line)
+	}
+	where[name] = v
+	*dst = name
+	return nil
+}
+
+// optionalSelector parses a selector given under an optional key.
+func optionalSelector(v *yaml.Node) (*Selector, error) {
+	s, err := ParseSelector(v)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
 }

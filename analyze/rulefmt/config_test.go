@@ -50,7 +50,7 @@ func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
 		name, yaml string
 		want       string // the error's text, from the file name on
 	}{
-		{"unknown top-level key", "measure:\n  - name: x\n", "c.yaml:1:1: unknown key \"measure\": want one of measures"},
+		{"unknown top-level key", "measure:\n  - name: x\n", "c.yaml:1:1: unknown key \"measure\" (did you mean \"measures\"?): want one of measures, rules, regressions, builtin, vocabulary"},
 		{"a mistake in the gate's rules", "rules: {id: a}\n", "c.yaml:1:8: rules must be a list"},
 		{"unknown measure key", "measures:\n  - name: x\n    root: a\n    read: b\n    expected: 1\n", "c.yaml:5:5: unknown key \"expected\""},
 		{"bad regex", "measures:\n  - name: x\n    root: {name_regex: 'a(('}\n    read: b\n", "c.yaml:3:24: name_regex \"a((\" is not a valid regular expression"},
@@ -59,9 +59,19 @@ func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
 		{"duplicate name", "measures:\n  - {name: x, root: a, read: b}\n  - {name: x, root: a, read: b}\n", "c.yaml:3:12: measure \"x\" already defined at line 2"},
 		{"negative expect", "measures:\n  - {name: x, root: a, read: b, expect: -1}\n", "c.yaml:2:41: expect must be a whole number"},
 		{"measures not a list", "measures: {name: x}\n", "c.yaml:1:11: measures must be a list"},
-		{"yaml syntax", "measures:\n  - name: x\n   root: [\n", "c.yaml:3: invalid YAML:"},
-		{"tab indentation", "measures:\n  - name: x\n\troot: a\n", "c.yaml:3: invalid YAML:"},
-		{"yaml syntax on line 1", "measures: [\n", "c.yaml:1: invalid YAML:"},
+		{"yaml syntax", "measures:\n  - name: x\n   root: [\n", "c.yaml:3:4: invalid YAML: did not find expected '-' indicator"},
+		{"tab indentation", "measures:\n  - name: x\n\troot: a\n", "c.yaml:3:1: invalid YAML: found a tab character"},
+		{"yaml syntax on line 1", "measures: [\n", "c.yaml:1:11: invalid YAML:"},
+		{"stray colon mid-line", "measures:\n  - name: x: y\n", "c.yaml:2:12: invalid YAML: mapping values are not allowed"},
+		{"quote never closed", "measures:\n  - name: \"x\n    root: a\n", "c.yaml:2:11: invalid YAML: found unexpected end of stream"},
+		// A line too long to search character by character (a prefix parse
+		// each) keeps its line alone.
+		{"a mistake on a line past maxColumnSearch", "measures: " + strings.Repeat("[", maxColumnSearch-10) + "\n", "c.yaml:1: invalid YAML:"},
+		{"a mistake on a line of maxColumnSearch bytes", "measures: " + strings.Repeat("[", maxColumnSearch-11) + "\n", "c.yaml:1:11: invalid YAML:"},
+		// A file too long to search keeps yaml.v3's line alone.
+		{"a mistake in a file of maxLocateBytes", "a: b: c\n" + strings.Repeat("#", maxLocateBytes-9) + "\n", "c.yaml:1:5: invalid YAML: mapping values"},
+		{"a mistake in a file past maxLocateBytes", "a: b: c\n" + strings.Repeat("#", maxLocateBytes-8) + "\n", "c.yaml:1: invalid YAML: mapping values"},
+		{"multi-byte characters before the mistake", "measures:\n  - name: ééé: y\n", "c.yaml:2:14: invalid YAML: mapping values are not allowed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,10 +87,44 @@ func TestParseConfigErrorsNameFileLineAndColumn(t *testing.T) {
 	}
 }
 
-func TestParseConfigAcceptsAnEmptyFile(t *testing.T) {
-	cf, err := ParseConfig("empty.yaml", []byte("# nothing yet\n"))
-	if err != nil || len(cf.Measures) != 0 {
-		t.Errorf("empty config: %+v, %v", cf, err)
+// TestParseConfigRefusesAnEmptyFile: a file that says nothing is one
+// mistake, the same from both parsers (so from analyze, check, rules and
+// the connector), naming the file and wrapping ErrEmptyConfig; a file with
+// one key is not empty.
+func TestParseConfigRefusesAnEmptyFile(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		empty      bool
+	}{
+		{"no bytes", "", true},
+		{"only a comment", "# nothing yet\n", true},
+		{"only blank lines", "\n  \n\n", true},
+		{"an explicit null", "~\n", true},
+		{"null spelled out", "null\n", true},
+		{"an empty mapping", "{}\n", true},
+		{"a document marker alone", "---\n", true},
+		{"one key", "regressions: {excess_misses: 1}\n", false},
+	}
+	const want = "empty.yaml: empty configuration file: it holds none of measures, rules, regressions, builtin, vocabulary (for the built-in rules, give no configuration file)"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("empty.yaml", []byte(tt.yaml))
+			_, gerr := ParseGateConfig("empty.yaml", []byte(tt.yaml))
+			if !tt.empty {
+				if err != nil || gerr != nil {
+					t.Fatalf("not empty, refused: %v / %v", err, gerr)
+				}
+				return
+			}
+			for _, e := range []error{err, gerr} {
+				if !errors.Is(e, ErrEmptyConfig) {
+					t.Fatalf("error %v, want ErrEmptyConfig", e)
+				}
+				if e.Error() != want {
+					t.Errorf("error\n  %s\nwant\n  %s", e, want)
+				}
+			}
+		})
 	}
 }
 

@@ -13,4 +13,16 @@
 // with every mistake of a file at once and each with its line and column,
 // before any trace is read. [IndexOptions] names the attributes a
 // configuration reads, for the engine's index to keep.
+//
+// # Mistakes
+//
+// The parsers return [ConfigErrors], every mistake of a file in file order,
+// each a [*ConfigError] with file, line and column: an unknown name carries
+// every valid name (Valid) and the nearest ([ConfigError.DidYouMean]), an
+// empty file wraps [ErrEmptyConfig]. A parser goes on past a mistake but
+// never judges a part it refused (a rule whose scope was refused is not
+// also told its measure needs scope: dump), so each mistake is reported
+// once. Rendering is bounded (the first 20, then how many more) and
+// escaped (nothing from the file reaches a terminal as a control
+// character); the work is linear in the file.
 package rulefmt

@@ -71,7 +71,7 @@ func TestParseGateConfigRejectsMistakesWithTheirPlace(t *testing.T) {
 		{"under alone", "rules:\n  - id: a\n    select: {under: x}\n    expect: {of: count, op: \"==\", than: 1}\n", "f.yaml:3:13: select needs a condition on the span itself"},
 		{"bad regression key", "regressions: {hit_rate: 0.1}\n", "f.yaml:1:15: unknown key \"hit_rate\""},
 		{"bad latency ratio", "regressions: {latency_ratio: 0.5}\n", "f.yaml:1:30: latency_ratio must be 1 or more"},
-		{"syntax error", "rules:\n  - id: a\n   select: [\n", "f.yaml:3: invalid YAML"},
+		{"syntax error", "rules:\n  - id: a\n   select: [\n", "f.yaml:3:4: invalid YAML"},
 		{"rules not a list", "rules: {id: a}\n", "f.yaml:1:8: rules must be a list"},
 	}
 	for _, c := range cases {

@@ -211,9 +211,20 @@ func (s *Selector) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// selectorKeys are the keys of a selector mapping; spanSelectorKeys those
+// of a rule's selection, which may also say under and not_under.
+var (
+	selectorKeys     = []string{"name", "name_regex", "attributes", "resource", "kind", "status"}
+	spanSelectorKeys = append(slices.Clone(selectorKeys), "under", "not_under")
+	kindNames        = []string{"client", "server", "internal", "producer", "consumer"}
+	statusNames      = []string{"ok", "error", "unset"}
+)
+
 // ParseSelector parses a selector from its YAML node: a mapping as documented
-// on [Selector], or a plain scalar, shorthand for an exact span name. Errors
-// are *ConfigError naming the line and column of the offending node.
+// on [Selector], or a plain scalar, shorthand for an exact span name. Every
+// mistake of a mapping is returned, as ConfigErrors naming the line and
+// column of each offending node; a node that is no selector at all is one
+// *ConfigError.
 func ParseSelector(n *yaml.Node) (Selector, error) {
 	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
 		if n.Value == "" {
@@ -222,67 +233,75 @@ func ParseSelector(n *yaml.Node) (Selector, error) {
 		return Selector{Name: n.Value, Line: n.Line, Column: n.Column}, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return Selector{}, nodeErrorf(n, "selector must be a span name or a mapping of name, name_regex, attributes, resource, kind, status")
+		return Selector{}, nodeErrorf(n, "selector must be a span name or a mapping of %s", nameList(selectorKeys))
 	}
+	return parseSelector(n, selectorKeys)
+}
+
+// parseSelector parses a selector mapping; allowed are the keys an unknown
+// key's error lists (a rule's selection takes under and not_under too, read
+// before).
+func parseSelector(n *yaml.Node, allowed []string) (Selector, error) {
 	sel := Selector{Line: n.Line, Column: n.Column}
-	err := eachKey(n, []string{"name", "name_regex", "attributes", "resource", "kind", "status"}, func(key string, k, v *yaml.Node) error {
-		switch key {
-		case "name":
-			s, err := scalarString(v, "name")
-			if err != nil {
-				return err
-			}
-			if s == "" {
-				return nodeErrorf(v, "name must not be empty")
-			}
-			sel.Name = s
-		case "name_regex":
-			re, err := scalarRegex(v, "name_regex")
-			if err != nil {
-				return err
-			}
-			sel.NameRegex = re
-		case "attributes", "resource":
-			ms, err := parseAttrMatches(v, key)
-			if err != nil {
-				return err
-			}
-			if key == "attributes" {
-				sel.Attributes = ms
-			} else {
-				sel.Resource = ms
-			}
-		case "kind":
-			s, err := scalarString(v, "kind")
-			if err != nil {
-				return err
-			}
-			if _, ok := spanKinds[s]; !ok {
-				return nodeErrorf(v, "kind %q: want one of client, server, internal, producer, consumer", s)
-			}
-			sel.Kind = s
-		case "status":
-			s, err := scalarString(v, "status")
-			if err != nil {
-				return err
-			}
-			if _, ok := statusCodes[s]; !ok {
-				return nodeErrorf(v, "status %q: want one of ok, error, unset", s)
-			}
-			sel.Status = s
-		}
-		return nil
-	})
-	if err != nil {
-		return Selector{}, err
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	eachKeyAll(n, allowed, note, func(key string, _, v *yaml.Node) { note(sel.key(key, v)) })
+	switch {
+	case len(errs) > 0:
+	case sel.Name != "" && sel.NameRegex != nil:
+		note(nodeErrorf(n, "give name or name_regex, not both"))
+	case sel.IsZero():
+		note(nodeErrorf(n, "empty selector matches every span: give name, name_regex, attributes, resource, kind or status"))
 	}
-	if sel.Name != "" && sel.NameRegex != nil {
-		return Selector{}, nodeErrorf(n, "give name or name_regex, not both")
-	}
-	if sel.IsZero() {
-		return Selector{}, nodeErrorf(n, "empty selector matches every span: give name, name_regex, attributes, resource, kind or status")
+	if len(errs) > 0 {
+		return Selector{}, errs
 	}
 	return sel, nil
+}
+
+// key reads one key of a selector mapping into s.
+func (s *Selector) key(key string, v *yaml.Node) error {
+	switch key {
+	case "name":
+		name, err := scalarString(v, "name")
+		if err == nil && name == "" {
+			err = nodeErrorf(v, "name must not be empty")
+		}
+		s.Name = name
+		return err
+	case "name_regex":
+		re, err := scalarRegex(v, "name_regex")
+		s.NameRegex = re
+		return err
+	case "attributes":
+		ms, err := parseAttrMatches(v, key)
+		s.Attributes = ms
+		return err
+	case "resource":
+		ms, err := parseAttrMatches(v, key)
+		s.Resource = ms
+		return err
+	case "kind":
+		return oneOf(v, "kind", kindNames, &s.Kind)
+	case "status":
+		return oneOf(v, "status", statusNames, &s.Status)
+	}
+	return nil
+}
+
+// oneOf reads into dst a single value that must be one of valid.
+func oneOf(v *yaml.Node, what string, valid []string, dst *string) error {
+	s, err := scalarString(v, what)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(valid, s) {
+		e := nodeErrorf(v, "%s %q", what, s)
+		e.Got, e.Valid = s, valid
+		return e
+	}
+	*dst = s
+	return nil
 }
 
 // ParseSelectorString parses a selector written on a command line: either a
@@ -306,99 +325,128 @@ func ParseSelectorString(s string) (Selector, error) {
 }
 
 // parseAttrMatches parses the attributes or resource mapping of a selector:
-// key: scalar (equals) or key: {equals|not_equals|regex|exists: ...}.
+// key: scalar (equals) or key: {equals|not_equals|regex|exists: ...}. Every
+// mistake is returned.
 func parseAttrMatches(n *yaml.Node, what string) ([]AttrMatch, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, nodeErrorf(n, "%s must be a mapping of attribute key to value or {equals|not_equals|regex|exists: ...}", what)
 	}
 	var ms []AttrMatch
-	seen := map[string]bool{}
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode || k.Value == "" {
-			return nil, nodeErrorf(k, "%s key must be a non-empty attribute name", what)
-		}
-		if seen[k.Value] {
-			return nil, nodeErrorf(k, "%s key %q given twice", what, k.Value)
-		}
-		seen[k.Value] = true
-		switch v.Kind {
-		case yaml.ScalarNode:
-			if v.Tag == "!!null" {
-				return nil, nodeErrorf(v, "%s %q has no value: give a value or {exists: true}", what, k.Value)
-			}
-			ms = append(ms, AttrMatch{Key: k.Value, Op: OpEquals, Value: v.Value})
-		case yaml.MappingNode:
-			before := len(ms)
-			err := eachKey(v, []string{"equals", "not_equals", "regex", "exists"}, func(op string, _, ov *yaml.Node) error {
-				switch op {
-				case "equals", "not_equals":
-					s, err := scalarString(ov, op)
-					if err != nil {
-						return err
-					}
-					m := AttrMatch{Key: k.Value, Op: OpEquals, Value: s}
-					if op == "not_equals" {
-						m.Op = OpNotEquals
-					}
-					ms = append(ms, m)
-				case "regex":
-					re, err := scalarRegex(ov, "regex")
-					if err != nil {
-						return err
-					}
-					ms = append(ms, AttrMatch{Key: k.Value, Op: OpRegex, Regex: re})
-				case "exists":
-					var b bool
-					if ov.Kind != yaml.ScalarNode || ov.Decode(&b) != nil {
-						return nodeErrorf(ov, "exists must be true or false")
-					}
-					m := AttrMatch{Key: k.Value, Op: OpExists}
-					if !b {
-						m.Op = OpAbsent
-					}
-					ms = append(ms, m)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, err
-			}
-			if len(ms) == before {
-				return nil, nodeErrorf(v, "%s %q: give one of equals, not_equals, regex, exists", what, k.Value)
-			}
+		switch {
+		case k.Kind != yaml.ScalarNode || k.Value == "":
+			note(nodeErrorf(k, "%s key must be a non-empty attribute name", what))
+		case seen[k.Value]:
+			note(nodeErrorf(k, "%s key %q given twice", what, k.Value))
 		default:
-			return nil, nodeErrorf(v, "%s %q: want a value or {equals|not_equals|regex|exists: ...}", what, k.Value)
+			seen[k.Value] = true
+			got, err := parseAttrMatch(k.Value, v, what)
+			note(err)
+			ms = append(ms, got...)
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Key < ms[j].Key })
 	return ms, nil
 }
 
-// eachKey walks a mapping node, refusing keys outside allowed and repeated
-// keys with their line and column, and calls f for each pair.
+// matchOps are the keys of an attribute condition mapping.
+var matchOps = []string{"equals", "not_equals", "regex", "exists"}
+
+// parseAttrMatch parses the conditions on one attribute: a scalar (equals)
+// or a mapping of matchOps.
+func parseAttrMatch(key string, v *yaml.Node, what string) ([]AttrMatch, error) {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.Tag == "!!null" {
+			return nil, nodeErrorf(v, "%s %q has no value: give a value or {exists: true}", what, key)
+		}
+		return []AttrMatch{{Key: key, Op: OpEquals, Value: v.Value}}, nil
+	case yaml.MappingNode:
+	default:
+		return nil, nodeErrorf(v, "%s %q: want a value or {equals|not_equals|regex|exists: ...}", what, key)
+	}
+	var ms []AttrMatch
+	err := eachKey(v, matchOps, func(op string, _, ov *yaml.Node) error {
+		m, err := parseMatchOp(key, op, ov)
+		if err == nil {
+			ms = append(ms, m)
+		}
+		return err
+	})
+	if err == nil && len(ms) == 0 {
+		err = nodeErrorf(v, "%s %q: give one of equals, not_equals, regex, exists", what, key)
+	}
+	return ms, err
+}
+
+// parseMatchOp parses one condition op: ov on the attribute key.
+func parseMatchOp(key, op string, ov *yaml.Node) (AttrMatch, error) {
+	switch op {
+	case "equals", "not_equals":
+		s, err := scalarString(ov, op)
+		m := AttrMatch{Key: key, Op: OpEquals, Value: s}
+		if op == "not_equals" {
+			m.Op = OpNotEquals
+		}
+		return m, err
+	case "regex":
+		re, err := scalarRegex(ov, "regex")
+		return AttrMatch{Key: key, Op: OpRegex, Regex: re}, err
+	}
+	var b bool
+	if ov.Kind != yaml.ScalarNode || ov.Decode(&b) != nil {
+		return AttrMatch{}, nodeErrorf(ov, "exists must be true or false")
+	}
+	m := AttrMatch{Key: key, Op: OpExists}
+	if !b {
+		m.Op = OpAbsent
+	}
+	return m, nil
+}
+
+// eachKey walks a mapping node and calls f for each pair whose key is one
+// of allowed. It goes on past a mistake, so one run reports them all: a key
+// outside allowed (with the valid keys and the nearest one), a repeated
+// key, and every error f returns are collected and returned together as
+// ConfigErrors; nil when there are none. A node that is no mapping is one
+// mistake.
 func eachKey(n *yaml.Node, allowed []string, f func(key string, k, v *yaml.Node) error) error {
 	if n.Kind != yaml.MappingNode {
-		return nodeErrorf(n, "want a mapping with keys %s", strings.Join(allowed, ", "))
+		return nodeErrorf(n, "want a mapping with keys %s", nameList(allowed))
 	}
-	seen := map[string]bool{}
+	var errs ConfigErrors
+	note := noter(&errs, n)
+	eachKeyAll(n, allowed, note, func(key string, k, v *yaml.Node) { note(f(key, k, v)) })
+	return errs.err()
+}
+
+// eachKeyAll walks a mapping like eachKey, handing its mistakes to note as
+// they are found: an unknown key (with the valid keys and the nearest one)
+// or a repeated key is noted and the rest still read. It does nothing with
+// a node that is no mapping (the caller says what it wanted).
+func eachKeyAll(n *yaml.Node, allowed []string, note func(error), f func(key string, k, v *yaml.Node)) {
+	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			return nodeErrorf(k, "want a key (one of %s)", strings.Join(allowed, ", "))
-		}
-		if !slices.Contains(allowed, k.Value) {
-			return nodeErrorf(k, "unknown key %q: want one of %s", k.Value, strings.Join(allowed, ", "))
-		}
-		if seen[k.Value] {
-			return nodeErrorf(k, "key %q given twice", k.Value)
-		}
-		seen[k.Value] = true
-		if err := f(k.Value, k, v); err != nil {
-			return err
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			note(nodeErrorf(k, "want a key (one of %s)", nameList(allowed)))
+		case !slices.Contains(allowed, k.Value):
+			note(unknownName(k, "key", k.Value, allowed))
+		case seen[k.Value]:
+			note(nodeErrorf(k, "key %q given twice", k.Value))
+		default:
+			seen[k.Value] = true
+			f(k.Value, k, v)
 		}
 	}
-	return nil
 }
 
 func scalarString(n *yaml.Node, what string) (string, error) {

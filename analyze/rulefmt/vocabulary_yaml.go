@@ -2,8 +2,6 @@ package rulefmt
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -57,7 +55,7 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	}
 	v := &Vocabulary{}
 	values := map[string]*yaml.Node{}
-	eachKeyAll(n, vocabularyKeys, note, func(key string, val *yaml.Node) { values[key] = val })
+	eachKeyAll(n, vocabularyKeys, note, func(key string, _, val *yaml.Node) { values[key] = val })
 	if b := values["base"]; b != nil {
 		name, err := scalarString(b, "base")
 		note(err)
@@ -72,17 +70,7 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	}
 	v.Names = nil // the block's own selectors name its spans
 	if nn := values["name"]; nn != nil {
-		name, err := scalarString(nn, "name")
-		switch {
-		case err != nil:
-			note(err)
-		case !measureName.MatchString(name):
-			note(nodeErrorf(nn, "vocabulary name %q: use letters, digits, '_', '.' or '-'", name))
-		case slices.Contains(profileNames(), name):
-			note(nodeErrorf(nn, "vocabulary name %q is a built-in's: give yours another (base: %s starts from it)", name, name))
-		default:
-			v.Name = name
-		}
+		v.Name = vocabularyName(nn, note)
 	} else {
 		note(nodeErrorf(n, "vocabulary needs a name (what reports call it)"))
 	}
@@ -129,45 +117,21 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	return v, nil
 }
 
-// noter returns a function that adds an error's mistakes to errs: every
-// *ConfigError of it, or the error's text placed at n.
-func noter(errs *ConfigErrors, n *yaml.Node) func(error) {
-	return func(err error) {
-		var ces ConfigErrors
-		var ce *ConfigError
-		switch {
-		case err == nil:
-		case errors.As(err, &ces):
-			*errs = append(*errs, ces...)
-		case errors.As(err, &ce):
-			*errs = append(*errs, ce)
-		default:
-			*errs = append(*errs, nodeErrorf(n, "%s", err.Error()))
-		}
+// vocabularyName reads a vocabulary block's name, "" (and a note) for a
+// bad one or a built-in's.
+func vocabularyName(nn *yaml.Node, note func(error)) string {
+	name, err := scalarString(nn, "name")
+	switch {
+	case err != nil:
+		note(err)
+	case !measureName.MatchString(name):
+		note(nodeErrorf(nn, "vocabulary name %q: use letters, digits, '_', '.' or '-'", name))
+	case slices.Contains(profileNames(), name):
+		note(nodeErrorf(nn, "vocabulary name %q is a built-in's: give yours another (base: %s starts from it)", name, name))
+	default:
+		return name
 	}
-}
-
-// eachKeyAll walks a mapping like eachKey but goes on past a mistake: an
-// unknown key (with the nearest known one) or a repeated key is noted and
-// the rest still read.
-func eachKeyAll(n *yaml.Node, allowed []string, note func(error), f func(key string, v *yaml.Node)) {
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		switch {
-		case k.Kind != yaml.ScalarNode:
-			note(nodeErrorf(k, "want a key (one of %s)", strings.Join(allowed, ", ")))
-		case !slices.Contains(allowed, k.Value):
-			// The known keys and the suggestion (one of them) go in the
-			// format, so they are not clipped like the input is.
-			note(nodeErrorf(k, "unknown key %q"+didYouMean(k.Value, allowed)+": want one of "+strings.Join(allowed, ", "), k.Value))
-		case seen[k.Value]:
-			note(nodeErrorf(k, "key %q given twice", k.Value))
-		default:
-			seen[k.Value] = true
-			f(k.Value, v)
-		}
-	}
+	return ""
 }
 
 // maxRoleSelectors bounds the selectors of one role: the stage tries every
@@ -214,7 +178,7 @@ func parseSessionSource(n *yaml.Node, dst *SessionSource) error {
 	var errs ConfigErrors
 	note := noter(&errs, n)
 	var src SessionSource
-	eachKeyAll(n, []string{"attribute", "enclosing"}, note, func(key string, v *yaml.Node) {
+	eachKeyAll(n, []string{"attribute", "enclosing"}, note, func(key string, _, v *yaml.Node) {
 		switch key {
 		case "attribute":
 			s, err := scalarString(v, "session attribute")
@@ -253,7 +217,7 @@ func parseVocabularyAttributes(n *yaml.Node, dst *VocabularyAttributes) error {
 	}
 	var errs ConfigErrors
 	note := noter(&errs, n)
-	eachKeyAll(n, keys, note, func(key string, v *yaml.Node) {
+	eachKeyAll(n, keys, note, func(key string, _, v *yaml.Node) {
 		s, err := scalarString(v, key)
 		if err != nil {
 			note(err)
@@ -291,79 +255,25 @@ func profileNames() []string {
 	return out
 }
 
-// didYouMean returns ` (did you mean "x"?)` for the option nearest to s
-// within two edits, "" when none is that near.
-func didYouMean(s string, options []string) string {
-	best, bestD := "", 3
-	for _, o := range options {
-		if d := editDistance(s, o, bestD); d < bestD {
-			best, bestD = o, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance of a and b, or limit when it is
-// at least limit (keys are short: the cost is bounded by their lengths,
-// and input past 64 bytes is not compared at all).
-func editDistance(a, b string, limit int) int {
-	if len(a) > 64 || len(b) > 64 {
-		return limit
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return min(prev[len(b)], limit)
-}
-
 // ParseVocabulary parses data holding one vocabulary block on its own (the
 // mapping under mcptrace.yaml's vocabulary: key): for a driver whose
 // configuration carries the block apart from a file, such as the Collector
 // connector's. path names it in errors; every mistake is reported at once,
-// as ConfigErrors (or one *ConfigError), with line and column.
+// as ConfigErrors, with line and column.
 func ParseVocabulary(path string, data []byte) (*Vocabulary, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(path, data, err)
+		return nil, ConfigErrors{yamlError(path, data, err)}
 	}
 	if err := checkConfigDepth(path, &doc); err != nil {
-		return nil, err
+		return nil, inFile(path, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, &ConfigError{File: path, Line: 1, Column: 1, Msg: "want one vocabulary mapping"}
+		return nil, ConfigErrors{{File: path, Line: 1, Column: 1, Msg: "want one vocabulary mapping"}}
 	}
 	v, err := parseVocabulary(doc.Content[0])
 	if err != nil {
-		var ces ConfigErrors
-		var ce *ConfigError
-		switch {
-		case errors.As(err, &ces):
-			for _, e := range ces {
-				e.File = path
-			}
-			if len(ces) == 1 {
-				return nil, ces[0]
-			}
-		case errors.As(err, &ce):
-			ce.File = path
-		}
-		return nil, err
+		return nil, inFile(path, err)
 	}
 	return v, nil
 }

@@ -25,9 +25,13 @@ func newRulesCmd() *cobra.Command {
 		Use:   "rules [--explain FILE | --builtin | FILE]",
 		Short: "Validate a rule file, explain its rules in words, or list the built-ins",
 		Long: `rules reads the rules: list of a configuration file (the same mcptrace.yaml
-as analyze's measures: and vocabulary:) and reports every mistake with its line
-and column (exit 2): unknown keys, measures and operators, bad selectors,
-repeated ids, and a vocabulary: block that cannot be read.
+as analyze's measures: and vocabulary:) and reports every mistake of it in one
+run, each with its line and column (exit 2): YAML syntax, unknown keys,
+measures and operators (with every valid name and the nearest one), bad
+selectors, repeated ids, and a vocabulary: block that cannot be read. The
+first 20 are printed, then how many more. An empty file is a mistake here as
+in analyze, check and the Collector connector: for the built-in rules, give
+no configuration file.
 
   mcptrace rules FILE            validates FILE and lists its rule ids
   mcptrace rules --explain FILE  prints each rule in words

@@ -2,6 +2,7 @@ package mcptraceconnector
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,6 +60,11 @@ func TestConfigFromYAML(t *testing.T) {
 		{id: "mcptrace/bad_profile", wantErr: `profile: unknown profile "fancy"`, sentinel: rulefmt.ErrUnknownProfile},
 		{id: "mcptrace/missing_rules", wantErr: "rules: read config: open testdata/no-such-file.yaml"},
 		{id: "mcptrace/bad_rules", wantErr: "rules: testdata/bad-rules.yaml:5"},
+		// An empty rules file is the error mcptrace check --config gives.
+		{id: "mcptrace/empty_rules", wantErr: "rules: testdata/empty-rules.yaml: empty configuration file: it holds none of measures, rules, regressions, builtin, vocabulary", sentinel: rulefmt.ErrEmptyConfig},
+		// Every mistake of a rules file at once, as mcptrace rules lists them:
+		// the last of five typos is there.
+		{id: "mcptrace/typo_rules", wantErr: "\ntestdata/typo-rules.yaml:7:14: unknown key \"nmae\" (did you mean \"name\"?)"},
 		{id: "mcptrace/unknown_key", wantErr: "wait_duration", unmarshal: true},
 		{id: "mcptrace/vocabulary", want: &Config{Wait: DefaultWait, MaxOpenTraces: DefaultMaxOpenTraces, Profile: "auto", Attribution: AttributionLocal, PairWait: DefaultPairWait}},
 		{id: "mcptrace/bad_vocabulary", wantErr: `vocabulary: the connector's vocabulary block, re-encoded:`},
@@ -164,4 +170,29 @@ func TestCompleteAtRootFollowsTheEngineRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRulesFileMistakesAreTheAnalyzersList: the connector hands on the
+// analyzer's list of a rules file's mistakes whole, so a caller can count
+// and walk them as mcptrace rules does: five typos, five mistakes.
+func TestRulesFileMistakesAreTheAnalyzersList(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Rules = filepath.Join("testdata", "typo-rules.yaml")
+	err := cfg.Validate()
+	ces, ok := errors.AsType[rulefmt.ConfigErrors](err)
+	if !ok || len(ces) != 5 {
+		t.Fatalf("Validate error %v: want the analyzer's list of 5 mistakes", err)
+	}
+	if _, direct := rulefmt.ParseGateConfig(cfg.Rules, mustRead(t, cfg.Rules)); direct == nil || "rules: "+direct.Error() != err.Error() {
+		t.Errorf("the connector says\n%v\nthe analyzer\n%v", err, direct)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
