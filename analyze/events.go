@@ -34,7 +34,13 @@ type acquireEvent struct {
 	failed              bool // the lease ended in a failure that drops the session
 	health              bool // the pool recorded health_check as the miss reason
 	explicit            bool // an acquire span, not an implied hit or a call
-	reason              uint8
+	// prewarm marks no acquire but a pre-warm handshake (spans.AttrPrewarm,
+	// with no acquire above it): the pair's first session, idle from the
+	// handshake's end (leaseEnd), so that a miss after it is not cold but
+	// what the pool calls it (ttl when it expired unused). The pair stage
+	// reads it for the pair's state and counts it as nothing else.
+	prewarm bool
+	reason  uint8
 }
 
 // inferred reports whether ev was inferred from a call: its hit is decided

@@ -36,7 +36,9 @@ func workload(as []acq) *Workload {
 // least recently released first, equal release times in acquire order; a
 // failed lease drops its session; a redial always dials; a lease ending
 // when the next starts is not concurrent; pre-warm recent:1 serves the
-// next scope's first acquire of the key called last.
+// next scope's first acquire of the key called last, idle from the scope's
+// start, and once it expired unused that acquire's miss is ttl (as the
+// analyzer reads a pre-warm handshake: its pair's first session).
 func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 	fixed1 := Settings{IdleTTL: time.Second, IdlePerKey: 1, MaxIdle: 64}
 	peak := fixed1
@@ -80,6 +82,16 @@ func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 			1, map[string]int{"cold": 3}, func(t *testing.T, r Row) {
 				if r.PrewarmDials != 1 || r.PrewarmUnused != 0 || r.SessionsOpened != 4 {
 					t.Errorf("pre-warm dials %d unused %d sessions %d; want 1, 0, 4", r.PrewarmDials, r.PrewarmUnused, r.SessionsOpened)
+				}
+			}},
+		{"a pre-warmed session idle exactly the TTL at its first acquire serves it", pre, []acq{
+			{"s1", "a", 0, 10, false, 1}, {"s2", "b", 100, 110, false, 1}, {"s2", "a", 100 + ttl, 110 + ttl, false, 1}},
+			1, map[string]int{"cold": 2}, nil},
+		{"a pre-warmed session that expired unused: its key's miss is ttl, not cold", pre, []acq{
+			{"s1", "a", 0, 10, false, 1}, {"s2", "b", 100, 110, false, 1}, {"s2", "a", 101 + ttl, 110 + ttl, false, 1}},
+			0, map[string]int{"cold": 2, "ttl": 1}, func(t *testing.T, r Row) {
+				if r.PrewarmDials != 1 || r.PrewarmUnused != 1 {
+					t.Errorf("pre-warm dials %d unused %d; want 1, 1", r.PrewarmDials, r.PrewarmUnused)
 				}
 			}},
 		{"a pre-warm the scope never calls is wasted", pre, []acq{

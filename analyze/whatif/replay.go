@@ -26,6 +26,10 @@ type pairState struct {
 	lastEnd    int64
 	lastFailed bool
 	evicted    bool // its last idle session went to the caps
+	// opened says the pair had a session before its first acquire: a
+	// pre-warm's, so that a miss after it is not cold (the analyzer's
+	// reading of a pre-warm handshake, its pair's first session).
+	opened bool
 }
 
 type scopeState struct {
@@ -143,7 +147,7 @@ func (r *replayer) cause(ev *rec, ps *pairState) string {
 	switch {
 	case ev.redial:
 		return spans.MissRedial
-	case ev.first:
+	case ev.first && !ps.opened:
 		return spans.MissCold
 	case ps.lastEnd > ev.start:
 		return spans.MissConcurrent
@@ -284,12 +288,14 @@ func (r *replayer) prewarm(ev *rec, sc *scopeState) {
 			continue
 		}
 		s := &sess{pair: p, prewarm: true}
+		ps := &r.pairs[p]
+		ps.opened, ps.lastEnd = true, ev.start // idle from the scope's start, as the analyzer reads the handshake's end
 		sc.open++
 		r.row.SessionsOpened++
 		r.row.PrewarmDials++
 		r.row.PrewarmUnused++
 		r.row.PeakSessions = max(r.row.PeakSessions, sc.open)
-		r.putIdle(s, &r.pairs[p], sc, ev.start)
+		r.putIdle(s, ps, sc, ev.start)
 	}
 }
 
