@@ -42,6 +42,11 @@ type Acquire struct {
 	// SettingsMixed says the scope's acquire spans recorded different
 	// settings: no one set is the scope's.
 	SettingsMixed bool
+	// Service is the service.name of the scope's acquires (HasService: it
+	// had one): a replay's pre-warm ranks the keys of the same service's
+	// earlier scopes.
+	Service    string
+	HasService bool
 }
 
 // ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
@@ -78,6 +83,7 @@ func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts
 func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
 	eng.mu.Lock()
 	eng.agg.settings = map[int32]int32{} // keep the pool's recorded settings by scope
+	eng.agg.services = map[int32]int32{} // and each scope's service
 	eng.mu.Unlock()
 	inputs, err := Feed(ctx, paths, lopts, eng)
 	if err != nil {
@@ -109,6 +115,9 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 		a.Scope, a.HasScope = strs(ev.scope)
 		a.Key, a.HasKey = strs(ev.key)
 		a.Settings, a.SettingsMixed = settings(ev.scope)
+		if svc, ok := eng.agg.services[ev.scope]; ok {
+			a.Service, a.HasService = eng.agg.strs[svc], true
+		}
 		fn(&a)
 	}
 	eng.agg.pairs.advance(math.MaxInt64)

@@ -106,6 +106,9 @@ type events struct {
 	// when no span recorded any.
 	settingsByScope map[int32]int32
 	settingsIDs     map[[len(spans.PoolSettingsAttrs)]int32]int32
+	// serviceByScope is, per scope of an acquire, the service.name of the
+	// resource of its first acquire (the value id; absent: none).
+	serviceByScope map[int32]int32
 	// poolSpans counts the spans the vocabulary recognised.
 	poolSpans int
 	// traceIDs names each trace by index; execution examples read it.

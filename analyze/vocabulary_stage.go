@@ -64,7 +64,31 @@ func (v *vocab) stage(root *matcher) *events {
 		v.explicitAcquires(e, acquires, hasHandshake)
 		v.prewarmSessions(e)
 	}
+	v.scopeServices(e)
 	return e
+}
+
+// scopeServices notes the service.name of each scope's acquires (the
+// first one's, read once per run of acquires of one scope), for the
+// replay's recent:N, which ranks the keys a service called.
+func (v *vocab) scopeServices(e *events) {
+	last := int32(-2)
+	for i := range e.acquires {
+		ev := &e.acquires[i]
+		if ev.scope == last || ev.scope < 0 || ev.at < 0 {
+			continue
+		}
+		last = ev.scope
+		if _, ok := e.serviceByScope[ev.scope]; ok {
+			continue
+		}
+		if svc, ok := v.x.resAttrVal(ev.at, v.rService); ok {
+			if e.serviceByScope == nil {
+				e.serviceByScope = map[int32]int32{}
+			}
+			e.serviceByScope[ev.scope] = svc
+		}
+	}
 }
 
 // prewarmSessions appends, for every pre-warm handshake that opened a

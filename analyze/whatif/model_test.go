@@ -113,3 +113,37 @@ func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// TestPrewarmRanksTheKeysOfTheScopesOwnService: recent:1 dials, at a
+// scope's start, the key its service's earlier scopes called last, not
+// the key another service called last (the issue's "its previous scopes
+// of the same service"); scopes that say no service are one service.
+func TestPrewarmRanksTheKeysOfTheScopesOwnService(t *testing.T) {
+	pre := Settings{IdleTTL: time.Second, IdlePerKey: 1, MaxIdle: 64, Prewarm: 1}
+	for _, tc := range []struct {
+		name          string
+		svc1, svc2    string // the services of scopes s1 and s2 (s3's is svc1)
+		hits, dials   int
+		unused        int
+		wantPrewarmed string
+	}{
+		// s2 is batch's first scope: nothing to pre-warm; s3 pre-warms a.
+		{"two services: s3 pre-warms what s1 called", "gateway", "batch", 1, 1, 0, "a"},
+		// s2 pre-warms a (unused), s3 pre-warms b (unused).
+		{"one service: s3 pre-warms what s2 called last", "gateway", "gateway", 0, 2, 2, "b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCollector()
+			add := func(scope, svc, key string, start int64) {
+				c.Add(&analyze.Acquire{Scope: scope, Key: key, Start: start, LeaseEnd: start + 10, Attempt: 1, Service: svc, HasService: true})
+			}
+			add("s1", tc.svc1, "a", 0)
+			add("s2", tc.svc2, "b", 100)
+			add("s3", tc.svc1, "a", 200)
+			r := c.Workload().Replay(pre)
+			if r.Hits != tc.hits || r.PrewarmDials != tc.dials || r.PrewarmUnused != tc.unused {
+				t.Errorf("%d hits, %d pre-warm dials (%d unused); want %d hits, %d dials (%d unused): s3 should pre-warm %s", r.Hits, r.PrewarmDials, r.PrewarmUnused, tc.hits, tc.dials, tc.unused, tc.wantPrewarmed)
+			}
+		})
+	}
+}
