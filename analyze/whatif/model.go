@@ -83,7 +83,6 @@ type Workload struct {
 	recs   []rec
 	scopes int
 	pairs  int
-	keys   int
 	// pairKey and pairScope are each pair's key and scope ids; pairOf
 	// finds a pair by (scope, key); scopeEnd is each scope's last lease
 	// end.
@@ -186,7 +185,7 @@ func (c *Collector) Workload() *Workload {
 	for i := range recs {
 		ends[recs[i].scope] = max(ends[recs[i].scope], recs[i].end)
 	}
-	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk), keys: len(c.keys),
+	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk),
 		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends, scopeRecs: c.recorded,
 		scopeSvc: c.scopeSvc, skKey: c.skKey, svcKeys: c.svcKeys}
 }
