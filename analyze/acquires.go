@@ -42,6 +42,11 @@ type Acquire struct {
 	// SettingsMixed says the scope's acquire spans recorded different
 	// settings: no one set is the scope's.
 	SettingsMixed bool
+	// Service is the service.name of the scope's acquires (HasService: it
+	// had one): a replay's pre-warm ranks the keys of the same service's
+	// earlier scopes.
+	Service    string
+	HasService bool
 }
 
 // ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
@@ -78,6 +83,7 @@ func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts
 func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
 	eng.mu.Lock()
 	eng.agg.settings = map[int32]int32{} // keep the pool's recorded settings by scope
+	eng.agg.services = map[int32]int32{} // and each scope's service
 	eng.mu.Unlock()
 	inputs, err := Feed(ctx, paths, lopts, eng)
 	if err != nil {
@@ -98,7 +104,7 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 	settings := scopeSettings(eng.agg.settings, eng.agg.strs)
 	var a Acquire
 	eng.agg.pairs.each = func(ev *acquireEvent) {
-		a = acquireOf(ev, strs, settings)
+		a = acquireOf(ev, strs, settings, eng.agg.services)
 		fn(&a)
 	}
 	eng.agg.pairs.advance(math.MaxInt64)
@@ -107,8 +113,9 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 }
 
 // acquireOf is the Acquire of an attributed acquire event, its strings
-// read through strs and its scope's recorded settings through settings.
-func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool)) Acquire {
+// read through strs, its scope's recorded settings through settings and
+// its scope's service.name from services (scope id to string id).
+func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool), services map[int32]int32) Acquire {
 	a := Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
 		Attempt: 1, HealthCheck: ev.health}
 	if ev.redial {
@@ -120,6 +127,9 @@ func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(
 	a.Scope, a.HasScope = strs(ev.scope)
 	a.Key, a.HasKey = strs(ev.key)
 	a.Settings, a.SettingsMixed = settings(ev.scope)
+	if svc, ok := services[ev.scope]; ok {
+		a.Service, a.HasService = strs(svc)
+	}
 	return a
 }
 

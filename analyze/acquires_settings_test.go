@@ -101,3 +101,43 @@ func TestReadAcquiresCarriesTheScopesRecordedSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAcquiresCarriesTheScopesService: every Acquire names the
+// service.name of its acquires' resource (what a replay's recent:N ranks
+// keys within), on the generated scenario of several pool scopes and on
+// the real pool's seeded dump; a resource without one says so.
+func TestReadAcquiresCarriesTheScopesService(t *testing.T) {
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{"../testdata/traces/prod-cold-starts.otlp.jsonl", "mcp-gateway"},
+		{"../testdata/traces/seeded/fixed-240ms.otlp.jsonl.gz", "mcptrace-demo-seeded"},
+	} {
+		n := 0
+		_, err := analyze.ReadAcquires(context.Background(), []string{tc.path}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
+			n++
+			if !a.HasService || a.Service != tc.want {
+				t.Errorf("%s: acquire of scope %q: service %q (%v), want %q", tc.path, a.Scope, a.Service, a.HasService, tc.want)
+			}
+		})
+		if err != nil || n == 0 {
+			t.Fatalf("%s: %d acquires (%v)", tc.path, n, err)
+		}
+	}
+	raw, err := os.ReadFile("../testdata/traces/pooled.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(t.TempDir(), "bare.otlp.jsonl")
+	if err := os.WriteFile(bare, []byte(strings.ReplaceAll(string(raw), `"service.name"`, `"not.service.name"`)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = analyze.ReadAcquires(context.Background(), []string{bare}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
+		if a.HasService {
+			t.Errorf("no service.name: acquire says %q", a.Service)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

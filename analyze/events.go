@@ -34,7 +34,13 @@ type acquireEvent struct {
 	failed              bool // the lease ended in a failure that drops the session
 	health              bool // the pool recorded health_check as the miss reason
 	explicit            bool // an acquire span, not an implied hit or a call
-	reason              uint8
+	// prewarm marks no acquire but a pre-warm handshake (spans.AttrPrewarm,
+	// with no acquire above it): the pair's first session, idle from the
+	// handshake's end (leaseEnd), so that a miss after it is not cold but
+	// what the pool calls it (ttl when it expired unused). The pair stage
+	// reads it for the pair's state and counts it as nothing else.
+	prewarm bool
+	reason  uint8
 }
 
 // inferred reports whether ev was inferred from a call: its hit is decided
@@ -100,6 +106,9 @@ type events struct {
 	// when no span recorded any.
 	settingsByScope map[int32]int32
 	settingsIDs     map[[len(spans.PoolSettingsAttrs)]int32]int32
+	// serviceByScope is, per scope of an acquire, the service.name of the
+	// resource of its first acquire (the value id; absent: none).
+	serviceByScope map[int32]int32
 	// poolSpans counts the spans the vocabulary recognised.
 	poolSpans int
 	// traceIDs names each trace by index; execution examples read it.

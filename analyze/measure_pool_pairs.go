@@ -25,6 +25,7 @@ type pairKey struct{ scope, key int32 }
 type pairState struct {
 	lastEnd    int64 // when the latest lease of the pair ended
 	lastFailed bool  // whether that lease failed
+	acquired   bool  // an acquire was attributed (a pre-warm alone opens the pair, it is no key's first acquire)
 	frontier   int64 // the latest start attributed
 }
 
@@ -361,14 +362,27 @@ func (p *pairStage) attribute(group []acquireEvent) {
 		sc = &scopeStats{}
 		p.scopes[k.scope] = sc
 	}
+	opened := seen // the pair had a session: an acquire's, or a pre-warm's
 	for j := range group {
 		ev := &group[j]
-		isFirst := !seen && j == 0
+		if ev.prewarm {
+			// Not an acquire: the pair's session, idle since the
+			// handshake's end, so the miss after it is no cold one.
+			if !opened || ev.leaseEnd > st.lastEnd {
+				st.lastEnd, st.lastFailed = ev.leaseEnd, false
+			}
+			opened = true
+			st.frontier = max(st.frontier, ev.start)
+			continue
+		}
+		isFirst := !opened
+		opened = true
 		if !isFirst && ev.start < st.frontier {
 			p.late++
 		}
 		sc.acquires++
-		if isFirst {
+		if !st.acquired {
+			st.acquired = true
 			sc.keys++
 		}
 		if ev.hit {

@@ -42,6 +42,8 @@ type observation struct {
 	// settings is the pool's recorded settings by scope
 	// (pool_settings.go); nil when no span recorded any.
 	settings map[int32]int32
+	// services is each acquire scope's service.name (events.serviceByScope).
+	services map[int32]int32
 	// detect is the vocabulary evidence of the traces (detect.go), profile
 	// the profile the measures read them with.
 	detect  *detection
@@ -114,6 +116,7 @@ func (o *observation) observePool(e *events) {
 	o.events = e.acquires
 	o.handshakes = e.handshakesByScope
 	o.settings = e.settingsByScope
+	o.services = e.serviceByScope
 }
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
@@ -182,6 +185,9 @@ type aggregate struct {
 	// events.settingsByScope keyed into strs: kept only when ReadAcquires
 	// asks (non-nil), so a long-running stream does not grow with scopes.
 	settings map[int32]int32
+	// services is each scope's service.name, kept like settings (only
+	// when ReadAcquires asks): the replay's recent:N ranks a service's keys.
+	services map[int32]int32
 }
 
 // newAggregate returns an empty aggregate for cfg, its latency series
@@ -275,6 +281,11 @@ func (a *aggregate) merge(o *observation) {
 	a.pairs.add(o.events)
 	for scope, n := range o.handshakes {
 		a.pairs.handshakes[global(scope)] += n
+	}
+	if a.services != nil {
+		for scope, svc := range o.services {
+			a.services[global(scope)] = global(svc)
+		}
 	}
 	if a.settings != nil {
 		for scope, id := range o.settings {

@@ -74,7 +74,9 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 	if keep {
 		for _, b := range p.bufs {
 			for i := range b {
-				out = append(out, s.agg.exportEvent(&b[i]))
+				if !b[i].prewarm { // a PairEvent is an acquire: a forwarded pair reads a miss after a pre-warm as cold
+					out = append(out, s.agg.exportEvent(&b[i]))
+				}
 			}
 		}
 	}

@@ -64,3 +64,51 @@ func TestPrewarmHandshakeIsASessionOpenedNotAMissNorAColdStart(t *testing.T) {
 		})
 	}
 }
+
+// TestAMissAfterAPrewarmedSessionIsNotCold: a pre-warm handshake
+// (pool.Options.Prewarm) is its pair's first session, idle from the
+// handshake's end, so the first acquire that misses after it gets the
+// cause the pool gives it (a known key whose session expired: ttl), not
+// cold; idle exactly the TTL is not expired (the pool's rule), so that
+// miss is unexplained. A failed pre-warm opened nothing (the pool forgets
+// the key: cold), and a pre-warm of another key is another pair's. The
+// pair stays one key of its scope either way.
+func TestAMissAfterAPrewarmedSessionIsNotCold(t *testing.T) {
+	const ttl = time.Second
+	for _, tc := range []struct {
+		name       string
+		prewarmKey string
+		failed     bool
+		start      time.Duration // of the acquire; the pre-warm ran 0-100ms
+		hit        bool
+		want       string // the miss cause, "" for a hit
+	}{
+		{"expired unused", "k1", false, 100*time.Millisecond + ttl + time.Microsecond, false, spans.MissTTL},
+		{"idle exactly the TTL", "k1", false, 100*time.Millisecond + ttl, false, spans.MissUnexplained},
+		{"used", "k1", false, 500 * time.Millisecond, true, ""},
+		{"failed pre-warm", "k1", true, 2 * time.Second, false, spans.MissCold},
+		{"another key pre-warmed", "k2", false, 2 * time.Second, false, spans.MissCold},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceName, "gateway")
+			hs := sp{trace: 1, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: 0, end: 100 * time.Millisecond,
+				attrs: []any{spans.AttrPoolID, "scope-1", spans.AttrCacheKey, tc.prewarmKey, spans.AttrPrewarm, true, spans.AttrSessionID, "s-0"}}
+			if tc.failed {
+				hs.status = ptrace.StatusCodeError
+			}
+			d.add(ss, hs)
+			d.invocation(ss, lease{trace: 2, start: tc.start, end: tc.start + 100*time.Millisecond, key: "k1", hit: tc.hit, handshake: !tc.hit,
+				attempt: 1, session: "s-1", invokeKV: []any{spans.AttrPoolID, "scope-1"}})
+			p := analyzeTD(t, rulefmt.Config{IdleTTL: ttl}, d.td).Pool
+			if p.Acquires != 1 || (p.Hits == 1) != tc.hit || p.Keys != 1 {
+				t.Errorf("acquires %d, hits %d, keys %d; want 1 acquire, hit %v, 1 key", p.Acquires, p.Hits, p.Keys, tc.hit)
+			}
+			for reason, n := range p.MissReasons {
+				if want := map[bool]int{true: 1}[reason == tc.want]; n != want {
+					t.Errorf("%d %s misses, want %d (the miss is %q)", n, reason, want, tc.want)
+				}
+			}
+		})
+	}
+}

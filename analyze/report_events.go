@@ -29,10 +29,12 @@ type ReportEvents struct {
 
 	// attributed are the acquires as the pair stage attributed them, their
 	// strings ids into strs, and settings the pool's recorded settings by
-	// scope (events.settingsByScope): what EachAcquire hands out.
+	// scope (events.settingsByScope) and services each scope's service.name
+	// (events.serviceByScope): what EachAcquire hands out.
 	attributed []acquireEvent
 	strs       []string
 	settings   map[int32]int32
+	services   map[int32]int32
 }
 
 // EachAcquire hands every acquire to fn as a replay of the pool
@@ -50,7 +52,7 @@ func (r *ReportEvents) EachAcquire(fn func(*Acquire)) {
 	settings := scopeSettings(r.settings, r.strs)
 	var a Acquire
 	for i := range r.attributed {
-		a = acquireOf(&r.attributed[i], strs, settings)
+		a = acquireOf(&r.attributed[i], strs, settings, r.services)
 		fn(&a)
 	}
 }
@@ -80,7 +82,7 @@ func NewReportEvents(idx *Index, cfg rulefmt.Config) (*ReportEvents, error) {
 		calls = append(calls, CallEvent{Start: c.start, End: c.end})
 	}
 	return &ReportEvents{Acquires: acqs, Handshakes: handshakeEventsOf(idx, ev), Calls: calls,
-		attributed: attributed, strs: ev.strs, settings: ev.settingsByScope}, nil
+		attributed: attributed, strs: ev.strs, settings: ev.settingsByScope, services: ev.serviceByScope}, nil
 }
 
 // AcquireEvent is one acquire as the pool measure sees it, with the cause

@@ -62,8 +62,52 @@ func (v *vocab) stage(root *matcher) *events {
 		v.inferFromCalls(e)
 	} else {
 		v.explicitAcquires(e, acquires, hasHandshake)
+		v.prewarmSessions(e)
 	}
+	v.scopeServices(e)
 	return e
+}
+
+// scopeServices notes the service.name of each scope's acquires (the
+// first one's, read once per run of acquires of one scope), for the
+// replay's recent:N, which ranks the keys a service called.
+func (v *vocab) scopeServices(e *events) {
+	last := int32(-2)
+	for i := range e.acquires {
+		ev := &e.acquires[i]
+		if ev.scope == last || ev.scope < 0 || ev.at < 0 {
+			continue
+		}
+		last = ev.scope
+		if _, ok := e.serviceByScope[ev.scope]; ok {
+			continue
+		}
+		if svc, ok := v.x.resAttrVal(ev.at, v.rService); ok {
+			if e.serviceByScope == nil {
+				e.serviceByScope = map[int32]int32{}
+			}
+			e.serviceByScope[ev.scope] = svc
+		}
+	}
+}
+
+// prewarmSessions appends, for every pre-warm handshake that opened a
+// session with no acquire above it (pool.Options.Prewarm), an event marked
+// prewarm: its pair's first session (acquireEvent.prewarm). A failed one
+// opened nothing: the pool forgets its key, and the first acquire is cold.
+func (v *vocab) prewarmSessions(e *events) {
+	for _, h := range e.handshakes {
+		if !h.prewarm || h.failed || (h.parent >= 0 && v.acquires.match(h.parent)) {
+			continue
+		}
+		key := v.attr(h.span, v.kKey)
+		if key < 0 {
+			continue // a session of no pair
+		}
+		s := v.x.sp(h.span)
+		e.acquires = append(e.acquires, acquireEvent{start: h.start, leaseEnd: max(h.end, h.start), trace: v.x.traces[s.trace].id, span: s.id,
+			at: h.span, scope: h.scope, key: key, session: -1, prewarm: true})
+	}
 }
 
 // attr returns the value id of span attribute key on span i, -1 when absent.

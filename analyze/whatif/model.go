@@ -39,7 +39,8 @@ type Settings struct {
 	// closed first.
 	MaxIdle int
 	// Prewarm is --prewarm recent:N: at a scope's start, dial the N keys
-	// the previous scopes called most recently (0: none).
+	// the previous scopes of the same service (service.name) called most
+	// recently (0: none).
 	Prewarm int
 }
 
@@ -73,7 +74,7 @@ func (r Row) HitRate() float64 {
 type rec struct {
 	start, end     int64
 	scope, pair    int32
-	key            int32 // key id across scopes (for pre-warm)
+	sk             int32 // the (service, key) id: what pre-warm ranks
 	redial, failed bool
 	health         bool
 	first          bool // first acquire of its pair
@@ -87,13 +88,17 @@ type Workload struct {
 	recs   []rec
 	scopes int
 	pairs  int
-	keys   int
 	// pairKey and pairScope are each pair's key and scope ids; pairOf
 	// finds a pair by (scope, key); scopeEnd is each scope's last lease
 	// end.
 	pairKey, pairScope []int32
 	pairOf             map[[2]int32]int32
 	scopeEnd           []int64
+	// scopeSvc is each scope's service id, skKey each (service, key) id's
+	// key id and svcKeys each service's (service, key) ids: pre-warm
+	// ranks the keys of the scope's own service.
+	scopeSvc, skKey []int32
+	svcKeys         [][]int32
 	// scopeRecs is what each scope recorded of its settings.
 	scopeRecs []scopeRecord
 }
@@ -106,6 +111,12 @@ type Collector struct {
 	pairs  map[[2]int32]int32
 	keys   map[string]int32
 	pk, ps []int32
+	// svcs interns services ("s"+name, or "-" for none), sks the
+	// (service, key) ids; scopeSvc, skKey and svcKeys as in Workload.
+	svcs            map[string]int32
+	sks             map[[2]int32]int32
+	scopeSvc, skKey []int32
+	svcKeys         [][]int32
 	// recorded is each scope's recorded settings, from its first acquire
 	// (analyze gives every acquire of a scope the same).
 	recorded []scopeRecord
@@ -113,7 +124,8 @@ type Collector struct {
 
 // NewCollector returns an empty Collector.
 func NewCollector() *Collector {
-	return &Collector{scopes: map[string]int32{}, pairs: map[[2]int32]int32{}, keys: map[string]int32{}}
+	return &Collector{scopes: map[string]int32{}, pairs: map[[2]int32]int32{}, keys: map[string]int32{},
+		svcs: map[string]int32{}, sks: map[[2]int32]int32{}}
 }
 
 func intern(m map[string]int32, s string) int32 {
@@ -130,8 +142,25 @@ func (c *Collector) Add(a *analyze.Acquire) {
 	s := intern(c.scopes, a.Scope)
 	if int(s) == len(c.recorded) {
 		c.recorded = append(c.recorded, scopeRecord{name: a.Scope, settings: a.Settings, mixed: a.SettingsMixed})
+		svc := "-"
+		if a.HasService {
+			svc = "s" + a.Service
+		}
+		id := intern(c.svcs, svc)
+		if int(id) == len(c.svcKeys) {
+			c.svcKeys = append(c.svcKeys, nil)
+		}
+		c.scopeSvc = append(c.scopeSvc, id)
 	}
 	k := intern(c.keys, a.Key)
+	svc := c.scopeSvc[s]
+	sk, ok := c.sks[[2]int32{svc, k}]
+	if !ok {
+		sk = int32(len(c.skKey))
+		c.sks[[2]int32{svc, k}] = sk
+		c.skKey = append(c.skKey, k)
+		c.svcKeys[svc] = append(c.svcKeys[svc], sk)
+	}
 	p, ok := c.pairs[[2]int32{s, k}]
 	if !ok {
 		p = int32(len(c.pk))
@@ -139,7 +168,7 @@ func (c *Collector) Add(a *analyze.Acquire) {
 		c.pk = append(c.pk, k)
 		c.ps = append(c.ps, s)
 	}
-	c.recs = append(c.recs, rec{start: a.Start, end: a.LeaseEnd, scope: s, pair: p, key: k,
+	c.recs = append(c.recs, rec{start: a.Start, end: a.LeaseEnd, scope: s, pair: p, sk: sk,
 		redial: a.Attempt > 1, failed: a.Failed, health: a.HealthCheck, hit: a.Hit, cause: a.Cause})
 }
 
@@ -161,8 +190,9 @@ func (c *Collector) Workload() *Workload {
 	for i := range recs {
 		ends[recs[i].scope] = max(ends[recs[i].scope], recs[i].end)
 	}
-	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk), keys: len(c.keys),
-		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends, scopeRecs: c.recorded}
+	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk),
+		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends, scopeRecs: c.recorded,
+		scopeSvc: c.scopeSvc, skKey: c.skKey, svcKeys: c.svcKeys}
 }
 
 // Acquires is the number of acquires in w.

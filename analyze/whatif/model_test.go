@@ -36,7 +36,9 @@ func workload(as []acq) *Workload {
 // least recently released first, equal release times in acquire order; a
 // failed lease drops its session; a redial always dials; a lease ending
 // when the next starts is not concurrent; pre-warm recent:1 serves the
-// next scope's first acquire of the key called last.
+// next scope's first acquire of the key called last, idle from the scope's
+// start, and once it expired unused that acquire's miss is ttl (as the
+// analyzer reads a pre-warm handshake: its pair's first session).
 func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 	fixed1 := Settings{IdleTTL: time.Second, IdlePerKey: 1, MaxIdle: 64}
 	peak := fixed1
@@ -82,6 +84,16 @@ func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 					t.Errorf("pre-warm dials %d unused %d sessions %d; want 1, 0, 4", r.PrewarmDials, r.PrewarmUnused, r.SessionsOpened)
 				}
 			}},
+		{"a pre-warmed session idle exactly the TTL at its first acquire serves it", pre, []acq{
+			{"s1", "a", 0, 10, false, 1}, {"s2", "b", 100, 110, false, 1}, {"s2", "a", 100 + ttl, 110 + ttl, false, 1}},
+			1, map[string]int{"cold": 2}, nil},
+		{"a pre-warmed session that expired unused: its key's miss is ttl, not cold", pre, []acq{
+			{"s1", "a", 0, 10, false, 1}, {"s2", "b", 100, 110, false, 1}, {"s2", "a", 101 + ttl, 110 + ttl, false, 1}},
+			0, map[string]int{"cold": 2, "ttl": 1}, func(t *testing.T, r Row) {
+				if r.PrewarmDials != 1 || r.PrewarmUnused != 1 {
+					t.Errorf("pre-warm dials %d unused %d; want 1, 1", r.PrewarmDials, r.PrewarmUnused)
+				}
+			}},
 		{"a pre-warm the scope never calls is wasted", pre, []acq{
 			{"s1", "a", 0, 10, false, 1}, {"s2", "b", 100, 110, false, 1}},
 			0, map[string]int{"cold": 2}, func(t *testing.T, r Row) {
@@ -97,6 +109,40 @@ func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 			}
 			if tc.extra != nil {
 				tc.extra(t, r)
+			}
+		})
+	}
+}
+
+// TestPrewarmRanksTheKeysOfTheScopesOwnService: recent:1 dials, at a
+// scope's start, the key its service's earlier scopes called last, not
+// the key another service called last (the issue's "its previous scopes
+// of the same service"); scopes that say no service are one service.
+func TestPrewarmRanksTheKeysOfTheScopesOwnService(t *testing.T) {
+	pre := Settings{IdleTTL: time.Second, IdlePerKey: 1, MaxIdle: 64, Prewarm: 1}
+	for _, tc := range []struct {
+		name          string
+		svc1, svc2    string // the services of scopes s1 and s2 (s3's is svc1)
+		hits, dials   int
+		unused        int
+		wantPrewarmed string
+	}{
+		// s2 is batch's first scope: nothing to pre-warm; s3 pre-warms a.
+		{"two services: s3 pre-warms what s1 called", "gateway", "batch", 1, 1, 0, "a"},
+		// s2 pre-warms a (unused), s3 pre-warms b (unused).
+		{"one service: s3 pre-warms what s2 called last", "gateway", "gateway", 0, 2, 2, "b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCollector()
+			add := func(scope, svc, key string, start int64) {
+				c.Add(&analyze.Acquire{Scope: scope, Key: key, Start: start, LeaseEnd: start + 10, Attempt: 1, Service: svc, HasService: true})
+			}
+			add("s1", tc.svc1, "a", 0)
+			add("s2", tc.svc2, "b", 100)
+			add("s3", tc.svc1, "a", 200)
+			r := c.Workload().Replay(pre)
+			if r.Hits != tc.hits || r.PrewarmDials != tc.dials || r.PrewarmUnused != tc.unused {
+				t.Errorf("%d hits, %d pre-warm dials (%d unused); want %d hits, %d dials (%d unused): s3 should pre-warm %s", r.Hits, r.PrewarmDials, r.PrewarmUnused, tc.hits, tc.dials, tc.unused, tc.wantPrewarmed)
 			}
 		})
 	}

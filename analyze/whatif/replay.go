@@ -26,6 +26,10 @@ type pairState struct {
 	lastEnd    int64
 	lastFailed bool
 	evicted    bool // its last idle session went to the caps
+	// opened says the pair had a session before its first acquire: a
+	// pre-warm's, so that a miss after it is not cold (the analyzer's
+	// reading of a pre-warm handshake, its pair's first session).
+	opened bool
 }
 
 type scopeState struct {
@@ -59,7 +63,7 @@ type replayer struct {
 	ttl    int64
 	pairs  []pairState
 	scopes []scopeState
-	recent []int64 // per key id: the latest start an acquire of it had
+	recent []int64 // per (service, key) id: the latest start an acquire of it had
 	rel    releases
 	row    Row
 }
@@ -67,7 +71,7 @@ type replayer struct {
 // Replay replays w under set and returns its row.
 func (w *Workload) Replay(set Settings) Row {
 	r := &replayer{w: w, set: set, ttl: int64(set.IdleTTL), pairs: make([]pairState, w.pairs),
-		scopes: make([]scopeState, w.scopes), recent: make([]int64, w.keys)}
+		scopes: make([]scopeState, w.scopes), recent: make([]int64, len(w.skKey))}
 	for i := range r.recent {
 		r.recent[i] = math.MinInt64
 	}
@@ -99,7 +103,7 @@ func (r *replayer) acquire(i int32, ev *rec) {
 		sc.started = true
 		r.prewarm(ev, sc)
 	}
-	r.recent[ev.key] = ev.start
+	r.recent[ev.sk] = ev.start
 	ps := &r.pairs[ev.pair]
 	r.row.Acquires++
 	var s *sess
@@ -143,7 +147,7 @@ func (r *replayer) cause(ev *rec, ps *pairState) string {
 	switch {
 	case ev.redial:
 		return spans.MissRedial
-	case ev.first:
+	case ev.first && !ps.opened:
 		return spans.MissCold
 	case ps.lastEnd > ev.start:
 		return spans.MissConcurrent
@@ -256,24 +260,24 @@ func (r *replayer) closeScope(sc *scopeState) {
 }
 
 // prewarm dials, before a scope's first acquire, the Prewarm keys the
-// earlier scopes called most recently.
+// earlier scopes of its service called most recently.
 func (r *replayer) prewarm(ev *rec, sc *scopeState) {
 	n := r.set.Prewarm
 	if n <= 0 || r.set.IdlePerKey < 0 {
 		return
 	}
 	var best []int32
-	for k, t := range r.recent {
-		if t == math.MinInt64 {
-			continue
+	for _, sk := range r.w.svcKeys[r.w.scopeSvc[ev.scope]] {
+		if r.recent[sk] != math.MinInt64 {
+			best = append(best, sk)
 		}
-		best = append(best, int32(k))
 	}
 	if len(best) == 0 {
 		return
 	}
-	sortRecent(best, r.recent)
-	for _, k := range best[:min(n, len(best))] {
+	sortRecent(best, r.recent, r.w.skKey)
+	for _, sk := range best[:min(n, len(best))] {
+		k := r.w.skKey[sk]
 		p, ok := r.w.pairOf[[2]int32{ev.scope, k}]
 		if !ok {
 			// A key this scope never calls: its handshake is wasted.
@@ -284,12 +288,14 @@ func (r *replayer) prewarm(ev *rec, sc *scopeState) {
 			continue
 		}
 		s := &sess{pair: p, prewarm: true}
+		ps := &r.pairs[p]
+		ps.opened, ps.lastEnd = true, ev.start // idle from the scope's start, as the analyzer reads the handshake's end
 		sc.open++
 		r.row.SessionsOpened++
 		r.row.PrewarmDials++
 		r.row.PrewarmUnused++
 		r.row.PeakSessions = max(r.row.PeakSessions, sc.open)
-		r.putIdle(s, &r.pairs[p], sc, ev.start)
+		r.putIdle(s, ps, sc, ev.start)
 	}
 }
 
@@ -322,8 +328,8 @@ func (r *replayer) lruRemove(sc *scopeState, s *sess) {
 	sc.idle--
 }
 
-// sortRecent orders key ids by their latest acquire, most recent first,
-// ties by key id so the replay is deterministic.
-func sortRecent(keys []int32, recent []int64) {
-	slices.SortFunc(keys, func(a, b int32) int { return cmp.Or(cmp.Compare(recent[b], recent[a]), cmp.Compare(a, b)) })
+// sortRecent orders (service, key) ids by their latest acquire, most
+// recent first, ties by key id so the replay is deterministic.
+func sortRecent(sks []int32, recent []int64, key []int32) {
+	slices.SortFunc(sks, func(a, b int32) int { return cmp.Or(cmp.Compare(recent[b], recent[a]), cmp.Compare(key[a], key[b])) })
 }

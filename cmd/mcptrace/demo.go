@@ -123,15 +123,17 @@ leases are all acquired before any is used or released, so its concurrent
 misses do not depend on the scheduler; the same seed makes the same calls
 (keys, order, burst widths, gaps) at any settings, so two runs at two
 settings are two dumps of one workload (mcptrace whatif predicts one from the
-other). The pools take --idle-ttl (default 200ms), --idle-per-key (peak, the
+other). The pools take --idle-ttl (default 240ms), --idle-per-key (peak, the
 pool's default: a key keeps its recent in-use peak idle, at least one; or N:
 at most N whatever the bursts) and --prewarm (none, or recent:N: each scope
 after the first dials the N keys the previous scopes called most recently
 before its first acquire). Steps run on a planned clock (a 160ms slot each,
-its leases released 80ms in), so how long a session idles is planned, not the
-sum of the calls' durations: the outcome repeats run after run as long as each
-step finishes within 80ms and the TTL stays clear of the planned idle times
-(the defaults: 320ms gaps, a 200ms TTL); its dump is seeded.jsonl in --dir.
+its leases released at its end), so how long a session idles is a whole
+number of slots, planned, not the sum of the calls' durations: the outcome
+repeats run after run as long as no step starts or releases more than half a
+slot late (the JSON's late_ms says how late the run was) and the TTL stays
+half a slot off the planned grid (the defaults: 320ms gaps, a 240ms TTL); its
+dump is seeded.jsonl in --dir.
 
 Profiling, in either mode: --pyroscope-url pushes CPU and memory profiles to a
 Pyroscope server as service mcptrace-demo; --profile-dir writes the same
@@ -154,8 +156,8 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
   mcptrace demo --duration 5m --otlp-endpoint http://127.0.0.1:4317 --otlp-protocol grpc
 
   # One seeded workload at two settings: the same calls, two dumps
-  mcptrace demo --seed 7 --idle-ttl 200ms --idle-per-key 1 --out a.jsonl
-  mcptrace demo --seed 7 --idle-ttl 500ms --idle-per-key peak --prewarm recent:1 --out b.jsonl
+  mcptrace demo --seed 7 --idle-ttl 240ms --idle-per-key 1 --out a.jsonl
+  mcptrace demo --seed 7 --idle-ttl 400ms --idle-per-key peak --prewarm recent:1 --out b.jsonl
 
   # Profile the pool under load into ./profiles, then split by phase
   mcptrace demo --duration 30s --profile-dir profiles

@@ -19,15 +19,16 @@ import (
 // workload through the CLI at a test's time scale: the pools' own counters
 // and what the analyzer reads back in the dump (told the seeded TTL) agree
 // miss by miss, none unexplained; and every acquire span carries the
-// settings the flags gave. Without pre-warm: with it, the analyzer reads the
-// first acquire of a key whose pre-warmed session expired unused as cold
-// (the first acquire of its pair) where the pool says ttl (a known key
-// whose session expired), a difference left to the pair stage.
+// settings the flags gave. With a pre-warm of the two most recent keys at
+// every restart: the first acquire of a key whose pre-warmed session
+// expired unused is ttl to the pool (a known key whose session expired)
+// and to the analyzer (a pre-warm handshake is its pair's first session),
+// not cold.
 func TestDemoSeededDumpAgreesWithThePoolAndRecordsItsSettings(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dump := filepath.Join(t.TempDir(), "seeded.jsonl")
 	out, _, err := execute(t, "demo", "--format", "json", "--out", dump, "--seed", "3", "--scopes", "3", "--executions", "8",
-		"--idle-ttl", "100ms", "--gap", "150ms", "--idle-per-key", "1")
+		"--idle-ttl", "100ms", "--gap", "150ms", "--idle-per-key", "1", "--prewarm", "recent:2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +50,8 @@ func TestDemoSeededDumpAgreesWithThePoolAndRecordsItsSettings(t *testing.T) {
 		t.Fatalf("modes = %+v, want one seeded run of seed 3", got.Modes)
 	}
 	r, a := got.Modes[0], got.Analysis.Pool
-	if r.Errors != 0 || r.Acquires != int64(r.Calls) || r.MissReasons[spans.MissTTL] == 0 {
-		t.Errorf("run: %d errors, %d acquires for %d calls, %d ttl misses; want 0, one per call, some", r.Errors, r.Acquires, r.Calls, r.MissReasons[spans.MissTTL])
+	if r.Errors != 0 || r.Acquires != int64(r.Calls) || r.MissReasons[spans.MissTTL] == 0 || r.PrewarmDials != 4 {
+		t.Errorf("run: %d errors, %d acquires for %d calls, %d ttl misses, %d pre-warm dials; want 0, one per call, some, 4", r.Errors, r.Acquires, r.Calls, r.MissReasons[spans.MissTTL], r.PrewarmDials)
 	}
 	if int64(a.Acquires) != r.Acquires || int64(a.Hits) != r.Hits || a.Handshakes != r.SessionsOpened {
 		t.Errorf("analysis: %d acquires, %d hits, %d handshakes; the run: %d, %d, %d sessions opened", a.Acquires, a.Hits, a.Handshakes, r.Acquires, r.Hits, r.SessionsOpened)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,17 +9,23 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
-	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 	"github.com/mcptrace/mcptrace/internal/demo"
 )
 
 func init() { subcommands = append(subcommands, newWhatifCmd) }
 
-// whatifFlags are the settings lists to replay and the recorded settings.
+// whatifFlags are the settings lists to replay and the recorded settings,
+// and the dump flags analyze and check read dumps with (dumpFlags, less
+// the two that mean nothing here: --idle-ttl, which is whatif's list of
+// TTLs to replay, the read's TTL being the recorded one, and
+// --execution-root, since the replay reads no execution).
 type whatifFlags struct {
+	dumpFlags
+	config                  string
 	ttls, perKeys, prewarms []string
 	maxIdles                []int
 	recTTL                  time.Duration
@@ -56,6 +63,11 @@ sentence for a pull request; --format html -o FILE a self-contained page with
 the table and charts of hit rate and idle session-seconds against idle TTL,
 one line per idle-per-key (and pre-warm) setting.
 
+It reads dumps as analyze does, with analyze's dump flags (--profile,
+--scope-attr, --input-format, --strict, --max-memory, and --config for its
+vocabulary: block); its --idle-ttl is the list of TTLs to replay (the read
+attributes the dump's own causes at the recorded TTL).
+
 A dump with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
   mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
@@ -65,6 +77,14 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runWhatif(cmd, args, f) },
 	}
 	fl := cmd.Flags()
+	shared := pflag.NewFlagSet("dump", pflag.ContinueOnError)
+	addDumpFlags(shared, &f.dumpFlags, "replaying")
+	shared.VisitAll(func(d *pflag.Flag) {
+		if !whatifOwnFlags[d.Name] {
+			fl.AddFlag(d)
+		}
+	})
+	fl.StringVar(&f.config, "config", "", "configuration file whose vocabulary: block says how to read the dumps, as for analyze (its rules are not used)")
 	fl.StringSliceVar(&f.ttls, "idle-ttl", []string{"5m"}, "idle TTLs to replay")
 	fl.StringSliceVar(&f.perKeys, "idle-per-key", []string{"peak"}, "idle sessions per key: N (fixed) or peak")
 	fl.IntSliceVar(&f.maxIdles, "max-idle", []int{64}, "global idle caps to replay")
@@ -77,6 +97,11 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
 	return cmd
 }
+
+// whatifOwnFlags are the dump flags whatif does not take from analyze:
+// --idle-ttl is its list of TTLs to replay, and --execution-root selects
+// executions, which the replay does not read.
+var whatifOwnFlags = map[string]bool{"idle-ttl": true, "execution-root": true}
 
 // parseSetting builds one Settings from the flags' words.
 func parseSetting(ttl time.Duration, perKey string, maxIdle int, prewarm string) (whatif.Settings, error) {
@@ -108,13 +133,23 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	if err != nil {
 		return err
 	}
-	c := whatif.NewCollector()
 	// The read's TTL attributes only the dump's own causes (Workload.Recorded),
 	// which no row shows: the replay attributes its own.
-	if _, err := analyze.ReadAcquires(cmd.Context(), args, rulefmt.Config{Profile: rulefmt.ProfileAuto, IdleTTL: flagRec.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
+	f.idleTTL = flagRec.IdleTTL
+	s, err := resolveSetup(cmd.Flags(), f.dumpFlags, f.config, nil)
+	if err != nil {
+		return err
+	}
+	lopts := analyze.LoadOptions{Read: s.ropts, Index: s.cfg.IndexOptions()}
+	lopts.Read.Stdin = cmd.InOrStdin()
+	c := whatif.NewCollector()
+	if _, err := analyze.ReadAcquires(cmd.Context(), args, s.cfg, lopts, c.Add); err != nil {
 		var re *analyze.ReadError
-		if errors.As(err, &re) {
+		switch {
+		case errors.As(err, &re):
 			return &exitError{code: 2, err: err}
+		case errors.Is(err, context.Canceled):
+			return &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
 		}
 		return err
 	}

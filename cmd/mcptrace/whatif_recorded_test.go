@@ -2,26 +2,30 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
 
 // whatifRow is the part of a mcptrace.whatif/v1 row these tests read.
 type whatifRow struct {
-	Settings      string         `json:"settings"`
-	IdleTTL       float64        `json:"idle_ttl_s"`
-	IdlePerKey    string         `json:"idle_per_key"`
-	MaxIdle       int            `json:"max_idle"`
-	AsRecorded    bool           `json:"as_recorded"`
-	Assumed       bool           `json:"assumed"`
-	Acquires      int            `json:"acquires"`
-	Hits          int            `json:"hits"`
-	MissesByCause map[string]int `json:"misses_by_cause"`
+	Settings       string         `json:"settings"`
+	IdleTTL        float64        `json:"idle_ttl_s"`
+	IdlePerKey     string         `json:"idle_per_key"`
+	MaxIdle        int            `json:"max_idle"`
+	AsRecorded     bool           `json:"as_recorded"`
+	Assumed        bool           `json:"assumed"`
+	Acquires       int            `json:"acquires"`
+	Hits           int            `json:"hits"`
+	MissesByCause  map[string]int `json:"misses_by_cause"`
+	SessionsOpened int            `json:"sessions_opened"`
 }
 
 // asRecordedRow runs whatif --format json with args and returns its
@@ -32,6 +36,12 @@ func asRecordedRow(t *testing.T, args ...string) (whatifRow, string) {
 	if err != nil {
 		t.Fatalf("whatif %v: %v\n%s", args, err, stderr)
 	}
+	return parseAsRecorded(t, out), stderr
+}
+
+// parseAsRecorded returns the as-recorded row of whatif's JSON out.
+func parseAsRecorded(t *testing.T, out string) whatifRow {
+	t.Helper()
 	var got struct {
 		Rows []whatifRow `json:"rows"`
 	}
@@ -40,11 +50,11 @@ func asRecordedRow(t *testing.T, args ...string) (whatifRow, string) {
 	}
 	for _, r := range got.Rows {
 		if r.AsRecorded {
-			return r, stderr
+			return r
 		}
 	}
-	t.Fatalf("whatif %v: no as-recorded row\n%s", args, out)
-	return whatifRow{}, ""
+	t.Fatalf("whatif: no as-recorded row\n%s", out)
+	return whatifRow{}
 }
 
 // seededDump runs the seeded demo workload (seed 5) against the fixture at
@@ -119,4 +129,89 @@ func TestWhatifAsRecordedRowReadsTheDumpsSettings(t *testing.T) {
 	if mixed, stderr := asRecordedRow(t, both); !mixed.Assumed || !strings.Contains(stderr, "recorded different settings") {
 		t.Errorf("two runs' settings under one scope's name: row %+v stderr %q; want assumed and the disagreement said", mixed, stderr)
 	}
+}
+
+// analyzedPool is the part of `mcptrace analyze --format json`'s pool
+// figures the as-recorded row is compared with.
+type analyzedPool struct {
+	Acquires    int            `json:"acquires"`
+	Hits        int            `json:"hits"`
+	Handshakes  int            `json:"handshakes"`
+	MissReasons map[string]int `json:"miss_reasons"`
+}
+
+// analyzePool runs `mcptrace analyze --format json --idle-ttl ttl dump`
+// and returns its pool figures, the causes it found none of left out.
+func analyzePool(t *testing.T, dump string, ttl time.Duration) analyzedPool {
+	t.Helper()
+	out, stderr, err := execute(t, "analyze", "--format", "json", "--idle-ttl", ttl.String(), dump)
+	if err != nil {
+		t.Fatalf("analyze %s: %v\n%s", dump, err, stderr)
+	}
+	var rep struct {
+		Pool analyzedPool `json:"pool"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("analyze %s: %v\n%s", dump, err, out)
+	}
+	maps.DeleteFunc(rep.Pool.MissReasons, func(_ string, n int) bool { return n == 0 })
+	return rep.Pool
+}
+
+// committedDumps lists every dump under testdata/traces, its
+// subdirectories included (the generated scenarios, the third-party
+// corpus, the seeded demo's runs): every file but the golden reports and
+// the READMEs beside them.
+func committedDumps(t *testing.T) []string {
+	t.Helper()
+	var dumps []string
+	err := filepath.WalkDir("../../testdata/traces", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if name := d.Name(); !strings.HasSuffix(name, ".golden.json") && !strings.HasSuffix(name, ".md") {
+			dumps = append(dumps, path)
+		}
+		return nil
+	})
+	if err != nil || len(dumps) == 0 {
+		t.Fatalf("testdata/traces: %d dumps (%v)", len(dumps), err)
+	}
+	return dumps
+}
+
+// TestWhatifAsRecordedEqualsAnalyzeOnEveryDumpThatRecordsItsSettings walks
+// testdata/traces, so that a dump added later is covered too, and on every
+// dump whose pool recorded its settings (the as-recorded row is labelled
+// recorded with no --recorded-* flag) holds the replay at those settings
+// to `mcptrace analyze` at the recorded TTL: the same acquires, hits,
+// misses by cause, and sessions opened as handshakes. It fails when no
+// committed dump records its settings: a check that ran on nothing.
+func TestWhatifAsRecordedEqualsAnalyzeOnEveryDumpThatRecordsItsSettings(t *testing.T) {
+	recorded := 0
+	for _, dump := range committedDumps(t) {
+		out, _, err := execute(t, "whatif", "--format", "json", dump)
+		if err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) && ee.code == 3 {
+				continue // no acquire: nothing to replay
+			}
+			t.Fatalf("whatif %s: %v", dump, err)
+		}
+		row := parseAsRecorded(t, out)
+		if row.Assumed {
+			continue // another pool, or one older than the settings attributes
+		}
+		recorded++
+		ttl := time.Duration(row.IdleTTL * float64(time.Second))
+		an := analyzePool(t, dump, ttl)
+		if row.Acquires == 0 || row.Acquires != an.Acquires || row.Hits != an.Hits || !maps.Equal(row.MissesByCause, an.MissReasons) || row.SessionsOpened != an.Handshakes {
+			t.Errorf("%s at its recorded %s: whatif as recorded %d acquires %d hits %v %d sessions opened; analyze %d %d %v %d handshakes",
+				dump, row.Settings, row.Acquires, row.Hits, row.MissesByCause, row.SessionsOpened, an.Acquires, an.Hits, an.MissReasons, an.Handshakes)
+		}
+	}
+	if recorded == 0 {
+		t.Fatal("no dump in testdata/traces records its pool settings: the as-recorded replay was compared with nothing")
+	}
+	t.Logf("%d dumps record their settings", recorded)
 }

@@ -171,3 +171,43 @@ func TestWhatifReadsEveryVocabularyTheAnalyzerReads(t *testing.T) {
 		})
 	}
 }
+
+// TestWhatifReadsDumpsWithAnalyzesFlags: whatif takes analyze's dump
+// flags where they mean the same: --profile decides what a dump's spans
+// are (the OpenLLMetry corpus read as our own vocabulary holds no acquire:
+// exit 3; as openllmetry, its 15), a bad one is a usage error naming it,
+// and standard input reads as with analyze; --execution-root, which the
+// replay does not read, is no whatif flag, and --idle-ttl stays whatif's
+// list of TTLs to replay.
+func TestWhatifReadsDumpsWithAnalyzesFlags(t *testing.T) {
+	corpus := filepath.Join("..", "..", "testdata", "traces", "corpus", "openllmetry", "pooled.jsonl")
+	pooled := "../../testdata/traces/pooled.otlp.jsonl"
+	stdin, err := os.ReadFile(pooled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  string // in stdout, or in stderr when the code is not 0
+	}{
+		{"openllmetry read as openllmetry", "", []string{"whatif", "--profile", "openllmetry", corpus}, 0, "  15  "},
+		{"openllmetry read as mcptrace", "", []string{"whatif", "--profile", "mcptrace", corpus}, 3, "no acquire"},
+		{"a bad profile", "", []string{"whatif", "--profile", "bogus", pooled}, 2, "--profile"},
+		{"standard input", string(stdin), []string{"whatif", "--idle-ttl", "1m,5m", "-"}, 0, "idle-ttl=1m0s"},
+		{"no --execution-root", "", []string{"whatif", "--execution-root", "x", pooled}, 2, "unknown flag: --execution-root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tc.stdin, tc.args...)
+			got := out
+			if tc.code != 0 {
+				got = errOut
+			}
+			if code != tc.code || !strings.Contains(got, tc.want) {
+				t.Errorf("%v: exit %d, want %d with %q in\n%s", tc.args, code, tc.code, tc.want, got)
+			}
+		})
+	}
+}

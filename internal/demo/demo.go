@@ -145,6 +145,11 @@ type Result struct {
 	// settings, defaults filled in; absent in the other modes.
 	Seed     *uint64 `json:"seed,omitempty"`
 	Settings Seeded  `json:"-"`
+	// LateMS is, in the seeded workload, the most any step started or
+	// released its leases behind its planned time: past half a slot (the
+	// TTL's distance to the planned grid, Seeded), the machine's load, not
+	// the settings alone, may have decided a hit or a ttl miss.
+	LateMS float64 `json:"late_ms,omitempty"`
 	// Wall is the wall time of the mode.
 	Wall time.Duration `json:"-"`
 	// WallMS is Wall in milliseconds, for JSON.
@@ -205,6 +210,11 @@ func runMode(ctx context.Context, srv *fixtures.Server, mode Mode, cfg Config) (
 	}()
 	tracer := tp.Tracer(spans.ScopeName + "/demo")
 
+	if mode == ModeSeeded {
+		if err := warmSeeded(ctx, srv); err != nil {
+			return res, err
+		}
+	}
 	initsBefore := srv.Initializes()
 	start := time.Now()
 	if mode == ModeSeeded {

@@ -17,7 +17,9 @@
 // /api/traces JSON and both shapes of Grafana Tempo's trace JSON.
 //
 // The dumps under testdata/traces are written by [Files] through the
-// generator in ./gen, never by hand:
+// generator in ./gen, never by hand (its subdirectories hold dumps other
+// writers made: corpus/, third-party instrumentations, docs/corpus.md;
+// seeded/, the real pool through the seeded demo, its README.md):
 //
 //	go generate ./internal/tracegen
 //
