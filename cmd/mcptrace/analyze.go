@@ -77,7 +77,9 @@ the Collector's file exporter writes), OTLP protobuf (length-prefixed
 records), either inside gzip or zstd, Jaeger /api/traces JSON, and Grafana
 Tempo trace JSON. A damaged input is analyzed up to the damage with a warning
 and the report is marked partial, unless --strict. Bad input or usage exits
-with status 2.
+with status 2; inputs that held not a single span (only files that are not
+dumps) exit 3, the all-zero report still written. The report goes to stdout,
+or with -o FILE to FILE, in any --format; -q prints nothing but errors.
 
 --profile names the writer's vocabulary (docs/vocabularies.md): auto (the
 default) detects it per resource from the spans present and the report says

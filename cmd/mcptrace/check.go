@@ -86,9 +86,11 @@ looked for; a rule with allow_empty: true passes instead), or an input was
 damaged and read only up to the damage (--allow-partial accepts that).
 
 Outputs: --format table (default), json (schema mcptrace.check/v1) or
-markdown on stdout; --junit FILE writes JUnit XML (a testcase per rule; on
+markdown on stdout, or with -o FILE in FILE (-q prints nothing but the
+error line); --junit FILE writes JUnit XML (a testcase per rule; on
 bad input an errored testcase naming the file and place); with
-GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr; a
+GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr, each
+with the file= it is about (the config, the dump or the baseline); a
 Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
 --summary FILE; --html FILE writes the self-contained HTML report, verdict on
 top, offending traces linked through --trace-url.`,

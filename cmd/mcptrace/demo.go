@@ -90,7 +90,8 @@ prints, per mode: executions, calls, sessions opened, pool hit rate,
 executions that saw more than one session, executions that lost their state,
 and wall time.
 
-Nothing needs installing: the fixture is embedded.
+Nothing needs installing: the fixture is embedded. On a terminal a progress
+line says how far each workload has got (never in a pipe or a CI log).
 
 OTLP, in either mode: --otlp-endpoint (or the standard
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT variables)

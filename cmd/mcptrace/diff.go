@@ -38,7 +38,7 @@ trace dump, analyzed with the analysis flags. Regression tolerances are the
 flags or the regressions: key of --config, as for check.
 
 diff only reports: it exits 0 whatever changed (use check to gate), and 2 on
-bad input or usage.`,
+bad input or usage. The diff goes to stdout, or with -o FILE to FILE.`,
 		Example: `  # Last release's baseline against this run's dump
   mcptrace diff baseline.json spans.jsonl
 
