@@ -45,7 +45,7 @@ func TestOutputFlagWritesEveryFormatOfEveryReportCommand(t *testing.T) {
 				code, out, errOut := runCLI(t, "", append([]string{tc.cmd, "-o", file, "--format", format}, tc.args...)...)
 				got, err := os.ReadFile(file)
 				if err != nil || code != tc.code || out != "" {
-					t.Fatalf("-o %s: exit %d (want %d), stdout %q, read: %v; stderr %s", file, code, tc.code, out, err, errOut)
+					t.Fatalf("-o %s: exit %d (want %d), stdout %.200q, read: %v; stderr %s", file, code, tc.code, out, err, errOut)
 				}
 				if string(got) != want {
 					t.Errorf("-o file differs from standard output:\n%s\nwant:\n%s", got, want)
@@ -99,7 +99,7 @@ func TestQuietPrintsNothingButTheError(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
 		switch {
 		case code != tc.code || out != "":
-			t.Errorf("%v: exit %d (want %d), stdout %q", tc.args, code, tc.code, out)
+			t.Errorf("%v: exit %d (want %d), stdout %.200q", tc.args, code, tc.code, out)
 		case tc.wantStderr == "" && errOut != "":
 			t.Errorf("%v: stderr %q, want nothing", tc.args, errOut)
 		case tc.wantStderr != "" && (len(lines) != 1 || !strings.HasPrefix(lines[0], tc.wantStderr)):
