@@ -12,7 +12,7 @@
 //
 //	go generate ./dashboards
 //
-// or write it anywhere with `mcptrace dashboards --out DIR`.
+// or write it anywhere with `mcptrace dashboards --dir DIR`.
 //
 // # Datasources
 //

@@ -197,7 +197,7 @@ func TestReadmeLinksOnlyToFilesWrittenBesideIt(t *testing.T) {
 			continue
 		}
 		if _, ok := gen[filepath.FromSlash(m[1])]; !ok {
-			t.Errorf("README links to %s, which `mcptrace dashboards --out DIR` does not write", m[1])
+			t.Errorf("README links to %s, which `mcptrace dashboards --dir DIR` does not write", m[1])
 		}
 	}
 	for _, file := range []string{dashboards.PoolFile, dashboards.FleetFile} {

@@ -164,7 +164,7 @@ every metric, label, span and attribute name comes from the vocabulary in
 
 ` + "```sh" + `
 go generate ./dashboards          # rewrites mcp-pool.json, mcp-pool-fleet.json and this README
-mcptrace dashboards --out DIR     # writes them anywhere (--provisioning adds the provisioning files)
+mcptrace dashboards --dir DIR     # writes them anywhere (--provisioning adds the provisioning files)
 ` + "```" + `
 
 Two dashboards:
@@ -198,7 +198,7 @@ with All and with concrete variable values selected.
   memory profiles as service ` + "`mcptrace-demo`" + `; the pool's pprof label ` + "`phase`" + `
   (` + "`handshake`" + ` or ` + "`call`" + `) splits them. ` + "`--profile-dir DIR`" + ` writes the same
   profiles as pprof files instead.
-- **Grafana**: ` + "`mcptrace dashboards --out DIR --provisioning`" + ` also writes
+- **Grafana**: ` + "`mcptrace dashboards --dir DIR --provisioning`" + ` also writes
   ` + "`provisioning/datasources/mcptrace.yaml`" + `, which declares the three datasources,
   and ` + "`provisioning/dashboards/mcptrace.yaml`" + `, which loads the JSON from
   ` + "`/var/lib/grafana/dashboards/mcptrace`" + ` (the same files are in the repository's

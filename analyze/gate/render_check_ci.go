@@ -158,8 +158,30 @@ func ruleDetail(r RuleResult) string {
 // WriteGitHubAnnotations writes a GitHub Actions workflow command per failed
 // or incomplete rule and per regression: ::error for an error-severity
 // failure or a regression, ::warning for a warning or an incomplete rule.
-// Passing rules write nothing.
+// Passing rules write nothing. The annotations name no file; see
+// WriteGitHubAnnotationsFor.
 func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
+	return c.WriteGitHubAnnotationsFor(w, AnnotationFiles{})
+}
+
+// AnnotationFiles are the files GitHub annotations point at (their file=
+// property), so that each shows against a file in the run's summary and in
+// a pull request rather than floating: "" leaves file= out.
+type AnnotationFiles struct {
+	// Input is the dump judged: the file of a failed built-in rule and of
+	// an incomplete verdict's reasons.
+	Input string
+	// Config is the rules file: the file of a failed rule it defines.
+	Config string
+	// Baseline is the baseline compared with: the file of a regression.
+	Baseline string
+}
+
+// WriteGitHubAnnotationsFor is WriteGitHubAnnotations with each annotation
+// pointing at the file it is about (files): a rule of the config file at
+// files.Config, a built-in rule and an incomplete reason at files.Input, a
+// regression at files.Baseline.
+func (c *CheckReport) WriteGitHubAnnotationsFor(w io.Writer, files AnnotationFiles) error {
 	if w == nil {
 		return errNoWriter
 	}
@@ -182,15 +204,28 @@ func (c *CheckReport) WriteGitHubAnnotations(w io.Writer) error {
 		if len(r.Examples) > 0 {
 			msg += "\nfirst example: " + r.Examples[0].TraceQL
 		}
-		fmt.Fprintf(bw, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
+		file := files.Config
+		if r.Builtin || file == "" {
+			file = files.Input
+		}
+		fmt.Fprintf(bw, "::%s %stitle=%s::%s\n", level, fileProperty(file), escapeProperty(title), escapeData(msg))
 	}
 	for _, why := range c.IncompleteReasons {
-		fmt.Fprintf(bw, "::warning title=%s::%s\n", escapeProperty("mcptrace check incomplete"), escapeData(why))
+		fmt.Fprintf(bw, "::warning %stitle=%s::%s\n", fileProperty(files.Input), escapeProperty("mcptrace check incomplete"), escapeData(why))
 	}
 	for _, g := range c.Regressions {
-		fmt.Fprintf(bw, "::error title=%s::%s\n", escapeProperty("mcptrace regression "+g.Measure), escapeData(g.Message+" (allowed "+g.Allowed+")"))
+		fmt.Fprintf(bw, "::error %stitle=%s::%s\n", fileProperty(files.Baseline), escapeProperty("mcptrace regression "+g.Measure), escapeData(g.Message+" (allowed "+g.Allowed+")"))
 	}
 	return bw.Err
+}
+
+// fileProperty is the annotation's "file=PATH," property, escaped, or ""
+// for no file.
+func fileProperty(path string) string {
+	if path == "" {
+		return ""
+	}
+	return "file=" + escapeProperty(path) + ","
 }
 
 // escapeData escapes a workflow command's message as the Actions runner

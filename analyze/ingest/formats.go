@@ -77,12 +77,20 @@ var jsonFormatKeys = func() map[string]Format {
 	return m
 }()
 
-// formatNames lists the names ParseFormat accepts, for its error message.
-var formatNames = func() string {
+// FormatNames lists the names ParseFormat accepts, "auto" first: the one
+// list its error message and the CLI's shell completion of --input-format
+// are made from.
+func FormatNames() []string {
 	names := []string{"auto"}
 	for _, spec := range formats {
 		names = append(names, string(spec.format))
 	}
+	return names
+}
+
+// formatNames spells FormatNames for ParseFormat's error message.
+var formatNames = func() string {
+	names := FormatNames()
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }()
 

@@ -4,14 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -51,6 +46,7 @@ func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 type analyzeFlags struct {
 	dumpFlags
 	htmlFlags
+	quiet   bool
 	format  string
 	config  string
 	workers int
@@ -81,7 +77,9 @@ the Collector's file exporter writes), OTLP protobuf (length-prefixed
 records), either inside gzip or zstd, Jaeger /api/traces JSON, and Grafana
 Tempo trace JSON. A damaged input is analyzed up to the damage with a warning
 and the report is marked partial, unless --strict. Bad input or usage exits
-with status 2.
+with status 2; inputs that held not a single span (only files that are not
+dumps) exit 3, the all-zero report still written. The report goes to stdout,
+or with -o FILE to FILE, in any --format; -q prints nothing but errors.
 
 --profile names the writer's vocabulary (docs/vocabularies.md): auto (the
 default) detects it per resource from the spans present and the report says
@@ -130,7 +128,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", report.RenderTable, "output format: table, json, markdown or html (a self-contained page; with -o FILE)")
+	fl.StringVar(&f.format, "format", report.RenderTable, "output format: "+analyzeFormat.list()+" (a self-contained page)")
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: the CPUs the shards leave, at least one)")
@@ -138,24 +136,28 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	fl.DurationVar(&f.engine.Window, "window", 0, "stream: finalize a trace once the latest span end read is this far (span time) past its own (0: hold every trace to the end)")
 	fl.IntVar(&f.engine.MaxOpenTraces, "max-open-traces", 0, "stream: hold at most N traces open, finalizing the oldest early (0: no bound)")
 	fl.BoolVar(&f.engine.HoldComplete, "hold-complete", false, "stream: keep a trace whose root span has arrived open until the window passes it (for spans another process exports after the root)")
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
+	addOutputFlag(fl, &f.output)
+	addQuietFlag(fl, &f.quiet)
 	addTraceURLFlag(fl, &f.htmlFlags)
+	registerEnums(cmd, analyzeFormat, inputFormatEnum, profileEnum)
 	return cmd
 }
+
+// analyzeFormat is analyze's --format: the report's formats and the HTML
+// page.
+var analyzeFormat = enumFlag{"format", slices.Concat(report.RenderFormats, []string{formatHTML})}
 
 // analyzeConfig checks analyze's own flags and resolves the rest as check
 // and diff do (resolveSetup). Every mistake is a usage error (exit 2).
 func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
-	if !validRenderFormat(f.format) && f.format != formatHTML {
-		return runSetup{}, usageErrorf("--format %q: want table, json, markdown or html", f.format)
-	}
-	if err := checkHTMLFlags(f.htmlFlags, f.format); err != nil {
+	if err := analyzeFormat.check(f.format); err != nil {
 		return runSetup{}, err
 	}
-	if f.output != "-" {
-		if err := checkWritable(f.output); err != nil {
-			return runSetup{}, usageErrorf("--output: %w", err)
-		}
+	if err := checkHTMLFlags(f.htmlFlags); err != nil {
+		return runSetup{}, err
+	}
+	if err := checkOutput(f.output); err != nil {
+		return runSetup{}, err
 	}
 	if f.workers < 0 {
 		return runSetup{}, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
@@ -173,170 +175,45 @@ func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
 	return s, err
 }
 
-func validRenderFormat(s string) bool {
-	for _, f := range report.RenderFormats {
-		if s == f {
-			return true
-		}
-	}
-	return false
-}
-
 func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	s, err := analyzeConfig(cmd.Flags(), f)
 	if err != nil {
 		return err
 	}
+	applyQuiet(cmd, f.quiet)
 	cfg := s.cfg
 	idx, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
 	if err != nil {
 		return err
 	}
 	rep := a.Report
-	stderr := cmd.ErrOrStderr()
-	if rep.PoolSpans == 0 && !rep.NothingRecognised() {
-		fmt.Fprintf(stderr, "mcptrace: warning: %s\n", report.NoPoolSpansText(cfg.Profile))
+	if rep.PoolSpans == 0 && rep.Spans > 0 && !rep.NothingRecognised() {
+		warnf(cmd.ErrOrStderr(), "%s", report.NoPoolSpansText(cfg.Profile))
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		if f.format == formatHTML {
 			return 0, 0, writeHTMLReport(cmd, f.output, idx, cfg, rep, nil, f.traceURL)
 		}
-		if err := rep.Render(cmd.OutOrStdout(), f.format); err != nil {
-			return 0, 0, &exitError{code: 1, err: fmt.Errorf("write report: %w", err)}
-		}
-		return 0, 0, nil
+		return 0, 0, writeOutput(cmd, f.output, func(w io.Writer) error { return rep.Render(w, f.format) })
 	})
-	if err == nil && rep.NothingRecognised() {
-		// The report is written (a script reads its recognition section);
-		// the status says there was nothing to measure.
+	if err != nil {
+		return err
+	}
+	// The report is written (a script reads its inputs and recognition
+	// sections); the status says there was nothing to measure, as check's
+	// does.
+	switch {
+	case rep.Spans == 0:
+		return &exitError{code: 3, err: noSpansError(rep)}
+	case rep.NothingRecognised():
 		return &exitError{code: 3, err: errors.New(rep.UnrecognisedText())}
 	}
-	return err
+	return nil
 }
 
-// largeInput is the total size from which reading shows progress: below
-// it, reading is over before a person would look.
-const largeInput = 64 << 20
-
-// progress shows on a terminal's stderr how far reading has got: the spans
-// read and, for a file, the percentage of its bytes; for standard input,
-// whose size is unknown, the bytes read. It shows for large inputs and for
-// stdin only, and never when stderr is not a terminal (a CI log, a pipe).
-type progress struct {
-	w    io.Writer
-	on   bool
-	last time.Time
-	// again marks a second read (analyze.LoadOptions.Reread): the counts
-	// start from zero again, and the line says why.
-	again bool
-}
-
-// reread notes that the inputs are being read again from the start.
-func (p *progress) reread(error) {
-	p.again = true
-	p.last = time.Time{}
-}
-
-// newProgress returns the progress display for paths on w.
-func newProgress(w io.Writer, paths []string) *progress {
-	f, ok := w.(*os.File)
-	return newProgressIf(w, paths, ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())))
-}
-
-// newProgressIf is newProgress with the terminal test given.
-func newProgressIf(w io.Writer, paths []string, terminal bool) *progress {
-	p := &progress{w: w}
-	if !terminal {
-		return p
-	}
-	p.on = slices.Contains(paths, "-") || inputSize(paths) >= largeInput
-	return p
-}
-
-// update redraws the progress line at most a few times a second.
-func (p *progress) update(in *analyze.Input, spansRead int) {
-	if !p.on {
-		return
-	}
-	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
-		p.last = now
-		line := progressLine(in, spansRead)
-		if p.again {
-			line = "second read, holding every trace (a span came after its trace's root): " + line
-		}
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-	}
-}
-
-// progressLine is one progress report: "reading dump.jsonl: 1.2M spans
-// (43%)", or for stdin "reading -: 1.2M spans, 310.5 MB read".
-func progressLine(in *analyze.Input, spansRead int) string {
-	line := fmt.Sprintf("reading %s: %s spans", filepath.Base(in.Path), humanCount(spansRead))
-	switch read := in.BytesRead(); {
-	case in.Size > 0:
-		line += fmt.Sprintf(" (%d%%)", min(100, read*100/in.Size))
-	case read > 0:
-		line += ", " + humanBytes(read) + " read"
-	}
-	return line
-}
-
-// humanBytes renders n bytes as 512 B, 12.3 KB, 45.6 MB or 7.8 GB.
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// done clears the progress line.
-func (p *progress) done() {
-	if p.on && !p.last.IsZero() {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
-
-// inputSize adds up the sizes of the files paths name (walking directories
-// and expanding globs); stdin counts as nothing, since its size is unknown.
-func inputSize(paths []string) int64 {
-	var total int64
-	for _, p := range paths {
-		if p == "-" {
-			continue
-		}
-		matches, err := filepath.Glob(p)
-		if err != nil || len(matches) == 0 {
-			matches = []string{p}
-		}
-		for _, m := range matches {
-			_ = filepath.WalkDir(m, func(_ string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return nil // the reader reports unreadable paths
-				}
-				if !d.IsDir() {
-					if info, err := d.Info(); err == nil {
-						total += info.Size()
-					}
-				}
-				return nil
-			})
-		}
-	}
-	return total
-}
-
-// humanCount renders n as 1234, 12.3k or 1.2M.
-func humanCount(n int) string {
-	switch {
-	case n >= 1_000_000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
-	case n >= 10_000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "k"
-	}
-	return fmt.Sprint(n)
+// noSpansError says that inputs were read but held not a single span (every
+// file skipped as not a dump, or empty requests): nothing was measured, and
+// the all-zero report must not pass for a measurement.
+func noSpansError(rep *report.Report) error {
+	return fmt.Errorf("no spans in the %d input(s) read: nothing to analyze (each was skipped as not a trace dump, or held no span)", len(rep.Inputs))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -46,6 +45,8 @@ type checkFlags struct {
 	htmlFlags
 	baseline     string
 	format       string
+	report       string // -o/--output FILE: the report, in --format
+	quiet        bool
 	junit        string
 	summary      string
 	maxExamples  int
@@ -85,9 +86,11 @@ looked for; a rule with allow_empty: true passes instead), or an input was
 damaged and read only up to the damage (--allow-partial accepts that).
 
 Outputs: --format table (default), json (schema mcptrace.check/v1) or
-markdown on stdout; --junit FILE writes JUnit XML (a testcase per rule; on
+markdown on stdout, or with -o FILE in FILE (-q prints nothing but the
+error line); --junit FILE writes JUnit XML (a testcase per rule; on
 bad input an errored testcase naming the file and place); with
-GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr; a
+GITHUB_ACTIONS=true, ::error and ::warning annotations go to stderr, each
+with the file= it is about (the config, the dump or the baseline); a
 Markdown summary is appended to $GITHUB_STEP_SUMMARY when set, and written to
 --summary FILE; --html FILE writes the self-contained HTML report, verdict on
 top, offending traces linked through --trace-url.`,
@@ -116,7 +119,9 @@ top, offending traces linked through --trace-url.`,
 	fl := cmd.Flags()
 	addGateFlags(fl, &f.gateFlags)
 	fl.StringVar(&f.baseline, "baseline", "", "baseline to compare with: the JSON of 'mcptrace analyze --format json', or a dump")
-	fl.StringVar(&f.format, "format", gate.CheckTable, "output format: table, json or markdown")
+	fl.StringVar(&f.format, "format", gate.CheckTable, "output format: "+checkFormat.list())
+	addOutputFlag(fl, &f.report)
+	addQuietFlag(fl, &f.quiet)
 	fl.StringVar(&f.output, "html", "", "also write the self-contained HTML report, verdict on top, to FILE")
 	addTraceURLFlag(fl, &f.htmlFlags)
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to FILE")
@@ -124,8 +129,12 @@ top, offending traces linked through --trace-url.`,
 	fl.IntVar(&f.maxExamples, "max-examples", analyze.DefaultMaxExamples, "offending traces and spans named per failing rule")
 	fl.BoolVar(&f.builtin, "builtin", false, "apply the built-in rules besides the rules of --config")
 	fl.BoolVar(&f.allowPartial, "allow-partial", false, "let a damaged input read up to the damage pass (default: the verdict is at best incomplete)")
+	registerEnums(cmd, checkFormat, inputFormatEnum, profileEnum)
 	return cmd
 }
+
+// checkFormat is check's --format.
+var checkFormat = enumFlag{"format", []string{gate.CheckTable, gate.CheckJSON, gate.CheckMarkdown}}
 
 func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	// Output paths are tried before any work, so a typo does not cost a
@@ -135,6 +144,9 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 		if err := checkWritable(out.path); err != nil {
 			return usageErrorf("%s: %w", out.flag, err)
 		}
+	}
+	if err := checkOutput(f.report); err != nil {
+		return err
 	}
 	err := runCheckJudged(cmd, f, paths)
 	if f.junit != "" {
@@ -175,10 +187,10 @@ func checkWritable(path string) error {
 
 // runCheckJudged is check after its output paths were found writable.
 func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
-	if !slices.Contains([]string{gate.CheckTable, gate.CheckJSON, gate.CheckMarkdown}, f.format) {
-		return usageErrorf("--format %q: want table, json or markdown", f.format)
+	if err := checkFormat.check(f.format); err != nil {
+		return err
 	}
-	if err := checkHTMLFlags(f.htmlFlags, formatHTML); err != nil {
+	if err := checkHTMLFlags(f.htmlFlags); err != nil {
 		return err
 	}
 	if f.maxExamples < 0 {
@@ -188,6 +200,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
+	annotations := applyQuiet(cmd, f.quiet)
 	rules := rulefmt.CheckRules(s.gate, s.cfg, f.builtin)
 	var base *report.Report
 	if f.baseline != "" {
@@ -219,7 +232,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
-		return 0, 0, renderCheck(cmd, f, idx, s, rep, check)
+		return 0, 0, renderCheck(cmd, f, idx, s, rep, check, annotationsTo(annotations, f, paths))
 	})
 	if err != nil {
 		return err
@@ -245,7 +258,7 @@ func nothingRecognised(w io.Writer, r *report.Report, c *gate.CheckReport) {
 	case c.ExitCode == gate.ExitIncomplete:
 		c.IncompleteReasons = append([]string{r.UnrecognisedLine()}, c.IncompleteReasons...)
 	case c.ExitCode == gate.ExitPass:
-		fmt.Fprintf(w, "mcptrace: warning: %s\n", r.UnrecognisedLine())
+		warnf(w, "%s", r.UnrecognisedLine())
 	}
 }
 
@@ -261,11 +274,11 @@ func sessionRuleIncomplete(results []gate.RuleResult) bool {
 	return false
 }
 
-// renderCheck writes every output of a check: the report on stdout, then
-// the HTML, JUnit, annotations and summaries asked for.
-func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, rep *report.Report, check *gate.CheckReport) error {
-	if err := check.Render(cmd.OutOrStdout(), f.format); err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("write report: %w", err)}
+// renderCheck writes every output of a check: the report on stdout (or
+// -o FILE), then the HTML, JUnit, annotations and summaries asked for.
+func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, rep *report.Report, check *gate.CheckReport, ann annotations) error {
+	if err := writeOutput(cmd, f.report, func(w io.Writer) error { return check.Render(w, f.format) }); err != nil {
+		return err
 	}
 	if f.output != "" {
 		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, rep, check.HTML(), f.traceURL); err != nil {
@@ -277,8 +290,8 @@ func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetu
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
 		}
 	}
-	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		if err := check.WriteGitHubAnnotations(cmd.ErrOrStderr()); err != nil {
+	if ann.w != nil {
+		if err := check.WriteGitHubAnnotationsFor(ann.w, ann.files); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("write annotations: %w", err)}
 		}
 	}
@@ -320,4 +333,30 @@ func renderToFile(path string, mode int, render func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// annotations is where check's GitHub annotations go (w nil: none, outside
+// GitHub Actions) and the files they point at.
+type annotations struct {
+	w     io.Writer
+	files gate.AnnotationFiles
+}
+
+// annotationsTo returns the annotations of a check of paths: written to
+// stderr when GITHUB_ACTIONS=true (--quiet or not: they are asked for by
+// the environment, not chatter), pointing at the dump (the one path given,
+// else the first that is not standard input), the --config file and the
+// --baseline.
+func annotationsTo(stderr io.Writer, f checkFlags, paths []string) annotations {
+	if os.Getenv("GITHUB_ACTIONS") != "true" {
+		return annotations{}
+	}
+	files := gate.AnnotationFiles{Config: f.config, Baseline: f.baseline}
+	for _, p := range paths {
+		if p != "-" {
+			files.Input = p
+			break
+		}
+	}
+	return annotations{w: stderr, files: files}
 }

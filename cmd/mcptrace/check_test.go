@@ -169,8 +169,11 @@ func TestGateCommandsThroughTheBinary(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != gate.CheckSchema || doc.Verdict != gate.StatusFail {
 			t.Fatalf("stdout is not a failing mcptrace.check/v1 report (%v):\n%s", err, out)
 		}
-		if !strings.Contains(errOut, "::error title=mcptrace one-session-per-execution::") || !strings.Contains(errOut, "::error title=mcptrace regression hit_rate::") {
-			t.Errorf("stderr lacks the annotations:\n%s", errOut)
+		// Each annotation names its file: a built-in rule the dump, a
+		// regression the baseline.
+		if !strings.Contains(errOut, "::error file="+gateDumps+"per-call-dial.otlp.jsonl,title=mcptrace one-session-per-execution::") ||
+			!strings.Contains(errOut, "::error file="+baseline+",title=mcptrace regression hit_rate::") {
+			t.Errorf("stderr lacks the annotations, each with its file=:\n%s", errOut)
 		}
 		data, err := os.ReadFile(junit)
 		if err != nil {

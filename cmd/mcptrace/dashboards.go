@@ -13,7 +13,7 @@ func init() { subcommands = append(subcommands, newDashboardsCmd) }
 
 // dashboardsFlags are the flags of `mcptrace dashboards`.
 type dashboardsFlags struct {
-	out          string
+	dir          string
 	provisioning bool
 	force        bool
 }
@@ -23,8 +23,8 @@ func newDashboardsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dashboards",
 		Short: "Write the Grafana dashboards for the pool's metrics, traces and profiles and the connector's fleet metrics",
-		Long: `dashboards writes mcptrace's Grafana dashboards, generated from Go code, into a
-directory: mcp-pool.json (the "MCP pool" dashboard), mcp-pool-fleet.json (the
+		Long: `dashboards writes mcptrace's Grafana dashboards, generated from Go code, into the
+directory --dir DIR: mcp-pool.json (the "MCP pool" dashboard), mcp-pool-fleet.json (the
 "MCP pool fleet" dashboard) and README.md, which describes every panel and the
 query behind it.
 
@@ -50,34 +50,42 @@ writes through a symbolic link out of DIR. Each file is listed with what
 happened to it: created, replaced or unchanged.
 
 The same files are committed in the repository's dashboards/ directory
-(go generate ./dashboards refreshes them).`,
+(go generate ./dashboards refreshes them).
+
+Exit status: 0 every file written or unchanged; 2 bad usage, a file it
+refused to overwrite or a failed write. --out and -o, the old names of
+--dir, still work with a deprecation notice.`,
 		Example: `  # Write the dashboards into ./grafana
-  mcptrace dashboards --out grafana
+  mcptrace dashboards --dir grafana
 
   # Also write provisioning files, then mount grafana/ into Grafana
-  mcptrace dashboards --out grafana --provisioning`,
+  mcptrace dashboards --dir grafana --provisioning`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDashboards(cmd, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", "directory to write into (created if missing; files an earlier run wrote are replaced)")
+	fl.StringVar(&f.dir, "dir", "", "directory `DIR` to write into (created if missing; files an earlier run wrote are replaced)")
+	// --out and -o were the directory's first names; -o names a report
+	// file in every other command, so they remain only as deprecated
+	// aliases.
+	addDeprecatedAlias(fl, &f.dir, "out", "o", "use --dir DIR (-o/--output names a report file in the other commands)")
 	fl.BoolVar(&f.force, "force", false, "also replace files (or symbolic links) in DIR that mcptrace did not write")
 	fl.BoolVar(&f.provisioning, "provisioning", false, "also write example Grafana provisioning files under DIR/provisioning")
 	return cmd
 }
 
 func runDashboards(cmd *cobra.Command, f dashboardsFlags) error {
-	if f.out == "" {
-		return usageErrorf("--out is required: the directory to write the dashboards into")
+	if f.dir == "" {
+		return usageErrorf("--dir is required: the directory to write the dashboards into")
 	}
-	if info, err := os.Stat(f.out); err == nil && !info.IsDir() {
-		return usageErrorf("--out %s is a file: give the directory to write the dashboards into", f.out)
+	if info, err := os.Stat(f.dir); err == nil && !info.IsDir() {
+		return usageErrorf("--dir %s is a file: give the directory to write the dashboards into", f.dir)
 	}
 	files, err := dashboards.Generate()
 	if err != nil {
-		return fmt.Errorf("generate dashboards: %w", err)
+		return &exitError{code: 2, err: fmt.Errorf("generate dashboards: %w", err)}
 	}
 	if f.provisioning {
 		prov, err := dashboards.Provisioning()
@@ -86,12 +94,14 @@ func runDashboards(cmd *cobra.Command, f dashboardsFlags) error {
 		}
 		files = append(files, prov...)
 	}
-	written, err := dashboards.Write(f.out, files, f.force)
+	written, err := dashboards.Write(f.dir, files, f.force)
 	for _, w := range written {
 		fmt.Fprintf(cmd.OutOrStdout(), "%-9s %s\n", w.Status, w.Path)
 	}
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		// A refusal to overwrite (or a failed write) is about the
+		// directory given: exit 2, never 1, which says a rule failed.
+		return &exitError{code: 2, err: err}
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 
 func TestDashboardsWritesTheCommittedFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "grafana")
-	out, _, err := execute(t, "dashboards", "--out", dir)
+	out, _, err := execute(t, "dashboards", "--dir", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestDashboardsWritesTheCommittedFiles(t *testing.T) {
 
 func TestDashboardsProvisioningFlagAddsTheProvisioningFiles(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := execute(t, "dashboards", "--out", dir, "--provisioning"); err != nil {
+	if _, _, err := execute(t, "dashboards", "--dir", dir, "--provisioning"); err != nil {
 		t.Fatal(err)
 	}
 	for _, sub := range []string{"datasources", "dashboards"} {
@@ -61,9 +61,9 @@ func TestDashboardsErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		"no out":         {[]string{"dashboards"}, 2, "--out"},
-		"extra argument": {[]string{"dashboards", "--out", t.TempDir(), "extra"}, 2, "extra"},
-		"out is a file":  {[]string{"dashboards", "--out", blocker}, 2, blocker},
+		"no dir":         {[]string{"dashboards"}, 2, "--dir"},
+		"extra argument": {[]string{"dashboards", "--dir", t.TempDir(), "extra"}, 2, "extra"},
+		"dir is a file":  {[]string{"dashboards", "--dir", blocker}, 2, blocker},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestDashboardsErrors(t *testing.T) {
 }
 
 // TestDashboardsRefusesToOverwriteAUsersFiles pins issue 11: `dashboards
-// --out .` in a project must not replace the project's README.md; --force
+// --dir .` in a project must not replace the project's README.md; --force
 // does, and a rerun over its own files needs no --force.
 func TestDashboardsRefusesToOverwriteAUsersFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -94,10 +94,10 @@ func TestDashboardsRefusesToOverwriteAUsersFiles(t *testing.T) {
 	if err := os.WriteFile(readme, []byte("# my project\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := execute(t, "dashboards", "--out", dir)
+	out, _, err := execute(t, "dashboards", "--dir", dir)
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 1 {
-		t.Fatalf("err = %v, want exit 1", err)
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Fatalf("err = %v, want exit 2 (a refused overwrite is about the directory given, not a failed rule)", err)
 	}
 	if !strings.Contains(err.Error(), readme) || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("error %q does not name %s and --force", err, readme)
@@ -109,7 +109,7 @@ func TestDashboardsRefusesToOverwriteAUsersFiles(t *testing.T) {
 		t.Errorf("a refused run wrote %s (stat: %v); output %q", dashboards.PoolFile, err, out)
 	}
 
-	out, _, err = execute(t, "dashboards", "--out", dir, "--force")
+	out, _, err = execute(t, "dashboards", "--dir", dir, "--force")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestDashboardsRefusesToOverwriteAUsersFiles(t *testing.T) {
 			t.Errorf("output %q lacks %q", out, want)
 		}
 	}
-	out, _, err = execute(t, "dashboards", "--out", dir)
+	out, _, err = execute(t, "dashboards", "--dir", dir)
 	if err != nil {
 		t.Fatalf("rerun over its own files: %v", err)
 	}

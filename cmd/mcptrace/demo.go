@@ -45,7 +45,7 @@ type demoFlags struct {
 	duration     time.Duration
 	pyroscopeURL string
 	profileDir   string
-	outSet       bool // --out given explicitly (live mode writes no dump by default)
+	outSet       bool // --dump (or its old name --out) given explicitly (live mode writes no dump by default)
 
 	// OTLP: spans also go to a receiver while the demo runs.
 	otlpEndpoint string
@@ -84,13 +84,14 @@ reads it back, the smallest journey that needs one downstream session.
 It writes each mode's spans to a dump of its own in --dir (default: the
 current directory): pooled.jsonl and per-call.jsonl, OTLP JSON lines (what the
 OpenTelemetry Collector's file exporter writes), each with its HTML report
-beside it (pooled.html, per-call.html). --out FILE writes every mode's spans
-into that one file instead (its report beside it), --out "" writes none. It
+beside it (pooled.html, per-call.html). --dump FILE writes every mode's spans
+into that one file instead (its report beside it), --dump "" writes none. It
 prints, per mode: executions, calls, sessions opened, pool hit rate,
 executions that saw more than one session, executions that lost their state,
 and wall time.
 
-Nothing needs installing: the fixture is embedded.
+Nothing needs installing: the fixture is embedded. On a terminal a progress
+line says how far each workload has got (never in a pipe or a CI log).
 
 OTLP, in either mode: --otlp-endpoint (or the standard
 OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT variables)
@@ -112,7 +113,7 @@ after_failure, health_check, evicted), injected failures (HTTP 500, connection
 resets, forgotten sessions) and evictions, so Grafana dashboards have live
 data. --metrics-addr serves the pool's metrics for Prometheus at /metrics
 (loopback unless the address names another interface). It writes spans only
-when --out is given explicitly, and prints the pools' counters at the end.
+when --dump is given explicitly, and prints the pools' counters at the end.
 
 Seeded mode (--mode seeded, implied by --seed, --idle-ttl, --idle-per-key,
 --prewarm or --gap) runs --scopes pool scopes one after the other, each a new
@@ -146,7 +147,7 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
   mcptrace demo --dir spans
 
   # Only the pooled workload, as JSON, with 20ms emulated network latency
-  mcptrace demo --mode pooled --latency 20ms --format json --out pooled.jsonl
+  mcptrace demo --mode pooled --latency 20ms --format json --dump pooled.jsonl
 
   # Live data for Grafana: metrics on 127.0.0.1:9464 for two minutes
   mcptrace demo --metrics-addr 127.0.0.1:9464 --duration 2m
@@ -156,23 +157,26 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
   mcptrace demo --duration 5m --otlp-endpoint http://127.0.0.1:4317 --otlp-protocol grpc
 
   # One seeded workload at two settings: the same calls, two dumps
-  mcptrace demo --seed 7 --idle-ttl 240ms --idle-per-key 1 --out a.jsonl
-  mcptrace demo --seed 7 --idle-ttl 400ms --idle-per-key peak --prewarm recent:1 --out b.jsonl
+  mcptrace demo --seed 7 --idle-ttl 240ms --idle-per-key 1 --dump a.jsonl
+  mcptrace demo --seed 7 --idle-ttl 400ms --idle-per-key peak --prewarm recent:1 --dump b.jsonl
 
   # Profile the pool under load into ./profiles, then split by phase
   mcptrace demo --duration 30s --profile-dir profiles
   go tool pprof -tagfocus phase=handshake profiles/cpu.pprof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.outSet = cmd.Flags().Changed("out")
+			f.outSet = cmd.Flags().Changed("dump") || cmd.Flags().Changed("out")
 			return runDemo(cmd, f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", `one OTLP JSON-lines `+"`FILE`"+` for every mode's spans, instead of one per mode in --dir ("" for none)`)
+	fl.StringVar(&f.out, "dump", "", `one OTLP JSON-lines `+"`FILE`"+` for every mode's spans, instead of one per mode in --dir ("" for none)`)
+	// --out and -o were the dump's first names; -o names a report file in
+	// every other command, so they remain only as deprecated aliases.
+	addDeprecatedAlias(fl, &f.out, "out", "o", "use --dump FILE (-o/--output names a report file in the other commands)")
 	fl.StringVar(&f.dir, "dir", ".", "directory `DIR` (created if missing) for one dump per mode: pooled.jsonl and per-call.jsonl, each with its HTML report beside")
-	fl.StringVar(&f.format, "format", "table", "output format: table or json")
-	fl.StringVar(&f.mode, "mode", "both", "workload mode: pooled, per-call, both, seeded or live")
+	fl.StringVar(&f.format, "format", "table", "output format: "+demoFormat.list())
+	fl.StringVar(&f.mode, "mode", "both", "workload mode: "+demoMode.list())
 	fl.IntVar(&f.scopes, "scopes", 3, "pool scopes (pool instances) per mode")
 	fl.IntVar(&f.executions, "executions", 4, "executions per scope, each two dependent calls")
 	fl.DurationVar(&f.latency, "latency", 0, "latency the fixture adds to every request (e.g. 20ms)")
@@ -190,8 +194,17 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 	fl.StringVar(&f.prewarm, "prewarm", "none", "seeded mode: pre-warm at each scope restart, `none` or recent:N (the N keys the previous scopes called most recently)")
 	fl.DurationVar(&f.gap, "gap", demo.DefaultSeededGap, "seeded mode: the idle gap between steps (a step waits none, one or two)")
 	fl.BoolVar(&f.semconvCallSpans, "semconv-call-spans", false, `write call spans as the OpenTelemetry MCP conventions name them ("tools/call <tool>", and each handshake's initialize or server/discover request), beside the pool's acquire and handshake spans`)
+	registerEnums(cmd, demoFormat, demoMode, otlpProtocol)
 	return cmd
 }
+
+// The demo's enums: --format, --mode (internal/demo's modes and the live
+// workload) and --otlp-protocol.
+var (
+	demoFormat   = enumFlag{"format", []string{"table", "json"}}
+	demoMode     = enumFlag{"mode", slices.Concat(demo.ModeNames, []string{modeLive})}
+	otlpProtocol = enumFlag{"otlp-protocol", []string{telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC}}
+)
 
 func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 	if err := checkDemoFlags(cmd, &f); err != nil {
@@ -233,17 +246,20 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 // imply: --metrics-addr or --duration the live workload, a seeded flag the
 // seeded one. It fills f.mode (for live), f.modes and f.seeded.
 func checkDemoFlags(cmd *cobra.Command, f *demoFlags) error {
-	if f.format != "table" && f.format != "json" {
-		return usageErrorf("--format %q: expected table or json", f.format)
+	if err := demoFormat.check(f.format); err != nil {
+		return err
+	}
+	if err := demoMode.check(f.mode); err != nil {
+		return err
 	}
 	if f.duration < 0 {
 		return usageErrorf("--duration %s: expected a duration of 0 or more", f.duration)
 	}
 	if f.outSet && cmd.Flags().Changed("dir") {
-		return usageErrorf("--out and --dir: --out names one dump for every mode, --dir the directory of one dump per mode; give one")
+		return usageErrorf("--dump and --dir: --dump names one dump for every mode, --dir the directory of one dump per mode; give one")
 	}
 	if err := checkWritable(f.out); err != nil {
-		return usageErrorf("--out: %w", err)
+		return usageErrorf("--dump: %w", err)
 	}
 	changed := cmd.Flags().Changed
 	if live := f.metricsAddr != "" || f.duration > 0; f.mode == modeLive || live {
@@ -251,7 +267,7 @@ func checkDemoFlags(cmd *cobra.Command, f *demoFlags) error {
 		case changed("mode") && f.mode != modeLive:
 			return usageErrorf("--mode %s: --metrics-addr and --duration run the live workload; use --mode live or leave --mode out", f.mode)
 		case changed("dir"):
-			return usageErrorf("--dir: the live workload writes one dump, to --out FILE, and only when given")
+			return usageErrorf("--dir: the live workload writes one dump, to --dump FILE, and only when given")
 		case f.semconvCallSpans:
 			return usageErrorf("--semconv-call-spans: applies to the pooled and per-call workloads, not the live one")
 		}
@@ -314,7 +330,7 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 		cfg.Exporter = otlp
 	}
 	dumps := planDemoDumps(f, f.modes)
-	if !f.outSet { // --out was checked before
+	if !f.outSet { // --dump was checked before
 		if err := os.MkdirAll(f.dir, 0o755); err != nil {
 			return usageErrorf("--dir: %w", err)
 		}
@@ -333,15 +349,12 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 			file.Close() // a second Close after the checked one below is harmless
 		}
 	}()
-	if stderr := cmd.ErrOrStderr(); isTerminal(stderr) {
-		cfg.Progress = func(m demo.Mode, done, total int) {
-			fmt.Fprintf(stderr, "\r%-8s %d/%d executions", m, done, total)
-			if done == total {
-				fmt.Fprintln(stderr)
-			}
-		}
+	status := newStatusLine(cmd.ErrOrStderr())
+	if status.on {
+		cfg.Progress = func(m demo.Mode, done, total int) { status.show(done == 1, workloadProgressLine(m, done, total)) }
 	}
 	results, err := demo.Run(ctx, cfg)
+	status.clear()
 	if oerr := otlpFailure(otlp); oerr != nil {
 		return oerr // the cause of a cancelled run, and a usage error even when the run finished
 	}
@@ -358,7 +371,7 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 	if slices.Contains(f.modes, demo.ModeSeeded) {
 		acfg.IdleTTL = f.seeded.IdleTTL // the seeded pools' TTL, as `mcptrace analyze --idle-ttl` would be told
 	}
-	if err := readDemoDumps(cmd.Context(), dumps, acfg); err != nil {
+	if err := readDemoDumps(cmd.Context(), dumps, acfg, status); err != nil {
 		return err
 	}
 	return printDemo(cmd.OutOrStdout(), f, results, dumps, otlp)
@@ -373,8 +386,8 @@ type demoDump struct {
 	Analysis   *report.Report `json:"analysis"`
 }
 
-// planDemoDumps lists the dumps the flags ask for: with --out one for every
-// mode (none for --out ""), else one per mode in --dir, named for the mode.
+// planDemoDumps lists the dumps the flags ask for: with --dump one for every
+// mode (none for --dump ""), else one per mode in --dir, named for the mode.
 func planDemoDumps(f demoFlags, modes []demo.Mode) []*demoDump {
 	if f.outSet {
 		if f.out == "" {
@@ -413,9 +426,28 @@ func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*os.File, error) {
 	return files, nil
 }
 
-// readDemoDumps analyzes each dump and writes its HTML report beside it.
-func readDemoDumps(ctx context.Context, dumps []*demoDump, cfg rulefmt.Config) error {
+// workloadProgressLine is the demo's progress: "per-call: 1234/6000
+// executions (20%)".
+func workloadProgressLine(m demo.Mode, done, total int) string {
+	return fmt.Sprintf("%s: %d/%d executions (%d%%)", m, done, total, done*100/max(total, 1))
+}
+
+// liveProgressLine is the live demo's progress: the rounds so far and, for
+// a run of a set duration, how much of it has passed.
+func liveProgressLine(rounds int, elapsed, duration time.Duration) string {
+	line := fmt.Sprintf("live: %d rounds, %s", rounds, elapsed.Round(time.Second))
+	if duration > 0 {
+		line += fmt.Sprintf(" of %s", duration)
+	}
+	return line
+}
+
+// readDemoDumps analyzes each dump and writes its HTML report beside it,
+// saying on status which one it is at (on a large run this takes a while).
+func readDemoDumps(ctx context.Context, dumps []*demoDump, cfg rulefmt.Config, status *statusLine) error {
+	defer status.clear()
 	for _, d := range dumps {
+		status.show(true, "analyzing "+d.Path+" and writing its HTML report")
 		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, cfg, analyze.ReadOptions{})
 		if err != nil {
 			return fmt.Errorf("analyze the demo dump %s: %w", d.Path, err)
@@ -534,17 +566,6 @@ func missCounts(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// isTerminal reports whether w is a character device, where progress
-// output belongs.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // startProfiling starts the profiler the flags ask for and returns its stop
 // function (a no-op without profiling flags).
 func startProfiling(cmd *cobra.Command, f demoFlags) (func() error, error) {
@@ -622,7 +643,7 @@ func runLiveDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp *tel
 			return usageErrorf("--metrics-addr: %v", err)
 		}
 		if err != nil {
-			return &exitError{code: 1, err: err}
+			return &exitError{code: 2, err: fmt.Errorf("--metrics-addr: %w", err)}
 		}
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -645,17 +666,13 @@ func runLiveDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp *tel
 		TracerProvider: tel.TracerProvider,
 		Latency:        f.latency,
 	}
-	if isTerminal(stderr) {
-		lcfg.Progress = func(rounds int) {
-			if rounds%20 == 0 {
-				fmt.Fprintf(stderr, "\rlive: %d rounds", rounds)
-			}
-		}
+	status := newStatusLine(stderr)
+	if status.on {
+		start := time.Now()
+		lcfg.Progress = func(rounds int) { status.show(false, liveProgressLine(rounds, time.Since(start), f.duration)) }
 	}
 	res, err := demo.RunLive(ctx, lcfg)
-	if lcfg.Progress != nil {
-		fmt.Fprintln(stderr)
-	}
+	status.clear()
 	if oerr := otlpFailure(otlp); oerr != nil {
 		return oerr
 	}
@@ -702,10 +719,10 @@ const otlpShutdownTimeout = 5 * time.Second
 // failure calls cancel, stopping the workload. A bad endpoint or protocol is
 // a usage error, detected before any work.
 func startDemoOTLP(ctx context.Context, f demoFlags, cancel context.CancelFunc) (*telemetry.OTLPTraceExporter, error) {
-	switch f.otlpProtocol {
-	case "", telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC:
-	default:
-		return nil, usageErrorf("--otlp-protocol %q: expected %s or %s", f.otlpProtocol, telemetry.ProtocolHTTPProtobuf, telemetry.ProtocolGRPC)
+	if f.otlpProtocol != "" {
+		if err := otlpProtocol.check(f.otlpProtocol); err != nil {
+			return nil, err
+		}
 	}
 	cfg := telemetry.OTLPTraceConfig{
 		Endpoint:     f.otlpEndpoint,

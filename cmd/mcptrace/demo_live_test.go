@@ -20,7 +20,7 @@ func TestDemoLiveRunsForItsDurationServesMetricsAndWritesProfiles(t *testing.T) 
 	profiles := filepath.Join(dir, "profiles")
 	dump := filepath.Join(dir, "live.jsonl")
 	out, stderr, err := execute(t, "demo", "--duration", "400ms", "--metrics-addr", "127.0.0.1:0",
-		"--profile-dir", profiles, "--out", dump, "--format", "json")
+		"--profile-dir", profiles, "--dump", dump, "--format", "json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -57,7 +57,7 @@ func TestDemoLiveWritesNoDumpUnlessAsked(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("live mode without --out wrote %v", entries)
+		t.Errorf("live mode without --dump wrote %v", entries)
 	}
 }
 

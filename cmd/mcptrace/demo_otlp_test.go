@@ -253,7 +253,7 @@ func TestDemoSendsTheDumpsSpansOverOTLP(t *testing.T) {
 			clearOTLPEnv(t)
 			rcv, endpoint := startOTLPReceiver(t, protocol)
 			dump := filepath.Join(t.TempDir(), "demo.jsonl")
-			code, out, stderr := runCLI(t, "", "demo", "--format", "json", "--out", dump, "--scopes", "2", "--executions", "2",
+			code, out, stderr := runCLI(t, "", "demo", "--format", "json", "--dump", dump, "--scopes", "2", "--executions", "2",
 				"--otlp-endpoint", endpoint, "--otlp-protocol", protocol)
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s", code, stderr)
@@ -281,7 +281,7 @@ func TestDemoReadsTheStandardOTLPVariables(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", telemetry.ProtocolGRPC)
 	dump := filepath.Join(t.TempDir(), "demo.jsonl")
-	code, out, stderr := runCLI(t, "", "demo", "--format", "json", "--out", dump, "--mode", "pooled", "--scopes", "1", "--executions", "2")
+	code, out, stderr := runCLI(t, "", "demo", "--format", "json", "--dump", dump, "--mode", "pooled", "--scopes", "1", "--executions", "2")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -297,7 +297,7 @@ func TestDemoLiveSendsItsSpansOverOTLP(t *testing.T) {
 	clearOTLPEnv(t)
 	rcv, endpoint := startOTLPReceiver(t, telemetry.ProtocolHTTPProtobuf)
 	dump := filepath.Join(t.TempDir(), "live.jsonl")
-	code, out, stderr := runCLI(t, "", "demo", "--duration", "300ms", "--format", "json", "--out", dump, "--otlp-endpoint", endpoint)
+	code, out, stderr := runCLI(t, "", "demo", "--duration", "300ms", "--format", "json", "--dump", dump, "--otlp-endpoint", endpoint)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -357,7 +357,7 @@ func TestDemoFailsClearlyOnABadOTLPEndpoint(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			dump := filepath.Join(t.TempDir(), "demo.jsonl")
-			args := append([]string{"demo", "--out", dump, "--scopes", "1", "--executions", "1"}, tt.args...)
+			args := append([]string{"demo", "--dump", dump, "--scopes", "1", "--executions", "1"}, tt.args...)
 			code, _, stderr := runCLI(t, "", args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2:\n%s", code, stderr)

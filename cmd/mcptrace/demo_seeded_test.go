@@ -27,7 +27,7 @@ import (
 func TestDemoSeededDumpAgreesWithThePoolAndRecordsItsSettings(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dump := filepath.Join(t.TempDir(), "seeded.jsonl")
-	out, _, err := execute(t, "demo", "--format", "json", "--out", dump, "--seed", "3", "--scopes", "3", "--executions", "8",
+	out, _, err := execute(t, "demo", "--format", "json", "--dump", dump, "--seed", "3", "--scopes", "3", "--executions", "8",
 		"--idle-ttl", "100ms", "--gap", "150ms", "--idle-per-key", "1", "--prewarm", "recent:2")
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestDemoSeededRejectsBadSettings(t *testing.T) {
 		{"prewarm with live", []string{"--prewarm", "recent:1", "--duration", "1h"}, "--prewarm: applies to the seeded workload (--mode seeded), not --mode live"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := execute(t, append([]string{"demo", "--out", ""}, tc.args...)...)
+			_, _, err := execute(t, append([]string{"demo", "--dump", ""}, tc.args...)...)
 			var ee *exitError
 			if err == nil || !errors.As(err, &ee) || ee.code != 2 {
 				t.Fatalf("err = %v, want a usage error with exit code 2", err)

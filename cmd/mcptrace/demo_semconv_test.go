@@ -37,7 +37,7 @@ func TestDemoSemconvCallSpansWritesTheConventionsNames(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	run := func(flag bool) (map[string]int, map[string]int) {
 		dump := filepath.Join(t.TempDir(), "pooled.jsonl")
-		args := []string{"demo", "--mode", "pooled", "--scopes", "1", "--executions", "2", "--format", "json", "--out", dump}
+		args := []string{"demo", "--mode", "pooled", "--scopes", "1", "--executions", "2", "--format", "json", "--dump", dump}
 		if flag {
 			args = append(args, "--semconv-call-spans")
 		}
@@ -67,7 +67,7 @@ func TestDemoSemconvCallSpansWritesTheConventionsNames(t *testing.T) {
 		t.Errorf("without the flag: %v, want 4 %s spans and no conventions spans", names, spans.SpanCallTool)
 	}
 
-	_, _, err := execute(t, "demo", "--mode", "live", "--duration", "1h", "--out", "", "--semconv-call-spans")
+	_, _, err := execute(t, "demo", "--mode", "live", "--duration", "1h", "--dump", "", "--semconv-call-spans")
 	var ee *exitError
 	if err == nil || !errors.As(err, &ee) || ee.code != 2 {
 		t.Fatalf("live with --semconv-call-spans: %v, want a usage error with exit code 2", err)

@@ -34,7 +34,7 @@ func execute(t *testing.T, args ...string) (string, string, error) {
 func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dump := filepath.Join(t.TempDir(), "demo.jsonl")
-	out, _, err := execute(t, "demo", "--format", "json", "--out", dump, "--scopes", "2", "--executions", "3")
+	out, _, err := execute(t, "demo", "--format", "json", "--dump", dump, "--scopes", "2", "--executions", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 	}
 }
 
-// TestDemoWritesOneDumpPerMode pins the default: without --out each mode's
+// TestDemoWritesOneDumpPerMode pins the default: without --dump each mode's
 // spans go to a dump of their own in --dir, named for the mode, with its HTML
 // report beside, so the pooled dump reads as a pass (every miss a cold
 // start) and the per-call dump as the regression, neither mixed with the
@@ -135,7 +135,7 @@ func TestDemoWritesOneDumpPerMode(t *testing.T) {
 		t.Fatalf("demo JSON: %v\n%s", err, out)
 	}
 	if got.Dump != nil {
-		t.Errorf("top-level dump = %q with two dumps, want none (it names the single dump of --out)", *got.Dump)
+		t.Errorf("top-level dump = %q with two dumps, want none (it names the single dump of --dump)", *got.Dump)
 	}
 	if len(got.Dumps) != 2 {
 		t.Fatalf("dumps = %+v, want one per mode", got.Dumps)
@@ -168,15 +168,15 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string][]string{
-		"out and dir":      {"demo", "--out", "", "--dir", t.TempDir()},
+		"out and dir":      {"demo", "--dump", "", "--dir", t.TempDir()},
 		"dir not a dir":    {"demo", "--dir", notADir},
 		"dir in live mode": {"demo", "--mode", "live", "--duration", "1h", "--dir", t.TempDir()},
-		"unknown mode":     {"demo", "--mode", "sideways", "--out", ""},
-		"unknown format":   {"demo", "--format", "xml", "--out", ""},
-		"zero executions":  {"demo", "--executions", "0", "--out", ""},
-		"negative latency": {"demo", "--latency", "-1s", "--out", ""},
-		"unwritable out":   {"demo", "--out", "/nonexistent-dir/demo.jsonl"},
-		"unwritable live":  {"demo", "--mode", "live", "--duration", "1h", "--out", "/nonexistent-dir/demo.jsonl"},
+		"unknown mode":     {"demo", "--mode", "sideways", "--dump", ""},
+		"unknown format":   {"demo", "--format", "xml", "--dump", ""},
+		"zero executions":  {"demo", "--executions", "0", "--dump", ""},
+		"negative latency": {"demo", "--latency", "-1s", "--dump", ""},
+		"unwritable out":   {"demo", "--dump", "/nonexistent-dir/demo.jsonl"},
+		"unwritable live":  {"demo", "--mode", "live", "--duration", "1h", "--dump", "/nonexistent-dir/demo.jsonl"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +15,12 @@ func init() { subcommands = append(subcommands, newDiffCmd) }
 type diffFlags struct {
 	gateFlags
 	format string
+	output string // -o/--output FILE
+	quiet  bool
 }
+
+// diffFormat is diff's --format.
+var diffFormat = enumFlag{"format", []string{"table", "json", "markdown"}}
 
 // newDiffCmd is `mcptrace diff`: two analyses side by side.
 func newDiffCmd() *cobra.Command {
@@ -33,7 +38,7 @@ trace dump, analyzed with the analysis flags. Regression tolerances are the
 flags or the regressions: key of --config, as for check.
 
 diff only reports: it exits 0 whatever changed (use check to gate), and 2 on
-bad input or usage.`,
+bad input or usage. The diff goes to stdout, or with -o FILE to FILE.`,
 		Example: `  # Last release's baseline against this run's dump
   mcptrace diff baseline.json spans.jsonl
 
@@ -41,7 +46,7 @@ bad input or usage.`,
   mcptrace diff --format json before.jsonl after.jsonl
 
   # A Markdown table for a pull request comment
-  mcptrace diff --format markdown baseline.json spans.jsonl > diff.md`,
+  mcptrace diff --format markdown -o diff.md baseline.json spans.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usageErrorf("diff needs exactly two arguments, BASE and CURRENT (got %d)", len(args))
@@ -50,19 +55,27 @@ bad input or usage.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, f, args[0], args[1]) },
 	}
-	addGateFlags(cmd.Flags(), &f.gateFlags)
-	cmd.Flags().StringVar(&f.format, "format", "table", "output format: table, json (schema mcptrace.diff/v1) or markdown")
+	fl := cmd.Flags()
+	addGateFlags(fl, &f.gateFlags)
+	fl.StringVar(&f.format, "format", "table", "output format: "+diffFormat.list()+" (json: schema mcptrace.diff/v1)")
+	addOutputFlag(fl, &f.output)
+	addQuietFlag(fl, &f.quiet)
+	registerEnums(cmd, diffFormat, inputFormatEnum, profileEnum)
 	return cmd
 }
 
 func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
-	if f.format != "table" && f.format != "json" && f.format != "markdown" {
-		return usageErrorf("--format %q: want table, json or markdown", clipQuoted(f.format))
+	if err := diffFormat.check(f.format); err != nil {
+		return err
+	}
+	if err := checkOutput(f.output); err != nil {
+		return err
 	}
 	s, err := resolveSetup(cmd.Flags(), f.dumpFlags, f.config, &f.tol)
 	if err != nil {
 		return err
 	}
+	applyQuiet(cmd, f.quiet)
 	base, err := loadSide(cmd, s, basePath)
 	if err != nil {
 		return err
@@ -72,34 +85,25 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 		return err
 	}
 	rows := gate.Diff(base, cur, s.tol)
-	out := cmd.OutOrStdout()
-	if f.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		regs := gate.Regressions(base, cur, s.tol)
-		if regs == nil {
-			regs = []gate.Regression{}
+	regs := gate.Regressions(base, cur, s.tol)
+	return writeOutput(cmd, f.output, func(w io.Writer) error {
+		switch f.format {
+		case "json":
+			if regs == nil {
+				regs = []gate.Regression{}
+			}
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				Schema      string            `json:"schema"`
+				Base        string            `json:"base"`
+				Current     string            `json:"current"`
+				Rows        []gate.DiffRow    `json:"rows"`
+				Regressions []gate.Regression `json:"regressions"`
+			}{gate.DiffSchema, basePath, curPath, rows, regs})
+		case "markdown":
+			return gate.RenderDiffMarkdown(w, rows, regs, basePath, curPath)
 		}
-		doc := struct {
-			Schema      string            `json:"schema"`
-			Base        string            `json:"base"`
-			Current     string            `json:"current"`
-			Rows        []gate.DiffRow    `json:"rows"`
-			Regressions []gate.Regression `json:"regressions"`
-		}{gate.DiffSchema, basePath, curPath, rows, regs}
-		if err := enc.Encode(doc); err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("write diff: %w", err)}
-		}
-		return nil
-	}
-	if f.format == "markdown" {
-		if err := gate.RenderDiffMarkdown(out, rows, gate.Regressions(base, cur, s.tol), basePath, curPath); err != nil {
-			return &exitError{code: 2, err: err}
-		}
-		return nil
-	}
-	if err := gate.RenderDiff(out, rows, basePath, curPath); err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	return nil
+		return gate.RenderDiff(w, rows, basePath, curPath)
+	})
 }

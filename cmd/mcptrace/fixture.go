@@ -111,6 +111,7 @@ The control API on the same host and port:
 	cmd.Flags().StringVar(&f.urlFile, "url-file", "", "also write the MCP URL to FILE once listening (for scripts that run serve in the background)")
 	cmd.Flags().DurationVar(&f.latency, "latency", 0,
 		fmt.Sprintf("delay added before every MCP request (default: the scenario's, %v for slow-network)", fixtures.SlowNetworkLatency))
+	registerEnums(cmd, enumFlag{"scenario", fixtures.ScenarioNames()}) // validated by fixtures.LookupScenario, from the same list
 	return cmd
 }
 

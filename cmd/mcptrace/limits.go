@@ -16,8 +16,15 @@ type limitFlags struct {
 	maxDecompression float64
 }
 
+// minMemoryBudget is the smallest --max-memory accepted. The Go runtime
+// and the reader's buffers take several MiB before the first span, and the
+// budget becomes the runtime's memory limit: below this a run would spend
+// itself in the garbage collector and stop on its first spans with a
+// message about fractions of a MiB, never having measured anything.
+const minMemoryBudget = 16 << 20
+
 func addLimitFlags(fl *pflag.FlagSet, f *limitFlags) {
-	fl.StringVar(&f.maxMemory, "max-memory", "", "memory budget (512MiB, 2GiB); past it reading stops with a clear error (default: a quarter of the machine's memory, at most 1GiB)")
+	fl.StringVar(&f.maxMemory, "max-memory", "", "memory budget (512MiB, 2GiB; at least 16MiB); past it reading stops with a clear error (default: a quarter of the machine's memory, at most 1GiB)")
 	fl.Float64Var(&f.maxDecompression, "max-decompression-ratio", analyze.DefaultMaxDecompressionRatio, "how many times its size a gzip or zstd input may expand to; -1 for no bound")
 }
 
@@ -31,6 +38,9 @@ func (f limitFlags) apply(ropts *analyze.ReadOptions) error {
 		n, err := analyze.ParseByteSize(f.maxMemory)
 		if err != nil {
 			return usageErrorf("--max-memory: %w", err)
+		}
+		if n < minMemoryBudget {
+			return usageErrorf("--max-memory %s is %s: want at least 16MiB (the runtime and the reader's buffers alone take several MiB)", clipQuoted(f.maxMemory), humanBytes(n))
 		}
 		budget = n
 	}

@@ -7,7 +7,8 @@ import (
 
 // TestLimitsThatAreNotPositiveSizesAreUsageErrors pins --max-memory and
 // --max-decompression-ratio on analyze and check: a budget that is not a
-// positive whole number of bytes, or a ratio that is NaN, infinite or
+// positive whole number of bytes, or below 16MiB (the minimum, accepted at
+// exactly 16MiB), or a ratio that is NaN, infinite or
 // negative but -1, is refused with a usage error (exit 2) naming the flag,
 // before anything is read; it never becomes the default or no bound.
 func TestLimitsThatAreNotPositiveSizesAreUsageErrors(t *testing.T) {
@@ -23,6 +24,11 @@ func TestLimitsThatAreNotPositiveSizesAreUsageErrors(t *testing.T) {
 		{"--max-memory", "Inf"},
 		{"--max-memory", "lots"},
 		{"--max-memory", "0.5KiB!"},
+		// Below the sane minimum: refused, not a run that stops at its
+		// first spans with "0 MiB, past half of the 1 MiB budget".
+		{"--max-memory", "1"},
+		{"--max-memory", "1MiB"},
+		{"--max-memory", "16777215"},
 		{"--max-decompression-ratio", "nan"},
 		{"--max-decompression-ratio", "+Inf"},
 		{"--max-decompression-ratio", "0"},
@@ -35,7 +41,7 @@ func TestLimitsThatAreNotPositiveSizesAreUsageErrors(t *testing.T) {
 			}
 		}
 	}
-	for _, ok := range []string{"--max-memory=64MiB", "--max-decompression-ratio=-1", "--max-decompression-ratio=0.5"} {
+	for _, ok := range []string{"--max-memory=64MiB", "--max-memory=16MiB", "--max-memory=16777216", "--max-decompression-ratio=-1", "--max-decompression-ratio=0.5"} {
 		if code, _, stderr := runCLI(t, "", "analyze", ok, dump); code != 0 {
 			t.Errorf("analyze %s: exit %d, %s", ok, code, stderr)
 		}

@@ -54,6 +54,8 @@ and whether every execution stayed on one downstream session.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
+		// Every command: the old spellings of renamed flags say so.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) },
 	}
 	root.SetVersionTemplate("mcptrace {{.Version}}\n")
 	for _, sub := range subcommands {
@@ -148,12 +150,13 @@ func run(ctx context.Context, args []string) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "mcptrace:", err)
+	code := 2
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
-	return 2
+	fmt.Fprintln(os.Stderr, paint(os.Stderr, errorColour(code), "mcptrace:"), err)
+	return code
 }
 
 // maxQuoted caps user input quoted back in an error message, so a 50 MB

@@ -371,7 +371,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	dump := filepath.Join(dir, "mcptrace-demo.jsonl")
 
 	// The demo writes its dump and, beside it, the report; it says where.
-	out, _, err := execute(t, "demo", "--format", "json", "--out", dump, "--scopes", "2", "--executions", "3")
+	out, _, err := execute(t, "demo", "--format", "json", "--dump", dump, "--scopes", "2", "--executions", "3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ const formatHTML = "html"
 
 // htmlFlags are the HTML report's flags, shared by analyze and check.
 type htmlFlags struct {
-	output   string // analyze -o FILE ("" or "-": stdout)
+	output   string // analyze's -o FILE, check's --html FILE ("" or "-": stdout)
 	traceURL string
 }
 
@@ -32,10 +32,7 @@ func addTraceURLFlag(fl *pflag.FlagSet, f *htmlFlags) {
 
 // checkHTMLFlags validates the HTML flags before any work: a bad template is
 // a usage error (exit 2).
-func checkHTMLFlags(f htmlFlags, format string) error {
-	if f.output != "" && format != formatHTML {
-		return usageErrorf("-o/--output %s: only --format html writes to a file; the other formats go to standard output", f.output)
-	}
+func checkHTMLFlags(f htmlFlags) error {
 	if err := htmlreport.ValidateTraceURL(f.traceURL); err != nil {
 		return usageErrorf("--trace-url: %v", err)
 	}

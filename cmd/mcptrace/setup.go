@@ -153,10 +153,10 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 	}
 	for _, in := range inputs {
 		for _, w := range in.Warnings {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s\n", w)
+			warnf(stderr, "%s", w)
 		}
 		if in.Partial {
-			fmt.Fprintf(stderr, "mcptrace: warning: %s is partial: %s\n", ingest.QuoteText(in.Path), damaged(in.Spans))
+			warnf(stderr, "%s is partial: %s", ingest.QuoteText(in.Path), damaged(in.Spans))
 		}
 	}
 	if idx == nil {

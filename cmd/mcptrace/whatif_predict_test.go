@@ -41,7 +41,7 @@ type seededRun struct {
 // and reads its dump at the run's TTL into r.w.
 func (r *seededRun) run(dir string) error {
 	dump := filepath.Join(dir, r.name+".jsonl")
-	args := append([]string{"demo", "--format", "json", "--out", dump, "--idle-ttl", r.ttl.String(), "--idle-per-key", r.perKey, "--prewarm", r.prewarm}, seededArgs...)
+	args := append([]string{"demo", "--format", "json", "--dump", dump, "--idle-ttl", r.ttl.String(), "--idle-per-key", r.perKey, "--prewarm", r.prewarm}, seededArgs...)
 	root := newRootCmd()
 	var out bytes.Buffer
 	root.SetArgs(args)

@@ -62,7 +62,7 @@ func parseAsRecorded(t *testing.T, out string) whatifRow {
 func seededDump(t *testing.T, ttl, perKey string) string {
 	t.Helper()
 	dump := filepath.Join(t.TempDir(), "seeded.jsonl")
-	if _, _, err := execute(t, "demo", "--format", "json", "--out", dump, "--seed", "5", "--scopes", "3", "--executions", "10",
+	if _, _, err := execute(t, "demo", "--format", "json", "--dump", dump, "--seed", "5", "--scopes", "3", "--executions", "10",
 		"--idle-ttl", ttl, "--gap", "150ms", "--idle-per-key", perKey, "--prewarm", "none"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,11 @@ const (
 // Modes lists the modes in report order.
 var Modes = []Mode{ModePooled, ModePerCall}
 
+// ModeNames lists the names ParseMode accepts, the default ("both") first:
+// the one list its error and the CLI's --mode validation and completion
+// are made from.
+var ModeNames = []string{"both", string(ModePooled), string(ModePerCall), string(ModeSeeded)}
+
 // ParseMode accepts "pooled", "per-call", "both" or "seeded" (the seeded
 // workload, ModeSeeded, which "both" does not include).
 func ParseMode(s string) ([]Mode, error) {
@@ -54,7 +60,7 @@ func ParseMode(s string) ([]Mode, error) {
 	case string(ModeSeeded):
 		return []Mode{ModeSeeded}, nil
 	}
-	return nil, fmt.Errorf("unknown mode %q: expected pooled, per-call, both or seeded", s)
+	return nil, fmt.Errorf("unknown mode %q: expected %s or %s", s, strings.Join(ModeNames[:len(ModeNames)-1], ", "), ModeNames[len(ModeNames)-1])
 }
 
 // SpanExecution is the root span of one demo execution.
