@@ -32,7 +32,11 @@ type whatifFlags struct {
 	recPerKey, recPrewarm   string
 	recMaxIdle              int
 	format, output          string
+	quiet                   bool
 }
+
+// whatifFormat is whatif's --format: one list validates it and completes it.
+var whatifFormat = enumFlag{"format", []string{"table", "json", "markdown", formatHTML}}
 
 func newWhatifCmd() *cobra.Command {
 	var f whatifFlags
@@ -93,8 +97,10 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key where the dump records none (given: overrides it, assumed)")
 	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap where the dump records none (given: overrides it, assumed)")
 	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm, which the pool does not record (given: assumed)")
-	fl.StringVar(&f.format, "format", "table", "output: table, json, markdown (for a pull request) or html (a self-contained page with the charts; with -o FILE)")
-	fl.StringVarP(&f.output, "output", "o", "", "write the report to FILE instead of standard output (for --format html)")
+	fl.StringVar(&f.format, "format", "table", "output: "+whatifFormat.list()+" (markdown for a pull request, html a self-contained page with the charts; json: schema mcptrace.whatif/v1)")
+	addOutputFlag(fl, &f.output)
+	addQuietFlag(fl, &f.quiet)
+	registerEnums(cmd, whatifFormat, inputFormatEnum, profileEnum)
 	return cmd
 }
 
@@ -121,6 +127,7 @@ func parseSetting(ttl time.Duration, perKey string, maxIdle int, prewarm string)
 }
 
 func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
+	applyQuiet(cmd, f.quiet)
 	write, err := whatifWriter(f)
 	if err != nil {
 		return err
@@ -167,32 +174,19 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		}
 	}
 	whatif.Sort(rows)
-	render := func(w io.Writer) error { return write(w, rows, assumed) }
-	if f.output == "" || f.output == "-" {
-		return render(cmd.OutOrStdout())
-	}
-	if err := writeFile(f.output, render); err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("whatif html: %w", err)}
-	}
-	return nil
+	return writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, assumed) })
 }
 
-// whatifWriter returns the writer of --format, after checking --output
-// before any work: only --format html writes to a file.
+// whatifWriter returns the writer of --format, after checking before any
+// work that -o FILE (any format) can be written.
 func whatifWriter(f whatifFlags) (func(io.Writer, []whatif.Row, bool) error, error) {
-	write, ok := whatifWriters[f.format]
-	if !ok {
-		return nil, usageErrorf("--format %q: expected table, json, markdown or html", f.format)
+	if err := whatifFormat.check(f.format); err != nil {
+		return nil, err
 	}
-	if f.output != "" && f.format != formatHTML {
-		return nil, usageErrorf("-o/--output %s: only --format html writes to a file; the other formats go to standard output", f.output)
+	if err := checkOutput(f.output); err != nil {
+		return nil, err
 	}
-	if f.output != "-" {
-		if err := checkWritable(f.output); err != nil {
-			return nil, usageErrorf("--output: %v", err)
-		}
-	}
-	return write, nil
+	return whatifWriters[f.format], nil
 }
 
 // whatifWriters are whatif's --format values and their writers.

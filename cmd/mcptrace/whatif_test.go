@@ -115,19 +115,28 @@ func TestWhatifFormats(t *testing.T) {
 	if b, err := os.ReadFile(page); err != nil || !strings.HasPrefix(string(b), "<!DOCTYPE html>") || strings.Count(string(b), "<svg ") != 2 {
 		t.Errorf("%s: %v; want the page with its two charts", page, err)
 	}
-	stray := filepath.Join(t.TempDir(), "stray.txt")
+	// -o takes every format, as analyze's does: the file holds byte for
+	// byte what standard output would, and --quiet prints nothing.
+	table2, _, err := execute(t, "whatif", "--idle-ttl", "1m,5m", dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "whatif.txt")
+	if out, _, err := execute(t, "whatif", "-q", "-o", file, "--idle-ttl", "1m,5m", dump); err != nil || out != "" {
+		t.Fatalf("whatif -q -o: %v, stdout %q", err, out)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != table2 {
+		t.Errorf("-o %s (%v) holds\n%s\nwant what stdout held\n%s", file, err, b, table2)
+	}
 	for _, args := range [][]string{
 		{"whatif", "--format", "xml", dump},
-		{"whatif", "-o", stray, dump},
+		{"whatif", "-o", t.TempDir(), dump}, // a directory
 	} {
 		_, _, err := execute(t, args...)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != 2 {
 			t.Errorf("%v: error %v, want exit 2", args, err)
 		}
-	}
-	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("-o with --format table wrote %s (%v)", stray, err)
 	}
 }
 
