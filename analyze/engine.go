@@ -145,7 +145,7 @@ func newSpeculativeEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, erro
 	if opts.streaming() {
 		return nil, fmt.Errorf("analyze: a speculative engine is a batch run: no window, no bound")
 	}
-	return newEngine(cfg, opts, CompleteAtRoot(cfg, nil))
+	return newEngine(cfg, opts, ChooseEngine(EngineRequest{Config: cfg, Options: opts, Rereadable: true}).Kind == EngineSpeculative)
 }
 
 func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engine, error) {
@@ -175,7 +175,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
 		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}),
-			completeAtRoot: speculative || (opts.streaming() && !opts.HoldComplete && CompleteAtRoot(cfg, nil))}
+			completeAtRoot: speculative || ChooseEngine(EngineRequest{Config: cfg, Options: opts}).FinalizeAtRoot}
 		s.x = s.newOpenIndex()
 		if opts.MaxOpenTraces > 0 {
 			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
