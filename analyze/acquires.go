@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -59,7 +58,7 @@ func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if !slices.Contains(paths, "-") {
+	if ChooseEngine(EngineRequest{Config: cfg, Rereadable: rereadable(paths)}).Kind == EngineSpeculative {
 		eng, err := newSpeculativeEngine(cfg, EngineOptions{})
 		if err != nil {
 			return nil, err

@@ -52,7 +52,10 @@
 // [EngineOptions.Window] or MaxOpenTraces a
 // trace is finalized once the watermark (latest span end read) passes it
 // by the window, or when the bound cuts it, and the report's stream
-// section counts late spans and cut traces.
+// section counts late spans and cut traces. [ChooseEngine] is the one
+// choice between one index, a speculative or held batch run and a stream,
+// for the CLI ([AnalyzeDumps]), the engine's own batch runs and the
+// Collector connector.
 //
 // # Measures
 //

@@ -145,7 +145,7 @@ func newSpeculativeEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, erro
 	if opts.streaming() {
 		return nil, fmt.Errorf("analyze: a speculative engine is a batch run: no window, no bound")
 	}
-	return newEngine(cfg, opts, CompleteAtRoot(cfg, nil))
+	return newEngine(cfg, opts, ChooseEngine(EngineRequest{Config: cfg, Options: opts, Rereadable: true}).Kind == EngineSpeculative)
 }
 
 func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engine, error) {
@@ -175,7 +175,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
 		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}),
-			completeAtRoot: speculative || (opts.streaming() && !opts.HoldComplete && CompleteAtRoot(cfg, nil))}
+			completeAtRoot: speculative || ChooseEngine(EngineRequest{Config: cfg, Options: opts}).FinalizeAtRoot}
 		s.x = s.newOpenIndex()
 		if opts.MaxOpenTraces > 0 {
 			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
@@ -480,8 +480,9 @@ type shard struct {
 	finalizedRing []pcommon.TraceID
 	ringNext      int
 	// allFinalized is a speculative shard's memory of every trace it
-	// finalized, which it must not forget.
-	allFinalized traceSet
+	// finalized, which it must not forget: the latest in memory, the rest
+	// spilled (traceLog), checked at the end for a trace finalized twice.
+	allFinalized traceLog
 }
 
 // finalizedMemory is how many compacted-away trace ids a shard remembers
@@ -499,6 +500,7 @@ func (s *shard) run() {
 				s.flush()
 			}
 			s.x, s.small = nil, nil
+			s.allFinalized.close()
 			s.mem.Store(0)
 			continue
 		case m.detect != nil:
@@ -523,7 +525,7 @@ func (s *shard) run() {
 				s.track(before, traces, m.wm)
 			}
 		}
-		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17 + int64(len(s.allFinalized.slots))*8)
+		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17 + s.allFinalized.memBytes())
 	}
 }
 
@@ -747,6 +749,10 @@ func (s *shard) flush() {
 		s.e.merge(s.id, o, math.MaxInt64, err)
 		return
 	}
+	if s.e.speculative && (s.e.spoiled.Load() || s.finalizedTwice()) {
+		s.e.spoiled.Store(true)
+		return
+	}
 	sel := make([]bool, len(s.x.traces))
 	for t := range sel {
 		sel[t] = !s.dead[t]
@@ -758,4 +764,16 @@ func (s *shard) flush() {
 		o.duplicates += s.dropped + s.x.dropped
 	}
 	s.e.merge(s.id, o, math.MaxInt64, err)
+}
+
+// finalizedTwice reports whether a speculative shard measured a trace
+// twice: opened again, by a span that came after its trace was finalized
+// and compacted away (and no longer in the log's memory, or track would
+// have spoiled the run at once). Every trace still in the open index is
+// finalized now, so the log takes them all before it looks for a repeat.
+func (s *shard) finalizedTwice() bool {
+	for t := range s.x.traces {
+		s.allFinalized.add(s.x.traces[t].id)
+	}
+	return s.allFinalized.repeats()
 }

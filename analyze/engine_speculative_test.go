@@ -309,3 +309,46 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten pins the give-up
+// when the late span's trace is no longer in the run's memory of finalized
+// traces (traceLog keeps only the latest; the rest are spilled): the
+// shard opens the trace again and measures it a second time, and only the
+// check at the end finds the trace finalized twice. The engine alone must
+// say it is spoiled, and AnalyzeStream must report what a batch run does.
+func TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten(t *testing.T) {
+	defer func(n, m int) { rootedBatch, logBatch = n, m }(rootedBatch, logBatch)
+	rootedBatch, logBatch = 1, 2
+	t.Setenv("TMPDIR", t.TempDir())
+	lines := []ptrace.Traces{arrival{trace: 1, id: 1, start: 0, end: 3}.traces()}
+	for _, f := range fillers(2, 40, time.Second, time.Second) {
+		lines = append(lines, f.traces())
+	}
+	lines = append(lines, arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces()) // long after its root
+	path := writeJSONLines(t, "late-child-long-after.jsonl", lines...)
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
+	want := renderString(t, ref, report.RenderJSON)
+	for _, shards := range []int{1, 2} {
+		e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: shards})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := analyzeWith(context.Background(), e, []string{path}, LoadOptions{}); !errors.Is(err, errSpoiled) {
+			t.Errorf("%d shards: the speculative engine says %v, want errSpoiled", shards, err)
+		}
+		spilled := false
+		for _, s := range e.shards {
+			spilled = spilled || len(s.allFinalized.runs) > 0
+		}
+		if !spilled {
+			t.Errorf("%d shards: no shard spilled its finalized traces: the test pins nothing", shards)
+		}
+		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{}, EngineOptions{Shards: shards})
+		if err != nil {
+			t.Fatalf("%d shards: %v", shards, err)
+		}
+		if got := renderString(t, r, report.RenderJSON); got != want {
+			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
+		}
+	}
+}

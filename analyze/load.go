@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -126,7 +125,7 @@ func AnalyzeFiles(ctx context.Context, paths []string, cfg rulefmt.Config, ropts
 // the inputs again with every trace held (LoadOptions.Reread is told).
 // The report is the same either way.
 func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, opts EngineOptions) (*report.Report, []Input, error) {
-	if !opts.streaming() && !slices.Contains(paths, "-") {
+	if ChooseEngine(EngineRequest{Config: cfg, Options: opts, Rereadable: rereadable(paths)}).Kind == EngineSpeculative {
 		eng, err := newSpeculativeEngine(cfg, opts)
 		if err != nil {
 			return nil, nil, err

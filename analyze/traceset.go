@@ -1,8 +1,13 @@
 package analyze
 
 import (
+	"bufio"
+	"container/heap"
 	"encoding/binary"
+	"io"
 	"math/bits"
+	"os"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -50,7 +55,15 @@ func (s *traceSet) has(id pcommon.TraceID) bool {
 	if s.n == 0 {
 		return false
 	}
-	_, found := s.find(fingerprint(id))
+	return s.hasPrint(fingerprint(id))
+}
+
+// hasPrint reports whether fingerprint f is in the set.
+func (s *traceSet) hasPrint(f uint64) bool {
+	if s.n == 0 {
+		return false
+	}
+	_, found := s.find(f)
 	return found
 }
 
@@ -83,4 +96,213 @@ func (s *traceSet) grow() {
 			s.insert(f)
 		}
 	}
+}
+
+// traceLog is a speculative shard's memory of every trace it finalized,
+// in memory that does not grow with the dump. The run must know, exactly,
+// whether any span came for a trace it had already measured; a set of
+// every finalized trace grew by 16 to 32 bytes a trace (16M spans: 32 MiB
+// live, 48 during its last doubling, twice that in RSS under the
+// collector's goal), the one part of a time-ordered batch run that grew
+// with the dump. The log keeps the fingerprints of the latest logBatch to
+// 2*logBatch traces in memory, which catches the usual late span (a child
+// exported just after its root) at once, and writes older ones to a
+// temporary file as sorted runs of logBatch; at the end repeats merges the
+// runs and finds any trace finalized twice (opened again after it was
+// measured and compacted away), which spoils the run as a late span
+// would. Where no temporary file can be made it keeps every fingerprint
+// in memory, as the set alone did; a file that fails after that makes
+// repeats answer yes, so the input is read again holding every trace: the
+// answer stays exact.
+type traceLog struct {
+	recent   traceSet // fingerprints added since the last spill
+	previous traceSet // the run spilled last, kept for has
+	dup      bool     // a fingerprint was added while memory held it
+	file     *os.File // the spilled runs, one after another; nil before the first
+	runs     []int64  // where each run ends in file
+	unlinked bool     // the file's name is gone already
+	inMemory bool     // no file could be made: recent keeps growing
+	failed   bool     // a write to file failed: repeats says yes
+	scratch  []uint64
+}
+
+// logBatch is how many fingerprints a traceLog spills at a time: 512 KiB
+// of file, 1 MiB of table for each of recent and previous. A variable only
+// so tests can spill every few traces.
+var logBatch = 1 << 16
+
+// add records a finalized trace.
+func (l *traceLog) add(id pcommon.TraceID) {
+	f := fingerprint(id)
+	if l.recent.hasPrint(f) || l.previous.hasPrint(f) {
+		l.dup = true
+		return
+	}
+	if 2*(l.recent.n+1) > len(l.recent.slots) {
+		l.recent.grow()
+	}
+	l.recent.insert(f)
+	l.recent.n++
+	if l.recent.n >= logBatch && !l.inMemory {
+		l.spill()
+	}
+}
+
+// has reports whether id was finalized among the traces the log holds in
+// memory (the latest ones); repeats answers for all of them.
+func (l *traceLog) has(id pcommon.TraceID) bool {
+	f := fingerprint(id)
+	return l.recent.hasPrint(f) || l.previous.hasPrint(f)
+}
+
+// memBytes is what the log holds in memory, for the memory budget.
+func (l *traceLog) memBytes() int64 {
+	return int64(len(l.recent.slots)+len(l.previous.slots)+cap(l.scratch)) * 8
+}
+
+// sortedRecent returns recent's fingerprints in order, in l.scratch.
+func (l *traceLog) sortedRecent() []uint64 {
+	l.scratch = l.scratch[:0]
+	for _, f := range l.recent.slots {
+		if f != 0 {
+			l.scratch = append(l.scratch, f)
+		}
+	}
+	slices.Sort(l.scratch)
+	return l.scratch
+}
+
+// spill writes recent to the file as one sorted run and makes it previous.
+func (l *traceLog) spill() {
+	if l.file == nil && !l.failed {
+		f, err := os.CreateTemp("", "mcptrace-traces-*")
+		if err != nil {
+			l.inMemory = true // keep everything in memory: exact, not flat
+			return
+		}
+		l.file = f
+		// Unlinked while open where the system allows it, so a killed run
+		// leaves nothing behind; close removes it otherwise.
+		l.unlinked = os.Remove(f.Name()) == nil
+	}
+	if !l.failed {
+		run := l.sortedRecent()
+		buf := make([]byte, 8*len(run))
+		for i, f := range run {
+			binary.LittleEndian.PutUint64(buf[8*i:], f)
+		}
+		end := int64(0)
+		if len(l.runs) > 0 {
+			end = l.runs[len(l.runs)-1]
+		}
+		if _, err := l.file.WriteAt(buf, end); err != nil {
+			l.failed = true
+		} else {
+			l.runs = append(l.runs, end+int64(len(buf)))
+		}
+	}
+	l.previous, l.recent = l.recent, l.previous
+	clear(l.recent.slots)
+	l.recent.n = 0
+}
+
+// repeats reports whether any trace was added twice over the log's life
+// (or it cannot tell: a file error): the merge of the spilled runs and of
+// what memory holds, in memory of a buffer per run.
+func (l *traceLog) repeats() bool {
+	if l.dup || l.failed {
+		return true
+	}
+	if len(l.runs) == 0 {
+		return false
+	}
+	h := make(printHeap, 0, len(l.runs)+1)
+	start := int64(0)
+	for _, end := range l.runs {
+		c := &printCursor{r: bufio.NewReaderSize(io.NewSectionReader(l.file, start, end-start), 4096)}
+		start = end
+		if c.next() {
+			h = append(h, c)
+		}
+		if c.err != nil {
+			return true
+		}
+	}
+	if mem := &(printCursor{mem: l.sortedRecent()}); mem.next() {
+		h = append(h, mem)
+	}
+	heap.Init(&h)
+	last := uint64(0) // no fingerprint is 0
+	for len(h) > 0 {
+		c := h[0]
+		if c.cur == last {
+			return true
+		}
+		last = c.cur
+		if c.next() {
+			heap.Fix(&h, 0)
+		} else {
+			if c.err != nil {
+				return true
+			}
+			heap.Pop(&h)
+		}
+	}
+	return false
+}
+
+// close drops the log's file.
+func (l *traceLog) close() {
+	if l.file == nil {
+		return
+	}
+	_ = l.file.Close() // read only at the end: nothing is lost with it
+	if !l.unlinked {
+		_ = os.Remove(l.file.Name())
+	}
+	l.file = nil
+}
+
+// printCursor walks one sorted run of fingerprints: from a file (r) or
+// from memory (mem).
+type printCursor struct {
+	r   *bufio.Reader
+	mem []uint64
+	cur uint64
+	err error
+	b   [8]byte
+}
+
+// next moves to the run's next fingerprint, false at its end (or on a read
+// error, in err).
+func (c *printCursor) next() bool {
+	if c.r == nil {
+		if len(c.mem) == 0 {
+			return false
+		}
+		c.cur, c.mem = c.mem[0], c.mem[1:]
+		return true
+	}
+	if _, err := io.ReadFull(c.r, c.b[:]); err != nil {
+		if err != io.EOF {
+			c.err = err
+		}
+		return false
+	}
+	c.cur = binary.LittleEndian.Uint64(c.b[:])
+	return true
+}
+
+// printHeap orders cursors by their current fingerprint (container/heap).
+type printHeap []*printCursor
+
+func (h printHeap) Len() int           { return len(h) }
+func (h printHeap) Less(i, j int) bool { return h[i].cur < h[j].cur }
+func (h printHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *printHeap) Push(x any)        { *h = append(*h, x.(*printCursor)) }
+func (h *printHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
 }

@@ -24,7 +24,10 @@
 #      MEM_SIZES (default 1M, 2M, 4M, 8M and 16M spans; prefixes of one
 #      time-ordered dump), against the command built at BASE_REV in the
 #      same rounds, interleaved (new, then base, at each size, ROUNDS
-#      times), with their reports compared byte for byte.
+#      times; ROUNDS_LARGEST at the largest size, the costliest), with the
+#      first round's reports compared byte for byte, the RSS's growth per
+#      million spans from the smallest size to the largest, and the goal's
+#      verdict.
 #
 # Goals (issue 9): >= 1.5M spans/s on 2 cores at 4M spans; time per span
 # flat from 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with
@@ -35,12 +38,16 @@
 #   env: SPANS=4000000 SIZES="250000 1000000 4000000 16000000"
 #        STREAM_SPANS=20000000 ROUNDS=3 BASE_REV= MAXMEM=16GiB OUT=BENCHMARKS.md
 #        MEM_SIZES="1000000 2000000 4000000 8000000 16000000"
-#        PARTS="engine memory"
+#        ROUNDS_LARGEST=$ROUNDS MEM_DUMP= MEM_DUMP_SPANS= PARTS="engine memory"
 #   PARTS picks the parts to run: "engine" (1 to 3) writes the Engine
 #   section, "memory" (4) the Batch memory one, which needs BASE_REV. The batch runs get
 #   --max-memory MAXMEM (a 16M-span batch held about 2 GB, past the default
 #   budget's 1 GiB cap); the streaming run keeps the default budget. On a
-#   shared machine run it under `nice -n 10`.
+#   shared machine run it under `nice -n 10`. MEM_DUMP names a time-ordered
+#   OTLP JSON lines dump of the generator (`gen -bench N -encoding
+#   otlp-jsonl`) of at least the largest size, read instead of generating
+#   one (a 16M-span dump is 7 GB and minutes to write), and MEM_DUMP_SPANS
+#   the spans the generator said it wrote (the prefixes' sizes follow).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -54,6 +61,13 @@ OUT=${OUT:-BENCHMARKS.md}
 MAXMEM=${MAXMEM:-16GiB}
 MEM_SIZES=${MEM_SIZES:-"1000000 2000000 4000000 8000000 16000000"}
 PARTS=${PARTS:-"engine memory"}
+ROUNDS_LARGEST=${ROUNDS_LARGEST:-$ROUNDS}
+MEM_DUMP=${MEM_DUMP:-}
+MEM_DUMP_SPANS=${MEM_DUMP_SPANS:-}
+if [ -n "$MEM_DUMP" ] && [ -z "$MEM_DUMP_SPANS" ]; then
+	echo "bench-engine: MEM_DUMP needs MEM_DUMP_SPANS, the spans the generator wrote" >&2
+	exit 2
+fi
 export GOMAXPROCS=2
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 if part memory && [ -z "$BASE_REV" ]; then
@@ -91,13 +105,14 @@ wall() {
 }
 # cpu_wall CPUFILE CMD...: wall time of one run in seconds, as wall does;
 # appends the run's CPU seconds (user + system) to CPUFILE, and its peak RSS
-# (MiB) and minor page faults to CPUFILE.mem. On a machine
+# (MiB) and minor page faults to CPUFILE.mem; the output goes to $CPU_OUT
+# (default /dev/null). On a machine
 # shared with other work the CPU a run takes moves less than its wall time.
 cpu_wall() {
 	local cf=$1 s e
 	shift
 	s=$(date +%s.%N)
-	/usr/bin/time -f '%U %S %M %R' -o "$tmp/cpu.one" "$@" >/dev/null
+	/usr/bin/time -f '%U %S %M %R' -o "$tmp/cpu.one" "$@" >"${CPU_OUT:-/dev/null}"
 	e=$(date +%s.%N)
 	awk '{ printf "%.2f\n", $1 + $2 }' "$tmp/cpu.one" >>"$cf"
 	awk '{ printf "%d %d\n", $3 / 1024, $4 }' "$tmp/cpu.one" >>"$cf.mem"
@@ -108,16 +123,17 @@ minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }
 
-# prefix N: the first lines of the big file holding at least N spans (the
-# file itself when it takes all of them).
+# prefix N: the first lines of the big file ($all) holding at least N spans
+# (the file itself when it takes all of them).
+all=$tmp/all.jsonl
 prefix() {
 	local n=$1 lines
 	lines=$(((n + spans_per_line - 1) / spans_per_line))
 	if [ "$lines" -ge "$all_lines" ]; then
-		echo "$tmp/all.jsonl"
+		echo "$all"
 		return
 	fi
-	head -n "$lines" "$tmp/all.jsonl" >"$tmp/p$n.jsonl"
+	head -n "$lines" "$all" >"$tmp/p$n.jsonl"
 	echo "$tmp/p$n.jsonl"
 }
 # gen_all N: writes a dump of N spans to $tmp/all.jsonl, for prefix.
@@ -342,24 +358,37 @@ memory_part() {
 	local largest=0 s f n r rows="" same_all="identical" mload_before section
 	for s in $MEM_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
 	mload_before=$(cut -d' ' -f1-3 /proc/loadavg)
-	log "memory: generating $largest spans of OTLP JSON lines"
-	gen_all "$largest"
+	if [ -n "$MEM_DUMP" ]; then
+		log "memory: reading $MEM_DUMP"
+		all=$MEM_DUMP
+		all_lines=$(wc -l <"$all")
+		spans_per_line=$((MEM_DUMP_SPANS / all_lines))
+	else
+		log "memory: generating $largest spans of OTLP JSON lines"
+		gen_all "$largest"
+	fi
+	local rounds first_n="" first_rss="" last_n="" last_rss="" worst_rss=0
 	for s in $MEM_SIZES; do
 		f=$(prefix "$s")
-		"$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" >"$tmp/m_new.json"
-		"$tmp/mcptrace-base" analyze --max-memory "$MAXMEM" --format json "$f" >"$tmp/m_base.json"
-		n=$(jq .spans "$tmp/m_new.json")
-		cmp -s "$tmp/m_new.json" "$tmp/m_base.json" || same_all="**different** at $n spans"
+		rounds=$ROUNDS
+		[ "$s" -eq "$largest" ] && rounds=$ROUNDS_LARGEST
 		: >"$tmp/mt_new"
 		: >"$tmp/mt_base"
 		: >"$tmp/mc_new"
 		: >"$tmp/mc_base"
 		rm -f "$tmp/mc_new.mem" "$tmp/mc_base.mem"
-		for r in $(seq "$ROUNDS"); do
-			cpu_wall "$tmp/mc_new" "$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" >>"$tmp/mt_new"
+		for r in $(seq "$rounds"); do
+			# The first round's reports are kept and compared: no extra run.
+			out_new=/dev/null out_base=/dev/null
+			[ "$r" -eq 1 ] && out_new=$tmp/m_new.json out_base=$tmp/m_base.json
+			CPU_OUT=$out_new cpu_wall "$tmp/mc_new" "$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" >>"$tmp/mt_new"
 			echo >>"$tmp/mt_new"
-			cpu_wall "$tmp/mc_base" "$tmp/mcptrace-base" analyze --max-memory "$MAXMEM" --format json "$f" >>"$tmp/mt_base"
+			CPU_OUT=$out_base cpu_wall "$tmp/mc_base" "$tmp/mcptrace-base" analyze --max-memory "$MAXMEM" --format json "$f" >>"$tmp/mt_base"
 			echo >>"$tmp/mt_base"
+			if [ "$r" -eq 1 ]; then
+				n=$(jq .spans "$tmp/m_new.json")
+				cmp -s "$tmp/m_new.json" "$tmp/m_base.json" || same_all="**different** at $n spans"
+			fi
 		done
 		rate_of "$n" "$tmp/mt_new" >"$tmp/mr_new"
 		rate_of "$n" "$tmp/mt_base" >"$tmp/mr_base"
@@ -370,9 +399,16 @@ memory_part() {
 		rows="$rows| $n | $(stats "$tmp/mm_new") | $(stats "$tmp/mm_base") | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x | $(stats "$tmp/mc_new") | $(stats "$tmp/mc_base") | $(stats "$tmp/mxc")x |
 "
 		log "memory: $n spans: RSS $(median <"$tmp/mm_new") MiB (base $(median <"$tmp/mm_base")), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
-		[ "$f" = "$tmp/all.jsonl" ] || rm -f "$f"
+		[ -n "$first_n" ] || { first_n=$n; first_rss=$(median <"$tmp/mm_new"); }
+		last_n=$n
+		last_rss=$(median <"$tmp/mm_new")
+		worst_rss=$(maximum <"$tmp/mm_new" | awk -v w="$worst_rss" '{ print ($1 > w ? $1 : w) }')
+		[ "$f" = "$all" ] || rm -f "$f"
 	done
-	rm -f "$tmp/all.jsonl"
+	[ -n "$MEM_DUMP" ] || rm -f "$tmp/all.jsonl"
+	local growth verdict
+	growth=$(awk -v a="$first_rss" -v b="$last_rss" -v n="$first_n" -v m="$last_n" 'BEGIN { printf "%.1f", (b - a) / ((m - n) / 1e6) }')
+	verdict=$(awk -v w="$worst_rss" 'BEGIN { print (w <= 256 ? "met" : "**missed**") }')
 	section=$(mktemp -p "$tmp")
 	cat >"$section" <<EOF
 ## Batch memory by dump size
@@ -383,17 +419,20 @@ $(go version | cut -d' ' -f3), GOMAXPROCS=2, niceness $(nice), load average $mlo
 $(cut -d' ' -f1-3 /proc/loadavg) after (a machine shared with other work). Dumps: prefixes of one time-ordered
 dump of OTLP JSON lines of the pool vocabulary from \`internal/tracegen\` (about $spans_per_line spans a line).
 
-Reproduce: \`nice -n 10 env PARTS=memory MEM_SIZES="$MEM_SIZES" ROUNDS=$ROUNDS BASE_REV=$BASE_REV MAXMEM=$MAXMEM scripts/bench-engine.sh\`
+Reproduce: \`nice -n 10 env PARTS=memory MEM_SIZES="$MEM_SIZES" ROUNDS=$ROUNDS ROUNDS_LARGEST=$ROUNDS_LARGEST BASE_REV=$BASE_REV MAXMEM=$MAXMEM scripts/bench-engine.sh\`
 
 Whole \`mcptrace analyze --max-memory $MAXMEM --format json FILE\` over files (a speculative
-batch run), $ROUNDS interleaved rounds (new, then base, at each size), median (min – max); peak RSS is
+batch run), $ROUNDS interleaved rounds ($ROUNDS_LARGEST at $last_n spans; new, then base, at each size), median (min – max); peak RSS is
 \`/usr/bin/time\`'s %M, CPU s its user + system seconds (which other work on the machine disturbs less
 than the wall time that spans/s is taken from):
 
 | spans | peak RSS, MiB | at $BASE_REV | spans/s | at $BASE_REV | new / base per round | CPU s | at $BASE_REV | base / new CPU per round |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${rows}
-Reports of the two binaries at every size: $same_all (\`cmp\` of the JSON).
+Reports of the two binaries at every size: $same_all (\`cmp\` of the first round's JSON).
+
+Peak RSS (median) from $first_n to $last_n spans: $first_rss to $last_rss MiB, $growth MiB a million spans;
+the largest of every run: $worst_rss MiB (goal ≤ 256 MiB: $verdict).
 
 EOF
 	write_section "$OUT" "Batch memory by dump size" "$section"

@@ -37,10 +37,33 @@ const tableWidth = 100
 const MaxCell = 40
 
 // sections lays the report out for people: overview, pool, misses by cause,
-// latency, scopes, executions and measures.
+// latency, scopes, protocol revisions, executions and measures (a section
+// with nothing to say is left out).
 func (r *Report) sections() []section {
-	var out []section
+	out := []section{r.dumpSection(), r.poolSection()}
+	if r.Pool.Misses > 0 {
+		out = append(out, r.missSection())
+	}
+	out = append(out, r.headline(sectionLatency, "operation"))
+	if len(r.Pool.ByScope) > 0 {
+		out = append(out, r.scopeSection())
+	}
+	if len(r.ByProtocol) > 1 || (len(r.ByProtocol) == 1 && r.ByProtocol[0].ProtocolVersion != "") {
+		out = append(out, r.protocolSection())
+	}
+	out = append(out, r.executionsSection())
+	if len(r.Measures) > 0 {
+		out = append(out, r.measuresSection())
+	}
+	for i := range out {
+		out[i] = out[i].capRows(MaxRows)
+	}
+	return out
+}
 
+// dumpSection is the overview: what was read, the settings, and what went
+// wrong reading it.
+func (r *Report) dumpSection() section {
 	ov := section{title: "Dump", flex: -1, header: []string{"inputs", "spans", "duplicates", "traces", "incomplete", "window"}}
 	window := "-"
 	if r.Window.Start != nil && r.Window.End != nil {
@@ -61,60 +84,69 @@ func (r *Report) sections() []section {
 			ov.notes = append(ov.notes, fmt.Sprintf("%s: %d warning(s), first: %s", in.Path, len(in.Warnings), in.Warnings[0]))
 		}
 	}
-	out = append(out, ov)
+	return ov
+}
 
-	p := r.Pool
+// poolSection is the pool's headline with its verdict.
+func (r *Report) poolSection() section {
 	pool := r.headline(sectionPool, "")
-	pool.notes = append(pool.notes, poolVerdict(p))
-	out = append(out, pool)
+	pool.notes = append(pool.notes, poolVerdict(r.Pool))
+	return pool
+}
 
-	if p.Misses > 0 {
-		miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
-		row := make([]string, 0, len(spans.MissReasons))
-		for _, reason := range spans.MissReasons {
-			row = append(row, itoa(p.MissReasons[reason]))
-		}
-		miss.rows = [][]string{row}
-		if len(p.UnexplainedExamples) > 0 {
-			miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
-		}
-		out = append(out, miss)
+// missSection counts the misses by cause, naming traces of unexplained
+// ones.
+func (r *Report) missSection() section {
+	p := r.Pool
+	miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
+	row := make([]string, 0, len(spans.MissReasons))
+	for _, reason := range spans.MissReasons {
+		row = append(row, itoa(p.MissReasons[reason]))
 	}
-
-	lat := r.headline(sectionLatency, "operation")
-	out = append(out, lat)
-
-	if len(p.ByScope) > 0 {
-		sc := section{title: "By pool scope", flex: 0, header: []string{"scope", "acquires", "hits", "misses", "hit rate", "keys", "floor", "excess", "unexplained"}}
-		for _, s := range p.ByScope {
-			name := s.Scope
-			if name == "" {
-				name = "(none)"
-			}
-			sc.rows = append(sc.rows, []string{name, itoa(s.Acquires), itoa(s.Hits), itoa(s.Misses), pct(s.HitRate), itoa(s.Keys),
-				pct(s.ColdStartFloor), itoa(s.ExcessMisses), itoa(s.MissReasons[spans.MissUnexplained])})
-		}
-		out = append(out, sc)
+	miss.rows = [][]string{row}
+	if len(p.UnexplainedExamples) > 0 {
+		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
 	}
+	return miss
+}
 
-	if len(r.ByProtocol) > 1 || (len(r.ByProtocol) == 1 && r.ByProtocol[0].ProtocolVersion != "") {
-		bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50", "cold p95"}}
-		for _, g := range r.ByProtocol {
-			name, kind := g.ProtocolVersion, "stateful"
-			if name == "" {
-				name = "(none)"
-			}
-			if g.Sessionless {
-				kind = "sessionless"
-			}
-			bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), itoa(g.Calls), itoa(g.Acquires), itoa(g.Hits), itoa(g.Misses), pct(g.HitRate), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
-			if g.Sessionless {
-				bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
-			}
+// scopeSection is one row per pool scope.
+func (r *Report) scopeSection() section {
+	sc := section{title: "By pool scope", flex: 0, header: []string{"scope", "acquires", "hits", "misses", "hit rate", "keys", "floor", "excess", "unexplained"}}
+	for _, s := range r.Pool.ByScope {
+		name := s.Scope
+		if name == "" {
+			name = "(none)"
 		}
-		out = append(out, bp)
+		sc.rows = append(sc.rows, []string{name, itoa(s.Acquires), itoa(s.Hits), itoa(s.Misses), pct(s.HitRate), itoa(s.Keys),
+			pct(s.ColdStartFloor), itoa(s.ExcessMisses), itoa(s.MissReasons[spans.MissUnexplained])})
 	}
+	return sc
+}
 
+// protocolSection is one row per protocol revision, with a note for each
+// sessionless one.
+func (r *Report) protocolSection() section {
+	bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50", "cold p95"}}
+	for _, g := range r.ByProtocol {
+		name, kind := g.ProtocolVersion, "stateful"
+		if name == "" {
+			name = "(none)"
+		}
+		if g.Sessionless {
+			kind = "sessionless"
+		}
+		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), itoa(g.Calls), itoa(g.Acquires), itoa(g.Hits), itoa(g.Misses), pct(g.HitRate), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
+		if g.Sessionless {
+			bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
+		}
+	}
+	return bp
+}
+
+// executionsSection is the executions' headline, saying when they measure
+// nothing and when they spread over several sessions.
+func (r *Report) executionsSection() section {
 	e := r.Executions
 	ex := r.headline(sectionExecutions, "")
 	if !e.Measurable {
@@ -123,26 +155,24 @@ func (r *Report) sections() []section {
 	if e.MultiSession > 0 {
 		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
 	}
-	out = append(out, ex)
+	return ex
+}
 
-	if len(r.Measures) > 0 {
-		ms := r.readsHeadline()
-		for _, m := range r.Measures {
-			hist := make([]string, 0, len(m.Histogram))
-			for _, b := range m.Histogram {
-				hist = append(hist, fmt.Sprintf("%d read(s): %d", b.Reads, b.Requests))
-			}
-			if len(hist) > 0 {
-				ms.notes = append(ms.notes, m.Name+" complete requests by reads: "+strings.Join(hist, ", "))
-			}
-			if len(m.Examples) > 0 {
-				ms.notes = append(ms.notes, m.Name+" unexpected in traces: "+strings.Join(m.Examples, ", "))
-			}
+// measuresSection is the reads-per-request measures' headline, with each
+// measure's histogram and unexpected traces.
+func (r *Report) measuresSection() section {
+	out := r.readsHeadline()
+	for _, m := range r.Measures {
+		hist := make([]string, 0, len(m.Histogram))
+		for _, b := range m.Histogram {
+			hist = append(hist, fmt.Sprintf("%d read(s): %d", b.Reads, b.Requests))
 		}
-		out = append(out, ms)
-	}
-	for i := range out {
-		out[i] = out[i].capRows(MaxRows)
+		if len(hist) > 0 {
+			out.notes = append(out.notes, m.Name+" complete requests by reads: "+strings.Join(hist, ", "))
+		}
+		if len(m.Examples) > 0 {
+			out.notes = append(out.notes, m.Name+" unexpected in traces: "+strings.Join(m.Examples, ", "))
+		}
 	}
 	return out
 }

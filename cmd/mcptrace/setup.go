@@ -24,7 +24,8 @@ type runSetup struct {
 	gate  *rulefmt.GateConfig // nil without --config
 	tol   rulefmt.Tolerances
 	// engine shards (and, for analyze, streams) a run without rules;
-	// needIndex makes it load one index instead (the HTML report reads it).
+	// needIndex asks for one index instead (the HTML report reads it):
+	// analyze.ChooseEngine decides from both.
 	engine    analyze.EngineOptions
 	needIndex bool
 }
@@ -99,84 +100,66 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 
 // loadDumps is the one way analyze, check and diff read dumps and analyze
 // them into the analysis value (the Report, and the observations of rules
-// naming up to maxExamples offenders each). Without rules, and unless
-// s.needIndex, the incremental engine reads them (s.engine) and the
-// returned index is nil; otherwise one index keeps what s's
-// measures and rules read, progress shows on a terminal, each input's
-// warnings go to stderr, and a partial input is reported with
-// damaged(spans that could be read), which says what the command did
-// with them. A read error is exit 2, an interruption exit 130.
+// naming up to maxExamples offenders each). analyze.AnalyzeDumps chooses
+// the engine (analyze.ChooseEngine: one index for rules or the HTML
+// report, s.needIndex; else the incremental engine with s.engine) and the
+// returned index is nil unless it loaded one; here progress shows on a
+// terminal, each phase can be interrupted, each input's warnings go to
+// stderr, and a partial input is reported with damaged(spans that could be
+// read), which says what the command did with them. A read error is exit
+// 2, an interruption exit 130.
 func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *report.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
 	progress := newProgress(stderr, paths)
-	lopts := analyze.LoadOptions{
-		Read:     ropts,
-		Index:    rulefmt.MergeIndexOptions(s.cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)),
-		Progress: progress.update,
-		Reread:   progress.reread,
-	}
-	var idx *analyze.Index
-	var rep *report.Report
-	var inputs []analyze.Input
-	var err error
 	ctx := cmd.Context()
-	if len(rules) == 0 && !s.needIndex {
-		// Measures only: the incremental engine, sharded by trace id.
-		rep, inputs, err = inPhase(ctx, phaseRead, func() (*report.Report, []analyze.Input, error) {
-			return analyze.AnalyzeStream(ctx, paths, s.cfg, lopts, s.engine)
-		})
-	} else {
-		idx, inputs, err = inPhase(ctx, phaseRead, func() (*analyze.Index, []analyze.Input, error) {
-			return analyze.Load(ctx, paths, lopts)
-		})
-		if err == nil {
-			// Finishing the index (grouping, sorting and linking every
-			// span) is a phase of its own on a large dump.
-			_, _, err = inPhase(ctx, phaseIndex, func() (int, int, error) { return idx.Spans(), 0, nil })
-		}
-	}
-	progress.done()
-	if err != nil {
-		var re *analyze.ReadError
-		var ee *exitError
-		switch {
-		case errors.As(err, &ee):
-			return nil, nil, ee
-		case errors.As(err, &re):
-			return nil, nil, &exitError{code: 2, err: re}
-		case errors.Is(err, context.Canceled):
-			return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
-		}
-		return nil, nil, &exitError{code: 2, err: err}
-	}
-	for _, in := range inputs {
-		for _, w := range in.Warnings {
-			warnf(stderr, "%s", w)
-		}
-		if in.Partial {
-			warnf(stderr, "%s is partial: %s", ingest.QuoteText(in.Path), damaged(in.Spans))
-		}
-	}
-	if idx == nil {
-		return nil, &report.Analysis{Report: rep}, nil
-	}
-	rep, _, err = inPhase(ctx, phaseMeasures, func() (*report.Report, int, error) {
-		r, err := analyze.AnalyzeContext(ctx, idx, s.cfg)
-		return r, 0, err
+	failed := "" // the phase that failed
+	run, err := analyze.AnalyzeDumps(ctx, paths, s.cfg, analyze.RunOptions{
+		Load:      analyze.LoadOptions{Read: ropts, Progress: progress.update, Reread: progress.reread},
+		Engine:    s.engine,
+		Rules:     rules,
+		Observe:   analyze.ObserveOptions{MaxExamples: maxExamples},
+		KeepIndex: s.needIndex,
+		Phase: func(name string, fn func() error) error {
+			_, _, err := inPhase(ctx, name, func() (struct{}, struct{}, error) { return struct{}{}, struct{}{}, fn() })
+			if err != nil {
+				failed = name
+			}
+			return err
+		},
+		AfterRead: func(inputs []analyze.Input, err error) {
+			progress.done()
+			if err != nil {
+				return
+			}
+			for _, in := range inputs {
+				for _, w := range in.Warnings {
+					warnf(stderr, "%s", w)
+				}
+				if in.Partial {
+					warnf(stderr, "%s is partial: %s", ingest.QuoteText(in.Path), damaged(in.Spans))
+				}
+			}
+		},
 	})
-	if err != nil {
+	switch {
+	case err == nil:
+		return run.Index, run.Analysis, nil
+	case failed == phaseMeasures || failed == phaseRules:
 		return nil, nil, phaseError(err)
 	}
-	obs, _, err := inPhase(ctx, phaseRules, func() ([]report.RuleObservation, int, error) {
-		obs, err := analyze.ObserveRulesOf(ctx, idx, s.cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples}, rep)
-		return obs, 0, err
-	})
-	if err != nil {
-		return nil, nil, phaseError(err)
+	var re *analyze.ReadError
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return nil, nil, ee
+	case errors.As(err, &re):
+		return nil, nil, &exitError{code: 2, err: re}
+	case errors.Is(err, context.Canceled):
+		return nil, nil, &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
 	}
-	return idx, &report.Analysis{Report: rep, Rules: obs}, nil
+	return nil, nil, &exitError{code: 2, err: err}
 }
 
 // loadSide returns the report of one side of a comparison: a baseline JSON

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // exitInterrupted is the exit code of every command stopped by SIGINT or
@@ -39,12 +41,13 @@ func interruptedExit(ctx context.Context, stderr io.Writer) (int, bool) {
 	return exitInterrupted, true
 }
 
-// The phases of a command that reads dumps, as inPhase names them.
+// The phases of a command that reads dumps, as inPhase names them: those
+// of analyze.AnalyzeDumps, then the rendering.
 const (
-	phaseRead     = "read"
-	phaseIndex    = "index"
-	phaseMeasures = "measures"
-	phaseRules    = "rules"
+	phaseRead     = analyze.PhaseRead
+	phaseIndex    = analyze.PhaseIndex
+	phaseMeasures = analyze.PhaseMeasures
+	phaseRules    = analyze.PhaseRules
 	phaseRender   = "render"
 )
 

@@ -204,7 +204,8 @@ func (c *Config) settings() (settings, error) {
 	// The check's own choice of rules, shared with mcptrace check.
 	s.rules = rulefmt.CheckRules(gc, s.analyze, false)
 	perTrace, _ := inStreamRules(s.rules)
-	s.completeAtRoot = !c.HoldComplete && analyze.CompleteAtRoot(s.analyze, perTrace)
+	s.completeAtRoot = analyze.ChooseEngine(analyze.EngineRequest{Config: s.analyze, Rules: perTrace, Live: true,
+		Options: analyze.EngineOptions{HoldComplete: c.HoldComplete}}).FinalizeAtRoot
 	return s, nil
 }
 
