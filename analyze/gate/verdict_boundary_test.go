@@ -121,9 +121,11 @@ rules:
 	}
 }
 
-// TestDumpCountFindingSaysHoldsOrIncomplete pins a dump-scoped count rule's
-// finding: the count and "holds" when it holds on a complete dump; "the
-// dump is incomplete" when complete_when matched nothing.
+// TestDumpCountFindingSaysHoldsOrIncomplete pins a dump-scoped count or
+// distinct rule's finding, exactly: "holds" alone when it holds; the
+// failing quantity and its value when it fails, count and distinct alike;
+// "the dump is incomplete" when complete_when matched nothing; and a
+// failure wins over nothing to judge on a dump without pool spans.
 func TestDumpCountFindingSaysHoldsOrIncomplete(t *testing.T) {
 	_, res := checkOf(t, "cold-init-two-reads", `
 rules:
@@ -131,17 +133,38 @@ rules:
     scope: dump
     select: db.query
     expect: {of: count, op: ">=", than: 1}
+  - id: count-fails
+    scope: dump
+    select: db.query
+    expect: {of: count, op: "<=", than: 2}
+  - id: distinct-fails
+    scope: dump
+    select: db.query
+    expect: {of: distinct, attribute: db.sql.table, op: "==", than: 0}
   - id: never-complete
     scope: dump
     complete_when: no.such.span
     select: db.query
     expect: {of: count, op: ">=", than: 1}
+  - id: pool-bound-fails
+    scope: dump
+    select: db.query
+    expect: {of: count, op: "<=", than: misses}
 `)
-	if r := res["holds"]; r.Status != StatusPass || !strings.HasSuffix(r.Found, "holds") || strings.Contains(r.Found, "incomplete") {
-		t.Errorf("holds: %s %q, want pass ending in holds", r.Status, r.Found)
-	}
-	if r := res["never-complete"]; r.Status != StatusIncomplete || !strings.Contains(r.Found, "the dump is incomplete (complete_when matched nothing)") {
-		t.Errorf("never-complete: %s %q, want incomplete saying complete_when matched nothing", r.Status, r.Found)
+	for _, tc := range []struct {
+		id     string
+		status Status
+		found  string
+	}{
+		{"holds", StatusPass, "holds"},
+		{"count-fails", StatusFail, "count = 9"},
+		{"distinct-fails", StatusFail, "distinct(db.sql.table) = 2"},
+		{"never-complete", StatusIncomplete, "the dump is incomplete (complete_when matched nothing)"},
+		{"pool-bound-fails", StatusFail, "count = 9"},
+	} {
+		if r := res[tc.id]; r.Status != tc.status || r.Found != tc.found {
+			t.Errorf("%s: %s %q, want %s %q", tc.id, r.Status, r.Found, tc.status, tc.found)
+		}
 	}
 }
 
@@ -297,5 +320,66 @@ func TestOnlyAFailedRuleListsItsExamples(t *testing.T) {
 	md := renderCheck(t, c, CheckMarkdown)
 	if got := strings.Count(md, "<details>"); got != 1 || !strings.Contains(md, "<code>failed-with</code>: 1 example(s)") {
 		t.Errorf("%d examples blocks, want one for failed-with:\n%s", got, md)
+	}
+}
+
+// TestLatencyRegressesOnlyPastBothTolerances pins BaselineLatency at each
+// of its bounds (defaults: 1.5 times the baseline, and more than 5 ms):
+// exactly the ratio or exactly the delta is not a regression, past both
+// is; a side without data or a zero baseline never regresses.
+func TestLatencyRegressesOnlyPastBothTolerances(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		base, cur *float64
+		regresses bool
+	}{
+		{"past both", ptr(100.0), ptr(151.0), true},
+		{"exactly the ratio", ptr(100.0), ptr(150.0), false},
+		{"past the ratio, exactly the delta", ptr(4.0), ptr(9.0), false},
+		{"past the ratio and the delta", ptr(4.0), ptr(9.5), true},
+		{"past the ratio, under the delta", ptr(2.0), ptr(6.0), false},
+		{"no baseline data", nil, ptr(500.0), false},
+		{"no current data", ptr(100.0), nil, false},
+		{"a zero baseline", ptr(0.0), ptr(500.0), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, cur := scenarioReport(t, "pooled"), scenarioReport(t, "pooled")
+			base.Pool.Latency.Call.P99, cur.Pool.Latency.Call.P99 = tc.base, tc.cur
+			var got bool
+			for _, g := range Regressions(base, cur, rulefmt.DefaultTolerances()) {
+				got = got || g.Measure == "call.p99"
+			}
+			if got != tc.regresses {
+				t.Errorf("call.p99 %v → %v: regression %v, want %v", deref(tc.base), deref(tc.cur), got, tc.regresses)
+			}
+		})
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// TestDiffMarksAnUnchangedMeasureEqual pins the diff's change column: "="
+// for no change, a signed figure otherwise, nothing when a side has no
+// data.
+func TestDiffMarksAnUnchangedMeasureEqual(t *testing.T) {
+	for _, tc := range []struct {
+		base, cur *float64
+		want      string
+	}{
+		{ptr(3.0), ptr(3.0), "="},
+		{ptr(3.0), ptr(5.0), "+2"},
+		{ptr(5.0), ptr(3.0), "-2"},
+		{ptr(0.1), ptr(0.10000001), "="},
+		{nil, ptr(3.0), ""},
+		{ptr(3.0), nil, ""},
+	} {
+		if _, _, change := diffCells(DiffRow{Baseline: tc.base, Current: tc.cur}); change != tc.want {
+			t.Errorf("%v → %v: change %q, want %q", deref(tc.base), deref(tc.cur), change, tc.want)
+		}
 	}
 }
