@@ -283,7 +283,8 @@ func TestNothingRecognisedNeedsSpansNoneRecognisedAndNoRequest(t *testing.T) {
 
 // TestUnrecognisedTextNamesTheSpansAndTheRemedy pins both forms of the
 // no-span-recognised message: the names with their counts, and the remedy,
-// --profile semconv when any name looks like the conventions'.
+// --profile semconv when any name, first or last, looks like the
+// conventions'.
 func TestUnrecognisedTextNamesTheSpansAndTheRemedy(t *testing.T) {
 	const head = "no span recognised: none of the 7 spans is read by a built-in vocabulary (mcptrace, acquire-on-miss, semconv, openllmetry)"
 	const vocab = "a vocabulary: block in mcptrace.yaml, see docs/vocabularies.md"
@@ -300,6 +301,9 @@ func TestUnrecognisedTextNamesTheSpansAndTheRemedy(t *testing.T) {
 		{"a semconv name last", []report.NameCount{{Name: "GET /a", Spans: 5}, {Name: "tools/call echo", Spans: 2}},
 			head + "; the 2 most frequent span names:\n         5  GET /a\n         2  tools/call echo\nto read them: " + semconv,
 			head + `; the 2 most frequent span names: "GET /a" (5), "tools/call echo" (2); to read them: ` + semconv},
+		{"a semconv name first", []report.NameCount{{Name: "tools/call echo", Spans: 5}, {Name: "GET /a", Spans: 2}},
+			head + "; the 2 most frequent span names:\n         5  tools/call echo\n         2  GET /a\nto read them: " + semconv,
+			head + `; the 2 most frequent span names: "tools/call echo" (5), "GET /a" (2); to read them: ` + semconv},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &report.Report{Spans: 7, Recognition: report.RecognitionReport{UnrecognisedNames: tc.names}}
