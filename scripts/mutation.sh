@@ -14,7 +14,11 @@
 #     PACKAGE_DIR  default: pool, every package under analyze/ with tests,
 #                  and collector/mcptraceconnector (its own module)
 # Environment: MUTATION_SEED (default 1), MUTATION_JOBS (default 2),
-# MUTATION_FILES (a regexp on file base names), MUTATION_OUT (default
+# MUTATION_TIMEOUT (a mutant's test run longer than this counts as killed,
+# a hang; default 3m: raise it on a loaded machine, where a survivor's whole
+# run of analyze's tests can take longer and would be miscounted),
+# MUTATION_FILES (a regexp on file base names to mutate), MUTATION_EXCLUDE
+# (a regexp on file base names never mutated), MUTATION_OUT (default
 # ${TMPDIR:-/tmp}/mcptrace-mutation.json; the path is printed at the end).
 #
 # It writes MUTATION_OUT (score per package, survivors as file:line
@@ -42,6 +46,12 @@ go build -o "$bin/mutate" ./internal/mutate
 args=(-budget "$budget" -seed "${MUTATION_SEED:-1}" -jobs "${MUTATION_JOBS:-2}" -out "$out")
 if [ -n "${MUTATION_FILES:-}" ]; then
 	args+=(-files "$MUTATION_FILES")
+fi
+if [ -n "${MUTATION_TIMEOUT:-}" ]; then
+	args+=(-timeout "$MUTATION_TIMEOUT")
+fi
+if [ -n "${MUTATION_EXCLUDE:-}" ]; then
+	args+=(-exclude "$MUTATION_EXCLUDE")
 fi
 "$bin/mutate" "${args[@]}" "${pkgs[@]}"
 echo "result: $out"

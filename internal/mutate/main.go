@@ -15,7 +15,8 @@
 //     that hangs the tests is killed, not waited for;
 //   - -budget N takes a deterministic sample of N covered mutants per
 //     package (seeded by -seed and the package path), -files restricts the
-//     files.
+//     files and -exclude leaves some out (analyze's HTML renderers, which
+//     its slowest tests pin, measured on their own).
 //
 // It writes the result as JSON (-out) and a table on stdout. It exits 1 on
 // a tool error (a package's tests failing unmutated included), never on a
@@ -23,7 +24,7 @@
 //
 // Usage:
 //
-//	go run ./internal/mutate [-budget N] [-seed S] [-files RE] [-jobs J] [-out FILE] DIR...
+//	go run ./internal/mutate [-budget N] [-seed S] [-files RE] [-exclude RE] [-jobs J] [-out FILE] DIR...
 package main
 
 import (
@@ -50,7 +51,7 @@ func main() {
 type options struct {
 	budget  int
 	seed    uint64
-	files   *regexp.Regexp
+	files   fileFilter
 	jobs    int
 	timeout time.Duration
 	out     string
@@ -59,6 +60,7 @@ type options struct {
 func run() error {
 	var o options
 	files := flag.String("files", "", "only mutate files whose base name matches this regexp")
+	exclude := flag.String("exclude", "", "never mutate files whose base name matches this regexp")
 	flag.IntVar(&o.budget, "budget", 30, "mutants tried per package, a deterministic sample of the covered ones (0: all)")
 	flag.Uint64Var(&o.seed, "seed", 1, "seed of the sample")
 	flag.IntVar(&o.jobs, "jobs", 2, "mutants built and tested at a time")
@@ -68,12 +70,18 @@ func run() error {
 	if flag.NArg() == 0 {
 		return fmt.Errorf("usage: mutate [flags] DIR... (package directories)")
 	}
-	if *files != "" {
-		re, err := regexp.Compile(*files)
-		if err != nil {
-			return fmt.Errorf("-files: %w", err)
+	for _, f := range []struct {
+		name, expr string
+		re         **regexp.Regexp
+	}{{"-files", *files, &o.files.only}, {"-exclude", *exclude, &o.files.skip}} {
+		if f.expr == "" {
+			continue
 		}
-		o.files = re
+		re, err := regexp.Compile(f.expr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.re = re
 	}
 	if o.jobs < 1 || o.budget < 0 {
 		return fmt.Errorf("-jobs must be ≥ 1 and -budget ≥ 0")

@@ -46,9 +46,18 @@ var swap = map[token.Token]struct {
 	token.EQL: {token.NEQ, opNegate}, token.NEQ: {token.EQL, opNegate},
 }
 
+// fileFilter chooses the files mutated by their base name: those only
+// matches (nil: all) that skip does not (nil: none).
+type fileFilter struct{ only, skip *regexp.Regexp }
+
+// keep reports whether the file named base is mutated.
+func (f fileFilter) keep(base string) bool {
+	return (f.only == nil || f.only.MatchString(base)) && (f.skip == nil || !f.skip.MatchString(base))
+}
+
 // findSites returns every mutant of the package in dir's non-test Go files
-// whose base name matches files (nil: all), in file and offset order.
-func findSites(dir string, files *regexp.Regexp) ([]mutant, map[string][]byte, error) {
+// that files keeps, in file and offset order.
+func findSites(dir string, files fileFilter) ([]mutant, map[string][]byte, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, nil, err
@@ -57,7 +66,7 @@ func findSites(dir string, files *regexp.Regexp) ([]mutant, map[string][]byte, e
 	var out []mutant
 	for _, p := range paths {
 		base := filepath.Base(p)
-		if strings.HasSuffix(base, "_test.go") || (files != nil && !files.MatchString(base)) {
+		if strings.HasSuffix(base, "_test.go") || !files.keep(base) {
 			continue
 		}
 		src, err := os.ReadFile(p)

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -96,5 +97,49 @@ func TestSampleIsDeterministicAndInSourceOrder(t *testing.T) {
 	}
 	if all := sample(ms, 0, 1, "pkg"); len(all) != 100 {
 		t.Errorf("budget 0 took %d, want all", len(all))
+	}
+}
+
+// TestFindSitesKeepsOnlyTheFilteredFiles pins -files and -exclude: a file
+// is mutated when -files matches it (or is unset) and -exclude does not,
+// and test files never are.
+func TestFindSitesKeepsOnlyTheFilteredFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"engine.go", "render_html.go", "render_html_page.go", "engine_test.go"} {
+		src := "package p\n\nfunc f(a int) bool { return a < 1 }\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		only, skip string
+		want       []string
+	}{
+		{"no filter", "", "", []string{"engine.go", "render_html.go", "render_html_page.go"}},
+		{"exclude", "", "^render_html", []string{"engine.go"}},
+		{"files", "^render_", "", []string{"render_html.go", "render_html_page.go"}},
+		{"files and exclude", "^render_", "_page", []string{"render_html.go"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ff fileFilter
+			if tc.only != "" {
+				ff.only = regexp.MustCompile(tc.only)
+			}
+			if tc.skip != "" {
+				ff.skip = regexp.MustCompile(tc.skip)
+			}
+			ms, srcs, err := findSites(dir, ff)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range ms {
+				got = append(got, m.File)
+			}
+			if !slices.Equal(got, tc.want) || len(srcs) != len(tc.want) {
+				t.Errorf("mutated files %v (sources %d), want %v", got, len(srcs), tc.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,164 @@
+package report_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// jsonAt returns the value at a dotted key path of a decoded JSON
+// document, and whether every step was there.
+func jsonAt(doc any, path string) (any, bool) {
+	for _, k := range strings.Split(path, ".") {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if doc, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return doc, true
+}
+
+// TestMeasureValueIsTheValueAtItsJSONKey pins, on every scenario's report,
+// that each measure a rule may name reads the value at the key its row
+// documents (null, or executions not measurable: no data), dump-level measures and every reads field of
+// every reads measure alike.
+func TestMeasureValueIsTheValueAtItsJSONKey(t *testing.T) {
+	for _, g := range goldenReports(t) {
+		var doc map[string]any
+		if err := json.Unmarshal(g.raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		check := func(name string, raw any, present bool) {
+			t.Helper()
+			if !present {
+				t.Fatalf("%s: %s's key is not in the report", g.name, name)
+			}
+			got, ok := report.MeasureValue(g.r, name)
+			want, hasData := raw.(float64)
+			if ok != hasData || got != want {
+				t.Errorf("%s: MeasureValue(%s) = %v, %v; the report holds %v", g.name, name, got, ok, raw)
+			}
+		}
+		for _, m := range report.Measures() {
+			if m.Rule {
+				raw, present := jsonAt(doc, m.JSON)
+				if report.UnmeasuredExecutions(g.r, m) {
+					raw = nil // executions not measurable: no data
+				}
+				check(m.Name, raw, present)
+			}
+		}
+		for i, mr := range g.r.Measures {
+			for _, f := range report.ReadsFields() {
+				if !f.Rule {
+					continue
+				}
+				raw, present := doc["measures"].([]any)[i].(map[string]any)[f.JSON]
+				if f.Name == "unexpected" && mr.Complete == 0 {
+					raw = nil // no data before a complete request
+				}
+				check(rulefmt.ReadsPrefix+mr.Name+"."+f.Name, raw, present)
+			}
+		}
+	}
+}
+
+// TestLookupMeasureNamesOnlyRuleMeasures pins the names a rule may use:
+// dump-level measures marked Rule, measures.NAME.FIELD with NAME kept
+// whole (dots included), and nothing else.
+func TestLookupMeasureNamesOnlyRuleMeasures(t *testing.T) {
+	for _, tc := range []struct {
+		name, field, reads string
+		ok                 bool
+	}{
+		{"hit_rate", "hit_rate", "", true},
+		{"call.p99", "call.p99", "", true},
+		{"unexplained_misses", "unexplained_misses", "", true},
+		{"measures.org_reads.unexpected", "unexpected", "org_reads", true},
+		{"measures.a.b.unexpected", "unexpected", "a.b", true},
+		{"measures.org_reads", "", "", false},
+		{"measures.org_reads.nope", "", "", false},
+		{"measures.org_reads.hit_rate", "", "", false},
+		{"unexpected", "", "", false},
+		{"nope", "", "", false},
+	} {
+		m, reads, ok := report.LookupMeasure(tc.name)
+		if ok != tc.ok || m.Name != tc.field || reads != tc.reads {
+			t.Errorf("LookupMeasure(%q) = %q, %q, %v; want %q, %q, %v", tc.name, m.Name, reads, ok, tc.field, tc.reads, tc.ok)
+		}
+	}
+	// Rows a rule may not name are never found, though in the table.
+	for _, m := range append(report.Measures(), report.ReadsFields()...) {
+		name := m.Name
+		if m.ReadsValue != nil {
+			name = rulefmt.ReadsPrefix + "x." + m.Name
+		}
+		if _, _, ok := report.LookupMeasure(name); ok != m.Rule {
+			t.Errorf("LookupMeasure(%q) found %v, but Rule is %v", name, ok, m.Rule)
+		}
+	}
+	r := scenario(t, "cold-init-two-reads")
+	if _, ok := report.MeasureValue(r, "measures.absent.unexpected"); ok {
+		t.Error("a reads measure the report lacks has a value")
+	}
+	if v, ok := report.MeasureValue(r, "measures.org_reads_per_cold_init.unexpected"); !ok || v != 3 {
+		t.Errorf("cold-init-two-reads: unexpected = %v, %v; want 3", v, ok)
+	}
+}
+
+// TestMeasureRenderDrawsEachFormat pins how a value is drawn for people.
+func TestMeasureRenderDrawsEachFormat(t *testing.T) {
+	for _, tc := range []struct {
+		draw report.Draw
+		v    float64
+		ok   bool
+		want string
+	}{
+		{report.DrawInt, 12, true, "12"},
+		{report.DrawInt, 12, false, "-"},
+		{report.DrawPercent, 0.8333333, true, "83.3%"},
+		{report.DrawPercent, 0, false, "-"},
+		{report.DrawDecimal, 6, true, "6.00"},
+		{report.DrawMS, 899.3154, true, "899.315"},
+	} {
+		if got := (report.Measure{Draw: tc.draw}).Render(tc.v, tc.ok); got != tc.want {
+			t.Errorf("Draw %d Render(%v, %v) = %q, want %q", tc.draw, tc.v, tc.ok, got, tc.want)
+		}
+	}
+}
+
+// TestMeasureDocIsTheSchemaDocsTable pins MeasureDoc to the table between
+// the markers of docs/analysis-schema.md (the analyzer's test rewrites the
+// doc with -update): each row's name, unit, direction, key and whether a
+// rule may name it.
+func TestMeasureDocIsTheSchemaDocsTable(t *testing.T) {
+	data, err := os.ReadFile("../../docs/analysis-schema.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const begin, end = "<!-- measures:begin -->\n", "<!-- measures:end -->"
+	doc := string(data)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/analysis-schema.md lacks the %q and %q markers", begin, end)
+	}
+	if got := report.MeasureDoc(); got != doc[i+len(begin):j] {
+		t.Errorf("MeasureDoc differs from docs/analysis-schema.md's table:\n%s", got)
+	}
+	for _, row := range []string{
+		"| `hit_rate` | ratio | higher | `pool.hit_rate` | yes |",
+		"| `scopes` | count | neither | `pool.scopes` | no |",
+		"| `measures.NAME.expect` | count | neither | `measures[].expect` | no |",
+	} {
+		if !strings.Contains(report.MeasureDoc(), row) {
+			t.Errorf("MeasureDoc lacks %q", row)
+		}
+	}
+}

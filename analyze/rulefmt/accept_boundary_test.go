@@ -1,0 +1,35 @@
+package rulefmt
+
+import "testing"
+
+// TestBoundsAcceptedAtTheirEdge pins what a configuration accepts and
+// rejects at each bound's edge, by acceptance alone (the error texts are
+// config_boundary_test.go's): a tolerance or a hit-rate drop of exactly 0
+// is accepted, a negative count tolerance or a non-scalar one is not, and
+// an attribute match needs a non-empty key.
+func TestBoundsAcceptedAtTheirEdge(t *testing.T) {
+	rule := func(expect string) string {
+		return "rules:\n  - id: a\n    scope: trace\n    select: db.query\n    expect: " + expect + "\n"
+	}
+	for _, tc := range []struct {
+		name string
+		doc  string
+		ok   bool
+	}{
+		{"hit_rate_drop 0", "regressions: {hit_rate_drop: 0}\n", true},
+		{"hit_rate_drop 1", "regressions: {hit_rate_drop: 1}\n", true},
+		{"excess_misses 0", "regressions: {excess_misses: 0}\n", true},
+		{"excess_misses -1", "regressions: {excess_misses: -1}\n", false},
+		{"excess_misses a list", "regressions: {excess_misses: [1]}\n", false},
+		{"a tolerance of 0", rule(`{of: count, op: "==", than: 1, tolerance: 0}`), true},
+		{"a tolerance of 0.5", rule(`{of: count, op: "==", than: 1, tolerance: 0.5}`), true},
+		{"a negative tolerance", rule(`{of: count, op: "==", than: 1, tolerance: -0.5}`), false},
+		{"an attribute key", "rules:\n  - id: a\n    select: {name: db.query, attributes: {db.sql.table: orgs}}\n    expect: {of: count, op: \"==\", than: 1}\n", true},
+		{"an empty attribute key", "rules:\n  - id: a\n    select: {name: db.query, attributes: {\"\": orgs}}\n    expect: {of: count, op: \"==\", than: 1}\n", false},
+	} {
+		_, err := ParseGateConfig("f.yaml", []byte(tc.doc))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want accepted %v", tc.name, err, tc.ok)
+		}
+	}
+}
