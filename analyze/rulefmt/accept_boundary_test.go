@@ -20,6 +20,8 @@ func TestBoundsAcceptedAtTheirEdge(t *testing.T) {
 		{"hit_rate_drop 1", "regressions: {hit_rate_drop: 1}\n", true},
 		{"excess_misses 0", "regressions: {excess_misses: 0}\n", true},
 		{"excess_misses -1", "regressions: {excess_misses: -1}\n", false},
+		{"excess_misses a fraction", "regressions: {excess_misses: 0.5}\n", false}, // yaml.v3 would decode it as 0
+		{"unexpected 1.0", "regressions: {unexpected: 1.0}\n", false},
 		{"excess_misses a list", "regressions: {excess_misses: [1]}\n", false},
 		{"a tolerance of 0", rule(`{of: count, op: "==", than: 1, tolerance: 0}`), true},
 		{"a tolerance of 0.5", rule(`{of: count, op: "==", than: 1, tolerance: 0.5}`), true},

@@ -64,7 +64,8 @@ func parseTolerances(n *yaml.Node, t *Tolerances) error {
 				return bad("a number")
 			}
 		default:
-			if v.Kind != yaml.ScalarNode || v.Decode(&i) != nil || i < 0 {
+			// The tag, not Decode alone: yaml.v3 decodes 0.5 into an int as 0.
+			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&i) != nil || i < 0 {
 				return bad("a whole number, 0 or more")
 			}
 		}
