@@ -34,6 +34,8 @@ func TestTermSafeEscapesEachClassAtItsEdge(t *testing.T) {
 		{name: "a real U+FFFD is text, not an invalid byte", in: "a\uFFFDb", want: "a\uFFFDb", wantLines: "a\uFFFDb", unchanged: true, lnUnchange: true},
 		{name: "a printable non-ASCII letter is kept", in: "é ü", want: "é ü", wantLines: "é ü", unchanged: true, lnUnchange: true},
 		{name: "a C1 control (Cc past ASCII) is shown", in: "\u0085", want: `\u0085`, wantLines: `\u0085`},
+		{name: "U+0080, the first rune past ASCII, is a C1 control", in: "a\u0080b", want: `a\u0080b`, wantLines: `a\u0080b`},
+		{name: "a printable astral rune beside an escape is kept", in: "\x1b😀", want: `\x1b😀`, wantLines: `\x1b😀`},
 		{name: "a bidi override (Cf) is shown", in: "a\u202Eb", want: `a\u202eb`, wantLines: `a\u202eb`},
 		{name: "a zero-width space (Cf) is shown", in: "\u200B", want: `\u200b`, wantLines: `\u200b`},
 		{name: "the line separator (Zl) is shown", in: "a\u2028b", want: `a\u2028b`, wantLines: `a\u2028b`},
