@@ -25,7 +25,10 @@ type TargetConfig struct {
 	Endpoint string
 	// Header is sent on every request of the session. Values of
 	// Authorization, Cookie, Proxy-Authorization and of names containing
-	// token, key, secret, password or auth are treated as secrets.
+	// token, key, secret, password or auth are treated as secrets: the
+	// whole value, the credential after an auth scheme, and each
+	// name=value parameter's value (each cookie) are redacted wherever
+	// they would show.
 	Header http.Header
 	// SecretHeaders names further headers whose values are secrets.
 	SecretHeaders []string
