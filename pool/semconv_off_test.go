@@ -1,7 +1,10 @@
 package pool_test
 
 import (
+	"net/http"
 	"testing"
+
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
@@ -27,4 +30,36 @@ func TestHandshakeRequestSpansOnlyWithSemconv(t *testing.T) {
 			t.Errorf("semconv %v: %d handshake request spans, want them only with SemconvCallSpans", semconv, requests)
 		}
 	}
+}
+
+// TestAHandshakeRequestRefusedWith400IsAnError pins the conventions span
+// of a handshake request at the HTTP error boundary, on the Go fixture
+// (the TypeScript-peer case of the semconv matrix covers it only where the
+// peers are installed): a probe refused with exactly 400 is an error whose
+// error.type is "400", and the fallback's initialize is not.
+func TestAHandshakeRequestRefusedWith400IsAnError(t *testing.T) {
+	h := newHarness(t, harnessOpts{pool: pool.Options{SemconvCallSpans: true}})
+	h.srv.RejectNext(fixtures.Reject{Status: http.StatusBadRequest, Method: spans.MethodServerDiscover})
+	h.mustCall(fixtures.ToolEcho, nil)
+	if err := h.pool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(method, wantType string, wantStatus codes.Code) {
+		t.Helper()
+		got := h.spansNamed(method)
+		if len(got) != 1 {
+			t.Fatalf("%d %s spans, want 1", len(got), method)
+		}
+		var errType string
+		for _, kv := range got[0].Attributes() {
+			if string(kv.Key) == spans.AttrErrorType {
+				errType = kv.Value.AsString()
+			}
+		}
+		if errType != wantType || got[0].Status().Code != wantStatus {
+			t.Errorf("%s: error.type %q, status %v; want %q, %v", method, errType, got[0].Status().Code, wantType, wantStatus)
+		}
+	}
+	check(spans.MethodServerDiscover, "400", codes.Error)
+	check(spans.MethodInitialize, "", codes.Unset)
 }
