@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // TestIdleCountersAreReEmittedExactlyAtTheHeartbeat pins the heartbeat of
@@ -154,5 +155,36 @@ func TestPairsLegEmitsWhenOnlyThePendingGaugeChanges(t *testing.T) {
 	must(t, l.sweep(ctx, now, false))
 	if n := len(sink.AllMetrics()); n != 2 {
 		t.Errorf("%d emissions after a sweep with nothing changed, want still 2", n)
+	}
+}
+
+// TestPairsLegEmitsWhenOnlyTheCountersChanged pins the pairs leg's change
+// test on the counters alone: acquires that arrived and were attributed
+// between two sweeps (the pending gauge 0 before and after, within the
+// heartbeat) are emitted at the next sweep, and counted.
+func TestPairsLegEmitsWhenOnlyTheCountersChanged(t *testing.T) {
+	ctx := context.Background()
+	cfg := createDefaultConfig().(*Config)
+	cfg.PairWait = time.Second
+	s, err := cfg.settings()
+	must(t, err)
+	ps, err := analyze.NewPairStream(s.analyze)
+	must(t, err)
+	sink := new(consumertest.MetricsSink)
+	l := newPairsLeg(zap.NewNop(), s, ps, sink)
+	now := time.Now()
+	must(t, l.sweep(ctx, now, false)) // the first sweep emits
+	sec := int64(time.Second)
+	must(t, l.ConsumeLogs(ctx, pairRecord(1, 100*sec, 101*sec, false)))
+	later := time.Now().Add(time.Hour) // past pair_wait: attributed now
+	must(t, l.sweep(ctx, later, false))
+	if n := len(sink.AllMetrics()); n != 2 {
+		t.Fatalf("%d emissions after an acquire was attributed, want 2", n)
+	}
+	if p := pendingGauge(t, sink); p != 0 {
+		t.Fatalf("pending gauge = %d, want 0: the acquire attributed", p)
+	}
+	if v, _ := counterValue(t, sink, MetricAcquires, map[string]any{AttrPoolID: "p", AttrCacheHit: false, AttrMissCause: spans.MissCold}); v != 1 {
+		t.Errorf("cold misses = %d, want the 1 attributed", v)
 	}
 }
