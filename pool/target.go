@@ -25,7 +25,10 @@ type TargetConfig struct {
 	Endpoint string
 	// Header is sent on every request of the session. Values of
 	// Authorization, Cookie, Proxy-Authorization and of names containing
-	// token, key, secret, password or auth are treated as secrets.
+	// token, key, secret, password or auth are treated as secrets: the
+	// whole value, the credential after an auth scheme, and each
+	// name=value parameter's value (each cookie) are redacted wherever
+	// they would show.
 	Header http.Header
 	// SecretHeaders names further headers whose values are secrets.
 	SecretHeaders []string
@@ -79,6 +82,36 @@ func isSecretName(name string) bool {
 	return false
 }
 
+// minSecretPart is the shortest piece of a secret header's value redacted
+// on its own: shorter pieces ("1", "en") are too common in error text to
+// replace, and too short to be a credential.
+const minSecretPart = 4
+
+// secretParts returns the spellings of a secret header's value that a
+// server may echo on its own, for the redactor: the whole value; the
+// credential after an auth scheme ("Bearer x", "Basic x": x); and the
+// value of each name=value parameter of a list (a Cookie header's
+// "sid=x; csrf=y": x and y; Digest's response="x": x), since a server
+// quoting one cookie or one parameter back would otherwise carry it to an
+// error, a span or a log.
+func secretParts(v string) []string {
+	parts := []string{v}
+	add := func(p string) {
+		if len(p) >= minSecretPart {
+			parts = append(parts, p)
+		}
+	}
+	if _, tok, ok := strings.Cut(v, " "); ok {
+		add(tok)
+	}
+	for _, param := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
+		if _, val, ok := strings.Cut(param, "="); ok {
+			add(strings.Trim(strings.TrimSpace(val), `"`))
+		}
+	}
+	return parts
+}
+
 // NewTarget validates cfg and prepares its identity key. The error never
 // quotes a secret.
 func NewTarget(cfg TargetConfig) (*Target, error) {
@@ -112,11 +145,7 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 	for name, vals := range t.header {
 		if secretHeader[name] || isSecretName(name) {
 			for _, v := range vals {
-				t.redact.secrets = append(t.redact.secrets, v)
-				// "Bearer x": the bare token may be echoed on its own.
-				if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 4 {
-					t.redact.secrets = append(t.redact.secrets, tok)
-				}
+				t.redact.secrets = append(t.redact.secrets, secretParts(v)...)
 			}
 		}
 	}
