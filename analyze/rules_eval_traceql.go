@@ -36,6 +36,12 @@ func (e *ruleEval) ruleTraceQL(r *rulefmt.Rule) string {
 	if r.Scope.Kind == rulefmt.ScopeTrace && ex.Of == rulefmt.QuantityCount && ex.Than.Measure == "" && ex.Tolerance == 0 {
 		q += " | count() " + negated[ex.Op] + " " + rulefmt.FormatNumber(ex.Than.Number)
 	}
+	if ex.Of == rulefmt.QuantityPoolSessions {
+		// TraceQL cannot count distinct sessions (count() counts spans, so
+		// "| count() > 1" matched every trace of two calls): grouped by
+		// session, an offending execution shows as several spansets.
+		q += " | by(span." + spans.AttrSessionID + ")"
+	}
 	return q
 }
 

@@ -93,8 +93,8 @@ func TestEachRuleShapeGetsItsTraceQL(t *testing.T) {
 // of the vocabulary the dump was read with.
 func TestBuiltinCallRulesNameTheCallsOfTheVocabularyRead(t *testing.T) {
 	for _, tc := range []struct{ scenario, want string }{
-		{"pooled", `{ name = "plugin.mcp.client.call_tool" }`},
-		{"semconv", `{ name =~ "^tools/call( |$)" }`},
+		{"pooled", `{ name = "plugin.mcp.client.call_tool" } | by(span.mcp.session.id)`},
+		{"semconv", `{ name =~ "^tools/call( |$)" } | by(span.mcp.session.id)`},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			cfg := scenarioConfig(t, tc.scenario)
