@@ -28,7 +28,7 @@ const (
 // Chart geometry, in SVG user units.
 const (
 	chartW, chartH         = 480.0, 220.0
-	padL, padR, padT, padB = 52.0, 12.0, 10.0, 34.0
+	padL, padR, padT, padB = 68.0, 12.0, 10.0, 34.0
 	plotW, plotH           = chartW - padL - padR, chartH - padT - padB
 	maxTicks               = 6
 	asRecordedR, pointR    = 5.0, 3.0
@@ -109,8 +109,10 @@ type line struct {
 	Points []point
 }
 
+// tick is an axis label; Anchor is its SVG text-anchor, so the first and
+// last x labels sit inside the chart instead of centred on its edges.
 type tick struct {
-	At, Label string
+	At, Label, Anchor string
 }
 
 type chart struct {
@@ -176,12 +178,25 @@ func drawChart(ss []series, title, ylabel string, y func(Row) float64, top float
 	ttls = slices.Compact(ttls)
 	step := (len(ttls) + maxTicks - 1) / maxTicks
 	for i := 0; i < len(ttls); i += max(step, 1) {
-		c.XTicks = append(c.XTicks, tick{At: coord(x(ttls[i])), Label: ttls[i].String()})
+		c.XTicks = append(c.XTicks, tick{At: coord(x(ttls[i])), Label: ttls[i].String(), Anchor: xAnchor(x(ttls[i]))})
 	}
 	for _, f := range []float64{0, 0.5, 1} {
 		c.YTicks = append(c.YTicks, tick{At: coord(yAt(f * top)), Label: yfmt(f * top)})
 	}
 	return c
+}
+
+// xAnchor anchors an x label at px: a label near the plot's left edge
+// starts there and one near its right edge ends there, so neither is cut
+// by the chart's border; the others are centred.
+func xAnchor(px float64) string {
+	switch {
+	case px <= padL+plotW/8:
+		return "start"
+	case px >= padL+plotW*7/8:
+		return "end"
+	}
+	return "middle"
 }
 
 // pointTitle is a point's tooltip: the row's setting and figure.
@@ -248,7 +263,7 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 <svg viewBox="0 0 {{.W}} {{.H}}" width="{{.W}}" height="{{.H}}" role="img" aria-label="{{.Title}}">
 <line class="axis" x1="{{.X0}}" y1="{{.Y0}}" x2="{{.X1}}" y2="{{.Y0}}"></line>
 <line class="axis" x1="{{.X0}}" y1="{{.Y0}}" x2="{{.X0}}" y2="{{.Y1}}"></line>
-{{$c := .}}{{range .XTicks}}<text x="{{.At}}" y="{{$c.H}}" dy="-18" text-anchor="middle">{{.Label}}</text>
+{{$c := .}}{{range .XTicks}}<text x="{{.At}}" y="{{$c.H}}" dy="-18" text-anchor="{{.Anchor}}">{{.Label}}</text>
 {{end}}{{range .YTicks}}<text x="{{$c.X0}}" y="{{.At}}" dx="-4" dy="3" text-anchor="end">{{.Label}}</text>
 {{end}}<text x="{{$c.X1}}" y="{{$c.H}}" dy="-4" text-anchor="end">idle TTL (log scale)</text>
 {{range .Lines}}<path class="line {{.Class}}" d="{{.D}}"></path>

@@ -98,9 +98,9 @@ type pageResult struct {
 	// TimelineLabels are the texts drawn in the session timelines, each
 	// with its size on screen.
 	TimelineLabels []drawnText `json:"timeline_labels"`
-	// ChartTexts are the texts drawn in the report's charts' SVGs (not
-	// the what-if section's, which analyze/whatif draws), each with its
-	// box and its SVG's box.
+	// ChartTexts are the texts drawn in the report's charts' SVGs and the
+	// what-if section's (analyze/whatif draws those), each with its box
+	// and its SVG's box.
 	ChartTexts []drawnText `json:"chart_texts"`
 	// RateAxes counts, per hit-rate chart, its labels that read as a time.
 	RateAxes []int `json:"rate_axes"`
@@ -179,7 +179,7 @@ const inspectJS = `(() => {
   out.timeline_labels = [];
   for (const tl of document.querySelectorAll("section.scope .timeline")) for (const n of texts(tl)) out.timeline_labels.push(measure(n, vp));
   out.chart_texts = [];
-  for (const svg of document.querySelectorAll("#report .chart svg")) {
+  for (const svg of document.querySelectorAll("#report .chart svg, #whatif svg")) {
     const box = svg.getBoundingClientRect();
     for (const t of svg.querySelectorAll("text")) for (const n of texts(t)) {
       const m = measure(n, box); m.chart = svg.getAttribute("aria-label"); out.chart_texts.push(m);
