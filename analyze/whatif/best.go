@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"strconv"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // Cost names one of a Row's cost columns, as the JSON report spells it.
@@ -113,9 +115,9 @@ func bestLine(b Best, rows []Row) (head, tail string) {
 	r := rows[b.Row]
 	head = fmt.Sprintf("at most %s %s:", b.Cost.format(b.Budget), b.Cost.Label())
 	if r.AsRecorded {
-		return head, fmt.Sprintf(", hit rate %.1f%%, the as-recorded setting: none replayed does better without costing more", 100*r.HitRate())
+		return head, ", hit rate " + textfmt.Percent(r.HitRate()) + ", the as-recorded setting: none replayed does better without costing more"
 	}
-	return head, fmt.Sprintf(", hit rate %.1f%% (as recorded %.1f%%) at %s", 100*r.HitRate(), 100*asRecordedRate(rows), b.Cost.format(b.Cost.Of(r)))
+	return head, fmt.Sprintf(", hit rate %s (as recorded %s) at %s", textfmt.Percent(r.HitRate()), textfmt.Percent(asRecordedRate(rows)), b.Cost.format(b.Cost.Of(r)))
 }
 
 // asRecordedRate is the as-recorded row's hit rate (0 without one).

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -111,7 +113,7 @@ func WriteTable(w io.Writer, rows []Row, assumed bool) error {
 		if r.AsRecorded {
 			label += " " + recordedLabel(assumed)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f%%\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, 100*r.HitRate(), r.Acquires, r.Hits,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, textfmt.Percent(r.HitRate()), r.Acquires, r.Hits,
 			causes(r.MissesByCause), r.SessionsOpened, r.PeakSessions, r.IdleSessionSeconds, r.PrewarmDials, r.PrewarmUnused)
 	}
 	if err := tw.Flush(); err != nil {

@@ -291,7 +291,7 @@ func WriteHTMLSection(w io.Writer, rows []Row, assumed bool) error {
 			v.MoreRows++
 			continue
 		}
-		tr := tableRow{Setting: textfmt.TermSafe(r.Settings.String()), HitRate: fmt.Sprintf("%.1f%%", 100*r.HitRate()),
+		tr := tableRow{Setting: textfmt.TermSafe(r.Settings.String()), HitRate: textfmt.Percent(r.HitRate()),
 			Acquires: strconv.Itoa(r.Acquires), Hits: strconv.Itoa(r.Hits), Causes: causes(r.MissesByCause),
 			Sessions: strconv.Itoa(r.SessionsOpened), Peak: strconv.Itoa(r.PeakSessions),
 			Idle: strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), Prewarm: fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused), AsRecorded: r.AsRecorded}

@@ -49,7 +49,7 @@ func WriteMarkdown(w io.Writer, rows []Row, assumed bool) error {
 		if r.AsRecorded {
 			label += textfmt.MDText(recordedLabel(assumed))
 		}
-		mdRow(bw, []string{label, fmt.Sprintf("%.1f%%", 100*r.HitRate()), strconv.Itoa(r.Acquires), strconv.Itoa(r.Hits),
+		mdRow(bw, []string{label, textfmt.Percent(r.HitRate()), strconv.Itoa(r.Acquires), strconv.Itoa(r.Hits),
 			textfmt.MDText(causes(r.MissesByCause)), strconv.Itoa(r.SessionsOpened), strconv.Itoa(r.PeakSessions),
 			strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused)})
 	}
