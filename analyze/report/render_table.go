@@ -303,3 +303,10 @@ func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }
 
 // wrap breaks text into lines of at most width runes (textfmt.Wrap).
 func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }
+
+// Percent draws a ratio as the reports do: one decimal, or the few more it
+// takes never to read 0% above 0 nor 100% below 1 (a ceiling of 99.975% is
+// not a pool that never misses). It is exported for the commands that
+// print figures of their own beside a report (mcptrace demo), so every
+// percentage a user reads follows one rule.
+func Percent(ratio float64) string { return textfmt.Percent(ratio) }

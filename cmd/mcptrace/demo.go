@@ -507,7 +507,7 @@ func demoPercent(r *float64) string {
 	if r == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f%%", 100**r)
+	return report.Percent(*r)
 }
 
 // renderDemoTable prints one row per mode.
@@ -520,7 +520,7 @@ func renderDemoTable(w io.Writer, results []demo.Result) error {
 			multi, lost = "-", "-" // the seeded workload's calls keep no state
 		}
 		if err := t.Append(string(r.Mode), r.Executions, r.Calls, r.SessionsOpened,
-			fmt.Sprintf("%.1f%%", 100*r.HitRate), multi, lost, r.Errors,
+			report.Percent(r.HitRate), multi, lost, r.Errors,
 			r.Wall.Round(time.Millisecond).String()); err != nil {
 			return err
 		}
@@ -778,7 +778,7 @@ func renderLiveTable(w io.Writer, r demo.LiveResult) error {
 		{"injected errors", r.InjectedErrors},
 		{"unexpected errors", r.UnexpectedErrors},
 		{"acquires", r.Acquires},
-		{"hit rate", fmt.Sprintf("%.1f%%", 100*hitRate)},
+		{"hit rate", report.Percent(hitRate)},
 		{"redials", r.Redials},
 	}
 	for _, group := range []struct {
