@@ -202,9 +202,19 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// validate fills defaults into a copy and checks the rest.
+// withDefaults fills defaults into a copy and checks the rest, every
+// mistake at once (errors.Join), so a caller fixes them in one round.
 func (o Options) withDefaults() (Options, error) {
-	var errs []error
+	o.fillDefaults()
+	if err := errors.Join(o.check()...); err != nil {
+		return o, fmt.Errorf("pool: invalid options: %w", err)
+	}
+	return o, nil
+}
+
+// fillDefaults sets the defaults of the options that have no invalid
+// value: a zero is "the default" (and an empty ID a random one).
+func (o *Options) fillDefaults() {
 	if o.ID == "" {
 		b := make([]byte, 8)
 		_, _ = rand.Read(b)
@@ -216,18 +226,45 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxIdle == 0 {
 		o.MaxIdle = DefaultMaxIdle
 	}
-	if o.MaxIdle < 0 {
-		errs = append(errs, fmt.Errorf("Options.MaxIdle is %d: expected a positive number or 0 for the default %d", o.MaxIdle, DefaultMaxIdle))
-	}
-	if o.IdleTTL == 0 {
-		o.IdleTTL = DefaultIdleTTL
-	}
-	if o.IdleTTL < 0 {
-		errs = append(errs, fmt.Errorf("Options.IdleTTL is %s: expected a positive duration or 0 for the default %s", o.IdleTTL, DefaultIdleTTL))
-	}
 	if o.SweepInterval == 0 {
 		o.SweepInterval = DefaultSweepInterval
 	}
+	if o.MaxSharedCalls == 0 {
+		o.MaxSharedCalls = DefaultMaxSharedCalls
+	}
+	if o.ClientName == "" {
+		o.ClientName = "mcptrace"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	o.OAuthHandler = shareOAuth(o.OAuthHandler) // one flow at a time for all sessions (auth.go)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// defaultDuration sets *d to def when zero and refuses a negative one,
+// naming the option.
+func defaultDuration(d *time.Duration, def time.Duration, name string) error {
+	if *d == 0 {
+		*d = def
+	}
+	if *d < 0 {
+		//lint:ignore ST1005 the message starts with the option's Go name, Options.X
+		return fmt.Errorf("Options.%s is %s: expected a positive duration or 0 for the default %s", name, *d, def)
+	}
+	return nil
+}
+
+// check returns every invalid option, in the order Options declares them,
+// and sets the durations' defaults (defaultDuration) on the way.
+func (o *Options) check() []error {
+	var errs []error
+	if o.MaxIdle < 0 {
+		errs = append(errs, fmt.Errorf("Options.MaxIdle is %d: expected a positive number or 0 for the default %d", o.MaxIdle, DefaultMaxIdle))
+	}
+	errs = append(errs, defaultDuration(&o.IdleTTL, DefaultIdleTTL, "IdleTTL"))
 	if o.MaxInUsePerKey < 0 {
 		errs = append(errs, fmt.Errorf("Options.MaxInUsePerKey is %d: expected a positive cap or 0 for none", o.MaxInUsePerKey))
 	}
@@ -243,42 +280,16 @@ func (o Options) withDefaults() (Options, error) {
 	case o.BreakerThreshold == 1:
 		errs = append(errs, fmt.Errorf("Options.BreakerThreshold is 1: a single failure must never open the breaker; expected 0 (off) or 2 or more"))
 	}
-	if o.BreakerCooldown == 0 {
-		o.BreakerCooldown = DefaultBreakerCooldown
-	}
-	if o.BreakerCooldown < 0 {
-		errs = append(errs, fmt.Errorf("Options.BreakerCooldown is %s: expected a positive duration or 0 for the default %s", o.BreakerCooldown, DefaultBreakerCooldown))
-	}
-	if o.PrewarmTimeout == 0 {
-		o.PrewarmTimeout = DefaultPrewarmTimeout
-	}
-	if o.PrewarmTimeout < 0 {
-		errs = append(errs, fmt.Errorf("Options.PrewarmTimeout is %s: expected a positive duration or 0 for the default %s", o.PrewarmTimeout, DefaultPrewarmTimeout))
-	}
+	errs = append(errs, defaultDuration(&o.BreakerCooldown, DefaultBreakerCooldown, "BreakerCooldown"),
+		defaultDuration(&o.PrewarmTimeout, DefaultPrewarmTimeout, "PrewarmTimeout"))
 	for i, t := range o.Prewarm {
 		if t == nil {
 			errs = append(errs, fmt.Errorf("Options.Prewarm[%d] is nil: expected a target from NewTarget", i))
 		}
 	}
-	if o.MaxSharedCalls == 0 {
-		o.MaxSharedCalls = DefaultMaxSharedCalls
-	}
-	if o.ClientName == "" {
-		o.ClientName = "mcptrace"
-	}
-	if o.ClientVersion == "" {
-		o.ClientVersion = "dev"
-	}
-	o.OAuthHandler = shareOAuth(o.OAuthHandler) // one flow at a time for all sessions (auth.go)
 	//lint:ignore SA1019 the deprecated sampling handlers still work, and the SDK panics on both
 	if co := o.ClientOptions; co != nil && co.CreateMessageHandler != nil && co.CreateMessageWithToolsHandler != nil {
 		errs = append(errs, fmt.Errorf("Options.ClientOptions sets both CreateMessageHandler and CreateMessageWithToolsHandler: expected at most one (the SDK panics on both)"))
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if len(errs) > 0 {
-		return o, fmt.Errorf("pool: invalid options: %w", errors.Join(errs...))
-	}
-	return o, nil
+	return errs
 }
