@@ -8,19 +8,24 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// AnalyzeRules computes the Analysis of idx: [Analyze] with cfg, then
-// [ObserveRules] for rules on the same index. Build idx with
+// AnalyzeRules computes the Analysis of d: [Analyze] with cfg, then
+// [ObserveRules] for rules on the same dump. Build d with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)). Like
 // Analyze it is pure.
-func AnalyzeRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
-	return AnalyzeRulesContext(context.Background(), idx, cfg, rules, opts)
+func AnalyzeRules(d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+	return analyzeRules(context.Background(), d.x, cfg, rules, opts)
 }
 
 // AnalyzeRulesContext is [AnalyzeRules] stopped by ctx: it returns ctx's
 // error (wrapped) once ctx is done, looking at it between the measures and
 // the rules and throughout the rules' loops ([ObserveRulesContext]).
-func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
-	r, err := AnalyzeContext(ctx, idx, cfg)
+func AnalyzeRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+	return analyzeRules(ctx, d.x, cfg, rules, opts)
+}
+
+// analyzeRules is AnalyzeRulesContext over the index itself.
+func analyzeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+	r, err := analyzeIndex(ctx, idx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -35,9 +40,9 @@ func AnalyzeRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, ru
 }
 
 // ObserveRulesOf is [ObserveRulesContext] for a caller that already has r,
-// the [Analyze] of the same idx and cfg (a command running its measures
+// the [Analyze] of the same d and cfg (a command running its measures
 // and its rules as two phases): r's miss counts spare attributing the
 // acquires a second time when no miss needs naming.
-func ObserveRulesOf(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, r *report.Report) ([]report.RuleObservation, error) {
-	return observeRules(ctx, idx, cfg, rules, opts, r)
+func ObserveRulesOf(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, r *report.Report) ([]report.RuleObservation, error) {
+	return observeRules(ctx, d.x, cfg, rules, opts, r)
 }

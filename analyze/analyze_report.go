@@ -8,20 +8,25 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// Analyze computes every measure of cfg over idx. It is pure: it reads no
-// file and no clock, so the same index and configuration always give the
-// same report. It fails only when cfg is invalid or idx was built without
+// Analyze computes every measure of cfg over d. It is pure: it reads no
+// file and no clock, so the same dump and configuration always give the
+// same report. It fails only when cfg is invalid or d was built without
 // the attributes cfg's selectors read (see [Config.IndexOptions]).
-func Analyze(idx *Index, cfg rulefmt.Config) (*report.Report, error) {
-	return AnalyzeContext(context.Background(), idx, cfg)
+func Analyze(d *Dump, cfg rulefmt.Config) (*report.Report, error) {
+	return analyzeIndex(context.Background(), d.x, cfg)
 }
 
 // AnalyzeContext is [Analyze] stopped by ctx: the measures' loops over the
 // spans and traces look at ctx every few thousand steps, so a cancelled
-// analysis of a large index returns ctx's error (wrapped) within
+// analysis of a large dump returns ctx's error (wrapped) within
 // microseconds of work rather than after the whole pass. The report of an
 // analysis that was not cancelled is Analyze's, byte for byte.
-func AnalyzeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*report.Report, error) {
+func AnalyzeContext(ctx context.Context, d *Dump, cfg rulefmt.Config) (*report.Report, error) {
+	return analyzeIndex(ctx, d.x, cfg)
+}
+
+// analyzeIndex is AnalyzeContext over the index itself.
+func analyzeIndex(ctx context.Context, idx *index, cfg rulefmt.Config) (*report.Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}

@@ -18,7 +18,7 @@ func BenchmarkMeasuresOverAnIndex(b *testing.B) {
 	n := benchSpans(b)
 	path, spans := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
 	cfg := rulefmt.Config{}
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func BenchmarkMeasuresOverAnIndex(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
-		r, err := Analyze(idx, cfg)
+		r, err := Analyze(asDump(idx), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

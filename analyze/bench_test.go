@@ -84,11 +84,11 @@ func BenchmarkAnalyze(b *testing.B) {
 				b.StartTimer()
 
 				start = time.Now()
-				idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
+				idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
 				if err != nil {
 					b.Fatal(err)
 				}
-				r, err := Analyze(idx, cfg)
+				r, err := Analyze(asDump(idx), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -114,7 +114,7 @@ func retainedBytesPerSpan(b *testing.B, path string) float64 {
 	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -236,11 +236,11 @@ func TestCorpusFiguresEqualTheGoldens(t *testing.T) {
 // a generic document (the documented schema, whatever the Go types).
 func corpusAnalysis(t *testing.T, dump string, cfg rulefmt.Config) map[string]any {
 	t.Helper()
-	idx, _, err := Load(context.Background(), []string{dump}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+	idx, _, err := load(context.Background(), []string{dump}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatalf("Load %s: %v", dump, err)
 	}
-	r, err := Analyze(idx, cfg)
+	r, err := Analyze(asDump(idx), cfg)
 	if err != nil {
 		t.Fatalf("Analyze %s: %v", dump, err)
 	}

@@ -195,7 +195,7 @@ func newDetection() *detection {
 
 // detectIndex returns the evidence of every trace of the finished index x,
 // polling p (nil never stops) in its loop over the spans.
-func detectIndex(x *Index, p *poll) *detection {
+func detectIndex(x *index, p *poll) *detection {
 	x.finish()
 	d := newDetection()
 	invoke, acquire := x.nameID(spans.SpanInvoke), x.nameID(spans.SpanAcquire)
@@ -233,7 +233,7 @@ func detectIndex(x *Index, p *poll) *detection {
 			e.pool++
 			e.acquires++
 			if okHit {
-				if v, ok := x.attrVal(i, kHit); ok && v == 1 { // NewIndex interns "true" as 1
+				if v, ok := x.attrVal(i, kHit); ok && v == 1 { // newIndex interns "true" as 1
 					e.hitTrue++
 				}
 			}
@@ -380,7 +380,7 @@ func (d *detection) effectiveProfile(dec map[string]string) rulefmt.Profile {
 // "service.instance.id=gw-1 service.name=gateway"; "(no resource
 // attributes)" when it has none. Values are escaped and clipped when
 // shown, not here: the text is also a map key.
-func (x *Index) resourceText(r int32) string {
+func (x *index) resourceText(r int32) string {
 	res := x.resources[r]
 	attrs := slices.Clone(x.resAttrs[res.attrs : res.attrs+int32(res.n)])
 	if len(attrs) == 0 {
@@ -553,7 +553,7 @@ func (e *Engine) detectBatch() {
 // that shows one, sticky, and the measures' profile with the first
 // resource decided; before that it observes with ProfileDefault, which
 // reads only our own span names (the evidence of those traces has none).
-func (e *Engine) observeConfig(x *Index) rulefmt.Config {
+func (e *Engine) observeConfig(x *index) rulefmt.Config {
 	cfg := e.cfg
 	if cfg.Profile != rulefmt.ProfileAuto {
 		return cfg
@@ -615,7 +615,7 @@ func (e *Engine) checkDetection() {
 // show (a config's own vocabulary block is never replaced): what every
 // reader of one finished index (the vocabulary stage, the rules) uses, so
 // they all read the same vocabulary.
-func resolvedFor(c rulefmt.Config, x *Index) rulefmt.Config {
+func resolvedFor(c rulefmt.Config, x *index) rulefmt.Config {
 	if c.Profile == rulefmt.ProfileAuto && c.Vocabulary == nil {
 		c.Profile = detectIndex(x, nil).resolve(rulefmt.ProfileAuto)
 	}
@@ -623,7 +623,7 @@ func resolvedFor(c rulefmt.Config, x *Index) rulefmt.Config {
 }
 
 // nameID returns the id of an interned span name, -1 when no span has it.
-func (x *Index) nameID(name string) int32 {
+func (x *index) nameID(name string) int32 {
 	for i, n := range x.names {
 		if n == name {
 			return int32(i)

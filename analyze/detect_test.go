@@ -91,7 +91,7 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
-			idx := NewIndex(rulefmt.Config{}.IndexOptions())
+			idx := newIndex(rulefmt.Config{}.IndexOptions())
 			idx.Add(d.td)
 			det := detectIndex(idx, nil)
 			got := det.decisions(rulefmt.ProfileAuto, nil)
@@ -306,7 +306,7 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 		n = benchSpans(b)
 	}
 	path, _ := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 		det += time.Since(start)
 		for _, p := range []rulefmt.Profile{rulefmt.ProfileDefault, rulefmt.ProfileAuto} {
 			start := time.Now()
-			r, err := Analyze(idx, rulefmt.Config{Profile: p})
+			r, err := Analyze(asDump(idx), rulefmt.Config{Profile: p})
 			if err != nil || r.Settings.Vocabulary != report.VocabMcptrace {
 				b.Fatalf("%s: %v, vocabulary %q", p, err, r.Settings.Vocabulary)
 			}

@@ -12,20 +12,23 @@
 //
 // Package ingest (analyze/ingest) expands paths and decodes each dump (OTLP
 // JSON or protobuf, gzip or zstd, Jaeger, Tempo) into batches it pushes into
-// a sink. The [Index] is that sink: it keeps only what the measures need, in
-// a compact form (about 80 bytes per span: names and attribute values are
-// interned, trace ids stored once per trace), from pdata batches
-// ([Index.Add]) or the projection decoders' compact ones. [Load] does both. [Analyze] computes a [Report] from an index and a
-// [Config]; [Report.Render] writes it as a table, JSON (the documented
+// a sink. The analyzer's index, private to this package, is that sink: it
+// keeps only what the measures need, in a compact form (about 80 bytes per
+// span: names and attribute values are interned, trace ids stored once per
+// trace), from pdata batches or the projection decoders' compact ones. A
+// caller holds it as a [Dump]: [Load] reads files into one, [NewDump] and
+// [Dump.Add] build one from ptrace batches. [Analyze] computes a [Report]
+// from a dump and a [Config]; [Report.Render] writes it as a table, JSON (the documented
 // mcptrace.analysis/v1 contract, see docs/analysis-schema.md) or Markdown.
 // [NewReportEvents] gives the HTML report (package analyze/htmlreport) the
 // dump's acquires, handshakes and calls as plain values, so the report is
-// drawn from the analysis and those values, never from the index.
+// drawn from the analysis and those values, never from the index
+// ([AnalyzeDumps] builds them too, with RunOptions.Events).
 //
 //	cfg := analyze.Config{Profile: analyze.ProfileDefault}
-//	idx, _, err := analyze.Load(ctx, []string{"dump.jsonl"}, analyze.LoadOptions{Index: cfg.IndexOptions()})
+//	dump, _, err := analyze.Load(ctx, []string{"dump.jsonl"}, analyze.LoadOptions{Index: cfg.IndexOptions()})
 //	if err != nil { ... }
-//	report, err := analyze.Analyze(idx, cfg)
+//	report, err := analyze.Analyze(dump, cfg)
 //	if err != nil { ... }
 //	err = report.Render(os.Stdout, analyze.RenderTable)
 //
@@ -34,7 +37,7 @@
 // [Engine] is the same analysis, incremental: spans arrive in any order in
 // any number of batches ([Engine.Add], or [Feed] from the readers with the
 // fast JSON path), are spread by trace id over shards (goroutines, each
-// owning an Index of its open traces), and each finalized trace is
+// owning an index of its open traces), and each finalized trace is
 // observed into mergeable figures and freed; shards merge only those.
 // Counts, examples, executions, reads per request and protocol figures are
 // per trace; latency percentiles are a sketch, exact in a batch run and,

@@ -61,7 +61,7 @@ var ErrEngineClosed = errors.New("engine closed without flushing")
 
 // Engine is the incremental analysis: spans arrive in any order, in any
 // number of batches, and are spread by trace id over shards, each a
-// goroutine owning an Index of its open traces. Finalized traces are
+// goroutine owning an index of its open traces. Finalized traces are
 // observed (observe.go) and their observations merged; shards share nothing
 // else. A batch run feeds everything then calls Report; a stream sets
 // Window and MaxOpenTraces, and its retained state then depends on the
@@ -75,7 +75,7 @@ type Engine struct {
 	opts   EngineOptions
 	shards []*shard
 	wm     int64 // the watermark: the latest span end given to Add so far
-	// fastBatches counts the fast path's batches (as Index.fastBatches):
+	// fastBatches counts the fast path's batches (as index.fastBatches):
 	// tests pin that the CLI's path is the one they exercise.
 	fastBatches int
 
@@ -158,7 +158,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	cfg = cfg.WithDefaults()
 	// Compile the selectors once against an empty index, so a bad one is
 	// an error here rather than from a shard.
-	if _, err := observe(NewIndex(cfg.IndexOptions()), cfg); err != nil {
+	if _, err := observe(newIndex(cfg.IndexOptions()), cfg); err != nil {
 		return nil, err
 	}
 	if opts.Shards == 0 {
@@ -256,7 +256,7 @@ func (e *Engine) send(m shardMsg) {
 
 // SetInputs records what was read, for the report's inputs list.
 func (e *Engine) SetInputs(inputs []Input) {
-	x := Index{}
+	x := index{}
 	x.SetInputs(inputs)
 	e.mu.Lock()
 	e.inputs = x.inputs
@@ -264,7 +264,7 @@ func (e *Engine) SetInputs(inputs []Input) {
 }
 
 // MemBytes estimates the memory the shards' open indexes hold, for the
-// memory budget: the same estimate as one Index's, summed, and the
+// memory budget: the same estimate as one index's, summed, and the
 // acquires waiting for the pair stage.
 func (e *Engine) MemBytes() int64 {
 	n := e.pairBytes.Load()
@@ -448,15 +448,15 @@ type shard struct {
 	id   int
 	in   chan shardMsg
 	done chan struct{}
-	x    *Index
+	x    *index
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
 	// small holds the traces being finalized (scratch).
-	small *Index
+	small *index
 	// spare is the open index a compaction left, reset and filled by the
 	// next one: a stream that finalizes every few hundred traces compacts
 	// as often, and a fresh index each time costs its chunks and maps
 	// again.
-	spare *Index
+	spare *index
 
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
@@ -657,12 +657,12 @@ func (s *shard) finalize(sel []bool, low int64) {
 }
 
 // scratch returns the shard's index for the traces it finalizes, emptied:
-// one index reset each time (Index.reset) rather than a fresh one, whose
+// one index reset each time (index.reset) rather than a fresh one, whose
 // chunks and maps would be allocated and cleared again for every few
 // hundred traces. An observation keeps nothing of it once merged.
-func (s *shard) scratch() *Index {
+func (s *shard) scratch() *index {
 	if s.small == nil {
-		s.small = NewIndex(s.e.cfg.IndexOptions())
+		s.small = newIndex(s.e.cfg.IndexOptions())
 	}
 	s.small.reset()
 	return s.small
@@ -697,12 +697,12 @@ func (s *shard) compact() {
 }
 
 // newOpenIndex returns an empty index for the shard's open traces. A
-// speculative shard's has no duplicate cache (Index.noCopyCache): a copy of
+// speculative shard's has no duplicate cache (index.noCopyCache): a copy of
 // a span it finalized spoils the run anyway, and finish leaves out the
 // copies within a trace still open, so the cache would only cost its
 // probes.
-func (s *shard) newOpenIndex() *Index {
-	x := NewIndex(s.e.cfg.IndexOptions())
+func (s *shard) newOpenIndex() *index {
+	x := newIndex(s.e.cfg.IndexOptions())
 	x.noCopyCache = s.e.speculative
 	return x
 }

@@ -12,9 +12,9 @@ import (
 type EngineKind int
 
 const (
-	// EngineIndex loads one Index holding every span, then measures it and
+	// EngineIndex loads one index holding every span, then measures it and
 	// judges the rules on it: rules may compare anything across the dump,
-	// and a caller may read the index afterwards (the HTML report).
+	// and the HTML report's events are read from it (RunOptions.Events).
 	EngineIndex EngineKind = iota
 	// EngineBatch is an Engine holding every trace until the end: for
 	// input that cannot be read twice (stdin), or measures that may wait
@@ -62,9 +62,9 @@ type EngineRequest struct {
 	// Live says the spans come as a live stream (the Collector connector):
 	// never held to the end, whatever Options say.
 	Live bool
-	// KeepIndex says the caller reads the index after the report (the HTML
-	// report draws its timelines from it).
-	KeepIndex bool
+	// Events says the caller wants the HTML report's events
+	// (ReportEvents), which are read from one index holding every span.
+	Events bool
 	// Rereadable says the inputs can be read a second time (files, not
 	// stdin): what a speculative run needs to give up.
 	Rereadable bool
@@ -86,7 +86,8 @@ type EngineChoice struct {
 //
 //   - a live stream, or a Window or MaxOpenTraces: a stream, finalizing at
 //     the root unless HoldComplete or CompleteAtRoot says otherwise;
-//   - otherwise rules, or a caller reading the index: one index;
+//   - otherwise rules, or a caller asking for the report's events: one
+//     index;
 //   - otherwise input that can be read twice, and traces whole at their
 //     root: a speculative batch run;
 //   - otherwise a batch run holding every trace.
@@ -94,7 +95,7 @@ func ChooseEngine(r EngineRequest) EngineChoice {
 	switch {
 	case r.Live || r.Options.streaming():
 		return EngineChoice{Kind: EngineStream, FinalizeAtRoot: !r.Options.HoldComplete && CompleteAtRoot(r.Config, r.Rules)}
-	case len(r.Rules) > 0 || r.KeepIndex:
+	case len(r.Rules) > 0 || r.Events:
 		return EngineChoice{Kind: EngineIndex}
 	case r.Rereadable && CompleteAtRoot(r.Config, nil):
 		return EngineChoice{Kind: EngineSpeculative, FinalizeAtRoot: true}
@@ -109,7 +110,7 @@ func rereadable(paths []string) bool { return !slices.Contains(paths, "-") }
 const (
 	PhaseRead     = "read"     // reading the inputs (and, for an engine, measuring them)
 	PhaseIndex    = "index"    // finishing the index: grouping, sorting, linking
-	PhaseMeasures = "measures" // measuring the index
+	PhaseMeasures = "measures" // measuring the index (and, when asked, reading the report's events)
 	PhaseRules    = "rules"    // judging the rules on it
 )
 
@@ -125,9 +126,10 @@ type RunOptions struct {
 	// offenders.
 	Rules   []rulefmt.Rule
 	Observe ObserveOptions
-	// KeepIndex asks for the index back (DumpRun.Index), for a caller that
-	// reads it after the report.
-	KeepIndex bool
+	// Events asks for the HTML report's events (DumpRun.Events), read from
+	// the same index in the measures phase: the caller draws them beside
+	// the report and never holds the index.
+	Events bool
 	// Phase, when set, runs each phase of the run (PhaseRead and so on) by
 	// calling fn: the CLI wraps them to say where an interruption stopped.
 	// nil runs fn directly.
@@ -146,9 +148,9 @@ type DumpRun struct {
 	Analysis *report.Analysis
 	// Inputs is what was read from each input.
 	Inputs []Input
-	// Index holds every span when Choice.Kind is EngineIndex; nil
-	// otherwise.
-	Index *Index
+	// Events are the HTML report's events when RunOptions.Events asked for
+	// them; nil otherwise.
+	Events *ReportEvents
 }
 
 // AnalyzeDumps reads paths and analyzes them with cfg and opts' rules in
@@ -158,7 +160,7 @@ type DumpRun struct {
 // *ReadError for bad input.
 func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts RunOptions) (*DumpRun, error) {
 	run := &DumpRun{Choice: ChooseEngine(EngineRequest{Config: cfg, Rules: opts.Rules, Options: opts.Engine,
-		KeepIndex: opts.KeepIndex, Rereadable: rereadable(paths)})}
+		Events: opts.Events, Rereadable: rereadable(paths)})}
 	phase := opts.Phase
 	if phase == nil {
 		phase = func(_ string, fn func() error) error { return fn() }
@@ -183,27 +185,31 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 	}
 	lopts := opts.Load
 	lopts.Index = rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(opts.Rules))
+	var x *index
 	err := phase(PhaseRead, func() (err error) {
-		run.Index, run.Inputs, err = Load(ctx, paths, lopts)
+		x, run.Inputs, err = load(ctx, paths, lopts)
 		return err
 	})
 	if err == nil {
 		// Finishing the index (grouping, sorting and linking every span)
 		// is a phase of its own on a large dump.
-		err = phase(PhaseIndex, func() error { run.Index.Spans(); return nil })
+		err = phase(PhaseIndex, func() error { x.Spans(); return nil })
 	}
 	if err := read(err); err != nil {
 		return run, err
 	}
 	var a report.Analysis
 	if err := phase(PhaseMeasures, func() (err error) {
-		a.Report, err = AnalyzeContext(ctx, run.Index, cfg)
+		if a.Report, err = analyzeIndex(ctx, x, cfg); err != nil || !opts.Events {
+			return err
+		}
+		run.Events, err = newReportEvents(x, cfg)
 		return err
 	}); err != nil {
 		return run, err
 	}
 	if err := phase(PhaseRules, func() (err error) {
-		a.Rules, err = ObserveRulesOf(ctx, run.Index, cfg, opts.Rules, opts.Observe, a.Report)
+		a.Rules, err = observeRules(ctx, x, cfg, opts.Rules, opts.Observe, a.Report)
 		return err
 	}); err != nil {
 		return run, err

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestChooseEngineIsTheOneChoice(t *testing.T) {
 		{"files, a reads measure", EngineRequest{Config: reads, Rereadable: true}, EngineChoice{EngineBatch, false}},
 		{"files, a rule", EngineRequest{Rules: rule, Rereadable: true}, EngineChoice{EngineIndex, false}},
 		{"stdin, a rule", EngineRequest{Rules: rule}, EngineChoice{EngineIndex, false}},
-		{"files, the index kept", EngineRequest{KeepIndex: true, Rereadable: true}, EngineChoice{EngineIndex, false}},
+		{"files, the report's events", EngineRequest{Events: true, Rereadable: true}, EngineChoice{EngineIndex, false}},
 		{"a window", EngineRequest{Options: EngineOptions{Window: time.Nanosecond}, Rereadable: true}, EngineChoice{EngineStream, true}},
 		{"a bound of one trace", EngineRequest{Options: EngineOptions{MaxOpenTraces: 1}}, EngineChoice{EngineStream, true}},
 		{"a bound of none, shards", EngineRequest{Options: EngineOptions{Shards: 4}, Rereadable: true}, EngineChoice{EngineSpeculative, true}},
@@ -51,16 +52,20 @@ func TestChooseEngineIsTheOneChoice(t *testing.T) {
 
 // TestAnalyzeDumpsRunsTheChosenEngine pins AnalyzeDumps against the choice:
 // the same dump through every engine it picks (speculative, batch from a
-// stdin-like second read, one index for a rule or a kept index) gives the
-// same report; only the index run hands its index back and judges the
-// rule; the phases run in order (the engine's read alone, or read, index,
-// measures and rules), and AfterRead is told what was read before the
-// measures.
+// stdin-like second read, one index for a rule or the report's events)
+// gives the same report; the events come back exactly when asked, equal to
+// NewReportEvents of the same dump; only a run with the rule judges it; the
+// phases run in order (the engine's read alone, or read, index, measures
+// and rules), and AfterRead is told what was read before the measures.
 func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 	path := goldenDumps(t)[0]
 	cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
-	_, ref := loadAndAnalyze(t, path, cfg)
+	refIdx, ref := loadAndAnalyze(t, path, cfg)
 	want := renderString(t, ref, report.RenderJSON)
+	wantEvents, err := NewReportEvents(asDump(refIdx), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rule := rulefmt.BuiltinRules(cfg)[:1]
 	for _, c := range []struct {
 		name      string
@@ -70,7 +75,7 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 		wantRules int
 	}{
 		{"no rules", RunOptions{}, EngineSpeculative, []string{PhaseRead, "after read"}, 0},
-		{"the index kept", RunOptions{KeepIndex: true}, EngineIndex, []string{PhaseRead, PhaseIndex, "after read", PhaseMeasures, PhaseRules}, 0},
+		{"the report's events", RunOptions{Events: true}, EngineIndex, []string{PhaseRead, PhaseIndex, "after read", PhaseMeasures, PhaseRules}, 0},
 		{"a rule", RunOptions{Rules: rule}, EngineIndex, []string{PhaseRead, PhaseIndex, "after read", PhaseMeasures, PhaseRules}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,8 +97,13 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 			if run.Choice.Kind != c.kind {
 				t.Errorf("the run took the %v engine, want %v", run.Choice.Kind, c.kind)
 			}
-			if (run.Index != nil) != (c.kind == EngineIndex) {
-				t.Errorf("index returned: %v, want %v", run.Index != nil, c.kind == EngineIndex)
+			if (run.Events != nil) != c.opts.Events {
+				t.Errorf("events returned: %v, want %v", run.Events != nil, c.opts.Events)
+			}
+			if run.Events != nil && !reflect.DeepEqual(run.Events, wantEvents) {
+				t.Errorf("the run's events differ from NewReportEvents of the same dump: %d acquires, %d handshakes, %d calls; want %d, %d, %d",
+					len(run.Events.Acquires), len(run.Events.Handshakes), len(run.Events.Calls),
+					len(wantEvents.Acquires), len(wantEvents.Handshakes), len(wantEvents.Calls))
 			}
 			if got := renderString(t, run.Analysis.Report, report.RenderJSON); got != want {
 				t.Errorf("the %v engine's report differs from Analyze's", run.Choice.Kind)

@@ -61,13 +61,13 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 
 // loadAndAnalyze is the single-index batch analysis of the dump at path:
 // the reference the engine's answers are compared with.
-func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*Index, *report.Report) {
+func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*index, *report.Report) {
 	t.Helper()
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Analyze(idx, cfg)
+	ref, err := Analyze(asDump(idx), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

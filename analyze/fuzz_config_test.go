@@ -63,18 +63,18 @@ func FuzzParseGateConfig(f *testing.F) {
 		}
 		checkParsedMeasures(t, gc.Measures)
 		cfg := rulefmt.Config{Measures: gc.Measures, Vocabulary: gc.Vocabulary}
-		idx, _, err := Load(context.Background(), []string{"-"}, LoadOptions{
+		idx, _, err := load(context.Background(), []string{"-"}, LoadOptions{
 			Read:  ReadOptions{Stdin: bytes.NewReader(dump), Workers: 1},
 			Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules)),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Analyze(idx, cfg)
+		_, err = Analyze(asDump(idx), cfg)
 		if err != nil {
 			t.Fatalf("parsed measures do not analyze: %v", err)
 		}
-		if _, err := ObserveRules(idx, cfg, gc.Rules, ObserveOptions{}); err != nil {
+		if _, err := ObserveRules(asDump(idx), cfg, gc.Rules, ObserveOptions{}); err != nil {
 			t.Fatalf("parsed rules do not evaluate: %v", err)
 		}
 	})
@@ -107,7 +107,7 @@ func FuzzParseSelectorString(f *testing.F) {
 		}
 		// An accepted selector must compile against an index that keeps
 		// what it reads.
-		x := NewIndex(rulefmt.IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
+		x := newIndex(rulefmt.IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
 		x.finish()
 		if _, err := x.compile(sel); err != nil {
 			t.Fatalf("selector %q parsed but does not compile: %v", s, err)
@@ -136,8 +136,8 @@ func checkParsedMeasures(t *testing.T, ms []rulefmt.ReadMeasure) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("parsed measures do not validate: %v", err)
 	}
-	idx := NewIndex(cfg.IndexOptions())
-	if _, err := Analyze(idx, cfg); err != nil {
+	idx := newIndex(cfg.IndexOptions())
+	if _, err := Analyze(asDump(idx), cfg); err != nil {
 		t.Fatalf("parsed measures do not analyze: %v", err)
 	}
 }

@@ -43,14 +43,14 @@ func TestGoldenReports(t *testing.T) {
 				t.Fatalf("dump %s belongs to no known scenario", name)
 			}
 			cfg := scenarioConfig(t, scenario)
-			idx, inputs, err := Load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+			idx, inputs, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
 			if len(inputs) != 1 || inputs[0].Partial || len(inputs[0].Warnings) != 0 {
 				t.Errorf("inputs = %+v, want one clean input", inputs)
 			}
-			r, err := Analyze(idx, cfg)
+			r, err := Analyze(asDump(idx), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -150,11 +150,11 @@ func (d *dump) invocation(ss ptrace.SpanSlice, l lease) {
 // analyzeTD indexes td and analyzes it with cfg, failing the test on error.
 func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
 	t.Helper()
-	idx := NewIndex(cfg.IndexOptions())
+	idx := newIndex(cfg.IndexOptions())
 	for _, td := range tds {
 		idx.Add(td)
 	}
-	r, err := Analyze(idx, cfg)
+	r, err := Analyze(asDump(idx), cfg)
 	if err != nil {
 		t.Fatalf("Analyze: %v", err)
 	}
@@ -171,3 +171,7 @@ func near(got *float64, want float64) bool {
 	d := *got - want
 	return d < 5e-5 && d > -5e-5
 }
+
+// asDump hands an index built by a test to the exported API, as Load and
+// NewDump hand theirs to callers outside analyze.
+func asDump(x *index) *Dump { return &Dump{x: x} }

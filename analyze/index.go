@@ -40,15 +40,15 @@ type span struct {
 	start, end int64  // unix nanoseconds
 	id         uint64 // span id, big-endian
 	parentID   uint64 // parent span id, big-endian; 0 for a root span
-	trace      int32  // index into Index.traces
-	name       int32  // index into Index.names
-	res        int32  // index into Index.resources
-	attrs      int32  // the span's first attribute: chunk<<attrChunkBits | offset in Index.attrs
+	trace      int32  // index into index.traces
+	name       int32  // index into index.names
+	res        int32  // index into index.resources
+	attrs      int32  // the span's first attribute: chunk<<attrChunkBits | offset in index.attrs
 	parent     int32  // the parent's span index once finished; parentNone or parentMissing
 	nattrs     uint8
 	kind       uint8 // ptrace.SpanKind
 	status     uint8 // ptrace.StatusCode
-	dup        bool  // a later copy of a span already indexed: left out of Index.order
+	dup        bool  // a later copy of a span already indexed: left out of index.order
 }
 
 // attr is one retained attribute: a key of the index's key table and an
@@ -61,7 +61,7 @@ type attr struct {
 }
 
 // traceRec is one trace: its id, kept once, and the range of its spans in
-// Index.order once the index is finished.
+// index.order once the index is finished.
 type traceRec struct {
 	id         pcommon.TraceID
 	first, n   int32
@@ -71,7 +71,7 @@ type traceRec struct {
 // resource is one distinct set of retained resource attributes; spans share
 // it by index.
 type resource struct {
-	attrs int32 // offset into Index.resAttrs
+	attrs int32 // offset into index.resAttrs
 	n     uint8
 }
 
@@ -97,16 +97,21 @@ var vocabResourceAttrs = []string{
 	spans.ResourceServiceName,
 }
 
-// Index is the compact, queryable form of a trace dump: every distinct span
+// index is the compact, queryable form of a trace dump: every distinct span
 // with its ids, times, kind, status, an interned name and only the attributes
 // the measures and the configuration need. It is built incrementally with
-// [Index.Add] from any number of ptrace.Traces batches, in any order: spans
-// of one trace may arrive in different batches or files.
+// Add from any number of ptrace.Traces batches, in any order: spans of one
+// trace may arrive in different batches or files.
 //
-// An Index is not safe for concurrent use: Add from one goroutine (the
+// It is private to analyze: callers outside hold it as a [Dump] (Load,
+// NewDump), which hands them Add and nothing of the index's internals, so
+// the measures, the rules and the HTML report's events are read from it
+// here only.
+//
+// An index is not safe for concurrent use: Add from one goroutine (the
 // [ingest.Read] sink already is one), then analyze it. The zero value is not usable;
-// call [NewIndex].
-type Index struct {
+// call newIndex.
+type index struct {
 	// Key tables: the attribute keys kept, by small integer id. Span and
 	// resource keys share one id space.
 	keys      []string
@@ -157,7 +162,7 @@ type Index struct {
 	// lender is the index whose names and vals a scratch index borrows
 	// (borrowTraces): reset drops them rather than clearing them, and
 	// value lookups go to the lender's map.
-	lender *Index
+	lender *index
 	// valLookup answers value -> id once the build-time map is dropped
 	// (index_lookup.go).
 	valLookup valueLookup
@@ -189,7 +194,7 @@ type Index struct {
 	inputs []report.InputReport // set by Load
 }
 
-// internedVal is a value and its id in Index.vals.
+// internedVal is a value and its id in index.vals.
 type internedVal struct {
 	s  string
 	id int32
@@ -219,7 +224,7 @@ type recentSpan struct {
 
 // isRecentCopy reports whether the span (trace, id) was added recently, and
 // remembers it otherwise. A copy found here is counted as dropped.
-func (x *Index) isRecentCopy(trace int32, id uint64) bool {
+func (x *index) isRecentCopy(trace int32, id uint64) bool {
 	if x.noCopyCache {
 		return false
 	}
@@ -246,10 +251,10 @@ const (
 	maxSpanAttrs  = 255 // nattrs is a uint8
 )
 
-// NewIndex returns an empty Index keeping the vocabulary's attributes plus
+// newIndex returns an empty index keeping the vocabulary's attributes plus
 // those opts names.
-func NewIndex(opts rulefmt.IndexOptions) *Index {
-	x := &Index{keyID: make(map[string]uint16)}
+func newIndex(opts rulefmt.IndexOptions) *index {
+	x := &index{keyID: make(map[string]uint16)}
 	for _, k := range vocabSpanAttrs {
 		x.addKey(k, false)
 	}
@@ -267,7 +272,7 @@ func NewIndex(opts rulefmt.IndexOptions) *Index {
 }
 
 // addKey registers key as kept on spans or on resources.
-func (x *Index) addKey(key string, onResource bool) {
+func (x *index) addKey(key string, onResource bool) {
 	if key == "" {
 		return
 	}
@@ -294,7 +299,7 @@ func (x *Index) addKey(key string, onResource bool) {
 }
 
 // matchKey returns the id of a kept key k, on the ingest path.
-func (x *Index) matchKey(k string) (uint16, bool) {
+func (x *index) matchKey(k string) (uint16, bool) {
 	if len(k) > maxKeyLen {
 		id, ok := x.keyID[k]
 		return id, ok
@@ -308,7 +313,7 @@ func (x *Index) matchKey(k string) (uint16, bool) {
 }
 
 // lookupKey returns the id of a kept key.
-func (x *Index) lookupKey(key string) (uint16, bool) {
+func (x *index) lookupKey(key string) (uint16, bool) {
 	id, ok := x.keyID[key]
 	return id, ok
 }
@@ -316,14 +321,14 @@ func (x *Index) lookupKey(key string) (uint16, bool) {
 // Add indexes every span of td. It copies what it keeps, so td may be reused
 // or dropped afterwards. Spans already in the index (same trace and span id)
 // are counted once.
-func (x *Index) Add(td ptrace.Traces) {
+func (x *index) Add(td ptrace.Traces) {
 	x.addPart(td, 0, 1)
 }
 
 // addPart indexes the spans of td whose trace belongs to part of nparts
 // (shardOf): the engine's shards each take their part of every batch.
 // Resources are interned when a kept span first needs them.
-func (x *Index) addPart(td ptrace.Traces, part, nparts int) {
+func (x *index) addPart(td ptrace.Traces, part, nparts int) {
 	x.ensureMaps()
 	rss := td.ResourceSpans()
 	var lastTrace pcommon.TraceID
@@ -378,14 +383,14 @@ func shardOf(id pcommon.TraceID, nparts int) int {
 
 // addFast indexes a projection decoder's batch (analyze/ingest) exactly as
 // Add indexes the same spans as a ptrace.Traces.
-func (x *Index) addFast(b *ingest.Batch) {
+func (x *index) addFast(b *ingest.Batch) {
 	x.addFastPart(b, 0, 1)
 }
 
 // addFastPart indexes the spans of b in part of nparts as addPart does:
 // resources interned in order of first use, then each span through the
 // same newSpan, keepSpanAttr and appendSpan steps addSpan takes.
-func (x *Index) addFastPart(b *ingest.Batch, part, nparts int) {
+func (x *index) addFastPart(b *ingest.Batch, part, nparts int) {
 	x.fastBatches++
 	x.ensureMaps()
 	res := make([]int32, len(b.Resources))
@@ -436,7 +441,7 @@ func (x *Index) addFastPart(b *ingest.Batch, part, nparts int) {
 
 // internFastValue interns a fast-path attribute value as internKeyValue
 // (onSpan) or internValue interns the same pdata value.
-func (x *Index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
+func (x *index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
 	switch a.Type {
 	case pcommon.ValueTypeStr:
 		if onSpan {
@@ -451,7 +456,7 @@ func (x *Index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
 }
 
 // addSpan appends one span's retained record.
-func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
+func (x *index) addSpan(sp ptrace.Span, trace, res int32) {
 	s, ok := x.newSpan(int64(sp.StartTimestamp()), int64(sp.EndTimestamp()), sp.SpanID(), sp.ParentSpanID(),
 		trace, sp.Name(), res, uint8(sp.Kind()), uint8(sp.Status().Code()))
 	if !ok || x.isRecentCopy(s.trace, s.id) {
@@ -468,7 +473,7 @@ func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
 // newSpan starts the record of a span, its attributes to be added with
 // putSpanAttr at the end of the attribute table's last chunk, which it
 // makes room in. It reports false when the index is full.
-func (x *Index) newSpan(start, end int64, sid, pid pcommon.SpanID, trace int32, name string, res int32, kind, status uint8) (span, bool) {
+func (x *index) newSpan(start, end int64, sid, pid pcommon.SpanID, trace int32, name string, res int32, kind, status uint8) (span, bool) {
 	if x.nspans == math.MaxInt32 {
 		return span{}, false // 2 billion spans: beyond what an int32 index can number
 	}
@@ -495,7 +500,7 @@ func (x *Index) newSpan(start, end int64, sid, pid pcommon.SpanID, trace int32, 
 // keepSpanAttr returns the key id of attribute key k when s keeps it: a
 // kept span key, not yet on s (a malformed span may repeat a key; the
 // first one wins), and room left.
-func (x *Index) keepSpanAttr(s *span, k string) (uint16, bool) {
+func (x *index) keepSpanAttr(s *span, k string) (uint16, bool) {
 	id, ok := x.matchKey(k)
 	if !ok || !x.spanKeyOK[id] || s.nattrs == maxSpanAttrs || hasKey(x.attrsOf(s), id) {
 		return 0, false
@@ -506,7 +511,7 @@ func (x *Index) keepSpanAttr(s *span, k string) (uint16, bool) {
 // attrRoom makes room for a span's attributes at the end of the attribute
 // table's last chunk, starting a chunk (a spare one when reset left some)
 // when it has not maxSpanAttrs left, and returns that chunk's index.
-func (x *Index) attrRoom() int {
+func (x *index) attrRoom() int {
 	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
 		x.attrs = append(x.attrs, nextChunk(&x.spareAttrs, attrChunk))
 	}
@@ -525,14 +530,14 @@ func nextChunk[T any](spare *[][]T, size int) []T {
 }
 
 // putSpanAttr adds an attribute to s, the span newSpan started last.
-func (x *Index) putSpanAttr(s *span, key uint16, val int32) {
+func (x *index) putSpanAttr(s *span, key uint16, val int32) {
 	ci := s.attrs >> attrChunkBits
 	x.attrs[ci] = append(x.attrs[ci], attr{key: key, val: val})
 	s.nattrs++
 }
 
 // appendSpan stores the span newSpan started.
-func (x *Index) appendSpan(s span) {
+func (x *index) appendSpan(s span) {
 	if n := len(x.spans); n == 0 || len(x.spans[n-1]) == cap(x.spans[n-1]) {
 		x.spans = append(x.spans, nextChunk(&x.spareSpans, spanChunk))
 	}
@@ -553,18 +558,18 @@ func hasKey(attrs []attr, key uint16) bool {
 }
 
 // sp returns span i.
-func (x *Index) sp(i int32) *span {
+func (x *index) sp(i int32) *span {
 	return &x.spans[i>>spanChunkBits][i&(spanChunk-1)]
 }
 
 // attrsOf returns the attributes of s.
-func (x *Index) attrsOf(s *span) []attr {
+func (x *index) attrsOf(s *span) []attr {
 	off := s.attrs & (attrChunk - 1)
 	return x.attrs[s.attrs>>attrChunkBits][off : off+int32(s.nattrs)]
 }
 
 // ensureMaps rebuilds the build-time maps a finished index dropped.
-func (x *Index) ensureMaps() {
+func (x *index) ensureMaps() {
 	if x.nameIdx != nil {
 		return
 	}
@@ -588,7 +593,7 @@ func (x *Index) ensureMaps() {
 	}
 }
 
-func (x *Index) internName(s string) int32 {
+func (x *index) internName(s string) int32 {
 	if id, ok := x.nameIdx[s]; ok {
 		return id
 	}
@@ -600,7 +605,7 @@ func (x *Index) internName(s string) int32 {
 	return id
 }
 
-func (x *Index) internString(s string) int32 {
+func (x *index) internString(s string) int32 {
 	if id, ok := x.valIdx[s]; ok {
 		return id
 	}
@@ -614,7 +619,7 @@ func (x *Index) internString(s string) int32 {
 
 // internKeyValue interns the value v of key, trying the key's last value
 // first.
-func (x *Index) internKeyValue(key uint16, v pcommon.Value) int32 {
+func (x *index) internKeyValue(key uint16, v pcommon.Value) int32 {
 	if v.Type() != pcommon.ValueTypeStr {
 		return x.internValue(v)
 	}
@@ -623,7 +628,7 @@ func (x *Index) internKeyValue(key uint16, v pcommon.Value) int32 {
 
 // internKeyStr interns the string value s of key, trying the key's last
 // value first.
-func (x *Index) internKeyStr(key uint16, s string) int32 {
+func (x *index) internKeyStr(key uint16, s string) int32 {
 	if last := &x.lastVal[key]; last.id >= 0 && last.s == s {
 		return last.id
 	}
@@ -634,7 +639,7 @@ func (x *Index) internKeyStr(key uint16, s string) int32 {
 
 // internValue interns v's AsString text without formatting the common
 // scalar types through a temporary string where it can be avoided.
-func (x *Index) internValue(v pcommon.Value) int32 {
+func (x *index) internValue(v pcommon.Value) int32 {
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
 		return x.internString(v.Str())
@@ -660,7 +665,7 @@ func (x *Index) internValue(v pcommon.Value) int32 {
 // value nested deeper than ingest.MaxDepth, which it does not encode.
 var tooDeepValue = fmt.Sprintf("<a value nested more than %d deep>", ingest.MaxDepth)
 
-func (x *Index) internTrace(id pcommon.TraceID) int32 {
+func (x *index) internTrace(id pcommon.TraceID) int32 {
 	if i, ok := x.traceIdx[id]; ok {
 		return i
 	}
@@ -670,7 +675,7 @@ func (x *Index) internTrace(id pcommon.TraceID) int32 {
 	return i
 }
 
-// boolVal is the interned id of a boolean's AsString text (NewIndex puts
+// boolVal is the interned id of a boolean's AsString text (newIndex puts
 // "false" and "true" first).
 func boolVal(b bool) int32 {
 	if b {
@@ -681,7 +686,7 @@ func boolVal(b bool) int32 {
 
 // internResource returns the id of the resource holding m's kept attributes,
 // shared by every batch with the same ones.
-func (x *Index) internResource(m pcommon.Map) int32 {
+func (x *index) internResource(m pcommon.Map) int32 {
 	start := x.beginResource()
 	for k, v := range m.All() {
 		if id, ok := x.keepResAttr(start, k); ok {
@@ -693,14 +698,14 @@ func (x *Index) internResource(m pcommon.Map) int32 {
 
 // beginResource starts gathering a resource's kept attributes at the end
 // of resAttrs; endResource interns them.
-func (x *Index) beginResource() int32 {
+func (x *index) beginResource() int32 {
 	return int32(len(x.resAttrs))
 }
 
 // keepResAttr returns the key id of attribute key k when the resource
 // begun at start keeps it: a kept resource key, not yet gathered (the
 // first of a repeated key wins), and room left.
-func (x *Index) keepResAttr(start int32, k string) (uint16, bool) {
+func (x *index) keepResAttr(start int32, k string) (uint16, bool) {
 	id, ok := x.matchKey(k)
 	if !ok || !x.resKeyOK[id] || len(x.resAttrs)-int(start) == 255 {
 		return 0, false
@@ -715,7 +720,7 @@ func (x *Index) keepResAttr(start int32, k string) (uint16, bool) {
 
 // endResource returns the id of the resource whose attributes were
 // gathered from start, sharing an existing one with the same attributes.
-func (x *Index) endResource(start int32) int32 {
+func (x *index) endResource(start int32) int32 {
 	added := x.resAttrs[start:]
 	slices.SortFunc(added, func(a, b attr) int { return int(a.key) - int(b.key) })
 	x.keyBuf = appendResourceKey(x.keyBuf[:0], added)
@@ -730,7 +735,7 @@ func (x *Index) endResource(start int32) int32 {
 }
 
 // resourceKey is the canonical map key of resource r: its sorted pairs.
-func (x *Index) resourceKey(r int32) string {
+func (x *index) resourceKey(r int32) string {
 	res := x.resources[r]
 	return string(appendResourceKey(nil, x.resAttrs[res.attrs:res.attrs+int32(res.n)]))
 }
@@ -748,7 +753,7 @@ func appendResourceKey(b []byte, attrs []attr) []byte {
 // links and marks incomplete traces. Every query calls it; it does nothing
 // when no span was added since the last call, and starts over otherwise, so
 // spans may keep arriving between queries.
-func (x *Index) finish() {
+func (x *index) finish() {
 	if !x.dirty {
 		return
 	}
@@ -824,7 +829,7 @@ func (x *Index) finish() {
 // its lookup maps. Filling a fresh index each time instead costs a
 // megabyte of chunks to clear and the maps to grow again, per round. It
 // marks x reused (see the field).
-func (x *Index) reset() {
+func (x *index) reset() {
 	x.reused = true
 	for _, c := range x.spans {
 		x.spareSpans = append(x.spareSpans, c[:0])
@@ -842,7 +847,7 @@ func (x *Index) reset() {
 		x.names, x.vals, x.lender = nil, []string{"false", "true"}, nil
 	} else {
 		clear(x.names)
-		clear(x.vals[2:]) // NewIndex's "false" and "true" stay
+		clear(x.vals[2:]) // newIndex's "false" and "true" stay
 		x.names, x.vals = x.names[:0], x.vals[:2]
 	}
 	x.order, x.traces = x.order[:0], x.traces[:0]
@@ -866,7 +871,7 @@ func (x *Index) reset() {
 // linkParents resolves every parent id to a span index within its trace and
 // marks traces with a missing parent, or a parent cycle, incomplete. A cycle
 // is broken at the span that closes it so ancestor walks always end.
-func (x *Index) linkParents() {
+func (x *index) linkParents() {
 	x.incomplete = 0
 	state := make([]uint8, len(x.order)) // breakCycles' walk state, per position in order
 	var path []int32
@@ -907,7 +912,7 @@ func (x *Index) linkParents() {
 // root, and cuts the parent link of any span whose walk comes back to
 // itself. It reports whether it cut one; path is scratch space, returned for
 // reuse.
-func (x *Index) breakCycles(group []int32, state []uint8, path []int32) ([]int32, bool) {
+func (x *index) breakCycles(group []int32, state []uint8, path []int32) ([]int32, bool) {
 	const (
 		unseen = iota
 		walking
@@ -950,7 +955,7 @@ func (x *Index) breakCycles(group []int32, state []uint8, path []int32) ([]int32
 
 // cmpSpans orders two spans by trace id, then span id: an order that does
 // not depend on the order the spans arrived in.
-func (x *Index) cmpSpans(a, b int32) int {
+func (x *index) cmpSpans(a, b int32) int {
 	sa, sb := x.sp(a), x.sp(b)
 	if sa.trace != sb.trace {
 		ta, tb := x.traces[sa.trace].id, x.traces[sb.trace].id
@@ -973,7 +978,7 @@ func cmpUint64(a, b uint64) int {
 // interned strings, with the build-time maps that index them (about as
 // much again for the traces and strings). Load checks it against the
 // memory budget after every batch.
-func (x *Index) memBytes() int64 {
+func (x *index) memBytes() int64 {
 	n := int64(len(x.spans)) * spanChunk * int64(unsafe.Sizeof(span{}))
 	n += int64(len(x.attrs)) * attrChunk * int64(unsafe.Sizeof(attr{}))
 	n += int64(cap(x.traces)) * int64(unsafe.Sizeof(traceRec{})) * 2
@@ -982,34 +987,34 @@ func (x *Index) memBytes() int64 {
 }
 
 // Spans returns the number of distinct spans indexed.
-func (x *Index) Spans() int {
+func (x *index) Spans() int {
 	x.finish()
 	return len(x.order)
 }
 
 // Traces returns the number of distinct traces indexed.
-func (x *Index) Traces() int {
+func (x *index) Traces() int {
 	x.finish()
 	return len(x.traces)
 }
 
 // IncompleteTraces returns the number of traces with a span whose parent is
 // absent from the dump: a process that had not exported yet, or a lost batch.
-func (x *Index) IncompleteTraces() int {
+func (x *index) IncompleteTraces() int {
 	x.finish()
 	return x.incomplete
 }
 
 // Duplicates returns the number of spans left out because a span with the
 // same trace and span id was already indexed.
-func (x *Index) Duplicates() int {
+func (x *index) Duplicates() int {
 	x.finish()
 	return x.duplicates
 }
 
 // Window returns the earliest span start and the latest span end, and false
 // when the index is empty. Times are UTC.
-func (x *Index) Window() (start, end time.Time, ok bool) {
+func (x *index) Window() (start, end time.Time, ok bool) {
 	x.finish()
 	if len(x.order) == 0 {
 		return time.Time{}, time.Time{}, false
@@ -1026,14 +1031,14 @@ func (x *Index) Window() (start, end time.Time, ok bool) {
 
 // Inputs returns what Load read into the index, one entry per input, in
 // input order; nil for an index built with Add alone.
-func (x *Index) Inputs() []report.InputReport {
+func (x *index) Inputs() []report.InputReport {
 	return slices.Clone(x.inputs)
 }
 
 // --- queries used by measures and selectors (the index must be finished) ---
 
 // attrVal returns the interned value of a kept span attribute.
-func (x *Index) attrVal(i int32, key uint16) (int32, bool) {
+func (x *index) attrVal(i int32, key uint16) (int32, bool) {
 	for _, a := range x.attrsOf(x.sp(i)) {
 		if a.key == key {
 			return a.val, true
@@ -1044,7 +1049,7 @@ func (x *Index) attrVal(i int32, key uint16) (int32, bool) {
 
 // resAttrVal returns the interned value of a kept resource attribute of the
 // span's resource.
-func (x *Index) resAttrVal(i int32, key uint16) (int32, bool) {
+func (x *index) resAttrVal(i int32, key uint16) (int32, bool) {
 	r := x.resources[x.sp(i).res]
 	for _, a := range x.resAttrs[r.attrs : r.attrs+int32(r.n)] {
 		if a.key == key {
@@ -1055,12 +1060,12 @@ func (x *Index) resAttrVal(i int32, key uint16) (int32, bool) {
 }
 
 // traceID returns the hex trace id of trace t.
-func (x *Index) traceID(t int32) string {
+func (x *index) traceID(t int32) string {
 	return x.traces[t].id.String()
 }
 
 // valueID returns the id of an interned value, or -1 when no span carries it.
-func (x *Index) valueID(v string) int32 {
+func (x *index) valueID(v string) int32 {
 	if x.lender != nil {
 		return x.lender.valueID(v)
 	}

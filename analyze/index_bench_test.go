@@ -40,15 +40,15 @@ func BenchmarkHostileShapes(b *testing.B) {
 				rules := rulefmt.BuiltinRules(cfg)
 				b.ResetTimer()
 				for b.Loop() {
-					idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
+					idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 					if err != nil {
 						b.Fatal(err)
 					}
-					_, err = Analyze(idx, cfg)
+					_, err = Analyze(asDump(idx), cfg)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, err := ObserveRules(idx, cfg, rules, ObserveOptions{}); err != nil {
+					if _, err := ObserveRules(asDump(idx), cfg, rules, ObserveOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -8,7 +8,7 @@ package analyze
 // The engine uses it to take finalized traces out of a shard's open index
 // and to compact the open index; its cost is one pass over src's spans plus
 // the interning of what is copied.
-func copyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
+func copyTraces(dst, src *index, sel []bool) (newIdx []int32, copied int) {
 	return copyTracesInto(dst, src, sel, false)
 }
 
@@ -18,12 +18,12 @@ func copyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
 // only read until its next reset (which drops the borrowed tables without
 // clearing them) and must not be added to otherwise; src may grow its
 // tables meanwhile (dst sees the ids it copied, all below its length).
-func borrowTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
+func borrowTraces(dst, src *index, sel []bool) (newIdx []int32, copied int) {
 	dst.names, dst.vals, dst.lender = src.names, src.vals, src
 	return copyTracesInto(dst, src, sel, true)
 }
 
-func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32, copied int) {
+func copyTracesInto(dst, src *index, sel []bool, borrowed bool) (newIdx []int32, copied int) {
 	dst.ensureMaps()
 	newIdx = make([]int32, len(src.traces))
 	for i := range newIdx {
@@ -68,7 +68,7 @@ func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32,
 
 // copyResource interns src's resource r in dst (its value ids as they are
 // when dst borrows src's tables).
-func copyResource(dst, src *Index, r int32, borrowed bool) int32 {
+func copyResource(dst, src *index, r int32, borrowed bool) int32 {
 	res := src.resources[r]
 	start := dst.beginResource()
 	for _, a := range src.resAttrs[res.attrs : res.attrs+int32(res.n)] {

@@ -11,13 +11,13 @@ import (
 // every caller asking once per scope quadratic (issue 24: `check` on 78k
 // executions spent 90% of its time in a linear valueID per scope).
 
-// valueLookup is the reverse of Index.vals while the build-time map is
+// valueLookup is the reverse of index.vals while the build-time map is
 // dropped: the value ids sorted by value, built on first use. The value
 // table only grows between resets, and a reset index keeps its map, so the
 // lookup is current while it covers as many values as the table holds.
 type valueLookup struct {
 	byValue []int32 // value ids, sorted by value
-	n       int     // len(Index.vals) when byValue was built
+	n       int     // len(index.vals) when byValue was built
 	// sorted counts the value-table entries sorted into byValue over the
 	// index's life, and lookups the calls: tests pin that a check looks
 	// values up a bounded number of times per rule, never per scope, and
@@ -29,7 +29,7 @@ type valueLookup struct {
 // carries it, in O(1) while the index keeps its build-time map and
 // O(log n) amortized after: the sorted ids are built once per finished
 // table (4 bytes per value).
-func (x *Index) lookupValue(v string) int32 {
+func (x *index) lookupValue(v string) int32 {
 	if x.lender != nil {
 		return x.lender.lookupValue(v)
 	}

@@ -14,10 +14,10 @@ import (
 // batches of the projection decoders (OTLP JSON lines, OTLP protobuf) into
 // ConsumeBatch.
 
-var _ ingest.BatchSink = (*Index)(nil)
+var _ ingest.BatchSink = (*index)(nil)
 
-// ConsumeTraces indexes td (Index.Add); it never fails.
-func (x *Index) ConsumeTraces(_ *ingest.Input, td ptrace.Traces) error {
+// ConsumeTraces indexes td (index.Add); it never fails.
+func (x *index) ConsumeTraces(_ *ingest.Input, td ptrace.Traces) error {
 	x.Add(td)
 	return nil
 }
@@ -27,7 +27,7 @@ func (x *Index) ConsumeTraces(_ *ingest.Input, td ptrace.Traces) error {
 // ReadOptions.Keep is the index's keep set (IndexOptions.keep), as Load
 // sets it: an attribute the batch left out cannot be indexed. It copies
 // what it keeps; it never fails.
-func (x *Index) ConsumeBatch(_ *ingest.Input, b *ingest.Batch) error {
+func (x *index) ConsumeBatch(_ *ingest.Input, b *ingest.Batch) error {
 	x.addFast(b)
 	return nil
 }
@@ -45,7 +45,7 @@ func keepOf(o rulefmt.IndexOptions) ingest.KeepAttrs {
 // plus the progress callback and the memory budget checked after each
 // batch.
 type loadSink struct {
-	idx      *Index
+	idx      *index
 	read     int   // spans read so far over all inputs
 	limit    int64 // bytes the index may take: half of the budget
 	progress func(in *Input, spansRead int)

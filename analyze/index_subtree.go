@@ -21,7 +21,7 @@ import (
 // nearest under ancestor's), and a scope's count is the number of keys in
 // a range: two binary searches over the sorted keys.
 type subtreeAgg struct {
-	x      *Index
+	x      *index
 	t      *spanTree
 	scopes []ruleScope
 	counts map[*compiledSel][]int32
@@ -34,7 +34,7 @@ type distinctKey struct {
 	key uint16
 }
 
-func newSubtreeAgg(x *Index, scopes []ruleScope) *subtreeAgg {
+func newSubtreeAgg(x *index, scopes []ruleScope) *subtreeAgg {
 	return &subtreeAgg{x: x, t: x.tree(), scopes: scopes, counts: map[*compiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*compiledSel][]selPoint{}}
 }
 

@@ -28,7 +28,7 @@ func TestIndexCountsDuplicateSpansOnce(t *testing.T) {
 		d.add(ss, sp{trace: 1, id: 2, parent: 1, name: "child", end: time.Second})
 		return d.td
 	}
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(build())
 	idx.Add(build()) // the same batch exported twice
 	if idx.Spans() != 2 || idx.Duplicates() != 2 || idx.Traces() != 1 || idx.IncompleteTraces() != 0 {
@@ -46,7 +46,7 @@ func TestIndexSameSpanIDInTwoTracesIsTwoSpans(t *testing.T) {
 	ss := d.resource()
 	d.add(ss, sp{trace: 1, id: 7, name: "a"})
 	d.add(ss, sp{trace: 2, id: 7, name: "a"})
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.Spans() != 2 || idx.Duplicates() != 0 || idx.Traces() != 2 {
 		t.Errorf("spans %d duplicates %d traces %d, want 2 0 2", idx.Spans(), idx.Duplicates(), idx.Traces())
@@ -60,7 +60,7 @@ func TestIndexMissingParentMakesTheTraceIncomplete(t *testing.T) {
 	d.add(ss, sp{trace: 1, id: 2, parent: 1, name: "ok"})
 	d.add(ss, sp{trace: 2, id: 3, parent: 99, name: "orphan"}) // its parent never landed
 	d.add(ss, sp{trace: 3, id: 4, parent: 4, name: "self"})    // its own parent
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.Traces() != 3 || idx.IncompleteTraces() != 2 {
 		t.Errorf("traces %d incomplete %d, want 3 2", idx.Traces(), idx.IncompleteTraces())
@@ -71,7 +71,7 @@ func TestIndexParentInALaterBatchCompletesTheTrace(t *testing.T) {
 	child, parent := newDump(), newDump()
 	child.add(child.resource(), sp{trace: 1, id: 2, parent: 1, name: "child"})
 	parent.add(parent.resource(), sp{trace: 1, id: 1, name: "root"})
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(child.td)
 	if idx.IncompleteTraces() != 1 {
 		t.Fatalf("with the child alone the trace is incomplete, got %d", idx.IncompleteTraces())
@@ -88,14 +88,14 @@ func TestIndexBreaksParentCyclesInsteadOfHanging(t *testing.T) {
 	d.add(ss, sp{trace: 1, id: 1, parent: 3, name: spans.SpanInvoke})
 	d.add(ss, sp{trace: 1, id: 2, parent: 1, name: spans.SpanAcquire})
 	d.add(ss, sp{trace: 1, id: 3, parent: 2, name: spans.SpanCallTool, attrs: []any{spans.AttrSessionID, "s"}})
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.IncompleteTraces() != 1 {
 		t.Errorf("a parent cycle makes the trace incomplete, got %d incomplete", idx.IncompleteTraces())
 	}
 	// Every measure walks ancestors; none may loop.
 	root, _ := rulefmt.ParseSelectorString(spans.SpanInvoke)
-	if _, err := Analyze(idx, rulefmt.Config{ExecutionRoot: &root}); err != nil {
+	if _, err := Analyze(asDump(idx), rulefmt.Config{ExecutionRoot: &root}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,7 +106,7 @@ func TestIndexKeepsOnlyTheAttributesItIsToldTo(t *testing.T) {
 	d.add(ss, sp{trace: 1, name: "s", attrs: []any{
 		spans.AttrSessionID, "sess", spans.AttrJSONRPCRequestID, "17", "db.sql.table", "orgs", "http.url", "https://secret",
 	}})
-	idx := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}, ResourceAttrs: []string{"deployment"}})
+	idx := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}, ResourceAttrs: []string{"deployment"}})
 	idx.Add(d.td)
 	idx.finish()
 	kept := map[string]string{}
@@ -132,7 +132,7 @@ func TestIndexKeepsOnlyTheAttributesItIsToldTo(t *testing.T) {
 }
 
 func TestIndexSharesResourcesAcrossBatches(t *testing.T) {
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	for i := range 50 {
 		d := newDump()
 		d.add(d.resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, "do-1"), sp{trace: uint64(i + 1), name: "s"})
@@ -148,7 +148,7 @@ func TestIndexValuesCompareAsTheirTextWhateverTheirType(t *testing.T) {
 	ss := d.resource()
 	d.add(ss, sp{trace: 1, name: "a", attrs: []any{spans.AttrAttempt, 2, spans.AttrCacheHit, true}})
 	d.add(ss, sp{trace: 1, name: "b", attrs: []any{spans.AttrAttempt, "2", spans.AttrCacheHit, "true"}})
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	sel, err := rulefmt.ParseSelectorString(`{attributes: {` + spans.AttrAttempt + `: 2, ` + spans.AttrCacheHit + `: true}}`)
 	if err != nil {
@@ -171,7 +171,7 @@ func TestIndexWindowSpansEarliestStartToLatestEnd(t *testing.T) {
 	d.add(ss, sp{trace: 1, name: "a", start: 5 * time.Second, end: 6 * time.Second})
 	d.add(ss, sp{trace: 2, name: "b", start: time.Second, end: 2 * time.Second})
 	d.add(ss, sp{trace: 2, name: "c", start: 3 * time.Second, end: 9 * time.Second})
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	start, end, ok := idx.Window()
 	if !ok || !start.Equal(t0.Add(time.Second)) || !end.Equal(t0.Add(9*time.Second)) {
@@ -186,7 +186,7 @@ func retainedPerSpan(t testing.TB, n int) (perSpan float64, spanCount int) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	// Batches stream through Add and are dropped: only the index remains.
 	if _, err := tracegen.BenchBatches(n, func(td ptrace.Traces) error { idx.Add(td); return nil }); err != nil {
 		t.Fatal(err)
@@ -210,7 +210,7 @@ func TestIndexRetainsAtMost100BytesPerSpan(t *testing.T) {
 	}
 }
 
-func allAttrs(idx *Index) []attr {
+func allAttrs(idx *index) []attr {
 	var out []attr
 	for _, i := range idx.order {
 		out = append(out, idx.attrsOf(idx.sp(i))...)
@@ -218,19 +218,19 @@ func allAttrs(idx *Index) []attr {
 	return out
 }
 
-// TestResetIndexAnalyzesLikeAFreshOne pins Index.reset, which an engine
+// TestResetIndexAnalyzesLikeAFreshOne pins index.reset, which an engine
 // shard's finalizations reuse one index through: an index reset after
 // each dump (in every encoding; scenarios share trace ids, so stale lookup
 // entries would show) reports on the next dump exactly as a fresh index
 // does, and keeps its chunks for it.
 func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
-	reused := NewIndex(rulefmt.IndexOptions{})
+	reused := newIndex(rulefmt.IndexOptions{})
 	for round, path := range append(goldenDumps(t), goldenDumps(t)...) {
-		fresh, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+		fresh, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := Analyze(fresh, rulefmt.Config{})
+		want, err := Analyze(asDump(fresh), rulefmt.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 		if _, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true, Keep: keepOf(rulefmt.IndexOptions{})}, reused); err != nil {
 			t.Fatal(err)
 		}
-		got, err := Analyze(reused, rulefmt.Config{})
+		got, err := Analyze(asDump(reused), rulefmt.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

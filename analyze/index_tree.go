@@ -17,7 +17,7 @@ package analyze
 type spanTree struct {
 	// dfs lists the distinct spans in depth-first preorder, trace by
 	// trace: trace t's spans are dfs[tr.first : tr.first+tr.n], as in
-	// Index.order. Within a trace, roots (and spans whose parent is
+	// index.order. Within a trace, roots (and spans whose parent is
 	// missing) come in span id order, each followed by its subtree;
 	// children are visited in span id order.
 	dfs []int32
@@ -28,7 +28,7 @@ type spanTree struct {
 
 // tree returns the depth-first layout of the finished index, built on first
 // use after each finish.
-func (x *Index) tree() *spanTree {
+func (x *index) tree() *spanTree {
 	x.finish()
 	if x.layout == nil {
 		x.layout = buildTree(x)
@@ -39,10 +39,10 @@ func (x *Index) tree() *spanTree {
 // buildTree lays out x's forest depth first in O(n): children are gathered
 // with a counting sort by parent, then each trace is walked with an
 // explicit stack (a recursion would overflow on a deep chain).
-func buildTree(x *Index) *spanTree {
+func buildTree(x *index) *spanTree {
 	n := x.nspans
 	t := &spanTree{dfs: make([]int32, 0, len(x.order)), pre: make([]int32, n), end: make([]int32, n)}
-	// Children of span p are kids[first[p]:first[p+1]], in Index.order (span
+	// Children of span p are kids[first[p]:first[p+1]], in index.order (span
 	// id) order. first is indexed by span index + 1.
 	first := make([]int32, n+1)
 	for _, i := range x.order {
@@ -108,7 +108,7 @@ func (t *spanTree) strictlyBelow(a, root int32) bool {
 // nearestAncestors returns, per span index, the nearest proper ancestor for
 // which ok holds, -1 when none: one pass over the preorder, in which every
 // parent comes before its children.
-func (x *Index) nearestAncestors(ok func(int32) bool) []int32 {
+func (x *index) nearestAncestors(ok func(int32) bool) []int32 {
 	t := x.tree()
 	near := make([]int32, x.nspans)
 	for _, i := range t.dfs {
@@ -132,7 +132,7 @@ func (x *Index) nearestAncestors(ok func(int32) bool) []int32 {
 // back, so every span is resolved once whatever the depth of the chains
 // (finish has broken every parent cycle), and the depth-first layout,
 // whose arrays cost more than this one, is not needed.
-func (x *Index) inheritedValues(key uint16) []int32 {
+func (x *index) inheritedValues(key uint16) []int32 {
 	x.finish()
 	const unresolved = -2
 	val := make([]int32, x.nspans)

@@ -42,7 +42,7 @@ func randomForest(rng *rand.Rand, traces, perTrace int) ptrace.Traces {
 
 // walkSelects is the definition of compiledSel.selects, walking the
 // ancestors of i up to root one by one.
-func walkSelects(x *Index, c *compiledSel, i, root int32) bool {
+func walkSelects(x *index, c *compiledSel, i, root int32) bool {
 	if !c.self.match(i) {
 		return false
 	}
@@ -62,7 +62,7 @@ func walkSelects(x *Index, c *compiledSel, i, root int32) bool {
 }
 
 // walkSubtree lists the spans whose ancestors (or self) include root.
-func walkSubtree(x *Index, root int32) []int32 {
+func walkSubtree(x *index, root int32) []int32 {
 	var out []int32
 	for _, i := range x.order {
 		for a := i; a >= 0; a = x.sp(a).parent {
@@ -89,7 +89,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 	}
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		x := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
+		x := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 		x.Add(randomForest(rng, 3, 1+rng.IntN(60)))
 		tree := x.tree()
 		root, _ := x.compile(rulefmt.Selector{Name: "a"})
@@ -145,10 +145,10 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 }
 
 // loadShape loads a hostile shape of n spans through Load, as the CLI does.
-func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *Index {
+func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *index {
 	t.Helper()
 	path := writeShape(t, shape, n)
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Index: opts})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,13 +169,13 @@ func matchCalls(ev *ruleEval) int64 {
 
 // checkShape runs the built-in rules on idx as `mcptrace check` does and
 // returns the evaluation, the results and the bytes allocated doing it.
-func checkShape(t testing.TB, idx *Index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
+func checkShape(t testing.TB, idx *index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
 	t.Helper()
 	cfg = cfg.WithDefaults()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	if _, err := Analyze(idx, cfg); err != nil {
+	if _, err := Analyze(asDump(idx), cfg); err != nil {
 		t.Fatal(err)
 	}
 	rules := rulefmt.BuiltinRules(cfg)
@@ -255,7 +255,7 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 
 // walkInherited is the definition of inheritedValues for one span: its own
 // value of key, else its nearest ancestor's, -1 when none has one.
-func walkInherited(x *Index, i int32, key uint16) int32 {
+func walkInherited(x *index, i int32, key uint16) int32 {
 	for a := i; a >= 0; a = x.sp(a).parent {
 		if v, ok := x.attrVal(a, key); ok {
 			return v
@@ -290,7 +290,7 @@ func TestInheritedValuesMatchAncestorWalks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 9))
 			for round := 0; round < 20; round++ {
-				x := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
+				x := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 				x.Add(tc.build(rng))
 				key, _ := x.lookupKey("v")
 				got := x.inheritedValues(key)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"runtime"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -31,19 +33,50 @@ type LoadOptions struct {
 	Reread func(reason error)
 }
 
+// Dump is a trace dump held for analysis: the spans of any number of files
+// ([Load]) or ptrace batches ([NewDump], [Dump.Add]) in the analyzer's
+// private index, which keeps only what the measures, the rules and the
+// HTML report's events read. [Analyze], [AnalyzeRules], [ObserveRules] and
+// [NewReportEvents] read it; nothing outside analyze reads the index
+// itself, so its layout can change without a caller noticing.
+//
+// A Dump is not safe for concurrent use: Add from one goroutine, then
+// analyze it. The zero value is not usable; call NewDump or Load.
+type Dump struct {
+	x *index
+}
+
+// NewDump returns an empty Dump keeping the vocabulary's attributes plus
+// those opts names: build opts with [Config.IndexOptions] for the
+// configuration that will analyze it (merged with RulesIndexOptions for
+// rules).
+func NewDump(opts rulefmt.IndexOptions) *Dump { return &Dump{x: newIndex(opts)} }
+
+// Add indexes every span of td. It copies what it keeps, so td may be
+// reused or dropped afterwards. Spans already in the dump (same trace and
+// span id) are counted once.
+func (d *Dump) Add(td ptrace.Traces) { d.x.Add(td) }
+
 // Load reads every path (files, directories, globs, "-" for stdin) into a
-// new Index and returns it with what was read from each input. On error the
-// index and inputs hold what was read before it; a bad input is a
+// new Dump and returns it with what was read from each input. On error the
+// dump and inputs hold what was read before it; a bad input is a
 // *ReadError naming the file and the place.
 //
-// The index may take half of the memory budget (ReadOptions.MaxMemory; the
+// The dump may take half of the memory budget (ReadOptions.MaxMemory; the
 // analysis needs about as much again): past it Load stops with a
 // *ReadError wrapping ErrMemoryLimit, a clear error instead of the kernel's
 // OOM killer. Before a big read (regular files of 64 MiB or more) Load
 // readies the heap for transparent huge pages (heap.go), which spares most
 // of the page faults of the memory the index then takes.
-func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Input, error) {
-	idx := NewIndex(opts.Index)
+func Load(ctx context.Context, paths []string, opts LoadOptions) (*Dump, []Input, error) {
+	x, inputs, err := load(ctx, paths, opts)
+	return &Dump{x: x}, inputs, err
+}
+
+// load is Load into the index itself, for the engine's own runs
+// (AnalyzeDumps) and analyze's tests.
+func load(ctx context.Context, paths []string, opts LoadOptions) (*index, []Input, error) {
+	idx := newIndex(opts.Index)
 	ropts := opts.Read
 	ropts.Keep = keepOf(opts.Index) // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
@@ -54,8 +87,8 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Index, []Inpu
 }
 
 // SetInputs records what was read into the index, for the report's inputs
-// list. Load calls it; a caller building an index with Add may too.
-func (x *Index) SetInputs(inputs []Input) {
+// list. Load calls it, and so does an Engine for its report.
+func (x *index) SetInputs(inputs []Input) {
 	x.inputs = make([]report.InputReport, 0, len(inputs))
 	for _, in := range inputs {
 		x.inputs = append(x.inputs, report.InputReport{

@@ -51,8 +51,8 @@ var loadFuzzIndex = rulefmt.IndexOptions{SpanAttrs: []string{"mcp.tool.name", "x
 func checkLoadMatchesPdata(t *testing.T, data []byte, format Format) int {
 	t.Helper()
 	opts := ReadOptions{Format: format, Workers: 2, Stdin: bytes.NewReader(data)}
-	idx, inputs, err := Load(context.Background(), []string{"-"}, LoadOptions{Read: opts, Index: loadFuzzIndex})
-	ref := NewIndex(loadFuzzIndex)
+	idx, inputs, err := load(context.Background(), []string{"-"}, LoadOptions{Read: opts, Index: loadFuzzIndex})
+	ref := newIndex(loadFuzzIndex)
 	opts.Stdin = bytes.NewReader(data)
 	refInputs, refErr := ingest.Read(context.Background(), []string{"-"}, opts, ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error {
 		ref.Add(td)
@@ -82,9 +82,9 @@ func checkLoadMatchesPdata(t *testing.T, data []byte, format Format) int {
 
 // reportJSON analyzes idx with the default configuration and renders the
 // JSON report.
-func reportJSON(t *testing.T, idx *Index) []byte {
+func reportJSON(t *testing.T, idx *index) []byte {
 	t.Helper()
-	rep, err := Analyze(idx, rulefmt.Config{})
+	rep, err := Analyze(asDump(idx), rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func FuzzLoadHostileShapes(f *testing.F) {
 		if cut > 0 && int(cut) < len(data) {
 			data = data[:cut]
 		}
-		idx, _, err := Load(context.Background(), []string{"-"}, LoadOptions{Read: ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 8 << 20}})
+		idx, _, err := load(context.Background(), []string{"-"}, LoadOptions{Read: ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 8 << 20}})
 		if err != nil {
 			if _, ok := errors.AsType[*ReadError](err); !ok {
 				t.Fatalf("error %v (%T) is not a ReadError", err, err)
@@ -221,7 +221,7 @@ func FuzzLoadHostileShapes(f *testing.F) {
 		}
 		root := rulefmt.Selector{Name: "plugin.mcp.connection.handshake"}
 		for _, cfg := range []rulefmt.Config{{}, {ExecutionRoot: &root}} {
-			a, err := AnalyzeRules(idx, cfg, rulefmt.BuiltinRules(cfg), ObserveOptions{})
+			a, err := AnalyzeRules(asDump(idx), cfg, rulefmt.BuiltinRules(cfg), ObserveOptions{})
 			if err != nil || len(a.Rules) != len(rulefmt.BuiltinRules(cfg)) {
 				t.Fatalf("rules: %v", err)
 			}

@@ -71,7 +71,7 @@ func TestDecompressionBombStopsWithAClearError(t *testing.T) {
 		{"zstd records", recordBomb, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Load(context.Background(), []string{tc.path}, LoadOptions{Read: ReadOptions{Strict: tc.strict}})
+			_, _, err := load(context.Background(), []string{tc.path}, LoadOptions{Read: ReadOptions{Strict: tc.strict}})
 			var re *ReadError
 			if !errors.Is(err, ErrDecompressionLimit) || !errors.As(err, &re) {
 				t.Fatalf("Load = %v, want a *ReadError wrapping ErrDecompressionLimit", err)
@@ -82,7 +82,7 @@ func TestDecompressionBombStopsWithAClearError(t *testing.T) {
 		})
 	}
 	t.Run("a raised ratio reads it", func(t *testing.T) {
-		idx, inputs, err := Load(context.Background(), []string{bomb}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
+		idx, inputs, err := load(context.Background(), []string{bomb}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,11 +102,11 @@ func TestEmptyProtobufFramesCostNothingPerFrame(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var idx *Index
+	var idx *index
 	var inputs []Input
 	var err error
 	alloc := allocated(func() {
-		idx, inputs, err = Load(context.Background(), []string{path}, LoadOptions{})
+		idx, inputs, err = load(context.Background(), []string{path}, LoadOptions{})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,10 +132,10 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, fast := range []bool{true, false} {
-		idx := NewIndex(rulefmt.IndexOptions{})
+		idx := newIndex(rulefmt.IndexOptions{})
 		if fast {
 			var err error
-			if idx, _, err = Load(context.Background(), []string{path}, LoadOptions{}); err != nil {
+			if idx, _, err = load(context.Background(), []string{path}, LoadOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		} else {
@@ -212,7 +212,7 @@ func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 			var inputs []Input
 			var err error
 			alloc := allocated(func() {
-				_, inputs, err = Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: budget, Format: tc.format, MaxDecompressionRatio: -1}})
+				_, inputs, err = load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: budget, Format: tc.format, MaxDecompressionRatio: -1}})
 			})
 			if tc.spans == 0 {
 				if !errors.Is(err, ErrRecordTooLarge) || !strings.Contains(err.Error(), "--max-memory") {
@@ -239,12 +239,12 @@ func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 
 func TestLoadStopsAtTheMemoryBudget(t *testing.T) {
 	path := writeShape(t, "invoke-chain", 50_000)
-	_, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}})
+	_, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}})
 	var re *ReadError
 	if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &re) || re.Path != path || !strings.Contains(err.Error(), "--max-memory") {
 		t.Fatalf("Load with a 4 MiB budget = %v, want a *ReadError for the file wrapping ErrMemoryLimit naming --max-memory", err)
 	}
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}})
 	if err != nil || idx.Spans() != 50_000 {
 		t.Fatalf("Load with a 64 MiB budget: %v, %d spans", err, idx.Spans())
 	}
@@ -363,7 +363,7 @@ func TestDeepValuesNeverReachAsString(t *testing.T) {
 	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	idx, inputs, err := Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
+	idx, inputs, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestDeepValuesNeverReachAsString(t *testing.T) {
 				v = v.SetEmptySlice().AppendEmpty()
 			}
 			v.SetStr("x")
-			idx := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
+			idx := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
 			idx.Add(td)
 			idx.finish()
 			var got []string

@@ -14,7 +14,7 @@ import (
 func TestLoadReportsProgressAndInputs(t *testing.T) {
 	paths := []string{tracesDir + "/pooled.otlp.jsonl", tracesDir + "/per-call-dial.otlp.pb"}
 	var calls, last int
-	idx, inputs, err := Load(context.Background(), paths, LoadOptions{Progress: func(in *Input, spansRead int) {
+	idx, inputs, err := load(context.Background(), paths, LoadOptions{Progress: func(in *Input, spansRead int) {
 		calls++
 		if spansRead < last {
 			t.Errorf("progress went back from %d to %d spans", last, spansRead)
@@ -27,7 +27,7 @@ func TestLoadReportsProgressAndInputs(t *testing.T) {
 	if calls == 0 || last != 22+27 {
 		t.Errorf("progress: %d calls ending at %d spans, want some ending at 49", calls, last)
 	}
-	r, err := Analyze(idx, rulefmt.Config{})
+	r, err := Analyze(asDump(idx), rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +46,11 @@ func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
 	if err := os.WriteFile(path, data[:first+10], 0o600); err != nil { // one whole line, then 10 bytes
 		t.Fatal(err)
 	}
-	idx, _, err := Load(context.Background(), []string{path}, LoadOptions{})
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{})
 	if err != nil {
 		t.Fatalf("a truncated dump is read up to the damage: %v", err)
 	}
-	r, err := Analyze(idx, rulefmt.Config{})
+	r, err := Analyze(asDump(idx), rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
 		t.Errorf("partial %v spans %d warnings %v: want a partial report of the first line", r.Partial, r.Spans, r.Inputs[0].Warnings)
 	}
 
-	_, _, err = Load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+	_, _, err = load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 	var re *ReadError
 	if !errors.As(err, &re) || re.Path != path {
 		t.Errorf("strict Load = %v, want a *ReadError naming %s", err, path)

@@ -340,13 +340,13 @@ func loadBounded(t *testing.T, path string, cfg rulefmt.Config, strict bool) loa
 				done <- out
 			}
 		}()
-		idx, inputs, err := Load(ctx, []string{path}, LoadOptions{Read: ReadOptions{Strict: strict, Workers: 2}, Index: cfg.IndexOptions()})
+		idx, inputs, err := load(ctx, []string{path}, LoadOptions{Read: ReadOptions{Strict: strict, Workers: 2}, Index: cfg.IndexOptions()})
 		for _, in := range inputs {
 			out.inputs = append(out.inputs, in.Warnings...)
 		}
 		out.err = err
 		if err == nil {
-			out.report, out.err = Analyze(idx, cfg)
+			out.report, out.err = Analyze(asDump(idx), cfg)
 			if out.err != nil {
 				out.err = fmt.Errorf("analyze: %w", out.err)
 			}
@@ -437,7 +437,7 @@ func TestMalformed4GiBLengthPrefixAllocatesLittle(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			idx, inputs, err := Load(context.Background(), []string{p}, LoadOptions{Read: opts})
+			idx, inputs, err := load(context.Background(), []string{p}, LoadOptions{Read: opts})
 			runtime.ReadMemStats(&after)
 			if err != nil {
 				t.Fatal(err)

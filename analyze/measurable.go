@@ -46,7 +46,7 @@ const (
 // rootClock answers, for the calls of one index, whether a call outlives
 // the root span of its execution.
 type rootClock struct {
-	x *Index
+	x *index
 	// session matches a span known to be a session, never an execution
 	// (the vocabulary's enclosing session span: OpenLLMetry's
 	// mcp.client.session); nil when the vocabulary names none.

@@ -129,9 +129,9 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 		rulefmt.Rule{ID: "user-calls", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 10}}}, Severity: rulefmt.SeverityError},
 	)
-	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	idx := newIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	idx.Add(d.td)
-	a, err := AnalyzeRules(idx, cfg, rules, ObserveOptions{})
+	a, err := AnalyzeRules(asDump(idx), cfg, rules, ObserveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	}
 
 	// ObserveRules without a report measures the executions itself.
-	obs, err := ObserveRules(idx, cfg, rules[:1], ObserveOptions{})
+	obs, err := ObserveRules(asDump(idx), cfg, rules[:1], ObserveOptions{})
 	if err != nil || obs[0].Unmeasurable == "" {
 		t.Errorf("ObserveRules alone: %v, unmeasurable %q; want the same finding", err, obs[0].Unmeasurable)
 	}
@@ -191,9 +191,9 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 		ss := d.resource(spans.ResourceServiceName, "gw")
 		r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
 		d.add(ss, callSpan(1, r, 0, callEnd, "s1"))
-		idx := NewIndex(rulefmt.Config{}.IndexOptions())
+		idx := newIndex(rulefmt.Config{}.IndexOptions())
 		idx.Add(d.td)
-		rep, err := Analyze(idx, rulefmt.Config{Profile: rulefmt.ProfileAuto})
+		rep, err := Analyze(asDump(idx), rulefmt.Config{Profile: rulefmt.ProfileAuto})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func ratio(a, b int) *float64 {
 
 // exampleTraces returns the distinct hex ids of traces, sorted, at most
 // MaxExamples.
-func exampleTraces(x *Index, traces []int32) []string {
+func exampleTraces(x *index, traces []int32) []string {
 	return exampleIDsOf(traces, x.traceID)
 }
 

@@ -10,13 +10,13 @@ import (
 
 // readsAcc evaluates one reads-per-request measure.
 type readsAcc struct {
-	x                              *Index
+	x                              *index
 	m                              rulefmt.ReadMeasure
 	root, read, notUnder, complete *matcher // notUnder and complete may be nil
 	poll                           *poll    // nil: never stops
 }
 
-func (x *Index) newReadsAcc(m rulefmt.ReadMeasure) (*readsAcc, error) {
+func (x *index) newReadsAcc(m rulefmt.ReadMeasure) (*readsAcc, error) {
 	a := &readsAcc{x: x, m: m}
 	var err error
 	if a.root, err = x.compile(m.Root); err != nil {

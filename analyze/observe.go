@@ -12,7 +12,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// The measures in two steps. observe reads a finished Index holding whole
+// The measures in two steps. observe reads a finished index holding whole
 // traces and returns an observation: figures that no longer refer to the
 // index (counts, sketches, trace ids as text, pool acquires with their
 // scope and key as text), so the index can be freed. An aggregate merges any
@@ -52,13 +52,13 @@ type observation struct {
 
 // observe computes the observation of every trace of idx under cfg, which
 // must be valid and defaulted.
-func observe(idx *Index, cfg rulefmt.Config) (*observation, error) {
+func observe(idx *index, cfg rulefmt.Config) (*observation, error) {
 	return observeContext(context.Background(), idx, cfg)
 }
 
 // observeContext is observe stopped by ctx: its long loops poll the
 // context (see [poll]) and it returns ctx's error, wrapped, when one did.
-func observeContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*observation, error) {
+func observeContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*observation, error) {
 	idx.finish()
 	o := &observation{
 		spans:      len(idx.order),
@@ -121,7 +121,7 @@ func (o *observation) observePool(e *events) {
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
 // idx, with the execution roots cfg names, stopped by ctx.
-func stageContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*events, error) {
+func stageContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*events, error) {
 	cfg = resolvedFor(cfg, idx) // detect.go: auto reads what the spans show
 	v, err := newVocab(idx, cfg)
 	if err != nil {
@@ -141,7 +141,7 @@ func stageContext(ctx context.Context, idx *Index, cfg rulefmt.Config) (*events,
 
 // executionRoot compiles the execution root: Config.ExecutionRoot, else
 // the vocabulary's Executions; nil when every trace is one execution.
-func executionRoot(idx *Index, cfg rulefmt.Config) (*matcher, error) {
+func executionRoot(idx *index, cfg rulefmt.Config) (*matcher, error) {
 	sel := cfg.ExecutionRoot
 	if sel == nil {
 		sel = cfg.ActiveVocabulary().Executions

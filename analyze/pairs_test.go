@@ -114,13 +114,13 @@ func TestForwardedPairsAttributeAsOneAnalysis(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := rulefmt.Config{}
-		idx := NewIndex(cfg.IndexOptions())
+		idx := newIndex(cfg.IndexOptions())
 		var spans []ptrace.Traces
 		for _, td := range wl.Batches {
 			idx.Add(td)
 			spans = append(spans, singleSpans(td)...)
 		}
-		ref, err := Analyze(idx, cfg)
+		ref, err := Analyze(asDump(idx), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,15 +34,15 @@ func (c *countingCtx) Done() <-chan struct{} { return make(chan struct{}) }
 // loops (issue 24: every loop that can run long checks the context), and
 // an analysis whose context stays live reports exactly what Analyze does.
 func TestAnalyzeContextStopsTheMeasuresMidLoop(t *testing.T) {
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	if _, err := tracegen.BenchBatches(60_000, func(td ptrace.Traces) error { idx.Add(td); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	want, err := Analyze(idx, rulefmt.Config{})
+	want, err := Analyze(asDump(idx), rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live, err := AnalyzeContext(context.Background(), idx, rulefmt.Config{})
+	live, err := AnalyzeContext(context.Background(), asDump(idx), rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestAnalyzeContextStopsTheMeasuresMidLoop(t *testing.T) {
 	}
 	for _, k := range []int{1, 2, 5, 10} {
 		ctx := &countingCtx{Context: context.Background(), k: k}
-		r, err := AnalyzeContext(ctx, idx, rulefmt.Config{})
+		r, err := AnalyzeContext(ctx, asDump(idx), rulefmt.Config{})
 		if !errors.Is(err, context.Canceled) || r != nil {
 			t.Errorf("cancelled at its %d-th look: report %v, err %v; want nil, context.Canceled", k, r != nil, err)
 		}

@@ -14,7 +14,7 @@ import (
 
 // scopesDump indexes one pooled invocation in each of n pool scopes; the
 // first scope's name is long.
-func scopesDump(t testing.TB, n int, long string) *Index {
+func scopesDump(t testing.TB, n int, long string) *index {
 	t.Helper()
 	d := newDump()
 	for i := range n {
@@ -26,7 +26,7 @@ func scopesDump(t testing.TB, n int, long string) *Index {
 		d.invocation(ss, lease{trace: uint64(i + 1), start: time.Duration(i) * time.Millisecond, end: time.Duration(i)*time.Millisecond + 500*time.Microsecond,
 			key: "k", hit: false, reason: spans.MissCold, handshake: true, session: fmt.Sprintf("s%d", i)})
 	}
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	return idx
 }
@@ -41,7 +41,7 @@ func TestReportOutputIsBoundedPerRow(t *testing.T) {
 	const n = 300
 	long := strings.Repeat("[x](https://e.example)\u202e", 40_000) // about 1 MB
 	idx := scopesDump(t, n, long)
-	r, err := Analyze(idx, rulefmt.Config{})
+	r, err := Analyze(asDump(idx), rulefmt.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

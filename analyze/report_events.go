@@ -63,11 +63,17 @@ type CallEvent struct {
 	Start, End int64
 }
 
-// NewReportEvents builds the HTML report's events of idx under cfg (its
+// NewReportEvents builds the HTML report's events of d under cfg (its
 // defaults applied and profile auto resolved, as [Analyze] does): one pass
 // of the vocabulary stage feeds the acquires, the handshakes and the calls.
-// It is pure like Analyze.
-func NewReportEvents(idx *Index, cfg rulefmt.Config) (*ReportEvents, error) {
+// It is pure like Analyze. [AnalyzeDumps] builds them too, when
+// RunOptions.Events asks.
+func NewReportEvents(d *Dump, cfg rulefmt.Config) (*ReportEvents, error) {
+	return newReportEvents(d.x, cfg)
+}
+
+// newReportEvents is NewReportEvents over the index itself.
+func newReportEvents(idx *index, cfg rulefmt.Config) (*ReportEvents, error) {
 	cfg, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("report events: %w", err)
@@ -124,11 +130,16 @@ type HandshakeEvent struct {
 	TraceID, SpanID string
 }
 
-// AcquireEvents returns every acquire of the index under cfg's vocabulary,
+// AcquireEvents returns every acquire of d under cfg's vocabulary,
 // attributed by the one miss attribution [Analyze] uses, sorted by scope,
 // then time. It is pure like Analyze, and costs one more pass of the
-// vocabulary stage over the index.
-func AcquireEvents(idx *Index, cfg rulefmt.Config) ([]AcquireEvent, error) {
+// vocabulary stage over the dump.
+func AcquireEvents(d *Dump, cfg rulefmt.Config) ([]AcquireEvent, error) {
+	return acquireEvents(d.x, cfg)
+}
+
+// acquireEvents is AcquireEvents over the index itself.
+func acquireEvents(idx *index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 	cfg, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -140,7 +151,7 @@ func AcquireEvents(idx *Index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 // the spans show, detected once) and runs the vocabulary stage once: the
 // HTML report's acquires, handshakes and call latencies all read these
 // events, rather than each running the stage (and detection) again.
-func htmlStage(idx *Index, cfg rulefmt.Config) (rulefmt.Config, *events, error) {
+func htmlStage(idx *index, cfg rulefmt.Config) (rulefmt.Config, *events, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
@@ -151,7 +162,7 @@ func htmlStage(idx *Index, cfg rulefmt.Config) (rulefmt.Config, *events, error) 
 
 // acquireEventsOf is AcquireEvents over the stage's events ev of idx under
 // cfg (resolved), attributed by ev.attributed(cfg).
-func acquireEventsOf(idx *Index, cfg rulefmt.Config, ev *events, attributed []acquireEvent) ([]AcquireEvent, error) {
+func acquireEventsOf(idx *index, cfg rulefmt.Config, ev *events, attributed []acquireEvent) ([]AcquireEvent, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -210,7 +221,7 @@ type leaseCall struct {
 // span: the handshake child of a miss (by acquire span), and the calls of
 // each invocation (start, session), for the timeline to tell which session
 // a lease used.
-func leaseSessions(x *Index, v *vocab, ev *events) (map[int32]int32, map[int32][]leaseCall) {
+func leaseSessions(x *index, v *vocab, ev *events) (map[int32]int32, map[int32][]leaseCall) {
 	hsSession := map[int32]int32{}
 	for _, h := range ev.handshakes {
 		if h.parent >= 0 && h.session >= 0 {
@@ -247,9 +258,14 @@ func (e *events) attributed(cfg rulefmt.Config) []acquireEvent {
 	return out
 }
 
-// HandshakeEvents returns every handshake span of the index, sorted by
-// scope, then time.
-func HandshakeEvents(idx *Index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
+// HandshakeEvents returns every handshake span of d, sorted by scope, then
+// time.
+func HandshakeEvents(d *Dump, cfg rulefmt.Config) ([]HandshakeEvent, error) {
+	return handshakeEvents(d.x, cfg)
+}
+
+// handshakeEvents is HandshakeEvents over the index itself.
+func handshakeEvents(idx *index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 	_, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("handshake events: %w", err)
@@ -258,7 +274,7 @@ func HandshakeEvents(idx *Index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 }
 
 // handshakeEventsOf is HandshakeEvents over the stage's events ev of idx.
-func handshakeEventsOf(idx *Index, ev *events) []HandshakeEvent {
+func handshakeEventsOf(idx *index, ev *events) []HandshakeEvent {
 	var out []HandshakeEvent
 	for _, h := range ev.handshakes {
 		s := idx.sp(h.span)

@@ -169,7 +169,7 @@ func TestRenderRefusesAnUnknownFormat(t *testing.T) {
 }
 
 func TestAnalyzeRefusesAnInvalidConfig(t *testing.T) {
-	if _, err := Analyze(NewIndex(rulefmt.IndexOptions{}), rulefmt.Config{Profile: "nope"}); !errors.Is(err, rulefmt.ErrUnknownProfile) {
+	if _, err := Analyze(asDump(newIndex(rulefmt.IndexOptions{})), rulefmt.Config{Profile: "nope"}); !errors.Is(err, rulefmt.ErrUnknownProfile) {
 		t.Errorf("Analyze with a bad profile = %v, want ErrUnknownProfile", err)
 	}
 }

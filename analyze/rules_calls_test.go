@@ -37,9 +37,9 @@ func TestCallsSelectorSelectsOnlyTheVocabularysCalls(t *testing.T) {
 		{"openllmetry reads no call here: nothing selected", rulefmt.Config{Profile: rulefmt.ProfileOpenLLMetry}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := NewIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+			idx := newIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
 			idx.Add(d.td)
-			obs, err := ObserveRules(idx, tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
+			obs, err := ObserveRules(asDump(idx), tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

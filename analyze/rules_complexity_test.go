@@ -14,7 +14,7 @@ import (
 
 // executionsDump indexes n executions, each one invocation on a session of
 // its own (so the value table grows with n), finished as `check` sees it.
-func executionsDump(t testing.TB, n int) *Index {
+func executionsDump(t testing.TB, n int) *index {
 	t.Helper()
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "gateway")
@@ -23,7 +23,7 @@ func executionsDump(t testing.TB, n int) *Index {
 			handshake: true, session: fmt.Sprintf("sess-%d", i)})
 	}
 	cfg := rulefmt.Config{}.WithDefaults()
-	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rulefmt.BuiltinRules(cfg))))
+	idx := newIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rulefmt.BuiltinRules(cfg))))
 	idx.Add(d.td)
 	idx.finish()
 	return idx
@@ -42,7 +42,7 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 			}
 			cfg := rulefmt.Config{}.WithDefaults()
 			rules := rulefmt.BuiltinRules(cfg)
-			if _, err := ObserveRules(idx, cfg, rules, ObserveOptions{}); err != nil {
+			if _, err := ObserveRules(asDump(idx), cfg, rules, ObserveOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			l := idx.valLookup
@@ -77,7 +77,7 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%s.%d", long, i), end: time.Millisecond,
 			attrs: []any{"db.sql.table", long + fmt.Sprint(i)}})
 	}
-	idx := NewIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}})
+	idx := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}})
 	idx.Add(d.td)
 	heavy := `(?:[a-z]?){1000}(?:[a-z]?){1000}(?:[a-z]?){1000}Q`
 	tests := []struct {
@@ -158,7 +158,7 @@ func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
 	for i := range 16 {
 		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%d.%s", i, long), end: time.Millisecond})
 	}
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	anchored := regexp.MustCompile(fmt.Sprintf(`^nomatch(?:a?){%d}`, (n-1)*2/3))
 	if insts, bytes := rulefmt.RegexInsts(anchored), 16*(1<<16); int64(insts)*int64(bytes) <= 1<<29 {

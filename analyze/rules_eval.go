@@ -34,28 +34,28 @@ type ObserveOptions struct {
 	MaxExamples int
 }
 
-// ObserveRules reads from idx what each rule needs to be judged: for each
+// ObserveRules reads from d what each rule needs to be judged: for each
 // of its scopes whether it is complete and the value of each count,
 // distinct, pool_sessions and lost_sessions expectation, with the spans to
 // name if it fails. cfg gives the profile and the reads-per-request
-// selectors. Like Analyze it is pure. It fails only when idx was built
+// selectors. Like Analyze it is pure. It fails only when d was built
 // without an attribute a rule reads (build it with
 // MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
-func ObserveRules(idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
-	return observeRules(context.Background(), idx, cfg, rules, opts, nil)
+func ObserveRules(d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
+	return observeRules(context.Background(), d.x, cfg, rules, opts, nil)
 }
 
 // ObserveRulesContext is [ObserveRules] stopped by ctx: every loop over
 // scopes and spans looks at it, so a canceled observation returns ctx's
 // error within milliseconds however large the dump.
-func ObserveRulesContext(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
-	return observeRules(ctx, idx, cfg, rules, opts, nil)
+func ObserveRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
+	return observeRules(ctx, d.x, cfg, rules, opts, nil)
 }
 
 // observeRules is ObserveRules; rep, when not nil, is the Analyze of the
 // same index and cfg, whose miss counts spare attributing the acquires
 // again when there is no miss to name.
-func observeRules(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
+func observeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
@@ -99,7 +99,7 @@ func observeRules(ctx context.Context, idx *Index, cfg rulefmt.Config, rules []r
 
 // ruleEval holds what every rule of one observation shares.
 type ruleEval struct {
-	x        *Index
+	x        *index
 	cfg      rulefmt.Config
 	max      int
 	matchers map[*rulefmt.Selector]*matcher
@@ -197,7 +197,7 @@ func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
 
 // selects reports whether span i is selected within a scope rooted at root
 // (-1 for a trace or the dump): ancestors at or above root are not looked at.
-func (c *compiledSel) selects(x *Index, i, root int32) bool {
+func (c *compiledSel) selects(x *index, i, root int32) bool {
 	if !c.self.match(i) {
 		return false
 	}

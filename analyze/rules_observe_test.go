@@ -16,11 +16,11 @@ import (
 func observeByID(t *testing.T, rules []rulefmt.Rule, max int, tds ...ptrace.Traces) map[string]report.RuleObservation {
 	t.Helper()
 	cfg := rulefmt.Config{}
-	idx := NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	idx := newIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
 		idx.Add(td)
 	}
-	obs, err := ObserveRules(idx, cfg, rules, ObserveOptions{MaxExamples: max})
+	obs, err := ObserveRules(asDump(idx), cfg, rules, ObserveOptions{MaxExamples: max})
 	if err != nil {
 		t.Fatal(err)
 	}

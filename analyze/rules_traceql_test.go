@@ -73,11 +73,11 @@ func TestEachRuleShapeGetsItsTraceQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := scenarioConfig(t, "cold-init-two-reads")
-	idx, _, err := Load(context.Background(), []string{filepath.Join(tracesDir, "cold-init-two-reads.otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules))})
+	idx, _, err := load(context.Background(), []string{filepath.Join(tracesDir, "cold-init-two-reads.otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := AnalyzeRules(idx, cfg, gc.Rules, ObserveOptions{})
+	a, err := AnalyzeRules(asDump(idx), cfg, gc.Rules, ObserveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +99,11 @@ func TestBuiltinCallRulesNameTheCallsOfTheVocabularyRead(t *testing.T) {
 		t.Run(tc.scenario, func(t *testing.T) {
 			cfg := scenarioConfig(t, tc.scenario)
 			rules := rulefmt.BuiltinRules(cfg)
-			idx, _, err := Load(context.Background(), []string{filepath.Join(tracesDir, tc.scenario+".otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
+			idx, _, err := load(context.Background(), []string{filepath.Join(tracesDir, tc.scenario+".otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := AnalyzeRules(idx, cfg, rules, ObserveOptions{})
+			a, err := AnalyzeRules(asDump(idx), cfg, rules, ObserveOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,10 +10,10 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// matcher is a Selector compiled against one finished Index: names and
+// matcher is a Selector compiled against one finished index: names and
 // values become table lookups, so matching a span costs a few comparisons.
 type matcher struct {
-	x       *Index
+	x       *index
 	anyName bool
 	nameOK  []bool // per name id
 	attrs   []condition
@@ -60,7 +60,7 @@ type condition struct {
 
 // compile binds sel to x. It fails when sel names an attribute the index did
 // not keep: the index must be built with the configuration's IndexOptions.
-func (x *Index) compile(sel rulefmt.Selector) (*matcher, error) {
+func (x *index) compile(sel rulefmt.Selector) (*matcher, error) {
 	return x.compileContext(context.Background(), sel)
 }
 
@@ -73,7 +73,7 @@ func (x *Index) compile(sel rulefmt.Selector) (*matcher, error) {
 // bytes, so a selector whose regex program exceeds maxRegexInsts is refused,
 // naming the regex and its size, instead of running for minutes (issue 24:
 // a legal 3000-state regex over 80 long span names).
-func (x *Index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matcher, error) {
+func (x *index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matcher, error) {
 	x.finish()
 	if sel.Calls {
 		return nil, errors.New("a selector of the vocabulary's calls is only for a rule's selection")
@@ -111,7 +111,7 @@ func (x *Index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matc
 	return m, nil
 }
 
-func (x *Index) compileConds(ms []rulefmt.AttrMatch, kept []bool, what string) ([]condition, error) {
+func (x *index) compileConds(ms []rulefmt.AttrMatch, kept []bool, what string) ([]condition, error) {
 	conds := make([]condition, 0, len(ms))
 	for _, am := range ms {
 		id, ok := x.lookupKey(am.Key)
@@ -164,7 +164,7 @@ func (m *matcher) match(i int32) bool {
 	return true
 }
 
-func (c *condition) holds(x *Index, v int32, present bool) bool {
+func (c *condition) holds(x *index, v int32, present bool) bool {
 	switch c.op {
 	case rulefmt.OpEquals:
 		return present && v == c.val

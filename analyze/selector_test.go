@@ -103,7 +103,7 @@ func TestSelectorMatching(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := rulefmt.Config{ExecutionRoot: &sel}
-			idx := NewIndex(cfg.IndexOptions())
+			idx := newIndex(cfg.IndexOptions())
 			idx.Add(d.td)
 			m, err := idx.compile(sel)
 			if err != nil {
@@ -123,7 +123,7 @@ func TestSelectorMatching(t *testing.T) {
 }
 
 func TestCompileRefusesAnAttributeTheIndexDidNotKeep(t *testing.T) {
-	idx := NewIndex(rulefmt.IndexOptions{})
+	idx := newIndex(rulefmt.IndexOptions{})
 	idx.Add(newDump().td)
 	sel, _ := rulefmt.ParseSelectorString("{attributes: {db.sql.table: x}}")
 	if _, err := idx.compile(sel); err == nil || !strings.Contains(err.Error(), "db.sql.table") {

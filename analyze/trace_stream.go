@@ -19,7 +19,7 @@ import (
 // the wall clock (the OpenTelemetry Collector connector): it measures
 // finalized traces with the engine's own code (observe, the aggregate's
 // pair stage, EvaluateRules) and returns plain values, so the driver never
-// sees an Index.
+// sees an index.
 //
 // The driver hands each finalized trace to Add and, after each group of
 // traces finalized together, calls Flush, which measures the group as one
@@ -39,13 +39,13 @@ type TraceStream struct {
 	judge RuleJudge
 	opts  rulefmt.IndexOptions
 	agg   *aggregate
-	group *Index // the traces added since the last Flush; nil when none
+	group *index // the traces added since the last Flush; nil when none
 	// spare is the index a Flush is done with, reset for the next group
-	// (Index.reset, as the Engine's shards reuse theirs): a fresh index
+	// (index.reset, as the Engine's shards reuse theirs): a fresh index
 	// allocates, and the runtime zeroes, a span chunk, an attribute chunk
 	// and its duplicate cache, about 2 MB, which cost more than measuring a
 	// group of a few dozen traces (BenchmarkAnalyzerCost in the connector).
-	spare *Index
+	spare *index
 	// pairs says what Flush does with the acquires: attribute them (the
 	// default), hand them out (ForwardPairs) or drop them (DropPairs).
 	pairs pairMode
@@ -53,18 +53,18 @@ type TraceStream struct {
 
 // newIndex returns an empty index for a group: the spare one, reset, when
 // there is one.
-func (s *TraceStream) newIndex() *Index {
+func (s *TraceStream) newIndex() *index {
 	x := s.spare
 	s.spare = nil
 	if x == nil {
-		return NewIndex(s.opts)
+		return newIndex(s.opts)
 	}
 	x.reset()
 	return x
 }
 
 // recycle keeps x as the spare index. x must not be used again.
-func (s *TraceStream) recycle(x *Index) { s.spare = x }
+func (s *TraceStream) recycle(x *index) { s.spare = x }
 
 // TraceOutcome is what a group of traces adds to the counters.
 type TraceOutcome struct {
@@ -182,7 +182,7 @@ func CompleteAtRoot(cfg rulefmt.Config, rules []rulefmt.Rule) bool {
 }
 
 // IsRootSpan reports whether sp is its trace's root: it has no parent span
-// id (the Index's parentID 0, the Engine's rooted traces).
+// id (the index's parentID 0, the Engine's rooted traces).
 func IsRootSpan(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() }
 
 // NewTraceStream returns a stream measuring with cfg and judging each trace
@@ -267,7 +267,7 @@ func (s *TraceStream) Flush() (TraceOutcome, error) {
 // on its own (the rules are per trace or subtree); a trace with a failing
 // rule is judged again alone, so its finding's words count that trace only,
 // as `mcptrace check` on that trace would.
-func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
+func (s *TraceStream) violations(idx *index) ([]Violation, error) {
 	results, err := s.judgeIndex(idx)
 	if err != nil {
 		return nil, err
@@ -311,8 +311,8 @@ func (s *TraceStream) violations(idx *Index) ([]Violation, error) {
 }
 
 // judgeIndex evaluates the rules on idx, naming every failing scope.
-func (s *TraceStream) judgeIndex(idx *Index) ([]RuleFailure, error) {
-	a, err := AnalyzeRules(idx, s.cfg, s.rules, ObserveOptions{MaxExamples: math.MaxInt32})
+func (s *TraceStream) judgeIndex(idx *index) ([]RuleFailure, error) {
+	a, err := analyzeRules(context.Background(), idx, s.cfg, s.rules, ObserveOptions{MaxExamples: math.MaxInt32})
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +328,7 @@ func (s *TraceStream) judgeIndex(idx *Index) ([]RuleFailure, error) {
 
 // executions counts idx's executions by the pool of their trace's first
 // tool call that names one, with the executions measure's own walk.
-func (s *TraceStream) executions(idx *Index) ([]ExecutionCount, error) {
+func (s *TraceStream) executions(idx *index) ([]ExecutionCount, error) {
 	ev, err := stageContext(context.Background(), idx, s.cfg)
 	if err != nil {
 		return nil, err

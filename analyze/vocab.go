@@ -13,7 +13,7 @@ import (
 // values the stage compares with. The vocabulary stage (events.go) is its
 // only reader: the measures read the events it produces, never a span name.
 type vocab struct {
-	x   *Index
+	x   *index
 	voc *rulefmt.Vocabulary
 	// poll stops the stage's long loops when the context of
 	// [AnalyzeContext] is done; nil never stops.
@@ -48,7 +48,7 @@ type vocab struct {
 // carries it, so a lookup finds nothing.
 const noKey = ^uint16(0)
 
-func newVocab(x *Index, cfg rulefmt.Config) (*vocab, error) {
+func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
 	x.finish()
 	voc := resolvedFor(cfg, x).ActiveVocabulary() // detect.go
 	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
@@ -100,7 +100,7 @@ func newVocab(x *Index, cfg rulefmt.Config) (*vocab, error) {
 			v.kScope = int32(id)
 		}
 	}
-	v.valTrue = 1 // NewIndex interns "false" and "true" first
+	v.valTrue = 1 // newIndex interns "false" and "true" first
 	v.valToolError = -1
 	if a.ToolError != "" {
 		v.valToolError = x.valueID(a.ToolError)
@@ -118,13 +118,13 @@ func newVocab(x *Index, cfg rulefmt.Config) (*vocab, error) {
 // the stage then costs one lookup per role, as a switch on the name did),
 // the others matched span by span.
 type role struct {
-	x      *Index
+	x      *index
 	byName []bool // per name id: a name-only selector matches; nil when none
 	others []*matcher
 }
 
 // newRole folds ms into a role.
-func newRole(x *Index, ms []*matcher) role {
+func newRole(x *index, ms []*matcher) role {
 	r := role{x: x}
 	for _, m := range ms {
 		if m.anyName || m.kind >= 0 || m.status >= 0 || len(m.attrs) > 0 || len(m.res) > 0 {
@@ -193,7 +193,7 @@ func (v *vocab) failed(i int32) bool {
 // inherited returns the value of key on span i or its nearest ancestor that
 // has it: the pool may set scope and key on the invoke span only.
 // The values are computed for every span in one pass (each span resolved
-// once, Index.inheritedValues) on the first call for a key, so a deep
+// once, index.inheritedValues) on the first call for a key, so a deep
 // chain costs no walk per span.
 func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
 	vals, ok := v.inh[key]

@@ -34,7 +34,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 	} {
 		t.Run(string(tc.vocabulary), func(t *testing.T) {
 			cfg := rulefmt.Config{Profile: tc.vocabulary}.WithDefaults()
-			idx := NewIndex(cfg.IndexOptions())
+			idx := newIndex(cfg.IndexOptions())
 			idx.Add(tc.build())
 			ev, err := stageContext(context.Background(), idx, cfg)
 			if err != nil {
@@ -60,7 +60,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 
 // renderEvents writes the events one line each, times in milliseconds from
 // the dump's first span, ids as the index's trace and span ids.
-func renderEvents(x *Index, ev *events, acquires []acquireEvent) string {
+func renderEvents(x *index, ev *events, acquires []acquireEvent) string {
 	lo, _, _ := x.Window()
 	ms := func(ns int64) string { return fmt.Sprintf("%gms", float64(ns-lo.UnixNano())/1e6) }
 	name := func(i int32) string {

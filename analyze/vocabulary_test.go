@@ -404,9 +404,9 @@ func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 		{"mcptrace: no mcp.session.id, no session", rulefmt.Config{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := NewIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+			idx := newIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
 			idx.Add(d.td)
-			obs, err := ObserveRules(idx, tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
+			obs, err := ObserveRules(asDump(idx), tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,7 +41,7 @@ func scenarioConfig(t testing.TB, name string) rulefmt.Config {
 // analyzeTD indexes td and analyzes it with cfg, failing the test on error.
 func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
 	t.Helper()
-	idx := analyze.NewIndex(cfg.IndexOptions())
+	idx := analyze.NewDump(cfg.IndexOptions())
 	for _, td := range tds {
 		idx.Add(td)
 	}
@@ -55,7 +55,7 @@ func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.R
 // gateEval analyzes tds with cfg and judges rules on them, by rule id.
 func gateEval(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, tds ...ptrace.Traces) (*report.Report, map[string]RuleResult) {
 	t.Helper()
-	idx := analyze.NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	idx := analyze.NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
 		idx.Add(td)
 	}
@@ -74,7 +74,7 @@ func gateEvalFile(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, path s
 
 // gateJudge analyzes idx, observes the rules on it and judges them, as
 // `mcptrace check` does, naming up to 20 examples per rule.
-func gateJudge(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule) (*report.Report, map[string]RuleResult) {
+func gateJudge(t testing.TB, idx *analyze.Dump, cfg rulefmt.Config, rules []rulefmt.Rule) (*report.Report, map[string]RuleResult) {
 	t.Helper()
 	r, res := evaluate(t, idx, cfg, rules, 20)
 	byID := map[string]RuleResult{}
@@ -85,7 +85,7 @@ func gateJudge(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rul
 }
 
 // evaluate analyzes idx and judges rules on it, in rule order.
-func evaluate(t testing.TB, idx *analyze.Index, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*report.Report, []RuleResult) {
+func evaluate(t testing.TB, idx *analyze.Dump, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*report.Report, []RuleResult) {
 	t.Helper()
 	a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
 	if err != nil {

@@ -79,7 +79,7 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 				rss.At(i).Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, h.s)
 			}
 			cfg := rulefmt.Config{}
-			idx := analyze.NewIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+			idx := analyze.NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 			idx.Add(td)
 			r, res := evaluate(t, idx, cfg, rules, 5)
 			for i := range res {

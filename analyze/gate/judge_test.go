@@ -167,7 +167,7 @@ rules:
 // names none.
 func TestRuleExamplesAreCapped(t *testing.T) {
 	rules := rulefmt.BuiltinRules(rulefmt.Config{})
-	idx := analyze.NewIndex(rulefmt.MergeIndexOptions(rulefmt.Config{}.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	idx := analyze.NewDump(rulefmt.MergeIndexOptions(rulefmt.Config{}.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	idx.Add(tracegen.PerCallDial())
 	for _, c := range []struct{ max, want int }{{2, 2}, {0, 5}, {-1, 0}} {
 		unexplained := slices.DeleteFunc(slices.Clone(rules), func(r rulefmt.Rule) bool { return r.ID != rulefmt.RuleNoUnexplainedMisses })

@@ -26,7 +26,7 @@
 // [ReadOptions.Keep] names, the rest skipped without being built. Records
 // outside the shape a projection decoder takes still come through
 // ConsumeTraces, decoded by pdata, which also produces the exact error of a
-// malformed record. analyze's Index is such a sink.
+// malformed record. analyze's index is such a sink.
 //
 // # Bad input
 //

@@ -25,7 +25,7 @@ var testKeep = KeepAttrs{
 	Resource: []string{spans.ResourceServiceInstanceID, spans.ResourceServiceName, "deployment.environment", "x"},
 }
 
-// keptView is what Index.Add reads of a batch, with keys filtered as the
+// keptView is what analyze's index reads of a batch, with keys filtered as the
 // index filters them: one line per resource and per span.
 func keptView(td ptrace.Traces, keys *keepSet) []string {
 	var out []string

@@ -182,7 +182,7 @@ func (c Config) ActiveVocabulary() *Vocabulary {
 	return &vocabularyMcptrace
 }
 
-// IndexOptions returns the attributes an Index must keep for c: the scope
+// IndexOptions returns the attributes an analyze.Dump must keep for c: the scope
 // attribute and every key the selectors read.
 func (c Config) IndexOptions() IndexOptions {
 	var o IndexOptions

@@ -184,7 +184,7 @@ func (s Selector) String() string {
 	return strings.Join(parts, " ")
 }
 
-// SpanAttributeKeys returns the span attribute keys s reads, so an [Index]
+// SpanAttributeKeys returns the span attribute keys s reads, so an analyze.Dump
 // can keep them.
 func (s Selector) SpanAttributeKeys() []string { return matchKeys(s.Attributes) }
 

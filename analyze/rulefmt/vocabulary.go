@@ -121,7 +121,7 @@ func (v *Vocabulary) selectors() []*Selector {
 	return out
 }
 
-// IndexOptions returns the attributes an Index must keep for v: every
+// IndexOptions returns the attributes an analyze.Dump must keep for v: every
 // attribute key it names and every key its selectors read.
 func (v *Vocabulary) IndexOptions() IndexOptions {
 	var o IndexOptions

@@ -171,7 +171,7 @@ func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
 	s, err := resolveSetup(fl, f.dumpFlags, f.config, nil)
 	s.ropts.Workers = f.workers
 	s.engine = f.engine
-	s.needIndex = f.format == formatHTML // only the HTML report reads the index; the others stream through the engine
+	s.events = f.format == formatHTML // only the HTML report draws events (from one index); the others stream through the engine
 	return s, err
 }
 
@@ -182,7 +182,7 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	}
 	applyQuiet(cmd, f.quiet)
 	cfg := s.cfg
-	idx, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
+	ev, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		if f.format == formatHTML {
-			return 0, 0, writeHTMLReport(cmd, f.output, idx, cfg, rep, nil, f.traceURL)
+			return 0, 0, writeHTMLReport(cmd, f.output, ev, cfg, rep, nil, f.traceURL)
 		}
 		return 0, 0, writeOutput(cmd, f.output, func(w io.Writer) error { return rep.Render(w, f.format) })
 	})

@@ -212,7 +212,8 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if maxEx == 0 {
 		maxEx = -1 // none
 	}
-	idx, a, err := loadDumps(cmd, s, rules, maxEx, paths, checkedDamaged)
+	s.events = f.output != "" // --html draws the events; the baseline above never needs them
+	ev, a, err := loadDumps(cmd, s, rules, maxEx, paths, checkedDamaged)
 	if err != nil {
 		return err
 	}
@@ -232,7 +233,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
-		return 0, 0, renderCheck(cmd, f, idx, s, rep, check, annotationsTo(annotations, f, paths))
+		return 0, 0, renderCheck(cmd, f, ev, s, rep, check, annotationsTo(annotations, f, paths))
 	})
 	if err != nil {
 		return err
@@ -275,13 +276,14 @@ func sessionRuleIncomplete(results []gate.RuleResult) bool {
 }
 
 // renderCheck writes every output of a check: the report on stdout (or
-// -o FILE), then the HTML, JUnit, annotations and summaries asked for.
-func renderCheck(cmd *cobra.Command, f checkFlags, idx *analyze.Index, s runSetup, rep *report.Report, check *gate.CheckReport, ann annotations) error {
+// -o FILE), then the HTML, JUnit, annotations and summaries asked for; ev
+// are the HTML report's events (nil without --html).
+func renderCheck(cmd *cobra.Command, f checkFlags, ev *analyze.ReportEvents, s runSetup, rep *report.Report, check *gate.CheckReport, ann annotations) error {
 	if err := writeOutput(cmd, f.report, func(w io.Writer) error { return check.Render(w, f.format) }); err != nil {
 		return err
 	}
 	if f.output != "" {
-		if err := writeHTMLReport(cmd, f.output, idx, s.cfg, rep, check.HTML(), f.traceURL); err != nil {
+		if err := writeHTMLReport(cmd, f.output, ev, s.cfg, rep, check.HTML(), f.traceURL); err != nil {
 			return err
 		}
 	}

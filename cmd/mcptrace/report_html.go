@@ -39,11 +39,12 @@ func checkHTMLFlags(f htmlFlags) error {
 	return nil
 }
 
-// writeHTMLReport writes the HTML report of an analysis, with check's
-// verdict on top when check is not nil, to path ("" or "-": the command's
-// standard output). A failure to compute or write it is exit 2.
-func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg rulefmt.Config, report *report.Report, check *report.HTMLCheck, traceURL string) error {
-	h, err := newHTMLReport(idx, cfg, report, htmlreport.Options{TraceURL: traceURL, Check: check})
+// writeHTMLReport writes the HTML report of an analysis and its events ev
+// (analyze.RunOptions.Events), with check's verdict on top when check is
+// not nil, to path ("" or "-": the command's standard output). A failure
+// to compute or write it is exit 2.
+func writeHTMLReport(cmd *cobra.Command, path string, ev *analyze.ReportEvents, cfg rulefmt.Config, report *report.Report, check *report.HTMLCheck, traceURL string) error {
+	h, err := newHTMLReport(ev, cfg, report, htmlreport.Options{TraceURL: traceURL, Check: check})
 	if err != nil {
 		return &exitError{code: 2, err: fmt.Errorf("html report: %w", err)}
 	}
@@ -59,15 +60,12 @@ func writeHTMLReport(cmd *cobra.Command, path string, idx *analyze.Index, cfg ru
 	return nil
 }
 
-// newHTMLReport computes the HTML report of an analysis of idx: analyze
-// builds the events, htmlreport draws them with the report, and whatif
-// replays their acquires for the what-if section under it (assuming the
-// analysis's idle TTL where the dump records no settings).
-func newHTMLReport(idx *analyze.Index, cfg rulefmt.Config, r *report.Report, opts htmlreport.Options) (*htmlreport.Report, error) {
-	ev, err := analyze.NewReportEvents(idx, cfg)
-	if err != nil {
-		return nil, err
-	}
+// newHTMLReport wires the HTML report of an analysis: analyze built the
+// events ev (analyze.RunOptions.Events), htmlreport draws them with the
+// report r, and whatif replays their acquires for the what-if section
+// under it (assuming the analysis's idle TTL where the dump records no
+// settings).
+func newHTMLReport(ev *analyze.ReportEvents, cfg rulefmt.Config, r *report.Report, opts htmlreport.Options) (*htmlreport.Report, error) {
 	assume := whatif.DefaultAssumed
 	assume.IdleTTL = cfg.WithDefaults().IdleTTL
 	opts.WhatIf = func(w io.Writer) error { return whatif.WriteReportSection(w, ev, assume) }
@@ -87,15 +85,11 @@ func demoHTMLPath(dump string) string {
 // beside it, returning the report's path.
 func writeDemoHTMLReport(ctx context.Context, dump string) (string, error) {
 	cfg := rulefmt.Config{}
-	idx, _, err := analyze.Load(ctx, []string{dump}, analyze.LoadOptions{Index: cfg.IndexOptions()})
+	run, err := analyze.AnalyzeDumps(ctx, []string{dump}, cfg, analyze.RunOptions{Events: true})
 	if err != nil {
 		return "", fmt.Errorf("html report of %s: %w", dump, err)
 	}
-	report, err := analyze.Analyze(idx, cfg)
-	if err != nil {
-		return "", fmt.Errorf("html report of %s: %w", dump, err)
-	}
-	h, err := newHTMLReport(idx, cfg, report, htmlreport.Options{})
+	h, err := newHTMLReport(run.Events, cfg, run.Analysis.Report, htmlreport.Options{})
 	if err != nil {
 		return "", fmt.Errorf("html report of %s: %w", dump, err)
 	}

@@ -24,10 +24,10 @@ type runSetup struct {
 	gate  *rulefmt.GateConfig // nil without --config
 	tol   rulefmt.Tolerances
 	// engine shards (and, for analyze, streams) a run without rules;
-	// needIndex asks for one index instead (the HTML report reads it):
+	// events asks for the HTML report's events, which one index holds:
 	// analyze.ChooseEngine decides from both.
-	engine    analyze.EngineOptions
-	needIndex bool
+	engine analyze.EngineOptions
+	events bool
 }
 
 // tolFlags maps each regression tolerance flag to the field it sets.
@@ -102,13 +102,13 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 // them into the analysis value (the Report, and the observations of rules
 // naming up to maxExamples offenders each). analyze.AnalyzeDumps chooses
 // the engine (analyze.ChooseEngine: one index for rules or the HTML
-// report, s.needIndex; else the incremental engine with s.engine) and the
-// returned index is nil unless it loaded one; here progress shows on a
+// report's events, s.events; else the incremental engine with s.engine)
+// and the returned events are nil unless s.events asked; here progress shows on a
 // terminal, each phase can be interrupted, each input's warnings go to
 // stderr, and a partial input is reported with damaged(spans that could be
 // read), which says what the command did with them. A read error is exit
 // 2, an interruption exit 130.
-func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.Index, *report.Analysis, error) {
+func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.ReportEvents, *report.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
 	ropts.Stdin = cmd.InOrStdin()
@@ -116,11 +116,11 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 	ctx := cmd.Context()
 	failed := "" // the phase that failed
 	run, err := analyze.AnalyzeDumps(ctx, paths, s.cfg, analyze.RunOptions{
-		Load:      analyze.LoadOptions{Read: ropts, Progress: progress.update, Reread: progress.reread},
-		Engine:    s.engine,
-		Rules:     rules,
-		Observe:   analyze.ObserveOptions{MaxExamples: maxExamples},
-		KeepIndex: s.needIndex,
+		Load:    analyze.LoadOptions{Read: ropts, Progress: progress.update, Reread: progress.reread},
+		Engine:  s.engine,
+		Rules:   rules,
+		Observe: analyze.ObserveOptions{MaxExamples: maxExamples},
+		Events:  s.events,
 		Phase: func(name string, fn func() error) error {
 			_, _, err := inPhase(ctx, name, func() (struct{}, struct{}, error) { return struct{}{}, struct{}{}, fn() })
 			if err != nil {
@@ -145,7 +145,7 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 	})
 	switch {
 	case err == nil:
-		return run.Index, run.Analysis, nil
+		return run.Events, run.Analysis, nil
 	case failed == phaseMeasures || failed == phaseRules:
 		return nil, nil, phaseError(err)
 	}

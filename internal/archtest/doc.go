@@ -3,7 +3,7 @@
 // what the go tool really links, so an import that breaks them fails `go
 // test ./...` instead of waiting for a review to notice.
 //
-// Two kinds of check. The package graph itself: the Arrows block of
+// Three kinds of check. The package graph itself: the Arrows block of
 // docs/architecture.md is parsed and every package's imports of ours (go
 // list, both modules) must be drawn there, and every drawn arrow must
 // exist, so the page and the code cannot drift (docarrows_test.go). And
@@ -24,6 +24,10 @@
 //     spans), and rulefmt and report link no engine;
 //   - the Collector connector (its own module under collector/) imports only
 //     analyze and spans of ours, never the pool or the telemetry setup.
+//
+// And one rule over the source itself (private_test.go): no exported
+// signature of analyze names its span index, which callers hold only as
+// the opaque analyze.Dump.
 //
 // Only the packages themselves are checked, not their tests: a test may run
 // a real pipeline (the dashboards' query test starts the demo), which links
