@@ -5,49 +5,18 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// acquireSpanAttrs finds where an acquire span's attribute list opens.
-var acquireSpanAttrs = regexp.MustCompile(`"name":"plugin\.mcp\.connection\.acquire"[^\[]*"attributes":\[`)
-
-// withSettings writes testdata's pooled dump (one pool scope, six acquire
-// spans, no settings recorded) with settings(n) added to its n-th acquire
-// span: the attributes as the pool writes them, one set per span.
-func withSettings(t *testing.T, settings func(n int) map[string]string) string {
-	t.Helper()
-	raw, err := os.ReadFile("../testdata/traces/pooled.otlp.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	out := acquireSpanAttrs.ReplaceAllStringFunc(string(raw), func(open string) string {
-		set := settings(n)
-		n++
-		var b strings.Builder
-		b.WriteString(open)
-		for _, k := range spans.PoolSettingsAttrs {
-			if v, ok := set[k]; ok {
-				b.WriteString(`{"key":"` + k + `","value":{"stringValue":"` + v + `"}},`)
-			}
-		}
-		return b.String()
-	})
-	if n != 6 {
-		t.Fatalf("pooled dump: %d acquire spans, want 6", n)
-	}
-	path := filepath.Join(t.TempDir(), "settings.otlp.jsonl")
-	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// pooledDir holds testdata's pooled dump, which dumptest.PooledWithSettings
+// writes the pool's settings onto.
+const pooledDir = "../testdata/traces"
 
 // TestReadAcquiresCarriesTheScopesRecordedSettings pins what every Acquire
 // says of its scope's recorded settings: the set its acquire spans carry,
@@ -85,7 +54,7 @@ func TestReadAcquiresCarriesTheScopesRecordedSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []analyze.Acquire
-			_, err := analyze.ReadAcquires(context.Background(), []string{withSettings(t, tc.settings)}, rulefmt.Config{}, analyze.LoadOptions{},
+			_, err := analyze.ReadAcquires(context.Background(), []string{dumptest.PooledWithSettings(t, pooledDir, tc.settings)}, rulefmt.Config{}, analyze.LoadOptions{},
 				func(a *analyze.Acquire) { got = append(got, *a) })
 			if err != nil {
 				t.Fatal(err)

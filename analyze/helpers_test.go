@@ -1,53 +1,45 @@
 package analyze
 
 import (
-	"encoding/binary"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// t0 is the base time of hand-built test dumps.
-var t0 = time.Date(2026, time.May, 1, 12, 0, 0, 0, time.UTC)
+// t0 is the base time of hand-built test dumps (dumptest.T0).
+var t0 = dumptest.T0
 
-// dump builds small ptrace.Traces by hand for tests that pin one behaviour.
+// scenarioConfig is the configuration a generated scenario is analyzed
+// with (dumptest.ScenarioConfig).
+var scenarioConfig = dumptest.ScenarioConfig
+
+// dump is analyze's short handle on a dumptest.Builder: the package's many
+// hand-built dumps read as d.add(ss, sp{...}) and d.td, and the building
+// itself is dumptest's, shared with the packages above analyze. nextID is
+// the next free span id, which a test may read or move.
 type dump struct {
 	td     ptrace.Traces
+	b      *dumptest.Builder
 	nextID uint64
 }
 
-func newDump() *dump { return &dump{td: ptrace.NewTraces(), nextID: 1} }
+func newDump() *dump {
+	b := dumptest.New()
+	return &dump{td: b.Traces(), b: b, nextID: 1}
+}
 
 // resource starts a resource with the given attribute pairs and returns its
 // span slice.
-func (d *dump) resource(kv ...string) ptrace.SpanSlice {
-	rs := d.td.ResourceSpans().AppendEmpty()
-	for i := 0; i+1 < len(kv); i += 2 {
-		rs.Resource().Attributes().PutStr(kv[i], kv[i+1])
-	}
-	return rs.ScopeSpans().AppendEmpty().Spans()
-}
+func (d *dump) resource(kv ...string) ptrace.SpanSlice { return d.b.Resource(kv...) }
 
-func traceIDOf(n uint64) pcommon.TraceID {
-	var id pcommon.TraceID
-	binary.BigEndian.PutUint64(id[8:], n)
-	return id
-}
-
-func spanIDOf(n uint64) pcommon.SpanID {
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint64(id[:], n)
-	return id
-}
-
-// sp describes one span; attrs are key, value pairs (string, bool, int or
-// int64 values).
+// sp describes one span (a dumptest.Span in analyze's short field names);
+// attrs are key, value pairs (string, bool, int or int64 values).
 type sp struct {
 	trace, id, parent uint64
 	name              string
@@ -63,33 +55,8 @@ func (d *dump) add(ss ptrace.SpanSlice, s sp) uint64 {
 		s.id = d.nextID
 		d.nextID++
 	}
-	x := ss.AppendEmpty()
-	x.SetTraceID(traceIDOf(s.trace))
-	x.SetSpanID(spanIDOf(s.id))
-	if s.parent != 0 {
-		x.SetParentSpanID(spanIDOf(s.parent))
-	}
-	x.SetName(s.name)
-	x.SetKind(s.kind)
-	x.Status().SetCode(s.status)
-	x.SetStartTimestamp(pcommon.NewTimestampFromTime(t0.Add(s.start)))
-	x.SetEndTimestamp(pcommon.NewTimestampFromTime(t0.Add(s.end)))
-	for i := 0; i+1 < len(s.attrs); i += 2 {
-		k := s.attrs[i].(string)
-		switch v := s.attrs[i+1].(type) {
-		case string:
-			x.Attributes().PutStr(k, v)
-		case bool:
-			x.Attributes().PutBool(k, v)
-		case int:
-			x.Attributes().PutInt(k, int64(v))
-		case int64:
-			x.Attributes().PutInt(k, v)
-		default:
-			panic("unsupported attribute type in test")
-		}
-	}
-	return s.id
+	return d.b.Add(ss, dumptest.Span{Trace: s.trace, ID: s.id, Parent: s.parent, Name: s.name,
+		Start: s.start, End: s.end, Kind: s.kind, Status: s.status, Attrs: s.attrs})
 }
 
 // lease describes one pooled invocation for invocation(): its acquire(s)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -24,8 +25,8 @@ func TestReportEventsHandEveryAcquireAsReadAcquiresDoes(t *testing.T) {
 		spans.AttrPoolMaxIdle: "64", spans.AttrPoolSweepInterval: "60"}
 	other := map[string]string{spans.AttrPoolIdleTTL: "300"}
 	dumps := map[string]string{
-		"settings recorded": withSettings(t, func(int) map[string]string { return set }),
-		"settings mixed": withSettings(t, func(n int) map[string]string {
+		"settings recorded": dumptest.PooledWithSettings(t, pooledDir, func(int) map[string]string { return set }),
+		"settings mixed": dumptest.PooledWithSettings(t, pooledDir, func(n int) map[string]string {
 			if n == 2 {
 				return other
 			}

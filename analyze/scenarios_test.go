@@ -10,19 +10,6 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// scenarioConfig returns the configuration a scenario is analyzed with: its
-// profile, and the cold-init measure for the seed 003 stories.
-func scenarioConfig(t testing.TB, name string) rulefmt.Config {
-	t.Helper()
-	cf, err := rulefmt.ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
-	if err != nil {
-		t.Fatalf("parse cold-init config: %v", err)
-	}
-	cfg := rulefmt.Config{Measures: cf.Measures}
-	cfg.Profile = rulefmt.Profile(tracegen.ScenarioProfile(name))
-	return cfg
-}
-
 // figures are the numbers worked out by hand from each scenario's story
 // (see its doc comment in internal/tracegen), so a wrong figure cannot hide
 // in a golden file.

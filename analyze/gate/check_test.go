@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -24,7 +25,7 @@ func perCallCheck(t *testing.T) *CheckReport {
 	for _, rule := range rules {
 		ordered = append(ordered, res[rule.ID])
 	}
-	base := analyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
+	base := analyzetest.AnalyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
 	tol := rulefmt.DefaultTolerances()
 	tol.LatencyRatio = 1e9
 	return NewCheckReport(r, ordered, Regressions(base, r, tol), "base.json")

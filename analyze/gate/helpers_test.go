@@ -11,7 +11,6 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
-	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // TestMain fails the package's tests if a goroutine outlives them: loading
@@ -25,58 +24,31 @@ var update = flag.Bool("update", false, "rewrite the golden files the gate's tes
 // tracesDir holds the generated scenario dumps and their golden reports.
 const tracesDir = "../../testdata/traces"
 
-// scenarioConfig returns the configuration a scenario is analyzed with: its
-// profile, and the cold-init measure for the seed 003 stories.
-func scenarioConfig(t testing.TB, name string) rulefmt.Config {
-	t.Helper()
-	cf, err := rulefmt.ParseConfig("cold-init.yaml", []byte(tracegen.ColdInitMeasureYAML))
-	if err != nil {
-		t.Fatalf("parse cold-init config: %v", err)
-	}
-	cfg := rulefmt.Config{Measures: cf.Measures}
-	cfg.Profile = rulefmt.Profile(tracegen.ScenarioProfile(name))
-	return cfg
-}
-
-// analyzeTD indexes td and analyzes it with cfg, failing the test on error.
-func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
-	t.Helper()
-	idx := analyze.NewDump(cfg.IndexOptions())
-	for _, td := range tds {
-		idx.Add(td)
-	}
-	r, err := analyze.Analyze(idx, cfg)
-	if err != nil {
-		t.Fatalf("Analyze: %v", err)
-	}
-	return r
-}
-
 // gateEval analyzes tds with cfg and judges rules on them, by rule id.
 func gateEval(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, tds ...ptrace.Traces) (*report.Report, map[string]RuleResult) {
 	t.Helper()
-	idx := analyze.NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	d := analyze.NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
-		idx.Add(td)
+		d.Add(td)
 	}
-	return gateJudge(t, idx, cfg, rules)
+	return gateJudge(t, d, cfg, rules)
 }
 
 // gateEvalFile loads a dump with cfg and judges rules on it, by rule id.
 func gateEvalFile(t testing.TB, cfg rulefmt.Config, rules []rulefmt.Rule, path string) (*report.Report, map[string]RuleResult) {
 	t.Helper()
-	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
+	d, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 	if err != nil {
 		t.Fatalf("Load %s: %v", path, err)
 	}
-	return gateJudge(t, idx, cfg, rules)
+	return gateJudge(t, d, cfg, rules)
 }
 
-// gateJudge analyzes idx, observes the rules on it and judges them, as
+// gateJudge analyzes d, observes the rules on it and judges them, as
 // `mcptrace check` does, naming up to 20 examples per rule.
-func gateJudge(t testing.TB, idx *analyze.Dump, cfg rulefmt.Config, rules []rulefmt.Rule) (*report.Report, map[string]RuleResult) {
+func gateJudge(t testing.TB, d *analyze.Dump, cfg rulefmt.Config, rules []rulefmt.Rule) (*report.Report, map[string]RuleResult) {
 	t.Helper()
-	r, res := evaluate(t, idx, cfg, rules, 20)
+	r, res := evaluate(t, d, cfg, rules, 20)
 	byID := map[string]RuleResult{}
 	for _, x := range res {
 		byID[x.ID] = x
@@ -84,10 +56,10 @@ func gateJudge(t testing.TB, idx *analyze.Dump, cfg rulefmt.Config, rules []rule
 	return r, byID
 }
 
-// evaluate analyzes idx and judges rules on it, in rule order.
-func evaluate(t testing.TB, idx *analyze.Dump, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*report.Report, []RuleResult) {
+// evaluate analyzes d and judges rules on it, in rule order.
+func evaluate(t testing.TB, d *analyze.Dump, cfg rulefmt.Config, rules []rulefmt.Rule, maxExamples int) (*report.Report, []RuleResult) {
 	t.Helper()
-	a, err := analyze.AnalyzeRules(idx, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
+	a, err := analyze.AnalyzeRules(d, cfg, rules, analyze.ObserveOptions{MaxExamples: maxExamples})
 	if err != nil {
 		t.Fatalf("AnalyzeRules: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // htmlGoldenDir holds the expected data of the HTML report, beside
@@ -59,7 +60,7 @@ func TestHTMLCheckDataGolden(t *testing.T) {
 	t.Chdir("..")
 	for _, sc := range []string{"per-call-dial", "unexplained-miss"} {
 		t.Run(sc, func(t *testing.T) {
-			data := checkHTMLData(t, filepath.Join("../testdata/traces", sc+".otlp.jsonl"), scenarioConfig(t, sc), "https://tempo.example/trace/{trace_id}")
+			data := checkHTMLData(t, filepath.Join("../testdata/traces", sc+".otlp.jsonl"), dumptest.ScenarioConfig(t, sc), "https://tempo.example/trace/{trace_id}")
 			var pretty bytes.Buffer
 			if err := json.Indent(&pretty, data, "", "  "); err != nil {
 				t.Fatalf("embedded data is not JSON: %v", err)
@@ -89,7 +90,7 @@ func TestHTMLCheckNamesTheFailingRules(t *testing.T) {
 	for _, sc := range []string{"pooled", "per-call-dial", "unexplained-miss", "ttl-and-redial", "concurrent", "double-acquire"} {
 		t.Run(sc, func(t *testing.T) {
 			var h htmlreport.Report
-			if err := json.Unmarshal(checkHTMLData(t, filepath.Join(tracesDir, sc+".otlp.jsonl"), scenarioConfig(t, sc), "https://t.example/{trace_id}"), &h); err != nil {
+			if err := json.Unmarshal(checkHTMLData(t, filepath.Join(tracesDir, sc+".otlp.jsonl"), dumptest.ScenarioConfig(t, sc), "https://t.example/{trace_id}"), &h); err != nil {
 				t.Fatal(err)
 			}
 			if h.Verdict == nil {

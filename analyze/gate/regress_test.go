@@ -12,14 +12,16 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/analyzetest"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
 // TestBaselineRoundTrips: the JSON analyze writes reads back as the same
 // report, and is told from a dump by its first bytes.
 func TestBaselineRoundTrips(t *testing.T) {
-	cfg := scenarioConfig(t, "cold-init-two-reads")
-	r := analyzeTD(t, cfg, tracegen.ColdInitTwoReads())
+	cfg := dumptest.ScenarioConfig(t, "cold-init-two-reads")
+	r := analyzetest.AnalyzeTD(t, cfg, tracegen.ColdInitTwoReads())
 	var buf bytes.Buffer
 	if err := r.Render(&buf, report.RenderJSON); err != nil {
 		t.Fatal(err)
@@ -72,10 +74,10 @@ func TestReadBaselineRejectsOtherFiles(t *testing.T) {
 // TestRegressionsAgainstABaseline pins each kind of regression with the
 // scenario pair that shows it.
 func TestRegressionsAgainstABaseline(t *testing.T) {
-	pooled := analyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
-	perCall := analyzeTD(t, rulefmt.Config{}, tracegen.PerCallDial())
-	oneRead := analyzeTD(t, scenarioConfig(t, "cold-init-one-read"), tracegen.ColdInitOneRead())
-	twoReads := analyzeTD(t, scenarioConfig(t, "cold-init-two-reads"), tracegen.ColdInitTwoReads())
+	pooled := analyzetest.AnalyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
+	perCall := analyzetest.AnalyzeTD(t, rulefmt.Config{}, tracegen.PerCallDial())
+	oneRead := analyzetest.AnalyzeTD(t, dumptest.ScenarioConfig(t, "cold-init-one-read"), tracegen.ColdInitOneRead())
+	twoReads := analyzetest.AnalyzeTD(t, dumptest.ScenarioConfig(t, "cold-init-two-reads"), tracegen.ColdInitTwoReads())
 
 	measures := func(rs []Regression) string {
 		var names []string
@@ -130,8 +132,8 @@ func TestLatencyRegressionNeedsRatioAndDelta(t *testing.T) {
 
 // TestDiffRendersBothSides lines up two reports and marks regressions.
 func TestDiffRendersBothSides(t *testing.T) {
-	pooled := analyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
-	perCall := analyzeTD(t, rulefmt.Config{}, tracegen.PerCallDial())
+	pooled := analyzetest.AnalyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
+	perCall := analyzetest.AnalyzeTD(t, rulefmt.Config{}, tracegen.PerCallDial())
 	rows := Diff(pooled, perCall, rulefmt.DefaultTolerances())
 	byName := map[string]DiffRow{}
 	for _, r := range rows {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -21,7 +22,7 @@ func checkOf(t *testing.T, scenario, doc string) (*CheckReport, map[string]RuleR
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := scenarioConfig(t, scenario)
+	cfg := dumptest.ScenarioConfig(t, scenario)
 	r, byID := gateEvalFile(t, cfg, gc.Rules, filepath.Join(tracesDir, scenario+".otlp.json"))
 	var results []RuleResult
 	for _, rule := range gc.Rules {

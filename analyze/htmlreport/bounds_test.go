@@ -9,7 +9,10 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/analyzetest"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -17,25 +20,25 @@ import (
 // then a call) in each of n pool scopes; the first scope's name is long.
 func scopesDump(t testing.TB, n int, long string) string {
 	t.Helper()
-	d := newDump()
+	d := dumptest.New()
 	for i := range n {
 		name := fmt.Sprintf("scope-%d", i)
 		if i == 0 {
 			name = long
 		}
-		ss := d.resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, name)
+		ss := d.Resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, name)
 		tr, start := uint64(i+1), time.Duration(i)*time.Millisecond
 		end, mid := start+500*time.Microsecond, start+50*time.Microsecond
 		session := fmt.Sprintf("s%d", i)
-		inv := d.add(ss, sp{trace: tr, name: spans.SpanInvoke, start: start, end: end, attrs: []any{spans.AttrCacheKey, "k"}})
-		acq := d.add(ss, sp{trace: tr, parent: inv, name: spans.SpanAcquire, start: start, end: mid,
-			attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false, spans.AttrMissReason, spans.MissCold}})
-		d.add(ss, sp{trace: tr, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: start, end: mid,
-			attrs: []any{spans.AttrSessionID, session}})
-		d.add(ss, sp{trace: tr, parent: inv, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, start: mid, end: end,
-			attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, session}})
+		inv := d.Add(ss, dumptest.Span{Trace: tr, Name: spans.SpanInvoke, Start: start, End: end, Attrs: []any{spans.AttrCacheKey, "k"}})
+		acq := d.Add(ss, dumptest.Span{Trace: tr, Parent: inv, Name: spans.SpanAcquire, Start: start, End: mid,
+			Attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false, spans.AttrMissReason, spans.MissCold}})
+		d.Add(ss, dumptest.Span{Trace: tr, Parent: acq, Name: spans.SpanHandshake, Kind: ptrace.SpanKindClient, Start: start, End: mid,
+			Attrs: []any{spans.AttrSessionID, session}})
+		d.Add(ss, dumptest.Span{Trace: tr, Parent: inv, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient, Start: mid, End: end,
+			Attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, session}})
 	}
-	return d.write(t)
+	return d.Write(t)
 }
 
 // TestHTMLReportListsABoundedNumberOfScopes pins the HTML report's size
@@ -45,7 +48,7 @@ func scopesDump(t testing.TB, n int, long string) string {
 func TestHTMLReportListsABoundedNumberOfScopes(t *testing.T) {
 	const n = 300
 	long := strings.Repeat("[x](https://e.example)\u202e", 40_000) // about 1 MB
-	r, ev := analyzed(t, scopesDump(t, n, long), rulefmt.Config{})
+	r, ev := analyzetest.Analyzed(t, scopesDump(t, n, long), rulefmt.Config{}, analyze.ReadOptions{Strict: true})
 	if len(r.Pool.ByScope) != n {
 		t.Fatalf("%d scopes, want %d", len(r.Pool.ByScope), n)
 	}
@@ -84,13 +87,13 @@ func TestHTMLReportSaysExecutionsAreNotMeasurable(t *testing.T) {
 		{"a call within its root", time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDump()
-			ss := d.resource(spans.ResourceServiceName, "gw")
-			root := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
-			d.add(ss, sp{trace: 1, parent: root, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, end: tc.callEnd,
-				attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s1"}})
+			d := dumptest.New()
+			ss := d.Resource(spans.ResourceServiceName, "gw")
+			root := d.Add(ss, dumptest.Span{Trace: 1, Name: "request", End: time.Second})
+			d.Add(ss, dumptest.Span{Trace: 1, Parent: root, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient, End: tc.callEnd,
+				Attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s1"}})
 			cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
-			r, ev := analyzed(t, d.write(t), cfg)
+			r, ev := analyzetest.Analyzed(t, d.Write(t), cfg, analyze.ReadOptions{Strict: true})
 			h, err := New(r, ev, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/analyzetest"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -31,7 +33,7 @@ const htmlGoldenDir = "testdata/htmlreport"
 // the gate, which judges the check (analyze/gate).
 func htmlPage(t *testing.T, path string, cfg rulefmt.Config, opts Options) ([]byte, []byte) {
 	t.Helper()
-	r, ev := analyzed(t, path, cfg)
+	r, ev := analyzetest.Analyzed(t, path, cfg, analyze.ReadOptions{Strict: true})
 	h, err := New(r, ev, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +58,7 @@ func TestHTMLReportDataGolden(t *testing.T) {
 	for _, name := range []string{"pooled", "ttl-and-redial", "acquire-on-miss", "semconv"} {
 		t.Run(name, func(t *testing.T) {
 			dump := filepath.Join(tracesDir, name+".otlp.jsonl")
-			_, data := htmlPage(t, dump, scenarioConfig(t, name), Options{TraceURL: "https://tempo.example/trace/{trace_id}"})
+			_, data := htmlPage(t, dump, dumptest.ScenarioConfig(t, name), Options{TraceURL: "https://tempo.example/trace/{trace_id}"})
 			var pretty bytes.Buffer
 			if err := json.Indent(&pretty, data, "", "  "); err != nil {
 				t.Fatalf("embedded data is not JSON: %v", err)
@@ -89,7 +91,7 @@ func TestHTMLReportDataGolden(t *testing.T) {
 func TestHTMLReportAgreesWithTheReport(t *testing.T) {
 	for _, sc := range []string{"pooled", "per-call-dial", "unexplained-miss", "ttl-and-redial", "concurrent", "double-acquire"} {
 		t.Run(sc, func(t *testing.T) {
-			cfg := scenarioConfig(t, sc)
+			cfg := dumptest.ScenarioConfig(t, sc)
 			dump := filepath.Join(tracesDir, sc+".otlp.jsonl")
 			_, raw := htmlPage(t, dump, cfg, Options{TraceURL: "https://t.example/{trace_id}"})
 			var h Report

@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -53,7 +54,7 @@ func TestMultiSessionOffenderMatchesOnlyMultiSessionTraces(t *testing.T) {
 		}
 		t.Run(sc.Name, func(t *testing.T) {
 			multi := multiSessionTraces(sc.Build())
-			_, data := htmlPage(t, filepath.Join(tracesDir, sc.Name+".otlp.jsonl"), scenarioConfig(t, sc.Name), Options{})
+			_, data := htmlPage(t, filepath.Join(tracesDir, sc.Name+".otlp.jsonl"), dumptest.ScenarioConfig(t, sc.Name), Options{})
 			var h Report
 			if err := json.Unmarshal(data, &h); err != nil {
 				t.Fatal(err)

@@ -1,8 +1,6 @@
 package whatif
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/analyzetest"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -85,23 +85,11 @@ func durs(ds []time.Duration) []string {
 	return out
 }
 
-// reportEvents loads one dump and returns its analysis and report events
-// as the CLI builds them for the HTML report.
+// reportEvents analyzes one dump as the CLI does for the HTML report and
+// returns its report events and the analysis's hits.
 func reportEvents(t *testing.T, path string) (*analyze.ReportEvents, int) {
 	t.Helper()
-	cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
-	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: cfg.IndexOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := analyze.Analyze(idx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := analyze.NewReportEvents(idx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, ev := analyzetest.Analyzed(t, path, rulefmt.Config{Profile: rulefmt.ProfileAuto}, analyze.ReadOptions{})
 	return ev, r.Pool.Hits
 }
 
@@ -131,9 +119,9 @@ func TestReportSectionReplaysTheDumpAroundItsSettings(t *testing.T) {
 		wantNote    bool
 	}{
 		{"no settings recorded: assumed", filepath.Join(traces, "ttl-and-redial.otlp.jsonl"), DefaultAssumed.String(), "assumed", false},
-		{"settings recorded", pooledWithSettings(t, func(int) map[string]string { return settings("300") }),
+		{"settings recorded", dumptest.PooledWithSettings(t, traces, func(int) map[string]string { return settings("300") }),
 			"idle-ttl=5m0s idle-per-key=2 max-idle=64 prewarm=none", "recorded", false},
-		{"scopes disagree: assumed, said why", pooledWithSettings(t, func(n int) map[string]string {
+		{"scopes disagree: assumed, said why", dumptest.PooledWithSettings(t, traces, func(n int) map[string]string {
 			if n == 1 {
 				return settings("60")
 			}
@@ -186,39 +174,4 @@ func TestReportSectionReplaysTheDumpAroundItsSettings(t *testing.T) {
 			}
 		})
 	}
-}
-
-// acquireSpanAttrs finds where an acquire span's attribute list opens.
-var acquireSpanAttrs = regexp.MustCompile(`"name":"plugin\.mcp\.connection\.acquire"[^\[]*"attributes":\[`)
-
-// pooledWithSettings writes testdata's pooled dump (one pool scope, six
-// acquire spans) with settings(n) on its n-th acquire span, as the pool
-// writes them.
-func pooledWithSettings(t *testing.T, settings func(n int) map[string]string) string {
-	t.Helper()
-	raw, err := os.ReadFile("../../testdata/traces/pooled.otlp.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	out := acquireSpanAttrs.ReplaceAllStringFunc(string(raw), func(open string) string {
-		set := settings(n)
-		n++
-		var b strings.Builder
-		b.WriteString(open)
-		for _, k := range spans.PoolSettingsAttrs {
-			if v, ok := set[k]; ok {
-				b.WriteString(`{"key":"` + k + `","value":{"stringValue":"` + v + `"}},`)
-			}
-		}
-		return b.String()
-	})
-	if n != 6 {
-		t.Fatalf("pooled dump: %d acquire spans, want 6", n)
-	}
-	path := filepath.Join(t.TempDir(), "settings.otlp.jsonl")
-	if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -25,6 +25,10 @@
 //   - the Collector connector (its own module under collector/) imports only
 //     analyze and spans of ours, never the pool or the telemetry setup.
 //
+// The test-support packages (internal/dumptest, internal/analyzetest) are
+// imported by no package's own code, only by _test.go files
+// (testsupport_test.go): they link the trace generators and the analyzer.
+//
 // And one rule over the source itself (private_test.go): no exported
 // signature of analyze names its span index, which callers hold only as
 // the opaque analyze.Dump.

@@ -1,0 +1,51 @@
+// Package analyzetest runs the analyzer as its tests above analyze need
+// it (analyze/gate, analyze/htmlreport, analyze/whatif): a hand-built dump
+// analyzed ([AnalyzeTD]), a dump file analyzed with the HTML report's
+// events as the CLI builds them ([Analyzed]).
+//
+// It is test support, imported only by _test.go files (internal/archtest
+// holds that). It imports analyze, so analyze's own in-package tests
+// cannot use it; dump builders that need no analyzer live in
+// internal/dumptest.
+package analyzetest
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// AnalyzeTD builds a dump of tds and analyzes it with cfg, failing t on
+// error.
+func AnalyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
+	t.Helper()
+	d := analyze.NewDump(cfg.IndexOptions())
+	for _, td := range tds {
+		d.Add(td)
+	}
+	r, err := analyze.Analyze(d, cfg)
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	return r
+}
+
+// Analyzed reads the dump at path with ropts and returns its report and
+// its HTML report events, as the CLI builds them for the HTML report
+// (analyze.AnalyzeDumps with RunOptions.Events), failing t on error.
+func Analyzed(t testing.TB, path string, cfg rulefmt.Config, ropts analyze.ReadOptions) (*report.Report, *analyze.ReportEvents) {
+	t.Helper()
+	run, err := analyze.AnalyzeDumps(context.Background(), []string{path}, cfg, analyze.RunOptions{
+		Load:   analyze.LoadOptions{Read: ropts},
+		Events: true,
+	})
+	if err != nil {
+		t.Fatalf("AnalyzeDumps %s: %v", path, err)
+	}
+	return run.Analysis.Report, run.Events
+}
