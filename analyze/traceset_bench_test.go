@@ -1,0 +1,52 @@
+package analyze
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// BenchmarkFinalizedMemory measures a speculative shard's memory of the
+// traces it finalized as the engine uses it: for each trace, has when it
+// opens and add when it is finalized, then repeats at the end. "set" is
+// the whole in-memory traceSet it replaced (the baseline, in the same
+// run), "log" the flat traceLog that spills; a batch run of 16M spans
+// finalizes about 1.6M traces.
+func BenchmarkFinalizedMemory(b *testing.B) {
+	for _, n := range []int{100_000, 1_600_000} {
+		ids := make([]pcommon.TraceID, n)
+		for i := range ids {
+			binary.BigEndian.PutUint64(ids[i][8:], uint64(i+1)*0x9e3779b97f4a7c15)
+		}
+		b.Run(fmt.Sprintf("set/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var s traceSet
+				for _, id := range ids {
+					if s.has(id) {
+						b.Fatal("a new trace read as finalized")
+					}
+					s.add(id)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/trace")
+		})
+		b.Run(fmt.Sprintf("log/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var l traceLog
+				for _, id := range ids {
+					if l.has(id) {
+						b.Fatal("a new trace read as finalized")
+					}
+					l.add(id)
+				}
+				if l.repeats() {
+					b.Fatal("distinct traces read as finalized twice")
+				}
+				l.close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/trace")
+		})
+	}
+}
