@@ -1,11 +1,8 @@
 package analyze
 
 import (
-	"bufio"
-	"container/heap"
 	"encoding/binary"
-	"io"
-	"math/bits"
+	"hash/maphash"
 	"os"
 	"slices"
 
@@ -25,15 +22,18 @@ type traceSet struct {
 	n     int
 }
 
-// fingerprint mixes both halves of id (MurmurHash3's finalizer, as
-// shardOf does) into a non-zero word.
+// fingerprintSeed keys fingerprint per process. Trace ids come from the
+// dump, so whoever writes it chooses them: with a fixed mix (an invertible
+// one, as MurmurHash3's finalizer is) a dump of ids chosen to share a
+// fingerprint's low bits would pile them into one cluster of the
+// open-addressing tables below and make every add and has walk it, a run
+// quadratic in the traces. A random key per process leaves no id worse
+// than another.
+var fingerprintSeed = maphash.MakeSeed()
+
+// fingerprint hashes id (keyed by fingerprintSeed) into a non-zero word.
 func fingerprint(id pcommon.TraceID) uint64 {
-	h := binary.LittleEndian.Uint64(id[:8]) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(id[8:]), 17)
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
+	h := maphash.Bytes(fingerprintSeed, id[:])
 	if h == 0 {
 		h = 1
 	}
@@ -134,14 +134,18 @@ var logBatch = 1 << 16
 // add records a finalized trace.
 func (l *traceLog) add(id pcommon.TraceID) {
 	f := fingerprint(id)
-	if l.recent.hasPrint(f) || l.previous.hasPrint(f) {
-		l.dup = true
-		return
-	}
+	// One probe of recent finds f or the slot it goes to: grown first, so
+	// the slot stays valid (a duplicate grows it no sooner than the next
+	// add would).
 	if 2*(l.recent.n+1) > len(l.recent.slots) {
 		l.recent.grow()
 	}
-	l.recent.insert(f)
+	i, found := l.recent.find(f)
+	if found || l.previous.hasPrint(f) {
+		l.dup = true
+		return
+	}
+	l.recent.slots[i] = f
 	l.recent.n++
 	if l.recent.n >= logBatch && !l.inMemory {
 		l.spill()
@@ -208,7 +212,7 @@ func (l *traceLog) spill() {
 
 // repeats reports whether any trace was added twice over the log's life
 // (or it cannot tell: a file error): the merge of the spilled runs and of
-// what memory holds, in memory of a buffer per run.
+// what memory holds, in memory of a block per run.
 func (l *traceLog) repeats() bool {
 	if l.dup || l.failed {
 		return true
@@ -219,7 +223,7 @@ func (l *traceLog) repeats() bool {
 	h := make(printHeap, 0, len(l.runs)+1)
 	start := int64(0)
 	for _, end := range l.runs {
-		c := &printCursor{r: bufio.NewReaderSize(io.NewSectionReader(l.file, start, end-start), 4096)}
+		c := &printCursor{file: l.file, off: start, end: end}
 		start = end
 		if c.next() {
 			h = append(h, c)
@@ -228,10 +232,10 @@ func (l *traceLog) repeats() bool {
 			return true
 		}
 	}
-	if mem := &(printCursor{mem: l.sortedRecent()}); mem.next() {
+	if mem := &(printCursor{block: l.sortedRecent()}); mem.next() {
 		h = append(h, mem)
 	}
-	heap.Init(&h)
+	h.init()
 	last := uint64(0) // no fingerprint is 0
 	for len(h) > 0 {
 		c := h[0]
@@ -239,14 +243,14 @@ func (l *traceLog) repeats() bool {
 			return true
 		}
 		last = c.cur
-		if c.next() {
-			heap.Fix(&h, 0)
-		} else {
+		if !c.next() {
 			if c.err != nil {
 				return true
 			}
-			heap.Pop(&h)
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
 		}
+		h.down(0)
 	}
 	return false
 }
@@ -263,46 +267,83 @@ func (l *traceLog) close() {
 	l.file = nil
 }
 
-// printCursor walks one sorted run of fingerprints: from a file (r) or
-// from memory (mem).
+// printCursor walks one sorted run of fingerprints: from the file
+// (between off and end) a block at a time, or from memory (block alone).
 type printCursor struct {
-	r   *bufio.Reader
-	mem []uint64
-	cur uint64
-	err error
-	b   [8]byte
+	file     *os.File
+	off, end int64
+	block    []uint64 // what is left of the block read last
+	cur      uint64
+	err      error
+	raw      []byte   // the file's bytes of a block
+	buf      []uint64 // what block is cut from
 }
+
+// printBlock is how many fingerprints a cursor reads from the file at a
+// time: 4 KiB per run.
+const printBlock = 512
 
 // next moves to the run's next fingerprint, false at its end (or on a read
 // error, in err).
 func (c *printCursor) next() bool {
-	if c.r == nil {
-		if len(c.mem) == 0 {
-			return false
-		}
-		c.cur, c.mem = c.mem[0], c.mem[1:]
-		return true
-	}
-	if _, err := io.ReadFull(c.r, c.b[:]); err != nil {
-		if err != io.EOF {
-			c.err = err
-		}
+	if len(c.block) == 0 && !c.fill() {
 		return false
 	}
-	c.cur = binary.LittleEndian.Uint64(c.b[:])
+	c.cur, c.block = c.block[0], c.block[1:]
 	return true
 }
 
-// printHeap orders cursors by their current fingerprint (container/heap).
+// fill reads the run's next block from the file, false at the run's end
+// or on an error (in err).
+func (c *printCursor) fill() bool {
+	n := min(c.end-c.off, 8*printBlock)
+	if c.file == nil || n <= 0 {
+		return false
+	}
+	if c.raw == nil {
+		c.raw = make([]byte, 8*printBlock)
+		c.buf = make([]uint64, printBlock)
+	}
+	raw := c.raw[:n]
+	if _, err := c.file.ReadAt(raw, c.off); err != nil {
+		c.err = err
+		return false
+	}
+	c.off += n
+	c.block = c.buf[:n/8]
+	for i := range c.block {
+		c.block[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	return true
+}
+
+// printHeap is a min-heap of cursors by their current fingerprint, written
+// out rather than through container/heap: the merge moves every
+// fingerprint of the dump through it, and the interface calls were most
+// of its cost.
 type printHeap []*printCursor
 
-func (h printHeap) Len() int           { return len(h) }
-func (h printHeap) Less(i, j int) bool { return h[i].cur < h[j].cur }
-func (h printHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *printHeap) Push(x any)        { *h = append(*h, x.(*printCursor)) }
-func (h *printHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
+// init orders the heap.
+func (h printHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// down moves the cursor at i down to its place.
+func (h printHeap) down(i int) {
+	for {
+		least := i
+		if l := 2*i + 1; l < len(h) && h[l].cur < h[least].cur {
+			least = l
+		}
+		if r := 2*i + 2; r < len(h) && h[r].cur < h[least].cur {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
 }

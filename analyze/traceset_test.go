@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"encoding/binary"
+	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,20 +53,31 @@ func TestTraceSetRemembersEveryTraceAdded(t *testing.T) {
 // is still in memory (at once) or only in a spilled run (at the end, by
 // repeats), at the first, a middle and the last position of a run; a log
 // with no repeat says none; and with no temporary directory to spill to
-// the log keeps everything in memory and is just as exact.
+// the log keeps everything in memory and is just as exact. It runs with
+// runs of 8 traces (each read back in one block) and of 2*printBlock+5
+// (read back in three blocks, the last a short one).
 func TestTraceLogFindsATraceFinalizedTwiceInFlatMemory(t *testing.T) {
+	for _, batch := range []int{8, 2*printBlock + 5} {
+		t.Run(fmt.Sprintf("runs of %d", batch), func(t *testing.T) {
+			testTraceLogFindsATraceFinalizedTwice(t, batch, 125*batch)
+		})
+	}
+}
+
+// testTraceLogFindsATraceFinalizedTwice is the test above with logBatch
+// set to batch, over n traces.
+func testTraceLogFindsATraceFinalizedTwice(t *testing.T, batch, n int) {
 	defer func(n int) { logBatch = n }(logBatch)
-	logBatch = 8
+	logBatch = batch
 	id := func(n uint64) pcommon.TraceID {
 		var b pcommon.TraceID
 		binary.BigEndian.PutUint64(b[:8], 0x5eed)
 		binary.BigEndian.PutUint64(b[8:], n)
 		return b
 	}
-	const n = 1000
 	for _, c := range []struct {
 		name    string
-		again   int64 // the trace added a second time, -1 none
+		again   int // the trace added a second time, -1 none
 		noTmp   bool
 		want    bool
 		atOnce  bool // the repeat is caught by add (memory holds it)
@@ -86,8 +99,8 @@ func TestTraceLogFindsATraceFinalizedTwiceInFlatMemory(t *testing.T) {
 			var l traceLog
 			defer l.close()
 			var early, maxMem int64 // the most memory over the first tenth, over all
-			for i := range uint64(n) {
-				l.add(id(i))
+			for i := range n {
+				l.add(id(uint64(i)))
 				maxMem = max(maxMem, l.memBytes())
 				if i < n/10 {
 					early = maxMem
@@ -132,4 +145,57 @@ func TestTraceLogLeavesNoFileBehind(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left %d files in the temporary directory: %v", len(left), left[0].Name())
 	}
+}
+
+// TestTraceSetStaysShortOnIDsChosenToCollide pins fingerprint's key: trace
+// ids chosen (by inverting the fixed MurmurHash3 finalizer the set once
+// used) so that their unkeyed fingerprints share their low 20 bits land,
+// under the keyed fingerprint, in clusters no longer than random ids'
+// (under the fixed mix they made one cluster of every id, and each add
+// walked it: quadratic in the dump).
+func TestTraceSetStaysShortOnIDsChosenToCollide(t *testing.T) {
+	const n = 20_000
+	var s traceSet
+	for k := range uint64(n) {
+		s.add(collidingID(k<<20 | 0x5eed))
+	}
+	if s.n != n {
+		t.Fatalf("the set counts %d traces, want %d", s.n, n)
+	}
+	longest, run := 0, 0
+	for i := range 2 * len(s.slots) { // twice round: a cluster may wrap
+		if s.slots[i%len(s.slots)] == 0 {
+			run = 0
+			continue
+		}
+		run++
+		longest = max(longest, min(run, len(s.slots)))
+	}
+	// Random fingerprints at most half full: the longest cluster of 20k is
+	// a few dozen slots; one of the chosen ids' would be 20k.
+	if longest > 200 {
+		t.Errorf("%d ids chosen to collide made a cluster of %d slots", n, longest)
+	}
+}
+
+// collidingID returns the trace id whose fingerprint under the fixed mix
+// (h = lo ^ rotl(hi, 17), then MurmurHash3's finalizer) is f: the first
+// half zero, the second the finalizer inverted.
+func collidingID(f uint64) pcommon.TraceID {
+	inv := func(c uint64) uint64 { // c's inverse mod 2^64, by Newton's method
+		x := c
+		for range 6 {
+			x *= 2 - c*x
+		}
+		return x
+	}
+	h := f
+	h ^= h >> 33
+	h *= inv(0xc4ceb9fe1a85ec53)
+	h ^= h >> 33
+	h *= inv(0xff51afd7ed558ccd)
+	h ^= h >> 33
+	var id pcommon.TraceID
+	binary.LittleEndian.PutUint64(id[8:], bits.RotateLeft64(h, -17))
+	return id
 }
