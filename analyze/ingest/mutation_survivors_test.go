@@ -1,0 +1,224 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned pins
+// putBlock's three guards by what getBlock hands out next: a nil block is
+// ignored, a block of another size never enters the pool (getBlock would
+// hand it to a caller that was promised blockBytes of room), and once a
+// read was abandoned no block is recycled at all (the abandoned read may
+// still write into it). A put that must be refused is checked over several
+// rounds: a refused block never comes back, while sync.Pool hands a pooled
+// one straight back to the goroutine that put it, so a put let through is
+// seen in the first round or soon after. The process's abandoned flag is
+// restored after, so an abandoned read of an earlier test stays counted.
+func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
+	was := readsAbandoned.Load()
+	t.Cleanup(func() { readsAbandoned.Store(was) })
+	const rounds = 50
+	for _, tc := range []struct {
+		name      string
+		abandoned bool
+		size      int // the capacity of the block put back
+	}{
+		{"an odd size is left to the GC", false, blockBytes / 2},
+		{"a larger block is left to the GC", false, blockBytes + 1},
+		{"after an abandoned read nothing is recycled", true, blockBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if was && !tc.abandoned {
+				t.Skip("a read of an earlier test was abandoned: the pool recycles nothing in this process")
+			}
+			readsAbandoned.Store(tc.abandoned)
+			for range rounds {
+				b := make([]byte, 0, tc.size)
+				putBlock(&b)
+				got := getBlock(blockBytes)
+				if got == &b {
+					t.Fatalf("a block of capacity %d was recycled (abandoned read %v)", tc.size, tc.abandoned)
+				}
+				if cap(*got) < blockBytes {
+					t.Fatalf("getBlock(%d) returned a block of capacity %d", blockBytes, cap(*got))
+				}
+			}
+		})
+	}
+	t.Run("nil is ignored", func(t *testing.T) {
+		readsAbandoned.Store(false)
+		putBlock(nil) // a job without a block: must not panic
+	})
+}
+
+// TestStrayClosersBeforeADeepRecordAreReadAsTooDeep pins the depth walk on
+// malformed JSON: closing brackets with nothing open (jsonDepth lets the
+// depth go below zero, jsonDepthPlace finds no frame to pop) are passed
+// over, and the record, deeper than MaxDepth once its own brackets are
+// counted, is a too-deep record on its line, never a panic of the walk.
+func TestStrayClosersBeforeADeepRecordAreReadAsTooDeep(t *testing.T) {
+	const jsonBase = 7 // otlpLineBrackets' levels besides its brackets
+	for _, stray := range []string{"]", "}", "]}]"} {
+		t.Run(stray, func(t *testing.T) {
+			deep := stray + otlpLineBrackets(2, MaxDepth-jsonBase+1+len(stray))
+			_, _, err := readBytes(t, []byte(otlpLine(1)+deep), ReadOptions{Strict: true})
+			var re *ReadError
+			if !errors.As(err, &re) || !errors.Is(err, ErrTooDeep) || re.Line != 2 {
+				t.Fatalf("err %v, want a ReadError of line 2 wrapping ErrTooDeep", err)
+			}
+		})
+	}
+}
+
+// TestFastOTLPProtoLeavesMalformedFieldsToPdata pins three checks of the
+// projection decoder on records pdata refuses: a resource and a span's
+// attribute written with another wire type than bytes, and an attribute
+// key whose length needs a second byte (a first length byte of exactly
+// 0x80: the compact path reads one-byte lengths only, and the general one
+// finds the length past the record). Each must fall back to pdata, which
+// reports it, and never be read as if it were well formed.
+func TestFastOTLPProtoLeavesMalformedFieldsToPdata(t *testing.T) {
+	scope := pb(nil).bytes(1, pb(nil).str(1, "scope")).bytes(2, baseSpan())
+	longKey := append([]byte{0x0a, 0x80}, bytes.Repeat([]byte{'a'}, 128)...)
+	longKey = append(longKey, pb(nil).bytes(2, pb(nil).str(1, "v"))...)
+	for name, rec := range map[string][]byte{
+		"a resource as a varint": pb(nil).bytes(1, pb(nil).varint(1, 7).bytes(2, scope)),
+		// After a well-formed attribute, whose bytes the field iterator
+		// still holds when the varint comes.
+		"a span attribute as a varint":       request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("x", "y")).varint(fieldSpanAttributes, 1))),
+		"a key length of 0x80 read past end": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, longKey))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var u ptrace.ProtoUnmarshaler
+			if _, err := u.UnmarshalTraces(rec); err == nil {
+				t.Fatalf("pdata reads the record: the case tests nothing: % x", rec)
+			}
+			if b, ok := decodeFastProto(rec, newKeepSet(testKeep)); ok {
+				putBatch(b)
+				t.Errorf("the projection decoder took a record pdata refuses: % x", rec)
+			}
+		})
+	}
+}
+
+// TestFastOTLPJSONLeavesAnUnclosedValueToPdata pins the compact attribute
+// path's test of the "}}" closing a value and its attribute: an attribute
+// object left open (its value closed, then white space and the list's
+// ']') is malformed JSON pdata refuses, and the fast path must leave the
+// line to it rather than take any two bytes for the "}}" and carry on.
+func TestFastOTLPJSONLeavesAnUnclosedValueToPdata(t *testing.T) {
+	line := []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) +
+		`,"attributes":[{"key":"plugin.mcp.cache_key","value":{"stringValue":"a"} ]}]}]}]}`)
+	if _, err := unmarshalOTLPJSON(line); err == nil {
+		t.Fatalf("pdata reads the line: the case tests nothing:\n%s", line)
+	}
+	if _, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+		t.Errorf("the fast path took a line pdata refuses:\n%s", line)
+	}
+}
+
+// TestABOMsBytesStartingAProtobufDumpAreItsFirstLength pins that only a
+// JSON input has its byte order mark skipped: a dump read as protobuf
+// whose first bytes are EF BB BF starts with a length prefix of about 4
+// GB, refused at byte 0, never skipped so that the records after it read.
+func TestABOMsBytesStartingAProtobufDumpAreItsFirstLength(t *testing.T) {
+	data := append(append([]byte{}, utf8BOM...), framed(request(baseResource, baseSpan()))...)
+	_, _, err := readBytes(t, data, ReadOptions{Strict: true, Format: FormatOTLPProto})
+	var re *ReadError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRecordTooLarge) || re.Offset != 0 {
+		t.Fatalf("err %v, want a ReadError at byte 0 wrapping ErrRecordTooLarge", err)
+	}
+}
+
+// TestAKeyWithoutItsColonDecidesNoFormat pins firstFormatKey's colon: a
+// member whose key is followed by anything but ':' is not JSON, and the
+// scan stops there, whatever key comes after (here one a digit away from
+// passing for a member with the value 1).
+func TestAKeyWithoutItsColonDecidesNoFormat(t *testing.T) {
+	for _, c := range []struct{ head, want string }{
+		{`{"x":1,"resourceSpans":[]}`, "resourceSpans"},
+		{`{"x"01,"resourceSpans":[]}`, ""},
+		{`{"x" 01,"data":[]}`, ""},
+	} {
+		got, ok := firstFormatKey([]byte(c.head))
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("firstFormatKey(%q) = %q, %v; want %q, %v", c.head, got, ok, c.want, c.want != "")
+		}
+	}
+}
+
+// TestOnlyTheLastLineOfAnInputIsCut pins when a bad JSON line is reported
+// as cut (ErrTruncated, "the input ends inside this line"): only when it is
+// the input's last and its JSON stops early. The same incomplete JSON on a
+// line followed by another is a bad line for what the decoder says, and
+// the lines after it are still read.
+func TestOnlyTheLastLineOfAnInputIsCut(t *testing.T) {
+	cut := otlpLine(2)[:len(otlpLine(2))/2]
+	for _, tc := range []struct {
+		name      string
+		data      string
+		truncated bool
+	}{
+		{"the last line", otlpLine(1) + cut, true},
+		{"a line in the middle", otlpLine(1) + cut + "\n" + otlpLine(3), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, _, err := readBytes(t, []byte(tc.data), ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := inputs[0].Warnings; len(w) != 1 || !strings.Contains(w[0], ":2 ") {
+				t.Fatalf("warnings %q, want one about line 2", w)
+			}
+			if got := strings.Contains(inputs[0].Warnings[0], "the input ends inside this line"); got != tc.truncated {
+				t.Errorf("warning %q: says the input ends inside the line %v, want %v", inputs[0].Warnings[0], got, tc.truncated)
+			}
+			_, _, err = readBytes(t, []byte(tc.data), ReadOptions{Strict: true})
+			if got := errors.Is(err, ErrTruncated); got != tc.truncated {
+				t.Errorf("strict: %v; ErrTruncated %v, want %v", err, got, tc.truncated)
+			}
+		})
+	}
+}
+
+// failingReader hands out data, then fails with first, then with second on
+// every later read: a device that fails once and then differently.
+type failingReader struct {
+	data          []byte
+	first, second error
+	failed        bool
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) > 0 {
+		n := copy(p, r.data)
+		r.data = r.data[n:]
+		return n, nil
+	}
+	if !r.failed {
+		r.failed = true
+		return 0, r.first
+	}
+	return 0, r.second
+}
+
+// TestAFailingInputIsBlamedForItsFirstError pins that a read error of the
+// input is the error reported, and the first one: an input that fails and
+// then fails differently (bufio hands out an error once and reads on) is
+// blamed as "a readable file" with the error it gave first, not reported
+// as a bad record of the format with a later error.
+func TestAFailingInputIsBlamedForItsFirstError(t *testing.T) {
+	first, second := errors.New("the device failed"), errors.New("read on a closed device")
+	data := otlpLine(1) + strings.TrimSuffix(otlpLine(2), "\n")
+	_, err := Read(t.Context(), []string{"-"}, ReadOptions{Strict: true, Stdin: &failingReader{data: []byte(data), first: first, second: second}},
+		SinkFunc(func(*Input, ptrace.Traces) error { return nil }))
+	var re *ReadError
+	if !errors.As(err, &re) || !errors.Is(err, first) || errors.Is(err, second) || re.Expected != "a readable file" {
+		t.Fatalf("err %v, want a ReadError expecting a readable file with the first error (%v) alone", err, first)
+	}
+}
