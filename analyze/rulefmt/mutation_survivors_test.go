@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -343,5 +344,117 @@ func TestAYAMLErrorIsPlacedWhereItsOwnProblemBegins(t *testing.T) {
 	const want = "f.yaml:4:5: invalid YAML: mapping values are not allowed in this context"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
+// TestListNamesListsExactlyMaxListedNamesWhole pins listNames' bound: a
+// list of exactly maxListedNames names is listed whole, one more is cut
+// with the count of the rest.
+func TestListNamesListsExactlyMaxListedNamesWhole(t *testing.T) {
+	names := make([]string, maxListedNames+1)
+	for i := range names {
+		names[i] = "m" + strconv.Itoa(i)
+	}
+	if got := listNames(names[:maxListedNames]); strings.Contains(got, "more") || !strings.HasSuffix(got, ", m199") {
+		t.Errorf("%d names listed as …%s, want them all", maxListedNames, got[max(0, len(got)-30):])
+	}
+	if got := listNames(names); !strings.HasSuffix(got, ", m199 and 1 more") {
+		t.Errorf("%d names listed as …%s, want the first %d and 1 more", len(names), got[max(0, len(got)-30):], maxListedNames)
+	}
+}
+
+// TestBuiltinRulesKeepTheirDeclaredSeverity pins the built-ins' severity:
+// a rule that declares none is an error, one that declares warning (the
+// server forgetting a session is not the pool's fault) stays a warning.
+func TestBuiltinRulesKeepTheirDeclaredSeverity(t *testing.T) {
+	rules := BuiltinRules(Config{})
+	if len(rules) == 0 {
+		t.Fatal("no built-in rules")
+	}
+	for _, r := range rules {
+		want := SeverityError
+		if r.ID == RuleServerKeptSessions {
+			want = SeverityWarning
+		}
+		if r.Severity != want || !r.Builtin {
+			t.Errorf("%s: severity %q builtin %v, want %q and builtin", r.ID, r.Severity, r.Builtin, want)
+		}
+	}
+}
+
+// TestACountNeedsASelectionOnTheRuleOrItsExpectation pins when a rule's
+// count is told it "needs a selection": only when neither the rule nor the
+// expectation selects, and not when the rule's select was given but could
+// not be read (that mistake is reported alone, not twice).
+func TestACountNeedsASelectionOnTheRuleOrItsExpectation(t *testing.T) {
+	rule := func(sel, expect string) string {
+		return "rules:\n  - id: a\n    scope: trace\n" + sel + "    expect: " + expect + "\n"
+	}
+	for _, tc := range []struct {
+		name, doc string
+		errs      []string // each error's start, in order; none when accepted
+	}{
+		{"the rule selects", rule("    select: db.query\n", `{of: count, op: ">=", than: 1}`), nil},
+		{"the expectation selects", rule("", `{of: count, op: ">=", than: 1, select: db.query}`), nil},
+		{"neither selects", rule("", `{of: count, op: ">=", than: 1}`), []string{`f.yaml:4:13: rule "a": count needs a selection`}},
+		{"the rule's select is bad", rule("    select: {nmae: db.query}\n", `{of: count, op: ">=", than: 1}`), []string{`f.yaml:4:14: unknown key "nmae"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseGateConfig("f.yaml", []byte(tc.doc))
+			if tc.errs == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var errs ConfigErrors
+			if !errors.As(err, &errs) || len(errs) != len(tc.errs) {
+				t.Fatalf("error %v, want %d mistakes: %q", err, len(tc.errs), tc.errs)
+			}
+			for i, want := range tc.errs {
+				if !strings.HasPrefix(errs[i].Error(), want) {
+					t.Errorf("mistake %d: %v, want one starting %q", i, errs[i], want)
+				}
+			}
+		})
+	}
+}
+
+// TestAYAMLErrorAfterBlankLinesIsPlacedOnItsLine pins the line ends
+// locateYAMLError splits at: a blank line is a line of its own (a newline
+// at the very start of what is left), so the mistake after two of them is
+// on line 3.
+func TestAYAMLErrorAfterBlankLinesIsPlacedOnItsLine(t *testing.T) {
+	_, err := ParseGateConfig("f.yaml", []byte("\n\nregressions: hit_rate_drop: 1\n"))
+	const want = "f.yaml:3:27: invalid YAML: mapping values are not allowed in this context"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
+// TestAYAMLErrorIsPlacedInAFileOfExactlyTheSearchBound pins
+// maxLocateBytes' edge: a file of exactly that size still has its mistake
+// placed at a line and column; one byte more keeps yaml.v3's own line,
+// without a column.
+func TestAYAMLErrorIsPlacedInAFileOfExactlyTheSearchBound(t *testing.T) {
+	const bad = "regressions: hit_rate_drop: 1\n"
+	for _, tc := range []struct {
+		size int
+		col  int
+	}{
+		{maxLocateBytes, 27},
+		{maxLocateBytes + 1, 0},
+	} {
+		pad := tc.size - len(bad)
+		line := "# " + strings.Repeat("x", 61) + "\n" // 64 bytes
+		doc := strings.Repeat(line, pad/len(line)) + "#" + strings.Repeat("y", pad%len(line)-2) + "\n" + bad
+		if len(doc) != tc.size {
+			t.Fatalf("built %d bytes, want %d", len(doc), tc.size)
+		}
+		_, err := ParseGateConfig("f.yaml", []byte(doc))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Column != tc.col || ce.Line != strings.Count(doc, "\n") {
+			t.Errorf("%d bytes: error %v, want line %d column %d", tc.size, err, strings.Count(doc, "\n"), tc.col)
+		}
 	}
 }
