@@ -57,13 +57,13 @@ func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
 }
 
 // TestStrayClosersBeforeADeepRecordAreReadAsTooDeep pins the depth walk on
-// malformed JSON: closing brackets with nothing open (jsonDepth lets the
-// depth go below zero, jsonDepthPlace finds no frame to pop) are passed
-// over, and the record, deeper than MaxDepth once its own brackets are
+// malformed JSON: closing brackets and commas with nothing open (jsonDepth
+// lets the depth go below zero, jsonDepthPlace finds no frame to pop or to
+// count in) are passed over, and the record, deeper than MaxDepth once its own brackets are
 // counted, is a too-deep record on its line, never a panic of the walk.
 func TestStrayClosersBeforeADeepRecordAreReadAsTooDeep(t *testing.T) {
 	const jsonBase = 7 // otlpLineBrackets' levels besides its brackets
-	for _, stray := range []string{"]", "}", "]}]"} {
+	for _, stray := range []string{"]", "}", "]}]", ",", ",]"} {
 		t.Run(stray, func(t *testing.T) {
 			deep := stray + otlpLineBrackets(2, MaxDepth-jsonBase+1+len(stray))
 			_, _, err := readBytes(t, []byte(otlpLine(1)+deep), ReadOptions{Strict: true})
@@ -220,5 +220,170 @@ func TestAFailingInputIsBlamedForItsFirstError(t *testing.T) {
 	var re *ReadError
 	if !errors.As(err, &re) || !errors.Is(err, first) || errors.Is(err, second) || re.Expected != "a readable file" {
 		t.Fatalf("err %v, want a ReadError expecting a readable file with the first error (%v) alone", err, first)
+	}
+}
+
+// TestFastOTLPJSONSkipsOnlyHexUnicodeEscapes pins isHexDigit's three
+// ranges by what the fast path leaves to pdata: a \u escape in a skipped
+// string (a span's traceState) holding a character just past a range
+// ('g', 'G', ':', 'z', 'Z') is no escape, pdata refuses the line, and the
+// fast path must not skip over it as one.
+func TestFastOTLPJSONSkipsOnlyHexUnicodeEscapes(t *testing.T) {
+	withState := func(state string) []byte {
+		return []byte(strings.Replace(otlpLine(1), `"name":"plugin.mcp.invoke"`, `"name":"plugin.mcp.invoke","traceState":"`+state+`"`, 1))
+	}
+	if _, ok := decodeFastOTLP(withState(`a\u00e9Fb`), newKeepSet(testKeep)); !ok {
+		t.Fatal("the fast path falls back on a well-formed escape: the cases test nothing")
+	}
+	for _, c := range []string{"g", "G", ":", "z", "Z"} {
+		line := withState(`a\u00e` + c + `b`)
+		if _, err := unmarshalOTLPJSON(line); err == nil {
+			t.Fatalf("%q: pdata reads the line: the case tests nothing", c)
+		}
+		if _, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+			t.Errorf("%q: the fast path skipped an escape pdata refuses:\n%s", c, line)
+		}
+	}
+}
+
+// TestTheRecordCapIsASixteenthOfTheBudgetWithinItsBounds pins recordCap's
+// clamp on both sides: a sixteenth of the budget, never under 1 MiB and
+// never over maxLineBytes, however large the budget.
+func TestTheRecordCapIsASixteenthOfTheBudgetWithinItsBounds(t *testing.T) {
+	for _, tc := range []struct {
+		budget, want int64
+	}{
+		{1 << 20, 1 << 20},
+		{64 << 20, 4 << 20},
+		{16 * maxLineBytes, maxLineBytes},
+		{64 * maxLineBytes, maxLineBytes},
+	} {
+		if got := (ReadOptions{MaxMemory: tc.budget}).budget().recordCap(); got != tc.want {
+			t.Errorf("budget %d: record cap %d, want %d", tc.budget, got, tc.want)
+		}
+	}
+}
+
+// TestJaegerNumbersAndIDsAtTheirEdges pins the Jaeger reader's scalar
+// edges: a number given as null or as an empty string (quoted or not) is
+// 0; a hex id must be 1 to 2×len(dst) hex digits, and one that is not is
+// refused for that, not for what hex.Decode finds.
+func TestJaegerNumbersAndIDsAtTheirEdges(t *testing.T) {
+	for _, in := range []string{`null`, `""`, `"null"`, `0`} {
+		n := jaegerInt(7)
+		if err := n.UnmarshalJSON([]byte(in)); err != nil || n != 0 {
+			t.Errorf("jaegerInt(%s) = %d, %v; want 0", in, n, err)
+		}
+	}
+	dst := make([]byte, 8)
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"1", true},
+		{"0123456789abcdef", true},
+		{"", false},
+		{"0123456789abcdef0", false},
+		{"012345678g", false},
+	} {
+		err := jaegerHexID(tc.id, dst)
+		if (err == nil) != tc.ok || (err != nil && err.Error() != "expected 1 to 16 hex digits") {
+			t.Errorf("jaegerHexID(%q): %v, want accepted %v (refused as not 1 to 16 hex digits)", tc.id, err, tc.ok)
+		}
+	}
+}
+
+// TestADocumentsRecordsAreOnlyItsOwnArrays pins which arrays of a JSON
+// document are its records: the format's arrays at the top, and inside a
+// Tempo "trace" object; an array of the same name under any other member
+// is that member's content, skipped. A "trace" member holding no records
+// after the records were found does not make the document "none of the
+// expected keys".
+func TestADocumentsRecordsAreOnlyItsOwnArrays(t *testing.T) {
+	rs := func(n int) string { return `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(n) + `}]}]}` }
+	for _, tc := range []struct {
+		name   string
+		format Format
+		doc    string
+		spans  int
+	}{
+		{"otlp: the same array under another member", FormatAuto, "{\"resourceSpans\": [\n" + rs(1) + "],\n\"x\": {\"resourceSpans\": [" + rs(2) + "]}}\n", 1},
+		{"tempo: the same array under another member", FormatTempo, "{\"batches\": [\n" + rs(1) + "],\n\"x\": {\"batches\": [" + rs(2) + "]}}\n", 1},
+		{"tempo: records inside trace", FormatTempo, "{\"trace\": {\"resourceSpans\": [\n" + rs(1) + "]}}\n", 1},
+		{"tempo: a trace without records after the records", FormatTempo, "{\"batches\": [\n" + rs(1) + "],\n\"trace\": {\"x\": 1}}\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, batches, err := readBytes(t, []byte(tc.doc), ReadOptions{Strict: true, Format: tc.format})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, b := range batches {
+				n += b.SpanCount()
+			}
+			if n != tc.spans || inputs[0].Partial {
+				t.Errorf("%d spans (partial %v, warnings %q), want %d", n, inputs[0].Partial, inputs[0].Warnings, tc.spans)
+			}
+		})
+	}
+}
+
+// TestADocumentRecordOverTheCapIsCutNotWaitedOn pins capReader at its
+// limit: a document's record longer than the record cap (a sixteenth of
+// a 16 MiB budget: 1 MiB) is cut with ErrRecordTooLarge once the decoder
+// has read exactly the cap, not handed empty reads it would spin on.
+func TestADocumentRecordOverTheCapIsCutNotWaitedOn(t *testing.T) {
+	rs := func(n int, attr string) string {
+		return `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(n) + attr + `}]}]}`
+	}
+	big := `,"attributes":[{"key":"k","value":{"stringValue":"` + strings.Repeat("x", 3<<20/2) + `"}}]`
+	doc := "{\"resourceSpans\": [\n" + rs(1, "") + ",\n" + rs(2, big) + "]}\n"
+	_, _, err := readBytes(t, []byte(doc), ReadOptions{Strict: true, MaxMemory: 16 << 20})
+	if !errors.Is(err, ErrRecordTooLarge) {
+		t.Fatalf("err %v, want ErrRecordTooLarge", err)
+	}
+}
+
+// TestAnUnknownMembersScalarIsSkippedWhole pins skipJSON's scalar loop: an
+// unknown member whose value is a number of several digits is skipped to
+// its end (not after its first digit), and a document cut inside such a
+// number, nested in an unknown member, is a cut document.
+func TestAnUnknownMembersScalarIsSkippedWhole(t *testing.T) {
+	rs := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]}`
+	for _, tc := range []struct {
+		name, doc string
+		cut       bool
+	}{
+		{"a number", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": 12345, \"y\": -1.5e3}\n", false},
+		{"a number before the records", "{\"x\": 12345,\n\"resourceSpans\": [\n" + rs + "]}\n", false},
+		{"cut inside a nested number", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [1, 2345", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, batches, err := readBytes(t, []byte(tc.doc), ReadOptions{Strict: true})
+			if tc.cut {
+				if !errors.Is(err, ErrTruncated) {
+					t.Fatalf("err %v, want ErrTruncated", err)
+				}
+				return
+			}
+			if err != nil || len(batches) != 1 || inputs[0].Partial {
+				t.Fatalf("err %v, %d batches, partial %v: want the one record read", err, len(batches), inputs[0].Partial)
+			}
+		})
+	}
+}
+
+// TestIsHexAtEachRangesEdges pins isHex's six bounds: each range's first
+// and last character is a hex digit, the characters just outside are not.
+func TestIsHexAtEachRangesEdges(t *testing.T) {
+	for _, c := range "09afAF" {
+		if !isHex(string(c)) {
+			t.Errorf("isHex(%q) = false", c)
+		}
+	}
+	for _, c := range "/:`g@G" {
+		if isHex("0" + string(c)) {
+			t.Errorf("isHex(%q) = true", "0"+string(c))
+		}
 	}
 }
