@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 
@@ -384,6 +385,31 @@ func TestIsHexAtEachRangesEdges(t *testing.T) {
 	for _, c := range "/:`g@G" {
 		if isHex("0" + string(c)) {
 			t.Errorf("isHex(%q) = true", "0"+string(c))
+		}
+	}
+}
+
+// TestTempoIDsOfALinkAreNormalisedButNoParent pins which ids
+// normalizeIDs rewrites from base64 to hex: every trace and span id (both
+// spellings), and the parent ids only of a span (withParent), never of a
+// link, which has none of its own.
+func TestTempoIDsOfALinkAreNormalisedButNoParent(t *testing.T) {
+	const trace64, span64 = "AQIDBAUGBwgJCgsMDQ4PEA==", "ERITFBUWFxg="
+	const traceHex, spanHex = "0102030405060708090a0b0c0d0e0f10", "1112131415161718"
+	for _, withParent := range []bool{false, true} {
+		m := map[string]any{"traceId": trace64, "trace_id": trace64, "spanId": span64, "span_id": span64,
+			"parentSpanId": span64, "parent_span_id": span64}
+		if err := normalizeIDs(m, withParent); err != nil {
+			t.Fatal(err)
+		}
+		parent := span64
+		if withParent {
+			parent = spanHex
+		}
+		want := map[string]any{"traceId": traceHex, "trace_id": traceHex, "spanId": spanHex, "span_id": spanHex,
+			"parentSpanId": parent, "parent_span_id": parent}
+		if !maps.Equal(m, want) {
+			t.Errorf("withParent %v: %v, want %v", withParent, m, want)
 		}
 	}
 }
