@@ -90,7 +90,7 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 	}
 	compressed := new(atomic.Int64)
 	counted := countingReader{r: raw, n: compressed}
-	br := bufio.NewReaderSize(counted, bufSize)
+	br := bufio.NewReaderSize(&stickyReader{r: counted}, bufSize)
 	if ratio == 0 {
 		ratio = DefaultMaxDecompressionRatio
 	}
@@ -128,6 +128,26 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 }
 
 func (s *stream) close() { s.closeFn() }
+
+// stickyReader keeps the first error other than EOF its input gave and
+// gives it on every later read: bufio hands an error out once and then
+// reads on, and an input read again after it failed may fail differently
+// (a device, a closed pipe), which would hide the cause the user must see.
+type stickyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *stickyReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	return n, err
+}
 
 // windowError says, when a zstd stream wants a larger window than the
 // budget allows, that it is the budget, not the stream, that stops it.
