@@ -1,0 +1,216 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/tracegen"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// The tests of this file each pin a behaviour a mutation run of analyze/
+// found unpinned (TESTING.md, "Stop 31: analyze").
+
+// TestSessionSplitsLoseOnlyASessionExpiredBeforeAnother pins when a session
+// counts as forgotten by the server: it failed as expired and a later call
+// ran on another session. An expiry on the last call, or one followed only
+// by calls on the same session (the server took it back), loses nothing.
+func TestSessionSplitsLoseOnlyASessionExpiredBeforeAnother(t *testing.T) {
+	type c = sessionCall
+	for _, tc := range []struct {
+		name         string
+		calls        []sessionCall
+		pooled, lost int
+	}{
+		{"no calls", nil, 0, 0},
+		{"one session, no expiry", []c{{1, 7, false}, {2, 7, false}}, 1, 0},
+		{"the last call expired: no later call to move on", []c{{1, 7, false}, {2, 7, true}}, 1, 0},
+		{"a lone call expired", []c{{1, 7, true}}, 1, 0},
+		{"expired, then the same session again", []c{{1, 7, true}, {2, 7, false}}, 1, 0},
+		{"expired, then another session: lost", []c{{1, 7, true}, {2, 8, false}}, 1, 1},
+		{"expired, the same session, then another: lost", []c{{1, 7, true}, {2, 7, false}, {3, 8, false}}, 1, 1},
+		{"two sessions, neither expired", []c{{1, 7, false}, {2, 8, false}}, 2, 0},
+		{"back to the first after another: only the expired one lost", []c{{1, 7, false}, {2, 8, true}, {3, 7, false}}, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pooled, lost := splitSessions(tc.calls)
+			if pooled != tc.pooled || lost != tc.lost {
+				t.Errorf("splitSessions(%+v) = %d pooled, %d lost; want %d, %d", tc.calls, pooled, lost, tc.pooled, tc.lost)
+			}
+		})
+	}
+}
+
+// TestSharedReportNamesTheSameMissesAsObservingAlone pins the shortcut the
+// report's miss counts allow: AnalyzeDumps hands the rules the report, and
+// skips attributing the acquires again only when every miss is a cold
+// start. A dump with other misses names the same misses, by the same
+// spans, as an observation without the report.
+func TestSharedReportNamesTheSameMissesAsObservingAlone(t *testing.T) {
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
+	for _, tc := range []struct {
+		name                    string
+		td                      ptrace.Traces
+		unexplained, aboveFloor int
+	}{
+		{"per-call dial: every miss unexplained", tracegen.PerCallDial(), 5, 5},
+		{"one unexplained miss", tracegen.UnexplainedMiss(), 1, 1},
+		{"cold starts only: nothing to name", tracegen.ProdColdStarts(), 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			alone := observeByID(t, rules, 20, tc.td)[rulefmt.RuleNoUnexplainedMisses]
+			path := writeJSONLines(t, "dump.jsonl", tc.td)
+			run, err := AnalyzeDumps(context.Background(), []string{path}, rulefmt.Config{}, RunOptions{Rules: rules, Observe: ObserveOptions{MaxExamples: 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(rules, func(r rulefmt.Rule) bool { return r.ID == rulefmt.RuleNoUnexplainedMisses })
+			shared := run.Analysis.Rules[i]
+			if len(alone.UnexplainedMisses) != tc.unexplained || len(alone.AboveFloorMisses) != tc.aboveFloor {
+				t.Fatalf("observed alone: %d unexplained, %d above the floor; want %d, %d", len(alone.UnexplainedMisses), len(alone.AboveFloorMisses), tc.unexplained, tc.aboveFloor)
+			}
+			if !slices.Equal(shared.UnexplainedMisses, alone.UnexplainedMisses) || !slices.Equal(shared.AboveFloorMisses, alone.AboveFloorMisses) {
+				t.Errorf("with the report shared: unexplained %v, above the floor %v; observed alone: %v, %v",
+					shared.UnexplainedMisses, shared.AboveFloorMisses, alone.UnexplainedMisses, alone.AboveFloorMisses)
+			}
+		})
+	}
+}
+
+// TestProgressIsToldForEveryReaderPath pins that the progress callback
+// hears every span read, by Load and by a stream engine's Feed, from the
+// projection decoders (OTLP JSON lines, protobuf) and from the formats
+// read through pdata (Jaeger, Tempo), which reach the sinks by another
+// method.
+func TestProgressIsToldForEveryReaderPath(t *testing.T) {
+	files := []string{"acquire-on-miss.otlp.jsonl", "acquire-on-miss.otlp.pb", "acquire-on-miss.jaeger.json", "acquire-on-miss.tempo.json"}
+	readers := []struct {
+		name string
+		read func(path string, lo LoadOptions) ([]Input, error)
+	}{
+		{"Load", func(path string, lo LoadOptions) ([]Input, error) {
+			_, inputs, err := Load(context.Background(), []string{path}, lo)
+			return inputs, err
+		}},
+		{"a stream's Feed", func(path string, lo LoadOptions) ([]Input, error) {
+			_, inputs, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, lo, EngineOptions{Window: time.Hour})
+			return inputs, err
+		}},
+		{"a speculative Feed", func(path string, lo LoadOptions) ([]Input, error) {
+			_, inputs, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, lo, EngineOptions{})
+			return inputs, err
+		}},
+	}
+	for _, f := range files {
+		for _, rd := range readers {
+			t.Run(f+" by "+rd.name, func(t *testing.T) {
+				calls, last := 0, 0
+				inputs, err := rd.read(tracesDir+"/"+f, LoadOptions{Progress: func(_ *Input, spansRead int) {
+					calls++
+					if spansRead < last {
+						t.Errorf("progress went back from %d to %d spans", last, spansRead)
+					}
+					last = spansRead
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(inputs) != 1 || inputs[0].Spans == 0 {
+					t.Fatalf("inputs = %+v, want one holding spans", inputs)
+				}
+				if calls == 0 || last != inputs[0].Spans {
+					t.Errorf("progress: %d calls ending at %d spans, want some ending at the %d read", calls, last, inputs[0].Spans)
+				}
+			})
+		}
+	}
+}
+
+// TestOurVocabularyWhateverSpanComesFirst pins the recognition of our
+// vocabulary in a dump whose acquires all missed (no cache_hit=true to
+// prove it): every invocation has its acquire child, so none is bare and
+// the dump is ours, not acquire-on-miss's, whether the dump's first span
+// is an invocation (span 0 is a parent) or an acquire (its name is the
+// first interned). The profile is auto: the dump's evidence decides.
+func TestOurVocabularyWhateverSpanComesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		acquireFirst bool
+	}{
+		{"an invocation first", false},
+		{"an acquire first", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw")
+			for tr := uint64(1); tr <= 3; tr++ {
+				at := time.Duration(tr) * time.Second
+				inv, acq := 10*tr, 10*tr+1
+				invoke := sp{trace: tr, id: inv, name: spans.SpanInvoke, start: at, end: at + 100*time.Millisecond,
+					attrs: []any{spans.AttrCacheKey, "k"}}
+				acquire := sp{trace: tr, id: acq, parent: inv, name: spans.SpanAcquire, start: at, end: at + 10*time.Millisecond,
+					attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false, spans.AttrMissReason, spans.MissCold}}
+				if tc.acquireFirst {
+					d.add(ss, acquire)
+					d.add(ss, invoke)
+				} else {
+					d.add(ss, invoke)
+					d.add(ss, acquire)
+				}
+				d.add(ss, sp{trace: tr, parent: inv, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, start: at + 10*time.Millisecond, end: at + 100*time.Millisecond,
+					attrs: []any{spans.AttrMethodName, spans.MethodToolsCall}})
+			}
+			r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
+			if r.Settings.Vocabulary != report.VocabMcptrace || r.Pool.Acquires != 3 || r.Pool.Misses != 3 {
+				t.Errorf("vocabulary %q with %d acquires, %d misses; want %q, 3, 3", r.Settings.Vocabulary, r.Pool.Acquires, r.Pool.Misses, report.VocabMcptrace)
+			}
+		})
+	}
+}
+
+// TestSpeculativeRunFinalizesRootedTracesOnlyInBatches pins when a
+// speculative run measures the traces whose root has arrived: once
+// rootedBatch of them are open, not after every batch. A child arriving
+// just after its root, before the batch is full, joins its trace and the
+// run is not spoiled (no second read); once the batch has filled and been
+// measured, the same child spoils it.
+func TestSpeculativeRunFinalizesRootedTracesOnlyInBatches(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	root1 := arrival{trace: 1, id: 1, start: 0, end: 3}.traces()
+	root2 := arrival{trace: 2, id: 5, start: 1, end: 2}.traces()
+	child1 := arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces()
+	for _, tc := range []struct {
+		name    string
+		batch   int
+		lines   []ptrace.Traces
+		spoiled bool
+	}{
+		{"a root then its child, the batch of 2 not full", 2, []ptrace.Traces{root1, child1}, false},
+		{"a root, its child, another root", 2, []ptrace.Traces{root1, child1, root2}, false},
+		{"two roots fill the batch of 2, then the first's child", 2, []ptrace.Traces{root1, root2, child1}, true},
+		{"a batch of 1: a root then its child", 1, []ptrace.Traces{root1, child1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rootedBatch = tc.batch
+			path := writeJSONLines(t, "dump.jsonl", tc.lines...)
+			var reread error
+			r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := errors.Is(reread, errSpoiled); got != tc.spoiled {
+				t.Errorf("spoiled (read again): %v (Reread told %v), want %v", got, reread, tc.spoiled)
+			}
+			if r.Spans != len(tc.lines) {
+				t.Errorf("the report holds %d spans, want %d", r.Spans, len(tc.lines))
+			}
+		})
+	}
+}
