@@ -25,7 +25,7 @@ type detectSpans func(d *dump, ss ptrace.SpanSlice)
 func pooled(n int, hit any) detectSpans {
 	return func(d *dump, ss ptrace.SpanSlice) {
 		for k := range n {
-			tr := d.nextID + 1000
+			tr := d.b.NextID + 1000
 			d.invocation(ss, lease{trace: tr, start: time.Duration(k) * time.Second, end: time.Duration(k)*time.Second + 100*time.Millisecond,
 				key: "k", hit: hit, handshake: hit == false, session: "s1"})
 		}
@@ -36,7 +36,7 @@ func pooled(n int, hit any) detectSpans {
 func bare(n int) detectSpans {
 	return func(d *dump, ss ptrace.SpanSlice) {
 		for k := range n {
-			d.invocation(ss, lease{trace: d.nextID + 2000, start: time.Duration(k) * time.Second, end: time.Duration(k)*time.Second + time.Millisecond,
+			d.invocation(ss, lease{trace: d.b.NextID + 2000, start: time.Duration(k) * time.Second, end: time.Duration(k)*time.Second + time.Millisecond,
 				key: "k", noAcquire: true, session: "s1"})
 		}
 	}
@@ -46,7 +46,7 @@ func bare(n int) detectSpans {
 func named(n int, name string, kind ptrace.SpanKind, attrs ...any) detectSpans {
 	return func(d *dump, ss ptrace.SpanSlice) {
 		for range n {
-			d.add(ss, sp{trace: d.nextID + 3000, name: name, kind: kind, end: time.Millisecond, attrs: attrs})
+			d.add(ss, sp{trace: d.b.NextID + 3000, name: name, kind: kind, end: time.Millisecond, attrs: attrs})
 		}
 	}
 }

@@ -21,17 +21,17 @@ var scenarioConfig = dumptest.ScenarioConfig
 
 // dump is analyze's short handle on a dumptest.Builder: the package's many
 // hand-built dumps read as d.add(ss, sp{...}) and d.td, and the building
-// itself is dumptest's, shared with the packages above analyze. nextID is
-// the next free span id, which a test may read or move.
+// itself is dumptest's, shared with the packages above analyze (its
+// NextID, d.b.NextID, is the next free span id, which a test may read or
+// move).
 type dump struct {
-	td     ptrace.Traces
-	b      *dumptest.Builder
-	nextID uint64
+	td ptrace.Traces
+	b  *dumptest.Builder
 }
 
 func newDump() *dump {
 	b := dumptest.New()
-	return &dump{td: b.Traces(), b: b, nextID: 1}
+	return &dump{td: b.Traces(), b: b}
 }
 
 // resource starts a resource with the given attribute pairs and returns its
@@ -51,10 +51,6 @@ type sp struct {
 
 // add appends s to ss; a zero id gets the next free one. It returns the id.
 func (d *dump) add(ss ptrace.SpanSlice, s sp) uint64 {
-	if s.id == 0 {
-		s.id = d.nextID
-		d.nextID++
-	}
 	return d.b.Add(ss, dumptest.Span{Trace: s.trace, ID: s.id, Parent: s.parent, Name: s.name,
 		Start: s.start, End: s.end, Kind: s.kind, Status: s.status, Attrs: s.attrs})
 }

@@ -557,7 +557,7 @@ func corpusRequests(n int) []ptrace.Traces {
 	out := make([]ptrace.Traces, n)
 	for i := range n {
 		d := newDump()
-		d.nextID = uint64(i)*16 + 1
+		d.b.NextID = uint64(i)*16 + 1
 		ss := d.resource(spans.ResourceServiceName, "gateway", spans.ResourceServiceInstanceID, "gateway-1")
 		d.invocation(ss, corpusLease(uint64(i+1), time.Duration(i)*time.Second, i > 0))
 		out[i] = d.td
@@ -760,7 +760,7 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 			d.add(ss, sp{trace: 1, id: 6, parent: 6, name: spans.SpanCallTool, end: time.Second, attrs: []any{spans.AttrSessionID, "s-1"}})
 			d.add(ss, sp{trace: 1, id: 7, parent: 1, name: spans.SpanCallTool, end: time.Second, attrs: []any{spans.AttrSessionID, "s-2"}})
 			// Trace 2: one whole invocation around the cycles.
-			d.nextID = 100
+			d.b.NextID = 100
 			d.invocation(ss, lease{trace: 2, end: time.Second, key: "k-1", hit: true, session: "s-1"})
 			return jsonLine(t, d.td)
 		},

@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
@@ -61,24 +59,8 @@ func TestHTMLCheckDataGolden(t *testing.T) {
 	for _, sc := range []string{"per-call-dial", "unexplained-miss"} {
 		t.Run(sc, func(t *testing.T) {
 			data := checkHTMLData(t, filepath.Join("../testdata/traces", sc+".otlp.jsonl"), dumptest.ScenarioConfig(t, sc), "https://tempo.example/trace/{trace_id}")
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, data, "", "  "); err != nil {
-				t.Fatalf("embedded data is not JSON: %v", err)
-			}
-			pretty.WriteByte('\n')
-			golden := filepath.Join(htmlGoldenDir, sc+".check.golden.json")
-			if *update {
-				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("read golden (run go test ./analyze/gate -run TestHTMLCheckDataGolden -update): %v", err)
-			}
-			if got := pretty.String(); got != string(want) {
-				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, cmp.Diff(string(want), got))
-			}
+			analyzetest.MatchJSONGolden(t, data, filepath.Join(htmlGoldenDir, sc+".check.golden.json"), *update,
+				"go test ./analyze/gate -run TestHTMLCheckDataGolden -update")
 		})
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
@@ -59,27 +57,8 @@ func TestHTMLReportDataGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dump := filepath.Join(tracesDir, name+".otlp.jsonl")
 			_, data := htmlPage(t, dump, dumptest.ScenarioConfig(t, name), Options{TraceURL: "https://tempo.example/trace/{trace_id}"})
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, data, "", "  "); err != nil {
-				t.Fatalf("embedded data is not JSON: %v", err)
-			}
-			pretty.WriteByte('\n')
-			golden := filepath.Join(htmlGoldenDir, name+".golden.json")
-			if *update {
-				if err := os.MkdirAll(htmlGoldenDir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("read golden (run go test ./analyze -run TestHTMLReportDataGolden -update): %v", err)
-			}
-			if got := pretty.String(); got != string(want) {
-				t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, cmp.Diff(string(want), got))
-			}
+			analyzetest.MatchJSONGolden(t, data, filepath.Join(htmlGoldenDir, name+".golden.json"), *update,
+				"go test ./analyze/htmlreport -run TestHTMLReportDataGolden -update")
 		})
 	}
 }

@@ -3,30 +3,28 @@ package rulefmt
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unicode"
 )
 
-// fiveTypos is a rule file with five typos, one per kind of name: a rule
-// key, a scope, a measure, an operator and a selector key. Each rule's
-// other parts are right, so each typo is exactly one mistake.
-const fiveTypos = `rules:
-  - id: floor
-    severty: warning
-    scope: dmp
-    expect: {of: hit_rat, op: "=<", than: 0.9}
-  - id: calls
-    select: {nmae: call_tool}
-    expect: {of: count, op: ">=", than: 1}
-`
+// fiveTyposPath is a rule file with five typos, one per kind of name: a
+// rule key, a scope, a measure, an operator and a selector key. Each
+// rule's other parts are right, so each typo is exactly one mistake. The
+// CLI's test of `mcptrace rules` reads the same file.
+const fiveTyposPath = "testdata/five-typos.yaml"
 
 // TestFileWithFiveTyposReportsAllFiveInOneRun: the issue's file took four
 // runs (2, 2, 2, 1 mistakes); every typo is reported in the first, in file
 // order, each with file:line:column, the nearest valid name and the full
 // list of valid names, and none reports a mistake the file did not make.
 func TestFileWithFiveTyposReportsAllFiveInOneRun(t *testing.T) {
-	_, err := ParseGateConfig("typos.yaml", []byte(fiveTypos))
+	fiveTypos, err := os.ReadFile(fiveTyposPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseGateConfig("typos.yaml", fiveTypos)
 	ces, ok := errors.AsType[ConfigErrors](err)
 	if !ok {
 		t.Fatalf("err = %v (%T), want ConfigErrors", err, err)

@@ -36,22 +36,22 @@ func TestEmptyConfigIsOneErrorEverywhere(t *testing.T) {
 }
 
 // fiveTyposFile is the issue's kind of file: five typos, one of each kind
-// of name (a rule key, a scope, a measure, an operator, a selector key).
-const fiveTyposFile = `rules:
-  - id: floor
-    severty: warning
-    scope: dmp
-    expect: {of: hit_rat, op: "=<", than: 0.9}
-  - id: calls
-    select: {nmae: call_tool}
-    expect: {of: count, op: ">=", than: 1}
-`
+// of name (a rule key, a scope, a measure, an operator, a selector key);
+// analyze/rulefmt's test of the same mistakes reads it too.
+func fiveTyposFile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../analyze/rulefmt/testdata/five-typos.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestRulesReportsFiveTyposInOneRun: the issue's file of five typos took
 // four runs; one run of mcptrace rules lists all five, one line each with
 // file:line:column and the nearest valid name.
 func TestRulesReportsFiveTyposInOneRun(t *testing.T) {
-	path := writeRules(t, fiveTyposFile)
+	path := writeRules(t, fiveTyposFile(t))
 	code, _, errOut := runCLI(t, "", "rules", path)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, errOut)
@@ -85,7 +85,7 @@ func TestCIDocShowsTheFiveTyposAsPrinted(t *testing.T) {
 		t.Fatal("docs/ci.md has no text block after \"A file with five typos:\"")
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "mcptrace.yaml"), []byte(fiveTyposFile), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "mcptrace.yaml"), []byte(fiveTyposFile(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)

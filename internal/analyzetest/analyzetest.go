@@ -10,11 +10,16 @@
 package analyzetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -48,4 +53,32 @@ func Analyzed(t testing.TB, path string, cfg rulefmt.Config, ropts analyze.ReadO
 		t.Fatalf("AnalyzeDumps %s: %v", path, err)
 	}
 	return run.Analysis.Report, run.Events
+}
+
+// MatchJSONGolden compares data, a page's embedded JSON, indented, with
+// the golden file, rewriting it first when update is set; rerun is the
+// command that regenerates it, named when the golden is missing. The HTML
+// report's and the check page's golden tests share it.
+func MatchJSONGolden(t testing.TB, data []byte, golden string, update bool, rerun string) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, data, "", "  "); err != nil {
+		t.Fatalf("embedded data is not JSON: %v", err)
+	}
+	pretty.WriteByte('\n')
+	if update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden (run %s): %v", rerun, err)
+	}
+	if got := pretty.String(); got != string(want) {
+		t.Errorf("report data differs from %s (rerun with -update if intended):\n%s", golden, cmp.Diff(string(want), got))
+	}
 }

@@ -34,12 +34,14 @@ var T0 = time.Date(2026, time.May, 1, 12, 0, 0, 0, time.UTC)
 // Builder builds one ptrace.Traces by hand, for a test that pins one
 // behaviour. The zero value is not usable; call New.
 type Builder struct {
-	td     ptrace.Traces
-	nextID uint64
+	td ptrace.Traces
+	// NextID is the span id the next Span without one gets; a test may
+	// read it (to pick ids clear of the spans added) or move it.
+	NextID uint64
 }
 
 // New returns an empty Builder whose first free span id is 1.
-func New() *Builder { return &Builder{td: ptrace.NewTraces(), nextID: 1} }
+func New() *Builder { return &Builder{td: ptrace.NewTraces(), NextID: 1} }
 
 // Traces returns the dump built so far. It shares the Builder's data:
 // spans added later show in it too.
@@ -71,8 +73,8 @@ type Span struct {
 // value of another type: a mistake in the test itself.
 func (b *Builder) Add(ss ptrace.SpanSlice, s Span) uint64 {
 	if s.ID == 0 {
-		s.ID = b.nextID
-		b.nextID++
+		s.ID = b.NextID
+		b.NextID++
 	}
 	x := ss.AppendEmpty()
 	x.SetTraceID(TraceID(s.Trace))
