@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,15 +49,82 @@ func Find(t testing.TB) string {
 	return ""
 }
 
-// FreePort returns a port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a port on 127.0.0.1 that was free a moment ago, for a
+// process the test starts to listen on. It is chosen below the kernel's
+// ephemeral range (see EphemeralRange), never from it: a port the kernel
+// hands out for a listener on :0 is also one it hands out as the local
+// port of an outgoing connection, so between this call and the process's
+// bind a dial anywhere on the machine could take it (and a client
+// redialling the port before its server is up could connect to itself),
+// and the server would fail with "address already in use". No port is
+// returned twice in one test binary.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freePort(rand.IntN)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
+}
+
+// freePorts holds the ports FreePort gave out in this process.
+var freePorts = struct {
+	mu    sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
+
+// portFloor is the lowest port FreePort picks: above the registered
+// services most machines run.
+const portFloor = 10000
+
+// freePort picks ports below the ephemeral range with pick (rand.IntN, or
+// a test's sequence) until one binds on 127.0.0.1, a bounded number of
+// tries.
+func freePort(pick func(int) int) (int, error) {
+	lo, _ := EphemeralRange()
+	if lo <= portFloor+100 {
+		return 0, fmt.Errorf("the ephemeral port range starts at %d, leaving no ports below it over %d to choose from", lo, portFloor)
+	}
+	freePorts.mu.Lock()
+	defer freePorts.mu.Unlock()
+	var lastErr error
+	for range 200 {
+		p := portFloor + pick(lo-portFloor)
+		if freePorts.given[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		_ = ln.Close()
+		freePorts.given[p] = true
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port on 127.0.0.1 in [%d, %d) after 200 tries (last: %v)", portFloor, lo, lastErr)
+}
+
+// EphemeralRange is the kernel's range of local ports for outgoing
+// connections and listeners on port 0 (Linux's
+// /proc/sys/net/ipv4/ip_local_port_range), or the Linux default, 32768 to
+// 60999, where the file cannot be read.
+func EphemeralRange() (lo, hi int) {
+	lo, hi = 32768, 60999
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return lo, hi
+	}
+	l, err1 := strconv.Atoi(f[0])
+	h, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || l <= 0 || h < l {
+		return lo, hi
+	}
+	return l, h
 }
 
 // LockedBuffer collects the output of a process a test started, safe for
