@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"math/bits"
 	"strconv"
 
@@ -301,11 +300,7 @@ var (
 // hexID reads a string of exactly len(dst)*2 hex digits into dst.
 func (d *fastDec) hexID(dst []byte) bool {
 	s, ok := d.rawString()
-	if !ok || len(s) != 2*len(dst) {
-		return false
-	}
-	_, err := hex.Decode(dst, s)
-	return err == nil
+	return ok && decodeHexID(dst, s)
 }
 
 // object reads an object, calling field for each key; field must consume

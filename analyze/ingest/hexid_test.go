@@ -1,0 +1,61 @@
+package ingest
+
+import (
+	"encoding/hex"
+	"strings"
+	"testing"
+)
+
+// TestDecodeHexIDAgreesWithEncodingHexOnEveryPair pins the fast path's id
+// decoder to encoding/hex (what pdata's JSON reader uses): every one of
+// the 65536 byte pairs decodes to the same byte, or fails, as it does.
+func TestDecodeHexIDAgreesWithEncodingHexOnEveryPair(t *testing.T) {
+	for hi := range 256 {
+		for lo := range 256 {
+			src := []byte{byte(hi), byte(lo)}
+			var want, got [1]byte
+			_, err := hex.Decode(want[:], src)
+			ok := decodeHexID(got[:], src)
+			if ok != (err == nil) || (ok && got != want) {
+				t.Fatalf("pair %q: decodeHexID = %v, %#x; encoding/hex: %#x, %v", src, ok, got[0], want[0], err)
+			}
+		}
+	}
+}
+
+// TestDecodeHexIDNeedsExactlyTwiceTheLength pins the lengths and that one
+// bad digit anywhere in an id (first, middle, last pair) fails it.
+func TestDecodeHexIDNeedsExactlyTwiceTheLength(t *testing.T) {
+	id := "0123456789abcdefABCDEF0123456789"
+	cases := []struct {
+		name string
+		src  string
+		n    int
+		want bool
+	}{
+		{"a trace id", id, 16, true},
+		{"a span id", id[:16], 8, true},
+		{"one digit short", id[:31], 16, false},
+		{"one digit over", id + "0", 16, false},
+		{"empty for none", "", 0, true},
+		{"a bad first digit", "g" + id[1:], 16, false},
+		{"a bad middle digit", id[:15] + "-" + id[16:], 16, false},
+		{"a bad last digit", id[:31] + "G", 16, false},
+		{"a space", strings.Replace(id, "0", " ", 1), 16, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dst := make([]byte, c.n)
+			got := decodeHexID(dst, []byte(c.src))
+			if got != c.want {
+				t.Fatalf("decodeHexID(%d bytes, %q) = %v, want %v", c.n, c.src, got, c.want)
+			}
+			if got {
+				want, _ := hex.DecodeString(c.src)
+				if string(dst) != string(want) {
+					t.Fatalf("decoded %x, want %x", dst, want)
+				}
+			}
+		})
+	}
+}
