@@ -27,7 +27,16 @@
 #      times; ROUNDS_LARGEST at the largest size, the costliest), with the
 #      first round's reports compared byte for byte, the RSS's growth per
 #      million spans from the smallest size to the largest, and the goal's
-#      verdict.
+#      verdict;
+#
+# and, in "## Batch instructions by dump size":
+#
+#   5. the instructions each binary executes on the same files at IR_SIZES
+#      (default 1M and 4M spans), counted by valgrind's cachegrind, the least
+#      of IR_ROUNDS (default 2) runs: a measure the machine's load does not
+#      move, for a difference of a percent that the timings of part 4 cannot
+#      show on a shared virtual machine (about 30 s of valgrind per million
+#      spans and run).
 #
 # Goals (issue 9): >= 1.5M spans/s on 2 cores at 4M spans; time per span
 # flat from 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with
@@ -39,8 +48,10 @@
 #        STREAM_SPANS=20000000 ROUNDS=3 BASE_REV= MAXMEM=16GiB OUT=BENCHMARKS.md
 #        MEM_SIZES="1000000 2000000 4000000 8000000 16000000"
 #        ROUNDS_LARGEST=$ROUNDS MEM_DUMP= MEM_DUMP_SPANS= PARTS="engine memory"
+#        IR_SIZES="1000000 4000000" IR_ROUNDS=2
 #   PARTS picks the parts to run: "engine" (1 to 3) writes the Engine
-#   section, "memory" (4) the Batch memory one, which needs BASE_REV. The batch runs get
+#   section, "memory" (4) the Batch memory one and "instructions" (5, not
+#   run by default) the Batch instructions one, both needing BASE_REV. The batch runs get
 #   --max-memory MAXMEM (a 16M-span batch held about 2 GB, past the default
 #   budget's 1 GiB cap); the streaming run keeps the default budget. On a
 #   shared machine run it under `nice -n 10`. MEM_DUMP names a time-ordered
@@ -64,14 +75,16 @@ PARTS=${PARTS:-"engine memory"}
 ROUNDS_LARGEST=${ROUNDS_LARGEST:-$ROUNDS}
 MEM_DUMP=${MEM_DUMP:-}
 MEM_DUMP_SPANS=${MEM_DUMP_SPANS:-}
+IR_SIZES=${IR_SIZES:-"1000000 4000000"}
+IR_ROUNDS=${IR_ROUNDS:-2}
 if [ -n "$MEM_DUMP" ] && [ -z "$MEM_DUMP_SPANS" ]; then
 	echo "bench-engine: MEM_DUMP needs MEM_DUMP_SPANS, the spans the generator wrote" >&2
 	exit 2
 fi
 export GOMAXPROCS=2
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
-if part memory && [ -z "$BASE_REV" ]; then
-	echo "bench-engine: the memory part compares against a baseline: set BASE_REV" >&2
+if { part memory || part instructions; } && [ -z "$BASE_REV" ]; then
+	echo "bench-engine: the memory and instructions parts compare against a baseline: set BASE_REV" >&2
 	exit 2
 fi
 
@@ -440,6 +453,85 @@ EOF
 	cat "$section"
 }
 
+# instructions RESULT CMD...: runs CMD under valgrind's cachegrind (no
+# cache simulation) and appends to RESULT its instructions in all and those
+# outside the Go scheduler (the runtime's proc.go, locks, timers and
+# semaphores: how much a run spins on idle Ps depends on how valgrind,
+# which runs one thread at a time, interleaves the goroutines, not on the
+# work).
+instructions() {
+	local res=$1 cg
+	shift
+	cg=$tmp/cg.out
+	valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg" "$@" >/dev/null 2>"$tmp/cg.err" ||
+		{ log "cachegrind failed: $(tail -n 3 "$tmp/cg.err")"; exit 1; }
+	cg_annotate --auto=no --show=Ir --threshold=0 "$cg" | awk '
+		/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
+		/\/runtime\/(proc\.go|lock_[a-z]+\.go|time\.go|sema\.go):/ { gsub(",", "", $1); sched += $1 }
+		END { printf "%d %d\n", total, total - sched }' >>"$res"
+}
+
+# instructions_part runs part 5 and writes the Batch instructions section:
+# the work each binary does, counted, where the time a run takes on a
+# shared virtual machine moves by more than the difference looked for.
+instructions_part() {
+	local s f n rows="" r section largest=0
+	command -v valgrind >/dev/null 2>&1 || { log "installing valgrind"; apt-get install -y valgrind >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y valgrind >/dev/null; }; }
+	if [ -n "$MEM_DUMP" ]; then
+		all=$MEM_DUMP
+		all_lines=$(wc -l <"$all")
+		spans_per_line=$((MEM_DUMP_SPANS / all_lines))
+	else
+		for s in $IR_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
+		log "instructions: generating $largest spans of OTLP JSON lines"
+		gen_all "$largest"
+	fi
+	for s in $IR_SIZES; do
+		f=$(prefix "$s")
+		n=$("$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" | jq .spans)
+		: >"$tmp/ir_new"
+		: >"$tmp/ir_base"
+		for r in $(seq "$IR_ROUNDS"); do
+			log "instructions: $n spans, round $r of $IR_ROUNDS"
+			instructions "$tmp/ir_new" "$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f"
+			instructions "$tmp/ir_base" "$tmp/mcptrace-base" analyze --max-memory "$MAXMEM" --format json "$f"
+		done
+		rows="$rows$(awk -v n="$n" '
+			NR == FNR { if (!t || $1 < t) t = $1; if (!w || $2 < w) w = $2; next }
+			{ if (!bt || $1 < bt) bt = $1; if (!bw || $2 < bw) bw = $2 }
+			END { printf "| %d | %.0f | %.0f | %.4fx | %.0f | %.0f | %.4fx |", n, w / n, bw / n, bw / w, t / n, bt / n, bt / t }' "$tmp/ir_new" "$tmp/ir_base")
+"
+		[ "$f" = "$all" ] || rm -f "$f"
+	done
+	[ -n "$MEM_DUMP" ] || rm -f "$tmp/all.jsonl"
+	section=$(mktemp -p "$tmp")
+	cat >"$section" <<EOF
+## Batch instructions by dump size
+
+Generated by \`scripts/bench-engine.sh\` (PARTS=instructions) on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD)
+against $BASE_REV, built in the same run: $(valgrind --version), $(go version | cut -d' ' -f3), GOMAXPROCS=2.
+
+Reproduce: \`env PARTS=instructions IR_SIZES="$IR_SIZES" IR_ROUNDS=$IR_ROUNDS BASE_REV=$BASE_REV scripts/bench-engine.sh\`
+
+The instructions the whole \`mcptrace analyze --max-memory $MAXMEM --format json FILE\` executes
+(valgrind's cachegrind, no cache simulated), per span, the least of $IR_ROUNDS runs of each binary.
+A count does not move with the machine's load as the time of a run on a shared virtual machine
+does, so it shows a difference of a percent that timings cannot; it does not see what memory
+costs (the page faults and cache misses a smaller heap saves), which the Batch memory section's
+timings do. "Outside the scheduler" leaves out the Go runtime's proc.go, locks, timers and
+semaphores, whose count depends on how valgrind (one thread at a time) interleaves the
+goroutines, not on the work:
+
+| spans | outside the scheduler, per span | at $BASE_REV | base / new | all, per span | at $BASE_REV | base / new |
+|---:|---:|---:|---:|---:|---:|---:|
+${rows}
+EOF
+	write_section "$OUT" "Batch instructions by dump size" "$section"
+	log "wrote the Batch instructions by dump size section of $OUT"
+	cat "$section"
+}
+
 rate_of() { awk -v n="$1" '{ printf "%.0f\n", n / $1 }' "$2"; }
 if part engine; then engine_parts; fi
 if part memory; then memory_part; fi
+if part instructions; then instructions_part; fi
