@@ -468,7 +468,7 @@ instructions() {
 	cg_annotate --auto=no --show=Ir --threshold=0 "$cg" | awk '
 		/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
 		/\/runtime\/(proc\.go|lock_[a-z]+\.go|time\.go|sema\.go):/ { gsub(",", "", $1); sched += $1 }
-		END { printf "%d %d\n", total, total - sched }' >>"$res"
+		END { printf "%.0f %.0f\n", total, total - sched }' >>"$res"
 }
 
 # instructions_part runs part 5 and writes the Batch instructions section:
