@@ -107,10 +107,14 @@ func (s *traceSet) grow() {
 // with the dump. The log keeps the fingerprints of the latest logBatch to
 // 2*logBatch traces in memory, which catches the usual late span (a child
 // exported just after its root) at once, and writes older ones to a
-// temporary file as sorted runs of logBatch; at the end repeats merges the
-// runs and finds any trace finalized twice (opened again after it was
+// temporary file as runs of logBatch, each grouped by the fingerprint's
+// top byte (its bucket); at the end repeats reads the runs a bucket at a
+// time and finds any trace finalized twice (opened again after it was
 // measured and compacted away), which spoils the run as a late span
-// would. Where no temporary file can be made it keeps every fingerprint
+// would. Grouping a run is one counting pass and checking a bucket one
+// insert per fingerprint, where sorting the runs and merging them cost
+// several times that (about 0.5% of a batch run's instructions at 4M
+// spans, BENCHMARKS.md). Where no temporary file can be made it keeps every fingerprint
 // in memory, as the set alone did; a file that fails after that makes
 // repeats answer yes, so the input is read again holding every trace: the
 // answer stays exact.
@@ -164,19 +168,40 @@ func (l *traceLog) memBytes() int64 {
 	return int64(len(l.recent.slots)+len(l.previous.slots)+cap(l.scratch)) * 8
 }
 
-// sortedRecent returns recent's fingerprints in order, in l.scratch.
-func (l *traceLog) sortedRecent() []uint64 {
-	l.scratch = l.scratch[:0]
+// logBuckets is how many buckets a run is grouped into, by the top byte
+// of the fingerprint: at the end repeats holds one bucket of every run at
+// a time, 1/256 of the fingerprints.
+const logBuckets = 256
+
+// printBucket is fingerprint f's bucket.
+func printBucket(f uint64) int { return int(f >> 56) }
+
+// groupedRecent returns recent's fingerprints grouped by bucket in
+// ascending order (a counting sort on the top byte), in l.scratch.
+func (l *traceLog) groupedRecent() []uint64 {
+	var at [logBuckets]int
 	for _, f := range l.recent.slots {
 		if f != 0 {
-			l.scratch = append(l.scratch, f)
+			at[printBucket(f)]++
 		}
 	}
-	slices.Sort(l.scratch)
+	n := 0
+	for b, c := range at {
+		at[b] = n
+		n += c
+	}
+	l.scratch = slices.Grow(l.scratch[:0], n)[:n]
+	for _, f := range l.recent.slots {
+		if f != 0 {
+			b := printBucket(f)
+			l.scratch[at[b]] = f
+			at[b]++
+		}
+	}
 	return l.scratch
 }
 
-// spill writes recent to the file as one sorted run and makes it previous.
+// spill writes recent to the file as one run and makes it previous.
 func (l *traceLog) spill() {
 	if l.file == nil && !l.failed {
 		f, err := os.CreateTemp("", "mcptrace-traces-*")
@@ -190,7 +215,7 @@ func (l *traceLog) spill() {
 		l.unlinked = os.Remove(f.Name()) == nil
 	}
 	if !l.failed {
-		run := l.sortedRecent()
+		run := l.groupedRecent()
 		buf := make([]byte, 8*len(run))
 		for i, f := range run {
 			binary.LittleEndian.PutUint64(buf[8*i:], f)
@@ -211,8 +236,9 @@ func (l *traceLog) spill() {
 }
 
 // repeats reports whether any trace was added twice over the log's life
-// (or it cannot tell: a file error): the merge of the spilled runs and of
-// what memory holds, in memory of a block per run.
+// (or it cannot tell: a file error): every run, spilled and in memory, read
+// a bucket at a time into one set, in memory of a block per run and a
+// bucket's fingerprints.
 func (l *traceLog) repeats() bool {
 	if l.dup || l.failed {
 		return true
@@ -220,37 +246,37 @@ func (l *traceLog) repeats() bool {
 	if len(l.runs) == 0 {
 		return false
 	}
-	h := make(printHeap, 0, len(l.runs)+1)
+	cursors := make([]*printCursor, 0, len(l.runs)+1)
 	start := int64(0)
 	for _, end := range l.runs {
 		c := &printCursor{file: l.file, off: start, end: end}
 		start = end
-		if c.next() {
-			h = append(h, c)
-		}
-		if c.err != nil {
+		if !c.next() && c.err != nil {
 			return true
 		}
+		cursors = append(cursors, c)
 	}
-	if mem := &(printCursor{block: l.sortedRecent()}); mem.next() {
-		h = append(h, mem)
-	}
-	h.init()
-	last := uint64(0) // no fingerprint is 0
-	for len(h) > 0 {
-		c := h[0]
-		if c.cur == last {
-			return true
-		}
-		last = c.cur
-		if !c.next() {
-			if c.err != nil {
-				return true
+	mem := &printCursor{block: l.groupedRecent()}
+	mem.next()
+	cursors = append(cursors, mem)
+	var seen traceSet
+	for b := range logBuckets {
+		clear(seen.slots)
+		seen.n = 0
+		for _, c := range cursors {
+			for c.ok && printBucket(c.cur) == b {
+				if 2*(seen.n+1) > len(seen.slots) {
+					seen.grow()
+				}
+				if !seen.insert(c.cur) {
+					return true
+				}
+				seen.n++
+				if !c.next() && c.err != nil {
+					return true
+				}
 			}
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
 		}
-		h.down(0)
 	}
 	return false
 }
@@ -267,13 +293,14 @@ func (l *traceLog) close() {
 	l.file = nil
 }
 
-// printCursor walks one sorted run of fingerprints: from the file
-// (between off and end) a block at a time, or from memory (block alone).
+// printCursor walks one run of fingerprints: from the file (between off
+// and end) a block at a time, or from memory (block alone).
 type printCursor struct {
 	file     *os.File
 	off, end int64
 	block    []uint64 // what is left of the block read last
 	cur      uint64
+	ok       bool // cur holds the run's next fingerprint
 	err      error
 	raw      []byte   // the file's bytes of a block
 	buf      []uint64 // what block is cut from
@@ -287,9 +314,10 @@ const printBlock = 512
 // error, in err).
 func (c *printCursor) next() bool {
 	if len(c.block) == 0 && !c.fill() {
+		c.ok = false
 		return false
 	}
-	c.cur, c.block = c.block[0], c.block[1:]
+	c.cur, c.block, c.ok = c.block[0], c.block[1:], true
 	return true
 }
 
@@ -315,35 +343,4 @@ func (c *printCursor) fill() bool {
 		c.block[i] = binary.LittleEndian.Uint64(raw[8*i:])
 	}
 	return true
-}
-
-// printHeap is a min-heap of cursors by their current fingerprint, written
-// out rather than through container/heap: the merge moves every
-// fingerprint of the dump through it, and the interface calls were most
-// of its cost.
-type printHeap []*printCursor
-
-// init orders the heap.
-func (h printHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
-// down moves the cursor at i down to its place.
-func (h printHeap) down(i int) {
-	for {
-		least := i
-		if l := 2*i + 1; l < len(h) && h[l].cur < h[least].cur {
-			least = l
-		}
-		if r := 2*i + 2; r < len(h) && h[r].cur < h[least].cur {
-			least = r
-		}
-		if least == i {
-			return
-		}
-		h[i], h[least] = h[least], h[i]
-		i = least
-	}
 }

@@ -37,7 +37,7 @@ type finalizedRecord interface {
 }
 
 // benchFinalized opens and finalizes every id in a fresh memory per round;
-// a traceLog then merges its runs (repeats) and drops its file.
+// a traceLog then reads its runs back (repeats) and drops its file.
 func benchFinalized(b *testing.B, ids []pcommon.TraceID, fresh func() finalizedRecord) {
 	for b.Loop() {
 		m := fresh()

@@ -199,3 +199,44 @@ func collidingID(f uint64) pcommon.TraceID {
 	binary.LittleEndian.PutUint64(id[8:], bits.RotateLeft64(h, -17))
 	return id
 }
+
+// TestTraceLogCannotTellWhenItsFileFails pins that a spilled run the log
+// cannot read back makes repeats answer yes (the run is read again holding
+// every trace, so the answer stays exact), whether the run's first block
+// fails or one after it: a file closed under the log, and one cut a
+// fingerprint short of its last run's end.
+func TestTraceLogCannotTellWhenItsFileFails(t *testing.T) {
+	defer func(n int) { logBatch = n }(logBatch)
+	logBatch = 2*printBlock + 5 // each run is three blocks
+	for _, tc := range []struct {
+		name  string
+		spoil func(l *traceLog) error
+	}{
+		{"the file closed: every first block fails", func(l *traceLog) error { return l.file.Close() }},
+		{"the last run cut short: its last block fails", func(l *traceLog) error { return l.file.Truncate(l.runs[len(l.runs)-1] - 8) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			var l traceLog
+			defer l.close()
+			for i := range 3 * logBatch {
+				var id pcommon.TraceID
+				binary.BigEndian.PutUint64(id[:8], 0xfa11)
+				binary.BigEndian.PutUint64(id[8:], uint64(i))
+				l.add(id)
+			}
+			if len(l.runs) < 2 {
+				t.Fatalf("%d runs spilled, want at least 2", len(l.runs))
+			}
+			if l.repeats() {
+				t.Fatal("repeats says yes before the file failed: the test proves nothing")
+			}
+			if err := tc.spoil(&l); err != nil {
+				t.Fatal(err)
+			}
+			if !l.repeats() {
+				t.Error("repeats says no on a run it could not read back")
+			}
+		})
+	}
+}
