@@ -240,3 +240,41 @@ func TestTraceLogCannotTellWhenItsFileFails(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceLogCannotTellWhenASpillFails pins that a run the log could not
+// write makes repeats answer yes although every run it did write reads
+// back without a repeat: the file swapped, after the first spill, for a
+// read-only handle on it (Linux's /proc/self/fd), so the next spill's
+// write fails and its traces are in no run.
+func TestTraceLogCannotTellWhenASpillFails(t *testing.T) {
+	defer func(n int) { logBatch = n }(logBatch)
+	logBatch = 8
+	t.Setenv("TMPDIR", t.TempDir())
+	var l traceLog
+	defer l.close()
+	add := func(from, to int) {
+		for i := from; i < to; i++ {
+			var id pcommon.TraceID
+			binary.BigEndian.PutUint64(id[:8], 0x5b111)
+			binary.BigEndian.PutUint64(id[8:], uint64(i))
+			l.add(id)
+		}
+	}
+	add(0, logBatch)
+	if len(l.runs) != 1 {
+		t.Fatalf("%d runs spilled, want 1", len(l.runs))
+	}
+	ro, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", l.file.Fd()))
+	if err != nil {
+		t.Skipf("no read-only handle on the log's file: %v", err)
+	}
+	l.file.Close()
+	l.file = ro
+	add(logBatch, 3*logBatch)
+	if !l.failed || len(l.runs) != 1 {
+		t.Fatalf("failed %v with %d runs: the second spill's write did not fail", l.failed, len(l.runs))
+	}
+	if !l.repeats() {
+		t.Error("repeats says no after a spill it could not write")
+	}
+}
