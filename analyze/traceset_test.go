@@ -278,3 +278,38 @@ func TestTraceLogCannotTellWhenASpillFails(t *testing.T) {
 		t.Error("repeats says no after a spill it could not write")
 	}
 }
+
+// TestTraceLogChecksBucketsLargerThanAFirstTable pins that repeats' set
+// grows with the bucket it holds: 600k traces spilled at the default batch
+// put about 2300 fingerprints in each of the 256 buckets, past the 1024
+// slots the set starts with (a set that did not count what it held would
+// fill and never find an empty slot), and one trace added again among
+// them is still found.
+func TestTraceLogChecksBucketsLargerThanAFirstTable(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	const n = 600_000
+	for _, again := range []int{-1, 7} {
+		t.Run(fmt.Sprintf("again=%d", again), func(t *testing.T) {
+			var l traceLog
+			defer l.close()
+			id := func(i int) pcommon.TraceID {
+				var b pcommon.TraceID
+				binary.BigEndian.PutUint64(b[:8], 0xb16)
+				binary.BigEndian.PutUint64(b[8:], uint64(i))
+				return b
+			}
+			for i := range n {
+				l.add(id(i))
+			}
+			if again >= 0 {
+				l.add(id(again))
+			}
+			if len(l.runs) < 8 || l.dup {
+				t.Fatalf("%d runs, caught at once %v: want the trace long spilled", len(l.runs), l.dup)
+			}
+			if got, want := l.repeats(), again >= 0; got != want {
+				t.Errorf("repeats = %v, want %v", got, want)
+			}
+		})
+	}
+}
