@@ -1,0 +1,270 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/internal/tracegen"
+)
+
+// The tests of this file pin edges the mutation runs of stop 31 found
+// unpinned in analyze/ingest (TESTING.md, "Stop 32"): each names the
+// mutant that passed every test before it.
+
+// oneSpanLine is an OTLP JSON line of one span with the given attributes.
+func oneSpanLine(attrs string) []byte {
+	return []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[` +
+		attrs + `]}]}]}]}`)
+}
+
+// TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata pins the fast path's
+// tests on one attribute: a key cut by a byte a key does not hold
+// unescaped (compactAttr stops there and must not read on past it: the
+// bytes after the backslash here look like the rest of a compact
+// attribute), and a kept key whose value is empty or missing (a batch
+// holds a string, a bool or an int, nothing else). pdata refuses the first
+// and reads the others; either way the fast path leaves the line to it.
+func TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		attrs      string
+		pdataReads bool
+	}{
+		// fastjson.go:575 `b[i+n] != '"'` dropped: the key read as "x".
+		{"a key cut by an invalid escape", `{"key":"x\,"value":{"stringValue":"v"}}`, false},
+		{"a key cut by a control byte", "{\"key\":\"x\x01,\"value\":{\"stringValue\":\"v\"}}", false},
+		// fastjson.go:518 `val.typ == pcommon.ValueTypeEmpty` dropped.
+		{"a kept key with an empty value", `{"key":"x","value":{}}`, true},
+		{"a kept key without a value", `{"key":"x"}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := oneSpanLine(tc.attrs)
+			if _, err := unmarshalOTLPJSON(line); (err == nil) != tc.pdataReads {
+				t.Fatalf("pdata reads the line: %v, the case wants %v: it tests nothing:\n%s", err == nil, tc.pdataReads, line)
+			}
+			if b, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+				t.Errorf("the fast path took the line (%d attributes kept), it must leave it to pdata:\n%s", len(b.Attrs), line)
+			}
+		})
+	}
+}
+
+// TestFastOTLPJSONTakesEveryDigitOfASkippedDouble pins doubleLit's digit
+// range at both ends (fastjson.go:690 `<= '9'` → `< '9'` left every double
+// with a 9 in its fraction to pdata): a skipped double value holding each
+// digit is in the common shape, and the fast path reads it as pdata does.
+func TestFastOTLPJSONTakesEveryDigitOfASkippedDouble(t *testing.T) {
+	for _, v := range []string{"0.9", "-1234567890.0123456789", "9.0", "0.0"} {
+		line := oneSpanLine(`{"key":"ratio","value":{"doubleValue":` + v + `}},{"key":"x","value":{"intValue":"1"}}`)
+		if !checkFastMatchesPdata(t, line) {
+			t.Errorf("the fast path fell back on a skipped double %s:\n%s", v, line)
+		}
+	}
+}
+
+// TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata extends
+// TestFastOTLPProtoLeavesMalformedFieldsToPdata with the wire-level edges
+// the fast paths test before they read a field: each record is one pdata
+// refuses, and the projection decoder must leave it to pdata.
+func TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata(t *testing.T) {
+	good := request(baseResource, baseSpan())
+	for name, rec := range map[string][]byte{
+		// fastproto.go:155 `tag>>3 != 0` negated: the one-byte path taken
+		// for field 0 alone, which protowire refuses.
+		"field number zero, length-delimited": append(append([]byte{}, good...), 0x02, 0x00),
+		// fastproto.go:335 the kind's wire type dropped: a fixed32 1 read
+		// as the kind 1.
+		"a span kind as fixed32": request(baseResource, baseSpan(pb(nil).fixed32(fieldSpanKind, 1))),
+		"a span kind as bytes":   request(baseResource, baseSpan(pb(nil).bytes(fieldSpanKind, nil))),
+		// fastproto.go:450 `&& val == nil` dropped: compactKV kept the
+		// second of two values and never read the first, malformed.
+		"two values, the first malformed": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes,
+			pb(nil).bytes(2, []byte{0x0a, 0x05, 'a'}).bytes(2, pb(nil).str(1, "v"))))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var u ptrace.ProtoUnmarshaler
+			if _, err := u.UnmarshalTraces(rec); err == nil {
+				t.Fatalf("pdata reads the record: the case tests nothing: % x", rec)
+			}
+			if b, ok := decodeFastProto(rec, newKeepSet(testKeep)); ok {
+				putBatch(b)
+				t.Errorf("the projection decoder took a record pdata refuses: % x", rec)
+			}
+		})
+	}
+}
+
+// TestAGlobUnderAFileIsAPathError pins that only a path that does not
+// exist is expanded as a glob (read.go:224 `errors.Is(err,
+// fs.ErrNotExist) &&` dropped): a pattern under a regular file cannot be
+// stat'ed for another reason, which is the error, not "no match".
+func TestAGlobUnderAFileIsAPathError(t *testing.T) {
+	file := writeInputFile(t, t.TempDir(), "dump.jsonl", []byte(otlpLine(1)))
+	_, _, err := readPaths(t, []string{filepath.Join(file, "*.jsonl")}, ReadOptions{})
+	var re *ReadError
+	if !errors.As(err, &re) || re.Expected != "a file, a directory, a glob or - for stdin" || errors.Is(err, ErrNoInput) {
+		t.Fatalf("err %v, want a ReadError expecting a file, a directory, a glob or - (the stat's error), not ErrNoInput", err)
+	}
+}
+
+// TestADotNamedDirectoryIsReadWhenNamed pins that the walk skips dot
+// entries under the directory given, never the directory itself
+// (read.go:279 `path != root &&` dropped: a directory given as ".dumps",
+// or ".", read as empty).
+func TestADotNamedDirectoryIsReadWhenNamed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), ".dumps")
+	writeInputFile(t, dir, "a.jsonl", []byte(otlpLine(1)))
+	writeInputFile(t, dir, ".b.jsonl", []byte(otlpLine(2)))
+	writeInputFile(t, dir, ".c/d.jsonl", []byte(otlpLine(3)))
+	inputs, _, err := readPaths(t, []string{dir}, ReadOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) != 1 || inputs[0].Path != filepath.Join(dir, "a.jsonl") || inputs[0].Spans != 1 {
+		t.Fatalf("inputs %+v, want %s alone with its one span", inputs, filepath.Join(dir, "a.jsonl"))
+	}
+}
+
+// bigDump is the prod-cold-starts scenario written by write and repeated
+// past 4 MiB, far past the stream's head and first buffer, so that a
+// compressed stream failing at its end fails in a read of the format's
+// reader, not in the peek at the head.
+func bigDump(write tracegen.WriteFunc) (data []byte, spans int) {
+	prod := tracegen.ProdColdStarts()
+	one := tracegen.MustEncode(write, prod)
+	n := 4<<20/len(one) + 1
+	return bytes.Repeat(one, n), n * prod.SpanCount()
+}
+
+// TestACompressedStreamFailingPastItsHeadIsBlamed pins that a gzip stream
+// failing after the head (its checksum wrong, or cut) is reported as the
+// stream's failure at any length and in any format inside it: stream.Read
+// records the first error (read_compress.go:174 `s.err == nil` negated:
+// never recorded, the failure blamed on the line), and problem blames the
+// stream for a cut record when the stream itself ended early
+// (read_compress.go:204 the ErrTruncated test dropped: a cut gzip stream
+// of protobuf records read as a cut record of an intact file).
+func TestACompressedStreamFailingPastItsHeadIsBlamed(t *testing.T) {
+	for _, format := range []struct {
+		name  string
+		write tracegen.WriteFunc
+	}{{"json lines", tracegen.WriteOTLPJSONLines}, {"protobuf", tracegen.WriteOTLPProto}} {
+		data, spans := bigDump(format.write)
+		gz := tracegen.GzipBytes(data)
+		for _, tc := range []struct {
+			name, msg string
+			data      []byte
+			is        error
+		}{
+			{"a wrong checksum", "expected a valid gzip stream: gzip: invalid checksum", tracegen.CorruptGzipTrailer(gz), nil},
+			{"cut in the middle", "expected a valid gzip stream: truncated: the gzip stream ends early", gz[:len(gz)/2], ErrTruncated},
+		} {
+			t.Run(format.name+", "+tc.name, func(t *testing.T) {
+				_, _, err := readBytes(t, tc.data, ReadOptions{Strict: true})
+				var re *ReadError
+				if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.msg) || (tc.is != nil && !errors.Is(err, tc.is)) {
+					t.Fatalf("err %v, want a ReadError containing %q", err, tc.msg)
+				}
+				if re.Offset <= headBytes {
+					t.Errorf("the failure is placed at byte %d, inside the head: the case tests the head's peek, not the read", re.Offset)
+				}
+				inputs, batches, err := readBytes(t, tc.data, ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := 0
+				for _, b := range batches {
+					got += b.SpanCount()
+				}
+				if !inputs[0].Partial || got == 0 || got > spans || !strings.Contains(strings.Join(inputs[0].Warnings, "\n"), tc.msg) {
+					t.Errorf("non-strict: %d of %d spans kept, partial %v, warnings %q; want the spans before the failure and a warning containing %q",
+						got, spans, inputs[0].Partial, inputs[0].Warnings, tc.msg)
+				}
+			})
+		}
+	}
+}
+
+// zstdFrame compresses data into one frame; size false leaves the frame's
+// content size out (a streaming writer's frame), with the given window.
+func zstdFrame(t *testing.T, data []byte, size bool, window int) []byte {
+	t.Helper()
+	if size {
+		enc, err := zstd.NewWriter(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer enc.Close()
+		return enc.EncodeAll(data, nil)
+	}
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf, zstd.WithSingleSegment(false), zstd.WithWindowSize(window))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Flushed before Close: the header goes out before the size is
+	// known, so it holds the window and no size (on Close alone the
+	// writer would know the size, write it and shrink the window).
+	if _, err := zw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var h zstd.Header
+	if err := h.Decode(buf.Bytes()); err != nil || h.HasFCS || h.WindowSize != uint64(window) {
+		t.Fatalf("the frame's header (%v) says size %v, window %d; want no size and the window %d", err, h.HasFCS, h.WindowSize, window)
+	}
+	return buf.Bytes()
+}
+
+// TestAZstdRecordDecompressesUpToTheRecordCap pins decompress's bounds: a
+// frame that says its size is read when the size is exactly the record
+// cap, refused one byte past it (read_otlpproto.go:381 `>` → `>=`); a
+// frame that does not say it gets a window of the record cap but at least
+// 8 MiB (read_otlpproto.go:386 either argument of max alone: a small
+// record in a 4 MiB window refused under a small cap, one in a 16 MiB
+// window under a 32 MiB cap).
+func TestAZstdRecordDecompressesUpToTheRecordCap(t *testing.T) {
+	const small = 64 << 10
+	rec := bytes.Repeat([]byte("0123456789abcdef"), small/16)
+	for _, tc := range []struct {
+		name   string
+		cap    int64
+		frame  []byte
+		refuse bool
+	}{
+		{"a sized frame of exactly the cap", small, zstdFrame(t, rec, true, 0), false},
+		{"a sized frame a byte past the cap", small - 1, zstdFrame(t, rec, true, 0), true},
+		{"an unsized frame in a 4 MiB window, cap 64 KiB", small, zstdFrame(t, rec, false, 4<<20), false},
+		{"an unsized frame in a 16 MiB window, cap 32 MiB", 32 << 20, zstdFrame(t, rec, false, 16<<20), false},
+		{"an unsized frame in a 16 MiB window, cap 64 KiB", small, zstdFrame(t, rec, false, 16<<20), true},
+		{"an unsized frame past the cap", small - 1, zstdFrame(t, rec, false, 1<<20), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fr, err := newFramedReader(&stream{path: "-"}, FormatAuto, true, 1, 0, tc.cap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fr.zstd.Close()
+			got, err := fr.decompress(tc.frame)
+			switch {
+			case tc.refuse && err == nil:
+				t.Errorf("decompressed %d bytes, want an error (the record cap is %d)", len(got), tc.cap)
+			case !tc.refuse && err != nil:
+				t.Errorf("err %v, want the %d bytes (the record cap is %d)", err, len(rec), tc.cap)
+			case !tc.refuse && !bytes.Equal(got, rec):
+				t.Errorf("decompressed %d bytes, not the record's %d", len(got), len(rec))
+			}
+		})
+	}
+}
