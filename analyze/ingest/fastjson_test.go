@@ -234,6 +234,10 @@ func FuzzFastOTLPJSONMatchesPdata(f *testing.F) {
 	} {
 		f.Add([]byte(l))
 	}
+	// And every spelling the fast path takes (fast_shapes_test.go).
+	for _, l := range fastJSONShapes() {
+		f.Add([]byte(l))
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkFastMatchesPdata(t, line)
 	})

@@ -222,6 +222,9 @@ func FuzzFastOTLPProtoMatchesPdata(f *testing.F) {
 	}
 	f.Add(request(baseResource, baseSpan()))
 	f.Add(request(nil, baseSpan(pb(nil).bytes(9, deepValue(3)))))
+	for _, r := range fastProtoShapes() { // fast_shapes_test.go
+		f.Add(r)
+	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		checkFastProtoMatchesPdata(t, rec)
 	})
