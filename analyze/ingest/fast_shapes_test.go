@@ -65,6 +65,12 @@ func protoPlaces() []protoPlace {
 		}},
 		{"kept attribute", []protowire.Number{1, 2, 3}, func(w func(pb) pb) []byte { return attr(w(strAttr("x", "y"))) }},
 		{"skipped attribute", []protowire.Number{1, 2, 3}, func(w func(pb) pb) []byte { return attr(w(strAttr("z", "y"))) }},
+		// Two fields, as compactKV reads an attribute: the key or the value
+		// and one other.
+		{"attribute, its key alone", []protowire.Number{1, 2, 3}, func(w func(pb) pb) []byte { return attr(w(pb(nil).str(1, "x"))) }},
+		{"attribute, its value alone", []protowire.Number{1, 2, 3}, func(w func(pb) pb) []byte {
+			return attr(w(pb(nil).bytes(2, pb(nil).str(1, "v"))))
+		}},
 		{"kept value", []protowire.Number{1, 2, 3, 4, 5, 6, 7, 8}, func(w func(pb) pb) []byte {
 			return attr(pb(nil).str(1, "x").bytes(2, w(nil)))
 		}},
@@ -107,6 +113,9 @@ func protoFieldVariants(n protowire.Number) map[string]pb {
 		"bytes a key value":   pb(nil).bytes(n, strAttr("x", "v")),
 		"bytes a long string": pb(nil).bytes(n, pb(nil).str(1, long)),
 		"bytes malformed":     pb(nil).bytes(n, []byte{0x0a, 0x05, 'a'}),
+		"bytes of one byte":   pb(nil).bytes(n, []byte{0x08}),
+		"bytes a cut bool":    pb(nil).bytes(n, []byte{0x10, 0x80}),
+		"bytes a cut int":     pb(nil).bytes(n, []byte{0x18, 0x80}),
 		"group":               protowire.AppendTag(protowire.AppendTag(nil, n, protowire.StartGroupType), n, protowire.EndGroupType),
 	}
 }

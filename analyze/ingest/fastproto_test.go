@@ -174,6 +174,7 @@ func TestFastOTLPProtoFallsBack(t *testing.T) {
 		"wrong wire type (name)":   request(baseResource, baseSpan(pb(nil).varint(5, 1))),
 		"wrong wire type (start)":  request(baseResource, baseSpan(pb(nil).varint(7, 1))),
 		"kind out of range":        request(baseResource, baseSpan(pb(nil).varint(6, 300))),
+		"kind one past the last":   request(baseResource, baseSpan(pb(nil).varint(6, 6))),
 		"status code out of range": request(baseResource, baseSpan(pb(nil).bytes(15, pb(nil).varint(3, 3)))),
 		"events":                   request(baseResource, baseSpan(pb(nil).bytes(11, pb(nil).str(2, "e")))),
 		"links":                    request(baseResource, baseSpan(pb(nil).bytes(13, pb(nil).bytes(1, testTraceID)))),

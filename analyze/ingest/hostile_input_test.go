@@ -553,6 +553,7 @@ func TestSpecialEntriesNamedLikeDumpsMakeAWalkPartial(t *testing.T) {
 				t.Skipf("mkfifo: %v", err)
 			}
 		}, "fifo.ndjson: skipped: a FIFO, not a file"},
+		{"a link to a directory", "dir.otlp.jsonl", func(t *testing.T, p string) { symlink(t, t.TempDir(), p) }, "dir.otlp.jsonl: skipped: a link to a directory, not a file"},
 		{"a link to a device under another name", "notes.txt", func(t *testing.T, p string) { symlink(t, "/dev/zero", p) }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -266,5 +267,155 @@ func TestAZstdRecordDecompressesUpToTheRecordCap(t *testing.T) {
 				t.Errorf("decompressed %d bytes, not the record's %d", len(got), len(rec))
 			}
 		})
+	}
+}
+
+// TestPathKeyQuotesAllButPlainNames pins pathKey's name test at each
+// range's edges (depth.go:226: each upper bound dropped, a key holding
+// ':', '[', '{' or a byte past ASCII written bare in a place): a key is
+// written as is when it is 1 to 40 letters, digits and '_', quoted else.
+func TestPathKeyQuotesAllButPlainNames(t *testing.T) {
+	plain := []string{"a", "z", "A", "Z", "0", "9", "_", "service_name2", strings.Repeat("k", 40)}
+	quoted := []string{"", "/", ":", "@", "[", "`", "{", "~", "-", ".", " ", "é", "a.b", "x:", strings.Repeat("k", 41)}
+	for _, k := range plain {
+		if got := pathKey(k); got != k {
+			t.Errorf("pathKey(%q) = %s, want it bare", k, got)
+		}
+	}
+	for _, k := range quoted {
+		if got, want := pathKey(k), QuoteText(k); got != want {
+			t.Errorf("pathKey(%q) = %s, want it quoted, %s", k, got, want)
+		}
+	}
+}
+
+// TestAWalkedDumpWithNothingReadableFailsTheRead pins that a walked file
+// is skipped only for not being a dump or being empty (read.go:146 the
+// errors.Is tests dropped: any failure of a walked file skipped as "not a
+// trace dump"): a dump whose only content is bad fails the read,
+// non-strict too, naming its place.
+func TestAWalkedDumpWithNothingReadableFailsTheRead(t *testing.T) {
+	dir := t.TempDir()
+	writeInputFile(t, dir, "a.jsonl", []byte(otlpLine(1)))
+	bad := writeInputFile(t, dir, "b.jsonl", []byte("{\"resourceSpans\": [oops]}\n"))
+	_, _, err := readPaths(t, []string{dir}, ReadOptions{})
+	var re *ReadError
+	if !errors.As(err, &re) || re.Path != bad || re.Offset != 19 || errors.Is(err, ErrNotTraceDump) {
+		t.Fatalf("err %v, want the bad value of %s (byte 19), not a skip", err, bad)
+	}
+}
+
+// TestJaegerErrorTagYieldsToAnExplicitStatus pins the error tag's rule
+// (read_jaeger.go:235 the status test dropped: error=true overriding
+// otel.status_code=OK) and the parent's (read_jaeger.go:283 the trace test
+// or the CHILD_OF test dropped: a reference into another trace, or a
+// FOLLOWS_FROM, taken as the parent): the error tag makes a span an error
+// only when no status says otherwise, and is kept as an attribute when it
+// does not; the parent is the first CHILD_OF reference in the span's own
+// trace, any other reference is a link.
+func TestJaegerErrorTagYieldsToAnExplicitStatus(t *testing.T) {
+	doc := `{"data":[{"traceID":"abc","spans":[
+ {"traceID":"abc","spanID":"1","operationName":"ok","startTime":1,"duration":1,
+  "tags":[{"key":"error","type":"bool","value":true},{"key":"otel.status_code","type":"string","value":"OK"}],
+  "references":[{"refType":"CHILD_OF","traceID":"def","spanID":"9"},{"refType":"CHILD_OF","traceID":"abc","spanID":"2"}]},
+ {"traceID":"abc","spanID":"2","operationName":"error","startTime":1,"duration":1,
+  "tags":[{"key":"otel.status_code","type":"string","value":"ERROR"},{"key":"error","type":"bool","value":true}],
+  "references":[{"refType":"CHILD_OF","traceID":"def","spanID":"9"}]},
+ {"traceID":"abc","spanID":"3","operationName":"unset","startTime":1,"duration":1,
+  "tags":[{"key":"error","type":"bool","value":true}],
+  "references":[{"refType":"FOLLOWS_FROM","traceID":"abc","spanID":"1"}]}
+],"processes":{}}]}`
+	_, batches, err := readBytes(t, []byte(doc), ReadOptions{Strict: true, Format: FormatJaeger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"ok":    "status=Ok parent=0000000000000002 attrs={error=Bool:true} links=1",
+		"error": "status=Error parent= attrs={} links=1",
+		"unset": "status=Error parent= attrs={} links=1",
+	}
+	n := 0
+	for _, td := range batches {
+		forEachTestSpan(td, func(sp ptrace.Span) {
+			n++
+			got := fmt.Sprintf("status=%s parent=%s attrs=%s links=%d", sp.Status().Code(), sp.ParentSpanID(), canonMap(sp.Attributes()), sp.Links().Len())
+			if got != want[sp.Name()] {
+				t.Errorf("span %q: %s, want %s", sp.Name(), got, want[sp.Name()])
+			}
+		})
+	}
+	if n != len(want) {
+		t.Errorf("read %d spans, want %d", n, len(want))
+	}
+}
+
+// TestAJSONLineOfExactlyTheCapIsRead pins the line cap of JSON lines at
+// its boundary, where a block ends (read_otlpjson.go:69 `>` → `>=`), and
+// wherever the line starts: a block holds the cap and one byte, so with a
+// first line and blank lines filling the first block, the second holds a
+// newline and exactly the cap's worth of the long line, without its own
+// newline. A line of exactly the cap is read, one a byte longer is cut.
+// (Before stop 32 the blocks read to their buffer's 2 MiB whatever the
+// cap: a line of up to 2 MiB over a 1 MiB cap was read or cut depending
+// on where it started.)
+func TestAJSONLineOfExactlyTheCapIsRead(t *testing.T) {
+	opts := ReadOptions{MaxMemory: 16 << 20, Strict: true}
+	lineCap := opts.budget().recordCap()
+	if lineCap != 1<<20 {
+		t.Fatalf("the record cap of a 16 MiB budget is %d, the test expects 1 MiB", lineCap)
+	}
+	line := func(n int64) []byte {
+		short := strings.TrimSuffix(otlpLineWithValue(1, "pad", `{"stringValue":""}`), "\n")
+		pad := int(n) - len(short)
+		return []byte(strings.Replace(short, `{"stringValue":""}`, `{"stringValue":"`+strings.Repeat("a", pad)+`"}`, 1))
+	}
+	first := []byte(otlpLine(2))
+	for _, tc := range []struct {
+		name string
+		size int64
+		read bool
+	}{{"exactly the cap", lineCap, true}, {"a byte past the cap", lineCap + 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := line(tc.size)
+			if int64(len(l)) != tc.size {
+				t.Fatalf("the line is %d bytes, want %d", len(l), tc.size)
+			}
+			data := append(append([]byte{}, first...), bytes.Repeat([]byte("\n"), int(lineCap)+1-len(first))...)
+			data = append(append(append(data, '\n'), l...), '\n')
+			data = append(data, otlpLine(3)...)
+			if !linesMode(data[:headBytes]) {
+				t.Fatal("the input is not read as JSON lines: the case tests nothing")
+			}
+			for _, name := range []string{"-", "dump.jsonl"} {
+				var inputs []Input
+				var err error
+				if name == "-" {
+					inputs, _, err = readBytes(t, data, opts)
+				} else {
+					inputs, _, err = readPaths(t, []string{writeInputFile(t, t.TempDir(), name, data)}, opts)
+				}
+				switch {
+				case tc.read && (err != nil || inputs[0].Spans != 3):
+					t.Errorf("%s: err %v, inputs %+v; want the three lines read", name, err, inputs)
+				case !tc.read && !errors.Is(err, ErrRecordTooLarge):
+					t.Errorf("%s: err %v; want the line cut (ErrRecordTooLarge)", name, err)
+				}
+			}
+		})
+	}
+}
+
+// TestZeroPaddingAfterTheLastRecordIsSkipped pins skipZeroWords' bound at
+// the end of the input (read_compress.go:227 `k+8 <= len(buf)` dropped: a
+// panic on the padding's last word): zero words after the last record are
+// empty records, whatever their count.
+func TestZeroPaddingAfterTheLastRecordIsSkipped(t *testing.T) {
+	rec := framed(request(baseResource, baseSpan()))
+	for _, words := range []int{1, 2, 3, 5} {
+		data := append(append([]byte{}, rec...), make([]byte, 4*words)...)
+		inputs, _, err := readBytes(t, data, ReadOptions{Strict: true})
+		if err != nil || inputs[0].Spans != 1 || len(inputs[0].Warnings) != 0 {
+			t.Errorf("%d zero words after the record: err %v, inputs %+v; want its span read, no warning", words, err, inputs)
+		}
 	}
 }
