@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -417,5 +418,128 @@ func TestZeroPaddingAfterTheLastRecordIsSkipped(t *testing.T) {
 		if err != nil || inputs[0].Spans != 1 || len(inputs[0].Warnings) != 0 {
 			t.Errorf("%d zero words after the record: err %v, inputs %+v; want its span read, no warning", words, err, inputs)
 		}
+	}
+}
+
+// TestAnUnknownMembersScalarEndsAtWhiteSpace pins skipJSON's delimiters
+// (read_jsondoc.go:425 `>= 0` → `> 0`: the space, first of them, read as
+// part of the scalar): a skipped number ends at white space, so a second
+// number after it is the syntax error it is, where it stands, whether the
+// member comes before the records or after.
+func TestAnUnknownMembersScalarEndsAtWhiteSpace(t *testing.T) {
+	rs := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]}`
+	for _, doc := range []string{
+		"{\"resourceSpans\": [\n" + rs + "],\n\"x\": 12 345, \"y\": 1}\n",
+		"{\"x\": 12 345,\n\"resourceSpans\": [\n" + rs + "]}\n",
+	} {
+		_, _, err := readBytes(t, []byte(doc), ReadOptions{Strict: true})
+		var re *ReadError
+		if !errors.As(err, &re) || re.Offset != int64(strings.Index(doc, "345")) || !strings.Contains(err.Error(), "expected valid JSON") {
+			t.Errorf("err %v, want a syntax error at byte %d, the second number:\n%s", err, strings.Index(doc, "345"), doc)
+		}
+	}
+}
+
+// deepKVList is an attribute whose value nests depth key-value lists, each
+// holding one entry whose value holds the next.
+func deepKVList(depth int) pb {
+	v := pb(nil).str(fieldValueString, "leaf")
+	for range depth {
+		v = pb(nil).bytes(fieldValueKVList, pb(nil).bytes(fieldKVListValues, pb(nil).str(fieldKVKey, "k").bytes(fieldKVValue, v)))
+	}
+	return pb(nil).str(fieldKVKey, "deep").bytes(fieldKVValue, v)
+}
+
+// TestAProtobufKVListNestedPastTheLimitNamesItsPlace pins protoDepth's
+// count through key-value lists (depth.go:364 `&& lvl != pbKVList`
+// dropped: each list's entry counted as an attribute, from 0 again, so
+// that the walk never passed the limit and pdata's bare "exceeded max
+// recursion depth" was the error): the record is too deep, at the place
+// the walk names, in the value of the outermost attribute.
+func TestAProtobufKVListNestedPastTheLimitNamesItsPlace(t *testing.T) {
+	rec := framed(request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, deepKVList(60)))))
+	_, _, err := readBytes(t, rec, ReadOptions{Strict: true})
+	want := `nested too deep in the value of attribute "deep", at resource_spans[0].scope_spans[0].spans[0].attributes[3].value.kvlist_value.values[0].value.kvlist_value.values[0]`
+	if !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v, want ErrTooDeep and %q", err, want)
+	}
+}
+
+// TestRecordsBeforeAnOversizeRecordAreReadFirst pins the order around a
+// protobuf record skipped for its size (read_otlpproto.go:239 the flush
+// dropped: the skip's problem handed on before the records read ahead of
+// it): in strict mode the records before it reach the sink before its
+// error stops the read, as a bad record's would; non-strict, every other
+// record is read, with one warning.
+func TestRecordsBeforeAnOversizeRecordAreReadFirst(t *testing.T) {
+	small := framed(request(baseResource, baseSpan()))
+	data := append(append(append([]byte{}, small...), framed(bigAttrRecord(3<<20))...), small...)
+	for _, strict := range []bool{true, false} {
+		inputs, _, err := readBytes(t, data, ReadOptions{Strict: strict, MaxMemory: 16 << 20})
+		wantSpans, wantErr := 2, false
+		if strict {
+			wantSpans, wantErr = 1, true
+		}
+		if inputs[0].Spans != wantSpans || (err != nil) != wantErr || (!strict && len(inputs[0].Warnings) != 1) ||
+			(err != nil && !errors.Is(err, ErrRecordTooLarge)) {
+			t.Errorf("strict %v: %d spans, err %v, warnings %q; want %d spans and the record too large (an error only when strict)",
+				strict, inputs[0].Spans, err, inputs[0].Warnings, wantSpans)
+		}
+	}
+}
+
+// TestZstdRecordsExpandUpToExactlyTheRatioAndTheSlack pins the
+// decompression bound on zstd records (read_otlpproto.go:323 `>` → `>=`):
+// records that decompress to exactly ratio times their compressed bytes
+// plus the slack are read; at a ratio whose bound is a byte less, the last
+// record is over it and stops the read with ErrDecompressionLimit. The
+// ratio is the quotient, nudged by an ulp or two until the bound is the
+// total exactly, as decode computes it.
+func TestZstdRecordsExpandUpToExactlyTheRatioAndTheSlack(t *testing.T) {
+	rec := zstdFramed(t, bigAttrRecord(2<<20))
+	var data []byte
+	var in int64
+	for range 9 {
+		data = append(data, rec...)
+		in += int64(len(rec) - 4) // the frame, without its length prefix
+	}
+	var u ptrace.ProtoUnmarshaler
+	one, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := one.DecodeAll(rec[4:], nil)
+	one.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.UnmarshalTraces(out); err != nil {
+		t.Fatal(err)
+	}
+	total := 9 * int64(len(out))
+	if total <= decompressionSlack {
+		t.Fatalf("the records decompress to %d bytes, not past the slack", total)
+	}
+	exact := float64(total-decompressionSlack) / float64(in)
+	for _, step := range []float64{0, math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)} {
+		if float64(total) == exact*float64(in)+decompressionSlack {
+			break
+		}
+		exact = math.Nextafter(exact, step)
+	}
+	if float64(total) != exact*float64(in)+decompressionSlack {
+		t.Fatalf("no ratio makes the bound exactly %d bytes", total)
+	}
+	for _, tc := range []struct {
+		name  string
+		ratio float64
+		limit bool
+	}{{"exactly the bound", exact, false}, {"a byte under", float64(total-1-decompressionSlack) / float64(in), true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, _, err := readBytes(t, data, ReadOptions{Strict: true, Workers: 1, MaxMemory: 256 << 20, MaxDecompressionRatio: tc.ratio})
+			if got := errors.Is(err, ErrDecompressionLimit); got != tc.limit || (!tc.limit && inputs[0].Spans != 9) {
+				t.Errorf("ratio %v: err %v, %d spans; want the limit %v", tc.ratio, err, inputs[0].Spans, tc.limit)
+			}
+		})
 	}
 }
