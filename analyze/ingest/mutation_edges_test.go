@@ -543,3 +543,21 @@ func TestZstdRecordsExpandUpToExactlyTheRatioAndTheSlack(t *testing.T) {
 		})
 	}
 }
+
+// TestALineWithSpansIsPdatasWhateverItSays pins when a line is normalised
+// and decoded again (read_otlpjson.go:227 `td.SpanCount() > 0 ||` dropped:
+// every line holding the word "instrumentation" re-encoded): only a line
+// in which pdata found no spans may use the pre-1.0 keys; one with spans
+// is pdata's read, byte for byte, even when a name or value says
+// "instrumentation" (re-encoding would have replaced the invalid UTF-8
+// pdata keeps).
+func TestALineWithSpansIsPdatasWhateverItSays(t *testing.T) {
+	line := "{\"resourceSpans\":[{\"scopeSpans\":[{\"scope\":{\"name\":\"opentelemetry-instrumentation\"},\"spans\":[{\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"1112131415161718\",\"name\":\"a\xffb\"}]}]}]}"
+	td, err := unmarshalOTLPJSON([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name(); got != "a\xffb" {
+		t.Errorf("the span's name is %q, want pdata's %q", got, "a\xffb")
+	}
+}
