@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -559,5 +560,90 @@ func TestALineWithSpansIsPdatasWhateverItSays(t *testing.T) {
 	}
 	if got := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name(); got != "a\xffb" {
 		t.Errorf("the span's name is %q, want pdata's %q", got, "a\xffb")
+	}
+}
+
+// TestAReadErrorNamesOnlyTheKnownParts pins ReadError.Error's four tests
+// at their edges (readerr.go:78 `e.Line > 0`, :82 `e.Offset >= 0`, :87,
+// :91): line 0 and offset -1 are unknown and left out, offset 0 is byte 0.
+func TestAReadErrorNamesOnlyTheKnownParts(t *testing.T) {
+	cause := errors.New("boom")
+	for _, tc := range []struct {
+		e    ReadError
+		want string
+	}{
+		{ReadError{Path: "d.jsonl", Line: 1, Offset: 0, Expected: "x", Err: cause}, "d.jsonl:1 (byte 0): expected x: boom"},
+		{ReadError{Path: "d.jsonl", Line: 0, Offset: -1, Expected: "x", Err: cause}, "d.jsonl: expected x: boom"},
+		{ReadError{Path: "d.jsonl", Line: 0, Offset: 7}, "d.jsonl (byte 7)"},
+		{ReadError{Path: "-", Offset: -1, Err: cause}, "-: boom"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestACausesLatin1LetterIsTheByteItNames pins causeText's rewriting of
+// encoding/json's "invalid character" at the range's edges (readerr.go:108
+// each bound and the closing quote's test dropped) and its clip at
+// maxCauseBytes (readerr.go:113 `>` → `>=`, :115 the rune-start walk,
+// down to nothing and no further).
+func TestACausesLatin1LetterIsTheByteItNames(t *testing.T) {
+	// A syntax error's message as encoding/json words it, around a
+	// *json.SyntaxError as causeText finds it.
+	syntax := func(msg string) error { return fmt.Errorf("%s%w", msg, &json.SyntaxError{}) }
+	for _, tc := range []struct{ msg, want string }{
+		{"invalid character '\u0080' looking", `invalid character '\x80' looking`},
+		{"invalid character 'ÿ' looking", `invalid character '\xff' looking`},
+		{"invalid character '\u007f' looking", `invalid character '\x7f' looking`}, // not rewritten: SafeText escapes DEL
+		{"invalid character 'Ā' looking", "invalid character 'Ā' looking"},
+		{"invalid character 'ÿ", `invalid character 'ÿ`},
+		{"invalid character 'x' looking", "invalid character 'x' looking"},
+	} {
+		if got := causeText(syntax(tc.msg)); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+	var v any
+	if got := causeText(json.Unmarshal([]byte{'[', 0xe9}, &v)); !strings.Contains(got, `invalid character '\xe9'`) {
+		t.Errorf("encoding/json's own error for the byte 0xe9: %q, want it to name \xe9", got)
+	}
+	for _, tc := range []struct {
+		msg  string
+		want string
+	}{
+		{strings.Repeat("a", maxCauseBytes), strings.Repeat("a", maxCauseBytes)},
+		{strings.Repeat("a", maxCauseBytes+1), strings.Repeat("a", maxCauseBytes) + fmt.Sprintf("… (%d bytes)", maxCauseBytes+1)},
+		// Nothing but continuation bytes: nothing before the cut is kept.
+		{strings.Repeat("\x80", maxCauseBytes+1), fmt.Sprintf("… (%d bytes)", maxCauseBytes+1)},
+		// A two-byte rune across the cut is left out whole.
+		{strings.Repeat("a", maxCauseBytes-1) + "é", strings.Repeat("a", maxCauseBytes-1) + fmt.Sprintf("… (%d bytes)", maxCauseBytes+1)},
+	} {
+		if got := causeText(errors.New(tc.msg)); got != tc.want {
+			t.Errorf("a cause of %d bytes: %q…, want %q…", len(tc.msg), got[max(0, len(got)-30):], tc.want[max(0, len(tc.want)-30):])
+		}
+	}
+}
+
+// TestKeyFilterKeepsExactlyItsKeys pins keyFilter at maxFilterLen
+// (sink.go:73 and :95 `<` → `<=`: a key of exactly maxFilterLen bytes
+// indexed past the table) and its empty key (sink.go:72 `k == "" ||`
+// dropped: "" kept).
+func TestKeyFilterKeepsExactlyItsKeys(t *testing.T) {
+	keys := []string{"a", strings.Repeat("b", maxFilterLen-1), strings.Repeat("c", maxFilterLen), strings.Repeat("d", maxFilterLen+1), "a", ""}
+	f := newKeyFilter(keys)
+	for _, k := range keys[:4] {
+		if got, ok := f.lookup([]byte(k)); !ok || got != k {
+			t.Errorf("lookup of a kept key of %d bytes: %q, %v", len(k), got, ok)
+		}
+	}
+	for _, k := range []string{"", "b", strings.Repeat("c", maxFilterLen-1), strings.Repeat("x", maxFilterLen), strings.Repeat("c", maxFilterLen+1)} {
+		if got, ok := f.lookup([]byte(k)); ok {
+			t.Errorf("lookup of %d bytes not kept: found %q", len(k), got)
+		}
+	}
+	var none *keyFilter
+	if _, ok := none.lookup([]byte("a")); ok {
+		t.Error("a nil filter kept a key")
 	}
 }
