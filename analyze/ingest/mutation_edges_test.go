@@ -647,3 +647,20 @@ func TestKeyFilterKeepsExactlyItsKeys(t *testing.T) {
 		t.Error("a nil filter kept a key")
 	}
 }
+
+// TestJSONLinesWithAFirstLineLongerThanTheHeadAreLines pins linesMode's
+// bound (read_detect.go:63 `>=` → `>`): a first line that fills the
+// whole head, no newline in sight, is a line of JSON lines (no
+// pretty-printer writes one so long), so a bad line after it is named by
+// its line number, and the lines after it are read.
+func TestJSONLinesWithAFirstLineLongerThanTheHeadAreLines(t *testing.T) {
+	long := strings.Replace(otlpLine(1), `"resource":{}`, `"resource":{"attributes":[{"key":"pad","value":{"stringValue":"`+strings.Repeat("a", headBytes)+`"}}]}`, 1)
+	data := []byte(long + "{\"resourceSpans\": [oops]}\n" + otlpLine(2))
+	if !linesMode(data[:headBytes]) {
+		t.Fatal("linesMode reads a head filled by one line as a document")
+	}
+	inputs, _, err := readBytes(t, data, ReadOptions{})
+	if err != nil || inputs[0].Spans != 2 || len(inputs[0].Warnings) != 1 || !strings.Contains(inputs[0].Warnings[0], "-:2 (byte ") {
+		t.Fatalf("err %v, inputs %+v; want both good lines read and line 2 named bad", err, inputs)
+	}
+}
