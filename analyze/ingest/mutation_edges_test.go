@@ -138,10 +138,14 @@ func TestADotNamedDirectoryIsReadWhenNamed(t *testing.T) {
 // past 4 MiB, far past the stream's head and first buffer, so that a
 // compressed stream failing at its end fails in a read of the format's
 // reader, not in the peek at the head.
-func bigDump(write tracegen.WriteFunc) (data []byte, spans int) {
+func bigDump(write tracegen.WriteFunc) (data []byte, spans int) { return dumpOf(write, 4<<20) }
+
+// dumpOf is the prod-cold-starts scenario written by write and repeated
+// past size bytes.
+func dumpOf(write tracegen.WriteFunc, size int) (data []byte, spans int) {
 	prod := tracegen.ProdColdStarts()
 	one := tracegen.MustEncode(write, prod)
-	n := 4<<20/len(one) + 1
+	n := size/len(one) + 1
 	return bytes.Repeat(one, n), n * prod.SpanCount()
 }
 
@@ -662,5 +666,32 @@ func TestJSONLinesWithAFirstLineLongerThanTheHeadAreLines(t *testing.T) {
 	inputs, _, err := readBytes(t, data, ReadOptions{})
 	if err != nil || inputs[0].Spans != 2 || len(inputs[0].Warnings) != 1 || !strings.Contains(inputs[0].Warnings[0], "-:2 (byte ") {
 		t.Fatalf("err %v, inputs %+v; want both good lines read and line 2 named bad", err, inputs)
+	}
+}
+
+// TestALimitStopsTheReadEvenAfterSpans pins that a limit is never a
+// warning (read.go:495 the ErrMemoryLimit or the ErrDecompressionLimit
+// test dropped: reading on past it, the input merely partial): a zstd
+// stream whose second frame wants a window over the budget's share stops
+// the read with ErrMemoryLimit in non-strict mode too, after the first
+// frame's spans; a gzip stream that expands past the ratio and the slack
+// stops it with ErrDecompressionLimit. The limit is the error, not also a
+// warning.
+func TestALimitStopsTheReadEvenAfterSpans(t *testing.T) {
+	big, _ := dumpOf(tracegen.WriteOTLPProto, decompressionSlack+4<<20)
+	inputs, _, err := readBytes(t, tracegen.GzipBytes(big), ReadOptions{MaxDecompressionRatio: 2})
+	if !errors.Is(err, ErrDecompressionLimit) || inputs[0].Spans == 0 || len(inputs[0].Warnings) != 0 {
+		t.Errorf("gzip: err %v, %d spans, warnings %q; want the spans before the limit, then ErrDecompressionLimit alone", err, inputs[0].Spans, inputs[0].Warnings)
+	}
+
+	dump := tracegen.MustEncode(tracegen.WriteOTLPProto, tracegen.ProdColdStarts())
+	data := append(zstdFrame(t, dump, true, 0), zstdFrame(t, dump, false, 16<<20)...)
+	opts := ReadOptions{MaxMemory: 64 << 20} // a window of at most 8 MiB
+	if w := opts.budget().zstdWindow(); w != 8<<20 {
+		t.Fatalf("the zstd window of a 64 MiB budget is %d, the test expects 8 MiB", w)
+	}
+	inputs, _, err = readBytes(t, data, opts)
+	if !errors.Is(err, ErrMemoryLimit) || inputs[0].Spans == 0 || len(inputs[0].Warnings) != 0 {
+		t.Fatalf("zstd: err %v, %d spans, warnings %q; want the first frame's spans, then ErrMemoryLimit alone", err, inputs[0].Spans, inputs[0].Warnings)
 	}
 }
