@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -694,4 +695,54 @@ func TestALimitStopsTheReadEvenAfterSpans(t *testing.T) {
 	if !errors.Is(err, ErrMemoryLimit) || inputs[0].Spans == 0 || len(inputs[0].Warnings) != 0 {
 		t.Fatalf("zstd: err %v, %d spans, warnings %q; want the first frame's spans, then ErrMemoryLimit alone", err, inputs[0].Spans, inputs[0].Warnings)
 	}
+}
+
+// recordOfSize is a protobuf record in the common shape of exactly n
+// bytes, padded by a string attribute.
+func recordOfSize(t *testing.T, n int) []byte {
+	t.Helper()
+	for pad := n - len(bigAttrRecord(0)); pad > 0; pad-- {
+		if rec := bigAttrRecord(pad); len(rec) == n {
+			return rec
+		} else if len(rec) < n {
+			break
+		}
+	}
+	t.Fatalf("no record of exactly %d bytes", n)
+	return nil
+}
+
+// TestAProtobufRecordOfExactlyTheCapIsRead pins the record cap and the
+// length prefix's bound at their edges: a stored record of exactly the
+// record cap is read, one a byte longer skipped (read_otlpproto.go:170
+// `>` → `>=`); a length prefix of exactly maxRecordBytes is a length
+// (read_otlpproto.go:39 and :216 `>` → `>=`: a dump refused as none, or
+// its record as too large), and the input ending inside its record is a
+// cut record.
+func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {
+	opts := ReadOptions{MaxMemory: 16 << 20, Strict: true}
+	recCap := int(opts.budget().recordCap())
+	for _, tc := range []struct {
+		name string
+		size int
+		read bool
+	}{{"exactly the cap", recCap, true}, {"a byte past the cap", recCap + 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := append(framed(recordOfSize(t, tc.size)), framed(request(baseResource, baseSpan()))...)
+			inputs, _, err := readBytes(t, data, opts)
+			switch {
+			case tc.read && (err != nil || inputs[0].Spans != 2):
+				t.Errorf("err %v, inputs %+v; want both records read", err, inputs)
+			case !tc.read && !errors.Is(err, ErrRecordTooLarge):
+				t.Errorf("err %v; want the record cut (ErrRecordTooLarge)", err)
+			}
+		})
+	}
+	t.Run("a length of exactly maxRecordBytes", func(t *testing.T) {
+		data := append(binary.BigEndian.AppendUint32(nil, maxRecordBytes), request(baseResource, baseSpan())...)
+		_, _, err := readBytes(t, data, ReadOptions{Strict: true})
+		if !errors.Is(err, ErrTruncated) || errors.Is(err, ErrRecordTooLarge) {
+			t.Errorf("err %v; want the record cut short (ErrTruncated), not too large", err)
+		}
+	})
 }
