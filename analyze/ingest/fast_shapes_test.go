@@ -268,14 +268,15 @@ var jsonValueVariants = []string{
 	`0`, `1`, `-1`, `6`, `-0`, `01`, `1.5`, `1e2`, `4294967296`, `18446744073709551616`, `-9223372036854775809`,
 	`"1"`, `"-1"`, `""`, `"01"`, `"18446744073709551615"`, `"18446744073709551616"`, `"9223372036854775808"`, `"1.5"`,
 	`"0102030405060708090a0b0c0d0e0f10"`, `"1112131415161718"`, `"0102030405060708090a0b0c0d0e0f1g"`,
-	`"SPAN_KIND_SERVER"`, `"STATUS_CODE_OK"`, `"a\n"`, `"\u00e9"`, `"\x"`,
+	`"SPAN_KIND_SERVER"`, `"STATUS_CODE_OK"`, `"a\n"`, `"\u00e9"`, `"\x"`, "\"a\x01\"",
 	`true`, `false`, `null`, `{}`, `[]`, `[{}]`, `{"stringValue":"v"}`, `{"intValue":"3"}`, `[{"key":"x","value":{"intValue":1}}]`,
 }
 
 // TestFastOTLPJSONTakesWhatPdataTakesInEveryMember puts each value
 // variant in place of each member's value of the camelCase and snake_case
-// shapes: the fast path must either fall back or read the line as pdata
-// does (pdata refusing it included: then the fast path must fall back).
+// shapes, and adds an unknown member to each of their objects: the fast
+// path must either fall back or read the line as pdata does (pdata
+// refusing it included: then the fast path must fall back).
 func TestFastOTLPJSONTakesWhatPdataTakesInEveryMember(t *testing.T) {
 	shapes := fastJSONShapes()
 	fast, pdataRefused := 0, 0
@@ -290,6 +291,12 @@ func TestFastOTLPJSONTakesWhatPdataTakesInEveryMember(t *testing.T) {
 				if _, err := unmarshalOTLPJSON(line); err != nil {
 					pdataRefused++
 				}
+			}
+		}
+		// And each object with a member the fast path does not know.
+		for i := range len(base) {
+			if base[i] == '{' {
+				checkFastMatchesPdata(t, []byte(base[:i+1]+`"zz":1,`+base[i+1:]))
 			}
 		}
 	}
