@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -745,4 +746,48 @@ func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {
 			t.Errorf("err %v; want the record cut short (ErrTruncated), not too large", err)
 		}
 	})
+}
+
+// TestAnUnknownMembersStringIsSkippedWhole pins skipJSON's string scan
+// (read_jsondoc.go:373-376: a quote at the scan's start taken for string
+// bytes, or the end of the input for more to come): an empty string, one
+// with escapes, one ending exactly at a buffer's edge are skipped whole
+// and the records after them read; a document cut inside a skipped
+// string is cut (ErrTruncated), and promptly.
+func TestAnUnknownMembersStringIsSkippedWhole(t *testing.T) {
+	rs := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]}`
+	for _, tc := range []struct {
+		name, doc string
+		cut       bool
+	}{
+		{"an empty string", "{\"x\": \"\",\n\"resourceSpans\": [\n" + rs + "]}\n", false},
+		{"escapes", "{\"x\": \"a\\\"b\\\\\",\"y\":[\"\",\"\\\"\"],\n\"resourceSpans\": [\n" + rs + "]}\n", false},
+		{"a long string", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": \"" + strings.Repeat("a", 70<<10) + "\"}\n", false},
+		{"cut inside a skipped string", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [\"abc", true},
+		{"cut inside a long skipped string", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [\"" + strings.Repeat("a", 70<<10), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type outcome struct {
+				inputs []Input
+				err    error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				inputs, _, err := readBytes(t, []byte(tc.doc), ReadOptions{Strict: true})
+				done <- outcome{inputs, err}
+			}()
+			var o outcome
+			select {
+			case o = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the read did not end in 20 s")
+			}
+			switch {
+			case tc.cut && !errors.Is(o.err, ErrTruncated):
+				t.Errorf("err %v, want ErrTruncated", o.err)
+			case !tc.cut && (o.err != nil || o.inputs[0].Spans != 1):
+				t.Errorf("err %v, inputs %+v; want the one span read", o.err, o.inputs)
+			}
+		})
+	}
 }
