@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -789,5 +790,59 @@ func TestAnUnknownMembersStringIsSkippedWhole(t *testing.T) {
 				t.Errorf("err %v, inputs %+v; want the one span read", o.err, o.inputs)
 			}
 		})
+	}
+}
+
+// TestTheDefaultBudgetIsAQuarterOfTheMachineWithinItsBounds pins
+// defaultBudget at its edges (read_budget.go: `total <= 0`, each clamp):
+// a quarter of the machine, at least 64 MiB, at most 1 GiB, 1 GiB when
+// the machine's memory is unknown; and machineMemory reads MemTotal (or
+// a lower cgroup limit) as this machine has it.
+func TestTheDefaultBudgetIsAQuarterOfTheMachineWithinItsBounds(t *testing.T) {
+	for _, tc := range []struct{ total, want int64 }{
+		{-1, 1 << 30}, {0, 1 << 30}, {1, 64 << 20}, {256 << 20, 64 << 20}, {256<<20 + 4, 64<<20 + 1},
+		{1 << 32, 1 << 30}, {1<<32 + 4, 1 << 30}, {1<<32 - 4, 1<<30 - 1}, {64 << 30, 1 << 30},
+	} {
+		if got := defaultBudget(tc.total); got != tc.want {
+			t.Errorf("defaultBudget(%d) = %d, want %d", tc.total, got, tc.want)
+		}
+	}
+	meminfo, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skipf("no /proc/meminfo: %v", err)
+	}
+	var kb int64
+	for _, line := range strings.Split(string(meminfo), "\n") {
+		if _, err := fmt.Sscanf(line, "MemTotal: %d kB", &kb); err == nil {
+			break
+		}
+	}
+	want := kb << 10
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		var lim int64
+		if _, err := fmt.Sscanf(string(b), "%d", &lim); err == nil && lim > 0 && lim < want {
+			want = lim
+		}
+	}
+	if got := machineMemory(); kb == 0 || got != want {
+		t.Errorf("machineMemory() = %d, want %d (MemTotal %d kB, or a lower cgroup limit)", got, want, kb)
+	}
+	if got := DefaultMaxMemory(); got != defaultBudget(want) {
+		t.Errorf("DefaultMaxMemory() = %d, want %d for this machine", got, defaultBudget(want))
+	}
+}
+
+// TestAZstdFramePrefixFillingTheInputIsAZstdRecord pins the sniff's bound
+// on zstd's magic (read_otlpproto.go:42 `i+8 <= len(head)` → `<`): an
+// input of exactly a length prefix and the magic is length-prefixed zstd
+// frames, cut (ErrTruncated), not "not a trace dump"; with the magic cut,
+// it is nothing known.
+func TestAZstdFramePrefixFillingTheInputIsAZstdRecord(t *testing.T) {
+	data := append(binary.BigEndian.AppendUint32(nil, 100), zstdMagic...)
+	if _, _, err := readBytes(t, data, ReadOptions{Strict: true}); !errors.Is(err, ErrTruncated) || errors.Is(err, ErrNotTraceDump) {
+		t.Errorf("a prefix and the magic: err %v, want a cut record (ErrTruncated)", err)
+	}
+	if _, _, err := readBytes(t, data[:7], ReadOptions{Strict: true}); !errors.Is(err, ErrNotTraceDump) {
+		t.Errorf("a prefix and 3 bytes of the magic: err %v, want ErrNotTraceDump", err)
 	}
 }
