@@ -19,9 +19,10 @@ import (
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
-// The tests of this file pin edges the mutation runs of stop 31 found
-// unpinned in analyze/ingest (TESTING.md, "Stop 32"): each names the
-// mutant that passed every test before it.
+// The tests of this file pin edges of analyze/ingest that mutants passed
+// every test on: the survivors of stop 31's last sample, and those of the
+// samples drawn at stop 32 (TESTING.md, "Stop 32"). Each names the mutant
+// it kills.
 
 // oneSpanLine is an OTLP JSON line of one span with the given attributes.
 func oneSpanLine(attrs string) []byte {
