@@ -219,7 +219,7 @@ func fastJSONShapes() map[string]string {
 		`"dropped_attributes_count":0,"events":[],"dropped_events_count":3,"links":[],"dropped_links_count":4,"status":{"code":"STATUS_CODE_ERROR","message":"m"}}],` +
 		`"schema_url":"u"}],"schema_url":"v"}]}`
 	spaced := strings.NewReplacer(`":`, "\" :\t", `,"`, " ,\r\n\"", `[`, "[ ", `]`, " ]", `{`, "{\n", `}`, "\t}").Replace(camel)
-	escapes := `{"resourceSpans":[{"resource":{},"scopeSpans":[{"scope":{"name":"a\"\\\/\b\f\n\r\t\u00e9\u00C9","version":"\u0041"},` +
+	escapes := `{"resourceSpans":[{"resource":{},"scopeSpans":[{"scope":{"name":"a\"\\\/\b\f\n\r\t\u00e9\u00C9","version":"\u0041\u0009\u00fF\u00aA"},` +
 		`"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"\"k\"=\"v\"",` +
 		`"attributes":[{"key":"y","value":{"stringValue":"\n\u20ac"}},{"key":"x","value":{"stringValue":"plain"}}],"status":{"message":"\\"}}],"schemaUrl":"\/"}]}]}`
 	enums := `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
