@@ -139,10 +139,10 @@ func TestADotNamedDirectoryIsReadWhenNamed(t *testing.T) {
 }
 
 // bigDump is the prod-cold-starts scenario written by write and repeated
-// past 4 MiB, far past the stream's head and first buffer, so that a
+// past 2 MiB, past the stream's head and its 1 MiB buffer, so that a
 // compressed stream failing at its end fails in a read of the format's
 // reader, not in the peek at the head.
-func bigDump(write tracegen.WriteFunc) (data []byte, spans int) { return dumpOf(write, 4<<20) }
+func bigDump(write tracegen.WriteFunc) (data []byte, spans int) { return dumpOf(write, 2<<20) }
 
 // dumpOf is the prod-cold-starts scenario written by write and repeated
 // past size bytes.
