@@ -183,6 +183,8 @@ func TestFastOTLPJSONFallsBack(t *testing.T) {
 		"kept array":                  strings.Replace(base, `{"intValue":2}`, `{"arrayValue":{}}`, 1),
 		"events":                      strings.Replace(base, `"kind":3`, `"kind":3,"events":[{"name":"e"}]`, 1),
 		"kind out of range":           strings.Replace(base, `"kind":3`, `"kind":9`, 1),
+		"kind one past the last":      strings.Replace(base, `"kind":3`, `"kind":6`, 1),
+		"code one past the last":      strings.Replace(base, `"code":2`, `"code":3`, 1),
 		"short trace id":              strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102"`, 1),
 		"no spans":                    `{"resourceSpans":[]}`,
 		"trailing garbage":            base + `x`,
@@ -234,6 +236,10 @@ func FuzzFastOTLPJSONMatchesPdata(f *testing.F) {
 	} {
 		f.Add([]byte(l))
 	}
+	// And every spelling the fast path takes (fast_shapes_test.go).
+	for _, l := range fastJSONShapes() {
+		f.Add([]byte(l))
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		checkFastMatchesPdata(t, line)
 	})
@@ -250,7 +256,7 @@ func TestStringStopFindsTheFirstSpecialByte(t *testing.T) {
 	}
 	var cases [][]byte
 	for n := 0; n < 20; n++ {
-		for _, c := range []byte{'"', '\\', 0, 0x1f, '\n'} {
+		for _, c := range []byte{'"', '\\', 0, 0x1f, '\n', ' ', '!'} {
 			b := bytes.Repeat([]byte{'a'}, n)
 			cases = append(cases, b, append(bytes.Clone(b), c, '"'))
 			hi := bytes.Repeat([]byte{0xe2, 0x80, 0x9c, 0x21, 0x5b}, n) // UTF-8 and the bytes next to '"' and '\'

@@ -174,6 +174,7 @@ func TestFastOTLPProtoFallsBack(t *testing.T) {
 		"wrong wire type (name)":   request(baseResource, baseSpan(pb(nil).varint(5, 1))),
 		"wrong wire type (start)":  request(baseResource, baseSpan(pb(nil).varint(7, 1))),
 		"kind out of range":        request(baseResource, baseSpan(pb(nil).varint(6, 300))),
+		"kind one past the last":   request(baseResource, baseSpan(pb(nil).varint(6, 6))),
 		"status code out of range": request(baseResource, baseSpan(pb(nil).bytes(15, pb(nil).varint(3, 3)))),
 		"events":                   request(baseResource, baseSpan(pb(nil).bytes(11, pb(nil).str(2, "e")))),
 		"links":                    request(baseResource, baseSpan(pb(nil).bytes(13, pb(nil).bytes(1, testTraceID)))),
@@ -222,6 +223,9 @@ func FuzzFastOTLPProtoMatchesPdata(f *testing.F) {
 	}
 	f.Add(request(baseResource, baseSpan()))
 	f.Add(request(nil, baseSpan(pb(nil).bytes(9, deepValue(3)))))
+	for _, r := range fastProtoShapes() { // fast_shapes_test.go
+		f.Add(r)
+	}
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		checkFastProtoMatchesPdata(t, rec)
 	})

@@ -377,6 +377,8 @@ func TestASourcesWordAboutMissingDataMakesTheInputPartial(t *testing.T) {
 		{"tempo error string", `{"batches":[` + tempoRS + `],"error":"querier timed out"}`, FormatTempo, `"error" says the source reports an error: "querier timed out"`},
 		{"otlp partial success with rejected spans", "{\"resourceSpans\":[\n" + otlpRS + `],"partialSuccess":{"rejectedSpans":"3","errorMessage":"queue full"}}`, FormatAuto,
 			`"partialSuccess" says 3 span(s) were rejected ("queue full")`},
+		{"otlp partial success with a count that is no number", "{\"resourceSpans\":[\n" + otlpRS + `],"partialSuccess":{"rejectedSpans":1.5}}`, FormatAuto,
+			`"partialSuccess" says rejected spans, a count that cannot be read`},
 		{"otlp partial success without rejected spans", "{\"resourceSpans\":[\n" + otlpRS + `],"partialSuccess":{"rejectedSpans":0,"errorMessage":"slow down"}}`, FormatAuto, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -553,6 +555,7 @@ func TestSpecialEntriesNamedLikeDumpsMakeAWalkPartial(t *testing.T) {
 				t.Skipf("mkfifo: %v", err)
 			}
 		}, "fifo.ndjson: skipped: a FIFO, not a file"},
+		{"a link to a directory", "dir.otlp.jsonl", func(t *testing.T, p string) { symlink(t, t.TempDir(), p) }, "dir.otlp.jsonl: skipped: a link to a directory, not a file"},
 		{"a link to a device under another name", "notes.txt", func(t *testing.T, p string) { symlink(t, "/dev/zero", p) }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

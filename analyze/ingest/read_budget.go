@@ -19,8 +19,11 @@ const maxMemoryCap = 1 << 30
 // DefaultMaxMemory is the memory budget when none is given: a quarter of
 // the machine's memory (or of the cgroup limit, if lower), at most 1 GiB,
 // at least 64 MiB.
-func DefaultMaxMemory() int64 {
-	total := machineMemory()
+func DefaultMaxMemory() int64 { return defaultBudget(machineMemory()) }
+
+// defaultBudget is DefaultMaxMemory for a machine of total bytes (0 or
+// less: unknown, the largest default).
+func defaultBudget(total int64) int64 {
 	if total <= 0 {
 		return maxMemoryCap
 	}

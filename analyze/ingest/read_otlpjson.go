@@ -50,7 +50,7 @@ func (s *stream) lines(ctx context.Context, emit emitFunc, lineCap int64) {
 		}
 		blk := getBlock(want)
 		buf := append((*blk)[:0], carry...)
-		n, err := io.ReadFull(s, buf[len(buf):cap(buf)])
+		n, err := io.ReadFull(s, buf[len(buf):want]) // want, not the block's cap: never more than the line cap allows
 		buf = buf[:len(carry)+n]
 		*blk = buf
 

@@ -281,6 +281,8 @@ func TestForcedFormat(t *testing.T) {
 		{"zstd json records forced as json", encode(tracegen.WriteOTLPJSONZstdRecords), FormatOTLPJSON, nil, FormatOTLPJSON},
 		{"zstd proto records forced as proto", encode(tracegen.WriteOTLPProtoZstdRecords), FormatOTLPProto, nil, FormatOTLPProto},
 		{"zstd json records forced as proto", encode(tracegen.WriteOTLPJSONZstdRecords), FormatOTLPProto, ErrNoInput, ""},
+		{"zstd proto records forced as jaeger", encode(tracegen.WriteOTLPProtoZstdRecords), FormatJaeger, ErrFormatMismatch, ""},
+		{"zstd json records forced as tempo", encode(tracegen.WriteOTLPJSONZstdRecords), FormatTempo, ErrFormatMismatch, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
