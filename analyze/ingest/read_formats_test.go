@@ -83,7 +83,7 @@ func indentJSON(t *testing.T, doc string) string {
 const jaegerDoc = `{"data":[{"traceID":"abc","spans":[
  {"traceID":"abc","spanID":"1","operationName":"root","references":[],"startTime":1777539600000000,"duration":1500,
   "tags":[{"key":"span.kind","type":"string","value":"server"},{"key":"otel.status_code","type":"string","value":"OK"},{"key":"n","type":"int64","value":"9007199254740993"}],
-  "logs":[{"timestamp":1777539600000100,"fields":[{"key":"event","type":"string","value":"retry"},{"key":"attempt","type":"int64","value":2}]}],
+  "logs":[{"timestamp":1777539600000100,"fields":[{"key":"event","type":"string","value":"retry"},{"key":"attempt","type":"int64","value":2},{"key":"backoff","type":"float64","value":0.25}]}],
   "processID":"p1"},
  {"traceID":"00000000000000000000000000000abc","spanID":"00000000000000f2","operationName":"child","startTime":1777539600000200,"duration":"300",
   "references":[{"refType":"FOLLOWS_FROM","traceID":"def","spanID":"9"},{"refType":"CHILD_OF","traceID":"abc","spanID":"1"}],
@@ -110,13 +110,13 @@ func TestJaegerDetails(t *testing.T) {
 	slices.Sort(want)
 	diffCanon(t, got, want)
 
-	// The log became an event with its name and fields; the FOLLOWS_FROM
-	// reference a link.
+	// The log became an event with its name and every field after the
+	// first (read_jaeger.go:311); the FOLLOWS_FROM reference a link.
 	forEachTestSpan(batches[0], func(sp ptrace.Span) {
 		switch sp.Name() {
 		case "root":
 			ev := sp.Events().At(0)
-			if ev.Name() != "retry" || ev.Timestamp() != 1777539600000100000 || canonMap(ev.Attributes()) != "{attempt=Int:2}" {
+			if ev.Name() != "retry" || ev.Timestamp() != 1777539600000100000 || canonMap(ev.Attributes()) != "{attempt=Int:2,backoff=Double:0.25}" {
 				t.Errorf("event = %s at %d %s", ev.Name(), ev.Timestamp(), canonMap(ev.Attributes()))
 			}
 		case "child":
@@ -171,6 +171,10 @@ func TestNormalizeID(t *testing.T) {
 		{"abc", 8, "", false},
 		{"", 8, "", false},
 		{"zz02030405060708", 8, "", false},
+		// base64 whose length could hold 8 bytes but that decodes to one
+		// byte more or one less: no span id (read_tempo.go:190).
+		{"ERITFBUWFxgZ", 8, "", false},
+		{"ERITFBUWFw==", 8, "", false},
 	}
 	for _, tt := range tests {
 		got, err := normalizeID(tt.in, tt.size)
