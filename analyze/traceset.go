@@ -41,13 +41,24 @@ func fingerprint(id pcommon.TraceID) uint64 {
 }
 
 // add puts id in the set.
-func (s *traceSet) add(id pcommon.TraceID) {
+func (s *traceSet) add(id pcommon.TraceID) { s.addPrint(fingerprint(id)) }
+
+// addPrint puts fingerprint f in the set, reporting whether it was new.
+func (s *traceSet) addPrint(f uint64) bool {
 	if 2*(s.n+1) > len(s.slots) {
 		s.grow()
 	}
-	if s.insert(fingerprint(id)) {
-		s.n++
+	if !s.insert(f) {
+		return false
 	}
+	s.n++
+	return true
+}
+
+// reset empties the set, keeping its table for the next fill.
+func (s *traceSet) reset() {
+	clear(s.slots)
+	s.n = 0
 }
 
 // has reports whether id (or an id of the same fingerprint) is in the set.
@@ -114,10 +125,10 @@ func (s *traceSet) grow() {
 // would. Grouping a run is one counting pass and checking a bucket one
 // insert per fingerprint, where sorting the runs and merging them cost
 // several times that (about 0.5% of a batch run's instructions at 4M
-// spans, BENCHMARKS.md). Where no temporary file can be made it keeps every fingerprint
-// in memory, as the set alone did; a file that fails after that makes
-// repeats answer yes, so the input is read again holding every trace: the
-// answer stays exact.
+// spans, BENCHMARKS.md). Where no temporary file can be made it keeps
+// every fingerprint in memory, as the set alone did; a file that fails
+// after that makes repeats answer yes, so the input is read again holding
+// every trace: the answer stays exact.
 type traceLog struct {
 	recent   traceSet // fingerprints added since the last spill
 	previous traceSet // the run spilled last, kept for has
@@ -231,8 +242,7 @@ func (l *traceLog) spill() {
 		}
 	}
 	l.previous, l.recent = l.recent, l.previous
-	clear(l.recent.slots)
-	l.recent.n = 0
+	l.recent.reset()
 }
 
 // repeats reports whether any trace was added twice over the log's life
@@ -261,17 +271,12 @@ func (l *traceLog) repeats() bool {
 	cursors = append(cursors, mem)
 	var seen traceSet
 	for b := range logBuckets {
-		clear(seen.slots)
-		seen.n = 0
+		seen.reset()
 		for _, c := range cursors {
 			for c.ok && printBucket(c.cur) == b {
-				if 2*(seen.n+1) > len(seen.slots) {
-					seen.grow()
-				}
-				if !seen.insert(c.cur) {
+				if !seen.addPrint(c.cur) {
 					return true
 				}
-				seen.n++
 				if !c.next() && c.err != nil {
 					return true
 				}

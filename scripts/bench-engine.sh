@@ -157,6 +157,20 @@ gen_all() {
 	spans_per_line=$((written / all_lines))
 }
 
+# big_dump PART N: the dump the sizes of PART are prefixes of, as $all:
+# MEM_DUMP when given, else N spans generated.
+big_dump() {
+	if [ -n "$MEM_DUMP" ]; then
+		log "$1: reading $MEM_DUMP"
+		all=$MEM_DUMP
+		all_lines=$(wc -l <"$all")
+		spans_per_line=$((MEM_DUMP_SPANS / all_lines))
+	else
+		log "$1: generating $2 spans of OTLP JSON lines"
+		gen_all "$2"
+	fi
+}
+
 # engine_parts runs parts 1 to 3 and writes the Engine section.
 engine_parts() {
 # The throughput runs read a dump of SPANS spans generated alone; the
@@ -371,15 +385,7 @@ memory_part() {
 	local largest=0 s f n r rows="" same_all="identical" mload_before section
 	for s in $MEM_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
 	mload_before=$(cut -d' ' -f1-3 /proc/loadavg)
-	if [ -n "$MEM_DUMP" ]; then
-		log "memory: reading $MEM_DUMP"
-		all=$MEM_DUMP
-		all_lines=$(wc -l <"$all")
-		spans_per_line=$((MEM_DUMP_SPANS / all_lines))
-	else
-		log "memory: generating $largest spans of OTLP JSON lines"
-		gen_all "$largest"
-	fi
+	big_dump memory "$largest"
 	local rounds first_n="" first_rss="" last_n="" last_rss="" worst_rss=0
 	for s in $MEM_SIZES; do
 		f=$(prefix "$s")
@@ -484,15 +490,8 @@ instructions() {
 instructions_part() {
 	local s f n rows="" r section largest=0
 	command -v valgrind >/dev/null 2>&1 || { log "installing valgrind"; apt-get install -y valgrind >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y valgrind >/dev/null; }; }
-	if [ -n "$MEM_DUMP" ]; then
-		all=$MEM_DUMP
-		all_lines=$(wc -l <"$all")
-		spans_per_line=$((MEM_DUMP_SPANS / all_lines))
-	else
-		for s in $IR_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
-		log "instructions: generating $largest spans of OTLP JSON lines"
-		gen_all "$largest"
-	fi
+	for s in $IR_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
+	big_dump instructions "$largest"
 	for s in $IR_SIZES; do
 		f=$(prefix "$s")
 		n=$("$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json "$f" | jq .spans)

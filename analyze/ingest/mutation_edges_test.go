@@ -750,13 +750,15 @@ func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {
 	})
 }
 
-// TestAnUnknownMembersStringIsSkippedWhole pins skipJSON's string scan
+// TestAnUnknownMembersValueIsSkippedWhole pins skipJSON's string scan
 // (read_jsondoc.go:373-376: a quote at the scan's start taken for string
-// bytes, or the end of the input for more to come): an empty string, one
-// with escapes, one ending exactly at a buffer's edge are skipped whole
-// and the records after them read; a document cut inside a skipped
-// string is cut (ErrTruncated), and promptly.
-func TestAnUnknownMembersStringIsSkippedWhole(t *testing.T) {
+// bytes, or the end of the input for more to come) and its scalar loop: an
+// empty string, one with escapes, one ending exactly at a buffer's edge,
+// a number of several digits (skipped to its end, not after its first
+// digit) are skipped whole and the records after them read; a document
+// cut inside a skipped string or a nested number is cut (ErrTruncated),
+// and promptly.
+func TestAnUnknownMembersValueIsSkippedWhole(t *testing.T) {
 	rs := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]}`
 	for _, tc := range []struct {
 		name, doc string
@@ -767,16 +769,20 @@ func TestAnUnknownMembersStringIsSkippedWhole(t *testing.T) {
 		{"a long string", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": \"" + strings.Repeat("a", 70<<10) + "\"}\n", false},
 		{"cut inside a skipped string", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [\"abc", true},
 		{"cut inside a long skipped string", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [\"" + strings.Repeat("a", 70<<10), true},
+		{"a number", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": 12345, \"y\": -1.5e3}\n", false},
+		{"a number before the records", "{\"x\": 12345,\n\"resourceSpans\": [\n" + rs + "]}\n", false},
+		{"cut inside a nested number", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [1, 2345", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			type outcome struct {
-				inputs []Input
-				err    error
+				inputs  []Input
+				batches int
+				err     error
 			}
 			done := make(chan outcome, 1)
 			go func() {
-				inputs, _, err := readBytes(t, []byte(tc.doc), ReadOptions{Strict: true})
-				done <- outcome{inputs, err}
+				inputs, batches, err := readBytes(t, []byte(tc.doc), ReadOptions{Strict: true})
+				done <- outcome{inputs, len(batches), err}
 			}()
 			var o outcome
 			select {
@@ -787,8 +793,8 @@ func TestAnUnknownMembersStringIsSkippedWhole(t *testing.T) {
 			switch {
 			case tc.cut && !errors.Is(o.err, ErrTruncated):
 				t.Errorf("err %v, want ErrTruncated", o.err)
-			case !tc.cut && (o.err != nil || o.inputs[0].Spans != 1):
-				t.Errorf("err %v, inputs %+v; want the one span read", o.err, o.inputs)
+			case !tc.cut && (o.err != nil || o.batches != 1 || o.inputs[0].Partial || o.inputs[0].Spans != 1):
+				t.Errorf("err %v, %d batches, inputs %+v; want the one record and its span read", o.err, o.batches, o.inputs)
 			}
 		})
 	}

@@ -345,35 +345,6 @@ func TestADocumentRecordOverTheCapIsCutNotWaitedOn(t *testing.T) {
 	}
 }
 
-// TestAnUnknownMembersScalarIsSkippedWhole pins skipJSON's scalar loop: an
-// unknown member whose value is a number of several digits is skipped to
-// its end (not after its first digit), and a document cut inside such a
-// number, nested in an unknown member, is a cut document.
-func TestAnUnknownMembersScalarIsSkippedWhole(t *testing.T) {
-	rs := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `}]}]}`
-	for _, tc := range []struct {
-		name, doc string
-		cut       bool
-	}{
-		{"a number", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": 12345, \"y\": -1.5e3}\n", false},
-		{"a number before the records", "{\"x\": 12345,\n\"resourceSpans\": [\n" + rs + "]}\n", false},
-		{"cut inside a nested number", "{\"resourceSpans\": [\n" + rs + "],\n\"x\": [1, 2345", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			inputs, batches, err := readBytes(t, []byte(tc.doc), ReadOptions{Strict: true})
-			if tc.cut {
-				if !errors.Is(err, ErrTruncated) {
-					t.Fatalf("err %v, want ErrTruncated", err)
-				}
-				return
-			}
-			if err != nil || len(batches) != 1 || inputs[0].Partial {
-				t.Fatalf("err %v, %d batches, partial %v: want the one record read", err, len(batches), inputs[0].Partial)
-			}
-		})
-	}
-}
-
 // TestIsHexAtEachRangesEdges pins isHex's six bounds: each range's first
 // and last character is a hex digit, the characters just outside are not.
 func TestIsHexAtEachRangesEdges(t *testing.T) {

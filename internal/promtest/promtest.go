@@ -51,7 +51,7 @@ func Find(t testing.TB) string {
 
 // FreePort returns a port on 127.0.0.1 that was free a moment ago, for a
 // process the test starts to listen on. It is chosen below the kernel's
-// ephemeral range (see EphemeralRange), never from it: a port the kernel
+// ephemeral range (see ephemeralFloor), never from it: a port the kernel
 // hands out for a listener on :0 is also one it hands out as the local
 // port of an outgoing connection, so between this call and the process's
 // bind a dial anywhere on the machine could take it (and a client
@@ -81,7 +81,7 @@ const portFloor = 10000
 // a test's sequence) until one binds on 127.0.0.1, a bounded number of
 // tries.
 func freePort(pick func(int) int) (int, error) {
-	lo, _ := EphemeralRange()
+	lo := ephemeralFloor()
 	if lo <= portFloor+100 {
 		return 0, fmt.Errorf("the ephemeral port range starts at %d, leaving no ports below it over %d to choose from", lo, portFloor)
 	}
@@ -105,26 +105,24 @@ func freePort(pick func(int) int) (int, error) {
 	return 0, fmt.Errorf("no free port on 127.0.0.1 in [%d, %d) after 200 tries (last: %v)", portFloor, lo, lastErr)
 }
 
-// EphemeralRange is the kernel's range of local ports for outgoing
-// connections and listeners on port 0 (Linux's
-// /proc/sys/net/ipv4/ip_local_port_range), or the Linux default, 32768 to
-// 60999, where the file cannot be read.
-func EphemeralRange() (lo, hi int) {
-	lo, hi = 32768, 60999
+// ephemeralFloor is the lowest port of the kernel's range of local ports
+// for outgoing connections and listeners on port 0 (Linux's
+// /proc/sys/net/ipv4/ip_local_port_range), or Linux's default, 32768,
+// where the file cannot be read.
+func ephemeralFloor() int {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return lo, hi
+		return 32768
 	}
 	f := strings.Fields(string(b))
 	if len(f) != 2 {
-		return lo, hi
+		return 32768
 	}
-	l, err1 := strconv.Atoi(f[0])
-	h, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil || l <= 0 || h < l {
-		return lo, hi
+	lo, err := strconv.Atoi(f[0])
+	if err != nil || lo <= 0 {
+		return 32768
 	}
-	return l, h
+	return lo
 }
 
 // LockedBuffer collects the output of a process a test started, safe for
