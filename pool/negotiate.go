@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/pprof"
 	"slices"
@@ -137,7 +138,7 @@ func (p *Pool) dial(ctx context.Context, t *Target, ks *keyState, remembered str
 	hs.log = log.snapshot()
 	hs.requests = len(hs.log)
 	if err != nil {
-		err = t.redact.Error(fmt.Errorf("dial %s: %w", t.shown, classify(log.refusal(), err, false)))
+		err = p.scrubber(t).error(fmt.Errorf("dial %s: %w", t.shown, classify(log.refusal(), w.breachErr(), err, false)))
 		p.inst.endHandshake(ctx, span, start, nil, hs, err)
 		return nil, hs, err
 	}
@@ -178,15 +179,26 @@ func usedBoth(log []handshakeRequest) bool {
 // connect runs one SDK Connect at version on a fresh transport whose round
 // tripper logs the handshake's requests into log.
 func (p *Pool) connect(ctx context.Context, t *Target, version string, log *handshakeLog) (*mcp.ClientSession, *watcher, error) {
-	w := &watcher{base: withOAuth(p.transport, p.opts.OAuthHandler), header: t.header}
+	w := &watcher{
+		base:            withOAuth(p.transport, p.opts.OAuthHandler),
+		header:          t.header,
+		origin:          t.origin,
+		followRedirects: p.opts.FollowSameOriginRedirects,
+		maxBody:         p.opts.MaxResponseBytes,
+		scrub:           p.scrubber(t),
+	}
 	if p.inst.semconv && p.inst.tracer != nil {
 		w.sc = &semconvHandshake{tracer: p.inst.tracer, target: t}
 	}
 	w.hs.Store(log)
 	defer w.hs.Store(nil)
 	tr := &mcp.StreamableClientTransport{
-		Endpoint:             t.endpoint,
-		HTTPClient:           &http.Client{Transport: w},
+		Endpoint:   t.endpoint,
+		HTTPClient: &http.Client{Transport: w, CheckRedirect: w.checkRedirect},
+		// The watcher caps each event first (bodycap.go); the SDK's own
+		// bound, which counts an event's bytes without its blank line, is
+		// set past it so it never fires first.
+		MaxEventSize:         int(min(p.opts.MaxResponseBytes, math.MaxInt32) + 4096),
 		DisableStandaloneSSE: !p.opts.StandaloneSSE,
 		MaxRetries:           p.opts.StreamResumes,
 	}
