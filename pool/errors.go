@@ -69,13 +69,17 @@ type RedirectError struct {
 
 // Error implements error.
 func (e *RedirectError) Error() string {
+	what := fmt.Sprintf("downstream answered HTTP %d redirecting to %s", e.Status, e.Location)
+	if e.Status == 0 {
+		what = "request to " + e.Location + " refused"
+	}
 	switch {
 	case e.CrossOrigin:
-		return fmt.Sprintf("downstream answered HTTP %d redirecting to another origin, %s: redirects to another origin are never followed and no credential is sent there; update the target's endpoint", e.Status, e.Location)
+		return what + ": another origin than the endpoint's: never followed, and no credential is sent there; update the target's endpoint"
 	case e.reason != "":
-		return fmt.Sprintf("downstream answered HTTP %d redirecting to %s: not followed: %s", e.Status, e.Location, e.reason)
+		return what + ": not followed: " + e.reason
 	}
-	return fmt.Sprintf("downstream answered HTTP %d redirecting to %s: redirects are not followed (Options.FollowSameOriginRedirects is off); update the target's endpoint", e.Status, e.Location)
+	return what + ": redirects are not followed (Options.FollowSameOriginRedirects is off); update the target's endpoint"
 }
 
 // errNotSent marks a call refused before anything was sent, because its
@@ -88,7 +92,11 @@ var errNotSent = errors.New("pool: request not sent")
 type HTTPStatusError struct {
 	// Status is the HTTP status code.
 	Status int
-	// RetryAfter is the delay the server asked for, or zero.
+	// RetryAfter is the delay the server asked for, or zero. It
+	// saturates: a delay over 24 hours (or too large to represent) reads
+	// as 24 hours, and a negative, past or unreadable one as zero, so a
+	// caller backing off as asked never waits forever or not at all by
+	// overflow.
 	RetryAfter time.Duration
 	// SessionBound is true when the failing request carried a session id.
 	SessionBound bool

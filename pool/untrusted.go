@@ -283,6 +283,9 @@ func (w *watcher) guardOrigin(req *http.Request, sink *callFaults) error {
 		return nil
 	}
 	re := &RedirectError{Location: shownLocation(req.URL), CrossOrigin: true}
+	if req.Response != nil { // a redirect's hop
+		re.Status = req.Response.StatusCode
+	}
 	sink.breach(re)
 	return re
 }

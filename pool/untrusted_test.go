@@ -1,6 +1,7 @@
 package pool_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/oauth2"
 
 	"github.com/mcptrace/mcptrace/pool"
 	"github.com/mcptrace/mcptrace/spans"
@@ -112,22 +115,30 @@ const hostileSize = 64 << 20
 // Whatever the server sends, what the pool allocates for one call stays
 // near MaxResponseBytes: a 64 MiB JSON body, a gzip bomb decoding to 64
 // MiB, a 400 with a 64 MiB body and one 64 MiB SSE event are each cut at
-// the 1 MiB cap. The bound is generous (16 times the cap): a body read
-// whole allocates at least its 64 MiB.
+// the 1 MiB cap; a gzip bomb the client did not ask for (its transport
+// does not decompress) is never expanded, and fails as the garbage it is.
+// What the process allocated during the call (TotalAlloc, which no
+// collection undoes) is the measure; the bound is generous (16 times the
+// cap): a body read whole allocates at least its 64 MiB.
 func TestHostileBodiesKeepTheCallsMemoryBounded(t *testing.T) {
 	const cap = 1 << 20
+	noGzip := &http.Transport{DisableCompression: true}
+	t.Cleanup(noGzip.CloseIdleConnections)
 	for _, c := range []struct {
-		name   string
-		answer func(http.ResponseWriter, *http.Request, json.RawMessage)
+		name      string
+		answer    func(http.ResponseWriter, *http.Request, json.RawMessage)
+		transport http.RoundTripper
+		tooLarge  bool
 	}{
-		{"a huge JSON body", jsonOfSize(hostileSize)},
-		{"a gzip bomb", gzipBomb(hostileSize)},
-		{"a huge error body", errorBodyOfSize(hostileSize)},
-		{"a huge SSE event", sseEventOfSize(hostileSize)},
+		{"a huge JSON body", jsonOfSize(hostileSize), nil, true},
+		{"a gzip bomb", gzipBomb(hostileSize), nil, true},
+		{"a gzip bomb the client did not ask for", gzipBomb(hostileSize), noGzip, false},
+		{"a huge error body", errorBodyOfSize(hostileSize), nil, true},
+		{"a huge SSE event", sseEventOfSize(hostileSize), nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := startHostile(t)
-			h := hostileHarness(t, pool.Options{MaxResponseBytes: cap})
+			h := hostileHarness(t, pool.Options{MaxResponseBytes: cap, HTTPTransport: c.transport})
 			tg := hostileTarget(t, srv.srv.URL)
 			ctx := boundedContext(t)
 			if _, err := h.callTool(ctx, tg); err != nil { // warm: the handshake's allocations are not the body's
@@ -136,9 +147,10 @@ func TestHostileBodiesKeepTheCallsMemoryBounded(t *testing.T) {
 			srv.set(nil, c.answer)
 			var err error
 			alloc := allocatedDuring(func() { _, err = h.callTool(ctx, tg) })
-			if !errors.Is(err, pool.ErrResponseTooLarge) {
-				t.Fatalf("err = %v, want ErrResponseTooLarge", err)
+			if err == nil || errors.Is(err, pool.ErrResponseTooLarge) != c.tooLarge {
+				t.Fatalf("err = %v, want a failure, ErrResponseTooLarge %v", err, c.tooLarge)
 			}
+			t.Logf("the call allocated %d KiB", alloc>>10)
 			if alloc > 16*cap {
 				t.Fatalf("the call allocated %d MiB for a %d MiB answer under a 1 MiB cap", alloc>>20, hostileSize>>20)
 			}
@@ -406,5 +418,79 @@ func TestRetryAfterFromTheServerSaturates(t *testing.T) {
 				t.Fatalf("err = %v (%+v), want RetryAfter %s", err, hs, c.want)
 			}
 		})
+	}
+}
+
+// oauthSecret is the access token staticOAuth hands out.
+const oauthSecret = "oauth-access-s3cr3t-0004"
+
+// staticOAuth is an auth.OAuthHandler that holds one token and has no
+// flow.
+type staticOAuth struct{}
+
+func (staticOAuth) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: oauthSecret}), nil
+}
+
+func (staticOAuth) Authorize(context.Context, *http.Request, *http.Response) error {
+	return errors.New("no flow in this test")
+}
+
+// The pool's OAuth token is a secret like a target's own: a session id
+// equal to it is refused, a server echoing it in an error has it
+// redacted, and a redirect to another origin never carries it there. It
+// shows in no error, span or log.
+func TestOAuthTokensAreSecretsLikeATargetsOwn(t *testing.T) {
+	var contacted atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		contacted.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	t.Cleanup(other.Close)
+	for _, c := range []struct {
+		name      string
+		sessionID func() string
+		answer    func(http.ResponseWriter, *http.Request, json.RawMessage)
+		check     func(error) bool
+	}{
+		{"a session id equal to the token is refused", func() string { return oauthSecret }, nil,
+			func(err error) bool { return errors.Is(err, pool.ErrSessionIDRefused) }},
+		{"an error echoing the token is redacted", nil,
+			func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+				msg, _ := json.Marshal("bad credential " + r.Header.Get("Authorization"))
+				writeJSON(w, http.StatusOK, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":%s}}`, id, msg))
+			},
+			func(err error) bool {
+				return err != nil && strings.Contains(err.Error(), "bad credential Bearer [REDACTED]")
+			}},
+		{"a redirect to another origin never carries the token", nil,
+			func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+				http.Redirect(w, r, other.URL, http.StatusTemporaryRedirect)
+			},
+			func(err error) bool { var re *pool.RedirectError; return errors.As(err, &re) && re.CrossOrigin }},
+	} {
+		for _, semconv := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/semconv %v", c.name, semconv), func(t *testing.T) {
+				srv := startHostile(t)
+				srv.set(c.sessionID, c.answer)
+				h := hostileHarness(t, pool.Options{OAuthHandler: staticOAuth{}, SemconvCallSpans: semconv, FollowSameOriginRedirects: true})
+				tg, err := pool.NewTarget(pool.TargetConfig{Endpoint: srv.srv.URL})
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = h.callTool(boundedContext(t), tg)
+				if !c.check(err) {
+					t.Fatalf("err = %v", err)
+				}
+				for _, s := range append(spanTexts(h.rec), err.Error(), h.logs.String()) {
+					if strings.Contains(s, oauthSecret) {
+						t.Fatalf("the token shows in %q", s)
+					}
+				}
+				if n := contacted.Load(); n != 0 {
+					t.Fatalf("the other origin was contacted %d times", n)
+				}
+			})
+		}
 	}
 }
