@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -492,5 +493,76 @@ func TestOAuthTokensAreSecretsLikeATargetsOwn(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Hostile answers the pool already outlasted stay outlasted, with the
+// caps in place: a stream of endless small events and a drip end at the
+// call's deadline, 5,000 notifications before the result (far more bytes
+// than the cap, each event under it) still answer, an answer with
+// another id ends at the deadline, and a 401 is surfaced; the tool runs
+// once in every case.
+func TestHostileAnswersAlreadyOutlastedStayOutlasted(t *testing.T) {
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"tick"}}`
+	for _, c := range []struct {
+		name     string
+		answer   func(http.ResponseWriter, *http.Request, json.RawMessage)
+		deadline bool // the call ends at its deadline
+		want     func(error) bool
+	}{
+		{"endless small events end at the deadline", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for r.Context().Err() == nil {
+				if _, err := fmt.Fprintf(w, "data: %s\n\n", note); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}, true, nil},
+		{"a drip ends at the deadline", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"jsonrpc"`)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, true, nil},
+		{"5,000 notifications before the result answer", func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for range 5_000 {
+				fmt.Fprintf(w, "data: %s\n\n", note)
+			}
+			fmt.Fprintf(w, "data: %s\n\n", toolResult(id, "done"))
+		}, false, func(err error) bool { return err == nil }},
+		{"an answer with another id ends at the deadline", func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: %s\n\n", toolResult(json.RawMessage("987654"), "not yours"))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, true, nil},
+		{"401 is surfaced", func(w http.ResponseWriter, _ *http.Request, _ json.RawMessage) {
+			w.WriteHeader(http.StatusUnauthorized)
+		}, false, func(err error) bool {
+			var hs *pool.HTTPStatusError
+			return errors.As(err, &hs) && hs.Status == http.StatusUnauthorized
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startHostile(t)
+			srv.set(nil, c.answer)
+			h := hostileHarness(t, pool.Options{MaxResponseBytes: testCap})
+			ctx := boundedContext(t)
+			want := c.want
+			if c.deadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+				defer cancel()
+				want = func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }
+			}
+			if _, err := h.callTool(ctx, hostileTarget(t, srv.srv.URL)); !want(err) {
+				t.Fatalf("err = %.300v", err)
+			}
+			if n := srv.runs.Load(); n != 1 {
+				t.Fatalf("the tool ran %d times, want once", n)
+			}
+		})
 	}
 }
