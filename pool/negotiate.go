@@ -193,12 +193,9 @@ func (p *Pool) connect(ctx context.Context, t *Target, version string, log *hand
 	w.hs.Store(log)
 	defer w.hs.Store(nil)
 	tr := &mcp.StreamableClientTransport{
-		Endpoint:   t.endpoint,
-		HTTPClient: &http.Client{Transport: w, CheckRedirect: w.checkRedirect},
-		// The watcher caps each event first (bodycap.go); the SDK's own
-		// bound, which counts an event's bytes without its blank line, is
-		// set past it so it never fires first.
-		MaxEventSize:         int(min(p.opts.MaxResponseBytes, math.MaxInt32) + 4096),
+		Endpoint:             t.endpoint,
+		HTTPClient:           &http.Client{Transport: w, CheckRedirect: w.checkRedirect},
+		MaxEventSize:         sdkEventBound(p.opts.MaxResponseBytes),
 		DisableStandaloneSSE: !p.opts.StandaloneSSE,
 		MaxRetries:           p.opts.StreamResumes,
 	}
@@ -208,6 +205,17 @@ func (p *Pool) connect(ctx context.Context, t *Target, version string, log *hand
 		cs, err = p.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	})
 	return cs, w, err
+}
+
+// sdkEventBound is the SDK's own bound on an SSE event for a pool
+// capping each at max bytes: past the pool's, so it never fires first (the
+// watcher caps each event, bodycap.go, and the SDK counts an event without
+// its blank line), or off (-1) when max leaves no room above it.
+func sdkEventBound(max int64) int {
+	if max > math.MaxInt32-4096 {
+		return -1
+	}
+	return int(max) + 4096
 }
 
 // listedVersion returns the newest revision this SDK speaks among those a

@@ -22,8 +22,10 @@ type httpFault struct {
 	retryAfter   time.Duration
 }
 
-// watcher is the round tripper of one session. It adds the target's headers
-// and records the HTTP status of failures, because the SDK's errors do not
+// watcher is the round tripper of one session. It holds the server to the
+// pool's bounds (send: the endpoint's origin only, a checked session id, a
+// capped body; see untrusted.go), adds the target's headers and records
+// the HTTP status of failures, because the SDK's errors do not
 // reliably say what happened: a 404 whose body is a JSON-RPC error with an id
 // surfaces with no sentinel, and a 400 for a stale session looks like any
 // other protocol error. The status is the reliable signal.
