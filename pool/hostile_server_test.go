@@ -25,7 +25,8 @@ import (
 // hostileServer is a minimal MCP server (2025-11-25, sessions) on
 // 127.0.0.1 whose answers a test shapes: initialize issues the session id
 // sessionID returns, and each tools/call is counted (a run of the tool)
-// and answered by call. Everything else is answered as a plain server
+// and answered by call (a sessionID of "" makes a sessionless server,
+// whose callers share one client). Everything else is answered as a plain server
 // would. It records the headers of every request it sees.
 type hostileServer struct {
 	srv       *httptest.Server
@@ -83,7 +84,9 @@ func (h *hostileServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 	case msg.Method == "initialize":
 		h.inits.Add(1)
-		w.Header().Set("Mcp-Session-Id", sessionID())
+		if id := sessionID(); id != "" { // "": a sessionless server
+			w.Header().Set("Mcp-Session-Id", id)
+		}
 		writeJSON(w, http.StatusOK, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}}`, msg.ID))
 	case msg.Method == "tools/call":
 		h.runs.Add(1)

@@ -27,8 +27,17 @@ const testCap = 64 << 10
 // An answer of exactly MaxResponseBytes is read; one byte more fails the
 // call with ErrResponseTooLarge, whatever its shape (a JSON body, an error
 // body, an SSE event, a gzip body counted decoded), drops the session (the
-// next call dials again) and is never retried (the tool ran once).
+// next call dials again; on a sessionless server, the shared client is
+// made again) and is never retried (the tool ran once).
 func TestAnswerOverMaxResponseBytesFailsTheCallAndDropsTheSession(t *testing.T) {
+	for _, sessionless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sessionless %v", sessionless), func(t *testing.T) {
+			checkAnswersAroundTheCap(t, sessionless)
+		})
+	}
+}
+
+func checkAnswersAroundTheCap(t *testing.T, sessionless bool) {
 	for _, c := range []struct {
 		name   string
 		answer func(http.ResponseWriter, *http.Request, json.RawMessage)
@@ -44,6 +53,9 @@ func TestAnswerOverMaxResponseBytesFailsTheCallAndDropsTheSession(t *testing.T) 
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			srv := startHostile(t)
+			if sessionless {
+				srv.set(func() string { return "" }, nil)
+			}
 			h := hostileHarness(t, pool.Options{MaxResponseBytes: testCap})
 			tg := hostileTarget(t, srv.srv.URL)
 			ctx := boundedContext(t)
@@ -225,32 +237,49 @@ func checkCrossOriginRedirect(t *testing.T, status int, follow, handshake bool) 
 
 // A redirect within the endpoint's origin is followed only when
 // Options.FollowSameOriginRedirects asks: then the call works and the tool
-// runs once; by default the call fails with a *RedirectError.
+// runs once; by default the call fails with a *RedirectError, and a loop
+// fails with one after 10 hops even when following.
 func TestASameOriginRedirectIsFollowedOnlyWhenAsked(t *testing.T) {
-	for _, follow := range []bool{false, true} {
-		t.Run(fmt.Sprintf("follow %v", follow), func(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		follow, loop bool
+	}{
+		{"not followed by default", false, false},
+		{"followed when asked", true, false},
+		{"a loop stops after 10 hops", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			srv := startHostile(t)
+			var moves atomic.Int32
 			srv.set(nil, func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
 				if r.URL.Path == "/old" {
+					moves.Add(1)
 					srv.runs.Add(-1) // not run here: moved
-					http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+					to := "/new"
+					if c.loop {
+						to = "/old"
+					}
+					http.Redirect(w, r, to, http.StatusTemporaryRedirect)
 					return
 				}
 				writeJSON(w, http.StatusOK, toolResult(id, "moved"))
 			})
-			h := hostileHarness(t, pool.Options{FollowSameOriginRedirects: follow})
+			h := hostileHarness(t, pool.Options{FollowSameOriginRedirects: c.follow})
 			res, err := h.callTool(boundedContext(t), hostileTarget(t, srv.srv.URL+"/old"))
 			var re *pool.RedirectError
-			switch {
-			case follow && err != nil:
+			switch refused := !c.follow || c.loop; {
+			case !refused && err != nil:
 				t.Fatalf("a followed same-origin redirect failed: %v", err)
-			case follow && resultText(res) != "moved":
+			case !refused && resultText(res) != "moved":
 				t.Fatalf("result %q, want moved", resultText(res))
-			case !follow && (!errors.As(err, &re) || re.CrossOrigin || re.Status != http.StatusTemporaryRedirect):
+			case refused && (!errors.As(err, &re) || re.CrossOrigin || re.Status != http.StatusTemporaryRedirect):
 				t.Fatalf("err = %v, want a same-origin *RedirectError 307", err)
 			}
 			if n := srv.runs.Load(); n > 1 {
 				t.Fatalf("the tool ran %d times", n)
+			}
+			if n := moves.Load(); c.loop && n != 10 {
+				t.Fatalf("%d requests met the redirect loop, want 10 (the first and 9 hops; the 10th is refused)", n)
 			}
 		})
 	}
@@ -373,6 +402,38 @@ func TestSessionIDsOutsideTheSpecAreRefusedAndNeverRecorded(t *testing.T) {
 				wantHandshakeErrorType(t, h, spans.ErrTypeBadSessionID)
 			}
 		})
+	}
+}
+
+// A session id a call's answer carries is checked like the handshake's:
+// one switched to the bearer token mid-session fails the call with
+// ErrSessionIDRefused (the answer is discarded), drops the session (the
+// next call dials again) and shows nowhere.
+func TestASessionIDSwitchedToASecretMidSessionIsRefused(t *testing.T) {
+	srv := startHostile(t)
+	srv.set(nil, func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) {
+		w.Header().Set("Mcp-Session-Id", bearerSecret)
+		writeJSON(w, http.StatusOK, toolResult(id, "ok"))
+	})
+	h := hostileHarness(t, pool.Options{})
+	tg := hostileTarget(t, srv.srv.URL)
+	ctx := boundedContext(t)
+	_, err := h.callTool(ctx, tg)
+	if !errors.Is(err, pool.ErrSessionIDRefused) {
+		t.Fatalf("err = %v, want ErrSessionIDRefused", err)
+	}
+	wantErrorType(t, h, spans.ErrTypeBadSessionID)
+	srv.set(nil, nil)
+	if _, err := h.callTool(ctx, tg); err != nil {
+		t.Fatalf("the next call: %v", err)
+	}
+	if n, m := srv.inits.Load(), srv.runs.Load(); n != 2 || m != 2 {
+		t.Fatalf("%d handshakes and %d runs for two calls, want 2 and 2", n, m)
+	}
+	for _, s := range append(spanTexts(h.rec), err.Error(), h.logs.String()) {
+		if strings.Contains(s, bearerSecret) {
+			t.Fatalf("the token shows in %q", s)
+		}
 	}
 }
 
