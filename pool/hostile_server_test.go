@@ -189,12 +189,12 @@ func spanTexts(rec *telemetry.Recorder) []string {
 	add := func(s sdktrace.ReadOnlySpan) {
 		out = append(out, s.Name(), s.Status().Description)
 		for _, a := range s.Attributes() {
-			out = append(out, a.Value.Emit())
+			out = append(out, a.Value.String())
 		}
 		for _, e := range s.Events() {
 			out = append(out, e.Name)
 			for _, a := range e.Attributes {
-				out = append(out, a.Value.Emit())
+				out = append(out, a.Value.String())
 			}
 		}
 	}
