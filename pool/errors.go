@@ -54,7 +54,8 @@ var (
 // for its own origin only. The session is dropped and the call is not
 // retried.
 type RedirectError struct {
-	// Status is the HTTP status of the redirect (301, 302, 303, 307, 308).
+	// Status is the HTTP status of the redirect (301, 302, 303, 307, 308);
+	// 0 for a request to another origin refused before it was sent.
 	Status int
 	// Location is where the server pointed, as scheme://host:port/path,
 	// escaped and bounded: the query and fragment are never kept (signed
