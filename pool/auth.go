@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
@@ -39,6 +42,51 @@ import (
 type sharedOAuth struct {
 	mu sync.RWMutex // held to read h's token source, and exclusively for h.Authorize
 	h  auth.OAuthHandler
+	// tokens are the access and refresh tokens the handler has handed
+	// out, newest first, at most maxKnownTokens: secrets the scrubber
+	// redacts from server text like a target's own. Read without a lock
+	// (the slice is never changed once stored); tokMu orders the writers.
+	tokens atomic.Pointer[[]string]
+	tokMu  sync.Mutex
+}
+
+// maxKnownTokens bounds the OAuth tokens remembered for redaction: the
+// current ones and a few before them, which a server may still echo.
+const maxKnownTokens = 8
+
+// remember adds tok's access and refresh tokens to those redacted.
+func (s *sharedOAuth) remember(tok *oauth2.Token) {
+	for _, v := range []string{tok.AccessToken, tok.RefreshToken} {
+		if v == "" || s.knows(v) {
+			continue
+		}
+		s.tokMu.Lock()
+		old := s.tokens.Load()
+		next := []string{v}
+		if old != nil {
+			next = append(next, (*old)[:min(len(*old), maxKnownTokens-1)]...)
+		}
+		s.tokens.Store(&next)
+		s.tokMu.Unlock()
+	}
+}
+
+// knows reports whether v is a remembered token.
+func (s *sharedOAuth) knows(v string) bool {
+	if p := s.tokens.Load(); p != nil {
+		return slices.Contains(*p, v)
+	}
+	return false
+}
+
+// redact returns v with every remembered token replaced.
+func (s *sharedOAuth) redact(v string) string {
+	if p := s.tokens.Load(); p != nil {
+		for _, tok := range *p {
+			v = strings.ReplaceAll(v, tok, redacted)
+		}
+	}
+	return v
 }
 
 // shareOAuth wraps the handler of Options.OAuthHandler once per pool; nil
@@ -75,12 +123,17 @@ func (s *sharedOAuth) authorizeUnlessRenewed(ctx context.Context, sent string, r
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now, err := s.headerLocked(ctx); err == nil && now != "" && now != sent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxChallengeBody))
 		resp.Body.Close()
 		return nil
 	}
 	return s.h.Authorize(ctx, req, resp)
 }
+
+// maxChallengeBody bounds what is read of a 401 or 403 body: the flow
+// needs only its headers, and the rest is drained only so the connection
+// can be reused.
+const maxChallengeBody = 64 << 10
 
 // headerLocked is the Authorization header of the current token ("" for
 // none); s.mu must be held.
@@ -101,6 +154,7 @@ func (s *sharedOAuth) headerLocked(ctx context.Context) (string, error) {
 	case tok == nil:
 		return "", nil
 	}
+	s.remember(tok)
 	return "Bearer " + tok.AccessToken, nil
 }
 
@@ -143,7 +197,12 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		return resp, nil
 	}
-	// The flow reads the challenge (WWW-Authenticate) and closes the body.
+	// The flow reads the challenge (WWW-Authenticate) and closes the body;
+	// the SDK's drains it, so a server's endless 401 body is cut short.
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(resp.Body, maxChallengeBody), resp.Body}
 	if err := t.oauth.authorizeUnlessRenewed(req.Context(), first.Header.Get("Authorization"), first, resp); err != nil {
 		return nil, fmt.Errorf("oauth: authorize after HTTP %d: %w", resp.StatusCode, err)
 	}

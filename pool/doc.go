@@ -56,6 +56,16 @@
 //   - An optional per-key circuit breaker (Options.BreakerThreshold, off by
 //     default) fails acquires fast with [ErrCircuitOpen] after consecutive
 //     failed dials, and lets one trial dial through after a cooldown.
+//   - Every server is untrusted. Each answer is capped at
+//     Options.MaxResponseBytes (16 MiB; per event on an SSE stream; counted
+//     decoded) and fails with [ErrResponseTooLarge] past it; no redirect is
+//     followed unless Options.FollowSameOriginRedirects asks, and none to
+//     another origin ever ([*RedirectError]), so credentials stay with their
+//     origin; a session id outside visible ASCII, over 1024 bytes or holding
+//     a secret is refused ([ErrSessionIDRefused]); server text is redacted,
+//     escaped and bounded before it reaches an error, span or log; a
+//     Retry-After saturates at 24 hours. A server that breaks a bound has
+//     its session dropped and the call is not retried.
 //
 // # Protocol revisions
 //

@@ -587,7 +587,7 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 func (in *instruments) endCall(ctx context.Context, span trace.Span, start time.Time, c *conn, tool string, res *mcp.CallToolResult, err error) {
 	if span != nil {
 		if in.semconv {
-			endSemconvCall(ctx, span, &c.target.redact, res, err)
+			endSemconvCall(ctx, span, c.w.scrub, res, err)
 		} else {
 			endWithError(span, res, err)
 		}

@@ -80,7 +80,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		sent.Arguments = map[string]any{}
 	}
 	sent.Meta = p.inst.injectMeta(ctx, params.Meta, buf)
-	fault := &c.w.fault
+	sink := &c.w.callFaults
 	if c.sessionless {
 		// A shared client: wait for a slot, and keep this call's faults
 		// apart from its neighbours'.
@@ -96,7 +96,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		}
 		cf := &callFaults{}
 		ctx = context.WithValue(ctx, callFaultsKey{}, cf)
-		fault = &cf.fault
+		sink = cf
 	}
 	var res *mcp.CallToolResult
 	var err error
@@ -104,7 +104,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 		res, err = c.session.CallTool(ctx, sent)
 	})
 	if err != nil {
-		err = c.target.redact.Error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(fault.Load(), err, !c.sessionless)))
+		err = p.scrubber(c.target).error(fmt.Errorf("call tool %q on %s: %w", params.Name, c.target.shown, classify(sink.fault.Load(), sink.breachErr(), err, !c.sessionless)))
 	}
 	p.inst.endCall(ctx, span, start, c, params.Name, res, err)
 	return res, err
@@ -226,7 +226,7 @@ func (p *Pool) closeDropped(c *conn, closed bool) {
 	closeIt := func() {
 		defer p.inst.sessionClosed(c, p.now())
 		if cerr := c.session.Close(); cerr != nil {
-			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", c.target.redact.String(cerr.Error()))
+			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", p.scrubber(c.target).text(cerr.Error()))
 		}
 	}
 	if closed {
@@ -251,6 +251,9 @@ func shouldDrop(c *conn, err error) (bool, string) {
 		}
 		t := errorType(err)
 		return t != spans.ErrTypeToolError && t != spans.ErrTypeProtocol, t
+	}
+	if b := c.w.breachErr(); b != nil {
+		return true, breachType(b)
 	}
 	if f := c.w.fault.Load(); f != nil {
 		return true, faultType(f, !c.sessionless)
@@ -282,8 +285,16 @@ func faultType(f *httpFault, sessionful bool) string {
 }
 
 // classify wraps an SDK error with the pool's sentinel or status error for
-// f, the first HTTP fault the round tripper saw (nil for none).
-func classify(f *httpFault, err error, sessionful bool) error {
+// f, the first HTTP fault the round tripper saw (nil for none). A breach
+// (a bound the server broke, nil for none) comes first and takes the
+// sentinel's place: such a call is never retried, even on a 404.
+func classify(f *httpFault, breach, err error, sessionful bool) error {
+	if breach != nil {
+		if f != nil {
+			return fmt.Errorf("%w: %w: %w", breach, &HTTPStatusError{Status: f.status, RetryAfter: f.retryAfter, SessionBound: f.sessionBound}, err)
+		}
+		return fmt.Errorf("%w: %w", breach, err)
+	}
 	if f == nil {
 		if sessionful && errors.Is(err, mcp.ErrSessionMissing) {
 			return fmt.Errorf("%w: %w", ErrSessionExpired, err)
@@ -307,6 +318,9 @@ const codeTransportFailure = -32005
 func errorType(err error) string {
 	var hs *HTTPStatusError
 	var je *jsonrpc.Error
+	if t := breachType(err); t != "" {
+		return t
+	}
 	switch {
 	case err == nil:
 		return ""

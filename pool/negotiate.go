@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime/pprof"
 	"slices"
@@ -137,7 +138,7 @@ func (p *Pool) dial(ctx context.Context, t *Target, ks *keyState, remembered str
 	hs.log = log.snapshot()
 	hs.requests = len(hs.log)
 	if err != nil {
-		err = t.redact.Error(fmt.Errorf("dial %s: %w", t.shown, classify(log.refusal(), err, false)))
+		err = p.scrubber(t).error(fmt.Errorf("dial %s: %w", t.shown, classify(log.refusal(), w.breachErr(), err, false)))
 		p.inst.endHandshake(ctx, span, start, nil, hs, err)
 		return nil, hs, err
 	}
@@ -178,7 +179,14 @@ func usedBoth(log []handshakeRequest) bool {
 // connect runs one SDK Connect at version on a fresh transport whose round
 // tripper logs the handshake's requests into log.
 func (p *Pool) connect(ctx context.Context, t *Target, version string, log *handshakeLog) (*mcp.ClientSession, *watcher, error) {
-	w := &watcher{base: withOAuth(p.transport, p.opts.OAuthHandler), header: t.header}
+	w := &watcher{
+		base:            withOAuth(p.transport, p.opts.OAuthHandler),
+		header:          t.header,
+		origin:          t.origin,
+		followRedirects: p.opts.FollowSameOriginRedirects,
+		maxBody:         p.opts.MaxResponseBytes,
+		scrub:           p.scrubber(t),
+	}
 	if p.inst.semconv && p.inst.tracer != nil {
 		w.sc = &semconvHandshake{tracer: p.inst.tracer, target: t}
 	}
@@ -186,7 +194,8 @@ func (p *Pool) connect(ctx context.Context, t *Target, version string, log *hand
 	defer w.hs.Store(nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             t.endpoint,
-		HTTPClient:           &http.Client{Transport: w},
+		HTTPClient:           &http.Client{Transport: w, CheckRedirect: w.checkRedirect},
+		MaxEventSize:         sdkEventBound(p.opts.MaxResponseBytes),
 		DisableStandaloneSSE: !p.opts.StandaloneSSE,
 		MaxRetries:           p.opts.StreamResumes,
 	}
@@ -196,6 +205,17 @@ func (p *Pool) connect(ctx context.Context, t *Target, version string, log *hand
 		cs, err = p.client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	})
 	return cs, w, err
+}
+
+// sdkEventBound is the SDK's own bound on an SSE event for a pool
+// capping each at max bytes: past the pool's, so it never fires first (the
+// watcher caps each event, bodycap.go, and the SDK counts an event without
+// its blank line), or off (-1) when max leaves no room above it.
+func sdkEventBound(max int64) int {
+	if max > math.MaxInt32-4096 {
+		return -1
+	}
+	return int(max) + 4096
 }
 
 // listedVersion returns the newest revision this SDK speaks among those a

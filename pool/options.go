@@ -24,6 +24,12 @@ const (
 	DefaultMaxSharedCalls  = 4
 	DefaultBreakerCooldown = 30 * time.Second
 	DefaultPrewarmTimeout  = 10 * time.Second
+	// DefaultMaxResponseBytes is the default Options.MaxResponseBytes,
+	// 16 MiB: the Go SDK's own bound on one SSE event (mcp.DefaultMaxEventSize),
+	// so no answer the SDK accepts on a stream is refused on a plain JSON
+	// body, while a server can make the pool hold at most about twice
+	// that per request in flight (the SDK's buffer grows while it reads).
+	DefaultMaxResponseBytes = 16 << 20
 )
 
 // Options configures a [Pool]. The zero value is a valid configuration: every
@@ -136,6 +142,23 @@ type Options struct {
 	// resumed. Zero: the Go SDK's default, 5. Negative: never; the call
 	// fails as a transport failure and the session is dropped.
 	StreamResumes int
+	// MaxResponseBytes caps what the pool reads of one answer of a
+	// server, counted after decompression (a gzip bomb stops at the cap):
+	// a whole JSON body, an error body, and each event of an SSE stream
+	// (from its first byte through the blank line that ends it), so an
+	// endless stream of small events still works as long as the call's
+	// context allows. An answer one byte over fails the call with
+	// [ErrResponseTooLarge], drops the session and is not retried. Zero:
+	// DefaultMaxResponseBytes (16 MiB). Negative is refused: every server
+	// is untrusted.
+	MaxResponseBytes int64
+	// FollowSameOriginRedirects follows a redirect whose target is on the
+	// endpoint's origin (scheme, host and port), up to 10 hops, as net/http
+	// would. Zero: no redirect is followed; the call fails with a
+	// [*RedirectError] naming the status. A redirect to another origin is
+	// never followed, whatever this says, so the target's credential and
+	// secret headers never reach another origin.
+	FollowSameOriginRedirects bool
 	// OAuthHandler authorizes every request of every session with one of
 	// the Go SDK's OAuth clients (auth.NewAuthorizationCodeHandler, or any
 	// auth.OAuthHandler): the request carries its token, and a 401 or 403
@@ -232,6 +255,9 @@ func (o *Options) fillDefaults() {
 	if o.MaxSharedCalls == 0 {
 		o.MaxSharedCalls = DefaultMaxSharedCalls
 	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if o.ClientName == "" {
 		o.ClientName = "mcptrace"
 	}
@@ -279,6 +305,9 @@ func (o *Options) check() []error {
 		errs = append(errs, fmt.Errorf("Options.BreakerThreshold is %d: expected 0 (off) or 2 or more consecutive dial failures", o.BreakerThreshold))
 	case o.BreakerThreshold == 1:
 		errs = append(errs, fmt.Errorf("Options.BreakerThreshold is 1: a single failure must never open the breaker; expected 0 (off) or 2 or more"))
+	}
+	if o.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("Options.MaxResponseBytes is %d: expected a positive cap or 0 for the default %d (every answer is capped)", o.MaxResponseBytes, DefaultMaxResponseBytes))
 	}
 	errs = append(errs, defaultDuration(&o.BreakerCooldown, DefaultBreakerCooldown, "BreakerCooldown"),
 		defaultDuration(&o.PrewarmTimeout, DefaultPrewarmTimeout, "PrewarmTimeout"))

@@ -21,6 +21,7 @@ type Pool struct {
 	client    *mcp.Client
 	transport http.RoundTripper
 	ownsTrans bool
+	oauth     *sharedOAuth // Options.OAuthHandler as shared; nil without OAuth
 	inst      *instruments
 	now       func() time.Time
 
@@ -79,6 +80,7 @@ func New(opts Options) (*Pool, error) {
 		keys:   make(map[string]*keyState),
 		stats:  newCounters(),
 	}
+	p.oauth, _ = o.OAuthHandler.(*sharedOAuth)
 	p.transport = o.HTTPTransport
 	if p.transport == nil {
 		p.transport = ownedTransport(o)
@@ -286,7 +288,7 @@ func (p *Pool) waitHandshake(ctx context.Context, span acquireSpan, t *Target, k
 	case <-wait:
 		return nil
 	case <-ctx.Done():
-		err := t.redact.Error(fmt.Errorf("acquire %s: wait for the key's handshake: %w", t.shown, ctx.Err()))
+		err := p.scrubber(t).error(fmt.Errorf("acquire %s: wait for the key's handshake: %w", t.shown, ctx.Err()))
 		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissConcurrent, hint)
 		return err
 	}
@@ -343,7 +345,7 @@ func (p *Pool) waitInUseCap(ctx context.Context, span acquireSpan, t *Target, ks
 	hint := ks.revision
 	p.mu.Unlock()
 	p.inst.acquireTimeout(ctx, errType)
-	err = t.redact.Error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, p.opts.MaxInUsePerKey, err))
+	err = p.scrubber(t).error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, p.opts.MaxInUsePerKey, err))
 	p.inst.endAcquireFailed(ctx, span, err, errType, reason, hint)
 	return err
 }
@@ -401,7 +403,7 @@ func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *
 		p.stats.missReasons[spans.MissHealthCheck]++
 		p.acquireFailedLocked(ks)
 		p.mu.Unlock()
-		err := t.redact.Error(fmt.Errorf("acquire %s: health check: %w", t.shown, ctx.Err()))
+		err := p.scrubber(t).error(fmt.Errorf("acquire %s: health check: %w", t.shown, ctx.Err()))
 		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissHealthCheck, c.revision)
 		return Lease{}, err
 	}
@@ -526,7 +528,7 @@ func (p *Pool) closeEvicted(ctx context.Context, evs []eviction) {
 		wg.Go(func() {
 			defer p.inst.sessionClosed(ev.c, p.now())
 			if err := ev.c.session.Close(); err != nil {
-				p.opts.Logger.Debug("mcp pool: close session", "key", ev.c.ks.key, "reason", ev.reason, "error", ev.c.target.redact.String(err.Error()))
+				p.opts.Logger.Debug("mcp pool: close session", "key", ev.c.ks.key, "reason", ev.reason, "error", p.scrubber(ev.c.target).text(err.Error()))
 			}
 		})
 	}

@@ -1,8 +1,9 @@
 package pool
 
 import (
+	"context"
 	"net/http"
-	"strconv"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -21,8 +22,10 @@ type httpFault struct {
 	retryAfter   time.Duration
 }
 
-// watcher is the round tripper of one session. It adds the target's headers
-// and records the HTTP status of failures, because the SDK's errors do not
+// watcher is the round tripper of one session. It holds the server to the
+// pool's bounds (send: the endpoint's origin only, a checked session id, a
+// capped body; see untrusted.go), adds the target's headers and records
+// the HTTP status of failures, because the SDK's errors do not
 // reliably say what happened: a 404 whose body is a JSON-RPC error with an id
 // surfaces with no sentinel, and a 400 for a stale session looks like any
 // other protocol error. The status is the reliable signal.
@@ -42,23 +45,43 @@ type httpFault struct {
 type watcher struct {
 	base   http.RoundTripper
 	header http.Header
-	fault  atomic.Pointer[httpFault]    // the lease's first fault; see reset
-	broken atomic.Bool                  // a request of the lease failed below HTTP
-	hs     atomic.Pointer[handshakeLog] // set while the session's handshake runs
+	// callFaults holds the lease's first fault (see reset), whether a
+	// request of the lease failed below HTTP, and the first bound the
+	// server broke on this session (never reset: a session that broke one
+	// is dropped).
+	callFaults
+	hs atomic.Pointer[handshakeLog] // set while the session's handshake runs
 	// sc writes the semantic conventions' span of each handshake request
 	// (semconv.go); nil unless Options.SemconvCallSpans and tracing are on.
 	sc *semconvHandshake
+	// What the watcher holds the server to (untrusted.go, bodycap.go):
+	// the endpoint's origin, whether same-origin redirects are followed,
+	// the body cap and the gate of the target's text.
+	origin          *url.URL
+	followRedirects bool
+	maxBody         int64
+	scrub           scrubber
 }
 
 // callFaults is what the watcher saw for one call's requests on a shared
-// client.
+// client, or, embedded in the watcher, for the session's.
 type callFaults struct {
-	fault  atomic.Pointer[httpFault]
-	broken atomic.Bool
+	fault    atomic.Pointer[httpFault]
+	broken   atomic.Bool
+	breached atomic.Pointer[error] // the first bound the server broke; see breach
 }
 
 // callFaultsKey is the context key of a call's *callFaults.
 type callFaultsKey struct{}
+
+// sinkFor returns where the faults of a request with ctx go: its call's
+// callFaults on a shared client, else the session's.
+func (w *watcher) sinkFor(ctx context.Context) *callFaults {
+	if cf, ok := ctx.Value(callFaultsKey{}).(*callFaults); ok {
+		return cf
+	}
+	return &w.callFaults
+}
 
 // RoundTrip implements http.RoundTripper.
 func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -72,13 +95,8 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else if id := rpcIDFrom(req.Context()); id != nil {
 		id.observe(req)
 	}
-	if len(w.header) > 0 {
-		req = req.Clone(req.Context())
-		for name, vals := range w.header {
-			req.Header[name] = vals
-		}
-	}
-	resp, err := w.base.RoundTrip(req)
+	sink := w.sinkFor(req.Context())
+	resp, err := w.send(req, sink)
 	if rpcSpan != nil {
 		w.sc.end(rpcSpan, req, resp, err)
 	}
@@ -92,19 +110,43 @@ func (w *watcher) RoundTrip(req *http.Request) (*http.Response, error) {
 		log.add(r)
 		return resp, err
 	}
-	fault, broken := &w.fault, &w.broken
-	if cf, ok := req.Context().Value(callFaultsKey{}).(*callFaults); ok {
-		fault, broken = &cf.fault, &cf.broken
-	}
 	if err != nil {
 		if req.Context().Err() == nil {
-			broken.Store(true)
+			sink.broken.Store(true)
 		}
 		return nil, err
 	}
 	if f := faultOf(req, resp); f != nil {
-		fault.CompareAndSwap(nil, f)
+		sink.fault.CompareAndSwap(nil, f)
 	}
+	return resp, nil
+}
+
+// send sends req to the endpoint's origin only, with the target's
+// headers, and admits the answer: its session id checked, its body
+// capped.
+func (w *watcher) send(req *http.Request, sink *callFaults) (*http.Response, error) {
+	if err := w.guardOrigin(req, sink); err != nil {
+		return nil, err
+	}
+	if len(w.header) > 0 {
+		req = req.Clone(req.Context())
+		for name, vals := range w.header {
+			req.Header[name] = vals
+		}
+	}
+	resp, err := w.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if id := resp.Header.Get(sessionHeader); id != "" {
+		if err := w.scrub.checkSessionID(id); err != nil {
+			resp.Body.Close()
+			sink.breach(err)
+			return nil, err
+		}
+	}
+	capBody(resp, w.maxBody, sink)
 	return resp, nil
 }
 
@@ -131,17 +173,4 @@ func (w *watcher) reset() {
 	if w.broken.Load() {
 		w.broken.Store(false)
 	}
-}
-
-// parseRetryAfter reads delay-seconds or an HTTP date.
-func parseRetryAfter(v string) time.Duration {
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

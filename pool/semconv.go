@@ -239,7 +239,7 @@ func rpcIDFrom(ctx context.Context) *rpcID {
 // a low-cardinality class as the error.type guidance asks: a forgotten
 // session stays session_expired even when its 404 carries a JSON-RPC error,
 // since that is what the pool acted on (the redial).
-func endSemconvCall(ctx context.Context, span trace.Span, redact *redactor, res *mcp.CallToolResult, err error) {
+func endSemconvCall(ctx context.Context, span trace.Span, scrub scrubber, res *mcp.CallToolResult, err error) {
 	if r := rpcIDFrom(ctx); r != nil {
 		if id := r.v.Load(); id != nil {
 			span.SetAttributes(attribute.String(spans.AttrJSONRPCRequestID, *id))
@@ -250,7 +250,7 @@ func endSemconvCall(ctx context.Context, span trace.Span, redact *redactor, res 
 	case (class == spans.ErrTypeProtocol || class == spans.ErrTypeHTTPStatus) && errors.As(err, &je) && je.Code != codeTransportFailure:
 		code := strconv.FormatInt(je.Code, 10)
 		span.SetAttributes(attribute.String(spans.AttrErrorType, code), attribute.String(spans.AttrRPCResponseStatusCode, code))
-		span.SetStatus(codes.Error, redact.String(je.Message))
+		span.SetStatus(codes.Error, scrub.text(je.Message))
 	case err != nil:
 		span.SetAttributes(attribute.String(spans.AttrErrorType, errorType(err)))
 		span.SetStatus(codes.Error, err.Error())
@@ -326,7 +326,7 @@ func (s *semconvHandshake) start(req *http.Request, method string) trace.Span {
 func (s *semconvHandshake) end(span trace.Span, req *http.Request, resp *http.Response, err error) {
 	switch {
 	case err != nil:
-		class := spans.ErrTypeTransport
+		class := errorType(err) // transport, or the bound the server broke
 		if req.Context().Err() != nil {
 			class = spans.ErrTypeCanceled
 		}

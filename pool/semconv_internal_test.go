@@ -15,7 +15,7 @@ import (
 
 // TestSemconvCallStatusNeverCarriesASecret pins that the conventions'
 // status description of a JSON-RPC error answer, the server's own message,
-// goes through the target's redactor like every error text: a server that
+// goes through the target's scrubber like every error text: a server that
 // echoes the credential it was sent back in its message must not put it in
 // a span. (The secrets suite drives every outcome through real servers,
 // none of which echoes a credential in a JSON-RPC error.)
@@ -25,10 +25,10 @@ func TestSemconvCallStatusNeverCarriesASecret(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	_, span := tp.Tracer("t").Start(context.Background(), "tools/call x")
-	redact := &redactor{secrets: []string{secret}}
+	scrub := scrubber{r: &redactor{secrets: []string{secret}}}
 	je := &jsonrpc.Error{Code: -32602, Message: "bad token " + secret + " for tool x"}
-	err := redact.Error(fmt.Errorf("call tool %q: %w", "x", je))
-	endSemconvCall(context.Background(), span, redact, nil, err)
+	err := scrub.error(fmt.Errorf("call tool %q: %w", "x", je))
+	endSemconvCall(context.Background(), span, scrub, nil, err)
 	span.End()
 	s := rec.Spans()[0]
 	if d := s.Status().Description; strings.Contains(d, secret) || !strings.Contains(d, redacted) {

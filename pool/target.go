@@ -54,6 +54,7 @@ type Target struct {
 	key             string
 	address         string
 	port            int
+	origin          *url.URL // scheme and host of the endpoint: where its headers may go
 	redact          redactor
 }
 
@@ -128,7 +129,7 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("pool: target endpoint carries user info: pass credentials in Header or BearerToken")
 	}
-	t := &Target{endpoint: u.String(), header: http.Header{}, protocolVersion: cfg.ProtocolVersion}
+	t := &Target{endpoint: u.String(), header: http.Header{}, protocolVersion: cfg.ProtocolVersion, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}}
 
 	secretHeader := map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true}
 	for _, h := range cfg.SecretHeaders {

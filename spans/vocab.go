@@ -319,6 +319,12 @@ const (
 	ErrTypeProtocol       = "protocol_error"  // the server answered a JSON-RPC error
 	ErrTypeCircuitOpen    = "circuit_open"    // the key's circuit breaker failed the acquire fast
 	ErrTypeAcquireTimeout = "acquire_timeout" // waited past the acquire timeout for the in-use cap
+	// The server broke a bound the pool holds every server to (see the
+	// pool's "Against a hostile server" promises): the session is dropped
+	// and the call is not retried.
+	ErrTypeResponseTooLarge = "response_too_large" // a body or SSE event over Options.MaxResponseBytes
+	ErrTypeRedirect         = "redirect"           // a redirect the pool does not follow
+	ErrTypeBadSessionID     = "bad_session_id"     // an Mcp-Session-Id the pool refuses
 )
 
 // Connection states: the value of AttrConnectionState.
