@@ -502,12 +502,14 @@ func TestReadErrorsPrintNoRawBytes(t *testing.T) {
 }
 
 // TestZstdRecordsInFlightStayWithinTheBudget pins the share of the budget
-// the jobs in flight hold: zstd records that compress well (3 MiB each from
-// 20 KB, within the decompression ratio) fill a read block by the dozen,
-// and a job of all of them decoded at once held them all. A job is cut
-// at a block's worth of what its records decompress to, so the live heap,
-// looked at each time the sink gets a batch, stays under the 64 MiB
-// budget (the whole dump decompresses to 128 MiB).
+// the records in flight hold: zstd records that compress well (3.2 MiB
+// each from 20 KB, within the decompression ratio) fill a read block by
+// the dozen, and each decompresses to most of the record cap. What the
+// workers decompress, and what the decoded records hold until the sink
+// takes them, is charged to the in-flight share of the budget before it is
+// taken, whether the frame says its size or not and however many workers
+// decode, so the live heap, looked at each time the sink gets a batch,
+// stays under the 64 MiB budget (the whole dump decompresses to 128 MiB).
 func TestZstdRecordsInFlightStayWithinTheBudget(t *testing.T) {
 	chunk := make([]byte, 32<<10)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -515,25 +517,40 @@ func TestZstdRecordsInFlightStayWithinTheBudget(t *testing.T) {
 		chunk[i] = byte('a' + r.IntN(26)) // random letters: the chunk compresses little, its repeats to nothing
 	}
 	value := strings.Repeat(string(chunk), 100) // 3.2 MiB
-	var data []byte
-	for range 40 {
-		data = append(data, zstdFramed(t, request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("big", value)))))...)
-	}
-	var peak uint64
-	var ms runtime.MemStats
-	n := 0
-	_, err := Read(t.Context(), []string{"-"}, ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 64 << 20}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
-		n += td.SpanCount()
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapAlloc)
-		return nil
-	}))
-	if err != nil || n != 40 {
-		t.Fatalf("read %d spans, %v; want 40", n, err)
-	}
-	if peak > 64<<20 {
-		t.Errorf("live heap reached %d MiB while reading with a 64 MiB budget", peak>>20)
+	rec := request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("big", value))))
+	for _, tc := range []struct {
+		name    string
+		frame   []byte
+		workers int
+	}{
+		{"frames that say their size, 2 workers", zstdFramed(t, rec), 2},
+		{"frames that say their size, 16 workers", zstdFramed(t, rec), 16},
+		{"frames without their size, 2 workers", framed(zstdFrame(t, rec, false, 8<<20)), 2},
+		{"frames without their size, 16 workers", framed(zstdFrame(t, rec, false, 8<<20)), 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := bytes.Repeat(tc.frame, 40)
+			var peak uint64
+			var ms runtime.MemStats
+			n := 0
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			base := ms.HeapAlloc
+			_, err := Read(t.Context(), []string{"-"}, ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 64 << 20, Workers: tc.workers},
+				SinkFunc(func(_ *Input, td ptrace.Traces) error {
+					n += td.SpanCount()
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
+					return nil
+				}))
+			if err != nil || n != 40 {
+				t.Fatalf("read %d spans, %v; want 40", n, err)
+			}
+			if peak > 64<<20 {
+				t.Errorf("live heap grew by %d MiB while reading with a 64 MiB budget", peak>>20)
+			}
+		})
 	}
 }
 

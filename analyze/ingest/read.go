@@ -356,13 +356,14 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	if bs, ok := sink.(BatchSink); ok {
 		keep, st.batches = newKeepSet(opts.Keep), bs
 	}
-	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep})
+	share := newInflight(opts.budget().inflightShare())
+	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep, share: share})
 	if err != nil {
 		return err
 	}
 	defer closeFormat()
 
-	if err := runPipeline(ctx, workers, produce, decode, st.consume); err != nil {
+	if err := runPipeline(ctx, workers, produce, decode, st.consume, share); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
