@@ -346,15 +346,15 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 				return result{batch: b, format: FormatOTLPJSON}
 			}
 		}
-		if p := depthProblem(fr.s.path, 0, recOff, data); p != nil {
-			p.Offset = r.off
-			return result{prob: p}
+		data, at, n := cutJSONRecord(fr.s.path, 0, recOff, data)
+		if at != nil {
+			at.Offset = r.off
 		}
 		td, err := unmarshalOTLPJSON(data)
 		if err != nil {
 			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine, Err: err}}
 		}
-		return result{td: td, format: FormatOTLPJSON}
+		return result{td: td, format: FormatOTLPJSON, cut: deepCut{at: at, n: n}}
 	}
 	if fr.keep != nil {
 		if b, ok := decodeFastProto(data, fr.keep); ok {
@@ -363,17 +363,21 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 	}
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)
-	if err != nil {
+	var cut deepCut
+	if err != nil && strings.Contains(err.Error(), "exceeded max recursion depth") {
 		// pdata refuses a record past MaxDepth itself, before it
-		// recurses (see MaxDepth); protoDepth then names the place.
-		if strings.Contains(err.Error(), "exceeded max recursion depth") {
-			if e := protoDepth(data); e != nil {
-				return result{prob: protoDepthProblem(fr.s.path, r.off, recOff, e)}
-			}
+		// recurses (see MaxDepth): the values past it are cut, and the
+		// rest of the record read.
+		var cutData []byte
+		cutData, cut.at, cut.n = cutProtoRecord(fr.s.path, r.off, recOff, data)
+		if cut.at != nil {
+			td, err = u.UnmarshalTraces(cutData)
 		}
+	}
+	if err != nil {
 		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}}
 	}
-	return result{td: td, format: FormatOTLPProto}
+	return result{td: td, format: FormatOTLPProto, cut: cut}
 }
 
 // decompress decompresses one zstd record of job seq into at most the
