@@ -273,9 +273,12 @@ func (b *framedJobs) read(s *stream, size int) (data []byte, ok bool, err error)
 }
 
 // heldBeyondBlock is what record data will hold once decoded beyond the
-// block it may sit in: its own size when it is too long for a block, and
-// for a zstd record what it decompresses to (its frame's content size, or
-// the record cap when the frame does not say).
+// block it may sit in, for cutting jobs to a block's worth: its own size
+// when it is too long for a block, and for a zstd record what it
+// decompresses to (its frame's content size, or when the frame does not
+// say, the buffer decompress tries first). It is an estimate for the size
+// of a job; what decompression holds is charged to the share in flight as
+// it is taken.
 func (fr *framedReader) heldBeyondBlock(data []byte) int64 {
 	n := int64(0)
 	if len(data) > blockBytes {
@@ -286,7 +289,7 @@ func (fr *framedReader) heldBeyondBlock(data []byte) int64 {
 		if h.Decode(data) == nil && h.HasFCS {
 			return n + int64(min(h.FrameContentSize, uint64(fr.recordCap)))
 		}
-		return n + fr.recordCap
+		return n + firstTry(len(data), fr.recordCap)
 	}
 	return n
 }
