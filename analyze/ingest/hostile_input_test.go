@@ -699,3 +699,36 @@ func symlink(t *testing.T, target, path string) {
 		t.Skipf("symlink: %v", err)
 	}
 }
+
+// TestCutsAreOneWarningPerInput pins that cutting never floods the
+// warnings: however many spans carry a value past MaxDepth, their input
+// gets one warning, naming the first place and counting every value cut,
+// and every span is read.
+func TestCutsAreOneWarningPerInput(t *testing.T) {
+	const deep = 1000
+	deepProto := request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", deep))))
+	var lines strings.Builder
+	var records []byte
+	for i := 1; i <= 5; i++ {
+		lines.WriteString(otlpLineWithValue(i, "k", nestedAnyValueJSON(deep, i%2 == 0)))
+		records = append(records, framed(deepProto)...)
+	}
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		first string
+	}{
+		{"json lines", []byte(lines.String()), "-:1 (byte "},
+		{"protobuf records", records, "- (byte "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, spans, err := readHostile(t, tc.data, ReadOptions{}, false)
+			if err != nil || spans != 5 || inputs[0].Partial || len(inputs[0].Warnings) != 1 {
+				t.Fatalf("%d spans, %v, partial %v, warnings %q; want 5 spans, whole, one warning", spans, err, err == nil && inputs[0].Partial, inputs[0].Warnings)
+			}
+			if w := inputs[0].Warnings[0]; !strings.HasPrefix(w, tc.first) || !strings.HasSuffix(w, "(values cut in this input: 5)") {
+				t.Errorf("warning %q; want the first place (%s…) and 5 values cut", w, tc.first)
+			}
+		})
+	}
+}
