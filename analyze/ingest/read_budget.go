@@ -102,7 +102,7 @@ type inflight struct {
 	size    int64
 	used    int64
 	serving uint64        // the job the sink waits on; it and earlier jobs take without waiting
-	changed chan struct{} // closed and replaced when used or serving changes
+	changed chan struct{} // closed when used or serving changes; made by the first to wait on it
 	stop    <-chan struct{}
 }
 
@@ -112,7 +112,7 @@ var errReadStopped = errors.New("the read stopped")
 
 // newInflight returns a share of size bytes. A nil share never waits.
 func newInflight(size int64) *inflight {
-	return &inflight{size: size, changed: make(chan struct{})}
+	return &inflight{size: size}
 }
 
 // take charges n bytes for a record of job seq, waiting while the share
@@ -130,6 +130,9 @@ func (g *inflight) take(seq uint64, n int64) (int64, error) {
 			g.used += n
 			g.mu.Unlock()
 			return n, nil
+		}
+		if g.changed == nil {
+			g.changed = make(chan struct{})
 		}
 		changed := g.changed
 		g.mu.Unlock()
@@ -163,10 +166,13 @@ func (g *inflight) serve(seq uint64) {
 	g.mu.Unlock()
 }
 
-// wake tells the waiting workers the share changed; g.mu is held.
+// wake tells the waiting workers, if any, the share changed; g.mu is
+// held.
 func (g *inflight) wake() {
-	close(g.changed)
-	g.changed = make(chan struct{})
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
 }
 
 // MemoryBudget is the memory budget in bytes these options give: MaxMemory,
