@@ -649,7 +649,7 @@ func (x *index) internValue(v pcommon.Value) int32 {
 		return x.internString(strconv.FormatInt(v.Int(), 10))
 	case pcommon.ValueTypeSlice, pcommon.ValueTypeMap:
 		// AsString encodes an array or a map as JSON, recursing once per
-		// level without a limit. The readers refuse records nested past
+		// level without a limit. The readers cut values nested past
 		// ingest.MaxDepth, but pdata handed to the index by other means
 		// (the Collector connector's receivers) need not be.
 		if ingest.ValueTooDeep(v) {

@@ -38,6 +38,10 @@ import (
 //   - readable-*: a well-formed dump whose spans are broken (parent cycles,
 //     duplicate ids, missing parents, end before start, huge values). It
 //     reads without a warning; the index and measures must cope.
+//   - cut-*: a well-formed dump with a value nested past ingest.MaxDepth.
+//     It reads whole, in strict mode too, with the value cut at the limit
+//     and one warning naming the file and the place; the report is not
+//     partial (mcptrace analyze exits 0).
 //   - anything else: nothing usable. Load fails with a *ReadError naming
 //     the file and the place (mcptrace analyze exits 2).
 //
@@ -56,10 +60,11 @@ const (
 	unusable   malformedOutcome = iota // a *ReadError: nothing usable was read (exit 2)
 	partialOut                         // spans before the damage, a warning, a partial report (exit 0)
 	readable                           // read cleanly; the damage is in the spans
+	cutOut                             // read whole with a value cut at the nesting limit and one warning (exit 0)
 )
 
 func (o malformedOutcome) String() string {
-	return [...]string{"unusable", "partial", "readable"}[o]
+	return [...]string{"unusable", "partial", "readable", "cut"}[o]
 }
 
 // outcomeOf reads a corpus file's expected outcome from its name.
@@ -69,6 +74,8 @@ func outcomeOf(name string) malformedOutcome {
 		return partialOut
 	case strings.HasPrefix(name, "readable-"):
 		return readable
+	case strings.HasPrefix(name, "cut-"):
+		return cutOut
 	}
 	return unusable
 }
@@ -123,13 +130,14 @@ var malformedCases = map[string]malformedCase{
 	"wrong-types.jaeger.json":      {want: " (byte 9): expected a Jaeger trace object: "},
 	"wrong-types.otlp.json":        {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadString: expects \" or n, but found {"},
 	"resourcespans-not-array.json": {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadArray: expect [ or , or ] or n"},
-	// A 200 kB first line of arrays 100 000 deep: read as JSON lines,
-	// refused at ingest.MaxDepth before any decoder sees it.
-	"deeply-nested.json.gz": {want: ":1 (byte 116): expected a record nested at most 100 deep: nested too deep, at resourceSpans[0][0]", is: ErrTooDeep},
+	// A 200 kB first line of arrays 100 000 deep: read as JSON lines, cut
+	// at ingest.MaxDepth before any decoder sees it; what is left is no
+	// request (arrays where the resource spans should be).
+	"deeply-nested.json.gz": {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: "},
 	"not-objects.jsonl":     {want: " (byte 0): expected one of OTLP JSON", is: ErrNotTraceDump},
-	// An attribute 20 000 arrays deep: past ingest.MaxDepth, a bad record
-	// named by its attribute, never handed to a recursive decoder.
-	"deeply-nested-value.jsonl.gz": {want: `:1 (byte 1075): expected a record nested at most 100 deep: nested too deep in the value of attribute "deep", at resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]`, is: ErrTooDeep},
+	// An attribute 20 000 arrays deep: cut at ingest.MaxDepth before a
+	// recursive decoder sees it, named by its attribute; its span is read.
+	"cut-deeply-nested-value.jsonl.gz": {want: `:1 (byte 1075): expected a record nested at most 100 deep: nested too deep in the value of attribute "deep", at resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]`, spans: 1},
 
 	"partial-cut-record.pb":      {want: " (byte 1080): expected an OTLP ExportTraceServiceRequest protobuf record: truncated: the record is 476 bytes but only 467 are left", is: ErrTruncated, spans: 7},
 	"partial-length-past-end.pb": {want: " (byte 600): expected an OTLP ExportTraceServiceRequest protobuf record: truncated: the record is 1000 bytes but only 5 are left", is: ErrTruncated, spans: 4},
@@ -247,6 +255,13 @@ func TestMalformedCorpus(t *testing.T) {
 					}
 					break
 				}
+				if outcome == cutOut {
+					if r.Partial || in.Partial || len(in.Warnings) != 1 {
+						t.Fatalf("partial %v, warnings %q: want the dump whole, with one warning of the cut", r.Partial, in.Warnings)
+					}
+					checkNamesPlace(t, in.Warnings[0], path, tc.want)
+					break
+				}
 				if !r.Partial || !in.Partial {
 					t.Errorf("report partial %v, input partial %v: want both marked", r.Partial, in.Partial)
 				}
@@ -266,7 +281,7 @@ func TestMalformedCorpus(t *testing.T) {
 			// well-formed one still reads.
 			strict := loadBounded(t, path, cfg, true)
 			switch outcomeOf(name) {
-			case readable:
+			case readable, cutOut:
 				if strict.err != nil {
 					t.Errorf("strict: %v", strict.err)
 				}
@@ -739,8 +754,8 @@ func malformedGenerators() map[string]func(testing.TB) []byte {
 			return b[:len(b)*3/4]
 		},
 
-		// An attribute value nested 20 000 arrays deep: past the limit.
-		"deeply-nested-value.jsonl.gz": func(t testing.TB) []byte {
+		// An attribute value nested 20 000 arrays deep: past the limit, cut.
+		"cut-deeply-nested-value.jsonl.gz": func(t testing.TB) []byte {
 			const depth = 20_000
 			v := cat(bytes.Repeat([]byte(`{"arrayValue":{"values":[`), depth), []byte(`{"stringValue":"x"}`), bytes.Repeat([]byte(`]}}`), depth))
 			return tracegen.GzipBytes(oneSpanLine(goodIDs + `,"attributes":[{"key":"deep","value":` + string(v) + `}]`))

@@ -20,11 +20,14 @@ import (
 // it, by the linear scan jsonDepth, which neither recurses nor allocates;
 // a protobuf record is measured by pdata's unmarshaler itself, which stops
 // at the same limit before it recurses, and protoDepth, a bounded walk,
-// then finds the place. A record nested deeper than MaxDepth is a bad
-// record: a *ReadError wrapping ErrTooDeep that names the file, the byte,
-// the path of keys down to the place and the attribute whose value it is.
-// The projection decoders (fastjson.go, fastproto.go) give up long before
-// the limit, so what they take is within it too.
+// then finds the place. A value nested deeper than MaxDepth is cut at the
+// limit (cutJSON, cutProto: nothing readable is lost, the span is read),
+// and the input gets one warning, a *ReadError's text wrapping ErrTooDeep
+// that names the file, the byte, the path of keys down to the first place
+// and the attribute whose value it is, with how many values were cut. The
+// projection decoders (fastjson.go, fastproto.go) give up long before the
+// limit, so what they take is within it too, and they leave a record with
+// a deeper value to the pdata path, which cuts it.
 
 // MaxDepth is how deep a record may nest. In JSON: objects and arrays,
 // counted from the record itself (a JSON line's request, a document's
@@ -36,11 +39,14 @@ import (
 // map attribute value, so 100 leaves room for any real value while the
 // decoders' stack stays small. The protobuf count is exactly pdata's
 // (proto.RecursionLimit, 100), which refuses a deeper record before it
-// recurses; protoDepth then names the place (TestDepthLimitBoundary pins
-// that the two agree).
+// recurses; protoDepth then names the place, and cutProto cuts there
+// (TestAValueAtTheDepthLimitIsKeptOnePastIsCut pins that they agree).
 const MaxDepth = 100
 
-// ErrTooDeep: a record nests deeper than MaxDepth.
+// ErrTooDeep: a value nests deeper than MaxDepth. The readers cut such a
+// value and warn; a record they cannot cut (a document's element nested
+// past encoding/json's limit and longer than the record cap) is a bad
+// record wrapping it.
 var ErrTooDeep = errors.New("nested too deep")
 
 // depthError says where a record passed MaxDepth: at byte at of the record
@@ -472,4 +478,185 @@ func protoDepthProblem(path string, off, recOff int64, e *depthError) *ReadError
 		return &ReadError{Path: path, Offset: recOff + e.at, Expected: expectedDepth, Err: e}
 	}
 	return &ReadError{Path: path, Offset: off, Expected: expectedDepth, Err: fmt.Errorf("byte %d of the decompressed record: %w", e.at, e)}
+}
+
+// A value nested past MaxDepth is cut rather than its record refused: the
+// span it belongs to, and everything else in the record, is read, and the
+// input gets one warning naming the place of the first cut and how many
+// values were cut (fileState.noteCut). Cutting is linear and does not
+// recurse past MaxDepth: a value nested a million deep costs a scan.
+
+// deepCut is what cutting a record's values past MaxDepth did: the place
+// of the first (nil: nothing was cut) and how many were cut.
+type deepCut struct {
+	at *ReadError
+	n  int
+}
+
+// cutDeep is cutJSONRecord for a record of a JSON reader: the place names
+// the line or the document's element.
+func (r rec) cutDeep(path string) ([]byte, deepCut) {
+	data, at, n := cutJSONRecord(path, r.line, r.off, r.data)
+	if at != nil {
+		at.Err = r.placed(at.Err)
+	}
+	return data, deepCut{at: at, n: n}
+}
+
+// cutJSONRecord returns a JSON record to decode: data itself when it nests
+// at most MaxDepth deep, else data with every value past the limit cut
+// (cutJSON), with the place of the first cut (as depthProblem names it)
+// and the number of values cut.
+func cutJSONRecord(path string, line int, off int64, data []byte) ([]byte, *ReadError, int) {
+	p := depthProblem(path, line, off, data)
+	if p == nil {
+		return data, nil, 0
+	}
+	out, n := cutJSON(data)
+	return out, p, n
+}
+
+// cutJSON empties every object or array at depth MaxDepth that holds
+// another ({…} becomes {}, […] becomes []), so the record nests at most
+// MaxDepth deep and stays valid JSON: an empty container is a valid value
+// wherever a container is (an empty AnyValue, array or map in OTLP JSON).
+// It returns the new record and the number of containers emptied, in one
+// pass that copies data only once it cuts.
+func cutJSON(data []byte) ([]byte, int) {
+	var out []byte
+	copied, cuts, depth, open := 0, 0, 0, -1 // open: where the container at depth MaxDepth opened
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c | 0x20 {
+		case '"' | 0x20:
+			if c == '"' {
+				i = stringEnd(data, i)
+			}
+		case '{':
+			if depth++; depth == MaxDepth {
+				open = i
+			}
+			if depth > MaxDepth {
+				end := containerEnd(data, i, 2) // the container opened at i, and the one at MaxDepth holding it
+				out = append(out, data[copied:open+1]...)
+				out = append(out, data[open]+2) // '{'+2 is '}', '['+2 is ']'
+				copied, cuts, depth, i = min(end+1, len(data)), cuts+1, MaxDepth-1, end
+			}
+		case '}':
+			depth = max(depth-1, 0) // a stray closer opens no room: the depth is the decoders'
+		}
+	}
+	if cuts == 0 {
+		return data, 0
+	}
+	return append(out, data[copied:]...), cuts
+}
+
+// containerEnd returns the index of the bracket that closes the outermost
+// of levels containers open at data[i] (which opens the innermost), or
+// len(data) when the record ends first.
+func containerEnd(data []byte, i, levels int) int {
+	depth := levels
+	for i++; i < len(data); i++ {
+		switch c := data[i]; c | 0x20 {
+		case '"' | 0x20:
+			if c == '"' {
+				i = stringEnd(data, i)
+			}
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(data)
+}
+
+// cutProtoRecord returns a protobuf record to decode: data itself when it
+// nests within MaxDepth (as pdata counts), else data with every message
+// past the limit dropped (cutProto), with the place of the first one and
+// the number dropped.
+func cutProtoRecord(path string, off, recOff int64, data []byte) ([]byte, *ReadError, int) {
+	e := protoDepth(data)
+	if e == nil {
+		return data, nil, 0
+	}
+	out, n := cutProto(data, pbRequest, -1)
+	return out, protoDepthProblem(path, off, recOff, e), n
+}
+
+// cutProto returns msg, a message of level lvl at depth (as protoWalk
+// counts it), with every nested message that would be at MaxDepth or
+// deeper dropped from its parent (an AnyValue loses its array or map, an
+// array or map the elements past the limit), and the number dropped. The
+// messages on the way down are re-encoded with their new lengths; every
+// other field is copied as is. It recurses once per level and never past
+// MaxDepth, and copies a message only once something in it is dropped.
+func cutProto(msg []byte, lvl protoLevel, depth int) ([]byte, int) {
+	var out []byte
+	cuts := 0
+	copied := 0
+	for pos := 0; pos < len(msg); {
+		start := pos
+		num, typ, n := protowire.ConsumeTag(msg[pos:])
+		if n < 0 {
+			break
+		}
+		m := protowire.ConsumeFieldValue(num, typ, msg[pos+n:])
+		if m < 0 {
+			break
+		}
+		pos += n + m
+		c, ok := protoChildOf(lvl, num, typ)
+		if !ok {
+			continue
+		}
+		d := childDepth(c, lvl, depth)
+		v, _ := protowire.ConsumeBytes(msg[start+n:])
+		var sub []byte
+		k := 1
+		if d < MaxDepth {
+			if sub, k = cutProto(v, c.level, d); k == 0 {
+				continue
+			}
+		}
+		out = append(out, msg[copied:start]...)
+		if d < MaxDepth {
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendBytes(out, sub)
+		}
+		copied, cuts = pos, cuts+k
+	}
+	if cuts == 0 {
+		return msg, 0
+	}
+	return append(out, msg[copied:]...), cuts
+}
+
+// protoChildOf returns the nesting field num of a message of level lvl,
+// if it is one (and length-delimited, as a message is).
+func protoChildOf(lvl protoLevel, num protowire.Number, typ protowire.Type) (protoChild, bool) {
+	if typ != protowire.BytesType {
+		return protoChild{}, false
+	}
+	for _, c := range protoChildren[lvl] {
+		if c.num == num {
+			return c, true
+		}
+	}
+	return protoChild{}, false
+}
+
+// childDepth is the depth of child c of a message of level lvl at depth,
+// as MaxDepth counts it: -1 above the attributes, 0 for an attribute, one
+// more than its parent below.
+func childDepth(c protoChild, lvl protoLevel, depth int) int {
+	switch {
+	case c.level == pbKeyValue && lvl != pbKVList:
+		return 0
+	case depth >= 0:
+		return depth + 1
+	}
+	return -1
 }

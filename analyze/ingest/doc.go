@@ -37,9 +37,13 @@
 // elements, length-prefixed records as stored and once decompressed) and a
 // zstd stream's window, and a decompression ratio caps gzip and zstd
 // expansion, so hostile input ends with a clear error rather than
-// exhausting memory. One nesting limit, [MaxDepth], is checked on every
-// record before a decoder that recurses sees it (depth.go): a record nested
-// deeper is a bad record naming the byte, the key path and the attribute.
+// exhausting memory; what the records in flight between the read and the
+// sink hold (decompressed zstd records, read blocks) is charged to a
+// share of the budget before it is taken. One nesting limit, [MaxDepth],
+// is checked on every record before a decoder that recurses sees it
+// (depth.go): a value nested deeper is cut at the limit and its span read,
+// with one warning per input naming the byte, the key path and the
+// attribute of the first cut and how many were cut.
 // Error text is escaped and clipped ([QuoteText], textfmt.SafeText): no raw
 // control byte, invalid UTF-8 or bidi control from a dump reaches a
 // terminal through an error.

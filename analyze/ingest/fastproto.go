@@ -28,8 +28,8 @@ import (
 // FuzzFastOTLPProtoMatchesPdata (in analyze) pins the equivalence.
 
 // maxProtoDepth bounds how deep nested array and map values are walked;
-// a record with deeper ones goes to the pdata path, where protoDepth
-// (depth.go) refuses it past MaxDepth. It is where the fast path gives up,
+// a record with deeper ones goes to the pdata path, where cutProto
+// (depth.go) cuts what is past MaxDepth. It is where the fast path gives up,
 // not a limit on the input: it must stay below MaxDepth.
 const maxProtoDepth = 16
 

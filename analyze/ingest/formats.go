@@ -44,7 +44,8 @@ type openArgs struct {
 	opts    ReadOptions
 	det     detection
 	workers int
-	keep    *keepSet // non-nil: decode into batches where the format can
+	keep    *keepSet  // non-nil: decode into batches where the format can
+	share   *inflight // the budget's share for records in flight, charged by readers whose records grow as they decode
 }
 
 // formats is the one table of input formats: detection keys, sniffing and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -102,13 +104,15 @@ func zstdFramed(t testing.TB, rec []byte) []byte {
 	return framed(enc.EncodeAll(rec, nil))
 }
 
-// TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace pins the one
-// depth limit on every reader: a record nested deeper than MaxDepth is
-// skipped with a warning (the input is partial) naming the file, the byte,
-// the path and the attribute, and what came before and after it is kept.
-// Each input is a few megabytes at most and nests 100k deep, which
-// overflowed the stack of pdata's JSON unmarshaler or AsString before.
-func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
+// TestValuesNestedPastTheLimitAreCutNamingThePlace pins the one depth
+// limit on every reader: a value nested deeper than MaxDepth is cut there
+// and its span read, with one warning naming the file, the byte, the path
+// and the attribute (the input is whole: nothing readable was lost), in
+// strict mode too; the records around it are read. Each input is a few
+// megabytes at most and nests 100k deep, which overflowed the stack of
+// pdata's JSON unmarshaler or AsString before, and which a document's
+// decoder refuses past 10000 levels.
+func TestValuesNestedPastTheLimitAreCutNamingThePlace(t *testing.T) {
 	const deep = 100_000 // a thousand times the limit; a few megabytes
 	const key = "plugin.mcp.cache_key"
 	deepProto := request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto(key, deep))))
@@ -123,26 +127,26 @@ func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
 		wantLine int
 	}{
 		{name: "json line, array value 100k deep", data: []byte(otlpLine(1) + otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)) + otlpLine(3)),
-			kept: 2, wantLine: 2, wantOff: int64(len(otlpLine(1)) + nthOpening(otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)), MaxDepth+1)), wantMsg: []string{":2 (byte ", "expected a record nested at most 100 deep", `nested too deep in the value of attribute "plugin.mcp.cache_key"`,
+			kept: 3, wantLine: 2, wantOff: int64(len(otlpLine(1)) + nthOpening(otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)), MaxDepth+1)), wantMsg: []string{":2 (byte ", "expected a record nested at most 100 deep", `nested too deep in the value of attribute "plugin.mcp.cache_key"`,
 				"at resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]", "… (100 levels)"}},
 		{name: "json line, kvlist value 100k deep", data: []byte(otlpLine(1) + otlpLineWithValue(2, key, nestedAnyValueJSON(deep, true))),
-			kept: 1, wantLine: 2, wantOff: -1, wantMsg: []string{":2 (byte ", `attribute "plugin.mcp.cache_key"`, "value.kvlistValue.values[0].value"}},
+			kept: 2, wantLine: 2, wantOff: -1, wantMsg: []string{":2 (byte ", `attribute "plugin.mcp.cache_key"`, "value.kvlistValue.values[0].value"}},
 		{name: "json line, bare arrays 100k deep", data: []byte(otlpLineBrackets(1, deep) + otlpLine(2)),
-			kept: 1, wantLine: 1, wantOff: int64(nthOpening(otlpLineBrackets(1, deep), MaxDepth+1)), wantMsg: []string{":1 (byte ", "nested too deep, at resourceSpans[0].scopeSpans[0].spans[0].x[0][0]"}},
+			kept: 2, wantLine: 1, wantOff: int64(nthOpening(otlpLineBrackets(1, deep), MaxDepth+1)), wantMsg: []string{":1 (byte ", "nested too deep, at resourceSpans[0].scopeSpans[0].spans[0].x[0][0]"}},
 		{name: "otlp json document", data: []byte("{\"resourceSpans\": [\n" + strings.TrimSuffix(strings.TrimPrefix(otlpLineWithValue(2, key, nestedAnyValueJSON(deep, false)), `{"resourceSpans":[`), "]}\n") +
 			`,{"scopeSpans":[{"spans":[{` + hostileSpanJSON(3) + `}]}]}]}`),
-			kept: 1, wantOff: docOff, wantMsg: []string{"(byte ", `attribute "plugin.mcp.cache_key"`, "at scopeSpans[0].spans[0].attributes[0].value.arrayValue"}},
+			kept: 2, wantOff: docOff, wantMsg: []string{"(byte ", `attribute "plugin.mcp.cache_key"`, "at scopeSpans[0].spans[0].attributes[0].value.arrayValue"}},
 		{name: "tempo document", force: FormatTempo, data: []byte(`{"batches":[{"scopeSpans":[{"spans":[{` + hostileSpanJSON(2) + `,"attributes":[{"key":"k","value":` + nestedAnyValueJSON(deep, false) + `}]}]}]},` +
 			`{"scopeSpans":[{"spans":[{` + hostileSpanJSON(3) + `}]}]}]}`),
-			kept: 1, wantOff: docOff, wantMsg: []string{`attribute "k"`, "at scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]"}},
+			kept: 2, wantOff: docOff, wantMsg: []string{`attribute "k"`, "at scopeSpans[0].spans[0].attributes[0].value.arrayValue.values[0]"}},
 		{name: "jaeger document, deep tag value", data: []byte(`{"data":[{"spans":[{"traceID":"` + hostileTraceID + `","spanID":"4000000000000002","operationName":"x","startTime":1,"duration":1,` +
 			`"tags":[{"key":"deep","type":"string","value":` + strings.Repeat("[", deep) + strings.Repeat("]", deep) + `}]}]},` +
 			`{"spans":[{"traceID":"` + hostileTraceID + `","spanID":"4000000000000003","operationName":"y","startTime":1,"duration":1}]}]}`),
-			kept: 1, wantOff: docOff, wantMsg: []string{`attribute "deep"`, "at spans[0].tags[0].value[0]"}},
+			kept: 2, wantOff: docOff, wantMsg: []string{`attribute "deep"`, "at spans[0].tags[0].value[0]"}},
 		{name: "protobuf record, array value deep", data: append(framed(okProto), framed(deepProto)...),
-			kept: 1, wantOff: -1, wantMsg: []string{"(byte ", `attribute "plugin.mcp.cache_key"`, "at resource_spans[0].scope_spans[0].spans[0].attributes[3].value.array_value.values[0]"}},
+			kept: 2, wantOff: -1, wantMsg: []string{"(byte ", `attribute "plugin.mcp.cache_key"`, "at resource_spans[0].scope_spans[0].spans[0].attributes[3].value.array_value.values[0]"}},
 		{name: "zstd protobuf record, array value deep", data: append(zstdFramed(t, okProto), zstdFramed(t, deepProto)...),
-			kept: 1, wantOff: -1, wantMsg: []string{"of the decompressed record: nested too deep", `attribute "plugin.mcp.cache_key"`}},
+			kept: 2, wantOff: -1, wantMsg: []string{"of the decompressed record: nested too deep", `attribute "plugin.mcp.cache_key"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,8 +155,8 @@ func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
 				// document's third level: its 101st is the document's 103rd.
 				tc.wantOff = int64(nthOpening(string(tc.data), MaxDepth+3))
 			}
-			for _, sink := range []string{"pdata", "batches"} {
-				opts := ReadOptions{Format: tc.force}
+			for _, sink := range []string{"pdata", "batches", "pdata strict"} {
+				opts := ReadOptions{Format: tc.force, Strict: sink == "pdata strict"}
 				if sink == "batches" {
 					opts.Keep = KeepAttrs{Span: []string{key, "k", "deep"}}
 				}
@@ -161,10 +165,17 @@ func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
 					t.Fatalf("%s: %v", sink, err)
 				}
 				in := inputs[0]
-				if spans != tc.kept || !in.Partial || len(in.Warnings) != 1 {
-					t.Fatalf("%s: %d spans, partial %v, warnings %q; want %d spans, partial, one warning", sink, spans, in.Partial, in.Warnings, tc.kept)
+				if spans != tc.kept || in.Partial || len(in.Warnings) != 1 {
+					t.Fatalf("%s: %d spans, partial %v, warnings %q; want %d spans, whole, one warning", sink, spans, in.Partial, in.Warnings, tc.kept)
 				}
-				for _, m := range tc.wantMsg {
+				want := append(tc.wantMsg, "expected a record nested at most 100 deep", ": cut there, the rest of the record kept (values cut in this input: 1)")
+				if tc.wantOff >= 0 {
+					want = append(want, fmt.Sprintf("(byte %d)", tc.wantOff))
+				}
+				if tc.wantLine != 0 {
+					want = append(want, fmt.Sprintf("-:%d (byte ", tc.wantLine))
+				}
+				for _, m := range want {
 					if !strings.Contains(in.Warnings[0], m) {
 						t.Errorf("%s: warning %q does not say %q", sink, in.Warnings[0], m)
 					}
@@ -172,53 +183,139 @@ func TestRecordsNestedPastTheLimitAreBadRecordsNamingThePlace(t *testing.T) {
 				if len(in.Warnings[0]) > 600 {
 					t.Errorf("%s: warning of %d bytes, want a bounded one", sink, len(in.Warnings[0]))
 				}
-				// Strict: the same problem is the error, with its place.
-				opts.Strict = true
-				_, _, err = readHostile(t, tc.data, opts, sink == "batches")
-				var re *ReadError
-				if !errors.As(err, &re) || !errors.Is(err, ErrTooDeep) {
-					t.Fatalf("%s strict: %v, want a ReadError wrapping ErrTooDeep", sink, err)
-				}
-				if tc.wantLine != 0 && re.Line != tc.wantLine {
-					t.Errorf("%s strict: line %d, want %d", sink, re.Line, tc.wantLine)
-				}
-				if tc.wantOff >= 0 && re.Offset != tc.wantOff {
-					t.Errorf("%s strict: byte %d, want %d", sink, re.Offset, tc.wantOff)
-				}
 			}
 		})
 	}
 }
 
-// TestDepthLimitBoundary pins the limit itself: a record exactly MaxDepth
-// deep is read, one level more is not, in JSON and in protobuf.
-func TestDepthLimitBoundary(t *testing.T) {
-	const jsonBase = 7 // request, resourceSpans, a ResourceSpans, scopeSpans, a ScopeSpans, spans, the span
-	// protobuf: counted from the attribute's KeyValue (0), then its
-	// AnyValue (1) and two messages per array level (ArrayValue, AnyValue):
-	// n arrays reach depth 1+2n, which must stay below MaxDepth, as in
-	// pdata, which refuses the record past it.
-	protoAt := func(n int) []byte {
-		return framed(request(nil, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", n)))))
-	}
+// TestAMillionLevelsDeepIsCutInBoundedMemory pins that cutting stays
+// bounded however deep a value nests: a span whose attribute nests a
+// million levels (a record of megabytes) is read with its value cut and
+// one warning, without a stack overflow (pdata's decoders and
+// encoding/json recurse per level), and what the read allocates is a
+// small multiple of the input (the cut is a scan, plus one copy of the
+// record), in every format with nesting.
+func TestAMillionLevelsDeepIsCutInBoundedMemory(t *testing.T) {
+	const levels = 1_000_000
+	value := nestedAnyValueJSON(levels/3, false) // three JSON levels per array level
+	elem := `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `,"attributes":[{"key":"k","value":` + value + `}]}]}]}`
 	for _, tc := range []struct {
-		name    string
-		data    []byte
-		tooDeep bool
+		name  string
+		data  []byte
+		force Format
 	}{
-		{"json at the limit", []byte(otlpLineBrackets(1, MaxDepth-jsonBase)), false},
-		{"json one past the limit", []byte(otlpLineBrackets(1, MaxDepth-jsonBase+1)), true},
-		{"brackets in a string with escaped quotes do not count", []byte(strings.Replace(otlpLine(1), `"name":"plugin.mcp.invoke"`,
-			`"name":"a\\\"`+strings.Repeat("[", 2*MaxDepth)+`\\\""`, 1)), false},
-		{"an escaped backslash ends the string before real brackets", []byte(strings.Replace(otlpLineBrackets(1, MaxDepth), `"name":"plugin.mcp.invoke"`,
-			`"name":"a\\\\"`, 1)), true},
-		{"protobuf at the limit", protoAt((MaxDepth - 2) / 2), false},
-		{"protobuf one past the limit", protoAt((MaxDepth-2)/2 + 1), true},
+		{"json line", []byte(otlpLineWithValue(1, "k", value)), FormatAuto},
+		{"otlp json document", []byte("{\"resourceSpans\": [\n" + elem + "]}"), FormatAuto},
+		{"tempo document", []byte("{\"batches\": [\n" + elem + "]}"), FormatTempo},
+		{"jaeger document", []byte(`{"data":[{"spans":[{"traceID":"` + hostileTraceID + `","spanID":"4000000000000001","operationName":"x","startTime":1,"duration":1,` +
+			`"tags":[{"key":"k","type":"string","value":` + strings.Repeat("[", levels) + strings.Repeat("]", levels) + `}]}]}]}`), FormatAuto},
+		{"protobuf record", framed(request(nil, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", levels/2))))), FormatAuto},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := readBytes(t, tc.data, ReadOptions{Strict: true})
-			if got := errors.Is(err, ErrTooDeep); got != tc.tooDeep {
-				t.Fatalf("err %v; too deep %v, want %v", err, got, tc.tooDeep)
+			var inputs []Input
+			var spans int
+			var err error
+			alloc := allocatedBy(func() { inputs, spans, err = readHostile(t, tc.data, ReadOptions{Format: tc.force}, false) })
+			if err != nil || spans != 1 || len(inputs[0].Warnings) != 1 || !strings.Contains(inputs[0].Warnings[0], "cut there") {
+				t.Fatalf("%d spans, %v, warnings %q; want the span read and one warning of the cut", spans, err, inputs[0].Warnings)
+			}
+			if limit := 8*uint64(len(tc.data)) + 16<<20; alloc > limit {
+				t.Errorf("reading %d bytes allocated %d MiB, want at most %d MiB", len(tc.data), alloc>>20, limit>>20)
+			}
+			// The projection decoders give it to the pdata path.
+			inputs, spans, err = readHostile(t, tc.data, ReadOptions{Format: tc.force, Keep: KeepAttrs{Span: []string{"k"}}}, true)
+			if err != nil || spans != 1 || len(inputs[0].Warnings) != 1 {
+				t.Fatalf("batches: %d spans, %v, warnings %q; want the span read and one warning of the cut", spans, err, inputs[0].Warnings)
+			}
+		})
+	}
+}
+
+// TestAValueAtTheDepthLimitIsKeptOnePastIsCut pins the limit itself on
+// every reader with nesting: a span with an attribute nested exactly
+// MaxDepth deep (as the format counts it: JSON containers from the record,
+// protobuf messages from the attribute's KeyValue as pdata counts them)
+// is read whole, with no warning; one level more, the span is read with
+// that attribute cut at the limit (its innermost value emptied) and one
+// warning naming the place. The projection decoders give such spans to
+// the pdata path, so each is read with both sinks.
+func TestAValueAtTheDepthLimitIsKeptOnePastIsCut(t *testing.T) {
+	const str, kv, arr = `{"stringValue":"x"}`, `{"kvlistValue":{}}`, `{"arrayValue":{"values":[]}}` // a leaf of 1, 2 and 3 levels
+	// A JSON line reaches its attribute's value at depth 9, a document's
+	// element at 7 (a document of more than one line: a one-line document
+	// is a JSON line); each array level adds 3 (AnyValue, ArrayValue,
+	// values).
+	line := func(n int, leaf string) []byte {
+		return []byte(otlpLineWithValue(1, "k", strings.Repeat(`{"arrayValue":{"values":[`, n)+leaf+strings.Repeat(`]}}`, n)))
+	}
+	doc := func(top string, n int, leaf string) []byte {
+		v := strings.Repeat(`{"arrayValue":{"values":[`, n) + leaf + strings.Repeat(`]}}`, n)
+		return []byte(`{"` + top + `": [` + "\n" + `{"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) + `,"attributes":[{"key":"k","value":` + v + `}]}]}]}]}`)
+	}
+	jaeger := func(n int) []byte { // a trace element reaches its tag's value at depth 5
+		return []byte(`{"data":[{"spans":[{"traceID":"` + hostileTraceID + `","spanID":"4000000000000001","operationName":"x","startTime":1,"duration":1,` +
+			`"tags":[{"key":"k","type":"string","value":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}]}]}]}`)
+	}
+	// protobuf: the KeyValue is 0, its AnyValue 1, each array level 2
+	// more; pdata refuses a message at MaxDepth.
+	proto := func(n int) []byte {
+		return request(nil, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", n))))
+	}
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		force Format
+		cut   bool
+		leaf  pcommon.ValueType // the innermost value of "k" read (pdata sink; 0: not looked at)
+	}{
+		{"json line at the limit", line(30, str), FormatAuto, false, pcommon.ValueTypeStr},
+		{"json line one past", line(30, kv), FormatAuto, true, pcommon.ValueTypeEmpty},
+		{"zstd json record at the limit", zstdFramed(t, line(30, str)), FormatAuto, false, pcommon.ValueTypeStr},
+		{"zstd json record one past", zstdFramed(t, line(30, kv)), FormatAuto, true, pcommon.ValueTypeEmpty},
+		{"otlp json document at the limit", doc("resourceSpans", 30, arr), FormatAuto, false, pcommon.ValueTypeSlice},
+		{"otlp json document one past", doc("resourceSpans", 31, str), FormatAuto, true, pcommon.ValueTypeEmpty},
+		{"tempo document at the limit", doc("batches", 30, arr), FormatTempo, false, pcommon.ValueTypeSlice},
+		{"tempo document one past", doc("batches", 31, str), FormatTempo, true, pcommon.ValueTypeEmpty},
+		{"jaeger document at the limit", jaeger(95), FormatAuto, false, 0},
+		{"jaeger document one past", jaeger(96), FormatAuto, true, 0},
+		{"protobuf record at the limit", framed(proto((MaxDepth - 2) / 2)), FormatAuto, false, pcommon.ValueTypeStr},
+		{"protobuf record one past", framed(proto((MaxDepth-2)/2 + 1)), FormatAuto, true, pcommon.ValueTypeEmpty},
+		{"zstd protobuf record one past", zstdFramed(t, proto((MaxDepth-2)/2+1)), FormatAuto, true, pcommon.ValueTypeEmpty},
+		{"brackets in a string with escaped quotes do not count", []byte(strings.Replace(otlpLine(1), `"name":"plugin.mcp.invoke"`,
+			`"name":"a\\\"`+strings.Repeat("[", 2*MaxDepth)+`\\\""`, 1)), FormatAuto, false, 0},
+		{"an escaped backslash ends the string before real brackets", []byte(strings.Replace(otlpLineBrackets(1, MaxDepth), `"name":"plugin.mcp.invoke"`,
+			`"name":"a\\\\"`, 1)), FormatAuto, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, batches := range []bool{false, true} {
+				opts := ReadOptions{Format: tc.force, Strict: true}
+				if batches {
+					opts.Keep = KeepAttrs{Span: []string{"k"}}
+				}
+				inputs, spans, err := readHostile(t, tc.data, opts, batches)
+				if err != nil || spans != 1 || inputs[0].Partial {
+					t.Fatalf("batches %v: %d spans, %v, partial %v; want the span read whole", batches, spans, err, err == nil && inputs[0].Partial)
+				}
+				if w := inputs[0].Warnings; tc.cut != (len(w) == 1) || len(w) > 1 || tc.cut && !strings.Contains(w[0], "cut there") {
+					t.Errorf("batches %v: warnings %q; want one saying the value is cut: %v", batches, w, tc.cut)
+				}
+			}
+			if tc.leaf == 0 {
+				return
+			}
+			_, tds, err := readBytes(t, tc.data, ReadOptions{Format: tc.force})
+			if err != nil || len(tds) != 1 {
+				t.Fatalf("%d batches, %v", len(tds), err)
+			}
+			v, ok := tds[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Get("k")
+			if !ok || ValueTooDeep(v) {
+				t.Fatalf("attribute k read %v, too deep %v; want it, within the limit", ok, ok && ValueTooDeep(v))
+			}
+			for v.Type() == pcommon.ValueTypeSlice && v.Slice().Len() == 1 {
+				v = v.Slice().At(0)
+			}
+			if v.Type() != tc.leaf {
+				t.Errorf("the innermost value of k is %v, want %v", v.Type(), tc.leaf)
 			}
 		})
 	}
@@ -502,12 +599,14 @@ func TestReadErrorsPrintNoRawBytes(t *testing.T) {
 }
 
 // TestZstdRecordsInFlightStayWithinTheBudget pins the share of the budget
-// the jobs in flight hold: zstd records that compress well (3 MiB each from
-// 20 KB, within the decompression ratio) fill a read block by the dozen,
-// and a job of all of them decoded at once held them all. A job is cut
-// at a block's worth of what its records decompress to, so the live heap,
-// looked at each time the sink gets a batch, stays under the 64 MiB
-// budget (the whole dump decompresses to 128 MiB).
+// the records in flight hold: zstd records that compress well (3.2 MiB
+// each from 20 KB, within the decompression ratio) fill a read block by
+// the dozen, and each decompresses to most of the record cap. What the
+// workers decompress, and what the decoded records hold until the sink
+// takes them, is charged to the in-flight share of the budget before it is
+// taken, whether the frame says its size or not and however many workers
+// decode, so the live heap, looked at each time the sink gets a batch,
+// stays under the 64 MiB budget (the whole dump decompresses to 128 MiB).
 func TestZstdRecordsInFlightStayWithinTheBudget(t *testing.T) {
 	chunk := make([]byte, 32<<10)
 	r := rand.New(rand.NewPCG(1, 2))
@@ -515,25 +614,40 @@ func TestZstdRecordsInFlightStayWithinTheBudget(t *testing.T) {
 		chunk[i] = byte('a' + r.IntN(26)) // random letters: the chunk compresses little, its repeats to nothing
 	}
 	value := strings.Repeat(string(chunk), 100) // 3.2 MiB
-	var data []byte
-	for range 40 {
-		data = append(data, zstdFramed(t, request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("big", value)))))...)
-	}
-	var peak uint64
-	var ms runtime.MemStats
-	n := 0
-	_, err := Read(t.Context(), []string{"-"}, ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 64 << 20}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
-		n += td.SpanCount()
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapAlloc)
-		return nil
-	}))
-	if err != nil || n != 40 {
-		t.Fatalf("read %d spans, %v; want 40", n, err)
-	}
-	if peak > 64<<20 {
-		t.Errorf("live heap reached %d MiB while reading with a 64 MiB budget", peak>>20)
+	rec := request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("big", value))))
+	for _, tc := range []struct {
+		name    string
+		frame   []byte
+		workers int
+	}{
+		{"frames that say their size, 2 workers", zstdFramed(t, rec), 2},
+		{"frames that say their size, 16 workers", zstdFramed(t, rec), 16},
+		{"frames without their size, 2 workers", framed(zstdFrame(t, rec, false, 8<<20)), 2},
+		{"frames without their size, 16 workers", framed(zstdFrame(t, rec, false, 8<<20)), 16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := bytes.Repeat(tc.frame, 40)
+			var peak uint64
+			var ms runtime.MemStats
+			n := 0
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			base := ms.HeapAlloc
+			_, err := Read(t.Context(), []string{"-"}, ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 64 << 20, Workers: tc.workers},
+				SinkFunc(func(_ *Input, td ptrace.Traces) error {
+					n += td.SpanCount()
+					runtime.GC()
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapAlloc-min(base, ms.HeapAlloc))
+					return nil
+				}))
+			if err != nil || n != 40 {
+				t.Fatalf("read %d spans, %v; want 40", n, err)
+			}
+			if peak > 64<<20 {
+				t.Errorf("live heap grew by %d MiB while reading with a 64 MiB budget", peak>>20)
+			}
+		})
 	}
 }
 
@@ -583,5 +697,38 @@ func symlink(t *testing.T, target, path string) {
 	t.Helper()
 	if err := os.Symlink(target, path); err != nil {
 		t.Skipf("symlink: %v", err)
+	}
+}
+
+// TestCutsAreOneWarningPerInput pins that cutting never floods the
+// warnings: however many spans carry a value past MaxDepth, their input
+// gets one warning, naming the first place and counting every value cut,
+// and every span is read.
+func TestCutsAreOneWarningPerInput(t *testing.T) {
+	const deep = 1000
+	deepProto := request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, nestedAnyValueProto("k", deep))))
+	var lines strings.Builder
+	var records []byte
+	for i := 1; i <= 5; i++ {
+		lines.WriteString(otlpLineWithValue(i, "k", nestedAnyValueJSON(deep, i%2 == 0)))
+		records = append(records, framed(deepProto)...)
+	}
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		first string
+	}{
+		{"json lines", []byte(lines.String()), "-:1 (byte "},
+		{"protobuf records", records, "- (byte "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs, spans, err := readHostile(t, tc.data, ReadOptions{}, false)
+			if err != nil || spans != 5 || inputs[0].Partial || len(inputs[0].Warnings) != 1 {
+				t.Fatalf("%d spans, %v, partial %v, warnings %q; want 5 spans, whole, one warning", spans, err, err == nil && inputs[0].Partial, inputs[0].Warnings)
+			}
+			if w := inputs[0].Warnings[0]; !strings.HasPrefix(w, tc.first) || !strings.HasSuffix(w, "(values cut in this input: 5)") {
+				t.Errorf("warning %q; want the first place (%s…) and 5 values cut", w, tc.first)
+			}
+		})
 	}
 }

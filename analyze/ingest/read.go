@@ -356,13 +356,14 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	if bs, ok := sink.(BatchSink); ok {
 		keep, st.batches = newKeepSet(opts.Keep), bs
 	}
-	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep})
+	share := newInflight(opts.budget().inflightShare())
+	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep, share: share})
 	if err != nil {
 		return err
 	}
 	defer closeFormat()
 
-	if err := runPipeline(ctx, workers, produce, decode, st.consume); err != nil {
+	if err := runPipeline(ctx, workers, produce, decode, st.consume, share); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
@@ -486,6 +487,28 @@ type fileState struct {
 	sink    Sink
 	batches BatchSink  // sink as a BatchSink, when it is one (the projection decoders are on)
 	first   *ReadError // first problem skipped (non-strict)
+	// cuts counts the values cut past MaxDepth (depth.go); cutAt names
+	// the first place, and cutWarning is the index in in.Warnings of the
+	// one warning that says both (valid once cuts > 0).
+	cuts       int
+	cutAt      string
+	cutWarning int
+}
+
+// noteCut counts the values cut from a record in the input's one warning
+// about them, which names the first place: a dump of a million spans each
+// with such a value gets one line, not a million. The span is read, so
+// the input is not partial.
+func (st *fileState) noteCut(c deepCut) {
+	if c.at == nil {
+		return
+	}
+	if st.cuts == 0 {
+		st.cutWarning, st.cutAt = len(st.in.Warnings), c.at.Error()
+		st.in.Warnings = append(st.in.Warnings, "")
+	}
+	st.cuts += max(c.n, 1)
+	st.in.Warnings[st.cutWarning] = fmt.Sprintf("%s: cut there, the rest of the record kept (values cut in this input: %d)", st.cutAt, st.cuts)
 }
 
 // consume takes the results of one input in order: a batch goes to the
@@ -506,6 +529,7 @@ func (st *fileState) consume(r result) error {
 	if r.format != FormatAuto {
 		st.in.Format = r.format
 	}
+	st.noteCut(r.cut)
 	if r.batch != nil { // a projection decoder's batch: only a BatchSink asks for them
 		n := len(r.batch.Spans)
 		if n == 0 {

@@ -1,12 +1,14 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The memory budget. Every reader and the index check it before they take
@@ -77,6 +79,100 @@ func (b budget) recordCap() int64 {
 // larger window (zstd --long) needs a larger budget.
 func (b budget) zstdWindow() int64 {
 	return min(max(int64(b)/8, 8<<20), maxZstdWindow)
+}
+
+// inflightShare is the share of the budget the records in flight may hold
+// between the read and the sink (inflight): a quarter, and at least what
+// one record's decompression may hold (unsizedCharge at the record cap).
+func (b budget) inflightShare() int64 {
+	return max(int64(b)/4, unsizedCharge(b.recordCap()))
+}
+
+// inflight is the share of the memory budget that records hold while they
+// are in flight: what a worker decompresses (charged before it starts,
+// by what the buffer may grow to) and what the decoded record holds until
+// the sink has taken it (charged by what it actually holds). A worker
+// waits for its share, except for the job the sink waits on (serving),
+// which always goes on: it is the only job the sink's progress, and so
+// every release, depends on, so waiting never deadlocks, and the share is
+// passed by at most that one job. Jobs reach the workers in order, so the
+// job served is always with a worker or done.
+type inflight struct {
+	mu      sync.Mutex
+	size    int64
+	used    int64
+	serving uint64        // the job the sink waits on; it and earlier jobs take without waiting
+	changed chan struct{} // closed when used or serving changes; made by the first to wait on it
+	stop    <-chan struct{}
+}
+
+// errReadStopped is what a worker waiting for its share gets once the
+// read stops: the record is not decoded, and nobody is left to see it.
+var errReadStopped = errors.New("the read stopped")
+
+// newInflight returns a share of size bytes. A nil share never waits.
+func newInflight(size int64) *inflight {
+	return &inflight{size: size}
+}
+
+// take charges n bytes for a record of job seq, waiting while the share
+// is used up and the job is not the one served, and returns what it
+// charged, for give: n cut to the share's size, so a record never waits
+// for more than the share holds.
+func (g *inflight) take(seq uint64, n int64) (int64, error) {
+	if g == nil {
+		return 0, nil
+	}
+	n = min(n, g.size)
+	for {
+		g.mu.Lock()
+		if g.used+n <= g.size || seq <= g.serving {
+			g.used += n
+			g.mu.Unlock()
+			return n, nil
+		}
+		if g.changed == nil {
+			g.changed = make(chan struct{})
+		}
+		changed := g.changed
+		g.mu.Unlock()
+		select {
+		case <-changed:
+		case <-g.stop:
+			return 0, errReadStopped
+		}
+	}
+}
+
+// give returns n bytes taken.
+func (g *inflight) give(n int64) {
+	if g == nil || n == 0 {
+		return
+	}
+	g.mu.Lock()
+	g.used -= n
+	g.wake()
+	g.mu.Unlock()
+}
+
+// serve says the sink now waits on job seq.
+func (g *inflight) serve(seq uint64) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.serving = seq
+	g.wake()
+	g.mu.Unlock()
+}
+
+// wake tells the waiting workers, if any, the share changed; g.mu is
+// held.
+func (g *inflight) wake() {
+	if g.changed != nil {
+		close(g.changed)
+		g.changed = nil
+	}
 }
 
 // MemoryBudget is the memory budget in bytes these options give: MaxMemory,

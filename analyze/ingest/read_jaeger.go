@@ -113,19 +113,16 @@ func openJaeger(o openArgs) (producer, func(rec) result, func(), error) {
 // decodeJaegerTrace decodes one element of a Jaeger document's data array.
 func decodeJaegerTrace(path string) func(rec) result {
 	return func(r rec) result {
-		if p := depthProblem(path, 0, r.off, r.data); p != nil {
-			p.Err = r.placed(p.Err)
-			return result{prob: p}
-		}
+		data, cut := r.cutDeep(path)
 		var jt jaegerTrace
-		if err := json.Unmarshal(r.data, &jt); err != nil {
+		if err := json.Unmarshal(data, &jt); err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: r.placed(jaegerJSONError(err))}}
 		}
 		td, err := jaegerToTraces(&jt)
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: r.placed(err)}}
 		}
-		return result{td: td}
+		return result{td: td, cut: cut}
 	}
 }
 

@@ -207,7 +207,7 @@ func (w *docWalker) array(key string, depth int) (found, ok bool) {
 		var raw json.RawMessage
 		if err := w.decode(&raw); err != nil {
 			if isJSONDepthError(err) {
-				if !w.skipDeepElement(depth) {
+				if !w.readDeepElement(depth) {
 					return true, false
 				}
 				continue
@@ -270,18 +270,35 @@ func (w *docWalker) signal(key string) bool {
 // braces (`{"":{` per level), read before the rest, and the comma after
 // the skipped value is consumed by the scan.
 func (w *docWalker) skipValue(depth int) bool {
-	return w.skip(depth, false, w.offset(), io.MultiReader(w.dec.Buffered(), w.cr))
+	_, ok := w.skip(depth, false, w.offset(), io.MultiReader(w.dec.Buffered(), w.cr))
+	return ok
 }
 
-// skipDeepElement reports an array element nested deeper than the
+// readDeepElement reads an array element nested deeper than the
 // decoder's own limit (encoding/json stops at 10000 levels, with an error
-// that names no place) as a record too deep (MaxDepth), then skips it and
-// goes on with the next element: the record is bad, the document is not.
-// The failed Decode consumed nothing: its buffer still starts at the
-// element.
-func (w *docWalker) skipDeepElement(depth int) bool {
+// that names no place) by a scan instead, which does not nest, and emits
+// it as a record like any other: its decoder cuts the values past
+// MaxDepth (depth.go), so its spans are read. An element longer than the
+// value cap is skipped, reported as a record too deep. The failed Decode
+// consumed nothing: its buffer still starts at the element.
+func (w *docWalker) readDeepElement(depth int) bool {
 	start := w.offset()
 	buffered, _ := io.ReadAll(w.dec.Buffered()) // at most the value cap
+	kept := &keepUpTo{limit: int(w.cap) + 64<<10}
+	n, ok := w.skip(depth, true, start, io.TeeReader(io.MultiReader(bytes.NewReader(buffered), w.cr), kept))
+	if !ok {
+		return false
+	}
+	if !kept.over && n <= int64(len(kept.b)) {
+		elem := bytes.TrimLeft(kept.b[:n], " \t\r\n")
+		off := start + n - int64(len(elem))
+		elem = bytes.TrimRight(bytes.TrimRight(elem, " \t\r\n,"), " \t\r\n")
+		if int64(len(elem)) <= w.cap {
+			w.job.recs = append(w.job.recs, rec{data: elem, off: off, array: w.inArray, elem: w.elem})
+			w.jobBytes += len(elem)
+			return true
+		}
+	}
 	e := jsonDepth(buffered)
 	if e == nil { // cannot be: the decoder saw more than 10000 levels
 		e = &depthError{}
@@ -294,7 +311,26 @@ func (w *docWalker) skipDeepElement(depth int) bool {
 		w.stopped = true
 		return false
 	}
-	return w.skip(depth, true, start, io.MultiReader(bytes.NewReader(buffered), w.cr))
+	return true
+}
+
+// keepUpTo keeps what is written to it up to limit bytes; past it, it
+// keeps nothing and says so (over).
+type keepUpTo struct {
+	b     []byte
+	limit int
+	over  bool
+}
+
+func (k *keepUpTo) Write(p []byte) (int, error) {
+	switch {
+	case k.over:
+	case len(k.b)+len(p) > k.limit:
+		k.over, k.b = true, nil
+	default:
+		k.b = append(k.b, p...)
+	}
+	return len(p), nil
 }
 
 // isJSONDepthError reports whether err is encoding/json's nesting limit.
@@ -305,8 +341,10 @@ func isJSONDepthError(err error) bool {
 
 // skip skips the value src starts with, at stream offset start (an object
 // member's value, or with inArray an array element), and replaces the
-// decoder by one positioned after it (see skipValue).
-func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) bool {
+// decoder by one positioned after it (see skipValue). It returns how many
+// bytes of src it took: white space, the value, white space and the comma
+// after it.
+func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) (int64, bool) {
 	w.cr.limit = -1 // the scan holds no value, whatever its length
 	br := bufio.NewReaderSize(src, 64<<10)
 	n, err := skipJSON(br)
@@ -332,7 +370,7 @@ func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) bo
 			err = io.ErrUnexpectedEOF
 		}
 		w.fail(err)
-		return false
+		return n, false
 	}
 	rest, _ := br.Peek(br.Buffered())
 	prime := "{" + strings.Repeat(`"":{`, depth)
@@ -348,10 +386,10 @@ func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) bo
 	for range tokens {
 		if _, err := w.dec.Token(); err != nil {
 			w.fail(err)
-			return false
+			return n, false
 		}
 	}
-	return true
+	return n, true
 }
 
 // skipJSON consumes one JSON value (and the white space before it) from br

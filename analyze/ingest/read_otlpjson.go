@@ -182,10 +182,8 @@ func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 				return result{batch: b}
 			}
 		}
-		if p := depthProblem(path, r.line, r.off, r.data); p != nil {
-			return result{prob: p}
-		}
-		td, err := unmarshalOTLPJSON(r.data)
+		data, cut := r.cutDeep(path)
+		td, err := unmarshalOTLPJSON(data)
 		if err != nil {
 			cause := err
 			if r.last && endsEarly(r.data) {
@@ -197,7 +195,7 @@ func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 			}
 			return result{prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine, Err: cause}}
 		}
-		return result{td: td}
+		return result{td: td, cut: cut}
 	}
 }
 
@@ -246,15 +244,12 @@ func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
 // array.
 func decodeOTLPResourceSpans(path string) func(rec) result {
 	return func(r rec) result {
-		if p := depthProblem(path, 0, r.off, r.data); p != nil {
-			p.Err = r.placed(p.Err)
-			return result{prob: p}
-		}
-		td, err := unmarshalOTLPJSON(wrapResourceSpans(r.data))
+		data, cut := r.cutDeep(path)
+		td, err := unmarshalOTLPJSON(wrapResourceSpans(data))
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: r.placed(err)}}
 		}
-		return result{td: td}
+		return result{td: td, cut: cut}
 	}
 }
 

@@ -54,7 +54,7 @@ func openOTLPProto(o openArgs) (producer, func(rec) result, func(), error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	fr.keep = o.keep
+	fr.keep, fr.share = o.keep, o.share
 	if o.det.framedZstd {
 		o.in.Compression = "zstd"
 	}
@@ -74,6 +74,10 @@ type framedReader struct {
 	// recordCap is the longest record, as stored or decompressed, a
 	// worker may hold: the memory budget's record cap.
 	recordCap int64
+	// share is the budget's share for records in flight: a zstd record
+	// is charged what its decompression may hold before it starts, then
+	// what it decompressed to until the sink has taken it. nil: none.
+	share *inflight
 }
 
 func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int, ratio float64, recordCap int64) (*framedReader, error) {
@@ -269,9 +273,12 @@ func (b *framedJobs) read(s *stream, size int) (data []byte, ok bool, err error)
 }
 
 // heldBeyondBlock is what record data will hold once decoded beyond the
-// block it may sit in: its own size when it is too long for a block, and
-// for a zstd record what it decompresses to (its frame's content size, or
-// the record cap when the frame does not say).
+// block it may sit in, for cutting jobs to a block's worth: its own size
+// when it is too long for a block, and for a zstd record what it
+// decompresses to (its frame's content size, or when the frame does not
+// say, the buffer decompress tries first). It is an estimate for the size
+// of a job; what decompression holds is charged to the share in flight as
+// it is taken.
 func (fr *framedReader) heldBeyondBlock(data []byte) int64 {
 	n := int64(0)
 	if len(data) > blockBytes {
@@ -282,7 +289,7 @@ func (fr *framedReader) heldBeyondBlock(data []byte) int64 {
 		if h.Decode(data) == nil && h.HasFCS {
 			return n + int64(min(h.FrameContentSize, uint64(fr.recordCap)))
 		}
-		return n + fr.recordCap
+		return n + firstTry(len(data), fr.recordCap)
 	}
 	return n
 }
@@ -306,46 +313,51 @@ func readRecord(r io.Reader, size int) ([]byte, error) {
 }
 
 // decode decodes one record: decompressed first when the records are zstd
-// frames, then as JSON when it starts with '{' (or JSON is forced), else as
-// protobuf.
+// frames (what it decompressed to stays charged to the share in flight
+// until the sink has taken it), then as JSON when it starts with '{' (or
+// JSON is forced), else as protobuf.
 func (fr *framedReader) decode(r rec) result {
-	data := r.data
-	if fr.zstd != nil {
-		out, err := fr.decompress(data)
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record",
-				Err: errRecordCap("a decompressed record", fr.recordCap)}}
-		}
-		if err != nil {
-			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record", Err: err}}
-		}
-		in, total := fr.zin.Add(int64(len(data))), fr.zout.Add(int64(len(out)))
-		if fr.ratio >= 0 && float64(total) > fr.ratio*float64(in)+decompressionSlack {
-			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "zstd records within the decompression limit",
-				Err: fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes of records, more than %g times as many "+
-					"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, total, in, fr.ratio)}}
-		}
-		data = out
+	if fr.zstd == nil {
+		return fr.decodeRecord(r, r.data, r.off)
 	}
-	recOff := r.off // where the record's bytes are in the stream; -1: decompressed, not the stream's
-	if fr.zstd != nil {
-		recOff = -1
+	out, held, err := fr.decompress(r.seq, r.data)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		err = errRecordCap("a decompressed record", fr.recordCap)
 	}
+	if err != nil {
+		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record", Err: err}}
+	}
+	in, total := fr.zin.Add(int64(len(r.data))), fr.zout.Add(int64(len(out)))
+	if fr.ratio >= 0 && float64(total) > fr.ratio*float64(in)+decompressionSlack {
+		fr.share.give(held)
+		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "zstd records within the decompression limit",
+			Err: fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes of records, more than %g times as many "+
+				"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, total, in, fr.ratio)}}
+	}
+	res := fr.decodeRecord(r, out, -1) // -1: the bytes are decompressed, not the stream's
+	res.held = held
+	return res
+}
+
+// decodeRecord decodes one record's data (decompressed, or the stream's
+// own bytes from recOff on), as JSON when it starts with '{' in zstd
+// records (or JSON is forced), else as protobuf.
+func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 	if fr.forced == FormatOTLPJSON || fr.forced == FormatAuto && fr.zstd != nil && looksLikeJSON(data) {
 		if fr.keep != nil {
 			if b, ok := decodeFastOTLP(data, fr.keep); ok {
 				return result{batch: b, format: FormatOTLPJSON}
 			}
 		}
-		if p := depthProblem(fr.s.path, 0, recOff, data); p != nil {
-			p.Offset = r.off
-			return result{prob: p}
+		data, at, n := cutJSONRecord(fr.s.path, 0, recOff, data)
+		if at != nil {
+			at.Offset = r.off
 		}
 		td, err := unmarshalOTLPJSON(data)
 		if err != nil {
 			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine, Err: err}}
 		}
-		return result{td: td, format: FormatOTLPJSON}
+		return result{td: td, format: FormatOTLPJSON, cut: deepCut{at: at, n: n}}
 	}
 	if fr.keep != nil {
 		if b, ok := decodeFastProto(data, fr.keep); ok {
@@ -354,51 +366,97 @@ func (fr *framedReader) decode(r rec) result {
 	}
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)
-	if err != nil {
+	var cut deepCut
+	if err != nil && strings.Contains(err.Error(), "exceeded max recursion depth") {
 		// pdata refuses a record past MaxDepth itself, before it
-		// recurses (see MaxDepth); protoDepth then names the place.
-		if strings.Contains(err.Error(), "exceeded max recursion depth") {
-			if e := protoDepth(data); e != nil {
-				return result{prob: protoDepthProblem(fr.s.path, r.off, recOff, e)}
-			}
+		// recurses (see MaxDepth): the values past it are cut, and the
+		// rest of the record read.
+		var cutData []byte
+		cutData, cut.at, cut.n = cutProtoRecord(fr.s.path, r.off, recOff, data)
+		if cut.at != nil {
+			td, err = u.UnmarshalTraces(cutData)
 		}
+	}
+	if err != nil {
 		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}}
 	}
-	return result{td: td, format: FormatOTLPProto}
+	return result{td: td, format: FormatOTLPProto, cut: cut}
 }
 
-// decompress decompresses one zstd record into at most the record cap. A
-// frame that says its size gets a buffer of that size, no more (a frame
-// that holds more than it says stops there); a frame that does not is
-// streamed into a buffer that stops at the cap, its window bounded as a
-// stream's is. Past the cap the error is zstd.ErrDecoderSizeExceeded.
-func (fr *framedReader) decompress(data []byte) ([]byte, error) {
+// decompress decompresses one zstd record of job seq into at most the
+// record cap, and returns what it charged to the share in flight and
+// kept charged: the bytes it decompressed to (on an error, nothing). Past
+// the cap the error is zstd.ErrDecoderSizeExceeded.
+//
+// A frame that says its size gets a buffer of that size, no more (a frame
+// that holds more than it says stops there), charged before it is made.
+// A frame that does not is decoded into a buffer of a guess, and again
+// into one twice as large while it does not fit, up to one of the record
+// cap: the decoder's history is the buffer itself, so the window the
+// frame asks for costs nothing, and a buffer is never materialised past
+// the cap. Each try is charged, before it starts, what it may hold
+// (unsizedCharge: the decoder grows a buffer it overflows once before it
+// stops); only one try's buffer is alive at a time.
+func (fr *framedReader) decompress(seq uint64, data []byte) ([]byte, int64, error) {
 	var h zstd.Header
 	if err := h.Decode(data); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	if h.HasFCS && h.FrameContentSize > uint64(fr.recordCap) {
+		return nil, 0, zstd.ErrDecoderSizeExceeded
+	}
+	size := firstTry(len(data), fr.recordCap)
 	if h.HasFCS {
-		if h.FrameContentSize > uint64(fr.recordCap) {
-			return nil, zstd.ErrDecoderSizeExceeded
+		size = int64(h.FrameContentSize)
+	}
+	for {
+		charge := size
+		if !h.HasFCS {
+			charge = unsizedCharge(size)
 		}
-		return fr.zstd.DecodeAll(data, make([]byte, 0, h.FrameContentSize))
+		took, err := fr.share.take(seq, charge)
+		if err != nil {
+			return nil, 0, err
+		}
+		out, err := fr.zstd.DecodeAll(data, make([]byte, 0, size))
+		if err == nil {
+			held := min(took, int64(len(out)))
+			fr.share.give(took - held)
+			return out, held, nil
+		}
+		fr.share.give(took)
+		if overflowed(err) {
+			err = zstd.ErrDecoderSizeExceeded
+		}
+		if h.HasFCS || err != zstd.ErrDecoderSizeExceeded || size >= fr.recordCap {
+			return nil, 0, err
+		}
+		size = min(2*size, fr.recordCap)
 	}
-	window := uint64(min(max(fr.recordCap, 8<<20), maxZstdWindow)) // as budget.zstdWindow at least
-	zr, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(window), zstd.WithDecoderMaxMemory(window))
-	if err != nil {
-		return nil, err
-	}
-	defer zr.Close()
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(zr, fr.recordCap+1))
-	switch {
-	case err != nil:
-		return nil, err
-	case n > fr.recordCap:
-		return nil, zstd.ErrDecoderSizeExceeded
-	}
-	return buf.Bytes(), nil
 }
+
+// overflowed reports whether err is the zstd decoder's way of saying the
+// buffer it was limited to is too small: zstd.ErrDecoderSizeExceeded
+// between blocks, or, inside a block its assembly decoder cannot fit,
+// the error it gives a block that would outgrow the largest block (the
+// one error the decoder has for no room left; a corrupt block that gives
+// it is then taken as one too large).
+func overflowed(err error) bool {
+	return errors.Is(err, zstd.ErrDecoderSizeExceeded) || strings.HasPrefix(err.Error(), "output bigger than max block size")
+}
+
+// firstTry is the buffer a frame of n bytes that does not say its size is
+// first decoded into: what a record that compressed 16 times takes (real
+// records compress 5 to 20 times), at least 64 KiB, at most the cap.
+func firstTry(n int, limit int64) int64 {
+	return min(max(16*int64(n), 64<<10), limit)
+}
+
+// unsizedCharge is what decoding a frame that does not say its size into
+// a buffer of size bytes may hold: the buffer, and the one the decoder
+// grows it into when the frame overflows it by a block (measured at about
+// 1.25 to 1.5 times the buffer); three times the buffer bounds both.
+func unsizedCharge(size int64) int64 { return 3 * size }
 
 func looksLikeJSON(b []byte) bool {
 	b = bytes.TrimLeft(b, " \t\r\n")

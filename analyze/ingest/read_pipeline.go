@@ -19,6 +19,7 @@ type rec struct {
 	// (0-based) of the array under key array; array is "" elsewhere.
 	array string
 	elem  int
+	seq   uint64 // the job the record is decoded in (runPipeline's count), for its share of the budget in flight
 }
 
 // placed adds a document record's element to the cause of its problem:
@@ -37,6 +38,8 @@ type result struct {
 	batch  *Batch     // a projection decoder's batch instead of td (fastjson.go, fastproto.go)
 	prob   *ReadError // non-nil: nothing was decoded here
 	format Format     // the record's format when it can differ from the input's (zstd records)
+	held   int64      // bytes charged to the share in flight (inflight), given back once consumed
+	cut    deepCut    // values past MaxDepth cut from the record decoded (depth.go)
 }
 
 // job is a batch of records decoded by one worker, or a batch of results the
@@ -46,6 +49,10 @@ type job struct {
 	block *[]byte // the pooled buffer recs point into, if any; recycled once decoded
 	res   []result
 	done  chan struct{}
+	seq   uint64 // the job's place in the input, from 1 (runPipeline's count)
+	// blockHeld is what the block is charged to the share in flight,
+	// given back once the job is decoded and its block recycled.
+	blockHeld int64
 }
 
 func newJob() *job { return &job{done: make(chan struct{})} }
@@ -111,77 +118,124 @@ type producer func(ctx context.Context, emit emitFunc)
 // runPipeline decodes the records produce emits on workers goroutines and
 // hands the results to consume in input order, from the calling goroutine.
 // It returns consume's first error or ctx's error, after every goroutine it
-// started has returned.
-func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error) error {
+// started has returned. share, when not nil, is the budget's share the
+// records in flight hold: the pipeline numbers the jobs, tells share which
+// one consume waits on, and gives back what each result held once consume
+// has taken it. A job's block is charged to share when the job is handed
+// over (the producer waits for room) and given back once it is decoded,
+// so the blocks in flight stay within the share however many workers
+// wait.
+func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error, share *inflight) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-
-	ordered := make(chan *job, 2*workers+1)
-	work := make(chan *job, 2*workers+1)
+	if share != nil {
+		share.stop = ctx.Done()
+	}
+	p := &pipeline{ctx: ctx, ordered: make(chan *job, 2*workers+1), work: make(chan *job, 2*workers+1), share: share}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer close(ordered)
-		defer close(work)
-		produce(ctx, func(j *job) bool {
-			select {
-			case ordered <- j:
-			case <-ctx.Done():
-				return false
-			}
-			if len(j.recs) == 0 {
-				return true
-			}
-			select {
-			case work <- j:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		})
+		defer close(p.ordered)
+		defer close(p.work)
+		produce(ctx, p.emit)
 	}()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range work {
-				if ctx.Err() == nil {
-					j.res = make([]result, len(j.recs))
-					for i, r := range j.recs {
-						j.res[i] = decode(r)
-					}
-				}
-				j.recs = nil
-				putBlock(j.block)
-				j.block = nil
-				close(j.done)
-			}
+			p.decodeJobs(decode)
 		}()
 	}
-
-	var err error
-consumeLoop:
-	for j := range ordered {
-		select {
-		case <-j.done:
-		case <-ctx.Done():
-		}
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		for _, r := range j.res {
-			if err = ctx.Err(); err != nil {
-				break consumeLoop
-			}
-			if err = consume(r); err != nil {
-				break consumeLoop
-			}
-		}
-	}
+	err := p.consumeJobs(consume)
 	// The producer's and workers' sends and decodes watch ctx: after the
 	// cancel they drop what is queued and return.
 	cancel()
 	wg.Wait()
 	return err
+}
+
+// pipeline is one runPipeline's state: its jobs in order (ordered), the
+// jobs the workers take (work), and the count that numbers them.
+type pipeline struct {
+	ctx     context.Context
+	ordered chan *job
+	work    chan *job
+	share   *inflight
+	seq     uint64 // the jobs emitted so far (the producer's own)
+}
+
+// emit is the producer's emitFunc: it numbers the job, charges its block
+// to the share (waiting for room) when workers will decode it, and queues
+// it in order and for the workers.
+func (p *pipeline) emit(j *job) bool {
+	p.seq++
+	j.seq = p.seq
+	if j.block != nil && len(j.recs) > 0 {
+		took, err := p.share.take(j.seq, int64(cap(*j.block)))
+		if err != nil {
+			return false
+		}
+		j.blockHeld = took
+	}
+	select {
+	case p.ordered <- j:
+	case <-p.ctx.Done():
+		return false
+	}
+	if len(j.recs) == 0 {
+		return true
+	}
+	select {
+	case p.work <- j:
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}
+
+// decodeJobs is one worker: it decodes the jobs it takes, recycles their
+// blocks and gives back their blocks' charge.
+func (p *pipeline) decodeJobs(decode func(rec) result) {
+	for j := range p.work {
+		if p.ctx.Err() == nil {
+			j.res = make([]result, len(j.recs))
+			for i, r := range j.recs {
+				r.seq = j.seq
+				j.res[i] = decode(r)
+			}
+		}
+		j.recs = nil
+		putBlock(j.block)
+		p.share.give(j.blockHeld)
+		j.block, j.blockHeld = nil, 0
+		close(j.done)
+	}
+}
+
+// consumeJobs hands the results to consume in order, telling the share
+// which job it waits on and giving back what each result held; it returns
+// consume's first error or the context's.
+func (p *pipeline) consumeJobs(consume func(result) error) error {
+	for j := range p.ordered {
+		p.share.serve(j.seq)
+		select {
+		case <-j.done:
+		case <-p.ctx.Done():
+		}
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		for _, r := range j.res {
+			if err := p.ctx.Err(); err != nil {
+				return err
+			}
+			err := consume(r)
+			p.share.give(r.held)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -29,11 +29,8 @@ func openTempo(o openArgs) (producer, func(rec) result, func(), error) {
 func decodeTempoResourceSpans(path string) func(rec) result {
 	return func(r rec) result {
 		const expected = "a Tempo ResourceSpans JSON object"
-		if p := depthProblem(path, 0, r.off, r.data); p != nil {
-			p.Err = r.placed(p.Err)
-			return result{prob: p}
-		}
-		norm, err := normalizeResourceSpans(r.data)
+		data, cut := r.cutDeep(path)
+		norm, err := normalizeResourceSpans(data)
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(err)}}
 		}
@@ -42,7 +39,7 @@ func decodeTempoResourceSpans(path string) func(rec) result {
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(cleanJSONError(err))}}
 		}
-		return result{td: td}
+		return result{td: td, cut: cut}
 	}
 }
 

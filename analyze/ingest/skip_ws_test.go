@@ -6,11 +6,11 @@ import (
 )
 
 // TestADeepMemberSkippedBeforeWhiteSpaceAndAComma pins the document
-// walker's skip of a value nested past encoding/json's limit when white
-// space comes between the value and the comma before the next member (a
-// pretty-printer's newline, a tab, a carriage return, a space): the skip
-// consumes the white space and the comma, so the next element still reads
-// and the deep one is the only warning.
+// walker's scan of an element nested past encoding/json's limit when white
+// space comes between the element and the comma before the next one (a
+// pretty-printer's newline, a tab, a carriage return, a space): the scan
+// consumes the white space and the comma, the element is read with its
+// deep value cut (the only warning), and the next element still reads.
 func TestADeepMemberSkippedBeforeWhiteSpaceAndAComma(t *testing.T) {
 	const deep = 20_000 // past encoding/json's 10000 levels: the skip path
 	const key = "plugin.mcp.cache_key"
@@ -22,8 +22,8 @@ func TestADeepMemberSkippedBeforeWhiteSpaceAndAComma(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in := inputs[0]; spans != 1 || !in.Partial || len(in.Warnings) != 1 || !strings.Contains(in.Warnings[0], "nested too deep") {
-				t.Fatalf("%d spans, partial %v, warnings %q; want the element after the deep one read and one depth warning", spans, in.Partial, in.Warnings)
+			if in := inputs[0]; spans != 2 || in.Partial || len(in.Warnings) != 1 || !strings.Contains(in.Warnings[0], "nested too deep") {
+				t.Fatalf("%d spans, partial %v, warnings %q; want both elements read and one depth warning", spans, in.Partial, in.Warnings)
 			}
 		})
 	}
