@@ -83,15 +83,16 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 }
 
 // parseDocument parses data as a YAML document and returns its root node,
-// refusing a syntax error (with its line and column), a tree nested past
+// refusing a syntax error (with its line and column), a second document
+// (ErrSeveralDocuments, at its line), a tree nested past
 // maxConfigDepth and an empty file (ErrEmptyConfig), each as ConfigErrors
 // naming path.
 func parseDocument(path string, data []byte) (*yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ConfigErrors{yamlError(path, data, err)}
+	doc, err := decodeOne(path, data)
+	if err != nil {
+		return nil, err
 	}
-	if err := checkConfigDepth(path, &doc); err != nil {
+	if err := checkConfigDepth(path, doc); err != nil {
 		return nil, inFile(path, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || isEmptyNode(doc.Content[0]) {
