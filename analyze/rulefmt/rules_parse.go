@@ -76,6 +76,9 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 	if tolNode != nil {
 		note(parseTolerances(tolNode, &gc.Tolerances))
 	}
+	if len(errs) == 0 {
+		note(checkRegexBudget(gc))
+	}
 	if err := inFile(path, errs.err()); err != nil {
 		return nil, err
 	}

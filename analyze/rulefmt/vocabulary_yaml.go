@@ -272,6 +272,9 @@ func ParseVocabulary(path string, data []byte) (*Vocabulary, error) {
 		return nil, ConfigErrors{{File: path, Line: 1, Column: 1, Msg: "want one vocabulary mapping"}}
 	}
 	v, err := parseVocabulary(doc.Content[0])
+	if err == nil {
+		err = checkRegexBudget(&GateConfig{Vocabulary: v})
+	}
 	if err != nil {
 		return nil, inFile(path, err)
 	}
