@@ -47,3 +47,39 @@ func TestRulesConfigMistakesExitTwoNamingTheFile(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckAgainstABaselineOfAnotherConfigIsIncomplete: a baseline made
+// under a configuration whose reads measure has another name leaves that
+// measure uncompared, so the check is incomplete (exit 3), naming the
+// baseline's measures and the current configuration's; under the same
+// configuration the check passes.
+func TestCheckAgainstABaselineOfAnotherConfigIsIncomplete(t *testing.T) {
+	cfg := filepath.Join("..", "..", "testdata", "rules", "cold-init.yaml")
+	dump := filepath.Join("..", "..", "testdata", "traces", "cold-init-one-read.otlp.jsonl")
+	orig, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(t.TempDir(), "renamed.yaml")
+	if err := os.WriteFile(renamed, []byte(strings.ReplaceAll(string(orig), "org_reads_per_cold_init", "org_reads")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "base.json")
+	if code, _, errOut := runCLI(t, "", "analyze", "--format", "json", "--config", cfg, "-o", base, dump); code != 0 {
+		t.Fatalf("analyze: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		name, config, want string
+		code               int
+	}{
+		{"the same configuration", cfg, "", 0},
+		{"a measure renamed", renamed, `check incomplete: the baseline was made under another configuration: its reads measures are ["org_reads_per_cold_init"], the current configuration's are ["org_reads"]`, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", "check", "--config", tc.config, "--baseline", base, dump)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit %d saying %q", code, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
