@@ -17,8 +17,9 @@ import (
 // whatever the number of rules. Per-regex alone, 24 regexes just under
 // MaxRegexInsts cost 24 times one (over 20 s on 80 span names of 1 KiB).
 // 4000 is four regexes at the single limit, or a hundred ordinary ones of
-// 40 instructions; the built-in vocabularies' regexes (about 60
-// instructions together) fit beside any file under it.
+// 40 instructions; the built-in vocabularies' and rules' regexes, which
+// run beside a file's (148 instructions all together), are held under a
+// sixteenth of it by a test.
 const MaxRegexInstsPerFile = 4000
 
 // ErrRegexBudget is wrapped by the error for a configuration file whose

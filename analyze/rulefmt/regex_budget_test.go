@@ -78,3 +78,23 @@ func TestRegexBudgetIsOneForTheWholeFile(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinRegexesAreSmallBesideTheFileBudget: the built-in
+// vocabularies (all of them, as profile auto matches) and rules run their
+// regexes beside a file's, so they must stay a small part of the file's
+// budget: at most a sixteenth of MaxRegexInstsPerFile.
+func TestBuiltinRegexesAreSmallBesideTheFileBudget(t *testing.T) {
+	gc := &GateConfig{Rules: BuiltinRules(Config{})}
+	n := 0
+	for _, s := range gc.regexSites() {
+		n += s.sel.regexInsts()
+	}
+	for _, v := range BuiltinVocabularies() {
+		for _, s := range v.selectors() {
+			n += s.regexInsts()
+		}
+	}
+	if n == 0 || n > MaxRegexInstsPerFile/16 {
+		t.Errorf("the built-ins' regexes compile to %d instructions, want 1 to %d", n, MaxRegexInstsPerFile/16)
+	}
+}
