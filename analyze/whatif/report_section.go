@@ -68,12 +68,19 @@ const NoAcquires = "No what-if replay: the dump holds no acquire (no pool spans 
 // report (analyze/htmlreport): the dump's acquires (ev, analyze's report
 // events) replayed at the as-recorded settings and at ReportGrid around
 // them, through WriteHTMLSection: over the busiest ReportMaxKeys keys
-// (CollectBusiest), said above the section when keys are left out. The as-recorded row is at the settings
-// every pool scope recorded; where the dump records none, or its scopes
-// disagree (said above the section), at assume, labelled assumed. A dump
-// without an acquire gets a section that says why it has no replay.
+// (CollectBusiest), said above the section when keys are left out. The
+// as-recorded row is at the settings every pool scope recorded; where the
+// dump records none, or its scopes disagree (said above the section), at
+// assume, labelled assumed. A dump without an acquire gets a section that
+// says why it has no replay.
 func WriteReportSection(w io.Writer, ev *analyze.ReportEvents, assume Settings) error {
-	wl, smp := CollectBusiest(ev.EachAcquire, ReportMaxKeys, ReportMaxAcquires)
+	return writeReportSection(w, ev.EachAcquire, assume)
+}
+
+// writeReportSection is WriteReportSection over the acquires each hands
+// out (twice, as CollectBusiest reads them).
+func writeReportSection(w io.Writer, each func(func(*analyze.Acquire)), assume Settings) error {
+	wl, smp := CollectBusiest(each, ReportMaxKeys, ReportMaxAcquires)
 	if wl.Acquires() == 0 {
 		if err := absentTmpl.Execute(w, NoAcquires); err != nil {
 			return fmt.Errorf("whatif: render html: %w", err)
