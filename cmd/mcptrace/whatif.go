@@ -184,7 +184,7 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 
 // replayRows replays w at rec (the as-recorded row) and at every other
 // setting of sets, sorted as the table shows them. A canceled ctx (Ctrl-C)
-// stops the replay within replayPoll acquires: exit 130.
+// stops the replay within a few thousand acquires: exit 130.
 func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, sets []whatif.Settings) ([]whatif.Row, error) {
 	asRec, err := w.ReplayContext(ctx, rec)
 	if err != nil {
