@@ -12,7 +12,8 @@ import (
 // passing the parse). One document, a document marker before it, a
 // trailing empty document and finite values at the edges are accepted.
 func TestConfigMistakesAreErrorsAtTheirPlace(t *testing.T) {
-	const rule = "rules:\n  - id: a\n    select: request\n    expect: {of: count, op: \">=\", than: 0}\n"
+	const head = "rules:\n  - id: a\n    select: request\n"
+	const rule = head + "    expect: {of: count, op: \">=\", than: 0}\n"
 	for _, tc := range []struct {
 		name, doc, want string
 		is              error
@@ -29,6 +30,10 @@ func TestConfigMistakesAreErrorsAtTheirPlace(t *testing.T) {
 		{"latency_ratio .inf", "regressions:\n  latency_ratio: .inf\n", "f.yaml:2:18: latency_ratio must be a finite number, not .inf", nil},
 		{"latency_min_delta_ms .inf", "regressions:\n  latency_min_delta_ms: .inf\n", "f.yaml:2:25: latency_min_delta_ms must be a finite number, not .inf", nil},
 		{"latency_min_delta_ms -.inf", "regressions:\n  latency_min_delta_ms: -.inf\n", "f.yaml:2:25: latency_min_delta_ms must be a finite number, not -.inf", nil},
+		{"than .nan", head + "    expect: {of: count, op: \">=\", than: .nan}\n",
+			"f.yaml:4:41: than must be a finite number, not .nan", nil},
+		{"than -.inf", head + "    expect: {of: count, op: \">=\", than: -.inf}\n",
+			"f.yaml:4:41: than must be a finite number, not -.inf", nil},
 		{"hit_rate_drop 0 and 1 are finite", "regressions: {hit_rate_drop: 0, latency_ratio: 1, latency_min_delta_ms: 0}\n", "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

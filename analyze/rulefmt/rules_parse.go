@@ -513,6 +513,10 @@ func (p *expectationParser) than(v *yaml.Node) error {
 	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 		return nodeErrorf(v, "than must be a number or a measure name")
 	}
+	var yf float64
+	if v.ShortTag() == "!!float" && v.Decode(&yf) == nil && (math.IsNaN(yf) || math.IsInf(yf, 0)) {
+		return nodeErrorf(v, "than must be a finite number, not %s", v.Value) // YAML's .nan, .inf
+	}
 	if f, perr := strconv.ParseFloat(v.Value, 64); perr == nil && v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return nodeErrorf(v, "than must be a finite number")
