@@ -25,8 +25,10 @@ var ErrGridTooLarge = errors.New("settings grid too large")
 // GridList is one settings list of a what-if run: the flag that gave it
 // and how many values it holds.
 type GridList struct {
+	// Flag names the list as the user gave it (--idle-ttl).
 	Flag string
-	Len  int
+	// Len is how many values it holds.
+	Len int
 }
 
 // CheckGrid fails (wrapping ErrGridTooLarge) when the lists' lengths

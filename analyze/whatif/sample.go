@@ -10,8 +10,8 @@ import (
 )
 
 // Bounds of the analysis report's what-if section: it replays the
-// busiest keys only, so a dump of a million keys costs what a thousand
-// do. The grid (ReportGrid) replays the workload some 28 times; at these
+// busiest keys only, so its replays of a dump of a million keys cost what
+// a thousand keys' do (counting the keys stays one pass). The grid (ReportGrid) replays the workload some 28 times; at these
 // bounds that stays a fraction of a second, and the busiest keys are
 // those whose hits the settings move (a key acquired once is a cold miss
 // under any setting).
