@@ -233,6 +233,55 @@ elif wants "$unsized"; then
   reframe "$pre/zstd-records.bin" "$pre/zstd-records-unsized.bin"
   check "$unsized" "0" "" -- "GOMAXPROCS=16 '$bin' analyze --max-memory 256MiB '$pre/zstd-records-unsized.bin'"
 fi
+# Bounded work and config mistakes: a what-if grid past whatif.MaxGrid is
+# refused before the dump is read; Ctrl-C during a long replay exits 130
+# promptly; 24 regexes each under the single limit are over the file's
+# regex budget; a second YAML document is an error at its line; the HTML
+# report of a million cache keys replays the busiest 1,000 in its what-if
+# section and says how many more keys it does not show.
+# keys_dump N writes N acquires, each of its own cache key, one pool scope.
+keys_dump() {
+  awk -v n="$1" 'BEGIN {
+    for (i = 1; i <= n; ) {
+      printf "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"gw\"}},{\"key\":\"service.instance.id\",\"value\":{\"stringValue\":\"gw-1\"}}]},\"scopeSpans\":[{\"scope\":{\"name\":\"github.com/mcptrace/mcptrace/pool\"},\"spans\":["
+      for (k = 0; k < 1000 && i <= n; k++) {
+        if (k > 0) printf ","
+        s = 1777539600 + int(i / 1000000); u = i % 1000000
+        printf "{\"traceId\":\"%032x\",\"spanId\":\"%016x\",\"name\":\"plugin.mcp.connection.acquire\",\"kind\":1,\"startTimeUnixNano\":\"%d%06d000\",\"endTimeUnixNano\":\"%d%06d500\",\"attributes\":[{\"key\":\"plugin.mcp.cache_key\",\"value\":{\"stringValue\":\"key-%d\"}},{\"key\":\"plugin.mcp.cache_hit\",\"value\":{\"boolValue\":false}},{\"key\":\"plugin.mcp.miss_reason\",\"value\":{\"stringValue\":\"cold\"}}]}", i, i, s, u, s, u, i
+        i++
+      }
+      printf "]}]}]}\n"
+    }
+  }'
+}
+check "whatif grid of 300 x 300 x 10 settings refused" "2" "900,000 settings combinations, over the limit of 10,000" -- \
+  "'$gen' -shape executions -n 10 -o '$work/case.jsonl' && '$bin' whatif $m --idle-ttl \$(seq -s, 1 300 | sed 's/,/s,/g')s --idle-per-key \$(seq -s, 1 300) --max-idle \$(seq -s, 1 10) '$work/case.jsonl'"
+if wants "SIGINT during a whatif replay of 78k executions: exit 130 within 1.5 s"; then
+  [[ -f "$pre/executions-78k.jsonl" ]] || "$gen" -shape executions -n 78000 -o "$pre/executions-78k.jsonl"
+fi
+if wants "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB"; then
+  keys_dump 1000000 >"$pre/keys-1m.jsonl"
+fi
+check "SIGINT during a whatif replay of 78k executions: exit 130 within 1.5 s" "130" "interrupted" -- \
+  "{ '$bin' whatif $m --idle-ttl \$(seq -s, 1 100 | sed 's/,/s,/g')s --idle-per-key \$(seq -s, 1 100) '$pre/executions-78k.jsonl' >/dev/null & pid=\$!; sleep 4; kill -INT \$pid 2>/dev/null; t0=\$(date +%s%N); wait \$pid; rc=\$?; t1=\$(date +%s%N); echo \"answered \$(( (t1 - t0) / 1000000 )) ms after SIGINT\" >&2; [ \$(( (t1 - t0) / 1000000 )) -le 1500 ] || exit 99; exit \$rc; }"
+rules24=$work/rules-24.yaml
+{
+  echo "rules:"
+  for i in $(seq 1 24); do
+    printf '  - id: regex-%d\n    scope: trace\n    select: {name_regex: "[a-z.0-9]{0,%d}z"}\n    expect: {of: count, op: ">=", than: 0}\n' "$i" $((470 + i))
+  done
+} >"$rules24"
+check "24 regexes under the single limit, over the file's budget, on 80 span names of 1 KiB" "2" "rules-24.yaml:[0-9]+:[0-9]+: regex budget of the file exceeded: rule \"regex-[0-9]+\"" -- \
+  "'$gen' -shape span-names -n 80 -o '$work/case.jsonl' && '$bin' check $m --config '$rules24' '$work/case.jsonl'"
+twodocs=$work/two-documents.yaml
+printf 'rules:\n  - id: a\n    scope: trace\n    select: request\n    expect: {of: count, op: ">=", than: 0}\n---\nregressions: {hit_rate_drop: 0.5}\n' >"$twodocs"
+check "a config of two YAML documents refused at the second" "2" "two-documents.yaml:6:1: several YAML documents" -- \
+  "'$gen' -shape executions -n 10 -o '$work/case.jsonl' && '$bin' check $m --config '$twodocs' '$work/case.jsonl'"
+# Its peak RSS is analyze's index of every span, which the HTML report
+# holds (about 670 MiB under --max-memory 512MiB, as before the what-if
+# section was bounded); the what-if section adds the per-key counts only.
+CASE_RSS_MB=704 check "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB" "0" "" -- \
+  "'$bin' analyze $m --format html -o '$work/case.html' '$pre/keys-1m.jsonl' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ] && grep -q '999,000 more keys not shown' '$work/case.html'"
 unset CASE_TIME CASE_RSS_MB
 
 if [[ $ran -eq 0 ]]; then

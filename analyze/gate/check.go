@@ -70,6 +70,10 @@ type CheckOptions struct {
 	// damage) pass; by default a partial input makes the verdict at best
 	// incomplete, since the rules did not see the whole run.
 	AllowPartial bool
+	// IncompleteReasons are reasons the caller found that the verdict is
+	// at best incomplete, said with the check's own: a baseline made under
+	// another configuration (MeasuresDiffer).
+	IncompleteReasons []string
 }
 
 // CheckCounts sums the verdicts of a check.
@@ -152,6 +156,11 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 			}
 		}
 		incomplete = true
+	}
+	for _, why := range opts.IncompleteReasons {
+		if why != "" {
+			c.IncompleteReasons = append(c.IncompleteReasons, why)
+		}
 	}
 	incomplete = incomplete || len(c.IncompleteReasons) > 0
 	switch {

@@ -76,6 +76,9 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 	if tolNode != nil {
 		note(parseTolerances(tolNode, &gc.Tolerances))
 	}
+	if len(errs) == 0 {
+		note(checkRegexBudget(gc))
+	}
 	if err := inFile(path, errs.err()); err != nil {
 		return nil, err
 	}
@@ -83,15 +86,16 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 }
 
 // parseDocument parses data as a YAML document and returns its root node,
-// refusing a syntax error (with its line and column), a tree nested past
+// refusing a syntax error (with its line and column), a second document
+// (ErrSeveralDocuments, at its line), a tree nested past
 // maxConfigDepth and an empty file (ErrEmptyConfig), each as ConfigErrors
 // naming path.
 func parseDocument(path string, data []byte) (*yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ConfigErrors{yamlError(path, data, err)}
+	doc, err := decodeOne(path, data)
+	if err != nil {
+		return nil, err
 	}
-	if err := checkConfigDepth(path, &doc); err != nil {
+	if err := checkConfigDepth(path, doc); err != nil {
 		return nil, inFile(path, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 || isEmptyNode(doc.Content[0]) {
@@ -508,6 +512,10 @@ func (p *expectationParser) op(v *yaml.Node) error {
 func (p *expectationParser) than(v *yaml.Node) error {
 	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
 		return nodeErrorf(v, "than must be a number or a measure name")
+	}
+	var yf float64
+	if v.ShortTag() == "!!float" && v.Decode(&yf) == nil && (math.IsNaN(yf) || math.IsInf(yf, 0)) {
+		return nodeErrorf(v, "than must be a finite number, not %s", v.Value) // YAML's .nan, .inf
 	}
 	if f, perr := strconv.ParseFloat(v.Value, 64); perr == nil && v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
 		if math.IsNaN(f) || math.IsInf(f, 0) {

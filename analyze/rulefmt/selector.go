@@ -465,6 +465,11 @@ func scalarRegex(n *yaml.Node, what string) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, nodeErrorf(n, "%s %q is not a valid regular expression: %v", what, s, err)
 	}
+	// Refused where it is written, before any dump is read; the matcher
+	// checks again for selectors built in code.
+	if err := CheckRegexBudget(re, what); err != nil {
+		return nil, &ConfigError{Line: n.Line, Column: n.Column, Msg: err.Error(), Err: ErrRegexTooCostly}
+	}
 	return re, nil
 }
 

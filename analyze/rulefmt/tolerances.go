@@ -63,6 +63,9 @@ func parseTolerances(n *yaml.Node, t *Tolerances) error {
 			if v.Kind != yaml.ScalarNode || v.Decode(&f) != nil {
 				return bad("a number")
 			}
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return bad("a finite number, not " + v.Value)
+			}
 		default:
 			// The tag, not Decode alone: yaml.v3 decodes 0.5 into an int as 0.
 			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&i) != nil || i < 0 {

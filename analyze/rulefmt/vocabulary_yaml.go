@@ -261,17 +261,20 @@ func profileNames() []string {
 // connector's. path names it in errors; every mistake is reported at once,
 // as ConfigErrors, with line and column.
 func ParseVocabulary(path string, data []byte) (*Vocabulary, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, ConfigErrors{yamlError(path, data, err)}
+	doc, err := decodeOne(path, data)
+	if err != nil {
+		return nil, err
 	}
-	if err := checkConfigDepth(path, &doc); err != nil {
+	if err := checkConfigDepth(path, doc); err != nil {
 		return nil, inFile(path, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, ConfigErrors{{File: path, Line: 1, Column: 1, Msg: "want one vocabulary mapping"}}
 	}
 	v, err := parseVocabulary(doc.Content[0])
+	if err == nil {
+		err = checkRegexBudget(&GateConfig{Vocabulary: v})
+	}
 	if err != nil {
 		return nil, inFile(path, err)
 	}

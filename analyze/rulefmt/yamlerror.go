@@ -2,6 +2,8 @@ package rulefmt
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -106,4 +108,36 @@ func yamlFails(data []byte, problem string) bool {
 	var n yaml.Node
 	err := yaml.Unmarshal(data, &n)
 	return err != nil && strings.HasSuffix(err.Error(), problem)
+}
+
+// ErrSeveralDocuments is wrapped by the error for a configuration file
+// holding a second YAML document (after a --- line): a reader of one
+// document would drop the rest silently, and a gate would then pass on
+// rules it never read. An empty document after the first (a trailing
+// ---) drops nothing and is accepted.
+var ErrSeveralDocuments = errors.New("several YAML documents in one configuration file")
+
+// decodeOne parses data as one YAML document and returns it (a zero node
+// for an empty file), refusing a syntax error anywhere in data and a
+// second document that holds anything (ErrSeveralDocuments, placed at the
+// --- line that starts it), each as ConfigErrors naming path.
+func decodeOne(path string, data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, ConfigErrors{yamlError(path, data, err)}
+	}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		switch {
+		case errors.Is(err, io.EOF):
+			return &doc, nil
+		case err != nil:
+			return nil, ConfigErrors{yamlError(path, data, err)}
+		case len(next.Content) > 0 && !isEmptyNode(next.Content[0]):
+			return nil, ConfigErrors{{File: path, Line: next.Line, Column: next.Column, Err: ErrSeveralDocuments,
+				Msg: ErrSeveralDocuments.Error() + ": a second document starts here, and only the first would be read; put everything in one document"}}
+		}
+	}
 }

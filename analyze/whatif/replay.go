@@ -3,6 +3,8 @@ package whatif
 import (
 	"cmp"
 	"container/heap"
+	"context"
+	"fmt"
 	"math"
 	"slices"
 
@@ -68,8 +70,26 @@ type replayer struct {
 	row    Row
 }
 
+// replayPoll is how many acquires a replay runs between two looks at its
+// context: a look costs far less than the acquires between two, and even a
+// slow replay step (a scope's pre-warm ranking its service's keys) leaves
+// a cancellation answered well within a second.
+const replayPoll = 4096
+
 // Replay replays w under set and returns its row.
 func (w *Workload) Replay(set Settings) Row {
+	row, _ := w.ReplayContext(context.Background(), set)
+	return row
+}
+
+// ReplayContext is Replay stopped by ctx: it looks at ctx before the first
+// acquire and every replayPoll acquires after, so a Ctrl-C during a long
+// replay is answered promptly. Stopped, it returns ctx's error (wrapped)
+// and the row so far, whose counts cover only the acquires replayed.
+func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error) {
+	if err := ctx.Err(); err != nil {
+		return Row{Settings: set, MissesByCause: map[string]int{}}, fmt.Errorf("whatif: replay not started: %w", err)
+	}
 	r := &replayer{w: w, set: set, ttl: int64(set.IdleTTL), pairs: make([]pairState, w.pairs),
 		scopes: make([]scopeState, w.scopes), recent: make([]int64, len(w.skKey))}
 	for i := range r.recent {
@@ -77,6 +97,11 @@ func (w *Workload) Replay(set Settings) Row {
 	}
 	r.row = Row{Settings: set, MissesByCause: map[string]int{}}
 	for i := range w.recs {
+		if i > 0 && i%replayPoll == 0 {
+			if err := ctx.Err(); err != nil {
+				return r.row, fmt.Errorf("whatif: replay stopped after %d of %d acquires: %w", i, len(w.recs), err)
+			}
+		}
 		ev := &w.recs[i]
 		r.releaseUntil(ev.start)
 		r.acquire(int32(i), ev)
@@ -85,7 +110,7 @@ func (w *Workload) Replay(set Settings) Row {
 	for s := range r.scopes {
 		r.closeScope(&r.scopes[s])
 	}
-	return r.row
+	return r.row, nil
 }
 
 // releaseUntil ends every lease that ended at or before t: a lease ending

@@ -54,6 +54,9 @@ var absentTmpl = template.Must(template.New("absent").Parse(`<section class="wha
 </section>
 `))
 
+var sampleTmpl = template.Must(template.New("sample").Parse(`<p class="muted" id="whatif-sample">{{.}}</p>
+`))
+
 var noteTmpl = template.Must(template.New("note").Parse(`<p class="muted" id="whatif-note">{{.}}</p>
 `))
 
@@ -64,14 +67,20 @@ const NoAcquires = "No what-if replay: the dump holds no acquire (no pool spans 
 // WriteReportSection writes the what-if section of the analysis's HTML
 // report (analyze/htmlreport): the dump's acquires (ev, analyze's report
 // events) replayed at the as-recorded settings and at ReportGrid around
-// them, through WriteHTMLSection. The as-recorded row is at the settings
-// every pool scope recorded; where the dump records none, or its scopes
-// disagree (said above the section), at assume, labelled assumed. A dump
-// without an acquire gets a section that says why it has no replay.
+// them, through WriteHTMLSection: over the busiest ReportMaxKeys keys
+// (CollectBusiest), said above the section when keys are left out. The
+// as-recorded row is at the settings every pool scope recorded; where the
+// dump records none, or its scopes disagree (said above the section), at
+// assume, labelled assumed. A dump without an acquire gets a section that
+// says why it has no replay.
 func WriteReportSection(w io.Writer, ev *analyze.ReportEvents, assume Settings) error {
-	c := NewCollector()
-	ev.EachAcquire(c.Add)
-	wl := c.Workload()
+	return writeReportSection(w, ev.EachAcquire, assume)
+}
+
+// writeReportSection is WriteReportSection over the acquires each hands
+// out (twice, as CollectBusiest reads them).
+func writeReportSection(w io.Writer, each func(func(*analyze.Acquire)), assume Settings) error {
+	wl, smp := CollectBusiest(each, ReportMaxKeys, ReportMaxAcquires)
 	if wl.Acquires() == 0 {
 		if err := absentTmpl.Execute(w, NoAcquires); err != nil {
 			return fmt.Errorf("whatif: render html: %w", err)
@@ -88,6 +97,11 @@ func WriteReportSection(w io.Writer, ev *analyze.ReportEvents, assume Settings) 
 		}
 	} else {
 		rec.Prewarm = assume.Prewarm // the pool does not record its pre-warm
+	}
+	if note := smp.Note(); note != "" {
+		if err := sampleTmpl.Execute(w, note); err != nil {
+			return fmt.Errorf("whatif: render html: %w", err)
+		}
 	}
 	asRec := wl.Replay(rec)
 	asRec.AsRecorded = true

@@ -226,7 +226,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if base != nil {
 		regs = gate.Regressions(base, rep, s.tol)
 	}
-	check := gate.NewCheckReportWith(rep, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial})
+	check := gate.NewCheckReportWith(rep, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial, IncompleteReasons: []string{gate.MeasuresDiffer(base, rep)}})
 	nothingRecognised(cmd.ErrOrStderr(), rep, check)
 	if check.ExitCode == gate.ExitIncomplete && !rep.Executions.Measurable && sessionRuleIncomplete(results) {
 		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+rep.Executions.WhyNot)

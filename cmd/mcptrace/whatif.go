@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,6 +73,12 @@ It reads dumps as analyze does, with analyze's dump flags (--profile,
 vocabulary: block); its --idle-ttl is the list of TTLs to replay (the read
 attributes the dump's own causes at the recorded TTL).
 
+The settings lists multiply: --idle-ttl, --idle-per-key, --max-idle and
+--prewarm make one row per combination, each a replay of the whole dump. A
+grid of more than ` + gridCap + ` combinations is refused (exit 2) before
+the dump is read: narrow the longest list, or split the run. Ctrl-C stops a
+replay within a fraction of a second (exit 130).
+
 A dump with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
   mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
@@ -103,6 +110,9 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	registerEnums(cmd, whatifFormat, inputFormatEnum, profileEnum)
 	return cmd
 }
+
+// gridCap is whatif.MaxGrid as --help writes it.
+var gridCap = strconv.Itoa(whatif.MaxGrid)
 
 // whatifOwnFlags are the dump flags whatif does not take from analyze:
 // --idle-ttl is its list of TTLs to replay, and --execution-root selects
@@ -165,16 +175,35 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		return &exitError{code: 3, err: errors.New("whatif: the input holds no acquire (no pool spans and no session-bearing calls): nothing to replay")}
 	}
 	rec, assumed := recordedSetting(cmd, w, flagRec)
-	asRec := w.Replay(rec)
+	rows, err := replayRows(cmd.Context(), w, rec, sets)
+	if err != nil {
+		return err
+	}
+	return writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, assumed) })
+}
+
+// replayRows replays w at rec (the as-recorded row) and at every other
+// setting of sets, sorted as the table shows them. A canceled ctx (Ctrl-C)
+// stops the replay within a few thousand acquires: exit 130.
+func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, sets []whatif.Settings) ([]whatif.Row, error) {
+	asRec, err := w.ReplayContext(ctx, rec)
+	if err != nil {
+		return nil, interruptedIn("replay", err)
+	}
 	asRec.AsRecorded = true
 	rows := []whatif.Row{asRec}
 	for _, s := range sets {
-		if s != rec {
-			rows = append(rows, w.Replay(s))
+		if s == rec {
+			continue
 		}
+		row, err := w.ReplayContext(ctx, s)
+		if err != nil {
+			return nil, interruptedIn("replay", err)
+		}
+		rows = append(rows, row)
 	}
 	whatif.Sort(rows)
-	return writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, assumed) })
+	return rows, nil
 }
 
 // whatifWriter returns the writer of --format, after checking before any
@@ -194,8 +223,13 @@ var whatifWriters = map[string]func(io.Writer, []whatif.Row, bool) error{
 	"table": whatif.WriteTable, "json": whatif.WriteJSON, "markdown": whatif.WriteMarkdown, formatHTML: whatif.WriteHTMLPage,
 }
 
-// whatifSets parses every combination of the settings lists.
+// whatifSets parses every combination of the settings lists, refusing
+// (exit 2) a grid past whatif.MaxGrid before building any.
 func whatifSets(f whatifFlags) ([]whatif.Settings, error) {
+	if err := whatif.CheckGrid(whatif.GridList{Flag: "--idle-ttl", Len: len(f.ttls)}, whatif.GridList{Flag: "--idle-per-key", Len: len(f.perKeys)},
+		whatif.GridList{Flag: "--max-idle", Len: len(f.maxIdles)}, whatif.GridList{Flag: "--prewarm", Len: len(f.prewarms)}); err != nil {
+		return nil, usageErrorf("whatif: %v", err)
+	}
 	var sets []whatif.Settings
 	for _, t := range f.ttls {
 		ttl, err := time.ParseDuration(strings.TrimSpace(t))
