@@ -3,7 +3,7 @@ package pool_test
 // FuzzPoolAgainstHostileServer drives the pool, with zero Options and a
 // target carrying a bearer token and a secret header, against a loopback
 // server whose every answer is read from the fuzzer's input
-// (hostile_server_test.go): statuses, redirects to a second, foreign
+// (hostile_fuzz_server_test.go): statuses, redirects to a second, foreign
 // listener, Retry-After values, hostile session ids and content types,
 // JSON-RPC errors with hostile text, wrong ids, truncated, huge and gzip
 // bomb bodies, SSE streams with many notifications, cut or endless, held
@@ -13,13 +13,13 @@ package pool_test
 //   - a tool runs at most once per call: the server counts each tools/call
 //     nonce it answered 2xx, and no nonce may count twice;
 //   - memory stays bounded: the live heap, sampled through the case with
-//     the collector kept tight, never grows past heapBound, and no response
-//     body is read much past the pool's cap (assumedCap plus what socket
-//     buffers hold);
+//     the collector kept tight, never grows past heapBound (6x the cap, 3/4
+//     of the largest body), and no response body is read much past the pool's
+//     cap (assumedCap plus what socket buffers hold);
 //   - no credential and no raw control character reaches the caller or a
 //     span: error texts and every span's name, status and attributes carry
 //     neither secret, no C0 or C1 control, DEL, bidi control nor invalid
-//     UTF-8, and stay under maxShownText; the foreign listener never sees
+//     UTF-8, and stay under fuzzShownBound; the foreign listener never sees
 //     the target's credentials;
 //   - every call returns by its deadline plus callGrace, Close returns, and
 //     no goroutine is left behind.
@@ -66,11 +66,13 @@ const (
 	// closeBound is how long Close may take: the SDK gives each session's
 	// DELETE 5 s.
 	closeBound = 15 * time.Second
-	// heapBound is how far the live heap may grow during a case: a few
-	// capped bodies at once, never the 4x-cap bodies the server sends.
+	// heapBound is how far the live heap may grow during a case: a capped
+	// body and the copies decoding it makes (a JSON-RPC error message just
+	// under the cap is held about four times over: body, string, two
+	// wrapped errors), never an 8x-cap body read whole.
 	heapBound = 6 * assumedCap
-	// maxShownText bounds an error's text and each span string.
-	maxShownText = 4 << 10
+	// fuzzShownBound bounds an error's text and each span string.
+	fuzzShownBound = 4 << 10
 )
 
 // program is a decoded input: how many calls the case makes, each call's
@@ -173,14 +175,15 @@ var hostileSeeds = []struct {
 	// Huge bodies: under the cap, just over it, a few times it.
 	{"huge_valid_json_just_under_cap", seedProgram{calls: 1, call: []step{{op: opHuge, p1: 2, p2: 0}}}},
 	{"huge_valid_json_one_byte_over_cap", seedProgram{calls: 1, call: []step{{op: opHuge, p1: 3, p2: 0, p3: 1}}}},
-	{"huge_valid_json_4x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 0}}}},
-	{"huge_junk_4x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 1, p3: 1}}}},
+	{"huge_valid_json_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 0}}}},
+	{"huge_junk_8x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 1, p3: 1}}}},
+	{"huge_error_message_just_under_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 2, p2: 2}}}},
 	{"huge_error_message_2x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 4, p2: 2}}}},
-	{"huge_single_sse_event_4x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 3}}}},
-	{"huge_500_error_body_4x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 4, p3: 5}}}},
-	{"huge_400_error_body_4x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 4, p3: 0}}}},
-	{"gzip_bomb_json_4x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb}}}},
-	{"gzip_bomb_sse_4x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p2: 1}}}},
+	{"huge_single_sse_event_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 3}}}},
+	{"huge_500_error_body_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 4, p3: 5}}}},
+	{"huge_400_error_body_8x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 4, p3: 0}}}},
+	{"gzip_bomb_json_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p1: 1}}}},
+	{"gzip_bomb_sse_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p1: 1, p2: 1}}}},
 	// SSE streams: many notifications, cut and resumed, endless.
 	{"sse_2000_notifications_then_result", seedProgram{calls: 1, deadline: 7, call: []step{{op: opNotifications, p1: 250, p2: 0, p3: 1}}}},
 	{"sse_notifications_hostile_text", seedProgram{calls: 1, call: []step{{op: opNotifications, p1: 2, p2: 2, p3: 2}, {op: opNotifications, p1: 1, p2: 0, p3: 6}}}},
@@ -244,7 +247,7 @@ func FuzzPoolAgainstHostileServer(f *testing.F) {
 type hostileCase struct {
 	prog    *program
 	secrets fuzzSecrets
-	srv     *hostileServer
+	srv     *scriptedServer
 	rec     *telemetry.Recorder
 	errs    []error // each call's, in order
 	grew    uint64  // how far the live heap grew
@@ -265,7 +268,7 @@ func runHostileCase(t *testing.T, prog *program) {
 func runCase(t *testing.T, prog *program) *hostileCase {
 	c := &hostileCase{prog: prog, secrets: fuzzSecrets{bearer: "fzBearer" + randomHex(), header: "fzHeader" + randomHex()}}
 	heap := startHeapWatch()
-	c.srv = newHostileServer(prog, c.secrets)
+	c.srv = newScriptedServer(prog, c.secrets)
 	c.rec = telemetry.NewRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(c.rec))
 	p, err := pool.New(pool.Options{TracerProvider: tp})
@@ -379,7 +382,7 @@ func returnsWithin(d time.Duration, fn func()) bool {
 }
 
 // checkRuns: no tools/call nonce was answered 2xx twice.
-func checkRuns(t *testing.T, srv *hostileServer) {
+func checkRuns(t *testing.T, srv *scriptedServer) {
 	t.Helper()
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -394,7 +397,7 @@ func checkRuns(t *testing.T, srv *hostileServer) {
 }
 
 // checkMemory: the heap stayed bounded and no body was read past the cap.
-func checkMemory(t *testing.T, srv *hostileServer, grew uint64) {
+func checkMemory(t *testing.T, srv *scriptedServer, grew uint64) {
 	t.Helper()
 	if grew > heapBound {
 		t.Errorf("the live heap grew by %d MiB during the case, over the bound of %d MiB: a response body was not capped", grew/mib, heapBound/mib)
@@ -425,8 +428,8 @@ func checkError(t *testing.T, where string, err error, secrets fuzzSecrets) {
 // no control character, valid UTF-8, bounded.
 func checkShown(t *testing.T, where, s string, secrets fuzzSecrets) {
 	t.Helper()
-	if len(s) > maxShownText {
-		t.Errorf("%s is %d bytes, over %d: server text must be bounded (starts %q)", where, len(s), maxShownText, s[:200])
+	if len(s) > fuzzShownBound {
+		t.Errorf("%s is %d bytes, over %d: server text must be bounded (starts %q)", where, len(s), fuzzShownBound, s[:200])
 	}
 	for _, sec := range []string{secrets.bearer, secrets.header} {
 		if strings.Contains(s, sec) {
@@ -488,9 +491,11 @@ func checkAttrs(t *testing.T, where string, attrs []attribute.KeyValue, secrets 
 	}
 }
 
-// heapWatch samples the heap through a case with the collector kept
-// tight (GOGC 10), so that what it sees is close to the live heap and a
-// body read whole shows, whenever the collector runs.
+// heapWatch samples the live heap through a case: the heap the collector
+// marked live, which a body read whole stays in while it is decoded, and
+// dead objects do not (a body capped as it is read leaves garbage behind,
+// not a live buffer). The collector is kept tight (GOGC 10) meanwhile, so
+// it runs often and a large buffer cannot live between two of its cycles.
 type heapWatch struct {
 	base, peak uint64
 	gcPercent  int
@@ -498,7 +503,7 @@ type heapWatch struct {
 	wg         sync.WaitGroup
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
+const heapMetric = "/gc/heap/live:bytes"
 
 func heapNow() uint64 {
 	s := []metrics.Sample{{Name: heapMetric}}
@@ -508,7 +513,7 @@ func heapNow() uint64 {
 
 func startHeapWatch() *heapWatch {
 	h := &heapWatch{gcPercent: debug.SetGCPercent(10), done: make(chan struct{})}
-	runtime.GC() // the base is the live heap, not the last case's garbage
+	runtime.GC() // the base is this moment's live heap
 	h.base = heapNow()
 	h.wg.Add(1)
 	go func() {
@@ -527,7 +532,8 @@ func startHeapWatch() *heapWatch {
 	return h
 }
 
-// stop ends the sampling and returns how far the heap grew past its base.
+// stop ends the sampling and returns how far the live heap grew past its
+// base.
 func (h *heapWatch) stop() uint64 {
 	close(h.done)
 	h.wg.Wait()

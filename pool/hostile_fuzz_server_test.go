@@ -78,14 +78,14 @@ const mib = 1 << 20
 // assumes: the pool must refuse a body past it (16 MiB or less).
 const assumedCap = 16 * mib
 
-// sizeTable is the body sizes of opHuge and opGzipBomb: small, just under
-// and over the assumed cap, and a few times it.
-var sizeTable = []int64{64 << 10, mib, assumedCap - 4096, assumedCap + 1, 2 * assumedCap, 4 * assumedCap}
+// sizeTable is the body sizes of opHuge: small, just under and over the
+// assumed cap, and twice and 8 times it.
+var sizeTable = []int64{64 << 10, mib, assumedCap - 4096, assumedCap + 1, 2 * assumedCap, 8 * assumedCap}
 
-// hostileServer is the scripted server and a second, foreign listener that
+// scriptedServer is the scripted server and a second, foreign listener that
 // the main one's redirects may point at: any credential the foreign one
 // sees was carried across origins.
-type hostileServer struct {
+type scriptedServer struct {
 	main, foreign *httptest.Server
 	secrets       fuzzSecrets
 	stop          chan struct{} // closed before the listeners close: ends every held answer
@@ -110,15 +110,15 @@ type fuzzSecrets struct {
 // TargetConfig.SecretHeaders (its name alone does not look secret).
 const secretHeaderName = "X-Tenant-Pass"
 
-func newHostileServer(prog *program, secrets fuzzSecrets) *hostileServer {
-	s := &hostileServer{prog: prog, secrets: secrets, runs: map[string]int{}, lastCall: map[string]rpcIn{}, stop: make(chan struct{})}
+func newScriptedServer(prog *program, secrets fuzzSecrets) *scriptedServer {
+	s := &scriptedServer{prog: prog, secrets: secrets, runs: map[string]int{}, lastCall: map[string]rpcIn{}, stop: make(chan struct{})}
 	s.main = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, false) }))
 	s.foreign = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, true) }))
 	return s
 }
 
 // close ends every held answer, then both listeners.
-func (s *hostileServer) close() {
+func (s *scriptedServer) close() {
 	close(s.stop)
 	s.main.CloseClientConnections()
 	s.foreign.CloseClientConnections()
@@ -147,7 +147,7 @@ type request struct {
 	foreign bool
 }
 
-func (s *hostileServer) serve(w http.ResponseWriter, r *http.Request, foreign bool) {
+func (s *scriptedServer) serve(w http.ResponseWriter, r *http.Request, foreign bool) {
 	req := request{r: r, foreign: foreign}
 	if foreign {
 		s.noteForeign(r)
@@ -190,7 +190,7 @@ func (s *hostileServer) serve(w http.ResponseWriter, r *http.Request, foreign bo
 
 // noteForeign records the credentials a request to the foreign listener
 // carried: they were sent to an origin they do not belong to.
-func (s *hostileServer) noteForeign(r *http.Request) {
+func (s *scriptedServer) noteForeign(r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v := r.Header.Get("Authorization"); v != "" {
@@ -212,7 +212,7 @@ func (st step) delay() time.Duration {
 }
 
 // next decodes the next step of a class's stream.
-func (s *hostileServer) next(class int) step {
+func (s *scriptedServer) next(class int) step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.prog.streams[class]
@@ -220,7 +220,7 @@ func (s *hostileServer) next(class int) step {
 }
 
 // ran counts a tools/call answered 2xx: the tool ran (or began to).
-func (s *hostileServer) ran(req request, status int) {
+func (s *scriptedServer) ran(req request, status int) {
 	if req.class != classCall || status < 200 || status > 299 {
 		return
 	}
@@ -231,7 +231,7 @@ func (s *hostileServer) ran(req request, status int) {
 
 // accepted records a huge body the client read more of than a capped
 // client can: the cap plus what loopback socket buffers hold.
-func (s *hostileServer) accepted(n, size int64) {
+func (s *scriptedServer) accepted(n, size int64) {
 	if n <= assumedCap+acceptSlack {
 		return
 	}
@@ -244,7 +244,7 @@ func (s *hostileServer) accepted(n, size int64) {
 // stopped reading: loopback TCP buffers grow to a few MiB each way.
 const acceptSlack = 16 * mib
 
-func (s *hostileServer) newSessionID() string {
+func (s *scriptedServer) newSessionID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sessions++
@@ -252,36 +252,36 @@ func (s *hostileServer) newSessionID() string {
 }
 
 // answer writes st's answer to req.
-func (s *hostileServer) answer(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) answer(w http.ResponseWriter, req request, st step) {
 	opAnswers[st.op%nOps](s, w, req, st)
 }
 
 // opAnswers is each op's answer, by op.
-var opAnswers = [nOps]func(*hostileServer, http.ResponseWriter, request, step){
-	opNormal:        func(s *hostileServer, w http.ResponseWriter, req request, _ step) { s.normal(w, req, nil) },
-	opNormalSSE:     (*hostileServer).normalSSE,
-	opStatus:        (*hostileServer).status,
-	opRPCError:      (*hostileServer).rpcError,
-	opWrongID:       (*hostileServer).wrongID,
-	opTruncated:     (*hostileServer).truncated,
-	opHuge:          (*hostileServer).huge,
-	opNotifications: (*hostileServer).notifications,
-	opEndless:       (*hostileServer).endless,
-	opSSECut:        (*hostileServer).sseCut,
-	opGzipBomb:      (*hostileServer).gzipBomb,
-	opSession: func(s *hostileServer, w http.ResponseWriter, req request, st step) {
+var opAnswers = [nOps]func(*scriptedServer, http.ResponseWriter, request, step){
+	opNormal:        func(s *scriptedServer, w http.ResponseWriter, req request, _ step) { s.normal(w, req, nil) },
+	opNormalSSE:     (*scriptedServer).normalSSE,
+	opStatus:        (*scriptedServer).status,
+	opRPCError:      (*scriptedServer).rpcError,
+	opWrongID:       (*scriptedServer).wrongID,
+	opTruncated:     (*scriptedServer).truncated,
+	opHuge:          (*scriptedServer).huge,
+	opNotifications: (*scriptedServer).notifications,
+	opEndless:       (*scriptedServer).endless,
+	opSSECut:        (*scriptedServer).sseCut,
+	opGzipBomb:      (*scriptedServer).gzipBomb,
+	opSession: func(s *scriptedServer, w http.ResponseWriter, req request, st step) {
 		w.Header().Set("Mcp-Session-Id", s.hostileText(st.p1, st.p2))
 		s.normal(w, req, nil)
 	},
-	opContentType: (*hostileServer).contentType,
-	opHeaders:     (*hostileServer).headers,
-	opEcho:        (*hostileServer).echo,
-	opHang:        (*hostileServer).hang,
+	opContentType: (*scriptedServer).contentType,
+	opHeaders:     (*scriptedServer).headers,
+	opEcho:        (*scriptedServer).echo,
+	opHang:        (*scriptedServer).hang,
 }
 
 // normalResult returns the well-behaved result of req's method and the
 // HTTP status to answer with; a nil result means no JSON-RPC body.
-func (s *hostileServer) normalResult(w http.ResponseWriter, req request) (any, int) {
+func (s *scriptedServer) normalResult(w http.ResponseWriter, req request) (any, int) {
 	switch {
 	case req.r.Method == http.MethodDelete:
 		return nil, http.StatusOK
@@ -305,7 +305,7 @@ func (s *hostileServer) normalResult(w http.ResponseWriter, req request) (any, i
 			"serverInfo":      map[string]any{"name": "hostile", "version": "1"},
 		}, http.StatusOK
 	case "tools/call":
-		return toolResult(req.msg.Params.Arguments.Nonce), http.StatusOK
+		return scriptedToolResult(req.msg.Params.Arguments.Nonce), http.StatusOK
 	case "ping":
 		return map[string]any{}, http.StatusOK
 	}
@@ -350,7 +350,7 @@ func message(id json.RawMessage, result any) []byte {
 
 // normal writes the well-behaved answer as JSON; override, when set,
 // replaces the result.
-func (s *hostileServer) normal(w http.ResponseWriter, req request, override any) {
+func (s *scriptedServer) normal(w http.ResponseWriter, req request, override any) {
 	if s.resume(w, req) {
 		return
 	}
@@ -370,7 +370,7 @@ func (s *hostileServer) normal(w http.ResponseWriter, req request, override any)
 
 // resume answers a GET with Last-Event-ID as a server that keeps its
 // streams does: the rest of the session's last call's stream, its result.
-func (s *hostileServer) resume(w http.ResponseWriter, req request) bool {
+func (s *scriptedServer) resume(w http.ResponseWriter, req request) bool {
 	if req.r.Method != http.MethodGet || req.r.Header.Get("Last-Event-ID") == "" {
 		return false
 	}
@@ -382,17 +382,17 @@ func (s *hostileServer) resume(w http.ResponseWriter, req request) bool {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	writeEvent(w, "r1", message(call.ID, toolResult(call.Params.Arguments.Nonce)))
+	writeEvent(w, "r1", message(call.ID, scriptedToolResult(call.Params.Arguments.Nonce)))
 	return true
 }
 
-// toolResult is the well-behaved tools/call result.
-func toolResult(nonce string) any {
+// scriptedToolResult is the well-behaved tools/call result.
+func scriptedToolResult(nonce string) any {
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": "ran " + nonce}}}
 }
 
 // sseHeader starts an SSE answer.
-func (s *hostileServer) sseHeader(w http.ResponseWriter, req request) {
+func (s *scriptedServer) sseHeader(w http.ResponseWriter, req request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	s.ran(req, http.StatusOK)
@@ -415,7 +415,7 @@ func writeEvent(w http.ResponseWriter, id string, data []byte) bool {
 	return true
 }
 
-func (s *hostileServer) normalSSE(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) normalSSE(w http.ResponseWriter, req request, st step) {
 	result, status := s.normalResult(w, req)
 	if result == nil || status != http.StatusOK {
 		s.normal(w, req, nil)
@@ -433,7 +433,7 @@ func (s *hostileServer) normalSSE(w http.ResponseWriter, req request, st step) {
 	writeEvent(w, id, message(req.msg.ID, result))
 }
 
-func (s *hostileServer) status(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) status(w http.ResponseWriter, req request, st step) {
 	code := statusTable[int(st.p1)%len(statusTable)]
 	if ra := retryAfterTable[int(st.p2)%len(retryAfterTable)]; ra != "" {
 		w.Header().Set("Retry-After", ra)
@@ -461,7 +461,7 @@ func (s *hostileServer) status(w http.ResponseWriter, req request, st step) {
 	}
 }
 
-func (s *hostileServer) rpcError(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) rpcError(w http.ResponseWriter, req request, st step) {
 	text := s.hostileText(st.p1, st.p2)
 	switch st.p3 % 3 {
 	case 0:
@@ -474,7 +474,7 @@ func (s *hostileServer) rpcError(w http.ResponseWriter, req request, st step) {
 	}
 }
 
-func (s *hostileServer) wrongID(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) wrongID(w http.ResponseWriter, req request, st step) {
 	result, status := s.normalResult(w, req)
 	if result == nil {
 		s.normal(w, req, nil)
@@ -498,7 +498,7 @@ func (s *hostileServer) wrongID(w http.ResponseWriter, req request, st step) {
 	}
 }
 
-func (s *hostileServer) truncated(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) truncated(w http.ResponseWriter, req request, st step) {
 	result, status := s.normalResult(w, req)
 	if result == nil {
 		s.normal(w, req, nil)
@@ -524,24 +524,38 @@ func (s *hostileServer) truncated(w http.ResponseWriter, req request, st step) {
 }
 
 // filler is a reader of n repeating bytes: a huge body streamed from one
-// small buffer, never allocated whole.
+// 32 KiB block, never allocated whole, and copied in blocks (a byte loop
+// would cost seconds per body under the race detector).
 type filler struct {
-	b byte
-	n int64
+	block []byte
+	n     int64
+}
+
+func newFiller(b byte, n int64) *filler {
+	return &filler{block: bytes.Repeat([]byte{b}, 32<<10), n: n}
 }
 
 func (f *filler) Read(p []byte) (int, error) {
 	if f.n <= 0 {
 		return 0, io.EOF
 	}
-	if int64(len(p)) > f.n {
-		p = p[:f.n]
+	k := copy(p[:min(int64(len(p)), f.n)], f.block)
+	f.n -= int64(k)
+	return k, nil
+}
+
+// WriteTo writes the rest in blocks; io.Copy takes this path.
+func (f *filler) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for f.n > 0 {
+		k, err := w.Write(f.block[:min(int64(len(f.block)), f.n)])
+		total += int64(k)
+		f.n -= int64(k)
+		if err != nil {
+			return total, err
+		}
 	}
-	for i := range p {
-		p[i] = f.b
-	}
-	f.n -= int64(len(p))
-	return len(p), nil
+	return total, nil
 }
 
 // countingWriter counts the bytes the client accepted.
@@ -556,7 +570,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *hostileServer) huge(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) huge(w http.ResponseWriter, req request, st step) {
 	size := sizeTable[int(st.p1)%len(sizeTable)]
 	result, status := s.normalResult(w, req)
 	if result == nil {
@@ -589,13 +603,13 @@ func (s *hostileServer) huge(w http.ResponseWriter, req request, st step) {
 	s.ran(req, status)
 	cw := &countingWriter{w: w}
 	_, _ = cw.Write(head)
-	if _, err := io.Copy(cw, &filler{b: fill, n: size}); err == nil {
+	if _, err := io.Copy(cw, newFiller(fill, size)); err == nil {
 		_, _ = cw.Write(tail)
 	}
 	s.accepted(cw.n, size)
 }
 
-func (s *hostileServer) notifications(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) notifications(w http.ResponseWriter, req request, st step) {
 	result, status := s.normalResult(w, req)
 	if result == nil || status != http.StatusOK {
 		s.normal(w, req, nil)
@@ -629,7 +643,7 @@ func (s *hostileServer) notifications(w http.ResponseWriter, req request, st ste
 
 // endless streams events until the client goes away or the case ends; one
 // event a millisecond keeps it cheap.
-func (s *hostileServer) endless(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) endless(w http.ResponseWriter, req request, st step) {
 	s.sseHeader(w, req)
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -659,7 +673,7 @@ func (s *hostileServer) endless(w http.ResponseWriter, req request, st step) {
 
 // sseCut primes an SSE stream with event ids and ends it before the
 // result, so the client resumes with a GET (answered by the GET stream).
-func (s *hostileServer) sseCut(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) sseCut(w http.ResponseWriter, req request, st step) {
 	s.sseHeader(w, req)
 	_, _ = io.WriteString(w, "retry: "+strconv.Itoa(int(st.p1)%50)+"\n")
 	writeEvent(w, "c"+strconv.Itoa(int(st.p2)), nil)
@@ -675,7 +689,7 @@ func (s *hostileServer) sseCut(w http.ResponseWriter, req request, st step) {
 var bombMember = sync.OnceValue(func() []byte {
 	var b bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	_, _ = io.Copy(zw, &filler{b: ' ', n: mib})
+	_, _ = io.Copy(zw, newFiller(' ', mib))
 	_ = zw.Close()
 	return b.Bytes()
 })
@@ -683,7 +697,7 @@ var bombMember = sync.OnceValue(func() []byte {
 // gzipBomb answers with Content-Encoding gzip: 4 or 8 times the cap of
 // whitespace, then the well-behaved message, which net/http inflates for
 // the client because it asked for gzip.
-func (s *hostileServer) gzipBomb(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) gzipBomb(w http.ResponseWriter, req request, st step) {
 	result, status := s.normalResult(w, req)
 	if result == nil {
 		result, status = map[string]any{}, http.StatusOK
@@ -711,7 +725,7 @@ func (s *hostileServer) gzipBomb(w http.ResponseWriter, req request, st step) {
 // contentTypes are opContentType's headers.
 var contentTypes = []string{"", "text/plain", "application/json; charset=utf-8", "text/event-stream", "application/json\x01", "text/html\u202e", "multipart/mixed; boundary=x", strings.Repeat("a/b;", 2000)}
 
-func (s *hostileServer) contentType(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) contentType(w http.ResponseWriter, req request, st step) {
 	result, status := s.normalResult(w, req)
 	if result == nil {
 		s.normal(w, req, nil)
@@ -727,7 +741,7 @@ func (s *hostileServer) contentType(w http.ResponseWriter, req request, st step)
 	_, _ = w.Write(message(req.msg.ID, result))
 }
 
-func (s *hostileServer) headers(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) headers(w http.ResponseWriter, req request, st step) {
 	switch st.p1 % 3 {
 	case 0: // one header past net/http's 1 MiB response header limit
 		w.Header().Set("X-Huge", strings.Repeat("h", mib+int(st.p2)))
@@ -744,7 +758,7 @@ func (s *hostileServer) headers(w http.ResponseWriter, req request, st step) {
 
 // echo sends the request's credentials back where the client may quote
 // them: the session id, an error message, an error body, a notification.
-func (s *hostileServer) echo(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) echo(w http.ResponseWriter, req request, st step) {
 	creds := []string{req.r.Header.Get("Authorization"), req.r.Header.Get(secretHeaderName), s.secrets.bearer, s.secrets.header}
 	cred := creds[int(st.p2)%len(creds)]
 	switch st.p1 % 5 {
@@ -770,7 +784,7 @@ func (s *hostileServer) echo(w http.ResponseWriter, req request, st step) {
 
 // hang holds the answer until the client gives up or the case ends, or cuts
 // the connection.
-func (s *hostileServer) hang(w http.ResponseWriter, req request, st step) {
+func (s *scriptedServer) hang(w http.ResponseWriter, req request, st step) {
 	switch st.p1 % 3 {
 	case 0: // nothing at all
 	case 1: // headers, then nothing
@@ -796,7 +810,7 @@ func (s *hostileServer) hang(w http.ResponseWriter, req request, st step) {
 
 // hostileTexts are the families of server text: control bytes, C1, bidi
 // overrides, invalid UTF-8, DEL, ANSI escapes, and the credentials.
-func (s *hostileServer) hostileText(family, size byte) string {
+func (s *scriptedServer) hostileText(family, size byte) string {
 	texts := []string{
 		"nul\x00bell\x07esc\x1b[31mred\r\nInjected: header",
 		"c1 \u0085 next line \u009b csi",
