@@ -22,7 +22,7 @@ package pool_test
 //     UTF-8, and stay under fuzzShownBound; the foreign listener never sees
 //     the target's credentials;
 //   - every call returns by its deadline plus callGrace, Close returns, and
-//     no goroutine is left behind.
+//     no goroutine started by the case still runs seconds after it.
 //
 // Plain `go test ./pool` replays the seeds below (one per family of
 // hostility). A long run of this target alone:
@@ -259,7 +259,22 @@ func runHostileCase(t *testing.T, prog *program) {
 	leaks := goleak.IgnoreCurrent()
 	c := runCase(t, prog)
 	checkCase(t, c)
-	goleak.VerifyNone(t, leaks)
+	verifyNoLeak(t, leaks)
+}
+
+// verifyNoLeak fails t if a goroutine started during the case is still
+// there after ten rounds of goleak's own waiting (about 0.45 s each): the
+// SDK's reader of a capped body may still be decoding what it read when
+// Close returns, which ends, where a leak does not.
+func verifyNoLeak(t *testing.T, leaks goleak.Option) {
+	t.Helper()
+	var err error
+	for range 10 {
+		if err = goleak.Find(leaks); err == nil {
+			return
+		}
+	}
+	t.Error(err)
 }
 
 // runCase makes the program's calls through a fresh pool (zero Options,
@@ -324,7 +339,7 @@ func TestHostileServerWellBehavedProgramIsServedAndScanned(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	c := runCase(t, decodeProgram([]byte{2}))
 	checkCase(t, c)
-	goleak.VerifyNone(t, leaks)
+	verifyNoLeak(t, leaks)
 	if len(c.errs) != 3 {
 		t.Fatalf("%d calls made, want 3", len(c.errs))
 	}
