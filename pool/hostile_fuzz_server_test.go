@@ -79,8 +79,9 @@ const mib = 1 << 20
 const assumedCap = 16 * mib
 
 // sizeTable is the body sizes of opHuge: small, just under and over the
-// assumed cap, and twice and 8 times it.
-var sizeTable = []int64{64 << 10, mib, assumedCap - 4096, assumedCap + 1, 2 * assumedCap, 8 * assumedCap}
+// assumed cap, twice it, and 16 times it (what a body read whole, with no
+// cap, cannot hide from the heap and byte-count checks).
+var sizeTable = []int64{64 << 10, mib, assumedCap - 4096, assumedCap + 1, 2 * assumedCap, 16 * assumedCap}
 
 // scriptedServer is the scripted server and a second, foreign listener that
 // the main one's redirects may point at: any credential the foreign one
@@ -240,9 +241,11 @@ func (s *scriptedServer) accepted(n, size int64) {
 	s.mu.Unlock()
 }
 
-// acceptSlack is what socket buffers and net/http hold of a body the client
-// stopped reading: loopback TCP buffers grow to a few MiB each way.
-const acceptSlack = 16 * mib
+// acceptSlack is what socket buffers and net/http may hold of a body the
+// client stopped reading: Linux grows a loopback receive buffer up to
+// net.ipv4.tcp_rmem's maximum (32 MiB on some machines), the send buffer
+// up to 4 MiB.
+const acceptSlack = 40 * mib
 
 func (s *scriptedServer) newSessionID() string {
 	s.mu.Lock()
@@ -694,7 +697,7 @@ var bombMember = sync.OnceValue(func() []byte {
 	return b.Bytes()
 })
 
-// gzipBomb answers with Content-Encoding gzip: 4 or 8 times the cap of
+// gzipBomb answers with Content-Encoding gzip: 8 or 16 times the cap of
 // whitespace, then the well-behaved message, which net/http inflates for
 // the client because it asked for gzip.
 func (s *scriptedServer) gzipBomb(w http.ResponseWriter, req request, st step) {
@@ -706,20 +709,30 @@ func (s *scriptedServer) gzipBomb(w http.ResponseWriter, req request, st step) {
 	w.Header().Set("Content-Type", []string{"application/json", "text/event-stream"}[st.p2&1])
 	w.WriteHeader(status)
 	s.ran(req, status)
-	for range (1 + int(st.p1)%2) * 4 * assumedCap / mib {
+	if st.p2&1 != 0 && st.p3&1 == 0 {
+		// An SSE event's field name first, so the inflated line is one
+		// huge data field; without it, a line with no colon at all.
+		_, _ = w.Write(gzipped([]byte("data: ")))
+	}
+	for range (1 + int(st.p1)%2) * 8 * assumedCap / mib {
 		if _, err := w.Write(bombMember()); err != nil {
 			return
 		}
 	}
 	tail := message(req.msg.ID, result)
 	if st.p2&1 != 0 {
-		tail = append(append([]byte("data: "), tail...), "\n\n"...)
+		tail = append(tail, "\n\n"...)
 	}
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	_, _ = zw.Write(tail)
+	_, _ = w.Write(gzipped(tail))
+}
+
+// gzipped is b as one gzip member.
+func gzipped(b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	_, _ = zw.Write(b)
 	_ = zw.Close()
-	_, _ = w.Write(b.Bytes())
+	return out.Bytes()
 }
 
 // contentTypes are opContentType's headers.

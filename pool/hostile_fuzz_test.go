@@ -13,8 +13,8 @@ package pool_test
 //   - a tool runs at most once per call: the server counts each tools/call
 //     nonce it answered 2xx, and no nonce may count twice;
 //   - memory stays bounded: the live heap, sampled through the case with
-//     the collector kept tight, never grows past heapBound (6x the cap, 3/4
-//     of the largest body), and no response body is read much past the pool's
+//     the collector kept tight, never grows past heapBound (10x the cap,
+//     5/8 of the largest body), and no response body is read much past the pool's
 //     cap (assumedCap plus what socket buffers hold);
 //   - no credential and no raw control character reaches the caller or a
 //     span: error texts and every span's name, status and attributes carry
@@ -67,10 +67,12 @@ const (
 	// DELETE 5 s.
 	closeBound = 15 * time.Second
 	// heapBound is how far the live heap may grow during a case: a capped
-	// body and the copies decoding it makes (a JSON-RPC error message just
-	// under the cap is held about four times over: body, string, two
-	// wrapped errors), never an 8x-cap body read whole.
-	heapBound = 6 * assumedCap
+	// body and the copies the SDK makes decoding it (a JSON-RPC error
+	// message just under the cap is held four times over: body, string,
+	// two wrapped errors; a malformed SSE line at the cap six times: its
+	// fragments, the line, its string and its quoted form), never a
+	// 16x-cap body read whole.
+	heapBound = 10 * assumedCap
 	// fuzzShownBound bounds an error's text and each span string.
 	fuzzShownBound = 4 << 10
 )
@@ -173,19 +175,19 @@ var hostileSeeds = []struct {
 	{"truncated_sse", seedProgram{calls: 1, call: []step{{op: opTruncated, p1: 200, p2: 1}}}},
 	{"truncated_initialize", seedProgram{calls: 1, handshake: []step{normal, {op: opTruncated, p1: 40}}}},
 	// Huge bodies: under the cap, just over it, a few times it.
-	{"huge_valid_json_just_under_cap", seedProgram{calls: 1, call: []step{{op: opHuge, p1: 2, p2: 0}}}},
-	{"huge_valid_json_one_byte_over_cap", seedProgram{calls: 1, call: []step{{op: opHuge, p1: 3, p2: 0, p3: 1}}}},
-	{"huge_valid_json_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 0}}}},
-	{"huge_junk_8x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 1, p3: 1}}}},
+	{"huge_valid_json_just_under_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 2, p2: 0}}}},
+	{"huge_valid_json_one_byte_over_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 3, p2: 0, p3: 1}}}},
+	{"huge_valid_json_16x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 0}}}},
+	{"huge_junk_16x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 1, p3: 1}}}},
 	{"huge_error_message_just_under_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 2, p2: 2}}}},
 	{"huge_error_message_2x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 4, p2: 2}}}},
-	{"huge_single_sse_event_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 3}}}},
-	{"huge_500_error_body_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 4, p3: 5}}}},
-	{"huge_400_error_body_8x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 4, p3: 0}}}},
-	{"gzip_bomb_json_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p1: 1}}}},
-	{"gzip_bomb_sse_8x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p1: 1, p2: 1}}}},
+	{"huge_single_sse_event_16x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 3}}}},
+	{"huge_500_error_body_16x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opHuge, p1: 5, p2: 4, p3: 5}}}},
+	{"huge_400_error_body_16x_cap_on_initialize", seedProgram{calls: 1, deadline: 7, handshake: []step{normal, {op: opHuge, p1: 5, p2: 4, p3: 0}}}},
+	{"gzip_bomb_json_16x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p1: 1}}}},
+	{"gzip_bomb_sse_data_field_16x_cap", seedProgram{calls: 1, deadline: 7, call: []step{{op: opGzipBomb, p1: 1, p2: 1}}}},
 	// SSE streams: many notifications, cut and resumed, endless.
-	{"sse_2000_notifications_then_result", seedProgram{calls: 1, deadline: 7, call: []step{{op: opNotifications, p1: 250, p2: 0, p3: 1}}}},
+	{"sse_1000_notifications_then_result", seedProgram{calls: 1, deadline: 7, call: []step{{op: opNotifications, p1: 125, p2: 0, p3: 1}}}},
 	{"sse_notifications_hostile_text", seedProgram{calls: 1, call: []step{{op: opNotifications, p1: 2, p2: 2, p3: 2}, {op: opNotifications, p1: 1, p2: 0, p3: 6}}}},
 	{"sse_server_requests_without_handler", seedProgram{calls: 1, call: []step{{op: opNotifications, p1: 3, p2: 7, p3: 4}}}},
 	{"sse_cut_then_resumed_by_get", seedProgram{calls: 2, call: []step{{op: opSSECut, p1: 5}}}},
