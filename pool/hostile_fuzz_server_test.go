@@ -261,7 +261,7 @@ func (s *scriptedServer) answer(w http.ResponseWriter, req request, st step) {
 
 // opAnswers is each op's answer, by op.
 var opAnswers = [nOps]func(*scriptedServer, http.ResponseWriter, request, step){
-	opNormal:        func(s *scriptedServer, w http.ResponseWriter, req request, _ step) { s.normal(w, req, nil) },
+	opNormal:        (*scriptedServer).normalStep,
 	opNormalSSE:     (*scriptedServer).normalSSE,
 	opStatus:        (*scriptedServer).status,
 	opRPCError:      (*scriptedServer).rpcError,
@@ -280,6 +280,22 @@ var opAnswers = [nOps]func(*scriptedServer, http.ResponseWriter, request, step){
 	opHeaders:     (*scriptedServer).headers,
 	opEcho:        (*scriptedServer).echo,
 	opHang:        (*scriptedServer).hang,
+}
+
+// normalStep is opNormal: the well-behaved answer, where server/discover
+// with p1 odd is answered as a 2026-07-28 server does (no sessions: the
+// pool shares one client for every call), and refused otherwise.
+func (s *scriptedServer) normalStep(w http.ResponseWriter, req request, st step) {
+	if req.msg.Method == "server/discover" && req.hasID && st.p1&1 != 0 {
+		s.ran(req, http.StatusOK)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(message(req.msg.ID, map[string]any{
+			"supportedVersions": []string{"2026-07-28"},
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+		}))
+		return
+	}
+	s.normal(w, req, nil)
 }
 
 // normalResult returns the well-behaved result of req's method and the

@@ -3,7 +3,9 @@ package pool_test
 // FuzzPoolAgainstHostileServer drives the pool, with zero Options and a
 // target carrying a bearer token and a secret header, against a loopback
 // server whose every answer is read from the fuzzer's input
-// (hostile_fuzz_server_test.go): statuses, redirects to a second, foreign
+// (hostile_fuzz_server_test.go), with sessions (2025-11-25, after a
+// refused server/discover) or without (2026-07-28, one shared client):
+// statuses, redirects to a second, foreign
 // listener, Retry-After values, hostile session ids and content types,
 // JSON-RPC errors with hostile text, wrong ids, truncated, huge and gzip
 // bomb bodies, SSE streams with many notifications, cut or endless, held
@@ -144,6 +146,12 @@ var hostileSeeds = []struct {
 }{
 	{"well_behaved", seedProgram{calls: 2}},
 	{"sse_answers_with_ids", seedProgram{calls: 1, handshake: []step{{op: opNormalSSE, p1: 3}, {op: opNormalSSE, p1: 1}}, call: []step{{op: opNormalSSE, p1: 3, p2: 1}}}},
+	// A 2026-07-28 server: no sessions, one shared client for every call.
+	{"sessionless_well_behaved", seedProgram{calls: 3, handshake: []step{{op: opNormal, p1: 1}}}},
+	{"sessionless_500_then_hostile_rpc_error", seedProgram{calls: 2, handshake: []step{{op: opNormal, p1: 1}}, call: []step{{op: opStatus, p1: 12, p2: 7, p3: 2<<3 | 1<<5}, {op: opRPCError, p1: 2, p2: 3}}}},
+	{"sessionless_then_a_session_id_appears", seedProgram{calls: 2, handshake: []step{{op: opNormal, p1: 1}}, call: []step{{op: opSession, p1: 0}, {op: opSession, p1: 6}}}},
+	{"sessionless_huge_and_cut", seedProgram{calls: 3, deadline: 7, handshake: []step{{op: opNormal, p1: 1}}, call: []step{{op: opHuge, p1: 5, p2: 0}, {op: opHang, p1: 2}}}},
+	{"sessionless_404_is_not_a_lost_session", seedProgram{calls: 1, handshake: []step{{op: opNormal, p1: 1}}, call: []step{{op: opStatus, p1: 10}}}},
 	// Redirects: followed by the client unless the pool refuses them; the
 	// foreign listener must never see the credentials.
 	{"redirect_307_cross_origin_on_call", seedProgram{calls: 1, call: []step{{op: opStatus, p1: 5, p3: 1}}}},
