@@ -5,34 +5,37 @@ package pool_test
 // server whose every answer is read from the fuzzer's input
 // (hostile_fuzz_server_test.go), with sessions (2025-11-25, after a
 // refused server/discover) or without (2026-07-28, one shared client):
-// statuses, redirects to a second, foreign
-// listener, Retry-After values, hostile session ids and content types,
-// JSON-RPC errors with hostile text, wrong ids, truncated, huge and gzip
-// bomb bodies, SSE streams with many notifications, cut or endless, held
-// answers and cut connections. Every case checks the pool's promises to a
-// caller facing an untrusted server:
+// statuses, redirects to a second, foreign listener, Retry-After values,
+// hostile session ids and content types, JSON-RPC errors with hostile
+// text, wrong ids, truncated, huge and gzip bomb bodies, SSE streams with
+// many notifications, cut or endless, held answers and cut connections.
+// Every case checks the pool's promises to a caller facing an untrusted
+// server:
 //
 //   - a tool runs at most once per call: the server counts each tools/call
 //     nonce it answered 2xx, and no nonce may count twice;
 //   - memory stays bounded: the live heap, sampled through the case with
 //     the collector kept tight, never grows past heapBound (10x the cap,
-//     5/8 of the largest body), and no response body is read much past the pool's
-//     cap (assumedCap plus what socket buffers hold);
+//     5/8 of the largest body), and the client takes no more of a body
+//     than the cap plus what socket buffers hold (acceptSlack);
 //   - no credential and no raw control character reaches the caller or a
-//     span: error texts and every span's name, status and attributes carry
-//     neither secret, no C0 or C1 control, DEL, bidi control nor invalid
-//     UTF-8, and stay under fuzzShownBound; the foreign listener never sees
-//     the target's credentials;
+//     span: error texts and every span's name, status, attributes and
+//     events carry neither secret, no C0 or C1 control, DEL, bidi control
+//     nor invalid UTF-8, and stay under fuzzShownBound; a reported
+//     Retry-After is not negative; the foreign listener never sees the
+//     target's credentials;
 //   - every call returns by its deadline plus callGrace, Close returns, and
 //     no goroutine started by the case still runs seconds after it.
 //
-// Plain `go test ./pool` replays the seeds below (one per family of
-// hostility). A long run of this target alone:
+// Plain `go test ./pool` replays the seeds below (one or more per family
+// of hostility, each named in the test's log). A long run of this target
+// alone:
 //
 //	scripts/fuzz.sh 10m '^FuzzPoolAgainstHostileServer$'
 //
-// or by hand: go test -run='^$' -fuzz='^FuzzPoolAgainstHostileServer$' -fuzztime=10m ./pool
-// A failing input is written to testdata/fuzz/FuzzPoolAgainstHostileServer/.
+// or by hand, go test -run='^$' -fuzz='^FuzzPoolAgainstHostileServer$'
+// -fuzztime=10m ./pool. A failing input is written to
+// testdata/fuzz/FuzzPoolAgainstHostileServer/: commit it with the fix.
 
 import (
 	"context"
