@@ -38,7 +38,7 @@ const (
 
 // Ops: what a step makes the server answer.
 const (
-	opNormal        = iota // the well-behaved answer (JSON)
+	opNormal        = iota // the well-behaved answer (JSON); p1 odd: server/discover served
 	opNormalSSE            // the well-behaved answer as an SSE stream
 	opStatus               // a status from statusTable, Retry-After, Location
 	opRPCError             // a JSON-RPC error or isError result with hostile text
@@ -48,7 +48,7 @@ const (
 	opNotifications        // many notifications before the result
 	opEndless              // an SSE stream that never ends
 	opSSECut               // an SSE stream with ids cut before the result
-	opGzipBomb             // Content-Encoding gzip inflating to sizeTable's size
+	opGzipBomb             // Content-Encoding gzip inflating to 8 or 16 times the cap
 	opSession              // a hostile Mcp-Session-Id
 	opContentType          // a wrong or garbage Content-Type
 	opHeaders              // hostile extra headers (huge, many)
