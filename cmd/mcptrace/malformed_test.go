@@ -20,7 +20,8 @@ import (
 // The malformed corpus (testdata/malformed, see analyze/malformed_test.go)
 // run through the real binary: what a user or a CI job sees. A file's name
 // says what it must give: partial-* a report marked partial, with a warning
-// naming the file and the place, and exit 0; readable-* a clean report and
+// naming the file and the place, and exit 0; cut-* a whole report with one
+// warning naming the value cut, exit 0 under --strict too; readable-* a clean report and
 // exit 0; anything else exit 2 with an error naming the file. Nothing may
 // panic, hang or print a goroutine dump.
 
@@ -139,6 +140,23 @@ func testMalformedCorpus(t *testing.T, bin string) {
 				s := runForMalformed(t, bin, nil, "analyze", "--strict", path)
 				if s.code != 2 || !malformedPlace(path).MatchString(s.stderr) {
 					t.Errorf("--strict: exit %d, stderr %q; want 2 naming the file and the place", s.code, s.stderr)
+				}
+			case strings.HasPrefix(name, "cut-"):
+				// A value nested past the depth limit is cut: the dump is
+				// read whole, with one warning naming the place, and --strict
+				// reads it too (nothing was lost but the cut value).
+				if r.code != 0 {
+					t.Fatalf("exit %d, want 0 for a dump with one value cut: %s", r.code, r.stderr)
+				}
+				if !malformedPlace(path).MatchString(r.stderr) || strings.Count(r.stderr, "cut there") != 1 {
+					t.Errorf("stderr does not warn once naming %s and the place of the cut:\n%s", path, r.stderr)
+				}
+				rep := decodeReport(t, r.stdout)
+				if rep.Partial || rep.Spans == 0 {
+					t.Errorf("report partial %v, spans %d: want a whole report with the span kept", rep.Partial, rep.Spans)
+				}
+				if s := runForMalformed(t, bin, nil, "analyze", "--strict", path); s.code != 0 {
+					t.Errorf("--strict: exit %d, stderr %q; want 0: a cut value is no damage", s.code, s.stderr)
 				}
 			case strings.HasPrefix(name, "readable-"):
 				if r.code != 0 {
