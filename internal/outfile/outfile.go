@@ -1,0 +1,255 @@
+// Package outfile writes the files mcptrace's commands produce so that no
+// command loses or corrupts a file: every output is written to a fresh
+// temporary file beside its target (a random name created with O_EXCL, so
+// a link planted at any name is never followed), checked, synced, and
+// renamed over the target only once whole. A failed write, or a signal
+// (Discard), leaves the previous file as it was and no temporary file
+// behind.
+//
+// A link at the target itself is replaced, never written through: the
+// rename swaps the directory entry. The replaced file's permissions are
+// kept; a new file is 0644 less the umask.
+//
+// Every command's outputs go through here (the CLI's reports, the
+// dashboards' files, the demo's dumps), so the promise is kept in one
+// place. The writes are confined to the target's directory by an os.Root.
+package outfile
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ErrDiscarded is returned by Commit for a file Discard removed: the
+// command was interrupted and its output must not replace the old one.
+var ErrDiscarded = errors.New("output discarded: interrupted before it was complete")
+
+// File is an output being written: a temporary file beside its target,
+// renamed over it by Commit. Its methods are not safe for concurrent use,
+// but Discard may run beside them.
+type File struct {
+	root    *os.Root
+	ownRoot bool
+	name    string // the target, relative to root
+	tmp     string // the temporary file, relative to root
+	path    string // the target as the caller named it, for messages
+	f       *os.File
+	perm    fs.FileMode // the replaced file's permissions; 0 for a new file
+	gone    bool        // removed: by Abort, Discard, or renamed by Commit
+}
+
+// pending are the files created and neither committed nor aborted, for
+// Discard; mu also serialises Commit's rename with Discard, so a file is
+// either whole in place or its temporary file is gone.
+var (
+	mu      sync.Mutex
+	pending = map[*File]struct{}{}
+)
+
+// Create starts writing the file at path: a temporary file in path's
+// directory. The caller writes it, then calls Commit (or Abort).
+func Create(path string) (*File, error) {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := create(root, filepath.Base(path), path)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	f.ownRoot = true
+	return f, nil
+}
+
+// CreateIn is Create for name inside root, which the caller keeps open
+// until Commit or Abort; the path in messages is root's name joined with
+// name.
+func CreateIn(root *os.Root, name string) (*File, error) {
+	return create(root, name, filepath.Join(root.Name(), name))
+}
+
+// tempTries bounds the random names tried: a clash of 64 random bits is
+// someone planting names, not chance.
+const tempTries = 8
+
+func create(root *os.Root, name, path string) (*File, error) {
+	out := &File{root: root, name: name, path: path}
+	if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() {
+		out.perm = fi.Mode().Perm()
+	}
+	for range tempTries {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".tmp-"+hex.EncodeToString(b[:]))
+		f, err := root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		out.tmp, out.f = tmp, f
+		mu.Lock()
+		pending[out] = struct{}{}
+		mu.Unlock()
+		return out, nil
+	}
+	return nil, fmt.Errorf("write %s: no free temporary name beside it after %d tries", path, tempTries)
+}
+
+// Path is the target as the caller named it.
+func (f *File) Path() string { return f.path }
+
+// Write writes p to the temporary file; an error names the target.
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+	}
+	return n, err
+}
+
+// Commit syncs and closes the temporary file, gives it the replaced file's
+// permissions, and renames it over the target. On any error the target is
+// untouched and the temporary file removed.
+func (f *File) Commit() error {
+	err := f.f.Sync()
+	if cerr := f.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && f.perm != 0 {
+		err = f.root.Chmod(f.tmp, f.perm)
+	}
+	if err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+	}
+	mu.Lock()
+	switch {
+	case f.gone:
+		err = ErrDiscarded
+	default:
+		err = f.root.Rename(f.tmp, f.name)
+		if err != nil {
+			_ = f.root.Remove(f.tmp)
+		}
+		f.gone = true
+		delete(pending, f)
+	}
+	mu.Unlock()
+	if err == nil {
+		syncDir(f.root, f.name)
+	}
+	f.closeRoot()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+	}
+	return nil
+}
+
+// syncDir makes the rename durable: the directory's entry is synced. A
+// failure is not reported: the file is whole either way.
+func syncDir(root *os.Root, name string) {
+	if d, err := root.Open(filepath.Dir(name)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// Abort removes the temporary file, leaving the target as it was. It is
+// safe after Commit (it does nothing) and twice.
+func (f *File) Abort() {
+	_ = f.f.Close()
+	mu.Lock()
+	if !f.gone {
+		_ = f.root.Remove(f.tmp)
+		f.gone = true
+		delete(pending, f)
+	}
+	mu.Unlock()
+	f.closeRoot()
+}
+
+func (f *File) closeRoot() {
+	if f.ownRoot {
+		f.root.Close()
+		f.ownRoot = false
+	}
+}
+
+// Discard removes the temporary file of every output still being written
+// and makes their Commit fail: the CLI calls it when a signal stops a
+// command, so a write cut short leaves the old file whole and nothing
+// beside it. A Commit that renamed before it is whole already.
+func Discard() {
+	mu.Lock()
+	defer mu.Unlock()
+	for f := range pending {
+		_ = f.root.Remove(f.tmp)
+		f.gone = true
+		delete(pending, f)
+	}
+}
+
+// bufSize is the buffer between a renderer's small writes and the file.
+const bufSize = 64 << 10
+
+// Write writes the file at path with render, through Create and Commit: a
+// render or write error leaves the previous file whole.
+func Write(path string, render func(io.Writer) error) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	return f.Render(render)
+}
+
+// Render writes render's output into f and commits it; on error f is
+// aborted. The error names the target.
+func (f *File) Render(render func(io.Writer) error) error {
+	w := bufio.NewWriterSize(f, bufSize)
+	err := render(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", f.path, stripWrite(err, f.path))
+	}
+	return f.Commit()
+}
+
+// stripWrite drops the "write PATH: " Write already put on err, so the
+// message names the path once.
+func stripWrite(err error, path string) error {
+	prefix := "write " + path + ": "
+	if s := err.Error(); len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		if u := errors.Unwrap(err); u != nil {
+			return u
+		}
+	}
+	return err
+}
+
+// unwrapPath drops an *fs.PathError's wrapper, whose path is the
+// temporary file's: the message names the target instead.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
