@@ -126,9 +126,6 @@ func (f *File) Commit() error {
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && f.perm != 0 {
-		err = f.root.Chmod(f.tmp, f.perm)
-	}
 	if err != nil {
 		f.Abort()
 		return fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
@@ -137,14 +134,17 @@ func (f *File) Commit() error {
 	switch {
 	case f.gone:
 		err = ErrDiscarded
-	default:
-		err = f.root.Rename(f.tmp, f.name)
-		if err != nil {
-			_ = f.root.Remove(f.tmp)
-		}
-		f.gone = true
-		delete(pending, f)
+	case f.perm != 0:
+		err = f.root.Chmod(f.tmp, f.perm)
 	}
+	if err == nil {
+		err = f.root.Rename(f.tmp, f.name)
+	}
+	if err != nil && !f.gone {
+		_ = f.root.Remove(f.tmp)
+	}
+	f.gone = true
+	delete(pending, f)
 	mu.Unlock()
 	if err == nil {
 		syncDir(f.root, f.name)
