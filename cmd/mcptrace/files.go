@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -135,11 +134,7 @@ func expandInput(p string) []string {
 // (outfile.Write): a render or write error, or a signal, leaves the
 // previous file as it was.
 func writeFile(path string, render func(io.Writer) error) error {
-	f, err := outfile.Create(path)
-	if err != nil {
-		return err
-	}
-	return f.Render(func(w io.Writer) error { return render(&writingHook{w: w}) })
+	return outfile.Write(path, func(w io.Writer) error { return render(&writingHook{w: w}) })
 }
 
 // phaseWriting is the phase phaseHook is told once an output file has
@@ -209,25 +204,22 @@ func (c *checkedWriter) failed() error {
 	return c.err
 }
 
-// stdoutFailure folds a failed write on standard output into the
-// command's outcome: a command that succeeded or gave a verdict (1, 3)
-// exits 2 instead, since its report was not delivered; an error of its own
-// (already 2, or 130) stands, naming the write too when it does not.
-func stdoutFailure(err error, out error) error {
-	if out == nil {
-		return err
-	}
+// stdoutFailure folds out, the failed write on standard output (nil for
+// none), into err, the command's outcome: a command that succeeded or gave
+// a verdict (1, 3) exits 2 instead, its report not delivered; an error of
+// its own (2, or 130) stands, naming the write too when it does not
+// already.
+func stdoutFailure(err, out error) error {
 	var ee *exitError
-	if err != nil && errors.As(err, &ee) && (ee.code == 2 || ee.code == exitInterrupted) {
-		if strings.Contains(err.Error(), "standard output") || strings.Contains(err.Error(), "/dev/stdout") {
-			return err
-		}
+	switch {
+	case out == nil || errors.Is(err, out):
+		return err
+	case err == nil:
+		return &exitError{code: 2, err: out}
+	case errors.As(err, &ee) && (ee.code == 2 || ee.code == exitInterrupted):
 		return &exitError{code: ee.code, err: fmt.Errorf("%w (and %v)", err, out)}
 	}
-	if err != nil {
-		return &exitError{code: 2, err: fmt.Errorf("%w (and %v)", out, err)}
-	}
-	return &exitError{code: 2, err: out}
+	return &exitError{code: 2, err: fmt.Errorf("%w (and %v)", out, err)}
 }
 
 // unwrapPathErr drops the *fs.PathError of a write to /dev/stdout: the

@@ -175,23 +175,25 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 func loadSide(cmd *cobra.Command, s runSetup, path string) (*report.Report, error) {
 	type sniffed struct {
 		rep  *report.Report
-		pipe *bufio.Reader // a dump that cannot be opened again: read it from here
+		pipe *sideInput // a dump that cannot be opened again: read it through its buffer
 	}
-	var in *sideInput
-	defer func() { in.close() }()
+	// The phase's goroutine owns what it opens, and hands a pipe over
+	// through its result: an interrupted read leaves it to the exit.
 	got, _, err := inPhase(cmd.Context(), phaseRead, func() (sniffed, struct{}, error) {
-		var err error
-		if in, err = openSide(cmd, path); err != nil || in == nil {
+		in, err := openSide(cmd, path)
+		if err != nil || in == nil {
 			return sniffed{}, struct{}{}, err
 		}
 		head, _ := in.br.Peek(gate.SniffLen)
-		if gate.LooksLikeBaseline(head) {
+		switch {
+		case gate.LooksLikeBaseline(head):
+			defer in.close()
 			rep, err := readBaseline(cmd.Context(), s, path, in)
 			return sniffed{rep: rep}, struct{}{}, err
+		case !in.regular:
+			return sniffed{pipe: in}, struct{}{}, nil
 		}
-		if !in.regular {
-			return sniffed{pipe: in.br}, struct{}{}, nil
-		}
+		in.close()
 		return sniffed{}, struct{}{}, nil
 	})
 	switch {
@@ -200,7 +202,8 @@ func loadSide(cmd *cobra.Command, s runSetup, path string) (*report.Report, erro
 	case got.rep != nil:
 		return got.rep, nil
 	case got.pipe != nil:
-		s.ropts.Stdin, path = got.pipe, "-"
+		defer got.pipe.close()
+		s.ropts.Stdin, path = got.pipe.br, "-"
 	}
 	_, a, err := loadDumps(cmd, s, nil, 0, []string{path}, checkedDamaged)
 	if err != nil {

@@ -210,12 +210,12 @@ func Write(path string, render func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	return f.Render(render)
+	return f.render(render)
 }
 
-// Render writes render's output into f and commits it; on error f is
+// render writes render's output into f and commits it; on error f is
 // aborted. The error names the target.
-func (f *File) Render(render func(io.Writer) error) error {
+func (f *File) render(render func(io.Writer) error) error {
 	w := bufio.NewWriterSize(f, bufSize)
 	err := render(w)
 	if err == nil {
