@@ -57,6 +57,9 @@ func checkFileClashes(cmd *cobra.Command, args []string) error {
 			ins = append(ins, namedFile{flagSpelling(fl), p})
 		}
 	})
+	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" && cmd.Name() == "check" {
+		outs = append(outs, namedFile{"$GITHUB_STEP_SUMMARY", p}) // appended to by check
+	}
 	if len(outs) == 0 {
 		return nil
 	}

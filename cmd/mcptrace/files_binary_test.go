@@ -249,3 +249,26 @@ func TestASignalDuringTheBaselineReadExits130(t *testing.T) {
 	cmd, lines, seen := startHelper(t, "", phaseRead, "check", "--baseline", p, traces+"pooled.otlp.jsonl")
 	signalAndJudge(t, cmd, lines, seen, syscall.SIGTERM, " reading the baseline")
 }
+
+// An output that is the file on standard input is refused like any other
+// input: exit 2, the file as it was.
+func TestAnOutputThatIsStandardInputIsRefused(t *testing.T) {
+	bin := builtBinary(t)
+	in := copyInto(t, traces+"pooled.otlp.jsonl", t.TempDir(), "in.jsonl")
+	before, _ := os.ReadFile(in)
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(bin, "analyze", "-o", in, "-")
+	cmd.Stdin = f
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if code := exitCode(t, cmd.Run()); code != 2 || !strings.Contains(stderr.String(), "input -") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the input -", code, stderr.String())
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(after, before) {
+		t.Errorf("the input changed: %d bytes, was %d", len(after), len(before))
+	}
+}

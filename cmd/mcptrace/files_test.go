@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -99,6 +100,21 @@ func TestAnOutputThatIsAnInputIsRefusedBeforeAnyWork(t *testing.T) {
 	}
 }
 
+// $GITHUB_STEP_SUMMARY, which check appends to, is an output like the
+// others: it may not be an input.
+func TestTheStepSummaryMayNotBeAnInput(t *testing.T) {
+	in := copyInto(t, traces+"pooled.otlp.jsonl", t.TempDir(), "in.jsonl")
+	before, _ := os.ReadFile(in)
+	t.Setenv("GITHUB_STEP_SUMMARY", in)
+	code, _, errOut := runCLI(t, "", "check", in)
+	if code != 2 || !strings.Contains(errOut, "$GITHUB_STEP_SUMMARY") {
+		t.Errorf("exit %d, stderr %q; want 2 naming $GITHUB_STEP_SUMMARY", code, errOut)
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(after, before) {
+		t.Errorf("the input changed: %d bytes, was %d", len(after), len(before))
+	}
+}
+
 func link(t *testing.T, target, name string) string {
 	t.Helper()
 	if err := os.Symlink(target, name); err != nil {
@@ -136,6 +152,10 @@ func paddedBaseline(t *testing.T, size int) string {
 // read passes it.
 func TestABaselineIsBoundedByTheMemoryBudget(t *testing.T) {
 	const limit = 4 << 20 // a quarter of --max-memory 16MiB
+	// --max-memory sets the runtime's memory limit, process-wide: the
+	// tests after this one get theirs back.
+	limitBefore := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(limitBefore) })
 	in := traces + "pooled.otlp.jsonl"
 	for _, tc := range []struct {
 		name  string
