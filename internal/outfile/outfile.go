@@ -42,7 +42,8 @@ type File struct {
 	tmp     string // the temporary file, relative to root
 	path    string // the target as the caller named it, for messages
 	f       *os.File
-	perm    fs.FileMode // the replaced file's permissions; 0 for a new file
+	perm    fs.FileMode // the replaced file's permissions, when keep
+	keep    bool        // a regular file is replaced: its permissions are kept
 	gone    bool        // removed: by Abort, Discard, or renamed by Commit
 }
 
@@ -59,7 +60,7 @@ var (
 func Create(path string) (*File, error) {
 	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+		return nil, &PathError{Path: path, Err: unwrapPath(err)}
 	}
 	f, err := create(root, filepath.Base(path), path)
 	if err != nil {
@@ -84,7 +85,7 @@ const tempTries = 8
 func create(root *os.Root, name, path string) (*File, error) {
 	out := &File{root: root, name: name, path: path}
 	if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() {
-		out.perm = fi.Mode().Perm()
+		out.perm, out.keep = fi.Mode().Perm(), true
 	}
 	for range tempTries {
 		var b [8]byte
@@ -95,7 +96,7 @@ func create(root *os.Root, name, path string) (*File, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
+			return nil, &PathError{Path: path, Err: unwrapPath(err)}
 		}
 		out.tmp, out.f = tmp, f
 		mu.Lock()
@@ -103,17 +104,14 @@ func create(root *os.Root, name, path string) (*File, error) {
 		mu.Unlock()
 		return out, nil
 	}
-	return nil, fmt.Errorf("write %s: no free temporary name beside it after %d tries", path, tempTries)
+	return nil, &PathError{Path: path, Err: fmt.Errorf("no free temporary name beside it after %d tries", tempTries)}
 }
-
-// Path is the target as the caller named it.
-func (f *File) Path() string { return f.path }
 
 // Write writes p to the temporary file; an error names the target.
 func (f *File) Write(p []byte) (int, error) {
 	n, err := f.f.Write(p)
 	if err != nil {
-		err = fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+		err = f.failed(err)
 	}
 	return n, err
 }
@@ -128,13 +126,13 @@ func (f *File) Commit() error {
 	}
 	if err != nil {
 		f.Abort()
-		return fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+		return f.failed(err)
 	}
 	mu.Lock()
 	switch {
 	case f.gone:
 		err = ErrDiscarded
-	case f.perm != 0:
+	case f.keep:
 		err = f.root.Chmod(f.tmp, f.perm)
 	}
 	if err == nil {
@@ -151,7 +149,7 @@ func (f *File) Commit() error {
 	}
 	f.closeRoot()
 	if err != nil {
-		return fmt.Errorf("write %s: %w", f.path, unwrapPath(err))
+		return f.failed(err)
 	}
 	return nil
 }
@@ -214,7 +212,7 @@ func Write(path string, render func(io.Writer) error) error {
 }
 
 // render writes render's output into f and commits it; on error f is
-// aborted. The error names the target.
+// aborted. The error names the target once.
 func (f *File) render(render func(io.Writer) error) error {
 	w := bufio.NewWriterSize(f, bufSize)
 	err := render(w)
@@ -223,25 +221,32 @@ func (f *File) render(render func(io.Writer) error) error {
 	}
 	if err != nil {
 		f.Abort()
-		return fmt.Errorf("write %s: %w", f.path, stripWrite(err, f.path))
+		var pe *PathError
+		if errors.As(err, &pe) && pe.Path == f.path {
+			return err
+		}
+		return &PathError{Path: f.path, Err: err} // the render's own error, as it is
 	}
 	return f.Commit()
 }
 
-// stripWrite drops the "write PATH: " Write already put on err, so the
-// message names the path once.
-func stripWrite(err error, path string) error {
-	prefix := "write " + path + ": "
-	if s := err.Error(); len(s) > len(prefix) && s[:len(prefix)] == prefix {
-		if u := errors.Unwrap(err); u != nil {
-			return u
-		}
-	}
-	return err
+// PathError is a failed write of an output, naming the target (never the
+// temporary file it was written through).
+type PathError struct {
+	Path string
+	Err  error
 }
 
-// unwrapPath drops an *fs.PathError's wrapper, whose path is the
-// temporary file's: the message names the target instead.
+func (e *PathError) Error() string { return "write " + e.Path + ": " + e.Err.Error() }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// failed is err, an error of the temporary file, as f's PathError.
+func (f *File) failed(err error) error {
+	return &PathError{Path: f.path, Err: unwrapPath(err)}
+}
+
+// unwrapPath drops an *fs.PathError's or *os.LinkError's wrapper, whose
+// path is the temporary file's: the message names the target instead.
 func unwrapPath(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
