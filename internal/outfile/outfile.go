@@ -13,6 +13,11 @@
 // Every command's outputs go through here (the CLI's reports, the
 // dashboards' files, the demo's dumps), so the promise is kept in one
 // place. The writes are confined to the target's directory by an os.Root.
+//
+// It is written here rather than taken from github.com/google/renameio:
+// the dashboards write through an os.Root (a linked subdirectory never
+// leads out of the output directory), which renameio does not take, and
+// the CLI needs the pending outputs of a run to discard on a signal.
 package outfile
 
 import (
