@@ -2,7 +2,8 @@ package analyze
 
 import (
 	"context"
-	"slices"
+	"os"
+	"path/filepath"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -103,8 +104,33 @@ func ChooseEngine(r EngineRequest) EngineChoice {
 	return EngineChoice{Kind: EngineBatch}
 }
 
-// rereadable reports whether paths can be read a second time: no stdin.
-func rereadable(paths []string) bool { return !slices.Contains(paths, "-") }
+// rereadable reports whether paths can be read a second time: each names
+// a regular file (a directory's files are regular: the reader skips the
+// rest), or a glob matching only those. Stdin, a pipe, a FIFO, /dev/fd/N
+// (a shell's <(...)) or a device yields its bytes once: such an input goes
+// down the single pass that holds what it needs. A path that cannot be
+// found is the reader's error to report.
+func rereadable(paths []string) bool {
+	for _, p := range paths {
+		if p == "-" {
+			return false
+		}
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() && !fi.Mode().IsRegular() {
+				return false
+			}
+			continue
+		}
+		matches, _ := filepath.Glob(p)
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // The phases of AnalyzeDumps, as RunOptions.Phase is told them.
 const (

@@ -2,8 +2,11 @@ package analyze
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,5 +118,38 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 				t.Errorf("phases %v, want %v", phases, c.phases)
 			}
 		})
+	}
+}
+
+// TestOnlyRegularFilesAreReadTwice pins what a speculative run may read a
+// second time: regular files, a directory (its regular files) and a glob
+// of them; never stdin, a FIFO (a shell's <(...) is one), a glob matching
+// one, or a device, which yield their bytes once.
+func TestOnlyRegularFilesAreReadTwice(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.jsonl")
+	if err := os.WriteFile(file, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifoDir := t.TempDir()
+	fifo := filepath.Join(fifoDir, "b.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, tc := range []struct {
+		paths []string
+		want  bool
+	}{
+		{[]string{file}, true},
+		{[]string{dir}, true},
+		{[]string{filepath.Join(dir, "*.jsonl")}, true},
+		{[]string{"-"}, false},
+		{[]string{file, fifo}, false},
+		{[]string{filepath.Join(fifoDir, "*.jsonl")}, false},
+		{[]string{os.DevNull}, false},
+	} {
+		if got := rereadable(tc.paths); got != tc.want {
+			t.Errorf("rereadable(%v) = %v, want %v", tc.paths, got, tc.want)
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/mcptrace/mcptrace/internal/outfile"
 )
 
 // PoolFile is the file name of the "MCP pool" dashboard.
@@ -173,7 +175,7 @@ func Write(dir string, files []File, force bool) ([]Written, error) {
 		path := filepath.Join(dir, f.Name)
 		if status[i] != Unchanged {
 			if err := writeIn(root, f); err != nil {
-				return done, fmt.Errorf("write %s: %w", path, err)
+				return done, err // naming path
 			}
 		}
 		done = append(done, Written{Path: path, Status: status[i]})
@@ -216,28 +218,23 @@ func plan(root *os.Root, f File) (WriteStatus, string) {
 	return Replaced, ""
 }
 
-// writeIn writes f into root through a temporary file renamed over the
-// target: the rename replaces a symbolic link itself, never its target.
+// writeIn writes f into root whole or not at all (internal/outfile): a
+// fresh temporary file of a random name, never through a link, renamed
+// over the target, so the rename replaces a symbolic link itself, never its
+// target, and a failure leaves the previous file as it was.
 func writeIn(root *os.Root, f File) error {
 	if d := filepath.Dir(f.Name); d != "." {
 		if err := root.MkdirAll(d, 0o755); err != nil {
-			return err
+			return fmt.Errorf("write %s: %w", filepath.Join(root.Name(), f.Name), err)
 		}
 	}
-	tmp := f.Name + ".tmp-mcptrace"
-	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := outfile.CreateIn(root, f.Name)
 	if err != nil {
 		return err
 	}
-	_, err = out.Write(f.Data)
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if _, err := out.Write(f.Data); err != nil {
+		out.Abort()
+		return err
 	}
-	if err == nil {
-		err = root.Rename(tmp, f.Name)
-	}
-	if err != nil {
-		_ = root.Remove(tmp)
-	}
-	return err
+	return out.Commit()
 }

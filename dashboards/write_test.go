@@ -169,3 +169,35 @@ func snapshot(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestWriteNeverFollowsALinkAtATemporaryName pins that the temporary file
+// each file is written through is a fresh one: a symbolic link planted
+// beside the output, under the name a temporary file could take, leads to
+// a user's file in the same directory, which stays as it was (without
+// force, since nothing it writes replaces a file it did not write).
+func TestWriteNeverFollowsALinkAtATemporaryName(t *testing.T) {
+	files, err := dashboards.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "notes.txt"), "the user's notes\n")
+	for _, f := range files {
+		for _, name := range []string{f.Name + ".tmp-mcptrace", "." + f.Name + ".tmp", f.Name + ".tmp"} {
+			if err := os.Symlink("notes.txt", filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := dashboards.Write(dir, files, false); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(got) != "the user's notes\n" {
+		t.Errorf("the user's file was written through a planted link: %.80q", got)
+	}
+	for _, f := range files {
+		if got, err := os.ReadFile(filepath.Join(dir, f.Name)); err != nil || !bytes.Equal(got, f.Data) {
+			t.Errorf("%s not written whole: %v", f.Name, err)
+		}
+	}
+}

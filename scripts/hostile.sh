@@ -284,6 +284,44 @@ CASE_RSS_MB=704 check "HTML report of 1M cache keys: what-if over the busiest 1,
   "'$bin' analyze $m --format html -o '$work/case.html' '$pre/keys-1m.jsonl' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ] && grep -q '999,000 more keys not shown' '$work/case.html'"
 unset CASE_TIME CASE_RSS_MB
 
+# Files are the user's (RELIABILITY.md): no output overwrites an input, a
+# write is whole or not at all, every write is checked, a pipe is read
+# once, a baseline is bounded by --max-memory and answers a signal.
+export CASE_TIME=30 CASE_RSS_MB=256
+fdump=$work/files-dump.jsonl
+fbase=$work/files-base.json
+if wants "analyze -o IN IN: exit 2, IN intact" "dump on <(...) with a late span: analysed" \
+  "check --baseline <(...): the file's verdict" "400 MiB baseline file under --max-memory 128MiB: exit 2" \
+  "400 MiB baseline on <(...) under --max-memory 128MiB: exit 2" "SIGTERM during a stalled baseline <(...): exit 130 within 1.5 s" \
+  "check with stdout a closed pipe: --junit and --summary written, exit 2" "SIGTERM mid-run of analyze -o: the old report whole, no temporary file"; then
+  "$gen" -shape executions -n 5000 -o "$fdump"
+  "$bin" analyze --format json "$fdump" > "$fbase"
+  [[ -s "$pre/executions-78k.jsonl" ]] || "$gen" -shape executions -n 78000 -o "$pre/executions-78k.jsonl"
+fi
+check "analyze -o IN IN: exit 2, IN intact" "2" "destroy the input" -- \
+  "cp '$fdump' '$work/case.jsonl' && '$bin' analyze -o '$work/case.jsonl' '$work/case.jsonl'; rc=\$?; cmp -s '$fdump' '$work/case.jsonl' || { echo 'the input changed' >&2; exit 98; }; exit \$rc"
+check "rules --builtin >/dev/full: exit 2" "2" "standard output" -- "'$bin' rules --builtin >/dev/full"
+check "fixture list >/dev/full: exit 2" "2" "standard output" -- "'$bin' fixture list >/dev/full"
+if command -v jq >/dev/null; then
+  # The first trace's last span moved to the end: a speculative run would
+  # read the pipe a second time.
+  check "dump on <(...) with a late span: analysed" "0" "" -- \
+    "{ head -n 1 '$fdump' | jq -c '.resourceSpans[0].scopeSpans[0].spans |= .[:-1]'; tail -n +2 '$fdump'; head -n 1 '$fdump' | jq -c '.resourceSpans[0].scopeSpans[0].spans |= .[-1:]'; } > '$work/case.jsonl' && '$bin' analyze --format json <(cat '$work/case.jsonl') | jq -e '.spans > 0' >/dev/null"
+fi
+check "check --baseline <(...): the file's verdict" "0" "" -- \
+  "'$bin' check --baseline <(cat '$fbase') '$fdump' >/dev/null"
+check "400 MiB baseline file under --max-memory 128MiB: exit 2" "2" "larger than .*--max-memory" -- \
+  "cp '$fbase' '$work/case.json' && truncate -s 400M '$work/case.json' && '$bin' check --max-memory 128MiB --baseline '$work/case.json' '$fdump'"
+check "400 MiB baseline on <(...) under --max-memory 128MiB: exit 2" "2" "larger than .*--max-memory" -- \
+  "'$bin' check --max-memory 128MiB --baseline <(cat '$fbase'; head -c 419430400 /dev/zero | tr '\\0' ' ') '$fdump'"
+check "SIGTERM during a stalled baseline <(...): exit 130 within 1.5 s" "130" "interrupted" -- \
+  "{ '$bin' check --baseline <(head -c 1000 '$fbase'; sleep 60) '$fdump' & pid=\$!; sleep 1; kill -TERM \$pid; t0=\$(date +%s%N); wait \$pid; rc=\$?; t1=\$(date +%s%N); echo \"answered \$(( (t1 - t0) / 1000000 )) ms after SIGTERM\" >&2; [ \$(( (t1 - t0) / 1000000 )) -le 1500 ] || exit 99; exit \$rc; }"
+check "check with stdout a closed pipe: --junit and --summary written, exit 2" "2" "broken pipe" -- \
+  "'$bin' check --junit '$work/case.xml' --summary '$work/case.md' '$fdump' | { exec 0<&-; sleep 1; }; rc=\${PIPESTATUS[0]}; grep -q '</testsuites>' '$work/case.xml' && test -s '$work/case.md' || { echo 'a file asked for is missing' >&2; exit 97; }; exit \$rc"
+check "SIGTERM mid-run of analyze -o: the old report whole, no temporary file" "130" "" -- \
+  "mkdir '$work/case' && echo 'the old report' > '$work/case/report.json' && { '$bin' analyze --format html -o '$work/case/report.json' '$pre/executions-78k.jsonl' & pid=\$!; sleep 1; kill -TERM \$pid; wait \$pid; rc=\$?; }; n=\$(ls -A '$work/case' | wc -l); [ \"\$n\" = 1 ] || { echo \"\$n files beside the report\" >&2; exit 96; }; if [ \$rc = 130 ]; then grep -qx 'the old report' '$work/case/report.json' || { echo 'the old report was damaged' >&2; exit 95; }; fi; exit \$rc"
+unset CASE_TIME CASE_RSS_MB
+
 if [[ $ran -eq 0 ]]; then
   log "no case matches '$FILTER'"
   exit 2

@@ -3,6 +3,7 @@ package gate
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,22 +24,40 @@ var ErrNotBaseline = errors.New("not an mcptrace analysis (want the JSON of mcpt
 // bytes without reading the whole file.
 var baselineHead = regexp.MustCompile(`^\s*\{\s*"schema"\s*:\s*"mcptrace\.analysis/`)
 
+// SniffLen is how many of a file's first bytes LooksLikeBaseline needs:
+// a caller reading a pipe peeks them through a buffer (bufio.Reader.Peek)
+// rather than reading the input twice.
+const SniffLen = 512
+
+// LooksLikeBaseline reports whether head, the first bytes of an input (up
+// to SniffLen), start like a baseline (an analysis report) rather than a
+// trace dump.
+func LooksLikeBaseline(head []byte) bool {
+	return baselineHead.Match(head[:min(len(head), SniffLen)])
+}
+
 // IsBaseline reports whether the file at path starts like a baseline (an
 // analysis report) rather than a trace dump. An unreadable file is not one;
-// reading it as a dump then reports the problem.
+// reading it as a dump then reports the problem. It reads path's first
+// bytes: for a pipe, peek through a buffer and call LooksLikeBaseline.
 func IsBaseline(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, 512)
+	head := make([]byte, SniffLen)
 	n, _ := io.ReadFull(f, head)
-	return baselineHead.Match(head[:n])
+	return LooksLikeBaseline(head[:n])
 }
 
+// ErrBaselineTooLarge is returned for a baseline longer than the limit it
+// was read under (ReadBaselineFrom): it is refused, not read whole.
+var ErrBaselineTooLarge = errors.New("baseline larger than its limit")
+
 // ReadBaseline reads a baseline: the JSON report `mcptrace analyze --format
-// json` wrote, schema mcptrace.analysis/v1.
+// json` wrote, schema mcptrace.analysis/v1, whatever its size (the CLI
+// bounds it: ReadBaselineFrom).
 func ReadBaseline(path string) (*report.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -50,12 +69,47 @@ func ReadBaseline(path string) (*report.Report, error) {
 
 // DecodeBaseline decodes a baseline from r; name labels errors. A report of
 // another schema major version, or anything that is not a report, is
-// ErrNotBaseline; a syntax error names its byte offset.
+// ErrNotBaseline; a syntax error names its line.
 func DecodeBaseline(r io.Reader, name string) (*report.Report, error) {
-	data, err := io.ReadAll(r)
+	return ReadBaselineFrom(context.Background(), r, name, 0)
+}
+
+// ReadBaselineFrom is DecodeBaseline bounded and cancelable: past limit
+// bytes (0 for no bound) it stops reading and returns ErrBaselineTooLarge
+// naming name and the limit, and it stops with ctx's error once ctx is
+// done. The text is held once and decoded once into the report (the
+// required keys are checked by a second pass that keeps nothing), so a
+// baseline under the limit costs about the limit and its report.
+func ReadBaselineFrom(ctx context.Context, r io.Reader, name string, limit int64) (*report.Report, error) {
+	src := io.Reader(ctxReader{ctx, r})
+	if limit > 0 {
+		src = io.LimitReader(src, limit+1)
+	}
+	data, err := io.ReadAll(src)
 	if err != nil {
 		return nil, fmt.Errorf("read baseline %s: %w", name, err)
 	}
+	if limit > 0 && int64(len(data)) > limit {
+		return nil, fmt.Errorf("baseline %s: more than %d bytes: %w", name, limit, ErrBaselineTooLarge)
+	}
+	return decodeBaseline(data, name)
+}
+
+// ctxReader stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// decodeBaseline decodes data, a baseline's text; name labels errors.
+func decodeBaseline(data []byte, name string) (*report.Report, error) {
 	var rep report.Report
 	if err := json.Unmarshal(data, &rep); err != nil {
 		var se *json.SyntaxError
@@ -78,39 +132,58 @@ func DecodeBaseline(r io.Reader, name string) (*report.Report, error) {
 	return &rep, nil
 }
 
-// baselineRequired are the keys a baseline must hold as JSON objects or
-// numbers, not null or missing: a regression check against a baseline
-// whose pool figures are gone would compare with zeros and pass.
-var baselineRequired = map[string][]string{
-	"":           {"pool", "executions", "spans", "traces"},
-	"pool":       {"acquires", "hits", "misses", "excess_misses", "miss_reasons", "latency_ms"},
-	"executions": {"count", "multi_session", "max_sessions"},
+// present records whether a key held a value other than null, keeping
+// nothing of it.
+type present bool
+
+func (p *present) UnmarshalJSON(b []byte) error {
+	*p = present(string(bytes.TrimSpace(b)) != "null")
+	return nil
 }
 
-// checkBaselineKeys reports the first key of baselineRequired that data
+// baselineShape holds the keys a baseline must hold as JSON objects or
+// numbers, not null or missing: a regression check against a baseline
+// whose pool figures are gone would compare with zeros and pass.
+type baselineShape struct {
+	Pool *struct {
+		Acquires     present `json:"acquires"`
+		Hits         present `json:"hits"`
+		Misses       present `json:"misses"`
+		ExcessMisses present `json:"excess_misses"`
+		MissReasons  present `json:"miss_reasons"`
+		LatencyMS    present `json:"latency_ms"`
+	} `json:"pool"`
+	Executions *struct {
+		Count        present `json:"count"`
+		MultiSession present `json:"multi_session"`
+		MaxSessions  present `json:"max_sessions"`
+	} `json:"executions"`
+	Spans  present `json:"spans"`
+	Traces present `json:"traces"`
+}
+
+// checkBaselineKeys reports the first key of baselineShape that data
 // lacks or holds as null.
 func checkBaselineKeys(data []byte) error {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
+	var sh baselineShape
+	if err := json.Unmarshal(data, &sh); err != nil {
 		return err
 	}
-	isNull := func(v json.RawMessage) bool {
-		return len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null"
+	type key struct {
+		name string
+		ok   bool
 	}
-	for _, k := range baselineRequired[""] {
-		if v, ok := top[k]; !ok || isNull(v) {
-			return fmt.Errorf("key %q is missing or null", k)
-		}
+	keys := []key{{"pool", sh.Pool != nil}, {"executions", sh.Executions != nil}, {"spans", bool(sh.Spans)}, {"traces", bool(sh.Traces)}}
+	if p := sh.Pool; p != nil {
+		keys = append(keys, key{"pool.acquires", bool(p.Acquires)}, key{"pool.hits", bool(p.Hits)}, key{"pool.misses", bool(p.Misses)},
+			key{"pool.excess_misses", bool(p.ExcessMisses)}, key{"pool.miss_reasons", bool(p.MissReasons)}, key{"pool.latency_ms", bool(p.LatencyMS)})
 	}
-	for _, parent := range []string{"pool", "executions"} {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(top[parent], &obj); err != nil {
-			return fmt.Errorf("key %q is not an object", parent)
-		}
-		for _, k := range baselineRequired[parent] {
-			if v, ok := obj[k]; !ok || isNull(v) {
-				return fmt.Errorf("key %q is missing or null", parent+"."+k)
-			}
+	if e := sh.Executions; e != nil {
+		keys = append(keys, key{"executions.count", bool(e.Count)}, key{"executions.multi_session", bool(e.MultiSession)}, key{"executions.max_sessions", bool(e.MaxSessions)})
+	}
+	for _, k := range keys {
+		if !k.ok {
+			return fmt.Errorf("key %q is missing or null", k.name)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -148,8 +149,9 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	if err := checkOutput(f.report); err != nil {
 		return err
 	}
-	err := runCheckJudged(cmd, f, paths)
-	if f.junit != "" {
+	var junitDone atomic.Bool // the JUnit file holds the verdict: a later failure (stdout) does not replace it
+	err := runCheckJudged(cmd, f, paths, &junitDone)
+	if f.junit != "" && !junitDone.Load() {
 		var ee *exitError
 		if err != nil && (!errors.As(err, &ee) || ee.code != gate.ExitFail && ee.code != gate.ExitIncomplete) {
 			if jerr := writeFile(f.junit, func(w io.Writer) error { return gate.WriteJUnitError(w, err) }); jerr != nil {
@@ -186,7 +188,7 @@ func checkWritable(path string) error {
 }
 
 // runCheckJudged is check after its output paths were found writable.
-func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
+func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone *atomic.Bool) error {
 	if err := checkFormat.check(f.format); err != nil {
 		return err
 	}
@@ -233,7 +235,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string) error {
 	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
-		return 0, 0, renderCheck(cmd, f, ev, s, rep, check, annotationsTo(annotations, f, paths))
+		return 0, 0, renderCheck(cmd, f, ev, s, rep, check, annotationsTo(annotations, f, paths), junitDone)
 	})
 	if err != nil {
 		return err
@@ -275,12 +277,18 @@ func sessionRuleIncomplete(results []gate.RuleResult) bool {
 	return false
 }
 
-// renderCheck writes every output of a check: the report on stdout (or
-// -o FILE), then the HTML, JUnit, annotations and summaries asked for; ev
-// are the HTML report's events (nil without --html).
-func renderCheck(cmd *cobra.Command, f checkFlags, ev *analyze.ReportEvents, s runSetup, rep *report.Report, check *gate.CheckReport, ann annotations) error {
-	if err := writeOutput(cmd, f.report, func(w io.Writer) error { return check.Render(w, f.format) }); err != nil {
-		return err
+// renderCheck writes every output of a check: the files asked for
+// first (-o FILE, HTML, JUnit, summaries), then the annotations and the
+// report on stdout, so a closed standard output costs no file; ev are the
+// HTML report's events (nil without --html). junitDone is set once the
+// JUnit file holds the verdict.
+func renderCheck(cmd *cobra.Command, f checkFlags, ev *analyze.ReportEvents, s runSetup, rep *report.Report, check *gate.CheckReport, ann annotations, junitDone *atomic.Bool) error {
+	toStdout := f.report == "" || f.report == "-"
+	render := func(w io.Writer) error { return check.Render(w, f.format) }
+	if !toStdout {
+		if err := writeOutput(cmd, f.report, render); err != nil {
+			return err
+		}
 	}
 	if f.output != "" {
 		if err := writeHTMLReport(cmd, f.output, ev, s.cfg, rep, check.HTML(), f.traceURL); err != nil {
@@ -291,11 +299,7 @@ func renderCheck(cmd *cobra.Command, f checkFlags, ev *analyze.ReportEvents, s r
 		if err := writeFile(f.junit, check.WriteJUnit); err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("--junit: %w", err)}
 		}
-	}
-	if ann.w != nil {
-		if err := check.WriteGitHubAnnotationsFor(ann.w, ann.files); err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("write annotations: %w", err)}
-		}
+		junitDone.Store(true)
 	}
 	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
 		if err := appendFile(p, check.RenderMarkdown); err != nil {
@@ -307,32 +311,13 @@ func renderCheck(cmd *cobra.Command, f checkFlags, ev *analyze.ReportEvents, s r
 			return &exitError{code: 2, err: fmt.Errorf("--summary: %w", err)}
 		}
 	}
-	return nil
-}
-
-// writeFile creates (or truncates) path and writes it with render.
-func writeFile(path string, render func(io.Writer) error) error {
-	return renderToFile(path, os.O_TRUNC, render)
-}
-
-// appendFile appends render's output to path, creating it if needed.
-func appendFile(path string, render func(io.Writer) error) error {
-	return renderToFile(path, os.O_APPEND, render)
-}
-
-// renderToFile opens path for writing with mode (O_TRUNC or O_APPEND) and
-// writes render's output, reporting a failed close as a failed write.
-func renderToFile(path string, mode int, render func(io.Writer) error) error {
-	out, err := os.OpenFile(path, mode|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
+	if ann.w != nil {
+		if err := check.WriteGitHubAnnotationsFor(ann.w, ann.files); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("write annotations: %w", err)}
+		}
 	}
-	if err := render(out); err != nil {
-		out.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if toStdout {
+		return writeOutput(cmd, f.report, render)
 	}
 	return nil
 }

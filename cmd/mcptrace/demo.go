@@ -23,6 +23,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
+	"github.com/mcptrace/mcptrace/internal/outfile"
 	"github.com/mcptrace/mcptrace/internal/profiling"
 	"github.com/mcptrace/mcptrace/spans"
 	"github.com/mcptrace/mcptrace/spans/telemetry"
@@ -346,7 +347,7 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 	}
 	defer func() {
 		for _, file := range files {
-			file.Close() // a second Close after the checked one below is harmless
+			file.Abort() // after the Commit below, nothing: a dump is replaced only once whole
 		}
 	}()
 	status := newStatusLine(cmd.ErrOrStderr())
@@ -361,9 +362,9 @@ func runWorkloadDemo(ctx context.Context, cmd *cobra.Command, f demoFlags, otlp 
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	for i, file := range files {
-		if err := file.Close(); err != nil {
-			return fmt.Errorf("write dump %s: %w", dumps[i].Path, err)
+	for _, file := range files {
+		if err := file.Commit(); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("dump: %w", err)}
 		}
 	}
 	// The demo reads its own dumps back with the analyzer, as a user would.
@@ -402,14 +403,15 @@ func planDemoDumps(f demoFlags, modes []demo.Mode) []*demoDump {
 	return dumps
 }
 
-// createDemoDumps creates the dumps' files and points cfg at them.
-func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*os.File, error) {
-	files := make([]*os.File, 0, len(dumps))
+// createDemoDumps starts the dumps' files (each written whole or not at
+// all: outfile) and points cfg at them.
+func createDemoDumps(dumps []*demoDump, cfg *demo.Config) ([]*outfile.File, error) {
+	files := make([]*outfile.File, 0, len(dumps))
 	for _, d := range dumps {
-		file, err := os.Create(d.Path)
+		file, err := outfile.Create(d.Path)
 		if err != nil {
 			for _, f := range files {
-				f.Close()
+				f.Abort()
 			}
 			return nil, usageErrorf("create dump: %v", err)
 		}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -147,12 +147,12 @@ func runFixtureServe(cmd *cobra.Command, f fixtureServeFlags) error {
 	}
 	if _, err := fmt.Fprintln(cmd.OutOrStdout(), srv.URL()); err != nil {
 		_ = srv.Close()
-		return &exitError{code: 1, err: fmt.Errorf("print fixture URL: %w", err)}
+		return &exitError{code: 2, err: fmt.Errorf("print fixture URL: %w", err)}
 	}
 	if f.urlFile != "" {
-		if err := writeFileAtomic(f.urlFile, srv.URL()+"\n"); err != nil {
+		if err := writeFile(f.urlFile, func(w io.Writer) error { _, err := io.WriteString(w, srv.URL()+"\n"); return err }); err != nil {
 			_ = srv.Close()
-			return &exitError{code: 1, err: fmt.Errorf("--url-file: %w", err)}
+			return &exitError{code: 2, err: fmt.Errorf("--url-file: %w", err)}
 		}
 		defer os.Remove(f.urlFile)
 	}
@@ -191,30 +191,6 @@ func checkLoopbackAddr(addr string) error {
 	return nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so a reader polling for path never sees it half
-// written.
-func writeFileAtomic(path, data string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.WriteString(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
-
 func newFixtureListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
@@ -234,7 +210,7 @@ one-line description; the first is the default.`,
 				fmt.Fprintf(tw, "%s\t%s\n", name, sc.Description)
 			}
 			if err := tw.Flush(); err != nil {
-				return &exitError{code: 1, err: fmt.Errorf("write scenario list: %w", err)}
+				return &exitError{code: 2, err: fmt.Errorf("write scenario list: %w", err)}
 			}
 			return nil
 		},

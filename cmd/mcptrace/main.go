@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcptrace/mcptrace/internal/outfile"
 )
 
 // subcommands holds the constructors of the subcommands; each command's file
@@ -54,8 +56,12 @@ and whether every execution stayed on one downstream session.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version(),
-		// Every command: the old spellings of renamed flags say so.
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) { warnDeprecated(cmd) },
+		// Every command: the old spellings of renamed flags say so, and
+		// no output may be an input or another output.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			warnDeprecated(cmd)
+			return checkFileClashes(cmd, args)
+		},
 	}
 	root.SetVersionTemplate("mcptrace {{.Version}}\n")
 	for _, sub := range subcommands {
@@ -143,10 +149,14 @@ func main() {
 func run(ctx context.Context, args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	stdout := &checkedWriter{w: os.Stdout}
+	root.SetOut(stdout)
 	err := root.ExecuteContext(ctx)
 	if code, ok := interruptedExit(ctx, os.Stderr); ok {
+		outfile.Discard() // a write cut short leaves the old file, and no temporary one
 		return code
 	}
+	err = stdoutFailure(err, stdout.failed())
 	if err == nil {
 		return 0
 	}

@@ -17,6 +17,12 @@ import (
 // errors, the exit status being the outcome. Files other than the report
 // have flags of their own named for what they hold (check's --html, --junit,
 // --summary; demo's --dump and --dir; dashboards' --dir).
+//
+// Every file is the user's (files.go): an output that is an input, or
+// another output, is refused before any work; each is written whole or
+// not at all; a failed write, standard output's included (a full disk, a
+// closed pipe), is exit 2, and the files asked for are written before the
+// report goes to standard output.
 
 // addOutputFlag registers -o/--output FILE.
 func addOutputFlag(fl *pflag.FlagSet, path *string) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -111,7 +113,9 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.ReportEvents, *report.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
-	ropts.Stdin = cmd.InOrStdin()
+	if ropts.Stdin == nil { // loadSide reads a pipe's dump through its sniff's buffer
+		ropts.Stdin = cmd.InOrStdin()
+	}
 	progress := newProgress(stderr, paths)
 	ctx := cmd.Context()
 	failed := "" // the phase that failed
@@ -162,21 +166,109 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 	return nil, nil, &exitError{code: 2, err: err}
 }
 
-// loadSide returns the report of one side of a comparison: a baseline JSON
-// as is, or a dump analyzed with s.
+// loadSide returns the report of one side of a comparison: a baseline
+// JSON as is, or a dump analyzed with s. path is read once: its first
+// bytes, which tell a baseline from a dump, are peeked through a buffer
+// that the rest is then read through, so a pipe (<(...), /dev/fd/N, - for
+// stdin) loses nothing; a regular file holding a dump is left to the
+// dump reader, which may read it twice.
 func loadSide(cmd *cobra.Command, s runSetup, path string) (*report.Report, error) {
-	if gate.IsBaseline(path) {
-		r, err := gate.ReadBaseline(path)
-		if err != nil {
-			return nil, &exitError{code: 2, err: err}
+	type sniffed struct {
+		rep  *report.Report
+		pipe *sideInput // a dump that cannot be opened again: read it through its buffer
+	}
+	// The phase's goroutine owns what it opens, and hands a pipe over
+	// through its result: an interrupted read leaves it to the exit.
+	got, _, err := inPhase(cmd.Context(), phaseRead, func() (sniffed, struct{}, error) {
+		in, err := openSide(cmd, path)
+		if err != nil || in == nil {
+			return sniffed{}, struct{}{}, err
 		}
-		return r, nil
+		head, _ := in.br.Peek(gate.SniffLen)
+		switch {
+		case gate.LooksLikeBaseline(head):
+			defer in.close()
+			rep, err := readBaseline(cmd.Context(), s, path, in)
+			return sniffed{rep: rep}, struct{}{}, err
+		case !in.regular:
+			return sniffed{pipe: in}, struct{}{}, nil
+		}
+		in.close()
+		return sniffed{}, struct{}{}, nil
+	})
+	switch {
+	case err != nil:
+		return nil, phaseError(err)
+	case got.rep != nil:
+		return got.rep, nil
+	case got.pipe != nil:
+		defer got.pipe.close()
+		s.ropts.Stdin, path = got.pipe.br, "-"
 	}
 	_, a, err := loadDumps(cmd, s, nil, 0, []string{path}, checkedDamaged)
 	if err != nil {
 		return nil, err
 	}
 	return a.Report, nil
+}
+
+// sideInput is one side of a comparison, open: buffered for the sniff,
+// and whether it is a regular file (which can be opened again).
+type sideInput struct {
+	br      *bufio.Reader
+	size    int64 // a regular file's size
+	regular bool
+	file    *os.File // nil for standard input
+}
+
+// openSide opens path ("-": the command's standard input); nil, nil for a
+// path that is not one file (a directory, a glob, a missing file), which
+// the dump reader expands or reports.
+func openSide(cmd *cobra.Command, path string) (*sideInput, error) {
+	if path == "-" {
+		return &sideInput{br: bufio.NewReader(cmd.InOrStdin())}, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil
+	}
+	return &sideInput{br: bufio.NewReader(f), size: fi.Size(), regular: fi.Mode().IsRegular(), file: f}, nil
+}
+
+func (in *sideInput) close() {
+	if in != nil && in.file != nil {
+		in.file.Close()
+	}
+}
+
+// baselineShare is the part of --max-memory a baseline's text may take:
+// it is held once while decoded into a report of a few times less.
+const baselineShare = 4
+
+// readBaseline decodes the baseline in, at most a quarter of the memory
+// budget long: a larger one is refused (exit 2, naming the file and the
+// limit) before it is read, or as soon as a pipe passes the limit.
+func readBaseline(ctx context.Context, s runSetup, path string, in *sideInput) (*report.Report, error) {
+	limit := s.ropts.MaxMemory / baselineShare
+	tooLarge := func(size string) error {
+		return usageErrorf("baseline %s (%s) is larger than %s, a quarter of --max-memory %s, which a baseline may take: give a larger --max-memory",
+			path, size, humanBytes(limit), humanBytes(s.ropts.MaxMemory))
+	}
+	if limit > 0 && in.regular && in.size > limit {
+		return nil, tooLarge(humanBytes(in.size))
+	}
+	r, err := gate.ReadBaselineFrom(ctx, in.br, path, limit)
+	switch {
+	case errors.Is(err, gate.ErrBaselineTooLarge):
+		return nil, tooLarge("read through a pipe")
+	case err != nil:
+		return nil, &exitError{code: 2, err: err}
+	}
+	return r, nil
 }
 
 // checkedDamaged and analyzedDamaged say what check (and diff) and analyze

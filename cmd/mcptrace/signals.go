@@ -21,7 +21,12 @@ const exitInterrupted = 130
 // signalContext returns a context canceled by the first SIGINT or SIGTERM.
 // After that first signal the default handling comes back, so a second
 // Ctrl-C ends the process at once should a command be slow to stop.
+//
+// SIGPIPE is ignored: a write to a closed standard output then fails with
+// EPIPE, which the command reports (exit 2) after writing the files it was
+// asked for, rather than the process dying mid-way.
 func signalContext() (context.Context, context.CancelFunc) {
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

@@ -88,10 +88,10 @@ var rules = []rule{
 		ours:      []string{module + "/fixtures/...", module + "/spans"},
 	},
 	{
-		name:     "the dashboards import only spans of ours",
+		name:     "the dashboards import only spans and the file writer of ours",
 		dir:      ".",
 		patterns: []string{"./dashboards/..."},
-		ours:     []string{module + "/dashboards/...", module + "/spans"},
+		ours:     []string{module + "/dashboards/...", module + "/spans", module + "/internal/outfile"},
 	},
 	{
 		name:      "the Collector connector imports only analyze and spans of ours",
