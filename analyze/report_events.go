@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -19,8 +20,6 @@ import (
 // report's renderer never reads the index nor runs a measure again: analyze
 // builds it ([NewReportEvents]) and htmlreport draws it.
 type ReportEvents struct {
-	// Acquires are sorted by scope, then start (see [AcquireEvents]).
-	Acquires []AcquireEvent
 	// Handshakes are sorted by scope, then start (see [HandshakeEvents]).
 	Handshakes []HandshakeEvent
 	// Calls are the tool calls, in the vocabulary stage's order: what the
@@ -35,6 +34,50 @@ type ReportEvents struct {
 	strs       []string
 	settings   map[int32]int32
 	services   map[int32]int32
+	// ends and sessions are each attributed acquire's span end and the
+	// session its lease used (a string id, -1 none), and order the
+	// attributed acquires in the order [ReportEvents.Acquire] hands them
+	// out: a dozen bytes an acquire, where an [AcquireEvent] with its ids
+	// in hex is ten times that, so the report holds a million of them in
+	// the memory a hundred thousand took (its pictures draw a sample).
+	ends     []int64
+	sessions []int32
+	order    []int32
+}
+
+// NumAcquires is the number of acquires [ReportEvents.Acquire] hands out.
+func (r *ReportEvents) NumAcquires() int { return len(r.order) }
+
+// Acquire returns the i-th acquire (0 <= i < NumAcquires) with the cause
+// the one miss attribution gave it and the session its lease used, sorted
+// by scope, then start, then trace and span id (as [AcquireEvents] sorts
+// them). It is made on each call, so a reader holds only the acquires it
+// keeps.
+func (r *ReportEvents) Acquire(i int) AcquireEvent {
+	k := r.order[i]
+	a := &r.attributed[k]
+	e := AcquireEvent{
+		Start:   a.start,
+		End:     r.ends[k],
+		Scope:   strOf(r.strs, a.scope),
+		Session: strings.TrimPrefix(strOf(r.strs, r.sessions[k]), "\x00"),
+		Hit:     a.hit,
+		Implied: !a.explicit,
+		TraceID: a.trace.String(),
+		SpanID:  fmt.Sprintf("%016x", a.span),
+	}
+	if !a.hit {
+		e.Cause = spans.MissReasons[a.reason]
+	}
+	return e
+}
+
+// strOf is the text of string id id of strs, "" for -1.
+func strOf(strs []string, id int32) string {
+	if id < 0 {
+		return ""
+	}
+	return strs[id]
 }
 
 // EachAcquire hands every acquire to fn as a replay of the pool
@@ -78,17 +121,16 @@ func newReportEvents(idx *index, cfg rulefmt.Config) (*ReportEvents, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report events: %w", err)
 	}
-	attributed := ev.attributed(cfg)
-	acqs, err := acquireEventsOf(idx, cfg, ev, attributed)
+	r, err := reportAcquiresOf(idx, cfg, ev)
 	if err != nil {
 		return nil, err
 	}
-	calls := make([]CallEvent, 0, len(ev.calls))
+	r.Handshakes = handshakeEventsOf(idx, ev)
+	r.Calls = make([]CallEvent, 0, len(ev.calls))
 	for _, c := range ev.calls {
-		calls = append(calls, CallEvent{Start: c.start, End: c.end})
+		r.Calls = append(r.Calls, CallEvent{Start: c.start, End: c.end})
 	}
-	return &ReportEvents{Acquires: acqs, Handshakes: handshakeEventsOf(idx, ev), Calls: calls,
-		attributed: attributed, strs: ev.strs, settings: ev.settingsByScope, services: ev.serviceByScope}, nil
+	return r, nil
 }
 
 // AcquireEvent is one acquire as the pool measure sees it, with the cause
@@ -144,7 +186,15 @@ func acquireEvents(idx *index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	return acquireEventsOf(idx, cfg, ev, ev.attributed(cfg))
+	r, err := reportAcquiresOf(idx, cfg, ev)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AcquireEvent, r.NumAcquires())
+	for i := range out {
+		out[i] = r.Acquire(i)
+	}
+	return out, nil
 }
 
 // htmlStage validates and resolves cfg (defaults, and auto to the profile
@@ -160,55 +210,59 @@ func htmlStage(idx *index, cfg rulefmt.Config) (rulefmt.Config, *events, error) 
 	return cfg, ev, err
 }
 
-// acquireEventsOf is AcquireEvents over the stage's events ev of idx under
-// cfg (resolved), attributed by ev.attributed(cfg).
-func acquireEventsOf(idx *index, cfg rulefmt.Config, ev *events, attributed []acquireEvent) ([]AcquireEvent, error) {
+// reportAcquiresOf attributes the stage's acquire events ev of idx under
+// cfg (resolved) and finds the session each lease used: the report events'
+// acquires, with the stage's strings and settings.
+func reportAcquiresOf(idx *index, cfg rulefmt.Config, ev *events) (*ReportEvents, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	x := idx
+	attributed := ev.attributed(cfg)
+	r := &ReportEvents{attributed: attributed, strs: ev.strs, settings: ev.settingsByScope, services: ev.serviceByScope,
+		ends: make([]int64, len(attributed)), sessions: make([]int32, len(attributed)), order: make([]int32, len(attributed))}
+	hsSession, calls := leaseSessions(idx, v, ev)
+	for i := range attributed {
+		a := &attributed[i]
+		r.ends[i] = idx.sp(a.at).end
+		r.sessions[i] = leaseSession(idx, v, a, hsSession, calls)
+		r.order[i] = int32(i)
+	}
+	slices.SortFunc(r.order, func(i, j int32) int {
+		a, b := &attributed[i], &attributed[j]
+		return cmp.Or(cmp.Compare(strOf(r.strs, a.scope), strOf(r.strs, b.scope)), cmp.Compare(a.start, b.start),
+			bytes.Compare(a.trace[:], b.trace[:]), cmp.Compare(a.span, b.span))
+	})
+	return r, nil
+}
 
-	hsSession, calls := leaseSessions(x, v, ev)
-	out := make([]AcquireEvent, 0, len(attributed))
-	for _, a := range attributed {
-		s := x.sp(a.at)
-		e := AcquireEvent{
-			Start:   s.start,
-			End:     s.end,
-			Scope:   ev.str(a.scope),
-			Hit:     a.hit,
-			Implied: !a.explicit,
-			TraceID: x.traceID(s.trace),
-			SpanID:  fmt.Sprintf("%016x", s.id),
-		}
-		if !a.hit {
-			e.Cause = spans.MissReasons[a.reason]
-		}
-		session := int32(-1)
-		parent := a.at // an implied hit's invocation
-		if a.explicit {
-			parent = s.parent
-		}
-		if val, ok := x.attrVal(a.at, v.kSession); ok {
-			session = val
-		} else if val, ok := hsSession[a.at]; ok {
-			session = val
-		} else if a.inferred() {
-			session = a.session
-		} else if parent >= 0 {
-			best := int64(-1)
-			for _, c := range calls[parent] {
-				if c.start >= a.start && c.start <= a.leaseEnd && (best < 0 || c.start < best) {
-					best, session = c.start, c.session
-				}
+// leaseSession is the session (a string id, -1 none) acquire a's lease
+// used: named on the acquire, on its handshake, by the inference that made
+// it, or on the first call of its invocation within the lease.
+func leaseSession(x *index, v *vocab, a *acquireEvent, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
+	if val, ok := x.attrVal(a.at, v.kSession); ok {
+		return val
+	}
+	if val, ok := hsSession[a.at]; ok {
+		return val
+	}
+	if a.inferred() {
+		return a.session
+	}
+	parent := a.at // an implied hit's invocation
+	if a.explicit {
+		parent = x.sp(a.at).parent
+	}
+	session := int32(-1)
+	if parent >= 0 {
+		best := int64(-1)
+		for _, c := range calls[parent] {
+			if c.start >= a.start && c.start <= a.leaseEnd && (best < 0 || c.start < best) {
+				best, session = c.start, c.session
 			}
 		}
-		e.Session = strings.TrimPrefix(ev.str(session), "\x00")
-		out = append(out, e)
 	}
-	sortEvents(out)
-	return out, nil
+	return session
 }
 
 // leaseCall is one call of an invocation: when it started and its session.
@@ -290,13 +344,6 @@ func handshakeEventsOf(idx *index, ev *events) []HandshakeEvent {
 	}
 	sortHandshakes(out)
 	return out
-}
-
-// sortEvents orders acquires by scope, then start, then span id.
-func sortEvents(evs []AcquireEvent) {
-	slices.SortFunc(evs, func(a, b AcquireEvent) int {
-		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
-	})
 }
 
 // sortHandshakes orders handshakes by scope, then start, then span id.
