@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -34,10 +35,10 @@ type ReportEvents struct {
 	strs       []string
 	settings   map[int32]int32
 	services   map[int32]int32
-	// ends and sessions are each attributed acquire's span end and the
-	// session its lease used (a string id, -1 none), and order the
-	// attributed acquires in the order [ReportEvents.Acquire] hands them
-	// out: a dozen bytes an acquire, where an [AcquireEvent] with its ids
+	// ends and sessions are each acquire's span end and the session its
+	// lease used (a string id, -1 none), by its position in the stage (an
+	// attributed acquire's at), and order the attributed acquires in the
+	// order [ReportEvents.Acquire] hands them out: a dozen bytes an acquire, where an [AcquireEvent] with its ids
 	// in hex is ten times that, so the report holds a million of them in
 	// the memory a hundred thousand took (its pictures draw a sample).
 	ends     []int64
@@ -58,9 +59,9 @@ func (r *ReportEvents) Acquire(i int) AcquireEvent {
 	a := &r.attributed[k]
 	e := AcquireEvent{
 		Start:   a.start,
-		End:     r.ends[k],
+		End:     r.ends[a.at],
 		Scope:   strOf(r.strs, a.scope),
-		Session: strings.TrimPrefix(strOf(r.strs, r.sessions[k]), "\x00"),
+		Session: strings.TrimPrefix(strOf(r.strs, r.sessions[a.at]), "\x00"),
 		Hit:     a.hit,
 		Implied: !a.explicit,
 		TraceID: a.trace.String(),
@@ -117,20 +118,53 @@ func NewReportEvents(d *Dump, cfg rulefmt.Config) (*ReportEvents, error) {
 
 // newReportEvents is NewReportEvents over the index itself.
 func newReportEvents(idx *index, cfg rulefmt.Config) (*ReportEvents, error) {
-	cfg, ev, err := htmlStage(idx, cfg)
+	_, r, err := analyzeIndexEvents(context.Background(), &idx, cfg, false)
+	return r, err
+}
+
+// analyzeIndexEvents is analyzeIndex with the HTML report's events: one
+// vocabulary stage and one attribution give both, so the events' causes
+// are the report's. With release, it lets the index go (*xp = nil) once
+// the events hold what they read of it (each acquire's span end and lease
+// session, the handshakes, the calls) and before the attribution: the run
+// never holds the index, the pair stage and the attributed acquires at once.
+func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, release bool) (*report.Report, *ReportEvents, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("analyze: %w", err)
+	}
+	cfg = cfg.WithDefaults()
+	o, ev, err := observeStage(ctx, *xp, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("report events: %w", err)
+		return nil, nil, err
 	}
-	r, err := reportAcquiresOf(idx, cfg, ev)
+	stageCfg := cfg
+	stageCfg.Profile = o.profile
+	r, err := leaseFacts(*xp, stageCfg, ev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r.Handshakes = handshakeEventsOf(idx, ev)
-	r.Calls = make([]CallEvent, 0, len(ev.calls))
-	for _, c := range ev.calls {
-		r.Calls = append(r.Calls, CallEvent{Start: c.start, End: c.end})
+	inputs := (*xp).Inputs()
+	if release {
+		*xp = nil
 	}
-	return r, nil
+	agg := newAggregate(cfg)
+	agg.pairs = newBatchPairStage(cfg)
+	agg.useProfile(o.profile)
+	if !agg.adopt(o) {
+		for i, s := range r.sessions {
+			if s >= 0 {
+				r.sessions[i] = agg.intern(o.strs[s])
+			}
+		}
+	}
+	agg.keepAt = true
+	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, *ev) }
+	r.settings, r.services = o.settings, o.services
+	agg.merge(o)
+	rep := agg.report(inputs)
+	r.strs = agg.strs
+	r.sortAcquires()
+	return rep, r, nil
 }
 
 // AcquireEvent is one acquire as the pool measure sees it, with the cause
@@ -182,13 +216,9 @@ func AcquireEvents(d *Dump, cfg rulefmt.Config) ([]AcquireEvent, error) {
 
 // acquireEvents is AcquireEvents over the index itself.
 func acquireEvents(idx *index, cfg rulefmt.Config) ([]AcquireEvent, error) {
-	cfg, ev, err := htmlStage(idx, cfg)
+	r, err := newReportEvents(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
-	}
-	r, err := reportAcquiresOf(idx, cfg, ev)
-	if err != nil {
-		return nil, err
 	}
 	out := make([]AcquireEvent, r.NumAcquires())
 	for i := range out {
@@ -210,30 +240,42 @@ func htmlStage(idx *index, cfg rulefmt.Config) (rulefmt.Config, *events, error) 
 	return cfg, ev, err
 }
 
-// reportAcquiresOf attributes the stage's acquire events ev of idx under
-// cfg (resolved) and finds the session each lease used: the report events'
-// acquires, with the stage's strings and settings.
-func reportAcquiresOf(idx *index, cfg rulefmt.Config, ev *events) (*ReportEvents, error) {
+// leaseFacts reads what the report events need of the index beside the
+// stage's events ev (of idx under cfg, resolved): each acquire's span end
+// and the session its lease used, by the acquire's position in ev, the
+// handshakes and the calls. The acquires are attributed later.
+func leaseFacts(idx *index, cfg rulefmt.Config, ev *events) (*ReportEvents, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	attributed := ev.attributed(cfg)
-	r := &ReportEvents{attributed: attributed, strs: ev.strs, settings: ev.settingsByScope, services: ev.serviceByScope,
-		ends: make([]int64, len(attributed)), sessions: make([]int32, len(attributed)), order: make([]int32, len(attributed))}
+	r := &ReportEvents{ends: make([]int64, len(ev.acquires)), sessions: make([]int32, len(ev.acquires))}
 	hsSession, calls := leaseSessions(idx, v, ev)
-	for i := range attributed {
-		a := &attributed[i]
+	for i := range ev.acquires {
+		a := &ev.acquires[i]
 		r.ends[i] = idx.sp(a.at).end
 		r.sessions[i] = leaseSession(idx, v, a, hsSession, calls)
+	}
+	r.Handshakes = handshakeEventsOf(idx, ev)
+	r.Calls = make([]CallEvent, 0, len(ev.calls))
+	for _, c := range ev.calls {
+		r.Calls = append(r.Calls, CallEvent{Start: c.start, End: c.end})
+	}
+	return r, nil
+}
+
+// sortAcquires orders the attributed acquires as Acquire hands them out:
+// by scope, then start, then trace and span id.
+func (r *ReportEvents) sortAcquires() {
+	r.order = make([]int32, len(r.attributed))
+	for i := range r.order {
 		r.order[i] = int32(i)
 	}
 	slices.SortFunc(r.order, func(i, j int32) int {
-		a, b := &attributed[i], &attributed[j]
+		a, b := &r.attributed[i], &r.attributed[j]
 		return cmp.Or(cmp.Compare(strOf(r.strs, a.scope), strOf(r.strs, b.scope)), cmp.Compare(a.start, b.start),
 			bytes.Compare(a.trace[:], b.trace[:]), cmp.Compare(a.span, b.span))
 	})
-	return r, nil
 }
 
 // leaseSession is the session (a string id, -1 none) acquire a's lease
