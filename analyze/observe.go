@@ -191,9 +191,9 @@ type aggregate struct {
 	// observations; ids is built on the first intern after adopt.
 	strs []string
 	ids  map[string]int32
-	// adopted is the observation whose table strs is (adopt): merge keeps
-	// its events' ids.
-	adopted *observation
+	// adopted says strs is the table of the observation merge takes next
+	// (adopt): it keeps that observation's ids.
+	adopted bool
 	// keepAt says merge numbers the events by their position in the
 	// observation (acquireEvent.at) rather than marking them out of their
 	// index: the report events find by it what the index said of each.
@@ -245,7 +245,7 @@ func (a *aggregate) adopt(o *observation) bool {
 			return false
 		}
 	}
-	a.strs, a.ids, a.adopted = slices.Clip(o.strs), nil, o
+	a.strs, a.ids, a.adopted = slices.Clip(o.strs), nil, true
 	return true
 }
 
@@ -312,6 +312,7 @@ func (a *aggregate) merge(o *observation) {
 		}
 	}
 	a.pairs.add(o.events)
+	o.events = nil // filed as copies: let them go before the attribution
 	for scope, n := range o.handshakes {
 		a.pairs.handshakes[global(scope)] += n
 	}
@@ -333,7 +334,8 @@ func (a *aggregate) merge(o *observation) {
 // globalIDs returns the re-keying of o's string ids to the aggregate's
 // (-1 stays -1): none for the observation it adopted.
 func (a *aggregate) globalIDs(o *observation) func(int32) int32 {
-	if a.adopted == o {
+	if a.adopted {
+		a.adopted = false
 		return func(id int32) int32 { return max(id, -1) }
 	}
 	tr := make([]int32, len(o.strs))

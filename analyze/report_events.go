@@ -158,6 +158,7 @@ func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, rel
 		}
 	}
 	agg.keepAt = true
+	r.attributed = make([]acquireEvent, 0, len(o.events)) // every event is handed out once
 	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, *ev) }
 	r.settings, r.services = o.settings, o.services
 	agg.merge(o)
