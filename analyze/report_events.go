@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -145,7 +146,15 @@ func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, rel
 	}
 	inputs := (*xp).Inputs()
 	if release {
+		held := (*xp).memBytes()
 		*xp = nil
+		if held >= hugeHeapMin {
+			// The index is garbage now: collecting it lets the pair stage
+			// and the attributed acquires reuse its pages rather than
+			// fault in new ones (1M keys: 557 MB peak RSS against 610),
+			// as the engine's Report does with its shards' indexes.
+			runtime.GC()
+		}
 	}
 	agg := newAggregate(cfg)
 	agg.pairs = newBatchPairStage(cfg)
