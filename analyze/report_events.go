@@ -28,11 +28,12 @@ type ReportEvents struct {
 	// report's call-latency distribution is drawn from.
 	Calls []CallEvent
 
-	// attributed are the acquires as the pair stage attributed them, their
+	// attributed are the acquires as the pair stage attributed them (where
+	// it filed them, in the order it attributed them), their
 	// strings ids into strs, and settings the pool's recorded settings by
 	// scope (events.settingsByScope) and services each scope's service.name
 	// (events.serviceByScope): what EachAcquire hands out.
-	attributed []acquireEvent
+	attributed []*acquireEvent
 	strs       []string
 	settings   map[int32]int32
 	services   map[int32]int32
@@ -57,7 +58,7 @@ func (r *ReportEvents) NumAcquires() int { return len(r.order) }
 // keeps.
 func (r *ReportEvents) Acquire(i int) AcquireEvent {
 	k := r.order[i]
-	a := &r.attributed[k]
+	a := r.attributed[k]
 	e := AcquireEvent{
 		Start:   a.start,
 		End:     r.ends[a.at],
@@ -97,7 +98,7 @@ func (r *ReportEvents) EachAcquire(fn func(*Acquire)) {
 	settings := scopeSettings(r.settings, r.strs)
 	var a Acquire
 	for i := range r.attributed {
-		a = acquireOf(&r.attributed[i], strs, settings, r.services)
+		a = acquireOf(r.attributed[i], strs, settings, r.services)
 		fn(&a)
 	}
 }
@@ -167,8 +168,11 @@ func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, rel
 		}
 	}
 	agg.keepAt = true
-	r.attributed = make([]acquireEvent, 0, len(o.events)) // every event is handed out once
-	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, *ev) }
+	// The events stay where the pair stage filed them (keepsEvents): the
+	// report events point at them rather than copy them.
+	agg.pairs.keepsEvents = true
+	r.attributed = make([]*acquireEvent, 0, len(o.events)) // every event is handed out once
+	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, ev) }
 	r.settings, r.services = o.settings, o.services
 	agg.merge(o)
 	rep := agg.report(inputs)
@@ -282,7 +286,7 @@ func (r *ReportEvents) sortAcquires() {
 		r.order[i] = int32(i)
 	}
 	slices.SortFunc(r.order, func(i, j int32) int {
-		a, b := &r.attributed[i], &r.attributed[j]
+		a, b := r.attributed[i], r.attributed[j]
 		return cmp.Or(cmp.Compare(strOf(r.strs, a.scope), strOf(r.strs, b.scope)), cmp.Compare(a.start, b.start),
 			bytes.Compare(a.trace[:], b.trace[:]), cmp.Compare(a.span, b.span))
 	})
