@@ -206,6 +206,16 @@ func (p *pairStage) advanceBatch(t int64) {
 			ready[i], all = all[:len(ready[i])], all[len(ready[i]):]
 		}
 	}
+	if t == math.MaxInt64 && p.held == 0 {
+		// The last advance takes every acquire: the pairs' filing index
+		// goes before the attribution rather than after it (a million
+		// pairs: some 60 MB of map and bucket headers).
+		p.buckets, p.byPair, p.unsorted = nil, map[pairKey]int32{}, nil
+		for _, g := range ready {
+			p.attribute(g)
+		}
+		return
+	}
 	for i, g := range ready {
 		p.attribute(g)
 		// Keep the rest at the front of the bucket's array: filed acquires
