@@ -173,10 +173,10 @@ func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, rel
 	agg.pairs.keepsEvents = true
 	r.attributed = make([]*acquireEvent, 0, len(o.events)) // every event is handed out once
 	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, ev) }
-	r.settings, r.services = o.settings, o.services
+	agg.settings, agg.services = map[int32]int32{}, map[int32]int32{} // kept by scope, in the aggregate's ids
 	agg.merge(o)
 	rep := agg.report(inputs)
-	r.strs = agg.strs
+	r.strs, r.settings, r.services = agg.strs, agg.settings, agg.services
 	r.sortAcquires()
 	return rep, r, nil
 }
