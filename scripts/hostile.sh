@@ -277,9 +277,9 @@ twodocs=$work/two-documents.yaml
 printf 'rules:\n  - id: a\n    scope: trace\n    select: request\n    expect: {of: count, op: ">=", than: 0}\n---\nregressions: {hit_rate_drop: 0.5}\n' >"$twodocs"
 check "a config of two YAML documents refused at the second" "2" "two-documents.yaml:6:1: several YAML documents" -- \
   "'$gen' -shape executions -n 10 -o '$work/case.jsonl' && '$bin' check $m --config '$twodocs' '$work/case.jsonl'"
-# Its peak RSS is the read of analyze's index of every span, then the miss
-# attribution of a million pairs, after the run let the index go: the HTML
-# report points at the attributed acquires and keeps a dozen bytes an
+# Its peak RSS (470 to 510 MiB) is the read of analyze's index of every
+# span; the run lets the index go before the miss attribution, and the
+# HTML report points at the attributed acquires with a dozen bytes an
 # acquire beside them; the what-if section adds the per-key counts.
 check "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB" "0" "" -- \
   "'$bin' analyze $m --format html -o '$work/case.html' '$pre/keys-1m.jsonl' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ] && grep -q '999,000 more keys not shown' '$work/case.html'"
