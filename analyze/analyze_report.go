@@ -38,6 +38,7 @@ func analyzeIndex(ctx context.Context, idx *index, cfg rulefmt.Config) (*report.
 	agg := newAggregate(cfg)
 	agg.pairs = newBatchPairStage(cfg)
 	agg.useProfile(o.profile)
+	agg.adopt(o)
 	agg.merge(o)
 	return agg.report(idx.Inputs()), nil
 }

@@ -226,15 +226,21 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 	}
 	var a report.Analysis
 	if err := phase(PhaseMeasures, func() (err error) {
-		if a.Report, err = analyzeIndex(ctx, x, cfg); err != nil || !opts.Events {
+		if !opts.Events {
+			a.Report, err = analyzeIndex(ctx, x, cfg)
 			return err
 		}
-		run.Events, err = newReportEvents(x, cfg)
+		// Without rules nothing reads the index after the events.
+		a.Report, run.Events, err = analyzeIndexEvents(ctx, &x, cfg, len(opts.Rules) == 0)
 		return err
 	}); err != nil {
 		return run, err
 	}
 	if err := phase(PhaseRules, func() (err error) {
+		if x == nil { // let go with the events: no rule to judge
+			a.Rules = []report.RuleObservation{}
+			return nil
+		}
 		a.Rules, err = observeRules(ctx, x, cfg, opts.Rules, opts.Observe, a.Report)
 		return err
 	}); err != nil {

@@ -105,8 +105,8 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 			}
 			if run.Events != nil && !reflect.DeepEqual(run.Events, wantEvents) {
 				t.Errorf("the run's events differ from NewReportEvents of the same dump: %d acquires, %d handshakes, %d calls; want %d, %d, %d",
-					len(run.Events.Acquires), len(run.Events.Handshakes), len(run.Events.Calls),
-					len(wantEvents.Acquires), len(wantEvents.Handshakes), len(wantEvents.Calls))
+					run.Events.NumAcquires(), len(run.Events.Handshakes), len(run.Events.Calls),
+					wantEvents.NumAcquires(), len(wantEvents.Handshakes), len(wantEvents.Calls))
 			}
 			if got := renderString(t, run.Analysis.Report, report.RenderJSON); got != want {
 				t.Errorf("the %v engine's report differs from Analyze's", run.Choice.Kind)

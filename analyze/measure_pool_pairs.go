@@ -44,6 +44,11 @@ type pairStage struct {
 	// set: the index-local readers (the rules' examples, the HTML
 	// timeline) take the attributed events from the one attribution.
 	each func(ev *acquireEvent)
+	// keepsEvents says each may keep the pointers it is handed: a batch
+	// stage then never moves nor overwrites an attributed acquire (it
+	// copies a bucket's rest rather than shift it over them), so a reader
+	// points at the acquires where they were filed instead of copying them.
+	keepsEvents bool
 	// bufs holds the buffered acquires as the observations handed them
 	// over, one slice each: advance reads them where they are rather than
 	// appending them into one buffer first.
@@ -201,11 +206,25 @@ func (p *pairStage) advanceBatch(t int64) {
 			ready[i], all = all[:len(ready[i])], all[len(ready[i]):]
 		}
 	}
+	if t == math.MaxInt64 && p.held == 0 {
+		// The last advance takes every acquire: the pairs' filing index
+		// goes before the attribution rather than after it (a million
+		// pairs: some 60 MB of map and bucket headers).
+		p.buckets, p.byPair, p.unsorted = nil, map[pairKey]int32{}, nil
+		for _, g := range ready {
+			p.attribute(g)
+		}
+		return
+	}
 	for i, g := range ready {
 		p.attribute(g)
 		// Keep the rest at the front of the bucket's array: filed acquires
 		// then reuse the memory attributed ones leave.
 		bk := p.buckets[readyOf[i]]
+		if p.keepsEvents {
+			p.buckets[readyOf[i]] = slices.Clone(bk[len(g):])
+			continue
+		}
 		p.buckets[readyOf[i]] = append(bk[:0], bk[len(g):]...)
 	}
 }

@@ -44,6 +44,9 @@ type observation struct {
 	settings map[int32]int32
 	// services is each acquire scope's service.name (events.serviceByScope).
 	services map[int32]int32
+	// made is the texts the stage made up (events.made), at the end of
+	// strs: what adopt reads to tell whether strs holds a text twice.
+	made map[string]int32
 	// detect is the vocabulary evidence of the traces (detect.go), profile
 	// the profile the measures read them with.
 	detect  *detection
@@ -59,6 +62,13 @@ func observe(idx *index, cfg rulefmt.Config) (*observation, error) {
 // observeContext is observe stopped by ctx: its long loops poll the
 // context (see [poll]) and it returns ctx's error, wrapped, when one did.
 func observeContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*observation, error) {
+	o, _, err := observeStage(ctx, idx, cfg)
+	return o, err
+}
+
+// observeStage is observeContext that also returns the vocabulary stage's
+// events it observed, for the HTML report's events to read the same stage.
+func observeStage(ctx context.Context, idx *index, cfg rulefmt.Config) (*observation, *events, error) {
 	idx.finish()
 	o := &observation{
 		spans:      len(idx.order),
@@ -73,7 +83,7 @@ func observeContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*obser
 	pl := newPoll(ctx)
 	o.detect = detectIndex(idx, pl)
 	if err := pl.err(); err != nil {
-		return nil, fmt.Errorf("analyze: detection: %w", err)
+		return nil, nil, fmt.Errorf("analyze: detection: %w", err)
 	}
 	if cfg.Vocabulary == nil {
 		cfg.Profile = o.detect.resolve(cfg.Profile)
@@ -81,7 +91,7 @@ func observeContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*obser
 	o.profile = cfg.Profile
 	ev, err := stageContext(ctx, idx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o.poolSpans = ev.poolSpans
 	o.protos = ev.protocolFigures()
@@ -95,15 +105,15 @@ func observeContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*obser
 	for _, m := range cfg.Measures {
 		acc, err := idx.newReadsAcc(m)
 		if err != nil {
-			return nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
+			return nil, nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
 		}
 		acc.poll = p
 		o.measures = append(o.measures, acc.report())
 	}
 	if err := p.err(); err != nil {
-		return nil, fmt.Errorf("analyze: measures: %w", err)
+		return nil, nil, fmt.Errorf("analyze: measures: %w", err)
 	}
-	return o, nil
+	return o, ev, nil
 }
 
 // observePool takes the acquire events (not attributed) out of the index:
@@ -117,6 +127,7 @@ func (o *observation) observePool(e *events) {
 	o.handshakes = e.handshakesByScope
 	o.settings = e.settingsByScope
 	o.services = e.serviceByScope
+	o.made = e.made
 }
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
@@ -177,9 +188,16 @@ type aggregate struct {
 	sticky  map[string]string
 
 	// The strings the pair stage's events refer to, interned across
-	// observations.
+	// observations; ids is built on the first intern after adopt.
 	strs []string
 	ids  map[string]int32
+	// adopted says strs is the table of the observation merge takes next
+	// (adopt): it keeps that observation's ids.
+	adopted bool
+	// keepAt says merge numbers the events by their position in the
+	// observation (acquireEvent.at) rather than marking them out of their
+	// index: the report events find by it what the index said of each.
+	keepAt bool
 
 	// settings is the pool's recorded settings by scope, as
 	// events.settingsByScope keyed into strs: kept only when ReadAcquires
@@ -212,8 +230,33 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 	return a
 }
 
+// adopt takes the string table of o, the one observation an empty
+// aggregate will merge, as its own: an index's analysis then holds one
+// table of its keys, not two (with a map of every key). It refuses, and
+// merge re-keys as for any observation, when the table holds a text twice
+// (a text the stage made that is also a value), which ids would tell
+// apart where the aggregate's table does not.
+func (a *aggregate) adopt(o *observation) bool {
+	if len(a.strs) > 0 {
+		return false
+	}
+	for _, s := range o.strs[:len(o.strs)-len(o.made)] {
+		if _, ok := o.made[s]; ok {
+			return false
+		}
+	}
+	a.strs, a.ids, a.adopted = slices.Clip(o.strs), nil, true
+	return true
+}
+
 // intern returns the aggregate's id of s.
 func (a *aggregate) intern(s string) int32 {
+	if a.ids == nil {
+		a.ids = make(map[string]int32, len(a.strs))
+		for i, t := range a.strs {
+			a.ids[t] = int32(i)
+		}
+	}
 	if id, ok := a.ids[s]; ok {
 		return id
 	}
@@ -259,26 +302,17 @@ func (a *aggregate) merge(o *observation) {
 		mergeMeasure(&a.measures[i], &o.measures[i])
 	}
 
-	// Re-key the events' strings from the observation's table to ours.
-	tr := make([]int32, len(o.strs))
-	for i := range tr {
-		tr[i] = -2 // not yet looked up
-	}
-	global := func(id int32) int32 {
-		if id < 0 {
-			return -1
-		}
-		if tr[id] == -2 {
-			tr[id] = a.intern(o.strs[id])
-		}
-		return tr[id]
-	}
+	global := a.globalIDs(o)
 	for i := range o.events {
 		ev := &o.events[i]
 		ev.scope, ev.key, ev.session = global(ev.scope), global(ev.key), global(ev.session)
 		ev.at = -1 // out of its index
+		if a.keepAt {
+			ev.at = int32(i)
+		}
 	}
 	a.pairs.add(o.events)
+	o.events = nil // filed as copies: let them go before the attribution
 	for scope, n := range o.handshakes {
 		a.pairs.handshakes[global(scope)] += n
 	}
@@ -294,6 +328,28 @@ func (a *aggregate) merge(o *observation) {
 			}
 			noteSettings(a.settings, global(scope), id)
 		}
+	}
+}
+
+// globalIDs returns the re-keying of o's string ids to the aggregate's
+// (-1 stays -1): none for the observation it adopted.
+func (a *aggregate) globalIDs(o *observation) func(int32) int32 {
+	if a.adopted {
+		a.adopted = false
+		return func(id int32) int32 { return max(id, -1) }
+	}
+	tr := make([]int32, len(o.strs))
+	for i := range tr {
+		tr[i] = -2 // not yet looked up
+	}
+	return func(id int32) int32 {
+		if id < 0 {
+			return -1
+		}
+		if tr[id] == -2 {
+			tr[id] = a.intern(o.strs[id])
+		}
+		return tr[id]
 	}
 }
 

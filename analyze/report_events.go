@@ -1,13 +1,16 @@
 package analyze
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -19,22 +22,65 @@ import (
 // report's renderer never reads the index nor runs a measure again: analyze
 // builds it ([NewReportEvents]) and htmlreport draws it.
 type ReportEvents struct {
-	// Acquires are sorted by scope, then start (see [AcquireEvents]).
-	Acquires []AcquireEvent
 	// Handshakes are sorted by scope, then start (see [HandshakeEvents]).
 	Handshakes []HandshakeEvent
 	// Calls are the tool calls, in the vocabulary stage's order: what the
 	// report's call-latency distribution is drawn from.
 	Calls []CallEvent
 
-	// attributed are the acquires as the pair stage attributed them, their
+	// attributed are the acquires as the pair stage attributed them (where
+	// it filed them, in the order it attributed them), their
 	// strings ids into strs, and settings the pool's recorded settings by
 	// scope (events.settingsByScope) and services each scope's service.name
 	// (events.serviceByScope): what EachAcquire hands out.
-	attributed []acquireEvent
+	attributed []*acquireEvent
 	strs       []string
 	settings   map[int32]int32
 	services   map[int32]int32
+	// ends and sessions are each acquire's span end and the session its
+	// lease used (a string id, -1 none), by its position in the stage (an
+	// attributed acquire's at), and order the attributed acquires in the
+	// order [ReportEvents.Acquire] hands them out: a dozen bytes an acquire, where an [AcquireEvent] with its ids
+	// in hex is ten times that, so the report holds a million of them in
+	// the memory a hundred thousand took (its pictures draw a sample).
+	ends     []int64
+	sessions []int32
+	order    []int32
+}
+
+// NumAcquires is the number of acquires [ReportEvents.Acquire] hands out.
+func (r *ReportEvents) NumAcquires() int { return len(r.order) }
+
+// Acquire returns the i-th acquire (0 <= i < NumAcquires) with the cause
+// the one miss attribution gave it and the session its lease used, sorted
+// by scope, then start, then trace and span id (as [AcquireEvents] sorts
+// them). It is made on each call, so a reader holds only the acquires it
+// keeps.
+func (r *ReportEvents) Acquire(i int) AcquireEvent {
+	k := r.order[i]
+	a := r.attributed[k]
+	e := AcquireEvent{
+		Start:   a.start,
+		End:     r.ends[a.at],
+		Scope:   strOf(r.strs, a.scope),
+		Session: strings.TrimPrefix(strOf(r.strs, r.sessions[a.at]), "\x00"),
+		Hit:     a.hit,
+		Implied: !a.explicit,
+		TraceID: a.trace.String(),
+		SpanID:  fmt.Sprintf("%016x", a.span),
+	}
+	if !a.hit {
+		e.Cause = spans.MissReasons[a.reason]
+	}
+	return e
+}
+
+// strOf is the text of string id id of strs, "" for -1.
+func strOf(strs []string, id int32) string {
+	if id < 0 {
+		return ""
+	}
+	return strs[id]
 }
 
 // EachAcquire hands every acquire to fn as a replay of the pool
@@ -52,7 +98,7 @@ func (r *ReportEvents) EachAcquire(fn func(*Acquire)) {
 	settings := scopeSettings(r.settings, r.strs)
 	var a Acquire
 	for i := range r.attributed {
-		a = acquireOf(&r.attributed[i], strs, settings, r.services)
+		a = acquireOf(r.attributed[i], strs, settings, r.services)
 		fn(&a)
 	}
 }
@@ -74,21 +120,65 @@ func NewReportEvents(d *Dump, cfg rulefmt.Config) (*ReportEvents, error) {
 
 // newReportEvents is NewReportEvents over the index itself.
 func newReportEvents(idx *index, cfg rulefmt.Config) (*ReportEvents, error) {
-	cfg, ev, err := htmlStage(idx, cfg)
+	_, r, err := analyzeIndexEvents(context.Background(), &idx, cfg, false)
+	return r, err
+}
+
+// analyzeIndexEvents is analyzeIndex with the HTML report's events: one
+// vocabulary stage and one attribution give both, so the events' causes
+// are the report's. With release, it lets the index go (*xp = nil) once
+// the events hold what they read of it (each acquire's span end and lease
+// session, the handshakes, the calls) and before the attribution: the run
+// never holds the index, the pair stage and the attributed acquires at once.
+func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, release bool) (*report.Report, *ReportEvents, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("analyze: %w", err)
+	}
+	cfg = cfg.WithDefaults()
+	o, ev, err := observeStage(ctx, *xp, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("report events: %w", err)
+		return nil, nil, err
 	}
-	attributed := ev.attributed(cfg)
-	acqs, err := acquireEventsOf(idx, cfg, ev, attributed)
+	stageCfg := cfg
+	stageCfg.Profile = o.profile
+	r, err := leaseFacts(*xp, stageCfg, ev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	calls := make([]CallEvent, 0, len(ev.calls))
-	for _, c := range ev.calls {
-		calls = append(calls, CallEvent{Start: c.start, End: c.end})
+	inputs := (*xp).Inputs()
+	if release {
+		held := (*xp).memBytes()
+		*xp = nil
+		if held >= hugeHeapMin {
+			// The index is garbage now: collecting it lets the pair stage
+			// and the attributed acquires reuse its pages rather than
+			// fault in new ones (1M keys: 557 MB peak RSS against 610),
+			// as the engine's Report does with its shards' indexes.
+			runtime.GC()
+		}
 	}
-	return &ReportEvents{Acquires: acqs, Handshakes: handshakeEventsOf(idx, ev), Calls: calls,
-		attributed: attributed, strs: ev.strs, settings: ev.settingsByScope, services: ev.serviceByScope}, nil
+	agg := newAggregate(cfg)
+	agg.pairs = newBatchPairStage(cfg)
+	agg.useProfile(o.profile)
+	if !agg.adopt(o) {
+		for i, s := range r.sessions {
+			if s >= 0 {
+				r.sessions[i] = agg.intern(o.strs[s])
+			}
+		}
+	}
+	agg.keepAt = true
+	// The events stay where the pair stage filed them (keepsEvents): the
+	// report events point at them rather than copy them.
+	agg.pairs.keepsEvents = true
+	r.attributed = make([]*acquireEvent, 0, len(o.events)) // every event is handed out once
+	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, ev) }
+	agg.settings, agg.services = map[int32]int32{}, map[int32]int32{} // kept by scope, in the aggregate's ids
+	agg.merge(o)
+	rep := agg.report(inputs)
+	r.strs, r.settings, r.services = agg.strs, agg.settings, agg.services
+	r.sortAcquires()
+	return rep, r, nil
 }
 
 // AcquireEvent is one acquire as the pool measure sees it, with the cause
@@ -140,11 +230,15 @@ func AcquireEvents(d *Dump, cfg rulefmt.Config) ([]AcquireEvent, error) {
 
 // acquireEvents is AcquireEvents over the index itself.
 func acquireEvents(idx *index, cfg rulefmt.Config) ([]AcquireEvent, error) {
-	cfg, ev, err := htmlStage(idx, cfg)
+	r, err := newReportEvents(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	return acquireEventsOf(idx, cfg, ev, ev.attributed(cfg))
+	out := make([]AcquireEvent, r.NumAcquires())
+	for i := range out {
+		out[i] = r.Acquire(i)
+	}
+	return out, nil
 }
 
 // htmlStage validates and resolves cfg (defaults, and auto to the profile
@@ -160,55 +254,71 @@ func htmlStage(idx *index, cfg rulefmt.Config) (rulefmt.Config, *events, error) 
 	return cfg, ev, err
 }
 
-// acquireEventsOf is AcquireEvents over the stage's events ev of idx under
-// cfg (resolved), attributed by ev.attributed(cfg).
-func acquireEventsOf(idx *index, cfg rulefmt.Config, ev *events, attributed []acquireEvent) ([]AcquireEvent, error) {
+// leaseFacts reads what the report events need of the index beside the
+// stage's events ev (of idx under cfg, resolved): each acquire's span end
+// and the session its lease used, by the acquire's position in ev, the
+// handshakes and the calls. The acquires are attributed later.
+func leaseFacts(idx *index, cfg rulefmt.Config, ev *events) (*ReportEvents, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	x := idx
+	r := &ReportEvents{ends: make([]int64, len(ev.acquires)), sessions: make([]int32, len(ev.acquires))}
+	hsSession, calls := leaseSessions(idx, v, ev)
+	for i := range ev.acquires {
+		a := &ev.acquires[i]
+		r.ends[i] = idx.sp(a.at).end
+		r.sessions[i] = leaseSession(idx, v, a, hsSession, calls)
+	}
+	r.Handshakes = handshakeEventsOf(idx, ev)
+	r.Calls = make([]CallEvent, 0, len(ev.calls))
+	for _, c := range ev.calls {
+		r.Calls = append(r.Calls, CallEvent{Start: c.start, End: c.end})
+	}
+	return r, nil
+}
 
-	hsSession, calls := leaseSessions(x, v, ev)
-	out := make([]AcquireEvent, 0, len(attributed))
-	for _, a := range attributed {
-		s := x.sp(a.at)
-		e := AcquireEvent{
-			Start:   s.start,
-			End:     s.end,
-			Scope:   ev.str(a.scope),
-			Hit:     a.hit,
-			Implied: !a.explicit,
-			TraceID: x.traceID(s.trace),
-			SpanID:  fmt.Sprintf("%016x", s.id),
-		}
-		if !a.hit {
-			e.Cause = spans.MissReasons[a.reason]
-		}
-		session := int32(-1)
-		parent := a.at // an implied hit's invocation
-		if a.explicit {
-			parent = s.parent
-		}
-		if val, ok := x.attrVal(a.at, v.kSession); ok {
-			session = val
-		} else if val, ok := hsSession[a.at]; ok {
-			session = val
-		} else if a.inferred() {
-			session = a.session
-		} else if parent >= 0 {
-			best := int64(-1)
-			for _, c := range calls[parent] {
-				if c.start >= a.start && c.start <= a.leaseEnd && (best < 0 || c.start < best) {
-					best, session = c.start, c.session
-				}
+// sortAcquires orders the attributed acquires as Acquire hands them out:
+// by scope, then start, then trace and span id.
+func (r *ReportEvents) sortAcquires() {
+	r.order = make([]int32, len(r.attributed))
+	for i := range r.order {
+		r.order[i] = int32(i)
+	}
+	slices.SortFunc(r.order, func(i, j int32) int {
+		a, b := r.attributed[i], r.attributed[j]
+		return cmp.Or(cmp.Compare(strOf(r.strs, a.scope), strOf(r.strs, b.scope)), cmp.Compare(a.start, b.start),
+			bytes.Compare(a.trace[:], b.trace[:]), cmp.Compare(a.span, b.span))
+	})
+}
+
+// leaseSession is the session (a string id, -1 none) acquire a's lease
+// used: named on the acquire, on its handshake, by the inference that made
+// it, or on the first call of its invocation within the lease.
+func leaseSession(x *index, v *vocab, a *acquireEvent, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
+	if val, ok := x.attrVal(a.at, v.kSession); ok {
+		return val
+	}
+	if val, ok := hsSession[a.at]; ok {
+		return val
+	}
+	if a.inferred() {
+		return a.session
+	}
+	parent := a.at // an implied hit's invocation
+	if a.explicit {
+		parent = x.sp(a.at).parent
+	}
+	session := int32(-1)
+	if parent >= 0 {
+		best := int64(-1)
+		for _, c := range calls[parent] {
+			if c.start >= a.start && c.start <= a.leaseEnd && (best < 0 || c.start < best) {
+				best, session = c.start, c.session
 			}
 		}
-		e.Session = strings.TrimPrefix(ev.str(session), "\x00")
-		out = append(out, e)
 	}
-	sortEvents(out)
-	return out, nil
+	return session
 }
 
 // leaseCall is one call of an invocation: when it started and its session.
@@ -290,13 +400,6 @@ func handshakeEventsOf(idx *index, ev *events) []HandshakeEvent {
 	}
 	sortHandshakes(out)
 	return out
-}
-
-// sortEvents orders acquires by scope, then start, then span id.
-func sortEvents(evs []AcquireEvent) {
-	slices.SortFunc(evs, func(a, b AcquireEvent) int {
-		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Start, b.Start), cmp.Compare(a.TraceID, b.TraceID), cmp.Compare(a.SpanID, b.SpanID))
-	})
 }
 
 // sortHandshakes orders handshakes by scope, then start, then span id.

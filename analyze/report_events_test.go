@@ -62,8 +62,8 @@ func TestReportEventsHandEveryAcquireAsReadAcquiresDoes(t *testing.T) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("EachAcquire differs from ReadAcquires (-want +got):\n%s", d)
 			}
-			if len(ev.Acquires) != len(got) {
-				t.Errorf("%d acquire events drawn, %d handed to the replay", len(ev.Acquires), len(got))
+			if ev.NumAcquires() != len(got) {
+				t.Errorf("%d acquire events drawn, %d handed to the replay", ev.NumAcquires(), len(got))
 			}
 		})
 	}

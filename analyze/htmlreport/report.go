@@ -267,7 +267,6 @@ func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, err
 	opts.MaxScopes = cmp.Or(max(opts.MaxScopes, 0), DefaultMaxScopes)
 	opts.MaxTotalLanes = cmp.Or(max(opts.MaxTotalLanes, 0), DefaultMaxTotalLanes)
 	opts.MaxListedScopes = max(cmp.Or(max(opts.MaxListedScopes, 0), DefaultMaxListedScopes), opts.MaxScopes)
-	acqs, hss := ev.Acquires, ev.Handshakes
 
 	h := &Report{
 		Schema:    Schema,
@@ -300,9 +299,9 @@ func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, err
 	for _, reason := range spans.MissReasons {
 		h.Causes = append(h.Causes, Count{reason, r.Pool.MissReasons[reason]})
 	}
-	h.Latency = htmlLatencies(ev, r, acqs, hss)
+	h.Latency = htmlLatencies(ev, r)
 	h.Offenders = htmlOffenders(r, opts)
-	h.Scopes, h.Sampling = htmlTimelines(h, acqs, hss, t0, t1, opts)
+	h.Scopes, h.Sampling = htmlTimelines(h, ev, t0, t1, opts)
 	h.escapeText()
 	if opts.WhatIf != nil {
 		var b strings.Builder
@@ -355,9 +354,10 @@ func roundMs(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 // htmlLatencies builds the four distributions. The quantiles are the
 // report's own (nearest rank over every sample); the intervals and
 // histograms come from the same samples.
-func htmlLatencies(ev *analyze.ReportEvents, r *report.Report, acqs []analyze.AcquireEvent, hss []analyze.HandshakeEvent) []Latency {
+func htmlLatencies(ev *analyze.ReportEvents, r *report.Report) []Latency {
 	var hit, miss, hs, call []int64
-	for _, e := range acqs {
+	for i := range ev.NumAcquires() {
+		e := ev.Acquire(i)
 		switch {
 		case e.Implied:
 			// An implied hit has no acquire span to time.
@@ -367,7 +367,7 @@ func htmlLatencies(ev *analyze.ReportEvents, r *report.Report, acqs []analyze.Ac
 			miss = append(miss, max(e.End-e.Start, 0))
 		}
 	}
-	for _, e := range hss {
+	for _, e := range ev.Handshakes {
 		hs = append(hs, max(e.End-e.Start, 0))
 	}
 	for _, c := range ev.Calls {

@@ -11,12 +11,18 @@ import (
 )
 
 // laneAcc gathers one session lane of a scope: its figures, when it was
-// first seen, and its events (indexes into the acquires and handshakes).
+// first seen and its handshakes; for a kept lane, where its events fall in
+// the drawing's count of hits, misses and handshakes (base) and how many
+// of each the drawing has met (seen). It holds no event: the lanes' marks
+// are drawn in a pass of their own, so a lane of a million acquires costs
+// what one of a thousand does.
 type laneAcc struct {
 	lane  Lane
 	first int64
-	acqs  []int32
-	hss   []int32
+	hss   int
+	kept  bool
+	base  marker
+	seen  marker
 }
 
 // scopeAcc gathers one pool scope: its figures and buckets, its lanes by
@@ -42,7 +48,7 @@ type scopeSet struct {
 // sampling it fills in and the trace ids it gives positions.
 type timelines struct {
 	h        *Report
-	acqs     []analyze.AcquireEvent
+	ev       *analyze.ReportEvents
 	hss      []analyze.HandshakeEvent
 	t0       int64
 	bucketNs int64
@@ -55,15 +61,16 @@ type timelines struct {
 // keeps the busiest scopes and, in each, the busiest sessions, then draws
 // every miss of the kept lanes while they fit and every k-th hit in the room
 // left; Sampling says what was left out.
-func htmlTimelines(h *Report, acqs []analyze.AcquireEvent, hss []analyze.HandshakeEvent, t0, t1 int64, opts Options) ([]Scope, Sampling) {
-	tl := &timelines{h: h, acqs: acqs, hss: hss, t0: t0, opts: opts, traceIdx: map[string]int{},
-		smp:      Sampling{Acquires: len(acqs), Handshakes: len(hss), HitStride: 1, MissStride: 1},
+func htmlTimelines(h *Report, ev *analyze.ReportEvents, t0, t1 int64, opts Options) ([]Scope, Sampling) {
+	tl := &timelines{h: h, ev: ev, hss: ev.Handshakes, t0: t0, opts: opts, traceIdx: map[string]int{},
+		smp:      Sampling{Acquires: ev.NumAcquires(), Handshakes: len(ev.Handshakes), HitStride: 1, MissStride: 1},
 		bucketNs: max((t1-t0+int64(opts.Buckets)-1)/int64(opts.Buckets), 1)}
 	set := tl.gather()
 	busiest := tl.list(set)
 	hits, misses, hsKept := tl.keepLanes(busiest)
 	hsStride := tl.strides(hits, misses, hsKept)
-	out := tl.draw(set, hsStride)
+	tl.mark(set, hsStride)
+	out := tl.draw(set)
 	tl.smp.Scopes, tl.smp.ScopesDrawn = len(set.scopes), len(busiest)
 	tl.smp.Note = samplingNote(tl.smp)
 	return out, tl.smp
@@ -72,15 +79,14 @@ func htmlTimelines(h *Report, acqs []analyze.AcquireEvent, hss []analyze.Handsha
 // gather is pass 1: per scope, its figures and the events of each lane.
 func (tl *timelines) gather() *scopeSet {
 	set := &scopeSet{byName: map[string]*scopeAcc{}, causes: map[string]map[string]int{}}
-	for i := range tl.acqs {
-		e := &tl.acqs[i]
+	for i := range tl.ev.NumAcquires() {
+		e := tl.ev.Acquire(i)
 		sa := set.scope(e.Scope, tl.bucketNs)
 		sa.load++
 		sc := &sa.sc
 		sc.Acquires++
 		l := sa.lane(e.Session, e.Start)
 		l.lane.Acquires++
-		l.acqs = append(l.acqs, int32(i))
 		if e.Hit {
 			sc.Hits++
 			continue
@@ -94,8 +100,7 @@ func (tl *timelines) gather() *scopeSet {
 	for i := range tl.hss {
 		sa := set.scope(tl.hss[i].Scope, tl.bucketNs)
 		sa.load++
-		l := sa.lane(tl.hss[i].Session, tl.hss[i].Start)
-		l.hss = append(l.hss, int32(i))
+		sa.lane(tl.hss[i].Session, tl.hss[i].Start).hss++
 	}
 	slices.SortFunc(set.scopes, func(a, b *scopeAcc) int { return cmp.Compare(a.sc.Scope, b.sc.Scope) })
 	return set
@@ -134,8 +139,8 @@ func (tl *timelines) list(set *scopeSet) []*scopeAcc {
 		sa.listed = true
 		sa.sc.Buckets = make([][3]int, tl.opts.Buckets)
 	}
-	for i := range tl.acqs {
-		e := &tl.acqs[i]
+	for i := range tl.ev.NumAcquires() {
+		e := tl.ev.Acquire(i)
 		sa := set.byName[e.Scope]
 		if !sa.listed {
 			continue
@@ -164,7 +169,7 @@ func (tl *timelines) keepLanes(busiest []*scopeAcc) (hits, misses, hsKept int) {
 		}
 		if len(sa.kept) > maxLanes {
 			slices.SortFunc(sa.kept, func(a, b *laneAcc) int {
-				return cmp.Or(cmp.Compare(len(b.acqs)+len(b.hss), len(a.acqs)+len(a.hss)), cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
+				return cmp.Or(cmp.Compare(b.lane.Acquires+b.hss, a.lane.Acquires+a.hss), cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
 			})
 			sa.kept = sa.kept[:maxLanes]
 		}
@@ -172,9 +177,10 @@ func (tl *timelines) keepLanes(busiest []*scopeAcc) (hits, misses, hsKept int) {
 			return cmp.Or(cmp.Compare(a.first, b.first), cmp.Compare(a.lane.Session, b.lane.Session))
 		})
 		for _, l := range sa.kept {
+			l.kept = true
 			misses += l.lane.Misses
 			hits += l.lane.Acquires - l.lane.Misses
-			hsKept += len(l.hss)
+			hsKept += l.hss
 		}
 	}
 	return hits, misses, hsKept
@@ -194,17 +200,78 @@ func (tl *timelines) strides(hits, misses, hsKept int) int {
 	return max(1, ceilDiv(hsKept, max(tl.opts.MaxMarks/4, 1)))
 }
 
-// marker counts the marks met so far across lanes, so the strides sample
-// evenly over every drawn scope.
+// marker counts hits, misses and handshakes in the drawing's order (the
+// drawn scopes by name, each's kept lanes, each lane's events), so the
+// strides sample evenly over every drawn scope.
 type marker struct {
 	hitN, missN, hsN int
-	hsStride         int
+}
+
+// mark is the pass that draws the kept lanes' marks: it gives each kept
+// lane its place in the drawing's order, then draws every acquire and
+// handshake whose place the strides pick, naming its trace by id until
+// draw numbers the traces in the drawing's order.
+func (tl *timelines) mark(set *scopeSet, hsStride int) {
+	var at marker
+	for _, sa := range set.scopes {
+		for _, l := range sa.kept {
+			l.base = at
+			at.missN += l.lane.Misses
+			at.hitN += l.lane.Acquires - l.lane.Misses
+			at.hsN += l.hss
+		}
+	}
+	for i := range tl.ev.NumAcquires() {
+		e := tl.ev.Acquire(i)
+		if l := keptLane(set, e.Scope, e.Session); l != nil {
+			tl.markAcquire(l, &e)
+		}
+	}
+	for i := range tl.hss {
+		e := &tl.hss[i]
+		l := keptLane(set, e.Scope, e.Session)
+		if l == nil {
+			continue
+		}
+		if (l.base.hsN+l.seen.hsN)%hsStride == 0 {
+			failed := 0
+			if e.Failed {
+				failed = 1
+			}
+			l.lane.Handshakes = append(l.lane.Handshakes, [5]any{tl.us(e.Start), max(e.End-e.Start, 0) / 1000, failed, e.TraceID, e.SpanID})
+		}
+		l.seen.hsN++
+	}
+}
+
+// keptLane is the kept lane of session in scope, nil when it is not drawn.
+func keptLane(set *scopeSet, scope, session string) *laneAcc {
+	if l := set.byName[scope].lanes[session]; l.kept {
+		return l
+	}
+	return nil
+}
+
+// markAcquire draws acquire e of kept lane l when the strides pick its
+// place among the drawing's hits or misses.
+func (tl *timelines) markAcquire(l *laneAcc, e *analyze.AcquireEvent) {
+	draw := false
+	if e.Hit {
+		draw = (l.base.hitN+l.seen.hitN)%tl.smp.HitStride == 0
+		l.seen.hitN++
+	} else {
+		draw = (l.base.missN+l.seen.missN)%tl.smp.MissStride == 0
+		l.seen.missN++
+	}
+	if draw {
+		l.lane.Marks = append(l.lane.Marks, [5]any{tl.us(e.Start), max(e.End-e.Start, 0) / 1000, causeCode(e), e.TraceID, e.SpanID})
+	}
 }
 
 // draw is the last pass: the listed scopes' figures and the kept lanes'
-// marks, in scope order, counting the unlisted scopes' sessions.
-func (tl *timelines) draw(set *scopeSet, hsStride int) []Scope {
-	mk := &marker{hsStride: hsStride}
+// marks, in scope order, counting the unlisted scopes' sessions and
+// numbering the traces the marks name in that order.
+func (tl *timelines) draw(set *scopeSet) []Scope {
 	out := make([]Scope, 0, min(len(set.scopes), tl.opts.MaxListedScopes))
 	for _, sa := range set.scopes {
 		if !sa.listed {
@@ -222,7 +289,8 @@ func (tl *timelines) draw(set *scopeSet, hsStride int) []Scope {
 		sc.Sessions = len(sa.lanes)
 		tl.smp.Sessions += sc.Sessions
 		for _, l := range sa.kept {
-			tl.drawLane(l, mk)
+			tl.trefs(l.lane.Marks)
+			tl.trefs(l.lane.Handshakes)
 			tl.smp.MarksShown += len(l.lane.Marks)
 			tl.smp.HandshakesShown += len(l.lane.Handshakes)
 			sc.Lanes = append(sc.Lanes, l.lane)
@@ -233,32 +301,11 @@ func (tl *timelines) draw(set *scopeSet, hsStride int) []Scope {
 	return out
 }
 
-// drawLane draws a kept lane's acquires and handshakes at the strides.
-func (tl *timelines) drawLane(l *laneAcc, mk *marker) {
-	for _, i := range l.acqs {
-		e := &tl.acqs[i]
-		draw := false
-		if e.Hit {
-			draw = mk.hitN%tl.smp.HitStride == 0
-			mk.hitN++
-		} else {
-			draw = mk.missN%tl.smp.MissStride == 0
-			mk.missN++
-		}
-		if draw {
-			l.lane.Marks = append(l.lane.Marks, [5]any{tl.us(e.Start), max(e.End-e.Start, 0) / 1000, causeCode(e), tl.tref(e.TraceID), e.SpanID})
-		}
-	}
-	for _, i := range l.hss {
-		e := &tl.hss[i]
-		if mk.hsN%mk.hsStride == 0 {
-			failed := 0
-			if e.Failed {
-				failed = 1
-			}
-			l.lane.Handshakes = append(l.lane.Handshakes, [5]any{tl.us(e.Start), max(e.End-e.Start, 0) / 1000, failed, tl.tref(e.TraceID), e.SpanID})
-		}
-		mk.hsN++
+// trefs replaces the trace id of each mark by its position in
+// Report.Traces.
+func (tl *timelines) trefs(marks [][5]any) {
+	for i := range marks {
+		marks[i][3] = tl.tref(marks[i][3].(string))
 	}
 }
 

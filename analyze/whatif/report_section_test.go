@@ -152,8 +152,8 @@ func TestReportSectionReplaysTheDumpAroundItsSettings(t *testing.T) {
 			if m[1] != tc.wantSetting || m[2] != tc.wantLabel {
 				t.Errorf("as-recorded row at %q, settings %s; want %q, %s", m[1], m[2], tc.wantSetting, tc.wantLabel)
 			}
-			if got, _ := strconv.Atoi(m[4]); got != hits || m[3] != strconv.Itoa(len(ev.Acquires)) {
-				t.Errorf("as-recorded row: %s acquires, %s hits; the analysis has %d and %d", m[3], m[4], len(ev.Acquires), hits)
+			if got, _ := strconv.Atoi(m[4]); got != hits || m[3] != strconv.Itoa(ev.NumAcquires()) {
+				t.Errorf("as-recorded row: %s acquires, %s hits; the analysis has %d and %d", m[3], m[4], ev.NumAcquires(), hits)
 			}
 			rows := anyRow.FindAllStringSubmatch(page, -1)
 			seen := map[string]bool{}
