@@ -173,6 +173,9 @@ func checkWritable(path string) error {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", path)
 		}
+		if !fi.Mode().IsRegular() {
+			return nil // a device or a FIFO: opening it to try would block on a FIFO with no reader
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			return err

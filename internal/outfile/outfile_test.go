@@ -138,7 +138,8 @@ func TestALinkIsNeverWrittenThrough(t *testing.T) {
 
 // Same tells one file by any of its names: a symbolic link, a hard link,
 // a path through a linked directory; and two outputs not yet written by
-// their paths.
+// their paths. A device is no file to clash on: /dev/null may be every
+// output.
 func TestSameTellsOneFileByAnyName(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "in.jsonl")
@@ -146,7 +147,7 @@ func TestSameTellsOneFileByAnyName(t *testing.T) {
 		t.Fatal(err)
 	}
 	sym, hard, linkdir := filepath.Join(dir, "sym"), filepath.Join(dir, "hard"), filepath.Join(dir, "linkdir")
-	for _, err := range []error{os.Symlink(file, sym), os.Link(file, hard), os.Symlink(dir, linkdir)} {
+	for _, err := range []error{os.Symlink(file, sym), os.Link(file, hard), os.Symlink(dir, linkdir), os.Symlink(os.DevNull, filepath.Join(dir, "null"))} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,6 +166,8 @@ func TestSameTellsOneFileByAnyName(t *testing.T) {
 		{filepath.Join(dir, "new"), filepath.Join(linkdir, "new"), true},
 		{filepath.Join(dir, "new"), filepath.Join(dir, "new2"), false},
 		{filepath.Join(dir, "new"), file, false},
+		{os.DevNull, os.DevNull, false},
+		{filepath.Join(dir, "null"), os.DevNull, false},
 	} {
 		if got := Same(tc.a, tc.b); got != tc.want {
 			t.Errorf("Same(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
