@@ -59,6 +59,7 @@ type File struct {
 	keep    bool        // a regular file is replaced: its permissions are kept
 	gone    bool        // removed: by Abort, Discard, or renamed by Commit
 	stream  bool        // written straight through: no root, no temporary file
+	werr    error       // the first failed Write, which Commit reports
 }
 
 // pending are the files created and neither committed nor aborted, for
@@ -126,17 +127,26 @@ func create(root *os.Root, name, path string) (*File, error) {
 
 // Write writes p to the temporary file; an error names the target.
 func (f *File) Write(p []byte) (int, error) {
+	if f.werr != nil {
+		return 0, f.werr
+	}
 	n, err := f.f.Write(p)
 	if err != nil {
 		err = f.failed(err)
+		f.werr = err
 	}
 	return n, err
 }
 
 // Commit syncs and closes the temporary file, gives it the replaced file's
-// permissions, and renames it over the target. On any error the target is
-// untouched and the temporary file removed.
+// permissions, and renames it over the target. On any error, a failed
+// Write its writer went on after included (an exporter logs it and goes
+// on), the target is untouched and the temporary file removed.
 func (f *File) Commit() error {
+	if f.werr != nil {
+		f.Abort()
+		return f.werr
+	}
 	if f.stream {
 		return f.commitStream()
 	}

@@ -31,7 +31,8 @@ func writeString(s string) func(io.Writer) error {
 
 // A write that fails at any point (the render's error, after half the
 // report; a directory where the file's directory should be; a Discard
-// before Commit) leaves the previous file byte for byte and nothing
+// before Commit; a failed write its writer did not look at, as an
+// exporter logging the error and going on) leaves the previous file byte for byte and nothing
 // beside it.
 func TestAFailedWriteLeavesThePreviousFileWhole(t *testing.T) {
 	renderErr := errors.New("render failed")
@@ -55,6 +56,22 @@ func TestAFailedWriteLeavesThePreviousFileWhole(t *testing.T) {
 			Discard()
 			return f.Commit()
 		}, ErrDiscarded},
+		{"a failed write the writer ignored", func(p string) error {
+			f, err := Create(p)
+			if err != nil {
+				return err
+			}
+			f.Write([]byte("new "))
+			// The next write fails and Sync does not, as on a full disk.
+			ro, err := os.Open(filepath.Join(filepath.Dir(p), f.tmp))
+			if err != nil {
+				return err
+			}
+			f.f.Close()
+			f.f = ro
+			f.Write([]byte("report"))
+			return f.Commit()
+		}, syscall.EBADF},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
