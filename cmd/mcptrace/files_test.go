@@ -241,3 +241,26 @@ func lateSpanDump(t *testing.T, n int) []byte {
 	out := append(append(head, '\n'), bytes.Join(lines[1:], []byte("\n"))...)
 	return append(append(append(out, '\n'), late...), '\n')
 }
+
+// Standard input can be read once: naming it twice (a dump and the
+// baseline, both sides of a diff, two dumps) is a usage error saying so,
+// before any read, not an "empty file" of whichever came second.
+func TestStandardInputNamedTwiceIsRefused(t *testing.T) {
+	base, err := os.ReadFile(traces + "pooled.otlp.jsonl.golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "--baseline", "-", "-"},
+		{"diff", "-", "-"},
+		{"analyze", "-", "-"},
+		{"whatif", "-", "-"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, string(base), args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, "stdin") || !strings.Contains(errOut, "twice") {
+				t.Errorf("exit %d, stdout %.80q, stderr %q; want 2 saying stdin is named twice", code, out, errOut)
+			}
+		})
+	}
+}
