@@ -262,7 +262,7 @@ var secretPlacements = []secretPlacement{
 		secret: "q s3cr3t/1007",
 		forms:  []string{"q%20s3cr3t%2f1007", url.QueryEscape("q s3cr3t/1007")},
 		config: func(ep, s string) pool.TargetConfig {
-			return pool.TargetConfig{Endpoint: ep + "?access_token=q%20s3cr3t%2f1007"}
+			return pool.TargetConfig{Endpoint: ep + "?access_token=" + strings.NewReplacer(" ", "%20", "/", "%2f").Replace(s)}
 		},
 	},
 }
