@@ -264,3 +264,39 @@ func TestStandardInputNamedTwiceIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// check's report is on standard output, so --junit - and --summary -
+// would be no file but a file named "-" in the working directory: they
+// are refused, naming the flag, and nothing is created.
+func TestJUnitOrSummaryNamedDashIsRefused(t *testing.T) {
+	dump, err := filepath.Abs(traces + "pooled.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--junit", "--summary"} {
+		t.Run(flag, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			code, _, errOut := runCLI(t, "", "check", flag, "-", dump)
+			if code != 2 || !strings.Contains(errOut, flag) {
+				t.Errorf("exit %d, stderr %q; want 2 naming %s", code, errOut, flag)
+			}
+			if names := readDirNames(t, dir); len(names) != 0 {
+				t.Errorf("the working directory now holds %v", names)
+			}
+		})
+	}
+}
+
+func readDirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
