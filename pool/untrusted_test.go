@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -625,5 +626,50 @@ func TestHostileAnswersAlreadyOutlastedStayOutlasted(t *testing.T) {
 				t.Fatalf("the tool ran %d times, want once", n)
 			}
 		})
+	}
+}
+
+// Another origin is another scheme, host name or port, however the
+// Location spells it: the same listener by another name (localhost for
+// 127.0.0.1, [::1]), https on the endpoint's own port, a scheme-relative
+// Location, one with user info. None is followed, under either option:
+// the listener never sees a request by that name, the error names no user
+// info, and the tool runs at most once.
+func TestEveryOtherOriginOfTheSameListenerIsNeverFollowed(t *testing.T) {
+	srv := startHostile(t)
+	port := srv.srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, loc := range []string{
+		fmt.Sprintf("http://localhost:%d/mcp", port),
+		fmt.Sprintf("http://[::1]:%d/mcp", port),
+		fmt.Sprintf("https://127.0.0.1:%d/mcp", port),
+		fmt.Sprintf("//localhost:%d/mcp", port),
+		fmt.Sprintf("http://user:userinfo-s3cr3t@127.0.0.2:%d/mcp", port),
+	} {
+		for _, follow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/follow %v", loc, follow), func(t *testing.T) {
+				srv.runs.Store(0)
+				srv.set(nil, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+					http.Redirect(w, r, loc, http.StatusTemporaryRedirect)
+				})
+				before := len(srv.hostsSeen())
+				h := hostileHarness(t, pool.Options{FollowSameOriginRedirects: follow})
+				_, err := h.callTool(boundedContext(t), hostileTarget(t, srv.srv.URL))
+				var re *pool.RedirectError
+				if !errors.As(err, &re) || !re.CrossOrigin {
+					t.Fatalf("err = %v, want a cross-origin *RedirectError", err)
+				}
+				for _, host := range srv.hostsSeen()[before:] {
+					if !strings.HasPrefix(host, "127.0.0.1:") {
+						t.Errorf("the listener got a request for %s", host)
+					}
+				}
+				if strings.Contains(err.Error(), "userinfo-s3cr3t") || strings.Contains(re.Location, "user") {
+					t.Errorf("the error shows the user info: %v", err)
+				}
+				if n := srv.runs.Load(); n > 1 {
+					t.Errorf("the tool ran %d times", n)
+				}
+			})
+		}
 	}
 }
