@@ -673,3 +673,53 @@ func TestEveryOtherOriginOfTheSameListenerIsNeverFollowed(t *testing.T) {
 		}
 	}
 }
+
+// A server echoing the credentials it was sent, in every place its answer
+// has for text (a JSON-RPC error's message and data, a 401's
+// WWW-Authenticate and body, a 500 body, a garbage Content-Type with
+// control bytes), gets neither credential nor a raw control byte into the
+// call's error or its spans.
+func TestEchoedCredentialsAndControlBytesStayOutOfErrorsAndSpans(t *testing.T) {
+	echo := bearerSecret + " " + headerSecret + " \x1b[2J\u202e"
+	quoted, _ := json.Marshal(echo)
+	for _, c := range []struct {
+		name   string
+		answer func(w http.ResponseWriter, id json.RawMessage)
+	}{
+		{"a JSON-RPC error's message and data", func(w http.ResponseWriter, id json.RawMessage) {
+			writeJSON(w, http.StatusOK, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s,"data":{"echo":%s}}}`, id, quoted, quoted))
+		}},
+		{"a 401 with WWW-Authenticate and a body", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", token="`+bearerSecret+`"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, echo)
+		}},
+		{"a 500 body", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, echo)
+		}},
+		{"a garbage Content-Type", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.Header()["Content-Type"] = []string{"text/\x7f" + headerSecret}
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, echo)
+		}},
+	} {
+		for _, semconv := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/semconv %v", c.name, semconv), func(t *testing.T) {
+				srv := startHostile(t)
+				srv.set(nil, func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) { c.answer(w, id) })
+				h := hostileHarness(t, pool.Options{SemconvCallSpans: semconv})
+				_, err := h.callTool(boundedContext(t), hostileTarget(t, srv.srv.URL))
+				if err == nil {
+					t.Fatal("the call succeeded")
+				}
+				for _, s := range append(spanTexts(h.rec), err.Error(), fmt.Sprintf("%+v", err)) {
+					checkCleanText(t, s)
+					if strings.Contains(s, bearerSecret) || strings.Contains(s, headerSecret) {
+						t.Errorf("a credential shows in %.300q", s)
+					}
+				}
+			})
+		}
+	}
+}
