@@ -334,12 +334,15 @@ unset CASE_TIME CASE_RSS_MB
 export CASE_TIME=30 CASE_RSS_MB=512
 sdump=$work/streams-dump.jsonl
 if wants "analyze -o a link to /dev/null: the link and the device kept" "analyze -o a FIFO: written through, still a FIFO" \
+  "analyze -o a link to /dev/full: exit 2 naming the file, the link kept" \
   "analyze -o /dev/fd/1 into a file: the report there" "check --baseline - -: exit 2, stdin named twice" \
   "--config /dev/zero: exit 2, too large" "--config of a 300 MB comment: exit 2 under 512 MiB"; then
   "$gen" -shape executions -n 200 -o "$sdump"
 fi
 check "analyze -o a link to /dev/null: the link and the device kept" "0" "" -- \
   "ln -s /dev/null '$work/case.out' && '$bin' analyze -o '$work/case.out' '$sdump' && test -L '$work/case.out' && test -c /dev/null"
+check "analyze -o a link to /dev/full: exit 2 naming the file, the link kept" "2" "no space left on device" -- \
+  "ln -s /dev/full '$work/case.out' && '$bin' analyze --format html -o '$work/case.out' '$sdump'; rc=\$?; test -L '$work/case.out' && test -c /dev/full || exit 97; exit \$rc"
 check "analyze -o a FIFO: written through, still a FIFO" "0" "" -- \
   "mkfifo '$work/case.fifo' && { wc -c < '$work/case.fifo' > '$work/case.n' & } && '$bin' analyze -o '$work/case.fifo' '$sdump' && wait && test -p '$work/case.fifo' && [ \$(cat '$work/case.n') -gt 0 ]"
 check "analyze -o /dev/fd/1 into a file: the report there" "0" "" -- \
