@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,14 @@ type hostileServer struct {
 	sessionID func() string
 	call      func(w http.ResponseWriter, r *http.Request, id json.RawMessage)
 	headers   []http.Header
+	hosts     []string // the Host of every request, in order
+}
+
+// hostsSeen returns the Host of every request so far.
+func (h *hostileServer) hostsSeen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.hosts)
 }
 
 func startHostile(t *testing.T) *hostileServer {
@@ -63,6 +72,7 @@ func (h *hostileServer) set(sessionID func() string, call func(w http.ResponseWr
 func (h *hostileServer) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.headers = append(h.headers, r.Header.Clone())
+	h.hosts = append(h.hosts, r.Host)
 	sessionID, call := h.sessionID, h.call
 	h.mu.Unlock()
 	switch r.Method {

@@ -254,6 +254,17 @@ var secretPlacements = []secretPlacement{
 			return pool.TargetConfig{Endpoint: ep + "?token=" + url.QueryEscape(s)}
 		},
 	},
+	{
+		// The endpoint's own spelling (%20 for a space, a lower-case
+		// escape) is what net/http quotes in its errors, not the
+		// canonical QueryEscape of the value.
+		name:   "query-string token spelled with %20 and lower-case escapes",
+		secret: "q s3cr3t/1007",
+		forms:  []string{"q%20s3cr3t%2f1007", url.QueryEscape("q s3cr3t/1007")},
+		config: func(ep, s string) pool.TargetConfig {
+			return pool.TargetConfig{Endpoint: ep + "?access_token=" + strings.NewReplacer(" ", "%20", "/", "%2f").Replace(s)}
+		},
+	},
 }
 
 // deadEndpoint returns an endpoint on 127.0.0.1 where nothing listens.

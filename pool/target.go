@@ -113,6 +113,25 @@ func secretParts(v string) []string {
 	return parts
 }
 
+// rawSecretValues returns the values of secret-looking parameters of a
+// raw query as the endpoint spells them (a space as %20, a lower-case
+// escape), which need not be the canonical escape of the decoded value:
+// net/http quotes the URL as given in its errors, so that spelling must
+// be redacted too.
+func rawSecretValues(raw string) []string {
+	var vals []string
+	for _, param := range strings.Split(raw, "&") {
+		name, val, ok := strings.Cut(param, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if ok && val != "" && isSecretName(name) {
+			vals = append(vals, val)
+		}
+	}
+	return vals
+}
+
 // NewTarget validates cfg and prepares its identity key. The error never
 // quotes a secret.
 func NewTarget(cfg TargetConfig) (*Target, error) {
@@ -167,6 +186,7 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 			}
 		}
 	}
+	t.redact.secrets = append(t.redact.secrets, rawSecretValues(u.RawQuery)...)
 	shownURL.RawQuery = shownQ.Encode()
 	t.shown = shownURL.String()
 	// Longest first, so a secret that contains another is replaced whole.

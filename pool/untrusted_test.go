@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -625,5 +626,100 @@ func TestHostileAnswersAlreadyOutlastedStayOutlasted(t *testing.T) {
 				t.Fatalf("the tool ran %d times, want once", n)
 			}
 		})
+	}
+}
+
+// Another origin is another scheme, host name or port, however the
+// Location spells it: the same listener by another name (localhost for
+// 127.0.0.1, [::1]), https on the endpoint's own port, a scheme-relative
+// Location, one with user info. None is followed, under either option:
+// the listener never sees a request by that name, the error names no user
+// info, and the tool runs at most once.
+func TestEveryOtherOriginOfTheSameListenerIsNeverFollowed(t *testing.T) {
+	srv := startHostile(t)
+	port := srv.srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, loc := range []string{
+		fmt.Sprintf("http://localhost:%d/mcp", port),
+		fmt.Sprintf("http://[::1]:%d/mcp", port),
+		fmt.Sprintf("https://127.0.0.1:%d/mcp", port),
+		fmt.Sprintf("//localhost:%d/mcp", port),
+		fmt.Sprintf("http://user:userinfo-s3cr3t@127.0.0.2:%d/mcp", port),
+	} {
+		for _, follow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/follow %v", loc, follow), func(t *testing.T) {
+				srv.runs.Store(0)
+				srv.set(nil, func(w http.ResponseWriter, r *http.Request, _ json.RawMessage) {
+					http.Redirect(w, r, loc, http.StatusTemporaryRedirect)
+				})
+				before := len(srv.hostsSeen())
+				h := hostileHarness(t, pool.Options{FollowSameOriginRedirects: follow})
+				_, err := h.callTool(boundedContext(t), hostileTarget(t, srv.srv.URL))
+				var re *pool.RedirectError
+				if !errors.As(err, &re) || !re.CrossOrigin {
+					t.Fatalf("err = %v, want a cross-origin *RedirectError", err)
+				}
+				for _, host := range srv.hostsSeen()[before:] {
+					if !strings.HasPrefix(host, "127.0.0.1:") {
+						t.Errorf("the listener got a request for %s", host)
+					}
+				}
+				if strings.Contains(err.Error(), "userinfo-s3cr3t") || strings.Contains(re.Location, "user") {
+					t.Errorf("the error shows the user info: %v", err)
+				}
+				if n := srv.runs.Load(); n > 1 {
+					t.Errorf("the tool ran %d times", n)
+				}
+			})
+		}
+	}
+}
+
+// A server echoing the credentials it was sent, in every place its answer
+// has for text (a JSON-RPC error's message and data, a 401's
+// WWW-Authenticate and body, a 500 body, a garbage Content-Type with
+// control bytes), gets neither credential nor a raw control byte into the
+// call's error or its spans.
+func TestEchoedCredentialsAndControlBytesStayOutOfErrorsAndSpans(t *testing.T) {
+	echo := bearerSecret + " " + headerSecret + " \x1b[2J\u202e"
+	quoted, _ := json.Marshal(echo)
+	for _, c := range []struct {
+		name   string
+		answer func(w http.ResponseWriter, id json.RawMessage)
+	}{
+		{"a JSON-RPC error's message and data", func(w http.ResponseWriter, id json.RawMessage) {
+			writeJSON(w, http.StatusOK, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s,"data":{"echo":%s}}}`, id, quoted, quoted))
+		}},
+		{"a 401 with WWW-Authenticate and a body", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", token="`+bearerSecret+`"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, echo)
+		}},
+		{"a 500 body", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, echo)
+		}},
+		{"a garbage Content-Type", func(w http.ResponseWriter, _ json.RawMessage) {
+			w.Header()["Content-Type"] = []string{"text/\x7f" + headerSecret}
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, echo)
+		}},
+	} {
+		for _, semconv := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/semconv %v", c.name, semconv), func(t *testing.T) {
+				srv := startHostile(t)
+				srv.set(nil, func(w http.ResponseWriter, _ *http.Request, id json.RawMessage) { c.answer(w, id) })
+				h := hostileHarness(t, pool.Options{SemconvCallSpans: semconv})
+				_, err := h.callTool(boundedContext(t), hostileTarget(t, srv.srv.URL))
+				if err == nil {
+					t.Fatal("the call succeeded")
+				}
+				for _, s := range append(spanTexts(h.rec), err.Error(), fmt.Sprintf("%+v", err)) {
+					checkCleanText(t, s)
+					if strings.Contains(s, bearerSecret) || strings.Contains(s, headerSecret) {
+						t.Errorf("a credential shows in %.300q", s)
+					}
+				}
+			})
+		}
 	}
 }

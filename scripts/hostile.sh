@@ -262,8 +262,10 @@ fi
 if wants "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB"; then
   keys_dump 1000000 >"$pre/keys-1m.jsonl"
 fi
+# 800 settings of 12,465 acquires: just under whatif.MaxReplayedAcquires,
+# some five seconds of replay after a 2 s read.
 check "SIGINT during a whatif replay of 78k executions: exit 130 within 1.5 s" "130" "interrupted" -- \
-  "{ '$bin' whatif $m --idle-ttl \$(seq -s, 1 100 | sed 's/,/s,/g')s --idle-per-key \$(seq -s, 1 100) '$pre/executions-78k.jsonl' >/dev/null & pid=\$!; sleep 4; kill -INT \$pid 2>/dev/null; t0=\$(date +%s%N); wait \$pid; rc=\$?; t1=\$(date +%s%N); echo \"answered \$(( (t1 - t0) / 1000000 )) ms after SIGINT\" >&2; [ \$(( (t1 - t0) / 1000000 )) -le 1500 ] || exit 99; exit \$rc; }"
+  "{ '$bin' whatif $m --idle-ttl \$(seq -s, 1 800 | sed 's/,/s,/g')s '$pre/executions-78k.jsonl' >/dev/null & pid=\$!; sleep 3; kill -INT \$pid 2>/dev/null; t0=\$(date +%s%N); wait \$pid; rc=\$?; t1=\$(date +%s%N); echo \"answered \$(( (t1 - t0) / 1000000 )) ms after SIGINT\" >&2; [ \$(( (t1 - t0) / 1000000 )) -le 1500 ] || exit 99; exit \$rc; }"
 rules24=$work/rules-24.yaml
 {
   echo "rules:"
@@ -322,6 +324,44 @@ check "check with stdout a closed pipe: --junit and --summary written, exit 2" "
   "'$bin' check --junit '$work/case.xml' --summary '$work/case.md' '$fdump' | { exec 0<&-; sleep 1; }; rc=\${PIPESTATUS[0]}; grep -q '</testsuites>' '$work/case.xml' && test -s '$work/case.md' || { echo 'a file asked for is missing' >&2; exit 97; }; exit \$rc"
 check "SIGTERM mid-run of analyze -o: the old report whole, no temporary file" "130" "" -- \
   "mkdir '$work/case' && echo 'the old report' > '$work/case/report.json' && { '$bin' analyze --format html -o '$work/case/report.json' '$pre/executions-78k.jsonl' & pid=\$!; sleep 1; kill -TERM \$pid; wait \$pid; rc=\$?; }; n=\$(ls -A '$work/case' | wc -l); [ \"\$n\" = 1 ] || { echo \"\$n files beside the report\" >&2; exit 96; }; if [ \$rc = 130 ]; then grep -qx 'the old report' '$work/case/report.json' || { echo 'the old report was damaged' >&2; exit 95; }; fi; exit \$rc"
+unset CASE_TIME CASE_RSS_MB
+
+# Other shapes of the same families: an output that is a stream (a link
+# to /dev/null, a FIFO, /dev/fd/1) is written through, never replaced by
+# a regular file; stdin named by two inputs is a usage error saying so; a
+# configuration file is bounded before it is parsed (/dev/zero, a 300 MB
+# comment); a what-if grid within MaxGrid whose replays times acquires
+# pass MaxReplayedAcquires is refused once the dump is read; serve's
+# --url-file removal spares a link it wrote through.
+export CASE_TIME=30 CASE_RSS_MB=512
+sdump=$work/streams-dump.jsonl
+if wants "analyze -o a link to /dev/null: the link and the device kept" "analyze -o a FIFO: written through, still a FIFO" \
+  "analyze -o a link to /dev/full: exit 2 naming the file, the link kept" \
+  "analyze -o /dev/fd/1 into a file: the report there" "check --baseline - -: exit 2, stdin named twice" \
+  "--config /dev/zero: exit 2, too large" "--config of a 300 MB comment: exit 2 under 512 MiB"; then
+  "$gen" -shape executions -n 200 -o "$sdump"
+fi
+check "analyze -o a link to /dev/null: the link and the device kept" "0" "" -- \
+  "ln -s /dev/null '$work/case.out' && '$bin' analyze -o '$work/case.out' '$sdump' && test -L '$work/case.out' && test -c /dev/null"
+check "analyze -o a link to /dev/full: exit 2 naming the file, the link kept" "2" "no space left on device" -- \
+  "ln -s /dev/full '$work/case.out' && '$bin' analyze --format html -o '$work/case.out' '$sdump'; rc=\$?; test -L '$work/case.out' && test -c /dev/full || exit 97; exit \$rc"
+check "analyze -o a FIFO: written through, still a FIFO" "0" "" -- \
+  "mkfifo '$work/case.fifo' && { wc -c < '$work/case.fifo' > '$work/case.n' & } && '$bin' analyze -o '$work/case.fifo' '$sdump' && wait && test -p '$work/case.fifo' && [ \$(cat '$work/case.n') -gt 0 ]"
+check "analyze -o /dev/fd/1 into a file: the report there" "0" "" -- \
+  "'$bin' analyze --format json -o /dev/fd/1 '$sdump' > '$work/case.json' && grep -q '\"spans\"' '$work/case.json'"
+check "check --baseline - -: exit 2, stdin named twice" "2" "stdin .*given twice" -- \
+  "'$bin' analyze --format json '$sdump' > '$work/case.json' && '$bin' check --baseline - - < '$work/case.json'"
+check "--config /dev/zero: exit 2, too large" "2" "configuration file too large" -- \
+  "'$bin' check --config /dev/zero '$sdump'"
+check "--config of a 300 MB comment: exit 2 under 512 MiB" "2" "configuration file too large" -- \
+  "{ printf '# '; head -c 314572800 /dev/zero | tr '\\0' x; echo; } > '$work/case.yaml' && '$bin' check --config '$work/case.yaml' '$sdump'"
+if wants "whatif 100 x 100 settings of 78k executions: refused once read"; then
+  [[ -s "$pre/executions-78k.jsonl" ]] || "$gen" -shape executions -n 78000 -o "$pre/executions-78k.jsonl"
+fi
+check "whatif 100 x 100 settings of 78k executions: refused once read" "2" "acquire replays, over the limit" -- \
+  "'$bin' whatif $m --idle-ttl \$(seq -s, 1 100 | sed 's/,/s,/g')s --idle-per-key \$(seq -s, 1 100) '$pre/executions-78k.jsonl'"
+check "fixture serve --url-file a link to /dev/null: the link stays" "0" "" -- \
+  "ln -s /dev/null '$work/case.url' && { '$bin' fixture serve --url-file '$work/case.url' > '$work/case.out' & pid=\$!; } && until [ -s '$work/case.out' ]; do sleep 0.1; done; kill -INT \$pid; wait \$pid; test -L '$work/case.url' && test -c /dev/null"
 unset CASE_TIME CASE_RSS_MB
 
 if [[ $ran -eq 0 ]]; then

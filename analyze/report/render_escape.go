@@ -31,6 +31,13 @@ const (
 // (textfmt.TermSafe).
 func termSafe(s string) string { return textfmt.TermSafe(s) }
 
+// TermSafeLines makes multi-line text safe to print on a terminal: every
+// control byte but the newline, every format character (bidi overrides,
+// zero-width) and every invalid UTF-8 byte shown as an escape
+// (textfmt.TermSafeLines). It is the reports' own rule, exported so the
+// CLI's error messages, which quote paths, flags and input, follow it too.
+func TermSafeLines(s string) string { return textfmt.TermSafeLines(s) }
+
 // mdText makes text safe inside a Markdown table row (textfmt.MDText):
 // links, images and autolinks inert, controls, bidi and zero-width
 // characters escaped.

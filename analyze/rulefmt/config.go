@@ -3,7 +3,6 @@ package rulefmt
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"time"
 
@@ -274,9 +273,9 @@ func checkConfigDepth(file string, root *yaml.Node) error {
 
 // LoadConfigFile reads and parses the configuration file at path.
 func LoadConfigFile(path string) (*ConfigFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return ParseConfig(path, data)
 }

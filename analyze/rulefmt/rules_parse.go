@@ -3,7 +3,6 @@ package rulefmt
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 
@@ -26,9 +25,9 @@ var (
 // LoadGateConfig reads the configuration file at path: measures, rules and
 // regression tolerances.
 func LoadGateConfig(path string) (*GateConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return ParseGateConfig(path, data)
 }

@@ -3,7 +3,9 @@ package rulefmt
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -110,6 +112,45 @@ func yamlFails(data []byte, problem string) bool {
 	return err != nil && strings.HasSuffix(err.Error(), problem)
 }
 
+// MaxConfigBytes bounds a configuration file (256 KiB): a YAML parser holds
+// a node for every value, so a file of hundreds of megabytes (or
+// /dev/zero) would take gigabytes, or never end, before a mistake could
+// be named. A real configuration is a few kilobytes; the worst 256 KiB
+// (a list of 130,000 mistakes) parses in under 100 MiB.
+const MaxConfigBytes = 256 << 10
+
+// ErrConfigTooLarge is wrapped by the error for a configuration file
+// over MaxConfigBytes, refused before it is parsed.
+var ErrConfigTooLarge = errors.New("configuration file too large")
+
+// readConfig reads the configuration file at path, at most MaxConfigBytes
+// of it: a longer one (a pipe or a device included) is ErrConfigTooLarge
+// once one byte past the bound is read.
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if err := checkConfigSize(path, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// checkConfigSize refuses data over MaxConfigBytes, naming path.
+func checkConfigSize(path string, data []byte) error {
+	if len(data) <= MaxConfigBytes {
+		return nil
+	}
+	return ConfigErrors{{File: path, Err: ErrConfigTooLarge,
+		Msg: fmt.Sprintf("%s: over %d bytes (MaxConfigBytes); a configuration is a few kilobytes", ErrConfigTooLarge, MaxConfigBytes)}}
+}
+
 // ErrSeveralDocuments is wrapped by the error for a configuration file
 // holding a second YAML document (after a --- line): a reader of one
 // document would drop the rest silently, and a gate would then pass on
@@ -122,6 +163,9 @@ var ErrSeveralDocuments = errors.New("several YAML documents in one configuratio
 // second document that holds anything (ErrSeveralDocuments, placed at the
 // --- line that starts it), each as ConfigErrors naming path.
 func decodeOne(path string, data []byte) (*yaml.Node, error) {
+	if err := checkConfigSize(path, data); err != nil {
+		return nil, err
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {

@@ -101,3 +101,35 @@ func TestGridOverTheCapIsRefusedBeforeAnyReplay(t *testing.T) {
 		})
 	}
 }
+
+// The grid's work is its combinations times the dump's acquires: 10,000
+// combinations on a dump of 12,000 acquires were a minute of replay. Past
+// MaxReplayedAcquires the run is refused before any replay, naming both
+// factors; exactly the budget is accepted, and one combination (the
+// dump's own replay, linear in what was read) never is refused.
+func TestReplayWorkOverTheBudgetIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		combos, acquires int
+		want             string // "" accepted
+	}{
+		{"exactly the budget", MaxGrid, MaxReplayedAcquires / MaxGrid, ""},
+		{"one acquire over", MaxGrid, MaxReplayedAcquires/MaxGrid + 1,
+			"10,000 settings combinations × 1,001 acquires make 10,010,000 acquire replays, over the limit of 10,000,000"},
+		{"one combination of any dump", 1, 1 << 40, ""},
+		{"a product past the integers", 1 << 40, 1 << 40, "over the limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckWork(tc.combos, tc.acquires)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrGridTooLarge) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want ErrGridTooLarge saying %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -59,3 +59,24 @@ func satMul(a, b int) int {
 	}
 	return a * b
 }
+
+// MaxReplayedAcquires bounds a what-if run's replay work: its settings
+// combinations times the dump's acquires (10 million acquire replays,
+// some five seconds). MaxGrid alone bounds the rows, but 10,000
+// combinations of a dump of 12,000 acquires were a minute of replay. A
+// single combination is never refused: replaying the dump once is linear
+// in what was read.
+const MaxReplayedAcquires = 10_000_000
+
+// CheckWork fails (wrapping ErrGridTooLarge) when combos settings
+// combinations of a dump of acquires acquires would replay more than
+// MaxReplayedAcquires acquires; it runs once the dump is read, before any
+// replay. The error names both factors and how to narrow the run.
+func CheckWork(combos, acquires int) error {
+	work := satMul(combos, acquires)
+	if combos <= 1 || work <= MaxReplayedAcquires {
+		return nil
+	}
+	return fmt.Errorf("%w: %s settings combinations × %s acquires make %s acquire replays, over the limit of %s: give fewer values, or replay a shorter dump",
+		ErrGridTooLarge, textfmt.Count(combos), textfmt.Count(acquires), textfmt.Count(work), textfmt.Count(MaxReplayedAcquires))
+}

@@ -142,6 +142,10 @@ func runCheck(cmd *cobra.Command, f checkFlags, paths []string) error {
 	// whole analysis; from then on the JUnit file is written on every
 	// outcome, an error included.
 	for _, out := range []struct{ flag, path string }{{"--junit", f.junit}, {"--summary", f.summary}, {"--html", f.output}} {
+		if out.path == "-" && out.flag != "--html" {
+			// Standard output carries the report: "-" would be a file of that name.
+			return usageErrorf("%s -: standard output carries the check's report; name a file (or /dev/stdout with -o FILE for the report)", out.flag)
+		}
 		if err := checkWritable(out.path); err != nil {
 			return usageErrorf("%s: %w", out.flag, err)
 		}
@@ -172,6 +176,9 @@ func checkWritable(path string) error {
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
 			return fmt.Errorf("%s is a directory", path)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil // a device or a FIFO: opening it to try would block on a FIFO with no reader
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -57,6 +58,9 @@ func checkFileClashes(cmd *cobra.Command, args []string) error {
 			ins = append(ins, namedFile{flagSpelling(fl), p})
 		}
 	})
+	if err := checkStdinOnce(ins, args); err != nil {
+		return err
+	}
 	if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" && cmd.Name() == "check" {
 		outs = append(outs, namedFile{"$GITHUB_STEP_SUMMARY", p}) // appended to by check
 	}
@@ -80,6 +84,27 @@ func checkFileClashes(cmd *cobra.Command, args []string) error {
 		if in, ok := clashingInput(cmd, o.path, ins); ok {
 			return usageErrorf("%s %s is the %s %s: writing it would destroy the input; give the output another path", o.flag, o.path, in.flag, in.path)
 		}
+	}
+	return nil
+}
+
+// checkStdinOnce refuses standard input ("-") named by two inputs (a dump
+// and --baseline, both sides of a diff): it can be read only once, and
+// the second reader would find it empty.
+func checkStdinOnce(ins []namedFile, args []string) error {
+	var named []string
+	for _, in := range ins {
+		if in.path == "-" {
+			named = append(named, in.flag)
+		}
+	}
+	for _, a := range args {
+		if a == "-" {
+			named = append(named, "input")
+		}
+	}
+	if len(named) > 1 {
+		return usageErrorf("stdin (-) given twice, as %s: stdin can be read only once; give a file for all but one", strings.Join(named, " and "))
 	}
 	return nil
 }

@@ -243,3 +243,62 @@ func lateSpanDump(t *testing.T, n int) []byte {
 	out := append(append(head, '\n'), bytes.Join(lines[1:], []byte("\n"))...)
 	return append(append(append(out, '\n'), late...), '\n')
 }
+
+// Standard input can be read once: naming it twice (a dump and the
+// baseline, both sides of a diff, two dumps) is a usage error saying so,
+// before any read, not an "empty file" of whichever came second.
+func TestStandardInputNamedTwiceIsRefused(t *testing.T) {
+	base, err := os.ReadFile(traces + "pooled.otlp.jsonl.golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "--baseline", "-", "-"},
+		{"diff", "-", "-"},
+		{"analyze", "-", "-"},
+		{"whatif", "-", "-"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, string(base), args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, "stdin") || !strings.Contains(errOut, "twice") {
+				t.Errorf("exit %d, stdout %.80q, stderr %q; want 2 saying stdin is named twice", code, out, errOut)
+			}
+		})
+	}
+}
+
+// check's report is on standard output, so --junit - and --summary -
+// would be no file but a file named "-" in the working directory: they
+// are refused, naming the flag, and nothing is created.
+func TestJUnitOrSummaryNamedDashIsRefused(t *testing.T) {
+	dump, err := filepath.Abs(traces + "pooled.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--junit", "--summary"} {
+		t.Run(flag, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			code, _, errOut := runCLI(t, "", "check", flag, "-", dump)
+			if code != 2 || !strings.Contains(errOut, flag) {
+				t.Errorf("exit %d, stderr %q; want 2 naming %s", code, errOut, flag)
+			}
+			if names := readDirNames(t, dir); len(names) != 0 {
+				t.Errorf("the working directory now holds %v", names)
+			}
+		})
+	}
+}
+
+func readDirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}

@@ -154,7 +154,7 @@ func runFixtureServe(cmd *cobra.Command, f fixtureServeFlags) error {
 			_ = srv.Close()
 			return &exitError{code: 2, err: fmt.Errorf("--url-file: %w", err)}
 		}
-		defer os.Remove(f.urlFile)
+		defer removeWritten(f.urlFile)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "mcptrace: serving fixture %q at %s (control API under %s); interrupt to stop\n",
 		sc.Name, srv.URL(), strings.TrimSuffix(srv.URL(), fixtures.MCPPath)+fixtures.ControlPath)
@@ -214,5 +214,14 @@ one-line description; the first is the default.`,
 			}
 			return nil
 		},
+	}
+}
+
+// removeWritten removes the regular file at path, written by this run;
+// anything else there (a device or a FIFO written through, /dev/stdout's
+// link) is the user's and stays.
+func removeWritten(path string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		_ = os.Remove(path)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +249,32 @@ func TestFixtureList_PrintsEveryScenarioWithADescription(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "(default)") {
 		t.Errorf("first scenario line %q does not mark the default", lines[1])
+	}
+}
+
+// The --url-file serve writes is removed when it stops, but only the
+// regular file it wrote: a stream it wrote through (a link to /dev/null
+// standing in for /dev/stdout, which serve removed once) stays.
+func TestFixtureServeRemovesOnlyTheURLFileItWrote(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		setup     func(t *testing.T, dir string) string // returns the --url-file path
+		wantAfter bool                                  // the path still exists once serve stopped
+	}{
+		{"a new file", func(t *testing.T, dir string) string { return filepath.Join(dir, "url") }, false},
+		{"a link to the null device", func(t *testing.T, dir string) string {
+			return link(t, os.DevNull, filepath.Join(dir, "url"))
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.setup(t, t.TempDir())
+			_, stop := fixtureServe(t, "--url-file", path)
+			if err := stop(); err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+			if _, err := os.Lstat(path); (err == nil) != tc.wantAfter {
+				t.Errorf("after serve stopped, Lstat: %v; want it there: %v", err, tc.wantAfter)
+			}
+		})
 	}
 }

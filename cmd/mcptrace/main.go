@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/internal/outfile"
 )
 
@@ -165,8 +167,17 @@ func run(ctx context.Context, args []string) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	fmt.Fprintln(os.Stderr, paint(os.Stderr, errorColour(code), "mcptrace:"), err)
+	printError(os.Stderr, code, err)
 	return code
+}
+
+// printError writes err as the CLI's last word on stderr. Its text is
+// made of what the user gave (paths, flags, arguments) and what inputs
+// hold, so it is escaped for the terminal (report.TermSafeLines): a
+// control byte, a bidi override or invalid UTF-8 shows as an escape;
+// the newlines of a multi-line message stay.
+func printError(w io.Writer, code int, err error) {
+	fmt.Fprintln(w, paint(w, errorColour(code), "mcptrace:"), report.TermSafeLines(err.Error()))
 }
 
 // maxQuoted caps user input quoted back in an error message, so a 50 MB

@@ -76,7 +76,9 @@ attributes the dump's own causes at the recorded TTL).
 The settings lists multiply: --idle-ttl, --idle-per-key, --max-idle and
 --prewarm make one row per combination, each a replay of the whole dump. A
 grid of more than ` + gridCap + ` combinations is refused (exit 2) before
-the dump is read: narrow the longest list, or split the run. Ctrl-C stops a
+the dump is read: narrow the longest list, or split the run. So is, once
+the dump is read and before any replay, a grid whose combinations times
+the dump's acquires pass ` + workCap + ` acquire replays. Ctrl-C stops a
 replay within a fraction of a second (exit 130).
 
 A dump with no acquire exits 3; bad input or usage exits 2.`,
@@ -113,6 +115,9 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 
 // gridCap is whatif.MaxGrid as --help writes it.
 var gridCap = strconv.Itoa(whatif.MaxGrid)
+
+// workCap is whatif.MaxReplayedAcquires as --help writes it.
+var workCap = strconv.Itoa(whatif.MaxReplayedAcquires)
 
 // whatifOwnFlags are the dump flags whatif does not take from analyze:
 // --idle-ttl is its list of TTLs to replay, and --execution-root selects
@@ -173,6 +178,9 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	w := c.Workload()
 	if w.Acquires() == 0 {
 		return &exitError{code: 3, err: errors.New("whatif: the input holds no acquire (no pool spans and no session-bearing calls): nothing to replay")}
+	}
+	if err := whatif.CheckWork(len(sets), w.Acquires()); err != nil {
+		return usageErrorf("whatif: %v", err)
 	}
 	rec, assumed := recordedSetting(cmd, w, flagRec)
 	rows, err := replayRows(cmd.Context(), w, rec, sets)

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/whatif"
+	"github.com/mcptrace/mcptrace/internal/hostile"
 )
 
 // list returns n comma-separated values made by f.
@@ -78,5 +82,38 @@ func TestWhatifReplayCanceledExits130(t *testing.T) {
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitInterrupted || !errors.Is(err, context.Canceled) || rows != nil {
 		t.Errorf("rows %v, error %v: want exit %d wrapping context.Canceled", rows, err, exitInterrupted)
+	}
+}
+
+// TestWhatifReplayWorkOverTheBudgetIsAUsageError pins
+// whatif.MaxReplayedAcquires at the command: a grid within MaxGrid whose
+// combinations times the dump's acquires pass the budget is refused with
+// exit 2 once the dump is read, before any replay; the same grid on a
+// small dump is replayed.
+func TestWhatifReplayWorkOverTheBudgetIsAUsageError(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.jsonl")
+	var b bytes.Buffer
+	if err := hostile.Executions(&b, 3_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ttls := list(100, func(i int) string { return fmt.Sprintf("%ds", i+1) })
+	perKeys := list(100, func(i int) string { return fmt.Sprint(i + 1) })
+	for _, tc := range []struct{ name, dump, want string }{
+		{"a small dump", "../../testdata/traces/ttl-and-redial.otlp.jsonl", ""},
+		{"a dump of 3,000 acquires", big, "10,000 settings combinations × 3,000 acquires make 30,000,000 acquire replays, over the limit of 10,000,000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := execute(t, "whatif", "--format", "json", "--idle-ttl", ttls, "--idle-per-key", perKeys, tc.dump)
+			var ee *exitError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (!errors.As(err, &ee) || ee.code != 2 || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want exit 2 saying %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -10,6 +10,14 @@
 // rename swaps the directory entry. The replaced file's permissions are
 // kept; a new file is 0644 less the umask.
 //
+// A target that is a stream rather than a file to replace is written
+// straight through, as a shell's redirection would: an existing device,
+// FIFO or socket (/dev/null, a named pipe, a link to either), and a
+// standard stream reached through /proc or /dev/fd (/dev/stdout). Renaming
+// over those would replace the device, the pipe or the shell's
+// redirection with a regular file; a stream has no previous content to
+// keep whole.
+//
 // Every command's outputs go through here (the CLI's reports, the
 // dashboards' files, the demo's dumps), so the promise is kept in one
 // place. The writes are confined to the target's directory by an os.Root.
@@ -50,6 +58,8 @@ type File struct {
 	perm    fs.FileMode // the replaced file's permissions, when keep
 	keep    bool        // a regular file is replaced: its permissions are kept
 	gone    bool        // removed: by Abort, Discard, or renamed by Commit
+	stream  bool        // written straight through: no root, no temporary file
+	werr    error       // the first failed Write, which Commit reports
 }
 
 // pending are the files created and neither committed nor aborted, for
@@ -63,6 +73,9 @@ var (
 // Create starts writing the file at path: a temporary file in path's
 // directory. The caller writes it, then calls Commit (or Abort).
 func Create(path string) (*File, error) {
+	if flag, ok := streamTarget(path); ok {
+		return createStream(path, flag)
+	}
 	root, err := os.OpenRoot(filepath.Dir(path))
 	if err != nil {
 		return nil, &PathError{Path: path, Err: unwrapPath(err)}
@@ -114,17 +127,29 @@ func create(root *os.Root, name, path string) (*File, error) {
 
 // Write writes p to the temporary file; an error names the target.
 func (f *File) Write(p []byte) (int, error) {
+	if f.werr != nil {
+		return 0, f.werr
+	}
 	n, err := f.f.Write(p)
 	if err != nil {
 		err = f.failed(err)
+		f.werr = err
 	}
 	return n, err
 }
 
 // Commit syncs and closes the temporary file, gives it the replaced file's
-// permissions, and renames it over the target. On any error the target is
-// untouched and the temporary file removed.
+// permissions, and renames it over the target. On any error, a failed
+// Write its writer went on after included (an exporter logs it and goes
+// on), the target is untouched and the temporary file removed.
 func (f *File) Commit() error {
+	if f.werr != nil {
+		f.Abort()
+		return f.werr
+	}
+	if f.stream {
+		return f.commitStream()
+	}
 	err := f.f.Sync()
 	if cerr := f.f.Close(); err == nil {
 		err = cerr
@@ -174,7 +199,9 @@ func (f *File) Abort() {
 	_ = f.f.Close()
 	mu.Lock()
 	if !f.gone {
-		_ = f.root.Remove(f.tmp)
+		if !f.stream {
+			_ = f.root.Remove(f.tmp)
+		}
 		f.gone = true
 		delete(pending, f)
 	}
@@ -197,7 +224,11 @@ func Discard() {
 	mu.Lock()
 	defer mu.Unlock()
 	for f := range pending {
-		_ = f.root.Remove(f.tmp)
+		if f.stream {
+			_ = f.f.Close() // a stream cannot be taken back: it ends here
+		} else {
+			_ = f.root.Remove(f.tmp)
+		}
 		f.gone = true
 		delete(pending, f)
 	}

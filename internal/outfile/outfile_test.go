@@ -31,7 +31,8 @@ func writeString(s string) func(io.Writer) error {
 
 // A write that fails at any point (the render's error, after half the
 // report; a directory where the file's directory should be; a Discard
-// before Commit) leaves the previous file byte for byte and nothing
+// before Commit; a failed write its writer did not look at, as an
+// exporter logging the error and going on) leaves the previous file byte for byte and nothing
 // beside it.
 func TestAFailedWriteLeavesThePreviousFileWhole(t *testing.T) {
 	renderErr := errors.New("render failed")
@@ -55,6 +56,22 @@ func TestAFailedWriteLeavesThePreviousFileWhole(t *testing.T) {
 			Discard()
 			return f.Commit()
 		}, ErrDiscarded},
+		{"a failed write the writer ignored", func(p string) error {
+			f, err := Create(p)
+			if err != nil {
+				return err
+			}
+			f.Write([]byte("new "))
+			// The next write fails and Sync does not, as on a full disk.
+			ro, err := os.Open(filepath.Join(filepath.Dir(p), f.tmp))
+			if err != nil {
+				return err
+			}
+			f.f.Close()
+			f.f = ro
+			f.Write([]byte("report"))
+			return f.Commit()
+		}, syscall.EBADF},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +155,8 @@ func TestALinkIsNeverWrittenThrough(t *testing.T) {
 
 // Same tells one file by any of its names: a symbolic link, a hard link,
 // a path through a linked directory; and two outputs not yet written by
-// their paths.
+// their paths. A device is no file to clash on: /dev/null may be every
+// output.
 func TestSameTellsOneFileByAnyName(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "in.jsonl")
@@ -146,7 +164,7 @@ func TestSameTellsOneFileByAnyName(t *testing.T) {
 		t.Fatal(err)
 	}
 	sym, hard, linkdir := filepath.Join(dir, "sym"), filepath.Join(dir, "hard"), filepath.Join(dir, "linkdir")
-	for _, err := range []error{os.Symlink(file, sym), os.Link(file, hard), os.Symlink(dir, linkdir)} {
+	for _, err := range []error{os.Symlink(file, sym), os.Link(file, hard), os.Symlink(dir, linkdir), os.Symlink(os.DevNull, filepath.Join(dir, "null"))} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,6 +183,8 @@ func TestSameTellsOneFileByAnyName(t *testing.T) {
 		{filepath.Join(dir, "new"), filepath.Join(linkdir, "new"), true},
 		{filepath.Join(dir, "new"), filepath.Join(dir, "new2"), false},
 		{filepath.Join(dir, "new"), file, false},
+		{os.DevNull, os.DevNull, false},
+		{filepath.Join(dir, "null"), os.DevNull, false},
 	} {
 		if got := Same(tc.a, tc.b); got != tc.want {
 			t.Errorf("Same(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
