@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -159,48 +158,6 @@ func TestADumpOnAPipeIsReadOnce(t *testing.T) {
 	}
 }
 
-// startHelper runs the signal helper process on args and waits for it to
-// say it entered phase (held there when hold); it returns the command
-// and its stderr.
-func startHelper(t *testing.T, hold, phase string, args ...string) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestSignalHelperProcess$", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), "MCPTRACE_SIGNAL_HELPER=1", "MCPTRACE_SIGNAL_HOLD="+hold)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stderr)
-	var seen strings.Builder
-	entered := make(chan bool, 1)
-	go func() {
-		for lines.Scan() {
-			seen.WriteString(lines.Text() + "\n")
-			if lines.Text() == "phase "+phase {
-				entered <- true
-				return
-			}
-		}
-		entered <- false
-	}()
-	select {
-	case ok := <-entered:
-		if ok {
-			return cmd, lines, &seen
-		}
-	case <-time.After(30 * time.Second): // against a hang, not a speed assertion
-		cmd.Process.Kill()
-		<-entered // the scanner is done with seen once stderr closes
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	t.Fatalf("the command never entered phase %s; stderr:\n%s", phase, seen.String())
-	return nil, nil, nil
-}
-
 // SIGTERM while a report is being written leaves the previous report
 // whole and no temporary file beside it: exit 130.
 func TestASignalMidWriteLeavesThePreviousFileWhole(t *testing.T) {
@@ -222,7 +179,7 @@ func TestASignalMidWriteLeavesThePreviousFileWhole(t *testing.T) {
 			if err := os.WriteFile(out, []byte("the previous report\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd, lines, seen := startHelper(t, phaseWriting, phaseWriting, tc.args(out)...)
+			cmd, lines, seen := startHelper(t, phaseWriting, phaseWriting, nil, tc.args(out)...)
 			signalAndJudge(t, cmd, lines, seen, syscall.SIGTERM, " while writing")
 			if got, _ := os.ReadFile(out); string(got) != "the previous report\n" {
 				t.Errorf("the previous report now holds %.80q", got)
@@ -246,7 +203,7 @@ func TestASignalDuringTheBaselineReadExits130(t *testing.T) {
 	}
 	p, stop := fifo(t, head[:len(head)/2], true) // half a baseline, then nothing
 	defer stop()
-	cmd, lines, seen := startHelper(t, "", phaseRead, "check", "--baseline", p, traces+"pooled.otlp.jsonl")
+	cmd, lines, seen := startHelper(t, "", phaseRead, nil, "check", "--baseline", p, traces+"pooled.otlp.jsonl")
 	signalAndJudge(t, cmd, lines, seen, syscall.SIGTERM, " reading the baseline")
 }
 

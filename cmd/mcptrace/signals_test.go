@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,8 +164,7 @@ func TestInterruptAnswersInEveryPhase(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestSignalHelperProcess$", "--"}, tc.args(t)...)...)
-			cmd.Env = append(os.Environ(), "MCPTRACE_SIGNAL_HELPER=1", "MCPTRACE_SIGNAL_HOLD="+tc.hold)
+			var stdout io.Writer
 			if tc.undrainedStdout {
 				pr, pw, err := os.Pipe()
 				if err != nil {
@@ -172,29 +172,10 @@ func TestInterruptAnswersInEveryPhase(t *testing.T) {
 				}
 				defer pr.Close() // never read: the child's writes block once the buffer is full
 				defer pw.Close()
-				cmd.Stdout = pw
+				stdout = pw
 			}
-			stderr, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			lines := bufio.NewScanner(stderr)
-			var seen strings.Builder
-			for lines.Scan() {
-				seen.WriteString(lines.Text() + "\n")
-				if lines.Text() == "phase "+tc.phase {
-					break
-				}
-			}
-			if !strings.Contains(seen.String(), "phase "+tc.phase+"\n") {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("the command never entered phase %s; stderr:\n%s", tc.phase, seen.String())
-			}
-			signalAndJudge(t, cmd, lines, &seen, tc.sig, " in phase "+tc.phase)
+			cmd, lines, seen := startHelper(t, tc.hold, tc.phase, stdout, tc.args(t)...)
+			signalAndJudge(t, cmd, lines, seen, tc.sig, " in phase "+tc.phase)
 		})
 	}
 }
@@ -231,4 +212,47 @@ func signalAndJudge(t *testing.T, cmd *exec.Cmd, lines *bufio.Scanner, seen *str
 	if !strings.Contains(seen.String(), "interrupted") {
 		t.Errorf("stderr does not say the command was interrupted%s:\n%s", where, seen.String())
 	}
+}
+
+// startHelper runs the signal helper process on args and waits for it to
+// say it entered phase (held there when hold); it returns the command
+// and its stderr. stdout, when not nil, is the child's standard output.
+func startHelper(t *testing.T, hold, phase string, stdout io.Writer, args ...string) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestSignalHelperProcess$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "MCPTRACE_SIGNAL_HELPER=1", "MCPTRACE_SIGNAL_HOLD="+hold)
+	cmd.Stdout = stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var seen strings.Builder
+	entered := make(chan bool, 1)
+	go func() {
+		for lines.Scan() {
+			seen.WriteString(lines.Text() + "\n")
+			if lines.Text() == "phase "+phase {
+				entered <- true
+				return
+			}
+		}
+		entered <- false
+	}()
+	select {
+	case ok := <-entered:
+		if ok {
+			return cmd, lines, &seen
+		}
+	case <-time.After(30 * time.Second): // against a hang, not a speed assertion
+		cmd.Process.Kill()
+		<-entered // the scanner is done with seen once stderr closes
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("the command never entered phase %s; stderr:\n%s", phase, seen.String())
+	return nil, nil, nil
 }
