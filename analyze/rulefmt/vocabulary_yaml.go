@@ -21,10 +21,11 @@ import (
 //	  handshakes: [mcp.connect]      # or a list of selectors
 //	  session: {attribute: mcp.session.id}   # or {enclosing: mcp.session}
 //	  attributes: {tool: mcp.tool}
+//	  capabilities: {side: server, parenting: caller, target_identity: false}
 
 // vocabularyKeys are the keys of the vocabulary: block.
 var vocabularyKeys = []string{"name", "base", "executions", "calls", "invocations", "acquires", "acquire_on_miss",
-	"handshakes", "session", "attributes", "detect"}
+	"handshakes", "session", "attributes", "detect", "capabilities"}
 
 // vocabularyAttributeKeys are the keys of its attributes: mapping, each
 // with the field it sets.
@@ -43,6 +44,7 @@ var vocabularyAttributeKeys = []struct {
 	{"tool_error", func(a *VocabularyAttributes) *string { return &a.ToolError }},
 	{"server_address", func(a *VocabularyAttributes) *string { return &a.ServerAddress }},
 	{"server_port", func(a *VocabularyAttributes) *string { return &a.ServerPort }},
+	{"client_address", func(a *VocabularyAttributes) *string { return &a.ClientAddress }},
 }
 
 // parseVocabulary reads the vocabulary: block. It returns every mistake, as
@@ -101,6 +103,9 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	}
 	if a := values["attributes"]; a != nil {
 		note(parseVocabularyAttributes(a, &v.Attributes))
+	}
+	if c := values["capabilities"]; c != nil {
+		note(parseCapabilities(c, &v.Capabilities))
 	}
 	switch {
 	case len(v.Calls) == 0 && values["calls"] == nil:
