@@ -272,8 +272,46 @@ var corpusExecutionPaths = map[string][]string{
 	"multi_session_executions":   {"executions", "multi_session"},
 }
 
+// corpusMeasures names the measure (the report's figures key) that gives
+// each golden figure.
+var corpusMeasures = map[string]string{
+	"tool_calls": "call.count", "acquires": "acquires", "hits": "hits", "misses": "misses", "handshakes": "handshakes",
+	"executions": "executions", "sessions_per_execution_max": "max_sessions_per_execution", "multi_session_executions": "multi_session_executions",
+}
+
+// compareDeclaration wants the report to declare each figure for what the
+// golden says the spans show of it: not measurable where they show
+// nothing, a lower bound where they show less than the ledger, an upper
+// bound where more, each with a reason; a figure they show exactly may be
+// measurable or a bound (a server-side writer cannot know none was
+// refused).
+func compareDeclaration(t *testing.T, doc map[string]any, g corpusGolden) {
+	t.Helper()
+	for name, measure := range corpusMeasures {
+		f := g.Figures[name]
+		state, _ := jsonPath(doc, "figures", measure, "state").(string)
+		why, _ := jsonPath(doc, "figures", measure, "why").(string)
+		want := ""
+		switch {
+		case f.Spans == nil:
+			want = "not_measurable"
+		case *f.Spans < f.Ledger:
+			want = "lower_bound"
+		case *f.Spans > f.Ledger:
+			want = "upper_bound"
+		}
+		if want != "" && state != want {
+			t.Errorf("%s (%s) declared %q, want %q: ledger %d, spans %s%s", name, measure, state, want, f.Ledger, fmtSpans(f.Spans), whySuffix(f.Why))
+		}
+		if state != "" && why == "" {
+			t.Errorf("%s (%s) declared %q without a reason", name, measure, state)
+		}
+	}
+}
+
 func compareCorpus(t *testing.T, doc map[string]any, g corpusGolden) {
 	t.Helper()
+	compareDeclaration(t, doc, g)
 	measurable, ok := jsonPath(doc, "executions", "measurable").(bool)
 	if !ok {
 		t.Errorf("executions.measurable is %v, want %v (a boolean, always present)", jsonPath(doc, "executions", "measurable"), g.Expect.ExecutionsMeasurable)
@@ -300,13 +338,13 @@ func compareCorpus(t *testing.T, doc map[string]any, g corpusGolden) {
 }
 
 // compareFigure wants the analysis to give the spans' figure, or, where
-// the spans cannot show it, no claim: absent, null or 0.
+// the spans cannot show it, no number: null.
 func compareFigure(t *testing.T, doc map[string]any, name string, path []string, f corpusFigure) {
 	t.Helper()
 	got := jsonPath(doc, path...)
 	if f.Spans == nil {
-		if n, isNum := got.(float64); isNum && n != 0 {
-			t.Errorf("%s (%v) = %v: the spans cannot show it (%s)", name, path, n, f.Why)
+		if got != nil {
+			t.Errorf("%s (%v) = %v, want null: the spans cannot show it (%s)", name, path, got, f.Why)
 		}
 		return
 	}

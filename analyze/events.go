@@ -111,6 +111,10 @@ type events struct {
 	serviceByScope map[int32]int32
 	// poolSpans counts the spans the vocabulary recognised.
 	poolSpans int
+	// serverCalls counts the calls a server wrote (server kind, or the
+	// caller's address on them): what tells a writer's side when its
+	// vocabulary reads both (capabilities.go).
+	serverCalls int
 	// traceIDs names each trace by index; execution examples read it.
 	traceIDs func(t int32) string
 	// compares counts acquiredBefore calls: a test pins that ordering an

@@ -27,7 +27,14 @@ import (
 //     long-lived session span (OpenLLMetry's mcp.client.session) puts
 //     every later execution's calls in the trace of the execution that
 //     opened the session, under a root long finished. A call ending
-//     exactly when its root ends is within it.
+//     exactly when its root ends is within it;
+//   - a call under a session span that ends after the call's execution
+//     root ended: the session span spans several executions, so the
+//     calls under it may be any of them, even where each ends in time
+//     (executions that overlap the first one's root).
+//
+// A writer whose request spans are parented to nothing (Parenting none)
+// shows no execution at all, whatever its spans look like.
 //
 // And zero executions is no measure of anything, whatever the dump holds
 // (OpenInference writes no MCP span at all). Then executions.measurable is false, executions.why_not says
@@ -38,9 +45,10 @@ import (
 type tie uint8
 
 const (
-	tied            tie = iota
-	tieOutsideRoot      // under no execution root (or its trace's root is the call, or a session span)
-	tieOutlivesRoot     // ends after its execution's root span ended
+	tied             tie = iota
+	tieOutsideRoot       // under no execution root (or its trace's root is the call, or a session span)
+	tieOutlivesRoot      // ends after its execution's root span ended
+	tieInLongSession     // under a session span that ends after its execution's root
 )
 
 // rootClock answers, for the calls of one index, whether a call outlives
@@ -112,23 +120,45 @@ func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
 	return tied
 }
 
+// sessionOutlives reports whether session span enc (-1 none) ends after
+// the root of call i's execution (exec when byRoot, else its trace's
+// root): the session spans more than the execution that opened it.
+func (c *rootClock) sessionOutlives(i, enc, exec int32, byRoot bool) bool {
+	if enc < 0 {
+		return false
+	}
+	root := exec
+	if !byRoot {
+		root = c.traceRootOf(i)
+	}
+	return root >= 0 && root != enc && c.x.sp(enc).end > c.x.sp(root).end
+}
+
 // mergeMeasurability adds o's counts of calls that cannot be tied to an
 // execution to a; judgeMeasurability decides from the sums.
 func mergeMeasurability(a, o *report.ExecutionsReport) {
 	a.CallsOutsideRoot += o.CallsOutsideRoot
 	a.CallsOutlivingRoot += o.CallsOutlivingRoot
+	a.CallsInLongSession += o.CallsInLongSession
 }
 
-// judgeMeasurability sets r.Measurable and r.WhyNot from its counts and the
-// dump's pool spans.
-func judgeMeasurability(r *report.ExecutionsReport, poolSpans int) {
+// judgeMeasurability sets r.Measurable and r.WhyNot from its counts, the
+// dump's pool spans and what the writer shows.
+func judgeMeasurability(r *report.ExecutionsReport, poolSpans int, shows rulefmt.Capability) {
 	var why []string
+	if !shows.Has(rulefmt.CapExecutions) {
+		why = append(why, rulefmt.CapExecutions.Why())
+	}
 	if n := r.CallsOutsideRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, rootWords(r.Root)))
 	}
 	if n := r.CallsOutlivingRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
 			"to a span that outlives executions (a long-lived session span), so later executions' calls land in an earlier one's trace", n))
+	}
+	if n := r.CallsInLongSession; n > 0 {
+		why = append(why, fmt.Sprintf("%d tool call(s) sit under a session span that ends after their execution's root span: "+
+			"one session span spans several executions, so its calls may be any of theirs", n))
 	}
 	switch {
 	case r.Count == 0 && poolSpans > 0:
@@ -138,7 +168,7 @@ func judgeMeasurability(r *report.ExecutionsReport, poolSpans int) {
 	}
 	r.Measurable = len(why) == 0
 	r.WhyNot = strings.Join(why, "; ")
-	r.OnlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0
+	r.OnlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0 && shows.Has(rulefmt.CapExecutions)
 }
 
 // readsSessions reports whether rule r judges sessions per execution: an
@@ -195,7 +225,7 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 		}
 		r.Root = root.String()
 	}
-	judgeMeasurability(&r, ev.poolSpans)
+	judgeMeasurability(&r, ev.poolSpans, e.cfg.ActiveVocabulary().Shows(ev.serverCalls > 0))
 	return r, nil
 }
 

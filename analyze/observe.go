@@ -29,6 +29,7 @@ import (
 // observation is what the measures keep of a set of whole traces.
 type observation struct {
 	spans, duplicates, traces, incomplete, poolSpans int
+	serverCalls                                      int // events.serverCalls
 	windowOK                                         bool
 	lo, hi                                           int64
 
@@ -93,7 +94,7 @@ func observeStage(ctx context.Context, idx *index, cfg rulefmt.Config) (*observa
 	if err != nil {
 		return nil, nil, err
 	}
-	o.poolSpans = ev.poolSpans
+	o.poolSpans, o.serverCalls = ev.poolSpans, ev.serverCalls
 	o.protos = ev.protocolFigures()
 	lat := ev.latencies()
 	for i := range lat.series {
@@ -172,6 +173,7 @@ func executionRoot(idx *index, cfg rulefmt.Config) (*matcher, error) {
 type aggregate struct {
 	cfg                                              rulefmt.Config
 	spans, duplicates, traces, incomplete, poolSpans int
+	serverCalls                                      int
 	windowOK                                         bool
 	lo, hi                                           int64
 
@@ -274,6 +276,7 @@ func (a *aggregate) merge(o *observation) {
 	a.traces += o.traces
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
+	a.serverCalls += o.serverCalls
 	a.detect.merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
@@ -440,6 +443,8 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	a.reportDetection(r)
-	judgeMeasurability(&r.Executions, r.PoolSpans)
+	r.Writer = writerReport(a.vocabulary(), a.serverCalls, a.cfg.Vocabulary != nil)
+	judgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
+	r.DeclareFigures()
 	return r
 }

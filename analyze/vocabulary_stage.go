@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"slices"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // The vocabulary stage: one finished index's spans, read through a compiled
@@ -53,6 +55,9 @@ func (v *vocab) stage(root *matcher) *events {
 		if v.isCall(i) {
 			recognised = true
 			e.calls = append(e.calls, v.call(e, i, root))
+			if v.serverSide(i) {
+				e.serverCalls++
+			}
 		}
 		if recognised {
 			e.poolSpans++
@@ -110,6 +115,12 @@ func (v *vocab) prewarmSessions(e *events) {
 	}
 }
 
+// serverSide reports whether call span i was written by the server: its
+// kind is server, or it carries the caller's address.
+func (v *vocab) serverSide(i int32) bool {
+	return v.x.sp(i).kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
+}
+
 // attr returns the value id of span attribute key on span i, -1 when absent.
 func (v *vocab) attr(i int32, key uint16) int32 {
 	if val, ok := v.x.attrVal(i, key); ok {
@@ -131,10 +142,14 @@ func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
 		c.exec = root.nearestOrSelf(i)
 	}
 	c.tie = v.clock.tie(i, c.exec, root != nil)
-	if c.session < 0 && v.session != nil {
-		if enc := v.session.nearest(i); enc >= 0 {
+	if v.session != nil {
+		enc := v.session.nearest(i)
+		if c.session < 0 && enc >= 0 {
 			es := x.sp(enc)
 			c.session = e.intern(spanSession(x.traces[es.trace].id, es.id))
+		}
+		if c.tie == tied && v.clock.sessionOutlives(i, enc, c.exec, root != nil) {
+			c.tie = tieInLongSession
 		}
 	}
 	return c

@@ -25,13 +25,18 @@ type ExecutionsReport struct {
 	Examples []string `json:"examples"`
 	// Measurable is false when calls cannot be tied to their execution
 	// (measurable.go): the figures above then measure nothing, and WhyNot
-	// says why ("" when measurable). CallsOutsideRoot counts calls under
+	// says why ("" when measurable): a writer whose request spans are
+	// parented to nothing, or calls the spans cannot tie to their
+	// execution. CallsOutsideRoot counts calls under
 	// no execution root, CallsOutlivingRoot calls ending after their
 	// execution's root span ended.
 	Measurable         bool   `json:"measurable"`
 	WhyNot             string `json:"why_not"`
 	CallsOutsideRoot   int    `json:"calls_outside_root"`
 	CallsOutlivingRoot int    `json:"calls_outliving_root"`
+	// CallsInLongSession counts calls under a session span that ends
+	// after their execution's root: one session spans several executions.
+	CallsInLongSession int `json:"calls_in_long_session"`
 	// OnlyEmpty marks a judgement of not measurable whose one reason is a
 	// dump holding no execution and no pool span: the rules then have
 	// nothing to judge, and say so themselves. Set by the analysis, never

@@ -90,7 +90,9 @@ func (r *Report) dumpSection() section {
 // poolSection is the pool's headline with its verdict.
 func (r *Report) poolSection() section {
 	pool := r.headline(sectionPool, "")
-	pool.notes = append(pool.notes, poolVerdict(r.Pool))
+	if r.FigureOf("unexplained_misses").Exact() {
+		pool.notes = append(pool.notes, poolVerdict(r.Pool))
+	}
 	return pool
 }
 
@@ -100,10 +102,17 @@ func (r *Report) missSection() section {
 	p := r.Pool
 	miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
 	row := make([]string, 0, len(spans.MissReasons))
+	m, _ := measureRow("unexplained_misses")
 	for _, reason := range spans.MissReasons {
+		if reason == spans.MissUnexplained {
+			row = append(row, r.drawFigure(m))
+			continue
+		}
 		row = append(row, itoa(p.MissReasons[reason]))
 	}
 	miss.rows = [][]string{row}
+	m.Show.Label = spans.MissUnexplained
+	miss.notes = append(miss.notes, r.figureNotes([]Measure{m})...)
 	if len(p.UnexplainedExamples) > 0 {
 		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
 	}
@@ -150,9 +159,10 @@ func (r *Report) executionsSection() section {
 	e := r.Executions
 	ex := r.headline(sectionExecutions, "")
 	if !e.Measurable {
-		ex.notes = append(ex.notes, "NOT MEASURABLE: the figures above measure nothing and the session rules are incomplete; "+e.WhyNot)
+		// One line says why, for every figure of the section.
+		ex.notes = []string{"NOT MEASURABLE: the spans do not tie calls to executions, and the session rules do not apply; " + e.WhyNot}
 	}
-	if e.MultiSession > 0 {
+	if e.MultiSession > 0 && r.FigureOf("multi_session_executions").Known() {
 		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
 	}
 	return ex
