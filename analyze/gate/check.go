@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -23,7 +24,8 @@ const (
 	// ExitUsage: bad input or usage (set by the command, never by a report).
 	ExitUsage = 2
 	// ExitIncomplete: nothing failed, but an error-severity rule could only
-	// see incomplete data.
+	// see incomplete data, or no error-severity rule could apply to the
+	// writer's spans at all.
 	ExitIncomplete = 3
 )
 
@@ -78,11 +80,14 @@ type CheckOptions struct {
 
 // CheckCounts sums the verdicts of a check.
 type CheckCounts struct {
-	Pass        int `json:"pass"`
-	Fail        int `json:"fail"`
-	Incomplete  int `json:"incomplete"`
-	Warnings    int `json:"warnings"` // failed warning-severity rules, in Fail too
-	Regressions int `json:"regressions"`
+	Pass       int `json:"pass"`
+	Fail       int `json:"fail"`
+	Incomplete int `json:"incomplete"`
+	// NotApplicable counts the rules that need what the writer's spans
+	// cannot show.
+	NotApplicable int `json:"not_applicable"`
+	Warnings      int `json:"warnings"` // failed warning-severity rules, in Fail too
+	Regressions   int `json:"regressions"`
 }
 
 // NewCheckReport assembles a check's report from the analysis of the dump,
@@ -95,8 +100,10 @@ func NewCheckReport(r *report.Report, results []RuleResult, regs []Regression, b
 // NewCheckReportWith is NewCheckReport with options. The verdict is fail
 // when an error-severity rule failed or a measure regressed; else incomplete
 // when an error-severity rule was incomplete, the dump holds no pool spans
-// (unless every rule allows an empty dump), or an input was partial (unless
-// opts.AllowPartial); else pass.
+// (unless every rule allows an empty dump), no error-severity rule could
+// apply to the writer's spans (every one not applicable), or an input was
+// partial (unless opts.AllowPartial); else pass: every error-severity rule
+// that applied held, and one did.
 func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
 	c := &CheckReport{
 		Schema:           CheckSchema,
@@ -122,8 +129,18 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		c.Inputs = []report.InputReport{}
 	}
 	failed, incomplete := len(regs) > 0, false
+	applied, notApplicable := 0, []string{}
 	for _, res := range results {
+		if res.Severity == rulefmt.SeverityError {
+			if res.Status == StatusNotApplicable {
+				notApplicable = append(notApplicable, res.ID+": "+res.Found)
+			} else {
+				applied++
+			}
+		}
 		switch res.Status {
+		case StatusNotApplicable:
+			c.Counts.NotApplicable++
 		case StatusPass:
 			c.Counts.Pass++
 		case StatusFail:
@@ -156,6 +173,10 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 			}
 		}
 		incomplete = true
+	}
+	if applied == 0 && len(notApplicable) > 0 {
+		// Green on rules that could not apply would be green on nothing.
+		c.IncompleteReasons = append(c.IncompleteReasons, "no error-severity rule could apply to these spans: "+strings.Join(notApplicable, "; "))
 	}
 	for _, why := range opts.IncompleteReasons {
 		if why != "" {

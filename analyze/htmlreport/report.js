@@ -99,7 +99,7 @@
     var v = D.verdict, c = v.counts;
     add(root, el("div", { "class": "verdict " + v.verdict, id: "verdict", "data-verdict": v.verdict },
       "verdict: " + v.verdict.toUpperCase() + " (exit " + v.exit_code + ") · " + num(c.pass) + " passed, " + num(c.fail) + " failed, " +
-      num(c.incomplete) + " incomplete" + (c.regressions ? ", " + num(c.regressions) + " regressed" : "")));
+      num(c.incomplete) + " incomplete" + (c.not_applicable ? ", " + num(c.not_applicable) + " not applicable" : "") + (c.regressions ? ", " + num(c.regressions) + " regressed" : "")));
   } else {
     add(root, el("div", { "class": "verdict none", id: "verdict", "data-verdict": "none" },
       "Analysis only: no rules were judged (mcptrace check --html FILE puts a verdict here)."));

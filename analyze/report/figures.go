@@ -73,9 +73,10 @@ func (w *WriterReport) shows() rulefmt.Capability {
 }
 
 // FigureOf is the one place a figure's measurability is decided: the
-// measure's needs against what the writer shows, whether the dump holds a
-// span the vocabulary reads at all, and, for an execution figure, whether
-// the spans tied calls to executions. A name no measure
+// measure's needs against what the writer shows and, for an execution
+// figure, whether the spans tied calls to executions. (A dump holding no
+// span the vocabulary reads has its own verdict: `nothing recognised`,
+// exit 3, report.NoPoolSpansText.) A name no measure
 // has is measurable (it claims nothing).
 func (r *Report) FigureOf(name string) FigureState {
 	m, ok := measureRow(name)
@@ -84,9 +85,6 @@ func (r *Report) FigureOf(name string) FigureState {
 	}
 	shows := r.Writer.shows()
 	var why []string
-	if r.Writer != nil && r.PoolSpans == 0 && m.Needs != 0 {
-		why = append(why, "no span of the dump is one the vocabulary reads")
-	}
 	if strings.HasPrefix(m.JSON, "executions.") && !r.Executions.Measurable {
 		why = append(why, r.Executions.WhyNot)
 	}
@@ -138,4 +136,17 @@ func measureRow(name string) (Measure, bool) {
 		}
 	}
 	return Measure{}, false
+}
+
+// Shows returns what the writer of r's spans can show; every capability
+// for a report without a writer section (read back from an older file).
+func (r *Report) Shows() rulefmt.Capability { return r.Writer.shows() }
+
+// LacksWhy says why a rule or figure needing need does not apply to r's
+// spans; "" when the writer shows all of it.
+func (r *Report) LacksWhy(need rulefmt.Capability) string {
+	if lack := need &^ r.Shows(); lack != 0 {
+		return r.lackWhy(lack)
+	}
+	return ""
 }

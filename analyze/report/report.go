@@ -16,6 +16,15 @@ import (
 // added within a version.
 const Schema = "mcptrace.analysis/v2"
 
+// SchemaV1 is the contract before figures were declared: every figure a
+// number. A v1 report reads as a v2 one whose figures are all measurable
+// (no writer section, no figures), which is what it claimed.
+const SchemaV1 = "mcptrace.analysis/v1"
+
+// ReadableSchema reports whether a report of schema s reads as a Report:
+// what a baseline reader accepts.
+func ReadableSchema(s string) bool { return s == Schema || s == SchemaV1 }
+
 // Report is the result of an analysis. Its JSON form is the documented,
 // stable contract of `mcptrace analyze --format json`; every slice is sorted
 // so the same dump always gives the same bytes.

@@ -255,3 +255,21 @@ func yamlBool(v *yaml.Node, what string, note func(error)) bool {
 	}
 	return b
 }
+
+// AllNeeds returns what r needs of the writer's spans: its own Needs and
+// what its quantities need (sessions per execution need calls tied to
+// executions and a session identity; a lost session is seen only where
+// the refused call is). What its measures need is the report's to say
+// (report.Report.FigureOf).
+func (r *Rule) AllNeeds() Capability {
+	c := r.Needs
+	for _, ex := range r.Expect {
+		switch {
+		case ex.Of == QuantityPoolSessions:
+			c |= CapCalls | CapExecutions | CapSessionID
+		case ex.Of == QuantityLostSessions:
+			c |= CapCalls | CapExecutions | CapSessionID | CapRefusedAttempts
+		}
+	}
+	return c
+}

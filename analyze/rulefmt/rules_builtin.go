@@ -44,6 +44,7 @@ func BuiltinRules(cfg Config) []Rule {
 			SkipEmpty:       true,
 			SkipSessionless: true,
 			Severity:        SeverityError,
+			Needs:           CapCalls | CapExecutions | CapSessionID,
 		},
 		{
 			ID: RuleServerKeptSessions,
@@ -55,6 +56,8 @@ func BuiltinRules(cfg Config) []Rule {
 			SkipEmpty:       true,
 			SkipSessionless: true,
 			Severity:        SeverityWarning,
+			// A forgotten session shows as a refused call: a server never sees it.
+			Needs: CapCalls | CapExecutions | CapSessionID | CapRefusedAttempts,
 		},
 		{
 			ID: RuleNoUnexplainedMisses,
@@ -62,6 +65,9 @@ func BuiltinRules(cfg Config) []Rule {
 				"an unexplained miss is a session the pool should have reused.",
 			Scope:  Scope{Kind: ScopeDump},
 			Expect: []Expectation{{Of: "unexplained_misses", Op: OpEq, Than: Operand{Number: 0}}},
+			// Without a target identity two targets read as one key, and the
+			// second one's cold start as unexplained.
+			Needs: CapAcquires | CapTargetIdentity,
 		},
 		{
 			ID:          RuleAcquireHasCacheHit,
@@ -69,6 +75,7 @@ func BuiltinRules(cfg Config) []Rule {
 			Scope:       Scope{Kind: ScopeDump},
 			Select:      &SpanSelector{Selector: Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrCacheHit, Op: OpAbsent}}}},
 			Expect:      []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}},
+			Needs:       CapAcquireSpans,
 		},
 		{
 			ID:          RuleHandshakeOnlyOnMiss,
@@ -76,6 +83,7 @@ func BuiltinRules(cfg Config) []Rule {
 			Scope:       Scope{Kind: ScopeDump},
 			Select:      &SpanSelector{Selector: Selector{Name: spans.SpanHandshake}, Under: &hitAcquire},
 			Expect:      []Expectation{{Of: QuantityCount, Op: OpEq, Than: Operand{Number: 0}}},
+			Needs:       CapAcquireSpans | CapHandshakeSpans,
 		},
 		{
 			ID: RuleOneAcquirePerInvoke,
@@ -88,6 +96,7 @@ func BuiltinRules(cfg Config) []Rule {
 				{Of: QuantityCount, Op: OpLe, Than: Operand{Number: 1},
 					Select: &SpanSelector{Selector: Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrAttempt, Op: OpNotEquals, Value: "2"}}}}},
 			},
+			Needs: CapInvocationSpans | CapAcquireSpans,
 		},
 	}
 	for i := range rules {
