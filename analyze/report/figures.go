@@ -105,11 +105,13 @@ func (r *Report) FigureOf(name string) FigureState {
 	return FigureState{State: Measurable}
 }
 
-// lackWhy says why the writer lacks c, with the key to add when it is a
-// session identity a user's vocabulary did not map.
+// lackWhy says why the writer lacks c, with the key to add when a user's
+// vocabulary mapped no session identity (what acquires and handshakes
+// are inferred from, without pool spans).
 func (r *Report) lackWhy(c rulefmt.Capability) string {
 	why := c.Why()
-	if c&rulefmt.CapSessionID != 0 && r.Writer != nil && r.Writer.SessionHint != "" {
+	// A session identity is what acquires and handshakes are inferred from.
+	if c&(rulefmt.CapSessionID|rulefmt.CapAcquires|rulefmt.CapHandshakes) != 0 && r.Writer != nil && r.Writer.SessionHint != "" {
 		why += ": add " + r.Writer.SessionHint
 	}
 	return why
