@@ -76,6 +76,10 @@ func TestCorpusMetricsEqualTheLedgers(t *testing.T) {
 					if want := g.Figures["executions"].Spans; g.Expect.ExecutionsMeasurable && want != nil && got["executions"] != *want {
 						t.Errorf("executions = %d, want %d (the server's ledger)", got["executions"], *want)
 					}
+					if !g.Expect.ExecutionsMeasurable && got["executions"] != 0 {
+						// A figure the spans cannot show is not emitted, not even as 0.
+						t.Errorf("executions = %d emitted where the spans cannot tie calls to executions", got["executions"])
+					}
 				})
 			})
 		}
