@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -295,5 +296,21 @@ func BenchmarkParseMistakes(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/mistake")
 		})
+	}
+}
+
+// TestListNamesListsExactlyMaxListedNamesWhole pins listNames' bound: a
+// list of exactly maxListedNames names is listed whole, one more is cut
+// with the count of the rest.
+func TestListNamesListsExactlyMaxListedNamesWhole(t *testing.T) {
+	names := make([]string, maxListedNames+1)
+	for i := range names {
+		names[i] = "m" + strconv.Itoa(i)
+	}
+	if got := listNames(names[:maxListedNames]); strings.Contains(got, "more") || !strings.HasSuffix(got, ", m199") {
+		t.Errorf("%d names listed as …%s, want them all", maxListedNames, got[max(0, len(got)-30):])
+	}
+	if got := listNames(names); !strings.HasSuffix(got, ", m199 and 1 more") {
+		t.Errorf("%d names listed as …%s, want the first %d and 1 more", len(names), got[max(0, len(got)-30):], maxListedNames)
 	}
 }
