@@ -14,7 +14,7 @@
 # and writes the figures into BENCHMARKS.md under "## Analyzer", leaving the
 # other sections as they are. jq is installed with apt-get when missing.
 #
-# Goals (issue 3): >= 1.5x the pdata decode-only loop on OTLP JSON lines on a
+# Goals: >= 1.5x the pdata decode-only loop on OTLP JSON lines on a
 # 2-core machine, >= 10x jq, <= 100 bytes per span retained.
 #
 # Usage: scripts/bench-analyze.sh   (env: SPANS=1000000 RUNS=3 OUT=BENCHMARKS.md)

@@ -38,10 +38,10 @@
 #      show on a shared virtual machine (about 30 s of valgrind per million
 #      spans and run).
 #
-# Goals (issue 9): >= 1.5M spans/s on 2 cores at 4M spans; time per span
-# flat from 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with
-# the batch run's figures. Issue 23 item 6: a batch run's peak RSS <= 256
-# MiB and flat in dump size, never slower than BASE_REV.
+# Goals: >= 1.5M spans/s on 2 cores at 4M spans; time per span flat from
+# 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with the batch
+# run's figures; a batch run's peak RSS <= 256 MiB and flat in dump size,
+# never slower than BASE_REV.
 #
 # Usage: scripts/bench-engine.sh
 #   env: SPANS=4000000 SIZES="250000 1000000 4000000 16000000"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-scaling.sh measures how `mcptrace check` scales (issue 24): the CPU
+# bench-scaling.sh measures how `mcptrace check` scales: the CPU
 # time per unit at a small and a large size of the same generated shape,
 # in the same run, and fails when the large size costs more than BOUND
 # times the small one per unit (a quadratic step shows as a ratio of about

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench-vocabulary.sh measures what issue 22's event model and detection cost
-# the analyzer, as ratios against baselines measured in the same run, and
+# bench-vocabulary.sh measures what the event model and vocabulary detection
+# cost the analyzer, as ratios against baselines measured in the same run, and
 # writes them into BENCHMARKS.md under "## Vocabulary stage and detection",
 # leaving the other sections as they are:
 #   - the vocabulary stage: analyze.Analyze over one loaded index of the
@@ -73,7 +73,7 @@ section=$tmp/section.md
 {
 	echo "## Vocabulary stage and detection"
 	echo
-	echo "What issue 22's event model and vocabulary detection cost the analyzer:"
+	echo "What the event model and vocabulary detection cost the analyzer:"
 	echo "\`analyze.Analyze\` over one loaded index of the benchmark dump ($SPANS spans,"
 	echo "our vocabulary), this tree against $BASE (main before the event model) with"
 	echo "the same benchmark file, in $ROUNDS interleaved rounds of 5 analyses each;"

@@ -29,8 +29,8 @@ func TestStrayClosersBeforeADeepRecordAreReadAsTooDeep(t *testing.T) {
 }
 
 // TestPathKeyQuotesAllButPlainNames pins pathKey's name test at each
-// range's edges (depth.go:226: each upper bound dropped, a key holding
-// ':', '[', '{' or a byte past ASCII written bare in a place): a key is
+// range's edges (a key holding ':', '[', '{' or a byte past ASCII is
+// never written bare in a place): a key is
 // written as is when it is 1 to 40 letters, digits and '_', quoted else.
 func TestPathKeyQuotesAllButPlainNames(t *testing.T) {
 	plain := []string{"a", "z", "A", "Z", "0", "9", "_", "service_name2", strings.Repeat("k", 40)}

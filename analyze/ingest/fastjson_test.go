@@ -435,10 +435,10 @@ func TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata(t *testing.T) {
 		attrs      string
 		pdataReads bool
 	}{
-		// fastjson.go:575 `b[i+n] != '"'` dropped: the key read as "x".
+		// compactAttr stops at the byte; read on, the key would be "x".
 		{"a key cut by an invalid escape", `{"key":"x\,"value":{"stringValue":"v"}}`, false},
 		{"a key cut by a control byte", "{\"key\":\"x\x01,\"value\":{\"stringValue\":\"v\"}}", false},
-		// fastjson.go:518 `val.typ == pcommon.ValueTypeEmpty` dropped.
+		// A batch holds a string, a bool or an int: no empty value.
 		{"a kept key with an empty value", `{"key":"x","value":{}}`, true},
 		{"a kept key without a value", `{"key":"x"}`, true},
 	} {
@@ -455,8 +455,8 @@ func TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata(t *testing.T) {
 }
 
 // TestFastOTLPJSONTakesEveryDigitOfASkippedDouble pins doubleLit's digit
-// range at both ends (fastjson.go:690 `<= '9'` → `< '9'` left every double
-// with a 9 in its fraction to pdata): a skipped double value holding each
+// range at both ends (a range stopping short of '9' would leave every
+// double with a 9 in its fraction to pdata): a skipped double value holding each
 // digit is in the common shape, and the fast path reads it as pdata does.
 func TestFastOTLPJSONTakesEveryDigitOfASkippedDouble(t *testing.T) {
 	for _, v := range []string{"0.9", "-1234567890.0123456789", "9.0", "0.0"} {

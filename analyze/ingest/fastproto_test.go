@@ -270,15 +270,13 @@ func TestFastOTLPProtoLeavesMalformedFieldsToPdata(t *testing.T) {
 func TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata(t *testing.T) {
 	good := request(baseResource, baseSpan())
 	for name, rec := range map[string][]byte{
-		// fastproto.go:155 `tag>>3 != 0` negated: the one-byte path taken
-		// for field 0 alone, which protowire refuses.
+		// Field 0, which protowire refuses, never takes the one-byte path.
 		"field number zero, length-delimited": append(append([]byte{}, good...), 0x02, 0x00),
-		// fastproto.go:335 the kind's wire type dropped: a fixed32 1 read
-		// as the kind 1.
+		// The kind's wire type is checked: a fixed32 1 is no kind 1.
 		"a span kind as fixed32": request(baseResource, baseSpan(pb(nil).fixed32(fieldSpanKind, 1))),
 		"a span kind as bytes":   request(baseResource, baseSpan(pb(nil).bytes(fieldSpanKind, nil))),
-		// fastproto.go:450 `&& val == nil` dropped: compactKV kept the
-		// second of two values and never read the first, malformed.
+		// compactKV must not keep the second of two values without
+		// reading the first, malformed.
 		"two values, the first malformed": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes,
 			pb(nil).bytes(2, []byte{0x0a, 0x05, 'a'}).bytes(2, pb(nil).str(1, "v"))))),
 	} {

@@ -45,8 +45,8 @@ func TestADocumentRecordOverTheCapIsCutNotWaitedOn(t *testing.T) {
 }
 
 // TestALimitStopsTheReadEvenAfterSpans pins that a limit is never a
-// warning (read.go:495 the ErrMemoryLimit or the ErrDecompressionLimit
-// test dropped: reading on past it, the input merely partial): a zstd
+// warning (the read never goes on past it with the input merely
+// partial): a zstd
 // stream whose second frame wants a window over the budget's share stops
 // the read with ErrMemoryLimit in non-strict mode too, after the first
 // frame's spans; a gzip stream that expands past the ratio and the slack

@@ -15,7 +15,7 @@ import (
 // TestStreamBufferIsSizedForTheFileUpToItsCap pins openStream's buffer: a
 // file smaller than streamBufferBytes gets a buffer of its size (at least
 // 512 bytes), a larger one or one of unknown size the cap, never its own
-// size (read_compress.go:88: a 7 GB dump with a 7 GB buffer).
+// size (a 7 GB dump gets no 7 GB buffer).
 func TestStreamBufferIsSizedForTheFileUpToItsCap(t *testing.T) {
 	for _, c := range []struct {
 		size int64
@@ -60,11 +60,10 @@ func dumpOf(write tracegen.WriteFunc, size int) (data []byte, spans int) {
 // TestACompressedStreamFailingPastItsHeadIsBlamed pins that a gzip stream
 // failing after the head (its checksum wrong, or cut) is reported as the
 // stream's failure at any length and in any format inside it: stream.Read
-// records the first error (read_compress.go:174 `s.err == nil` negated:
-// never recorded, the failure blamed on the line), and problem blames the
-// stream for a cut record when the stream itself ended early
-// (read_compress.go:204 the ErrTruncated test dropped: a cut gzip stream
-// of protobuf records read as a cut record of an intact file).
+// records the first error (the failure is not blamed on the line), and
+// problem blames the stream for a cut record when the stream itself ended
+// early (a cut gzip stream of protobuf records is no cut record of an
+// intact file).
 func TestACompressedStreamFailingPastItsHeadIsBlamed(t *testing.T) {
 	for _, format := range []struct {
 		name  string
@@ -143,8 +142,7 @@ func zstdFrame(t *testing.T, data []byte, size bool, window int) []byte {
 }
 
 // TestZeroPaddingAfterTheLastRecordIsSkipped pins skipZeroWords' bound at
-// the end of the input (read_compress.go:227 `k+8 <= len(buf)` dropped: a
-// panic on the padding's last word): zero words after the last record are
+// the end of the input (no panic on the padding's last word): zero words after the last record are
 // empty records, whatever their count.
 func TestZeroPaddingAfterTheLastRecordIsSkipped(t *testing.T) {
 	rec := framed(request(baseResource, baseSpan()))

@@ -25,7 +25,7 @@ func TestAKeyWithoutItsColonDecidesNoFormat(t *testing.T) {
 }
 
 // TestJSONLinesWithAFirstLineLongerThanTheHeadAreLines pins linesMode's
-// bound (read_detect.go:63 `>=` → `>`): a first line that fills the
+// bound: a first line that fills the
 // whole head, no newline in sight, is a line of JSON lines (no
 // pretty-printer writes one so long), so a bad line after it is named by
 // its line number, and the lines after it are read.
@@ -42,8 +42,7 @@ func TestJSONLinesWithAFirstLineLongerThanTheHeadAreLines(t *testing.T) {
 }
 
 // TestAZstdFramePrefixFillingTheInputIsAZstdRecord pins the sniff's bound
-// on zstd's magic (read_otlpproto.go:42 `i+8 <= len(head)` → `<`): an
-// input of exactly a length prefix and the magic is length-prefixed zstd
+// on zstd's magic at its edge: an input of exactly a length prefix and the magic is length-prefixed zstd
 // frames, cut (ErrTruncated), not "not a trace dump"; with the magic cut,
 // it is nothing known.
 func TestAZstdFramePrefixFillingTheInputIsAZstdRecord(t *testing.T) {

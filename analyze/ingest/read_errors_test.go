@@ -318,8 +318,7 @@ func TestAFailingInputIsBlamedForItsFirstError(t *testing.T) {
 }
 
 // TestAReadErrorNamesOnlyTheKnownParts pins ReadError.Error's four tests
-// at their edges (readerr.go:78 `e.Line > 0`, :82 `e.Offset >= 0`, :87,
-// :91): line 0 and offset -1 are unknown and left out, offset 0 is byte 0.
+// (line, offset, expectation, cause) at their edges: line 0 and offset -1 are unknown and left out, offset 0 is byte 0.
 func TestAReadErrorNamesOnlyTheKnownParts(t *testing.T) {
 	cause := errors.New("boom")
 	for _, tc := range []struct {
@@ -338,10 +337,9 @@ func TestAReadErrorNamesOnlyTheKnownParts(t *testing.T) {
 }
 
 // TestACausesLatin1LetterIsTheByteItNames pins causeText's rewriting of
-// encoding/json's "invalid character" at the range's edges (readerr.go:108
-// each bound and the closing quote's test dropped) and its clip at
-// maxCauseBytes (readerr.go:113 `>` → `>=`, :115 the rune-start walk,
-// down to nothing and no further).
+// encoding/json's "invalid character" at each bound of the Latin-1 range
+// and its closing quote, and its clip at exactly maxCauseBytes (back to a
+// rune's start, down to nothing and no further).
 func TestACausesLatin1LetterIsTheByteItNames(t *testing.T) {
 	// A syntax error's message as encoding/json words it, around a
 	// *json.SyntaxError as causeText finds it.

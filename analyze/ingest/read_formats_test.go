@@ -114,7 +114,7 @@ func TestJaegerDetails(t *testing.T) {
 	diffCanon(t, got, want)
 
 	// The log became an event with its name and every field after the
-	// first (read_jaeger.go:311); the FOLLOWS_FROM reference a link.
+	// first; the FOLLOWS_FROM reference a link.
 	forEachTestSpan(batches[0], func(sp ptrace.Span) {
 		switch sp.Name() {
 		case "root":
@@ -175,7 +175,7 @@ func TestNormalizeID(t *testing.T) {
 		{"", 8, "", false},
 		{"zz02030405060708", 8, "", false},
 		// base64 whose length could hold 8 bytes but that decodes to one
-		// byte more or one less: no span id (read_tempo.go:190).
+		// byte more or one less: no span id.
 		{"ERITFBUWFxgZ", 8, "", false},
 		{"ERITFBUWFw==", 8, "", false},
 	}
@@ -290,10 +290,9 @@ func TestTempoIDsOfALinkAreNormalisedButNoParent(t *testing.T) {
 }
 
 // TestJaegerErrorTagYieldsToAnExplicitStatus pins the error tag's rule
-// (read_jaeger.go:235 the status test dropped: error=true overriding
-// otel.status_code=OK) and the parent's (read_jaeger.go:283 the trace test
-// or the CHILD_OF test dropped: a reference into another trace, or a
-// FOLLOWS_FROM, taken as the parent): the error tag makes a span an error
+// (error=true never overrides otel.status_code=OK) and the parent's (a
+// reference into another trace, or a FOLLOWS_FROM, is no parent): the
+// error tag makes a span an error
 // only when no status says otherwise, and is kept as an attribute when it
 // does not; the parent is the first CHILD_OF reference in the span's own
 // trace, any other reference is a link.

@@ -42,9 +42,8 @@ func TestADocumentsRecordsAreOnlyItsOwnArrays(t *testing.T) {
 	}
 }
 
-// TestAnUnknownMembersScalarEndsAtWhiteSpace pins skipJSON's delimiters
-// (read_jsondoc.go:425 `>= 0` → `> 0`: the space, first of them, read as
-// part of the scalar): a skipped number ends at white space, so a second
+// TestAnUnknownMembersScalarEndsAtWhiteSpace pins skipJSON's delimiters,
+// the space first among them: a skipped number ends at white space, so a second
 // number after it is the syntax error it is, where it stands, whether the
 // member comes before the records or after.
 func TestAnUnknownMembersScalarEndsAtWhiteSpace(t *testing.T) {
@@ -61,9 +60,9 @@ func TestAnUnknownMembersScalarEndsAtWhiteSpace(t *testing.T) {
 	}
 }
 
-// TestAnUnknownMembersValueIsSkippedWhole pins skipJSON's string scan
-// (read_jsondoc.go:373-376: a quote at the scan's start taken for string
-// bytes, or the end of the input for more to come) and its scalar loop: an
+// TestAnUnknownMembersValueIsSkippedWhole pins skipJSON's string scan (a
+// quote at the scan's start is the string's end, the end of the input is
+// no promise of more) and its scalar loop: an
 // empty string, one with escapes, one ending exactly at a buffer's edge,
 // a number of several digits (skipped to its end, not after its first
 // digit) are skipped whole and the records after them read; a document

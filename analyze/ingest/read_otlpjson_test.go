@@ -42,14 +42,13 @@ func TestOnlyTheLastLineOfAnInputIsCut(t *testing.T) {
 }
 
 // TestAJSONLineOfExactlyTheCapIsRead pins the line cap of JSON lines at
-// its boundary, where a block ends (read_otlpjson.go:69 `>` → `>=`), and
+// its boundary, where a block ends, and
 // wherever the line starts: a block holds the cap and one byte, so with a
 // first line and blank lines filling the first block, the second holds a
 // newline and exactly the cap's worth of the long line, without its own
-// newline. A line of exactly the cap is read, one a byte longer is cut.
-// (Before stop 32 the blocks read to their buffer's 2 MiB whatever the
-// cap: a line of up to 2 MiB over a 1 MiB cap was read or cut depending
-// on where it started.)
+// newline. A line of exactly the cap is read, one a byte longer is cut,
+// wherever it starts: a block never reads past what the cap allows, so a
+// line over the cap is not read merely because it fits in a block.
 func TestAJSONLineOfExactlyTheCapIsRead(t *testing.T) {
 	opts := ReadOptions{MaxMemory: 16 << 20, Strict: true}
 	lineCap := opts.budget().recordCap()
@@ -98,8 +97,8 @@ func TestAJSONLineOfExactlyTheCapIsRead(t *testing.T) {
 }
 
 // TestALineWithSpansIsPdatasWhateverItSays pins when a line is normalised
-// and decoded again (read_otlpjson.go:227 `td.SpanCount() > 0 ||` dropped:
-// every line holding the word "instrumentation" re-encoded): only a line
+// and decoded again (not every line holding the word "instrumentation"):
+// only a line
 // in which pdata found no spans may use the pre-1.0 keys; one with spans
 // is pdata's read, byte for byte, even when a name or value says
 // "instrumentation" (re-encoding would have replaced the invalid UTF-8

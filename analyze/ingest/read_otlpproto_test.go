@@ -59,9 +59,8 @@ func TestAZstdRecordDecompressesUpToTheRecordCap(t *testing.T) {
 }
 
 // TestRecordsBeforeAnOversizeRecordAreReadFirst pins the order around a
-// protobuf record skipped for its size (read_otlpproto.go:239 the flush
-// dropped: the skip's problem handed on before the records read ahead of
-// it): in strict mode the records before it reach the sink before its
+// protobuf record skipped for its size (the records read ahead of it are
+// flushed before the skip's problem is handed on): in strict mode the records before it reach the sink before its
 // error stops the read, as a bad record's would; non-strict, every other
 // record is read, with one warning.
 func TestRecordsBeforeAnOversizeRecordAreReadFirst(t *testing.T) {
@@ -82,8 +81,7 @@ func TestRecordsBeforeAnOversizeRecordAreReadFirst(t *testing.T) {
 }
 
 // TestZstdRecordsExpandUpToExactlyTheRatioAndTheSlack pins the
-// decompression bound on zstd records (read_otlpproto.go:323 `>` → `>=`):
-// records that decompress to exactly ratio times their compressed bytes
+// decompression bound on zstd records at its edge: records that decompress to exactly ratio times their compressed bytes
 // plus the slack are read; at a ratio whose bound is a byte less, the last
 // record is over it and stops the read with ErrDecompressionLimit. The
 // ratio is the quotient, nudged by an ulp or two until the bound is the
@@ -154,9 +152,8 @@ func recordOfSize(t *testing.T, n int) []byte {
 
 // TestAProtobufRecordOfExactlyTheCapIsRead pins the record cap and the
 // length prefix's bound at their edges: a stored record of exactly the
-// record cap is read, one a byte longer skipped (read_otlpproto.go:170
-// `>` → `>=`); a length prefix of exactly maxRecordBytes is a length
-// (read_otlpproto.go:39 and :216 `>` → `>=`: a dump refused as none, or
+// record cap is read, one a byte longer skipped; a length prefix of
+// exactly maxRecordBytes is a length (neither a dump refused as none nor
 // its record as too large), and the input ending inside its record is a
 // cut record.
 func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {

@@ -7,8 +7,7 @@ import (
 )
 
 // TestAGlobUnderAFileIsAPathError pins that only a path that does not
-// exist is expanded as a glob (read.go:224 `errors.Is(err,
-// fs.ErrNotExist) &&` dropped): a pattern under a regular file cannot be
+// exist is expanded as a glob: a pattern under a regular file cannot be
 // stat'ed for another reason, which is the error, not "no match".
 func TestAGlobUnderAFileIsAPathError(t *testing.T) {
 	file := writeInputFile(t, t.TempDir(), "dump.jsonl", []byte(otlpLine(1)))
@@ -20,9 +19,8 @@ func TestAGlobUnderAFileIsAPathError(t *testing.T) {
 }
 
 // TestADotNamedDirectoryIsReadWhenNamed pins that the walk skips dot
-// entries under the directory given, never the directory itself
-// (read.go:279 `path != root &&` dropped: a directory given as ".dumps",
-// or ".", read as empty).
+// entries under the directory given, never the directory itself (a
+// directory given as ".dumps", or ".", is read, not found empty).
 func TestADotNamedDirectoryIsReadWhenNamed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".dumps")
 	writeInputFile(t, dir, "a.jsonl", []byte(otlpLine(1)))
@@ -38,9 +36,8 @@ func TestADotNamedDirectoryIsReadWhenNamed(t *testing.T) {
 }
 
 // TestAWalkedDumpWithNothingReadableFailsTheRead pins that a walked file
-// is skipped only for not being a dump or being empty (read.go:146 the
-// errors.Is tests dropped: any failure of a walked file skipped as "not a
-// trace dump"): a dump whose only content is bad fails the read,
+// is skipped only for not being a dump or being empty (not for any
+// failure, as if it were "not a trace dump"): a dump whose only content is bad fails the read,
 // non-strict too, naming its place.
 func TestAWalkedDumpWithNothingReadableFailsTheRead(t *testing.T) {
 	dir := t.TempDir()

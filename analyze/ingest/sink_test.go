@@ -5,10 +5,9 @@ import (
 	"testing"
 )
 
-// TestKeyFilterKeepsExactlyItsKeys pins keyFilter at maxFilterLen
-// (sink.go:73 and :95 `<` → `<=`: a key of exactly maxFilterLen bytes
-// indexed past the table) and its empty key (sink.go:72 `k == "" ||`
-// dropped: "" kept).
+// TestKeyFilterKeepsExactlyItsKeys pins keyFilter at maxFilterLen (a key
+// of exactly maxFilterLen bytes is kept, one a byte longer is not, and
+// neither is indexed past the table) and its empty key (never kept).
 func TestKeyFilterKeepsExactlyItsKeys(t *testing.T) {
 	keys := []string{"a", strings.Repeat("b", maxFilterLen-1), strings.Repeat("c", maxFilterLen), strings.Repeat("d", maxFilterLen+1), "a", ""}
 	f := newKeyFilter(keys)

@@ -16,10 +16,10 @@ import (
 // CLI's test of `mcptrace rules` reads the same file.
 const fiveTyposPath = "testdata/five-typos.yaml"
 
-// TestFileWithFiveTyposReportsAllFiveInOneRun: the issue's file took four
-// runs (2, 2, 2, 1 mistakes); every typo is reported in the first, in file
-// order, each with file:line:column, the nearest valid name and the full
-// list of valid names, and none reports a mistake the file did not make.
+// TestFileWithFiveTyposReportsAllFiveInOneRun: every typo of a file of
+// five is reported in one run, in file order, each with
+// file:line:column, the nearest valid name and the full list of valid
+// names, and none reports a mistake the file did not make.
 func TestFileWithFiveTyposReportsAllFiveInOneRun(t *testing.T) {
 	fiveTypos, err := os.ReadFile(fiveTyposPath)
 	if err != nil {
@@ -103,8 +103,8 @@ func TestEveryKindOfMistakeIsCollected(t *testing.T) {
 	}
 }
 
-// TestValidNamesAreListedInFull: the issue saw "…hits, m… (331 bytes)",
-// the list of measures clipped as if it were input. The list is whole; a
+// TestValidNamesAreListedInFull: the list of measures is never clipped as
+// if it were input ("…hits, m… (331 bytes)"). The list is whole; a
 // file's own reads-per-request measures are in it; only a list past
 // maxListedNames is cut, and it says how many it left out.
 func TestValidNamesAreListedInFull(t *testing.T) {
