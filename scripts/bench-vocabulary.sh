@@ -5,7 +5,7 @@
 # leaving the other sections as they are:
 #   - the vocabulary stage: analyze.Analyze over one loaded index of the
 #     benchmark dump (BenchmarkMeasuresOverAnIndex), this tree against BASE
-#     (default b658693, main before the event model), the benchmark file
+#     (default b658693, a tree without the event model), the benchmark file
 #     copied into BASE's tree; both test binaries built first, then run in
 #     interleaved rounds (base, head, base, head, ...) so each pair sees the
 #     same load; per round the head/base ratio, reported as median (min – max);
@@ -75,7 +75,7 @@ section=$tmp/section.md
 	echo
 	echo "What the event model and vocabulary detection cost the analyzer:"
 	echo "\`analyze.Analyze\` over one loaded index of the benchmark dump ($SPANS spans,"
-	echo "our vocabulary), this tree against $BASE (main before the event model) with"
+	echo "our vocabulary), this tree against $BASE (a tree without the event model) with"
 	echo "the same benchmark file, in $ROUNDS interleaved rounds of 5 analyses each;"
 	echo "and detection (\`--profile auto\`, the default) against the default profile,"
 	echo "alternated in each iteration of one benchmark."
