@@ -128,33 +128,8 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 	if c.Inputs == nil {
 		c.Inputs = []report.InputReport{}
 	}
-	failed, incomplete := len(regs) > 0, false
-	applied, notApplicable := 0, []string{}
-	for _, res := range results {
-		if res.Severity == rulefmt.SeverityError {
-			if res.Status == StatusNotApplicable {
-				notApplicable = append(notApplicable, res.ID+": "+res.Found)
-			} else {
-				applied++
-			}
-		}
-		switch res.Status {
-		case StatusNotApplicable:
-			c.Counts.NotApplicable++
-		case StatusPass:
-			c.Counts.Pass++
-		case StatusFail:
-			c.Counts.Fail++
-			if res.Severity == rulefmt.SeverityError {
-				failed = true
-			} else {
-				c.Counts.Warnings++
-			}
-		case StatusIncomplete:
-			c.Counts.Incomplete++
-			incomplete = incomplete || res.Severity == rulefmt.SeverityError
-		}
-	}
+	failedRule, incomplete, notApplicable := c.count(results)
+	failed := failedRule || len(regs) > 0
 	c.Counts.Regressions = len(regs)
 	if r.PoolSpans == 0 && len(results) > 0 {
 		// Every rule then had nothing to judge in the dump scope; the rules
@@ -174,9 +149,9 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		}
 		incomplete = true
 	}
-	if applied == 0 && len(notApplicable) > 0 {
+	if notApplicable != "" {
 		// Green on rules that could not apply would be green on nothing.
-		c.IncompleteReasons = append(c.IncompleteReasons, "no error-severity rule could apply to these spans: "+strings.Join(notApplicable, "; "))
+		c.IncompleteReasons = append(c.IncompleteReasons, notApplicable)
 	}
 	for _, why := range opts.IncompleteReasons {
 		if why != "" {
@@ -193,6 +168,41 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		c.Verdict, c.ExitCode = StatusPass, ExitPass
 	}
 	return c
+}
+
+// count sums the verdicts of results into c.Counts and says whether an
+// error-severity rule failed, was incomplete, and, when none applied but
+// some could not, why none could ("" otherwise).
+func (c *CheckReport) count(results []RuleResult) (failed, incomplete bool, noneApplied string) {
+	applied, notApplicable := 0, []string{}
+	for _, res := range results {
+		isError := res.Severity == rulefmt.SeverityError
+		switch res.Status {
+		case StatusNotApplicable:
+			c.Counts.NotApplicable++
+			if isError {
+				notApplicable = append(notApplicable, res.ID+": "+res.Found)
+			}
+		case StatusPass:
+			c.Counts.Pass++
+		case StatusFail:
+			c.Counts.Fail++
+			failed = failed || isError
+			if !isError {
+				c.Counts.Warnings++
+			}
+		case StatusIncomplete:
+			c.Counts.Incomplete++
+			incomplete = incomplete || isError
+		}
+		if isError && res.Status != StatusNotApplicable {
+			applied++
+		}
+	}
+	if applied == 0 && len(notApplicable) > 0 {
+		noneApplied = "no error-severity rule could apply to these spans: " + strings.Join(notApplicable, "; ")
+	}
+	return failed, incomplete, noneApplied
 }
 
 // Check output formats.

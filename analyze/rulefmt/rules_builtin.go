@@ -30,9 +30,38 @@ func BuiltinRules(cfg Config) []Rule {
 		root := *cfg.ExecutionRoot
 		exec = Scope{Kind: ScopeSubtree, Root: &root}
 	}
-	acquire := Selector{Name: spans.SpanAcquire}
-	hitAcquire := Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrCacheHit, Op: OpEquals, Value: "true"}}}
-	rules := []Rule{
+	rules := append(sessionRules(exec, callSel), poolSpanRules()...)
+	for i := range rules {
+		if rules[i].Severity == "" {
+			rules[i].Severity = SeverityError
+		}
+		rules[i].Builtin = true
+	}
+	return rules
+}
+
+// CheckRules returns the rules a check judges, the one place the CLI's
+// check and the Collector connector decide it: the rules of gc (nil: no
+// configuration file), and the built-in rules of cfg besides them when gc
+// has no rules of its own, when withBuiltin is set (check --builtin), or
+// when gc has a builtin: block; then gc's builtin: severities are applied
+// (a built-in set to off is left out).
+func CheckRules(gc *GateConfig, cfg Config, withBuiltin bool) []Rule {
+	var rules []Rule
+	if gc != nil {
+		rules = gc.Rules
+	}
+	if len(rules) == 0 || withBuiltin || (gc != nil && gc.Builtin != nil) {
+		rules = append(rules, BuiltinRules(cfg)...)
+	}
+	return gc.ApplyBuiltin(rules)
+}
+
+// sessionRules are the built-in rules on sessions per execution and on
+// misses, read from any writer's calls: exec is the execution scope,
+// callSel the vocabulary's calls.
+func sessionRules(exec Scope, callSel *SpanSelector) []Rule {
+	return []Rule{
 		{
 			ID: RuleOneSessionPerExecution,
 			Description: "Exactly one downstream session per execution: a stateful server keeps state per " +
@@ -69,6 +98,15 @@ func BuiltinRules(cfg Config) []Rule {
 			// second one's cold start as unexplained.
 			Needs: CapAcquires | CapTargetIdentity,
 		},
+	}
+}
+
+// poolSpanRules are the built-in rules on this pool's own spans (acquire,
+// handshake, invocation): they apply only to a writer of such spans.
+func poolSpanRules() []Rule {
+	acquire := Selector{Name: spans.SpanAcquire}
+	hitAcquire := Selector{Name: spans.SpanAcquire, Attributes: []AttrMatch{{Key: spans.AttrCacheHit, Op: OpEquals, Value: "true"}}}
+	return []Rule{
 		{
 			ID:          RuleAcquireHasCacheHit,
 			Description: "Every acquire span carries " + spans.AttrCacheHit + ", so hits and misses are read, not guessed from handshakes.",
@@ -99,28 +137,5 @@ func BuiltinRules(cfg Config) []Rule {
 			Needs: CapInvocationSpans | CapAcquireSpans,
 		},
 	}
-	for i := range rules {
-		if rules[i].Severity == "" {
-			rules[i].Severity = SeverityError
-		}
-		rules[i].Builtin = true
-	}
-	return rules
-}
 
-// CheckRules returns the rules a check judges, the one place the CLI's
-// check and the Collector connector decide it: the rules of gc (nil: no
-// configuration file), and the built-in rules of cfg besides them when gc
-// has no rules of its own, when withBuiltin is set (check --builtin), or
-// when gc has a builtin: block; then gc's builtin: severities are applied
-// (a built-in set to off is left out).
-func CheckRules(gc *GateConfig, cfg Config, withBuiltin bool) []Rule {
-	var rules []Rule
-	if gc != nil {
-		rules = gc.Rules
-	}
-	if len(rules) == 0 || withBuiltin || (gc != nil && gc.Builtin != nil) {
-		rules = append(rules, BuiltinRules(cfg)...)
-	}
-	return gc.ApplyBuiltin(rules)
 }
