@@ -34,6 +34,7 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 		measurable bool
 		outside    int
 		outliving  int
+		long       int // calls under a session span outliving their root
 		why        string
 	}{
 		{name: "calls within their trace's root", build: func(d *dump, ss ptrace.SpanSlice) {
@@ -60,6 +61,21 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 			d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Second, "s1"))
 			d.add(ss, callSpan(1, sess, 2*time.Minute, 2*time.Minute+time.Second, "s1"))
 		}, outside: 2, why: "2 tool call(s) sit under no execution root"},
+		{name: "a session span outliving its execution's root spans several executions, though its calls end in time", vocab: withSessionSpan, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: 10 * time.Second})
+			sess := d.add(ss, sp{trace: 1, parent: r, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: 100 * time.Millisecond, end: 10*time.Second + time.Nanosecond})
+			d.add(ss, callSpan(1, sess, time.Second, 2*time.Second, "s1"))
+			d.add(ss, callSpan(1, sess, 3*time.Second, 4*time.Second, "s1")) // an overlapping execution's, maybe
+		}, long: 2, why: "one session span spans several executions"},
+		{name: "a session span ending with its execution's root is within it", vocab: withSessionSpan, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: 10 * time.Second})
+			sess := d.add(ss, sp{trace: 1, parent: r, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: 100 * time.Millisecond, end: 10 * time.Second})
+			d.add(ss, callSpan(1, sess, time.Second, 2*time.Second, "s1"))
+		}, measurable: true},
+		{name: "a writer parenting request spans to nothing shows no execution", vocab: parentedToNothing, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
+			d.add(ss, callSpan(1, r, 0, 500*time.Millisecond, "s1"))
+		}, why: "not parented to the caller's context"},
 		{name: "an execution root: calls within it", root: root, build: func(d *dump, ss ptrace.SpanSlice) {
 			top := d.add(ss, sp{trace: 1, name: "http", end: time.Hour})
 			r := d.add(ss, sp{trace: 1, parent: top, name: "executor.execute", end: time.Second})
@@ -98,9 +114,9 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 				cfg.Vocabulary = tc.vocab()
 			}
 			r := analyzeTD(t, cfg, d.td).Executions
-			if r.Measurable != tc.measurable || r.CallsOutsideRoot != tc.outside || r.CallsOutlivingRoot != tc.outliving {
-				t.Errorf("measurable %v, %d outside, %d outliving; want %v, %d, %d (why_not %q)",
-					r.Measurable, r.CallsOutsideRoot, r.CallsOutlivingRoot, tc.measurable, tc.outside, tc.outliving, r.WhyNot)
+			if r.Measurable != tc.measurable || r.CallsOutsideRoot != tc.outside || r.CallsOutlivingRoot != tc.outliving || r.CallsInLongSession != tc.long {
+				t.Errorf("measurable %v, %d outside, %d outliving, %d in a long session; want %v, %d, %d, %d (why_not %q)",
+					r.Measurable, r.CallsOutsideRoot, r.CallsOutlivingRoot, r.CallsInLongSession, tc.measurable, tc.outside, tc.outliving, tc.long, r.WhyNot)
 			}
 			if (r.WhyNot == "") != tc.measurable || !strings.Contains(r.WhyNot, tc.why) {
 				t.Errorf("why_not = %q, want it to say %q", r.WhyNot, tc.why)
@@ -226,5 +242,14 @@ func withSessionSpan() *rulefmt.Vocabulary {
 	v, _ := rulefmt.BuiltinVocabulary(rulefmt.ProfileMcptrace)
 	v.Name = "mcptrace-with-session-span"
 	v.Session.Enclosing = &rulefmt.Selector{Name: "mcp.client.session"}
+	return &v
+}
+
+// parentedToNothing is the mcptrace vocabulary declaring that its request
+// spans are parented to nothing.
+func parentedToNothing() *rulefmt.Vocabulary {
+	v, _ := rulefmt.BuiltinVocabulary(rulefmt.ProfileMcptrace)
+	v.Name = "mcptrace-parented-to-nothing"
+	v.Capabilities.Parenting = rulefmt.ParentNone
 	return &v
 }
