@@ -38,8 +38,8 @@ import (
 //
 // And zero executions is no measure of anything, whatever the dump holds
 // (OpenInference writes no MCP span at all). Then executions.measurable is false, executions.why_not says
-// why, the reports say so in words, and the session rules are incomplete
-// (exit 3), never a pass on zero.
+// why, the reports say so in words, and the session rules are not
+// applicable (the gate's verdict), never a pass on zero.
 
 // tie says whether a call is tied to its execution.
 type tie uint8
@@ -193,8 +193,8 @@ func readsSessions(r *rulefmt.Rule) bool {
 }
 
 // markUnmeasurable marks every scope of a session rule's observation as not
-// judgeable, saying why: the gate then finds the rule incomplete, never a
-// pass on zero, even where the rule allows an empty dump. A rule whose
+// judgeable, saying why: the gate then finds the rule not applicable,
+// never a pass on zero, even where the rule allows an empty dump. A rule whose
 // every scope ran against sessionless servers keeps its observation: it
 // has nothing to say about sessions anyway.
 func markUnmeasurable(obs *report.RuleObservation, why string) {
