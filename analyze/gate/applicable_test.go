@@ -103,3 +103,27 @@ func TestABoundDecidesOnlyTheComparisonsItCan(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainSaysWhatARuleNeeds pins that `mcptrace rules --explain`
+// says, for each built-in rule, what the writer's spans must show for it
+// to apply, and nothing of the kind for a rule needing nothing.
+func TestExplainSaysWhatARuleNeeds(t *testing.T) {
+	want := map[string]string{
+		rulefmt.RuleOneSessionPerExecution: "show calls, executions, session_id;",
+		rulefmt.RuleServerKeptSessions:     "show calls, executions, session_id, refused_attempts;",
+		rulefmt.RuleNoUnexplainedMisses:    "show acquires, target_identity;",
+		rulefmt.RuleAcquireHasCacheHit:     "show acquire_spans;",
+		rulefmt.RuleHandshakeOnlyOnMiss:    "show acquire_spans, handshake_spans;",
+		rulefmt.RuleOneAcquirePerInvoke:    "show acquire_spans, invocation_spans;",
+	}
+	for _, r := range rulefmt.BuiltinRules(rulefmt.Config{}) {
+		if got := ExplainRule(&r); !strings.Contains(got, "Applies only where the writer's spans "+want[r.ID]) {
+			t.Errorf("%s explained without what it needs (%q):\n%s", r.ID, want[r.ID], got)
+		}
+	}
+	plain := rulefmt.Rule{ID: "plain", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Severity: rulefmt.SeverityError,
+		Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpEq}}}
+	if got := ExplainRule(&plain); strings.Contains(got, "Applies only") {
+		t.Errorf("a rule needing nothing explained with needs:\n%s", got)
+	}
+}

@@ -548,6 +548,9 @@ func ExplainRule(r *rulefmt.Rule) string {
 	} else if r.Scope.Kind != rulefmt.ScopeDump {
 		b.WriteString("  A trace with a missing parent span is incomplete and not judged.\n")
 	}
+	if n := r.AllNeeds(); n != 0 {
+		fmt.Fprintf(&b, "  Applies only where the writer's spans show %s; elsewhere it is not applicable, saying why.\n", strings.Join(n.Names(), ", "))
+	}
 	if r.Severity == rulefmt.SeverityError {
 		b.WriteString("  A failure fails the check (exit 1).\n")
 	} else {
