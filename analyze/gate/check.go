@@ -131,10 +131,28 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 	failedRule, incomplete, notApplicable := c.count(results)
 	failed := failedRule || len(regs) > 0
 	c.Counts.Regressions = len(regs)
-	if r.PoolSpans == 0 && len(results) > 0 {
+	c.addIncompleteReasons(r, opts, notApplicable)
+	incomplete = incomplete || len(c.IncompleteReasons) > 0
+	switch {
+	case failed:
+		c.Verdict, c.ExitCode = StatusFail, ExitFail
+	case incomplete:
+		c.Verdict, c.ExitCode = StatusIncomplete, ExitIncomplete
+	default:
+		c.Verdict, c.ExitCode = StatusPass, ExitPass
+	}
+	return c
+}
+
+// addIncompleteReasons says why the verdict is at best incomplete whatever
+// the rules found: a dump without pool spans where an error-severity rule
+// was incomplete, a partial input (unless opts.AllowPartial), no
+// error-severity rule that could apply (noneApplied), and the caller's own.
+func (c *CheckReport) addIncompleteReasons(r *report.Report, opts CheckOptions, noneApplied string) {
+	if r.PoolSpans == 0 && len(c.Rules) > 0 {
 		// Every rule then had nothing to judge in the dump scope; the rules
 		// that allow it passed, the others are incomplete. Say why once.
-		for _, res := range results {
+		for _, res := range c.Rules {
 			if res.Status == StatusIncomplete && res.Severity == rulefmt.SeverityError {
 				c.IncompleteReasons = append(c.IncompleteReasons, report.NoPoolSpansText(r.Settings.Profile))
 				break
@@ -147,27 +165,16 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is partial: %d spans were read, the rest is damaged or reported missing (--allow-partial accepts that)", textfmt.SafeText(in.Path), in.Spans))
 			}
 		}
-		incomplete = true
 	}
-	if notApplicable != "" {
+	if noneApplied != "" {
 		// Green on rules that could not apply would be green on nothing.
-		c.IncompleteReasons = append(c.IncompleteReasons, notApplicable)
+		c.IncompleteReasons = append(c.IncompleteReasons, noneApplied)
 	}
 	for _, why := range opts.IncompleteReasons {
 		if why != "" {
 			c.IncompleteReasons = append(c.IncompleteReasons, why)
 		}
 	}
-	incomplete = incomplete || len(c.IncompleteReasons) > 0
-	switch {
-	case failed:
-		c.Verdict, c.ExitCode = StatusFail, ExitFail
-	case incomplete:
-		c.Verdict, c.ExitCode = StatusIncomplete, ExitIncomplete
-	default:
-		c.Verdict, c.ExitCode = StatusPass, ExitPass
-	}
-	return c
 }
 
 // count sums the verdicts of results into c.Counts and says whether an
