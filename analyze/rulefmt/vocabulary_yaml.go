@@ -76,28 +76,7 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	} else {
 		note(nodeErrorf(n, "vocabulary needs a name (what reports call it)"))
 	}
-	if ex := values["executions"]; ex != nil {
-		sel, err := ParseSelector(ex)
-		note(err)
-		if err == nil {
-			v.Executions = &sel
-		}
-	}
-	for _, role := range []struct {
-		key string
-		dst *[]Selector
-	}{{"calls", &v.Calls}, {"invocations", &v.Invocations}, {"acquires", &v.Acquires}, {"handshakes", &v.Handshakes}, {"detect", &v.Detect}} {
-		if val := values[role.key]; val != nil {
-			sels, err := parseSelectorList(val, role.key)
-			note(err)
-			*role.dst = sels
-		}
-	}
-	if aom := values["acquire_on_miss"]; aom != nil {
-		if aom.Kind != yaml.ScalarNode || aom.Decode(&v.AcquireOnMiss) != nil {
-			note(nodeErrorf(aom, "acquire_on_miss must be true or false"))
-		}
-	}
+	parseVocabularyRoles(values, v, note)
 	if s := values["session"]; s != nil {
 		note(parseSessionSource(s, &v.Session))
 	}
@@ -120,6 +99,34 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 		return nil, errs
 	}
 	return v, nil
+}
+
+// parseVocabularyRoles reads the role keys of a vocabulary block
+// (executions, calls, invocations, acquires, handshakes, detect,
+// acquire_on_miss) from values into v, noting each mistake.
+func parseVocabularyRoles(values map[string]*yaml.Node, v *Vocabulary, note func(error)) {
+	if ex := values["executions"]; ex != nil {
+		sel, err := ParseSelector(ex)
+		note(err)
+		if err == nil {
+			v.Executions = &sel
+		}
+	}
+	for _, role := range []struct {
+		key string
+		dst *[]Selector
+	}{{"calls", &v.Calls}, {"invocations", &v.Invocations}, {"acquires", &v.Acquires}, {"handshakes", &v.Handshakes}, {"detect", &v.Detect}} {
+		if val := values[role.key]; val != nil {
+			sels, err := parseSelectorList(val, role.key)
+			note(err)
+			*role.dst = sels
+		}
+	}
+	if aom := values["acquire_on_miss"]; aom != nil {
+		if aom.Kind != yaml.ScalarNode || aom.Decode(&v.AcquireOnMiss) != nil {
+			note(nodeErrorf(aom, "acquire_on_miss must be true or false"))
+		}
+	}
 }
 
 // vocabularyName reads a vocabulary block's name, "" (and a note) for a
