@@ -2,11 +2,10 @@
 // with `node --import` before server.mjs, as @sentry/node's ESM setup says
 // (init before the http module is imported, so its HTTP integration sees
 // every request). Nothing is sent to Sentry: the transport drops every
-// envelope. Every span also goes
-// through an OTLP/HTTP JSON exporter (the documented
-// openTelemetrySpanProcessors option) to CORPUS_SENTRY_ENDPOINT, the
-// gateway's receiver on 127.0.0.1. The control API (/_peer/) is not
-// traced: it is the corpus's, not the server's.
+// envelope. Every span also goes through an OTLP/HTTP JSON exporter (the
+// documented openTelemetrySpanProcessors option) to
+// CORPUS_SENTRY_ENDPOINT, the gateway's receiver on 127.0.0.1. The control
+// API (/_peer/) is not traced: it is the corpus's, not the server's.
 import * as Sentry from '@sentry/node';
 import { SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';

@@ -9,12 +9,12 @@
 //     @shinzolabs/instrumentation-mcp 1.1.0 wraps (it never sees
 //     registerTool).
 //
-// With CORPUS_SENTRY_ENDPOINT set, @sentry/node (initialised by
-// sentry-instrument.mjs) wraps every session's McpServer the same way.
-//
 // With CORPUS_SHINZO_ENDPOINT set (an OTLP/HTTP base URL on 127.0.0.1, the
 // gateway's receiver) every session's McpServer is instrumented by
 // Shinzo's documented instrumentServer(server, config), exporting there.
+// With CORPUS_SENTRY_ENDPOINT set (and sentry-instrument.mjs loaded by
+// node --import, which initialises @sentry/node and exports there) every
+// session's McpServer is wrapped by Sentry's wrapMcpServerWithSentry.
 //
 // Besides the HTTP-layer ledger (GET /_peer/requests), the server prints one
 // line per request that reached the SDK's handler, on stdout:
