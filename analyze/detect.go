@@ -28,8 +28,9 @@ import (
 // unambiguous and win whenever present: a pool writing call spans in the
 // conventions' names (pool.Options.SemconvCallSpans) is still the pool,
 // read as mcptrace. Within a tier the vocabulary recognising the most spans
-// wins, and an equal count goes to the one listed first (semconv before
-// openllmetry: the conventions are the standard).
+// wins, and an equal count goes to the one listed first (sentry before
+// semconv: Sentry's spans are the conventions' and marked as its own;
+// semconv before openllmetry: the conventions are the standard).
 //
 // In a batch run the evidence of the whole dump is summed before any trace
 // is measured, so detection equals the one over a single index. A stream
@@ -61,7 +62,7 @@ type resEvidence struct {
 	invokes     int
 	bareInvokes int // invokes without an acquire child
 	semconv     int // spans with mcp.method.name named {method} [target], any kind
-	sentry      int // of those, Sentry's MCP server request spans (sentry.origin)
+	sentry      int // of those, Sentry's MCP server spans (sentry.origin)
 	openllmetry int // OpenLLMetry's session, tool and request spans
 	mastra      int // Mastra's MCP tool call spans (mastra.span.type)
 }
@@ -258,6 +259,7 @@ type spanMarks struct {
 	hasAcquire                        []bool
 }
 
+// newSpanMarks looks up, once per index, what observe compares spans with.
 func newSpanMarks(x *index) *spanMarks {
 	m := &spanMarks{
 		invoke: x.nameID(spans.SpanInvoke), acquire: x.nameID(spans.SpanAcquire),
@@ -303,7 +305,7 @@ func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
 	// attributed as the conventions say; Sentry's also carry its origin.
 	if v, ok := m.attr(x, i, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.names[s.name], v) {
 		e.semconv++
-		if v, ok := m.attr(x, i, m.kOrigin, m.okOrigin); ok && v == rulefmt.SentryMCPServerOrigin {
+		if v, ok := m.attr(x, i, m.kOrigin, m.okOrigin); ok && (v == rulefmt.SentryMCPServerOrigin || v == rulefmt.SentryMCPNotificationOrigin) {
 			e.sentry++
 		}
 		return true

@@ -22,11 +22,12 @@ const (
 	// agent run (an execution's root) is invoke_agent.
 	attrGenAIOperation = "gen_ai.operation.name"
 	opInvokeAgent      = "invoke_agent"
-	// SentryOriginAttr and SentryMCPServerOrigin mark a span written by
-	// Sentry's MCP server wrapper (its request spans; notifications have
-	// another origin): what detection looks for.
-	SentryOriginAttr      = "sentry.origin"
-	SentryMCPServerOrigin = "auto.function.mcp_server"
+	// SentryOriginAttr holding SentryMCPServerOrigin (a request span) or
+	// SentryMCPNotificationOrigin (a notification's) marks a span written
+	// by Sentry's MCP server wrapper: what detection looks for.
+	SentryOriginAttr            = "sentry.origin"
+	SentryMCPServerOrigin       = "auto.function.mcp_server"
+	SentryMCPNotificationOrigin = "auto.mcp.notification"
 	// MastraSpanTypeAttr and MastraMCPToolCall mark Mastra's MCP tool call
 	// span (mastra.span.type, the exporter's copy of its span type): what
 	// detection looks for.
@@ -67,8 +68,11 @@ var vocabularySentry = Vocabulary{
 		ToolError: spans.ErrTypeToolError,
 	},
 	Session: SessionSource{Attribute: spans.AttrSessionID},
-	Detect:  []Selector{{Attributes: []AttrMatch{{Key: SentryOriginAttr, Op: OpEquals, Value: SentryMCPServerOrigin}}}},
-	Names:   []string{spans.MethodToolsCall + " <tool>", "initialize"},
+	Detect: []Selector{
+		{Attributes: []AttrMatch{{Key: SentryOriginAttr, Op: OpEquals, Value: SentryMCPServerOrigin}}},
+		{Attributes: []AttrMatch{{Key: SentryOriginAttr, Op: OpEquals, Value: SentryMCPNotificationOrigin}}},
+	},
+	Names: []string{spans.MethodToolsCall + " <tool>", "initialize"},
 }
 
 // vocabularyMastra reads @mastra/mcp's tool calls as @mastra/otel-exporter
