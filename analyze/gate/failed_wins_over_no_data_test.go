@@ -9,8 +9,8 @@ import (
 // a scope breaking one expectation is failed (exit 1) even when another of
 // its expectations could not be judged for want of data: a failure seen is
 // a failure, whatever else is missing, and never incomplete (exit 3). The
-// dump (cold-init-two-reads) has three reads in each of its three traces and no pool spans, so
-// every pool measure has no data.
+// dump (cold-init-two-reads) has three reads in each of its three traces
+// and no pool spans, so every pool measure has no data.
 func TestAScopeThatBreaksAnExpectationFailsEvenWhenAnotherHasNoData(t *testing.T) {
 	const fails = `{of: count, op: "<=", than: 1}`
 	cases := []struct {
