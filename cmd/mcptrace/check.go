@@ -217,6 +217,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 		return err
 	}
 	annotations := applyQuiet(cmd, f.quiet)
+	warnRules(cmd.ErrOrStderr(), s.gate)
 	rules := rulefmt.CheckRules(s.gate, s.cfg, f.builtin)
 	var base *report.Report
 	if f.baseline != "" {

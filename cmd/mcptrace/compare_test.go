@@ -112,3 +112,16 @@ func TestDiffAndCheckJudgeEveryRowAlike(t *testing.T) {
 		t.Error("diff hides multi_session_executions")
 	}
 }
+
+// TestRulesWarnsOfAHitRateHeldAgainstTheFloor: `mcptrace rules` accepts a
+// rule comparing the hit rate with the cold-start floor (exit 0) but warns
+// that it compares a hit rate with a miss rate, and says what to write.
+func TestRulesWarnsOfAHitRateHeldAgainstTheFloor(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "floor.yaml")
+	rule := "rules:\n  - id: at-the-floor\n    scope: dump\n    expect: {of: hit_rate, op: \">=\", than: cold_start_floor}\n"
+	if err := os.WriteFile(path, []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "rules", path)
+	wantOutcome(t, code, out, errOut, 0, []string{"1 rule(s) OK"}, []string{"warning:", "floor.yaml:4:13", "a miss rate", `"excess_misses <= 0"`})
+}
