@@ -221,7 +221,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
 		{Name: "cold_start_floor", Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
-			Doc:  "Distinct (pool scope, cache key) pairs / acquires: the miss rate no pool can beat.",
+			Doc:  "Distinct (pool scope, cache key) pairs / acquires: a miss rate, the misses no pool can avoid; the best hit rate is 1 − it. Compare excess_misses with 0, not hit_rate with it.",
 			Show: Column{Section: sectionPool, Label: "floor", Order: 9}, Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.ColdStartFloor) }},
 		{Name: "excess_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
