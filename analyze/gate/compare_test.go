@@ -207,3 +207,27 @@ func TestAReadsMeasureIsJudgedOnItsCompleteRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffTellsItsTwoFilesApart: two paths alike for longer than a column
+// is wide still make two columns told apart (base and current) and are
+// said whole above the table.
+func TestDiffTellsItsTwoFilesApart(t *testing.T) {
+	dir := "/ci/artifacts/" + strings.Repeat("nightly-run/", 5)
+	b, c := dir+"old/analysis.json", dir+"new/analysis.json"
+	r := poolReport(24, 21)
+	var buf strings.Builder
+	if err := RenderDiff(&buf, Compare(r, r, rulefmt.DefaultTolerances()), b, c); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	head := out[:strings.Index(out, "measure")]
+	for _, want := range []string{"base:    " + b + "\n", "current: " + c + "\n"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("diff does not say %q above its table:\n%s", want, out)
+		}
+	}
+	header := strings.SplitN(out[strings.Index(out, "measure"):], "\n", 2)[0]
+	if !strings.Contains(header, " base ") || !strings.Contains(header, " current ") {
+		t.Errorf("column headers %q, want base and current", header)
+	}
+}
