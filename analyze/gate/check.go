@@ -120,18 +120,7 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 
 		IncompleteReasons: []string{},
 	}
-	if c.Rules == nil {
-		c.Rules = []RuleResult{}
-	}
-	if c.Regressions == nil {
-		c.Regressions = []Regression{}
-	}
-	if c.Comparison == nil {
-		c.Comparison = []Row{}
-	}
-	if c.Inputs == nil {
-		c.Inputs = []report.InputReport{}
-	}
+	c.emptyNotNull()
 	failed, incomplete := len(regs) > 0, false
 	for _, res := range results {
 		switch res.Status {
@@ -183,6 +172,23 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		c.Verdict, c.ExitCode = StatusPass, ExitPass
 	}
 	return c
+}
+
+// emptyNotNull makes the report's absent lists empty, so its JSON holds
+// [] where a reader looks for an array, never null.
+func (c *CheckReport) emptyNotNull() {
+	if c.Rules == nil {
+		c.Rules = []RuleResult{}
+	}
+	if c.Regressions == nil {
+		c.Regressions = []Regression{}
+	}
+	if c.Comparison == nil {
+		c.Comparison = []Row{}
+	}
+	if c.Inputs == nil {
+		c.Inputs = []report.InputReport{}
+	}
 }
 
 // Check output formats.
