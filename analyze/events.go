@@ -115,6 +115,9 @@ type events struct {
 	// caller's address on them): what tells a writer's side when its
 	// vocabulary reads both (capabilities.go).
 	serverCalls int
+	// execNames counts executions with and without a call per root name,
+	// for a writer parenting calls to a session span (measurable.go).
+	execNames map[string][2]int
 	// traceIDs names each trace by index; execution examples read it.
 	traceIDs func(t int32) string
 	// compares counts acquiredBefore calls: a test pins that ordering an

@@ -28,10 +28,13 @@ import (
 //     every later execution's calls in the trace of the execution that
 //     opened the session, under a root long finished. A call ending
 //     exactly when its root ends is within it;
-//   - a call under a session span that ends after the call's execution
-//     root ended: the session span spans several executions, so the
-//     calls under it may be any of them, even where each ends in time
-//     (executions that overlap the first one's root).
+//   - for a writer that parents calls to a session span (Parenting
+//     session), an execution holding no call where executions of the
+//     same root name hold some: its calls sit under a session span in
+//     another execution's trace, even where none outlives its root
+//     (executions that overlap the one that opened the session). An
+//     execution that called no tool reads the same, and is taken for one
+//     whose calls went elsewhere: never a wrong figure, at worst none.
 //
 // A writer whose request spans are parented to nothing (Parenting none)
 // shows no execution at all, whatever its spans look like.
@@ -45,10 +48,9 @@ import (
 type tie uint8
 
 const (
-	tied             tie = iota
-	tieOutsideRoot       // under no execution root (or its trace's root is the call, or a session span)
-	tieOutlivesRoot      // ends after its execution's root span ended
-	tieInLongSession     // under a session span that ends after its execution's root
+	tied            tie = iota
+	tieOutsideRoot      // under no execution root (or its trace's root is the call, or a session span)
+	tieOutlivesRoot     // ends after its execution's root span ended
 )
 
 // rootClock answers, for the calls of one index, whether a call outlives
@@ -120,18 +122,76 @@ func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
 	return tied
 }
 
-// sessionOutlives reports whether session span enc (-1 none) ends after
-// the root of call i's execution (exec when byRoot, else its trace's
-// root): the session spans more than the execution that opened it.
-func (c *rootClock) sessionOutlives(i, enc, exec int32, byRoot bool) bool {
-	if enc < 0 {
-		return false
+// execNames counts, per name of an execution's root span, the executions
+// holding a call and those holding none, for a writer whose request spans
+// are parented to a session span (nil for any other: there an execution
+// without a call is one that called no tool). An execution is a trace,
+// its root span's name the key, or with root a span root matches.
+func (v *vocab) execNames(e *events, root *matcher) map[string][2]int {
+	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
+		return nil
 	}
-	root := exec
-	if !byRoot {
-		root = c.traceRootOf(i)
+	x := v.x
+	withCall := map[int32]bool{}
+	for _, c := range e.calls {
+		if root != nil {
+			withCall[c.exec] = true
+		} else {
+			withCall[c.trace] = true
+		}
 	}
-	return root >= 0 && root != enc && c.x.sp(enc).end > c.x.sp(root).end
+	out := map[string][2]int{}
+	for _, i := range x.order {
+		s := x.sp(i)
+		key := i
+		switch {
+		case root != nil && !root.match(i):
+			continue
+		case root == nil && s.parent != parentNone:
+			continue
+		case root == nil:
+			key = s.trace
+		}
+		n := out[x.names[s.name]]
+		if withCall[key] {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		out[x.names[s.name]] = n
+	}
+	return out
+}
+
+// mergeExecNames adds o's counts to a, keeping at most maxNameCounts
+// names (a dump of countless root names bounds what it costs).
+func mergeExecNames(a, o map[string][2]int) map[string][2]int {
+	if o == nil {
+		return a
+	}
+	if a == nil {
+		a = map[string][2]int{}
+	}
+	for name, n := range o {
+		m, ok := a[name]
+		if !ok && len(a) >= maxNameCounts {
+			continue
+		}
+		a[name] = [2]int{m[0] + n[0], m[1] + n[1]}
+	}
+	return a
+}
+
+// executionsWithoutCalls counts the executions holding no call whose root
+// name is one that executions holding calls have.
+func executionsWithoutCalls(names map[string][2]int) int {
+	n := 0
+	for _, c := range names {
+		if c[0] > 0 {
+			n += c[1]
+		}
+	}
+	return n
 }
 
 // mergeMeasurability adds o's counts of calls that cannot be tied to an
@@ -139,7 +199,6 @@ func (c *rootClock) sessionOutlives(i, enc, exec int32, byRoot bool) bool {
 func mergeMeasurability(a, o *report.ExecutionsReport) {
 	a.CallsOutsideRoot += o.CallsOutsideRoot
 	a.CallsOutlivingRoot += o.CallsOutlivingRoot
-	a.CallsInLongSession += o.CallsInLongSession
 }
 
 // judgeMeasurability sets r.Measurable and r.WhyNot from its counts, the
@@ -156,9 +215,9 @@ func judgeMeasurability(r *report.ExecutionsReport, poolSpans int, shows rulefmt
 		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
 			"to a span that outlives executions (a long-lived session span), so later executions' calls land in an earlier one's trace", n))
 	}
-	if n := r.CallsInLongSession; n > 0 {
-		why = append(why, fmt.Sprintf("%d tool call(s) sit under a session span that ends after their execution's root span: "+
-			"one session span spans several executions, so its calls may be any of theirs", n))
+	if n := r.ExecutionsWithoutCalls; n > 0 {
+		why = append(why, fmt.Sprintf("%d execution(s) hold no tool call where others of the same root hold some: the writer parents calls "+
+			"to a session span, and one session span spans several executions, so their calls sit in another execution's trace", n))
 	}
 	switch {
 	case r.Count == 0 && poolSpans > 0:
@@ -219,6 +278,7 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 		return report.ExecutionsReport{}, err
 	}
 	r := ev.executions(nil)
+	r.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
 	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
 		if root == nil {
 			root = e.cfg.ActiveVocabulary().Executions

@@ -29,8 +29,6 @@ func (e *events) executions(each func(trace int32, sessions int)) report.Executi
 				r.CallsOutsideRoot++
 			case tieOutlivesRoot:
 				r.CallsOutlivingRoot++
-			case tieInLongSession:
-				r.CallsInLongSession++
 			}
 			if c.exec >= 0 { // a call outside any execution root is in none
 				calls = append(calls, c)

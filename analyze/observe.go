@@ -29,7 +29,8 @@ import (
 // observation is what the measures keep of a set of whole traces.
 type observation struct {
 	spans, duplicates, traces, incomplete, poolSpans int
-	serverCalls                                      int // events.serverCalls
+	seen                                             spanEvidence
+	execNames                                        map[string][2]int
 	windowOK                                         bool
 	lo, hi                                           int64
 
@@ -94,7 +95,7 @@ func observeStage(ctx context.Context, idx *index, cfg rulefmt.Config) (*observa
 	if err != nil {
 		return nil, nil, err
 	}
-	o.poolSpans, o.serverCalls = ev.poolSpans, ev.serverCalls
+	o.poolSpans, o.seen, o.execNames = ev.poolSpans, evidenceOf(ev), ev.execNames
 	o.protos = ev.protocolFigures()
 	lat := ev.latencies()
 	for i := range lat.series {
@@ -173,7 +174,8 @@ func executionRoot(idx *index, cfg rulefmt.Config) (*matcher, error) {
 type aggregate struct {
 	cfg                                              rulefmt.Config
 	spans, duplicates, traces, incomplete, poolSpans int
-	serverCalls                                      int
+	seen                                             spanEvidence
+	execNames                                        map[string][2]int
 	windowOK                                         bool
 	lo, hi                                           int64
 
@@ -276,7 +278,8 @@ func (a *aggregate) merge(o *observation) {
 	a.traces += o.traces
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
-	a.serverCalls += o.serverCalls
+	a.seen.add(o.seen)
+	a.execNames = mergeExecNames(a.execNames, o.execNames)
 	a.detect.merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
@@ -430,10 +433,10 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	a.pairs.advance(math.MaxInt64)
 	r.Pool = a.pairs.report(a.strs)
 	r.Pool.Latency = report.LatencyReport{
-		AcquireHit:  a.lat[latAcquireHit].percentiles(),
-		AcquireMiss: a.lat[latAcquireMiss].percentiles(),
-		Handshake:   a.lat[latHandshake].percentiles(),
-		Call:        a.lat[latCall].percentiles(),
+		AcquireHit:  a.lat[latAcquireHit].percentilesWithSample(),
+		AcquireMiss: a.lat[latAcquireMiss].percentilesWithSample(),
+		Handshake:   a.lat[latHandshake].percentilesWithSample(),
+		Call:        a.lat[latCall].percentilesWithSample(),
 	}
 	if root := cfg.ExecutionRoot; root != nil || a.vocabulary().Executions != nil {
 		if root == nil {
@@ -443,7 +446,8 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	a.reportDetection(r)
-	r.Writer = writerReport(a.vocabulary(), a.serverCalls, a.cfg.Vocabulary != nil)
+	r.Writer = writerReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
+	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(a.execNames)
 	judgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	r.DeclareFigures()
 	return r

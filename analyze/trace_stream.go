@@ -350,8 +350,9 @@ func (s *TraceStream) executions(idx *index) ([]ExecutionCount, error) {
 		}
 		counts[key{pool, sessions > 1}]++
 	})
+	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
 	cfg := resolvedFor(s.cfg, idx)
-	r.Writer = writerReport(cfg.ActiveVocabulary(), ev.serverCalls, cfg.Vocabulary != nil)
+	r.Writer = writerReport(cfg.ActiveVocabulary(), evidenceOf(ev), cfg.Vocabulary != nil)
 	judgeMeasurability(&r.Executions, ev.poolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	if !r.FigureOf("multi_session_executions").Known() {
 		return nil, nil // a figure the spans cannot show is not emitted, not even as 0

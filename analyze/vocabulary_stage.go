@@ -70,6 +70,7 @@ func (v *vocab) stage(root *matcher) *events {
 		v.prewarmSessions(e)
 	}
 	v.scopeServices(e)
+	e.execNames = v.execNames(e, root)
 	return e
 }
 
@@ -142,14 +143,10 @@ func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
 		c.exec = root.nearestOrSelf(i)
 	}
 	c.tie = v.clock.tie(i, c.exec, root != nil)
-	if v.session != nil {
-		enc := v.session.nearest(i)
-		if c.session < 0 && enc >= 0 {
+	if c.session < 0 && v.session != nil {
+		if enc := v.session.nearest(i); enc >= 0 {
 			es := x.sp(enc)
 			c.session = e.intern(spanSession(x.traces[es.trace].id, es.id))
-		}
-		if c.tie == tied && v.clock.sessionOutlives(i, enc, c.exec, root != nil) {
-			c.tie = tieInLongSession
 		}
 	}
 	return c

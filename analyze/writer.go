@@ -7,11 +7,17 @@ import (
 
 // writerReport says what the writer read with v can show: v's declared and
 // derived capabilities (rulefmt.Vocabulary.Shows), its side resolved by
-// the calls when v reads both (serverCalls of them written by a server),
-// and, for a user's own vocabulary (user) whose calls carry no session,
-// the key that would give them one.
-func writerReport(v *rulefmt.Vocabulary, serverCalls int, user bool) *report.WriterReport {
+// the calls when v reads both (seen.serverCalls of them written by a
+// server), handshake spans only where the dump holds one when acquires are
+// inferred (semconv reads initialize spans a server-side writer may never
+// write), and, for a user's own vocabulary (user) whose calls carry no
+// session, the key that would give them one.
+func writerReport(v *rulefmt.Vocabulary, seen spanEvidence, user bool) *report.WriterReport {
+	serverCalls := seen.serverCalls
 	shows := v.Shows(serverCalls > 0)
+	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
+		shows &^= rulefmt.CapHandshakeSpans
+	}
 	side := v.Capabilities.Side
 	switch {
 	case side != rulefmt.SideUnknown:
@@ -30,6 +36,25 @@ func writerReport(v *rulefmt.Vocabulary, serverCalls int, user bool) *report.Wri
 		w.SessionHint = rulefmt.SessionKeyHint
 	}
 	return w
+}
+
+// spanEvidence is what the spans showed of their writer, beyond its
+// vocabulary: counts, so observations merge by adding.
+type spanEvidence struct {
+	// serverCalls counts the calls a server wrote; handshakeSpans the
+	// handshake spans the vocabulary read.
+	serverCalls, handshakeSpans int
+}
+
+// add adds o's counts to e.
+func (e *spanEvidence) add(o spanEvidence) {
+	e.serverCalls += o.serverCalls
+	e.handshakeSpans += o.handshakeSpans
+}
+
+// evidenceOf is what e's spans showed of their writer.
+func evidenceOf(e *events) spanEvidence {
+	return spanEvidence{serverCalls: e.serverCalls, handshakeSpans: len(e.handshakes)}
 }
 
 // allCapabilities is every capability there is.

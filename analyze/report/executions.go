@@ -34,9 +34,10 @@ type ExecutionsReport struct {
 	WhyNot             string `json:"why_not"`
 	CallsOutsideRoot   int    `json:"calls_outside_root"`
 	CallsOutlivingRoot int    `json:"calls_outliving_root"`
-	// CallsInLongSession counts calls under a session span that ends
-	// after their execution's root: one session spans several executions.
-	CallsInLongSession int `json:"calls_in_long_session"`
+	// ExecutionsWithoutCalls counts, for a writer parenting calls to a
+	// session span, executions holding no call where executions of the
+	// same root name hold some: their calls sit in another's trace.
+	ExecutionsWithoutCalls int `json:"executions_without_calls"`
 	// OnlyEmpty marks a judgement of not measurable whose one reason is a
 	// dump holding no execution and no pool span: the rules then have
 	// nothing to judge, and say so themselves. Set by the analysis, never

@@ -52,6 +52,9 @@ const (
 	// CapPoolSettings: the pool recorded its settings (idle TTL) on its
 	// spans, so a miss after the TTL is told from an unexplained one.
 	CapPoolSettings
+	// CapCallAttempts: each attempt of a call is its own span (a writer
+	// that retries inside one span counts fewer calls than were sent).
+	CapCallAttempts
 
 	capEnd
 )
@@ -73,6 +76,7 @@ var capabilityNames = []struct {
 	{CapTargetIdentity, "target_identity", "the spans carry no target identity (no pool key, no server address): two targets read as one key"},
 	{CapRefusedAttempts, "refused_attempts", "a server-side writer never sees an attempt refused before a handler (a 404 on a forgotten session)"},
 	{CapPoolSettings, "pool_settings", "the pool recorded no settings on its spans"},
+	{CapCallAttempts, "call_attempts", "the writer retries a call inside one span, so a span may be several attempts"},
 }
 
 // Has reports whether c holds every capability of need.
@@ -172,6 +176,9 @@ type Capabilities struct {
 	// do not tell targets apart (a constant key): target identity is then
 	// not shown whatever the attributes say.
 	NoTargetIdentity bool
+	// RetriesInOneSpan says the writer retries a call inside the span of
+	// its first attempt: the call count is then a lower bound.
+	RetriesInOneSpan bool
 }
 
 // Shows returns what v's spans can show, given the side the spans revealed
@@ -202,6 +209,7 @@ func (v *Vocabulary) Shows(serverSeen bool) Capability {
 	}
 	add(side != SideServer, CapRefusedAttempts)
 	add(v.Capabilities.PoolSettings, CapPoolSettings)
+	add(!v.Capabilities.RetriesInOneSpan, CapCallAttempts)
 	return c
 }
 
@@ -212,11 +220,11 @@ const SessionKeyHint = "vocabulary.session: {attribute: KEY} (the calls' session
 
 // capabilityKeys are the keys of a vocabulary block's capabilities:
 // mapping.
-var capabilityKeys = []string{"side", "parenting", "pool_settings", "target_identity"}
+var capabilityKeys = []string{"side", "parenting", "pool_settings", "target_identity", "call_attempts"}
 
 // parseCapabilities reads capabilities: {side: client|server, parenting:
-// caller|session|none, pool_settings: BOOL, target_identity: BOOL} over
-// what dst holds (a base's).
+// caller|session|none, pool_settings: BOOL, target_identity: BOOL,
+// call_attempts: BOOL} over what dst holds (a base's).
 func parseCapabilities(n *yaml.Node, dst *Capabilities) error {
 	if n.Kind != yaml.MappingNode {
 		return nodeErrorf(n, "capabilities must be a mapping with keys %s", strings.Join(capabilityKeys, ", "))
@@ -238,6 +246,8 @@ func parseCapabilities(n *yaml.Node, dst *Capabilities) error {
 			c.PoolSettings = yamlBool(v, key, note)
 		case "target_identity":
 			c.NoTargetIdentity = !yamlBool(v, key, note)
+		case "call_attempts":
+			c.RetriesInOneSpan = !yamlBool(v, key, note)
 		}
 	})
 	if len(errs) > 0 {

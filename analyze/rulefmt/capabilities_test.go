@@ -16,11 +16,13 @@ func TestBuiltinVocabulariesShowWhatTheirWritersCan(t *testing.T) {
 		serverSeen bool
 		want       []string
 	}{
-		{ProfileMcptrace, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings"}},
-		{ProfileMcptrace, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings"}},
-		{ProfileSemconv, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "target_identity", "refused_attempts"}},
-		{ProfileSemconv, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "target_identity"}},
-		{ProfileOpenLLMetry, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "refused_attempts"}},
+		{ProfileMcptrace, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings", "call_attempts"}},
+		{ProfileMcptrace, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings", "call_attempts"}},
+		{ProfileSemconv, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "target_identity", "refused_attempts", "call_attempts"}},
+		{ProfileSemconv, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "target_identity", "call_attempts"}},
+		{ProfileOpenLLMetry, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "refused_attempts", "call_attempts"}},
+		{ProfileSentry, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "call_attempts"}},
+		{ProfileMastra, false, []string{"calls", "executions", "target_identity", "refused_attempts"}},
 	}
 	for _, tt := range tests {
 		v, _ := BuiltinVocabulary(tt.profile)
@@ -39,13 +41,14 @@ func TestVocabularyCapabilitiesBlock(t *testing.T) {
 		err        string
 	}{
 		{"server side, no target", "name: gw\ncalls: a\nsession: {attribute: sid}\nattributes: {server_address: srv}\ncapabilities: {side: server, target_identity: false}\n",
-			[]string{"calls", "executions", "session_id", "acquires", "handshakes"}, ""},
-		{"no session mapped", "name: gw\ncalls: a\n", []string{"calls", "executions", "refused_attempts"}, ""},
-		{"parenting none", "name: gw\ncalls: a\ncapabilities: {parenting: none, pool_settings: true}\n", []string{"calls", "refused_attempts", "pool_settings"}, ""},
-		{"base keeps its declaration", "name: gw\nbase: openllmetry\n", []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "refused_attempts"}, ""},
+			[]string{"calls", "executions", "session_id", "acquires", "handshakes", "call_attempts"}, ""},
+		{"no session mapped", "name: gw\ncalls: a\n", []string{"calls", "executions", "refused_attempts", "call_attempts"}, ""},
+		{"parenting none", "name: gw\ncalls: a\ncapabilities: {parenting: none, pool_settings: true}\n", []string{"calls", "refused_attempts", "pool_settings", "call_attempts"}, ""},
+		{"base keeps its declaration", "name: gw\nbase: openllmetry\n", []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "refused_attempts", "call_attempts"}, ""},
 		{"unknown side", "name: gw\ncalls: a\ncapabilities: {side: both}\n", nil, `side "both"`},
 		{"unknown key", "name: gw\ncalls: a\ncapabilities: {sides: client}\n", nil, `unknown key "sides"`},
 		{"not a bool", "name: gw\ncalls: a\ncapabilities: {pool_settings: maybe}\n", nil, "pool_settings must be true or false"},
+		{"retries inside one span", "name: gw\ncalls: a\ncapabilities: {call_attempts: false}\n", []string{"calls", "executions", "refused_attempts"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
