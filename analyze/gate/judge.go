@@ -146,8 +146,8 @@ func (j *judge) notApplicable(r *rulefmt.Rule, obs *report.RuleObservation) stri
 		why = append(why, w) // says it for the measures too
 	}
 	for _, ex := range r.Expect {
-		if len(why) > 0 {
-			break
+		if len(why) > 0 || j.report.NothingRecognised() {
+			break // nothing recognised: nothing to judge, the dump's own verdict
 		}
 		for _, name := range []string{ex.Of, ex.Than.Measure} {
 			if f := j.report.FigureOf(name); name != "" && !f.Known() {

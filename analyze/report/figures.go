@@ -73,10 +73,10 @@ func (w *WriterReport) shows() rulefmt.Capability {
 }
 
 // FigureOf is the one place a figure's measurability is decided: the
-// measure's needs against what the writer shows and, for an execution
-// figure, whether the spans tied calls to executions. (A dump holding no
-// span the vocabulary reads has its own verdict: `nothing recognised`,
-// exit 3, report.NoPoolSpansText.) A name no measure
+// measure's needs against what the writer shows, whether any span of the
+// dump was recognised at all (NothingRecognised: no writer, so nothing
+// shown) and, for an execution figure, whether the spans tied calls to
+// executions. A name no measure
 // has is measurable (it claims nothing).
 func (r *Report) FigureOf(name string) FigureState {
 	m, ok := measureRow(name)
@@ -85,6 +85,9 @@ func (r *Report) FigureOf(name string) FigureState {
 	}
 	shows := r.Writer.shows()
 	var why []string
+	if r.Writer != nil && m.Needs != 0 && r.NothingRecognised() {
+		why = append(why, "no span of the dump is one a vocabulary reads")
+	}
 	if strings.HasPrefix(m.JSON, "executions.") && !r.Executions.Measurable {
 		why = append(why, r.Executions.WhyNot)
 	}
