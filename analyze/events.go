@@ -115,6 +115,9 @@ type events struct {
 	// caller's address on them): what tells a writer's side when its
 	// vocabulary reads both (capabilities.go).
 	serverCalls int
+	// targetCalls counts the calls carrying the server's address
+	// (Attributes.ServerAddress): what an inferred acquire's key holds.
+	targetCalls int
 	// execNames counts executions with and without a call per root name,
 	// for a writer parenting calls to a session span (measurable.go).
 	execNames map[string][2]int

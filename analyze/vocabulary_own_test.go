@@ -1,10 +1,16 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // TestAUsersVocabularyIsFirstClass reads a server-side corpus dump with a
@@ -50,6 +56,62 @@ func TestAUsersVocabularyIsFirstClass(t *testing.T) {
 			}
 			if got := jsonPath(doc, "pool", "acquires"); !tt.sessionOK && got != nil {
 				t.Errorf("pool.acquires = %v without a session mapped, want null", got)
+			}
+		})
+	}
+}
+
+// TestWriterShowsWhatItsSpansCarry pins what the spans themselves decide
+// of a writer whose vocabulary reads both sides (semconv): a call of
+// server kind makes it the server (no refused attempt seen); a client's
+// inferred acquires have a target identity only where a call carries the
+// server's address; handshake spans count only where the dump holds one.
+func TestWriterShowsWhatItsSpansCarry(t *testing.T) {
+	call := func(kind ptrace.SpanKind, attrs ...any) sp {
+		return sp{trace: 1, name: "tools/call echo", kind: kind, end: time.Second,
+			attrs: append([]any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s1"}, attrs...)}
+	}
+	tests := []struct {
+		name      string
+		spans     []sp
+		shows     []string
+		lacks     []string
+		side      rulefmt.Side
+		handshake report.Measurability
+	}{
+		{"a client call without the server's address", []sp{call(ptrace.SpanKindClient)},
+			[]string{"refused_attempts"}, []string{"target_identity", "handshake_spans"}, rulefmt.SideClient, report.LowerBound},
+		{"a client call carrying it", []sp{call(ptrace.SpanKindClient, spans.AttrServerAddress, "mcp.example")},
+			[]string{"target_identity", "refused_attempts"}, []string{"handshake_spans"}, rulefmt.SideClient, report.LowerBound},
+		{"a server's call: its own sessions, no refused attempt", []sp{call(ptrace.SpanKindServer)},
+			[]string{"target_identity"}, []string{"refused_attempts"}, rulefmt.SideServer, report.LowerBound},
+		{"an initialize span read", []sp{call(ptrace.SpanKindClient), {trace: 2, name: "initialize", kind: ptrace.SpanKindClient, end: time.Second,
+			attrs: []any{spans.AttrMethodName, "initialize"}}},
+			[]string{"handshake_spans"}, nil, rulefmt.SideClient, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceName, "gw")
+			for _, s := range tt.spans {
+				d.add(ss, s)
+			}
+			r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileSemconv}, d.td)
+			for _, c := range tt.shows {
+				if !slices.Contains(r.Writer.Shows, c) {
+					t.Errorf("writer shows %v, want %s", r.Writer.Shows, c)
+				}
+			}
+			for _, c := range tt.lacks {
+				if slices.Contains(r.Writer.Shows, c) {
+					t.Errorf("writer shows %v, want no %s", r.Writer.Shows, c)
+				}
+			}
+			if r.Writer.Side != tt.side {
+				t.Errorf("side %s, want %s", r.Writer.Side, tt.side)
+			}
+			if got := r.Figures["handshakes"].State; got != tt.handshake {
+				t.Errorf("handshakes declared %q, want %q", got, tt.handshake)
 			}
 		})
 	}

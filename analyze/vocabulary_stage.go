@@ -58,6 +58,9 @@ func (v *vocab) stage(root *matcher) *events {
 			if v.serverSide(i) {
 				e.serverCalls++
 			}
+			if v.attr(i, v.kAddr) >= 0 {
+				e.targetCalls++
+			}
 		}
 		if recognised {
 			e.poolSpans++

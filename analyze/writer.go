@@ -10,13 +10,19 @@ import (
 // the calls when v reads both (seen.serverCalls of them written by a
 // server), handshake spans only where the dump holds one when acquires are
 // inferred (semconv reads initialize spans a server-side writer may never
-// write), and, for a user's own vocabulary (user) whose calls carry no
-// session, the key that would give them one.
+// write), a target identity for a client's inferred acquires only where a
+// call carries the server's address (a server's own calls all go to it),
+// and, for a user's own vocabulary (user) whose calls carry no session,
+// the key that would give them one.
 func writerReport(v *rulefmt.Vocabulary, seen spanEvidence, user bool) *report.WriterReport {
 	serverCalls := seen.serverCalls
 	shows := v.Shows(serverCalls > 0)
 	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
 		shows &^= rulefmt.CapHandshakeSpans
+	}
+	if len(v.Acquires) == 0 && v.Attributes.Key == "" && seen.targetCalls == 0 && serverCalls == 0 {
+		// A client's inferred acquires keyed by no server: two targets, one key.
+		shows &^= rulefmt.CapTargetIdentity
 	}
 	side := v.Capabilities.Side
 	switch {
@@ -42,19 +48,21 @@ func writerReport(v *rulefmt.Vocabulary, seen spanEvidence, user bool) *report.W
 // vocabulary: counts, so observations merge by adding.
 type spanEvidence struct {
 	// serverCalls counts the calls a server wrote; handshakeSpans the
-	// handshake spans the vocabulary read.
-	serverCalls, handshakeSpans int
+	// handshake spans the vocabulary read; targetCalls the calls carrying
+	// the server's address.
+	serverCalls, handshakeSpans, targetCalls int
 }
 
 // add adds o's counts to e.
 func (e *spanEvidence) add(o spanEvidence) {
 	e.serverCalls += o.serverCalls
 	e.handshakeSpans += o.handshakeSpans
+	e.targetCalls += o.targetCalls
 }
 
 // evidenceOf is what e's spans showed of their writer.
 func evidenceOf(e *events) spanEvidence {
-	return spanEvidence{serverCalls: e.serverCalls, handshakeSpans: len(e.handshakes)}
+	return spanEvidence{serverCalls: e.serverCalls, handshakeSpans: len(e.handshakes), targetCalls: e.targetCalls}
 }
 
 // allCapabilities is every capability there is.
