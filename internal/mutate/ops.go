@@ -272,7 +272,7 @@ func isFunc(fn *types.Func, pkg string, names ...string) bool {
 }
 
 // mentionsCtx reports whether n calls a context's Err or Done (or
-// context.Cause), outside a function literal.
+// context.Cause).
 func (w *siteWalk) mentionsCtx(n ast.Node) bool {
 	if n == nil || reflect.ValueOf(n).IsNil() {
 		return false
@@ -282,8 +282,7 @@ func (w *siteWalk) mentionsCtx(n ast.Node) bool {
 		if c, ok := n.(*ast.CallExpr); ok && isFunc(w.calledFunc(c), "context", "Err", "Done", "Cause") {
 			found = true
 		}
-		_, lit := n.(*ast.FuncLit)
-		return !found && !lit
+		return !found
 	})
 	return found
 }

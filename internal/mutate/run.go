@@ -192,12 +192,13 @@ func sampleViable(ms []mutant, n int, seed uint64, pkg string, ok func(mutant) b
 		}
 	}
 	var idx []int
-	for left := len(ms); len(idx) < n && left > 0; {
+	for drawn := true; drawn && len(idx) < n; {
+		drawn = false
 		for j := range queues {
 			for len(queues[j]) > 0 && len(idx) < n {
 				k := queues[j][0]
 				queues[j] = queues[j][1:]
-				left--
+				drawn = true
 				if ok == nil || ok(ms[k]) {
 					idx = append(idx, k)
 					break
