@@ -114,6 +114,24 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 	tried, skipped := sampleViable(covered, o.budget, o.seed, dir, func(m mutant) bool { return tp.compiles(m, srcs[m.File]) })
 	ps.Tried, ps.Unviable = len(tried), skipped
 	fmt.Fprintf(os.Stderr, "%s: %d on covered lines, trying %d (%d drawn did not type-check, skipped)\n", dir, ps.Covered, ps.Tried, skipped)
+	verdicts, err := runMutants(ctx, abs, tmp, tried, srcs, o)
+	if err != nil {
+		return ps, err
+	}
+	for i, v := range verdicts {
+		ps.tally(tried[i], v)
+	}
+	slices.SortFunc(ps.Operators, func(a, b opScore) int { return strings.Compare(a.Op, b.Op) })
+	if n := ps.Killed + ps.Survived; n > 0 {
+		ps.Score = float64(ps.Killed) / float64(n)
+	}
+	ps.WallSeconds = time.Since(began).Seconds()
+	return ps, nil
+}
+
+// runMutants tries each mutant of tried, o.jobs at a time, printing
+// progress, and returns their verdicts in order.
+func runMutants(ctx context.Context, abs, tmp string, tried []mutant, srcs map[string][]byte, o options) ([]string, error) {
 	verdicts := make([]string, len(tried))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -143,18 +161,7 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 	}
 	close(next)
 	wg.Wait()
-	if firstErr != nil {
-		return ps, firstErr
-	}
-	for i, v := range verdicts {
-		ps.tally(tried[i], v)
-	}
-	slices.SortFunc(ps.Operators, func(a, b opScore) int { return strings.Compare(a.Op, b.Op) })
-	if n := ps.Killed + ps.Survived; n > 0 {
-		ps.Score = float64(ps.Killed) / float64(n)
-	}
-	ps.WallSeconds = time.Since(began).Seconds()
-	return ps, nil
+	return verdicts, firstErr
 }
 
 // sample returns n of ms, chosen by a generator seeded with seed and the
