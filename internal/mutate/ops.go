@@ -72,7 +72,8 @@ func (w *siteWalk) text(n ast.Node) string { return string(w.src[w.off(n.Pos()):
 // add records the mutant replacing the bytes [start, end) by repl, on the
 // line of at.
 func (w *siteWalk) add(at token.Pos, start, end int, op, desc, repl string) {
-	w.out = append(w.out, mutant{File: w.base, Line: w.tp.fset.Position(at).Line, Op: op, Desc: desc,
+	pos := w.tp.fset.Position(at)
+	w.out = append(w.out, mutant{File: w.base, Line: pos.Line, Col: pos.Column, Op: op, Desc: desc,
 		start: start, end: end, repl: repl})
 }
 

@@ -20,6 +20,7 @@ import (
 type mutant struct {
 	File  string `json:"file"` // base name, in the package directory
 	Line  int    `json:"line"`
+	Col   int    `json:"col"` // two mutants of one operator on a line differ here
 	Op    string `json:"op"`
 	Desc  string `json:"desc"` // e.g. "< → <="
 	start int
@@ -109,14 +110,16 @@ func fileSites(fset *token.FileSet, f *ast.File, base string, src []byte) []muta
 	text := func(n ast.Node) string { return string(src[off(n.Pos()):off(n.End())]) }
 	add := func(at token.Pos, n ast.Node, op, desc, repl string) {
 		start, end := off(n.Pos()), off(n.End())
-		out = append(out, mutant{File: base, Line: fset.Position(at).Line, Op: op, Desc: desc, start: start, end: end, repl: repl})
+		pos := fset.Position(at)
+		out = append(out, mutant{File: base, Line: pos.Line, Col: pos.Column, Op: op, Desc: desc, start: start, end: end, repl: repl})
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.BinaryExpr:
 			if s, ok := swap[x.Op]; ok {
 				p := off(x.OpPos)
-				out = append(out, mutant{File: base, Line: fset.Position(x.OpPos).Line, Op: s.op,
+				pos := fset.Position(x.OpPos)
+				out = append(out, mutant{File: base, Line: pos.Line, Col: pos.Column, Op: s.op,
 					Desc: x.Op.String() + " → " + s.to.String(), start: p, end: p + len(x.Op.String()), repl: s.to.String()})
 			}
 			if x.Op == token.LAND || x.Op == token.LOR {
