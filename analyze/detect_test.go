@@ -87,11 +87,17 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		{"equal counts of conventions' and OpenLLMetry spans go to the conventions", both(named(2, "search.tool", client), semconvCall, semconvCall), report.VocabSemconv},
 		{"one more OpenLLMetry span than conventions' goes to OpenLLMetry", both(named(3, "search.tool", client), semconvCall, semconvCall), report.VocabOpenLLMetry},
 		{"no MCP span at all", named(4, "GET /health", server), report.VocabNone},
+		{"the conventions' spans Sentry's MCP wrapper marked (sentry.origin) are Sentry's", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall, rulefmt.SentryOriginAttr, rulefmt.SentryMCPServerOrigin), report.VocabSentry},
+		{"a Sentry MCP notification span alone is Sentry's", named(1, "notifications/initialized", internal, spans.AttrMethodName, "notifications/initialized", rulefmt.SentryOriginAttr, rulefmt.SentryMCPNotificationOrigin), report.VocabSentry},
+		{"one Sentry-marked span makes the resource's unmarked conventions' spans Sentry's", both(semconvCall, semconvCall, named(1, "initialize", internal, spans.AttrMethodName, "initialize", rulefmt.SentryOriginAttr, rulefmt.SentryMCPServerOrigin)), report.VocabSentry},
+		{"another sentry.origin (its HTTP spans') on the conventions' spans is not Sentry's MCP", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall, rulefmt.SentryOriginAttr, "auto.http.otel.http"), report.VocabSemconv},
+		{"Mastra's MCP tool call spans (mastra.span.type=mcp_tool_call)", named(2, "execute_tool corpus_search", client, rulefmt.MastraSpanTypeAttr, rulefmt.MastraMCPToolCall), report.VocabMastra},
+		{"Mastra's other tool calls are not MCP", named(2, "execute_tool search", client, rulefmt.MastraSpanTypeAttr, "tool_call"), report.VocabNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
-			idx := newIndex(rulefmt.Config{}.IndexOptions())
+			idx := newIndex(rulefmt.Config{Profile: rulefmt.ProfileAuto}.IndexOptions()) // what detection runs on
 			idx.Add(d.td)
 			det := detectIndex(idx, nil)
 			got := det.decisions(rulefmt.ProfileAuto, nil)
@@ -344,5 +350,47 @@ func TestVocabularyPrecedenceIsTheSignaturesOrder(t *testing.T) {
 	}
 	if !slices.Equal(names, report.VocabularyPrecedence) {
 		t.Errorf("detection's signatures are in the order %q, the reports name %q", names, report.VocabularyPrecedence)
+	}
+}
+
+// TestOurVocabularyWhateverSpanComesFirst pins the recognition of our
+// vocabulary in a dump whose acquires all missed (no cache_hit=true to
+// prove it): every invocation has its acquire child, so none is bare and
+// the dump is ours, not acquire-on-miss's, whether the dump's first span
+// is an invocation (span 0 is a parent) or an acquire (its name is the
+// first interned). The profile is auto: the dump's evidence decides.
+func TestOurVocabularyWhateverSpanComesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		acquireFirst bool
+	}{
+		{"an invocation first", false},
+		{"an acquire first", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw")
+			for tr := uint64(1); tr <= 3; tr++ {
+				at := time.Duration(tr) * time.Second
+				inv, acq := 10*tr, 10*tr+1
+				invoke := sp{trace: tr, id: inv, name: spans.SpanInvoke, start: at, end: at + 100*time.Millisecond,
+					attrs: []any{spans.AttrCacheKey, "k"}}
+				acquire := sp{trace: tr, id: acq, parent: inv, name: spans.SpanAcquire, start: at, end: at + 10*time.Millisecond,
+					attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false, spans.AttrMissReason, spans.MissCold}}
+				if tc.acquireFirst {
+					d.add(ss, acquire)
+					d.add(ss, invoke)
+				} else {
+					d.add(ss, invoke)
+					d.add(ss, acquire)
+				}
+				d.add(ss, sp{trace: tr, parent: inv, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, start: at + 10*time.Millisecond, end: at + 100*time.Millisecond,
+					attrs: []any{spans.AttrMethodName, spans.MethodToolsCall}})
+			}
+			r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
+			if r.Settings.Vocabulary != report.VocabMcptrace || r.Pool.Acquires != 3 || r.Pool.Misses != 3 {
+				t.Errorf("vocabulary %q with %d acquires, %d misses; want %q, 3, 3", r.Settings.Vocabulary, r.Pool.Acquires, r.Pool.Misses, report.VocabMcptrace)
+			}
+		})
 	}
 }

@@ -109,13 +109,15 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestPoolDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
+// TestPoolDashboardHasAPanelPerPoolMeasure pins the pool dashboard's
+// panels: one per measure of the pool, each on its data source.
+func TestPoolDashboardHasAPanelPerPoolMeasure(t *testing.T) {
 	byPanel := map[string][]dashboards.Query{}
 	for _, q := range poolQueries(t) {
 		byPanel[q.Panel] = append(byPanel[q.Panel], q)
 	}
 	want := map[string]string{
-		"Hit rate against the cold-start ceiling":  dashboards.TypePrometheus,
+		"Hit rate against its ceiling":             dashboards.TypePrometheus,
 		"Acquires and handshakes per second":       dashboards.TypePrometheus,
 		"Misses by reason":                         dashboards.TypePrometheus,
 		"Acquire latency: hit and miss (p50, p99)": dashboards.TypePrometheus,
@@ -152,7 +154,7 @@ func TestPoolDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
 		}
 	}
 	var ceiling bool
-	for _, q := range byPanel["Hit rate against the cold-start ceiling"] {
+	for _, q := range byPanel["Hit rate against its ceiling"] {
 		ceiling = ceiling || strings.Contains(q.Expr, `plugin_mcp_miss_reason="cold"`) && strings.HasPrefix(q.Expr, "1 - ")
 	}
 	if !ceiling {
@@ -390,11 +392,11 @@ func TestQueriesRejectsJSONThatIsNotADashboard(t *testing.T) {
 	}
 }
 
-// TestFleetDashboardHasThePanelsTheIssueAsksFor pins the "MCP pool fleet"
-// dashboard to issue 10: over the connector's metrics only (never the
+// TestFleetDashboardHasAPanelPerConnectorMeasure pins the "MCP pool
+// fleet" dashboard: over the connector's metrics only (never the
 // pool's own), ratios of per-pool sums of counters (never averages of
-// ratios), and a panel for each measure the issue names.
-func TestFleetDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
+// ratios), and a panel for each measure of the connector.
+func TestFleetDashboardHasAPanelPerConnectorMeasure(t *testing.T) {
 	prom := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
 	acquires := prom(spans.ConnectorMetricAcquires) + "_total"
 	byPanel := map[string][]dashboards.Query{}
