@@ -66,8 +66,5 @@ const DiffSchema = "mcptrace.diff/v1"
 // measures.NAME.FIELD.
 const readsPrefix = "measures."
 
-// maxCell bounds a free-text cell (a file name) so a table stays readable.
-const maxCell = 40
-
 // tableWidth is the width the reports for people fit in.
 const tableWidth = 100
