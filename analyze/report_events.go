@@ -361,6 +361,7 @@ func leaseSessions(x *index, v *vocab, ev *events) (map[int32]int32, map[int32][
 // each with its hit decided and its miss reason set.
 func (e *events) attributed(cfg rulefmt.Config) []acquireEvent {
 	st := newBatchPairStage(cfg)
+	st.recorded = func(scope int32) (PoolSettings, bool) { return recordedIn(e.settingsByScope, e.strs, scope) }
 	out := make([]acquireEvent, 0, len(e.acquires))
 	st.each = func(ev *acquireEvent) { out = append(out, *ev) }
 	st.add(e.acquires) // a batch stage files copies

@@ -337,7 +337,9 @@ func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 	if s.parent >= 0 {
 		ev.leaseEnd = x.sp(s.parent).end
 		if next >= 0 {
-			ev.leaseEnd = x.sp(next).start
+			// Its session expired (the next attempt is the redial): the
+			// pool dropped it, as after any failed lease.
+			ev.leaseEnd, ev.failed = x.sp(next).start, true
 		}
 	}
 	ev.leaseEnd = max(ev.leaseEnd, ev.start)
@@ -374,7 +376,7 @@ func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 			leaseEnd = e.acquires[k].start // reused, expired, then redialed
 		}
 		ev := acquireEvent{start: s.start, leaseEnd: max(leaseEnd, s.start), trace: x.traces[s.trace].id, span: s.id, at: i,
-			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true}
+			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true, failed: leaseFirst[i] >= 0}
 		implied[i] = int32(len(e.acquires))
 		e.acquires = append(e.acquires, ev)
 	}

@@ -13,10 +13,10 @@ import (
 // revision and metric options (keyData), and the clock conversion.
 
 // keyState is one key's state: the core's, with the pool's keyData.
-type keyState = idle.Key[*conn, *keyData]
+type keyState = idle.Key[string, *conn, *keyData]
 
 // eviction is an idle session the core removed, to be closed.
-type eviction = idle.Eviction[*conn, *keyData]
+type eviction = idle.Eviction[string, *conn, *keyData]
 
 // keyData is what the pool keeps per key beside the idle policy; guarded
 // by p.mu like the core.
@@ -39,8 +39,8 @@ type keyData struct {
 }
 
 // newIdleCore returns the pool's idle core under o's settings.
-func (p *Pool) newIdleCore(o Options) *idle.Core[*conn, *keyData] {
-	return idle.New[*conn](idleSettings(o), func(key string) *keyData {
+func (p *Pool) newIdleCore(o Options) *idle.Core[string, *conn, *keyData] {
+	return idle.New[string, *conn](idleSettings(o), func(key string) *keyData {
 		return &keyData{metrics: p.inst.newKeyMetrics(key)}
 	})
 }

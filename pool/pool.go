@@ -27,7 +27,7 @@ type Pool struct {
 	now       func() time.Time
 
 	mu       sync.Mutex // guards everything below
-	idle     *idle.Core[*conn, *keyData]
+	idle     *idle.Core[string, *conn, *keyData]
 	closed   bool
 	stats    counters
 	breakers map[string]*breakerState // keys with failed dials; see breaker.go
@@ -43,7 +43,7 @@ type Pool struct {
 // it is the key's shared client: many leases use it at once.
 type conn struct {
 	ks          *keyState
-	e           *idle.Entry[*conn, *keyData] // the core's entry; guarded by p.mu
+	e           *idle.Entry[string, *conn, *keyData] // the core's entry; guarded by p.mu
 	session     *mcp.ClientSession
 	id          string // Mcp-Session-Id; "" for a sessionless server
 	revision    string // negotiated MCP protocol revision

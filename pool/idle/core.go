@@ -29,13 +29,13 @@ type Settings struct {
 // pool's connection, a replay's record); D is the caller's own data per key
 // (a dial in flight, a negotiated revision), created by the newData given
 // to New and forgotten with the key. Not safe for concurrent use.
-type Core[S, D any] struct {
+type Core[K comparable, S, D any] struct {
 	set       Settings
 	ttl       int64
-	newData   func(key string) D
-	keys      map[string]*Key[S, D]
-	head      *Entry[S, D] // the LRU of idle sessions, least recently released first
-	tail      *Entry[S, D]
+	newData   func(key K) D
+	keys      map[K]*Key[K, S, D]
+	head      *Entry[K, S, D] // the LRU of idle sessions, least recently released first
+	tail      *Entry[K, S, D]
 	idleCount int
 	inUse     int
 	closed    bool
@@ -46,12 +46,12 @@ type Core[S, D any] struct {
 
 // Key is the state of one key: its idle sessions, its leases and what
 // removed its last session.
-type Key[S, D any] struct {
-	name string
+type Key[K comparable, S, D any] struct {
+	name K
 	// Data is the caller's, created with the key.
 	Data D
 	// idle holds the idle sessions, most recently released last.
-	idle []*Entry[S, D]
+	idle []*Entry[K, S, D]
 	// reserved counts leases out plus dials in flight.
 	reserved int
 	peak     int
@@ -61,17 +61,17 @@ type Key[S, D any] struct {
 	lastDrop   string
 	lastActive int64
 	// shared is a sessionless key's entry while leases use it.
-	shared *Entry[S, D]
+	shared *Entry[K, S, D]
 }
 
 // Entry is one session in the core: idle, or out on one or more leases
 // (more than one only when shared).
-type Entry[S, D any] struct {
+type Entry[K comparable, S, D any] struct {
 	// Value is the caller's session.
 	Value      S
-	key        *Key[S, D]
+	key        *Key[K, S, D]
 	idleSince  int64
-	prev, next *Entry[S, D]
+	prev, next *Entry[K, S, D]
 	inLRU      bool
 	shared     bool
 	users      int
@@ -79,8 +79,8 @@ type Entry[S, D any] struct {
 }
 
 // Eviction is an idle session the core removed, for its caller to close.
-type Eviction[S, D any] struct {
-	Entry  *Entry[S, D]
+type Eviction[K comparable, S, D any] struct {
+	Entry  *Entry[K, S, D]
 	Reason string // a spans.Evict* value
 }
 
@@ -97,10 +97,10 @@ type Counts struct {
 
 // New returns an empty core under set; newData makes each key's Data
 // (nil: the zero D).
-func New[S, D any](set Settings, newData func(key string) D) *Core[S, D] {
-	return &Core[S, D]{
+func New[K comparable, S, D any](set Settings, newData func(key K) D) *Core[K, S, D] {
+	return &Core[K, S, D]{
 		set: set, ttl: int64(set.TTL), newData: newData,
-		keys: make(map[string]*Key[S, D]),
+		keys: make(map[K]*Key[K, S, D]),
 		counts: Counts{
 			MissReasons: make(map[string]int64),
 			Evictions:   make(map[string]int64),
@@ -109,38 +109,38 @@ func New[S, D any](set Settings, newData func(key string) D) *Core[S, D] {
 }
 
 // Settings returns the settings the core was made with.
-func (c *Core[S, D]) Settings() Settings { return c.set }
+func (c *Core[K, S, D]) Settings() Settings { return c.set }
 
 // Name returns the key's name.
-func (k *Key[S, D]) Name() string { return k.name }
+func (k *Key[K, S, D]) Name() K { return k.name }
 
 // Leased reports how many leases (and dials) of the key are out.
-func (k *Key[S, D]) Leased() int { return k.reserved }
+func (k *Key[K, S, D]) Leased() int { return k.reserved }
 
 // Idle reports how many idle sessions the key holds.
-func (k *Key[S, D]) Idle() int { return len(k.idle) }
+func (k *Key[K, S, D]) Idle() int { return len(k.idle) }
 
 // Shared returns the sessionless key's entry in use, or nil.
-func (k *Key[S, D]) Shared() *Entry[S, D] { return k.shared }
+func (k *Key[K, S, D]) Shared() *Entry[K, S, D] { return k.shared }
 
 // Key returns the entry's key.
-func (e *Entry[S, D]) Key() *Key[S, D] { return e.key }
+func (e *Entry[K, S, D]) Key() *Key[K, S, D] { return e.key }
 
 // IdleSince is when the entry last went idle, in the core's nanoseconds.
-func (e *Entry[S, D]) IdleSince() int64 { return e.idleSince }
+func (e *Entry[K, S, D]) IdleSince() int64 { return e.idleSince }
 
 // Leased reports whether the entry is out on a lease.
-func (e *Entry[S, D]) Leased() bool { return e.users > 0 }
+func (e *Entry[K, S, D]) Leased() bool { return e.users > 0 }
 
 // Users is how many leases use the entry (more than one only when shared).
-func (e *Entry[S, D]) Users() int { return e.users }
+func (e *Entry[K, S, D]) Users() int { return e.users }
 
 // Dropped reports whether the shared entry failed and waits for its last
 // user to leave before it is closed.
-func (e *Entry[S, D]) Dropped() bool { return e.dropped }
+func (e *Entry[K, S, D]) Dropped() bool { return e.dropped }
 
 // Counts returns a copy of the counts.
-func (c *Core[S, D]) Counts() Counts {
+func (c *Core[K, S, D]) Counts() Counts {
 	out := c.counts
 	out.MissReasons = make(map[string]int64, len(c.counts.MissReasons))
 	for k, v := range c.counts.MissReasons {
@@ -154,17 +154,17 @@ func (c *Core[S, D]) Counts() Counts {
 }
 
 // IdleCount and InUse are the gauges: idle sessions, sessions in use.
-func (c *Core[S, D]) IdleCount() int { return c.idleCount }
+func (c *Core[K, S, D]) IdleCount() int { return c.idleCount }
 
 // InUse is how many sessions are out on a lease (a shared one once).
-func (c *Core[S, D]) InUse() int { return c.inUse }
+func (c *Core[K, S, D]) InUse() int { return c.inUse }
 
 // Keys is how many keys the core remembers.
-func (c *Core[S, D]) Keys() int { return len(c.keys) }
+func (c *Core[K, S, D]) Keys() int { return len(c.keys) }
 
 // All yields every key the core remembers, in no order.
-func (c *Core[S, D]) All() iter.Seq2[string, *Key[S, D]] {
-	return func(yield func(string, *Key[S, D]) bool) {
+func (c *Core[K, S, D]) All() iter.Seq2[K, *Key[K, S, D]] {
+	return func(yield func(K, *Key[K, S, D]) bool) {
 		for name, k := range c.keys {
 			if !yield(name, k) {
 				return
@@ -200,11 +200,11 @@ func twice(d int64) int64 {
 
 // Expired reports whether an entry idle since since has outlived the TTL
 // at now: idle strictly longer (exactly the TTL is still fresh).
-func (c *Core[S, D]) Expired(since, now int64) bool { return elapsed(since, now) > c.ttl }
+func (c *Core[K, S, D]) Expired(since, now int64) bool { return elapsed(since, now) > c.ttl }
 
 // ExpiresAt is when an entry idle since since expires: the last instant it
 // is still fresh, saturating.
-func (c *Core[S, D]) ExpiresAt(since int64) int64 {
+func (c *Core[K, S, D]) ExpiresAt(since int64) int64 {
 	if c.ttl > 0 && since > math.MaxInt64-c.ttl {
 		return math.MaxInt64
 	}
@@ -217,6 +217,24 @@ func (c *Core[S, D]) ExpiresAt(since int64) int64 {
 // abandoned reports whether k holds nothing and saw no activity for more
 // than twice the TTL: the core forgets such a key, lazily on its next
 // acquire or in a sweep, with the same outcome.
-func (c *Core[S, D]) abandoned(k *Key[S, D], now int64) bool {
+func (c *Core[K, S, D]) abandoned(k *Key[K, S, D], now int64) bool {
 	return k.reserved == 0 && k.shared == nil && elapsed(k.lastActive, now) > twice(c.ttl)
+}
+
+// The pool's defaults for its idle settings: what a zero pool.Options
+// gets, and what a replay assumes of a pool scope that recorded none.
+const (
+	DefaultTTL           = 5 * time.Minute
+	DefaultMaxIdlePerKey = 1
+	DefaultMaxIdle       = 64
+	DefaultSweepInterval = time.Minute
+)
+
+// Defaults returns the default settings with the idle TTL ttl (the
+// default TTL when ttl is 0).
+func Defaults(ttl time.Duration) Settings {
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	return Settings{TTL: ttl, MaxIdlePerKey: DefaultMaxIdlePerKey, MaxIdle: DefaultMaxIdle, SweepInterval: DefaultSweepInterval}
 }

@@ -5,14 +5,14 @@ import "github.com/mcptrace/mcptrace/spans"
 // putIdle returns a cleanly released (or pre-warmed) session to the idle
 // set at now, then enforces the per-key and global caps. A closed core, or
 // one that keeps no idle session, evicts it at once.
-func (c *Core[S, D]) putIdle(e *Entry[S, D], now int64, evs []Eviction[S, D]) []Eviction[S, D] {
+func (c *Core[K, S, D]) putIdle(e *Entry[K, S, D], now int64, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	k := e.key
 	if c.closed {
-		return c.count(append(evs, Eviction[S, D]{e, spans.EvictPoolClosed}))
+		return c.count(append(evs, Eviction[K, S, D]{e, spans.EvictPoolClosed}))
 	}
 	if c.set.MaxIdlePerKey < 0 {
 		k.lastDrop = spans.MissEvicted // never idle: nothing to remove
-		return c.count(append(evs, Eviction[S, D]{e, spans.EvictIdleLimit}))
+		return c.count(append(evs, Eviction[K, S, D]{e, spans.EvictIdleLimit}))
 	}
 	e.idleSince = now
 	k.idle = append(k.idle, e)
@@ -39,7 +39,7 @@ func (c *Core[S, D]) putIdle(e *Entry[S, D], now int64, evs []Eviction[S, D]) []
 // within the TTL, at least MaxIdlePerKey (only MaxIdlePerKey when
 // FixedPerKey). Keeping what the last burst needed avoids closing sessions
 // the next one dials a moment later; MaxIdle still bounds the total.
-func (c *Core[S, D]) idleLimit(k *Key[S, D], now int64) int {
+func (c *Core[K, S, D]) idleLimit(k *Key[K, S, D], now int64) int {
 	limit := c.set.MaxIdlePerKey
 	if !c.set.FixedPerKey && k.peak > limit && elapsed(k.peakAt, now) <= c.ttl {
 		limit = k.peak
@@ -50,7 +50,7 @@ func (c *Core[S, D]) idleLimit(k *Key[S, D], now int64) int {
 // evict takes the idle entry e out for reason (a spans.Evict* value) and
 // appends it to evs. drop, when not "", is the cause the key's next miss
 // carries.
-func (c *Core[S, D]) evict(e *Entry[S, D], reason, drop string, evs []Eviction[S, D]) []Eviction[S, D] {
+func (c *Core[K, S, D]) evict(e *Entry[K, S, D], reason, drop string, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	k := e.key
 	for i, x := range k.idle {
 		if x == e {
@@ -65,12 +65,12 @@ func (c *Core[S, D]) evict(e *Entry[S, D], reason, drop string, evs []Eviction[S
 		k.lastDrop = drop
 	}
 	c.counts.Evictions[reason]++
-	return append(evs, Eviction[S, D]{e, reason})
+	return append(evs, Eviction[K, S, D]{e, reason})
 }
 
 // count counts the last eviction appended to evs (one made without evict:
 // the session was never idle).
-func (c *Core[S, D]) count(evs []Eviction[S, D]) []Eviction[S, D] {
+func (c *Core[K, S, D]) count(evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	c.counts.Evictions[evs[len(evs)-1].Reason]++
 	return evs
 }
@@ -78,7 +78,7 @@ func (c *Core[S, D]) count(evs []Eviction[S, D]) []Eviction[S, D] {
 // Sweep evicts every idle session past its TTL at now, least recently
 // released first, and forgets the keys abandoned by then (see abandoned),
 // so that keys no one calls hold neither sessions nor memory.
-func (c *Core[S, D]) Sweep(now int64, evs []Eviction[S, D]) []Eviction[S, D] {
+func (c *Core[K, S, D]) Sweep(now int64, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	c.lastSweep, c.swept = now, true
 	for e := c.head; e != nil && c.Expired(e.idleSince, now); e = c.head {
 		evs = c.evict(e, spans.EvictTTL, spans.MissTTL, evs)
@@ -94,7 +94,7 @@ func (c *Core[S, D]) Sweep(now int64, evs []Eviction[S, D]) []Eviction[S, D] {
 // sweepIfDue sweeps when the sweep interval (the TTL when negative) has
 // passed since the last sweep, so acquires pay for a sweep at most once
 // per interval. The first call only starts the interval.
-func (c *Core[S, D]) sweepIfDue(now int64, evs []Eviction[S, D]) []Eviction[S, D] {
+func (c *Core[K, S, D]) sweepIfDue(now int64, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	if !c.swept {
 		c.lastSweep, c.swept = now, true
 		return evs
@@ -111,7 +111,7 @@ func (c *Core[S, D]) sweepIfDue(now int64, evs []Eviction[S, D]) []Eviction[S, D
 
 // Close evicts every idle session for pool_closed and makes every later
 // release close its session instead of keeping it.
-func (c *Core[S, D]) Close(evs []Eviction[S, D]) []Eviction[S, D] {
+func (c *Core[K, S, D]) Close(evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	c.closed = true
 	for e := c.head; e != nil; e = c.head {
 		evs = c.evict(e, spans.EvictPoolClosed, "", evs)
@@ -120,13 +120,13 @@ func (c *Core[S, D]) Close(evs []Eviction[S, D]) []Eviction[S, D] {
 }
 
 // Closed reports whether Close was called.
-func (c *Core[S, D]) Closed() bool { return c.closed }
+func (c *Core[K, S, D]) Closed() bool { return c.closed }
 
 // The LRU is an intrusive doubly linked list through the idle entries,
 // least recently released at the head, so that the hit path allocates
 // nothing.
 
-func (c *Core[S, D]) lruPush(e *Entry[S, D]) {
+func (c *Core[K, S, D]) lruPush(e *Entry[K, S, D]) {
 	e.prev, e.next = c.tail, nil
 	if c.tail != nil {
 		c.tail.next = e
@@ -138,7 +138,7 @@ func (c *Core[S, D]) lruPush(e *Entry[S, D]) {
 	c.idleCount++
 }
 
-func (c *Core[S, D]) lruRemove(e *Entry[S, D]) {
+func (c *Core[K, S, D]) lruRemove(e *Entry[K, S, D]) {
 	if !e.inLRU {
 		return
 	}
