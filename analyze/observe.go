@@ -222,6 +222,7 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 		profile:  cfg.Profile,
 		settings: map[int32]int32{},
 	}
+	a.pairs.recorded = a.recordedSettings
 	for i := range a.lat {
 		a.lat[i].bound()
 	}
