@@ -18,7 +18,6 @@ package whatif
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"time"
 
@@ -77,7 +76,6 @@ type rec struct {
 	sk             int32 // the (service, key) id: what pre-warm ranks
 	redial, failed bool
 	health         bool
-	first          bool // first acquire of its pair
 	hit            bool
 	cause          string
 }
@@ -88,12 +86,8 @@ type Workload struct {
 	recs   []rec
 	scopes int
 	pairs  int
-	// pairKey and pairScope are each pair's key and scope ids; pairOf
-	// finds a pair by (scope, key); scopeEnd is each scope's last lease
-	// end.
-	pairKey, pairScope []int32
-	pairOf             map[[2]int32]int32
-	scopeEnd           []int64
+	// pairKey is each pair's key id.
+	pairKey []int32
 	// scopeSvc is each scope's service id, skKey each (service, key) id's
 	// key id and svcKeys each service's (service, key) ids: pre-warm
 	// ranks the keys of the scope's own service.
@@ -176,22 +170,8 @@ func (c *Collector) Add(a *analyze.Acquire) {
 func (c *Collector) Workload() *Workload {
 	recs := c.recs
 	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-	seen := make([]bool, len(c.pk))
-	for i := range recs {
-		if !seen[recs[i].pair] {
-			seen[recs[i].pair] = true
-			recs[i].first = true
-		}
-	}
-	ends := make([]int64, len(c.scopes))
-	for i := range ends {
-		ends[i] = math.MinInt64
-	}
-	for i := range recs {
-		ends[recs[i].scope] = max(ends[recs[i].scope], recs[i].end)
-	}
 	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk),
-		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends, scopeRecs: c.recorded,
+		pairKey: c.pk, scopeRecs: c.recorded,
 		scopeSvc: c.scopeSvc, skKey: c.skKey, svcKeys: c.svcKeys}
 }
 
