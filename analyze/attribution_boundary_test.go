@@ -24,12 +24,14 @@ type replayStep struct {
 // miss that starts exactly when the key's last lease ended is not
 // concurrent, concurrent takes precedence over after_failure, after_failure
 // over ttl, an idle gap of exactly the TTL is not a ttl miss, a key idle
-// for exactly twice the TTL is still known while one nanosecond more makes
-// it cold, the global cap's eviction is evicted, and a redial is a redial
-// even as its key's first acquire. The last step's cause is checked.
+// for exactly twice the TTL plus one sweep interval is still known while
+// one nanosecond more makes it cold, the global cap's eviction is evicted,
+// and a redial is a redial even as its key's first acquire. The last
+// step's cause is checked.
 func TestTheReplayPinsEachCauseAtItsEdges(t *testing.T) {
 	const ttl = 100
-	set := idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 64}
+	const sweep = 50
+	set := idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 64, SweepInterval: sweep}
 	tests := []struct {
 		name  string
 		set   *idle.Settings
@@ -48,9 +50,11 @@ func TestTheReplayPinsEachCauseAtItsEdges(t *testing.T) {
 		{name: "an idle gap one ns over the TTL: ttl", steps: []replayStep{{end: 10}, {start: 10 + ttl + 1, end: 200}}, want: spans.MissTTL},
 		{name: "ttl over health_check", steps: []replayStep{{end: 10}, {start: 10 + ttl + 1, end: 200, health: true}}, want: spans.MissTTL},
 		{name: "health_check when nothing contradicts it", steps: []replayStep{{end: 10}, {start: 10, end: 11, health: true}}, want: spans.MissHealthCheck},
-		{name: "inactive exactly twice the TTL: still known", steps: []replayStep{{end: 10}, {start: 10 + 2*ttl, end: 300}}, want: spans.MissTTL},
-		{name: "inactive one ns over twice the TTL: forgotten, cold", steps: []replayStep{{end: 10}, {start: 10 + 2*ttl + 1, end: 300}}, want: spans.MissCold},
-		{name: "a hit keeps a key known", steps: []replayStep{{end: 10}, {start: 50, end: 60, hit: true}, {start: 60 + 2*ttl, end: 300}}, want: spans.MissTTL},
+		{name: "inactive exactly twice the TTL plus a sweep: still known", steps: []replayStep{{end: 10}, {start: 10 + 2*ttl + sweep, end: 400}}, want: spans.MissTTL},
+		{name: "inactive one ns over twice the TTL plus a sweep: forgotten, cold", steps: []replayStep{{end: 10}, {start: 10 + 2*ttl + sweep + 1, end: 400}}, want: spans.MissCold},
+		{name: "a hit keeps a key known", steps: []replayStep{{end: 10}, {start: 50, end: 60, hit: true}, {start: 60 + 2*ttl + sweep, end: 400}}, want: spans.MissTTL},
+		{name: "a negative sweep interval sweeps every TTL", set: &idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 64, SweepInterval: -1},
+			steps: []replayStep{{end: 10}, {start: 10 + 3*ttl + 1, end: 400}}, want: spans.MissCold},
 		{name: "the global cap closes the least recently released: evicted", set: &idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 1},
 			steps: []replayStep{{key: 0, end: 10}, {key: 1, start: 1, end: 11}, {key: 0, start: 12, end: 13}}, want: spans.MissEvicted},
 		{name: "the global cap closes an expired session for ttl", set: &idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 1},

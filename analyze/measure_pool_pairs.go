@@ -436,7 +436,7 @@ func (p *pairStage) count(sc *scopeStats, ev *acquireEvent, cause string) {
 	ev.reason = reasonIndex[cause]
 	sc.misses++
 	sc.reasons[ev.reason]++
-	if cause == spans.MissUnexplained {
+	if !spans.IsExplainedMiss(cause) {
 		p.addExample(ev.trace)
 	}
 }

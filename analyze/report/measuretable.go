@@ -221,7 +221,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.miss_reasons." + spans.MissUnexplained,
 			Doc:      "Misses with no cause: a session the pool should have reused.",
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses",
-			Value: func(r *Report) (float64, bool) { return count(r.Pool.MissReasons[spans.MissUnexplained]) }},
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.UnexplainedMisses()) }},
 		{Name: "acquires", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
 			Doc:   "Acquires, hit or miss.",
 			Show:  Column{Section: sectionPool, Label: "acquires", Order: 1},

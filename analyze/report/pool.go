@@ -1,5 +1,7 @@
 package report
 
+import "github.com/mcptrace/mcptrace/spans"
+
 // PoolReport is the pool measure: how often acquires reused an idle session,
 // how close the misses are to the cold-start floor, and why each miss
 // happened.
@@ -28,7 +30,7 @@ type PoolReport struct {
 	ExcessMisses int `json:"excess_misses"`
 	// MissReasons counts misses by attributed cause, one key per entry of
 	// spans.MissReasons (cold, concurrent, ttl, redial, after_failure,
-	// health_check, unexplained); every key is always present.
+	// health_check, evicted, unexplained); every key is always present.
 	MissReasons map[string]int `json:"miss_reasons"`
 	// UnexplainedExamples are trace ids holding an unexplained miss, sorted,
 	// at most MaxExamples.
@@ -56,3 +58,21 @@ type ScopeReport struct {
 
 // MaxExamples caps every list of example trace ids in a report.
 const MaxExamples = 10
+
+// Unexplained counts the misses among reasons (a MissReasons map) whose
+// cause is none of spans.ExplainedMissReasons: unexplained, and evicted
+// (the idle caps closed a session its key needed again). The one count of
+// them: the unexplained_misses measure, the tables, the HTML report and
+// the demo all ask it.
+func Unexplained(reasons map[string]int) int {
+	n := 0
+	for r, c := range reasons {
+		if !spans.IsExplainedMiss(r) {
+			n += c
+		}
+	}
+	return n
+}
+
+// UnexplainedMisses is Unexplained of the pool's miss reasons.
+func (p PoolReport) UnexplainedMisses() int { return Unexplained(p.MissReasons) }

@@ -119,7 +119,7 @@ func (r *Report) scopeSection() section {
 			name = "(none)"
 		}
 		sc.rows = append(sc.rows, []string{name, itoa(s.Acquires), itoa(s.Hits), itoa(s.Misses), pct(s.HitRate), itoa(s.Keys),
-			pct(s.ColdStartFloor), itoa(s.ExcessMisses), itoa(s.MissReasons[spans.MissUnexplained])})
+			pct(s.ColdStartFloor), itoa(s.ExcessMisses), itoa(Unexplained(s.MissReasons))})
 	}
 	return sc
 }
@@ -198,8 +198,8 @@ func poolVerdict(p PoolReport) string {
 	switch {
 	case p.Acquires == 0:
 		return "no acquires in this dump (wrong --profile?)"
-	case p.MissReasons[spans.MissUnexplained] > 0:
-		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.MissReasons[spans.MissUnexplained])
+	case p.UnexplainedMisses() > 0:
+		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.UnexplainedMisses())
 	case p.ExcessMisses == 0:
 		return "every miss is a cold start: the pool is at its floor"
 	}

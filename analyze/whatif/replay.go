@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
@@ -89,7 +90,7 @@ func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error)
 		r.recent[i] = math.MinInt64
 	}
 	for i := range r.scopes {
-		r.scopes[i].core = idle.New[int32, *sess, struct{}](set.idle(), nil)
+		r.scopes[i].core = idle.New[int32, *sess, struct{}](set.idle(w.sweep(i)), nil)
 	}
 	r.row = Row{Settings: set, MissesByCause: map[string]int{}}
 	for i := range w.recs {
@@ -110,10 +111,21 @@ func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error)
 	return r.row, nil
 }
 
-// idle is the core's settings for s: the sweep, which decides no cause,
-// left at the TTL.
-func (s Settings) idle() idle.Settings {
-	return idle.Settings{TTL: s.IdleTTL, MaxIdlePerKey: s.IdlePerKey, FixedPerKey: !s.Peak, MaxIdle: s.MaxIdle, SweepInterval: -1}
+// idle is the core's settings for s, with the scope's sweep interval.
+func (s Settings) idle(sweep time.Duration) idle.Settings {
+	return idle.Settings{TTL: s.IdleTTL, MaxIdlePerKey: s.IdlePerKey, FixedPerKey: !s.Peak, MaxIdle: s.MaxIdle, SweepInterval: sweep}
+}
+
+// sweep is the sweep interval scope s recorded, or the pool's default:
+// no setting a what-if varies, but it bounds how long a pool remembers a
+// key (idle.Settings.SweepInterval).
+func (w *Workload) sweep(s int) time.Duration {
+	if s < len(w.scopeRecs) && w.scopeRecs[s].settings != nil {
+		if set, err := w.scopeRecs[s].settings.Idle(); err == nil {
+			return set.SweepInterval
+		}
+	}
+	return idle.DefaultSweepInterval
 }
 
 // releaseUntil ends every lease that ended at or before t: a lease ending

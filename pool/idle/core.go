@@ -215,10 +215,30 @@ func (c *Core[K, S, D]) ExpiresAt(since int64) int64 {
 }
 
 // abandoned reports whether k holds nothing and saw no activity for more
-// than twice the TTL: the core forgets such a key, lazily on its next
+// than forgetAfter: the core forgets such a key, lazily on its next
 // acquire or in a sweep, with the same outcome.
 func (c *Core[K, S, D]) abandoned(k *Key[K, S, D], now int64) bool {
-	return k.reserved == 0 && k.shared == nil && elapsed(k.lastActive, now) > twice(c.ttl)
+	return k.reserved == 0 && k.shared == nil && elapsed(k.lastActive, now) > c.forgetAfter()
+}
+
+// forgetAfter is how long a key with nothing open is remembered: twice the
+// TTL, plus one sweep interval (the TTL when negative), by when a sweep
+// has come whenever the last one ran. A fixed span, so that whether a
+// key's next miss is cold never depends on when a sweep happened to run.
+func (c *Core[K, S, D]) forgetAfter() int64 {
+	interval := int64(c.set.SweepInterval)
+	if interval < 0 {
+		interval = c.ttl
+	}
+	return addSat(twice(c.ttl), interval)
+}
+
+// addSat is a+b for b >= 0, saturating at MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // The pool's defaults for its idle settings: what a zero pool.Options

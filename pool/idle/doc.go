@@ -19,7 +19,8 @@
 //     closed first; MaxIdle bounds the idle sessions of all keys, the
 //     least recently released closed first;
 //   - a key with nothing open and no activity for more than twice the TTL
-//     is forgotten: its next miss is cold again, whenever a sweep ran;
+//     plus one sweep interval is forgotten: its next miss is cold again,
+//     whenever a sweep ran;
 //   - a miss's cause is redial (a second attempt), cold (a key the core
 //     does not know), concurrent (another lease or dial of the key is
 //     out), else what removed the key's last session (ttl, evicted,
