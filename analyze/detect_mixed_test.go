@@ -17,9 +17,8 @@ import (
 // vocabulary whose resources show more recognised spans; on equal counts
 // the earlier in precedence (semconv before OpenLLMetry, ours before
 // acquire-on-miss). The settings' pool span names say which was chosen,
-// and the acquires where two vocabularies share their names.
-// (s.tier < best.tier can never hold: the signatures are in tier order, an
-// equivalent mutant.)
+// and the acquires where two vocabularies share their names. (A lower
+// tier never comes after a higher one: the signatures are in tier order.)
 func TestMixedDumpIsMeasuredWithTheVocabularyOfMostSpansInItsTier(t *testing.T) {
 	client := ptrace.SpanKindClient
 	semconv := func(n int) detectSpans {

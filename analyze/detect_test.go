@@ -346,3 +346,45 @@ func TestVocabularyPrecedenceIsTheSignaturesOrder(t *testing.T) {
 		t.Errorf("detection's signatures are in the order %q, the reports name %q", names, report.VocabularyPrecedence)
 	}
 }
+
+// TestOurVocabularyWhateverSpanComesFirst pins the recognition of our
+// vocabulary in a dump whose acquires all missed (no cache_hit=true to
+// prove it): every invocation has its acquire child, so none is bare and
+// the dump is ours, not acquire-on-miss's, whether the dump's first span
+// is an invocation (span 0 is a parent) or an acquire (its name is the
+// first interned). The profile is auto: the dump's evidence decides.
+func TestOurVocabularyWhateverSpanComesFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		acquireFirst bool
+	}{
+		{"an invocation first", false},
+		{"an acquire first", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw")
+			for tr := uint64(1); tr <= 3; tr++ {
+				at := time.Duration(tr) * time.Second
+				inv, acq := 10*tr, 10*tr+1
+				invoke := sp{trace: tr, id: inv, name: spans.SpanInvoke, start: at, end: at + 100*time.Millisecond,
+					attrs: []any{spans.AttrCacheKey, "k"}}
+				acquire := sp{trace: tr, id: acq, parent: inv, name: spans.SpanAcquire, start: at, end: at + 10*time.Millisecond,
+					attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false, spans.AttrMissReason, spans.MissCold}}
+				if tc.acquireFirst {
+					d.add(ss, acquire)
+					d.add(ss, invoke)
+				} else {
+					d.add(ss, invoke)
+					d.add(ss, acquire)
+				}
+				d.add(ss, sp{trace: tr, parent: inv, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, start: at + 10*time.Millisecond, end: at + 100*time.Millisecond,
+					attrs: []any{spans.AttrMethodName, spans.MethodToolsCall}})
+			}
+			r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
+			if r.Settings.Vocabulary != report.VocabMcptrace || r.Pool.Acquires != 3 || r.Pool.Misses != 3 {
+				t.Errorf("vocabulary %q with %d acquires, %d misses; want %q, 3, 3", r.Settings.Vocabulary, r.Pool.Acquires, r.Pool.Misses, report.VocabMcptrace)
+			}
+		})
+	}
+}

@@ -352,3 +352,43 @@ func TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeculativeRunFinalizesRootedTracesOnlyInBatches pins when a
+// speculative run measures the traces whose root has arrived: once
+// rootedBatch of them are open, not after every batch. A child arriving
+// just after its root, before the batch is full, joins its trace and the
+// run is not spoiled (no second read); once the batch has filled and been
+// measured, the same child spoils it.
+func TestSpeculativeRunFinalizesRootedTracesOnlyInBatches(t *testing.T) {
+	defer func(n int) { rootedBatch = n }(rootedBatch)
+	root1 := arrival{trace: 1, id: 1, start: 0, end: 3}.traces()
+	root2 := arrival{trace: 2, id: 5, start: 1, end: 2}.traces()
+	child1 := arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces()
+	for _, tc := range []struct {
+		name    string
+		batch   int
+		lines   []ptrace.Traces
+		spoiled bool
+	}{
+		{"a root then its child, the batch of 2 not full", 2, []ptrace.Traces{root1, child1}, false},
+		{"a root, its child, another root", 2, []ptrace.Traces{root1, child1, root2}, false},
+		{"two roots fill the batch of 2, then the first's child", 2, []ptrace.Traces{root1, root2, child1}, true},
+		{"a batch of 1: a root then its child", 1, []ptrace.Traces{root1, child1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rootedBatch = tc.batch
+			path := writeJSONLines(t, "dump.jsonl", tc.lines...)
+			var reread error
+			r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := errors.Is(reread, errSpoiled); got != tc.spoiled {
+				t.Errorf("spoiled (read again): %v (Reread told %v), want %v", got, reread, tc.spoiled)
+			}
+			if r.Spans != len(tc.lines) {
+				t.Errorf("the report holds %d spans, want %d", r.Spans, len(tc.lines))
+			}
+		})
+	}
+}

@@ -7,9 +7,9 @@ import (
 
 // This file answers "which id has this value?" on a finished index in
 // O(log n), without the build-time map a finished index drops (it costs
-// more than the value table) and without scanning the table, which made
-// every caller asking once per scope quadratic (issue 24: `check` on 78k
-// executions spent 90% of its time in a linear valueID per scope).
+// more than the value table) and without scanning the table, which would
+// make every caller asking once per scope quadratic (`check` on 78k
+// executions would spend 90% of its time in a linear valueID per scope).
 
 // valueLookup is the reverse of index.vals while the build-time map is
 // dropped: the value ids sorted by value, built on first use. The value

@@ -343,9 +343,9 @@ func TestDocumentReadersSkipUnknownValuesOfAnyShape(t *testing.T) {
 }
 
 // TestDeepValuesNeverReachAsString pins both defences against an attribute
-// nested past ingest.MaxDepth. Through Load (the 28 KB dump that
-// crashed check and analyze with a stack overflow: a kept attribute nested
-// a million deep) the value is cut at the limit with one warning naming
+// nested past ingest.MaxDepth. Through Load (a 28 KB dump whose kept
+// attribute is nested a million deep, a stack overflow if walked
+// recursively) the value is cut at the limit with one warning naming
 // it, and both spans are read (the input is whole). Handed to the index as
 // pdata (the Collector connector's way in),
 // the value is kept as a marker, never encoded by AsString's unbounded

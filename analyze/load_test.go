@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -75,5 +76,54 @@ func TestAnalyzeFilesIsLoadThenAnalyze(t *testing.T) {
 	}
 	if _, err := AnalyzeFiles(context.Background(), []string{t.TempDir() + "/none.jsonl"}, rulefmt.Config{}, ReadOptions{}); err == nil {
 		t.Error("a missing file must be an error")
+	}
+}
+
+// TestProgressIsToldForEveryReaderPath pins that the progress callback
+// hears every span read, by Load and by a stream engine's Feed, from the
+// projection decoders (OTLP JSON lines, protobuf) and from the formats
+// read through pdata (Jaeger, Tempo), which reach the sinks by another
+// method.
+func TestProgressIsToldForEveryReaderPath(t *testing.T) {
+	files := []string{"acquire-on-miss.otlp.jsonl", "acquire-on-miss.otlp.pb", "acquire-on-miss.jaeger.json", "acquire-on-miss.tempo.json"}
+	readers := []struct {
+		name string
+		read func(path string, lo LoadOptions) ([]Input, error)
+	}{
+		{"Load", func(path string, lo LoadOptions) ([]Input, error) {
+			_, inputs, err := Load(context.Background(), []string{path}, lo)
+			return inputs, err
+		}},
+		{"a stream's Feed", func(path string, lo LoadOptions) ([]Input, error) {
+			_, inputs, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, lo, EngineOptions{Window: time.Hour})
+			return inputs, err
+		}},
+		{"a speculative Feed", func(path string, lo LoadOptions) ([]Input, error) {
+			_, inputs, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, lo, EngineOptions{})
+			return inputs, err
+		}},
+	}
+	for _, f := range files {
+		for _, rd := range readers {
+			t.Run(f+" by "+rd.name, func(t *testing.T) {
+				calls, last := 0, 0
+				inputs, err := rd.read(tracesDir+"/"+f, LoadOptions{Progress: func(_ *Input, spansRead int) {
+					calls++
+					if spansRead < last {
+						t.Errorf("progress went back from %d to %d spans", last, spansRead)
+					}
+					last = spansRead
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(inputs) != 1 || inputs[0].Spans == 0 {
+					t.Fatalf("inputs = %+v, want one holding spans", inputs)
+				}
+				if calls == 0 || last != inputs[0].Spans {
+					t.Errorf("progress: %d calls ending at %d spans, want some ending at the %d read", calls, last, inputs[0].Spans)
+				}
+			})
+		}
 	}
 }

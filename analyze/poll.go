@@ -9,7 +9,7 @@ import "context"
 const pollEvery = 1 << 12
 
 // poll lets a long, pure loop of the measures stop when its context is done
-// (issue 24: every loop that can run long checks the context). The first
+// (every loop that can run long checks the context). The first
 // error sticks, so every later loop stops at its first step and the stage
 // that follows reads it with err. A nil *poll (a context that can never be
 // done, as the engine's per-group measures pass) never stops and costs one

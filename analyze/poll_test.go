@@ -31,7 +31,7 @@ func (c *countingCtx) Err() error {
 func (c *countingCtx) Done() <-chan struct{} { return make(chan struct{}) }
 
 // The measures stop when their context is done, in the middle of their
-// loops (issue 24: every loop that can run long checks the context), and
+// loops (every loop that can run long checks the context), and
 // an analysis whose context stays live reports exactly what Analyze does.
 func TestAnalyzeContextStopsTheMeasuresMidLoop(t *testing.T) {
 	idx := newIndex(rulefmt.IndexOptions{})

@@ -36,7 +36,7 @@ func scopesDump(t testing.TB, n int, long string) *index {
 // cell is bounded by the cell budget (the HTML report's own bound is
 // analyze/htmlreport's TestHTMLReportListsABoundedNumberOfScopes). So
 // output grows at most linearly with the rows, whatever one value holds
-// (issue 24: a 45 KB dump's Markdown was gigabytes).
+// (unbounded, a 45 KB dump's Markdown can be gigabytes).
 func TestReportOutputIsBoundedPerRow(t *testing.T) {
 	const n = 300
 	long := strings.Repeat("[x](https://e.example)\u202e", 40_000) // about 1 MB

@@ -31,8 +31,8 @@ func executionsDump(t testing.TB, n int) *index {
 
 // The rules look values up a bounded number of times per rule, never once
 // per scope, and a finished index sorts its value table for that at most
-// once: a lookup per scope that scanned the table made `check` quadratic in
-// executions (issue 24). Operation counts, not times.
+// once: a lookup per scope that scanned the table would make `check`
+// quadratic in executions. Operation counts, not times.
 func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 	for _, n := range []int{100, 2000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -67,8 +67,8 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 
 // A regex is matched once per distinct span name, whatever the number of
 // spans carrying it, and a regex whose program exceeds rulefmt.MaxRegexInsts is
-// refused before any matching, naming the regex and its size (issue 24: a
-// legal 3000-state regex over 80 long names ran for minutes).
+// refused before any matching, naming the regex and its size (a legal
+// 3000-state regex over 80 long names would run for minutes).
 func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "w")

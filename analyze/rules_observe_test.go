@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -93,5 +94,71 @@ func TestObserveRulesGroupsScopesByWhatTheyHold(t *testing.T) {
 		if g := obs.Groups[i]; g.Scopes != w.scopes || g.Complete != w.complete || !slices.Equal(g.Values, w.values) {
 			t.Errorf("group %d = %+v, want %d scopes, complete %v, values %v", i, g, w.scopes, w.complete, w.values)
 		}
+	}
+}
+
+// TestSessionSplitsLoseOnlyASessionExpiredBeforeAnother pins when a session
+// counts as forgotten by the server: it failed as expired and a later call
+// ran on another session. An expiry on the last call, or one followed only
+// by calls on the same session (the server took it back), loses nothing.
+func TestSessionSplitsLoseOnlyASessionExpiredBeforeAnother(t *testing.T) {
+	type c = sessionCall
+	for _, tc := range []struct {
+		name         string
+		calls        []sessionCall
+		pooled, lost int
+	}{
+		{"no calls", nil, 0, 0},
+		{"one session, no expiry", []c{{1, 7, false}, {2, 7, false}}, 1, 0},
+		{"the last call expired: no later call to move on", []c{{1, 7, false}, {2, 7, true}}, 1, 0},
+		{"a lone call expired", []c{{1, 7, true}}, 1, 0},
+		{"expired, then the same session again", []c{{1, 7, true}, {2, 7, false}}, 1, 0},
+		{"expired, then another session: lost", []c{{1, 7, true}, {2, 8, false}}, 1, 1},
+		{"expired, the same session, then another: lost", []c{{1, 7, true}, {2, 7, false}, {3, 8, false}}, 1, 1},
+		{"two sessions, neither expired", []c{{1, 7, false}, {2, 8, false}}, 2, 0},
+		{"back to the first after another: only the expired one lost", []c{{1, 7, false}, {2, 8, true}, {3, 7, false}}, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pooled, lost := splitSessions(tc.calls)
+			if pooled != tc.pooled || lost != tc.lost {
+				t.Errorf("splitSessions(%+v) = %d pooled, %d lost; want %d, %d", tc.calls, pooled, lost, tc.pooled, tc.lost)
+			}
+		})
+	}
+}
+
+// TestSharedReportNamesTheSameMissesAsObservingAlone pins the shortcut the
+// report's miss counts allow: AnalyzeDumps hands the rules the report, and
+// skips attributing the acquires again only when every miss is a cold
+// start. A dump with other misses names the same misses, by the same
+// spans, as an observation without the report.
+func TestSharedReportNamesTheSameMissesAsObservingAlone(t *testing.T) {
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
+	for _, tc := range []struct {
+		name                    string
+		td                      ptrace.Traces
+		unexplained, aboveFloor int
+	}{
+		{"per-call dial: every miss unexplained", tracegen.PerCallDial(), 5, 5},
+		{"one unexplained miss", tracegen.UnexplainedMiss(), 1, 1},
+		{"cold starts only: nothing to name", tracegen.ProdColdStarts(), 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			alone := observeByID(t, rules, 20, tc.td)[rulefmt.RuleNoUnexplainedMisses]
+			path := writeJSONLines(t, "dump.jsonl", tc.td)
+			run, err := AnalyzeDumps(context.Background(), []string{path}, rulefmt.Config{}, RunOptions{Rules: rules, Observe: ObserveOptions{MaxExamples: 20}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(rules, func(r rulefmt.Rule) bool { return r.ID == rulefmt.RuleNoUnexplainedMisses })
+			shared := run.Analysis.Rules[i]
+			if len(alone.UnexplainedMisses) != tc.unexplained || len(alone.AboveFloorMisses) != tc.aboveFloor {
+				t.Fatalf("observed alone: %d unexplained, %d above the floor; want %d, %d", len(alone.UnexplainedMisses), len(alone.AboveFloorMisses), tc.unexplained, tc.aboveFloor)
+			}
+			if !slices.Equal(shared.UnexplainedMisses, alone.UnexplainedMisses) || !slices.Equal(shared.AboveFloorMisses, alone.AboveFloorMisses) {
+				t.Errorf("with the report shared: unexplained %v, above the floor %v; observed alone: %v, %v",
+					shared.UnexplainedMisses, shared.AboveFloorMisses, alone.UnexplainedMisses, alone.AboveFloorMisses)
+			}
+		})
 	}
 }

@@ -71,8 +71,8 @@ func (x *index) compile(sel rulefmt.Selector) (*matcher, error) {
 // work that can take is bounded before any of it is done: Go's regexp runs
 // in time proportional to the program's instructions times the text's
 // bytes, so a selector whose regex program exceeds maxRegexInsts is refused,
-// naming the regex and its size, instead of running for minutes (issue 24:
-// a legal 3000-state regex over 80 long span names).
+// naming the regex and its size, instead of running for minutes (a legal
+// 3000-state regex over 80 long span names would).
 func (x *index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matcher, error) {
 	x.finish()
 	if sel.Calls {

@@ -313,3 +313,48 @@ func TestTraceLogChecksBucketsLargerThanAFirstTable(t *testing.T) {
 		})
 	}
 }
+
+// TestTraceLogHasTheTracesItHoldsInMemory pins has, which a speculative
+// shard asks of every new trace so that a child exported just after its
+// root's batch spilled is caught at once: it answers yes for the traces
+// added since the last spill and for those of the spill before (the two
+// tables memory holds), no for those only in the file (repeats finds them
+// at the end) and for traces never added.
+func TestTraceLogHasTheTracesItHoldsInMemory(t *testing.T) {
+	defer func(n int) { logBatch = n }(logBatch)
+	logBatch = 8
+	t.Setenv("TMPDIR", t.TempDir())
+	id := func(n uint64) pcommon.TraceID {
+		var b pcommon.TraceID
+		binary.BigEndian.PutUint64(b[:8], 0x10c)
+		binary.BigEndian.PutUint64(b[8:], n)
+		return b
+	}
+	var l traceLog
+	defer l.close()
+	for i := range uint64(20) { // spills after 8 and 16: 0-7 in the file, 8-15 the previous table, 16-19 recent
+		l.add(id(i))
+	}
+	if len(l.runs) != 2 {
+		t.Fatalf("%d runs spilled, want 2", len(l.runs))
+	}
+	for _, tc := range []struct {
+		name     string
+		from, to uint64
+		want     bool
+	}{
+		{"only in the file", 0, 7, false},
+		{"the spill before: the previous table", 8, 15, true},
+		{"since the last spill", 16, 19, true},
+		{"never added", 20, 25, false},
+	} {
+		for i := tc.from; i <= tc.to; i++ {
+			if got := l.has(id(i)); got != tc.want {
+				t.Errorf("%s: has(trace %d) = %v, want %v", tc.name, i, got, tc.want)
+			}
+		}
+	}
+	if l.repeats() {
+		t.Error("repeats says yes on a log without a repeat")
+	}
+}

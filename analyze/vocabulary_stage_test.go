@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -104,4 +105,39 @@ func renderEvents(x *index, ev *events, acquires []acquireEvent) string {
 	}
 	lines = append(lines, fmt.Sprintf("pool_spans %d", ev.poolSpans))
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// TestAnAcquireOrHandshakeIsNoInvocationOfItsOwn pins acquire-on-miss's
+// implied hits under a vocabulary whose invocation selector also matches
+// its acquire and handshake spans (every gw.* span): only a span that is
+// an invocation and neither an acquire nor a handshake implies a hit by
+// having no acquire child. The lease with a miss and the one without an
+// acquire make two acquires, one hit; the acquire and the dial under the
+// first are not invocations that reused a session.
+func TestAnAcquireOrHandshakeIsNoInvocationOfItsOwn(t *testing.T) {
+	cf, err := rulefmt.ParseConfig("mcptrace.yaml", []byte(`
+vocabulary:
+  name: overlapping-gateway
+  calls: gw.tool.call
+  invocations: {name_regex: '^gw\.(lease|pool\.get|dial)$'}
+  acquires: {name: gw.pool.get}
+  handshakes: [gw.dial]
+  acquire_on_miss: true
+`+gatewayAttributes))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceInstanceID, "gw")
+	lease := d.add(ss, sp{trace: 1, name: "gw.lease", start: 0, end: time.Second, attrs: []any{"gw.key", "k"}})
+	get := d.add(ss, sp{trace: 1, parent: lease, name: "gw.pool.get", start: 0, end: 100 * time.Millisecond,
+		attrs: []any{"gw.key", "k", "gw.reused", false, "gw.why", spans.MissCold}})
+	d.add(ss, sp{trace: 1, parent: get, name: "gw.dial", kind: ptrace.SpanKindClient, start: 0, end: 100 * time.Millisecond, attrs: []any{"gw.session", "s1"}})
+	d.add(ss, sp{trace: 1, parent: lease, name: "gw.tool.call", kind: ptrace.SpanKindClient, start: 100 * time.Millisecond, end: time.Second, attrs: []any{"gw.session", "s1"}})
+	reuse := d.add(ss, sp{trace: 2, name: "gw.lease", start: 2 * time.Second, end: 3 * time.Second, attrs: []any{"gw.key", "k"}})
+	d.add(ss, sp{trace: 2, parent: reuse, name: "gw.tool.call", kind: ptrace.SpanKindClient, start: 2 * time.Second, end: 3 * time.Second, attrs: []any{"gw.session", "s1"}})
+	r := analyzeTD(t, rulefmt.Config{Vocabulary: cf.Vocabulary}, d.td)
+	if r.Pool.Acquires != 2 || r.Pool.Hits != 1 || r.Pool.Misses != 1 {
+		t.Errorf("acquires %d, hits %d, misses %d; want 2, 1, 1 (the miss and one implied hit)", r.Pool.Acquires, r.Pool.Hits, r.Pool.Misses)
+	}
 }

@@ -109,7 +109,9 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestPoolDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
+// TestPoolDashboardHasAPanelPerPoolMeasure pins the pool dashboard's
+// panels: one per measure of the pool, each on its data source.
+func TestPoolDashboardHasAPanelPerPoolMeasure(t *testing.T) {
 	byPanel := map[string][]dashboards.Query{}
 	for _, q := range poolQueries(t) {
 		byPanel[q.Panel] = append(byPanel[q.Panel], q)
@@ -390,11 +392,11 @@ func TestQueriesRejectsJSONThatIsNotADashboard(t *testing.T) {
 	}
 }
 
-// TestFleetDashboardHasThePanelsTheIssueAsksFor pins the "MCP pool fleet"
-// dashboard to issue 10: over the connector's metrics only (never the
+// TestFleetDashboardHasAPanelPerConnectorMeasure pins the "MCP pool
+// fleet" dashboard: over the connector's metrics only (never the
 // pool's own), ratios of per-pool sums of counters (never averages of
-// ratios), and a panel for each measure the issue names.
-func TestFleetDashboardHasThePanelsTheIssueAsksFor(t *testing.T) {
+// ratios), and a panel for each measure of the connector.
+func TestFleetDashboardHasAPanelPerConnectorMeasure(t *testing.T) {
 	prom := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
 	acquires := prom(spans.ConnectorMetricAcquires) + "_total"
 	byPanel := map[string][]dashboards.Query{}

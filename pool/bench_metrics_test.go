@@ -1,6 +1,6 @@
 package pool_test
 
-// Benchmarks for issue 5: what the pool's metrics cost on the hit path. The
+// Benchmarks of what the pool's metrics cost on the hit path. The
 // "## Metrics" section of BENCHMARKS.md reports them; speed is measured
 // here, never asserted in tests.
 //

@@ -1,6 +1,6 @@
 package pool_test
 
-// Benchmarks for issue 2: the pool's speed is measured here, as ratios
+// Benchmarks of the pool's speed: it is measured here, as ratios
 // against baselines measured in the same run, never asserted in tests.
 // scripts/bench-pool.sh runs them and writes the "## Pool" section of
 // BENCHMARKS.md.

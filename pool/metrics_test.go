@@ -109,3 +109,54 @@ func TestMetricsSessionDurationPendingAndTimeouts(t *testing.T) {
 		t.Errorf("%s = %+v, want a gauge at 0", spans.MetricPendingRequests, byName[spans.MetricPendingRequests])
 	}
 }
+
+// TestOnlyAWaitThatRunsOutCountsAsATimeout pins what the timeouts metric
+// and Stat.Timeouts count: an acquire that gave up waiting at the key's
+// in-use cap because Options.AcquireTimeout ran out, not one whose caller
+// cancelled the wait.
+func TestOnlyAWaitThatRunsOutCountsAsATimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		timeout      time.Duration // Options.AcquireTimeout
+		cancel       bool
+		wantErr      error
+		wantTimeouts int64
+	}{
+		{"the AcquireTimeout runs out", time.Millisecond, false, pool.ErrAcquireTimeout, 1},
+		{"the caller cancels the wait", 0, true, context.Canceled, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{pool: pool.Options{MaxInUsePerKey: 1, AcquireTimeout: tc.timeout}})
+			held, err := h.pool.Acquire(context.Background(), h.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer held.Release(nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.cancel {
+				cancel()
+			}
+			defer cancel()
+			if _, err := h.pool.Acquire(ctx, h.target); !errors.Is(err, tc.wantErr) {
+				t.Fatalf("acquire at the cap: %v, want %v", err, tc.wantErr)
+			}
+			var rm metricdata.ResourceMetrics
+			if err := h.reader.Collect(context.Background(), &rm); err != nil {
+				t.Fatal(err)
+			}
+			var got int64
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == spans.MetricTimeouts {
+						for _, dp := range sum.DataPoints {
+							got += dp.Value
+						}
+					}
+				}
+			}
+			if st := h.pool.Stat(); got != tc.wantTimeouts || st.Timeouts != tc.wantTimeouts {
+				t.Errorf("%s = %d, Stat.Timeouts = %d; want %d", spans.MetricTimeouts, got, st.Timeouts, tc.wantTimeouts)
+			}
+		})
+	}
+}

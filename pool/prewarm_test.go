@@ -227,3 +227,39 @@ func TestPrewarmOptionsAreValidated(t *testing.T) {
 		})
 	}
 }
+
+// TestPrewarmCountsOnlyFallbackHandshakesAsFallbacks pins
+// Stat.NegotiationFallbacks for the sessions New opens (Options.Prewarm),
+// as for an acquire's: a handshake that negotiated down to 2025-11-25 (the
+// fixture answers no server/discover) counts, one whose revision the
+// target pins does not.
+func TestPrewarmCountsOnlyFallbackHandshakesAsFallbacks(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		pinned        string
+		wantFallbacks int64
+	}{
+		{"negotiated: a fallback", "", 1},
+		{"pinned: none", spans.ProtocolLegacy, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := fixtures.Start(fixtures.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = srv.Close() })
+			tg, err := pool.NewTarget(pool.TargetConfig{Endpoint: srv.URL(), ProtocolVersion: tc.pinned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := pool.New(pool.Options{Prewarm: []*pool.Target{tg}, SweepInterval: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			if st := p.Stat(); st.PrewarmDials != 1 || st.PrewarmFailures != 0 || st.NegotiationFallbacks != tc.wantFallbacks {
+				t.Errorf("stat = %+v; want 1 pre-warm dial and %d negotiation fallbacks", st, tc.wantFallbacks)
+			}
+		})
+	}
+}

@@ -1,6 +1,6 @@
 package pool_test
 
-// The cross-check of issue 22 item 6: one run of the pool with
+// The cross-check of the two vocabularies: one run of the pool with
 // Options.SemconvCallSpans, exported to an OTLP JSON-lines dump, read by the
 // analyzer under its default vocabulary and under semconv, must give the
 // same pool figures, and those must be the fixture's own (its ledger's

@@ -549,3 +549,43 @@ func TestSemconvCallSpansRecordFailuresOnTypeScriptPeers(t *testing.T) {
 		})
 	}
 }
+
+// TestRPCHeadReadsOnlyWellFormedHeads pins the head scanner's bounds and
+// punctuation: a body cut after any byte yields at most the fields it holds
+// whole, never a panic; a head whose opening brace, colon or comma is some
+// other byte yields nothing read after that byte (a head that is not the
+// JSON the SDK writes is not guessed at); the params, by name or by
+// position, end the head.
+func TestRPCHeadReadsOnlyWellFormedHeads(t *testing.T) {
+	const body = ` { "jsonrpc" : "2.0" , "id" : 7 , "method" : "tools/call" , "params" : {} } `
+	for n := 0; n <= len(body); n++ {
+		method, id := pool.RPCHead(postBody(t, body[:n]))
+		if (method != "" && method != spans.MethodToolsCall) || (id != "" && id != "7") || (n == len(body) && (method == "" || id == "")) {
+			t.Errorf("RPCHead(%q) = %q, %q", body[:n], method, id)
+		}
+	}
+	for _, tc := range []struct{ name, body, method, id string }{
+		{"no opening brace", `x"jsonrpc":"2.0","id":7,"method":"tools/call"}`, "", ""},
+		{"no colon after a key", `{"jsonrpc":"2.0","id"=7,"method":"tools/call"}`, "", ""},
+		{"a space for the colon", `{"method" "tools/call","id":7}`, "", ""},
+		{"no comma after a value", `{"method":"tools/call"."id":7}`, "tools/call", ""},
+		{"params by position end the head", `{"jsonrpc":"2.0","method":"tools/call","params":[0],"id":4}`, "tools/call", ""},
+		{"params by name end the head", `{"jsonrpc":"2.0","method":"tools/call","params":{},"id":4}`, "tools/call", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if method, id := pool.RPCHead(postBody(t, tc.body)); method != tc.method || id != tc.id {
+				t.Errorf("RPCHead(%s) = %q, %q; want %q, %q", tc.body, method, id, tc.method, tc.id)
+			}
+		})
+	}
+}
+
+// postBody is a POST of body to a 127.0.0.1 endpoint, as the SDK sends it.
+func postBody(t *testing.T, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}

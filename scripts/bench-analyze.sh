@@ -14,7 +14,7 @@
 # and writes the figures into BENCHMARKS.md under "## Analyzer", leaving the
 # other sections as they are. jq is installed with apt-get when missing.
 #
-# Goals (issue 3): >= 1.5x the pdata decode-only loop on OTLP JSON lines on a
+# Goals: >= 1.5x the pdata decode-only loop on OTLP JSON lines on a
 # 2-core machine, >= 10x jq, <= 100 bytes per span retained.
 #
 # Usage: scripts/bench-analyze.sh   (env: SPANS=1000000 RUNS=3 OUT=BENCHMARKS.md)
@@ -173,12 +173,11 @@ latency) and the first touch of the memory the index keeps (the bytes per
 span above) and of the measures' arrays. On one core that costs about
 what the decoder saves, so the analysis stays near pdata's bare decode;
 the index's per-span memory is where the next gain is. Against jq the
-whole command gained from two fixes (the "Engine" section): the shards'
-trace-id hash now spreads the generator's counter ids over both cores
-(all of them had landed on one shard), and the heap a big read grows into
-is advised for transparent huge pages, so its first touch costs a few
-thousand faults instead of about 50 000 at about 10 µs each on this
-virtual machine (the minor faults above). jq parses the same JSON
+whole command uses both cores (the shards' trace-id hash spreads even
+counter ids over them) and advises the heap a big read grows into for
+transparent huge pages, so its first touch costs a few thousand faults
+rather than about 50 000 at about 10 µs each on this virtual machine (the
+minor faults above). jq parses the same JSON
 single-threaded with its own parser and builds every object; \`mcptrace
 analyze\` uses both cores.
 

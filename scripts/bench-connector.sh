@@ -125,7 +125,7 @@ paste "$tmp/ac_new" "$tmp/ac_base" | awk '{ printf "%.2f\n", ($1 - $2) / 1e6 }' 
 		"$(stats "$tmp/ac_fwd")" "$(stats "$tmp/ac_fwdx")"
 	if [ -n "$TRACE_OUTCOME_REV" ]; then
 		ratio "$tmp/ac_old" "$tmp/ac_new" >"$tmp/ac_speed"
-		printf '| with the analyzer, `analyze/trace_outcome.go` at %s | %s | that / now per round: %sx |\n' \
+		printf '| with the analyzer, `analyze/trace_outcome.go` at %s | %s | that / this tree per round: %sx |\n' \
 			"$TRACE_OUTCOME_REV" "$(stats "$tmp/ac_old")" "$(stats "$tmp/ac_speed")"
 	fi
 	printf '\nThe pair tier (`BenchmarkPairsLeg`: the 24 acquire records a forwarding leg writes for that\n'
@@ -134,12 +134,12 @@ paste "$tmp/ac_new" "$tmp/ac_base" | awk '{ printf "%.2f\n", ($1 - $2) / 1e6 }' 
 	printf '\nBuffering alone (`BenchmarkBufferThroughput`: 20000 spans of the tracegen bench workload, export\n'
 	printf 'requests of about 900 spans, about 7 spans a trace, every trace finalized):\n\n'
 	printf '| traces | spans/s |'
-	[ -n "$BASE_REV" ] && printf ' spans/s at %s | now / then per round |' "$BASE_REV"
+	[ -n "$BASE_REV" ] && printf ' spans/s at %s | this tree / baseline per round |' "$BASE_REV"
 	printf '\n|---|---:|'
 	[ -n "$BASE_REV" ] && printf -- '---:|---|'
 	printf '\n'
-	# At BASE_REV (before encoding) a held trace was pdata to the end: both
-	# held rows compare with its held row.
+	# The default BASE_REV holds a trace as pdata to the end (no encoding):
+	# both held rows compare with its held row.
 	for k in held fresh complete; do
 		case $k in
 		held) what='held past encodeAfter (5 s): encoded at a sweep, decoded at the end' ;;
@@ -158,8 +158,8 @@ paste "$tmp/ac_new" "$tmp/ac_base" | awk '{ printf "%.2f\n", ($1 - $2) / 1e6 }' 
 	printf '\nMemory per open trace (`BenchmarkMemoryPerOpenTrace`: 5000 open traces of the same workload,\n'
 	printf 'live heap after a GC; "at the bound" is that heap times the default `max_open_traces`, 100000, per leg):\n\n'
 	printf '| build | bytes per open trace | over its OTLP protobuf size | MiB at the bound |\n|---|---:|---:|---:|\n'
-	printf '| now, encoded (older than encodeAfter) | %s | %s | %s |\n' "$(stats "$tmp/mem_new")" "$(median <"$tmp/memx_new")" "$(median <"$tmp/mib_new")"
-	printf '| now, fresh (pdata, younger than encodeAfter) | %s | | |\n' "$(stats "$tmp/memf_new")"
+	printf '| this tree, encoded (older than encodeAfter) | %s | %s | %s |\n' "$(stats "$tmp/mem_new")" "$(median <"$tmp/memx_new")" "$(median <"$tmp/mib_new")"
+	printf '| this tree, fresh (pdata, younger than encodeAfter) | %s | | |\n' "$(stats "$tmp/memf_new")"
 	if [ -n "$BASE_REV" ]; then
 		printf '| at %s (pdata to the end) | %s | %s | %s |\n' "$BASE_REV" "$(stats "$tmp/mem_base")" "$(median <"$tmp/memx_base")" "$(median <"$tmp/mib_base")"
 	fi

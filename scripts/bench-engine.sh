@@ -38,10 +38,10 @@
 #      show on a shared virtual machine (about 30 s of valgrind per million
 #      spans and run).
 #
-# Goals (issue 9): >= 1.5M spans/s on 2 cores at 4M spans; time per span
-# flat from 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with
-# the batch run's figures. Issue 23 item 6: a batch run's peak RSS <= 256
-# MiB and flat in dump size, never slower than BASE_REV.
+# Goals: >= 1.5M spans/s on 2 cores at 4M spans; time per span flat from
+# 250k to 16M; streaming 20M spans in <= 256 MiB peak RSS with the batch
+# run's figures; a batch run's peak RSS <= 256 MiB and flat in dump size,
+# never slower than BASE_REV.
 #
 # Usage: scripts/bench-engine.sh
 #   env: SPANS=4000000 SIZES="250000 1000000 4000000 16000000"
@@ -344,29 +344,22 @@ Streaming: $stream_spans spans generated into a pipe and analysed with
 peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(awk -v m="$stream_mib" 'BEGIN { print (m <= 256 ? "met" : "**missed**") }')); the same stream
 in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
 
-What changed, and what limits the throughput now. A batch run over
+How a batch run works, and what limits its throughput. A batch run over
 files is speculative (analyze/engine.go, newSpeculativeEngine): each
 shard measures a trace as soon as its root span has arrived, in groups
-of 256, while the read goes on, and frees its spans; the pair stage,
-which needs every acquire of a pair in time order, still waits for the
-end, with the acquires filed under their pairs as they come (at the
-commit measured here; it now attributes as it reads, see "Batch memory by
-dump size"). The first
-span to arrive for a trace already measured (the shards remember every
-one, as 64-bit fingerprints) spoils the run, which stops and reads the
-files again holding every trace, so the report is the batch report
+of 256, while the read goes on, and frees its spans; the pair stage
+attributes the acquires of each pair in time order as they are read. The
+first span to arrive for a trace already measured (the shards remember
+every one, as 64-bit fingerprints) spoils the run, which stops and reads
+the files again holding every trace, so the report is the batch report
 either way (stdin, which cannot be read twice, is always held). That
-overlaps the measures with the decode, which a batch run could not do
-(they took a quarter of the CPU after the read), and the peak RSS falls
-from the index's ~80 bytes a span to the open traces and the acquires:
-on this virtual machine the first touch of memory is what costs
-(measured: 3.3 s to fault in 1 GiB of huge pages, 5 s of 4 KiB ones),
-so memory not taken is CPU not spent. Finalizing borrows the open
-index's strings instead of interning them again, a compaction reuses the
-index the last one left, and the JSON fast path parses timestamps
-without strconv. An engine takes half the CPUs as shards and decodes on
-the other half (each shard reads every batch to pick its traces): 13%
-less CPU than one of each per CPU. What is left (perf, 4M spans): the projection decode,
+overlaps the measures with the decode, and keeps the peak RSS to the
+open traces and the acquires rather than an index of every span (~80
+bytes a span): on this virtual machine the first touch of memory is what
+costs (measured: 3.3 s to fault in 1 GiB of huge pages, 5 s of 4 KiB
+ones), so memory not taken is CPU not spent. An engine takes half the
+CPUs as shards and decodes on the other half (each shard reads every
+batch to pick its traces). Where the CPU goes (perf, 4M spans): the projection decode,
 about 40% of the CPU (the walk over every byte, the three hex ids, the
 strings kept); indexing a span, about 15%; measuring the traces, about
 20%; filing the acquires and the pair stage, under 10%; the kernel's

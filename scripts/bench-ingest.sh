@@ -14,7 +14,7 @@
 # and writes the "## Ingest" section of BENCHMARKS.md (OUT), leaving the
 # other sections as they are.
 #
-# Goals (issue 9): ours >= 2x pdata per core and on 2 cores, for JSON lines
+# Goals: ours >= 2x pdata per core and on 2 cores, for JSON lines
 # and for protobuf.
 #
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000

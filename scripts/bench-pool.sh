@@ -27,22 +27,22 @@
 #                         to say anything on a loaded machine
 #   OUT=BENCHMARKS.md     file whose "## Pool" section is rewritten
 #   RAW=                  if set, the raw benchmark output is copied there
-#   BASE_EXTRA_ALLOCS=46.4 allocations tracing added per call, client only,
-#                         before the cuts (BenchmarkCallToolClientCPU at
-#                         commit 27ee238): the "halved" goal's baseline
+#   BASE_EXTRA_ALLOCS=46.4 allocations tracing adds per call, client only,
+#                         at the baseline commit 27ee238
+#                         (BenchmarkCallToolClientCPU): the "halved" goal's
+#                         baseline
 #   BASE_REV=             a git revision to compare against: its pool test
 #                         binary is built from `git archive` and its
 #                         BenchmarkCallToolClientCPU runs in every round next
-#                         to this tree's, for a before/after in the same run
+#                         to this tree's, for a baseline in the same run
 #   FAST_BENCH, CPU_BENCH, LATENCY_BENCH  the -test.bench patterns of the
 #                         three runs of a round (defaults below), e.g.
 #                         FAST_BENCH='^$' LATENCY_BENCH='^$' OUT=/tmp/x.md for
 #                         the client CPU alone
 #   POOL_META_ALLOCS=0    allocations the pool itself makes to put the trace
-#                         context in _meta: none since the params, the _meta
-#                         map and the traceparent buffer are recycled per call
-#                         (4 before: the map, its group, the traceparent
-#                         string and its interface box), from `go tool pprof
+#                         context in _meta: none, as the params, the _meta
+#                         map and the traceparent buffer are recycled per
+#                         call, from `go tool pprof
 #                         -sample_index=alloc_objects` of
 #                         BenchmarkCallToolClient/propagated
 #   BENCHSTAT=            benchstat command; default: benchstat if on PATH.
@@ -286,10 +286,10 @@ END {
 			bcr = m; bcrlo = lo; bcrhi = hi
 			stat("base:" cc, "traced-allocs/call"); bta = m
 			stat("base:" cc, "untraced-allocs/call"); bua = m
-			print "Before and after, the same benchmark of commit " base_rev " built and run in every"
+			print "Against a baseline: the same benchmark of commit " base_rev " built and run in every"
 			print "round next to this tree’s (which goes first alternating):"
 			print ""
-			print "| per CallTool, client only | before (" base_rev ") | after |"
+			print "| per CallTool, client only | baseline (" base_rev ") | this tree |"
 			print "|---|---:|---:|"
 			printf "| client CPU traced / untraced, median (min – max) | %.3fx (%.3fx – %.3fx) | %.3fx (%.3fx – %.3fx) |\n", bcr, bcrlo, bcrhi, cr, crlo, crhi
 			printf "| allocations tracing adds per call | %+.1f | %+.1f |\n", bta - bua, a2 - a1
@@ -359,10 +359,10 @@ END {
 		if (stat(sd "start-attrs", "ns")) {
 			t1 = m; stat(sd "kind+set-all", "ns"); t2 = m
 			if (t2 != "") t1 = t2
-			why = why sprintf(". The OpenTelemetry SDK’s three spans alone take %s (`%skind+set-all` in a tight loop, the SDK with no pool), %.1f%% of an untraced call’s client CPU; what the spans cost above that inside a call (the garbage collector, cold caches between calls) is within the spread of this measurement. The pool itself allocates nothing for the trace context any more; the `_meta` decode is in the MCP SDK (`protocolVersionFromMessage` in go-sdk v1.8.0 `mcp/streamable.go` decodes every outgoing request’s `_meta`), out of the pool’s reach without a change upstream", dur(3 * t1), sd, 100 * 3 * t1 / ucpu)
+			why = why sprintf(". The OpenTelemetry SDK’s three spans alone take %s (`%skind+set-all` in a tight loop, the SDK with no pool), %.1f%% of an untraced call’s client CPU; what the spans cost above that inside a call (the garbage collector, cold caches between calls) is within the spread of this measurement. The pool itself allocates nothing for the trace context; the `_meta` decode is in the MCP SDK (`protocolVersionFromMessage` in go-sdk v1.8.0 `mcp/streamable.go` decodes every outgoing request’s `_meta`), out of the pool’s reach without a change upstream", dur(3 * t1), sd, 100 * 3 * t1 / ucpu)
 		}
 		if (scr != "") why = why sprintf(". With a synchronous span processor instead of the batch one (no hand-off of each ended span to the processor’s goroutine) it is %.3fx: the span processor is the application’s choice (the telemetry setup), not the pool’s", scr)
-		if (bcr != "") why = why sprintf(". Commit %s, in the same rounds: %.3fx, with %+.1f allocations per traced call against %+.1f now: the allocations cut do not show above this spread", base_rev, bcr, bta - bua, a2 - a1)
+		if (bcr != "") why = why sprintf(". Commit %s, in the same rounds: %.3fx, with %+.1f allocations per traced call against %+.1f here: the difference in allocations does not show above this spread", base_rev, bcr, bta - bua, a2 - a1)
 		printf "| client CPU per traced call, server in another process: traced / untraced | %.3fx | ≤ 1.05x | %s | %s |\n", cr, verdict(cr <= 1.05), why
 	}
 	if (stat(cc, "traced-allocs/call")) {

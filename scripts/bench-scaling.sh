@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-scaling.sh measures how `mcptrace check` scales (issue 24): the CPU
+# bench-scaling.sh measures how `mcptrace check` scales: the CPU
 # time per unit at a small and a large size of the same generated shape,
 # in the same run, and fails when the large size costs more than BOUND
 # times the small one per unit (a quadratic step shows as a ratio of about
@@ -123,7 +123,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
 	echo "## Scaling"
 	echo
-	echo "\`scripts/bench-scaling.sh\` at $(git rev-parse --short HEAD) on $(nproc) CPUs, load average $load_before before and $load_after after. CPU time (user + system) of \`mcptrace check\`, the best of $RUNS runs, less the fixed cost of checking a one-trace dump ($base s; $base_names s with the names rule), per unit, at each size (CPU seconds in brackets); the ratio is the per-unit cost at the largest size over the next size (4x or 16x smaller), and the run fails past ${BOUND}x (a quadratic step gives the size factor)."
+	echo "\`scripts/bench-scaling.sh\` on $(date -u +%Y-%m-%d) at $(git rev-parse --short HEAD) on $(nproc) CPUs, load average $load_before before and $load_after after. CPU time (user + system) of \`mcptrace check\`, the best of $RUNS runs, less the fixed cost of checking a one-trace dump ($base s; $base_names s with the names rule), per unit, at each size (CPU seconds in brackets); the ratio is the per-unit cost at the largest size over the next size (4x or 16x smaller), and the run fails past ${BOUND}x (a quadratic step gives the size factor)."
 	echo
 	echo "| shape | per unit at each size | ratio | verdict |"
 	echo "|---|---|---|---|"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench-vocabulary.sh measures what issue 22's event model and detection cost
-# the analyzer, as ratios against baselines measured in the same run, and
+# bench-vocabulary.sh measures what the event model and vocabulary detection
+# cost the analyzer, as ratios against baselines measured in the same run, and
 # writes them into BENCHMARKS.md under "## Vocabulary stage and detection",
 # leaving the other sections as they are:
 #   - the vocabulary stage: analyze.Analyze over one loaded index of the
 #     benchmark dump (BenchmarkMeasuresOverAnIndex), this tree against BASE
-#     (default b658693, main before the event model), the benchmark file
+#     (default b658693, a tree without the event model), the benchmark file
 #     copied into BASE's tree; both test binaries built first, then run in
 #     interleaved rounds (base, head, base, head, ...) so each pair sees the
 #     same load; per round the head/base ratio, reported as median (min – max);
@@ -73,9 +73,9 @@ section=$tmp/section.md
 {
 	echo "## Vocabulary stage and detection"
 	echo
-	echo "What issue 22's event model and vocabulary detection cost the analyzer:"
+	echo "What the event model and vocabulary detection cost the analyzer:"
 	echo "\`analyze.Analyze\` over one loaded index of the benchmark dump ($SPANS spans,"
-	echo "our vocabulary), this tree against $BASE (main before the event model) with"
+	echo "our vocabulary), this tree against $BASE (a tree without the event model) with"
 	echo "the same benchmark file, in $ROUNDS interleaved rounds of 5 analyses each;"
 	echo "and detection (\`--profile auto\`, the default) against the default profile,"
 	echo "alternated in each iteration of one benchmark."

@@ -24,8 +24,8 @@
 # It writes MUTATION_OUT (score per package, survivors as file:line
 # operator) and prints a table. It exits 1 on a tool error (a package's
 # unmutated tests failing included), never on a low score. TESTING.md
-# records the last scores and what each survivor means. Run it niced on a
-# shared machine: nice -n 10 scripts/mutation.sh.
+# records the last scores and the known equivalent mutants. Run it niced
+# on a shared machine: nice -n 10 scripts/mutation.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -42,7 +42,7 @@ func scopesDump(t testing.TB, n int, long string) string {
 }
 
 // TestHTMLReportListsABoundedNumberOfScopes pins the HTML report's size
-// budget (issue 24): it lists at most DefaultMaxListedScopes scopes, says
+// budget: it lists at most DefaultMaxListedScopes scopes, says
 // how many more there are, and its page does not grow with the unlisted
 // scopes' charts, whatever one scope's name holds.
 func TestHTMLReportListsABoundedNumberOfScopes(t *testing.T) {

@@ -45,7 +45,7 @@ const (
 	// and the page says how many more there are ("and N more"). With the
 	// marks, lanes and scopes caps it bounds the report: a scope costs its
 	// figures and Buckets of chart data, so a dump of 200k scopes makes a
-	// page of a few MB, not hundreds (issue 24).
+	// page of a few MB, not hundreds.
 	DefaultMaxListedScopes = 200
 	// TraceIDPlaceholder is what a --trace-url template's trace id goes in
 	// place of.

@@ -376,3 +376,93 @@ func TestParseUint64MatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// TestFastOTLPJSONLeavesAnUnclosedValueToPdata pins the compact attribute
+// path's test of the "}}" closing a value and its attribute: an attribute
+// object left open (its value closed, then white space and the list's
+// ']') is malformed JSON pdata refuses, and the fast path must leave the
+// line to it rather than take any two bytes for the "}}" and carry on.
+func TestFastOTLPJSONLeavesAnUnclosedValueToPdata(t *testing.T) {
+	line := []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) +
+		`,"attributes":[{"key":"plugin.mcp.cache_key","value":{"stringValue":"a"} ]}]}]}]}`)
+	if _, err := unmarshalOTLPJSON(line); err == nil {
+		t.Fatalf("pdata reads the line: the case tests nothing:\n%s", line)
+	}
+	if _, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+		t.Errorf("the fast path took a line pdata refuses:\n%s", line)
+	}
+}
+
+// TestFastOTLPJSONSkipsOnlyHexUnicodeEscapes pins isHexDigit's three
+// ranges by what the fast path leaves to pdata: a \u escape in a skipped
+// string (a span's traceState) holding a character just past a range
+// ('g', 'G', ':', 'z', 'Z') is no escape, pdata refuses the line, and the
+// fast path must not skip over it as one.
+func TestFastOTLPJSONSkipsOnlyHexUnicodeEscapes(t *testing.T) {
+	withState := func(state string) []byte {
+		return []byte(strings.Replace(otlpLine(1), `"name":"plugin.mcp.invoke"`, `"name":"plugin.mcp.invoke","traceState":"`+state+`"`, 1))
+	}
+	if _, ok := decodeFastOTLP(withState(`a\u00e9Fb`), newKeepSet(testKeep)); !ok {
+		t.Fatal("the fast path falls back on a well-formed escape: the cases test nothing")
+	}
+	for _, c := range []string{"g", "G", ":", "z", "Z"} {
+		line := withState(`a\u00e` + c + `b`)
+		if _, err := unmarshalOTLPJSON(line); err == nil {
+			t.Fatalf("%q: pdata reads the line: the case tests nothing", c)
+		}
+		if _, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+			t.Errorf("%q: the fast path skipped an escape pdata refuses:\n%s", c, line)
+		}
+	}
+}
+
+// oneSpanLine is an OTLP JSON line of one span with the given attributes.
+func oneSpanLine(attrs string) []byte {
+	return []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[` +
+		attrs + `]}]}]}]}`)
+}
+
+// TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata pins the fast path's
+// tests on one attribute: a key cut by a byte a key does not hold
+// unescaped (compactAttr stops there and must not read on past it: the
+// bytes after the backslash here look like the rest of a compact
+// attribute), and a kept key whose value is empty or missing (a batch
+// holds a string, a bool or an int, nothing else). pdata refuses the first
+// and reads the others; either way the fast path leaves the line to it.
+func TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		attrs      string
+		pdataReads bool
+	}{
+		// compactAttr stops at the byte; read on, the key would be "x".
+		{"a key cut by an invalid escape", `{"key":"x\,"value":{"stringValue":"v"}}`, false},
+		{"a key cut by a control byte", "{\"key\":\"x\x01,\"value\":{\"stringValue\":\"v\"}}", false},
+		// A batch holds a string, a bool or an int: no empty value.
+		{"a kept key with an empty value", `{"key":"x","value":{}}`, true},
+		{"a kept key without a value", `{"key":"x"}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := oneSpanLine(tc.attrs)
+			if _, err := unmarshalOTLPJSON(line); (err == nil) != tc.pdataReads {
+				t.Fatalf("pdata reads the line: %v, the case wants %v: it tests nothing:\n%s", err == nil, tc.pdataReads, line)
+			}
+			if b, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+				t.Errorf("the fast path took the line (%d attributes kept), it must leave it to pdata:\n%s", len(b.Attrs), line)
+			}
+		})
+	}
+}
+
+// TestFastOTLPJSONTakesEveryDigitOfASkippedDouble pins doubleLit's digit
+// range at both ends (a range stopping short of '9' would leave every
+// double with a 9 in its fraction to pdata): a skipped double value holding each
+// digit is in the common shape, and the fast path reads it as pdata does.
+func TestFastOTLPJSONTakesEveryDigitOfASkippedDouble(t *testing.T) {
+	for _, v := range []string{"0.9", "-1234567890.0123456789", "9.0", "0.0"} {
+		line := oneSpanLine(`{"key":"ratio","value":{"doubleValue":` + v + `}},{"key":"x","value":{"intValue":"1"}}`)
+		if !checkFastMatchesPdata(t, line) {
+			t.Errorf("the fast path fell back on a skipped double %s:\n%s", v, line)
+		}
+	}
+}

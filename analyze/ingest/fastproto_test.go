@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -229,4 +230,65 @@ func FuzzFastOTLPProtoMatchesPdata(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		checkFastProtoMatchesPdata(t, rec)
 	})
+}
+
+// TestFastOTLPProtoLeavesMalformedFieldsToPdata pins three checks of the
+// projection decoder on records pdata refuses: a resource and a span's
+// attribute written with another wire type than bytes, and an attribute
+// key whose length needs a second byte (a first length byte of exactly
+// 0x80: the compact path reads one-byte lengths only, and the general one
+// finds the length past the record). Each must fall back to pdata, which
+// reports it, and never be read as if it were well formed.
+func TestFastOTLPProtoLeavesMalformedFieldsToPdata(t *testing.T) {
+	scope := pb(nil).bytes(1, pb(nil).str(1, "scope")).bytes(2, baseSpan())
+	longKey := append([]byte{0x0a, 0x80}, bytes.Repeat([]byte{'a'}, 128)...)
+	longKey = append(longKey, pb(nil).bytes(2, pb(nil).str(1, "v"))...)
+	for name, rec := range map[string][]byte{
+		"a resource as a varint": pb(nil).bytes(1, pb(nil).varint(1, 7).bytes(2, scope)),
+		// After a well-formed attribute, whose bytes the field iterator
+		// still holds when the varint comes.
+		"a span attribute as a varint":       request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("x", "y")).varint(fieldSpanAttributes, 1))),
+		"a key length of 0x80 read past end": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, longKey))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var u ptrace.ProtoUnmarshaler
+			if _, err := u.UnmarshalTraces(rec); err == nil {
+				t.Fatalf("pdata reads the record: the case tests nothing: % x", rec)
+			}
+			if b, ok := decodeFastProto(rec, newKeepSet(testKeep)); ok {
+				putBatch(b)
+				t.Errorf("the projection decoder took a record pdata refuses: % x", rec)
+			}
+		})
+	}
+}
+
+// TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata extends
+// TestFastOTLPProtoLeavesMalformedFieldsToPdata with the wire-level edges
+// the fast paths test before they read a field: each record is one pdata
+// refuses, and the projection decoder must leave it to pdata.
+func TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata(t *testing.T) {
+	good := request(baseResource, baseSpan())
+	for name, rec := range map[string][]byte{
+		// Field 0, which protowire refuses, never takes the one-byte path.
+		"field number zero, length-delimited": append(append([]byte{}, good...), 0x02, 0x00),
+		// The kind's wire type is checked: a fixed32 1 is no kind 1.
+		"a span kind as fixed32": request(baseResource, baseSpan(pb(nil).fixed32(fieldSpanKind, 1))),
+		"a span kind as bytes":   request(baseResource, baseSpan(pb(nil).bytes(fieldSpanKind, nil))),
+		// compactKV must not keep the second of two values without
+		// reading the first, malformed.
+		"two values, the first malformed": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes,
+			pb(nil).bytes(2, []byte{0x0a, 0x05, 'a'}).bytes(2, pb(nil).str(1, "v"))))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var u ptrace.ProtoUnmarshaler
+			if _, err := u.UnmarshalTraces(rec); err == nil {
+				t.Fatalf("pdata reads the record: the case tests nothing: % x", rec)
+			}
+			if b, ok := decodeFastProto(rec, newKeepSet(testKeep)); ok {
+				putBatch(b)
+				t.Errorf("the projection decoder took a record pdata refuses: % x", rec)
+			}
+		})
+	}
 }

@@ -3,7 +3,9 @@ package ingest
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
@@ -275,5 +277,102 @@ func TestReadErrorFormat(t *testing.T) {
 	err := error(&ReadError{Path: "x", Offset: -1, Err: ErrTruncated})
 	if !errors.Is(err, ErrTruncated) {
 		t.Error("ReadError does not unwrap to its cause")
+	}
+}
+
+// failingReader hands out data, then fails with first, then with second on
+// every later read: a device that fails once and then differently.
+type failingReader struct {
+	data          []byte
+	first, second error
+	failed        bool
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) > 0 {
+		n := copy(p, r.data)
+		r.data = r.data[n:]
+		return n, nil
+	}
+	if !r.failed {
+		r.failed = true
+		return 0, r.first
+	}
+	return 0, r.second
+}
+
+// TestAFailingInputIsBlamedForItsFirstError pins that a read error of the
+// input is the error reported, and the first one: an input that fails and
+// then fails differently (bufio hands out an error once and reads on) is
+// blamed as "a readable file" with the error it gave first, not reported
+// as a bad record of the format with a later error.
+func TestAFailingInputIsBlamedForItsFirstError(t *testing.T) {
+	first, second := errors.New("the device failed"), errors.New("read on a closed device")
+	data := otlpLine(1) + strings.TrimSuffix(otlpLine(2), "\n")
+	_, err := Read(t.Context(), []string{"-"}, ReadOptions{Strict: true, Stdin: &failingReader{data: []byte(data), first: first, second: second}},
+		SinkFunc(func(*Input, ptrace.Traces) error { return nil }))
+	var re *ReadError
+	if !errors.As(err, &re) || !errors.Is(err, first) || errors.Is(err, second) || re.Expected != "a readable file" {
+		t.Fatalf("err %v, want a ReadError expecting a readable file with the first error (%v) alone", err, first)
+	}
+}
+
+// TestAReadErrorNamesOnlyTheKnownParts pins ReadError.Error's four tests
+// (line, offset, expectation, cause) at their edges: line 0 and offset -1 are unknown and left out, offset 0 is byte 0.
+func TestAReadErrorNamesOnlyTheKnownParts(t *testing.T) {
+	cause := errors.New("boom")
+	for _, tc := range []struct {
+		e    ReadError
+		want string
+	}{
+		{ReadError{Path: "d.jsonl", Line: 1, Offset: 0, Expected: "x", Err: cause}, "d.jsonl:1 (byte 0): expected x: boom"},
+		{ReadError{Path: "d.jsonl", Line: 0, Offset: -1, Expected: "x", Err: cause}, "d.jsonl: expected x: boom"},
+		{ReadError{Path: "d.jsonl", Line: 0, Offset: 7}, "d.jsonl (byte 7)"},
+		{ReadError{Path: "-", Offset: -1, Err: cause}, "-: boom"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestACausesLatin1LetterIsTheByteItNames pins causeText's rewriting of
+// encoding/json's "invalid character" at each bound of the Latin-1 range
+// and its closing quote, and its clip at exactly maxCauseBytes (back to a
+// rune's start, down to nothing and no further).
+func TestACausesLatin1LetterIsTheByteItNames(t *testing.T) {
+	// A syntax error's message as encoding/json words it, around a
+	// *json.SyntaxError as causeText finds it.
+	syntax := func(msg string) error { return fmt.Errorf("%s%w", msg, &json.SyntaxError{}) }
+	for _, tc := range []struct{ msg, want string }{
+		{"invalid character '\u0080' looking", `invalid character '\x80' looking`},
+		{"invalid character 'ÿ' looking", `invalid character '\xff' looking`},
+		{"invalid character '\u007f' looking", `invalid character '\x7f' looking`}, // not rewritten: SafeText escapes DEL
+		{"invalid character 'Ā' looking", "invalid character 'Ā' looking"},
+		{"invalid character 'ÿ", `invalid character 'ÿ`},
+		{"invalid character 'x' looking", "invalid character 'x' looking"},
+	} {
+		if got := causeText(syntax(tc.msg)); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+	var v any
+	if got := causeText(json.Unmarshal([]byte{'[', 0xe9}, &v)); !strings.Contains(got, `invalid character '\xe9'`) {
+		t.Errorf("encoding/json's own error for the byte 0xe9: %q, want it to name \xe9", got)
+	}
+	for _, tc := range []struct {
+		msg  string
+		want string
+	}{
+		{strings.Repeat("a", maxCauseBytes), strings.Repeat("a", maxCauseBytes)},
+		{strings.Repeat("a", maxCauseBytes+1), strings.Repeat("a", maxCauseBytes) + fmt.Sprintf("… (%d bytes)", maxCauseBytes+1)},
+		// Nothing but continuation bytes: nothing before the cut is kept.
+		{strings.Repeat("\x80", maxCauseBytes+1), fmt.Sprintf("… (%d bytes)", maxCauseBytes+1)},
+		// A two-byte rune across the cut is left out whole.
+		{strings.Repeat("a", maxCauseBytes-1) + "é", strings.Repeat("a", maxCauseBytes-1) + fmt.Sprintf("… (%d bytes)", maxCauseBytes+1)},
+	} {
+		if got := causeText(errors.New(tc.msg)); got != tc.want {
+			t.Errorf("a cause of %d bytes: %q…, want %q…", len(tc.msg), got[max(0, len(got)-30):], tc.want[max(0, len(tc.want)-30):])
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package ingest
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -111,7 +114,7 @@ func TestJaegerDetails(t *testing.T) {
 	diffCanon(t, got, want)
 
 	// The log became an event with its name and every field after the
-	// first (read_jaeger.go:311); the FOLLOWS_FROM reference a link.
+	// first; the FOLLOWS_FROM reference a link.
 	forEachTestSpan(batches[0], func(sp ptrace.Span) {
 		switch sp.Name() {
 		case "root":
@@ -172,7 +175,7 @@ func TestNormalizeID(t *testing.T) {
 		{"", 8, "", false},
 		{"zz02030405060708", 8, "", false},
 		// base64 whose length could hold 8 bytes but that decodes to one
-		// byte more or one less: no span id (read_tempo.go:190).
+		// byte more or one less: no span id.
 		{"ERITFBUWFxgZ", 8, "", false},
 		{"ERITFBUWFw==", 8, "", false},
 	}
@@ -201,5 +204,130 @@ func TestByteOrderMarkIsSkipped(t *testing.T) {
 		if inputs[0].Spans == 0 {
 			t.Errorf("%s: no spans", name)
 		}
+	}
+}
+
+// TestABOMsBytesStartingAProtobufDumpAreItsFirstLength pins that only a
+// JSON input has its byte order mark skipped: a dump read as protobuf
+// whose first bytes are EF BB BF starts with a length prefix of about 4
+// GB, refused at byte 0, never skipped so that the records after it read.
+func TestABOMsBytesStartingAProtobufDumpAreItsFirstLength(t *testing.T) {
+	data := append(append([]byte{}, utf8BOM...), framed(request(baseResource, baseSpan()))...)
+	_, _, err := readBytes(t, data, ReadOptions{Strict: true, Format: FormatOTLPProto})
+	var re *ReadError
+	if !errors.As(err, &re) || !errors.Is(err, ErrRecordTooLarge) || re.Offset != 0 {
+		t.Fatalf("err %v, want a ReadError at byte 0 wrapping ErrRecordTooLarge", err)
+	}
+}
+
+// TestJaegerNumbersAndIDsAtTheirEdges pins the Jaeger reader's scalar
+// edges: a number given as null or as an empty string (quoted or not) is
+// 0; a hex id must be 1 to 2×len(dst) hex digits, and one that is not is
+// refused for that, not for what hex.Decode finds.
+func TestJaegerNumbersAndIDsAtTheirEdges(t *testing.T) {
+	for _, in := range []string{`null`, `""`, `"null"`, `0`} {
+		n := jaegerInt(7)
+		if err := n.UnmarshalJSON([]byte(in)); err != nil || n != 0 {
+			t.Errorf("jaegerInt(%s) = %d, %v; want 0", in, n, err)
+		}
+	}
+	dst := make([]byte, 8)
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{"1", true},
+		{"0123456789abcdef", true},
+		{"", false},
+		{"0123456789abcdef0", false},
+		{"012345678g", false},
+	} {
+		err := jaegerHexID(tc.id, dst)
+		if (err == nil) != tc.ok || (err != nil && err.Error() != "expected 1 to 16 hex digits") {
+			t.Errorf("jaegerHexID(%q): %v, want accepted %v (refused as not 1 to 16 hex digits)", tc.id, err, tc.ok)
+		}
+	}
+}
+
+// TestIsHexAtEachRangesEdges pins isHex's six bounds: each range's first
+// and last character is a hex digit, the characters just outside are not.
+func TestIsHexAtEachRangesEdges(t *testing.T) {
+	for _, c := range "09afAF" {
+		if !isHex(string(c)) {
+			t.Errorf("isHex(%q) = false", c)
+		}
+	}
+	for _, c := range "/:`g@G" {
+		if isHex("0" + string(c)) {
+			t.Errorf("isHex(%q) = true", "0"+string(c))
+		}
+	}
+}
+
+// TestTempoIDsOfALinkAreNormalisedButNoParent pins which ids
+// normalizeIDs rewrites from base64 to hex: every trace and span id (both
+// spellings), and the parent ids only of a span (withParent), never of a
+// link, which has none of its own.
+func TestTempoIDsOfALinkAreNormalisedButNoParent(t *testing.T) {
+	const trace64, span64 = "AQIDBAUGBwgJCgsMDQ4PEA==", "ERITFBUWFxg="
+	const traceHex, spanHex = "0102030405060708090a0b0c0d0e0f10", "1112131415161718"
+	for _, withParent := range []bool{false, true} {
+		m := map[string]any{"traceId": trace64, "trace_id": trace64, "spanId": span64, "span_id": span64,
+			"parentSpanId": span64, "parent_span_id": span64}
+		if err := normalizeIDs(m, withParent); err != nil {
+			t.Fatal(err)
+		}
+		parent := span64
+		if withParent {
+			parent = spanHex
+		}
+		want := map[string]any{"traceId": traceHex, "trace_id": traceHex, "spanId": spanHex, "span_id": spanHex,
+			"parentSpanId": parent, "parent_span_id": parent}
+		if !maps.Equal(m, want) {
+			t.Errorf("withParent %v: %v, want %v", withParent, m, want)
+		}
+	}
+}
+
+// TestJaegerErrorTagYieldsToAnExplicitStatus pins the error tag's rule
+// (error=true never overrides otel.status_code=OK) and the parent's (a
+// reference into another trace, or a FOLLOWS_FROM, is no parent): the
+// error tag makes a span an error
+// only when no status says otherwise, and is kept as an attribute when it
+// does not; the parent is the first CHILD_OF reference in the span's own
+// trace, any other reference is a link.
+func TestJaegerErrorTagYieldsToAnExplicitStatus(t *testing.T) {
+	doc := `{"data":[{"traceID":"abc","spans":[
+ {"traceID":"abc","spanID":"1","operationName":"ok","startTime":1,"duration":1,
+  "tags":[{"key":"error","type":"bool","value":true},{"key":"otel.status_code","type":"string","value":"OK"}],
+  "references":[{"refType":"CHILD_OF","traceID":"def","spanID":"9"},{"refType":"CHILD_OF","traceID":"abc","spanID":"2"}]},
+ {"traceID":"abc","spanID":"2","operationName":"error","startTime":1,"duration":1,
+  "tags":[{"key":"otel.status_code","type":"string","value":"ERROR"},{"key":"error","type":"bool","value":true}],
+  "references":[{"refType":"CHILD_OF","traceID":"def","spanID":"9"}]},
+ {"traceID":"abc","spanID":"3","operationName":"unset","startTime":1,"duration":1,
+  "tags":[{"key":"error","type":"bool","value":true}],
+  "references":[{"refType":"FOLLOWS_FROM","traceID":"abc","spanID":"1"}]}
+],"processes":{}}]}`
+	_, batches, err := readBytes(t, []byte(doc), ReadOptions{Strict: true, Format: FormatJaeger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"ok":    "status=Ok parent=0000000000000002 attrs={error=Bool:true} links=1",
+		"error": "status=Error parent= attrs={} links=1",
+		"unset": "status=Error parent= attrs={} links=1",
+	}
+	n := 0
+	for _, td := range batches {
+		forEachTestSpan(td, func(sp ptrace.Span) {
+			n++
+			got := fmt.Sprintf("status=%s parent=%s attrs=%s links=%d", sp.Status().Code(), sp.ParentSpanID(), canonMap(sp.Attributes()), sp.Links().Len())
+			if got != want[sp.Name()] {
+				t.Errorf("span %q: %s, want %s", sp.Name(), got, want[sp.Name()])
+			}
+		})
+	}
+	if n != len(want) {
+		t.Errorf("read %d spans, want %d", n, len(want))
 	}
 }

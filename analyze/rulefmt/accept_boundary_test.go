@@ -1,6 +1,9 @@
 package rulefmt
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestBoundsAcceptedAtTheirEdge pins what a configuration accepts and
 // rejects at each bound's edge, by acceptance alone (the error texts are
@@ -32,6 +35,34 @@ func TestBoundsAcceptedAtTheirEdge(t *testing.T) {
 		_, err := ParseGateConfig("f.yaml", []byte(tc.doc))
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: error %v, want accepted %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestRegressionTolerancesAcceptedAtTheirEdge pins the edges of the
+// fractional tolerances: a latency ratio of exactly 1 (no slowdown
+// allowed), a minimum delta of 0 and a hit-rate drop of 0 or 1 are
+// accepted; just past each is refused.
+func TestRegressionTolerancesAcceptedAtTheirEdge(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{"regressions: {latency_ratio: 1}\n", true},
+		{"regressions: {latency_ratio: 0.999}\n", false},
+		{"regressions: {latency_min_delta_ms: 0}\n", true},
+		{"regressions: {latency_min_delta_ms: -0.001}\n", false},
+		{"regressions: {hit_rate_drop: 0}\n", true},
+		{"regressions: {hit_rate_drop: -0.001}\n", false},
+		{"regressions: {hit_rate_drop: 1}\n", true},
+		{"regressions: {hit_rate_drop: 1.001}\n", false},
+	} {
+		gc, err := ParseGateConfig("f.yaml", []byte(tc.doc))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want accepted %v", strings.TrimSpace(tc.doc), err, tc.ok)
+		}
+		if tc.doc == "regressions: {latency_ratio: 1}\n" && err == nil && gc.Tolerances.LatencyRatio != 1 {
+			t.Errorf("latency_ratio: 1 read as %v", gc.Tolerances.LatencyRatio)
 		}
 	}
 }

@@ -2,8 +2,10 @@ package rulefmt
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,3 +178,102 @@ func TestParseProfile(t *testing.T) {
 		t.Errorf("ParseProfile(Default) = %v, want ErrUnknownProfile", err)
 	}
 }
+
+// TestAnAliasIsNoValue pins that a value rulefmt reads as a scalar is a
+// scalar written in place: an alias to one (*n after &n 3) is refused where
+// the value is read, not resolved. yaml.v3 would decode the alias to the
+// anchored value; refusing it keeps a configuration's values where they
+// are written and every message at the place it names.
+func TestAnAliasIsNoValue(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		err       string // "" when accepted
+	}{
+		{"a measure's expect", "measures:\n  - {name: x, root: &n a, read: b, expect: 1}\n", ""},
+		{"a measure's expect as an alias", "measures:\n  - {name: x, root: a, read: b, description: &n 1}\n  - {name: y, root: a, read: b, expect: *n}\n", "c.yaml:3:41: expect must be a whole number of reads, 0 or more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig("c.yaml", []byte(tc.doc))
+			if tc.err == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("error %v, want one containing %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestIndexKeepsWhatTheVocabularyInUseReads pins which vocabularies'
+// attributes IndexOptions keeps: under auto without a vocabulary of the
+// file's, every built-in's (any of them may be the one detected); under a
+// named profile only that profile's; with the file's own vocabulary only
+// its, whatever the profile. Each set is compared whole, beside the
+// attributes every configuration keeps.
+func TestIndexKeepsWhatTheVocabularyInUseReads(t *testing.T) {
+	base := Config{Vocabulary: &Vocabulary{}}.IndexOptions()
+	want := func(vocs ...Vocabulary) (span, res map[string]bool) {
+		span, res = keySet(base.SpanAttrs), keySet(base.ResourceAttrs)
+		for _, v := range vocs {
+			o := v.IndexOptions()
+			for _, k := range o.SpanAttrs {
+				span[k] = true
+			}
+			for _, k := range o.ResourceAttrs {
+				res[k] = true
+			}
+		}
+		return span, res
+	}
+	builtins := BuiltinVocabularies()
+	own := builtins[len(builtins)-1]
+	cases := []struct {
+		name string
+		cfg  Config
+		vocs []Vocabulary
+	}{
+		{"auto reads every built-in", Config{Profile: ProfileAuto}, builtins},
+		{"auto with the file's vocabulary reads that one", Config{Profile: ProfileAuto, Vocabulary: &own}, []Vocabulary{own}},
+	}
+	for _, p := range Profiles {
+		if p == ProfileAuto {
+			continue
+		}
+		cases = append(cases, struct {
+			name string
+			cfg  Config
+			vocs []Vocabulary
+		}{"profile " + string(p), Config{Profile: p}, []Vocabulary{*Config{Profile: p}.ActiveVocabulary()}})
+	}
+	all, _ := want(builtins...)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.cfg.IndexOptions()
+			span, res := want(tc.vocs...)
+			if got := keySet(o.SpanAttrs); !maps.Equal(got, span) {
+				t.Errorf("span attributes %v, want %v", keysOf(got), keysOf(span))
+			}
+			if got := keySet(o.ResourceAttrs); !maps.Equal(got, res) {
+				t.Errorf("resource attributes %v, want %v", keysOf(got), keysOf(res))
+			}
+			if len(tc.vocs) == 1 && len(span) >= len(all) {
+				t.Errorf("one vocabulary keeps %d span attributes, all of them %d: the case cannot tell them apart", len(span), len(all))
+			}
+		})
+	}
+}
+
+// keySet is keys as a set.
+func keySet(keys []string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		m[k] = true
+	}
+	return m
+}
+
+// keysOf lists m's keys, sorted, for a message.
+func keysOf(m map[string]bool) string { return sortedKeys(slices.Collect(maps.Keys(m))) }

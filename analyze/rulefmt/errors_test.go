@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -15,10 +16,10 @@ import (
 // CLI's test of `mcptrace rules` reads the same file.
 const fiveTyposPath = "testdata/five-typos.yaml"
 
-// TestFileWithFiveTyposReportsAllFiveInOneRun: the issue's file took four
-// runs (2, 2, 2, 1 mistakes); every typo is reported in the first, in file
-// order, each with file:line:column, the nearest valid name and the full
-// list of valid names, and none reports a mistake the file did not make.
+// TestFileWithFiveTyposReportsAllFiveInOneRun: every typo of a file of
+// five is reported in one run, in file order, each with
+// file:line:column, the nearest valid name and the full list of valid
+// names, and none reports a mistake the file did not make.
 func TestFileWithFiveTyposReportsAllFiveInOneRun(t *testing.T) {
 	fiveTypos, err := os.ReadFile(fiveTyposPath)
 	if err != nil {
@@ -102,8 +103,8 @@ func TestEveryKindOfMistakeIsCollected(t *testing.T) {
 	}
 }
 
-// TestValidNamesAreListedInFull: the issue saw "…hits, m… (331 bytes)",
-// the list of measures clipped as if it were input. The list is whole; a
+// TestValidNamesAreListedInFull: the list of measures is never clipped as
+// if it were input ("…hits, m… (331 bytes)"). The list is whole; a
 // file's own reads-per-request measures are in it; only a list past
 // maxListedNames is cut, and it says how many it left out.
 func TestValidNamesAreListedInFull(t *testing.T) {
@@ -295,5 +296,21 @@ func BenchmarkParseMistakes(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/mistake")
 		})
+	}
+}
+
+// TestListNamesListsExactlyMaxListedNamesWhole pins listNames' bound: a
+// list of exactly maxListedNames names is listed whole, one more is cut
+// with the count of the rest.
+func TestListNamesListsExactlyMaxListedNamesWhole(t *testing.T) {
+	names := make([]string, maxListedNames+1)
+	for i := range names {
+		names[i] = "m" + strconv.Itoa(i)
+	}
+	if got := listNames(names[:maxListedNames]); strings.Contains(got, "more") || !strings.HasSuffix(got, ", m199") {
+		t.Errorf("%d names listed as …%s, want them all", maxListedNames, got[max(0, len(got)-30):])
+	}
+	if got := listNames(names); !strings.HasSuffix(got, ", m199 and 1 more") {
+		t.Errorf("%d names listed as …%s, want the first %d and 1 more", len(names), got[max(0, len(got)-30):], maxListedNames)
 	}
 }

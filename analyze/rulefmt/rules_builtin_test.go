@@ -43,3 +43,22 @@ func TestCheckRulesChoosesTheBuiltinsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinRulesKeepTheirDeclaredSeverity pins the built-ins' severity:
+// a rule that declares none is an error, one that declares warning (the
+// server forgetting a session is not the pool's fault) stays a warning.
+func TestBuiltinRulesKeepTheirDeclaredSeverity(t *testing.T) {
+	rules := BuiltinRules(Config{})
+	if len(rules) == 0 {
+		t.Fatal("no built-in rules")
+	}
+	for _, r := range rules {
+		want := SeverityError
+		if r.ID == RuleServerKeptSessions {
+			want = SeverityWarning
+		}
+		if r.Severity != want || !r.Builtin {
+			t.Errorf("%s: severity %q builtin %v, want %q and builtin", r.ID, r.Severity, r.Builtin, want)
+		}
+	}
+}

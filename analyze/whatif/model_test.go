@@ -116,8 +116,8 @@ func TestReplayPinsThePoolsBoundaries(t *testing.T) {
 
 // TestPrewarmRanksTheKeysOfTheScopesOwnService: recent:1 dials, at a
 // scope's start, the key its service's earlier scopes called last, not
-// the key another service called last (the issue's "its previous scopes
-// of the same service"); scopes that say no service are one service.
+// the key another service called last (its previous scopes of the same
+// service); scopes that say no service are one service.
 func TestPrewarmRanksTheKeysOfTheScopesOwnService(t *testing.T) {
 	pre := Settings{IdleTTL: time.Second, IdlePerKey: 1, MaxIdle: 64, Prewarm: 1}
 	for _, tc := range []struct {

@@ -85,7 +85,7 @@ func TestDashboardsErrors(t *testing.T) {
 	}
 }
 
-// TestDashboardsRefusesToOverwriteAUsersFiles pins issue 11: `dashboards
+// TestDashboardsRefusesToOverwriteAUsersFiles pins that `dashboards
 // --dir .` in a project must not replace the project's README.md; --force
 // does, and a rerun over its own files needs no --force.
 func TestDashboardsRefusesToOverwriteAUsersFiles(t *testing.T) {

@@ -71,7 +71,7 @@ func TestHTMLReportFlags(t *testing.T) {
 	for name, args := range map[string][]string{
 		"script trace url":    {"analyze", "--format", "html", "-o", filepath.Join(dir, "x.html"), "--trace-url", "javascript:alert({trace_id})", dump},
 		"no placeholder":      {"check", "--html", filepath.Join(dir, "y.html"), "--trace-url", "https://tempo.example/", dump},
-		"-o in no directory":  {"analyze", "-o", filepath.Join(dir, "missing", "z.txt"), dump}, // -o takes every format (issue 25); an unwritable one is refused first
+		"-o in no directory":  {"analyze", "-o", filepath.Join(dir, "missing", "z.txt"), dump}, // -o takes every format; an unwritable one is refused first
 		"unknown format html": {"analyze", "--format", "htm", dump},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 
 // TestEmptyConfigIsOneErrorEverywhere: an empty configuration file is the
 // same mistake (exit 2, the same text naming the file) from every command
-// that reads one, where check used to fall back to the built-in rules in
-// silence while rules called it an error. The Collector connector's rules:
+// that reads one: check never falls back to the built-in rules in
+// silence where rules calls it an error. The Collector connector's rules:
 // gives the same text (its TestConfigFromYAML).
 func TestEmptyConfigIsOneErrorEverywhere(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.yaml")
@@ -35,7 +35,7 @@ func TestEmptyConfigIsOneErrorEverywhere(t *testing.T) {
 	}
 }
 
-// fiveTyposFile is the kind of file: five typos, one of each kind
+// fiveTyposFile is a file of five typos, one of each kind
 // of name (a rule key, a scope, a measure, an operator, a selector key);
 // analyze/rulefmt's test of the same mistakes reads it too.
 func fiveTyposFile(t *testing.T) string {
@@ -47,9 +47,9 @@ func fiveTyposFile(t *testing.T) string {
 	return string(b)
 }
 
-// TestRulesReportsFiveTyposInOneRun: the file of five typos took
-// four runs; one run of mcptrace rules lists all five, one line each with
-// file:line:column and the nearest valid name.
+// TestRulesReportsFiveTyposInOneRun pins that one run of mcptrace rules
+// lists all five typos of a file, one line each with file:line:column and
+// the nearest valid name.
 func TestRulesReportsFiveTyposInOneRun(t *testing.T) {
 	path := writeRules(t, fiveTyposFile(t))
 	code, _, errOut := runCLI(t, "", "rules", path)

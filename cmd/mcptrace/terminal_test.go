@@ -43,8 +43,8 @@ func runOnTerminal(t *testing.T, bin string, env []string, args ...string) (int,
 	return 0, ""
 }
 
-// TestProgressShowsOnATerminalOnly pins item 4 of issue 25 on the demo, the
-// longest run: on a terminal its workload shows how far it has got, in
+// TestProgressShowsOnATerminalOnly pins the progress line on the demo,
+// the longest run: on a terminal its workload shows how far it has got, in
 // place (carriage return, erase line) and erased at the end; through a
 // pipe, as in a CI log, not one byte of it.
 func TestProgressShowsOnATerminalOnly(t *testing.T) {

@@ -2,7 +2,10 @@ package mcptraceconnector
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -10,11 +13,13 @@ import (
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
@@ -684,4 +689,47 @@ func TestFactoryLegCountsTracesEndToEnd(t *testing.T) {
 			t.Fatalf("after Shutdown: finalized=%d cut=%d late=%d, want 3 1 1", fin, cut, late)
 		}
 	})
+}
+
+// TestSweepWarnsOnlyWhenFinalizingExpiredTracesFails pins the sweep's
+// other error path: the traces it expires are finalized and their records
+// sent; a sweep whose next consumer takes them logs no warning, one whose
+// next consumer refuses them warns, naming the error.
+func TestSweepWarnsOnlyWhenFinalizingExpiredTracesFails(t *testing.T) {
+	errDown := errors.New("backend down")
+	for _, fails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fails=%v", fails), func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.Wait = time.Minute
+			s, err := cfg.settings()
+			must(t, err)
+			a := &recordingAnalyzer{outcomes: map[pcommon.TraceID]traceOutcome{
+				tid('A'): {Violations: []ruleViolation{{RuleID: "r1", Severity: "error", Finding: "slow", TraceQL: "{}", TraceID: tid('A'), SpanID: sid(1)}}},
+			}}
+			core, logs := observer.New(zap.InfoLevel)
+			c := newConnector(zap.New(core), s, a)
+			var next consumer.Logs = new(consumertest.LogsSink)
+			if fails {
+				next = consumertest.NewErr(errDown)
+			}
+			c.logs = next
+			must(t, c.ConsumeTraces(context.Background(), batch(sp{'A', 1, "gw"}))) // no root: open until it expires
+			c.sweep(time.Now().Add(time.Hour))
+			if got := a.seen(); len(got) != 1 || got[0].reason != reasonWait {
+				t.Fatalf("analyzer saw %+v, want trace A finalized by the sweep (wait)", got)
+			}
+			warned := logs.FilterMessageSnippet("finalizing expired traces").All()
+			if !fails && len(warned) != 0 {
+				t.Fatalf("%d warnings while the records were taken: %v", len(warned), warned[0].ContextMap())
+			}
+			if fails {
+				if len(warned) != 1 {
+					t.Fatalf("%d warnings after a sweep whose records were refused, want 1", len(warned))
+				}
+				if got := fmt.Sprint(warned[0].ContextMap()["error"]); !strings.Contains(got, errDown.Error()) {
+					t.Errorf("warning's error = %q, want it to name %q", got, errDown)
+				}
+			}
+		})
+	}
 }

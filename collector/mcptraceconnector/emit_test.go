@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
+
+	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // TestOutcomesRenderUnderTheContractNames pins how the engine's outcomes
@@ -150,4 +152,89 @@ func pointCount(sink *consumertest.MetricsSink) int {
 		return 0
 	}
 	return all[len(all)-1].DataPointCount()
+}
+
+// TestTheLogsLegNeverSendsAnEmptyBatch pins what the logs leg hands the
+// next consumer for a measured group: one batch of violation records when
+// there are violations, one batch of acquire records when there are
+// acquires to forward, and no batch at all for what is absent (an empty
+// plog.Logs is a call down the pipeline carrying nothing).
+func TestTheLogsLegNeverSendsAnEmptyBatch(t *testing.T) {
+	violation := ruleViolation{RuleID: "r1", Severity: "error", Finding: "slow", TraceQL: "{}", TraceID: tid('A'), SpanID: sid(1)}
+	pair := analyze.PairEvent{TraceID: tid('A'), SpanID: sid(1), Scope: "p", HasScope: true, Key: "k", HasKey: true}
+	for _, tc := range []struct {
+		name        string
+		outcome     traceOutcome
+		wantBatches int
+		wantRecords int
+	}{
+		{"neither violations nor acquires", traceOutcome{}, 0, 0},
+		{"violations only", traceOutcome{Violations: []ruleViolation{violation}}, 1, 1},
+		{"acquires only", traceOutcome{Pairs: []analyze.PairEvent{pair}}, 1, 1},
+		{"both", traceOutcome{Violations: []ruleViolation{violation}, Pairs: []analyze.PairEvent{pair}}, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := createDefaultConfig().(*Config).settings()
+			must(t, err)
+			a := &recordingAnalyzer{outcomes: map[pcommon.TraceID]traceOutcome{tid('A'): tc.outcome}}
+			c := newConnector(zap.NewNop(), s, a)
+			sink := new(consumertest.LogsSink)
+			c.logs = sink
+			must(t, c.ConsumeTraces(ctx, batch(sp{'A', 1, "gw"}, sp{'A', 2, "gw"})))
+			must(t, c.Shutdown(ctx))
+			if len(a.seen()) != 1 {
+				t.Fatalf("analyzer saw %d traces, want 1", len(a.seen()))
+			}
+			if got := len(sink.AllLogs()); got != tc.wantBatches || sink.LogRecordCount() != tc.wantRecords {
+				t.Errorf("%d batches, %d records; want %d, %d", got, sink.LogRecordCount(), tc.wantBatches, tc.wantRecords)
+			}
+			for i, ld := range sink.AllLogs() {
+				if ld.LogRecordCount() == 0 {
+					t.Errorf("batch %d is empty", i)
+				}
+			}
+		})
+	}
+}
+
+// TestCountersAreEmittedWhenForcedOrWhenOnlyTheFiguresChanged pins the
+// traces → metrics leg's change test beyond the trace counters: after a
+// first emission, a sweep with nothing changed emits nothing; a forced
+// emission (Shutdown's last) is sent though nothing changed; and figures
+// added without any trace counter moving are emitted at the next sweep.
+// The last is the interleaving of a sweep that snapshots the buffer's
+// counters after it counted a finished trace but before finalize added
+// that trace's outcome: here finalize is handed the trace directly, so the
+// buffer counts nothing and only the aggregates change.
+func TestCountersAreEmittedWhenForcedOrWhenOnlyTheFiguresChanged(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		force    bool
+		figures  bool // an outcome with an acquire finalized between the sweeps
+		wantSent int  // emissions, the first sweep's included
+	}{
+		{"a sweep with nothing changed", false, false, 1},
+		{"a forced emission with nothing changed", true, false, 2},
+		{"a sweep after only the figures changed", false, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			c, a, sink := testLeg(t, time.Minute, 10)
+			a.outcomes[tid('A')] = traceOutcome{Acquires: []acquireCount{{PoolID: "p", CacheHit: true, N: 1}}}
+			must(t, c.emitCounters(ctx, false)) // the first sweep emits
+			if tc.figures {
+				must(t, c.finalize(ctx, []finalizedTrace{{id: tid('A'), spans: batch(sp{'A', rootSpan, "gw"}), reason: reasonComplete}}, false))
+			}
+			must(t, c.emitCounters(ctx, tc.force))
+			if got := len(sink.AllMetrics()); got != tc.wantSent {
+				t.Fatalf("%d emissions, want %d", got, tc.wantSent)
+			}
+			if tc.figures {
+				if v, ok := counterValue(t, sink, MetricAcquires, map[string]any{AttrPoolID: "p", AttrCacheHit: true}); !ok || v != 1 {
+					t.Errorf("hits of pool p = %d (present %v), want the 1 added", v, ok)
+				}
+			}
+		})
+	}
 }

@@ -2,7 +2,7 @@ package mcptraceconnector
 
 import "github.com/mcptrace/mcptrace/spans"
 
-// The connector's output contract (issue 10), spelled once in package spans
+// The connector's output contract, spelled once in package spans
 // (the vocabulary, which the dashboards generator reads too). Dashboards and
 // users' alerts depend on these names: change them only with a migration
 // note. The

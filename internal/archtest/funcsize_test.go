@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Limits of a function a reader can hold (issue 23): its lines, braces
+// Limits of a function a reader can hold: its lines, braces
 // included, and its cyclomatic complexity as gocyclo counts it.
 const (
 	maxFuncLines      = 80

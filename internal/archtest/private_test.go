@@ -14,7 +14,7 @@ import (
 )
 
 // privateTypes are, per package directory, the types no exported signature
-// may name: analyze's span index is private to it (issue 23), and callers
+// may name: analyze's span index is private to it, and callers
 // hold a dump as the opaque analyze.Dump.
 var privateTypes = map[string][]string{
 	"analyze": {"index"},

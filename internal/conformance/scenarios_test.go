@@ -108,7 +108,7 @@ var table = []row{
 // fails if one appears in `conformance list`: it then needs a row.
 var notShipped = map[string]string{
 	"session-renegotiation-404": "upstream's client scenario for a server that forgets each session right after " +
-		"initialize, named in issue 21, is not in @modelcontextprotocol/conformance 0.2.0-alpha.12 (nor 0.1.16); " +
+		"initialize is not in @modelcontextprotocol/conformance 0.2.0-alpha.12 (nor 0.1.16); " +
 		"pool's TestALeaseBeginsClean_AFreshSessionForgottenIsRedialedOnceThroughTheProbe (Go fixture, TypeScript SDK 1.x " +
 		"discover) and TestPeerMatrix's 404_to_a_fresh_session_is_redialed_once (the real peers) cover it",
 }

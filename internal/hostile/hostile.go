@@ -339,8 +339,8 @@ func ProtoZeros(w io.Writer, n int64) error {
 	return bw.Flush()
 }
 
-// The second round of shapes (issue 24): each is what one defence by
-// principle must hold against, at the size that broke the first defences.
+// Shapes against the defences by principle: each is what one defence must
+// hold against, at a size that breaks a defence by special case.
 
 // DeepCacheKey writes one OTLP JSON line of an invocation whose acquire's
 // plugin.mcp.cache_key (an attribute the index keeps) is an array nested n

@@ -331,7 +331,7 @@ type syncRecorder struct {
 
 func (s *syncRecorder) Sync() error { s.syncs++; return s.syncErr }
 
-// TestFileExporterSyncsOnFlushAndShutdown pins issue 14: the exporter puts
+// TestFileExporterSyncsOnFlushAndShutdown pins that the exporter puts
 // the dump on stable storage when flushed and when shut down, and reports a
 // failed sync instead of dropping it.
 func TestFileExporterSyncsOnFlushAndShutdown(t *testing.T) {

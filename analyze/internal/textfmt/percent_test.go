@@ -14,7 +14,7 @@ func TestPercentNeverRoundsOffZeroOrOneHundred(t *testing.T) {
 		{1, "100.0%"},
 		{0.833333, "83.3%"},
 		{0.5, "50.0%"},
-		{0.99975, "99.98%"}, // the ceiling: not 100.0%
+		{0.99975, "99.98%"}, // a ceiling just under 1: not 100.0%
 		{0.00025, "0.03%"},  // its floor: not 0.0%
 		{0.9995, "99.95%"},  // one decimal would round up to 100.0%
 		{0.99949, "99.9%"},  // one decimal rounds down: honest as it is

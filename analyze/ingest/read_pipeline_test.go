@@ -1,0 +1,52 @@
+package ingest
+
+import (
+	"testing"
+)
+
+// TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned pins
+// putBlock's three guards by what getBlock hands out next: a nil block is
+// ignored, a block of another size never enters the pool (getBlock would
+// hand it to a caller that was promised blockBytes of room), and once a
+// read was abandoned no block is recycled at all (the abandoned read may
+// still write into it). A put that must be refused is checked over several
+// rounds: a refused block never comes back, while sync.Pool hands a pooled
+// one straight back to the goroutine that put it, so a put let through is
+// seen in the first round or soon after. The process's abandoned flag is
+// restored after, so an abandoned read of an earlier test stays counted.
+func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
+	was := readsAbandoned.Load()
+	t.Cleanup(func() { readsAbandoned.Store(was) })
+	const rounds = 50
+	for _, tc := range []struct {
+		name      string
+		abandoned bool
+		size      int // the capacity of the block put back
+	}{
+		{"an odd size is left to the GC", false, blockBytes / 2},
+		{"a larger block is left to the GC", false, blockBytes + 1},
+		{"after an abandoned read nothing is recycled", true, blockBytes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if was && !tc.abandoned {
+				t.Skip("a read of an earlier test was abandoned: the pool recycles nothing in this process")
+			}
+			readsAbandoned.Store(tc.abandoned)
+			for range rounds {
+				b := make([]byte, 0, tc.size)
+				putBlock(&b)
+				got := getBlock(blockBytes)
+				if got == &b {
+					t.Fatalf("a block of capacity %d was recycled (abandoned read %v)", tc.size, tc.abandoned)
+				}
+				if cap(*got) < blockBytes {
+					t.Fatalf("getBlock(%d) returned a block of capacity %d", blockBytes, cap(*got))
+				}
+			}
+		})
+	}
+	t.Run("nil is ignored", func(t *testing.T) {
+		readsAbandoned.Store(false)
+		putBlock(nil) // a job without a block: must not panic
+	})
+}
