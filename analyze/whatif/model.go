@@ -1,6 +1,6 @@
-// Package whatif replays a dump's acquires through a model of the pool
-// (package pool's idle rules, never its code: it imports analyze, never
-// pool) under other settings, and says what each would have cost: the
+// Package whatif replays a dump's acquires through the pool's own idle
+// policy (package pool/idle, the code the pool decides with; never the
+// pool itself) under other settings, and says what each would have cost: the
 // answer to "would a longer TTL, two idle sessions per key or a pre-warm
 // pay?" without changing production.
 //
