@@ -28,8 +28,9 @@ import (
 // unambiguous and win whenever present: a pool writing call spans in the
 // conventions' names (pool.Options.SemconvCallSpans) is still the pool,
 // read as mcptrace. Within a tier the vocabulary recognising the most spans
-// wins, and an equal count goes to the one listed first (semconv before
-// openllmetry: the conventions are the standard).
+// wins, and an equal count goes to the one listed first (sentry before
+// semconv: Sentry's spans are the conventions' and marked as its own;
+// semconv before openllmetry: the conventions are the standard).
 //
 // In a batch run the evidence of the whole dump is summed before any trace
 // is measured, so detection equals the one over a single index. A stream
@@ -61,7 +62,9 @@ type resEvidence struct {
 	invokes     int
 	bareInvokes int // invokes without an acquire child
 	semconv     int // spans with mcp.method.name named {method} [target], any kind
+	sentry      int // of those, Sentry's MCP server spans (sentry.origin)
 	openllmetry int // OpenLLMetry's session, tool and request spans
+	mastra      int // Mastra's MCP tool call spans (mastra.span.type)
 }
 
 func (e *resEvidence) add(o *resEvidence) {
@@ -73,6 +76,8 @@ func (e *resEvidence) add(o *resEvidence) {
 	e.bareInvokes += o.bareInvokes
 	e.semconv += o.semconv
 	e.openllmetry += o.openllmetry
+	e.sentry += o.sentry
+	e.mastra += o.mastra
 }
 
 // signature is one built-in vocabulary as detection sees it: whether a
@@ -107,6 +112,13 @@ var builtinSignatures = []signature{
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
+		// Sentry reads the spans semconv reads, in a resource where its MCP
+		// wrapper marked some: listed first, it wins the tie.
+		name: report.VocabSentry, tier: 1, profile: rulefmt.ProfileSentry,
+		shows:      func(e *resEvidence) bool { return e.sentry > 0 },
+		recognised: func(e *resEvidence) int { return e.semconv },
+	},
+	{
 		name: report.VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
 		shows:      func(e *resEvidence) bool { return e.semconv > 0 },
 		recognised: func(e *resEvidence) int { return e.semconv },
@@ -115,6 +127,11 @@ var builtinSignatures = []signature{
 		name: report.VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
 		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
 		recognised: func(e *resEvidence) int { return e.openllmetry },
+	},
+	{
+		name: report.VocabMastra, tier: 1, profile: rulefmt.ProfileMastra,
+		shows:      func(e *resEvidence) bool { return e.mastra > 0 },
+		recognised: func(e *resEvidence) int { return e.mastra },
 	},
 }
 
@@ -137,6 +154,10 @@ func vocabOfProfile(p rulefmt.Profile) string {
 		return report.VocabSemconv
 	case rulefmt.ProfileOpenLLMetry:
 		return report.VocabOpenLLMetry
+	case rulefmt.ProfileSentry:
+		return report.VocabSentry
+	case rulefmt.ProfileMastra:
+		return report.VocabMastra
 	}
 	return report.VocabMcptrace
 }
@@ -198,19 +219,7 @@ func newDetection() *detection {
 func detectIndex(x *index, p *poll) *detection {
 	x.finish()
 	d := newDetection()
-	invoke, acquire := x.nameID(spans.SpanInvoke), x.nameID(spans.SpanAcquire)
-	handshake, call := x.nameID(spans.SpanHandshake), x.nameID(spans.SpanCallTool)
-	kHit, okHit := x.lookupKey(spans.AttrCacheHit)
-	kMethod, okMethod := x.lookupKey(spans.AttrMethodName)
-
-	// Per name id: a semconv name for which method value (-1 none), and
-	// whether OpenLLMetry could have written it; per value id, nothing.
-	hasAcquire := make([]bool, x.nspans)
-	for _, i := range x.order {
-		if s := x.sp(i); s.name == acquire && acquire >= 0 && s.parent >= 0 {
-			hasAcquire[s.parent] = true
-		}
-	}
+	m := newSpanMarks(x)
 	perRes := make([]resEvidence, len(x.resources))
 	unrecognised := make([]int, len(x.names))
 	for _, i := range x.order {
@@ -220,41 +229,7 @@ func detectIndex(x *index, p *poll) *detection {
 		s := x.sp(i)
 		e := &perRes[s.res]
 		e.spans++
-		known := false
-		switch s.name {
-		case invoke:
-			e.pool++
-			e.invokes++
-			if !hasAcquire[i] {
-				e.bareInvokes++
-			}
-			known = true
-		case acquire:
-			e.pool++
-			e.acquires++
-			if okHit {
-				if v, ok := x.attrVal(i, kHit); ok && v == 1 { // newIndex interns "true" as 1
-					e.hitTrue++
-				}
-			}
-			known = true
-		case handshake, call:
-			e.pool++
-			known = true
-		}
-		// Any kind: Shinzo's server spans are internal, named and
-		// attributed as the conventions say.
-		if !known && okMethod {
-			if m, ok := x.attrVal(i, kMethod); ok && rulefmt.IsSemconvName(x.names[s.name], x.vals[m]) {
-				e.semconv++
-				known = true
-			}
-		}
-		if !known && isOpenLLMetrySpan(x.names[s.name], s.kind) {
-			e.openllmetry++
-			known = true
-		}
-		if !known {
+		if !m.observe(x, i, e) {
 			unrecognised[s.name]++
 		}
 	}
@@ -272,6 +247,90 @@ func detectIndex(x *index, p *poll) *detection {
 	}
 	d.addNames(x.names, unrecognised)
 	return d
+}
+
+// spanMarks are what detection looks for in one index: the ids of our
+// span names and of the attribute keys that mark a writer, and which spans
+// have an acquire child.
+type spanMarks struct {
+	invoke, acquire, handshake, call  int32
+	kHit, kMethod, kOrigin, kType     uint16
+	okHit, okMethod, okOrigin, okType bool
+	hasAcquire                        []bool
+}
+
+// newSpanMarks looks up, once per index, what observe compares spans with.
+func newSpanMarks(x *index) *spanMarks {
+	m := &spanMarks{
+		invoke: x.nameID(spans.SpanInvoke), acquire: x.nameID(spans.SpanAcquire),
+		handshake: x.nameID(spans.SpanHandshake), call: x.nameID(spans.SpanCallTool),
+		hasAcquire: make([]bool, x.nspans),
+	}
+	m.kHit, m.okHit = x.lookupKey(spans.AttrCacheHit)
+	m.kMethod, m.okMethod = x.lookupKey(spans.AttrMethodName)
+	m.kOrigin, m.okOrigin = x.lookupKey(rulefmt.SentryOriginAttr)
+	m.kType, m.okType = x.lookupKey(rulefmt.MastraSpanTypeAttr)
+	for _, i := range x.order {
+		if s := x.sp(i); s.name == m.acquire && m.acquire >= 0 && s.parent >= 0 {
+			m.hasAcquire[s.parent] = true
+		}
+	}
+	return m
+}
+
+// observe adds span i to its resource's evidence e and reports whether a
+// vocabulary recognises it.
+func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
+	s := x.sp(i)
+	switch s.name {
+	case m.invoke:
+		e.pool++
+		e.invokes++
+		if !m.hasAcquire[i] {
+			e.bareInvokes++
+		}
+		return true
+	case m.acquire:
+		e.pool++
+		e.acquires++
+		if v, ok := m.attr(x, i, m.kHit, m.okHit); ok && v == "true" {
+			e.hitTrue++
+		}
+		return true
+	case m.handshake, m.call:
+		e.pool++
+		return true
+	}
+	// Any kind: Shinzo's and Sentry's server spans are internal, named and
+	// attributed as the conventions say; Sentry's also carry its origin.
+	if v, ok := m.attr(x, i, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.names[s.name], v) {
+		e.semconv++
+		if v, ok := m.attr(x, i, m.kOrigin, m.okOrigin); ok && (v == rulefmt.SentryMCPServerOrigin || v == rulefmt.SentryMCPNotificationOrigin) {
+			e.sentry++
+		}
+		return true
+	}
+	if v, ok := m.attr(x, i, m.kType, m.okType); ok && v == rulefmt.MastraMCPToolCall {
+		e.mastra++
+		return true
+	}
+	if isOpenLLMetrySpan(x.names[s.name], s.kind) {
+		e.openllmetry++
+		return true
+	}
+	return false
+}
+
+// attr returns span i's value of key k when the index has the key.
+func (m *spanMarks) attr(x *index, i int32, k uint16, has bool) (string, bool) {
+	if !has {
+		return "", false
+	}
+	v, ok := x.attrVal(i, k)
+	if !ok {
+		return "", false
+	}
+	return x.vals[v], true
 }
 
 // addNames adds the counts of names (per name id) to d, keeping at most

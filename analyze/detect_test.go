@@ -87,11 +87,17 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		{"equal counts of conventions' and OpenLLMetry spans go to the conventions", both(named(2, "search.tool", client), semconvCall, semconvCall), report.VocabSemconv},
 		{"one more OpenLLMetry span than conventions' goes to OpenLLMetry", both(named(3, "search.tool", client), semconvCall, semconvCall), report.VocabOpenLLMetry},
 		{"no MCP span at all", named(4, "GET /health", server), report.VocabNone},
+		{"the conventions' spans Sentry's MCP wrapper marked (sentry.origin) are Sentry's", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall, rulefmt.SentryOriginAttr, rulefmt.SentryMCPServerOrigin), report.VocabSentry},
+		{"a Sentry MCP notification span alone is Sentry's", named(1, "notifications/initialized", internal, spans.AttrMethodName, "notifications/initialized", rulefmt.SentryOriginAttr, rulefmt.SentryMCPNotificationOrigin), report.VocabSentry},
+		{"one Sentry-marked span makes the resource's unmarked conventions' spans Sentry's", both(semconvCall, semconvCall, named(1, "initialize", internal, spans.AttrMethodName, "initialize", rulefmt.SentryOriginAttr, rulefmt.SentryMCPServerOrigin)), report.VocabSentry},
+		{"another sentry.origin (its HTTP spans') on the conventions' spans is not Sentry's MCP", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall, rulefmt.SentryOriginAttr, "auto.http.otel.http"), report.VocabSemconv},
+		{"Mastra's MCP tool call spans (mastra.span.type=mcp_tool_call)", named(2, "execute_tool corpus_search", client, rulefmt.MastraSpanTypeAttr, rulefmt.MastraMCPToolCall), report.VocabMastra},
+		{"Mastra's other tool calls are not MCP", named(2, "execute_tool search", client, rulefmt.MastraSpanTypeAttr, "tool_call"), report.VocabNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
-			idx := newIndex(rulefmt.Config{}.IndexOptions())
+			idx := newIndex(rulefmt.Config{Profile: rulefmt.ProfileAuto}.IndexOptions()) // what detection runs on
 			idx.Add(d.td)
 			det := detectIndex(idx, nil)
 			got := det.decisions(rulefmt.ProfileAuto, nil)

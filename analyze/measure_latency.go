@@ -225,6 +225,49 @@ func (s *sketch) percentiles() report.Percentiles {
 	return p
 }
 
+// sample returns the series in at most report.SampleSize durations in
+// milliseconds, ascending (report.Percentiles.Sample): every duration up
+// to the bound, else the order statistics at evenly spaced ranks, read from
+// the exact samples (sorted in place) or, once folded, the histogram's
+// bucket midpoints. Nil for an empty series.
+func (s *sketch) sample() []float64 {
+	if s.n == 0 {
+		return nil
+	}
+	k := min(s.n, report.SampleSize)
+	out := make([]float64, 0, k)
+	ms := func(d int64) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+	if s.buckets == nil {
+		slices.Sort(s.samples)
+		for i := range k {
+			out = append(out, ms(s.samples[sampleRank(i, k, s.n)]))
+		}
+		return out
+	}
+	var seen uint64
+	for b, c := range s.buckets {
+		seen += c
+		for len(out) < k && uint64(sampleRank(len(out), k, s.n)) < seen {
+			out = append(out, ms(bucketMid(b)))
+		}
+	}
+	return out
+}
+
+// sampleRank is the 0-based rank of the i-th of k evenly spaced order
+// statistics of n values: the middle of the i-th of k equal slices.
+func sampleRank(i, k, n int) int {
+	return min((2*i+1)*n/(2*k), n-1)
+}
+
+// percentilesWithSample is percentiles with the series' sample, for the
+// pool's latency series a baseline comparison tests.
+func (s *sketch) percentilesWithSample() report.Percentiles {
+	p := s.percentiles()
+	p.Sample = s.sample()
+	return p
+}
+
 // latencies collects the duration series from the events: explicit
 // acquire spans by hit, handshakes and calls.
 func (e *events) latencies() *latencyAcc {

@@ -437,10 +437,10 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	a.pairs.advance(math.MaxInt64)
 	r.Pool = a.pairs.report(a.strs)
 	r.Pool.Latency = report.LatencyReport{
-		AcquireHit:  a.lat[latAcquireHit].percentiles(),
-		AcquireMiss: a.lat[latAcquireMiss].percentiles(),
-		Handshake:   a.lat[latHandshake].percentiles(),
-		Call:        a.lat[latCall].percentiles(),
+		AcquireHit:  a.lat[latAcquireHit].percentilesWithSample(),
+		AcquireMiss: a.lat[latAcquireMiss].percentilesWithSample(),
+		Handshake:   a.lat[latHandshake].percentilesWithSample(),
+		Call:        a.lat[latCall].percentilesWithSample(),
 	}
 	if root := cfg.ExecutionRoot; root != nil || a.vocabulary().Executions != nil {
 		if root == nil {

@@ -326,7 +326,7 @@ func TestVocabularyBlockReportsEveryMistakeAtOnce(t *testing.T) {
 // TestEveryBuiltinNameIsAProfile: --profile takes every built-in name, and
 // default reads exactly as mcptrace.
 func TestEveryBuiltinNameIsAProfile(t *testing.T) {
-	for _, name := range []string{"", "default", "mcptrace", "acquire-on-miss", "semconv", "openllmetry"} {
+	for _, name := range []string{"", "default", "mcptrace", "acquire-on-miss", "semconv", "openllmetry", "sentry", "mastra"} {
 		p, err := rulefmt.ParseProfile(name)
 		if err != nil {
 			t.Errorf("ParseProfile(%q): %v", name, err)

@@ -117,7 +117,7 @@ func TestPoolDashboardHasAPanelPerPoolMeasure(t *testing.T) {
 		byPanel[q.Panel] = append(byPanel[q.Panel], q)
 	}
 	want := map[string]string{
-		"Hit rate against the cold-start ceiling":  dashboards.TypePrometheus,
+		"Hit rate against its ceiling":             dashboards.TypePrometheus,
 		"Acquires and handshakes per second":       dashboards.TypePrometheus,
 		"Misses by reason":                         dashboards.TypePrometheus,
 		"Acquire latency: hit and miss (p50, p99)": dashboards.TypePrometheus,
@@ -154,7 +154,7 @@ func TestPoolDashboardHasAPanelPerPoolMeasure(t *testing.T) {
 		}
 	}
 	var ceiling bool
-	for _, q := range byPanel["Hit rate against the cold-start ceiling"] {
+	for _, q := range byPanel["Hit rate against its ceiling"] {
 		ceiling = ceiling || strings.Contains(q.Expr, `plugin_mcp_miss_reason="cold"`) && strings.HasPrefix(q.Expr, "1 - ")
 	}
 	if !ceiling {

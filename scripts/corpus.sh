@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Regenerates the third-party corpus: testdata/traces/corpus/<package>/<mode>.jsonl
 # (OTLP JSON lines, the Collector file exporter's format) and <mode>.golden.json
-# (figures from the corpus server's request ledgers), for the three npm MCP
-# instrumentations and the three gateway modes. Not run in CI: the dumps are
+# (figures from the corpus server's request ledgers), for the npm MCP
+# instrumentations (OpenLLMetry, Shinzo, OpenInference, Sentry, Mastra) and
+# the three gateway modes. Not run in CI: the dumps are
 # committed, and analyze/corpus_test.go checks them. See docs/corpus.md.
 #
-#   scripts/corpus.sh [package ...]     default: openllmetry shinzo openinference
+#   scripts/corpus.sh [package ...]     default: openllmetry shinzo openinference sentry mastra
 #
 # Needs the peers workspace installed (cd peers && npm ci: the Node binary and
-# the ledger); installs the corpus's own workspace (peers/corpus: the three
+# the ledger); installs the corpus's own workspace (peers/corpus: the
 # instrumentations and the OpenTelemetry JS SDK, which CI never needs) when it
 # is missing. Everything runs on 127.0.0.1; nothing leaves the machine.
 set -euo pipefail
@@ -29,7 +30,7 @@ fi
 
 packages=("$@")
 if [[ ${#packages[@]} -eq 0 ]]; then
-  packages=(openllmetry shinzo openinference)
+  packages=(openllmetry shinzo openinference sentry mastra)
 fi
 modes=(pooled per-call forget)
 

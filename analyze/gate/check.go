@@ -51,8 +51,12 @@ type CheckReport struct {
 	Baseline string `json:"baseline"`
 	// Rules are the verdicts, in rule order.
 	Rules []RuleResult `json:"rules"`
-	// Regressions are the measures worse than the baseline allows.
+	// Regressions are the measures worse than the baseline allows: the
+	// rows of Comparison whose verdict is regression.
 	Regressions []Regression `json:"regressions"`
+	// Comparison is every measure against the baseline with its verdict,
+	// the rows `mcptrace diff` prints; empty without a baseline.
+	Comparison []Row `json:"comparison"`
 	// Counts sums the rule verdicts.
 	Counts CheckCounts `json:"counts"`
 	// PoolSpans counts the spans of the profile's pool vocabulary; 0 makes
@@ -74,6 +78,9 @@ type CheckOptions struct {
 	// at best incomplete, said with the check's own: a baseline made under
 	// another configuration (MeasuresDiffer).
 	IncompleteReasons []string
+	// Comparison is Compare's rows against the baseline, for the report
+	// to show every measure's verdict, not only the regressions.
+	Comparison []Row
 }
 
 // CheckCounts sums the verdicts of a check.
@@ -108,19 +115,12 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		Baseline:         baseline,
 		Rules:            results,
 		Regressions:      regs,
+		Comparison:       opts.Comparison,
 		PoolSpans:        r.PoolSpans,
 
 		IncompleteReasons: []string{},
 	}
-	if c.Rules == nil {
-		c.Rules = []RuleResult{}
-	}
-	if c.Regressions == nil {
-		c.Regressions = []Regression{}
-	}
-	if c.Inputs == nil {
-		c.Inputs = []report.InputReport{}
-	}
+	c.emptyNotNull()
 	failed, incomplete := len(regs) > 0, false
 	for _, res := range results {
 		switch res.Status {
@@ -172,6 +172,23 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		c.Verdict, c.ExitCode = StatusPass, ExitPass
 	}
 	return c
+}
+
+// emptyNotNull makes the report's absent lists empty, so its JSON holds
+// [] where a reader looks for an array, never null.
+func (c *CheckReport) emptyNotNull() {
+	if c.Rules == nil {
+		c.Rules = []RuleResult{}
+	}
+	if c.Regressions == nil {
+		c.Regressions = []Regression{}
+	}
+	if c.Comparison == nil {
+		c.Comparison = []Row{}
+	}
+	if c.Inputs == nil {
+		c.Inputs = []report.InputReport{}
+	}
 }
 
 // Check output formats.

@@ -28,7 +28,8 @@ func perCallCheck(t *testing.T) *CheckReport {
 	base := analyzetest.AnalyzeTD(t, rulefmt.Config{}, tracegen.Pooled())
 	tol := rulefmt.DefaultTolerances()
 	tol.LatencyRatio = 1e9
-	return NewCheckReport(r, ordered, Regressions(base, r, tol), "base.json")
+	rows := Compare(base, r, tol)
+	return NewCheckReportWith(r, ordered, RegressionsOf(rows), "base.json", CheckOptions{Comparison: rows})
 }
 
 // TestCheckVerdictAndExitCodes pins the verdict of each mix of statuses.
@@ -79,7 +80,7 @@ func TestCheckJSONIsTheDocumentedContract(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, buf.String())
 	}
-	if doc.Schema != CheckSchema || doc.Verdict != "fail" || doc.ExitCode != 1 || len(doc.Rules) != 7 || len(doc.Regressions) != 4 {
+	if doc.Schema != CheckSchema || doc.Verdict != "fail" || doc.ExitCode != 1 || len(doc.Rules) != 7 || len(doc.Regressions) != 3 {
 		t.Fatalf("doc = %+v", doc)
 	}
 	r := doc.Rules[0]
@@ -126,7 +127,6 @@ func TestCheckJUnitIsValidXMLWithATestcasePerRule(t *testing.T) {
 		"mcptrace.regressions/hit_rate":                        "failure",
 		"mcptrace.regressions/excess_misses":                   "failure",
 		"mcptrace.regressions/unexplained_misses":              "failure",
-		"mcptrace.regressions/multi_session_executions":        "failure",
 	}
 	if len(got) != len(want) {
 		t.Errorf("testcases = %v, want %v", got, want)
@@ -136,8 +136,8 @@ func TestCheckJUnitIsValidXMLWithATestcasePerRule(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if doc.Tests != 11 || doc.Failures != 6 || doc.Suites[0].Failures != 6 {
-		t.Errorf("tests %d failures %d, want 11 and 6", doc.Tests, doc.Failures)
+	if doc.Tests != 10 || doc.Failures != 5 || doc.Suites[0].Failures != 5 {
+		t.Errorf("tests %d failures %d, want 10 and 5", doc.Tests, doc.Failures)
 	}
 }
 
@@ -160,8 +160,8 @@ func TestCheckGitHubAnnotations(t *testing.T) {
 			t.Errorf("unexpected line %q", l)
 		}
 	}
-	if errs != 6 || warns != 1 {
-		t.Errorf("%d errors and %d warnings, want 6 and 1:\n%s", errs, warns, buf.String())
+	if errs != 5 || warns != 1 {
+		t.Errorf("%d errors and %d warnings, want 5 and 1:\n%s", errs, warns, buf.String())
 	}
 	if !strings.Contains(buf.String(), "%0Afirst example: { trace:id = ") {
 		t.Errorf("newlines not escaped:\n%s", buf.String())

@@ -41,10 +41,10 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 		"check table":      func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 		"check markdown":   func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 		"diff table": func(b *bytes.Buffer) error {
-			return RenderDiff(b, Diff(r, r, rulefmt.DefaultTolerances()), hostileScope, "cur")
+			return RenderDiff(b, Compare(r, r, rulefmt.DefaultTolerances()), hostileScope, "cur")
 		},
 		"diff markdown": func(b *bytes.Buffer) error {
-			return RenderDiffMarkdown(b, Diff(r, r, rulefmt.DefaultTolerances()), nil, hostileScope, "cur")
+			return RenderDiffMarkdown(b, Compare(r, r, rulefmt.DefaultTolerances()), hostileScope, "cur")
 		},
 	}
 	for name, render := range outputs {

@@ -71,3 +71,14 @@ func evaluate(t testing.TB, d *analyze.Dump, cfg rulefmt.Config, rules []rulefmt
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// shiftedSample is a latency sample of n distinct durations from at up,
+// a thousandth of a millisecond apart: two of them at levels further apart
+// than that differ as significantly as n samples can.
+func shiftedSample(n int, at float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = at + float64(i)*1e-3
+	}
+	return out
+}

@@ -299,14 +299,15 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 		fmt.Fprintln(bw, "\n</details>")
 	}
 	if c.Baseline != "" {
-		fmt.Fprintf(bw, "\n### Regressions against `%s`\n\n", textfmt.MDCode(c.Baseline))
-		if len(c.Regressions) == 0 {
-			fmt.Fprintln(bw, "None.")
-		} else {
-			fmt.Fprintln(bw, "| measure | baseline | current | allowed |")
-			fmt.Fprintln(bw, "|---|---|---|---|")
+		fmt.Fprintf(bw, "\n### Against the baseline `%s`\n\n", textfmt.MDCode(c.Baseline))
+		switch {
+		case len(c.Comparison) > 0:
+			renderRowsMarkdown(bw, c.Comparison)
+		case len(c.Regressions) == 0:
+			fmt.Fprintln(bw, "No regression.")
+		default:
 			for _, g := range c.Regressions {
-				fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", textfmt.MDCode(g.Measure), textfmt.Figure(textfmt.Round4(g.Baseline)), textfmt.Figure(textfmt.Round4(g.Current)), mdCell(g.Allowed))
+				fmt.Fprintf(bw, "- `%s`: %s (allowed %s)\n", textfmt.MDCode(g.Measure), mdCell(g.Message), mdCell(g.Allowed))
 			}
 		}
 	}

@@ -61,15 +61,8 @@ func (c *CheckReport) renderTable(w io.Writer) error {
 			fmt.Fprintf(bw, "  Tempo: %s\n", textfmt.TermSafe(r.TraceQL))
 		}
 	}
-	if c.Baseline != "" {
-		if len(c.Regressions) == 0 {
-			fmt.Fprintf(bw, "\nNo regression against %s.\n", textfmt.TermSafe(c.Baseline))
-		} else {
-			fmt.Fprintf(bw, "\nRegressions against %s:\n", textfmt.TermSafe(c.Baseline))
-			for _, r := range c.Regressions {
-				fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", textfmt.TermSafe(r.Measure), textfmt.TermSafe(r.Message), textfmt.TermSafe(r.Allowed))
-			}
-		}
+	if err := c.renderComparison(bw); err != nil {
+		return err
 	}
 	if c.Partial {
 		fmt.Fprintln(bw, "\nPARTIAL: an input was damaged; rules saw what was read before the damage.")
@@ -98,4 +91,28 @@ func (c *CheckReport) verdictLine() string {
 		parts = append(parts, fmt.Sprintf("%d regression(s)", c.Counts.Regressions))
 	}
 	return fmt.Sprintf("verdict: %s (%s)", strings.ToUpper(string(c.Verdict)), strings.Join(parts, ", "))
+}
+
+// renderComparison writes the check's comparison with its baseline, if
+// any: the rows diff prints (renderRows), then whether anything regressed.
+// A report read back without rows lists its regressions alone.
+func (c *CheckReport) renderComparison(bw *textfmt.ErrWriter) error {
+	if c.Baseline == "" {
+		return nil
+	}
+	fmt.Fprintf(bw, "\nAgainst the baseline %s:\n", pathLine(c.Baseline))
+	if len(c.Comparison) > 0 {
+		if err := renderRows(bw, c.Comparison); err != nil {
+			return err
+		}
+	}
+	switch {
+	case len(c.Regressions) == 0:
+		fmt.Fprintf(bw, "No regression against %s.\n", pathLine(c.Baseline))
+	case len(c.Comparison) == 0:
+		for _, r := range c.Regressions {
+			fmt.Fprintf(bw, "  FAIL %s: %s (allowed %s)\n", textfmt.TermSafe(r.Measure), textfmt.TermSafe(r.Message), textfmt.TermSafe(r.Allowed))
+		}
+	}
+	return bw.Err
 }

@@ -278,19 +278,20 @@ func TestAMeasureThatMustNotAppearRegressesOnlyFromZero(t *testing.T) {
 		regresses bool
 	}{
 		{0, 0, false},
-		{0, 1, true},
-		{1, 1, false},
-		{1, 2, false},
+		{0, 1, false}, // one execution in 40: noise (p=1)
+		{0, 10, true},
+		{1, 10, false},
 		{2, 0, false},
 	} {
 		base, cur := scenarioReport(t, "pooled"), scenarioReport(t, "pooled")
 		base.Executions.MultiSession, cur.Executions.MultiSession = tc.base, tc.cur
+		base.Executions.Count, cur.Executions.Count = 40, 40
 		var got bool
 		for _, g := range Regressions(base, cur, rulefmt.DefaultTolerances()) {
 			got = got || g.Measure == "multi_session_executions"
 		}
 		if got != tc.regresses {
-			t.Errorf("multi-session %d → %d: regression %v, want %v", tc.base, tc.cur, got, tc.regresses)
+			t.Errorf("multi-session %d → %d of 40: regression %v, want %v", tc.base, tc.cur, got, tc.regresses)
 		}
 	}
 }
@@ -346,6 +347,15 @@ func TestLatencyRegressesOnlyPastBothTolerances(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base, cur := scenarioReport(t, "pooled"), scenarioReport(t, "pooled")
 			base.Pool.Latency.Call.P99, cur.Pool.Latency.Call.P99 = tc.base, tc.cur
+			// Samples far enough apart to be significant: the tolerances decide.
+			for _, s := range []struct {
+				p *report.Percentiles
+				v *float64
+			}{{&base.Pool.Latency.Call, tc.base}, {&cur.Pool.Latency.Call, tc.cur}} {
+				if s.v != nil {
+					s.p.Count, s.p.Sample = 30, shiftedSample(30, *s.v)
+				}
+			}
 			var got bool
 			for _, g := range Regressions(base, cur, rulefmt.DefaultTolerances()) {
 				got = got || g.Measure == "call.p99"
@@ -379,7 +389,7 @@ func TestDiffMarksAnUnchangedMeasureEqual(t *testing.T) {
 		{nil, ptr(3.0), ""},
 		{ptr(3.0), nil, ""},
 	} {
-		if _, _, change := diffCells(DiffRow{Baseline: tc.base, Current: tc.cur}); change != tc.want {
+		if change := changeCell(Row{Baseline: tc.base, Current: tc.cur}); change != tc.want {
 			t.Errorf("%v → %v: change %q, want %q", deref(tc.base), deref(tc.cur), change, tc.want)
 		}
 	}

@@ -112,7 +112,7 @@
   function tile(k, v, title) { add(tiles, add(el("div", { "class": "tile", title: title || "" }), el("div", { "class": "v" }, v), el("div", { "class": "k" }, k))); }
   tile("acquires", num(H.acquires), plural(H.hits, "hit") + ", " + plural(H.misses, "miss", "misses"));
   tile("hit rate", pct(H.hit_rate));
-  tile("ceiling (1 − cold-start floor)", H.cold_start_floor === null ? "n/a" : pct(1 - H.cold_start_floor), "the best hit rate any pool could reach on this traffic");
+  tile("hit-rate ceiling (1 − cold-start floor)", H.cold_start_floor === null ? "n/a" : pct(1 - H.cold_start_floor), "the best hit rate any pool could reach on this traffic");
   tile("excess misses", num(H.excess_misses), "misses above the cold-start floor");
   tile("unexplained misses", num(H.unexplained_misses));
   tile("handshakes", num(H.handshakes));

@@ -21,4 +21,17 @@ type Percentiles struct {
 	P50   *float64 `json:"p50"`
 	P95   *float64 `json:"p95"`
 	P99   *float64 `json:"p99"`
+	// Sample is the series in at most SampleSize durations, ascending, in
+	// milliseconds: every duration when Count is SampleSize or less, else
+	// SampleSize evenly spaced order statistics. A baseline comparison
+	// tests whether two runs' durations differ (a Mann-Whitney U test)
+	// on it, which three percentiles cannot say. Only the pool's latency
+	// series carry one; absent (an older report) it is nil, and a
+	// comparison then says it cannot judge.
+	Sample []float64 `json:"sample,omitempty"`
 }
+
+// SampleSize bounds Percentiles.Sample: enough for the U test to find a
+// shift of a fraction of the spread at alpha 0.05, small enough that a
+// report stays a few kilobytes whatever the dump's size.
+const SampleSize = 100

@@ -141,6 +141,17 @@ type Measure struct {
 	// ReadsValue reads a reads-per-request field from one measure's
 	// report. Nil for dump-level measures.
 	ReadsValue func(*MeasureReport) (float64, bool)
+	// Trials names the count a rate or count is out of (acquires for the
+	// hit rate, the floor and the misses, executions for multi-session
+	// executions, complete for a reads field): none of them is a figure
+	// without trials, and for BaselineDrop, BaselineGrowth and
+	// BaselineAppear the gate tests whether the proportion changed, so a
+	// few acquires more or less never read as a regression. "" for the
+	// other rows.
+	Trials string
+	// Sample reads a latency row's series sample (Percentiles.Sample) and
+	// its count, for the gate's significance test; nil for other rows.
+	Sample func(*Report) ([]float64, int)
 }
 
 // Render draws a value of m as the report for people does: "-" when ok is
@@ -207,20 +218,20 @@ var measureTable = markRuleMeasures(func() []Measure {
 		{Name: "hit_rate", Unit: UnitRatio, Better: BetterHigher, Draw: DrawPercent, JSON: "pool.hit_rate",
 			Doc:      "Hits / acquires; no data without acquires.",
 			Show:     Column{Section: sectionPool, Label: "hit rate", Order: 4},
-			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate",
+			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
 		{Name: "cold_start_floor", Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
-			Doc:   "Distinct (pool scope, cache key) pairs / acquires: the miss rate no pool can beat.",
-			Show:  Column{Section: sectionPool, Label: "floor", Order: 9},
+			Doc:  "Distinct (pool scope, cache key) pairs / acquires: a miss rate, the misses no pool can avoid; the best hit rate is 1 − it. Compare excess_misses with 0, not hit_rate with it.",
+			Show: Column{Section: sectionPool, Label: "floor", Order: 9}, Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.ColdStartFloor) }},
 		{Name: "excess_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
 			Doc:      "Misses above the cold-start floor.",
 			Show:     Column{Section: sectionPool, Label: "excess", Order: 10},
-			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor",
+			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
 		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.miss_reasons." + spans.MissUnexplained,
-			Doc:      "Misses with no cause: a session the pool should have reused.",
-			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses",
+			Doc:      "Misses with no explaining cause (unexplained, or evicted by the idle caps): a session the pool should have reused.",
+			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.UnexplainedMisses()) }},
 		{Name: "acquires", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
 			Doc:   "Acquires, hit or miss.",
@@ -257,7 +268,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 		{Name: "multi_session_executions", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.multi_session",
 			Doc:      "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
 			Show:     Column{Section: sectionExecutions, Label: "multi-session", Order: 2},
-			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID,
+			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID, Trials: "executions",
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MultiSession) }},
 		{Name: "max_sessions_per_execution", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
 			Doc:   "The most sessions one execution used.",
@@ -274,7 +285,8 @@ var measureTable = markRuleMeasures(func() []Measure {
 				JSON: "pool.latency_ms." + s.name + "." + q.name, Doc: "The " + q.name + " of " + s.doc + ", in milliseconds.",
 				Show:     Column{Section: sectionLatency, Row: s.label, Label: q.name, Order: 2 + i},
 				Baseline: BaselineLatency, Noun: s.name + "." + q.name + " latency",
-				Value: func(r *Report) (float64, bool) { return optional(q.get(s.get(&r.Pool.Latency))) }})
+				Sample: func(r *Report) ([]float64, int) { p := s.get(&r.Pool.Latency); return p.Sample, p.Count },
+				Value:  func(r *Report) (float64, bool) { return optional(q.get(s.get(&r.Pool.Latency))) }})
 		}
 	}
 	return t
@@ -287,7 +299,7 @@ var readsTable = markRuleMeasures([]Measure{
 	{Name: "unexpected", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "unexpected",
 		Doc:      "Complete requests whose count differs from expect; no data without a complete request.",
 		Show:     Column{Section: sectionReads, Label: "unexpected", Order: 5, Always: true},
-		Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.Unexpected) }, Noun: "unexpected requests",
+		Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.Unexpected) }, Noun: "unexpected requests", Trials: "complete",
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return float64(m.Unexpected), m.Complete > 0 }},
 	{Name: "incomplete", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "incomplete",
 		Doc:        "Requests not counted: their trace is not complete yet.",

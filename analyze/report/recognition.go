@@ -16,6 +16,8 @@ const (
 	VocabAcquireOnMiss = "acquire-on-miss"
 	VocabSemconv       = "semconv"
 	VocabOpenLLMetry   = "openllmetry"
+	VocabSentry        = "sentry"
+	VocabMastra        = "mastra"
 	// VocabNone is a resource no vocabulary reads.
 	VocabNone = "none"
 	// VocabMixed is settings.vocabulary when resources differ.
@@ -26,7 +28,7 @@ const (
 // precedence order (ties within a tier go to the earlier one), as the
 // reports name them; the analyzer's detection signatures follow it (a test
 // there pins it).
-var VocabularyPrecedence = []string{VocabMcptrace, VocabAcquireOnMiss, VocabSemconv, VocabOpenLLMetry}
+var VocabularyPrecedence = []string{VocabMcptrace, VocabAcquireOnMiss, VocabSentry, VocabSemconv, VocabOpenLLMetry, VocabMastra}
 
 // RecognitionReport says what the analysis read: how many spans a
 // vocabulary recognised and how many none did, each vocabulary with the

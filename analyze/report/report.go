@@ -69,9 +69,9 @@ type Report struct {
 type Settings struct {
 	Profile rulefmt.Profile `json:"profile"`
 	// Vocabulary is what was read: one vocabulary name (mcptrace,
-	// acquire-on-miss, semconv, openllmetry), "mixed" when resources were
-	// read with different ones (Report.Recognition lists them), "none"
-	// when nothing was recognised.
+	// acquire-on-miss, sentry, semconv, openllmetry, mastra), "mixed" when
+	// resources were read with different ones (Report.Recognition lists
+	// them), "none" when nothing was recognised.
 	Vocabulary     string  `json:"vocabulary"`
 	ScopeAttr      string  `json:"scope_attr"`
 	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`

@@ -286,7 +286,7 @@ func TestNothingRecognisedNeedsSpansNoneRecognisedAndNoRequest(t *testing.T) {
 // --profile semconv when any name, first or last, looks like the
 // conventions'.
 func TestUnrecognisedTextNamesTheSpansAndTheRemedy(t *testing.T) {
-	const head = "no span recognised: none of the 7 spans is read by a built-in vocabulary (mcptrace, acquire-on-miss, semconv, openllmetry)"
+	const head = "no span recognised: none of the 7 spans is read by a built-in vocabulary (mcptrace, acquire-on-miss, sentry, semconv, openllmetry, mastra)"
 	const vocab = "a vocabulary: block in mcptrace.yaml, see docs/vocabularies.md"
 	const semconv = "--profile semconv (names look like the MCP conventions' \"tools/call <tool>\")"
 	for _, tc := range []struct {

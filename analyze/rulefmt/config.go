@@ -51,7 +51,7 @@ const (
 // Profiles lists the profiles in documentation order (default, the alias
 // of mcptrace, first: it is what an unconfigured analysis reads; auto, the
 // CLI's default, last: it picks one of the others).
-var Profiles = []Profile{ProfileDefault, ProfileMcptrace, ProfileAcquireOnMiss, ProfileSemconv, ProfileOpenLLMetry, ProfileAuto}
+var Profiles = []Profile{ProfileDefault, ProfileMcptrace, ProfileAcquireOnMiss, ProfileSemconv, ProfileOpenLLMetry, ProfileSentry, ProfileMastra, ProfileAuto}
 
 // ErrUnknownProfile is returned by ParseProfile for a name it does not know.
 var ErrUnknownProfile = errors.New("unknown profile")

@@ -261,6 +261,9 @@ type GateConfig struct {
 	// Vocabulary is the file's vocabulary: block, the writer its dumps
 	// come from; nil without the key.
 	Vocabulary *Vocabulary
+	// Warnings are what the file says that runs but likely does not mean
+	// what it reads (LintRules), for the commands loading it to print.
+	Warnings []Warning
 }
 
 // SeverityOff, in a builtin: setting, leaves a built-in rule out.

@@ -81,6 +81,7 @@ func ParseGateConfig(path string, data []byte) (*GateConfig, error) {
 	if err := inFile(path, errs.err()); err != nil {
 		return nil, err
 	}
+	gc.Warnings = LintRules(path, gc.Rules)
 	return gc, nil
 }
 

@@ -146,6 +146,8 @@ var builtinVocabularies = map[Profile]*Vocabulary{
 	ProfileAcquireOnMiss: &vocabularyAcquireOnMiss,
 	ProfileSemconv:       &vocabularySemconv,
 	ProfileOpenLLMetry:   &vocabularyOpenLLMetry,
+	ProfileSentry:        &vocabularySentry, // vocabulary_thirdparty.go
+	ProfileMastra:        &vocabularyMastra,
 }
 
 // BuiltinVocabulary returns the built-in vocabulary named p (default is an

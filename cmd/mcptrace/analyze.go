@@ -35,7 +35,7 @@ type dumpFlags struct {
 func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 	fl.StringVar(&f.inputFormat, "input-format", "auto", "force the input format: auto, otlp-json, otlp-proto, jaeger or tempo")
 	fl.BoolVar(&f.strict, "strict", false, "fail on a damaged input instead of "+verb+" what was read before the damage")
-	fl.StringVar(&f.profile, "profile", string(rulefmt.ProfileAuto), "vocabulary: auto (detected per resource), mcptrace (alias default), acquire-on-miss, semconv or openllmetry; a --config's vocabulary: block is used when given")
+	fl.StringVar(&f.profile, "profile", string(rulefmt.ProfileAuto), "vocabulary: auto (detected per resource), mcptrace (alias default), acquire-on-miss, semconv, openllmetry, sentry or mastra; a --config's vocabulary: block is used when given")
 	fl.StringVar(&f.scopeAttr, "scope-attr", "", "attribute naming the pool scope instead of the default chain")
 	fl.DurationVar(&f.idleTTL, "idle-ttl", rulefmt.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
 	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
@@ -86,9 +86,10 @@ default) detects it per resource from the spans present and the report says
 what it read (settings.vocabulary, recognition); mcptrace, alias default (this
 pool's spans: an acquire span on every call), acquire-on-miss (acquire spans
 only on misses: a hit is an invoke span without one), semconv (OpenTelemetry
-MCP spans "%[2]s <tool>" with %[1]s, and no pool spans) or openllmetry
-(@traceloop/instrumentation-mcp: "<tool>.tool" calls under a session span)
-force one. A --config file's vocabulary: block describes any other writer and
+MCP spans "%[2]s <tool>" with %[1]s, and no pool spans), openllmetry
+(@traceloop/instrumentation-mcp: "<tool>.tool" calls under a session span),
+sentry (@sentry/node's MCP server spans) or mastra (@mastra/mcp's
+"execute_tool <tool>" client spans, no session) force one. A --config file's vocabulary: block describes any other writer and
 is used instead. Spans of which none is recognised exit with status 3, naming
 the most frequent span names and what would read them.
 

@@ -77,7 +77,14 @@ analyzed the same way). A regression is: the hit rate lower by more than
 --max-hit-rate-drop, more excess or unexplained misses, a latency percentile
 above --max-latency-ratio times its baseline, executions spread over several
 sessions where the baseline had none, more unexpected requests of a reads
-measure. The regressions: key of --config sets the same tolerances; flags win.
+measure; and in each case a change the data can tell from noise, as
+benchstat judges benchmarks: a Mann-Whitney U test at alpha 0.05 on the
+latency samples, or on the acquires' (executions', requests') outcomes for a
+rate or count. Otherwise the measure is ~, shown with the test's p-value and
+sample sizes: three samples against three can never regress. A measure with
+no figure on a side (no acquires, executions not measurable) is shown as not
+measurable with the reason, never a failure. The regressions: key of
+--config sets the same tolerances; flags win.
 
 Exit status: 0 every error-severity rule passed and nothing regressed; 1 a
 rule failed or a measure regressed; 2 bad input or usage; 3 nothing failed but
@@ -210,6 +217,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 		return err
 	}
 	annotations := applyQuiet(cmd, f.quiet)
+	warnRules(cmd.ErrOrStderr(), s.gate)
 	rules := rulefmt.CheckRules(s.gate, s.cfg, f.builtin)
 	var base *report.Report
 	if f.baseline != "" {
@@ -231,11 +239,11 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	var regs []gate.Regression
+	var rows []gate.Row
 	if base != nil {
-		regs = gate.Regressions(base, rep, s.tol)
+		rows = gate.Compare(base, rep, s.tol)
 	}
-	check := gate.NewCheckReportWith(rep, results, regs, f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial, IncompleteReasons: []string{gate.MeasuresDiffer(base, rep)}})
+	check := gate.NewCheckReportWith(rep, results, gate.RegressionsOf(rows), f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial, IncompleteReasons: []string{gate.MeasuresDiffer(base, rep)}, Comparison: rows})
 	nothingRecognised(cmd.ErrOrStderr(), rep, check)
 	if check.ExitCode == gate.ExitIncomplete && !rep.Executions.Measurable && sessionRuleIncomplete(results) {
 		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+rep.Executions.WhyNot)

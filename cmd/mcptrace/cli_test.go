@@ -65,7 +65,7 @@ func TestBuiltinRulesTextNamesNoInternalDocuments(t *testing.T) {
 // TestDiffMarkdownAndJSONSchema pins diff's formats.
 func TestDiffMarkdownAndJSONSchema(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "diff", "--format", "markdown", traces+"pooled.otlp.jsonl", traces+"per-call-dial.otlp.jsonl")
-	if code != 0 || !strings.Contains(out, "## mcptrace diff:") || !strings.Contains(out, "| `hit_rate` | 0.8333 | 0 | -0.8333 | ❌ regressed |") {
+	if code != 0 || !strings.Contains(out, "## mcptrace diff:") || !strings.Contains(out, "| `hit_rate` | 0.8333 | 0 | -0.8333 | ❌ REGRESSION (p=0.015, n=6 vs 6 acquires) |") {
 		t.Errorf("markdown: exit %d (%s):\n%s", code, errOut, out)
 	}
 	code, out, errOut = runCLI(t, "", "diff", "--format", "json", traces+"pooled.otlp.jsonl", traces+"pooled.otlp.jsonl")

@@ -29,7 +29,7 @@ directory --dir DIR: mcp-pool.json (the "MCP pool" dashboard), mcp-pool-fleet.js
 query behind it.
 
 The "MCP pool" dashboard reads the pool's Prometheus metrics (hit rate against
-the cold-start ceiling, misses by reason, acquire, handshake and call latency,
+its ceiling, 1 − cold-start floor; misses by reason, acquire, handshake and call latency,
 sessions, evictions, redials and failures, per pool and key), Tempo traces
 (unexplained misses, executions that used more than one session) and
 Pyroscope profiles (CPU split into handshake and call). The "MCP pool fleet"

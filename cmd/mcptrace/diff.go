@@ -28,10 +28,14 @@ func newDiffCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff [flags] BASE CURRENT",
 		Short: "Compare two runs' measures side by side, marking regressions",
-		Long: `diff lines up the measures of two runs: hit rate, cold-start floor, excess
-and unexplained misses, sessions per execution, latency percentiles and the
-reads-per-request measures of --config, with the change and REGRESSED where
-'mcptrace check --baseline BASE CURRENT' would fail.
+		Long: `diff lines up the measures of two runs: hit rate, cold-start floor (a miss
+rate), excess and unexplained misses, sessions per execution, latency
+percentiles and the reads-per-request measures of --config, each with the
+verdict 'mcptrace check --baseline BASE CURRENT' gives it, the same rows:
+regression (only this fails check), improvement, ~ (no change the data can
+tell from noise: the Mann-Whitney U test's p is above 0.05, or the change is
+within the tolerance; the p-value and sample sizes are shown), or not
+measurable (a side has no figure; the reason is shown).
 
 Each side is a baseline (the JSON of 'mcptrace analyze --format json') or a
 trace dump, analyzed with the analysis flags. Regression tolerances are the
@@ -84,25 +88,22 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 	if err != nil {
 		return err
 	}
-	rows := gate.Diff(base, cur, s.tol)
-	regs := gate.Regressions(base, cur, s.tol)
+	rows := gate.Compare(base, cur, s.tol)
+	regs := gate.RegressionsOf(rows)
 	return writeOutput(cmd, f.output, func(w io.Writer) error {
 		switch f.format {
 		case "json":
-			if regs == nil {
-				regs = []gate.Regression{}
-			}
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(struct {
 				Schema      string            `json:"schema"`
 				Base        string            `json:"base"`
 				Current     string            `json:"current"`
-				Rows        []gate.DiffRow    `json:"rows"`
+				Rows        []gate.Row        `json:"rows"`
 				Regressions []gate.Regression `json:"regressions"`
 			}{gate.DiffSchema, basePath, curPath, rows, regs})
 		case "markdown":
-			return gate.RenderDiffMarkdown(w, rows, regs, basePath, curPath)
+			return gate.RenderDiffMarkdown(w, rows, basePath, curPath)
 		}
 		return gate.RenderDiff(w, rows, basePath, curPath)
 	})

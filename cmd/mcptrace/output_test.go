@@ -314,7 +314,7 @@ func TestGitHubAnnotationsNameTheFileTheyAreAbout(t *testing.T) {
 			t.Fatalf("%v: exit %d, want 1: %s", args, code, errOut)
 		}
 		for _, want := range []string{
-			"::error file=" + config + ",title=mcptrace hit-rate-near-the-floor::",
+			"::error file=" + config + ",title=mcptrace pool-at-its-floor::",
 			"::error file=" + dump + ",title=mcptrace one-session-per-execution::",
 			"::error file=" + baseline + ",title=mcptrace regression hit_rate::",
 		} {

@@ -747,7 +747,7 @@ func checkCeilingDigits(t *testing.T, bin, dir string) {
 	ceiling := 100 * (1 - *r.Pool.ColdStartFloor)
 	shown := ""
 	for k, v := range res.Tiles {
-		if strings.HasPrefix(k, "ceiling") {
+		if strings.HasPrefix(k, "hit-rate ceiling") {
 			shown = v
 		}
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -89,6 +91,7 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 	if err != nil {
 		return usageErrorf("%w", err)
 	}
+	warnRules(cmd.ErrOrStderr(), gc)
 	if gc.Vocabulary != nil && f.explain == "" {
 		fmt.Fprintf(out, "%s: vocabulary %s OK\n", file, gc.Vocabulary.Name)
 	}
@@ -112,4 +115,16 @@ func runRules(cmd *cobra.Command, f rulesFlags, args []string) error {
 		fmt.Fprint(out, gate.ExplainRule(&r))
 	}
 	return nil
+}
+
+// warnRules prints a configuration file's warnings (rulefmt.LintRules: a
+// rule that runs but does not mean what it reads) on w, escaped for the
+// terminal; nothing for no file.
+func warnRules(w io.Writer, gc *rulefmt.GateConfig) {
+	if gc == nil {
+		return
+	}
+	for _, x := range gc.Warnings {
+		warnf(w, "%s", report.TermSafeLines(x.String()))
+	}
 }

@@ -51,8 +51,9 @@ type Config struct {
 	// Profile is the vocabulary, as `mcptrace analyze --profile`: auto (the
 	// default: detected per resource from the spans present, sticky once a
 	// resource's spans show a writer, see analyze's detect.go), or a
-	// built-in forced: mcptrace (alias default), acquire-on-miss, semconv
-	// or openllmetry. docs/vocabularies.md says what each reads.
+	// built-in forced: mcptrace (alias default), acquire-on-miss, semconv,
+	// openllmetry, sentry or mastra. docs/vocabularies.md says what each
+	// reads.
 	Profile string `mapstructure:"profile"`
 	// Vocabulary describes any other writer, in the same keys as the
 	// vocabulary: block of mcptrace.yaml (docs/vocabularies.md), validated

@@ -29,8 +29,8 @@ type corpusGolden struct {
 }
 
 // TestCorpusMetricsEqualTheLedgers feeds every dump of the third-party
-// corpus (testdata/traces/corpus: OpenLLMetry, Shinzo and OpenInference
-// around a TypeScript SDK gateway) through the metrics leg with the
+// corpus (testdata/traces/corpus: OpenLLMetry, Shinzo, OpenInference,
+// Sentry and Mastra around a TypeScript SDK gateway) through the metrics leg with the
 // default config, profile auto, in export order and small batches, and
 // checks the pool counters against the golden figures the corpus server's
 // ledger gave, never against mcptrace analyze: acquires, hits, misses and

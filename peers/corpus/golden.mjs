@@ -33,6 +33,10 @@ export const PACKAGES = {
       attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'gateway' },
     },
     idPrefix: 'c0a11e02',
+    receiver: true,
+    // One span per call that reached a tool.
+    serverSpans: (ledger) => ledger.filter((r) => r.rpc_method === 'tools/call' && r.status === 200).length,
+    lowerBounds: ['tool_calls', 'acquires', 'hits', 'handshakes'],
   },
   openinference: {
     npm: '@arizeai/openinference-instrumentation-mcp',
@@ -46,7 +50,46 @@ export const PACKAGES = {
     },
     idPrefix: 'c0a11e03',
   },
+  sentry: {
+    npm: '@sentry/node',
+    side: 'server',
+    mcpSpans: true,
+    vocabulary: 'sentry',
+    // Sentry's AI agent spans follow the GenAI conventions too.
+    root: {
+      name: 'invoke_agent gateway',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'gateway' },
+    },
+    idPrefix: 'c0a11e04',
+    receiver: true,
+    // An HTTP server span per request to /mcp (the ledger), and an MCP
+    // span per JSON-RPC request or notification that reached the handler.
+    serverSpans: (ledger, handled) => ledger.length + handled.filter((r) => r.rpc_method).length,
+    handshakeSpans: true, // initialize spans
+    lowerBounds: ['tool_calls', 'acquires', 'hits'],
+  },
+  mastra: {
+    npm: '@mastra/mcp',
+    side: 'client',
+    mcpSpans: true,
+    vocabulary: 'mastra',
+    // Mastra's own agent run span (run.mjs writes no root of its own).
+    root: { name: 'invoke_agent gateway', attributes: {} },
+    receiver: true,
+    // No session identity on any span, no handshake span; a call Mastra
+    // retries itself (errors it takes for a lost connection) is one span.
+    noSessions: true,
+    lowerBounds: ['tool_calls'],
+  },
 };
+
+/**
+ * DECLARE says how an analysis must declare a figure: exact (the spans
+ * show it), lower_bound (the spans show part of it and cannot tell how
+ * much is missing: a property of the writer, whatever one run's ledger
+ * says), not_measurable (the spans cannot show it).
+ */
+export const DECLARE = ['exact', 'lower_bound', 'not_measurable'];
 
 const ok = (status) => status >= 200 && status < 300;
 
@@ -87,8 +130,12 @@ function pool(calls) {
 }
 
 // fig is one figure; why is kept where the spans differ from the ledger,
-// or where always says the spans' value is an inference worth explaining.
-const fig = (ledger, spans, why, always = false) => (why && (spans !== ledger || always) ? { ledger, spans, why } : { ledger, spans });
+// or where always says the spans' value is an inference worth explaining;
+// declare is how an analysis must declare it (DECLARE).
+function fig(ledger, spans, why, always = false, lowerBound = false) {
+  const declare = spans === null ? 'not_measurable' : lowerBound ? 'lower_bound' : 'exact';
+  return why && (spans !== ledger || always || declare !== 'exact') ? { ledger, spans, why, declare } : { ledger, spans, declare };
+}
 
 /**
  * golden builds the golden of one run. sessions is the gateway's record of
@@ -104,18 +151,23 @@ export function golden({ pkg, mode, version, executions, callsPerExecution, ledg
   const truth = pool(L.calls);
   const spread = { max: Math.max(0, ...L.per_execution), multi: L.per_execution.filter((n) => n > 1).length };
   const v = view(p, L, sessions);
+  const low = (k) => (p.lowerBounds || []).includes(k);
   const figures = {
     executions: fig(L.executions, roots),
-    tool_calls: fig(L.tool_calls, v.calls ? v.calls.length : null, v.callsWhy),
+    tool_calls: fig(L.tool_calls, v.toolCalls, v.callsWhy, false, low('tool_calls')),
     refused_tool_calls: fig(L.refused_tool_calls, v.refused, v.refusedWhy),
-    sessions: fig(L.sessions, v.calls ? distinct(v.calls) : null, v.callsWhy),
+    sessions: fig(L.sessions, v.sessionCalls ? distinct(v.sessionCalls) : null, v.sessionsWhy || v.callsWhy),
     sessions_per_execution_max: fig(spread.max, v.spread ? spread.max : null, v.spreadWhy),
     multi_session_executions: fig(spread.multi, v.spread ? spread.multi : null, v.spreadWhy),
-    handshakes: fig(L.initialize, v.handshakes, v.handshakesWhy, v.handshakesInferred),
+    handshakes: fig(L.initialize, v.handshakes, v.handshakesWhy, v.handshakesInferred, low('handshakes')),
   };
-  const shown = v.calls ? pool(v.calls) : null;
+  if (!v.tied) {
+    // The roots are there, but an execution's calls are not tied to it.
+    figures.executions = { ...figures.executions, why: v.spreadWhy, declare: 'not_measurable' };
+  }
+  const shown = v.sessionCalls ? pool(v.sessionCalls) : null;
   for (const k of ['acquires', 'hits', 'misses']) {
-    figures[k] = fig(truth[k], shown ? shown[k] : null, v.callsWhy);
+    figures[k] = fig(truth[k], shown ? shown[k] : null, v.sessionsWhy || v.callsWhy, false, low(k));
   }
   return {
     package: pkg,
@@ -127,8 +179,8 @@ export function golden({ pkg, mode, version, executions, callsPerExecution, ledg
     expect: {
       vocabulary: p.vocabulary,
       recognised: p.mcpSpans,
-      executions_measurable: !!v.spread,
-      ...(v.spread ? {} : { why_not: v.spreadWhy }),
+      executions_measurable: !!v.tied,
+      ...(v.tied ? {} : { why_not: v.spreadWhy }),
     },
     figures,
     sessions_per_execution: L.per_execution,
@@ -138,34 +190,69 @@ export function golden({ pkg, mode, version, executions, callsPerExecution, ledg
   };
 }
 
-// view says what the package's spans show of the ledger's figures.
+// view says what the package's spans show of the ledger's figures:
+// toolCalls (a count), sessionCalls (the calls whose sessions the spans
+// show), refused, handshakes, tied (every call tied to its execution) and
+// spread (sessions per execution shown), each with its why.
 function view(p, L, sessions) {
   if (!p.mcpSpans) {
     const why = 'no MCP spans: the package only propagates trace context into params._meta';
-    return { calls: null, callsWhy: why, refused: null, refusedWhy: why, spread: false, spreadWhy: why, handshakes: null, handshakesWhy: why };
+    return { toolCalls: null, sessionCalls: null, callsWhy: why, refused: null, refusedWhy: why, tied: false, spread: false, spreadWhy: why, handshakes: null, handshakesWhy: why };
   }
-  if (p.side === 'server') {
-    return {
-      calls: L.served,
-      callsWhy: L.refused_tool_calls > 0 ? 'a server-side package sees only calls that reached the handler; refused calls never do' : undefined,
-      refused: null,
-      refusedWhy: 'a call refused before the handler (404, unknown session) never reaches a server-side instrumentation',
-      spread: false,
-      spreadWhy: 'the server spans are trace roots: nothing carries the gateway\'s context to the server, so no call sits under an execution',
-      handshakes: distinct(L.served),
-      handshakesWhy: 'no initialize span: one handshake per distinct mcp.session.id is inferred',
-      handshakesInferred: true,
-    };
-  }
+  if (p.side === 'server') return serverView(p, L);
+  if (p.noSessions) return mastraView(L);
   // A client-side package that parents calls to a session span: an
   // execution owns its calls only if every session opened and closed in it.
   const contained = sessions.every((s) => s.opened_in > 0 && s.opened_in === s.closed_in);
   return {
-    calls: L.calls,
+    toolCalls: L.calls.length,
+    sessionCalls: L.calls,
     refused: L.refused_tool_calls,
+    tied: contained,
     spread: contained,
     spreadWhy: contained ? undefined : 'calls are parented to the long-lived mcp.client.session span, opened inside the first execution that used the session and ended after it: later executions\' calls sit in that first trace',
     handshakes: L.initialize,
+  };
+}
+
+// serverView: a server-side package sees the calls that reached the
+// handler, under no execution (nothing carries the gateway's context).
+function serverView(p, L) {
+  const sentry = p.npm === '@sentry/node';
+  return {
+    toolCalls: L.served.length,
+    sessionCalls: L.served,
+    callsWhy: 'a server-side package sees only calls that reached the handler; a call refused before it (404, unknown session) never does, so it cannot tell how many were refused',
+    refused: null,
+    refusedWhy: sentry
+      ? 'a call refused before the handler (404, unknown session) is only an HTTP server span (POST /mcp, 404), which does not say it was a tools/call'
+      : 'a call refused before the handler (404, unknown session) never reaches a server-side instrumentation',
+    tied: false,
+    spread: false,
+    spreadWhy: sentry
+      ? 'the server spans sit under the server\'s HTTP spans, each a trace root: nothing carries the gateway\'s context to the server, so no call sits under an execution'
+      : 'the server spans are trace roots: nothing carries the gateway\'s context to the server, so no call sits under an execution',
+    handshakes: sentry ? L.initialize : distinct(L.served),
+    handshakesWhy: sentry ? undefined : 'no initialize span: one handshake per distinct mcp.session.id is inferred; a session that never reached a tool is not seen',
+    handshakesInferred: !sentry,
+  };
+}
+
+// mastraView: Mastra's client spans, one per tool execution under its
+// agent run, with the server's key but no session and no handshake.
+function mastraView(L) {
+  const why = 'no span carries a session identity (no mcp.session.id, no session span): only the target (server.address) is known';
+  return {
+    toolCalls: L.calls.length,
+    callsWhy: 'one span per tool execution: Mastra retries a call itself, inside the same span, after an error it takes for a lost connection (its message says not connected, fetch failed, connection closed, or HTTP 400/401/403/404), so such an attempt is no span of its own and the count is a lower bound (the SDK 2.0 client\'s 404 says none of these: the refused call here failed, a span with status ERROR, and the gateway sent it again, a span of its own)',
+    sessionCalls: null,
+    sessionsWhy: why,
+    refused: L.refused_tool_calls,
+    tied: true,
+    spread: false,
+    spreadWhy: why,
+    handshakes: null,
+    handshakesWhy: 'no handshake span (initialize is not traced)',
   };
 }
 

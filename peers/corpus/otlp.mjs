@@ -1,6 +1,6 @@
 // The corpus's telemetry plumbing: the gateway's tracer provider, an
-// OTLP/HTTP JSON receiver on 127.0.0.1 for a server-side instrumentation
-// that brings its own SDK and exporter (Shinzo), and the writer of the
+// OTLP/HTTP JSON receiver on 127.0.0.1 for the packages that bring their
+// own SDK and exporter (Shinzo, Sentry, Mastra), and the writer of the
 // Collector file exporter's format: one ExportTraceServiceRequest JSON per
 // line (hex ids, as the Collector writes them).
 import { createServer } from 'node:http';

@@ -3,12 +3,12 @@
 // process on 127.0.0.1), writing the dump (Collector file format) and its
 // golden (golden.mjs, from the server's ledgers).
 //
-//   node corpus/run.mjs --package openllmetry|shinzo|openinference \
+//   node corpus/run.mjs --package openllmetry|shinzo|openinference|sentry|mastra \
 //     --mode pooled|per-call|forget --out DUMP.jsonl --golden GOLDEN.json
 //
 // Fixed counts, fixed tool arguments, fixed session ids (server.mjs) and
 // counted trace ids (otlp.mjs): a regeneration differs only in timestamps
-// and in the ids Shinzo's own SDK draws.
+// and in the ids the packages' own SDKs draw (Shinzo, Sentry, Mastra).
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -54,37 +54,32 @@ async function main() {
 
   const tel = gatewayTelemetry({ serviceName: 'mcptrace-corpus-gateway', idPrefix: p.idPrefix });
   await instrumentClient(a.package, tel.provider);
-  const receiver = a.package === 'shinzo' ? await startReceiver() : null;
-  const server = await startServer(receiver ? { CORPUS_SHINZO_ENDPOINT: receiver.base } : {});
-  const gw = new Gateway({ url: server.url, mode: a.mode });
+  const receiver = p.receiver ? await startReceiver() : null;
+  const server = await startServer(serverEnv(a.package, receiver));
+  const gw = a.package === 'mastra'
+    ? await mastraGateway(server.url, a.mode, receiver)
+    : new Gateway({ url: server.url, mode: a.mode });
   const slices = [];
   const answers = []; // get_workspace's answer per execution: session continuity as the gateway saw it
   try {
     for (let e = 1; e <= EXECUTIONS; e++) {
       const start = (await server.ledger()).length;
       gw.current = e;
-      await execution(tel.tracer, p.root, e, async () => {
-        for (const [i, [name, args]] of callsOf(e).entries()) {
-          if (a.mode === 'forget' && e === FORGET_IN && i === 1) await server.forget(gw.sessionId());
-          const res = await gw.call(name, args);
-          if (res.isError) throw new Error(`execution ${e}: ${name} answered a tool error: ${JSON.stringify(res.content)}`);
-          if (name === 'get_workspace') answers.push(res.content.map((c) => c.text).join(''));
-        }
-      });
+      const got = gw instanceof Gateway ? await gatewayExecution(tel.tracer, p.root, gw, server, a.mode, e) : await agentExecution(gw, server, a.mode, e);
+      answers.push(got[callsOf(e).findIndex(([name]) => name === 'get_workspace')]);
       slices.push([start, (await server.ledger()).length]);
     }
     await gw.close();
     const ledger = await server.ledger();
-    // Shinzo exports one span per call that reached a tool: wait for them
-    // all (the ledger's answered calls) before the server stops.
-    const answered = ledger.filter((r) => r.rpc_method === 'tools/call' && r.status === 200).length;
-    if (receiver) await receiver.waitForSpans(answered, EXPORT_WAIT_MS);
+    // A server-side package exports its spans on its own clock: wait for
+    // all it must write (PACKAGES[pkg].serverSpans) before the server stops.
+    if (receiver && p.serverSpans) await receiver.waitForSpans(p.serverSpans(ledger, server.handled), EXPORT_WAIT_MS);
     await server.stop(); // all handler lines read
     const dump = [await tel.collect(), ...(receiver ? receiver.requests : [])].filter(Boolean);
     writeJSONLines(a.out, dump);
     const g = golden({
       pkg: a.package, mode: a.mode, version, executions: EXECUTIONS, callsPerExecution: callsOf(0).length,
-      ledger, handled: server.handled, slices, sessions: gw.sessions, dump,
+      ledger, handled: server.handled, slices, sessions: gw.sessions || [], dump,
     });
     g.gateway_answers = { get_workspace: answers };
     writeFileSync(a.golden, JSON.stringify(g, null, 2) + '\n');
@@ -94,6 +89,52 @@ async function main() {
     if (receiver) await receiver.close();
     await tel.shutdown();
   }
+}
+
+// gatewayExecution runs execution e's calls through the SDK gateway, under
+// a root span of the gateway's own; returns each call's answer text.
+async function gatewayExecution(tracer, root, gw, server, mode, e) {
+  const got = [];
+  await execution(tracer, root, e, async () => {
+    for (const [i, [name, args]] of callsOf(e).entries()) {
+      if (mode === 'forget' && e === FORGET_IN && i === 1) {
+        if (!gw.sessionId()) throw new Error('corpus: forget: the gateway holds no session');
+        await server.forget(gw.sessionId());
+      }
+      const res = await gw.call(name, args);
+      if (res.isError) throw new Error(`execution ${e}: ${name} answered a tool error: ${JSON.stringify(res.content)}`);
+      got.push(res.content.map((c) => c.text).join(''));
+    }
+  });
+  return got;
+}
+
+// agentExecution runs execution e as one Mastra agent run (its own root);
+// in forget mode the server forgets every session after the first call of
+// execution FORGET_IN (the gateway holds one; Mastra keeps its id to
+// itself).
+function agentExecution(gw, server, mode, e) {
+  return gw.execution(e, callsOf(e), async (done) => {
+    if (mode === 'forget' && e === FORGET_IN && done === 1) await server.forget('');
+  });
+}
+
+// mastraGateway builds the Mastra gateway, its spans exported by
+// @mastra/otel-exporter to the receiver. Mastra's own telemetry (a
+// PostHog ping on server start) is switched off.
+async function mastraGateway(url, mode, receiver) {
+  process.env.MASTRA_TELEMETRY_DISABLED = '1';
+  const { MastraGateway } = await import('./mastra-gateway.mjs');
+  return new MastraGateway({ url, mode, endpoint: receiver.base.replace(/\/v1$/, ''), serviceName: 'mcptrace-corpus-gateway' });
+}
+
+// serverEnv is the server child's settings for a server-side package: the
+// receiver to export to, and for Sentry the module that initialises it
+// before the server's own (node --import).
+function serverEnv(pkg, receiver) {
+  if (pkg === 'shinzo') return { env: { CORPUS_SHINZO_ENDPOINT: receiver.base } };
+  if (pkg === 'sentry') return { env: { CORPUS_SENTRY_ENDPOINT: receiver.base }, imports: [join(HERE, 'sentry-instrument.mjs')] };
+  return { env: {} };
 }
 
 // execution runs fn as one execution: a root span of the gateway's own,
@@ -132,11 +173,11 @@ async function instrumentClient(pkg, provider) {
 }
 
 // startServer runs server.mjs on 127.0.0.1 and resolves once it is ready.
-function startServer(env) {
+function startServer({ env, imports = [] }) {
   // The machine's OTEL_* settings (resource attributes, exporters,
   // samplers) would reach Shinzo's NodeSDK and change the dump: none pass.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
-  const child = spawn(process.execPath, [join(HERE, 'server.mjs')], {
+  const child = spawn(process.execPath, [...imports.flatMap((m) => ['--import', m]), join(HERE, 'server.mjs')], {
     cwd: join(HERE, '..'),
     env: { ...base, ...env },
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -159,9 +200,9 @@ function startServer(env) {
           if (!r.ok) throw new Error(`corpus server: GET ${control}requests: ${r.status}`);
           return r.json();
         },
+        // forget forgets one session, or every session for "".
         async forget(session) {
-          if (!session) throw new Error('corpus: forget: the gateway holds no session');
-          const r = await fetch(`${control}forget?session=${encodeURIComponent(session)}`, { method: 'POST' });
+          const r = await fetch(session ? `${control}forget?session=${encodeURIComponent(session)}` : `${control}forget`, { method: 'POST' });
           if (!r.ok) throw new Error(`corpus server: forget ${session}: ${r.status}`);
         },
         async stop() {

@@ -12,6 +12,9 @@
 // With CORPUS_SHINZO_ENDPOINT set (an OTLP/HTTP base URL on 127.0.0.1, the
 // gateway's receiver) every session's McpServer is instrumented by
 // Shinzo's documented instrumentServer(server, config), exporting there.
+// With CORPUS_SENTRY_ENDPOINT set (and sentry-instrument.mjs loaded by
+// node --import, which initialises @sentry/node and exports there) every
+// session's McpServer is wrapped by Sentry's wrapMcpServerWithSentry.
 //
 // Besides the HTTP-layer ledger (GET /_peer/requests), the server prints one
 // line per request that reached the SDK's handler, on stdout:
@@ -28,13 +31,19 @@ import { ToolState, servePeer } from '../lib/peer.mjs';
 const HANDLED = 'CORPUS_HANDLED ';
 const shinzoEndpoint = process.env.CORPUS_SHINZO_ENDPOINT || '';
 const shinzo = shinzoEndpoint ? await import('@shinzolabs/instrumentation-mcp') : null;
+// With CORPUS_SENTRY_ENDPOINT, Sentry was initialised by
+// sentry-instrument.mjs (node --import); every session's McpServer is
+// wrapped by its documented wrapMcpServerWithSentry(server).
+const sentry = process.env.CORPUS_SENTRY_ENDPOINT ? await import('@sentry/node') : null;
 
 const state = new ToolState();
 const sessions = new Map(); // session id -> { server, transport, telemetry }
 let issued = 0;
 
 function newServer() {
-  const server = new McpServer({ name: 'mcptrace-corpus-server', version: '1.0.0' });
+  const plain = new McpServer({ name: 'mcptrace-corpus-server', version: '1.0.0' });
+  // Sentry wraps connect, so it must be applied before the transport is.
+  const server = sentry ? sentry.wrapMcpServerWithSentry(plain) : plain;
   // Shinzo wraps server.tool, so it must be applied before the tools are.
   const telemetry = shinzo
     ? shinzo.instrumentServer(server, {

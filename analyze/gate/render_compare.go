@@ -1,0 +1,187 @@
+package gate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+)
+
+// The comparison of two runs (Compare's rows) drawn for people: the one
+// table `mcptrace diff` prints and `mcptrace check --baseline` prints
+// under its rules, in text and in Markdown. The columns are named base
+// and current, the files said above them, so two paths alike up to the
+// clip never make two columns of the same name.
+
+// maxVerdictCell bounds the verdict cell of the text table; a longer
+// reason (not measurable) is written whole below the table.
+const maxVerdictCell = 60
+
+// maxPath bounds a file name said above a comparison.
+const maxPath = 300
+
+// figureCell renders a side's figure; "-" for none.
+func figureCell(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return textfmt.Figure(textfmt.Round4(*p))
+}
+
+// changeCell renders a row's change: "=" for none, a signed figure, ""
+// when a side has no figure.
+func changeCell(r Row) string {
+	if r.Baseline == nil || r.Current == nil {
+		return ""
+	}
+	switch d := textfmt.Round4(*r.Current - *r.Baseline); {
+	case d > 0:
+		return "+" + textfmt.Figure(d)
+	case d < 0:
+		return textfmt.Figure(d)
+	}
+	return "="
+}
+
+// verdictText says a row's verdict and what it rests on: "~ (p=0.400,
+// n=3 vs 3 samples)", "REGRESSION (p=0.001, ...)", "not measurable
+// (current: no acquires)"; "" for a row the gate does not judge.
+func verdictText(r Row) string {
+	word := string(r.Verdict)
+	switch r.Verdict {
+	case VerdictNotJudged:
+		return ""
+	case VerdictRegression:
+		word = "REGRESSION"
+	}
+	if r.Why == "" {
+		return word
+	}
+	return word + " (" + r.Why + ")"
+}
+
+// pathLine renders a file name for a line of text.
+func pathLine(p string) string { return textfmt.TermSafe(textfmt.ClipTo(p, maxPath)) }
+
+// renderRows writes rows as a text table (measure, base, current, change,
+// verdict), then each regression's message and each not measurable
+// row's reason in full.
+func renderRows(bw *textfmt.ErrWriter, rows []Row) error {
+	t := tablewriter.NewTable(bw, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
+	t.Header([]string{"measure", "base", "current", "change", "verdict"})
+	for _, r := range rows {
+		cell := textfmt.ClipTo(textfmt.TermSafe(verdictText(r)), maxVerdictCell)
+		if err := t.Append([]string{textfmt.TermSafe(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), cell}); err != nil {
+			return fmt.Errorf("render comparison: %w", err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render comparison: %w", err)
+	}
+	for _, line := range rowNotes(rows) {
+		for i, l := range textfmt.Wrap(textfmt.TermSafe(line), tableWidth-4) {
+			if i > 0 {
+				l = "  " + l
+			}
+			fmt.Fprintf(bw, "  %s\n", l)
+		}
+	}
+	return bw.Err
+}
+
+// rowNotes are the lines under a comparison table: each regression's
+// message, then each reason a measure is not measurable, said once for
+// every measure it applies to.
+func rowNotes(rows []Row) []string {
+	var lines, whys []string
+	measures := map[string][]string{}
+	for _, r := range rows {
+		switch r.Verdict {
+		case VerdictRegression:
+			lines = append(lines, "REGRESSION "+r.Measure+": "+r.Message+" (allowed "+r.Allowed+")")
+		case VerdictNotMeasurable:
+			if measures[r.Why] == nil {
+				whys = append(whys, r.Why)
+			}
+			measures[r.Why] = append(measures[r.Why], r.Measure)
+		}
+	}
+	for _, why := range whys {
+		lines = append(lines, "not measurable: "+strings.Join(measures[why], ", ")+": "+why)
+	}
+	return lines
+}
+
+// regressionCount counts the rows that regressed.
+func regressionCount(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Verdict == VerdictRegression {
+			n++
+		}
+	}
+	return n
+}
+
+// RenderDiff writes the comparison of two runs for people: the files
+// compared, then rows as a table with each row's verdict, then whether
+// anything regressed.
+func RenderDiff(w io.Writer, rows []Row, baseName, curName string) error {
+	bw := &textfmt.ErrWriter{W: w}
+	fmt.Fprintf(bw, "base:    %s\ncurrent: %s\n\n", pathLine(baseName), pathLine(curName))
+	if err := renderRows(bw, rows); err != nil {
+		return err
+	}
+	if n := regressionCount(rows); n > 0 {
+		fmt.Fprintf(bw, "\n%d regression(s).\n", n)
+	} else {
+		fmt.Fprintln(bw, "\nNo regression.")
+	}
+	return bw.Err
+}
+
+// renderRowsMarkdown writes rows as a GitHub-flavoured Markdown table, the
+// same columns and verdicts as renderRows, then the regressions' messages.
+func renderRowsMarkdown(bw *textfmt.ErrWriter, rows []Row) {
+	fmt.Fprintln(bw, "| measure | base | current | change | verdict |")
+	fmt.Fprintln(bw, "|---|---:|---:|---:|---|")
+	icon := map[Verdict]string{VerdictRegression: "❌ ", VerdictImprovement: "✅ ", VerdictNotMeasurable: "⏳ "}
+	for _, r := range rows {
+		v := verdictText(r)
+		if v != "" {
+			v = icon[r.Verdict] + mdCell(v)
+		}
+		fmt.Fprintf(bw, "| `%s` | %s | %s | %s | %s |\n", textfmt.MDCode(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), v)
+	}
+	first := true
+	for _, r := range rows {
+		if r.Verdict != VerdictRegression {
+			continue
+		}
+		if first {
+			fmt.Fprintln(bw)
+			first = false
+		}
+		fmt.Fprintf(bw, "- `%s`: %s (allowed %s)\n", textfmt.MDCode(r.Measure), mdCell(r.Message), mdCell(r.Allowed))
+	}
+}
+
+// RenderDiffMarkdown writes the comparison of two runs as Markdown for a
+// pull request comment: the files, whether anything regressed, the rows
+// and the regressions' messages.
+func RenderDiffMarkdown(w io.Writer, rows []Row, baseName, curName string) error {
+	bw := &textfmt.ErrWriter{W: w}
+	fmt.Fprintf(bw, "## mcptrace diff: `%s` → `%s`\n\n", textfmt.MDCode(baseName), textfmt.MDCode(curName))
+	if n := regressionCount(rows); n == 0 {
+		fmt.Fprintln(bw, "✅ No regression.")
+	} else {
+		fmt.Fprintf(bw, "❌ %d regression(s).\n", n)
+	}
+	fmt.Fprintln(bw)
+	renderRowsMarkdown(bw, rows)
+	return bw.Err
+}
