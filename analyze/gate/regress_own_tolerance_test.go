@@ -12,12 +12,12 @@ import (
 
 // TestEachMissCountRegressesAgainstItsOwnTolerance pins that each count a
 // baseline compares reads its own tolerance, as a configuration file's
-// regressions: mapping sets it: exactly its tolerance more than the
-// baseline passes, one more regresses, whatever the other counts'
-// tolerances are (set to the opposite extreme, so that reading another's
-// tolerance shows).
+// regressions: mapping sets it: a rise far beyond a tolerance of 0 (and
+// significant over 10,000 acquires) regresses, the same rise within a
+// tolerance of 1,000 does not, whatever the other count's tolerance (set
+// to the opposite extreme, so that reading another's tolerance shows).
 func TestEachMissCountRegressesAgainstItsOwnTolerance(t *testing.T) {
-	const base, wide = 1, 100
+	const acquires, base, rise, wide = 10000, 10, 200, 1000
 	cases := []struct {
 		measure, other string // the measure is also its tolerance's key
 		set            func(r *report.Report, n int)
@@ -28,22 +28,22 @@ func TestEachMissCountRegressesAgainstItsOwnTolerance(t *testing.T) {
 			func(r *report.Report, n int) { r.Pool.MissReasons = map[string]int{spans.MissUnexplained: n} }},
 	}
 	for _, tc := range cases {
-		for _, own := range []int{0, 2} {
-			doc := fmt.Sprintf("regressions: {%s: %d, %s: %d, unexpected: %d, latency_ratio: 1000000}\n", tc.measure, own, tc.other, wide, wide)
+		for _, own := range []int{0, wide} {
+			other := wide - own
+			doc := fmt.Sprintf("regressions: {%s: %d, %s: %d, unexpected: %d, latency_ratio: 1000000}\n", tc.measure, own, tc.other, other, wide)
 			gc, err := rulefmt.ParseGateConfig("mcptrace.yaml", []byte(doc))
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, cur := range []int{base + own, base + own + 1} {
-				b, c := &report.Report{Schema: report.Schema}, &report.Report{Schema: report.Schema}
-				tc.set(b, base)
-				tc.set(c, cur)
-				got := Regressions(b, c, gc.Tolerances)
-				want := cur > base+own
-				regressed := len(got) == 1 && got[0].Measure == tc.measure
-				if regressed != want || (!want && len(got) != 0) {
-					t.Errorf("%s %d -> %d with %s: regressions %+v, want regression %v", tc.measure, base, cur, strings.TrimSpace(doc), got, want)
-				}
+			b, c := &report.Report{Schema: report.Schema}, &report.Report{Schema: report.Schema}
+			b.Pool.Acquires, c.Pool.Acquires = acquires, acquires
+			tc.set(b, base)
+			tc.set(c, base+rise)
+			got := Regressions(b, c, gc.Tolerances)
+			want := own < rise
+			regressed := len(got) == 1 && got[0].Measure == tc.measure
+			if regressed != want || (!want && len(got) != 0) {
+				t.Errorf("%s %d -> %d of %d acquires with %s: regressions %+v, want regression %v", tc.measure, base, base+rise, acquires, strings.TrimSpace(doc), got, want)
 			}
 		}
 	}
@@ -58,7 +58,7 @@ func TestHitRateRegressesOnlyBetweenTwoHitRates(t *testing.T) {
 	mk := func(rate *float64) *report.Report {
 		r := &report.Report{Schema: report.Schema}
 		if rate != nil {
-			r.Pool.Acquires, r.Pool.Hits = 10, int(*rate*10)
+			r.Pool.Acquires, r.Pool.Hits = 1000, int(*rate*1000)
 			r.Pool.HitRate = rate
 		}
 		return r
