@@ -229,7 +229,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Show:     Column{Section: sectionPool, Label: "excess", Order: 10},
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
-		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.miss_reasons." + spans.MissUnexplained,
+		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.miss_reasons." + spans.MissUnexplained + " + ." + spans.MissEvicted,
 			Doc:      "Misses with no explaining cause (unexplained, or evicted by the idle caps): a session the pool should have reused.",
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.UnexplainedMisses()) }},

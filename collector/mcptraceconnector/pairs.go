@@ -18,8 +18,8 @@ const (
 	// EventAcquire is the event name of an acquire record.
 	EventAcquire = spans.ConnectorEventAcquire
 	// AttrPairScope and AttrPairKey name the acquire's (scope, key) pair:
-	// route acquire records by these two (the loadbalancing exporter's
-	// routing_key: attributes).
+	// route acquire records by the scope (the loadbalancing exporter's
+	// routing_key: attributes), whose keys share its idle caps.
 	AttrPairScope = spans.AttrPairScope
 	AttrPairKey   = spans.AttrPairKey
 )
