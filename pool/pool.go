@@ -60,6 +60,12 @@ type conn struct {
 // starts one background goroutine for the idle sweep unless
 // opts.SweepInterval is negative; Close stops it.
 func New(opts Options) (*Pool, error) {
+	return newPool(opts, monotonicNow())
+}
+
+// newPool is New on the clock now, which every decision and the pre-warm
+// read.
+func newPool(opts Options, now func() time.Time) (*Pool, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -67,7 +73,7 @@ func New(opts Options) (*Pool, error) {
 	p := &Pool{
 		opts:   o,
 		client: mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, o.ClientOptions),
-		now:    monotonicNow(),
+		now:    now,
 		stats:  newCounters(),
 	}
 	p.oauth, _ = o.OAuthHandler.(*sharedOAuth)
