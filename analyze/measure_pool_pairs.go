@@ -49,6 +49,9 @@ type pairStage struct {
 	// set: the index-local readers (the rules' examples, the HTML
 	// timeline) take the attributed events from the one attribution.
 	each func(ev *acquireEvent)
+	// eachPrewarm, when set, is handed every pre-warm dial replayed (not
+	// an acquire: only ReadAcquires' replay wants them).
+	eachPrewarm func(ev *acquireEvent)
 	// keepsEvents says each may keep the pointers it is handed: a batch
 	// stage then never moves nor overwrites an attributed acquire (it
 	// copies a bucket's rest rather than shift it over them), so a reader
@@ -408,6 +411,9 @@ func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
 			// handshake's end.
 			r.prewarm(ev.key, ev.start, ev.leaseEnd)
 			st.frontier = max(st.frontier, ev.start)
+			if p.eachPrewarm != nil {
+				p.eachPrewarm(ev)
+			}
 			continue
 		}
 		if seen && ev.start < st.frontier {
@@ -585,6 +591,7 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 	r.AcquiresPerHandshake = ratio(r.Acquires, r.Handshakes)
 	r.ColdStartFloor = ratio(r.Keys, r.Acquires)
 	r.ExcessMisses = max(0, r.Misses-r.Keys)
+	r.UnexplainedMisses = report.Unexplained(r.MissReasons)
 	for _, t := range p.examples {
 		r.UnexplainedExamples = append(r.UnexplainedExamples, t.String())
 	}

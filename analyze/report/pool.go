@@ -28,6 +28,9 @@ type PoolReport struct {
 	ColdStartFloor *float64 `json:"cold_start_floor"`
 	// ExcessMisses is Misses - Keys, at least 0: misses above the floor.
 	ExcessMisses int `json:"excess_misses"`
+	// UnexplainedMisses counts the misses of no explained cause
+	// (Unexplained of MissReasons: unexplained and evicted).
+	UnexplainedMisses int `json:"unexplained_misses"`
 	// MissReasons counts misses by attributed cause, one key per entry of
 	// spans.MissReasons (cold, concurrent, ttl, redial, after_failure,
 	// health_check, evicted, unexplained); every key is always present.
@@ -73,6 +76,3 @@ func Unexplained(reasons map[string]int) int {
 	}
 	return n
 }
-
-// UnexplainedMisses is Unexplained of the pool's miss reasons.
-func (p PoolReport) UnexplainedMisses() int { return Unexplained(p.MissReasons) }

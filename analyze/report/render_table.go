@@ -198,8 +198,8 @@ func poolVerdict(p PoolReport) string {
 	switch {
 	case p.Acquires == 0:
 		return "no acquires in this dump (wrong --profile?)"
-	case p.UnexplainedMisses() > 0:
-		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.UnexplainedMisses())
+	case p.UnexplainedMisses > 0:
+		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.UnexplainedMisses)
 	case p.ExcessMisses == 0:
 		return "every miss is a cold start: the pool is at its floor"
 	}

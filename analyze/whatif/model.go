@@ -40,8 +40,15 @@ type Settings struct {
 	// Prewarm is --prewarm recent:N: at a scope's start, dial the N keys
 	// the previous scopes of the same service (service.name) called most
 	// recently (0: none).
+	// (PrewarmAsRecorded: replay the pre-warm dials the dump recorded,
+	// whatever chose them; 0: none).
 	Prewarm int
 }
+
+// PrewarmAsRecorded is Settings.Prewarm for the run as recorded: the
+// dump's own pre-warm dials (plugin.mcp.prewarm handshakes) replayed, not
+// a policy's.
+const PrewarmAsRecorded = -1
 
 // Row is what one setting would have cost.
 type Row struct {
@@ -77,15 +84,18 @@ type rec struct {
 	redial, failed bool
 	health         bool
 	hit            bool
-	cause          string
+	prewarm        bool // a recorded pre-warm dial, no acquire
+
+	cause string
 }
 
 // Workload is a dump's acquires in time order, ready to replay any number
 // of times.
 type Workload struct {
-	recs   []rec
-	scopes int
-	pairs  int
+	recs     []rec
+	prewarms int // recs that are recorded pre-warm dials
+	scopes   int
+	pairs    int
 	// pairKey is each pair's key id.
 	pairKey []int32
 	// scopeSvc is each scope's service id, skKey each (service, key) id's
@@ -100,11 +110,12 @@ type Workload struct {
 // Collector gathers analyze.Acquire values (analyze.ReadAcquires' fn)
 // into a Workload.
 type Collector struct {
-	recs   []rec
-	scopes map[string]int32
-	pairs  map[[2]int32]int32
-	keys   map[string]int32
-	pk, ps []int32
+	recs     []rec
+	prewarms int // recs that are recorded pre-warm dials
+	scopes   map[string]int32
+	pairs    map[[2]int32]int32
+	keys     map[string]int32
+	pk, ps   []int32
 	// svcs interns services ("s"+name, or "-" for none), sks the
 	// (service, key) ids; scopeSvc, skKey and svcKeys as in Workload.
 	svcs            map[string]int32
@@ -163,26 +174,34 @@ func (c *Collector) Add(a *analyze.Acquire) {
 		c.ps = append(c.ps, s)
 	}
 	c.recs = append(c.recs, rec{start: a.Start, end: a.LeaseEnd, scope: s, pair: p, sk: sk,
-		redial: a.Attempt > 1, failed: a.Failed, health: a.HealthCheck, hit: a.Hit, cause: a.Cause})
+		redial: a.Attempt > 1, failed: a.Failed, health: a.HealthCheck, hit: a.Hit, cause: a.Cause, prewarm: a.Prewarm})
+	if a.Prewarm {
+		c.prewarms++
+	}
 }
 
 // Workload sorts what was added into time order.
 func (c *Collector) Workload() *Workload {
 	recs := c.recs
 	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk),
+	return &Workload{recs: recs, prewarms: c.prewarms, scopes: len(c.scopes), pairs: len(c.pk),
 		pairKey: c.pk, scopeRecs: c.recorded,
 		scopeSvc: c.scopeSvc, skKey: c.skKey, svcKeys: c.svcKeys}
 }
 
 // Acquires is the number of acquires in w.
-func (w *Workload) Acquires() int { return len(w.recs) }
+func (w *Workload) Acquires() int { return len(w.recs) - w.prewarms }
 
 // Recorded returns the dump's own figures as a Row (its settings zero):
 // what the as-recorded replay must reproduce.
 func (w *Workload) Recorded() Row {
-	r := Row{MissesByCause: map[string]int{}, Acquires: len(w.recs)}
+	r := Row{MissesByCause: map[string]int{}, Acquires: w.Acquires()}
 	for i := range w.recs {
+		if w.recs[i].prewarm {
+			r.SessionsOpened++
+			r.PrewarmDials++
+			continue
+		}
 		if w.recs[i].hit {
 			r.Hits++
 		} else {

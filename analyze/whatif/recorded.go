@@ -20,9 +20,9 @@ const maxNamed = 3
 // RecordedSettings returns the settings the dump's pool scopes recorded on
 // their acquire spans (spans.PoolSettingsAttrs), ok when every scope
 // recorded the same readable ones: the replay at them is the run as
-// recorded, not as assumed. Prewarm is 0 in it (the pool does not record
-// its pre-warm hook) and the sweep interval, which the model does not
-// replay, is not compared. When not ok, note says why for a person ("" when
+// recorded, not as assumed. Prewarm is PrewarmAsRecorded in it (the
+// pre-warm dials the dump holds, whatever chose them) and the sweep
+// interval, which each scope's replay reads for itself, is not compared. When not ok, note says why for a person ("" when
 // no scope recorded any: a dump of another pool, whose settings the user
 // passes); the caller then assumes.
 func (w *Workload) RecordedSettings() (s Settings, note string, ok bool) {
@@ -61,7 +61,9 @@ func (w *Workload) RecordedSettings() (s Settings, note string, ok bool) {
 		}
 		return Settings{}, fmt.Sprintf("the pool scopes recorded %d different settings: %s", len(order), strings.Join(parts, "; ")), false
 	}
-	return order[0], "", true
+	s = order[0]
+	s.Prewarm = PrewarmAsRecorded
+	return s, "", true
 }
 
 // names lists scope names for a note, quoted, clipped and at most maxNamed.

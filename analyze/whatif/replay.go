@@ -38,11 +38,13 @@ type scopeState struct {
 	lastEnd int64
 }
 
-// release is a lease to end: at end, of rec i, on entry e.
+// release is a lease to end: at end, of rec i, on entry e; or, with key
+// set, a pre-warm dial whose session goes idle at end.
 type release struct {
 	end int64
 	i   int32
 	e   *entry
+	key *idle.Key[int32, *sess, struct{}]
 }
 
 type releases []release
@@ -101,6 +103,10 @@ func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error)
 		}
 		ev := &w.recs[i]
 		r.releaseUntil(ev.start)
+		if ev.prewarm {
+			r.recordedPrewarm(int32(i), ev)
+			continue
+		}
 		r.acquire(int32(i), ev)
 	}
 	r.releaseUntil(math.MaxInt64)
@@ -209,6 +215,11 @@ func (r *replayer) end(x release) {
 	ev := &r.w.recs[x.i]
 	sc := &r.scopes[ev.scope]
 	sc.lastEnd = max(sc.lastEnd, x.end)
+	if x.key != nil {
+		_, evs := sc.core.Prewarmed(x.key, &sess{prewarm: true}, false, x.end, nil)
+		r.closed(sc, x.end, evs)
+		return
+	}
 	drop := ""
 	if ev.failed {
 		drop = spans.MissAfterFailure
@@ -218,6 +229,24 @@ func (r *replayer) end(x release) {
 		sc.open--
 	}
 	r.closed(sc, x.end, evs)
+}
+
+// recordedPrewarm replays a pre-warm dial the dump recorded, when the
+// settings are the run's own pre-warm (PrewarmAsRecorded); none and a
+// recent:N pre-warm replace the recorded one. The key
+// is known from the dial's start, its session idle from its end, as the
+// pool's Options.Prewarm does.
+func (r *replayer) recordedPrewarm(i int32, ev *rec) {
+	if r.set.Prewarm != PrewarmAsRecorded || r.set.IdlePerKey < 0 {
+		return
+	}
+	sc := &r.scopes[ev.scope]
+	k, _, evs := sc.core.KeyOf(r.w.pairKey[ev.pair], ev.start, nil)
+	r.closed(sc, ev.start, evs)
+	r.opened(sc)
+	r.row.PrewarmDials++
+	r.row.PrewarmUnused++
+	heap.Push(&r.rel, release{end: max(ev.end, ev.start), i: i, key: k})
 }
 
 // prewarm dials, before a scope's first acquire, the Prewarm keys the
