@@ -584,6 +584,7 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 			ExcessMisses:   max(0, st.misses-st.keys),
 			MissReasons:    st.reasons.asMap(),
 		})
+		p.noteSettings(&r.ByScope[len(r.ByScope)-1], scope)
 	}
 	slices.SortFunc(r.ByScope, func(a, b report.ScopeReport) int { return cmp.Compare(a.Scope, b.Scope) })
 	r.Scopes = len(r.ByScope)
@@ -596,4 +597,34 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 		r.UnexplainedExamples = append(r.UnexplainedExamples, t.String())
 	}
 	return r
+}
+
+// noteSettings says in sc whose idle settings the scope was replayed
+// under: its own recorded ones, or the assumed.
+func (p *pairStage) noteSettings(sc *report.ScopeReport, scope int32) {
+	r := p.replays[scope]
+	if r == nil {
+		r = p.replay(scope) // a scope with handshakes only: what it would be
+	}
+	sc.Settings, sc.IdleTTLSeconds = report.SettingsRecorded, r.core.Settings().TTL.Seconds()
+	if r.assumed {
+		sc.Settings = report.SettingsAssumed
+	}
+}
+
+// settingsSource says whose settings the scopes with acquires were
+// attributed under: recorded by all, assumed for all, mixed, or "" with
+// none.
+func settingsSource(scopes []report.ScopeReport) string {
+	out := ""
+	for _, sc := range scopes {
+		switch {
+		case sc.Acquires == 0:
+		case out == "":
+			out = sc.Settings
+		case out != sc.Settings:
+			return report.SettingsMixed
+		}
+	}
+	return out
 }

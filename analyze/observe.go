@@ -436,6 +436,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	}
 	a.pairs.advance(math.MaxInt64)
 	r.Pool = a.pairs.report(a.strs)
+	r.Settings.PoolSettings = settingsSource(r.Pool.ByScope)
 	r.Pool.Latency = report.LatencyReport{
 		AcquireHit:  a.lat[latAcquireHit].percentilesWithSample(),
 		AcquireMiss: a.lat[latAcquireMiss].percentilesWithSample(),

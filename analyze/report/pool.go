@@ -57,6 +57,10 @@ type ScopeReport struct {
 	ColdStartFloor *float64       `json:"cold_start_floor"`
 	ExcessMisses   int            `json:"excess_misses"`
 	MissReasons    map[string]int `json:"miss_reasons"`
+	// Settings is recorded or assumed: whose idle settings the scope's
+	// misses were attributed under; IdleTTLSeconds is their idle TTL.
+	Settings       string  `json:"settings"`
+	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`
 }
 
 // MaxExamples caps every list of example trace ids in a report.

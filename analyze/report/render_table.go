@@ -70,8 +70,7 @@ func (r *Report) dumpSection() section {
 		window = r.Window.Start.Format(time.RFC3339) + " .. " + r.Window.End.Format(time.RFC3339)
 	}
 	ov.rows = [][]string{{itoa(len(r.Inputs)), itoa(r.Spans), itoa(r.DuplicateSpans), itoa(r.Traces), itoa(r.IncompleteTraces), window}}
-	ttl := time.Duration(r.Settings.IdleTTLSeconds * float64(time.Second))
-	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, idle TTL %s, executions by %s", r.Settings.Profile, ttl, clip(r.Executions.Root)))
+	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, %s, executions by %s", r.Settings.Profile, r.Settings.idleNote(), clip(r.Executions.Root)))
 	ov.notes = append(ov.notes, r.recognitionNotes()...)
 	if r.Settings.ScopeAttr != "" {
 		ov.notes = append(ov.notes, "pool scope from attribute "+r.Settings.ScopeAttr)
@@ -310,3 +309,17 @@ func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }
 // print figures of their own beside a report (mcptrace demo), so every
 // percentage a user reads follows one rule.
 func Percent(ratio float64) string { return textfmt.Percent(ratio) }
+
+// idleNote says whose idle settings the misses were attributed under.
+func (s Settings) idleNote() string {
+	ttl := time.Duration(s.IdleTTLSeconds * float64(time.Second))
+	switch s.PoolSettings {
+	case SettingsRecorded:
+		return "idle settings as each pool scope recorded them"
+	case SettingsMixed:
+		return fmt.Sprintf("idle settings as recorded where a pool scope did, else idle TTL %s assumed (by scope below)", ttl)
+	case SettingsAssumed:
+		return fmt.Sprintf("idle TTL %s assumed (no pool scope recorded its settings)", ttl)
+	}
+	return fmt.Sprintf("idle TTL %s", ttl)
+}
