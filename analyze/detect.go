@@ -568,6 +568,38 @@ func (a *aggregate) effectiveProfile() rulefmt.Profile {
 // of it, or a stream's sticky decisions where made.
 func (a *aggregate) reportDetection(r *report.Report) {
 	r.Recognition, r.Settings.Vocabulary = a.detect.report(a.detect.decisions(a.cfg.Profile, a.sticky))
+	if v := a.cfg.Vocabulary; v != nil {
+		ownRecognition(r, v, a.poolSpans)
+	}
+}
+
+// ownRecognition makes r's recognition that of a user's own vocabulary v,
+// which read poolSpans of the dump's spans: it recognises them as a
+// built-in does (settings.vocabulary names it), whatever the built-ins'
+// signatures make of them; the names it reads by name leave the list of
+// unrecognised names.
+func ownRecognition(r *report.Report, v *rulefmt.Vocabulary, poolSpans int) {
+	use := report.VocabularyUse{Vocabulary: v.Name, Spans: r.Spans, RecognisedSpans: poolSpans, ExampleResources: []string{}}
+	for _, u := range r.Recognition.Vocabularies {
+		use.Resources += u.Resources
+		for _, e := range u.ExampleResources {
+			if len(use.ExampleResources) < MaxExampleResources && !slices.Contains(use.ExampleResources, e) {
+				use.ExampleResources = append(use.ExampleResources, e)
+			}
+		}
+	}
+	slices.Sort(use.ExampleResources)
+	names := v.PoolSpanNames()
+	r.Recognition = report.RecognitionReport{
+		RecognisedSpans:   poolSpans,
+		UnrecognisedSpans: r.Spans - poolSpans,
+		Vocabularies:      []report.VocabularyUse{use},
+		UnrecognisedNames: slices.DeleteFunc(r.Recognition.UnrecognisedNames, func(n report.NameCount) bool { return slices.Contains(names, n.Name) }),
+	}
+	r.Settings.Vocabulary = v.Name
+	if poolSpans == 0 {
+		r.Settings.Vocabulary = report.VocabNone
+	}
 }
 
 // engineDetection is an Engine's state for ProfileAuto.

@@ -111,6 +111,16 @@ type events struct {
 	serviceByScope map[int32]int32
 	// poolSpans counts the spans the vocabulary recognised.
 	poolSpans int
+	// serverCalls counts the calls a server wrote (server kind, or the
+	// caller's address on them): what tells a writer's side when its
+	// vocabulary reads both (capabilities.go).
+	serverCalls int
+	// targetCalls counts the calls carrying the server's address
+	// (Attributes.ServerAddress): what an inferred acquire's key holds.
+	targetCalls int
+	// execNames counts executions with and without a call per root name,
+	// for a writer parenting calls to a session span (measurable.go).
+	execNames map[string][2]int
 	// traceIDs names each trace by index; execution examples read it.
 	traceIDs func(t int32) string
 	// compares counts acquiredBefore calls: a test pins that ordering an

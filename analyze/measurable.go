@@ -27,12 +27,22 @@ import (
 //     long-lived session span (OpenLLMetry's mcp.client.session) puts
 //     every later execution's calls in the trace of the execution that
 //     opened the session, under a root long finished. A call ending
-//     exactly when its root ends is within it.
+//     exactly when its root ends is within it;
+//   - for a writer that parents calls to a session span (Parenting
+//     session), an execution holding no call where executions of the
+//     same root name hold some: its calls sit under a session span in
+//     another execution's trace, even where none outlives its root
+//     (executions that overlap the one that opened the session). An
+//     execution that called no tool reads the same, and is taken for one
+//     whose calls went elsewhere: never a wrong figure, at worst none.
+//
+// A writer whose request spans are parented to nothing (Parenting none)
+// shows no execution at all, whatever its spans look like.
 //
 // And zero executions is no measure of anything, whatever the dump holds
 // (OpenInference writes no MCP span at all). Then executions.measurable is false, executions.why_not says
-// why, the reports say so in words, and the session rules are incomplete
-// (exit 3), never a pass on zero.
+// why, the reports say so in words, and the session rules are not
+// applicable (the gate's verdict), never a pass on zero.
 
 // tie says whether a call is tied to its execution.
 type tie uint8
@@ -112,6 +122,78 @@ func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
 	return tied
 }
 
+// execNames counts, per name of an execution's root span, the executions
+// holding a call and those holding none, for a writer whose request spans
+// are parented to a session span (nil for any other: there an execution
+// without a call is one that called no tool). An execution is a trace,
+// its root span's name the key, or with root a span root matches.
+func (v *vocab) execNames(e *events, root *matcher) map[string][2]int {
+	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
+		return nil
+	}
+	x := v.x
+	withCall := map[int32]bool{}
+	for _, c := range e.calls {
+		if root != nil {
+			withCall[c.exec] = true
+		} else {
+			withCall[c.trace] = true
+		}
+	}
+	out := map[string][2]int{}
+	for _, i := range x.order {
+		s := x.sp(i)
+		key := i
+		switch {
+		case root != nil && !root.match(i):
+			continue
+		case root == nil && s.parent != parentNone:
+			continue
+		case root == nil:
+			key = s.trace
+		}
+		n := out[x.names[s.name]]
+		if withCall[key] {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		out[x.names[s.name]] = n
+	}
+	return out
+}
+
+// mergeExecNames adds o's counts to a, keeping at most maxNameCounts
+// names (a dump of countless root names bounds what it costs).
+func mergeExecNames(a, o map[string][2]int) map[string][2]int {
+	if o == nil {
+		return a
+	}
+	if a == nil {
+		a = map[string][2]int{}
+	}
+	for name, n := range o {
+		m, ok := a[name]
+		if !ok && len(a) >= maxNameCounts {
+			continue
+		}
+		a[name] = [2]int{m[0] + n[0], m[1] + n[1]}
+	}
+	return a
+}
+
+// executionsWithoutCalls counts the executions holding no call whose root
+// name is one that executions holding calls have.
+func executionsWithoutCalls(names map[string][2]int) int {
+	n := 0
+	for _, c := range names {
+		if c[0] > 0 {
+			n += c[1]
+		}
+	}
+	return n
+}
+
 // mergeMeasurability adds o's counts of calls that cannot be tied to an
 // execution to a; judgeMeasurability decides from the sums.
 func mergeMeasurability(a, o *report.ExecutionsReport) {
@@ -119,16 +201,23 @@ func mergeMeasurability(a, o *report.ExecutionsReport) {
 	a.CallsOutlivingRoot += o.CallsOutlivingRoot
 }
 
-// judgeMeasurability sets r.Measurable and r.WhyNot from its counts and the
-// dump's pool spans.
-func judgeMeasurability(r *report.ExecutionsReport, poolSpans int) {
+// judgeMeasurability sets r.Measurable and r.WhyNot from its counts, the
+// dump's pool spans and what the writer shows.
+func judgeMeasurability(r *report.ExecutionsReport, poolSpans int, shows rulefmt.Capability) {
 	var why []string
+	if !shows.Has(rulefmt.CapExecutions) {
+		why = append(why, rulefmt.CapExecutions.Why())
+	}
 	if n := r.CallsOutsideRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, rootWords(r.Root)))
 	}
 	if n := r.CallsOutlivingRoot; n > 0 {
 		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
 			"to a span that outlives executions (a long-lived session span), so later executions' calls land in an earlier one's trace", n))
+	}
+	if n := r.ExecutionsWithoutCalls; n > 0 {
+		why = append(why, fmt.Sprintf("%d execution(s) hold no tool call where others of the same root hold some: the writer parents calls "+
+			"to a session span, and one session span spans several executions, so their calls sit in another execution's trace", n))
 	}
 	switch {
 	case r.Count == 0 && poolSpans > 0:
@@ -138,7 +227,7 @@ func judgeMeasurability(r *report.ExecutionsReport, poolSpans int) {
 	}
 	r.Measurable = len(why) == 0
 	r.WhyNot = strings.Join(why, "; ")
-	r.OnlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0
+	r.OnlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0 && shows.Has(rulefmt.CapExecutions)
 }
 
 // readsSessions reports whether rule r judges sessions per execution: an
@@ -163,8 +252,8 @@ func readsSessions(r *rulefmt.Rule) bool {
 }
 
 // markUnmeasurable marks every scope of a session rule's observation as not
-// judgeable, saying why: the gate then finds the rule incomplete, never a
-// pass on zero, even where the rule allows an empty dump. A rule whose
+// judgeable, saying why: the gate then finds the rule not applicable,
+// never a pass on zero, even where the rule allows an empty dump. A rule whose
 // every scope ran against sessionless servers keeps its observation: it
 // has nothing to say about sessions anyway.
 func markUnmeasurable(obs *report.RuleObservation, why string) {
@@ -189,13 +278,14 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 		return report.ExecutionsReport{}, err
 	}
 	r := ev.executions(nil)
+	r.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
 	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
 		if root == nil {
 			root = e.cfg.ActiveVocabulary().Executions
 		}
 		r.Root = root.String()
 	}
-	judgeMeasurability(&r, ev.poolSpans)
+	judgeMeasurability(&r, ev.poolSpans, e.cfg.ActiveVocabulary().Shows(ev.serverCalls > 0))
 	return r, nil
 }
 

@@ -34,6 +34,7 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 		measurable bool
 		outside    int
 		outliving  int
+		without    int // executions without a call, of a root name others have calls under
 		why        string
 	}{
 		{name: "calls within their trace's root", build: func(d *dump, ss ptrace.SpanSlice) {
@@ -60,6 +61,28 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 			d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Second, "s1"))
 			d.add(ss, callSpan(1, sess, 2*time.Minute, 2*time.Minute+time.Second, "s1"))
 		}, outside: 2, why: "2 tool call(s) sit under no execution root"},
+		{name: "calls parented to a session span: an execution like the others holding none had its calls land elsewhere", vocab: sessionParented, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: 10 * time.Second})
+			sess := d.add(ss, sp{trace: 1, parent: r, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: 100 * time.Millisecond, end: 10 * time.Second})
+			d.add(ss, callSpan(1, sess, time.Second, 2*time.Second, "s1"))
+			d.add(ss, callSpan(1, sess, 3*time.Second, 4*time.Second, "s1")) // the overlapping execution's, in time
+			d.add(ss, sp{trace: 2, name: "request", start: 2 * time.Second, end: 5 * time.Second})
+		}, without: 1, why: "1 execution(s) hold no tool call where others of the same root hold some"},
+		{name: "calls parented to a session span: a trace of another root holding none is no execution", vocab: sessionParented, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: 10 * time.Second})
+			sess := d.add(ss, sp{trace: 1, parent: r, name: "mcp.client.session", kind: ptrace.SpanKindClient, start: 100 * time.Millisecond, end: 10 * time.Second})
+			d.add(ss, callSpan(1, sess, time.Second, 2*time.Second, "s1"))
+			d.add(ss, sp{trace: 2, name: "GET /health", start: 2 * time.Second, end: 5 * time.Second})
+		}, measurable: true},
+		{name: "calls parented to the caller: an execution that called no tool is just that", vocab: withSessionSpan, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: 10 * time.Second})
+			d.add(ss, callSpan(1, r, time.Second, 2*time.Second, "s1"))
+			d.add(ss, sp{trace: 2, name: "request", start: 2 * time.Second, end: 5 * time.Second})
+		}, measurable: true},
+		{name: "a writer parenting request spans to nothing shows no execution", vocab: parentedToNothing, build: func(d *dump, ss ptrace.SpanSlice) {
+			r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
+			d.add(ss, callSpan(1, r, 0, 500*time.Millisecond, "s1"))
+		}, why: "not parented to the caller's context"},
 		{name: "an execution root: calls within it", root: root, build: func(d *dump, ss ptrace.SpanSlice) {
 			top := d.add(ss, sp{trace: 1, name: "http", end: time.Hour})
 			r := d.add(ss, sp{trace: 1, parent: top, name: "executor.execute", end: time.Second})
@@ -98,9 +121,9 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 				cfg.Vocabulary = tc.vocab()
 			}
 			r := analyzeTD(t, cfg, d.td).Executions
-			if r.Measurable != tc.measurable || r.CallsOutsideRoot != tc.outside || r.CallsOutlivingRoot != tc.outliving {
-				t.Errorf("measurable %v, %d outside, %d outliving; want %v, %d, %d (why_not %q)",
-					r.Measurable, r.CallsOutsideRoot, r.CallsOutlivingRoot, tc.measurable, tc.outside, tc.outliving, r.WhyNot)
+			if r.Measurable != tc.measurable || r.CallsOutsideRoot != tc.outside || r.CallsOutlivingRoot != tc.outliving || r.ExecutionsWithoutCalls != tc.without {
+				t.Errorf("measurable %v, %d outside, %d outliving, %d without a call; want %v, %d, %d, %d (why_not %q)",
+					r.Measurable, r.CallsOutsideRoot, r.CallsOutlivingRoot, r.ExecutionsWithoutCalls, tc.measurable, tc.outside, tc.outliving, tc.without, r.WhyNot)
 			}
 			if (r.WhyNot == "") != tc.measurable || !strings.Contains(r.WhyNot, tc.why) {
 				t.Errorf("why_not = %q, want it to say %q", r.WhyNot, tc.why)
@@ -227,4 +250,22 @@ func withSessionSpan() *rulefmt.Vocabulary {
 	v.Name = "mcptrace-with-session-span"
 	v.Session.Enclosing = &rulefmt.Selector{Name: "mcp.client.session"}
 	return &v
+}
+
+// parentedToNothing is the mcptrace vocabulary declaring that its request
+// spans are parented to nothing.
+func parentedToNothing() *rulefmt.Vocabulary {
+	v, _ := rulefmt.BuiltinVocabulary(rulefmt.ProfileMcptrace)
+	v.Name = "mcptrace-parented-to-nothing"
+	v.Capabilities.Parenting = rulefmt.ParentNone
+	return &v
+}
+
+// sessionParented is withSessionSpan declaring, as OpenLLMetry does, that
+// its request spans are parented to the session span.
+func sessionParented() *rulefmt.Vocabulary {
+	v := withSessionSpan()
+	v.Name = "mcptrace-session-parented"
+	v.Capabilities.Parenting = rulefmt.ParentSession
+	return v
 }

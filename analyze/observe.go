@@ -29,6 +29,8 @@ import (
 // observation is what the measures keep of a set of whole traces.
 type observation struct {
 	spans, duplicates, traces, incomplete, poolSpans int
+	seen                                             spanEvidence
+	execNames                                        map[string][2]int
 	windowOK                                         bool
 	lo, hi                                           int64
 
@@ -93,7 +95,7 @@ func observeStage(ctx context.Context, idx *index, cfg rulefmt.Config) (*observa
 	if err != nil {
 		return nil, nil, err
 	}
-	o.poolSpans = ev.poolSpans
+	o.poolSpans, o.seen, o.execNames = ev.poolSpans, evidenceOf(ev), ev.execNames
 	o.protos = ev.protocolFigures()
 	lat := ev.latencies()
 	for i := range lat.series {
@@ -172,6 +174,8 @@ func executionRoot(idx *index, cfg rulefmt.Config) (*matcher, error) {
 type aggregate struct {
 	cfg                                              rulefmt.Config
 	spans, duplicates, traces, incomplete, poolSpans int
+	seen                                             spanEvidence
+	execNames                                        map[string][2]int
 	windowOK                                         bool
 	lo, hi                                           int64
 
@@ -276,6 +280,8 @@ func (a *aggregate) merge(o *observation) {
 	a.traces += o.traces
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
+	a.seen.add(o.seen)
+	a.execNames = mergeExecNames(a.execNames, o.execNames)
 	a.detect.merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
@@ -451,6 +457,9 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	a.reportDetection(r)
-	judgeMeasurability(&r.Executions, r.PoolSpans)
+	r.Writer = writerReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
+	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(a.execNames)
+	judgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
+	r.DeclareFigures()
 	return r
 }

@@ -327,7 +327,9 @@ func (s *TraceStream) judgeIndex(idx *index) ([]RuleFailure, error) {
 }
 
 // executions counts idx's executions by the pool of their trace's first
-// tool call that names one, with the executions measure's own walk.
+// tool call that names one, with the executions measure's own walk; none
+// when the spans cannot show sessions per execution (Report.FigureOf):
+// a counter the spans cannot vouch for is not emitted, not even as 0.
 func (s *TraceStream) executions(idx *index) ([]ExecutionCount, error) {
 	ev, err := stageContext(context.Background(), idx, s.cfg)
 	if err != nil {
@@ -339,7 +341,8 @@ func (s *TraceStream) executions(idx *index) ([]ExecutionCount, error) {
 	}
 	counts := map[key]int{}
 	pools := map[int32]string{}
-	ev.executions(func(t int32, sessions int) {
+	r := report.Report{PoolSpans: ev.poolSpans}
+	r.Executions = ev.executions(func(t int32, sessions int) {
 		pool, ok := pools[t]
 		if !ok {
 			pool = ev.callPool(t)
@@ -347,6 +350,13 @@ func (s *TraceStream) executions(idx *index) ([]ExecutionCount, error) {
 		}
 		counts[key{pool, sessions > 1}]++
 	})
+	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
+	cfg := resolvedFor(s.cfg, idx)
+	r.Writer = writerReport(cfg.ActiveVocabulary(), evidenceOf(ev), cfg.Vocabulary != nil)
+	judgeMeasurability(&r.Executions, ev.poolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
+	if !r.FigureOf("multi_session_executions").Known() {
+		return nil, nil // a figure the spans cannot show is not emitted, not even as 0
+	}
 	out := make([]ExecutionCount, 0, len(counts))
 	for k, n := range counts {
 		out = append(out, ExecutionCount{Pool: k.pool, MultiSession: k.multi, N: n})

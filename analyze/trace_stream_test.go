@@ -1,12 +1,14 @@
 package analyze
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -121,5 +123,43 @@ func TestTraceStreamGroupsShareNoState(t *testing.T) {
 	}
 	if ts.spare.spans == nil || ts.spare.recent == nil {
 		t.Fatal("no tables kept for the next group: the reuse this test guards is not happening")
+	}
+}
+
+// TestTraceStreamEmitsNoExecutionsTheSpansCannotShow pins that a stream
+// (the Collector connector's) counts no execution where the spans cannot
+// tie calls to executions: OpenLLMetry's long-lived session span, or a
+// server-side writer whose calls are trace roots. A per-call run, whose
+// sessions each sit within one execution, is counted.
+func TestTraceStreamEmitsNoExecutionsTheSpansCannotShow(t *testing.T) {
+	for _, tc := range []struct {
+		dump string
+		want int
+	}{
+		{"openllmetry/per-call", 5},
+		{"openllmetry/pooled", 0},
+		{"shinzo/pooled", 0},
+	} {
+		t.Run(tc.dump, func(t *testing.T) {
+			ts, err := NewTraceStream(rulefmt.Config{Profile: rulefmt.ProfileAuto}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ingest.Read(context.Background(), []string{corpusDir + "/" + tc.dump + ".jsonl"}, ReadOptions{Strict: true},
+				ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error { ts.Add(td); return nil })); err != nil {
+				t.Fatal(err)
+			}
+			o, err := ts.Flush()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for _, e := range o.Executions {
+				got += e.N
+			}
+			if got != tc.want {
+				t.Errorf("%d executions counted, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -28,6 +28,7 @@ type vocab struct {
 	inferred bool
 
 	kHit, kKey, kAttempt, kReason, kPoolID, kSession, kErrType, kAddr, kPort, kRevision uint16
+	kClient                                                                             uint16 // Attributes.ClientAddress: a server-side call
 	rInstance, rService                                                                 uint16
 	kPrewarm                                                                            uint16 // spans.AttrPrewarm: the pool's own, whatever the vocabulary
 	kScope                                                                              int32  // --scope-attr key id, -1 when unset
@@ -88,7 +89,7 @@ func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
 	v.kHit, v.kKey, v.kAttempt = key(a.Hit), key(a.Key), key(a.Attempt)
 	v.kReason, v.kPoolID, v.kSession = key(a.MissReason), key(a.PoolID), key(voc.Session.Attribute)
 	v.kErrType, v.kRevision = key(a.ErrorType), key(a.Revision)
-	v.kAddr, v.kPort = key(a.ServerAddress), key(a.ServerPort)
+	v.kAddr, v.kPort, v.kClient = key(a.ServerAddress), key(a.ServerPort), key(a.ClientAddress)
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
 	v.kPrewarm = key(spans.AttrPrewarm)
 	for i, k := range spans.PoolSettingsAttrs {

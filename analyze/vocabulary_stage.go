@@ -2,6 +2,8 @@ package analyze
 
 import (
 	"slices"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // The vocabulary stage: one finished index's spans, read through a compiled
@@ -53,6 +55,12 @@ func (v *vocab) stage(root *matcher) *events {
 		if v.isCall(i) {
 			recognised = true
 			e.calls = append(e.calls, v.call(e, i, root))
+			if v.serverSide(i) {
+				e.serverCalls++
+			}
+			if v.attr(i, v.kAddr) >= 0 {
+				e.targetCalls++
+			}
 		}
 		if recognised {
 			e.poolSpans++
@@ -65,6 +73,7 @@ func (v *vocab) stage(root *matcher) *events {
 		v.prewarmSessions(e)
 	}
 	v.scopeServices(e)
+	e.execNames = v.execNames(e, root)
 	return e
 }
 
@@ -108,6 +117,12 @@ func (v *vocab) prewarmSessions(e *events) {
 		e.acquires = append(e.acquires, acquireEvent{start: h.start, leaseEnd: max(h.end, h.start), trace: v.x.traces[s.trace].id, span: s.id,
 			at: h.span, scope: h.scope, key: key, session: -1, prewarm: true})
 	}
+}
+
+// serverSide reports whether call span i was written by the server: its
+// kind is server, or it carries the caller's address.
+func (v *vocab) serverSide(i int32) bool {
+	return v.x.sp(i).kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
 }
 
 // attr returns the value id of span attribute key on span i, -1 when absent.

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # mutation.sh measures how well each package's own tests pin its behaviour:
 # internal/mutate makes small semantic changes (mutants) to a package's
-# source one at a time (conditional boundary < <= > >=, negated == !=,
-# dropped && / || operand, removed ++/--, removed min/max clamp) and runs
-# the package's tests against each. A mutant the tests still pass on is a
-# survivor. The tree is never modified (go test -overlay); only mutants on
-# lines the package's tests cover are tried, a deterministic sample of
-# BUDGET per package; each runs with -test.failfast and a timeout.
+# source one at a time and runs the package's tests against each. Its
+# operators: conditional boundary (< <= > >=, t.After/t.Before), negated
+# == !=, dropped && / || operand, removed ++/--, removed min/max clamp;
+# and, read from the package's types, the bodies of two switch cases or
+# if/else-if branches swapped, a sibling field of the same type read, a
+# call f(x) of x's type replaced by x, a ctx.Err()/ctx.Done() check
+# dropped, a field's reset to a zero value dropped, a parsed boolean
+# (strconv.ParseBool, a json/yaml-tagged bool field) inverted. A mutant the
+# tests still pass on is a survivor. The tree is never modified (go test
+# -overlay); a mutant that does not type-check is skipped, not counted;
+# only mutants on lines the package's tests cover are tried, a
+# deterministic sample of BUDGET per package drawn by operator in turn;
+# each runs with -test.failfast and a timeout.
 #
 # Usage:
 #   scripts/mutation.sh [BUDGET] [PACKAGE_DIR...]
@@ -21,8 +28,9 @@
 # (a regexp on file base names never mutated), MUTATION_OUT (default
 # ${TMPDIR:-/tmp}/mcptrace-mutation.json; the path is printed at the end).
 #
-# It writes MUTATION_OUT (score per package, survivors as file:line
-# operator) and prints a table. It exits 1 on a tool error (a package's
+# It writes MUTATION_OUT (killed, survived and total per package and per
+# operator, survivors as file:line operator) and prints the same as
+# tables. It exits 1 on a tool error (a package's
 # unmutated tests failing included), never on a low score. TESTING.md
 # records the last scores and the known equivalent mutants. Run it niced
 # on a shared machine: nice -n 10 scripts/mutation.sh.

@@ -62,6 +62,10 @@ const (
 	// AttrServerAddress and AttrServerPort name the downstream server.
 	AttrServerAddress = "server.address"
 	AttrServerPort    = "server.port"
+	// AttrClientAddress names the caller on a server-side span: a call
+	// span carrying it was written by the server, which never sees an
+	// attempt refused before its handler.
+	AttrClientAddress = "client.address"
 
 	// AttrSessionless is true on an acquire span whose lease rides a
 	// sessionless server's shared client (MCP 2026-07-28, or an older

@@ -123,7 +123,7 @@ func decodeBaseline(data []byte, name string) (*report.Report, error) {
 		}
 		return nil, fmt.Errorf("baseline %s: %w", name, err)
 	}
-	if rep.Schema != report.Schema {
+	if !report.ReadableSchema(rep.Schema) {
 		return nil, fmt.Errorf("baseline %s: schema %q: %w", name, textfmt.ClipInput(rep.Schema), ErrNotBaseline)
 	}
 	if err := checkBaselineKeys(data); err != nil {
@@ -160,6 +160,9 @@ type baselineShape struct {
 	} `json:"executions"`
 	Spans  present `json:"spans"`
 	Traces present `json:"traces"`
+	// Figures says which figures the spans could not show: null there is
+	// the truth, not a damaged baseline.
+	Figures map[string]report.FigureState `json:"figures"`
 }
 
 // checkBaselineKeys reports the first key of baselineShape that data
@@ -174,12 +177,14 @@ func checkBaselineKeys(data []byte) error {
 		ok   bool
 	}
 	keys := []key{{"pool", sh.Pool != nil}, {"executions", sh.Executions != nil}, {"spans", bool(sh.Spans)}, {"traces", bool(sh.Traces)}}
+	or := func(ok bool, measure string) bool { return ok || sh.Figures[measure].State == report.NotMeasurable }
 	if p := sh.Pool; p != nil {
-		keys = append(keys, key{"pool.acquires", bool(p.Acquires)}, key{"pool.hits", bool(p.Hits)}, key{"pool.misses", bool(p.Misses)},
-			key{"pool.excess_misses", bool(p.ExcessMisses)}, key{"pool.miss_reasons", bool(p.MissReasons)}, key{"pool.latency_ms", bool(p.LatencyMS)})
+		keys = append(keys, key{"pool.acquires", or(bool(p.Acquires), "acquires")}, key{"pool.hits", or(bool(p.Hits), "hits")}, key{"pool.misses", or(bool(p.Misses), "misses")},
+			key{"pool.excess_misses", or(bool(p.ExcessMisses), "excess_misses")}, key{"pool.miss_reasons", bool(p.MissReasons)}, key{"pool.latency_ms", bool(p.LatencyMS)})
 	}
 	if e := sh.Executions; e != nil {
-		keys = append(keys, key{"executions.count", bool(e.Count)}, key{"executions.multi_session", bool(e.MultiSession)}, key{"executions.max_sessions", bool(e.MaxSessions)})
+		keys = append(keys, key{"executions.count", or(bool(e.Count), "executions")}, key{"executions.multi_session", or(bool(e.MultiSession), "multi_session_executions")},
+			key{"executions.max_sessions", or(bool(e.MaxSessions), "max_sessions_per_execution")})
 	}
 	for _, k := range keys {
 		if !k.ok {

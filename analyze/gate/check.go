@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -23,7 +24,8 @@ const (
 	// ExitUsage: bad input or usage (set by the command, never by a report).
 	ExitUsage = 2
 	// ExitIncomplete: nothing failed, but an error-severity rule could only
-	// see incomplete data.
+	// see incomplete data, or no error-severity rule could apply to the
+	// writer's spans at all.
 	ExitIncomplete = 3
 )
 
@@ -85,11 +87,14 @@ type CheckOptions struct {
 
 // CheckCounts sums the verdicts of a check.
 type CheckCounts struct {
-	Pass        int `json:"pass"`
-	Fail        int `json:"fail"`
-	Incomplete  int `json:"incomplete"`
-	Warnings    int `json:"warnings"` // failed warning-severity rules, in Fail too
-	Regressions int `json:"regressions"`
+	Pass       int `json:"pass"`
+	Fail       int `json:"fail"`
+	Incomplete int `json:"incomplete"`
+	// NotApplicable counts the rules that need what the writer's spans
+	// cannot show.
+	NotApplicable int `json:"not_applicable"`
+	Warnings      int `json:"warnings"` // failed warning-severity rules, in Fail too
+	Regressions   int `json:"regressions"`
 }
 
 // NewCheckReport assembles a check's report from the analysis of the dump,
@@ -102,8 +107,10 @@ func NewCheckReport(r *report.Report, results []RuleResult, regs []Regression, b
 // NewCheckReportWith is NewCheckReport with options. The verdict is fail
 // when an error-severity rule failed or a measure regressed; else incomplete
 // when an error-severity rule was incomplete, the dump holds no pool spans
-// (unless every rule allows an empty dump), or an input was partial (unless
-// opts.AllowPartial); else pass.
+// (unless every rule allows an empty dump), no error-severity rule could
+// apply to the writer's spans (every one not applicable), or an input was
+// partial (unless opts.AllowPartial); else pass: every error-severity rule
+// that applied held, and one did.
 func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regression, baseline string, opts CheckOptions) *CheckReport {
 	c := &CheckReport{
 		Schema:           CheckSchema,
@@ -121,28 +128,31 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 		IncompleteReasons: []string{},
 	}
 	c.emptyNotNull()
-	failed, incomplete := len(regs) > 0, false
-	for _, res := range results {
-		switch res.Status {
-		case StatusPass:
-			c.Counts.Pass++
-		case StatusFail:
-			c.Counts.Fail++
-			if res.Severity == rulefmt.SeverityError {
-				failed = true
-			} else {
-				c.Counts.Warnings++
-			}
-		case StatusIncomplete:
-			c.Counts.Incomplete++
-			incomplete = incomplete || res.Severity == rulefmt.SeverityError
-		}
-	}
+	failedRule, incomplete, notApplicable := c.count(results)
+	failed := failedRule || len(regs) > 0
 	c.Counts.Regressions = len(regs)
-	if r.PoolSpans == 0 && len(results) > 0 {
+	c.addIncompleteReasons(r, opts, notApplicable)
+	incomplete = incomplete || len(c.IncompleteReasons) > 0
+	switch {
+	case failed:
+		c.Verdict, c.ExitCode = StatusFail, ExitFail
+	case incomplete:
+		c.Verdict, c.ExitCode = StatusIncomplete, ExitIncomplete
+	default:
+		c.Verdict, c.ExitCode = StatusPass, ExitPass
+	}
+	return c
+}
+
+// addIncompleteReasons says why the verdict is at best incomplete whatever
+// the rules found: a dump without pool spans where an error-severity rule
+// was incomplete, a partial input (unless opts.AllowPartial), no
+// error-severity rule that could apply (noneApplied), and the caller's own.
+func (c *CheckReport) addIncompleteReasons(r *report.Report, opts CheckOptions, noneApplied string) {
+	if r.PoolSpans == 0 && len(c.Rules) > 0 {
 		// Every rule then had nothing to judge in the dump scope; the rules
 		// that allow it passed, the others are incomplete. Say why once.
-		for _, res := range results {
+		for _, res := range c.Rules {
 			if res.Status == StatusIncomplete && res.Severity == rulefmt.SeverityError {
 				c.IncompleteReasons = append(c.IncompleteReasons, report.NoPoolSpansText(r.Settings.Profile))
 				break
@@ -155,23 +165,51 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 				c.IncompleteReasons = append(c.IncompleteReasons, fmt.Sprintf("%s is partial: %d spans were read, the rest is damaged or reported missing (--allow-partial accepts that)", textfmt.SafeText(in.Path), in.Spans))
 			}
 		}
-		incomplete = true
+	}
+	if noneApplied != "" {
+		// Green on rules that could not apply would be green on nothing.
+		c.IncompleteReasons = append(c.IncompleteReasons, noneApplied)
 	}
 	for _, why := range opts.IncompleteReasons {
 		if why != "" {
 			c.IncompleteReasons = append(c.IncompleteReasons, why)
 		}
 	}
-	incomplete = incomplete || len(c.IncompleteReasons) > 0
-	switch {
-	case failed:
-		c.Verdict, c.ExitCode = StatusFail, ExitFail
-	case incomplete:
-		c.Verdict, c.ExitCode = StatusIncomplete, ExitIncomplete
-	default:
-		c.Verdict, c.ExitCode = StatusPass, ExitPass
+}
+
+// count sums the verdicts of results into c.Counts and says whether an
+// error-severity rule failed, was incomplete, and, when none applied but
+// some could not, why none could ("" otherwise).
+func (c *CheckReport) count(results []RuleResult) (failed, incomplete bool, noneApplied string) {
+	applied, notApplicable := 0, []string{}
+	for _, res := range results {
+		isError := res.Severity == rulefmt.SeverityError
+		switch res.Status {
+		case StatusNotApplicable:
+			c.Counts.NotApplicable++
+			if isError {
+				notApplicable = append(notApplicable, res.ID+": "+res.Found)
+			}
+		case StatusPass:
+			c.Counts.Pass++
+		case StatusFail:
+			c.Counts.Fail++
+			failed = failed || isError
+			if !isError {
+				c.Counts.Warnings++
+			}
+		case StatusIncomplete:
+			c.Counts.Incomplete++
+			incomplete = incomplete || isError
+		}
+		if isError && res.Status != StatusNotApplicable {
+			applied++
+		}
 	}
-	return c
+	if applied == 0 && len(notApplicable) > 0 {
+		noneApplied = "no error-severity rule could apply to these spans: " + strings.Join(notApplicable, "; ")
+	}
+	return failed, incomplete, noneApplied
 }
 
 // emptyNotNull makes the report's absent lists empty, so its JSON holds

@@ -26,6 +26,12 @@ const (
 	// incomplete (a trace still missing spans, no data for a measure): the
 	// rule could not be judged, which is neither a pass nor a fail.
 	StatusIncomplete Status = "incomplete"
+	// StatusNotApplicable: the rule needs what the writer's spans cannot
+	// show (a session id, a target identity, calls tied to executions,
+	// pool spans), or compares a figure that is only a bound the
+	// comparison cannot decide on. Neither a pass nor a fail, and no
+	// reason to wait for more spans: Found says why.
+	StatusNotApplicable Status = "not_applicable"
 )
 
 // Example names one offending trace and, when known, span, with a TraceQL
@@ -92,9 +98,19 @@ type judge struct {
 func (j *judge) rule(r *rulefmt.Rule, obs *report.RuleObservation) RuleResult {
 	res := RuleResult{ID: r.ID, Description: r.Description, Severity: r.Severity, Builtin: r.Builtin,
 		Expected: ExpectedText(r), Examples: []Example{}, NotApplicable: obs.NotApplicable, TraceQL: obs.TraceQL}
+	if why := j.notApplicable(r, obs); why != "" {
+		// The TraceQL would name spans the writer does not write.
+		res.Status, res.Found, res.TraceQL = StatusNotApplicable, "not applicable: "+why, ""
+		return res
+	}
 	t := &ruleTally{fails: map[string]int{}}
 	for _, g := range obs.Groups {
 		j.group(r, obs, g, &res, t)
+	}
+	if res.Failed == 0 && len(t.undecided) > 0 {
+		res.Status, res.Found = StatusNotApplicable, "not applicable: "+strings.Join(slices.Compact(t.undecided), "; ")
+		res.Examples, res.TraceQL = []Example{}, ""
+		return res
 	}
 	// Nothing to judge: no scope at all, or a dump without pool spans. That
 	// is incomplete (a gate is never green on missing data) unless the rule
@@ -112,6 +128,57 @@ type ruleTally struct {
 	fails        map[string]int // "expectation: found" -> scopes
 	examples     []Example
 	measureFound []string
+	// undecided says, per measure expectation, why a bound could not
+	// decide it (a lower bound that breaks an at-least).
+	undecided []string
+}
+
+// notApplicable says why rule r does not apply to the report's spans: it
+// needs what the writer cannot show, compares a figure the spans cannot
+// show, or reads sessions per execution the spans cannot tie; "" when it
+// applies.
+func (j *judge) notApplicable(r *rulefmt.Rule, obs *report.RuleObservation) string {
+	if j.report == nil {
+		return ""
+	}
+	var why []string
+	if w := j.report.LacksWhy(r.AllNeeds()); w != "" {
+		why = append(why, w) // says it for the measures too
+	}
+	for _, ex := range r.Expect {
+		if len(why) > 0 || j.report.NothingRecognised() {
+			break // nothing recognised: nothing to judge, the dump's own verdict
+		}
+		for _, name := range []string{ex.Of, ex.Than.Measure} {
+			if f := j.report.FigureOf(name); name != "" && !f.Known() {
+				why = append(why, name+" is not measurable: "+f.Why)
+			}
+		}
+	}
+	if obs.Unmeasurable != "" {
+		why = append(why, obs.Unmeasurable)
+	}
+	return strings.Join(slices.Compact(why), "; ")
+}
+
+// boundDecides reports whether a measure that is only a bound (state,
+// its value got) decides ex against bound, whose comparison on got holds
+// or not. Every
+// figure is at least 0. A lower bound L (the truth at least L) holds an
+// at-least, breaks an at-most, and breaks an equality when above it; an
+// upper bound U the other way round, and holds an equality with 0 when
+// U is 0. Anything else the truth could settle either way.
+func boundDecides(ex *rulefmt.Expectation, state report.Measurability, got, bound float64, holds bool) bool {
+	atLeast := ex.Op == rulefmt.OpGe || ex.Op == rulefmt.OpGt
+	atMost := ex.Op == rulefmt.OpLe || ex.Op == rulefmt.OpLt
+	switch state {
+	case report.LowerBound:
+		return (holds && atLeast) || (!holds && atMost) || (!holds && ex.Op == rulefmt.OpEq && got > bound)
+	case report.UpperBound:
+		return (holds && atMost) || (!holds && atLeast) || (!holds && ex.Op == rulefmt.OpEq && got < bound) ||
+			(holds && ex.Op == rulefmt.OpEq && got == 0)
+	}
+	return true
 }
 
 // group judges one group of a rule's scopes (scopes holding the same
@@ -165,7 +232,14 @@ func (j *judge) measure(ex *rulefmt.Expectation, bound float64, scopes int, obs 
 		found += " (" + ex.Than.Measure + " = " + textfmt.Figure(bound) + ")"
 	}
 	t.measureFound = append(t.measureFound, found)
-	if ex.Holds(got, bound) {
+	holds := ex.Holds(got, bound)
+	if f := j.report.FigureOf(ex.Of); !f.Exact() && !boundDecides(ex, f.State, got, bound, holds) {
+		kind := map[report.Measurability]string{report.LowerBound: "a lower bound", report.UpperBound: "an upper bound"}[f.State]
+		t.undecided = append(t.undecided, fmt.Sprintf("%s = %s is only %s, which cannot decide %s: %s",
+			ex.Of, textfmt.Figure(got), kind, ex.String(), f.Why))
+		return false, false
+	}
+	if holds {
 		return false, false
 	}
 	t.fails[ex.String()] += scopes
@@ -473,6 +547,9 @@ func ExplainRule(r *rulefmt.Rule) string {
 		fmt.Fprintf(&b, "  A scope is judged only once its trace is whole and holds a span matching [%s]; otherwise it is incomplete.\n", r.CompleteWhen)
 	} else if r.Scope.Kind != rulefmt.ScopeDump {
 		b.WriteString("  A trace with a missing parent span is incomplete and not judged.\n")
+	}
+	if n := r.AllNeeds(); n != 0 {
+		fmt.Fprintf(&b, "  Applies only where the writer's spans show %s; elsewhere it is not applicable, saying why.\n", strings.Join(n.Names(), ", "))
 	}
 	if r.Severity == rulefmt.SeverityError {
 		b.WriteString("  A failure fails the check (exit 1).\n")

@@ -72,6 +72,9 @@ func (c *CheckReport) WriteJUnit(w io.Writer) error {
 		case r.Status == StatusIncomplete:
 			tc.Skipped = &junitMessage{Message: "incomplete: " + r.Found}
 			suite.Skipped++
+		case r.Status == StatusNotApplicable:
+			tc.Skipped = &junitMessage{Message: r.Found}
+			suite.Skipped++
 		default:
 			tc.SystemOut = detail
 		}
@@ -270,7 +273,7 @@ func (c *CheckReport) RenderMarkdown(w io.Writer) error {
 		return errNoWriter
 	}
 	bw := &textfmt.ErrWriter{W: w}
-	icon := map[Status]string{StatusPass: "✅", StatusFail: "❌", StatusIncomplete: "⏳"}
+	icon := map[Status]string{StatusPass: "✅", StatusFail: "❌", StatusIncomplete: "⏳", StatusNotApplicable: "➖"}
 	fmt.Fprintf(bw, "## mcptrace check: %s %s\n\n", icon[c.Verdict], strings.ToUpper(string(c.Verdict)))
 	fmt.Fprintf(bw, "%d spans in %d traces (%d incomplete). %s.\n\n", c.Spans, c.Traces, c.IncompleteTraces, c.verdictLine())
 	for _, why := range c.IncompleteReasons {

@@ -21,6 +21,8 @@ func verdictWord(s Status, sev rulefmt.Severity) string {
 		return "FAIL"
 	case s == StatusIncomplete:
 		return "INCOMPLETE"
+	case s == StatusNotApplicable:
+		return "n/a"
 	}
 	return "pass"
 }
@@ -83,6 +85,9 @@ func (c *CheckReport) verdictLine() string {
 	}
 	if c.Counts.Warnings > 0 {
 		parts = append(parts, fmt.Sprintf("%d warning(s)", c.Counts.Warnings))
+	}
+	if c.Counts.NotApplicable > 0 {
+		parts = append(parts, fmt.Sprintf("%d not applicable", c.Counts.NotApplicable))
 	}
 	if c.Counts.Incomplete > 0 {
 		parts = append(parts, fmt.Sprintf("%d incomplete", c.Counts.Incomplete))

@@ -161,6 +161,10 @@ type Headline struct {
 	ExecutionsMeasurable bool    `json:"executions_measurable"`
 	ExecutionsWhyNot     string  `json:"executions_why_not"`
 	Reads                []Reads `json:"reads_per_request"`
+	// Figures are the report's figures that are not the truth (a bound,
+	// or not measurable, with why: report.Report.FigureOf): the page
+	// draws "≥ 59" or "not measurable" for them, never the bare number.
+	Figures map[string]report.FigureState `json:"figures"`
 }
 
 // Reads is one reads-per-request measure's headline.
@@ -331,6 +335,12 @@ func htmlHeadline(r *report.Report) Headline {
 		Reads:                []Reads{},
 		ExecutionsMeasurable: r.Executions.Measurable,
 		ExecutionsWhyNot:     r.Executions.WhyNot,
+		Figures:              map[string]report.FigureState{},
+	}
+	for _, name := range []string{"acquires", "hit_rate", "cold_start_floor", "excess_misses", "unexplained_misses", "handshakes", "multi_session_executions"} {
+		if f := r.FigureOf(name); !f.Exact() {
+			hl.Figures[name] = f
+		}
 	}
 	for _, m := range r.Measures {
 		rd := Reads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected}

@@ -99,7 +99,7 @@
     var v = D.verdict, c = v.counts;
     add(root, el("div", { "class": "verdict " + v.verdict, id: "verdict", "data-verdict": v.verdict },
       "verdict: " + v.verdict.toUpperCase() + " (exit " + v.exit_code + ") · " + num(c.pass) + " passed, " + num(c.fail) + " failed, " +
-      num(c.incomplete) + " incomplete" + (c.regressions ? ", " + num(c.regressions) + " regressed" : "")));
+      num(c.incomplete) + " incomplete" + (c.not_applicable ? ", " + num(c.not_applicable) + " not applicable" : "") + (c.regressions ? ", " + num(c.regressions) + " regressed" : "")));
   } else {
     add(root, el("div", { "class": "verdict none", id: "verdict", "data-verdict": "none" },
       "Analysis only: no rules were judged (mcptrace check --html FILE puts a verdict here)."));
@@ -110,14 +110,23 @@
   var H = D.headline;
   var tiles = el("div", { "class": "tiles", id: "headline" });
   function tile(k, v, title) { add(tiles, add(el("div", { "class": "tile", title: title || "" }), el("div", { "class": "v" }, v), el("div", { "class": "k" }, k))); }
-  tile("acquires", num(H.acquires), plural(H.hits, "hit") + ", " + plural(H.misses, "miss", "misses"));
-  tile("hit rate", pct(H.hit_rate));
-  tile("hit-rate ceiling (1 − cold-start floor)", H.cold_start_floor === null ? "n/a" : pct(1 - H.cold_start_floor), "the best hit rate any pool could reach on this traffic");
-  tile("excess misses", num(H.excess_misses), "misses above the cold-start floor");
-  tile("unexplained misses", num(H.unexplained_misses));
-  tile("handshakes", num(H.handshakes));
+  // shown draws a figure as what it is worth (figures: a bound, or not
+  // measurable); flip turns a bound around (the ceiling is 1 − floor).
+  function shown(name, text, flip) {
+    var f = H.figures[name];
+    if (!f) return text;
+    if (f.state === "not_measurable") return "not measurable";
+    return ((f.state === "lower_bound") !== !!flip ? "≥ " : "≤ ") + text;
+  }
+  function why(name, title) { var f = H.figures[name]; return f ? f.why : (title || ""); }
+  tile("acquires", shown("acquires", num(H.acquires)), why("acquires", plural(H.hits, "hit") + ", " + plural(H.misses, "miss", "misses")));
+  tile("hit rate", shown("hit_rate", pct(H.hit_rate)), why("hit_rate"));
+  tile("hit-rate ceiling (1 − cold-start floor)", H.cold_start_floor === null ? "n/a" : shown("cold_start_floor", pct(1 - H.cold_start_floor), true), why("cold_start_floor", "the best hit rate any pool could reach on this traffic"));
+  tile("excess misses", shown("excess_misses", num(H.excess_misses)), why("excess_misses", "misses above the cold-start floor"));
+  tile("unexplained misses", shown("unexplained_misses", num(H.unexplained_misses)), why("unexplained_misses"));
+  tile("handshakes", shown("handshakes", num(H.handshakes)), why("handshakes"));
   if (H.executions_measurable === false) tile("executions on several sessions", "not measurable", H.executions_why_not);
-  else tile("executions on several sessions", num(H.multi_session_executions) + " / " + num(H.executions));
+  else tile("executions on several sessions", shown("multi_session_executions", num(H.multi_session_executions) + " / " + num(H.executions)), why("multi_session_executions"));
   H.reads_per_request.forEach(function (r) {
     tile("reads per request: " + r.name, r.mean === null ? "n/a" : r.mean.toFixed(2), plural(r.requests, "request") + ", " + num(r.unexpected) + " unexpected" + (r.expect !== null ? " (expected " + num(r.expect) + ")" : ""));
   });

@@ -25,13 +25,19 @@ type ExecutionsReport struct {
 	Examples []string `json:"examples"`
 	// Measurable is false when calls cannot be tied to their execution
 	// (measurable.go): the figures above then measure nothing, and WhyNot
-	// says why ("" when measurable). CallsOutsideRoot counts calls under
+	// says why ("" when measurable): a writer whose request spans are
+	// parented to nothing, or calls the spans cannot tie to their
+	// execution. CallsOutsideRoot counts calls under
 	// no execution root, CallsOutlivingRoot calls ending after their
 	// execution's root span ended.
 	Measurable         bool   `json:"measurable"`
 	WhyNot             string `json:"why_not"`
 	CallsOutsideRoot   int    `json:"calls_outside_root"`
 	CallsOutlivingRoot int    `json:"calls_outliving_root"`
+	// ExecutionsWithoutCalls counts, for a writer parenting calls to a
+	// session span, executions holding no call where executions of the
+	// same root name hold some: their calls sit in another's trace.
+	ExecutionsWithoutCalls int `json:"executions_without_calls"`
 	// OnlyEmpty marks a judgement of not measurable whose one reason is a
 	// dump holding no execution and no pool span: the rules then have
 	// nothing to judge, and say so themselves. Set by the analysis, never

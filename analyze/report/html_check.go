@@ -34,11 +34,13 @@ type HTMLVerdict struct {
 
 // HTMLCounts sums a check's verdicts, as the check's JSON does.
 type HTMLCounts struct {
-	Pass        int `json:"pass"`
-	Fail        int `json:"fail"`
-	Incomplete  int `json:"incomplete"`
-	Warnings    int `json:"warnings"`
-	Regressions int `json:"regressions"`
+	Pass       int `json:"pass"`
+	Fail       int `json:"fail"`
+	Incomplete int `json:"incomplete"`
+	// NotApplicable counts the rules the writer's spans cannot serve.
+	NotApplicable int `json:"not_applicable"`
+	Warnings      int `json:"warnings"`
+	Regressions   int `json:"regressions"`
 }
 
 // HTMLOffender is a failing rule, or a finding, with its traces.

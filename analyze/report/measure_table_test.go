@@ -153,9 +153,9 @@ func TestMeasureDocIsTheSchemaDocsTable(t *testing.T) {
 		t.Errorf("MeasureDoc differs from docs/analysis-schema.md's table:\n%s", got)
 	}
 	for _, row := range []string{
-		"| `hit_rate` | ratio | higher | `pool.hit_rate` | yes |",
-		"| `scopes` | count | neither | `pool.scopes` | no |",
-		"| `measures.NAME.expect` | count | neither | `measures[].expect` | no |",
+		"| `hit_rate` | ratio | higher | `pool.hit_rate` | yes | acquires; ≥ without refused_attempts |",
+		"| `scopes` | count | neither | `pool.scopes` | no | - |",
+		"| `measures.NAME.expect` | count | neither | `measures[].expect` | no | - |",
 	} {
 		if !strings.Contains(report.MeasureDoc(), row) {
 			t.Errorf("MeasureDoc lacks %q", row)

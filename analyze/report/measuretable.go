@@ -127,6 +127,11 @@ type Measure struct {
 	// Rule is true when rules, baselines and diff may name the measure
 	// (rulefmt.MeasureNames lists it; set from it); false for a figure only the report shows.
 	Rule bool
+	// Needs are what the writer must show for the figure to be a number
+	// at all; Under, what it must show for the number not to be only a
+	// lower bound (a writer without them counts fewer); Over, not only an
+	// upper bound. Report.FigureOf reads them (figures.go).
+	Needs, Under, Over rulefmt.Capability
 	// Baseline is how the gate compares the measure with its baseline.
 	Baseline BaselineCheck
 	// Tolerance is the allowed change of BaselineDrop and BaselineGrowth,
@@ -186,11 +191,13 @@ func count(n int) (float64, bool) { return float64(n), true }
 var latencySeries = []struct {
 	name, label, doc string
 	get              func(*LatencyReport) *Percentiles
+	needs            rulefmt.Capability // the spans the series times
+	under            rulefmt.Capability // without which its count is a lower bound
 }{
-	{"acquire_hit", "acquire (hit)", "acquire spans that reused a session", func(l *LatencyReport) *Percentiles { return &l.AcquireHit }},
-	{"acquire_miss", "acquire (miss)", "acquire spans that dialed", func(l *LatencyReport) *Percentiles { return &l.AcquireMiss }},
-	{"handshake", "handshake", "handshake spans", func(l *LatencyReport) *Percentiles { return &l.Handshake }},
-	{"call", "call", "call spans", func(l *LatencyReport) *Percentiles { return &l.Call }},
+	{"acquire_hit", "acquire (hit)", "acquire spans that reused a session", func(l *LatencyReport) *Percentiles { return &l.AcquireHit }, rulefmt.CapAcquireSpans, 0},
+	{"acquire_miss", "acquire (miss)", "acquire spans that dialed", func(l *LatencyReport) *Percentiles { return &l.AcquireMiss }, rulefmt.CapAcquireSpans, 0},
+	{"handshake", "handshake", "handshake spans", func(l *LatencyReport) *Percentiles { return &l.Handshake }, rulefmt.CapHandshakeSpans, 0},
+	{"call", "call", "call spans", func(l *LatencyReport) *Percentiles { return &l.Call }, rulefmt.CapCalls, rulefmt.CapRefusedAttempts | rulefmt.CapCallAttempts},
 }
 
 // latencyQuantiles are the percentiles of each latency series.
@@ -215,41 +222,50 @@ const (
 // regressions and diffs list them.
 var measureTable = markRuleMeasures(func() []Measure {
 	t := []Measure{
-		{Name: "hit_rate", Unit: UnitRatio, Better: BetterHigher, Draw: DrawPercent, JSON: "pool.hit_rate",
+		{Name: "hit_rate", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
+			Unit: UnitRatio, Better: BetterHigher, Draw: DrawPercent, JSON: "pool.hit_rate",
 			Doc:      "Hits / acquires; no data without acquires.",
 			Show:     Column{Section: sectionPool, Label: "hit rate", Order: 4},
 			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
-		{Name: "cold_start_floor", Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
+		{Name: "cold_start_floor", Needs: rulefmt.CapAcquires, Under: rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
+			Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
 			Doc:  "Distinct (pool scope, cache key) pairs / acquires: a miss rate, the misses no pool can avoid; the best hit rate is 1 − it. Compare excess_misses with 0, not hit_rate with it.",
 			Show: Column{Section: sectionPool, Label: "floor", Order: 9}, Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.ColdStartFloor) }},
-		{Name: "excess_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
+		{Name: "excess_misses", Needs: rulefmt.CapAcquires, Over: rulefmt.CapTargetIdentity,
+			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
 			Doc:      "Misses above the cold-start floor.",
 			Show:     Column{Section: sectionPool, Label: "excess", Order: 10},
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
-		{Name: "unexplained_misses", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.unexplained_misses",
+		{Name: "unexplained_misses", Needs: rulefmt.CapAcquires | rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
+			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.unexplained_misses",
 			Doc:      "Misses with no explaining cause (unexplained, or evicted by the idle caps): a session the pool should have reused.",
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(Unexplained(r.Pool.MissReasons)) }},
-		{Name: "acquires", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
+		{Name: "acquires", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
 			Doc:   "Acquires, hit or miss.",
 			Show:  Column{Section: sectionPool, Label: "acquires", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Acquires) }},
-		{Name: "hits", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.hits",
+		{Name: "hits", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.hits",
 			Doc:   "Acquires that reused an idle session.",
 			Show:  Column{Section: sectionPool, Label: "hits", Order: 2},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Hits) }},
-		{Name: "misses", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.misses",
+		{Name: "misses", Needs: rulefmt.CapAcquires,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.misses",
 			Doc:   "Acquires that dialed a new session.",
 			Show:  Column{Section: sectionPool, Label: "misses", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Misses) }},
-		{Name: "handshakes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.handshakes",
+		{Name: "handshakes", Needs: rulefmt.CapHandshakes, Under: rulefmt.CapHandshakeSpans,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.handshakes",
 			Doc:   "Handshake spans.",
 			Show:  Column{Section: sectionPool, Label: "handshakes", Order: 5},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Handshakes) }},
-		{Name: "acquires_per_handshake", Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
+		{Name: "acquires_per_handshake", Needs: rulefmt.CapAcquires | rulefmt.CapHandshakes, Under: rulefmt.CapRefusedAttempts,
+			Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
 			Doc:   "Acquires / handshakes: calls each dial served; report only.",
 			Show:  Column{Section: sectionPool, Label: "acq/hs", Order: 6},
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.AcquiresPerHandshake) }},
@@ -257,31 +273,35 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Doc:   "Distinct pool scopes; report only.",
 			Show:  Column{Section: sectionPool, Label: "scopes", Order: 7},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Scopes) }},
-		{Name: "keys", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.keys",
+		{Name: "keys", Needs: rulefmt.CapAcquires, Under: rulefmt.CapTargetIdentity,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.keys",
 			Doc:   "Distinct (pool scope, cache key) pairs; report only.",
 			Show:  Column{Section: sectionPool, Label: "keys", Order: 8},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Keys) }},
-		{Name: "executions", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "executions.count",
+		{Name: "executions", Needs: rulefmt.CapCalls,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "executions.count",
 			Doc:   "Executions with at least one tool call; report only.",
 			Show:  Column{Section: sectionExecutions, Label: "executions", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.Count) }},
-		{Name: "multi_session_executions", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.multi_session",
+		{Name: "multi_session_executions", Needs: rulefmt.CapCalls | rulefmt.CapSessionID,
+			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.multi_session",
 			Doc:      "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
 			Show:     Column{Section: sectionExecutions, Label: "multi-session", Order: 2},
 			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID, Trials: "executions",
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MultiSession) }},
-		{Name: "max_sessions_per_execution", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
+		{Name: "max_sessions_per_execution", Needs: rulefmt.CapCalls | rulefmt.CapSessionID,
+			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
 			Doc:   "The most sessions one execution used.",
 			Show:  Column{Section: sectionExecutions, Label: "max sessions", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MaxSessions) }},
 	}
 	for _, s := range latencySeries {
-		t = append(t, Measure{Name: s.name + ".count", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt,
+		t = append(t, Measure{Name: s.name + ".count", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, Needs: s.needs, Under: s.under,
 			JSON: "pool.latency_ms." + s.name + ".count", Doc: "Samples of the " + s.name + " latency: " + s.doc + "; report only.",
 			Show:  Column{Section: sectionLatency, Row: s.label, Label: "count", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(s.get(&r.Pool.Latency).Count) }})
 		for i, q := range latencyQuantiles {
-			t = append(t, Measure{Name: s.name + "." + q.name, Unit: UnitMS, Better: BetterLower, Draw: DrawMS,
+			t = append(t, Measure{Name: s.name + "." + q.name, Unit: UnitMS, Better: BetterLower, Draw: DrawMS, Needs: s.needs,
 				JSON: "pool.latency_ms." + s.name + "." + q.name, Doc: "The " + q.name + " of " + s.doc + ", in milliseconds.",
 				Show:     Column{Section: sectionLatency, Row: s.label, Label: q.name, Order: 2 + i},
 				Baseline: BaselineLatency, Noun: s.name + "." + q.name + " latency",
@@ -368,13 +388,14 @@ func LookupMeasure(name string) (m Measure, readsName string, ok bool) {
 }
 
 // MeasureValue returns a dump-level measure of a report by the name a rule
-// uses (see [MeasureNames]); false when the report has no data for it (no
+// uses (see [MeasureNames]); false when the report has no data for it (a
+// figure the writer's spans cannot show, Report.FigureOf; no
 // acquires for a hit rate, no samples for a percentile, no complete request
 // for a reads measure's unexpected count) or no such measure exists.
 func MeasureValue(r *Report, name string) (float64, bool) {
 	m, reads, ok := LookupMeasure(name)
 	switch {
-	case !ok, UnmeasuredExecutions(r, m):
+	case !ok, UnmeasuredExecutions(r, m), !r.FigureOf(m.Name).Known():
 		return 0, false
 	case m.ReadsValue == nil:
 		return m.Value(r)
@@ -423,12 +444,67 @@ func (r *Report) headline(title, rowHeader string) section {
 		}
 		for _, m := range cols {
 			if m.Show.Row == g {
-				row = append(row, m.Render(m.Value(r)))
+				row = append(row, r.drawFigure(m))
 			}
 		}
 		s.rows = append(s.rows, row)
 	}
+	s.notes = append(s.notes, r.figureNotes(cols)...)
 	return s
+}
+
+// drawFigure draws m's value as the report for people does, marked by
+// what it is worth (FigureOf): "—" for a figure the spans cannot show,
+// "≥ 59" for a lower bound, "≤ 6.7%" for an upper one.
+func (r *Report) drawFigure(m Measure) string {
+	switch f := r.FigureOf(m.Name); f.State {
+	case NotMeasurable:
+		return NotMeasurableCell
+	case LowerBound:
+		return "≥ " + m.Render(m.Value(r))
+	case UpperBound:
+		return "≤ " + m.Render(m.Value(r))
+	}
+	return m.Render(m.Value(r))
+}
+
+// NotMeasurableCell is what a report for people draws for a figure the
+// spans cannot show: never a number.
+const NotMeasurableCell = "—"
+
+// figureNotes says, beside a headline, why its figures that are not the
+// truth are not: one line per reason, naming the columns it marks.
+func (r *Report) figureNotes(cols []Measure) []string {
+	type note struct {
+		state  Measurability
+		why    string
+		labels []string
+	}
+	var notes []note
+	for _, m := range cols {
+		f := r.FigureOf(m.Name)
+		if f.Exact() {
+			continue
+		}
+		label := m.Show.Label
+		if m.Show.Row != "" {
+			label = m.Show.Row // a row's columns share its reason
+		}
+		k := slices.IndexFunc(notes, func(n note) bool { return n.state == f.State && n.why == f.Why })
+		if k < 0 {
+			notes = append(notes, note{state: f.State, why: f.Why})
+			k = len(notes) - 1
+		}
+		if !slices.Contains(notes[k].labels, label) {
+			notes[k].labels = append(notes[k].labels, label)
+		}
+	}
+	out := make([]string, 0, len(notes))
+	for _, n := range notes {
+		words := map[Measurability]string{NotMeasurable: "not measurable", LowerBound: "lower bound (≥)", UpperBound: "upper bound (≤)"}[n.state]
+		out = append(out, strings.Join(n.labels, ", ")+": "+words+": "+n.why)
+	}
+	return out
 }
 
 // readsHeadline builds the reads-per-request section from the table of
@@ -452,18 +528,38 @@ func (r *Report) readsHeadline() section {
 	return s
 }
 
+// needsDoc says what m needs of the writer's spans, for the schema doc:
+// the capabilities without which it is not measurable, then those without
+// which it is only a lower (≥) or upper (≤) bound; "-" for none.
+func (m Measure) needsDoc() string {
+	var parts []string
+	if n := m.Needs.Names(); len(n) > 0 {
+		parts = append(parts, strings.Join(n, ", "))
+	}
+	if n := m.Under.Names(); len(n) > 0 {
+		parts = append(parts, "≥ without "+strings.Join(n, ", "))
+	}
+	if n := m.Over.Names(); len(n) > 0 {
+		parts = append(parts, "≤ without "+strings.Join(n, ", "))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, "; ")
+}
+
 // MeasureDoc renders the table of measures as the Markdown table of
 // docs/analysis-schema.md (between its measures:begin and measures:end
 // markers); a test keeps the two in step.
 func MeasureDoc() string {
 	var b strings.Builder
-	b.WriteString("| name | unit | better | report key | in rules | meaning |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| name | unit | better | report key | in rules | needs | meaning |\n|---|---|---|---|---|---|---|\n")
 	row := func(name, json string, m Measure) {
 		rule := "yes"
 		if !m.Rule {
 			rule = "no"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s | %s |\n", name, m.Unit, m.Better, json, rule, m.Doc)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s | %s | %s |\n", name, m.Unit, m.Better, json, rule, m.needsDoc(), m.Doc)
 	}
 	for _, m := range measureTable {
 		row(m.Name, m.JSON, m)

@@ -36,7 +36,7 @@ type RuleObservation struct {
 	MaxExamples int
 	// Unmeasurable, when set, says why the rule could not be judged at
 	// all: it reads sessions per execution and the executions are not
-	// measurable (measurable.go). Its one group is then incomplete.
+	// measurable (measurable.go). The gate judges it not applicable.
 	Unmeasurable string
 }
 

@@ -1,19 +1,101 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
-// renderJSON writes the report as indented JSON: the mcptrace.analysis/v1
-// contract documented in docs/analysis-schema.md.
+// renderJSON writes the report as indented JSON: the contract documented
+// in docs/analysis-schema.md. A figure that is not measurable
+// (Report.Figures) is null there, never a number.
 func (r *Report) renderJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("render json: %w", err)
 	}
+	var paths [][]string
+	for _, m := range measureTable {
+		if f, ok := r.Figures[m.Name]; ok && !f.Known() {
+			paths = append(paths, strings.Split(m.JSON, "."))
+		}
+	}
+	raw, err := nullAt(bytes.TrimSpace(b.Bytes()), paths)
+	if err != nil {
+		return fmt.Errorf("render json: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return fmt.Errorf("render json: %w", err)
+	}
+	out.WriteByte('\n')
+	if _, err := w.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("render json: %w", err)
+	}
 	return nil
+}
+
+// nullAt returns the JSON object raw with the value at each path (keys
+// from the top) replaced by null, every key kept in its place. A path
+// through a value that is not an object, or to a key raw lacks, changes
+// nothing.
+func nullAt(raw []byte, paths [][]string) ([]byte, error) {
+	if len(paths) == 0 {
+		return raw, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('{') {
+		return raw, nil // not an object: nothing to replace
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for n := 0; dec.More(); n++ {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return nil, err
+		}
+		var sub [][]string
+		null := false
+		for _, p := range paths {
+			switch {
+			case p[0] != key:
+			case len(p) == 1:
+				null = true
+			default:
+				sub = append(sub, p[1:])
+			}
+		}
+		if null {
+			val = json.RawMessage("null")
+		} else if val, err = nullAt(val, sub); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		ke := json.NewEncoder(&b)
+		ke.SetEscapeHTML(false)
+		if err := ke.Encode(key); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+		b.WriteByte(':')
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return slices.Clip(b.Bytes()), nil
 }

@@ -89,7 +89,9 @@ func (r *Report) dumpSection() section {
 // poolSection is the pool's headline with its verdict.
 func (r *Report) poolSection() section {
 	pool := r.headline(sectionPool, "")
-	pool.notes = append(pool.notes, poolVerdict(r.Pool))
+	if r.FigureOf("unexplained_misses").Exact() {
+		pool.notes = append(pool.notes, poolVerdict(r.Pool))
+	}
 	return pool
 }
 
@@ -99,10 +101,17 @@ func (r *Report) missSection() section {
 	p := r.Pool
 	miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
 	row := make([]string, 0, len(spans.MissReasons))
+	m, _ := measureRow("unexplained_misses")
 	for _, reason := range spans.MissReasons {
+		if reason == spans.MissUnexplained {
+			row = append(row, r.drawFigure(m))
+			continue
+		}
 		row = append(row, itoa(p.MissReasons[reason]))
 	}
 	miss.rows = [][]string{row}
+	m.Show.Label = spans.MissUnexplained
+	miss.notes = append(miss.notes, r.figureNotes([]Measure{m})...)
 	if len(p.UnexplainedExamples) > 0 {
 		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
 	}
@@ -117,10 +126,43 @@ func (r *Report) scopeSection() section {
 		if name == "" {
 			name = "(none)"
 		}
-		sc.rows = append(sc.rows, []string{name, itoa(s.Acquires), itoa(s.Hits), itoa(s.Misses), pct(s.HitRate), itoa(s.Keys),
-			pct(s.ColdStartFloor), itoa(s.ExcessMisses), itoa(Unexplained(s.MissReasons))})
+		sc.rows = append(sc.rows, []string{name, r.mark("acquires", itoa(s.Acquires)), r.mark("hits", itoa(s.Hits)), r.mark("misses", itoa(s.Misses)),
+			r.mark("hit_rate", pct(s.HitRate)), r.mark("keys", itoa(s.Keys)), r.mark("cold_start_floor", pct(s.ColdStartFloor)),
+			r.mark("excess_misses", itoa(s.ExcessMisses)), r.mark("unexplained_misses", itoa(Unexplained(s.MissReasons)))})
+	}
+	if len(sc.rows) > 0 {
+		sc.notes = append(sc.notes, r.markNote(scopeFigures...)...)
 	}
 	return sc
+}
+
+// mark draws text, a breakdown of figure name (a cell of a per-scope or
+// per-revision row), as the headline draws the figure itself: "—" where
+// the spans cannot show it, "≥"/"≤" before a bound (Report.FigureOf).
+func (r *Report) mark(name, text string) string {
+	switch r.FigureOf(name).State {
+	case NotMeasurable:
+		return NotMeasurableCell
+	case LowerBound:
+		return "≥ " + text
+	case UpperBound:
+		return "≤ " + text
+	}
+	return text
+}
+
+// scopeFigures are the figures a per-scope row breaks down.
+var scopeFigures = []string{"acquires", "hits", "misses", "hit_rate", "keys", "cold_start_floor", "excess_misses", "unexplained_misses"}
+
+// markNote says, under a breakdown of names, that its marks are the
+// headline's.
+func (r *Report) markNote(names ...string) []string {
+	for _, name := range names {
+		if !r.FigureOf(name).Exact() {
+			return []string{"marked figures (—, ≥, ≤) are as in the headline, for the reasons given there"}
+		}
+	}
+	return nil
 }
 
 // protocolSection is one row per protocol revision, with a note for each
@@ -135,7 +177,8 @@ func (r *Report) protocolSection() section {
 		if g.Sessionless {
 			kind = "sessionless"
 		}
-		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), itoa(g.Calls), itoa(g.Acquires), itoa(g.Hits), itoa(g.Misses), pct(g.HitRate), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
+		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), r.mark("call.count", itoa(g.Calls)), r.mark("acquires", itoa(g.Acquires)),
+			r.mark("hits", itoa(g.Hits)), r.mark("misses", itoa(g.Misses)), r.mark("hit_rate", pct(g.HitRate)), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
 		if g.Sessionless {
 			bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
 		}
@@ -149,9 +192,10 @@ func (r *Report) executionsSection() section {
 	e := r.Executions
 	ex := r.headline(sectionExecutions, "")
 	if !e.Measurable {
-		ex.notes = append(ex.notes, "NOT MEASURABLE: the figures above measure nothing and the session rules are incomplete; "+e.WhyNot)
+		// One line says why, for every figure of the section.
+		ex.notes = []string{"NOT MEASURABLE: the spans do not tie calls to executions, and the session rules do not apply; " + e.WhyNot}
 	}
-	if e.MultiSession > 0 {
+	if e.MultiSession > 0 && r.FigureOf("multi_session_executions").Known() {
 		ex.notes = append(ex.notes, "executions spread over several downstream sessions lose session state; examples: "+strings.Join(e.Examples, ", "))
 	}
 	return ex

@@ -14,7 +14,16 @@ import (
 // Schema identifies the JSON contract of a Report (docs/analysis-schema.md).
 // It changes only when a key changes meaning or disappears; new keys may be
 // added within a version.
-const Schema = "mcptrace.analysis/v1"
+const Schema = "mcptrace.analysis/v2"
+
+// SchemaV1 is the contract before figures were declared: every figure a
+// number. A v1 report reads as a v2 one whose figures are all measurable
+// (no writer section, no figures), which is what it claimed.
+const SchemaV1 = "mcptrace.analysis/v1"
+
+// ReadableSchema reports whether a report of schema s reads as a Report:
+// what a baseline reader accepts.
+func ReadableSchema(s string) bool { return s == Schema || s == SchemaV1 }
 
 // Report is the result of an analysis. Its JSON form is the documented,
 // stable contract of `mcptrace analyze --format json`; every slice is sorted
@@ -53,6 +62,13 @@ type Report struct {
 	Pool PoolReport `json:"pool"`
 	// Executions is the session-continuity measure.
 	Executions ExecutionsReport `json:"executions"`
+	// Writer says what the writer of the spans can show; nil in a report
+	// read back from a file written before it existed.
+	Writer *WriterReport `json:"writer,omitempty"`
+	// Figures holds, by measure name, every figure that is not the truth:
+	// a bound, or not measurable (its value in the JSON is then null),
+	// with why (figures.go). A figure not listed is measurable.
+	Figures map[string]FigureState `json:"figures"`
 	// ByProtocol groups the headline figures by MCP protocol revision, in
 	// version order: a sessionless revision (2026-07-28 or later) has no
 	// session rules to keep, and its cost is the cold start.

@@ -225,7 +225,21 @@ func TestDumpNotesSayWhatTheFiguresCannot(t *testing.T) {
 		{"not measurable", func(r *report.Report) {
 			r.Executions.Measurable, r.Executions.WhyNot = false, "calls outlive their root"
 		},
-			"NOT MEASURABLE: the figures above measure nothing and the session rules are incomplete; calls outlive their root", ""},
+			"NOT MEASURABLE: the spans do not tie calls to executions, and the session rules do not apply; calls outlive their root", ""},
+		{"not measurable draws no number", func(r *report.Report) {
+			r.Executions.Measurable, r.Executions.WhyNot = false, "calls outlive their root"
+		}, "│ —          │ —             │ —            │", ""},
+		{"server side: lower bounds", func(r *report.Report) { r.Writer = writerWithout(r, "refused_attempts") },
+			"acquires, hits, hit rate, acq/hs: lower bound (≥): a server-side writer never sees an attempt refused before a handler", ""},
+		{"server side: the floor an upper bound", func(r *report.Report) { r.Writer = writerWithout(r, "refused_attempts") },
+			"floor: upper bound (≤)", ""},
+		{"server side: the per-scope rows marked too", func(r *report.Report) { r.Writer = writerWithout(r, "refused_attempts") },
+			"marked figures (—, ≥, ≤) are as in the headline", ""},
+		{"client side: no marks", func(r *report.Report) {}, "", "marked figures"},
+		{"no target identity: unexplained not measurable", func(r *report.Report) { r.Writer = writerWithout(r, "target_identity") },
+			"unexplained: not measurable: the spans carry no target identity", "unexplained miss(es)"},
+		{"no session id: session figures not measurable", func(r *report.Report) { r.Writer = writerWithout(r, "session_id") },
+			"multi-session, max sessions: not measurable: the calls carry no session identity", ""},
 		{"measurable", func(r *report.Report) {}, "", "NOT MEASURABLE"},
 		{"multi-session", func(r *report.Report) { r.Executions.MultiSession, r.Executions.Examples = 1, []string{"t9"} },
 			"executions spread over several downstream sessions lose session state; examples: t9", ""},
@@ -453,4 +467,11 @@ func TestExecutionsMeasurableWhenAnOldBaselineLacksIt(t *testing.T) {
 	if _, ok := report.MeasureValue(unmeasured, "multi_session_executions"); ok {
 		t.Error("an executions measure of unmeasurable executions has a value")
 	}
+}
+
+// writerWithout returns r's writer section without capability name.
+func writerWithout(r *report.Report, name string) *report.WriterReport {
+	w := *r.Writer
+	w.Shows = slices.DeleteFunc(slices.Clone(w.Shows), func(s string) bool { return s == name })
+	return &w
 }

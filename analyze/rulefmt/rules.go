@@ -232,6 +232,12 @@ type Rule struct {
 	SkipSessionless bool
 	// Builtin is true for the rules of [BuiltinRules].
 	Builtin bool
+	// Needs are what the writer's spans must show for the rule to apply
+	// (capabilities.go): a rule needing what they cannot show is not
+	// applicable, never a pass on nothing nor incomplete forever. The
+	// built-in rules state theirs; the gate adds what the measures and
+	// quantities a rule compares need.
+	Needs Capability
 	// Line and Column locate the rule in its file (0 for built-ins).
 	Line, Column int
 }

@@ -54,6 +54,10 @@ type Vocabulary struct {
 	// Detect selects the spans whose presence marks this writer in a dump:
 	// what detection of the vocabulary reads.
 	Detect []Selector
+	// Capabilities declare what the writer shows beyond what the roles and
+	// attribute keys above say (its side, what it parents request spans
+	// to): Shows derives the whole set (capabilities.go).
+	Capabilities Capabilities
 	// Names are how a report names the spans this vocabulary reads when a
 	// dump holds none of them (a regular expression reads worse than
 	// "tools/call <tool>"); spans with one of these exact names also count
@@ -89,6 +93,10 @@ type VocabularyAttributes struct {
 	// ServerAddress and ServerPort, when acquires are inferred from calls,
 	// make up the pool key (the server a session belongs to).
 	ServerAddress, ServerPort string
+	// ClientAddress holds the caller's address on a server-side span: a
+	// call carrying it was written by the server (Shows, for a vocabulary
+	// whose side is unknown).
+	ClientAddress string
 }
 
 // SessionSource says where a call's session identity comes from: an
@@ -126,7 +134,7 @@ func (v *Vocabulary) selectors() []*Selector {
 func (v *Vocabulary) IndexOptions() IndexOptions {
 	var o IndexOptions
 	a := v.Attributes
-	for _, k := range []string{a.Hit, a.Key, a.Attempt, a.MissReason, a.PoolID, a.Tool, a.Revision, a.ErrorType, a.ServerAddress, a.ServerPort, v.Session.Attribute} {
+	for _, k := range []string{a.Hit, a.Key, a.Attempt, a.MissReason, a.PoolID, a.Tool, a.Revision, a.ErrorType, a.ServerAddress, a.ServerPort, a.ClientAddress, v.Session.Attribute} {
 		if k != "" {
 			o.SpanAttrs = append(o.SpanAttrs, k)
 		}

@@ -59,6 +59,8 @@ var vocabularyMcptrace = Vocabulary{
 	Session:     SessionSource{Attribute: spans.AttrSessionID},
 	Detect:      []Selector{{Name: spans.SpanAcquire}, {Name: spans.SpanInvoke}},
 	Names:       poolNames,
+	// The pool is the client, and its acquire spans carry its settings.
+	Capabilities: Capabilities{Side: SideClient, Parenting: ParentCaller, PoolSettings: true},
 }
 
 // vocabularyAcquireOnMiss is the production gateway's later generation: the
@@ -95,7 +97,11 @@ var vocabularySemconv = Vocabulary{
 		ToolError:     spans.ErrTypeToolError,
 		ServerAddress: spans.AttrServerAddress,
 		ServerPort:    spans.AttrServerPort,
+		ClientAddress: spans.AttrClientAddress,
 	},
+	// Client or server kind: the side is what the calls show (a
+	// server-side call carries client.address), resolved per analysis.
+	Capabilities: Capabilities{Side: SideUnknown, Parenting: ParentCaller},
 	Handshakes: []Selector{
 		{NameRegex: semconvHandshake},
 		{Attributes: []AttrMatch{{Key: spans.AttrMethodName, Op: OpRegex, Regex: semconvHandshakeMethod}}},
@@ -135,6 +141,9 @@ var vocabularyOpenLLMetry = Vocabulary{
 	Attributes: VocabularyAttributes{PoolID: spans.AttrPoolID},
 	Detect:     []Selector{{Name: OpenLLMetrySessionSpan}},
 	Names:      []string{"<tool>.tool", OpenLLMetrySessionSpan, openllmetryInitialize},
+	// A client instrumentation that parents request spans to its session
+	// span, not to the caller's context.
+	Capabilities: Capabilities{Side: SideClient, Parenting: ParentSession},
 }
 
 // builtinVocabularies maps every name --profile takes to its vocabulary;

@@ -73,6 +73,8 @@ var vocabularySentry = Vocabulary{
 		{Attributes: []AttrMatch{{Key: SentryOriginAttr, Op: OpEquals, Value: SentryMCPNotificationOrigin}}},
 	},
 	Names: []string{spans.MethodToolsCall + " <tool>", "initialize"},
+	// The server: a call refused before the handler never reaches it.
+	Capabilities: Capabilities{Side: SideServer, Parenting: ParentCaller},
 }
 
 // vocabularyMastra reads @mastra/mcp's tool calls as @mastra/otel-exporter
@@ -94,4 +96,7 @@ var vocabularyMastra = Vocabulary{
 	},
 	Detect: []Selector{{Attributes: []AttrMatch{{Key: MastraSpanTypeAttr, Op: OpEquals, Value: MastraMCPToolCall}}}},
 	Names:  []string{"execute_tool <tool>", "invoke_agent <agent>"},
+	// The client, retrying a call it takes for a lost connection inside
+	// the same span.
+	Capabilities: Capabilities{Side: SideClient, Parenting: ParentCaller, RetriesInOneSpan: true},
 }

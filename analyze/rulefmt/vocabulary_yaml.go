@@ -21,10 +21,11 @@ import (
 //	  handshakes: [mcp.connect]      # or a list of selectors
 //	  session: {attribute: mcp.session.id}   # or {enclosing: mcp.session}
 //	  attributes: {tool: mcp.tool}
+//	  capabilities: {side: server, parenting: caller, target_identity: false}
 
 // vocabularyKeys are the keys of the vocabulary: block.
 var vocabularyKeys = []string{"name", "base", "executions", "calls", "invocations", "acquires", "acquire_on_miss",
-	"handshakes", "session", "attributes", "detect"}
+	"handshakes", "session", "attributes", "detect", "capabilities"}
 
 // vocabularyAttributeKeys are the keys of its attributes: mapping, each
 // with the field it sets.
@@ -43,6 +44,7 @@ var vocabularyAttributeKeys = []struct {
 	{"tool_error", func(a *VocabularyAttributes) *string { return &a.ToolError }},
 	{"server_address", func(a *VocabularyAttributes) *string { return &a.ServerAddress }},
 	{"server_port", func(a *VocabularyAttributes) *string { return &a.ServerPort }},
+	{"client_address", func(a *VocabularyAttributes) *string { return &a.ClientAddress }},
 }
 
 // parseVocabulary reads the vocabulary: block. It returns every mistake, as
@@ -74,6 +76,35 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 	} else {
 		note(nodeErrorf(n, "vocabulary needs a name (what reports call it)"))
 	}
+	parseVocabularyRoles(values, v, note)
+	if s := values["session"]; s != nil {
+		note(parseSessionSource(s, &v.Session))
+	}
+	if a := values["attributes"]; a != nil {
+		note(parseVocabularyAttributes(a, &v.Attributes))
+	}
+	if c := values["capabilities"]; c != nil {
+		note(parseCapabilities(c, &v.Capabilities))
+	}
+	switch {
+	case len(v.Calls) == 0 && values["calls"] == nil:
+		note(nodeErrorf(n, "vocabulary needs calls: a selector of the tool-call spans (without them there is nothing to measure)"))
+	case v.AcquireOnMiss && (len(v.Acquires) == 0 || len(v.Invocations) == 0):
+		note(nodeErrorf(values["acquire_on_miss"], "acquire_on_miss needs acquires and invocations: a hit is an invocation without an acquire"))
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b *ConfigError) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+		})
+		return nil, errs
+	}
+	return v, nil
+}
+
+// parseVocabularyRoles reads the role keys of a vocabulary block
+// (executions, calls, invocations, acquires, handshakes, detect,
+// acquire_on_miss) from values into v, noting each mistake.
+func parseVocabularyRoles(values map[string]*yaml.Node, v *Vocabulary, note func(error)) {
 	if ex := values["executions"]; ex != nil {
 		sel, err := ParseSelector(ex)
 		note(err)
@@ -96,25 +127,6 @@ func parseVocabulary(n *yaml.Node) (*Vocabulary, error) {
 			note(nodeErrorf(aom, "acquire_on_miss must be true or false"))
 		}
 	}
-	if s := values["session"]; s != nil {
-		note(parseSessionSource(s, &v.Session))
-	}
-	if a := values["attributes"]; a != nil {
-		note(parseVocabularyAttributes(a, &v.Attributes))
-	}
-	switch {
-	case len(v.Calls) == 0 && values["calls"] == nil:
-		note(nodeErrorf(n, "vocabulary needs calls: a selector of the tool-call spans (without them there is nothing to measure)"))
-	case v.AcquireOnMiss && (len(v.Acquires) == 0 || len(v.Invocations) == 0):
-		note(nodeErrorf(values["acquire_on_miss"], "acquire_on_miss needs acquires and invocations: a hit is an invocation without an acquire"))
-	}
-	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b *ConfigError) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-		})
-		return nil, errs
-	}
-	return v, nil
 }
 
 // vocabularyName reads a vocabulary block's name, "" (and a note) for a

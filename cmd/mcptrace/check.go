@@ -67,9 +67,11 @@ with --baseline, compares their measures with a baseline.
 Rules come from the rules: list of --config (docs/ci.md,
 docs/mcptrace-rules.schema.json); without one, the built-in rules apply
 (mcptrace rules --builtin lists them; --builtin adds them to a file's rules).
-Each rule gets a verdict: pass, fail, or incomplete when every scope it
+Each rule gets a verdict: pass, fail, incomplete when every scope it
 needed was incomplete (a trace still missing spans, a complete_when span that
-never landed). A failing rule names up to --max-examples offending traces and
+never landed), or not applicable when it needs what the writer's spans cannot
+show (a session id, a server address, calls tied to executions, pool spans;
+the analysis's writer section), with the reason. A failing rule names up to --max-examples offending traces and
 spans, each with a TraceQL query that finds it in Grafana Tempo.
 
 --baseline takes the JSON of 'mcptrace analyze --format json' (or a dump,
@@ -86,9 +88,10 @@ no figure on a side (no acquires, executions not measurable) is shown as not
 measurable with the reason, never a failure. The regressions: key of
 --config sets the same tolerances; flags win.
 
-Exit status: 0 every error-severity rule passed and nothing regressed; 1 a
-rule failed or a measure regressed; 2 bad input or usage; 3 nothing failed but
-the verdict is incomplete: an error-severity rule had only incomplete data or
+Exit status: 0 every error-severity rule that applied passed, at least one
+applied, and nothing regressed; 1 a rule failed or a measure regressed; 2 bad
+input or usage; 3 nothing failed but the verdict is incomplete: no
+error-severity rule could apply to the spans, one had only incomplete data or
 nothing to judge (a dump without pool spans: the message names the span names
 looked for; a rule with allow_empty: true passes instead), or an input was
 damaged and read only up to the damage (--allow-partial accepts that).
@@ -245,9 +248,6 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 	}
 	check := gate.NewCheckReportWith(rep, results, gate.RegressionsOf(rows), f.baseline, gate.CheckOptions{AllowPartial: f.allowPartial, IncompleteReasons: []string{gate.MeasuresDiffer(base, rep)}, Comparison: rows})
 	nothingRecognised(cmd.ErrOrStderr(), rep, check)
-	if check.ExitCode == gate.ExitIncomplete && !rep.Executions.Measurable && sessionRuleIncomplete(results) {
-		check.IncompleteReasons = append(check.IncompleteReasons, "executions not measurable: "+rep.Executions.WhyNot)
-	}
 
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		return 0, 0, renderCheck(cmd, f, ev, s, rep, check, annotationsTo(annotations, f, paths), junitDone)
@@ -278,18 +278,6 @@ func nothingRecognised(w io.Writer, r *report.Report, c *gate.CheckReport) {
 	case c.ExitCode == gate.ExitPass:
 		warnf(w, "%s", r.UnrecognisedLine())
 	}
-}
-
-// sessionRuleIncomplete reports whether a rule was left incomplete because
-// the executions are not measurable (report.RuleObservation.Unmeasurable
-// gives its found text).
-func sessionRuleIncomplete(results []gate.RuleResult) bool {
-	for _, res := range results {
-		if res.Status == gate.StatusIncomplete && strings.HasPrefix(res.Found, "executions not measurable: ") {
-			return true
-		}
-	}
-	return false
 }
 
 // renderCheck writes every output of a check: the files asked for

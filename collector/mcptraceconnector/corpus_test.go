@@ -35,8 +35,8 @@ type corpusGolden struct {
 // checks the pool counters against the golden figures the corpus server's
 // ledger gave, never against mcptrace analyze: acquires, hits, misses and
 // handshakes where the spans can show them, none at all where they cannot
-// (OpenInference writes no MCP span), and executions where they are
-// measurable. The same dumps read through a vocabulary block equal to
+// (OpenInference writes no MCP span), and executions where they and their
+// sessions are measurable (none emitted elsewhere). The same dumps read through a vocabulary block equal to
 // OpenLLMetry's give the same counters: a config block is a vocabulary as
 // good as a built-in.
 func TestCorpusMetricsEqualTheLedgers(t *testing.T) {
@@ -73,8 +73,16 @@ func TestCorpusMetricsEqualTheLedgers(t *testing.T) {
 							t.Errorf("%s = %d, want %d (the server's ledger)", k, got[k], *want)
 						}
 					}
-					if want := g.Figures["executions"].Spans; g.Expect.ExecutionsMeasurable && want != nil && got["executions"] != *want {
+					// The executions counter says whether each execution ran on
+					// several sessions: it is emitted only where the spans show
+					// both the executions and their sessions, and where they do
+					// not it is not emitted, not even as 0.
+					shown := g.Expect.ExecutionsMeasurable && g.Figures["multi_session_executions"].Spans != nil
+					if want := g.Figures["executions"].Spans; shown && want != nil && got["executions"] != *want {
 						t.Errorf("executions = %d, want %d (the server's ledger)", got["executions"], *want)
+					}
+					if !shown && got["executions"] != 0 {
+						t.Errorf("executions = %d emitted where the spans cannot show executions and their sessions", got["executions"])
 					}
 				})
 			})

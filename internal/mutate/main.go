@@ -4,6 +4,17 @@
 // survivor) is a behaviour no test pins. scripts/mutation.sh runs it on the
 // pool, the analyzer and the connector; TESTING.md records the scores.
 //
+// Its operators are of two kinds. The boundary operators (sites.go) read
+// only the syntax: a conditional boundary, a negated ==, a dropped && or
+// || operand, a removed ++ or --, a removed min/max clamp, a time
+// boundary. The typed operators (ops.go) need the package's types, read
+// from go/types over its dependencies' export data: the bodies of two
+// branches swapped, a sibling field of the same type read, a call that
+// returns its argument's type dropped, a context check dropped, a field's
+// reset dropped, a parsed boolean inverted. Every mutant drawn is
+// type-checked before it is built: one that does not compile is skipped
+// and another drawn in its place.
+//
 // It is bounded by principle, for a small shared machine:
 //   - the tree is never modified: each mutant reaches the compiler through
 //     go test -overlay, so mutants run side by side (-jobs);
@@ -14,11 +25,15 @@
 //     mutant costs its first failing test, and -test.timeout, so a mutant
 //     that hangs the tests is killed, not waited for;
 //   - -budget N takes a deterministic sample of N covered mutants per
-//     package (seeded by -seed and the package path), -files restricts the
+//     package (seeded by -seed and the package path), stratified by
+//     operator (each operator's mutants drawn in turn, so a rare operator
+//     is tried beside the commonest), -files restricts the
 //     files and -exclude leaves some out (analyze's HTML renderers, which
 //     its slowest tests pin, measured on their own).
 //
-// It writes the result as JSON (-out) and a table on stdout. It exits 1 on
+// It writes the result as JSON (-out) and a table on stdout: per package
+// and per operator, killed, survived and total, and each survivor as
+// file:line operator. It exits 1 on
 // a tool error (a package's tests failing unmutated included), never on a
 // low score: a score is a measurement.
 //

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,25 +29,63 @@ type result struct {
 }
 
 // pkgScore is one package's measurement. Score is killed / (killed +
-// survived); a mutant that does not compile (unviable) counts in neither.
+// survived); a mutant that does not compile (unviable) counts in neither:
+// one that does not type-check is skipped when the sample is drawn (the
+// next one drawn instead), one the compiler still refuses is counted
+// unviable after its build.
 type pkgScore struct {
-	Dir         string   `json:"dir"`
-	Sites       int      `json:"sites"`   // mutants found
-	Covered     int      `json:"covered"` // on lines the tests run
-	Tried       int      `json:"tried"`   // the sample
-	Killed      int      `json:"killed"`
-	Survived    int      `json:"survived"`
-	Unviable    int      `json:"unviable"`
-	Score       float64  `json:"score"`
-	WallSeconds float64  `json:"wall_seconds"`
-	Survivors   []mutant `json:"survivors"`
+	Dir         string    `json:"dir"`
+	Sites       int       `json:"sites"`   // mutants found
+	Covered     int       `json:"covered"` // on lines the tests run
+	Tried       int       `json:"tried"`   // the sample
+	Killed      int       `json:"killed"`
+	Survived    int       `json:"survived"`
+	Unviable    int       `json:"unviable"`
+	Score       float64   `json:"score"`
+	WallSeconds float64   `json:"wall_seconds"`
+	Operators   []opScore `json:"operators"` // by operator name, those tried
+	Survivors   []mutant  `json:"survivors"`
+}
+
+// opScore is one operator's part of a package's measurement: Total is
+// killed + survived, the mutants of the operator the score counts.
+type opScore struct {
+	Op       string  `json:"op"`
+	Killed   int     `json:"killed"`
+	Survived int     `json:"survived"`
+	Total    int     `json:"total"`
+	Score    float64 `json:"score"`
+}
+
+// tally adds one verdict of the mutant m to ps.
+func (ps *pkgScore) tally(m mutant, verdict string) {
+	i := slices.IndexFunc(ps.Operators, func(o opScore) bool { return o.Op == m.Op })
+	if i < 0 {
+		i = len(ps.Operators)
+		ps.Operators = append(ps.Operators, opScore{Op: m.Op})
+	}
+	o := &ps.Operators[i]
+	switch verdict {
+	case "killed", "timeout":
+		ps.Killed++
+		o.Killed++
+	case "survived":
+		ps.Survived++
+		o.Survived++
+		ps.Survivors = append(ps.Survivors, m)
+	default:
+		ps.Unviable++
+		return
+	}
+	o.Total++
+	o.Score = float64(o.Killed) / float64(o.Total)
 }
 
 // mutatePackage measures the package in abs (named dir in the output).
 func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, error) {
 	began := time.Now()
 	ps := pkgScore{Dir: dir, Survivors: []mutant{}}
-	sites, srcs, err := findSites(abs, o.files)
+	sites, srcs, tp, err := findSites(ctx, abs, o.files)
 	if err != nil {
 		return ps, err
 	}
@@ -71,9 +111,27 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 		}
 	}
 	ps.Covered = len(covered)
-	tried := sample(covered, o.budget, o.seed, dir)
-	ps.Tried = len(tried)
-	fmt.Fprintf(os.Stderr, "%s: %d on covered lines, trying %d\n", dir, ps.Covered, ps.Tried)
+	tried, skipped := sampleViable(covered, o.budget, o.seed, dir, func(m mutant) bool { return tp.compiles(m, srcs[m.File]) })
+	ps.Tried, ps.Unviable = len(tried), skipped
+	fmt.Fprintf(os.Stderr, "%s: %d on covered lines, trying %d (%d drawn did not type-check, skipped)\n", dir, ps.Covered, ps.Tried, skipped)
+	verdicts, err := runMutants(ctx, abs, tmp, tried, srcs, o)
+	if err != nil {
+		return ps, err
+	}
+	for i, v := range verdicts {
+		ps.tally(tried[i], v)
+	}
+	slices.SortFunc(ps.Operators, func(a, b opScore) int { return strings.Compare(a.Op, b.Op) })
+	if n := ps.Killed + ps.Survived; n > 0 {
+		ps.Score = float64(ps.Killed) / float64(n)
+	}
+	ps.WallSeconds = time.Since(began).Seconds()
+	return ps, nil
+}
+
+// runMutants tries each mutant of tried, o.jobs at a time, printing
+// progress, and returns their verdicts in order.
+func runMutants(ctx context.Context, abs, tmp string, tried []mutant, srcs map[string][]byte, o options) ([]string, error) {
 	verdicts := make([]string, len(tried))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -103,44 +161,65 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 	}
 	close(next)
 	wg.Wait()
-	if firstErr != nil {
-		return ps, firstErr
-	}
-	for i, v := range verdicts {
-		switch v {
-		case "killed", "timeout":
-			ps.Killed++
-		case "survived":
-			ps.Survived++
-			ps.Survivors = append(ps.Survivors, tried[i])
-		default:
-			ps.Unviable++
-		}
-	}
-	if n := ps.Killed + ps.Survived; n > 0 {
-		ps.Score = float64(ps.Killed) / float64(n)
-	}
-	ps.WallSeconds = time.Since(began).Seconds()
-	return ps, nil
+	return verdicts, firstErr
 }
 
 // sample returns n of ms, chosen by a generator seeded with seed and the
 // package's name (so one package's sample does not move when another's
 // file list changes), back in source order. n == 0 takes all.
 func sample(ms []mutant, n int, seed uint64, pkg string) []mutant {
-	if n == 0 || n >= len(ms) {
-		return ms
+	out, _ := sampleViable(ms, n, seed, pkg, nil)
+	return out
+}
+
+// sampleViable is sample keeping only the mutants ok accepts (nil: all),
+// stratified by operator: each operator's mutants are drawn in their own
+// seeded order, one operator after the other in turn (by name), until n
+// are accepted. So a budget of 40 tries every operator that has a site,
+// not mostly the commonest (sibling-field and negate outnumber
+// drop-ctx-check a hundred to one), and a mutant that does not compile
+// costs no test run and takes no place in the budget. skipped is how many
+// drawn were refused.
+func sampleViable(ms []mutant, n int, seed uint64, pkg string, ok func(mutant) bool) (out []mutant, skipped int) {
+	if n == 0 || n > len(ms) {
+		n = len(ms)
 	}
 	h := fnv.New64a()
 	io.WriteString(h, pkg)
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-	idx := rng.Perm(len(ms))[:n]
+	byOp := map[string][]int{}
+	for i, m := range ms {
+		byOp[m.Op] = append(byOp[m.Op], i)
+	}
+	ops := slices.Sorted(maps.Keys(byOp))
+	queues := make([][]int, len(ops))
+	for j, op := range ops {
+		for _, k := range rng.Perm(len(byOp[op])) {
+			queues[j] = append(queues[j], byOp[op][k])
+		}
+	}
+	var idx []int
+	for drawn := true; drawn && len(idx) < n; {
+		drawn = false
+		for j := range queues {
+			for len(queues[j]) > 0 && len(idx) < n {
+				k := queues[j][0]
+				queues[j] = queues[j][1:]
+				drawn = true
+				if ok == nil || ok(ms[k]) {
+					idx = append(idx, k)
+					break
+				}
+				skipped++
+			}
+		}
+	}
 	sort.Ints(idx)
-	out := make([]mutant, n)
+	out = make([]mutant, len(idx))
 	for i, k := range idx {
 		out[i] = ms[k]
 	}
-	return out
+	return out, skipped
 }
 
 // tryMutant builds the package's test binary with m applied through an
@@ -153,9 +232,8 @@ func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte
 		return "", err
 	}
 	defer os.RemoveAll(dir)
-	mutated := append(append(append([]byte{}, src[:m.start]...), m.repl...), src[m.end:]...)
 	file := filepath.Join(dir, m.File)
-	if err := os.WriteFile(file, mutated, 0o644); err != nil {
+	if err := os.WriteFile(file, applyMutant(src, m), 0o644); err != nil {
 		return "", err
 	}
 	ov, _ := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(abs, m.File): file}})
@@ -164,7 +242,9 @@ func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte
 		return "", err
 	}
 	bin := filepath.Join(dir, "pkg.test")
-	if _, err := goCmd(ctx, abs, "test", "-c", "-overlay="+ovPath, "-o", bin, "."); err != nil {
+	// -vet=off: go test -c runs vet, which would refuse a mutant that
+	// compiles (a condition made redundant) and cost a vet run per mutant.
+	if _, err := goCmd(ctx, abs, "test", "-c", "-vet=off", "-overlay="+ovPath, "-o", bin, "."); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -205,13 +285,22 @@ func tail(out []byte) string {
 	return strings.Join(lines, "\n")
 }
 
-// printTable writes the scores and the survivors for people.
+// printTable writes the scores, per package and per operator, and the
+// survivors for people.
 func printTable(w io.Writer, r result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "package\tmutants\tcovered\ttried\tkilled\tsurvived\tunviable\tscore\ttime")
 	for _, p := range r.Packages {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f%%\t%.0fs\n", p.Dir, p.Sites, p.Covered, p.Tried,
 			p.Killed, p.Survived, p.Unviable, 100*p.Score, p.WallSeconds)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "package\toperator\tkilled\tsurvived\ttotal\tscore")
+	for _, p := range r.Packages {
+		for _, o := range p.Operators {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.0f%%\n", p.Dir, o.Op, o.Killed, o.Survived, o.Total, 100*o.Score)
+		}
 	}
 	tw.Flush()
 	for _, p := range r.Packages {

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
@@ -20,6 +20,7 @@ import (
 type mutant struct {
 	File  string `json:"file"` // base name, in the package directory
 	Line  int    `json:"line"`
+	Col   int    `json:"col"` // two mutants of one operator on a line differ here
 	Op    string `json:"op"`
 	Desc  string `json:"desc"` // e.g. "< → <="
 	start int
@@ -35,6 +36,20 @@ const (
 	opIncDec   = "remove-incdec"  // x++ → _ = x
 	opTimeBnd  = "time-boundary"  // t.After(u) → !t.Before(u), Before likewise
 	opClamp    = "remove-clamp"   // max(a, b) → a or b (min likewise)
+)
+
+// Typed operators (ops.go): each needs the package's types to stay
+// compilable, and each is a kind of fault the boundary operators above
+// never make: a branch taken for another, the wrong field read, an
+// escaping or normalising step skipped, a cancellation ignored, a state
+// never reset, a flag read backwards.
+const (
+	opSwapBranches = "swap-branches"      // the bodies of two adjacent switch cases, or if / else-if branches, swapped
+	opSiblingField = "sibling-field"      // x.a → x.b, b the next field of a's struct with a's type (reads only)
+	opDropCall     = "drop-call"          // f(x) → x when f(x) has x's type
+	opDropCtx      = "drop-ctx-check"     // an if testing ctx.Err() / ctx.Done() removed; a select's case <-ctx.Done() removed
+	opDropReset    = "drop-reset"         // x.f = nil / "" / 0 / false / T{} removed
+	opInvertBool   = "invert-parsed-bool" // strconv.ParseBool's result, a json/yaml-tagged bool field read → !
 )
 
 var swap = map[token.Token]struct {
@@ -55,34 +70,29 @@ func (f fileFilter) keep(base string) bool {
 	return (f.only == nil || f.only.MatchString(base)) && (f.skip == nil || !f.skip.MatchString(base))
 }
 
-// findSites returns every mutant of the package in dir's non-test Go files
-// that files keeps, in file and offset order.
-func findSites(dir string, files fileFilter) ([]mutant, map[string][]byte, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+// findSites type-checks the package in dir and returns every mutant of its
+// non-test Go files that files keeps, in file and offset order, with the
+// files' sources and the typed package (to type-check a mutant before it
+// is built).
+func findSites(ctx context.Context, dir string, files fileFilter) ([]mutant, map[string][]byte, *typedPackage, error) {
+	tp, err := loadPackage(ctx, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	srcs := map[string][]byte{}
 	var out []mutant
-	for _, p := range paths {
-		base := filepath.Base(p)
-		if strings.HasSuffix(base, "_test.go") || !files.keep(base) {
+	for i, base := range tp.names {
+		f := tp.files[i]
+		if !files.keep(base) || ast.IsGenerated(f) {
 			continue
 		}
-		src, err := os.ReadFile(p)
+		src, err := os.ReadFile(filepath.Join(dir, base))
 		if err != nil {
-			return nil, nil, err
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, p, src, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, nil, fmt.Errorf("parse %s: %w", p, err)
-		}
-		if ast.IsGenerated(f) {
-			continue
+			return nil, nil, nil, err
 		}
 		srcs[base] = src
-		out = append(out, fileSites(fset, f, base, src)...)
+		out = append(out, fileSites(tp.fset, f, base, src)...)
+		out = append(out, typedSites(tp, f, base, src)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].File != out[j].File {
@@ -90,7 +100,7 @@ func findSites(dir string, files fileFilter) ([]mutant, map[string][]byte, error
 		}
 		return out[i].start < out[j].start
 	})
-	return out, srcs, nil
+	return out, srcs, tp, nil
 }
 
 // fileSites walks one file's syntax tree for the operators' sites.
@@ -100,14 +110,16 @@ func fileSites(fset *token.FileSet, f *ast.File, base string, src []byte) []muta
 	text := func(n ast.Node) string { return string(src[off(n.Pos()):off(n.End())]) }
 	add := func(at token.Pos, n ast.Node, op, desc, repl string) {
 		start, end := off(n.Pos()), off(n.End())
-		out = append(out, mutant{File: base, Line: fset.Position(at).Line, Op: op, Desc: desc, start: start, end: end, repl: repl})
+		pos := fset.Position(at)
+		out = append(out, mutant{File: base, Line: pos.Line, Col: pos.Column, Op: op, Desc: desc, start: start, end: end, repl: repl})
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.BinaryExpr:
 			if s, ok := swap[x.Op]; ok {
 				p := off(x.OpPos)
-				out = append(out, mutant{File: base, Line: fset.Position(x.OpPos).Line, Op: s.op,
+				pos := fset.Position(x.OpPos)
+				out = append(out, mutant{File: base, Line: pos.Line, Col: pos.Column, Op: s.op,
 					Desc: x.Op.String() + " → " + s.to.String(), start: p, end: p + len(x.Op.String()), repl: s.to.String()})
 			}
 			if x.Op == token.LAND || x.Op == token.LOR {

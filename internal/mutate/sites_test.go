@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -105,8 +107,11 @@ func TestSampleIsDeterministicAndInSourceOrder(t *testing.T) {
 // and test files never are.
 func TestFindSitesKeepsOnlyTheFilteredFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"engine.go", "render_html.go", "render_html_page.go", "engine_test.go"} {
-		src := "package p\n\nfunc f(a int) bool { return a < 1 }\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/p\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"engine.go", "render_html.go", "render_html_page.go", "engine_test.go"} {
+		src := fmt.Sprintf("package p\n\nfunc f%d(a int) bool { return a < 1 }\n", i)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +134,7 @@ func TestFindSitesKeepsOnlyTheFilteredFiles(t *testing.T) {
 			if tc.skip != "" {
 				ff.skip = regexp.MustCompile(tc.skip)
 			}
-			ms, srcs, err := findSites(dir, ff)
+			ms, srcs, _, err := findSites(context.Background(), dir, ff)
 			if err != nil {
 				t.Fatal(err)
 			}

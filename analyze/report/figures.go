@@ -1,0 +1,157 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// A figure is the truth only where the writer's spans carry what it
+// counts. The report says, per figure, which it is: measurable (the
+// number is the truth), a lower or upper bound (the truth is at least, or
+// at most, the number: a server-side writer never sees an attempt refused
+// before a handler, so it counts fewer acquires than there were), or not
+// measurable (there is no number to give). FigureOf is the one function
+// that decides it, from what the writer shows (Report.Writer), what the
+// spans showed of executions (Report.Executions) and what the measure
+// needs (its row of the measure table); every output reads it.
+
+// Measurability is what a figure is worth.
+type Measurability string
+
+// The measurabilities.
+const (
+	// Measurable: the number is the truth.
+	Measurable Measurability = "measurable"
+	// LowerBound: the truth is at least the number.
+	LowerBound Measurability = "lower_bound"
+	// UpperBound: the truth is at most the number.
+	UpperBound Measurability = "upper_bound"
+	// NotMeasurable: the spans cannot show the figure; there is no number.
+	NotMeasurable Measurability = "not_measurable"
+)
+
+// FigureState is one figure's measurability and, unless measurable, why.
+type FigureState struct {
+	State Measurability `json:"state"`
+	Why   string        `json:"why,omitempty"`
+}
+
+// Known reports whether the figure has a number at all (measurable or a
+// bound).
+func (f FigureState) Known() bool { return f.State != NotMeasurable }
+
+// Exact reports whether the figure's number is the truth.
+func (f FigureState) Exact() bool { return f.State == Measurable || f.State == "" }
+
+// WriterReport says what the writer of the spans can show: the
+// vocabulary read, its side (as declared, or as the calls showed it), what
+// it parents request spans to, and the capabilities it shows and lacks
+// (rulefmt.Capability names).
+type WriterReport struct {
+	Vocabulary string            `json:"vocabulary"`
+	Side       rulefmt.Side      `json:"side"`
+	Parenting  rulefmt.Parenting `json:"parenting"`
+	// ServerCalls counts the calls a server wrote (server kind, or the
+	// caller's address on them).
+	ServerCalls int      `json:"server_calls"`
+	Shows       []string `json:"shows"`
+	Lacks       []string `json:"lacks"`
+	// SessionHint, when calls carry no session identity under a user's
+	// vocabulary, says which key of the block gives them one.
+	SessionHint string `json:"session_hint,omitempty"`
+}
+
+// shows is the set of capabilities of w; every capability for a report
+// without a writer section (one read back from an older file, taken to be
+// measurable as it was).
+func (w *WriterReport) shows() rulefmt.Capability {
+	if w == nil {
+		return ^rulefmt.Capability(0)
+	}
+	return rulefmt.CapabilitiesOf(w.Shows)
+}
+
+// FigureOf is the one place a figure's measurability is decided: the
+// measure's needs against what the writer shows, whether any span of the
+// dump was recognised at all (NothingRecognised: no writer, so nothing
+// shown) and, for an execution figure, whether the spans tied calls to
+// executions. A name no measure
+// has is measurable (it claims nothing).
+func (r *Report) FigureOf(name string) FigureState {
+	m, ok := measureRow(name)
+	if !ok {
+		return FigureState{State: Measurable}
+	}
+	shows := r.Writer.shows()
+	var why []string
+	if r.Writer != nil && m.Needs != 0 && r.NothingRecognised() {
+		why = append(why, "no span of the dump is one a vocabulary reads")
+	}
+	if strings.HasPrefix(m.JSON, "executions.") && !r.Executions.Measurable {
+		why = append(why, r.Executions.WhyNot)
+	}
+	if lack := m.Needs &^ shows; lack != 0 {
+		why = append(why, r.lackWhy(lack))
+	}
+	under, over := m.Under&^shows, m.Over&^shows
+	switch {
+	case len(why) > 0:
+		return FigureState{State: NotMeasurable, Why: strings.Join(why, "; ")}
+	case under != 0 && over != 0:
+		return FigureState{State: NotMeasurable, Why: r.lackWhy(under|over) + " (it may be off either way)"}
+	case under != 0:
+		return FigureState{State: LowerBound, Why: r.lackWhy(under)}
+	case over != 0:
+		return FigureState{State: UpperBound, Why: r.lackWhy(over)}
+	}
+	return FigureState{State: Measurable}
+}
+
+// lackWhy says why the writer lacks c, with the key to add when a user's
+// vocabulary mapped no session identity (what acquires and handshakes
+// are inferred from, without pool spans).
+func (r *Report) lackWhy(c rulefmt.Capability) string {
+	why := c.Why()
+	// A session identity is what acquires and handshakes are inferred from.
+	if c&(rulefmt.CapSessionID|rulefmt.CapAcquires|rulefmt.CapHandshakes) != 0 && r.Writer != nil && r.Writer.SessionHint != "" {
+		why += ": add " + r.Writer.SessionHint
+	}
+	return why
+}
+
+// DeclareFigures sets r.Figures from FigureOf for every figure of the
+// measure table that is not measurable, or only a bound: what the JSON
+// carries (a null where there is no number) and a report read back keeps.
+func (r *Report) DeclareFigures() {
+	r.Figures = map[string]FigureState{}
+	for _, m := range measureTable {
+		if f := r.FigureOf(m.Name); !f.Exact() {
+			r.Figures[m.Name] = f
+		}
+	}
+}
+
+// measureRow finds a dump-level measure's row by name, whether or not
+// rules may name it.
+func measureRow(name string) (Measure, bool) {
+	for _, m := range measureTable {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Measure{}, false
+}
+
+// Shows returns what the writer of r's spans can show; every capability
+// for a report without a writer section (read back from an older file).
+func (r *Report) Shows() rulefmt.Capability { return r.Writer.shows() }
+
+// LacksWhy says why a rule or figure needing need does not apply to r's
+// spans; "" when the writer shows all of it.
+func (r *Report) LacksWhy(need rulefmt.Capability) string {
+	if lack := need &^ r.Shows(); lack != 0 {
+		return r.lackWhy(lack)
+	}
+	return ""
+}
