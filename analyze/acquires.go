@@ -32,6 +32,10 @@ type Acquire struct {
 	Attempt int
 	// HealthCheck says the pool recorded health_check as the miss reason.
 	HealthCheck bool
+	// Prewarm marks no acquire but a pre-warm dial of the key before any
+	// acquire asked (Options.Prewarm): its session idle from LeaseEnd.
+	// Hit, Cause and Attempt say nothing then.
+	Prewarm bool
 	// Settings is what the acquire's pool scope recorded of its settings
 	// on its acquire spans (spans.PoolSettingsAttrs), shared by all the
 	// scope's acquires; nil when none of them recorded any, or when they
@@ -50,7 +54,8 @@ type Acquire struct {
 
 // ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
 // path, its vocabularies, profile auto included) and hands every acquire,
-// its cause attributed, to fn: pair by pair, each pair's in time order. The
+// its cause attributed, to fn, scope by scope in time order, and every
+// pre-warm dial the attribution replayed (Acquire.Prewarm). The
 // memory is the engine's batch memory: the open traces and the acquires,
 // never every span. It returns what was read from each input; on a read
 // error, a *ReadError and no acquire.
@@ -106,8 +111,9 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 		a = acquireOf(ev, strs, settings, eng.agg.services)
 		fn(&a)
 	}
+	eng.agg.pairs.eachPrewarm = eng.agg.pairs.each
 	eng.agg.pairs.advance(math.MaxInt64)
-	eng.agg.pairs.each = nil
+	eng.agg.pairs.each, eng.agg.pairs.eachPrewarm = nil, nil
 	return inputs, nil
 }
 
@@ -116,11 +122,11 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 // its scope's service.name from services (scope id to string id).
 func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool), services map[int32]int32) Acquire {
 	a := Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
-		Attempt: 1, HealthCheck: ev.health}
+		Attempt: 1, HealthCheck: ev.health, Prewarm: ev.prewarm}
 	if ev.redial {
 		a.Attempt = 2
 	}
-	if !ev.hit {
+	if !ev.hit && !ev.prewarm {
 		a.Cause = spans.MissReasons[ev.reason]
 	}
 	a.Scope, a.HasScope = strs(ev.scope)

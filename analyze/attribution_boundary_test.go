@@ -7,40 +7,72 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// TestReasonForPinsEachBoundaryAndPrecedence pins the miss attribution's
-// rule at each of its edges: a miss that starts exactly when the pair's last
-// lease ended is not concurrent, concurrent takes precedence over
-// after_failure, after_failure over ttl, an idle gap of exactly the TTL is
-// not a ttl miss, and a redial is a redial even as its pair's first acquire.
-func TestReasonForPinsEachBoundaryAndPrecedence(t *testing.T) {
+// replayStep is one acquire of a scope replay's test: key, start, lease
+// end and what the dump says of it.
+type replayStep struct {
+	key                         int32
+	start, end                  int64
+	hit, redial, failed, health bool
+}
+
+// TestTheReplayPinsEachCauseAtItsEdges pins the miss attribution (a scope's
+// acquires replayed through the pool's idle core) at each of its edges: a
+// miss that starts exactly when the key's last lease ended is not
+// concurrent, concurrent takes precedence over after_failure, after_failure
+// over ttl, an idle gap of exactly the TTL is not a ttl miss, a key idle
+// for exactly twice the TTL plus one sweep interval is still known while
+// one nanosecond more makes it cold, the global cap's eviction is evicted,
+// and a redial is a redial even as its key's first acquire. The last
+// step's cause is checked.
+func TestTheReplayPinsEachCauseAtItsEdges(t *testing.T) {
 	const ttl = 100
+	const sweep = 50
+	set := idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 64, SweepInterval: sweep}
 	tests := []struct {
-		name               string
-		redial, first      bool
-		start, lastEnd     int64
-		lastFailed, health bool
-		want               string
+		name  string
+		set   *idle.Settings
+		steps []replayStep
+		want  string
 	}{
-		{name: "redial over cold", redial: true, first: true, want: spans.MissRedial},
-		{name: "redial over concurrent", redial: true, start: 5, lastEnd: 10, want: spans.MissRedial},
-		{name: "cold over concurrent", first: true, start: 5, lastEnd: 10, want: spans.MissCold},
-		{name: "starting one ns before the last lease ended: concurrent", start: 9, lastEnd: 10, want: spans.MissConcurrent},
-		{name: "starting exactly when the last lease ended: not concurrent", start: 10, lastEnd: 10, want: spans.MissUnexplained},
-		{name: "concurrent over after_failure", start: 9, lastEnd: 10, lastFailed: true, want: spans.MissConcurrent},
-		{name: "after_failure exactly at the failed lease's end", start: 10, lastEnd: 10, lastFailed: true, want: spans.MissAfterFailure},
-		{name: "after_failure over ttl", start: 10 + ttl + 1, lastEnd: 10, lastFailed: true, want: spans.MissAfterFailure},
-		{name: "an idle gap of exactly the TTL: not ttl", start: 10 + ttl, lastEnd: 10, want: spans.MissUnexplained},
-		{name: "an idle gap one ns over the TTL: ttl", start: 10 + ttl + 1, lastEnd: 10, want: spans.MissTTL},
-		{name: "ttl over health_check", start: 10 + ttl + 1, lastEnd: 10, health: true, want: spans.MissTTL},
-		{name: "health_check when nothing contradicts it", start: 10, lastEnd: 10, health: true, want: spans.MissHealthCheck},
+		{name: "redial over cold", steps: []replayStep{{redial: true}}, want: spans.MissRedial},
+		{name: "redial over concurrent", steps: []replayStep{{end: 10}, {start: 5, end: 6, redial: true}}, want: spans.MissRedial},
+		{name: "cold", steps: []replayStep{{end: 10}}, want: spans.MissCold},
+		{name: "starting one ns before the last lease ended: concurrent", steps: []replayStep{{end: 10}, {start: 9, end: 11}}, want: spans.MissConcurrent},
+		{name: "starting exactly when the last lease ended: not concurrent", steps: []replayStep{{end: 10}, {start: 10, end: 11}}, want: spans.MissUnexplained},
+		{name: "concurrent over after_failure", steps: []replayStep{{end: 5, failed: true}, {start: 1, end: 10, hit: true}, {start: 9, end: 11}}, want: spans.MissConcurrent},
+		{name: "after_failure exactly at the failed lease's end", steps: []replayStep{{end: 10, failed: true}, {start: 10, end: 11}}, want: spans.MissAfterFailure},
+		{name: "after_failure over ttl", steps: []replayStep{{end: 10, failed: true}, {start: 10 + ttl + 1, end: 200}}, want: spans.MissAfterFailure},
+		{name: "an idle gap of exactly the TTL: not ttl", steps: []replayStep{{end: 10}, {start: 10 + ttl, end: 200}}, want: spans.MissUnexplained},
+		{name: "an idle gap one ns over the TTL: ttl", steps: []replayStep{{end: 10}, {start: 10 + ttl + 1, end: 200}}, want: spans.MissTTL},
+		{name: "ttl over health_check", steps: []replayStep{{end: 10}, {start: 10 + ttl + 1, end: 200, health: true}}, want: spans.MissTTL},
+		{name: "health_check when nothing contradicts it", steps: []replayStep{{end: 10}, {start: 10, end: 11, health: true}}, want: spans.MissHealthCheck},
+		{name: "inactive exactly twice the TTL plus a sweep: still known", steps: []replayStep{{end: 10}, {start: 10 + 2*ttl + sweep, end: 400}}, want: spans.MissTTL},
+		{name: "inactive one ns over twice the TTL plus a sweep: forgotten, cold", steps: []replayStep{{end: 10}, {start: 10 + 2*ttl + sweep + 1, end: 400}}, want: spans.MissCold},
+		{name: "a hit keeps a key known", steps: []replayStep{{end: 10}, {start: 50, end: 60, hit: true}, {start: 60 + 2*ttl + sweep, end: 400}}, want: spans.MissTTL},
+		{name: "a negative sweep interval sweeps every TTL", set: &idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 64, SweepInterval: -1},
+			steps: []replayStep{{end: 10}, {start: 10 + 3*ttl + 1, end: 400}}, want: spans.MissCold},
+		{name: "the global cap closes the least recently released: evicted", set: &idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 1},
+			steps: []replayStep{{key: 0, end: 10}, {key: 1, start: 1, end: 11}, {key: 0, start: 12, end: 13}}, want: spans.MissEvicted},
+		{name: "the global cap closes an expired session for ttl", set: &idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 1},
+			steps: []replayStep{{key: 0, end: 10}, {key: 1, start: 50, end: 10 + ttl + 1}, {key: 0, start: 10 + ttl + 2, end: 300}}, want: spans.MissTTL},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := reasonFor(tc.redial, tc.first, tc.start, tc.lastEnd, tc.lastFailed, tc.health, ttl); got != tc.want {
-				t.Errorf("reasonFor = %s, want %s", got, tc.want)
+			s := set
+			if tc.set != nil {
+				s = *tc.set
+			}
+			r := newScopeReplay(s, false)
+			got := ""
+			for _, st := range tc.steps {
+				got = r.acquire(st.key, st.start, st.end, st.hit, st.redial, st.failed, st.health)
+			}
+			if got != tc.want {
+				t.Errorf("cause = %q, want %q", got, tc.want)
 			}
 		})
 	}
@@ -84,12 +116,13 @@ func bothStages(evs []pairEv, names []string) map[string]report.PoolReport {
 	return out
 }
 
-// TestPairStageTiesAndEqualTimestamps pins the pair state the attribution
+// TestPairStageTiesAndEqualTimestamps pins the state the attribution
 // keeps between acquires, in both of the stage's paths: of two leases
-// ending at the same moment the failed one decides (whichever started
-// first), a lease that ended earlier does not, a later clean lease clears
-// a failure, equal timestamps are not overlaps, and a redial or a
-// concurrent miss after a failed lease is attributed as such.
+// ending at the same moment, a clean one leaves its session idle (the next
+// miss could have reused it: unexplained, whichever started first), two
+// failed ones leave after_failure, a later clean lease clears a failure,
+// equal timestamps are not overlaps, and a redial or a concurrent miss
+// after a failed lease is attributed as such.
 func TestPairStageTiesAndEqualTimestamps(t *testing.T) {
 	tests := []struct {
 		name string
@@ -97,14 +130,14 @@ func TestPairStageTiesAndEqualTimestamps(t *testing.T) {
 		want map[string]int
 	}{
 		{
-			name: "two leases end together, the first-started failed: after_failure",
+			name: "two leases end together, the first-started failed: the other's session stays idle, unexplained",
 			evs:  []pairEv{{trace: 1, start: 0, end: 10, failed: true}, {trace: 2, start: 1, end: 10, hit: true}, {trace: 3, start: 20, end: 30}},
-			want: map[string]int{spans.MissCold: 1, spans.MissAfterFailure: 1},
+			want: map[string]int{spans.MissCold: 1, spans.MissUnexplained: 1},
 		},
 		{
-			name: "two leases end together, the later-started failed: after_failure",
+			name: "two leases end together, the later-started failed: the other's session stays idle, unexplained",
 			evs:  []pairEv{{trace: 1, start: 0, end: 10}, {trace: 2, start: 1, end: 10, hit: true, failed: true}, {trace: 3, start: 20, end: 30}},
-			want: map[string]int{spans.MissCold: 1, spans.MissAfterFailure: 1},
+			want: map[string]int{spans.MissCold: 1, spans.MissUnexplained: 1},
 		},
 		{
 			name: "a failed lease that ended before the pair's last: unexplained",
@@ -115,6 +148,11 @@ func TestPairStageTiesAndEqualTimestamps(t *testing.T) {
 			name: "a clean lease ending after the failed one clears it: unexplained",
 			evs:  []pairEv{{trace: 1, start: 0, end: 10, failed: true}, {trace: 2, start: 1, end: 15, hit: true}, {trace: 3, start: 20, end: 30}},
 			want: map[string]int{spans.MissCold: 1, spans.MissUnexplained: 1},
+		},
+		{
+			name: "both leases ending together failed: after_failure",
+			evs:  []pairEv{{trace: 1, start: 0, end: 10, failed: true}, {trace: 2, start: 1, end: 10, failed: true}, {trace: 3, start: 20, end: 30}},
+			want: map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1, spans.MissAfterFailure: 1},
 		},
 		{
 			name: "a miss starting when the failed lease ended: after_failure, not concurrent",

@@ -147,7 +147,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 	rootedBatch = 1
 	var lines []ptrace.Traces
 	for _, l := range []lease{
-		{trace: 1, start: 20 * time.Minute, end: 20*time.Minute + time.Second, key: "k", hit: false, handshake: true, session: "s2"},
+		{trace: 1, start: 8 * time.Minute, end: 8*time.Minute + time.Second, key: "k", hit: false, handshake: true, session: "s2"},
 		{trace: 2, start: 0, end: time.Second, key: "k", hit: false, handshake: true, session: "s1"},
 	} {
 		d := newDump()

@@ -69,6 +69,7 @@ type lease struct {
 	callErr    string // error.type of a failed call
 	noAcquire  bool   // acquire-on-miss: no acquire span at all
 	invokeKV   []any  // extra attributes on the invoke span
+	acquireKV  []any  // extra attributes on the acquire span
 }
 
 // invocation emits invoke → acquire (→ handshake) and call_tool spans for l
@@ -92,6 +93,7 @@ func (d *dump) invocation(ss ptrace.SpanSlice, l lease) {
 		if l.attempt != 0 {
 			attrs = append(attrs, spans.AttrAttempt, l.attempt)
 		}
+		attrs = append(attrs, l.acquireKV...)
 		acq := d.add(ss, sp{trace: l.trace, parent: inv, name: spans.SpanAcquire, start: l.start, end: mid, attrs: attrs})
 		if l.handshake {
 			d.add(ss, sp{trace: l.trace, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: l.start, end: mid,

@@ -3,16 +3,17 @@ package analyze
 import (
 	"bytes"
 	"cmp"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
 	"sync"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -23,14 +24,13 @@ type pairKey struct{ scope, key int32 }
 // its acquires, so a stream holds per pair three figures, whatever its
 // length.
 type pairState struct {
-	lastEnd    int64 // when the latest lease of the pair ended
-	lastFailed bool  // whether that lease failed
-	acquired   bool  // an acquire was attributed (a pre-warm alone opens the pair, it is no key's first acquire)
-	frontier   int64 // the latest start attributed
+	acquired bool  // an acquire was attributed (a pre-warm alone opens the pair, it is no key's first acquire)
+	frontier int64 // the latest start attributed
 }
 
-// pairStage attributes the pool's misses across traces (the rule is
-// reasonFor's: the one miss attribution). It buffers the acquires observations
+// pairStage attributes the pool's misses across traces (each scope's
+// acquires replayed through the pool's idle policy: attribute_core.go). It
+// buffers the acquires observations
 // bring and, on advance(t), attributes those that started before t, pair by
 // pair in time order, and folds them into counts. Batch analysis advances
 // once, to the end of time, after every trace was observed: exactly
@@ -39,11 +39,19 @@ type pairState struct {
 // trace finalized very late) is attributed on arrival against the pair's
 // state and counted in late.
 type pairStage struct {
-	ttl int64
+	// assumed are the idle settings of a scope that recorded none;
+	// recorded, when set, returns what a scope recorded (see
+	// aggregate.recordedSettings).
+	assumed  idle.Settings
+	recorded func(scope int32) (PoolSettings, bool)
+	replays  map[int32]*scopeReplay
 	// each, when set, is handed every acquire once attributed, its reason
 	// set: the index-local readers (the rules' examples, the HTML
 	// timeline) take the attributed events from the one attribution.
 	each func(ev *acquireEvent)
+	// eachPrewarm, when set, is handed every pre-warm dial replayed (not
+	// an acquire: only ReadAcquires' replay wants them).
+	eachPrewarm func(ev *acquireEvent)
 	// keepsEvents says each may keep the pointers it is handed: a batch
 	// stage then never moves nor overwrites an attributed acquire (it
 	// copies a bucket's rest rather than shift it over them), so a reader
@@ -86,7 +94,8 @@ type pairStage struct {
 
 func newPairStage(cfg rulefmt.Config) *pairStage {
 	return &pairStage{
-		ttl:        int64(cfg.IdleTTL / time.Nanosecond),
+		assumed:    idle.Defaults(cfg.IdleTTL),
+		replays:    map[int32]*scopeReplay{},
 		minStart:   math.MaxInt64,
 		pairs:      map[pairKey]*pairState{},
 		sessions:   map[int32]bool{},
@@ -211,13 +220,11 @@ func (p *pairStage) advanceBatch(t int64) {
 		// goes before the attribution rather than after it (a million
 		// pairs: some 60 MB of map and bucket headers).
 		p.buckets, p.byPair, p.unsorted = nil, map[pairKey]int32{}, nil
-		for _, g := range ready {
-			p.attribute(g)
-		}
+		p.attributeGroups(ready)
 		return
 	}
+	p.attributeGroups(ready)
 	for i, g := range ready {
-		p.attribute(g)
 		// Keep the rest at the front of the bucket's array: filed acquires
 		// then reuse the memory attributed ones leave.
 		bk := p.buckets[readyOf[i]]
@@ -291,9 +298,7 @@ func (p *pairStage) advance(t int64) {
 	if anyInferred(grouped) {
 		p.firstCalls(grouped)
 	}
-	for _, g := range groups {
-		p.attribute(g)
-	}
+	p.attributeGroups(groups)
 }
 
 // takeReady takes the buffered acquires that started before t out of the
@@ -367,36 +372,51 @@ func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acqui
 	return grouped, groups
 }
 
-// attribute attributes one pair's acquires, in time order, after those
-// attributed before.
-func (p *pairStage) attribute(group []acquireEvent) {
-	k := pairKey{group[0].scope, group[0].key}
-	st, seen := p.pairs[k]
-	if !seen {
-		st = &pairState{}
-		p.pairs[k] = st
+// attributeGroups attributes the ready acquires of every pair (each
+// group one pair's, in time order), scope by scope: a scope's pairs share
+// its idle caps, so its acquires are replayed together, in time order.
+func (p *pairStage) attributeGroups(groups [][]acquireEvent) {
+	byScope := map[int32][]*acquireEvent{}
+	for _, g := range groups {
+		for i := range g {
+			byScope[g[i].scope] = append(byScope[g[i].scope], &g[i])
+		}
 	}
-	sc := p.scopes[k.scope]
+	scopes := slices.Sorted(maps.Keys(byScope))
+	for _, scope := range scopes {
+		evs := byScope[scope]
+		slices.SortFunc(evs, func(a, b *acquireEvent) int { return cmpPairTime(*a, *b) })
+		p.attributeScope(scope, evs)
+	}
+}
+
+// attributeScope attributes one scope's acquires, in time order, after
+// those attributed before.
+func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
+	r := p.replay(scope)
+	sc := p.scopes[scope]
 	if sc == nil {
 		sc = &scopeStats{}
-		p.scopes[k.scope] = sc
+		p.scopes[scope] = sc
 	}
-	opened := seen // the pair had a session: an acquire's, or a pre-warm's
-	for j := range group {
-		ev := &group[j]
+	for _, ev := range evs {
+		k := pairKey{scope, ev.key}
+		st, seen := p.pairs[k]
+		if !seen {
+			st = &pairState{}
+			p.pairs[k] = st
+		}
 		if ev.prewarm {
-			// Not an acquire: the pair's session, idle since the
-			// handshake's end, so the miss after it is no cold one.
-			if !opened || ev.leaseEnd > st.lastEnd {
-				st.lastEnd, st.lastFailed = ev.leaseEnd, false
-			}
-			opened = true
+			// Not an acquire: the pair's session, idle from the
+			// handshake's end.
+			r.prewarm(ev.key, ev.start, ev.leaseEnd)
 			st.frontier = max(st.frontier, ev.start)
+			if p.eachPrewarm != nil {
+				p.eachPrewarm(ev)
+			}
 			continue
 		}
-		isFirst := !opened
-		opened = true
-		if !isFirst && ev.start < st.frontier {
+		if seen && ev.start < st.frontier {
 			p.late++
 		}
 		sc.acquires++
@@ -404,25 +424,46 @@ func (p *pairStage) attribute(group []acquireEvent) {
 			st.acquired = true
 			sc.keys++
 		}
-		if ev.hit {
-			sc.hits++
-		} else {
-			reason := reasonFor(ev.redial, isFirst, ev.start, st.lastEnd, st.lastFailed, ev.health, p.ttl)
-			ev.reason = reasonIndex[reason]
-			sc.misses++
-			sc.reasons[ev.reason]++
-			if reason == spans.MissUnexplained {
-				p.addExample(ev.trace)
-			}
-		}
-		if isFirst || ev.leaseEnd > st.lastEnd || (ev.leaseEnd == st.lastEnd && ev.failed) {
-			st.lastEnd, st.lastFailed = ev.leaseEnd, ev.failed
-		}
+		p.count(sc, ev, r.acquire(ev.key, ev.start, ev.leaseEnd, ev.hit, ev.redial, ev.failed, ev.health))
 		st.frontier = max(st.frontier, ev.start)
 		if p.each != nil {
 			p.each(ev)
 		}
 	}
+}
+
+// count counts one attributed acquire in its scope: a hit, or a miss for
+// cause.
+func (p *pairStage) count(sc *scopeStats, ev *acquireEvent, cause string) {
+	if ev.hit {
+		sc.hits++
+		return
+	}
+	ev.reason = reasonIndex[cause]
+	sc.misses++
+	sc.reasons[ev.reason]++
+	if !spans.IsExplainedMiss(cause) {
+		p.addExample(ev.trace)
+	}
+}
+
+// replay returns the scope's replay, made on first use under the settings
+// the scope recorded, or the assumed ones.
+func (p *pairStage) replay(scope int32) *scopeReplay {
+	if r := p.replays[scope]; r != nil {
+		return r
+	}
+	set, assumed := p.assumed, true
+	if p.recorded != nil {
+		if ps, mixed := p.recorded(scope); ps != nil && !mixed {
+			if s, err := ps.Idle(); err == nil {
+				set, assumed = s, false
+			}
+		}
+	}
+	r := newScopeReplay(set, assumed)
+	p.replays[scope] = r
+	return r
 }
 
 // sortGroups sorts each group (one pair's acquires) in time order, on
@@ -508,31 +549,6 @@ func (p *pairStage) addExample(t pcommon.TraceID) {
 	}
 }
 
-// reasonFor gives a miss its cause, in this order of precedence: redial
-// (attempt 2), cold (first acquire of the pair), concurrent (another lease
-// of the pair still open), after_failure (the pair's last lease to end
-// failed), ttl (the idle gap since the pair's last release exceeds the
-// TTL), health_check (the pool says so and the dump cannot contradict it),
-// else unexplained. first says it is its pair's first acquire; lastEnd and
-// lastFailed describe the pair's latest lease before it.
-func reasonFor(redial, first bool, start, lastEnd int64, lastFailed, health bool, ttl int64) string {
-	switch {
-	case redial:
-		return spans.MissRedial
-	case first:
-		return spans.MissCold
-	case lastEnd > start:
-		return spans.MissConcurrent
-	case lastFailed:
-		return spans.MissAfterFailure
-	case start-lastEnd > ttl:
-		return spans.MissTTL
-	case health:
-		return spans.MissHealthCheck
-	}
-	return spans.MissUnexplained
-}
-
 // report returns the pool figures of the attributed acquires; strs names
 // the scopes.
 func (p *pairStage) report(strs []string) report.PoolReport {
@@ -568,6 +584,7 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 			ExcessMisses:   max(0, st.misses-st.keys),
 			MissReasons:    st.reasons.asMap(),
 		})
+		p.noteSettings(&r.ByScope[len(r.ByScope)-1], scope)
 	}
 	slices.SortFunc(r.ByScope, func(a, b report.ScopeReport) int { return cmp.Compare(a.Scope, b.Scope) })
 	r.Scopes = len(r.ByScope)
@@ -575,8 +592,39 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 	r.AcquiresPerHandshake = ratio(r.Acquires, r.Handshakes)
 	r.ColdStartFloor = ratio(r.Keys, r.Acquires)
 	r.ExcessMisses = max(0, r.Misses-r.Keys)
+	r.UnexplainedMisses = report.Unexplained(r.MissReasons)
 	for _, t := range p.examples {
 		r.UnexplainedExamples = append(r.UnexplainedExamples, t.String())
 	}
 	return r
+}
+
+// noteSettings says in sc whose idle settings the scope was replayed
+// under: its own recorded ones, or the assumed.
+func (p *pairStage) noteSettings(sc *report.ScopeReport, scope int32) {
+	r := p.replays[scope]
+	if r == nil {
+		r = p.replay(scope) // a scope with handshakes only: what it would be
+	}
+	sc.Settings, sc.IdleTTLSeconds = report.SettingsRecorded, r.core.Settings().TTL.Seconds()
+	if r.assumed {
+		sc.Settings = report.SettingsAssumed
+	}
+}
+
+// settingsSource says whose settings the scopes with acquires were
+// attributed under: recorded by all, assumed for all, mixed, or "" with
+// none.
+func settingsSource(scopes []report.ScopeReport) string {
+	out := ""
+	for _, sc := range scopes {
+		switch {
+		case sc.Acquires == 0:
+		case out == "":
+			out = sc.Settings
+		case out != sc.Settings:
+			return report.SettingsMixed
+		}
+	}
+	return out
 }

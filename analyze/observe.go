@@ -204,8 +204,8 @@ type aggregate struct {
 	keepAt bool
 
 	// settings is the pool's recorded settings by scope, as
-	// events.settingsByScope keyed into strs: kept only when ReadAcquires
-	// asks (non-nil), so a long-running stream does not grow with scopes.
+	// events.settingsByScope keyed into strs: the miss attribution replays
+	// each scope under its own (recordedSettings).
 	settings map[int32]int32
 	// services is each scope's service.name, kept like settings (only
 	// when ReadAcquires asks): the replay's recent:N ranks a service's keys.
@@ -224,7 +224,9 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 		ids:      map[string]int32{},
 		detect:   newDetection(),
 		profile:  cfg.Profile,
+		settings: map[int32]int32{},
 	}
+	a.pairs.recorded = a.recordedSettings
 	for i := range a.lat {
 		a.lat[i].bound()
 	}
@@ -317,6 +319,10 @@ func (a *aggregate) merge(o *observation) {
 			ev.at = int32(i)
 		}
 	}
+	if a.settings == nil {
+		a.settings = map[int32]int32{}
+	}
+	a.pairs.recorded = a.recordedSettings
 	a.pairs.add(o.events)
 	o.events = nil // filed as copies: let them go before the attribution
 	for scope, n := range o.handshakes {
@@ -327,14 +333,18 @@ func (a *aggregate) merge(o *observation) {
 			a.services[global(scope)] = global(svc)
 		}
 	}
-	if a.settings != nil {
-		for scope, id := range o.settings {
-			if id >= 0 {
-				id = global(id)
-			}
-			noteSettings(a.settings, global(scope), id)
+	for scope, id := range o.settings {
+		if id >= 0 {
+			id = global(id)
 		}
+		noteSettings(a.settings, global(scope), id)
 	}
+}
+
+// recordedSettings returns what scope recorded of its settings (nil:
+// none), and whether it recorded different ones.
+func (a *aggregate) recordedSettings(scope int32) (PoolSettings, bool) {
+	return recordedIn(a.settings, a.strs, scope)
 }
 
 // globalIDs returns the re-keying of o's string ids to the aggregate's
@@ -432,6 +442,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	}
 	a.pairs.advance(math.MaxInt64)
 	r.Pool = a.pairs.report(a.strs)
+	r.Settings.PoolSettings = settingsSource(r.Pool.ByScope)
 	r.Pool.Latency = report.LatencyReport{
 		AcquireHit:  a.lat[latAcquireHit].percentilesWithSample(),
 		AcquireMiss: a.lat[latAcquireMiss].percentilesWithSample(),

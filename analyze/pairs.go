@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -40,6 +41,10 @@ type PairEvent struct {
 	// reused a session; it is a second attempt; its lease failed; the pool
 	// recorded health_check as its miss reason.
 	Hit, Redial, Failed, HealthCheck bool
+	// Settings is what the acquire's pool scope recorded of its settings
+	// (nil: none seen by the forwarding analyzer): the attributing one
+	// replays the scope under them, as one analysis of the dump would.
+	Settings PoolSettings
 }
 
 // ForwardPairs makes every later Flush hand its acquires out as
@@ -101,6 +106,9 @@ func (a *aggregate) exportEvent(ev *acquireEvent) PairEvent {
 	if ev.session >= 0 {
 		pe.Session, pe.HasSession = a.strs[ev.session], true
 	}
+	if ps, mixed := a.recordedSettings(ev.scope); !mixed {
+		pe.Settings = ps
+	}
 	return pe
 }
 
@@ -121,7 +129,23 @@ func (a *aggregate) importEvent(pe *PairEvent) acquireEvent {
 	if pe.HasSession {
 		ev.session = a.intern(pe.Session)
 	}
+	if pe.Settings != nil {
+		a.noteRecorded(ev.scope, pe.Settings)
+	}
 	return ev
+}
+
+// noteRecorded notes ps as recorded by scope, as the vocabulary stage
+// notes an acquire span's (recordSettings).
+func (a *aggregate) noteRecorded(scope int32, ps PoolSettings) {
+	var vals [len(spans.PoolSettingsAttrs)]int32
+	for i, k := range spans.PoolSettingsAttrs {
+		vals[i] = -1
+		if v, ok := ps[k]; ok {
+			vals[i] = a.intern(v)
+		}
+	}
+	noteSettings(a.settings, scope, a.intern(settingsText(vals, a.strs)))
 }
 
 // PairStream attributes the misses of forwarded acquires (PairEvent), pair

@@ -1,8 +1,12 @@
 package analyze
 
 import (
+	"fmt"
+	"math"
 	"strconv"
+	"time"
 
+	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -100,4 +104,76 @@ func parseSettingsText(s string) (PoolSettings, bool) {
 		s = s[colon+1+n:]
 	}
 	return out, true
+}
+
+// Idle reads the settings as the pool wrote them (pool/instrument.go
+// settingsAttrs): the TTL in seconds, the per-key minimum with its default
+// filled in, the sizing rule, the global cap and the sweep interval (-1:
+// on acquire only; absent: the default). The one reading of them: the
+// miss attribution and whatif's replay both ask it.
+func (ps PoolSettings) Idle() (idle.Settings, error) {
+	s := idle.Defaults(0)
+	v, err := ps.get(spans.AttrPoolIdleTTL)
+	if err != nil {
+		return s, err
+	}
+	sec, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(sec > 0) || sec > math.MaxInt64/float64(time.Second) {
+		return s, fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
+	}
+	s.TTL = time.Duration(math.Round(sec * float64(time.Second)))
+	if v, err = ps.get(spans.AttrPoolMaxIdlePerKey); err != nil {
+		return s, err
+	}
+	if s.MaxIdlePerKey, err = strconv.Atoi(v); err != nil {
+		return s, fmt.Errorf("%s %.32q: expected an integer", spans.AttrPoolMaxIdlePerKey, v)
+	}
+	if v, err = ps.get(spans.AttrPoolIdleSizing); err != nil {
+		return s, err
+	}
+	switch v {
+	case spans.IdleSizingPeak:
+	case spans.IdleSizingFixed:
+		s.FixedPerKey = true
+	default:
+		return s, fmt.Errorf("%s %.32q: expected %s or %s", spans.AttrPoolIdleSizing, v, spans.IdleSizingPeak, spans.IdleSizingFixed)
+	}
+	if v, err = ps.get(spans.AttrPoolMaxIdle); err != nil {
+		return s, err
+	}
+	if s.MaxIdle, err = strconv.Atoi(v); err != nil || s.MaxIdle <= 0 {
+		return s, fmt.Errorf("%s %.32q: expected a positive integer", spans.AttrPoolMaxIdle, v)
+	}
+	if v, ok := ps[spans.AttrPoolSweepInterval]; ok {
+		sec, err := strconv.ParseFloat(v, 64)
+		if err != nil || sec > math.MaxInt64/float64(time.Second) || sec < -1 {
+			return s, fmt.Errorf("%s %.32q: expected seconds, or -1", spans.AttrPoolSweepInterval, v)
+		}
+		s.SweepInterval = time.Duration(math.Round(sec * float64(time.Second)))
+	}
+	return s, nil
+}
+
+// get returns the recorded value of key, an error naming it when absent.
+func (ps PoolSettings) get(key string) (string, error) {
+	v, ok := ps[key]
+	if !ok {
+		return "", fmt.Errorf("no %s", key)
+	}
+	return v, nil
+}
+
+// recordedIn returns what scope recorded of its settings in byScope
+// (settings ids into strs, or settingsMixed): nil when none, and whether
+// it recorded different ones.
+func recordedIn(byScope map[int32]int32, strs []string, scope int32) (PoolSettings, bool) {
+	id, ok := byScope[scope]
+	switch {
+	case !ok:
+		return nil, false
+	case id == settingsMixed:
+		return nil, true
+	}
+	ps, _ := parseSettingsText(strs[id]) // the stage wrote it: it parses
+	return ps, false
 }

@@ -34,9 +34,12 @@ type ReportEvents struct {
 	// scope (events.settingsByScope) and services each scope's service.name
 	// (events.serviceByScope): what EachAcquire hands out.
 	attributed []*acquireEvent
-	strs       []string
-	settings   map[int32]int32
-	services   map[int32]int32
+	// prewarms are the pre-warm dials the attribution replayed, which
+	// EachAcquire hands out as ReadAcquires does (Acquire.Prewarm).
+	prewarms []*acquireEvent
+	strs     []string
+	settings map[int32]int32
+	services map[int32]int32
 	// ends and sessions are each acquire's span end and the session its
 	// lease used (a string id, -1 none), by its position in the stage (an
 	// attributed acquire's at), and order the attributed acquires in the
@@ -86,8 +89,8 @@ func strOf(strs []string, id int32) string {
 // EachAcquire hands every acquire to fn as a replay of the pool
 // (analyze/whatif) reads it, exactly as [ReadAcquires] does for the same
 // dump: pair by pair, each pair's in time order, causes attributed as the
-// report's, with the settings its scope recorded. fn must not keep the
-// pointer.
+// report's, with the settings its scope recorded, and the pre-warm dials
+// (Acquire.Prewarm). fn must not keep the pointer.
 func (r *ReportEvents) EachAcquire(fn func(*Acquire)) {
 	strs := func(id int32) (string, bool) {
 		if id < 0 {
@@ -97,9 +100,11 @@ func (r *ReportEvents) EachAcquire(fn func(*Acquire)) {
 	}
 	settings := scopeSettings(r.settings, r.strs)
 	var a Acquire
-	for i := range r.attributed {
-		a = acquireOf(r.attributed[i], strs, settings, r.services)
-		fn(&a)
+	for _, evs := range [][]*acquireEvent{r.prewarms, r.attributed} {
+		for _, ev := range evs {
+			a = acquireOf(ev, strs, settings, r.services)
+			fn(&a)
+		}
 	}
 }
 
@@ -173,6 +178,7 @@ func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, rel
 	agg.pairs.keepsEvents = true
 	r.attributed = make([]*acquireEvent, 0, len(o.events)) // every event is handed out once
 	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, ev) }
+	agg.pairs.eachPrewarm = func(ev *acquireEvent) { r.prewarms = append(r.prewarms, ev) }
 	agg.settings, agg.services = map[int32]int32{}, map[int32]int32{} // kept by scope, in the aggregate's ids
 	agg.merge(o)
 	rep := agg.report(inputs)
@@ -361,6 +367,7 @@ func leaseSessions(x *index, v *vocab, ev *events) (map[int32]int32, map[int32][
 // each with its hit decided and its miss reason set.
 func (e *events) attributed(cfg rulefmt.Config) []acquireEvent {
 	st := newBatchPairStage(cfg)
+	st.recorded = func(scope int32) (PoolSettings, bool) { return recordedIn(e.settingsByScope, e.strs, scope) }
 	out := make([]acquireEvent, 0, len(e.acquires))
 	st.each = func(ev *acquireEvent) { out = append(out, *ev) }
 	st.add(e.acquires) // a batch stage files copies

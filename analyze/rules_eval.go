@@ -690,7 +690,7 @@ func (e *ruleEval) scopeExample(sc ruleScope) report.SpanRef {
 }
 
 // missExamples returns the first e.max attributed misses that are
-// unexplained, and that are not cold starts (unexplained ones included),
+// unexplained (no cause of spans.ExplainedMissReasons), and that are not cold starts (unexplained ones included),
 // by trace and span id.
 func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
 	if e.noMissToName || e.max <= 0 {
@@ -701,11 +701,11 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
 		if ev.hit {
 			continue
 		}
-		switch spans.MissReasons[ev.reason] {
-		case spans.MissUnexplained:
+		switch cause := spans.MissReasons[ev.reason]; {
+		case !spans.IsExplainedMiss(cause):
 			un = append(un, ev.at)
 			above = append(above, ev.at)
-		case spans.MissCold:
+		case cause == spans.MissCold:
 		default:
 			above = append(above, ev.at)
 		}

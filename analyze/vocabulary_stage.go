@@ -340,9 +340,7 @@ func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 	if r, ok := x.attrVal(a, v.kReason); ok {
 		ev.health = r == v.valHealthCheck && r >= 0
 	}
-	if at, ok := x.attrVal(a, v.kAttempt); ok && x.vals[at] != "1" && x.vals[at] != "0" {
-		ev.redial = true
-	}
+	ev.redial = v.isRedial(a)
 	h, okHit := x.attrVal(a, v.kHit)
 	if okHit {
 		ev.hit = h == v.valTrue
@@ -352,7 +350,9 @@ func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 	if s.parent >= 0 {
 		ev.leaseEnd = x.sp(s.parent).end
 		if next >= 0 {
-			ev.leaseEnd = x.sp(next).start
+			// Before a redial, its session expired: the pool dropped it,
+			// as after any failed lease.
+			ev.leaseEnd, ev.failed = x.sp(next).start, v.isRedial(next)
 		}
 	}
 	ev.leaseEnd = max(ev.leaseEnd, ev.start)
@@ -361,6 +361,13 @@ func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 	}
 	e.acquires = append(e.acquires, ev)
 	e.spans = append(e.spans, acquireSpan{revision: v.attr(a, v.kRevision), hitRecorded: okHit && h == v.valTrue, hit: ev.hit, dur: s.end - s.start})
+}
+
+// isRedial reports whether acquire span a is a second attempt, the
+// transparent redial after an expired session.
+func (v *vocab) isRedial(a int32) bool {
+	at, ok := v.x.attrVal(a, v.kAttempt)
+	return ok && v.x.vals[at] != "1" && v.x.vals[at] != "0"
 }
 
 // impliedHits appends, under acquire-on-miss, a hit for every invocation
@@ -389,7 +396,7 @@ func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 			leaseEnd = e.acquires[k].start // reused, expired, then redialed
 		}
 		ev := acquireEvent{start: s.start, leaseEnd: max(leaseEnd, s.start), trace: x.traces[s.trace].id, span: s.id, at: i,
-			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true}
+			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true, failed: leaseFirst[i] >= 0}
 		implied[i] = int32(len(e.acquires))
 		e.acquires = append(e.acquires, ev)
 	}

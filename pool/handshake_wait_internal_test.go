@@ -11,7 +11,7 @@ import (
 
 // TestAnAcquireWaitsForTheKeysHandshakeOnlyWhileItMayShare pins when an
 // acquire that finds no idle session waits for the key's handshake in
-// flight instead of dialing its own (Pool.acquire, keyState.mayShare):
+// flight instead of dialing its own (Pool.acquire, mayShare):
 // while the key's revision is unknown or its server is sessionless (the
 // handshake's client may be shared), not once the key is known to give
 // each caller its own session. The last is reached when, say, a caller
@@ -47,9 +47,9 @@ func TestAnAcquireWaitsForTheKeysHandshakeOnlyWhileItMayShare(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.mu.Lock()
-			ks, _ := p.keyLocked(tg.key)
-			ks.revision, ks.sessionless = tc.revision, tc.sessionless
-			ks.dialing = make(chan struct{}) // another caller's handshake, in flight
+			ks, _, _ := p.idle.KeyOf(tg.key, ns(p.now()), nil)
+			ks.Data.revision, ks.Data.sessionless = tc.revision, tc.sessionless
+			ks.Data.dialing = make(chan struct{}) // another caller's handshake, in flight
 			p.mu.Unlock()
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()

@@ -122,7 +122,7 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 		metric.WithDescription("Sessions held by the pool, by state (idle or used)."),
 		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
 			p.mu.Lock()
-			nIdle, nUsed := p.idleCount, p.inUse
+			nIdle, nUsed := p.idle.IdleCount(), p.idle.InUse()
 			p.mu.Unlock()
 			o.Observe(int64(nIdle), idle)
 			o.Observe(int64(nUsed), used)
@@ -564,7 +564,7 @@ func (in *instruments) newCallSpan(c *conn, tool string) callSpan {
 	attrs = append(attrs,
 		attribute.String(spans.AttrMethodName, spans.MethodToolsCall),
 		attribute.String(spans.AttrGenAIToolName, tool),
-		attribute.String(spans.AttrCacheKey, c.ks.key),
+		attribute.String(spans.AttrCacheKey, c.ks.Name()),
 		attribute.String(spans.AttrProtocolVersion, c.revision),
 	)
 	if c.id != "" {
@@ -698,7 +698,7 @@ func putCallBuf(b *callBuf) {
 }
 
 func (in *instruments) release(l Lease, now time.Time, drop bool, errType string) {
-	km := l.c.ks.metrics
+	km := l.c.ks.Data.metrics
 	if km == nil {
 		return
 	}

@@ -100,7 +100,7 @@ func (l Lease) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.C
 	}
 	var res *mcp.CallToolResult
 	var err error
-	pprof.Do(ctx, pprof.Labels(spans.PprofLabelKey, c.ks.key, spans.PprofLabelPhase, spans.PhaseCall), func(ctx context.Context) {
+	pprof.Do(ctx, pprof.Labels(spans.PprofLabelKey, c.ks.Name(), spans.PprofLabelPhase, spans.PhaseCall), func(ctx context.Context) {
 		res, err = c.session.CallTool(ctx, sent)
 	})
 	if err != nil {
@@ -134,34 +134,28 @@ func (l Lease) Release(err error) {
 	if l.p == nil {
 		panic("pool: Release of a zero Lease")
 	}
-	if l.tok != nil {
-		l.releaseShared(err)
-		return
-	}
 	p, c := l.p, l.c
 	drop, errType := shouldDrop(c, err)
 	now := p.now()
 	p.mu.Lock()
-	if !c.leased || c.gen != l.gen {
+	if l.released() {
 		p.mu.Unlock()
 		panic("pool: Lease released twice")
 	}
-	p.unleaseLocked(c, now, dropReason(drop))
-	var evs []eviction
-	closed := p.closed
 	if drop {
 		p.stats.failures[errType]++
-		if !closed {
-			// Registered under p.mu: Close sets closed under it before it
-			// waits, so its Wait never races this Add or misses the close.
-			p.closing.Add(1)
-		}
-	} else {
-		evs = p.putIdleLocked(c, now, nil)
+	}
+	closeIt, evs := p.idle.Release(c.e, ns(now), dropReason(drop), nil)
+	wakeLocked(c.ks)
+	closed := p.closed
+	if closeIt && !closed {
+		// Registered under p.mu: Close sets closed under it before it
+		// waits, so its Wait never races this Add or misses the close.
+		p.closing.Add(1)
 	}
 	p.mu.Unlock()
 	p.inst.release(l, now, drop, errType)
-	if drop {
+	if closeIt {
 		p.closeDropped(c, closed)
 	}
 	p.closeEvicted(context.Background(), evs)
@@ -170,43 +164,16 @@ func (l Lease) Release(err error) {
 	}
 }
 
-// releaseShared releases one lease on a shared client. A failure marks the
-// client dropped: later acquires make a new one, and this one is closed once
-// its last user leaves. The last user of a clean client returns it to idle.
-func (l Lease) releaseShared(err error) {
-	p, c := l.p, l.c
-	drop, errType := shouldDrop(c, err)
-	now := p.now()
-	p.mu.Lock()
-	if l.tok.released {
-		p.mu.Unlock()
-		panic("pool: Lease released twice")
+// released reports whether this lease was released already, and marks it
+// released: a shared client's lease by its own token, an exclusive one by
+// the session's lease generation. p.mu must be held.
+func (l Lease) released() bool {
+	if l.tok != nil {
+		was := l.tok.released
+		l.tok.released = true
+		return was
 	}
-	l.tok.released = true
-	if drop {
-		p.stats.failures[errType]++
-	}
-	var evs []eviction
-	closeNow, closed := false, p.closed
-	if p.unleaseLocked(c, now, dropReason(drop)) {
-		if c.dropped {
-			closeNow = true
-			if !closed {
-				p.closing.Add(1)
-			}
-		} else {
-			evs = p.putIdleLocked(c, now, nil)
-		}
-	}
-	p.mu.Unlock()
-	p.inst.release(l, now, drop, errType)
-	if closeNow {
-		p.closeDropped(c, closed)
-	}
-	p.closeEvicted(context.Background(), evs)
-	if closed {
-		p.closeIdleTransport()
-	}
+	return !l.c.e.Leased() || l.c.gen != l.gen
 }
 
 // dropReason is the miss reason a release that drops its session leaves
@@ -226,7 +193,7 @@ func (p *Pool) closeDropped(c *conn, closed bool) {
 	closeIt := func() {
 		defer p.inst.sessionClosed(c, p.now())
 		if cerr := c.session.Close(); cerr != nil {
-			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.key, "error", p.scrubber(c.target).text(cerr.Error()))
+			p.opts.Logger.Debug("mcp pool: close failed session", "key", c.ks.Name(), "error", p.scrubber(c.target).text(cerr.Error()))
 		}
 	}
 	if closed {

@@ -13,14 +13,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcptrace/mcptrace/pool/idle"
 )
 
 // Defaults of [Options]; a zero field takes these.
 const (
-	DefaultMaxIdlePerKey   = 1
-	DefaultMaxIdle         = 64
-	DefaultIdleTTL         = 5 * time.Minute
-	DefaultSweepInterval   = time.Minute
+	DefaultMaxIdlePerKey   = idle.DefaultMaxIdlePerKey
+	DefaultMaxIdle         = idle.DefaultMaxIdle
+	DefaultIdleTTL         = idle.DefaultTTL
+	DefaultSweepInterval   = idle.DefaultSweepInterval
 	DefaultMaxSharedCalls  = 4
 	DefaultBreakerCooldown = 30 * time.Second
 	DefaultPrewarmTimeout  = 10 * time.Second

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -25,16 +26,11 @@ type Pool struct {
 	inst      *instruments
 	now       func() time.Time
 
-	mu        sync.Mutex // guards everything below
-	keys      map[string]*keyState
-	lruHead   *conn
-	lruTail   *conn
-	idleCount int
-	inUse     int
-	closed    bool
-	lastSweep time.Time
-	stats     counters
-	breakers  map[string]*breakerState // keys with failed dials; see breaker.go
+	mu       sync.Mutex // guards everything below
+	idle     *idle.Core[string, *conn, *keyData]
+	closed   bool
+	stats    counters
+	breakers map[string]*breakerState // keys with failed dials; see breaker.go
 
 	closing sync.WaitGroup // closes of dropped and evicted sessions in flight
 
@@ -47,6 +43,7 @@ type Pool struct {
 // it is the key's shared client: many leases use it at once.
 type conn struct {
 	ks          *keyState
+	e           *idle.Entry[string, *conn, *keyData] // the core's entry; guarded by p.mu
 	session     *mcp.ClientSession
 	id          string // Mcp-Session-Id; "" for a sessionless server
 	revision    string // negotiated MCP protocol revision
@@ -55,20 +52,20 @@ type conn struct {
 	target      *Target
 	slots       chan struct{} // bounds calls in flight on a shared client; nil: no bound
 	born        time.Time     // handshake end, for the session duration
-	idleSince   time.Time
-	gen         uint64 // lease generation; guarded by p.mu
-	leased      bool   // exclusive lease out; guarded by p.mu
-	users       int    // leases out on a shared client; guarded by p.mu
-	dropped     bool   // a shared client to close once its users leave; guarded by p.mu
-	prev, next  *conn  // global LRU while idle; guarded by p.mu
-	inLRU       bool
-	spans       connSpans // prebuilt span attributes of this session (instrument.go)
+	gen         uint64        // lease generation; guarded by p.mu
+	spans       connSpans     // prebuilt span attributes of this session (instrument.go)
 }
 
 // New returns a pool configured by opts (the zero Options is valid). It
 // starts one background goroutine for the idle sweep unless
 // opts.SweepInterval is negative; Close stops it.
 func New(opts Options) (*Pool, error) {
+	return newPool(opts, monotonicNow())
+}
+
+// newPool is New on the clock now, which every decision and the pre-warm
+// read.
+func newPool(opts Options, now func() time.Time) (*Pool, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -76,8 +73,7 @@ func New(opts Options) (*Pool, error) {
 	p := &Pool{
 		opts:   o,
 		client: mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, o.ClientOptions),
-		now:    monotonicNow(),
-		keys:   make(map[string]*keyState),
+		now:    now,
 		stats:  newCounters(),
 	}
 	p.oauth, _ = o.OAuthHandler.(*sharedOAuth)
@@ -87,6 +83,7 @@ func New(opts Options) (*Pool, error) {
 		p.ownsTrans = true
 	}
 	p.inst = newInstruments(o)
+	p.idle = p.newIdleCore(o)
 	if err := p.inst.registerMetrics(p, o.MeterProvider); err != nil {
 		return nil, fmt.Errorf("pool: register metrics: %w", err)
 	}
@@ -153,7 +150,7 @@ func (p *Pool) sweeper(ticks <-chan time.Time, stop func()) {
 			return
 		case <-ticks:
 			p.mu.Lock()
-			evs := p.sweepLocked(p.now(), nil)
+			evs := p.idle.Sweep(ns(p.now()), nil)
 			p.mu.Unlock()
 			p.closeEvicted(context.Background(), evs)
 		}
@@ -238,17 +235,12 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 			p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypePoolClosed, "", "")
 			return Lease{}, err
 		}
-		evs = p.sweepIfDueLocked(start, evs)
-		ks, known := p.keyLocked(t.key)
-		ks.lastActive = start
-		var c *conn
-		if attempt == 1 {
-			// A sessionless key's shared client serves every caller.
-			if c = ks.shared; c == nil {
-				c, evs = p.takeIdleLocked(ks, start, evs)
-			}
-		}
-		if c == nil && attempt == 1 && ks.dialing != nil && ks.mayShare() && p.breakers[ks.key] == nil {
+		ks, known, c, more := p.lookLocked(t, attempt, start)
+		evs = append(evs, more...)
+		switch {
+		case c != nil:
+			return p.acquireHit(ctx, span, t, ks, c, start, evs)
+		case attempt == 1 && ks.Data.dialing != nil && mayShare(ks) && p.breakers[ks.Name()] == nil:
 			// The key's handshake is in flight and its server may be
 			// sessionless: wait for it rather than make a second one. A
 			// key with failed dials on its breaker is not waited for: the
@@ -256,23 +248,36 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 			if err := p.waitHandshake(ctx, span, t, ks, evs); err != nil {
 				return Lease{}, err
 			}
-			evs = nil
-			continue
-		}
-		if c != nil {
-			return p.acquireHit(ctx, span, t, ks, c, start, evs)
-		}
-		if limit := p.opts.MaxInUsePerKey; limit > 0 && ks.leased >= limit && !ks.sessionless {
+		case p.opts.MaxInUsePerKey > 0 && ks.Leased() >= p.opts.MaxInUsePerKey && !ks.Data.sessionless:
 			// The key is at its in-use cap: wait for one of its leases to
 			// end, then look again (an idle session, or room to dial).
 			if err := p.waitInUseCap(ctx, span, t, ks, known, attempt, evs, &w); err != nil {
 				return Lease{}, err
 			}
-			evs = nil
-			continue
+		default:
+			return p.acquireMiss(ctx, span, t, ks, known, attempt, start, evs)
 		}
-		return p.acquireMiss(ctx, span, t, ks, known, attempt, start, evs)
+		evs = nil
 	}
+}
+
+// lookLocked begins an acquire of t's key at start in the core and looks
+// for a session to reuse: the key's shared client, or an idle session
+// (none on a redial). p.mu must be held.
+func (p *Pool) lookLocked(t *Target, attempt int, start time.Time) (ks *keyState, known bool, c *conn, evs []eviction) {
+	now := ns(start)
+	ks, known, evs = p.idle.Begin(t.key, now, nil)
+	if attempt != 1 {
+		return ks, known, nil, evs
+	}
+	e := ks.Shared() // a sessionless key's shared client serves every caller
+	if e == nil {
+		e, evs = p.idle.TakeIdle(ks, now, evs)
+	}
+	if e == nil {
+		return ks, known, nil, evs
+	}
+	return ks, known, e.Value, evs
 }
 
 // waitHandshake waits for the key's in-flight handshake, after which the
@@ -280,8 +285,8 @@ func (p *Pool) acquire(ctx context.Context, t *Target, attempt int) (Lease, erro
 // error, ended on its span). p.mu is held on entry and released here; evs
 // are closed.
 func (p *Pool) waitHandshake(ctx context.Context, span acquireSpan, t *Target, ks *keyState, evs []eviction) error {
-	wait := ks.dialing
-	hint := ks.revision
+	wait := ks.Data.dialing
+	hint := ks.Data.revision
 	p.mu.Unlock()
 	p.closeEvicted(ctx, evs)
 	select {
@@ -315,10 +320,10 @@ func (w *capWait) stop() {
 // acquire deadline (the acquire's error, ended on its span and counted).
 // p.mu is held on entry and released here; evs are closed.
 func (p *Pool) waitInUseCap(ctx context.Context, span acquireSpan, t *Target, ks *keyState, known bool, attempt int, evs []eviction, w *capWait) error {
-	if ks.freed == nil {
-		ks.freed = make(chan struct{})
+	if ks.Data.freed == nil {
+		ks.Data.freed = make(chan struct{})
 	}
-	freed := ks.freed
+	freed := ks.Data.freed
 	p.stats.pending++
 	p.mu.Unlock()
 	p.closeEvicted(ctx, evs)
@@ -336,13 +341,13 @@ func (p *Pool) waitInUseCap(ctx context.Context, span acquireSpan, t *Target, ks
 		p.mu.Unlock()
 		return nil
 	}
-	reason := p.missReasonLocked(ks, known, attempt)
+	reason := p.idle.Cause(ks, known, attempt > 1)
 	errType := spans.ErrTypeCanceled
 	if errors.Is(err, ErrAcquireTimeout) {
 		p.stats.timeouts++
 		errType = spans.ErrTypeAcquireTimeout
 	}
-	hint := ks.revision
+	hint := ks.Data.revision
 	p.mu.Unlock()
 	p.inst.acquireTimeout(ctx, errType)
 	err = p.scrubber(t).error(fmt.Errorf("acquire %s: %d sessions in use (MaxInUsePerKey): %w", t.shown, p.opts.MaxInUsePerKey, err))
@@ -367,41 +372,39 @@ func (p *Pool) waitFreed(ctx context.Context, freed <-chan struct{}, deadline <-
 // client, pinging it first when it sat idle past HealthCheckAfter. p.mu is
 // held on entry and released here.
 func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *keyState, c *conn, start time.Time, evs []eviction) (Lease, error) {
+	ping := p.needsPingLocked(c, start)
+	p.idle.Lease(c.e, ns(start))
 	p.leaseLocked(c)
-	p.reserveLocked(ks, start)
-	p.stats.acquires++
-	if !p.needsPingLocked(c, start) {
-		p.stats.hits++
-		p.mu.Unlock()
-		if evs != nil {
-			p.closeEvicted(ctx, evs)
+	if !ping {
+		p.idle.CountHit()
+	}
+	p.mu.Unlock()
+	p.closeEvicted(ctx, evs)
+	if ping {
+		// Idle past the health-check threshold: ping before trusting it.
+		if err := c.session.Ping(ctx, nil); err != nil {
+			return p.healthFailed(ctx, span, t, ks, c, start)
 		}
-		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "", c)
-		return p.newLease(c, true, start), nil
-	}
-	p.mu.Unlock()
-	if evs != nil {
-		p.closeEvicted(ctx, evs)
-	}
-	// Idle past the health-check threshold: ping before trusting it.
-	if err := c.session.Ping(ctx, nil); err == nil {
 		p.mu.Lock()
-		p.stats.hits++
+		p.idle.CountHit()
 		p.mu.Unlock()
-		p.inst.endAcquire(ctx, span, start, ks.metrics, true, "", c)
-		return p.newLease(c, true, start), nil
 	}
+	p.inst.endAcquire(ctx, span, start, ks.Data.metrics, true, "", c)
+	return p.newLease(c, true, start), nil
+}
+
+// healthFailed closes c, taken idle, whose ping failed, and dials anew as
+// a miss for health_check; a caller whose context is done by then gets its
+// error instead.
+func (p *Pool) healthFailed(ctx context.Context, span acquireSpan, t *Target, ks *keyState, c *conn, start time.Time) (Lease, error) {
 	p.mu.Lock()
-	p.unleaseLocked(c, start, spans.MissHealthCheck)
-	p.stats.acquires-- // the miss below counts this acquire
+	p.idle.HealthFailed(c.e, ns(start))
+	wakeLocked(ks)
 	p.mu.Unlock()
-	p.closeEvicted(ctx, []eviction{{c, spans.EvictHealthCheck}})
+	p.closeEvicted(ctx, []eviction{{Entry: c.e, Reason: spans.EvictHealthCheck}})
 	p.mu.Lock()
 	if ctx.Err() != nil {
-		p.stats.acquires++
-		p.stats.misses++
-		p.stats.missReasons[spans.MissHealthCheck]++
-		p.acquireFailedLocked(ks)
+		p.idle.MissUndialed(ks, spans.MissHealthCheck)
 		p.mu.Unlock()
 		err := p.scrubber(t).error(fmt.Errorf("acquire %s: health check: %w", t.shown, ctx.Err()))
 		p.inst.endAcquireFailed(ctx, span, err, spans.ErrTypeCanceled, spans.MissHealthCheck, c.revision)
@@ -413,68 +416,90 @@ func (p *Pool) acquireHit(ctx context.Context, span acquireSpan, t *Target, ks *
 // needsPingLocked reports whether an idle session must pass a ping before
 // reuse: only sessions with an id are checked, since a sessionless server
 // (2026-07-28 has no ping at all) has nothing to lose but an HTTP
-// connection, which the transport re-establishes underneath.
+// connection, which the transport re-establishes underneath. p.mu must be
+// held.
 func (p *Pool) needsPingLocked(c *conn, now time.Time) bool {
-	return p.opts.HealthCheckAfter > 0 && c.id != "" && now.Sub(c.idleSince) > p.opts.HealthCheckAfter
+	if p.opts.HealthCheckAfter <= 0 || c.id == "" || c.e.Leased() {
+		return false
+	}
+	return ns(now)-c.e.IdleSince() > int64(p.opts.HealthCheckAfter)
 }
 
 // acquireMiss dials a new session for the key. p.mu is held on entry and
 // released here.
 func (p *Pool) acquireMiss(ctx context.Context, span acquireSpan, t *Target, ks *keyState, known bool, attempt int, start time.Time, evs []eviction) (Lease, error) {
-	reason := p.missReasonLocked(ks, known, attempt)
-	trial, err := p.breakerAdmitLocked(ks.key, start)
+	reason := p.idle.Cause(ks, known, attempt > 1)
+	trial, err := p.breakerAdmitLocked(ks.Name(), start)
 	if err != nil {
 		p.mu.Unlock()
 		return Lease{}, p.failFast(ctx, span, t, evs, err)
 	}
-	p.reserveLocked(ks, start)
-	p.stats.acquires++
-	p.stats.misses++
-	p.stats.missReasons[reason]++
+	p.idle.Miss(ks, reason, ns(start))
 	p.stats.dials++
 	var myDial chan struct{}
-	if ks.dialing == nil && ks.mayShare() {
+	if ks.Data.dialing == nil && mayShare(ks) {
 		myDial = make(chan struct{})
-		ks.dialing = myDial
+		ks.Data.dialing = myDial
 	}
-	remembered := ks.revision
+	remembered := ks.Data.revision
 	p.mu.Unlock()
-	if evs != nil {
-		p.closeEvicted(ctx, evs)
-	}
+	p.closeEvicted(ctx, evs)
 
 	c, hs, err := p.dial(ctx, t, ks, remembered)
 	p.mu.Lock()
 	if myDial != nil {
 		close(myDial)
-		ks.dialing = nil
+		ks.Data.dialing = nil
 	}
-	p.stats.handshakeRequests += int64(hs.requests)
-	if hs.how == spans.NegotiationFallback {
-		p.stats.negotiationFallbacks++
-	}
-	opened, recovered := p.breakerDialDoneLocked(ks.key, p.now(), trial, err, errors.Is(ctx.Err(), context.Canceled))
+	p.countHandshakeLocked(hs)
+	opened, recovered := p.breakerDialDoneLocked(ks.Name(), p.now(), trial, err, errors.Is(ctx.Err(), context.Canceled))
 	if err != nil {
 		p.stats.dialFailures++
-		p.unreserveLocked(ks)
-		p.acquireFailedLocked(ks)
+		p.idle.DialFailed(ks)
+		wakeLocked(ks)
 		p.mu.Unlock()
 		if opened {
-			p.opts.Logger.Warn("mcp pool: circuit breaker opened", "key", ks.key, "cooldown", p.opts.BreakerCooldown)
+			p.opts.Logger.Warn("mcp pool: circuit breaker opened", "key", ks.Name(), "cooldown", p.opts.BreakerCooldown)
 		}
 		p.inst.endAcquireFailed(ctx, span, err, errorType(err), reason, hs.version)
 		return Lease{}, err
 	}
-	ks.revision = c.revision
-	ks.sessionless = c.sessionless
-	p.stats.protocols[c.revision]++
+	p.openedLocked(ks, c)
+	c.e = p.idle.Dialed(ks, c, c.sessionless)
 	p.leaseLocked(c)
 	p.mu.Unlock()
 	if recovered {
-		p.opts.Logger.Info("mcp pool: circuit breaker closed after a successful trial dial", "key", ks.key)
+		p.opts.Logger.Info("mcp pool: circuit breaker closed after a successful trial dial", "key", ks.Name())
 	}
-	p.inst.endAcquire(ctx, span, start, ks.metrics, false, reason, c)
+	p.inst.endAcquire(ctx, span, start, ks.Data.metrics, false, reason, c)
 	return p.newLease(c, false, start), nil
+}
+
+// countHandshakeLocked counts what a dial's handshake cost. p.mu must be
+// held.
+func (p *Pool) countHandshakeLocked(hs handshake) {
+	p.stats.handshakeRequests += int64(hs.requests)
+	if hs.how == spans.NegotiationFallback {
+		p.stats.negotiationFallbacks++
+	}
+}
+
+// openedLocked notes a successful dial's session on its key: the revision
+// it negotiated and whether it is sessionless, which the key's next dial
+// and acquires go by. p.mu must be held.
+func (p *Pool) openedLocked(ks *keyState, c *conn) {
+	ks.Data.revision = c.revision
+	ks.Data.sessionless = c.sessionless
+	p.stats.protocols[c.revision]++
+}
+
+// leaseLocked begins a lease generation for c when its first user takes
+// it (always, for an exclusive session), so that a lease released twice
+// is caught. p.mu must be held.
+func (p *Pool) leaseLocked(c *conn) {
+	if c.e.Users() == 1 {
+		c.gen++
+	}
 }
 
 // newLease builds the lease handle, the one place a lease begins: it
@@ -494,22 +519,6 @@ func (p *Pool) newLease(c *conn, hit bool, start time.Time) Lease {
 	return l
 }
 
-// missReasonLocked says why an acquire found no idle session.
-func (p *Pool) missReasonLocked(ks *keyState, known bool, attempt int) string {
-	switch {
-	case attempt > 1:
-		return spans.MissRedial
-	case !known:
-		return spans.MissCold
-	case ks.leased > 0:
-		return spans.MissConcurrent
-	case ks.lastDrop != "":
-		return ks.lastDrop
-	default:
-		return spans.MissUnexplained
-	}
-}
-
 // closeEvicted closes evicted sessions with no lock held, in parallel since
 // each close may send an HTTP DELETE. Close errors (404, 405, 400 for a
 // session the server already forgot) are expected and only logged.
@@ -517,18 +526,14 @@ func (p *Pool) closeEvicted(ctx context.Context, evs []eviction) {
 	if len(evs) == 0 {
 		return
 	}
-	p.mu.Lock()
-	for _, ev := range evs {
-		p.stats.evictions[ev.reason]++
-	}
-	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, ev := range evs {
-		p.inst.eviction(ctx, ev.reason)
+		p.inst.eviction(ctx, ev.Reason)
+		c := ev.Entry.Value
 		wg.Go(func() {
-			defer p.inst.sessionClosed(ev.c, p.now())
-			if err := ev.c.session.Close(); err != nil {
-				p.opts.Logger.Debug("mcp pool: close session", "key", ev.c.ks.key, "reason", ev.reason, "error", p.scrubber(ev.c.target).text(err.Error()))
+			defer p.inst.sessionClosed(c, p.now())
+			if err := c.session.Close(); err != nil {
+				p.opts.Logger.Debug("mcp pool: close session", "key", c.ks.Name(), "reason", ev.Reason, "error", p.scrubber(c.target).text(err.Error()))
 			}
 		})
 	}
@@ -544,7 +549,7 @@ func (p *Pool) Close() error {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
-		evs := p.drainIdleLocked(nil)
+		evs := p.idle.Close(nil)
 		p.mu.Unlock()
 		if p.stopSweep != nil {
 			close(p.stopSweep)

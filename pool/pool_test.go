@@ -318,12 +318,14 @@ func TestIdleTTLExpiresLazilyAndBySweep(t *testing.T) {
 		t.Errorf("DELETE for the expired session = %d, want 1", got)
 	}
 
-	// An abandoned key is swept when another key is acquired.
+	// An abandoned key is swept when another key is acquired, once it is
+	// older than twice the TTL plus one sweep interval (the TTL here: the
+	// harness sweeps on acquire only).
 	other, err := pool.NewTarget(pool.TargetConfig{Endpoint: h.srv.URL(), Header: http.Header{"X-Tenant": {"b"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.clock.Advance(2*pool.DefaultIdleTTL + time.Second)
+	h.clock.Advance(3*pool.DefaultIdleTTL + time.Second)
 	if _, err := h.pool.CallTool(context.Background(), other, &mcp.CallToolParams{Name: "echo"}); err != nil {
 		t.Fatal(err)
 	}

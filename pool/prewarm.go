@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-
-	"github.com/mcptrace/mcptrace/spans"
 )
 
 // Pre-warm (Options.Prewarm): New dials the targets it is given before it
@@ -58,30 +56,26 @@ func (p *Pool) prewarm(targets []*Target) {
 // of it is a cold miss, as without the pre-warm.
 func (p *Pool) prewarmKey(ctx context.Context, t *Target) {
 	p.mu.Lock()
-	ks, _ := p.keyLocked(t.key)
+	ks, _, evs := p.idle.KeyOf(t.key, ns(p.now()), nil)
 	p.stats.dials++
 	p.stats.prewarmDials++
 	p.mu.Unlock()
+	p.closeEvicted(ctx, evs)
 
 	c, hs, err := p.dial(ctx, t, ks, "")
 	now := p.now()
 	p.mu.Lock()
-	p.stats.handshakeRequests += int64(hs.requests)
-	if hs.how == spans.NegotiationFallback {
-		p.stats.negotiationFallbacks++
-	}
+	p.countHandshakeLocked(hs)
 	if err != nil {
 		p.stats.dialFailures++
 		p.stats.prewarmFailures++
-		p.forgetUnusedKeyLocked(ks)
+		p.idle.ForgetIfUnused(ks)
 		p.mu.Unlock()
 		p.opts.Logger.Warn("mcp pool: pre-warm dial failed", "key", t.key, "canceled", errors.Is(err, context.DeadlineExceeded), "error", err.Error())
 		return
 	}
-	ks.revision = c.revision
-	ks.sessionless = c.sessionless
-	p.stats.protocols[c.revision]++
-	evs := p.putPrewarmedLocked(c, now, nil)
+	p.openedLocked(ks, c)
+	c.e, evs = p.idle.Prewarmed(ks, c, c.sessionless, ns(now), nil)
 	p.mu.Unlock()
 	p.closeEvicted(ctx, evs)
 }

@@ -8,36 +8,29 @@ import (
 
 // counters are the pool's cumulative counts; guarded by Pool.mu.
 type counters struct {
-	acquires, hits, misses int64
-	dials, dialFailures    int64
-	redials                int64
-	breakerOpens           int64
-	breakerRejects         int64
-	handshakeRequests      int64
-	timeouts               int64
-	pending                int // gauge: acquires waiting for the in-use cap
-	peakInUse              int // gauge: most sessions in use at once
-	negotiationFallbacks   int64
-	prewarmDials           int64 // Options.Prewarm dials, also in dials
-	prewarmFailures        int64 // those that failed, also in dialFailures
-	missReasons            map[string]int64
-	evictions              map[string]int64
-	failures               map[string]int64
-	protocols              map[string]int64
+	dials, dialFailures  int64
+	redials              int64
+	breakerOpens         int64
+	breakerRejects       int64
+	handshakeRequests    int64
+	timeouts             int64
+	pending              int // gauge: acquires waiting for the in-use cap
+	negotiationFallbacks int64
+	prewarmDials         int64 // Options.Prewarm dials, also in dials
+	prewarmFailures      int64 // those that failed, also in dialFailures
+	failures             map[string]int64
+	protocols            map[string]int64
 }
 
 func newCounters() counters {
-	c := counters{
-		missReasons: make(map[string]int64),
-		evictions:   make(map[string]int64),
-		failures:    make(map[string]int64),
-		protocols:   make(map[string]int64),
+	return counters{
+		failures:  make(map[string]int64),
+		protocols: make(map[string]int64),
 	}
-	for _, r := range []string{spans.MissCold, spans.MissConcurrent, spans.MissTTL, spans.MissRedial, spans.MissAfterFailure, spans.MissHealthCheck, spans.MissEvicted} {
-		c.missReasons[r] = 0
-	}
-	return c
 }
+
+// missReasons are the causes Stat.MissReasons always holds, zero or not.
+var missReasons = []string{spans.MissCold, spans.MissConcurrent, spans.MissTTL, spans.MissRedial, spans.MissAfterFailure, spans.MissHealthCheck, spans.MissEvicted}
 
 // Stat is a snapshot of a pool's counters and gauges, copied under the lock:
 // callers may keep and change it freely.
@@ -118,22 +111,26 @@ func (s Stat) HitRate() float64 {
 func (p *Pool) Stat() Stat {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	keyProtocols := make(map[string]string, len(p.keys))
+	keyProtocols := make(map[string]string, p.idle.Keys())
 	shared := 0
-	for key, ks := range p.keys {
-		if ks.revision != "" {
-			keyProtocols[key] = ks.revision
-			if ks.sessionless {
+	for key, ks := range p.idle.All() {
+		if ks.Data.revision != "" {
+			keyProtocols[key] = ks.Data.revision
+			if ks.Data.sessionless {
 				shared++
 			}
 		}
 	}
+	ic := p.idle.Counts()
+	for _, r := range missReasons {
+		ic.MissReasons[r] += 0 // every reason present, counted or not
+	}
 	return Stat{
 		ID:              p.opts.ID,
-		Acquires:        p.stats.acquires,
-		Hits:            p.stats.hits,
-		Misses:          p.stats.misses,
-		MissReasons:     maps.Clone(p.stats.missReasons),
+		Acquires:        ic.Acquires,
+		Hits:            ic.Hits,
+		Misses:          ic.Misses,
+		MissReasons:     ic.MissReasons,
 		Dials:           p.stats.dials,
 		DialFailures:    p.stats.dialFailures,
 		PrewarmDials:    p.stats.prewarmDials,
@@ -143,10 +140,10 @@ func (p *Pool) Stat() Stat {
 		BreakerRejects:  p.stats.breakerRejects,
 		OpenBreakers:    p.openBreakersLocked(),
 		Failures:        maps.Clone(p.stats.failures),
-		Evictions:       maps.Clone(p.stats.evictions),
-		IdleSessions:    p.idleCount,
-		InUseSessions:   p.inUse,
-		Keys:            len(p.keys),
+		Evictions:       ic.Evictions,
+		IdleSessions:    p.idle.IdleCount(),
+		InUseSessions:   p.idle.InUse(),
+		Keys:            p.idle.Keys(),
 
 		Protocols:            maps.Clone(p.stats.protocols),
 		KeyProtocols:         keyProtocols,
@@ -154,7 +151,7 @@ func (p *Pool) Stat() Stat {
 		HandshakeRequests:    p.stats.handshakeRequests,
 		Pending:              p.stats.pending,
 		Timeouts:             p.stats.timeouts,
-		PeakInUse:            p.stats.peakInUse,
+		PeakInUse:            ic.PeakInUse,
 		NegotiationFallbacks: p.stats.negotiationFallbacks,
 	}
 }

@@ -298,8 +298,9 @@ const TraceQLUnexplainedMiss = `{ name = "` + SpanAcquire + `" && span.` + AttrC
 	MissCold + `|` + MissConcurrent + `|` + MissTTL + `|` + MissRedial + `|` + MissAfterFailure + `|` + MissHealthCheck + `)$") }`
 
 // MissReasons lists the reasons the analyzer reports, in report order: the
-// explained causes (ExplainedMissReasons), then MissUnexplained.
-var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissUnexplained}
+// explained causes (ExplainedMissReasons), then MissEvicted and
+// MissUnexplained, the two a pool should not have had.
+var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissEvicted, MissUnexplained}
 
 // Eviction reasons: the value of AttrEvictionReason.
 const (

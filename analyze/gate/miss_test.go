@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -63,8 +64,8 @@ func TestMissAttributionFollowsTheExplainedReasons(t *testing.T) {
 			}
 		})
 	}
-	if len(spans.MissReasons) != len(spans.ExplainedMissReasons)+1 {
-		t.Errorf("MissReasons %v is not ExplainedMissReasons %v plus unexplained", spans.MissReasons, spans.ExplainedMissReasons)
+	if want := append(slices.Clone(spans.ExplainedMissReasons), spans.MissEvicted, spans.MissUnexplained); !slices.Equal(spans.MissReasons, want) {
+		t.Errorf("MissReasons %v is not ExplainedMissReasons %v plus evicted and unexplained", spans.MissReasons, spans.ExplainedMissReasons)
 	}
 	for i, r := range spans.ExplainedMissReasons {
 		if spans.MissReasons[i] != r {

@@ -328,7 +328,7 @@ func htmlHeadline(r *report.Report) Headline {
 		HitRate:              r.Pool.HitRate,
 		ColdStartFloor:       r.Pool.ColdStartFloor,
 		ExcessMisses:         r.Pool.ExcessMisses,
-		UnexplainedMisses:    r.Pool.MissReasons[spans.MissUnexplained],
+		UnexplainedMisses:    r.Pool.UnexplainedMisses,
 		Handshakes:           r.Pool.Handshakes,
 		Executions:           r.Executions.Count,
 		MultiSession:         r.Executions.MultiSession,
@@ -466,7 +466,7 @@ func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 		}
 		return out
 	}
-	if n := r.Pool.MissReasons[spans.MissUnexplained]; n > 0 {
+	if n := r.Pool.UnexplainedMisses; n > 0 {
 		o := report.HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: "found",
 			Expected: "every miss explained: " + strings.Join(spans.ExplainedMissReasons, ", "),
 			Found:    fmt.Sprintf("%d unexplained miss(es)", n), TraceQL: spans.TraceQLUnexplainedMiss, Examples: []report.HTMLExample{}}

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/mcptrace/mcptrace/spans"
+
 // PoolReport is the pool measure: how often acquires reused an idle session,
 // how close the misses are to the cold-start floor, and why each miss
 // happened.
@@ -26,9 +28,12 @@ type PoolReport struct {
 	ColdStartFloor *float64 `json:"cold_start_floor"`
 	// ExcessMisses is Misses - Keys, at least 0: misses above the floor.
 	ExcessMisses int `json:"excess_misses"`
+	// UnexplainedMisses counts the misses of no explained cause
+	// (Unexplained of MissReasons: unexplained and evicted).
+	UnexplainedMisses int `json:"unexplained_misses"`
 	// MissReasons counts misses by attributed cause, one key per entry of
 	// spans.MissReasons (cold, concurrent, ttl, redial, after_failure,
-	// health_check, unexplained); every key is always present.
+	// health_check, evicted, unexplained); every key is always present.
 	MissReasons map[string]int `json:"miss_reasons"`
 	// UnexplainedExamples are trace ids holding an unexplained miss, sorted,
 	// at most MaxExamples.
@@ -52,7 +57,26 @@ type ScopeReport struct {
 	ColdStartFloor *float64       `json:"cold_start_floor"`
 	ExcessMisses   int            `json:"excess_misses"`
 	MissReasons    map[string]int `json:"miss_reasons"`
+	// Settings is recorded or assumed: whose idle settings the scope's
+	// misses were attributed under; IdleTTLSeconds is their idle TTL.
+	Settings       string  `json:"settings"`
+	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`
 }
 
 // MaxExamples caps every list of example trace ids in a report.
 const MaxExamples = 10
+
+// Unexplained counts the misses among reasons (a MissReasons map) whose
+// cause is none of spans.ExplainedMissReasons: unexplained, and evicted
+// (the idle caps closed a session its key needed again). The one count of
+// them: the unexplained_misses measure, the tables, the HTML report and
+// the demo all ask it.
+func Unexplained(reasons map[string]int) int {
+	n := 0
+	for r, c := range reasons {
+		if !spans.IsExplainedMiss(r) {
+			n += c
+		}
+	}
+	return n
+}

@@ -70,8 +70,7 @@ func (r *Report) dumpSection() section {
 		window = r.Window.Start.Format(time.RFC3339) + " .. " + r.Window.End.Format(time.RFC3339)
 	}
 	ov.rows = [][]string{{itoa(len(r.Inputs)), itoa(r.Spans), itoa(r.DuplicateSpans), itoa(r.Traces), itoa(r.IncompleteTraces), window}}
-	ttl := time.Duration(r.Settings.IdleTTLSeconds * float64(time.Second))
-	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, idle TTL %s, executions by %s", r.Settings.Profile, ttl, clip(r.Executions.Root)))
+	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, %s, executions by %s", r.Settings.Profile, r.Settings.idleNote(), clip(r.Executions.Root)))
 	ov.notes = append(ov.notes, r.recognitionNotes()...)
 	if r.Settings.ScopeAttr != "" {
 		ov.notes = append(ov.notes, "pool scope from attribute "+r.Settings.ScopeAttr)
@@ -129,7 +128,7 @@ func (r *Report) scopeSection() section {
 		}
 		sc.rows = append(sc.rows, []string{name, r.mark("acquires", itoa(s.Acquires)), r.mark("hits", itoa(s.Hits)), r.mark("misses", itoa(s.Misses)),
 			r.mark("hit_rate", pct(s.HitRate)), r.mark("keys", itoa(s.Keys)), r.mark("cold_start_floor", pct(s.ColdStartFloor)),
-			r.mark("excess_misses", itoa(s.ExcessMisses)), r.mark("unexplained_misses", itoa(s.MissReasons[spans.MissUnexplained]))})
+			r.mark("excess_misses", itoa(s.ExcessMisses)), r.mark("unexplained_misses", itoa(Unexplained(s.MissReasons)))})
 	}
 	if len(sc.rows) > 0 {
 		sc.notes = append(sc.notes, r.markNote(scopeFigures...)...)
@@ -242,8 +241,8 @@ func poolVerdict(p PoolReport) string {
 	switch {
 	case p.Acquires == 0:
 		return "no acquires in this dump (wrong --profile?)"
-	case p.MissReasons[spans.MissUnexplained] > 0:
-		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.MissReasons[spans.MissUnexplained])
+	case p.UnexplainedMisses > 0:
+		return fmt.Sprintf("%d unexplained miss(es): a pooled session should have been reused", p.UnexplainedMisses)
 	case p.ExcessMisses == 0:
 		return "every miss is a cold start: the pool is at its floor"
 	}
@@ -354,3 +353,17 @@ func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }
 // print figures of their own beside a report (mcptrace demo), so every
 // percentage a user reads follows one rule.
 func Percent(ratio float64) string { return textfmt.Percent(ratio) }
+
+// idleNote says whose idle settings the misses were attributed under.
+func (s Settings) idleNote() string {
+	ttl := time.Duration(s.IdleTTLSeconds * float64(time.Second))
+	switch s.PoolSettings {
+	case SettingsRecorded:
+		return "idle settings as each pool scope recorded them"
+	case SettingsMixed:
+		return fmt.Sprintf("idle settings as recorded where a pool scope did, else idle TTL %s assumed (by scope below)", ttl)
+	case SettingsAssumed:
+		return fmt.Sprintf("idle TTL %s assumed (no pool scope recorded its settings)", ttl)
+	}
+	return fmt.Sprintf("idle TTL %s", ttl)
+}

@@ -88,13 +88,29 @@ type Settings struct {
 	// acquire-on-miss, sentry, semconv, openllmetry, mastra), "mixed" when
 	// resources were read with different ones (Report.Recognition lists
 	// them), "none" when nothing was recognised.
-	Vocabulary     string  `json:"vocabulary"`
-	ScopeAttr      string  `json:"scope_attr"`
+	Vocabulary string `json:"vocabulary"`
+	ScopeAttr  string `json:"scope_attr"`
+	// IdleTTLSeconds is the idle TTL assumed of a pool scope that recorded
+	// no settings (--idle-ttl).
 	IdleTTLSeconds float64 `json:"idle_ttl_seconds"`
-	ExecutionRoot  string  `json:"execution_root"`
+	// PoolSettings says whose idle settings the miss causes were
+	// attributed under: recorded (every pool scope with acquires recorded
+	// its own on its acquire spans), assumed (none did: IdleTTLSeconds with
+	// the pool's default caps), mixed (some did; Pool.ByScope says which),
+	// or "" without acquires.
+	PoolSettings  string `json:"pool_settings"`
+	ExecutionRoot string `json:"execution_root"`
 	// PoolSpanNames are the span names the profile reads as pool spans.
 	PoolSpanNames []string `json:"pool_span_names"`
 }
+
+// Where the idle settings a scope was attributed under came from
+// (Settings.PoolSettings, ScopeReport.Settings).
+const (
+	SettingsRecorded = "recorded"
+	SettingsAssumed  = "assumed"
+	SettingsMixed    = "mixed"
+)
 
 // PoolSpanNames lists the span names the built-in vocabulary p reads as the
 // pool's: what a dump must hold for there to be anything to measure (nil

@@ -127,6 +127,7 @@ func TestPoolVerdictOfEachKindOfDump(t *testing.T) {
 			r := scenario(t, "pooled")
 			r.Pool.Acquires, r.Pool.ExcessMisses = tc.acquires, tc.excess
 			r.Pool.MissReasons = map[string]int{spans.MissUnexplained: tc.unexplained}
+			r.Pool.UnexplainedMisses = tc.unexplained
 			if out := render(t, r, report.RenderTable); !strings.Contains(out, "\n  "+tc.want) {
 				t.Errorf("verdict %q expected in:\n%s", tc.want, out)
 			}

@@ -1,6 +1,6 @@
-// Package whatif replays a dump's acquires through a model of the pool
-// (package pool's idle rules, never its code: it imports analyze, never
-// pool) under other settings, and says what each would have cost: the
+// Package whatif replays a dump's acquires through the pool's own idle
+// policy (package pool/idle, the code the pool decides with; never the
+// pool itself) under other settings, and says what each would have cost: the
 // answer to "would a longer TTL, two idle sessions per key or a pre-warm
 // pay?" without changing production.
 //
@@ -18,7 +18,6 @@ package whatif
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"time"
 
@@ -41,8 +40,15 @@ type Settings struct {
 	// Prewarm is --prewarm recent:N: at a scope's start, dial the N keys
 	// the previous scopes of the same service (service.name) called most
 	// recently (0: none).
+	// (PrewarmAsRecorded: replay the pre-warm dials the dump recorded,
+	// whatever chose them; 0: none).
 	Prewarm int
 }
+
+// PrewarmAsRecorded is Settings.Prewarm for the run as recorded: the
+// dump's own pre-warm dials (plugin.mcp.prewarm handshakes) replayed, not
+// a policy's.
+const PrewarmAsRecorded = -1
 
 // Row is what one setting would have cost.
 type Row struct {
@@ -77,23 +83,21 @@ type rec struct {
 	sk             int32 // the (service, key) id: what pre-warm ranks
 	redial, failed bool
 	health         bool
-	first          bool // first acquire of its pair
 	hit            bool
-	cause          string
+	prewarm        bool // a recorded pre-warm dial, no acquire
+
+	cause string
 }
 
 // Workload is a dump's acquires in time order, ready to replay any number
 // of times.
 type Workload struct {
-	recs   []rec
-	scopes int
-	pairs  int
-	// pairKey and pairScope are each pair's key and scope ids; pairOf
-	// finds a pair by (scope, key); scopeEnd is each scope's last lease
-	// end.
-	pairKey, pairScope []int32
-	pairOf             map[[2]int32]int32
-	scopeEnd           []int64
+	recs     []rec
+	prewarms int // recs that are recorded pre-warm dials
+	scopes   int
+	pairs    int
+	// pairKey is each pair's key id.
+	pairKey []int32
 	// scopeSvc is each scope's service id, skKey each (service, key) id's
 	// key id and svcKeys each service's (service, key) ids: pre-warm
 	// ranks the keys of the scope's own service.
@@ -106,11 +110,12 @@ type Workload struct {
 // Collector gathers analyze.Acquire values (analyze.ReadAcquires' fn)
 // into a Workload.
 type Collector struct {
-	recs   []rec
-	scopes map[string]int32
-	pairs  map[[2]int32]int32
-	keys   map[string]int32
-	pk, ps []int32
+	recs     []rec
+	prewarms int // recs that are recorded pre-warm dials
+	scopes   map[string]int32
+	pairs    map[[2]int32]int32
+	keys     map[string]int32
+	pk, ps   []int32
 	// svcs interns services ("s"+name, or "-" for none), sks the
 	// (service, key) ids; scopeSvc, skKey and svcKeys as in Workload.
 	svcs            map[string]int32
@@ -169,40 +174,34 @@ func (c *Collector) Add(a *analyze.Acquire) {
 		c.ps = append(c.ps, s)
 	}
 	c.recs = append(c.recs, rec{start: a.Start, end: a.LeaseEnd, scope: s, pair: p, sk: sk,
-		redial: a.Attempt > 1, failed: a.Failed, health: a.HealthCheck, hit: a.Hit, cause: a.Cause})
+		redial: a.Attempt > 1, failed: a.Failed, health: a.HealthCheck, hit: a.Hit, cause: a.Cause, prewarm: a.Prewarm})
+	if a.Prewarm {
+		c.prewarms++
+	}
 }
 
 // Workload sorts what was added into time order.
 func (c *Collector) Workload() *Workload {
 	recs := c.recs
 	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-	seen := make([]bool, len(c.pk))
-	for i := range recs {
-		if !seen[recs[i].pair] {
-			seen[recs[i].pair] = true
-			recs[i].first = true
-		}
-	}
-	ends := make([]int64, len(c.scopes))
-	for i := range ends {
-		ends[i] = math.MinInt64
-	}
-	for i := range recs {
-		ends[recs[i].scope] = max(ends[recs[i].scope], recs[i].end)
-	}
-	return &Workload{recs: recs, scopes: len(c.scopes), pairs: len(c.pk),
-		pairKey: c.pk, pairScope: c.ps, pairOf: c.pairs, scopeEnd: ends, scopeRecs: c.recorded,
+	return &Workload{recs: recs, prewarms: c.prewarms, scopes: len(c.scopes), pairs: len(c.pk),
+		pairKey: c.pk, scopeRecs: c.recorded,
 		scopeSvc: c.scopeSvc, skKey: c.skKey, svcKeys: c.svcKeys}
 }
 
 // Acquires is the number of acquires in w.
-func (w *Workload) Acquires() int { return len(w.recs) }
+func (w *Workload) Acquires() int { return len(w.recs) - w.prewarms }
 
 // Recorded returns the dump's own figures as a Row (its settings zero):
 // what the as-recorded replay must reproduce.
 func (w *Workload) Recorded() Row {
-	r := Row{MissesByCause: map[string]int{}, Acquires: len(w.recs)}
+	r := Row{MissesByCause: map[string]int{}, Acquires: w.Acquires()}
 	for i := range w.recs {
+		if w.recs[i].prewarm {
+			r.SessionsOpened++
+			r.PrewarmDials++
+			continue
+		}
 		if w.recs[i].hit {
 			r.Hits++
 		} else {

@@ -2,13 +2,9 @@ package whatif
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcptrace/mcptrace/analyze"
-	"github.com/mcptrace/mcptrace/spans"
 )
 
 // scopeRecord is what one pool scope recorded of its settings.
@@ -24,9 +20,9 @@ const maxNamed = 3
 // RecordedSettings returns the settings the dump's pool scopes recorded on
 // their acquire spans (spans.PoolSettingsAttrs), ok when every scope
 // recorded the same readable ones: the replay at them is the run as
-// recorded, not as assumed. Prewarm is 0 in it (the pool does not record
-// its pre-warm hook) and the sweep interval, which the model does not
-// replay, is not compared. When not ok, note says why for a person ("" when
+// recorded, not as assumed. Prewarm is PrewarmAsRecorded in it (the
+// pre-warm dials the dump holds, whatever chose them) and the sweep
+// interval, which each scope's replay reads for itself, is not compared. When not ok, note says why for a person ("" when
 // no scope recorded any: a dump of another pool, whose settings the user
 // passes); the caller then assumes.
 func (w *Workload) RecordedSettings() (s Settings, note string, ok bool) {
@@ -65,7 +61,9 @@ func (w *Workload) RecordedSettings() (s Settings, note string, ok bool) {
 		}
 		return Settings{}, fmt.Sprintf("the pool scopes recorded %d different settings: %s", len(order), strings.Join(parts, "; ")), false
 	}
-	return order[0], "", true
+	s = order[0]
+	s.Prewarm = PrewarmAsRecorded
+	return s, "", true
 }
 
 // names lists scope names for a note, quoted, clipped and at most maxNamed.
@@ -80,48 +78,12 @@ func names(scopes []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// parseRecorded reads one scope's recorded settings as the pool wrote them
-// (pool/instrument.go settingsAttrs): the TTL in seconds, the per-key
-// minimum with its default filled in, the sizing rule, the global cap.
+// parseRecorded reads one scope's recorded settings as the analyzer's
+// miss attribution reads them (analyze.PoolSettings.Idle): the one reading.
 func parseRecorded(ps analyze.PoolSettings) (Settings, error) {
-	var s Settings
-	get := func(key string) (string, error) {
-		v, ok := ps[key]
-		if !ok {
-			return "", fmt.Errorf("no %s", key)
-		}
-		return v, nil
-	}
-	v, err := get(spans.AttrPoolIdleTTL)
+	s, err := ps.Idle()
 	if err != nil {
-		return s, err
+		return Settings{}, err
 	}
-	sec, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(sec > 0) || sec > math.MaxInt64/float64(time.Second) {
-		return s, fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
-	}
-	s.IdleTTL = time.Duration(math.Round(sec * float64(time.Second)))
-	if v, err = get(spans.AttrPoolMaxIdlePerKey); err != nil {
-		return s, err
-	}
-	if s.IdlePerKey, err = strconv.Atoi(v); err != nil {
-		return s, fmt.Errorf("%s %.32q: expected an integer", spans.AttrPoolMaxIdlePerKey, v)
-	}
-	if v, err = get(spans.AttrPoolIdleSizing); err != nil {
-		return s, err
-	}
-	switch v {
-	case spans.IdleSizingPeak:
-		s.Peak = true
-	case spans.IdleSizingFixed:
-	default:
-		return s, fmt.Errorf("%s %.32q: expected %s or %s", spans.AttrPoolIdleSizing, v, spans.IdleSizingPeak, spans.IdleSizingFixed)
-	}
-	if v, err = get(spans.AttrPoolMaxIdle); err != nil {
-		return s, err
-	}
-	if s.MaxIdle, err = strconv.Atoi(v); err != nil || s.MaxIdle <= 0 {
-		return s, fmt.Errorf("%s %.32q: expected a positive integer", spans.AttrPoolMaxIdle, v)
-	}
-	return s, nil
+	return Settings{IdleTTL: s.TTL, IdlePerKey: s.MaxIdlePerKey, Peak: !s.FixedPerKey, MaxIdle: s.MaxIdle}, nil
 }

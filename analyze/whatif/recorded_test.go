@@ -28,7 +28,7 @@ func TestRecordedSettingsAreTheScopesCommonOnes(t *testing.T) {
 		}
 		return s
 	}
-	want := whatif.Settings{IdleTTL: 100 * time.Millisecond, IdlePerKey: 1, Peak: true, MaxIdle: 64}
+	want := whatif.Settings{IdleTTL: 100 * time.Millisecond, IdlePerKey: 1, Peak: true, MaxIdle: 64, Prewarm: whatif.PrewarmAsRecorded}
 	type scope struct {
 		settings analyze.PoolSettings
 		mixed    bool
@@ -43,7 +43,7 @@ func TestRecordedSettingsAreTheScopesCommonOnes(t *testing.T) {
 		{"every scope the same", []scope{{peak, false}, {peak, false}}, want, true, ""},
 		{"only the sweep differs", []scope{{peak, false}, {with(spans.AttrPoolSweepInterval, "-1"), false}}, want, true, ""},
 		{"fixed sizing, none per key", []scope{{with(spans.AttrPoolIdleSizing, spans.IdleSizingFixed), false}, {with(spans.AttrPoolIdleSizing, spans.IdleSizingFixed), false}},
-			whatif.Settings{IdleTTL: 100 * time.Millisecond, IdlePerKey: 1, MaxIdle: 64}, true, ""},
+			whatif.Settings{IdleTTL: 100 * time.Millisecond, IdlePerKey: 1, MaxIdle: 64, Prewarm: whatif.PrewarmAsRecorded}, true, ""},
 		{"no scope records any", []scope{{nil, false}, {nil, false}}, whatif.Settings{}, false, ""},
 		{"one scope records none", []scope{{peak, false}, {nil, false}}, whatif.Settings{}, false, `1 of 2 pool scopes recorded no settings ("s1")`},
 		{"scopes differ", []scope{{peak, false}, {with(spans.AttrPoolIdleTTL, "300"), false}}, whatif.Settings{}, false, "recorded 2 different settings: idle-ttl=100ms"},

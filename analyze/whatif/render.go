@@ -30,7 +30,10 @@ func (s Settings) String() string {
 		per = "peak"
 	}
 	pre := "none"
-	if s.Prewarm > 0 {
+	switch {
+	case s.Prewarm == PrewarmAsRecorded:
+		pre = "as-recorded"
+	case s.Prewarm > 0:
 		pre = "recent:" + strconv.Itoa(s.Prewarm)
 	}
 	return fmt.Sprintf("idle-ttl=%s idle-per-key=%s max-idle=%d prewarm=%s", s.IdleTTL, per, s.MaxIdle, pre)

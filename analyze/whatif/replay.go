@@ -7,45 +7,44 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
+	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// sess is one modelled session: idle (in its pair's list and its scope's
-// LRU) or leased.
-type sess struct {
-	idleSince  int64
-	prev, next *sess // the scope's LRU, least recently released first
-	prewarm    bool
-	pair       int32
-}
+// The replay decides nothing itself: each scope's acquires go, in time
+// order, through package idle, the pool's own idle policy, under the
+// settings replayed. What the replay adds is only what the pool does not
+// count: the sessions each scope holds open, their idle time and the
+// pre-warm's unused dials.
 
-type pairState struct {
-	idle       []*sess // most recently released last
-	leased     int
-	peak       int
-	peakAt     int64
-	lastEnd    int64
-	lastFailed bool
-	evicted    bool // its last idle session went to the caps
-	// opened says the pair had a session before its first acquire: a
-	// pre-warm's, so that a miss after it is not cold (the analyzer's
-	// reading of a pre-warm handshake, its pair's first session).
-	opened bool
-}
+// sess is one modelled session: prewarm says a pre-warm dialed it and no
+// acquire took it yet.
+type sess struct{ prewarm bool }
 
+type (
+	core  = idle.Core[int32, *sess, struct{}]
+	entry = idle.Entry[int32, *sess, struct{}]
+	evict = idle.Eviction[int32, *sess, struct{}]
+)
+
+// scopeState is one pool scope's replay: its core and the sessions it
+// holds open (leased and idle).
 type scopeState struct {
-	head, tail *sess
-	idle, open int
-	started    bool
-	lastEnd    int64
+	core    *core
+	open    int
+	started bool
+	lastEnd int64
 }
 
-// release is a lease to end: at end, of rec i, on session s.
+// release is a lease to end: at end, of rec i, on entry e; or, with key
+// set, a pre-warm dial whose session goes idle at end.
 type release struct {
 	end int64
 	i   int32
-	s   *sess
+	e   *entry
+	key *idle.Key[int32, *sess, struct{}]
 }
 
 type releases []release
@@ -62,8 +61,6 @@ func (h *releases) Pop() any     { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1];
 type replayer struct {
 	w      *Workload
 	set    Settings
-	ttl    int64
-	pairs  []pairState
 	scopes []scopeState
 	recent []int64 // per (service, key) id: the latest start an acquire of it had
 	rel    releases
@@ -90,10 +87,12 @@ func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error)
 	if err := ctx.Err(); err != nil {
 		return Row{Settings: set, MissesByCause: map[string]int{}}, fmt.Errorf("whatif: replay not started: %w", err)
 	}
-	r := &replayer{w: w, set: set, ttl: int64(set.IdleTTL), pairs: make([]pairState, w.pairs),
-		scopes: make([]scopeState, w.scopes), recent: make([]int64, len(w.skKey))}
+	r := &replayer{w: w, set: set, scopes: make([]scopeState, w.scopes), recent: make([]int64, len(w.skKey))}
 	for i := range r.recent {
 		r.recent[i] = math.MinInt64
+	}
+	for i := range r.scopes {
+		r.scopes[i].core = idle.New[int32, *sess, struct{}](set.idle(w.sweep(i)), nil)
 	}
 	r.row = Row{Settings: set, MissesByCause: map[string]int{}}
 	for i := range w.recs {
@@ -104,13 +103,35 @@ func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error)
 		}
 		ev := &w.recs[i]
 		r.releaseUntil(ev.start)
+		if ev.prewarm {
+			r.recordedPrewarm(int32(i), ev)
+			continue
+		}
 		r.acquire(int32(i), ev)
 	}
 	r.releaseUntil(math.MaxInt64)
 	for s := range r.scopes {
-		r.closeScope(&r.scopes[s])
+		sc := &r.scopes[s]
+		r.closed(sc, sc.lastEnd, sc.core.Close(nil))
 	}
 	return r.row, nil
+}
+
+// idle is the core's settings for s, with the scope's sweep interval.
+func (s Settings) idle(sweep time.Duration) idle.Settings {
+	return idle.Settings{TTL: s.IdleTTL, MaxIdlePerKey: s.IdlePerKey, FixedPerKey: !s.Peak, MaxIdle: s.MaxIdle, SweepInterval: sweep}
+}
+
+// sweep is the sweep interval scope s recorded, or the pool's default:
+// no setting a what-if varies, but it bounds how long a pool remembers a
+// key (idle.Settings.SweepInterval).
+func (w *Workload) sweep(s int) time.Duration {
+	if s < len(w.scopeRecs) && w.scopeRecs[s].settings != nil {
+		if set, err := w.scopeRecs[s].settings.Idle(); err == nil {
+			return set.SweepInterval
+		}
+	}
+	return idle.DefaultSweepInterval
 }
 
 // releaseUntil ends every lease that ended at or before t: a lease ending
@@ -122,6 +143,9 @@ func (r *replayer) releaseUntil(t int64) {
 	}
 }
 
+// acquire replays one acquire: the core decides its hit or its miss's
+// cause; a redial and an idle session the pool found dead on its ping
+// stay as recorded.
 func (r *replayer) acquire(i int32, ev *rec) {
 	sc := &r.scopes[ev.scope]
 	if !sc.started {
@@ -129,163 +153,105 @@ func (r *replayer) acquire(i int32, ev *rec) {
 		r.prewarm(ev, sc)
 	}
 	r.recent[ev.sk] = ev.start
-	ps := &r.pairs[ev.pair]
+	c := sc.core
+	k, known, evs := c.Begin(r.w.pairKey[ev.pair], ev.start, nil)
+	r.closed(sc, ev.start, evs)
 	r.row.Acquires++
-	var s *sess
+	var e *entry
 	if !ev.redial {
-		s = r.takeIdle(ps, sc, ev.start)
+		e, evs = c.TakeIdle(k, ev.start, nil)
+		r.closed(sc, ev.start, evs)
 	}
-	if s != nil && ev.health {
-		// The pool found this idle session dead on its ping: kept as
-		// observed, a miss.
-		sc.open-- // taken (its idle time counted) and dropped
-		s = nil
-		r.row.MissesByCause[spans.MissHealthCheck]++
-	} else if s != nil {
+	if e != nil {
+		r.row.IdleSessionSeconds += float64(ev.start-e.IdleSince()) / 1e9
+		if ev.health {
+			// The pool found this idle session dead on its ping: kept as
+			// observed, a miss.
+			c.Lease(e, ev.start)
+			c.HealthFailed(e, ev.start)
+			sc.open--
+			e = nil
+		}
+	}
+	if e != nil {
 		r.row.Hits++
-		if s.prewarm {
-			s.prewarm = false
+		c.Lease(e, ev.start)
+		if e.Value.prewarm {
+			e.Value.prewarm = false
 			r.row.PrewarmUnused--
 		}
 	} else {
-		r.row.MissesByCause[r.cause(ev, ps)]++
+		cause := c.Cause(k, known, ev.redial)
+		r.row.MissesByCause[cause]++
+		c.Miss(k, cause, ev.start)
+		e = c.Dialed(k, &sess{}, false)
+		r.opened(sc)
 	}
-	if s == nil {
-		s = &sess{pair: ev.pair}
-		sc.open++
-		r.row.SessionsOpened++
-		r.row.PeakSessions = max(r.row.PeakSessions, sc.open)
-	}
-	ps.leased++
-	if ps.leased >= ps.peak || ev.start-ps.peakAt > r.ttl {
-		ps.peak, ps.peakAt = ps.leased, ev.start
-	}
-	if ev.end > ps.lastEnd || ev.first || (ev.end == ps.lastEnd && ev.failed) {
-		ps.lastEnd, ps.lastFailed = ev.end, ev.failed
-	}
-	heap.Push(&r.rel, release{end: ev.end, i: i, s: s})
+	heap.Push(&r.rel, release{end: ev.end, i: i, e: e})
 }
 
-// cause is the analyzer's attribution (analyze's reasonFor) over the
-// replayed history, with evicted where only the caps explain the miss.
-func (r *replayer) cause(ev *rec, ps *pairState) string {
-	switch {
-	case ev.redial:
-		return spans.MissRedial
-	case ev.first && !ps.opened:
-		return spans.MissCold
-	case ps.lastEnd > ev.start:
-		return spans.MissConcurrent
-	case ps.lastFailed:
-		return spans.MissAfterFailure
-	case ev.start-ps.lastEnd > r.ttl:
-		return spans.MissTTL
-	case ev.health:
-		return spans.MissHealthCheck
-	case ps.evicted:
-		return MissEvicted
-	}
-	return spans.MissUnexplained
+// opened counts a session dialed in scope sc.
+func (r *replayer) opened(sc *scopeState) {
+	sc.open++
+	r.row.SessionsOpened++
+	r.row.PeakSessions = max(r.row.PeakSessions, sc.open)
 }
 
-// takeIdle takes the pair's most recently released idle session, or
-// closes them all when it has outlived the TTL (strictly longer, as the
-// pool's expiredLocked).
-func (r *replayer) takeIdle(ps *pairState, sc *scopeState, now int64) *sess {
-	n := len(ps.idle)
-	if n == 0 {
-		return nil
+// closed counts the idle sessions the core closed at now: their idle time,
+// up to their expiry when they expired unused (the sweep, or the next
+// acquire, closes them about then).
+func (r *replayer) closed(sc *scopeState, now int64, evs []evict) {
+	for _, ev := range evs {
+		since := ev.Entry.IdleSince()
+		end := min(now, sc.core.ExpiresAt(since))
+		r.row.IdleSessionSeconds += float64(max(end-since, 0)) / 1e9
+		sc.open--
 	}
-	s := ps.idle[n-1]
-	if now-s.idleSince > r.ttl {
-		for len(ps.idle) > 0 {
-			r.evict(ps.idle[0], sc, now, false)
-		}
-		return nil
-	}
-	ps.idle = ps.idle[:n-1]
-	r.lruRemove(sc, s)
-	r.row.IdleSessionSeconds += float64(now-s.idleSince) / 1e9
-	return s
 }
 
 // end ends one lease: a failed one drops its session, a clean one goes idle
 // under the caps.
 func (r *replayer) end(x release) {
 	ev := &r.w.recs[x.i]
-	ps := &r.pairs[ev.pair]
 	sc := &r.scopes[ev.scope]
-	ps.leased--
 	sc.lastEnd = max(sc.lastEnd, x.end)
+	if x.key != nil {
+		_, evs := sc.core.Prewarmed(x.key, &sess{prewarm: true}, false, x.end, nil)
+		r.closed(sc, x.end, evs)
+		return
+	}
+	drop := ""
 	if ev.failed {
+		drop = spans.MissAfterFailure
+	}
+	closeIt, evs := sc.core.Release(x.e, x.end, drop, nil)
+	if closeIt {
 		sc.open--
+	}
+	r.closed(sc, x.end, evs)
+}
+
+// recordedPrewarm replays a pre-warm dial the dump recorded, when the
+// settings are the run's own pre-warm (PrewarmAsRecorded); none and a
+// recent:N pre-warm replace the recorded one. The key
+// is known from the dial's start, its session idle from its end, as the
+// pool's Options.Prewarm does.
+func (r *replayer) recordedPrewarm(i int32, ev *rec) {
+	if r.set.Prewarm != PrewarmAsRecorded || r.set.IdlePerKey < 0 {
 		return
 	}
-	r.putIdle(x.s, ps, sc, x.end)
-}
-
-func (r *replayer) putIdle(s *sess, ps *pairState, sc *scopeState, now int64) {
-	if r.set.IdlePerKey < 0 {
-		ps.evicted = true
-		sc.open--
-		return
-	}
-	s.idleSince = now
-	ps.idle = append(ps.idle, s)
-	ps.evicted = false
-	r.lruPush(sc, s)
-	limit := r.set.IdlePerKey
-	if r.set.Peak && ps.peak > limit && now-ps.peakAt <= r.ttl {
-		limit = ps.peak
-	}
-	if len(ps.idle) > limit {
-		r.evict(ps.idle[0], sc, now, false) // a newer one stays: no drop
-	}
-	for sc.idle > r.set.MaxIdle {
-		r.evict(sc.head, sc, now, true)
-	}
-}
-
-// evict closes an idle session at now.
-func (r *replayer) evict(s *sess, sc *scopeState, now int64, drop bool) {
-	ps := &r.pairs[s.pair]
-	for i, x := range ps.idle {
-		if x == s {
-			ps.idle = append(ps.idle[:i], ps.idle[i+1:]...)
-			break
-		}
-	}
-	if drop {
-		ps.evicted = true
-	}
-	r.closeIdleAccounted(s, now)
-	sc.open--
-}
-
-// closeIdleAccounted takes s out of the LRU and counts its idle time,
-// capped at its expiry when it expired unused.
-func (r *replayer) closeIdleAccounted(s *sess, now int64) {
-	sc := &r.scopes[r.scopeOfPair(s.pair)]
-	r.lruRemove(sc, s)
-	end := now
-	if exp := s.idleSince + r.ttl; now > exp {
-		end = exp // the sweep (or the next acquire) closes it about then
-	}
-	r.row.IdleSessionSeconds += float64(end-s.idleSince) / 1e9
-}
-
-func (r *replayer) scopeOfPair(p int32) int32 { return r.w.pairScope[p] }
-
-// closeScope closes a scope's idle sessions at its last lease end (the
-// pool's Close).
-func (r *replayer) closeScope(sc *scopeState) {
-	for sc.head != nil {
-		r.evict(sc.head, sc, sc.lastEnd, false)
-	}
+	sc := &r.scopes[ev.scope]
+	k, _, evs := sc.core.KeyOf(r.w.pairKey[ev.pair], ev.start, nil)
+	r.closed(sc, ev.start, evs)
+	r.opened(sc)
+	r.row.PrewarmDials++
+	r.row.PrewarmUnused++
+	heap.Push(&r.rel, release{end: max(ev.end, ev.start), i: i, key: k})
 }
 
 // prewarm dials, before a scope's first acquire, the Prewarm keys the
-// earlier scopes of its service called most recently.
+// earlier scopes of its service called most recently, and puts their
+// sessions idle, as the pool's Options.Prewarm does.
 func (r *replayer) prewarm(ev *rec, sc *scopeState) {
 	n := r.set.Prewarm
 	if n <= 0 || r.set.IdlePerKey < 0 {
@@ -297,60 +263,16 @@ func (r *replayer) prewarm(ev *rec, sc *scopeState) {
 			best = append(best, sk)
 		}
 	}
-	if len(best) == 0 {
-		return
-	}
 	sortRecent(best, r.recent, r.w.skKey)
-	for _, sk := range best[:min(n, len(best))] {
-		k := r.w.skKey[sk]
-		p, ok := r.w.pairOf[[2]int32{ev.scope, k}]
-		if !ok {
-			// A key this scope never calls: its handshake is wasted.
-			r.row.SessionsOpened++
-			r.row.PrewarmDials++
-			r.row.PrewarmUnused++
-			r.row.IdleSessionSeconds += float64(min(r.ttl, max(0, r.w.scopeEnd[ev.scope]-ev.start))) / 1e9
-			continue
-		}
-		s := &sess{pair: p, prewarm: true}
-		ps := &r.pairs[p]
-		ps.opened, ps.lastEnd = true, ev.start // idle from the scope's start, as the analyzer reads the handshake's end
-		sc.open++
-		r.row.SessionsOpened++
+	for _, sk := range best[:min(n, len(best), r.set.MaxIdle)] {
+		k, _, evs := sc.core.KeyOf(r.w.skKey[sk], ev.start, nil)
+		r.closed(sc, ev.start, evs)
+		r.opened(sc)
 		r.row.PrewarmDials++
 		r.row.PrewarmUnused++
-		r.row.PeakSessions = max(r.row.PeakSessions, sc.open)
-		r.putIdle(s, ps, sc, ev.start)
+		_, evs = sc.core.Prewarmed(k, &sess{prewarm: true}, false, ev.start, nil)
+		r.closed(sc, ev.start, evs)
 	}
-}
-
-func (r *replayer) lruPush(sc *scopeState, s *sess) {
-	s.prev, s.next = sc.tail, nil
-	if sc.tail != nil {
-		sc.tail.next = s
-	} else {
-		sc.head = s
-	}
-	sc.tail = s
-	sc.idle++
-}
-
-func (r *replayer) lruRemove(sc *scopeState, s *sess) {
-	if s.prev == nil && s.next == nil && sc.head != s {
-		return
-	}
-	if s.prev != nil {
-		s.prev.next = s.next
-	} else {
-		sc.head = s.next
-	}
-	if s.next != nil {
-		s.next.prev = s.prev
-	} else {
-		sc.tail = s.prev
-	}
-	s.prev, s.next = nil, nil
-	sc.idle--
 }
 
 // sortRecent orders (service, key) ids by their latest acquire, most

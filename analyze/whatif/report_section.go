@@ -95,8 +95,6 @@ func writeReportSection(w io.Writer, each func(func(*analyze.Acquire)), assume S
 				return fmt.Errorf("whatif: render html: %w", err)
 			}
 		}
-	} else {
-		rec.Prewarm = assume.Prewarm // the pool does not record its pre-warm
 	}
 	if note := smp.Note(); note != "" {
 		if err := sampleTmpl.Execute(w, note); err != nil {

@@ -120,7 +120,7 @@ func TestReportSectionReplaysTheDumpAroundItsSettings(t *testing.T) {
 	}{
 		{"no settings recorded: assumed", filepath.Join(traces, "ttl-and-redial.otlp.jsonl"), DefaultAssumed.String(), "assumed", false},
 		{"settings recorded", dumptest.PooledWithSettings(t, traces, func(int) map[string]string { return settings("300") }),
-			"idle-ttl=5m0s idle-per-key=2 max-idle=64 prewarm=none", "recorded", false},
+			"idle-ttl=5m0s idle-per-key=2 max-idle=64 prewarm=as-recorded", "recorded", false},
 		{"scopes disagree: assumed, said why", dumptest.PooledWithSettings(t, traces, func(n int) map[string]string {
 			if n == 1 {
 				return settings("60")

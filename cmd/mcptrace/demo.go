@@ -496,7 +496,7 @@ func printDemo(out io.Writer, f demoFlags, results []demo.Result, dumps []*demoD
 	for _, d := range dumps {
 		p := d.Analysis.Pool
 		fmt.Fprintf(out, "%s spans written to %s (OTLP JSON lines), its HTML report to %s: hit rate %s, cold-start floor %s, %d unexplained misses\n",
-			d.Modes[0], d.Path, d.HTMLReport, demoPercent(p.HitRate), demoPercent(p.ColdStartFloor), p.MissReasons[spans.MissUnexplained])
+			d.Modes[0], d.Path, d.HTMLReport, demoPercent(p.HitRate), demoPercent(p.ColdStartFloor), p.UnexplainedMisses)
 	}
 	if len(dumps) > 1 {
 		fmt.Fprintf(out, "Next: mcptrace analyze %s; mcptrace check %s\n", dumps[0].Path, dumps[len(dumps)-1].Path)

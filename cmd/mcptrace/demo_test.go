@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.uber.org/goleak"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/internal/demo"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -72,11 +73,12 @@ func TestDemoPooledKeepsOneSessionPerExecutionAndPerCallDoesNot(t *testing.T) {
 	}
 
 	// The analyzer reads the same story back from the dump: the per-call
-	// misses beyond the 2 cold ones are unexplained, and its 6 executions
-	// each spread over two sessions.
+	// misses beyond the 2 cold ones are evicted (its pool keeps no idle
+	// session, as the pool itself says), none of them explained, and its 6
+	// executions each spread over two sessions.
 	a := got.Analysis
-	if a.Pool.Acquires != 24 || a.Pool.Hits != 10 || a.Pool.MissReasons[spans.MissCold] != 4 || a.Pool.MissReasons[spans.MissUnexplained] != 10 {
-		t.Errorf("analysis pool = %+v, want 24 acquires, 10 hits, 4 cold and 10 unexplained misses", a.Pool)
+	if a.Pool.Acquires != 24 || a.Pool.Hits != 10 || a.Pool.MissReasons[spans.MissCold] != 4 || a.Pool.MissReasons[spans.MissEvicted] != 10 || report.Unexplained(a.Pool.MissReasons) != 10 {
+		t.Errorf("analysis pool = %+v, want 24 acquires, 10 hits, 4 cold and 10 evicted misses", a.Pool)
 	}
 	if a.Executions.Count != 12 || a.Executions.MultiSession != 6 {
 		t.Errorf("analysis executions = %+v, want 12 with 6 on several sessions", a.Executions)
@@ -156,8 +158,8 @@ func TestDemoWritesOneDumpPerMode(t *testing.T) {
 			t.Errorf("%s dump: pool %+v, want its own 12 acquires with 2 cold misses (one per scope)", mode, pool)
 		}
 		wantUnexplained := map[demo.Mode]int{demo.ModePooled: 0, demo.ModePerCall: 10}[mode]
-		if pool.MissReasons[spans.MissUnexplained] != wantUnexplained || pool.ExcessMisses != wantUnexplained {
-			t.Errorf("%s dump: %d unexplained and %d excess misses, want %d", mode, pool.MissReasons[spans.MissUnexplained], pool.ExcessMisses, wantUnexplained)
+		if report.Unexplained(pool.MissReasons) != wantUnexplained || pool.MissReasons[spans.MissEvicted] != wantUnexplained || pool.ExcessMisses != wantUnexplained {
+			t.Errorf("%s dump: %d unexplained (%d evicted) and %d excess misses, want %d", mode, report.Unexplained(pool.MissReasons), pool.MissReasons[spans.MissEvicted], pool.ExcessMisses, wantUnexplained)
 		}
 	}
 }

@@ -57,7 +57,7 @@ settings are those every pool scope recorded on its acquire spans
 (plugin.mcp.pool.*), labelled recorded; where the dump records none, or its
 scopes recorded different ones (said on stderr), or a --recorded-* flag is
 given (it overrides), the --recorded-* values are used and labelled assumed.
-The pool does not record its pre-warm: --recorded-prewarm. ` + whatif.OutOfScope + `.
+The as-recorded row replays the pre-warm dials the dump holds; --recorded-prewarm assumes a policy instead. ` + whatif.OutOfScope + `.
 
 Under the rows, the best setting per cost: for each of sessions opened, peak
 sessions, idle session-seconds and unused pre-warm handshakes (waste), the
@@ -105,7 +105,7 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 	fl.DurationVar(&f.recTTL, "recorded-idle-ttl", 5*time.Minute, "the recorded run's idle TTL where the dump records none (given: overrides it, assumed)")
 	fl.StringVar(&f.recPerKey, "recorded-idle-per-key", "peak", "the recorded run's idle per key where the dump records none (given: overrides it, assumed)")
 	fl.IntVar(&f.recMaxIdle, "recorded-max-idle", 64, "the recorded run's global idle cap where the dump records none (given: overrides it, assumed)")
-	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm, which the pool does not record (given: assumed)")
+	fl.StringVar(&f.recPrewarm, "recorded-prewarm", "none", "the recorded run's pre-warm policy, replacing the pre-warm dials the dump holds (given: assumed)")
 	fl.StringVar(&f.format, "format", "table", "output: "+whatifFormat.list()+" (markdown for a pull request, html a self-contained page with the charts; json: schema mcptrace.whatif/v1)")
 	addOutputFlag(fl, &f.output)
 	addQuietFlag(fl, &f.quiet)
@@ -260,8 +260,8 @@ func whatifSets(f whatifFlags) ([]whatif.Settings, error) {
 }
 
 // recordedSetting returns the as-recorded row's settings and whether they
-// are assumed: those every pool scope of w recorded, pre-warm from
-// --recorded-prewarm, each --recorded-* flag given overriding its field
+// are assumed: those every pool scope of w recorded, pre-warm as the dump's
+// own pre-warm dials unless --recorded-prewarm is given, each --recorded-* flag given overriding its field
 // (assumed then); flagRec's (the flags' or their defaults) where w's
 // scopes recorded none or different ones, said on stderr in the latter
 // case.
@@ -274,8 +274,10 @@ func recordedSetting(cmd *cobra.Command, w *whatif.Workload, flagRec whatif.Sett
 		return flagRec, true
 	}
 	fl := cmd.Flags()
-	got.Prewarm = flagRec.Prewarm
 	assumed := fl.Changed("recorded-prewarm")
+	if assumed {
+		got.Prewarm = flagRec.Prewarm // else the dump's own pre-warm dials
+	}
 	if fl.Changed("recorded-idle-ttl") {
 		got.IdleTTL, assumed = flagRec.IdleTTL, true
 	}

@@ -103,7 +103,7 @@ func TestWhatifAsRecordedRowReadsTheDumpsSettings(t *testing.T) {
 		t.Errorf("as recorded: %d acquires %d hits %v; analyze: %d %d %v", got.Acquires, got.Hits, got.MissesByCause, rep.Pool.Acquires, rep.Pool.Hits, rep.Pool.MissReasons)
 	}
 	table, _, err := execute(t, "whatif", dump)
-	if err != nil || !strings.Contains(table, "idle-ttl=100ms idle-per-key=1 max-idle=64 prewarm=none  (as recorded, settings recorded)") {
+	if err != nil || !strings.Contains(table, "idle-ttl=100ms idle-per-key=1 max-idle=64 prewarm=as-recorded  (as recorded, settings recorded)") {
 		t.Errorf("table (%v): want the row at 100ms labelled recorded\n%s", err, table)
 	}
 

@@ -107,7 +107,7 @@ func (c *mcptraceConnector) Start(context.Context, component.Host) error {
 		zap.String("profile", string(c.set.analyze.Profile)), zap.Int("per_trace_rules", len(perTrace)),
 		zap.String("attribution", attribution))
 	if c.set.forward && c.metrics != nil {
-		c.logger.Info("attribution: forward: this traces → metrics leg counts no acquires; the traces → logs leg sends them as records for a logs → metrics leg of this connector routed by pair (docs/collector.md)")
+		c.logger.Info("attribution: forward: this traces → metrics leg counts no acquires; the traces → logs leg sends them as records for a logs → metrics leg of this connector routed by pool scope (docs/collector.md)")
 	}
 	c.sweeper.start(min(sweepEvery, c.set.wait), c.sweep)
 	return nil

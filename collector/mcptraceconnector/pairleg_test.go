@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -28,11 +29,10 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// routePairRecords splits the acquire records of ld by pair over n
+// routePairRecords splits the acquire records of ld by pool scope over n
 // instances, as the loadbalancing exporter does with routing_key
-// attributes and routing_attributes [mcptrace.pair.scope,
-// mcptrace.pair.key]: one plog.Logs per record, records that are not
-// acquires dropped.
+// attributes and routing_attributes [mcptrace.pair.scope]: one plog.Logs
+// per record, records that are not acquires dropped.
 func routePairRecords(t *testing.T, ld plog.Logs, n int) [][]plog.Logs {
 	t.Helper()
 	evs, err := ReadAcquireRecords(ld)
@@ -42,7 +42,7 @@ func routePairRecords(t *testing.T, ld plog.Logs, n int) [][]plog.Logs {
 	out := make([][]plog.Logs, n)
 	for _, ev := range evs {
 		h := fnv.New32a()
-		fmt.Fprintf(h, "%s=%s|%s=%s|", AttrPairScope, ev.Scope, AttrPairKey, ev.Key)
+		fmt.Fprintf(h, "%s=%s|", AttrPairScope, ev.Scope)
 		i := h.Sum32() % uint32(n)
 		out[i] = append(out[i], pairLogs([]analyze.PairEvent{ev}))
 	}
@@ -50,11 +50,12 @@ func routePairRecords(t *testing.T, ld plog.Logs, n int) [][]plog.Logs {
 }
 
 // workloadDump writes the scale-out test's workload (every miss cause, two
-// pools) as a JSON lines dump and returns its path.
-func workloadDump(t *testing.T, traces int) string {
+// pools) as a JSON lines dump and returns its path; settings, by pool, are
+// recorded on its acquire spans (tracegen.WorkloadConfig.Settings).
+func workloadDump(t *testing.T, traces int, settings map[string]map[string]string) string {
 	t.Helper()
 	wl, err := tracegen.GenerateWorkload(tracegen.WorkloadConfig{
-		Seed: 5, Traces: traces, Pools: []string{"pool-a", "pool-b"}, KeysPerPool: 8, TracesPerBatch: 40,
+		Seed: 5, Traces: traces, Pools: []string{"pool-a", "pool-b"}, KeysPerPool: 8, TracesPerBatch: 40, Settings: settings,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +70,11 @@ func workloadDump(t *testing.T, traces int) string {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	path := filepath.Join(t.TempDir(), "workload.otlp.jsonl")
+	name := "workload.otlp.jsonl"
+	if settings != nil {
+		name = "workload-settings.otlp.jsonl"
+	}
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +85,17 @@ func workloadDump(t *testing.T, traces int) string {
 // docs/collector.md with attribution: forward, in process: every dump (and
 // the scale-out workload, which has every miss cause) shuffled, its spans
 // routed by trace id to three instances (a metrics leg and a logs leg
-// each), their acquire records routed by pair to two logs → metrics legs
+// each), their acquire records routed by pool scope to two logs → metrics legs
 // in shuffled order. Every counter summed over the five legs, miss causes
 // included, equals mcptrace analyze and check on the dump; the traces legs
 // count no acquire themselves.
 func TestForwardedAttributionSumsExactlyAcrossInstances(t *testing.T) {
-	paths := append(dumps(t), workloadDump(t, 600))
+	// pool-b keeps no idle session in the second workload: its misses
+	// after the first are evicted, and the settings travel with the records.
+	keepNone := map[string]map[string]string{"pool-b": {
+		spans.AttrPoolIdleTTL: "300", spans.AttrPoolMaxIdlePerKey: "-1", spans.AttrPoolIdleSizing: spans.IdleSizingPeak, spans.AttrPoolMaxIdle: "64",
+	}}
+	paths := append(dumps(t), workloadDump(t, 600, nil), workloadDump(t, 600, keepNone))
 	causes := map[string]bool{}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -202,10 +212,10 @@ func TestPairsLegHoldsAcquiresForPairWait(t *testing.T) {
 		must(t, leg.Start(ctx, componenttest.NewNopHost()))
 		defer func() { _ = leg.Shutdown(ctx) }() // idempotent: stops the sweep if a check fails
 		sec := int64(time.Second)
-		// The pair's second acquire (a miss 899 s after the first lease
+		// The pair's second acquire (a miss 399 s after the first lease
 		// ended, past the 5 min idle TTL: ttl) arrives first; its first
 		// acquire (the cold miss) arrives 5 s later.
-		must(t, leg.ConsumeLogs(ctx, pairRecord(2, 1000*sec, 1001*sec, false)))
+		must(t, leg.ConsumeLogs(ctx, pairRecord(2, 500*sec, 501*sec, false)))
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		if v, ok := counterValue(t, sink, MetricAcquires, map[string]any{AttrPoolID: "p", AttrCacheHit: false, AttrMissCause: spans.MissCold}); ok {
@@ -247,9 +257,10 @@ func TestPairRecordsReadBackOrAreNamed(t *testing.T) {
 		TraceID: pcommon.TraceID{1, 15: 2}, SpanID: pcommon.SpanID{3, 7: 4},
 		Scope: "pool-a", HasScope: true, Key: "", HasKey: true, Session: "s-1", HasSession: true,
 		Start: 10, LeaseEnd: 20, Hit: true, Redial: true, Failed: true, HealthCheck: true,
+		Settings: analyze.PoolSettings{spans.AttrPoolIdleTTL: "0.25", spans.AttrPoolMaxIdle: "2"},
 	}
 	b := readPairs(pairLogs([]analyze.PairEvent{ev, {TraceID: pcommon.TraceID{9}, Start: 5, LeaseEnd: 6}}))
-	if b.bad != 0 || len(b.events) != 2 || b.events[0] != ev || b.events[1].HasScope || b.events[1].HasKey {
+	if b.bad != 0 || len(b.events) != 2 || !reflect.DeepEqual(b.events[0], ev) || b.events[1].HasScope || b.events[1].HasKey || b.events[1].Settings != nil {
 		t.Fatalf("read back %+v (bad %d: %v), want %+v and an event without scope or key", b.events, b.bad, b.firstBad, ev)
 	}
 	for _, tt := range []struct {
@@ -259,6 +270,7 @@ func TestPairRecordsReadBackOrAreNamed(t *testing.T) {
 	}{
 		{"lease end not an int", func(lr plog.LogRecord) { lr.Attributes().PutStr(spans.AttrPairLeaseEnd, "20") }, spans.AttrPairLeaseEnd + ": want an int"},
 		{"hit missing", func(lr plog.LogRecord) { lr.Attributes().Remove(spans.AttrPairHit) }, spans.AttrPairHit + ": want a bool"},
+		{"a setting not a string", func(lr plog.LogRecord) { lr.Attributes().PutDouble(spans.AttrPoolIdleTTL, 0.25) }, spans.AttrPoolIdleTTL + ": want a string"},
 		{"scope not a string", func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrPairScope, 7) }, AttrPairScope + ": want a string, got Int"},
 		{"no trace id", func(lr plog.LogRecord) { lr.SetTraceID(pcommon.TraceID{}) }, "no trace id"},
 	} {

@@ -18,8 +18,8 @@ const (
 	// EventAcquire is the event name of an acquire record.
 	EventAcquire = spans.ConnectorEventAcquire
 	// AttrPairScope and AttrPairKey name the acquire's (scope, key) pair:
-	// route acquire records by these two (the loadbalancing exporter's
-	// routing_key: attributes).
+	// route acquire records by the scope (the loadbalancing exporter's
+	// routing_key: attributes), whose keys share its idle caps.
 	AttrPairScope = spans.AttrPairScope
 	AttrPairKey   = spans.AttrPairKey
 )
@@ -59,6 +59,11 @@ func pairLogs(evs []analyze.PairEvent) plog.Logs {
 		at.PutBool(spans.AttrPairRedial, ev.Redial)
 		at.PutBool(spans.AttrPairFailed, ev.Failed)
 		at.PutBool(spans.AttrPairHealthCheck, ev.HealthCheck)
+		for _, k := range spans.PoolSettingsAttrs {
+			if v, ok := ev.Settings[k]; ok {
+				at.PutStr(k, v) // under the pool's own keys, as its acquire span had them
+			}
+		}
 	}
 	return ld
 }
@@ -164,7 +169,26 @@ func readPair(lr plog.LogRecord) (analyze.PairEvent, error) {
 			return ev, err
 		}
 	}
-	return ev, nil
+	return ev, readSettings(at, &ev)
+}
+
+// readSettings reads the pool settings an acquire record carries (string
+// values under the pool's keys) into ev.Settings; nil when it carries none.
+func readSettings(at pcommon.Map, ev *analyze.PairEvent) error {
+	for _, k := range spans.PoolSettingsAttrs {
+		v, ok := at.Get(k)
+		if !ok {
+			continue
+		}
+		if v.Type() != pcommon.ValueTypeStr {
+			return fmt.Errorf("%s: want a string, got %s", k, v.Type())
+		}
+		if ev.Settings == nil {
+			ev.Settings = analyze.PoolSettings{}
+		}
+		ev.Settings[k] = v.Str()
+	}
+	return nil
 }
 
 // ReadAcquireRecords returns the acquire records of ld (what a traces →

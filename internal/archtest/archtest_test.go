@@ -62,11 +62,18 @@ var rules = []rule{
 		ours:     []string{module + "/spans", module + "/spans/telemetry"},
 	},
 	{
-		name:      "analyze never imports pool or the MCP SDK",
+		name:      "analyze never imports the pool or the MCP SDK, only the pool's idle core",
 		dir:       ".",
 		patterns:  []string{"./analyze/..."},
-		forbidden: []string{module + "/pool", "github.com/modelcontextprotocol/go-sdk"},
-		ours:      []string{module + "/analyze/...", module + "/spans"},
+		forbidden: []string{"github.com/modelcontextprotocol/go-sdk"},
+		ours:      []string{module + "/analyze/...", module + "/pool/idle", module + "/spans"},
+	},
+	{
+		name:      "the idle core is pure: spans of ours, no I/O, no SDK",
+		dir:       ".",
+		patterns:  []string{"./pool/idle"},
+		forbidden: []string{"os", "net", "io", "github.com/modelcontextprotocol/go-sdk", "go.opentelemetry.io"},
+		ours:      []string{module + "/pool/idle", module + "/spans"},
 	},
 	{
 		name:     "the gate never links analyze: it reads the analysis value, never the engine or the index",
@@ -94,11 +101,11 @@ var rules = []rule{
 		ours:     []string{module + "/dashboards/...", module + "/spans", module + "/internal/outfile"},
 	},
 	{
-		name:      "the Collector connector imports only analyze and spans of ours",
+		name:      "the Collector connector imports only analyze, the idle core and spans of ours",
 		dir:       "collector",
 		patterns:  []string{"./mcptraceconnector/..."},
-		forbidden: []string{module + "/pool", module + "/spans/telemetry"},
-		ours:      []string{module + "/collector/...", module + "/analyze/...", module + "/spans"},
+		forbidden: []string{module + "/spans/telemetry"},
+		ours:      []string{module + "/collector/...", module + "/analyze/...", module + "/pool/idle", module + "/spans"},
 	},
 	{
 		// The end-to-end test's load generator (collector/scaleout/otlpload)
@@ -107,8 +114,8 @@ var rules = []rule{
 		name:      "the collector module's tools import no pool and no SDK setup",
 		dir:       "collector",
 		patterns:  []string{"./..."},
-		forbidden: []string{module + "/pool", module + "/spans/telemetry"},
-		ours:      []string{module + "/collector/...", module + "/analyze/...", module + "/spans", module + "/internal/tracegen"},
+		forbidden: []string{module + "/spans/telemetry"},
+		ours:      []string{module + "/collector/...", module + "/analyze/...", module + "/pool/idle", module + "/spans", module + "/internal/tracegen"},
 	},
 }
 

@@ -98,6 +98,8 @@ func (b *Builder) Add(ss ptrace.SpanSlice, s Span) uint64 {
 			x.Attributes().PutInt(k, int64(v))
 		case int64:
 			x.Attributes().PutInt(k, v)
+		case float64:
+			x.Attributes().PutDouble(k, v)
 		default:
 			panic(fmt.Sprintf("dumptest: attribute %s: unsupported value type %T", k, v))
 		}

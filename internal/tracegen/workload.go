@@ -24,6 +24,12 @@ type WorkloadConfig struct {
 	KeysPerPool int
 	// TracesPerBatch is how many traces go into one OTLP export request.
 	TracesPerBatch int
+	// Settings, by pool, are the pool settings its acquire spans record
+	// (spans.PoolSettingsAttrs keys, as text): the attribution then
+	// replays that pool at them (a pool that keeps no idle session,
+	// max_idle_per_key -1, makes every later miss evicted). A pool not in
+	// it records none.
+	Settings map[string]map[string]string
 }
 
 // Kinds of trace a workload holds. Each is a way the pool's story goes on
@@ -94,7 +100,7 @@ func GenerateWorkload(cfg WorkloadConfig) (*Workload, error) {
 	if cfg.Traces <= 0 || len(cfg.Pools) == 0 || cfg.KeysPerPool <= 0 || cfg.TracesPerBatch <= 0 {
 		return nil, fmt.Errorf("workload config %+v: traces, pools, keys per pool and traces per batch must be positive", cfg)
 	}
-	g := &generator{newGen(cfg.Seed)}
+	g := &generator{gen: newGen(cfg.Seed), settings: cfg.Settings}
 	var pairs []*pairState
 	for _, pool := range cfg.Pools {
 		for k := range cfg.KeysPerPool {
@@ -149,6 +155,7 @@ func GenerateWorkload(cfg WorkloadConfig) (*Workload, error) {
 // generator writes spans into the current batch, with gen's ids and spans.
 type generator struct {
 	*gen
+	settings map[string]map[string]string // WorkloadConfig.Settings
 }
 
 func (g *generator) newBatch() {
@@ -192,6 +199,11 @@ func (g *generator) invoke(p *pairState, tid pcommon.TraceID, parent pcommon.Spa
 		acq.Attributes().PutBool(spans.AttrCacheHit, a.hit)
 		acq.Attributes().PutStr(spans.AttrCacheKey, p.key)
 		acq.Attributes().PutInt(spans.AttrAttempt, int64(max(a.attempt, 1)))
+		for _, k := range spans.PoolSettingsAttrs {
+			if v, ok := g.settings[p.pool][k]; ok {
+				acq.Attributes().PutStr(k, v)
+			}
+		}
 		if a.hit {
 			t = t.Add(g.jitter(60*time.Microsecond, 800*time.Microsecond))
 		} else {
