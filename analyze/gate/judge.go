@@ -13,58 +13,24 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// Status is a rule's verdict.
-type Status string
+// Status is a rule's verdict (report.RuleStatus, where the verdict's one
+// type lives).
+type Status = report.RuleStatus
 
 // The verdicts.
 const (
-	// StatusPass: every complete scope satisfies every expectation.
-	StatusPass Status = "pass"
-	// StatusFail: at least one complete scope breaks an expectation.
-	StatusFail Status = "fail"
-	// StatusIncomplete: nothing failed, but every scope the rule needed was
-	// incomplete (a trace still missing spans, no data for a measure): the
-	// rule could not be judged, which is neither a pass nor a fail.
-	StatusIncomplete Status = "incomplete"
-	// StatusNotApplicable: the rule needs what the writer's spans cannot
-	// show (a session id, a target identity, calls tied to executions,
-	// pool spans), or compares a figure that is only a bound the
-	// comparison cannot decide on. Neither a pass nor a fail, and no
-	// reason to wait for more spans: Found says why.
-	StatusNotApplicable Status = "not_applicable"
+	StatusPass          = report.StatusPass
+	StatusFail          = report.StatusFail
+	StatusIncomplete    = report.StatusIncomplete
+	StatusNotApplicable = report.StatusNotApplicable
 )
 
-// Example names one offending trace and, when known, span, with a TraceQL
-// query that finds it in Grafana Tempo.
-type Example struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id,omitempty"`
-	TraceQL string `json:"traceql"`
-}
+// Example names one offending trace and span (report.RuleExample).
+type Example = report.RuleExample
 
-// RuleResult is the verdict of one rule over a dump.
-type RuleResult struct {
-	ID          string           `json:"id"`
-	Description string           `json:"description,omitempty"`
-	Severity    rulefmt.Severity `json:"severity"`
-	Builtin     bool             `json:"builtin"`
-	Status      Status           `json:"status"`
-	// Expected says in words what the rule wants, Found what the dump holds.
-	Expected string `json:"expected"`
-	Found    string `json:"found"`
-	// Scopes counts the scopes considered (skipped empty ones left out);
-	// Failed and Incomplete count those that failed or could not be judged.
-	Scopes     int `json:"scopes"`
-	Failed     int `json:"failed"`
-	Incomplete int `json:"incomplete"`
-	// NotApplicable counts the scopes left out because every selected span
-	// in them ran against a sessionless server (rulefmt.Rule.SkipSessionless).
-	NotApplicable int `json:"not_applicable"`
-	// Examples name offending traces and spans, at most RuleObservation.MaxExamples.
-	Examples []Example `json:"examples"`
-	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
-	TraceQL string `json:"traceql"`
-}
+// RuleResult is the verdict of one rule over a dump: report.RuleVerdict,
+// which only Evaluate builds.
+type RuleResult = report.RuleVerdict
 
 // Evaluate judges every rule from the analysis value a (see
 // analyze.AnalyzeRules), whose observations are of the same rules in the
