@@ -169,16 +169,37 @@ func (j *judge) notApplicable(r *rulefmt.Rule, obs *report.RuleObservation) stri
 // upper bound U the other way round, and holds an equality with 0 when
 // U is 0. Anything else the truth could settle either way.
 func boundDecides(ex *rulefmt.Expectation, state report.Measurability, got, bound float64, holds bool) bool {
-	atLeast := ex.Op == rulefmt.OpGe || ex.Op == rulefmt.OpGt
-	atMost := ex.Op == rulefmt.OpLe || ex.Op == rulefmt.OpLt
 	switch state {
 	case report.LowerBound:
-		return (holds && atLeast) || (!holds && atMost) || (!holds && ex.Op == rulefmt.OpEq && got > bound)
+		return lowerBoundDecides(ex.Op, got, bound, holds)
 	case report.UpperBound:
-		return (holds && atMost) || (!holds && atLeast) || (!holds && ex.Op == rulefmt.OpEq && got < bound) ||
-			(holds && ex.Op == rulefmt.OpEq && got == 0)
+		return upperBoundDecides(ex.Op, got, bound, holds)
 	}
 	return true
+}
+
+// lowerBoundDecides is boundDecides for a lower bound: the truth, at least
+// got, can only be larger, so an at-least that holds holds, an at-most
+// that breaks breaks, and so does an equality got is already past.
+func lowerBoundDecides(op rulefmt.Op, got, bound float64, holds bool) bool {
+	atLeast, atMost := opDirection(op)
+	return (holds && atLeast) || (!holds && atMost) || (!holds && op == rulefmt.OpEq && got > bound)
+}
+
+// upperBoundDecides is boundDecides for an upper bound: the truth, at most
+// got, can only be smaller, so an at-most that holds holds, an at-least
+// that breaks breaks, and so does an equality got is already short of; an
+// equality with 0 holds when got is 0, as no figure is below it.
+func upperBoundDecides(op rulefmt.Op, got, bound float64, holds bool) bool {
+	atLeast, atMost := opDirection(op)
+	return (holds && atMost) || (!holds && atLeast) || (!holds && op == rulefmt.OpEq && got < bound) ||
+		(holds && op == rulefmt.OpEq && got == 0)
+}
+
+// opDirection reports whether op asks for at least its bound (>=, >) or
+// at most it (<=, <); an equality or inequality is neither.
+func opDirection(op rulefmt.Op) (atLeast, atMost bool) {
+	return op == rulefmt.OpGe || op == rulefmt.OpGt, op == rulefmt.OpLe || op == rulefmt.OpLt
 }
 
 // group judges one group of a rule's scopes (scopes holding the same
@@ -440,6 +461,9 @@ func scopeNoun(s rulefmt.Scope) string {
 	return "subtrees"
 }
 
+// foundText says in words what a rule found: per scope, how many held and
+// which figures failed in how many, or for the dump, its measures and
+// failing counts.
 func foundText(r *rulefmt.Rule, res RuleResult, fails map[string]int, measureFound []string) string {
 	var parts []string
 	if r.Scope.Kind == rulefmt.ScopeDump && len(measureFound) > 0 {
@@ -451,34 +475,51 @@ func foundText(r *rulefmt.Rule, res RuleResult, fails map[string]int, measureFou
 	}
 	slices.Sort(keys)
 	if r.Scope.Kind != rulefmt.ScopeDump {
-		judged := res.Scopes - res.Incomplete
-		switch {
-		case res.Scopes == 0:
-			parts = append(parts, "no "+scopeNoun(r.Scope)+" to judge")
-		case res.Failed == 0 && judged > 0:
-			parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(r.Scope)))
-		}
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(r.Scope)))
-		}
-		if res.Incomplete > 0 {
-			parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
-		}
+		parts = scopesFoundText(parts, r.Scope, res, fails, keys)
 	} else {
-		for _, k := range keys {
-			if strings.HasPrefix(k, rulefmt.QuantityCount) || strings.HasPrefix(k, rulefmt.QuantityDistinct) {
-				parts = append(parts, k)
-			}
-		}
-		if res.Failed == 0 && len(measureFound) == 0 {
-			if res.Incomplete > 0 {
-				parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
-			} else {
-				parts = append(parts, "holds")
-			}
-		}
+		parts = dumpFoundText(parts, res, keys, measureFound)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// scopesFoundText appends to parts what a rule over traces or subtrees
+// found: that it held in all judged, or each failing figure (keys, sorted)
+// with how many of the judged scopes it failed in, and how many were
+// incomplete.
+func scopesFoundText(parts []string, scope rulefmt.Scope, res RuleResult, fails map[string]int, keys []string) []string {
+	judged := res.Scopes - res.Incomplete
+	switch {
+	case res.Scopes == 0:
+		parts = append(parts, "no "+scopeNoun(scope)+" to judge")
+	case res.Failed == 0 && judged > 0:
+		parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(scope)))
+	}
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(scope)))
+	}
+	if res.Incomplete > 0 {
+		parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
+	}
+	return parts
+}
+
+// dumpFoundText appends to parts what a rule over the whole dump found:
+// its failing counts (keys, sorted), and when nothing failed and no
+// measure was found, that it holds or that the dump is incomplete.
+func dumpFoundText(parts []string, res RuleResult, keys, measureFound []string) []string {
+	for _, k := range keys {
+		if strings.HasPrefix(k, rulefmt.QuantityCount) || strings.HasPrefix(k, rulefmt.QuantityDistinct) {
+			parts = append(parts, k)
+		}
+	}
+	if res.Failed == 0 && len(measureFound) == 0 {
+		if res.Incomplete > 0 {
+			parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
+		} else {
+			parts = append(parts, "holds")
+		}
+	}
+	return parts
 }
 
 // ExpectedText says in words what a rule wants, for reports and
