@@ -48,6 +48,9 @@ func TestTimeArithmeticSaturates(t *testing.T) {
 	if small.Expired(math.MaxInt64, math.MinInt64) {
 		t.Error("a clock that went back past MinInt64 reads as expired")
 	}
+	if got := small.ExpiresAt(10); got != 10+int64(time.Second) {
+		t.Errorf("ExpiresAt(10) at TTL 1s = %d, want 10 plus the TTL", got)
+	}
 	if got := small.ExpiresAt(math.MaxInt64 - 5); got != math.MaxInt64 {
 		t.Errorf("ExpiresAt near MaxInt64 = %d, want MaxInt64", got)
 	}
@@ -99,6 +102,12 @@ func TestTheLastMissCauseIsWhatRemovedTheKeysSession(t *testing.T) {
 			_, cause := lease(c, "a", 11)
 			return cause
 		}, spans.MissEvicted},
+		{"a fixed limit of 0 closed it: evicted", idle.Settings{TTL: ttl, MaxIdlePerKey: 0, FixedPerKey: true, MaxIdle: 8}, func(c *core) string {
+			e, _ := lease(c, "a", 0)
+			c.Release(e, 10, "", nil)
+			_, cause := lease(c, "a", 11)
+			return cause
+		}, spans.MissEvicted},
 		{"the global cap closed it: evicted", idle.Settings{TTL: ttl, MaxIdlePerKey: 1, MaxIdle: 1}, func(c *core) string {
 			a, _ := lease(c, "a", 0)
 			b, _ := lease(c, "b", 1)
@@ -138,17 +147,19 @@ func TestTheLastMissCauseIsWhatRemovedTheKeysSession(t *testing.T) {
 
 // TestAKeyKeepsItsRecentPeakIdle pins peak-following sizing: after three
 // leases at once, all three go idle and the next three acquires hit, while
-// a fixed sizing keeps one; once the peak is older than the TTL the key
-// keeps MaxIdlePerKey again.
+// a fixed sizing keeps one; a release once the peak is older than the TTL
+// closes the oldest idle session (one per release, as the pool does).
 func TestAKeyKeepsItsRecentPeakIdle(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		fixed    bool
-		at       int64
-		wantHits int
+		name      string
+		fixed     bool
+		releaseAt int64
+		wantHits  int
 	}{
-		{"peak, within the TTL", false, 50, 3},
-		{"fixed", true, 50, 1},
+		{"peak, within the TTL", false, 10, 3},
+		{"peak, the last released exactly the TTL after the peak", false, 100, 3},
+		{"peak, the last released one ns past the TTL after the peak: it closes the oldest", false, 101, 2},
+		{"fixed", true, 10, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCore(idle.Settings{TTL: 100, MaxIdlePerKey: 1, FixedPerKey: tc.fixed, MaxIdle: 8})
@@ -158,11 +169,11 @@ func TestAKeyKeepsItsRecentPeakIdle(t *testing.T) {
 				es = append(es, e)
 			}
 			for i, e := range es {
-				c.Release(e, 10+int64(i), "", nil)
+				c.Release(e, tc.releaseAt+int64(i), "", nil)
 			}
 			hits := 0
 			for i := range 3 {
-				if _, cause := lease(c, "a", tc.at+int64(i)); cause == "" {
+				if _, cause := lease(c, "a", tc.releaseAt+20+int64(i)); cause == "" {
 					hits++
 				}
 			}
@@ -208,15 +219,23 @@ func TestASweepForgetsOnlyAbandonedKeys(t *testing.T) {
 	a, _ := lease(c, "a", 0)
 	c.Release(a, 10, "", nil)
 	lease(c, "b", 0) // stays out
-	evs := c.Sweep(10+250, nil)
-	if len(evs) != 1 || evs[0].Reason != spans.EvictTTL || c.Keys() != 2 {
-		t.Fatalf("sweep at exactly the forget age: %d evictions, %d keys; want a's session for ttl and both keys kept", len(evs), c.Keys())
+	y, _ := lease(c, "y", 1)
+	c.Release(y, 10, "", nil)
+	z, _ := lease(c, "z", 1)
+	c.Release(z, 60, "", nil)
+	if evs := c.Sweep(111, nil); len(evs) != 2 || evs[0].Entry.Key().Name() != "a" || evs[1].Entry.Key().Name() != "y" {
+		t.Fatalf("sweep with a and y expired and z fresh: evicted %v, want a then y", evs)
+	}
+	lease(c, "z", 62) // z taken again: out, so not forgotten
+	c.Sweep(10+250, nil)
+	if c.Keys() != 4 {
+		t.Fatalf("sweep at exactly a's forget age: %d keys, want all four kept", c.Keys())
 	}
 	c.Sweep(10+251, nil)
-	if c.Keys() != 1 {
-		t.Fatalf("sweep one ns past the forget age: %d keys, want b only (its lease is out)", c.Keys())
+	if c.Keys() != 2 {
+		t.Fatalf("sweep one ns past a's forget age: %d keys, want b and z only (their leases are out)", c.Keys())
 	}
-	if got := c.Counts().Evictions[spans.EvictTTL]; got != 1 {
-		t.Errorf("ttl evictions %d, want 1", got)
+	if got := c.Counts().Evictions[spans.EvictTTL]; got != 2 {
+		t.Errorf("ttl evictions %d, want 2", got)
 	}
 }

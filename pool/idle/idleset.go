@@ -18,9 +18,14 @@ func (c *Core[K, S, D]) putIdle(e *Entry[K, S, D], now int64, evs []Eviction[K, 
 	k.idle = append(k.idle, e)
 	c.lruPush(e)
 	if len(k.idle) > c.idleLimit(k, now) {
-		// The key keeps a newer idle session, so no miss follows: no
-		// cause is left for one.
-		evs = c.evict(k.idle[0], spans.EvictIdleLimit, "", evs)
+		// Where the key keeps a newer idle session no miss follows, so no
+		// cause is left for one; a limit of 0 keeps none, and the key's
+		// next miss is the caps'.
+		drop := ""
+		if len(k.idle) == 1 {
+			drop = spans.MissEvicted
+		}
+		evs = c.evict(k.idle[0], spans.EvictIdleLimit, drop, evs)
 	}
 	for c.idleCount > c.set.MaxIdle {
 		h := c.head
