@@ -435,7 +435,11 @@ func (d *fastDec) span(res int32) bool {
 		case "spanId", "span_id":
 			return 1 << 1, d.hexID(sp.SpanID[:])
 		case "parentSpanId", "parent_span_id":
-			return 1 << 2, d.parentID(sp.ParentSpanID[:])
+			if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
+				d.i += 2 // "" is a root span
+				return 1 << 2, true
+			}
+			return 1 << 2, d.hexID(sp.ParentSpanID[:])
 		case "flags":
 			return 1 << 4, d.smallUint()
 		case "name":
@@ -463,16 +467,6 @@ func (d *fastDec) span(res int32) bool {
 		}
 		return d.spanRare(k)
 	})
-}
-
-// parentID reads a parent span id into dst: "" is a root span, which
-// keeps the zero id, as pdata reads it.
-func (d *fastDec) parentID(dst []byte) bool {
-	if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
-		d.i += 2
-		return true
-	}
-	return d.hexID(dst)
 }
 
 // spanRare reads the span fields span leaves out of its switch, none of
@@ -539,7 +533,14 @@ func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 	if !ok {
 		return start, 0, false
 	}
-	return start, d.flushKept(), true
+	for _, a := range d.kept {
+		fa := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
+		if a.val.typ == pcommon.ValueTypeStr {
+			fa.Str = d.strs.str(a.val.s)
+		}
+		d.out.Attrs = append(d.out.Attrs, fa)
+	}
+	return start, int32(len(d.kept)), true
 }
 
 // generalAttr reads an attribute in any shape pdata reads: the path for
@@ -572,19 +573,6 @@ func (d *fastDec) gather(k string, val *fastValue) bool {
 	}
 	d.kept = append(d.kept, keptAttr{key: k, val: *val})
 	return true
-}
-
-// flushKept appends the gathered attributes to the batch and returns how
-// many there are.
-func (d *fastDec) flushKept() int32 {
-	for _, a := range d.kept {
-		fa := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
-		if a.val.typ == pcommon.ValueTypeStr {
-			fa.Str = d.strs.str(a.val.s)
-		}
-		d.out.Attrs = append(d.out.Attrs, fa)
-	}
-	return int32(len(d.kept))
 }
 
 // keptAttr is an attribute to keep, gathered before the map is built.
