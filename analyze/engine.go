@@ -536,16 +536,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 	x := s.x
 	s.wm = max(s.wm, wm)
 	late := 0
-	for t := traces; t < len(x.traces); t++ {
-		s.lastEnd = append(s.lastEnd, math.MinInt64)
-		s.minStart = append(s.minStart, math.MaxInt64)
-		gone := s.wasFinalized(x.traces[t].id)
-		s.dead = append(s.dead, gone)
-		s.rooted = append(s.rooted, false)
-		if !gone {
-			s.open++
-		}
-	}
+	s.openTraces(traces)
 	for i := before; i < x.nspans; i++ {
 		sp := x.sp(i)
 		if s.dead[sp.trace] {
@@ -567,12 +558,38 @@ func (s *shard) track(before int32, traces int, wm int64) {
 		return
 	}
 	s.e.count(late, 0, 0, 0)
-	w := int64(s.e.opts.Window)
 	s.newTraces += len(x.traces) - traces
-	if (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) ||
-		(s.completeAtRoot && s.rootedOpen >= rootedBatch) {
+	if s.scanDue() {
 		s.scan()
 	}
+}
+
+// openTraces extends the per-trace streaming state over the traces the
+// index opened from index traces on. A trace the shard already finalized
+// comes back dead (its late spans are counted, never measured twice), so
+// it is not open.
+func (s *shard) openTraces(traces int) {
+	for t := traces; t < len(s.x.traces); t++ {
+		s.lastEnd = append(s.lastEnd, math.MinInt64)
+		s.minStart = append(s.minStart, math.MaxInt64)
+		gone := s.wasFinalized(s.x.traces[t].id)
+		s.dead = append(s.dead, gone)
+		s.rooted = append(s.rooted, false)
+		if !gone {
+			s.open++
+		}
+	}
+}
+
+// scanDue reports whether a scan may finalize something now: the
+// watermark moved an eighth of the window past the last scan, the open
+// traces passed the bound (or an eighth of it opened since), or a batch
+// of complete traces waits. Scanning on every part instead would walk
+// every open trace per part.
+func (s *shard) scanDue() bool {
+	w := int64(s.e.opts.Window)
+	return (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) ||
+		(s.completeAtRoot && s.rootedOpen >= rootedBatch)
 }
 
 // rootedBatch is how many complete traces a shard gathers before it

@@ -209,6 +209,24 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 		run.Analysis = &report.Analysis{Report: rep}
 		return run, nil
 	}
+	x, err := readIndex(ctx, run, paths, cfg, opts, phase)
+	if err := read(err); err != nil {
+		return run, err
+	}
+	a, err := measureIndex(ctx, run, x, cfg, opts, phase)
+	if err != nil {
+		return run, err
+	}
+	run.Analysis = a
+	return run, nil
+}
+
+// readIndex is the index engine's read: paths loaded into one index with
+// what cfg and the rules need of it (into run.Inputs), then finished as a
+// phase of its own, since grouping, sorting and linking every span takes
+// a while on a large dump.
+func readIndex(ctx context.Context, run *DumpRun, paths []string, cfg rulefmt.Config, opts RunOptions,
+	phase func(string, func() error) error) (*index, error) {
 	lopts := opts.Load
 	lopts.Index = rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(opts.Rules))
 	var x *index
@@ -217,13 +235,16 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 		return err
 	})
 	if err == nil {
-		// Finishing the index (grouping, sorting and linking every span)
-		// is a phase of its own on a large dump.
 		err = phase(PhaseIndex, func() error { x.Spans(); return nil })
 	}
-	if err := read(err); err != nil {
-		return run, err
-	}
+	return x, err
+}
+
+// measureIndex runs the measures (and the events, when opts asks for
+// them, into run.Events) and then judges the rules over read index x,
+// each a phase of its own so an interruption names where it stopped.
+func measureIndex(ctx context.Context, run *DumpRun, x *index, cfg rulefmt.Config, opts RunOptions,
+	phase func(string, func() error) error) (*report.Analysis, error) {
 	var a report.Analysis
 	if err := phase(PhaseMeasures, func() (err error) {
 		if !opts.Events {
@@ -234,7 +255,7 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 		a.Report, run.Events, err = analyzeIndexEvents(ctx, &x, cfg, len(opts.Rules) == 0)
 		return err
 	}); err != nil {
-		return run, err
+		return nil, err
 	}
 	if err := phase(PhaseRules, func() (err error) {
 		if x == nil { // let go with the events: no rule to judge
@@ -244,8 +265,7 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 		a.Rules, err = observeRules(ctx, x, cfg, opts.Rules, opts.Observe, a.Report)
 		return err
 	}); err != nil {
-		return run, err
+		return nil, err
 	}
-	run.Analysis = &a
-	return run, nil
+	return &a, nil
 }

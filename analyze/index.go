@@ -759,10 +759,26 @@ func (x *index) finish() {
 	}
 	x.dirty = false
 	x.layout = nil
+	order, offsets := x.orderByTrace()
+	x.dropDuplicates(order, offsets)
+	x.linkParents()
 
-	// Counting sort of the span indexes by trace, in arrival order.
+	// The lookup maps cost more than the tables; the next Add rebuilds them.
+	// So does the duplicate cache (64 KiB): a copy arriving after a query
+	// is still left out here, by the sort.
+	if !x.reused {
+		x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
+		x.recent = nil
+	}
+}
+
+// orderByTrace returns the span indexes grouped by trace, in arrival order
+// within each (trace t's are order[offsets[t]:offsets[t+1]]): a counting
+// sort, linear in the spans where a sort on the trace would not be. A
+// reused index fills its previous order's memory.
+func (x *index) orderByTrace() (order, offsets []int32) {
 	nt := len(x.traces)
-	offsets := make([]int32, nt+1)
+	offsets = make([]int32, nt+1)
 	for _, c := range x.spans {
 		for i := range c {
 			offsets[c[i].trace+1]++
@@ -771,7 +787,6 @@ func (x *index) finish() {
 	for t := range nt {
 		offsets[t+1] += offsets[t]
 	}
-	var order []int32
 	if x.reused && cap(x.order) >= int(x.nspans) {
 		order = x.order[:x.nspans]
 	} else {
@@ -787,9 +802,14 @@ func (x *index) finish() {
 			i++
 		}
 	}
+	return order, offsets
+}
 
-	// Within each trace: order by span id (stable: the first copy of a
-	// duplicate comes first) and leave later copies out.
+// dropDuplicates orders each trace's spans of order (grouped by
+// orderByTrace) by span id, stable so the first copy of a duplicate comes
+// first, and leaves the later copies out, in place: the result is x.order,
+// each trace's range of it set, and x.duplicates counts the copies.
+func (x *index) dropDuplicates(order, offsets []int32) {
 	kept := order[:0]
 	x.duplicates = x.dropped
 	for t := range x.traces {
@@ -812,15 +832,6 @@ func (x *index) finish() {
 	x.order = kept
 	if !x.reused {
 		x.order = slices.Clip(kept)
-	}
-	x.linkParents()
-
-	// The lookup maps cost more than the tables; the next Add rebuilds them.
-	// So does the duplicate cache (64 KiB): a copy arriving after a query
-	// is still left out here, by the sort.
-	if !x.reused {
-		x.nameIdx, x.valIdx, x.traceIdx, x.resIdx = nil, nil, nil, nil
-		x.recent = nil
 	}
 }
 

@@ -38,26 +38,36 @@ func (e *events) executions(each func(trace int32, sessions int)) report.Executi
 		slices.SortFunc(calls, func(a, b callEvent) int {
 			return cmp.Or(cmp.Compare(a.exec, b.exec), cmp.Compare(a.session, b.session))
 		})
-		for i := 0; i < len(calls); {
-			sessions := 0
-			j := i
-			for ; j < len(calls) && calls[j].exec == calls[i].exec; j++ {
-				if calls[j].session >= 0 && (j == i || calls[j].session != calls[j-1].session) {
-					sessions++
-				}
-			}
-			r.Count++
-			r.MaxSessions = max(r.MaxSessions, sessions)
-			if sessions > 1 {
-				r.MultiSession++
-				examples = append(examples, t)
-			}
-			if each != nil {
-				each(t, sessions)
-			}
-			i = j
-		}
+		examples = countExecutions(&r, t, calls, examples, each)
 	}
 	r.Examples = e.exampleIDs(examples)
 	return r
+}
+
+// countExecutions counts into r the executions of trace t, whose calls
+// (those in an execution) are sorted by execution then session, and the
+// distinct sessions of each; it returns examples with t added once per
+// execution of more than one session. each is as for executions.
+func countExecutions(r *report.ExecutionsReport, t int32, calls []callEvent, examples []int32,
+	each func(trace int32, sessions int)) []int32 {
+	for i := 0; i < len(calls); {
+		sessions := 0
+		j := i
+		for ; j < len(calls) && calls[j].exec == calls[i].exec; j++ {
+			if calls[j].session >= 0 && (j == i || calls[j].session != calls[j-1].session) {
+				sessions++
+			}
+		}
+		r.Count++
+		r.MaxSessions = max(r.MaxSessions, sessions)
+		if sessions > 1 {
+			r.MultiSession++
+			examples = append(examples, t)
+		}
+		if each != nil {
+			each(t, sessions)
+		}
+		i = j
+	}
+	return examples
 }

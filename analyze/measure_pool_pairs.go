@@ -307,11 +307,30 @@ func (p *pairStage) advance(t int64) {
 // than one sort on the pair and the time together). The others stay
 // buffered. groups are the pairs' slices of grouped.
 func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acquireEvent) {
+	counts, pairOf, rest := p.pairReady(t)
+	if len(pairOf) == 0 {
+		return nil, nil
+	}
+	first := make([]int32, len(counts)+1) // pair id's acquires are grouped[first[id]:first[id+1]]
+	for id, c := range counts {
+		first[id+1] = first[id] + c
+	}
+	grouped = p.scatterReady(t, first[:len(counts)], pairOf, rest)
+	groups = make([][]acquireEvent, len(counts))
+	for id := range counts {
+		groups[id] = grouped[first[id]:first[id+1]]
+	}
+	return grouped, groups
+}
+
+// pairReady numbers the pairs of the buffered acquires that started
+// before t, in order of first appearance: pairOf is each ready acquire's
+// pair id, in buffer order, counts each pair's ready acquires, and rest
+// how many acquires stay buffered. Runs of one pair, the common case, ask
+// the map once per run.
+func (p *pairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
 	ids := map[pairKey]int32{}
-	var counts []int32
-	var pairOf []int32 // per ready acquire, in buffer order
 	last, lastID := pairKey{}, int32(-1)
-	rest := 0
 	for _, b := range p.bufs {
 		for i := range b {
 			ev := &b[i]
@@ -333,15 +352,16 @@ func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acqui
 			counts[lastID]++
 		}
 	}
-	if len(pairOf) == 0 {
-		return nil, nil
-	}
-	first := make([]int32, len(counts)+1) // pair id's acquires are grouped[first[id]:first[id+1]]
-	for id, c := range counts {
-		first[id+1] = first[id] + c
-	}
-	next := slices.Clone(first[:len(counts)])
-	grouped = make([]acquireEvent, len(pairOf))
+	return counts, pairOf, rest
+}
+
+// scatterReady moves the buffered acquires that started before t into a
+// new slice, each pair's from first[id] on (pairOf and rest from
+// pairReady), and keeps the rest buffered in one slice, noting their
+// earliest start.
+func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []acquireEvent {
+	next := slices.Clone(first)
+	grouped := make([]acquireEvent, len(pairOf))
 	var kept []acquireEvent
 	if rest > 0 {
 		kept = make([]acquireEvent, 0, rest)
@@ -365,11 +385,7 @@ func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acqui
 	if len(kept) > 0 {
 		p.bufs = append(p.bufs, kept)
 	}
-	groups = make([][]acquireEvent, len(counts))
-	for id := range counts {
-		groups[id] = grouped[first[id]:first[id+1]]
-	}
-	return grouped, groups
+	return grouped
 }
 
 // attributeGroups attributes the ready acquires of every pair (each

@@ -309,7 +309,13 @@ func (a *aggregate) merge(o *observation) {
 	for i := range a.measures {
 		mergeMeasure(&a.measures[i], &o.measures[i])
 	}
+	a.fileEvents(o)
+}
 
+// fileEvents re-keys o's events and its per-scope notes (handshakes,
+// services, settings) from o's string ids to the aggregate's, and files
+// the events with the pair stage, which keeps copies: o's are let go.
+func (a *aggregate) fileEvents(o *observation) {
 	global := a.globalIDs(o)
 	for i := range o.events {
 		ev := &o.events[i]

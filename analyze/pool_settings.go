@@ -113,45 +113,74 @@ func parseSettingsText(s string) (PoolSettings, bool) {
 // miss attribution and whatif's replay both ask it.
 func (ps PoolSettings) Idle() (idle.Settings, error) {
 	s := idle.Defaults(0)
+	if err := ps.idleTTL(&s); err != nil {
+		return s, err
+	}
+	if err := ps.idlePerKey(&s); err != nil {
+		return s, err
+	}
+	if err := ps.idleGlobal(&s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// idleTTL reads the idle TTL into s: a positive number of seconds that a
+// time.Duration can hold.
+func (ps PoolSettings) idleTTL(s *idle.Settings) error {
 	v, err := ps.get(spans.AttrPoolIdleTTL)
 	if err != nil {
-		return s, err
+		return err
 	}
 	sec, err := strconv.ParseFloat(v, 64)
 	if err != nil || !(sec > 0) || sec > math.MaxInt64/float64(time.Second) {
-		return s, fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
+		return fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
 	}
 	s.TTL = time.Duration(math.Round(sec * float64(time.Second)))
-	if v, err = ps.get(spans.AttrPoolMaxIdlePerKey); err != nil {
-		return s, err
+	return nil
+}
+
+// idlePerKey reads the per-key idle minimum and its sizing rule (peak or
+// fixed) into s.
+func (ps PoolSettings) idlePerKey(s *idle.Settings) error {
+	v, err := ps.get(spans.AttrPoolMaxIdlePerKey)
+	if err != nil {
+		return err
 	}
 	if s.MaxIdlePerKey, err = strconv.Atoi(v); err != nil {
-		return s, fmt.Errorf("%s %.32q: expected an integer", spans.AttrPoolMaxIdlePerKey, v)
+		return fmt.Errorf("%s %.32q: expected an integer", spans.AttrPoolMaxIdlePerKey, v)
 	}
 	if v, err = ps.get(spans.AttrPoolIdleSizing); err != nil {
-		return s, err
+		return err
 	}
 	switch v {
 	case spans.IdleSizingPeak:
 	case spans.IdleSizingFixed:
 		s.FixedPerKey = true
 	default:
-		return s, fmt.Errorf("%s %.32q: expected %s or %s", spans.AttrPoolIdleSizing, v, spans.IdleSizingPeak, spans.IdleSizingFixed)
+		return fmt.Errorf("%s %.32q: expected %s or %s", spans.AttrPoolIdleSizing, v, spans.IdleSizingPeak, spans.IdleSizingFixed)
 	}
-	if v, err = ps.get(spans.AttrPoolMaxIdle); err != nil {
-		return s, err
+	return nil
+}
+
+// idleGlobal reads the global idle cap, a positive integer, and the sweep
+// interval into s; an absent interval leaves the default.
+func (ps PoolSettings) idleGlobal(s *idle.Settings) error {
+	v, err := ps.get(spans.AttrPoolMaxIdle)
+	if err != nil {
+		return err
 	}
 	if s.MaxIdle, err = strconv.Atoi(v); err != nil || s.MaxIdle <= 0 {
-		return s, fmt.Errorf("%s %.32q: expected a positive integer", spans.AttrPoolMaxIdle, v)
+		return fmt.Errorf("%s %.32q: expected a positive integer", spans.AttrPoolMaxIdle, v)
 	}
 	if v, ok := ps[spans.AttrPoolSweepInterval]; ok {
 		sec, err := strconv.ParseFloat(v, 64)
 		if err != nil || sec > math.MaxInt64/float64(time.Second) || sec < -1 {
-			return s, fmt.Errorf("%s %.32q: expected seconds, or -1", spans.AttrPoolSweepInterval, v)
+			return fmt.Errorf("%s %.32q: expected seconds, or -1", spans.AttrPoolSweepInterval, v)
 		}
 		s.SweepInterval = time.Duration(math.Round(sec * float64(time.Second)))
 	}
-	return s, nil
+	return nil
 }
 
 // get returns the recorded value of key, an error naming it when absent.

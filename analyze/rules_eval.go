@@ -239,38 +239,59 @@ func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("complete_when: %w", err)
 	}
-	has := func(group []int32) bool {
-		if complete == nil {
-			return true
-		}
-		for _, i := range group {
-			if complete.match(i) {
-				return true
-			}
-		}
-		return false
-	}
 	switch r.Scope.Kind {
 	case rulefmt.ScopeDump:
-		return []ruleScope{{trace: -1, root: -1, spans: x.order, complete: has(x.order)}}, nil
+		return []ruleScope{{trace: -1, root: -1, spans: x.order, complete: anyMatch(complete, x.order)}}, nil
 	case rulefmt.ScopeTrace:
-		out := make([]ruleScope, 0, len(x.traces))
-		for t := range x.traces {
-			tr := &x.traces[t]
-			group := x.order[tr.first : tr.first+tr.n]
-			out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.incomplete && has(group)})
-		}
-		// Raw ids sort as their hex does, without formatting two strings
-		// per comparison.
-		slices.SortFunc(out, func(a, b ruleScope) int {
-			return bytes.Compare(x.traces[a.trace].id[:], x.traces[b.trace].id[:])
-		})
-		return out, nil
+		return e.traceScopes(complete), nil
 	}
 	root, err := e.compile(r.Scope.Root)
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}
+	return e.subtreeScopes(root, complete)
+}
+
+// anyMatch reports whether a scope of spans group may be judged by its
+// complete_when: some span matches complete, or there is no complete_when
+// (nil).
+func anyMatch(complete *matcher, group []int32) bool {
+	if complete == nil {
+		return true
+	}
+	for _, i := range group {
+		if complete.match(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// traceScopes lists the scopes of a per-trace rule, one per trace,
+// complete when the trace is and complete (anyMatch) holds, in trace id
+// order.
+func (e *ruleEval) traceScopes(complete *matcher) []ruleScope {
+	x := e.x
+	out := make([]ruleScope, 0, len(x.traces))
+	for t := range x.traces {
+		tr := &x.traces[t]
+		group := x.order[tr.first : tr.first+tr.n]
+		out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.incomplete && anyMatch(complete, group)})
+	}
+	// Raw ids sort as their hex does, without formatting two strings
+	// per comparison.
+	slices.SortFunc(out, func(a, b ruleScope) int {
+		return bytes.Compare(x.traces[a.trace].id[:], x.traces[b.trace].id[:])
+	})
+	return out
+}
+
+// subtreeScopes lists the scopes of a per-subtree rule, one per span
+// matching root, each complete when its trace is and complete (anyMatch)
+// holds over the whole trace, in span order. A cancelled run stops it
+// between traces.
+func (e *ruleEval) subtreeScopes(root, complete *matcher) ([]ruleScope, error) {
+	x := e.x
 	// A subtree's spans are its range of the depth-first layout: nested
 	// subtrees share one array instead of each copying its span list.
 	tree := x.tree()
@@ -290,7 +311,7 @@ func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 		if len(out) == first {
 			continue
 		}
-		ok := !tr.incomplete && has(group)
+		ok := !tr.incomplete && anyMatch(complete, group)
 		for k := first; k < len(out); k++ {
 			out[k].complete = ok
 		}

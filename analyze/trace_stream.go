@@ -123,25 +123,10 @@ type PoolCount struct {
 
 // RuleJudge judges rules on the analysis of some traces (their Report and
 // rule observations, from AnalyzeRules) and returns, for each rule in
-// order, whether it failed and which scopes. The gate provides it
-// (analyze/gate's Evaluate): this package cannot import the gate, which
-// reads its analysis value.
-type RuleJudge func(a *report.Analysis, rules []rulefmt.Rule) ([]RuleFailure, error)
-
-// RuleFailure is one rule's verdict as a TraceStream needs it.
-type RuleFailure struct {
-	Failed bool
-	// Found is the finding text, as `mcptrace check` words it.
-	Found string
-	// Examples name the failing scopes: trace and span ids (hex) and the
-	// TraceQL that finds them.
-	Examples []RuleExample
-}
-
-// RuleExample is one failing scope of a RuleFailure.
-type RuleExample struct {
-	TraceID, SpanID, TraceQL string
-}
+// order, its verdict: report.RuleVerdict, the one verdict shape. The gate
+// provides it (analyze/gate's Evaluate): this package cannot import the
+// gate, which reads its analysis value.
+type RuleJudge func(a *report.Analysis, rules []rulefmt.Rule) ([]report.RuleVerdict, error)
 
 // InStream reports whether r can be judged on one finalized trace at a
 // time: its scope is a trace or a subtree and it compares no dump-wide
@@ -296,7 +281,7 @@ func (s *TraceStream) violations(idx *index) ([]Violation, error) {
 			return nil, err
 		}
 		for i, res := range results {
-			if !res.Failed {
+			if res.Status != report.StatusFail {
 				continue
 			}
 			for _, ex := range res.Examples {
@@ -311,7 +296,7 @@ func (s *TraceStream) violations(idx *index) ([]Violation, error) {
 }
 
 // judgeIndex evaluates the rules on idx, naming every failing scope.
-func (s *TraceStream) judgeIndex(idx *index) ([]RuleFailure, error) {
+func (s *TraceStream) judgeIndex(idx *index) ([]report.RuleVerdict, error) {
 	a, err := analyzeRules(context.Background(), idx, s.cfg, s.rules, ObserveOptions{MaxExamples: math.MaxInt32})
 	if err != nil {
 		return nil, err

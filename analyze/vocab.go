@@ -49,10 +49,41 @@ type vocab struct {
 // carries it, so a lookup finds nothing.
 const noKey = ^uint16(0)
 
+// newVocab compiles the vocabulary cfg resolves to for x (detect.go)
+// against x: its roles' selectors, and its attribute keys and values as
+// x's ids, looked up once so the stage compares ids span by span.
 func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
 	x.finish()
 	voc := resolvedFor(cfg, x).ActiveVocabulary() // detect.go
 	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
+	if err := v.compileRoles(); err != nil {
+		return nil, err
+	}
+	v.clock = rootClock{x: x, session: v.session}
+	v.resolveKeys()
+	if cfg.ScopeAttr != "" {
+		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
+			v.kScope = int32(id)
+		}
+	}
+	v.valTrue = 1 // newIndex interns "false" and "true" first
+	v.valToolError = -1
+	if voc.Attributes.ToolError != "" {
+		v.valToolError = x.valueID(voc.Attributes.ToolError)
+	}
+	v.valHealthCheck = x.valueID(spans.MissHealthCheck)
+	v.namedPool = make([]bool, len(x.names))
+	for i, n := range x.names {
+		v.namedPool[i] = slices.Contains(voc.Names, n)
+	}
+	return v, nil
+}
+
+// compileRoles compiles the vocabulary's role selectors and its enclosing
+// session selector against the index. It compiles them all and returns
+// the first error, naming the vocabulary.
+func (v *vocab) compileRoles() error {
+	x, voc := v.x, v.voc
 	var err error
 	compile := func(sels []rulefmt.Selector) []*matcher {
 		out := make([]*matcher, 0, len(sels))
@@ -75,19 +106,21 @@ func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
 			v.session = ms[0]
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	v.clock = rootClock{x: x, session: v.session}
+	return err
+}
+
+// resolveKeys looks up the index's id of every attribute key the
+// vocabulary names (noKey for an empty name or one no span carries).
+func (v *vocab) resolveKeys() {
 	key := func(k string) uint16 {
-		if id, ok := x.lookupKey(k); ok && k != "" {
+		if id, ok := v.x.lookupKey(k); ok && k != "" {
 			return id
 		}
 		return noKey
 	}
-	a := voc.Attributes
+	a := v.voc.Attributes
 	v.kHit, v.kKey, v.kAttempt = key(a.Hit), key(a.Key), key(a.Attempt)
-	v.kReason, v.kPoolID, v.kSession = key(a.MissReason), key(a.PoolID), key(voc.Session.Attribute)
+	v.kReason, v.kPoolID, v.kSession = key(a.MissReason), key(a.PoolID), key(v.voc.Session.Attribute)
 	v.kErrType, v.kRevision = key(a.ErrorType), key(a.Revision)
 	v.kAddr, v.kPort, v.kClient = key(a.ServerAddress), key(a.ServerPort), key(a.ClientAddress)
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
@@ -96,22 +129,6 @@ func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
 		v.kSettings[i] = key(k)
 		v.hasSettings = v.hasSettings || v.kSettings[i] != noKey
 	}
-	if cfg.ScopeAttr != "" {
-		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
-			v.kScope = int32(id)
-		}
-	}
-	v.valTrue = 1 // newIndex interns "false" and "true" first
-	v.valToolError = -1
-	if a.ToolError != "" {
-		v.valToolError = x.valueID(a.ToolError)
-	}
-	v.valHealthCheck = x.valueID(spans.MissHealthCheck)
-	v.namedPool = make([]bool, len(x.names))
-	for i, n := range x.names {
-		v.namedPool[i] = slices.Contains(voc.Names, n)
-	}
-	return v, nil
 }
 
 // role is one role's selectors compiled against an index: those that read

@@ -15,16 +15,9 @@ import (
 // cancelled poll stops it early; the caller checks v.poll.err.
 func (v *vocab) stage(root *matcher) *events {
 	x := v.x
-	e := &events{strs: slices.Clip(x.vals), handshakesByScope: map[int32]int{}, traceIDs: x.traceID}
-	perName := make([]int32, len(x.names))
-	for _, i := range x.order {
-		perName[x.sp(i).name]++
-	}
-	n := len(x.order)
-	e.calls = make([]callEvent, 0, v.calls.bound(perName, n))
-	e.handshakes = make([]handshakeEvent, 0, v.handshakes.bound(perName, n))
-	acquires := make([]int32, 0, v.acquires.bound(perName, n)) // explicit acquire spans, in x.order
+	e, acquires := v.newEvents()
 	hasHandshake := make([]bool, x.nspans)
+	// One pass, every span's roles read in line: this loop runs per span.
 	for _, i := range x.order {
 		if v.poll.stop() {
 			return e
@@ -66,6 +59,33 @@ func (v *vocab) stage(root *matcher) *events {
 			e.poolSpans++
 		}
 	}
+	v.deriveEvents(e, root, acquires, hasHandshake)
+	return e
+}
+
+// newEvents returns the stage's empty events, their slices sized for the
+// spans the roles can match (role.bound, from a count of the spans per
+// name) so the pass over the spans does not grow them, and the slice for
+// the explicit acquire spans, sized the same way.
+func (v *vocab) newEvents() (*events, []int32) {
+	x := v.x
+	e := &events{strs: slices.Clip(x.vals), handshakesByScope: map[int32]int{}, traceIDs: x.traceID}
+	perName := make([]int32, len(x.names))
+	for _, i := range x.order {
+		perName[x.sp(i).name]++
+	}
+	n := len(x.order)
+	e.calls = make([]callEvent, 0, v.calls.bound(perName, n))
+	e.handshakes = make([]handshakeEvent, 0, v.handshakes.bound(perName, n))
+	acquires := make([]int32, 0, v.acquires.bound(perName, n)) // explicit acquire spans, in x.order
+	return e, acquires
+}
+
+// deriveEvents completes e once every span is read: the acquires, inferred
+// from the calls or made of the explicit acquire spans (acquires, in span
+// order; hasHandshake marks the spans with a handshake child), then each
+// scope's service and the executions' names.
+func (v *vocab) deriveEvents(e *events, root *matcher, acquires []int32, hasHandshake []bool) {
 	if v.inferred {
 		v.inferFromCalls(e)
 	} else {
@@ -74,7 +94,6 @@ func (v *vocab) stage(root *matcher) *events {
 	}
 	v.scopeServices(e)
 	e.execNames = v.execNames(e, root)
-	return e
 }
 
 // scopeServices notes the service.name of each scope's acquires (the
@@ -273,44 +292,74 @@ func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv i
 // first explicit event and its implied hit (-1 none); the explicit events
 // are e.acquires[:explicitEvents].
 func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEvents int) {
-	x := v.x
-	n := x.nspans
-	leased := func(inv int32) bool { return leaseFirst[inv] >= 0 || (implied != nil && implied[inv] >= 0) }
-	// leasesOf returns the events of invocation inv in start order.
-	leasesOf := func(inv int32, buf []int32) []int32 {
-		buf = buf[:0]
-		if implied != nil && implied[inv] >= 0 {
-			buf = append(buf, implied[inv])
-		}
-		if k := leaseFirst[inv]; k >= 0 {
-			for ; int(k) < explicitEvents && e.acquires[k].at >= 0 && x.sp(e.acquires[k].at).parent == inv; k++ {
-				buf = append(buf, k)
-			}
-		}
-		return buf
+	l := &invocationLeases{e: e, x: v.x, first: leaseFirst, implied: implied, explicit: explicitEvents}
+	buf, ok := v.failCallLeases(e, l)
+	if !ok {
+		return
 	}
+	for inv, n := int32(0), v.x.nspans; inv < n; inv++ {
+		if l.leased(inv) && v.failed(inv) {
+			buf = l.of(inv, buf)
+			e.acquires[buf[len(buf)-1]].failed = true
+		}
+	}
+}
 
-	// The invocation of a call is its nearest ancestor holding a lease,
-	// found for every span in one pass over the tree rather than a walk
-	// per call.
+// invocationLeases finds each invocation's leases among e.acquires: first
+// is each invocation's first explicit event and implied its implied hit
+// (-1 none; implied nil when no invocation has one); the explicit events
+// are e.acquires[:explicit], an invocation's in a run from its first.
+type invocationLeases struct {
+	e              *events
+	x              *index
+	first, implied []int32
+	explicit       int
+}
+
+// leased reports whether invocation inv holds a lease.
+func (l *invocationLeases) leased(inv int32) bool {
+	return l.first[inv] >= 0 || (l.implied != nil && l.implied[inv] >= 0)
+}
+
+// of returns the events of invocation inv in start order, in buf's memory.
+func (l *invocationLeases) of(inv int32, buf []int32) []int32 {
+	buf = buf[:0]
+	if l.implied != nil && l.implied[inv] >= 0 {
+		buf = append(buf, l.implied[inv])
+	}
+	if k := l.first[inv]; k >= 0 {
+		for ; int(k) < l.explicit && l.e.acquires[k].at >= 0 && l.x.sp(l.e.acquires[k].at).parent == inv; k++ {
+			buf = append(buf, k)
+		}
+	}
+	return buf
+}
+
+// failCallLeases fails the lease each failed call ran on: the last lease
+// of its invocation that began before it. The invocation of a call is its
+// nearest ancestor holding a lease, found for every span in one pass over
+// the tree rather than a walk per call, and only once a call failed. It
+// returns its buffer for reuse, and false when a cancelled poll stopped
+// it.
+func (v *vocab) failCallLeases(e *events, l *invocationLeases) ([]int32, bool) {
 	var buf []int32
 	var near []int32
 	for k := range e.calls {
 		if v.poll.stop() {
-			return
+			return buf, false
 		}
 		c := &e.calls[k]
 		if !c.failed {
 			continue
 		}
 		if near == nil {
-			near = x.nearestAncestors(leased)
+			near = v.x.nearestAncestors(l.leased)
 		}
 		inv := near[c.span]
 		if inv < 0 {
 			continue
 		}
-		buf = leasesOf(inv, buf)
+		buf = l.of(inv, buf)
 		best := buf[0]
 		for _, j := range buf {
 			if e.acquires[j].start <= c.start {
@@ -319,12 +368,7 @@ func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEve
 		}
 		e.acquires[best].failed = true
 	}
-	for inv := int32(0); inv < n; inv++ {
-		if leased(inv) && v.failed(inv) {
-			buf = leasesOf(inv, buf)
-			e.acquires[buf[len(buf)-1]].failed = true
-		}
-	}
+	return buf, true
 }
 
 // emitAcquire appends the event of acquire span a; next is the following

@@ -85,6 +85,19 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 		return nil
 	}
 	m := mp.Meter(spans.ScopeName)
+	if err := in.registerRecorded(m); err != nil {
+		return err
+	}
+	if err := in.registerObserved(p, m); err != nil {
+		return err
+	}
+	in.metrics = true
+	return nil
+}
+
+// registerRecorded creates the counters and histograms the pool records
+// into as things happen, stopping at the first the meter refuses.
+func (in *instruments) registerRecorded(m metric.Meter) error {
 	var err error
 	hist := func(name, desc string) metric.Float64Histogram {
 		if err != nil {
@@ -112,11 +125,16 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 	in.opDuration = hist(spans.MetricOperationDuration, "Duration of MCP client operations.")
 	in.sessionDur = hist(spans.MetricSessionDuration, "Lifetime of MCP client sessions, from handshake to close.")
 	in.timeouts = counter(spans.MetricTimeouts, "Acquires that timed out waiting for a key's in-use cap.")
-	if err != nil {
-		return err
-	}
+	return err
+}
+
+// registerObserved creates the gauges read from the pool when collected
+// rather than recorded on every lease, so the hit path pays nothing for
+// them: the sessions held by state and the acquires waiting.
+func (in *instruments) registerObserved(p *Pool, m metric.Meter) error {
 	idle := metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrConnectionState, spans.StateIdle))
 	used := metric.WithAttributes(in.poolAttr, attribute.String(spans.AttrConnectionState, spans.StateUsed))
+	var err error
 	in.connCount, err = m.Int64ObservableUpDownCounter(spans.MetricConnectionCount,
 		metric.WithUnit("{session}"),
 		metric.WithDescription("Sessions held by the pool, by state (idle or used)."),
@@ -141,11 +159,7 @@ func (in *instruments) registerMetrics(p *Pool, mp metric.MeterProvider) error {
 			o.Observe(int64(n), metric.WithAttributes(in.poolAttr))
 			return nil
 		}))
-	if err != nil {
-		return err
-	}
-	in.metrics = true
-	return nil
+	return err
 }
 
 // acquireWaited records on the acquire span how long it has waited for the

@@ -81,6 +81,13 @@ func rpcHead(req *http.Request) (method, id string) {
 	var head [maxRPCHead]byte
 	n, _ := io.ReadFull(body, head[:])
 	s := headScanner{b: head[:n]}
+	return s.methodAndID()
+}
+
+// methodAndID reads the head's fields up to the first object or array
+// value, or until it has seen both the method and the id. A value it cannot
+// read whole ends the scan with what it has.
+func (s *headScanner) methodAndID() (method, id string) {
 	if !s.byte('{') {
 		return "", ""
 	}
@@ -89,26 +96,9 @@ func rpcHead(req *http.Request) (method, id string) {
 		if !ok || !s.byte(':') {
 			break
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			break
-		}
-		var val []byte
-		switch c := s.b[s.i]; {
-		case c == '"':
-			if val, ok = s.str(); !ok {
-				return method, id
-			}
-		case c == '{' || c == '[':
-			return method, id // the params
-		default:
-			raw := s.scalar()
-			if len(raw) == 0 {
-				return method, id
-			}
-			if c == '-' || (c >= '0' && c <= '9') {
-				val = raw // a number id, as written
-			} // null, true, false: no id
+		val, ok := s.fieldValue()
+		if !ok {
+			return method, id
 		}
 		switch string(key) { // no copy: compared, not kept
 		case "method":
@@ -124,6 +114,32 @@ func rpcHead(req *http.Request) (method, id string) {
 		}
 	}
 	return method, id
+}
+
+// fieldValue reads the value after a field's colon: a string's bytes, a
+// number as written, or nil for null, true and false (no id). It reports
+// false at an object or array (the params, whose "id" is the arguments')
+// and at a value the head does not hold whole, where the scan stops.
+func (s *headScanner) fieldValue() ([]byte, bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		return s.str()
+	case c == '{' || c == '[':
+		return nil, false // the params
+	default:
+		raw := s.scalar()
+		if len(raw) == 0 {
+			return nil, false
+		}
+		if c == '-' || (c >= '0' && c <= '9') {
+			return raw, true // a number id, as written
+		}
+		return nil, true // null, true, false: no id
+	}
 }
 
 // headScanner reads the head of a JSON object: strings, scalars and

@@ -135,7 +135,28 @@ func rawSecretValues(raw string) []string {
 // NewTarget validates cfg and prepares its identity key. The error never
 // quotes a secret.
 func NewTarget(cfg TargetConfig) (*Target, error) {
-	u, err := url.Parse(cfg.Endpoint)
+	u, err := parseEndpoint(cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{endpoint: u.String(), header: http.Header{}, protocolVersion: cfg.ProtocolVersion, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}}
+	t.addHeaders(cfg)
+	t.shown = t.redactQuery(u)
+	// Longest first, so a secret that contains another is replaced whole.
+	slices.SortFunc(t.redact.secrets, func(a, b string) int { return len(b) - len(a) })
+
+	t.address = u.Hostname()
+	t.port = endpointPort(u)
+	t.key = identityKey(spans.TransportStreamableHTTP, u, t.header, cfg.ProtocolVersion)
+	return t, nil
+}
+
+// parseEndpoint parses the endpoint and refuses one the pool cannot dial
+// or should not: not http(s), no host, or credentials in the URL, which
+// belong in headers where they are redacted. Its errors never quote the
+// endpoint, which may hold a secret.
+func parseEndpoint(endpoint string) (*url.URL, error) {
+	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("pool: target endpoint is not a URL (expected http://host[:port]/path)")
 	}
@@ -148,8 +169,13 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("pool: target endpoint carries user info: pass credentials in Header or BearerToken")
 	}
-	t := &Target{endpoint: u.String(), header: http.Header{}, protocolVersion: cfg.ProtocolVersion, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}}
+	return u, nil
+}
 
+// addHeaders copies cfg's headers and bearer token into t's under their
+// canonical names, and records every value of a secret header (a known
+// one, one cfg names, or one whose name says secret) for redaction.
+func (t *Target) addHeaders(cfg TargetConfig) {
 	secretHeader := map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true}
 	for _, h := range cfg.SecretHeaders {
 		secretHeader[http.CanonicalHeaderKey(h)] = true
@@ -169,7 +195,12 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 			}
 		}
 	}
+}
 
+// redactQuery records the values of u's secret query parameters for
+// redaction, as parsed, as escaped and as written, and returns u as it may
+// be shown: those values replaced.
+func (t *Target) redactQuery(u *url.URL) string {
 	q := u.Query()
 	shownURL := *u
 	shownQ := url.Values{}
@@ -188,20 +219,20 @@ func NewTarget(cfg TargetConfig) (*Target, error) {
 	}
 	t.redact.secrets = append(t.redact.secrets, rawSecretValues(u.RawQuery)...)
 	shownURL.RawQuery = shownQ.Encode()
-	t.shown = shownURL.String()
-	// Longest first, so a secret that contains another is replaced whole.
-	slices.SortFunc(t.redact.secrets, func(a, b string) int { return len(b) - len(a) })
+	return shownURL.String()
+}
 
-	t.address = u.Hostname()
+// endpointPort is u's port: the one it names, else its scheme's default.
+func endpointPort(u *url.URL) int {
 	if p := u.Port(); p != "" {
-		_, _ = fmt.Sscan(p, &t.port)
-	} else if u.Scheme == "https" {
-		t.port = 443
-	} else {
-		t.port = 80
+		var port int
+		_, _ = fmt.Sscan(p, &port)
+		return port
 	}
-	t.key = identityKey(spans.TransportStreamableHTTP, u, t.header, cfg.ProtocolVersion)
-	return t, nil
+	if u.Scheme == "https" {
+		return 443
+	}
+	return 80
 }
 
 // identityKey is the HMAC of the canonical identity: transport, scheme, host,

@@ -269,9 +269,8 @@ func (c *CheckReport) HTML() *report.HTMLCheck {
 		Verdict: report.HTMLVerdict{Verdict: string(c.Verdict), ExitCode: c.ExitCode, Counts: report.HTMLCounts(c.Counts)},
 		Partial: c.Partial,
 	}
-	h.Rules = make([]report.HTMLRule, 0, len(c.Rules))
+	h.Rules = c.Rules
 	for _, rr := range c.Rules {
-		h.Rules = append(h.Rules, report.HTMLRule{ID: rr.ID, Status: string(rr.Status), Severity: string(rr.Severity), Found: rr.Found, Expected: rr.Expected})
 		if rr.Status == StatusPass {
 			continue
 		}

@@ -262,6 +262,14 @@ func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances
 	if t.ran {
 		row.P = &t.p
 	}
+	row.setVerdict(t, ch)
+	return row
+}
+
+// setVerdict sets the row's verdict from its significance test t and its
+// change ch: the same unless t found a difference, then a regression or an
+// improvement as ch moved past its tolerance, else the same within it.
+func (row *Row) setVerdict(t test, ch shift) {
 	switch {
 	case !t.ran || t.p > Alpha:
 		row.Verdict, row.Why = VerdictSame, t.String()
@@ -273,7 +281,6 @@ func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances
 	default:
 		row.Verdict, row.Why = VerdictSame, "within tolerance, "+t.String()
 	}
-	return row
 }
 
 // beyondTolerance tests a latency row against the edge of its tolerance:

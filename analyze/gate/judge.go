@@ -13,58 +13,24 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// Status is a rule's verdict.
-type Status string
+// Status is a rule's verdict (report.RuleStatus, where the verdict's one
+// type lives).
+type Status = report.RuleStatus
 
 // The verdicts.
 const (
-	// StatusPass: every complete scope satisfies every expectation.
-	StatusPass Status = "pass"
-	// StatusFail: at least one complete scope breaks an expectation.
-	StatusFail Status = "fail"
-	// StatusIncomplete: nothing failed, but every scope the rule needed was
-	// incomplete (a trace still missing spans, no data for a measure): the
-	// rule could not be judged, which is neither a pass nor a fail.
-	StatusIncomplete Status = "incomplete"
-	// StatusNotApplicable: the rule needs what the writer's spans cannot
-	// show (a session id, a target identity, calls tied to executions,
-	// pool spans), or compares a figure that is only a bound the
-	// comparison cannot decide on. Neither a pass nor a fail, and no
-	// reason to wait for more spans: Found says why.
-	StatusNotApplicable Status = "not_applicable"
+	StatusPass          = report.StatusPass
+	StatusFail          = report.StatusFail
+	StatusIncomplete    = report.StatusIncomplete
+	StatusNotApplicable = report.StatusNotApplicable
 )
 
-// Example names one offending trace and, when known, span, with a TraceQL
-// query that finds it in Grafana Tempo.
-type Example struct {
-	TraceID string `json:"trace_id"`
-	SpanID  string `json:"span_id,omitempty"`
-	TraceQL string `json:"traceql"`
-}
+// Example names one offending trace and span (report.RuleExample).
+type Example = report.RuleExample
 
-// RuleResult is the verdict of one rule over a dump.
-type RuleResult struct {
-	ID          string           `json:"id"`
-	Description string           `json:"description,omitempty"`
-	Severity    rulefmt.Severity `json:"severity"`
-	Builtin     bool             `json:"builtin"`
-	Status      Status           `json:"status"`
-	// Expected says in words what the rule wants, Found what the dump holds.
-	Expected string `json:"expected"`
-	Found    string `json:"found"`
-	// Scopes counts the scopes considered (skipped empty ones left out);
-	// Failed and Incomplete count those that failed or could not be judged.
-	Scopes     int `json:"scopes"`
-	Failed     int `json:"failed"`
-	Incomplete int `json:"incomplete"`
-	// NotApplicable counts the scopes left out because every selected span
-	// in them ran against a sessionless server (rulefmt.Rule.SkipSessionless).
-	NotApplicable int `json:"not_applicable"`
-	// Examples name offending traces and spans, at most RuleObservation.MaxExamples.
-	Examples []Example `json:"examples"`
-	// TraceQL finds the spans the rule looks at (or its offenders) in Tempo.
-	TraceQL string `json:"traceql"`
-}
+// RuleResult is the verdict of one rule over a dump: report.RuleVerdict,
+// which only Evaluate builds.
+type RuleResult = report.RuleVerdict
 
 // Evaluate judges every rule from the analysis value a (see
 // analyze.AnalyzeRules), whose observations are of the same rules in the
@@ -169,16 +135,37 @@ func (j *judge) notApplicable(r *rulefmt.Rule, obs *report.RuleObservation) stri
 // upper bound U the other way round, and holds an equality with 0 when
 // U is 0. Anything else the truth could settle either way.
 func boundDecides(ex *rulefmt.Expectation, state report.Measurability, got, bound float64, holds bool) bool {
-	atLeast := ex.Op == rulefmt.OpGe || ex.Op == rulefmt.OpGt
-	atMost := ex.Op == rulefmt.OpLe || ex.Op == rulefmt.OpLt
 	switch state {
 	case report.LowerBound:
-		return (holds && atLeast) || (!holds && atMost) || (!holds && ex.Op == rulefmt.OpEq && got > bound)
+		return lowerBoundDecides(ex.Op, got, bound, holds)
 	case report.UpperBound:
-		return (holds && atMost) || (!holds && atLeast) || (!holds && ex.Op == rulefmt.OpEq && got < bound) ||
-			(holds && ex.Op == rulefmt.OpEq && got == 0)
+		return upperBoundDecides(ex.Op, got, bound, holds)
 	}
 	return true
+}
+
+// lowerBoundDecides is boundDecides for a lower bound: the truth, at least
+// got, can only be larger, so an at-least that holds holds, an at-most
+// that breaks breaks, and so does an equality got is already past.
+func lowerBoundDecides(op rulefmt.Op, got, bound float64, holds bool) bool {
+	atLeast, atMost := opDirection(op)
+	return (holds && atLeast) || (!holds && atMost) || (!holds && op == rulefmt.OpEq && got > bound)
+}
+
+// upperBoundDecides is boundDecides for an upper bound: the truth, at most
+// got, can only be smaller, so an at-most that holds holds, an at-least
+// that breaks breaks, and so does an equality got is already short of; an
+// equality with 0 holds when got is 0, as no figure is below it.
+func upperBoundDecides(op rulefmt.Op, got, bound float64, holds bool) bool {
+	atLeast, atMost := opDirection(op)
+	return (holds && atMost) || (!holds && atLeast) || (!holds && op == rulefmt.OpEq && got < bound) ||
+		(holds && op == rulefmt.OpEq && got == 0)
+}
+
+// opDirection reports whether op asks for at least its bound (>=, >) or
+// at most it (<=, <); an equality or inequality is neither.
+func opDirection(op rulefmt.Op) (atLeast, atMost bool) {
+	return op == rulefmt.OpGe || op == rulefmt.OpGt, op == rulefmt.OpLe || op == rulefmt.OpLt
 }
 
 // group judges one group of a rule's scopes (scopes holding the same
@@ -440,6 +427,9 @@ func scopeNoun(s rulefmt.Scope) string {
 	return "subtrees"
 }
 
+// foundText says in words what a rule found: per scope, how many held and
+// which figures failed in how many, or for the dump, its measures and
+// failing counts.
 func foundText(r *rulefmt.Rule, res RuleResult, fails map[string]int, measureFound []string) string {
 	var parts []string
 	if r.Scope.Kind == rulefmt.ScopeDump && len(measureFound) > 0 {
@@ -451,34 +441,51 @@ func foundText(r *rulefmt.Rule, res RuleResult, fails map[string]int, measureFou
 	}
 	slices.Sort(keys)
 	if r.Scope.Kind != rulefmt.ScopeDump {
-		judged := res.Scopes - res.Incomplete
-		switch {
-		case res.Scopes == 0:
-			parts = append(parts, "no "+scopeNoun(r.Scope)+" to judge")
-		case res.Failed == 0 && judged > 0:
-			parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(r.Scope)))
-		}
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(r.Scope)))
-		}
-		if res.Incomplete > 0 {
-			parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
-		}
+		parts = scopesFoundText(parts, r.Scope, res, fails, keys)
 	} else {
-		for _, k := range keys {
-			if strings.HasPrefix(k, rulefmt.QuantityCount) || strings.HasPrefix(k, rulefmt.QuantityDistinct) {
-				parts = append(parts, k)
-			}
-		}
-		if res.Failed == 0 && len(measureFound) == 0 {
-			if res.Incomplete > 0 {
-				parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
-			} else {
-				parts = append(parts, "holds")
-			}
-		}
+		parts = dumpFoundText(parts, res, keys, measureFound)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// scopesFoundText appends to parts what a rule over traces or subtrees
+// found: that it held in all judged, or each failing figure (keys, sorted)
+// with how many of the judged scopes it failed in, and how many were
+// incomplete.
+func scopesFoundText(parts []string, scope rulefmt.Scope, res RuleResult, fails map[string]int, keys []string) []string {
+	judged := res.Scopes - res.Incomplete
+	switch {
+	case res.Scopes == 0:
+		parts = append(parts, "no "+scopeNoun(scope)+" to judge")
+	case res.Failed == 0 && judged > 0:
+		parts = append(parts, fmt.Sprintf("holds in all %d %s judged", judged, scopeNoun(scope)))
+	}
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s in %d of %d %s", k, fails[k], judged, scopeNoun(scope)))
+	}
+	if res.Incomplete > 0 {
+		parts = append(parts, fmt.Sprintf("%d incomplete, not judged", res.Incomplete))
+	}
+	return parts
+}
+
+// dumpFoundText appends to parts what a rule over the whole dump found:
+// its failing counts (keys, sorted), and when nothing failed and no
+// measure was found, that it holds or that the dump is incomplete.
+func dumpFoundText(parts []string, res RuleResult, keys, measureFound []string) []string {
+	for _, k := range keys {
+		if strings.HasPrefix(k, rulefmt.QuantityCount) || strings.HasPrefix(k, rulefmt.QuantityDistinct) {
+			parts = append(parts, k)
+		}
+	}
+	if res.Failed == 0 && len(measureFound) == 0 {
+		if res.Incomplete > 0 {
+			parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
+		} else {
+			parts = append(parts, "holds")
+		}
+	}
+	return parts
 }
 
 // ExpectedText says in words what a rule wants, for reports and

@@ -115,13 +115,13 @@ type Report struct {
 	Verdict *report.HTMLVerdict `json:"verdict"`
 	// Rules are every rule a check judged, passing ones too (the rule
 	// table); absent without a check.
-	Rules    []report.HTMLRule `json:"rules,omitempty"`
-	Headline Headline          `json:"headline"`
-	TraceURL string            `json:"trace_url"`
-	Sampling Sampling          `json:"sampling"`
-	Causes   []Count           `json:"miss_causes"`
-	Latency  []Latency         `json:"latency"`
-	Scopes   []Scope           `json:"scopes"`
+	Rules    []report.RuleVerdict `json:"rules,omitempty"`
+	Headline Headline             `json:"headline"`
+	TraceURL string               `json:"trace_url"`
+	Sampling Sampling             `json:"sampling"`
+	Causes   []Count              `json:"miss_causes"`
+	Latency  []Latency            `json:"latency"`
+	Scopes   []Scope              `json:"scopes"`
 	// Offenders are the failing rules (with check) or the unexplained misses
 	// and multi-session executions (without), each with its traces.
 	Offenders []report.HTMLOffender `json:"offenders"`
@@ -297,7 +297,7 @@ func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, err
 		v := c.Verdict
 		h.Verdict = &v
 		h.Partial = h.Partial || c.Partial
-		h.Rules = append([]report.HTMLRule{}, c.Rules...)
+		h.Rules = append([]report.RuleVerdict{}, c.Rules...)
 	}
 	h.Headline = htmlHeadline(r)
 	for _, reason := range spans.MissReasons {

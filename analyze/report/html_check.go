@@ -7,21 +7,10 @@ package report
 type HTMLCheck struct {
 	Verdict HTMLVerdict
 	Partial bool
-	// Rules are every rule judged, passing ones too, in rule order.
-	Rules     []HTMLRule
+	// Rules are every rule's verdict, passing ones too, in rule order:
+	// the rule table.
+	Rules     []RuleVerdict
 	Offenders []HTMLOffender
-}
-
-// HTMLRule is one row of the HTML report's rule table: a rule's verdict,
-// what it found against what it expects.
-type HTMLRule struct {
-	ID       string `json:"id"`
-	Status   string `json:"status"`
-	Severity string `json:"severity"`
-	// Found is what the dump holds (the observed value), Expected what the
-	// rule wants (its threshold), both in the check's words.
-	Found    string `json:"found"`
-	Expected string `json:"expected"`
 }
 
 // HTMLVerdict is a check's verdict, drawn on top of the page.

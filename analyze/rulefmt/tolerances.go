@@ -55,47 +55,66 @@ func (t Tolerances) Validate() error {
 // over the values already in t.
 func parseTolerances(n *yaml.Node, t *Tolerances) error {
 	err := eachKey(n, []string{"hit_rate_drop", "latency_ratio", "latency_min_delta_ms", "excess_misses", "unexplained_misses", "unexpected"}, func(key string, _, v *yaml.Node) error {
-		var f float64
-		var i int
-		bad := func(want string) error { return nodeErrorf(v, "%s must be %s", key, want) }
 		switch key {
 		case "hit_rate_drop", "latency_ratio", "latency_min_delta_ms":
-			if v.Kind != yaml.ScalarNode || v.Decode(&f) != nil {
-				return bad("a number")
-			}
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return bad("a finite number, not " + v.Value)
-			}
+			return setToleranceRatio(t, key, v)
 		default:
-			// The tag, not Decode alone: yaml.v3 decodes 0.5 into an int as 0.
-			if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&i) != nil || i < 0 {
-				return bad("a whole number, 0 or more")
-			}
+			return setToleranceCount(t, key, v)
 		}
-		switch key {
-		case "hit_rate_drop":
-			if f < 0 || f > 1 {
-				return bad("between 0 and 1")
-			}
-			t.HitRateDrop = f
-		case "latency_ratio":
-			if f < 1 {
-				return bad("1 or more (1.5 = 50% slower)")
-			}
-			t.LatencyRatio = f
-		case "latency_min_delta_ms":
-			if f < 0 {
-				return bad("0 or more")
-			}
-			t.LatencyMinDeltaMS = f
-		case "excess_misses":
-			t.ExcessMisses = i
-		case "unexplained_misses":
-			t.UnexplainedMisses = i
-		case "unexpected":
-			t.Unexpected = i
-		}
-		return nil
 	})
 	return err
+}
+
+// toleranceError says what key's value v must be, at v's place in the file.
+func toleranceError(key string, v *yaml.Node, want string) error {
+	return nodeErrorf(v, "%s must be %s", key, want)
+}
+
+// setToleranceRatio reads v, the value of one of the fractional
+// tolerances, into t: a finite number within the key's range.
+func setToleranceRatio(t *Tolerances, key string, v *yaml.Node) error {
+	var f float64
+	if v.Kind != yaml.ScalarNode || v.Decode(&f) != nil {
+		return toleranceError(key, v, "a number")
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return toleranceError(key, v, "a finite number, not "+v.Value)
+	}
+	switch key {
+	case "hit_rate_drop":
+		if f < 0 || f > 1 {
+			return toleranceError(key, v, "between 0 and 1")
+		}
+		t.HitRateDrop = f
+	case "latency_ratio":
+		if f < 1 {
+			return toleranceError(key, v, "1 or more (1.5 = 50% slower)")
+		}
+		t.LatencyRatio = f
+	case "latency_min_delta_ms":
+		if f < 0 {
+			return toleranceError(key, v, "0 or more")
+		}
+		t.LatencyMinDeltaMS = f
+	}
+	return nil
+}
+
+// setToleranceCount reads v, the value of one of the count tolerances,
+// into t: a whole number, 0 or more.
+func setToleranceCount(t *Tolerances, key string, v *yaml.Node) error {
+	var i int
+	// The tag, not Decode alone: yaml.v3 decodes 0.5 into an int as 0.
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&i) != nil || i < 0 {
+		return toleranceError(key, v, "a whole number, 0 or more")
+	}
+	switch key {
+	case "excess_misses":
+		t.ExcessMisses = i
+	case "unexplained_misses":
+		t.UnexplainedMisses = i
+	case "unexpected":
+		t.Unexpected = i
+	}
+	return nil
 }

@@ -202,18 +202,8 @@ func decodeID(dst []byte, s string) bool {
 }
 
 // judgeRules is the stream's rule judge: the gate's own verdicts
-// (gate.Evaluate), so a violation reads as `mcptrace check` words it.
-func judgeRules(a *report.Analysis, rules []rulefmt.Rule) ([]analyze.RuleFailure, error) {
-	results, err := gate.Evaluate(a, rules)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]analyze.RuleFailure, len(results))
-	for i, r := range results {
-		out[i] = analyze.RuleFailure{Failed: r.Status == gate.StatusFail, Found: r.Found}
-		for _, ex := range r.Examples {
-			out[i].Examples = append(out[i].Examples, analyze.RuleExample{TraceID: ex.TraceID, SpanID: ex.SpanID, TraceQL: ex.TraceQL})
-		}
-	}
-	return out, nil
+// (gate.Evaluate, report.RuleVerdict as they are), so a violation reads
+// as `mcptrace check` words it.
+func judgeRules(a *report.Analysis, rules []rulefmt.Rule) ([]report.RuleVerdict, error) {
+	return gate.Evaluate(a, rules)
 }

@@ -28,6 +28,13 @@ func workload(t *testing.T, seed uint64, traces int) *tracegen.Workload {
 	wl, err := tracegen.GenerateWorkload(tracegen.WorkloadConfig{
 		Seed: seed, Traces: traces, Pools: []string{"pool-a", "pool-b"},
 		KeysPerPool: 8, TracesPerBatch: 40,
+		// pool-b records that it keeps no idle session: its misses after
+		// the first are evicted, attributed only where its settings
+		// travelled with its acquire records.
+		Settings: map[string]map[string]string{"pool-b": {
+			spans.AttrPoolIdleTTL: "300", spans.AttrPoolMaxIdlePerKey: "-1",
+			spans.AttrPoolIdleSizing: spans.IdleSizingPeak, spans.AttrPoolMaxIdle: "64",
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +145,7 @@ func sharedPairs(a, b batchTraces) int {
 //     miss cause included, equals mcptrace analyze / check of the whole
 //     dump. The acquires are counted by the pair tiers, which received
 //     each acquire from whichever backend measured its trace, routed by
-//     (pool, key) pair.
+//     pool scope.
 func TestScaleOutCountersEqualAnalyze(t *testing.T) {
 	started := time.Now()
 	bins := findBinaries(t)
