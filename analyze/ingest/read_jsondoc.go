@@ -451,21 +451,27 @@ func (s *jsonSkipper) next() (byte, error) {
 }
 
 // str takes the rest of a string whose opening quote was taken, jumping
-// to the next quote or backslash a buffer at a time.
+// to the next quote or backslash a buffer at a time; a quote or backslash
+// found in the buffer is taken with what comes before it.
 func (s *jsonSkipper) str() error {
 	for {
 		buf, _ := s.br.Peek(max(s.br.Buffered(), 1))
-		if k := bytes.IndexAny(buf, `"\`); k > 0 {
-			s.br.Discard(k)
-			s.n += int64(k)
-		} else if k < 0 && len(buf) > 0 {
+		k := bytes.IndexAny(buf, `"\`)
+		if k < 0 && len(buf) > 0 {
 			s.br.Discard(len(buf))
 			s.n += int64(len(buf))
 			continue
 		}
-		c, err := s.next()
-		if err != nil {
-			return err
+		var c byte
+		if k >= 0 {
+			c = buf[k]
+			s.br.Discard(k + 1)
+			s.n += int64(k + 1)
+		} else { // nothing buffered: the next read says why
+			var err error
+			if c, err = s.next(); err != nil {
+				return err
+			}
 		}
 		switch c {
 		case '"':
