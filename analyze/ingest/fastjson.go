@@ -421,6 +421,9 @@ func (d *fastDec) scopeSpans(res int32) bool {
 	})
 }
 
+// span reads one span into the batch. The fields exporters write for every
+// span are read in the switch here; the rest (ones they omit when empty) by
+// spanRare, so the common path stays one switch.
 func (d *fastDec) span(res int32) bool {
 	d.out.Spans = append(d.out.Spans, Span{Resource: res})
 	// Nothing appends to spans while this span is read, so sp stays valid.
@@ -437,8 +440,6 @@ func (d *fastDec) span(res int32) bool {
 				return 1 << 2, true
 			}
 			return 1 << 2, d.hexID(sp.ParentSpanID[:])
-		case "traceState", "trace_state":
-			return 1 << 3, d.skipString()
 		case "flags":
 			return 1 << 4, d.smallUint()
 		case "name":
@@ -461,28 +462,45 @@ func (d *fastDec) span(res int32) bool {
 			start, n, ok := d.attributes(&d.keys.span)
 			sp.Attrs, sp.N = start, n
 			return 1 << 9, ok
-		case "droppedAttributesCount", "dropped_attributes_count":
-			return 1 << 10, d.smallUint()
-		case "events":
-			return 1 << 11, d.emptyArray()
-		case "droppedEventsCount", "dropped_events_count":
-			return 1 << 12, d.smallUint()
-		case "links":
-			return 1 << 13, d.emptyArray()
-		case "droppedLinksCount", "dropped_links_count":
-			return 1 << 14, d.smallUint()
 		case "status":
-			return 1 << 15, d.object(func(k []byte) (uint32, bool) {
-				switch string(k) {
-				case "code":
-					v, ok := d.enum(statusCodeNames)
-					sp.Status = uint8(v)
-					return 1, ok
-				case "message":
-					return 2, d.skipString()
-				}
-				return 0, false
-			})
+			return 1 << 15, d.status(sp)
+		}
+		return d.spanRare(k)
+	})
+}
+
+// spanRare reads the span fields span leaves out of its switch, none of
+// them kept, returning the bit object uses to catch a repeated key; an
+// unknown key is 0, false.
+func (d *fastDec) spanRare(k []byte) (uint32, bool) {
+	switch string(k) {
+	case "traceState", "trace_state":
+		return 1 << 3, d.skipString()
+	case "droppedAttributesCount", "dropped_attributes_count":
+		return 1 << 10, d.smallUint()
+	case "events":
+		return 1 << 11, d.emptyArray()
+	case "droppedEventsCount", "dropped_events_count":
+		return 1 << 12, d.smallUint()
+	case "links":
+		return 1 << 13, d.emptyArray()
+	case "droppedLinksCount", "dropped_links_count":
+		return 1 << 14, d.smallUint()
+	}
+	return 0, false
+}
+
+// status reads a span's status object: its code is kept, its message
+// skipped.
+func (d *fastDec) status(sp *Span) bool {
+	return d.object(func(k []byte) (uint32, bool) {
+		switch string(k) {
+		case "code":
+			v, ok := d.enum(statusCodeNames)
+			sp.Status = uint8(v)
+			return 1, ok
+		case "message":
+			return 2, d.skipString()
 		}
 		return 0, false
 	})
@@ -496,21 +514,10 @@ func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 	ok = d.array(func() bool {
 		var key []byte
 		var val fastValue
-		ok := d.compactAttr(&key, &val)
-		if !ok {
-			ok = d.object(func(k []byte) (uint32, bool) {
-				switch string(k) {
-				case "key":
-					s, ok := d.rawString()
-					key = s
-					return 1, ok
-				case "value":
-					return 2, d.value(&val)
-				}
-				return 0, false
-			})
+		if !d.compactAttr(&key, &val) && !d.generalAttr(&key, &val) {
+			return false
 		}
-		if !ok || key == nil || val.typ == pcommon.ValueTypeEmpty {
+		if key == nil || val.typ == pcommon.ValueTypeEmpty {
 			return false
 		}
 		if kept == nil {
@@ -520,16 +527,7 @@ func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 		if !keep {
 			return true
 		}
-		if val.typ == pcommon.ValueTypeDouble || val.escaped {
-			return false // kept: leave the formatting or unescaping to pdata
-		}
-		for _, a := range d.kept {
-			if a.key == k {
-				return true // the first of a repeated key wins, as in the index
-			}
-		}
-		d.kept = append(d.kept, keptAttr{key: k, val: val})
-		return true
+		return d.gather(k, &val)
 	})
 	start = int32(len(d.out.Attrs))
 	if !ok {
@@ -543,6 +541,38 @@ func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 		d.out.Attrs = append(d.out.Attrs, fa)
 	}
 	return start, int32(len(d.kept)), true
+}
+
+// generalAttr reads an attribute in any shape pdata reads: the path for
+// those compactAttr does not take, out of the loop so the loop stays small.
+func (d *fastDec) generalAttr(key *[]byte, val *fastValue) bool {
+	return d.object(func(k []byte) (uint32, bool) {
+		switch string(k) {
+		case "key":
+			s, ok := d.rawString()
+			*key = s
+			return 1, ok
+		case "value":
+			return 2, d.value(val)
+		}
+		return 0, false
+	})
+}
+
+// gather adds a kept attribute to d.kept unless its key is there already:
+// the first of a repeated key wins, as in the index. A double or an
+// escaped string gives up: its formatting or unescaping is pdata's.
+func (d *fastDec) gather(k string, val *fastValue) bool {
+	if val.typ == pcommon.ValueTypeDouble || val.escaped {
+		return false
+	}
+	for _, a := range d.kept {
+		if a.key == k {
+			return true
+		}
+	}
+	d.kept = append(d.kept, keptAttr{key: k, val: *val})
+	return true
 }
 
 // keptAttr is an attribute to keep, gathered before the map is built.

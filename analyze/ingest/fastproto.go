@@ -250,7 +250,7 @@ func (d *protoDec) resource(msg []byte, r int32) bool {
 		ok := true
 		switch f.num {
 		case fieldResourceAttributes:
-			ok = f.is(protowire.BytesType) && d.keyValue(f.b, &d.keep.res)
+			ok = d.keyValueField(f, &d.keep.res)
 		case fieldResourceDropped:
 			ok = f.is(protowire.VarintType)
 		case fieldResourceEntityRefs:
@@ -298,7 +298,7 @@ func (d *protoDec) scope(msg []byte) bool {
 		case fieldScopeName, fieldScopeVersion:
 			ok = f.is(protowire.BytesType)
 		case fieldScopeAttributes:
-			ok = f.is(protowire.BytesType) && d.keyValue(f.b, nil)
+			ok = d.keyValueField(f, nil)
 		case fieldScopeDropped:
 			ok = f.is(protowire.VarintType)
 		}
@@ -309,6 +309,9 @@ func (d *protoDec) scope(msg []byte) bool {
 	return !it.bad
 }
 
+// span reads one span into the batch. The fields exporters write for every
+// span are read in the switch here, inline in the loop over its fields; the
+// rest (ones they omit when empty) by spanRare.
 func (d *protoDec) span(msg []byte, r int32) bool {
 	d.out.Spans = append(d.out.Spans, Span{Resource: r})
 	// Nothing appends to Spans while this span is read, so sp stays valid.
@@ -317,22 +320,20 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 	it := fieldIter{b: msg}
 	for it.next() {
 		f := &it.f
-		ok := true
+		var ok bool
 		switch f.num {
 		case fieldSpanTraceID:
-			ok = f.is(protowire.BytesType) && protoID(sp.TraceID[:], f.b)
+			ok = f.id(sp.TraceID[:])
 		case fieldSpanSpanID:
-			ok = f.is(protowire.BytesType) && protoID(sp.SpanID[:], f.b)
+			ok = f.id(sp.SpanID[:])
 		case fieldSpanParentSpanID:
-			ok = f.is(protowire.BytesType) && protoID(sp.ParentSpanID[:], f.b)
-		case fieldSpanTraceState:
-			ok = f.is(protowire.BytesType)
+			ok = f.id(sp.ParentSpanID[:])
 		case fieldSpanName:
 			ok = f.is(protowire.BytesType)
 			sp.Name = d.strs.str(f.b)
 		case fieldSpanKind:
 			// An unknown kind is left to pdata.
-			ok = f.is(protowire.VarintType) && f.v <= maxSpanKind
+			ok = f.enum(maxSpanKind)
 			sp.Kind = uint8(f.v)
 		case fieldSpanStart:
 			ok = f.is(protowire.Fixed64Type)
@@ -341,15 +342,11 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 			ok = f.is(protowire.Fixed64Type)
 			sp.End = f.v
 		case fieldSpanAttributes:
-			ok = f.is(protowire.BytesType) && d.keyValue(f.b, &d.keep.span)
-		case fieldSpanDroppedAttrs, fieldSpanDroppedEvents, fieldSpanDroppedLinks:
-			ok = f.is(protowire.VarintType)
-		case fieldSpanEvents, fieldSpanLinks:
-			ok = false // not indexed; pdata validates them
+			ok = d.keyValueField(f, &d.keep.span)
 		case fieldSpanStatus:
 			ok = f.is(protowire.BytesType) && d.status(f.b, sp)
-		case fieldSpanFlags:
-			ok = f.is(protowire.Fixed32Type)
+		default:
+			ok = spanRare(f)
 		}
 		if !ok {
 			return false
@@ -360,6 +357,38 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 	}
 	sp.Attrs, sp.N = d.flushKept()
 	return true
+}
+
+// spanRare checks the span fields span leaves out of its switch, none of
+// them kept; a field pdata does not know is skipped, as pdata skips it.
+func spanRare(f *protoField) bool {
+	switch f.num {
+	case fieldSpanTraceState:
+		return f.is(protowire.BytesType)
+	case fieldSpanDroppedAttrs, fieldSpanDroppedEvents, fieldSpanDroppedLinks:
+		return f.is(protowire.VarintType)
+	case fieldSpanEvents, fieldSpanLinks:
+		return false // not indexed; pdata validates them
+	case fieldSpanFlags:
+		return f.is(protowire.Fixed32Type)
+	}
+	return true
+}
+
+// id reads an id field into dst (see protoID).
+func (f *protoField) id(dst []byte) bool {
+	return f.is(protowire.BytesType) && protoID(dst, f.b)
+}
+
+// enum reports whether f is an enum value OTLP defines, at most last: the
+// decoder leaves others to pdata.
+func (f *protoField) enum(last uint64) bool {
+	return f.is(protowire.VarintType) && f.v <= last
+}
+
+// keyValueField reads an attribute field, as keyValue does.
+func (d *protoDec) keyValueField(f *protoField, kept *keyFilter) bool {
+	return f.is(protowire.BytesType) && d.keyValue(f.b, kept)
 }
 
 // protoID sets dst from an id field: empty is the zero id, as in pdata;
@@ -387,7 +416,7 @@ func (d *protoDec) status(msg []byte, sp *Span) bool {
 		case fieldStatusMessage:
 			ok = f.is(protowire.BytesType)
 		case fieldStatusCode:
-			ok = f.is(protowire.VarintType) && f.v <= maxStatusCode
+			ok = f.enum(maxStatusCode)
 			sp.Status = uint8(f.v)
 		}
 		if !ok {
@@ -434,50 +463,68 @@ func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 // reports false and kvFields reads the attribute.
 func compactKV(msg []byte, v *protoValue) (key []byte, ok bool) {
 	const keyTag, valueTag = 1<<3 | 2, 2<<3 | 2 // fields 1 and 2, length-delimited
-	const strTag, boolTag, intTag = 1<<3 | 2, 2 << 3, 3 << 3
 	var val []byte
 	for range 2 {
-		if len(msg) < 2 || msg[1] >= 0x80 {
-			return nil, false
-		}
-		end := 2 + int(msg[1])
-		if end > len(msg) {
-			return nil, false
-		}
+		tag, body, rest, whole := compactField(msg)
 		switch {
-		case msg[0] == keyTag && key == nil:
-			key = msg[2:end]
-		case msg[0] == valueTag && val == nil:
-			val = msg[2:end]
+		case !whole:
+			return nil, false
+		case tag == keyTag && key == nil:
+			key = body
+		case tag == valueTag && val == nil:
+			val = body
 		default:
 			return nil, false
 		}
-		msg = msg[end:]
+		msg = rest
 	}
-	if len(msg) != 0 || len(val) < 2 {
+	if len(msg) != 0 {
 		return nil, false
+	}
+	return key, compactValue(val, v)
+}
+
+// compactField splits off the first field of msg when its tag and length
+// are one byte each, the shape compactKV reads; ok is false otherwise.
+func compactField(msg []byte) (tag byte, body, rest []byte, ok bool) {
+	if len(msg) < 2 || msg[1] >= 0x80 {
+		return 0, nil, nil, false
+	}
+	end := 2 + int(msg[1])
+	if end > len(msg) {
+		return 0, nil, nil, false
+	}
+	return msg[0], msg[2:end], msg[end:], true
+}
+
+// compactValue reads an AnyValue of compactKV's shape: one string with a
+// one-byte length, one bool or one int, and nothing else.
+func compactValue(val []byte, v *protoValue) bool {
+	const strTag, boolTag, intTag = 1<<3 | 2, 2 << 3, 3 << 3
+	if len(val) < 2 {
+		return false
 	}
 	switch val[0] {
 	case strTag:
 		if val[1] >= 0x80 || 2+int(val[1]) != len(val) {
-			return nil, false
+			return false
 		}
 		v.typ, v.s = pcommon.ValueTypeStr, val[2:]
 	case boolTag:
 		if len(val) != 2 || val[1] >= 0x80 {
-			return nil, false
+			return false
 		}
 		v.typ, v.b = pcommon.ValueTypeBool, val[1] != 0
 	case intTag:
 		x, n := protowire.ConsumeVarint(val[1:])
 		if n < 0 || 1+n != len(val) {
-			return nil, false
+			return false
 		}
 		v.typ, v.i = pcommon.ValueTypeInt, int64(x)
 	default:
-		return nil, false
+		return false
 	}
-	return key, true
+	return true
 }
 
 // kvFields reads a KeyValue's fields: key and value are last-wins, and a

@@ -135,49 +135,60 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 		if err := ctx.Err(); err != nil {
 			return inputs, fmt.Errorf("read %s: %w", src.path, err)
 		}
-		in := Input{Path: src.path, Size: -1, read: new(atomic.Int64)}
-		if src.unreadable != "" {
-			in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %s, though its name says it is a trace dump: the input is partial", textfmt.SafeText(src.path), src.unreadable))
-			in.Partial = true
-			inputs = append(inputs, in)
-			continue
-		}
-		err := readInput(ctx, src, opts, workers, &in, sink)
-		if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
-			// A README or a report next to the dumps in a walked
-			// directory is not an input: skip it, say so. An empty or
-			// NUL-filled file is skipped too, but it is what a crash or a
-			// full disk leaves of a dump: the run is partial. So is a file
-			// whose name says it is a dump (namedLikeDump) and whose bytes
-			// are not one: its name is the writer's word that spans were
-			// there; and a .json that is not even JSON (notEvenJSON): a
-			// report or a baseline beside the dumps is valid JSON, so such a
-			// file can only be a dump damaged from its first byte.
-			switch {
-			case errors.Is(err, ErrEmptyInput), errors.Is(err, ErrNULBytes):
-				why := ErrEmptyInput
-				if errors.Is(err, ErrNULBytes) {
-					why = ErrNULBytes
-				}
-				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", textfmt.SafeText(src.path), why))
-				in.Partial = true
-			case namedLikeDump(src.path):
-				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, though its name says it is one (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(src.path), ErrNotTraceDump))
-				in.Partial = true
-			case notEvenJSON(src.path):
-				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, nor JSON at all, though named .json (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(src.path), ErrNotTraceDump))
-				in.Partial = true
-			default:
-				in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(src.path), ErrNotTraceDump))
-			}
-			err = nil
-		}
+		in, err := readSource(ctx, src, opts, workers, sink)
 		inputs = append(inputs, in)
 		if err != nil {
 			return inputs, err
 		}
 	}
 	return inputs, nil
+}
+
+// readSource reads one input and describes it. An unreadable walked entry
+// is not read, and a walked file that is no trace dump is skipped (see
+// skipNotDump): neither is an error, both are said on the Input.
+func readSource(ctx context.Context, src source, opts ReadOptions, workers int, sink Sink) (Input, error) {
+	in := Input{Path: src.path, Size: -1, read: new(atomic.Int64)}
+	if src.unreadable != "" {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %s, though its name says it is a trace dump: the input is partial", textfmt.SafeText(src.path), src.unreadable))
+		in.Partial = true
+		return in, nil
+	}
+	err := readInput(ctx, src, opts, workers, &in, sink)
+	if err != nil && src.walked && !opts.Strict && (errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrEmptyInput)) {
+		skipNotDump(&in, src.path, err)
+		err = nil
+	}
+	return in, err
+}
+
+// skipNotDump says on in why a walked file that is no trace dump (err) was
+// skipped. A README or a report next to the dumps in a walked directory is
+// not an input: skip it, say so. An empty or NUL-filled file is skipped
+// too, but it is what a crash or a full disk leaves of a dump: the run is
+// partial. So is a file whose name says it is a dump (namedLikeDump) and
+// whose bytes are not one: its name is the writer's word that spans were
+// there; and a .json that is not even JSON (notEvenJSON): a report or a
+// baseline beside the dumps is valid JSON, so such a file can only be a
+// dump damaged from its first byte.
+func skipNotDump(in *Input, path string, err error) {
+	switch {
+	case errors.Is(err, ErrEmptyInput), errors.Is(err, ErrNULBytes):
+		why := ErrEmptyInput
+		if errors.Is(err, ErrNULBytes) {
+			why = ErrNULBytes
+		}
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v (a dump cut short by a crash or a full disk?): the input is partial", textfmt.SafeText(path), why))
+		in.Partial = true
+	case namedLikeDump(path):
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, though its name says it is one (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(path), ErrNotTraceDump))
+		in.Partial = true
+	case notEvenJSON(path):
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v, nor JSON at all, though named .json (a dump damaged from its first byte?): the input is partial", textfmt.SafeText(path), ErrNotTraceDump))
+		in.Partial = true
+	default:
+		in.Warnings = append(in.Warnings, fmt.Sprintf("%s: skipped: %v", textfmt.SafeText(path), ErrNotTraceDump))
+	}
 }
 
 // source is one input found by expandPaths.
@@ -222,34 +233,47 @@ func expandPaths(paths []string) ([]source, error) {
 		case err == nil:
 			out = append(out, source{path: p})
 		case errors.Is(err, fs.ErrNotExist) && hasGlobMeta(p):
-			matches, gerr := filepath.Glob(p)
-			if gerr != nil {
-				return nil, &ReadError{Path: p, Offset: -1, Expected: "a valid glob pattern", Err: gerr}
+			matches, err := expandGlob(p)
+			if err != nil {
+				return nil, err
 			}
-			if len(matches) == 0 {
-				return nil, &ReadError{Path: p, Offset: -1, Expected: "a glob matching at least one file", Err: ErrNoInput}
-			}
-			slices.Sort(matches)
-			for _, m := range matches {
-				fi, err := os.Stat(m)
-				if err != nil {
-					return nil, &ReadError{Path: m, Offset: -1, Expected: "a readable file", Err: err}
-				}
-				if fi.IsDir() {
-					files, err := walkDir(m)
-					if err != nil {
-						return nil, err
-					}
-					out = append(out, files...)
-					continue
-				}
-				// Globbed like walked: a README or a golden report the
-				// pattern also matched is skipped with a warning.
-				out = append(out, source{path: m, walked: true})
-			}
+			out = append(out, matches...)
 		default:
 			return nil, &ReadError{Path: p, Offset: -1, Expected: "a file, a directory, a glob or - for stdin", Err: unwrapPathError(err)}
 		}
+	}
+	return out, nil
+}
+
+// expandGlob returns the inputs a glob names, in lexical order: its
+// matching files, and the files of its matching directories. A glob
+// matching nothing is an error, as a missing file is.
+func expandGlob(p string) ([]source, error) {
+	matches, err := filepath.Glob(p)
+	if err != nil {
+		return nil, &ReadError{Path: p, Offset: -1, Expected: "a valid glob pattern", Err: err}
+	}
+	if len(matches) == 0 {
+		return nil, &ReadError{Path: p, Offset: -1, Expected: "a glob matching at least one file", Err: ErrNoInput}
+	}
+	slices.Sort(matches)
+	var out []source
+	for _, m := range matches {
+		fi, err := os.Stat(m)
+		if err != nil {
+			return nil, &ReadError{Path: m, Offset: -1, Expected: "a readable file", Err: err}
+		}
+		if fi.IsDir() {
+			files, err := walkDir(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, files...)
+			continue
+		}
+		// Globbed like walked: a README or a golden report the
+		// pattern also matched is skipped with a warning.
+		out = append(out, source{path: m, walked: true})
 	}
 	return out, nil
 }

@@ -187,6 +187,10 @@ type jaegerTags struct {
 	consumed     map[int]bool // tag indexes turned into fields, not attributes
 }
 
+// jaegerSpecialTags reads what the tags Jaeger's OTLP translator wrote say
+// of the span's kind, status and scope, and marks the tags it turned into
+// fields. An error=true tag sets the error status only when no status tag
+// says otherwise.
 func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
 	t := jaegerTags{consumed: map[int]bool{}}
 	errorTag := -1
@@ -199,14 +203,7 @@ func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
 				t.consumed[i] = true
 			}
 		case jaegerTagStatusCode:
-			switch strings.ToUpper(jaegerString(kv.Value)) {
-			case "OK":
-				t.status, statusSet = ptrace.StatusCodeOk, true
-				t.consumed[i] = true
-			case "ERROR":
-				t.status, statusSet = ptrace.StatusCodeError, true
-				t.consumed[i] = true
-			case "UNSET":
+			if t.statusTag(kv.Value) {
 				statusSet = true
 				t.consumed[i] = true
 			}
@@ -218,14 +215,10 @@ func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
 				errorTag = i
 			}
 		case jaegerTagScopeName, jaegerTagLibName:
-			if t.scopeName == "" {
-				t.scopeName = jaegerString(kv.Value)
-			}
+			setOnce(&t.scopeName, kv.Value)
 			t.consumed[i] = true
 		case jaegerTagScopeVersion, jaegerTagLibVersion:
-			if t.scopeVersion == "" {
-				t.scopeVersion = jaegerString(kv.Value)
-			}
+			setOnce(&t.scopeVersion, kv.Value)
 			t.consumed[i] = true
 		}
 	}
@@ -234,6 +227,30 @@ func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
 		t.consumed[errorTag] = true
 	}
 	return t
+}
+
+// statusTag reads an otel.status_code tag's value v, in any case, and
+// reports whether it names a status OTLP has; any other value stays an
+// attribute. UNSET sets no code: it only says the status was given.
+func (t *jaegerTags) statusTag(v json.RawMessage) bool {
+	switch strings.ToUpper(jaegerString(v)) {
+	case "OK":
+		t.status = ptrace.StatusCodeOk
+	case "ERROR":
+		t.status = ptrace.StatusCodeError
+	case "UNSET":
+	default:
+		return false
+	}
+	return true
+}
+
+// setOnce sets *dst to the tag value v unless an earlier tag set it: the
+// first of the scope tags (and their older otel.library names) wins.
+func setOnce(dst *string, v json.RawMessage) {
+	if *dst == "" {
+		*dst = jaegerString(v)
+	}
 }
 
 // jaegerString is a tag value as text: a JSON string's content, or the JSON
@@ -246,6 +263,9 @@ func jaegerString(v json.RawMessage) string {
 	return string(bytes.TrimSpace(v))
 }
 
+// jaegerSpanInto fills sp from a Jaeger span and what its special tags
+// said: ids, name, kind, times, status, parent and links, the other tags
+// as attributes and the logs as events.
 func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 	tid, err := jaegerTraceID(js.TraceID)
 	if err != nil {
@@ -265,10 +285,28 @@ func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 	sp.Status().SetCode(tags.status)
 	sp.Status().SetMessage(tags.statusMsg)
 
-	// The parent is the first CHILD_OF reference in the same trace; every
-	// other reference is a link.
+	if err := jaegerRefsInto(sp, js.References, tid); err != nil {
+		return err
+	}
+	attrs := sp.Attributes()
+	attrs.EnsureCapacity(len(js.Tags))
+	for i, kv := range js.Tags {
+		if tags.consumed[i] {
+			continue
+		}
+		if err := putJaegerValue(attrs, kv); err != nil {
+			return err
+		}
+	}
+	return jaegerLogsInto(sp, js.Logs)
+}
+
+// jaegerRefsInto sets the span's parent and links from its references: the
+// parent is the first CHILD_OF reference in the same trace (tid); every
+// other reference is a link.
+func jaegerRefsInto(sp ptrace.Span, refs []jaegerRef, tid pcommon.TraceID) error {
 	parentDone := false
-	for _, ref := range js.References {
+	for _, ref := range refs {
 		rtid, err := jaegerTraceID(ref.TraceID)
 		if err != nil {
 			return fmt.Errorf("reference: %w", err)
@@ -286,18 +324,13 @@ func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 		l.SetTraceID(rtid)
 		l.SetSpanID(rsid)
 	}
+	return nil
+}
 
-	attrs := sp.Attributes()
-	attrs.EnsureCapacity(len(js.Tags))
-	for i, kv := range js.Tags {
-		if tags.consumed[i] {
-			continue
-		}
-		if err := putJaegerValue(attrs, kv); err != nil {
-			return err
-		}
-	}
-	for _, lg := range js.Logs {
+// jaegerLogsInto turns the span's logs into events: a log's first event
+// field names the event, its other fields are the event's attributes.
+func jaegerLogsInto(sp ptrace.Span, logs []jaegerLog) error {
+	for _, lg := range logs {
 		ev := sp.Events().AppendEmpty()
 		ev.SetTimestamp(pcommon.Timestamp(int64(lg.Timestamp) * 1000))
 		for _, kv := range lg.Fields {
@@ -347,24 +380,31 @@ func putJaegerValue(attrs pcommon.Map, kv jaegerKV) error {
 		}
 		attrs.PutEmptyBytes(kv.Key).FromRaw(b)
 	default:
-		switch {
-		case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-			attrs.PutEmpty(kv.Key)
-		case raw[0] == '"':
-			attrs.PutStr(kv.Key, jaegerString(raw))
-		case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
-			attrs.PutBool(kv.Key, raw[0] == 't')
-		default:
-			if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-				attrs.PutInt(kv.Key, n)
-			} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-				attrs.PutDouble(kv.Key, f)
-			} else {
-				attrs.PutStr(kv.Key, string(raw))
-			}
-		}
+		putJaegerUntyped(attrs, kv.Key, raw)
 	}
 	return nil
+}
+
+// putJaegerUntyped stores a tag whose type is missing or unknown as what
+// its JSON value is: empty for null, a string, a bool, an int, a double, or
+// else its JSON text as a string.
+func putJaegerUntyped(attrs pcommon.Map, key string, raw []byte) {
+	switch {
+	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+		attrs.PutEmpty(key)
+	case raw[0] == '"':
+		attrs.PutStr(key, jaegerString(raw))
+	case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
+		attrs.PutBool(key, raw[0] == 't')
+	default:
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			attrs.PutInt(key, n)
+		} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			attrs.PutDouble(key, f)
+		} else {
+			attrs.PutStr(key, string(raw))
+		}
+	}
 }
 
 // jaegerTraceID parses a Jaeger trace id: up to 32 hex digits, leading

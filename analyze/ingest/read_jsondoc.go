@@ -142,43 +142,47 @@ func (w *docWalker) object(depth int) (found, ok bool) {
 			return found, false
 		}
 		key, _ := tok.(string)
-		switch {
-		case w.spec.arrays[key]:
-			f, ok := w.array(key, depth)
-			if !ok {
-				return found, false
-			}
-			found = found || f
-		case w.spec.signals[key] != nil && depth == 0:
-			if !w.signal(key) {
-				return found, false
-			}
-		case w.spec.nested[key] && depth == 0:
-			tok, err := w.token()
-			if err != nil {
-				w.fail(err)
-				return found, false
-			}
-			if d, isDelim := tok.(json.Delim); isDelim && d == '{' {
-				f, ok := w.object(depth + 1)
-				if !ok {
-					return found, false
-				}
-				found = found || f
-			} else if !w.skipRest(tok) {
-				return found, false
-			}
-		default:
-			if !w.skipValue(depth) {
-				return found, false
-			}
+		f, ok := w.member(key, depth)
+		if !ok {
+			return found, false
 		}
+		found = found || f
 	}
 	if _, err := w.token(); err != nil { // the closing '}'
 		w.fail(err)
 		return found, false
 	}
 	return found, true
+}
+
+// member walks the value of the member key of an object depth objects
+// down: a record array, a signal or an object searched the same way (those
+// two at the top level only), or a value skipped. found and ok are as
+// object's.
+func (w *docWalker) member(key string, depth int) (found, ok bool) {
+	switch {
+	case w.spec.arrays[key]:
+		return w.array(key, depth)
+	case w.spec.signals[key] != nil && depth == 0:
+		return false, w.signal(key)
+	case w.spec.nested[key] && depth == 0:
+		return w.nested(depth)
+	}
+	return false, w.skipValue(depth)
+}
+
+// nested walks the value of a key whose object is searched like the
+// document (Tempo's "trace"); any other value is skipped.
+func (w *docWalker) nested(depth int) (found, ok bool) {
+	tok, err := w.token()
+	if err != nil {
+		w.fail(err)
+		return false, false
+	}
+	if d, isDelim := tok.(json.Delim); isDelim && d == '{' {
+		return w.object(depth + 1)
+	}
+	return false, w.skipRest(tok)
 }
 
 // array emits the elements of the array under key as records.
@@ -396,79 +400,106 @@ func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) (i
 // and returns how many bytes it took. It checks the nesting and the
 // strings, not the scalars: what it skips is never decoded.
 func skipJSON(br *bufio.Reader) (int64, error) {
-	var n int64
-	next := func() (byte, error) {
-		c, err := br.ReadByte()
-		if err == nil {
-			n++
-		}
-		return c, err
-	}
-	str := func() error { // after the opening quote
-		for {
-			// Jump to the next quote or backslash a buffer at a time.
-			buf, _ := br.Peek(max(br.Buffered(), 1))
-			if k := bytes.IndexAny(buf, `"\`); k > 0 {
-				br.Discard(k)
-				n += int64(k)
-			} else if k < 0 && len(buf) > 0 {
-				br.Discard(len(buf))
-				n += int64(len(buf))
-				continue
-			}
-			c, err := next()
-			if err != nil {
-				return err
-			}
-			switch c {
-			case '"':
-				return nil
-			case '\\':
-				if _, err := next(); err != nil {
-					return err
-				}
-			}
-		}
-	}
+	s := jsonSkipper{br: br}
 	depth := 0
 	for {
-		c, err := next()
+		c, err := s.next()
 		if err != nil {
-			return n, err
+			return s.n, err
 		}
 		switch c {
 		case ' ', '\t', '\r', '\n', ',', ':':
 			continue
 		case '"':
-			if err := str(); err != nil {
-				return n, err
+			if err := s.str(); err != nil {
+				return s.n, err
 			}
 		case '{', '[':
 			depth++
 			continue
 		case '}', ']':
 			if depth == 0 {
-				return n, &json.SyntaxError{Offset: n}
+				return s.n, &json.SyntaxError{Offset: s.n}
 			}
 			depth--
-		default: // a scalar: up to the next delimiter
-			for {
-				b, err := br.Peek(1)
-				if err == io.EOF && depth == 0 {
-					return n, nil
-				}
-				if err != nil {
-					return n, err
-				}
-				if bytes.IndexByte([]byte(" \t\r\n,:]}"), b[0]) >= 0 {
-					break
-				}
-				next()
+		default:
+			if err := s.scalar(depth); err != nil {
+				return s.n, err
 			}
 		}
 		if depth == 0 {
-			return n, nil
+			return s.n, nil
 		}
+	}
+}
+
+// jsonSkipper is the state of skipJSON's scan: the reader and the bytes
+// taken from it so far. Its steps are small enough to be inlined into the
+// scan's loop.
+type jsonSkipper struct {
+	br *bufio.Reader
+	n  int64
+}
+
+// next takes one byte.
+func (s *jsonSkipper) next() (byte, error) {
+	c, err := s.br.ReadByte()
+	if err == nil {
+		s.n++
+	}
+	return c, err
+}
+
+// str takes the rest of a string whose opening quote was taken, jumping
+// to the next quote or backslash a buffer at a time; a quote or backslash
+// found in the buffer is taken with what comes before it.
+func (s *jsonSkipper) str() error {
+	for {
+		buf, _ := s.br.Peek(max(s.br.Buffered(), 1))
+		k := bytes.IndexAny(buf, `"\`)
+		if k < 0 && len(buf) > 0 {
+			s.br.Discard(len(buf))
+			s.n += int64(len(buf))
+			continue
+		}
+		var c byte
+		if k >= 0 {
+			c = buf[k]
+			s.br.Discard(k + 1)
+			s.n += int64(k + 1)
+		} else { // nothing buffered: the next read says why
+			var err error
+			if c, err = s.next(); err != nil {
+				return err
+			}
+		}
+		switch c {
+		case '"':
+			return nil
+		case '\\':
+			if _, err := s.next(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// scalar takes the rest of a scalar whose first byte was taken, up to the
+// next delimiter. The end of the input ends a scalar at depth 0 (the whole
+// value); inside an array or object it is an error.
+func (s *jsonSkipper) scalar(depth int) error {
+	for {
+		b, err := s.br.Peek(1)
+		if err == io.EOF && depth == 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if bytes.IndexByte([]byte(" \t\r\n,:]}"), b[0]) >= 0 {
+			return nil
+		}
+		s.next()
 	}
 }
 

@@ -102,15 +102,10 @@ func decodeJSONObject(data []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// normalizeRSMap normalises one decoded ResourceSpans in place (see
+// normalizeResourceSpans).
 func normalizeRSMap(rs map[string]any) error {
-	for _, old := range []string{"instrumentationLibrarySpans", "instrumentation_library_spans"} {
-		if v, ok := rs[old]; ok {
-			delete(rs, old)
-			if _, has := rs["scopeSpans"]; !has {
-				rs["scopeSpans"] = v
-			}
-		}
-	}
+	renameKey(rs, "scopeSpans", "instrumentationLibrarySpans", "instrumentation_library_spans")
 	for _, key := range []string{"scopeSpans", "scope_spans"} {
 		scopes, _ := rs[key].([]any)
 		for _, sc := range scopes {
@@ -118,31 +113,43 @@ func normalizeRSMap(rs map[string]any) error {
 			if !ok {
 				continue
 			}
-			for _, old := range []string{"instrumentationLibrary", "instrumentation_library"} {
-				if v, ok := scm[old]; ok {
-					delete(scm, old)
-					if _, has := scm["scope"]; !has {
-						scm["scope"] = v
+			renameKey(scm, "scope", "instrumentationLibrary", "instrumentation_library")
+			sps, _ := scm["spans"].([]any)
+			for _, sp := range sps {
+				if spm, ok := sp.(map[string]any); ok {
+					if err := normalizeSpanIDs(spm); err != nil {
+						return err
 					}
 				}
 			}
-			sps, _ := scm["spans"].([]any)
-			for _, sp := range sps {
-				spm, ok := sp.(map[string]any)
-				if !ok {
-					continue
-				}
-				if err := normalizeIDs(spm, true); err != nil {
-					return err
-				}
-				links, _ := spm["links"].([]any)
-				for _, l := range links {
-					if lm, ok := l.(map[string]any); ok {
-						if err := normalizeIDs(lm, false); err != nil {
-							return err
-						}
-					}
-				}
+		}
+	}
+	return nil
+}
+
+// renameKey renames the keys olds of m (the names older Tempo wrote) to
+// key; when key is there already, it wins and the old keys are dropped.
+func renameKey(m map[string]any, key string, olds ...string) {
+	for _, old := range olds {
+		if v, ok := m[old]; ok {
+			delete(m, old)
+			if _, has := m[key]; !has {
+				m[key] = v
+			}
+		}
+	}
+}
+
+// normalizeSpanIDs rewrites the ids of a span and of its links to hex.
+func normalizeSpanIDs(spm map[string]any) error {
+	if err := normalizeIDs(spm, true); err != nil {
+		return err
+	}
+	links, _ := spm["links"].([]any)
+	for _, l := range links {
+		if lm, ok := l.(map[string]any); ok {
+			if err := normalizeIDs(lm, false); err != nil {
+				return err
 			}
 		}
 	}
