@@ -98,7 +98,7 @@ func (r *scopeReplay) prewarm(key int32, start, end int64) {
 func (r *scopeReplay) acquire(key int32, start, end int64, hit, redial, failed, health bool) string {
 	r.endUntil(start)
 	c := r.core
-	k, known, _ := c.Begin(key, start, nil)
+	k, known, _ := c.BeginLazy(key, start, nil)
 	var e *replayEntry
 	if !redial {
 		e, _ = c.TakeIdle(k, start, nil)

@@ -122,9 +122,11 @@ func startTopology(t *testing.T, bins binaries) *topology {
 
 // startBackend starts a new process of backend b: its config file as is,
 // plus an overlay that sets the connector's wait to 2 s and pair_wait to
-// 6 s (over the wait, a sweep and the records' trip through the router,
+// 20 s (over the wait, a sweep and the records' trip through the router,
 // with room for a retry of the exporter to the router, whose backoff the
-// overlay shortens), captures the acquire records its pair tier receives (a second logs
+// overlay shortens, and for a killed backend's downtime: a pool scope's
+// records from its restarted trace tier must still arrive before the
+// surviving pair tier replays the scope past them), captures the acquire records its pair tier receives (a second logs
 // pipeline), labels its
 // counters with a new run, and adds a second traces pipeline forwarding
 // everything the backend receives to a capture receiver of the test.
@@ -138,7 +140,7 @@ func (top *topology) startBackend(b *backend) {
   mcptrace:
     wait: 2s
   mcptrace/pairs:
-    pair_wait: 6s
+    pair_wait: 20s
 exporters:
   otlp_grpc/router:
     retry_on_failure:

@@ -57,8 +57,11 @@ type Key[K comparable, S, D any] struct {
 	peak     int
 	peakAt   int64
 	// lastDrop is the cause the key's next miss carries when no lease is
-	// out: what removed its last session.
+	// out: what removed its last session, the latest by when it happened
+	// (lastDropAt: an expiry counts at the session's expiry, whenever a
+	// sweep or an acquire noticed it, so that sweeping changes no cause).
 	lastDrop   string
+	lastDropAt int64
 	lastActive int64
 	// shared is a sessionless key's entry while leases use it.
 	shared *Entry[K, S, D]
@@ -257,4 +260,12 @@ func Defaults(ttl time.Duration) Settings {
 		ttl = DefaultTTL
 	}
 	return Settings{TTL: ttl, MaxIdlePerKey: DefaultMaxIdlePerKey, MaxIdle: DefaultMaxIdle, SweepInterval: DefaultSweepInterval}
+}
+
+// setDrop makes cause, which happened at at, the key's last drop unless a
+// later one is already recorded (ties: the one recorded last).
+func setDrop[K comparable, S, D any](k *Key[K, S, D], cause string, at int64) {
+	if cause != "" && (k.lastDrop == "" || at >= k.lastDropAt) {
+		k.lastDrop, k.lastDropAt = cause, at
+	}
 }

@@ -11,7 +11,7 @@ func (c *Core[K, S, D]) putIdle(e *Entry[K, S, D], now int64, evs []Eviction[K, 
 		return c.count(append(evs, Eviction[K, S, D]{e, spans.EvictPoolClosed}))
 	}
 	if c.set.MaxIdlePerKey < 0 {
-		k.lastDrop = spans.MissEvicted // never idle: nothing to remove
+		setDrop(k, spans.MissEvicted, now) // never idle: nothing to remove
 		return c.count(append(evs, Eviction[K, S, D]{e, spans.EvictIdleLimit}))
 	}
 	e.idleSince = now
@@ -25,17 +25,18 @@ func (c *Core[K, S, D]) putIdle(e *Entry[K, S, D], now int64, evs []Eviction[K, 
 		if len(k.idle) == 1 {
 			drop = spans.MissEvicted
 		}
-		evs = c.evict(k.idle[0], spans.EvictIdleLimit, drop, evs)
+		evs = c.evict(k.idle[0], spans.EvictIdleLimit, drop, now, evs)
 	}
 	for c.idleCount > c.set.MaxIdle {
 		h := c.head
-		reason, drop := spans.EvictLRU, spans.MissEvicted
+		reason, drop, at := spans.EvictLRU, spans.MissEvicted, now
 		if c.Expired(h.idleSince, now) {
-			// Dead already: it goes for its age, whenever a sweep would
-			// have come, so the cause never depends on the sweep's timing.
-			reason, drop = spans.EvictTTL, spans.MissTTL
+			// Dead already: it goes for its age, at its expiry, whenever a
+			// sweep would have come, so the cause never depends on the
+			// sweep's timing.
+			reason, drop, at = spans.EvictTTL, spans.MissTTL, c.ExpiresAt(h.idleSince)
 		}
-		evs = c.evict(h, reason, drop, evs)
+		evs = c.evict(h, reason, drop, at, evs)
 	}
 	return evs
 }
@@ -54,8 +55,8 @@ func (c *Core[K, S, D]) idleLimit(k *Key[K, S, D], now int64) int {
 
 // evict takes the idle entry e out for reason (a spans.Evict* value) and
 // appends it to evs. drop, when not "", is the cause the key's next miss
-// carries.
-func (c *Core[K, S, D]) evict(e *Entry[K, S, D], reason, drop string, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
+// carries, as of at.
+func (c *Core[K, S, D]) evict(e *Entry[K, S, D], reason, drop string, at int64, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	k := e.key
 	for i, x := range k.idle {
 		if x == e {
@@ -66,9 +67,7 @@ func (c *Core[K, S, D]) evict(e *Entry[K, S, D], reason, drop string, evs []Evic
 		}
 	}
 	c.lruRemove(e)
-	if drop != "" {
-		k.lastDrop = drop
-	}
+	setDrop(k, drop, at)
 	c.counts.Evictions[reason]++
 	return append(evs, Eviction[K, S, D]{e, reason})
 }
@@ -86,7 +85,7 @@ func (c *Core[K, S, D]) count(evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 func (c *Core[K, S, D]) Sweep(now int64, evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	c.lastSweep, c.swept = now, true
 	for e := c.head; e != nil && c.Expired(e.idleSince, now); e = c.head {
-		evs = c.evict(e, spans.EvictTTL, spans.MissTTL, evs)
+		evs = c.evict(e, spans.EvictTTL, spans.MissTTL, c.ExpiresAt(e.idleSince), evs)
 	}
 	for name, k := range c.keys {
 		if len(k.idle) == 0 && c.abandoned(k, now) {
@@ -119,7 +118,7 @@ func (c *Core[K, S, D]) sweepIfDue(now int64, evs []Eviction[K, S, D]) []Evictio
 func (c *Core[K, S, D]) Close(evs []Eviction[K, S, D]) []Eviction[K, S, D] {
 	c.closed = true
 	for e := c.head; e != nil; e = c.head {
-		evs = c.evict(e, spans.EvictPoolClosed, "", evs)
+		evs = c.evict(e, spans.EvictPoolClosed, "", 0, evs)
 	}
 	return evs
 }

@@ -13,6 +13,17 @@ func (c *Core[K, S, D]) Begin(name K, now int64, evs []Eviction[K, S, D]) (*Key[
 	return k, known, evs
 }
 
+// BeginLazy is Begin without the sweep: a replay's. A sweep decides no
+// cause (expired sessions and abandoned keys are dealt with lazily, to the
+// same effect), but it touches every key at once, so a replay that meets a
+// scope's acquires out of time order (a stream finalizing one trace after
+// a later one) would let one key's late acquire forget another key early.
+func (c *Core[K, S, D]) BeginLazy(name K, now int64, evs []Eviction[K, S, D]) (*Key[K, S, D], bool, []Eviction[K, S, D]) {
+	k, known, evs := c.key(name, now, evs)
+	k.lastActive = now
+	return k, known, evs
+}
+
 // KeyOf returns the key of name at now as Begin does, without marking it
 // active: what a pre-warm dial reserves its session under.
 func (c *Core[K, S, D]) KeyOf(name K, now int64, evs []Eviction[K, S, D]) (*Key[K, S, D], bool, []Eviction[K, S, D]) {
@@ -23,7 +34,7 @@ func (c *Core[K, S, D]) key(name K, now int64, evs []Eviction[K, S, D]) (*Key[K,
 	k, ok := c.keys[name]
 	if ok && c.abandoned(k, now) {
 		for len(k.idle) > 0 {
-			evs = c.evict(k.idle[0], spans.EvictTTL, "", evs)
+			evs = c.evict(k.idle[0], spans.EvictTTL, "", 0, evs)
 		}
 		delete(c.keys, name)
 		ok = false
@@ -49,7 +60,7 @@ func (c *Core[K, S, D]) TakeIdle(k *Key[K, S, D], now int64, evs []Eviction[K, S
 	e := k.idle[n-1]
 	if c.Expired(e.idleSince, now) {
 		for len(k.idle) > 0 {
-			evs = c.evict(k.idle[0], spans.EvictTTL, spans.MissTTL, evs)
+			evs = c.evict(k.idle[0], spans.EvictTTL, spans.MissTTL, c.ExpiresAt(k.idle[0].idleSince), evs)
 		}
 		return nil, evs
 	}
@@ -107,7 +118,7 @@ func (c *Core[K, S, D]) MissUndialed(k *Key[K, S, D], cause string) {
 	c.counts.Acquires++
 	c.counts.Misses++
 	c.counts.MissReasons[cause]++
-	k.lastDrop = spans.MissAfterFailure
+	setDrop(k, spans.MissAfterFailure, k.lastActive)
 }
 
 // Dialed ends a Miss's dial with a session, leased to its acquire; shared
@@ -122,7 +133,7 @@ func (c *Core[K, S, D]) Dialed(k *Key[K, S, D], s S, shared bool) *Entry[K, S, D
 // is after_failure.
 func (c *Core[K, S, D]) DialFailed(k *Key[K, S, D]) {
 	k.reserved--
-	k.lastDrop = spans.MissAfterFailure
+	setDrop(k, spans.MissAfterFailure, k.lastActive)
 }
 
 // Release ends one lease of e at now. drop is "" for a clean end, or the
@@ -196,7 +207,7 @@ func (c *Core[K, S, D]) unlease(e *Entry[K, S, D], now int64, drop string) (last
 	k.reserved--
 	k.lastActive = now
 	if drop != "" {
-		k.lastDrop = drop
+		setDrop(k, drop, now)
 		if e.shared {
 			e.dropped = true
 		}
