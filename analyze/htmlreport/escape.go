@@ -36,6 +36,13 @@ func (h *Report) escapeText() {
 	for i := range h.Rules {
 		r := &h.Rules[i]
 		r.ID, r.Found, r.Expected = htmlText(r.ID), htmlText(r.Found), htmlText(r.Expected)
+		r.Description, r.TraceQL = htmlText(r.Description), htmlText(r.TraceQL)
+		// The examples are the check's own: escaped in a copy.
+		ex := make([]report.RuleExample, len(r.Examples))
+		for k, e := range r.Examples {
+			ex[k] = report.RuleExample{TraceID: htmlText(e.TraceID), SpanID: htmlText(e.SpanID), TraceQL: htmlText(e.TraceQL)}
+		}
+		r.Examples = ex
 	}
 	for i := range h.Latency {
 		h.Latency[i].Name = htmlText(h.Latency[i].Name)
