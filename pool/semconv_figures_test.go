@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/pool"
@@ -182,7 +183,7 @@ func TestSemconvCallSpansGiveTheSameFiguresUnderEitherVocabulary(t *testing.T) {
 	wantExec := execFigures{Executions: 9, MultiSession: 2, MaxSessions: 2}
 	for _, profile := range []rulefmt.Profile{rulefmt.ProfileDefault, rulefmt.ProfileSemconv} {
 		t.Run(string(profile), func(t *testing.T) {
-			rep, err := analyze.AnalyzeFiles(context.Background(), []string{r.dump}, rulefmt.Config{Profile: profile}, analyze.ReadOptions{})
+			rep, err := analyze.AnalyzeFiles(context.Background(), []string{r.dump}, rulefmt.Config{Profile: profile}, ingest.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,7 @@
 # same run:
 #   - the single-threaded loop that only decodes the same dump with pdata's
 #     unmarshaler and counts spans (pdataJSONLinesSpans and pdataProtoSpans of
-#     analyze/bench_pdata_test.go), interleaved with the analysis round by round
+#     analyze/internal/engine/bench_pdata_test.go), interleaved with the analysis round by round
 #     in BenchmarkAnalyze, which also reports the bytes per span the index
 #     retains;
 #   - jq computing the hit rate from the same JSON lines, against the
@@ -85,10 +85,10 @@ cpu_json=$( { /usr/bin/time -f '%U %S %M %R' "$tmp/mcptrace" analyze --format js
 
 log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, interleaved ($RUNS rounds)"
 # Each round decodes the dump with the decode-only loop of
-# analyze/bench_pdata_test.go, then analyzes it, so both see the same load.
+# analyze/internal/engine/bench_pdata_test.go, then analyzes it, so both see the same load.
 # -cpu 1: the analysis gets one core, as the decode-only loop has one
 # goroutine, so the ratio compares like with like.
-bench=$(MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -cpu 1 -count "$RUNS")
+bench=$(MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze/internal/engine -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -cpu 1 -count "$RUNS")
 # metric BENCH UNIT: that metric of every round of BENCH, one a line.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }

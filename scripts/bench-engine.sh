@@ -345,7 +345,7 @@ peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(awk -v m="$stream
 in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
 
 How a batch run works, and what limits its throughput. A batch run over
-files is speculative (analyze/engine.go, newSpeculativeEngine): each
+files is speculative (analyze/internal/engine/engine.go, newSpeculativeEngine): each
 shard measures a trace as soon as its root span has arrived, in groups
 of 256, while the read goes on, and frees its spans; the pair stage
 attributes the acquires of each pair in time order as they are read. The

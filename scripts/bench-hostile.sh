@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench-hostile.sh measures the time per span of `mcptrace check`'s work
 # (Load, Analyze, the built-in rules) on the hostile chain and fan-out shapes
-# at 10k, 100k and 1M spans (BenchmarkHostileShapes in analyze), in
+# at 10k, 100k and 1M spans (BenchmarkHostileShapes in analyze/internal/engine), in
 # interleaved rounds of one test binary (same GOMAXPROCS throughout), and
 # prints min/median/max ns/span per size with the ratio of each size's
 # median to the 10k median: flat (about 1) when every span costs the same
@@ -14,10 +14,10 @@ ROUNDS=${1:-3}
 GO=${GO:-go}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$GO" test -c -o "$work/analyze.test" ./analyze
+"$GO" test -c -o "$work/analyze.test" ./analyze/internal/engine
 echo "# $(date -u +%FT%TZ) $(uname -m), $(nproc) CPUs, GOMAXPROCS=${GOMAXPROCS:-$(nproc)}, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
-  (cd analyze && "$work/analyze.test" -test.run '^$' -test.bench 'BenchmarkHostileShapes' -test.benchtime 1s) |
+  (cd analyze/internal/engine && "$work/analyze.test" -test.run '^$' -test.bench 'BenchmarkHostileShapes' -test.benchtime 1s) |
     awk '/^BenchmarkHostileShapes/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/span") print $1, $i }' >>"$work/results"
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -36,13 +36,17 @@ log() { printf 'bench-vocabulary: %s\n' "$*" >&2; }
 
 log "building the baseline ($BASE) and this tree's analyze test binaries"
 git -C "$root" worktree add -q --detach "$tmp/base" "$BASE"
-cp analyze/bench_measures_test.go "$tmp/base/analyze/"
-(cd "$tmp/base" && go test -c -o "$tmp/base.test" ./analyze)
-go test -c -o "$tmp/head.test" ./analyze
+# The baseline may predate the engine's own package: its tests sat in analyze/.
+base_pkg=analyze/internal/engine
+[ -d "$tmp/base/$base_pkg" ] || base_pkg=analyze
+cp analyze/internal/engine/bench_measures_test.go "$tmp/base/$base_pkg/"
+sed -i "1s/^package .*/package $(basename "$base_pkg")/" "$tmp/base/$base_pkg/bench_measures_test.go"
+(cd "$tmp/base" && go test -c -o "$tmp/base.test" "./$base_pkg")
+go test -c -o "$tmp/head.test" ./analyze/internal/engine
 
 # nsop SIDE prints the ns/op of one run of BenchmarkMeasuresOverAnIndex.
 nsop() {
-	(cd analyze && MCPTRACE_BENCH_SPANS=$SPANS "$tmp/$1.test" -test.run '^$' \
+	(cd analyze/internal/engine && MCPTRACE_BENCH_SPANS=$SPANS "$tmp/$1.test" -test.run '^$' \
 		-test.bench '^BenchmarkMeasuresOverAnIndex$' -test.benchtime 5x) |
 		awk '/^BenchmarkMeasuresOverAnIndex/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") print $i }'
 }
@@ -58,7 +62,7 @@ done
 : >"$tmp/detect"
 for r in $(seq "$ROUNDS"); do
 	log "detection round $r/$ROUNDS"
-	(cd analyze && MCPTRACE_BENCH_SPANS=$SPANS "$tmp/head.test" -test.run '^$' \
+	(cd analyze/internal/engine && MCPTRACE_BENCH_SPANS=$SPANS "$tmp/head.test" -test.run '^$' \
 		-test.bench '^BenchmarkAnalyzeAutoAgainstDefault$' -test.benchtime 3x) |
 		awk '/^BenchmarkAnalyzeAutoAgainstDefault/ { for (i = 1; i <= NF; i++) { if ($(i+1) == "x-default") x = $i; if ($(i+1) == "detect-share") d = $i } print x, d }' >>"$tmp/detect"
 done

@@ -4,7 +4,7 @@
 # (figures from the corpus server's request ledgers), for the npm MCP
 # instrumentations (OpenLLMetry, Shinzo, OpenInference, Sentry, Mastra) and
 # the three gateway modes. Not run in CI: the dumps are
-# committed, and analyze/corpus_test.go checks them. See docs/corpus.md.
+# committed, and analyze/internal/engine/corpus_test.go checks them. See docs/corpus.md.
 #
 #   scripts/corpus.sh [package ...]     default: openllmetry shinzo openinference sentry mastra
 #

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -26,7 +27,7 @@ const htmlGoldenDir = "testdata/htmlreport"
 func checkHTMLData(t *testing.T, path string, cfg rulefmt.Config, traceURL string) []byte {
 	t.Helper()
 	rules := rulefmt.BuiltinRules(cfg)
-	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)), Read: analyze.ReadOptions{Strict: true}})
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)), Read: ingest.ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatalf("Load %s: %v", path, err)
 	}

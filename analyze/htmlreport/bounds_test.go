@@ -9,7 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -48,7 +48,7 @@ func scopesDump(t testing.TB, n int, long string) string {
 func TestHTMLReportListsABoundedNumberOfScopes(t *testing.T) {
 	const n = 300
 	long := strings.Repeat("[x](https://e.example)\u202e", 40_000) // about 1 MB
-	r, ev := analyzetest.Analyzed(t, scopesDump(t, n, long), rulefmt.Config{}, analyze.ReadOptions{Strict: true})
+	r, ev := analyzetest.Analyzed(t, scopesDump(t, n, long), rulefmt.Config{}, ingest.ReadOptions{Strict: true})
 	if len(r.Pool.ByScope) != n {
 		t.Fatalf("%d scopes, want %d", len(r.Pool.ByScope), n)
 	}
@@ -93,7 +93,7 @@ func TestHTMLReportSaysExecutionsAreNotMeasurable(t *testing.T) {
 			d.Add(ss, dumptest.Span{Trace: 1, Parent: root, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient, End: tc.callEnd,
 				Attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s1"}})
 			cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
-			r, ev := analyzetest.Analyzed(t, d.Write(t), cfg, analyze.ReadOptions{Strict: true})
+			r, ev := analyzetest.Analyzed(t, d.Write(t), cfg, ingest.ReadOptions{Strict: true})
 			h, err := New(r, ev, Options{})
 			if err != nil {
 				t.Fatal(err)

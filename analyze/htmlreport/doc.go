@@ -5,7 +5,7 @@
 //
 // It sits on top of the analyzer: it takes the analysis value
 // ([report.Report], with a check's [report.HTMLCheck] when there is one) and
-// the dump's events ([analyze.ReportEvents], built by analyze from its
+// the dump's events ([events.ReportEvents], built by analyze from its
 // index), and never the index itself, nor does it run a measure again: every
 // figure it shows is the report's or the events'. [New] computes the page's
 // data (its JSON, schema [Schema], is what the golden tests pin), bounded on

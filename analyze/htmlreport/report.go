@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/spans"
@@ -261,7 +261,7 @@ type Lane struct {
 // (analyze.NewReportEvents of the same index and configuration), opts.Check
 // the verdict of the same dump (nil for `analyze`). Long dumps are sampled
 // as Sampling says; every count, rate and latency still uses every span.
-func New(r *report.Report, ev *analyze.ReportEvents, opts Options) (*Report, error) {
+func New(r *report.Report, ev *events.ReportEvents, opts Options) (*Report, error) {
 	if err := ValidateTraceURL(opts.TraceURL); err != nil {
 		return nil, err
 	}
@@ -364,7 +364,7 @@ func roundMs(ns int64) float64 { return math.Round(float64(ns)/1e3) / 1e3 }
 // htmlLatencies builds the four distributions. The quantiles are the
 // report's own (nearest rank over every sample); the intervals and
 // histograms come from the same samples.
-func htmlLatencies(ev *analyze.ReportEvents, r *report.Report) []Latency {
+func htmlLatencies(ev *events.ReportEvents, r *report.Report) []Latency {
 	var hit, miss, hs, call []int64
 	for i := range ev.NumAcquires() {
 		e := ev.Acquire(i)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -31,7 +32,7 @@ const htmlGoldenDir = "testdata/htmlreport"
 // the gate, which judges the check (analyze/gate).
 func htmlPage(t *testing.T, path string, cfg rulefmt.Config, opts Options) ([]byte, []byte) {
 	t.Helper()
-	r, ev := analyzetest.Analyzed(t, path, cfg, analyze.ReadOptions{Strict: true})
+	r, ev := analyzetest.Analyzed(t, path, cfg, ingest.ReadOptions{Strict: true})
 	h, err := New(r, ev, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func TestHTMLReportAgreesWithTheReport(t *testing.T) {
 			if err := json.Unmarshal(raw, &h); err != nil {
 				t.Fatal(err)
 			}
-			r, err := analyze.AnalyzeFiles(context.Background(), []string{dump}, cfg, analyze.ReadOptions{})
+			r, err := analyze.AnalyzeFiles(context.Background(), []string{dump}, cfg, ingest.ReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -48,8 +48,8 @@ type scopeSet struct {
 // sampling it fills in and the trace ids it gives positions.
 type timelines struct {
 	h        *Report
-	ev       *analyze.ReportEvents
-	hss      []analyze.HandshakeEvent
+	ev       *events.ReportEvents
+	hss      []events.HandshakeEvent
 	t0       int64
 	bucketNs int64
 	opts     Options
@@ -61,7 +61,7 @@ type timelines struct {
 // keeps the busiest scopes and, in each, the busiest sessions, then draws
 // every miss of the kept lanes while they fit and every k-th hit in the room
 // left; Sampling says what was left out.
-func htmlTimelines(h *Report, ev *analyze.ReportEvents, t0, t1 int64, opts Options) ([]Scope, Sampling) {
+func htmlTimelines(h *Report, ev *events.ReportEvents, t0, t1 int64, opts Options) ([]Scope, Sampling) {
 	tl := &timelines{h: h, ev: ev, hss: ev.Handshakes, t0: t0, opts: opts, traceIdx: map[string]int{},
 		smp:      Sampling{Acquires: ev.NumAcquires(), Handshakes: len(ev.Handshakes), HitStride: 1, MissStride: 1},
 		bucketNs: max((t1-t0+int64(opts.Buckets)-1)/int64(opts.Buckets), 1)}
@@ -254,7 +254,7 @@ func keptLane(set *scopeSet, scope, session string) *laneAcc {
 
 // markAcquire draws acquire e of kept lane l when the strides pick its
 // place among the drawing's hits or misses.
-func (tl *timelines) markAcquire(l *laneAcc, e *analyze.AcquireEvent) {
+func (tl *timelines) markAcquire(l *laneAcc, e *events.AcquireEvent) {
 	draw := false
 	if e.Hit {
 		draw = (l.base.hitN+l.seen.hitN)%tl.smp.HitStride == 0
@@ -350,7 +350,7 @@ func countOf(n int, noun string) string {
 
 // causeCode is the timeline code of an acquire: 0 for a hit, else 1 + the
 // cause's index in spans.MissReasons.
-func causeCode(e *analyze.AcquireEvent) int {
+func causeCode(e *events.AcquireEvent) int {
 	if e.Hit {
 		return 0
 	}

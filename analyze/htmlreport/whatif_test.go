@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
 )
@@ -19,7 +19,7 @@ import (
 // before); a failure to write it fails the report, never a page without
 // it that says nothing.
 func TestWhatIfSectionIsDrawnUnderTheReport(t *testing.T) {
-	r, ev := analyzetest.Analyzed(t, filepath.Join(tracesDir, "pooled.otlp.jsonl"), rulefmt.Config{}, analyze.ReadOptions{Strict: true})
+	r, ev := analyzetest.Analyzed(t, filepath.Join(tracesDir, "pooled.otlp.jsonl"), rulefmt.Config{}, ingest.ReadOptions{Strict: true})
 	const frag = `<section id="whatif"><p>replayed &amp; drawn</p></section>`
 	for _, tc := range []struct {
 		name   string

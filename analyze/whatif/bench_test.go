@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 )
 
 // benchAcquires is a synthetic dump's acquires: 200k over 10 scopes and
 // 500 keys, leases of 1-20 ms, some concurrent, gaps up to a few seconds.
-func benchAcquires() []analyze.Acquire {
+func benchAcquires() []events.Acquire {
 	rng := rand.New(rand.NewPCG(1, 2))
-	out := make([]analyze.Acquire, 0, 200_000)
+	out := make([]events.Acquire, 0, 200_000)
 	t := int64(0)
 	for range cap(out) {
 		t += rng.Int64N(int64(20 * time.Millisecond))
 		s, k := rng.IntN(10), rng.IntN(500)
-		out = append(out, analyze.Acquire{Scope: "s" + strconv.Itoa(s), Key: "k" + strconv.Itoa(k), Start: t,
+		out = append(out, events.Acquire{Scope: "s" + strconv.Itoa(s), Key: "k" + strconv.Itoa(k), Start: t,
 			LeaseEnd: t + rng.Int64N(int64(20*time.Millisecond)), Attempt: 1, Hit: true})
 	}
 	return out

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 )
 
 // manyAcquires is a workload of n acquires over 8 keys of one scope, one
@@ -17,7 +17,7 @@ func manyAcquires(n int) *Workload {
 	c := NewCollector()
 	for i := range n {
 		start := int64(i) * int64(time.Millisecond)
-		c.Add(&analyze.Acquire{Scope: "s", Key: fmt.Sprintf("k%d", i%8), HasScope: true, HasKey: true,
+		c.Add(&events.Acquire{Scope: "s", Key: fmt.Sprintf("k%d", i%8), HasScope: true, HasKey: true,
 			Start: start, LeaseEnd: start + int64(100*time.Microsecond), Attempt: 1})
 	}
 	return c.Workload()

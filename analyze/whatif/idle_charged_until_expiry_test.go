@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -44,7 +44,7 @@ func TestReplayChargesAnExpiredSessionsIdleTimeOnlyUntilItsExpiry(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			c := whatif.NewCollector()
 			for i, l := range tc.leases {
-				a := &analyze.Acquire{Scope: "s", Key: l.key, HasScope: true, HasKey: true,
+				a := &events.Acquire{Scope: "s", Key: l.key, HasScope: true, HasKey: true,
 					Start: at(l.start), LeaseEnd: at(l.end), Attempt: 1, Cause: spans.MissCold}
 				if i > 0 && l.key == tc.leases[0].key {
 					a.Cause = spans.MissTTL

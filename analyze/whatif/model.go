@@ -12,7 +12,7 @@
 //
 // Its outputs are `mcptrace whatif`'s (a table, JSON, Markdown, a page of
 // its own) and the what-if section of the analysis's HTML report
-// (WriteReportSection, over analyze.ReportEvents: the recorded or assumed
+// (WriteReportSection, over events.ReportEvents: the recorded or assumed
 // settings and ReportGrid around them).
 package whatif
 
@@ -21,7 +21,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -107,7 +107,7 @@ type Workload struct {
 	scopeRecs []scopeRecord
 }
 
-// Collector gathers analyze.Acquire values (analyze.ReadAcquires' fn)
+// Collector gathers events.Acquire values (analyze.ReadAcquires' fn)
 // into a Workload.
 type Collector struct {
 	recs     []rec
@@ -143,7 +143,7 @@ func intern(m map[string]int32, s string) int32 {
 }
 
 // Add takes one acquire (it does not keep a).
-func (c *Collector) Add(a *analyze.Acquire) {
+func (c *Collector) Add(a *events.Acquire) {
 	s := intern(c.scopes, a.Scope)
 	if int(s) == len(c.recorded) {
 		c.recorded = append(c.recorded, scopeRecord{name: a.Scope, settings: a.Settings, mixed: a.SettingsMixed})

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 )
 
 const ttl = int64(time.Second)
@@ -25,7 +25,7 @@ func workload(as []acq) *Workload {
 		if att == 0 {
 			att = 1
 		}
-		c.Add(&analyze.Acquire{Scope: a.scope, Key: a.key, Start: a.start, LeaseEnd: a.end, Failed: a.failed, Attempt: att})
+		c.Add(&events.Acquire{Scope: a.scope, Key: a.key, Start: a.start, LeaseEnd: a.end, Failed: a.failed, Attempt: att})
 	}
 	return c.Workload()
 }
@@ -135,7 +135,7 @@ func TestPrewarmRanksTheKeysOfTheScopesOwnService(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewCollector()
 			add := func(scope, svc, key string, start int64) {
-				c.Add(&analyze.Acquire{Scope: scope, Key: key, Start: start, LeaseEnd: start + 10, Attempt: 1, Service: svc, HasService: true})
+				c.Add(&events.Acquire{Scope: scope, Key: key, Start: start, LeaseEnd: start + 10, Attempt: 1, Service: svc, HasService: true})
 			}
 			add("s1", tc.svc1, "a", 0)
 			add("s2", tc.svc2, "b", 100)

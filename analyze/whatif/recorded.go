@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 )
 
 // scopeRecord is what one pool scope recorded of its settings.
 type scopeRecord struct {
 	name     string
-	settings analyze.PoolSettings // nil: none (or mixed)
+	settings events.PoolSettings // nil: none (or mixed)
 	mixed    bool
 }
 
@@ -79,8 +79,8 @@ func names(scopes []string) string {
 }
 
 // parseRecorded reads one scope's recorded settings as the analyzer's
-// miss attribution reads them (analyze.PoolSettings.Idle): the one reading.
-func parseRecorded(ps analyze.PoolSettings) (Settings, error) {
+// miss attribution reads them (events.PoolSettings.Idle): the one reading.
+func parseRecorded(ps events.PoolSettings) (Settings, error) {
 	s, err := ps.Idle()
 	if err != nil {
 		return Settings{}, err

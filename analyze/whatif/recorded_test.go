@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -17,9 +17,9 @@ import (
 // may differ); otherwise not, with a note naming why, and no note for a
 // dump that records none at all.
 func TestRecordedSettingsAreTheScopesCommonOnes(t *testing.T) {
-	peak := analyze.PoolSettings{spans.AttrPoolIdleTTL: "0.1", spans.AttrPoolMaxIdlePerKey: "1", spans.AttrPoolIdleSizing: spans.IdleSizingPeak,
+	peak := events.PoolSettings{spans.AttrPoolIdleTTL: "0.1", spans.AttrPoolMaxIdlePerKey: "1", spans.AttrPoolIdleSizing: spans.IdleSizingPeak,
 		spans.AttrPoolMaxIdle: "64", spans.AttrPoolSweepInterval: "60"}
-	with := func(k, v string) analyze.PoolSettings {
+	with := func(k, v string) events.PoolSettings {
 		s := maps.Clone(peak)
 		if v == "" {
 			delete(s, k)
@@ -30,7 +30,7 @@ func TestRecordedSettingsAreTheScopesCommonOnes(t *testing.T) {
 	}
 	want := whatif.Settings{IdleTTL: 100 * time.Millisecond, IdlePerKey: 1, Peak: true, MaxIdle: 64, Prewarm: whatif.PrewarmAsRecorded}
 	type scope struct {
-		settings analyze.PoolSettings
+		settings events.PoolSettings
 		mixed    bool
 	}
 	for _, tc := range []struct {
@@ -58,7 +58,7 @@ func TestRecordedSettingsAreTheScopesCommonOnes(t *testing.T) {
 			for i, sc := range tc.scopes {
 				name := "s" + string(rune('0'+i))
 				for k := range 2 { // a scope's acquires share its settings
-					c.Add(&analyze.Acquire{Scope: name, HasScope: true, Key: "k", HasKey: true, Start: int64(k), LeaseEnd: int64(k),
+					c.Add(&events.Acquire{Scope: name, HasScope: true, Key: "k", HasKey: true, Start: int64(k), LeaseEnd: int64(k),
 						Attempt: 1, Settings: sc.settings, SettingsMixed: sc.mixed})
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -73,13 +73,13 @@ const NoAcquires = "No what-if replay: the dump holds no acquire (no pool spans 
 // dump records none, or its scopes disagree (said above the section), at
 // assume, labelled assumed. A dump without an acquire gets a section that
 // says why it has no replay.
-func WriteReportSection(w io.Writer, ev *analyze.ReportEvents, assume Settings) error {
+func WriteReportSection(w io.Writer, ev *events.ReportEvents, assume Settings) error {
 	return writeReportSection(w, ev.EachAcquire, assume)
 }
 
 // writeReportSection is WriteReportSection over the acquires each hands
 // out (twice, as CollectBusiest reads them).
-func writeReportSection(w io.Writer, each func(func(*analyze.Acquire)), assume Settings) error {
+func writeReportSection(w io.Writer, each func(func(*events.Acquire)), assume Settings) error {
 	wl, smp := CollectBusiest(each, ReportMaxKeys, ReportMaxAcquires)
 	if wl.Acquires() == 0 {
 		if err := absentTmpl.Execute(w, NoAcquires); err != nil {

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -87,9 +88,9 @@ func durs(ds []time.Duration) []string {
 
 // reportEvents analyzes one dump as the CLI does for the HTML report and
 // returns its report events and the analysis's hits.
-func reportEvents(t *testing.T, path string) (*analyze.ReportEvents, int) {
+func reportEvents(t *testing.T, path string) (*events.ReportEvents, int) {
 	t.Helper()
-	r, ev := analyzetest.Analyzed(t, path, rulefmt.Config{Profile: rulefmt.ProfileAuto}, analyze.ReadOptions{})
+	r, ev := analyzetest.Analyzed(t, path, rulefmt.Config{Profile: rulefmt.ProfileAuto}, ingest.ReadOptions{})
 	return ev, r.Pool.Hits
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
@@ -54,17 +54,17 @@ type pairCount struct {
 }
 
 // CollectBusiest gathers into a Workload the acquires each hands out (it
-// is called twice: analyze.ReportEvents.EachAcquire) of the busiest (pool
+// is called twice: events.ReportEvents.EachAcquire) of the busiest (pool
 // scope, cache key) pairs only, by acquires (ties: the first seen): at
 // most maxKeys pairs and, beyond the busiest one, no more acquires than
 // maxAcquires. Each kept pair keeps every acquire, so its replay is the
 // pair's own. The first pass holds one count per pair, never the
 // acquires, so a dump of a million keys costs its counts and the kept
 // pairs' acquires only.
-func CollectBusiest(each func(func(*analyze.Acquire)), maxKeys, maxAcquires int) (*Workload, Sample) {
+func CollectBusiest(each func(func(*events.Acquire)), maxKeys, maxAcquires int) (*Workload, Sample) {
 	index := map[pairName]int{}
 	var counts []pairCount // in first-seen order
-	each(func(a *analyze.Acquire) {
+	each(func(a *events.Acquire) {
 		k := pairName{a.Scope, a.Key}
 		i, ok := index[k]
 		if !ok {
@@ -86,7 +86,7 @@ func CollectBusiest(each func(func(*analyze.Acquire)), maxKeys, maxAcquires int)
 	}
 	keep := busiestPairs(counts, maxKeys, maxAcquires)
 	smp.KeysShown, smp.AcquiresShown = len(keep), 0
-	each(func(a *analyze.Acquire) {
+	each(func(a *events.Acquire) {
 		if keep[pairName{a.Scope, a.Key}] {
 			smp.AcquiresShown++
 			c.Add(a)

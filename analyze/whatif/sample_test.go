@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
@@ -16,8 +16,8 @@ import (
 // keyed hands out, for each i of counts, counts[i] acquires of key "k<i>"
 // in one scope, interleaved one a millisecond: what
 // ReportEvents.EachAcquire would.
-func keyed(counts []int) func(func(*analyze.Acquire)) {
-	return func(fn func(*analyze.Acquire)) {
+func keyed(counts []int) func(func(*events.Acquire)) {
+	return func(fn func(*events.Acquire)) {
 		left := append([]int{}, counts...)
 		t := int64(0)
 		for more := true; more; {
@@ -29,7 +29,7 @@ func keyed(counts []int) func(func(*analyze.Acquire)) {
 				left[i]--
 				more = true
 				t += int64(time.Millisecond)
-				fn(&analyze.Acquire{Scope: "s", Key: "k" + strconv.Itoa(i), HasScope: true, HasKey: true, Start: t, LeaseEnd: t + 1000, Attempt: 1})
+				fn(&events.Acquire{Scope: "s", Key: "k" + strconv.Itoa(i), HasScope: true, HasKey: true, Start: t, LeaseEnd: t + 1000, Attempt: 1})
 			}
 		}
 	}

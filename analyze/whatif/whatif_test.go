@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 )
@@ -40,7 +41,7 @@ func TestAcquireRecordsAreAnalyzesFigures(t *testing.T) {
 		t.Fatal("no testdata dumps")
 	}
 	for _, p := range paths {
-		rep, err := analyze.AnalyzeFiles(context.Background(), []string{p}, rulefmt.Config{}, analyze.ReadOptions{})
+		rep, err := analyze.AnalyzeFiles(context.Background(), []string{p}, rulefmt.Config{}, ingest.ReadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // TestVersionFlagAndCommandAgree: both forms print the build's version.
@@ -117,7 +118,7 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 		paths []string
 		stdin string
 	}{{"file", []string{traces + "pooled.otlp.jsonl"}, ""}, {"stdin", []string{"-"}, "pooled"}} {
-		opts := analyze.LoadOptions{Progress: func(in *analyze.Input, n int) { lines[c.name] = progressLine(in, n) }}
+		opts := analyze.LoadOptions{Progress: func(in *ingest.Input, n int) { lines[c.name] = progressLine(in, n) }}
 		if c.stdin != "" {
 			data, err := os.ReadFile(traces + "pooled.otlp.jsonl")
 			if err != nil {
@@ -139,7 +140,7 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 	// A second read (the speculative run gave up) says so, at once.
 	buf.Reset()
 	p := newProgressIf(&buf, []string{"-"}, true)
-	in := &analyze.Input{Path: "dump.jsonl"}
+	in := &ingest.Input{Path: "dump.jsonl"}
 	p.update(in, 1000)
 	p.reread(nil)
 	p.update(in, 10)

@@ -19,6 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/dashboards"
@@ -450,7 +451,7 @@ func readDemoDumps(ctx context.Context, dumps []*demoDump, cfg rulefmt.Config, s
 	defer status.clear()
 	for _, d := range dumps {
 		status.show(true, "analyzing "+d.Path+" and writing its HTML report")
-		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, cfg, analyze.ReadOptions{})
+		report, err := analyze.AnalyzeFiles(ctx, []string{d.Path}, cfg, ingest.ReadOptions{})
 		if err != nil {
 			return fmt.Errorf("analyze the demo dump %s: %w", d.Path, err)
 		}

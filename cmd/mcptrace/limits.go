@@ -4,9 +4,8 @@ import (
 	"math"
 	"runtime/debug"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/spf13/pflag"
-
-	"github.com/mcptrace/mcptrace/analyze"
 )
 
 // limitFlags bound what reading a dump may cost; analyze, check and diff
@@ -25,17 +24,17 @@ const minMemoryBudget = 16 << 20
 
 func addLimitFlags(fl *pflag.FlagSet, f *limitFlags) {
 	fl.StringVar(&f.maxMemory, "max-memory", "", "memory budget (512MiB, 2GiB; at least 16MiB); past it reading stops with a clear error (default: a quarter of the machine's memory, at most 1GiB)")
-	fl.Float64Var(&f.maxDecompression, "max-decompression-ratio", analyze.DefaultMaxDecompressionRatio, "how many times its size a gzip or zstd input may expand to; -1 for no bound")
+	fl.Float64Var(&f.maxDecompression, "max-decompression-ratio", ingest.DefaultMaxDecompressionRatio, "how many times its size a gzip or zstd input may expand to; -1 for no bound")
 }
 
 // apply sets the limits on ropts and makes the budget the Go runtime's
 // soft memory limit, so the garbage collector works harder near it rather
 // than letting the process grow into the OOM killer. A bad size is a usage
 // error.
-func (f limitFlags) apply(ropts *analyze.ReadOptions) error {
-	budget := analyze.DefaultMaxMemory()
+func (f limitFlags) apply(ropts *ingest.ReadOptions) error {
+	budget := ingest.DefaultMaxMemory()
 	if f.maxMemory != "" {
-		n, err := analyze.ParseByteSize(f.maxMemory)
+		n, err := ingest.ParseByteSize(f.maxMemory)
 		if err != nil {
 			return usageErrorf("--max-memory: %w", err)
 		}

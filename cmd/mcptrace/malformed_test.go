@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// The malformed corpus (testdata/malformed, see analyze/malformed_test.go)
+// The malformed corpus (testdata/malformed, see analyze/internal/engine/malformed_test.go)
 // run through the real binary: what a user or a CI job sees. A file's name
 // says what it must give: partial-* a report marked partial, with a warning
 // naming the file and the place, and exit 0; cut-* a whole report with one

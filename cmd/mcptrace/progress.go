@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
-
-	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // statusLine is the CLI's one progress display: a single line on a
@@ -107,7 +106,7 @@ func newProgressIf(w io.Writer, paths []string, terminal bool) *progress {
 }
 
 // update redraws the progress line at most a few times a second.
-func (p *progress) update(in *analyze.Input, spansRead int) {
+func (p *progress) update(in *ingest.Input, spansRead int) {
 	if !p.on {
 		return
 	}
@@ -123,7 +122,7 @@ func (p *progress) done() { p.line.clear() }
 
 // progressLine is one progress report: "reading dump.jsonl: 1.2M spans
 // (43%)", or for stdin "reading -: 1.2M spans, 310.5 MB read".
-func progressLine(in *analyze.Input, spansRead int) string {
+func progressLine(in *ingest.Input, spansRead int) string {
 	line := fmt.Sprintf("reading %s: %s spans", filepath.Base(in.Path), humanCount(spansRead))
 	switch read := in.BytesRead(); {
 	case in.Size > 0:

@@ -509,7 +509,7 @@ func TestHTMLReportOfALongDumpInChromium(t *testing.T) {
 	bin := findChromium(t)
 	dump := os.Getenv("MCPTRACE_HTML_DUMP")
 	if dump == "" {
-		t.Fatal("MCPTRACE_HTML_DUMP must name a dump of MCPTRACE_HTML_SPANS spans (go test ./analyze -run XXX -bench Analyze writes one)")
+		t.Fatal("MCPTRACE_HTML_DUMP must name a dump of MCPTRACE_HTML_SPANS spans (go test ./analyze/internal/engine -run XXX -bench Analyze writes one)")
 	}
 	page := filepath.Join(t.TempDir(), "long.html")
 	start := time.Now()

@@ -22,7 +22,7 @@ import (
 // rules and the regression tolerances.
 type runSetup struct {
 	cfg   rulefmt.Config
-	ropts analyze.ReadOptions
+	ropts ingest.ReadOptions
 	gate  *rulefmt.GateConfig // nil without --config
 	tol   rulefmt.Tolerances
 	// engine shards (and, for analyze, streams) a run without rules;
@@ -51,7 +51,7 @@ var tolFlags = map[string]func(dst *rulefmt.Tolerances, src rulefmt.Tolerances){
 // a usage error (exit 2).
 func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.Tolerances) (runSetup, error) {
 	var s runSetup
-	inFormat, err := analyze.ParseFormat(f.inputFormat)
+	inFormat, err := ingest.ParseFormat(f.inputFormat)
 	if err != nil {
 		return s, usageErrorf("--input-format: %w", err)
 	}
@@ -96,7 +96,7 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 			return s, usageErrorf("regression tolerances: %w", err)
 		}
 	}
-	s.ropts = analyze.ReadOptions{Format: inFormat, Strict: f.strict}
+	s.ropts = ingest.ReadOptions{Format: inFormat, Strict: f.strict}
 	return s, f.limits.apply(&s.ropts)
 }
 
@@ -132,7 +132,7 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 			}
 			return err
 		},
-		AfterRead: func(inputs []analyze.Input, err error) {
+		AfterRead: func(inputs []ingest.Input, err error) {
 			progress.done()
 			if err != nil {
 				return
@@ -153,7 +153,7 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 	case failed == phaseMeasures || failed == phaseRules:
 		return nil, nil, phaseError(err)
 	}
-	var re *analyze.ReadError
+	var re *ingest.ReadError
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 	"github.com/mcptrace/mcptrace/internal/demo"
 )
@@ -166,7 +167,7 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	lopts.Read.Stdin = cmd.InOrStdin()
 	c := whatif.NewCollector()
 	if _, err := analyze.ReadAcquires(cmd.Context(), args, s.cfg, lopts, c.Add); err != nil {
-		var re *analyze.ReadError
+		var re *ingest.ReadError
 		switch {
 		case errors.As(err, &re):
 			return &exitError{code: 2, err: err}

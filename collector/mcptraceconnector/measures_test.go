@@ -50,7 +50,7 @@ func readDump(t *testing.T, path string) []ptrace.Traces {
 }
 
 // readDumpErr hands every batch of the dump at path to f.
-func readDumpErr(path string, f func(ptrace.Traces)) ([]analyze.Input, error) {
+func readDumpErr(path string, f func(ptrace.Traces)) ([]ingest.Input, error) {
 	return ingest.Read(context.Background(), []string{path}, ingest.ReadOptions{Strict: true},
 		ingest.SinkFunc(func(_ *ingest.Input, td ptrace.Traces) error {
 			f(td)
@@ -217,7 +217,7 @@ func batchFigures(t *testing.T, path string, s settings) (figures, []gate.RuleRe
 	t.Helper()
 	perTrace, _ := inStreamRules(s.rules)
 	opts := rulefmt.MergeIndexOptions(s.analyze.IndexOptions(), rulefmt.RulesIndexOptions(perTrace))
-	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: opts, Read: analyze.ReadOptions{Strict: true}})
+	idx, _, err := analyze.Load(context.Background(), []string{path}, analyze.LoadOptions{Index: opts, Read: ingest.ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatalf("load %s: %v", path, err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -43,7 +44,7 @@ func AnalyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.R
 // Analyzed reads the dump at path with ropts and returns its report and
 // its HTML report events, as the CLI builds them for the HTML report
 // (analyze.AnalyzeDumps with RunOptions.Events), failing t on error.
-func Analyzed(t testing.TB, path string, cfg rulefmt.Config, ropts analyze.ReadOptions) (*report.Report, *analyze.ReportEvents) {
+func Analyzed(t testing.TB, path string, cfg rulefmt.Config, ropts ingest.ReadOptions) (*report.Report, *analyze.ReportEvents) {
 	t.Helper()
 	run, err := analyze.AnalyzeDumps(context.Background(), []string{path}, cfg, analyze.RunOptions{
 		Load:   analyze.LoadOptions{Read: ropts},

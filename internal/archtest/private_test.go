@@ -14,10 +14,10 @@ import (
 )
 
 // privateTypes are, per package directory, the types no exported signature
-// may name: analyze's span index is private to it, and callers
+// may name: the analyzer's span index is private to its engine, and callers
 // hold a dump as the opaque analyze.Dump.
 var privateTypes = map[string][]string{
-	"analyze": {"index"},
+	"analyze/internal/engine": {"index"},
 }
 
 // exposures returns, for one parsed package, a message for every place its

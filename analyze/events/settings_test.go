@@ -1,0 +1,76 @@
+package events
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcptrace/mcptrace/pool/idle"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// recorded is a full set of settings as the pool writes them, with edits.
+func recorded(edit func(PoolSettings)) PoolSettings {
+	ps := PoolSettings{
+		spans.AttrPoolIdleTTL:       "0.25",
+		spans.AttrPoolMaxIdlePerKey: "3",
+		spans.AttrPoolIdleSizing:    spans.IdleSizingPeak,
+		spans.AttrPoolMaxIdle:       "40",
+		spans.AttrPoolSweepInterval: "2",
+	}
+	if edit != nil {
+		edit(ps)
+	}
+	return ps
+}
+
+// TestIdleReadsTheSettingsAsThePoolWroteThem pins the one reading of a
+// scope's recorded settings: each attribute into its field, the sweep
+// interval's default when absent and -1 kept, and every value the pool
+// could not have written refused with the attribute named.
+func TestIdleReadsTheSettingsAsThePoolWroteThem(t *testing.T) {
+	want := idle.Settings{TTL: 250 * time.Millisecond, MaxIdlePerKey: 3, MaxIdle: 40, SweepInterval: 2 * time.Second}
+	for _, tc := range []struct {
+		name    string
+		ps      PoolSettings
+		want    idle.Settings
+		wantErr string // a part of the error; "" none
+	}{
+		{"every attribute read into its field", recorded(nil), want, ""},
+		{"fixed sizing", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleSizing] = spans.IdleSizingFixed }),
+			func() idle.Settings { w := want; w.FixedPerKey = true; return w }(), ""},
+		{"no sweep interval: the default", recorded(func(ps PoolSettings) { delete(ps, spans.AttrPoolSweepInterval) }),
+			func() idle.Settings { w := want; w.SweepInterval = idle.DefaultSweepInterval; return w }(), ""},
+		{"sweep -1: on acquire only", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "-1" }),
+			func() idle.Settings { w := want; w.SweepInterval = -time.Second; return w }(), ""},
+		{"a per-key minimum of 0", recorded(func(ps PoolSettings) { ps[spans.AttrPoolMaxIdlePerKey] = "0" }),
+			func() idle.Settings { w := want; w.MaxIdlePerKey = 0; return w }(), ""},
+		{"no TTL", recorded(func(ps PoolSettings) { delete(ps, spans.AttrPoolIdleTTL) }), want, "no " + spans.AttrPoolIdleTTL},
+		{"a TTL of 0", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "0" }), want, spans.AttrPoolIdleTTL},
+		{"a negative TTL", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "-1" }), want, spans.AttrPoolIdleTTL},
+		{"a TTL of NaN", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "NaN" }), want, spans.AttrPoolIdleTTL},
+		{"a TTL no duration holds", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "1e10" }), want, spans.AttrPoolIdleTTL},
+		{"no per-key minimum", recorded(func(ps PoolSettings) { delete(ps, spans.AttrPoolMaxIdlePerKey) }), want, "no " + spans.AttrPoolMaxIdlePerKey},
+		{"a per-key minimum not an integer", recorded(func(ps PoolSettings) { ps[spans.AttrPoolMaxIdlePerKey] = "2.5" }), want, spans.AttrPoolMaxIdlePerKey},
+		{"no sizing", recorded(func(ps PoolSettings) { delete(ps, spans.AttrPoolIdleSizing) }), want, "no " + spans.AttrPoolIdleSizing},
+		{"an unknown sizing", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleSizing] = "PEAK" }), want, spans.AttrPoolIdleSizing},
+		{"no global cap", recorded(func(ps PoolSettings) { delete(ps, spans.AttrPoolMaxIdle) }), want, "no " + spans.AttrPoolMaxIdle},
+		{"a global cap of 0", recorded(func(ps PoolSettings) { ps[spans.AttrPoolMaxIdle] = "0" }), want, spans.AttrPoolMaxIdle},
+		{"a sweep below -1", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "-1.5" }), want, spans.AttrPoolSweepInterval},
+		{"a sweep no duration holds", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "1e10" }), want, spans.AttrPoolSweepInterval},
+		{"a sweep not a number", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "soon" }), want, spans.AttrPoolSweepInterval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.ps.Idle()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Idle() error = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("Idle() = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}

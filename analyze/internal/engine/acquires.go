@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	evdata "github.com/mcptrace/mcptrace/analyze/events"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Acquire is one acquire as a replay of the pool reads it: see
+// [events.Acquire].
+type Acquire = evdata.Acquire
+
+// ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
+// path, its vocabularies, profile auto included) and hands every acquire,
+// its cause attributed, to fn, scope by scope in time order, and every
+// pre-warm dial the attribution replayed (Acquire.Prewarm). The
+// memory is the engine's batch memory: the open traces and the acquires,
+// never every span. It returns what was read from each input; on a read
+// error, a *ReadError and no acquire.
+func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if ChooseEngine(EngineRequest{Config: cfg, Rereadable: rereadable(paths)}).Kind == EngineSpeculative {
+		eng, err := newSpeculativeEngine(cfg, EngineOptions{})
+		if err != nil {
+			return nil, err
+		}
+		inputs, err := acquiresWith(ctx, eng, paths, lopts, fn)
+		if !errors.Is(err, errSpoiled) {
+			return inputs, err
+		}
+		if lopts.Reread != nil {
+			lopts.Reread(errSpoiled)
+		}
+	}
+	eng, err := NewEngine(cfg, EngineOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return acquiresWith(ctx, eng, paths, lopts, fn)
+}
+
+// acquiresWith feeds paths into eng and attributes its acquires into fn.
+func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+	eng.mu.Lock()
+	eng.agg.settings = map[int32]int32{} // keep the pool's recorded settings by scope
+	eng.agg.services = map[int32]int32{} // and each scope's service
+	eng.mu.Unlock()
+	inputs, err := Feed(ctx, paths, lopts, eng)
+	if err != nil {
+		eng.Close()
+		return inputs, err
+	}
+	if err := eng.Flush(); err != nil {
+		return inputs, err
+	}
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	strs := func(id int32) (string, bool) {
+		if id < 0 {
+			return "", false
+		}
+		return eng.agg.strs[id], true
+	}
+	settings := scopeSettings(eng.agg.settings, eng.agg.strs)
+	var a Acquire
+	eng.agg.pairs.each = func(ev *acquireEvent) {
+		a = acquireOf(ev, strs, settings, eng.agg.services)
+		fn(&a)
+	}
+	eng.agg.pairs.eachPrewarm = eng.agg.pairs.each
+	eng.agg.pairs.advance(math.MaxInt64)
+	eng.agg.pairs.each, eng.agg.pairs.eachPrewarm = nil, nil
+	return inputs, nil
+}
+
+// acquireOf is the Acquire of an attributed acquire event, its strings
+// read through strs, its scope's recorded settings through settings and
+// its scope's service.name from services (scope id to string id).
+func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool), services map[int32]int32) Acquire {
+	a := Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
+		Attempt: 1, HealthCheck: ev.health, Prewarm: ev.prewarm}
+	if ev.redial {
+		a.Attempt = 2
+	}
+	if !ev.hit && !ev.prewarm {
+		a.Cause = spans.MissReasons[ev.reason]
+	}
+	a.Scope, a.HasScope = strs(ev.scope)
+	a.Key, a.HasKey = strs(ev.key)
+	a.Settings, a.SettingsMixed = settings(ev.scope)
+	if svc, ok := services[ev.scope]; ok {
+		a.Service, a.HasService = strs(svc)
+	}
+	return a
+}
+
+// scopeSettings returns the recorded settings of a scope id, from byScope
+// (settings ids into strs, or settingsMixed), each distinct set decoded
+// once and shared.
+func scopeSettings(byScope map[int32]int32, strs []string) func(scope int32) (PoolSettings, bool) {
+	decoded := map[int32]PoolSettings{}
+	return func(scope int32) (PoolSettings, bool) {
+		id, ok := byScope[scope]
+		if !ok {
+			return nil, false
+		}
+		if id == settingsMixed {
+			return nil, true
+		}
+		ps, ok := decoded[id]
+		if !ok {
+			ps, _ = parseSettingsText(strs[id]) // the stage wrote it: it parses
+			decoded[id] = ps
+		}
+		return ps, false
+	}
+}

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// AnalyzeRules computes the Analysis of d: [Analyze] with cfg, then
+// [ObserveRules] for rules on the same dump. Build d with
+// MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules)). Like
+// Analyze it is pure.
+func AnalyzeRules(d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+	return analyzeRules(context.Background(), d.x, cfg, rules, opts)
+}
+
+// AnalyzeRulesContext is [AnalyzeRules] stopped by ctx: it returns ctx's
+// error (wrapped) once ctx is done, looking at it between the measures and
+// the rules and throughout the rules' loops ([ObserveRulesContext]).
+func AnalyzeRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+	return analyzeRules(ctx, d.x, cfg, rules, opts)
+}
+
+// analyzeRules is AnalyzeRulesContext over the index itself.
+func analyzeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+	r, err := analyzeIndex(ctx, idx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	obs, err := observeRules(ctx, idx, cfg, rules, opts, r)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return &report.Analysis{Report: r, Rules: obs}, nil
+}
+
+// ObserveRulesOf is [ObserveRulesContext] for a caller that already has r,
+// the [Analyze] of the same d and cfg (a command running its measures
+// and its rules as two phases): r's miss counts spare attributing the
+// acquires a second time when no miss needs naming.
+func ObserveRulesOf(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, r *report.Report) ([]report.RuleObservation, error) {
+	return observeRules(ctx, d.x, cfg, rules, opts, r)
+}

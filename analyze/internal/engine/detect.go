@@ -1,0 +1,724 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Detection: which vocabulary wrote a dump's spans, per resource.
+//
+// A fleet mixes instrumentations (our pool in a gateway, a server on the
+// TypeScript SDK under Shinzo, a client under OpenLLMetry), so the choice
+// is made per resource: one process's spans, identified by the resource
+// attributes the index keeps (service.name, service.instance.id and those
+// a configuration names). Each span adds to its resource's evidence
+// (resEvidence): plain counts, so evidence merges by adding, in any order,
+// and the choice made from the sum is the same whatever the sharding.
+//
+// The choice (decide) goes by the signatures of the built-in vocabularies
+// (builtinSignatures), in two tiers. Our own spans (plugin.mcp.*) are
+// unambiguous and win whenever present: a pool writing call spans in the
+// conventions' names (pool.Options.SemconvCallSpans) is still the pool,
+// read as mcptrace. Within a tier the vocabulary recognising the most spans
+// wins, and an equal count goes to the one listed first (sentry before
+// semconv: Sentry's spans are the conventions' and marked as its own;
+// semconv before openllmetry: the conventions are the standard).
+//
+// In a batch run the evidence of the whole dump is summed before any trace
+// is measured, so detection equals the one over a single index. A stream
+// has no whole dump: a resource's vocabulary is decided by the first
+// finalized batch in which it shows a signature and is sticky from then on;
+// spans finalized before it are counted as unrecognised, and the
+// vocabulary the measures read (effectiveProfile) is decided, and fixed,
+// with the first resource decided. A speculative batch run (one that
+// measures traces as their roots arrive) decides as a stream does and is
+// spoiled, and read again holding every trace, when the whole dump's
+// choice turns out to differ.
+
+// OpenLLMetry's request span suffixes (@traceloop/instrumentation-mcp
+// 0.27): "<tool>.tool" for a tools/call and "<method>.mcp" for every other
+// request, client or server kind; its session span is the vocabulary's
+// (rulefmt.OpenLLMetrySessionSpan, vocabulary_builtin.go).
+const (
+	openllmetryToolSuffix = ".tool"
+	openllmetryMCPSuffix  = ".mcp"
+)
+
+// resEvidence is what one resource's spans show of each vocabulary: counts
+// only, so evidence from any number of observations merges by adding.
+type resEvidence struct {
+	spans       int // every span of the resource
+	pool        int // plugin.mcp.* spans: invoke, acquire, handshake, call_tool
+	acquires    int
+	hitTrue     int // acquires with plugin.mcp.cache_hit = true
+	invokes     int
+	bareInvokes int // invokes without an acquire child
+	semconv     int // spans with mcp.method.name named {method} [target], any kind
+	sentry      int // of those, Sentry's MCP server spans (sentry.origin)
+	openllmetry int // OpenLLMetry's session, tool and request spans
+	mastra      int // Mastra's MCP tool call spans (mastra.span.type)
+}
+
+func (e *resEvidence) add(o *resEvidence) {
+	e.spans += o.spans
+	e.pool += o.pool
+	e.acquires += o.acquires
+	e.hitTrue += o.hitTrue
+	e.invokes += o.invokes
+	e.bareInvokes += o.bareInvokes
+	e.semconv += o.semconv
+	e.openllmetry += o.openllmetry
+	e.sentry += o.sentry
+	e.mastra += o.mastra
+}
+
+// signature is one built-in vocabulary as detection sees it: whether a
+// resource's evidence shows it, how many of its spans it reads, and the
+// profile of the built-in Vocabulary (vocabulary_builtin.go) the measures
+// read it with. The Vocabulary's Detect selectors say only which spans mark
+// a writer; the counts, tiers and ties that choose between writers a
+// resource shows are here.
+type signature struct {
+	name       string
+	tier       int // lower wins over any count
+	shows      func(e *resEvidence) bool
+	recognised func(e *resEvidence) int
+	profile    rulefmt.Profile
+}
+
+// builtinSignatures lists the built-in vocabularies in precedence order:
+// ties within a tier go to the earlier entry.
+var builtinSignatures = []signature{
+	{
+		// Ours: an acquire on every call (a cache_hit=true acquire proves
+		// hits are written), or invocations each with an acquire child.
+		name: report.VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
+		shows:      func(e *resEvidence) bool { return e.pool > 0 && (e.hitTrue > 0 || e.bareInvokes == 0) },
+		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
+	},
+	{
+		// The gateway's later generation: an acquire only on a miss, so
+		// some invocations have none, and no acquire says cache_hit=true.
+		name: report.VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
+		shows:      func(e *resEvidence) bool { return e.bareInvokes > 0 && e.hitTrue == 0 },
+		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
+	},
+	{
+		// Sentry reads the spans semconv reads, in a resource where its MCP
+		// wrapper marked some: listed first, it wins the tie.
+		name: report.VocabSentry, tier: 1, profile: rulefmt.ProfileSentry,
+		shows:      func(e *resEvidence) bool { return e.sentry > 0 },
+		recognised: func(e *resEvidence) int { return e.semconv },
+	},
+	{
+		name: report.VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
+		shows:      func(e *resEvidence) bool { return e.semconv > 0 },
+		recognised: func(e *resEvidence) int { return e.semconv },
+	},
+	{
+		name: report.VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
+		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
+		recognised: func(e *resEvidence) int { return e.openllmetry },
+	},
+	{
+		name: report.VocabMastra, tier: 1, profile: rulefmt.ProfileMastra,
+		shows:      func(e *resEvidence) bool { return e.mastra > 0 },
+		recognised: func(e *resEvidence) int { return e.mastra },
+	},
+}
+
+// signatureOf returns the built-in signature named name.
+func signatureOf(name string) (signature, bool) {
+	for _, s := range builtinSignatures {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return signature{}, false
+}
+
+// vocabOfProfile names the vocabulary an explicit profile reads.
+func vocabOfProfile(p rulefmt.Profile) string {
+	switch p {
+	case rulefmt.ProfileAcquireOnMiss:
+		return report.VocabAcquireOnMiss
+	case rulefmt.ProfileSemconv:
+		return report.VocabSemconv
+	case rulefmt.ProfileOpenLLMetry:
+		return report.VocabOpenLLMetry
+	case rulefmt.ProfileSentry:
+		return report.VocabSentry
+	case rulefmt.ProfileMastra:
+		return report.VocabMastra
+	}
+	return report.VocabMcptrace
+}
+
+// decide returns the vocabulary e shows, VocabNone when it shows none: the
+// lowest tier among the signatures shown, then the most spans recognised,
+// then the order of builtinSignatures.
+func decide(e *resEvidence) string {
+	best, bestN, found := signature{}, 0, false
+	for _, s := range builtinSignatures {
+		if !s.shows(e) {
+			continue
+		}
+		n := s.recognised(e)
+		if !found || s.tier < best.tier || (s.tier == best.tier && n > bestN) {
+			best, bestN, found = s, n, true
+		}
+	}
+	if !found {
+		return report.VocabNone
+	}
+	return best.name
+}
+
+// isOpenLLMetrySpan reports whether a span of the given name and kind is
+// one of @traceloop/instrumentation-mcp's.
+func isOpenLLMetrySpan(name string, kind uint8) bool {
+	if name == rulefmt.OpenLLMetrySessionSpan {
+		return true
+	}
+	rpc := kind == uint8(ptrace.SpanKindClient) || kind == uint8(ptrace.SpanKindServer)
+	return rpc && len(name) > len(openllmetryToolSuffix) &&
+		(strings.HasSuffix(name, openllmetryToolSuffix) || strings.HasSuffix(name, openllmetryMCPSuffix))
+}
+
+// maxNameCounts bounds the distinct unrecognised span names an
+// observation keeps (its most frequent) and a detection holds in all: a
+// dump of high-cardinality names ("GET /users/1234") costs no more than
+// this, and the ten most frequent are exact unless a name's spans are
+// spread thinly over many observations.
+const maxNameCounts = 1024
+
+// detection is the evidence of a set of traces: per resource, and the
+// counts of the span names no vocabulary recognises.
+type detection struct {
+	res   map[string]*resEvidence
+	names map[string]int
+	// namesLeftOut counts the spans of names left out of names by
+	// maxNameCounts.
+	namesLeftOut int
+}
+
+func newDetection() *detection {
+	return &detection{res: map[string]*resEvidence{}, names: map[string]int{}}
+}
+
+// detectIndex returns the evidence of every trace of the finished index x,
+// polling p (nil never stops) in its loop over the spans.
+func detectIndex(x *index, p *poll) *detection {
+	x.finish()
+	d := newDetection()
+	m := newSpanMarks(x)
+	perRes := make([]resEvidence, len(x.resources))
+	unrecognised := make([]int, len(x.names))
+	for _, i := range x.order {
+		if p.stop() {
+			break
+		}
+		s := x.sp(i)
+		e := &perRes[s.res]
+		e.spans++
+		if !m.observe(x, i, e) {
+			unrecognised[s.name]++
+		}
+	}
+	for r := range perRes {
+		if perRes[r].spans == 0 {
+			continue
+		}
+		key := x.resourceText(int32(r))
+		if mine, ok := d.res[key]; ok {
+			mine.add(&perRes[r])
+		} else {
+			e := perRes[r]
+			d.res[key] = &e
+		}
+	}
+	d.addNames(x.names, unrecognised)
+	return d
+}
+
+// spanMarks are what detection looks for in one index: the ids of our
+// span names and of the attribute keys that mark a writer, and which spans
+// have an acquire child.
+type spanMarks struct {
+	invoke, acquire, handshake, call  int32
+	kHit, kMethod, kOrigin, kType     uint16
+	okHit, okMethod, okOrigin, okType bool
+	hasAcquire                        []bool
+}
+
+// newSpanMarks looks up, once per index, what observe compares spans with.
+func newSpanMarks(x *index) *spanMarks {
+	m := &spanMarks{
+		invoke: x.nameID(spans.SpanInvoke), acquire: x.nameID(spans.SpanAcquire),
+		handshake: x.nameID(spans.SpanHandshake), call: x.nameID(spans.SpanCallTool),
+		hasAcquire: make([]bool, x.nspans),
+	}
+	m.kHit, m.okHit = x.lookupKey(spans.AttrCacheHit)
+	m.kMethod, m.okMethod = x.lookupKey(spans.AttrMethodName)
+	m.kOrigin, m.okOrigin = x.lookupKey(rulefmt.SentryOriginAttr)
+	m.kType, m.okType = x.lookupKey(rulefmt.MastraSpanTypeAttr)
+	for _, i := range x.order {
+		if s := x.sp(i); s.name == m.acquire && m.acquire >= 0 && s.parent >= 0 {
+			m.hasAcquire[s.parent] = true
+		}
+	}
+	return m
+}
+
+// observe adds span i to its resource's evidence e and reports whether a
+// vocabulary recognises it.
+func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
+	s := x.sp(i)
+	switch s.name {
+	case m.invoke:
+		e.pool++
+		e.invokes++
+		if !m.hasAcquire[i] {
+			e.bareInvokes++
+		}
+		return true
+	case m.acquire:
+		e.pool++
+		e.acquires++
+		if v, ok := m.attr(x, i, m.kHit, m.okHit); ok && v == "true" {
+			e.hitTrue++
+		}
+		return true
+	case m.handshake, m.call:
+		e.pool++
+		return true
+	}
+	// Any kind: Shinzo's and Sentry's server spans are internal, named and
+	// attributed as the conventions say; Sentry's also carry its origin.
+	if v, ok := m.attr(x, i, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.names[s.name], v) {
+		e.semconv++
+		if v, ok := m.attr(x, i, m.kOrigin, m.okOrigin); ok && (v == rulefmt.SentryMCPServerOrigin || v == rulefmt.SentryMCPNotificationOrigin) {
+			e.sentry++
+		}
+		return true
+	}
+	if v, ok := m.attr(x, i, m.kType, m.okType); ok && v == rulefmt.MastraMCPToolCall {
+		e.mastra++
+		return true
+	}
+	if isOpenLLMetrySpan(x.names[s.name], s.kind) {
+		e.openllmetry++
+		return true
+	}
+	return false
+}
+
+// attr returns span i's value of key k when the index has the key.
+func (m *spanMarks) attr(x *index, i int32, k uint16, has bool) (string, bool) {
+	if !has {
+		return "", false
+	}
+	v, ok := x.attrVal(i, k)
+	if !ok {
+		return "", false
+	}
+	return x.vals[v], true
+}
+
+// addNames adds the counts of names (per name id) to d, keeping at most
+// maxNameCounts names: the most frequent.
+func (d *detection) addNames(names []string, counts []int) {
+	ids := make([]int, 0, len(counts))
+	for id, n := range counts {
+		if n > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int) int { return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(names[a], names[b])) })
+	for _, id := range ids {
+		d.addName(names[id], counts[id])
+	}
+}
+
+// addName adds n spans of name, or counts them as left out once d holds
+// maxNameCounts other names.
+func (d *detection) addName(name string, n int) {
+	if _, ok := d.names[name]; ok || len(d.names) < maxNameCounts {
+		d.names[name] += n
+		return
+	}
+	d.namesLeftOut += n
+}
+
+// merge adds o's evidence to d.
+func (d *detection) merge(o *detection) {
+	if o == nil {
+		return
+	}
+	for k, e := range o.res {
+		if mine, ok := d.res[k]; ok {
+			mine.add(e)
+		} else {
+			c := *e
+			d.res[k] = &c
+		}
+	}
+	type nc struct {
+		name string
+		n    int
+	}
+	list := make([]nc, 0, len(o.names))
+	for name, n := range o.names {
+		list = append(list, nc{name, n})
+	}
+	slices.SortFunc(list, func(a, b nc) int { return cmp.Or(cmp.Compare(b.n, a.n), cmp.Compare(a.name, b.name)) })
+	for _, c := range list {
+		d.addName(c.name, c.n)
+	}
+	d.namesLeftOut += o.namesLeftOut
+}
+
+// decisions returns the vocabulary of each resource of d: profile's when
+// explicit, else the one its evidence shows; sticky, when not nil, holds
+// decisions already made (a stream's), which win.
+func (d *detection) decisions(profile rulefmt.Profile, sticky map[string]string) map[string]string {
+	out := make(map[string]string, len(d.res))
+	for k, e := range d.res {
+		switch v, ok := sticky[k]; {
+		case ok:
+			out[k] = v
+		case profile != rulefmt.ProfileAuto:
+			out[k] = vocabOfProfile(profile)
+		default:
+			out[k] = decide(e)
+		}
+	}
+	return out
+}
+
+// effectiveProfile returns the profile the measures read the whole dump
+// with, given each resource's vocabulary: the measures read one vocabulary
+// per observation until they read events per resource (the event model),
+// so a mixed dump is read with the vocabulary its resources' spans show
+// most of, our own tier first, as decide chooses within a resource.
+// Nothing readable gives ProfileDefault, which reads nothing there.
+func (d *detection) effectiveProfile(dec map[string]string) rulefmt.Profile {
+	sum := map[string]*resEvidence{}
+	for k, v := range dec {
+		if sum[v] == nil {
+			sum[v] = &resEvidence{}
+		}
+		sum[v].add(d.res[k])
+	}
+	best, bestN, found := signature{}, 0, false
+	for _, s := range builtinSignatures {
+		e, ok := sum[s.name]
+		if !ok || s.profile == "" {
+			continue
+		}
+		n := s.recognised(e)
+		if !found || s.tier < best.tier || (s.tier == best.tier && n > bestN) {
+			best, bestN, found = s, n, true
+		}
+	}
+	if !found {
+		return rulefmt.ProfileDefault
+	}
+	return best.profile
+}
+
+// resourceText names resource r by its kept attributes, sorted by key:
+// "service.instance.id=gw-1 service.name=gateway"; "(no resource
+// attributes)" when it has none. Values are escaped and clipped when
+// shown, not here: the text is also a map key.
+func (x *index) resourceText(r int32) string {
+	res := x.resources[r]
+	attrs := slices.Clone(x.resAttrs[res.attrs : res.attrs+int32(res.n)])
+	if len(attrs) == 0 {
+		return "(no resource attributes)"
+	}
+	slices.SortFunc(attrs, func(a, b attr) int { return cmp.Compare(x.keys[a.key], x.keys[b.key]) })
+	var b strings.Builder
+	for k, a := range attrs {
+		if k > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.keys[a.key])
+		b.WriteByte('=')
+		b.WriteString(x.vals[a.val])
+	}
+	return b.String()
+}
+
+// Bounds of a RecognitionReport's lists.
+const (
+	MaxUnrecognisedNames = 10
+	MaxExampleResources  = 5
+	// MaxRecognitionText is the most runes of a span name or a resource's
+	// text the report keeps ("…" marks a cut): a hostile 1 MB name costs
+	// the JSON no more than this.
+	MaxRecognitionText = 256
+)
+
+// report turns d and the resources' vocabularies into the report's
+// recognition section and settings.vocabulary.
+func (d *detection) report(dec map[string]string) (report.RecognitionReport, string) {
+	r := report.RecognitionReport{Vocabularies: []report.VocabularyUse{}, UnrecognisedNames: []report.NameCount{}}
+	uses := map[string]*report.VocabularyUse{}
+	keys := make([]string, 0, len(d.res))
+	for k := range d.res {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		e, v := d.res[k], dec[k]
+		u := uses[v]
+		if u == nil {
+			u = &report.VocabularyUse{Vocabulary: v, ExampleResources: []string{}}
+			uses[v] = u
+		}
+		u.Resources++
+		u.Spans += e.spans
+		if s, ok := signatureOf(v); ok {
+			u.RecognisedSpans += s.recognised(e)
+		}
+		if len(u.ExampleResources) < MaxExampleResources {
+			u.ExampleResources = append(u.ExampleResources, textfmt.ClipTo(k, MaxRecognitionText))
+		}
+	}
+	read := []string{}
+	for _, u := range uses {
+		r.Vocabularies = append(r.Vocabularies, *u)
+		r.RecognisedSpans += u.RecognisedSpans
+		r.UnrecognisedSpans += u.Spans - u.RecognisedSpans
+		if u.Vocabulary != report.VocabNone && u.RecognisedSpans > 0 {
+			read = append(read, u.Vocabulary)
+		}
+	}
+	slices.SortFunc(r.Vocabularies, func(a, b report.VocabularyUse) int {
+		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Vocabulary, b.Vocabulary))
+	})
+	for name, n := range d.names {
+		r.UnrecognisedNames = append(r.UnrecognisedNames, report.NameCount{Name: name, Spans: n})
+	}
+	slices.SortFunc(r.UnrecognisedNames, func(a, b report.NameCount) int {
+		return cmp.Or(cmp.Compare(b.Spans, a.Spans), cmp.Compare(a.Name, b.Name))
+	})
+	if len(r.UnrecognisedNames) > MaxUnrecognisedNames {
+		r.UnrecognisedNames = r.UnrecognisedNames[:MaxUnrecognisedNames]
+	}
+	for i := range r.UnrecognisedNames {
+		r.UnrecognisedNames[i].Name = textfmt.ClipTo(r.UnrecognisedNames[i].Name, MaxRecognitionText)
+	}
+	switch len(read) {
+	case 0:
+		return r, report.VocabNone
+	case 1:
+		return r, read[0]
+	}
+	return r, report.VocabMixed
+}
+
+// resolve returns p, or for ProfileAuto the profile the measures read the
+// traces of d with (effectiveProfile over every resource's decision).
+func (d *detection) resolve(p rulefmt.Profile) rulefmt.Profile {
+	if p != rulefmt.ProfileAuto {
+		return p
+	}
+	return d.effectiveProfile(d.decisions(rulefmt.ProfileAuto, nil))
+}
+
+// useProfile fixes the profile the aggregate's observations were measured
+// with: the report's pool span names. (The pair stage needs no word of it:
+// an acquire inferred from a call carries its session, events.go.)
+func (a *aggregate) useProfile(p rulefmt.Profile) {
+	a.profile = p
+}
+
+// vocabulary returns the vocabulary the measures read: a config's own, or
+// the built-in of the effective profile.
+func (a *aggregate) vocabulary() *rulefmt.Vocabulary {
+	if a.cfg.Vocabulary != nil {
+		return a.cfg.Vocabulary
+	}
+	c := a.cfg
+	c.Profile = a.effectiveProfile()
+	return c.ActiveVocabulary()
+}
+
+// effectiveProfile returns the profile the measures read: the one fixed by
+// useProfile, else the one the summed evidence resolves to.
+func (a *aggregate) effectiveProfile() rulefmt.Profile {
+	if a.profile != rulefmt.ProfileAuto && a.profile != "" {
+		return a.profile
+	}
+	return a.detect.resolve(rulefmt.ProfileAuto)
+}
+
+// reportDetection fills r's recognition section and settings.vocabulary
+// from the summed evidence: each resource's vocabulary decided from all
+// of it, or a stream's sticky decisions where made.
+func (a *aggregate) reportDetection(r *report.Report) {
+	r.Recognition, r.Settings.Vocabulary = a.detect.report(a.detect.decisions(a.cfg.Profile, a.sticky))
+	if v := a.cfg.Vocabulary; v != nil {
+		ownRecognition(r, v, a.poolSpans)
+	}
+}
+
+// ownRecognition makes r's recognition that of a user's own vocabulary v,
+// which read poolSpans of the dump's spans: it recognises them as a
+// built-in does (settings.vocabulary names it), whatever the built-ins'
+// signatures make of them; the names it reads by name leave the list of
+// unrecognised names.
+func ownRecognition(r *report.Report, v *rulefmt.Vocabulary, poolSpans int) {
+	use := report.VocabularyUse{Vocabulary: v.Name, Spans: r.Spans, RecognisedSpans: poolSpans, ExampleResources: []string{}}
+	for _, u := range r.Recognition.Vocabularies {
+		use.Resources += u.Resources
+		for _, e := range u.ExampleResources {
+			if len(use.ExampleResources) < MaxExampleResources && !slices.Contains(use.ExampleResources, e) {
+				use.ExampleResources = append(use.ExampleResources, e)
+			}
+		}
+	}
+	slices.Sort(use.ExampleResources)
+	names := v.PoolSpanNames()
+	r.Recognition = report.RecognitionReport{
+		RecognisedSpans:   poolSpans,
+		UnrecognisedSpans: r.Spans - poolSpans,
+		Vocabularies:      []report.VocabularyUse{use},
+		UnrecognisedNames: slices.DeleteFunc(r.Recognition.UnrecognisedNames, func(n report.NameCount) bool { return slices.Contains(names, n.Name) }),
+	}
+	r.Settings.Vocabulary = v.Name
+	if poolSpans == 0 {
+		r.Settings.Vocabulary = report.VocabNone
+	}
+}
+
+// engineDetection is an Engine's state for ProfileAuto.
+type engineDetection struct {
+	// batch is the profile a batch engine decided from every shard's
+	// evidence before observing (detectBatch).
+	batch rulefmt.Profile
+	// sticky is, for an engine that finalizes early, each resource's
+	// vocabulary from the first batch that showed one; fixed reports
+	// whether the measures' profile has been decided (the aggregate's).
+	sticky map[string]string
+	fixed  bool
+	// used lists the profiles a speculative engine's observations were
+	// measured with, to compare with the whole dump's at the end.
+	used map[rulefmt.Profile]bool
+}
+
+// detectBatch, for a batch engine under ProfileAuto, gathers the evidence
+// of every shard's open traces (the whole dump) and decides the profile
+// the shards then observe with: the same choice as Analyze's over one
+// index. Call it before stop, without e.mu.
+func (e *Engine) detectBatch() {
+	if e.cfg.Profile != rulefmt.ProfileAuto || e.finalizesEarly() {
+		return
+	}
+	replies := make(chan *detection, len(e.shards))
+	e.send(shardMsg{detect: replies})
+	sum := newDetection()
+	for range e.shards {
+		sum.merge(<-replies)
+	}
+	e.mu.Lock()
+	e.det.batch = sum.resolve(rulefmt.ProfileAuto)
+	e.agg.useProfile(e.det.batch)
+	e.mu.Unlock()
+}
+
+// observeConfig returns the configuration to observe x (whole traces)
+// with: e.cfg, its ProfileAuto replaced by the profile decided. A batch
+// engine decided it from the whole dump (detectBatch). An engine that
+// finalizes early decides each resource's vocabulary from the first batch
+// that shows one, sticky, and the measures' profile with the first
+// resource decided; before that it observes with ProfileDefault, which
+// reads only our own span names (the evidence of those traces has none).
+func (e *Engine) observeConfig(x *index) rulefmt.Config {
+	cfg := e.cfg
+	if cfg.Profile != rulefmt.ProfileAuto {
+		return cfg
+	}
+	if !e.finalizesEarly() {
+		e.mu.Lock()
+		cfg.Profile = e.det.batch
+		e.mu.Unlock()
+		return cfg
+	}
+	d := detectIndex(x, nil)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.det.sticky == nil {
+		e.det.sticky, e.det.used = map[string]string{}, map[rulefmt.Profile]bool{}
+	}
+	decided := map[string]string{}
+	for k, ev := range d.res {
+		v, ok := e.det.sticky[k]
+		if !ok {
+			if v = decide(ev); v == report.VocabNone {
+				continue
+			}
+			e.det.sticky[k] = v
+		}
+		decided[k] = v
+	}
+	if !e.det.fixed && len(decided) > 0 {
+		e.det.fixed = true
+		e.agg.useProfile(d.effectiveProfile(decided))
+	}
+	cfg.Profile = rulefmt.ProfileDefault
+	if e.det.fixed {
+		cfg.Profile = e.agg.profile
+	}
+	e.det.used[cfg.Profile] = true
+	return cfg
+}
+
+// checkDetection spoils a speculative engine whose observations were not
+// all measured with the profile the whole dump's evidence gives: its
+// figures would differ from a batch run's, so the input is read again.
+// Call it with e.mu held, after the last observation.
+func (e *Engine) checkDetection() {
+	if !e.speculative || e.cfg.Profile != rulefmt.ProfileAuto {
+		return
+	}
+	final := e.agg.detect.resolve(rulefmt.ProfileAuto)
+	for p := range e.det.used {
+		if p != final {
+			e.spoiled.Store(true)
+			return
+		}
+	}
+	e.agg.useProfile(final)
+}
+
+// resolvedFor returns c with ProfileAuto replaced by the profile x's spans
+// show (a config's own vocabulary block is never replaced): what every
+// reader of one finished index (the vocabulary stage, the rules) uses, so
+// they all read the same vocabulary.
+func resolvedFor(c rulefmt.Config, x *index) rulefmt.Config {
+	if c.Profile == rulefmt.ProfileAuto && c.Vocabulary == nil {
+		c.Profile = detectIndex(x, nil).resolve(rulefmt.ProfileAuto)
+	}
+	return c
+}
+
+// nameID returns the id of an interned span name, -1 when no span has it.
+func (x *index) nameID(name string) int32 {
+	for i, n := range x.names {
+		if n == name {
+			return int32(i)
+		}
+	}
+	return -1
+}

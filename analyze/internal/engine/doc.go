@@ -1,0 +1,93 @@
+// Package engine is the analyzer behind package analyze: it reads
+// exported traces of an MCP connection pool and computes the measures that say whether pooling works: the hit rate against
+// the cold-start floor with every miss attributed to a cause, the number of
+// downstream sessions per execution, reads per request, and latency
+// percentiles.
+//
+// It works on traces from any implementation of the vocabulary in package
+// spans (the production gateway's TypeScript as well as package pool), so it
+// never imports pool or the MCP SDK.
+//
+// # Pipeline
+//
+// Package ingest (analyze/ingest) expands paths and decodes each dump (OTLP
+// JSON or protobuf, gzip or zstd, Jaeger, Tempo) into batches it pushes into
+// a sink. The analyzer's index, private to this package, is that sink: it
+// keeps only what the measures need, in a compact form (about 80 bytes per
+// span: names and attribute values are interned, trace ids stored once per
+// trace), from pdata batches or the projection decoders' compact ones. A
+// caller holds it as a [Dump]: [Load] reads files into one, [NewDump] and
+// [Dump.Add] build one from ptrace batches. [Analyze] computes a [Report]
+// from a dump and a [Config]; [Report.Render] writes it as a table, JSON (the documented
+// mcptrace.analysis/v1 contract, see docs/analysis-schema.md) or Markdown.
+// [NewReportEvents] gives the HTML report (package analyze/htmlreport) the
+// dump's acquires, handshakes and calls as plain values, so the report is
+// drawn from the analysis and those values, never from the index
+// ([AnalyzeDumps] builds them too, with RunOptions.Events).
+//
+//	cfg := analyze.Config{Profile: analyze.ProfileDefault}
+//	dump, _, err := analyze.Load(ctx, []string{"dump.jsonl"}, analyze.LoadOptions{Index: cfg.IndexOptions()})
+//	if err != nil { ... }
+//	report, err := analyze.Analyze(dump, cfg)
+//	if err != nil { ... }
+//	err = report.Render(os.Stdout, analyze.RenderTable)
+//
+// # The engine
+//
+// [Engine] is the same analysis, incremental: spans arrive in any order in
+// any number of batches ([Engine.Add], or [Feed] from the readers with the
+// fast JSON path), are spread by trace id over shards (goroutines, each
+// owning an index of its open traces), and each finalized trace is
+// observed into mergeable figures and freed; shards merge only those.
+// Counts, examples, executions, reads per request and protocol figures are
+// per trace; latency percentiles are a sketch, exact in a batch run and,
+// in a stream, exact up to 65 536 samples per series and within 0.4 % past
+// it; miss attribution walks each (scope,
+// key) pair's acquires in time order across traces in a stage that buffers
+// them until no shard can still bring an earlier one. [Analyze] is the
+// same observe-then-report over one index, so a batch run of the engine
+// ([AnalyzeFiles], [AnalyzeStream] with zero [EngineOptions]) reports
+// exactly what Analyze does. Over files such a run is speculative: it
+// measures each trace once its root has arrived and frees it, and should a
+// span come for a trace already measured it reads the files again holding
+// every trace ([LoadOptions].Reread), so the answer is the same and a dump
+// in time order is read once, in a fraction of the memory. With
+// [EngineOptions.Window] or MaxOpenTraces a
+// trace is finalized once the watermark (latest span end read) passes it
+// by the window, or when the bound cuts it, and the report's stream
+// section counts late spans and cut traces. [ChooseEngine] is the one
+// choice between one index, a speculative or held batch run and a stream,
+// for the CLI ([AnalyzeDumps]), the engine's own batch runs and the
+// Collector connector.
+//
+// # Measures
+//
+// Each measure lives in its own file with its own accumulator and is pure:
+// no I/O and no clock, every time comes from the spans. An acquire belongs to
+// a pool scope (plugin.mcp.pool.id, else resource service.instance.id, else
+// service.name) and a key (plugin.mcp.cache_key); the first acquire of each
+// (scope, key) pair must dial, which is the cold-start floor. Every other
+// miss is attributed to redial, concurrent, after_failure, ttl or
+// health_check from the spans alone, and to unexplained when none fits: the
+// regression to chase.
+//
+// # Configuration
+//
+// Reads-per-request measures come from a YAML file ([LoadConfigFile]) whose
+// span [Selector] type is shared with the CI gate's rules. Unknown keys, bad
+// values and bad regular expressions are a [*ConfigError] with file, line and
+// column.
+//
+// # Measures by name and the gate
+//
+// One table ([Measures], [ReadsFields]) names every figure of a Report:
+// its unit, which way is better, how the report draws it and how to read
+// it ([MeasureValue]). The report's headline, the rules' measure names and
+// the gate's regressions are read from it.
+//
+// The CI gate lives in package analyze/gate and never reads the index:
+// [ObserveRules] reads, for each rule, what its scopes hold (counts,
+// distinct values, sessions, the spans to name) as plain values;
+// [AnalyzeRules] returns them with the Report as one [Analysis], which the
+// gate judges.
+package engine

@@ -1,0 +1,796 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// EngineOptions configures an Engine. The zero value is a batch run on
+// every CPU: nothing is finalized before Flush, and the report equals
+// Analyze's over one index holding every span.
+type EngineOptions struct {
+	// Shards is the number of workers the traces are spread over by trace
+	// id; 0 means half of GOMAXPROCS, at least one (DefaultShards).
+	Shards int
+	// Window is how long, in span time, a trace stays open after its
+	// latest span: once the watermark (the latest span end seen) is more
+	// than Window past a trace's latest span end, the trace is finalized:
+	// measured, and its spans freed. 0 keeps every trace open until Flush
+	// (a batch run).
+	Window time.Duration
+	// MaxOpenTraces bounds the traces held open over all shards; past it
+	// the traces whose latest span is oldest are finalized early and
+	// counted as cut (each shard holds at most its share and cuts down to
+	// seven eighths of it, so cuts come in batches). 0 means no bound.
+	MaxOpenTraces int
+	// HoldComplete keeps a stream's complete traces open until the window
+	// passes them. By default a streaming engine finalizes a trace as soon
+	// as its root span (no parent) has arrived: the pool's spans end, and
+	// are exported, before their root, so a trace whose root is in holds
+	// every pool span it will have. Spans exported later by another process
+	// are then late spans, counted. Configurations with reads-per-request
+	// measures always hold (their complete_when may wait on such spans).
+	HoldComplete bool
+}
+
+// streaming reports whether traces may be finalized before Flush.
+func (o EngineOptions) streaming() bool { return o.Window > 0 || o.MaxOpenTraces > 0 }
+
+// ErrEngineFlushed is returned by an Engine's Add after Flush, Report or
+// Close.
+var ErrEngineFlushed = errors.New("engine already flushed")
+
+// ErrEngineClosed is returned by Flush and Report after Close: what the
+// shards held was dropped, so there is no report to give.
+var ErrEngineClosed = errors.New("engine closed without flushing")
+
+// Engine is the incremental analysis: spans arrive in any order, in any
+// number of batches, and are spread by trace id over shards, each a
+// goroutine owning an index of its open traces. Finalized traces are
+// observed (observe.go) and their observations merged; shards share nothing
+// else. A batch run feeds everything then calls Report; a stream sets
+// Window and MaxOpenTraces, and its retained state then depends on the
+// window, not on the length of the stream.
+//
+// Add and the fast path's batches are for one goroutine at a time (the
+// reader's sink); Flush, Report and Close too. Always end an Engine with
+// Report, Flush or Close: they stop its goroutines.
+type Engine struct {
+	cfg    rulefmt.Config
+	opts   EngineOptions
+	shards []*shard
+	wm     int64 // the watermark: the latest span end given to Add so far
+	// fastBatches counts the fast path's batches (as index.fastBatches):
+	// tests pin that the CLI's path is the one they exercise.
+	fastBatches int
+
+	mu       sync.Mutex // guards what follows
+	agg      *aggregate
+	lowMarks []int64 // per shard: no acquire of a trace it holds open starts before it
+	// nextPairAdvance is the acquires a speculative run's pair stage must
+	// hold before its next early advance (advanceEarly).
+	nextPairAdvance int
+	earlyAcquires   int // the acquires advanceEarly attributed, for tests
+	late            int
+	cut             int
+	early           int
+	complete        int
+	err             error
+
+	pairBytes atomic.Int64 // what the acquires held for the pair stage take
+
+	// speculative: a batch run that finalizes each trace at its root, as a
+	// stream does, and gives up (errSpoiled) as soon as a span arrives for
+	// a trace already finalized (see newSpeculativeEngine).
+	speculative bool
+	spoiled     atomic.Bool
+
+	det engineDetection // detect.go: the vocabulary of --profile auto
+
+	inputs  []report.InputReport
+	flushed bool
+	report  *report.Report
+	// heldAtFlush is MemBytes when Flush began: what the shards' indexes
+	// held, garbage once they are observed.
+	heldAtFlush int64
+}
+
+// NewEngine returns an engine analyzing with cfg, its shards started.
+func NewEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
+	return newEngine(cfg, opts, false)
+}
+
+// DefaultShards is an engine's shards when EngineOptions.Shards is 0: half
+// of GOMAXPROCS, at least one. Feed's decoding workers take the other half
+// (ReadOptions.Workers 0): each shard reads every batch to pick its traces
+// and each goroutine past the CPUs only waits, so one shard and one worker
+// per pair of CPUs beat one of each per CPU (2 CPUs, 4M spans: 2.07 s
+// against 2.35 s, and 11% less CPU).
+func DefaultShards() int { return max(1, (runtime.GOMAXPROCS(0)+1)/2) }
+
+// errSpoiled is a speculative engine's answer once a span arrived for a
+// trace it had finalized: its figures would differ from a batch run's, so
+// the input must be read again by a batch engine that holds every trace.
+var errSpoiled = errors.New("a span arrived after its trace's root: reading again, holding every trace")
+
+// newSpeculativeEngine returns a batch engine (opts must not stream) that
+// finalizes every trace as soon as its root span has arrived, as a stream
+// does, rather than at Flush: a time-ordered or trace-grouped dump (the
+// pool's spans end, and are exported, before their root) is then measured
+// while it is read, on every shard, and its spans freed, so the run's
+// memory and the measures' work at the end shrink to what the open traces
+// and the pair stage hold. Its figures equal a batch run's as long as no
+// span arrives for a trace already finalized, and the engine checks that
+// exactly (it remembers every finalized trace id): the first such span
+// spoils it, and Add, Report and Flush then return errSpoiled, for the
+// caller to read the input again with NewEngine. Its pair stage waits for
+// Flush, as a batch run's does. Where traces are never complete at their
+// root (CompleteAtRoot), it returns a plain batch engine.
+func newSpeculativeEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
+	if opts.streaming() {
+		return nil, fmt.Errorf("analyze: a speculative engine is a batch run: no window, no bound")
+	}
+	return newEngine(cfg, opts, ChooseEngine(EngineRequest{Config: cfg, Options: opts, Rereadable: true}).Kind == EngineSpeculative)
+}
+
+func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	if opts.Shards < 0 || opts.Window < 0 || opts.MaxOpenTraces < 0 {
+		return nil, fmt.Errorf("analyze: engine options: shards, window and max open traces must not be negative")
+	}
+	cfg = cfg.WithDefaults()
+	// Compile the selectors once against an empty index, so a bad one is
+	// an error here rather than from a shard.
+	if _, err := observe(newIndex(cfg.IndexOptions()), cfg); err != nil {
+		return nil, err
+	}
+	if opts.Shards == 0 {
+		opts.Shards = DefaultShards()
+	}
+	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64, speculative: speculative}
+	if !opts.streaming() {
+		e.agg.pairs = newBatchPairStage(cfg) // it advances once, at the end
+	}
+	e.lowMarks = make([]int64, opts.Shards)
+	for i := range e.lowMarks {
+		e.lowMarks[i] = math.MinInt64
+	}
+	e.shards = make([]*shard, opts.Shards)
+	for i := range e.shards {
+		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}),
+			completeAtRoot: speculative || ChooseEngine(EngineRequest{Config: cfg, Options: opts}).FinalizeAtRoot}
+		s.x = s.newOpenIndex()
+		if opts.MaxOpenTraces > 0 {
+			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
+		}
+		e.shards[i] = s
+		go s.run()
+	}
+	return e, nil
+}
+
+// Add hands td to the shards. td is shared by them while they read it: the
+// caller must not modify it afterwards (Read's batches never are).
+func (e *Engine) Add(td ptrace.Traces) error {
+	if err := e.usable(); err != nil {
+		return err
+	}
+	if e.opts.streaming() {
+		rss := td.ResourceSpans()
+		for i := 0; i < rss.Len(); i++ {
+			sss := rss.At(i).ScopeSpans()
+			for j := 0; j < sss.Len(); j++ {
+				ss := sss.At(j).Spans()
+				for k := 0; k < ss.Len(); k++ {
+					sp := ss.At(k)
+					e.wm = max(e.wm, int64(sp.EndTimestamp()), int64(sp.StartTimestamp()))
+				}
+			}
+		}
+	}
+	e.send(shardMsg{td: td, hasTD: true, wm: e.wm})
+	return nil
+}
+
+// addFast hands a projection decoder's batch (analyze/ingest) to the
+// shards, each taking its part: it keeps one reference to b per shard
+// (b.Keep), which each shard releases once read, so the last one recycles
+// it. Call it from a sink's ConsumeBatch. This is the one place the engine
+// knows the batch type.
+func (e *Engine) addFast(b *ingest.Batch) error {
+	if err := e.usable(); err != nil {
+		return err
+	}
+	if e.opts.streaming() {
+		for i := range b.Spans {
+			e.wm = max(e.wm, int64(b.Spans[i].End), int64(b.Spans[i].Start))
+		}
+	}
+	e.fastBatches++
+	for range e.shards {
+		b.Keep()
+	}
+	e.send(shardMsg{fast: b, wm: e.wm})
+	return nil
+}
+
+// usable returns why the engine takes no more spans, if it does not.
+func (e *Engine) usable() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.flushed {
+		return ErrEngineFlushed
+	}
+	if e.err == nil && e.spoiled.Load() {
+		return errSpoiled
+	}
+	return e.err
+}
+
+// finalizesEarly reports whether traces may be finalized before Flush.
+func (e *Engine) finalizesEarly() bool { return e.speculative || e.opts.streaming() }
+
+// send gives m to every shard.
+func (e *Engine) send(m shardMsg) {
+	for _, s := range e.shards {
+		s.in <- m
+	}
+}
+
+// SetInputs records what was read, for the report's inputs list.
+func (e *Engine) SetInputs(inputs []Input) {
+	x := index{}
+	x.SetInputs(inputs)
+	e.mu.Lock()
+	e.inputs = x.inputs
+	e.mu.Unlock()
+}
+
+// MemBytes estimates the memory the shards' open indexes hold, for the
+// memory budget: the same estimate as one index's, summed, and the
+// acquires waiting for the pair stage.
+func (e *Engine) MemBytes() int64 {
+	n := e.pairBytes.Load()
+	for _, s := range e.shards {
+		n += s.mem.Load()
+	}
+	return n
+}
+
+// Flush finalizes every open trace and stops the shards. It is idempotent;
+// Add fails afterwards.
+func (e *Engine) Flush() error {
+	e.mu.Lock()
+	if e.flushed {
+		err := e.err
+		e.mu.Unlock()
+		return err
+	}
+	e.flushed = true
+	e.heldAtFlush = e.MemBytes()
+	e.mu.Unlock()
+	e.detectBatch()
+	e.stop(true)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.checkDetection()
+	if e.err == nil && e.spoiled.Load() {
+		e.err = errSpoiled
+	}
+	return e.err
+}
+
+// Close stops the shards without finalizing what they hold: for a caller
+// that gives up (a read error). It is idempotent and safe after Flush;
+// after Close without Flush, Flush and Report return ErrEngineClosed.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.flushed {
+		e.mu.Unlock()
+		return
+	}
+	e.flushed = true
+	if e.err == nil {
+		e.err = ErrEngineClosed
+	}
+	e.mu.Unlock()
+	e.stop(false)
+}
+
+// stop ends every shard, finalizing its traces first when final.
+func (e *Engine) stop(final bool) {
+	for _, s := range e.shards {
+		s.in <- shardMsg{stop: true, final: final}
+		close(s.in)
+	}
+	for _, s := range e.shards {
+		<-s.done
+	}
+}
+
+// Report flushes the engine and returns its report: the same as Analyze's
+// over one index holding every span, for a batch run. Later calls return
+// the same report.
+func (e *Engine) Report() (*report.Report, error) {
+	if err := e.Flush(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.report == nil {
+		if !e.opts.streaming() && e.heldAtFlush >= hugeHeapMin {
+			// The shards' indexes are garbage now: collecting them lets
+			// the pair stage and the report reuse their pages instead of
+			// faulting in new ones (4M spans: 649 MB peak RSS against 725).
+			runtime.GC()
+		}
+		if e.opts.streaming() {
+			e.agg.sticky = e.det.sticky
+		}
+		e.report = e.agg.report(slices.Clone(e.inputs))
+		if e.opts.streaming() {
+			e.report.Stream = &report.StreamReport{
+				WindowSeconds:  e.opts.Window.Seconds(),
+				MaxOpenTraces:  e.opts.MaxOpenTraces,
+				LateSpans:      e.late,
+				CutTraces:      e.cut,
+				LateAcquires:   e.agg.pairs.late,
+				EarlyTraces:    e.early,
+				CompleteTraces: e.complete,
+			}
+		}
+	}
+	return e.report, nil
+}
+
+// merge folds a shard's observation in and, in a stream, attributes the
+// acquires every shard is done with.
+func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		if e.err == nil {
+			e.err = err
+		}
+		return
+	}
+	if o != nil {
+		e.agg.merge(o)
+		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(acquireEvent{})))
+	}
+	if e.opts.streaming() {
+		e.lowMarks[shard] = lowMark
+		e.agg.pairs.advance(slices.Min(e.lowMarks))
+	}
+	if e.speculative {
+		e.advanceEarly(shard, lowMark)
+	}
+}
+
+// earlyPairBatch is how many acquires a speculative run's pair stage holds
+// at least before it advances: each advance walks every pair, so it waits
+// for at least as many acquires as there are pairs, and for this many. A
+// variable only so tests can advance after every few acquires.
+var earlyPairBatch = 1 << 16
+
+// advanceEarly lets a speculative run's pair stage attribute, while the
+// read goes on, the acquires no trace still to come can precede, as a
+// stream's does: those that started before every shard's open traces
+// (their low marks) and before the stage's earlyMark (twice the worst lag
+// an acquire has arrived with behind the latest one). A time-ordered dump
+// then holds only the acquires within that lag, not all of them. Should
+// an acquire still arrive behind what its pair had attributed (a dump out
+// of time order), the run is spoiled and read again holding every trace,
+// so the figures are the batch run's either way. e.mu must be held.
+func (e *Engine) advanceEarly(shard int, lowMark int64) {
+	p := e.agg.pairs
+	e.lowMarks[shard] = lowMark
+	if p.outOfOrder {
+		e.spoiled.Store(true)
+		return
+	}
+	if p.held < max(earlyPairBatch, e.nextPairAdvance, len(p.buckets)) {
+		return
+	}
+	before := p.held
+	p.advance(min(slices.Min(e.lowMarks), p.earlyMark()))
+	e.earlyAcquires += before - p.held
+	// An advance that freed little (the dump's lag is long) waits for
+	// twice as many acquires: the advances stay linear in the acquires.
+	e.nextPairAdvance = 2 * p.held
+}
+
+// count adds a shard's late spans, cut traces and traces finalized early.
+func (e *Engine) count(late, cut, early, complete int) {
+	if late == 0 && cut == 0 && early == 0 && complete == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.late += late
+	e.cut += cut
+	e.early += early
+	e.complete += complete
+	e.mu.Unlock()
+}
+
+// shardMsg is one message to a shard: a batch (td or fast), or stop.
+type shardMsg struct {
+	td    ptrace.Traces
+	hasTD bool
+	fast  *ingest.Batch // shared by the shards; each releases its reference
+	wm    int64         // the engine's watermark once this batch is counted
+	stop  bool
+	final bool // with stop: finalize what is open first
+	// detect asks for the evidence of every open trace (detect.go).
+	detect chan<- *detection
+}
+
+// shard owns the open traces of its part of the trace ids.
+type shard struct {
+	e    *Engine
+	id   int
+	in   chan shardMsg
+	done chan struct{}
+	x    *index
+	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
+	// small holds the traces being finalized (scratch).
+	small *index
+	// spare is the open index a compaction left, reset and filled by the
+	// next one: a stream that finalizes every few hundred traces compacts
+	// as often, and a fresh index each time costs its chunks and maps
+	// again.
+	spare *index
+
+	// Streaming state, per trace index of x.
+	lastEnd  []int64 // the latest span end (or start) of the trace
+	minStart []int64 // the earliest span start
+	dead     []bool  // finalized: its spans wait for the next compaction
+	rooted   []bool  // its root span has arrived: complete, unless held
+	// completeAtRoot finalizes rooted traces at the next scan; rootedOpen
+	// counts those waiting for it.
+	completeAtRoot bool
+	rootedOpen     int
+	open           int // traces of x neither dead nor finalized
+	deadSpans      int
+	dropped        int // duplicates the indexes compacted away had dropped
+	maxOpen        int // this shard's share of MaxOpenTraces, 0 none
+	wm             int64
+	scannedAt      int64 // the watermark at the last finalization scan
+	newTraces      int   // traces opened since the last scan
+	// finalized remembers the ids of traces finalized and compacted away,
+	// the latest ones (a bounded ring), so their late spans are counted.
+	finalized     map[pcommon.TraceID]struct{}
+	finalizedRing []pcommon.TraceID
+	ringNext      int
+	// allFinalized is a speculative shard's memory of every trace it
+	// finalized, which it must not forget: the latest in memory, the rest
+	// spilled (traceLog), checked at the end for a trace finalized twice.
+	allFinalized traceLog
+}
+
+// finalizedMemory is how many compacted-away trace ids a shard remembers
+// to recognise late spans.
+const finalizedMemory = 1 << 16
+
+func (s *shard) run() {
+	defer close(s.done)
+	early := s.e.finalizesEarly()
+	s.wm, s.scannedAt = math.MinInt64, math.MinInt64
+	for m := range s.in {
+		switch {
+		case m.stop:
+			if m.final {
+				s.flush()
+			}
+			s.x, s.small = nil, nil
+			s.allFinalized.close()
+			s.mem.Store(0)
+			continue
+		case m.detect != nil:
+			m.detect <- detectIndex(s.x, nil)
+			continue
+		case s.e.spoiled.Load():
+			if m.fast != nil {
+				ingest.Release(m.fast)
+			}
+			continue
+		case m.hasTD:
+			before, traces := s.x.nspans, len(s.x.traces)
+			s.x.addPart(m.td, s.id, len(s.e.shards))
+			if early {
+				s.track(before, traces, m.wm)
+			}
+		case m.fast != nil:
+			before, traces := s.x.nspans, len(s.x.traces)
+			s.x.addFastPart(m.fast, s.id, len(s.e.shards))
+			ingest.Release(m.fast)
+			if early {
+				s.track(before, traces, m.wm)
+			}
+		}
+		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17 + s.allFinalized.memBytes())
+	}
+}
+
+// track updates the streaming state for the spans added since before (and
+// the traces since traces), then finalizes what the window or the bound
+// lets go.
+func (s *shard) track(before int32, traces int, wm int64) {
+	x := s.x
+	s.wm = max(s.wm, wm)
+	late := 0
+	s.openTraces(traces)
+	for i := before; i < x.nspans; i++ {
+		sp := x.sp(i)
+		if s.dead[sp.trace] {
+			late++
+			s.deadSpans++
+			continue
+		}
+		if !s.e.speculative { // only a stream's window reads it
+			s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
+		}
+		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start) // the pair stage's low mark
+		if sp.parentID == 0 && !s.rooted[sp.trace] {
+			s.rooted[sp.trace] = true
+			s.rootedOpen++
+		}
+	}
+	if late > 0 && s.e.speculative {
+		s.e.spoiled.Store(true) // a span came for a trace it finalized
+		return
+	}
+	s.e.count(late, 0, 0, 0)
+	s.newTraces += len(x.traces) - traces
+	if s.scanDue() {
+		s.scan()
+	}
+}
+
+// openTraces extends the per-trace streaming state over the traces the
+// index opened from index traces on. A trace the shard already finalized
+// comes back dead (its late spans are counted, never measured twice), so
+// it is not open.
+func (s *shard) openTraces(traces int) {
+	for t := traces; t < len(s.x.traces); t++ {
+		s.lastEnd = append(s.lastEnd, math.MinInt64)
+		s.minStart = append(s.minStart, math.MaxInt64)
+		gone := s.wasFinalized(s.x.traces[t].id)
+		s.dead = append(s.dead, gone)
+		s.rooted = append(s.rooted, false)
+		if !gone {
+			s.open++
+		}
+	}
+}
+
+// scanDue reports whether a scan may finalize something now: the
+// watermark moved an eighth of the window past the last scan, the open
+// traces passed the bound (or an eighth of it opened since), or a batch
+// of complete traces waits. Scanning on every part instead would walk
+// every open trace per part.
+func (s *shard) scanDue() bool {
+	w := int64(s.e.opts.Window)
+	return (w > 0 && s.wm-w/8 >= s.scannedAt) || (s.maxOpen > 0 && (s.open > s.maxOpen || s.newTraces > s.maxOpen/8)) ||
+		(s.completeAtRoot && s.rootedOpen >= rootedBatch)
+}
+
+// rootedBatch is how many complete traces a shard gathers before it
+// finalizes them in one copy: finalizing each alone would cost a fresh
+// index per trace. A variable only so tests can finalize every few traces
+// of a small dump.
+var rootedBatch = 256
+
+// scan finalizes the complete traces (unless held), the traces quiet for
+// longer than the window, then, past the bound, the oldest open ones.
+func (s *shard) scan() {
+	s.scannedAt, s.newTraces = s.wm, 0
+	w := int64(s.e.opts.Window)
+	sel := make([]bool, len(s.x.traces))
+	n, complete := 0, 0
+	var live []int32
+	for t := range s.x.traces {
+		if s.dead[t] {
+			continue
+		}
+		if s.completeAtRoot && s.rooted[t] {
+			sel[t] = true
+			n++
+			complete++
+			continue
+		}
+		if w > 0 && s.lastEnd[t] < s.wm-w {
+			sel[t] = true
+			n++
+			continue
+		}
+		live = append(live, int32(t))
+	}
+	cut := 0
+	if s.maxOpen > 0 && len(live) > s.maxOpen {
+		target := s.maxOpen - s.maxOpen/8
+		slices.SortFunc(live, func(a, b int32) int { return cmp.Compare(s.lastEnd[a], s.lastEnd[b]) })
+		cut = len(live) - target
+		for _, t := range live[:cut] {
+			sel[t] = true
+		}
+		live = live[cut:]
+		n += cut
+	}
+	// No acquire still to come starts before low: the open traces' spans
+	// start after their minStart, and a trace not seen yet is assumed to
+	// start within the window of the watermark (one that does not brings
+	// late acquires, counted).
+	low := s.wm - w
+	if s.e.speculative { // no window: only the open traces bound it
+		low = math.MaxInt64
+	}
+	for _, t := range live {
+		low = min(low, s.minStart[t])
+	}
+	s.rootedOpen = 0
+	s.e.count(0, cut, n, complete)
+	if n == 0 {
+		s.e.merge(s.id, nil, low, nil)
+		return
+	}
+	s.finalize(sel, low)
+}
+
+// finalize observes the selected traces from a copy and marks them dead;
+// the open index is compacted once dead spans pass half of it.
+func (s *shard) finalize(sel []bool, low int64) {
+	small := s.scratch()
+	_, copied := borrowTraces(small, s.x, sel)
+	o, err := observe(small, s.e.observeConfig(small))
+	s.e.merge(s.id, o, low, err)
+	for t, ok := range sel {
+		if ok {
+			s.dead[t] = true
+			s.open--
+		}
+	}
+	s.deadSpans += copied
+	if s.deadSpans > int(s.x.nspans)/2 {
+		s.compact()
+	}
+}
+
+// scratch returns the shard's index for the traces it finalizes, emptied:
+// one index reset each time (index.reset) rather than a fresh one, whose
+// chunks and maps would be allocated and cleared again for every few
+// hundred traces. An observation keeps nothing of it once merged.
+func (s *shard) scratch() *index {
+	if s.small == nil {
+		s.small = newIndex(s.e.cfg.IndexOptions())
+	}
+	s.small.reset()
+	return s.small
+}
+
+// compact copies the open traces into a new index and drops the old one.
+func (s *shard) compact() {
+	old := s.x
+	live := make([]bool, len(old.traces))
+	for t := range live {
+		live[t] = !s.dead[t]
+		if s.dead[t] {
+			s.remember(old.traces[t].id)
+		}
+	}
+	if s.spare == nil {
+		s.spare = s.newOpenIndex()
+	}
+	s.spare.reset()
+	s.x, s.spare = s.spare, old
+	newIdx, _ := copyTraces(s.x, old, live)
+	s.dropped += old.dropped
+	n := len(s.x.traces)
+	lastEnd, minStart, rooted := make([]int64, n), make([]int64, n), make([]bool, n)
+	for t, nt := range newIdx {
+		if nt >= 0 {
+			lastEnd[nt], minStart[nt], rooted[nt] = s.lastEnd[t], s.minStart[t], s.rooted[t]
+		}
+	}
+	s.lastEnd, s.minStart, s.dead, s.rooted = lastEnd, minStart, make([]bool, n), rooted
+	s.deadSpans = 0
+}
+
+// newOpenIndex returns an empty index for the shard's open traces. A
+// speculative shard's has no duplicate cache (index.noCopyCache): a copy of
+// a span it finalized spoils the run anyway, and finish leaves out the
+// copies within a trace still open, so the cache would only cost its
+// probes.
+func (s *shard) newOpenIndex() *index {
+	x := newIndex(s.e.cfg.IndexOptions())
+	x.noCopyCache = s.e.speculative
+	return x
+}
+
+// remember adds a finalized trace id to the memory of them: bounded in a
+// stream (the latest finalizedMemory), whole in a speculative batch run,
+// which must see every late span.
+func (s *shard) remember(id pcommon.TraceID) {
+	if s.e.speculative {
+		s.allFinalized.add(id)
+		return
+	}
+	if s.finalized == nil {
+		s.finalized = make(map[pcommon.TraceID]struct{})
+		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
+	}
+	if _, ok := s.finalized[id]; ok {
+		return
+	}
+	if len(s.finalizedRing) < finalizedMemory {
+		s.finalizedRing = append(s.finalizedRing, id)
+	} else {
+		delete(s.finalized, s.finalizedRing[s.ringNext])
+		s.finalizedRing[s.ringNext] = id
+		s.ringNext = (s.ringNext + 1) % finalizedMemory
+	}
+	s.finalized[id] = struct{}{}
+}
+
+// wasFinalized reports whether the shard remembers finalizing trace id.
+func (s *shard) wasFinalized(id pcommon.TraceID) bool {
+	if s.e.speculative {
+		return s.allFinalized.has(id)
+	}
+	_, ok := s.finalized[id]
+	return ok
+}
+
+// flush finalizes every open trace. A batch shard observes its index as
+// it is; a streaming one observes the live traces from a copy.
+func (s *shard) flush() {
+	if !s.e.finalizesEarly() {
+		o, err := observe(s.x, s.e.observeConfig(s.x))
+		s.e.merge(s.id, o, math.MaxInt64, err)
+		return
+	}
+	if s.e.speculative && (s.e.spoiled.Load() || s.finalizedTwice()) {
+		s.e.spoiled.Store(true)
+		return
+	}
+	sel := make([]bool, len(s.x.traces))
+	for t := range sel {
+		sel[t] = !s.dead[t]
+	}
+	small := s.scratch()
+	borrowTraces(small, s.x, sel)
+	o, err := observe(small, s.e.observeConfig(small))
+	if o != nil {
+		o.duplicates += s.dropped + s.x.dropped
+	}
+	s.e.merge(s.id, o, math.MaxInt64, err)
+}
+
+// finalizedTwice reports whether a speculative shard measured a trace
+// twice: opened again, by a span that came after its trace was finalized
+// and compacted away (and no longer in the log's memory, or track would
+// have spoiled the run at once). Every trace still in the open index is
+// finalized now, so the log takes them all before it looks for a repeat.
+func (s *shard) finalizedTwice() bool {
+	for t := range s.x.traces {
+		s.allFinalized.add(s.x.traces[t].id)
+	}
+	return s.allFinalized.repeats()
+}

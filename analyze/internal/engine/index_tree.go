@@ -1,0 +1,169 @@
+package engine
+
+// The parent links of a finished index laid out depth first, so questions
+// about ancestors and subtrees cost a constant or logarithmic time per span
+// whatever the shape of the traces: a runaway recursion makes chains of
+// hundreds of thousands of spans, and a walk up the ancestors of every span
+// would be quadratic in their depth.
+//
+// In depth-first preorder a span's subtree is one contiguous range of
+// positions, [pre, end), and an ancestor always comes before its
+// descendants. So a subtree scope is a sub-slice of one shared array, "is
+// ancestor a strictly below root r" is pre[a] > pre[r] once both are known
+// ancestors of the same span, and a per-span fact inherited from the nearest
+// ancestor is computed in one pass over the preorder.
+
+// spanTree is the depth-first layout of a finished index's parent forest.
+type spanTree struct {
+	// dfs lists the distinct spans in depth-first preorder, trace by
+	// trace: trace t's spans are dfs[tr.first : tr.first+tr.n], as in
+	// index.order. Within a trace, roots (and spans whose parent is
+	// missing) come in span id order, each followed by its subtree;
+	// children are visited in span id order.
+	dfs []int32
+	// pre and end, per span index (duplicates included, never read), give
+	// the subtree of a span as the range dfs[pre:end].
+	pre, end []int32
+}
+
+// tree returns the depth-first layout of the finished index, built on first
+// use after each finish.
+func (x *index) tree() *spanTree {
+	x.finish()
+	if x.layout == nil {
+		x.layout = buildTree(x)
+	}
+	return x.layout
+}
+
+// buildTree lays out x's forest depth first in O(n): children are gathered
+// with a counting sort by parent, then each trace is walked with an
+// explicit stack (a recursion would overflow on a deep chain).
+func buildTree(x *index) *spanTree {
+	n := x.nspans
+	t := &spanTree{dfs: make([]int32, 0, len(x.order)), pre: make([]int32, n), end: make([]int32, n)}
+	// Children of span p are kids[first[p]:first[p+1]], in index.order (span
+	// id) order. first is indexed by span index + 1.
+	first := make([]int32, n+1)
+	for _, i := range x.order {
+		if p := x.sp(i).parent; p >= 0 {
+			first[p+1]++
+		}
+	}
+	for p := int32(0); p < n; p++ {
+		first[p+1] += first[p]
+	}
+	kids := make([]int32, first[n])
+	next := make([]int32, n)
+	copy(next, first[:n])
+	for _, i := range x.order {
+		if p := x.sp(i).parent; p >= 0 {
+			kids[next[p]] = i
+			next[p]++
+		}
+	}
+	// next is reused as each stacked span's cursor into its children.
+	var stack []int32
+	for tr := range x.traces {
+		rec := &x.traces[tr]
+		for _, root := range x.order[rec.first : rec.first+rec.n] {
+			if x.sp(root).parent >= 0 {
+				continue
+			}
+			t.pre[root] = int32(len(t.dfs))
+			t.dfs = append(t.dfs, root)
+			next[root] = first[root]
+			stack = append(stack[:0], root)
+			for len(stack) > 0 {
+				top := stack[len(stack)-1]
+				if next[top] == first[top+1] {
+					t.end[top] = int32(len(t.dfs))
+					stack = stack[:len(stack)-1]
+					continue
+				}
+				c := kids[next[top]]
+				next[top]++
+				t.pre[c] = int32(len(t.dfs))
+				t.dfs = append(t.dfs, c)
+				next[c] = first[c]
+				stack = append(stack, c)
+			}
+		}
+	}
+	return t
+}
+
+// subtree returns the spans of the subtree rooted at span r, r first: a
+// sub-slice of the shared layout, never a copy.
+func (t *spanTree) subtree(r int32) []int32 {
+	return t.dfs[t.pre[r]:t.end[r]]
+}
+
+// strictlyBelow reports whether a lies strictly beneath root, for a and root
+// both ancestors (or self) of one span; any a is below root -1 (no root).
+func (t *spanTree) strictlyBelow(a, root int32) bool {
+	return root < 0 || t.pre[a] > t.pre[root]
+}
+
+// nearestAncestors returns, per span index, the nearest proper ancestor for
+// which ok holds, -1 when none: one pass over the preorder, in which every
+// parent comes before its children.
+func (x *index) nearestAncestors(ok func(int32) bool) []int32 {
+	t := x.tree()
+	near := make([]int32, x.nspans)
+	for _, i := range t.dfs {
+		p := x.sp(i).parent
+		switch {
+		case p < 0:
+			near[i] = -1
+		case ok(p):
+			near[i] = p
+		default:
+			near[i] = near[p]
+		}
+	}
+	return near
+}
+
+// inheritedValues returns, per span index, the value of span attribute key
+// on the span or on its nearest ancestor that has it, -1 when none (-2 for
+// a duplicate copy, never read). It walks up from each span only as far as
+// the first span already resolved and resolves the whole path on the way
+// back, so every span is resolved once whatever the depth of the chains
+// (finish has broken every parent cycle), and the depth-first layout,
+// whose arrays cost more than this one, is not needed.
+func (x *index) inheritedValues(key uint16) []int32 {
+	x.finish()
+	const unresolved = -2
+	val := make([]int32, x.nspans)
+	for i := range val {
+		val[i] = unresolved
+	}
+	var path []int32
+	for _, i := range x.order {
+		if val[i] != unresolved {
+			continue
+		}
+		path = path[:0]
+		v := int32(-1)
+		for j := i; ; {
+			if val[j] != unresolved {
+				v = val[j]
+				break
+			}
+			if a, ok := x.attrVal(j, key); ok {
+				val[j] = a
+				v = a
+				break
+			}
+			path = append(path, j)
+			if j = x.sp(j).parent; j < 0 {
+				break
+			}
+		}
+		for _, j := range path {
+			val[j] = v
+		}
+	}
+	return val
+}

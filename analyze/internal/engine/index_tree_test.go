@@ -1,0 +1,313 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// randomForest builds traces of random trees (several roots, a missing
+// parent now and then) whose spans carry random names and values.
+func randomForest(rng *rand.Rand, traces, perTrace int) ptrace.Traces {
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "svc")
+	names := []string{"a", "b", "c"}
+	for tr := 1; tr <= traces; tr++ {
+		var ids []uint64
+		for k := 0; k < perTrace; k++ {
+			s := sp{trace: uint64(tr), name: names[rng.IntN(len(names))], start: time.Duration(k) * time.Millisecond, end: time.Hour}
+			switch {
+			case len(ids) > 0 && rng.IntN(10) > 0:
+				s.parent = ids[rng.IntN(len(ids))]
+			case rng.IntN(4) == 0:
+				s.parent = 1 << 40 // missing
+			}
+			if rng.IntN(3) > 0 {
+				s.attrs = []any{"v", fmt.Sprint(rng.IntN(4))}
+			}
+			ids = append(ids, d.add(ss, s))
+		}
+	}
+	return d.td
+}
+
+// walkSelects is the definition of compiledSel.selects, walking the
+// ancestors of i up to root one by one.
+func walkSelects(x *index, c *compiledSel, i, root int32) bool {
+	if !c.self.match(i) {
+		return false
+	}
+	if i == root {
+		return c.under == nil
+	}
+	under := c.under == nil
+	for p := x.sp(i).parent; p >= 0 && p != root; p = x.sp(p).parent {
+		if c.under != nil && c.under.match(p) {
+			under = true
+		}
+		if c.notUnder != nil && c.notUnder.match(p) {
+			return false
+		}
+	}
+	return under
+}
+
+// walkSubtree lists the spans whose ancestors (or self) include root.
+func walkSubtree(x *index, root int32) []int32 {
+	var out []int32
+	for _, i := range x.order {
+		for a := i; a >= 0; a = x.sp(a).parent {
+			if a == root {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
+	sel := func(name string) *rulefmt.Selector { return &rulefmt.Selector{Name: name} }
+	cases := []struct {
+		name            string
+		under, notUnder *rulefmt.Selector
+	}{
+		{"self only", nil, nil},
+		{"under", sel("b"), nil},
+		{"not under", nil, sel("c")},
+		{"under and not under", sel("b"), sel("c")},
+		{"under itself", sel("a"), sel("a")},
+	}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		x := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
+		x.Add(randomForest(rng, 3, 1+rng.IntN(60)))
+		tree := x.tree()
+		root, _ := x.compile(rulefmt.Selector{Name: "a"})
+		var scopes []ruleScope
+		for _, i := range x.order {
+			if root.match(i) {
+				want := walkSubtree(x, i)
+				got := tree.subtree(i)
+				if len(got) != len(want) || got[0] != i {
+					t.Fatalf("seed %d: subtree of %d: got %d spans (first %d), walk finds %d", seed, i, len(got), got[0], len(want))
+				}
+				scopes = append(scopes, ruleScope{root: i, spans: got})
+			}
+		}
+		vKey, _ := x.lookupKey("v")
+		for _, tc := range cases {
+			c := &compiledSel{}
+			c.self, _ = x.compile(rulefmt.Selector{NameRegex: nil, Name: "b"})
+			if tc.under != nil {
+				c.under, _ = x.compile(*tc.under)
+			}
+			if tc.notUnder != nil {
+				c.notUnder, _ = x.compile(*tc.notUnder)
+			}
+			agg := newSubtreeAgg(x, scopes)
+			for k, sc := range scopes {
+				n, vals := 0, map[int32]bool{}
+				for _, i := range walkSubtree(x, sc.root) {
+					if walkSelects(x, c, i, sc.root) {
+						n++
+						if v, ok := x.attrVal(i, vKey); ok {
+							vals[v] = true
+						}
+					}
+					if got, want := c.selects(x, i, sc.root), walkSelects(x, c, i, sc.root); got != want {
+						t.Fatalf("seed %d %s: selects(%d, root %d) = %v, the walk says %v", seed, tc.name, i, sc.root, got, want)
+					}
+				}
+				if got := agg.count(c, k); got != n {
+					t.Errorf("seed %d %s: count in subtree of %d = %d, the walk counts %d", seed, tc.name, sc.root, got, n)
+				}
+				if got := agg.distinct(c, vKey, k); got != len(vals) {
+					t.Errorf("seed %d %s: distinct in subtree of %d = %d, the walk finds %d", seed, tc.name, sc.root, got, len(vals))
+				}
+			}
+			for _, i := range x.order { // the dump scope: every ancestor counts
+				if got, want := c.selects(x, i, -1), walkSelects(x, c, i, -1); got != want {
+					t.Fatalf("seed %d %s: selects(%d, no root) = %v, the walk says %v", seed, tc.name, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+// loadShape loads a hostile shape of n spans through Load, as the CLI does.
+func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *index {
+	t.Helper()
+	path := writeShape(t, shape, n)
+	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idx.Spans() != int(n) {
+		t.Fatalf("%s: %d spans indexed, want %d", shape, idx.Spans(), n)
+	}
+	return idx
+}
+
+// matchCalls sums how many spans the rule evaluation's matchers looked at.
+func matchCalls(ev *ruleEval) int64 {
+	var n int64
+	for _, m := range ev.matchers {
+		n += m.calls
+	}
+	return n
+}
+
+// checkShape runs the built-in rules on idx as `mcptrace check` does and
+// returns the evaluation, the results and the bytes allocated doing it.
+func checkShape(t testing.TB, idx *index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
+	t.Helper()
+	cfg = cfg.WithDefaults()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := Analyze(asDump(idx), cfg); err != nil {
+		t.Fatal(err)
+	}
+	rules := rulefmt.BuiltinRules(cfg)
+	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*rulefmt.Selector]*matcher{}}
+	var res []report.RuleObservation
+	for i := range rules {
+		r, err := ev.observe(&rules[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, r)
+	}
+	runtime.ReadMemStats(&after)
+	return ev, res, after.TotalAlloc - before.TotalAlloc
+}
+
+// The work and memory of the analysis and the rules grow with the spans,
+// not with the depth of the tree or the fan-out of one span: a chain of
+// subtree roots must not keep a span list per nested subtree (depth²
+// memory), a selector's under must not walk every span's ancestors, and an
+// invocation's acquires must not be sorted by list insertion. The figures
+// are counts (bytes allocated, spans looked at, comparisons), not times.
+func TestHostileShapesCostLinearWork(t *testing.T) {
+	const n = 10_000
+	execRoot := rulefmt.Selector{Name: spans.SpanHandshake}
+	cases := []struct {
+		shape string
+		cfg   rulefmt.Config
+	}{
+		{"invoke-chain", rulefmt.Config{}},
+		{"handshake-chain", rulefmt.Config{}},
+		{"handshake-chain", rulefmt.Config{ExecutionRoot: &execRoot}},
+		{"acquire-fanout", rulefmt.Config{}},
+	}
+	for _, tc := range cases {
+		name := tc.shape
+		if tc.cfg.ExecutionRoot != nil {
+			name += " with execution root"
+		}
+		t.Run(name, func(t *testing.T) {
+			idx := loadShape(t, tc.shape, n, tc.cfg.IndexOptions())
+			ev, res, alloc := checkShape(t, idx, tc.cfg)
+			if len(res) != len(rulefmt.BuiltinRules(tc.cfg)) {
+				t.Fatalf("%d results, want one per rule", len(res))
+			}
+			// A few hundred bytes per span: the layout, per-span arrays.
+			if perSpan := alloc / n; perSpan > 2048 {
+				t.Errorf("analysis and rules allocated %d bytes per span (%d MB for %d spans): more than linear", perSpan, alloc>>20, n)
+			}
+			// Each rule's matchers look at each span a few times.
+			if calls := matchCalls(ev); calls > 40*n {
+				t.Errorf("matchers looked at %d spans for %d spans: an ancestor walk per span", calls, n)
+			}
+		})
+	}
+	t.Run("acquire-fanout sorts acquires", func(t *testing.T) {
+		idx := loadShape(t, "acquire-fanout", n, rulefmt.IndexOptions{})
+		cfg := rulefmt.Config{}.WithDefaults()
+		p, err := stageContext(context.Background(), idx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.acquires) != n-1 {
+			t.Fatalf("%d acquire events, want %d", len(p.acquires), n-1)
+		}
+		for k := 1; k < len(p.acquires); k++ {
+			if p.acquires[k].start < p.acquires[k-1].start {
+				t.Fatalf("acquires of the invocation not in start order at %d", k)
+			}
+		}
+		// n log2 n is about 130k for 10k; a list insert makes n²/2 = 50M.
+		if p.compares > 40*n {
+			t.Errorf("ordering %d acquires took %d comparisons: quadratic", n, p.compares)
+		}
+	})
+}
+
+// walkInherited is the definition of inheritedValues for one span: its own
+// value of key, else its nearest ancestor's, -1 when none has one.
+func walkInherited(x *index, i int32, key uint16) int32 {
+	for a := i; a >= 0; a = x.sp(a).parent {
+		if v, ok := x.attrVal(a, key); ok {
+			return v
+		}
+	}
+	return -1
+}
+
+func TestInheritedValuesMatchAncestorWalks(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(*rand.Rand) ptrace.Traces
+	}{
+		{"random forests", func(rng *rand.Rand) ptrace.Traces { return randomForest(rng, 4, 1+rng.IntN(80)) }},
+		// Span ids fall with depth, so the deepest spans are resolved
+		// first: each walk goes up to a valued ancestor.
+		{"a deep chain valued near the root", func(*rand.Rand) ptrace.Traces {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceName, "svc")
+			parent := uint64(0)
+			for k := 0; k < 5000; k++ {
+				s := sp{trace: 1, id: uint64(10000 - k), name: "a", parent: parent, end: time.Hour}
+				if k == 3 || k == 4000 {
+					s.attrs = []any{"v", fmt.Sprint(k)}
+				}
+				parent = d.add(ss, s)
+			}
+			return d.td
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 9))
+			for round := 0; round < 20; round++ {
+				x := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
+				x.Add(tc.build(rng))
+				key, _ := x.lookupKey("v")
+				got := x.inheritedValues(key)
+				valued := 0
+				for _, i := range x.order {
+					want := walkInherited(x, i, key)
+					if got[i] != want {
+						t.Fatalf("round %d: span %d inherits %d, its ancestors give %d", round, i, got[i], want)
+					}
+					if want >= 0 {
+						valued++
+					}
+				}
+				if valued == 0 {
+					t.Fatalf("round %d: no span inherits a value: the case tests nothing", round)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/ingest"
+)
+
+// loadSink is Load's sink: the index's own ConsumeTraces and ConsumeBatch,
+// plus the progress callback and the memory budget checked after each
+// batch.
+type loadSink struct {
+	idx      *index
+	read     int   // spans read so far over all inputs
+	limit    int64 // bytes the index may take: half of the budget
+	progress func(in *Input, spansRead int)
+}
+
+var _ ingest.BatchSink = (*loadSink)(nil)
+
+func (s *loadSink) ConsumeTraces(in *ingest.Input, td ptrace.Traces) error {
+	s.read += td.SpanCount()
+	if err := s.idx.ConsumeTraces(in, td); err != nil {
+		return err
+	}
+	return s.after(in)
+}
+
+func (s *loadSink) ConsumeBatch(in *ingest.Input, b *ingest.Batch) error {
+	s.read += len(b.Spans)
+	if err := s.idx.ConsumeBatch(in, b); err != nil {
+		return err
+	}
+	return s.after(in)
+}
+
+// after reports progress and stops the read with ErrMemoryLimit when the
+// index has outgrown its half of the budget.
+func (s *loadSink) after(in *Input) error {
+	if s.progress != nil {
+		s.progress(in, s.read)
+	}
+	if m := s.idx.memBytes(); m > s.limit {
+		return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
+			Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
+				ErrMemoryLimit, s.read, m>>20, 2*s.limit>>20)}
+	}
+	return nil
+}
+
+// feedSink is Feed's sink: the engine's shards take every batch, the
+// projection decoders' ones shared among them without a copy (Engine.addFast),
+// with the progress callback and the memory budget, summed over the
+// shards, checked after each batch.
+type feedSink struct {
+	eng      *Engine
+	read     int
+	limit    int64
+	progress func(in *Input, spansRead int)
+}
+
+var _ ingest.BatchSink = (*feedSink)(nil)
+
+func (s *feedSink) ConsumeTraces(in *ingest.Input, td ptrace.Traces) error {
+	s.read += td.SpanCount()
+	if err := s.eng.Add(td); err != nil {
+		return err
+	}
+	return s.after(in)
+}
+
+func (s *feedSink) ConsumeBatch(in *ingest.Input, b *ingest.Batch) error {
+	s.read += len(b.Spans)
+	if err := s.eng.addFast(b); err != nil {
+		return err
+	}
+	return s.after(in)
+}
+
+// after reports progress and stops the read with ErrMemoryLimit when the
+// shards' open traces have outgrown half of the budget.
+func (s *feedSink) after(in *Input) error {
+	if s.progress != nil {
+		s.progress(in, s.read)
+	}
+	if m := s.eng.MemBytes(); m > s.limit {
+		return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
+			Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, analyze fewer files at once, or bound the open traces with --window or --max-open-traces)",
+				ErrMemoryLimit, s.read, m>>20, 2*s.limit>>20)}
+	}
+	return nil
+}

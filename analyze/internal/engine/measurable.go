@@ -1,0 +1,299 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// Whether executions can be measured at all. Sessions per execution is
+// only a figure when each tool call is tied to the execution that made it.
+// Two shapes make that impossible, and a report that counted on would be
+// green on nothing:
+//
+//   - a call under no execution root: with --execution-root, no span above
+//     it matches the selector; each trace an execution, the call is itself
+//     its trace's root (a server-side instrumentation's span when no
+//     context reached the server, Shinzo's), or the trace's root is a
+//     session span (OpenLLMetry's mcp.client.session, opened by a pool at
+//     start-up outside any execution): it belongs to no execution;
+//   - a call that ends after its execution's root span ended: the root
+//     cannot have made it. An instrumentation that parents calls to a
+//     long-lived session span (OpenLLMetry's mcp.client.session) puts
+//     every later execution's calls in the trace of the execution that
+//     opened the session, under a root long finished. A call ending
+//     exactly when its root ends is within it;
+//   - for a writer that parents calls to a session span (Parenting
+//     session), an execution holding no call where executions of the
+//     same root name hold some: its calls sit under a session span in
+//     another execution's trace, even where none outlives its root
+//     (executions that overlap the one that opened the session). An
+//     execution that called no tool reads the same, and is taken for one
+//     whose calls went elsewhere: never a wrong figure, at worst none.
+//
+// A writer whose request spans are parented to nothing (Parenting none)
+// shows no execution at all, whatever its spans look like.
+//
+// And zero executions is no measure of anything, whatever the dump holds
+// (OpenInference writes no MCP span at all). Then executions.measurable is false, executions.why_not says
+// why, the reports say so in words, and the session rules are not
+// applicable (the gate's verdict), never a pass on zero.
+
+// tie says whether a call is tied to its execution.
+type tie uint8
+
+const (
+	tied            tie = iota
+	tieOutsideRoot      // under no execution root (or its trace's root is the call, or a session span)
+	tieOutlivesRoot     // ends after its execution's root span ended
+)
+
+// rootClock answers, for the calls of one index, whether a call outlives
+// the root span of its execution.
+type rootClock struct {
+	x *index
+	// session matches a span known to be a session, never an execution
+	// (the vocabulary's enclosing session span: OpenLLMetry's
+	// mcp.client.session); nil when the vocabulary names none.
+	session *matcher
+	// top is, per span index, the topmost ancestor (itself for a root), or
+	// -1 under a missing parent: computed on first need, in one pass.
+	top []int32
+}
+
+// traceRootOf returns the root span of i's trace above it, -1 when its
+// chain ends at a missing parent (the root is not in the dump, so there is
+// no end to compare with).
+func (c *rootClock) traceRootOf(i int32) int32 {
+	if c.top == nil {
+		x := c.x
+		t := x.tree()
+		c.top = make([]int32, x.nspans)
+		for _, j := range t.dfs { // parents come before their children
+			switch p := x.sp(j).parent; {
+			case p == parentNone:
+				c.top[j] = j
+			case p < 0:
+				c.top[j] = -1
+			default:
+				c.top[j] = c.top[p]
+			}
+		}
+	}
+	return c.top[i]
+}
+
+// isSession reports whether span root (-1 none) is a session span, which
+// spans many executions and is none.
+func (c *rootClock) isSession(root int32) bool {
+	return root >= 0 && c.session != nil && c.session.match(root)
+}
+
+// outlives reports whether call i ends after root's end (strictly: a call
+// ending with its root is within it). root -1 never is outlived.
+func (c *rootClock) outlives(i, root int32) bool {
+	return root >= 0 && c.x.sp(i).end > c.x.sp(root).end
+}
+
+// tie says whether call i is tied to its execution: exec is the
+// execution's root span when byRoot (an execution root selector; -1 under
+// none), else the call's trace, whose root span this finds. A call under no
+// root, a call that is its own trace's root, and a call under a session
+// span as its trace's root are outside; a call ending after its root's end
+// outlives it; the rest are tied.
+func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
+	root := exec
+	if !byRoot {
+		if root = c.traceRootOf(i); root == i || c.isSession(root) {
+			return tieOutsideRoot
+		}
+	}
+	switch {
+	case byRoot && root < 0:
+		return tieOutsideRoot
+	case c.outlives(i, root):
+		return tieOutlivesRoot
+	}
+	return tied
+}
+
+// execNames counts, per name of an execution's root span, the executions
+// holding a call and those holding none, for a writer whose request spans
+// are parented to a session span (nil for any other: there an execution
+// without a call is one that called no tool). An execution is a trace,
+// its root span's name the key, or with root a span root matches.
+func (v *vocab) execNames(e *events, root *matcher) map[string][2]int {
+	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
+		return nil
+	}
+	x := v.x
+	withCall := map[int32]bool{}
+	for _, c := range e.calls {
+		if root != nil {
+			withCall[c.exec] = true
+		} else {
+			withCall[c.trace] = true
+		}
+	}
+	out := map[string][2]int{}
+	for _, i := range x.order {
+		s := x.sp(i)
+		key := i
+		switch {
+		case root != nil && !root.match(i):
+			continue
+		case root == nil && s.parent != parentNone:
+			continue
+		case root == nil:
+			key = s.trace
+		}
+		n := out[x.names[s.name]]
+		if withCall[key] {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		out[x.names[s.name]] = n
+	}
+	return out
+}
+
+// mergeExecNames adds o's counts to a, keeping at most maxNameCounts
+// names (a dump of countless root names bounds what it costs).
+func mergeExecNames(a, o map[string][2]int) map[string][2]int {
+	if o == nil {
+		return a
+	}
+	if a == nil {
+		a = map[string][2]int{}
+	}
+	for name, n := range o {
+		m, ok := a[name]
+		if !ok && len(a) >= maxNameCounts {
+			continue
+		}
+		a[name] = [2]int{m[0] + n[0], m[1] + n[1]}
+	}
+	return a
+}
+
+// executionsWithoutCalls counts the executions holding no call whose root
+// name is one that executions holding calls have.
+func executionsWithoutCalls(names map[string][2]int) int {
+	n := 0
+	for _, c := range names {
+		if c[0] > 0 {
+			n += c[1]
+		}
+	}
+	return n
+}
+
+// mergeMeasurability adds o's counts of calls that cannot be tied to an
+// execution to a; judgeMeasurability decides from the sums.
+func mergeMeasurability(a, o *report.ExecutionsReport) {
+	a.CallsOutsideRoot += o.CallsOutsideRoot
+	a.CallsOutlivingRoot += o.CallsOutlivingRoot
+}
+
+// judgeMeasurability sets r.Measurable and r.WhyNot from its counts, the
+// dump's pool spans and what the writer shows.
+func judgeMeasurability(r *report.ExecutionsReport, poolSpans int, shows rulefmt.Capability) {
+	var why []string
+	if !shows.Has(rulefmt.CapExecutions) {
+		why = append(why, rulefmt.CapExecutions.Why())
+	}
+	if n := r.CallsOutsideRoot; n > 0 {
+		why = append(why, fmt.Sprintf("%d tool call(s) sit under no execution root (%s): they belong to no execution", n, rootWords(r.Root)))
+	}
+	if n := r.CallsOutlivingRoot; n > 0 {
+		why = append(why, fmt.Sprintf("%d tool call(s) end after their execution's root span ended: the instrumentation parents calls "+
+			"to a span that outlives executions (a long-lived session span), so later executions' calls land in an earlier one's trace", n))
+	}
+	if n := r.ExecutionsWithoutCalls; n > 0 {
+		why = append(why, fmt.Sprintf("%d execution(s) hold no tool call where others of the same root hold some: the writer parents calls "+
+			"to a session span, and one session span spans several executions, so their calls sit in another execution's trace", n))
+	}
+	switch {
+	case r.Count == 0 && poolSpans > 0:
+		why = append(why, fmt.Sprintf("no tool call is tied to an execution, though the dump holds %d pool span(s)", poolSpans))
+	case r.Count == 0:
+		why = append(why, "no tool call is tied to an execution: the dump holds no call span the vocabulary reads")
+	}
+	r.Measurable = len(why) == 0
+	r.WhyNot = strings.Join(why, "; ")
+	r.OnlyEmpty = r.Count == 0 && poolSpans == 0 && r.CallsOutsideRoot == 0 && shows.Has(rulefmt.CapExecutions)
+}
+
+// readsSessions reports whether rule r judges sessions per execution: an
+// expectation on pool_sessions or lost_sessions, on the distinct values of
+// mcp.session.id, or on an executions measure. Such a rule is incomplete
+// when executions are not measurable.
+func readsSessions(r *rulefmt.Rule) bool {
+	for _, ex := range r.Expect {
+		switch {
+		case ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions:
+			return true
+		case ex.Of == rulefmt.QuantityDistinct && ex.Attribute == spans.AttrSessionID:
+			return true
+		}
+		for _, name := range []string{ex.Of, ex.Than.Measure} {
+			if m, _, ok := report.LookupMeasure(name); ok && name != "" && strings.HasPrefix(m.JSON, "executions.") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// markUnmeasurable marks every scope of a session rule's observation as not
+// judgeable, saying why: the gate then finds the rule not applicable,
+// never a pass on zero, even where the rule allows an empty dump. A rule whose
+// every scope ran against sessionless servers keeps its observation: it
+// has nothing to say about sessions anyway.
+func markUnmeasurable(obs *report.RuleObservation, why string) {
+	n := 0
+	for _, g := range obs.Groups {
+		n += g.Scopes
+	}
+	if n == 0 && obs.NotApplicable > 0 {
+		return
+	}
+	obs.Groups = []report.ScopeGroup{{Scopes: max(n, 1), Complete: false}}
+	obs.Unmeasurable = why
+}
+
+// executionsOf measures the executions of the rules' index, from the
+// vocabulary stage's events (run once per observation, ruleEval), when no
+// report of the same index was given.
+func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
+	ev := e.stageEvents()
+	if ev == nil {
+		_, err := stageContext(context.Background(), e.x, e.cfg)
+		return report.ExecutionsReport{}, err
+	}
+	r := ev.executions(nil)
+	r.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
+	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
+		if root == nil {
+			root = e.cfg.ActiveVocabulary().Executions
+		}
+		r.Root = root.String()
+	}
+	judgeMeasurability(&r, ev.poolSpans, e.cfg.ActiveVocabulary().Shows(ev.serverCalls > 0))
+	return r, nil
+}
+
+// rootWords names how executions are found, for why_not: the selector,
+// clipped, or for "trace" what a call outside one is there.
+func rootWords(root string) string {
+	if root == "trace" {
+		return "each trace an execution, the call is its trace's root"
+	}
+	return textfmt.ClipTo(root, report.MaxCell)
+}

@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+)
+
+// The latency series.
+const (
+	latAcquireHit = iota
+	latAcquireMiss
+	latHandshake
+	latCall
+	numLatencies
+)
+
+// latencyAcc collects durations in nanoseconds per series.
+type latencyAcc struct {
+	series [numLatencies][]int64
+}
+
+// grow reserves room for n more samples in series, so a million spans do
+// not regrow (and copy) the slice again and again.
+func (l *latencyAcc) grow(series, n int) {
+	l.series[series] = slices.Grow(l.series[series], n)
+}
+
+func (l *latencyAcc) add(series int, d int64) {
+	l.series[series] = append(l.series[series], max(d, 0))
+}
+
+// percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
+// to the microsecond. It reorders ds: selecting three ranks costs a few
+// linear passes where sorting a million samples would not.
+func percentiles(ds []int64) report.Percentiles {
+	p := report.Percentiles{Count: len(ds)}
+	if len(ds) == 0 {
+		return p
+	}
+	rank := func(q float64) *float64 {
+		i := int(math.Ceil(q/100*float64(len(ds)))) - 1
+		i = min(max(i, 0), len(ds)-1)
+		ms := math.Round(float64(selectNth(ds, i))/1e3) / 1e3
+		return &ms
+	}
+	p.P50, p.P95, p.P99 = rank(50), rank(95), rank(99)
+	return p
+}
+
+// selectNth reorders ds so that ds[n] is the value it would have if ds were
+// sorted, with nothing larger before it and nothing smaller after it, and
+// returns it (Hoare's selection, median-of-three pivots).
+func selectNth(ds []int64, n int) int64 {
+	lo, hi := 0, len(ds)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if ds[mid] < ds[lo] {
+			ds[mid], ds[lo] = ds[lo], ds[mid]
+		}
+		if ds[hi] < ds[lo] {
+			ds[hi], ds[lo] = ds[lo], ds[hi]
+		}
+		if ds[hi] < ds[mid] {
+			ds[hi], ds[mid] = ds[mid], ds[hi]
+		}
+		pivot := ds[mid]
+		i, j := lo, hi
+		for i <= j {
+			for ds[i] < pivot {
+				i++
+			}
+			for ds[j] > pivot {
+				j--
+			}
+			if i <= j {
+				ds[i], ds[j] = ds[j], ds[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case n <= j:
+			hi = j
+		case n >= i:
+			lo = i
+		default:
+			return ds[n]
+		}
+	}
+	return ds[n]
+}
+
+// sketchExact is how many samples a bounded latency series keeps exactly.
+// Past it the series folds its samples into a fixed log-bucket histogram,
+// so a stream of any length costs a bounded amount per series; below it
+// (every dump in testdata, most real dumps) percentiles are exact. Every
+// analysis bounds its series, a batch run's and Analyze's over one index
+// too: once a series is folded its percentiles depend only on the samples,
+// not on when the traces were finalized, so a stream's figures equal the
+// batch run's on the same spans, and `analyze` (the engine) and `check`
+// (one index) agree on any dump.
+const sketchExact = 1 << 16
+
+// Log buckets of the histogram: durations below 2^(sketchSubBits+1) ns have
+// a bucket each; above, a bucket spans 1/2^sketchSubBits of its lower bound
+// (7 bits: 1/128). A percentile read from the histogram is the midpoint of
+// its bucket, so its relative error is at most 1/256 (0.4%) of the exact
+// nearest-rank answer; the rank itself is exact.
+const (
+	sketchSubBits = 7
+	sketchSub     = 1 << sketchSubBits
+	sketchBuckets = 2*sketchSub + (63-sketchSubBits)*sketchSub
+)
+
+// sketch is one latency series: exact samples, then, once bounded and past
+// sketchExact samples, a histogram. Two sketches merge exactly (merging
+// histograms adds counts), so the shards of the engine and the traces
+// finalized one after another fold into the same series whatever their
+// order. The zero value is an empty, unbounded (always exact) series.
+type sketch struct {
+	samples []int64  // nil once folded
+	buckets []uint64 // nil until folded
+	n       int      // samples seen
+	bounded bool     // fold past sketchExact samples
+}
+
+// add records one duration (a negative one counts as 0).
+func (s *sketch) add(d int64) {
+	d = max(d, 0)
+	s.n++
+	if s.buckets == nil {
+		s.samples = append(s.samples, d)
+		if s.bounded && len(s.samples) > sketchExact {
+			s.fold()
+		}
+		return
+	}
+	s.buckets[bucketOf(d)]++
+}
+
+// bound makes s a bounded series, folding it if it is past the bound.
+func (s *sketch) bound() {
+	s.bounded = true
+	if s.buckets == nil && len(s.samples) > sketchExact {
+		s.fold()
+	}
+}
+
+// merge adds o's samples to s.
+func (s *sketch) merge(o *sketch) {
+	if o.n == 0 {
+		return
+	}
+	if s.buckets == nil && o.buckets == nil && (!s.bounded || len(s.samples)+len(o.samples) <= sketchExact) {
+		s.samples = append(s.samples, o.samples...)
+		s.n += o.n
+		return
+	}
+	s.fold()
+	for _, d := range o.samples {
+		s.buckets[bucketOf(d)]++
+	}
+	for i, c := range o.buckets {
+		s.buckets[i] += c
+	}
+	s.n += o.n
+}
+
+// fold moves the exact samples into the histogram.
+func (s *sketch) fold() {
+	if s.buckets == nil {
+		s.buckets = make([]uint64, sketchBuckets)
+	}
+	for _, d := range s.samples {
+		s.buckets[bucketOf(d)]++
+	}
+	s.samples = nil
+}
+
+// bucketOf returns the histogram bucket of a duration d >= 0.
+func bucketOf(d int64) int {
+	u := uint64(d)
+	if u < 2*sketchSub {
+		return int(u)
+	}
+	e := bits.Len64(u) - (sketchSubBits + 1) // >= 1
+	m := u >> e                              // in [sketchSub, 2*sketchSub)
+	return 2*sketchSub + (e-1)*sketchSub + int(m-sketchSub)
+}
+
+// bucketMid returns the midpoint of bucket b, in nanoseconds.
+func bucketMid(b int) int64 {
+	if b < 2*sketchSub {
+		return int64(b)
+	}
+	e := (b-2*sketchSub)/sketchSub + 1
+	m := uint64((b-2*sketchSub)%sketchSub + sketchSub)
+	lo := m << e
+	return int64(lo + (uint64(1)<<e)/2)
+}
+
+// percentiles returns the series' p50, p95 and p99 as percentiles does:
+// exact unless folded, within 0.4% once folded.
+func (s *sketch) percentiles() report.Percentiles {
+	if s.buckets == nil {
+		return percentiles(s.samples)
+	}
+	p := report.Percentiles{Count: s.n}
+	rank := func(q float64) *float64 {
+		i := uint64(min(max(int(math.Ceil(q/100*float64(s.n)))-1, 0), s.n-1))
+		var seen uint64
+		for b, c := range s.buckets {
+			seen += c
+			if seen > i {
+				ms := math.Round(float64(bucketMid(b))/1e3) / 1e3
+				return &ms
+			}
+		}
+		return nil // unreachable: the counts sum to n
+	}
+	p.P50, p.P95, p.P99 = rank(50), rank(95), rank(99)
+	return p
+}
+
+// sample returns the series in at most report.SampleSize durations in
+// milliseconds, ascending (report.Percentiles.Sample): every duration up
+// to the bound, else the order statistics at evenly spaced ranks, read from
+// the exact samples (sorted in place) or, once folded, the histogram's
+// bucket midpoints. Nil for an empty series.
+func (s *sketch) sample() []float64 {
+	if s.n == 0 {
+		return nil
+	}
+	k := min(s.n, report.SampleSize)
+	out := make([]float64, 0, k)
+	ms := func(d int64) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+	if s.buckets == nil {
+		slices.Sort(s.samples)
+		for i := range k {
+			out = append(out, ms(s.samples[sampleRank(i, k, s.n)]))
+		}
+		return out
+	}
+	var seen uint64
+	for b, c := range s.buckets {
+		seen += c
+		for len(out) < k && uint64(sampleRank(len(out), k, s.n)) < seen {
+			out = append(out, ms(bucketMid(b)))
+		}
+	}
+	return out
+}
+
+// sampleRank is the 0-based rank of the i-th of k evenly spaced order
+// statistics of n values: the middle of the i-th of k equal slices.
+func sampleRank(i, k, n int) int {
+	return min((2*i+1)*n/(2*k), n-1)
+}
+
+// percentilesWithSample is percentiles with the series' sample, for the
+// pool's latency series a baseline comparison tests.
+func (s *sketch) percentilesWithSample() report.Percentiles {
+	p := s.percentiles()
+	p.Sample = s.sample()
+	return p
+}
+
+// latencies collects the duration series from the events: explicit
+// acquire spans by hit, handshakes and calls.
+func (e *events) latencies() *latencyAcc {
+	l := &latencyAcc{}
+	l.grow(latHandshake, len(e.handshakes))
+	l.grow(latCall, len(e.calls))
+	for _, h := range e.handshakes {
+		if !h.prewarm { // no caller waited for a pre-warm dial
+			l.add(latHandshake, h.end-h.start)
+		}
+	}
+	for _, c := range e.calls {
+		l.add(latCall, c.end-c.start)
+	}
+	for _, a := range e.spans {
+		if a.hit {
+			l.add(latAcquireHit, a.dur)
+		} else {
+			l.add(latAcquireMiss, a.dur)
+		}
+	}
+	return l
+}

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// reasonIndex maps a miss reason to its index in spans.MissReasons.
+var reasonIndex = func() map[string]uint8 {
+	m := make(map[string]uint8, len(spans.MissReasons))
+	for i, r := range spans.MissReasons {
+		m[r] = uint8(i)
+	}
+	return m
+}()
+
+// scopeStats accumulates one scope's figures.
+type scopeStats struct {
+	acquires, hits, misses, keys int
+	reasons                      reasonCounts
+}
+
+// reasonCounts counts misses by index into spans.MissReasons: an array, not
+// a map, so a dump of 200k pool scopes attributes without 200k maps (the
+// report makes its maps once, reasonCounts.asMap).
+type reasonCounts [maxMissReasons]int
+
+// maxMissReasons bounds spans.MissReasons (checked at init).
+const maxMissReasons = 8
+
+func init() {
+	if len(spans.MissReasons) > maxMissReasons {
+		panic("analyze: spans.MissReasons outgrew maxMissReasons")
+	}
+}
+
+// asMap returns the counts keyed by reason, every reason present.
+func (c *reasonCounts) asMap() map[string]int {
+	m := newReasons()
+	for i, r := range spans.MissReasons {
+		m[r] = c[i]
+	}
+	return m
+}
+
+func newReasons() map[string]int {
+	m := make(map[string]int, len(spans.MissReasons))
+	for _, r := range spans.MissReasons {
+		m[r] = 0
+	}
+	return m
+}
+
+// ratio returns a/b, or nil when b is 0 (the figure is undefined, not 0).
+func ratio(a, b int) *float64 {
+	if b == 0 {
+		return nil
+	}
+	f := float64(a) / float64(b)
+	return &f
+}
+
+// exampleTraces returns the distinct hex ids of traces, sorted, at most
+// MaxExamples.
+func exampleTraces(x *index, traces []int32) []string {
+	return exampleIDsOf(traces, x.traceID)
+}
+
+// exampleIDsOf is exampleTraces with the trace ids named by traceID.
+func exampleIDsOf(traces []int32, traceID func(int32) string) []string {
+	ids := make([]string, 0, len(traces))
+	for _, t := range traces {
+		ids = append(ids, traceID(t))
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) > report.MaxExamples {
+		ids = ids[:report.MaxExamples]
+	}
+	return ids
+}

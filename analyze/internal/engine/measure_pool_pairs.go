@@ -1,0 +1,646 @@
+package engine
+
+import (
+	"bytes"
+	"cmp"
+	"maps"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/pool/idle"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// pairKey names one (scope, key) pair.
+type pairKey struct{ scope, key int32 }
+
+// pairState is what attribution keeps of a pair between two advances: not
+// its acquires, so a stream holds per pair three figures, whatever its
+// length.
+type pairState struct {
+	acquired bool  // an acquire was attributed (a pre-warm alone opens the pair, it is no key's first acquire)
+	frontier int64 // the latest start attributed
+}
+
+// pairStage attributes the pool's misses across traces (each scope's
+// acquires replayed through the pool's idle policy: attribute_core.go). It
+// buffers the acquires observations
+// bring and, on advance(t), attributes those that started before t, pair by
+// pair in time order, and folds them into counts. Batch analysis advances
+// once, to the end of time, after every trace was observed: exactly
+// today's single-index answer. A stream advances as its watermark moves; an
+// acquire that arrives after its pair was attributed past its start (a
+// trace finalized very late) is attributed on arrival against the pair's
+// state and counted in late.
+type pairStage struct {
+	// assumed are the idle settings of a scope that recorded none;
+	// recorded, when set, returns what a scope recorded (see
+	// aggregate.recordedSettings).
+	assumed  idle.Settings
+	recorded func(scope int32) (PoolSettings, bool)
+	replays  map[int32]*scopeReplay
+	// each, when set, is handed every acquire once attributed, its reason
+	// set: the index-local readers (the rules' examples, the HTML
+	// timeline) take the attributed events from the one attribution.
+	each func(ev *acquireEvent)
+	// eachPrewarm, when set, is handed every pre-warm dial replayed (not
+	// an acquire: only ReadAcquires' replay wants them).
+	eachPrewarm func(ev *acquireEvent)
+	// keepsEvents says each may keep the pointers it is handed: a batch
+	// stage then never moves nor overwrites an attributed acquire (it
+	// copies a bucket's rest rather than shift it over them), so a reader
+	// points at the acquires where they were filed instead of copying them.
+	keepsEvents bool
+	// bufs holds the buffered acquires as the observations handed them
+	// over, one slice each: advance reads them where they are rather than
+	// appending them into one buffer first.
+	bufs [][]acquireEvent
+	// minStart is the earliest start of a buffered acquire (MaxInt64 when
+	// none): an advance to no later than it has nothing to attribute, and
+	// a stream's shards ask for one after every finalization.
+	minStart int64
+	// A batch stage (newBatchPairStage) files each acquire under its pair
+	// as it is added, instead of buffering: the one advance, at the end,
+	// then only sorts the pairs that arrived out of time order and
+	// attributes, without grouping every acquire again into a new array.
+	batch    bool
+	byPair   map[pairKey]int32
+	buckets  [][]acquireEvent
+	unsorted []bool
+	held     int // the acquires filed in buckets, not yet attributed
+	// A batch stage may also advance before the end (Engine.advanceEarly,
+	// a speculative run): attributedTo is the latest t it advanced to,
+	// seenMax the latest start filed and lag the furthest an acquire has
+	// arrived behind seenMax (earlyMark). An acquire filed that sorts
+	// before one of its pair already attributed, or whose session's first
+	// call was already decided, sets outOfOrder: the figures could then
+	// differ from one advance at the end, and the run must be read again.
+	attributedTo, seenMax, lag int64
+	outOfOrder                 bool
+
+	pairs      map[pairKey]*pairState
+	sessions   map[int32]bool // sessions whose first call was attributed (inferred acquires)
+	scopes     map[int32]*scopeStats
+	handshakes map[int32]int // by scope, -1 included
+	examples   []pcommon.TraceID
+	late       int // acquires attributed behind their pair's frontier
+}
+
+func newPairStage(cfg rulefmt.Config) *pairStage {
+	return &pairStage{
+		assumed:    idle.Defaults(cfg.IdleTTL),
+		replays:    map[int32]*scopeReplay{},
+		minStart:   math.MaxInt64,
+		pairs:      map[pairKey]*pairState{},
+		sessions:   map[int32]bool{},
+		scopes:     map[int32]*scopeStats{},
+		handshakes: map[int32]int{},
+	}
+}
+
+// newBatchPairStage returns a stage for a batch run, which advances once,
+// at the end: see pairStage.batch.
+func newBatchPairStage(cfg rulefmt.Config) *pairStage {
+	p := newPairStage(cfg)
+	p.batch, p.byPair = true, map[pairKey]int32{}
+	p.attributedTo, p.seenMax = math.MinInt64, math.MinInt64
+	return p
+}
+
+// file adds events to their pairs' buckets (a batch stage).
+func (p *pairStage) file(events []acquireEvent) {
+	last, b := pairKey{}, int32(-1)
+	for i := range events {
+		ev := &events[i]
+		p.minStart = min(p.minStart, ev.start)
+		p.noteArrival(ev)
+		if k := (pairKey{ev.scope, ev.key}); b < 0 || k != last {
+			id, ok := p.byPair[k]
+			if !ok {
+				id = int32(len(p.buckets))
+				p.byPair[k] = id
+				p.buckets = append(p.buckets, nil)
+				p.unsorted = append(p.unsorted, false)
+			}
+			last, b = k, id
+		}
+		bk := p.buckets[b]
+		if n := len(bk); n > 0 && !p.unsorted[b] && cmpPairTime(bk[n-1], *ev) > 0 {
+			p.unsorted[b] = true
+		}
+		p.buckets[b] = append(bk, *ev)
+	}
+	p.held += len(events)
+}
+
+// noteArrival updates the early advance's view of time order for ev, an
+// acquire being filed, and sets outOfOrder when ev arrives behind what its
+// pair (or, for an acquire inferred from a call, its session) has already
+// had attributed. An acquire that starts at or after attributedTo sorts
+// after every attributed one (they all started before it).
+func (p *pairStage) noteArrival(ev *acquireEvent) {
+	if ev.start < p.seenMax {
+		d := p.seenMax - ev.start
+		if d < 0 { // overflowed: hostile timestamps
+			d = math.MaxInt64
+		}
+		p.lag = max(p.lag, d)
+	}
+	p.seenMax = max(p.seenMax, ev.start)
+	if ev.start >= p.attributedTo {
+		return
+	}
+	if ev.inferred() && p.sessions[ev.session] {
+		p.outOfOrder = true
+	}
+	if st := p.pairs[pairKey{ev.scope, ev.key}]; st != nil && ev.start <= st.frontier {
+		p.outOfOrder = true // ties at the frontier too: the order then rests on lease ends and ids
+	}
+}
+
+// earlyMark is the latest time an early advance trusts no acquire still to
+// come starts before: twice the worst lag seen behind the latest start
+// filed. MinInt64 until an acquire was filed.
+func (p *pairStage) earlyMark() int64 {
+	return subSat(subSat(p.seenMax, p.lag), p.lag)
+}
+
+// subSat is a-b for b >= 0, MinInt64 where that would overflow.
+func subSat(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
+// advanceBatch attributes a batch stage's acquires that started before t,
+// pair by pair.
+func (p *pairStage) advanceBatch(t int64) {
+	var todo [][]acquireEvent
+	for b, u := range p.unsorted {
+		if u {
+			todo = append(todo, p.buckets[b])
+		}
+	}
+	sortGroups(todo)
+	clear(p.unsorted)
+	p.attributedTo = max(p.attributedTo, t)
+	ready := make([][]acquireEvent, 0, len(p.buckets))
+	readyOf := make([]int32, 0, len(p.buckets)) // the bucket of each ready group
+	p.minStart = math.MaxInt64
+	for b, bk := range p.buckets {
+		n, _ := slices.BinarySearchFunc(bk, t, func(ev acquireEvent, t int64) int { return cmp.Compare(ev.start, t) })
+		if n > 0 {
+			ready = append(ready, bk[:n])
+			readyOf = append(readyOf, int32(b))
+			p.held -= n
+		}
+		if n < len(bk) {
+			p.minStart = min(p.minStart, bk[n].start)
+		}
+	}
+	if anyInferred(ready...) {
+		var all []acquireEvent
+		for _, g := range ready {
+			all = append(all, g...)
+		}
+		p.firstCalls(all)
+		for i := 0; len(all) > 0; i++ {
+			ready[i], all = all[:len(ready[i])], all[len(ready[i]):]
+		}
+	}
+	if t == math.MaxInt64 && p.held == 0 {
+		// The last advance takes every acquire: the pairs' filing index
+		// goes before the attribution rather than after it (a million
+		// pairs: some 60 MB of map and bucket headers).
+		p.buckets, p.byPair, p.unsorted = nil, map[pairKey]int32{}, nil
+		p.attributeGroups(ready)
+		return
+	}
+	p.attributeGroups(ready)
+	for i, g := range ready {
+		// Keep the rest at the front of the bucket's array: filed acquires
+		// then reuse the memory attributed ones leave.
+		bk := p.buckets[readyOf[i]]
+		if p.keepsEvents {
+			p.buckets[readyOf[i]] = slices.Clone(bk[len(g):])
+			continue
+		}
+		p.buckets[readyOf[i]] = append(bk[:0], bk[len(g):]...)
+	}
+}
+
+// add buffers events until an advance attributes them; the stage keeps
+// the slice (the observation hands its events over). A batch stage files
+// them under their pairs at once.
+func (p *pairStage) add(events []acquireEvent) {
+	if p.batch {
+		p.file(events)
+		return
+	}
+	if len(events) > 0 {
+		p.bufs = append(p.bufs, events)
+	}
+	for i := range events {
+		p.minStart = min(p.minStart, events[i].start)
+	}
+}
+
+// pending returns how many acquires wait for an advance.
+func (p *pairStage) pending() int {
+	n := 0
+	for _, b := range p.bufs {
+		n += len(b)
+	}
+	return n + p.held
+}
+
+// cmpEventSpan orders two events by trace id, then span id: the order's
+// tie-break that does not depend on arrival.
+func cmpEventSpan(a, b *acquireEvent) int {
+	if c := bytes.Compare(a.trace[:], b.trace[:]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.span, b.span)
+}
+
+// cmpPairTime orders two acquires of one pair: by start, then lease end,
+// then trace and span id.
+func cmpPairTime(a, b acquireEvent) int {
+	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
+}
+
+// parallelSortMin is how many acquires an advance must attribute before it
+// sorts its pairs on several goroutines: a batch run's one advance, at the
+// end, when the shards are done and the CPUs idle.
+const parallelSortMin = 1 << 15
+
+// advance attributes every buffered acquire that started before t.
+func (p *pairStage) advance(t int64) {
+	if t <= p.minStart {
+		return
+	}
+	if p.batch {
+		p.advanceBatch(t)
+		return
+	}
+	grouped, groups := p.takeReady(t)
+	if len(grouped) == 0 {
+		return
+	}
+	sortGroups(groups)
+	if anyInferred(grouped) {
+		p.firstCalls(grouped)
+	}
+	p.attributeGroups(groups)
+}
+
+// takeReady takes the buffered acquires that started before t out of the
+// buffer, grouped by pair (a counting sort straight from the buffered
+// slices; each pair's then sorted in time order by the caller: cheaper
+// than one sort on the pair and the time together). The others stay
+// buffered. groups are the pairs' slices of grouped.
+func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acquireEvent) {
+	counts, pairOf, rest := p.pairReady(t)
+	if len(pairOf) == 0 {
+		return nil, nil
+	}
+	first := make([]int32, len(counts)+1) // pair id's acquires are grouped[first[id]:first[id+1]]
+	for id, c := range counts {
+		first[id+1] = first[id] + c
+	}
+	grouped = p.scatterReady(t, first[:len(counts)], pairOf, rest)
+	groups = make([][]acquireEvent, len(counts))
+	for id := range counts {
+		groups[id] = grouped[first[id]:first[id+1]]
+	}
+	return grouped, groups
+}
+
+// pairReady numbers the pairs of the buffered acquires that started
+// before t, in order of first appearance: pairOf is each ready acquire's
+// pair id, in buffer order, counts each pair's ready acquires, and rest
+// how many acquires stay buffered. Runs of one pair, the common case, ask
+// the map once per run.
+func (p *pairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
+	ids := map[pairKey]int32{}
+	last, lastID := pairKey{}, int32(-1)
+	for _, b := range p.bufs {
+		for i := range b {
+			ev := &b[i]
+			if ev.start >= t {
+				rest++
+				continue
+			}
+			k := pairKey{ev.scope, ev.key}
+			if lastID < 0 || k != last {
+				id, ok := ids[k]
+				if !ok {
+					id = int32(len(counts))
+					ids[k] = id
+					counts = append(counts, 0)
+				}
+				last, lastID = k, id
+			}
+			pairOf = append(pairOf, lastID)
+			counts[lastID]++
+		}
+	}
+	return counts, pairOf, rest
+}
+
+// scatterReady moves the buffered acquires that started before t into a
+// new slice, each pair's from first[id] on (pairOf and rest from
+// pairReady), and keeps the rest buffered in one slice, noting their
+// earliest start.
+func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []acquireEvent {
+	next := slices.Clone(first)
+	grouped := make([]acquireEvent, len(pairOf))
+	var kept []acquireEvent
+	if rest > 0 {
+		kept = make([]acquireEvent, 0, rest)
+	}
+	r := 0
+	p.minStart = math.MaxInt64
+	for _, b := range p.bufs {
+		for i := range b {
+			if b[i].start >= t {
+				kept = append(kept, b[i])
+				p.minStart = min(p.minStart, b[i].start)
+				continue
+			}
+			id := pairOf[r]
+			r++
+			grouped[next[id]] = b[i]
+			next[id]++
+		}
+	}
+	p.bufs = p.bufs[:0]
+	if len(kept) > 0 {
+		p.bufs = append(p.bufs, kept)
+	}
+	return grouped
+}
+
+// attributeGroups attributes the ready acquires of every pair (each
+// group one pair's, in time order), scope by scope: a scope's pairs share
+// its idle caps, so its acquires are replayed together, in time order.
+func (p *pairStage) attributeGroups(groups [][]acquireEvent) {
+	byScope := map[int32][]*acquireEvent{}
+	for _, g := range groups {
+		for i := range g {
+			byScope[g[i].scope] = append(byScope[g[i].scope], &g[i])
+		}
+	}
+	scopes := slices.Sorted(maps.Keys(byScope))
+	for _, scope := range scopes {
+		evs := byScope[scope]
+		slices.SortFunc(evs, func(a, b *acquireEvent) int { return cmpPairTime(*a, *b) })
+		p.attributeScope(scope, evs)
+	}
+}
+
+// attributeScope attributes one scope's acquires, in time order, after
+// those attributed before.
+func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
+	r := p.replay(scope)
+	sc := p.scopes[scope]
+	if sc == nil {
+		sc = &scopeStats{}
+		p.scopes[scope] = sc
+	}
+	for _, ev := range evs {
+		k := pairKey{scope, ev.key}
+		st, seen := p.pairs[k]
+		if !seen {
+			st = &pairState{}
+			p.pairs[k] = st
+		}
+		if ev.prewarm {
+			// Not an acquire: the pair's session, idle from the
+			// handshake's end.
+			r.prewarm(ev.key, ev.start, ev.leaseEnd)
+			st.frontier = max(st.frontier, ev.start)
+			if p.eachPrewarm != nil {
+				p.eachPrewarm(ev)
+			}
+			continue
+		}
+		if seen && ev.start < st.frontier {
+			p.late++
+		}
+		sc.acquires++
+		if !st.acquired {
+			st.acquired = true
+			sc.keys++
+		}
+		p.count(sc, ev, r.acquire(ev.key, ev.start, ev.leaseEnd, ev.hit, ev.redial, ev.failed, ev.health))
+		st.frontier = max(st.frontier, ev.start)
+		if p.each != nil {
+			p.each(ev)
+		}
+	}
+}
+
+// count counts one attributed acquire in its scope: a hit, or a miss for
+// cause.
+func (p *pairStage) count(sc *scopeStats, ev *acquireEvent, cause string) {
+	if ev.hit {
+		sc.hits++
+		return
+	}
+	ev.reason = reasonIndex[cause]
+	sc.misses++
+	sc.reasons[ev.reason]++
+	if !spans.IsExplainedMiss(cause) {
+		p.addExample(ev.trace)
+	}
+}
+
+// replay returns the scope's replay, made on first use under the settings
+// the scope recorded, or the assumed ones.
+func (p *pairStage) replay(scope int32) *scopeReplay {
+	if r := p.replays[scope]; r != nil {
+		return r
+	}
+	set, assumed := p.assumed, true
+	if p.recorded != nil {
+		if ps, mixed := p.recorded(scope); ps != nil && !mixed {
+			if s, err := ps.Idle(); err == nil {
+				set, assumed = s, false
+			}
+		}
+	}
+	r := newScopeReplay(set, assumed)
+	p.replays[scope] = r
+	return r
+}
+
+// sortGroups sorts each group (one pair's acquires) in time order, on
+// several goroutines when they hold many: the pairs are independent.
+func sortGroups(groups [][]acquireEvent) {
+	total := 0
+	for _, g := range groups {
+		total += len(g)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(groups))
+	if total < parallelSortMin || workers < 2 {
+		for _, g := range groups {
+			slices.SortFunc(g, cmpPairTime)
+		}
+		return
+	}
+	// Split the groups into runs of about equal acquires, one per worker.
+	var wg sync.WaitGroup
+	per := (total + workers - 1) / workers
+	for lo := 0; lo < len(groups); {
+		hi, n := lo+1, len(groups[lo])
+		for hi < len(groups) && n+len(groups[hi]) <= per {
+			n += len(groups[hi])
+			hi++
+		}
+		wg.Add(1)
+		go func(run [][]acquireEvent) {
+			defer wg.Done()
+			for _, g := range run {
+				slices.SortFunc(g, cmpPairTime)
+			}
+		}(groups[lo:hi])
+		lo = hi
+	}
+	wg.Wait()
+}
+
+// anyInferred reports whether a group holds an acquire inferred from a
+// call, whose hit firstCalls decides.
+func anyInferred(groups ...[]acquireEvent) bool {
+	for _, g := range groups {
+		for i := range g {
+			if g[i].inferred() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// firstCalls marks the first call of each session, among the acquires
+// inferred from calls, as the miss that dialed it, in time order over every
+// pair, and counts it as its scope's handshake.
+func (p *pairStage) firstCalls(evs []acquireEvent) {
+	order := make([]int32, len(evs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		ea, eb := &evs[a], &evs[b]
+		return cmp.Or(cmp.Compare(ea.start, eb.start), cmpEventSpan(ea, eb))
+	})
+	for _, i := range order {
+		ev := &evs[i]
+		if !ev.inferred() || p.sessions[ev.session] {
+			continue
+		}
+		p.sessions[ev.session] = true
+		ev.hit = false
+		p.handshakes[ev.scope]++
+	}
+}
+
+// addExample keeps the MaxExamples smallest distinct trace ids.
+func (p *pairStage) addExample(t pcommon.TraceID) {
+	i, found := slices.BinarySearchFunc(p.examples, t, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
+	if found || i >= report.MaxExamples {
+		return
+	}
+	p.examples = slices.Insert(p.examples, i, t)
+	if len(p.examples) > report.MaxExamples {
+		p.examples = p.examples[:report.MaxExamples]
+	}
+}
+
+// report returns the pool figures of the attributed acquires; strs names
+// the scopes.
+func (p *pairStage) report(strs []string) report.PoolReport {
+	r := report.PoolReport{MissReasons: newReasons(), UnexplainedExamples: []string{}, ByScope: []report.ScopeReport{}}
+	for scope := range p.handshakes {
+		if p.scopes[scope] == nil {
+			p.scopes[scope] = &scopeStats{} // a scope with handshakes but no acquire still gets its row
+		}
+	}
+	for scope, st := range p.scopes {
+		r.Acquires += st.acquires
+		r.Hits += st.hits
+		r.Misses += st.misses
+		r.Keys += st.keys
+		for i, n := range st.reasons[:len(spans.MissReasons)] {
+			r.MissReasons[spans.MissReasons[i]] += n
+		}
+		hs := p.handshakes[scope]
+		r.Handshakes += hs
+		name := ""
+		if scope >= 0 {
+			name = strs[scope]
+		}
+		r.ByScope = append(r.ByScope, report.ScopeReport{
+			Scope:          name,
+			Acquires:       st.acquires,
+			Hits:           st.hits,
+			Misses:         st.misses,
+			HitRate:        ratio(st.hits, st.acquires),
+			Handshakes:     hs,
+			Keys:           st.keys,
+			ColdStartFloor: ratio(st.keys, st.acquires),
+			ExcessMisses:   max(0, st.misses-st.keys),
+			MissReasons:    st.reasons.asMap(),
+		})
+		p.noteSettings(&r.ByScope[len(r.ByScope)-1], scope)
+	}
+	slices.SortFunc(r.ByScope, func(a, b report.ScopeReport) int { return cmp.Compare(a.Scope, b.Scope) })
+	r.Scopes = len(r.ByScope)
+	r.HitRate = ratio(r.Hits, r.Acquires)
+	r.AcquiresPerHandshake = ratio(r.Acquires, r.Handshakes)
+	r.ColdStartFloor = ratio(r.Keys, r.Acquires)
+	r.ExcessMisses = max(0, r.Misses-r.Keys)
+	r.UnexplainedMisses = report.Unexplained(r.MissReasons)
+	for _, t := range p.examples {
+		r.UnexplainedExamples = append(r.UnexplainedExamples, t.String())
+	}
+	return r
+}
+
+// noteSettings says in sc whose idle settings the scope was replayed
+// under: its own recorded ones, or the assumed.
+func (p *pairStage) noteSettings(sc *report.ScopeReport, scope int32) {
+	r := p.replays[scope]
+	if r == nil {
+		r = p.replay(scope) // a scope with handshakes only: what it would be
+	}
+	sc.Settings, sc.IdleTTLSeconds = report.SettingsRecorded, r.core.Settings().TTL.Seconds()
+	if r.assumed {
+		sc.Settings = report.SettingsAssumed
+	}
+}
+
+// settingsSource says whose settings the scopes with acquires were
+// attributed under: recorded by all, assumed for all, mixed, or "" with
+// none.
+func settingsSource(scopes []report.ScopeReport) string {
+	out := ""
+	for _, sc := range scopes {
+		switch {
+		case sc.Acquires == 0:
+		case out == "":
+			out = sc.Settings
+		case out != sc.Settings:
+			return report.SettingsMixed
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// TestPairStageAttributesAcrossAdvances pins the pair stage's streaming
+// contract: acquires are attributed in time order per pair whatever the
+// order they were added in, as long as they arrive before the stage
+// advances past them; one arriving after its pair was attributed past its
+// start is attributed against the pair's state then and counted late.
+func TestPairStageAttributesAcrossAdvances(t *testing.T) {
+	ms := int64(time.Millisecond)
+	ev := func(trace byte, start, end int64, hit bool) acquireEvent {
+		e := acquireEvent{start: start * ms, leaseEnd: end * ms, scope: 0, key: 0, session: -1, hit: hit}
+		e.trace[15] = trace
+		return e
+	}
+	tests := []struct {
+		name     string
+		batches  [][]acquireEvent // each added, then the stage advances to its advance
+		advances []int64          // ms
+		reasons  map[string]int
+		late     int
+	}{
+		{
+			name:     "out of order before the advance: cold then concurrent",
+			batches:  [][]acquireEvent{{ev(2, 10, 30, false), ev(1, 0, 20, false)}},
+			advances: []int64{1 << 40},
+			reasons:  map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1},
+		},
+		{
+			name:     "split by an advance that waits for it: the same answer",
+			batches:  [][]acquireEvent{{ev(2, 10, 30, false)}, {ev(1, 0, 20, false)}},
+			advances: []int64{5, 1 << 40}, // the first advance attributes nothing
+			reasons:  map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1},
+		},
+		{
+			name:     "late: attributed on arrival against the pair's state, counted",
+			batches:  [][]acquireEvent{{ev(2, 10, 30, false)}, {ev(1, 0, 20, false)}},
+			advances: []int64{20, 1 << 40}, // the first advance attributes trace 2's acquire as cold
+			reasons:  map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1},
+			late:     1,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPairStage(rulefmt.Config{IdleTTL: time.Hour})
+			for i, b := range tc.batches {
+				p.add(append([]acquireEvent(nil), b...))
+				p.advance(tc.advances[i] * ms)
+			}
+			r := p.report([]string{"scope"})
+			for reason, n := range tc.reasons {
+				if r.MissReasons[reason] != n {
+					t.Errorf("%s = %d, want %d (all: %v)", reason, r.MissReasons[reason], n, r.MissReasons)
+				}
+			}
+			if p.late != tc.late || p.pending() != 0 || r.Acquires != 2 || r.Keys != 1 {
+				t.Errorf("late %d (want %d), pending %d, acquires %d, keys %d", p.late, tc.late, p.pending(), r.Acquires, r.Keys)
+			}
+		})
+	}
+}
+
+// TestSortGroupsSortsEveryPairWhateverTheWorkers pins the parallel sort of
+// a big advance: every pair's acquires end in time order, none moves to
+// another pair, and the result equals the one-goroutine sort.
+func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 3 * parallelSortMin
+	counts := make([]int32, 200)
+	for i := 0; i < n; i++ {
+		counts[rng.IntN(len(counts))]++
+	}
+	counts[7] = 0 // an empty pair among them
+	first := make([]int32, len(counts)+1)
+	for id, c := range counts {
+		first[id+1] = first[id] + c
+	}
+	grouped := make([]acquireEvent, first[len(counts)])
+	for id := range counts {
+		for k := first[id]; k < first[id+1]; k++ {
+			grouped[k] = acquireEvent{start: rng.Int64N(1000), leaseEnd: rng.Int64N(1000), key: int32(id), span: uint64(k)}
+		}
+	}
+	want := slices.Clone(grouped)
+	for id := range counts {
+		slices.SortFunc(want[first[id]:first[id+1]], cmpPairTime)
+	}
+	for _, procs := range []int{1, 2, 3, 8} {
+		got := slices.Clone(grouped)
+		prev := runtime.GOMAXPROCS(procs)
+		groups := make([][]acquireEvent, len(counts))
+		for id := range counts {
+			groups[id] = got[first[id]:first[id+1]]
+		}
+		sortGroups(groups)
+		runtime.GOMAXPROCS(prev)
+		if !slices.Equal(got, want) {
+			t.Fatalf("GOMAXPROCS %d: the pairs are not each in time order", procs)
+		}
+	}
+}

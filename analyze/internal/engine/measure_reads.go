@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// readsAcc evaluates one reads-per-request measure.
+type readsAcc struct {
+	x                              *index
+	m                              rulefmt.ReadMeasure
+	root, read, notUnder, complete *matcher // notUnder and complete may be nil
+	poll                           *poll    // nil: never stops
+}
+
+func (x *index) newReadsAcc(m rulefmt.ReadMeasure) (*readsAcc, error) {
+	a := &readsAcc{x: x, m: m}
+	var err error
+	if a.root, err = x.compile(m.Root); err != nil {
+		return nil, err
+	}
+	if a.read, err = x.compile(m.Read); err != nil {
+		return nil, err
+	}
+	if m.NotUnder != nil {
+		if a.notUnder, err = x.compile(*m.NotUnder); err != nil {
+			return nil, err
+		}
+	}
+	if m.CompleteWhen != nil {
+		if a.complete, err = x.compile(*m.CompleteWhen); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (a *readsAcc) report() report.MeasureReport {
+	x := a.x
+	r := report.MeasureReport{Name: a.m.Name, Description: a.m.Description, Expect: a.m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
+	counts := map[int]int{}
+	var examples []int32
+	reads := map[int32]int{} // request span -> reads beneath it
+	t0 := x.tree()
+	sum := make([]int32, x.nspans) // per span: reads counted for it, over its subtree
+	for t := range x.traces {
+		if a.poll.stop() {
+			break
+		}
+		tr := &x.traces[t]
+		clear(reads)
+		reqs, completeSeen := a.requests(x.order[tr.first:tr.first+tr.n], reads)
+		if reqs == 0 {
+			continue
+		}
+		a.countReads(t0.dfs[tr.first:tr.first+tr.n], reads, sum)
+		r.Requests += reqs
+		if tr.incomplete || !completeSeen {
+			r.Incomplete += reqs
+			continue
+		}
+		r.Complete += reqs
+		for _, n := range reads {
+			counts[n]++
+			if a.m.Expect != nil && n != *a.m.Expect {
+				r.Unexpected++
+				examples = append(examples, int32(t))
+			}
+		}
+	}
+	for n, c := range counts {
+		r.Histogram = append(r.Histogram, report.HistogramBin{Reads: n, Requests: c})
+	}
+	slices.SortFunc(r.Histogram, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
+	r.Examples = exampleTraces(x, examples)
+	return r
+}
+
+// requests files the request spans of one trace's group into reads (at 0)
+// and counts them; completeSeen says whether a span of the group meets the
+// completeness condition (always, without one).
+func (a *readsAcc) requests(group []int32, reads map[int32]int) (reqs int, completeSeen bool) {
+	completeSeen = a.complete == nil
+	for _, i := range group {
+		if a.root.match(i) {
+			reads[i] += 0
+			reqs++
+		}
+		if !completeSeen && a.complete.match(i) {
+			completeSeen = true
+		}
+	}
+	return reqs, completeSeen
+}
+
+// countReads sets, for each request of reads, the reads beneath it in one
+// trace (dfs, its spans in depth-first order); sum is scratch, one slot a
+// span of the index.
+//
+// Every request above a read counts it, unless a not_under span sits
+// between them: the read counts for its proper ancestors up to and
+// including the nearest not_under one. Each such path gets +1 at its
+// bottom and -1 just above its top, and a request's reads are the sum over
+// its subtree: one pass up the depth-first order instead of a walk up the
+// ancestors of every read.
+func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
+	x := a.x
+	for _, i := range dfs {
+		sum[i] = 0
+	}
+	for _, i := range dfs {
+		if !a.read.match(i) {
+			continue
+		}
+		p := x.sp(i).parent
+		if p < 0 {
+			continue
+		}
+		sum[p]++
+		if a.notUnder != nil {
+			if stop := a.notUnder.nearest(i); stop >= 0 {
+				if above := x.sp(stop).parent; above >= 0 {
+					sum[above]--
+				}
+			}
+		}
+	}
+	for k := len(dfs) - 1; k >= 0; k-- {
+		i := dfs[k]
+		if p := x.sp(i).parent; p >= 0 {
+			sum[p] += sum[i]
+		}
+		if _, isReq := reads[i]; isReq {
+			reads[i] = int(sum[i])
+		}
+	}
+}

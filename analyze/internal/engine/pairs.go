@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// PairEvent is one acquire as miss attribution needs it, out of its trace:
+// what a trace-routed analyzer (a TraceStream that forwards its pairs)
+// hands to the one analyzer that sees every acquire of the acquire's
+// (scope, key) pair (a PairStream). A miss's cause depends on the pair's
+// earlier acquires, which sit in other traces: routing traces by trace id
+// keeps each trace whole on one instance but scatters a pair's acquires
+// over all of them, so the traces' instances forward these events, routed
+// by pair, and the pair's instance attributes them in time order, exactly
+// as one analysis of the whole dump would.
+type PairEvent struct {
+	// TraceID and SpanID name the acquire (or, where the vocabulary implies a
+	// hit, the invocation) span.
+	TraceID pcommon.TraceID
+	SpanID  pcommon.SpanID
+	// Scope is the pool scope and Key the cache key (for an acquire
+	// inferred from a call, the server address and port); HasScope and
+	// HasKey say whether the span had one ("" is a value).
+	Scope, Key       string
+	HasScope, HasKey bool
+	// Session is set only on an acquire inferred from a call (a
+	// vocabulary without pool spans): the session whose first call is the
+	// miss that dialed it.
+	Session    string
+	HasSession bool
+	// Start is when the acquire started and LeaseEnd when its lease ended
+	// (Unix nanoseconds).
+	Start, LeaseEnd int64
+	// Hit, Redial, Failed and HealthCheck are the acquire's facts: it
+	// reused a session; it is a second attempt; its lease failed; the pool
+	// recorded health_check as its miss reason.
+	Hit, Redial, Failed, HealthCheck bool
+	// Settings is what the acquire's pool scope recorded of its settings
+	// (nil: none seen by the forwarding analyzer): the attributing one
+	// replays the scope under them, as one analysis of the dump would.
+	Settings PoolSettings
+}
+
+// ForwardPairs makes every later Flush hand its acquires out as
+// TraceOutcome.Pairs instead of attributing them: the stream then judges
+// only what a trace holds (handshakes, executions, rules), and a
+// PairStream that receives every acquire of a pair attributes the misses.
+// It is how a fleet routed by trace id gets exact miss causes
+// (docs/collector.md).
+func (s *TraceStream) ForwardPairs() { s.pairs = pairsForward }
+
+// DropPairs makes every later Flush leave the acquires out altogether:
+// neither attributed nor handed out. It is for a driver that measures the
+// same traces twice and forwards them from its other stream (the
+// connector's traces → metrics leg beside its forwarding traces → logs
+// leg), so that one does not build PairEvents to throw away.
+func (s *TraceStream) DropPairs() { s.pairs = pairsDrop }
+
+// pairMode is what a TraceStream's Flush does with the acquires.
+type pairMode uint8
+
+const (
+	pairsAttribute pairMode = iota
+	pairsForward
+	pairsDrop
+)
+
+// takePairs empties the pair stage's buffer, into PairEvents when keep is
+// set, and returns them with the handshakes merged since the last call.
+func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
+	p := s.agg.pairs
+	var out []PairEvent
+	if keep {
+		for _, b := range p.bufs {
+			for i := range b {
+				if !b[i].prewarm { // a PairEvent is an acquire: a forwarded pair reads a miss after a pre-warm as cold
+					out = append(out, s.agg.exportEvent(&b[i]))
+				}
+			}
+		}
+	}
+	p.bufs, p.minStart = p.bufs[:0], math.MaxInt64
+	_, handshakes := s.agg.takeCounts() // no acquire was attributed
+	return out, handshakes
+}
+
+// exportEvent turns ev, keyed into a's string table, into a PairEvent.
+func (a *aggregate) exportEvent(ev *acquireEvent) PairEvent {
+	pe := PairEvent{
+		TraceID: ev.trace, Start: ev.start, LeaseEnd: ev.leaseEnd,
+		Hit: ev.hit, Redial: ev.redial, Failed: ev.failed, HealthCheck: ev.health,
+	}
+	binary.BigEndian.PutUint64(pe.SpanID[:], ev.span)
+	if ev.scope >= 0 {
+		pe.Scope, pe.HasScope = a.strs[ev.scope], true
+	}
+	if ev.key >= 0 {
+		pe.Key, pe.HasKey = a.strs[ev.key], true
+	}
+	if ev.session >= 0 {
+		pe.Session, pe.HasSession = a.strs[ev.session], true
+	}
+	if ps, mixed := a.recordedSettings(ev.scope); !mixed {
+		pe.Settings = ps
+	}
+	return pe
+}
+
+// importEvent is exportEvent's inverse, interning the strings into a.
+func (a *aggregate) importEvent(pe *PairEvent) acquireEvent {
+	ev := acquireEvent{
+		trace: pe.TraceID, span: binary.BigEndian.Uint64(pe.SpanID[:]),
+		start: pe.Start, leaseEnd: max(pe.LeaseEnd, pe.Start),
+		at: -1, scope: -1, key: -1, session: -1,
+		hit: pe.Hit, redial: pe.Redial, failed: pe.Failed, health: pe.HealthCheck,
+	}
+	if pe.HasScope {
+		ev.scope = a.intern(pe.Scope)
+	}
+	if pe.HasKey {
+		ev.key = a.intern(pe.Key)
+	}
+	if pe.HasSession {
+		ev.session = a.intern(pe.Session)
+	}
+	if pe.Settings != nil {
+		a.noteRecorded(ev.scope, pe.Settings)
+	}
+	return ev
+}
+
+// noteRecorded notes ps as recorded by scope, as the vocabulary stage
+// notes an acquire span's (recordSettings).
+func (a *aggregate) noteRecorded(scope int32, ps PoolSettings) {
+	var vals [len(spans.PoolSettingsAttrs)]int32
+	for i, k := range spans.PoolSettingsAttrs {
+		vals[i] = -1
+		if v, ok := ps[k]; ok {
+			vals[i] = a.intern(v)
+		}
+	}
+	noteSettings(a.settings, scope, a.intern(settingsText(vals, a.strs)))
+}
+
+// PairStream attributes the misses of forwarded acquires (PairEvent), pair
+// by pair in time order, with the pair stage of every other analysis: fed
+// every acquire of its pairs, its counts equal a batch run's. The driver
+// decides when an acquire can no longer be preceded by one still on its
+// way (Attribute's before): the Collector connector holds each acquire for
+// its wait on the wall clock. A PairStream is not safe for concurrent use.
+type PairStream struct {
+	agg *aggregate
+}
+
+// NewPairStream returns an empty stream attributing with cfg's idle TTL:
+// that of the analyzers that forward to it (the attribution needs no
+// vocabulary: the events carry what it reads).
+func NewPairStream(cfg rulefmt.Config) (*PairStream, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return &PairStream{agg: newAggregate(cfg.WithDefaults())}, nil
+}
+
+// Add buffers events until an Attribute reaches their start. It does not
+// keep evs.
+func (s *PairStream) Add(evs []PairEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	out := make([]acquireEvent, len(evs))
+	for i := range evs {
+		out[i] = s.agg.importEvent(&evs[i])
+	}
+	s.agg.pairs.add(out)
+}
+
+// Attribute attributes every buffered acquire that started before before
+// (Unix nanoseconds; math.MaxInt64 for all) and returns what they add, by
+// pool: acquires by hit and cause, and for inferred acquires the handshakes (a
+// session's first call).
+func (s *PairStream) Attribute(before int64) ([]AcquireCount, []PoolCount) {
+	s.agg.pairs.advance(before)
+	return s.agg.takeCounts()
+}
+
+// Pending counts the acquires that wait for an Attribute.
+func (s *PairStream) Pending() int { return s.agg.pairs.pending() }
+
+// LateAcquires counts the acquires attributed after a later acquire of
+// their pair had been: their cause may differ from a batch run's.
+func (s *PairStream) LateAcquires() int { return s.agg.pairs.late }
+
+// attributeAll attributes every buffered acquire and returns the counts.
+func (a *aggregate) attributeAll() ([]AcquireCount, []PoolCount) {
+	a.pairs.advance(math.MaxInt64)
+	return a.takeCounts()
+}

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+)
+
+// protoFigures is one protocol revision's share of the by_protocol figures
+// over some whole traces: mergeable, since every count is per trace and the
+// cold starts are a sketch.
+type protoFigures struct {
+	acquires, hits, misses, calls, traces int
+	sessions                              bool // a call of the revision carried a session id
+	cold                                  sketch
+}
+
+// merge adds o's figures to g.
+func (g *protoFigures) merge(o *protoFigures) {
+	g.acquires += o.acquires
+	g.hits += o.hits
+	g.misses += o.misses
+	g.calls += o.calls
+	g.traces += o.traces
+	g.sessions = g.sessions || o.sessions
+	g.cold.merge(&o.cold)
+}
+
+// protocolFigures groups the explicit acquires, handshakes and calls by
+// their protocol revision; an absent revision is its own group, apart from
+// an empty one. An acquire counts as a hit here only where its hit
+// attribute says so.
+func (e *events) protocolFigures() map[optStr]*protoFigures {
+	// Calls come each trace's together, so a group counts a trace when its
+	// first call there comes: no set of traces per group.
+	type acc struct {
+		protoFigures
+		lastTrace int32
+	}
+	groups := map[int32]*acc{}
+	get := func(ver int32) *acc {
+		g, ok := groups[ver]
+		if !ok {
+			g = &acc{lastTrace: -1}
+			groups[ver] = g
+		}
+		return g
+	}
+	for _, a := range e.spans {
+		g := get(a.revision)
+		g.acquires++
+		if a.hitRecorded {
+			g.hits++
+		} else {
+			g.misses++
+		}
+	}
+	for _, h := range e.handshakes {
+		if !h.prewarm { // a cold start no caller waited for
+			get(h.revision).cold.add(h.end - h.start)
+		}
+	}
+	for _, c := range e.calls {
+		g := get(c.revision)
+		g.calls++
+		if g.lastTrace != c.trace {
+			g.lastTrace = c.trace
+			g.traces++
+		}
+		if c.session >= 0 {
+			g.sessions = true
+		}
+	}
+	out := make(map[optStr]*protoFigures, len(groups))
+	for ver, g := range groups {
+		out[e.opt(ver)] = &g.protoFigures
+	}
+	return out
+}
+
+// protocolReports renders merged per-revision figures in version order (""
+// first). It returns an empty slice when there are none.
+func protocolReports(groups map[optStr]*protoFigures) []report.ProtocolReport {
+	out := make([]report.ProtocolReport, 0, len(groups))
+	for ver, g := range groups {
+		r := report.ProtocolReport{
+			ProtocolVersion: ver.s,
+			Traces:          g.traces,
+			Calls:           g.calls,
+			Acquires:        g.acquires,
+			Hits:            g.hits,
+			Misses:          g.misses,
+			HitRate:         ratio(g.hits, g.acquires),
+			ColdStart:       g.cold.percentiles(),
+		}
+		r.Sessionless = IsSessionlessProtocol(r.ProtocolVersion) || (r.ProtocolVersion != "" && r.Calls > 0 && !g.sessions)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b report.ProtocolReport) int { return cmp.Compare(a.ProtocolVersion, b.ProtocolVersion) })
+	return out
+}

@@ -1,0 +1,905 @@
+package engine
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// This file observes rules: it reads the index for what each rule's scopes
+// hold (counts, distinct values, sessions, offending spans) and returns
+// plain values. Judging them (verdicts, examples, texts) is the gate's
+// (package analyze/gate), which never reads the index.
+
+// DefaultMaxExamples is how many offending spans an observation keeps per
+// expectation, and a failing rule names, when ObserveOptions.MaxExamples
+// is 0.
+const DefaultMaxExamples = 5
+
+// ObserveOptions tunes ObserveRules. The zero value keeps up to
+// DefaultMaxExamples offending spans per expectation.
+type ObserveOptions struct {
+	// MaxExamples caps the offending spans kept per expectation (and the
+	// examples the gate names per rule); 0 means DefaultMaxExamples, a
+	// negative value none.
+	MaxExamples int
+}
+
+// ObserveRules reads from d what each rule needs to be judged: for each
+// of its scopes whether it is complete and the value of each count,
+// distinct, pool_sessions and lost_sessions expectation, with the spans to
+// name if it fails. cfg gives the profile and the reads-per-request
+// selectors. Like Analyze it is pure. It fails only when d was built
+// without an attribute a rule reads (build it with
+// MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
+func ObserveRules(d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
+	return observeRules(context.Background(), d.x, cfg, rules, opts, nil)
+}
+
+// ObserveRulesContext is [ObserveRules] stopped by ctx: every loop over
+// scopes and spans looks at it, so a canceled observation returns ctx's
+// error within milliseconds however large the dump.
+func ObserveRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
+	return observeRules(ctx, d.x, cfg, rules, opts, nil)
+}
+
+// observeRules is ObserveRules; rep, when not nil, is the Analyze of the
+// same index and cfg, whose miss counts spare attributing the acquires
+// again when there is no miss to name.
+func observeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
+	if opts.MaxExamples == 0 {
+		opts.MaxExamples = DefaultMaxExamples
+	}
+	idx.finish()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ev := &ruleEval{x: idx, cfg: resolvedFor(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*matcher{}, ctx: ctx}
+	var execs *report.ExecutionsReport // measured on first need by a session rule
+	if rep != nil {
+		execs = &rep.Executions
+		// Only misses other than cold starts are ever named; without one
+		// the lists are empty, and the acquires need no second attribution.
+		ev.noMissToName = rep.Pool.Misses == rep.Pool.MissReasons[spans.MissCold]
+	}
+	out := make([]report.RuleObservation, 0, len(rules))
+	for i := range rules {
+		obs, err := ev.observe(&rules[i])
+		if err == nil && readsSessions(&rules[i]) {
+			if execs == nil {
+				var r report.ExecutionsReport
+				r, err = executionsOf(ev)
+				execs = &r
+			}
+			// A dump with no execution and no pool span: the rule has
+			// nothing to judge and the gate says so (allow_empty applies).
+			if !execs.Measurable && !execs.OnlyEmpty {
+				markUnmeasurable(&obs, execs.NotMeasurableText())
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("rule %q: %w", textfmt.ClipInput(rules[i].ID), err)
+		}
+		out = append(out, obs)
+	}
+	return out, nil
+}
+
+// ruleEval holds what every rule of one observation shares.
+type ruleEval struct {
+	x        *index
+	cfg      rulefmt.Config
+	max      int
+	matchers map[*rulefmt.Selector]*matcher
+	events   []acquireEvent // attributed acquires, computed on first need
+	haveEv   bool
+	// stage is the vocabulary stage's events of the index, computed on
+	// first need (nil when the vocabulary cannot be compiled).
+	stage     *events
+	haveStage bool
+	// callSession is, per span index, the session of a call as the
+	// vocabulary names it (an attribute or an enclosing span), -1 for no
+	// call or none.
+	callSession []int32
+	// noMissToName says the Report shows no miss but cold starts, so
+	// missExamples has nothing to return.
+	noMissToName bool
+	// The keys and the value sessionSplits reads, looked up on first need.
+	haveSess    bool
+	kSess, kErr uint16
+	okS, okE    bool
+	expired     int32
+	// ctx stops an observation between scopes (checkEvery).
+	ctx   context.Context
+	ticks int
+}
+
+// checkEvery is how many steps (scopes, spans of a scope list) an
+// observation takes between two looks at its context: often enough that a
+// canceled run stops within milliseconds, rarely enough to cost nothing.
+const checkEvery = 1024
+
+// tick counts one step and returns the context's error every checkEvery
+// steps, so every long loop of an observation can be stopped.
+func (e *ruleEval) tick() error {
+	e.ticks++
+	if e.ticks%checkEvery != 0 || e.ctx == nil {
+		return nil
+	}
+	return e.ctx.Err()
+}
+
+func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
+	if s == nil {
+		return nil, nil
+	}
+	if m, ok := e.matchers[s]; ok {
+		return m, nil
+	}
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	plain := *s
+	plain.Calls = false
+	m, err := e.x.compileContext(ctx, plain)
+	if err != nil {
+		if s.Line > 0 && ctx.Err() == nil {
+			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
+		}
+		return nil, err
+	}
+	if s.Calls {
+		// The vocabulary stage's calls (none when it cannot compile:
+		// Analyze reports that error).
+		m.only = make([]bool, e.x.nspans)
+		if ev := e.stageEvents(); ev != nil {
+			for _, c := range ev.calls {
+				m.only[c.span] = true
+			}
+		}
+	}
+	e.matchers[s] = m
+	return m, nil
+}
+
+// compiledSel is a SpanSelector bound to the index.
+type compiledSel struct {
+	self, under, notUnder *matcher
+}
+
+func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
+	var c compiledSel
+	var err error
+	if c.self, err = e.compile(&s.Selector); err != nil {
+		return nil, err
+	}
+	if c.under, err = e.compile(s.Under); err != nil {
+		return nil, err
+	}
+	if c.notUnder, err = e.compile(s.NotUnder); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// selects reports whether span i is selected within a scope rooted at root
+// (-1 for a trace or the dump): ancestors at or above root are not looked at.
+func (c *compiledSel) selects(x *index, i, root int32) bool {
+	if !c.self.match(i) {
+		return false
+	}
+	if c.under == nil && c.notUnder == nil {
+		return true
+	}
+	if i == root {
+		return c.under == nil
+	}
+	// The nearest matching ancestors come from one pass over the tree
+	// (matcher.nearest), so no span walks its ancestors: a chain of 100k
+	// spans would make that quadratic. An ancestor counts when it lies
+	// strictly below root.
+	t := x.tree()
+	if c.notUnder != nil {
+		if a := c.notUnder.nearest(i); a >= 0 && t.strictlyBelow(a, root) {
+			return false
+		}
+	}
+	if c.under != nil {
+		a := c.under.nearest(i)
+		return a >= 0 && t.strictlyBelow(a, root)
+	}
+	return true
+}
+
+// ruleScope is one scope of a rule: its spans, root (-1 for dump and trace),
+// trace (-1 for the dump) and whether it may be judged.
+type ruleScope struct {
+	trace, root int32
+	spans       []int32
+	complete    bool
+}
+
+// scopes lists a rule's scopes in a stable order.
+func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
+	x := e.x
+	complete, err := e.compile(r.CompleteWhen)
+	if err != nil {
+		return nil, fmt.Errorf("complete_when: %w", err)
+	}
+	switch r.Scope.Kind {
+	case rulefmt.ScopeDump:
+		return []ruleScope{{trace: -1, root: -1, spans: x.order, complete: anyMatch(complete, x.order)}}, nil
+	case rulefmt.ScopeTrace:
+		return e.traceScopes(complete), nil
+	}
+	root, err := e.compile(r.Scope.Root)
+	if err != nil {
+		return nil, fmt.Errorf("scope: %w", err)
+	}
+	return e.subtreeScopes(root, complete)
+}
+
+// anyMatch reports whether a scope of spans group may be judged by its
+// complete_when: some span matches complete, or there is no complete_when
+// (nil).
+func anyMatch(complete *matcher, group []int32) bool {
+	if complete == nil {
+		return true
+	}
+	for _, i := range group {
+		if complete.match(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// traceScopes lists the scopes of a per-trace rule, one per trace,
+// complete when the trace is and complete (anyMatch) holds, in trace id
+// order.
+func (e *ruleEval) traceScopes(complete *matcher) []ruleScope {
+	x := e.x
+	out := make([]ruleScope, 0, len(x.traces))
+	for t := range x.traces {
+		tr := &x.traces[t]
+		group := x.order[tr.first : tr.first+tr.n]
+		out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.incomplete && anyMatch(complete, group)})
+	}
+	// Raw ids sort as their hex does, without formatting two strings
+	// per comparison.
+	slices.SortFunc(out, func(a, b ruleScope) int {
+		return bytes.Compare(x.traces[a.trace].id[:], x.traces[b.trace].id[:])
+	})
+	return out
+}
+
+// subtreeScopes lists the scopes of a per-subtree rule, one per span
+// matching root, each complete when its trace is and complete (anyMatch)
+// holds over the whole trace, in span order. A cancelled run stops it
+// between traces.
+func (e *ruleEval) subtreeScopes(root, complete *matcher) ([]ruleScope, error) {
+	x := e.x
+	// A subtree's spans are its range of the depth-first layout: nested
+	// subtrees share one array instead of each copying its span list.
+	tree := x.tree()
+	var out []ruleScope
+	for t := range x.traces {
+		tr := &x.traces[t]
+		group := x.order[tr.first : tr.first+tr.n]
+		first := len(out)
+		if err := e.tick(); err != nil {
+			return nil, err
+		}
+		for _, i := range group {
+			if root.match(i) {
+				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.subtree(i)})
+			}
+		}
+		if len(out) == first {
+			continue
+		}
+		ok := !tr.incomplete && anyMatch(complete, group)
+		for k := first; k < len(out); k++ {
+			out[k].complete = ok
+		}
+	}
+	slices.SortFunc(out, func(a, b ruleScope) int { return x.cmpSpans(a.root, b.root) })
+	return out, nil
+}
+
+// observe reads one rule's scopes.
+func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
+	obs := report.RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
+	run, err := e.newRuleRun(r)
+	if err != nil {
+		return obs, err
+	}
+	for _, ex := range r.Expect {
+		switch ex.Of {
+		case "unexplained_misses", "excess_misses", "misses", "hit_rate", "handshakes":
+			obs.UnexplainedMisses, obs.AboveFloorMisses = e.missExamples()
+		}
+	}
+	groups := scopeGroups{e: e, index: map[string]int{}}
+	values := make([]float64, len(r.Expect))
+	selections := make([][]int32, len(r.Expect))
+	for si, sc := range run.scopes {
+		if err := e.tick(); err != nil {
+			return obs, err
+		}
+		switch run.skip(si) {
+		case skipNotApplicable:
+			obs.NotApplicable++
+			continue
+		case skipEmpty:
+			continue
+		}
+		if !sc.complete {
+			groups.add(&obs, ruleScope{}, false, nil, nil)
+			continue
+		}
+		clear(values)
+		clear(selections)
+		for k := range r.Expect {
+			ex := &r.Expect[k]
+			if ex.IsMeasure() {
+				continue
+			}
+			got, selected, err := run.value(ex, si)
+			if err != nil {
+				return obs, err
+			}
+			values[k] = got
+			if sc.root < 0 {
+				selections[k] = selected
+			}
+		}
+		groups.add(&obs, sc, true, values, selections)
+	}
+	return obs, nil
+}
+
+// ruleRun is one rule's observation under way: its scopes, its selectors
+// compiled once each, and how a scope's selected spans are found.
+type ruleRun struct {
+	e      *ruleEval
+	r      *rulefmt.Rule
+	scopes []ruleScope
+	// sub counts subtree scopes, which nest: their counts come from
+	// subtreeAgg, never from looking at each scope's spans (depth² on a
+	// chain of roots). nil for other scopes.
+	sub     *subtreeAgg
+	sl      func(int32) bool // whether a span is sessionless
+	sels    map[*rulefmt.SpanSelector]*compiledSel
+	ruleSel *compiledSel // the rule's own selector, nil without one
+}
+
+// newRuleRun finds r's scopes and compiles its selector.
+func (e *ruleEval) newRuleRun(r *rulefmt.Rule) (*ruleRun, error) {
+	scopes, err := e.scopes(r)
+	if err != nil {
+		return nil, err
+	}
+	run := &ruleRun{e: e, r: r, scopes: scopes, sels: map[*rulefmt.SpanSelector]*compiledSel{}}
+	if r.Select != nil {
+		if run.ruleSel, err = e.compileSel(r.Select); err != nil {
+			return nil, fmt.Errorf("select: %w", err)
+		}
+		run.sels[r.Select] = run.ruleSel
+	}
+	if r.Scope.Kind == rulefmt.ScopeSubtree {
+		run.sub = newSubtreeAgg(e.x, scopes)
+	}
+	run.sl = e.sessionlessTest()
+	return run, nil
+}
+
+// selOf returns ex's selector (the rule's when ex has none), compiled once.
+func (run *ruleRun) selOf(ex *rulefmt.Expectation) (*compiledSel, error) {
+	s := ex.Select
+	if s == nil {
+		s = run.r.Select
+	}
+	if c, ok := run.sels[s]; ok {
+		return c, nil
+	}
+	c, err := run.e.compileSel(s)
+	if err != nil {
+		return nil, fmt.Errorf("select: %w", err)
+	}
+	run.sels[s] = c
+	return c, nil
+}
+
+// selectedIn lists the spans c selects in scope si, sessionless ones left
+// out when the rule skips them.
+func (run *ruleRun) selectedIn(c *compiledSel, si int) []int32 {
+	var out []int32
+	if run.sub != nil {
+		out = run.sub.selected(c, si)
+	} else {
+		sc := run.scopes[si]
+		for _, i := range sc.spans {
+			if c.selects(run.e.x, i, sc.root) {
+				out = append(out, i)
+			}
+		}
+	}
+	if !run.r.SkipSessionless {
+		return out
+	}
+	kept := out[:0:0]
+	for _, i := range out {
+		if !run.sl(i) {
+			kept = append(kept, i)
+		}
+	}
+	return kept
+}
+
+// countIn counts the spans c selects in scope si, sessionless ones
+// included.
+func (run *ruleRun) countIn(c *compiledSel, si int) int {
+	if run.sub != nil {
+		return run.sub.count(c, si)
+	}
+	sc, n := run.scopes[si], 0
+	for _, i := range sc.spans {
+		if c.selects(run.e.x, i, sc.root) {
+			n++
+		}
+	}
+	return n
+}
+
+// anyIn reports whether c selects a span in scope si, sessionless ones
+// included.
+func (run *ruleRun) anyIn(c *compiledSel, si int) bool {
+	if run.sub != nil {
+		return run.sub.count(c, si) > 0
+	}
+	sc := run.scopes[si]
+	for _, i := range sc.spans {
+		if c.selects(run.e.x, i, sc.root) {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeSkip is why a rule leaves a scope out, if it does.
+type scopeSkip uint8
+
+const (
+	skipNone scopeSkip = iota
+	// skipNotApplicable: the rule's selector matches only sessionless
+	// spans there, and the rule skips those (counted as not applicable).
+	skipNotApplicable
+	// skipEmpty: the rule's selector matches nothing there, and the rule
+	// skips empty scopes.
+	skipEmpty
+)
+
+// skip says whether the rule leaves scope si out, and why.
+func (run *ruleRun) skip(si int) scopeSkip {
+	r, c := run.r, run.ruleSel
+	if c == nil {
+		return skipNone
+	}
+	if r.SkipSessionless {
+		all := len(run.selectedIn(c, si))
+		if all == 0 && run.countIn(c, si) > 0 {
+			return skipNotApplicable
+		}
+	}
+	if r.SkipEmpty {
+		var any bool
+		if r.SkipSessionless {
+			any = len(run.selectedIn(c, si)) > 0
+		} else {
+			any = run.anyIn(c, si)
+		}
+		if !any {
+			return skipEmpty
+		}
+	}
+	return skipNone
+}
+
+// value is what expectation ex counts in complete scope si, and the spans
+// it selected there (the offenders; nil where a subtree scope's plain count
+// needs no list).
+func (run *ruleRun) value(ex *rulefmt.Expectation, si int) (float64, []int32, error) {
+	c, err := run.selOf(ex)
+	if err != nil {
+		return 0, nil, err
+	}
+	var selected []int32
+	var got float64
+	needList := run.r.SkipSessionless || ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions || run.sub == nil
+	if needList {
+		selected = run.selectedIn(c, si)
+		got = float64(len(selected))
+	} else {
+		got = float64(run.sub.count(c, si))
+	}
+	switch ex.Of {
+	case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
+		pooled, lost := run.e.sessionSplits(selected)
+		got = float64(pooled)
+		if ex.Of == rulefmt.QuantityLostSessions {
+			got = float64(lost)
+		}
+	case rulefmt.QuantityDistinct:
+		key, err := run.e.attrKey(ex.Attribute)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !needList {
+			got = float64(run.sub.distinct(c, key, si))
+		} else {
+			got = float64(run.e.distinctIn(selected, key))
+		}
+	}
+	return got, selected, nil
+}
+
+// attrKey is the index's key of attribute, which a distinct expectation
+// reads: an error when the index did not keep it.
+func (e *ruleEval) attrKey(attribute string) (uint16, error) {
+	id, ok := e.x.lookupKey(attribute)
+	if !ok || !e.x.spanKeyOK[id] {
+		return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", attribute)
+	}
+	return id, nil
+}
+
+// distinctIn counts the distinct values of key over spans.
+func (e *ruleEval) distinctIn(spans []int32, key uint16) int {
+	vals := map[int32]bool{}
+	for _, i := range spans {
+		if v, ok := e.x.attrVal(i, key); ok {
+			vals[v] = true
+		}
+	}
+	return len(vals)
+}
+
+// scopeGroups files a rule's scopes into groups as they are observed.
+type scopeGroups struct {
+	e     *ruleEval
+	index map[string]int
+	key   []byte
+}
+
+// add files one scope: complete, with values and, per expectation, its
+// selected spans (nil for a subtree scope, which names its root).
+func (g *scopeGroups) add(obs *report.RuleObservation, sc ruleScope, complete bool, values []float64, selections [][]int32) {
+	e := g.e
+	g.key = append(g.key[:0], 'i')
+	if complete {
+		g.key[0] = 'c'
+		for k, v := range values {
+			g.key = strconv.AppendFloat(g.key, v, 'g', -1, 64)
+			g.key = append(g.key, '/')
+			if len(selections[k]) > 0 {
+				g.key = append(g.key, '+')
+			}
+			g.key = append(g.key, ';')
+		}
+	}
+	at, ok := g.index[string(g.key)]
+	if !ok {
+		at = len(obs.Groups)
+		g.index[string(g.key)] = at
+		grp := report.ScopeGroup{Complete: complete}
+		if complete {
+			grp.Values = slices.Clone(values)
+			grp.Offenders = make([][]report.SpanRef, len(values))
+		}
+		obs.Groups = append(obs.Groups, grp)
+	}
+	grp := &obs.Groups[at]
+	grp.Scopes++
+	if !complete || e.max <= 0 {
+		return
+	}
+	for k, sel := range selections {
+		switch {
+		case len(sel) == 0:
+		case sc.trace < 0:
+			grp.Offenders[k] = e.smallest(sel)
+		default:
+			grp.Offenders[k] = insertRef(grp.Offenders[k], e.ref(sel[0]), e.max)
+		}
+	}
+	if sc.trace >= 0 {
+		grp.Examples = insertRef(grp.Examples, e.scopeExample(sc), e.max)
+	}
+}
+
+// insertRef adds ref to list, which holds the first max refs by trace and
+// span id, keeping it so.
+func insertRef(list []report.SpanRef, ref report.SpanRef, max int) []report.SpanRef {
+	at, found := slices.BinarySearchFunc(list, ref, cmpRefs)
+	if found || at >= max {
+		return list
+	}
+	list = slices.Insert(list, at, ref)
+	if len(list) > max {
+		list = list[:max]
+	}
+	return list
+}
+
+// cmpRefs orders refs by trace id, then span id.
+func cmpRefs(a, b report.SpanRef) int {
+	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.Span[:], b.Span[:])
+}
+
+// smallest returns the refs of the first e.max spans of list by trace and
+// span id, without sorting the whole list.
+func (e *ruleEval) smallest(list []int32) []report.SpanRef {
+	if e.max <= 0 {
+		return nil
+	}
+	var top []int32
+	for _, i := range list {
+		if len(top) == e.max && e.x.cmpSpans(i, top[len(top)-1]) >= 0 {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, i, e.x.cmpSpans)
+		if at < len(top) && top[at] == i {
+			continue
+		}
+		top = slices.Insert(top, at, i)
+		if len(top) > e.max {
+			top = top[:e.max]
+		}
+	}
+	out := make([]report.SpanRef, len(top))
+	for k, i := range top {
+		out[k] = e.ref(i)
+	}
+	return out
+}
+
+// ref names span i.
+func (e *ruleEval) ref(i int32) report.SpanRef {
+	s := e.x.sp(i)
+	var ref report.SpanRef
+	ref.Trace = e.x.traces[s.trace].id
+	binary.BigEndian.PutUint64(ref.Span[:], s.id)
+	return ref
+}
+
+// scopeExample names a scope that fails without an offender to show: a
+// subtree's root, a trace's first root span (else its first span); zero
+// for the dump.
+func (e *ruleEval) scopeExample(sc ruleScope) report.SpanRef {
+	switch {
+	case sc.trace < 0:
+		return report.SpanRef{}
+	case sc.root >= 0:
+		return e.ref(sc.root)
+	}
+	for _, i := range sc.spans {
+		if e.x.sp(i).parent < 0 {
+			return e.ref(i)
+		}
+	}
+	if len(sc.spans) > 0 {
+		return e.ref(sc.spans[0])
+	}
+	return report.SpanRef{}
+}
+
+// missExamples returns the first e.max attributed misses that are
+// unexplained (no cause of spans.ExplainedMissReasons), and that are not cold starts (unexplained ones included),
+// by trace and span id.
+func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
+	if e.noMissToName || e.max <= 0 {
+		return nil, nil
+	}
+	var un, above []int32
+	for _, ev := range e.poolEvents() {
+		if ev.hit {
+			continue
+		}
+		switch cause := spans.MissReasons[ev.reason]; {
+		case !spans.IsExplainedMiss(cause):
+			un = append(un, ev.at)
+			above = append(above, ev.at)
+		case cause == spans.MissCold:
+		default:
+			above = append(above, ev.at)
+		}
+	}
+	return e.smallest(un), e.smallest(above)
+}
+
+// poolEvents returns the attributed acquires of the pool measure, computed
+// once per observation.
+func (e *ruleEval) poolEvents() []acquireEvent {
+	if !e.haveEv {
+		e.haveEv = true
+		if ev := e.stageEvents(); ev != nil {
+			e.events = ev.attributed(e.cfg)
+		}
+	}
+	return e.events
+}
+
+// stageEvents returns the vocabulary stage's events of the index, run once
+// per observation; nil when the vocabulary does not compile against it
+// (Analyze reports that error).
+func (e *ruleEval) stageEvents() *events {
+	if !e.haveStage {
+		e.haveStage = true
+		ctx := e.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if ev, err := stageContext(ctx, e.x, e.cfg); err == nil {
+			e.stage = ev
+		}
+	}
+	return e.stage
+}
+
+// sessionSplits returns, over the selected spans of one scope, the sessions
+// the pool chose (distinct mcp.session.id, a session the server forgot
+// counted with its successor) and the sessions the server forgot: a span on
+// the session failed with error.type session_expired and a later selected
+// span ran on another session (the transparent redial moved on).
+func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
+	if !e.haveSess {
+		e.lookupSessions()
+	}
+	if !e.okS && e.callSession == nil {
+		return 0, 0
+	}
+	return splitSessions(e.sessionCalls(selected))
+}
+
+// lookupSessions finds, once per observation rather than once per scope
+// (a value lookup per scope was a scan of the value table each, issue
+// 24), what sessionSplits reads: the session of a call is the
+// vocabulary's (an attribute, or an enclosing span); a selected span that
+// is no call is read by the vocabulary's session attribute.
+func (e *ruleEval) lookupSessions() {
+	x := e.x
+	e.haveSess = true
+	voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
+	if k := voc.Session.Attribute; k != "" {
+		e.kSess, e.okS = x.lookupKey(k)
+	}
+	if k := voc.Attributes.ErrorType; k != "" {
+		e.kErr, e.okE = x.lookupKey(k)
+	}
+	e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
+	if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
+		e.callSession = make([]int32, x.nspans)
+		for i := range e.callSession {
+			e.callSession[i] = -1
+		}
+		for _, c := range ev.calls {
+			e.callSession[c.span] = c.session
+		}
+	}
+}
+
+// sessionCall is one selected span with a session, for sessionSplits.
+type sessionCall struct {
+	start   int64
+	session int32
+	expired bool // it failed as session expired
+}
+
+// sessionCalls returns the selected spans that have a session, in time
+// order (stable: ties keep the selection's order).
+func (e *ruleEval) sessionCalls(selected []int32) []sessionCall {
+	x := e.x
+	calls := make([]sessionCall, 0, len(selected))
+	for _, i := range selected {
+		sess, ok := int32(-1), false
+		if e.callSession != nil && e.callSession[i] >= 0 {
+			sess, ok = e.callSession[i], true
+		} else if e.okS {
+			sess, ok = x.attrVal(i, e.kSess)
+		}
+		if !ok {
+			continue
+		}
+		c := sessionCall{start: x.sp(i).start, session: sess}
+		if e.okE && e.expired >= 0 {
+			if v, ok := x.attrVal(i, e.kErr); ok && v == e.expired {
+				c.expired = true
+			}
+		}
+		calls = append(calls, c)
+	}
+	slices.SortStableFunc(calls, func(a, b sessionCall) int { return cmp.Compare(a.start, b.start) })
+	return calls
+}
+
+// splitSessions counts the distinct sessions of calls (in time order) that
+// were pooled, and those lost: expired on a call with a later call on
+// another session.
+func splitSessions(calls []sessionCall) (pooled, lost int) {
+	// only[j] is the one session of calls[j:], or -2 when they hold several:
+	// a later call on another session exists iff only[j+1] is not the
+	// call's own session. One pass each way keeps this linear.
+	only := make([]int32, len(calls)+1)
+	only[len(calls)] = -1
+	for j := len(calls) - 1; j >= 0; j-- {
+		switch next := only[j+1]; {
+		case next == -1 || next == calls[j].session:
+			only[j] = calls[j].session
+		default:
+			only[j] = -2
+		}
+	}
+	distinct := map[int32]bool{}
+	forgotten := map[int32]bool{}
+	for j, c := range calls {
+		distinct[c.session] = true
+		if c.expired && only[j+1] != -1 && only[j+1] != c.session {
+			forgotten[c.session] = true
+		}
+	}
+	return len(distinct) - len(forgotten), len(forgotten)
+}
+
+// IsSessionlessProtocol reports whether an MCP protocol version (YYYY-MM-DD)
+// has no protocol sessions.
+func IsSessionlessProtocol(version string) bool {
+	return version != "" && version >= report.SessionlessProtocol
+}
+
+// sessionlessTest returns a test of whether span i ran against a sessionless
+// server: its mcp.protocol.version is SessionlessProtocol or later, or it
+// carries a protocol version but no mcp.session.id (a server of any revision
+// that minted no session).
+func (e *ruleEval) sessionlessTest() func(i int32) bool {
+	x := e.x
+	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
+	if !okV || !x.spanKeyOK[kVer] {
+		return func(int32) bool { return false }
+	}
+	kSess, okS := x.lookupKey(spans.AttrSessionID)
+	memo := map[int32]bool{}
+	return func(i int32) bool {
+		v, ok := x.attrVal(i, kVer)
+		if !ok {
+			return false
+		}
+		if okS {
+			if _, has := x.attrVal(i, kSess); !has {
+				return true
+			}
+		}
+		sl, seen := memo[v]
+		if !seen {
+			sl = IsSessionlessProtocol(x.vals[v])
+			memo[v] = sl
+		}
+		return sl
+	}
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// BenchmarkFinalizedMemory measures a speculative shard's memory of the
+// traces it finalized as the engine uses it: for each trace, has when it
+// opens and add when it is finalized, then repeats at the end. "set" is
+// the whole in-memory traceSet it replaced (the baseline, in the same
+// run), "log" the flat traceLog that spills; a batch run of 16M spans
+// finalizes about 1.6M traces.
+func BenchmarkFinalizedMemory(b *testing.B) {
+	for _, n := range []int{100_000, 1_600_000} {
+		ids := make([]pcommon.TraceID, n)
+		for i := range ids {
+			binary.BigEndian.PutUint64(ids[i][8:], uint64(i+1)*0x9e3779b97f4a7c15)
+		}
+		b.Run(fmt.Sprintf("set/%d", n), func(b *testing.B) {
+			benchFinalized(b, ids, func() finalizedRecord { return &traceSet{} })
+		})
+		b.Run(fmt.Sprintf("log/%d", n), func(b *testing.B) {
+			benchFinalized(b, ids, func() finalizedRecord { return &traceLog{} })
+		})
+	}
+}
+
+// finalizedRecord is what the engine asks of its memory of finalized
+// traces, for BenchmarkFinalizedMemory.
+type finalizedRecord interface {
+	has(pcommon.TraceID) bool
+	add(pcommon.TraceID)
+}
+
+// benchFinalized opens and finalizes every id in a fresh memory per round;
+// a traceLog then reads its runs back (repeats) and drops its file.
+func benchFinalized(b *testing.B, ids []pcommon.TraceID, fresh func() finalizedRecord) {
+	for b.Loop() {
+		m := fresh()
+		for _, id := range ids {
+			if m.has(id) {
+				b.Fatal("a new trace read as finalized")
+			}
+			m.add(id)
+		}
+		if l, ok := m.(*traceLog); ok {
+			if l.repeats() {
+				b.Fatal("distinct traces read as finalized twice")
+			}
+			l.close()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/trace")
+}

@@ -1,0 +1,262 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// vocab is a Vocabulary compiled against one finished index: its role
+// selectors as matchers, the ids of the attribute keys it names and of the
+// values the stage compares with. The vocabulary stage (events.go) is its
+// only reader: the measures read the events it produces, never a span name.
+type vocab struct {
+	x   *index
+	voc *rulefmt.Vocabulary
+	// poll stops the stage's long loops when the context of
+	// [AnalyzeContext] is done; nil never stops.
+	poll *poll
+
+	calls, invocations, acquires, handshakes role
+	session                                  *matcher // Session.Enclosing, nil when unset
+	// clock ties each call to its execution (measurable.go).
+	clock rootClock
+	// inferred says the vocabulary has no acquire spans: acquires are
+	// inferred from calls, a session's first call the miss.
+	inferred bool
+
+	kHit, kKey, kAttempt, kReason, kPoolID, kSession, kErrType, kAddr, kPort, kRevision uint16
+	kClient                                                                             uint16 // Attributes.ClientAddress: a server-side call
+	rInstance, rService                                                                 uint16
+	kPrewarm                                                                            uint16 // spans.AttrPrewarm: the pool's own, whatever the vocabulary
+	kScope                                                                              int32  // --scope-attr key id, -1 when unset
+
+	// kSettings are spans.PoolSettingsAttrs' key ids (the pool's own,
+	// whatever the vocabulary); hasSettings says the index holds one.
+	kSettings   [len(spans.PoolSettingsAttrs)]uint16
+	hasSettings bool
+
+	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
+
+	namedPool []bool // per name id: one of Vocabulary.Names, a recognised pool span
+
+	inh map[uint16][]int32 // per key: inherited's values per span index, computed on first use
+}
+
+// noKey is the id of an attribute key the index does not hold: no span
+// carries it, so a lookup finds nothing.
+const noKey = ^uint16(0)
+
+// newVocab compiles the vocabulary cfg resolves to for x (detect.go)
+// against x: its roles' selectors, and its attribute keys and values as
+// x's ids, looked up once so the stage compares ids span by span.
+func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
+	x.finish()
+	voc := resolvedFor(cfg, x).ActiveVocabulary() // detect.go
+	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
+	if err := v.compileRoles(); err != nil {
+		return nil, err
+	}
+	v.clock = rootClock{x: x, session: v.session}
+	v.resolveKeys()
+	if cfg.ScopeAttr != "" {
+		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
+			v.kScope = int32(id)
+		}
+	}
+	v.valTrue = 1 // newIndex interns "false" and "true" first
+	v.valToolError = -1
+	if voc.Attributes.ToolError != "" {
+		v.valToolError = x.valueID(voc.Attributes.ToolError)
+	}
+	v.valHealthCheck = x.valueID(spans.MissHealthCheck)
+	v.namedPool = make([]bool, len(x.names))
+	for i, n := range x.names {
+		v.namedPool[i] = slices.Contains(voc.Names, n)
+	}
+	return v, nil
+}
+
+// compileRoles compiles the vocabulary's role selectors and its enclosing
+// session selector against the index. It compiles them all and returns
+// the first error, naming the vocabulary.
+func (v *vocab) compileRoles() error {
+	x, voc := v.x, v.voc
+	var err error
+	compile := func(sels []rulefmt.Selector) []*matcher {
+		out := make([]*matcher, 0, len(sels))
+		for _, sel := range sels {
+			m, cerr := x.compile(sel)
+			if cerr != nil {
+				if err == nil {
+					err = fmt.Errorf("vocabulary %q: %w", voc.Name, cerr)
+				}
+				continue
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	v.calls, v.invocations = newRole(x, compile(voc.Calls)), newRole(x, compile(voc.Invocations))
+	v.acquires, v.handshakes = newRole(x, compile(voc.Acquires)), newRole(x, compile(voc.Handshakes))
+	if voc.Session.Enclosing != nil {
+		if ms := compile([]rulefmt.Selector{*voc.Session.Enclosing}); len(ms) == 1 {
+			v.session = ms[0]
+		}
+	}
+	return err
+}
+
+// resolveKeys looks up the index's id of every attribute key the
+// vocabulary names (noKey for an empty name or one no span carries).
+func (v *vocab) resolveKeys() {
+	key := func(k string) uint16 {
+		if id, ok := v.x.lookupKey(k); ok && k != "" {
+			return id
+		}
+		return noKey
+	}
+	a := v.voc.Attributes
+	v.kHit, v.kKey, v.kAttempt = key(a.Hit), key(a.Key), key(a.Attempt)
+	v.kReason, v.kPoolID, v.kSession = key(a.MissReason), key(a.PoolID), key(v.voc.Session.Attribute)
+	v.kErrType, v.kRevision = key(a.ErrorType), key(a.Revision)
+	v.kAddr, v.kPort, v.kClient = key(a.ServerAddress), key(a.ServerPort), key(a.ClientAddress)
+	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
+	v.kPrewarm = key(spans.AttrPrewarm)
+	for i, k := range spans.PoolSettingsAttrs {
+		v.kSettings[i] = key(k)
+		v.hasSettings = v.hasSettings || v.kSettings[i] != noKey
+	}
+}
+
+// role is one role's selectors compiled against an index: those that read
+// nothing but the span name folded into one table by name id (a span of
+// the stage then costs one lookup per role, as a switch on the name did),
+// the others matched span by span.
+type role struct {
+	x      *index
+	byName []bool // per name id: a name-only selector matches; nil when none
+	others []*matcher
+}
+
+// newRole folds ms into a role.
+func newRole(x *index, ms []*matcher) role {
+	r := role{x: x}
+	for _, m := range ms {
+		if m.anyName || m.kind >= 0 || m.status >= 0 || len(m.attrs) > 0 || len(m.res) > 0 {
+			r.others = append(r.others, m)
+			continue
+		}
+		if r.byName == nil {
+			r.byName = make([]bool, len(x.names))
+		}
+		for id, ok := range m.nameOK {
+			r.byName[id] = r.byName[id] || ok
+		}
+	}
+	return r
+}
+
+// bound returns how many spans may play the role at most: the spans of the
+// names its selectors can match (perName counts spans by name id), or all
+// n spans when a selector matches any name. The stage sizes its event
+// slices with it, so building them leaves no garbage of regrown copies (a
+// 200k-scope dump: 180 MB of it).
+func (r *role) bound(perName []int32, n int) int {
+	total := 0
+	for id, c := range perName {
+		can := id < len(r.byName) && r.byName[id]
+		for _, m := range r.others {
+			if m.anyName {
+				return n
+			}
+			can = can || (id < len(m.nameOK) && m.nameOK[id])
+		}
+		if can {
+			total += int(c)
+		}
+	}
+	return total
+}
+
+// match reports whether span i plays the role.
+func (r *role) match(i int32) bool {
+	if r.byName != nil && r.byName[r.x.sp(i).name] {
+		return true
+	}
+	for _, m := range r.others {
+		if m.match(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCall reports whether span i is a tool call of the vocabulary.
+func (v *vocab) isCall(i int32) bool { return v.calls.match(i) }
+
+// failed reports whether span i ended in a failure that drops the pool's
+// session: status error, unless the error is only the tool's own isError
+// answer, which is a clean release.
+func (v *vocab) failed(i int32) bool {
+	if v.x.sp(i).status != statusError {
+		return false
+	}
+	t, ok := v.x.attrVal(i, v.kErrType)
+	return !ok || t != v.valToolError
+}
+
+// inherited returns the value of key on span i or its nearest ancestor that
+// has it: the pool may set scope and key on the invoke span only.
+// The values are computed for every span in one pass (each span resolved
+// once, index.inheritedValues) on the first call for a key, so a deep
+// chain costs no walk per span.
+func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
+	vals, ok := v.inh[key]
+	if !ok {
+		vals = v.x.inheritedValues(key)
+		if v.inh == nil {
+			v.inh = map[uint16][]int32{}
+		}
+		v.inh[key] = vals
+	}
+	if val := vals[i]; val >= 0 {
+		return val, true
+	}
+	return 0, false
+}
+
+// scopeOf names the pool scope of span i as an interned value, -1 when
+// nothing names it. With --scope-attr only that attribute counts.
+func (v *vocab) scopeOf(i int32) int32 {
+	if v.kScope >= 0 {
+		k := uint16(v.kScope)
+		if val, ok := v.inherited(i, k); ok {
+			return val
+		}
+		if val, ok := v.x.resAttrVal(i, k); ok {
+			return val
+		}
+		return -1
+	}
+	if val, ok := v.inherited(i, v.kPoolID); ok {
+		return val
+	}
+	if val, ok := v.x.resAttrVal(i, v.rInstance); ok {
+		return val
+	}
+	if val, ok := v.x.resAttrVal(i, v.rService); ok {
+		return val
+	}
+	return -1
+}
+
+// optStr is an interned value taken out of its index: a string that may be
+// absent. Absent (id -1) is not the same as "", so the figures keyed by it
+// group exactly as they would by id within one index.
+type optStr struct {
+	s  string
+	ok bool
+}

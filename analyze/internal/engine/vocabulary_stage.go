@@ -1,0 +1,459 @@
+package engine
+
+import (
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// The vocabulary stage: one finished index's spans, read through a compiled
+// Vocabulary (vocab.go), become MCP events (events.go). It is the only code
+// that asks which span plays which role; everything downstream reads events.
+
+// stage runs the vocabulary stage over v's index. root, when set, selects
+// the execution roots (Config.ExecutionRoot, else the vocabulary's). A
+// cancelled poll stops it early; the caller checks v.poll.err.
+func (v *vocab) stage(root *matcher) *events {
+	x := v.x
+	e, acquires := v.newEvents()
+	hasHandshake := make([]bool, x.nspans)
+	// One pass, every span's roles read in line: this loop runs per span.
+	for _, i := range x.order {
+		if v.poll.stop() {
+			return e
+		}
+		s := x.sp(i)
+		recognised := v.namedPool[s.name]
+		switch {
+		case v.handshakes.match(i):
+			recognised = true
+			if s.parent >= 0 {
+				hasHandshake[s.parent] = true
+			}
+			h := handshakeEvent{span: i, parent: s.parent, start: s.start, end: s.end, scope: v.scopeOf(i), session: v.attr(i, v.kSession),
+				revision: v.attr(i, v.kRevision), failed: s.status == statusError, prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
+			if s.parent >= 0 && v.acquires.match(s.parent) {
+				h.revision = v.attr(s.parent, v.kRevision) // counted with the acquire that paid it
+			}
+			e.handshakes = append(e.handshakes, h)
+			if !v.inferred {
+				e.handshakesByScope[h.scope]++
+			}
+		case v.acquires.match(i):
+			recognised = true
+			acquires = append(acquires, i)
+		case v.invocations.match(i):
+			recognised = true
+		}
+		if v.isCall(i) {
+			recognised = true
+			e.calls = append(e.calls, v.call(e, i, root))
+			if v.serverSide(i) {
+				e.serverCalls++
+			}
+			if v.attr(i, v.kAddr) >= 0 {
+				e.targetCalls++
+			}
+		}
+		if recognised {
+			e.poolSpans++
+		}
+	}
+	v.deriveEvents(e, root, acquires, hasHandshake)
+	return e
+}
+
+// newEvents returns the stage's empty events, their slices sized for the
+// spans the roles can match (role.bound, from a count of the spans per
+// name) so the pass over the spans does not grow them, and the slice for
+// the explicit acquire spans, sized the same way.
+func (v *vocab) newEvents() (*events, []int32) {
+	x := v.x
+	e := &events{strs: slices.Clip(x.vals), handshakesByScope: map[int32]int{}, traceIDs: x.traceID}
+	perName := make([]int32, len(x.names))
+	for _, i := range x.order {
+		perName[x.sp(i).name]++
+	}
+	n := len(x.order)
+	e.calls = make([]callEvent, 0, v.calls.bound(perName, n))
+	e.handshakes = make([]handshakeEvent, 0, v.handshakes.bound(perName, n))
+	acquires := make([]int32, 0, v.acquires.bound(perName, n)) // explicit acquire spans, in x.order
+	return e, acquires
+}
+
+// deriveEvents completes e once every span is read: the acquires, inferred
+// from the calls or made of the explicit acquire spans (acquires, in span
+// order; hasHandshake marks the spans with a handshake child), then each
+// scope's service and the executions' names.
+func (v *vocab) deriveEvents(e *events, root *matcher, acquires []int32, hasHandshake []bool) {
+	if v.inferred {
+		v.inferFromCalls(e)
+	} else {
+		v.explicitAcquires(e, acquires, hasHandshake)
+		v.prewarmSessions(e)
+	}
+	v.scopeServices(e)
+	e.execNames = v.execNames(e, root)
+}
+
+// scopeServices notes the service.name of each scope's acquires (the
+// first one's, read once per run of acquires of one scope), for the
+// replay's recent:N, which ranks the keys a service called.
+func (v *vocab) scopeServices(e *events) {
+	last := int32(-2)
+	for i := range e.acquires {
+		ev := &e.acquires[i]
+		if ev.scope == last || ev.scope < 0 || ev.at < 0 {
+			continue
+		}
+		last = ev.scope
+		if _, ok := e.serviceByScope[ev.scope]; ok {
+			continue
+		}
+		if svc, ok := v.x.resAttrVal(ev.at, v.rService); ok {
+			if e.serviceByScope == nil {
+				e.serviceByScope = map[int32]int32{}
+			}
+			e.serviceByScope[ev.scope] = svc
+		}
+	}
+}
+
+// prewarmSessions appends, for every pre-warm handshake that opened a
+// session with no acquire above it (pool.Options.Prewarm), an event marked
+// prewarm: its pair's first session (acquireEvent.prewarm). A failed one
+// opened nothing: the pool forgets its key, and the first acquire is cold.
+func (v *vocab) prewarmSessions(e *events) {
+	for _, h := range e.handshakes {
+		if !h.prewarm || h.failed || (h.parent >= 0 && v.acquires.match(h.parent)) {
+			continue
+		}
+		key := v.attr(h.span, v.kKey)
+		if key < 0 {
+			continue // a session of no pair
+		}
+		s := v.x.sp(h.span)
+		e.acquires = append(e.acquires, acquireEvent{start: h.start, leaseEnd: max(h.end, h.start), trace: v.x.traces[s.trace].id, span: s.id,
+			at: h.span, scope: h.scope, key: key, session: -1, prewarm: true})
+	}
+}
+
+// serverSide reports whether call span i was written by the server: its
+// kind is server, or it carries the caller's address.
+func (v *vocab) serverSide(i int32) bool {
+	return v.x.sp(i).kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
+}
+
+// attr returns the value id of span attribute key on span i, -1 when absent.
+func (v *vocab) attr(i int32, key uint16) int32 {
+	if val, ok := v.x.attrVal(i, key); ok {
+		return val
+	}
+	return -1
+}
+
+// call makes span i's call event; an enclosing session span's identity is
+// interned into e.
+func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
+	x := v.x
+	s := x.sp(i)
+	c := callEvent{span: i, trace: s.trace, start: s.start, end: s.end, exec: s.trace,
+		session: v.attr(i, v.kSession), scope: v.scopeOf(i), revision: v.attr(i, v.kRevision), failed: v.failed(i)}
+	if root != nil {
+		// The nearest root at or above the call, from one pass over the
+		// tree: no walk up a deep chain per call.
+		c.exec = root.nearestOrSelf(i)
+	}
+	c.tie = v.clock.tie(i, c.exec, root != nil)
+	if c.session < 0 && v.session != nil {
+		if enc := v.session.nearest(i); enc >= 0 {
+			es := x.sp(enc)
+			c.session = e.intern(spanSession(x.traces[es.trace].id, es.id))
+		}
+	}
+	return c
+}
+
+// inferFromCalls makes an acquire of every call with a session identity: a
+// writer without pool spans shows a session's first call (the miss that
+// opened it) and the later ones (hits) only through the calls. Whether each
+// is a hit is decided in the attribution, across traces.
+func (v *vocab) inferFromCalls(e *events) {
+	x := v.x
+	for k := range e.calls {
+		c := &e.calls[k]
+		if c.session < 0 {
+			continue // a stateless call: nothing to pool
+		}
+		s := x.sp(c.span)
+		e.acquires = append(e.acquires, acquireEvent{
+			start: s.start, leaseEnd: s.end, trace: x.traces[s.trace].id, span: s.id, at: c.span,
+			scope: c.scope, key: e.serverKey(v.attr(c.span, v.kAddr), v.attr(c.span, v.kPort)),
+			session: c.session, hit: true, failed: c.failed,
+		})
+	}
+}
+
+// explicitAcquires makes the acquire events of a writer with acquire spans:
+// one per acquire span, an invocation's contiguous and in start order so
+// each lease ends where the next attempt of its invocation begins; under
+// AcquireOnMiss an implied hit per invocation without a first-attempt
+// acquire; then the failures of calls and invocations mark their leases.
+func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []bool) {
+	x := v.x
+	n := x.nspans // arrays below are indexed by span index
+	acquiresOf, orphans := v.byInvocation(e, acquires)
+	capEvents := len(acquires)
+	if v.voc.AcquireOnMiss {
+		capEvents += len(x.order) / 4 // implied hits: a guess, an invocation is one span of a few
+	}
+	e.acquires = make([]acquireEvent, 0, capEvents)
+	e.spans = make([]acquireSpan, 0, len(acquires))
+	leaseFirst := make([]int32, n) // per invocation: its first event, -1 none
+	for i := range leaseFirst {
+		leaseFirst[i] = -1
+	}
+	for _, inv := range x.order {
+		g := acquiresOf(inv)
+		if len(g) == 0 {
+			continue
+		}
+		leaseFirst[inv] = int32(len(e.acquires))
+		for k, a := range g {
+			next := int32(-1)
+			if k+1 < len(g) {
+				next = g[k+1]
+			}
+			v.emitAcquire(e, a, next, hasHandshake)
+		}
+	}
+	for _, a := range orphans {
+		v.emitAcquire(e, a, -1, hasHandshake)
+	}
+	acquireEvents := len(e.acquires)
+
+	var implied []int32 // per invocation: its implied hit event, -1 none
+	if v.voc.AcquireOnMiss {
+		implied = v.impliedHits(e, leaseFirst)
+	}
+	v.markFailures(e, leaseFirst, implied, acquireEvents)
+}
+
+// byInvocation groups the acquire spans by invocation (their parent; a
+// counting sort) and sorts each invocation's in start order: O(n log n)
+// whatever the fan-out (nearly always one; a redial makes two, a hostile
+// dump a hundred thousand). It returns each invocation's acquires and the
+// acquires without a parent.
+func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
+	x := v.x
+	n := x.nspans
+	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
+	withParent := 0
+	for _, a := range acquires {
+		if p := x.sp(a).parent; p >= 0 {
+			acqFirst[p+1]++
+			withParent++
+		} else {
+			orphans = append(orphans, a)
+		}
+	}
+	for inv := int32(0); inv < n; inv++ {
+		acqFirst[inv+1] += acqFirst[inv]
+	}
+	byInv := make([]int32, withParent)
+	{
+		next := slices.Clone(acqFirst[:n])
+		for _, a := range acquires {
+			if inv := x.sp(a).parent; inv >= 0 {
+				byInv[next[inv]] = a
+				next[inv]++
+			}
+		}
+	}
+	acquiresOf = func(inv int32) []int32 { return byInv[acqFirst[inv]:acqFirst[inv+1]] }
+	for _, inv := range x.order {
+		if g := acquiresOf(inv); len(g) > 1 {
+			slices.SortFunc(g, func(a, b int32) int {
+				if v.acquiredBefore(e, a, b) {
+					return -1
+				}
+				return 1 // never equal: acquires of one invocation differ in span id
+			})
+		}
+	}
+
+	return acquiresOf, orphans
+}
+
+// markFailures marks the leases that failed: a failed call fails the lease
+// it ran on (the last lease of its invocation that began before it), and an
+// invocation that failed (the dial itself, a cancellation) fails its last
+// lease, call span or not. leaseFirst and implied give each invocation's
+// first explicit event and its implied hit (-1 none); the explicit events
+// are e.acquires[:explicitEvents].
+func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEvents int) {
+	l := &invocationLeases{e: e, x: v.x, first: leaseFirst, implied: implied, explicit: explicitEvents}
+	buf, ok := v.failCallLeases(e, l)
+	if !ok {
+		return
+	}
+	for inv, n := int32(0), v.x.nspans; inv < n; inv++ {
+		if l.leased(inv) && v.failed(inv) {
+			buf = l.of(inv, buf)
+			e.acquires[buf[len(buf)-1]].failed = true
+		}
+	}
+}
+
+// invocationLeases finds each invocation's leases among e.acquires: first
+// is each invocation's first explicit event and implied its implied hit
+// (-1 none; implied nil when no invocation has one); the explicit events
+// are e.acquires[:explicit], an invocation's in a run from its first.
+type invocationLeases struct {
+	e              *events
+	x              *index
+	first, implied []int32
+	explicit       int
+}
+
+// leased reports whether invocation inv holds a lease.
+func (l *invocationLeases) leased(inv int32) bool {
+	return l.first[inv] >= 0 || (l.implied != nil && l.implied[inv] >= 0)
+}
+
+// of returns the events of invocation inv in start order, in buf's memory.
+func (l *invocationLeases) of(inv int32, buf []int32) []int32 {
+	buf = buf[:0]
+	if l.implied != nil && l.implied[inv] >= 0 {
+		buf = append(buf, l.implied[inv])
+	}
+	if k := l.first[inv]; k >= 0 {
+		for ; int(k) < l.explicit && l.e.acquires[k].at >= 0 && l.x.sp(l.e.acquires[k].at).parent == inv; k++ {
+			buf = append(buf, k)
+		}
+	}
+	return buf
+}
+
+// failCallLeases fails the lease each failed call ran on: the last lease
+// of its invocation that began before it. The invocation of a call is its
+// nearest ancestor holding a lease, found for every span in one pass over
+// the tree rather than a walk per call, and only once a call failed. It
+// returns its buffer for reuse, and false when a cancelled poll stopped
+// it.
+func (v *vocab) failCallLeases(e *events, l *invocationLeases) ([]int32, bool) {
+	var buf []int32
+	var near []int32
+	for k := range e.calls {
+		if v.poll.stop() {
+			return buf, false
+		}
+		c := &e.calls[k]
+		if !c.failed {
+			continue
+		}
+		if near == nil {
+			near = v.x.nearestAncestors(l.leased)
+		}
+		inv := near[c.span]
+		if inv < 0 {
+			continue
+		}
+		buf = l.of(inv, buf)
+		best := buf[0]
+		for _, j := range buf {
+			if e.acquires[j].start <= c.start {
+				best = j
+			}
+		}
+		e.acquires[best].failed = true
+	}
+	return buf, true
+}
+
+// emitAcquire appends the event of acquire span a; next is the following
+// attempt of its invocation, -1 none.
+func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
+	x := v.x
+	s := x.sp(a)
+	ev := acquireEvent{start: s.start, leaseEnd: s.end, trace: x.traces[s.trace].id, span: s.id, at: a,
+		scope: v.scopeOf(a), key: -1, session: -1, explicit: true}
+	if key, ok := v.inherited(a, v.kKey); ok {
+		ev.key = key
+	}
+	if r, ok := x.attrVal(a, v.kReason); ok {
+		ev.health = r == v.valHealthCheck && r >= 0
+	}
+	ev.redial = v.isRedial(a)
+	h, okHit := x.attrVal(a, v.kHit)
+	if okHit {
+		ev.hit = h == v.valTrue
+	} else {
+		ev.hit = !hasHandshake[a]
+	}
+	if s.parent >= 0 {
+		ev.leaseEnd = x.sp(s.parent).end
+		if next >= 0 {
+			// Before a redial, its session expired: the pool dropped it,
+			// as after any failed lease.
+			ev.leaseEnd, ev.failed = x.sp(next).start, v.isRedial(next)
+		}
+	}
+	ev.leaseEnd = max(ev.leaseEnd, ev.start)
+	if v.hasSettings {
+		v.recordSettings(e, a, ev.scope)
+	}
+	e.acquires = append(e.acquires, ev)
+	e.spans = append(e.spans, acquireSpan{revision: v.attr(a, v.kRevision), hitRecorded: okHit && h == v.valTrue, hit: ev.hit, dur: s.end - s.start})
+}
+
+// isRedial reports whether acquire span a is a second attempt, the
+// transparent redial after an expired session.
+func (v *vocab) isRedial(a int32) bool {
+	at, ok := v.x.attrVal(a, v.kAttempt)
+	return ok && v.x.vals[at] != "1" && v.x.vals[at] != "0"
+}
+
+// impliedHits appends, under acquire-on-miss, a hit for every invocation
+// without a first-attempt acquire child: it reused an idle session, which
+// the dump shows only by absence. It returns, per invocation, its implied
+// hit's event (-1 none).
+func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
+	x := v.x
+	implied := make([]int32, x.nspans)
+	for i := range implied {
+		implied[i] = -1
+	}
+	for _, i := range x.order {
+		if v.poll.stop() {
+			return implied
+		}
+		if !v.invocations.match(i) || v.handshakes.match(i) || v.acquires.match(i) {
+			continue
+		}
+		s := x.sp(i)
+		leaseEnd := s.end
+		if k := leaseFirst[i]; k >= 0 {
+			if !e.acquires[k].redial {
+				continue // its first attempt is an acquire span: a miss
+			}
+			leaseEnd = e.acquires[k].start // reused, expired, then redialed
+		}
+		ev := acquireEvent{start: s.start, leaseEnd: max(leaseEnd, s.start), trace: x.traces[s.trace].id, span: s.id, at: i,
+			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true, failed: leaseFirst[i] >= 0}
+		implied[i] = int32(len(e.acquires))
+		e.acquires = append(e.acquires, ev)
+	}
+	return implied
+}
+
+// acquiredBefore reports whether acquire a orders before acquire b of the
+// same invocation: by start, ties by span id.
+func (v *vocab) acquiredBefore(e *events, a, b int32) bool {
+	e.compares++
+	sa, sb := v.x.sp(a), v.x.sp(b)
+	if sa.start != sb.start {
+		return sa.start < sb.start
+	}
+	return sa.id < sb.id
+}

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// writerReport says what the writer read with v can show: v's declared and
+// derived capabilities (rulefmt.Vocabulary.Shows), its side resolved by
+// the calls when v reads both (seen.serverCalls of them written by a
+// server), handshake spans only where the dump holds one when acquires are
+// inferred (semconv reads initialize spans a server-side writer may never
+// write), a target identity for a client's inferred acquires only where a
+// call carries the server's address (a server's own calls all go to it),
+// and, for a user's own vocabulary (user) whose calls carry no session,
+// the key that would give them one.
+func writerReport(v *rulefmt.Vocabulary, seen spanEvidence, user bool) *report.WriterReport {
+	serverCalls := seen.serverCalls
+	shows := v.Shows(serverCalls > 0)
+	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
+		shows &^= rulefmt.CapHandshakeSpans
+	}
+	if len(v.Acquires) == 0 && v.Attributes.Key == "" && seen.targetCalls == 0 && serverCalls == 0 {
+		// A client's inferred acquires keyed by no server: two targets, one key.
+		shows &^= rulefmt.CapTargetIdentity
+	}
+	side := v.Capabilities.Side
+	switch {
+	case side != rulefmt.SideUnknown:
+	case serverCalls > 0:
+		side = rulefmt.SideServer
+	default:
+		side = rulefmt.SideClient
+	}
+	parenting := v.Capabilities.Parenting
+	if parenting == "" {
+		parenting = rulefmt.ParentCaller
+	}
+	w := &report.WriterReport{Vocabulary: v.Name, Side: side, Parenting: parenting, ServerCalls: serverCalls,
+		Shows: shows.Names(), Lacks: (^shows & allCapabilities).Names()}
+	if user && !shows.Has(rulefmt.CapSessionID) {
+		w.SessionHint = rulefmt.SessionKeyHint
+	}
+	return w
+}
+
+// spanEvidence is what the spans showed of their writer, beyond its
+// vocabulary: counts, so observations merge by adding.
+type spanEvidence struct {
+	// serverCalls counts the calls a server wrote; handshakeSpans the
+	// handshake spans the vocabulary read; targetCalls the calls carrying
+	// the server's address.
+	serverCalls, handshakeSpans, targetCalls int
+}
+
+// add adds o's counts to e.
+func (e *spanEvidence) add(o spanEvidence) {
+	e.serverCalls += o.serverCalls
+	e.handshakeSpans += o.handshakeSpans
+	e.targetCalls += o.targetCalls
+}
+
+// evidenceOf is what e's spans showed of their writer.
+func evidenceOf(e *events) spanEvidence {
+	return spanEvidence{serverCalls: e.serverCalls, handshakeSpans: len(e.handshakes), targetCalls: e.targetCalls}
+}
+
+// allCapabilities is every capability there is.
+var allCapabilities = rulefmt.CapabilitiesOf((^rulefmt.Capability(0)).Names())

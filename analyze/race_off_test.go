@@ -1,6 +1,0 @@
-//go:build !race
-
-package analyze
-
-// raceEnabled is false without the race detector (race_on_test.go).
-const raceEnabled = false

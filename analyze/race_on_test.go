@@ -1,7 +1,0 @@
-//go:build race
-
-package analyze
-
-// raceEnabled is true under the race detector, whose shadow memory
-// prepareHeap's allocations touch (the reserve itself stays untouched).
-const raceEnabled = true
