@@ -20,7 +20,7 @@
 //
 // A [Sink] gets pdata ([ptrace.Traces]) with every attribute. A sink that
 // also implements [BatchSink] (found by type assertion, as pgx finds its
-// optional tracers) gets compact [Batch]es from the projection decoders of
+// optional tracers) gets compact [Batch] values from the projection decoders of
 // OTLP JSON lines (fastjson.go) and OTLP protobuf (fastproto.go): ids,
 // names, kinds, times, status codes and only the attributes
 // [ReadOptions.Keep] names, the rest skipped without being built. Records

@@ -388,7 +388,7 @@ func LookupMeasure(name string) (m Measure, readsName string, ok bool) {
 }
 
 // MeasureValue returns a dump-level measure of a report by the name a rule
-// uses (see [MeasureNames]); false when the report has no data for it (a
+// uses (see [rulefmt.MeasureNames]); false when the report has no data for it (a
 // figure the writer's spans cannot show, Report.FigureOf; no
 // acquires for a hit rate, no samples for a percentile, no complete request
 // for a reads measure's unexpected count) or no such measure exists.

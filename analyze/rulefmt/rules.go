@@ -227,7 +227,7 @@ type Rule struct {
 	// must not go green on a dump that measured nothing.
 	AllowEmpty bool
 	// SkipSessionless leaves out selected spans against a sessionless server
-	// (see [SessionlessProtocol]), and scopes holding only such spans: a
+	// (see report.SessionlessProtocol), and scopes holding only such spans: a
 	// session rule does not apply where the protocol has no sessions.
 	SkipSessionless bool
 	// Builtin is true for the rules of [BuiltinRules].

@@ -14,10 +14,11 @@ import (
 )
 
 // privateTypes are, per package directory, the types no exported signature
-// may name: the analyzer's span index is private to its engine, and callers
-// hold a dump as the opaque analyze.Dump.
+// may name, declared there or (as "pkg.Type") in a package it imports: the
+// analyzer's span index lives in analyze/internal/index, and the engine's
+// callers hold a dump as the opaque analyze.Dump, never the index.
 var privateTypes = map[string][]string{
-	"analyze/internal/engine": {"index"},
+	"analyze/internal/engine": {"index.Index"},
 }
 
 // exposures returns, for one parsed package, a message for every place its
@@ -25,8 +26,9 @@ var privateTypes = map[string][]string{
 // method of an exported type, whose parameters or results name it; an
 // exported type that is, aliases or embeds it, or has an exported field or
 // method naming it; an exported variable or constant declared with it. A
-// private type the package does not declare is an error too, so the check
-// cannot pass by a rename. Unexported fields (Dump's own) are no API.
+// private type the package does not declare (or, for "pkg.Type", whose
+// package it does not import) is an error too, so the check cannot pass by
+// a rename. Unexported fields (Dump's own) are no API.
 func exposures(fset *token.FileSet, files []*ast.File, private []string) []string {
 	names := map[string]bool{}
 	for _, p := range private {
@@ -38,6 +40,9 @@ func exposures(fset *token.FileSet, files []*ast.File, private []string) []strin
 		out = append(out, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), what))
 	}
 	for _, f := range files {
+		for _, imp := range f.Imports {
+			markImported(imp, names, declared)
+		}
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
@@ -79,6 +84,22 @@ func exposures(fset *token.FileSet, files []*ast.File, private []string) []strin
 		}
 	}
 	return out
+}
+
+// markImported marks as declared each private "pkg.Type" whose package imp
+// imports (by its name, else its path's last element): the check holds
+// something only while the package can name the type.
+func markImported(imp *ast.ImportSpec, names, declared map[string]bool) {
+	path := strings.Trim(imp.Path.Value, `"`)
+	pkg := path[strings.LastIndexByte(path, '/')+1:]
+	if imp.Name != nil {
+		pkg = imp.Name.Name
+	}
+	for n := range names {
+		if q, _, ok := strings.Cut(n, "."); ok && q == pkg {
+			declared[n] = true
+		}
+	}
 }
 
 // exportedRecv reports whether a method's receiver type is exported: a
@@ -131,6 +152,11 @@ func namedIn(e ast.Node, names map[string]bool) string {
 		case *ast.Ident:
 			if names[x.Name] {
 				found = x.Name
+			}
+		case *ast.SelectorExpr:
+			if q, ok := x.X.(*ast.Ident); ok && names[q.Name+"."+x.Sel.Name] {
+				found = q.Name + "." + x.Sel.Name
+				return false
 			}
 		case *ast.StructType:
 			found = namedInFields(x.Fields, names)
@@ -233,6 +259,23 @@ type Opaque interface{ private() *index }
 		{"a variable", clean + "var Default *index\n", []string{"exported Default is declared as the private type index"}},
 		{"the private type gone", "package p\ntype Index struct{}\n", []string{"the package declares no type index: the check would hold nothing (update privateTypes)"}},
 	}
+	const held = `package p
+import "example.com/internal/index"
+type Dump struct{ x *index.Index }
+func NewDump() *Dump { return &Dump{x: index.New()} }
+func load() *index.Index { return nil }
+`
+	tests = append(tests, []struct {
+		name, src string
+		want      []string
+	}{
+		{"an opaque handle of an imported type is clean", held, nil},
+		{"an imported type in a result", held + "func Raw(d *Dump) *index.Index { return d.x }\n", []string{"exported Raw names the private type index.Index in its signature"}},
+		{"an imported type aliased", held + "type Index = index.Index\n", []string{"exported type Index names the private type index.Index"}},
+		{"an imported type in an exported field", held + "type Run struct{ X []*index.Index }\n", []string{"exported type Run names the private type index.Index"}},
+		{"another type of the same package", held + "func Tree() *index.Tree { return nil }\n", nil},
+		{"the imported package gone", "package p\ntype Dump struct{}\n", []string{"the package declares no type index.Index: the check would hold nothing (update privateTypes)"}},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fset := token.NewFileSet()
@@ -241,7 +284,11 @@ type Opaque interface{ private() *index }
 				t.Fatal(err)
 			}
 			var got []string
-			for _, msg := range exposures(fset, []*ast.File{f}, []string{"index"}) {
+			private := []string{"index"}
+			if strings.Contains(tc.src, "/internal/index") || strings.HasPrefix(tc.name, "the imported") {
+				private = []string{"index.Index"}
+			}
+			for _, msg := range exposures(fset, []*ast.File{f}, private) {
 				got = append(got, position.ReplaceAllString(msg, "")) // drop the position
 			}
 			if !slices.Equal(got, tc.want) {

@@ -12,7 +12,7 @@ import (
 )
 
 // Acquire is one acquire as a replay of the pool reads it: see
-// [events.Acquire].
+// [evdata.Acquire].
 type Acquire = evdata.Acquire
 
 // ReadAcquires reads paths as `mcptrace analyze` does (the engine's load

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -24,7 +25,7 @@ func AnalyzeRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules
 }
 
 // analyzeRules is AnalyzeRulesContext over the index itself.
-func analyzeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
+func analyzeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) (*report.Analysis, error) {
 	r, err := analyzeIndex(ctx, idx, cfg)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -11,7 +12,7 @@ import (
 // Analyze computes every measure of cfg over d. It is pure: it reads no
 // file and no clock, so the same dump and configuration always give the
 // same report. It fails only when cfg is invalid or d was built without
-// the attributes cfg's selectors read (see [Config.IndexOptions]).
+// the attributes cfg's selectors read (see [rulefmt.Config.IndexOptions]).
 func Analyze(d *Dump, cfg rulefmt.Config) (*report.Report, error) {
 	return analyzeIndex(context.Background(), d.x, cfg)
 }
@@ -26,7 +27,7 @@ func AnalyzeContext(ctx context.Context, d *Dump, cfg rulefmt.Config) (*report.R
 }
 
 // analyzeIndex is AnalyzeContext over the index itself.
-func analyzeIndex(ctx context.Context, idx *index, cfg rulefmt.Config) (*report.Report, error) {
+func analyzeIndex(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*report.Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -216,28 +217,28 @@ func newDetection() *detection {
 
 // detectIndex returns the evidence of every trace of the finished index x,
 // polling p (nil never stops) in its loop over the spans.
-func detectIndex(x *index, p *poll) *detection {
-	x.finish()
+func detectIndex(x *index.Index, p *poll) *detection {
+	x.Finish()
 	d := newDetection()
 	m := newSpanMarks(x)
-	perRes := make([]resEvidence, len(x.resources))
-	unrecognised := make([]int, len(x.names))
-	for _, i := range x.order {
+	perRes := make([]resEvidence, len(x.Resources))
+	unrecognised := make([]int, len(x.Names))
+	for _, i := range x.Order {
 		if p.stop() {
 			break
 		}
-		s := x.sp(i)
-		e := &perRes[s.res]
+		s := x.Span(i)
+		e := &perRes[s.Res]
 		e.spans++
 		if !m.observe(x, i, e) {
-			unrecognised[s.name]++
+			unrecognised[s.Name]++
 		}
 	}
 	for r := range perRes {
 		if perRes[r].spans == 0 {
 			continue
 		}
-		key := x.resourceText(int32(r))
+		key := x.ResourceText(int32(r))
 		if mine, ok := d.res[key]; ok {
 			mine.add(&perRes[r])
 		} else {
@@ -245,7 +246,7 @@ func detectIndex(x *index, p *poll) *detection {
 			d.res[key] = &e
 		}
 	}
-	d.addNames(x.names, unrecognised)
+	d.addNames(x.Names, unrecognised)
 	return d
 }
 
@@ -260,19 +261,19 @@ type spanMarks struct {
 }
 
 // newSpanMarks looks up, once per index, what observe compares spans with.
-func newSpanMarks(x *index) *spanMarks {
+func newSpanMarks(x *index.Index) *spanMarks {
 	m := &spanMarks{
-		invoke: x.nameID(spans.SpanInvoke), acquire: x.nameID(spans.SpanAcquire),
-		handshake: x.nameID(spans.SpanHandshake), call: x.nameID(spans.SpanCallTool),
-		hasAcquire: make([]bool, x.nspans),
+		invoke: x.NameID(spans.SpanInvoke), acquire: x.NameID(spans.SpanAcquire),
+		handshake: x.NameID(spans.SpanHandshake), call: x.NameID(spans.SpanCallTool),
+		hasAcquire: make([]bool, x.NumSpans),
 	}
-	m.kHit, m.okHit = x.lookupKey(spans.AttrCacheHit)
-	m.kMethod, m.okMethod = x.lookupKey(spans.AttrMethodName)
-	m.kOrigin, m.okOrigin = x.lookupKey(rulefmt.SentryOriginAttr)
-	m.kType, m.okType = x.lookupKey(rulefmt.MastraSpanTypeAttr)
-	for _, i := range x.order {
-		if s := x.sp(i); s.name == m.acquire && m.acquire >= 0 && s.parent >= 0 {
-			m.hasAcquire[s.parent] = true
+	m.kHit, m.okHit = x.LookupKey(spans.AttrCacheHit)
+	m.kMethod, m.okMethod = x.LookupKey(spans.AttrMethodName)
+	m.kOrigin, m.okOrigin = x.LookupKey(rulefmt.SentryOriginAttr)
+	m.kType, m.okType = x.LookupKey(rulefmt.MastraSpanTypeAttr)
+	for _, i := range x.Order {
+		if s := x.Span(i); s.Name == m.acquire && m.acquire >= 0 && s.Parent >= 0 {
+			m.hasAcquire[s.Parent] = true
 		}
 	}
 	return m
@@ -280,9 +281,9 @@ func newSpanMarks(x *index) *spanMarks {
 
 // observe adds span i to its resource's evidence e and reports whether a
 // vocabulary recognises it.
-func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
-	s := x.sp(i)
-	switch s.name {
+func (m *spanMarks) observe(x *index.Index, i int32, e *resEvidence) bool {
+	s := x.Span(i)
+	switch s.Name {
 	case m.invoke:
 		e.pool++
 		e.invokes++
@@ -303,7 +304,7 @@ func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
 	}
 	// Any kind: Shinzo's and Sentry's server spans are internal, named and
 	// attributed as the conventions say; Sentry's also carry its origin.
-	if v, ok := m.attr(x, i, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.names[s.name], v) {
+	if v, ok := m.attr(x, i, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.Names[s.Name], v) {
 		e.semconv++
 		if v, ok := m.attr(x, i, m.kOrigin, m.okOrigin); ok && (v == rulefmt.SentryMCPServerOrigin || v == rulefmt.SentryMCPNotificationOrigin) {
 			e.sentry++
@@ -314,7 +315,7 @@ func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
 		e.mastra++
 		return true
 	}
-	if isOpenLLMetrySpan(x.names[s.name], s.kind) {
+	if isOpenLLMetrySpan(x.Names[s.Name], s.Kind) {
 		e.openllmetry++
 		return true
 	}
@@ -322,15 +323,15 @@ func (m *spanMarks) observe(x *index, i int32, e *resEvidence) bool {
 }
 
 // attr returns span i's value of key k when the index has the key.
-func (m *spanMarks) attr(x *index, i int32, k uint16, has bool) (string, bool) {
+func (m *spanMarks) attr(x *index.Index, i int32, k uint16, has bool) (string, bool) {
 	if !has {
 		return "", false
 	}
-	v, ok := x.attrVal(i, k)
+	v, ok := x.AttrVal(i, k)
 	if !ok {
 		return "", false
 	}
-	return x.vals[v], true
+	return x.Vals[v], true
 }
 
 // addNames adds the counts of names (per name id) to d, keeping at most
@@ -433,29 +434,6 @@ func (d *detection) effectiveProfile(dec map[string]string) rulefmt.Profile {
 		return rulefmt.ProfileDefault
 	}
 	return best.profile
-}
-
-// resourceText names resource r by its kept attributes, sorted by key:
-// "service.instance.id=gw-1 service.name=gateway"; "(no resource
-// attributes)" when it has none. Values are escaped and clipped when
-// shown, not here: the text is also a map key.
-func (x *index) resourceText(r int32) string {
-	res := x.resources[r]
-	attrs := slices.Clone(x.resAttrs[res.attrs : res.attrs+int32(res.n)])
-	if len(attrs) == 0 {
-		return "(no resource attributes)"
-	}
-	slices.SortFunc(attrs, func(a, b attr) int { return cmp.Compare(x.keys[a.key], x.keys[b.key]) })
-	var b strings.Builder
-	for k, a := range attrs {
-		if k > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(x.keys[a.key])
-		b.WriteByte('=')
-		b.WriteString(x.vals[a.val])
-	}
-	return b.String()
 }
 
 // Bounds of a RecognitionReport's lists.
@@ -644,7 +622,7 @@ func (e *Engine) detectBatch() {
 // that shows one, sticky, and the measures' profile with the first
 // resource decided; before that it observes with ProfileDefault, which
 // reads only our own span names (the evidence of those traces has none).
-func (e *Engine) observeConfig(x *index) rulefmt.Config {
+func (e *Engine) observeConfig(x *index.Index) rulefmt.Config {
 	cfg := e.cfg
 	if cfg.Profile != rulefmt.ProfileAuto {
 		return cfg
@@ -706,19 +684,9 @@ func (e *Engine) checkDetection() {
 // show (a config's own vocabulary block is never replaced): what every
 // reader of one finished index (the vocabulary stage, the rules) uses, so
 // they all read the same vocabulary.
-func resolvedFor(c rulefmt.Config, x *index) rulefmt.Config {
+func resolvedFor(c rulefmt.Config, x *index.Index) rulefmt.Config {
 	if c.Profile == rulefmt.ProfileAuto && c.Vocabulary == nil {
 		c.Profile = detectIndex(x, nil).resolve(rulefmt.ProfileAuto)
 	}
 	return c
-}
-
-// nameID returns the id of an interned span name, -1 when no span has it.
-func (x *index) nameID(name string) int32 {
-	for i, n := range x.names {
-		if n == name {
-			return int32(i)
-		}
-	}
-	return -1
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -97,7 +98,7 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDump()
 			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
-			idx := newIndex(rulefmt.Config{Profile: rulefmt.ProfileAuto}.IndexOptions()) // what detection runs on
+			idx := index.New(rulefmt.Config{Profile: rulefmt.ProfileAuto}.IndexOptions()) // what detection runs on
 			idx.Add(d.td)
 			det := detectIndex(idx, nil)
 			got := det.decisions(rulefmt.ProfileAuto, nil)
@@ -316,7 +317,7 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	idx.finish()
+	idx.Finish()
 	var auto, def, det time.Duration
 	b.ResetTimer()
 	for range b.N {

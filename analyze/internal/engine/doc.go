@@ -12,25 +12,21 @@
 //
 // Package ingest (analyze/ingest) expands paths and decodes each dump (OTLP
 // JSON or protobuf, gzip or zstd, Jaeger, Tempo) into batches it pushes into
-// a sink. The analyzer's index, private to this package, is that sink: it
-// keeps only what the measures need, in a compact form (about 80 bytes per
-// span: names and attribute values are interned, trace ids stored once per
+// a sink. The span index (analyze/internal/index) is that sink: it keeps
+// only what the measures need, in a compact form (about 80 bytes per span:
+// names and attribute values are interned, trace ids stored once per
 // trace), from pdata batches or the projection decoders' compact ones. A
 // caller holds it as a [Dump]: [Load] reads files into one, [NewDump] and
-// [Dump.Add] build one from ptrace batches. [Analyze] computes a [Report]
-// from a dump and a [Config]; [Report.Render] writes it as a table, JSON (the documented
-// mcptrace.analysis/v1 contract, see docs/analysis-schema.md) or Markdown.
-// [NewReportEvents] gives the HTML report (package analyze/htmlreport) the
-// dump's acquires, handshakes and calls as plain values, so the report is
-// drawn from the analysis and those values, never from the index
-// ([AnalyzeDumps] builds them too, with RunOptions.Events).
-//
-//	cfg := analyze.Config{Profile: analyze.ProfileDefault}
-//	dump, _, err := analyze.Load(ctx, []string{"dump.jsonl"}, analyze.LoadOptions{Index: cfg.IndexOptions()})
-//	if err != nil { ... }
-//	report, err := analyze.Analyze(dump, cfg)
-//	if err != nil { ... }
-//	err = report.Render(os.Stdout, analyze.RenderTable)
+// [Dump.Add] build one from ptrace batches, and no exported name of this
+// package hands out the index itself. [Analyze] computes a
+// [report.Report] from a dump and a [rulefmt.Config], which renders itself
+// as a table, JSON (the documented mcptrace.analysis/v2 contract, see
+// docs/analysis-schema.md) or Markdown. [NewReportEvents] gives the HTML
+// report the dump's acquires, handshakes and calls as plain values
+// (package analyze/events), so the report is drawn from the analysis and
+// those values, never from the index ([AnalyzeDumps] builds them too, with
+// RunOptions.Events). Package analyze is the face of all this: callers
+// outside the analyzer reach the engine only through it.
 //
 // # The engine
 //
@@ -73,21 +69,21 @@
 //
 // # Configuration
 //
-// Reads-per-request measures come from a YAML file ([LoadConfigFile]) whose
-// span [Selector] type is shared with the CI gate's rules. Unknown keys, bad
-// values and bad regular expressions are a [*ConfigError] with file, line and
+// Reads-per-request measures come from a YAML file ([rulefmt.LoadConfigFile]) whose
+// span [rulefmt.Selector] type is shared with the CI gate's rules. Unknown keys, bad
+// values and bad regular expressions are a [*rulefmt.ConfigError] with file, line and
 // column.
 //
 // # Measures by name and the gate
 //
-// One table ([Measures], [ReadsFields]) names every figure of a Report:
+// One table ([report.Measures], [report.ReadsFields]) names every figure of a Report:
 // its unit, which way is better, how the report draws it and how to read
-// it ([MeasureValue]). The report's headline, the rules' measure names and
+// it ([report.MeasureValue]). The report's headline, the rules' measure names and
 // the gate's regressions are read from it.
 //
 // The CI gate lives in package analyze/gate and never reads the index:
 // [ObserveRules] reads, for each rule, what its scopes hold (counts,
 // distinct values, sessions, the spans to name) as plain values;
-// [AnalyzeRules] returns them with the Report as one [Analysis], which the
+// [AnalyzeRules] returns them with the Report as one [report.Analysis], which the
 // gate judges.
 package engine

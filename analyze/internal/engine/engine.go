@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -158,7 +159,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	cfg = cfg.WithDefaults()
 	// Compile the selectors once against an empty index, so a bad one is
 	// an error here rather than from a shard.
-	if _, err := observe(newIndex(cfg.IndexOptions()), cfg); err != nil {
+	if _, err := observe(index.New(cfg.IndexOptions()), cfg); err != nil {
 		return nil, err
 	}
 	if opts.Shards == 0 {
@@ -256,10 +257,10 @@ func (e *Engine) send(m shardMsg) {
 
 // SetInputs records what was read, for the report's inputs list.
 func (e *Engine) SetInputs(inputs []Input) {
-	x := index{}
+	x := index.Index{}
 	x.SetInputs(inputs)
 	e.mu.Lock()
-	e.inputs = x.inputs
+	e.inputs = x.InputReports
 	e.mu.Unlock()
 }
 
@@ -448,15 +449,15 @@ type shard struct {
 	id   int
 	in   chan shardMsg
 	done chan struct{}
-	x    *index
+	x    *index.Index
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
 	// small holds the traces being finalized (scratch).
-	small *index
+	small *index.Index
 	// spare is the open index a compaction left, reset and filled by the
 	// next one: a stream that finalizes every few hundred traces compacts
 	// as often, and a fresh index each time costs its chunks and maps
 	// again.
-	spare *index
+	spare *index.Index
 
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
@@ -512,20 +513,20 @@ func (s *shard) run() {
 			}
 			continue
 		case m.hasTD:
-			before, traces := s.x.nspans, len(s.x.traces)
-			s.x.addPart(m.td, s.id, len(s.e.shards))
+			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
+			s.x.AddPart(m.td, s.id, len(s.e.shards))
 			if early {
 				s.track(before, traces, m.wm)
 			}
 		case m.fast != nil:
-			before, traces := s.x.nspans, len(s.x.traces)
-			s.x.addFastPart(m.fast, s.id, len(s.e.shards))
+			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
+			s.x.AddFastPart(m.fast, s.id, len(s.e.shards))
 			ingest.Release(m.fast)
 			if early {
 				s.track(before, traces, m.wm)
 			}
 		}
-		s.mem.Store(s.x.memBytes() + int64(len(s.lastEnd))*17 + s.allFinalized.memBytes())
+		s.mem.Store(s.x.MemBytes() + int64(len(s.lastEnd))*17 + s.allFinalized.memBytes())
 	}
 }
 
@@ -537,19 +538,19 @@ func (s *shard) track(before int32, traces int, wm int64) {
 	s.wm = max(s.wm, wm)
 	late := 0
 	s.openTraces(traces)
-	for i := before; i < x.nspans; i++ {
-		sp := x.sp(i)
-		if s.dead[sp.trace] {
+	for i := before; i < x.NumSpans; i++ {
+		sp := x.Span(i)
+		if s.dead[sp.Trace] {
 			late++
 			s.deadSpans++
 			continue
 		}
 		if !s.e.speculative { // only a stream's window reads it
-			s.lastEnd[sp.trace] = max(s.lastEnd[sp.trace], sp.end)
+			s.lastEnd[sp.Trace] = max(s.lastEnd[sp.Trace], sp.End)
 		}
-		s.minStart[sp.trace] = min(s.minStart[sp.trace], sp.start) // the pair stage's low mark
-		if sp.parentID == 0 && !s.rooted[sp.trace] {
-			s.rooted[sp.trace] = true
+		s.minStart[sp.Trace] = min(s.minStart[sp.Trace], sp.Start) // the pair stage's low mark
+		if sp.ParentID == 0 && !s.rooted[sp.Trace] {
+			s.rooted[sp.Trace] = true
 			s.rootedOpen++
 		}
 	}
@@ -558,7 +559,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 		return
 	}
 	s.e.count(late, 0, 0, 0)
-	s.newTraces += len(x.traces) - traces
+	s.newTraces += len(x.TraceRecs) - traces
 	if s.scanDue() {
 		s.scan()
 	}
@@ -569,10 +570,10 @@ func (s *shard) track(before int32, traces int, wm int64) {
 // comes back dead (its late spans are counted, never measured twice), so
 // it is not open.
 func (s *shard) openTraces(traces int) {
-	for t := traces; t < len(s.x.traces); t++ {
+	for t := traces; t < len(s.x.TraceRecs); t++ {
 		s.lastEnd = append(s.lastEnd, math.MinInt64)
 		s.minStart = append(s.minStart, math.MaxInt64)
-		gone := s.wasFinalized(s.x.traces[t].id)
+		gone := s.wasFinalized(s.x.TraceRecs[t].ID)
 		s.dead = append(s.dead, gone)
 		s.rooted = append(s.rooted, false)
 		if !gone {
@@ -603,10 +604,10 @@ var rootedBatch = 256
 func (s *shard) scan() {
 	s.scannedAt, s.newTraces = s.wm, 0
 	w := int64(s.e.opts.Window)
-	sel := make([]bool, len(s.x.traces))
+	sel := make([]bool, len(s.x.TraceRecs))
 	n, complete := 0, 0
 	var live []int32
-	for t := range s.x.traces {
+	for t := range s.x.TraceRecs {
 		if s.dead[t] {
 			continue
 		}
@@ -658,7 +659,7 @@ func (s *shard) scan() {
 // the open index is compacted once dead spans pass half of it.
 func (s *shard) finalize(sel []bool, low int64) {
 	small := s.scratch()
-	_, copied := borrowTraces(small, s.x, sel)
+	_, copied := index.BorrowTraces(small, s.x, sel)
 	o, err := observe(small, s.e.observeConfig(small))
 	s.e.merge(s.id, o, low, err)
 	for t, ok := range sel {
@@ -668,7 +669,7 @@ func (s *shard) finalize(sel []bool, low int64) {
 		}
 	}
 	s.deadSpans += copied
-	if s.deadSpans > int(s.x.nspans)/2 {
+	if s.deadSpans > int(s.x.NumSpans)/2 {
 		s.compact()
 	}
 }
@@ -677,32 +678,32 @@ func (s *shard) finalize(sel []bool, low int64) {
 // one index reset each time (index.reset) rather than a fresh one, whose
 // chunks and maps would be allocated and cleared again for every few
 // hundred traces. An observation keeps nothing of it once merged.
-func (s *shard) scratch() *index {
+func (s *shard) scratch() *index.Index {
 	if s.small == nil {
-		s.small = newIndex(s.e.cfg.IndexOptions())
+		s.small = index.New(s.e.cfg.IndexOptions())
 	}
-	s.small.reset()
+	s.small.Reset()
 	return s.small
 }
 
 // compact copies the open traces into a new index and drops the old one.
 func (s *shard) compact() {
 	old := s.x
-	live := make([]bool, len(old.traces))
+	live := make([]bool, len(old.TraceRecs))
 	for t := range live {
 		live[t] = !s.dead[t]
 		if s.dead[t] {
-			s.remember(old.traces[t].id)
+			s.remember(old.TraceRecs[t].ID)
 		}
 	}
 	if s.spare == nil {
 		s.spare = s.newOpenIndex()
 	}
-	s.spare.reset()
+	s.spare.Reset()
 	s.x, s.spare = s.spare, old
-	newIdx, _ := copyTraces(s.x, old, live)
-	s.dropped += old.dropped
-	n := len(s.x.traces)
+	newIdx, _ := index.CopyTraces(s.x, old, live)
+	s.dropped += old.Dropped
+	n := len(s.x.TraceRecs)
 	lastEnd, minStart, rooted := make([]int64, n), make([]int64, n), make([]bool, n)
 	for t, nt := range newIdx {
 		if nt >= 0 {
@@ -718,9 +719,9 @@ func (s *shard) compact() {
 // a span it finalized spoils the run anyway, and finish leaves out the
 // copies within a trace still open, so the cache would only cost its
 // probes.
-func (s *shard) newOpenIndex() *index {
-	x := newIndex(s.e.cfg.IndexOptions())
-	x.noCopyCache = s.e.speculative
+func (s *shard) newOpenIndex() *index.Index {
+	x := index.New(s.e.cfg.IndexOptions())
+	x.NoCopyCache = s.e.speculative
 	return x
 }
 
@@ -770,15 +771,15 @@ func (s *shard) flush() {
 		s.e.spoiled.Store(true)
 		return
 	}
-	sel := make([]bool, len(s.x.traces))
+	sel := make([]bool, len(s.x.TraceRecs))
 	for t := range sel {
 		sel[t] = !s.dead[t]
 	}
 	small := s.scratch()
-	borrowTraces(small, s.x, sel)
+	index.BorrowTraces(small, s.x, sel)
 	o, err := observe(small, s.e.observeConfig(small))
 	if o != nil {
-		o.duplicates += s.dropped + s.x.dropped
+		o.duplicates += s.dropped + s.x.Dropped
 	}
 	s.e.merge(s.id, o, math.MaxInt64, err)
 }
@@ -789,8 +790,8 @@ func (s *shard) flush() {
 // have spoiled the run at once). Every trace still in the open index is
 // finalized now, so the log takes them all before it looks for a repeat.
 func (s *shard) finalizedTwice() bool {
-	for t := range s.x.traces {
-		s.allFinalized.add(s.x.traces[t].id)
+	for t := range s.x.TraceRecs {
+		s.allFinalized.add(s.x.TraceRecs[t].ID)
 	}
 	return s.allFinalized.repeats()
 }

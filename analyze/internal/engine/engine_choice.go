@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -226,10 +227,10 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 // phase of its own, since grouping, sorting and linking every span takes
 // a while on a large dump.
 func readIndex(ctx context.Context, run *DumpRun, paths []string, cfg rulefmt.Config, opts RunOptions,
-	phase func(string, func() error) error) (*index, error) {
+	phase func(string, func() error) error) (*index.Index, error) {
 	lopts := opts.Load
 	lopts.Index = rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(opts.Rules))
-	var x *index
+	var x *index.Index
 	err := phase(PhaseRead, func() (err error) {
 		x, run.Inputs, err = load(ctx, paths, lopts)
 		return err
@@ -243,7 +244,7 @@ func readIndex(ctx context.Context, run *DumpRun, paths []string, cfg rulefmt.Co
 // measureIndex runs the measures (and the events, when opts asks for
 // them, into run.Events) and then judges the rules over read index x,
 // each a phase of its own so an interruption names where it stopped.
-func measureIndex(ctx context.Context, run *DumpRun, x *index, cfg rulefmt.Config, opts RunOptions,
+func measureIndex(ctx context.Context, run *DumpRun, x *index.Index, cfg rulefmt.Config, opts RunOptions,
 	phase func(string, func() error) error) (*report.Analysis, error) {
 	var a report.Analysis
 	if err := phase(PhaseMeasures, func() (err error) {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -61,7 +62,7 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 
 // loadAndAnalyze is the single-index batch analysis of the dump at path:
 // the reference the engine's answers are compared with.
-func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*index, *report.Report) {
+func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*index.Index, *report.Report) {
 	t.Helper()
 	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
@@ -130,8 +131,8 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 					e.Close()
 					t.Fatal(err)
 				}
-				if idx.fastBatches > 0 && e.fastBatches != idx.fastBatches {
-					t.Errorf("%d shards: the engine took %d fast batches, Load %d: the fast path is off", shards, e.fastBatches, idx.fastBatches)
+				if idx.FastBatches > 0 && e.fastBatches != idx.FastBatches {
+					t.Errorf("%d shards: the engine took %d fast batches, Load %d: the fast path is off", shards, e.fastBatches, idx.FastBatches)
 				}
 				if strings.Contains(name, ".otlp.jsonl") && e.fastBatches == 0 {
 					t.Errorf("%d shards: no fast batch for a JSON lines dump: the fast path is off", shards)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -107,9 +108,9 @@ func FuzzParseSelectorString(f *testing.F) {
 		}
 		// An accepted selector must compile against an index that keeps
 		// what it reads.
-		x := newIndex(rulefmt.IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
-		x.finish()
-		if _, err := x.compile(sel); err != nil {
+		x := index.New(rulefmt.IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
+		x.Finish()
+		if _, err := compile(x, sel); err != nil {
 			t.Fatalf("selector %q parsed but does not compile: %v", s, err)
 		}
 		_ = sel.String()
@@ -136,7 +137,7 @@ func checkParsedMeasures(t *testing.T, ms []rulefmt.ReadMeasure) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("parsed measures do not validate: %v", err)
 	}
-	idx := newIndex(cfg.IndexOptions())
+	idx := index.New(cfg.IndexOptions())
 	if _, err := Analyze(asDump(idx), cfg); err != nil {
 		t.Fatalf("parsed measures do not analyze: %v", err)
 	}

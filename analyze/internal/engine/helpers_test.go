@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -115,7 +116,7 @@ func (d *dump) invocation(ss ptrace.SpanSlice, l lease) {
 // analyzeTD indexes td and analyzes it with cfg, failing the test on error.
 func analyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.Report {
 	t.Helper()
-	idx := newIndex(cfg.IndexOptions())
+	idx := index.New(cfg.IndexOptions())
 	for _, td := range tds {
 		idx.Add(td)
 	}
@@ -139,4 +140,4 @@ func near(got *float64, want float64) bool {
 
 // asDump hands an index built by a test to the exported API, as Load and
 // NewDump hand theirs to callers outside analyze.
-func asDump(x *index) *Dump { return &Dump{x: x} }
+func asDump(x *index.Index) *Dump { return &Dump{x: x} }

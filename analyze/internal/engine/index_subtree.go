@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"sort"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 )
 
 // subtreeAgg answers a rule's count and distinct expectations for every
@@ -21,8 +23,8 @@ import (
 // nearest under ancestor's), and a scope's count is the number of keys in
 // a range: two binary searches over the sorted keys.
 type subtreeAgg struct {
-	x      *index
-	t      *spanTree
+	x      *index.Index
+	t      *index.Tree
 	scopes []ruleScope
 	counts map[*compiledSel][]int32
 	dist   map[distinctKey][]int32
@@ -34,8 +36,8 @@ type distinctKey struct {
 	key uint16
 }
 
-func newSubtreeAgg(x *index, scopes []ruleScope) *subtreeAgg {
-	return &subtreeAgg{x: x, t: x.tree(), scopes: scopes, counts: map[*compiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*compiledSel][]selPoint{}}
+func newSubtreeAgg(x *index.Index, scopes []ruleScope) *subtreeAgg {
+	return &subtreeAgg{x: x, t: x.Tree(), scopes: scopes, counts: map[*compiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*compiledSel][]selPoint{}}
 }
 
 // selPoint is one span the selector matches itself: pos is its depth-first
@@ -49,19 +51,19 @@ type selPoint struct {
 // points lists, in depth-first order, the spans c.self matches.
 func (g *subtreeAgg) points(c *compiledSel) []selPoint {
 	var out []selPoint
-	for pos, i := range g.t.dfs {
+	for pos, i := range g.t.DFS {
 		if !c.self.match(i) {
 			continue
 		}
 		p := selPoint{span: i, pos: int32(pos), under: -1, notUnder: -1}
 		if c.under != nil {
 			if a := c.under.nearest(i); a >= 0 {
-				p.under = g.t.pre[a]
+				p.under = g.t.Pre[a]
 			}
 		}
 		if c.notUnder != nil {
 			if a := c.notUnder.nearest(i); a >= 0 {
-				p.notUnder = g.t.pre[a]
+				p.notUnder = g.t.Pre[a]
 			}
 		}
 		out = append(out, p)
@@ -109,7 +111,7 @@ func (g *subtreeAgg) count(c *compiledSel, k int) int {
 	}
 	cs := make([]int32, len(g.scopes))
 	for k, sc := range g.scopes {
-		L, R := g.t.pre[sc.root], g.t.end[sc.root]
+		L, R := g.t.Pre[sc.root], g.t.End[sc.root]
 		lo := L
 		if c.under != nil {
 			lo = L + 1 // strictly below the root
@@ -149,7 +151,7 @@ func (g *subtreeAgg) distinctEach(c *compiledSel, key uint16) []int32 {
 		vals := map[int32]bool{}
 		for _, i := range sc.spans {
 			if c.selects(g.x, i, sc.root) {
-				if v, ok := g.x.attrVal(i, key); ok {
+				if v, ok := g.x.AttrVal(i, key); ok {
 					vals[v] = true
 				}
 			}
@@ -170,7 +172,7 @@ type valuePoint struct{ key, val int32 }
 func (g *subtreeAgg) distinctByRange(c *compiledSel, key uint16) []int32 {
 	var pts []valuePoint
 	for _, p := range g.points(c) {
-		v, ok := g.x.attrVal(p.span, key)
+		v, ok := g.x.AttrVal(p.span, key)
 		if !ok {
 			continue
 		}
@@ -197,7 +199,7 @@ func (g *subtreeAgg) distinctInRanges(pts []valuePoint, under bool) []int32 {
 	type query struct{ lo, hi, scope int32 }
 	qs := make([]query, len(g.scopes))
 	for k, sc := range g.scopes {
-		L, R := g.t.pre[sc.root], g.t.end[sc.root]
+		L, R := g.t.Pre[sc.root], g.t.End[sc.root]
 		if under {
 			L++
 		}
@@ -257,7 +259,7 @@ func (g *subtreeAgg) selected(c *compiledSel, k int) []int32 {
 		pts = g.points(c)
 		g.pts[c] = pts
 	}
-	L, R := g.t.pre[sc.root], g.t.end[sc.root]
+	L, R := g.t.Pre[sc.root], g.t.End[sc.root]
 	lo, _ := slices.BinarySearchFunc(pts, L, func(p selPoint, t int32) int { return cmp.Compare(p.pos, t) })
 	hi, _ := slices.BinarySearchFunc(pts, R, func(p selPoint, t int32) int { return cmp.Compare(p.pos, t) })
 	out := make([]int32, 0, hi-lo)

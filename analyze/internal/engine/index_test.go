@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -28,7 +29,7 @@ func TestIndexCountsDuplicateSpansOnce(t *testing.T) {
 		d.add(ss, sp{trace: 1, id: 2, parent: 1, name: "child", end: time.Second})
 		return d.td
 	}
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(build())
 	idx.Add(build()) // the same batch exported twice
 	if idx.Spans() != 2 || idx.Duplicates() != 2 || idx.Traces() != 1 || idx.IncompleteTraces() != 0 {
@@ -46,7 +47,7 @@ func TestIndexSameSpanIDInTwoTracesIsTwoSpans(t *testing.T) {
 	ss := d.resource()
 	d.add(ss, sp{trace: 1, id: 7, name: "a"})
 	d.add(ss, sp{trace: 2, id: 7, name: "a"})
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.Spans() != 2 || idx.Duplicates() != 0 || idx.Traces() != 2 {
 		t.Errorf("spans %d duplicates %d traces %d, want 2 0 2", idx.Spans(), idx.Duplicates(), idx.Traces())
@@ -60,7 +61,7 @@ func TestIndexMissingParentMakesTheTraceIncomplete(t *testing.T) {
 	d.add(ss, sp{trace: 1, id: 2, parent: 1, name: "ok"})
 	d.add(ss, sp{trace: 2, id: 3, parent: 99, name: "orphan"}) // its parent never landed
 	d.add(ss, sp{trace: 3, id: 4, parent: 4, name: "self"})    // its own parent
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.Traces() != 3 || idx.IncompleteTraces() != 2 {
 		t.Errorf("traces %d incomplete %d, want 3 2", idx.Traces(), idx.IncompleteTraces())
@@ -71,7 +72,7 @@ func TestIndexParentInALaterBatchCompletesTheTrace(t *testing.T) {
 	child, parent := newDump(), newDump()
 	child.add(child.resource(), sp{trace: 1, id: 2, parent: 1, name: "child"})
 	parent.add(parent.resource(), sp{trace: 1, id: 1, name: "root"})
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(child.td)
 	if idx.IncompleteTraces() != 1 {
 		t.Fatalf("with the child alone the trace is incomplete, got %d", idx.IncompleteTraces())
@@ -88,7 +89,7 @@ func TestIndexBreaksParentCyclesInsteadOfHanging(t *testing.T) {
 	d.add(ss, sp{trace: 1, id: 1, parent: 3, name: spans.SpanInvoke})
 	d.add(ss, sp{trace: 1, id: 2, parent: 1, name: spans.SpanAcquire})
 	d.add(ss, sp{trace: 1, id: 3, parent: 2, name: spans.SpanCallTool, attrs: []any{spans.AttrSessionID, "s"}})
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	if idx.IncompleteTraces() != 1 {
 		t.Errorf("a parent cycle makes the trace incomplete, got %d incomplete", idx.IncompleteTraces())
@@ -106,25 +107,25 @@ func TestIndexKeepsOnlyTheAttributesItIsToldTo(t *testing.T) {
 	d.add(ss, sp{trace: 1, name: "s", attrs: []any{
 		spans.AttrSessionID, "sess", spans.AttrJSONRPCRequestID, "17", "db.sql.table", "orgs", "http.url", "https://secret",
 	}})
-	idx := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}, ResourceAttrs: []string{"deployment"}})
+	idx := index.New(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}, ResourceAttrs: []string{"deployment"}})
 	idx.Add(d.td)
-	idx.finish()
+	idx.Finish()
 	kept := map[string]string{}
 	for _, a := range allAttrs(idx) {
-		kept[idx.keys[a.key]] = idx.vals[a.val]
+		kept[idx.Keys[a.Key]] = idx.Vals[a.Val]
 	}
 	want := map[string]string{spans.AttrSessionID: "sess", "db.sql.table": "orgs"}
 	if len(kept) != len(want) || kept[spans.AttrSessionID] != "sess" || kept["db.sql.table"] != "orgs" {
 		t.Errorf("kept span attributes %v, want %v (no request id, no url)", kept, want)
 	}
 	res := map[string]string{}
-	for _, a := range idx.resAttrs {
-		res[idx.keys[a.key]] = idx.vals[a.val]
+	for _, a := range idx.ResAttrs {
+		res[idx.Keys[a.Key]] = idx.Vals[a.Val]
 	}
 	if len(res) != 2 || res[spans.ResourceServiceName] != "gw" || res["deployment"] != "prod" {
 		t.Errorf("kept resource attributes %v, want service.name and deployment only", res)
 	}
-	for _, v := range idx.vals {
+	for _, v := range idx.Vals {
 		if v == "https://secret" || v == "17" || v == "h1" {
 			t.Errorf("value %q of an unkept attribute was interned", v)
 		}
@@ -132,14 +133,14 @@ func TestIndexKeepsOnlyTheAttributesItIsToldTo(t *testing.T) {
 }
 
 func TestIndexSharesResourcesAcrossBatches(t *testing.T) {
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	for i := range 50 {
 		d := newDump()
 		d.add(d.resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, "do-1"), sp{trace: uint64(i + 1), name: "s"})
 		idx.Add(d.td)
 	}
-	if idx.Spans() != 50 || len(idx.resources) != 1 {
-		t.Errorf("spans %d resources %d, want 50 spans sharing 1 resource", idx.Spans(), len(idx.resources))
+	if idx.Spans() != 50 || len(idx.Resources) != 1 {
+		t.Errorf("spans %d resources %d, want 50 spans sharing 1 resource", idx.Spans(), len(idx.Resources))
 	}
 }
 
@@ -148,19 +149,19 @@ func TestIndexValuesCompareAsTheirTextWhateverTheirType(t *testing.T) {
 	ss := d.resource()
 	d.add(ss, sp{trace: 1, name: "a", attrs: []any{spans.AttrAttempt, 2, spans.AttrCacheHit, true}})
 	d.add(ss, sp{trace: 1, name: "b", attrs: []any{spans.AttrAttempt, "2", spans.AttrCacheHit, "true"}})
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	sel, err := rulefmt.ParseSelectorString(`{attributes: {` + spans.AttrAttempt + `: 2, ` + spans.AttrCacheHit + `: true}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := idx.compile(sel)
+	m, err := compile(idx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range idx.order {
+	for _, i := range idx.Order {
 		if !m.match(i) {
-			t.Errorf("span %s: int 2 / bool true and string \"2\" / \"true\" must both match", idx.names[idx.sp(i).name])
+			t.Errorf("span %s: int 2 / bool true and string \"2\" / \"true\" must both match", idx.Names[idx.Span(i).Name])
 		}
 	}
 }
@@ -171,7 +172,7 @@ func TestIndexWindowSpansEarliestStartToLatestEnd(t *testing.T) {
 	d.add(ss, sp{trace: 1, name: "a", start: 5 * time.Second, end: 6 * time.Second})
 	d.add(ss, sp{trace: 2, name: "b", start: time.Second, end: 2 * time.Second})
 	d.add(ss, sp{trace: 2, name: "c", start: 3 * time.Second, end: 9 * time.Second})
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	start, end, ok := idx.Window()
 	if !ok || !start.Equal(t0.Add(time.Second)) || !end.Equal(t0.Add(9*time.Second)) {
@@ -186,7 +187,7 @@ func retainedPerSpan(t testing.TB, n int) (perSpan float64, spanCount int) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	// Batches stream through Add and are dropped: only the index remains.
 	if _, err := tracegen.BenchBatches(n, func(td ptrace.Traces) error { idx.Add(td); return nil }); err != nil {
 		t.Fatal(err)
@@ -210,10 +211,10 @@ func TestIndexRetainsAtMost100BytesPerSpan(t *testing.T) {
 	}
 }
 
-func allAttrs(idx *index) []attr {
-	var out []attr
-	for _, i := range idx.order {
-		out = append(out, idx.attrsOf(idx.sp(i))...)
+func allAttrs(idx *index.Index) []index.Attr {
+	var out []index.Attr
+	for _, i := range idx.Order {
+		out = append(out, idx.AttrsOf(idx.Span(i))...)
 	}
 	return out
 }
@@ -224,7 +225,7 @@ func allAttrs(idx *index) []attr {
 // entries would show) reports on the next dump exactly as a fresh index
 // does, and keeps its chunks for it.
 func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
-	reused := newIndex(rulefmt.IndexOptions{})
+	reused := index.New(rulefmt.IndexOptions{})
 	for round, path := range append(goldenDumps(t), goldenDumps(t)...) {
 		fresh, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 		if err != nil {
@@ -234,8 +235,8 @@ func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reused.reset()
-		if _, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true, Keep: keepOf(rulefmt.IndexOptions{})}, reused); err != nil {
+		reused.Reset()
+		if _, err := ingest.Read(context.Background(), []string{path}, ReadOptions{Strict: true, Keep: index.KeepOf(rulefmt.IndexOptions{})}, reused); err != nil {
 			t.Fatal(err)
 		}
 		got, err := Analyze(asDump(reused), rulefmt.Config{})
@@ -246,7 +247,7 @@ func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 		if g, w := renderString(t, got, report.RenderJSON), renderString(t, want, report.RenderJSON); g != w {
 			t.Fatalf("round %d, %s: the reset index reports\n%s\nwant\n%s", round, filepath.Base(path), g, w)
 		}
-		if round > 0 && len(reused.spans)+len(reused.spareSpans) == 0 {
+		if round > 0 && len(reused.Chunks)+len(reused.SpareChunks) == 0 {
 			t.Fatalf("round %d: the reset index kept no span chunk", round)
 		}
 	}
@@ -292,7 +293,7 @@ func TestShardOfSpreadsEveryKindOfTraceID(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/%d shards", k.name, parts), func(t *testing.T) {
 				count := make([]int, parts)
 				for i := range n {
-					p := shardOf(k.id(i), parts)
+					p := index.ShardOf(k.id(i), parts)
 					if p < 0 || p >= parts {
 						t.Fatalf("shardOf = %d, want a part in [0, %d)", p, parts)
 					}

@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -42,7 +43,7 @@ func randomForest(rng *rand.Rand, traces, perTrace int) ptrace.Traces {
 
 // walkSelects is the definition of compiledSel.selects, walking the
 // ancestors of i up to root one by one.
-func walkSelects(x *index, c *compiledSel, i, root int32) bool {
+func walkSelects(x *index.Index, c *compiledSel, i, root int32) bool {
 	if !c.self.match(i) {
 		return false
 	}
@@ -50,7 +51,7 @@ func walkSelects(x *index, c *compiledSel, i, root int32) bool {
 		return c.under == nil
 	}
 	under := c.under == nil
-	for p := x.sp(i).parent; p >= 0 && p != root; p = x.sp(p).parent {
+	for p := x.Span(i).Parent; p >= 0 && p != root; p = x.Span(p).Parent {
 		if c.under != nil && c.under.match(p) {
 			under = true
 		}
@@ -62,10 +63,10 @@ func walkSelects(x *index, c *compiledSel, i, root int32) bool {
 }
 
 // walkSubtree lists the spans whose ancestors (or self) include root.
-func walkSubtree(x *index, root int32) []int32 {
+func walkSubtree(x *index.Index, root int32) []int32 {
 	var out []int32
-	for _, i := range x.order {
-		for a := i; a >= 0; a = x.sp(a).parent {
+	for _, i := range x.Order {
+		for a := i; a >= 0; a = x.Span(a).Parent {
 			if a == root {
 				out = append(out, i)
 				break
@@ -89,30 +90,30 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 	}
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		x := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
+		x := index.New(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 		x.Add(randomForest(rng, 3, 1+rng.IntN(60)))
-		tree := x.tree()
-		root, _ := x.compile(rulefmt.Selector{Name: "a"})
+		tree := x.Tree()
+		root, _ := compile(x, rulefmt.Selector{Name: "a"})
 		var scopes []ruleScope
-		for _, i := range x.order {
+		for _, i := range x.Order {
 			if root.match(i) {
 				want := walkSubtree(x, i)
-				got := tree.subtree(i)
+				got := tree.Subtree(i)
 				if len(got) != len(want) || got[0] != i {
 					t.Fatalf("seed %d: subtree of %d: got %d spans (first %d), walk finds %d", seed, i, len(got), got[0], len(want))
 				}
 				scopes = append(scopes, ruleScope{root: i, spans: got})
 			}
 		}
-		vKey, _ := x.lookupKey("v")
+		vKey, _ := x.LookupKey("v")
 		for _, tc := range cases {
 			c := &compiledSel{}
-			c.self, _ = x.compile(rulefmt.Selector{NameRegex: nil, Name: "b"})
+			c.self, _ = compile(x, rulefmt.Selector{NameRegex: nil, Name: "b"})
 			if tc.under != nil {
-				c.under, _ = x.compile(*tc.under)
+				c.under, _ = compile(x, *tc.under)
 			}
 			if tc.notUnder != nil {
-				c.notUnder, _ = x.compile(*tc.notUnder)
+				c.notUnder, _ = compile(x, *tc.notUnder)
 			}
 			agg := newSubtreeAgg(x, scopes)
 			for k, sc := range scopes {
@@ -120,7 +121,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 				for _, i := range walkSubtree(x, sc.root) {
 					if walkSelects(x, c, i, sc.root) {
 						n++
-						if v, ok := x.attrVal(i, vKey); ok {
+						if v, ok := x.AttrVal(i, vKey); ok {
 							vals[v] = true
 						}
 					}
@@ -135,7 +136,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 					t.Errorf("seed %d %s: distinct in subtree of %d = %d, the walk finds %d", seed, tc.name, sc.root, got, len(vals))
 				}
 			}
-			for _, i := range x.order { // the dump scope: every ancestor counts
+			for _, i := range x.Order { // the dump scope: every ancestor counts
 				if got, want := c.selects(x, i, -1), walkSelects(x, c, i, -1); got != want {
 					t.Fatalf("seed %d %s: selects(%d, no root) = %v, the walk says %v", seed, tc.name, i, got, want)
 				}
@@ -145,7 +146,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 }
 
 // loadShape loads a hostile shape of n spans through Load, as the CLI does.
-func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *index {
+func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *index.Index {
 	t.Helper()
 	path := writeShape(t, shape, n)
 	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: opts})
@@ -169,7 +170,7 @@ func matchCalls(ev *ruleEval) int64 {
 
 // checkShape runs the built-in rules on idx as `mcptrace check` does and
 // returns the evaluation, the results and the bytes allocated doing it.
-func checkShape(t testing.TB, idx *index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
+func checkShape(t testing.TB, idx *index.Index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
 	t.Helper()
 	cfg = cfg.WithDefaults()
 	var before, after runtime.MemStats
@@ -255,9 +256,9 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 
 // walkInherited is the definition of inheritedValues for one span: its own
 // value of key, else its nearest ancestor's, -1 when none has one.
-func walkInherited(x *index, i int32, key uint16) int32 {
-	for a := i; a >= 0; a = x.sp(a).parent {
-		if v, ok := x.attrVal(a, key); ok {
+func walkInherited(x *index.Index, i int32, key uint16) int32 {
+	for a := i; a >= 0; a = x.Span(a).Parent {
+		if v, ok := x.AttrVal(a, key); ok {
 			return v
 		}
 	}
@@ -290,12 +291,12 @@ func TestInheritedValuesMatchAncestorWalks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 9))
 			for round := 0; round < 20; round++ {
-				x := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
+				x := index.New(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 				x.Add(tc.build(rng))
-				key, _ := x.lookupKey("v")
-				got := x.inheritedValues(key)
+				key, _ := x.LookupKey("v")
+				got := x.InheritedValues(key)
 				valued := 0
-				for _, i := range x.order {
+				for _, i := range x.Order {
 					want := walkInherited(x, i, key)
 					if got[i] != want {
 						t.Fatalf("round %d: span %d inherits %d, its ancestors give %d", round, i, got[i], want)

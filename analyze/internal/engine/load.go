@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -20,7 +21,7 @@ type LoadOptions struct {
 	// stdin).
 	Read ReadOptions
 	// Index names the attributes to keep beyond the vocabulary; use
-	// [Config.IndexOptions] for the configuration that will analyze it.
+	// [rulefmt.Config.IndexOptions] for the configuration that will analyze it.
 	Index rulefmt.IndexOptions
 	// Progress, when set, is called after each decoded batch with the input
 	// being read and the spans read so far over all inputs, from the
@@ -43,14 +44,14 @@ type LoadOptions struct {
 // A Dump is not safe for concurrent use: Add from one goroutine, then
 // analyze it. The zero value is not usable; call NewDump or Load.
 type Dump struct {
-	x *index
+	x *index.Index
 }
 
 // NewDump returns an empty Dump keeping the vocabulary's attributes plus
-// those opts names: build opts with [Config.IndexOptions] for the
+// those opts names: build opts with [rulefmt.Config.IndexOptions] for the
 // configuration that will analyze it (merged with RulesIndexOptions for
 // rules).
-func NewDump(opts rulefmt.IndexOptions) *Dump { return &Dump{x: newIndex(opts)} }
+func NewDump(opts rulefmt.IndexOptions) *Dump { return &Dump{x: index.New(opts)} }
 
 // Add indexes every span of td. It copies what it keeps, so td may be
 // reused or dropped afterwards. Spans already in the dump (same trace and
@@ -75,31 +76,15 @@ func Load(ctx context.Context, paths []string, opts LoadOptions) (*Dump, []Input
 
 // load is Load into the index itself, for the engine's own runs
 // (AnalyzeDumps) and analyze's tests.
-func load(ctx context.Context, paths []string, opts LoadOptions) (*index, []Input, error) {
-	idx := newIndex(opts.Index)
+func load(ctx context.Context, paths []string, opts LoadOptions) (*index.Index, []Input, error) {
+	idx := index.New(opts.Index)
 	ropts := opts.Read
-	ropts.Keep = keepOf(opts.Index) // the projection decoders keep what the index keeps
+	ropts.Keep = index.KeepOf(opts.Index) // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
 	prepareHeap(paths, ropts.MemoryBudget(), 1)
 	inputs, err := ingest.Read(ctx, paths, ropts, sink)
 	idx.SetInputs(inputs)
 	return idx, inputs, err
-}
-
-// SetInputs records what was read into the index, for the report's inputs
-// list. Load calls it, and so does an Engine for its report.
-func (x *index) SetInputs(inputs []Input) {
-	x.inputs = make([]report.InputReport, 0, len(inputs))
-	for _, in := range inputs {
-		x.inputs = append(x.inputs, report.InputReport{
-			Path:        in.Path,
-			Format:      string(in.Format),
-			Compression: in.Compression,
-			Spans:       in.Spans,
-			Partial:     in.Partial,
-			Warnings:    append([]string{}, in.Warnings...),
-		})
-	}
 }
 
 // Feed reads every path (as Load does) into eng: the fast JSON path's
@@ -115,7 +100,7 @@ func (x *index) SetInputs(inputs []Input) {
 // says otherwise, it decodes on the CPUs the engine's shards leave.
 func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
 	ropts := opts.Read
-	ropts.Keep = keepOf(eng.cfg.IndexOptions()) // the projection decoders keep what the shards keep
+	ropts.Keep = index.KeepOf(eng.cfg.IndexOptions()) // the projection decoders keep what the shards keep
 	if ropts.Workers == 0 {
 		ropts.Workers = feedWorkers(eng)
 	}

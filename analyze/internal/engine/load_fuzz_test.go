@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
@@ -52,7 +53,7 @@ func checkLoadMatchesPdata(t *testing.T, data []byte, format Format) int {
 	t.Helper()
 	opts := ReadOptions{Format: format, Workers: 2, Stdin: bytes.NewReader(data)}
 	idx, inputs, err := load(context.Background(), []string{"-"}, LoadOptions{Read: opts, Index: loadFuzzIndex})
-	ref := newIndex(loadFuzzIndex)
+	ref := index.New(loadFuzzIndex)
 	opts.Stdin = bytes.NewReader(data)
 	refInputs, refErr := ingest.Read(context.Background(), []string{"-"}, opts, ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error {
 		ref.Add(td)
@@ -77,12 +78,12 @@ func checkLoadMatchesPdata(t *testing.T, data []byte, format Format) int {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Load's report differs from the pdata path's:\nLoad:  %s\npdata: %s", got, want)
 	}
-	return idx.fastBatches
+	return idx.FastBatches
 }
 
 // reportJSON analyzes idx with the default configuration and renders the
 // JSON report.
-func reportJSON(t *testing.T, idx *index) []byte {
+func reportJSON(t *testing.T, idx *index.Index) []byte {
 	t.Helper()
 	rep, err := Analyze(asDump(idx), rulefmt.Config{})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 )
@@ -102,7 +103,7 @@ func TestEmptyProtobufFramesCostNothingPerFrame(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var idx *index
+	var idx *index.Index
 	var inputs []Input
 	var err error
 	alloc := allocated(func() {
@@ -132,7 +133,7 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, fast := range []bool{true, false} {
-		idx := newIndex(rulefmt.IndexOptions{})
+		idx := index.New(rulefmt.IndexOptions{})
 		if fast {
 			var err error
 			if idx, _, err = load(context.Background(), []string{path}, LoadOptions{}); err != nil {
@@ -150,8 +151,8 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 		if idx.Spans() != 1 || idx.Duplicates() != 19_999 {
 			t.Errorf("fast path %v: %d spans, %d duplicates; want 1 and 19999", fast, idx.Spans(), idx.Duplicates())
 		}
-		if idx.nspans != 1 {
-			t.Errorf("fast path %v: %d span records kept for one distinct span: copies cost memory", fast, idx.nspans)
+		if idx.NumSpans != 1 {
+			t.Errorf("fast path %v: %d span records kept for one distinct span: copies cost memory", fast, idx.NumSpans)
 		}
 	}
 }
@@ -378,7 +379,7 @@ func TestDeepValuesNeverReachAsString(t *testing.T) {
 		want  string
 	}{
 		{"at the limit", ingest.MaxDepth, strings.Repeat("[", ingest.MaxDepth) + `"x"` + strings.Repeat("]", ingest.MaxDepth)},
-		{"past the limit", ingest.MaxDepth + 1, tooDeepValue},
+		{"past the limit", ingest.MaxDepth + 1, index.TooDeepValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			td := ptrace.NewTraces()
@@ -391,13 +392,13 @@ func TestDeepValuesNeverReachAsString(t *testing.T) {
 				v = v.SetEmptySlice().AppendEmpty()
 			}
 			v.SetStr("x")
-			idx := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
+			idx := index.New(rulefmt.IndexOptions{SpanAttrs: []string{"plugin.mcp.cache_key"}})
 			idx.Add(td)
-			idx.finish()
+			idx.Finish()
 			var got []string
 			for _, a := range allAttrs(idx) {
-				if idx.keys[a.key] == "plugin.mcp.cache_key" {
-					got = append(got, idx.vals[a.val])
+				if idx.Keys[a.Key] == "plugin.mcp.cache_key" {
+					got = append(got, idx.Vals[a.Val])
 				}
 			}
 			if len(got) != 1 || got[0] != tc.want {

@@ -6,13 +6,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 )
 
 // loadSink is Load's sink: the index's own ConsumeTraces and ConsumeBatch,
 // plus the progress callback and the memory budget checked after each
 // batch.
 type loadSink struct {
-	idx      *index
+	idx      *index.Index
 	read     int   // spans read so far over all inputs
 	limit    int64 // bytes the index may take: half of the budget
 	progress func(in *Input, spansRead int)
@@ -42,7 +43,7 @@ func (s *loadSink) after(in *Input) error {
 	if s.progress != nil {
 		s.progress(in, s.read)
 	}
-	if m := s.idx.memBytes(); m > s.limit {
+	if m := s.idx.MemBytes(); m > s.limit {
 		return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
 			Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
 				ErrMemoryLimit, s.read, m>>20, 2*s.limit>>20)}

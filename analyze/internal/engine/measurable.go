@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -56,7 +57,7 @@ const (
 // rootClock answers, for the calls of one index, whether a call outlives
 // the root span of its execution.
 type rootClock struct {
-	x *index
+	x *index.Index
 	// session matches a span known to be a session, never an execution
 	// (the vocabulary's enclosing session span: OpenLLMetry's
 	// mcp.client.session); nil when the vocabulary names none.
@@ -72,11 +73,11 @@ type rootClock struct {
 func (c *rootClock) traceRootOf(i int32) int32 {
 	if c.top == nil {
 		x := c.x
-		t := x.tree()
-		c.top = make([]int32, x.nspans)
-		for _, j := range t.dfs { // parents come before their children
-			switch p := x.sp(j).parent; {
-			case p == parentNone:
+		t := x.Tree()
+		c.top = make([]int32, x.NumSpans)
+		for _, j := range t.DFS { // parents come before their children
+			switch p := x.Span(j).Parent; {
+			case p == index.ParentNone:
 				c.top[j] = j
 			case p < 0:
 				c.top[j] = -1
@@ -97,7 +98,7 @@ func (c *rootClock) isSession(root int32) bool {
 // outlives reports whether call i ends after root's end (strictly: a call
 // ending with its root is within it). root -1 never is outlived.
 func (c *rootClock) outlives(i, root int32) bool {
-	return root >= 0 && c.x.sp(i).end > c.x.sp(root).end
+	return root >= 0 && c.x.Span(i).End > c.x.Span(root).End
 }
 
 // tie says whether call i is tied to its execution: exec is the
@@ -141,24 +142,24 @@ func (v *vocab) execNames(e *events, root *matcher) map[string][2]int {
 		}
 	}
 	out := map[string][2]int{}
-	for _, i := range x.order {
-		s := x.sp(i)
+	for _, i := range x.Order {
+		s := x.Span(i)
 		key := i
 		switch {
 		case root != nil && !root.match(i):
 			continue
-		case root == nil && s.parent != parentNone:
+		case root == nil && s.Parent != index.ParentNone:
 			continue
 		case root == nil:
-			key = s.trace
+			key = s.Trace
 		}
-		n := out[x.names[s.name]]
+		n := out[x.Names[s.Name]]
 		if withCall[key] {
 			n[0]++
 		} else {
 			n[1]++
 		}
-		out[x.names[s.name]] = n
+		out[x.Names[s.Name]] = n
 	}
 	return out
 }

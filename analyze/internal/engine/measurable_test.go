@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -152,7 +153,7 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 		rulefmt.Rule{ID: "user-calls", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 10}}}, Severity: rulefmt.SeverityError},
 	)
-	idx := newIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	idx := index.New(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	idx.Add(d.td)
 	a, err := AnalyzeRules(asDump(idx), cfg, rules, ObserveOptions{})
 	if err != nil {
@@ -214,7 +215,7 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 		ss := d.resource(spans.ResourceServiceName, "gw")
 		r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
 		d.add(ss, callSpan(1, r, 0, callEnd, "s1"))
-		idx := newIndex(rulefmt.Config{}.IndexOptions())
+		idx := index.New(rulefmt.Config{}.IndexOptions())
 		idx.Add(d.td)
 		rep, err := Analyze(asDump(idx), rulefmt.Config{Profile: rulefmt.ProfileAuto})
 		if err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -64,8 +65,8 @@ func ratio(a, b int) *float64 {
 
 // exampleTraces returns the distinct hex ids of traces, sorted, at most
 // MaxExamples.
-func exampleTraces(x *index, traces []int32) []string {
-	return exampleIDsOf(traces, x.traceID)
+func exampleTraces(x *index.Index, traces []int32) []string {
+	return exampleIDsOf(traces, x.TraceID)
 }
 
 // exampleIDsOf is exampleTraces with the trace ids named by traceID.

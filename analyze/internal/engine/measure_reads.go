@@ -4,34 +4,35 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // readsAcc evaluates one reads-per-request measure.
 type readsAcc struct {
-	x                              *index
+	x                              *index.Index
 	m                              rulefmt.ReadMeasure
 	root, read, notUnder, complete *matcher // notUnder and complete may be nil
 	poll                           *poll    // nil: never stops
 }
 
-func (x *index) newReadsAcc(m rulefmt.ReadMeasure) (*readsAcc, error) {
+func newReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
 	a := &readsAcc{x: x, m: m}
 	var err error
-	if a.root, err = x.compile(m.Root); err != nil {
+	if a.root, err = compile(x, m.Root); err != nil {
 		return nil, err
 	}
-	if a.read, err = x.compile(m.Read); err != nil {
+	if a.read, err = compile(x, m.Read); err != nil {
 		return nil, err
 	}
 	if m.NotUnder != nil {
-		if a.notUnder, err = x.compile(*m.NotUnder); err != nil {
+		if a.notUnder, err = compile(x, *m.NotUnder); err != nil {
 			return nil, err
 		}
 	}
 	if m.CompleteWhen != nil {
-		if a.complete, err = x.compile(*m.CompleteWhen); err != nil {
+		if a.complete, err = compile(x, *m.CompleteWhen); err != nil {
 			return nil, err
 		}
 	}
@@ -44,21 +45,21 @@ func (a *readsAcc) report() report.MeasureReport {
 	counts := map[int]int{}
 	var examples []int32
 	reads := map[int32]int{} // request span -> reads beneath it
-	t0 := x.tree()
-	sum := make([]int32, x.nspans) // per span: reads counted for it, over its subtree
-	for t := range x.traces {
+	t0 := x.Tree()
+	sum := make([]int32, x.NumSpans) // per span: reads counted for it, over its subtree
+	for t := range x.TraceRecs {
 		if a.poll.stop() {
 			break
 		}
-		tr := &x.traces[t]
+		tr := &x.TraceRecs[t]
 		clear(reads)
-		reqs, completeSeen := a.requests(x.order[tr.first:tr.first+tr.n], reads)
+		reqs, completeSeen := a.requests(x.Order[tr.First:tr.First+tr.N], reads)
 		if reqs == 0 {
 			continue
 		}
-		a.countReads(t0.dfs[tr.first:tr.first+tr.n], reads, sum)
+		a.countReads(t0.DFS[tr.First:tr.First+tr.N], reads, sum)
 		r.Requests += reqs
-		if tr.incomplete || !completeSeen {
+		if tr.Incomplete || !completeSeen {
 			r.Incomplete += reqs
 			continue
 		}
@@ -115,14 +116,14 @@ func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
 		if !a.read.match(i) {
 			continue
 		}
-		p := x.sp(i).parent
+		p := x.Span(i).Parent
 		if p < 0 {
 			continue
 		}
 		sum[p]++
 		if a.notUnder != nil {
 			if stop := a.notUnder.nearest(i); stop >= 0 {
-				if above := x.sp(stop).parent; above >= 0 {
+				if above := x.Span(stop).Parent; above >= 0 {
 					sum[above]--
 				}
 			}
@@ -130,7 +131,7 @@ func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
 	}
 	for k := len(dfs) - 1; k >= 0; k-- {
 		i := dfs[k]
-		if p := x.sp(i).parent; p >= 0 {
+		if p := x.Span(i).Parent; p >= 0 {
 			sum[p] += sum[i]
 		}
 		if _, isReq := reads[i]; isReq {

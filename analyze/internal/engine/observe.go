@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -57,26 +58,26 @@ type observation struct {
 
 // observe computes the observation of every trace of idx under cfg, which
 // must be valid and defaulted.
-func observe(idx *index, cfg rulefmt.Config) (*observation, error) {
+func observe(idx *index.Index, cfg rulefmt.Config) (*observation, error) {
 	return observeContext(context.Background(), idx, cfg)
 }
 
 // observeContext is observe stopped by ctx: its long loops poll the
 // context (see [poll]) and it returns ctx's error, wrapped, when one did.
-func observeContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*observation, error) {
+func observeContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*observation, error) {
 	o, _, err := observeStage(ctx, idx, cfg)
 	return o, err
 }
 
 // observeStage is observeContext that also returns the vocabulary stage's
 // events it observed, for the HTML report's events to read the same stage.
-func observeStage(ctx context.Context, idx *index, cfg rulefmt.Config) (*observation, *events, error) {
-	idx.finish()
+func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*observation, *events, error) {
+	idx.Finish()
 	o := &observation{
-		spans:      len(idx.order),
-		duplicates: idx.duplicates,
-		traces:     len(idx.traces),
-		incomplete: idx.incomplete,
+		spans:      len(idx.Order),
+		duplicates: idx.Dups,
+		traces:     len(idx.TraceRecs),
+		incomplete: idx.Incomplete,
 		measures:   make([]report.MeasureReport, 0, len(cfg.Measures)),
 	}
 	if start, end, ok := idx.Window(); ok {
@@ -105,7 +106,7 @@ func observeStage(ctx context.Context, idx *index, cfg rulefmt.Config) (*observa
 	o.observePool(ev)
 	p := newPoll(ctx)
 	for _, m := range cfg.Measures {
-		acc, err := idx.newReadsAcc(m)
+		acc, err := newReadsAcc(idx, m)
 		if err != nil {
 			return nil, nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
 		}
@@ -134,7 +135,7 @@ func (o *observation) observePool(e *events) {
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
 // idx, with the execution roots cfg names, stopped by ctx.
-func stageContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*events, error) {
+func stageContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*events, error) {
 	cfg = resolvedFor(cfg, idx) // detect.go: auto reads what the spans show
 	v, err := newVocab(idx, cfg)
 	if err != nil {
@@ -154,7 +155,7 @@ func stageContext(ctx context.Context, idx *index, cfg rulefmt.Config) (*events,
 
 // executionRoot compiles the execution root: Config.ExecutionRoot, else
 // the vocabulary's Executions; nil when every trace is one execution.
-func executionRoot(idx *index, cfg rulefmt.Config) (*matcher, error) {
+func executionRoot(idx *index.Index, cfg rulefmt.Config) (*matcher, error) {
 	sel := cfg.ExecutionRoot
 	if sel == nil {
 		sel = cfg.ActiveVocabulary().Executions
@@ -162,7 +163,7 @@ func executionRoot(idx *index, cfg rulefmt.Config) (*matcher, error) {
 	if sel == nil {
 		return nil, nil
 	}
-	m, err := idx.compile(*sel)
+	m, err := compile(idx, *sel)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: execution root: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -116,7 +117,7 @@ func TestForwardedPairsAttributeAsOneAnalysis(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := rulefmt.Config{}
-		idx := newIndex(cfg.IndexOptions())
+		idx := index.New(cfg.IndexOptions())
 		var spans []ptrace.Traces
 		for _, td := range wl.Batches {
 			idx.Add(td)

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -34,7 +35,7 @@ func (c *countingCtx) Done() <-chan struct{} { return make(chan struct{}) }
 // loops (every loop that can run long checks the context), and
 // an analysis whose context stays live reports exactly what Analyze does.
 func TestAnalyzeContextStopsTheMeasuresMidLoop(t *testing.T) {
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	if _, err := tracegen.BenchBatches(60_000, func(td ptrace.Traces) error { idx.Add(td); return nil }); err != nil {
 		t.Fatal(err)
 	}

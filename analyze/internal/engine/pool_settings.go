@@ -16,7 +16,7 @@ import (
 // not grow.
 
 // PoolSettings is what a pool scope recorded of its settings: see
-// [events.PoolSettings].
+// [evdata.PoolSettings].
 type PoolSettings = evdata.PoolSettings
 
 // settingsMixed is the settings id of a pool scope whose acquire spans

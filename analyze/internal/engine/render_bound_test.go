@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -14,7 +15,7 @@ import (
 
 // scopesDump indexes one pooled invocation in each of n pool scopes; the
 // first scope's name is long.
-func scopesDump(t testing.TB, n int, long string) *index {
+func scopesDump(t testing.TB, n int, long string) *index.Index {
 	t.Helper()
 	d := newDump()
 	for i := range n {
@@ -26,7 +27,7 @@ func scopesDump(t testing.TB, n int, long string) *index {
 		d.invocation(ss, lease{trace: uint64(i + 1), start: time.Duration(i) * time.Millisecond, end: time.Duration(i)*time.Millisecond + 500*time.Microsecond,
 			key: "k", hit: false, reason: spans.MissCold, handshake: true, session: fmt.Sprintf("s%d", i)})
 	}
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	return idx
 }

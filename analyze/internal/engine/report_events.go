@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -119,7 +120,7 @@ func NewReportEvents(d *Dump, cfg rulefmt.Config) (*ReportEvents, error) {
 }
 
 // newReportEvents is NewReportEvents over the index itself.
-func newReportEvents(idx *index, cfg rulefmt.Config) (*ReportEvents, error) {
+func newReportEvents(idx *index.Index, cfg rulefmt.Config) (*ReportEvents, error) {
 	_, r, err := analyzeIndexEvents(context.Background(), &idx, cfg, false)
 	return r, err
 }
@@ -130,7 +131,7 @@ func newReportEvents(idx *index, cfg rulefmt.Config) (*ReportEvents, error) {
 // the events hold what they read of it (each acquire's span end and lease
 // session, the handshakes, the calls) and before the attribution: the run
 // never holds the index, the pair stage and the attributed acquires at once.
-func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, release bool) (*report.Report, *ReportEvents, error) {
+func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Config, release bool) (*report.Report, *ReportEvents, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("analyze: %w", err)
 	}
@@ -147,7 +148,7 @@ func analyzeIndexEvents(ctx context.Context, xp **index, cfg rulefmt.Config, rel
 	}
 	inputs := (*xp).Inputs()
 	if release {
-		held := (*xp).memBytes()
+		held := (*xp).MemBytes()
 		*xp = nil
 		if held >= hugeHeapMin {
 			// The index is garbage now: collecting it lets the pair stage
@@ -191,7 +192,7 @@ func AcquireEvents(d *Dump, cfg rulefmt.Config) ([]AcquireEvent, error) {
 }
 
 // acquireEvents is AcquireEvents over the index itself.
-func acquireEvents(idx *index, cfg rulefmt.Config) ([]AcquireEvent, error) {
+func acquireEvents(idx *index.Index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 	r, err := newReportEvents(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -207,7 +208,7 @@ func acquireEvents(idx *index, cfg rulefmt.Config) ([]AcquireEvent, error) {
 // the spans show, detected once) and runs the vocabulary stage once: the
 // HTML report's acquires, handshakes and call latencies all read these
 // events, rather than each running the stage (and detection) again.
-func htmlStage(idx *index, cfg rulefmt.Config) (rulefmt.Config, *events, error) {
+func htmlStage(idx *index.Index, cfg rulefmt.Config) (rulefmt.Config, *events, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
@@ -220,7 +221,7 @@ func htmlStage(idx *index, cfg rulefmt.Config) (rulefmt.Config, *events, error) 
 // stage's events ev (of idx under cfg, resolved): each acquire's span end
 // and the session its lease used, by the acquire's position in ev, the
 // handshakes and the calls. The acquires are attributed later.
-func leaseFacts(idx *index, cfg rulefmt.Config, ev *events) (*eventTable, error) {
+func leaseFacts(idx *index.Index, cfg rulefmt.Config, ev *events) (*eventTable, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
@@ -229,7 +230,7 @@ func leaseFacts(idx *index, cfg rulefmt.Config, ev *events) (*eventTable, error)
 	hsSession, calls := leaseSessions(idx, v, ev)
 	for i := range ev.acquires {
 		a := &ev.acquires[i]
-		r.ends[i] = idx.sp(a.at).end
+		r.ends[i] = idx.Span(a.at).End
 		r.sessions[i] = leaseSession(idx, v, a, hsSession, calls)
 	}
 	r.Handshakes = handshakeEventsOf(idx, ev)
@@ -257,8 +258,8 @@ func (r *eventTable) sortAcquires() {
 // leaseSession is the session (a string id, -1 none) acquire a's lease
 // used: named on the acquire, on its handshake, by the inference that made
 // it, or on the first call of its invocation within the lease.
-func leaseSession(x *index, v *vocab, a *acquireEvent, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
-	if val, ok := x.attrVal(a.at, v.kSession); ok {
+func leaseSession(x *index.Index, v *vocab, a *acquireEvent, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
+	if val, ok := x.AttrVal(a.at, v.kSession); ok {
 		return val
 	}
 	if val, ok := hsSession[a.at]; ok {
@@ -269,7 +270,7 @@ func leaseSession(x *index, v *vocab, a *acquireEvent, hsSession map[int32]int32
 	}
 	parent := a.at // an implied hit's invocation
 	if a.explicit {
-		parent = x.sp(a.at).parent
+		parent = x.Span(a.at).Parent
 	}
 	session := int32(-1)
 	if parent >= 0 {
@@ -293,7 +294,7 @@ type leaseCall struct {
 // span: the handshake child of a miss (by acquire span), and the calls of
 // each invocation (start, session), for the timeline to tell which session
 // a lease used.
-func leaseSessions(x *index, v *vocab, ev *events) (map[int32]int32, map[int32][]leaseCall) {
+func leaseSessions(x *index.Index, v *vocab, ev *events) (map[int32]int32, map[int32][]leaseCall) {
 	hsSession := map[int32]int32{}
 	for _, h := range ev.handshakes {
 		if h.parent >= 0 && h.session >= 0 {
@@ -307,9 +308,9 @@ func leaseSessions(x *index, v *vocab, ev *events) (map[int32]int32, map[int32][
 		}
 		// The call's invocation: its nearest invocation ancestor, within a
 		// few levels (the pool nests call_tool directly under invoke).
-		inv := x.sp(c.span).parent
+		inv := x.Span(c.span).Parent
 		for depth := 0; inv >= 0 && !v.invocations.match(inv) && depth < 4; depth++ {
-			inv = x.sp(inv).parent
+			inv = x.Span(inv).Parent
 		}
 		if inv >= 0 {
 			calls[inv] = append(calls[inv], leaseCall{c.start, c.session})
@@ -338,7 +339,7 @@ func HandshakeEvents(d *Dump, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 }
 
 // handshakeEvents is HandshakeEvents over the index itself.
-func handshakeEvents(idx *index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
+func handshakeEvents(idx *index.Index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 	_, ev, err := htmlStage(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("handshake events: %w", err)
@@ -347,18 +348,18 @@ func handshakeEvents(idx *index, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 }
 
 // handshakeEventsOf is HandshakeEvents over the stage's events ev of idx.
-func handshakeEventsOf(idx *index, ev *events) []HandshakeEvent {
+func handshakeEventsOf(idx *index.Index, ev *events) []HandshakeEvent {
 	var out []HandshakeEvent
 	for _, h := range ev.handshakes {
-		s := idx.sp(h.span)
+		s := idx.Span(h.span)
 		out = append(out, HandshakeEvent{
 			Start:   h.start,
 			End:     h.end,
 			Scope:   ev.str(h.scope),
 			Session: ev.str(h.session),
 			Failed:  h.failed,
-			TraceID: idx.traceID(s.trace),
-			SpanID:  fmt.Sprintf("%016x", s.id),
+			TraceID: idx.TraceID(s.Trace),
+			SpanID:  fmt.Sprintf("%016x", s.ID),
 		})
 	}
 	sortHandshakes(out)

@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -169,7 +170,7 @@ func TestRenderRefusesAnUnknownFormat(t *testing.T) {
 }
 
 func TestAnalyzeRefusesAnInvalidConfig(t *testing.T) {
-	if _, err := Analyze(asDump(newIndex(rulefmt.IndexOptions{})), rulefmt.Config{Profile: "nope"}); !errors.Is(err, rulefmt.ErrUnknownProfile) {
+	if _, err := Analyze(asDump(index.New(rulefmt.IndexOptions{})), rulefmt.Config{Profile: "nope"}); !errors.Is(err, rulefmt.ErrUnknownProfile) {
 		t.Errorf("Analyze with a bad profile = %v, want ErrUnknownProfile", err)
 	}
 }

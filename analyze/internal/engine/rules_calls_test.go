@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -37,7 +38,7 @@ func TestCallsSelectorSelectsOnlyTheVocabularysCalls(t *testing.T) {
 		{"openllmetry reads no call here: nothing selected", rulefmt.Config{Profile: rulefmt.ProfileOpenLLMetry}, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := newIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+			idx := index.New(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
 			idx.Add(d.td)
 			obs, err := ObserveRules(asDump(idx), tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
 			if err != nil {

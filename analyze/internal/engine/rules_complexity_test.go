@@ -8,13 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
 // executionsDump indexes n executions, each one invocation on a session of
 // its own (so the value table grows with n), finished as `check` sees it.
-func executionsDump(t testing.TB, n int) *index {
+func executionsDump(t testing.TB, n int) *index.Index {
 	t.Helper()
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "gateway")
@@ -23,9 +24,9 @@ func executionsDump(t testing.TB, n int) *index {
 			handshake: true, session: fmt.Sprintf("sess-%d", i)})
 	}
 	cfg := rulefmt.Config{}.WithDefaults()
-	idx := newIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rulefmt.BuiltinRules(cfg))))
+	idx := index.New(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rulefmt.BuiltinRules(cfg))))
 	idx.Add(d.td)
-	idx.finish()
+	idx.Finish()
 	return idx
 }
 
@@ -37,7 +38,7 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 	for _, n := range []int{100, 2000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			idx := executionsDump(t, n)
-			if idx.valIdx != nil {
+			if idx.ValIdx != nil {
 				t.Fatal("a finished index kept its value map: the test would not exercise the lookup")
 			}
 			cfg := rulefmt.Config{}.WithDefaults()
@@ -45,20 +46,20 @@ func TestRulesLookValuesUpPerRuleNotPerScope(t *testing.T) {
 			if _, err := ObserveRules(asDump(idx), cfg, rules, ObserveOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			l := idx.valLookup
-			if max := int64(4 * len(rules)); l.lookups > max {
-				t.Errorf("%d value lookups for %d rules over %d executions: more than %d, a lookup per scope", l.lookups, len(rules), n, max)
+			l := idx.ValLookup
+			if max := int64(4 * len(rules)); l.Lookups > max {
+				t.Errorf("%d value lookups for %d rules over %d executions: more than %d, a lookup per scope", l.Lookups, len(rules), n, max)
 			}
-			if l.sorted > int64(len(idx.vals)) {
-				t.Errorf("the value table (%d values) was sorted %d entries' worth: rebuilt per lookup", len(idx.vals), l.sorted)
+			if l.Sorted > int64(len(idx.Vals)) {
+				t.Errorf("the value table (%d values) was sorted %d entries' worth: rebuilt per lookup", len(idx.Vals), l.Sorted)
 			}
 			// The lookup answers what the table holds.
 			for _, v := range []string{"sess-0", fmt.Sprintf("sess-%d", n-1), spans.MissCold, "true"} {
-				if id := idx.lookupValue(v); id < 0 || idx.vals[id] != v {
+				if id := idx.LookupValue(v); id < 0 || idx.Vals[id] != v {
 					t.Errorf("lookupValue(%q) = %d, want the id of %q", v, id, v)
 				}
 			}
-			if id := idx.lookupValue("no span carries this"); id != -1 {
+			if id := idx.LookupValue("no span carries this"); id != -1 {
 				t.Errorf("lookupValue of a value no span carries = %d, want -1", id)
 			}
 		})
@@ -77,7 +78,7 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%s.%d", long, i), end: time.Millisecond,
 			attrs: []any{"db.sql.table", long + fmt.Sprint(i)}})
 	}
-	idx := newIndex(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}})
+	idx := index.New(rulefmt.IndexOptions{SpanAttrs: []string{"db.sql.table"}})
 	idx.Add(d.td)
 	heavy := `(?:[a-z]?){1000}(?:[a-z]?){1000}(?:[a-z]?){1000}Q`
 	tests := []struct {
@@ -91,13 +92,13 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := idx.compile(tt.sel)
+			m, err := compile(idx, tt.sel)
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				var n int
-				for _, i := range idx.order {
+				for _, i := range idx.Order {
 					if m.match(i) {
 						n++
 					}
@@ -158,13 +159,13 @@ func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
 	for i := range 16 {
 		d.add(ss, sp{trace: 1, name: fmt.Sprintf("call.%d.%s", i, long), end: time.Millisecond})
 	}
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(d.td)
 	anchored := regexp.MustCompile(fmt.Sprintf(`^nomatch(?:a?){%d}`, (n-1)*2/3))
 	if insts, bytes := rulefmt.RegexInsts(anchored), 16*(1<<16); int64(insts)*int64(bytes) <= 1<<29 {
 		t.Fatalf("the case is too small to pin size independence: %d instructions x %d bytes", insts, bytes)
 	}
-	if _, err := idx.compile(rulefmt.Selector{NameRegex: anchored}); err != nil {
+	if _, err := compile(idx, rulefmt.Selector{NameRegex: anchored}); err != nil {
 		t.Errorf("a regex within the limit over 1 MiB of names was refused: %v", err)
 	}
 }

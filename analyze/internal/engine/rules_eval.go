@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -55,11 +56,11 @@ func ObserveRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules
 // observeRules is ObserveRules; rep, when not nil, is the Analyze of the
 // same index and cfg, whose miss counts spare attributing the acquires
 // again when there is no miss to name.
-func observeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
+func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
-	idx.finish()
+	idx.Finish()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func observeRules(ctx context.Context, idx *index, cfg rulefmt.Config, rules []r
 
 // ruleEval holds what every rule of one observation shares.
 type ruleEval struct {
-	x        *index
+	x        *index.Index
 	cfg      rulefmt.Config
 	max      int
 	matchers map[*rulefmt.Selector]*matcher
@@ -154,7 +155,7 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
 	}
 	plain := *s
 	plain.Calls = false
-	m, err := e.x.compileContext(ctx, plain)
+	m, err := compileContext(ctx, e.x, plain)
 	if err != nil {
 		if s.Line > 0 && ctx.Err() == nil {
 			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
@@ -164,7 +165,7 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
 	if s.Calls {
 		// The vocabulary stage's calls (none when it cannot compile:
 		// Analyze reports that error).
-		m.only = make([]bool, e.x.nspans)
+		m.only = make([]bool, e.x.NumSpans)
 		if ev := e.stageEvents(); ev != nil {
 			for _, c := range ev.calls {
 				m.only[c.span] = true
@@ -197,7 +198,7 @@ func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
 
 // selects reports whether span i is selected within a scope rooted at root
 // (-1 for a trace or the dump): ancestors at or above root are not looked at.
-func (c *compiledSel) selects(x *index, i, root int32) bool {
+func (c *compiledSel) selects(x *index.Index, i, root int32) bool {
 	if !c.self.match(i) {
 		return false
 	}
@@ -211,15 +212,15 @@ func (c *compiledSel) selects(x *index, i, root int32) bool {
 	// (matcher.nearest), so no span walks its ancestors: a chain of 100k
 	// spans would make that quadratic. An ancestor counts when it lies
 	// strictly below root.
-	t := x.tree()
+	t := x.Tree()
 	if c.notUnder != nil {
-		if a := c.notUnder.nearest(i); a >= 0 && t.strictlyBelow(a, root) {
+		if a := c.notUnder.nearest(i); a >= 0 && t.StrictlyBelow(a, root) {
 			return false
 		}
 	}
 	if c.under != nil {
 		a := c.under.nearest(i)
-		return a >= 0 && t.strictlyBelow(a, root)
+		return a >= 0 && t.StrictlyBelow(a, root)
 	}
 	return true
 }
@@ -241,7 +242,7 @@ func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 	}
 	switch r.Scope.Kind {
 	case rulefmt.ScopeDump:
-		return []ruleScope{{trace: -1, root: -1, spans: x.order, complete: anyMatch(complete, x.order)}}, nil
+		return []ruleScope{{trace: -1, root: -1, spans: x.Order, complete: anyMatch(complete, x.Order)}}, nil
 	case rulefmt.ScopeTrace:
 		return e.traceScopes(complete), nil
 	}
@@ -272,16 +273,16 @@ func anyMatch(complete *matcher, group []int32) bool {
 // order.
 func (e *ruleEval) traceScopes(complete *matcher) []ruleScope {
 	x := e.x
-	out := make([]ruleScope, 0, len(x.traces))
-	for t := range x.traces {
-		tr := &x.traces[t]
-		group := x.order[tr.first : tr.first+tr.n]
-		out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.incomplete && anyMatch(complete, group)})
+	out := make([]ruleScope, 0, len(x.TraceRecs))
+	for t := range x.TraceRecs {
+		tr := &x.TraceRecs[t]
+		group := x.Order[tr.First : tr.First+tr.N]
+		out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.Incomplete && anyMatch(complete, group)})
 	}
 	// Raw ids sort as their hex does, without formatting two strings
 	// per comparison.
 	slices.SortFunc(out, func(a, b ruleScope) int {
-		return bytes.Compare(x.traces[a.trace].id[:], x.traces[b.trace].id[:])
+		return bytes.Compare(x.TraceRecs[a.trace].ID[:], x.TraceRecs[b.trace].ID[:])
 	})
 	return out
 }
@@ -294,29 +295,29 @@ func (e *ruleEval) subtreeScopes(root, complete *matcher) ([]ruleScope, error) {
 	x := e.x
 	// A subtree's spans are its range of the depth-first layout: nested
 	// subtrees share one array instead of each copying its span list.
-	tree := x.tree()
+	tree := x.Tree()
 	var out []ruleScope
-	for t := range x.traces {
-		tr := &x.traces[t]
-		group := x.order[tr.first : tr.first+tr.n]
+	for t := range x.TraceRecs {
+		tr := &x.TraceRecs[t]
+		group := x.Order[tr.First : tr.First+tr.N]
 		first := len(out)
 		if err := e.tick(); err != nil {
 			return nil, err
 		}
 		for _, i := range group {
 			if root.match(i) {
-				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.subtree(i)})
+				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.Subtree(i)})
 			}
 		}
 		if len(out) == first {
 			continue
 		}
-		ok := !tr.incomplete && anyMatch(complete, group)
+		ok := !tr.Incomplete && anyMatch(complete, group)
 		for k := first; k < len(out); k++ {
 			out[k].complete = ok
 		}
 	}
-	slices.SortFunc(out, func(a, b ruleScope) int { return x.cmpSpans(a.root, b.root) })
+	slices.SortFunc(out, func(a, b ruleScope) int { return x.CompareSpans(a.root, b.root) })
 	return out, nil
 }
 
@@ -560,8 +561,8 @@ func (run *ruleRun) value(ex *rulefmt.Expectation, si int) (float64, []int32, er
 // attrKey is the index's key of attribute, which a distinct expectation
 // reads: an error when the index did not keep it.
 func (e *ruleEval) attrKey(attribute string) (uint16, error) {
-	id, ok := e.x.lookupKey(attribute)
-	if !ok || !e.x.spanKeyOK[id] {
+	id, ok := e.x.LookupKey(attribute)
+	if !ok || !e.x.SpanKeyOK[id] {
 		return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", attribute)
 	}
 	return id, nil
@@ -571,7 +572,7 @@ func (e *ruleEval) attrKey(attribute string) (uint16, error) {
 func (e *ruleEval) distinctIn(spans []int32, key uint16) int {
 	vals := map[int32]bool{}
 	for _, i := range spans {
-		if v, ok := e.x.attrVal(i, key); ok {
+		if v, ok := e.x.AttrVal(i, key); ok {
 			vals[v] = true
 		}
 	}
@@ -661,10 +662,10 @@ func (e *ruleEval) smallest(list []int32) []report.SpanRef {
 	}
 	var top []int32
 	for _, i := range list {
-		if len(top) == e.max && e.x.cmpSpans(i, top[len(top)-1]) >= 0 {
+		if len(top) == e.max && e.x.CompareSpans(i, top[len(top)-1]) >= 0 {
 			continue
 		}
-		at, _ := slices.BinarySearchFunc(top, i, e.x.cmpSpans)
+		at, _ := slices.BinarySearchFunc(top, i, e.x.CompareSpans)
 		if at < len(top) && top[at] == i {
 			continue
 		}
@@ -682,10 +683,10 @@ func (e *ruleEval) smallest(list []int32) []report.SpanRef {
 
 // ref names span i.
 func (e *ruleEval) ref(i int32) report.SpanRef {
-	s := e.x.sp(i)
+	s := e.x.Span(i)
 	var ref report.SpanRef
-	ref.Trace = e.x.traces[s.trace].id
-	binary.BigEndian.PutUint64(ref.Span[:], s.id)
+	ref.Trace = e.x.TraceRecs[s.Trace].ID
+	binary.BigEndian.PutUint64(ref.Span[:], s.ID)
 	return ref
 }
 
@@ -700,7 +701,7 @@ func (e *ruleEval) scopeExample(sc ruleScope) report.SpanRef {
 		return e.ref(sc.root)
 	}
 	for _, i := range sc.spans {
-		if e.x.sp(i).parent < 0 {
+		if e.x.Span(i).Parent < 0 {
 			return e.ref(i)
 		}
 	}
@@ -788,14 +789,14 @@ func (e *ruleEval) lookupSessions() {
 	e.haveSess = true
 	voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
 	if k := voc.Session.Attribute; k != "" {
-		e.kSess, e.okS = x.lookupKey(k)
+		e.kSess, e.okS = x.LookupKey(k)
 	}
 	if k := voc.Attributes.ErrorType; k != "" {
-		e.kErr, e.okE = x.lookupKey(k)
+		e.kErr, e.okE = x.LookupKey(k)
 	}
-	e.expired = x.lookupValue(spans.ErrTypeSessionExpired)
+	e.expired = x.LookupValue(spans.ErrTypeSessionExpired)
 	if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
-		e.callSession = make([]int32, x.nspans)
+		e.callSession = make([]int32, x.NumSpans)
 		for i := range e.callSession {
 			e.callSession[i] = -1
 		}
@@ -822,14 +823,14 @@ func (e *ruleEval) sessionCalls(selected []int32) []sessionCall {
 		if e.callSession != nil && e.callSession[i] >= 0 {
 			sess, ok = e.callSession[i], true
 		} else if e.okS {
-			sess, ok = x.attrVal(i, e.kSess)
+			sess, ok = x.AttrVal(i, e.kSess)
 		}
 		if !ok {
 			continue
 		}
-		c := sessionCall{start: x.sp(i).start, session: sess}
+		c := sessionCall{start: x.Span(i).Start, session: sess}
 		if e.okE && e.expired >= 0 {
-			if v, ok := x.attrVal(i, e.kErr); ok && v == e.expired {
+			if v, ok := x.AttrVal(i, e.kErr); ok && v == e.expired {
 				c.expired = true
 			}
 		}
@@ -879,25 +880,25 @@ func IsSessionlessProtocol(version string) bool {
 // that minted no session).
 func (e *ruleEval) sessionlessTest() func(i int32) bool {
 	x := e.x
-	kVer, okV := x.lookupKey(spans.AttrProtocolVersion)
-	if !okV || !x.spanKeyOK[kVer] {
+	kVer, okV := x.LookupKey(spans.AttrProtocolVersion)
+	if !okV || !x.SpanKeyOK[kVer] {
 		return func(int32) bool { return false }
 	}
-	kSess, okS := x.lookupKey(spans.AttrSessionID)
+	kSess, okS := x.LookupKey(spans.AttrSessionID)
 	memo := map[int32]bool{}
 	return func(i int32) bool {
-		v, ok := x.attrVal(i, kVer)
+		v, ok := x.AttrVal(i, kVer)
 		if !ok {
 			return false
 		}
 		if okS {
-			if _, has := x.attrVal(i, kSess); !has {
+			if _, has := x.AttrVal(i, kSess); !has {
 				return true
 			}
 		}
 		sl, seen := memo[v]
 		if !seen {
-			sl = IsSessionlessProtocol(x.vals[v])
+			sl = IsSessionlessProtocol(x.Vals[v])
 			memo[v] = sl
 		}
 		return sl

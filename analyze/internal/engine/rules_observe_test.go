@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -17,7 +18,7 @@ import (
 func observeByID(t *testing.T, rules []rulefmt.Rule, max int, tds ...ptrace.Traces) map[string]report.RuleObservation {
 	t.Helper()
 	cfg := rulefmt.Config{}
-	idx := newIndex(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	idx := index.New(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	for _, td := range tds {
 		idx.Add(td)
 	}

@@ -7,13 +7,14 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 // matcher is a Selector compiled against one finished index: names and
 // values become table lookups, so matching a span costs a few comparisons.
 type matcher struct {
-	x       *index
+	x       *index.Index
 	anyName bool
 	nameOK  []bool // per name id
 	attrs   []condition
@@ -36,7 +37,7 @@ type matcher struct {
 // when none.
 func (m *matcher) nearest(i int32) int32 {
 	if m.near == nil {
-		m.near = m.x.nearestAncestors(m.match)
+		m.near = m.x.NearestAncestors(m.match)
 	}
 	return m.near[i]
 }
@@ -60,8 +61,8 @@ type condition struct {
 
 // compile binds sel to x. It fails when sel names an attribute the index did
 // not keep: the index must be built with the configuration's IndexOptions.
-func (x *index) compile(sel rulefmt.Selector) (*matcher, error) {
-	return x.compileContext(context.Background(), sel)
+func compile(x *index.Index, sel rulefmt.Selector) (*matcher, error) {
+	return compileContext(context.Background(), x, sel)
 }
 
 // compileContext is compile stopped by ctx between two regex matches.
@@ -73,8 +74,8 @@ func (x *index) compile(sel rulefmt.Selector) (*matcher, error) {
 // bytes, so a selector whose regex program exceeds maxRegexInsts is refused,
 // naming the regex and its size, instead of running for minutes (a legal
 // 3000-state regex over 80 long span names would).
-func (x *index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matcher, error) {
-	x.finish()
+func compileContext(ctx context.Context, x *index.Index, sel rulefmt.Selector) (*matcher, error) {
+	x.Finish()
 	if sel.Calls {
 		return nil, errors.New("a selector of the vocabulary's calls is only for a rule's selection")
 	}
@@ -85,8 +86,8 @@ func (x *index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matc
 				return nil, err
 			}
 		}
-		m.nameOK = make([]bool, len(x.names))
-		for i, n := range x.names {
+		m.nameOK = make([]bool, len(x.Names))
+		for i, n := range x.Names {
 			if sel.NameRegex != nil {
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -102,31 +103,31 @@ func (x *index) compileContext(ctx context.Context, sel rulefmt.Selector) (*matc
 		m.status = int16(c)
 	}
 	var err error
-	if m.attrs, err = x.compileConds(sel.Attributes, x.spanKeyOK, "span"); err != nil {
+	if m.attrs, err = compileConds(x, sel.Attributes, x.SpanKeyOK, "span"); err != nil {
 		return nil, err
 	}
-	if m.res, err = x.compileConds(sel.Resource, x.resKeyOK, "resource"); err != nil {
+	if m.res, err = compileConds(x, sel.Resource, x.ResKeyOK, "resource"); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (x *index) compileConds(ms []rulefmt.AttrMatch, kept []bool, what string) ([]condition, error) {
+func compileConds(x *index.Index, ms []rulefmt.AttrMatch, kept []bool, what string) ([]condition, error) {
 	conds := make([]condition, 0, len(ms))
 	for _, am := range ms {
-		id, ok := x.lookupKey(am.Key)
+		id, ok := x.LookupKey(am.Key)
 		if !ok || !kept[id] {
 			return nil, fmt.Errorf("selector reads %s attribute %q, which the index did not keep: build it with the configuration's IndexOptions", what, am.Key)
 		}
 		c := condition{key: id, op: am.Op, re: am.Regex, val: -1}
 		switch am.Op {
 		case rulefmt.OpEquals, rulefmt.OpNotEquals:
-			c.val = x.lookupValue(am.Value)
+			c.val = x.LookupValue(am.Value)
 		case rulefmt.OpRegex:
 			if err := rulefmt.CheckRegexBudget(am.Regex, what+" attribute "+strconv.Quote(am.Key)+" regex"); err != nil {
 				return nil, err
 			}
-			c.cache = make([]int8, len(x.vals))
+			c.cache = make([]int8, len(x.Vals))
 		}
 		conds = append(conds, c)
 	}
@@ -139,24 +140,24 @@ func (m *matcher) match(i int32) bool {
 	if m.only != nil && !m.only[i] {
 		return false
 	}
-	s := m.x.sp(i)
-	if !m.anyName && !m.nameOK[s.name] {
+	s := m.x.Span(i)
+	if !m.anyName && !m.nameOK[s.Name] {
 		return false
 	}
-	if m.kind >= 0 && int16(s.kind) != m.kind {
+	if m.kind >= 0 && int16(s.Kind) != m.kind {
 		return false
 	}
-	if m.status >= 0 && int16(s.status) != m.status {
+	if m.status >= 0 && int16(s.Status) != m.status {
 		return false
 	}
 	for k := range m.attrs {
-		v, ok := m.x.attrVal(i, m.attrs[k].key)
+		v, ok := m.x.AttrVal(i, m.attrs[k].key)
 		if !m.attrs[k].holds(m.x, v, ok) {
 			return false
 		}
 	}
 	for k := range m.res {
-		v, ok := m.x.resAttrVal(i, m.res[k].key)
+		v, ok := m.x.ResAttrVal(i, m.res[k].key)
 		if !m.res[k].holds(m.x, v, ok) {
 			return false
 		}
@@ -164,7 +165,7 @@ func (m *matcher) match(i int32) bool {
 	return true
 }
 
-func (c *condition) holds(x *index, v int32, present bool) bool {
+func (c *condition) holds(x *index.Index, v int32, present bool) bool {
 	switch c.op {
 	case rulefmt.OpEquals:
 		return present && v == c.val
@@ -184,7 +185,7 @@ func (c *condition) holds(x *index, v int32, present bool) bool {
 		case 2:
 			return false
 		}
-		ok := c.re.MatchString(x.vals[v])
+		ok := c.re.MatchString(x.Vals[v])
 		c.cache[v] = 2
 		if ok {
 			c.cache[v] = 1

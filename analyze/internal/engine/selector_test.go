@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -103,16 +104,16 @@ func TestSelectorMatching(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg := rulefmt.Config{ExecutionRoot: &sel}
-			idx := newIndex(cfg.IndexOptions())
+			idx := index.New(cfg.IndexOptions())
 			idx.Add(d.td)
-			m, err := idx.compile(sel)
+			m, err := compile(idx, sel)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []uint64
-			for _, i := range idx.order {
+			for _, i := range idx.Order {
 				if m.match(i) {
-					got = append(got, idx.sp(i).id)
+					got = append(got, idx.Span(i).ID)
 				}
 			}
 			if !slices.Equal(got, tt.want) {
@@ -123,10 +124,10 @@ func TestSelectorMatching(t *testing.T) {
 }
 
 func TestCompileRefusesAnAttributeTheIndexDidNotKeep(t *testing.T) {
-	idx := newIndex(rulefmt.IndexOptions{})
+	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(newDump().td)
 	sel, _ := rulefmt.ParseSelectorString("{attributes: {db.sql.table: x}}")
-	if _, err := idx.compile(sel); err == nil || !strings.Contains(err.Error(), "db.sql.table") {
+	if _, err := compile(idx, sel); err == nil || !strings.Contains(err.Error(), "db.sql.table") {
 		t.Errorf("compile = %v, want an error naming db.sql.table", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -39,13 +40,13 @@ type TraceStream struct {
 	judge RuleJudge
 	opts  rulefmt.IndexOptions
 	agg   *aggregate
-	group *index // the traces added since the last Flush; nil when none
+	group *index.Index // the traces added since the last Flush; nil when none
 	// spare is the index a Flush is done with, reset for the next group
 	// (index.reset, as the Engine's shards reuse theirs): a fresh index
 	// allocates, and the runtime zeroes, a span chunk, an attribute chunk
 	// and its duplicate cache, about 2 MB, which cost more than measuring a
 	// group of a few dozen traces (BenchmarkAnalyzerCost in the connector).
-	spare *index
+	spare *index.Index
 	// pairs says what Flush does with the acquires: attribute them (the
 	// default), hand them out (ForwardPairs) or drop them (DropPairs).
 	pairs pairMode
@@ -53,18 +54,18 @@ type TraceStream struct {
 
 // newIndex returns an empty index for a group: the spare one, reset, when
 // there is one.
-func (s *TraceStream) newIndex() *index {
+func (s *TraceStream) newIndex() *index.Index {
 	x := s.spare
 	s.spare = nil
 	if x == nil {
-		return newIndex(s.opts)
+		return index.New(s.opts)
 	}
-	x.reset()
+	x.Reset()
 	return x
 }
 
 // recycle keeps x as the spare index. x must not be used again.
-func (s *TraceStream) recycle(x *index) { s.spare = x }
+func (s *TraceStream) recycle(x *index.Index) { s.spare = x }
 
 // TraceOutcome is what a group of traces adds to the counters.
 type TraceOutcome struct {
@@ -252,7 +253,7 @@ func (s *TraceStream) Flush() (TraceOutcome, error) {
 // on its own (the rules are per trace or subtree); a trace with a failing
 // rule is judged again alone, so its finding's words count that trace only,
 // as `mcptrace check` on that trace would.
-func (s *TraceStream) violations(idx *index) ([]Violation, error) {
+func (s *TraceStream) violations(idx *index.Index) ([]Violation, error) {
 	results, err := s.judgeIndex(idx)
 	if err != nil {
 		return nil, err
@@ -267,14 +268,14 @@ func (s *TraceStream) violations(idx *index) ([]Violation, error) {
 		return nil, nil
 	}
 	var out []Violation
-	for t := range idx.traces {
-		if !failing[idx.traceID(int32(t))] {
+	for t := range idx.TraceRecs {
+		if !failing[idx.TraceID(int32(t))] {
 			continue
 		}
 		one := s.newIndex()
-		sel := make([]bool, len(idx.traces))
+		sel := make([]bool, len(idx.TraceRecs))
 		sel[t] = true
-		copyTraces(one, idx, sel)
+		index.CopyTraces(one, idx, sel)
 		results, err := s.judgeIndex(one)
 		s.recycle(one)
 		if err != nil {
@@ -296,7 +297,7 @@ func (s *TraceStream) violations(idx *index) ([]Violation, error) {
 }
 
 // judgeIndex evaluates the rules on idx, naming every failing scope.
-func (s *TraceStream) judgeIndex(idx *index) ([]report.RuleVerdict, error) {
+func (s *TraceStream) judgeIndex(idx *index.Index) ([]report.RuleVerdict, error) {
 	a, err := analyzeRules(context.Background(), idx, s.cfg, s.rules, ObserveOptions{MaxExamples: math.MaxInt32})
 	if err != nil {
 		return nil, err
@@ -315,7 +316,7 @@ func (s *TraceStream) judgeIndex(idx *index) ([]report.RuleVerdict, error) {
 // tool call that names one, with the executions measure's own walk; none
 // when the spans cannot show sessions per execution (Report.FigureOf):
 // a counter the spans cannot vouch for is not emitted, not even as 0.
-func (s *TraceStream) executions(idx *index) ([]ExecutionCount, error) {
+func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 	ev, err := stageContext(context.Background(), idx, s.cfg)
 	if err != nil {
 		return nil, err

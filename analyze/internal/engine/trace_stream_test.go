@@ -121,7 +121,7 @@ func TestTraceStreamGroupsShareNoState(t *testing.T) {
 			t.Fatalf("flush %d of the same traces: %d acquires, %d executions; the first counted %d, %d", i+2, a, e, all, allExec)
 		}
 	}
-	if ts.spare.spans == nil || ts.spare.recent == nil {
+	if ts.spare.Chunks == nil || ts.spare.Recent == nil {
 		t.Fatal("no tables kept for the next group: the reuse this test guards is not happening")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -13,7 +14,7 @@ import (
 // values the stage compares with. The vocabulary stage (events.go) is its
 // only reader: the measures read the events it produces, never a span name.
 type vocab struct {
-	x   *index
+	x   *index.Index
 	voc *rulefmt.Vocabulary
 	// poll stops the stage's long loops when the context of
 	// [AnalyzeContext] is done; nil never stops.
@@ -52,8 +53,8 @@ const noKey = ^uint16(0)
 // newVocab compiles the vocabulary cfg resolves to for x (detect.go)
 // against x: its roles' selectors, and its attribute keys and values as
 // x's ids, looked up once so the stage compares ids span by span.
-func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
-	x.finish()
+func newVocab(x *index.Index, cfg rulefmt.Config) (*vocab, error) {
+	x.Finish()
 	voc := resolvedFor(cfg, x).ActiveVocabulary() // detect.go
 	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
 	if err := v.compileRoles(); err != nil {
@@ -62,18 +63,18 @@ func newVocab(x *index, cfg rulefmt.Config) (*vocab, error) {
 	v.clock = rootClock{x: x, session: v.session}
 	v.resolveKeys()
 	if cfg.ScopeAttr != "" {
-		if id, ok := x.lookupKey(cfg.ScopeAttr); ok {
+		if id, ok := x.LookupKey(cfg.ScopeAttr); ok {
 			v.kScope = int32(id)
 		}
 	}
 	v.valTrue = 1 // newIndex interns "false" and "true" first
 	v.valToolError = -1
 	if voc.Attributes.ToolError != "" {
-		v.valToolError = x.valueID(voc.Attributes.ToolError)
+		v.valToolError = x.ValueID(voc.Attributes.ToolError)
 	}
-	v.valHealthCheck = x.valueID(spans.MissHealthCheck)
-	v.namedPool = make([]bool, len(x.names))
-	for i, n := range x.names {
+	v.valHealthCheck = x.ValueID(spans.MissHealthCheck)
+	v.namedPool = make([]bool, len(x.Names))
+	for i, n := range x.Names {
 		v.namedPool[i] = slices.Contains(voc.Names, n)
 	}
 	return v, nil
@@ -88,7 +89,7 @@ func (v *vocab) compileRoles() error {
 	compile := func(sels []rulefmt.Selector) []*matcher {
 		out := make([]*matcher, 0, len(sels))
 		for _, sel := range sels {
-			m, cerr := x.compile(sel)
+			m, cerr := compile(x, sel)
 			if cerr != nil {
 				if err == nil {
 					err = fmt.Errorf("vocabulary %q: %w", voc.Name, cerr)
@@ -113,7 +114,7 @@ func (v *vocab) compileRoles() error {
 // vocabulary names (noKey for an empty name or one no span carries).
 func (v *vocab) resolveKeys() {
 	key := func(k string) uint16 {
-		if id, ok := v.x.lookupKey(k); ok && k != "" {
+		if id, ok := v.x.LookupKey(k); ok && k != "" {
 			return id
 		}
 		return noKey
@@ -136,13 +137,13 @@ func (v *vocab) resolveKeys() {
 // the stage then costs one lookup per role, as a switch on the name did),
 // the others matched span by span.
 type role struct {
-	x      *index
+	x      *index.Index
 	byName []bool // per name id: a name-only selector matches; nil when none
 	others []*matcher
 }
 
 // newRole folds ms into a role.
-func newRole(x *index, ms []*matcher) role {
+func newRole(x *index.Index, ms []*matcher) role {
 	r := role{x: x}
 	for _, m := range ms {
 		if m.anyName || m.kind >= 0 || m.status >= 0 || len(m.attrs) > 0 || len(m.res) > 0 {
@@ -150,7 +151,7 @@ func newRole(x *index, ms []*matcher) role {
 			continue
 		}
 		if r.byName == nil {
-			r.byName = make([]bool, len(x.names))
+			r.byName = make([]bool, len(x.Names))
 		}
 		for id, ok := range m.nameOK {
 			r.byName[id] = r.byName[id] || ok
@@ -183,7 +184,7 @@ func (r *role) bound(perName []int32, n int) int {
 
 // match reports whether span i plays the role.
 func (r *role) match(i int32) bool {
-	if r.byName != nil && r.byName[r.x.sp(i).name] {
+	if r.byName != nil && r.byName[r.x.Span(i).Name] {
 		return true
 	}
 	for _, m := range r.others {
@@ -201,10 +202,10 @@ func (v *vocab) isCall(i int32) bool { return v.calls.match(i) }
 // session: status error, unless the error is only the tool's own isError
 // answer, which is a clean release.
 func (v *vocab) failed(i int32) bool {
-	if v.x.sp(i).status != statusError {
+	if v.x.Span(i).Status != index.StatusError {
 		return false
 	}
-	t, ok := v.x.attrVal(i, v.kErrType)
+	t, ok := v.x.AttrVal(i, v.kErrType)
 	return !ok || t != v.valToolError
 }
 
@@ -216,7 +217,7 @@ func (v *vocab) failed(i int32) bool {
 func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
 	vals, ok := v.inh[key]
 	if !ok {
-		vals = v.x.inheritedValues(key)
+		vals = v.x.InheritedValues(key)
 		if v.inh == nil {
 			v.inh = map[uint16][]int32{}
 		}
@@ -236,7 +237,7 @@ func (v *vocab) scopeOf(i int32) int32 {
 		if val, ok := v.inherited(i, k); ok {
 			return val
 		}
-		if val, ok := v.x.resAttrVal(i, k); ok {
+		if val, ok := v.x.ResAttrVal(i, k); ok {
 			return val
 		}
 		return -1
@@ -244,10 +245,10 @@ func (v *vocab) scopeOf(i int32) int32 {
 	if val, ok := v.inherited(i, v.kPoolID); ok {
 		return val
 	}
-	if val, ok := v.x.resAttrVal(i, v.rInstance); ok {
+	if val, ok := v.x.ResAttrVal(i, v.rInstance); ok {
 		return val
 	}
-	if val, ok := v.x.resAttrVal(i, v.rService); ok {
+	if val, ok := v.x.ResAttrVal(i, v.rService); ok {
 		return val
 	}
 	return -1

@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -16,24 +17,24 @@ import (
 func (v *vocab) stage(root *matcher) *events {
 	x := v.x
 	e, acquires := v.newEvents()
-	hasHandshake := make([]bool, x.nspans)
+	hasHandshake := make([]bool, x.NumSpans)
 	// One pass, every span's roles read in line: this loop runs per span.
-	for _, i := range x.order {
+	for _, i := range x.Order {
 		if v.poll.stop() {
 			return e
 		}
-		s := x.sp(i)
-		recognised := v.namedPool[s.name]
+		s := x.Span(i)
+		recognised := v.namedPool[s.Name]
 		switch {
 		case v.handshakes.match(i):
 			recognised = true
-			if s.parent >= 0 {
-				hasHandshake[s.parent] = true
+			if s.Parent >= 0 {
+				hasHandshake[s.Parent] = true
 			}
-			h := handshakeEvent{span: i, parent: s.parent, start: s.start, end: s.end, scope: v.scopeOf(i), session: v.attr(i, v.kSession),
-				revision: v.attr(i, v.kRevision), failed: s.status == statusError, prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
-			if s.parent >= 0 && v.acquires.match(s.parent) {
-				h.revision = v.attr(s.parent, v.kRevision) // counted with the acquire that paid it
+			h := handshakeEvent{span: i, parent: s.Parent, start: s.Start, end: s.End, scope: v.scopeOf(i), session: v.attr(i, v.kSession),
+				revision: v.attr(i, v.kRevision), failed: s.Status == index.StatusError, prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
+			if s.Parent >= 0 && v.acquires.match(s.Parent) {
+				h.revision = v.attr(s.Parent, v.kRevision) // counted with the acquire that paid it
 			}
 			e.handshakes = append(e.handshakes, h)
 			if !v.inferred {
@@ -69,12 +70,12 @@ func (v *vocab) stage(root *matcher) *events {
 // the explicit acquire spans, sized the same way.
 func (v *vocab) newEvents() (*events, []int32) {
 	x := v.x
-	e := &events{strs: slices.Clip(x.vals), handshakesByScope: map[int32]int{}, traceIDs: x.traceID}
-	perName := make([]int32, len(x.names))
-	for _, i := range x.order {
-		perName[x.sp(i).name]++
+	e := &events{strs: slices.Clip(x.Vals), handshakesByScope: map[int32]int{}, traceIDs: x.TraceID}
+	perName := make([]int32, len(x.Names))
+	for _, i := range x.Order {
+		perName[x.Span(i).Name]++
 	}
-	n := len(x.order)
+	n := len(x.Order)
 	e.calls = make([]callEvent, 0, v.calls.bound(perName, n))
 	e.handshakes = make([]handshakeEvent, 0, v.handshakes.bound(perName, n))
 	acquires := make([]int32, 0, v.acquires.bound(perName, n)) // explicit acquire spans, in x.order
@@ -110,7 +111,7 @@ func (v *vocab) scopeServices(e *events) {
 		if _, ok := e.serviceByScope[ev.scope]; ok {
 			continue
 		}
-		if svc, ok := v.x.resAttrVal(ev.at, v.rService); ok {
+		if svc, ok := v.x.ResAttrVal(ev.at, v.rService); ok {
 			if e.serviceByScope == nil {
 				e.serviceByScope = map[int32]int32{}
 			}
@@ -132,8 +133,8 @@ func (v *vocab) prewarmSessions(e *events) {
 		if key < 0 {
 			continue // a session of no pair
 		}
-		s := v.x.sp(h.span)
-		e.acquires = append(e.acquires, acquireEvent{start: h.start, leaseEnd: max(h.end, h.start), trace: v.x.traces[s.trace].id, span: s.id,
+		s := v.x.Span(h.span)
+		e.acquires = append(e.acquires, acquireEvent{start: h.start, leaseEnd: max(h.end, h.start), trace: v.x.TraceRecs[s.Trace].ID, span: s.ID,
 			at: h.span, scope: h.scope, key: key, session: -1, prewarm: true})
 	}
 }
@@ -141,12 +142,12 @@ func (v *vocab) prewarmSessions(e *events) {
 // serverSide reports whether call span i was written by the server: its
 // kind is server, or it carries the caller's address.
 func (v *vocab) serverSide(i int32) bool {
-	return v.x.sp(i).kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
+	return v.x.Span(i).Kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
 }
 
 // attr returns the value id of span attribute key on span i, -1 when absent.
 func (v *vocab) attr(i int32, key uint16) int32 {
-	if val, ok := v.x.attrVal(i, key); ok {
+	if val, ok := v.x.AttrVal(i, key); ok {
 		return val
 	}
 	return -1
@@ -156,8 +157,8 @@ func (v *vocab) attr(i int32, key uint16) int32 {
 // interned into e.
 func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
 	x := v.x
-	s := x.sp(i)
-	c := callEvent{span: i, trace: s.trace, start: s.start, end: s.end, exec: s.trace,
+	s := x.Span(i)
+	c := callEvent{span: i, trace: s.Trace, start: s.Start, end: s.End, exec: s.Trace,
 		session: v.attr(i, v.kSession), scope: v.scopeOf(i), revision: v.attr(i, v.kRevision), failed: v.failed(i)}
 	if root != nil {
 		// The nearest root at or above the call, from one pass over the
@@ -167,8 +168,8 @@ func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
 	c.tie = v.clock.tie(i, c.exec, root != nil)
 	if c.session < 0 && v.session != nil {
 		if enc := v.session.nearest(i); enc >= 0 {
-			es := x.sp(enc)
-			c.session = e.intern(spanSession(x.traces[es.trace].id, es.id))
+			es := x.Span(enc)
+			c.session = e.intern(spanSession(x.TraceRecs[es.Trace].ID, es.ID))
 		}
 	}
 	return c
@@ -185,9 +186,9 @@ func (v *vocab) inferFromCalls(e *events) {
 		if c.session < 0 {
 			continue // a stateless call: nothing to pool
 		}
-		s := x.sp(c.span)
+		s := x.Span(c.span)
 		e.acquires = append(e.acquires, acquireEvent{
-			start: s.start, leaseEnd: s.end, trace: x.traces[s.trace].id, span: s.id, at: c.span,
+			start: s.Start, leaseEnd: s.End, trace: x.TraceRecs[s.Trace].ID, span: s.ID, at: c.span,
 			scope: c.scope, key: e.serverKey(v.attr(c.span, v.kAddr), v.attr(c.span, v.kPort)),
 			session: c.session, hit: true, failed: c.failed,
 		})
@@ -201,11 +202,11 @@ func (v *vocab) inferFromCalls(e *events) {
 // acquire; then the failures of calls and invocations mark their leases.
 func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []bool) {
 	x := v.x
-	n := x.nspans // arrays below are indexed by span index
+	n := x.NumSpans // arrays below are indexed by span index
 	acquiresOf, orphans := v.byInvocation(e, acquires)
 	capEvents := len(acquires)
 	if v.voc.AcquireOnMiss {
-		capEvents += len(x.order) / 4 // implied hits: a guess, an invocation is one span of a few
+		capEvents += len(x.Order) / 4 // implied hits: a guess, an invocation is one span of a few
 	}
 	e.acquires = make([]acquireEvent, 0, capEvents)
 	e.spans = make([]acquireSpan, 0, len(acquires))
@@ -213,7 +214,7 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 	for i := range leaseFirst {
 		leaseFirst[i] = -1
 	}
-	for _, inv := range x.order {
+	for _, inv := range x.Order {
 		g := acquiresOf(inv)
 		if len(g) == 0 {
 			continue
@@ -246,11 +247,11 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 // acquires without a parent.
 func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
 	x := v.x
-	n := x.nspans
+	n := x.NumSpans
 	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
 	withParent := 0
 	for _, a := range acquires {
-		if p := x.sp(a).parent; p >= 0 {
+		if p := x.Span(a).Parent; p >= 0 {
 			acqFirst[p+1]++
 			withParent++
 		} else {
@@ -264,14 +265,14 @@ func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv i
 	{
 		next := slices.Clone(acqFirst[:n])
 		for _, a := range acquires {
-			if inv := x.sp(a).parent; inv >= 0 {
+			if inv := x.Span(a).Parent; inv >= 0 {
 				byInv[next[inv]] = a
 				next[inv]++
 			}
 		}
 	}
 	acquiresOf = func(inv int32) []int32 { return byInv[acqFirst[inv]:acqFirst[inv+1]] }
-	for _, inv := range x.order {
+	for _, inv := range x.Order {
 		if g := acquiresOf(inv); len(g) > 1 {
 			slices.SortFunc(g, func(a, b int32) int {
 				if v.acquiredBefore(e, a, b) {
@@ -297,7 +298,7 @@ func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEve
 	if !ok {
 		return
 	}
-	for inv, n := int32(0), v.x.nspans; inv < n; inv++ {
+	for inv, n := int32(0), v.x.NumSpans; inv < n; inv++ {
 		if l.leased(inv) && v.failed(inv) {
 			buf = l.of(inv, buf)
 			e.acquires[buf[len(buf)-1]].failed = true
@@ -311,7 +312,7 @@ func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEve
 // are e.acquires[:explicit], an invocation's in a run from its first.
 type invocationLeases struct {
 	e              *events
-	x              *index
+	x              *index.Index
 	first, implied []int32
 	explicit       int
 }
@@ -328,7 +329,7 @@ func (l *invocationLeases) of(inv int32, buf []int32) []int32 {
 		buf = append(buf, l.implied[inv])
 	}
 	if k := l.first[inv]; k >= 0 {
-		for ; int(k) < l.explicit && l.e.acquires[k].at >= 0 && l.x.sp(l.e.acquires[k].at).parent == inv; k++ {
+		for ; int(k) < l.explicit && l.e.acquires[k].at >= 0 && l.x.Span(l.e.acquires[k].at).Parent == inv; k++ {
 			buf = append(buf, k)
 		}
 	}
@@ -353,7 +354,7 @@ func (v *vocab) failCallLeases(e *events, l *invocationLeases) ([]int32, bool) {
 			continue
 		}
 		if near == nil {
-			near = v.x.nearestAncestors(l.leased)
+			near = v.x.NearestAncestors(l.leased)
 		}
 		inv := near[c.span]
 		if inv < 0 {
@@ -375,28 +376,28 @@ func (v *vocab) failCallLeases(e *events, l *invocationLeases) ([]int32, bool) {
 // attempt of its invocation, -1 none.
 func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 	x := v.x
-	s := x.sp(a)
-	ev := acquireEvent{start: s.start, leaseEnd: s.end, trace: x.traces[s.trace].id, span: s.id, at: a,
+	s := x.Span(a)
+	ev := acquireEvent{start: s.Start, leaseEnd: s.End, trace: x.TraceRecs[s.Trace].ID, span: s.ID, at: a,
 		scope: v.scopeOf(a), key: -1, session: -1, explicit: true}
 	if key, ok := v.inherited(a, v.kKey); ok {
 		ev.key = key
 	}
-	if r, ok := x.attrVal(a, v.kReason); ok {
+	if r, ok := x.AttrVal(a, v.kReason); ok {
 		ev.health = r == v.valHealthCheck && r >= 0
 	}
 	ev.redial = v.isRedial(a)
-	h, okHit := x.attrVal(a, v.kHit)
+	h, okHit := x.AttrVal(a, v.kHit)
 	if okHit {
 		ev.hit = h == v.valTrue
 	} else {
 		ev.hit = !hasHandshake[a]
 	}
-	if s.parent >= 0 {
-		ev.leaseEnd = x.sp(s.parent).end
+	if s.Parent >= 0 {
+		ev.leaseEnd = x.Span(s.Parent).End
 		if next >= 0 {
 			// Before a redial, its session expired: the pool dropped it,
 			// as after any failed lease.
-			ev.leaseEnd, ev.failed = x.sp(next).start, v.isRedial(next)
+			ev.leaseEnd, ev.failed = x.Span(next).Start, v.isRedial(next)
 		}
 	}
 	ev.leaseEnd = max(ev.leaseEnd, ev.start)
@@ -404,14 +405,14 @@ func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
 		v.recordSettings(e, a, ev.scope)
 	}
 	e.acquires = append(e.acquires, ev)
-	e.spans = append(e.spans, acquireSpan{revision: v.attr(a, v.kRevision), hitRecorded: okHit && h == v.valTrue, hit: ev.hit, dur: s.end - s.start})
+	e.spans = append(e.spans, acquireSpan{revision: v.attr(a, v.kRevision), hitRecorded: okHit && h == v.valTrue, hit: ev.hit, dur: s.End - s.Start})
 }
 
 // isRedial reports whether acquire span a is a second attempt, the
 // transparent redial after an expired session.
 func (v *vocab) isRedial(a int32) bool {
-	at, ok := v.x.attrVal(a, v.kAttempt)
-	return ok && v.x.vals[at] != "1" && v.x.vals[at] != "0"
+	at, ok := v.x.AttrVal(a, v.kAttempt)
+	return ok && v.x.Vals[at] != "1" && v.x.Vals[at] != "0"
 }
 
 // impliedHits appends, under acquire-on-miss, a hit for every invocation
@@ -420,26 +421,26 @@ func (v *vocab) isRedial(a int32) bool {
 // hit's event (-1 none).
 func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 	x := v.x
-	implied := make([]int32, x.nspans)
+	implied := make([]int32, x.NumSpans)
 	for i := range implied {
 		implied[i] = -1
 	}
-	for _, i := range x.order {
+	for _, i := range x.Order {
 		if v.poll.stop() {
 			return implied
 		}
 		if !v.invocations.match(i) || v.handshakes.match(i) || v.acquires.match(i) {
 			continue
 		}
-		s := x.sp(i)
-		leaseEnd := s.end
+		s := x.Span(i)
+		leaseEnd := s.End
 		if k := leaseFirst[i]; k >= 0 {
 			if !e.acquires[k].redial {
 				continue // its first attempt is an acquire span: a miss
 			}
 			leaseEnd = e.acquires[k].start // reused, expired, then redialed
 		}
-		ev := acquireEvent{start: s.start, leaseEnd: max(leaseEnd, s.start), trace: x.traces[s.trace].id, span: s.id, at: i,
+		ev := acquireEvent{start: s.Start, leaseEnd: max(leaseEnd, s.Start), trace: x.TraceRecs[s.Trace].ID, span: s.ID, at: i,
 			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true, failed: leaseFirst[i] >= 0}
 		implied[i] = int32(len(e.acquires))
 		e.acquires = append(e.acquires, ev)
@@ -451,9 +452,9 @@ func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 // same invocation: by start, ties by span id.
 func (v *vocab) acquiredBefore(e *events, a, b int32) bool {
 	e.compares++
-	sa, sb := v.x.sp(a), v.x.sp(b)
-	if sa.start != sb.start {
-		return sa.start < sb.start
+	sa, sb := v.x.Span(a), v.x.Span(b)
+	if sa.Start != sb.Start {
+		return sa.Start < sb.Start
 	}
-	return sa.id < sb.id
+	return sa.ID < sb.ID
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -35,7 +36,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 	} {
 		t.Run(string(tc.vocabulary), func(t *testing.T) {
 			cfg := rulefmt.Config{Profile: tc.vocabulary}.WithDefaults()
-			idx := newIndex(cfg.IndexOptions())
+			idx := index.New(cfg.IndexOptions())
 			idx.Add(tc.build())
 			ev, err := stageContext(context.Background(), idx, cfg)
 			if err != nil {
@@ -61,12 +62,12 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 
 // renderEvents writes the events one line each, times in milliseconds from
 // the dump's first span, ids as the index's trace and span ids.
-func renderEvents(x *index, ev *events, acquires []acquireEvent) string {
+func renderEvents(x *index.Index, ev *events, acquires []acquireEvent) string {
 	lo, _, _ := x.Window()
 	ms := func(ns int64) string { return fmt.Sprintf("%gms", float64(ns-lo.UnixNano())/1e6) }
 	name := func(i int32) string {
-		s := x.sp(i)
-		return fmt.Sprintf("%s/%x %s", x.traceID(s.trace)[24:], s.id, x.names[s.name])
+		s := x.Span(i)
+		return fmt.Sprintf("%s/%x %s", x.TraceID(s.Trace)[24:], s.ID, x.Names[s.Name])
 	}
 	str := func(id int32) string {
 		if id < 0 {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -404,7 +405,7 @@ func TestSessionRulesCountTheVocabularysSessions(t *testing.T) {
 		{"mcptrace: no mcp.session.id, no session", rulefmt.Config{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idx := newIndex(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+			idx := index.New(rulefmt.MergeIndexOptions(tc.cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
 			idx.Add(d.td)
 			obs, err := ObserveRules(asDump(idx), tc.cfg, []rulefmt.Rule{rule}, ObserveOptions{MaxExamples: 10})
 			if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package index
 
 // The parent links of a finished index laid out depth first, so questions
 // about ancestors and subtrees cost a constant or logarithmic time per span
@@ -13,23 +13,23 @@ package engine
 // ancestors of the same span, and a per-span fact inherited from the nearest
 // ancestor is computed in one pass over the preorder.
 
-// spanTree is the depth-first layout of a finished index's parent forest.
-type spanTree struct {
-	// dfs lists the distinct spans in depth-first preorder, trace by
-	// trace: trace t's spans are dfs[tr.first : tr.first+tr.n], as in
+// Tree is the depth-first layout of a finished index's parent forest.
+type Tree struct {
+	// DFS lists the distinct spans in depth-first preorder, trace by
+	// trace: trace t's spans are DFS[tr.first : tr.first+tr.n], as in
 	// index.order. Within a trace, roots (and spans whose parent is
 	// missing) come in span id order, each followed by its subtree;
 	// children are visited in span id order.
-	dfs []int32
-	// pre and end, per span index (duplicates included, never read), give
-	// the subtree of a span as the range dfs[pre:end].
-	pre, end []int32
+	DFS []int32
+	// Pre and End, per span index (duplicates included, never read), give
+	// the subtree of a span as the range dfs[Pre:End].
+	Pre, End []int32
 }
 
-// tree returns the depth-first layout of the finished index, built on first
+// Tree returns the depth-first layout of the finished index, built on first
 // use after each finish.
-func (x *index) tree() *spanTree {
-	x.finish()
+func (x *Index) Tree() *Tree {
+	x.Finish()
 	if x.layout == nil {
 		x.layout = buildTree(x)
 	}
@@ -39,14 +39,14 @@ func (x *index) tree() *spanTree {
 // buildTree lays out x's forest depth first in O(n): children are gathered
 // with a counting sort by parent, then each trace is walked with an
 // explicit stack (a recursion would overflow on a deep chain).
-func buildTree(x *index) *spanTree {
-	n := x.nspans
-	t := &spanTree{dfs: make([]int32, 0, len(x.order)), pre: make([]int32, n), end: make([]int32, n)}
+func buildTree(x *Index) *Tree {
+	n := x.NumSpans
+	t := &Tree{DFS: make([]int32, 0, len(x.Order)), Pre: make([]int32, n), End: make([]int32, n)}
 	// Children of span p are kids[first[p]:first[p+1]], in index.order (span
 	// id) order. first is indexed by span index + 1.
 	first := make([]int32, n+1)
-	for _, i := range x.order {
-		if p := x.sp(i).parent; p >= 0 {
+	for _, i := range x.Order {
+		if p := x.Span(i).Parent; p >= 0 {
 			first[p+1]++
 		}
 	}
@@ -56,35 +56,35 @@ func buildTree(x *index) *spanTree {
 	kids := make([]int32, first[n])
 	next := make([]int32, n)
 	copy(next, first[:n])
-	for _, i := range x.order {
-		if p := x.sp(i).parent; p >= 0 {
+	for _, i := range x.Order {
+		if p := x.Span(i).Parent; p >= 0 {
 			kids[next[p]] = i
 			next[p]++
 		}
 	}
 	// next is reused as each stacked span's cursor into its children.
 	var stack []int32
-	for tr := range x.traces {
-		rec := &x.traces[tr]
-		for _, root := range x.order[rec.first : rec.first+rec.n] {
-			if x.sp(root).parent >= 0 {
+	for tr := range x.TraceRecs {
+		rec := &x.TraceRecs[tr]
+		for _, root := range x.Order[rec.First : rec.First+rec.N] {
+			if x.Span(root).Parent >= 0 {
 				continue
 			}
-			t.pre[root] = int32(len(t.dfs))
-			t.dfs = append(t.dfs, root)
+			t.Pre[root] = int32(len(t.DFS))
+			t.DFS = append(t.DFS, root)
 			next[root] = first[root]
 			stack = append(stack[:0], root)
 			for len(stack) > 0 {
 				top := stack[len(stack)-1]
 				if next[top] == first[top+1] {
-					t.end[top] = int32(len(t.dfs))
+					t.End[top] = int32(len(t.DFS))
 					stack = stack[:len(stack)-1]
 					continue
 				}
 				c := kids[next[top]]
 				next[top]++
-				t.pre[c] = int32(len(t.dfs))
-				t.dfs = append(t.dfs, c)
+				t.Pre[c] = int32(len(t.DFS))
+				t.DFS = append(t.DFS, c)
 				next[c] = first[c]
 				stack = append(stack, c)
 			}
@@ -93,26 +93,26 @@ func buildTree(x *index) *spanTree {
 	return t
 }
 
-// subtree returns the spans of the subtree rooted at span r, r first: a
+// Subtree returns the spans of the Subtree rooted at span r, r first: a
 // sub-slice of the shared layout, never a copy.
-func (t *spanTree) subtree(r int32) []int32 {
-	return t.dfs[t.pre[r]:t.end[r]]
+func (t *Tree) Subtree(r int32) []int32 {
+	return t.DFS[t.Pre[r]:t.End[r]]
 }
 
-// strictlyBelow reports whether a lies strictly beneath root, for a and root
+// StrictlyBelow reports whether a lies strictly beneath root, for a and root
 // both ancestors (or self) of one span; any a is below root -1 (no root).
-func (t *spanTree) strictlyBelow(a, root int32) bool {
-	return root < 0 || t.pre[a] > t.pre[root]
+func (t *Tree) StrictlyBelow(a, root int32) bool {
+	return root < 0 || t.Pre[a] > t.Pre[root]
 }
 
-// nearestAncestors returns, per span index, the nearest proper ancestor for
+// NearestAncestors returns, per span index, the nearest proper ancestor for
 // which ok holds, -1 when none: one pass over the preorder, in which every
 // parent comes before its children.
-func (x *index) nearestAncestors(ok func(int32) bool) []int32 {
-	t := x.tree()
-	near := make([]int32, x.nspans)
-	for _, i := range t.dfs {
-		p := x.sp(i).parent
+func (x *Index) NearestAncestors(ok func(int32) bool) []int32 {
+	t := x.Tree()
+	near := make([]int32, x.NumSpans)
+	for _, i := range t.DFS {
+		p := x.Span(i).Parent
 		switch {
 		case p < 0:
 			near[i] = -1
@@ -125,22 +125,22 @@ func (x *index) nearestAncestors(ok func(int32) bool) []int32 {
 	return near
 }
 
-// inheritedValues returns, per span index, the value of span attribute key
+// InheritedValues returns, per span index, the value of span attribute key
 // on the span or on its nearest ancestor that has it, -1 when none (-2 for
 // a duplicate copy, never read). It walks up from each span only as far as
 // the first span already resolved and resolves the whole path on the way
 // back, so every span is resolved once whatever the depth of the chains
 // (finish has broken every parent cycle), and the depth-first layout,
 // whose arrays cost more than this one, is not needed.
-func (x *index) inheritedValues(key uint16) []int32 {
-	x.finish()
+func (x *Index) InheritedValues(key uint16) []int32 {
+	x.Finish()
 	const unresolved = -2
-	val := make([]int32, x.nspans)
+	val := make([]int32, x.NumSpans)
 	for i := range val {
 		val[i] = unresolved
 	}
 	var path []int32
-	for _, i := range x.order {
+	for _, i := range x.Order {
 		if val[i] != unresolved {
 			continue
 		}
@@ -151,13 +151,13 @@ func (x *index) inheritedValues(key uint16) []int32 {
 				v = val[j]
 				break
 			}
-			if a, ok := x.attrVal(j, key); ok {
+			if a, ok := x.AttrVal(j, key); ok {
 				val[j] = a
 				v = a
 				break
 			}
 			path = append(path, j)
-			if j = x.sp(j).parent; j < 0 {
+			if j = x.Span(j).Parent; j < 0 {
 				break
 			}
 		}

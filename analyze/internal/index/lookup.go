@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"slices"
@@ -18,39 +18,39 @@ import (
 type valueLookup struct {
 	byValue []int32 // value ids, sorted by value
 	n       int     // len(index.vals) when byValue was built
-	// sorted counts the value-table entries sorted into byValue over the
-	// index's life, and lookups the calls: tests pin that a check looks
+	// Sorted counts the value-table entries Sorted into byValue over the
+	// index's life, and Lookups the calls: tests pin that a check looks
 	// values up a bounded number of times per rule, never per scope, and
 	// sorts the table once.
-	sorted, lookups int64
+	Sorted, Lookups int64
 }
 
-// lookupValue returns the id of an interned value, or -1 when no span
+// LookupValue returns the id of an interned value, or -1 when no span
 // carries it, in O(1) while the index keeps its build-time map and
 // O(log n) amortized after: the sorted ids are built once per finished
 // table (4 bytes per value).
-func (x *index) lookupValue(v string) int32 {
+func (x *Index) LookupValue(v string) int32 {
 	if x.lender != nil {
-		return x.lender.lookupValue(v)
+		return x.lender.LookupValue(v)
 	}
-	x.valLookup.lookups++
-	if x.valIdx != nil {
-		if id, ok := x.valIdx[v]; ok {
+	x.ValLookup.Lookups++
+	if x.ValIdx != nil {
+		if id, ok := x.ValIdx[v]; ok {
 			return id
 		}
 		return -1
 	}
-	l := &x.valLookup
-	if l.byValue == nil || l.n != len(x.vals) {
-		l.byValue = make([]int32, len(x.vals))
+	l := &x.ValLookup
+	if l.byValue == nil || l.n != len(x.Vals) {
+		l.byValue = make([]int32, len(x.Vals))
 		for i := range l.byValue {
 			l.byValue[i] = int32(i)
 		}
-		slices.SortFunc(l.byValue, func(a, b int32) int { return strings.Compare(x.vals[a], x.vals[b]) })
-		l.n = len(x.vals)
-		l.sorted += int64(len(x.vals))
+		slices.SortFunc(l.byValue, func(a, b int32) int { return strings.Compare(x.Vals[a], x.Vals[b]) })
+		l.n = len(x.Vals)
+		l.Sorted += int64(len(x.Vals))
 	}
-	at, ok := slices.BinarySearchFunc(l.byValue, v, func(id int32, v string) int { return strings.Compare(x.vals[id], v) })
+	at, ok := slices.BinarySearchFunc(l.byValue, v, func(id int32, v string) int { return strings.Compare(x.Vals[id], v) })
 	if !ok {
 		return -1
 	}

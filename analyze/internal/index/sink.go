@@ -1,4 +1,4 @@
-package engine
+package index
 
 import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -12,10 +12,10 @@ import (
 // batches of the projection decoders (OTLP JSON lines, OTLP protobuf) into
 // ConsumeBatch.
 
-var _ ingest.BatchSink = (*index)(nil)
+var _ ingest.BatchSink = (*Index)(nil)
 
 // ConsumeTraces indexes td (index.Add); it never fails.
-func (x *index) ConsumeTraces(_ *ingest.Input, td ptrace.Traces) error {
+func (x *Index) ConsumeTraces(_ *ingest.Input, td ptrace.Traces) error {
 	x.Add(td)
 	return nil
 }
@@ -25,14 +25,14 @@ func (x *index) ConsumeTraces(_ *ingest.Input, td ptrace.Traces) error {
 // ReadOptions.Keep is the index's keep set (IndexOptions.keep), as Load
 // sets it: an attribute the batch left out cannot be indexed. It copies
 // what it keeps; it never fails.
-func (x *index) ConsumeBatch(_ *ingest.Input, b *ingest.Batch) error {
+func (x *Index) ConsumeBatch(_ *ingest.Input, b *ingest.Batch) error {
 	x.addFast(b)
 	return nil
 }
 
-// keepOf returns the attributes an index built with o keeps, for
+// KeepOf returns the attributes an index built with o keeps, for
 // ingest.ReadOptions.Keep.
-func keepOf(o rulefmt.IndexOptions) ingest.KeepAttrs {
+func KeepOf(o rulefmt.IndexOptions) ingest.KeepAttrs {
 	return ingest.KeepAttrs{
 		Span:     append(append([]string{}, vocabSpanAttrs...), o.SpanAttrs...),
 		Resource: append(append([]string{}, vocabResourceAttrs...), o.ResourceAttrs...),
