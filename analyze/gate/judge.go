@@ -193,7 +193,7 @@ func (j *judge) group(r *rulefmt.Rule, obs *report.RuleObservation, g report.Sco
 		}
 		if v := g.Values[k]; !ex.Holds(v, bound) {
 			scopeFailed = true
-			t.fails[quantityText(ex)+" = "+textfmt.Figure(v)] += g.Scopes
+			t.fails[failingText(ex, v)] += g.Scopes
 			failing = append(failing, k)
 		}
 	}
@@ -243,6 +243,18 @@ func quantityText(ex *rulefmt.Expectation) string {
 		return "distinct(" + ex.Attribute + ")"
 	}
 	return rulefmt.QuantityCount
+}
+
+// failingText names a failing figure of one expectation: its quantity,
+// the expectation's own selection when it has one (so two expectations
+// over different spans that fail with one value stay two lines, each
+// counting its scopes once), and the value.
+func failingText(ex *rulefmt.Expectation, v float64) string {
+	q := quantityText(ex)
+	if ex.Select != nil {
+		q += " of [" + ex.Select.String() + "]"
+	}
+	return q + " = " + textfmt.Figure(v)
 }
 
 // ruleStatus is a rule's verdict from its counted scopes; empty says it

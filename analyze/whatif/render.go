@@ -136,7 +136,7 @@ func WriteTable(w io.Writer, rows []Row, assumed bool) error {
 // causes writes a miss-cause map in the spans.MissReasons order.
 func causes(m map[string]int) string {
 	s := ""
-	for _, c := range append(slices.Clone(spans.MissReasons), MissEvicted) {
+	for _, c := range spans.MissReasons {
 		if n := m[c]; n > 0 {
 			if s != "" {
 				s += " "
