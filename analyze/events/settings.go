@@ -43,7 +43,7 @@ func (ps PoolSettings) idleTTL(s *idle.Settings) error {
 		return err
 	}
 	sec, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(sec > 0) || sec > math.MaxInt64/float64(time.Second) {
+	if err != nil || !(sec > 0) || sec >= math.MaxInt64/float64(time.Second) {
 		return fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
 	}
 	s.TTL = time.Duration(math.Round(sec * float64(time.Second)))
@@ -85,7 +85,7 @@ func (ps PoolSettings) idleGlobal(s *idle.Settings) error {
 	}
 	if v, ok := ps[spans.AttrPoolSweepInterval]; ok {
 		sec, err := strconv.ParseFloat(v, 64)
-		if err != nil || sec > math.MaxInt64/float64(time.Second) || sec < -1 {
+		if err != nil || sec >= math.MaxInt64/float64(time.Second) || sec < -1 {
 			return fmt.Errorf("%s %.32q: expected seconds, or -1", spans.AttrPoolSweepInterval, v)
 		}
 		s.SweepInterval = time.Duration(math.Round(sec * float64(time.Second)))
