@@ -99,7 +99,8 @@ func TestAnotherLeaseOutnamesWhatRemovedTheLastSession(t *testing.T) {
 // TestTimeArithmeticBeforeTheEpochAndForNegativeTTLs pins the clock
 // arithmetic on the negative side: a clock before its epoch (a replay's),
 // where a session idle for no time is fresh, and a negative TTL, whose
-// expiry is before the session went idle, saturating at MinInt64; and the
+// expiry is before the session went idle, saturating at MinInt64, and
+// under which an idle time of -5 is exact, not saturated; and the
 // forget span of a TTL of half of int64, one short of MaxInt64, so that a
 // key idle for all of int64 is forgotten.
 func TestTimeArithmeticBeforeTheEpochAndForNegativeTTLs(t *testing.T) {
@@ -119,6 +120,11 @@ func TestTimeArithmeticBeforeTheEpochAndForNegativeTTLs(t *testing.T) {
 	}
 	if got := neg.ExpiresAt(math.MinInt64 + 3); got != math.MinInt64 {
 		t.Errorf("ExpiresAt(MinInt64+3) at TTL -5 = %d, want MinInt64", got)
+	}
+	// A clock that moved back across its epoch, by less than int64 holds:
+	// the idle time is exactly -5, longer than the TTL of -10.
+	if !newCore(idle.Settings{TTL: -10, MaxIdlePerKey: 1, MaxIdle: 8}).Expired(0, -5) {
+		t.Error("idle since 0 at -5 (an idle time of -5) under TTL -10 reads as fresh")
 	}
 
 	half := newCore(idle.Settings{TTL: time.Duration(math.MaxInt64 / 2), MaxIdlePerKey: 1, MaxIdle: 8})
