@@ -88,3 +88,45 @@ func TestOnlyTheTwoSchemasReadAsAReport(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingRecognisedLeavesOnlyFiguresThatNeedNothing pins FigureOf on
+// a dump no vocabulary recognised: every figure that needs something of
+// the spans is not measurable, saying so; a figure that needs nothing
+// (the scope count) stays measurable; and a report without a writer
+// section (read back from an older file) keeps its figures as they were.
+func TestNothingRecognisedLeavesOnlyFiguresThatNeedNothing(t *testing.T) {
+	const why = "no span of the dump is one a vocabulary reads"
+	r := scenario(t, "pooled")
+	if f := r.FigureOf("acquires"); f.State != report.Measurable {
+		t.Errorf("acquires of a recognised dump = %+v, want measurable", f)
+	}
+	r.Recognition.RecognisedSpans, r.Measures = 0, nil
+	if !r.NothingRecognised() {
+		t.Fatal("the case this pins is not set up: something is recognised")
+	}
+	if f := r.FigureOf("acquires"); f.State != report.NotMeasurable || !strings.Contains(f.Why, why) {
+		t.Errorf("acquires = %+v, want not measurable: %s", f, why)
+	}
+	if f := r.FigureOf("scopes"); f.State != report.Measurable {
+		t.Errorf("scopes = %+v, want measurable: it needs nothing", f)
+	}
+	r.Writer = nil
+	if f := r.FigureOf("acquires"); f.State != report.Measurable {
+		t.Errorf("without a writer section acquires = %+v, want measurable as it was", f)
+	}
+}
+
+// TestTheMeasureTablesAreTheCallersCopies pins that the rows Measures and
+// ReadsFields return may be changed without changing the tables: a later
+// call, and every lookup, reads the rows as they were.
+func TestTheMeasureTablesAreTheCallersCopies(t *testing.T) {
+	ms, rs := report.Measures(), report.ReadsFields()
+	first, firstReads := ms[0].Name, rs[0].Name
+	ms[0].Name, rs[0].Name = "changed", "changed"
+	if got := report.Measures()[0].Name; got != first {
+		t.Errorf("after the caller changed its copy, Measures()[0] = %q, want %q", got, first)
+	}
+	if got := report.ReadsFields()[0].Name; got != firstReads {
+		t.Errorf("after the caller changed its copy, ReadsFields()[0] = %q, want %q", got, firstReads)
+	}
+}
