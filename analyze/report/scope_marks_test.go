@@ -75,3 +75,25 @@ func TestTheDumpNoteSaysWhoseIdleSettingsWereUsed(t *testing.T) {
 		})
 	}
 }
+
+// TestTheScopeAttributeNoteAddsToTheDumpNotes pins that naming the scope
+// attribute adds its note after the dump's others, which stay: the
+// profile and recognition notes, and no column header read as a note.
+func TestTheScopeAttributeNoteAddsToTheDumpNotes(t *testing.T) {
+	r := scenario(t, "pooled")
+	r.Settings.ScopeAttr = "tenant"
+	out := render(t, r, report.RenderMarkdown)
+	var notes []string
+	for line := range strings.SplitSeq(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "- "); ok {
+			notes = append(notes, rest)
+		}
+	}
+	i := slices.Index(notes, "pool scope from attribute tenant")
+	if i < 2 || !strings.HasPrefix(notes[0], "profile default, ") || !strings.HasPrefix(notes[1], "vocabulary mcptrace: ") {
+		t.Errorf("the dump's notes %q, want the profile's, the recognition's, then the scope attribute's", notes)
+	}
+	if slices.Contains(notes, "inputs") {
+		t.Errorf("a column header is drawn as a note: %q", notes)
+	}
+}
