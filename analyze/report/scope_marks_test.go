@@ -97,3 +97,30 @@ func TestTheScopeAttributeNoteAddsToTheDumpNotes(t *testing.T) {
 		t.Errorf("a column header is drawn as a note: %q", notes)
 	}
 }
+
+// TestASpreadOverSessionsIsNotedOnlyWhereSessionsAreSeen pins the
+// executions note: executions spread over several sessions are named when
+// the spans show session ids, and not when the multi-session figure is
+// not measurable (there is no spread to speak of).
+func TestASpreadOverSessionsIsNotedOnlyWhereSessionsAreSeen(t *testing.T) {
+	const note = "executions spread over several downstream sessions lose session state"
+	for _, tc := range []struct {
+		name    string
+		without string
+		noted   bool
+	}{
+		{"session ids shown", "", true},
+		{"no session ids", "session_id", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := scenario(t, "pooled")
+			r.Executions.MultiSession, r.Executions.Examples = 1, []string{"t9"}
+			if tc.without != "" {
+				r.Writer = writerWithout(r, tc.without)
+			}
+			if got := strings.Contains(unwrapped(render(t, r, report.RenderTable)), note); got != tc.noted {
+				t.Errorf("noted %v, want %v", got, tc.noted)
+			}
+		})
+	}
+}
