@@ -12,23 +12,26 @@ import (
 // TestABoundLeavesUndecidedWhatTheTruthCouldSettle pins the comparisons
 // a bound cannot decide: an upper bound that holds an at-least, or an
 // equality above 0; a bound that breaks an inequality; a lower bound that
-// holds an equality.
+// holds an equality; a bound either side of an inequality's bound but
+// within its tolerance (the truth, past it, could leave it).
 func TestABoundLeavesUndecidedWhatTheTruthCouldSettle(t *testing.T) {
 	for _, tc := range []struct {
-		state      report.Measurability
-		op         rulefmt.Op
-		got, bound float64
+		state           report.Measurability
+		op              rulefmt.Op
+		got, bound, tol float64
 	}{
-		{report.UpperBound, rulefmt.OpGe, 3, 2},
-		{report.UpperBound, rulefmt.OpEq, 1, 1},
-		{report.UpperBound, rulefmt.OpNe, 2, 2},
-		{report.LowerBound, rulefmt.OpNe, 2, 2},
-		{report.LowerBound, rulefmt.OpEq, 1, 1},
-		{report.LowerBound, rulefmt.OpLe, 1, 2},
+		{report.UpperBound, rulefmt.OpGe, 3, 2, 0},
+		{report.UpperBound, rulefmt.OpEq, 1, 1, 0},
+		{report.UpperBound, rulefmt.OpNe, 2, 2, 0},
+		{report.LowerBound, rulefmt.OpNe, 2, 2, 0},
+		{report.LowerBound, rulefmt.OpEq, 1, 1, 0},
+		{report.LowerBound, rulefmt.OpLe, 1, 2, 0},
+		{report.UpperBound, rulefmt.OpNe, 1.9, 2, 0.5},
+		{report.LowerBound, rulefmt.OpNe, 2.1, 2, 0.5},
 	} {
-		ex := rulefmt.Expectation{Of: "hit_rate", Op: tc.op, Than: rulefmt.Operand{Number: tc.bound}}
+		ex := rulefmt.Expectation{Of: "hit_rate", Op: tc.op, Than: rulefmt.Operand{Number: tc.bound}, Tolerance: tc.tol}
 		if boundDecides(&ex, tc.state, tc.got, tc.bound, ex.Holds(tc.got, tc.bound)) {
-			t.Errorf("%s %v: %s %v decided, want undecided", tc.state, tc.got, tc.op, tc.bound)
+			t.Errorf("%s %v: %s %v (within %v) decided, want undecided", tc.state, tc.got, tc.op, tc.bound, tc.tol)
 		}
 	}
 }
