@@ -99,8 +99,13 @@ func (e *Execution) callTool(ctx context.Context, t *Target, params *mcp.CallToo
 // callOnce makes one attempt of a call on the execution's session for t,
 // acquiring one first when the execution holds none. A failure that drops
 // the session releases it, so the next attempt (or call) acquires anew.
-// el.mu is held.
+// el.mu is held. A call that passed callTool's closed check but took
+// el.mu only after Close had released the lease fails here, whatever
+// the lease's state: no lease is used once the execution is closed.
 func (e *Execution) callOnce(ctx context.Context, el *execLease, t *Target, params *mcp.CallToolParams, attempt int) (*mcp.CallToolResult, error) {
+	if e.isClosed() {
+		return nil, fmt.Errorf("call tool %q on %s: %w", params.Name, t.shown, ErrExecutionClosed)
+	}
 	if !el.held {
 		l, err := e.p.acquire(ctx, t, attempt)
 		if err != nil {
