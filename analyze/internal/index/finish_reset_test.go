@@ -191,3 +191,50 @@ func TestAReusedIndexKeepsItsBuildStateAcrossAFinish(t *testing.T) {
 		t.Errorf("order %v", x.Order)
 	}
 }
+
+func TestAResetIndexRefillsTheChunksItEmptied(t *testing.T) {
+	x := New(rulefmt.IndexOptions{})
+	x.Add(treeDump(1, "a").Traces())
+	_ = x.Spans()
+	first := &x.Chunks[0][:1][0]
+	x.Reset()
+	if len(x.Chunks) != 0 || len(x.SpareChunks) != 1 || len(x.SpareChunks[0]) != 0 || cap(x.SpareChunks[0]) != spanChunk {
+		t.Fatalf("after a reset: %d chunks, %d spare, want 0 and 1 empty spare of %d", len(x.Chunks), len(x.SpareChunks), spanChunk)
+	}
+	x.Add(treeDump(2, "b").Traces())
+	if len(x.Chunks) != 1 || len(x.SpareChunks) != 0 || &x.Chunks[0][0] != first {
+		t.Errorf("the refill did not take the spare chunk: %d chunks, %d spare", len(x.Chunks), len(x.SpareChunks))
+	}
+	if x.Spans() != 2 || x.Names[x.Span(x.Order[0]).Name] != "root" || spanAttrs(x)["root"][spans.AttrSessionID] != "b" {
+		t.Errorf("the refilled index reads spans %d attributes %v", x.Spans(), spanAttrs(x))
+	}
+}
+
+func TestInputsIsACopy(t *testing.T) {
+	x := New(rulefmt.IndexOptions{})
+	if x.Inputs() != nil {
+		t.Errorf("an index built with Add alone has inputs")
+	}
+	x.InputReports = []report.InputReport{{Path: "a"}}
+	in := x.Inputs()
+	in[0].Path = "changed"
+	if x.Inputs()[0].Path != "a" {
+		t.Errorf("changing the returned inputs changed the index's")
+	}
+}
+
+func TestFinishedNamesAndValuesAreNotInternedAgain(t *testing.T) {
+	x := New(rulefmt.IndexOptions{})
+	x.Add(treeDump(1, "a").Traces())
+	x.Finish() // drops the build-time maps; the next Add rebuilds them
+	names, vals := len(x.Names), len(x.Vals)
+	x.Add(treeDump(2, "a").Traces())
+	x.AddFastPart(&ingest.Batch{Resources: []ingest.Resource{{}}, Spans: []ingest.Span{{TraceID: dumptest.TraceID(3), SpanID: dumptest.SpanID(1), Name: "root"}}}, 0, 1)
+	x.Finish()
+	if len(x.Names) != names || len(x.Vals) != vals || len(x.Resources) != 2 {
+		t.Errorf("names %q values %q resources %d: the same ones were interned again", x.Names, x.Vals, len(x.Resources))
+	}
+	if x.FastBatches != 1 || x.Traces() != 3 {
+		t.Errorf("fast batches %d traces %d, want 1 3", x.FastBatches, x.Traces())
+	}
+}
