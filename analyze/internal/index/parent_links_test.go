@@ -190,3 +190,19 @@ func TestValuesAreFoundByTextOnceTheIndexIsFinished(t *testing.T) {
 		t.Errorf("ResAttrVal found a key the resource lacks")
 	}
 }
+
+// TestOneSpanIDInManyTracesIsNeverACopy pins that the duplicate cache
+// matches the trace as well as the span id: 5000 traces share a span id
+// over 4096 slots, so some of them meet in one slot.
+func TestOneSpanIDInManyTracesIsNeverACopy(t *testing.T) {
+	d := dumptest.New()
+	ss := d.Resource()
+	for tr := range 5000 {
+		d.Add(ss, dumptest.Span{Trace: uint64(tr) + 1, ID: 7, Name: "s"})
+	}
+	x := New(rulefmt.IndexOptions{})
+	x.Add(d.Traces())
+	if x.Spans() != 5000 || x.Duplicates() != 0 || x.Dropped != 0 {
+		t.Errorf("spans %d duplicates %d dropped %d, want 5000 0 0", x.Spans(), x.Duplicates(), x.Dropped)
+	}
+}
