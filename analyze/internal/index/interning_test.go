@@ -1,0 +1,194 @@
+package index
+
+import (
+	"testing"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// TestInternedStringsDoNotShareTheCallersBuffer pins that the index copies
+// the names and values it keeps: a decoder's batch may hold strings that
+// alias its read buffer, which it reuses for the next batch.
+func TestInternedStringsDoNotShareTheCallersBuffer(t *testing.T) {
+	buf := []byte("spanname" + "sessval1" + "service1")
+	str := func(from, to int) string { return unsafe.String(&buf[from], to-from) }
+	b := &ingest.Batch{
+		Resources: []ingest.Resource{{Attrs: 0, N: 1}},
+		Attrs: []ingest.Attr{
+			{Key: spans.ResourceServiceName, Type: pcommon.ValueTypeStr, Str: str(16, 24)},
+			{Key: spans.AttrSessionID, Type: pcommon.ValueTypeStr, Str: str(8, 16)},
+		},
+		Spans: []ingest.Span{{TraceID: dumptest.TraceID(1), SpanID: dumptest.SpanID(1), Name: str(0, 8), Attrs: 1, N: 1}},
+	}
+	x := New(rulefmt.IndexOptions{})
+	x.AddFastPart(b, 0, 1)
+	for i := range buf {
+		buf[i] = 'X' // the decoder reads its next batch into the buffer
+	}
+	if got := spanAttrs(x)["spanname"]; got == nil || got[spans.AttrSessionID] != "sessval1" {
+		t.Errorf("span attributes by name %v, want span \"spanname\" with session sessval1", spanAttrs(x))
+	}
+	if got := resAttrs(x, "spanname"); got[spans.ResourceServiceName] != "service1" {
+		t.Errorf("resource attributes %v, want service1", got)
+	}
+	if x.LookupValue("sessval1") < 0 || x.LookupValue("service1") < 0 {
+		t.Errorf("the values are no longer found by their text")
+	}
+}
+
+func TestNamesAndValuesAreInternedOnceEach(t *testing.T) {
+	d := dumptest.New()
+	ss := d.Resource(spans.ResourceServiceName, "tools/call")
+	for i := range 4 {
+		d.Add(ss, dumptest.Span{Trace: 1, Name: "tools/call", Attrs: []any{spans.AttrSessionID, []string{"a", "b"}[i%2]}})
+	}
+	d.Add(ss, dumptest.Span{Trace: 1, Name: "a", Attrs: []any{spans.AttrMethodName, "tools/call"}})
+	x := New(rulefmt.IndexOptions{})
+	x.Add(d.Traces())
+	x.Finish()
+	if len(x.Names) != 2 {
+		t.Errorf("names %q, want tools/call and a once each", x.Names)
+	}
+	// false, true, then tools/call (resource), a, b: one id per text.
+	if len(x.Vals) != 5 {
+		t.Errorf("values %q, want 5 distinct", x.Vals)
+	}
+	seen := map[string]bool{}
+	for _, v := range x.Vals {
+		if seen[v] {
+			t.Errorf("value %q interned twice", v)
+		}
+		seen[v] = true
+	}
+	sess, _ := x.LookupKey(spans.AttrSessionID)
+	method, _ := x.LookupKey(spans.AttrMethodName)
+	var sessions []string
+	for i := range x.NumSpans {
+		s := x.Span(i)
+		if x.Names[s.Name] == "a" {
+			if v, ok := x.AttrVal(i, method); !ok || x.Vals[v] != "tools/call" {
+				t.Errorf("span a's method reads %q, want tools/call", x.Vals[v])
+			}
+			continue
+		}
+		if x.Names[s.Name] != "tools/call" {
+			t.Errorf("span %d named %q", i, x.Names[s.Name])
+		}
+		v, ok := x.AttrVal(i, sess)
+		if !ok {
+			t.Fatalf("span %d has no session", i)
+		}
+		sessions = append(sessions, x.Vals[v])
+	}
+	if want := "abab"; len(sessions) != 4 || sessions[0]+sessions[1]+sessions[2]+sessions[3] != want {
+		t.Errorf("sessions in arrival order %q, want a b a b", sessions)
+	}
+}
+
+func TestAnEmptyValueIsKeptAsTheEmptyText(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		x := New(rulefmt.IndexOptions{})
+		if fast {
+			x.AddFastPart(&ingest.Batch{
+				Resources: []ingest.Resource{{}},
+				Attrs:     []ingest.Attr{{Key: spans.AttrSessionID, Type: pcommon.ValueTypeStr}},
+				Spans:     []ingest.Span{{TraceID: dumptest.TraceID(1), SpanID: dumptest.SpanID(1), Name: "s", Attrs: 0, N: 1}},
+			}, 0, 1)
+		} else {
+			d := dumptest.New()
+			d.Add(d.Resource(), dumptest.Span{Trace: 1, Name: "s", Attrs: []any{spans.AttrSessionID, ""}})
+			x.Add(d.Traces())
+		}
+		if got, ok := spanAttrs(x)["s"][spans.AttrSessionID]; !ok || got != "" {
+			t.Errorf("fast %v: session %q (kept %v), want the empty text kept", fast, got, ok)
+		}
+	}
+}
+
+// TestTypedValuesAreKeptAsTheirText pins the text each value type is kept
+// as (OpenTelemetry's AsString), on spans and resources, on both paths.
+func TestTypedValuesAreKeptAsTheirText(t *testing.T) {
+	d := dumptest.New()
+	ss := d.Resource()
+	d.Add(ss, dumptest.Span{Trace: 1, Name: "s", Attrs: []any{
+		spans.AttrCacheHit, true, spans.AttrAttempt, 3, spans.AttrServerPort, int64(-8080),
+		spans.AttrMissReason, 1.5, spans.AttrSessionID, "sess", spans.AttrPoolID, false,
+	}})
+	d.Add(ss, dumptest.Span{Trace: 1, Name: "t", Attrs: []any{spans.AttrCacheHit, false, spans.AttrPoolID, true}})
+	td := d.Traces()
+	res := td.ResourceSpans().At(0).Resource().Attributes()
+	res.PutInt(spans.ResourceServiceName, 7)
+	res.PutEmptySlice(spans.ResourceServiceInstanceID).FromRaw([]any{"a", int64(1)})
+	x := New(rulefmt.IndexOptions{SpanAttrs: []string{"arr", "map"}, ResourceAttrs: []string{"flag", "ratio"}})
+	res.PutBool("flag", true)
+	res.PutDouble("ratio", 0.25)
+	sp := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	sp.Attributes().PutEmptySlice("arr").FromRaw([]any{"x", true})
+	sp.Attributes().PutEmptyMap("map").PutStr("k", "v")
+	x.Add(td)
+	got := spanAttrs(x)
+	want := map[string]string{
+		spans.AttrCacheHit: "true", spans.AttrAttempt: "3", spans.AttrServerPort: "-8080",
+		spans.AttrMissReason: "1.5", spans.AttrSessionID: "sess", spans.AttrPoolID: "false",
+		"arr": `["x",true]`, "map": `{"k":"v"}`,
+	}
+	for k, v := range want {
+		if got["s"][k] != v {
+			t.Errorf("span attribute %s = %q, want %q", k, got["s"][k], v)
+		}
+	}
+	if got["t"][spans.AttrCacheHit] != "false" || got["t"][spans.AttrPoolID] != "true" {
+		t.Errorf("span t's booleans %v", got["t"])
+	}
+	wantRes := map[string]string{spans.ResourceServiceName: "7", spans.ResourceServiceInstanceID: `["a",1]`, "flag": "true", "ratio": "0.25"}
+	gotRes := resAttrs(x, "s")
+	for k, v := range wantRes {
+		if gotRes[k] != v {
+			t.Errorf("resource attribute %s = %q, want %q", k, gotRes[k], v)
+		}
+	}
+
+	f := New(rulefmt.IndexOptions{ResourceAttrs: []string{"flag"}})
+	f.AddFastPart(&ingest.Batch{
+		Resources: []ingest.Resource{{Attrs: 0, N: 3}},
+		Attrs: []ingest.Attr{
+			{Key: spans.ResourceServiceName, Type: pcommon.ValueTypeInt, Int: 7},
+			{Key: spans.ResourceServiceInstanceID, Type: pcommon.ValueTypeStr, Str: "i"},
+			{Key: "flag", Type: pcommon.ValueTypeBool, Bool: true},
+			{Key: spans.AttrCacheHit, Type: pcommon.ValueTypeBool, Bool: true},
+			{Key: spans.AttrPoolID, Type: pcommon.ValueTypeBool, Bool: false},
+			{Key: spans.AttrAttempt, Type: pcommon.ValueTypeInt, Int: -3},
+			{Key: spans.AttrSessionID, Type: pcommon.ValueTypeStr, Str: "sess"},
+		},
+		Spans: []ingest.Span{{TraceID: dumptest.TraceID(1), SpanID: dumptest.SpanID(1), Name: "s", Attrs: 3, N: 4}},
+	}, 0, 1)
+	fs := spanAttrs(f)["s"]
+	if fs[spans.AttrCacheHit] != "true" || fs[spans.AttrPoolID] != "false" || fs[spans.AttrAttempt] != "-3" || fs[spans.AttrSessionID] != "sess" {
+		t.Errorf("fast span attributes %v", fs)
+	}
+	fr := resAttrs(f, "s")
+	if fr[spans.ResourceServiceName] != "7" || fr[spans.ResourceServiceInstanceID] != "i" || fr["flag"] != "true" {
+		t.Errorf("fast resource attributes %v", fr)
+	}
+}
+
+func TestAValueNestedTooDeepIsKeptAsAPlaceholder(t *testing.T) {
+	d := dumptest.New()
+	d.Add(d.Resource(), dumptest.Span{Trace: 1, Name: "s"})
+	td := d.Traces()
+	m := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().PutEmptyMap("deep")
+	for range ingest.MaxDepth + 2 {
+		m = m.PutEmptyMap("k")
+	}
+	x := New(rulefmt.IndexOptions{SpanAttrs: []string{"deep"}})
+	x.Add(td)
+	if got := spanAttrs(x)["s"]["deep"]; got != TooDeepValue {
+		t.Errorf("deep value kept as %q, want %q", got, TooDeepValue)
+	}
+}
