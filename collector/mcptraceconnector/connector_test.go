@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 )
 
@@ -732,4 +733,21 @@ func TestSweepWarnsOnlyWhenFinalizingExpiredTracesFails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testPairsLeg is a pairs leg of the default configuration with pair_wait
+// wait (0 keeps the default), logging to logger, emitting into the sink it
+// returns.
+func testPairsLeg(t *testing.T, wait time.Duration, logger *zap.Logger) (*pairsLeg, *consumertest.MetricsSink) {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	if wait != 0 {
+		cfg.PairWait = wait
+	}
+	s, err := cfg.settings()
+	must(t, err)
+	ps, err := analyze.NewPairStream(s.analyze)
+	must(t, err)
+	sink := new(consumertest.MetricsSink)
+	return newPairsLeg(logger, s, ps, sink), sink
 }

@@ -16,7 +16,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -36,13 +35,7 @@ func TestIdleCountersAreReEmittedExactlyAtTheHeartbeat(t *testing.T) {
 			return func() error { return c.emitCounters(ctx, false) }, sink
 		},
 		"pairs leg": func(t *testing.T) (func() error, *consumertest.MetricsSink) {
-			cfg := createDefaultConfig().(*Config)
-			s, err := cfg.settings()
-			must(t, err)
-			ps, err := analyze.NewPairStream(s.analyze)
-			must(t, err)
-			sink := new(consumertest.MetricsSink)
-			l := newPairsLeg(zap.NewNop(), s, ps, sink)
+			l, sink := testPairsLeg(t, 0, zap.NewNop())
 			now := time.Now()
 			return func() error { return l.sweep(ctx, now, false) }, sink
 		},
@@ -128,14 +121,7 @@ func TestSweepWarnsOnlyWhenEmittingFails(t *testing.T) {
 // changed, is not.
 func TestPairsLegEmitsWhenOnlyThePendingGaugeChanges(t *testing.T) {
 	ctx := context.Background()
-	cfg := createDefaultConfig().(*Config)
-	cfg.PairWait = time.Hour
-	s, err := cfg.settings()
-	must(t, err)
-	ps, err := analyze.NewPairStream(s.analyze)
-	must(t, err)
-	sink := new(consumertest.MetricsSink)
-	l := newPairsLeg(zap.NewNop(), s, ps, sink)
+	l, sink := testPairsLeg(t, time.Hour, zap.NewNop())
 	now := time.Now()
 	must(t, l.sweep(ctx, now, false)) // the first sweep emits
 	must(t, l.sweep(ctx, now, false)) // nothing changed: not emitted
@@ -164,14 +150,7 @@ func TestPairsLegEmitsWhenOnlyThePendingGaugeChanges(t *testing.T) {
 // heartbeat) are emitted at the next sweep, and counted.
 func TestPairsLegEmitsWhenOnlyTheCountersChanged(t *testing.T) {
 	ctx := context.Background()
-	cfg := createDefaultConfig().(*Config)
-	cfg.PairWait = time.Second
-	s, err := cfg.settings()
-	must(t, err)
-	ps, err := analyze.NewPairStream(s.analyze)
-	must(t, err)
-	sink := new(consumertest.MetricsSink)
-	l := newPairsLeg(zap.NewNop(), s, ps, sink)
+	l, sink := testPairsLeg(t, time.Second, zap.NewNop())
 	now := time.Now()
 	must(t, l.sweep(ctx, now, false)) // the first sweep emits
 	sec := int64(time.Second)

@@ -7,12 +7,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -202,14 +200,7 @@ func TestAPairDeliveryIsDueExactlyPairWaitAfterItArrived(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
-				cfg := createDefaultConfig().(*Config)
-				cfg.PairWait = 10 * time.Second
-				s, err := cfg.settings()
-				must(t, err)
-				ps, err := analyze.NewPairStream(s.analyze)
-				must(t, err)
-				sink := new(consumertest.MetricsSink)
-				leg := newPairsLeg(zap.NewNop(), s, ps, sink)
+				leg, sink := testPairsLeg(t, 10*time.Second, zap.NewNop())
 				must(t, leg.ConsumeLogs(ctx, pairRecord(1, 100, 101, false)))
 				must(t, leg.sweep(ctx, time.Now().Add(tc.after), false))
 				if p := pendingGauge(t, sink); p != tc.wantHeld {

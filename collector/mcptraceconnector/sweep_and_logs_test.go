@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -44,14 +43,7 @@ func TestAWaitShorterThanASweepIsSweptEveryWait(t *testing.T) {
 func TestAPairWaitShorterThanASweepIsSweptEveryPairWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		cfg := createDefaultConfig().(*Config)
-		cfg.PairWait = 200 * time.Millisecond
-		s, err := cfg.settings()
-		must(t, err)
-		ps, err := analyze.NewPairStream(s.analyze)
-		must(t, err)
-		sink := new(consumertest.MetricsSink)
-		leg := newPairsLeg(zap.NewNop(), s, ps, sink)
+		leg, sink := testPairsLeg(t, 200*time.Millisecond, zap.NewNop())
 		must(t, leg.Start(ctx, componenttest.NewNopHost()))
 		defer leg.Shutdown(ctx) // idempotent: stops the sweep if the test fails early
 		must(t, leg.ConsumeLogs(ctx, pairRecord(1, 100, 101, false)))
@@ -142,14 +134,8 @@ func TestASecondStartStartsNoSecondSweep(t *testing.T) {
 // with nothing new late logs nothing more.
 func TestThePairsLegLogsEachLateAcquireOnce(t *testing.T) {
 	ctx := context.Background()
-	cfg := createDefaultConfig().(*Config)
-	cfg.PairWait = time.Second
-	s, err := cfg.settings()
-	must(t, err)
-	ps, err := analyze.NewPairStream(s.analyze)
-	must(t, err)
 	core, logs := observer.New(zapcore.InfoLevel)
-	leg := newPairsLeg(zap.New(core), s, ps, new(consumertest.MetricsSink))
+	leg, _ := testPairsLeg(t, time.Second, zap.New(core))
 	sec := int64(time.Second)
 	later := time.Now().Add(time.Hour)
 	must(t, leg.ConsumeLogs(ctx, pairRecord(2, 500*sec, 501*sec, false)))
@@ -199,12 +185,8 @@ func TestSpansThatWouldNotDecodeAreWarnedOnce(t *testing.T) {
 // others.
 func TestThePairsLegWarnsOnlyOfRecordsThatDoNotRead(t *testing.T) {
 	ctx := context.Background()
-	s, err := createDefaultConfig().(*Config).settings()
-	must(t, err)
-	ps, err := analyze.NewPairStream(s.analyze)
-	must(t, err)
 	core, logs := observer.New(zapcore.WarnLevel)
-	leg := newPairsLeg(zap.New(core), s, ps, new(consumertest.MetricsSink))
+	leg, _ := testPairsLeg(t, 0, zap.New(core))
 	must(t, leg.ConsumeLogs(ctx, pairRecord(1, 100, 101, false)))
 	if n := logs.Len(); n != 0 {
 		t.Fatalf("%d warnings for a batch that reads, want none: %v", n, logs.All())
@@ -215,7 +197,7 @@ func TestThePairsLegWarnsOnlyOfRecordsThatDoNotRead(t *testing.T) {
 	if got := logs.All(); len(got) != 1 || got[0].ContextMap()["records"] != int64(1) {
 		t.Fatalf("warnings %v, want one counting 1 record", got)
 	}
-	if p := ps.Pending(); p != 1 {
+	if p := leg.ps.Pending(); p != 1 {
 		t.Errorf("%d acquires held, want the 1 that read", p)
 	}
 }
