@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/poll"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -217,14 +218,14 @@ func newDetection() *detection {
 
 // detectIndex returns the evidence of every trace of the finished index x,
 // polling p (nil never stops) in its loop over the spans.
-func detectIndex(x *index.Index, p *poll) *detection {
+func detectIndex(x *index.Index, p *poll.Poll) *detection {
 	x.Finish()
 	d := newDetection()
 	m := newSpanMarks(x)
 	perRes := make([]resEvidence, len(x.Resources))
 	unrecognised := make([]int, len(x.Names))
 	for _, i := range x.Order {
-		if p.stop() {
+		if p.Stop() {
 			break
 		}
 		s := x.Span(i)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -110,7 +111,7 @@ func FuzzParseSelectorString(f *testing.F) {
 		// what it reads.
 		x := index.New(rulefmt.IndexOptions{SpanAttrs: sel.SpanAttributeKeys(), ResourceAttrs: sel.ResourceAttributeKeys()})
 		x.Finish()
-		if _, err := compile(x, sel); err != nil {
+		if _, err := selector.Compile(x, sel); err != nil {
 			t.Fatalf("selector %q parsed but does not compile: %v", s, err)
 		}
 		_ = sel.String()

@@ -52,17 +52,17 @@ type selPoint struct {
 func (g *subtreeAgg) points(c *compiledSel) []selPoint {
 	var out []selPoint
 	for pos, i := range g.t.DFS {
-		if !c.self.match(i) {
+		if !c.self.Match(i) {
 			continue
 		}
 		p := selPoint{span: i, pos: int32(pos), under: -1, notUnder: -1}
 		if c.under != nil {
-			if a := c.under.nearest(i); a >= 0 {
+			if a := c.under.Nearest(i); a >= 0 {
 				p.under = g.t.Pre[a]
 			}
 		}
 		if c.notUnder != nil {
-			if a := c.notUnder.nearest(i); a >= 0 {
+			if a := c.notUnder.Nearest(i); a >= 0 {
 				p.notUnder = g.t.Pre[a]
 			}
 		}

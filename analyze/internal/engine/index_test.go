@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -125,12 +126,12 @@ func TestIndexValuesCompareAsTheirTextWhateverTheirType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := compile(idx, sel)
+	m, err := selector.Compile(idx, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range idx.Order {
-		if !m.match(i) {
+		if !m.Match(i) {
 			t.Errorf("span %s: int 2 / bool true and string \"2\" / \"true\" must both match", idx.Names[idx.Span(i).Name])
 		}
 	}

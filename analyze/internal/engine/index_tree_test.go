@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -44,7 +45,7 @@ func randomForest(rng *rand.Rand, traces, perTrace int) ptrace.Traces {
 // walkSelects is the definition of compiledSel.selects, walking the
 // ancestors of i up to root one by one.
 func walkSelects(x *index.Index, c *compiledSel, i, root int32) bool {
-	if !c.self.match(i) {
+	if !c.self.Match(i) {
 		return false
 	}
 	if i == root {
@@ -52,10 +53,10 @@ func walkSelects(x *index.Index, c *compiledSel, i, root int32) bool {
 	}
 	under := c.under == nil
 	for p := x.Span(i).Parent; p >= 0 && p != root; p = x.Span(p).Parent {
-		if c.under != nil && c.under.match(p) {
+		if c.under != nil && c.under.Match(p) {
 			under = true
 		}
-		if c.notUnder != nil && c.notUnder.match(p) {
+		if c.notUnder != nil && c.notUnder.Match(p) {
 			return false
 		}
 	}
@@ -93,10 +94,10 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 		x := index.New(rulefmt.IndexOptions{SpanAttrs: []string{"v"}})
 		x.Add(randomForest(rng, 3, 1+rng.IntN(60)))
 		tree := x.Tree()
-		root, _ := compile(x, rulefmt.Selector{Name: "a"})
+		root, _ := selector.Compile(x, rulefmt.Selector{Name: "a"})
 		var scopes []ruleScope
 		for _, i := range x.Order {
-			if root.match(i) {
+			if root.Match(i) {
 				want := walkSubtree(x, i)
 				got := tree.Subtree(i)
 				if len(got) != len(want) || got[0] != i {
@@ -108,12 +109,12 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 		vKey, _ := x.LookupKey("v")
 		for _, tc := range cases {
 			c := &compiledSel{}
-			c.self, _ = compile(x, rulefmt.Selector{NameRegex: nil, Name: "b"})
+			c.self, _ = selector.Compile(x, rulefmt.Selector{NameRegex: nil, Name: "b"})
 			if tc.under != nil {
-				c.under, _ = compile(x, *tc.under)
+				c.under, _ = selector.Compile(x, *tc.under)
 			}
 			if tc.notUnder != nil {
-				c.notUnder, _ = compile(x, *tc.notUnder)
+				c.notUnder, _ = selector.Compile(x, *tc.notUnder)
 			}
 			agg := newSubtreeAgg(x, scopes)
 			for k, sc := range scopes {
@@ -163,7 +164,7 @@ func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *
 func matchCalls(ev *ruleEval) int64 {
 	var n int64
 	for _, m := range ev.matchers {
-		n += m.calls
+		n += m.Calls
 	}
 	return n
 }
@@ -180,7 +181,7 @@ func checkShape(t testing.TB, idx *index.Index, cfg rulefmt.Config) (*ruleEval, 
 		t.Fatal(err)
 	}
 	rules := rulefmt.BuiltinRules(cfg)
-	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*rulefmt.Selector]*matcher{}}
+	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*rulefmt.Selector]*selector.Matcher{}}
 	var res []report.RuleObservation
 	for i := range rules {
 		r, err := ev.observe(&rules[i])

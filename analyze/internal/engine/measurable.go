@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -61,7 +62,7 @@ type rootClock struct {
 	// session matches a span known to be a session, never an execution
 	// (the vocabulary's enclosing session span: OpenLLMetry's
 	// mcp.client.session); nil when the vocabulary names none.
-	session *matcher
+	session *selector.Matcher
 	// top is, per span index, the topmost ancestor (itself for a root), or
 	// -1 under a missing parent: computed on first need, in one pass.
 	top []int32
@@ -92,7 +93,7 @@ func (c *rootClock) traceRootOf(i int32) int32 {
 // isSession reports whether span root (-1 none) is a session span, which
 // spans many executions and is none.
 func (c *rootClock) isSession(root int32) bool {
-	return root >= 0 && c.session != nil && c.session.match(root)
+	return root >= 0 && c.session != nil && c.session.Match(root)
 }
 
 // outlives reports whether call i ends after root's end (strictly: a call
@@ -128,7 +129,7 @@ func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
 // are parented to a session span (nil for any other: there an execution
 // without a call is one that called no tool). An execution is a trace,
 // its root span's name the key, or with root a span root matches.
-func (v *vocab) execNames(e *events, root *matcher) map[string][2]int {
+func (v *vocab) execNames(e *events, root *selector.Matcher) map[string][2]int {
 	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
 		return nil
 	}
@@ -146,7 +147,7 @@ func (v *vocab) execNames(e *events, root *matcher) map[string][2]int {
 		s := x.Span(i)
 		key := i
 		switch {
-		case root != nil && !root.match(i):
+		case root != nil && !root.Match(i):
 			continue
 		case root == nil && s.Parent != index.ParentNone:
 			continue

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/poll"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -13,26 +15,26 @@ import (
 type readsAcc struct {
 	x                              *index.Index
 	m                              rulefmt.ReadMeasure
-	root, read, notUnder, complete *matcher // notUnder and complete may be nil
-	poll                           *poll    // nil: never stops
+	root, read, notUnder, complete *selector.Matcher // notUnder and complete may be nil
+	poll                           *poll.Poll        // nil: never stops
 }
 
 func newReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
 	a := &readsAcc{x: x, m: m}
 	var err error
-	if a.root, err = compile(x, m.Root); err != nil {
+	if a.root, err = selector.Compile(x, m.Root); err != nil {
 		return nil, err
 	}
-	if a.read, err = compile(x, m.Read); err != nil {
+	if a.read, err = selector.Compile(x, m.Read); err != nil {
 		return nil, err
 	}
 	if m.NotUnder != nil {
-		if a.notUnder, err = compile(x, *m.NotUnder); err != nil {
+		if a.notUnder, err = selector.Compile(x, *m.NotUnder); err != nil {
 			return nil, err
 		}
 	}
 	if m.CompleteWhen != nil {
-		if a.complete, err = compile(x, *m.CompleteWhen); err != nil {
+		if a.complete, err = selector.Compile(x, *m.CompleteWhen); err != nil {
 			return nil, err
 		}
 	}
@@ -48,7 +50,7 @@ func (a *readsAcc) report() report.MeasureReport {
 	t0 := x.Tree()
 	sum := make([]int32, x.NumSpans) // per span: reads counted for it, over its subtree
 	for t := range x.TraceRecs {
-		if a.poll.stop() {
+		if a.poll.Stop() {
 			break
 		}
 		tr := &x.TraceRecs[t]
@@ -86,11 +88,11 @@ func (a *readsAcc) report() report.MeasureReport {
 func (a *readsAcc) requests(group []int32, reads map[int32]int) (reqs int, completeSeen bool) {
 	completeSeen = a.complete == nil
 	for _, i := range group {
-		if a.root.match(i) {
+		if a.root.Match(i) {
 			reads[i] += 0
 			reqs++
 		}
-		if !completeSeen && a.complete.match(i) {
+		if !completeSeen && a.complete.Match(i) {
 			completeSeen = true
 		}
 	}
@@ -113,7 +115,7 @@ func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
 		sum[i] = 0
 	}
 	for _, i := range dfs {
-		if !a.read.match(i) {
+		if !a.read.Match(i) {
 			continue
 		}
 		p := x.Span(i).Parent
@@ -122,7 +124,7 @@ func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
 		}
 		sum[p]++
 		if a.notUnder != nil {
-			if stop := a.notUnder.nearest(i); stop >= 0 {
+			if stop := a.notUnder.Nearest(i); stop >= 0 {
 				if above := x.Span(stop).Parent; above >= 0 {
 					sum[above]--
 				}

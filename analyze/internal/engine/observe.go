@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/poll"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -83,9 +85,9 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
-	pl := newPoll(ctx)
+	pl := poll.New(ctx)
 	o.detect = detectIndex(idx, pl)
-	if err := pl.err(); err != nil {
+	if err := pl.Err(); err != nil {
 		return nil, nil, fmt.Errorf("analyze: detection: %w", err)
 	}
 	if cfg.Vocabulary == nil {
@@ -104,7 +106,7 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 	}
 	o.exec = ev.executions(nil)
 	o.observePool(ev)
-	p := newPoll(ctx)
+	p := poll.New(ctx)
 	for _, m := range cfg.Measures {
 		acc, err := newReadsAcc(idx, m)
 		if err != nil {
@@ -113,7 +115,7 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 		acc.poll = p
 		o.measures = append(o.measures, acc.report())
 	}
-	if err := p.err(); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, nil, fmt.Errorf("analyze: measures: %w", err)
 	}
 	return o, ev, nil
@@ -141,13 +143,13 @@ func stageContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*e
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	v.poll = newPoll(ctx)
+	v.poll = poll.New(ctx)
 	root, err := executionRoot(idx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	ev := v.stage(root)
-	if err := v.poll.err(); err != nil {
+	if err := v.poll.Err(); err != nil {
 		return nil, fmt.Errorf("analyze: measures: %w", err)
 	}
 	return ev, nil
@@ -155,7 +157,7 @@ func stageContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*e
 
 // executionRoot compiles the execution root: Config.ExecutionRoot, else
 // the vocabulary's Executions; nil when every trace is one execution.
-func executionRoot(idx *index.Index, cfg rulefmt.Config) (*matcher, error) {
+func executionRoot(idx *index.Index, cfg rulefmt.Config) (*selector.Matcher, error) {
 	sel := cfg.ExecutionRoot
 	if sel == nil {
 		sel = cfg.ActiveVocabulary().Executions
@@ -163,7 +165,7 @@ func executionRoot(idx *index.Index, cfg rulefmt.Config) (*matcher, error) {
 	if sel == nil {
 		return nil, nil
 	}
-	m, err := compile(idx, *sel)
+	m, err := selector.Compile(idx, *sel)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: execution root: %w", err)
 	}

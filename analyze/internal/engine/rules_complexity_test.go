@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -92,14 +93,14 @@ func TestSelectorRegexWorkIsBoundedBeforeMatching(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := compile(idx, tt.sel)
+			m, err := selector.Compile(idx, tt.sel)
 			if tt.ok {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				var n int
 				for _, i := range idx.Order {
-					if m.match(i) {
+					if m.Match(i) {
 						n++
 					}
 				}
@@ -165,7 +166,7 @@ func TestRegexBudgetIsTheProgramSizeAtItsEdge(t *testing.T) {
 	if insts, bytes := rulefmt.RegexInsts(anchored), 16*(1<<16); int64(insts)*int64(bytes) <= 1<<29 {
 		t.Fatalf("the case is too small to pin size independence: %d instructions x %d bytes", insts, bytes)
 	}
-	if _, err := compile(idx, rulefmt.Selector{NameRegex: anchored}); err != nil {
+	if _, err := selector.Compile(idx, rulefmt.Selector{NameRegex: anchored}); err != nil {
 		t.Errorf("a regex within the limit over 1 MiB of names was refused: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -64,7 +65,7 @@ func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rul
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ev := &ruleEval{x: idx, cfg: resolvedFor(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*matcher{}, ctx: ctx}
+	ev := &ruleEval{x: idx, cfg: resolvedFor(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx}
 	var execs *report.ExecutionsReport // measured on first need by a session rule
 	if rep != nil {
 		execs = &rep.Executions
@@ -103,7 +104,7 @@ type ruleEval struct {
 	x        *index.Index
 	cfg      rulefmt.Config
 	max      int
-	matchers map[*rulefmt.Selector]*matcher
+	matchers map[*rulefmt.Selector]*selector.Matcher
 	events   []acquireEvent // attributed acquires, computed on first need
 	haveEv   bool
 	// stage is the vocabulary stage's events of the index, computed on
@@ -142,7 +143,7 @@ func (e *ruleEval) tick() error {
 	return e.ctx.Err()
 }
 
-func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
+func (e *ruleEval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	if s == nil {
 		return nil, nil
 	}
@@ -155,7 +156,7 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
 	}
 	plain := *s
 	plain.Calls = false
-	m, err := compileContext(ctx, e.x, plain)
+	m, err := selector.CompileContext(ctx, e.x, plain)
 	if err != nil {
 		if s.Line > 0 && ctx.Err() == nil {
 			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
@@ -165,10 +166,10 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
 	if s.Calls {
 		// The vocabulary stage's calls (none when it cannot compile:
 		// Analyze reports that error).
-		m.only = make([]bool, e.x.NumSpans)
+		m.Only = make([]bool, e.x.NumSpans)
 		if ev := e.stageEvents(); ev != nil {
 			for _, c := range ev.calls {
-				m.only[c.span] = true
+				m.Only[c.span] = true
 			}
 		}
 	}
@@ -178,7 +179,7 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*matcher, error) {
 
 // compiledSel is a SpanSelector bound to the index.
 type compiledSel struct {
-	self, under, notUnder *matcher
+	self, under, notUnder *selector.Matcher
 }
 
 func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
@@ -199,7 +200,7 @@ func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
 // selects reports whether span i is selected within a scope rooted at root
 // (-1 for a trace or the dump): ancestors at or above root are not looked at.
 func (c *compiledSel) selects(x *index.Index, i, root int32) bool {
-	if !c.self.match(i) {
+	if !c.self.Match(i) {
 		return false
 	}
 	if c.under == nil && c.notUnder == nil {
@@ -214,12 +215,12 @@ func (c *compiledSel) selects(x *index.Index, i, root int32) bool {
 	// strictly below root.
 	t := x.Tree()
 	if c.notUnder != nil {
-		if a := c.notUnder.nearest(i); a >= 0 && t.StrictlyBelow(a, root) {
+		if a := c.notUnder.Nearest(i); a >= 0 && t.StrictlyBelow(a, root) {
 			return false
 		}
 	}
 	if c.under != nil {
-		a := c.under.nearest(i)
+		a := c.under.Nearest(i)
 		return a >= 0 && t.StrictlyBelow(a, root)
 	}
 	return true
@@ -256,12 +257,12 @@ func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
 // anyMatch reports whether a scope of spans group may be judged by its
 // complete_when: some span matches complete, or there is no complete_when
 // (nil).
-func anyMatch(complete *matcher, group []int32) bool {
+func anyMatch(complete *selector.Matcher, group []int32) bool {
 	if complete == nil {
 		return true
 	}
 	for _, i := range group {
-		if complete.match(i) {
+		if complete.Match(i) {
 			return true
 		}
 	}
@@ -271,7 +272,7 @@ func anyMatch(complete *matcher, group []int32) bool {
 // traceScopes lists the scopes of a per-trace rule, one per trace,
 // complete when the trace is and complete (anyMatch) holds, in trace id
 // order.
-func (e *ruleEval) traceScopes(complete *matcher) []ruleScope {
+func (e *ruleEval) traceScopes(complete *selector.Matcher) []ruleScope {
 	x := e.x
 	out := make([]ruleScope, 0, len(x.TraceRecs))
 	for t := range x.TraceRecs {
@@ -291,7 +292,7 @@ func (e *ruleEval) traceScopes(complete *matcher) []ruleScope {
 // matching root, each complete when its trace is and complete (anyMatch)
 // holds over the whole trace, in span order. A cancelled run stops it
 // between traces.
-func (e *ruleEval) subtreeScopes(root, complete *matcher) ([]ruleScope, error) {
+func (e *ruleEval) subtreeScopes(root, complete *selector.Matcher) ([]ruleScope, error) {
 	x := e.x
 	// A subtree's spans are its range of the depth-first layout: nested
 	// subtrees share one array instead of each copying its span list.
@@ -305,7 +306,7 @@ func (e *ruleEval) subtreeScopes(root, complete *matcher) ([]ruleScope, error) {
 			return nil, err
 		}
 		for _, i := range group {
-			if root.match(i) {
+			if root.Match(i) {
 				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.Subtree(i)})
 			}
 		}

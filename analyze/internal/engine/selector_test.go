@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -106,13 +107,13 @@ func TestSelectorMatching(t *testing.T) {
 			cfg := rulefmt.Config{ExecutionRoot: &sel}
 			idx := index.New(cfg.IndexOptions())
 			idx.Add(d.td)
-			m, err := compile(idx, sel)
+			m, err := selector.Compile(idx, sel)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []uint64
 			for _, i := range idx.Order {
-				if m.match(i) {
+				if m.Match(i) {
 					got = append(got, idx.Span(i).ID)
 				}
 			}
@@ -127,7 +128,7 @@ func TestCompileRefusesAnAttributeTheIndexDidNotKeep(t *testing.T) {
 	idx := index.New(rulefmt.IndexOptions{})
 	idx.Add(newDump().td)
 	sel, _ := rulefmt.ParseSelectorString("{attributes: {db.sql.table: x}}")
-	if _, err := compile(idx, sel); err == nil || !strings.Contains(err.Error(), "db.sql.table") {
+	if _, err := selector.Compile(idx, sel); err == nil || !strings.Contains(err.Error(), "db.sql.table") {
 		t.Errorf("compile = %v, want an error naming db.sql.table", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/poll"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -18,10 +20,10 @@ type vocab struct {
 	voc *rulefmt.Vocabulary
 	// poll stops the stage's long loops when the context of
 	// [AnalyzeContext] is done; nil never stops.
-	poll *poll
+	poll *poll.Poll
 
 	calls, invocations, acquires, handshakes role
-	session                                  *matcher // Session.Enclosing, nil when unset
+	session                                  *selector.Matcher // Session.Enclosing, nil when unset
 	// clock ties each call to its execution (measurable.go).
 	clock rootClock
 	// inferred says the vocabulary has no acquire spans: acquires are
@@ -86,10 +88,10 @@ func newVocab(x *index.Index, cfg rulefmt.Config) (*vocab, error) {
 func (v *vocab) compileRoles() error {
 	x, voc := v.x, v.voc
 	var err error
-	compile := func(sels []rulefmt.Selector) []*matcher {
-		out := make([]*matcher, 0, len(sels))
+	compile := func(sels []rulefmt.Selector) []*selector.Matcher {
+		out := make([]*selector.Matcher, 0, len(sels))
 		for _, sel := range sels {
-			m, cerr := compile(x, sel)
+			m, cerr := selector.Compile(x, sel)
 			if cerr != nil {
 				if err == nil {
 					err = fmt.Errorf("vocabulary %q: %w", voc.Name, cerr)
@@ -139,21 +141,21 @@ func (v *vocab) resolveKeys() {
 type role struct {
 	x      *index.Index
 	byName []bool // per name id: a name-only selector matches; nil when none
-	others []*matcher
+	others []*selector.Matcher
 }
 
 // newRole folds ms into a role.
-func newRole(x *index.Index, ms []*matcher) role {
+func newRole(x *index.Index, ms []*selector.Matcher) role {
 	r := role{x: x}
 	for _, m := range ms {
-		if m.anyName || m.kind >= 0 || m.status >= 0 || len(m.attrs) > 0 || len(m.res) > 0 {
+		if m.AnyName || m.Kind >= 0 || m.Status >= 0 || len(m.Attrs) > 0 || len(m.Res) > 0 {
 			r.others = append(r.others, m)
 			continue
 		}
 		if r.byName == nil {
 			r.byName = make([]bool, len(x.Names))
 		}
-		for id, ok := range m.nameOK {
+		for id, ok := range m.NameOK {
 			r.byName[id] = r.byName[id] || ok
 		}
 	}
@@ -170,10 +172,10 @@ func (r *role) bound(perName []int32, n int) int {
 	for id, c := range perName {
 		can := id < len(r.byName) && r.byName[id]
 		for _, m := range r.others {
-			if m.anyName {
+			if m.AnyName {
 				return n
 			}
-			can = can || (id < len(m.nameOK) && m.nameOK[id])
+			can = can || (id < len(m.NameOK) && m.NameOK[id])
 		}
 		if can {
 			total += int(c)
@@ -188,7 +190,7 @@ func (r *role) match(i int32) bool {
 		return true
 	}
 	for _, m := range r.others {
-		if m.match(i) {
+		if m.Match(i) {
 			return true
 		}
 	}

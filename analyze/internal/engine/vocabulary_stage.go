@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -14,13 +15,13 @@ import (
 // stage runs the vocabulary stage over v's index. root, when set, selects
 // the execution roots (Config.ExecutionRoot, else the vocabulary's). A
 // cancelled poll stops it early; the caller checks v.poll.err.
-func (v *vocab) stage(root *matcher) *events {
+func (v *vocab) stage(root *selector.Matcher) *events {
 	x := v.x
 	e, acquires := v.newEvents()
 	hasHandshake := make([]bool, x.NumSpans)
 	// One pass, every span's roles read in line: this loop runs per span.
 	for _, i := range x.Order {
-		if v.poll.stop() {
+		if v.poll.Stop() {
 			return e
 		}
 		s := x.Span(i)
@@ -86,7 +87,7 @@ func (v *vocab) newEvents() (*events, []int32) {
 // from the calls or made of the explicit acquire spans (acquires, in span
 // order; hasHandshake marks the spans with a handshake child), then each
 // scope's service and the executions' names.
-func (v *vocab) deriveEvents(e *events, root *matcher, acquires []int32, hasHandshake []bool) {
+func (v *vocab) deriveEvents(e *events, root *selector.Matcher, acquires []int32, hasHandshake []bool) {
 	if v.inferred {
 		v.inferFromCalls(e)
 	} else {
@@ -155,7 +156,7 @@ func (v *vocab) attr(i int32, key uint16) int32 {
 
 // call makes span i's call event; an enclosing session span's identity is
 // interned into e.
-func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
+func (v *vocab) call(e *events, i int32, root *selector.Matcher) callEvent {
 	x := v.x
 	s := x.Span(i)
 	c := callEvent{span: i, trace: s.Trace, start: s.Start, end: s.End, exec: s.Trace,
@@ -163,11 +164,11 @@ func (v *vocab) call(e *events, i int32, root *matcher) callEvent {
 	if root != nil {
 		// The nearest root at or above the call, from one pass over the
 		// tree: no walk up a deep chain per call.
-		c.exec = root.nearestOrSelf(i)
+		c.exec = root.NearestOrSelf(i)
 	}
 	c.tie = v.clock.tie(i, c.exec, root != nil)
 	if c.session < 0 && v.session != nil {
-		if enc := v.session.nearest(i); enc >= 0 {
+		if enc := v.session.Nearest(i); enc >= 0 {
 			es := x.Span(enc)
 			c.session = e.intern(spanSession(x.TraceRecs[es.Trace].ID, es.ID))
 		}
@@ -346,7 +347,7 @@ func (v *vocab) failCallLeases(e *events, l *invocationLeases) ([]int32, bool) {
 	var buf []int32
 	var near []int32
 	for k := range e.calls {
-		if v.poll.stop() {
+		if v.poll.Stop() {
 			return buf, false
 		}
 		c := &e.calls[k]
@@ -426,7 +427,7 @@ func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 		implied[i] = -1
 	}
 	for _, i := range x.Order {
-		if v.poll.stop() {
+		if v.poll.Stop() {
 			return implied
 		}
 		if !v.invocations.match(i) || v.handshakes.match(i) || v.acquires.match(i) {

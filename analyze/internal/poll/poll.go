@@ -1,4 +1,7 @@
-package engine
+// Package poll lets the analyzer's long, pure loops stop when their
+// context is done, at the cost of a counter per step: the measures, the
+// vocabulary stage and the rule observation all stop the same way.
+package poll
 
 import "context"
 
@@ -8,29 +11,29 @@ import "context"
 // few microseconds of work.
 const pollEvery = 1 << 12
 
-// poll lets a long, pure loop of the measures stop when its context is done
+// Poll lets a long, pure loop of the measures stop when its context is done
 // (every loop that can run long checks the context). The first
 // error sticks, so every later loop stops at its first step and the stage
-// that follows reads it with err. A nil *poll (a context that can never be
+// that follows reads it with Err. A nil *Poll (a context that can never be
 // done, as the engine's per-group measures pass) never stops and costs one
 // nil check.
-type poll struct {
+type Poll struct {
 	ctx context.Context
 	n   uint32
 	e   error
 }
 
-// newPoll returns a poll of ctx, nil when ctx can never be done.
-func newPoll(ctx context.Context) *poll {
+// New returns a poll of ctx, nil when ctx can never be done.
+func New(ctx context.Context) *Poll {
 	if ctx == nil || ctx.Done() == nil {
 		return nil
 	}
-	return &poll{ctx: ctx}
+	return &Poll{ctx: ctx}
 }
 
-// stop reports whether the loop calling it should stop: the context was
+// Stop reports whether the loop calling it should stop: the context was
 // found done at this step or an earlier one.
-func (p *poll) stop() bool {
+func (p *Poll) Stop() bool {
 	if p == nil {
 		return false
 	}
@@ -44,9 +47,9 @@ func (p *poll) stop() bool {
 	return p.e != nil
 }
 
-// err returns the context's error once a loop has stopped on it, nil
+// Err returns the context's error once a loop has stopped on it, nil
 // before; it reads no channel.
-func (p *poll) err() error {
+func (p *Poll) Err() error {
 	if p == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package engine
+package selector
 
 import (
 	"context"
@@ -11,44 +11,44 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// matcher is a Selector compiled against one finished index: names and
+// Matcher is a Selector compiled against one finished index: names and
 // values become table lookups, so matching a span costs a few comparisons.
-type matcher struct {
+type Matcher struct {
 	x       *index.Index
-	anyName bool
-	nameOK  []bool // per name id
-	attrs   []condition
-	res     []condition
-	kind    int16 // -1: any
-	status  int16 // -1: any
+	AnyName bool
+	NameOK  []bool // per name id
+	Attrs   []condition
+	Res     []condition
+	Kind    int16 // -1: any
+	Status  int16 // -1: any
 	// near is, per span index, the nearest proper ancestor the selector
 	// matches (-1 none), computed on first use by nearest: ancestor
 	// questions then cost O(1) per span instead of a walk up the chain.
 	near []int32
 	// only, when set, is per span index whether the span may match at all:
 	// a Calls selector's tool calls, from the vocabulary stage.
-	only []bool
-	// calls counts the spans match was asked about: a test pins that a rule
+	Only []bool
+	// Calls counts the spans match was asked about: a test pins that a rule
 	// looks at each span a bounded number of times, whatever the depth.
-	calls int64
+	Calls int64
 }
 
-// nearest returns the nearest proper ancestor of span i that m matches, -1
+// Nearest returns the nearest proper ancestor of span i that m matches, -1
 // when none.
-func (m *matcher) nearest(i int32) int32 {
+func (m *Matcher) Nearest(i int32) int32 {
 	if m.near == nil {
-		m.near = m.x.NearestAncestors(m.match)
+		m.near = m.x.NearestAncestors(m.Match)
 	}
 	return m.near[i]
 }
 
-// nearestOrSelf returns span i when m matches it, else its nearest proper
+// NearestOrSelf returns span i when m matches it, else its nearest proper
 // ancestor that m matches, -1 when none.
-func (m *matcher) nearestOrSelf(i int32) int32 {
-	if m.match(i) {
+func (m *Matcher) NearestOrSelf(i int32) int32 {
+	if m.Match(i) {
 		return i
 	}
-	return m.nearest(i)
+	return m.Nearest(i)
 }
 
 type condition struct {
@@ -59,13 +59,13 @@ type condition struct {
 	cache []int8 // OpRegex: per value id, 0 unknown, 1 match, 2 no match
 }
 
-// compile binds sel to x. It fails when sel names an attribute the index did
+// Compile binds sel to x. It fails when sel names an attribute the index did
 // not keep: the index must be built with the configuration's IndexOptions.
-func compile(x *index.Index, sel rulefmt.Selector) (*matcher, error) {
-	return compileContext(context.Background(), x, sel)
+func Compile(x *index.Index, sel rulefmt.Selector) (*Matcher, error) {
+	return CompileContext(context.Background(), x, sel)
 }
 
-// compileContext is compile stopped by ctx between two regex matches.
+// CompileContext is compile stopped by ctx between two regex matches.
 //
 // A regex is matched at most once per distinct span name or value (names
 // here, values on first need, both cached), never once per span; and the
@@ -74,39 +74,39 @@ func compile(x *index.Index, sel rulefmt.Selector) (*matcher, error) {
 // bytes, so a selector whose regex program exceeds maxRegexInsts is refused,
 // naming the regex and its size, instead of running for minutes (a legal
 // 3000-state regex over 80 long span names would).
-func compileContext(ctx context.Context, x *index.Index, sel rulefmt.Selector) (*matcher, error) {
+func CompileContext(ctx context.Context, x *index.Index, sel rulefmt.Selector) (*Matcher, error) {
 	x.Finish()
 	if sel.Calls {
 		return nil, errors.New("a selector of the vocabulary's calls is only for a rule's selection")
 	}
-	m := &matcher{x: x, anyName: sel.Name == "" && sel.NameRegex == nil, kind: -1, status: -1}
-	if !m.anyName {
+	m := &Matcher{x: x, AnyName: sel.Name == "" && sel.NameRegex == nil, Kind: -1, Status: -1}
+	if !m.AnyName {
 		if sel.NameRegex != nil {
 			if err := rulefmt.CheckRegexBudget(sel.NameRegex, "name_regex"); err != nil {
 				return nil, err
 			}
 		}
-		m.nameOK = make([]bool, len(x.Names))
+		m.NameOK = make([]bool, len(x.Names))
 		for i, n := range x.Names {
 			if sel.NameRegex != nil {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
 			}
-			m.nameOK[i] = n == sel.Name || (sel.NameRegex != nil && sel.NameRegex.MatchString(n))
+			m.NameOK[i] = n == sel.Name || (sel.NameRegex != nil && sel.NameRegex.MatchString(n))
 		}
 	}
 	if k, ok := sel.SpanKind(); ok {
-		m.kind = int16(k)
+		m.Kind = int16(k)
 	}
 	if c, ok := sel.StatusCode(); ok {
-		m.status = int16(c)
+		m.Status = int16(c)
 	}
 	var err error
-	if m.attrs, err = compileConds(x, sel.Attributes, x.SpanKeyOK, "span"); err != nil {
+	if m.Attrs, err = compileConds(x, sel.Attributes, x.SpanKeyOK, "span"); err != nil {
 		return nil, err
 	}
-	if m.res, err = compileConds(x, sel.Resource, x.ResKeyOK, "resource"); err != nil {
+	if m.Res, err = compileConds(x, sel.Resource, x.ResKeyOK, "resource"); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -134,31 +134,31 @@ func compileConds(x *index.Index, ms []rulefmt.AttrMatch, kept []bool, what stri
 	return conds, nil
 }
 
-// match reports whether span i satisfies the selector.
-func (m *matcher) match(i int32) bool {
-	m.calls++
-	if m.only != nil && !m.only[i] {
+// Match reports whether span i satisfies the selector.
+func (m *Matcher) Match(i int32) bool {
+	m.Calls++
+	if m.Only != nil && !m.Only[i] {
 		return false
 	}
 	s := m.x.Span(i)
-	if !m.anyName && !m.nameOK[s.Name] {
+	if !m.AnyName && !m.NameOK[s.Name] {
 		return false
 	}
-	if m.kind >= 0 && int16(s.Kind) != m.kind {
+	if m.Kind >= 0 && int16(s.Kind) != m.Kind {
 		return false
 	}
-	if m.status >= 0 && int16(s.Status) != m.status {
+	if m.Status >= 0 && int16(s.Status) != m.Status {
 		return false
 	}
-	for k := range m.attrs {
-		v, ok := m.x.AttrVal(i, m.attrs[k].key)
-		if !m.attrs[k].holds(m.x, v, ok) {
+	for k := range m.Attrs {
+		v, ok := m.x.AttrVal(i, m.Attrs[k].key)
+		if !m.Attrs[k].holds(m.x, v, ok) {
 			return false
 		}
 	}
-	for k := range m.res {
-		v, ok := m.x.ResAttrVal(i, m.res[k].key)
-		if !m.res[k].holds(m.x, v, ok) {
+	for k := range m.Res {
+		v, ok := m.x.ResAttrVal(i, m.Res[k].key)
+		if !m.Res[k].holds(m.x, v, ok) {
 			return false
 		}
 	}
