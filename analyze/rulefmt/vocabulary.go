@@ -10,7 +10,7 @@ import (
 // Vocabulary describes one writer of MCP traces: which of its spans are
 // executions, tool calls, acquires, invocations (leases) and handshakes, and
 // which attributes hold the facts the measures need. The vocabulary stage
-// (events.go) turns a writer's spans into the same MCP events through it, so
+// (analyze/internal/engine) turns a writer's spans into the same MCP events through it, so
 // the measures (hit rate, cold-start floor, miss causes, sessions per
 // execution) never depend on who wrote the spans: a new writer is a new
 // Vocabulary value, built in (vocabulary_builtin.go) or from a YAML

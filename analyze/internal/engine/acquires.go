@@ -7,6 +7,7 @@ import (
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -70,7 +71,7 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 	}
 	settings := scopeSettings(eng.agg.settings, eng.agg.strs)
 	var a Acquire
-	eng.agg.pairs.each = func(ev *acquireEvent) {
+	eng.agg.pairs.each = func(ev *record.Acquire) {
 		a = acquireOf(ev, strs, settings, eng.agg.services)
 		fn(&a)
 	}
@@ -83,19 +84,19 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 // acquireOf is the Acquire of an attributed acquire event, its strings
 // read through strs, its scope's recorded settings through settings and
 // its scope's service.name from services (scope id to string id).
-func acquireOf(ev *acquireEvent, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool), services map[int32]int32) Acquire {
-	a := Acquire{Start: ev.start, LeaseEnd: max(ev.leaseEnd, ev.start), Hit: ev.hit, Failed: ev.failed,
-		Attempt: 1, HealthCheck: ev.health, Prewarm: ev.prewarm}
-	if ev.redial {
+func acquireOf(ev *record.Acquire, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool), services map[int32]int32) Acquire {
+	a := Acquire{Start: ev.Start, LeaseEnd: max(ev.LeaseEnd, ev.Start), Hit: ev.Hit, Failed: ev.Failed,
+		Attempt: 1, HealthCheck: ev.Health, Prewarm: ev.Prewarm}
+	if ev.Redial {
 		a.Attempt = 2
 	}
-	if !ev.hit && !ev.prewarm {
-		a.Cause = spans.MissReasons[ev.reason]
+	if !ev.Hit && !ev.Prewarm {
+		a.Cause = spans.MissReasons[ev.Reason]
 	}
-	a.Scope, a.HasScope = strs(ev.scope)
-	a.Key, a.HasKey = strs(ev.key)
-	a.Settings, a.SettingsMixed = settings(ev.scope)
-	if svc, ok := services[ev.scope]; ok {
+	a.Scope, a.HasScope = strs(ev.Scope)
+	a.Key, a.HasKey = strs(ev.Key)
+	a.Settings, a.SettingsMixed = settings(ev.Scope)
+	if svc, ok := services[ev.Scope]; ok {
 		a.Service, a.HasService = strs(svc)
 	}
 	return a

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/pool/idle"
@@ -87,11 +88,11 @@ type pairEv struct {
 	hit, failed, redial bool
 }
 
-func (e pairEv) event() acquireEvent {
+func (e pairEv) event() record.Acquire {
 	ms := int64(time.Millisecond)
-	ev := acquireEvent{start: e.start * ms, leaseEnd: e.end * ms, scope: e.scope, key: 0, session: -1, at: -1,
-		hit: e.hit, failed: e.failed, redial: e.redial, span: uint64(e.trace)}
-	ev.trace[15] = e.trace
+	ev := record.Acquire{Start: e.start * ms, LeaseEnd: e.end * ms, Scope: e.scope, Key: 0, Session: -1, At: -1,
+		Hit: e.hit, Failed: e.failed, Redial: e.redial, Span: uint64(e.trace)}
+	ev.Trace[15] = e.trace
 	return ev
 }
 
@@ -105,7 +106,7 @@ func bothStages(evs []pairEv, names []string) map[string]report.PoolReport {
 		"batch":  newBatchPairStage(rulefmt.Config{IdleTTL: time.Hour}),
 	} {
 		// Added in reverse so the stage, not the input, puts them in order.
-		in := make([]acquireEvent, 0, len(evs))
+		in := make([]record.Acquire, 0, len(evs))
 		for i := len(evs) - 1; i >= 0; i-- {
 			in = append(in, evs[i].event())
 		}

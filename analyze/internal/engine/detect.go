@@ -517,7 +517,7 @@ func (d *detection) resolve(p rulefmt.Profile) rulefmt.Profile {
 
 // useProfile fixes the profile the aggregate's observations were measured
 // with: the report's pool span names. (The pair stage needs no word of it:
-// an acquire inferred from a call carries its session, events.go.)
+// an acquire inferred from a call carries its session, record.Acquire.)
 func (a *aggregate) useProfile(p rulefmt.Profile) {
 	a.profile = p
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -374,7 +375,7 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	}
 	if o != nil {
 		e.agg.merge(o)
-		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(acquireEvent{})))
+		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(record.Acquire{})))
 	}
 	if e.opts.streaming() {
 		e.lowMarks[shard] = lowMark

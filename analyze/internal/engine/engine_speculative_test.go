@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -199,9 +200,9 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	if e.early == 0 {
 		t.Fatal("no trace finalized early: the test pins nothing")
 	}
-	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(acquireEvent{}))
+	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(record.Acquire{}))
 	if got := e.MemBytes(); ref.Pool.Acquires == 0 || got != want {
-		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(acquireEvent{}))
+		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(record.Acquire{}))
 	}
 }
 

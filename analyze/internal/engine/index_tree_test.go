@@ -240,17 +240,17 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.acquires) != n-1 {
-			t.Fatalf("%d acquire events, want %d", len(p.acquires), n-1)
+		if len(p.Acquires) != n-1 {
+			t.Fatalf("%d acquire events, want %d", len(p.Acquires), n-1)
 		}
-		for k := 1; k < len(p.acquires); k++ {
-			if p.acquires[k].start < p.acquires[k-1].start {
+		for k := 1; k < len(p.Acquires); k++ {
+			if p.Acquires[k].Start < p.Acquires[k-1].Start {
 				t.Fatalf("acquires of the invocation not in start order at %d", k)
 			}
 		}
 		// n log2 n is about 130k for 10k; a list insert makes n²/2 = 50M.
-		if p.compares > 40*n {
-			t.Errorf("ordering %d acquires took %d comparisons: quadratic", n, p.compares)
+		if p.Compares > 40*n {
+			t.Errorf("ordering %d acquires took %d comparisons: quadratic", n, p.Compares)
 		}
 	})
 }

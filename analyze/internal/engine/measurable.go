@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -45,15 +46,6 @@ import (
 // (OpenInference writes no MCP span at all). Then executions.measurable is false, executions.why_not says
 // why, the reports say so in words, and the session rules are not
 // applicable (the gate's verdict), never a pass on zero.
-
-// tie says whether a call is tied to its execution.
-type tie uint8
-
-const (
-	tied            tie = iota
-	tieOutsideRoot      // under no execution root (or its trace's root is the call, or a session span)
-	tieOutlivesRoot     // ends after its execution's root span ended
-)
 
 // rootClock answers, for the calls of one index, whether a call outlives
 // the root span of its execution.
@@ -108,20 +100,20 @@ func (c *rootClock) outlives(i, root int32) bool {
 // root, a call that is its own trace's root, and a call under a session
 // span as its trace's root are outside; a call ending after its root's end
 // outlives it; the rest are tied.
-func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
+func (c *rootClock) tie(i, exec int32, byRoot bool) record.Tie {
 	root := exec
 	if !byRoot {
 		if root = c.traceRootOf(i); root == i || c.isSession(root) {
-			return tieOutsideRoot
+			return record.TieOutsideRoot
 		}
 	}
 	switch {
 	case byRoot && root < 0:
-		return tieOutsideRoot
+		return record.TieOutsideRoot
 	case c.outlives(i, root):
-		return tieOutlivesRoot
+		return record.TieOutlivesRoot
 	}
-	return tied
+	return record.Tied
 }
 
 // execNames counts, per name of an execution's root span, the executions
@@ -129,17 +121,17 @@ func (c *rootClock) tie(i, exec int32, byRoot bool) tie {
 // are parented to a session span (nil for any other: there an execution
 // without a call is one that called no tool). An execution is a trace,
 // its root span's name the key, or with root a span root matches.
-func (v *vocab) execNames(e *events, root *selector.Matcher) map[string][2]int {
+func (v *vocab) execNames(e *record.Table, root *selector.Matcher) map[string][2]int {
 	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
 		return nil
 	}
 	x := v.x
 	withCall := map[int32]bool{}
-	for _, c := range e.calls {
+	for _, c := range e.Calls {
 		if root != nil {
-			withCall[c.exec] = true
+			withCall[c.Exec] = true
 		} else {
-			withCall[c.trace] = true
+			withCall[c.Trace] = true
 		}
 	}
 	out := map[string][2]int{}
@@ -279,15 +271,15 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 		_, err := stageContext(context.Background(), e.x, e.cfg)
 		return report.ExecutionsReport{}, err
 	}
-	r := ev.executions(nil)
-	r.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
+	r := executions(ev, nil)
+	r.ExecutionsWithoutCalls = executionsWithoutCalls(ev.ExecNames)
 	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
 		if root == nil {
 			root = e.cfg.ActiveVocabulary().Executions
 		}
 		r.Root = root.String()
 	}
-	judgeMeasurability(&r, ev.poolSpans, e.cfg.ActiveVocabulary().Shows(ev.serverCalls > 0))
+	judgeMeasurability(&r, ev.PoolSpans, e.cfg.ActiveVocabulary().Shows(ev.ServerCalls > 0))
 	return r, nil
 }
 

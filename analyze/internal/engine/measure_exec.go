@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
@@ -12,35 +13,35 @@ import (
 // sessions its calls carry. each, when set, is told every execution's trace
 // and session count (the Collector connector counts executions per pool,
 // trace_stream.go).
-func (e *events) executions(each func(trace int32, sessions int)) report.ExecutionsReport {
+func executions(e *record.Table, each func(trace int32, sessions int)) report.ExecutionsReport {
 	r := report.ExecutionsReport{Root: "trace", Examples: []string{}}
 	var examples []int32
-	var calls []callEvent // one trace's calls: executions never span traces
-	for lo := 0; lo < len(e.calls); {
+	var calls []record.Call // one trace's calls: executions never span traces
+	for lo := 0; lo < len(e.Calls); {
 		hi := lo + 1
-		for hi < len(e.calls) && e.calls[hi].trace == e.calls[lo].trace {
+		for hi < len(e.Calls) && e.Calls[hi].Trace == e.Calls[lo].Trace {
 			hi++
 		}
-		t := e.calls[lo].trace
+		t := e.Calls[lo].Trace
 		calls = calls[:0]
-		for _, c := range e.calls[lo:hi] {
-			switch c.tie { // measurable.go
-			case tieOutsideRoot:
+		for _, c := range e.Calls[lo:hi] {
+			switch c.Tie { // measurable.go
+			case record.TieOutsideRoot:
 				r.CallsOutsideRoot++
-			case tieOutlivesRoot:
+			case record.TieOutlivesRoot:
 				r.CallsOutlivingRoot++
 			}
-			if c.exec >= 0 { // a call outside any execution root is in none
+			if c.Exec >= 0 { // a call outside any execution root is in none
 				calls = append(calls, c)
 			}
 		}
 		lo = hi
-		slices.SortFunc(calls, func(a, b callEvent) int {
-			return cmp.Or(cmp.Compare(a.exec, b.exec), cmp.Compare(a.session, b.session))
+		slices.SortFunc(calls, func(a, b record.Call) int {
+			return cmp.Or(cmp.Compare(a.Exec, b.Exec), cmp.Compare(a.Session, b.Session))
 		})
 		examples = countExecutions(&r, t, calls, examples, each)
 	}
-	r.Examples = e.exampleIDs(examples)
+	r.Examples = e.ExampleIDs(examples)
 	return r
 }
 
@@ -48,13 +49,13 @@ func (e *events) executions(each func(trace int32, sessions int)) report.Executi
 // (those in an execution) are sorted by execution then session, and the
 // distinct sessions of each; it returns examples with t added once per
 // execution of more than one session. each is as for executions.
-func countExecutions(r *report.ExecutionsReport, t int32, calls []callEvent, examples []int32,
+func countExecutions(r *report.ExecutionsReport, t int32, calls []record.Call, examples []int32,
 	each func(trace int32, sessions int)) []int32 {
 	for i := 0; i < len(calls); {
 		sessions := 0
 		j := i
-		for ; j < len(calls) && calls[j].exec == calls[i].exec; j++ {
-			if calls[j].session >= 0 && (j == i || calls[j].session != calls[j-1].session) {
+		for ; j < len(calls) && calls[j].Exec == calls[i].Exec; j++ {
+			if calls[j].Session >= 0 && (j == i || calls[j].Session != calls[j-1].Session) {
 				sessions++
 			}
 		}

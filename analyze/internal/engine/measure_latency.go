@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
@@ -270,23 +271,23 @@ func (s *sketch) percentilesWithSample() report.Percentiles {
 
 // latencies collects the duration series from the events: explicit
 // acquire spans by hit, handshakes and calls.
-func (e *events) latencies() *latencyAcc {
+func latencies(e *record.Table) *latencyAcc {
 	l := &latencyAcc{}
-	l.grow(latHandshake, len(e.handshakes))
-	l.grow(latCall, len(e.calls))
-	for _, h := range e.handshakes {
-		if !h.prewarm { // no caller waited for a pre-warm dial
-			l.add(latHandshake, h.end-h.start)
+	l.grow(latHandshake, len(e.Handshakes))
+	l.grow(latCall, len(e.Calls))
+	for _, h := range e.Handshakes {
+		if !h.Prewarm { // no caller waited for a pre-warm dial
+			l.add(latHandshake, h.End-h.Start)
 		}
 	}
-	for _, c := range e.calls {
-		l.add(latCall, c.end-c.start)
+	for _, c := range e.Calls {
+		l.add(latCall, c.End-c.Start)
 	}
-	for _, a := range e.spans {
-		if a.hit {
-			l.add(latAcquireHit, a.dur)
+	for _, a := range e.Spans {
+		if a.Hit {
+			l.add(latAcquireHit, a.Dur)
 		} else {
-			l.add(latAcquireMiss, a.dur)
+			l.add(latAcquireMiss, a.Dur)
 		}
 	}
 	return l

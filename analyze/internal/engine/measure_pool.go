@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"slices"
-
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -66,19 +64,5 @@ func ratio(a, b int) *float64 {
 // exampleTraces returns the distinct hex ids of traces, sorted, at most
 // MaxExamples.
 func exampleTraces(x *index.Index, traces []int32) []string {
-	return exampleIDsOf(traces, x.TraceID)
-}
-
-// exampleIDsOf is exampleTraces with the trace ids named by traceID.
-func exampleIDsOf(traces []int32, traceID func(int32) string) []string {
-	ids := make([]string, 0, len(traces))
-	for _, t := range traces {
-		ids = append(ids, traceID(t))
-	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	if len(ids) > report.MaxExamples {
-		ids = ids[:report.MaxExamples]
-	}
-	return ids
+	return record.ExampleIDs(traces, x.TraceID)
 }

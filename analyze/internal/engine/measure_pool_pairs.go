@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/pool/idle"
@@ -48,10 +49,10 @@ type pairStage struct {
 	// each, when set, is handed every acquire once attributed, its reason
 	// set: the index-local readers (the rules' examples, the HTML
 	// timeline) take the attributed events from the one attribution.
-	each func(ev *acquireEvent)
+	each func(ev *record.Acquire)
 	// eachPrewarm, when set, is handed every pre-warm dial replayed (not
 	// an acquire: only ReadAcquires' replay wants them).
-	eachPrewarm func(ev *acquireEvent)
+	eachPrewarm func(ev *record.Acquire)
 	// keepsEvents says each may keep the pointers it is handed: a batch
 	// stage then never moves nor overwrites an attributed acquire (it
 	// copies a bucket's rest rather than shift it over them), so a reader
@@ -60,7 +61,7 @@ type pairStage struct {
 	// bufs holds the buffered acquires as the observations handed them
 	// over, one slice each: advance reads them where they are rather than
 	// appending them into one buffer first.
-	bufs [][]acquireEvent
+	bufs [][]record.Acquire
 	// minStart is the earliest start of a buffered acquire (MaxInt64 when
 	// none): an advance to no later than it has nothing to attribute, and
 	// a stream's shards ask for one after every finalization.
@@ -71,7 +72,7 @@ type pairStage struct {
 	// attributes, without grouping every acquire again into a new array.
 	batch    bool
 	byPair   map[pairKey]int32
-	buckets  [][]acquireEvent
+	buckets  [][]record.Acquire
 	unsorted []bool
 	held     int // the acquires filed in buckets, not yet attributed
 	// A batch stage may also advance before the end (Engine.advanceEarly,
@@ -114,13 +115,13 @@ func newBatchPairStage(cfg rulefmt.Config) *pairStage {
 }
 
 // file adds events to their pairs' buckets (a batch stage).
-func (p *pairStage) file(events []acquireEvent) {
+func (p *pairStage) file(events []record.Acquire) {
 	last, b := pairKey{}, int32(-1)
 	for i := range events {
 		ev := &events[i]
-		p.minStart = min(p.minStart, ev.start)
+		p.minStart = min(p.minStart, ev.Start)
 		p.noteArrival(ev)
-		if k := (pairKey{ev.scope, ev.key}); b < 0 || k != last {
+		if k := (pairKey{ev.Scope, ev.Key}); b < 0 || k != last {
 			id, ok := p.byPair[k]
 			if !ok {
 				id = int32(len(p.buckets))
@@ -144,22 +145,22 @@ func (p *pairStage) file(events []acquireEvent) {
 // pair (or, for an acquire inferred from a call, its session) has already
 // had attributed. An acquire that starts at or after attributedTo sorts
 // after every attributed one (they all started before it).
-func (p *pairStage) noteArrival(ev *acquireEvent) {
-	if ev.start < p.seenMax {
-		d := p.seenMax - ev.start
+func (p *pairStage) noteArrival(ev *record.Acquire) {
+	if ev.Start < p.seenMax {
+		d := p.seenMax - ev.Start
 		if d < 0 { // overflowed: hostile timestamps
 			d = math.MaxInt64
 		}
 		p.lag = max(p.lag, d)
 	}
-	p.seenMax = max(p.seenMax, ev.start)
-	if ev.start >= p.attributedTo {
+	p.seenMax = max(p.seenMax, ev.Start)
+	if ev.Start >= p.attributedTo {
 		return
 	}
-	if ev.inferred() && p.sessions[ev.session] {
+	if ev.Inferred() && p.sessions[ev.Session] {
 		p.outOfOrder = true
 	}
-	if st := p.pairs[pairKey{ev.scope, ev.key}]; st != nil && ev.start <= st.frontier {
+	if st := p.pairs[pairKey{ev.Scope, ev.Key}]; st != nil && ev.Start <= st.frontier {
 		p.outOfOrder = true // ties at the frontier too: the order then rests on lease ends and ids
 	}
 }
@@ -182,7 +183,7 @@ func subSat(a, b int64) int64 {
 // advanceBatch attributes a batch stage's acquires that started before t,
 // pair by pair.
 func (p *pairStage) advanceBatch(t int64) {
-	var todo [][]acquireEvent
+	var todo [][]record.Acquire
 	for b, u := range p.unsorted {
 		if u {
 			todo = append(todo, p.buckets[b])
@@ -191,22 +192,22 @@ func (p *pairStage) advanceBatch(t int64) {
 	sortGroups(todo)
 	clear(p.unsorted)
 	p.attributedTo = max(p.attributedTo, t)
-	ready := make([][]acquireEvent, 0, len(p.buckets))
+	ready := make([][]record.Acquire, 0, len(p.buckets))
 	readyOf := make([]int32, 0, len(p.buckets)) // the bucket of each ready group
 	p.minStart = math.MaxInt64
 	for b, bk := range p.buckets {
-		n, _ := slices.BinarySearchFunc(bk, t, func(ev acquireEvent, t int64) int { return cmp.Compare(ev.start, t) })
+		n, _ := slices.BinarySearchFunc(bk, t, func(ev record.Acquire, t int64) int { return cmp.Compare(ev.Start, t) })
 		if n > 0 {
 			ready = append(ready, bk[:n])
 			readyOf = append(readyOf, int32(b))
 			p.held -= n
 		}
 		if n < len(bk) {
-			p.minStart = min(p.minStart, bk[n].start)
+			p.minStart = min(p.minStart, bk[n].Start)
 		}
 	}
 	if anyInferred(ready...) {
-		var all []acquireEvent
+		var all []record.Acquire
 		for _, g := range ready {
 			all = append(all, g...)
 		}
@@ -239,7 +240,7 @@ func (p *pairStage) advanceBatch(t int64) {
 // add buffers events until an advance attributes them; the stage keeps
 // the slice (the observation hands its events over). A batch stage files
 // them under their pairs at once.
-func (p *pairStage) add(events []acquireEvent) {
+func (p *pairStage) add(events []record.Acquire) {
 	if p.batch {
 		p.file(events)
 		return
@@ -248,7 +249,7 @@ func (p *pairStage) add(events []acquireEvent) {
 		p.bufs = append(p.bufs, events)
 	}
 	for i := range events {
-		p.minStart = min(p.minStart, events[i].start)
+		p.minStart = min(p.minStart, events[i].Start)
 	}
 }
 
@@ -263,17 +264,17 @@ func (p *pairStage) pending() int {
 
 // cmpEventSpan orders two events by trace id, then span id: the order's
 // tie-break that does not depend on arrival.
-func cmpEventSpan(a, b *acquireEvent) int {
-	if c := bytes.Compare(a.trace[:], b.trace[:]); c != 0 {
+func cmpEventSpan(a, b *record.Acquire) int {
+	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.span, b.span)
+	return cmp.Compare(a.Span, b.Span)
 }
 
 // cmpPairTime orders two acquires of one pair: by start, then lease end,
 // then trace and span id.
-func cmpPairTime(a, b acquireEvent) int {
-	return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.leaseEnd, b.leaseEnd), cmpEventSpan(&a, &b))
+func cmpPairTime(a, b record.Acquire) int {
+	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.LeaseEnd, b.LeaseEnd), cmpEventSpan(&a, &b))
 }
 
 // parallelSortMin is how many acquires an advance must attribute before it
@@ -306,7 +307,7 @@ func (p *pairStage) advance(t int64) {
 // slices; each pair's then sorted in time order by the caller: cheaper
 // than one sort on the pair and the time together). The others stay
 // buffered. groups are the pairs' slices of grouped.
-func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acquireEvent) {
+func (p *pairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]record.Acquire) {
 	counts, pairOf, rest := p.pairReady(t)
 	if len(pairOf) == 0 {
 		return nil, nil
@@ -316,7 +317,7 @@ func (p *pairStage) takeReady(t int64) (grouped []acquireEvent, groups [][]acqui
 		first[id+1] = first[id] + c
 	}
 	grouped = p.scatterReady(t, first[:len(counts)], pairOf, rest)
-	groups = make([][]acquireEvent, len(counts))
+	groups = make([][]record.Acquire, len(counts))
 	for id := range counts {
 		groups[id] = grouped[first[id]:first[id+1]]
 	}
@@ -334,11 +335,11 @@ func (p *pairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
 	for _, b := range p.bufs {
 		for i := range b {
 			ev := &b[i]
-			if ev.start >= t {
+			if ev.Start >= t {
 				rest++
 				continue
 			}
-			k := pairKey{ev.scope, ev.key}
+			k := pairKey{ev.Scope, ev.Key}
 			if lastID < 0 || k != last {
 				id, ok := ids[k]
 				if !ok {
@@ -359,20 +360,20 @@ func (p *pairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
 // new slice, each pair's from first[id] on (pairOf and rest from
 // pairReady), and keeps the rest buffered in one slice, noting their
 // earliest start.
-func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []acquireEvent {
+func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []record.Acquire {
 	next := slices.Clone(first)
-	grouped := make([]acquireEvent, len(pairOf))
-	var kept []acquireEvent
+	grouped := make([]record.Acquire, len(pairOf))
+	var kept []record.Acquire
 	if rest > 0 {
-		kept = make([]acquireEvent, 0, rest)
+		kept = make([]record.Acquire, 0, rest)
 	}
 	r := 0
 	p.minStart = math.MaxInt64
 	for _, b := range p.bufs {
 		for i := range b {
-			if b[i].start >= t {
+			if b[i].Start >= t {
 				kept = append(kept, b[i])
-				p.minStart = min(p.minStart, b[i].start)
+				p.minStart = min(p.minStart, b[i].Start)
 				continue
 			}
 			id := pairOf[r]
@@ -391,24 +392,24 @@ func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []acq
 // attributeGroups attributes the ready acquires of every pair (each
 // group one pair's, in time order), scope by scope: a scope's pairs share
 // its idle caps, so its acquires are replayed together, in time order.
-func (p *pairStage) attributeGroups(groups [][]acquireEvent) {
-	byScope := map[int32][]*acquireEvent{}
+func (p *pairStage) attributeGroups(groups [][]record.Acquire) {
+	byScope := map[int32][]*record.Acquire{}
 	for _, g := range groups {
 		for i := range g {
-			byScope[g[i].scope] = append(byScope[g[i].scope], &g[i])
+			byScope[g[i].Scope] = append(byScope[g[i].Scope], &g[i])
 		}
 	}
 	scopes := slices.Sorted(maps.Keys(byScope))
 	for _, scope := range scopes {
 		evs := byScope[scope]
-		slices.SortFunc(evs, func(a, b *acquireEvent) int { return cmpPairTime(*a, *b) })
+		slices.SortFunc(evs, func(a, b *record.Acquire) int { return cmpPairTime(*a, *b) })
 		p.attributeScope(scope, evs)
 	}
 }
 
 // attributeScope attributes one scope's acquires, in time order, after
 // those attributed before.
-func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
+func (p *pairStage) attributeScope(scope int32, evs []*record.Acquire) {
 	r := p.replay(scope)
 	sc := p.scopes[scope]
 	if sc == nil {
@@ -416,23 +417,23 @@ func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
 		p.scopes[scope] = sc
 	}
 	for _, ev := range evs {
-		k := pairKey{scope, ev.key}
+		k := pairKey{scope, ev.Key}
 		st, seen := p.pairs[k]
 		if !seen {
 			st = &pairState{}
 			p.pairs[k] = st
 		}
-		if ev.prewarm {
+		if ev.Prewarm {
 			// Not an acquire: the pair's session, idle from the
 			// handshake's end.
-			r.prewarm(ev.key, ev.start, ev.leaseEnd)
-			st.frontier = max(st.frontier, ev.start)
+			r.prewarm(ev.Key, ev.Start, ev.LeaseEnd)
+			st.frontier = max(st.frontier, ev.Start)
 			if p.eachPrewarm != nil {
 				p.eachPrewarm(ev)
 			}
 			continue
 		}
-		if seen && ev.start < st.frontier {
+		if seen && ev.Start < st.frontier {
 			p.late++
 		}
 		sc.acquires++
@@ -440,8 +441,8 @@ func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
 			st.acquired = true
 			sc.keys++
 		}
-		p.count(sc, ev, r.acquire(ev.key, ev.start, ev.leaseEnd, ev.hit, ev.redial, ev.failed, ev.health))
-		st.frontier = max(st.frontier, ev.start)
+		p.count(sc, ev, r.acquire(ev.Key, ev.Start, ev.LeaseEnd, ev.Hit, ev.Redial, ev.Failed, ev.Health))
+		st.frontier = max(st.frontier, ev.Start)
 		if p.each != nil {
 			p.each(ev)
 		}
@@ -450,16 +451,16 @@ func (p *pairStage) attributeScope(scope int32, evs []*acquireEvent) {
 
 // count counts one attributed acquire in its scope: a hit, or a miss for
 // cause.
-func (p *pairStage) count(sc *scopeStats, ev *acquireEvent, cause string) {
-	if ev.hit {
+func (p *pairStage) count(sc *scopeStats, ev *record.Acquire, cause string) {
+	if ev.Hit {
 		sc.hits++
 		return
 	}
-	ev.reason = reasonIndex[cause]
+	ev.Reason = reasonIndex[cause]
 	sc.misses++
-	sc.reasons[ev.reason]++
+	sc.reasons[ev.Reason]++
 	if !spans.IsExplainedMiss(cause) {
-		p.addExample(ev.trace)
+		p.addExample(ev.Trace)
 	}
 }
 
@@ -484,7 +485,7 @@ func (p *pairStage) replay(scope int32) *scopeReplay {
 
 // sortGroups sorts each group (one pair's acquires) in time order, on
 // several goroutines when they hold many: the pairs are independent.
-func sortGroups(groups [][]acquireEvent) {
+func sortGroups(groups [][]record.Acquire) {
 	total := 0
 	for _, g := range groups {
 		total += len(g)
@@ -506,7 +507,7 @@ func sortGroups(groups [][]acquireEvent) {
 			hi++
 		}
 		wg.Add(1)
-		go func(run [][]acquireEvent) {
+		go func(run [][]record.Acquire) {
 			defer wg.Done()
 			for _, g := range run {
 				slices.SortFunc(g, cmpPairTime)
@@ -519,10 +520,10 @@ func sortGroups(groups [][]acquireEvent) {
 
 // anyInferred reports whether a group holds an acquire inferred from a
 // call, whose hit firstCalls decides.
-func anyInferred(groups ...[]acquireEvent) bool {
+func anyInferred(groups ...[]record.Acquire) bool {
 	for _, g := range groups {
 		for i := range g {
-			if g[i].inferred() {
+			if g[i].Inferred() {
 				return true
 			}
 		}
@@ -533,23 +534,23 @@ func anyInferred(groups ...[]acquireEvent) bool {
 // firstCalls marks the first call of each session, among the acquires
 // inferred from calls, as the miss that dialed it, in time order over every
 // pair, and counts it as its scope's handshake.
-func (p *pairStage) firstCalls(evs []acquireEvent) {
+func (p *pairStage) firstCalls(evs []record.Acquire) {
 	order := make([]int32, len(evs))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
 		ea, eb := &evs[a], &evs[b]
-		return cmp.Or(cmp.Compare(ea.start, eb.start), cmpEventSpan(ea, eb))
+		return cmp.Or(cmp.Compare(ea.Start, eb.Start), cmpEventSpan(ea, eb))
 	})
 	for _, i := range order {
 		ev := &evs[i]
-		if !ev.inferred() || p.sessions[ev.session] {
+		if !ev.Inferred() || p.sessions[ev.Session] {
 			continue
 		}
-		p.sessions[ev.session] = true
-		ev.hit = false
-		p.handshakes[ev.scope]++
+		p.sessions[ev.Session] = true
+		ev.Hit = false
+		p.handshakes[ev.Scope]++
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -18,33 +19,33 @@ import (
 // start is attributed against the pair's state then and counted late.
 func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 	ms := int64(time.Millisecond)
-	ev := func(trace byte, start, end int64, hit bool) acquireEvent {
-		e := acquireEvent{start: start * ms, leaseEnd: end * ms, scope: 0, key: 0, session: -1, hit: hit}
-		e.trace[15] = trace
+	ev := func(trace byte, start, end int64, hit bool) record.Acquire {
+		e := record.Acquire{Start: start * ms, LeaseEnd: end * ms, Scope: 0, Key: 0, Session: -1, Hit: hit}
+		e.Trace[15] = trace
 		return e
 	}
 	tests := []struct {
 		name     string
-		batches  [][]acquireEvent // each added, then the stage advances to its advance
-		advances []int64          // ms
+		batches  [][]record.Acquire // each added, then the stage advances to its advance
+		advances []int64            // ms
 		reasons  map[string]int
 		late     int
 	}{
 		{
 			name:     "out of order before the advance: cold then concurrent",
-			batches:  [][]acquireEvent{{ev(2, 10, 30, false), ev(1, 0, 20, false)}},
+			batches:  [][]record.Acquire{{ev(2, 10, 30, false), ev(1, 0, 20, false)}},
 			advances: []int64{1 << 40},
 			reasons:  map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1},
 		},
 		{
 			name:     "split by an advance that waits for it: the same answer",
-			batches:  [][]acquireEvent{{ev(2, 10, 30, false)}, {ev(1, 0, 20, false)}},
+			batches:  [][]record.Acquire{{ev(2, 10, 30, false)}, {ev(1, 0, 20, false)}},
 			advances: []int64{5, 1 << 40}, // the first advance attributes nothing
 			reasons:  map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1},
 		},
 		{
 			name:     "late: attributed on arrival against the pair's state, counted",
-			batches:  [][]acquireEvent{{ev(2, 10, 30, false)}, {ev(1, 0, 20, false)}},
+			batches:  [][]record.Acquire{{ev(2, 10, 30, false)}, {ev(1, 0, 20, false)}},
 			advances: []int64{20, 1 << 40}, // the first advance attributes trace 2's acquire as cold
 			reasons:  map[string]int{spans.MissCold: 1, spans.MissConcurrent: 1},
 			late:     1,
@@ -54,7 +55,7 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPairStage(rulefmt.Config{IdleTTL: time.Hour})
 			for i, b := range tc.batches {
-				p.add(append([]acquireEvent(nil), b...))
+				p.add(append([]record.Acquire(nil), b...))
 				p.advance(tc.advances[i] * ms)
 			}
 			r := p.report([]string{"scope"})
@@ -85,10 +86,10 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	for id, c := range counts {
 		first[id+1] = first[id] + c
 	}
-	grouped := make([]acquireEvent, first[len(counts)])
+	grouped := make([]record.Acquire, first[len(counts)])
 	for id := range counts {
 		for k := first[id]; k < first[id+1]; k++ {
-			grouped[k] = acquireEvent{start: rng.Int64N(1000), leaseEnd: rng.Int64N(1000), key: int32(id), span: uint64(k)}
+			grouped[k] = record.Acquire{Start: rng.Int64N(1000), LeaseEnd: rng.Int64N(1000), Key: int32(id), Span: uint64(k)}
 		}
 	}
 	want := slices.Clone(grouped)
@@ -98,7 +99,7 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	for _, procs := range []int{1, 2, 3, 8} {
 		got := slices.Clone(grouped)
 		prev := runtime.GOMAXPROCS(procs)
-		groups := make([][]acquireEvent, len(counts))
+		groups := make([][]record.Acquire, len(counts))
 		for id := range counts {
 			groups[id] = got[first[id]:first[id+1]]
 		}

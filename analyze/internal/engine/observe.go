@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -39,10 +40,10 @@ type observation struct {
 
 	lat        [numLatencies]sketch
 	exec       report.ExecutionsReport
-	protos     map[optStr]*protoFigures
+	protos     map[record.OptStr]*protoFigures
 	measures   []report.MeasureReport
-	events     []acquireEvent // unattributed; scope, key and session index strs
-	handshakes map[int32]int  // by scope (an index into strs, -1 none)
+	events     []record.Acquire // unattributed; scope, key and session index strs
+	handshakes map[int32]int    // by scope (an index into strs, -1 none)
 	strs       []string
 	// settings is the pool's recorded settings by scope
 	// (pool_settings.go); nil when no span recorded any.
@@ -73,7 +74,7 @@ func observeContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (
 
 // observeStage is observeContext that also returns the vocabulary stage's
 // events it observed, for the HTML report's events to read the same stage.
-func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*observation, *events, error) {
+func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*observation, *record.Table, error) {
 	idx.Finish()
 	o := &observation{
 		spans:      len(idx.Order),
@@ -98,13 +99,13 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 	if err != nil {
 		return nil, nil, err
 	}
-	o.poolSpans, o.seen, o.execNames = ev.poolSpans, evidenceOf(ev), ev.execNames
-	o.protos = ev.protocolFigures()
-	lat := ev.latencies()
+	o.poolSpans, o.seen, o.execNames = ev.PoolSpans, evidenceOf(ev), ev.ExecNames
+	o.protos = protocolFigures(ev)
+	lat := latencies(ev)
 	for i := range lat.series {
 		o.lat[i] = sketch{samples: lat.series[i], n: len(lat.series[i])}
 	}
-	o.exec = ev.executions(nil)
+	o.exec = executions(ev, nil)
 	o.observePool(ev)
 	p := poll.New(ctx)
 	for _, m := range cfg.Measures {
@@ -126,18 +127,18 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 // the index can go. Handshakes leave as counts by scope (an inferred
 // acquire's handshake is counted where its session's first call is found,
 // in the attribution).
-func (o *observation) observePool(e *events) {
-	o.strs = e.strs
-	o.events = e.acquires
-	o.handshakes = e.handshakesByScope
-	o.settings = e.settingsByScope
-	o.services = e.serviceByScope
-	o.made = e.made
+func (o *observation) observePool(e *record.Table) {
+	o.strs = e.Strs
+	o.events = e.Acquires
+	o.handshakes = e.HandshakesByScope
+	o.settings = e.SettingsByScope
+	o.services = e.ServiceByScope
+	o.made = e.Made
 }
 
 // stageContext runs the vocabulary stage of cfg (valid and defaulted) over
 // idx, with the execution roots cfg names, stopped by ctx.
-func stageContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*events, error) {
+func stageContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*record.Table, error) {
 	cfg = resolvedFor(cfg, idx) // detect.go: auto reads what the spans show
 	v, err := newVocab(idx, cfg)
 	if err != nil {
@@ -184,7 +185,7 @@ type aggregate struct {
 
 	lat      [numLatencies]sketch
 	exec     report.ExecutionsReport
-	protos   map[optStr]*protoFigures
+	protos   map[record.OptStr]*protoFigures
 	measures []report.MeasureReport
 	pairs    *pairStage
 	// detect sums the observations' vocabulary evidence; profile is the
@@ -221,7 +222,7 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
 		exec:     report.ExecutionsReport{Root: "trace", Examples: []string{}},
-		protos:   map[optStr]*protoFigures{},
+		protos:   map[record.OptStr]*protoFigures{},
 		measures: make([]report.MeasureReport, len(cfg.Measures)),
 		pairs:    newPairStage(cfg),
 		ids:      map[string]int32{},
@@ -322,10 +323,10 @@ func (a *aggregate) fileEvents(o *observation) {
 	global := a.globalIDs(o)
 	for i := range o.events {
 		ev := &o.events[i]
-		ev.scope, ev.key, ev.session = global(ev.scope), global(ev.key), global(ev.session)
-		ev.at = -1 // out of its index
+		ev.Scope, ev.Key, ev.Session = global(ev.Scope), global(ev.Key), global(ev.Session)
+		ev.At = -1 // out of its index
 		if a.keepAt {
-			ev.at = int32(i)
+			ev.At = int32(i)
 		}
 	}
 	if a.settings == nil {

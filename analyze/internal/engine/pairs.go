@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -79,7 +80,7 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 	if keep {
 		for _, b := range p.bufs {
 			for i := range b {
-				if !b[i].prewarm { // a PairEvent is an acquire: a forwarded pair reads a miss after a pre-warm as cold
+				if !b[i].Prewarm { // a PairEvent is an acquire: a forwarded pair reads a miss after a pre-warm as cold
 					out = append(out, s.agg.exportEvent(&b[i]))
 				}
 			}
@@ -91,46 +92,46 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 }
 
 // exportEvent turns ev, keyed into a's string table, into a PairEvent.
-func (a *aggregate) exportEvent(ev *acquireEvent) PairEvent {
+func (a *aggregate) exportEvent(ev *record.Acquire) PairEvent {
 	pe := PairEvent{
-		TraceID: ev.trace, Start: ev.start, LeaseEnd: ev.leaseEnd,
-		Hit: ev.hit, Redial: ev.redial, Failed: ev.failed, HealthCheck: ev.health,
+		TraceID: ev.Trace, Start: ev.Start, LeaseEnd: ev.LeaseEnd,
+		Hit: ev.Hit, Redial: ev.Redial, Failed: ev.Failed, HealthCheck: ev.Health,
 	}
-	binary.BigEndian.PutUint64(pe.SpanID[:], ev.span)
-	if ev.scope >= 0 {
-		pe.Scope, pe.HasScope = a.strs[ev.scope], true
+	binary.BigEndian.PutUint64(pe.SpanID[:], ev.Span)
+	if ev.Scope >= 0 {
+		pe.Scope, pe.HasScope = a.strs[ev.Scope], true
 	}
-	if ev.key >= 0 {
-		pe.Key, pe.HasKey = a.strs[ev.key], true
+	if ev.Key >= 0 {
+		pe.Key, pe.HasKey = a.strs[ev.Key], true
 	}
-	if ev.session >= 0 {
-		pe.Session, pe.HasSession = a.strs[ev.session], true
+	if ev.Session >= 0 {
+		pe.Session, pe.HasSession = a.strs[ev.Session], true
 	}
-	if ps, mixed := a.recordedSettings(ev.scope); !mixed {
+	if ps, mixed := a.recordedSettings(ev.Scope); !mixed {
 		pe.Settings = ps
 	}
 	return pe
 }
 
 // importEvent is exportEvent's inverse, interning the strings into a.
-func (a *aggregate) importEvent(pe *PairEvent) acquireEvent {
-	ev := acquireEvent{
-		trace: pe.TraceID, span: binary.BigEndian.Uint64(pe.SpanID[:]),
-		start: pe.Start, leaseEnd: max(pe.LeaseEnd, pe.Start),
-		at: -1, scope: -1, key: -1, session: -1,
-		hit: pe.Hit, redial: pe.Redial, failed: pe.Failed, health: pe.HealthCheck,
+func (a *aggregate) importEvent(pe *PairEvent) record.Acquire {
+	ev := record.Acquire{
+		Trace: pe.TraceID, Span: binary.BigEndian.Uint64(pe.SpanID[:]),
+		Start: pe.Start, LeaseEnd: max(pe.LeaseEnd, pe.Start),
+		At: -1, Scope: -1, Key: -1, Session: -1,
+		Hit: pe.Hit, Redial: pe.Redial, Failed: pe.Failed, Health: pe.HealthCheck,
 	}
 	if pe.HasScope {
-		ev.scope = a.intern(pe.Scope)
+		ev.Scope = a.intern(pe.Scope)
 	}
 	if pe.HasKey {
-		ev.key = a.intern(pe.Key)
+		ev.Key = a.intern(pe.Key)
 	}
 	if pe.HasSession {
-		ev.session = a.intern(pe.Session)
+		ev.Session = a.intern(pe.Session)
 	}
 	if pe.Settings != nil {
-		a.noteRecorded(ev.scope, pe.Settings)
+		a.noteRecorded(ev.Scope, pe.Settings)
 	}
 	return ev
 }
@@ -174,7 +175,7 @@ func (s *PairStream) Add(evs []PairEvent) {
 	if len(evs) == 0 {
 		return
 	}
-	out := make([]acquireEvent, len(evs))
+	out := make([]record.Acquire, len(evs))
 	for i := range evs {
 		out[i] = s.agg.importEvent(&evs[i])
 	}

@@ -5,6 +5,7 @@ import (
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -28,7 +29,7 @@ const settingsMixed int32 = -2
 // their value ids, the text is built once per distinct set. A span that
 // records none leaves its scope as it was ("any one acquire span of a pool
 // scope tells its settings", spans.AttrPoolIdleTTL's comment).
-func (v *vocab) recordSettings(e *events, a, scope int32) {
+func (v *vocab) recordSettings(e *record.Table, a, scope int32) {
 	var vals [len(spans.PoolSettingsAttrs)]int32
 	recorded := false
 	for i, k := range v.kSettings {
@@ -38,18 +39,18 @@ func (v *vocab) recordSettings(e *events, a, scope int32) {
 	if !recorded {
 		return
 	}
-	id, ok := e.settingsIDs[vals]
+	id, ok := e.SettingsIDs[vals]
 	if !ok {
-		id = e.intern(settingsText(vals, e.strs))
-		if e.settingsIDs == nil {
-			e.settingsIDs = map[[len(spans.PoolSettingsAttrs)]int32]int32{}
+		id = e.Intern(settingsText(vals, e.Strs))
+		if e.SettingsIDs == nil {
+			e.SettingsIDs = map[[len(spans.PoolSettingsAttrs)]int32]int32{}
 		}
-		e.settingsIDs[vals] = id
+		e.SettingsIDs[vals] = id
 	}
-	if e.settingsByScope == nil {
-		e.settingsByScope = map[int32]int32{}
+	if e.SettingsByScope == nil {
+		e.SettingsByScope = map[int32]int32{}
 	}
-	noteSettings(e.settingsByScope, scope, id)
+	noteSettings(e.SettingsByScope, scope, id)
 }
 
 // noteSettings records settings id for scope in m: the first a scope

@@ -12,6 +12,7 @@ import (
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -35,10 +36,10 @@ type eventTable struct {
 	// strings ids into strs, and settings the pool's recorded settings by
 	// scope (events.settingsByScope) and services each scope's service.name
 	// (events.serviceByScope): what EachAcquire hands out.
-	attributed []*acquireEvent
+	attributed []*record.Acquire
 	// prewarms are the pre-warm dials the attribution replayed, which
 	// EachAcquire hands out as ReadAcquires does (Acquire.Prewarm).
-	prewarms []*acquireEvent
+	prewarms []*record.Acquire
 	strs     []string
 	settings map[int32]int32
 	services map[int32]int32
@@ -65,17 +66,17 @@ func (r *eventTable) At(i int) AcquireEvent {
 	k := r.order[i]
 	a := r.attributed[k]
 	e := AcquireEvent{
-		Start:   a.start,
-		End:     r.ends[a.at],
-		Scope:   strOf(r.strs, a.scope),
-		Session: strings.TrimPrefix(strOf(r.strs, r.sessions[a.at]), "\x00"),
-		Hit:     a.hit,
-		Implied: !a.explicit,
-		TraceID: a.trace.String(),
-		SpanID:  fmt.Sprintf("%016x", a.span),
+		Start:   a.Start,
+		End:     r.ends[a.At],
+		Scope:   strOf(r.strs, a.Scope),
+		Session: strings.TrimPrefix(strOf(r.strs, r.sessions[a.At]), "\x00"),
+		Hit:     a.Hit,
+		Implied: !a.Explicit,
+		TraceID: a.Trace.String(),
+		SpanID:  fmt.Sprintf("%016x", a.Span),
 	}
-	if !a.hit {
-		e.Cause = spans.MissReasons[a.reason]
+	if !a.Hit {
+		e.Cause = spans.MissReasons[a.Reason]
 	}
 	return e
 }
@@ -102,7 +103,7 @@ func (r *eventTable) Each(fn func(*Acquire)) {
 	}
 	settings := scopeSettings(r.settings, r.strs)
 	var a Acquire
-	for _, evs := range [][]*acquireEvent{r.prewarms, r.attributed} {
+	for _, evs := range [][]*record.Acquire{r.prewarms, r.attributed} {
 		for _, ev := range evs {
 			a = acquireOf(ev, strs, settings, r.services)
 			fn(&a)
@@ -172,9 +173,9 @@ func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Confi
 	// The events stay where the pair stage filed them (keepsEvents): the
 	// report events point at them rather than copy them.
 	agg.pairs.keepsEvents = true
-	r.attributed = make([]*acquireEvent, 0, len(o.events)) // every event is handed out once
-	agg.pairs.each = func(ev *acquireEvent) { r.attributed = append(r.attributed, ev) }
-	agg.pairs.eachPrewarm = func(ev *acquireEvent) { r.prewarms = append(r.prewarms, ev) }
+	r.attributed = make([]*record.Acquire, 0, len(o.events)) // every event is handed out once
+	agg.pairs.each = func(ev *record.Acquire) { r.attributed = append(r.attributed, ev) }
+	agg.pairs.eachPrewarm = func(ev *record.Acquire) { r.prewarms = append(r.prewarms, ev) }
 	agg.settings, agg.services = map[int32]int32{}, map[int32]int32{} // kept by scope, in the aggregate's ids
 	agg.merge(o)
 	rep := agg.report(inputs)
@@ -208,7 +209,7 @@ func acquireEvents(idx *index.Index, cfg rulefmt.Config) ([]AcquireEvent, error)
 // the spans show, detected once) and runs the vocabulary stage once: the
 // HTML report's acquires, handshakes and call latencies all read these
 // events, rather than each running the stage (and detection) again.
-func htmlStage(idx *index.Index, cfg rulefmt.Config) (rulefmt.Config, *events, error) {
+func htmlStage(idx *index.Index, cfg rulefmt.Config) (rulefmt.Config, *record.Table, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
@@ -221,22 +222,22 @@ func htmlStage(idx *index.Index, cfg rulefmt.Config) (rulefmt.Config, *events, e
 // stage's events ev (of idx under cfg, resolved): each acquire's span end
 // and the session its lease used, by the acquire's position in ev, the
 // handshakes and the calls. The acquires are attributed later.
-func leaseFacts(idx *index.Index, cfg rulefmt.Config, ev *events) (*eventTable, error) {
+func leaseFacts(idx *index.Index, cfg rulefmt.Config, ev *record.Table) (*eventTable, error) {
 	v, err := newVocab(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
-	r := &eventTable{ends: make([]int64, len(ev.acquires)), sessions: make([]int32, len(ev.acquires))}
+	r := &eventTable{ends: make([]int64, len(ev.Acquires)), sessions: make([]int32, len(ev.Acquires))}
 	hsSession, calls := leaseSessions(idx, v, ev)
-	for i := range ev.acquires {
-		a := &ev.acquires[i]
-		r.ends[i] = idx.Span(a.at).End
+	for i := range ev.Acquires {
+		a := &ev.Acquires[i]
+		r.ends[i] = idx.Span(a.At).End
 		r.sessions[i] = leaseSession(idx, v, a, hsSession, calls)
 	}
 	r.Handshakes = handshakeEventsOf(idx, ev)
-	r.Calls = make([]CallEvent, 0, len(ev.calls))
-	for _, c := range ev.calls {
-		r.Calls = append(r.Calls, CallEvent{Start: c.start, End: c.end})
+	r.Calls = make([]CallEvent, 0, len(ev.Calls))
+	for _, c := range ev.Calls {
+		r.Calls = append(r.Calls, CallEvent{Start: c.Start, End: c.End})
 	}
 	return r, nil
 }
@@ -250,33 +251,33 @@ func (r *eventTable) sortAcquires() {
 	}
 	slices.SortFunc(r.order, func(i, j int32) int {
 		a, b := r.attributed[i], r.attributed[j]
-		return cmp.Or(cmp.Compare(strOf(r.strs, a.scope), strOf(r.strs, b.scope)), cmp.Compare(a.start, b.start),
-			bytes.Compare(a.trace[:], b.trace[:]), cmp.Compare(a.span, b.span))
+		return cmp.Or(cmp.Compare(strOf(r.strs, a.Scope), strOf(r.strs, b.Scope)), cmp.Compare(a.Start, b.Start),
+			bytes.Compare(a.Trace[:], b.Trace[:]), cmp.Compare(a.Span, b.Span))
 	})
 }
 
 // leaseSession is the session (a string id, -1 none) acquire a's lease
 // used: named on the acquire, on its handshake, by the inference that made
 // it, or on the first call of its invocation within the lease.
-func leaseSession(x *index.Index, v *vocab, a *acquireEvent, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
-	if val, ok := x.AttrVal(a.at, v.kSession); ok {
+func leaseSession(x *index.Index, v *vocab, a *record.Acquire, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
+	if val, ok := x.AttrVal(a.At, v.kSession); ok {
 		return val
 	}
-	if val, ok := hsSession[a.at]; ok {
+	if val, ok := hsSession[a.At]; ok {
 		return val
 	}
-	if a.inferred() {
-		return a.session
+	if a.Inferred() {
+		return a.Session
 	}
-	parent := a.at // an implied hit's invocation
-	if a.explicit {
-		parent = x.Span(a.at).Parent
+	parent := a.At // an implied hit's invocation
+	if a.Explicit {
+		parent = x.Span(a.At).Parent
 	}
 	session := int32(-1)
 	if parent >= 0 {
 		best := int64(-1)
 		for _, c := range calls[parent] {
-			if c.start >= a.start && c.start <= a.leaseEnd && (best < 0 || c.start < best) {
+			if c.start >= a.Start && c.start <= a.LeaseEnd && (best < 0 || c.start < best) {
 				best, session = c.start, c.session
 			}
 		}
@@ -294,26 +295,26 @@ type leaseCall struct {
 // span: the handshake child of a miss (by acquire span), and the calls of
 // each invocation (start, session), for the timeline to tell which session
 // a lease used.
-func leaseSessions(x *index.Index, v *vocab, ev *events) (map[int32]int32, map[int32][]leaseCall) {
+func leaseSessions(x *index.Index, v *vocab, ev *record.Table) (map[int32]int32, map[int32][]leaseCall) {
 	hsSession := map[int32]int32{}
-	for _, h := range ev.handshakes {
-		if h.parent >= 0 && h.session >= 0 {
-			hsSession[h.parent] = h.session
+	for _, h := range ev.Handshakes {
+		if h.Parent >= 0 && h.Session >= 0 {
+			hsSession[h.Parent] = h.Session
 		}
 	}
 	calls := map[int32][]leaseCall{}
-	for _, c := range ev.calls {
-		if c.session < 0 {
+	for _, c := range ev.Calls {
+		if c.Session < 0 {
 			continue
 		}
 		// The call's invocation: its nearest invocation ancestor, within a
 		// few levels (the pool nests call_tool directly under invoke).
-		inv := x.Span(c.span).Parent
+		inv := x.Span(c.Span).Parent
 		for depth := 0; inv >= 0 && !v.invocations.match(inv) && depth < 4; depth++ {
 			inv = x.Span(inv).Parent
 		}
 		if inv >= 0 {
-			calls[inv] = append(calls[inv], leaseCall{c.start, c.session})
+			calls[inv] = append(calls[inv], leaseCall{c.Start, c.Session})
 		}
 	}
 
@@ -322,12 +323,12 @@ func leaseSessions(x *index.Index, v *vocab, ev *events) (map[int32]int32, map[i
 
 // attributed returns the acquire events attributed by a batch pair stage:
 // each with its hit decided and its miss reason set.
-func (e *events) attributed(cfg rulefmt.Config) []acquireEvent {
+func attributed(e *record.Table, cfg rulefmt.Config) []record.Acquire {
 	st := newBatchPairStage(cfg)
-	st.recorded = func(scope int32) (PoolSettings, bool) { return recordedIn(e.settingsByScope, e.strs, scope) }
-	out := make([]acquireEvent, 0, len(e.acquires))
-	st.each = func(ev *acquireEvent) { out = append(out, *ev) }
-	st.add(e.acquires) // a batch stage files copies
+	st.recorded = func(scope int32) (PoolSettings, bool) { return recordedIn(e.SettingsByScope, e.Strs, scope) }
+	out := make([]record.Acquire, 0, len(e.Acquires))
+	st.each = func(ev *record.Acquire) { out = append(out, *ev) }
+	st.add(e.Acquires) // a batch stage files copies
 	st.advance(math.MaxInt64)
 	return out
 }
@@ -348,16 +349,16 @@ func handshakeEvents(idx *index.Index, cfg rulefmt.Config) ([]HandshakeEvent, er
 }
 
 // handshakeEventsOf is HandshakeEvents over the stage's events ev of idx.
-func handshakeEventsOf(idx *index.Index, ev *events) []HandshakeEvent {
+func handshakeEventsOf(idx *index.Index, ev *record.Table) []HandshakeEvent {
 	var out []HandshakeEvent
-	for _, h := range ev.handshakes {
-		s := idx.Span(h.span)
+	for _, h := range ev.Handshakes {
+		s := idx.Span(h.Span)
 		out = append(out, HandshakeEvent{
-			Start:   h.start,
-			End:     h.end,
-			Scope:   ev.str(h.scope),
-			Session: ev.str(h.session),
-			Failed:  h.failed,
+			Start:   h.Start,
+			End:     h.End,
+			Scope:   ev.Str(h.Scope),
+			Session: ev.Str(h.Session),
+			Failed:  h.Failed,
 			TraceID: idx.TraceID(s.Trace),
 			SpanID:  fmt.Sprintf("%016x", s.ID),
 		})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
@@ -31,7 +32,7 @@ func (g *protoFigures) merge(o *protoFigures) {
 // their protocol revision; an absent revision is its own group, apart from
 // an empty one. An acquire counts as a hit here only where its hit
 // attribute says so.
-func (e *events) protocolFigures() map[optStr]*protoFigures {
+func protocolFigures(e *record.Table) map[record.OptStr]*protoFigures {
 	// Calls come each trace's together, so a group counts a trace when its
 	// first call there comes: no set of traces per group.
 	type acc struct {
@@ -47,45 +48,45 @@ func (e *events) protocolFigures() map[optStr]*protoFigures {
 		}
 		return g
 	}
-	for _, a := range e.spans {
-		g := get(a.revision)
+	for _, a := range e.Spans {
+		g := get(a.Revision)
 		g.acquires++
-		if a.hitRecorded {
+		if a.HitRecorded {
 			g.hits++
 		} else {
 			g.misses++
 		}
 	}
-	for _, h := range e.handshakes {
-		if !h.prewarm { // a cold start no caller waited for
-			get(h.revision).cold.add(h.end - h.start)
+	for _, h := range e.Handshakes {
+		if !h.Prewarm { // a cold start no caller waited for
+			get(h.Revision).cold.add(h.End - h.Start)
 		}
 	}
-	for _, c := range e.calls {
-		g := get(c.revision)
+	for _, c := range e.Calls {
+		g := get(c.Revision)
 		g.calls++
-		if g.lastTrace != c.trace {
-			g.lastTrace = c.trace
+		if g.lastTrace != c.Trace {
+			g.lastTrace = c.Trace
 			g.traces++
 		}
-		if c.session >= 0 {
+		if c.Session >= 0 {
 			g.sessions = true
 		}
 	}
-	out := make(map[optStr]*protoFigures, len(groups))
+	out := make(map[record.OptStr]*protoFigures, len(groups))
 	for ver, g := range groups {
-		out[e.opt(ver)] = &g.protoFigures
+		out[e.Opt(ver)] = &g.protoFigures
 	}
 	return out
 }
 
 // protocolReports renders merged per-revision figures in version order (""
 // first). It returns an empty slice when there are none.
-func protocolReports(groups map[optStr]*protoFigures) []report.ProtocolReport {
+func protocolReports(groups map[record.OptStr]*protoFigures) []report.ProtocolReport {
 	out := make([]report.ProtocolReport, 0, len(groups))
 	for ver, g := range groups {
 		r := report.ProtocolReport{
-			ProtocolVersion: ver.s,
+			ProtocolVersion: ver.S,
 			Traces:          g.traces,
 			Calls:           g.calls,
 			Acquires:        g.acquires,

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -105,11 +106,11 @@ type ruleEval struct {
 	cfg      rulefmt.Config
 	max      int
 	matchers map[*rulefmt.Selector]*selector.Matcher
-	events   []acquireEvent // attributed acquires, computed on first need
+	events   []record.Acquire // attributed acquires, computed on first need
 	haveEv   bool
 	// stage is the vocabulary stage's events of the index, computed on
 	// first need (nil when the vocabulary cannot be compiled).
-	stage     *events
+	stage     *record.Table
 	haveStage bool
 	// callSession is, per span index, the session of a call as the
 	// vocabulary names it (an attribute or an enclosing span), -1 for no
@@ -168,8 +169,8 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 		// Analyze reports that error).
 		m.Only = make([]bool, e.x.NumSpans)
 		if ev := e.stageEvents(); ev != nil {
-			for _, c := range ev.calls {
-				m.Only[c.span] = true
+			for _, c := range ev.Calls {
+				m.Only[c.Span] = true
 			}
 		}
 	}
@@ -721,16 +722,16 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
 	}
 	var un, above []int32
 	for _, ev := range e.poolEvents() {
-		if ev.hit {
+		if ev.Hit {
 			continue
 		}
-		switch cause := spans.MissReasons[ev.reason]; {
+		switch cause := spans.MissReasons[ev.Reason]; {
 		case !spans.IsExplainedMiss(cause):
-			un = append(un, ev.at)
-			above = append(above, ev.at)
+			un = append(un, ev.At)
+			above = append(above, ev.At)
 		case cause == spans.MissCold:
 		default:
-			above = append(above, ev.at)
+			above = append(above, ev.At)
 		}
 	}
 	return e.smallest(un), e.smallest(above)
@@ -738,11 +739,11 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
 
 // poolEvents returns the attributed acquires of the pool measure, computed
 // once per observation.
-func (e *ruleEval) poolEvents() []acquireEvent {
+func (e *ruleEval) poolEvents() []record.Acquire {
 	if !e.haveEv {
 		e.haveEv = true
 		if ev := e.stageEvents(); ev != nil {
-			e.events = ev.attributed(e.cfg)
+			e.events = attributed(ev, e.cfg)
 		}
 	}
 	return e.events
@@ -751,7 +752,7 @@ func (e *ruleEval) poolEvents() []acquireEvent {
 // stageEvents returns the vocabulary stage's events of the index, run once
 // per observation; nil when the vocabulary does not compile against it
 // (Analyze reports that error).
-func (e *ruleEval) stageEvents() *events {
+func (e *ruleEval) stageEvents() *record.Table {
 	if !e.haveStage {
 		e.haveStage = true
 		ctx := e.ctx
@@ -796,13 +797,13 @@ func (e *ruleEval) lookupSessions() {
 		e.kErr, e.okE = x.LookupKey(k)
 	}
 	e.expired = x.LookupValue(spans.ErrTypeSessionExpired)
-	if ev := e.stageEvents(); ev != nil && len(ev.calls) > 0 {
+	if ev := e.stageEvents(); ev != nil && len(ev.Calls) > 0 {
 		e.callSession = make([]int32, x.NumSpans)
 		for i := range e.callSession {
 			e.callSession[i] = -1
 		}
-		for _, c := range ev.calls {
-			e.callSession[c.span] = c.session
+		for _, c := range ev.Calls {
+			e.callSession[c.Span] = c.Session
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -327,19 +328,19 @@ func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 	}
 	counts := map[key]int{}
 	pools := map[int32]string{}
-	r := report.Report{PoolSpans: ev.poolSpans}
-	r.Executions = ev.executions(func(t int32, sessions int) {
+	r := report.Report{PoolSpans: ev.PoolSpans}
+	r.Executions = executions(ev, func(t int32, sessions int) {
 		pool, ok := pools[t]
 		if !ok {
-			pool = ev.callPool(t)
+			pool = callPool(ev, t)
 			pools[t] = pool
 		}
 		counts[key{pool, sessions > 1}]++
 	})
-	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.execNames)
+	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.ExecNames)
 	cfg := resolvedFor(s.cfg, idx)
 	r.Writer = writerReport(cfg.ActiveVocabulary(), evidenceOf(ev), cfg.Vocabulary != nil)
-	judgeMeasurability(&r.Executions, ev.poolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
+	judgeMeasurability(&r.Executions, ev.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	if !r.FigureOf("multi_session_executions").Known() {
 		return nil, nil // a figure the spans cannot show is not emitted, not even as 0
 	}
@@ -354,14 +355,14 @@ func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 }
 
 // callPool names the pool scope of trace t's first tool call that has one.
-func (e *events) callPool(t int32) string {
-	lo, _ := slices.BinarySearchFunc(e.calls, t, func(c callEvent, t int32) int { return cmp.Compare(c.trace, t) })
-	for _, c := range e.calls[lo:] {
-		if c.trace != t {
+func callPool(e *record.Table, t int32) string {
+	lo, _ := slices.BinarySearchFunc(e.Calls, t, func(c record.Call, t int32) int { return cmp.Compare(c.Trace, t) })
+	for _, c := range e.Calls[lo:] {
+		if c.Trace != t {
 			break
 		}
-		if c.scope >= 0 {
-			return e.str(c.scope)
+		if c.Scope >= 0 {
+			return e.Str(c.Scope)
 		}
 	}
 	return ""

@@ -13,7 +13,7 @@ import (
 
 // vocab is a Vocabulary compiled against one finished index: its role
 // selectors as matchers, the ids of the attribute keys it names and of the
-// values the stage compares with. The vocabulary stage (events.go) is its
+// values the stage compares with. The vocabulary stage (vocabulary_stage.go) is its
 // only reader: the measures read the events it produces, never a span name.
 type vocab struct {
 	x   *index.Index
@@ -254,12 +254,4 @@ func (v *vocab) scopeOf(i int32) int32 {
 		return val
 	}
 	return -1
-}
-
-// optStr is an interned value taken out of its index: a string that may be
-// absent. Absent (id -1) is not the same as "", so the figures keyed by it
-// group exactly as they would by id within one index.
-type optStr struct {
-	s  string
-	ok bool
 }

@@ -4,18 +4,19 @@ import (
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // The vocabulary stage: one finished index's spans, read through a compiled
-// Vocabulary (vocab.go), become MCP events (events.go). It is the only code
+// Vocabulary (vocab.go), become MCP events (package record). It is the only code
 // that asks which span plays which role; everything downstream reads events.
 
 // stage runs the vocabulary stage over v's index. root, when set, selects
 // the execution roots (Config.ExecutionRoot, else the vocabulary's). A
 // cancelled poll stops it early; the caller checks v.poll.err.
-func (v *vocab) stage(root *selector.Matcher) *events {
+func (v *vocab) stage(root *selector.Matcher) *record.Table {
 	x := v.x
 	e, acquires := v.newEvents()
 	hasHandshake := make([]bool, x.NumSpans)
@@ -32,14 +33,14 @@ func (v *vocab) stage(root *selector.Matcher) *events {
 			if s.Parent >= 0 {
 				hasHandshake[s.Parent] = true
 			}
-			h := handshakeEvent{span: i, parent: s.Parent, start: s.Start, end: s.End, scope: v.scopeOf(i), session: v.attr(i, v.kSession),
-				revision: v.attr(i, v.kRevision), failed: s.Status == index.StatusError, prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
+			h := record.Handshake{Span: i, Parent: s.Parent, Start: s.Start, End: s.End, Scope: v.scopeOf(i), Session: v.attr(i, v.kSession),
+				Revision: v.attr(i, v.kRevision), Failed: s.Status == index.StatusError, Prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
 			if s.Parent >= 0 && v.acquires.match(s.Parent) {
-				h.revision = v.attr(s.Parent, v.kRevision) // counted with the acquire that paid it
+				h.Revision = v.attr(s.Parent, v.kRevision) // counted with the acquire that paid it
 			}
-			e.handshakes = append(e.handshakes, h)
+			e.Handshakes = append(e.Handshakes, h)
 			if !v.inferred {
-				e.handshakesByScope[h.scope]++
+				e.HandshakesByScope[h.Scope]++
 			}
 		case v.acquires.match(i):
 			recognised = true
@@ -49,16 +50,16 @@ func (v *vocab) stage(root *selector.Matcher) *events {
 		}
 		if v.isCall(i) {
 			recognised = true
-			e.calls = append(e.calls, v.call(e, i, root))
+			e.Calls = append(e.Calls, v.call(e, i, root))
 			if v.serverSide(i) {
-				e.serverCalls++
+				e.ServerCalls++
 			}
 			if v.attr(i, v.kAddr) >= 0 {
-				e.targetCalls++
+				e.TargetCalls++
 			}
 		}
 		if recognised {
-			e.poolSpans++
+			e.PoolSpans++
 		}
 	}
 	v.deriveEvents(e, root, acquires, hasHandshake)
@@ -69,16 +70,16 @@ func (v *vocab) stage(root *selector.Matcher) *events {
 // spans the roles can match (role.bound, from a count of the spans per
 // name) so the pass over the spans does not grow them, and the slice for
 // the explicit acquire spans, sized the same way.
-func (v *vocab) newEvents() (*events, []int32) {
+func (v *vocab) newEvents() (*record.Table, []int32) {
 	x := v.x
-	e := &events{strs: slices.Clip(x.Vals), handshakesByScope: map[int32]int{}, traceIDs: x.TraceID}
+	e := &record.Table{Strs: slices.Clip(x.Vals), HandshakesByScope: map[int32]int{}, TraceIDs: x.TraceID}
 	perName := make([]int32, len(x.Names))
 	for _, i := range x.Order {
 		perName[x.Span(i).Name]++
 	}
 	n := len(x.Order)
-	e.calls = make([]callEvent, 0, v.calls.bound(perName, n))
-	e.handshakes = make([]handshakeEvent, 0, v.handshakes.bound(perName, n))
+	e.Calls = make([]record.Call, 0, v.calls.bound(perName, n))
+	e.Handshakes = make([]record.Handshake, 0, v.handshakes.bound(perName, n))
 	acquires := make([]int32, 0, v.acquires.bound(perName, n)) // explicit acquire spans, in x.order
 	return e, acquires
 }
@@ -87,7 +88,7 @@ func (v *vocab) newEvents() (*events, []int32) {
 // from the calls or made of the explicit acquire spans (acquires, in span
 // order; hasHandshake marks the spans with a handshake child), then each
 // scope's service and the executions' names.
-func (v *vocab) deriveEvents(e *events, root *selector.Matcher, acquires []int32, hasHandshake []bool) {
+func (v *vocab) deriveEvents(e *record.Table, root *selector.Matcher, acquires []int32, hasHandshake []bool) {
 	if v.inferred {
 		v.inferFromCalls(e)
 	} else {
@@ -95,28 +96,28 @@ func (v *vocab) deriveEvents(e *events, root *selector.Matcher, acquires []int32
 		v.prewarmSessions(e)
 	}
 	v.scopeServices(e)
-	e.execNames = v.execNames(e, root)
+	e.ExecNames = v.execNames(e, root)
 }
 
 // scopeServices notes the service.name of each scope's acquires (the
 // first one's, read once per run of acquires of one scope), for the
 // replay's recent:N, which ranks the keys a service called.
-func (v *vocab) scopeServices(e *events) {
+func (v *vocab) scopeServices(e *record.Table) {
 	last := int32(-2)
-	for i := range e.acquires {
-		ev := &e.acquires[i]
-		if ev.scope == last || ev.scope < 0 || ev.at < 0 {
+	for i := range e.Acquires {
+		ev := &e.Acquires[i]
+		if ev.Scope == last || ev.Scope < 0 || ev.At < 0 {
 			continue
 		}
-		last = ev.scope
-		if _, ok := e.serviceByScope[ev.scope]; ok {
+		last = ev.Scope
+		if _, ok := e.ServiceByScope[ev.Scope]; ok {
 			continue
 		}
-		if svc, ok := v.x.ResAttrVal(ev.at, v.rService); ok {
-			if e.serviceByScope == nil {
-				e.serviceByScope = map[int32]int32{}
+		if svc, ok := v.x.ResAttrVal(ev.At, v.rService); ok {
+			if e.ServiceByScope == nil {
+				e.ServiceByScope = map[int32]int32{}
 			}
-			e.serviceByScope[ev.scope] = svc
+			e.ServiceByScope[ev.Scope] = svc
 		}
 	}
 }
@@ -125,18 +126,18 @@ func (v *vocab) scopeServices(e *events) {
 // session with no acquire above it (pool.Options.Prewarm), an event marked
 // prewarm: its pair's first session (acquireEvent.prewarm). A failed one
 // opened nothing: the pool forgets its key, and the first acquire is cold.
-func (v *vocab) prewarmSessions(e *events) {
-	for _, h := range e.handshakes {
-		if !h.prewarm || h.failed || (h.parent >= 0 && v.acquires.match(h.parent)) {
+func (v *vocab) prewarmSessions(e *record.Table) {
+	for _, h := range e.Handshakes {
+		if !h.Prewarm || h.Failed || (h.Parent >= 0 && v.acquires.match(h.Parent)) {
 			continue
 		}
-		key := v.attr(h.span, v.kKey)
+		key := v.attr(h.Span, v.kKey)
 		if key < 0 {
 			continue // a session of no pair
 		}
-		s := v.x.Span(h.span)
-		e.acquires = append(e.acquires, acquireEvent{start: h.start, leaseEnd: max(h.end, h.start), trace: v.x.TraceRecs[s.Trace].ID, span: s.ID,
-			at: h.span, scope: h.scope, key: key, session: -1, prewarm: true})
+		s := v.x.Span(h.Span)
+		e.Acquires = append(e.Acquires, record.Acquire{Start: h.Start, LeaseEnd: max(h.End, h.Start), Trace: v.x.TraceRecs[s.Trace].ID, Span: s.ID,
+			At: h.Span, Scope: h.Scope, Key: key, Session: -1, Prewarm: true})
 	}
 }
 
@@ -156,21 +157,21 @@ func (v *vocab) attr(i int32, key uint16) int32 {
 
 // call makes span i's call event; an enclosing session span's identity is
 // interned into e.
-func (v *vocab) call(e *events, i int32, root *selector.Matcher) callEvent {
+func (v *vocab) call(e *record.Table, i int32, root *selector.Matcher) record.Call {
 	x := v.x
 	s := x.Span(i)
-	c := callEvent{span: i, trace: s.Trace, start: s.Start, end: s.End, exec: s.Trace,
-		session: v.attr(i, v.kSession), scope: v.scopeOf(i), revision: v.attr(i, v.kRevision), failed: v.failed(i)}
+	c := record.Call{Span: i, Trace: s.Trace, Start: s.Start, End: s.End, Exec: s.Trace,
+		Session: v.attr(i, v.kSession), Scope: v.scopeOf(i), Revision: v.attr(i, v.kRevision), Failed: v.failed(i)}
 	if root != nil {
 		// The nearest root at or above the call, from one pass over the
 		// tree: no walk up a deep chain per call.
-		c.exec = root.NearestOrSelf(i)
+		c.Exec = root.NearestOrSelf(i)
 	}
-	c.tie = v.clock.tie(i, c.exec, root != nil)
-	if c.session < 0 && v.session != nil {
+	c.Tie = v.clock.tie(i, c.Exec, root != nil)
+	if c.Session < 0 && v.session != nil {
 		if enc := v.session.Nearest(i); enc >= 0 {
 			es := x.Span(enc)
-			c.session = e.intern(spanSession(x.TraceRecs[es.Trace].ID, es.ID))
+			c.Session = e.Intern(record.SpanSession(x.TraceRecs[es.Trace].ID, es.ID))
 		}
 	}
 	return c
@@ -180,18 +181,18 @@ func (v *vocab) call(e *events, i int32, root *selector.Matcher) callEvent {
 // writer without pool spans shows a session's first call (the miss that
 // opened it) and the later ones (hits) only through the calls. Whether each
 // is a hit is decided in the attribution, across traces.
-func (v *vocab) inferFromCalls(e *events) {
+func (v *vocab) inferFromCalls(e *record.Table) {
 	x := v.x
-	for k := range e.calls {
-		c := &e.calls[k]
-		if c.session < 0 {
+	for k := range e.Calls {
+		c := &e.Calls[k]
+		if c.Session < 0 {
 			continue // a stateless call: nothing to pool
 		}
-		s := x.Span(c.span)
-		e.acquires = append(e.acquires, acquireEvent{
-			start: s.Start, leaseEnd: s.End, trace: x.TraceRecs[s.Trace].ID, span: s.ID, at: c.span,
-			scope: c.scope, key: e.serverKey(v.attr(c.span, v.kAddr), v.attr(c.span, v.kPort)),
-			session: c.session, hit: true, failed: c.failed,
+		s := x.Span(c.Span)
+		e.Acquires = append(e.Acquires, record.Acquire{
+			Start: s.Start, LeaseEnd: s.End, Trace: x.TraceRecs[s.Trace].ID, Span: s.ID, At: c.Span,
+			Scope: c.Scope, Key: e.ServerKey(v.attr(c.Span, v.kAddr), v.attr(c.Span, v.kPort)),
+			Session: c.Session, Hit: true, Failed: c.Failed,
 		})
 	}
 }
@@ -201,7 +202,7 @@ func (v *vocab) inferFromCalls(e *events) {
 // each lease ends where the next attempt of its invocation begins; under
 // AcquireOnMiss an implied hit per invocation without a first-attempt
 // acquire; then the failures of calls and invocations mark their leases.
-func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []bool) {
+func (v *vocab) explicitAcquires(e *record.Table, acquires []int32, hasHandshake []bool) {
 	x := v.x
 	n := x.NumSpans // arrays below are indexed by span index
 	acquiresOf, orphans := v.byInvocation(e, acquires)
@@ -209,8 +210,8 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 	if v.voc.AcquireOnMiss {
 		capEvents += len(x.Order) / 4 // implied hits: a guess, an invocation is one span of a few
 	}
-	e.acquires = make([]acquireEvent, 0, capEvents)
-	e.spans = make([]acquireSpan, 0, len(acquires))
+	e.Acquires = make([]record.Acquire, 0, capEvents)
+	e.Spans = make([]record.AcquireSpan, 0, len(acquires))
 	leaseFirst := make([]int32, n) // per invocation: its first event, -1 none
 	for i := range leaseFirst {
 		leaseFirst[i] = -1
@@ -220,7 +221,7 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 		if len(g) == 0 {
 			continue
 		}
-		leaseFirst[inv] = int32(len(e.acquires))
+		leaseFirst[inv] = int32(len(e.Acquires))
 		for k, a := range g {
 			next := int32(-1)
 			if k+1 < len(g) {
@@ -232,7 +233,7 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 	for _, a := range orphans {
 		v.emitAcquire(e, a, -1, hasHandshake)
 	}
-	acquireEvents := len(e.acquires)
+	acquireEvents := len(e.Acquires)
 
 	var implied []int32 // per invocation: its implied hit event, -1 none
 	if v.voc.AcquireOnMiss {
@@ -246,7 +247,7 @@ func (v *vocab) explicitAcquires(e *events, acquires []int32, hasHandshake []boo
 // whatever the fan-out (nearly always one; a redial makes two, a hostile
 // dump a hundred thousand). It returns each invocation's acquires and the
 // acquires without a parent.
-func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
+func (v *vocab) byInvocation(e *record.Table, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
 	x := v.x
 	n := x.NumSpans
 	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
@@ -293,7 +294,7 @@ func (v *vocab) byInvocation(e *events, acquires []int32) (acquiresOf func(inv i
 // lease, call span or not. leaseFirst and implied give each invocation's
 // first explicit event and its implied hit (-1 none); the explicit events
 // are e.acquires[:explicitEvents].
-func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEvents int) {
+func (v *vocab) markFailures(e *record.Table, leaseFirst, implied []int32, explicitEvents int) {
 	l := &invocationLeases{e: e, x: v.x, first: leaseFirst, implied: implied, explicit: explicitEvents}
 	buf, ok := v.failCallLeases(e, l)
 	if !ok {
@@ -302,7 +303,7 @@ func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEve
 	for inv, n := int32(0), v.x.NumSpans; inv < n; inv++ {
 		if l.leased(inv) && v.failed(inv) {
 			buf = l.of(inv, buf)
-			e.acquires[buf[len(buf)-1]].failed = true
+			e.Acquires[buf[len(buf)-1]].Failed = true
 		}
 	}
 }
@@ -312,7 +313,7 @@ func (v *vocab) markFailures(e *events, leaseFirst, implied []int32, explicitEve
 // (-1 none; implied nil when no invocation has one); the explicit events
 // are e.acquires[:explicit], an invocation's in a run from its first.
 type invocationLeases struct {
-	e              *events
+	e              *record.Table
 	x              *index.Index
 	first, implied []int32
 	explicit       int
@@ -330,7 +331,7 @@ func (l *invocationLeases) of(inv int32, buf []int32) []int32 {
 		buf = append(buf, l.implied[inv])
 	}
 	if k := l.first[inv]; k >= 0 {
-		for ; int(k) < l.explicit && l.e.acquires[k].at >= 0 && l.x.Span(l.e.acquires[k].at).Parent == inv; k++ {
+		for ; int(k) < l.explicit && l.e.Acquires[k].At >= 0 && l.x.Span(l.e.Acquires[k].At).Parent == inv; k++ {
 			buf = append(buf, k)
 		}
 	}
@@ -343,70 +344,70 @@ func (l *invocationLeases) of(inv int32, buf []int32) []int32 {
 // the tree rather than a walk per call, and only once a call failed. It
 // returns its buffer for reuse, and false when a cancelled poll stopped
 // it.
-func (v *vocab) failCallLeases(e *events, l *invocationLeases) ([]int32, bool) {
+func (v *vocab) failCallLeases(e *record.Table, l *invocationLeases) ([]int32, bool) {
 	var buf []int32
 	var near []int32
-	for k := range e.calls {
+	for k := range e.Calls {
 		if v.poll.Stop() {
 			return buf, false
 		}
-		c := &e.calls[k]
-		if !c.failed {
+		c := &e.Calls[k]
+		if !c.Failed {
 			continue
 		}
 		if near == nil {
 			near = v.x.NearestAncestors(l.leased)
 		}
-		inv := near[c.span]
+		inv := near[c.Span]
 		if inv < 0 {
 			continue
 		}
 		buf = l.of(inv, buf)
 		best := buf[0]
 		for _, j := range buf {
-			if e.acquires[j].start <= c.start {
+			if e.Acquires[j].Start <= c.Start {
 				best = j
 			}
 		}
-		e.acquires[best].failed = true
+		e.Acquires[best].Failed = true
 	}
 	return buf, true
 }
 
 // emitAcquire appends the event of acquire span a; next is the following
 // attempt of its invocation, -1 none.
-func (v *vocab) emitAcquire(e *events, a, next int32, hasHandshake []bool) {
+func (v *vocab) emitAcquire(e *record.Table, a, next int32, hasHandshake []bool) {
 	x := v.x
 	s := x.Span(a)
-	ev := acquireEvent{start: s.Start, leaseEnd: s.End, trace: x.TraceRecs[s.Trace].ID, span: s.ID, at: a,
-		scope: v.scopeOf(a), key: -1, session: -1, explicit: true}
+	ev := record.Acquire{Start: s.Start, LeaseEnd: s.End, Trace: x.TraceRecs[s.Trace].ID, Span: s.ID, At: a,
+		Scope: v.scopeOf(a), Key: -1, Session: -1, Explicit: true}
 	if key, ok := v.inherited(a, v.kKey); ok {
-		ev.key = key
+		ev.Key = key
 	}
 	if r, ok := x.AttrVal(a, v.kReason); ok {
-		ev.health = r == v.valHealthCheck && r >= 0
+		ev.Health = r == v.valHealthCheck && r >= 0
 	}
-	ev.redial = v.isRedial(a)
+	ev.Redial = v.isRedial(a)
 	h, okHit := x.AttrVal(a, v.kHit)
 	if okHit {
-		ev.hit = h == v.valTrue
+		ev.Hit = h == v.valTrue
 	} else {
-		ev.hit = !hasHandshake[a]
+		ev.Hit = !hasHandshake[a]
 	}
 	if s.Parent >= 0 {
-		ev.leaseEnd = x.Span(s.Parent).End
+		ev.LeaseEnd = x.Span(s.Parent).End
 		if next >= 0 {
 			// Before a redial, its session expired: the pool dropped it,
 			// as after any failed lease.
-			ev.leaseEnd, ev.failed = x.Span(next).Start, v.isRedial(next)
+			ev.LeaseEnd, ev.Failed = x.Span(next).Start, v.isRedial(next)
 		}
 	}
-	ev.leaseEnd = max(ev.leaseEnd, ev.start)
+	ev.LeaseEnd = max(ev.LeaseEnd, ev.Start)
 	if v.hasSettings {
-		v.recordSettings(e, a, ev.scope)
+		v.recordSettings(e, a, ev.Scope)
 	}
-	e.acquires = append(e.acquires, ev)
-	e.spans = append(e.spans, acquireSpan{revision: v.attr(a, v.kRevision), hitRecorded: okHit && h == v.valTrue, hit: ev.hit, dur: s.End - s.Start})
+	e.Acquires = append(e.Acquires, ev)
+	e.Spans = append(e.Spans, record.AcquireSpan{Revision: v.attr(a, v.kRevision), HitRecorded: okHit && h == v.valTrue, Hit: ev.Hit, Dur: s.End - s.Start})
 }
 
 // isRedial reports whether acquire span a is a second attempt, the
@@ -420,7 +421,7 @@ func (v *vocab) isRedial(a int32) bool {
 // without a first-attempt acquire child: it reused an idle session, which
 // the dump shows only by absence. It returns, per invocation, its implied
 // hit's event (-1 none).
-func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
+func (v *vocab) impliedHits(e *record.Table, leaseFirst []int32) []int32 {
 	x := v.x
 	implied := make([]int32, x.NumSpans)
 	for i := range implied {
@@ -436,23 +437,23 @@ func (v *vocab) impliedHits(e *events, leaseFirst []int32) []int32 {
 		s := x.Span(i)
 		leaseEnd := s.End
 		if k := leaseFirst[i]; k >= 0 {
-			if !e.acquires[k].redial {
+			if !e.Acquires[k].Redial {
 				continue // its first attempt is an acquire span: a miss
 			}
-			leaseEnd = e.acquires[k].start // reused, expired, then redialed
+			leaseEnd = e.Acquires[k].Start // reused, expired, then redialed
 		}
-		ev := acquireEvent{start: s.Start, leaseEnd: max(leaseEnd, s.Start), trace: x.TraceRecs[s.Trace].ID, span: s.ID, at: i,
-			scope: v.scopeOf(i), key: v.attr(i, v.kKey), session: -1, hit: true, failed: leaseFirst[i] >= 0}
-		implied[i] = int32(len(e.acquires))
-		e.acquires = append(e.acquires, ev)
+		ev := record.Acquire{Start: s.Start, LeaseEnd: max(leaseEnd, s.Start), Trace: x.TraceRecs[s.Trace].ID, Span: s.ID, At: i,
+			Scope: v.scopeOf(i), Key: v.attr(i, v.kKey), Session: -1, Hit: true, Failed: leaseFirst[i] >= 0}
+		implied[i] = int32(len(e.Acquires))
+		e.Acquires = append(e.Acquires, ev)
 	}
 	return implied
 }
 
 // acquiredBefore reports whether acquire a orders before acquire b of the
 // same invocation: by start, ties by span id.
-func (v *vocab) acquiredBefore(e *events, a, b int32) bool {
-	e.compares++
+func (v *vocab) acquiredBefore(e *record.Table, a, b int32) bool {
+	e.Compares++
 	sa, sb := v.x.Span(a), v.x.Span(b)
 	if sa.Start != sb.Start {
 		return sa.Start < sb.Start

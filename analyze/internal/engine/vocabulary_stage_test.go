@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -42,7 +43,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := renderEvents(idx, ev, ev.attributed(cfg))
+			got := renderEvents(idx, ev, attributed(ev, cfg))
 			golden := filepath.Join("..", "..", "testdata", "vocabularies", string(tc.vocabulary)+".events.txt")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -62,7 +63,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 
 // renderEvents writes the events one line each, times in milliseconds from
 // the dump's first span, ids as the index's trace and span ids.
-func renderEvents(x *index.Index, ev *events, acquires []acquireEvent) string {
+func renderEvents(x *index.Index, ev *record.Table, acquires []record.Acquire) string {
 	lo, _, _ := x.Window()
 	ms := func(ns int64) string { return fmt.Sprintf("%gms", float64(ns-lo.UnixNano())/1e6) }
 	name := func(i int32) string {
@@ -73,38 +74,38 @@ func renderEvents(x *index.Index, ev *events, acquires []acquireEvent) string {
 		if id < 0 {
 			return "-"
 		}
-		return fmt.Sprintf("%q", ev.strs[id])
+		return fmt.Sprintf("%q", ev.Strs[id])
 	}
 	var lines []string
-	slices.SortFunc(acquires, func(a, b acquireEvent) int { return cmpPairTime(a, b) })
+	slices.SortFunc(acquires, func(a, b record.Acquire) int { return cmpPairTime(a, b) })
 	for _, a := range acquires {
 		kind := "explicit"
 		switch {
-		case a.inferred():
+		case a.Inferred():
 			kind = "inferred"
-		case !a.explicit:
+		case !a.Explicit:
 			kind = "implied"
 		}
 		outcome := "hit"
-		if !a.hit {
-			outcome = "miss:" + spans.MissReasons[a.reason]
+		if !a.Hit {
+			outcome = "miss:" + spans.MissReasons[a.Reason]
 		}
 		lines = append(lines, fmt.Sprintf("acquire %s %s start=%s lease_end=%s scope=%s key=%s session=%s %s redial=%t failed=%t",
-			kind, name(a.at), ms(a.start), ms(a.leaseEnd), str(a.scope), str(a.key), str(a.session), outcome, a.redial, a.failed))
+			kind, name(a.At), ms(a.Start), ms(a.LeaseEnd), str(a.Scope), str(a.Key), str(a.Session), outcome, a.Redial, a.Failed))
 	}
-	for _, c := range ev.calls {
+	for _, c := range ev.Calls {
 		exec := "trace"
-		if c.exec != c.trace {
-			exec = name(c.exec)
+		if c.Exec != c.Trace {
+			exec = name(c.Exec)
 		}
 		lines = append(lines, fmt.Sprintf("call %s start=%s exec=%s session=%s scope=%s revision=%s failed=%t",
-			name(c.span), ms(c.start), exec, str(c.session), str(c.scope), str(c.revision), c.failed))
+			name(c.Span), ms(c.Start), exec, str(c.Session), str(c.Scope), str(c.Revision), c.Failed))
 	}
-	for _, h := range ev.handshakes {
+	for _, h := range ev.Handshakes {
 		lines = append(lines, fmt.Sprintf("handshake %s start=%s scope=%s session=%s revision=%s failed=%t",
-			name(h.span), ms(h.start), str(h.scope), str(h.session), str(h.revision), h.failed))
+			name(h.Span), ms(h.Start), str(h.Scope), str(h.Session), str(h.Revision), h.Failed))
 	}
-	lines = append(lines, fmt.Sprintf("pool_spans %d", ev.poolSpans))
+	lines = append(lines, fmt.Sprintf("pool_spans %d", ev.PoolSpans))
 	return strings.Join(lines, "\n") + "\n"
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -61,8 +62,8 @@ func (e *spanEvidence) add(o spanEvidence) {
 }
 
 // evidenceOf is what e's spans showed of their writer.
-func evidenceOf(e *events) spanEvidence {
-	return spanEvidence{serverCalls: e.serverCalls, handshakeSpans: len(e.handshakes), targetCalls: e.targetCalls}
+func evidenceOf(e *record.Table) spanEvidence {
+	return spanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls}
 }
 
 // allCapabilities is every capability there is.
