@@ -68,3 +68,9 @@ type ScopeGroup struct {
 // (no initialize, no Mcp-Session-Id): a call span carrying it or a later
 // mcp.protocol.version ran against a sessionless server.
 const SessionlessProtocol = "2026-07-28"
+
+// IsSessionlessProtocol reports whether an MCP protocol version (YYYY-MM-DD)
+// has no protocol sessions.
+func IsSessionlessProtocol(version string) bool {
+	return version != "" && version >= SessionlessProtocol
+}

@@ -71,20 +71,20 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 	}
 	settings := scopeSettings(eng.agg.settings, eng.agg.strs)
 	var a Acquire
-	eng.agg.pairs.each = func(ev *record.Acquire) {
+	eng.agg.pairs.Each = func(ev *record.Acquire) {
 		a = acquireOf(ev, strs, settings, eng.agg.services)
 		fn(&a)
 	}
-	eng.agg.pairs.eachPrewarm = eng.agg.pairs.each
-	eng.agg.pairs.advance(math.MaxInt64)
-	eng.agg.pairs.each, eng.agg.pairs.eachPrewarm = nil, nil
+	eng.agg.pairs.EachPrewarm = eng.agg.pairs.Each
+	eng.agg.pairs.Advance(math.MaxInt64)
+	eng.agg.pairs.Each, eng.agg.pairs.EachPrewarm = nil, nil
 	return inputs, nil
 }
 
 // acquireOf is the Acquire of an attributed acquire event, its strings
 // read through strs, its scope's recorded settings through settings and
 // its scope's service.name from services (scope id to string id).
-func acquireOf(ev *record.Acquire, strs func(int32) (string, bool), settings func(int32) (PoolSettings, bool), services map[int32]int32) Acquire {
+func acquireOf(ev *record.Acquire, strs func(int32) (string, bool), settings func(int32) (record.PoolSettings, bool), services map[int32]int32) Acquire {
 	a := Acquire{Start: ev.Start, LeaseEnd: max(ev.LeaseEnd, ev.Start), Hit: ev.Hit, Failed: ev.Failed,
 		Attempt: 1, HealthCheck: ev.Health, Prewarm: ev.Prewarm}
 	if ev.Redial {
@@ -105,19 +105,19 @@ func acquireOf(ev *record.Acquire, strs func(int32) (string, bool), settings fun
 // scopeSettings returns the recorded settings of a scope id, from byScope
 // (settings ids into strs, or settingsMixed), each distinct set decoded
 // once and shared.
-func scopeSettings(byScope map[int32]int32, strs []string) func(scope int32) (PoolSettings, bool) {
-	decoded := map[int32]PoolSettings{}
-	return func(scope int32) (PoolSettings, bool) {
+func scopeSettings(byScope map[int32]int32, strs []string) func(scope int32) (record.PoolSettings, bool) {
+	decoded := map[int32]record.PoolSettings{}
+	return func(scope int32) (record.PoolSettings, bool) {
 		id, ok := byScope[scope]
 		if !ok {
 			return nil, false
 		}
-		if id == settingsMixed {
+		if id == record.SettingsMixed {
 			return nil, true
 		}
 		ps, ok := decoded[id]
 		if !ok {
-			ps, _ = parseSettingsText(strs[id]) // the stage wrote it: it parses
+			ps, _ = record.ParseSettingsText(strs[id]) // the stage wrote it: it parses
 			decoded[id] = ps
 		}
 		return ps, false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -37,7 +38,7 @@ func analyzeIndex(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*r
 		return nil, err
 	}
 	agg := newAggregate(cfg)
-	agg.pairs = newBatchPairStage(cfg)
+	agg.pairs = measure.NewBatchPairStage(cfg)
 	agg.useProfile(o.profile)
 	agg.adopt(o)
 	agg.merge(o)

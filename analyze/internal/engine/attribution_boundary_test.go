@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -67,10 +68,10 @@ func TestTheReplayPinsEachCauseAtItsEdges(t *testing.T) {
 			if tc.set != nil {
 				s = *tc.set
 			}
-			r := newScopeReplay(s, false)
+			r := measure.NewScopeReplay(s, false)
 			got := ""
 			for _, st := range tc.steps {
-				got = r.acquire(st.key, st.start, st.end, st.hit, st.redial, st.failed, st.health)
+				got = r.Acquire(st.key, st.start, st.end, st.hit, st.redial, st.failed, st.health)
 			}
 			if got != tc.want {
 				t.Errorf("cause = %q, want %q", got, tc.want)
@@ -101,18 +102,18 @@ func (e pairEv) event() record.Acquire {
 // each one's report; scope i is named names[i].
 func bothStages(evs []pairEv, names []string) map[string]report.PoolReport {
 	out := map[string]report.PoolReport{}
-	for name, p := range map[string]*pairStage{
-		"stream": newPairStage(rulefmt.Config{IdleTTL: time.Hour}),
-		"batch":  newBatchPairStage(rulefmt.Config{IdleTTL: time.Hour}),
+	for name, p := range map[string]*measure.PairStage{
+		"stream": measure.NewPairStage(rulefmt.Config{IdleTTL: time.Hour}),
+		"batch":  measure.NewBatchPairStage(rulefmt.Config{IdleTTL: time.Hour}),
 	} {
 		// Added in reverse so the stage, not the input, puts them in order.
 		in := make([]record.Acquire, 0, len(evs))
 		for i := len(evs) - 1; i >= 0; i-- {
 			in = append(in, evs[i].event())
 		}
-		p.add(in)
-		p.advance(1 << 62)
-		out[name] = p.report(names)
+		p.Add(in)
+		p.Advance(1 << 62)
+		out[name] = p.Report(names)
 	}
 	return out
 }

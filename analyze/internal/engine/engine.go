@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -168,7 +169,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	}
 	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64, speculative: speculative}
 	if !opts.streaming() {
-		e.agg.pairs = newBatchPairStage(cfg) // it advances once, at the end
+		e.agg.pairs = measure.NewBatchPairStage(cfg) // it advances once, at the end
 	}
 	e.lowMarks = make([]int64, opts.Shards)
 	for i := range e.lowMarks {
@@ -353,7 +354,7 @@ func (e *Engine) Report() (*report.Report, error) {
 				MaxOpenTraces:  e.opts.MaxOpenTraces,
 				LateSpans:      e.late,
 				CutTraces:      e.cut,
-				LateAcquires:   e.agg.pairs.late,
+				LateAcquires:   e.agg.pairs.Late,
 				EarlyTraces:    e.early,
 				CompleteTraces: e.complete,
 			}
@@ -375,11 +376,11 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	}
 	if o != nil {
 		e.agg.merge(o)
-		e.pairBytes.Store(int64(e.agg.pairs.pending()) * int64(unsafe.Sizeof(record.Acquire{})))
+		e.pairBytes.Store(int64(e.agg.pairs.Pending()) * int64(unsafe.Sizeof(record.Acquire{})))
 	}
 	if e.opts.streaming() {
 		e.lowMarks[shard] = lowMark
-		e.agg.pairs.advance(slices.Min(e.lowMarks))
+		e.agg.pairs.Advance(slices.Min(e.lowMarks))
 	}
 	if e.speculative {
 		e.advanceEarly(shard, lowMark)
@@ -404,19 +405,19 @@ var earlyPairBatch = 1 << 16
 func (e *Engine) advanceEarly(shard int, lowMark int64) {
 	p := e.agg.pairs
 	e.lowMarks[shard] = lowMark
-	if p.outOfOrder {
+	if p.OutOfOrder {
 		e.spoiled.Store(true)
 		return
 	}
-	if p.held < max(earlyPairBatch, e.nextPairAdvance, len(p.buckets)) {
+	if p.Held < max(earlyPairBatch, e.nextPairAdvance, len(p.Buckets)) {
 		return
 	}
-	before := p.held
-	p.advance(min(slices.Min(e.lowMarks), p.earlyMark()))
-	e.earlyAcquires += before - p.held
+	before := p.Held
+	p.Advance(min(slices.Min(e.lowMarks), p.EarlyMark()))
+	e.earlyAcquires += before - p.Held
 	// An advance that freed little (the dump's lag is long) waits for
 	// twice as many acquires: the advances stay linear in the acquires.
-	e.nextPairAdvance = 2 * p.held
+	e.nextPairAdvance = 2 * p.Held
 }
 
 // count adds a shard's late spans, cut traces and traces finalized early.

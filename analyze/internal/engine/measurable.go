@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
@@ -271,7 +272,7 @@ func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 		_, err := stageContext(context.Background(), e.x, e.cfg)
 		return report.ExecutionsReport{}, err
 	}
-	r := executions(ev, nil)
+	r := measure.Executions(ev, nil)
 	r.ExecutionsWithoutCalls = executionsWithoutCalls(ev.ExecNames)
 	if root := e.cfg.ExecutionRoot; root != nil || e.cfg.ActiveVocabulary().Executions != nil {
 		if root == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -53,19 +54,19 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newPairStage(rulefmt.Config{IdleTTL: time.Hour})
+			p := measure.NewPairStage(rulefmt.Config{IdleTTL: time.Hour})
 			for i, b := range tc.batches {
-				p.add(append([]record.Acquire(nil), b...))
-				p.advance(tc.advances[i] * ms)
+				p.Add(append([]record.Acquire(nil), b...))
+				p.Advance(tc.advances[i] * ms)
 			}
-			r := p.report([]string{"scope"})
+			r := p.Report([]string{"scope"})
 			for reason, n := range tc.reasons {
 				if r.MissReasons[reason] != n {
 					t.Errorf("%s = %d, want %d (all: %v)", reason, r.MissReasons[reason], n, r.MissReasons)
 				}
 			}
-			if p.late != tc.late || p.pending() != 0 || r.Acquires != 2 || r.Keys != 1 {
-				t.Errorf("late %d (want %d), pending %d, acquires %d, keys %d", p.late, tc.late, p.pending(), r.Acquires, r.Keys)
+			if p.Late != tc.late || p.Pending() != 0 || r.Acquires != 2 || r.Keys != 1 {
+				t.Errorf("late %d (want %d), pending %d, acquires %d, keys %d", p.Late, tc.late, p.Pending(), r.Acquires, r.Keys)
 			}
 		})
 	}
@@ -76,7 +77,7 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 // another pair, and the result equals the one-goroutine sort.
 func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	const n = 3 * parallelSortMin
+	const n = 3 * measure.ParallelSortMin
 	counts := make([]int32, 200)
 	for i := 0; i < n; i++ {
 		counts[rng.IntN(len(counts))]++
@@ -94,7 +95,7 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	}
 	want := slices.Clone(grouped)
 	for id := range counts {
-		slices.SortFunc(want[first[id]:first[id+1]], cmpPairTime)
+		slices.SortFunc(want[first[id]:first[id+1]], measure.CmpPairTime)
 	}
 	for _, procs := range []int{1, 2, 3, 8} {
 		got := slices.Clone(grouped)
@@ -103,7 +104,7 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 		for id := range counts {
 			groups[id] = got[first[id]:first[id+1]]
 		}
-		sortGroups(groups)
+		measure.SortGroups(groups)
 		runtime.GOMAXPROCS(prev)
 		if !slices.Equal(got, want) {
 			t.Fatalf("GOMAXPROCS %d: the pairs are not each in time order", procs)

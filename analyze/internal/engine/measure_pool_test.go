@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -248,15 +249,15 @@ func TestPercentilesUseNearestRank(t *testing.T) {
 	for i := 100; i >= 1; i-- { // unsorted on purpose
 		ds = append(ds, int64(i)*int64(time.Millisecond))
 	}
-	p := percentiles(ds)
+	p := measure.Percentiles(ds)
 	if p.Count != 100 || *p.P50 != 50 || *p.P95 != 95 || *p.P99 != 99 {
 		t.Errorf("percentiles of 1..100 ms = %d %v %v %v, want 100 50 95 99", p.Count, *p.P50, *p.P95, *p.P99)
 	}
-	one := percentiles([]int64{1500 * int64(time.Microsecond)})
+	one := measure.Percentiles([]int64{1500 * int64(time.Microsecond)})
 	if *one.P50 != 1.5 || *one.P99 != 1.5 {
 		t.Errorf("percentiles of one 1.5 ms sample = %v %v, want 1.5", *one.P50, *one.P99)
 	}
-	if none := percentiles(nil); none.Count != 0 || none.P50 != nil {
+	if none := measure.Percentiles(nil); none.Count != 0 || none.P50 != nil {
 		t.Errorf("percentiles of nothing = %+v, want count 0 and nulls", none)
 	}
 }
@@ -290,7 +291,7 @@ func TestSelectNthAgreesWithSorting(t *testing.T) {
 			slices.Sort(sorted)
 			for _, n := range []int{0, size / 2, size * 95 / 100, size - 1} {
 				work := slices.Clone(ds)
-				if got := selectNth(work, n); got != sorted[n] {
+				if got := measure.SelectNth(work, n); got != sorted[n] {
 					t.Errorf("size %d spread %d: selectNth(%d) = %d, want %d", size, spread, n, got, sorted[n])
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
@@ -22,10 +23,10 @@ import (
 // scope and key as text), so the index can be freed. An aggregate merges any
 // number of observations, in any order, and reports. Every figure but two
 // is per trace, so merging is adding; the two that cross traces are the
-// latency percentiles (a mergeable sketch, measure_latency.go) and the pool's
+// latency percentiles (a mergeable sketch, measure.Latencies) and the pool's
 // miss attribution, which walks each (scope, key) pair's acquires in time
 // order across traces: observations carry the acquires unattributed and the
-// aggregate's pairStage (measure_pool_pairs.go) attributes them.
+// aggregate's measure.PairStage attributes them.
 //
 // Analyze is observe then report over one index; the Engine observes the
 // traces each shard finalizes and merges the observations. One code path.
@@ -33,14 +34,14 @@ import (
 // observation is what the measures keep of a set of whole traces.
 type observation struct {
 	spans, duplicates, traces, incomplete, poolSpans int
-	seen                                             spanEvidence
+	seen                                             measure.SpanEvidence
 	execNames                                        map[string][2]int
 	windowOK                                         bool
 	lo, hi                                           int64
 
-	lat        [numLatencies]sketch
+	lat        [measure.NumLatencies]measure.Sketch
 	exec       report.ExecutionsReport
-	protos     map[record.OptStr]*protoFigures
+	protos     map[record.OptStr]*measure.ProtoFigures
 	measures   []report.MeasureReport
 	events     []record.Acquire // unattributed; scope, key and session index strs
 	handshakes map[int32]int    // by scope (an index into strs, -1 none)
@@ -99,22 +100,22 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 	if err != nil {
 		return nil, nil, err
 	}
-	o.poolSpans, o.seen, o.execNames = ev.PoolSpans, evidenceOf(ev), ev.ExecNames
-	o.protos = protocolFigures(ev)
-	lat := latencies(ev)
-	for i := range lat.series {
-		o.lat[i] = sketch{samples: lat.series[i], n: len(lat.series[i])}
+	o.poolSpans, o.seen, o.execNames = ev.PoolSpans, measure.EvidenceOf(ev), ev.ExecNames
+	o.protos = measure.ProtocolFigures(ev)
+	lat := measure.Latencies(ev)
+	for i := range lat.Series {
+		o.lat[i] = measure.Sketch{Samples: lat.Series[i], N: len(lat.Series[i])}
 	}
-	o.exec = executions(ev, nil)
+	o.exec = measure.Executions(ev, nil)
 	o.observePool(ev)
 	p := poll.New(ctx)
 	for _, m := range cfg.Measures {
-		acc, err := newReadsAcc(idx, m)
+		acc, err := measure.NewReadsAcc(idx, m)
 		if err != nil {
 			return nil, nil, fmt.Errorf("analyze: measure %q: %w", m.Name, err)
 		}
-		acc.poll = p
-		o.measures = append(o.measures, acc.report())
+		acc.Poll = p
+		o.measures = append(o.measures, acc.Report())
 	}
 	if err := p.Err(); err != nil {
 		return nil, nil, fmt.Errorf("analyze: measures: %w", err)
@@ -178,16 +179,16 @@ func executionRoot(idx *index.Index, cfg rulefmt.Config) (*selector.Matcher, err
 type aggregate struct {
 	cfg                                              rulefmt.Config
 	spans, duplicates, traces, incomplete, poolSpans int
-	seen                                             spanEvidence
+	seen                                             measure.SpanEvidence
 	execNames                                        map[string][2]int
 	windowOK                                         bool
 	lo, hi                                           int64
 
-	lat      [numLatencies]sketch
+	lat      [measure.NumLatencies]measure.Sketch
 	exec     report.ExecutionsReport
-	protos   map[record.OptStr]*protoFigures
+	protos   map[record.OptStr]*measure.ProtoFigures
 	measures []report.MeasureReport
-	pairs    *pairStage
+	pairs    *measure.PairStage
 	// detect sums the observations' vocabulary evidence; profile is the
 	// one the measures read (useProfile), sticky a stream's decisions per
 	// resource (nil in a batch run).
@@ -222,17 +223,17 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 	a := &aggregate{
 		cfg:      cfg,
 		exec:     report.ExecutionsReport{Root: "trace", Examples: []string{}},
-		protos:   map[record.OptStr]*protoFigures{},
+		protos:   map[record.OptStr]*measure.ProtoFigures{},
 		measures: make([]report.MeasureReport, len(cfg.Measures)),
-		pairs:    newPairStage(cfg),
+		pairs:    measure.NewPairStage(cfg),
 		ids:      map[string]int32{},
 		detect:   newDetection(),
 		profile:  cfg.Profile,
 		settings: map[int32]int32{},
 	}
-	a.pairs.recorded = a.recordedSettings
+	a.pairs.Recorded = a.recordedSettings
 	for i := range a.lat {
-		a.lat[i].bound()
+		a.lat[i].Bound()
 	}
 	for i, m := range cfg.Measures {
 		a.measures[i] = report.MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
@@ -284,7 +285,7 @@ func (a *aggregate) merge(o *observation) {
 	a.traces += o.traces
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
-	a.seen.add(o.seen)
+	a.seen.Add(o.seen)
 	a.execNames = mergeExecNames(a.execNames, o.execNames)
 	a.detect.merge(o.detect)
 	if o.windowOK {
@@ -295,7 +296,7 @@ func (a *aggregate) merge(o *observation) {
 		a.lo, a.hi = min(a.lo, o.lo), max(a.hi, o.hi)
 	}
 	for i := range a.lat {
-		a.lat[i].merge(&o.lat[i])
+		a.lat[i].Merge(&o.lat[i])
 	}
 	a.exec.Count += o.exec.Count
 	a.exec.MultiSession += o.exec.MultiSession
@@ -304,10 +305,10 @@ func (a *aggregate) merge(o *observation) {
 	mergeMeasurability(&a.exec, &o.exec)
 	for ver, g := range o.protos {
 		if mine, ok := a.protos[ver]; ok {
-			mine.merge(g)
+			mine.Merge(g)
 		} else {
 			a.protos[ver] = g
-			g.cold.bound()
+			g.Cold.Bound()
 		}
 	}
 	for i := range a.measures {
@@ -332,11 +333,11 @@ func (a *aggregate) fileEvents(o *observation) {
 	if a.settings == nil {
 		a.settings = map[int32]int32{}
 	}
-	a.pairs.recorded = a.recordedSettings
-	a.pairs.add(o.events)
+	a.pairs.Recorded = a.recordedSettings
+	a.pairs.Add(o.events)
 	o.events = nil // filed as copies: let them go before the attribution
 	for scope, n := range o.handshakes {
-		a.pairs.handshakes[global(scope)] += n
+		a.pairs.Handshakes[global(scope)] += n
 	}
 	if a.services != nil {
 		for scope, svc := range o.services {
@@ -347,14 +348,14 @@ func (a *aggregate) fileEvents(o *observation) {
 		if id >= 0 {
 			id = global(id)
 		}
-		noteSettings(a.settings, global(scope), id)
+		record.NoteSettings(a.settings, global(scope), id)
 	}
 }
 
 // recordedSettings returns what scope recorded of its settings (nil:
 // none), and whether it recorded different ones.
-func (a *aggregate) recordedSettings(scope int32) (PoolSettings, bool) {
-	return recordedIn(a.settings, a.strs, scope)
+func (a *aggregate) recordedSettings(scope int32) (record.PoolSettings, bool) {
+	return record.RecordedIn(a.settings, a.strs, scope)
 }
 
 // globalIDs returns the re-keying of o's string ids to the aggregate's
@@ -436,7 +437,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		Traces:           a.traces,
 		IncompleteTraces: a.incomplete,
 		PoolSpans:        a.poolSpans,
-		ByProtocol:       protocolReports(a.protos),
+		ByProtocol:       measure.ProtocolReports(a.protos),
 		Executions:       a.exec,
 		Measures:         a.measures,
 	}
@@ -450,14 +451,14 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		start, end := time.Unix(0, a.lo).UTC(), time.Unix(0, a.hi).UTC()
 		r.Window = report.Window{Start: &start, End: &end}
 	}
-	a.pairs.advance(math.MaxInt64)
-	r.Pool = a.pairs.report(a.strs)
-	r.Settings.PoolSettings = settingsSource(r.Pool.ByScope)
+	a.pairs.Advance(math.MaxInt64)
+	r.Pool = a.pairs.Report(a.strs)
+	r.Settings.PoolSettings = measure.SettingsSource(r.Pool.ByScope)
 	r.Pool.Latency = report.LatencyReport{
-		AcquireHit:  a.lat[latAcquireHit].percentilesWithSample(),
-		AcquireMiss: a.lat[latAcquireMiss].percentilesWithSample(),
-		Handshake:   a.lat[latHandshake].percentilesWithSample(),
-		Call:        a.lat[latCall].percentilesWithSample(),
+		AcquireHit:  a.lat[measure.LatAcquireHit].PercentilesWithSample(),
+		AcquireMiss: a.lat[measure.LatAcquireMiss].PercentilesWithSample(),
+		Handshake:   a.lat[measure.LatHandshake].PercentilesWithSample(),
+		Call:        a.lat[measure.LatCall].PercentilesWithSample(),
 	}
 	if root := cfg.ExecutionRoot; root != nil || a.vocabulary().Executions != nil {
 		if root == nil {
@@ -467,7 +468,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	a.reportDetection(r)
-	r.Writer = writerReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
+	r.Writer = measure.WriterReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
 	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(a.execNames)
 	judgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	r.DeclareFigures()

@@ -45,7 +45,7 @@ type PairEvent struct {
 	// Settings is what the acquire's pool scope recorded of its settings
 	// (nil: none seen by the forwarding analyzer): the attributing one
 	// replays the scope under them, as one analysis of the dump would.
-	Settings PoolSettings
+	Settings record.PoolSettings
 }
 
 // ForwardPairs makes every later Flush hand its acquires out as
@@ -78,7 +78,7 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 	p := s.agg.pairs
 	var out []PairEvent
 	if keep {
-		for _, b := range p.bufs {
+		for _, b := range p.Bufs {
 			for i := range b {
 				if !b[i].Prewarm { // a PairEvent is an acquire: a forwarded pair reads a miss after a pre-warm as cold
 					out = append(out, s.agg.exportEvent(&b[i]))
@@ -86,7 +86,7 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 			}
 		}
 	}
-	p.bufs, p.minStart = p.bufs[:0], math.MaxInt64
+	p.Bufs, p.MinStart = p.Bufs[:0], math.MaxInt64
 	_, handshakes := s.agg.takeCounts() // no acquire was attributed
 	return out, handshakes
 }
@@ -138,7 +138,7 @@ func (a *aggregate) importEvent(pe *PairEvent) record.Acquire {
 
 // noteRecorded notes ps as recorded by scope, as the vocabulary stage
 // notes an acquire span's (recordSettings).
-func (a *aggregate) noteRecorded(scope int32, ps PoolSettings) {
+func (a *aggregate) noteRecorded(scope int32, ps record.PoolSettings) {
 	var vals [len(spans.PoolSettingsAttrs)]int32
 	for i, k := range spans.PoolSettingsAttrs {
 		vals[i] = -1
@@ -146,7 +146,7 @@ func (a *aggregate) noteRecorded(scope int32, ps PoolSettings) {
 			vals[i] = a.intern(v)
 		}
 	}
-	noteSettings(a.settings, scope, a.intern(settingsText(vals, a.strs)))
+	record.NoteSettings(a.settings, scope, a.intern(record.SettingsText(vals, a.strs)))
 }
 
 // PairStream attributes the misses of forwarded acquires (PairEvent), pair
@@ -179,7 +179,7 @@ func (s *PairStream) Add(evs []PairEvent) {
 	for i := range evs {
 		out[i] = s.agg.importEvent(&evs[i])
 	}
-	s.agg.pairs.add(out)
+	s.agg.pairs.Add(out)
 }
 
 // Attribute attributes every buffered acquire that started before before
@@ -187,19 +187,19 @@ func (s *PairStream) Add(evs []PairEvent) {
 // pool: acquires by hit and cause, and for inferred acquires the handshakes (a
 // session's first call).
 func (s *PairStream) Attribute(before int64) ([]AcquireCount, []PoolCount) {
-	s.agg.pairs.advance(before)
+	s.agg.pairs.Advance(before)
 	return s.agg.takeCounts()
 }
 
 // Pending counts the acquires that wait for an Attribute.
-func (s *PairStream) Pending() int { return s.agg.pairs.pending() }
+func (s *PairStream) Pending() int { return s.agg.pairs.Pending() }
 
 // LateAcquires counts the acquires attributed after a later acquire of
 // their pair had been: their cause may differ from a batch run's.
-func (s *PairStream) LateAcquires() int { return s.agg.pairs.late }
+func (s *PairStream) LateAcquires() int { return s.agg.pairs.Late }
 
 // attributeAll attributes every buffered acquire and returns the counts.
 func (a *aggregate) attributeAll() ([]AcquireCount, []PoolCount) {
-	a.pairs.advance(math.MaxInt64)
+	a.pairs.Advance(math.MaxInt64)
 	return a.takeCounts()
 }

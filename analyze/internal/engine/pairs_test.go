@@ -270,7 +270,7 @@ func TestDropPairsLeavesAcquiresOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := ts.agg.pairs.pending(); n != 0 {
+		if n := ts.agg.pairs.Pending(); n != 0 {
 			t.Fatalf("%d acquires left buffered after the flush", n)
 		}
 		return o

@@ -12,6 +12,7 @@ import (
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -160,7 +161,7 @@ func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Confi
 		}
 	}
 	agg := newAggregate(cfg)
-	agg.pairs = newBatchPairStage(cfg)
+	agg.pairs = measure.NewBatchPairStage(cfg)
 	agg.useProfile(o.profile)
 	if !agg.adopt(o) {
 		for i, s := range r.sessions {
@@ -172,10 +173,10 @@ func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Confi
 	agg.keepAt = true
 	// The events stay where the pair stage filed them (keepsEvents): the
 	// report events point at them rather than copy them.
-	agg.pairs.keepsEvents = true
+	agg.pairs.KeepsEvents = true
 	r.attributed = make([]*record.Acquire, 0, len(o.events)) // every event is handed out once
-	agg.pairs.each = func(ev *record.Acquire) { r.attributed = append(r.attributed, ev) }
-	agg.pairs.eachPrewarm = func(ev *record.Acquire) { r.prewarms = append(r.prewarms, ev) }
+	agg.pairs.Each = func(ev *record.Acquire) { r.attributed = append(r.attributed, ev) }
+	agg.pairs.EachPrewarm = func(ev *record.Acquire) { r.prewarms = append(r.prewarms, ev) }
 	agg.settings, agg.services = map[int32]int32{}, map[int32]int32{} // kept by scope, in the aggregate's ids
 	agg.merge(o)
 	rep := agg.report(inputs)
@@ -324,12 +325,14 @@ func leaseSessions(x *index.Index, v *vocab, ev *record.Table) (map[int32]int32,
 // attributed returns the acquire events attributed by a batch pair stage:
 // each with its hit decided and its miss reason set.
 func attributed(e *record.Table, cfg rulefmt.Config) []record.Acquire {
-	st := newBatchPairStage(cfg)
-	st.recorded = func(scope int32) (PoolSettings, bool) { return recordedIn(e.SettingsByScope, e.Strs, scope) }
+	st := measure.NewBatchPairStage(cfg)
+	st.Recorded = func(scope int32) (record.PoolSettings, bool) {
+		return record.RecordedIn(e.SettingsByScope, e.Strs, scope)
+	}
 	out := make([]record.Acquire, 0, len(e.Acquires))
-	st.each = func(ev *record.Acquire) { out = append(out, *ev) }
-	st.add(e.Acquires) // a batch stage files copies
-	st.advance(math.MaxInt64)
+	st.Each = func(ev *record.Acquire) { out = append(out, *ev) }
+	st.Add(e.Acquires) // a batch stage files copies
+	st.Advance(math.MaxInt64)
 	return out
 }
 

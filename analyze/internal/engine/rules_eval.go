@@ -870,12 +870,6 @@ func splitSessions(calls []sessionCall) (pooled, lost int) {
 	return len(distinct) - len(forgotten), len(forgotten)
 }
 
-// IsSessionlessProtocol reports whether an MCP protocol version (YYYY-MM-DD)
-// has no protocol sessions.
-func IsSessionlessProtocol(version string) bool {
-	return version != "" && version >= report.SessionlessProtocol
-}
-
 // sessionlessTest returns a test of whether span i ran against a sessionless
 // server: its mcp.protocol.version is SessionlessProtocol or later, or it
 // carries a protocol version but no mcp.session.id (a server of any revision
@@ -900,7 +894,7 @@ func (e *ruleEval) sessionlessTest() func(i int32) bool {
 		}
 		sl, seen := memo[v]
 		if !seen {
-			sl = IsSessionlessProtocol(x.Vals[v])
+			sl = report.IsSessionlessProtocol(x.Vals[v])
 			memo[v] = sl
 		}
 		return sl

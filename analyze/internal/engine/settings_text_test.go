@@ -4,6 +4,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -24,13 +25,13 @@ func TestSettingsTextReadsBackOnlyWhatItWrote(t *testing.T) {
 		{"every one, an empty value among them", [len(spans.PoolSettingsAttrs)]int32{0, 1, 2, 3, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := PoolSettings{}
+			want := record.PoolSettings{}
 			for i, v := range tc.vals {
 				if v >= 0 {
 					want[spans.PoolSettingsAttrs[i]] = strs[v]
 				}
 			}
-			got, ok := parseSettingsText(settingsText(tc.vals, strs))
+			got, ok := record.ParseSettingsText(record.SettingsText(tc.vals, strs))
 			if !ok || !maps.Equal(got, want) {
 				t.Errorf("read back %v (ok %v), want %v", got, ok, want)
 			}
@@ -38,7 +39,7 @@ func TestSettingsTextReadsBackOnlyWhatItWrote(t *testing.T) {
 	}
 	past := string(rune('0' + len(spans.PoolSettingsAttrs)))
 	for _, text := range []string{past + "1:x", "/1:x", "01:x" + past + "1:y", "0", "05:x", "0x:y"} {
-		if got, ok := parseSettingsText(text); ok || got != nil {
+		if got, ok := record.ParseSettingsText(text); ok || got != nil {
 			t.Errorf("parseSettingsText(%q) = %v, %v; want it refused", text, got, ok)
 		}
 	}

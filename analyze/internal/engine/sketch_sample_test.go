@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
@@ -23,19 +24,19 @@ func TestLatencySampleIsBoundedAndSpansTheSeries(t *testing.T) {
 		want   func(i int) float64 // the i-th value, in ms
 	}{
 		{"exactly the bound", report.SampleSize, false, func(i int) float64 { return float64(i + 1) }},
-		{"one over the bound", report.SampleSize + 1, false, func(i int) float64 { return float64(sampleRank(i, report.SampleSize, report.SampleSize+1) + 1) }},
+		{"one over the bound", report.SampleSize + 1, false, func(i int) float64 { return float64(measure.SampleRank(i, report.SampleSize, report.SampleSize+1) + 1) }},
 		{"ten times the bound", 10 * report.SampleSize, false, func(i int) float64 { return float64(10*i + 5 + 1) }},
 		{"folded", 10 * report.SampleSize, true, func(i int) float64 { return float64(10*i + 5 + 1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s sketch
+			var s measure.Sketch
 			for i := tc.n; i >= 1; i-- { // descending: the sample sorts
-				s.add(ms(i))
+				s.Add(ms(i))
 			}
 			if tc.folded {
-				s.fold()
+				s.Fold()
 			}
-			got := s.sample()
+			got := s.Sample()
 			if len(got) != min(tc.n, report.SampleSize) || !slices.IsSorted(got) {
 				t.Fatalf("%d values, sorted %v; want %d ascending", len(got), slices.IsSorted(got), min(tc.n, report.SampleSize))
 			}
@@ -46,8 +47,8 @@ func TestLatencySampleIsBoundedAndSpansTheSeries(t *testing.T) {
 			}
 		})
 	}
-	var empty sketch
-	if got := empty.sample(); got != nil {
+	var empty measure.Sketch
+	if got := empty.Sample(); got != nil {
 		t.Errorf("empty series: sample %v, want nil", got)
 	}
 }

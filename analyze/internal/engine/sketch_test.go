@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -24,10 +25,10 @@ func TestSketchPercentiles(t *testing.T) {
 		parts int
 		exact bool
 	}{
-		{"below the cap, one part: exact", sketchExact, 1, true},
-		{"below the cap, merged from 7 parts: exact", sketchExact, 7, true},
-		{"past the cap, one part: within 0.4%", 3 * sketchExact, 1, false},
-		{"past the cap, merged from 5 parts: within 0.4%", 3 * sketchExact, 5, false},
+		{"below the cap, one part: exact", measure.SketchExact, 1, true},
+		{"below the cap, merged from 7 parts: exact", measure.SketchExact, 7, true},
+		{"past the cap, one part: within 0.4%", 3 * measure.SketchExact, 1, false},
+		{"past the cap, merged from 5 parts: within 0.4%", 3 * measure.SketchExact, 5, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,16 +36,16 @@ func TestSketchPercentiles(t *testing.T) {
 			for i := range ds {
 				ds[i] = int64(rng.ExpFloat64() * 3e6) // ~3 ms, a long tail
 			}
-			whole := sketch{bounded: true}
+			whole := measure.Sketch{Bounded: true}
 			for p := range tc.parts {
-				part := sketch{bounded: true}
+				part := measure.Sketch{Bounded: true}
 				for i := p; i < len(ds); i += tc.parts {
-					part.add(ds[i])
+					part.Add(ds[i])
 				}
-				whole.merge(&part)
+				whole.Merge(&part)
 			}
-			got := whole.percentiles()
-			want := percentiles(append([]int64(nil), ds...))
+			got := whole.Percentiles()
+			want := measure.Percentiles(append([]int64(nil), ds...))
 			if got.Count != want.Count {
 				t.Fatalf("count %d, want %d", got.Count, want.Count)
 			}
@@ -67,16 +68,16 @@ func TestSketchPercentiles(t *testing.T) {
 // TestUnboundedSketchStaysExact pins that a batch run's series (the zero
 // sketch) never folds: exact past sketchExact samples.
 func TestUnboundedSketchStaysExact(t *testing.T) {
-	var s sketch
-	ds := make([]int64, 2*sketchExact+1)
+	var s measure.Sketch
+	ds := make([]int64, 2*measure.SketchExact+1)
 	for i := range ds {
 		ds[i] = int64(i * 7919 % 100003)
-		s.add(ds[i])
+		s.Add(ds[i])
 	}
-	var other sketch
-	other.merge(&s)
-	got, want := other.percentiles(), percentiles(ds)
-	if other.buckets != nil || got.Count != want.Count || *got.P50 != *want.P50 || *got.P95 != *want.P95 || *got.P99 != *want.P99 {
+	var other measure.Sketch
+	other.Merge(&s)
+	got, want := other.Percentiles(), measure.Percentiles(ds)
+	if other.Buckets != nil || got.Count != want.Count || *got.P50 != *want.P50 || *got.P95 != *want.P95 || *got.P99 != *want.P99 {
 		t.Errorf("an unbounded series folded: p50 %v p95 %v p99 %v, want %v %v %v", *got.P50, *got.P95, *got.P99, *want.P50, *want.P95, *want.P99)
 	}
 }
@@ -85,11 +86,11 @@ func TestUnboundedSketchStaysExact(t *testing.T) {
 // bucket whose midpoint is within 1/256 of it.
 func TestSketchBucketsCoverEveryDuration(t *testing.T) {
 	for _, d := range []int64{0, 1, 255, 256, 257, 1000, 123456789, 1 << 40, math.MaxInt64} {
-		b := bucketOf(d)
-		if b < 0 || b >= sketchBuckets {
+		b := measure.BucketOf(d)
+		if b < 0 || b >= measure.SketchBuckets {
 			t.Fatalf("bucketOf(%d) = %d, out of range", d, b)
 		}
-		if mid := bucketMid(b); math.Abs(float64(mid)-float64(d)) > float64(d)/256+1 {
+		if mid := measure.BucketMid(b); math.Abs(float64(mid)-float64(d)) > float64(d)/256+1 {
 			t.Errorf("bucketOf(%d): midpoint %d, more than 1/256 away", d, mid)
 		}
 	}
@@ -109,8 +110,8 @@ func TestStreamLatencyEqualsBatchPastTheExactSamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch := engineReport(t, rulefmt.Config{}, EngineOptions{Shards: 2}, batches)
-	if n := batch.Pool.Latency.Call.Count; n <= sketchExact {
-		t.Fatalf("%d call samples: the dump must pass sketchExact (%d) for this test to mean anything", n, sketchExact)
+	if n := batch.Pool.Latency.Call.Count; n <= measure.SketchExact {
+		t.Fatalf("%d call samples: the dump must pass sketchExact (%d) for this test to mean anything", n, measure.SketchExact)
 	}
 	stream := engineReport(t, rulefmt.Config{}, EngineOptions{Shards: 2, Window: 30 * time.Second}, batches)
 	if stream.Stream == nil || stream.Stream.EarlyTraces == 0 {

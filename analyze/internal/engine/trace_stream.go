@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -29,7 +30,7 @@ import (
 // trace would cost more than the trace) and returns what it adds. A miss's
 // cause depends on its (scope, key) pair's earlier acquires in other
 // traces: Flush attributes the group's acquires pair by pair in time order
-// against what the stream attributed before (measure_pool_pairs.go).
+// against what the stream attributed before (measure.PairStage).
 // Within a group the causes are those of a batch run; an acquire flushed
 // after a later acquire of its pair was attributed is judged against the
 // pair's state then, as the Engine's late acquires are (LateAcquires).
@@ -329,7 +330,7 @@ func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 	counts := map[key]int{}
 	pools := map[int32]string{}
 	r := report.Report{PoolSpans: ev.PoolSpans}
-	r.Executions = executions(ev, func(t int32, sessions int) {
+	r.Executions = measure.Executions(ev, func(t int32, sessions int) {
 		pool, ok := pools[t]
 		if !ok {
 			pool = callPool(ev, t)
@@ -339,7 +340,7 @@ func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 	})
 	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.ExecNames)
 	cfg := resolvedFor(s.cfg, idx)
-	r.Writer = writerReport(cfg.ActiveVocabulary(), evidenceOf(ev), cfg.Vocabulary != nil)
+	r.Writer = measure.WriterReport(cfg.ActiveVocabulary(), measure.EvidenceOf(ev), cfg.Vocabulary != nil)
 	judgeMeasurability(&r.Executions, ev.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	if !r.FigureOf("multi_session_executions").Known() {
 		return nil, nil // a figure the spans cannot show is not emitted, not even as 0
@@ -381,23 +382,23 @@ func (a *aggregate) takeCounts() ([]AcquireCount, []PoolCount) {
 	}
 	var acquires []AcquireCount
 	var handshakes []PoolCount
-	for scope, st := range p.scopes {
-		if st.hits > 0 {
-			acquires = append(acquires, AcquireCount{Pool: name(scope), Hit: true, N: st.hits})
+	for scope, st := range p.Scopes {
+		if st.Hits > 0 {
+			acquires = append(acquires, AcquireCount{Pool: name(scope), Hit: true, N: st.Hits})
 		}
-		for i, n := range st.reasons[:len(spans.MissReasons)] {
+		for i, n := range st.Reasons[:len(spans.MissReasons)] {
 			if cause := spans.MissReasons[i]; n > 0 {
 				acquires = append(acquires, AcquireCount{Pool: name(scope), MissCause: cause, N: n})
 			}
 		}
 	}
-	for scope, n := range p.handshakes {
+	for scope, n := range p.Handshakes {
 		if n > 0 {
 			handshakes = append(handshakes, PoolCount{Pool: name(scope), N: n})
 		}
 	}
-	clear(p.scopes)
-	clear(p.handshakes)
+	clear(p.Scopes)
+	clear(p.Handshakes)
 	slices.SortFunc(acquires, func(a, b AcquireCount) int {
 		return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmpBool(a.Hit, b.Hit), cmp.Compare(a.MissCause, b.MissCause))
 	})
@@ -407,7 +408,7 @@ func (a *aggregate) takeCounts() ([]AcquireCount, []PoolCount) {
 
 // LateAcquires counts the acquires attributed after a later acquire of
 // their pair had been: their cause may differ from a batch run's.
-func (s *TraceStream) LateAcquires() int { return s.agg.pairs.late }
+func (s *TraceStream) LateAcquires() int { return s.agg.pairs.Late }
 
 func cmpBool(a, b bool) int {
 	switch {

@@ -6,6 +6,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
+	"github.com/mcptrace/mcptrace/spans"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -459,4 +460,33 @@ func (v *vocab) acquiredBefore(e *record.Table, a, b int32) bool {
 		return sa.Start < sb.Start
 	}
 	return sa.ID < sb.ID
+}
+
+// recordSettings notes the settings acquire span a recorded as those of
+// its scope: an acquire costs the attributes' lookups and one map probe on
+// their value ids, the text is built once per distinct set. A span that
+// records none leaves its scope as it was ("any one acquire span of a pool
+// scope tells its settings", spans.AttrPoolIdleTTL's comment).
+func (v *vocab) recordSettings(e *record.Table, a, scope int32) {
+	var vals [len(spans.PoolSettingsAttrs)]int32
+	recorded := false
+	for i, k := range v.kSettings {
+		vals[i] = v.attr(a, k)
+		recorded = recorded || vals[i] >= 0
+	}
+	if !recorded {
+		return
+	}
+	id, ok := e.SettingsIDs[vals]
+	if !ok {
+		id = e.Intern(record.SettingsText(vals, e.Strs))
+		if e.SettingsIDs == nil {
+			e.SettingsIDs = map[[len(spans.PoolSettingsAttrs)]int32]int32{}
+		}
+		e.SettingsIDs[vals] = id
+	}
+	if e.SettingsByScope == nil {
+		e.SettingsByScope = map[int32]int32{}
+	}
+	record.NoteSettings(e.SettingsByScope, scope, id)
 }

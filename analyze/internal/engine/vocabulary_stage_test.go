@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -77,7 +78,7 @@ func renderEvents(x *index.Index, ev *record.Table, acquires []record.Acquire) s
 		return fmt.Sprintf("%q", ev.Strs[id])
 	}
 	var lines []string
-	slices.SortFunc(acquires, func(a, b record.Acquire) int { return cmpPairTime(a, b) })
+	slices.SortFunc(acquires, func(a, b record.Acquire) int { return measure.CmpPairTime(a, b) })
 	for _, a := range acquires {
 		kind := "explicit"
 		switch {

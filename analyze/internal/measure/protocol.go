@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"cmp"
@@ -8,35 +8,35 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
-// protoFigures is one protocol revision's share of the by_protocol figures
+// ProtoFigures is one protocol revision's share of the by_protocol figures
 // over some whole traces: mergeable, since every count is per trace and the
 // cold starts are a sketch.
-type protoFigures struct {
+type ProtoFigures struct {
 	acquires, hits, misses, calls, traces int
 	sessions                              bool // a call of the revision carried a session id
-	cold                                  sketch
+	Cold                                  Sketch
 }
 
-// merge adds o's figures to g.
-func (g *protoFigures) merge(o *protoFigures) {
+// Merge adds o's figures to g.
+func (g *ProtoFigures) Merge(o *ProtoFigures) {
 	g.acquires += o.acquires
 	g.hits += o.hits
 	g.misses += o.misses
 	g.calls += o.calls
 	g.traces += o.traces
 	g.sessions = g.sessions || o.sessions
-	g.cold.merge(&o.cold)
+	g.Cold.Merge(&o.Cold)
 }
 
-// protocolFigures groups the explicit acquires, handshakes and calls by
+// ProtocolFigures groups the explicit acquires, handshakes and calls by
 // their protocol revision; an absent revision is its own group, apart from
 // an empty one. An acquire counts as a hit here only where its hit
 // attribute says so.
-func protocolFigures(e *record.Table) map[record.OptStr]*protoFigures {
+func ProtocolFigures(e *record.Table) map[record.OptStr]*ProtoFigures {
 	// Calls come each trace's together, so a group counts a trace when its
 	// first call there comes: no set of traces per group.
 	type acc struct {
-		protoFigures
+		ProtoFigures
 		lastTrace int32
 	}
 	groups := map[int32]*acc{}
@@ -59,7 +59,7 @@ func protocolFigures(e *record.Table) map[record.OptStr]*protoFigures {
 	}
 	for _, h := range e.Handshakes {
 		if !h.Prewarm { // a cold start no caller waited for
-			get(h.Revision).cold.add(h.End - h.Start)
+			get(h.Revision).Cold.Add(h.End - h.Start)
 		}
 	}
 	for _, c := range e.Calls {
@@ -73,16 +73,16 @@ func protocolFigures(e *record.Table) map[record.OptStr]*protoFigures {
 			g.sessions = true
 		}
 	}
-	out := make(map[record.OptStr]*protoFigures, len(groups))
+	out := make(map[record.OptStr]*ProtoFigures, len(groups))
 	for ver, g := range groups {
-		out[e.Opt(ver)] = &g.protoFigures
+		out[e.Opt(ver)] = &g.ProtoFigures
 	}
 	return out
 }
 
-// protocolReports renders merged per-revision figures in version order (""
+// ProtocolReports renders merged per-revision figures in version order (""
 // first). It returns an empty slice when there are none.
-func protocolReports(groups map[record.OptStr]*protoFigures) []report.ProtocolReport {
+func ProtocolReports(groups map[record.OptStr]*ProtoFigures) []report.ProtocolReport {
 	out := make([]report.ProtocolReport, 0, len(groups))
 	for ver, g := range groups {
 		r := report.ProtocolReport{
@@ -93,9 +93,9 @@ func protocolReports(groups map[record.OptStr]*protoFigures) []report.ProtocolRe
 			Hits:            g.hits,
 			Misses:          g.misses,
 			HitRate:         ratio(g.hits, g.acquires),
-			ColdStart:       g.cold.percentiles(),
+			ColdStart:       g.Cold.Percentiles(),
 		}
-		r.Sessionless = IsSessionlessProtocol(r.ProtocolVersion) || (r.ProtocolVersion != "" && r.Calls > 0 && !g.sessions)
+		r.Sessionless = report.IsSessionlessProtocol(r.ProtocolVersion) || (r.ProtocolVersion != "" && r.Calls > 0 && !g.sessions)
 		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b report.ProtocolReport) int { return cmp.Compare(a.ProtocolVersion, b.ProtocolVersion) })

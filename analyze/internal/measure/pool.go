@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
@@ -17,8 +17,8 @@ var reasonIndex = func() map[string]uint8 {
 
 // scopeStats accumulates one scope's figures.
 type scopeStats struct {
-	acquires, hits, misses, keys int
-	reasons                      reasonCounts
+	acquires, Hits, misses, keys int
+	Reasons                      reasonCounts
 }
 
 // reasonCounts counts misses by index into spans.MissReasons: an array, not

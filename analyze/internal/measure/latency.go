@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"math"
@@ -11,32 +11,32 @@ import (
 
 // The latency series.
 const (
-	latAcquireHit = iota
-	latAcquireMiss
-	latHandshake
-	latCall
-	numLatencies
+	LatAcquireHit = iota
+	LatAcquireMiss
+	LatHandshake
+	LatCall
+	NumLatencies
 )
 
 // latencyAcc collects durations in nanoseconds per series.
 type latencyAcc struct {
-	series [numLatencies][]int64
+	Series [NumLatencies][]int64
 }
 
 // grow reserves room for n more samples in series, so a million spans do
 // not regrow (and copy) the slice again and again.
 func (l *latencyAcc) grow(series, n int) {
-	l.series[series] = slices.Grow(l.series[series], n)
+	l.Series[series] = slices.Grow(l.Series[series], n)
 }
 
 func (l *latencyAcc) add(series int, d int64) {
-	l.series[series] = append(l.series[series], max(d, 0))
+	l.Series[series] = append(l.Series[series], max(d, 0))
 }
 
-// percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
+// Percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
 // to the microsecond. It reorders ds: selecting three ranks costs a few
 // linear passes where sorting a million samples would not.
-func percentiles(ds []int64) report.Percentiles {
+func Percentiles(ds []int64) report.Percentiles {
 	p := report.Percentiles{Count: len(ds)}
 	if len(ds) == 0 {
 		return p
@@ -44,17 +44,17 @@ func percentiles(ds []int64) report.Percentiles {
 	rank := func(q float64) *float64 {
 		i := int(math.Ceil(q/100*float64(len(ds)))) - 1
 		i = min(max(i, 0), len(ds)-1)
-		ms := math.Round(float64(selectNth(ds, i))/1e3) / 1e3
+		ms := math.Round(float64(SelectNth(ds, i))/1e3) / 1e3
 		return &ms
 	}
 	p.P50, p.P95, p.P99 = rank(50), rank(95), rank(99)
 	return p
 }
 
-// selectNth reorders ds so that ds[n] is the value it would have if ds were
+// SelectNth reorders ds so that ds[n] is the value it would have if ds were
 // sorted, with nothing larger before it and nothing smaller after it, and
 // returns it (Hoare's selection, median-of-three pivots).
-func selectNth(ds []int64, n int) int64 {
+func SelectNth(ds []int64, n int) int64 {
 	lo, hi := 0, len(ds)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -94,7 +94,7 @@ func selectNth(ds []int64, n int) int64 {
 	return ds[n]
 }
 
-// sketchExact is how many samples a bounded latency series keeps exactly.
+// SketchExact is how many samples a bounded latency series keeps exactly.
 // Past it the series folds its samples into a fixed log-bucket histogram,
 // so a stream of any length costs a bounded amount per series; below it
 // (every dump in testdata, most real dumps) percentiles are exact. Every
@@ -103,7 +103,7 @@ func selectNth(ds []int64, n int) int64 {
 // not on when the traces were finalized, so a stream's figures equal the
 // batch run's on the same spans, and `analyze` (the engine) and `check`
 // (one index) agree on any dump.
-const sketchExact = 1 << 16
+const SketchExact = 1 << 16
 
 // Log buckets of the histogram: durations below 2^(sketchSubBits+1) ns have
 // a bucket each; above, a bucket spans 1/2^sketchSubBits of its lower bound
@@ -113,76 +113,76 @@ const sketchExact = 1 << 16
 const (
 	sketchSubBits = 7
 	sketchSub     = 1 << sketchSubBits
-	sketchBuckets = 2*sketchSub + (63-sketchSubBits)*sketchSub
+	SketchBuckets = 2*sketchSub + (63-sketchSubBits)*sketchSub
 )
 
-// sketch is one latency series: exact samples, then, once bounded and past
+// Sketch is one latency series: exact samples, then, once bounded and past
 // sketchExact samples, a histogram. Two sketches merge exactly (merging
 // histograms adds counts), so the shards of the engine and the traces
 // finalized one after another fold into the same series whatever their
 // order. The zero value is an empty, unbounded (always exact) series.
-type sketch struct {
-	samples []int64  // nil once folded
-	buckets []uint64 // nil until folded
-	n       int      // samples seen
-	bounded bool     // fold past sketchExact samples
+type Sketch struct {
+	Samples []int64  // nil once folded
+	Buckets []uint64 // nil until folded
+	N       int      // samples seen
+	Bounded bool     // fold past sketchExact samples
 }
 
-// add records one duration (a negative one counts as 0).
-func (s *sketch) add(d int64) {
+// Add records one duration (a negative one counts as 0).
+func (s *Sketch) Add(d int64) {
 	d = max(d, 0)
-	s.n++
-	if s.buckets == nil {
-		s.samples = append(s.samples, d)
-		if s.bounded && len(s.samples) > sketchExact {
-			s.fold()
+	s.N++
+	if s.Buckets == nil {
+		s.Samples = append(s.Samples, d)
+		if s.Bounded && len(s.Samples) > SketchExact {
+			s.Fold()
 		}
 		return
 	}
-	s.buckets[bucketOf(d)]++
+	s.Buckets[BucketOf(d)]++
 }
 
-// bound makes s a bounded series, folding it if it is past the bound.
-func (s *sketch) bound() {
-	s.bounded = true
-	if s.buckets == nil && len(s.samples) > sketchExact {
-		s.fold()
+// Bound makes s a bounded series, folding it if it is past the bound.
+func (s *Sketch) Bound() {
+	s.Bounded = true
+	if s.Buckets == nil && len(s.Samples) > SketchExact {
+		s.Fold()
 	}
 }
 
-// merge adds o's samples to s.
-func (s *sketch) merge(o *sketch) {
-	if o.n == 0 {
+// Merge adds o's samples to s.
+func (s *Sketch) Merge(o *Sketch) {
+	if o.N == 0 {
 		return
 	}
-	if s.buckets == nil && o.buckets == nil && (!s.bounded || len(s.samples)+len(o.samples) <= sketchExact) {
-		s.samples = append(s.samples, o.samples...)
-		s.n += o.n
+	if s.Buckets == nil && o.Buckets == nil && (!s.Bounded || len(s.Samples)+len(o.Samples) <= SketchExact) {
+		s.Samples = append(s.Samples, o.Samples...)
+		s.N += o.N
 		return
 	}
-	s.fold()
-	for _, d := range o.samples {
-		s.buckets[bucketOf(d)]++
+	s.Fold()
+	for _, d := range o.Samples {
+		s.Buckets[BucketOf(d)]++
 	}
-	for i, c := range o.buckets {
-		s.buckets[i] += c
+	for i, c := range o.Buckets {
+		s.Buckets[i] += c
 	}
-	s.n += o.n
+	s.N += o.N
 }
 
-// fold moves the exact samples into the histogram.
-func (s *sketch) fold() {
-	if s.buckets == nil {
-		s.buckets = make([]uint64, sketchBuckets)
+// Fold moves the exact samples into the histogram.
+func (s *Sketch) Fold() {
+	if s.Buckets == nil {
+		s.Buckets = make([]uint64, SketchBuckets)
 	}
-	for _, d := range s.samples {
-		s.buckets[bucketOf(d)]++
+	for _, d := range s.Samples {
+		s.Buckets[BucketOf(d)]++
 	}
-	s.samples = nil
+	s.Samples = nil
 }
 
-// bucketOf returns the histogram bucket of a duration d >= 0.
-func bucketOf(d int64) int {
+// BucketOf returns the histogram bucket of a duration d >= 0.
+func BucketOf(d int64) int {
 	u := uint64(d)
 	if u < 2*sketchSub {
 		return int(u)
@@ -192,8 +192,8 @@ func bucketOf(d int64) int {
 	return 2*sketchSub + (e-1)*sketchSub + int(m-sketchSub)
 }
 
-// bucketMid returns the midpoint of bucket b, in nanoseconds.
-func bucketMid(b int) int64 {
+// BucketMid returns the midpoint of bucket b, in nanoseconds.
+func BucketMid(b int) int64 {
 	if b < 2*sketchSub {
 		return int64(b)
 	}
@@ -203,20 +203,20 @@ func bucketMid(b int) int64 {
 	return int64(lo + (uint64(1)<<e)/2)
 }
 
-// percentiles returns the series' p50, p95 and p99 as percentiles does:
+// Percentiles returns the series' p50, p95 and p99 as percentiles does:
 // exact unless folded, within 0.4% once folded.
-func (s *sketch) percentiles() report.Percentiles {
-	if s.buckets == nil {
-		return percentiles(s.samples)
+func (s *Sketch) Percentiles() report.Percentiles {
+	if s.Buckets == nil {
+		return Percentiles(s.Samples)
 	}
-	p := report.Percentiles{Count: s.n}
+	p := report.Percentiles{Count: s.N}
 	rank := func(q float64) *float64 {
-		i := uint64(min(max(int(math.Ceil(q/100*float64(s.n)))-1, 0), s.n-1))
+		i := uint64(min(max(int(math.Ceil(q/100*float64(s.N)))-1, 0), s.N-1))
 		var seen uint64
-		for b, c := range s.buckets {
+		for b, c := range s.Buckets {
 			seen += c
 			if seen > i {
-				ms := math.Round(float64(bucketMid(b))/1e3) / 1e3
+				ms := math.Round(float64(BucketMid(b))/1e3) / 1e3
 				return &ms
 			}
 		}
@@ -226,68 +226,68 @@ func (s *sketch) percentiles() report.Percentiles {
 	return p
 }
 
-// sample returns the series in at most report.SampleSize durations in
+// Sample returns the series in at most report.SampleSize durations in
 // milliseconds, ascending (report.Percentiles.Sample): every duration up
 // to the bound, else the order statistics at evenly spaced ranks, read from
 // the exact samples (sorted in place) or, once folded, the histogram's
 // bucket midpoints. Nil for an empty series.
-func (s *sketch) sample() []float64 {
-	if s.n == 0 {
+func (s *Sketch) Sample() []float64 {
+	if s.N == 0 {
 		return nil
 	}
-	k := min(s.n, report.SampleSize)
+	k := min(s.N, report.SampleSize)
 	out := make([]float64, 0, k)
 	ms := func(d int64) float64 { return math.Round(float64(d)/1e3) / 1e3 }
-	if s.buckets == nil {
-		slices.Sort(s.samples)
+	if s.Buckets == nil {
+		slices.Sort(s.Samples)
 		for i := range k {
-			out = append(out, ms(s.samples[sampleRank(i, k, s.n)]))
+			out = append(out, ms(s.Samples[SampleRank(i, k, s.N)]))
 		}
 		return out
 	}
 	var seen uint64
-	for b, c := range s.buckets {
+	for b, c := range s.Buckets {
 		seen += c
-		for len(out) < k && uint64(sampleRank(len(out), k, s.n)) < seen {
-			out = append(out, ms(bucketMid(b)))
+		for len(out) < k && uint64(SampleRank(len(out), k, s.N)) < seen {
+			out = append(out, ms(BucketMid(b)))
 		}
 	}
 	return out
 }
 
-// sampleRank is the 0-based rank of the i-th of k evenly spaced order
+// SampleRank is the 0-based rank of the i-th of k evenly spaced order
 // statistics of n values: the middle of the i-th of k equal slices.
-func sampleRank(i, k, n int) int {
+func SampleRank(i, k, n int) int {
 	return min((2*i+1)*n/(2*k), n-1)
 }
 
-// percentilesWithSample is percentiles with the series' sample, for the
+// PercentilesWithSample is percentiles with the series' sample, for the
 // pool's latency series a baseline comparison tests.
-func (s *sketch) percentilesWithSample() report.Percentiles {
-	p := s.percentiles()
-	p.Sample = s.sample()
+func (s *Sketch) PercentilesWithSample() report.Percentiles {
+	p := s.Percentiles()
+	p.Sample = s.Sample()
 	return p
 }
 
-// latencies collects the duration series from the events: explicit
+// Latencies collects the duration series from the events: explicit
 // acquire spans by hit, handshakes and calls.
-func latencies(e *record.Table) *latencyAcc {
+func Latencies(e *record.Table) *latencyAcc {
 	l := &latencyAcc{}
-	l.grow(latHandshake, len(e.Handshakes))
-	l.grow(latCall, len(e.Calls))
+	l.grow(LatHandshake, len(e.Handshakes))
+	l.grow(LatCall, len(e.Calls))
 	for _, h := range e.Handshakes {
 		if !h.Prewarm { // no caller waited for a pre-warm dial
-			l.add(latHandshake, h.End-h.Start)
+			l.add(LatHandshake, h.End-h.Start)
 		}
 	}
 	for _, c := range e.Calls {
-		l.add(latCall, c.End-c.Start)
+		l.add(LatCall, c.End-c.Start)
 	}
 	for _, a := range e.Spans {
 		if a.Hit {
-			l.add(latAcquireHit, a.Dur)
+			l.add(LatAcquireHit, a.Dur)
 		} else {
-			l.add(latAcquireMiss, a.Dur)
+			l.add(LatAcquireMiss, a.Dur)
 		}
 	}
 	return l

@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"bytes"
@@ -29,8 +29,8 @@ type pairState struct {
 	frontier int64 // the latest start attributed
 }
 
-// pairStage attributes the pool's misses across traces (each scope's
-// acquires replayed through the pool's idle policy: attribute_core.go). It
+// PairStage attributes the pool's misses across traces (each scope's
+// acquires replayed through the pool's idle policy: attribution.go). It
 // buffers the acquires observations
 // bring and, on advance(t), attributes those that started before t, pair by
 // pair in time order, and folds them into counts. Batch analysis advances
@@ -39,42 +39,42 @@ type pairState struct {
 // acquire that arrives after its pair was attributed past its start (a
 // trace finalized very late) is attributed on arrival against the pair's
 // state and counted in late.
-type pairStage struct {
+type PairStage struct {
 	// assumed are the idle settings of a scope that recorded none;
 	// recorded, when set, returns what a scope recorded (see
 	// aggregate.recordedSettings).
 	assumed  idle.Settings
-	recorded func(scope int32) (PoolSettings, bool)
+	Recorded func(scope int32) (record.PoolSettings, bool)
 	replays  map[int32]*scopeReplay
-	// each, when set, is handed every acquire once attributed, its reason
+	// Each, when set, is handed every acquire once attributed, its reason
 	// set: the index-local readers (the rules' examples, the HTML
 	// timeline) take the attributed events from the one attribution.
-	each func(ev *record.Acquire)
-	// eachPrewarm, when set, is handed every pre-warm dial replayed (not
+	Each func(ev *record.Acquire)
+	// EachPrewarm, when set, is handed every pre-warm dial replayed (not
 	// an acquire: only ReadAcquires' replay wants them).
-	eachPrewarm func(ev *record.Acquire)
-	// keepsEvents says each may keep the pointers it is handed: a batch
+	EachPrewarm func(ev *record.Acquire)
+	// KeepsEvents says each may keep the pointers it is handed: a batch
 	// stage then never moves nor overwrites an attributed acquire (it
 	// copies a bucket's rest rather than shift it over them), so a reader
 	// points at the acquires where they were filed instead of copying them.
-	keepsEvents bool
-	// bufs holds the buffered acquires as the observations handed them
+	KeepsEvents bool
+	// Bufs holds the buffered acquires as the observations handed them
 	// over, one slice each: advance reads them where they are rather than
 	// appending them into one buffer first.
-	bufs [][]record.Acquire
-	// minStart is the earliest start of a buffered acquire (MaxInt64 when
+	Bufs [][]record.Acquire
+	// MinStart is the earliest start of a buffered acquire (MaxInt64 when
 	// none): an advance to no later than it has nothing to attribute, and
 	// a stream's shards ask for one after every finalization.
-	minStart int64
+	MinStart int64
 	// A batch stage (newBatchPairStage) files each acquire under its pair
 	// as it is added, instead of buffering: the one advance, at the end,
 	// then only sorts the pairs that arrived out of time order and
 	// attributes, without grouping every acquire again into a new array.
 	batch    bool
 	byPair   map[pairKey]int32
-	buckets  [][]record.Acquire
+	Buckets  [][]record.Acquire
 	unsorted []bool
-	held     int // the acquires filed in buckets, not yet attributed
+	Held     int // the acquires filed in buckets, not yet attributed
 	// A batch stage may also advance before the end (Engine.advanceEarly,
 	// a speculative run): attributedTo is the latest t it advanced to,
 	// seenMax the latest start filed and lag the furthest an acquire has
@@ -83,61 +83,61 @@ type pairStage struct {
 	// call was already decided, sets outOfOrder: the figures could then
 	// differ from one advance at the end, and the run must be read again.
 	attributedTo, seenMax, lag int64
-	outOfOrder                 bool
+	OutOfOrder                 bool
 
 	pairs      map[pairKey]*pairState
 	sessions   map[int32]bool // sessions whose first call was attributed (inferred acquires)
-	scopes     map[int32]*scopeStats
-	handshakes map[int32]int // by scope, -1 included
+	Scopes     map[int32]*scopeStats
+	Handshakes map[int32]int // by scope, -1 included
 	examples   []pcommon.TraceID
-	late       int // acquires attributed behind their pair's frontier
+	Late       int // acquires attributed behind their pair's frontier
 }
 
-func newPairStage(cfg rulefmt.Config) *pairStage {
-	return &pairStage{
+func NewPairStage(cfg rulefmt.Config) *PairStage {
+	return &PairStage{
 		assumed:    idle.Defaults(cfg.IdleTTL),
 		replays:    map[int32]*scopeReplay{},
-		minStart:   math.MaxInt64,
+		MinStart:   math.MaxInt64,
 		pairs:      map[pairKey]*pairState{},
 		sessions:   map[int32]bool{},
-		scopes:     map[int32]*scopeStats{},
-		handshakes: map[int32]int{},
+		Scopes:     map[int32]*scopeStats{},
+		Handshakes: map[int32]int{},
 	}
 }
 
-// newBatchPairStage returns a stage for a batch run, which advances once,
+// NewBatchPairStage returns a stage for a batch run, which advances once,
 // at the end: see pairStage.batch.
-func newBatchPairStage(cfg rulefmt.Config) *pairStage {
-	p := newPairStage(cfg)
+func NewBatchPairStage(cfg rulefmt.Config) *PairStage {
+	p := NewPairStage(cfg)
 	p.batch, p.byPair = true, map[pairKey]int32{}
 	p.attributedTo, p.seenMax = math.MinInt64, math.MinInt64
 	return p
 }
 
 // file adds events to their pairs' buckets (a batch stage).
-func (p *pairStage) file(events []record.Acquire) {
+func (p *PairStage) file(events []record.Acquire) {
 	last, b := pairKey{}, int32(-1)
 	for i := range events {
 		ev := &events[i]
-		p.minStart = min(p.minStart, ev.Start)
+		p.MinStart = min(p.MinStart, ev.Start)
 		p.noteArrival(ev)
 		if k := (pairKey{ev.Scope, ev.Key}); b < 0 || k != last {
 			id, ok := p.byPair[k]
 			if !ok {
-				id = int32(len(p.buckets))
+				id = int32(len(p.Buckets))
 				p.byPair[k] = id
-				p.buckets = append(p.buckets, nil)
+				p.Buckets = append(p.Buckets, nil)
 				p.unsorted = append(p.unsorted, false)
 			}
 			last, b = k, id
 		}
-		bk := p.buckets[b]
-		if n := len(bk); n > 0 && !p.unsorted[b] && cmpPairTime(bk[n-1], *ev) > 0 {
+		bk := p.Buckets[b]
+		if n := len(bk); n > 0 && !p.unsorted[b] && CmpPairTime(bk[n-1], *ev) > 0 {
 			p.unsorted[b] = true
 		}
-		p.buckets[b] = append(bk, *ev)
+		p.Buckets[b] = append(bk, *ev)
 	}
-	p.held += len(events)
+	p.Held += len(events)
 }
 
 // noteArrival updates the early advance's view of time order for ev, an
@@ -145,7 +145,7 @@ func (p *pairStage) file(events []record.Acquire) {
 // pair (or, for an acquire inferred from a call, its session) has already
 // had attributed. An acquire that starts at or after attributedTo sorts
 // after every attributed one (they all started before it).
-func (p *pairStage) noteArrival(ev *record.Acquire) {
+func (p *PairStage) noteArrival(ev *record.Acquire) {
 	if ev.Start < p.seenMax {
 		d := p.seenMax - ev.Start
 		if d < 0 { // overflowed: hostile timestamps
@@ -158,17 +158,17 @@ func (p *pairStage) noteArrival(ev *record.Acquire) {
 		return
 	}
 	if ev.Inferred() && p.sessions[ev.Session] {
-		p.outOfOrder = true
+		p.OutOfOrder = true
 	}
 	if st := p.pairs[pairKey{ev.Scope, ev.Key}]; st != nil && ev.Start <= st.frontier {
-		p.outOfOrder = true // ties at the frontier too: the order then rests on lease ends and ids
+		p.OutOfOrder = true // ties at the frontier too: the order then rests on lease ends and ids
 	}
 }
 
-// earlyMark is the latest time an early advance trusts no acquire still to
+// EarlyMark is the latest time an early advance trusts no acquire still to
 // come starts before: twice the worst lag seen behind the latest start
 // filed. MinInt64 until an acquire was filed.
-func (p *pairStage) earlyMark() int64 {
+func (p *PairStage) EarlyMark() int64 {
 	return subSat(subSat(p.seenMax, p.lag), p.lag)
 }
 
@@ -182,28 +182,28 @@ func subSat(a, b int64) int64 {
 
 // advanceBatch attributes a batch stage's acquires that started before t,
 // pair by pair.
-func (p *pairStage) advanceBatch(t int64) {
+func (p *PairStage) advanceBatch(t int64) {
 	var todo [][]record.Acquire
 	for b, u := range p.unsorted {
 		if u {
-			todo = append(todo, p.buckets[b])
+			todo = append(todo, p.Buckets[b])
 		}
 	}
-	sortGroups(todo)
+	SortGroups(todo)
 	clear(p.unsorted)
 	p.attributedTo = max(p.attributedTo, t)
-	ready := make([][]record.Acquire, 0, len(p.buckets))
-	readyOf := make([]int32, 0, len(p.buckets)) // the bucket of each ready group
-	p.minStart = math.MaxInt64
-	for b, bk := range p.buckets {
+	ready := make([][]record.Acquire, 0, len(p.Buckets))
+	readyOf := make([]int32, 0, len(p.Buckets)) // the bucket of each ready group
+	p.MinStart = math.MaxInt64
+	for b, bk := range p.Buckets {
 		n, _ := slices.BinarySearchFunc(bk, t, func(ev record.Acquire, t int64) int { return cmp.Compare(ev.Start, t) })
 		if n > 0 {
 			ready = append(ready, bk[:n])
 			readyOf = append(readyOf, int32(b))
-			p.held -= n
+			p.Held -= n
 		}
 		if n < len(bk) {
-			p.minStart = min(p.minStart, bk[n].Start)
+			p.MinStart = min(p.MinStart, bk[n].Start)
 		}
 	}
 	if anyInferred(ready...) {
@@ -216,11 +216,11 @@ func (p *pairStage) advanceBatch(t int64) {
 			ready[i], all = all[:len(ready[i])], all[len(ready[i]):]
 		}
 	}
-	if t == math.MaxInt64 && p.held == 0 {
+	if t == math.MaxInt64 && p.Held == 0 {
 		// The last advance takes every acquire: the pairs' filing index
 		// goes before the attribution rather than after it (a million
 		// pairs: some 60 MB of map and bucket headers).
-		p.buckets, p.byPair, p.unsorted = nil, map[pairKey]int32{}, nil
+		p.Buckets, p.byPair, p.unsorted = nil, map[pairKey]int32{}, nil
 		p.attributeGroups(ready)
 		return
 	}
@@ -228,38 +228,38 @@ func (p *pairStage) advanceBatch(t int64) {
 	for i, g := range ready {
 		// Keep the rest at the front of the bucket's array: filed acquires
 		// then reuse the memory attributed ones leave.
-		bk := p.buckets[readyOf[i]]
-		if p.keepsEvents {
-			p.buckets[readyOf[i]] = slices.Clone(bk[len(g):])
+		bk := p.Buckets[readyOf[i]]
+		if p.KeepsEvents {
+			p.Buckets[readyOf[i]] = slices.Clone(bk[len(g):])
 			continue
 		}
-		p.buckets[readyOf[i]] = append(bk[:0], bk[len(g):]...)
+		p.Buckets[readyOf[i]] = append(bk[:0], bk[len(g):]...)
 	}
 }
 
-// add buffers events until an advance attributes them; the stage keeps
+// Add buffers events until an advance attributes them; the stage keeps
 // the slice (the observation hands its events over). A batch stage files
 // them under their pairs at once.
-func (p *pairStage) add(events []record.Acquire) {
+func (p *PairStage) Add(events []record.Acquire) {
 	if p.batch {
 		p.file(events)
 		return
 	}
 	if len(events) > 0 {
-		p.bufs = append(p.bufs, events)
+		p.Bufs = append(p.Bufs, events)
 	}
 	for i := range events {
-		p.minStart = min(p.minStart, events[i].Start)
+		p.MinStart = min(p.MinStart, events[i].Start)
 	}
 }
 
-// pending returns how many acquires wait for an advance.
-func (p *pairStage) pending() int {
+// Pending returns how many acquires wait for an advance.
+func (p *PairStage) Pending() int {
 	n := 0
-	for _, b := range p.bufs {
+	for _, b := range p.Bufs {
 		n += len(b)
 	}
-	return n + p.held
+	return n + p.Held
 }
 
 // cmpEventSpan orders two events by trace id, then span id: the order's
@@ -271,20 +271,20 @@ func cmpEventSpan(a, b *record.Acquire) int {
 	return cmp.Compare(a.Span, b.Span)
 }
 
-// cmpPairTime orders two acquires of one pair: by start, then lease end,
+// CmpPairTime orders two acquires of one pair: by start, then lease end,
 // then trace and span id.
-func cmpPairTime(a, b record.Acquire) int {
+func CmpPairTime(a, b record.Acquire) int {
 	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.LeaseEnd, b.LeaseEnd), cmpEventSpan(&a, &b))
 }
 
-// parallelSortMin is how many acquires an advance must attribute before it
+// ParallelSortMin is how many acquires an advance must attribute before it
 // sorts its pairs on several goroutines: a batch run's one advance, at the
 // end, when the shards are done and the CPUs idle.
-const parallelSortMin = 1 << 15
+const ParallelSortMin = 1 << 15
 
-// advance attributes every buffered acquire that started before t.
-func (p *pairStage) advance(t int64) {
-	if t <= p.minStart {
+// Advance attributes every buffered acquire that started before t.
+func (p *PairStage) Advance(t int64) {
+	if t <= p.MinStart {
 		return
 	}
 	if p.batch {
@@ -295,7 +295,7 @@ func (p *pairStage) advance(t int64) {
 	if len(grouped) == 0 {
 		return
 	}
-	sortGroups(groups)
+	SortGroups(groups)
 	if anyInferred(grouped) {
 		p.firstCalls(grouped)
 	}
@@ -307,7 +307,7 @@ func (p *pairStage) advance(t int64) {
 // slices; each pair's then sorted in time order by the caller: cheaper
 // than one sort on the pair and the time together). The others stay
 // buffered. groups are the pairs' slices of grouped.
-func (p *pairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]record.Acquire) {
+func (p *PairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]record.Acquire) {
 	counts, pairOf, rest := p.pairReady(t)
 	if len(pairOf) == 0 {
 		return nil, nil
@@ -329,10 +329,10 @@ func (p *pairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]rec
 // pair id, in buffer order, counts each pair's ready acquires, and rest
 // how many acquires stay buffered. Runs of one pair, the common case, ask
 // the map once per run.
-func (p *pairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
+func (p *PairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
 	ids := map[pairKey]int32{}
 	last, lastID := pairKey{}, int32(-1)
-	for _, b := range p.bufs {
+	for _, b := range p.Bufs {
 		for i := range b {
 			ev := &b[i]
 			if ev.Start >= t {
@@ -360,7 +360,7 @@ func (p *pairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
 // new slice, each pair's from first[id] on (pairOf and rest from
 // pairReady), and keeps the rest buffered in one slice, noting their
 // earliest start.
-func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []record.Acquire {
+func (p *PairStage) scatterReady(t int64, first, pairOf []int32, rest int) []record.Acquire {
 	next := slices.Clone(first)
 	grouped := make([]record.Acquire, len(pairOf))
 	var kept []record.Acquire
@@ -368,12 +368,12 @@ func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []rec
 		kept = make([]record.Acquire, 0, rest)
 	}
 	r := 0
-	p.minStart = math.MaxInt64
-	for _, b := range p.bufs {
+	p.MinStart = math.MaxInt64
+	for _, b := range p.Bufs {
 		for i := range b {
 			if b[i].Start >= t {
 				kept = append(kept, b[i])
-				p.minStart = min(p.minStart, b[i].Start)
+				p.MinStart = min(p.MinStart, b[i].Start)
 				continue
 			}
 			id := pairOf[r]
@@ -382,9 +382,9 @@ func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []rec
 			next[id]++
 		}
 	}
-	p.bufs = p.bufs[:0]
+	p.Bufs = p.Bufs[:0]
 	if len(kept) > 0 {
-		p.bufs = append(p.bufs, kept)
+		p.Bufs = append(p.Bufs, kept)
 	}
 	return grouped
 }
@@ -392,7 +392,7 @@ func (p *pairStage) scatterReady(t int64, first, pairOf []int32, rest int) []rec
 // attributeGroups attributes the ready acquires of every pair (each
 // group one pair's, in time order), scope by scope: a scope's pairs share
 // its idle caps, so its acquires are replayed together, in time order.
-func (p *pairStage) attributeGroups(groups [][]record.Acquire) {
+func (p *PairStage) attributeGroups(groups [][]record.Acquire) {
 	byScope := map[int32][]*record.Acquire{}
 	for _, g := range groups {
 		for i := range g {
@@ -402,19 +402,19 @@ func (p *pairStage) attributeGroups(groups [][]record.Acquire) {
 	scopes := slices.Sorted(maps.Keys(byScope))
 	for _, scope := range scopes {
 		evs := byScope[scope]
-		slices.SortFunc(evs, func(a, b *record.Acquire) int { return cmpPairTime(*a, *b) })
+		slices.SortFunc(evs, func(a, b *record.Acquire) int { return CmpPairTime(*a, *b) })
 		p.attributeScope(scope, evs)
 	}
 }
 
 // attributeScope attributes one scope's acquires, in time order, after
 // those attributed before.
-func (p *pairStage) attributeScope(scope int32, evs []*record.Acquire) {
+func (p *PairStage) attributeScope(scope int32, evs []*record.Acquire) {
 	r := p.replay(scope)
-	sc := p.scopes[scope]
+	sc := p.Scopes[scope]
 	if sc == nil {
 		sc = &scopeStats{}
-		p.scopes[scope] = sc
+		p.Scopes[scope] = sc
 	}
 	for _, ev := range evs {
 		k := pairKey{scope, ev.Key}
@@ -428,37 +428,37 @@ func (p *pairStage) attributeScope(scope int32, evs []*record.Acquire) {
 			// handshake's end.
 			r.prewarm(ev.Key, ev.Start, ev.LeaseEnd)
 			st.frontier = max(st.frontier, ev.Start)
-			if p.eachPrewarm != nil {
-				p.eachPrewarm(ev)
+			if p.EachPrewarm != nil {
+				p.EachPrewarm(ev)
 			}
 			continue
 		}
 		if seen && ev.Start < st.frontier {
-			p.late++
+			p.Late++
 		}
 		sc.acquires++
 		if !st.acquired {
 			st.acquired = true
 			sc.keys++
 		}
-		p.count(sc, ev, r.acquire(ev.Key, ev.Start, ev.LeaseEnd, ev.Hit, ev.Redial, ev.Failed, ev.Health))
+		p.count(sc, ev, r.Acquire(ev.Key, ev.Start, ev.LeaseEnd, ev.Hit, ev.Redial, ev.Failed, ev.Health))
 		st.frontier = max(st.frontier, ev.Start)
-		if p.each != nil {
-			p.each(ev)
+		if p.Each != nil {
+			p.Each(ev)
 		}
 	}
 }
 
 // count counts one attributed acquire in its scope: a hit, or a miss for
 // cause.
-func (p *pairStage) count(sc *scopeStats, ev *record.Acquire, cause string) {
+func (p *PairStage) count(sc *scopeStats, ev *record.Acquire, cause string) {
 	if ev.Hit {
-		sc.hits++
+		sc.Hits++
 		return
 	}
 	ev.Reason = reasonIndex[cause]
 	sc.misses++
-	sc.reasons[ev.Reason]++
+	sc.Reasons[ev.Reason]++
 	if !spans.IsExplainedMiss(cause) {
 		p.addExample(ev.Trace)
 	}
@@ -466,34 +466,34 @@ func (p *pairStage) count(sc *scopeStats, ev *record.Acquire, cause string) {
 
 // replay returns the scope's replay, made on first use under the settings
 // the scope recorded, or the assumed ones.
-func (p *pairStage) replay(scope int32) *scopeReplay {
+func (p *PairStage) replay(scope int32) *scopeReplay {
 	if r := p.replays[scope]; r != nil {
 		return r
 	}
 	set, assumed := p.assumed, true
-	if p.recorded != nil {
-		if ps, mixed := p.recorded(scope); ps != nil && !mixed {
+	if p.Recorded != nil {
+		if ps, mixed := p.Recorded(scope); ps != nil && !mixed {
 			if s, err := ps.Idle(); err == nil {
 				set, assumed = s, false
 			}
 		}
 	}
-	r := newScopeReplay(set, assumed)
+	r := NewScopeReplay(set, assumed)
 	p.replays[scope] = r
 	return r
 }
 
-// sortGroups sorts each group (one pair's acquires) in time order, on
+// SortGroups sorts each group (one pair's acquires) in time order, on
 // several goroutines when they hold many: the pairs are independent.
-func sortGroups(groups [][]record.Acquire) {
+func SortGroups(groups [][]record.Acquire) {
 	total := 0
 	for _, g := range groups {
 		total += len(g)
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(groups))
-	if total < parallelSortMin || workers < 2 {
+	if total < ParallelSortMin || workers < 2 {
 		for _, g := range groups {
-			slices.SortFunc(g, cmpPairTime)
+			slices.SortFunc(g, CmpPairTime)
 		}
 		return
 	}
@@ -510,7 +510,7 @@ func sortGroups(groups [][]record.Acquire) {
 		go func(run [][]record.Acquire) {
 			defer wg.Done()
 			for _, g := range run {
-				slices.SortFunc(g, cmpPairTime)
+				slices.SortFunc(g, CmpPairTime)
 			}
 		}(groups[lo:hi])
 		lo = hi
@@ -534,7 +534,7 @@ func anyInferred(groups ...[]record.Acquire) bool {
 // firstCalls marks the first call of each session, among the acquires
 // inferred from calls, as the miss that dialed it, in time order over every
 // pair, and counts it as its scope's handshake.
-func (p *pairStage) firstCalls(evs []record.Acquire) {
+func (p *PairStage) firstCalls(evs []record.Acquire) {
 	order := make([]int32, len(evs))
 	for i := range order {
 		order[i] = int32(i)
@@ -550,12 +550,12 @@ func (p *pairStage) firstCalls(evs []record.Acquire) {
 		}
 		p.sessions[ev.Session] = true
 		ev.Hit = false
-		p.handshakes[ev.Scope]++
+		p.Handshakes[ev.Scope]++
 	}
 }
 
 // addExample keeps the MaxExamples smallest distinct trace ids.
-func (p *pairStage) addExample(t pcommon.TraceID) {
+func (p *PairStage) addExample(t pcommon.TraceID) {
 	i, found := slices.BinarySearchFunc(p.examples, t, func(a, b pcommon.TraceID) int { return bytes.Compare(a[:], b[:]) })
 	if found || i >= report.MaxExamples {
 		return
@@ -566,24 +566,24 @@ func (p *pairStage) addExample(t pcommon.TraceID) {
 	}
 }
 
-// report returns the pool figures of the attributed acquires; strs names
+// Report returns the pool figures of the attributed acquires; strs names
 // the scopes.
-func (p *pairStage) report(strs []string) report.PoolReport {
+func (p *PairStage) Report(strs []string) report.PoolReport {
 	r := report.PoolReport{MissReasons: newReasons(), UnexplainedExamples: []string{}, ByScope: []report.ScopeReport{}}
-	for scope := range p.handshakes {
-		if p.scopes[scope] == nil {
-			p.scopes[scope] = &scopeStats{} // a scope with handshakes but no acquire still gets its row
+	for scope := range p.Handshakes {
+		if p.Scopes[scope] == nil {
+			p.Scopes[scope] = &scopeStats{} // a scope with handshakes but no acquire still gets its row
 		}
 	}
-	for scope, st := range p.scopes {
+	for scope, st := range p.Scopes {
 		r.Acquires += st.acquires
-		r.Hits += st.hits
+		r.Hits += st.Hits
 		r.Misses += st.misses
 		r.Keys += st.keys
-		for i, n := range st.reasons[:len(spans.MissReasons)] {
+		for i, n := range st.Reasons[:len(spans.MissReasons)] {
 			r.MissReasons[spans.MissReasons[i]] += n
 		}
-		hs := p.handshakes[scope]
+		hs := p.Handshakes[scope]
 		r.Handshakes += hs
 		name := ""
 		if scope >= 0 {
@@ -592,14 +592,14 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 		r.ByScope = append(r.ByScope, report.ScopeReport{
 			Scope:          name,
 			Acquires:       st.acquires,
-			Hits:           st.hits,
+			Hits:           st.Hits,
 			Misses:         st.misses,
-			HitRate:        ratio(st.hits, st.acquires),
+			HitRate:        ratio(st.Hits, st.acquires),
 			Handshakes:     hs,
 			Keys:           st.keys,
 			ColdStartFloor: ratio(st.keys, st.acquires),
 			ExcessMisses:   max(0, st.misses-st.keys),
-			MissReasons:    st.reasons.asMap(),
+			MissReasons:    st.Reasons.asMap(),
 		})
 		p.noteSettings(&r.ByScope[len(r.ByScope)-1], scope)
 	}
@@ -618,7 +618,7 @@ func (p *pairStage) report(strs []string) report.PoolReport {
 
 // noteSettings says in sc whose idle settings the scope was replayed
 // under: its own recorded ones, or the assumed.
-func (p *pairStage) noteSettings(sc *report.ScopeReport, scope int32) {
+func (p *PairStage) noteSettings(sc *report.ScopeReport, scope int32) {
 	r := p.replays[scope]
 	if r == nil {
 		r = p.replay(scope) // a scope with handshakes only: what it would be
@@ -629,10 +629,10 @@ func (p *pairStage) noteSettings(sc *report.ScopeReport, scope int32) {
 	}
 }
 
-// settingsSource says whose settings the scopes with acquires were
+// SettingsSource says whose settings the scopes with acquires were
 // attributed under: recorded by all, assumed for all, mixed, or "" with
 // none.
-func settingsSource(scopes []report.ScopeReport) string {
+func SettingsSource(scopes []report.ScopeReport) string {
 	out := ""
 	for _, sc := range scopes {
 		switch {

@@ -1,11 +1,10 @@
-package engine
+package record
 
 import (
 	"strconv"
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
 
-	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -20,53 +19,24 @@ import (
 // [evdata.PoolSettings].
 type PoolSettings = evdata.PoolSettings
 
-// settingsMixed is the settings id of a pool scope whose acquire spans
+// SettingsMixed is the settings id of a pool scope whose acquire spans
 // recorded different settings.
-const settingsMixed int32 = -2
+const SettingsMixed int32 = -2
 
-// recordSettings notes the settings acquire span a recorded as those of
-// its scope: an acquire costs the attributes' lookups and one map probe on
-// their value ids, the text is built once per distinct set. A span that
-// records none leaves its scope as it was ("any one acquire span of a pool
-// scope tells its settings", spans.AttrPoolIdleTTL's comment).
-func (v *vocab) recordSettings(e *record.Table, a, scope int32) {
-	var vals [len(spans.PoolSettingsAttrs)]int32
-	recorded := false
-	for i, k := range v.kSettings {
-		vals[i] = v.attr(a, k)
-		recorded = recorded || vals[i] >= 0
-	}
-	if !recorded {
-		return
-	}
-	id, ok := e.SettingsIDs[vals]
-	if !ok {
-		id = e.Intern(settingsText(vals, e.Strs))
-		if e.SettingsIDs == nil {
-			e.SettingsIDs = map[[len(spans.PoolSettingsAttrs)]int32]int32{}
-		}
-		e.SettingsIDs[vals] = id
-	}
-	if e.SettingsByScope == nil {
-		e.SettingsByScope = map[int32]int32{}
-	}
-	noteSettings(e.SettingsByScope, scope, id)
-}
-
-// noteSettings records settings id for scope in m: the first a scope
+// NoteSettings records settings id for scope in m: the first a scope
 // records, settingsMixed once it records another.
-func noteSettings(m map[int32]int32, scope, id int32) {
+func NoteSettings(m map[int32]int32, scope, id int32) {
 	if old, ok := m[scope]; !ok {
 		m[scope] = id
 	} else if old != id {
-		m[scope] = settingsMixed
+		m[scope] = SettingsMixed
 	}
 }
 
-// settingsText writes one set of settings values (value ids into strs, -1
+// SettingsText writes one set of settings values (value ids into strs, -1
 // absent) as one text: each present value marked with its attribute's
 // place and length-prefixed, so no two sets share a text.
-func settingsText(vals [len(spans.PoolSettingsAttrs)]int32, strs []string) string {
+func SettingsText(vals [len(spans.PoolSettingsAttrs)]int32, strs []string) string {
 	var b []byte
 	for i, val := range vals {
 		if val < 0 {
@@ -79,9 +49,9 @@ func settingsText(vals [len(spans.PoolSettingsAttrs)]int32, strs []string) strin
 	return string(b)
 }
 
-// parseSettingsText is settingsText's inverse; ok is false on a text it
+// ParseSettingsText is settingsText's inverse; ok is false on a text it
 // did not write.
-func parseSettingsText(s string) (PoolSettings, bool) {
+func ParseSettingsText(s string) (PoolSettings, bool) {
 	out := PoolSettings{}
 	for s != "" {
 		i := int(s[0] - '0')
@@ -103,17 +73,17 @@ func parseSettingsText(s string) (PoolSettings, bool) {
 	return out, true
 }
 
-// recordedIn returns what scope recorded of its settings in byScope
+// RecordedIn returns what scope recorded of its settings in byScope
 // (settings ids into strs, or settingsMixed): nil when none, and whether
 // it recorded different ones.
-func recordedIn(byScope map[int32]int32, strs []string, scope int32) (PoolSettings, bool) {
+func RecordedIn(byScope map[int32]int32, strs []string, scope int32) (PoolSettings, bool) {
 	id, ok := byScope[scope]
 	switch {
 	case !ok:
 		return nil, false
-	case id == settingsMixed:
+	case id == SettingsMixed:
 		return nil, true
 	}
-	ps, _ := parseSettingsText(strs[id]) // the stage wrote it: it parses
+	ps, _ := ParseSettingsText(strs[id]) // the stage wrote it: it parses
 	return ps, false
 }

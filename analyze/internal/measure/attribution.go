@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"cmp"
@@ -56,8 +56,8 @@ func (h *leaseHeap) Pop() any {
 	return x
 }
 
-// newScopeReplay returns the replay of a scope under set.
-func newScopeReplay(set idle.Settings, assumed bool) *scopeReplay {
+// NewScopeReplay returns the replay of a scope under set.
+func NewScopeReplay(set idle.Settings, assumed bool) *scopeReplay {
 	return &scopeReplay{core: idle.New[int32, struct{}, struct{}](set, nil), assumed: assumed}
 }
 
@@ -90,12 +90,12 @@ func (r *scopeReplay) prewarm(key int32, start, end int64) {
 	r.push(leaseEnd{end: max(end, start), key: k, prewarm: true})
 }
 
-// acquire replays one acquire of key and returns its cause ("" on a hit).
+// Acquire replays one acquire of key and returns its cause ("" on a hit).
 // hit is what the dump says; a session the core holds but the dump did
 // not reuse is closed as the pool would a failed health check, for the
 // cause health says (health_check, or unexplained: nothing the spans show
 // kept it from reuse).
-func (r *scopeReplay) acquire(key int32, start, end int64, hit, redial, failed, health bool) string {
+func (r *scopeReplay) Acquire(key int32, start, end int64, hit, redial, failed, health bool) string {
 	r.endUntil(start)
 	c := r.core
 	k, known, _ := c.BeginLazy(key, start, nil)

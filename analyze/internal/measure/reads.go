@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"cmp"
@@ -16,10 +16,10 @@ type readsAcc struct {
 	x                              *index.Index
 	m                              rulefmt.ReadMeasure
 	root, read, notUnder, complete *selector.Matcher // notUnder and complete may be nil
-	poll                           *poll.Poll        // nil: never stops
+	Poll                           *poll.Poll        // nil: never stops
 }
 
-func newReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
+func NewReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
 	a := &readsAcc{x: x, m: m}
 	var err error
 	if a.root, err = selector.Compile(x, m.Root); err != nil {
@@ -41,7 +41,7 @@ func newReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
 	return a, nil
 }
 
-func (a *readsAcc) report() report.MeasureReport {
+func (a *readsAcc) Report() report.MeasureReport {
 	x := a.x
 	r := report.MeasureReport{Name: a.m.Name, Description: a.m.Description, Expect: a.m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
 	counts := map[int]int{}
@@ -50,7 +50,7 @@ func (a *readsAcc) report() report.MeasureReport {
 	t0 := x.Tree()
 	sum := make([]int32, x.NumSpans) // per span: reads counted for it, over its subtree
 	for t := range x.TraceRecs {
-		if a.poll.Stop() {
+		if a.Poll.Stop() {
 			break
 		}
 		tr := &x.TraceRecs[t]

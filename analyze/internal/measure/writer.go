@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
@@ -6,7 +6,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// writerReport says what the writer read with v can show: v's declared and
+// WriterReport says what the writer read with v can show: v's declared and
 // derived capabilities (rulefmt.Vocabulary.Shows), its side resolved by
 // the calls when v reads both (seen.serverCalls of them written by a
 // server), handshake spans only where the dump holds one when acquires are
@@ -15,7 +15,7 @@ import (
 // call carries the server's address (a server's own calls all go to it),
 // and, for a user's own vocabulary (user) whose calls carry no session,
 // the key that would give them one.
-func writerReport(v *rulefmt.Vocabulary, seen spanEvidence, user bool) *report.WriterReport {
+func WriterReport(v *rulefmt.Vocabulary, seen SpanEvidence, user bool) *report.WriterReport {
 	serverCalls := seen.serverCalls
 	shows := v.Shows(serverCalls > 0)
 	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
@@ -45,25 +45,25 @@ func writerReport(v *rulefmt.Vocabulary, seen spanEvidence, user bool) *report.W
 	return w
 }
 
-// spanEvidence is what the spans showed of their writer, beyond its
+// SpanEvidence is what the spans showed of their writer, beyond its
 // vocabulary: counts, so observations merge by adding.
-type spanEvidence struct {
+type SpanEvidence struct {
 	// serverCalls counts the calls a server wrote; handshakeSpans the
 	// handshake spans the vocabulary read; targetCalls the calls carrying
 	// the server's address.
 	serverCalls, handshakeSpans, targetCalls int
 }
 
-// add adds o's counts to e.
-func (e *spanEvidence) add(o spanEvidence) {
+// Add adds o's counts to e.
+func (e *SpanEvidence) Add(o SpanEvidence) {
 	e.serverCalls += o.serverCalls
 	e.handshakeSpans += o.handshakeSpans
 	e.targetCalls += o.targetCalls
 }
 
-// evidenceOf is what e's spans showed of their writer.
-func evidenceOf(e *record.Table) spanEvidence {
-	return spanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls}
+// EvidenceOf is what e's spans showed of their writer.
+func EvidenceOf(e *record.Table) SpanEvidence {
+	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls}
 }
 
 // allCapabilities is every capability there is.

@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"cmp"
@@ -8,12 +8,12 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
-// executions computes the executions measure from the call events: each
+// Executions computes the executions measure from the call events: each
 // execution (a trace, or the subtree of an execution root) and the distinct
 // sessions its calls carry. each, when set, is told every execution's trace
 // and session count (the Collector connector counts executions per pool,
 // trace_stream.go).
-func executions(e *record.Table, each func(trace int32, sessions int)) report.ExecutionsReport {
+func Executions(e *record.Table, each func(trace int32, sessions int)) report.ExecutionsReport {
 	r := report.ExecutionsReport{Root: "trace", Examples: []string{}}
 	var examples []int32
 	var calls []record.Call // one trace's calls: executions never span traces
