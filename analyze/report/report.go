@@ -54,7 +54,7 @@ type Report struct {
 	PoolSpans int `json:"pool_spans"`
 	// Recognition says what the vocabularies read: spans recognised and
 	// not, per vocabulary with its resources, and the most frequent names
-	// of the spans none reads (detect.go).
+	// of the spans none reads (the vocabulary stage).
 	Recognition RecognitionReport `json:"recognition"`
 	// Window is the time covered by the spans.
 	Window Window `json:"window"`

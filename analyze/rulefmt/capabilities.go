@@ -154,7 +154,7 @@ const (
 	// ParentSession: a long-lived session span (OpenLLMetry's): a call
 	// sits under whichever execution opened the session, so executions
 	// are measurable only where the spans show each session within one
-	// execution (analyze/internal/engine/measurable.go).
+	// execution (analyze/internal/engine/measurable.go and vocab's rootClock).
 	ParentSession Parenting = "session"
 	// ParentNone: nothing; request spans are roots (a server that gets no
 	// context): executions are never measurable.

@@ -42,7 +42,7 @@ const (
 	// named {tool}.tool under a long-lived mcp.client.session span.
 	ProfileOpenLLMetry Profile = "openllmetry"
 	// ProfileAuto: the vocabulary is detected per resource from the spans
-	// present (detect.go); the report says what was read. The CLI's
+	// present (analyze/internal/vocab); the report says what was read. The CLI's
 	// default. It names no vocabulary of its own: an analysis resolves it
 	// to a built-in before the vocabulary stage runs.
 	ProfileAuto Profile = "auto"
@@ -200,7 +200,7 @@ func (c Config) IndexOptions() IndexOptions {
 	// rules skip them) and groups the headline figures.
 	o.SpanAttrs = append(o.SpanAttrs, spans.AttrProtocolVersion)
 	// A pre-warm handshake is a session opened that no caller waited for:
-	// no sample of the cold start (vocabulary_stage.go).
+	// no sample of the cold start (the vocabulary stage).
 	o.SpanAttrs = append(o.SpanAttrs, spans.AttrPrewarm)
 	// The settings the pool recorded on its acquire spans label the
 	// replay of a dump at them "as recorded" (ReadAcquires, mcptrace whatif).

@@ -50,7 +50,7 @@ type Config struct {
 	MaxOpenTraces int `mapstructure:"max_open_traces"`
 	// Profile is the vocabulary, as `mcptrace analyze --profile`: auto (the
 	// default: detected per resource from the spans present, sticky once a
-	// resource's spans show a writer, see analyze's detect.go), or a
+	// resource's spans show a writer, see analyze/internal/vocab), or a
 	// built-in forced: mcptrace (alias default), acquire-on-miss, semconv,
 	// openllmetry, sentry or mastra. docs/vocabularies.md says what each
 	// reads.

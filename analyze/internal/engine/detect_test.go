@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -100,8 +101,8 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 			tc.spans(d, d.resource(spans.ResourceServiceName, "svc"))
 			idx := index.New(rulefmt.Config{Profile: rulefmt.ProfileAuto}.IndexOptions()) // what detection runs on
 			idx.Add(d.td)
-			det := detectIndex(idx, nil)
-			got := det.decisions(rulefmt.ProfileAuto, nil)
+			det := vocab.Detect(idx, nil)
+			got := det.Decisions(rulefmt.ProfileAuto, nil)
 			if len(got) != 1 || got["service.name=svc"] != tc.want {
 				t.Errorf("decisions = %v, want service.name=svc: %s", got, tc.want)
 			}
@@ -188,14 +189,14 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 		t.Fatalf("NothingRecognised = %v, vocabulary %q; want true, none", r.NothingRecognised(), r.Settings.Vocabulary)
 	}
 	names := r.Recognition.UnrecognisedNames
-	if len(names) != MaxUnrecognisedNames || names[0].Name != "evil\x1b[31m" || names[0].Spans != 20 || names[1].Spans != 15 ||
-		len(names[1].Name) > 4*MaxRecognitionText || names[2].Name != "op-l" || names[9].Name != "op-e" {
+	if len(names) != vocab.MaxUnrecognisedNames || names[0].Name != "evil\x1b[31m" || names[0].Spans != 20 || names[1].Spans != 15 ||
+		len(names[1].Name) > 4*vocab.MaxRecognitionText || names[2].Name != "op-l" || names[9].Name != "op-e" {
 		t.Errorf("unrecognised names = %v, want the ten most frequent, most first", names)
 	}
 	for _, u := range r.Recognition.Vocabularies {
 		for _, res := range u.ExampleResources {
-			if len(res) > 4*MaxRecognitionText {
-				t.Errorf("an example resource of %d bytes: want it clipped to %d runes", len(res), MaxRecognitionText)
+			if len(res) > 4*vocab.MaxRecognitionText {
+				t.Errorf("an example resource of %d bytes: want it clipped to %d runes", len(res), vocab.MaxRecognitionText)
 			}
 		}
 	}
@@ -322,7 +323,7 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		detectIndex(idx, nil)
+		vocab.Detect(idx, nil)
 		det += time.Since(start)
 		for _, p := range []rulefmt.Profile{rulefmt.ProfileDefault, rulefmt.ProfileAuto} {
 			start := time.Now()
@@ -346,8 +347,8 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 // dump): it is the order of the signatures detection tries.
 func TestVocabularyPrecedenceIsTheSignaturesOrder(t *testing.T) {
 	var names []string
-	for _, s := range builtinSignatures {
-		names = append(names, s.name)
+	for _, s := range vocab.BuiltinSignatures {
+		names = append(names, s.Name)
 	}
 	if !slices.Equal(names, report.VocabularyPrecedence) {
 		t.Errorf("detection's signatures are in the order %q, the reports name %q", names, report.VocabularyPrecedence)

@@ -19,6 +19,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -103,7 +104,7 @@ type Engine struct {
 	speculative bool
 	spoiled     atomic.Bool
 
-	det engineDetection // detect.go: the vocabulary of --profile auto
+	det engineDetection // engine_detect.go: the vocabulary of --profile auto
 
 	inputs  []report.InputReport
 	flushed bool
@@ -441,8 +442,8 @@ type shardMsg struct {
 	wm    int64         // the engine's watermark once this batch is counted
 	stop  bool
 	final bool // with stop: finalize what is open first
-	// detect asks for the evidence of every open trace (detect.go).
-	detect chan<- *detection
+	// detect asks for the evidence of every open trace (engine_detect.go).
+	detect chan<- *vocab.Detection
 }
 
 // shard owns the open traces of its part of the trace ids.
@@ -507,7 +508,7 @@ func (s *shard) run() {
 			s.mem.Store(0)
 			continue
 		case m.detect != nil:
-			m.detect <- detectIndex(s.x, nil)
+			m.detect <- vocab.Detect(s.x, nil)
 			continue
 		case s.e.spoiled.Load():
 			if m.fast != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -236,7 +237,7 @@ func TestHostileShapesCostLinearWork(t *testing.T) {
 	t.Run("acquire-fanout sorts acquires", func(t *testing.T) {
 		idx := loadShape(t, "acquire-fanout", n, rulefmt.IndexOptions{})
 		cfg := rulefmt.Config{}.WithDefaults()
-		p, err := stageContext(context.Background(), idx, cfg)
+		p, err := vocab.Stage(context.Background(), idx, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
-	"github.com/mcptrace/mcptrace/analyze/internal/record"
-	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -48,116 +46,6 @@ import (
 // why, the reports say so in words, and the session rules are not
 // applicable (the gate's verdict), never a pass on zero.
 
-// rootClock answers, for the calls of one index, whether a call outlives
-// the root span of its execution.
-type rootClock struct {
-	x *index.Index
-	// session matches a span known to be a session, never an execution
-	// (the vocabulary's enclosing session span: OpenLLMetry's
-	// mcp.client.session); nil when the vocabulary names none.
-	session *selector.Matcher
-	// top is, per span index, the topmost ancestor (itself for a root), or
-	// -1 under a missing parent: computed on first need, in one pass.
-	top []int32
-}
-
-// traceRootOf returns the root span of i's trace above it, -1 when its
-// chain ends at a missing parent (the root is not in the dump, so there is
-// no end to compare with).
-func (c *rootClock) traceRootOf(i int32) int32 {
-	if c.top == nil {
-		x := c.x
-		t := x.Tree()
-		c.top = make([]int32, x.NumSpans)
-		for _, j := range t.DFS { // parents come before their children
-			switch p := x.Span(j).Parent; {
-			case p == index.ParentNone:
-				c.top[j] = j
-			case p < 0:
-				c.top[j] = -1
-			default:
-				c.top[j] = c.top[p]
-			}
-		}
-	}
-	return c.top[i]
-}
-
-// isSession reports whether span root (-1 none) is a session span, which
-// spans many executions and is none.
-func (c *rootClock) isSession(root int32) bool {
-	return root >= 0 && c.session != nil && c.session.Match(root)
-}
-
-// outlives reports whether call i ends after root's end (strictly: a call
-// ending with its root is within it). root -1 never is outlived.
-func (c *rootClock) outlives(i, root int32) bool {
-	return root >= 0 && c.x.Span(i).End > c.x.Span(root).End
-}
-
-// tie says whether call i is tied to its execution: exec is the
-// execution's root span when byRoot (an execution root selector; -1 under
-// none), else the call's trace, whose root span this finds. A call under no
-// root, a call that is its own trace's root, and a call under a session
-// span as its trace's root are outside; a call ending after its root's end
-// outlives it; the rest are tied.
-func (c *rootClock) tie(i, exec int32, byRoot bool) record.Tie {
-	root := exec
-	if !byRoot {
-		if root = c.traceRootOf(i); root == i || c.isSession(root) {
-			return record.TieOutsideRoot
-		}
-	}
-	switch {
-	case byRoot && root < 0:
-		return record.TieOutsideRoot
-	case c.outlives(i, root):
-		return record.TieOutlivesRoot
-	}
-	return record.Tied
-}
-
-// execNames counts, per name of an execution's root span, the executions
-// holding a call and those holding none, for a writer whose request spans
-// are parented to a session span (nil for any other: there an execution
-// without a call is one that called no tool). An execution is a trace,
-// its root span's name the key, or with root a span root matches.
-func (v *vocab) execNames(e *record.Table, root *selector.Matcher) map[string][2]int {
-	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
-		return nil
-	}
-	x := v.x
-	withCall := map[int32]bool{}
-	for _, c := range e.Calls {
-		if root != nil {
-			withCall[c.Exec] = true
-		} else {
-			withCall[c.Trace] = true
-		}
-	}
-	out := map[string][2]int{}
-	for _, i := range x.Order {
-		s := x.Span(i)
-		key := i
-		switch {
-		case root != nil && !root.Match(i):
-			continue
-		case root == nil && s.Parent != index.ParentNone:
-			continue
-		case root == nil:
-			key = s.Trace
-		}
-		n := out[x.Names[s.Name]]
-		if withCall[key] {
-			n[0]++
-		} else {
-			n[1]++
-		}
-		out[x.Names[s.Name]] = n
-	}
-	return out
-}
-
 // mergeExecNames adds o's counts to a, keeping at most maxNameCounts
 // names (a dump of countless root names bounds what it costs).
 func mergeExecNames(a, o map[string][2]int) map[string][2]int {
@@ -169,7 +57,7 @@ func mergeExecNames(a, o map[string][2]int) map[string][2]int {
 	}
 	for name, n := range o {
 		m, ok := a[name]
-		if !ok && len(a) >= maxNameCounts {
+		if !ok && len(a) >= vocab.MaxNameCounts {
 			continue
 		}
 		a[name] = [2]int{m[0] + n[0], m[1] + n[1]}
@@ -269,7 +157,7 @@ func markUnmeasurable(obs *report.RuleObservation, why string) {
 func executionsOf(e *ruleEval) (report.ExecutionsReport, error) {
 	ev := e.stageEvents()
 	if ev == nil {
-		_, err := stageContext(context.Background(), e.x, e.cfg)
+		_, err := vocab.Stage(context.Background(), e.x, e.cfg)
 		return report.ExecutionsReport{}, err
 	}
 	r := measure.Executions(ev, nil)

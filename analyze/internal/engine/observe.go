@@ -12,7 +12,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
-	"github.com/mcptrace/mcptrace/analyze/internal/selector"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -54,9 +54,9 @@ type observation struct {
 	// made is the texts the stage made up (events.made), at the end of
 	// strs: what adopt reads to tell whether strs holds a text twice.
 	made map[string]int32
-	// detect is the vocabulary evidence of the traces (detect.go), profile
+	// detect is the vocabulary evidence of the traces (package vocab), profile
 	// the profile the measures read them with.
-	detect  *detection
+	detect  *vocab.Detection
 	profile rulefmt.Profile
 }
 
@@ -88,15 +88,15 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
 	pl := poll.New(ctx)
-	o.detect = detectIndex(idx, pl)
+	o.detect = vocab.Detect(idx, pl)
 	if err := pl.Err(); err != nil {
 		return nil, nil, fmt.Errorf("analyze: detection: %w", err)
 	}
 	if cfg.Vocabulary == nil {
-		cfg.Profile = o.detect.resolve(cfg.Profile)
+		cfg.Profile = o.detect.Resolve(cfg.Profile)
 	}
 	o.profile = cfg.Profile
-	ev, err := stageContext(ctx, idx, cfg)
+	ev, err := vocab.Stage(ctx, idx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,43 +137,6 @@ func (o *observation) observePool(e *record.Table) {
 	o.made = e.Made
 }
 
-// stageContext runs the vocabulary stage of cfg (valid and defaulted) over
-// idx, with the execution roots cfg names, stopped by ctx.
-func stageContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*record.Table, error) {
-	cfg = resolvedFor(cfg, idx) // detect.go: auto reads what the spans show
-	v, err := newVocab(idx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
-	}
-	v.poll = poll.New(ctx)
-	root, err := executionRoot(idx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	ev := v.stage(root)
-	if err := v.poll.Err(); err != nil {
-		return nil, fmt.Errorf("analyze: measures: %w", err)
-	}
-	return ev, nil
-}
-
-// executionRoot compiles the execution root: Config.ExecutionRoot, else
-// the vocabulary's Executions; nil when every trace is one execution.
-func executionRoot(idx *index.Index, cfg rulefmt.Config) (*selector.Matcher, error) {
-	sel := cfg.ExecutionRoot
-	if sel == nil {
-		sel = cfg.ActiveVocabulary().Executions
-	}
-	if sel == nil {
-		return nil, nil
-	}
-	m, err := selector.Compile(idx, *sel)
-	if err != nil {
-		return nil, fmt.Errorf("analyze: execution root: %w", err)
-	}
-	return m, nil
-}
-
 // aggregate merges observations and reports. It is not safe for
 // concurrent use: the Engine merges under its lock.
 type aggregate struct {
@@ -192,7 +155,7 @@ type aggregate struct {
 	// detect sums the observations' vocabulary evidence; profile is the
 	// one the measures read (useProfile), sticky a stream's decisions per
 	// resource (nil in a batch run).
-	detect  *detection
+	detect  *vocab.Detection
 	profile rulefmt.Profile
 	sticky  map[string]string
 
@@ -227,7 +190,7 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 		measures: make([]report.MeasureReport, len(cfg.Measures)),
 		pairs:    measure.NewPairStage(cfg),
 		ids:      map[string]int32{},
-		detect:   newDetection(),
+		detect:   vocab.NewDetection(),
 		profile:  cfg.Profile,
 		settings: map[int32]int32{},
 	}
@@ -287,7 +250,7 @@ func (a *aggregate) merge(o *observation) {
 	a.poolSpans += o.poolSpans
 	a.seen.Add(o.seen)
 	a.execNames = mergeExecNames(a.execNames, o.execNames)
-	a.detect.merge(o.detect)
+	a.detect.Merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
 			a.lo, a.hi = o.lo, o.hi

@@ -14,6 +14,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -214,8 +215,8 @@ func htmlStage(idx *index.Index, cfg rulefmt.Config) (rulefmt.Config, *record.Ta
 	if err := cfg.Validate(); err != nil {
 		return cfg, nil, err
 	}
-	cfg = resolvedFor(cfg.WithDefaults(), idx)
-	ev, err := stageContext(context.Background(), idx, cfg)
+	cfg = vocab.Resolve(cfg.WithDefaults(), idx)
+	ev, err := vocab.Stage(context.Background(), idx, cfg)
 	return cfg, ev, err
 }
 
@@ -224,7 +225,7 @@ func htmlStage(idx *index.Index, cfg rulefmt.Config) (rulefmt.Config, *record.Ta
 // and the session its lease used, by the acquire's position in ev, the
 // handshakes and the calls. The acquires are attributed later.
 func leaseFacts(idx *index.Index, cfg rulefmt.Config, ev *record.Table) (*eventTable, error) {
-	v, err := newVocab(idx, cfg)
+	v, err := vocab.Compile(idx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("acquire events: %w", err)
 	}
@@ -260,8 +261,8 @@ func (r *eventTable) sortAcquires() {
 // leaseSession is the session (a string id, -1 none) acquire a's lease
 // used: named on the acquire, on its handshake, by the inference that made
 // it, or on the first call of its invocation within the lease.
-func leaseSession(x *index.Index, v *vocab, a *record.Acquire, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
-	if val, ok := x.AttrVal(a.At, v.kSession); ok {
+func leaseSession(x *index.Index, v *vocab.Compiled, a *record.Acquire, hsSession map[int32]int32, calls map[int32][]leaseCall) int32 {
+	if val, ok := x.AttrVal(a.At, v.KSession); ok {
 		return val
 	}
 	if val, ok := hsSession[a.At]; ok {
@@ -296,7 +297,7 @@ type leaseCall struct {
 // span: the handshake child of a miss (by acquire span), and the calls of
 // each invocation (start, session), for the timeline to tell which session
 // a lease used.
-func leaseSessions(x *index.Index, v *vocab, ev *record.Table) (map[int32]int32, map[int32][]leaseCall) {
+func leaseSessions(x *index.Index, v *vocab.Compiled, ev *record.Table) (map[int32]int32, map[int32][]leaseCall) {
 	hsSession := map[int32]int32{}
 	for _, h := range ev.Handshakes {
 		if h.Parent >= 0 && h.Session >= 0 {
@@ -311,7 +312,7 @@ func leaseSessions(x *index.Index, v *vocab, ev *record.Table) (map[int32]int32,
 		// The call's invocation: its nearest invocation ancestor, within a
 		// few levels (the pool nests call_tool directly under invoke).
 		inv := x.Span(c.Span).Parent
-		for depth := 0; inv >= 0 && !v.invocations.match(inv) && depth < 4; depth++ {
+		for depth := 0; inv >= 0 && !v.Invocations.Match(inv) && depth < 4; depth++ {
 			inv = x.Span(inv).Parent
 		}
 		if inv >= 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -66,7 +67,7 @@ func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rul
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ev := &ruleEval{x: idx, cfg: resolvedFor(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx}
+	ev := &ruleEval{x: idx, cfg: vocab.Resolve(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx}
 	var execs *report.ExecutionsReport // measured on first need by a session rule
 	if rep != nil {
 		execs = &rep.Executions
@@ -759,7 +760,7 @@ func (e *ruleEval) stageEvents() *record.Table {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if ev, err := stageContext(ctx, e.x, e.cfg); err == nil {
+		if ev, err := vocab.Stage(ctx, e.x, e.cfg); err == nil {
 			e.stage = ev
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -319,7 +320,7 @@ func (s *TraceStream) judgeIndex(idx *index.Index) ([]report.RuleVerdict, error)
 // when the spans cannot show sessions per execution (Report.FigureOf):
 // a counter the spans cannot vouch for is not emitted, not even as 0.
 func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
-	ev, err := stageContext(context.Background(), idx, s.cfg)
+	ev, err := vocab.Stage(context.Background(), idx, s.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +340,7 @@ func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 		counts[key{pool, sessions > 1}]++
 	})
 	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.ExecNames)
-	cfg := resolvedFor(s.cfg, idx)
+	cfg := vocab.Resolve(s.cfg, idx)
 	r.Writer = measure.WriterReport(cfg.ActiveVocabulary(), measure.EvidenceOf(ev), cfg.Vocabulary != nil)
 	judgeMeasurability(&r.Executions, ev.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	if !r.FigureOf("multi_session_executions").Known() {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -40,7 +41,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 			cfg := rulefmt.Config{Profile: tc.vocabulary}.WithDefaults()
 			idx := index.New(cfg.IndexOptions())
 			idx.Add(tc.build())
-			ev, err := stageContext(context.Background(), idx, cfg)
+			ev, err := vocab.Stage(context.Background(), idx, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

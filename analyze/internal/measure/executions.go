@@ -25,7 +25,7 @@ func Executions(e *record.Table, each func(trace int32, sessions int)) report.Ex
 		t := e.Calls[lo].Trace
 		calls = calls[:0]
 		for _, c := range e.Calls[lo:hi] {
-			switch c.Tie { // measurable.go
+			switch c.Tie { // record.Tie
 			case record.TieOutsideRoot:
 				r.CallsOutsideRoot++
 			case record.TieOutlivesRoot:

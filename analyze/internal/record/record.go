@@ -61,7 +61,7 @@ type Call struct {
 	Scope    int32 // string id, -1 none
 	Revision int32 // string id, -1 none
 	Failed   bool  // a failure that drops the session (a tool's isError is none)
-	Tie      Tie   // whether the call is tied to its execution (the engine's measurable.go)
+	Tie      Tie   // whether the call is tied to its execution (vocab's rootClock)
 }
 
 // Handshake is one span that opened a session.
@@ -122,7 +122,7 @@ type Table struct {
 	// (Attributes.ServerAddress): what an inferred acquire's key holds.
 	TargetCalls int
 	// ExecNames counts executions with and without a call per root name,
-	// for a writer parenting calls to a session span (the engine's measurable.go).
+	// for a writer parenting calls to a session span (vocab's rootClock).
 	ExecNames map[string][2]int
 	// TraceIDs names each trace by index; execution examples read it.
 	TraceIDs func(t int32) string

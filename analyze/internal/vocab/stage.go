@@ -1,23 +1,27 @@
-package engine
+package vocab
 
 import (
+	"context"
+	"fmt"
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/poll"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // The vocabulary stage: one finished index's spans, read through a compiled
-// Vocabulary (vocab.go), become MCP events (package record). It is the only code
+// Vocabulary (compile.go), become MCP events (package record). It is the only code
 // that asks which span plays which role; everything downstream reads events.
 
 // stage runs the vocabulary stage over v's index. root, when set, selects
 // the execution roots (Config.ExecutionRoot, else the vocabulary's). A
 // cancelled poll stops it early; the caller checks v.poll.err.
-func (v *vocab) stage(root *selector.Matcher) *record.Table {
+func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 	x := v.x
 	e, acquires := v.newEvents()
 	hasHandshake := make([]bool, x.NumSpans)
@@ -29,24 +33,24 @@ func (v *vocab) stage(root *selector.Matcher) *record.Table {
 		s := x.Span(i)
 		recognised := v.namedPool[s.Name]
 		switch {
-		case v.handshakes.match(i):
+		case v.handshakes.Match(i):
 			recognised = true
 			if s.Parent >= 0 {
 				hasHandshake[s.Parent] = true
 			}
-			h := record.Handshake{Span: i, Parent: s.Parent, Start: s.Start, End: s.End, Scope: v.scopeOf(i), Session: v.attr(i, v.kSession),
+			h := record.Handshake{Span: i, Parent: s.Parent, Start: s.Start, End: s.End, Scope: v.scopeOf(i), Session: v.attr(i, v.KSession),
 				Revision: v.attr(i, v.kRevision), Failed: s.Status == index.StatusError, Prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
-			if s.Parent >= 0 && v.acquires.match(s.Parent) {
+			if s.Parent >= 0 && v.acquires.Match(s.Parent) {
 				h.Revision = v.attr(s.Parent, v.kRevision) // counted with the acquire that paid it
 			}
 			e.Handshakes = append(e.Handshakes, h)
 			if !v.inferred {
 				e.HandshakesByScope[h.Scope]++
 			}
-		case v.acquires.match(i):
+		case v.acquires.Match(i):
 			recognised = true
 			acquires = append(acquires, i)
-		case v.invocations.match(i):
+		case v.Invocations.Match(i):
 			recognised = true
 		}
 		if v.isCall(i) {
@@ -71,7 +75,7 @@ func (v *vocab) stage(root *selector.Matcher) *record.Table {
 // spans the roles can match (role.bound, from a count of the spans per
 // name) so the pass over the spans does not grow them, and the slice for
 // the explicit acquire spans, sized the same way.
-func (v *vocab) newEvents() (*record.Table, []int32) {
+func (v *Compiled) newEvents() (*record.Table, []int32) {
 	x := v.x
 	e := &record.Table{Strs: slices.Clip(x.Vals), HandshakesByScope: map[int32]int{}, TraceIDs: x.TraceID}
 	perName := make([]int32, len(x.Names))
@@ -89,7 +93,7 @@ func (v *vocab) newEvents() (*record.Table, []int32) {
 // from the calls or made of the explicit acquire spans (acquires, in span
 // order; hasHandshake marks the spans with a handshake child), then each
 // scope's service and the executions' names.
-func (v *vocab) deriveEvents(e *record.Table, root *selector.Matcher, acquires []int32, hasHandshake []bool) {
+func (v *Compiled) deriveEvents(e *record.Table, root *selector.Matcher, acquires []int32, hasHandshake []bool) {
 	if v.inferred {
 		v.inferFromCalls(e)
 	} else {
@@ -103,7 +107,7 @@ func (v *vocab) deriveEvents(e *record.Table, root *selector.Matcher, acquires [
 // scopeServices notes the service.name of each scope's acquires (the
 // first one's, read once per run of acquires of one scope), for the
 // replay's recent:N, which ranks the keys a service called.
-func (v *vocab) scopeServices(e *record.Table) {
+func (v *Compiled) scopeServices(e *record.Table) {
 	last := int32(-2)
 	for i := range e.Acquires {
 		ev := &e.Acquires[i]
@@ -127,9 +131,9 @@ func (v *vocab) scopeServices(e *record.Table) {
 // session with no acquire above it (pool.Options.Prewarm), an event marked
 // prewarm: its pair's first session (acquireEvent.prewarm). A failed one
 // opened nothing: the pool forgets its key, and the first acquire is cold.
-func (v *vocab) prewarmSessions(e *record.Table) {
+func (v *Compiled) prewarmSessions(e *record.Table) {
 	for _, h := range e.Handshakes {
-		if !h.Prewarm || h.Failed || (h.Parent >= 0 && v.acquires.match(h.Parent)) {
+		if !h.Prewarm || h.Failed || (h.Parent >= 0 && v.acquires.Match(h.Parent)) {
 			continue
 		}
 		key := v.attr(h.Span, v.kKey)
@@ -144,12 +148,12 @@ func (v *vocab) prewarmSessions(e *record.Table) {
 
 // serverSide reports whether call span i was written by the server: its
 // kind is server, or it carries the caller's address.
-func (v *vocab) serverSide(i int32) bool {
+func (v *Compiled) serverSide(i int32) bool {
 	return v.x.Span(i).Kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
 }
 
 // attr returns the value id of span attribute key on span i, -1 when absent.
-func (v *vocab) attr(i int32, key uint16) int32 {
+func (v *Compiled) attr(i int32, key uint16) int32 {
 	if val, ok := v.x.AttrVal(i, key); ok {
 		return val
 	}
@@ -158,11 +162,11 @@ func (v *vocab) attr(i int32, key uint16) int32 {
 
 // call makes span i's call event; an enclosing session span's identity is
 // interned into e.
-func (v *vocab) call(e *record.Table, i int32, root *selector.Matcher) record.Call {
+func (v *Compiled) call(e *record.Table, i int32, root *selector.Matcher) record.Call {
 	x := v.x
 	s := x.Span(i)
 	c := record.Call{Span: i, Trace: s.Trace, Start: s.Start, End: s.End, Exec: s.Trace,
-		Session: v.attr(i, v.kSession), Scope: v.scopeOf(i), Revision: v.attr(i, v.kRevision), Failed: v.failed(i)}
+		Session: v.attr(i, v.KSession), Scope: v.scopeOf(i), Revision: v.attr(i, v.kRevision), Failed: v.failed(i)}
 	if root != nil {
 		// The nearest root at or above the call, from one pass over the
 		// tree: no walk up a deep chain per call.
@@ -182,7 +186,7 @@ func (v *vocab) call(e *record.Table, i int32, root *selector.Matcher) record.Ca
 // writer without pool spans shows a session's first call (the miss that
 // opened it) and the later ones (hits) only through the calls. Whether each
 // is a hit is decided in the attribution, across traces.
-func (v *vocab) inferFromCalls(e *record.Table) {
+func (v *Compiled) inferFromCalls(e *record.Table) {
 	x := v.x
 	for k := range e.Calls {
 		c := &e.Calls[k]
@@ -203,7 +207,7 @@ func (v *vocab) inferFromCalls(e *record.Table) {
 // each lease ends where the next attempt of its invocation begins; under
 // AcquireOnMiss an implied hit per invocation without a first-attempt
 // acquire; then the failures of calls and invocations mark their leases.
-func (v *vocab) explicitAcquires(e *record.Table, acquires []int32, hasHandshake []bool) {
+func (v *Compiled) explicitAcquires(e *record.Table, acquires []int32, hasHandshake []bool) {
 	x := v.x
 	n := x.NumSpans // arrays below are indexed by span index
 	acquiresOf, orphans := v.byInvocation(e, acquires)
@@ -248,7 +252,7 @@ func (v *vocab) explicitAcquires(e *record.Table, acquires []int32, hasHandshake
 // whatever the fan-out (nearly always one; a redial makes two, a hostile
 // dump a hundred thousand). It returns each invocation's acquires and the
 // acquires without a parent.
-func (v *vocab) byInvocation(e *record.Table, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
+func (v *Compiled) byInvocation(e *record.Table, acquires []int32) (acquiresOf func(inv int32) []int32, orphans []int32) {
 	x := v.x
 	n := x.NumSpans
 	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
@@ -295,7 +299,7 @@ func (v *vocab) byInvocation(e *record.Table, acquires []int32) (acquiresOf func
 // lease, call span or not. leaseFirst and implied give each invocation's
 // first explicit event and its implied hit (-1 none); the explicit events
 // are e.acquires[:explicitEvents].
-func (v *vocab) markFailures(e *record.Table, leaseFirst, implied []int32, explicitEvents int) {
+func (v *Compiled) markFailures(e *record.Table, leaseFirst, implied []int32, explicitEvents int) {
 	l := &invocationLeases{e: e, x: v.x, first: leaseFirst, implied: implied, explicit: explicitEvents}
 	buf, ok := v.failCallLeases(e, l)
 	if !ok {
@@ -345,7 +349,7 @@ func (l *invocationLeases) of(inv int32, buf []int32) []int32 {
 // the tree rather than a walk per call, and only once a call failed. It
 // returns its buffer for reuse, and false when a cancelled poll stopped
 // it.
-func (v *vocab) failCallLeases(e *record.Table, l *invocationLeases) ([]int32, bool) {
+func (v *Compiled) failCallLeases(e *record.Table, l *invocationLeases) ([]int32, bool) {
 	var buf []int32
 	var near []int32
 	for k := range e.Calls {
@@ -377,7 +381,7 @@ func (v *vocab) failCallLeases(e *record.Table, l *invocationLeases) ([]int32, b
 
 // emitAcquire appends the event of acquire span a; next is the following
 // attempt of its invocation, -1 none.
-func (v *vocab) emitAcquire(e *record.Table, a, next int32, hasHandshake []bool) {
+func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bool) {
 	x := v.x
 	s := x.Span(a)
 	ev := record.Acquire{Start: s.Start, LeaseEnd: s.End, Trace: x.TraceRecs[s.Trace].ID, Span: s.ID, At: a,
@@ -413,7 +417,7 @@ func (v *vocab) emitAcquire(e *record.Table, a, next int32, hasHandshake []bool)
 
 // isRedial reports whether acquire span a is a second attempt, the
 // transparent redial after an expired session.
-func (v *vocab) isRedial(a int32) bool {
+func (v *Compiled) isRedial(a int32) bool {
 	at, ok := v.x.AttrVal(a, v.kAttempt)
 	return ok && v.x.Vals[at] != "1" && v.x.Vals[at] != "0"
 }
@@ -422,7 +426,7 @@ func (v *vocab) isRedial(a int32) bool {
 // without a first-attempt acquire child: it reused an idle session, which
 // the dump shows only by absence. It returns, per invocation, its implied
 // hit's event (-1 none).
-func (v *vocab) impliedHits(e *record.Table, leaseFirst []int32) []int32 {
+func (v *Compiled) impliedHits(e *record.Table, leaseFirst []int32) []int32 {
 	x := v.x
 	implied := make([]int32, x.NumSpans)
 	for i := range implied {
@@ -432,7 +436,7 @@ func (v *vocab) impliedHits(e *record.Table, leaseFirst []int32) []int32 {
 		if v.poll.Stop() {
 			return implied
 		}
-		if !v.invocations.match(i) || v.handshakes.match(i) || v.acquires.match(i) {
+		if !v.Invocations.Match(i) || v.handshakes.Match(i) || v.acquires.Match(i) {
 			continue
 		}
 		s := x.Span(i)
@@ -453,7 +457,7 @@ func (v *vocab) impliedHits(e *record.Table, leaseFirst []int32) []int32 {
 
 // acquiredBefore reports whether acquire a orders before acquire b of the
 // same invocation: by start, ties by span id.
-func (v *vocab) acquiredBefore(e *record.Table, a, b int32) bool {
+func (v *Compiled) acquiredBefore(e *record.Table, a, b int32) bool {
 	e.Compares++
 	sa, sb := v.x.Span(a), v.x.Span(b)
 	if sa.Start != sb.Start {
@@ -467,7 +471,7 @@ func (v *vocab) acquiredBefore(e *record.Table, a, b int32) bool {
 // their value ids, the text is built once per distinct set. A span that
 // records none leaves its scope as it was ("any one acquire span of a pool
 // scope tells its settings", spans.AttrPoolIdleTTL's comment).
-func (v *vocab) recordSettings(e *record.Table, a, scope int32) {
+func (v *Compiled) recordSettings(e *record.Table, a, scope int32) {
 	var vals [len(spans.PoolSettingsAttrs)]int32
 	recorded := false
 	for i, k := range v.kSettings {
@@ -489,4 +493,41 @@ func (v *vocab) recordSettings(e *record.Table, a, scope int32) {
 		e.SettingsByScope = map[int32]int32{}
 	}
 	record.NoteSettings(e.SettingsByScope, scope, id)
+}
+
+// Stage runs the vocabulary stage of cfg (valid and defaulted) over
+// idx, with the execution roots cfg names, stopped by ctx.
+func Stage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*record.Table, error) {
+	cfg = Resolve(cfg, idx) // detect.go: auto reads what the spans show
+	v, err := Compile(idx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	v.poll = poll.New(ctx)
+	root, err := executionRoot(idx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ev := v.stage(root)
+	if err := v.poll.Err(); err != nil {
+		return nil, fmt.Errorf("analyze: measures: %w", err)
+	}
+	return ev, nil
+}
+
+// executionRoot compiles the execution root: Config.ExecutionRoot, else
+// the vocabulary's Executions; nil when every trace is one execution.
+func executionRoot(idx *index.Index, cfg rulefmt.Config) (*selector.Matcher, error) {
+	sel := cfg.ExecutionRoot
+	if sel == nil {
+		sel = cfg.ActiveVocabulary().Executions
+	}
+	if sel == nil {
+		return nil, nil
+	}
+	m, err := selector.Compile(idx, *sel)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: execution root: %w", err)
+	}
+	return m, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package vocab
 
 import (
 	"cmp"
@@ -89,49 +89,49 @@ func (e *resEvidence) add(o *resEvidence) {
 // a writer; the counts, tiers and ties that choose between writers a
 // resource shows are here.
 type signature struct {
-	name       string
+	Name       string
 	tier       int // lower wins over any count
 	shows      func(e *resEvidence) bool
 	recognised func(e *resEvidence) int
 	profile    rulefmt.Profile
 }
 
-// builtinSignatures lists the built-in vocabularies in precedence order:
+// BuiltinSignatures lists the built-in vocabularies in precedence order:
 // ties within a tier go to the earlier entry.
-var builtinSignatures = []signature{
+var BuiltinSignatures = []signature{
 	{
 		// Ours: an acquire on every call (a cache_hit=true acquire proves
 		// hits are written), or invocations each with an acquire child.
-		name: report.VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
+		Name: report.VocabMcptrace, tier: 0, profile: rulefmt.ProfileDefault,
 		shows:      func(e *resEvidence) bool { return e.pool > 0 && (e.hitTrue > 0 || e.bareInvokes == 0) },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
 		// The gateway's later generation: an acquire only on a miss, so
 		// some invocations have none, and no acquire says cache_hit=true.
-		name: report.VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
+		Name: report.VocabAcquireOnMiss, tier: 0, profile: rulefmt.ProfileAcquireOnMiss,
 		shows:      func(e *resEvidence) bool { return e.bareInvokes > 0 && e.hitTrue == 0 },
 		recognised: func(e *resEvidence) int { return e.pool + e.semconv },
 	},
 	{
 		// Sentry reads the spans semconv reads, in a resource where its MCP
 		// wrapper marked some: listed first, it wins the tie.
-		name: report.VocabSentry, tier: 1, profile: rulefmt.ProfileSentry,
+		Name: report.VocabSentry, tier: 1, profile: rulefmt.ProfileSentry,
 		shows:      func(e *resEvidence) bool { return e.sentry > 0 },
 		recognised: func(e *resEvidence) int { return e.semconv },
 	},
 	{
-		name: report.VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
+		Name: report.VocabSemconv, tier: 1, profile: rulefmt.ProfileSemconv,
 		shows:      func(e *resEvidence) bool { return e.semconv > 0 },
 		recognised: func(e *resEvidence) int { return e.semconv },
 	},
 	{
-		name: report.VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
+		Name: report.VocabOpenLLMetry, tier: 1, profile: rulefmt.ProfileOpenLLMetry,
 		shows:      func(e *resEvidence) bool { return e.openllmetry > 0 },
 		recognised: func(e *resEvidence) int { return e.openllmetry },
 	},
 	{
-		name: report.VocabMastra, tier: 1, profile: rulefmt.ProfileMastra,
+		Name: report.VocabMastra, tier: 1, profile: rulefmt.ProfileMastra,
 		shows:      func(e *resEvidence) bool { return e.mastra > 0 },
 		recognised: func(e *resEvidence) int { return e.mastra },
 	},
@@ -139,8 +139,8 @@ var builtinSignatures = []signature{
 
 // signatureOf returns the built-in signature named name.
 func signatureOf(name string) (signature, bool) {
-	for _, s := range builtinSignatures {
-		if s.name == name {
+	for _, s := range BuiltinSignatures {
+		if s.Name == name {
 			return s, true
 		}
 	}
@@ -164,12 +164,12 @@ func vocabOfProfile(p rulefmt.Profile) string {
 	return report.VocabMcptrace
 }
 
-// decide returns the vocabulary e shows, VocabNone when it shows none: the
+// Decide returns the vocabulary e shows, VocabNone when it shows none: the
 // lowest tier among the signatures shown, then the most spans recognised,
 // then the order of builtinSignatures.
-func decide(e *resEvidence) string {
+func Decide(e *resEvidence) string {
 	best, bestN, found := signature{}, 0, false
-	for _, s := range builtinSignatures {
+	for _, s := range BuiltinSignatures {
 		if !s.shows(e) {
 			continue
 		}
@@ -181,7 +181,7 @@ func decide(e *resEvidence) string {
 	if !found {
 		return report.VocabNone
 	}
-	return best.name
+	return best.Name
 }
 
 // isOpenLLMetrySpan reports whether a span of the given name and kind is
@@ -195,32 +195,32 @@ func isOpenLLMetrySpan(name string, kind uint8) bool {
 		(strings.HasSuffix(name, openllmetryToolSuffix) || strings.HasSuffix(name, openllmetryMCPSuffix))
 }
 
-// maxNameCounts bounds the distinct unrecognised span names an
+// MaxNameCounts bounds the distinct unrecognised span names an
 // observation keeps (its most frequent) and a detection holds in all: a
 // dump of high-cardinality names ("GET /users/1234") costs no more than
 // this, and the ten most frequent are exact unless a name's spans are
 // spread thinly over many observations.
-const maxNameCounts = 1024
+const MaxNameCounts = 1024
 
-// detection is the evidence of a set of traces: per resource, and the
+// Detection is the evidence of a set of traces: per resource, and the
 // counts of the span names no vocabulary recognises.
-type detection struct {
-	res   map[string]*resEvidence
+type Detection struct {
+	Res   map[string]*resEvidence
 	names map[string]int
 	// namesLeftOut counts the spans of names left out of names by
 	// maxNameCounts.
 	namesLeftOut int
 }
 
-func newDetection() *detection {
-	return &detection{res: map[string]*resEvidence{}, names: map[string]int{}}
+func NewDetection() *Detection {
+	return &Detection{Res: map[string]*resEvidence{}, names: map[string]int{}}
 }
 
-// detectIndex returns the evidence of every trace of the finished index x,
+// Detect returns the evidence of every trace of the finished index x,
 // polling p (nil never stops) in its loop over the spans.
-func detectIndex(x *index.Index, p *poll.Poll) *detection {
+func Detect(x *index.Index, p *poll.Poll) *Detection {
 	x.Finish()
-	d := newDetection()
+	d := NewDetection()
 	m := newSpanMarks(x)
 	perRes := make([]resEvidence, len(x.Resources))
 	unrecognised := make([]int, len(x.Names))
@@ -240,11 +240,11 @@ func detectIndex(x *index.Index, p *poll.Poll) *detection {
 			continue
 		}
 		key := x.ResourceText(int32(r))
-		if mine, ok := d.res[key]; ok {
+		if mine, ok := d.Res[key]; ok {
 			mine.add(&perRes[r])
 		} else {
 			e := perRes[r]
-			d.res[key] = &e
+			d.Res[key] = &e
 		}
 	}
 	d.addNames(x.Names, unrecognised)
@@ -337,7 +337,7 @@ func (m *spanMarks) attr(x *index.Index, i int32, k uint16, has bool) (string, b
 
 // addNames adds the counts of names (per name id) to d, keeping at most
 // maxNameCounts names: the most frequent.
-func (d *detection) addNames(names []string, counts []int) {
+func (d *Detection) addNames(names []string, counts []int) {
 	ids := make([]int, 0, len(counts))
 	for id, n := range counts {
 		if n > 0 {
@@ -352,25 +352,25 @@ func (d *detection) addNames(names []string, counts []int) {
 
 // addName adds n spans of name, or counts them as left out once d holds
 // maxNameCounts other names.
-func (d *detection) addName(name string, n int) {
-	if _, ok := d.names[name]; ok || len(d.names) < maxNameCounts {
+func (d *Detection) addName(name string, n int) {
+	if _, ok := d.names[name]; ok || len(d.names) < MaxNameCounts {
 		d.names[name] += n
 		return
 	}
 	d.namesLeftOut += n
 }
 
-// merge adds o's evidence to d.
-func (d *detection) merge(o *detection) {
+// Merge adds o's evidence to d.
+func (d *Detection) Merge(o *Detection) {
 	if o == nil {
 		return
 	}
-	for k, e := range o.res {
-		if mine, ok := d.res[k]; ok {
+	for k, e := range o.Res {
+		if mine, ok := d.Res[k]; ok {
 			mine.add(e)
 		} else {
 			c := *e
-			d.res[k] = &c
+			d.Res[k] = &c
 		}
 	}
 	type nc struct {
@@ -388,41 +388,41 @@ func (d *detection) merge(o *detection) {
 	d.namesLeftOut += o.namesLeftOut
 }
 
-// decisions returns the vocabulary of each resource of d: profile's when
+// Decisions returns the vocabulary of each resource of d: profile's when
 // explicit, else the one its evidence shows; sticky, when not nil, holds
 // decisions already made (a stream's), which win.
-func (d *detection) decisions(profile rulefmt.Profile, sticky map[string]string) map[string]string {
-	out := make(map[string]string, len(d.res))
-	for k, e := range d.res {
+func (d *Detection) Decisions(profile rulefmt.Profile, sticky map[string]string) map[string]string {
+	out := make(map[string]string, len(d.Res))
+	for k, e := range d.Res {
 		switch v, ok := sticky[k]; {
 		case ok:
 			out[k] = v
 		case profile != rulefmt.ProfileAuto:
 			out[k] = vocabOfProfile(profile)
 		default:
-			out[k] = decide(e)
+			out[k] = Decide(e)
 		}
 	}
 	return out
 }
 
-// effectiveProfile returns the profile the measures read the whole dump
+// EffectiveProfile returns the profile the measures read the whole dump
 // with, given each resource's vocabulary: the measures read one vocabulary
 // per observation until they read events per resource (the event model),
 // so a mixed dump is read with the vocabulary its resources' spans show
 // most of, our own tier first, as decide chooses within a resource.
 // Nothing readable gives ProfileDefault, which reads nothing there.
-func (d *detection) effectiveProfile(dec map[string]string) rulefmt.Profile {
+func (d *Detection) EffectiveProfile(dec map[string]string) rulefmt.Profile {
 	sum := map[string]*resEvidence{}
 	for k, v := range dec {
 		if sum[v] == nil {
 			sum[v] = &resEvidence{}
 		}
-		sum[v].add(d.res[k])
+		sum[v].add(d.Res[k])
 	}
 	best, bestN, found := signature{}, 0, false
-	for _, s := range builtinSignatures {
-		e, ok := sum[s.name]
+	for _, s := range BuiltinSignatures {
+		e, ok := sum[s.Name]
 		if !ok || s.profile == "" {
 			continue
 		}
@@ -447,18 +447,18 @@ const (
 	MaxRecognitionText = 256
 )
 
-// report turns d and the resources' vocabularies into the report's
+// Report turns d and the resources' vocabularies into the report's
 // recognition section and settings.vocabulary.
-func (d *detection) report(dec map[string]string) (report.RecognitionReport, string) {
+func (d *Detection) Report(dec map[string]string) (report.RecognitionReport, string) {
 	r := report.RecognitionReport{Vocabularies: []report.VocabularyUse{}, UnrecognisedNames: []report.NameCount{}}
 	uses := map[string]*report.VocabularyUse{}
-	keys := make([]string, 0, len(d.res))
-	for k := range d.res {
+	keys := make([]string, 0, len(d.Res))
+	for k := range d.Res {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		e, v := d.res[k], dec[k]
+		e, v := d.Res[k], dec[k]
 		u := uses[v]
 		if u == nil {
 			u = &report.VocabularyUse{Vocabulary: v, ExampleResources: []string{}}
@@ -506,188 +506,22 @@ func (d *detection) report(dec map[string]string) (report.RecognitionReport, str
 	return r, report.VocabMixed
 }
 
-// resolve returns p, or for ProfileAuto the profile the measures read the
+// Resolve returns p, or for ProfileAuto the profile the measures read the
 // traces of d with (effectiveProfile over every resource's decision).
-func (d *detection) resolve(p rulefmt.Profile) rulefmt.Profile {
+func (d *Detection) Resolve(p rulefmt.Profile) rulefmt.Profile {
 	if p != rulefmt.ProfileAuto {
 		return p
 	}
-	return d.effectiveProfile(d.decisions(rulefmt.ProfileAuto, nil))
+	return d.EffectiveProfile(d.Decisions(rulefmt.ProfileAuto, nil))
 }
 
-// useProfile fixes the profile the aggregate's observations were measured
-// with: the report's pool span names. (The pair stage needs no word of it:
-// an acquire inferred from a call carries its session, record.Acquire.)
-func (a *aggregate) useProfile(p rulefmt.Profile) {
-	a.profile = p
-}
-
-// vocabulary returns the vocabulary the measures read: a config's own, or
-// the built-in of the effective profile.
-func (a *aggregate) vocabulary() *rulefmt.Vocabulary {
-	if a.cfg.Vocabulary != nil {
-		return a.cfg.Vocabulary
-	}
-	c := a.cfg
-	c.Profile = a.effectiveProfile()
-	return c.ActiveVocabulary()
-}
-
-// effectiveProfile returns the profile the measures read: the one fixed by
-// useProfile, else the one the summed evidence resolves to.
-func (a *aggregate) effectiveProfile() rulefmt.Profile {
-	if a.profile != rulefmt.ProfileAuto && a.profile != "" {
-		return a.profile
-	}
-	return a.detect.resolve(rulefmt.ProfileAuto)
-}
-
-// reportDetection fills r's recognition section and settings.vocabulary
-// from the summed evidence: each resource's vocabulary decided from all
-// of it, or a stream's sticky decisions where made.
-func (a *aggregate) reportDetection(r *report.Report) {
-	r.Recognition, r.Settings.Vocabulary = a.detect.report(a.detect.decisions(a.cfg.Profile, a.sticky))
-	if v := a.cfg.Vocabulary; v != nil {
-		ownRecognition(r, v, a.poolSpans)
-	}
-}
-
-// ownRecognition makes r's recognition that of a user's own vocabulary v,
-// which read poolSpans of the dump's spans: it recognises them as a
-// built-in does (settings.vocabulary names it), whatever the built-ins'
-// signatures make of them; the names it reads by name leave the list of
-// unrecognised names.
-func ownRecognition(r *report.Report, v *rulefmt.Vocabulary, poolSpans int) {
-	use := report.VocabularyUse{Vocabulary: v.Name, Spans: r.Spans, RecognisedSpans: poolSpans, ExampleResources: []string{}}
-	for _, u := range r.Recognition.Vocabularies {
-		use.Resources += u.Resources
-		for _, e := range u.ExampleResources {
-			if len(use.ExampleResources) < MaxExampleResources && !slices.Contains(use.ExampleResources, e) {
-				use.ExampleResources = append(use.ExampleResources, e)
-			}
-		}
-	}
-	slices.Sort(use.ExampleResources)
-	names := v.PoolSpanNames()
-	r.Recognition = report.RecognitionReport{
-		RecognisedSpans:   poolSpans,
-		UnrecognisedSpans: r.Spans - poolSpans,
-		Vocabularies:      []report.VocabularyUse{use},
-		UnrecognisedNames: slices.DeleteFunc(r.Recognition.UnrecognisedNames, func(n report.NameCount) bool { return slices.Contains(names, n.Name) }),
-	}
-	r.Settings.Vocabulary = v.Name
-	if poolSpans == 0 {
-		r.Settings.Vocabulary = report.VocabNone
-	}
-}
-
-// engineDetection is an Engine's state for ProfileAuto.
-type engineDetection struct {
-	// batch is the profile a batch engine decided from every shard's
-	// evidence before observing (detectBatch).
-	batch rulefmt.Profile
-	// sticky is, for an engine that finalizes early, each resource's
-	// vocabulary from the first batch that showed one; fixed reports
-	// whether the measures' profile has been decided (the aggregate's).
-	sticky map[string]string
-	fixed  bool
-	// used lists the profiles a speculative engine's observations were
-	// measured with, to compare with the whole dump's at the end.
-	used map[rulefmt.Profile]bool
-}
-
-// detectBatch, for a batch engine under ProfileAuto, gathers the evidence
-// of every shard's open traces (the whole dump) and decides the profile
-// the shards then observe with: the same choice as Analyze's over one
-// index. Call it before stop, without e.mu.
-func (e *Engine) detectBatch() {
-	if e.cfg.Profile != rulefmt.ProfileAuto || e.finalizesEarly() {
-		return
-	}
-	replies := make(chan *detection, len(e.shards))
-	e.send(shardMsg{detect: replies})
-	sum := newDetection()
-	for range e.shards {
-		sum.merge(<-replies)
-	}
-	e.mu.Lock()
-	e.det.batch = sum.resolve(rulefmt.ProfileAuto)
-	e.agg.useProfile(e.det.batch)
-	e.mu.Unlock()
-}
-
-// observeConfig returns the configuration to observe x (whole traces)
-// with: e.cfg, its ProfileAuto replaced by the profile decided. A batch
-// engine decided it from the whole dump (detectBatch). An engine that
-// finalizes early decides each resource's vocabulary from the first batch
-// that shows one, sticky, and the measures' profile with the first
-// resource decided; before that it observes with ProfileDefault, which
-// reads only our own span names (the evidence of those traces has none).
-func (e *Engine) observeConfig(x *index.Index) rulefmt.Config {
-	cfg := e.cfg
-	if cfg.Profile != rulefmt.ProfileAuto {
-		return cfg
-	}
-	if !e.finalizesEarly() {
-		e.mu.Lock()
-		cfg.Profile = e.det.batch
-		e.mu.Unlock()
-		return cfg
-	}
-	d := detectIndex(x, nil)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.det.sticky == nil {
-		e.det.sticky, e.det.used = map[string]string{}, map[rulefmt.Profile]bool{}
-	}
-	decided := map[string]string{}
-	for k, ev := range d.res {
-		v, ok := e.det.sticky[k]
-		if !ok {
-			if v = decide(ev); v == report.VocabNone {
-				continue
-			}
-			e.det.sticky[k] = v
-		}
-		decided[k] = v
-	}
-	if !e.det.fixed && len(decided) > 0 {
-		e.det.fixed = true
-		e.agg.useProfile(d.effectiveProfile(decided))
-	}
-	cfg.Profile = rulefmt.ProfileDefault
-	if e.det.fixed {
-		cfg.Profile = e.agg.profile
-	}
-	e.det.used[cfg.Profile] = true
-	return cfg
-}
-
-// checkDetection spoils a speculative engine whose observations were not
-// all measured with the profile the whole dump's evidence gives: its
-// figures would differ from a batch run's, so the input is read again.
-// Call it with e.mu held, after the last observation.
-func (e *Engine) checkDetection() {
-	if !e.speculative || e.cfg.Profile != rulefmt.ProfileAuto {
-		return
-	}
-	final := e.agg.detect.resolve(rulefmt.ProfileAuto)
-	for p := range e.det.used {
-		if p != final {
-			e.spoiled.Store(true)
-			return
-		}
-	}
-	e.agg.useProfile(final)
-}
-
-// resolvedFor returns c with ProfileAuto replaced by the profile x's spans
+// Resolve returns c with ProfileAuto replaced by the profile x's spans
 // show (a config's own vocabulary block is never replaced): what every
 // reader of one finished index (the vocabulary stage, the rules) uses, so
 // they all read the same vocabulary.
-func resolvedFor(c rulefmt.Config, x *index.Index) rulefmt.Config {
+func Resolve(c rulefmt.Config, x *index.Index) rulefmt.Config {
 	if c.Profile == rulefmt.ProfileAuto && c.Vocabulary == nil {
-		c.Profile = detectIndex(x, nil).resolve(rulefmt.ProfileAuto)
+		c.Profile = Detect(x, nil).Resolve(rulefmt.ProfileAuto)
 	}
 	return c
 }

@@ -1,4 +1,4 @@
-package engine
+package vocab
 
 import (
 	"fmt"
@@ -6,23 +6,24 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// vocab is a Vocabulary compiled against one finished index: its role
+// Compiled is a Vocabulary compiled against one finished index: its role
 // selectors as matchers, the ids of the attribute keys it names and of the
-// values the stage compares with. The vocabulary stage (vocabulary_stage.go) is its
+// values the stage compares with. The vocabulary stage (stage.go) is its
 // only reader: the measures read the events it produces, never a span name.
-type vocab struct {
+type Compiled struct {
 	x   *index.Index
 	voc *rulefmt.Vocabulary
 	// poll stops the stage's long loops when the context of
 	// [AnalyzeContext] is done; nil never stops.
 	poll *poll.Poll
 
-	calls, invocations, acquires, handshakes role
+	calls, Invocations, acquires, handshakes role
 	session                                  *selector.Matcher // Session.Enclosing, nil when unset
 	// clock ties each call to its execution (measurable.go).
 	clock rootClock
@@ -30,7 +31,7 @@ type vocab struct {
 	// inferred from calls, a session's first call the miss.
 	inferred bool
 
-	kHit, kKey, kAttempt, kReason, kPoolID, kSession, kErrType, kAddr, kPort, kRevision uint16
+	kHit, kKey, kAttempt, kReason, kPoolID, KSession, kErrType, kAddr, kPort, kRevision uint16
 	kClient                                                                             uint16 // Attributes.ClientAddress: a server-side call
 	rInstance, rService                                                                 uint16
 	kPrewarm                                                                            uint16 // spans.AttrPrewarm: the pool's own, whatever the vocabulary
@@ -52,13 +53,13 @@ type vocab struct {
 // carries it, so a lookup finds nothing.
 const noKey = ^uint16(0)
 
-// newVocab compiles the vocabulary cfg resolves to for x (detect.go)
+// Compile compiles the vocabulary cfg resolves to for x (detect.go)
 // against x: its roles' selectors, and its attribute keys and values as
 // x's ids, looked up once so the stage compares ids span by span.
-func newVocab(x *index.Index, cfg rulefmt.Config) (*vocab, error) {
+func Compile(x *index.Index, cfg rulefmt.Config) (*Compiled, error) {
 	x.Finish()
-	voc := resolvedFor(cfg, x).ActiveVocabulary() // detect.go
-	v := &vocab{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
+	voc := Resolve(cfg, x).ActiveVocabulary() // detect.go
+	v := &Compiled{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
 	if err := v.compileRoles(); err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func newVocab(x *index.Index, cfg rulefmt.Config) (*vocab, error) {
 // compileRoles compiles the vocabulary's role selectors and its enclosing
 // session selector against the index. It compiles them all and returns
 // the first error, naming the vocabulary.
-func (v *vocab) compileRoles() error {
+func (v *Compiled) compileRoles() error {
 	x, voc := v.x, v.voc
 	var err error
 	compile := func(sels []rulefmt.Selector) []*selector.Matcher {
@@ -102,7 +103,7 @@ func (v *vocab) compileRoles() error {
 		}
 		return out
 	}
-	v.calls, v.invocations = newRole(x, compile(voc.Calls)), newRole(x, compile(voc.Invocations))
+	v.calls, v.Invocations = newRole(x, compile(voc.Calls)), newRole(x, compile(voc.Invocations))
 	v.acquires, v.handshakes = newRole(x, compile(voc.Acquires)), newRole(x, compile(voc.Handshakes))
 	if voc.Session.Enclosing != nil {
 		if ms := compile([]rulefmt.Selector{*voc.Session.Enclosing}); len(ms) == 1 {
@@ -114,7 +115,7 @@ func (v *vocab) compileRoles() error {
 
 // resolveKeys looks up the index's id of every attribute key the
 // vocabulary names (noKey for an empty name or one no span carries).
-func (v *vocab) resolveKeys() {
+func (v *Compiled) resolveKeys() {
 	key := func(k string) uint16 {
 		if id, ok := v.x.LookupKey(k); ok && k != "" {
 			return id
@@ -123,7 +124,7 @@ func (v *vocab) resolveKeys() {
 	}
 	a := v.voc.Attributes
 	v.kHit, v.kKey, v.kAttempt = key(a.Hit), key(a.Key), key(a.Attempt)
-	v.kReason, v.kPoolID, v.kSession = key(a.MissReason), key(a.PoolID), key(v.voc.Session.Attribute)
+	v.kReason, v.kPoolID, v.KSession = key(a.MissReason), key(a.PoolID), key(v.voc.Session.Attribute)
 	v.kErrType, v.kRevision = key(a.ErrorType), key(a.Revision)
 	v.kAddr, v.kPort, v.kClient = key(a.ServerAddress), key(a.ServerPort), key(a.ClientAddress)
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
@@ -184,8 +185,8 @@ func (r *role) bound(perName []int32, n int) int {
 	return total
 }
 
-// match reports whether span i plays the role.
-func (r *role) match(i int32) bool {
+// Match reports whether span i plays the role.
+func (r *role) Match(i int32) bool {
 	if r.byName != nil && r.byName[r.x.Span(i).Name] {
 		return true
 	}
@@ -198,12 +199,12 @@ func (r *role) match(i int32) bool {
 }
 
 // isCall reports whether span i is a tool call of the vocabulary.
-func (v *vocab) isCall(i int32) bool { return v.calls.match(i) }
+func (v *Compiled) isCall(i int32) bool { return v.calls.Match(i) }
 
 // failed reports whether span i ended in a failure that drops the pool's
 // session: status error, unless the error is only the tool's own isError
 // answer, which is a clean release.
-func (v *vocab) failed(i int32) bool {
+func (v *Compiled) failed(i int32) bool {
 	if v.x.Span(i).Status != index.StatusError {
 		return false
 	}
@@ -216,7 +217,7 @@ func (v *vocab) failed(i int32) bool {
 // The values are computed for every span in one pass (each span resolved
 // once, index.inheritedValues) on the first call for a key, so a deep
 // chain costs no walk per span.
-func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
+func (v *Compiled) inherited(i int32, key uint16) (int32, bool) {
 	vals, ok := v.inh[key]
 	if !ok {
 		vals = v.x.InheritedValues(key)
@@ -233,7 +234,7 @@ func (v *vocab) inherited(i int32, key uint16) (int32, bool) {
 
 // scopeOf names the pool scope of span i as an interned value, -1 when
 // nothing names it. With --scope-attr only that attribute counts.
-func (v *vocab) scopeOf(i int32) int32 {
+func (v *Compiled) scopeOf(i int32) int32 {
 	if v.kScope >= 0 {
 		k := uint16(v.kScope)
 		if val, ok := v.inherited(i, k); ok {
@@ -254,4 +255,114 @@ func (v *vocab) scopeOf(i int32) int32 {
 		return val
 	}
 	return -1
+}
+
+// rootClock answers, for the calls of one index, whether a call outlives
+// the root span of its execution.
+type rootClock struct {
+	x *index.Index
+	// session matches a span known to be a session, never an execution
+	// (the vocabulary's enclosing session span: OpenLLMetry's
+	// mcp.client.session); nil when the vocabulary names none.
+	session *selector.Matcher
+	// top is, per span index, the topmost ancestor (itself for a root), or
+	// -1 under a missing parent: computed on first need, in one pass.
+	top []int32
+}
+
+// traceRootOf returns the root span of i's trace above it, -1 when its
+// chain ends at a missing parent (the root is not in the dump, so there is
+// no end to compare with).
+func (c *rootClock) traceRootOf(i int32) int32 {
+	if c.top == nil {
+		x := c.x
+		t := x.Tree()
+		c.top = make([]int32, x.NumSpans)
+		for _, j := range t.DFS { // parents come before their children
+			switch p := x.Span(j).Parent; {
+			case p == index.ParentNone:
+				c.top[j] = j
+			case p < 0:
+				c.top[j] = -1
+			default:
+				c.top[j] = c.top[p]
+			}
+		}
+	}
+	return c.top[i]
+}
+
+// isSession reports whether span root (-1 none) is a session span, which
+// spans many executions and is none.
+func (c *rootClock) isSession(root int32) bool {
+	return root >= 0 && c.session != nil && c.session.Match(root)
+}
+
+// outlives reports whether call i ends after root's end (strictly: a call
+// ending with its root is within it). root -1 never is outlived.
+func (c *rootClock) outlives(i, root int32) bool {
+	return root >= 0 && c.x.Span(i).End > c.x.Span(root).End
+}
+
+// tie says whether call i is tied to its execution: exec is the
+// execution's root span when byRoot (an execution root selector; -1 under
+// none), else the call's trace, whose root span this finds. A call under no
+// root, a call that is its own trace's root, and a call under a session
+// span as its trace's root are outside; a call ending after its root's end
+// outlives it; the rest are tied.
+func (c *rootClock) tie(i, exec int32, byRoot bool) record.Tie {
+	root := exec
+	if !byRoot {
+		if root = c.traceRootOf(i); root == i || c.isSession(root) {
+			return record.TieOutsideRoot
+		}
+	}
+	switch {
+	case byRoot && root < 0:
+		return record.TieOutsideRoot
+	case c.outlives(i, root):
+		return record.TieOutlivesRoot
+	}
+	return record.Tied
+}
+
+// execNames counts, per name of an execution's root span, the executions
+// holding a call and those holding none, for a writer whose request spans
+// are parented to a session span (nil for any other: there an execution
+// without a call is one that called no tool). An execution is a trace,
+// its root span's name the key, or with root a span root matches.
+func (v *Compiled) execNames(e *record.Table, root *selector.Matcher) map[string][2]int {
+	if v.voc.Capabilities.Parenting != rulefmt.ParentSession {
+		return nil
+	}
+	x := v.x
+	withCall := map[int32]bool{}
+	for _, c := range e.Calls {
+		if root != nil {
+			withCall[c.Exec] = true
+		} else {
+			withCall[c.Trace] = true
+		}
+	}
+	out := map[string][2]int{}
+	for _, i := range x.Order {
+		s := x.Span(i)
+		key := i
+		switch {
+		case root != nil && !root.Match(i):
+			continue
+		case root == nil && s.Parent != index.ParentNone:
+			continue
+		case root == nil:
+			key = s.Trace
+		}
+		n := out[x.Names[s.Name]]
+		if withCall[key] {
+			n[0]++
+		} else {
+			n[1]++
+		}
+		out[x.Names[s.Name]] = n
+	}
+	return out
 }
