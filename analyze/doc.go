@@ -27,6 +27,6 @@
 //     pool (package analyze/whatif).
 //
 // Every function is pure apart from reading its inputs: no clock, every
-// time comes from the spans. The report renders itself as a table, JSON
-// (docs/analysis-schema.md) or Markdown with [report.Report.Render].
+// time comes from the spans. Package analyze/report/render draws the report
+// as a table, JSON (docs/analysis-schema.md) or Markdown (render.Write).
 package analyze

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -254,7 +255,7 @@ func (c *CheckReport) Render(w io.Writer, format string) error {
 	case CheckJUnit:
 		return c.WriteJUnit(w)
 	}
-	return fmt.Errorf("%w %q: want table, json, markdown or junit", report.ErrUnknownRenderFormat, format)
+	return fmt.Errorf("%w %q: want table, json, markdown or junit", render.ErrUnknownFormat, format)
 }
 
 // errNoWriter guards renderers against a nil writer.

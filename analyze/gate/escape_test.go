@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -36,8 +36,8 @@ func TestRenderersEscapeControlBytesFromTheDump(t *testing.T) {
 	}
 	check := NewCheckReport(r, results, nil, "base\x1b[2J.json")
 	outputs := map[string]func(*bytes.Buffer) error{
-		"analyze table":    func(b *bytes.Buffer) error { return r.Render(b, report.RenderTable) },
-		"analyze markdown": func(b *bytes.Buffer) error { return r.Render(b, report.RenderMarkdown) },
+		"analyze table":    func(b *bytes.Buffer) error { return render.Table(b, r) },
+		"analyze markdown": func(b *bytes.Buffer) error { return render.Markdown(b, r) },
 		"check table":      func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 		"check markdown":   func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 		"diff table": func(b *bytes.Buffer) error {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -96,8 +96,8 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 				t.Fatal(err)
 			}
 			human := map[string]func(*bytes.Buffer) error{
-				"analyze table":      func(b *bytes.Buffer) error { return r.Render(b, report.RenderTable) },
-				"analyze markdown":   func(b *bytes.Buffer) error { return r.Render(b, report.RenderMarkdown) },
+				"analyze table":      func(b *bytes.Buffer) error { return render.Table(b, r) },
+				"analyze markdown":   func(b *bytes.Buffer) error { return render.Markdown(b, r) },
 				"check table":        func(b *bytes.Buffer) error { return check.Render(b, CheckTable) },
 				"check markdown":     func(b *bytes.Buffer) error { return check.Render(b, CheckMarkdown) },
 				"junit":              check.writeJUnitTo,
@@ -143,7 +143,7 @@ func TestEveryFormatShowsHostileTextInert(t *testing.T) {
 			// JSON is data: valid, and the value itself (invalid UTF-8
 			// excepted, which JSON cannot hold).
 			for name, render := range map[string]func(*bytes.Buffer) error{
-				"analyze json": func(b *bytes.Buffer) error { return r.Render(b, report.RenderJSON) },
+				"analyze json": func(b *bytes.Buffer) error { return render.JSON(b, r) },
 				"check json":   func(b *bytes.Buffer) error { return check.Render(b, CheckJSON) },
 			} {
 				var b bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -51,7 +51,7 @@ func TestSessionRulesNeverApplyToSessionlessExecutions(t *testing.T) {
 				t.Errorf("sessionless revision = %+v", modern)
 			}
 			var table bytes.Buffer
-			if err := r.Render(&table, report.RenderTable); err != nil {
+			if err := render.Table(&table, r); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(strings.ToLower(table.String()), "by protocol revision") || !strings.Contains(table.String(), "2026-07-28 is sessionless: the session rules do not apply") {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/analyzetest"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -23,7 +24,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 	cfg := dumptest.ScenarioConfig(t, "cold-init-two-reads")
 	r := analyzetest.AnalyzeTD(t, cfg, tracegen.ColdInitTwoReads())
 	var buf bytes.Buffer
-	if err := r.Render(&buf, report.RenderJSON); err != nil {
+	if err := render.JSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "baseline.json")
@@ -38,7 +39,7 @@ func TestBaselineRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
-	if err := back.Render(&again, report.RenderJSON); err != nil {
+	if err := render.JSON(&again, back); err != nil {
 		t.Fatal(err)
 	}
 	if again.String() != buf.String() {

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // htmlText makes text from a dump safe and honest in the HTML report: the
@@ -50,5 +51,5 @@ func (h *Report) escapeText() {
 	for i := range h.Headline.Reads {
 		h.Headline.Reads[i].Name = htmlText(h.Headline.Reads[i].Name)
 	}
-	h.Headline.ExecutionsWhyNot = htmlText(textfmt.ClipTo(h.Headline.ExecutionsWhyNot, report.MaxNote)) // it quotes --execution-root
+	h.Headline.ExecutionsWhyNot = htmlText(textfmt.ClipTo(h.Headline.ExecutionsWhyNot, render.MaxNote)) // it quotes --execution-root
 }

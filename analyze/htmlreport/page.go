@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // htmlAssets are the report page, its style and its script. The pictures
@@ -62,7 +62,7 @@ func (h *Report) Render(w io.Writer) error {
 	// through a replacement that could read markers inside it.
 	// The title names every input: clipped, so 100k inputs do not make a
 	// megabyte title.
-	r := strings.NewReplacer("{{TITLE}}", html.EscapeString(textfmt.ClipTo(title, report.MaxNote)), "{{CSS}}", css, "{{JS}}", js, "{{DATA}}", string(data), "{{WHATIF}}", h.whatIf)
+	r := strings.NewReplacer("{{TITLE}}", html.EscapeString(textfmt.ClipTo(title, render.MaxNote)), "{{CSS}}", css, "{{JS}}", js, "{{DATA}}", string(data), "{{WHATIF}}", h.whatIf)
 	var b bytes.Buffer
 	if _, err := r.WriteString(&b, page); err != nil {
 		return fmt.Errorf("render html: %w", err)

@@ -2,9 +2,11 @@
 // Collector's pdata: the [Report] an analysis of a dump computes (schema
 // mcptrace.analysis/v1: the pool, executions, reads-per-request, protocol,
 // recognition and stream figures), the [Analysis] that adds what each rule's
-// scopes hold ([RuleObservation]), the table of measures (name, unit,
-// direction of "better", how to draw it, how to read it from a Report) and
-// the table, Markdown and JSON renderers.
+// scopes hold ([RuleObservation]) and the table of measures (name, unit,
+// direction of "better", how to draw it, how to read it from a Report).
+// It holds data only, so a reader of it sees what a report says and no
+// drawing code: the renderers (table, Markdown, JSON) are
+// analyze/report/render, which imports this package, never the reverse.
 //
 // The engine (analyze) produces these values and the gate (analyze/gate)
 // judges them; neither needs the other's internals, and nothing here reads

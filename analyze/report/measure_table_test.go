@@ -2,7 +2,6 @@ package report_test
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -110,55 +109,5 @@ func TestLookupMeasureNamesOnlyRuleMeasures(t *testing.T) {
 	}
 	if v, ok := report.MeasureValue(r, "measures.org_reads_per_cold_init.unexpected"); !ok || v != 3 {
 		t.Errorf("cold-init-two-reads: unexpected = %v, %v; want 3", v, ok)
-	}
-}
-
-// TestMeasureRenderDrawsEachFormat pins how a value is drawn for people.
-func TestMeasureRenderDrawsEachFormat(t *testing.T) {
-	for _, tc := range []struct {
-		draw report.Draw
-		v    float64
-		ok   bool
-		want string
-	}{
-		{report.DrawInt, 12, true, "12"},
-		{report.DrawInt, 12, false, "-"},
-		{report.DrawPercent, 0.8333333, true, "83.3%"},
-		{report.DrawPercent, 0, false, "-"},
-		{report.DrawDecimal, 6, true, "6.00"},
-		{report.DrawMS, 899.3154, true, "899.315"},
-	} {
-		if got := (report.Measure{Draw: tc.draw}).Render(tc.v, tc.ok); got != tc.want {
-			t.Errorf("Draw %d Render(%v, %v) = %q, want %q", tc.draw, tc.v, tc.ok, got, tc.want)
-		}
-	}
-}
-
-// TestMeasureDocIsTheSchemaDocsTable pins MeasureDoc to the table between
-// the markers of docs/analysis-schema.md (the analyzer's test rewrites the
-// doc with -update): each row's name, unit, direction, key and whether a
-// rule may name it.
-func TestMeasureDocIsTheSchemaDocsTable(t *testing.T) {
-	data, err := os.ReadFile("../../docs/analysis-schema.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const begin, end = "<!-- measures:begin -->\n", "<!-- measures:end -->"
-	doc := string(data)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("docs/analysis-schema.md lacks the %q and %q markers", begin, end)
-	}
-	if got := report.MeasureDoc(); got != doc[i+len(begin):j] {
-		t.Errorf("MeasureDoc differs from docs/analysis-schema.md's table:\n%s", got)
-	}
-	for _, row := range []string{
-		"| `hit_rate` | ratio | higher | `pool.hit_rate` | yes | acquires; ≥ without refused_attempts |",
-		"| `scopes` | count | neither | `pool.scopes` | no | - |",
-		"| `measures.NAME.expect` | count | neither | `measures[].expect` | no | - |",
-	} {
-		if !strings.Contains(report.MeasureDoc(), row) {
-			t.Errorf("MeasureDoc lacks %q", row)
-		}
 	}
 }

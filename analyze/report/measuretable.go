@@ -1,12 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -14,10 +11,12 @@ import (
 // This file is the one table of measures. A row names a figure of the
 // Report, says what it counts and which way is better, how the report
 // draws it, how a rule reads it and how the gate compares it with a
-// baseline. The report's headline sections, MeasureValue, MeasureNames,
-// the gate's regressions and diff, and the measure table of
-// docs/analysis-schema.md are all read from it: a new measure is its
-// Report field and its row.
+// baseline. The report's headline sections and the measure table of
+// docs/analysis-schema.md (both drawn by analyze/report/render),
+// MeasureValue, MeasureNames, and the gate's regressions and diff are all
+// read from it: a new measure is its Report field and its row. The table
+// is data only: how a row is drawn is its Draw and Show, read by the
+// renderers.
 
 // Unit is what a measure counts in.
 type Unit string
@@ -159,23 +158,6 @@ type Measure struct {
 	Sample func(*Report) ([]float64, int)
 }
 
-// Render draws a value of m as the report for people does: "-" when ok is
-// false.
-func (m Measure) Render(v float64, ok bool) string {
-	if !ok {
-		return "-"
-	}
-	switch m.Draw {
-	case DrawPercent:
-		return textfmt.Percent(v)
-	case DrawDecimal:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case DrawMS:
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	}
-	return strconv.FormatInt(int64(v), 10)
-}
-
 // optional and count adapt report fields to a row's Value.
 func optional(p *float64) (float64, bool) {
 	if p == nil {
@@ -210,12 +192,14 @@ var latencyQuantiles = []struct {
 	{"p99", func(p *Percentiles) *float64 { return p.P99 }},
 }
 
-// Headline section titles the table places measures in.
+// The titles of the headline sections of the report for people, as a
+// row's Column.Section names them: where a measure is shown is data of
+// its row, so the renderers lay the headline out from the table alone.
 const (
-	sectionPool       = "Pool"
-	sectionLatency    = "Latency (ms)"
-	sectionExecutions = "Executions"
-	sectionReads      = "Reads per request"
+	SectionPool       = "Pool"
+	SectionLatency    = "Latency (ms)"
+	SectionExecutions = "Executions"
+	SectionReads      = "Reads per request"
 )
 
 // measureTable is the table of dump-level measures, in the order rules,
@@ -225,18 +209,18 @@ var measureTable = markRuleMeasures(func() []Measure {
 		{Name: "hit_rate", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitRatio, Better: BetterHigher, Draw: DrawPercent, JSON: "pool.hit_rate",
 			Doc:      "Hits / acquires; no data without acquires.",
-			Show:     Column{Section: sectionPool, Label: "hit rate", Order: 4},
+			Show:     Column{Section: SectionPool, Label: "hit rate", Order: 4},
 			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
 		{Name: "cold_start_floor", Needs: rulefmt.CapAcquires, Under: rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
 			Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
 			Doc:  "Distinct (pool scope, cache key) pairs / acquires: a miss rate, the misses no pool can avoid; the best hit rate is 1 − it. Compare excess_misses with 0, not hit_rate with it.",
-			Show: Column{Section: sectionPool, Label: "floor", Order: 9}, Trials: "acquires",
+			Show: Column{Section: SectionPool, Label: "floor", Order: 9}, Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.ColdStartFloor) }},
 		{Name: "excess_misses", Needs: rulefmt.CapAcquires, Over: rulefmt.CapTargetIdentity,
 			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.excess_misses",
 			Doc:      "Misses above the cold-start floor.",
-			Show:     Column{Section: sectionPool, Label: "excess", Order: 10},
+			Show:     Column{Section: SectionPool, Label: "excess", Order: 10},
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor", Trials: "acquires",
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
 		{Name: "unexplained_misses", Needs: rulefmt.CapAcquires | rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
@@ -247,63 +231,63 @@ var measureTable = markRuleMeasures(func() []Measure {
 		{Name: "acquires", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
 			Doc:   "Acquires, hit or miss.",
-			Show:  Column{Section: sectionPool, Label: "acquires", Order: 1},
+			Show:  Column{Section: SectionPool, Label: "acquires", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Acquires) }},
 		{Name: "hits", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.hits",
 			Doc:   "Acquires that reused an idle session.",
-			Show:  Column{Section: sectionPool, Label: "hits", Order: 2},
+			Show:  Column{Section: SectionPool, Label: "hits", Order: 2},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Hits) }},
 		{Name: "misses", Needs: rulefmt.CapAcquires,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.misses",
 			Doc:   "Acquires that dialed a new session.",
-			Show:  Column{Section: sectionPool, Label: "misses", Order: 3},
+			Show:  Column{Section: SectionPool, Label: "misses", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Misses) }},
 		{Name: "handshakes", Needs: rulefmt.CapHandshakes, Under: rulefmt.CapHandshakeSpans,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.handshakes",
 			Doc:   "Handshake spans.",
-			Show:  Column{Section: sectionPool, Label: "handshakes", Order: 5},
+			Show:  Column{Section: SectionPool, Label: "handshakes", Order: 5},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Handshakes) }},
 		{Name: "acquires_per_handshake", Needs: rulefmt.CapAcquires | rulefmt.CapHandshakes, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
 			Doc:   "Acquires / handshakes: calls each dial served; report only.",
-			Show:  Column{Section: sectionPool, Label: "acq/hs", Order: 6},
+			Show:  Column{Section: SectionPool, Label: "acq/hs", Order: 6},
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.AcquiresPerHandshake) }},
 		{Name: "scopes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.scopes",
 			Doc:   "Distinct pool scopes; report only.",
-			Show:  Column{Section: sectionPool, Label: "scopes", Order: 7},
+			Show:  Column{Section: SectionPool, Label: "scopes", Order: 7},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Scopes) }},
 		{Name: "keys", Needs: rulefmt.CapAcquires, Under: rulefmt.CapTargetIdentity,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.keys",
 			Doc:   "Distinct (pool scope, cache key) pairs; report only.",
-			Show:  Column{Section: sectionPool, Label: "keys", Order: 8},
+			Show:  Column{Section: SectionPool, Label: "keys", Order: 8},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Keys) }},
 		{Name: "executions", Needs: rulefmt.CapCalls,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "executions.count",
 			Doc:   "Executions with at least one tool call; report only.",
-			Show:  Column{Section: sectionExecutions, Label: "executions", Order: 1},
+			Show:  Column{Section: SectionExecutions, Label: "executions", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.Count) }},
 		{Name: "multi_session_executions", Needs: rulefmt.CapCalls | rulefmt.CapSessionID,
 			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.multi_session",
 			Doc:      "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
-			Show:     Column{Section: sectionExecutions, Label: "multi-session", Order: 2},
+			Show:     Column{Section: SectionExecutions, Label: "multi-session", Order: 2},
 			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID, Trials: "executions",
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MultiSession) }},
 		{Name: "max_sessions_per_execution", Needs: rulefmt.CapCalls | rulefmt.CapSessionID,
 			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
 			Doc:   "The most sessions one execution used.",
-			Show:  Column{Section: sectionExecutions, Label: "max sessions", Order: 3},
+			Show:  Column{Section: SectionExecutions, Label: "max sessions", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MaxSessions) }},
 	}
 	for _, s := range latencySeries {
 		t = append(t, Measure{Name: s.name + ".count", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, Needs: s.needs, Under: s.under,
 			JSON: "pool.latency_ms." + s.name + ".count", Doc: "Samples of the " + s.name + " latency: " + s.doc + "; report only.",
-			Show:  Column{Section: sectionLatency, Row: s.label, Label: "count", Order: 1},
+			Show:  Column{Section: SectionLatency, Row: s.label, Label: "count", Order: 1},
 			Value: func(r *Report) (float64, bool) { return count(s.get(&r.Pool.Latency).Count) }})
 		for i, q := range latencyQuantiles {
 			t = append(t, Measure{Name: s.name + "." + q.name, Unit: UnitMS, Better: BetterLower, Draw: DrawMS, Needs: s.needs,
 				JSON: "pool.latency_ms." + s.name + "." + q.name, Doc: "The " + q.name + " of " + s.doc + ", in milliseconds.",
-				Show:     Column{Section: sectionLatency, Row: s.label, Label: q.name, Order: 2 + i},
+				Show:     Column{Section: SectionLatency, Row: s.label, Label: q.name, Order: 2 + i},
 				Baseline: BaselineLatency, Noun: s.name + "." + q.name + " latency",
 				Sample: func(r *Report) ([]float64, int) { p := s.get(&r.Pool.Latency); return p.Sample, p.Count },
 				Value:  func(r *Report) (float64, bool) { return optional(q.get(s.get(&r.Pool.Latency))) }})
@@ -318,24 +302,24 @@ var measureTable = markRuleMeasures(func() []Measure {
 var readsTable = markRuleMeasures([]Measure{
 	{Name: "unexpected", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "unexpected",
 		Doc:      "Complete requests whose count differs from expect; no data without a complete request.",
-		Show:     Column{Section: sectionReads, Label: "unexpected", Order: 5, Always: true},
+		Show:     Column{Section: SectionReads, Label: "unexpected", Order: 5, Always: true},
 		Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.Unexpected) }, Noun: "unexpected requests", Trials: "complete",
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return float64(m.Unexpected), m.Complete > 0 }},
 	{Name: "incomplete", Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "incomplete",
 		Doc:        "Requests not counted: their trace is not complete yet.",
-		Show:       Column{Section: sectionReads, Label: "incomplete", Order: 3},
+		Show:       Column{Section: SectionReads, Label: "incomplete", Order: 3},
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Incomplete) }},
 	{Name: "complete", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "complete",
 		Doc:        "Requests whose trace is complete, so their reads are counted.",
-		Show:       Column{Section: sectionReads, Label: "complete", Order: 2},
+		Show:       Column{Section: SectionReads, Label: "complete", Order: 2},
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Complete) }},
 	{Name: "requests", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "requests",
 		Doc:        "Requests (spans matching the root).",
-		Show:       Column{Section: sectionReads, Label: "requests", Order: 1},
+		Show:       Column{Section: SectionReads, Label: "requests", Order: 1},
 		ReadsValue: func(m *MeasureReport) (float64, bool) { return count(m.Requests) }},
 	{Name: "expect", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "expect",
 		Doc:  "The configured count every complete request should have; report only.",
-		Show: Column{Section: sectionReads, Label: "expect", Order: 4},
+		Show: Column{Section: SectionReads, Label: "expect", Order: 4},
 		ReadsValue: func(m *MeasureReport) (float64, bool) {
 			if m.Expect == nil {
 				return 0, false
@@ -406,166 +390,4 @@ func MeasureValue(r *Report, name string) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// headline builds the headline section titled title from the table: one
-// column per row of the table placed there, in Order, and one table row
-// per group (Column.Row) when rowHeader names the groups' column.
-func (r *Report) headline(title, rowHeader string) section {
-	s := section{title: title, flex: -1}
-	var cols []Measure
-	for _, m := range measureTable {
-		if m.Show.Section == title {
-			cols = append(cols, m)
-		}
-	}
-	slices.SortStableFunc(cols, func(a, b Measure) int { return a.Show.Order - b.Show.Order })
-	if len(cols) == 0 {
-		return s
-	}
-	var groups []string
-	for _, m := range cols {
-		if !slices.Contains(groups, m.Show.Row) {
-			groups = append(groups, m.Show.Row)
-		}
-	}
-	if rowHeader != "" {
-		s.header = append(s.header, rowHeader)
-	}
-	for _, m := range cols {
-		if m.Show.Row == groups[0] {
-			s.header = append(s.header, m.Show.Label)
-		}
-	}
-	for _, g := range groups {
-		var row []string
-		if rowHeader != "" {
-			row = append(row, g)
-		}
-		for _, m := range cols {
-			if m.Show.Row == g {
-				row = append(row, r.drawFigure(m))
-			}
-		}
-		s.rows = append(s.rows, row)
-	}
-	s.notes = append(s.notes, r.figureNotes(cols)...)
-	return s
-}
-
-// drawFigure draws m's value as the report for people does, marked by
-// what it is worth (FigureOf): "—" for a figure the spans cannot show,
-// "≥ 59" for a lower bound, "≤ 6.7%" for an upper one.
-func (r *Report) drawFigure(m Measure) string {
-	switch f := r.FigureOf(m.Name); f.State {
-	case NotMeasurable:
-		return NotMeasurableCell
-	case LowerBound:
-		return "≥ " + m.Render(m.Value(r))
-	case UpperBound:
-		return "≤ " + m.Render(m.Value(r))
-	}
-	return m.Render(m.Value(r))
-}
-
-// NotMeasurableCell is what a report for people draws for a figure the
-// spans cannot show: never a number.
-const NotMeasurableCell = "—"
-
-// figureNotes says, beside a headline, why its figures that are not the
-// truth are not: one line per reason, naming the columns it marks.
-func (r *Report) figureNotes(cols []Measure) []string {
-	type note struct {
-		state  Measurability
-		why    string
-		labels []string
-	}
-	var notes []note
-	for _, m := range cols {
-		f := r.FigureOf(m.Name)
-		if f.Exact() {
-			continue
-		}
-		label := m.Show.Label
-		if m.Show.Row != "" {
-			label = m.Show.Row // a row's columns share its reason
-		}
-		k := slices.IndexFunc(notes, func(n note) bool { return n.state == f.State && n.why == f.Why })
-		if k < 0 {
-			notes = append(notes, note{state: f.State, why: f.Why})
-			k = len(notes) - 1
-		}
-		if !slices.Contains(notes[k].labels, label) {
-			notes[k].labels = append(notes[k].labels, label)
-		}
-	}
-	out := make([]string, 0, len(notes))
-	for _, n := range notes {
-		words := map[Measurability]string{NotMeasurable: "not measurable", LowerBound: "lower bound (≥)", UpperBound: "upper bound (≤)"}[n.state]
-		out = append(out, strings.Join(n.labels, ", ")+": "+words+": "+n.why)
-	}
-	return out
-}
-
-// readsHeadline builds the reads-per-request section from the table of
-// reads fields: a row per measure, its name first.
-func (r *Report) readsHeadline() section {
-	s := section{title: sectionReads, flex: 0, header: []string{"measure"}}
-	cols := slices.Clone(readsTable)
-	slices.SortStableFunc(cols, func(a, b Measure) int { return a.Show.Order - b.Show.Order })
-	for _, f := range cols {
-		s.header = append(s.header, f.Show.Label)
-	}
-	for i := range r.Measures {
-		m := &r.Measures[i]
-		row := []string{m.Name}
-		for _, f := range cols {
-			v, ok := f.ReadsValue(m)
-			row = append(row, f.Render(v, ok || f.Show.Always))
-		}
-		s.rows = append(s.rows, row)
-	}
-	return s
-}
-
-// needsDoc says what m needs of the writer's spans, for the schema doc:
-// the capabilities without which it is not measurable, then those without
-// which it is only a lower (≥) or upper (≤) bound; "-" for none.
-func (m Measure) needsDoc() string {
-	var parts []string
-	if n := m.Needs.Names(); len(n) > 0 {
-		parts = append(parts, strings.Join(n, ", "))
-	}
-	if n := m.Under.Names(); len(n) > 0 {
-		parts = append(parts, "≥ without "+strings.Join(n, ", "))
-	}
-	if n := m.Over.Names(); len(n) > 0 {
-		parts = append(parts, "≤ without "+strings.Join(n, ", "))
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, "; ")
-}
-
-// MeasureDoc renders the table of measures as the Markdown table of
-// docs/analysis-schema.md (between its measures:begin and measures:end
-// markers); a test keeps the two in step.
-func MeasureDoc() string {
-	var b strings.Builder
-	b.WriteString("| name | unit | better | report key | in rules | needs | meaning |\n|---|---|---|---|---|---|---|\n")
-	row := func(name, json string, m Measure) {
-		rule := "yes"
-		if !m.Rule {
-			rule = "no"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s | %s | %s |\n", name, m.Unit, m.Better, json, rule, m.needsDoc(), m.Doc)
-	}
-	for _, m := range measureTable {
-		row(m.Name, m.JSON, m)
-	}
-	for _, f := range readsTable {
-		row(rulefmt.ReadsPrefix+"NAME."+f.Name, "measures[]."+f.JSON, f)
-	}
-	return b.String()
 }

@@ -129,23 +129,3 @@ func (r *Report) unrecognised(lines bool) string {
 	}
 	return b.String()
 }
-
-// recognitionNotes says, for the reports for people, what was read: the
-// vocabulary, the spans recognised, each vocabulary's resources when they
-// differ, and, when nothing was recognised, what was seen and what would
-// read it. Names are clipped and escaped by the renderers (notes).
-func (r *Report) recognitionNotes() []string {
-	rc := r.Recognition
-	if r.NothingRecognised() {
-		return strings.Split(r.UnrecognisedText(), "\n")
-	}
-	note := fmt.Sprintf("vocabulary %s: %d of %d spans recognised", r.Settings.Vocabulary, rc.RecognisedSpans, r.Spans)
-	if r.Settings.Vocabulary == VocabMixed || len(rc.Vocabularies) > 1 {
-		parts := make([]string, 0, len(rc.Vocabularies))
-		for _, u := range rc.Vocabularies {
-			parts = append(parts, fmt.Sprintf("%s %d resource(s), %d span(s)", u.Vocabulary, u.Resources, u.Spans))
-		}
-		note += " (" + strings.Join(parts, "; ") + ")"
-	}
-	return []string{note}
-}

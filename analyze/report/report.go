@@ -1,9 +1,6 @@
 package report
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -172,34 +169,9 @@ type Window struct {
 	End   *time.Time `json:"end"`
 }
 
-// Output formats of Render.
-const (
-	// RenderTable is for people at a terminal: small grouped tables that fit
-	// 100 columns. It is the default.
-	RenderTable = "table"
-	// RenderJSON is the documented mcptrace.analysis/v1 contract, indented.
-	RenderJSON = "json"
-	// RenderMarkdown is for a pull request comment.
-	RenderMarkdown = "markdown"
-)
-
-// RenderFormats lists the formats Render accepts, the default first.
-var RenderFormats = []string{RenderTable, RenderJSON, RenderMarkdown}
-
-// ErrUnknownRenderFormat is returned by Render for a format it does not know.
-var ErrUnknownRenderFormat = errors.New("unknown output format")
-
-// Render writes the report to w as a table for people (grouped, fits 100
-// columns), indented JSON (the documented contract) or Markdown for a pull
-// request.
-func (r *Report) Render(w io.Writer, format string) error {
-	switch format {
-	case RenderTable, "":
-		return r.renderTable(w)
-	case RenderJSON:
-		return r.renderJSON(w)
-	case RenderMarkdown:
-		return r.renderMarkdown(w)
-	}
-	return fmt.Errorf("%w %q: want table, json or markdown", ErrUnknownRenderFormat, format)
-}
+// MaxCell bounds free text a report quotes from the dump or the
+// configuration (scope names, selectors): the analysis clips the
+// executions' why-not to it and the renderers clip their cells to it, so
+// the data and the table for people agree and a table stays readable at
+// 100 columns.
+const MaxCell = 40

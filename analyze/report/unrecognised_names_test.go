@@ -1,7 +1,6 @@
 package report_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -26,30 +25,5 @@ func TestUnrecognisedNamesAreEscapedAndClipped(t *testing.T) {
 		if !strings.Contains(got, strings.Repeat("n", 79)+"…") || strings.Contains(got, strings.Repeat("n", 80)) {
 			t.Errorf("the %s form does not clip the long name to 80 runes: %q", form, got)
 		}
-	}
-}
-
-// TestRenderingLeavesTheReadsTableInItsOrder pins that drawing the reads
-// section, which orders the reads fields for display, leaves the table in
-// its own order: after a report is drawn, MeasureDoc is still the table of
-// docs/analysis-schema.md, whatever other test drew a report before.
-func TestRenderingLeavesTheReadsTableInItsOrder(t *testing.T) {
-	data, err := os.ReadFile("../../docs/analysis-schema.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const begin, end = "<!-- measures:begin -->\n", "<!-- measures:end -->"
-	doc := string(data)
-	i, j := strings.Index(doc, begin), strings.Index(doc, end)
-	if i < 0 || j < i {
-		t.Fatalf("docs/analysis-schema.md lacks the %q and %q markers", begin, end)
-	}
-	r := scenario(t, "cold-init-two-reads")
-	if len(r.Measures) == 0 {
-		t.Fatal("the case this pins is not set up: no reads measure")
-	}
-	render(t, r, report.RenderTable)
-	if got := report.MeasureDoc(); got != doc[i+len(begin):j] {
-		t.Errorf("after drawing a report, MeasureDoc differs from docs/analysis-schema.md's table:\n%s", got)
 	}
 }

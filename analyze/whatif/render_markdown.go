@@ -16,7 +16,7 @@ import (
 const MaxMarkdownRows = 25
 
 // maxMDCell is the most runes of a text a Markdown cell shows, as the
-// analysis report's Markdown cells (report.MaxMDCell).
+// analysis report's Markdown cells (render.MaxMDCell).
 const maxMDCell = 120
 
 // mdSetting is a setting's text in a Markdown table cell or line: a code

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -129,7 +130,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", report.RenderTable, "output format: "+analyzeFormat.list()+" (a self-contained page)")
+	fl.StringVar(&f.format, "format", render.FormatTable, "output format: "+analyzeFormat.list()+" (a self-contained page)")
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: the CPUs the shards leave, at least one)")
@@ -146,7 +147,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 
 // analyzeFormat is analyze's --format: the report's formats and the HTML
 // page.
-var analyzeFormat = enumFlag{"format", slices.Concat(report.RenderFormats, []string{formatHTML})}
+var analyzeFormat = enumFlag{"format", slices.Concat(render.Formats, []string{formatHTML})}
 
 // analyzeConfig checks analyze's own flags and resolves the rest as check
 // and diff do (resolveSetup). Every mistake is a usage error (exit 2).
@@ -195,7 +196,7 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 		if f.format == formatHTML {
 			return 0, 0, writeHTMLReport(cmd, f.output, ev, cfg, rep, nil, f.traceURL)
 		}
-		return 0, 0, writeOutput(cmd, f.output, func(w io.Writer) error { return rep.Render(w, f.format) })
+		return 0, 0, writeOutput(cmd, f.output, func(w io.Writer) error { return render.Write(w, rep, f.format) })
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/dashboards"
 	"github.com/mcptrace/mcptrace/internal/demo"
@@ -489,7 +490,7 @@ func printDemo(out io.Writer, f demoFlags, results []demo.Result, dumps []*demoD
 	}
 	if len(dumps) == 1 {
 		fmt.Fprintf(out, "\nSpans written to %s (OTLP JSON lines), its HTML report to %s; what `mcptrace analyze` reads in it:\n\n", dumps[0].Path, dumps[0].HTMLReport)
-		return dumps[0].Analysis.Render(out, report.RenderTable)
+		return render.Table(out, dumps[0].Analysis)
 	}
 	if len(dumps) > 0 {
 		fmt.Fprintln(out)
@@ -510,7 +511,7 @@ func demoPercent(r *float64) string {
 	if r == nil {
 		return "n/a"
 	}
-	return report.Percent(*r)
+	return render.Percent(*r)
 }
 
 // renderDemoTable prints one row per mode.
@@ -523,7 +524,7 @@ func renderDemoTable(w io.Writer, results []demo.Result) error {
 			multi, lost = "-", "-" // the seeded workload's calls keep no state
 		}
 		if err := t.Append(string(r.Mode), r.Executions, r.Calls, r.SessionsOpened,
-			report.Percent(r.HitRate), multi, lost, r.Errors,
+			render.Percent(r.HitRate), multi, lost, r.Errors,
 			r.Wall.Round(time.Millisecond).String()); err != nil {
 			return err
 		}
@@ -781,7 +782,7 @@ func renderLiveTable(w io.Writer, r demo.LiveResult) error {
 		{"injected errors", r.InjectedErrors},
 		{"unexpected errors", r.UnexpectedErrors},
 		{"acquires", r.Acquires},
-		{"hit rate", report.Percent(hitRate)},
+		{"hit rate", render.Percent(hitRate)},
 		{"redials", r.Redials},
 	}
 	for _, group := range []struct {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/internal/outfile"
 )
 
@@ -173,11 +173,11 @@ func run(ctx context.Context, args []string) int {
 
 // printError writes err as the CLI's last word on stderr. Its text is
 // made of what the user gave (paths, flags, arguments) and what inputs
-// hold, so it is escaped for the terminal (report.TermSafeLines): a
+// hold, so it is escaped for the terminal (render.TermSafeLines): a
 // control byte, a bidi override or invalid UTF-8 shows as an escape;
 // the newlines of a multi-line message stay.
 func printError(w io.Writer, code int, err error) {
-	fmt.Fprintln(w, paint(w, errorColour(code), "mcptrace:"), report.TermSafeLines(err.Error()))
+	fmt.Fprintln(w, paint(w, errorColour(code), "mcptrace:"), render.TermSafeLines(err.Error()))
 }
 
 // maxQuoted caps user input quoted back in an error message, so a 50 MB

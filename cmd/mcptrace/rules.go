@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcptrace/mcptrace/analyze/gate"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -125,6 +125,6 @@ func warnRules(w io.Writer, gc *rulefmt.GateConfig) {
 		return
 	}
 	for _, x := range gc.Warnings {
-		warnf(w, "%s", report.TermSafeLines(x.String()))
+		warnf(w, "%s", render.TermSafeLines(x.String()))
 	}
 }

@@ -79,7 +79,7 @@ var rules = []rule{
 		name:     "the gate never links analyze: it reads the analysis value, never the engine or the index",
 		dir:      ".",
 		patterns: []string{"./analyze/gate"},
-		ours:     []string{module + "/analyze/gate", module + "/analyze/report", module + "/analyze/rulefmt", module + "/analyze/ingest", module + "/analyze/internal/textfmt", module + "/spans"},
+		ours:     []string{module + "/analyze/gate", module + "/analyze/report", module + "/analyze/report/render", module + "/analyze/rulefmt", module + "/analyze/ingest", module + "/analyze/internal/textfmt", module + "/spans"},
 	},
 	{
 		name:     "rule parsing and the analysis value link no engine",
@@ -88,10 +88,22 @@ var rules = []rule{
 		ours:     []string{module + "/analyze/report", module + "/analyze/rulefmt", module + "/analyze/internal/textfmt", module + "/spans"},
 	},
 	{
+		name:      "the analysis value draws nothing: analyze/report never imports its renderers",
+		dir:       ".",
+		patterns:  []string{"./analyze/report"},
+		forbidden: []string{module + "/analyze/report/render"},
+	},
+	{
+		name:     "the renderers draw the analysis value and link no engine",
+		dir:      ".",
+		patterns: []string{"./analyze/report/render"},
+		ours:     []string{module + "/analyze/report/render", module + "/analyze/report", module + "/analyze/rulefmt", module + "/analyze/internal/textfmt", module + "/spans"},
+	},
+	{
 		name:     "the HTML report and the replay read the events as values, never the engine or the index",
 		dir:      ".",
 		patterns: []string{"./analyze/events", "./analyze/htmlreport", "./analyze/whatif"},
-		ours:     []string{module + "/analyze/events", module + "/analyze/htmlreport", module + "/analyze/whatif", module + "/analyze/report", module + "/analyze/rulefmt", module + "/analyze/internal/textfmt", module + "/pool/idle", module + "/spans"},
+		ours:     []string{module + "/analyze/events", module + "/analyze/htmlreport", module + "/analyze/whatif", module + "/analyze/report", module + "/analyze/report/render", module + "/analyze/rulefmt", module + "/analyze/internal/textfmt", module + "/pool/idle", module + "/spans"},
 	},
 	{
 		name:      "fixtures never import pool and import spans at most",

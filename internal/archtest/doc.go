@@ -22,6 +22,8 @@
 //   - analyze/gate never links analyze (only the analysis value of
 //     analyze/report, the rules of analyze/rulefmt, ingest's ReadError and
 //     spans), and rulefmt and report link no engine;
+//   - analyze/report holds data and never imports its renderers
+//     (analyze/report/render), which import it and link no engine;
 //   - the Collector connector (its own module under collector/) imports only
 //     analyze and spans of ours, never the pool or the telemetry setup.
 //

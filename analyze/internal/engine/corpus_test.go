@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -291,7 +292,7 @@ func corpusAnalysis(t *testing.T, dump string, cfg rulefmt.Config) map[string]an
 		t.Fatalf("Analyze %s: %v", dump, err)
 	}
 	var b bytes.Buffer
-	if err := r.Render(&b, report.RenderJSON); err != nil {
+	if err := render.JSON(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any

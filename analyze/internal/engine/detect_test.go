@@ -15,6 +15,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -200,7 +201,7 @@ func TestNothingRecognisedNamesTheTopTenAndWhatWouldReadThem(t *testing.T) {
 			}
 		}
 	}
-	if n := len(renderString(t, r, report.RenderJSON)); n > 64<<10 {
+	if n := len(renderString(t, r, render.FormatJSON)); n > 64<<10 {
 		t.Errorf("the JSON report of a dump with a 1 MiB name and resource is %d bytes: want them clipped", n)
 	}
 	text := r.UnrecognisedText()
@@ -272,10 +273,10 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 	if want.Settings.Vocabulary != report.VocabAcquireOnMiss || want.Pool.Hits != 4 {
 		t.Fatalf("one index: vocabulary %q, %d hits; want acquire-on-miss, 4", want.Settings.Vocabulary, want.Pool.Hits)
 	}
-	wantJSON := renderString(t, want, report.RenderJSON)
+	wantJSON := renderString(t, want, render.FormatJSON)
 	for _, shards := range []int{1, 2, 8} {
 		got := engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{d.td})
-		if s := renderString(t, got, report.RenderJSON); s != wantJSON {
+		if s := renderString(t, got, render.FormatJSON); s != wantJSON {
 			t.Errorf("batch engine, %d shards, differs from one index:\n%s", shards, cmp.Diff(wantJSON, s))
 		}
 	}
@@ -287,7 +288,7 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Inputs = []report.InputReport{}
-	if s := renderString(t, r, report.RenderJSON); s != wantJSON {
+	if s := renderString(t, r, render.FormatJSON); s != wantJSON {
 		t.Errorf("AnalyzeStream differs from one index:\n%s", cmp.Diff(wantJSON, s))
 	}
 	if !errors.Is(reread, errSpoiled) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -64,7 +64,7 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 	path := goldenDumps(t)[0]
 	cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
 	refIdx, ref := loadAndAnalyze(t, path, cfg)
-	want := renderString(t, ref, report.RenderJSON)
+	want := renderString(t, ref, render.FormatJSON)
 	wantEvents, err := NewReportEvents(asDump(refIdx), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 					run.Events.NumAcquires(), len(run.Events.Handshakes), len(run.Events.Calls),
 					wantEvents.NumAcquires(), len(wantEvents.Handshakes), len(wantEvents.Calls))
 			}
-			if got := renderString(t, run.Analysis.Report, report.RenderJSON); got != want {
+			if got := renderString(t, run.Analysis.Report, render.FormatJSON); got != want {
 				t.Errorf("the %v engine's report differs from Analyze's", run.Choice.Kind)
 			}
 			if len(run.Analysis.Rules) != c.wantRules {

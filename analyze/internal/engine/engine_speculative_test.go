@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -60,7 +60,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 	ctx := context.Background()
 	strict := ReadOptions{Strict: true}
 	_, ref := loadAndAnalyze(t, path, cfg)
-	want := renderString(t, ref, report.RenderJSON)
+	want := renderString(t, ref, render.FormatJSON)
 	for _, shards := range []int{1, 2, 8} {
 		e, err := newSpeculativeEngine(cfg, EngineOptions{Shards: shards})
 		if err != nil {
@@ -73,7 +73,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 		case err != nil:
 			t.Fatalf("%d shards: %v", shards, err)
 		default:
-			if got := renderString(t, r, report.RenderJSON); got != want {
+			if got := renderString(t, r, render.FormatJSON); got != want {
 				t.Errorf("%d shards, speculative engine: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 			}
 			if e.early > 0 {
@@ -89,7 +89,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 		if err != nil {
 			t.Fatalf("%d shards: AnalyzeStream: %v", shards, err)
 		}
-		if got := renderString(t, r, report.RenderJSON); got != want {
+		if got := renderString(t, r, render.FormatJSON); got != want {
 			t.Errorf("%d shards, AnalyzeStream (read again: %v): report differs from Analyze's:\n%s", shards, reread, cmp.Diff(want, got))
 		}
 	}
@@ -108,7 +108,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 		arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces(), // after its root: late
 	)
 	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
-	want := renderString(t, ref, report.RenderJSON)
+	want := renderString(t, ref, render.FormatJSON)
 	if ref.Spans != 3 {
 		t.Fatalf("the batch analysis holds %d spans, want 3", ref.Spans)
 	}
@@ -121,7 +121,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 		if !errors.Is(reread, errSpoiled) {
 			t.Errorf("%d shards: Reread told %v, want errSpoiled", shards, reread)
 		}
-		if got := renderString(t, r, report.RenderJSON); got != want {
+		if got := renderString(t, r, render.FormatJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}
@@ -160,7 +160,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 	if ref.Pool.MissReasons[spans.MissCold] != 1 || ref.Pool.MissReasons[spans.MissTTL] != 1 {
 		t.Fatalf("the batch analysis gives causes %v, want one cold and one ttl", ref.Pool.MissReasons)
 	}
-	want := renderString(t, ref, report.RenderJSON)
+	want := renderString(t, ref, render.FormatJSON)
 	for _, shards := range []int{1, 2} {
 		e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: shards})
 		if err != nil {
@@ -173,7 +173,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		if e.early == 0 {
 			t.Errorf("%d shards: no trace finalized early: the test pins nothing", shards)
 		}
-		if got := renderString(t, r, report.RenderJSON); got != want {
+		if got := renderString(t, r, render.FormatJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}
@@ -277,7 +277,7 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 			}
 			path := writeJSONLines(t, "leases.jsonl", lines...)
 			_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
-			want := renderString(t, ref, report.RenderJSON)
+			want := renderString(t, ref, render.FormatJSON)
 			e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -289,7 +289,7 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 			case !c.spoiled && err != nil:
 				t.Fatalf("speculative engine: %v", err)
 			case !c.spoiled:
-				if got := renderString(t, r, report.RenderJSON); got != want {
+				if got := renderString(t, r, render.FormatJSON); got != want {
 					t.Errorf("speculative engine: report differs from Analyze's:\n%s", cmp.Diff(want, got))
 				}
 			}
@@ -304,7 +304,7 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 			if got := errors.Is(reread, errSpoiled); got != c.spoiled {
 				t.Errorf("read again: %v, want %v", got, c.spoiled)
 			}
-			if got := renderString(t, r, report.RenderJSON); got != want {
+			if got := renderString(t, r, render.FormatJSON); got != want {
 				t.Errorf("AnalyzeStream: report differs from Analyze's:\n%s", cmp.Diff(want, got))
 			}
 		})
@@ -328,7 +328,7 @@ func TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten(t *testing.T) {
 	lines = append(lines, arrival{trace: 1, id: 2, parent: 1, start: 1, end: 2}.traces()) // long after its root
 	path := writeJSONLines(t, "late-child-long-after.jsonl", lines...)
 	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
-	want := renderString(t, ref, report.RenderJSON)
+	want := renderString(t, ref, render.FormatJSON)
 	for _, shards := range []int{1, 2} {
 		e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: shards})
 		if err != nil {
@@ -348,7 +348,7 @@ func TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
-		if got := renderString(t, r, report.RenderJSON); got != want {
+		if got := renderString(t, r, render.FormatJSON); got != want {
 			t.Errorf("%d shards: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -189,7 +189,7 @@ func TestStreamEqualsBatchOnATimeOrderedDump(t *testing.T) {
 			t.Errorf("%+v: stream = %+v over %d traces: want most finalized early, nothing late, cut %d, complete ones unless held", opts, st, r.Traces, wantCut)
 		}
 		r.Stream = nil
-		if got, want := renderString(t, r, report.RenderJSON), renderString(t, batch, report.RenderJSON); got != want {
+		if got, want := renderString(t, r, render.FormatJSON), renderString(t, batch, render.FormatJSON); got != want {
 			t.Errorf("%+v: streaming report differs from the batch run's:\n%s", opts, cmp.Diff(want, got))
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -107,9 +108,9 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := scenarioConfig(t, scenario)
 			idx, ref := loadAndAnalyze(t, path, cfg)
-			want := renderString(t, ref, report.RenderJSON)
+			want := renderString(t, ref, render.FormatJSON)
 			ref.Inputs = []report.InputReport{}
-			wantNoInputs := renderString(t, ref, report.RenderJSON)
+			wantNoInputs := renderString(t, ref, render.FormatJSON)
 
 			spans := readSpans(t, path)
 			one := ptrace.NewTraces()
@@ -141,12 +142,12 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := renderString(t, r, report.RenderJSON); got != want {
+				if got := renderString(t, r, render.FormatJSON); got != want {
 					t.Errorf("%d shards, fed by the readers: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 				}
 
 				r = engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{one})
-				if got := renderString(t, r, report.RenderJSON); got != wantNoInputs {
+				if got := renderString(t, r, render.FormatJSON); got != wantNoInputs {
 					t.Errorf("%d shards, one batch: report differs from Analyze's:\n%s", shards, cmp.Diff(wantNoInputs, got))
 				}
 
@@ -154,7 +155,7 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 					shuffled := append([]ptrace.Traces(nil), spans...)
 					rand.New(rand.NewPCG(seed, uint64(shards))).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 					r = engineReport(t, cfg, EngineOptions{Shards: shards}, shuffled)
-					if got := renderString(t, r, report.RenderJSON); got != wantNoInputs {
+					if got := renderString(t, r, render.FormatJSON); got != wantNoInputs {
 						t.Errorf("%d shards, span by span (shuffle %d): report differs from Analyze's:\n%s", shards, seed, cmp.Diff(wantNoInputs, got))
 					}
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports in testdata/traces")
@@ -31,7 +32,7 @@ func TestGoldenReports(t *testing.T) {
 	// The in-memory reference report of each scenario.
 	reference := map[string]string{}
 	for _, sc := range scenarioBuilds() {
-		reference[sc.Name] = renderString(t, analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build()), report.RenderJSON)
+		reference[sc.Name] = renderString(t, analyzeTD(t, scenarioConfig(t, sc.Name), sc.Build()), render.FormatJSON)
 	}
 
 	for _, path := range dumps {
@@ -57,7 +58,7 @@ func TestGoldenReports(t *testing.T) {
 			checkFigures(t, r, want)
 			nameAsFromAnalyze(r)
 
-			got := renderString(t, r, report.RenderJSON)
+			got := renderString(t, r, render.FormatJSON)
 			golden := path + goldenSuffix
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -73,7 +74,7 @@ func TestGoldenReports(t *testing.T) {
 			}
 
 			r.Inputs = []report.InputReport{}
-			if sameFormat := renderString(t, r, report.RenderJSON); sameFormat != reference[scenario] {
+			if sameFormat := renderString(t, r, render.FormatJSON); sameFormat != reference[scenario] {
 				t.Errorf("%s reads differently from the scenario built in memory:\n%s", name, cmp.Diff(reference[scenario], sameFormat))
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -106,7 +106,7 @@ func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		want.Inputs, got.Inputs = nil, nil
-		if g, w := renderString(t, got, report.RenderJSON), renderString(t, want, report.RenderJSON); g != w {
+		if g, w := renderString(t, got, render.FormatJSON), renderString(t, want, render.FormatJSON); g != w {
 			t.Fatalf("round %d, %s: the reset index reports\n%s\nwant\n%s", round, filepath.Base(path), g, w)
 		}
 		if round > 0 && len(reused.Chunks)+len(reused.SpareChunks) == 0 {

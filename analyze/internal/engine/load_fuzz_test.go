@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -90,7 +90,7 @@ func reportJSON(t *testing.T, idx *index.Index) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := rep.Render(&buf, report.RenderJSON); err != nil {
+	if err := render.JSON(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -233,7 +234,7 @@ func TestReportsSayInWordsThatExecutionsAreNotMeasurable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := build(tc.callEnd)
-			for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
+			for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 				if got := strings.Contains(renderString(t, r, format), "NOT MEASURABLE"); got != tc.want {
 					t.Errorf("%s says NOT MEASURABLE: %v, want %v:\n%s", format, got, tc.want, renderString(t, r, format))
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -32,7 +33,7 @@ func TestSchemaDocListsTheMeasures(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s lacks the %q and %q markers", schemaDoc, begin, end)
 	}
-	got, want := doc[i+len(begin):j], report.MeasureDoc()
+	got, want := doc[i+len(begin):j], render.MeasureDoc()
 	if got == want {
 		return
 	}
@@ -56,7 +57,7 @@ func TestEveryMeasureReadsItsDocumentedKey(t *testing.T) {
 	}
 	for name, r := range reports {
 		var doc any
-		if err := json.Unmarshal([]byte(renderString(t, r, report.RenderJSON)), &doc); err != nil {
+		if err := json.Unmarshal([]byte(renderString(t, r, render.FormatJSON)), &doc); err != nil {
 			t.Fatal(err)
 		}
 		check := func(what, path string, v float64, ok bool) {

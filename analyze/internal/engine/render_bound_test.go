@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
-	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -55,23 +55,23 @@ func TestReportOutputIsBoundedPerRow(t *testing.T) {
 	for _, tc := range []struct {
 		format string
 		cell   int
-	}{{report.RenderTable, report.MaxTableCell}, {report.RenderMarkdown, report.MaxMDCell}} {
+	}{{render.FormatTable, render.MaxTableCell}, {render.FormatMarkdown, render.MaxMDCell}} {
 		var b bytes.Buffer
-		if err := r.Render(&b, tc.format); err != nil {
+		if err := render.Write(&b, r, tc.format); err != nil {
 			t.Fatal(err)
 		}
-		bound := 16<<10 + (report.MaxRows+2)*(cols*(tc.cell*10+3)+2)
+		bound := 16<<10 + (render.MaxRows+2)*(cols*(tc.cell*10+3)+2)
 		if b.Len() > bound {
 			t.Errorf("%s: %d bytes for %d scopes, over the bound of %d", tc.format, b.Len(), n, bound)
 		}
 		if !strings.Contains(b.String(), "…") {
 			t.Errorf("%s: the long scope name shows no clip mark", tc.format)
 		}
-		if want := fmt.Sprintf("and %d more rows", n-report.MaxRows); !strings.Contains(b.String(), want) {
+		if want := fmt.Sprintf("and %d more rows", n-render.MaxRows); !strings.Contains(b.String(), want) {
 			t.Errorf("%s: the scope table does not say %q", tc.format, want)
 		}
 		if strings.Contains(b.String(), fmt.Sprintf("scope-%d ", n-1)) {
-			t.Errorf("%s: draws the last of %d scopes, past the %d-row cap", tc.format, n, report.MaxRows)
+			t.Errorf("%s: draws the last of %d scopes, past the %d-row cap", tc.format, n, render.MaxRows)
 		}
 		// Markdown pads to the widest cell: a short scope's row stays short.
 		for _, line := range strings.Split(b.String(), "\n") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -22,8 +23,8 @@ import (
 func renderString(t *testing.T, r *report.Report, format string) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := r.Render(&b, format); err != nil {
-		t.Fatalf("Render(%s): %v", format, err)
+	if err := render.Write(&b, r, format); err != nil {
+		t.Fatalf("Write(%s): %v", format, err)
 	}
 	return b.String()
 }
@@ -32,7 +33,7 @@ func TestJSONReportHasEveryDocumentedKey(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "ttl-and-redial"), tracegen.TTLAndRedial())
 	r.Inputs = []report.InputReport{{Path: "x.jsonl", Format: "otlp-json", Spans: 20, Warnings: []string{}}}
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(renderString(t, r, report.RenderJSON)), &doc); err != nil {
+	if err := json.Unmarshal([]byte(renderString(t, r, render.FormatJSON)), &doc); err != nil {
 		t.Fatal(err)
 	}
 	paths := []string{
@@ -87,13 +88,13 @@ func lookupPath(v any, path string) (any, bool) {
 
 func TestJSONRoundTripsIntoTheReport(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "prod-cold-starts"), tracegen.ProdColdStarts())
-	out := renderString(t, r, report.RenderJSON)
+	out := renderString(t, r, render.FormatJSON)
 	var back report.Report
 	if err := json.Unmarshal([]byte(out), &back); err != nil {
 		t.Fatal(err)
 	}
 	var again bytes.Buffer
-	if err := back.Render(&again, report.RenderJSON); err != nil {
+	if err := render.JSON(&again, &back); err != nil {
 		t.Fatal(err)
 	}
 	if again.String() != out {
@@ -109,8 +110,8 @@ func TestAnalyzeIsIndependentOfBatchOrder(t *testing.T) {
 		reversed[len(records)-1-i] = rec
 	}
 	cfg := scenarioConfig(t, "prod-cold-starts")
-	a := renderString(t, analyzeTD(t, cfg, td), report.RenderJSON)
-	b := renderString(t, analyzeTD(t, cfg, reversed...), report.RenderJSON)
+	a := renderString(t, analyzeTD(t, cfg, td), render.FormatJSON)
+	b := renderString(t, analyzeTD(t, cfg, reversed...), render.FormatJSON)
 	if a != b {
 		t.Errorf("the same spans in another batch order gave another report")
 	}
@@ -129,7 +130,7 @@ func TestTableFitsIn100Columns(t *testing.T) {
 	reports["long scope"].Inputs = []report.InputReport{{Path: "dump.jsonl", Partial: true, Warnings: []string{strings.Repeat("a warning that goes on ", 10)}}}
 	reports["long scope"].Partial = true
 	for name, r := range reports {
-		out := renderString(t, r, report.RenderTable)
+		out := renderString(t, r, render.FormatTable)
 		for i, line := range strings.Split(out, "\n") {
 			if n := utf8.RuneCountInString(line); n > 100 {
 				t.Errorf("%s: line %d is %d columns wide: %s", name, i+1, n, line)
@@ -141,14 +142,14 @@ func TestTableFitsIn100Columns(t *testing.T) {
 			}
 		}
 	}
-	if out := renderString(t, reports["long scope"], report.RenderTable); !strings.Contains(out, "PARTIAL") {
+	if out := renderString(t, reports["long scope"], render.FormatTable); !strings.Contains(out, "PARTIAL") {
 		t.Errorf("a partial report must say so:\n%s", out)
 	}
 }
 
 func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "per-call-dial"), tracegen.PerCallDial())
-	for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
+	for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 		out := renderString(t, r, format)
 		for _, want := range []string{"5 unexplained miss(es)", "16.7%", "0.0%", r.Executions.Examples[0], spans.MissUnexplained} {
 			if !strings.Contains(out, want) {
@@ -156,7 +157,7 @@ func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 			}
 		}
 	}
-	md := renderString(t, r, report.RenderMarkdown)
+	md := renderString(t, r, render.FormatMarkdown)
 	if !strings.Contains(md, "### Pool\n\n|") || !strings.Contains(md, "|---") && !strings.Contains(md, "|:--") && !strings.Contains(md, "| --") {
 		t.Errorf("markdown lacks a heading and table:\n%s", md)
 	}
@@ -164,8 +165,8 @@ func TestTableAndMarkdownShowTheKeyFigures(t *testing.T) {
 
 func TestRenderRefusesAnUnknownFormat(t *testing.T) {
 	r := analyzeTD(t, rulefmt.Config{}, newDump().td)
-	if err := r.Render(&bytes.Buffer{}, "yaml"); !errors.Is(err, report.ErrUnknownRenderFormat) {
-		t.Errorf("Render(yaml) = %v, want ErrUnknownRenderFormat", err)
+	if err := render.Write(&bytes.Buffer{}, r, "yaml"); !errors.Is(err, render.ErrUnknownFormat) {
+		t.Errorf("Write(yaml) = %v, want ErrUnknownFormat", err)
 	}
 }
 
@@ -185,7 +186,7 @@ func TestSchemaDocNamesEveryKey(t *testing.T) {
 	r := analyzeTD(t, scenarioConfig(t, "ttl-and-redial"), tracegen.TTLAndRedial())
 	r.Inputs = []report.InputReport{{Path: "x", Warnings: []string{}}}
 	var v any
-	if err := json.Unmarshal([]byte(renderString(t, r, report.RenderJSON)), &v); err != nil {
+	if err := json.Unmarshal([]byte(renderString(t, r, render.FormatJSON)), &v); err != nil {
 		t.Fatal(err)
 	}
 	keys := map[string]bool{}

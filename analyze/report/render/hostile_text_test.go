@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // TestDumpTextIsEscapedInEveryCellAndNote pins render_escape.go's promise
@@ -20,12 +21,12 @@ func TestDumpTextIsEscapedInEveryCellAndNote(t *testing.T) {
 	r.Executions.Measurable = false
 	r.Executions.WhyNot = "why " + hostile
 	for format, escaped := range map[string]string{
-		report.RenderTable:    `x\x1b[2Jy\u202ez`,
-		report.RenderMarkdown: `x\x1b\[2Jy\u202ez`, // and Markdown's [ made inert
+		render.FormatTable:    `x\x1b[2Jy\u202ez`,
+		render.FormatMarkdown: `x\x1b\[2Jy\u202ez`, // and Markdown's [ made inert
 	} {
 		t.Run(format, func(t *testing.T) {
 			var b strings.Builder
-			if err := r.Render(&b, format); err != nil {
+			if err := render.Write(&b, r, format); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()

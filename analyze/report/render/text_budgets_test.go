@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // longRuns returns the length of every run of at least 20 'v's in out
@@ -36,14 +37,14 @@ func TestEachFormatClipsACellAndANoteToItsBudget(t *testing.T) {
 		format string
 		cell   int
 	}{
-		{report.RenderTable, report.MaxTableCell},
-		{report.RenderMarkdown, report.MaxMDCell},
+		{render.FormatTable, render.MaxTableCell},
+		{render.FormatMarkdown, render.MaxMDCell},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			r := scenario(t, "pooled")
-			r.ByProtocol = []report.ProtocolReport{{ProtocolVersion: strings.Repeat("v", 3*report.MaxNote), Sessionless: true}}
-			got := longRuns(render(t, r, tc.format))
-			want := []string{fmt.Sprintf("%d…", report.MaxNote-1), fmt.Sprintf("%d…", tc.cell-1)}
+			r.ByProtocol = []report.ProtocolReport{{ProtocolVersion: strings.Repeat("v", 3*render.MaxNote), Sessionless: true}}
+			got := longRuns(draw(t, r, tc.format))
+			want := []string{fmt.Sprintf("%d…", render.MaxNote-1), fmt.Sprintf("%d…", tc.cell-1)}
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
 				t.Errorf("the revision is drawn as runs %v, want %v (the cell's budget and the note's, each clipped)", got, want)
@@ -55,11 +56,11 @@ func TestEachFormatClipsACellAndANoteToItsBudget(t *testing.T) {
 // TestTheExecutionRootIsClippedInTheDumpNote pins that the dump's note
 // names the execution root clipped to MaxCell runes, in both formats.
 func TestTheExecutionRootIsClippedInTheDumpNote(t *testing.T) {
-	for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
+	for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 		t.Run(format, func(t *testing.T) {
 			r := scenario(t, "pooled")
 			r.Executions.Root = strings.Repeat("v", 3*report.MaxCell)
-			out := unwrapped(render(t, r, format))
+			out := unwrapped(draw(t, r, format))
 			want := "executions by " + strings.Repeat("v", report.MaxCell-1) + "…"
 			if !strings.Contains(out, want) || len(longRuns(out)) != 1 {
 				t.Errorf("the %s report lacks %q, or names the root at another length (%v):\n%s", format, want, longRuns(out), out)
@@ -76,7 +77,7 @@ func TestTheFlexColumnKeepsAtLeastEightRunes(t *testing.T) {
 	r := scenario(t, "pooled")
 	const big = 1_000_000_000_000_000_000
 	r.Pool.ByScope = []report.ScopeReport{{Scope: strings.Repeat("s", 30), Acquires: big, Hits: big, Misses: big, Keys: big, ExcessMisses: big, MissReasons: map[string]int{}}}
-	out := render(t, r, report.RenderTable)
+	out := draw(t, r, render.FormatTable)
 	if !strings.Contains(out, "│ sssssss… │") {
 		t.Errorf("the scope is not drawn as its first 7 runes and an ellipsis:\n%s", out)
 	}

@@ -1,21 +1,15 @@
-package report
+package render
 
 import (
 	"fmt"
-	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/mcptrace/mcptrace/spans"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
 // section is one group of a human report: a title, an optional note and a
@@ -29,22 +23,15 @@ type section struct {
 	flex   int // the free-text column clipped to fit the width, -1 for none
 }
 
-// tableWidth is the width the table report fits in.
-const tableWidth = 100
-
-// MaxCell bounds free-text cells (scope names, selectors) so a table stays
-// readable at 100 columns.
-const MaxCell = 40
-
 // sections lays the report out for people: overview, pool, misses by cause,
 // latency, scopes, protocol revisions, executions and measures (a section
 // with nothing to say is left out).
-func (r *Report) sections() []section {
+func (r view) sections() []section {
 	out := []section{r.dumpSection(), r.poolSection()}
 	if r.Pool.Misses > 0 {
 		out = append(out, r.missSection())
 	}
-	out = append(out, r.headline(sectionLatency, "operation"))
+	out = append(out, r.headline(report.SectionLatency, "operation"))
 	if len(r.Pool.ByScope) > 0 {
 		out = append(out, r.scopeSection())
 	}
@@ -63,14 +50,14 @@ func (r *Report) sections() []section {
 
 // dumpSection is the overview: what was read, the settings, and what went
 // wrong reading it.
-func (r *Report) dumpSection() section {
+func (r view) dumpSection() section {
 	ov := section{title: "Dump", flex: -1, header: []string{"inputs", "spans", "duplicates", "traces", "incomplete", "window"}}
 	window := "-"
 	if r.Window.Start != nil && r.Window.End != nil {
 		window = r.Window.Start.Format(time.RFC3339) + " .. " + r.Window.End.Format(time.RFC3339)
 	}
 	ov.rows = [][]string{{itoa(len(r.Inputs)), itoa(r.Spans), itoa(r.DuplicateSpans), itoa(r.Traces), itoa(r.IncompleteTraces), window}}
-	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, %s, executions by %s", r.Settings.Profile, r.Settings.idleNote(), clip(r.Executions.Root)))
+	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, %s, executions by %s", r.Settings.Profile, idleNote(r.Settings), clip(r.Executions.Root)))
 	ov.notes = append(ov.notes, r.recognitionNotes()...)
 	if r.Settings.ScopeAttr != "" {
 		ov.notes = append(ov.notes, "pool scope from attribute "+r.Settings.ScopeAttr)
@@ -87,8 +74,8 @@ func (r *Report) dumpSection() section {
 }
 
 // poolSection is the pool's headline with its verdict.
-func (r *Report) poolSection() section {
-	pool := r.headline(sectionPool, "")
+func (r view) poolSection() section {
+	pool := r.headline(report.SectionPool, "")
 	if r.FigureOf("unexplained_misses").Exact() {
 		pool.notes = append(pool.notes, poolVerdict(r.Pool))
 	}
@@ -97,7 +84,7 @@ func (r *Report) poolSection() section {
 
 // missSection counts the misses by cause, naming traces of unexplained
 // ones.
-func (r *Report) missSection() section {
+func (r view) missSection() section {
 	p := r.Pool
 	miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
 	row := make([]string, 0, len(spans.MissReasons))
@@ -111,7 +98,7 @@ func (r *Report) missSection() section {
 	}
 	miss.rows = [][]string{row}
 	m.Show.Label = spans.MissUnexplained
-	miss.notes = append(miss.notes, r.figureNotes([]Measure{m})...)
+	miss.notes = append(miss.notes, r.figureNotes([]report.Measure{m})...)
 	if len(p.UnexplainedExamples) > 0 {
 		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
 	}
@@ -119,7 +106,7 @@ func (r *Report) missSection() section {
 }
 
 // scopeSection is one row per pool scope.
-func (r *Report) scopeSection() section {
+func (r view) scopeSection() section {
 	sc := section{title: "By pool scope", flex: 0, header: []string{"scope", "acquires", "hits", "misses", "hit rate", "keys", "floor", "excess", "unexplained"}}
 	for _, s := range r.Pool.ByScope {
 		name := s.Scope
@@ -128,7 +115,7 @@ func (r *Report) scopeSection() section {
 		}
 		sc.rows = append(sc.rows, []string{name, r.mark("acquires", itoa(s.Acquires)), r.mark("hits", itoa(s.Hits)), r.mark("misses", itoa(s.Misses)),
 			r.mark("hit_rate", pct(s.HitRate)), r.mark("keys", itoa(s.Keys)), r.mark("cold_start_floor", pct(s.ColdStartFloor)),
-			r.mark("excess_misses", itoa(s.ExcessMisses)), r.mark("unexplained_misses", itoa(Unexplained(s.MissReasons)))})
+			r.mark("excess_misses", itoa(s.ExcessMisses)), r.mark("unexplained_misses", itoa(report.Unexplained(s.MissReasons)))})
 	}
 	if len(sc.rows) > 0 {
 		sc.notes = append(sc.notes, r.markNote(scopeFigures...)...)
@@ -138,14 +125,14 @@ func (r *Report) scopeSection() section {
 
 // mark draws text, a breakdown of figure name (a cell of a per-scope or
 // per-revision row), as the headline draws the figure itself: "—" where
-// the spans cannot show it, "≥"/"≤" before a bound (Report.FigureOf).
-func (r *Report) mark(name, text string) string {
+// the spans cannot show it, "≥"/"≤" before a bound (report.Report.FigureOf).
+func (r view) mark(name, text string) string {
 	switch r.FigureOf(name).State {
-	case NotMeasurable:
+	case report.NotMeasurable:
 		return NotMeasurableCell
-	case LowerBound:
+	case report.LowerBound:
 		return "≥ " + text
-	case UpperBound:
+	case report.UpperBound:
 		return "≤ " + text
 	}
 	return text
@@ -156,7 +143,7 @@ var scopeFigures = []string{"acquires", "hits", "misses", "hit_rate", "keys", "c
 
 // markNote says, under a breakdown of names, that its marks are the
 // headline's.
-func (r *Report) markNote(names ...string) []string {
+func (r view) markNote(names ...string) []string {
 	for _, name := range names {
 		if !r.FigureOf(name).Exact() {
 			return []string{"marked figures (—, ≥, ≤) are as in the headline, for the reasons given there"}
@@ -167,7 +154,7 @@ func (r *Report) markNote(names ...string) []string {
 
 // protocolSection is one row per protocol revision, with a note for each
 // sessionless one.
-func (r *Report) protocolSection() section {
+func (r view) protocolSection() section {
 	bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50", "cold p95"}}
 	for _, g := range r.ByProtocol {
 		name, kind := g.ProtocolVersion, "stateful"
@@ -188,9 +175,9 @@ func (r *Report) protocolSection() section {
 
 // executionsSection is the executions' headline, saying when they measure
 // nothing and when they spread over several sessions.
-func (r *Report) executionsSection() section {
+func (r view) executionsSection() section {
 	e := r.Executions
-	ex := r.headline(sectionExecutions, "")
+	ex := r.headline(report.SectionExecutions, "")
 	if !e.Measurable {
 		// One line says why, for every figure of the section.
 		ex.notes = []string{"NOT MEASURABLE: the spans do not tie calls to executions, and the session rules do not apply; " + e.WhyNot}
@@ -203,7 +190,7 @@ func (r *Report) executionsSection() section {
 
 // measuresSection is the reads-per-request measures' headline, with each
 // measure's histogram and unexpected traces.
-func (r *Report) measuresSection() section {
+func (r view) measuresSection() section {
 	out := r.readsHeadline()
 	for _, m := range r.Measures {
 		hist := make([]string, 0, len(m.Histogram))
@@ -237,7 +224,7 @@ func (s section) capRows(n int) section {
 }
 
 // poolVerdict says in one line what the pool figures mean.
-func poolVerdict(p PoolReport) string {
+func poolVerdict(p report.PoolReport) string {
 	switch {
 	case p.Acquires == 0:
 		return "no acquires in this dump (wrong --profile?)"
@@ -247,41 +234,6 @@ func poolVerdict(p PoolReport) string {
 		return "every miss is a cold start: the pool is at its floor"
 	}
 	return fmt.Sprintf("%d miss(es) above the cold-start floor, each explained by its cause", p.ExcessMisses)
-}
-
-// renderTable draws the sections with tablewriter, one small table per
-// group. Text from the dump goes through tableCell and tableNote
-// (render_escape.go): escaped for a terminal and clipped to the cell
-// budget; a section draws at most MaxRows rows.
-func (r *Report) renderTable(w io.Writer) error {
-	bw := &errWriter{W: w}
-	fmt.Fprintf(bw, "mcptrace analysis (%s)\n", r.Schema)
-	for _, s := range r.sections() {
-		s = s.escaped(tableCell, tableNote)
-		fmt.Fprintf(bw, "\n%s\n", strings.ToUpper(s.title))
-		if bw.Err != nil {
-			return bw.Err
-		}
-		t := tablewriter.NewTable(bw,
-			tablewriter.WithRenderer(renderer.NewBlueprint()),
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-			tablewriter.WithRowAutoWrap(tw.WrapNone),
-		)
-		t.Header(s.header)
-		if err := t.Bulk(fitWidth(s, tableWidth)); err != nil {
-			return fmt.Errorf("render %s table: %w", s.title, err)
-		}
-		if err := t.Render(); err != nil {
-			return fmt.Errorf("render %s table: %w", s.title, err)
-		}
-		for _, n := range s.notes {
-			for _, line := range wrap(n, tableWidth-4) {
-				fmt.Fprintf(bw, "  %s\n", line)
-			}
-		}
-	}
-	return bw.Err
 }
 
 // errWriter remembers the first write error so rendering can check once.
@@ -306,46 +258,8 @@ func ms(f *float64) string {
 	return strconv.FormatFloat(*f, 'f', 3, 64)
 }
 
-// fitWidth returns the section's rows with its flex column clipped so the
-// drawn table (cells, one space of padding each side, and borders) is at most
-// width columns wide.
-func fitWidth(s section, width int) [][]string {
-	if s.flex < 0 {
-		return s.rows
-	}
-	widths := make([]int, len(s.header))
-	for i, h := range s.header {
-		widths[i] = utf8.RuneCountInString(h)
-	}
-	for _, row := range s.rows {
-		for i, c := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	total := 3*len(widths) + 1
-	for _, w := range widths {
-		total += w
-	}
-	if total <= width {
-		return s.rows
-	}
-	room := max(widths[s.flex]-(total-width), utf8.RuneCountInString(s.header[s.flex]), 8)
-	rows := make([][]string, len(s.rows))
-	for i, row := range s.rows {
-		rows[i] = slices.Clone(row)
-		rows[i][s.flex] = clipTo(row[s.flex], room)
-	}
-	return rows
-}
-
-// clip shortens free text to MaxCell runes with an ellipsis.
-func clip(s string) string { return clipTo(s, MaxCell) }
-
-// clipTo shortens s to n runes, the last an ellipsis.
-func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }
-
-// wrap breaks text into lines of at most width runes (textfmt.Wrap).
-func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }
+// clip shortens free text to report.MaxCell runes with an ellipsis.
+func clip(s string) string { return clipTo(s, report.MaxCell) }
 
 // Percent draws a ratio as the reports do: one decimal, or the few more it
 // takes never to read 0% above 0 nor 100% below 1 (a ceiling of 99.975% is
@@ -355,15 +269,35 @@ func wrap(text string, width int) []string { return textfmt.Wrap(text, width) }
 func Percent(ratio float64) string { return textfmt.Percent(ratio) }
 
 // idleNote says whose idle settings the misses were attributed under.
-func (s Settings) idleNote() string {
+func idleNote(s report.Settings) string {
 	ttl := time.Duration(s.IdleTTLSeconds * float64(time.Second))
 	switch s.PoolSettings {
-	case SettingsRecorded:
+	case report.SettingsRecorded:
 		return "idle settings as each pool scope recorded them"
-	case SettingsMixed:
+	case report.SettingsMixed:
 		return fmt.Sprintf("idle settings as recorded where a pool scope did, else idle TTL %s assumed (by scope below)", ttl)
-	case SettingsAssumed:
+	case report.SettingsAssumed:
 		return fmt.Sprintf("idle TTL %s assumed (no pool scope recorded its settings)", ttl)
 	}
 	return fmt.Sprintf("idle TTL %s", ttl)
+}
+
+// recognitionNotes says, for the reports for people, what was read: the
+// vocabulary, the spans recognised, each vocabulary's resources when they
+// differ, and, when nothing was recognised, what was seen and what would
+// read it. Names are clipped and escaped by the renderers (notes).
+func (r view) recognitionNotes() []string {
+	rc := r.Recognition
+	if r.NothingRecognised() {
+		return strings.Split(r.UnrecognisedText(), "\n")
+	}
+	note := fmt.Sprintf("vocabulary %s: %d of %d spans recognised", r.Settings.Vocabulary, rc.RecognisedSpans, r.Spans)
+	if r.Settings.Vocabulary == report.VocabMixed || len(rc.Vocabularies) > 1 {
+		parts := make([]string, 0, len(rc.Vocabularies))
+		for _, u := range rc.Vocabularies {
+			parts = append(parts, fmt.Sprintf("%s %d resource(s), %d span(s)", u.Vocabulary, u.Resources, u.Spans))
+		}
+		note += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return []string{note}
 }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -7,12 +7,17 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
-// renderJSON writes the report as indented JSON: the contract documented
-// in docs/analysis-schema.md. A figure that is not measurable
-// (Report.Figures) is null there, never a number.
-func (r *Report) renderJSON(w io.Writer) error {
+// JSON writes r as indented JSON: the contract documented in
+// docs/analysis-schema.md, which tools and baselines read back. A figure
+// that is not measurable (Report.Figures) is null there, never a number,
+// so no reader mistakes a figure the spans cannot show for a zero. It is
+// data: never clipped, and encoding/json keeps it valid whatever the dump
+// held.
+func JSON(w io.Writer, r *report.Report) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -20,7 +25,7 @@ func (r *Report) renderJSON(w io.Writer) error {
 		return fmt.Errorf("render json: %w", err)
 	}
 	var paths [][]string
-	for _, m := range measureTable {
+	for _, m := range report.Measures() {
 		if f, ok := r.Figures[m.Name]; ok && !f.Known() {
 			paths = append(paths, strings.Split(m.JSON, "."))
 		}

@@ -1,21 +1,27 @@
-package report
+package render
 
 import (
 	"fmt"
 	"io"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// renderMarkdown writes the report as GitHub-flavoured Markdown for a pull
-// request comment: a heading per group, its table, its notes as a list.
-// Text from the dump goes through mdCell and mdNote (render_escape.go):
-// escaped, links and autolinks inert, clipped to the cell budget, so the
-// table's padding to its widest cell is bounded; a section draws at most
-// MaxRows rows.
-func (r *Report) renderMarkdown(w io.Writer) error {
+// Markdown writes r as GitHub-flavoured Markdown for a pull request
+// comment: a heading per group, its table, its notes as a list; the same
+// sections as Table, so the two never disagree on content. Text from the
+// dump goes through mdCell and mdNote (escape.go): escaped, links and
+// autolinks inert, clipped to the cell budget, so the table's padding to
+// its widest cell is bounded; a section draws at most MaxRows rows.
+func Markdown(w io.Writer, r *report.Report) error {
+	return view{r}.markdown(w)
+}
+
+// markdown draws the sections of r, as Markdown says.
+func (r view) markdown(w io.Writer) error {
 	bw := &errWriter{W: w}
 	fmt.Fprintf(bw, "## mcptrace analysis\n\nSchema `%s`.\n", r.Schema)
 	for _, s := range r.sections() {

@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"slices"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // scopeRow returns the cells of the table report's by-scope row of scope.
@@ -38,14 +39,14 @@ func TestAPerScopeCellIsMarkedAsItsHeadlineFigure(t *testing.T) {
 	}{
 		{"a client-side writer", "", []string{"gateway-1", "6", "5", "1", "83.3%", "1", "16.7%", "0", "0"}},
 		{"a server-side writer", "refused_attempts", []string{"gateway-1", "≥ 6", "≥ 5", "1", "≥ 83.3%", "1", "≤ 16.7%", "0", "≤ 0"}},
-		{"no target identity", "target_identity", []string{"gateway-1", "6", "5", "1", "83.3%", "≥ 1", "≥ 16.7%", "≤ 0", report.NotMeasurableCell}},
+		{"no target identity", "target_identity", []string{"gateway-1", "6", "5", "1", "83.3%", "≥ 1", "≥ 16.7%", "≤ 0", render.NotMeasurableCell}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := scenario(t, "pooled")
 			if tc.without != "" {
 				r.Writer = writerWithout(r, tc.without)
 			}
-			if got := scopeRow(t, render(t, r, report.RenderTable), "gateway-1"); !slices.Equal(got, tc.want) {
+			if got := scopeRow(t, draw(t, r, render.FormatTable), "gateway-1"); !slices.Equal(got, tc.want) {
 				t.Errorf("scope row %q, want %q", got, tc.want)
 			}
 		})
@@ -67,8 +68,8 @@ func TestTheDumpNoteSaysWhoseIdleSettingsWereUsed(t *testing.T) {
 		t.Run(tc.settings, func(t *testing.T) {
 			r := scenario(t, "pooled")
 			r.Settings.PoolSettings, r.Settings.IdleTTLSeconds = tc.settings, 60
-			for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
-				if out := unwrapped(render(t, r, format)); !strings.Contains(out, tc.want) {
+			for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
+				if out := unwrapped(draw(t, r, format)); !strings.Contains(out, tc.want) {
 					t.Errorf("the %s report lacks %q:\n%s", format, tc.want, out)
 				}
 			}
@@ -82,7 +83,7 @@ func TestTheDumpNoteSaysWhoseIdleSettingsWereUsed(t *testing.T) {
 func TestTheScopeAttributeNoteAddsToTheDumpNotes(t *testing.T) {
 	r := scenario(t, "pooled")
 	r.Settings.ScopeAttr = "tenant"
-	out := render(t, r, report.RenderMarkdown)
+	out := draw(t, r, render.FormatMarkdown)
 	var notes []string
 	for line := range strings.SplitSeq(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "- "); ok {
@@ -118,7 +119,7 @@ func TestASpreadOverSessionsIsNotedOnlyWhereSessionsAreSeen(t *testing.T) {
 			if tc.without != "" {
 				r.Writer = writerWithout(r, tc.without)
 			}
-			if got := strings.Contains(unwrapped(render(t, r, report.RenderTable)), note); got != tc.noted {
+			if got := strings.Contains(unwrapped(draw(t, r, render.FormatTable)), note); got != tc.noted {
 				t.Errorf("noted %v, want %v", got, tc.noted)
 			}
 		})

@@ -1,4 +1,4 @@
-package report
+package render
 
 import "github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 
@@ -12,7 +12,7 @@ import "github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 // value is clipped before it is escaped, so an escape is never cut in
 // half, and an escaped rune takes at most 10 bytes. A row is thus at most
 // columns x cell budget x 10 bytes, Markdown's padding to the widest cell
-// included, and a section draws at most MaxRows rows (render_table.go),
+// included, and a section draws at most MaxRows rows (sections.go),
 // so a report for people stays under a fixed size whatever the dump
 // holds: sections x MaxRows rows, plus notes. The JSON report is data: it is never clipped
 // (encoding/json keeps it valid JSON, escaping U+2028 and U+2029 and
@@ -73,3 +73,6 @@ func (s section) escaped(cell, note func(string) string) section {
 	}
 	return out
 }
+
+// clipTo shortens s to n runes, the last an ellipsis.
+func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }

@@ -1,10 +1,11 @@
-package report_test
+package render_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // TestNotesFromTheDumpAreEscapedInTableAndMarkdown pins that a note built
@@ -17,11 +18,11 @@ func TestNotesFromTheDumpAreEscapedInTableAndMarkdown(t *testing.T) {
 	const version = "2026-07-28\x1bX\x07\u202eZ"
 	const shown = `2026-07-28\x1bX\x07\u202eZ`
 	const noteText = "is sessionless: the session rules do not apply"
-	for _, format := range []string{report.RenderTable, report.RenderMarkdown} {
+	for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 		t.Run(format, func(t *testing.T) {
 			r := scenario(t, "pooled")
 			r.ByProtocol = []report.ProtocolReport{{ProtocolVersion: version, Sessionless: true, ColdStart: report.Percentiles{Count: 2}}}
-			out := unwrapped(render(t, r, format))
+			out := unwrapped(draw(t, r, format))
 			for _, raw := range []string{"\x1b", "\x07", "\u202e"} {
 				if strings.Contains(out, raw) {
 					t.Errorf("the %s report prints %q raw", format, raw)

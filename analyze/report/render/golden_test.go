@@ -1,4 +1,4 @@
-package report_test
+package render_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the table and Markdown goldens in testdata/")
@@ -21,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite the table and Markdown goldens 
 // report of a real dump, written and checked by the analyzer's golden
 // tests. This package reads them back as Reports, so its renderers are
 // pinned on the reports of real dumps without running the analyzer.
-const tracesGoldens = "../../testdata/traces/*.otlp.json.golden.json"
+const tracesGoldens = "../../../testdata/traces/*.otlp.json.golden.json"
 
 // goldenReport is one analyzer golden: its path, its bytes and the Report
 // they decode to.
@@ -57,11 +58,11 @@ func goldenReports(t *testing.T) []goldenReport {
 	return out
 }
 
-func render(t *testing.T, r *report.Report, format string) string {
+func draw(t *testing.T, r *report.Report, format string) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := r.Render(&b, format); err != nil {
-		t.Fatalf("Render(%s): %v", format, err)
+	if err := render.Write(&b, r, format); err != nil {
+		t.Fatalf("Write(%s): %v", format, err)
 	}
 	return b.String()
 }
@@ -73,7 +74,7 @@ func render(t *testing.T, r *report.Report, format string) string {
 func TestJSONReportReadsBackByteForByte(t *testing.T) {
 	for _, g := range goldenReports(t) {
 		t.Run(g.name, func(t *testing.T) {
-			if got := render(t, g.r, report.RenderJSON); got != string(g.raw) {
+			if got := draw(t, g.r, render.FormatJSON); got != string(g.raw) {
 				t.Errorf("%s does not read back as itself:\n%s", g.path, cmp.Diff(string(g.raw), got))
 			}
 		})
@@ -89,9 +90,9 @@ func TestJSONReportReadsBackByteForByte(t *testing.T) {
 // testdata/<name>.table and testdata/<name>.md; -update rewrites them.
 func TestTableAndMarkdownOfEachScenario(t *testing.T) {
 	for _, g := range goldenReports(t) {
-		for _, f := range []struct{ format, ext string }{{report.RenderTable, ".table"}, {report.RenderMarkdown, ".md"}} {
+		for _, f := range []struct{ format, ext string }{{render.FormatTable, ".table"}, {render.FormatMarkdown, ".md"}} {
 			t.Run(g.name+f.ext, func(t *testing.T) {
-				got := render(t, g.r, f.format)
+				got := draw(t, g.r, f.format)
 				golden := filepath.Join("testdata", g.name+f.ext)
 				if *update {
 					if err := os.MkdirAll("testdata", 0o755); err != nil {
