@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/ruleobs"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -263,7 +264,7 @@ func measureIndex(ctx context.Context, run *DumpRun, x *index.Index, cfg rulefmt
 			a.Rules = []report.RuleObservation{}
 			return nil
 		}
-		a.Rules, err = observeRules(ctx, x, cfg, opts.Rules, opts.Observe, a.Report)
+		a.Rules, err = ruleobs.Observe(ctx, x, cfg, opts.Rules, opts.Observe, a.Report)
 		return err
 	}); err != nil {
 		return nil, err

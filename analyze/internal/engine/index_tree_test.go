@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/ruleobs"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -45,19 +46,19 @@ func randomForest(rng *rand.Rand, traces, perTrace int) ptrace.Traces {
 
 // walkSelects is the definition of compiledSel.selects, walking the
 // ancestors of i up to root one by one.
-func walkSelects(x *index.Index, c *compiledSel, i, root int32) bool {
-	if !c.self.Match(i) {
+func walkSelects(x *index.Index, c *ruleobs.CompiledSel, i, root int32) bool {
+	if !c.Self.Match(i) {
 		return false
 	}
 	if i == root {
-		return c.under == nil
+		return c.Under == nil
 	}
-	under := c.under == nil
+	under := c.Under == nil
 	for p := x.Span(i).Parent; p >= 0 && p != root; p = x.Span(p).Parent {
-		if c.under != nil && c.under.Match(p) {
+		if c.Under != nil && c.Under.Match(p) {
 			under = true
 		}
-		if c.notUnder != nil && c.notUnder.Match(p) {
+		if c.NotUnder != nil && c.NotUnder.Match(p) {
 			return false
 		}
 	}
@@ -96,7 +97,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 		x.Add(randomForest(rng, 3, 1+rng.IntN(60)))
 		tree := x.Tree()
 		root, _ := selector.Compile(x, rulefmt.Selector{Name: "a"})
-		var scopes []ruleScope
+		var scopes []ruleobs.RuleScope
 		for _, i := range x.Order {
 			if root.Match(i) {
 				want := walkSubtree(x, i)
@@ -104,42 +105,42 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 				if len(got) != len(want) || got[0] != i {
 					t.Fatalf("seed %d: subtree of %d: got %d spans (first %d), walk finds %d", seed, i, len(got), got[0], len(want))
 				}
-				scopes = append(scopes, ruleScope{root: i, spans: got})
+				scopes = append(scopes, ruleobs.RuleScope{Root: i, Spans: got})
 			}
 		}
 		vKey, _ := x.LookupKey("v")
 		for _, tc := range cases {
-			c := &compiledSel{}
-			c.self, _ = selector.Compile(x, rulefmt.Selector{NameRegex: nil, Name: "b"})
+			c := &ruleobs.CompiledSel{}
+			c.Self, _ = selector.Compile(x, rulefmt.Selector{NameRegex: nil, Name: "b"})
 			if tc.under != nil {
-				c.under, _ = selector.Compile(x, *tc.under)
+				c.Under, _ = selector.Compile(x, *tc.under)
 			}
 			if tc.notUnder != nil {
-				c.notUnder, _ = selector.Compile(x, *tc.notUnder)
+				c.NotUnder, _ = selector.Compile(x, *tc.notUnder)
 			}
-			agg := newSubtreeAgg(x, scopes)
+			agg := ruleobs.NewSubtreeAgg(x, scopes)
 			for k, sc := range scopes {
 				n, vals := 0, map[int32]bool{}
-				for _, i := range walkSubtree(x, sc.root) {
-					if walkSelects(x, c, i, sc.root) {
+				for _, i := range walkSubtree(x, sc.Root) {
+					if walkSelects(x, c, i, sc.Root) {
 						n++
 						if v, ok := x.AttrVal(i, vKey); ok {
 							vals[v] = true
 						}
 					}
-					if got, want := c.selects(x, i, sc.root), walkSelects(x, c, i, sc.root); got != want {
-						t.Fatalf("seed %d %s: selects(%d, root %d) = %v, the walk says %v", seed, tc.name, i, sc.root, got, want)
+					if got, want := c.Selects(x, i, sc.Root), walkSelects(x, c, i, sc.Root); got != want {
+						t.Fatalf("seed %d %s: selects(%d, root %d) = %v, the walk says %v", seed, tc.name, i, sc.Root, got, want)
 					}
 				}
-				if got := agg.count(c, k); got != n {
-					t.Errorf("seed %d %s: count in subtree of %d = %d, the walk counts %d", seed, tc.name, sc.root, got, n)
+				if got := agg.Count(c, k); got != n {
+					t.Errorf("seed %d %s: count in subtree of %d = %d, the walk counts %d", seed, tc.name, sc.Root, got, n)
 				}
-				if got := agg.distinct(c, vKey, k); got != len(vals) {
-					t.Errorf("seed %d %s: distinct in subtree of %d = %d, the walk finds %d", seed, tc.name, sc.root, got, len(vals))
+				if got := agg.Distinct(c, vKey, k); got != len(vals) {
+					t.Errorf("seed %d %s: distinct in subtree of %d = %d, the walk finds %d", seed, tc.name, sc.Root, got, len(vals))
 				}
 			}
 			for _, i := range x.Order { // the dump scope: every ancestor counts
-				if got, want := c.selects(x, i, -1), walkSelects(x, c, i, -1); got != want {
+				if got, want := c.Selects(x, i, -1), walkSelects(x, c, i, -1); got != want {
 					t.Fatalf("seed %d %s: selects(%d, no root) = %v, the walk says %v", seed, tc.name, i, got, want)
 				}
 			}
@@ -162,9 +163,9 @@ func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *
 }
 
 // matchCalls sums how many spans the rule evaluation's matchers looked at.
-func matchCalls(ev *ruleEval) int64 {
+func matchCalls(ev *ruleobs.Eval) int64 {
 	var n int64
-	for _, m := range ev.matchers {
+	for _, m := range ev.Matchers {
 		n += m.Calls
 	}
 	return n
@@ -172,7 +173,7 @@ func matchCalls(ev *ruleEval) int64 {
 
 // checkShape runs the built-in rules on idx as `mcptrace check` does and
 // returns the evaluation, the results and the bytes allocated doing it.
-func checkShape(t testing.TB, idx *index.Index, cfg rulefmt.Config) (*ruleEval, []report.RuleObservation, uint64) {
+func checkShape(t testing.TB, idx *index.Index, cfg rulefmt.Config) (*ruleobs.Eval, []report.RuleObservation, uint64) {
 	t.Helper()
 	cfg = cfg.WithDefaults()
 	var before, after runtime.MemStats
@@ -182,10 +183,10 @@ func checkShape(t testing.TB, idx *index.Index, cfg rulefmt.Config) (*ruleEval, 
 		t.Fatal(err)
 	}
 	rules := rulefmt.BuiltinRules(cfg)
-	ev := &ruleEval{x: idx, cfg: cfg, max: DefaultMaxExamples, matchers: map[*rulefmt.Selector]*selector.Matcher{}}
+	ev := &ruleobs.Eval{X: idx, Cfg: cfg, Max: DefaultMaxExamples, Matchers: map[*rulefmt.Selector]*selector.Matcher{}}
 	var res []report.RuleObservation
 	for i := range rules {
-		r, err := ev.observe(&rules[i])
+		r, err := ev.Observe(&rules[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -249,7 +249,7 @@ func (a *aggregate) merge(o *observation) {
 	a.incomplete += o.incomplete
 	a.poolSpans += o.poolSpans
 	a.seen.Add(o.seen)
-	a.execNames = mergeExecNames(a.execNames, o.execNames)
+	a.execNames = measure.MergeExecNames(a.execNames, o.execNames)
 	a.detect.Merge(o.detect)
 	if o.windowOK {
 		if !a.windowOK {
@@ -265,7 +265,7 @@ func (a *aggregate) merge(o *observation) {
 	a.exec.MultiSession += o.exec.MultiSession
 	a.exec.MaxSessions = max(a.exec.MaxSessions, o.exec.MaxSessions)
 	a.exec.Examples = mergeExamples(a.exec.Examples, o.exec.Examples)
-	mergeMeasurability(&a.exec, &o.exec)
+	measure.MergeMeasurability(&a.exec, &o.exec)
 	for ver, g := range o.protos {
 		if mine, ok := a.protos[ver]; ok {
 			mine.Merge(g)
@@ -432,8 +432,8 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	}
 	a.reportDetection(r)
 	r.Writer = measure.WriterReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
-	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(a.execNames)
-	judgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
+	r.Executions.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(a.execNames)
+	measure.JudgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	r.DeclareFigures()
 	return r
 }

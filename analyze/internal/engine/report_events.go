@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -321,20 +320,6 @@ func leaseSessions(x *index.Index, v *vocab.Compiled, ev *record.Table) (map[int
 	}
 
 	return hsSession, calls
-}
-
-// attributed returns the acquire events attributed by a batch pair stage:
-// each with its hit decided and its miss reason set.
-func attributed(e *record.Table, cfg rulefmt.Config) []record.Acquire {
-	st := measure.NewBatchPairStage(cfg)
-	st.Recorded = func(scope int32) (record.PoolSettings, bool) {
-		return record.RecordedIn(e.SettingsByScope, e.Strs, scope)
-	}
-	out := make([]record.Acquire, 0, len(e.Acquires))
-	st.Each = func(ev *record.Acquire) { out = append(out, *ev) }
-	st.Add(e.Acquires) // a batch stage files copies
-	st.Advance(math.MaxInt64)
-	return out
 }
 
 // HandshakeEvents returns every handshake span of d, sorted by scope, then

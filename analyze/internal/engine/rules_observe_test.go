@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/ruleobs"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -53,7 +54,7 @@ func TestObserveRulesGivesPlainValuesPerScope(t *testing.T) {
 	if un := perCall[rulefmt.RuleNoUnexplainedMisses]; len(un.UnexplainedMisses) != 5 || len(un.Groups) != 1 || un.Groups[0].Scopes != 1 {
 		t.Errorf("%s: %d unexplained misses over %+v, want 5 over the dump", rulefmt.RuleNoUnexplainedMisses, len(un.UnexplainedMisses), un.Groups)
 	}
-	if capped := observeByID(t, rules, 2, tracegen.PerCallDial())[rulefmt.RuleOneSessionPerExecution].Groups[0]; len(capped.Offenders[0]) != 2 || !slices.IsSortedFunc(capped.Offenders[0], cmpRefs) {
+	if capped := observeByID(t, rules, 2, tracegen.PerCallDial())[rulefmt.RuleOneSessionPerExecution].Groups[0]; len(capped.Offenders[0]) != 2 || !slices.IsSortedFunc(capped.Offenders[0], ruleobs.CmpRefs) {
 		t.Errorf("trace offenders capped at 2 = %v", capped.Offenders[0])
 	}
 
@@ -62,7 +63,7 @@ func TestObserveRulesGivesPlainValuesPerScope(t *testing.T) {
 	if all.Values[0] != 3 || two.Values[0] != 3 || len(all.Offenders[0]) != 3 || len(two.Offenders[0]) != 2 {
 		t.Fatalf("acquires without cache_hit: %+v, capped at 2: %+v", all, two)
 	}
-	if !slices.IsSortedFunc(all.Offenders[0], cmpRefs) || !slices.Equal(two.Offenders[0], all.Offenders[0][:2]) {
+	if !slices.IsSortedFunc(all.Offenders[0], ruleobs.CmpRefs) || !slices.Equal(two.Offenders[0], all.Offenders[0][:2]) {
 		t.Errorf("offenders are not the first by trace and span id: all %v, capped %v", all.Offenders[0], two.Offenders[0])
 	}
 	if none := observeByID(t, rules, -1, tracegen.MissingCacheHit())[rulefmt.RuleAcquireHasCacheHit]; len(none.Groups[0].Offenders[0]) != 0 || none.MaxExamples != 0 {
@@ -95,36 +96,6 @@ func TestObserveRulesGroupsScopesByWhatTheyHold(t *testing.T) {
 		if g := obs.Groups[i]; g.Scopes != w.scopes || g.Complete != w.complete || !slices.Equal(g.Values, w.values) {
 			t.Errorf("group %d = %+v, want %d scopes, complete %v, values %v", i, g, w.scopes, w.complete, w.values)
 		}
-	}
-}
-
-// TestSessionSplitsLoseOnlyASessionExpiredBeforeAnother pins when a session
-// counts as forgotten by the server: it failed as expired and a later call
-// ran on another session. An expiry on the last call, or one followed only
-// by calls on the same session (the server took it back), loses nothing.
-func TestSessionSplitsLoseOnlyASessionExpiredBeforeAnother(t *testing.T) {
-	type c = sessionCall
-	for _, tc := range []struct {
-		name         string
-		calls        []sessionCall
-		pooled, lost int
-	}{
-		{"no calls", nil, 0, 0},
-		{"one session, no expiry", []c{{1, 7, false}, {2, 7, false}}, 1, 0},
-		{"the last call expired: no later call to move on", []c{{1, 7, false}, {2, 7, true}}, 1, 0},
-		{"a lone call expired", []c{{1, 7, true}}, 1, 0},
-		{"expired, then the same session again", []c{{1, 7, true}, {2, 7, false}}, 1, 0},
-		{"expired, then another session: lost", []c{{1, 7, true}, {2, 8, false}}, 1, 1},
-		{"expired, the same session, then another: lost", []c{{1, 7, true}, {2, 7, false}, {3, 8, false}}, 1, 1},
-		{"two sessions, neither expired", []c{{1, 7, false}, {2, 8, false}}, 2, 0},
-		{"back to the first after another: only the expired one lost", []c{{1, 7, false}, {2, 8, true}, {3, 7, false}}, 1, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pooled, lost := splitSessions(tc.calls)
-			if pooled != tc.pooled || lost != tc.lost {
-				t.Errorf("splitSessions(%+v) = %d pooled, %d lost; want %d, %d", tc.calls, pooled, lost, tc.pooled, tc.lost)
-			}
-		})
 	}
 }
 

@@ -339,10 +339,10 @@ func (s *TraceStream) executions(idx *index.Index) ([]ExecutionCount, error) {
 		}
 		counts[key{pool, sessions > 1}]++
 	})
-	r.Executions.ExecutionsWithoutCalls = executionsWithoutCalls(ev.ExecNames)
+	r.Executions.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(ev.ExecNames)
 	cfg := vocab.Resolve(s.cfg, idx)
 	r.Writer = measure.WriterReport(cfg.ActiveVocabulary(), measure.EvidenceOf(ev), cfg.Vocabulary != nil)
-	judgeMeasurability(&r.Executions, ev.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
+	measure.JudgeMeasurability(&r.Executions, ev.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	if !r.FigureOf("multi_session_executions").Known() {
 		return nil, nil // a figure the spans cannot show is not emitted, not even as 0
 	}

@@ -45,7 +45,7 @@ func TestVocabularyStageEventsGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := renderEvents(idx, ev, attributed(ev, cfg))
+			got := renderEvents(idx, ev, measure.Attributed(ev, cfg))
 			golden := filepath.Join("..", "..", "testdata", "vocabularies", string(tc.vocabulary)+".events.txt")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {

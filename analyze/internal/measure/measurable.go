@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
-	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -54,7 +54,7 @@ func MergeExecNames(a, o map[string][2]int) map[string][2]int {
 	}
 	for name, n := range o {
 		m, ok := a[name]
-		if !ok && len(a) >= vocab.MaxNameCounts {
+		if !ok && len(a) >= record.MaxNameCounts {
 			continue
 		}
 		a[name] = [2]int{m[0] + n[0], m[1] + n[1]}

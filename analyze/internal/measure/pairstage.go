@@ -645,3 +645,17 @@ func SettingsSource(scopes []report.ScopeReport) string {
 	}
 	return out
 }
+
+// Attributed returns the acquire events attributed by a batch pair stage:
+// each with its hit decided and its miss reason set.
+func Attributed(e *record.Table, cfg rulefmt.Config) []record.Acquire {
+	st := NewBatchPairStage(cfg)
+	st.Recorded = func(scope int32) (record.PoolSettings, bool) {
+		return record.RecordedIn(e.SettingsByScope, e.Strs, scope)
+	}
+	out := make([]record.Acquire, 0, len(e.Acquires))
+	st.Each = func(ev *record.Acquire) { out = append(out, *ev) }
+	st.Add(e.Acquires) // a batch stage files copies
+	st.Advance(math.MaxInt64)
+	return out
+}

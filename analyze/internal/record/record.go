@@ -224,3 +224,11 @@ type OptStr struct {
 	S  string
 	ok bool
 }
+
+// MaxNameCounts bounds the distinct names counted per name: the
+// unrecognised span names an observation keeps (its most frequent) and a detection holds in all: a
+// dump of high-cardinality names ("GET /users/1234") costs no more than
+// this, and the ten most frequent are exact unless a name's spans are
+// spread thinly over many observations; the executions per root name
+// (Table.ExecNames) are bounded the same.
+const MaxNameCounts = 1024

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
+	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -195,13 +196,6 @@ func isOpenLLMetrySpan(name string, kind uint8) bool {
 		(strings.HasSuffix(name, openllmetryToolSuffix) || strings.HasSuffix(name, openllmetryMCPSuffix))
 }
 
-// MaxNameCounts bounds the distinct unrecognised span names an
-// observation keeps (its most frequent) and a detection holds in all: a
-// dump of high-cardinality names ("GET /users/1234") costs no more than
-// this, and the ten most frequent are exact unless a name's spans are
-// spread thinly over many observations.
-const MaxNameCounts = 1024
-
 // Detection is the evidence of a set of traces: per resource, and the
 // counts of the span names no vocabulary recognises.
 type Detection struct {
@@ -353,7 +347,7 @@ func (d *Detection) addNames(names []string, counts []int) {
 // addName adds n spans of name, or counts them as left out once d holds
 // maxNameCounts other names.
 func (d *Detection) addName(name string, n int) {
-	if _, ok := d.names[name]; ok || len(d.names) < MaxNameCounts {
+	if _, ok := d.names[name]; ok || len(d.names) < record.MaxNameCounts {
 		d.names[name] += n
 		return
 	}

@@ -1,4 +1,4 @@
-package engine
+package ruleobs
 
 import (
 	"cmp"
@@ -16,7 +16,7 @@ var negated = map[rulefmt.Op]string{rulefmt.OpEq: "!=", rulefmt.OpNe: "=", rulef
 // ruleTraceQL is a query finding what a rule looks at, narrowed to its
 // offenders where TraceQL can say so: a per-trace count becomes
 // "| count() <violating op> N", a latency bound a duration condition.
-func (e *ruleEval) ruleTraceQL(r *rulefmt.Rule) string {
+func (e *Eval) ruleTraceQL(r *rulefmt.Rule) string {
 	ex := r.Expect[0]
 	if ex.IsMeasure() {
 		return e.measureTraceQL(ex)
@@ -45,7 +45,7 @@ func (e *ruleEval) ruleTraceQL(r *rulefmt.Rule) string {
 	return q
 }
 
-func (e *ruleEval) measureTraceQL(ex rulefmt.Expectation) string {
+func (e *Eval) measureTraceQL(ex rulefmt.Expectation) string {
 	acquire := fmt.Sprintf("name = %q", spans.SpanAcquire)
 	miss := fmt.Sprintf("{ %s && span.%s = false }", acquire, spans.AttrCacheHit)
 	calls := fmt.Sprintf("{ span.%s = %q && span.%s != nil }", spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID)
@@ -59,7 +59,7 @@ func (e *ruleEval) measureTraceQL(ex rulefmt.Expectation) string {
 	}
 	if rest, ok := strings.CutPrefix(ex.Of, "measures."); ok {
 		name := rest[:strings.LastIndexByte(rest, '.')]
-		for _, m := range e.cfg.Measures {
+		for _, m := range e.Cfg.Measures {
 			if m.Name == name {
 				return m.Root.TraceQL() + " >> " + m.Read.TraceQL()
 			}
@@ -87,13 +87,13 @@ func (e *ruleEval) measureTraceQL(ex rulefmt.Expectation) string {
 // callsTraceQL renders sel, whose Calls (when set) stand for the
 // vocabulary's first call selector: the query finds the spans the rule
 // judged, in the words of the writer read.
-func (e *ruleEval) callsTraceQL(sel *rulefmt.SpanSelector) string {
+func (e *Eval) callsTraceQL(sel *rulefmt.SpanSelector) string {
 	if !sel.Calls {
 		return sel.TraceQL()
 	}
 	s := *sel
 	s.Calls = false
-	if calls := e.cfg.ActiveVocabulary().Calls; len(calls) > 0 {
+	if calls := e.Cfg.ActiveVocabulary().Calls; len(calls) > 0 {
 		c := calls[0]
 		s.Name, s.NameRegex = cmp.Or(s.Name, c.Name), cmp.Or(s.NameRegex, c.NameRegex)
 		s.Attributes = append(slices.Clone(c.Attributes), s.Attributes...)

@@ -1,4 +1,4 @@
-package engine
+package ruleobs
 
 import (
 	"bytes"
@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
@@ -19,17 +21,12 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// This file observes rules: it reads the index for what each rule's scopes
-// hold (counts, distinct values, sessions, offending spans) and returns
-// plain values. Judging them (verdicts, examples, texts) is the gate's
-// (package analyze/gate), which never reads the index.
-
 // DefaultMaxExamples is how many offending spans an observation keeps per
 // expectation, and a failing rule names, when ObserveOptions.MaxExamples
 // is 0.
 const DefaultMaxExamples = 5
 
-// ObserveOptions tunes ObserveRules. The zero value keeps up to
+// ObserveOptions tunes Observe. The zero value keeps up to
 // DefaultMaxExamples offending spans per expectation.
 type ObserveOptions struct {
 	// MaxExamples caps the offending spans kept per expectation (and the
@@ -38,28 +35,15 @@ type ObserveOptions struct {
 	MaxExamples int
 }
 
-// ObserveRules reads from d what each rule needs to be judged: for each
-// of its scopes whether it is complete and the value of each count,
-// distinct, pool_sessions and lost_sessions expectation, with the spans to
-// name if it fails. cfg gives the profile and the reads-per-request
-// selectors. Like Analyze it is pure. It fails only when d was built
-// without an attribute a rule reads (build it with
-// MergeIndexOptions(cfg.IndexOptions(), RulesIndexOptions(rules))).
-func ObserveRules(d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
-	return observeRules(context.Background(), d.x, cfg, rules, opts, nil)
-}
-
-// ObserveRulesContext is [ObserveRules] stopped by ctx: every loop over
-// scopes and spans looks at it, so a canceled observation returns ctx's
-// error within milliseconds however large the dump.
-func ObserveRulesContext(ctx context.Context, d *Dump, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions) ([]report.RuleObservation, error) {
-	return observeRules(ctx, d.x, cfg, rules, opts, nil)
-}
-
-// observeRules is ObserveRules; rep, when not nil, is the Analyze of the
-// same index and cfg, whose miss counts spare attributing the acquires
-// again when there is no miss to name.
-func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
+// Observe reads from idx what each rule needs to be judged: for each of
+// its scopes whether it is complete and the value of each count, distinct,
+// pool_sessions and lost_sessions expectation, with the spans to name if it
+// fails. cfg gives the profile and the reads-per-request selectors. It is
+// pure and stopped by ctx: every loop over scopes and spans looks at it.
+// rep, when not nil, is the analysis of the same index and cfg, whose miss
+// counts spare attributing the acquires again when there is no miss to
+// name. It fails when idx was built without an attribute a rule reads.
+func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []rulefmt.Rule, opts ObserveOptions, rep *report.Report) ([]report.RuleObservation, error) {
 	if opts.MaxExamples == 0 {
 		opts.MaxExamples = DefaultMaxExamples
 	}
@@ -67,7 +51,7 @@ func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rul
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ev := &ruleEval{x: idx, cfg: vocab.Resolve(cfg.WithDefaults(), idx), max: max(opts.MaxExamples, 0), matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx}
+	ev := &Eval{X: idx, Cfg: vocab.Resolve(cfg.WithDefaults(), idx), Max: max(opts.MaxExamples, 0), Matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx}
 	var execs *report.ExecutionsReport // measured on first need by a session rule
 	if rep != nil {
 		execs = &rep.Executions
@@ -77,7 +61,7 @@ func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rul
 	}
 	out := make([]report.RuleObservation, 0, len(rules))
 	for i := range rules {
-		obs, err := ev.observe(&rules[i])
+		obs, err := ev.Observe(&rules[i])
 		if err == nil && readsSessions(&rules[i]) {
 			if execs == nil {
 				var r report.ExecutionsReport
@@ -102,11 +86,11 @@ func observeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rul
 }
 
 // ruleEval holds what every rule of one observation shares.
-type ruleEval struct {
-	x        *index.Index
-	cfg      rulefmt.Config
-	max      int
-	matchers map[*rulefmt.Selector]*selector.Matcher
+type Eval struct {
+	X        *index.Index
+	Cfg      rulefmt.Config
+	Max      int
+	Matchers map[*rulefmt.Selector]*selector.Matcher
 	events   []record.Acquire // attributed acquires, computed on first need
 	haveEv   bool
 	// stage is the vocabulary stage's events of the index, computed on
@@ -137,7 +121,7 @@ const checkEvery = 1024
 
 // tick counts one step and returns the context's error every checkEvery
 // steps, so every long loop of an observation can be stopped.
-func (e *ruleEval) tick() error {
+func (e *Eval) tick() error {
 	e.ticks++
 	if e.ticks%checkEvery != 0 || e.ctx == nil {
 		return nil
@@ -145,11 +129,11 @@ func (e *ruleEval) tick() error {
 	return e.ctx.Err()
 }
 
-func (e *ruleEval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
+func (e *Eval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	if s == nil {
 		return nil, nil
 	}
-	if m, ok := e.matchers[s]; ok {
+	if m, ok := e.Matchers[s]; ok {
 		return m, nil
 	}
 	ctx := e.ctx
@@ -158,7 +142,7 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	}
 	plain := *s
 	plain.Calls = false
-	m, err := selector.CompileContext(ctx, e.x, plain)
+	m, err := selector.CompileContext(ctx, e.X, plain)
 	if err != nil {
 		if s.Line > 0 && ctx.Err() == nil {
 			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
@@ -168,32 +152,32 @@ func (e *ruleEval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	if s.Calls {
 		// The vocabulary stage's calls (none when it cannot compile:
 		// Analyze reports that error).
-		m.Only = make([]bool, e.x.NumSpans)
+		m.Only = make([]bool, e.X.NumSpans)
 		if ev := e.stageEvents(); ev != nil {
 			for _, c := range ev.Calls {
 				m.Only[c.Span] = true
 			}
 		}
 	}
-	e.matchers[s] = m
+	e.Matchers[s] = m
 	return m, nil
 }
 
 // compiledSel is a SpanSelector bound to the index.
-type compiledSel struct {
-	self, under, notUnder *selector.Matcher
+type CompiledSel struct {
+	Self, Under, NotUnder *selector.Matcher
 }
 
-func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
-	var c compiledSel
+func (e *Eval) compileSel(s *rulefmt.SpanSelector) (*CompiledSel, error) {
+	var c CompiledSel
 	var err error
-	if c.self, err = e.compile(&s.Selector); err != nil {
+	if c.Self, err = e.compile(&s.Selector); err != nil {
 		return nil, err
 	}
-	if c.under, err = e.compile(s.Under); err != nil {
+	if c.Under, err = e.compile(s.Under); err != nil {
 		return nil, err
 	}
-	if c.notUnder, err = e.compile(s.NotUnder); err != nil {
+	if c.NotUnder, err = e.compile(s.NotUnder); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -201,28 +185,28 @@ func (e *ruleEval) compileSel(s *rulefmt.SpanSelector) (*compiledSel, error) {
 
 // selects reports whether span i is selected within a scope rooted at root
 // (-1 for a trace or the dump): ancestors at or above root are not looked at.
-func (c *compiledSel) selects(x *index.Index, i, root int32) bool {
-	if !c.self.Match(i) {
+func (c *CompiledSel) Selects(x *index.Index, i, root int32) bool {
+	if !c.Self.Match(i) {
 		return false
 	}
-	if c.under == nil && c.notUnder == nil {
+	if c.Under == nil && c.NotUnder == nil {
 		return true
 	}
 	if i == root {
-		return c.under == nil
+		return c.Under == nil
 	}
 	// The nearest matching ancestors come from one pass over the tree
 	// (matcher.nearest), so no span walks its ancestors: a chain of 100k
 	// spans would make that quadratic. An ancestor counts when it lies
 	// strictly below root.
 	t := x.Tree()
-	if c.notUnder != nil {
-		if a := c.notUnder.Nearest(i); a >= 0 && t.StrictlyBelow(a, root) {
+	if c.NotUnder != nil {
+		if a := c.NotUnder.Nearest(i); a >= 0 && t.StrictlyBelow(a, root) {
 			return false
 		}
 	}
-	if c.under != nil {
-		a := c.under.Nearest(i)
+	if c.Under != nil {
+		a := c.Under.Nearest(i)
 		return a >= 0 && t.StrictlyBelow(a, root)
 	}
 	return true
@@ -230,22 +214,22 @@ func (c *compiledSel) selects(x *index.Index, i, root int32) bool {
 
 // ruleScope is one scope of a rule: its spans, root (-1 for dump and trace),
 // trace (-1 for the dump) and whether it may be judged.
-type ruleScope struct {
-	trace, root int32
-	spans       []int32
+type RuleScope struct {
+	trace, Root int32
+	Spans       []int32
 	complete    bool
 }
 
 // scopes lists a rule's scopes in a stable order.
-func (e *ruleEval) scopes(r *rulefmt.Rule) ([]ruleScope, error) {
-	x := e.x
+func (e *Eval) scopes(r *rulefmt.Rule) ([]RuleScope, error) {
+	x := e.X
 	complete, err := e.compile(r.CompleteWhen)
 	if err != nil {
 		return nil, fmt.Errorf("complete_when: %w", err)
 	}
 	switch r.Scope.Kind {
 	case rulefmt.ScopeDump:
-		return []ruleScope{{trace: -1, root: -1, spans: x.Order, complete: anyMatch(complete, x.Order)}}, nil
+		return []RuleScope{{trace: -1, Root: -1, Spans: x.Order, complete: anyMatch(complete, x.Order)}}, nil
 	case rulefmt.ScopeTrace:
 		return e.traceScopes(complete), nil
 	}
@@ -274,17 +258,17 @@ func anyMatch(complete *selector.Matcher, group []int32) bool {
 // traceScopes lists the scopes of a per-trace rule, one per trace,
 // complete when the trace is and complete (anyMatch) holds, in trace id
 // order.
-func (e *ruleEval) traceScopes(complete *selector.Matcher) []ruleScope {
-	x := e.x
-	out := make([]ruleScope, 0, len(x.TraceRecs))
+func (e *Eval) traceScopes(complete *selector.Matcher) []RuleScope {
+	x := e.X
+	out := make([]RuleScope, 0, len(x.TraceRecs))
 	for t := range x.TraceRecs {
 		tr := &x.TraceRecs[t]
 		group := x.Order[tr.First : tr.First+tr.N]
-		out = append(out, ruleScope{trace: int32(t), root: -1, spans: group, complete: !tr.Incomplete && anyMatch(complete, group)})
+		out = append(out, RuleScope{trace: int32(t), Root: -1, Spans: group, complete: !tr.Incomplete && anyMatch(complete, group)})
 	}
 	// Raw ids sort as their hex does, without formatting two strings
 	// per comparison.
-	slices.SortFunc(out, func(a, b ruleScope) int {
+	slices.SortFunc(out, func(a, b RuleScope) int {
 		return bytes.Compare(x.TraceRecs[a.trace].ID[:], x.TraceRecs[b.trace].ID[:])
 	})
 	return out
@@ -294,12 +278,12 @@ func (e *ruleEval) traceScopes(complete *selector.Matcher) []ruleScope {
 // matching root, each complete when its trace is and complete (anyMatch)
 // holds over the whole trace, in span order. A cancelled run stops it
 // between traces.
-func (e *ruleEval) subtreeScopes(root, complete *selector.Matcher) ([]ruleScope, error) {
-	x := e.x
+func (e *Eval) subtreeScopes(root, complete *selector.Matcher) ([]RuleScope, error) {
+	x := e.X
 	// A subtree's spans are its range of the depth-first layout: nested
 	// subtrees share one array instead of each copying its span list.
 	tree := x.Tree()
-	var out []ruleScope
+	var out []RuleScope
 	for t := range x.TraceRecs {
 		tr := &x.TraceRecs[t]
 		group := x.Order[tr.First : tr.First+tr.N]
@@ -309,7 +293,7 @@ func (e *ruleEval) subtreeScopes(root, complete *selector.Matcher) ([]ruleScope,
 		}
 		for _, i := range group {
 			if root.Match(i) {
-				out = append(out, ruleScope{trace: int32(t), root: i, spans: tree.Subtree(i)})
+				out = append(out, RuleScope{trace: int32(t), Root: i, Spans: tree.Subtree(i)})
 			}
 		}
 		if len(out) == first {
@@ -320,13 +304,13 @@ func (e *ruleEval) subtreeScopes(root, complete *selector.Matcher) ([]ruleScope,
 			out[k].complete = ok
 		}
 	}
-	slices.SortFunc(out, func(a, b ruleScope) int { return x.CompareSpans(a.root, b.root) })
+	slices.SortFunc(out, func(a, b RuleScope) int { return x.CompareSpans(a.Root, b.Root) })
 	return out, nil
 }
 
 // observe reads one rule's scopes.
-func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
-	obs := report.RuleObservation{MaxExamples: e.max, TraceQL: e.ruleTraceQL(r)}
+func (e *Eval) Observe(r *rulefmt.Rule) (report.RuleObservation, error) {
+	obs := report.RuleObservation{MaxExamples: e.Max, TraceQL: e.ruleTraceQL(r)}
 	run, err := e.newRuleRun(r)
 	if err != nil {
 		return obs, err
@@ -352,7 +336,7 @@ func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 			continue
 		}
 		if !sc.complete {
-			groups.add(&obs, ruleScope{}, false, nil, nil)
+			groups.add(&obs, RuleScope{}, false, nil, nil)
 			continue
 		}
 		clear(values)
@@ -367,7 +351,7 @@ func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 				return obs, err
 			}
 			values[k] = got
-			if sc.root < 0 {
+			if sc.Root < 0 {
 				selections[k] = selected
 			}
 		}
@@ -379,25 +363,25 @@ func (e *ruleEval) observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 // ruleRun is one rule's observation under way: its scopes, its selectors
 // compiled once each, and how a scope's selected spans are found.
 type ruleRun struct {
-	e      *ruleEval
+	e      *Eval
 	r      *rulefmt.Rule
-	scopes []ruleScope
+	scopes []RuleScope
 	// sub counts subtree scopes, which nest: their counts come from
 	// subtreeAgg, never from looking at each scope's spans (depth² on a
 	// chain of roots). nil for other scopes.
 	sub     *subtreeAgg
 	sl      func(int32) bool // whether a span is sessionless
-	sels    map[*rulefmt.SpanSelector]*compiledSel
-	ruleSel *compiledSel // the rule's own selector, nil without one
+	sels    map[*rulefmt.SpanSelector]*CompiledSel
+	ruleSel *CompiledSel // the rule's own selector, nil without one
 }
 
 // newRuleRun finds r's scopes and compiles its selector.
-func (e *ruleEval) newRuleRun(r *rulefmt.Rule) (*ruleRun, error) {
+func (e *Eval) newRuleRun(r *rulefmt.Rule) (*ruleRun, error) {
 	scopes, err := e.scopes(r)
 	if err != nil {
 		return nil, err
 	}
-	run := &ruleRun{e: e, r: r, scopes: scopes, sels: map[*rulefmt.SpanSelector]*compiledSel{}}
+	run := &ruleRun{e: e, r: r, scopes: scopes, sels: map[*rulefmt.SpanSelector]*CompiledSel{}}
 	if r.Select != nil {
 		if run.ruleSel, err = e.compileSel(r.Select); err != nil {
 			return nil, fmt.Errorf("select: %w", err)
@@ -405,14 +389,14 @@ func (e *ruleEval) newRuleRun(r *rulefmt.Rule) (*ruleRun, error) {
 		run.sels[r.Select] = run.ruleSel
 	}
 	if r.Scope.Kind == rulefmt.ScopeSubtree {
-		run.sub = newSubtreeAgg(e.x, scopes)
+		run.sub = NewSubtreeAgg(e.X, scopes)
 	}
 	run.sl = e.sessionlessTest()
 	return run, nil
 }
 
 // selOf returns ex's selector (the rule's when ex has none), compiled once.
-func (run *ruleRun) selOf(ex *rulefmt.Expectation) (*compiledSel, error) {
+func (run *ruleRun) selOf(ex *rulefmt.Expectation) (*CompiledSel, error) {
 	s := ex.Select
 	if s == nil {
 		s = run.r.Select
@@ -430,14 +414,14 @@ func (run *ruleRun) selOf(ex *rulefmt.Expectation) (*compiledSel, error) {
 
 // selectedIn lists the spans c selects in scope si, sessionless ones left
 // out when the rule skips them.
-func (run *ruleRun) selectedIn(c *compiledSel, si int) []int32 {
+func (run *ruleRun) selectedIn(c *CompiledSel, si int) []int32 {
 	var out []int32
 	if run.sub != nil {
 		out = run.sub.selected(c, si)
 	} else {
 		sc := run.scopes[si]
-		for _, i := range sc.spans {
-			if c.selects(run.e.x, i, sc.root) {
+		for _, i := range sc.Spans {
+			if c.Selects(run.e.X, i, sc.Root) {
 				out = append(out, i)
 			}
 		}
@@ -456,13 +440,13 @@ func (run *ruleRun) selectedIn(c *compiledSel, si int) []int32 {
 
 // countIn counts the spans c selects in scope si, sessionless ones
 // included.
-func (run *ruleRun) countIn(c *compiledSel, si int) int {
+func (run *ruleRun) countIn(c *CompiledSel, si int) int {
 	if run.sub != nil {
-		return run.sub.count(c, si)
+		return run.sub.Count(c, si)
 	}
 	sc, n := run.scopes[si], 0
-	for _, i := range sc.spans {
-		if c.selects(run.e.x, i, sc.root) {
+	for _, i := range sc.Spans {
+		if c.Selects(run.e.X, i, sc.Root) {
 			n++
 		}
 	}
@@ -471,13 +455,13 @@ func (run *ruleRun) countIn(c *compiledSel, si int) int {
 
 // anyIn reports whether c selects a span in scope si, sessionless ones
 // included.
-func (run *ruleRun) anyIn(c *compiledSel, si int) bool {
+func (run *ruleRun) anyIn(c *CompiledSel, si int) bool {
 	if run.sub != nil {
-		return run.sub.count(c, si) > 0
+		return run.sub.Count(c, si) > 0
 	}
 	sc := run.scopes[si]
-	for _, i := range sc.spans {
-		if c.selects(run.e.x, i, sc.root) {
+	for _, i := range sc.Spans {
+		if c.Selects(run.e.X, i, sc.Root) {
 			return true
 		}
 	}
@@ -538,7 +522,7 @@ func (run *ruleRun) value(ex *rulefmt.Expectation, si int) (float64, []int32, er
 		selected = run.selectedIn(c, si)
 		got = float64(len(selected))
 	} else {
-		got = float64(run.sub.count(c, si))
+		got = float64(run.sub.Count(c, si))
 	}
 	switch ex.Of {
 	case rulefmt.QuantityPoolSessions, rulefmt.QuantityLostSessions:
@@ -553,7 +537,7 @@ func (run *ruleRun) value(ex *rulefmt.Expectation, si int) (float64, []int32, er
 			return 0, nil, err
 		}
 		if !needList {
-			got = float64(run.sub.distinct(c, key, si))
+			got = float64(run.sub.Distinct(c, key, si))
 		} else {
 			got = float64(run.e.distinctIn(selected, key))
 		}
@@ -563,19 +547,19 @@ func (run *ruleRun) value(ex *rulefmt.Expectation, si int) (float64, []int32, er
 
 // attrKey is the index's key of attribute, which a distinct expectation
 // reads: an error when the index did not keep it.
-func (e *ruleEval) attrKey(attribute string) (uint16, error) {
-	id, ok := e.x.LookupKey(attribute)
-	if !ok || !e.x.SpanKeyOK[id] {
+func (e *Eval) attrKey(attribute string) (uint16, error) {
+	id, ok := e.X.LookupKey(attribute)
+	if !ok || !e.X.SpanKeyOK[id] {
 		return 0, fmt.Errorf("distinct reads attribute %q, which the index did not keep: build it with RulesIndexOptions", attribute)
 	}
 	return id, nil
 }
 
 // distinctIn counts the distinct values of key over spans.
-func (e *ruleEval) distinctIn(spans []int32, key uint16) int {
+func (e *Eval) distinctIn(spans []int32, key uint16) int {
 	vals := map[int32]bool{}
 	for _, i := range spans {
-		if v, ok := e.x.AttrVal(i, key); ok {
+		if v, ok := e.X.AttrVal(i, key); ok {
 			vals[v] = true
 		}
 	}
@@ -584,14 +568,14 @@ func (e *ruleEval) distinctIn(spans []int32, key uint16) int {
 
 // scopeGroups files a rule's scopes into groups as they are observed.
 type scopeGroups struct {
-	e     *ruleEval
+	e     *Eval
 	index map[string]int
 	key   []byte
 }
 
 // add files one scope: complete, with values and, per expectation, its
 // selected spans (nil for a subtree scope, which names its root).
-func (g *scopeGroups) add(obs *report.RuleObservation, sc ruleScope, complete bool, values []float64, selections [][]int32) {
+func (g *scopeGroups) add(obs *report.RuleObservation, sc RuleScope, complete bool, values []float64, selections [][]int32) {
 	e := g.e
 	g.key = append(g.key[:0], 'i')
 	if complete {
@@ -618,7 +602,7 @@ func (g *scopeGroups) add(obs *report.RuleObservation, sc ruleScope, complete bo
 	}
 	grp := &obs.Groups[at]
 	grp.Scopes++
-	if !complete || e.max <= 0 {
+	if !complete || e.Max <= 0 {
 		return
 	}
 	for k, sel := range selections {
@@ -627,18 +611,18 @@ func (g *scopeGroups) add(obs *report.RuleObservation, sc ruleScope, complete bo
 		case sc.trace < 0:
 			grp.Offenders[k] = e.smallest(sel)
 		default:
-			grp.Offenders[k] = insertRef(grp.Offenders[k], e.ref(sel[0]), e.max)
+			grp.Offenders[k] = insertRef(grp.Offenders[k], e.ref(sel[0]), e.Max)
 		}
 	}
 	if sc.trace >= 0 {
-		grp.Examples = insertRef(grp.Examples, e.scopeExample(sc), e.max)
+		grp.Examples = insertRef(grp.Examples, e.scopeExample(sc), e.Max)
 	}
 }
 
 // insertRef adds ref to list, which holds the first max refs by trace and
 // span id, keeping it so.
 func insertRef(list []report.SpanRef, ref report.SpanRef, max int) []report.SpanRef {
-	at, found := slices.BinarySearchFunc(list, ref, cmpRefs)
+	at, found := slices.BinarySearchFunc(list, ref, CmpRefs)
 	if found || at >= max {
 		return list
 	}
@@ -650,7 +634,7 @@ func insertRef(list []report.SpanRef, ref report.SpanRef, max int) []report.Span
 }
 
 // cmpRefs orders refs by trace id, then span id.
-func cmpRefs(a, b report.SpanRef) int {
+func CmpRefs(a, b report.SpanRef) int {
 	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
 		return c
 	}
@@ -659,22 +643,22 @@ func cmpRefs(a, b report.SpanRef) int {
 
 // smallest returns the refs of the first e.max spans of list by trace and
 // span id, without sorting the whole list.
-func (e *ruleEval) smallest(list []int32) []report.SpanRef {
-	if e.max <= 0 {
+func (e *Eval) smallest(list []int32) []report.SpanRef {
+	if e.Max <= 0 {
 		return nil
 	}
 	var top []int32
 	for _, i := range list {
-		if len(top) == e.max && e.x.CompareSpans(i, top[len(top)-1]) >= 0 {
+		if len(top) == e.Max && e.X.CompareSpans(i, top[len(top)-1]) >= 0 {
 			continue
 		}
-		at, _ := slices.BinarySearchFunc(top, i, e.x.CompareSpans)
+		at, _ := slices.BinarySearchFunc(top, i, e.X.CompareSpans)
 		if at < len(top) && top[at] == i {
 			continue
 		}
 		top = slices.Insert(top, at, i)
-		if len(top) > e.max {
-			top = top[:e.max]
+		if len(top) > e.Max {
+			top = top[:e.Max]
 		}
 	}
 	out := make([]report.SpanRef, len(top))
@@ -685,10 +669,10 @@ func (e *ruleEval) smallest(list []int32) []report.SpanRef {
 }
 
 // ref names span i.
-func (e *ruleEval) ref(i int32) report.SpanRef {
-	s := e.x.Span(i)
+func (e *Eval) ref(i int32) report.SpanRef {
+	s := e.X.Span(i)
 	var ref report.SpanRef
-	ref.Trace = e.x.TraceRecs[s.Trace].ID
+	ref.Trace = e.X.TraceRecs[s.Trace].ID
 	binary.BigEndian.PutUint64(ref.Span[:], s.ID)
 	return ref
 }
@@ -696,20 +680,20 @@ func (e *ruleEval) ref(i int32) report.SpanRef {
 // scopeExample names a scope that fails without an offender to show: a
 // subtree's root, a trace's first root span (else its first span); zero
 // for the dump.
-func (e *ruleEval) scopeExample(sc ruleScope) report.SpanRef {
+func (e *Eval) scopeExample(sc RuleScope) report.SpanRef {
 	switch {
 	case sc.trace < 0:
 		return report.SpanRef{}
-	case sc.root >= 0:
-		return e.ref(sc.root)
+	case sc.Root >= 0:
+		return e.ref(sc.Root)
 	}
-	for _, i := range sc.spans {
-		if e.x.Span(i).Parent < 0 {
+	for _, i := range sc.Spans {
+		if e.X.Span(i).Parent < 0 {
 			return e.ref(i)
 		}
 	}
-	if len(sc.spans) > 0 {
-		return e.ref(sc.spans[0])
+	if len(sc.Spans) > 0 {
+		return e.ref(sc.Spans[0])
 	}
 	return report.SpanRef{}
 }
@@ -717,8 +701,8 @@ func (e *ruleEval) scopeExample(sc ruleScope) report.SpanRef {
 // missExamples returns the first e.max attributed misses that are
 // unexplained (no cause of spans.ExplainedMissReasons), and that are not cold starts (unexplained ones included),
 // by trace and span id.
-func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
-	if e.noMissToName || e.max <= 0 {
+func (e *Eval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
+	if e.noMissToName || e.Max <= 0 {
 		return nil, nil
 	}
 	var un, above []int32
@@ -740,11 +724,11 @@ func (e *ruleEval) missExamples() (unexplained, aboveFloor []report.SpanRef) {
 
 // poolEvents returns the attributed acquires of the pool measure, computed
 // once per observation.
-func (e *ruleEval) poolEvents() []record.Acquire {
+func (e *Eval) poolEvents() []record.Acquire {
 	if !e.haveEv {
 		e.haveEv = true
 		if ev := e.stageEvents(); ev != nil {
-			e.events = attributed(ev, e.cfg)
+			e.events = measure.Attributed(ev, e.Cfg)
 		}
 	}
 	return e.events
@@ -753,14 +737,14 @@ func (e *ruleEval) poolEvents() []record.Acquire {
 // stageEvents returns the vocabulary stage's events of the index, run once
 // per observation; nil when the vocabulary does not compile against it
 // (Analyze reports that error).
-func (e *ruleEval) stageEvents() *record.Table {
+func (e *Eval) stageEvents() *record.Table {
 	if !e.haveStage {
 		e.haveStage = true
 		ctx := e.ctx
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if ev, err := vocab.Stage(ctx, e.x, e.cfg); err == nil {
+		if ev, err := vocab.Stage(ctx, e.X, e.Cfg); err == nil {
 			e.stage = ev
 		}
 	}
@@ -772,7 +756,7 @@ func (e *ruleEval) stageEvents() *record.Table {
 // counted with its successor) and the sessions the server forgot: a span on
 // the session failed with error.type session_expired and a later selected
 // span ran on another session (the transparent redial moved on).
-func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
+func (e *Eval) sessionSplits(selected []int32) (pooled, lost int) {
 	if !e.haveSess {
 		e.lookupSessions()
 	}
@@ -787,10 +771,10 @@ func (e *ruleEval) sessionSplits(selected []int32) (pooled, lost int) {
 // 24), what sessionSplits reads: the session of a call is the
 // vocabulary's (an attribute, or an enclosing span); a selected span that
 // is no call is read by the vocabulary's session attribute.
-func (e *ruleEval) lookupSessions() {
-	x := e.x
+func (e *Eval) lookupSessions() {
+	x := e.X
 	e.haveSess = true
-	voc := e.cfg.ActiveVocabulary() // resolved when the evaluation began
+	voc := e.Cfg.ActiveVocabulary() // resolved when the evaluation began
 	if k := voc.Session.Attribute; k != "" {
 		e.kSess, e.okS = x.LookupKey(k)
 	}
@@ -818,8 +802,8 @@ type sessionCall struct {
 
 // sessionCalls returns the selected spans that have a session, in time
 // order (stable: ties keep the selection's order).
-func (e *ruleEval) sessionCalls(selected []int32) []sessionCall {
-	x := e.x
+func (e *Eval) sessionCalls(selected []int32) []sessionCall {
+	x := e.X
 	calls := make([]sessionCall, 0, len(selected))
 	for _, i := range selected {
 		sess, ok := int32(-1), false
@@ -875,8 +859,8 @@ func splitSessions(calls []sessionCall) (pooled, lost int) {
 // server: its mcp.protocol.version is SessionlessProtocol or later, or it
 // carries a protocol version but no mcp.session.id (a server of any revision
 // that minted no session).
-func (e *ruleEval) sessionlessTest() func(i int32) bool {
-	x := e.x
+func (e *Eval) sessionlessTest() func(i int32) bool {
+	x := e.X
 	kVer, okV := x.LookupKey(spans.AttrProtocolVersion)
 	if !okV || !x.SpanKeyOK[kVer] {
 		return func(int32) bool { return false }
@@ -900,4 +884,63 @@ func (e *ruleEval) sessionlessTest() func(i int32) bool {
 		}
 		return sl
 	}
+}
+
+// readsSessions reports whether rule r judges sessions per execution: an
+// expectation on pool_sessions or lost_sessions, on the distinct values of
+// mcp.session.id, or on an executions measure. Such a rule is incomplete
+// when executions are not measurable.
+func readsSessions(r *rulefmt.Rule) bool {
+	for _, ex := range r.Expect {
+		switch {
+		case ex.Of == rulefmt.QuantityPoolSessions || ex.Of == rulefmt.QuantityLostSessions:
+			return true
+		case ex.Of == rulefmt.QuantityDistinct && ex.Attribute == spans.AttrSessionID:
+			return true
+		}
+		for _, name := range []string{ex.Of, ex.Than.Measure} {
+			if m, _, ok := report.LookupMeasure(name); ok && name != "" && strings.HasPrefix(m.JSON, "executions.") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// markUnmeasurable marks every scope of a session rule's observation as not
+// judgeable, saying why: the gate then finds the rule not applicable,
+// never a pass on zero, even where the rule allows an empty dump. A rule whose
+// every scope ran against sessionless servers keeps its observation: it
+// has nothing to say about sessions anyway.
+func markUnmeasurable(obs *report.RuleObservation, why string) {
+	n := 0
+	for _, g := range obs.Groups {
+		n += g.Scopes
+	}
+	if n == 0 && obs.NotApplicable > 0 {
+		return
+	}
+	obs.Groups = []report.ScopeGroup{{Scopes: max(n, 1), Complete: false}}
+	obs.Unmeasurable = why
+}
+
+// executionsOf measures the executions of the rules' index, from the
+// vocabulary stage's events (run once per observation, ruleEval), when no
+// report of the same index was given.
+func executionsOf(e *Eval) (report.ExecutionsReport, error) {
+	ev := e.stageEvents()
+	if ev == nil {
+		_, err := vocab.Stage(context.Background(), e.X, e.Cfg)
+		return report.ExecutionsReport{}, err
+	}
+	r := measure.Executions(ev, nil)
+	r.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(ev.ExecNames)
+	if root := e.Cfg.ExecutionRoot; root != nil || e.Cfg.ActiveVocabulary().Executions != nil {
+		if root == nil {
+			root = e.Cfg.ActiveVocabulary().Executions
+		}
+		r.Root = root.String()
+	}
+	measure.JudgeMeasurability(&r, ev.PoolSpans, e.Cfg.ActiveVocabulary().Shows(ev.ServerCalls > 0))
+	return r, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package ruleobs
 
 import (
 	"cmp"
@@ -25,19 +25,19 @@ import (
 type subtreeAgg struct {
 	x      *index.Index
 	t      *index.Tree
-	scopes []ruleScope
-	counts map[*compiledSel][]int32
+	scopes []RuleScope
+	counts map[*CompiledSel][]int32
 	dist   map[distinctKey][]int32
-	pts    map[*compiledSel][]selPoint
+	pts    map[*CompiledSel][]selPoint
 }
 
 type distinctKey struct {
-	c   *compiledSel
+	c   *CompiledSel
 	key uint16
 }
 
-func newSubtreeAgg(x *index.Index, scopes []ruleScope) *subtreeAgg {
-	return &subtreeAgg{x: x, t: x.Tree(), scopes: scopes, counts: map[*compiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*compiledSel][]selPoint{}}
+func NewSubtreeAgg(x *index.Index, scopes []RuleScope) *subtreeAgg {
+	return &subtreeAgg{x: x, t: x.Tree(), scopes: scopes, counts: map[*CompiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*CompiledSel][]selPoint{}}
 }
 
 // selPoint is one span the selector matches itself: pos is its depth-first
@@ -49,20 +49,20 @@ type selPoint struct {
 }
 
 // points lists, in depth-first order, the spans c.self matches.
-func (g *subtreeAgg) points(c *compiledSel) []selPoint {
+func (g *subtreeAgg) points(c *CompiledSel) []selPoint {
 	var out []selPoint
 	for pos, i := range g.t.DFS {
-		if !c.self.Match(i) {
+		if !c.Self.Match(i) {
 			continue
 		}
 		p := selPoint{span: i, pos: int32(pos), under: -1, notUnder: -1}
-		if c.under != nil {
-			if a := c.under.Nearest(i); a >= 0 {
+		if c.Under != nil {
+			if a := c.Under.Nearest(i); a >= 0 {
 				p.under = g.t.Pre[a]
 			}
 		}
-		if c.notUnder != nil {
-			if a := c.notUnder.Nearest(i); a >= 0 {
+		if c.NotUnder != nil {
+			if a := c.NotUnder.Nearest(i); a >= 0 {
 				p.notUnder = g.t.Pre[a]
 			}
 		}
@@ -72,7 +72,7 @@ func (g *subtreeAgg) points(c *compiledSel) []selPoint {
 }
 
 // count returns how many spans c selects in scope k.
-func (g *subtreeAgg) count(c *compiledSel, k int) int {
+func (g *subtreeAgg) Count(c *CompiledSel, k int) int {
 	if cs, ok := g.counts[c]; ok {
 		return int(cs[k])
 	}
@@ -88,15 +88,15 @@ func (g *subtreeAgg) count(c *compiledSel, k int) int {
 	var plus, minus []int32
 	for _, p := range pts {
 		switch {
-		case c.under == nil:
+		case c.Under == nil:
 			plus = append(plus, p.pos)
-			if c.notUnder != nil && p.notUnder >= 0 {
+			if c.NotUnder != nil && p.notUnder >= 0 {
 				minus = append(minus, p.notUnder)
 			}
 		default:
 			if p.under >= 0 {
 				plus = append(plus, p.under)
-				if c.notUnder != nil && p.notUnder >= 0 {
+				if c.NotUnder != nil && p.notUnder >= 0 {
 					minus = append(minus, min(p.under, p.notUnder))
 				}
 			}
@@ -111,9 +111,9 @@ func (g *subtreeAgg) count(c *compiledSel, k int) int {
 	}
 	cs := make([]int32, len(g.scopes))
 	for k, sc := range g.scopes {
-		L, R := g.t.Pre[sc.root], g.t.End[sc.root]
+		L, R := g.t.Pre[sc.Root], g.t.End[sc.Root]
 		lo := L
-		if c.under != nil {
+		if c.Under != nil {
 			lo = L + 1 // strictly below the root
 		}
 		cs[k] = inRange(plus, lo, R) - inRange(minus, L+1, R)
@@ -129,11 +129,11 @@ func (g *subtreeAgg) count(c *compiledSel, k int) int {
 // a Fenwick tree holding 1 at the last point of each value seen so far.
 // With not_under (no built-in rule has it) the scope's spans are looked at
 // one by one.
-func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
+func (g *subtreeAgg) Distinct(c *CompiledSel, key uint16, k int) int {
 	dk := distinctKey{c, key}
 	ds, ok := g.dist[dk]
 	if !ok {
-		if c.notUnder != nil {
+		if c.NotUnder != nil {
 			ds = g.distinctEach(c, key)
 		} else {
 			ds = g.distinctByRange(c, key)
@@ -145,12 +145,12 @@ func (g *subtreeAgg) distinct(c *compiledSel, key uint16, k int) int {
 
 // distinctEach counts the distinct values of key over the spans c selects,
 // scope by scope (a not_under selector: no ranges of the tree to share).
-func (g *subtreeAgg) distinctEach(c *compiledSel, key uint16) []int32 {
+func (g *subtreeAgg) distinctEach(c *CompiledSel, key uint16) []int32 {
 	ds := make([]int32, len(g.scopes))
 	for k, sc := range g.scopes {
 		vals := map[int32]bool{}
-		for _, i := range sc.spans {
-			if c.selects(g.x, i, sc.root) {
+		for _, i := range sc.Spans {
+			if c.Selects(g.x, i, sc.Root) {
 				if v, ok := g.x.AttrVal(i, key); ok {
 					vals[v] = true
 				}
@@ -169,7 +169,7 @@ type valuePoint struct{ key, val int32 }
 // selects in every scope at once: each scope is a range of the depth-first
 // order, and the distinct values of ranges are counted offline (ranges by
 // their end, each value counted at its latest point, in a Fenwick tree).
-func (g *subtreeAgg) distinctByRange(c *compiledSel, key uint16) []int32 {
+func (g *subtreeAgg) distinctByRange(c *CompiledSel, key uint16) []int32 {
 	var pts []valuePoint
 	for _, p := range g.points(c) {
 		v, ok := g.x.AttrVal(p.span, key)
@@ -177,14 +177,14 @@ func (g *subtreeAgg) distinctByRange(c *compiledSel, key uint16) []int32 {
 			continue
 		}
 		switch {
-		case c.under == nil:
+		case c.Under == nil:
 			pts = append(pts, valuePoint{p.pos, v})
 		case p.under >= 0:
 			pts = append(pts, valuePoint{p.under, v})
 		}
 	}
 	sort.SliceStable(pts, func(a, b int) bool { return pts[a].key < pts[b].key })
-	return g.distinctInRanges(pts, c.under != nil)
+	return g.distinctInRanges(pts, c.Under != nil)
 }
 
 // distinctInRanges counts the distinct values of pts (sorted by key) in
@@ -199,7 +199,7 @@ func (g *subtreeAgg) distinctInRanges(pts []valuePoint, under bool) []int32 {
 	type query struct{ lo, hi, scope int32 }
 	qs := make([]query, len(g.scopes))
 	for k, sc := range g.scopes {
-		L, R := g.t.Pre[sc.root], g.t.End[sc.root]
+		L, R := g.t.Pre[sc.Root], g.t.End[sc.Root]
 		if under {
 			L++
 		}
@@ -243,12 +243,12 @@ func (g *subtreeAgg) distinctInRanges(pts []valuePoint, under bool) []int32 {
 // are one run of the selector's points, found by binary search, so a scope
 // costs its own selected spans and no more; otherwise the scope's spans are
 // tested one by one.
-func (g *subtreeAgg) selected(c *compiledSel, k int) []int32 {
+func (g *subtreeAgg) selected(c *CompiledSel, k int) []int32 {
 	sc := g.scopes[k]
-	if c.under != nil || c.notUnder != nil {
+	if c.Under != nil || c.NotUnder != nil {
 		var out []int32
-		for _, i := range sc.spans {
-			if c.selects(g.x, i, sc.root) {
+		for _, i := range sc.Spans {
+			if c.Selects(g.x, i, sc.Root) {
 				out = append(out, i)
 			}
 		}
@@ -259,7 +259,7 @@ func (g *subtreeAgg) selected(c *compiledSel, k int) []int32 {
 		pts = g.points(c)
 		g.pts[c] = pts
 	}
-	L, R := g.t.Pre[sc.root], g.t.End[sc.root]
+	L, R := g.t.Pre[sc.Root], g.t.End[sc.Root]
 	lo, _ := slices.BinarySearchFunc(pts, L, func(p selPoint, t int32) int { return cmp.Compare(p.pos, t) })
 	hi, _ := slices.BinarySearchFunc(pts, R, func(p selPoint, t int32) int { return cmp.Compare(p.pos, t) })
 	out := make([]int32, 0, hi-lo)
