@@ -25,7 +25,10 @@
 # a hang; default 3m: raise it on a loaded machine, where a survivor's whole
 # run of analyze's tests can take longer and would be miscounted),
 # MUTATION_FILES (a regexp on file base names to mutate), MUTATION_EXCLUDE
-# (a regexp on file base names never mutated), MUTATION_OUT (default
+# (a regexp on file base names never mutated), MUTATION_TESTS (a package
+# directory whose tests run against every mutant instead of each mutated
+# package's own: analyze/internal/engine for the analyzer's stages, which
+# its tests pin end to end), MUTATION_OUT (default
 # ${TMPDIR:-/tmp}/mcptrace-mutation.json; the path is printed at the end).
 #
 # It writes MUTATION_OUT (killed, survived and total per package and per
@@ -57,6 +60,9 @@ if [ -n "${MUTATION_FILES:-}" ]; then
 fi
 if [ -n "${MUTATION_TIMEOUT:-}" ]; then
 	args+=(-timeout "$MUTATION_TIMEOUT")
+fi
+if [ -n "${MUTATION_TESTS:-}" ]; then
+	args+=(-tests "$MUTATION_TESTS")
 fi
 if [ -n "${MUTATION_EXCLUDE:-}" ]; then
 	args+=(-exclude "$MUTATION_EXCLUDE")

@@ -70,6 +70,11 @@ type options struct {
 	jobs    int
 	timeout time.Duration
 	out     string
+	// tests, when set, is the package directory whose tests run against
+	// every mutant (coverage read with -coverpkg) instead of the mutated
+	// package's own: for a package whose behaviour its importer's tests
+	// pin end to end, as the analyzer's stages are pinned by the engine's.
+	tests string
 }
 
 func run() error {
@@ -81,6 +86,7 @@ func run() error {
 	flag.IntVar(&o.jobs, "jobs", 2, "mutants built and tested at a time")
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "a mutant's test run longer than this is killed (a hang)")
 	flag.StringVar(&o.out, "out", "mutation.json", "where the JSON result goes")
+	flag.StringVar(&o.tests, "tests", "", "the package directory whose tests run against the mutants (default: each mutated package's own)")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		return fmt.Errorf("usage: mutate [flags] DIR... (package directories)")

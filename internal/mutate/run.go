@@ -35,9 +35,10 @@ type result struct {
 // unviable after its build.
 type pkgScore struct {
 	Dir         string    `json:"dir"`
-	Sites       int       `json:"sites"`   // mutants found
-	Covered     int       `json:"covered"` // on lines the tests run
-	Tried       int       `json:"tried"`   // the sample
+	Tests       string    `json:"tests,omitempty"` // whose tests ran, when not Dir's own
+	Sites       int       `json:"sites"`           // mutants found
+	Covered     int       `json:"covered"`         // on lines the tests run
+	Tried       int       `json:"tried"`           // the sample
 	Killed      int       `json:"killed"`
 	Survived    int       `json:"survived"`
 	Unviable    int       `json:"unviable"`
@@ -95,9 +96,14 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 		return ps, err
 	}
 	defer os.RemoveAll(tmp)
-	fmt.Fprintf(os.Stderr, "%s: %d mutants; coverage run of its tests...\n", dir, len(sites))
+	testAbs, coverArgs, err := testPackage(ctx, abs, o.tests)
+	if err != nil {
+		return ps, err
+	}
+	ps.Tests = o.tests
+	fmt.Fprintf(os.Stderr, "%s: %d mutants; coverage run of the tests...\n", dir, len(sites))
 	prof := filepath.Join(tmp, "cover.out")
-	if out, err := goCmd(ctx, abs, "test", "-count=1", "-coverprofile="+prof, "."); err != nil {
+	if out, err := goCmd(ctx, testAbs, append([]string{"test", "-count=1", "-coverprofile=" + prof}, append(coverArgs, ".")...)...); err != nil {
 		return ps, fmt.Errorf("the unmutated tests fail: %w\n%s", err, tail(out))
 	}
 	cov, err := coveredLines(prof)
@@ -114,7 +120,7 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 	tried, skipped := sampleViable(covered, o.budget, o.seed, dir, func(m mutant) bool { return tp.compiles(m, srcs[m.File]) })
 	ps.Tried, ps.Unviable = len(tried), skipped
 	fmt.Fprintf(os.Stderr, "%s: %d on covered lines, trying %d (%d drawn did not type-check, skipped)\n", dir, ps.Covered, ps.Tried, skipped)
-	verdicts, err := runMutants(ctx, abs, tmp, tried, srcs, o)
+	verdicts, err := runMutants(ctx, abs, testAbs, tmp, tried, srcs, o)
 	if err != nil {
 		return ps, err
 	}
@@ -131,7 +137,7 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 
 // runMutants tries each mutant of tried, o.jobs at a time, printing
 // progress, and returns their verdicts in order.
-func runMutants(ctx context.Context, abs, tmp string, tried []mutant, srcs map[string][]byte, o options) ([]string, error) {
+func runMutants(ctx context.Context, abs, testAbs, tmp string, tried []mutant, srcs map[string][]byte, o options) ([]string, error) {
 	verdicts := make([]string, len(tried))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -143,7 +149,7 @@ func runMutants(ctx context.Context, abs, tmp string, tried []mutant, srcs map[s
 			defer wg.Done()
 			for i := range next {
 				t0 := time.Now()
-				v, err := tryMutant(ctx, abs, tmp, i, tried[i], srcs[tried[i].File], o.timeout)
+				v, err := tryMutant(ctx, abs, testAbs, tmp, i, tried[i], srcs[tried[i].File], o.timeout)
 				mu.Lock()
 				done++
 				if err != nil && firstErr == nil {
@@ -226,7 +232,7 @@ func sampleViable(ms []mutant, n int, seed uint64, pkg string, ok func(mutant) b
 // overlay and runs it: "killed" when a test fails, "timeout" when the run
 // exceeds timeout, "survived" when every test passes, "unviable" when the
 // mutant does not compile. err is a tool failure.
-func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte, timeout time.Duration) (string, error) {
+func tryMutant(ctx context.Context, abs, testAbs, tmp string, i int, m mutant, src []byte, timeout time.Duration) (string, error) {
 	dir := filepath.Join(tmp, fmt.Sprintf("m%d", i))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
@@ -244,7 +250,7 @@ func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte
 	bin := filepath.Join(dir, "pkg.test")
 	// -vet=off: go test -c runs vet, which would refuse a mutant that
 	// compiles (a condition made redundant) and cost a vet run per mutant.
-	if _, err := goCmd(ctx, abs, "test", "-c", "-vet=off", "-overlay="+ovPath, "-o", bin, "."); err != nil {
+	if _, err := goCmd(ctx, testAbs, "test", "-c", "-vet=off", "-overlay="+ovPath, "-o", bin, "."); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -253,7 +259,7 @@ func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte
 	runCtx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, bin, "-test.failfast", "-test.count=1", "-test.timeout="+timeout.String())
-	cmd.Dir = abs // the tests read testdata/ relative to the package
+	cmd.Dir = testAbs // the tests read testdata/ relative to their package
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
@@ -267,6 +273,25 @@ func tryMutant(ctx context.Context, abs, tmp string, i int, m mutant, src []byte
 		return "killed", nil
 	}
 	return "", fmt.Errorf("run %s: %w", m.File, err)
+}
+
+// testPackage returns the directory whose tests run against the mutants
+// of the package in abs, and the coverage flags that make their profile
+// cover abs: abs itself with none when tests is empty, else tests with
+// -coverpkg naming abs's import path.
+func testPackage(ctx context.Context, abs, tests string) (string, []string, error) {
+	if tests == "" {
+		return abs, nil, nil
+	}
+	testAbs, err := filepath.Abs(tests)
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := goCmd(ctx, abs, "list", "-f", "{{.ImportPath}}", ".")
+	if err != nil {
+		return "", nil, fmt.Errorf("go list: %w\n%s", err, tail(out))
+	}
+	return testAbs, []string{"-coverpkg=" + strings.TrimSpace(string(out))}, nil
 }
 
 // goCmd runs the go command in dir and returns its combined output.

@@ -1,4 +1,4 @@
-package engine
+package measure
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -54,7 +53,7 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := measure.NewPairStage(rulefmt.Config{IdleTTL: time.Hour})
+			p := NewPairStage(rulefmt.Config{IdleTTL: time.Hour})
 			for i, b := range tc.batches {
 				p.Add(append([]record.Acquire(nil), b...))
 				p.Advance(tc.advances[i] * ms)
@@ -77,7 +76,7 @@ func TestPairStageAttributesAcrossAdvances(t *testing.T) {
 // another pair, and the result equals the one-goroutine sort.
 func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	const n = 3 * measure.ParallelSortMin
+	const n = 3 * ParallelSortMin
 	counts := make([]int32, 200)
 	for i := 0; i < n; i++ {
 		counts[rng.IntN(len(counts))]++
@@ -95,7 +94,7 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 	}
 	want := slices.Clone(grouped)
 	for id := range counts {
-		slices.SortFunc(want[first[id]:first[id+1]], measure.CmpPairTime)
+		slices.SortFunc(want[first[id]:first[id+1]], CmpPairTime)
 	}
 	for _, procs := range []int{1, 2, 3, 8} {
 		got := slices.Clone(grouped)
@@ -104,7 +103,7 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 		for id := range counts {
 			groups[id] = got[first[id]:first[id+1]]
 		}
-		measure.SortGroups(groups)
+		SortGroups(groups)
 		runtime.GOMAXPROCS(prev)
 		if !slices.Equal(got, want) {
 			t.Fatalf("GOMAXPROCS %d: the pairs are not each in time order", procs)

@@ -1,11 +1,10 @@
-package engine
+package measure
 
 import (
 	"math"
 	"slices"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
@@ -24,12 +23,12 @@ func TestLatencySampleIsBoundedAndSpansTheSeries(t *testing.T) {
 		want   func(i int) float64 // the i-th value, in ms
 	}{
 		{"exactly the bound", report.SampleSize, false, func(i int) float64 { return float64(i + 1) }},
-		{"one over the bound", report.SampleSize + 1, false, func(i int) float64 { return float64(measure.SampleRank(i, report.SampleSize, report.SampleSize+1) + 1) }},
+		{"one over the bound", report.SampleSize + 1, false, func(i int) float64 { return float64(SampleRank(i, report.SampleSize, report.SampleSize+1) + 1) }},
 		{"ten times the bound", 10 * report.SampleSize, false, func(i int) float64 { return float64(10*i + 5 + 1) }},
 		{"folded", 10 * report.SampleSize, true, func(i int) float64 { return float64(10*i + 5 + 1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s measure.Sketch
+			var s Sketch
 			for i := tc.n; i >= 1; i-- { // descending: the sample sorts
 				s.Add(ms(i))
 			}
@@ -47,7 +46,7 @@ func TestLatencySampleIsBoundedAndSpansTheSeries(t *testing.T) {
 			}
 		})
 	}
-	var empty measure.Sketch
+	var empty Sketch
 	if got := empty.Sample(); got != nil {
 		t.Errorf("empty series: sample %v, want nil", got)
 	}

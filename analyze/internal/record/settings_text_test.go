@@ -1,10 +1,9 @@
-package engine
+package record
 
 import (
 	"maps"
 	"testing"
 
-	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -25,13 +24,13 @@ func TestSettingsTextReadsBackOnlyWhatItWrote(t *testing.T) {
 		{"every one, an empty value among them", [len(spans.PoolSettingsAttrs)]int32{0, 1, 2, 3, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := record.PoolSettings{}
+			want := PoolSettings{}
 			for i, v := range tc.vals {
 				if v >= 0 {
 					want[spans.PoolSettingsAttrs[i]] = strs[v]
 				}
 			}
-			got, ok := record.ParseSettingsText(record.SettingsText(tc.vals, strs))
+			got, ok := ParseSettingsText(SettingsText(tc.vals, strs))
 			if !ok || !maps.Equal(got, want) {
 				t.Errorf("read back %v (ok %v), want %v", got, ok, want)
 			}
@@ -39,7 +38,7 @@ func TestSettingsTextReadsBackOnlyWhatItWrote(t *testing.T) {
 	}
 	past := string(rune('0' + len(spans.PoolSettingsAttrs)))
 	for _, text := range []string{past + "1:x", "/1:x", "01:x" + past + "1:y", "0", "05:x", "0x:y"} {
-		if got, ok := record.ParseSettingsText(text); ok || got != nil {
+		if got, ok := ParseSettingsText(text); ok || got != nil {
 			t.Errorf("parseSettingsText(%q) = %v, %v; want it refused", text, got, ok)
 		}
 	}
