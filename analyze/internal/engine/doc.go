@@ -19,9 +19,9 @@
 // caller holds it as a [Dump]: [Load] reads files into one, [NewDump] and
 // [Dump.Add] build one from ptrace batches, and no exported name of this
 // package hands out the index itself. [Analyze] computes a
-// [report.Report] from a dump and a [rulefmt.Config], which renders itself
-// as a table, JSON (the documented mcptrace.analysis/v2 contract, see
-// docs/analysis-schema.md) or Markdown. [NewReportEvents] gives the HTML
+// [report.Report] from a dump and a [rulefmt.Config], which package
+// analyze/report/render draws as a table, JSON (the documented
+// mcptrace.analysis/v2 contract, see docs/analysis-schema.md) or Markdown. [NewReportEvents] gives the HTML
 // report the dump's acquires, handshakes and calls as plain values
 // (package analyze/events), so the report is drawn from the analysis and
 // those values, never from the index ([AnalyzeDumps] builds them too, with
@@ -56,16 +56,21 @@
 // for the CLI ([AnalyzeDumps]), the engine's own batch runs and the
 // Collector connector.
 //
-// # Measures
+// # Stages
 //
-// Each measure lives in its own file with its own accumulator and is pure:
-// no I/O and no clock, every time comes from the spans. An acquire belongs to
-// a pool scope (plugin.mcp.pool.id, else resource service.instance.id, else
-// service.name) and a key (plugin.mcp.cache_key); the first acquire of each
-// (scope, key) pair must dial, which is the cold-start floor. Every other
-// miss is attributed to redial, concurrent, after_failure, ttl or
-// health_check from the spans alone, and to unexplained when none fits: the
-// regression to chase.
+// The engine runs the analyzer's stages in order and computes no figure
+// itself. The vocabulary stage (analyze/internal/vocab) recognises the
+// writer and turns an index's spans into MCP events (analyze/internal/record);
+// the measures (analyze/internal/measure) compute every figure from those
+// events, pure: no I/O and no clock, every time comes from the spans. An
+// acquire belongs to a pool scope (plugin.mcp.pool.id, else resource
+// service.instance.id, else service.name) and a key (plugin.mcp.cache_key);
+// the first acquire of each (scope, key) pair must dial, which is the
+// cold-start floor. Every other miss is attributed by replaying the scope
+// through the pool's own idle core (pool/idle) under the settings it
+// recorded, and to unexplained when nothing fits: the regression to chase.
+// The rule observation (analyze/internal/ruleobs) reads what each rule's
+// scopes hold, asking the same stages for a rule's measure.
 //
 // # Configuration
 //
