@@ -1,6 +1,7 @@
 package peers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -119,11 +120,17 @@ func checkNodeVersion(node string) error {
 	return nil
 }
 
-// RequireEnv is [FindEnv] for tests: without Node or the packages it skips
-// the test with a message naming [InstallStep], except under CI=true, where
-// a peer test that cannot run is a failure.
+// RequireEnv is [FindEnv] for tests. It first installs the peers when npm
+// is there and they were not installed from today's lockfile ([Install],
+// once across the test processes; [NoInstallEnv] turns it off), so a fresh
+// clone's go test runs the real peers. Without Node or the packages it
+// skips the test with a message naming [InstallStep], except under
+// CI=true, where a peer test that cannot run is a failure.
 func RequireEnv(t testing.TB) Env {
 	t.Helper()
+	if err := installForTest(context.Background()); err != nil {
+		t.Fatalf("%v", err)
+	}
 	e, err := FindEnv()
 	if err == nil {
 		return e
