@@ -83,13 +83,13 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // DidYouMean returns the valid name nearest to Got when it is a near miss
-// (see nearestName), "" otherwise. It is computed when asked, so a file
+// (see NearestName), "" otherwise. It is computed when asked, so a file
 // with thousands of mistakes pays for the suggestions it shows only.
 func (e *ConfigError) DidYouMean() string {
 	if e.Got == "" || len(e.Valid) == 0 {
 		return ""
 	}
-	return nearestName(e.Got, e.Valid)
+	return NearestName(e.Got, e.Valid)
 }
 
 // maxListedNames bounds the valid names one message lists: every fixed list
@@ -223,14 +223,16 @@ func clipInput(s string) string { return textfmt.ClipInput(s) }
 // bounded however long a key in the file is.
 const maxSuggestInput = 64
 
-// nearestName returns the name in options nearest to s by edit distance
+// NearestName returns the name in options nearest to s by edit distance
 // (optimal string alignment: insertions, deletions, substitutions and
 // transpositions of neighbours, the typos people make), when it is within
 // a third of s's length (at least one edit, at most two); "" when none is
 // that near. Of options equally near, one with the same letters as s (a
 // transposition, "=<" for "<=") goes before one with another letter ("=="),
-// then the first.
-func nearestName(s string, options []string) string {
+// then the first. It is the one notion of a near name: the configuration's
+// and rules' errors suggest through it, and so do the CLI's flags and
+// their values.
+func NearestName(s string, options []string) string {
 	if len(s) > maxSuggestInput {
 		return ""
 	}
@@ -306,10 +308,10 @@ type nameList []string
 func (l nameList) String() string { return listNames(l) }
 
 // didYouMean returns ` (did you mean "x"?)` for the option nearest to s
-// (nearestName), "" when none is near: for messages that are no
+// (NearestName), "" when none is near: for messages that are no
 // *ConfigError, such as an unknown --profile.
 func didYouMean(s string, options []string) string {
-	if best := nearestName(s, options); best != "" {
+	if best := NearestName(s, options); best != "" {
 		return fmt.Sprintf(" (did you mean %s?)", textfmt.QuoteInput(best))
 	}
 	return ""

@@ -242,8 +242,8 @@ func TestNearestName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.s, func(t *testing.T) {
-			if got := nearestName(tt.s, tt.options); got != tt.want {
-				t.Errorf("nearestName(%q) = %q, want %q", tt.s, got, tt.want)
+			if got := NearestName(tt.s, tt.options); got != tt.want {
+				t.Errorf("NearestName(%q) = %q, want %q", tt.s, got, tt.want)
 			}
 		})
 	}

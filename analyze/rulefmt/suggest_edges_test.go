@@ -21,8 +21,8 @@ func TestNearestNameAtItsEditCapAndTies(t *testing.T) {
 		{"equally near: the first listed", "abcd", []string{"abce", "abcf", "abcg"}, "abce"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := nearestName(tt.s, tt.options); got != tt.want {
-				t.Errorf("nearestName(%q, %q) = %q, want %q", tt.s, tt.options, got, tt.want)
+			if got := NearestName(tt.s, tt.options); got != tt.want {
+				t.Errorf("NearestName(%q, %q) = %q, want %q", tt.s, tt.options, got, tt.want)
 			}
 		})
 	}

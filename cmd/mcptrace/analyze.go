@@ -151,8 +151,8 @@ var analyzeFormat = enumFlag{"format", slices.Concat(render.Formats, []string{fo
 
 // analyzeConfig checks analyze's own flags and resolves the rest as check
 // and diff do (resolveSetup). Every mistake is a usage error (exit 2).
-func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
-	if err := analyzeFormat.check(f.format); err != nil {
+func analyzeConfig(fl *pflag.FlagSet, f *analyzeFlags) (runSetup, error) {
+	if err := analyzeFormat.check(&f.format); err != nil {
 		return runSetup{}, err
 	}
 	if err := checkHTMLFlags(f.htmlFlags); err != nil {
@@ -178,7 +178,7 @@ func analyzeConfig(fl *pflag.FlagSet, f analyzeFlags) (runSetup, error) {
 }
 
 func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
-	s, err := analyzeConfig(cmd.Flags(), f)
+	s, err := analyzeConfig(cmd.Flags(), &f)
 	if err != nil {
 		return err
 	}

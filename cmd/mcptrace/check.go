@@ -206,7 +206,7 @@ func checkWritable(path string) error {
 
 // runCheckJudged is check after its output paths were found writable.
 func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone *atomic.Bool) error {
-	if err := checkFormat.check(f.format); err != nil {
+	if err := checkFormat.check(&f.format); err != nil {
 		return err
 	}
 	if err := checkHTMLFlags(f.htmlFlags); err != nil {

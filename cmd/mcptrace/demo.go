@@ -249,10 +249,10 @@ func runDemo(cmd *cobra.Command, f demoFlags) (err error) {
 // imply: --metrics-addr or --duration the live workload, a seeded flag the
 // seeded one. It fills f.mode (for live), f.modes and f.seeded.
 func checkDemoFlags(cmd *cobra.Command, f *demoFlags) error {
-	if err := demoFormat.check(f.format); err != nil {
+	if err := demoFormat.check(&f.format); err != nil {
 		return err
 	}
-	if err := demoMode.check(f.mode); err != nil {
+	if err := demoMode.check(&f.mode); err != nil {
 		return err
 	}
 	if f.duration < 0 {
@@ -724,7 +724,7 @@ const otlpShutdownTimeout = 5 * time.Second
 // a usage error, detected before any work.
 func startDemoOTLP(ctx context.Context, f demoFlags, cancel context.CancelFunc) (*telemetry.OTLPTraceExporter, error) {
 	if f.otlpProtocol != "" {
-		if err := otlpProtocol.check(f.otlpProtocol); err != nil {
+		if err := otlpProtocol.check(&f.otlpProtocol); err != nil {
 			return nil, err
 		}
 	}

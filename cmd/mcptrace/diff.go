@@ -69,7 +69,7 @@ bad input or usage. The diff goes to stdout, or with -o FILE to FILE.`,
 }
 
 func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
-	if err := diffFormat.check(f.format); err != nil {
+	if err := diffFormat.check(&f.format); err != nil {
 		return err
 	}
 	if err := checkOutput(f.output); err != nil {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"slices"
+	"fmt"
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
@@ -17,13 +17,22 @@ type enumFlag struct {
 	values []string // the accepted values, in the order help and completion show them
 }
 
-// check returns a usage error (exit 2) naming the flag, the value and every
-// accepted value when v is not one of them.
-func (e enumFlag) check(v string) error {
-	if slices.Contains(e.values, v) {
-		return nil
+// check accepts *v when it is one of the values in any case, and spells it
+// as the list does (--format JSON is json); otherwise it returns a usage
+// error (exit 2) naming the flag, the value, the nearest value when one is
+// near and every accepted value.
+func (e enumFlag) check(v *string) error {
+	for _, want := range e.values {
+		if strings.EqualFold(*v, want) {
+			*v = want
+			return nil
+		}
 	}
-	return usageErrorf("--%s %q: want %s", e.name, clipQuoted(v), e.list())
+	hint := ""
+	if best := rulefmt.NearestName(strings.ToLower(*v), e.values); best != "" {
+		hint = fmt.Sprintf(" (did you mean %s?)", best)
+	}
+	return usageErrorf("--%s %q%s: want %s", e.name, clipQuoted(*v), hint, e.list())
 }
 
 // list spells the accepted values as "a, b or c".

@@ -13,11 +13,14 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/outfile"
 )
 
@@ -81,7 +84,27 @@ and whether every execution stayed on one downstream session.`,
 // flagError turns cobra's flag parsing error into a usage error pointing at
 // the command's help.
 func flagError(cmd *cobra.Command, err error) error {
-	return usageErrorf("%w; see `%s --help`", err, cmd.CommandPath())
+	return usageErrorf("%w%s; see `%s --help`", err, flagSuggestion(cmd, err), cmd.CommandPath())
+}
+
+// flagSuggestion returns " (did you mean --x?)" when err is cobra's
+// unknown flag and one of cmd's flags is near it (rulefmt.NearestName, the
+// suggestion rules and configurations get too), "" otherwise.
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if best := rulefmt.NearestName(name, names); best != "" {
+		return " (did you mean --" + best + "?)"
+	}
+	return ""
 }
 
 // version is the module version and VCS revision the binary was built from,

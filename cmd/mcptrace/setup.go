@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -55,7 +56,7 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 	if err != nil {
 		return s, usageErrorf("--input-format: %w", err)
 	}
-	profile, err := rulefmt.ParseProfile(f.profile)
+	profile, err := rulefmt.ParseProfile(strings.ToLower(f.profile)) // flag values are case-insensitive, as every enum flag's
 	if err != nil {
 		return s, usageErrorf("--profile: %w", err)
 	}

@@ -218,7 +218,7 @@ func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, se
 // whatifWriter returns the writer of --format, after checking before any
 // work that -o FILE (any format) can be written.
 func whatifWriter(f whatifFlags) (func(io.Writer, []whatif.Row, bool) error, error) {
-	if err := whatifFormat.check(f.format); err != nil {
+	if err := whatifFormat.check(&f.format); err != nil {
 		return nil, err
 	}
 	if err := checkOutput(f.output); err != nil {

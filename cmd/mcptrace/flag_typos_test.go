@@ -1,0 +1,68 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMistypedFlagsAreSuggested pins what a typo in a flag's name gets:
+// exit 2 naming the nearest flag of that command (the suggestion rules
+// and configurations get), and no guess when nothing is near.
+func TestMistypedFlagsAreSuggested(t *testing.T) {
+	dump := traces + "pooled.otlp.jsonl"
+	for _, tc := range []struct {
+		args []string
+		want string // "" when no flag is near
+	}{
+		{[]string{"analyze", "--fromat", "json", dump}, "--format"},
+		{[]string{"check", "--basline", "b.json", dump}, "--baseline"},
+		{[]string{"whatif", "--fromat", "json", dump}, "--format"},
+		{[]string{"demo", "--mdoe", "pooled"}, "--mode"},
+		{[]string{"diff", "--outptu", "x", dump, dump}, "--output"},
+		{[]string{"analyze", "--zzzzzz", dump}, ""},
+	} {
+		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", tc.args...)
+			if code != 2 || !strings.Contains(errOut, "unknown flag: "+tc.args[1]) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 naming %s", code, errOut, tc.args[1])
+			}
+			if got := strings.Contains(errOut, "did you mean"); got != (tc.want != "") {
+				t.Fatalf("stderr %q: suggestion %v, want %q", errOut, got, tc.want)
+			}
+			if tc.want != "" && !strings.Contains(errOut, "(did you mean "+tc.want+"?)") {
+				t.Errorf("stderr %q, want it to suggest %s", errOut, tc.want)
+			}
+		})
+	}
+}
+
+// TestEnumFlagValuesIgnoreCase pins that a value of a fixed list is taken
+// in any case and read as the list spells it (--format JSON writes JSON),
+// and that a mistyped one names the nearest value.
+func TestEnumFlagValuesIgnoreCase(t *testing.T) {
+	dump := traces + "pooled.otlp.jsonl"
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string // in stdout when code is 0, in stderr otherwise
+	}{
+		{"analyze json", []string{"analyze", "--format", "JSON", dump}, 0, `"schema": "mcptrace.analysis/v2"`},
+		{"whatif json", []string{"whatif", "--format", "Json", dump}, 0, `"schema": "mcptrace.whatif/v1"`},
+		{"diff markdown", []string{"diff", "--format", "MarkDown", dump, dump}, 0, "## mcptrace diff"},
+		{"profile", []string{"analyze", "--format", "json", "--profile", "AUTO", dump}, 0, `"schema"`},
+		{"a typo", []string{"analyze", "--format", "jsno", dump}, 2, `--format "jsno" (did you mean json?)`},
+		{"a profile typo", []string{"analyze", "--profile", "atuo", dump}, 2, `(did you mean "auto"?)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", tc.args...)
+			where := out
+			if tc.code != 0 {
+				where = errOut
+			}
+			if code != tc.code || !strings.Contains(where, tc.out) {
+				t.Fatalf("exit %d (want %d); stdout %.200q; stderr %q; want %q", code, tc.code, out, errOut, tc.out)
+			}
+		})
+	}
+}
