@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // expectedDump is what an unrecognised input should have been.
@@ -42,6 +43,9 @@ func detect(head []byte) detection {
 			}
 		}
 	}
+	if isHTML(body) {
+		return detection{looks: "an HTML page: give the dump it was drawn from, or the JSON of analyze --format json"}
+	}
 	if len(bytes.Trim(head, "\x00")) == 0 {
 		return detection{nul: true, looks: fmt.Sprintf("the first %d bytes are NUL (a file a crash or a full disk left?)", len(head))}
 	}
@@ -49,6 +53,17 @@ func detect(head []byte) detection {
 		head = head[:8]
 	}
 	return detection{looks: fmt.Sprintf("content starting with bytes % x", head)}
+}
+
+// isHTML reports whether body starts as an HTML document does: a doctype
+// or an html element, in any case.
+func isHTML(body []byte) bool {
+	for _, p := range []string{"<!doctype html", "<html"} {
+		if len(body) >= len(p) && strings.EqualFold(string(body[:len(p)]), p) {
+			return true
+		}
+	}
+	return false
 }
 
 // linesMode reports whether OTLP JSON content is JSON lines (every line a

@@ -225,7 +225,7 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 	var base *report.Report
 	if f.baseline != "" {
 		if base, err = loadSide(cmd, s, f.baseline); err != nil {
-			return err
+			return fmt.Errorf("--baseline: %w", err)
 		}
 	}
 	maxEx := f.maxExamples

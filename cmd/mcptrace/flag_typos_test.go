@@ -66,3 +66,35 @@ func TestEnumFlagValuesIgnoreCase(t *testing.T) {
 		})
 	}
 }
+
+// TestABaselineThatCannotBeReadNamesTheFlag pins that every error of the
+// baseline names --baseline, and that an HTML report given for a dump or a
+// baseline is called one, with what to give instead.
+func TestABaselineThatCannotBeReadNamesTheFlag(t *testing.T) {
+	dump := traces + "pooled.otlp.jsonl"
+	page := t.TempDir() + "/report.html"
+	if code, _, errOut := runCLI(t, "", "analyze", "--format", "html", "-o", page, dump); code != 0 {
+		t.Fatalf("analyze --format html: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"missing", []string{"check", "--baseline", "no-such.json", dump}, []string{"--baseline: no-such.json"}},
+		{"an HTML report", []string{"check", "--baseline", page, dump}, []string{"--baseline: ", "an HTML page: give the dump it was drawn from"}},
+		{"an HTML report to diff", []string{"diff", page, dump}, []string{"an HTML page: give the dump it was drawn from"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", tc.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %q", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q, want %q", errOut, w)
+				}
+			}
+		})
+	}
+}
