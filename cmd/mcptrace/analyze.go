@@ -193,6 +193,9 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 		warnf(cmd.ErrOrStderr(), "%s", report.NoPoolSpansText(cfg.Profile))
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
+		if rep.Spans == 0 && f.format == render.FormatTable {
+			return 0, 0, nil // tables of zeros tell a reader nothing the warnings and the error below do not
+		}
 		if f.format == formatHTML {
 			return 0, 0, writeHTMLReport(cmd, f.output, ev, cfg, rep, nil, f.traceURL)
 		}
@@ -201,9 +204,9 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	// The report is written (a script reads its inputs and recognition
-	// sections); the status says there was nothing to measure, as check's
-	// does.
+	// The report is written, but for a table of no span (a script reads
+	// the JSON's inputs and recognition sections); the status says there
+	// was nothing to measure, as check's does.
 	switch {
 	case rep.Spans == 0:
 		return &exitError{code: 3, err: noSpansError(rep)}

@@ -181,7 +181,7 @@ pprof labels (phase=handshake or call, and the key hash) split them.`,
 	fl.StringVar(&f.format, "format", "table", "output format: "+demoFormat.list())
 	fl.StringVar(&f.mode, "mode", "both", "workload mode: "+demoMode.list())
 	fl.IntVar(&f.scopes, "scopes", 3, "pool scopes (pool instances) per mode")
-	fl.IntVar(&f.executions, "executions", 4, "executions per scope, each two dependent calls")
+	fl.IntVar(&f.executions, "executions", 4, fmt.Sprintf("executions per scope, each two dependent calls; seeded mode: steps per scope (default %d there)", demo.DefaultSeededSteps))
 	fl.DurationVar(&f.latency, "latency", 0, "latency the fixture adds to every request (e.g. 20ms)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics and run the live workload (e.g. 127.0.0.1:9464)")
 	fl.DurationVar(&f.duration, "duration", 0, "run the live workload this long (0: until interrupted)")

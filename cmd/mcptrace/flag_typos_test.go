@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,5 +98,34 @@ func TestABaselineThatCannotBeReadNamesTheFlag(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestADirectoryOfNoDumpPrintsNoEmptyTables pins what analyze says of a
+// directory holding no trace dump: no table of zeros on stdout, each
+// skipped file warned of once, and exit 3; the JSON is still written, for
+// a script that reads its inputs.
+func TestADirectoryOfNoDumpPrintsNoEmptyTables(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"notes.md", "list.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# not spans\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, "", "analyze", dir)
+	if code != 3 || out != "" {
+		t.Fatalf("exit %d, stdout %q; want exit 3 and nothing on stdout", code, out)
+	}
+	for _, name := range []string{"notes.md", "list.json"} {
+		if n := strings.Count(errOut, name); n != 1 {
+			t.Errorf("%s named %d times in stderr %q, want once", name, n, errOut)
+		}
+	}
+	if !strings.Contains(errOut, "no spans in the 2 input(s) read") {
+		t.Errorf("stderr %q, want the no-spans error", errOut)
+	}
+	code, out, _ = runCLI(t, "", "analyze", "--format", "json", dir)
+	if code != 3 || !strings.Contains(out, `"schema": "mcptrace.analysis/v2"`) {
+		t.Errorf("--format json: exit %d, stdout %.100q; want exit 3 and the JSON", code, out)
 	}
 }

@@ -142,7 +142,9 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 				for _, w := range in.Warnings {
 					warnf(stderr, "%s", w)
 				}
-				if in.Partial {
+				// An input skipped whole was warned of above: saying it
+				// is partial with 0 spans read would warn twice.
+				if in.Partial && (in.Spans > 0 || len(in.Warnings) == 0) {
 					warnf(stderr, "%s is partial: %s", ingest.QuoteText(in.Path), damaged(in.Spans))
 				}
 			}
