@@ -40,12 +40,33 @@ func (s Settings) String() string {
 }
 
 // Sort orders rows by hit rate, best first, then fewer sessions opened,
-// then less idle cost, then the settings' text (a stable order).
+// then less idle cost, then the settings by value (Compare: 38s before
+// 1m15s before 10m, where their text would put 10m0s first).
 func Sort(rows []Row) {
 	slices.SortStableFunc(rows, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(b.HitRate(), a.HitRate()), cmp.Compare(a.SessionsOpened, b.SessionsOpened),
-			cmp.Compare(a.IdleSessionSeconds, b.IdleSessionSeconds), cmp.Compare(a.Settings.String(), b.Settings.String()))
+			cmp.Compare(a.IdleSessionSeconds, b.IdleSessionSeconds), a.Settings.Compare(b.Settings))
 	})
+}
+
+// Compare orders settings by value: the idle TTL, shorter first; then the
+// idle sessions per key, fixed counts ascending before peak-following;
+// then the global cap, smaller first; then pre-warm, as recorded, none,
+// then recent:N ascending.
+func (s Settings) Compare(o Settings) int {
+	return cmp.Or(cmp.Compare(s.IdleTTL, o.IdleTTL), boolCompare(s.Peak, o.Peak), cmp.Compare(s.IdlePerKey, o.IdlePerKey),
+		cmp.Compare(s.MaxIdle, o.MaxIdle), cmp.Compare(s.Prewarm, o.Prewarm))
+}
+
+// boolCompare orders false before true.
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 type jsonRow struct {
