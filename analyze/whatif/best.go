@@ -110,14 +110,14 @@ func (c Cost) format(v float64) string {
 
 // bestLine is a Best said to a person, the setting apart (so each format
 // can quote it its own way): "at most 41 sessions opened:", the setting,
-// then ", hit rate 55.3% (as recorded 12.8%) at 23".
+// then ", hit rate 55.3% against 12.8% as recorded, at 23 sessions opened".
 func bestLine(b Best, rows []Row) (head, tail string) {
 	r := rows[b.Row]
 	head = fmt.Sprintf("at most %s %s:", b.Cost.format(b.Budget), b.Cost.Label())
 	if r.AsRecorded {
 		return head, ", hit rate " + textfmt.Percent(r.HitRate()) + ", the as-recorded setting: none replayed does better without costing more"
 	}
-	return head, fmt.Sprintf(", hit rate %s (as recorded %s) at %s", textfmt.Percent(r.HitRate()), textfmt.Percent(asRecordedRate(rows)), b.Cost.format(b.Cost.Of(r)))
+	return head, fmt.Sprintf(", hit rate %s against %s as recorded, at %s %s", textfmt.Percent(r.HitRate()), textfmt.Percent(asRecordedRate(rows)), b.Cost.format(b.Cost.Of(r)), b.Cost.Label())
 }
 
 // asRecordedRate is the as-recorded row's hit rate (0 without one).

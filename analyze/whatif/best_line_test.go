@@ -17,7 +17,7 @@ func TestABestLineSaysTheBudgetTheRateAndTheFigure(t *testing.T) {
 		b          Best
 		head, tail string
 	}{
-		{Best{Cost: CostIdleSessionSeconds, Budget: 5.5, Row: 0}, "at most 5.5 idle session-seconds:", ", hit rate 50.0% (as recorded 10.0%) at 3.2"},
+		{Best{Cost: CostIdleSessionSeconds, Budget: 5.5, Row: 0}, "at most 5.5 idle session-seconds:", ", hit rate 50.0% against 10.0% as recorded, at 3.2 idle session-seconds"},
 		{Best{Cost: CostSessionsOpened, Budget: 90, Row: 1}, "at most 90 sessions opened:", ", hit rate 10.0%, the as-recorded setting: none replayed does better without costing more"},
 	} {
 		head, tail := bestLine(tc.b, rows)

@@ -20,8 +20,15 @@ const Schema = "mcptrace.whatif/v1"
 // OutOfScope is what the replay keeps as recorded, said in every output.
 const OutOfScope = "kept as recorded: sessions the server forgot (redials), failed leases, call durations; out of scope: settings that change the workload (MaxInUsePerKey backpressure, AcquireTimeout, health checks, sessionless servers)"
 
-// bestIntro introduces the best-per-cost lines in every output.
-const bestIntro = "Best per cost (the highest hit rate without paying more of that cost than as recorded; ties: the lower cost, then as recorded, then the table's order):"
+// bestHeading and bestRule introduce the best-per-cost lines in every
+// output: the text formats write them as one line, bestIntro, the HTML
+// page the heading over the rule, so neither says "Best per cost" twice.
+const (
+	bestHeading  = "Best per cost"
+	bestRuleBody = "the highest hit rate without paying more of that cost than as recorded; ties: the lower cost, then as recorded, then the table's order"
+	bestRule     = "Each line is " + bestRuleBody + "."
+	bestIntro    = bestHeading + " (" + bestRuleBody + "):"
+)
 
 // String names a setting as the flags spell it.
 func (s Settings) String() string {

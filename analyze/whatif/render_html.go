@@ -233,7 +233,7 @@ type sectionView struct {
 	CSS                          template.CSS
 	Rows                         []tableRow
 	MoreRows                     int
-	Intro, OutOfScope            string
+	Heading, Intro, OutOfScope   string
 	Best                         []bestItem
 	Charts                       []chart
 	Legend                       []legendItem
@@ -251,7 +251,7 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 {{range .Rows}}<tr{{if .AsRecorded}} class="rec"{{end}}><td><code>{{.Setting}}</code>{{.Label}}</td><td class="n">{{.HitRate}}</td><td class="n">{{.Acquires}}</td><td class="n">{{.Hits}}</td><td>{{.Causes}}</td><td class="n">{{.Sessions}}</td><td class="n">{{.Peak}}</td><td class="n">{{.Idle}}</td><td class="n">{{.Prewarm}}</td></tr>
 {{end}}</tbody>
 </table>
-{{if .Best}}<h3>Best per cost</h3>
+{{if .Best}}<h3>{{.Heading}}</h3>
 <p class="muted">{{.Intro}}</p>
 <ul>
 {{range .Best}}<li>{{.Head}} <code>{{.Setting}}</code>{{.Tail}}</li>
@@ -285,7 +285,7 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 // variables): the analysis report can carry it as it is. html/template
 // escapes every text; no script.
 func WriteHTMLSection(w io.Writer, rows []Row, assumed bool) error {
-	v := sectionView{CSS: seriesCSS(), Intro: bestIntro, OutOfScope: OutOfScope, MaxSeries: MaxSeries, MaxPoints: MaxPoints}
+	v := sectionView{CSS: seriesCSS(), Heading: bestHeading, Intro: bestRule, OutOfScope: OutOfScope, MaxSeries: MaxSeries, MaxPoints: MaxPoints}
 	for i, r := range rows {
 		if i >= MaxHTMLRows && !r.AsRecorded {
 			v.MoreRows++

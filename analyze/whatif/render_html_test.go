@@ -3,6 +3,7 @@ package whatif
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,23 @@ func TestHTMLPageIsSelfContained(t *testing.T) {
 		if strings.Contains(out, bad) {
 			t.Errorf("page holds %q", bad)
 		}
+	}
+}
+
+// TestHTMLSectionNamesBestPerCostOnce pins one heading per block: the page
+// heads the best-per-cost lines once and explains the rule under it,
+// where it once repeated the heading in the sentence below.
+func TestHTMLSectionNamesBestPerCostOnce(t *testing.T) {
+	rows := grid(3, 2, 1)
+	rows[0].AsRecorded = true
+	var b bytes.Buffer
+	if err := WriteHTMLSection(&b, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "Best per cost"); n != 1 {
+		t.Errorf("\"Best per cost\" appears %d times, want once", n)
+	}
+	if !strings.Contains(b.String(), html.EscapeString(bestRuleBody)) {
+		t.Errorf("the section does not say how the best rows are chosen")
 	}
 }
