@@ -9,11 +9,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/internal/testbound"
 )
 
 // TestVersionFlagAndCommandAgree: both forms print the build's version.
@@ -153,6 +153,8 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 // the built binary under bash: it must hand over the URL and stop on kill,
 // where the old `url=$(mcptrace fixture serve | head -n1)` never returned.
 func TestREADMEFixtureRecipeReturns(t *testing.T) {
+	bound, stopBound := testbound.Context(t)
+	defer stopBound()
 	bin := builtBinary(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -182,7 +184,7 @@ printf '%s\n' "$curl_ok"
 		if err != nil {
 			t.Fatalf("recipe failed: %v\n%s", err, errb.String())
 		}
-	case <-time.After(60 * time.Second):
+	case <-bound.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		t.Fatalf("the recipe did not return: a hang\n%s", errb.String())

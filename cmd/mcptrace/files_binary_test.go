@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -10,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mcptrace/mcptrace/internal/testbound"
 )
 
 // exitCode is the exit status of a finished command's error.
@@ -134,8 +134,8 @@ func TestADumpOnAPipeIsReadOnce(t *testing.T) {
 	p, stop := fifo(t, data, false)
 	defer stop()
 	// A second open of the pipe would wait for a writer forever: the
-	// bound is against that hang, not a speed assertion.
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	// binary's deadline ends that hang.
+	ctx, cancel := testbound.Context(t)
 	defer cancel()
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, "analyze", "--format", "json", p)

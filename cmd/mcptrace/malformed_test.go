@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,9 +10,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/internal/testbound"
 	"go.uber.org/goleak"
 )
 
@@ -26,10 +25,6 @@ import (
 // panic, hang or print a goroutine dump.
 
 const malformedCorpus = "../../testdata/malformed/"
-
-// malformedDeadline bounds one run of the binary on a small corpus file; only a
-// hang comes near it.
-const malformedDeadline = 60 * time.Second
 
 // buildForMalformed returns the binary the package's tests share.
 func buildForMalformed(t *testing.T) string {
@@ -58,10 +53,11 @@ type malformedRun struct {
 }
 
 // runForMalformed runs bin with args (and stdin, if not nil), failing the test if
-// it does not exit within malformedDeadline or prints a panic.
+// it does not exit before the test binary's deadline (a hang) or prints a
+// panic.
 func runForMalformed(t *testing.T, bin string, stdin []byte, args ...string) malformedRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), malformedDeadline)
+	ctx, cancel := testbound.Context(t)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
@@ -71,7 +67,7 @@ func runForMalformed(t *testing.T, bin string, stdin []byte, args ...string) mal
 	}
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("mcptrace %s did not exit within %v: a hang", strings.Join(args, " "), malformedDeadline)
+		t.Fatalf("mcptrace %s did not exit before the test binary's deadline: a hang", strings.Join(args, " "))
 	}
 	r := malformedRun{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError

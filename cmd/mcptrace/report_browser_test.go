@@ -34,6 +34,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/testbound"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -241,7 +242,7 @@ func openInChromium(t *testing.T, bin, page string, scheme string, width int64) 
 		chromedp.Flag("disable-sync", true),
 		chromedp.WindowSize(1280, 2000),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := testbound.Context(t)
 	defer cancel()
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	defer cancelAlloc()

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/mcptrace/mcptrace/internal/testbound"
 )
 
 // TestSignalHelperProcess is not a test: TestInterruptExits130 runs the test
@@ -187,6 +188,8 @@ func TestInterruptAnswersInEveryPhase(t *testing.T) {
 // left behind. where is added to the failure messages.
 func signalAndJudge(t *testing.T, cmd *exec.Cmd, lines *bufio.Scanner, seen *strings.Builder, sig os.Signal, where string) {
 	t.Helper()
+	bound, stopBound := testbound.Context(t)
+	defer stopBound()
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
@@ -200,10 +203,10 @@ func signalAndJudge(t *testing.T, cmd *exec.Cmd, lines *bufio.Scanner, seen *str
 	var werr error
 	select {
 	case werr = <-done:
-	case <-time.After(30 * time.Second):
+	case <-bound.Done():
 		cmd.Process.Kill()
 		<-done
-		t.Fatalf("still running 30 s after %v%s; stderr:\n%s", sig, where, seen.String())
+		t.Fatalf("still running at the test binary's deadline after %v%s; stderr:\n%s", sig, where, seen.String())
 	}
 	var ee *exec.ExitError
 	if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
@@ -219,6 +222,8 @@ func signalAndJudge(t *testing.T, cmd *exec.Cmd, lines *bufio.Scanner, seen *str
 // and its stderr. stdout, when not nil, is the child's standard output.
 func startHelper(t *testing.T, hold, phase string, stdout io.Writer, args ...string) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
 	t.Helper()
+	bound, stopBound := testbound.Context(t)
+	defer stopBound()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestSignalHelperProcess$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), "MCPTRACE_SIGNAL_HELPER=1", "MCPTRACE_SIGNAL_HOLD="+hold)
 	cmd.Stdout = stdout
@@ -247,7 +252,7 @@ func startHelper(t *testing.T, hold, phase string, stdout io.Writer, args ...str
 		if ok {
 			return cmd, lines, &seen
 		}
-	case <-time.After(30 * time.Second): // against a hang, not a speed assertion
+	case <-bound.Done(): // against a hang, at the test binary's deadline
 		cmd.Process.Kill()
 		<-entered // the scanner is done with seen once stderr closes
 	}

@@ -12,7 +12,7 @@ import (
 // (internal/analyzetest). They import internal/tracegen and analyze, which
 // the rules above keep out of what a user's binary links, so only _test.go
 // files may import them.
-var testSupport = []string{"internal/analyzetest", "internal/dumptest"}
+var testSupport = []string{"internal/analyzetest", "internal/dumptest", "internal/testbound"}
 
 // testSupportImports returns a message for every package of g (the
 // packages' own imports, not their tests') that imports a test-support

@@ -19,6 +19,7 @@ import (
 
 	clientpkg "github.com/mcptrace/mcptrace/internal/conformance/client"
 	"github.com/mcptrace/mcptrace/internal/peers"
+	"github.com/mcptrace/mcptrace/internal/testbound"
 )
 
 // modern is the revision every scenario that applies to it also runs at.
@@ -28,10 +29,6 @@ const modern = "2026-07-28"
 // (on its client, on an authorization redirect, on a 500 ms SSE retry), so
 // twice the 2 cores of CI keeps them busy without starving the machine.
 const workers = 4
-
-// runTimeout bounds one runner process; the runner's own client timeout is
-// 30 s.
-const runTimeout = 2 * time.Minute
 
 // listed is one client scenario as `conformance list` prints it.
 type listed struct {
@@ -113,7 +110,7 @@ var scenarioLine = regexp.MustCompile(`^  - (\S+) \[([^\]]*)\]$`)
 // section.
 func listClientScenarios(t *testing.T, env peers.Env, runner string) []listed {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	ctx, cancel := testbound.Context(t)
 	defer cancel()
 	out, err := node(ctx, env, runner, "list").Output()
 	if err != nil {
@@ -256,13 +253,15 @@ func clientCommand(t *testing.T) string {
 // the order of runs.
 func runAll(t *testing.T, env peers.Env, runner, client string, runs []run) []result {
 	t.Helper()
+	ctx, cancel := testbound.Context(t)
+	defer cancel()
 	results := make([]result, len(runs))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = runOne(env, runner, client, t.TempDir(), runs[i])
+				results[i] = runOne(ctx, env, runner, client, t.TempDir(), runs[i])
 			}
 		})
 	}
@@ -275,9 +274,8 @@ func runAll(t *testing.T, env peers.Env, runner, client string, runs []run) []re
 }
 
 // runOne runs the runner once for r, its results under dir.
-func runOne(env peers.Env, runner, client, dir string, r run) result {
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
+// ctx, the test binary's deadline (testbound), ends a runner that hangs.
+func runOne(ctx context.Context, env peers.Env, runner, client, dir string, r run) result {
 	args := []string{runner, "client", "--command", client, "--scenario", r.row.name, "-o", dir, "--timeout", "30000"}
 	if r.flag != "" {
 		args = append(args, "--spec-version", r.flag)

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcptrace/mcptrace/internal/demo"
+	"github.com/mcptrace/mcptrace/internal/testbound"
 	"github.com/mcptrace/mcptrace/spans"
 	"github.com/mcptrace/mcptrace/spans/telemetry"
 )
@@ -213,7 +214,7 @@ func TestLiveWorkloadExportsTheREADMEMetricsWithEveryMissReason(t *testing.T) {
 
 	// Poll the endpoint until the workload has produced every family and
 	// label value, with a bound: a first round of every scenario is enough.
-	deadline, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	deadline, cancel := testbound.Context(t)
 	defer cancel()
 	var fams map[string]*dto.MetricFamily
 	var lack []string

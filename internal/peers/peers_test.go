@@ -1,7 +1,6 @@
 package peers_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/fixtures"
 	"github.com/mcptrace/mcptrace/internal/peers"
+	"github.com/mcptrace/mcptrace/internal/testbound"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // with a round tripper that keeps a pointer to the last HTTP status.
 func connect(t *testing.T, p *peers.Peer, version string) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := testbound.Context(t)
 	defer cancel()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -248,7 +248,7 @@ func wantAfterRun(t *testing.T, p *peers.Peer, version string) {
 // unsupported-version error) and serves 2026-07-28.
 func TestModernOnlyV2RefusesTheLegacyHandshake(t *testing.T) {
 	p := peers.StartT(t, peers.TSSDKv2, peers.Options{ModernOnly: true})
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := testbound.Context(t)
 	defer cancel()
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
