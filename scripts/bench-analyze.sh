@@ -106,6 +106,25 @@ rr_pb=$(metric otlp-proto x-decode-only | range_of)
 ret_json=$(metric otlp-jsonl retained-B/span | median | awk '{ printf "%.1f", $1 }')
 ret_pb=$(metric otlp-proto retained-B/span | median | awk '{ printf "%.1f", $1 }')
 
+log "profiling one analysis of each encoding by phase (--cpuprofile, pprof label phase)"
+"$tmp/mcptrace" analyze --format json --cpuprofile "$tmp/cpu-json.pprof" "$tmp/bench.jsonl" >/dev/null
+"$tmp/mcptrace" analyze --format json --cpuprofile "$tmp/cpu-pb.pprof" "$tmp/bench.pb" >/dev/null
+# phase_rows: one Markdown row per phase, the share of each profile's CPU
+# samples spent in it (go tool pprof -tags), the rest as "other" (the
+# runtime's own goroutines, GC and the command's main goroutine).
+phase_share() { # FILE: "phase percent" lines, other included
+	go tool pprof -tags "$1" 2>/dev/null | awk '
+		function secs(t,  u, x) { u = t; sub(/^[0-9.]+/, "", u); x = t + 0; return u == "ms" ? x / 1000 : (u == "us" || u == "µs") ? x / 1e6 : u == "min" ? x * 60 : x }
+		/^ *phase: Total / { lab = secs($3); tot = secs($5); next }
+		/%\): / { v = $NF; p = $0; sub(/^[^(]*\( */, "", p); sub(/%.*/, "", p); printf "%s %.1f\n", v, p }
+		END { printf "other %.1f\n", (tot > 0 ? 100 * (1 - lab / tot) : 100) }'
+}
+phase_rows() {
+	join -a1 -a2 -e - -o 0,1.2,2.2 <(phase_share "$tmp/cpu-json.pprof" | sort) <(phase_share "$tmp/cpu-pb.pprof" | sort) |
+		awk 'function cell(v) { return v == "-" ? "0% (no sample)" : v "%" } { printf "| %s | %s | %s |\n", $1, cell($2), cell($3) }'
+}
+phases=$(phase_rows)
+
 jq_answer=$(run_jq)
 ours_answer=$("$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl" | jq -c '{acquires: .pool.acquires, hits: .pool.hits, hit_rate: .pool.hit_rate}')
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -162,6 +181,15 @@ Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 
 One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU,
 $((rss_kb / 1024)) MB peak RSS and $minflt minor page faults.
+
+Where one \`mcptrace analyze --format json --cpuprofile FILE\` of each dump
+spends its CPU, by the analyzer's pprof label \`phase\` (\`go tool pprof -tags
+FILE\`; "other" is unlabelled: the runtime, GC and the command's own
+goroutine):
+
+| phase | JSON lines | protobuf |
+|---|---:|---:|
+$phases
 
 What limits the ratio: the analysis decodes each line or record with a
 projection decoder (analyze/ingest/fastjson.go, analyze/ingest/fastproto.go)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/phase"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -138,13 +139,13 @@ func runPipeline(ctx context.Context, workers int, produce producer, decode func
 		defer wg.Done()
 		defer close(p.ordered)
 		defer close(p.work)
-		produce(ctx, p.emit)
+		phase.Do(ctx, phase.Read, func() { produce(ctx, p.emit) })
 	}()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.decodeJobs(decode)
+			phase.Do(ctx, phase.Decode, func() { p.decodeJobs(decode) })
 		}()
 	}
 	err := p.consumeJobs(consume)

@@ -41,6 +41,7 @@ func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 	fl.DurationVar(&f.idleTTL, "idle-ttl", rulefmt.DefaultIdleTTL, "the pool's idle TTL: a longer idle gap explains a miss as ttl")
 	fl.StringVar(&f.executionRoot, "execution-root", "", "selector of an execution's root span (default: each trace is an execution)")
 	addLimitFlags(fl, &f.limits)
+	addProfileFlags(fl)
 }
 
 // analyzeFlags are the flags of `mcptrace analyze`.

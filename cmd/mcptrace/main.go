@@ -77,6 +77,9 @@ and whether every execution stayed on one downstream session.`,
 	root.SetFlagErrorFunc(flagError)
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(flagError)
+		if c.Flags().Lookup("cpuprofile") != nil {
+			withProfiles(c)
+		}
 	}
 	return root
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
+	"github.com/mcptrace/mcptrace/analyze/internal/phase"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -348,7 +350,7 @@ func (e *Engine) Report() (*report.Report, error) {
 		if e.opts.streaming() {
 			e.agg.sticky = e.det.sticky
 		}
-		e.report = e.agg.report(slices.Clone(e.inputs))
+		phase.Do(context.Background(), phase.Report, func() { e.report = e.agg.report(slices.Clone(e.inputs)) })
 		if e.opts.streaming() {
 			e.report.Stream = &report.StreamReport{
 				WindowSeconds:  e.opts.Window.Seconds(),
@@ -508,7 +510,7 @@ func (s *shard) run() {
 			s.mem.Store(0)
 			continue
 		case m.detect != nil:
-			m.detect <- vocab.Detect(s.x, nil)
+			phase.Do(context.Background(), phase.Detect, func() { m.detect <- vocab.Detect(s.x, nil) })
 			continue
 		case s.e.spoiled.Load():
 			if m.fast != nil {
@@ -517,13 +519,13 @@ func (s *shard) run() {
 			continue
 		case m.hasTD:
 			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
-			s.x.AddPart(m.td, s.id, len(s.e.shards))
+			phase.Do(context.Background(), phase.Index, func() { s.x.AddPart(m.td, s.id, len(s.e.shards)) })
 			if early {
 				s.track(before, traces, m.wm)
 			}
 		case m.fast != nil:
 			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
-			s.x.AddFastPart(m.fast, s.id, len(s.e.shards))
+			phase.Do(context.Background(), phase.Index, func() { s.x.AddFastPart(m.fast, s.id, len(s.e.shards)) })
 			ingest.Release(m.fast)
 			if early {
 				s.track(before, traces, m.wm)
@@ -662,9 +664,14 @@ func (s *shard) scan() {
 // the open index is compacted once dead spans pass half of it.
 func (s *shard) finalize(sel []bool, low int64) {
 	small := s.scratch()
-	_, copied := index.BorrowTraces(small, s.x, sel)
-	o, err := observe(small, s.e.observeConfig(small))
-	s.e.merge(s.id, o, low, err)
+	var copied int
+	phase.Do(context.Background(), phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
+	var cfg rulefmt.Config
+	phase.Do(context.Background(), phase.Detect, func() { cfg = s.e.observeConfig(small) })
+	var o *observation
+	var err error
+	phase.Do(context.Background(), phase.Observe, func() { o, err = observe(small, cfg) })
+	phase.Do(context.Background(), phase.Merge, func() { s.e.merge(s.id, o, low, err) })
 	for t, ok := range sel {
 		if ok {
 			s.dead[t] = true
@@ -673,7 +680,7 @@ func (s *shard) finalize(sel []bool, low int64) {
 	}
 	s.deadSpans += copied
 	if s.deadSpans > int(s.x.NumSpans)/2 {
-		s.compact()
+		phase.Do(context.Background(), phase.Compact, s.compact)
 	}
 }
 

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
+
+	"github.com/mcptrace/mcptrace/internal/outfile"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// addProfileFlags registers --cpuprofile and --memprofile on a command
+// that reads dumps: the run's own pprof profiles, for a user who asks why
+// a read is slow and for the bench scripts' breakdown by phase (the
+// analyzer labels its goroutines with pprof label "phase": read, decode,
+// index, finalize, observe, merge, compact).
+func addProfileFlags(fl *pflag.FlagSet) {
+	fl.String("cpuprofile", "", "write a CPU profile of the run to FILE (pprof; its samples carry the analyzer's phase label: go tool pprof -tags FILE)")
+	fl.String("memprofile", "", "write a heap profile at the end of the run to FILE (pprof)")
+}
+
+// withProfiles wraps cmd's RunE so that the profiles its flags ask for
+// cover the whole run, and are written whole (internal/outfile) even when
+// the run fails, which is when one is wanted most.
+func withProfiles(cmd *cobra.Command) {
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		stop, err := startProfiles(c)
+		if err != nil {
+			return err
+		}
+		err = run(c, args)
+		return errors.Join(err, stop())
+	}
+}
+
+// startProfiles starts the CPU profile --cpuprofile names and returns the
+// function that stops it and writes --memprofile's heap profile.
+func startProfiles(c *cobra.Command) (stop func() error, err error) {
+	cpuPath, _ := c.Flags().GetString("cpuprofile")
+	memPath, _ := c.Flags().GetString("memprofile")
+	var cpu *outfile.File
+	if cpuPath != "" {
+		if cpu, err = outfile.Create(cpuPath); err != nil {
+			return nil, usageErrorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			cpu.Abort()
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+	}
+	return func() error {
+		var errs []error
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Commit(); err != nil {
+				errs = append(errs, fmt.Errorf("--cpuprofile: %w", err))
+			}
+		}
+		if memPath != "" {
+			errs = append(errs, writeHeapProfile(memPath))
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// writeHeapProfile writes the heap profile, after a GC so it shows what is
+// live, to path.
+func writeHeapProfile(path string) error {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Abort()
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return nil
+}
