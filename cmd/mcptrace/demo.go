@@ -135,7 +135,7 @@ before its first acquire). Steps run on a planned clock (a 160ms slot each,
 its leases released at its end), so how long a session idles is a whole
 number of slots, planned, not the sum of the calls' durations: the outcome
 repeats run after run as long as no step starts or releases more than half a
-slot late (the JSON's late_ms says how late the run was) and the TTL stays
+slot late (the table says so when one did; the JSON's late_ms says how late the run was) and the TTL stays
 half a slot off the planned grid (the defaults: 320ms gaps, a 240ms TTL); its
 dump is seeded.jsonl in --dir.
 
@@ -536,9 +536,27 @@ func renderDemoTable(w io.Writer, results []demo.Result) error {
 		if r.Seed != nil {
 			fmt.Fprintf(w, "\nseeded: seed %d; pools: %s; %d acquires, %d hits, misses %s, %d pre-warm dials\n",
 				*r.Seed, seededSettings(r.Settings), r.Acquires, r.Hits, missCounts(r.MissReasons), r.PrewarmDials)
+			if note := lateNote(r); note != "" {
+				fmt.Fprintln(w, note)
+			}
 		}
 	}
 	return nil
+}
+
+// lateNote says, for a seeded run whose steps ran more than half a slot
+// behind their planned clock (Result.LateMS), that the machine's load, not
+// the settings alone, may have decided hits and ttl misses: the table then
+// differs from a quiet run's, and the JSON alone used to say why. "" for
+// a run on time.
+func lateNote(r demo.Result) string {
+	half := r.Settings.Slot / 2
+	late := time.Duration(r.LateMS * float64(time.Millisecond))
+	if half <= 0 || late <= half {
+		return ""
+	}
+	return fmt.Sprintf("seeded: LATE: a step ran %s behind its planned clock, more than half a slot (%s): the machine's load, "+
+		"not the settings alone, may have decided hits and ttl misses; rerun on a quieter machine to compare", late.Round(time.Millisecond), half)
 }
 
 // seededSettings spells the seeded pools' settings as the flags do.
