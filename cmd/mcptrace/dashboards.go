@@ -58,7 +58,9 @@ refused to overwrite or a failed write. --out and -o, the old names of
 		Example: `  # Write the dashboards into ./grafana
   mcptrace dashboards --dir grafana
 
-  # Also write provisioning files, then mount grafana/ into Grafana
+  # Also write provisioning files; then, in Grafana's container, mount
+  # grafana/provisioning at /etc/grafana/provisioning and grafana/*.json
+  # at /var/lib/grafana/dashboards/mcptrace (the provider's path)
   mcptrace dashboards --dir grafana --provisioning`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
