@@ -501,9 +501,21 @@ func printDemo(out io.Writer, f demoFlags, results []demo.Result, dumps []*demoD
 			d.Modes[0], d.Path, d.HTMLReport, demoPercent(p.HitRate), demoPercent(p.ColdStartFloor), p.UnexplainedMisses)
 	}
 	if len(dumps) > 1 {
-		fmt.Fprintf(out, "Next: mcptrace analyze %s; mcptrace check %s\n", dumps[0].Path, dumps[len(dumps)-1].Path)
+		self := invokedAs(os.Args[0])
+		fmt.Fprintf(out, "Next: %s analyze %s; %s check %s\n", self, dumps[0].Path, self, dumps[len(dumps)-1].Path)
 	}
 	return nil
+}
+
+// invokedAs is how to run this command again, for a "Next:" hint: "go run
+// ./cmd/mcptrace" when exe is a binary go run built (in a go-build
+// temporary directory: the README's first command, before anything is
+// installed), else "mcptrace".
+func invokedAs(exe string) string {
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "go run ./cmd/mcptrace"
+	}
+	return "mcptrace"
 }
 
 // demoPercent formats a ratio the analysis may leave null.

@@ -33,3 +33,19 @@ func TestASeededRunThatRanLateSaysSoInTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTheDemosHintRunsAsTheDemoRan pins the "Next:" hint's command: under
+// go run (a binary in a go-build temporary directory, the README's first
+// command, before anything is installed) it is go run ./cmd/mcptrace,
+// otherwise mcptrace.
+func TestTheDemosHintRunsAsTheDemoRan(t *testing.T) {
+	for exe, want := range map[string]string{
+		"/tmp/go-build3712/b001/exe/mcptrace": "go run ./cmd/mcptrace",
+		"/root/go/bin/mcptrace":               "mcptrace",
+		"mcptrace":                            "mcptrace",
+	} {
+		if got := invokedAs(exe); got != want {
+			t.Errorf("invokedAs(%q) = %q, want %q", exe, got, want)
+		}
+	}
+}
