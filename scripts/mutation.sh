@@ -27,8 +27,9 @@
 # MUTATION_FILES (a regexp on file base names to mutate), MUTATION_EXCLUDE
 # (a regexp on file base names never mutated), MUTATION_TESTS (a package
 # directory whose tests run against every mutant instead of each mutated
-# package's own: analyze/internal/engine for the analyzer's stages, which
-# its tests pin end to end), MUTATION_OUT (default
+# package's own; without it the analyzer's stages, vocab, measure, ruleobs,
+# record, selector and poll, are run against analyze/internal/engine's
+# tests, which pin them end to end), MUTATION_OUT (default
 # ${TMPDIR:-/tmp}/mcptrace-mutation.json; the path is printed at the end).
 #
 # It writes MUTATION_OUT (killed, survived and total per package and per
@@ -64,6 +65,10 @@ fi
 if [ -n "${MUTATION_TESTS:-}" ]; then
 	args+=(-tests "$MUTATION_TESTS")
 fi
+# The analyzer's stages are pinned end to end by the engine's tests, over
+# dumps; their own tests pin only a few pure helpers.
+engine=analyze/internal/engine
+args+=(-tests-for "analyze/internal/vocab=$engine,analyze/internal/measure=$engine,analyze/internal/ruleobs=$engine,analyze/internal/record=$engine,analyze/internal/selector=$engine,analyze/internal/poll=$engine")
 if [ -n "${MUTATION_EXCLUDE:-}" ]; then
 	args+=(-exclude "$MUTATION_EXCLUDE")
 fi

@@ -51,6 +51,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,6 +76,10 @@ type options struct {
 	// package's own: for a package whose behaviour its importer's tests
 	// pin end to end, as the analyzer's stages are pinned by the engine's.
 	tests string
+	// testsFor maps a package directory (as given) to the directory whose
+	// tests pin it, for packages measured in one run with others that use
+	// their own tests; tests, when set, wins.
+	testsFor map[string]string
 }
 
 func run() error {
@@ -87,6 +92,7 @@ func run() error {
 	flag.DurationVar(&o.timeout, "timeout", 3*time.Minute, "a mutant's test run longer than this is killed (a hang)")
 	flag.StringVar(&o.out, "out", "mutation.json", "where the JSON result goes")
 	flag.StringVar(&o.tests, "tests", "", "the package directory whose tests run against the mutants (default: each mutated package's own)")
+	testsFor := flag.String("tests-for", "", "DIR=TESTDIR,...: packages pinned by another package's tests, when -tests is not given")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		return fmt.Errorf("usage: mutate [flags] DIR... (package directories)")
@@ -103,6 +109,10 @@ func run() error {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		*f.re = re
+	}
+	var err error
+	if o.testsFor, err = parseTestsFor(*testsFor); err != nil {
+		return err
 	}
 	if o.jobs < 1 || o.budget < 0 {
 		return fmt.Errorf("-jobs must be ≥ 1 and -budget ≥ 0")
@@ -134,4 +144,20 @@ func run() error {
 	}
 	printTable(os.Stdout, res)
 	return nil
+}
+
+// parseTestsFor reads -tests-for: DIR=TESTDIR pairs, comma-separated.
+func parseTestsFor(s string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		if pair == "" {
+			continue
+		}
+		dir, tests, ok := strings.Cut(pair, "=")
+		if !ok || dir == "" || tests == "" {
+			return nil, fmt.Errorf("-tests-for %q: want DIR=TESTDIR", pair)
+		}
+		m[filepath.Clean(dir)] = tests
+	}
+	return m, nil
 }

@@ -96,11 +96,15 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 		return ps, err
 	}
 	defer os.RemoveAll(tmp)
-	testAbs, coverArgs, err := testPackage(ctx, abs, o.tests)
+	tests := o.tests
+	if tests == "" {
+		tests = o.testsFor[filepath.Clean(dir)]
+	}
+	testAbs, coverArgs, err := testPackage(ctx, abs, tests)
 	if err != nil {
 		return ps, err
 	}
-	ps.Tests = o.tests
+	ps.Tests = tests
 	fmt.Fprintf(os.Stderr, "%s: %d mutants; coverage run of the tests...\n", dir, len(sites))
 	prof := filepath.Join(tmp, "cover.out")
 	if out, err := goCmd(ctx, testAbs, append([]string{"test", "-count=1", "-coverprofile=" + prof}, append(coverArgs, ".")...)...); err != nil {

@@ -32,3 +32,16 @@ func TestAnotherPackagesTestsCoverTheMutatedPackage(t *testing.T) {
 		t.Errorf("coverage flags = %q, want %q", args, want)
 	}
 }
+
+// TestTestsForReadsPairsAndRefusesHalfOnes pins -tests-for's syntax.
+func TestTestsForReadsPairsAndRefusesHalfOnes(t *testing.T) {
+	m, err := parseTestsFor("analyze/internal/vocab=analyze/internal/engine,./x/=y")
+	if err != nil || m["analyze/internal/vocab"] != "analyze/internal/engine" || m["x"] != "y" || len(m) != 2 {
+		t.Errorf("parse = %v, %v", m, err)
+	}
+	for _, bad := range []string{"a", "=b", "a="} {
+		if _, err := parseTestsFor(bad); err == nil {
+			t.Errorf("-tests-for %q accepted", bad)
+		}
+	}
+}
