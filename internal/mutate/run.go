@@ -100,17 +100,13 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 	if tests == "" {
 		tests = o.testsFor[filepath.Clean(dir)]
 	}
-	testAbs, coverArgs, err := testPackage(ctx, abs, tests)
+	runs, err := testRuns(ctx, abs, tests)
 	if err != nil {
 		return ps, err
 	}
 	ps.Tests = tests
 	fmt.Fprintf(os.Stderr, "%s: %d mutants; coverage run of the tests...\n", dir, len(sites))
-	prof := filepath.Join(tmp, "cover.out")
-	if out, err := goCmd(ctx, testAbs, append([]string{"test", "-count=1", "-coverprofile=" + prof}, append(coverArgs, ".")...)...); err != nil {
-		return ps, fmt.Errorf("the unmutated tests fail: %w\n%s", err, tail(out))
-	}
-	cov, err := coveredLines(prof)
+	cov, err := coverage(ctx, runs, tmp)
 	if err != nil {
 		return ps, err
 	}
@@ -124,7 +120,7 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 	tried, skipped := sampleViable(covered, o.budget, o.seed, dir, func(m mutant) bool { return tp.compiles(m, srcs[m.File]) })
 	ps.Tried, ps.Unviable = len(tried), skipped
 	fmt.Fprintf(os.Stderr, "%s: %d on covered lines, trying %d (%d drawn did not type-check, skipped)\n", dir, ps.Covered, ps.Tried, skipped)
-	verdicts, err := runMutants(ctx, abs, testAbs, tmp, tried, srcs, o)
+	verdicts, err := runMutants(ctx, abs, runs, tmp, tried, srcs, o)
 	if err != nil {
 		return ps, err
 	}
@@ -141,7 +137,7 @@ func mutatePackage(ctx context.Context, abs, dir string, o options) (pkgScore, e
 
 // runMutants tries each mutant of tried, o.jobs at a time, printing
 // progress, and returns their verdicts in order.
-func runMutants(ctx context.Context, abs, testAbs, tmp string, tried []mutant, srcs map[string][]byte, o options) ([]string, error) {
+func runMutants(ctx context.Context, abs string, runs []testRun, tmp string, tried []mutant, srcs map[string][]byte, o options) ([]string, error) {
 	verdicts := make([]string, len(tried))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -153,7 +149,7 @@ func runMutants(ctx context.Context, abs, testAbs, tmp string, tried []mutant, s
 			defer wg.Done()
 			for i := range next {
 				t0 := time.Now()
-				v, err := tryMutant(ctx, abs, testAbs, tmp, i, tried[i], srcs[tried[i].File], o.timeout)
+				v, err := tryMutant(ctx, abs, runs, tmp, i, tried[i], srcs[tried[i].File], o.timeout)
 				mu.Lock()
 				done++
 				if err != nil && firstErr == nil {
@@ -232,11 +228,11 @@ func sampleViable(ms []mutant, n int, seed uint64, pkg string, ok func(mutant) b
 	return out, skipped
 }
 
-// tryMutant builds the package's test binary with m applied through an
-// overlay and runs it: "killed" when a test fails, "timeout" when the run
-// exceeds timeout, "survived" when every test passes, "unviable" when the
-// mutant does not compile. err is a tool failure.
-func tryMutant(ctx context.Context, abs, testAbs, tmp string, i int, m mutant, src []byte, timeout time.Duration) (string, error) {
+// tryMutant builds the test binary of each of runs with m applied through
+// an overlay and runs it: "killed" when a test fails, "timeout" when a run
+// exceeds timeout, "survived" when every test of every run passes,
+// "unviable" when the mutant does not compile. err is a tool failure.
+func tryMutant(ctx context.Context, abs string, runs []testRun, tmp string, i int, m mutant, src []byte, timeout time.Duration) (string, error) {
 	dir := filepath.Join(tmp, fmt.Sprintf("m%d", i))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", err
@@ -251,10 +247,21 @@ func tryMutant(ctx context.Context, abs, testAbs, tmp string, i int, m mutant, s
 	if err := os.WriteFile(ovPath, ov, 0o644); err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "pkg.test")
+	for k, r := range runs {
+		v, err := runTests(ctx, r.dir, ovPath, filepath.Join(dir, fmt.Sprintf("pkg%d.test", k)), m.File, timeout)
+		if err != nil || v != "survived" {
+			return v, err
+		}
+	}
+	return "survived", nil
+}
+
+// runTests builds the tests of the package in testDir with the overlay
+// ovPath into bin and runs them, as tryMutant reports one run.
+func runTests(ctx context.Context, testDir, ovPath, bin, file string, timeout time.Duration) (string, error) {
 	// -vet=off: go test -c runs vet, which would refuse a mutant that
 	// compiles (a condition made redundant) and cost a vet run per mutant.
-	if _, err := goCmd(ctx, testAbs, "test", "-c", "-vet=off", "-overlay="+ovPath, "-o", bin, "."); err != nil {
+	if _, err := goCmd(ctx, testDir, "test", "-c", "-vet=off", "-overlay="+ovPath, "-o", bin, "."); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -263,7 +270,7 @@ func tryMutant(ctx context.Context, abs, testAbs, tmp string, i int, m mutant, s
 	runCtx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, bin, "-test.failfast", "-test.count=1", "-test.timeout="+timeout.String())
-	cmd.Dir = testAbs // the tests read testdata/ relative to their package
+	cmd.Dir = testDir // the tests read testdata/ relative to their package
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
@@ -276,26 +283,63 @@ func tryMutant(ctx context.Context, abs, testAbs, tmp string, i int, m mutant, s
 	case errors.As(err, &exit):
 		return "killed", nil
 	}
-	return "", fmt.Errorf("run %s: %w", m.File, err)
+	return "", fmt.Errorf("run %s: %w", file, err)
 }
 
-// testPackage returns the directory whose tests run against the mutants
-// of the package in abs, and the coverage flags that make their profile
-// cover abs: abs itself with none when tests is empty, else tests with
-// -coverpkg naming abs's import path.
-func testPackage(ctx context.Context, abs, tests string) (string, []string, error) {
+// testRun is one package's tests run against the mutants: its directory
+// and the flags that make its coverage profile cover the mutated package.
+type testRun struct {
+	dir       string
+	coverArgs []string
+}
+
+// testRuns returns the tests that run against the mutants of the package
+// in abs: its own alone when tests is empty; else the tests of the package
+// in tests (covering abs through -coverpkg), and abs's own as well when it
+// has any, so a mutant either kills counts.
+func testRuns(ctx context.Context, abs, tests string) ([]testRun, error) {
 	if tests == "" {
-		return abs, nil, nil
+		return []testRun{{dir: abs}}, nil
 	}
 	testAbs, err := filepath.Abs(tests)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	out, err := goCmd(ctx, abs, "list", "-f", "{{.ImportPath}}", ".")
+	out, err := goCmd(ctx, abs, "list", "-f", "{{.ImportPath}} {{len .TestGoFiles}}{{len .XTestGoFiles}}", ".")
 	if err != nil {
-		return "", nil, fmt.Errorf("go list: %w\n%s", err, tail(out))
+		return nil, fmt.Errorf("go list: %w\n%s", err, tail(out))
 	}
-	return testAbs, []string{"-coverpkg=" + strings.TrimSpace(string(out))}, nil
+	path, counts, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	runs := []testRun{{dir: testAbs, coverArgs: []string{"-coverpkg=" + path}}}
+	if counts != "00" && testAbs != abs {
+		runs = append(runs, testRun{dir: abs})
+	}
+	return runs, nil
+}
+
+// coverage runs each of runs once, unmutated, and returns the lines of
+// the mutated package any of them covered. Their failing is a tool error.
+func coverage(ctx context.Context, runs []testRun, tmp string) (map[string]map[int]bool, error) {
+	all := map[string]map[int]bool{}
+	for k, r := range runs {
+		prof := filepath.Join(tmp, fmt.Sprintf("cover%d.out", k))
+		if out, err := goCmd(ctx, r.dir, append([]string{"test", "-count=1", "-coverprofile=" + prof}, append(r.coverArgs, ".")...)...); err != nil {
+			return nil, fmt.Errorf("the unmutated tests of %s fail: %w\n%s", r.dir, err, tail(out))
+		}
+		cov, err := coveredLines(prof)
+		if err != nil {
+			return nil, err
+		}
+		for file, lines := range cov {
+			if all[file] == nil {
+				all[file] = map[int]bool{}
+			}
+			for l := range lines {
+				all[file][l] = true
+			}
+		}
+	}
+	return all, nil
 }
 
 // goCmd runs the go command in dir and returns its combined output.

@@ -7,29 +7,42 @@ import (
 	"testing"
 )
 
-// TestAnotherPackagesTestsCoverTheMutatedPackage pins where the mutants'
-// tests come from: the mutated package's own by default, and with -tests
+// TestAnotherPackagesTestsCoverTheMutatedPackage pins which tests run
+// against the mutants: the mutated package's own by default; with -tests
 // the named package's, whose coverage is read for the mutated package
 // through -coverpkg (without it the profile would cover the test package
-// and no mutant would be on a covered line).
+// and no mutant would be on a covered line), and the mutated package's
+// own as well when it has any, so that a mutant either kills counts.
 func TestAnotherPackagesTestsCoverTheMutatedPackage(t *testing.T) {
 	abs, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, args, err := testPackage(context.Background(), abs, "")
-	if err != nil || dir != abs || args != nil {
-		t.Errorf("own tests: got %q %q %v, want %q and no flag", dir, args, err, abs)
+	ctx := context.Background()
+	runs, err := testRuns(ctx, abs, "")
+	if err != nil || len(runs) != 1 || runs[0].dir != abs || runs[0].coverArgs != nil {
+		t.Errorf("own tests: got %+v %v, want %q alone and no flag", runs, err, abs)
 	}
-	dir, args, err = testPackage(context.Background(), abs, "../archtest")
+	runs, err = testRuns(ctx, abs, "../archtest")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(filepath.Dir(abs), "archtest"); dir != want {
-		t.Errorf("tests dir = %q, want %q", dir, want)
+	want := []testRun{
+		{dir: filepath.Join(filepath.Dir(abs), "archtest"), coverArgs: []string{"-coverpkg=github.com/mcptrace/mcptrace/internal/mutate"}},
+		{dir: abs}, // this package has tests of its own
 	}
-	if want := []string{"-coverpkg=github.com/mcptrace/mcptrace/internal/mutate"}; !slices.Equal(args, want) {
-		t.Errorf("coverage flags = %q, want %q", args, want)
+	if len(runs) != len(want) {
+		t.Fatalf("runs = %+v, want %+v", runs, want)
+	}
+	for i := range want {
+		if runs[i].dir != want[i].dir || !slices.Equal(runs[i].coverArgs, want[i].coverArgs) {
+			t.Errorf("run %d = %+v, want %+v", i, runs[i], want[i])
+		}
+	}
+	// A package without tests of its own is run by the other's alone.
+	runs, err = testRuns(ctx, filepath.Join(filepath.Dir(abs), "..", "analyze", "internal", "poll"), "../archtest")
+	if err != nil || len(runs) != 1 {
+		t.Errorf("a package without tests: runs %+v, %v; want the other package's alone", runs, err)
 	}
 }
 
