@@ -92,6 +92,9 @@ func concreteSelections(ctx context.Context, base string) ([]selection, error) {
 }
 
 func TestEveryDashboardQueryReturnsDataFromARealPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a real Prometheus scrapes the live demo (about 10 s)")
+	}
 	bin := promtest.Find(t)
 
 	// The live demo workload, in process, exporting on 127.0.0.1.

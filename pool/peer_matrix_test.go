@@ -89,6 +89,9 @@ var matrixChecks = []matrixCheck{
 // peers/node_modules the real peers skip (naming `cd peers && npm ci`);
 // under CI=true they fail.
 func TestPeerMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the pool against every real peer server (about 20 s)")
+	}
 	cli := &cliBuild{dir: t.TempDir()}
 	for _, subj := range matrixSubjects {
 		t.Run(subj.name, func(t *testing.T) {

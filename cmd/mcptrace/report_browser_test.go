@@ -367,6 +367,9 @@ func demoSessions(t *testing.T, dump string) map[string][]string {
 }
 
 func TestHTMLReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: Chromium renders every report (about 50 s)")
+	}
 	bin := findChromium(t)
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "mcptrace-demo.jsonl")

@@ -332,6 +332,9 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, 
 }
 
 func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a real Prometheus scrapes the connector (about 10 s)")
+	}
 	bin := promtest.Find(t)
 	data, queries := fleetDashboard(t)
 	vars := variableQueries(t, data)

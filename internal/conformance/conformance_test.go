@@ -68,6 +68,9 @@ type check struct {
 // reason), a known failure must still fail, and the table must name exactly
 // the scenarios `conformance list` prints.
 func TestConformanceClientScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the conformance runner drives every client scenario (about 90 s)")
+	}
 	env := peers.RequireEnv(t)
 	runner := requireRunner(t, env)
 	scenarios := listClientScenarios(t, env, runner)

@@ -32,6 +32,9 @@ import (
 // report. Both outcomes must occur over the dumps, or the test pins
 // nothing.
 func TestSpeculativeRunsEqualTheBatchAnalysis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every corpus dump analyzed speculatively and held (about 25 s)")
+	}
 	defer func(n, m int) { rootedBatch, earlyPairBatch = n, m }(rootedBatch, earlyPairBatch)
 	rootedBatch, earlyPairBatch = 1, 1
 	var early, spoiled, earlyPairs int

@@ -34,6 +34,9 @@ func mcptraceBin(t *testing.T) string {
 // it is logged with its reason, never silently skipped); an open one that
 // now passes is logged so the list can shrink.
 func TestCorpusReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the hostile corpus replayed through the built binary (about 20 s)")
+	}
 	corpus, err := LoadCorpus(corpusDir)
 	if err != nil {
 		t.Fatal(err)
