@@ -82,6 +82,12 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 		}
 		out = append(out, obs)
 	}
+	// A cancellation inside the vocabulary stage a rule ran (stageEvents
+	// keeps no partial events, and reads the dump as holding none) leaves
+	// values that are no observation of the dump.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
