@@ -212,7 +212,7 @@ func pointTitle(r Row, y func(Row) float64, yfmt func(float64) string) string {
 // the section follows the report's light and dark modes).
 func seriesCSS() template.CSS {
 	var b strings.Builder
-	b.WriteString(".whatif path.line { fill: none; stroke-width: 1.5; } .whatif circle { stroke: var(--bg); stroke-width: 1; } .whatif svg { max-width: 100%; height: auto; } .whatif td.n { text-align: right; } .whatif td { white-space: nowrap; } .whatif .charts { grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); } .whatif tr.rec { font-weight: 600; }\n")
+	b.WriteString(".whatif path.line { fill: none; stroke-width: 1.5; } .whatif circle { stroke: var(--bg); stroke-width: 1; } .whatif svg { max-width: 100%; height: auto; } .whatif td.n { text-align: right; } .whatif td { white-space: nowrap; } .whatif .charts { grid-template-columns: repeat(auto-fill, minmax(min(480px, 100%), 1fr)); } .whatif tr.rec { font-weight: 600; }\n")
 	for i, c := range palette {
 		fmt.Fprintf(&b, ".whatif .s%d { stroke: var(--%s); fill: var(--%s); --c: var(--%s); }\n", i, c, c, c)
 	}
@@ -245,12 +245,12 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 <style>{{.CSS}}</style>
 <h2>What-if replay</h2>
 <p class="muted">{{len .Rows}} settings shown{{if .MoreRows}}, {{.MoreRows}} more not shown (<code>--format json</code> lists them all){{end}}, sorted by hit rate (then fewer sessions opened, then less idle time).</p>
-<table>
+<div class="scroll"><table>
 <thead><tr><th>Settings</th><th>Hit rate</th><th>Acquires</th><th>Hits</th><th>Misses by cause</th><th>Sessions</th><th>Peak</th><th>Idle s</th><th>Pre-warm (unused)</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr{{if .AsRecorded}} class="rec"{{end}}><td><code>{{.Setting}}</code>{{.Label}}</td><td class="n">{{.HitRate}}</td><td class="n">{{.Acquires}}</td><td class="n">{{.Hits}}</td><td>{{.Causes}}</td><td class="n">{{.Sessions}}</td><td class="n">{{.Peak}}</td><td class="n">{{.Idle}}</td><td class="n">{{.Prewarm}}</td></tr>
 {{end}}</tbody>
-</table>
+</table></div>
 {{if .Best}}<h3>{{.Heading}}</h3>
 <p class="muted">{{.Intro}}</p>
 <ul>

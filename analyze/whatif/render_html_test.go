@@ -141,3 +141,21 @@ func TestHTMLSectionNamesBestPerCostOnce(t *testing.T) {
 		t.Errorf("the section does not say how the best rows are chosen")
 	}
 }
+
+// TestHTMLSectionFitsAPhone pins what keeps the section inside a 390 px
+// screen: its table scrolls inside its own box (the report's .scroll)
+// instead of being cut at the card's edge, and a chart's column never
+// asks for more than the width there is.
+func TestHTMLSectionFitsAPhone(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteHTMLSection(&b, grid(2, 1, 1), false); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if !strings.Contains(s, `<div class="scroll"><table>`) || !strings.Contains(s, `</table></div>`) {
+		t.Error("the table is not inside a scroll box")
+	}
+	if !strings.Contains(s, "minmax(min(480px, 100%), 1fr)") {
+		t.Error("a chart's column may be wider than the screen")
+	}
+}
