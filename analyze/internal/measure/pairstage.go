@@ -93,6 +93,8 @@ type PairStage struct {
 	Late       int // acquires attributed behind their pair's frontier
 }
 
+// NewPairStage returns an empty pair stage that attributes misses under
+// cfg's idle settings, for a stream whose acquires arrive in batches.
 func NewPairStage(cfg rulefmt.Config) *PairStage {
 	return &PairStage{
 		assumed:    idle.Defaults(cfg.IdleTTL),

@@ -19,6 +19,8 @@ type readsAcc struct {
 	Poll                           *poll.Poll        // nil: never stops
 }
 
+// NewReadsAcc compiles the read measure m against x (its root, read,
+// not_under and complete_when selectors), to count reads per request.
 func NewReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
 	a := &readsAcc{x: x, m: m}
 	var err error
@@ -41,6 +43,8 @@ func NewReadsAcc(x *index.Index, m rulefmt.ReadMeasure) (*readsAcc, error) {
 	return a, nil
 }
 
+// Report returns the measure's figures over the index: reads per complete
+// request as a histogram, the requests not judged, and example traces.
 func (a *readsAcc) Report() report.MeasureReport {
 	x := a.x
 	r := report.MeasureReport{Name: a.m.Name, Description: a.m.Description, Expect: a.m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}

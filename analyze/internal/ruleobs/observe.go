@@ -91,7 +91,7 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 	return out, nil
 }
 
-// ruleEval holds what every rule of one observation shares.
+// Eval holds what every rule of one observation shares.
 type Eval struct {
 	X        *index.Index
 	Cfg      rulefmt.Config
@@ -169,7 +169,7 @@ func (e *Eval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	return m, nil
 }
 
-// compiledSel is a SpanSelector bound to the index.
+// CompiledSel is a SpanSelector bound to the index.
 type CompiledSel struct {
 	Self, Under, NotUnder *selector.Matcher
 }
@@ -189,7 +189,7 @@ func (e *Eval) compileSel(s *rulefmt.SpanSelector) (*CompiledSel, error) {
 	return &c, nil
 }
 
-// selects reports whether span i is selected within a scope rooted at root
+// Selects reports whether span i is selected within a scope rooted at root
 // (-1 for a trace or the dump): ancestors at or above root are not looked at.
 func (c *CompiledSel) Selects(x *index.Index, i, root int32) bool {
 	if !c.Self.Match(i) {
@@ -218,7 +218,7 @@ func (c *CompiledSel) Selects(x *index.Index, i, root int32) bool {
 	return true
 }
 
-// ruleScope is one scope of a rule: its spans, root (-1 for dump and trace),
+// RuleScope is one scope of a rule: its spans, root (-1 for dump and trace),
 // trace (-1 for the dump) and whether it may be judged.
 type RuleScope struct {
 	trace, Root int32
@@ -314,7 +314,7 @@ func (e *Eval) subtreeScopes(root, complete *selector.Matcher) ([]RuleScope, err
 	return out, nil
 }
 
-// observe reads one rule's scopes.
+// Observe reads one rule's scopes.
 func (e *Eval) Observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 	obs := report.RuleObservation{MaxExamples: e.Max, TraceQL: e.ruleTraceQL(r)}
 	run, err := e.newRuleRun(r)
@@ -639,7 +639,7 @@ func insertRef(list []report.SpanRef, ref report.SpanRef, max int) []report.Span
 	return list
 }
 
-// cmpRefs orders refs by trace id, then span id.
+// CmpRefs orders refs by trace id, then span id.
 func CmpRefs(a, b report.SpanRef) int {
 	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
 		return c

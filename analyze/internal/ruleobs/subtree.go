@@ -36,6 +36,8 @@ type distinctKey struct {
 	key uint16
 }
 
+// NewSubtreeAgg returns the aggregator that answers, for scopes over x,
+// each scope's counts and distinct values by range queries on the tree.
 func NewSubtreeAgg(x *index.Index, scopes []RuleScope) *subtreeAgg {
 	return &subtreeAgg{x: x, t: x.Tree(), scopes: scopes, counts: map[*CompiledSel][]int32{}, dist: map[distinctKey][]int32{}, pts: map[*CompiledSel][]selPoint{}}
 }
@@ -71,7 +73,7 @@ func (g *subtreeAgg) points(c *CompiledSel) []selPoint {
 	return out
 }
 
-// count returns how many spans c selects in scope k.
+// Count returns how many spans c selects in scope k.
 func (g *subtreeAgg) Count(c *CompiledSel, k int) int {
 	if cs, ok := g.counts[c]; ok {
 		return int(cs[k])
@@ -122,7 +124,7 @@ func (g *subtreeAgg) Count(c *CompiledSel, k int) int {
 	return int(cs[k])
 }
 
-// distinct returns how many distinct values of span attribute key the
+// Distinct returns how many distinct values of span attribute key the
 // spans c selects in scope k carry. Without not_under the selected spans of
 // a scope are the points whose key lies in a range, and the distinct values
 // over every range are counted offline in O(n log n): ranges by their end,

@@ -206,6 +206,8 @@ type Detection struct {
 	namesLeftOut int
 }
 
+// NewDetection returns an empty detection, which observations' detections
+// merge into.
 func NewDetection() *Detection {
 	return &Detection{Res: map[string]*resEvidence{}, names: map[string]int{}}
 }
