@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // jsonAt returns the value at a dotted key path of a decoded JSON
@@ -29,32 +30,32 @@ func jsonAt(doc any, path string) (any, bool) {
 // documents (null, or executions not measurable: no data), dump-level measures and every reads field of
 // every reads measure alike.
 func TestMeasureValueIsTheValueAtItsJSONKey(t *testing.T) {
-	for _, g := range goldenReports(t) {
+	for _, g := range dumptest.GoldenReports(t) {
 		var doc map[string]any
-		if err := json.Unmarshal(g.raw, &doc); err != nil {
+		if err := json.Unmarshal(g.Raw, &doc); err != nil {
 			t.Fatal(err)
 		}
 		check := func(name string, raw any, present bool) {
 			t.Helper()
 			if !present {
-				t.Fatalf("%s: %s's key is not in the report", g.name, name)
+				t.Fatalf("%s: %s's key is not in the report", g.Name, name)
 			}
-			got, ok := report.MeasureValue(g.r, name)
+			got, ok := report.MeasureValue(g.Report, name)
 			want, hasData := raw.(float64)
 			if ok != hasData || got != want {
-				t.Errorf("%s: MeasureValue(%s) = %v, %v; the report holds %v", g.name, name, got, ok, raw)
+				t.Errorf("%s: MeasureValue(%s) = %v, %v; the report holds %v", g.Name, name, got, ok, raw)
 			}
 		}
 		for _, m := range report.Measures() {
 			if m.Rule {
 				raw, present := jsonAt(doc, m.JSON)
-				if report.UnmeasuredExecutions(g.r, m) {
+				if report.UnmeasuredExecutions(g.Report, m) {
 					raw = nil // executions not measurable: no data
 				}
 				check(m.Name, raw, present)
 			}
 		}
-		for i, mr := range g.r.Measures {
+		for i, mr := range g.Report.Measures {
 			for _, f := range report.ReadsFields() {
 				if !f.Rule {
 					continue

@@ -2,61 +2,19 @@ package render_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the table and Markdown goldens in testdata/")
-
-// tracesGoldens are the analyzer's JSON goldens of the generated dumps
-// (testdata/traces), one per scenario in the OTLP JSON format: each is the
-// report of a real dump, written and checked by the analyzer's golden
-// tests. This package reads them back as Reports, so its renderers are
-// pinned on the reports of real dumps without running the analyzer.
-const tracesGoldens = "../../../testdata/traces/*.otlp.json.golden.json"
-
-// goldenReport is one analyzer golden: its path, its bytes and the Report
-// they decode to.
-type goldenReport struct {
-	name string // the scenario ("pooled")
-	path string
-	raw  []byte
-	r    *report.Report
-}
-
-func goldenReports(t *testing.T) []goldenReport {
-	t.Helper()
-	paths, err := filepath.Glob(tracesGoldens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []goldenReport
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r report.Report
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		name, _, _ := strings.Cut(filepath.Base(p), ".")
-		out = append(out, goldenReport{name: name, path: p, raw: raw, r: &r})
-	}
-	if len(out) < 14 {
-		t.Fatalf("found %d analyzer goldens in %s, want the 14 scenarios", len(out), tracesGoldens)
-	}
-	return out
-}
 
 func draw(t *testing.T, r *report.Report, format string) string {
 	t.Helper()
@@ -72,10 +30,10 @@ func draw(t *testing.T, r *report.Report, format string) string {
 // the same bytes (indentation, key order, nulls against empty lists, no
 // HTML escaping, executions.measurable kept).
 func TestJSONReportReadsBackByteForByte(t *testing.T) {
-	for _, g := range goldenReports(t) {
-		t.Run(g.name, func(t *testing.T) {
-			if got := draw(t, g.r, render.FormatJSON); got != string(g.raw) {
-				t.Errorf("%s does not read back as itself:\n%s", g.path, cmp.Diff(string(g.raw), got))
+	for _, g := range dumptest.GoldenReports(t) {
+		t.Run(g.Name, func(t *testing.T) {
+			if got := draw(t, g.Report, render.FormatJSON); got != string(g.Raw) {
+				t.Errorf("%s does not read back as itself:\n%s", g.Path, cmp.Diff(string(g.Raw), got))
 			}
 		})
 	}
@@ -89,11 +47,11 @@ func TestJSONReportReadsBackByteForByte(t *testing.T) {
 // values as each measure draws them. The goldens are
 // testdata/<name>.table and testdata/<name>.md; -update rewrites them.
 func TestTableAndMarkdownOfEachScenario(t *testing.T) {
-	for _, g := range goldenReports(t) {
+	for _, g := range dumptest.GoldenReports(t) {
 		for _, f := range []struct{ format, ext string }{{render.FormatTable, ".table"}, {render.FormatMarkdown, ".md"}} {
-			t.Run(g.name+f.ext, func(t *testing.T) {
-				got := draw(t, g.r, f.format)
-				golden := filepath.Join("testdata", g.name+f.ext)
+			t.Run(g.Name+f.ext, func(t *testing.T) {
+				got := draw(t, g.Report, f.format)
+				golden := filepath.Join("testdata", g.Name+f.ext)
 				if *update {
 					if err := os.MkdirAll("testdata", 0o755); err != nil {
 						t.Fatal(err)
