@@ -579,9 +579,9 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Compact(a), slices.Compact(b)) && len(a) == len(b)
 }
 
-// minLabelPx is the smallest text the timeline may draw: below 10 CSS
-// pixels a label is unreadable on a phone.
-const minLabelPx = 10
+// minLabelPx is the smallest text the timeline may draw: below 12 CSS
+// pixels a label is hard to read on a phone.
+const minLabelPx = 12
 
 // checkTimelineLabels checks that every text of the session timelines (a
 // label per lane, the time axis) is drawn at least minLabelPx high, on
