@@ -324,6 +324,11 @@ func (j *judge) nothingToJudge(r *rulefmt.Rule, noScope bool) string {
 	if r.SkipEmpty {
 		return "nothing to judge: no " + scopeNoun(r.Scope) + " where the selection matches a span"
 	}
+	if r.Scope.Kind == rulefmt.ScopeSubtree && r.Scope.Root != nil {
+		// The selector is named, so a rule written for another writer's
+		// span names says which of its names the dump lacks.
+		return "nothing to judge: no " + scopeNoun(r.Scope) + ": no span matches the scope's root [" + textfmt.ClipInput(r.Scope.Root.String()) + "]"
+	}
 	return "nothing to judge: no " + scopeNoun(r.Scope)
 }
 

@@ -101,8 +101,9 @@ rules:
 }
 
 // TestNothingToJudgeSaysWhy pins the finding of a rule with no scope on a
-// dump with pool spans: no pool-span wording, and a rule reading no pool
-// measure says only that nothing was judged.
+// dump with pool spans: no pool-span wording, the subtree root that
+// matched no span named, and a rule reading no pool measure says only
+// that nothing was judged.
 func TestNothingToJudgeSaysWhy(t *testing.T) {
 	_, res := checkOf(t, "pooled", `
 rules:
@@ -116,6 +117,11 @@ rules:
 `)
 	if r := res["no-subtree"]; r.Status != StatusIncomplete || strings.Contains(r.Found, "pool spans") || !strings.HasPrefix(r.Found, "nothing to judge") {
 		t.Errorf("no-subtree: %s %q, want incomplete, nothing to judge without pool spans named", r.Status, r.Found)
+	}
+	// The scope's root selector is named: a rule written for another
+	// writer's span names says which of them the dump lacks.
+	if r := res["no-subtree"]; !strings.Contains(r.Found, "no span matches the scope's root [name=no.such.span]") {
+		t.Errorf("no-subtree: %q, want the root selector that matched nothing named", r.Found)
 	}
 	if r := res["pool-on-a-pooled-dump"]; r.Status != StatusPass || strings.Contains(r.Found, "nothing to judge") {
 		t.Errorf("pool-on-a-pooled-dump: %s %q, want pass, judged", r.Status, r.Found)
