@@ -118,3 +118,60 @@ func TestACompactionKeepsAnOpenTracesLatestEnd(t *testing.T) {
 		t.Errorf("early traces %d: the short traces were not finalized before the end, so nothing was compacted", r.Stream.EarlyTraces)
 	}
 }
+
+// TestAStreamWindowCountsFromATracesLatestEnd pins the window's edge: a
+// trace whose latest span ended exactly a window before the watermark is
+// still open (its next span is measured), one nanosecond more and it was
+// finalized (its next span is late).
+func TestAStreamWindowCountsFromATracesLatestEnd(t *testing.T) {
+	const w = time.Minute
+	for _, tc := range []struct {
+		name string
+		wm   time.Duration
+		late int
+	}{
+		{"the watermark exactly a window past it: open", w, 0},
+		{"one ns more: finalized", w + 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := streamRun(t, EngineOptions{Window: w, HoldComplete: true},
+				streamPart(streamSpanAt{trace: 1, id: 1, start: 0, end: 0}),
+				streamPart(rootsOnly(100, 1, tc.wm)...),
+				streamPart(streamSpanAt{trace: 1, id: 2, parent: 1, start: 0, end: 0}))
+			if r.Stream.LateSpans != tc.late || r.Spans != 3-tc.late {
+				t.Errorf("late spans %d, spans %d; want %d, %d", r.Stream.LateSpans, r.Spans, tc.late, 3-tc.late)
+			}
+		})
+	}
+}
+
+// TestABoundOnOpenTracesCutsTheTraceWhoseLatestSpanIsOldest pins which
+// trace the bound on open traces cuts: the one whose latest span ended
+// first, not the one that arrived first nor the one that started first.
+// The trace kept open takes its next span; the cut one would count it
+// late.
+func TestABoundOnOpenTracesCutsTheTraceWhoseLatestSpanIsOldest(t *testing.T) {
+	r := streamRun(t, EngineOptions{MaxOpenTraces: 1, HoldComplete: true},
+		streamPart(streamSpanAt{trace: 1, id: 1, start: 0, end: 100 * time.Second}),               // first to arrive and to start, last to end
+		streamPart(streamSpanAt{trace: 2, id: 2, start: 10 * time.Second, end: 20 * time.Second}), // cut
+		streamPart(streamSpanAt{trace: 1, id: 3, parent: 1, start: 30 * time.Second, end: 40 * time.Second}))
+	if r.Stream.CutTraces != 1 || r.Stream.LateSpans != 0 || r.Spans != 3 {
+		t.Errorf("cut %d, late spans %d, spans %d; want 1, 0, 3", r.Stream.CutTraces, r.Stream.LateSpans, r.Spans)
+	}
+}
+
+// TestAnEarlierEndingSpanLeavesATracesLatestEnd pins that a trace's
+// latest end is the latest of all its spans, not the last one's to
+// arrive: a child ending long before its root does not bring the trace's
+// window forward, so the trace's next span is measured, not late.
+func TestAnEarlierEndingSpanLeavesATracesLatestEnd(t *testing.T) {
+	const w = time.Minute
+	r := streamRun(t, EngineOptions{Window: w, HoldComplete: true},
+		streamPart(streamSpanAt{trace: 1, id: 1, start: 0, end: 50 * time.Second}),
+		streamPart(streamSpanAt{trace: 1, id: 2, parent: 1, start: 5 * time.Second, end: 10 * time.Second}),
+		streamPart(rootsOnly(100, 1, 100*time.Second)...), // 50s past the root's end, 90s past the child's
+		streamPart(streamSpanAt{trace: 1, id: 3, parent: 1, start: 60 * time.Second, end: 70 * time.Second}))
+	if r.Stream.LateSpans != 0 || r.Spans != 4 {
+		t.Errorf("late spans %d, spans %d; want 0, 4", r.Stream.LateSpans, r.Spans)
+	}
+}
