@@ -41,7 +41,7 @@ type pairRound struct {
 // attributed (never the counts of an earlier one again), remembers a
 // session's first call across rounds, and counts as late only an acquire
 // that starts before its pair's latest attributed start, not one that
-// starts with it.
+// starts with it; a late acquire does not move that start back.
 func TestAPairStreamAttributesEachAcquireOnceAtItsTurn(t *testing.T) {
 	const all = math.MaxInt64
 	cold := func(n int) AcquireCount { return AcquireCount{Pool: "p", MissCause: spans.MissCold, N: n} }
@@ -79,6 +79,14 @@ func TestAPairStreamAttributesEachAcquireOnceAtItsTurn(t *testing.T) {
 				{add: []PairEvent{pairAt(2, 100, 150, false, "")}, before: all,
 					acquires: []AcquireCount{{Pool: "p", MissCause: spans.MissConcurrent, N: 1}}},
 				{add: []PairEvent{pairAt(3, 99, 300, true, "")}, before: all, acquires: []AcquireCount{hits(1)}, late: 1},
+			},
+		},
+		{
+			name: "a late acquire leaves its pair's frontier where it was",
+			rounds: []pairRound{
+				{add: []PairEvent{pairAt(1, 100, 200, false, "")}, before: all, acquires: []AcquireCount{cold(1)}},
+				{add: []PairEvent{pairAt(2, 50, 60, true, "")}, before: all, acquires: []AcquireCount{hits(1)}, late: 1},
+				{add: []PairEvent{pairAt(3, 70, 80, true, "")}, before: all, acquires: []AcquireCount{hits(1)}, late: 2},
 			},
 		},
 		{
