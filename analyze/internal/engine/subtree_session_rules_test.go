@@ -1,0 +1,63 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// TestSessionRulesCountEachSubtreeExecutionsSessions pins the session
+// rules' value where executions are subtrees (an execution root is
+// configured): each execution counts the distinct sessions of the calls
+// under its root, as in a trace scope, so one spread over two sessions
+// reads 2 and one on a single session 1.
+func TestSessionRulesCountEachSubtreeExecutionsSessions(t *testing.T) {
+	root := rulefmt.Selector{Name: "agent.run"}
+	cfg := rulefmt.Config{ExecutionRoot: &root}
+	rules := rulefmt.BuiltinRules(cfg)
+	b := dumptest.New()
+	ss := b.Resource(spans.ResourceServiceInstanceID, "gw-1")
+	for i, sessions := range [][]string{{"s-1", "s-2"}, {"s-3", "s-3"}} {
+		trace := uint64(i + 1)
+		run := b.Add(ss, dumptest.Span{Trace: trace, Name: "agent.run", End: time.Minute})
+		for j, s := range sessions {
+			at := time.Duration(j+1) * time.Second
+			inv := b.Add(ss, dumptest.Span{Trace: trace, Parent: run, Name: spans.SpanInvoke, Start: at, End: at + 100*time.Millisecond,
+				Attrs: []any{spans.AttrCacheKey, "k"}})
+			b.Add(ss, dumptest.Span{Trace: trace, Parent: inv, Name: spans.SpanAcquire, Start: at, End: at + time.Millisecond,
+				Attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, true}})
+			b.Add(ss, dumptest.Span{Trace: trace, Parent: inv, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient,
+				Start: at + time.Millisecond, End: at + 100*time.Millisecond,
+				Attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, s}})
+		}
+	}
+	d := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	d.Add(b.Traces())
+	obs, err := ObserveRules(d, cfg, rules, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rules, func(r rulefmt.Rule) bool { return r.ID == rulefmt.RuleOneSessionPerExecution })
+	if i < 0 || rules[i].Scope.Kind != rulefmt.ScopeSubtree {
+		t.Fatalf("no subtree-scoped %s among the built-in rules", rulefmt.RuleOneSessionPerExecution)
+	}
+	var values []float64
+	for _, g := range obs[i].Groups {
+		if !g.Complete {
+			t.Fatalf("an incomplete group %+v", g)
+		}
+		for range g.Scopes {
+			values = append(values, g.Values...)
+		}
+	}
+	slices.Sort(values)
+	if !slices.Equal(values, []float64{1, 2}) {
+		t.Errorf("%s values per execution = %v, want [1 2] (groups %+v)", rulefmt.RuleOneSessionPerExecution, values, obs[i].Groups)
+	}
+}
