@@ -3,10 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"runtime/pprof"
 
-	"github.com/mcptrace/mcptrace/internal/outfile"
+	"github.com/mcptrace/mcptrace/internal/profiling"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -37,49 +35,27 @@ func withProfiles(cmd *cobra.Command) {
 }
 
 // startProfiles starts the CPU profile --cpuprofile names and returns the
-// function that stops it and writes --memprofile's heap profile.
+// function that stops it and writes --memprofile's heap profile, both
+// through internal/profiling, as the live demo profiles.
 func startProfiles(c *cobra.Command) (stop func() error, err error) {
 	cpuPath, _ := c.Flags().GetString("cpuprofile")
 	memPath, _ := c.Flags().GetString("memprofile")
-	var cpu *outfile.File
+	stopCPU := func() error { return nil }
 	if cpuPath != "" {
-		if cpu, err = outfile.Create(cpuPath); err != nil {
+		if stopCPU, err = profiling.StartCPU(cpuPath); err != nil {
 			return nil, usageErrorf("--cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(cpu); err != nil {
-			cpu.Abort()
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 	}
 	return func() error {
 		var errs []error
-		if cpu != nil {
-			pprof.StopCPUProfile()
-			if err := cpu.Commit(); err != nil {
-				errs = append(errs, fmt.Errorf("--cpuprofile: %w", err))
-			}
+		if err := stopCPU(); err != nil {
+			errs = append(errs, fmt.Errorf("--cpuprofile: %w", err))
 		}
 		if memPath != "" {
-			errs = append(errs, writeHeapProfile(memPath))
+			if err := profiling.WriteHeap(memPath); err != nil {
+				errs = append(errs, fmt.Errorf("--memprofile: %w", err))
+			}
 		}
 		return errors.Join(errs...)
 	}, nil
-}
-
-// writeHeapProfile writes the heap profile, after a GC so it shows what is
-// live, to path.
-func writeHeapProfile(path string) error {
-	f, err := outfile.Create(path)
-	if err != nil {
-		return fmt.Errorf("--memprofile: %w", err)
-	}
-	runtime.GC()
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		f.Abort()
-		return fmt.Errorf("--memprofile: %w", err)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("--memprofile: %w", err)
-	}
-	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/grafana/pyroscope-go"
+	"github.com/mcptrace/mcptrace/internal/outfile"
 )
 
 // Names of the files written in Config.Dir.
@@ -67,7 +68,7 @@ type Config struct {
 type Profiler struct {
 	cfg     Config
 	pyro    *pyroscope.Profiler
-	cpuFile *os.File
+	stopCPU func() error // nil: no CPU profile into Config.Dir
 
 	stopOnce sync.Once
 	stopErr  error
@@ -92,15 +93,11 @@ func Start(cfg Config) (*Profiler, error) {
 		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create profile directory: %w", err)
 		}
-		f, err := os.Create(filepath.Join(cfg.Dir, CPUFile))
+		stop, err := StartCPU(filepath.Join(cfg.Dir, CPUFile))
 		if err != nil {
-			return nil, fmt.Errorf("create CPU profile: %w", err)
+			return nil, err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("start CPU profile: %w", err)
-		}
-		p.cpuFile = f
+		p.stopCPU = stop
 	case cfg.PyroscopeURL != "":
 		pc, err := pyroscopeConfig(cfg)
 		if err != nil {
@@ -170,18 +167,9 @@ func (p *Profiler) Stop() error {
 				p.stopErr = fmt.Errorf("stop Pyroscope profiler: %w", err)
 			}
 		}
-		if p.cpuFile != nil {
-			pprof.StopCPUProfile()
-			var errs []error
-			if err := p.cpuFile.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("write %s: %w", p.cpuFile.Name(), err))
-			}
-			// The heap profile shows objects as of the last GC: collect
-			// first so it is current.
-			runtime.GC()
-			errs = append(errs, writeProfile(filepath.Join(p.cfg.Dir, HeapFile), "heap"))
-			errs = append(errs, writeProfile(filepath.Join(p.cfg.Dir, GoroutineFile), "goroutine"))
-			p.stopErr = errors.Join(errs...)
+		if p.stopCPU != nil {
+			p.stopErr = errors.Join(p.stopCPU(), WriteHeap(filepath.Join(p.cfg.Dir, HeapFile)),
+				writeProfile(filepath.Join(p.cfg.Dir, GoroutineFile), "goroutine"))
 		}
 	})
 	return p.stopErr
@@ -195,21 +183,46 @@ func (p *Profiler) Files() []string {
 	return []string{filepath.Join(p.cfg.Dir, CPUFile), filepath.Join(p.cfg.Dir, HeapFile), filepath.Join(p.cfg.Dir, GoroutineFile)}
 }
 
+// StartCPU starts the process's CPU profile into the file at path and
+// returns the function that stops it and puts the file in place. The file
+// is written through internal/outfile, as every output of mcptrace: whole
+// or not at all, never through a link. The live demo's Config.Dir and the
+// commands' --cpuprofile both profile through it.
+func StartCPU(path string) (stop func() error, err error) {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("start CPU profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Commit()
+	}, nil
+}
+
+// WriteHeap writes the heap profile to path, after a GC: the profile
+// shows objects as of the last collection, so collecting first makes it
+// current.
+func WriteHeap(path string) error {
+	runtime.GC()
+	return writeProfile(path, "heap")
+}
+
 // writeProfile writes the named runtime profile in the compressed protobuf
-// format pprof and Pyroscope read.
+// format pprof and Pyroscope read, through internal/outfile.
 func writeProfile(path, name string) error {
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("create %s profile: %w", name, err)
 	}
 	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
-		f.Close()
+		f.Abort()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return f.Commit()
 }
 
 // slogAdapter gives the Pyroscope SDK's logger interface an slog backend.
