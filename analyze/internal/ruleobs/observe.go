@@ -62,6 +62,9 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 	out := make([]report.RuleObservation, 0, len(rules))
 	for i := range rules {
 		obs, err := ev.Observe(&rules[i])
+		if err == nil {
+			err = ev.stageErr // a stage cancelled under the rule: its values read no event
+		}
 		if err == nil && readsSessions(&rules[i]) {
 			if execs == nil {
 				var r report.ExecutionsReport
@@ -82,12 +85,6 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 		}
 		out = append(out, obs)
 	}
-	// A cancellation inside the vocabulary stage a rule ran (stageEvents
-	// keeps no partial events, and reads the dump as holding none) leaves
-	// values that are no observation of the dump.
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	return out, nil
 }
 
@@ -102,6 +99,7 @@ type Eval struct {
 	// stage is the vocabulary stage's events of the index, computed on
 	// first need (nil when the vocabulary cannot be compiled).
 	stage     *record.Table
+	stageErr  error // the context's error when it stopped the stage
 	haveStage bool
 	// callSession is, per span index, the session of a call as the
 	// vocabulary names it (an attribute or an enclosing span), -1 for no
@@ -742,7 +740,8 @@ func (e *Eval) poolEvents() []record.Acquire {
 
 // stageEvents returns the vocabulary stage's events of the index, run once
 // per observation; nil when the vocabulary does not compile against it
-// (Analyze reports that error).
+// (Analyze reports that error) or when the observation's context stopped
+// the stage (stageErr holds its error, which Observe returns).
 func (e *Eval) stageEvents() *record.Table {
 	if !e.haveStage {
 		e.haveStage = true
@@ -750,8 +749,12 @@ func (e *Eval) stageEvents() *record.Table {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if ev, err := vocab.Stage(ctx, e.X, e.Cfg); err == nil {
+		ev, err := vocab.Stage(ctx, e.X, e.Cfg)
+		switch {
+		case err == nil:
 			e.stage = ev
+		case ctx.Err() != nil:
+			e.stageErr = ctx.Err()
 		}
 	}
 	return e.stage
