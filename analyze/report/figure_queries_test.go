@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
 
@@ -30,7 +31,7 @@ func TestLacksWhyNamesTheKeyToAddOnlyForWhatASessionIdentityGives(t *testing.T) 
 		{"a target identity lacking", "target_identity", hint, rulefmt.CapTargetIdentity, rulefmt.CapTargetIdentity.Why(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			w := *r.Writer
 			if tc.without != "" {
 				w = *writerWithout(r, tc.without)
@@ -54,7 +55,7 @@ func TestLacksWhyNamesTheKeyToAddOnlyForWhatASessionIdentityGives(t *testing.T) 
 // declares its bounds, each with its state and why, and leaves the exact
 // figures out.
 func TestDeclareFiguresListsOnlyFiguresThatAreNotTheTruth(t *testing.T) {
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	r.DeclareFigures()
 	if len(r.Figures) != 0 {
 		t.Errorf("a client-side writer's figures declared %v, want none", r.Figures)
@@ -96,7 +97,7 @@ func TestOnlyTheTwoSchemasReadAsAReport(t *testing.T) {
 // section (read back from an older file) keeps its figures as they were.
 func TestNothingRecognisedLeavesOnlyFiguresThatNeedNothing(t *testing.T) {
 	const why = "no span of the dump is one a vocabulary reads"
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	if f := r.FigureOf("acquires"); f.State != report.Measurable {
 		t.Errorf("acquires of a recognised dump = %+v, want measurable", f)
 	}

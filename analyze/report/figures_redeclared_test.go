@@ -1,13 +1,17 @@
 package report_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/mcptrace/mcptrace/internal/dumptest"
+)
 
 // TestDeclaringFiguresAgainForgetsTheOldDeclarations pins that
 // DeclareFigures replaces what the report declared before: a report whose
 // writer now shows everything declares nothing, whatever a server-side
 // writer made it declare earlier.
 func TestDeclaringFiguresAgainForgetsTheOldDeclarations(t *testing.T) {
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	full := r.Writer
 	r.Writer = writerWithout(r, "refused_attempts")
 	r.DeclareFigures()

@@ -104,7 +104,7 @@ func TestLookupMeasureNamesOnlyRuleMeasures(t *testing.T) {
 			t.Errorf("LookupMeasure(%q) found %v, but Rule is %v", name, ok, m.Rule)
 		}
 	}
-	r := scenario(t, "cold-init-two-reads")
+	r := dumptest.Scenario(t, "cold-init-two-reads")
 	if _, ok := report.MeasureValue(r, "measures.absent.unexpected"); ok {
 		t.Error("a reads measure the report lacks has a value")
 	}

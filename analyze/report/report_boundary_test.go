@@ -2,7 +2,6 @@ package report_test
 
 import (
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -10,21 +9,6 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
-
-// scenario returns a fresh Report decoded from one scenario's analyzer
-// golden (golden_reports_test.go), for a test to change one field of.
-func scenario(t *testing.T, name string) *report.Report {
-	t.Helper()
-	raw, err := os.ReadFile("../../testdata/traces/" + name + ".otlp.json.golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
-	return &r
-}
 
 // TestUnrecognisedTextNamesTheSpansAndTheRemedy pins both forms of the
 // no-span-recognised message: the names with their counts, and the remedy,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // TestDumpTextIsEscapedInEveryCellAndNote pins render_escape.go's promise
@@ -16,7 +17,7 @@ import (
 // (an ANSI escape, a bidi override) raw; each is shown as an escape.
 func TestDumpTextIsEscapedInEveryCellAndNote(t *testing.T) {
 	const hostile = "x\x1b[2Jy\u202ez"
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	r.Pool.ByScope = []report.ScopeReport{{Scope: hostile, Acquires: 1, Hits: 1, MissReasons: map[string]int{}}}
 	r.Executions.Measurable = false
 	r.Executions.WhyNot = "why " + hostile

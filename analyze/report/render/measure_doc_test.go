@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // TestMeasureDocIsTheSchemaDocsTable pins MeasureDoc to the table between
@@ -52,7 +53,7 @@ func TestRenderingLeavesTheReadsTableInItsOrder(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("docs/analysis-schema.md lacks the %q and %q markers", begin, end)
 	}
-	r := scenario(t, "cold-init-two-reads")
+	r := dumptest.Scenario(t, "cold-init-two-reads")
 	if len(r.Measures) == 0 {
 		t.Fatal("the case this pins is not set up: no reads measure")
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // TestNotesFromTheDumpAreEscapedInTableAndMarkdown pins that a note built
@@ -20,7 +21,7 @@ func TestNotesFromTheDumpAreEscapedInTableAndMarkdown(t *testing.T) {
 	const noteText = "is sessionless: the session rules do not apply"
 	for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 		t.Run(format, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.ByProtocol = []report.ProtocolReport{{ProtocolVersion: version, Sessionless: true, ColdStart: report.Percentiles{Count: 2}}}
 			out := unwrapped(draw(t, r, format))
 			for _, raw := range []string{"\x1b", "\x07", "\u202e"} {

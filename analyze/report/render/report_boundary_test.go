@@ -1,11 +1,9 @@
 package render_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -13,23 +11,9 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
 )
-
-// scenario returns a fresh Report decoded from one scenario's analyzer
-// golden (render_golden_test.go), for a test to change one field of.
-func scenario(t *testing.T, name string) *report.Report {
-	t.Helper()
-	raw, err := os.ReadFile("../../../testdata/traces/" + name + ".otlp.json.golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
-	return &r
-}
 
 // unwrapped joins the table report's notes wrapped to its width (a
 // continuation line is indented by four spaces), so a test can look for a
@@ -60,7 +44,7 @@ func TestSectionsDrawAtMostMaxRowsRows(t *testing.T) {
 	} {
 		for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 			t.Run(fmt.Sprintf("%d scopes %s", tc.scopes, format), func(t *testing.T) {
-				r := scenario(t, "pooled")
+				r := dumptest.Scenario(t, "pooled")
 				r.Pool.ByScope = scopes(tc.scopes, func(i int) string { return fmt.Sprintf("scope-%04d", i) })
 				out := draw(t, r, format)
 				if got := strings.Count(out, "scope-"); got != tc.drawn {
@@ -92,7 +76,7 @@ func TestTableFitsTheFlexColumnToTheWidth(t *testing.T) {
 		{"far over", strings.Repeat("é", 50), strings.Repeat("é", 19) + "… │"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.Pool.ByScope = scopes(1, func(int) string { return tc.scope })
 			out := draw(t, r, render.FormatTable)
 			if !strings.Contains(out, "│ "+tc.drawn) {
@@ -124,7 +108,7 @@ func TestPoolVerdictOfEachKindOfDump(t *testing.T) {
 		{"explained excess", 5, 0, 3, "3 miss(es) above the cold-start floor, each explained by its cause"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.Pool.Acquires, r.Pool.ExcessMisses = tc.acquires, tc.excess
 			r.Pool.MissReasons = map[string]int{spans.MissUnexplained: tc.unexplained}
 			r.Pool.UnexplainedMisses = tc.unexplained
@@ -150,7 +134,7 @@ func TestMissesByCauseOnlyWithMisses(t *testing.T) {
 		{1, []string{"t1", "t2"}, true, true},
 	} {
 		t.Run(fmt.Sprintf("%d misses %d examples", tc.misses, len(tc.examples)), func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.Pool.Misses, r.Pool.UnexplainedExamples = tc.misses, tc.examples
 			out := draw(t, r, render.FormatTable)
 			if got := strings.Contains(out, "MISSES BY CAUSE"); got != tc.section {
@@ -184,7 +168,7 @@ func TestProtocolSectionOnlyWhenARevisionIsNamed(t *testing.T) {
 			report.SessionlessProtocol + " is sessionless: the session rules do not apply; a miss costs a cold start of - ms (p50) over 2 handshake(s)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.ByProtocol = tc.groups
 			out := unwrapped(draw(t, r, render.FormatTable))
 			if got := strings.Contains(out, "BY PROTOCOL REVISION"); got != tc.section {
@@ -252,7 +236,7 @@ func TestDumpNotesSayWhatTheFiguresCannot(t *testing.T) {
 		{"no measures", func(r *report.Report) { r.Measures = nil }, "", "READS PER REQUEST"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			tc.change(r)
 			out := unwrapped(draw(t, r, render.FormatTable))
 			if !strings.Contains(out, tc.want) {
@@ -328,7 +312,7 @@ func TestRecognitionNoteListsVocabulariesWhenMixed(t *testing.T) {
 // TestWriteFormats pins Write's formats: the empty format is the table,
 // an unknown one is ErrUnknownFormat naming it.
 func TestWriteFormats(t *testing.T) {
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	if got, want := draw(t, r, ""), draw(t, r, render.FormatTable); got != want {
 		t.Error("the empty format is not the table")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // scopeRow returns the cells of the table report's by-scope row of scope.
@@ -42,7 +43,7 @@ func TestAPerScopeCellIsMarkedAsItsHeadlineFigure(t *testing.T) {
 		{"no target identity", "target_identity", []string{"gateway-1", "6", "5", "1", "83.3%", "≥ 1", "≥ 16.7%", "≤ 0", render.NotMeasurableCell}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			if tc.without != "" {
 				r.Writer = writerWithout(r, tc.without)
 			}
@@ -66,7 +67,7 @@ func TestTheDumpNoteSaysWhoseIdleSettingsWereUsed(t *testing.T) {
 		{"", "profile default, idle TTL 1m0s, executions by"},
 	} {
 		t.Run(tc.settings, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.Settings.PoolSettings, r.Settings.IdleTTLSeconds = tc.settings, 60
 			for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 				if out := unwrapped(draw(t, r, format)); !strings.Contains(out, tc.want) {
@@ -81,7 +82,7 @@ func TestTheDumpNoteSaysWhoseIdleSettingsWereUsed(t *testing.T) {
 // attribute adds its note after the dump's others, which stay: the
 // profile and recognition notes, and no column header read as a note.
 func TestTheScopeAttributeNoteAddsToTheDumpNotes(t *testing.T) {
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	r.Settings.ScopeAttr = "tenant"
 	out := draw(t, r, render.FormatMarkdown)
 	var notes []string
@@ -114,7 +115,7 @@ func TestASpreadOverSessionsIsNotedOnlyWhereSessionsAreSeen(t *testing.T) {
 		{"no session ids", "session_id", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.Executions.MultiSession, r.Executions.Examples = 1, []string{"t9"}
 			if tc.without != "" {
 				r.Writer = writerWithout(r, tc.without)

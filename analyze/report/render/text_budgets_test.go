@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 )
 
 // longRuns returns the length of every run of at least 20 'v's in out
@@ -41,7 +42,7 @@ func TestEachFormatClipsACellAndANoteToItsBudget(t *testing.T) {
 		{render.FormatMarkdown, render.MaxMDCell},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.ByProtocol = []report.ProtocolReport{{ProtocolVersion: strings.Repeat("v", 3*render.MaxNote), Sessionless: true}}
 			got := longRuns(draw(t, r, tc.format))
 			want := []string{fmt.Sprintf("%d…", render.MaxNote-1), fmt.Sprintf("%d…", tc.cell-1)}
@@ -58,7 +59,7 @@ func TestEachFormatClipsACellAndANoteToItsBudget(t *testing.T) {
 func TestTheExecutionRootIsClippedInTheDumpNote(t *testing.T) {
 	for _, format := range []string{render.FormatTable, render.FormatMarkdown} {
 		t.Run(format, func(t *testing.T) {
-			r := scenario(t, "pooled")
+			r := dumptest.Scenario(t, "pooled")
 			r.Executions.Root = strings.Repeat("v", 3*report.MaxCell)
 			out := unwrapped(draw(t, r, format))
 			want := "executions by " + strings.Repeat("v", report.MaxCell-1) + "…"
@@ -74,7 +75,7 @@ func TestTheExecutionRootIsClippedInTheDumpNote(t *testing.T) {
 // table, the scope name still shows 8 runes (7 and the ellipsis) rather
 // than vanishing.
 func TestTheFlexColumnKeepsAtLeastEightRunes(t *testing.T) {
-	r := scenario(t, "pooled")
+	r := dumptest.Scenario(t, "pooled")
 	const big = 1_000_000_000_000_000_000
 	r.Pool.ByScope = []report.ScopeReport{{Scope: strings.Repeat("s", 30), Acquires: big, Hits: big, Misses: big, Keys: big, ExcessMisses: big, MissReasons: map[string]int{}}}
 	out := draw(t, r, render.FormatTable)
