@@ -31,9 +31,6 @@ func analyzeRules(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rul
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
-	}
 	obs, err := ruleobs.Observe(ctx, idx, cfg, rules, opts, r)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)

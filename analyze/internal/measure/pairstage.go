@@ -310,7 +310,7 @@ func (p *PairStage) Advance(t int64) {
 // than one sort on the pair and the time together). The others stay
 // buffered. groups are the pairs' slices of grouped.
 func (p *PairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]record.Acquire) {
-	counts, pairOf, rest := p.pairReady(t)
+	counts, pairOf := p.pairReady(t)
 	if len(pairOf) == 0 {
 		return nil, nil
 	}
@@ -318,7 +318,7 @@ func (p *PairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]rec
 	for id, c := range counts {
 		first[id+1] = first[id] + c
 	}
-	grouped = p.scatterReady(t, first[:len(counts)], pairOf, rest)
+	grouped = p.scatterReady(t, first[:len(counts)], pairOf)
 	groups = make([][]record.Acquire, len(counts))
 	for id := range counts {
 		groups[id] = grouped[first[id]:first[id+1]]
@@ -328,17 +328,15 @@ func (p *PairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]rec
 
 // pairReady numbers the pairs of the buffered acquires that started
 // before t, in order of first appearance: pairOf is each ready acquire's
-// pair id, in buffer order, counts each pair's ready acquires, and rest
-// how many acquires stay buffered. Runs of one pair, the common case, ask
+// pair id, in buffer order, and counts each pair's ready acquires. Runs of one pair, the common case, ask
 // the map once per run.
-func (p *PairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
+func (p *PairStage) pairReady(t int64) (counts, pairOf []int32) {
 	ids := map[pairKey]int32{}
 	last, lastID := pairKey{}, int32(-1)
 	for _, b := range p.Bufs {
 		for i := range b {
 			ev := &b[i]
 			if ev.Start >= t {
-				rest++
 				continue
 			}
 			k := pairKey{ev.Scope, ev.Key}
@@ -355,20 +353,20 @@ func (p *PairStage) pairReady(t int64) (counts, pairOf []int32, rest int) {
 			counts[lastID]++
 		}
 	}
-	return counts, pairOf, rest
+	return counts, pairOf
 }
 
 // scatterReady moves the buffered acquires that started before t into a
-// new slice, each pair's from first[id] on (pairOf and rest from
-// pairReady), and keeps the rest buffered in one slice, noting their
-// earliest start.
-func (p *PairStage) scatterReady(t int64, first, pairOf []int32, rest int) []record.Acquire {
+// new slice, each pair's from first[id] on (pairOf from pairReady), and
+// keeps the rest buffered in one slice, noting their earliest start.
+func (p *PairStage) scatterReady(t int64, first, pairOf []int32) []record.Acquire {
 	next := slices.Clone(first)
 	grouped := make([]record.Acquire, len(pairOf))
-	var kept []record.Acquire
-	if rest > 0 {
-		kept = make([]record.Acquire, 0, rest)
+	buffered := 0
+	for _, b := range p.Bufs {
+		buffered += len(b)
 	}
+	kept := make([]record.Acquire, 0, buffered-len(pairOf))
 	r := 0
 	p.MinStart = math.MaxInt64
 	for _, b := range p.Bufs {

@@ -97,8 +97,18 @@ type signature struct {
 	profile    rulefmt.Profile
 }
 
-// BuiltinSignatures lists the built-in vocabularies in precedence order:
-// ties within a tier go to the earlier entry.
+// outranks reports whether s, recognising n spans, is chosen over best,
+// recognising bestN, met earlier in BuiltinSignatures: within a tier the
+// most spans win, ties going to the earlier entry. BuiltinSignatures is in
+// tier order, so best is never of a higher tier than s, and an s of a
+// higher tier never wins, whatever its count.
+func (s signature) outranks(n int, best signature, bestN int) bool {
+	return s.tier == best.tier && n > bestN
+}
+
+// BuiltinSignatures lists the built-in vocabularies in precedence order,
+// lower tiers first (outranks relies on it): ties within a tier go to the
+// earlier entry.
 var BuiltinSignatures = []signature{
 	{
 		// Ours: an acquire on every call (a cache_hit=true acquire proves
@@ -175,7 +185,7 @@ func Decide(e *resEvidence) string {
 			continue
 		}
 		n := s.recognised(e)
-		if !found || s.tier < best.tier || (s.tier == best.tier && n > bestN) {
+		if !found || s.outranks(n, best, bestN) {
 			best, bestN, found = s, n, true
 		}
 	}
@@ -423,7 +433,7 @@ func (d *Detection) EffectiveProfile(dec map[string]string) rulefmt.Profile {
 			continue
 		}
 		n := s.recognised(e)
-		if !found || s.tier < best.tier || (s.tier == best.tier && n > bestN) {
+		if !found || s.outranks(n, best, bestN) {
 			best, bestN, found = s, n, true
 		}
 	}
