@@ -155,7 +155,7 @@ func (r view) markNote(names ...string) []string {
 // protocolSection is one row per protocol revision, with a note for each
 // sessionless one.
 func (r view) protocolSection() section {
-	bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50", "cold p95"}}
+	bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50 ms", "cold p95 ms"}}
 	for _, g := range r.ByProtocol {
 		name, kind := g.ProtocolVersion, "stateful"
 		if name == "" {
