@@ -50,6 +50,7 @@ func (h *Report) escapeText() {
 	}
 	for i := range h.Headline.Reads {
 		h.Headline.Reads[i].Name = htmlText(h.Headline.Reads[i].Name)
+		h.Headline.Reads[i].Unmatched = htmlText(textfmt.ClipTo(h.Headline.Reads[i].Unmatched, render.MaxNote))
 	}
 	h.Headline.ExecutionsWhyNot = htmlText(textfmt.ClipTo(h.Headline.ExecutionsWhyNot, render.MaxNote)) // it quotes --execution-root
 }

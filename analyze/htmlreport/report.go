@@ -175,6 +175,9 @@ type Reads struct {
 	Unexpected int    `json:"unexpected"`
 	// Mean is the mean number of reads per complete request; null without.
 	Mean *float64 `json:"mean"`
+	// Unmatched names the measure's selectors that matched no span; ""
+	// when each did.
+	Unmatched string `json:"unmatched"`
 }
 
 // Sampling says what the timelines leave out of a long dump.
@@ -343,7 +346,7 @@ func htmlHeadline(r *report.Report) Headline {
 		}
 	}
 	for _, m := range r.Measures {
-		rd := Reads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected}
+		rd := Reads{Name: m.Name, Requests: m.Requests, Expect: m.Expect, Unexpected: m.Unexpected, Unmatched: m.UnmatchedNote()}
 		total, n := 0, 0
 		for _, b := range m.Histogram {
 			total += b.Reads * b.Requests

@@ -128,7 +128,7 @@
   if (H.executions_measurable === false) tile("executions on several sessions", "not measurable", H.executions_why_not);
   else tile("executions on several sessions", shown("multi_session_executions", num(H.multi_session_executions) + " / " + num(H.executions)), why("multi_session_executions"));
   H.reads_per_request.forEach(function (r) {
-    tile("reads per request: " + r.name, r.mean === null ? "n/a" : r.mean.toFixed(2), plural(r.requests, "request") + ", " + num(r.unexpected) + " unexpected" + (r.expect !== null ? " (expected " + num(r.expect) + ")" : ""));
+    tile("reads per request: " + r.name, r.mean === null ? "n/a" : r.mean.toFixed(2), r.unmatched || (plural(r.requests, "request") + ", " + num(r.unexpected) + " unexpected" + (r.expect !== null ? " (expected " + num(r.expect) + ")" : "")));
   });
   tile("spans / traces", num(H.spans) + " / " + num(H.traces), plural(H.incomplete_traces, "incomplete trace"));
   add(root, tiles);

@@ -251,7 +251,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 		{Name: "acquires_per_handshake", Needs: rulefmt.CapAcquires | rulefmt.CapHandshakes, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
 			Doc:   "Acquires / handshakes: calls each dial served; report only.",
-			Show:  Column{Section: SectionPool, Label: "acq per dial", Order: 6},
+			Show:  Column{Section: SectionPool, Label: "per dial", Order: 6},
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.AcquiresPerHandshake) }},
 		{Name: "scopes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.scopes",
 			Doc:   "Distinct pool scopes; report only.",

@@ -1,5 +1,7 @@
 package report
 
+import "strings"
+
 // MeasureReport is one reads-per-request measure of the configuration.
 type MeasureReport struct {
 	// Name and Description come from the configuration.
@@ -23,10 +25,40 @@ type MeasureReport struct {
 	// Examples are trace ids of unexpected requests, sorted, at most
 	// MaxExamples.
 	Examples []string `json:"examples"`
+	// Unmatched names the measure's selectors (root, read, complete_when)
+	// that match no span of the dump, in that order: a measure whose root
+	// names another writer's spans reads 0 requests, and says why here
+	// rather than passing for a dump with no requests. Empty when each
+	// matched a span.
+	Unmatched []UnmatchedSelector `json:"unmatched,omitempty"`
+}
+
+// UnmatchedSelector is one selector of a measure that matched no span.
+type UnmatchedSelector struct {
+	// Role is the selector's key in the measure: root, read or
+	// complete_when.
+	Role string `json:"role"`
+	// Selector is the selector as the configuration gave it, in
+	// rulefmt.Selector's compact form.
+	Selector string `json:"selector"`
 }
 
 // HistogramBin is the number of requests with a given number of reads.
 type HistogramBin struct {
 	Reads    int `json:"reads"`
 	Requests int `json:"requests"`
+}
+
+// UnmatchedNote says in one line, for people, which selectors of m
+// matched no span ("" when each did): every report for people words it
+// so.
+func (m MeasureReport) UnmatchedNote() string {
+	if len(m.Unmatched) == 0 {
+		return ""
+	}
+	parts := make([]string, len(m.Unmatched))
+	for i, u := range m.Unmatched {
+		parts[i] = u.Role + " [" + u.Selector + "]"
+	}
+	return m.Name + ": no span matches its " + strings.Join(parts, ", nor its ")
 }

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"strings"
+
 	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -98,4 +102,62 @@ func fmtHist(h []report.HistogramBin) string {
 		s += strconv.Itoa(b.Reads) + ":" + strconv.Itoa(b.Requests) + " "
 	}
 	return s
+}
+
+// TestAMeasureNamesItsSelectorsThatMatchNoSpan pins the measure's
+// unmatched selectors: a selector is named when no span of the dump
+// matches it, wherever that span sits (a read outside every request
+// counts as matched), in the order root, read, complete_when; the engine
+// gives the same names over several shards, where a selector matched in
+// one shard only is matched.
+func TestAMeasureNamesItsSelectorsThatMatchNoSpan(t *testing.T) {
+	sel := func(s string) rulefmt.Selector {
+		t.Helper()
+		x, err := rulefmt.ParseSelectorString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	worker, nothing, lone := sel("worker"), sel("nothing"), sel("lone.worker")
+	dumpOf := func() ptrace.Traces {
+		d := readsDump()
+		d.add(d.resource(spans.ResourceServiceName, "worker"), sp{trace: 6, name: "lone.worker"})
+		return d.td
+	}
+	tests := []struct {
+		name string
+		m    rulefmt.ReadMeasure
+		want string
+	}{
+		{"every selector matches", rulefmt.ReadMeasure{Root: sel("request"), Read: sel("db.query"), CompleteWhen: &worker}, ""},
+		{"no root: the reads outside a request still match", rulefmt.ReadMeasure{Root: sel("nothing"), Read: sel("db.query"), CompleteWhen: &worker}, "root name=nothing"},
+		{"no read", rulefmt.ReadMeasure{Root: sel("request"), Read: sel("nothing")}, "read name=nothing"},
+		{"no complete_when", rulefmt.ReadMeasure{Root: sel("request"), Read: sel("db.query"), CompleteWhen: &nothing}, "complete_when name=nothing"},
+		{"complete_when matched only in a trace with no request", rulefmt.ReadMeasure{Root: sel("request"), Read: sel("db.query"), CompleteWhen: &lone}, ""},
+		{"all three, in order", rulefmt.ReadMeasure{Root: sel("none.root"), Read: sel("none.read"), CompleteWhen: &nothing},
+			"root name=none.root; read name=none.read; complete_when name=nothing"},
+	}
+	names := func(us []report.UnmatchedSelector) string {
+		var out []string
+		for _, u := range us {
+			out = append(out, u.Role+" "+u.Selector)
+		}
+		return strings.Join(out, "; ")
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.m.Name = "m"
+			cfg := rulefmt.Config{Measures: []rulefmt.ReadMeasure{tt.m}}
+			if got := names(analyzeTD(t, cfg, dumpOf()).Measures[0].Unmatched); got != tt.want {
+				t.Errorf("batch: unmatched %q, want %q", got, tt.want)
+			}
+			for _, shards := range []int{1, 3} {
+				r := engineReport(t, cfg, EngineOptions{Shards: shards}, []ptrace.Traces{dumpOf()})
+				if got := names(r.Measures[0].Unmatched); got != tt.want {
+					t.Errorf("engine over %d shards: unmatched %q, want %q", shards, got, tt.want)
+				}
+			}
+		})
+	}
 }

@@ -199,7 +199,8 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 		a.lat[i].Bound()
 	}
 	for i, m := range cfg.Measures {
-		a.measures[i] = report.MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{}}
+		a.measures[i] = report.MeasureReport{Name: m.Name, Description: m.Description, Expect: m.Expect, Histogram: []report.HistogramBin{}, Examples: []string{},
+			Unmatched: measure.Unmatched(m, false, false, false)} // until a part shows a match
 	}
 	return a
 }
@@ -350,6 +351,7 @@ func mergeMeasure(m, o *report.MeasureReport) {
 	m.Incomplete += o.Incomplete
 	m.Unexpected += o.Unexpected
 	m.Examples = mergeExamples(m.Examples, o.Examples)
+	m.Unmatched = measure.MergeUnmatched(m.Unmatched, o.Unmatched)
 	if len(o.Histogram) == 0 {
 		return
 	}

@@ -17,6 +17,10 @@ type readsAcc struct {
 	m                              rulefmt.ReadMeasure
 	root, read, notUnder, complete *selector.Matcher // notUnder and complete may be nil
 	Poll                           *poll.Poll        // nil: never stops
+
+	// readSeen and completeSeen say whether read and complete_when
+	// matched a span anywhere in the index, request or not.
+	readSeen, completeSeen bool
 }
 
 // NewReadsAcc compiles the read measure m against x (its root, read,
@@ -60,6 +64,7 @@ func (a *readsAcc) Report() report.MeasureReport {
 		tr := &x.TraceRecs[t]
 		clear(reads)
 		reqs, completeSeen := a.requests(x.Order[tr.First:tr.First+tr.N], reads)
+		a.completeSeen = a.completeSeen || completeSeen
 		if reqs == 0 {
 			continue
 		}
@@ -83,18 +88,52 @@ func (a *readsAcc) Report() report.MeasureReport {
 	}
 	slices.SortFunc(r.Histogram, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
 	r.Examples = exampleTraces(x, examples)
+	r.Unmatched = Unmatched(a.m, r.Requests > 0, a.readSeen, a.completeSeen)
 	return r
+}
+
+// Unmatched lists m's selectors that matched no span, given which did:
+// root, read and complete_when (when set), in that order.
+func Unmatched(m rulefmt.ReadMeasure, rootSeen, readSeen, completeSeen bool) []report.UnmatchedSelector {
+	var out []report.UnmatchedSelector
+	if !rootSeen {
+		out = append(out, report.UnmatchedSelector{Role: "root", Selector: m.Root.String()})
+	}
+	if !readSeen {
+		out = append(out, report.UnmatchedSelector{Role: "read", Selector: m.Read.String()})
+	}
+	if m.CompleteWhen != nil && !completeSeen {
+		out = append(out, report.UnmatchedSelector{Role: "complete_when", Selector: m.CompleteWhen.String()})
+	}
+	return out
+}
+
+// MergeUnmatched returns the selectors unmatched in both a and b, the
+// merge of two parts of one dump: a selector matched in either part
+// matched a span of the dump. Both are in Unmatched's order.
+func MergeUnmatched(a, b []report.UnmatchedSelector) []report.UnmatchedSelector {
+	var out []report.UnmatchedSelector
+	for _, u := range a {
+		if slices.Contains(b, u) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // requests files the request spans of one trace's group into reads (at 0)
 // and counts them; completeSeen says whether a span of the group meets the
-// completeness condition (always, without one).
+// completeness condition (always, without one); it notes whether read
+// matched a span of the group.
 func (a *readsAcc) requests(group []int32, reads map[int32]int) (reqs int, completeSeen bool) {
 	completeSeen = a.complete == nil
 	for _, i := range group {
 		if a.root.Match(i) {
 			reads[i] += 0
 			reqs++
+		}
+		if !a.readSeen && a.read.Match(i) {
+			a.readSeen = true
 		}
 		if !completeSeen && a.complete.Match(i) {
 			completeSeen = true

@@ -214,7 +214,7 @@ func TestDumpNotesSayWhatTheFiguresCannot(t *testing.T) {
 			r.Executions.Measurable, r.Executions.WhyNot = false, "calls outlive their root"
 		}, "│ —          │ —             │ —            │", ""},
 		{"server side: lower bounds", func(r *report.Report) { r.Writer = writerWithout(r, "refused_attempts") },
-			"acquires, hits, hit rate, acq per dial: lower bound (≥): a server-side writer never sees an attempt refused before a handler", ""},
+			"acquires, hits, hit rate, per dial: lower bound (≥): a server-side writer never sees an attempt refused before a handler", ""},
 		{"server side: the floor an upper bound", func(r *report.Report) { r.Writer = writerWithout(r, "refused_attempts") },
 			"floor: upper bound (≤)", ""},
 		{"server side: the per-scope rows marked too", func(r *report.Report) { r.Writer = writerWithout(r, "refused_attempts") },

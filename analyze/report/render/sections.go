@@ -155,7 +155,7 @@ func (r view) markNote(names ...string) []string {
 // protocolSection is one row per protocol revision, with a note for each
 // sessionless one.
 func (r view) protocolSection() section {
-	bp := section{title: "By protocol revision", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50 ms", "cold p95 ms"}}
+	bp := section{title: "By protocol revision (cold starts in ms)", flex: -1, header: []string{"revision", "sessions", "traces", "calls", "acquires", "hits", "misses", "hit %", "cold p50", "cold p95"}}
 	for _, g := range r.ByProtocol {
 		name, kind := g.ProtocolVersion, "stateful"
 		if name == "" {
@@ -202,6 +202,9 @@ func (r view) measuresSection() section {
 		}
 		if len(m.Examples) > 0 {
 			out.notes = append(out.notes, m.Name+" unexpected in traces: "+strings.Join(m.Examples, ", "))
+		}
+		if note := m.UnmatchedNote(); note != "" {
+			out.notes = append(out.notes, clipTo(note, MaxNote))
 		}
 	}
 	return out
