@@ -146,19 +146,27 @@ func NewCheckReportWith(r *report.Report, results []RuleResult, regs []Regressio
 }
 
 // addIncompleteReasons says why the verdict is at best incomplete whatever
-// the rules found: a dump without pool spans where an error-severity rule
-// was incomplete, a partial input (unless opts.AllowPartial), no
+// the rules found: for an error-severity rule with nothing to judge in a
+// dump without pool spans, that, and what was seen when no vocabulary read
+// the spans (a rule whose scopes wait for spans says so in its own
+// verdict); a partial input (unless opts.AllowPartial), no
 // error-severity rule that could apply (noneApplied), and the caller's own.
 func (c *CheckReport) addIncompleteReasons(r *report.Report, opts CheckOptions, noneApplied string) {
-	if r.PoolSpans == 0 && len(c.Rules) > 0 {
-		// Every rule then had nothing to judge in the dump scope; the rules
-		// that allow it passed, the others are incomplete. Say why once.
-		for _, res := range c.Rules {
-			if res.Status == StatusIncomplete && res.Severity == rulefmt.SeverityError {
-				c.IncompleteReasons = append(c.IncompleteReasons, report.NoPoolSpansText(r.Settings.Profile))
-				break
-			}
+	noData := false
+	for _, res := range c.Rules {
+		if res.Status != StatusIncomplete || res.Severity != rulefmt.SeverityError {
+			continue
 		}
+		noData = noData || res.NoPoolSpans
+	}
+	if noData && r.PoolSpans == 0 {
+		// A rule with nothing to judge in a dump without pool spans: the
+		// rules that allow it passed, the others are incomplete. Say why
+		// once, and what was seen when no vocabulary read the spans.
+		if r.NothingRecognised() {
+			c.IncompleteReasons = append(c.IncompleteReasons, r.UnrecognisedLine())
+		}
+		c.IncompleteReasons = append(c.IncompleteReasons, report.NoPoolSpansText(r.Settings.Profile))
 	}
 	if c.Partial && !opts.AllowPartial {
 		for _, in := range c.Inputs {
@@ -285,4 +293,23 @@ func (c *CheckReport) HTML() *report.HTMLCheck {
 		h.Offenders = append(h.Offenders, report.HTMLOffender{ID: "regression: " + reg.Measure, Severity: "error", Status: string(StatusFail), Found: reg.Message, Examples: []report.HTMLExample{}})
 	}
 	return h
+}
+
+// IncompleteWhy says, for an incomplete check, everything that kept it
+// from a verdict in one list: each incomplete error-severity rule with
+// its finding (what its scopes waited for, or why it had nothing to
+// judge), but for the rules that lacked pool spans, which
+// IncompleteReasons then explains once. The one-line summary a command exits with reads it, so an
+// incomplete verdict names what it waited for.
+func (c *CheckReport) IncompleteWhy() []string {
+	var why []string
+	for _, res := range c.Rules {
+		if res.Status != StatusIncomplete || res.Severity != rulefmt.SeverityError {
+			continue
+		}
+		if !res.NoPoolSpans {
+			why = append(why, res.ID+": "+res.Found)
+		}
+	}
+	return append(why, c.IncompleteReasons...)
 }

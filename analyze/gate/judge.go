@@ -97,6 +97,10 @@ type ruleTally struct {
 	// undecided says, per measure expectation, why a bound could not
 	// decide it (a lower bound that breaks an at-least).
 	undecided []string
+	// waiting counts the incomplete scopes that wait for spans, and
+	// missingParent those of them that wait for a parent span; the others
+	// wait for a span matching complete_when.
+	waiting, missingParent int
 }
 
 // notApplicable says why rule r does not apply to the report's spans: it
@@ -174,6 +178,10 @@ func (j *judge) group(r *rulefmt.Rule, obs *report.RuleObservation, g report.Sco
 	res.Scopes += g.Scopes
 	if !g.Complete {
 		res.Incomplete += g.Scopes
+		t.waiting += g.Scopes
+		if g.MissingParent {
+			t.missingParent += g.Scopes
+		}
 		return
 	}
 	scopeFailed, scopeIncomplete := false, false
@@ -274,7 +282,7 @@ func ruleStatus(r *rulefmt.Rule, res *RuleResult, empty bool) Status {
 // ruleFound is a rule's finding: what failed and what it found, the
 // scopes not applicable, or why there was nothing to judge.
 func (j *judge) ruleFound(r *rulefmt.Rule, obs *report.RuleObservation, res *RuleResult, t *ruleTally, empty bool) string {
-	found := foundText(r, *res, t.fails, t.measureFound)
+	found := foundText(r, *res, t)
 	if res.NotApplicable > 0 {
 		na := fmt.Sprintf("%d %s against sessionless servers (MCP %s or later), not applicable", res.NotApplicable, scopeNoun(r.Scope), report.SessionlessProtocol)
 		if res.Scopes == 0 {
@@ -284,6 +292,7 @@ func (j *judge) ruleFound(r *rulefmt.Rule, obs *report.RuleObservation, res *Rul
 		}
 	}
 	if empty && res.Failed == 0 {
+		res.NoPoolSpans = j.lacksPool(r)
 		found = j.nothingToJudge(r, res.Scopes == 0)
 		if r.AllowEmpty {
 			found += " (allowed: allow_empty)"
@@ -312,10 +321,16 @@ func readsPool(r *rulefmt.Rule) bool {
 	return false
 }
 
+// lacksPool reports whether r reads the pool and the dump holds no pool
+// spans: nothing to judge, for a reason the check gives once.
+func (j *judge) lacksPool(r *rulefmt.Rule) bool {
+	return j.report != nil && j.report.PoolSpans == 0 && readsPool(r)
+}
+
 // nothingToJudge says why a rule had nothing to judge, naming what the
 // analysis looked for when the dump holds no pool spans.
 func (j *judge) nothingToJudge(r *rulefmt.Rule, noScope bool) string {
-	if j.report != nil && j.report.PoolSpans == 0 && readsPool(r) {
+	if j.lacksPool(r) {
 		return "nothing to judge: no pool spans in the dump"
 	}
 	if !noScope {
@@ -447,22 +462,40 @@ func scopeNoun(s rulefmt.Scope) string {
 // foundText says in words what a rule found: per scope, how many held and
 // which figures failed in how many, or for the dump, its measures and
 // failing counts.
-func foundText(r *rulefmt.Rule, res RuleResult, fails map[string]int, measureFound []string) string {
+func foundText(r *rulefmt.Rule, res RuleResult, t *ruleTally) string {
 	var parts []string
-	if r.Scope.Kind == rulefmt.ScopeDump && len(measureFound) > 0 {
-		parts = append(parts, strings.Join(measureFound, ", "))
+	if r.Scope.Kind == rulefmt.ScopeDump && len(t.measureFound) > 0 {
+		parts = append(parts, strings.Join(t.measureFound, ", "))
 	}
-	keys := make([]string, 0, len(fails))
-	for k := range fails {
+	keys := make([]string, 0, len(t.fails))
+	for k := range t.fails {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	if r.Scope.Kind != rulefmt.ScopeDump {
-		parts = scopesFoundText(parts, r.Scope, res, fails, keys)
+		parts = scopesFoundText(parts, r.Scope, res, t.fails, keys)
+		if t.waiting > 0 {
+			parts[len(parts)-1] += ": " + waitingText(r, t.waiting, t.missingParent)
+		}
 	} else {
-		parts = dumpFoundText(parts, res, keys, measureFound)
+		parts = dumpFoundText(parts, r, res, keys, t.measureFound)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// waitingText says what a rule's waiting scopes wait for: of waiting,
+// missingParent wait for a parent span the dump lacks, the rest for a
+// span matching the rule's complete_when.
+func waitingText(r *rulefmt.Rule, waiting, missingParent int) string {
+	parent := "a parent span the dump lacks"
+	if r.CompleteWhen == nil || missingParent >= waiting {
+		return "waiting for " + parent
+	}
+	when := "a span matching complete_when [" + r.CompleteWhen.String() + "]"
+	if missingParent == 0 {
+		return "waiting for " + when
+	}
+	return fmt.Sprintf("%d waiting for %s, %d for %s", missingParent, parent, waiting-missingParent, when)
 }
 
 // scopesFoundText appends to parts what a rule over traces or subtrees
@@ -489,7 +522,7 @@ func scopesFoundText(parts []string, scope rulefmt.Scope, res RuleResult, fails 
 // dumpFoundText appends to parts what a rule over the whole dump found:
 // its failing counts (keys, sorted), and when nothing failed and no
 // measure was found, that it holds or that the dump is incomplete.
-func dumpFoundText(parts []string, res RuleResult, keys, measureFound []string) []string {
+func dumpFoundText(parts []string, r *rulefmt.Rule, res RuleResult, keys, measureFound []string) []string {
 	for _, k := range keys {
 		if strings.HasPrefix(k, rulefmt.QuantityCount) || strings.HasPrefix(k, rulefmt.QuantityDistinct) {
 			parts = append(parts, k)
@@ -497,7 +530,7 @@ func dumpFoundText(parts []string, res RuleResult, keys, measureFound []string) 
 	}
 	if res.Failed == 0 && len(measureFound) == 0 {
 		if res.Incomplete > 0 {
-			parts = append(parts, "the dump is incomplete (complete_when matched nothing)")
+			parts = append(parts, "the dump is incomplete: no span matches complete_when ["+completeWhenText(r)+"]")
 		} else {
 			parts = append(parts, "holds")
 		}
@@ -607,4 +640,12 @@ func explainExpectation(ex rulefmt.Expectation) string {
 		s += ", within " + textfmt.Figure(ex.Tolerance)
 	}
 	return s
+}
+
+// completeWhenText is r's complete_when as reports show a selector.
+func completeWhenText(r *rulefmt.Rule) string {
+	if r.CompleteWhen == nil {
+		return ""
+	}
+	return r.CompleteWhen.String()
 }

@@ -166,7 +166,7 @@ rules:
 		{"holds", StatusPass, "holds"},
 		{"count-fails", StatusFail, "count = 9"},
 		{"distinct-fails", StatusFail, "distinct(db.sql.table) = 2"},
-		{"never-complete", StatusIncomplete, "the dump is incomplete (complete_when matched nothing)"},
+		{"never-complete", StatusIncomplete, "the dump is incomplete: no span matches complete_when [name=no.such.span]"},
 		{"pool-bound-fails", StatusFail, "count = 9"},
 	} {
 		if r := res[tc.id]; r.Status != tc.status || r.Found != tc.found {

@@ -47,6 +47,11 @@ type ScopeGroup struct {
 	// Complete is false when the scopes may not be judged: their trace has
 	// a missing parent, or no span matching Rule.CompleteWhen.
 	Complete bool
+	// MissingParent, for an incomplete group, says its scopes wait for a
+	// parent span their trace names but the dump lacks; false, that they
+	// wait for a span matching Rule.CompleteWhen. The gate names what an
+	// incomplete rule waited for by it.
+	MissingParent bool
 	// Values holds one entry per Rule.Expect, in order: the quantity a
 	// count, distinct, pool_sessions or lost_sessions expectation compares.
 	// A measure expectation's entry is zero: the gate reads the measure

@@ -52,6 +52,11 @@ type RuleVerdict struct {
 	Scopes     int `json:"scopes"`
 	Failed     int `json:"failed"`
 	Incomplete int `json:"incomplete"`
+	// NoPoolSpans says the rule had nothing to judge because it reads
+	// the pool and the dump holds no pool spans: the check says that once
+	// for every such rule. Not in the JSON: the check reads it while
+	// judging.
+	NoPoolSpans bool `json:"-"`
 	// NotApplicable counts the scopes left out because every selected span
 	// in them ran against a sessionless server (rulefmt.Rule.SkipSessionless).
 	NotApplicable int `json:"not_applicable"`

@@ -256,9 +256,12 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 		return err
 	}
 	if check.ExitCode != gate.ExitPass {
-		msg := "check " + string(check.Verdict)
-		if len(check.IncompleteReasons) > 0 {
-			msg += ": " + strings.Join(check.IncompleteReasons, "; ")
+		msg, why := "check "+string(check.Verdict), check.IncompleteReasons
+		if check.ExitCode == gate.ExitIncomplete {
+			why = check.IncompleteWhy()
+		}
+		if len(why) > 0 {
+			msg += ": " + strings.Join(why, "; ")
 		}
 		return &exitError{code: check.ExitCode, err: errors.New(msg)}
 	}
@@ -266,16 +269,12 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 }
 
 // nothingRecognised says, for a dump whose spans no vocabulary recognised,
-// what was seen and what would read it: first among the reasons of an
-// incomplete check (exit 3: the rules had nothing to judge); as a warning
-// on w when every rule passed anyway, which only rules with allow_empty:
-// true do, their author having said an empty dump is fine.
+// what was seen and what would read it, as a warning on w when every rule
+// passed anyway, which only rules with allow_empty: true do, their author
+// having said an empty dump is fine (an incomplete check's reasons say it
+// already, where a rule had nothing to judge).
 func nothingRecognised(w io.Writer, r *report.Report, c *gate.CheckReport) {
-	switch {
-	case !r.NothingRecognised():
-	case c.ExitCode == gate.ExitIncomplete:
-		c.IncompleteReasons = append([]string{r.UnrecognisedLine()}, c.IncompleteReasons...)
-	case c.ExitCode == gate.ExitPass:
+	if r.NothingRecognised() && c.ExitCode == gate.ExitPass {
 		warnf(w, "%s", r.UnrecognisedLine())
 	}
 }

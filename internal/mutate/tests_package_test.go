@@ -40,7 +40,7 @@ func TestAnotherPackagesTestsCoverTheMutatedPackage(t *testing.T) {
 		}
 	}
 	// A package without tests of its own is run by the other's alone.
-	runs, err = testRuns(ctx, filepath.Join(filepath.Dir(abs), "..", "analyze", "internal", "poll"), "../archtest")
+	runs, err = testRuns(ctx, filepath.Join(filepath.Dir(abs), "..", "analyze", "internal", "selector"), "../archtest")
 	if err != nil || len(runs) != 1 {
 		t.Errorf("a package without tests: runs %+v, %v; want the other package's alone", runs, err)
 	}

@@ -23,6 +23,7 @@ func TestACallWithoutASessionIDIsNotASession(t *testing.T) {
 		{"a call without one first", []string{"", "s1", "s1"}, 1, 0},
 		{"only calls without one", []string{"", ""}, 0, 0},
 		{"two sessions (control)", []string{"s1", "", "s2"}, 2, 1},
+		{"a session left and come back to is one", []string{"s1", "s2", "s1"}, 2, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -74,7 +74,7 @@ func inputBytes(paths []string) int64 {
 	var n int64
 	add := func(p string) {
 		_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
+			if err != nil {
 				return nil
 			}
 			if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {

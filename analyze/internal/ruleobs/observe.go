@@ -222,6 +222,9 @@ type RuleScope struct {
 	trace, Root int32
 	Spans       []int32
 	complete    bool
+	// missingParent says an incomplete scope's trace lacks a parent span
+	// (else it lacks a span matching complete_when).
+	missingParent bool
 }
 
 // scopes lists a rule's scopes in a stable order.
@@ -268,7 +271,7 @@ func (e *Eval) traceScopes(complete *selector.Matcher) []RuleScope {
 	for t := range x.TraceRecs {
 		tr := &x.TraceRecs[t]
 		group := x.Order[tr.First : tr.First+tr.N]
-		out = append(out, RuleScope{trace: int32(t), Root: -1, Spans: group, complete: !tr.Incomplete && anyMatch(complete, group)})
+		out = append(out, RuleScope{trace: int32(t), Root: -1, Spans: group, complete: !tr.Incomplete && anyMatch(complete, group), missingParent: tr.Incomplete})
 	}
 	// Raw ids sort as their hex does, without formatting two strings
 	// per comparison.
@@ -305,7 +308,7 @@ func (e *Eval) subtreeScopes(root, complete *selector.Matcher) ([]RuleScope, err
 		}
 		ok := !tr.Incomplete && anyMatch(complete, group)
 		for k := first; k < len(out); k++ {
-			out[k].complete = ok
+			out[k].complete, out[k].missingParent = ok, tr.Incomplete
 		}
 	}
 	slices.SortFunc(out, func(a, b RuleScope) int { return x.CompareSpans(a.Root, b.Root) })
@@ -340,7 +343,7 @@ func (e *Eval) Observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 			continue
 		}
 		if !sc.complete {
-			groups.add(&obs, RuleScope{}, false, nil, nil)
+			groups.add(&obs, RuleScope{missingParent: sc.missingParent}, false, nil, nil)
 			continue
 		}
 		clear(values)
@@ -582,6 +585,9 @@ type scopeGroups struct {
 func (g *scopeGroups) add(obs *report.RuleObservation, sc RuleScope, complete bool, values []float64, selections [][]int32) {
 	e := g.e
 	g.key = append(g.key[:0], 'i')
+	if sc.missingParent {
+		g.key[0] = 'p'
+	}
 	if complete {
 		g.key[0] = 'c'
 		for k, v := range values {
@@ -597,7 +603,7 @@ func (g *scopeGroups) add(obs *report.RuleObservation, sc RuleScope, complete bo
 	if !ok {
 		at = len(obs.Groups)
 		g.index[string(g.key)] = at
-		grp := report.ScopeGroup{Complete: complete}
+		grp := report.ScopeGroup{Complete: complete, MissingParent: !complete && sc.missingParent}
 		if complete {
 			grp.Values = slices.Clone(values)
 			grp.Offenders = make([][]report.SpanRef, len(values))
