@@ -52,5 +52,7 @@ func (h *Report) escapeText() {
 		h.Headline.Reads[i].Name = htmlText(h.Headline.Reads[i].Name)
 		h.Headline.Reads[i].Unmatched = htmlText(textfmt.ClipTo(h.Headline.Reads[i].Unmatched, render.MaxNote))
 	}
+	// The runs note holds words and numbers only: escaped all the same.
+	h.RunsNote = htmlText(h.RunsNote)
 	h.Headline.ExecutionsWhyNot = htmlText(textfmt.ClipTo(h.Headline.ExecutionsWhyNot, render.MaxNote)) // it quotes --execution-root
 }

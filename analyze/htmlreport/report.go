@@ -108,11 +108,14 @@ func truncateQuoted(s string) string {
 // Its JSON (schema Schema) is embedded in the page; times on the
 // timelines are microseconds after Window.Start.
 type Report struct {
-	Schema  string              `json:"schema"`
-	Inputs  []string            `json:"inputs"`
-	Partial bool                `json:"partial"`
-	Window  Window              `json:"window"`
-	Verdict *report.HTMLVerdict `json:"verdict"`
+	Schema  string   `json:"schema"`
+	Inputs  []string `json:"inputs"`
+	Partial bool     `json:"partial"`
+	// RunsNote says the inputs hold several runs analyzed as one ("":
+	// one run); report.RunsNote words it.
+	RunsNote string              `json:"runs_note"`
+	Window   Window              `json:"window"`
+	Verdict  *report.HTMLVerdict `json:"verdict"`
 	// Rules are every rule a check judged, passing ones too (the rule
 	// table); absent without a check.
 	Rules    []report.RuleVerdict `json:"rules,omitempty"`
@@ -279,6 +282,7 @@ func New(r *report.Report, ev *events.ReportEvents, opts Options) (*Report, erro
 		Schema:    Schema,
 		Inputs:    []string{},
 		Partial:   r.Partial,
+		RunsNote:  r.RunsNote(),
 		TraceURL:  opts.TraceURL,
 		Scopes:    []Scope{},
 		Offenders: []report.HTMLOffender{},

@@ -105,6 +105,7 @@
       "Analysis only: no rules were judged (mcptrace check --html FILE puts a verdict here)."));
   }
   if (D.partial) add(root, el("div", { "class": "note warn" }, "Partial: an input was damaged; only the spans read before the damage are shown."));
+  if (D.runs_note) add(root, el("div", { "class": "note warn", id: "runs-note" }, D.runs_note));
 
   // Headline figures.
   var H = D.headline;

@@ -27,6 +27,11 @@ type Input struct {
 	Warnings    []string // e.g. a truncated tail kept as partial, each naming file and place
 	Partial     bool     // something could not be read and was skipped (non-strict mode)
 	Size        int64    // the input's size in bytes when known (a regular file), else -1
+	// Start and End are the earliest span start and the latest span end
+	// read from the input, Unix nanoseconds; both 0 before its first span.
+	// Inputs whose windows lie far apart are separate runs
+	// (report.Runs).
+	Start, End uint64
 
 	read *atomic.Int64 // bytes read from the input (compressed), for progress
 }
@@ -561,6 +566,9 @@ func (st *fileState) consume(r result) error {
 			return nil
 		}
 		st.in.Spans += n
+		for i := range r.batch.Spans {
+			st.in.widen(r.batch.Spans[i].Start, r.batch.Spans[i].End)
+		}
 		r.batch.refs.Store(1) // Read's own; the sink may Keep more
 		err := st.batches.ConsumeBatch(st.in, r.batch)
 		Release(r.batch) // recycled now unless the sink kept it
@@ -571,7 +579,29 @@ func (st *fileState) consume(r result) error {
 		return nil
 	}
 	st.in.Spans += n
+	for _, rs := range r.td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				st.in.widen(uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()))
+			}
+		}
+	}
 	return st.sink.ConsumeTraces(st.in, r.td)
+}
+
+// widen takes one span's start and end into the input's window; an end
+// before its start counts as the start, and a span without a start is
+// left out (it would stretch the window back to 1970).
+func (in *Input) widen(start, end uint64) {
+	if start == 0 {
+		return
+	}
+	end = max(end, start)
+	if in.Start == 0 && in.End == 0 {
+		in.Start, in.End = start, end
+		return
+	}
+	in.Start, in.End = min(in.Start, start), max(in.End, end)
 }
 
 // dumpSuffixes are the file name endings only trace dumps wear: JSON lines

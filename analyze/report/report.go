@@ -160,6 +160,9 @@ type InputReport struct {
 	Partial bool `json:"partial"`
 	// Warnings say what was skipped or repaired, with the place.
 	Warnings []string `json:"warnings"`
+	// Window is the time span of this input's spans (both null when it
+	// held none): inputs far apart are separate runs (Runs).
+	Window Window `json:"window"`
 }
 
 // Window is the time span of a dump: the earliest span start and the latest

@@ -52,6 +52,7 @@ type analyzeFlags struct {
 	format  string
 	config  string
 	workers int
+	splitBy string                // --split-by: "" or splitRun (split.go)
 	engine  analyze.EngineOptions // --shards, --window, --max-open-traces, --hold-complete
 }
 
@@ -101,7 +102,7 @@ A pool scope is named by %[3]s, else the resource's
 
 --execution-root takes a span name or a YAML selector such as
 '{name: executor.execute, resource: {%[5]s: gateway}}'. The JSON output
-is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
+is the stable contract mcptrace.analysis/v2 (docs/analysis-schema.md).`,
 			spans.AttrSessionID, spans.MethodToolsCall, spans.AttrPoolID, spans.ResourceServiceInstanceID, spans.ResourceServiceName),
 		Example: `  # Analyze a Collector file-exporter dump
   mcptrace analyze traces.jsonl
@@ -135,6 +136,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: the CPUs the shards leave, at least one)")
+	fl.StringVar(&f.splitBy, "split-by", "", "report each run apart: run (inputs whose windows lie "+report.RunGap.String()+" or more apart), reading each run's files again")
 	fl.IntVar(&f.engine.Shards, "shards", 0, "analysis shards, traces spread by id (0: half the CPUs, at least one)")
 	fl.DurationVar(&f.engine.Window, "window", 0, "stream: finalize a trace once the latest span end read is this far (span time) past its own (0: hold every trace to the end)")
 	fl.IntVar(&f.engine.MaxOpenTraces, "max-open-traces", 0, "stream: hold at most N traces open, finalizing the oldest early (0: no bound)")
@@ -142,7 +144,7 @@ is the stable contract mcptrace.analysis/v1 (docs/analysis-schema.md).`,
 	addOutputFlag(fl, &f.output)
 	addQuietFlag(fl, &f.quiet)
 	addTraceURLFlag(fl, &f.htmlFlags)
-	registerEnums(cmd, analyzeFormat, inputFormatEnum, profileEnum)
+	registerEnums(cmd, analyzeFormat, inputFormatEnum, profileEnum, splitByEnum)
 	return cmd
 }
 
@@ -160,6 +162,9 @@ func analyzeConfig(fl *pflag.FlagSet, f *analyzeFlags) (runSetup, error) {
 		return runSetup{}, err
 	}
 	if err := checkOutput(f.output); err != nil {
+		return runSetup{}, err
+	}
+	if err := checkSplitBy(f); err != nil {
 		return runSetup{}, err
 	}
 	if f.workers < 0 {
@@ -192,6 +197,9 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	rep := a.Report
 	if rep.PoolSpans == 0 && rep.Spans > 0 && !rep.NothingRecognised() {
 		warnf(cmd.ErrOrStderr(), "%s", report.NoPoolSpansText(cfg.Profile))
+	}
+	if f.splitBy == splitRun && len(report.Runs(rep.Inputs)) > 1 {
+		return runAnalyzeSplit(cmd, f, s, rep)
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		if rep.Spans == 0 && f.format == render.FormatTable {

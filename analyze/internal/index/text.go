@@ -54,6 +54,7 @@ func (x *Index) SetInputs(inputs []ingest.Input) {
 			Spans:       in.Spans,
 			Partial:     in.Partial,
 			Warnings:    append([]string{}, in.Warnings...),
+			Window:      report.WindowOf(in.Start, in.End),
 		})
 	}
 }

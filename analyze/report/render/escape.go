@@ -76,3 +76,18 @@ func (s section) escaped(cell, note func(string) string) section {
 
 // clipTo shortens s to n runes, the last an ellipsis.
 func clipTo(s string, n int) string { return textfmt.ClipTo(s, n) }
+
+// Heading renders text as a heading above a report in format, escaped
+// and clipped as a note is: a Markdown heading, a terminal line between
+// rules, nothing for JSON (whose documents name their own inputs). A
+// command printing several reports in one output (analyze --split-by)
+// names each with it.
+func Heading(text, format string) string {
+	switch format {
+	case FormatJSON:
+		return ""
+	case FormatMarkdown:
+		return "# " + mdNote(text)
+	}
+	return "=== " + tableNote(text) + " ==="
+}

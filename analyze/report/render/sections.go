@@ -65,6 +65,9 @@ func (r view) dumpSection() section {
 	if r.Partial {
 		ov.notes = append(ov.notes, "PARTIAL: an input was damaged; figures cover what was read before the damage")
 	}
+	if note := r.RunsNote(); note != "" {
+		ov.notes = append(ov.notes, note)
+	}
 	for _, in := range r.Inputs {
 		if len(in.Warnings) > 0 {
 			ov.notes = append(ov.notes, fmt.Sprintf("%s: %d warning(s), first: %s", in.Path, len(in.Warnings), in.Warnings[0]))
