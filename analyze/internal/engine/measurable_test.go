@@ -151,6 +151,10 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	rules := append(rulefmt.BuiltinRules(cfg),
 		rulefmt.Rule{ID: "user-distinct", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: spans.AttrSessionID, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, AllowEmpty: true, Severity: rulefmt.SeverityError},
+		// Every scope skipped as empty: still not judged, never a pass on
+		// no scope.
+		rulefmt.Rule{ID: "user-distinct-none", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: "no.such.call"}},
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: spans.AttrSessionID, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, SkipEmpty: true, Severity: rulefmt.SeverityError},
 		rulefmt.Rule{ID: "user-calls", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 10}}}, Severity: rulefmt.SeverityError},
 	)
@@ -165,7 +169,7 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	}
 	for i, obs := range a.Rules {
 		id := rules[i].ID
-		session := id == rulefmt.RuleOneSessionPerExecution || id == rulefmt.RuleServerKeptSessions || id == "user-distinct"
+		session := id == rulefmt.RuleOneSessionPerExecution || id == rulefmt.RuleServerKeptSessions || id == "user-distinct" || id == "user-distinct-none"
 		allIncomplete := len(obs.Groups) == 1 && !obs.Groups[0].Complete && obs.Groups[0].Scopes >= 1
 		if session && (!allIncomplete || !strings.Contains(obs.Unmeasurable, "executions not measurable")) {
 			t.Errorf("%s: groups %+v, unmeasurable %q; want one incomplete group and why", id, obs.Groups, obs.Unmeasurable)

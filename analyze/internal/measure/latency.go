@@ -42,13 +42,19 @@ func Percentiles(ds []int64) report.Percentiles {
 		return p
 	}
 	rank := func(q float64) *float64 {
-		i := int(math.Ceil(q/100*float64(len(ds)))) - 1
-		i = min(max(i, 0), len(ds)-1)
-		ms := math.Round(float64(SelectNth(ds, i))/1e3) / 1e3
+		ms := math.Round(float64(SelectNth(ds, NearestRank(q, len(ds))))/1e3) / 1e3
 		return &ms
 	}
 	p.P50, p.P95, p.P99 = rank(50), rank(95), rank(99)
 	return p
+}
+
+// NearestRank is the 0-based rank of the q-th percentile of n > 0 values
+// by the nearest-rank method (the smallest value with at least q% of the
+// values at or below it): ceil(q/100 × n) − 1, within [0, n−1]. Exact and
+// folded series both rank by it.
+func NearestRank(q float64, n int) int {
+	return min(max(int(math.Ceil(q/100*float64(n)))-1, 0), n-1)
 }
 
 // SelectNth reorders ds so that ds[n] is the value it would have if ds were
@@ -211,7 +217,7 @@ func (s *Sketch) Percentiles() report.Percentiles {
 	}
 	p := report.Percentiles{Count: s.N}
 	rank := func(q float64) *float64 {
-		i := uint64(min(max(int(math.Ceil(q/100*float64(s.N)))-1, 0), s.N-1))
+		i := uint64(NearestRank(q, s.N))
 		var seen uint64
 		for b, c := range s.Buckets {
 			seen += c
@@ -255,10 +261,11 @@ func (s *Sketch) Sample() []float64 {
 	return out
 }
 
-// SampleRank is the 0-based rank of the i-th of k evenly spaced order
-// statistics of n values: the middle of the i-th of k equal slices.
+// SampleRank is the 0-based rank of the i-th (0 ≤ i < k) of k evenly
+// spaced order statistics of n values: the middle of the i-th of k equal
+// slices, (2i+1)n/2k, which for i < k is below n.
 func SampleRank(i, k, n int) int {
-	return min((2*i+1)*n/(2*k), n-1)
+	return (2*i + 1) * n / (2 * k)
 }
 
 // PercentilesWithSample is percentiles with the series' sample, for the

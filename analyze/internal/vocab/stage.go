@@ -390,7 +390,7 @@ func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bo
 		ev.Key = key
 	}
 	if r, ok := x.AttrVal(a, v.kReason); ok {
-		ev.Health = r == v.valHealthCheck && r >= 0
+		ev.Health = r == v.valHealthCheck // an interned value is never -1, the id of a value absent
 	}
 	ev.Redial = v.isRedial(a)
 	h, okHit := x.AttrVal(a, v.kHit)
