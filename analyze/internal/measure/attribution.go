@@ -87,7 +87,7 @@ func (r *scopeReplay) push(x leaseEnd) {
 func (r *scopeReplay) prewarm(key int32, start, end int64) {
 	r.endUntil(start)
 	k, _, _ := r.core.KeyOf(key, start, nil)
-	r.push(leaseEnd{end: max(end, start), key: k, prewarm: true})
+	r.push(leaseEnd{end: end, key: k, prewarm: true}) // end ≥ start: record.Acquire.LeaseEnd
 }
 
 // Acquire replays one acquire of key and returns its cause ("" on a hit).
@@ -129,6 +129,6 @@ func (r *scopeReplay) Acquire(key int32, start, end int64, hit, redial, failed, 
 	if failed {
 		drop = spans.MissAfterFailure
 	}
-	r.push(leaseEnd{end: max(end, start), e: e, drop: drop})
+	r.push(leaseEnd{end: end, e: e, drop: drop}) // end ≥ start: record.Acquire.LeaseEnd
 	return cause
 }

@@ -24,7 +24,7 @@ import (
 // observations and, as a PairEvent, across processes.
 type Acquire struct {
 	Start    int64 // acquire start
-	LeaseEnd int64 // when the lease went back: the invocation's end, or the redial's start
+	LeaseEnd int64 // when the lease went back: the invocation's end, or the redial's start; never before Start (the vocabulary stage, and the pairs' import, clamp it)
 	Trace    pcommon.TraceID
 	Span     uint64 // span id of the acquire (or the implied hit's invocation, or the call)
 	// At is the span's index in the index the stage read; -1 once the
