@@ -91,8 +91,7 @@ func (e *Eval) callsTraceQL(sel *rulefmt.SpanSelector) string {
 	if !sel.Calls {
 		return sel.TraceQL()
 	}
-	s := *sel
-	s.Calls = false
+	s := *sel // TraceQL reads no Calls: the call selector's words stand in
 	if calls := e.Cfg.ActiveVocabulary().Calls; len(calls) > 0 {
 		c := calls[0]
 		s.Name, s.NameRegex = cmp.Or(s.Name, c.Name), cmp.Or(s.NameRegex, c.NameRegex)

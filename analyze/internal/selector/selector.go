@@ -19,7 +19,7 @@ type Matcher struct {
 	NameOK  []bool // per name id
 	Attrs   []condition
 	Res     []condition
-	Kind    int16 // -1: any
+	Kind    int16 // 0: any (no selector names the unspecified kind)
 	Status  int16 // -1: any
 	// near is, per span index, the nearest proper ancestor the selector
 	// matches (-1 none), computed on first use by nearest: ancestor
@@ -79,7 +79,7 @@ func CompileContext(ctx context.Context, x *index.Index, sel rulefmt.Selector) (
 	if sel.Calls {
 		return nil, errors.New("a selector of the vocabulary's calls is only for a rule's selection")
 	}
-	m := &Matcher{x: x, AnyName: sel.Name == "" && sel.NameRegex == nil, Kind: -1, Status: -1}
+	m := &Matcher{x: x, AnyName: sel.Name == "" && sel.NameRegex == nil, Status: -1}
 	if !m.AnyName {
 		if sel.NameRegex != nil {
 			if err := rulefmt.CheckRegexBudget(sel.NameRegex, "name_regex"); err != nil {
@@ -144,7 +144,7 @@ func (m *Matcher) Match(i int32) bool {
 	if !m.AnyName && !m.NameOK[s.Name] {
 		return false
 	}
-	if m.Kind >= 0 && int16(s.Kind) != m.Kind {
+	if m.Kind > 0 && int16(s.Kind) != m.Kind {
 		return false
 	}
 	if m.Status >= 0 && int16(s.Status) != m.Status {

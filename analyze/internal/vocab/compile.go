@@ -149,7 +149,7 @@ type role struct {
 func newRole(x *index.Index, ms []*selector.Matcher) role {
 	r := role{x: x}
 	for _, m := range ms {
-		if m.AnyName || m.Kind >= 0 || m.Status >= 0 || len(m.Attrs) > 0 || len(m.Res) > 0 {
+		if m.AnyName || m.Kind > 0 || m.Status >= 0 || len(m.Attrs) > 0 || len(m.Res) > 0 {
 			r.others = append(r.others, m)
 			continue
 		}
