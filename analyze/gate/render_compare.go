@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
 // The comparison of two runs (Compare's rows) drawn for people: the one
@@ -64,6 +65,16 @@ func verdictText(r Row) string {
 	return word + " (" + r.Why + ")"
 }
 
+// unitNote names the unit of a measure drawn in milliseconds (" (ms)"),
+// "" for rates and counts, whose figures say what they are: a latency
+// figure without its unit is a number to guess.
+func unitNote(measure string) string {
+	if m, _, ok := report.LookupMeasure(measure); ok && m.Unit == report.UnitMS {
+		return " (" + string(report.UnitMS) + ")"
+	}
+	return ""
+}
+
 // pathLine renders a file name for a line of text.
 func pathLine(p string) string { return textfmt.TermSafe(textfmt.ClipTo(p, maxPath)) }
 
@@ -75,7 +86,7 @@ func renderRows(bw *textfmt.ErrWriter, rows []Row) error {
 	t.Header([]string{"measure", "base", "current", "change", "verdict"})
 	for _, r := range rows {
 		cell := textfmt.ClipTo(textfmt.TermSafe(verdictText(r)), maxVerdictCell)
-		if err := t.Append([]string{textfmt.TermSafe(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), cell}); err != nil {
+		if err := t.Append([]string{textfmt.TermSafe(r.Measure) + unitNote(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), cell}); err != nil {
 			return fmt.Errorf("render comparison: %w", err)
 		}
 	}
@@ -155,7 +166,7 @@ func renderRowsMarkdown(bw *textfmt.ErrWriter, rows []Row) {
 		if v != "" {
 			v = icon[r.Verdict] + mdCell(v)
 		}
-		fmt.Fprintf(bw, "| `%s` | %s | %s | %s | %s |\n", textfmt.MDCode(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), v)
+		fmt.Fprintf(bw, "| `%s`%s | %s | %s | %s | %s |\n", textfmt.MDCode(r.Measure), unitNote(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), v)
 	}
 	first := true
 	for _, r := range rows {
