@@ -95,6 +95,8 @@ func TestDetectionReadsEachSignature(t *testing.T) {
 		{"one Sentry-marked span makes the resource's unmarked conventions' spans Sentry's", both(semconvCall, semconvCall, named(1, "initialize", internal, spans.AttrMethodName, "initialize", rulefmt.SentryOriginAttr, rulefmt.SentryMCPServerOrigin)), report.VocabSentry},
 		{"another sentry.origin (its HTTP spans') on the conventions' spans is not Sentry's MCP", named(2, "tools/call search", internal, spans.AttrMethodName, spans.MethodToolsCall, rulefmt.SentryOriginAttr, "auto.http.otel.http"), report.VocabSemconv},
 		{"Mastra's MCP tool call spans (mastra.span.type=mcp_tool_call)", named(2, "execute_tool corpus_search", client, rulefmt.MastraSpanTypeAttr, rulefmt.MastraMCPToolCall), report.VocabMastra},
+		{"more conventions' spans than Mastra's go to the conventions", both(named(1, "execute_tool corpus_search", client, rulefmt.MastraSpanTypeAttr, rulefmt.MastraMCPToolCall), semconvCall, semconvCall), report.VocabSemconv},
+		{"more Mastra spans than conventions' go to Mastra", both(named(2, "execute_tool corpus_search", client, rulefmt.MastraSpanTypeAttr, rulefmt.MastraMCPToolCall), semconvCall), report.VocabMastra},
 		{"Mastra's other tool calls are not MCP", named(2, "execute_tool search", client, rulefmt.MastraSpanTypeAttr, "tool_call"), report.VocabNone},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

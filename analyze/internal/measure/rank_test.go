@@ -1,6 +1,9 @@
 package measure
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestNearestRankIsTheSmallestValueWithQPercentAtOrBelow pins the
 // nearest-rank method at its boundaries: a q% that lands between two
@@ -29,8 +32,9 @@ func TestNearestRankIsTheSmallestValueWithQPercentAtOrBelow(t *testing.T) {
 }
 
 // TestFoldedPercentilesRankAsExactOnes pins that a folded series ranks
-// as an exact one: three durations far apart (each its own bucket) have
-// the middle one as p50 whether folded or not.
+// and rounds as an exact one: three durations far apart (each its own
+// bucket) have the middle one as p50 whether folded or not, in
+// milliseconds to the microsecond.
 func TestFoldedPercentilesRankAsExactOnes(t *testing.T) {
 	var exact, folded Sketch
 	for _, d := range []int64{1e6, 100e6, 10000e6} { // 1 ms, 100 ms, 10 s
@@ -41,6 +45,12 @@ func TestFoldedPercentilesRankAsExactOnes(t *testing.T) {
 	e, f := exact.Percentiles(), folded.Percentiles()
 	if e.P50 == nil || f.P50 == nil || *e.P50 != 100 || *f.P50 < 99.5 || *f.P50 > 100.5 {
 		t.Fatalf("p50 exact %v, folded %v; want 100 ms both (folded within 0.4%%)", deref(e.P50), deref(f.P50))
+	}
+	// Milliseconds rounded to the microsecond, as exact percentiles are.
+	for _, v := range []*float64{f.P50, f.P95, f.P99} {
+		if v == nil || *v != math.Round(*v*1e3)/1e3 {
+			t.Errorf("folded percentile %v: want milliseconds rounded to the microsecond", deref(v))
+		}
 	}
 }
 
