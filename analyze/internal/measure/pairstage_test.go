@@ -110,3 +110,22 @@ func TestSortGroupsSortsEveryPairWhateverTheWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestALatePrewarmLeavesThePairsFrontier pins the frontier a late
+// pre-warm leaves: a pre-warm arriving after its pair was attributed past
+// its start is replayed, but the pair's frontier stays where the
+// attributed acquires put it, so a later acquire behind that frontier
+// still counts late.
+func TestALatePrewarmLeavesThePairsFrontier(t *testing.T) {
+	ms := int64(time.Millisecond)
+	p := NewPairStage(rulefmt.Config{IdleTTL: time.Hour})
+	p.Add([]record.Acquire{{Start: 10 * ms, LeaseEnd: 12 * ms, Session: -1}})
+	p.Advance(20 * ms)
+	p.Add([]record.Acquire{{Start: 5 * ms, LeaseEnd: 6 * ms, Session: -1, Prewarm: true}})
+	p.Advance(30 * ms)
+	p.Add([]record.Acquire{{Start: 7 * ms, LeaseEnd: 9 * ms, Session: -1}})
+	p.Advance(1 << 62)
+	if p.Late != 1 {
+		t.Errorf("late %d, want 1: the acquire at 7 ms is behind the frontier of 10 ms", p.Late)
+	}
+}

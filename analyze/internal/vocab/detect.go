@@ -60,9 +60,7 @@ const (
 type resEvidence struct {
 	spans       int // every span of the resource
 	pool        int // plugin.mcp.* spans: invoke, acquire, handshake, call_tool
-	acquires    int
 	hitTrue     int // acquires with plugin.mcp.cache_hit = true
-	invokes     int
 	bareInvokes int // invokes without an acquire child
 	semconv     int // spans with mcp.method.name named {method} [target], any kind
 	sentry      int // of those, Sentry's MCP server spans (sentry.origin)
@@ -73,9 +71,7 @@ type resEvidence struct {
 func (e *resEvidence) add(o *resEvidence) {
 	e.spans += o.spans
 	e.pool += o.pool
-	e.acquires += o.acquires
 	e.hitTrue += o.hitTrue
-	e.invokes += o.invokes
 	e.bareInvokes += o.bareInvokes
 	e.semconv += o.semconv
 	e.openllmetry += o.openllmetry
@@ -293,14 +289,12 @@ func (m *spanMarks) observe(x *index.Index, i int32, e *resEvidence) bool {
 	switch s.Name {
 	case m.invoke:
 		e.pool++
-		e.invokes++
 		if !m.hasAcquire[i] {
 			e.bareInvokes++
 		}
 		return true
 	case m.acquire:
 		e.pool++
-		e.acquires++
 		if v, ok := m.attr(x, i, m.kHit, m.okHit); ok && v == "true" {
 			e.hitTrue++
 		}
