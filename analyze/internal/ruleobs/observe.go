@@ -77,10 +77,7 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 				markUnmeasurable(&obs, execs.NotMeasurableText())
 			}
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+		if err != nil { // a cancellation wrapped stays one (errors.Is)
 			return nil, fmt.Errorf("rule %q: %w", textfmt.ClipInput(rules[i].ID), err)
 		}
 		out = append(out, obs)

@@ -476,7 +476,7 @@ func (v *Compiled) recordSettings(e *record.Table, a, scope int32) {
 	recorded := false
 	for i, k := range v.kSettings {
 		vals[i] = v.attr(a, k)
-		recorded = recorded || vals[i] >= 0
+		recorded = recorded || vals[i] != -1 // attr's id of an absent value
 	}
 	if !recorded {
 		return
