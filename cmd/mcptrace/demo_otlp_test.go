@@ -327,6 +327,9 @@ func closedPortURL(t *testing.T) string {
 }
 
 func TestDemoFailsClearlyOnABadOTLPEndpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the OTLP exporters' retries against refusing endpoints, about 6 s")
+	}
 	verifyNoLeaks(t)
 	rejecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "tenant unknown", http.StatusBadRequest)

@@ -80,6 +80,9 @@ func (r *seededRun) run(dir string) error {
 // skips those figures rather than pass or fail on the load. The model
 // against the pool, not against itself.
 func TestWhatifPredictsAnotherSettingsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the seeded demo's pool three times against a fixture, about 10 s")
+	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	a := whatif.Settings{IdleTTL: 240 * time.Millisecond, IdlePerKey: 1, MaxIdle: 64}
 	b := whatif.Settings{IdleTTL: 400 * time.Millisecond, IdlePerKey: 1, Peak: true, MaxIdle: 64}

@@ -77,6 +77,9 @@ func seededDump(t *testing.T, ttl, perKey string) string {
 // settings stays assumed; two runs at different settings under the same
 // scope names are said to disagree, and assumed.
 func TestWhatifAsRecordedRowReadsTheDumpsSettings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the seeded demo's pool against a fixture at several settings, about 12 s")
+	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dump := seededDump(t, "100ms", "1")
 
