@@ -172,6 +172,15 @@ type Window struct {
 	End   *time.Time `json:"end"`
 }
 
+// Text is the window for people, "START .. END" in RFC 3339, "" for an
+// empty dump: every report and heading that shows a window draws it so.
+func (w Window) Text() string {
+	if w.Start == nil || w.End == nil {
+		return ""
+	}
+	return w.Start.Format(time.RFC3339) + " .. " + w.End.Format(time.RFC3339)
+}
+
 // MaxCell bounds free text a report quotes from the dump or the
 // configuration (scope names, selectors): the analysis clips the
 // executions' why-not to it and the renderers clip their cells to it, so

@@ -198,8 +198,8 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	if rep.PoolSpans == 0 && rep.Spans > 0 && !rep.NothingRecognised() {
 		warnf(cmd.ErrOrStderr(), "%s", report.NoPoolSpansText(cfg.Profile))
 	}
-	if f.splitBy == splitRun && len(report.Runs(rep.Inputs)) > 1 {
-		return runAnalyzeSplit(cmd, f, s, rep)
+	if runs := report.Runs(rep.Inputs); f.splitBy == splitRun && len(runs) > 1 {
+		return runAnalyzeSplit(cmd, f, s, rep, runs)
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
 		if rep.Spans == 0 && f.format == render.FormatTable {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,12 +39,11 @@ type runReport struct {
 	rep   *report.Report
 }
 
-// analyzeRuns analyzes each run of rep's inputs on its own (report.Runs),
+// analyzeRuns analyzes each of runs (report.Runs of rep's inputs) on its own,
 // reading each run's files again, and returns the reports in run order.
 // Their read warnings were given when rep was read, so the second reading
 // is silent. An input read from standard input cannot be read again.
-func analyzeRuns(cmd *cobra.Command, s runSetup, rep *report.Report) ([]runReport, error) {
-	runs := report.Runs(rep.Inputs)
+func analyzeRuns(cmd *cobra.Command, s runSetup, rep *report.Report, runs [][]int) ([]runReport, error) {
 	for _, in := range rep.Inputs {
 		if in.Path == "-" {
 			return nil, usageErrorf("--split-by run reads each run's files again: standard input cannot be; give the dump as a file")
@@ -102,8 +100,8 @@ func runHeading(r runReport) string {
 		names = append(names, in.Path)
 	}
 	window := ""
-	if w := r.rep.Window; w.Start != nil && w.End != nil {
-		window = " (" + w.Start.Format(time.RFC3339) + " .. " + w.End.Format(time.RFC3339) + ")"
+	if w := r.rep.Window.Text(); w != "" {
+		window = " (" + w + ")"
 	}
 	return fmt.Sprintf("Run %d of %d: %s%s", r.n, r.of, strings.Join(names, ", "), window)
 }
@@ -111,18 +109,18 @@ func runHeading(r runReport) string {
 // runAnalyzeSplit is analyze --split-by run over inputs holding several
 // runs: each run analyzed and reported on its own, in one output. The exit
 // status is the worst of the runs': 3 when one recognises no span.
-func runAnalyzeSplit(cmd *cobra.Command, f analyzeFlags, s runSetup, rep *report.Report) error {
-	runs, err := analyzeRuns(cmd, s, rep)
+func runAnalyzeSplit(cmd *cobra.Command, f analyzeFlags, s runSetup, rep *report.Report, runs [][]int) error {
+	reports, err := analyzeRuns(cmd, s, rep, runs)
 	if err != nil {
 		return err
 	}
 	_, _, err = inPhase(cmd.Context(), phaseRender, func() (int, int, error) {
-		return 0, 0, writeOutput(cmd, f.output, func(w io.Writer) error { return writeRuns(w, runs, f.format) })
+		return 0, 0, writeOutput(cmd, f.output, func(w io.Writer) error { return writeRuns(w, reports, f.format) })
 	})
 	if err != nil {
 		return err
 	}
-	for _, r := range runs {
+	for _, r := range reports {
 		if r.rep.NothingRecognised() {
 			return &exitError{code: 3, err: fmt.Errorf("run %d of %d: %s", r.n, r.of, r.rep.UnrecognisedText())}
 		}

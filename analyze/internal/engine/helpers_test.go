@@ -60,7 +60,9 @@ func (d *dump) add(ss ptrace.SpanSlice, s sp) uint64 {
 // and call.
 type lease struct {
 	trace      uint64
+	parent     uint64 // the invoke span's parent, 0 for a root
 	start, end time.Duration
+	acquireAt  time.Duration // when the acquire starts, if not at start (a skewed clock)
 	key        string
 	hit        any    // true, false, or nil to omit plugin.mcp.cache_hit
 	handshake  bool   // a handshake child under the acquire
@@ -73,13 +75,28 @@ type lease struct {
 	acquireKV  []any  // extra attributes on the acquire span
 }
 
+// parseSel parses a selector of the rules' string form, failing the test
+// on a mistake.
+func parseSel(t testing.TB, s string) rulefmt.Selector {
+	t.Helper()
+	x, err := rulefmt.ParseSelectorString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
 // invocation emits invoke → acquire (→ handshake) and call_tool spans for l
 // into ss: the acquire takes the first tenth of the invocation, the call the
 // rest.
 func (d *dump) invocation(ss ptrace.SpanSlice, l lease) {
-	inv := d.add(ss, sp{trace: l.trace, name: spans.SpanInvoke, start: l.start, end: l.end,
+	inv := d.add(ss, sp{trace: l.trace, parent: l.parent, name: spans.SpanInvoke, start: l.start, end: l.end,
 		attrs: append([]any{spans.AttrCacheKey, l.key}, l.invokeKV...)})
 	mid := l.start + (l.end-l.start)/10
+	acqStart, acqEnd := l.start, mid
+	if l.acquireAt != 0 {
+		acqStart, acqEnd = l.acquireAt, l.acquireAt+(mid-l.start)
+	}
 	if !l.noAcquire {
 		var attrs []any
 		if l.key != "" {
@@ -95,9 +112,9 @@ func (d *dump) invocation(ss ptrace.SpanSlice, l lease) {
 			attrs = append(attrs, spans.AttrAttempt, l.attempt)
 		}
 		attrs = append(attrs, l.acquireKV...)
-		acq := d.add(ss, sp{trace: l.trace, parent: inv, name: spans.SpanAcquire, start: l.start, end: mid, attrs: attrs})
+		acq := d.add(ss, sp{trace: l.trace, parent: inv, name: spans.SpanAcquire, start: acqStart, end: acqEnd, attrs: attrs})
 		if l.handshake {
-			d.add(ss, sp{trace: l.trace, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: l.start, end: mid,
+			d.add(ss, sp{trace: l.trace, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: acqStart, end: acqEnd,
 				attrs: []any{spans.AttrSessionID, l.session}})
 		}
 	}

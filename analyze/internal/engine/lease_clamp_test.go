@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -20,15 +18,9 @@ import (
 func TestALeaseNeverEndsBeforeItsAcquireBegan(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "gw")
-	miss := func(trace uint64, invStart, invEnd, at time.Duration, session string) {
-		inv := d.add(ss, sp{trace: trace, name: spans.SpanInvoke, start: invStart, end: invEnd, attrs: []any{spans.AttrCacheKey, "k"}})
-		acq := d.add(ss, sp{trace: trace, parent: inv, name: spans.SpanAcquire, start: at, end: at + 100*time.Millisecond,
-			attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false}})
-		d.add(ss, sp{trace: trace, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: at, end: at + 100*time.Millisecond,
-			attrs: []any{spans.AttrSessionID, session}})
-	}
-	miss(1, 0, time.Second, 10*time.Minute, "s1") // the invoke ended 10 minutes before its acquire began
-	miss(2, 14*time.Minute, 14*time.Minute+time.Second, 14*time.Minute, "s2")
+	// The invoke ended 10 minutes before its acquire began.
+	d.invocation(ss, lease{trace: 1, start: 0, end: time.Second, acquireAt: 10 * time.Minute, key: "k", hit: false, handshake: true, session: "s1"})
+	d.invocation(ss, lease{trace: 2, start: 14 * time.Minute, end: 14*time.Minute + time.Second, key: "k", hit: false, handshake: true, session: "s2"})
 	r := analyzeTD(t, rulefmt.Config{}, d.td)
 	if got := r.Pool.MissReasons; got[spans.MissCold] != 1 || got[spans.MissUnexplained] != 1 || got[spans.MissTTL] != 0 {
 		t.Errorf("miss reasons %v, want one cold, one unexplained, no ttl", got)

@@ -303,14 +303,7 @@ func TestMalformedCorpus(t *testing.T) {
 // a parent cycle that survived the index would hang the test.
 func hostileConfig(t *testing.T) rulefmt.Config {
 	t.Helper()
-	sel := func(s string) rulefmt.Selector {
-		t.Helper()
-		x, err := rulefmt.ParseSelectorString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
+	sel := func(s string) rulefmt.Selector { return parseSel(t, s) }
 	root := sel(spans.SpanInvoke)
 	notUnder := sel(spans.SpanHandshake)
 	complete := sel(spans.SpanCallTool)

@@ -48,14 +48,7 @@ func readsDump() *dump {
 }
 
 func TestReadsPerRequest(t *testing.T) {
-	sel := func(s string) rulefmt.Selector {
-		t.Helper()
-		x, err := rulefmt.ParseSelectorString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
+	sel := func(s string) rulefmt.Selector { return parseSel(t, s) }
 	notUnder, worker := sel("cache.fill"), sel("worker")
 	tests := []struct {
 		name     string
@@ -111,14 +104,7 @@ func fmtHist(h []report.HistogramBin) string {
 // gives the same names over several shards, where a selector matched in
 // one shard only is matched.
 func TestAMeasureNamesItsSelectorsThatMatchNoSpan(t *testing.T) {
-	sel := func(s string) rulefmt.Selector {
-		t.Helper()
-		x, err := rulefmt.ParseSelectorString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
+	sel := func(s string) rulefmt.Selector { return parseSel(t, s) }
 	worker, nothing, lone := sel("worker"), sel("nothing"), sel("lone.worker")
 	dumpOf := func() ptrace.Traces {
 		d := readsDump()

@@ -13,14 +13,7 @@ import (
 // 3) waits for it, one whose trace lacks a parent span (trace 4) waits
 // for that parent; without complete_when only the missing parent counts.
 func TestRuleScopesSayWhyTheyAreIncomplete(t *testing.T) {
-	sel := func(s string) *rulefmt.Selector {
-		t.Helper()
-		x, err := rulefmt.ParseSelectorString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &x
-	}
+	sel := func(s string) *rulefmt.Selector { x := parseSel(t, s); return &x }
 	reads := &rulefmt.SpanSelector{Selector: *sel("db.query")}
 	expect := []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpGe, Than: rulefmt.Operand{Number: 0}}}
 	subtree := rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: sel("request")}

@@ -20,13 +20,7 @@ import (
 // start, B would be attributed first and A would come late.
 func TestAnOpenTracesEarliestSpanHoldsThePairStage(t *testing.T) {
 	acquire := func(d *dump, ss ptrace.SpanSlice, trace, parent uint64, at time.Duration, session string) {
-		inv := d.add(ss, sp{trace: trace, parent: parent, name: spans.SpanInvoke, start: at, end: at + time.Second, attrs: []any{spans.AttrCacheKey, "k"}})
-		acq := d.add(ss, sp{trace: trace, parent: inv, name: spans.SpanAcquire, start: at, end: at + 100*time.Millisecond,
-			attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false}})
-		d.add(ss, sp{trace: trace, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: at, end: at + 100*time.Millisecond,
-			attrs: []any{spans.AttrSessionID, session}})
-		d.add(ss, sp{trace: trace, parent: inv, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, start: at + 100*time.Millisecond, end: at + time.Second,
-			attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, session}})
+		d.invocation(ss, lease{trace: trace, parent: parent, start: at, end: at + time.Second, key: "k", hit: false, handshake: true, session: session})
 	}
 	const rootA = 999
 	first, second, third, last := newDump(), newDump(), newDump(), newDump()

@@ -18,8 +18,8 @@ type readsAcc struct {
 	root, read, notUnder, complete *selector.Matcher // notUnder and complete may be nil
 	Poll                           *poll.Poll        // nil: never stops
 
-	// readSeen and completeSeen say whether read and complete_when
-	// matched a span anywhere in the index, request or not.
+	// readSeen says read matched a span in a request's trace (countReads),
+	// completeSeen that complete_when matched one anywhere.
 	readSeen, completeSeen bool
 }
 
@@ -88,8 +88,23 @@ func (a *readsAcc) Report() report.MeasureReport {
 	}
 	slices.SortFunc(r.Histogram, func(a, b report.HistogramBin) int { return cmp.Compare(a.Reads, b.Reads) })
 	r.Examples = exampleTraces(x, examples)
-	r.Unmatched = Unmatched(a.m, r.Requests > 0, a.readSeen, a.completeSeen)
+	r.Unmatched = Unmatched(a.m, r.Requests > 0, a.readSeen || a.readAnywhere(), a.completeSeen)
 	return r
+}
+
+// readAnywhere reports whether read matches a span outside the requests'
+// traces, which countReads did not look at: one pass, made only when no
+// request's trace held a read.
+func (a *readsAcc) readAnywhere() bool {
+	for _, i := range a.x.Order {
+		if a.Poll.Stop() {
+			return false // cancelled: the report is dropped
+		}
+		if a.read.Match(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // Unmatched lists m's selectors that matched no span, given which did:
@@ -123,17 +138,13 @@ func MergeUnmatched(a, b []report.UnmatchedSelector) []report.UnmatchedSelector 
 
 // requests files the request spans of one trace's group into reads (at 0)
 // and counts them; completeSeen says whether a span of the group meets the
-// completeness condition (always, without one); it notes whether read
-// matched a span of the group.
+// completeness condition (always, without one).
 func (a *readsAcc) requests(group []int32, reads map[int32]int) (reqs int, completeSeen bool) {
 	completeSeen = a.complete == nil
 	for _, i := range group {
 		if a.root.Match(i) {
 			reads[i] += 0
 			reqs++
-		}
-		if !a.readSeen && a.read.Match(i) {
-			a.readSeen = true
 		}
 		if !completeSeen && a.complete.Match(i) {
 			completeSeen = true
@@ -161,6 +172,7 @@ func (a *readsAcc) countReads(dfs []int32, reads map[int32]int, sum []int32) {
 		if !a.read.Match(i) {
 			continue
 		}
+		a.readSeen = true
 		p := x.Span(i).Parent
 		if p < 0 {
 			continue

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -52,10 +53,7 @@ func (r view) sections() []section {
 // wrong reading it.
 func (r view) dumpSection() section {
 	ov := section{title: "Dump", flex: -1, header: []string{"inputs", "spans", "duplicates", "traces", "incomplete", "window"}}
-	window := "-"
-	if r.Window.Start != nil && r.Window.End != nil {
-		window = r.Window.Start.Format(time.RFC3339) + " .. " + r.Window.End.Format(time.RFC3339)
-	}
+	window := cmp.Or(r.Window.Text(), "-")
 	ov.rows = [][]string{{itoa(len(r.Inputs)), itoa(r.Spans), itoa(r.DuplicateSpans), itoa(r.Traces), itoa(r.IncompleteTraces), window}}
 	ov.notes = append(ov.notes, fmt.Sprintf("profile %s, %s, executions by %s", r.Settings.Profile, idleNote(r.Settings), clip(r.Executions.Root)))
 	ov.notes = append(ov.notes, r.recognitionNotes()...)
