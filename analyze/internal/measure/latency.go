@@ -30,7 +30,7 @@ func (l *latencyAcc) grow(series, n int) {
 }
 
 func (l *latencyAcc) add(series int, d int64) {
-	l.Series[series] = append(l.Series[series], max(d, 0))
+	l.Series[series] = append(l.Series[series], d) // never negative: the index ends a span no earlier than it starts
 }
 
 // Percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded

@@ -794,7 +794,7 @@ func (e *Eval) lookupSessions() {
 		e.kErr, e.okE = x.LookupKey(k)
 	}
 	e.expired = x.LookupValue(spans.ErrTypeSessionExpired)
-	if ev := e.stageEvents(); ev != nil && len(ev.Calls) > 0 {
+	if ev := e.stageEvents(); ev != nil {
 		e.callSession = make([]int32, x.NumSpans)
 		for i := range e.callSession {
 			e.callSession[i] = -1
