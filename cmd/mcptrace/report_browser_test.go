@@ -34,6 +34,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/internal/realpart"
 	"github.com/mcptrace/mcptrace/internal/testbound"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -54,11 +55,7 @@ func findChromium(t *testing.T) string {
 			return p
 		}
 	}
-	msg := "no Chromium (" + chromiumBinary + "): install it with `apt-get install -y chromium` to test the HTML report in a browser"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg + "; CI must install it (.ci/run)")
-	}
-	t.Skip(msg)
+	realpart.Missing(t, realpart.Chromium, "no Chromium ("+chromiumBinary+") to test the HTML report in a browser")
 	return ""
 }
 

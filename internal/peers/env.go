@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcptrace/mcptrace/internal/realpart"
 )
 
 // InstallStep is what makes the peers runnable on a checkout: it installs
@@ -135,11 +137,21 @@ func RequireEnv(t testing.TB) Env {
 	if err == nil {
 		return e
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%v (CI=true: the peer tests must run)", err)
-	}
-	t.Skipf("%v; skipping the real-peer test", err)
+	realpart.Missing(t, MissingPart(), err.Error()+"; skipping the real-peer test")
 	return Env{}
+}
+
+// packagesPart is the peers' pinned packages, as a real part.
+var packagesPart = realpart.Part{Name: "mcp-peers", Install: InstallStep}
+
+// MissingPart is the real part to install when the peers cannot run: npm
+// where there is none, else the peers' own packages ([InstallStep]), which
+// a run with [NoInstallEnv] set does not install itself.
+func MissingPart() realpart.Part {
+	if _, err := exec.LookPath("npm"); err != nil {
+		return realpart.NPM
+	}
+	return packagesPart
 }
 
 // Command returns node running args in the peers workspace (relative

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcptrace/mcptrace/internal/realpart"
 )
 
 // emptyWorkspace writes a workspace with no dependencies, which npm ci
@@ -16,7 +18,7 @@ import (
 func emptyWorkspace(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("no npm on PATH: `apt-get install npm` runs this test")
+		realpart.Missing(t, realpart.NPM, "no npm on PATH")
 	}
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "package.json"), `{"name":"w","version":"1.0.0","private":true}`)
