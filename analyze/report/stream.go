@@ -26,4 +26,9 @@ type StreamReport struct {
 	// span had arrived (EngineOptions.HoldComplete), not by the window or
 	// the bound.
 	CompleteTraces int `json:"complete_traces"`
+	// PeakOpenTraces is the most traces the stream held open at once (each
+	// shard's peak, summed over the shards): what its memory grew with,
+	// against MaxOpenTraces, or against the whole input's traces when the
+	// window let little go.
+	PeakOpenTraces int `json:"peak_open_traces"`
 }

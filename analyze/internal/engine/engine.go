@@ -95,6 +95,7 @@ type Engine struct {
 	late            int
 	cut             int
 	early           int
+	peakOpen        int // the sum of the shards' peaks of open traces
 	complete        int
 	err             error
 
@@ -360,6 +361,7 @@ func (e *Engine) Report() (*report.Report, error) {
 				LateAcquires:   e.agg.pairs.Late,
 				EarlyTraces:    e.early,
 				CompleteTraces: e.complete,
+				PeakOpenTraces: e.peakOpen,
 			}
 		}
 	}
@@ -436,6 +438,14 @@ func (e *Engine) count(late, cut, early, complete int) {
 	e.mu.Unlock()
 }
 
+// raisePeak adds a rise of one shard's peak of open traces to the
+// shards' sum (StreamReport.PeakOpenTraces).
+func (e *Engine) raisePeak(rise int) {
+	e.mu.Lock()
+	e.peakOpen += rise
+	e.mu.Unlock()
+}
+
 // shardMsg is one message to a shard: a batch (td or fast), or stop.
 type shardMsg struct {
 	td    ptrace.Traces
@@ -474,6 +484,7 @@ type shard struct {
 	completeAtRoot bool
 	rootedOpen     int
 	open           int // traces of x neither dead nor finalized
+	peakOpen       int // the most open at once
 	deadSpans      int
 	dropped        int // duplicates the indexes compacted away had dropped
 	maxOpen        int // this shard's share of MaxOpenTraces, 0 none
@@ -584,6 +595,10 @@ func (s *shard) openTraces(traces int) {
 		if !gone {
 			s.open++
 		}
+	}
+	if rise := s.open - s.peakOpen; rise > 0 {
+		s.peakOpen = s.open
+		s.e.raisePeak(rise)
 	}
 }
 

@@ -28,9 +28,11 @@ func (a *aggregate) vocabulary() *rulefmt.Vocabulary {
 }
 
 // effectiveProfile returns the profile the measures read: the one fixed by
-// useProfile, else the one the summed evidence resolves to.
+// useProfile, else the one the summed evidence resolves to. Only a run
+// without a vocabulary of its own asks, and its observations resolved
+// the profile (observeContext), so a fixed one is never auto.
 func (a *aggregate) effectiveProfile() rulefmt.Profile {
-	if a.profile != rulefmt.ProfileAuto && a.profile != "" {
+	if a.profile != "" {
 		return a.profile
 	}
 	return a.detect.Resolve(rulefmt.ProfileAuto)

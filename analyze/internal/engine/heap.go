@@ -34,9 +34,8 @@ const hugeHeapMin = 64 << 20
 // hugeHeapMin, or where the system has no transparent huge pages to ask
 // for, it does nothing.
 func prepareHeap(paths []string, budget, per int64) {
-	in := inputBytes(paths)
-	n := min(max(in/per, hugeHeapMin), in, budget/2)
-	if n < hugeHeapMin || !hugePagesAdvisable() {
+	n := heapToPrepare(inputBytes(paths), budget, per)
+	if n == 0 || !hugePagesAdvisable() {
 		return
 	}
 	// In chunks: the runtime zeroes a new object that starts in a hole
@@ -54,6 +53,16 @@ func prepareHeap(paths []string, budget, per int64) {
 	}
 	clear(held)
 	runtime.GC() // free the chunks now, so the read's allocations reuse their pages
+}
+
+// heapToPrepare is prepareHeap's decision, apart from its I/O: how many
+// bytes of heap to prepare for in bytes of input, or 0 for none.
+func heapToPrepare(in, budget, per int64) int64 {
+	n := min(max(in/per, hugeHeapMin), in, budget/2)
+	if n < hugeHeapMin {
+		return 0
+	}
+	return n
 }
 
 // speculativeHeapShare is how much smaller than its JSON input a

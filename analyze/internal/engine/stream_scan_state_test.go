@@ -175,3 +175,36 @@ func TestAnEarlierEndingSpanLeavesATracesLatestEnd(t *testing.T) {
 		t.Errorf("late spans %d, spans %d; want 0, 4", r.Stream.LateSpans, r.Spans)
 	}
 }
+
+// TestPeakOpenTracesCountsWhatTheStreamHeldAtOnce pins the stream's peak
+// of open traces: a trace finalized leaves the count (two at most when
+// each part's trace lets the one before go), everything in one part is
+// held at once, and a bound is passed by the one trace that makes its scan
+// due before the scan cuts back to it.
+func TestPeakOpenTracesCountsWhatTheStreamHeldAtOnce(t *testing.T) {
+	spaced := func(n int, every time.Duration) []ptrace.Traces {
+		parts := make([]ptrace.Traces, n)
+		for i := range parts {
+			parts[i] = streamPart(rootsOnly(uint64(100+i), 1, time.Duration(i)*every)...)
+		}
+		return parts
+	}
+	cases := []struct {
+		name  string
+		opts  EngineOptions
+		parts []ptrace.Traces
+		want  int
+	}{
+		{"each trace lets the one before go", EngineOptions{Window: time.Second, HoldComplete: true}, spaced(10, time.Minute), 2},
+		{"one part holds every trace", EngineOptions{Window: time.Second, HoldComplete: true}, []ptrace.Traces{streamPart(rootsOnly(100, 10, time.Second)...)}, 10},
+		{"a bound of 3 is passed by one", EngineOptions{MaxOpenTraces: 3, HoldComplete: true}, spaced(10, time.Millisecond), 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := streamRun(t, c.opts, c.parts...)
+			if r.Stream.PeakOpenTraces != c.want {
+				t.Errorf("peak open traces %d over %d traces, want %d", r.Stream.PeakOpenTraces, r.Traces, c.want)
+			}
+		})
+	}
+}
