@@ -199,14 +199,15 @@ func (p *PairStage) advanceBatch(t int64) {
 	p.MinStart = math.MaxInt64
 	for b, bk := range p.Buckets {
 		n, _ := slices.BinarySearchFunc(bk, t, func(ev record.Acquire, t int64) int { return cmp.Compare(ev.Start, t) })
-		if n > 0 {
-			ready = append(ready, bk[:n])
-			readyOf = append(readyOf, int32(b))
-			p.Held -= n
-		}
 		if n < len(bk) {
 			p.MinStart = min(p.MinStart, bk[n].Start)
 		}
+		if n == 0 {
+			continue
+		}
+		ready = append(ready, bk[:n])
+		readyOf = append(readyOf, int32(b))
+		p.Held -= n
 	}
 	if anyInferred(ready...) {
 		var all []record.Acquire
