@@ -95,8 +95,8 @@ func (e *Eval) callsTraceQL(sel *rulefmt.SpanSelector) string {
 	if calls := e.Cfg.ActiveVocabulary().Calls; len(calls) > 0 {
 		c := calls[0]
 		s.Name, s.NameRegex = cmp.Or(s.Name, c.Name), cmp.Or(s.NameRegex, c.NameRegex)
-		s.Attributes = append(slices.Clone(c.Attributes), s.Attributes...)
-		s.Resource = append(slices.Clone(c.Resource), s.Resource...)
+		s.Attributes = slices.Concat(c.Attributes, s.Attributes) // new slices: the vocabulary's stay as they are
+		s.Resource = slices.Concat(c.Resource, s.Resource)
 		s.Kind, s.Status = cmp.Or(s.Kind, c.Kind), cmp.Or(s.Status, c.Status)
 	}
 	return s.TraceQL()
