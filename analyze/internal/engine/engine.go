@@ -551,7 +551,7 @@ func (s *shard) run() {
 // lets go.
 func (s *shard) track(before int32, traces int, wm int64) {
 	x := s.x
-	s.wm = max(s.wm, wm)
+	s.wm = wm // the engine's watermark, sent in order, never goes back
 	late := 0
 	s.openTraces(traces)
 	for i := before; i < x.NumSpans; i++ {
