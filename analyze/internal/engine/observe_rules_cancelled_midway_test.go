@@ -57,3 +57,33 @@ func TestAnObservationCancelledAfterItStartedStops(t *testing.T) {
 		t.Errorf("%d observations, err %v after %d looks; want none and context.Canceled", len(obs), err, ctx.n)
 	}
 }
+
+// TestAnObservationLooksAtItsContextRarely pins the other half of
+// cancellation: the observation's loops look at the context once every
+// few hundred steps or fewer, not at every step (each look takes a lock in
+// a real context). Over 20 000 spans a rule walks, a context never done is
+// asked at most 20 000/256 times, and at least once.
+func TestAnObservationLooksAtItsContextRarely(t *testing.T) {
+	cfg := rulefmt.Config{}
+	gc, err := rulefmt.ParseGateConfig("mcptrace.yaml", []byte(`rules:
+  - {id: few-calls, scope: trace, select: {name_regex: '^tools/'}, expect: {of: count, op: "<=", than: 10}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20_000
+	b := dumptest.New()
+	ss := b.Resource(spans.ResourceServiceInstanceID, "gw-1")
+	for i := range uint64(n) {
+		b.Add(ss, dumptest.Span{Trace: 1 + i, Name: "tools/call echo", End: time.Second})
+	}
+	d := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules)))
+	d.Add(b.Traces())
+	ctx := &doneAfterLooks{Context: context.Background(), looks: 1 << 30}
+	if _, err := ObserveRulesContext(ctx, d, cfg, gc.Rules, ObserveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.n < 1 || ctx.n > n/256 {
+		t.Errorf("the context was asked %d times over %d traces; want between 1 and %d", ctx.n, n, n/256)
+	}
+}
