@@ -280,6 +280,10 @@ func counts(r agreeRun) map[string]int {
 // analyzer's attribution of the run's dump and whatif's replay of it at
 // the recorded settings give the same causes (the first two acquire by
 // acquire, the replay by count), and the replay the same hits.
+// shortAgreeCases is how many cases run under -short or the race
+// detector: enough that every miss cause is seen.
+const shortAgreeCases = 40
+
 func TestPoolAnalyzerAndReplayAgreeOnEveryMissCause(t *testing.T) {
 	srv, err := fixtures.Start(fixtures.Options{})
 	if err != nil {
@@ -288,7 +292,11 @@ func TestPoolAnalyzerAndReplayAgreeOnEveryMissCause(t *testing.T) {
 	defer func() { _ = srv.Close() }()
 	dir := t.TempDir()
 	seen := map[string]bool{}
-	for seed := range uint64(agreeCases) {
+	cases := agreeCases
+	if testing.Short() {
+		cases = min(cases, shortAgreeCases)
+	}
+	for seed := range uint64(cases) {
 		c := newAgreeCase(rand.New(rand.NewPCG(seed, 77)))
 		dump := filepath.Join(dir, fmt.Sprintf("case-%d.jsonl", seed))
 		pooled := runAgreeCase(t, srv, c, seed, dump)

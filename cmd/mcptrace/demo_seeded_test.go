@@ -25,6 +25,9 @@ import (
 // and to the analyzer (a pre-warm handshake is its pair's first session),
 // not cold.
 func TestDemoSeededDumpAgreesWithThePoolAndRecordsItsSettings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the seeded demo's pool against a fixture, about 4 s")
+	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	dump := filepath.Join(t.TempDir(), "seeded.jsonl")
 	out, _, err := execute(t, "demo", "--format", "json", "--dump", dump, "--seed", "3", "--scopes", "3", "--executions", "8",
