@@ -85,7 +85,8 @@ func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOp
 // read through strs, its scope's recorded settings through settings and
 // its scope's service.name from services (scope id to string id).
 func acquireOf(ev *record.Acquire, strs func(int32) (string, bool), settings func(int32) (record.PoolSettings, bool), services map[int32]int32) Acquire {
-	a := Acquire{Start: ev.Start, LeaseEnd: max(ev.LeaseEnd, ev.Start), Hit: ev.Hit, Failed: ev.Failed,
+	// The vocabulary stage ends no lease before its acquire starts.
+	a := Acquire{Start: ev.Start, LeaseEnd: ev.LeaseEnd, Hit: ev.Hit, Failed: ev.Failed,
 		Attempt: 1, HealthCheck: ev.Health, Prewarm: ev.Prewarm}
 	if ev.Redial {
 		a.Attempt = 2

@@ -185,7 +185,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 			completeAtRoot: speculative || ChooseEngine(EngineRequest{Config: cfg, Options: opts}).FinalizeAtRoot}
 		s.x = s.newOpenIndex()
 		if opts.MaxOpenTraces > 0 {
-			s.maxOpen = max(1, (opts.MaxOpenTraces+opts.Shards-1)/opts.Shards)
+			s.maxOpen = (opts.MaxOpenTraces + opts.Shards - 1) / opts.Shards // at least 1: rounded up
 		}
 		e.shards[i] = s
 		go s.run()
