@@ -46,6 +46,14 @@ func TestALeaseTakesItsSessionFromItsFirstCallWithOne(t *testing.T) {
 			call.id = 4 // the ids above are given: the next free one is taken
 			d.add(ss, call)
 		}, "s-handshake"},
+		// "false" is the index's first value (string id 0): a session
+		// named so, by a careless or hostile writer, is one like any other.
+		{"a session named false", func(d *dump) {
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+			acq := d.add(ss, sp{trace: 1, id: 2, parent: 1, name: spans.SpanAcquire, start: time.Second, end: 1500 * ms, attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false}})
+			d.add(ss, sp{trace: 1, id: 1, name: spans.SpanInvoke, start: 0, end: 10 * time.Second, attrs: []any{spans.AttrCacheKey, "k"}})
+			d.add(ss, sp{trace: 1, id: 3, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: 1100 * ms, end: 1400 * ms, attrs: []any{spans.AttrSessionID, "false"}})
+		}, "false"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
