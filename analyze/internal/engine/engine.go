@@ -123,12 +123,12 @@ func NewEngine(cfg rulefmt.Config, opts EngineOptions) (*Engine, error) {
 }
 
 // DefaultShards is an engine's shards when EngineOptions.Shards is 0: half
-// of GOMAXPROCS, at least one. Feed's decoding workers take the other half
+// of GOMAXPROCS rounded up (GOMAXPROCS is at least one, so this is too). Feed's decoding workers take the other half
 // (ReadOptions.Workers 0): each shard reads every batch to pick its traces
 // and each goroutine past the CPUs only waits, so one shard and one worker
 // per pair of CPUs beat one of each per CPU (2 CPUs, 4M spans: 2.07 s
 // against 2.35 s, and 11% less CPU).
-func DefaultShards() int { return max(1, (runtime.GOMAXPROCS(0)+1)/2) }
+func DefaultShards() int { return (runtime.GOMAXPROCS(0) + 1) / 2 }
 
 // errSpoiled is a speculative engine's answer once a span arrived for a
 // trace it had finalized: its figures would differ from a batch run's, so

@@ -46,6 +46,15 @@ func TestALeaseTakesItsSessionFromItsFirstCallWithOne(t *testing.T) {
 			call.id = 4 // the ids above are given: the next free one is taken
 			d.add(ss, call)
 		}, "s-handshake"},
+		// The root, span 0, is an execution, not an invocation: a call
+		// beside the acquire under it belongs to no invocation, so it
+		// lends the lease no session, however near.
+		{"a call under no invocation", func(d *dump) {
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+			root := d.add(ss, sp{trace: 1, name: "executor.execute", start: 0, end: 10 * time.Second})
+			d.add(ss, sp{trace: 1, parent: root, name: spans.SpanAcquire, start: time.Second, end: time.Second + ms, attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, true}})
+			d.add(ss, callSpan(1, root, 2*time.Second, 2100*ms, "s-outside"))
+		}, ""},
 		// "false" is the index's first value (string id 0): a session
 		// named so, by a careless or hostile writer, is one like any other.
 		{"a session named false", func(d *dump) {

@@ -208,3 +208,42 @@ func TestPeakOpenTracesCountsWhatTheStreamHeldAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestScanDueAtEachOfItsEdges pins when a shard scans its open traces,
+// clause by clause, at each boundary: a scan costs a walk of every open
+// trace, so scanning one part too often or too rarely changes no figure
+// but how the stream's cost grows, which no report shows.
+func TestScanDueAtEachOfItsEdges(t *testing.T) {
+	const w = int64(8 * time.Second)
+	win := func(wm, scannedAt int64) *shard {
+		return &shard{e: &Engine{opts: EngineOptions{Window: time.Duration(w)}}, wm: wm, scannedAt: scannedAt}
+	}
+	bound := func(open, newTraces int) *shard {
+		return &shard{e: &Engine{}, maxOpen: 80, open: open, newTraces: newTraces}
+	}
+	rooted := func(n int) *shard { return &shard{e: &Engine{}, completeAtRoot: true, rootedOpen: n} }
+	tests := []struct {
+		name string
+		s    *shard
+		want bool
+	}{
+		{"the watermark exactly an eighth of the window past the last scan", win(100+w/8, 100), true},
+		{"the watermark one nanosecond short of it", win(100+w/8-1, 100), false},
+		{"no window: the watermark never asks", &shard{e: &Engine{}, wm: 1 << 40}, false},
+		{"open traces at the bound", bound(80, 0), false},
+		{"open traces one past the bound", bound(81, 0), true},
+		{"new traces an eighth of the bound", bound(0, 10), false},
+		{"new traces one past an eighth of the bound", bound(0, 11), true},
+		{"no bound: open traces never ask", &shard{e: &Engine{}, open: 1 << 20, newTraces: 1 << 20}, false},
+		{"complete traces one short of a batch", rooted(rootedBatch - 1), false},
+		{"complete traces a whole batch", rooted(rootedBatch), true},
+		{"a whole batch, but traces are not complete at their root", &shard{e: &Engine{}, rootedOpen: rootedBatch}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.s.scanDue(); got != tc.want {
+				t.Errorf("scanDue() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
