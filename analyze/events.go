@@ -31,9 +31,10 @@ func HandshakeEvents(d *Dump, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 	return engine.HandshakeEvents(d, cfg)
 }
 
-// ReadAcquires reads paths as `mcptrace analyze` does and hands every
-// acquire, its cause attributed as the report's, to fn, pair by pair in
-// time order, with the pre-warm dials the attribution replayed.
-func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]ingest.Input, error) {
-	return engine.ReadAcquires(ctx, paths, cfg, lopts, fn)
+// ReadAcquires reads src (files as ingest.Files(paths), or a backend's
+// query) as `mcptrace analyze` does and hands every acquire, its cause
+// attributed as the report's, to fn, pair by pair in time order, with the
+// pre-warm dials the attribution replayed.
+func ReadAcquires(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]ingest.Input, error) {
+	return engine.ReadAcquires(ctx, src, cfg, lopts, fn)
 }

@@ -25,11 +25,13 @@ const (
 	PhaseRules    = engine.PhaseRules
 )
 
-// AnalyzeDumps is the whole analysis of files, as the CLI runs it: it
-// chooses the engine ([ChooseEngine]), reads paths, measures them and, when
-// opts holds rules, observes them. Every choice reports the same figures.
-func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts RunOptions) (*DumpRun, error) {
-	return engine.AnalyzeDumps(ctx, paths, cfg, opts)
+// AnalyzeDumps is the whole analysis of a source, as the CLI runs it: it
+// chooses the engine ([ChooseEngine]), reads src (files as
+// ingest.Files(paths), or a backend's query from package analyze/backend),
+// measures it and, when opts holds rules, observes them. Every choice,
+// and every source of the same spans, reports the same figures.
+func AnalyzeDumps(ctx context.Context, src ingest.Source, cfg rulefmt.Config, opts RunOptions) (*DumpRun, error) {
+	return engine.AnalyzeDumps(ctx, src, cfg, opts)
 }
 
 // AnalyzeFiles is the report of paths under cfg with default bounds: what

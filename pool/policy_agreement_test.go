@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace/embedded"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 	"github.com/mcptrace/mcptrace/fixtures"
@@ -254,7 +255,7 @@ func analyzerCauses(t *testing.T, dump string) (agreeRun, *whatif.Workload) {
 	t.Helper()
 	out := agreeRun{}
 	col := whatif.NewCollector()
-	_, err := analyze.ReadAcquires(context.Background(), []string{dump}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
+	_, err := analyze.ReadAcquires(context.Background(), ingest.Files{dump}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
 		col.Add(a)
 		if !a.Prewarm {
 			out[acquireID(a.Key, a.Start)] = a.Cause

@@ -32,6 +32,9 @@ type Input struct {
 	// Inputs whose windows lie far apart are separate runs
 	// (report.Runs).
 	Start, End uint64
+	// Backend describes what a backend's query read, for an input that is
+	// one (package analyze/backend); nil for a file.
+	Backend *BackendRead
 
 	read *atomic.Int64 // bytes read from the input (compressed), for progress
 }
@@ -567,7 +570,7 @@ func (st *fileState) consume(r result) error {
 		}
 		st.in.Spans += n
 		for i := range r.batch.Spans {
-			st.in.widen(r.batch.Spans[i].Start, r.batch.Spans[i].End)
+			st.in.Widen(r.batch.Spans[i].Start, r.batch.Spans[i].End)
 		}
 		r.batch.refs.Store(1) // Read's own; the sink may Keep more
 		err := st.batches.ConsumeBatch(st.in, r.batch)
@@ -582,17 +585,17 @@ func (st *fileState) consume(r result) error {
 	for _, rs := range r.td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			for _, sp := range ss.Spans().All() {
-				st.in.widen(uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()))
+				st.in.Widen(uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()))
 			}
 		}
 	}
 	return st.sink.ConsumeTraces(st.in, r.td)
 }
 
-// widen takes one span's start and end into the input's window; an end
+// Widen takes one span's start and end into the input's window; an end
 // before its start counts as the start, and a span without a start is
 // left out (it would stretch the window back to 1970).
-func (in *Input) widen(start, end uint64) {
+func (in *Input) Widen(start, end uint64) {
 	if start == 0 {
 		return
 	}

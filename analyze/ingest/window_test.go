@@ -20,7 +20,7 @@ func TestAnInputsWindowSpansItsSpans(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var in Input
 			for _, s := range tc.spans {
-				in.widen(s.start, s.end)
+				in.Widen(s.start, s.end)
 			}
 			if in.Start != tc.start || in.End != tc.end {
 				t.Errorf("window %d..%d, want %d..%d", in.Start, in.End, tc.start, tc.end)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -163,6 +164,63 @@ type InputReport struct {
 	// Window is the time span of this input's spans (both null when it
 	// held none): inputs far apart are separate runs (Runs).
 	Window Window `json:"window"`
+	// Backend, for an input read from a tracing backend's query API
+	// rather than a file, says what was asked for and fetched; absent
+	// for a file.
+	Backend *BackendInput `json:"backend,omitempty"`
+}
+
+// BackendInput is what a query of a tracing backend asked for and
+// fetched: which window of which services the figures measure, and
+// whether anything was left out.
+type BackendInput struct {
+	// Backend is the backend's kind ("jaeger"); URL its base URL, never
+	// with credentials.
+	Backend string `json:"backend"`
+	URL     string `json:"url"`
+	// Services are the services asked for, in order.
+	Services []string `json:"services"`
+	// Window is the window asked for: traces with a selected span
+	// starting at or after its start and before its end.
+	Window Window `json:"window"`
+	// Filter is the span filter asked for, "" for none.
+	Filter string `json:"filter"`
+	// Pages, Traces and Spans count what was fetched and analyzed.
+	Pages  int `json:"pages"`
+	Traces int `json:"traces"`
+	Spans  int `json:"spans"`
+	// SettlingTraces were still receiving spans: not judged, and the
+	// input is partial.
+	SettlingTraces int `json:"settling_traces"`
+	// Cut says a page held the most traces a request asks for even at
+	// the narrowest range, so traces may be missing: the input is
+	// partial.
+	Cut bool `json:"cut"`
+}
+
+// counted is n with its noun: "1 page", "3 pages".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Text says the query for people in one line, as every report draws it.
+func (b *BackendInput) Text() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "read from %s %s: services %s, window %s", b.Backend, b.URL, strings.Join(b.Services, ", "), b.Window.Text())
+	if b.Filter != "" {
+		sb.WriteString(", " + b.Filter)
+	}
+	fmt.Fprintf(&sb, "; %s, %s, %s", counted(b.Pages, "page"), counted(b.Traces, "trace"), counted(b.Spans, "span"))
+	if b.SettlingTraces > 0 {
+		fmt.Fprintf(&sb, "; %s still receiving spans, not judged", counted(b.SettlingTraces, "trace"))
+	}
+	if b.Cut {
+		sb.WriteString("; CUT: a page held the most traces a request asks for, traces may be missing")
+	}
+	return sb.String()
 }
 
 // Window is the time span of a dump: the earliest span start and the latest

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 )
@@ -24,7 +25,7 @@ func loadRecorded(t *testing.T, path string) (*whatif.Workload, whatif.Settings)
 		t.Fatalf("%s records no one set of settings (%s)", path, note)
 	}
 	c := whatif.NewCollector()
-	if _, err := analyze.ReadAcquires(context.Background(), []string{path}, rulefmt.Config{IdleTTL: set.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
+	if _, err := analyze.ReadAcquires(context.Background(), ingest.Files{path}, rulefmt.Config{IdleTTL: set.IdleTTL}, analyze.LoadOptions{}, c.Add); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return c.Workload(), set

@@ -25,7 +25,7 @@ var buggyPool = map[string]bool{"per-call-dial.otlp.jsonl": true, "unexplained-m
 func load(t *testing.T, path string) *whatif.Workload {
 	t.Helper()
 	c := whatif.NewCollector()
-	if _, err := analyze.ReadAcquires(context.Background(), []string{path}, rulefmt.Config{}, analyze.LoadOptions{}, c.Add); err != nil {
+	if _, err := analyze.ReadAcquires(context.Background(), ingest.Files{path}, rulefmt.Config{}, analyze.LoadOptions{}, c.Add); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return c.Workload()

@@ -28,7 +28,8 @@ type dumpFlags struct {
 	scopeAttr     string
 	idleTTL       time.Duration
 	executionRoot string
-	limits        limitFlags // limits.go
+	limits        limitFlags  // limits.go
+	source        sourceFlags // source.go: --jaeger and its window, for the commands that read one source
 }
 
 // addDumpFlags registers the dump flags on fl; verb ("analyzing",
@@ -48,12 +49,13 @@ func addDumpFlags(fl *pflag.FlagSet, f *dumpFlags, verb string) {
 type analyzeFlags struct {
 	dumpFlags
 	htmlFlags
-	quiet   bool
-	format  string
-	config  string
-	workers int
-	splitBy string                // --split-by: "" or splitRun (split.go)
-	engine  analyze.EngineOptions // --shards, --window, --max-open-traces, --hold-complete
+	quiet        bool
+	format       string
+	config       string
+	workers      int
+	splitBy      string // --split-by: "" or splitRun (split.go)
+	allowPartial bool
+	engine       analyze.EngineOptions // --shards, --window, --max-open-traces, --hold-complete
 }
 
 // newAnalyzeCmd is `mcptrace analyze`: read trace dumps and report the
@@ -122,8 +124,8 @@ is the stable contract mcptrace.analysis/v2 (docs/analysis-schema.md).`,
   # A self-contained HTML report (timelines, causes, latency), traces linked to Tempo
   mcptrace analyze --format html -o report.html --trace-url 'https://tempo.example/trace/{trace_id}' traces.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("analyze needs at least one PATH (a file, a directory, a glob or - for stdin)")
+			if len(args) == 0 && f.source.jaeger == "" {
+				return usageErrorf("analyze needs at least one PATH (a file, a directory, a glob or - for stdin), or --jaeger URL")
 			}
 			return nil
 		},
@@ -134,6 +136,8 @@ is the stable contract mcptrace.analysis/v2 (docs/analysis-schema.md).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", render.FormatTable, "output format: "+analyzeFormat.list()+" (a self-contained page)")
 	addDumpFlags(fl, &f.dumpFlags, "analyzing")
+	addSourceFlags(fl, &f.source)
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0 when a backend's window was cut by the page size or still being written (default: exit 3, the report written and marked partial)")
 	fl.StringVar(&f.config, "config", "", "YAML file with reads-per-request measures (key measures:)")
 	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines (0: the CPUs the shards leave, at least one)")
 	fl.StringVar(&f.splitBy, "split-by", "", "report each run apart: run (inputs whose windows lie "+report.RunGap.String()+" or more apart), reading each run's files again")
@@ -167,6 +171,9 @@ func analyzeConfig(fl *pflag.FlagSet, f *analyzeFlags) (runSetup, error) {
 	if err := checkSplitBy(f); err != nil {
 		return runSetup{}, err
 	}
+	if f.splitBy != "" && f.source.jaeger != "" {
+		return runSetup{}, usageErrorf("--split-by reads each run's files again: it does not apply to --jaeger, whose window is one run")
+	}
 	if f.workers < 0 {
 		return runSetup{}, usageErrorf("--workers %d: want 0 (one per CPU) or more", f.workers)
 	}
@@ -190,7 +197,11 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 	}
 	applyQuiet(cmd, f.quiet)
 	cfg := s.cfg
-	ev, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
+	src, err := f.source.source(cmd.Flags(), paths, time.Now())
+	if err != nil {
+		return err
+	}
+	ev, a, err := loadDumps(cmd, s, nil, 0, src, analyzedDamaged)
 	if err != nil {
 		return err
 	}
@@ -221,13 +232,32 @@ func runAnalyze(cmd *cobra.Command, f analyzeFlags, paths []string) error {
 		return &exitError{code: 3, err: noSpansError(rep)}
 	case rep.NothingRecognised():
 		return &exitError{code: 3, err: errors.New(rep.UnrecognisedText())}
+	case !f.allowPartial && backendPartial(rep):
+		return &exitError{code: 3, err: errors.New("the backend's window is partial (see the warnings above): the report covers what was fetched; --allow-partial accepts it")}
 	}
 	return nil
+}
+
+// backendPartial reports whether an input read from a backend is
+// partial: its window cut by the page size, or still being written.
+func backendPartial(rep *report.Report) bool {
+	for _, in := range rep.Inputs {
+		if in.Backend != nil && in.Partial {
+			return true
+		}
+	}
+	return false
 }
 
 // noSpansError says that inputs were read but held not a single span (every
 // file skipped as not a dump, or empty requests): nothing was measured, and
 // the all-zero report must not pass for a measurement.
 func noSpansError(rep *report.Report) error {
+	for _, in := range rep.Inputs {
+		if b := in.Backend; b != nil {
+			return fmt.Errorf("no traces of %s in %s .. %s at %s %s: nothing to analyze (widen the window with --since or --start, or check --service)",
+				quoteAll(b.Services), b.Window.Start.Format(time.RFC3339), b.Window.End.Format(time.RFC3339), b.Backend, b.URL)
+		}
+	}
 	return fmt.Errorf("no spans in the %d input(s) read: nothing to analyze (each was skipped as not a trace dump, or held no span)", len(rep.Inputs))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -120,8 +121,8 @@ top, offending traces linked through --trace-url.`,
   # The HTML report with the verdict on top, for a CI artifact
   mcptrace check --html report.html --trace-url 'https://tempo.example/trace/{trace_id}' spans.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErrorf("check needs at least one PATH (a file, a directory, a glob or - for stdin)")
+			if len(args) == 0 && f.source.jaeger == "" {
+				return usageErrorf("check needs at least one PATH (a file, a directory, a glob or - for stdin), or --jaeger URL")
 			}
 			return nil
 		},
@@ -139,7 +140,8 @@ top, offending traces linked through --trace-url.`,
 	fl.StringVar(&f.summary, "summary", "", "also write the Markdown summary to FILE")
 	fl.IntVar(&f.maxExamples, "max-examples", analyze.DefaultMaxExamples, "offending traces and spans named per failing rule")
 	fl.BoolVar(&f.builtin, "builtin", false, "apply the built-in rules besides the rules of --config")
-	fl.BoolVar(&f.allowPartial, "allow-partial", false, "let a damaged input read up to the damage pass (default: the verdict is at best incomplete)")
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "let a damaged input read up to the damage, or a backend's window cut or still being written, pass (default: the verdict is at best incomplete)")
+	addSourceFlags(fl, &f.source)
 	registerEnums(cmd, checkFormat, inputFormatEnum, profileEnum)
 	return cmd
 }
@@ -233,7 +235,11 @@ func runCheckJudged(cmd *cobra.Command, f checkFlags, paths []string, junitDone 
 		maxEx = -1 // none
 	}
 	s.events = f.output != "" // --html draws the events; the baseline above never needs them
-	ev, a, err := loadDumps(cmd, s, rules, maxEx, paths, checkedDamaged)
+	src, err := f.source.source(cmd.Flags(), paths, time.Now())
+	if err != nil {
+		return err
+	}
+	ev, a, err := loadDumps(cmd, s, rules, maxEx, src, checkedDamaged)
 	if err != nil {
 		return err
 	}

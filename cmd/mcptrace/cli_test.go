@@ -99,11 +99,11 @@ func TestGlobMatchingNonDumpsSkipsThemLikeADirectoryWalk(t *testing.T) {
 func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 	var buf bytes.Buffer
 	for _, paths := range [][]string{{"-"}, {traces + "pooled.otlp.jsonl"}} {
-		if p := newProgressIf(&buf, paths, false); p.on {
+		if p := newProgressIf(&buf, ingest.Files(paths), false); p.on {
 			t.Errorf("progress on off a terminal for %v", paths)
 		}
 	}
-	if p := newProgressIf(&buf, []string{"-"}, true); !p.on {
+	if p := newProgressIf(&buf, ingest.Files{"-"}, true); !p.on {
 		t.Error("no progress for stdin on a terminal")
 	}
 	code, _, errOut := runCLI(t, "", "check", traces+"pooled.otlp.jsonl")
@@ -139,7 +139,7 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 
 	// A second read (the speculative run gave up) says so, at once.
 	buf.Reset()
-	p := newProgressIf(&buf, []string{"-"}, true)
+	p := newProgressIf(&buf, ingest.Files{"-"}, true)
 	in := &ingest.Input{Path: "dump.jsonl"}
 	p.update(in, 1000)
 	p.reread(nil)

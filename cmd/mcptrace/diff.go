@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcptrace/mcptrace/analyze/backend"
 	"github.com/mcptrace/mcptrace/analyze/gate"
+	"github.com/mcptrace/mcptrace/analyze/report"
 )
 
 func init() { subcommands = append(subcommands, newDiffCmd) }
@@ -38,7 +41,9 @@ within the tolerance; the p-value and sample sizes are shown), or not
 measurable (a side has no figure; the reason is shown).
 
 Each side is a baseline (the JSON of 'mcptrace analyze --format json') or a
-trace dump, analyzed with the analysis flags. Regression tolerances are the
+trace dump, analyzed with the analysis flags; with --jaeger URL the current
+side is that backend's window (--service, --since or --start/--end) and only
+BASE is given. Regression tolerances are the
 flags or the regressions: key of --config, as for check.
 
 diff only reports: it exits 0 whatever changed (use check to gate), and 2 on
@@ -50,17 +55,30 @@ bad input or usage. The diff goes to stdout, or with -o FILE to FILE.`,
   mcptrace diff --format json before.jsonl after.jsonl
 
   # A Markdown table for a pull request comment
-  mcptrace diff --format markdown -o diff.md baseline.json spans.jsonl`,
+  mcptrace diff --format markdown -o diff.md baseline.json spans.jsonl
+
+  # Last release's baseline against the last day of production, from Jaeger
+  mcptrace diff --jaeger http://127.0.0.1:16686 --service gateway --since 24h baseline.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
+			switch {
+			case f.source.jaeger != "" && len(args) != 1:
+				return usageErrorf("diff --jaeger needs exactly one argument, BASE: the backend's window is the current side (got %d)", len(args))
+			case f.source.jaeger == "" && len(args) != 2:
 				return usageErrorf("diff needs exactly two arguments, BASE and CURRENT (got %d)", len(args))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd, f, args[0], args[1]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cur := ""
+			if len(args) == 2 {
+				cur = args[1]
+			}
+			return runDiff(cmd, f, args[0], cur)
+		},
 	}
 	fl := cmd.Flags()
 	addGateFlags(fl, &f.gateFlags)
+	addSourceFlags(fl, &f.source)
 	fl.StringVar(&f.format, "format", "table", "output format: "+diffFormat.list()+" (json: schema mcptrace.diff/v1)")
 	addOutputFlag(fl, &f.output)
 	addQuietFlag(fl, &f.quiet)
@@ -84,7 +102,7 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 	if err != nil {
 		return err
 	}
-	cur, err := loadSide(cmd, s, curPath)
+	cur, curPath, err := loadCurrent(cmd, f, s, curPath)
 	if err != nil {
 		return err
 	}
@@ -107,4 +125,22 @@ func runDiff(cmd *cobra.Command, f diffFlags, basePath, curPath string) error {
 		}
 		return gate.RenderDiff(w, rows, basePath, curPath)
 	})
+}
+
+// loadCurrent is diff's current side: the dump or baseline at path, or
+// with --jaeger the backend's window, named by its URL.
+func loadCurrent(cmd *cobra.Command, f diffFlags, s runSetup, path string) (*report.Report, string, error) {
+	if f.source.jaeger == "" {
+		rep, err := loadSide(cmd, s, path)
+		return rep, path, err
+	}
+	src, err := f.source.source(cmd.Flags(), nil, time.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	_, a, err := loadDumps(cmd, s, nil, 0, src, checkedDamaged)
+	if err != nil {
+		return nil, "", err
+	}
+	return a.Report, backend.Redact(f.source.jaeger), nil
 }

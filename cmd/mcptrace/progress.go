@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -90,16 +88,18 @@ func (p *progress) reread(error) {
 	p.line.last = time.Time{}
 }
 
-// newProgress returns the progress display for paths on w.
-func newProgress(w io.Writer, paths []string) *progress {
-	return newProgressIf(w, paths, isTerminal(w))
+// newProgress returns the progress display for src on w.
+func newProgress(w io.Writer, src ingest.Source) *progress {
+	return newProgressIf(w, src, isTerminal(w))
 }
 
-// newProgressIf is newProgress with the terminal test given.
-func newProgressIf(w io.Writer, paths []string, terminal bool) *progress {
+// newProgressIf is newProgress with the terminal test given: on for a
+// source of unknown size (stdin, a backend) or a large one.
+func newProgressIf(w io.Writer, src ingest.Source, terminal bool) *progress {
 	p := &progress{line: &statusLine{w: w, on: terminal}}
 	if terminal {
-		p.on = slices.Contains(paths, "-") || inputSize(paths) >= largeInput
+		n := src.Bytes()
+		p.on = n == 0 || n >= largeInput
 	}
 	p.line.on = p.on
 	return p
@@ -121,8 +121,12 @@ func (p *progress) update(in *ingest.Input, spansRead int) {
 func (p *progress) done() { p.line.clear() }
 
 // progressLine is one progress report: "reading dump.jsonl: 1.2M spans
-// (43%)", or for stdin "reading -: 1.2M spans, 310.5 MB read".
+// (43%)", for stdin "reading -: 1.2M spans, 310.5 MB read", for a backend
+// "reading jaeger http://host:16686: 1.2M spans, 340 traces, 12 pages".
 func progressLine(in *ingest.Input, spansRead int) string {
+	if b := in.Backend; b != nil {
+		return fmt.Sprintf("reading %s %s: %s spans, %s traces, %d pages", b.Backend, b.URL, humanCount(spansRead), humanCount(b.Traces), b.Pages)
+	}
 	line := fmt.Sprintf("reading %s: %s spans", filepath.Base(in.Path), humanCount(spansRead))
 	switch read := in.BytesRead(); {
 	case in.Size > 0:
@@ -144,35 +148,6 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// inputSize adds up the sizes of the files paths name (walking directories
-// and expanding globs); stdin counts as nothing, since its size is unknown.
-func inputSize(paths []string) int64 {
-	var total int64
-	for _, p := range paths {
-		if p == "-" {
-			continue
-		}
-		matches, err := filepath.Glob(p)
-		if err != nil || len(matches) == 0 {
-			matches = []string{p}
-		}
-		for _, m := range matches {
-			_ = filepath.WalkDir(m, func(_ string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return nil // the reader reports unreadable paths
-				}
-				if !d.IsDir() {
-					if info, err := d.Info(); err == nil {
-						total += info.Size()
-					}
-				}
-				return nil
-			})
-		}
-	}
-	return total
 }
 
 // humanCount renders n as 1234, 12.3k or 1.2M.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze"
 	"github.com/mcptrace/mcptrace/analyze/htmlreport"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
@@ -85,7 +86,7 @@ func demoHTMLPath(dump string) string {
 // beside it, returning the report's path.
 func writeDemoHTMLReport(ctx context.Context, dump string) (string, error) {
 	cfg := rulefmt.Config{}
-	run, err := analyze.AnalyzeDumps(ctx, []string{dump}, cfg, analyze.RunOptions{Events: true})
+	run, err := analyze.AnalyzeDumps(ctx, ingest.Files{dump}, cfg, analyze.RunOptions{Events: true})
 	if err != nil {
 		return "", fmt.Errorf("html report of %s: %w", dump, err)
 	}

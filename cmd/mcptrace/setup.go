@@ -111,16 +111,16 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 // stderr, and a partial input is reported with damaged(spans that could be
 // read), which says what the command did with them. A read error is exit
 // 2, an interruption exit 130.
-func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, paths []string, damaged func(spans int) string) (*analyze.ReportEvents, *report.Analysis, error) {
+func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples int, src ingest.Source, damaged func(spans int) string) (*analyze.ReportEvents, *report.Analysis, error) {
 	stderr := cmd.ErrOrStderr()
 	ropts := s.ropts
 	if ropts.Stdin == nil { // loadSide reads a pipe's dump through its sniff's buffer
 		ropts.Stdin = cmd.InOrStdin()
 	}
-	progress := newProgress(stderr, paths)
+	progress := newProgress(stderr, src)
 	ctx := cmd.Context()
 	failed := "" // the phase that failed
-	run, err := analyze.AnalyzeDumps(ctx, paths, s.cfg, analyze.RunOptions{
+	run, err := analyze.AnalyzeDumps(ctx, src, s.cfg, analyze.RunOptions{
 		Load:    analyze.LoadOptions{Read: ropts, Progress: progress.update, Reread: progress.reread},
 		Engine:  s.engine,
 		Rules:   rules,
@@ -159,6 +159,8 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 	var re *ingest.ReadError
 	var ee *exitError
 	switch {
+	case backendError(err) != nil:
+		return nil, nil, backendError(err)
 	case errors.As(err, &ee):
 		return nil, nil, ee
 	case errors.As(err, &re):
@@ -208,7 +210,7 @@ func loadSide(cmd *cobra.Command, s runSetup, path string) (*report.Report, erro
 		defer got.pipe.close()
 		s.ropts.Stdin, path = got.pipe.br, "-"
 	}
-	_, a, err := loadDumps(cmd, s, nil, 0, []string{path}, checkedDamaged)
+	_, a, err := loadDumps(cmd, s, nil, 0, ingest.Files{path}, checkedDamaged)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
@@ -58,7 +59,7 @@ func analyzeRuns(cmd *cobra.Command, s runSetup, rep *report.Report, runs [][]in
 		for j, i := range run {
 			paths[j] = rep.Inputs[i].Path
 		}
-		_, a, err := loadDumps(cmd, s, nil, 0, paths, analyzedDamaged)
+		_, a, err := loadDumps(cmd, s, nil, 0, ingest.Files(paths), analyzedDamaged)
 		if err != nil {
 			return nil, fmt.Errorf("run %d of %d (%s): %w", k+1, len(runs), strings.Join(paths, ", "), err)
 		}

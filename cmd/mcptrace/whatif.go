@@ -87,7 +87,12 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
   mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
   mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format markdown dump.jsonl
   mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format html -o whatif.html dump.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && f.source.jaeger == "" {
+				return usageErrorf("whatif needs at least one DUMP (a file, a directory, a glob or - for stdin), or --jaeger URL")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runWhatif(cmd, args, f) },
 	}
 	fl := cmd.Flags()
@@ -98,6 +103,7 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 			fl.AddFlag(d)
 		}
 	})
+	addSourceFlags(fl, &f.source)
 	fl.StringVar(&f.config, "config", "", "configuration file whose vocabulary: block says how to read the dumps, as for analyze (its rules are not used)")
 	fl.StringSliceVar(&f.ttls, "idle-ttl", []string{"5m"}, "idle TTLs to replay")
 	fl.StringSliceVar(&f.perKeys, "idle-per-key", []string{"peak"}, "idle sessions per key: N (fixed) or peak")
@@ -163,12 +169,18 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	if err != nil {
 		return err
 	}
+	src, err := f.source.source(cmd.Flags(), args, time.Now())
+	if err != nil {
+		return err
+	}
 	lopts := analyze.LoadOptions{Read: s.ropts, Index: s.cfg.IndexOptions()}
 	lopts.Read.Stdin = cmd.InOrStdin()
 	c := whatif.NewCollector()
-	if _, err := analyze.ReadAcquires(cmd.Context(), args, s.cfg, lopts, c.Add); err != nil {
+	if _, err := analyze.ReadAcquires(cmd.Context(), src, s.cfg, lopts, c.Add); err != nil {
 		var re *ingest.ReadError
 		switch {
+		case backendError(err) != nil:
+			return backendError(err)
 		case errors.As(err, &re):
 			return &exitError{code: 2, err: err}
 		case errors.Is(err, context.Canceled):

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/analyze/whatif"
 	"github.com/mcptrace/mcptrace/internal/demo"
@@ -58,7 +59,7 @@ func (r *seededRun) run(dir string) error {
 	}
 	r.lateMS = res.Modes[0].LateMS
 	c := whatif.NewCollector()
-	if _, err := analyze.ReadAcquires(context.Background(), []string{dump}, rulefmt.Config{IdleTTL: r.ttl}, analyze.LoadOptions{}, c.Add); err != nil {
+	if _, err := analyze.ReadAcquires(context.Background(), ingest.Files{dump}, rulefmt.Config{IdleTTL: r.ttl}, analyze.LoadOptions{}, c.Add); err != nil {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	r.w = c.Workload()

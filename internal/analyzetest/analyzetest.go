@@ -46,7 +46,7 @@ func AnalyzeTD(t testing.TB, cfg rulefmt.Config, tds ...ptrace.Traces) *report.R
 // (analyze.AnalyzeDumps with RunOptions.Events), failing t on error.
 func Analyzed(t testing.TB, path string, cfg rulefmt.Config, ropts ingest.ReadOptions) (*report.Report, *analyze.ReportEvents) {
 	t.Helper()
-	run, err := analyze.AnalyzeDumps(context.Background(), []string{path}, cfg, analyze.RunOptions{
+	run, err := analyze.AnalyzeDumps(context.Background(), ingest.Files{path}, cfg, analyze.RunOptions{
 		Load:   analyze.LoadOptions{Read: ropts},
 		Events: true,
 	})

@@ -1,8 +1,8 @@
 // Package realpart is how a test that needs a real program from outside Go
-// (a browser, a Prometheus server, npm and the MCP peers) says it is
-// missing. Everywhere but CI the test skips, with how to install the part;
-// under CI=true it fails, since .ci/run installs every part and a green run
-// must have tested them all.
+// (a browser, a Prometheus server, a Jaeger server, npm and the MCP peers)
+// says it is missing. Everywhere but CI the test skips, with how to install
+// the part; under CI=true it fails, since .ci/run installs every part and a
+// green run must have tested them all.
 //
 // go test prints nothing of a package that passes, so a skip alone is
 // silent. When scripts/test.sh runs the suite it sets [MarksEnv] to a new
@@ -40,6 +40,11 @@ var (
 	Chromium   = Part{Name: "chromium", Install: "apt-get install -y chromium"}
 	Prometheus = Part{Name: "prometheus", Install: "apt-get install -y prometheus"}
 	NPM        = Part{Name: "npm", Install: "apt-get install -y npm"}
+	// Jaeger is a Jaeger v2 server built from source (no Debian package
+	// ships it): the script builds the version pinned in
+	// internal/jaegertest/tool/go.mod, through the Go module proxy, into
+	// the cache directory where internal/jaegertest looks for it.
+	Jaeger = Part{Name: "jaeger", Install: "scripts/jaeger-build.sh"}
 )
 
 var plainName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)

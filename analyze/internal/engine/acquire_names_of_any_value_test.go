@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
@@ -58,7 +59,7 @@ func TestAnAcquiresScopeAndKeyOfAnyValueAreNamed(t *testing.T) {
 			}
 
 			got = nil
-			if _, err := ReadAcquires(context.Background(), []string{b.Write(t)}, cfg, LoadOptions{}, func(a *Acquire) { got = append(got, *a) }); err != nil {
+			if _, err := ReadAcquires(context.Background(), ingest.Files{b.Write(t)}, cfg, LoadOptions{}, func(a *Acquire) { got = append(got, *a) }); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {

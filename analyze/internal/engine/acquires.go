@@ -6,6 +6,7 @@ import (
 	"math"
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -16,23 +17,23 @@ import (
 // [evdata.Acquire].
 type Acquire = evdata.Acquire
 
-// ReadAcquires reads paths as `mcptrace analyze` does (the engine's load
+// ReadAcquires reads src as `mcptrace analyze` does (the engine's load
 // path, its vocabularies, profile auto included) and hands every acquire,
 // its cause attributed, to fn, scope by scope in time order, and every
 // pre-warm dial the attribution replayed (Acquire.Prewarm). The
 // memory is the engine's batch memory: the open traces and the acquires,
 // never every span. It returns what was read from each input; on a read
 // error, a *ReadError and no acquire.
-func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+func ReadAcquires(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if ChooseEngine(EngineRequest{Config: cfg, Rereadable: rereadable(paths)}).Kind == EngineSpeculative {
+	if ChooseEngine(EngineRequest{Config: cfg, Rereadable: src.Rereadable()}).Kind == EngineSpeculative {
 		eng, err := newSpeculativeEngine(cfg, EngineOptions{})
 		if err != nil {
 			return nil, err
 		}
-		inputs, err := acquiresWith(ctx, eng, paths, lopts, fn)
+		inputs, err := acquiresWith(ctx, eng, src, lopts, fn)
 		if !errors.Is(err, errSpoiled) {
 			return inputs, err
 		}
@@ -44,16 +45,16 @@ func ReadAcquires(ctx context.Context, paths []string, cfg rulefmt.Config, lopts
 	if err != nil {
 		return nil, err
 	}
-	return acquiresWith(ctx, eng, paths, lopts, fn)
+	return acquiresWith(ctx, eng, src, lopts, fn)
 }
 
-// acquiresWith feeds paths into eng and attributes its acquires into fn.
-func acquiresWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+// acquiresWith feeds src into eng and attributes its acquires into fn.
+func acquiresWith(ctx context.Context, eng *Engine, src ingest.Source, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
 	eng.mu.Lock()
 	eng.agg.settings = map[int32]int32{} // keep the pool's recorded settings by scope
 	eng.agg.services = map[int32]int32{} // and each scope's service
 	eng.mu.Unlock()
-	inputs, err := Feed(ctx, paths, lopts, eng)
+	inputs, err := Feed(ctx, src, lopts, eng)
 	if err != nil {
 		eng.Close()
 		return inputs, err

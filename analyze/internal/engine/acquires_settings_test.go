@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	analyze "github.com/mcptrace/mcptrace/analyze/internal/engine"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -54,7 +55,7 @@ func TestReadAcquiresCarriesTheScopesRecordedSettings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []analyze.Acquire
-			_, err := analyze.ReadAcquires(context.Background(), []string{dumptest.PooledWithSettings(t, pooledDir, tc.settings)}, rulefmt.Config{}, analyze.LoadOptions{},
+			_, err := analyze.ReadAcquires(context.Background(), ingest.Files{dumptest.PooledWithSettings(t, pooledDir, tc.settings)}, rulefmt.Config{}, analyze.LoadOptions{},
 				func(a *analyze.Acquire) { got = append(got, *a) })
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +84,7 @@ func TestReadAcquiresCarriesTheScopesService(t *testing.T) {
 		{"../../../testdata/traces/seeded/fixed-240ms.otlp.jsonl.gz", "mcptrace-demo-seeded"},
 	} {
 		n := 0
-		_, err := analyze.ReadAcquires(context.Background(), []string{tc.path}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
+		_, err := analyze.ReadAcquires(context.Background(), ingest.Files{tc.path}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
 			n++
 			if !a.HasService || a.Service != tc.want {
 				t.Errorf("%s: acquire of scope %q: service %q (%v), want %q", tc.path, a.Scope, a.Service, a.HasService, tc.want)
@@ -101,7 +102,7 @@ func TestReadAcquiresCarriesTheScopesService(t *testing.T) {
 	if err := os.WriteFile(bare, []byte(strings.ReplaceAll(string(raw), `"service.name"`, `"not.service.name"`)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = analyze.ReadAcquires(context.Background(), []string{bare}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
+	_, err = analyze.ReadAcquires(context.Background(), ingest.Files{bare}, rulefmt.Config{}, analyze.LoadOptions{}, func(a *analyze.Acquire) {
 		if a.HasService {
 			t.Errorf("no service.name: acquire says %q", a.Service)
 		}

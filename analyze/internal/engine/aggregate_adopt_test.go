@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -19,7 +20,7 @@ func TestAnAggregateThatAdoptedReKeysTheNextObservation(t *testing.T) {
 		agg := newAggregate(cfg)
 		agg.pairs = measure.NewBatchPairStage(cfg)
 		for i, path := range paths {
-			idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+			idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 			if err != nil {
 				t.Fatal(err)
 			}

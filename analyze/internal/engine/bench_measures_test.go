@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkMeasuresOverAnIndex(b *testing.B) {
 	n := benchSpans(b)
 	path, spans := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
 	cfg := rulefmt.Config{}
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: cfg.IndexOptions()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
@@ -84,7 +85,7 @@ func BenchmarkAnalyze(b *testing.B) {
 				b.StartTimer()
 
 				start = time.Now()
-				idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions()})
+				idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: cfg.IndexOptions()})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -114,7 +115,7 @@ func retainedBytesPerSpan(b *testing.B, path string) float64 {
 	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -283,7 +283,7 @@ func TestCorpusFiguresEqualTheGoldens(t *testing.T) {
 // a generic document (the documented schema, whatever the Go types).
 func corpusAnalysis(t *testing.T, dump string, cfg rulefmt.Config) map[string]any {
 	t.Helper()
-	idx, _, err := load(context.Background(), []string{dump}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+	idx, _, err := load(context.Background(), ingest.Files{dump}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatalf("Load %s: %v", dump, err)
 	}

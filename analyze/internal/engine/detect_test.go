@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -285,7 +286,7 @@ func TestEngineDetectsAsOneIndexDoes(t *testing.T) {
 	batches := perTrace(d.td)
 	path := writeJSONLines(t, "dump.jsonl", batches...)
 	var reread error
-	r, _, err := AnalyzeStream(context.Background(), []string{path}, cfg, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+	r, _, err := AnalyzeStream(context.Background(), ingest.Files{path}, cfg, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func BenchmarkAnalyzeAutoAgainstDefault(b *testing.B) {
 		n = benchSpans(b)
 	}
 	path, _ := writeBenchDump(b, b.TempDir(), "otlp-jsonl", n)
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

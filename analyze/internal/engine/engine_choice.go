@@ -2,9 +2,8 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/ruleobs"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -106,34 +105,6 @@ func ChooseEngine(r EngineRequest) EngineChoice {
 	return EngineChoice{Kind: EngineBatch}
 }
 
-// rereadable reports whether paths can be read a second time: each names
-// a regular file (a directory's files are regular: the reader skips the
-// rest), or a glob matching only those. Stdin, a pipe, a FIFO, /dev/fd/N
-// (a shell's <(...)) or a device yields its bytes once: such an input goes
-// down the single pass that holds what it needs. A path that cannot be
-// found is the reader's error to report.
-func rereadable(paths []string) bool {
-	for _, p := range paths {
-		if p == "-" {
-			return false
-		}
-		fi, err := os.Stat(p)
-		if err == nil {
-			if !fi.IsDir() && !fi.Mode().IsRegular() {
-				return false
-			}
-			continue
-		}
-		matches, _ := filepath.Glob(p)
-		for _, m := range matches {
-			if fi, err := os.Stat(m); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // The phases of AnalyzeDumps, as RunOptions.Phase is told them.
 const (
 	PhaseRead     = "read"     // reading the inputs (and, for an engine, measuring them)
@@ -181,14 +152,14 @@ type DumpRun struct {
 	Events *ReportEvents
 }
 
-// AnalyzeDumps reads paths and analyzes them with cfg and opts' rules in
+// AnalyzeDumps reads src (files, or a backend's query) and analyzes it with cfg and opts' rules in
 // the engine ChooseEngine picks: the whole of `mcptrace analyze`, check
 // and diff but the flags and the rendering. On error the run holds what
 // was read (its Inputs) and the error names the phase's cause: a
 // *ReadError for bad input.
-func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts RunOptions) (*DumpRun, error) {
+func AnalyzeDumps(ctx context.Context, src ingest.Source, cfg rulefmt.Config, opts RunOptions) (*DumpRun, error) {
 	run := &DumpRun{Choice: ChooseEngine(EngineRequest{Config: cfg, Rules: opts.Rules, Options: opts.Engine,
-		Events: opts.Events, Rereadable: rereadable(paths)})}
+		Events: opts.Events, Rereadable: src.Rereadable()})}
 	phase := opts.Phase
 	if phase == nil {
 		phase = func(_ string, fn func() error) error { return fn() }
@@ -202,7 +173,7 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 	if run.Choice.Kind != EngineIndex {
 		var rep *report.Report
 		err := phase(PhaseRead, func() (err error) {
-			rep, run.Inputs, err = AnalyzeStream(ctx, paths, cfg, opts.Load, opts.Engine)
+			rep, run.Inputs, err = AnalyzeStream(ctx, src, cfg, opts.Load, opts.Engine)
 			return err
 		})
 		if err := read(err); err != nil {
@@ -211,7 +182,7 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 		run.Analysis = &report.Analysis{Report: rep}
 		return run, nil
 	}
-	x, err := readIndex(ctx, run, paths, cfg, opts, phase)
+	x, err := readIndex(ctx, run, src, cfg, opts, phase)
 	if err := read(err); err != nil {
 		return run, err
 	}
@@ -223,17 +194,17 @@ func AnalyzeDumps(ctx context.Context, paths []string, cfg rulefmt.Config, opts 
 	return run, nil
 }
 
-// readIndex is the index engine's read: paths loaded into one index with
+// readIndex is the index engine's read: src loaded into one index with
 // what cfg and the rules need of it (into run.Inputs), then finished as a
 // phase of its own, since grouping, sorting and linking every span takes
 // a while on a large dump.
-func readIndex(ctx context.Context, run *DumpRun, paths []string, cfg rulefmt.Config, opts RunOptions,
+func readIndex(ctx context.Context, run *DumpRun, src ingest.Source, cfg rulefmt.Config, opts RunOptions,
 	phase func(string, func() error) error) (*index.Index, error) {
 	lopts := opts.Load
 	lopts.Index = rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(opts.Rules))
 	var x *index.Index
 	err := phase(PhaseRead, func() (err error) {
-		x, run.Inputs, err = load(ctx, paths, lopts)
+		x, run.Inputs, err = load(ctx, src, lopts)
 		return err
 	})
 	if err == nil {

@@ -2,14 +2,12 @@ package engine
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
@@ -93,7 +91,7 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 				}
 				phases = append(phases, "after read")
 			}
-			run, err := AnalyzeDumps(context.Background(), []string{path}, cfg, c.opts)
+			run, err := AnalyzeDumps(context.Background(), ingest.Files{path}, cfg, c.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,38 +116,5 @@ func TestAnalyzeDumpsRunsTheChosenEngine(t *testing.T) {
 				t.Errorf("phases %v, want %v", phases, c.phases)
 			}
 		})
-	}
-}
-
-// TestOnlyRegularFilesAreReadTwice pins what a speculative run may read a
-// second time: regular files, a directory (its regular files) and a glob
-// of them; never stdin, a FIFO (a shell's <(...) is one), a glob matching
-// one, or a device, which yield their bytes once.
-func TestOnlyRegularFilesAreReadTwice(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "a.jsonl")
-	if err := os.WriteFile(file, []byte("{}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fifoDir := t.TempDir()
-	fifo := filepath.Join(fifoDir, "b.jsonl")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	for _, tc := range []struct {
-		paths []string
-		want  bool
-	}{
-		{[]string{file}, true},
-		{[]string{dir}, true},
-		{[]string{filepath.Join(dir, "*.jsonl")}, true},
-		{[]string{"-"}, false},
-		{[]string{file, fifo}, false},
-		{[]string{filepath.Join(fifoDir, "*.jsonl")}, false},
-		{[]string{os.DevNull}, false},
-	} {
-		if got := rereadable(tc.paths); got != tc.want {
-			t.Errorf("rereadable(%v) = %v, want %v", tc.paths, got, tc.want)
-		}
 	}
 }

@@ -65,7 +65,7 @@ func readSpans(t *testing.T, path string) []ptrace.Traces {
 // the reference the engine's answers are compared with.
 func loadAndAnalyze(t *testing.T, path string, cfg rulefmt.Config) (*index.Index, *report.Report) {
 	t.Helper()
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := Feed(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}}, e); err != nil {
+				if _, err := Feed(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{Strict: true}}, e); err != nil {
 					e.Close()
 					t.Fatal(err)
 				}
@@ -174,12 +174,12 @@ func TestEngineReportsEqualTheSingleIndexAnalysis(t *testing.T) {
 func TestFeedStopsAtTheMemoryBudgetAcrossShards(t *testing.T) {
 	path := writeShape(t, "invoke-chain", 50_000)
 	for _, shards := range []int{1, 2, 8} {
-		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}}, EngineOptions{Shards: shards})
+		r, _, err := AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}}, EngineOptions{Shards: shards})
 		var re *ReadError
 		if r != nil || !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &re) || re.Path != path {
 			t.Errorf("%d shards, 4 MiB budget: %v, want a *ReadError for the file wrapping ErrMemoryLimit", shards, err)
 		}
-		r, _, err = AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}}, EngineOptions{Shards: shards})
+		r, _, err = AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}}, EngineOptions{Shards: shards})
 		if err != nil || r.Spans != 50_000 {
 			t.Errorf("%d shards, 64 MiB budget: %v", shards, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -65,7 +66,7 @@ func FuzzParseGateConfig(f *testing.F) {
 		}
 		checkParsedMeasures(t, gc.Measures)
 		cfg := rulefmt.Config{Measures: gc.Measures, Vocabulary: gc.Vocabulary}
-		idx, _, err := load(context.Background(), []string{"-"}, LoadOptions{
+		idx, _, err := load(context.Background(), ingest.Files{"-"}, LoadOptions{
 			Read:  ReadOptions{Stdin: bytes.NewReader(dump), Workers: 1},
 			Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules)),
 		})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
@@ -44,7 +45,7 @@ func TestGoldenReports(t *testing.T) {
 				t.Fatalf("dump %s belongs to no known scenario", name)
 			}
 			cfg := scenarioConfig(t, scenario)
-			idx, inputs, err := load(context.Background(), []string{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
+			idx, inputs, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: cfg.IndexOptions(), Read: ReadOptions{Strict: true}})
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}

@@ -1,11 +1,6 @@
 package engine
 
-import (
-	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
-)
+import "runtime"
 
 // The heap a batch analysis grows into. A run keeps about half a JSON
 // dump's size (the index, then the measures' arrays) and every byte of it
@@ -25,16 +20,16 @@ import (
 // faults cost less than the collection prepareHeap runs.
 const hugeHeapMin = 64 << 20
 
-// prepareHeap readies the heap for a read of paths within a memory budget
-// (ReadOptions.MemoryBudget): the regular files' total size divided by
+// prepareHeap readies the heap for a read of a source of size bytes
+// (ingest.Source's Bytes) within a memory budget
+// (ReadOptions.MemoryBudget): the size divided by
 // per (1 for a run that holds every span; speculativeHeapShare for a
 // speculative one) but at least hugeHeapMin, at most half of the budget
 // (the index's share of it).
-// Stdin and anything that cannot be sized count as nothing; below
-// hugeHeapMin, or where the system has no transparent huge pages to ask
+// Below hugeHeapMin, or where the system has no transparent huge pages to ask
 // for, it does nothing.
-func prepareHeap(paths []string, budget, per int64) {
-	n := heapToPrepare(inputBytes(paths), budget, per)
+func prepareHeap(size, budget, per int64) {
+	n := heapToPrepare(size, budget, per)
 	if n == 0 || !hugePagesAdvisable() {
 		return
 	}
@@ -75,35 +70,3 @@ const speculativeHeapShare = 8
 
 // reserveChunk is the size of prepareHeap's allocations.
 const reserveChunk = 4 << 20
-
-// inputBytes sums the sizes of the regular files paths name (directories
-// walked, globs expanded), as far as they can be found; the reader reports
-// any error later.
-func inputBytes(paths []string) int64 {
-	var n int64
-	add := func(p string) {
-		_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
-				n += fi.Size()
-			}
-			return nil
-		})
-	}
-	for _, p := range paths {
-		if p == "-" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			add(p)
-			continue
-		}
-		matches, _ := filepath.Glob(p)
-		for _, m := range matches {
-			add(m)
-		}
-	}
-	return n
-}

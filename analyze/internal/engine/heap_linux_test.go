@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 )
 
 // TestAdviseHugePagesMarksTheHeapMapping pins that the advice reaches the
@@ -106,7 +108,7 @@ func TestPrepareHeapLeavesTheReserveUntouched(t *testing.T) {
 	runtime.GC()
 	runtime.KeepAlive(top)
 	before := residentBytes(t)
-	prepareHeap([]string{input}, 4*size, 1)
+	prepareHeap(ingest.Files{input}.Bytes(), 4*size, 1)
 	if grew := residentBytes(t) - before; grew > 32<<20 {
 		t.Errorf("RSS grew by %d MiB readying the heap for a %d MiB input, want under 32 MiB: the reserve was touched", grew>>20, size>>20)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/hostile"
 )
@@ -40,7 +41,7 @@ func BenchmarkHostileShapes(b *testing.B) {
 				rules := rulefmt.BuiltinRules(cfg)
 				b.ResetTimer()
 				for b.Loop() {
-					idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
+					idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -89,7 +89,7 @@ func TestIndexRetainsAtMost100BytesPerSpan(t *testing.T) {
 func TestResetIndexAnalyzesLikeAFreshOne(t *testing.T) {
 	reused := index.New(rulefmt.IndexOptions{})
 	for round, path := range append(goldenDumps(t), goldenDumps(t)...) {
-		fresh, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+		fresh, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

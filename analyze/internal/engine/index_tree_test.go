@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/ruleobs"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
@@ -152,7 +153,7 @@ func TestSubtreeScopesAndSelectorsMatchAncestorWalks(t *testing.T) {
 func loadShape(t testing.TB, shape string, n int64, opts rulefmt.IndexOptions) *index.Index {
 	t.Helper()
 	path := writeShape(t, shape, n)
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Index: opts})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Index: opts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,24 +70,24 @@ func (d *Dump) Add(td ptrace.Traces) { d.x.Add(td) }
 // readies the heap for transparent huge pages (heap.go), which spares most
 // of the page faults of the memory the index then takes.
 func Load(ctx context.Context, paths []string, opts LoadOptions) (*Dump, []Input, error) {
-	x, inputs, err := load(ctx, paths, opts)
+	x, inputs, err := load(ctx, ingest.Files(paths), opts)
 	return &Dump{x: x}, inputs, err
 }
 
-// load is Load into the index itself, for the engine's own runs
-// (AnalyzeDumps) and analyze's tests.
-func load(ctx context.Context, paths []string, opts LoadOptions) (*index.Index, []Input, error) {
+// load is Load of any source into the index itself, for the engine's
+// own runs (AnalyzeDumps) and analyze's tests.
+func load(ctx context.Context, src ingest.Source, opts LoadOptions) (*index.Index, []Input, error) {
 	idx := index.New(opts.Index)
 	ropts := opts.Read
 	ropts.Keep = index.KeepOf(opts.Index) // the projection decoders keep what the index keeps
 	sink := &loadSink{idx: idx, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
-	prepareHeap(paths, ropts.MemoryBudget(), 1)
-	inputs, err := ingest.Read(ctx, paths, ropts, sink)
+	prepareHeap(src.Bytes(), ropts.MemoryBudget(), 1)
+	inputs, err := src.Read(ctx, ropts, sink)
 	idx.SetInputs(inputs)
 	return idx, inputs, err
 }
 
-// Feed reads every path (as Load does) into eng: the fast JSON path's
+// Feed reads src (as Load does) into eng: the fast JSON path's
 // batches and every other batch go to its shards, and what was read is
 // recorded for the report. It does not flush eng. On error the inputs
 // still describe what was read; a bad input is a *ReadError.
@@ -98,7 +98,7 @@ func load(ctx context.Context, paths []string, opts LoadOptions) (*index.Index, 
 // only its open traces, so a time-ordered dump of any length fits. Feed
 // readies the heap for a big read as Load does. Unless ReadOptions.Workers
 // says otherwise, it decodes on the CPUs the engine's shards leave.
-func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([]Input, error) {
+func Feed(ctx context.Context, src ingest.Source, opts LoadOptions, eng *Engine) ([]Input, error) {
 	ropts := opts.Read
 	ropts.Keep = index.KeepOf(eng.cfg.IndexOptions()) // the projection decoders keep what the shards keep
 	if ropts.Workers == 0 {
@@ -109,8 +109,8 @@ func Feed(ctx context.Context, paths []string, opts LoadOptions, eng *Engine) ([
 	if eng.speculative {
 		per = speculativeHeapShare
 	}
-	prepareHeap(paths, ropts.MemoryBudget(), per)
-	inputs, err := ingest.Read(ctx, paths, ropts, sink)
+	prepareHeap(src.Bytes(), ropts.MemoryBudget(), per)
+	inputs, err := src.Read(ctx, ropts, sink)
 	eng.SetInputs(inputs)
 	return inputs, err
 }
@@ -125,30 +125,30 @@ func feedWorkers(eng *Engine) int { return max(1, runtime.GOMAXPROCS(0)-len(eng.
 // just wrote. On a read error it
 // returns the error (a *ReadError for bad input) and no report.
 func AnalyzeFiles(ctx context.Context, paths []string, cfg rulefmt.Config, ropts ReadOptions) (*report.Report, error) {
-	r, _, err := AnalyzeStream(ctx, paths, cfg, LoadOptions{Read: ropts}, EngineOptions{})
+	r, _, err := AnalyzeStream(ctx, ingest.Files(paths), cfg, LoadOptions{Read: ropts}, EngineOptions{})
 	return r, err
 }
 
-// AnalyzeStream reads paths into an engine with opts and returns its
+// AnalyzeStream reads src into an engine with opts and returns its
 // report and what was read. LoadOptions.Index is ignored: the engine keeps
 // what cfg needs. On a read error it returns the inputs read and the error,
 // no report.
 //
-// A batch run (opts without a Window or MaxOpenTraces) over inputs that can
-// be read twice (no stdin) is speculative (newSpeculativeEngine): it
+// A batch run (opts without a Window or MaxOpenTraces) over a source that
+// can be read twice (files, no stdin) is speculative (newSpeculativeEngine): it
 // measures each trace once its root span has arrived and frees its spans,
 // which overlaps the measures with the read and keeps the memory to the
 // open traces. If a span then arrives for a trace already measured, the
 // figures could differ from holding every trace, so it stops and reads
 // the inputs again with every trace held (LoadOptions.Reread is told).
 // The report is the same either way.
-func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopts LoadOptions, opts EngineOptions) (*report.Report, []Input, error) {
-	if ChooseEngine(EngineRequest{Config: cfg, Options: opts, Rereadable: rereadable(paths)}).Kind == EngineSpeculative {
+func AnalyzeStream(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, opts EngineOptions) (*report.Report, []Input, error) {
+	if ChooseEngine(EngineRequest{Config: cfg, Options: opts, Rereadable: src.Rereadable()}).Kind == EngineSpeculative {
 		eng, err := newSpeculativeEngine(cfg, opts)
 		if err != nil {
 			return nil, nil, err
 		}
-		r, inputs, err := analyzeWith(ctx, eng, paths, lopts)
+		r, inputs, err := analyzeWith(ctx, eng, src, lopts)
 		if !errors.Is(err, errSpoiled) {
 			return r, inputs, err
 		}
@@ -160,12 +160,12 @@ func AnalyzeStream(ctx context.Context, paths []string, cfg rulefmt.Config, lopt
 	if err != nil {
 		return nil, nil, err
 	}
-	return analyzeWith(ctx, eng, paths, lopts)
+	return analyzeWith(ctx, eng, src, lopts)
 }
 
-// analyzeWith feeds paths into eng and reports.
-func analyzeWith(ctx context.Context, eng *Engine, paths []string, lopts LoadOptions) (*report.Report, []Input, error) {
-	inputs, err := Feed(ctx, paths, lopts, eng)
+// analyzeWith feeds src into eng and reports.
+func analyzeWith(ctx context.Context, eng *Engine, src ingest.Source, lopts LoadOptions) (*report.Report, []Input, error) {
+	inputs, err := Feed(ctx, src, lopts, eng)
 	if err != nil {
 		eng.Close()
 		return nil, inputs, err

@@ -52,7 +52,7 @@ var loadFuzzIndex = rulefmt.IndexOptions{SpanAttrs: []string{"mcp.tool.name", "x
 func checkLoadMatchesPdata(t *testing.T, data []byte, format Format) int {
 	t.Helper()
 	opts := ReadOptions{Format: format, Workers: 2, Stdin: bytes.NewReader(data)}
-	idx, inputs, err := load(context.Background(), []string{"-"}, LoadOptions{Read: opts, Index: loadFuzzIndex})
+	idx, inputs, err := load(context.Background(), ingest.Files{"-"}, LoadOptions{Read: opts, Index: loadFuzzIndex})
 	ref := index.New(loadFuzzIndex)
 	opts.Stdin = bytes.NewReader(data)
 	refInputs, refErr := ingest.Read(context.Background(), []string{"-"}, opts, ingest.SinkFunc(func(_ *Input, td ptrace.Traces) error {
@@ -213,7 +213,7 @@ func FuzzLoadHostileShapes(f *testing.F) {
 		if cut > 0 && int(cut) < len(data) {
 			data = data[:cut]
 		}
-		idx, _, err := load(context.Background(), []string{"-"}, LoadOptions{Read: ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 8 << 20}})
+		idx, _, err := load(context.Background(), ingest.Files{"-"}, LoadOptions{Read: ReadOptions{Stdin: bytes.NewReader(data), MaxMemory: 8 << 20}})
 		if err != nil {
 			if _, ok := errors.AsType[*ReadError](err); !ok {
 				t.Fatalf("error %v (%T) is not a ReadError", err, err)

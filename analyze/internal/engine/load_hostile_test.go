@@ -72,7 +72,7 @@ func TestDecompressionBombStopsWithAClearError(t *testing.T) {
 		{"zstd records", recordBomb, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := load(context.Background(), []string{tc.path}, LoadOptions{Read: ReadOptions{Strict: tc.strict}})
+			_, _, err := load(context.Background(), ingest.Files{tc.path}, LoadOptions{Read: ReadOptions{Strict: tc.strict}})
 			var re *ReadError
 			if !errors.Is(err, ErrDecompressionLimit) || !errors.As(err, &re) {
 				t.Fatalf("Load = %v, want a *ReadError wrapping ErrDecompressionLimit", err)
@@ -83,7 +83,7 @@ func TestDecompressionBombStopsWithAClearError(t *testing.T) {
 		})
 	}
 	t.Run("a raised ratio reads it", func(t *testing.T) {
-		idx, inputs, err := load(context.Background(), []string{bomb}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
+		idx, inputs, err := load(context.Background(), ingest.Files{bomb}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestEmptyProtobufFramesCostNothingPerFrame(t *testing.T) {
 	var inputs []Input
 	var err error
 	alloc := allocated(func() {
-		idx, inputs, err = load(context.Background(), []string{path}, LoadOptions{})
+		idx, inputs, err = load(context.Background(), ingest.Files{path}, LoadOptions{})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestRepeatedLinesCostNoMemoryPerCopy(t *testing.T) {
 		idx := index.New(rulefmt.IndexOptions{})
 		if fast {
 			var err error
-			if idx, _, err = load(context.Background(), []string{path}, LoadOptions{}); err != nil {
+			if idx, _, err = load(context.Background(), ingest.Files{path}, LoadOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		} else {
@@ -213,7 +213,7 @@ func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 			var inputs []Input
 			var err error
 			alloc := allocated(func() {
-				_, inputs, err = load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: budget, Format: tc.format, MaxDecompressionRatio: -1}})
+				_, inputs, err = load(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{MaxMemory: budget, Format: tc.format, MaxDecompressionRatio: -1}})
 			})
 			if tc.spans == 0 {
 				if !errors.Is(err, ErrRecordTooLarge) || !strings.Contains(err.Error(), "--max-memory") {
@@ -240,12 +240,12 @@ func TestReadersStayWithinTheMemoryBudget(t *testing.T) {
 
 func TestLoadStopsAtTheMemoryBudget(t *testing.T) {
 	path := writeShape(t, "invoke-chain", 50_000)
-	_, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}})
+	_, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{MaxMemory: 4 << 20}})
 	var re *ReadError
 	if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &re) || re.Path != path || !strings.Contains(err.Error(), "--max-memory") {
 		t.Fatalf("Load with a 4 MiB budget = %v, want a *ReadError for the file wrapping ErrMemoryLimit naming --max-memory", err)
 	}
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{MaxMemory: 64 << 20}})
 	if err != nil || idx.Spans() != 50_000 {
 		t.Fatalf("Load with a 64 MiB budget: %v, %d spans", err, idx.Spans())
 	}
@@ -365,7 +365,7 @@ func TestDeepValuesNeverReachAsString(t *testing.T) {
 	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	idx, inputs, err := load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
+	idx, inputs, err := load(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{MaxDecompressionRatio: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
 func TestLoadReportsProgressAndInputs(t *testing.T) {
 	paths := []string{tracesDir + "/pooled.otlp.jsonl", tracesDir + "/per-call-dial.otlp.pb"}
 	var calls, last int
-	idx, inputs, err := load(context.Background(), paths, LoadOptions{Progress: func(in *Input, spansRead int) {
+	idx, inputs, err := load(context.Background(), ingest.Files(paths), LoadOptions{Progress: func(in *Input, spansRead int) {
 		calls++
 		if spansRead < last {
 			t.Errorf("progress went back from %d to %d spans", last, spansRead)
@@ -47,7 +48,7 @@ func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
 	if err := os.WriteFile(path, data[:first+10], 0o600); err != nil { // one whole line, then 10 bytes
 		t.Fatal(err)
 	}
-	idx, _, err := load(context.Background(), []string{path}, LoadOptions{})
+	idx, _, err := load(context.Background(), ingest.Files{path}, LoadOptions{})
 	if err != nil {
 		t.Fatalf("a truncated dump is read up to the damage: %v", err)
 	}
@@ -59,7 +60,7 @@ func TestLoadKeepsWhatADamagedDumpHeld(t *testing.T) {
 		t.Errorf("partial %v spans %d warnings %v: want a partial report of the first line", r.Partial, r.Spans, r.Inputs[0].Warnings)
 	}
 
-	_, _, err = load(context.Background(), []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+	_, _, err = load(context.Background(), ingest.Files{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 	var re *ReadError
 	if !errors.As(err, &re) || re.Path != path {
 		t.Errorf("strict Load = %v, want a *ReadError naming %s", err, path)
@@ -95,11 +96,11 @@ func TestProgressIsToldForEveryReaderPath(t *testing.T) {
 			return inputs, err
 		}},
 		{"a stream's Feed", func(path string, lo LoadOptions) ([]Input, error) {
-			_, inputs, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, lo, EngineOptions{Window: time.Hour})
+			_, inputs, err := AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, lo, EngineOptions{Window: time.Hour})
 			return inputs, err
 		}},
 		{"a speculative Feed", func(path string, lo LoadOptions) ([]Input, error) {
-			_, inputs, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, lo, EngineOptions{})
+			_, inputs, err := AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, lo, EngineOptions{})
 			return inputs, err
 		}},
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
@@ -348,7 +349,7 @@ func loadBounded(t *testing.T, path string, cfg rulefmt.Config, strict bool) loa
 				done <- out
 			}
 		}()
-		idx, inputs, err := load(ctx, []string{path}, LoadOptions{Read: ReadOptions{Strict: strict, Workers: 2}, Index: cfg.IndexOptions()})
+		idx, inputs, err := load(ctx, ingest.Files{path}, LoadOptions{Read: ReadOptions{Strict: strict, Workers: 2}, Index: cfg.IndexOptions()})
 		for _, in := range inputs {
 			out.inputs = append(out.inputs, in.Warnings...)
 		}
@@ -445,7 +446,7 @@ func TestMalformed4GiBLengthPrefixAllocatesLittle(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			idx, inputs, err := load(context.Background(), []string{p}, LoadOptions{Read: opts})
+			idx, inputs, err := load(context.Background(), ingest.Files{p}, LoadOptions{Read: opts})
 			runtime.ReadMemStats(&after)
 			if err != nil {
 				t.Fatal(err)

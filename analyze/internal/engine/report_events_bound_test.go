@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -28,7 +29,7 @@ func TestHTMLRunRetainsAFewDozenBytesAnAcquire(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	run, err := AnalyzeDumps(context.Background(), []string{path}, rulefmt.Config{}, RunOptions{Events: true})
+	run, err := AnalyzeDumps(context.Background(), ingest.Files{path}, rulefmt.Config{}, RunOptions{Events: true})
 	if err != nil {
 		t.Fatal(err)
 	}

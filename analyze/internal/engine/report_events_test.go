@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	analyze "github.com/mcptrace/mcptrace/analyze/internal/engine"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
@@ -40,7 +41,7 @@ func TestReportEventsHandEveryAcquireAsReadAcquiresDoes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := rulefmt.Config{Profile: rulefmt.ProfileAuto}
 			var want []analyze.Acquire
-			if _, err := analyze.ReadAcquires(context.Background(), []string{path}, cfg, analyze.LoadOptions{}, func(a *analyze.Acquire) { want = append(want, *a) }); err != nil {
+			if _, err := analyze.ReadAcquires(context.Background(), ingest.Files{path}, cfg, analyze.LoadOptions{}, func(a *analyze.Acquire) { want = append(want, *a) }); err != nil {
 				t.Fatal(err)
 			}
 			if len(want) == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/ruleobs"
 	"github.com/mcptrace/mcptrace/analyze/report"
@@ -118,7 +119,7 @@ func TestSharedReportNamesTheSameMissesAsObservingAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			alone := observeByID(t, rules, 20, tc.td)[rulefmt.RuleNoUnexplainedMisses]
 			path := writeJSONLines(t, "dump.jsonl", tc.td)
-			run, err := AnalyzeDumps(context.Background(), []string{path}, rulefmt.Config{}, RunOptions{Rules: rules, Observe: ObserveOptions{MaxExamples: 20}})
+			run, err := AnalyzeDumps(context.Background(), ingest.Files{path}, rulefmt.Config{}, RunOptions{Rules: rules, Observe: ObserveOptions{MaxExamples: 20}})
 			if err != nil {
 				t.Fatal(err)
 			}

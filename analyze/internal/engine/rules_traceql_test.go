@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -73,7 +74,7 @@ func TestEachRuleShapeGetsItsTraceQL(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := scenarioConfig(t, "cold-init-two-reads")
-	idx, _, err := load(context.Background(), []string{filepath.Join(tracesDir, "cold-init-two-reads.otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules))})
+	idx, _, err := load(context.Background(), ingest.Files{filepath.Join(tracesDir, "cold-init-two-reads.otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestBuiltinCallRulesNameTheCallsOfTheVocabularyRead(t *testing.T) {
 		t.Run(tc.scenario, func(t *testing.T) {
 			cfg := scenarioConfig(t, tc.scenario)
 			rules := rulefmt.BuiltinRules(cfg)
-			idx, _, err := load(context.Background(), []string{filepath.Join(tracesDir, tc.scenario+".otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
+			idx, _, err := load(context.Background(), ingest.Files{filepath.Join(tracesDir, tc.scenario+".otlp.json")}, LoadOptions{Index: rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules))})
 			if err != nil {
 				t.Fatal(err)
 			}

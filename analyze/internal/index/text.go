@@ -55,6 +55,20 @@ func (x *Index) SetInputs(inputs []ingest.Input) {
 			Partial:     in.Partial,
 			Warnings:    append([]string{}, in.Warnings...),
 			Window:      report.WindowOf(in.Start, in.End),
+			Backend:     backendInput(in.Backend),
 		})
+	}
+}
+
+// backendInput is the report's form of what a backend's query read; nil
+// for a file.
+func backendInput(b *ingest.BackendRead) *report.BackendInput {
+	if b == nil {
+		return nil
+	}
+	return &report.BackendInput{
+		Backend: b.Backend, URL: b.URL, Services: append([]string{}, b.Services...),
+		Window: report.WindowOf(uint64(b.Start.UnixNano()), uint64(b.End.UnixNano())), Filter: b.Filter,
+		Pages: b.Pages, Traces: b.Traces, Spans: b.Spans, SettlingTraces: b.Settling, Cut: b.Cut,
 	}
 }

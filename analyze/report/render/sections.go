@@ -60,8 +60,13 @@ func (r view) dumpSection() section {
 	if r.Settings.ScopeAttr != "" {
 		ov.notes = append(ov.notes, "pool scope from attribute "+r.Settings.ScopeAttr)
 	}
+	for _, in := range r.Inputs {
+		if in.Backend != nil {
+			ov.notes = append(ov.notes, in.Backend.Text())
+		}
+	}
 	if r.Partial {
-		ov.notes = append(ov.notes, "PARTIAL: an input was damaged; figures cover what was read before the damage")
+		ov.notes = append(ov.notes, partialNote(r.Inputs))
 	}
 	if note := r.RunsNote(); note != "" {
 		ov.notes = append(ov.notes, note)
@@ -72,6 +77,17 @@ func (r view) dumpSection() section {
 		}
 	}
 	return ov
+}
+
+// partialNote says why the report is partial: a damaged file, or a
+// backend's window cut or still being written.
+func partialNote(inputs []report.InputReport) string {
+	for _, in := range inputs {
+		if in.Partial && in.Backend != nil {
+			return "PARTIAL: the backend's window was cut or still being written; figures cover what was fetched"
+		}
+	}
+	return "PARTIAL: an input was damaged; figures cover what was read before the damage"
 }
 
 // poolSection is the pool's headline with its verdict.

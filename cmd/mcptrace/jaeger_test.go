@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/internal/jaegertest"
+	"github.com/mcptrace/mcptrace/internal/testbound"
+)
+
+// demoService is the service.name of the pooled demo's spans.
+const demoService = "mcptrace-demo-pooled"
+
+// jaegerWithDemo starts a real Jaeger on 127.0.0.1 and runs the pooled
+// demo (the pool against a fixture server) with its spans going two ways
+// at once: into a dump file, and over OTLP/HTTP to Jaeger's receiver
+// through the OpenTelemetry SDK's exporter, as a gateway's would. It waits
+// until Jaeger holds every span the dump holds, and returns Jaeger and
+// the dump.
+func jaegerWithDemo(t *testing.T) (*jaegertest.Jaeger, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real Jaeger and runs the demo: not in -short mode")
+	}
+	j := jaegertest.Start(t)
+	dump := filepath.Join(t.TempDir(), "pooled.jsonl")
+	if _, stderr, err := execute(t, "demo", "--mode", "pooled", "--dump", dump, "--format", "json",
+		"--otlp-endpoint", "http://"+j.OTLPHTTPEndpoint()); err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := bytes.Count(b, []byte(`"spanId"`))
+	if spans == 0 {
+		t.Fatal("the demo wrote no span")
+	}
+	j.WaitSpans(t, demoService, spans)
+	return j, dump
+}
+
+// jaegerArgs are the flags that read the demo's window from j.
+func jaegerArgs(j *jaegertest.Jaeger, extra ...string) []string {
+	return append([]string{"--jaeger", j.QueryURL(), "--service", demoService, "--since", "1h", "--settle", "0s"}, extra...)
+}
+
+// figures is a report without its inputs: what was measured, whatever
+// the source.
+func figures(t *testing.T, out string) (string, []report.InputReport) {
+	t.Helper()
+	r := decodeReport(t, out)
+	inputs := r.Inputs
+	r.Inputs = nil
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), inputs
+}
+
+// TestJaegerAsASource runs the commands against one real Jaeger holding
+// the pooled demo's spans (started once: the build, the start and the
+// demo take a while).
+func TestJaegerAsASource(t *testing.T) {
+	j, dump := jaegerWithDemo(t)
+	t.Run("the figures of the same spans in a file", func(t *testing.T) { jaegerEqualsFile(t, j, dump) })
+	t.Run("refusals exit as they should", func(t *testing.T) { jaegerRefusals(t, j) })
+	t.Run("an interrupt mid-fetch exits 130 and writes nothing", func(t *testing.T) { jaegerInterrupted(t, j) })
+}
+
+// jaegerEqualsFile is the backend's contract: the demo's spans read back
+// from a real Jaeger give the report the dump gives, figure for figure,
+// whether one page holds the window or many; check gives the same verdict
+// and exit code, diff against the dump the same rows, and whatif the same
+// rows. The report says what it read
+// from where.
+func jaegerEqualsFile(t *testing.T, j *jaegertest.Jaeger, dump string) {
+	code, out, stderr := runCLI(t, "", "analyze", "--format", "json", dump)
+	if code != 0 {
+		t.Fatalf("analyze of the dump: exit %d\n%s", code, stderr)
+	}
+	want, _ := figures(t, out)
+	for _, pageTraces := range []string{"500", "3"} {
+		code, out, stderr = runCLI(t, "", append([]string{"analyze", "--format", "json"}, jaegerArgs(j, "--page-traces", pageTraces)...)...)
+		if code != 0 {
+			t.Fatalf("analyze --jaeger, pages of %s traces: exit %d\n%s", pageTraces, code, stderr)
+		}
+		got, inputs := figures(t, out)
+		if got != want {
+			t.Errorf("pages of %s traces: the figures from Jaeger differ from the dump's:\n--- jaeger\n%s\n--- dump\n%s", pageTraces, got, want)
+		}
+		if len(inputs) != 1 || inputs[0].Backend == nil {
+			t.Fatalf("inputs %+v: want the one query, described", inputs)
+		}
+		b := inputs[0].Backend
+		if b.Backend != "jaeger" || b.URL != j.QueryURL() || b.Cut || b.Traces == 0 || (pageTraces == "3") != (b.Pages > 1) {
+			t.Errorf("pages of %s traces: the query read %+v", pageTraces, b)
+		}
+	}
+	fileCode, fileOut, _ := runCLI(t, "", "check", "--format", "json", dump)
+	jCode, jOut, jErr := runCLI(t, "", append([]string{"check", "--format", "json"}, jaegerArgs(j)...)...)
+	if fileCode != jCode || checkVerdict(t, fileOut) != checkVerdict(t, jOut) {
+		t.Errorf("check: the dump's verdict %s (exit %d), Jaeger's %s (exit %d)\n%s", checkVerdict(t, fileOut), fileCode, checkVerdict(t, jOut), jCode, jErr)
+	}
+	_, fileOut, _ = runCLI(t, "", "diff", "--format", "json", dump, dump)
+	_, jOut, jErr = runCLI(t, "", append([]string{"diff", "--format", "json", dump}, jaegerArgs(j)...)...)
+	if fr, jr := diffRows(t, fileOut), diffRows(t, jOut); fr != jr {
+		t.Errorf("diff against Jaeger differs from against the dump:\n--- jaeger\n%s\n%s\n--- dump\n%s", jr, jErr, fr)
+	}
+	_, fileOut, _ = runCLI(t, "", "whatif", "--format", "json", "--idle-ttl", "1s,5m", dump)
+	_, jOut, jErr = runCLI(t, "", append([]string{"whatif", "--format", "json", "--idle-ttl", "1s,5m"}, jaegerArgs(j)...)...)
+	if fileOut != jOut {
+		t.Errorf("whatif from Jaeger differs from the dump's:\n--- jaeger\n%s\n%s\n--- dump\n%s", jOut, jErr, fileOut)
+	}
+}
+
+// checkVerdict is a check report's verdict.
+func checkVerdict(t *testing.T, out string) string {
+	t.Helper()
+	var r struct {
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("check's JSON: %v\n%s", err, out)
+	}
+	return r.Verdict
+}
+
+// jaegerRefusals pins the outcomes a user meets: an empty window and a
+// wrong service exit 3 and say why, naming the services the backend
+// knows with the nearest one first; a backend that is down, or that
+// never answers, exits 2 within the request timeout, naming the URL.
+func jaegerRefusals(t *testing.T, j *jaegertest.Jaeger) {
+	silent := silentServer(t)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		says []string
+	}{
+		{"an empty window", []string{"--jaeger", j.QueryURL(), "--service", demoService, "--start", "2020-01-01T00:00:00Z", "--end", "2020-01-02T00:00:00Z"},
+			3, []string{"no traces", demoService, "2020-01-01T00:00:00Z"}},
+		{"a service the backend does not know", []string{"--jaeger", j.QueryURL(), "--service", "mcptrace-demo-poled", "--since", "1h"},
+			3, []string{`no service "mcptrace-demo-poled"`, `did you mean "` + demoService + `"`}},
+		{"a backend that is down", []string{"--jaeger", closedPortURL(t), "--service", demoService, "--since", "1h"},
+			2, []string{"connection refused"}},
+		{"a backend that never answers", []string{"--jaeger", silent, "--service", demoService, "--since", "1h", "--backend-timeout", "300ms"},
+			2, []string{silent, "Timeout"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", append([]string{"analyze"}, tc.args...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, stderr)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
+
+// silentServer is a backend on 127.0.0.1 that takes every request and
+// never answers it until the client gives up.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// jaegerInterrupted interrupts analyze while it waits on a page: a proxy
+// in front of Jaeger passes the services list and holds every traces
+// request. The command exits 130, says so, and leaves no -o file.
+func jaegerInterrupted(t *testing.T, j *jaegertest.Jaeger) {
+	target, err := url.Parse(j.QueryURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := make(chan struct{}, 1)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v3/traces" {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done()
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "report.json")
+	cmd, lines, seen := startHelper(t, "", phaseRead, nil, "analyze", "--format", "json", "-o", out,
+		"--jaeger", srv.URL, "--service", demoService, "--since", "1h")
+	bound, stop := testbound.Context(t)
+	defer stop()
+	select {
+	case <-asked:
+	case <-bound.Done():
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no page was asked for; stderr:\n%s", seen.String())
+	}
+	signalAndJudge(t, cmd, lines, seen, syscall.SIGINT, " mid-fetch")
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("-o %s after an interrupt: %v, want no file", out, err)
+	}
+}
+
+// diffRows is a diff's rows, without the sides' names.
+func diffRows(t *testing.T, out string) string {
+	t.Helper()
+	var d struct {
+		Rows json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || len(d.Rows) == 0 {
+		t.Fatalf("diff's JSON: %v\n%s", err, out)
+	}
+	return string(d.Rows)
+}
