@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -69,7 +70,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := analyzeWith(ctx, e, []string{path}, LoadOptions{Read: strict})
+		r, _, err := analyzeWith(ctx, e, ingest.Files{path}, LoadOptions{Read: strict})
 		switch {
 		case errors.Is(err, errSpoiled):
 			*spoiled++
@@ -88,7 +89,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 		}
 
 		var reread error
-		r, _, err = AnalyzeStream(ctx, []string{path}, cfg, LoadOptions{Read: strict, Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
+		r, _, err = AnalyzeStream(ctx, ingest.Files{path}, cfg, LoadOptions{Read: strict, Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatalf("%d shards: AnalyzeStream: %v", shards, err)
 		}
@@ -117,7 +118,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 	}
 	for _, shards := range []int{1, 2} {
 		var reread error
-		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
+		r, _, err := AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
@@ -135,7 +136,7 @@ func TestSpeculativeRunReadsAgainOnASpanAfterItsRoot(t *testing.T) {
 	}
 	defer in.Close()
 	called := false
-	r, _, err := AnalyzeStream(context.Background(), []string{"-"}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
+	r, _, err := AnalyzeStream(context.Background(), ingest.Files{"-"}, rulefmt.Config{}, LoadOptions{Read: ReadOptions{Stdin: in}, Reread: func(error) { called = true }}, EngineOptions{})
 	if err != nil || called || r.Spans != 3 {
 		t.Errorf("stdin: %v, read again %v, %d spans; want no error, no second read, 3 spans", err, called, r.Spans)
 	}
@@ -169,7 +170,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := analyzeWith(context.Background(), e, []string{path}, LoadOptions{})
+		r, _, err := analyzeWith(context.Background(), e, ingest.Files{path}, LoadOptions{})
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
@@ -194,7 +195,7 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Feed(context.Background(), []string{path}, LoadOptions{}, e); err != nil {
+	if _, err := Feed(context.Background(), ingest.Files{path}, LoadOptions{}, e); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Flush(); err != nil {
@@ -290,7 +291,7 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, _, err := analyzeWith(context.Background(), e, []string{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+			r, _, err := analyzeWith(context.Background(), e, ingest.Files{path}, LoadOptions{Read: ReadOptions{Strict: true}})
 			switch {
 			case c.spoiled && !errors.Is(err, errSpoiled):
 				t.Fatalf("speculative engine: %v, want errSpoiled", err)
@@ -305,7 +306,7 @@ func TestSpeculativeRunAttributesPairsEarlyOrReadsAgain(t *testing.T) {
 				t.Errorf("%d acquires attributed before the end, want %d", e.earlyAcquires, c.early)
 			}
 			var reread error
-			r, _, err = AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+			r, _, err = AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -342,7 +343,7 @@ func TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := analyzeWith(context.Background(), e, []string{path}, LoadOptions{}); !errors.Is(err, errSpoiled) {
+		if _, _, err := analyzeWith(context.Background(), e, ingest.Files{path}, LoadOptions{}); !errors.Is(err, errSpoiled) {
 			t.Errorf("%d shards: the speculative engine says %v, want errSpoiled", shards, err)
 		}
 		spilled := false
@@ -352,7 +353,7 @@ func TestSpeculativeRunReadsAgainOnASpanOfATraceLongForgotten(t *testing.T) {
 		if !spilled {
 			t.Errorf("%d shards: no shard spilled its finalized traces: the test pins nothing", shards)
 		}
-		r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{}, EngineOptions{Shards: shards})
+		r, _, err := AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, LoadOptions{}, EngineOptions{Shards: shards})
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
@@ -388,7 +389,7 @@ func TestSpeculativeRunFinalizesRootedTracesOnlyInBatches(t *testing.T) {
 			rootedBatch = tc.batch
 			path := writeJSONLines(t, "dump.jsonl", tc.lines...)
 			var reread error
-			r, _, err := AnalyzeStream(context.Background(), []string{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
+			r, _, err := AnalyzeStream(context.Background(), ingest.Files{path}, rulefmt.Config{}, LoadOptions{Reread: func(err error) { reread = err }}, EngineOptions{Shards: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -399,5 +400,40 @@ func TestSpeculativeRunFinalizesRootedTracesOnlyInBatches(t *testing.T) {
 				t.Errorf("the report holds %d spans, want %d", r.Spans, len(tc.lines))
 			}
 		})
+	}
+}
+
+// TestAnOpenTraceHoldsBackTheEarlyAdvance pins the shards' low marks in
+// the early pair stage: a trace whose acquire arrived long before its root
+// is still open, so no acquire of the dump may be attributed past that
+// acquire's start while it is. The acquires after it, in time order, wait;
+// the run is not spoiled and reads once. Advancing by the lag alone would
+// attribute them, then meet the open trace's acquire behind its pair's
+// frontier and read the whole input again.
+func TestAnOpenTraceHoldsBackTheEarlyAdvance(t *testing.T) {
+	defer func(n, m int) { rootedBatch, earlyPairBatch = n, m }(rootedBatch, earlyPairBatch)
+	rootedBatch, earlyPairBatch = 1, 1
+	open := newDump()
+	ss := open.resource(spans.ResourceServiceInstanceID, "gw-1")
+	open.add(ss, sp{trace: 7, id: 71, parent: 70, name: spans.SpanAcquire, start: 0, end: time.Second,
+		attrs: []any{spans.AttrCacheHit, false, spans.AttrCacheKey, "k-a"}})
+	root := newDump()
+	root.add(root.resource(spans.ResourceServiceInstanceID, "gw-1"), sp{trace: 7, id: 70, name: spans.SpanInvoke, start: 0, end: 50 * time.Second})
+	lines := []ptrace.Traces{open.td}
+	for i, at := range []time.Duration{10, 20, 30, 40} {
+		lines = append(lines, leaseAt{uint64(i + 1), "k-a", at * time.Second, i%2 == 1, 0}.traces())
+	}
+	path := writeJSONLines(t, "open.jsonl", append(lines, root.td)...)
+	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
+	e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := analyzeWith(context.Background(), e, ingest.Files{path}, LoadOptions{Read: ReadOptions{Strict: true}})
+	if err != nil {
+		t.Fatalf("speculative engine: %v, want one read", err)
+	}
+	if want, got := renderString(t, ref, render.FormatJSON), renderString(t, r, render.FormatJSON); got != want {
+		t.Errorf("speculative engine: report differs from Analyze's:\n%s", cmp.Diff(want, got))
 	}
 }
