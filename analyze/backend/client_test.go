@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -215,5 +216,40 @@ func TestReadCredentialPrefersTheFileAndMakesATokenBearer(t *testing.T) {
 	}
 	if _, err := ReadCredential(filepath.Join(dir, "missing"), ""); err == nil {
 		t.Error("a missing credential file read as none")
+	}
+}
+
+// TestAPrivateCAIsTrustedOnlyWhenGiven pins --backend-ca-file: an https
+// backend whose certificate chains to a CA the system does not know is
+// refused, and accepted once that CA's PEM file is given; a file holding
+// no certificate is an error before any request.
+func TestAPrivateCAIsTrustedOnlyWhenGiven(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"services":["a"]}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(ca, block, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var w waits
+	if _, err := newTestClient(t, srv.URL, "", &w).get(context.Background(), "/x", nil, 1<<20); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("an unknown CA: %v, want a certificate error", err)
+	}
+	c, err := NewClient(ClientOptions{URL: srv.URL, CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.get(context.Background(), "/x", nil, 1<<20); err != nil {
+		t.Errorf("with its CA given: %v", err)
+	}
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewClient(ClientOptions{URL: srv.URL, CAFile: empty}); err == nil {
+		t.Error("a CA file without a certificate accepted")
 	}
 }

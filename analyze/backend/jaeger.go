@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -29,6 +30,8 @@ import (
 //     or 404 {"error":{"httpCode":404,"message":"No traces found"}}.
 //   - A trace matches when one of its spans has the service, the
 //     operation, the duration and a start in the window, all at once.
+//   - A num_traces above the memory storage's max_traces is a 500 whose
+//     message names the "search depth": the source asks again for half.
 //   - Past num_traces the storage keeps the traces it received last, in
 //     no order of time, and says nothing: the source narrows the window
 //     until a page is not full, or says the window was cut.
@@ -74,8 +77,11 @@ func (Jaeger) Find(ctx context.Context, c *Client, f Find, limit int64) ([]byte,
 	}
 	body, err := c.get(ctx, "/api/v3/traces", q, limit)
 	var se *StatusError
-	if errors.As(err, &se) && se.Status == http.StatusNotFound && bytes.Contains([]byte(se.Body), []byte("No traces found")) {
+	switch {
+	case errors.As(err, &se) && se.Status == http.StatusNotFound && strings.Contains(se.Body, "No traces found"):
 		return nil, nil
+	case errors.As(err, &se) && strings.Contains(se.Body, "search depth"):
+		return nil, fmt.Errorf("%w: %w", ErrPageTooLarge, err) // past the storage's max_traces
 	}
 	if err != nil {
 		return nil, v3Hint(err)

@@ -25,13 +25,19 @@ type API interface {
 	// Find returns the OTLP JSON (TracesData, or JSON lines of it) of at
 	// most f.Traces traces, each whole, that hold a span f selects
 	// (Matches) starting in [f.Min, f.Max]; nil for none. An answer
-	// longer than limit bytes is an error wrapping ErrTooLarge.
+	// longer than limit bytes is an error wrapping ErrTooLarge; a
+	// backend refusing to return f.Traces traces at once says so with an
+	// error wrapping ErrPageTooLarge.
 	Find(ctx context.Context, c *Client, f Find, limit int64) ([]byte, error)
 	// Matches is the backend's own test of a span of a resource of
 	// service, its start time aside: the source tells by it which page
 	// owns a trace, so it must be the backend's test exactly.
 	Matches(f Find, service string, s ptrace.Span) bool
 }
+
+// ErrPageTooLarge is wrapped by Find's error when the backend refuses to
+// return as many traces at once as asked: the source asks for half.
+var ErrPageTooLarge = errors.New("the backend refuses a page of this many traces")
 
 // Filter narrows a query to spans the backend's API can select.
 type Filter struct {
@@ -130,7 +136,7 @@ func (q *Query) Read(ctx context.Context, opts ingest.ReadOptions, sink ingest.S
 	if err := q.checkServices(ctx); err != nil {
 		return []ingest.Input{in}, err
 	}
-	r := &pager{q: q, in: &in, opts: opts, sink: sink, limit: pageLimit(opts)}
+	r := &pager{q: q, in: &in, opts: opts, sink: sink, limit: pageLimit(opts), pageTraces: cmpOr(q.PageTraces, DefaultPageTraces)}
 	for i := range q.Services {
 		if err := r.service(ctx, i); err != nil {
 			return []ingest.Input{in}, err
@@ -181,12 +187,14 @@ type pager struct {
 	sink  ingest.Sink
 	limit int64
 	cut   int // pages kept full at MinStep
+	// pageTraces is the most traces a page asks for: Query.PageTraces,
+	// halved each time the backend refuses that many.
+	pageTraces int
 }
 
 // service pages through the window for the service at index i.
 func (r *pager) service(ctx context.Context, i int) error {
 	q := r.q
-	pageTraces := cmpOr(q.PageTraces, DefaultPageTraces)
 	minStep := cmpOr(q.MinStep, DefaultMinStep)
 	step := q.End.Sub(q.Start)
 	for lo := q.Start; lo.Before(q.End); {
@@ -194,11 +202,15 @@ func (r *pager) service(ctx context.Context, i int) error {
 		if !hi.Before(q.End) || step <= 0 {
 			hi = q.End
 		}
-		f := Find{Service: q.Services[i], Min: lo, Max: hi, Traces: pageTraces, Filter: q.Filter}
+		f := Find{Service: q.Services[i], Min: lo, Max: hi, Traces: r.pageTraces, Filter: q.Filter}
 		body, err := q.API.Find(ctx, q.Client, f, r.limit)
 		narrow := hi.Sub(lo) > minStep
-		if errors.Is(err, ErrTooLarge) && narrow {
+		switch {
+		case errors.Is(err, ErrTooLarge) && narrow:
 			step = hi.Sub(lo) / 2
+			continue
+		case errors.Is(err, ErrPageTooLarge) && r.pageTraces > 1:
+			r.pageTraces /= 2
 			continue
 		}
 		if err != nil {
@@ -209,18 +221,18 @@ func (r *pager) service(ctx context.Context, i int) error {
 			return err
 		}
 		n := traceCount(td)
-		if n >= pageTraces && narrow {
+		if n >= r.pageTraces && narrow {
 			step = hi.Sub(lo) / 2
 			continue
 		}
-		if n >= pageTraces {
+		if n >= r.pageTraces {
 			r.cut++
 		}
 		r.in.Backend.Pages++
 		if err := r.hand(i, f, lo, hi, td); err != nil {
 			return err
 		}
-		if n < pageTraces/4 {
+		if n < r.pageTraces/4 {
 			step = hi.Sub(lo) * 2
 		}
 		lo = hi
@@ -273,14 +285,19 @@ func eachSpan(td ptrace.Traces, fn func(service string, s ptrace.Span)) {
 	}
 }
 
-// finish says on the input what the read could not see.
+// finish says on the input what the read could not see, and a page
+// size the backend made smaller.
 func (r *pager) finish() {
 	b := r.in.Backend
+	if asked := cmpOr(r.q.PageTraces, DefaultPageTraces); r.pageTraces < asked {
+		r.in.Warnings = append(r.in.Warnings, fmt.Sprintf("%s: the backend refused pages of %d traces: asked for %d at a time (give --page-traces %d to spare the refusals)",
+			r.in.Path, asked, r.pageTraces, r.pageTraces))
+	}
 	b.Cut = r.cut > 0
 	if r.cut > 0 {
 		r.in.Partial = true
 		r.in.Warnings = append(r.in.Warnings, fmt.Sprintf("%s: the window was cut: %d pages held %d traces, the most a page asks for, in a range of %v: traces may be missing (raise the page size, or narrow the window)",
-			r.in.Path, r.cut, cmpOr(r.q.PageTraces, DefaultPageTraces), cmpOr(r.q.MinStep, DefaultMinStep)))
+			r.in.Path, r.cut, r.pageTraces, cmpOr(r.q.MinStep, DefaultMinStep)))
 	}
 	if b.Settling > 0 {
 		r.in.Partial = true

@@ -26,6 +26,9 @@ import (
 type fakeV3 struct {
 	traces   []ptrace.Traces // in the order received
 	requests atomic.Int32
+	// maxTraces, when set, is the storage's capacity: a page asking for
+	// more is refused as Jaeger's memory storage refuses it.
+	maxTraces int
 }
 
 func (f *fakeV3) serve(t *testing.T) *httptest.Server {
@@ -61,6 +64,10 @@ func (f *fakeV3) find(t *testing.T, w http.ResponseWriter, r *http.Request) {
 	n, err3 := strconv.Atoi(q.Get("query.num_traces"))
 	if err1 != nil || err2 != nil || err3 != nil || n <= 0 {
 		http.Error(w, `{"error":{"httpCode":400,"message":"malformed parameter"}}`, http.StatusBadRequest)
+		return
+	}
+	if f.maxTraces > 0 && n > f.maxTraces {
+		http.Error(w, `{"error":{"httpCode":500,"message":"search depth must be greater than 0 and less than max traces"}}`, http.StatusInternalServerError)
 		return
 	}
 	sel := Find{Service: q.Get("query.service_name"), Filter: Filter{Operation: q.Get("query.operation_name")}}
@@ -270,5 +277,26 @@ func TestAnEmptyWindowAndAnOperationFilter(t *testing.T) {
 	}
 	if got[picked] != 1 || got[other] != 0 {
 		t.Errorf("handed %v: want only the trace whose call starts in the window", got)
+	}
+}
+
+// TestAPageLargerThanTheBackendAllowsIsHalved pins the answer to Jaeger's
+// refusal of a search depth past its max_traces: the source asks for half
+// as many until it is accepted, keeps that size, and says so.
+func TestAPageLargerThanTheBackendAllowsIsHalved(t *testing.T) {
+	f := &fakeV3{maxTraces: 3}
+	for i := range 5 {
+		f.add(uint64(i+1), span{"a", "call", t0.Add(time.Duration(i+1) * time.Minute), t0.Add(time.Duration(i+1)*time.Minute + time.Second)})
+	}
+	q := testQuery(t, f, "a")
+	var w waits
+	q.Client.sleep = w.sleep
+	got := handed{}
+	ins, err := q.Read(context.Background(), ingest.ReadOptions{}, got.sink())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || ins[0].Backend.Cut || !strings.Contains(strings.Join(ins[0].Warnings, "\n"), "refused pages of 10 traces: asked for 2") {
+		t.Errorf("%d traces handed, cut %v, warnings %q: want all 5 in pages of 2, said", len(got), ins[0].Backend.Cut, ins[0].Warnings)
 	}
 }

@@ -83,20 +83,25 @@ func TestJaegerAsASource(t *testing.T) {
 
 // jaegerEqualsFile is the backend's contract: the demo's spans read back
 // from a real Jaeger give the report the dump gives, figure for figure,
-// whether one page holds the window or many; check gives the same verdict
-// and exit code, diff against the dump the same rows, and whatif the same
-// rows. The report says what it read
-// from where.
+// whether one page holds the window or many, or the page size asked for is
+// past what Jaeger allows; check gives the same verdict and exit code,
+// diff against the dump the same rows, and whatif the same rows. The
+// report says what it read from where.
 func jaegerEqualsFile(t *testing.T, j *jaegertest.Jaeger, dump string) {
 	code, out, stderr := runCLI(t, "", "analyze", "--format", "json", dump)
 	if code != 0 {
 		t.Fatalf("analyze of the dump: exit %d\n%s", code, stderr)
 	}
 	want, _ := figures(t, out)
-	for _, pageTraces := range []string{"500", "3"} {
+	// Pages of 3 traces page through the window; 200000 is past this
+	// Jaeger's max_traces, which it refuses: the source halves it.
+	for _, pageTraces := range []string{"500", "3", "200000"} {
 		code, out, stderr = runCLI(t, "", append([]string{"analyze", "--format", "json"}, jaegerArgs(j, "--page-traces", pageTraces)...)...)
 		if code != 0 {
 			t.Fatalf("analyze --jaeger, pages of %s traces: exit %d\n%s", pageTraces, code, stderr)
+		}
+		if refused := strings.Contains(stderr, "refused pages of 200000 traces: asked for 100000"); refused != (pageTraces == "200000") {
+			t.Errorf("pages of %s traces: stderr says of a refusal %v:\n%s", pageTraces, refused, stderr)
 		}
 		got, inputs := figures(t, out)
 		if got != want {
