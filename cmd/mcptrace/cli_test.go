@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/backend"
 	"github.com/mcptrace/mcptrace/analyze/gate"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/internal/testbound"
@@ -135,6 +136,15 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 	}
 	if l := lines["stdin"]; !strings.HasPrefix(l, "reading -: ") || !strings.HasSuffix(l, " KB read") {
 		t.Errorf("stdin progress = %q, want spans and the bytes read", l)
+	}
+
+	// A backend's query: where, and what was fetched so far.
+	jin := &ingest.Input{Path: "http://127.0.0.1:16686", Backend: &ingest.BackendRead{Backend: "jaeger", URL: "http://127.0.0.1:16686", Traces: 340, Pages: 12}}
+	if l, want := progressLine(jin, 1_200_000), "reading jaeger http://127.0.0.1:16686: 1.2M spans, 340 traces, 12 pages"; l != want {
+		t.Errorf("backend progress = %q, want %q", l, want)
+	}
+	if p := newProgressIf(&buf, &backend.Query{}, true); !p.on {
+		t.Error("no progress for a backend on a terminal")
 	}
 
 	// A second read (the speculative run gave up) says so, at once.

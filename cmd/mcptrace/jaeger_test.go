@@ -240,3 +240,39 @@ func diffRows(t *testing.T, out string) string {
 	}
 	return string(d.Rows)
 }
+
+// TestJaegerFlagMistakesAreUsageErrors pins the refusals made before any
+// request: each exits 2 naming what to give, and a password in the URL is
+// never echoed.
+func TestJaegerFlagMistakesAreUsageErrors(t *testing.T) {
+	const u = "http://127.0.0.1:9"
+	tests := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"a backend flag without --jaeger", []string{"analyze", "--service", "gw", "dump.jsonl"}, "give --jaeger URL too"},
+		{"a path beside --jaeger", []string{"analyze", "--jaeger", u, "--service", "gw", "--since", "1h", "dump.jsonl"}, "give no PATH"},
+		{"no service", []string{"analyze", "--jaeger", u, "--since", "1h"}, "needs --service"},
+		{"no window", []string{"analyze", "--jaeger", u, "--service", "gw"}, "needs a window"},
+		{"--since and --start", []string{"check", "--jaeger", u, "--service", "gw", "--since", "1h", "--start", "2026-12-01T00:00:00Z"}, "give one"},
+		{"a start that is no time", []string{"whatif", "--jaeger", u, "--service", "gw", "--start", "yesterday"}, "want RFC 3339"},
+		{"a start after the end", []string{"analyze", "--jaeger", u, "--service", "gw", "--start", "2026-12-02T00:00:00Z", "--end", "2026-12-01T00:00:00Z"}, "is empty"},
+		{"a start equal to the end", []string{"analyze", "--jaeger", u, "--service", "gw", "--start", "2026-12-01T00:00:00Z", "--end", "2026-12-01T00:00:00Z"}, "is empty"},
+		{"a password in the URL", []string{"analyze", "--jaeger", "http://me:hunter22@127.0.0.1:9", "--service", "gw", "--since", "1h"}, "credentials in a URL"},
+		{"--split-by with --jaeger", []string{"analyze", "--split-by", "run", "--jaeger", u, "--service", "gw", "--since", "1h"}, "does not apply to --jaeger"},
+		{"diff with two sides and --jaeger", []string{"diff", "--jaeger", u, "--service", "gw", "--since", "1h", "a.json", "b.json"}, "exactly one argument"},
+		{"no page", []string{"analyze", "--jaeger", u, "--service", "gw", "--since", "1h", "--page-traces", "0"}, "--page-traces"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want 2 saying %q:\n%s", code, tc.says, stderr)
+			}
+			if strings.Contains(stderr, "hunter22") {
+				t.Errorf("the password reached stderr:\n%s", stderr)
+			}
+		})
+	}
+}
