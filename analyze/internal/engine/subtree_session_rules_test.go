@@ -61,3 +61,59 @@ func TestSessionRulesCountEachSubtreeExecutionsSessions(t *testing.T) {
 		t.Errorf("%s values per execution = %v, want [1 2] (groups %+v)", rulefmt.RuleOneSessionPerExecution, values, obs[i].Groups)
 	}
 }
+
+// TestUserSessionRulesInSubtreesCountWithoutSkippingSessionless pins the
+// session quantities of a user's subtree-scoped rules that do not skip
+// sessionless calls (the built-in ones do, which takes another path):
+// pool_sessions counts each execution's sessions not lost, lost_sessions
+// those the server forgot (a call failing with session_expired), never 0
+// for want of a list of the spans selected.
+func TestUserSessionRulesInSubtreesCountWithoutSkippingSessionless(t *testing.T) {
+	root := rulefmt.Selector{Name: "agent.run"}
+	cfg := rulefmt.Config{ExecutionRoot: &root}
+	builtin := rulefmt.BuiltinRules(cfg)
+	i := slices.IndexFunc(builtin, func(r rulefmt.Rule) bool { return r.ID == rulefmt.RuleOneSessionPerExecution })
+	pooled := builtin[i]
+	pooled.ID, pooled.SkipSessionless = "user-pooled", false
+	lost := pooled
+	lost.ID = "user-lost"
+	lost.Expect = []rulefmt.Expectation{{Of: rulefmt.QuantityLostSessions, Op: rulefmt.OpEq, Than: rulefmt.Operand{Number: 0}}}
+	rules := []rulefmt.Rule{pooled, lost}
+	b := dumptest.New()
+	ss := b.Resource(spans.ResourceServiceInstanceID, "gw-1")
+	for i, sessions := range [][]string{{"s-1", "s-2"}, {"s-3", "s-3"}} {
+		trace := uint64(i + 1)
+		run := b.Add(ss, dumptest.Span{Trace: trace, Name: "agent.run", End: time.Minute})
+		for j, s := range sessions {
+			at := time.Duration(j+1) * time.Second
+			inv := b.Add(ss, dumptest.Span{Trace: trace, Parent: run, Name: spans.SpanInvoke, Start: at, End: at + 100*time.Millisecond,
+				Attrs: []any{spans.AttrCacheKey, "k"}})
+			b.Add(ss, dumptest.Span{Trace: trace, Parent: inv, Name: spans.SpanAcquire, Start: at, End: at + time.Millisecond,
+				Attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, true}})
+			attrs := []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, s}
+			if s == "s-1" {
+				attrs = append(attrs, spans.AttrErrorType, spans.ErrTypeSessionExpired)
+			}
+			b.Add(ss, dumptest.Span{Trace: trace, Parent: inv, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient,
+				Start: at + time.Millisecond, End: at + 100*time.Millisecond, Attrs: attrs})
+		}
+	}
+	d := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	d.Add(b.Traces())
+	obs, err := ObserveRules(d, cfg, rules, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range [][]float64{{1, 1}, {0, 1}} {
+		var values []float64
+		for _, g := range obs[k].Groups {
+			for range g.Scopes {
+				values = append(values, g.Values...)
+			}
+		}
+		slices.Sort(values)
+		if !slices.Equal(values, want) {
+			t.Errorf("%s: values per execution %v, want %v", rules[k].ID, values, want)
+		}
+	}
+}
