@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -44,6 +45,45 @@ func TestMaxExamplesCapsTheOffendersNamed(t *testing.T) {
 		}
 		if named != c.want {
 			t.Errorf("MaxExamples %d: %d offenders named, want %d", c.max, named, c.want)
+		}
+	}
+}
+
+// TestAFailingScopeWithoutOffendersNamesItsRoot pins the example a scope
+// is named by when it fails with no offending span to show (too few
+// calls): a subtree by its root, though that root has a parent; a trace
+// by its root span.
+func TestAFailingScopeWithoutOffendersNamesItsRoot(t *testing.T) {
+	b := dumptest.New()
+	ss := b.Resource(spans.ResourceServiceInstanceID, "gw-1")
+	run := b.Add(ss, dumptest.Span{Trace: 1, ID: 10, Name: "agent.run", End: time.Minute})
+	step := b.Add(ss, dumptest.Span{Trace: 1, ID: 11, Parent: run, Name: "agent.step", Start: time.Second, End: 30 * time.Second})
+	b.Add(ss, dumptest.Span{Trace: 1, ID: 12, Parent: step, Name: "work", Start: 2 * time.Second, End: 3 * time.Second})
+	for _, c := range []struct {
+		scope string
+		want  uint64 // the span id named
+	}{{"{subtree: {name: agent.step}}", 11}, {"trace", 10}} {
+		gc, err := rulefmt.ParseGateConfig("mcptrace.yaml", []byte(`rules:
+  - {id: calls, scope: `+c.scope+`, select: {name: `+spans.SpanCallTool+`}, expect: {of: count, op: ">=", than: 1}}
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := rulefmt.Config{}
+		d := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(gc.Rules)))
+		d.Add(b.Traces())
+		obs, err := ObserveRulesContext(context.Background(), d, cfg, gc.Rules, ObserveOptions{MaxExamples: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var named []uint64
+		for _, g := range obs[0].Groups {
+			for _, ex := range g.Examples {
+				named = append(named, binary.BigEndian.Uint64(ex.Span[:]))
+			}
+		}
+		if len(named) != 1 || named[0] != c.want {
+			t.Errorf("scope %s: examples named spans %v, want [%d]", c.scope, named, c.want)
 		}
 	}
 }

@@ -683,14 +683,12 @@ func (e *Eval) ref(i int32) report.SpanRef {
 }
 
 // scopeExample names a scope that fails without an offender to show: a
-// subtree's root, a trace's first root span (else its first span); zero
-// for the dump.
+// trace's first root span (else its first span), a subtree's root; zero
+// for the dump. A subtree's spans are in preorder, its root first, and
+// none below the root lacks a parent, so the first span is the root.
 func (e *Eval) scopeExample(sc RuleScope) report.SpanRef {
-	switch {
-	case sc.trace < 0:
+	if sc.trace < 0 {
 		return report.SpanRef{}
-	case sc.Root >= 0:
-		return e.ref(sc.Root)
 	}
 	for _, i := range sc.Spans {
 		if e.X.Span(i).Parent < 0 {
