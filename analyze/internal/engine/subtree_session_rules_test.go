@@ -117,3 +117,36 @@ func TestUserSessionRulesInSubtreesCountWithoutSkippingSessionless(t *testing.T)
 		}
 	}
 }
+
+// TestSessionRulesReadTheSessionOfSpansThatAreNoCalls pins a session
+// rule selecting spans that are not calls (handshakes here): their
+// session is read from the vocabulary's session attribute on the span
+// itself, so two handshakes on two sessions count two.
+func TestSessionRulesReadTheSessionOfSpansThatAreNoCalls(t *testing.T) {
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+	inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Minute, attrs: []any{spans.AttrCacheKey, "k"}})
+	for i, s := range []string{"s-1", "s-2"} {
+		at := time.Duration(i+1) * time.Second
+		acq := d.add(ss, sp{trace: 1, parent: inv, name: spans.SpanAcquire, start: at, end: at + 500*time.Millisecond,
+			attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false}})
+		d.add(ss, sp{trace: 1, parent: acq, name: spans.SpanHandshake, kind: ptrace.SpanKindClient, start: at, end: at + 400*time.Millisecond,
+			attrs: []any{spans.AttrSessionID, s}})
+		d.add(ss, callSpan(1, inv, at+500*time.Millisecond, at+600*time.Millisecond, s)) // calls, so the writer shows them
+	}
+	rule := rulefmt.BuiltinRules(rulefmt.Config{})[0]
+	if rule.ID != rulefmt.RuleOneSessionPerExecution {
+		t.Fatalf("first built-in is %s", rule.ID)
+	}
+	rule.Select = &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanHandshake}}
+	cfg := rulefmt.Config{}
+	x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+	x.Add(d.td)
+	obs, err := ObserveRules(x, cfg, []rulefmt.Rule{rule}, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs[0].Groups) != 1 || !slices.Equal(obs[0].Groups[0].Values, []float64{2}) {
+		t.Errorf("groups %+v, want one trace reading 2 sessions", obs[0].Groups)
+	}
+}

@@ -775,8 +775,8 @@ func (e *Eval) sessionSplits(selected []int32) (pooled, lost int) {
 }
 
 // lookupSessions finds, once per observation rather than once per scope
-// (a value lookup per scope was a scan of the value table each, issue
-// 24), what sessionSplits reads: the session of a call is the
+// (a value lookup is a scan of the value table), what sessionSplits
+// reads: the session of a call is the
 // vocabulary's (an attribute, or an enclosing span); a selected span that
 // is no call is read by the vocabulary's session attribute.
 func (e *Eval) lookupSessions() {
