@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 )
 
 // API is one backend's query API as a Query pages through it. Another
@@ -59,8 +60,8 @@ type Find struct {
 // page that comes back full (PageTraces traces, the most a request may
 // ask for) may have lost traces, so its range is halved and asked again,
 // down to MinStep; a page still full there is kept and the window is
-// cut (the Input is partial). A page holding few traces doubles the next
-// range. Every trace comes whole, so each is decoded (ingest.ReadFrom,
+// cut (the Input is partial). A page less than a quarter full doubles the
+// next range. Every trace comes whole, so each is decoded (ingest.ReadFrom,
 // as a file is) and handed to the engine as one batch: memory holds one
 // page, not the window.
 //
@@ -220,6 +221,10 @@ func (r *pager) service(ctx context.Context, i int) error {
 		if err != nil {
 			return err
 		}
+		if stray := r.strays(f, td); stray > 0 {
+			return fmt.Errorf("%s answered %d traces without a span of %s starting in %s .. %s, the range asked: it does not select by time as %s's API does",
+				r.in.Path, stray, textfmt.QuoteInput(f.Service), f.Min.UTC().Format(time.RFC3339Nano), f.Max.UTC().Format(time.RFC3339Nano), q.API.Name())
+		}
 		n := traceCount(td)
 		if n >= r.pageTraces && narrow {
 			step = hi.Sub(lo) / 2
@@ -232,7 +237,7 @@ func (r *pager) service(ctx context.Context, i int) error {
 		if err := r.hand(i, f, lo, hi, td); err != nil {
 			return err
 		}
-		if n < r.pageTraces/4 {
+		if 4*n < r.pageTraces { // a page less than a quarter full: the next range may be twice as long
 			step = hi.Sub(lo) * 2
 		}
 		lo = hi
@@ -303,4 +308,24 @@ func (r *pager) finish() {
 		r.in.Partial = true
 		r.in.Warnings = append(r.in.Warnings, fmt.Sprintf("%s: %d traces were still receiving spans (the latest less than %v ago): not judged", r.in.Path, b.Settling, r.q.Settle))
 	}
+}
+
+// strays counts the traces of td holding no span f selects starting in
+// [f.Min, f.Max]: none, from a backend that does what its API says. A
+// backend answering the same traces whatever range is asked would
+// otherwise be paged a millisecond at a time through the whole window.
+func (r *pager) strays(f Find, td ptrace.Traces) int {
+	lo, hi := f.Min.UnixNano(), f.Max.UnixNano()
+	in := map[pcommon.TraceID]bool{}
+	eachSpan(td, func(svc string, s ptrace.Span) {
+		at := int64(s.StartTimestamp())
+		in[s.TraceID()] = in[s.TraceID()] || (at >= lo && at <= hi && r.q.API.Matches(f, svc, s))
+	})
+	n := 0
+	for _, ok := range in {
+		if !ok {
+			n++
+		}
+	}
+	return n
 }

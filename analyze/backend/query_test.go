@@ -29,11 +29,17 @@ type fakeV3 struct {
 	// maxTraces, when set, is the storage's capacity: a page asking for
 	// more is refused as Jaeger's memory storage refuses it.
 	maxTraces int
+	// ignoreWindow answers every trace of the service whatever range is
+	// asked: a broken or hostile backend.
+	ignoreWindow bool
 }
 
 func (f *fakeV3) serve(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.requests.Add(1)
+		if f.requests.Add(1) > 1000 { // a source paging without end fails the test, not hangs it
+			http.Error(w, `{"error":{"httpCode":400,"message":"too many requests for a test"}}`, http.StatusBadRequest)
+			return
+		}
 		switch r.URL.Path {
 		case "/api/v3/services":
 			seen := map[string]bool{}
@@ -77,7 +83,7 @@ func (f *fakeV3) find(t *testing.T, w http.ResponseWriter, r *http.Request) {
 		match := false
 		eachSpan(f.traces[i], func(svc string, s ptrace.Span) {
 			at := s.StartTimestamp().AsTime()
-			match = match || (Jaeger{}.Matches(sel, svc, s) && !at.Before(lo) && !at.After(hi))
+			match = match || (Jaeger{}.Matches(sel, svc, s) && (f.ignoreWindow || !at.Before(lo) && !at.After(hi)))
 		})
 		if match {
 			found++
@@ -298,5 +304,44 @@ func TestAPageLargerThanTheBackendAllowsIsHalved(t *testing.T) {
 	}
 	if len(got) != 5 || ins[0].Backend.Cut || !strings.Contains(strings.Join(ins[0].Warnings, "\n"), "refused pages of 10 traces: asked for 2") {
 		t.Errorf("%d traces handed, cut %v, warnings %q: want all 5 in pages of 2, said", len(got), ins[0].Backend.Cut, ins[0].Warnings)
+	}
+}
+
+// TestABackendIgnoringTheRangeAskedIsRefused pins the answer to a backend
+// that returns traces outside the range asked: an error naming it, not a
+// window paged a millisecond at a time.
+func TestABackendIgnoringTheRangeAskedIsRefused(t *testing.T) {
+	f := &fakeV3{ignoreWindow: true}
+	f.add(1, span{"a", "call", t0.Add(time.Minute), t0.Add(2 * time.Minute)})
+	f.add(2, span{"a", "call", t0.Add(40 * time.Minute), t0.Add(41 * time.Minute)})
+	q := testQuery(t, f, "a")
+	q.PageTraces = 2
+	_, err := q.Read(context.Background(), ingest.ReadOptions{}, handed{}.sink())
+	if err == nil || !strings.Contains(err.Error(), "does not select by time") || f.requests.Load() > 10 {
+		t.Errorf("err %v after %d requests: want the backend refused, at once", err, f.requests.Load())
+	}
+}
+
+// TestTheRangeGrowsBackAfterABurst pins that paging stays cheap with the
+// smallest pages: after a burst narrowed the range, a page less than a
+// quarter full (an empty one, with pages of fewer than four) doubles the
+// next, so an hour of little is a few requests, not
+// one per millisecond.
+func TestTheRangeGrowsBackAfterABurst(t *testing.T) {
+	for _, pageTraces := range []int{1, 2, 4} {
+		f := &fakeV3{}
+		for i := range 3 {
+			f.add(uint64(i+1), span{"a", "call", t0.Add(time.Duration(i) * time.Millisecond), t0.Add(time.Second)})
+		}
+		f.add(9, span{"a", "call", t0.Add(59 * time.Minute), t0.Add(59*time.Minute + time.Second)})
+		q := testQuery(t, f, "a")
+		q.PageTraces = pageTraces
+		got := handed{}
+		if _, err := q.Read(context.Background(), ingest.ReadOptions{}, got.sink()); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 4 || f.requests.Load() > 200 {
+			t.Errorf("pages of %d: %d traces after %d requests, want 4 after a few", pageTraces, len(got), f.requests.Load())
+		}
 	}
 }

@@ -11,13 +11,17 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/internal/jaegertest"
 	"github.com/mcptrace/mcptrace/internal/testbound"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // demoService is the service.name of the pooled demo's spans.
@@ -274,5 +278,93 @@ func TestJaegerFlagMistakesAreUsageErrors(t *testing.T) {
 				t.Errorf("the password reached stderr:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// cutBackend is a loopback backend answering /api/v3 as Jaeger's memory
+// storage does, holding the pooled dump's three traces moved to start in
+// the same nanosecond: with pages of two traces the page holding that
+// instant is full however narrow, so the window is cut. It returns the
+// backend's URL and the instant.
+func cutBackend(t *testing.T) (string, time.Time) {
+	t.Helper()
+	line, err := os.ReadFile(traces + "pooled.otlp.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 4, 30, 9, 0, 0, 0, time.UTC)
+	first := map[pcommon.TraceID]pcommon.Timestamp{}
+	eachTraceSpan(td, func(s ptrace.Span) {
+		if f, ok := first[s.TraceID()]; !ok || s.StartTimestamp() < f {
+			first[s.TraceID()] = s.StartTimestamp()
+		}
+	})
+	eachTraceSpan(td, func(s ptrace.Span) { // each trace moved to start at at
+		shift := pcommon.NewTimestampFromTime(at) - first[s.TraceID()]
+		s.SetStartTimestamp(s.StartTimestamp() + shift)
+		s.SetEndTimestamp(s.EndTimestamp() + shift)
+	})
+	body, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		lo, _ := time.Parse(time.RFC3339Nano, q.Get("query.start_time_min"))
+		hi, _ := time.Parse(time.RFC3339Nano, q.Get("query.start_time_max"))
+		switch {
+		case r.URL.Path == "/api/v3/services":
+			_, _ = w.Write([]byte(`{"services":["mcp-gateway"]}`))
+		case r.URL.Path == "/api/v3/traces" && !at.Before(lo) && !at.After(hi):
+			_, _ = w.Write([]byte(`{"result":` + string(body) + `}`)) // all three: more than asked, as a storage past its limit never is
+		case r.URL.Path == "/api/v3/traces":
+			http.Error(w, `{"error":{"httpCode":404,"message":"No traces found"}}`, http.StatusNotFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, at
+}
+
+// eachTraceSpan calls fn with every span of td.
+func eachTraceSpan(td ptrace.Traces, fn func(ptrace.Span)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, s := range ss.Spans().All() {
+				fn(s)
+			}
+		}
+	}
+}
+
+// TestACutWindowExits3UnlessAllowed pins the partial run: a window cut by
+// the page size is analyzed, checked and replayed with a warning and exit
+// 3, or exit 0 with --allow-partial; the report says the window was cut.
+func TestACutWindowExits3UnlessAllowed(t *testing.T) {
+	url, at := cutBackend(t)
+	window := []string{"--jaeger", url, "--service", "mcp-gateway", "--start", at.Add(-time.Minute).Format(time.RFC3339),
+		"--end", at.Add(time.Hour).Format(time.RFC3339), "--page-traces", "2"}
+	for _, cmd := range [][]string{{"analyze", "--format", "json"}, {"check"}, {"whatif"}} {
+		for _, allow := range []bool{false, true} {
+			args := append(slices.Clone(cmd), window...)
+			if allow {
+				args = append(args, "--allow-partial")
+			}
+			code, out, stderr := runCLI(t, "", args...)
+			if wantCode := map[bool]int{false: 3, true: 0}[allow]; code != wantCode || !strings.Contains(stderr, "the window was cut") {
+				t.Errorf("%s, --allow-partial %v: exit %d, want %d with the cut said:\n%s", cmd[0], allow, code, wantCode, stderr)
+			}
+			if cmd[0] == "analyze" {
+				r := decodeReport(t, out)
+				if b := r.Inputs[0].Backend; !r.Partial || b == nil || !b.Cut || b.Traces != 3 {
+					t.Errorf("analyze of the cut window, --allow-partial %v: partial %v, backend %+v: want partial, cut, 3 traces", allow, r.Partial, b)
+				}
+			}
+		}
 	}
 }

@@ -35,6 +35,7 @@ type whatifFlags struct {
 	recMaxIdle              int
 	format, output          string
 	quiet                   bool
+	allowPartial            bool
 }
 
 // whatifFormat is whatif's --format: one list validates it and completes it.
@@ -104,6 +105,7 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 		}
 	})
 	addSourceFlags(fl, &f.source)
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "replay a backend's window cut by the page size or still being written (default: exit 3)")
 	fl.StringVar(&f.config, "config", "", "configuration file whose vocabulary: block says how to read the dumps, as for analyze (its rules are not used)")
 	fl.StringSliceVar(&f.ttls, "idle-ttl", []string{"5m"}, "idle TTLs to replay")
 	fl.StringSliceVar(&f.perKeys, "idle-per-key", []string{"peak"}, "idle sessions per key: N (fixed) or peak")
@@ -176,7 +178,8 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	lopts := analyze.LoadOptions{Read: s.ropts, Index: s.cfg.IndexOptions()}
 	lopts.Read.Stdin = cmd.InOrStdin()
 	c := whatif.NewCollector()
-	if _, err := analyze.ReadAcquires(cmd.Context(), src, s.cfg, lopts, c.Add); err != nil {
+	inputs, err := analyze.ReadAcquires(cmd.Context(), src, s.cfg, lopts, c.Add)
+	if err != nil {
 		var re *ingest.ReadError
 		switch {
 		case backendError(err) != nil:
@@ -186,6 +189,9 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		case errors.Is(err, context.Canceled):
 			return &exitError{code: 130, err: fmt.Errorf("interrupted: %w", err)}
 		}
+		return err
+	}
+	if err := partialBackend(cmd.ErrOrStderr(), inputs, f.allowPartial); err != nil {
 		return err
 	}
 	w := c.Workload()
@@ -301,4 +307,22 @@ func recordedSetting(cmd *cobra.Command, w *whatif.Workload, flagRec whatif.Sett
 		got.MaxIdle, assumed = flagRec.MaxIdle, true
 	}
 	return got, assumed
+}
+
+// partialBackend says on stderr why a backend's window is partial and,
+// unless allowed, stops with exit 3: a replay of a window missing traces
+// would price settings on acquires that are not all there.
+func partialBackend(stderr io.Writer, inputs []ingest.Input, allow bool) error {
+	for _, in := range inputs {
+		if in.Backend == nil || !in.Partial {
+			continue
+		}
+		for _, w := range in.Warnings {
+			warnf(stderr, "%s", w)
+		}
+		if !allow {
+			return &exitError{code: 3, err: errors.New("the backend's window is partial (see the warnings above): --allow-partial replays what was fetched")}
+		}
+	}
+	return nil
 }
