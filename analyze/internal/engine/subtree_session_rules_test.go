@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,5 +149,75 @@ func TestSessionRulesReadTheSessionOfSpansThatAreNoCalls(t *testing.T) {
 	}
 	if len(obs[0].Groups) != 1 || !slices.Equal(obs[0].Groups[0].Values, []float64{2}) {
 		t.Errorf("groups %+v, want one trace reading 2 sessions", obs[0].Groups)
+	}
+}
+
+// TestARuleErrorIsNotLostToTheSessionsItReads pins that a rule whose
+// observation fails (here a distinct count of an attribute the dump was
+// not built to keep) fails the whole observation, though the rule also
+// reads sessions and the executions' figures it then asks for succeed.
+func TestARuleErrorIsNotLostToTheSessionsItReads(t *testing.T) {
+	gc, err := rulefmt.ParseGateConfig("mcptrace.yaml", []byte(`rules:
+  - id: tenants
+    scope: trace
+    select: {name: `+spans.SpanCallTool+`}
+    expect:
+      - {of: distinct, attribute: tenant.id, op: "<=", than: 1}
+      - {of: pool_sessions, op: "==", than: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rulefmt.Config{}
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+	inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Minute})
+	d.add(ss, callSpan(1, inv, time.Second, 2*time.Second, "s-1"))
+	x := NewDump(cfg.IndexOptions()) // not RulesIndexOptions: tenant.id is not kept
+	x.Add(d.td)
+	if obs, err := ObserveRules(x, cfg, gc.Rules, ObserveOptions{}); err == nil || !strings.Contains(err.Error(), "tenant.id") {
+		t.Errorf("observations %+v, err %v: want the distinct count's error", obs, err)
+	}
+}
+
+// TestACallExpiredThenKeptOnItsSessionLosesNothing pins what a lost
+// session is: one a call found expired with a later call on another
+// session. An expired call followed by calls on the same session (the
+// server answered again) loses none and keeps one.
+func TestACallExpiredThenKeptOnItsSessionLosesNothing(t *testing.T) {
+	root := rulefmt.Selector{Name: "agent.run"}
+	cfg := rulefmt.Config{ExecutionRoot: &root}
+	builtin := rulefmt.BuiltinRules(cfg)
+	i := slices.IndexFunc(builtin, func(r rulefmt.Rule) bool { return r.ID == rulefmt.RuleOneSessionPerExecution })
+	pooled := builtin[i]
+	lost := pooled
+	lost.ID = "lost"
+	lost.Expect = []rulefmt.Expectation{{Of: rulefmt.QuantityLostSessions, Op: rulefmt.OpEq, Than: rulefmt.Operand{Number: 0}}}
+	rules := []rulefmt.Rule{pooled, lost}
+	b := dumptest.New()
+	ss := b.Resource(spans.ResourceServiceInstanceID, "gw-1")
+	run := b.Add(ss, dumptest.Span{Trace: 1, Name: "agent.run", End: time.Minute})
+	for j, expired := range []bool{true, false, false} {
+		at := time.Duration(j+1) * time.Second
+		inv := b.Add(ss, dumptest.Span{Trace: 1, Parent: run, Name: spans.SpanInvoke, Start: at, End: at + 100*time.Millisecond, Attrs: []any{spans.AttrCacheKey, "k"}})
+		b.Add(ss, dumptest.Span{Trace: 1, Parent: inv, Name: spans.SpanAcquire, Start: at, End: at + time.Millisecond,
+			Attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, true}})
+		attrs := []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s-1"}
+		if expired {
+			attrs = append(attrs, spans.AttrErrorType, spans.ErrTypeSessionExpired)
+		}
+		b.Add(ss, dumptest.Span{Trace: 1, Parent: inv, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient,
+			Start: at + time.Millisecond, End: at + 100*time.Millisecond, Attrs: attrs})
+	}
+	d := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	d.Add(b.Traces())
+	obs, err := ObserveRules(d, cfg, rules, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []float64{1, 0} {
+		if g := obs[k].Groups; len(g) != 1 || !slices.Equal(g[0].Values, []float64{want}) {
+			t.Errorf("%s: groups %+v, want one execution reading %v", rules[k].ID, g, want)
+		}
 	}
 }
