@@ -76,8 +76,11 @@ func newAnalyzeCmd() *cobra.Command {
               downstream %[1]s (a stateful server loses its state)
   measures    reads per request, from the measures: list of --config
 
-PATH is a file, a directory (walked), a glob, or - for standard input. The
-format is detected from the content: OTLP JSON (one request or JSON lines, as
+PATH is a file, a directory (walked), a glob, or - for standard input; with
+--jaeger URL there is no PATH: a window (--since, or --start and --end) of
+the --service traces a Jaeger v2 query service holds is read instead, page by
+page, and the report says what was fetched. The format is detected from the
+content: OTLP JSON (one request or JSON lines, as
 the Collector's file exporter writes), OTLP protobuf (length-prefixed
 records), either inside gzip or zstd, Jaeger /api/traces JSON, and Grafana
 Tempo trace JSON. A damaged input is analyzed up to the damage with a warning
@@ -117,6 +120,9 @@ is the stable contract mcptrace.analysis/v2 (docs/analysis-schema.md).`,
 
   # Reads per request from a config file, executions rooted at a span
   mcptrace analyze --config mcptrace.yaml --execution-root executor.execute 'dumps/*.json.gz'
+
+  # The last hour of the gateway's traces in Jaeger
+  mcptrace analyze --jaeger http://127.0.0.1:16686 --service gateway --since 1h
 
   # From standard input, as Markdown for a pull request
   zcat dump.jsonl.gz | mcptrace analyze --format markdown -

@@ -109,6 +109,9 @@ top, offending traces linked through --trace-url.`,
 		Example: `  # Gate a test run's span dump with the built-in rules
   mcptrace check spans.jsonl
 
+  # Gate the last day of the gateway's traces in Jaeger, nightly
+  mcptrace check --jaeger http://127.0.0.1:16686 --service gateway --since 24h
+
   # Your own rules, a baseline, JUnit for the CI system
   mcptrace check --config mcptrace.yaml --baseline baseline.json --junit check.xml spans.jsonl
 

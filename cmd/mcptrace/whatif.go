@@ -85,6 +85,7 @@ replay within a fraction of a second (exit 130).
 
 A dump with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
+  mcptrace whatif --idle-ttl 1m,5m --jaeger http://127.0.0.1:16686 --service gateway --since 168h
   mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
   mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format markdown dump.jsonl
   mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak --format html -o whatif.html dump.jsonl`,
