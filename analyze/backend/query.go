@@ -203,32 +203,14 @@ func (r *pager) service(ctx context.Context, i int) error {
 		if !hi.Before(q.End) || step <= 0 {
 			hi = q.End
 		}
-		f := Find{Service: q.Services[i], Min: lo, Max: hi, Traces: r.pageTraces, Filter: q.Filter}
-		body, err := q.API.Find(ctx, q.Client, f, r.limit)
 		narrow := hi.Sub(lo) > minStep
+		f, td, n, err := r.fetch(ctx, i, lo, hi, narrow)
 		switch {
-		case errors.Is(err, ErrTooLarge) && narrow:
+		case errors.Is(err, errNarrower):
 			step = hi.Sub(lo) / 2
 			continue
-		case errors.Is(err, ErrPageTooLarge) && r.pageTraces > 1:
-			r.pageTraces /= 2
-			continue
-		}
-		if err != nil {
+		case err != nil:
 			return err
-		}
-		td, err := r.decode(ctx, body)
-		if err != nil {
-			return err
-		}
-		if stray := r.strays(f, td); stray > 0 {
-			return fmt.Errorf("%s answered %d traces without a span of %s starting in %s .. %s, the range asked: it does not select by time as %s's API does",
-				r.in.Path, stray, textfmt.QuoteInput(f.Service), f.Min.UTC().Format(time.RFC3339Nano), f.Max.UTC().Format(time.RFC3339Nano), q.API.Name())
-		}
-		n := traceCount(td)
-		if n >= r.pageTraces && narrow {
-			step = hi.Sub(lo) / 2
-			continue
 		}
 		if n >= r.pageTraces {
 			r.cut++
@@ -243,6 +225,44 @@ func (r *pager) service(ctx context.Context, i int) error {
 		lo = hi
 	}
 	return nil
+}
+
+// errNarrower is fetch's word that the range must be asked again,
+// narrower: its answer was too long, or full while it can be narrowed.
+var errNarrower = errors.New("ask again over a narrower range")
+
+// fetch asks for service i's traces in [lo, hi] and decodes them,
+// halving the page size while the backend refuses it; n counts the
+// traces. A backend answering traces that hold no span selected in the
+// range is an error: it does not select by time.
+func (r *pager) fetch(ctx context.Context, i int, lo, hi time.Time, narrow bool) (Find, ptrace.Traces, int, error) {
+	q := r.q
+	for {
+		f := Find{Service: q.Services[i], Min: lo, Max: hi, Traces: r.pageTraces, Filter: q.Filter}
+		body, err := q.API.Find(ctx, q.Client, f, r.limit)
+		switch {
+		case errors.Is(err, ErrTooLarge) && narrow:
+			return f, ptrace.Traces{}, 0, errNarrower
+		case errors.Is(err, ErrPageTooLarge) && r.pageTraces > 1:
+			r.pageTraces /= 2
+			continue
+		case err != nil:
+			return f, ptrace.Traces{}, 0, err
+		}
+		td, err := r.decode(ctx, body)
+		if err != nil {
+			return f, td, 0, err
+		}
+		if stray := r.strays(f, td); stray > 0 {
+			return f, td, 0, fmt.Errorf("%s answered %d traces without a span of %s starting in %s .. %s, the range asked: it does not select by time as %s's API does",
+				r.in.Path, stray, textfmt.QuoteInput(f.Service), f.Min.UTC().Format(time.RFC3339Nano), f.Max.UTC().Format(time.RFC3339Nano), q.API.Name())
+		}
+		n := traceCount(td)
+		if n >= r.pageTraces && narrow {
+			return f, td, n, errNarrower
+		}
+		return f, td, n, nil
+	}
 }
 
 func cmpOr[T comparable](v, def T) T {
