@@ -633,11 +633,10 @@ func insertRef(list []report.SpanRef, ref report.SpanRef, max int) []report.Span
 	if found || at >= max {
 		return list
 	}
-	list = slices.Insert(list, at, ref)
-	if len(list) > max {
-		list = list[:max]
+	if len(list) == max {
+		list = list[:max-1] // the last makes room: ref sorts before it
 	}
-	return list
+	return slices.Insert(list, at, ref)
 }
 
 // CmpRefs orders refs by trace id, then span id.
@@ -695,10 +694,7 @@ func (e *Eval) scopeExample(sc RuleScope) report.SpanRef {
 			return e.ref(i)
 		}
 	}
-	if len(sc.Spans) > 0 {
-		return e.ref(sc.Spans[0])
-	}
-	return report.SpanRef{}
+	return e.ref(sc.Spans[0]) // a trace or a subtree holds a span at least
 }
 
 // missExamples returns the first e.max attributed misses that are
