@@ -137,8 +137,9 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 // TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable pins that a
 // rule judging sessions per execution is not judged, saying why, when
 // calls cannot be tied to their execution: the built-in session rules, a
-// user's distinct(mcp.session.id), and executions measures (no data). A
-// rule on something else is observed as ever.
+// user's distinct(mcp.session.id), and executions measures (no data),
+// though some executions ran against a sessionless server and are left
+// out. A rule on something else is observed as ever.
 func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "gw")
@@ -146,6 +147,11 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	sess := d.add(ss, sp{trace: 1, parent: r, name: "mcp.client.session", start: 0, end: time.Hour})
 	d.add(ss, callSpan(1, sess, 0, time.Millisecond, "s1"))
 	d.add(ss, callSpan(1, sess, time.Minute, time.Minute+time.Millisecond, "s2"))
+	// A second execution against a sessionless server: the session rules
+	// that skip it still judge the first, so they are still not judged.
+	r2 := d.add(ss, sp{trace: 2, name: "request", start: 2 * time.Hour, end: 2*time.Hour + time.Second})
+	d.add(ss, sp{trace: 2, parent: r2, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, start: 2 * time.Hour, end: 2*time.Hour + time.Millisecond,
+		attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrProtocolVersion, spans.ProtocolModern}})
 
 	cfg := rulefmt.Config{}
 	rules := append(rulefmt.BuiltinRules(cfg),
