@@ -139,7 +139,8 @@ func TestExecutionsAreMeasurableOnlyWhenCallsAreTiedToTheirExecution(t *testing.
 // calls cannot be tied to their execution: the built-in session rules, a
 // user's distinct(mcp.session.id), and executions measures (no data),
 // though some executions ran against a sessionless server and are left
-// out. A rule on something else is observed as ever.
+// out. A rule on something else, a distinct count of another attribute
+// among them, is observed as ever.
 func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "gw")
@@ -161,6 +162,9 @@ func TestSessionRulesAreIncompleteWhenExecutionsAreNotMeasurable(t *testing.T) {
 		// no scope.
 		rulefmt.Rule{ID: "user-distinct-none", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: "no.such.call"}},
 			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: spans.AttrSessionID, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, SkipEmpty: true, Severity: rulefmt.SeverityError},
+		// A distinct count of another attribute reads no session.
+		rulefmt.Rule{ID: "user-distinct-methods", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: spans.AttrMethodName, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, Severity: rulefmt.SeverityError},
 		rulefmt.Rule{ID: "user-calls", Scope: rulefmt.Scope{Kind: rulefmt.ScopeDump}, Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 10}}}, Severity: rulefmt.SeverityError},
 	)

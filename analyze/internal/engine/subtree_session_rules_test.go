@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/spans"
@@ -180,11 +181,54 @@ func TestARuleErrorIsNotLostToTheSessionsItReads(t *testing.T) {
 	}
 }
 
-// TestACallExpiredThenKeptOnItsSessionLosesNothing pins what a lost
-// session is: one a call found expired with a later call on another
-// session. An expired call followed by calls on the same session (the
-// server answered again) loses none and keeps one.
-func TestACallExpiredThenKeptOnItsSessionLosesNothing(t *testing.T) {
+// TestALostSessionIsExpiredWithALaterCallOnAnother pins what a lost
+// session is: one a call found expired with a later call, at any
+// distance, on another session. An expired call followed only by calls on
+// the same session (the server answered again) loses none and keeps one.
+func TestALostSessionIsExpiredWithALaterCallOnAnother(t *testing.T) {
+	type call struct {
+		session string
+		expired bool
+	}
+	for _, tc := range []struct {
+		name         string
+		calls        []call
+		pooled, lost float64
+	}{
+		{"expired then kept on its session", []call{{"s-1", true}, {"s-1", false}, {"s-1", false}}, 1, 0},
+		{"expired then another session", []call{{"s-1", true}, {"s-2", false}}, 1, 1},
+		{"expired, its session again, then another", []call{{"s-1", true}, {"s-1", false}, {"s-2", false}}, 1, 1},
+		{"the last call expired", []call{{"s-1", false}, {"s-2", true}}, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := observeOneExecution(t, func(b *dumptest.Builder, ss ptrace.SpanSlice, run uint64) {
+				for j, c := range tc.calls {
+					at := time.Duration(j+1) * time.Second
+					inv := b.Add(ss, dumptest.Span{Trace: 1, Parent: run, Name: spans.SpanInvoke, Start: at, End: at + 100*time.Millisecond, Attrs: []any{spans.AttrCacheKey, "k"}})
+					b.Add(ss, dumptest.Span{Trace: 1, Parent: inv, Name: spans.SpanAcquire, Start: at, End: at + time.Millisecond,
+						Attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, true}})
+					attrs := []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, c.session}
+					if c.expired {
+						attrs = append(attrs, spans.AttrErrorType, spans.ErrTypeSessionExpired)
+					}
+					b.Add(ss, dumptest.Span{Trace: 1, Parent: inv, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient,
+						Start: at + time.Millisecond, End: at + 100*time.Millisecond, Attrs: attrs})
+				}
+			})
+			for k, want := range []float64{tc.pooled, tc.lost} {
+				if g := obs[k].Groups; len(g) != 1 || !slices.Equal(g[0].Values, []float64{want}) {
+					t.Errorf("%s: groups %+v, want one execution reading %v", []string{"pool_sessions", "lost_sessions"}[k], g, want)
+				}
+			}
+		})
+	}
+}
+
+// observeOneExecution observes, over the dump add writes under one
+// agent.run root (trace 1), two rules on that execution: the built-in one
+// session per execution (pool_sessions) and lost_sessions == 0.
+func observeOneExecution(t *testing.T, add func(b *dumptest.Builder, ss ptrace.SpanSlice, run uint64)) []report.RuleObservation {
+	t.Helper()
 	root := rulefmt.Selector{Name: "agent.run"}
 	cfg := rulefmt.Config{ExecutionRoot: &root}
 	builtin := rulefmt.BuiltinRules(cfg)
@@ -196,28 +240,55 @@ func TestACallExpiredThenKeptOnItsSessionLosesNothing(t *testing.T) {
 	rules := []rulefmt.Rule{pooled, lost}
 	b := dumptest.New()
 	ss := b.Resource(spans.ResourceServiceInstanceID, "gw-1")
-	run := b.Add(ss, dumptest.Span{Trace: 1, Name: "agent.run", End: time.Minute})
-	for j, expired := range []bool{true, false, false} {
-		at := time.Duration(j+1) * time.Second
-		inv := b.Add(ss, dumptest.Span{Trace: 1, Parent: run, Name: spans.SpanInvoke, Start: at, End: at + 100*time.Millisecond, Attrs: []any{spans.AttrCacheKey, "k"}})
-		b.Add(ss, dumptest.Span{Trace: 1, Parent: inv, Name: spans.SpanAcquire, Start: at, End: at + time.Millisecond,
-			Attrs: []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, true}})
-		attrs := []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrSessionID, "s-1"}
-		if expired {
-			attrs = append(attrs, spans.AttrErrorType, spans.ErrTypeSessionExpired)
-		}
-		b.Add(ss, dumptest.Span{Trace: 1, Parent: inv, Name: spans.SpanCallTool, Kind: ptrace.SpanKindClient,
-			Start: at + time.Millisecond, End: at + 100*time.Millisecond, Attrs: attrs})
-	}
+	add(b, ss, b.Add(ss, dumptest.Span{Trace: 1, Name: "agent.run", End: time.Minute}))
 	d := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
 	d.Add(b.Traces())
 	obs, err := ObserveRules(d, cfg, rules, ObserveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range []float64{1, 0} {
-		if g := obs[k].Groups; len(g) != 1 || !slices.Equal(g[0].Values, []float64{want}) {
-			t.Errorf("%s: groups %+v, want one execution reading %v", rules[k].ID, g, want)
+	return obs
+}
+
+// TestASubtreeRulesUnderLeavesOutCallsRightBelowTheScopesRoot pins
+// under in a subtree scope whose root matches the under selector: a span
+// is selected only when its nearest matching ancestor lies strictly below
+// the scope's root, so a call right beneath the root is left out and one
+// beneath a nested root counts in the outer scope alone. The distinct
+// count (ranges of the tree) and the count agree.
+func TestASubtreeRulesUnderLeavesOutCallsRightBelowTheScopesRoot(t *testing.T) {
+	run := rulefmt.Selector{Name: "agent.run"}
+	sel := &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}, Under: &run}
+	scope := rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &run}
+	rules := []rulefmt.Rule{
+		{ID: "distinct", Scope: scope, Select: sel, AllowEmpty: true, Severity: rulefmt.SeverityError,
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: spans.AttrSessionID, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 5}}}},
+		{ID: "count", Scope: scope, Select: sel, AllowEmpty: true, Severity: rulefmt.SeverityError,
+			Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 5}}}},
+	}
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+	outer := d.add(ss, sp{trace: 1, name: "agent.run", end: time.Minute})
+	d.add(ss, callSpan(1, outer, time.Second, 2*time.Second, "s-1"))
+	inner := d.add(ss, sp{trace: 1, parent: outer, name: "agent.run", start: 3 * time.Second, end: 10 * time.Second})
+	d.add(ss, callSpan(1, inner, 4*time.Second, 5*time.Second, "s-2"))
+	cfg := rulefmt.Config{}
+	x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	x.Add(d.td)
+	obs, err := ObserveRules(x, cfg, rules, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range rules {
+		var values []float64
+		for _, g := range obs[k].Groups {
+			for range g.Scopes {
+				values = append(values, g.Values...)
+			}
+		}
+		slices.Sort(values)
+		if !slices.Equal(values, []float64{0, 1}) {
+			t.Errorf("%s: values per scope %v, want [0 1] (the inner root's call, in the outer scope only)", rules[k].ID, values)
 		}
 	}
 }

@@ -835,25 +835,24 @@ func (e *Eval) sessionCalls(selected []int32) []sessionCall {
 // were pooled, and those lost: expired on a call with a later call on
 // another session.
 func splitSessions(calls []sessionCall) (pooled, lost int) {
-	// only[j] is the one session of calls[j:], or -2 when they hold several:
-	// a later call on another session exists iff only[j+1] is not the
-	// call's own session. One pass each way keeps this linear.
-	only := make([]int32, len(calls)+1)
-	only[len(calls)] = -1
-	for j := len(calls) - 1; j >= 0; j-- {
-		switch next := only[j+1]; {
-		case next == -1 || next == calls[j].session:
-			only[j] = calls[j].session
-		default:
-			only[j] = -2
-		}
-	}
+	// later is the one session of the calls after j, -1 when there are
+	// none and -2 when they hold several: a later call on another session
+	// exists iff later is neither -1 nor the call's own session. One pass
+	// from the end keeps this linear.
+	later := int32(-1)
 	distinct := map[int32]bool{}
 	forgotten := map[int32]bool{}
-	for j, c := range calls {
+	for j := len(calls) - 1; j >= 0; j-- {
+		c := calls[j]
 		distinct[c.session] = true
-		if c.expired && only[j+1] != -1 && only[j+1] != c.session {
+		other := later != -1 && later != c.session
+		if c.expired && other {
 			forgotten[c.session] = true
+		}
+		if other {
+			later = -2
+		} else {
+			later = c.session
 		}
 	}
 	return len(distinct) - len(forgotten), len(forgotten)
