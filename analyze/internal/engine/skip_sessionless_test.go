@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -11,15 +14,18 @@ import (
 
 // TestAScopeWithNoSelectedSpanIsNotSessionless pins skip_sessionless at
 // its edge: a scope is left out as not applicable only when it selects
-// spans and every one ran against a sessionless server; a scope that
-// selects none is judged (or skipped as empty, where the rule says so),
-// never counted not applicable.
+// spans and every one ran against a sessionless server (the third trace);
+// a scope that selects none is judged (or skipped as empty, where the rule
+// says so), never counted not applicable.
 func TestAScopeWithNoSelectedSpanIsNotSessionless(t *testing.T) {
 	d := newDump()
 	ss := d.resource(spans.ResourceServiceName, "gw")
 	r1 := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
 	d.add(ss, callSpan(1, r1, 0, time.Millisecond, "s1"))
 	d.add(ss, sp{trace: 2, name: "request", end: time.Second}) // no call
+	r3 := d.add(ss, sp{trace: 3, name: "request", end: time.Second})
+	d.add(ss, sp{trace: 3, parent: r3, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, end: time.Millisecond,
+		attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrProtocolVersion, spans.ProtocolModern}})
 	rule := rulefmt.Rule{ID: "r", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, SkipSessionless: true,
 		Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 		Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, Severity: rulefmt.SeverityError}
@@ -35,7 +41,42 @@ func TestAScopeWithNoSelectedSpanIsNotSessionless(t *testing.T) {
 	for _, g := range obs.Groups {
 		scopes += g.Scopes
 	}
-	if obs.NotApplicable != 0 || scopes != 2 {
-		t.Errorf("not applicable %d, scopes judged %d; want 0 and both traces", obs.NotApplicable, scopes)
+	if obs.NotApplicable != 1 || scopes != 2 {
+		t.Errorf("not applicable %d, scopes judged %d; want 1 (the sessionless trace) and the other two", obs.NotApplicable, scopes)
+	}
+}
+
+// TestScopesOfOneValueAreGroupedApartByWhetherTheySelectedSpans pins how
+// a rule's scopes are grouped: two traces reading the same value stay in
+// two groups when one selected spans (its offenders are named) and the
+// other none (the trace itself is named), so neither is named for the
+// other.
+func TestScopesOfOneValueAreGroupedApartByWhetherTheySelectedSpans(t *testing.T) {
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "gw")
+	r1 := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
+	d.add(ss, sp{trace: 1, parent: r1, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, end: time.Millisecond,
+		attrs: []any{spans.AttrMethodName, spans.MethodToolsCall}}) // no tenant
+	d.add(ss, sp{trace: 2, name: "request", end: time.Second}) // no call
+	rule := rulefmt.Rule{ID: "tenant", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, AllowEmpty: true,
+		Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
+		Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityDistinct, Attribute: "tenant.id", Op: rulefmt.OpGe, Than: rulefmt.Operand{Number: 1}}}, Severity: rulefmt.SeverityError}
+	cfg := rulefmt.Config{}
+	idx := index.New(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+	idx.Add(d.td)
+	obs, err := ObserveRules(asDump(idx), cfg, []rulefmt.Rule{rule}, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offenders []int
+	for _, g := range obs[0].Groups {
+		if !slices.Equal(g.Values, []float64{0}) || g.Scopes != 1 {
+			t.Errorf("group %+v; want one scope reading 0", g)
+		}
+		offenders = append(offenders, len(g.Offenders[0]))
+	}
+	slices.Sort(offenders)
+	if !slices.Equal(offenders, []int{0, 1}) {
+		t.Errorf("offenders per group %v; want [0 1]: the call's trace, and the trace without one", offenders)
 	}
 }

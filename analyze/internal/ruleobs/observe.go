@@ -442,21 +442,6 @@ func (run *ruleRun) selectedIn(c *CompiledSel, si int) []int32 {
 	return kept
 }
 
-// countIn counts the spans c selects in scope si, sessionless ones
-// included.
-func (run *ruleRun) countIn(c *CompiledSel, si int) int {
-	if run.sub != nil {
-		return run.sub.Count(c, si)
-	}
-	sc, n := run.scopes[si], 0
-	for _, i := range sc.Spans {
-		if c.Selects(run.e.X, i, sc.Root) {
-			n++
-		}
-	}
-	return n
-}
-
 // anyIn reports whether c selects a span in scope si, sessionless ones
 // included.
 func (run *ruleRun) anyIn(c *CompiledSel, si int) bool {
@@ -485,26 +470,21 @@ const (
 	skipEmpty
 )
 
-// skip says whether the rule leaves scope si out, and why.
+// skip says whether the rule leaves scope si out, and why. A scope whose
+// selected spans are all sessionless is not applicable before it is
+// empty; one that selects nothing is never not applicable.
 func (run *ruleRun) skip(si int) scopeSkip {
 	r, c := run.r, run.ruleSel
 	if c == nil {
 		return skipNone
 	}
 	if r.SkipSessionless {
-		all := len(run.selectedIn(c, si))
-		if all == 0 && run.countIn(c, si) > 0 {
+		if len(run.selectedIn(c, si)) == 0 && run.anyIn(c, si) {
 			return skipNotApplicable
 		}
 	}
 	if r.SkipEmpty {
-		var any bool
-		if r.SkipSessionless {
-			any = len(run.selectedIn(c, si)) > 0
-		} else {
-			any = run.anyIn(c, si)
-		}
-		if !any {
+		if !run.anyIn(c, si) {
 			return skipEmpty
 		}
 	}
