@@ -105,7 +105,9 @@ type Eval struct {
 	// noMissToName says the Report shows no miss but cold starts, so
 	// missExamples has nothing to return.
 	noMissToName bool
-	// The keys and the value sessionSplits reads, looked up on first need.
+	// The keys and the value sessionSplits reads, looked up on first need
+	// (expired is -1 when the index holds no session_expired, an id no
+	// value has).
 	haveSess    bool
 	kSess, kErr uint16
 	okS, okE    bool
@@ -800,7 +802,7 @@ func (e *Eval) sessionCalls(selected []int32) []sessionCall {
 			continue
 		}
 		c := sessionCall{start: x.Span(i).Start, session: sess}
-		if e.okE && e.expired >= 0 {
+		if e.okE {
 			if v, ok := x.AttrVal(i, e.kErr); ok && v == e.expired {
 				c.expired = true
 			}
