@@ -292,3 +292,48 @@ func TestASubtreeRulesUnderLeavesOutCallsRightBelowTheScopesRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestASubtreeSessionRulesAncestorsChooseItsCalls pins under and
+// not_under in a subtree scope whose value needs the selected spans
+// themselves (a session count): a call beneath a probe, or not beneath a
+// step, is left out, so the execution reads the one session of the calls
+// kept.
+func TestASubtreeSessionRulesAncestorsChooseItsCalls(t *testing.T) {
+	probe, step := rulefmt.Selector{Name: "health.probe"}, rulefmt.Selector{Name: "agent.step"}
+	for _, tc := range []struct {
+		name            string
+		under, notUnder *rulefmt.Selector
+	}{
+		{"not_under leaves out the probe's call", nil, &probe},
+		{"under keeps only the step's call", &step, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := rulefmt.Selector{Name: "agent.run"}
+			rule := rulefmt.Rule{ID: "sessions", Scope: rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &run}, Severity: rulefmt.SeverityError,
+				Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}, Under: tc.under, NotUnder: tc.notUnder},
+				Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityPoolSessions, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}}
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+			root := d.add(ss, sp{trace: 1, name: "agent.run", end: time.Minute})
+			st := d.add(ss, sp{trace: 1, parent: root, name: "agent.step", start: time.Second, end: 2 * time.Second})
+			d.add(ss, callSpan(1, st, time.Second, 2*time.Second, "s-1"))
+			p := d.add(ss, sp{trace: 1, parent: root, name: "health.probe", start: 3 * time.Second, end: 5 * time.Second})
+			d.add(ss, callSpan(1, p, 4*time.Second, 5*time.Second, "s-2"))
+			d.add(ss, callSpan(1, root, 6*time.Second, 7*time.Second, "s-3"))
+			cfg := rulefmt.Config{}
+			x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
+			x.Add(d.td)
+			obs, err := ObserveRules(x, cfg, []rulefmt.Rule{rule}, ObserveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []float64{2} // s-1 and s-3
+			if tc.under != nil {
+				want = []float64{1} // s-1
+			}
+			if g := obs[0].Groups; len(g) != 1 || !slices.Equal(g[0].Values, want) {
+				t.Errorf("groups %+v, want one execution reading %v sessions", g, want)
+			}
+		})
+	}
+}
