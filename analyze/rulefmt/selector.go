@@ -101,6 +101,18 @@ type Selector struct {
 	Line, Column int
 }
 
+// Locate names where s sits in its file in err, an error found only when
+// s is compiled against a dump (a regular expression over its names out
+// of budget, a cancellation), so a user can find the selector to change.
+// A selector built in code (line 0) has no place to name: err is returned
+// as it is. The wrapped error stays err (errors.Is).
+func (s Selector) Locate(err error) error {
+	if s.Line > 0 {
+		return fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
+	}
+	return err
+}
+
 // SpanKind returns the OTLP span kind s selects and true, false when s
 // selects any kind (or a name ParseSelector would have refused).
 func (s Selector) SpanKind() (ptrace.SpanKind, bool) {

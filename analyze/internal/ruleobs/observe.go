@@ -147,10 +147,7 @@ func (e *Eval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	plain.Calls = false
 	m, err := selector.CompileContext(ctx, e.X, plain)
 	if err != nil {
-		if s.Line > 0 { // a cancellation wrapped stays one (errors.Is)
-			return nil, fmt.Errorf("selector at line %d, column %d: %w", s.Line, s.Column, err)
-		}
-		return nil, err
+		return nil, s.Locate(err)
 	}
 	if s.Calls {
 		// The vocabulary stage's calls (none when it cannot compile:
