@@ -87,21 +87,15 @@ func (g *subtreeAgg) Count(c *CompiledSel, k int) int {
 	//   under and not_under:    under in (L, R), minus min(under,
 	//                           notUnder) in (L, R) when both exist
 	// (the root itself is selected only without under, as selects says).
-	var plus, minus []int32
-	for _, p := range pts {
-		switch {
-		case c.Under == nil:
-			plus = append(plus, p.pos)
-			if c.NotUnder != nil && p.notUnder >= 0 {
-				minus = append(minus, p.notUnder)
-			}
-		default:
-			if p.under >= 0 {
-				plus = append(plus, p.under)
-				if c.NotUnder != nil && p.notUnder >= 0 {
-					minus = append(minus, min(p.under, p.notUnder))
-				}
-			}
+	// A missing ancestor is -1, which lies in no scope's range (each
+	// starts at 0, and at L+1 where the root is left out), so it needs no
+	// test of its own: min(under, -1) counts nothing, as under -1 does.
+	plus, minus := make([]int32, len(pts)), make([]int32, len(pts))
+	for j, p := range pts {
+		if c.Under == nil {
+			plus[j], minus[j] = p.pos, p.notUnder
+		} else {
+			plus[j], minus[j] = p.under, min(p.under, p.notUnder)
 		}
 	}
 	slices.Sort(plus)
@@ -178,12 +172,11 @@ func (g *subtreeAgg) distinctByRange(c *CompiledSel, key uint16) []int32 {
 		if !ok {
 			continue
 		}
-		switch {
-		case c.Under == nil:
-			pts = append(pts, valuePoint{p.pos, v})
-		case p.under >= 0:
-			pts = append(pts, valuePoint{p.under, v})
+		at := p.pos
+		if c.Under != nil {
+			at = p.under // -1, no under ancestor, lies in no scope's range
 		}
+		pts = append(pts, valuePoint{at, v})
 	}
 	sort.SliceStable(pts, func(a, b int) bool { return pts[a].key < pts[b].key })
 	return g.distinctInRanges(pts, c.Under != nil)
