@@ -181,6 +181,17 @@ func (c Config) ActiveVocabulary() *Vocabulary {
 	return &vocabularyMcptrace
 }
 
+// EffectiveExecutionRoot returns the selector of an execution's root span
+// that an analysis under c uses: ExecutionRoot when set, else the active
+// vocabulary's Executions; nil when every trace is one execution. The
+// executions are found, measured and named in reports by this one choice.
+func (c Config) EffectiveExecutionRoot() *Selector {
+	if c.ExecutionRoot != nil {
+		return c.ExecutionRoot
+	}
+	return c.ActiveVocabulary().Executions
+}
+
 // IndexOptions returns the attributes an analyze.Dump must keep for c: the scope
 // attribute and every key the selectors read.
 func (c Config) IndexOptions() IndexOptions {

@@ -19,12 +19,18 @@ func (a *aggregate) useProfile(p rulefmt.Profile) {
 // vocabulary returns the vocabulary the measures read: a config's own, or
 // the built-in of the effective profile.
 func (a *aggregate) vocabulary() *rulefmt.Vocabulary {
-	if a.cfg.Vocabulary != nil {
-		return a.cfg.Vocabulary
-	}
+	return a.resolved().ActiveVocabulary()
+}
+
+// resolved returns the configuration the measures read: the user's, with
+// the effective profile in place of auto unless it has a vocabulary of its
+// own.
+func (a *aggregate) resolved() rulefmt.Config {
 	c := a.cfg
-	c.Profile = a.effectiveProfile()
-	return c.ActiveVocabulary()
+	if c.Vocabulary == nil {
+		c.Profile = a.effectiveProfile()
+	}
+	return c
 }
 
 // effectiveProfile returns the profile the measures read: the one fixed by

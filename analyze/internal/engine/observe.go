@@ -425,10 +425,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		Handshake:   a.lat[measure.LatHandshake].PercentilesWithSample(),
 		Call:        a.lat[measure.LatCall].PercentilesWithSample(),
 	}
-	if root := cfg.ExecutionRoot; root != nil || a.vocabulary().Executions != nil {
-		if root == nil {
-			root = a.vocabulary().Executions
-		}
+	if root := a.resolved().EffectiveExecutionRoot(); root != nil {
 		r.Settings.ExecutionRoot = root.String()
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}

@@ -917,10 +917,7 @@ func executionsOf(e *Eval) (report.ExecutionsReport, error) {
 	}
 	r := measure.Executions(ev, nil)
 	r.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(ev.ExecNames)
-	if root := e.Cfg.ExecutionRoot; root != nil || e.Cfg.ActiveVocabulary().Executions != nil {
-		if root == nil {
-			root = e.Cfg.ActiveVocabulary().Executions
-		}
+	if root := e.Cfg.EffectiveExecutionRoot(); root != nil {
 		r.Root = root.String()
 	}
 	measure.JudgeMeasurability(&r, ev.PoolSpans, e.Cfg.ActiveVocabulary().Shows(ev.ServerCalls > 0))

@@ -518,10 +518,7 @@ func Stage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*record.T
 // executionRoot compiles the execution root: Config.ExecutionRoot, else
 // the vocabulary's Executions; nil when every trace is one execution.
 func executionRoot(idx *index.Index, cfg rulefmt.Config) (*selector.Matcher, error) {
-	sel := cfg.ExecutionRoot
-	if sel == nil {
-		sel = cfg.ActiveVocabulary().Executions
-	}
+	sel := cfg.EffectiveExecutionRoot()
 	if sel == nil {
 		return nil, nil
 	}
