@@ -70,6 +70,13 @@ func TestObserveRulesGivesPlainValuesPerScope(t *testing.T) {
 	if none := observeByID(t, rules, -1, tracegen.MissingCacheHit())[rulefmt.RuleAcquireHasCacheHit]; len(none.Groups[0].Offenders[0]) != 0 || none.MaxExamples != 0 {
 		t.Errorf("a negative cap keeps offenders: %+v", none)
 	}
+	missCap := map[int]int{2: 2, 0: 5, -1: 0} // 0 is the default cap, 5: all of them
+	for max, want := range missCap {
+		un := observeByID(t, rules, max, tracegen.PerCallDial())[rulefmt.RuleNoUnexplainedMisses]
+		if len(un.UnexplainedMisses) != want || len(un.AboveFloorMisses) != want {
+			t.Errorf("misses named under a cap of %d: %d unexplained, %d above the floor; want %d each", max, len(un.UnexplainedMisses), len(un.AboveFloorMisses), want)
+		}
+	}
 }
 
 // TestObserveRulesGroupsScopesByWhatTheyHold: complete scopes with the

@@ -640,9 +640,7 @@ func (e *Eval) smallest(list []int32) []report.SpanRef {
 			continue
 		}
 		top = slices.Insert(top, at, i)
-		if len(top) > e.Max {
-			top = top[:e.Max]
-		}
+		top = top[:min(len(top), e.Max)]
 	}
 	out := make([]report.SpanRef, len(top))
 	for k, i := range top {
