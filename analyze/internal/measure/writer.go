@@ -6,25 +6,13 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// WriterReport says what the writer read with v can show: v's declared and
-// derived capabilities (rulefmt.Vocabulary.Shows), its side resolved by
-// the calls when v reads both (seen.serverCalls of them written by a
-// server), handshake spans only where the dump holds one when acquires are
-// inferred (semconv reads initialize spans a server-side writer may never
-// write), a target identity for a client's inferred acquires only where a
-// call carries the server's address (a server's own calls all go to it),
-// and, for a user's own vocabulary (user) whose calls carry no session,
-// the key that would give them one.
+// WriterReport says what the writer read with v can show (Shows), its
+// side resolved by the calls when v reads both (seen.serverCalls of them
+// written by a server), and, for a user's own vocabulary (user) whose
+// calls carry no session, the key that would give them one.
 func WriterReport(v *rulefmt.Vocabulary, seen SpanEvidence, user bool) *report.WriterReport {
 	serverCalls := seen.serverCalls
-	shows := v.Shows(serverCalls > 0)
-	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
-		shows &^= rulefmt.CapHandshakeSpans
-	}
-	if len(v.Acquires) == 0 && v.Attributes.Key == "" && seen.targetCalls == 0 && serverCalls == 0 {
-		// A client's inferred acquires keyed by no server: two targets, one key.
-		shows &^= rulefmt.CapTargetIdentity
-	}
+	shows := Shows(v, seen)
 	side := v.Capabilities.Side
 	switch {
 	case side != rulefmt.SideUnknown:
@@ -68,3 +56,23 @@ func EvidenceOf(e *record.Table) SpanEvidence {
 
 // allCapabilities is every capability there is.
 var allCapabilities = rulefmt.CapabilitiesOf((^rulefmt.Capability(0)).Names())
+
+// Shows is what the writer read with v can show, given what its spans
+// showed (seen): v's declared and derived capabilities
+// (rulefmt.Vocabulary.Shows, a server's side where its calls say so),
+// handshake spans only where the dump holds one when acquires are
+// inferred (semconv reads initialize spans a server-side writer may never
+// write), and a target identity for a client's inferred acquires only
+// where a call carries the server's address (a server's own calls all go
+// to it). The report and every measure that depends on it ask here.
+func Shows(v *rulefmt.Vocabulary, seen SpanEvidence) rulefmt.Capability {
+	shows := v.Shows(seen.serverCalls > 0)
+	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
+		shows &^= rulefmt.CapHandshakeSpans
+	}
+	if len(v.Acquires) == 0 && v.Attributes.Key == "" && seen.targetCalls == 0 && seen.serverCalls == 0 {
+		// A client's inferred acquires keyed by no server: two targets, one key.
+		shows &^= rulefmt.CapTargetIdentity
+	}
+	return shows
+}

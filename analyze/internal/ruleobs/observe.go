@@ -918,6 +918,6 @@ func executionsOf(e *Eval) (report.ExecutionsReport, error) {
 	if root := e.Cfg.EffectiveExecutionRoot(); root != nil {
 		r.Root = root.String()
 	}
-	measure.JudgeMeasurability(&r, ev.PoolSpans, e.Cfg.ActiveVocabulary().Shows(ev.ServerCalls > 0))
+	measure.JudgeMeasurability(&r, ev.PoolSpans, measure.Shows(e.Cfg.ActiveVocabulary(), measure.EvidenceOf(ev)))
 	return r, nil
 }
