@@ -158,3 +158,16 @@ func near(got *float64, want float64) bool {
 // asDump hands an index built by a test to the exported API, as Load and
 // NewDump hand theirs to callers outside analyze.
 func asDump(x *index.Index) *Dump { return &Dump{x: x} }
+
+// observeIn indexes td for cfg and rules and observes the rules without a
+// report, failing t on an error.
+func observeIn(t *testing.T, cfg rulefmt.Config, rules []rulefmt.Rule, td ptrace.Traces) []report.RuleObservation {
+	t.Helper()
+	x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
+	x.Add(td)
+	obs, err := ObserveRules(x, cfg, rules, ObserveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obs
+}

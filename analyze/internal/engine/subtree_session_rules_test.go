@@ -142,12 +142,7 @@ func TestSessionRulesReadTheSessionOfSpansThatAreNoCalls(t *testing.T) {
 	}
 	rule.Select = &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanHandshake}}
 	cfg := rulefmt.Config{}
-	x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
-	x.Add(d.td)
-	obs, err := ObserveRules(x, cfg, []rulefmt.Rule{rule}, ObserveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	obs := observeIn(t, cfg, []rulefmt.Rule{rule}, d.td)
 	if len(obs[0].Groups) != 1 || !slices.Equal(obs[0].Groups[0].Values, []float64{2}) {
 		t.Errorf("groups %+v, want one trace reading 2 sessions", obs[0].Groups)
 	}
@@ -273,12 +268,7 @@ func TestASubtreeRulesUnderLeavesOutCallsRightBelowTheScopesRoot(t *testing.T) {
 	inner := d.add(ss, sp{trace: 1, parent: outer, name: "agent.run", start: 3 * time.Second, end: 10 * time.Second})
 	d.add(ss, callSpan(1, inner, 4*time.Second, 5*time.Second, "s-2"))
 	cfg := rulefmt.Config{}
-	x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)))
-	x.Add(d.td)
-	obs, err := ObserveRules(x, cfg, rules, ObserveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	obs := observeIn(t, cfg, rules, d.td)
 	for k := range rules {
 		var values []float64
 		for _, g := range obs[k].Groups {
@@ -321,12 +311,7 @@ func TestASubtreeSessionRulesAncestorsChooseItsCalls(t *testing.T) {
 			d.add(ss, callSpan(1, p, 4*time.Second, 5*time.Second, "s-2"))
 			d.add(ss, callSpan(1, root, 6*time.Second, 7*time.Second, "s-3"))
 			cfg := rulefmt.Config{}
-			x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
-			x.Add(d.td)
-			obs, err := ObserveRules(x, cfg, []rulefmt.Rule{rule}, ObserveOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			obs := observeIn(t, cfg, []rulefmt.Rule{rule}, d.td)
 			want := []float64{2} // s-1 and s-3
 			if tc.under != nil {
 				want = []float64{1} // s-1

@@ -23,12 +23,7 @@ func TestACallsRulesQueryWithoutCallsToNameIsItsOwnSelectors(t *testing.T) {
 	ss := d.resource(spans.ResourceServiceName, "gw")
 	r := d.add(ss, sp{trace: 1, name: "request", end: time.Second})
 	d.add(ss, callSpan(1, r, 0, time.Millisecond, "s1"))
-	x := NewDump(rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions([]rulefmt.Rule{rule})))
-	x.Add(d.td)
-	obs, err := ObserveRules(x, cfg, []rulefmt.Rule{rule}, ObserveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	obs := observeIn(t, cfg, []rulefmt.Rule{rule}, d.td)
 	if want := sel.TraceQL() + " | "; !strings.HasPrefix(obs[0].TraceQL, want) {
 		t.Errorf("query %q, want it to start with the rule's own selector, %q", obs[0].TraceQL, want)
 	}
