@@ -80,3 +80,31 @@ func TestScopesOfOneValueAreGroupedApartByWhetherTheySelectedSpans(t *testing.T)
 		t.Errorf("offenders per group %v; want [0 1]: the call's trace, and the trace without one", offenders)
 	}
 }
+
+// TestASubtreeWithNoSelectedSpanIsEmptyNotSessionless pins
+// skip_sessionless and skip_empty over subtree scopes: a subtree whose
+// calls are all sessionless is not applicable, one with no call is skipped
+// as empty (never counted not applicable), and the one with a call on a
+// session is judged.
+func TestASubtreeWithNoSelectedSpanIsEmptyNotSessionless(t *testing.T) {
+	run := rulefmt.Selector{Name: "agent.run"}
+	rule := rulefmt.Rule{ID: "r", Scope: rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &run}, SkipSessionless: true, SkipEmpty: true,
+		Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
+		Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}, Severity: rulefmt.SeverityError}
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceName, "gw")
+	r1 := d.add(ss, sp{trace: 1, name: "agent.run", end: time.Second})
+	d.add(ss, callSpan(1, r1, 0, time.Millisecond, "s1"))
+	d.add(ss, sp{trace: 2, name: "agent.run", end: time.Second}) // no call
+	r3 := d.add(ss, sp{trace: 3, name: "agent.run", end: time.Second})
+	d.add(ss, sp{trace: 3, parent: r3, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, end: time.Millisecond,
+		attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrProtocolVersion, spans.ProtocolModern}})
+	obs := observeIn(t, rulefmt.Config{}, []rulefmt.Rule{rule}, d.td)[0]
+	scopes := 0
+	for _, g := range obs.Groups {
+		scopes += g.Scopes
+	}
+	if obs.NotApplicable != 1 || scopes != 1 {
+		t.Errorf("not applicable %d, scopes judged %d; want 1 (the sessionless subtree) and 1 (the session's)", obs.NotApplicable, scopes)
+	}
+}

@@ -788,7 +788,7 @@ func (e *Eval) sessionCalls(selected []int32) []sessionCall {
 	calls := make([]sessionCall, 0, len(selected))
 	for _, i := range selected {
 		sess, ok := int32(-1), false
-		if e.callSession != nil && e.callSession[i] >= 0 {
+		if e.callSession != nil && e.callSession[i] != -1 { // -1: no call, or a call without a session
 			sess, ok = e.callSession[i], true
 		} else if e.okS {
 			sess, ok = x.AttrVal(i, e.kSess)
