@@ -85,7 +85,7 @@ func TestScopesOfOneValueAreGroupedApartByWhetherTheySelectedSpans(t *testing.T)
 // skip_sessionless and skip_empty over subtree scopes: a subtree whose
 // calls are all sessionless is not applicable, one with no call is skipped
 // as empty (never counted not applicable), and the one with a call on a
-// session is judged.
+// session is judged, its sessionless call left out of its count.
 func TestASubtreeWithNoSelectedSpanIsEmptyNotSessionless(t *testing.T) {
 	run := rulefmt.Selector{Name: "agent.run"}
 	rule := rulefmt.Rule{ID: "r", Scope: rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &run}, SkipSessionless: true, SkipEmpty: true,
@@ -95,6 +95,8 @@ func TestASubtreeWithNoSelectedSpanIsEmptyNotSessionless(t *testing.T) {
 	ss := d.resource(spans.ResourceServiceName, "gw")
 	r1 := d.add(ss, sp{trace: 1, name: "agent.run", end: time.Second})
 	d.add(ss, callSpan(1, r1, 0, time.Millisecond, "s1"))
+	d.add(ss, sp{trace: 1, parent: r1, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, end: time.Millisecond,
+		attrs: []any{spans.AttrMethodName, spans.MethodToolsCall, spans.AttrProtocolVersion, spans.ProtocolModern}}) // not counted
 	d.add(ss, sp{trace: 2, name: "agent.run", end: time.Second}) // no call
 	r3 := d.add(ss, sp{trace: 3, name: "agent.run", end: time.Second})
 	d.add(ss, sp{trace: 3, parent: r3, name: spans.SpanCallTool, kind: ptrace.SpanKindClient, end: time.Millisecond,
@@ -104,7 +106,7 @@ func TestASubtreeWithNoSelectedSpanIsEmptyNotSessionless(t *testing.T) {
 	for _, g := range obs.Groups {
 		scopes += g.Scopes
 	}
-	if obs.NotApplicable != 1 || scopes != 1 {
-		t.Errorf("not applicable %d, scopes judged %d; want 1 (the sessionless subtree) and 1 (the session's)", obs.NotApplicable, scopes)
+	if obs.NotApplicable != 1 || scopes != 1 || !slices.Equal(obs.Groups[0].Values, []float64{1}) {
+		t.Errorf("not applicable %d, scopes judged %d, groups %+v; want 1 (the sessionless subtree) and 1 (the session's, counting its one call on a session)", obs.NotApplicable, scopes, obs.Groups)
 	}
 }

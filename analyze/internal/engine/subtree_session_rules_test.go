@@ -284,10 +284,10 @@ func TestASubtreeRulesUnderLeavesOutCallsRightBelowTheScopesRoot(t *testing.T) {
 }
 
 // TestASubtreeSessionRulesAncestorsChooseItsCalls pins under and
-// not_under in a subtree scope whose value needs the selected spans
-// themselves (a session count): a call beneath a probe, or not beneath a
-// step, is left out, so the execution reads the one session of the calls
-// kept.
+// not_under in a subtree scope, both where the value needs the selected
+// spans themselves (a session count) and where ranges of the tree count
+// them (a count): a call beneath a probe, or not beneath a step, is left
+// out, so the execution reads the sessions and calls of the calls kept.
 func TestASubtreeSessionRulesAncestorsChooseItsCalls(t *testing.T) {
 	probe, step := rulefmt.Selector{Name: "health.probe"}, rulefmt.Selector{Name: "agent.step"}
 	for _, tc := range []struct {
@@ -301,23 +301,33 @@ func TestASubtreeSessionRulesAncestorsChooseItsCalls(t *testing.T) {
 			run := rulefmt.Selector{Name: "agent.run"}
 			rule := rulefmt.Rule{ID: "sessions", Scope: rulefmt.Scope{Kind: rulefmt.ScopeSubtree, Root: &run}, Severity: rulefmt.SeverityError,
 				Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}, Under: tc.under, NotUnder: tc.notUnder},
-				Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityPoolSessions, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}}
+				Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityPoolSessions, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}},
+					{Of: rulefmt.QuantityCount, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}}
 			d := newDump()
 			ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
-			root := d.add(ss, sp{trace: 1, name: "agent.run", end: time.Minute})
-			st := d.add(ss, sp{trace: 1, parent: root, name: "agent.step", start: time.Second, end: 2 * time.Second})
+			// The ancestor the selector asks of comes first: the index's
+			// span 0, an ancestor like any other.
+			const root, st, p = 101, 102, 103
+			stepSpan := sp{trace: 1, id: st, parent: root, name: "agent.step", start: time.Second, end: 2 * time.Second}
+			probeSpan := sp{trace: 1, id: p, parent: root, name: "health.probe", start: 3 * time.Second, end: 5 * time.Second}
+			first, second := probeSpan, stepSpan
+			if tc.under != nil {
+				first, second = stepSpan, probeSpan
+			}
+			d.add(ss, first)
+			d.add(ss, sp{trace: 1, id: root, name: "agent.run", end: time.Minute})
+			d.add(ss, second)
 			d.add(ss, callSpan(1, st, time.Second, 2*time.Second, "s-1"))
-			p := d.add(ss, sp{trace: 1, parent: root, name: "health.probe", start: 3 * time.Second, end: 5 * time.Second})
 			d.add(ss, callSpan(1, p, 4*time.Second, 5*time.Second, "s-2"))
 			d.add(ss, callSpan(1, root, 6*time.Second, 7*time.Second, "s-3"))
 			cfg := rulefmt.Config{}
 			obs := observeIn(t, cfg, []rulefmt.Rule{rule}, d.td)
-			want := []float64{2} // s-1 and s-3
+			want := []float64{2, 2} // s-1 and s-3: two sessions, two calls
 			if tc.under != nil {
-				want = []float64{1} // s-1
+				want = []float64{1, 1} // s-1
 			}
 			if g := obs[0].Groups; len(g) != 1 || !slices.Equal(g[0].Values, want) {
-				t.Errorf("groups %+v, want one execution reading %v sessions", g, want)
+				t.Errorf("groups %+v, want one execution reading %v (sessions, calls)", g, want)
 			}
 		})
 	}
