@@ -102,8 +102,9 @@ type Selector struct {
 }
 
 // Locate names where s sits in its file in err, an error found only when
-// s is compiled against a dump (a regular expression over its names out
-// of budget, a cancellation), so a user can find the selector to change.
+// s is compiled against a dump (an attribute the dump did not keep, a
+// regular expression out of budget, a cancellation), so a user can find
+// the selector to change.
 // A selector built in code (line 0) has no place to name: err is returned
 // as it is. The wrapped error stays err (errors.Is).
 func (s Selector) Locate(err error) error {

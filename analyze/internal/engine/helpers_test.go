@@ -171,3 +171,22 @@ func observeIn(t *testing.T, cfg rulefmt.Config, rules []rulefmt.Rule, td ptrace
 	}
 	return obs
 }
+
+// observeUnkept observes rules under cfg over one invocation holding one
+// call on session s-1, indexed with the default configuration's options
+// alone: no attribute a rule or a user's vocabulary adds (tenant.id) is
+// kept. It returns the observation's error.
+func observeUnkept(t *testing.T, cfg rulefmt.Config, rules []rulefmt.Rule) error {
+	t.Helper()
+	d := newDump()
+	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
+	inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Minute})
+	d.add(ss, callSpan(1, inv, time.Second, 2*time.Second, "s-1"))
+	x := NewDump(rulefmt.Config{}.IndexOptions())
+	x.Add(d.td)
+	obs, err := ObserveRules(x, cfg, rules, ObserveOptions{})
+	if err == nil {
+		t.Logf("observations without an error: %+v", obs)
+	}
+	return err
+}

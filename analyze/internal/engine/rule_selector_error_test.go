@@ -3,7 +3,6 @@ package engine
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
@@ -24,14 +23,7 @@ func TestASelectorThatCannotBeCompiledIsNamedByItsPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rulefmt.Config{}
-	d := newDump()
-	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
-	inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Minute})
-	d.add(ss, callSpan(1, inv, time.Second, 2*time.Second, "s-1"))
-	x := NewDump(cfg.IndexOptions()) // not RulesIndexOptions: tenant.id is not kept
-	x.Add(d.td)
-	_, err = ObserveRules(x, cfg, gc.Rules, ObserveOptions{})
+	err = observeUnkept(t, rulefmt.Config{}, gc.Rules)
 	if err == nil || !strings.Contains(err.Error(), `rule "tenants"`) || !strings.Contains(err.Error(), "selector at line 4, column 13") || !strings.Contains(err.Error(), "tenant.id") {
 		t.Errorf("err %v; want the rule, the selector's place (line 4, column 13) and the attribute", err)
 	}
@@ -50,13 +42,7 @@ func TestASessionRuleUnderAVocabularyThatCannotCompileFails(t *testing.T) {
 	rule := rulefmt.Rule{ID: "sessions", Scope: rulefmt.Scope{Kind: rulefmt.ScopeTrace}, Severity: rulefmt.SeverityError,
 		Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: spans.SpanCallTool}},
 		Expect: []rulefmt.Expectation{{Of: rulefmt.QuantityPoolSessions, Op: rulefmt.OpLe, Than: rulefmt.Operand{Number: 1}}}}
-	d := newDump()
-	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
-	inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Minute})
-	d.add(ss, callSpan(1, inv, time.Second, 2*time.Second, "s-1"))
-	x := NewDump(rulefmt.Config{}.IndexOptions()) // the default vocabulary's keys: tenant.id is not kept
-	x.Add(d.td)
-	if obs, err := ObserveRules(x, cfg, []rulefmt.Rule{rule}, ObserveOptions{}); err == nil || !strings.Contains(err.Error(), "tenant.id") {
-		t.Errorf("observations %+v, err %v; want the vocabulary's error naming tenant.id", obs, err)
+	if err := observeUnkept(t, cfg, []rulefmt.Rule{rule}); err == nil || !strings.Contains(err.Error(), "tenant.id") {
+		t.Errorf("err %v; want the vocabulary's error naming tenant.id", err)
 	}
 }

@@ -164,15 +164,8 @@ func TestARuleErrorIsNotLostToTheSessionsItReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := rulefmt.Config{}
-	d := newDump()
-	ss := d.resource(spans.ResourceServiceInstanceID, "gw-1")
-	inv := d.add(ss, sp{trace: 1, name: spans.SpanInvoke, end: time.Minute})
-	d.add(ss, callSpan(1, inv, time.Second, 2*time.Second, "s-1"))
-	x := NewDump(cfg.IndexOptions()) // not RulesIndexOptions: tenant.id is not kept
-	x.Add(d.td)
-	if obs, err := ObserveRules(x, cfg, gc.Rules, ObserveOptions{}); err == nil || !strings.Contains(err.Error(), "tenant.id") {
-		t.Errorf("observations %+v, err %v: want the distinct count's error", obs, err)
+	if err := observeUnkept(t, rulefmt.Config{}, gc.Rules); err == nil || !strings.Contains(err.Error(), "tenant.id") {
+		t.Errorf("err %v: want the distinct count's error", err)
 	}
 }
 

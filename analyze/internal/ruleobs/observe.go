@@ -469,22 +469,24 @@ const (
 	skipEmpty
 )
 
-// skip says whether the rule leaves scope si out, and why. A scope whose
-// selected spans are all sessionless is not applicable before it is
-// empty; one that selects nothing is never not applicable.
+// skip says whether the rule leaves scope si out, and why. A scope that
+// selects nothing is empty, never not applicable; one whose selected spans
+// are all sessionless is not applicable. Emptiness is asked first, so a
+// scope is looked at in full at most once (anyIn stops at its first
+// selected span).
 func (run *ruleRun) skip(si int) scopeSkip {
 	r, c := run.r, run.ruleSel
 	if c == nil {
 		return skipNone
 	}
-	if r.SkipSessionless {
-		if len(run.selectedIn(c, si)) == 0 && run.anyIn(c, si) {
-			return skipNotApplicable
-		}
-	}
 	if r.SkipEmpty {
 		if !run.anyIn(c, si) {
 			return skipEmpty
+		}
+	}
+	if r.SkipSessionless {
+		if len(run.selectedIn(c, si)) == 0 && run.anyIn(c, si) {
+			return skipNotApplicable
 		}
 	}
 	return skipNone
