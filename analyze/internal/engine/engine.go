@@ -682,10 +682,11 @@ func (s *shard) finalize(sel []bool, low int64) {
 	var copied int
 	phase.Do(context.Background(), phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
 	var cfg rulefmt.Config
-	phase.Do(context.Background(), phase.Detect, func() { cfg = s.e.observeConfig(small) })
+	var det *vocab.Detection
+	phase.Do(context.Background(), phase.Detect, func() { cfg, det = s.e.observeConfig(small) })
 	var o *observation
 	var err error
-	phase.Do(context.Background(), phase.Observe, func() { o, err = observe(small, cfg) })
+	phase.Do(context.Background(), phase.Observe, func() { o, err = observeWith(small, cfg, det) })
 	phase.Do(context.Background(), phase.Merge, func() { s.e.merge(s.id, o, low, err) })
 	for t, ok := range sel {
 		if ok {
@@ -788,7 +789,8 @@ func (s *shard) wasFinalized(id pcommon.TraceID) bool {
 // it is; a streaming one observes the live traces from a copy.
 func (s *shard) flush() {
 	if !s.e.finalizesEarly() {
-		o, err := observe(s.x, s.e.observeConfig(s.x))
+		cfg, det := s.e.observeConfig(s.x)
+		o, err := observeWith(s.x, cfg, det)
 		s.e.merge(s.id, o, math.MaxInt64, err)
 		return
 	}
@@ -802,7 +804,8 @@ func (s *shard) flush() {
 	}
 	small := s.scratch()
 	index.BorrowTraces(small, s.x, sel)
-	o, err := observe(small, s.e.observeConfig(small))
+	cfg, det := s.e.observeConfig(small)
+	o, err := observeWith(small, cfg, det)
 	if o != nil {
 		o.duplicates += s.dropped + s.x.Dropped
 	}

@@ -125,16 +125,19 @@ func (e *Engine) detectBatch() {
 // that shows one, sticky, and the measures' profile with the first
 // resource decided; before that it observes with ProfileDefault, which
 // reads only our own span names (the evidence of those traces has none).
-func (e *Engine) observeConfig(x *index.Index) rulefmt.Config {
+// The detection of x it made to decide, if it made one, comes back with
+// the configuration, for the observation to take as x's evidence rather
+// than walk x's spans a second time (observeWith).
+func (e *Engine) observeConfig(x *index.Index) (rulefmt.Config, *vocab.Detection) {
 	cfg := e.cfg
 	if cfg.Profile != rulefmt.ProfileAuto {
-		return cfg
+		return cfg, nil
 	}
 	if !e.finalizesEarly() {
 		e.mu.Lock()
 		cfg.Profile = e.det.batch
 		e.mu.Unlock()
-		return cfg
+		return cfg, nil
 	}
 	d := vocab.Detect(x, nil)
 	e.mu.Lock()
@@ -162,7 +165,7 @@ func (e *Engine) observeConfig(x *index.Index) rulefmt.Config {
 		cfg.Profile = e.agg.profile
 	}
 	e.det.used[cfg.Profile] = true
-	return cfg
+	return cfg, d
 }
 
 // checkDetection spoils a speculative engine whose observations were not

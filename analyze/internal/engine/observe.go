@@ -66,16 +66,25 @@ func observe(idx *index.Index, cfg rulefmt.Config) (*observation, error) {
 	return observeContext(context.Background(), idx, cfg)
 }
 
+// observeWith is observe with idx's detection already made (det, from
+// observeConfig), or made here when det is nil: a finalization decides
+// its configuration from the same detection its observation reports.
+func observeWith(idx *index.Index, cfg rulefmt.Config, det *vocab.Detection) (*observation, error) {
+	o, _, err := observeStage(context.Background(), idx, cfg, det)
+	return o, err
+}
+
 // observeContext is observe stopped by ctx: its long loops poll the
 // context (see [poll]) and it returns ctx's error, wrapped, when one did.
 func observeContext(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*observation, error) {
-	o, _, err := observeStage(ctx, idx, cfg)
+	o, _, err := observeStage(ctx, idx, cfg, nil)
 	return o, err
 }
 
 // observeStage is observeContext that also returns the vocabulary stage's
 // events it observed, for the HTML report's events to read the same stage.
-func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*observation, *record.Table, error) {
+// det is idx's detection when the caller made it (nil: made here).
+func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config, det *vocab.Detection) (*observation, *record.Table, error) {
 	idx.Finish()
 	o := &observation{
 		spans:      len(idx.Order),
@@ -87,10 +96,12 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*o
 	if start, end, ok := idx.Window(); ok {
 		o.windowOK, o.lo, o.hi = true, start.UnixNano(), end.UnixNano()
 	}
-	pl := poll.New(ctx)
-	o.detect = vocab.Detect(idx, pl)
-	if err := pl.Err(); err != nil {
-		return nil, nil, fmt.Errorf("analyze: detection: %w", err)
+	if o.detect = det; det == nil {
+		pl := poll.New(ctx)
+		o.detect = vocab.Detect(idx, pl)
+		if err := pl.Err(); err != nil {
+			return nil, nil, fmt.Errorf("analyze: detection: %w", err)
+		}
 	}
 	if cfg.Vocabulary == nil {
 		cfg.Profile = o.detect.Resolve(cfg.Profile)

@@ -138,7 +138,7 @@ func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Confi
 		return nil, nil, fmt.Errorf("analyze: %w", err)
 	}
 	cfg = cfg.WithDefaults()
-	o, ev, err := observeStage(ctx, *xp, cfg)
+	o, ev, err := observeStage(ctx, *xp, cfg, nil)
 	if err != nil {
 		return nil, nil, err
 	}

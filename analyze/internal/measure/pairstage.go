@@ -277,7 +277,7 @@ func cmpEventSpan(a, b *record.Acquire) int {
 // CmpPairTime orders two acquires of one pair: by start, then lease end,
 // then trace and span id.
 func CmpPairTime(a, b record.Acquire) int {
-	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.LeaseEnd, b.LeaseEnd), cmpEventSpan(&a, &b))
+	return cmpPairTimeOf(&a, &b)
 }
 
 // ParallelSortMin is how many acquires an advance must attribute before it
@@ -394,16 +394,16 @@ func (p *PairStage) scatterReady(t int64, first, pairOf []int32) []record.Acquir
 // group one pair's, in time order), scope by scope: a scope's pairs share
 // its idle caps, so its acquires are replayed together, in time order.
 func (p *PairStage) attributeGroups(groups [][]record.Acquire) {
-	byScope := map[int32][]*record.Acquire{}
+	byScope := map[int32][][]record.Acquire{}
 	for _, g := range groups {
-		for i := range g {
-			byScope[g[i].Scope] = append(byScope[g[i].Scope], &g[i])
+		if len(g) > 0 {
+			byScope[g[0].Scope] = append(byScope[g[0].Scope], g) // a pair is of one scope
 		}
 	}
 	scopes := slices.Sorted(maps.Keys(byScope))
+	var evs []*record.Acquire
 	for _, scope := range scopes {
-		evs := byScope[scope]
-		slices.SortFunc(evs, func(a, b *record.Acquire) int { return CmpPairTime(*a, *b) })
+		evs = mergeGroups(evs[:0], byScope[scope])
 		p.attributeScope(scope, evs)
 	}
 }
