@@ -188,6 +188,9 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 			s.maxOpen = (opts.MaxOpenTraces + opts.Shards - 1) / opts.Shards // at least 1: rounded up
 		}
 		e.shards[i] = s
+		if e.finalizesEarly() {
+			s.startObserver()
+		}
 		go s.run()
 	}
 	return e, nil
@@ -466,13 +469,17 @@ type shard struct {
 	done chan struct{}
 	x    *index.Index
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
-	// small holds the traces being finalized (scratch).
+	// small holds the traces being finalized (scratch) when the shard has
+	// no observer (obs); an observer's scratch indexes go round it.
 	small *index.Index
-	// spare is the open index a compaction left, reset and filled by the
-	// next one: a stream that finalizes every few hundred traces compacts
-	// as often, and a fresh index each time costs its chunks and maps
-	// again.
-	spare *index.Index
+	obs   *observer
+	// spares are the open indexes compactions left, one reset and filled
+	// by the next compaction: a stream that finalizes every few hundred
+	// traces compacts as often, and a fresh index each time costs its
+	// chunks and maps again. One is left while the observer still reads
+	// traces borrowed from it (index.Lent); there are at most
+	// scratchIndexes of those, so one more spare than that is always free.
+	spares []*index.Index
 
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
@@ -516,6 +523,7 @@ func (s *shard) run() {
 			if m.final {
 				s.flush()
 			}
+			s.stopObserver()
 			s.x, s.small = nil, nil
 			s.allFinalized.close()
 			s.mem.Store(0)
@@ -669,7 +677,7 @@ func (s *shard) scan() {
 	s.rootedOpen = 0
 	s.e.count(0, cut, n, complete)
 	if n == 0 {
-		s.e.merge(s.id, nil, low, nil)
+		s.hand(finalization{low: low})
 		return
 	}
 	s.finalize(sel, low)
@@ -681,13 +689,7 @@ func (s *shard) finalize(sel []bool, low int64) {
 	small := s.scratch()
 	var copied int
 	phase.Do(context.Background(), phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
-	var cfg rulefmt.Config
-	var det *vocab.Detection
-	phase.Do(context.Background(), phase.Detect, func() { cfg, det = s.e.observeConfig(small) })
-	var o *observation
-	var err error
-	phase.Do(context.Background(), phase.Observe, func() { o, err = observeWith(small, cfg, det) })
-	phase.Do(context.Background(), phase.Merge, func() { s.e.merge(s.id, o, low, err) })
+	s.hand(finalization{small: small, low: low})
 	for t, ok := range sel {
 		if ok {
 			s.dead[t] = true
@@ -700,18 +702,6 @@ func (s *shard) finalize(sel []bool, low int64) {
 	}
 }
 
-// scratch returns the shard's index for the traces it finalizes, emptied:
-// one index reset each time (index.reset) rather than a fresh one, whose
-// chunks and maps would be allocated and cleared again for every few
-// hundred traces. An observation keeps nothing of it once merged.
-func (s *shard) scratch() *index.Index {
-	if s.small == nil {
-		s.small = index.New(s.e.cfg.IndexOptions())
-	}
-	s.small.Reset()
-	return s.small
-}
-
 // compact copies the open traces into a new index and drops the old one.
 func (s *shard) compact() {
 	old := s.x
@@ -722,11 +712,8 @@ func (s *shard) compact() {
 			s.remember(old.TraceRecs[t].ID)
 		}
 	}
-	if s.spare == nil {
-		s.spare = s.newOpenIndex()
-	}
-	s.spare.Reset()
-	s.x, s.spare = s.spare, old
+	s.x = s.takeSpare()
+	s.spares = append(s.spares, old)
 	newIdx, _ := index.CopyTraces(s.x, old, live)
 	s.dropped += old.Dropped
 	n := len(s.x.TraceRecs)
@@ -738,6 +725,19 @@ func (s *shard) compact() {
 	}
 	s.lastEnd, s.minStart, s.dead, s.rooted = lastEnd, minStart, make([]bool, n), rooted
 	s.deadSpans = 0
+}
+
+// takeSpare returns a spare open index no finalized traces borrow from,
+// reset, or a new one.
+func (s *shard) takeSpare() *index.Index {
+	for i, x := range s.spares {
+		if !x.Lent() {
+			s.spares = slices.Delete(s.spares, i, i+1)
+			x.Reset()
+			return x
+		}
+	}
+	return s.newOpenIndex()
 }
 
 // newOpenIndex returns an empty index for the shard's open traces. A
@@ -804,12 +804,7 @@ func (s *shard) flush() {
 	}
 	small := s.scratch()
 	index.BorrowTraces(small, s.x, sel)
-	cfg, det := s.e.observeConfig(small)
-	o, err := observeWith(small, cfg, det)
-	if o != nil {
-		o.duplicates += s.dropped + s.x.Dropped
-	}
-	s.e.merge(s.id, o, math.MaxInt64, err)
+	s.hand(finalization{small: small, low: math.MaxInt64, dups: s.dropped + s.x.Dropped})
 }
 
 // finalizedTwice reports whether a speculative shard measured a trace

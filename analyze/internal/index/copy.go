@@ -17,8 +17,11 @@ func CopyTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
 // their ids, so a finalization copies ids and looks nothing up. dst is
 // only read until its next reset (which drops the borrowed tables without
 // clearing them) and must not be added to otherwise; src may grow its
-// tables meanwhile (dst sees the ids it copied, all below its length).
+// tables meanwhile (dst sees the ids it copied, all below its length),
+// on another goroutine too: dst's value lookups in src's map take src's
+// lock. src must not be reset until dst is (src.Lent tells).
 func BorrowTraces(dst, src *Index, sel []bool) (newIdx []int32, copied int) {
+	src.lent.Add(1)
 	dst.Names, dst.Vals, dst.lender = src.Names, src.Vals, src
 	return copyTracesInto(dst, src, sel, true)
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -163,6 +165,15 @@ type Index struct {
 	// (borrowTraces): reset drops them rather than clearing them, and
 	// value lookups go to the lender's map.
 	lender *Index
+	// lendMu lets a borrower look values up in this index's map on
+	// another goroutine while this index goes on interning (an engine's
+	// shard indexes while the traces it finalized are observed): a new
+	// value is added under it, and a borrower's lookup reads under it.
+	// lent counts the borrowers not reset yet: a lent index must not be
+	// reset, or its borrowers' names and values would be cleared under
+	// them.
+	lendMu sync.RWMutex
+	lent   atomic.Int32
 	// ValLookup answers value -> id once the build-time map is dropped
 	// (index_lookup.go).
 	ValLookup valueLookup
@@ -613,7 +624,9 @@ func (x *Index) internString(s string) int32 {
 	x.strBytes += int64(len(s))
 	s = strings.Clone(s)
 	x.Vals = append(x.Vals, s)
+	x.lendMu.Lock()
 	x.ValIdx[s] = id
+	x.lendMu.Unlock()
 	return id
 }
 
@@ -841,6 +854,9 @@ func (x *Index) dropDuplicates(order, offsets []int32) {
 // megabyte of chunks to clear and the maps to grow again, per round. It
 // marks x reused (see the field).
 func (x *Index) Reset() {
+	if x.Lent() {
+		panic("index: Reset of an index whose names and values are lent")
+	}
 	x.reused = true
 	for _, c := range x.Chunks {
 		x.SpareChunks = append(x.SpareChunks, c[:0])
@@ -855,6 +871,7 @@ func (x *Index) Reset() {
 		x.lastVal[i] = internedVal{id: -1}
 	}
 	if x.lender != nil {
+		x.lender.lent.Add(-1)
 		x.Names, x.Vals, x.lender = nil, []string{"false", "true"}, nil
 	} else {
 		clear(x.Names)
@@ -1070,6 +1087,24 @@ func (x *Index) ResAttrVal(i int32, key uint16) (int32, bool) {
 	return 0, false
 }
 
+// lentValueID is ValueID for a borrower, which may ask from another
+// goroutine than the one interning into x.
+func (x *Index) lentValueID(v string) int32 {
+	x.lendMu.RLock()
+	defer x.lendMu.RUnlock()
+	if x.ValIdx == nil {
+		return x.ValueID(v)
+	}
+	if id, ok := x.ValIdx[v]; ok {
+		return id
+	}
+	return -1
+}
+
+// Lent reports whether a borrower (BorrowTraces) still reads x's names
+// and values: until each is reset, x must not be.
+func (x *Index) Lent() bool { return x.lent.Load() > 0 }
+
 // TraceID returns the hex trace id of trace t.
 func (x *Index) TraceID(t int32) string {
 	return x.TraceRecs[t].ID.String()
@@ -1078,7 +1113,7 @@ func (x *Index) TraceID(t int32) string {
 // ValueID returns the id of an interned value, or -1 when no span carries it.
 func (x *Index) ValueID(v string) int32 {
 	if x.lender != nil {
-		return x.lender.ValueID(v)
+		return x.lender.lentValueID(v)
 	}
 	if x.ValIdx != nil {
 		if id, ok := x.ValIdx[v]; ok {

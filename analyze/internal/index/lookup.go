@@ -30,10 +30,10 @@ type valueLookup struct {
 // O(log n) amortized after: the sorted ids are built once per finished
 // table (4 bytes per value).
 func (x *Index) LookupValue(v string) int32 {
-	if x.lender != nil {
-		return x.lender.LookupValue(v)
-	}
 	x.ValLookup.Lookups++
+	if x.lender != nil {
+		return x.lender.lentValueID(v)
+	}
 	if x.ValIdx != nil {
 		if id, ok := x.ValIdx[v]; ok {
 			return id

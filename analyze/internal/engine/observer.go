@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/phase"
+	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+)
+
+// A shard that finalizes traces while it reads (a stream, a speculative
+// batch run) hands each finalization to an observer of its own, which
+// observes the finalized traces and merges the observation while the
+// shard goes on indexing. Observing and merging are most of a shard's
+// work; done on the shard's goroutine, they left the decoding workers
+// waiting for it (a protobuf dump kept one core of two busy), and on
+// another goroutine they take whichever core is free. The observer merges
+// in the order the shard finalized, so the low marks reach the pair stage
+// in the same order as before.
+
+// finalization is what one scan hands the observer: the traces it
+// finalized, copied into small (borrowing the open index's names and
+// values), and the shard's low mark once they are merged. small is nil
+// when the scan finalized nothing and only the low mark moves.
+type finalization struct {
+	small *index.Index
+	low   int64
+	// dups are the copies the shard's indexes dropped, added to the last
+	// observation's (flush).
+	dups int
+}
+
+// observer is a shard's observer: the finalizations handed to it, in
+// order, and the scratch indexes it gives back, reset.
+type observer struct {
+	jobs chan finalization
+	done chan struct{}
+	free chan *index.Index
+	made int // scratch indexes made so far, at most scratchIndexes
+}
+
+// scratchIndexes is how many scratch indexes a shard with an observer
+// fills in turn: one observed while the next is filled. It bounds what
+// the observer holds, so the shard waits rather than run ahead.
+const scratchIndexes = 2
+
+// startObserver gives s an observer on a goroutine of its own.
+func (s *shard) startObserver() {
+	s.obs = &observer{
+		jobs: make(chan finalization, 4*scratchIndexes), // low marks without traces queue too
+		done: make(chan struct{}),
+		free: make(chan *index.Index, scratchIndexes),
+	}
+	go s.observeHanded()
+}
+
+// observeHanded is the observer's goroutine: it measures each
+// finalization in turn and gives its scratch index back.
+func (s *shard) observeHanded() {
+	defer close(s.obs.done)
+	for f := range s.obs.jobs {
+		s.measure(f)
+		if f.small != nil {
+			f.small.Reset() // lets go of the open index's tables
+			s.obs.free <- f.small
+		}
+	}
+}
+
+// measure observes one finalization's traces, under the vocabulary
+// decided for them (observeConfig: in the order the shard finalized them,
+// as a resource's vocabulary is the first one its traces show), and
+// merges the observation with the shard's low mark.
+func (s *shard) measure(f finalization) {
+	var o *observation
+	var err error
+	if f.small != nil {
+		var cfg rulefmt.Config
+		var det *vocab.Detection
+		phase.Do(context.Background(), phase.Detect, func() { cfg, det = s.e.observeConfig(f.small) })
+		phase.Do(context.Background(), phase.Observe, func() { o, err = observeWith(f.small, cfg, det) })
+		if o != nil {
+			o.duplicates += f.dups
+		}
+	}
+	phase.Do(context.Background(), phase.Merge, func() { s.e.merge(s.id, o, f.low, err) })
+}
+
+// hand gives f to the shard's observer, or measures it at once when the
+// shard has none (a batch shard's flush).
+func (s *shard) hand(f finalization) {
+	if s.obs == nil {
+		s.measure(f)
+		return
+	}
+	s.obs.jobs <- f
+}
+
+// stopObserver returns once the observer has measured all it was handed.
+func (s *shard) stopObserver() {
+	if s.obs == nil {
+		return
+	}
+	close(s.obs.jobs)
+	<-s.obs.done
+	s.obs = nil
+}
+
+// scratch returns an empty index for the traces the shard finalizes next:
+// one index reset each time (index.Reset) rather than a fresh one, whose
+// chunks and maps would be allocated and cleared again for every few
+// hundred traces. With an observer, the shard fills its scratch indexes
+// in turn, waiting for one back when the observer holds them all.
+func (s *shard) scratch() *index.Index {
+	if s.obs == nil {
+		if s.small == nil {
+			s.small = index.New(s.e.cfg.IndexOptions())
+		}
+		s.small.Reset()
+		return s.small
+	}
+	select {
+	case x := <-s.obs.free:
+		return x
+	default:
+	}
+	if s.obs.made < scratchIndexes {
+		s.obs.made++
+		x := index.New(s.e.cfg.IndexOptions())
+		x.Reset()
+		return x
+	}
+	return <-s.obs.free
+}
