@@ -297,10 +297,21 @@ var (
 	statusCodeNames = []string{"STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"}
 )
 
-// hexID reads a string of exactly len(dst)*2 hex digits into dst.
+// hexID reads a string of exactly len(dst)*2 hex digits into dst. The
+// digits are decoded where they stand, with no scan for the string's end
+// first: a quote, a backslash or a control character among them is not a
+// hex digit, so decodeHexID refuses it, and the byte after them must be
+// the closing quote.
 func (d *fastDec) hexID(dst []byte) bool {
-	s, ok := d.rawString()
-	return ok && decodeHexID(dst, s)
+	if !d.tok('"') {
+		return false
+	}
+	end := d.i + 2*len(dst)
+	if end >= len(d.b) || d.b[end] != '"' || !decodeHexID(dst, d.b[d.i:end]) {
+		return false
+	}
+	d.i = end + 1
+	return true
 }
 
 // object reads an object, calling field for each key; field must consume

@@ -902,13 +902,16 @@ func (x *Index) Reset() {
 func (x *Index) linkParents() {
 	x.Incomplete = 0
 	state := make([]uint8, len(x.Order)) // breakCycles' walk state, per position in order
+	up := make([]int32, len(x.Order))    // the parent's position in order's trace group, -1 for none
 	var path []int32
 	for t := range x.TraceRecs {
 		tr := &x.TraceRecs[t]
 		tr.Incomplete = false
 		group := x.Order[tr.First : tr.First+tr.N]
-		for _, si := range group {
+		groupUp := up[tr.First : tr.First+tr.N]
+		for k, si := range group {
 			s := x.Span(si)
+			groupUp[k] = -1
 			switch {
 			case s.ParentID == 0:
 				s.Parent = ParentNone
@@ -918,7 +921,7 @@ func (x *Index) linkParents() {
 			default:
 				j, found := slices.BinarySearchFunc(group, s.ParentID, func(c int32, id uint64) int { return cmpUint64(x.Span(c).ID, id) })
 				if found {
-					s.Parent = group[j]
+					s.Parent, groupUp[k] = group[j], int32(j)
 				} else {
 					s.Parent = parentMissing
 					tr.Incomplete = true
@@ -926,7 +929,7 @@ func (x *Index) linkParents() {
 			}
 		}
 		var cut bool
-		if path, cut = x.breakCycles(group, state[tr.First:tr.First+tr.N], path); cut {
+		if path, cut = x.breakCycles(group, groupUp, state[tr.First:tr.First+tr.N], path); cut {
 			tr.Incomplete = true
 		}
 		if tr.Incomplete {
@@ -936,20 +939,17 @@ func (x *Index) linkParents() {
 }
 
 // breakCycles walks every span of one trace (group, sorted by span id) up
-// to its root, remembering in state the spans already proven to reach a
-// root, and cuts the parent link of any span whose walk comes back to
-// itself. It reports whether it cut one; path is scratch space, returned for
+// to its root, by up (each span's parent's position in group, -1 for
+// none), remembering in state the spans already proven to reach a root,
+// and cuts the parent link of any span whose walk comes back to itself.
+// It reports whether it cut one; path is scratch space, returned for
 // reuse.
-func (x *Index) breakCycles(group []int32, state []uint8, path []int32) ([]int32, bool) {
+func (x *Index) breakCycles(group, up []int32, state []uint8, path []int32) ([]int32, bool) {
 	const (
 		unseen = iota
 		walking
 		done
 	)
-	pos := func(si int32) int {
-		j, _ := slices.BinarySearchFunc(group, x.Span(si).ID, func(c int32, id uint64) int { return cmpUint64(x.Span(c).ID, id) })
-		return j
-	}
 	cut := false
 	for i := range group {
 		if state[i] == done {
@@ -968,11 +968,10 @@ func (x *Index) breakCycles(group []int32, state []uint8, path []int32) ([]int32
 			}
 			state[j] = walking
 			path = append(path, int32(j))
-			p := x.Span(group[j]).Parent
-			if p < 0 {
+			if up[j] < 0 {
 				break
 			}
-			j = pos(p)
+			j = int(up[j])
 		}
 		for _, k := range path {
 			state[k] = done
