@@ -107,11 +107,11 @@ func putBatch(b *Batch) {
 // share them.
 type stringCache struct {
 	m map[string]string
-	// recent holds the last strings handed out: a span name or a value
-	// often repeats one of the last few (a trace's spans cycle through a
-	// handful of names), and comparing a few bytes costs less than a hash.
-	recent [8]string
-	next   int
+	// slots hold the strings handed out last, one per hash of a few of
+	// their bytes (slotOf): a span name or a value most often repeats
+	// one seen lately, and one comparison costs less than the map's
+	// hashing of the whole text.
+	slots [256]string
 }
 
 // maxCachedStrings bounds a cache: a dump with unique values (a request id
@@ -121,19 +121,29 @@ const maxCachedStrings = 1 << 14
 // stringCaches gives each decoding worker a cache of its own.
 var stringCaches = sync.Pool{New: func() any { return &stringCache{m: make(map[string]string)} }}
 
+// slotOf picks b's slot from its length and its first, middle and last
+// bytes: texts that differ there (names, keys, ids of one writer) spread
+// over the slots; texts that do not only share a slot, and the map
+// answers for them.
+func slotOf(b []byte) uint8 {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	return uint8(n*31 + int(b[0])*7 + int(b[n/2])*3 + int(b[n-1]))
+}
+
 // str returns b as a string, allocated once per distinct text.
 func (c *stringCache) str(b []byte) string {
-	for _, s := range &c.recent {
-		if s == string(b) {
-			return s
-		}
+	slot := &c.slots[slotOf(b)]
+	if *slot == string(b) {
+		return *slot
 	}
 	s, ok := c.m[string(b)]
 	if !ok {
 		s = c.add(b)
 	}
-	c.recent[c.next] = s
-	c.next = (c.next + 1) % len(c.recent)
+	*slot = s
 	return s
 }
 

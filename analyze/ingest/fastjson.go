@@ -218,8 +218,17 @@ func (d *fastDec) intText() ([]byte, bool) {
 }
 
 // uint64Val reads a uint64 as a number or a decimal string, as pdata's
-// ReadUint64 does.
+// ReadUint64 does. A string of at most 19 digits (every timestamp) is
+// read at once, eight digits at a time; anything else takes the general
+// path.
 func (d *fastDec) uint64Val() (uint64, bool) {
+	if d.peek() == '"' {
+		v, n := digitRun(d.b[d.i+1:])
+		if end := d.i + 1 + n; n > 0 && end < len(d.b) && d.b[end] == '"' {
+			d.i = end + 1
+			return v, true
+		}
+	}
 	s, ok := d.intText()
 	if !ok {
 		return 0, false
@@ -245,6 +254,47 @@ func parseUint64(s []byte) (uint64, bool) {
 		v = v*10 + uint64(c)
 	}
 	return v, true
+}
+
+// digitRun parses the decimal digits at the start of b, at most 19 of
+// them (no run that short overflows a uint64), and returns their value
+// and how many there were. Eight digits are tested and converted at once
+// where eight bytes remain (eightDigits, parseEight).
+func digitRun(b []byte) (v uint64, n int) {
+	for n+8 <= min(len(b), 19) {
+		w := binary.LittleEndian.Uint64(b[n:])
+		if !eightDigits(w) {
+			break
+		}
+		v = v*100000000 + parseEight(w)
+		n += 8
+	}
+	for n < min(len(b), 19) {
+		c := b[n] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + uint64(c)
+		n++
+	}
+	return v, n
+}
+
+// eightDigits reports whether the eight bytes of w (little-endian) are
+// all ASCII digits: each byte's high nibble is 3, and adding 6 keeps it 3.
+func eightDigits(w uint64) bool {
+	const highs, sixes, threes = 0xF0F0F0F0F0F0F0F0, 0x0606060606060606, 0x3333333333333333
+	return (w&highs)|((w+sixes)&highs)>>4 == threes
+}
+
+// parseEight converts eight ASCII digits (little-endian in w, the first
+// digit in the low byte) to their value: pairs, then fours, then the
+// eight, each step a multiply-and-add across the lanes.
+func parseEight(w uint64) uint64 {
+	w -= 0x3030303030303030
+	w = w*10 + w>>8
+	w = ((w&0x000000FF000000FF)*(100+1000000<<32) + (w>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+	return w & 0xFFFFFFFF
 }
 
 // int64Val reads an int64 as a number or a decimal string, as pdata's

@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,29 +175,32 @@ func TestFastOTLPJSONMatchesPdataOnCommittedDumps(t *testing.T) {
 func TestFastOTLPJSONFallsBack(t *testing.T) {
 	base := otlpCamelNumbers
 	tests := map[string]string{
-		"base64 ids":                  otlpBase64IDs,
-		"pre-1.0 library spans":       otlpLibrarySpans,
-		"unknown key":                 strings.Replace(base, `"kind":3`, `"kind":3,"zzz":1`, 1),
-		"repeated key":                strings.Replace(base, `"kind":3`, `"kind":3,"kind":2`, 1),
-		"escaped name":                strings.Replace(base, `"name":"plugin.mcp.connection.acquire"`, `"name":"a\"b"`, 1),
-		"escaped kept value":          strings.Replace(base, `{"stringValue":"gw"}`, `{"stringValue":"g\\nw"}`, 1),
-		"kept double":                 strings.Replace(base, `{"intValue":2}`, `{"doubleValue":2.5}`, 1),
-		"kept array":                  strings.Replace(base, `{"intValue":2}`, `{"arrayValue":{}}`, 1),
-		"events":                      strings.Replace(base, `"kind":3`, `"kind":3,"events":[{"name":"e"}]`, 1),
-		"kind out of range":           strings.Replace(base, `"kind":3`, `"kind":9`, 1),
-		"kind one past the last":      strings.Replace(base, `"kind":3`, `"kind":6`, 1),
-		"code one past the last":      strings.Replace(base, `"code":2`, `"code":3`, 1),
-		"short trace id":              strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102"`, 1),
-		"trace id a digit short":      strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102030405060708090a0b0c0d0e0f1"`, 1),
-		"trace id a digit long":       strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102030405060708090a0b0c0d0e0f100"`, 1),
-		"escaped trace id digit":      strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"\u0030102030405060708090a0b0c0d0e0f10"`, 1),
-		"trace id's quote replaced":   strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102030405060708090a0b0c0d0e0f10x`, 1),
-		"trace id at the input's end": base[:strings.Index(base, `0102030405060708090a0b0c0d0e0f10`)+32],
-		"no spans":                    `{"resourceSpans":[]}`,
-		"trailing garbage":            base + `x`,
-		"truncated":                   base[:len(base)/2],
-		"timestamp with a fraction":   strings.Replace(base, `1777539600000000000`, `1.5`, 1),
-		"two values in one attribute": strings.Replace(base, `{"intValue":2}`, `{"intValue":2,"stringValue":"2"}`, 1),
+		"base64 ids":                     otlpBase64IDs,
+		"pre-1.0 library spans":          otlpLibrarySpans,
+		"unknown key":                    strings.Replace(base, `"kind":3`, `"kind":3,"zzz":1`, 1),
+		"repeated key":                   strings.Replace(base, `"kind":3`, `"kind":3,"kind":2`, 1),
+		"escaped name":                   strings.Replace(base, `"name":"plugin.mcp.connection.acquire"`, `"name":"a\"b"`, 1),
+		"escaped kept value":             strings.Replace(base, `{"stringValue":"gw"}`, `{"stringValue":"g\\nw"}`, 1),
+		"kept double":                    strings.Replace(base, `{"intValue":2}`, `{"doubleValue":2.5}`, 1),
+		"kept array":                     strings.Replace(base, `{"intValue":2}`, `{"arrayValue":{}}`, 1),
+		"events":                         strings.Replace(base, `"kind":3`, `"kind":3,"events":[{"name":"e"}]`, 1),
+		"kind out of range":              strings.Replace(base, `"kind":3`, `"kind":9`, 1),
+		"kind one past the last":         strings.Replace(base, `"kind":3`, `"kind":6`, 1),
+		"code one past the last":         strings.Replace(base, `"code":2`, `"code":3`, 1),
+		"short trace id":                 strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102"`, 1),
+		"trace id a digit short":         strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102030405060708090a0b0c0d0e0f1"`, 1),
+		"trace id a digit long":          strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102030405060708090a0b0c0d0e0f100"`, 1),
+		"escaped trace id digit":         strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"\u0030102030405060708090a0b0c0d0e0f10"`, 1),
+		"trace id's quote replaced":      strings.Replace(base, `"0102030405060708090a0b0c0d0e0f10"`, `"0102030405060708090a0b0c0d0e0f10x`, 1),
+		"quoted time at the input's end": otlpSnakeNames[:strings.Index(otlpSnakeNames, `1777539600000000000`)+19],
+		"quoted time with a sign":        strings.Replace(otlpSnakeNames, `"1777539600000000000"`, `"+1777539600000000000"`, 1),
+		"quoted time past uint64":        strings.Replace(otlpSnakeNames, `"1777539600000000000"`, `"18446744073709551616"`, 1),
+		"trace id at the input's end":    base[:strings.Index(base, `0102030405060708090a0b0c0d0e0f10`)+32],
+		"no spans":                       `{"resourceSpans":[]}`,
+		"trailing garbage":               base + `x`,
+		"truncated":                      base[:len(base)/2],
+		"timestamp with a fraction":      strings.Replace(base, `1777539600000000000`, `1.5`, 1),
+		"two values in one attribute":    strings.Replace(base, `{"intValue":2}`, `{"intValue":2,"stringValue":"2"}`, 1),
 	}
 	keys := newKeepSet(testKeep)
 	for name, line := range tests {
@@ -468,6 +473,53 @@ func TestFastOTLPJSONTakesEveryDigitOfASkippedDouble(t *testing.T) {
 		line := oneSpanLine(`{"key":"ratio","value":{"doubleValue":` + v + `}},{"key":"x","value":{"intValue":"1"}}`)
 		if !checkFastMatchesPdata(t, line) {
 			t.Errorf("the fast path fell back on a skipped double %s:\n%s", v, line)
+		}
+	}
+}
+
+// TestDigitRunMatchesStrconv checks the run of digits, eight at a time,
+// against strconv over random runs of every length up to 25 (past the 19
+// it reads), with digits of every value at every place and a byte after
+// them that is or is not a digit's neighbour ('/' and ':' bound '0'-'9').
+func TestDigitRunMatchesStrconv(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	ends := []string{"", `"`, "/", ":", "a", " "}
+	for range 20000 {
+		n := r.IntN(26)
+		digits := make([]byte, n)
+		for i := range digits {
+			digits[i] = byte('0' + r.IntN(10))
+		}
+		in := append(digits, ends[r.IntN(len(ends))]...)
+		v, got := digitRun(in)
+		want := min(n, 19)
+		if got != want {
+			t.Fatalf("digitRun(%q) read %d digits, want %d", in, got, want)
+		}
+		if want == 0 {
+			if v != 0 {
+				t.Fatalf("digitRun(%q) = %d with no digit", in, v)
+			}
+			continue
+		}
+		ref, err := strconv.ParseUint(string(digits[:want]), 10, 64)
+		if err != nil || v != ref {
+			t.Fatalf("digitRun(%q) = %d, want %d (%v)", in, v, ref, err)
+		}
+	}
+}
+
+// TestEightDigitsRefusesEveryNonDigitByte puts each byte value at each of
+// the eight places among digits: only '0'-'9' pass.
+func TestEightDigitsRefusesEveryNonDigitByte(t *testing.T) {
+	for place := range 8 {
+		for c := range 256 {
+			b := []byte("12345678")
+			b[place] = byte(c)
+			got := eightDigits(binary.LittleEndian.Uint64(b))
+			if want := '0' <= c && c <= '9'; got != want {
+				t.Fatalf("eightDigits with %#x at %d = %v, want %v", c, place, got, want)
+			}
 		}
 	}
 }
