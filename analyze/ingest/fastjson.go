@@ -368,6 +368,15 @@ func (d *fastDec) hexID(dst []byte) bool {
 // the value. seen guards against repeated keys: field returns a bit per
 // key it knows, and a key seen twice gives up.
 func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
+	return d.objectIn(nil, field)
+}
+
+// objectIn is object for an object whose keys usually come in order (an
+// exporter writes a span's fields in one order): each key is first taken
+// to be the one after the last key read, its bytes compared where they
+// stand, which spares scanning for the key's end. Any other key is read
+// as object reads it, and the guess goes on from its place in order.
+func (d *fastDec) objectIn(order []string, field func(key []byte) (uint32, bool)) bool {
 	if !d.tok('{') {
 		return false
 	}
@@ -375,8 +384,16 @@ func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
 		return true
 	}
 	var seen uint32
+	next := 0 // the index in order of the key guessed next
 	for {
-		k, ok := d.rawString()
+		k, at := d.guessKey(order, next)
+		ok := at >= 0
+		if ok {
+			next = at + 1
+		} else {
+			k, ok = d.rawString()
+			next = keyAfter(order, k)
+		}
 		if !ok || !d.tok(':') {
 			return false
 		}
@@ -390,6 +407,41 @@ func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
 		}
 		return d.tok('}')
 	}
+}
+
+// keyGuesses is how many keys of order guessKey tries from next: an
+// optional field left out (a root's parent, flags) skips one or two.
+const keyGuesses = 3
+
+// guessKey reads the string at d.i when it is one of the keys of order
+// from next on (keyGuesses of them), written plainly (no space before it,
+// no escape in it), and returns it and its index in order; otherwise it
+// reads nothing and returns -1.
+func (d *fastDec) guessKey(order []string, next int) ([]byte, int) {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, -1
+	}
+	start := d.i + 1
+	for g := next; g < min(next+keyGuesses, len(order)); g++ {
+		key := order[g]
+		end := start + len(key)
+		if end < len(d.b) && d.b[end] == '"' && string(d.b[start:end]) == key {
+			d.i = end + 1
+			return d.b[start:end], g
+		}
+	}
+	return nil, -1
+}
+
+// keyAfter returns the index in order of the key after k, len(order)
+// when k is the last or not in order.
+func keyAfter(order []string, k []byte) int {
+	for i, o := range order {
+		if o == string(k) {
+			return i + 1
+		}
+	}
+	return len(order)
 }
 
 // array reads an array, calling elem for each element.
@@ -482,6 +534,11 @@ func (d *fastDec) scopeSpans(res int32) bool {
 	})
 }
 
+// spanKeyOrder is the order the Collector's and our exporter's JSON
+// write a span's fields in (objectIn's guess).
+var spanKeyOrder = []string{"traceId", "spanId", "parentSpanId", "flags", "name", "kind",
+	"startTimeUnixNano", "endTimeUnixNano", "attributes", "status"}
+
 // span reads one span into the batch. The fields exporters write for every
 // span are read in the switch here; the rest (ones they omit when empty) by
 // spanRare, so the common path stays one switch.
@@ -489,7 +546,7 @@ func (d *fastDec) span(res int32) bool {
 	d.out.Spans = append(d.out.Spans, Span{Resource: res})
 	// Nothing appends to spans while this span is read, so sp stays valid.
 	sp := &d.out.Spans[len(d.out.Spans)-1]
-	return d.object(func(k []byte) (uint32, bool) {
+	return d.objectIn(spanKeyOrder, func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "traceId", "trace_id":
 			return 1 << 0, d.hexID(sp.TraceID[:])

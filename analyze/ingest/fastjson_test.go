@@ -195,6 +195,9 @@ func TestFastOTLPJSONFallsBack(t *testing.T) {
 		"quoted time at the input's end": otlpSnakeNames[:strings.Index(otlpSnakeNames, `1777539600000000000`)+19],
 		"quoted time with a sign":        strings.Replace(otlpSnakeNames, `"1777539600000000000"`, `"+1777539600000000000"`, 1),
 		"quoted time past uint64":        strings.Replace(otlpSnakeNames, `"1777539600000000000"`, `"18446744073709551616"`, 1),
+		"span key at the input's end":    `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId`,
+		"span key without its quote":     strings.Replace(base, `"kind":3`, `"kindX:3`, 1),
+		"span key repeated by a guess":   strings.Replace(base, `"kind":3`, `"kind":3,"startTimeUnixNano":1`, 1),
 		"trace id at the input's end":    base[:strings.Index(base, `0102030405060708090a0b0c0d0e0f10`)+32],
 		"no spans":                       `{"resourceSpans":[]}`,
 		"trailing garbage":               base + `x`,
@@ -289,6 +292,12 @@ func TestFastOTLPJSONMatchesPdataOnEdgeCases(t *testing.T) {
 		"resources without spans and repeated": `{"resourceSpans":[{"resource":{"attributes":[{"key":"x","value":{"intValue":"-3"}},{"key":"service.name","value":{"stringValue":"a"}}]}},{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"b"}},{"key":"service.name","value":{"stringValue":"c"}}]},"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","name":"n","attributes":[{"key":"x","value":{"boolValue":true}},{"key":"mcp.tool.name","value":{"stringValue":"t"}}]}]},{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f11","spanId":"1112131415161718","name":"n","endTimeUnixNano":"1","startTimeUnixNano":"9"}]}]},{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"2112131415161718","parentSpanId":"1112131415161718","attributes":[{"key":"mcp.tool.name","value":{"stringValue":"t"}}]}]}]}]}`,
 		"value before key":                     `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[{"value":{"intValue":"0042"},"key":"plugin.mcp.attempt"}]}]}]}]}`,
 		"escapes in skipped strings":           `{"resourceSpans":[{"scopeSpans":[{"scope":{"name":"a\"b\u00e9"},"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"k=\\v","attributes":[{"key":"jsonrpc.request.id","value":{"stringValue":"\n"}}]}]}]}]}`,
+		// objectIn guesses a span's keys in the exporters' order; these
+		// come in other orders and near-misses of it.
+		"span keys reversed":         `{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":{},"attributes":[{"key":"mcp.tool.name","value":{"stringValue":"t"}}],"endTimeUnixNano":"2","startTimeUnixNano":"1","kind":3,"name":"n","parentSpanId":"2122232425262728","spanId":"1112131415161718","traceId":"0102030405060708090a0b0c0d0e0f10"}]}]}]}`,
+		"span keys past the guesses": `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","attributes":[],"spanId":"1112131415161718","name":"n","kind":3}]}]}]}`,
+		"span key a guess's prefix":  `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"x","name":"n"}]}]}]}`,
+		"flags before the name":      `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","flags":256,"name":"n","kind":1}]}]}]}`,
 	}
 	for name, line := range tests {
 		t.Run(name, func(t *testing.T) {
