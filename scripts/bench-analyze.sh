@@ -31,16 +31,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 log() { printf 'bench-analyze: %s\n' "$*" >&2; }
 
-if ! command -v jq >/dev/null 2>&1; then
-	log "installing jq"
-	apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }
-fi
-
-# The vocabulary is spelled once, in spans/vocab.go; jq reads it from there.
-vocab() { sed -n "s/^[[:space:]]*$1[[:space:]]*= \"\(.*\)\".*/\1/p" spans/vocab.go; }
-SPAN_ACQUIRE=$(vocab SpanAcquire)
-ATTR_CACHE_HIT=$(vocab AttrCacheHit)
-[ -n "$SPAN_ACQUIRE" ] && [ -n "$ATTR_CACHE_HIT" ] || { log "cannot read the vocabulary from spans/vocab.go"; exit 1; }
+ensure_jq
+pool_vocab
 
 log "building mcptrace"
 go build -o "$tmp/mcptrace" ./cmd/mcptrace
@@ -64,12 +56,7 @@ time_into() {
 	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", e - s }' >>"$f"
 }
 
-jq_prog='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
-	| select(.name == $acq)
-	| ([.attributes[]? | select(.key == $hit) | .value.boolValue][0])) as $h
-	({acquires: 0, hits: 0}; .acquires += 1 | .hits += (if $h == true then 1 else 0 end))
-	| .hit_rate = (if .acquires > 0 then .hits / .acquires else null end)'
-run_jq() { jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl"; }
+run_jq() { jq_hit_rate "$tmp/bench.jsonl"; }
 
 log "timing mcptrace analyze and jq, $RUNS interleaved rounds"
 : >"$tmp/t_json"
@@ -91,7 +78,6 @@ log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, 
 bench=$(MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze/internal/engine -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -cpu 1 -count "$RUNS")
 # metric BENCH UNIT: that metric of every round of BENCH, one a line.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
 range_of() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s – %s", lo, hi }'; }
 fmt0() { awk '{ printf "%.0f", $1 }'; }
 fmt2() { awk '{ printf "%.2f", $1 }'; }

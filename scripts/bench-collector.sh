@@ -49,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 log() { printf 'bench-collector: %s\n' "$*" >&2; }
-command -v jq >/dev/null 2>&1 || { log "installing jq"; apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }; }
+ensure_jq
 
 if [ "${BENCH_SKIP_BUILD:-}" = 1 ]; then
 	bin=collector/_build/otelcol-mcptrace/otelcol-mcptrace
@@ -151,7 +151,6 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"; }
 # metric URL NAME: the sum of NAME's series (with or without _total) at URL.
 metric() { curl -fsS "$1" | awk -v n="$2" '$1 == n || $1 == n "_total" || index($1, n "{") == 1 || index($1, n "_total{") == 1 { s += $NF; f = 1 } END { if (!f) exit 1; printf "%.0f\n", s }'; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
 minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }

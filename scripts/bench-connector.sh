@@ -70,7 +70,6 @@ pkg=collector/mcptraceconnector
 bench() { (cd "$pkg" && "$1" -test.run '^$' -test.bench "$2" -test.benchtime "$3" | grep '^Benchmark'); }
 # field LINES UNIT: the value before UNIT on each line.
 field() { awk -v u="$2" '{ for (i = 2; i <= NF; i++) if ($i == u) print $(i - 1) }' <<<"$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
 minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }

@@ -96,7 +96,7 @@ cleanup() {
 trap cleanup EXIT
 
 log() { printf 'bench-engine: %s\n' "$*" >&2; }
-command -v jq >/dev/null 2>&1 || { log "installing jq"; apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }; }
+ensure_jq
 
 log "building mcptrace and the generator"
 go build -o "$tmp/mcptrace" ./cmd/mcptrace
@@ -131,7 +131,6 @@ cpu_wall() {
 	awk '{ printf "%d %d\n", $3 / 1024, $4 }' "$tmp/cpu.one" >>"$cf.mem"
 	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", e - s }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
 minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
 stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }

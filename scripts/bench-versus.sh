@@ -7,7 +7,7 @@
 #     and of the length-prefixed protobuf of the same spans;
 #   - DuckDB (internal/benchtools/duckhit, its own module so the main go.mod
 #     stays free of it): read_json with DuckDB's defaults, unnest, count;
-#   - jq computing the hit rate (bench-analyze.sh's program);
+#   - jq computing the hit rate (JQ_HIT_RATE of scripts/lib/benchmarks.sh, as bench-analyze.sh);
 #   - pdata's ptrace.JSONUnmarshaler decoding each line and counting, on one
 #     goroutine (internal/benchtools/pdatacount);
 #   - `cat FILE >/dev/null` from the page cache: the floor of reading the
@@ -63,17 +63,10 @@ for s in $SKIP; do skipped[$s]="SKIP=\"$SKIP\""; done
 skip_reason() { printf '%s' "${skipped[$1]:-}"; }
 
 [ -x /usr/bin/time ] || die "/usr/bin/time is missing (apt-get install time)"
-if ! command -v jq >/dev/null 2>&1; then
-	log "installing jq"
-	apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }
-fi
-
-# The vocabulary is spelled once, in spans/vocab.go; jq and DuckDB read it
-# from there (pdatacount imports it).
-vocab() { sed -n "s/^[[:space:]]*$1[[:space:]]*= \"\(.*\)\".*/\1/p" spans/vocab.go; }
-SPAN_ACQUIRE=$(vocab SpanAcquire)
-ATTR_CACHE_HIT=$(vocab AttrCacheHit)
-if [ -z "$SPAN_ACQUIRE" ] || [ -z "$ATTR_CACHE_HIT" ]; then die "cannot read the vocabulary from spans/vocab.go"; fi
+ensure_jq
+# jq and DuckDB read the vocabulary from spans/vocab.go (pdatacount
+# imports it).
+pool_vocab || die "no vocabulary"
 
 log "building mcptrace, the generator and pdatacount"
 go build -o "$tmp/mcptrace" ./cmd/mcptrace
@@ -102,11 +95,6 @@ truth_ahs=$(jq -c '{acquires, hits, spans}' <<<"$truth")
 spans=$(jq .spans <<<"$truth")
 log "the generator wrote $truth"
 
-jq_prog='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
-	| select(.name == $acq)
-	| ([.attributes[]? | select(.key == $hit) | .value.boolValue][0])) as $h
-	({acquires: 0, hits: 0}; .acquires += 1 | .hits += (if $h == true then 1 else 0 end))
-	| .hit_rate = (if .acquires > 0 then .hits / .acquires else null end)'
 
 # command_of KEY: sets cmd to the command line of KEY's row and dest to
 # where its standard output goes.
@@ -116,7 +104,7 @@ command_of() {
 	json) cmd=("$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl") ;;
 	proto) cmd=("$tmp/mcptrace" analyze --format json "$tmp/bench.pb") ;;
 	duckdb) cmd=("$tmp/duckhit" "$tmp/bench.jsonl" "$SPAN_ACQUIRE" "$ATTR_CACHE_HIT") ;;
-	jq) cmd=(jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$jq_prog" "$tmp/bench.jsonl") ;;
+	jq) cmd=(jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$JQ_HIT_RATE" "$tmp/bench.jsonl") ;;
 	pdata) cmd=("$tmp/pdatacount" "$tmp/bench.jsonl") ;;
 	cat)
 		cmd=(cat "$tmp/bench.jsonl")
@@ -175,7 +163,6 @@ rounds_secs=$((SECONDS - started))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 if [ -z "$(skip_reason duckdb)" ]; then duck_version=$(jq -r .duckdb "$tmp/out.duckdb"); fi
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
 lo() { sort -g | head -n1; }
 hi() { sort -g | tail -n1; }
 # num X: X with 3 significant figures or more, for the tables.
@@ -197,7 +184,7 @@ label() {
 	json) printf '`mcptrace analyze --format json`, OTLP JSON lines' ;;
 	proto) printf '`mcptrace analyze --format json`, length-prefixed protobuf' ;;
 	duckdb) printf 'DuckDB%s `read_json` + unnest (defaults)' "${duck_version:+ $duck_version}" ;;
-	jq) printf '%s, hit rate program of bench-analyze.sh' "$(jq --version)" ;;
+	jq) printf '%s, JQ_HIT_RATE of scripts/lib/benchmarks.sh' "$(jq --version)" ;;
 	pdata) printf 'pdata %s `ptrace.JSONUnmarshaler` per line + count, one goroutine' "$(go list -m -f '{{.Version}}' go.opentelemetry.io/collector/pdata)" ;;
 	cat) printf '`cat FILE >/dev/null` of the JSON lines, page cache (%s)' "$(cat --version | head -n1 | sed 's/^cat (\(.*\)) /\1 /')" ;;
 	esac

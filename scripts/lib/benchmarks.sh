@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the bench scripts: sourced, not run.
 
 # write_section FILE HEADING SECTION replaces the "## HEADING" section of
@@ -18,3 +19,43 @@ write_section() {
 	' "$out" >"$tmp" && cp "$tmp" "$out"
 	rm -f "$tmp"
 }
+
+# median: the median of the numbers on standard input, one a line, or n/a
+# when there are none.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
+
+# ensure_jq installs jq with apt-get when it is missing (the caller's log
+# says so).
+ensure_jq() {
+	command -v jq >/dev/null 2>&1 && return
+	log "installing jq"
+	apt-get install -y jq >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y jq >/dev/null; }
+}
+
+# pool_vocab sets SPAN_ACQUIRE and ATTR_CACHE_HIT from spans/vocab.go,
+# where the vocabulary is spelled once, or fails saying why.
+pool_vocab() {
+	local v='s/^[[:space:]]*%s[[:space:]]*= "\(.*\)".*/\\1/p'
+	# shellcheck disable=SC2059
+	SPAN_ACQUIRE=$(sed -n "$(printf "$v" SpanAcquire)" spans/vocab.go)
+	# shellcheck disable=SC2059
+	ATTR_CACHE_HIT=$(sed -n "$(printf "$v" AttrCacheHit)" spans/vocab.go)
+	if [ -z "$SPAN_ACQUIRE" ] || [ -z "$ATTR_CACHE_HIT" ]; then
+		printf 'cannot read the vocabulary from spans/vocab.go\n' >&2
+		return 1
+	fi
+}
+
+# JQ_HIT_RATE is the jq program that computes the pool's acquires, hits
+# and hit rate from OTLP JSON lines, given --arg acq and --arg hit (the
+# span name and attribute of pool_vocab): what a user without mcptrace
+# would write, the bench scripts' jq baseline.
+# shellcheck disable=SC2016
+JQ_HIT_RATE='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
+	| select(.name == $acq)
+	| ([.attributes[]? | select(.key == $hit) | .value.boolValue][0])) as $h
+	({acquires: 0, hits: 0}; .acquires += 1 | .hits += (if $h == true then 1 else 0 end))
+	| .hit_rate = (if .acquires > 0 then .hits / .acquires else null end)'
+
+# jq_hit_rate FILE runs JQ_HIT_RATE over FILE (pool_vocab first).
+jq_hit_rate() { jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$JQ_HIT_RATE" "$1"; }

@@ -469,10 +469,9 @@ type shard struct {
 	done chan struct{}
 	x    *index.Index
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
-	// small holds the traces being finalized (scratch) when the shard has
-	// no observer (obs); an observer's scratch indexes go round it.
-	small *index.Index
-	obs   *observer
+	// obs measures the traces the shard finalizes early (observer.go),
+	// nil for a batch shard.
+	obs *observer
 	// spares are the open indexes compactions left, one reset and filled
 	// by the next compaction: a stream that finalizes every few hundred
 	// traces compacts as often, and a fresh index each time costs its
@@ -524,7 +523,7 @@ func (s *shard) run() {
 				s.flush()
 			}
 			s.stopObserver()
-			s.x, s.small = nil, nil
+			s.x = nil
 			s.allFinalized.close()
 			s.mem.Store(0)
 			continue

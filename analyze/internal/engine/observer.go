@@ -52,18 +52,18 @@ func (s *shard) startObserver() {
 		done: make(chan struct{}),
 		free: make(chan *index.Index, scratchIndexes),
 	}
-	go s.observeHanded()
+	go s.observeHanded(s.obs)
 }
 
 // observeHanded is the observer's goroutine: it measures each
 // finalization in turn and gives its scratch index back.
-func (s *shard) observeHanded() {
-	defer close(s.obs.done)
-	for f := range s.obs.jobs {
+func (s *shard) observeHanded(o *observer) {
+	defer close(o.done)
+	for f := range o.jobs {
 		s.measure(f)
 		if f.small != nil {
 			f.small.Reset() // lets go of the open index's tables
-			s.obs.free <- f.small
+			o.free <- f.small
 		}
 	}
 }
@@ -87,17 +87,12 @@ func (s *shard) measure(f finalization) {
 	phase.Do(context.Background(), phase.Merge, func() { s.e.merge(s.id, o, f.low, err) })
 }
 
-// hand gives f to the shard's observer, or measures it at once when the
-// shard has none (a batch shard's flush).
-func (s *shard) hand(f finalization) {
-	if s.obs == nil {
-		s.measure(f)
-		return
-	}
-	s.obs.jobs <- f
-}
+// hand gives f to the shard's observer. Only a shard that finalizes
+// early finalizes before its flush, and every such shard has one.
+func (s *shard) hand(f finalization) { s.obs.jobs <- f }
 
-// stopObserver returns once the observer has measured all it was handed.
+// stopObserver returns once the observer has measured all it was handed;
+// a batch shard has none.
 func (s *shard) stopObserver() {
 	if s.obs == nil {
 		return
@@ -110,16 +105,9 @@ func (s *shard) stopObserver() {
 // scratch returns an empty index for the traces the shard finalizes next:
 // one index reset each time (index.Reset) rather than a fresh one, whose
 // chunks and maps would be allocated and cleared again for every few
-// hundred traces. With an observer, the shard fills its scratch indexes
-// in turn, waiting for one back when the observer holds them all.
+// hundred traces. The shard fills its scratch indexes in turn, waiting
+// for one back when the observer holds them all.
 func (s *shard) scratch() *index.Index {
-	if s.obs == nil {
-		if s.small == nil {
-			s.small = index.New(s.e.cfg.IndexOptions())
-		}
-		s.small.Reset()
-		return s.small
-	}
 	select {
 	case x := <-s.obs.free:
 		return x

@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"bytes"
 	"cmp"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
@@ -17,10 +16,7 @@ func cmpPairTimeOf(a, b *record.Acquire) int {
 	if a.LeaseEnd != b.LeaseEnd {
 		return cmp.Compare(a.LeaseEnd, b.LeaseEnd)
 	}
-	if c := bytes.Compare(a.Trace[:], b.Trace[:]); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Span, b.Span)
+	return cmpEventSpan(a, b)
 }
 
 // mergeGroups appends to dst the acquires of groups, each already in time
