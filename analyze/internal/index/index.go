@@ -127,6 +127,11 @@ type Index struct {
 	// lastVal remembers, per key id, the last value interned: consecutive
 	// spans often repeat it (a trace's session, a pool's key).
 	lastVal []internedVal
+	// seen remembers the ids of the last strings interned by where their
+	// bytes lie (sameString), allocated on first use: the decoders hand
+	// one string out per distinct text they meet (ingest's string cache),
+	// so a value seen before is found without hashing its text.
+	seen *[seenSlots]seenString
 
 	Names []string // interned span names
 	Vals  []string // interned attribute values
@@ -617,9 +622,23 @@ func (x *Index) internName(s string) int32 {
 }
 
 func (x *Index) internString(s string) int32 {
-	if id, ok := x.ValIdx[s]; ok {
-		return id
+	if x.seen == nil {
+		x.seen = new([seenSlots]seenString)
 	}
+	slot := &x.seen[seenSlot(s)]
+	if sameString(slot.s, s) {
+		return slot.id
+	}
+	id, ok := x.ValIdx[s]
+	if !ok {
+		id = x.addString(s)
+	}
+	*slot = seenString{s: s, id: id}
+	return id
+}
+
+// addString interns s, a value not interned yet.
+func (x *Index) addString(s string) int32 {
 	id := int32(len(x.Vals))
 	x.strBytes += int64(len(s))
 	s = strings.Clone(s)
@@ -646,7 +665,7 @@ func (x *Index) internKeyStr(key uint16, s string) int32 {
 		return last.id
 	}
 	id := x.internString(s)
-	x.lastVal[key] = internedVal{s: x.Vals[id], id: id}
+	x.lastVal[key] = internedVal{s: s, id: id} // the text as handed in: the next span's is often the very same string
 	return id
 }
 
@@ -869,6 +888,9 @@ func (x *Index) Reset() {
 	x.Chunks, x.attrs, x.NumSpans = x.Chunks[:0], x.attrs[:0], 0
 	for i := range x.lastVal {
 		x.lastVal[i] = internedVal{id: -1}
+	}
+	if x.seen != nil {
+		*x.seen = [seenSlots]seenString{}
 	}
 	if x.lender != nil {
 		x.lender.lent.Add(-1)
