@@ -46,7 +46,16 @@ type Compiled struct {
 
 	namedPool []bool // per name id: one of Vocabulary.Names, a recognised pool span
 
-	inh map[uint16][]int32 // per key: inherited's values per span index, computed on first use
+	// inh holds, per key asked, inherited's values per span index,
+	// computed on first use: a handful of keys at most, so a list is
+	// searched faster than a map is hashed, once per call span.
+	inh []inheritedKey
+}
+
+// inheritedKey is the values of key per span index (index.InheritedValues).
+type inheritedKey struct {
+	key  uint16
+	vals []int32
 }
 
 // noKey is the id of an attribute key the index does not hold: no span
@@ -218,13 +227,16 @@ func (v *Compiled) failed(i int32) bool {
 // once, index.inheritedValues) on the first call for a key, so a deep
 // chain costs no walk per span.
 func (v *Compiled) inherited(i int32, key uint16) (int32, bool) {
-	vals, ok := v.inh[key]
-	if !ok {
-		vals = v.x.InheritedValues(key)
-		if v.inh == nil {
-			v.inh = map[uint16][]int32{}
+	var vals []int32
+	for _, k := range v.inh {
+		if k.key == key {
+			vals = k.vals
+			break
 		}
-		v.inh[key] = vals
+	}
+	if vals == nil {
+		vals = v.x.InheritedValues(key)
+		v.inh = append(v.inh, inheritedKey{key, vals})
 	}
 	if val := vals[i]; val >= 0 {
 		return val, true
