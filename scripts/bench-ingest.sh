@@ -17,6 +17,12 @@
 # Goals: ours >= 2x pdata per core and on 2 cores, for JSON lines
 # and for protobuf.
 #
+# Each round also times simdjson-go (internal/benchtools/simdparse, its own
+# module) on one goroutine over the same JSON lines, written to a file by
+# the generator: its parse alone, and its parse then a walk to the fields
+# the projection decoder reads. A machine that cannot build or run it
+# skips those rows with a line saying why.
+#
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000
 #        ITERS=3 (iterations per figure) OUT=BENCHMARKS.md, OUT=- prints only)
 set -euo pipefail
@@ -36,6 +42,19 @@ trap 'rm -rf "$tmp"' EXIT
 
 log "building the test binary of analyze/ingest"
 "$GO" test -c -o "$tmp/ingest.test" ./analyze/ingest
+
+simd_skip=""
+log "building internal/benchtools/simdparse (simdjson-go, its own module)"
+if (cd internal/benchtools/simdparse && "$GO" build -o "$tmp/simdparse" .) >"$tmp/simd-build.log" 2>&1; then
+	ensure_jq
+	"$GO" build -o "$tmp/gen" ./internal/tracegen/gen
+	"$GO" build -o "$tmp/pdatacount" ./internal/benchtools/pdatacount
+	"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/bench.jsonl"
+	simd_spans=$("$tmp/pdatacount" -truth "$SPANS" | jq .spans)
+else
+	simd_skip="cannot build internal/benchtools/simdparse: $(grep -v '^[[:space:]]*$' "$tmp/simd-build.log" | tail -n1 | tr '|' '/' | cut -c1-160)"
+	log "simdjson-go is skipped: $simd_skip"
+fi
 load_before=$(uptime)
 log "load before: $load_before"
 
@@ -55,6 +74,13 @@ for round in $(seq 1 "$ROUNDS"); do
 				split(name, p, "/")
 				for (i = 2; i < NF; i++) if ($(i+1) == "spans/s") print round, p[1], cpu, p[2], $i
 			}' >>"$results"
+	[ -z "$simd_skip" ] || continue
+	if simd=$("$tmp/simdparse" -iters "$ITERS" -spans "$simd_spans" "$tmp/bench.jsonl" 2>"$tmp/simd.err"); then
+		jq -r --arg r "$round" '"\($r) jsonl 1 simd-parse \(.parse_spans_s)\n\($r) jsonl 1 simd-walk \(.walk_spans_s)"' <<<"$simd" >>"$results"
+	else
+		simd_skip="simdparse failed: $(tail -n1 "$tmp/simd.err" | tr '|' '/' | cut -c1-160)"
+		log "simdjson-go is skipped: $simd_skip"
+	fi
 done
 load_after=$(uptime)
 log "load after: $load_after"
@@ -63,10 +89,10 @@ log "load after: $load_after"
 stats() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a n/a n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s %s\n", v[1], m, v[NR] }'; }
 # rate FORMAT CPU SIDE: spans/s of every round.
 rate() { awk -v f="$1" -v c="$2" -v s="$3" '$2 == f && $3 == c && $4 == s { print $5 }' "$results"; }
-# ratios FORMAT CPU: ours / pdata of each round.
+# ratios FORMAT CPU [OTHER]: ours / OTHER (default pdata) of each round.
 ratios() {
-	awk -v f="$1" -v c="$2" '$2 == f && $3 == c { r[$1, $4] = $5; rounds[$1] = 1 }
-		END { for (k in rounds) if (r[k, "pdata"] > 0) printf "%.3f\n", r[k, "ours"] / r[k, "pdata"] }' "$results"
+	awk -v f="$1" -v c="$2" -v o="${3:-pdata}" '$2 == f && $3 == c { r[$1, $4] = $5; rounds[$1] = 1 }
+		END { for (k in rounds) if (r[k, o] > 0) printf "%.3f\n", r[k, "ours"] / r[k, o] }' "$results"
 }
 fmt_rate() { read -r lo med hi; awk -v a="$lo" -v m="$med" -v b="$hi" 'BEGIN { printf "%.0f k (%.0f k – %.0f k)", m / 1000, a / 1000, b / 1000 }'; }
 fmt_ratio() { read -r lo med hi; awk -v a="$lo" -v m="$med" -v b="$hi" 'BEGIN { printf "%.2fx (%.2f – %.2f)", m, a, b }'; }
@@ -84,6 +110,17 @@ for f in jsonl proto; do
 		rows+="| $name | $c | $ours | $pdata | $ratio | ≥ 2x: $goal |"$'\n'
 	done
 done
+
+simd_rows=""
+if [ -z "$simd_skip" ]; then
+	for side in simd-parse simd-walk; do
+		what="simdjson-go, parse only (its tape)"
+		[ "$side" = simd-walk ] && what="simdjson-go, parse and walk to the span fields"
+		simd_rows+="| $what | $(rate jsonl 1 "$side" | stats | fmt_rate) | $(ratios jsonl 1 "$side" | stats | fmt_ratio) |"$'\n'
+	done
+else
+	simd_rows="| simdjson-go | skipped: $simd_skip | |"$'\n'
+fi
 
 section="$tmp/section.md"
 cat >"$section" <<MD
@@ -118,6 +155,16 @@ bounded by the CPU the machine's other processes leave (see the load
 average): a loaded machine gives the second goroutine less than a core, and
 the spread between rounds shows it.
 
+Why the JSON reader is not built on a SIMD parser: the same JSON lines
+(written to a file by internal/tracegen/gen), one goroutine, in the same
+rounds. simdjson-go finds the structure of a line with AVX2 and builds a
+tape of it, which the reader would then walk to the span fields it keeps;
+the projection decoder reads those fields in its one scalar pass.
+
+| JSON lines, one goroutine | spans/s | ours / it |
+|---|---:|---:|
+| ours (the projection decoder, above) | $(rate jsonl 1 ours | stats | fmt_rate) | — |
+$simd_rows
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
 \`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime 3x -cpu 1,2\`).
 MD
