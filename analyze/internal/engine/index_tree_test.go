@@ -317,3 +317,77 @@ func TestInheritedValuesMatchAncestorWalks(t *testing.T) {
 		})
 	}
 }
+
+// walkRoot is the definition of Index.Roots: the parents of i followed one
+// by one to a root (returned) or to a missing parent (-1).
+func walkRoot(x *index.Index, i int32) int32 {
+	for {
+		switch p := x.Span(i).Parent; {
+		case p == index.ParentNone:
+			return i
+		case p < 0:
+			return -1
+		default:
+			i = p
+		}
+	}
+}
+
+func TestRootsMatchParentWalks(t *testing.T) {
+	cases := []struct {
+		name        string
+		wantMissing bool // some chain ends at a missing parent
+		build       func(*rand.Rand) ptrace.Traces
+	}{
+		{"random forests", true, func(rng *rand.Rand) ptrace.Traces { return randomForest(rng, 4, 1+rng.IntN(80)) }},
+		// Span ids fall with depth, so the deepest spans come first in
+		// the order: each walk goes up to a span already resolved.
+		{"a deep chain", false, func(*rand.Rand) ptrace.Traces {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceName, "svc")
+			parent := uint64(0)
+			for k := 0; k < 5000; k++ {
+				parent = d.add(ss, sp{trace: 1, id: uint64(10000 - k), name: "a", parent: parent, end: time.Hour})
+			}
+			return d.td
+		}},
+		// A parent cycle under a root: finish breaks it, and the spans
+		// of the cycle and below it end at the break.
+		{"a cycle", true, func(*rand.Rand) ptrace.Traces {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceName, "svc")
+			d.add(ss, sp{trace: 1, id: 1, name: "root", end: time.Hour})
+			d.add(ss, sp{trace: 1, id: 2, name: "a", parent: 3, end: time.Hour})
+			d.add(ss, sp{trace: 1, id: 3, name: "b", parent: 2, end: time.Hour})
+			d.add(ss, sp{trace: 1, id: 4, name: "c", parent: 3, end: time.Hour})
+			d.add(ss, sp{trace: 1, id: 5, name: "d", parent: 1, end: time.Hour})
+			return d.td
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 9))
+			below, missing := 0, 0 // spans under a root, spans under a missing parent
+			for round := 0; round < 20; round++ {
+				x := index.New(rulefmt.IndexOptions{})
+				x.Add(tc.build(rng))
+				got := x.Roots()
+				for _, i := range x.Order {
+					want := walkRoot(x, i)
+					if got[i] != want {
+						t.Fatalf("round %d: span %d has root %d, its parents give %d", round, i, got[i], want)
+					}
+					switch {
+					case want < 0:
+						missing++
+					case want != i:
+						below++
+					}
+				}
+			}
+			if below == 0 || (missing > 0) != tc.wantMissing {
+				t.Fatalf("%d spans under a root, %d under a missing parent: the case does not test what it says", below, missing)
+			}
+		})
+	}
+}

@@ -125,6 +125,44 @@ func (x *Index) NearestAncestors(ok func(int32) bool) []int32 {
 	return near
 }
 
+// Roots returns, per span index, the root of the span's chain of parents:
+// its topmost ancestor (itself for a root), -1 when the chain ends at a
+// missing parent (the root is not in the dump), -2 for a duplicate copy,
+// never read. Like InheritedValues it walks up from each span only as far
+// as the first span already resolved, so every span is resolved once
+// whatever the depth of the chains, without the depth-first layout.
+func (x *Index) Roots() []int32 {
+	x.Finish()
+	const unresolved = -2
+	top := make([]int32, x.NumSpans)
+	for i := range top {
+		top[i] = unresolved
+	}
+	var path []int32
+	for _, i := range x.Order {
+		path = path[:0]
+		v := int32(-1)
+		for j := i; top[j] == unresolved; {
+			path = append(path, j)
+			p := x.Span(j).Parent
+			if p == ParentNone {
+				v = j
+				break
+			}
+			if p < 0 { // missing
+				break
+			}
+			if j = p; top[j] != unresolved {
+				v = top[j]
+			}
+		}
+		for _, j := range path {
+			top[j] = v
+		}
+	}
+	return top
+}
+
 // InheritedValues returns, per span index, the value of span attribute key
 // on the span or on its nearest ancestor that has it, -1 when none (-2 for
 // a duplicate copy, never read). It walks up from each span only as far as

@@ -278,7 +278,7 @@ type rootClock struct {
 	// mcp.client.session); nil when the vocabulary names none.
 	session *selector.Matcher
 	// top is, per span index, the topmost ancestor (itself for a root), or
-	// -1 under a missing parent: computed on first need, in one pass.
+	// -1 under a missing parent: computed on first need (index.Roots).
 	top []int32
 }
 
@@ -287,19 +287,7 @@ type rootClock struct {
 // no end to compare with).
 func (c *rootClock) traceRootOf(i int32) int32 {
 	if c.top == nil {
-		x := c.x
-		t := x.Tree()
-		c.top = make([]int32, x.NumSpans)
-		for _, j := range t.DFS { // parents come before their children
-			switch p := x.Span(j).Parent; {
-			case p == index.ParentNone:
-				c.top[j] = j
-			case p < 0:
-				c.top[j] = -1
-			default:
-				c.top[j] = c.top[p]
-			}
-		}
+		c.top = c.x.Roots()
 	}
 	return c.top[i]
 }
