@@ -2,13 +2,13 @@ package whatif
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/minheap"
 	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -47,15 +47,10 @@ type release struct {
 	key *idle.Key[int32, *sess, struct{}]
 }
 
-type releases []release
-
-func (h releases) Len() int { return len(h) }
-func (h releases) Less(i, j int) bool {
-	return h[i].end < h[j].end || (h[i].end == h[j].end && h[i].i < h[j].i)
+// cmpRelease orders releases by end, then by record.
+func cmpRelease(a, b *release) int {
+	return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.i, b.i))
 }
-func (h releases) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *releases) Push(x any)   { *h = append(*h, x.(release)) }
-func (h *releases) Pop() any     { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
 
 // replayer is one replay's state.
 type replayer struct {
@@ -63,7 +58,7 @@ type replayer struct {
 	set    Settings
 	scopes []scopeState
 	recent []int64 // per (service, key) id: the latest start an acquire of it had
-	rel    releases
+	rel    minheap.Heap[release]
 	row    Row
 }
 
@@ -87,7 +82,7 @@ func (w *Workload) ReplayContext(ctx context.Context, set Settings) (Row, error)
 	if err := ctx.Err(); err != nil {
 		return Row{Settings: set, MissesByCause: map[string]int{}}, fmt.Errorf("whatif: replay not started: %w", err)
 	}
-	r := &replayer{w: w, set: set, scopes: make([]scopeState, w.scopes), recent: make([]int64, len(w.skKey))}
+	r := &replayer{w: w, set: set, scopes: make([]scopeState, w.scopes), recent: make([]int64, len(w.skKey)), rel: minheap.New(cmpRelease)}
 	for i := range r.recent {
 		r.recent[i] = math.MinInt64
 	}
@@ -137,8 +132,8 @@ func (w *Workload) sweep(s int) time.Duration {
 // releaseUntil ends every lease that ended at or before t: a lease ending
 // when another starts is not concurrent with it (the analyzer's rule).
 func (r *replayer) releaseUntil(t int64) {
-	for len(r.rel) > 0 && r.rel[0].end <= t {
-		x := heap.Pop(&r.rel).(release)
+	for r.rel.Len() > 0 && r.rel.Min().end <= t {
+		x := r.rel.Pop()
 		r.end(x)
 	}
 }
@@ -187,7 +182,7 @@ func (r *replayer) acquire(i int32, ev *rec) {
 		e = c.Dialed(k, &sess{}, false)
 		r.opened(sc)
 	}
-	heap.Push(&r.rel, release{end: ev.end, i: i, e: e})
+	r.rel.Push(release{end: ev.end, i: i, e: e})
 }
 
 // opened counts a session dialed in scope sc.
@@ -246,7 +241,7 @@ func (r *replayer) recordedPrewarm(i int32, ev *rec) {
 	r.opened(sc)
 	r.row.PrewarmDials++
 	r.row.PrewarmUnused++
-	heap.Push(&r.rel, release{end: max(ev.end, ev.start), i: i, key: k})
+	r.rel.Push(release{end: max(ev.end, ev.start), i: i, key: k})
 }
 
 // prewarm dials, before a scope's first acquire, the Prewarm keys the

@@ -103,7 +103,7 @@ var rules = []rule{
 		name:     "the HTML report and the replay read the events as values, never the engine or the index",
 		dir:      ".",
 		patterns: []string{"./analyze/events", "./analyze/htmlreport", "./analyze/whatif"},
-		ours:     []string{module + "/analyze/events", module + "/analyze/htmlreport", module + "/analyze/whatif", module + "/analyze/report", module + "/analyze/report/render", module + "/analyze/rulefmt", module + "/analyze/internal/textfmt", module + "/pool/idle", module + "/spans"},
+		ours:     []string{module + "/analyze/events", module + "/analyze/htmlreport", module + "/analyze/whatif", module + "/analyze/report", module + "/analyze/report/render", module + "/analyze/rulefmt", module + "/analyze/internal/textfmt", module + "/analyze/internal/minheap", module + "/pool/idle", module + "/spans"},
 	},
 	{
 		name:      "fixtures never import pool and import spans at most",

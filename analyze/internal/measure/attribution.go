@@ -2,8 +2,8 @@ package measure
 
 import (
 	"cmp"
-	"container/heap"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/minheap"
 	"github.com/mcptrace/mcptrace/pool/idle"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -25,7 +25,7 @@ type replayEntry = idle.Entry[int32, struct{}, struct{}]
 // and the leases still out, to end in time order.
 type scopeReplay struct {
 	core *replayCore
-	out  leaseHeap
+	out  minheap.Heap[leaseEnd]
 	seq  int64
 	// assumed says the settings were assumed, not recorded.
 	assumed bool
@@ -41,32 +41,22 @@ type leaseEnd struct {
 	prewarm  bool   // a pre-warm dial: its session goes idle at end
 }
 
-type leaseHeap []leaseEnd
-
-func (h leaseHeap) Len() int { return len(h) }
-func (h leaseHeap) Less(i, j int) bool {
-	return cmp.Or(cmp.Compare(h[i].end, h[j].end), cmp.Compare(h[i].seq, h[j].seq)) < 0
-}
-func (h leaseHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *leaseHeap) Push(x any)   { *h = append(*h, x.(leaseEnd)) }
-func (h *leaseHeap) Pop() any {
-	o := *h
-	x := o[len(o)-1]
-	*h = o[:len(o)-1]
-	return x
+// cmpLeaseEnd orders lease ends by time, then as they were replayed.
+func cmpLeaseEnd(a, b *leaseEnd) int {
+	return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.seq, b.seq))
 }
 
 // NewScopeReplay returns the replay of a scope under set.
 func NewScopeReplay(set idle.Settings, assumed bool) *scopeReplay {
-	return &scopeReplay{core: idle.New[int32, struct{}, struct{}](set, nil), assumed: assumed}
+	return &scopeReplay{core: idle.New[int32, struct{}, struct{}](set, nil), assumed: assumed, out: minheap.New(cmpLeaseEnd)}
 }
 
 // endUntil ends every lease that ended at or before t: a lease ending when
 // another acquire starts is not concurrent with it (the pool releases
 // before it acquires again).
 func (r *scopeReplay) endUntil(t int64) {
-	for len(r.out) > 0 && r.out[0].end <= t {
-		x := heap.Pop(&r.out).(leaseEnd)
+	for r.out.Len() > 0 && r.out.Min().end <= t {
+		x := r.out.Pop()
 		if x.prewarm {
 			r.core.Prewarmed(x.key, struct{}{}, false, x.end, nil)
 			continue
@@ -79,7 +69,7 @@ func (r *scopeReplay) endUntil(t int64) {
 func (r *scopeReplay) push(x leaseEnd) {
 	r.seq++
 	x.seq = r.seq
-	heap.Push(&r.out, x)
+	r.out.Push(x)
 }
 
 // prewarm replays a pre-warm dial of key: the key is known from its start,
