@@ -132,9 +132,17 @@ func (x *Index) NearestAncestors(ok func(int32) bool) []int32 {
 // as the first span already resolved, so every span is resolved once
 // whatever the depth of the chains, without the depth-first layout.
 func (x *Index) Roots() []int32 {
+	top, _ := x.roots()
+	return top
+}
+
+// roots is Roots and the number of parent links it followed, which a
+// test holds to the number of spans: a walk that resolved only where it
+// started would give the same roots in quadratic time on a deep chain.
+func (x *Index) roots() (top []int32, steps int) {
 	x.Finish()
 	const unresolved = -2
-	top := make([]int32, x.NumSpans)
+	top = make([]int32, x.NumSpans)
 	for i := range top {
 		top[i] = unresolved
 	}
@@ -152,6 +160,7 @@ func (x *Index) Roots() []int32 {
 			if p < 0 { // missing
 				break
 			}
+			steps++
 			if j = p; top[j] != unresolved {
 				v = top[j]
 			}
@@ -160,7 +169,7 @@ func (x *Index) Roots() []int32 {
 			top[j] = v
 		}
 	}
-	return top
+	return top, steps
 }
 
 // InheritedValues returns, per span index, the value of span attribute key
