@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.yaml.in/yaml/v3"
@@ -513,9 +514,51 @@ func CheckRegexBudget(re *regexp.Regexp, what string) error {
 
 // RegexInsts returns the size of re's compiled program, what Go's regexp
 // walks per byte of text at worst: what CheckRegexBudget holds against
-// MaxRegexInsts.
+// MaxRegexInsts. The analyzer binds its selectors to every group of
+// traces it finalizes, so a pattern's size is remembered (regexSizes)
+// rather than compiled again each time.
 func RegexInsts(re *regexp.Regexp) int {
-	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	return regexSizes.size(re.String())
+}
+
+// regexSizes remembers the program sizes of the patterns seen, up to
+// maxRememberedRegexes of them: a configuration holds a few dozen, and a
+// process that loads configurations without end (a collector reloading)
+// must not grow with them; past the bound sizes are computed each time.
+var regexSizes = regexSizeMemo{max: maxRememberedRegexes}
+
+const maxRememberedRegexes = 4096
+
+// regexSizeMemo is a bounded memo of regexInsts by pattern.
+type regexSizeMemo struct {
+	mu    sync.Mutex
+	sizes map[string]int
+	max   int
+}
+
+// size returns pattern's program size, from the memo when it is there.
+func (m *regexSizeMemo) size(pattern string) int {
+	m.mu.Lock()
+	n, ok := m.sizes[pattern]
+	m.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = regexInsts(pattern)
+	m.mu.Lock()
+	if m.sizes == nil {
+		m.sizes = map[string]int{}
+	}
+	if len(m.sizes) < m.max {
+		m.sizes[pattern] = n
+	}
+	m.mu.Unlock()
+	return n
+}
+
+// regexInsts compiles pattern's program and returns its size.
+func regexInsts(pattern string) int {
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return 1
 	}
