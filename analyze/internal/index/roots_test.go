@@ -25,7 +25,7 @@ func TestRootsFollowsEachParentLinkOnce(t *testing.T) {
 	}
 	x := New(rulefmt.IndexOptions{})
 	x.Add(d.Traces())
-	top, steps := x.roots()
+	top, steps := x.resolveUp(x.rootAt)
 	root := x.Order[0]
 	for _, i := range x.Order {
 		if x.Span(i).ID == depth {

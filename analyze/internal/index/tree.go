@@ -128,79 +128,51 @@ func (x *Index) NearestAncestors(ok func(int32) bool) []int32 {
 // Roots returns, per span index, the root of the span's chain of parents:
 // its topmost ancestor (itself for a root), -1 when the chain ends at a
 // missing parent (the root is not in the dump), -2 for a duplicate copy,
-// never read. Like InheritedValues it walks up from each span only as far
-// as the first span already resolved, so every span is resolved once
-// whatever the depth of the chains, without the depth-first layout.
+// never read.
 func (x *Index) Roots() []int32 {
-	top, _ := x.roots()
+	top, _ := x.resolveUp(x.rootAt)
 	return top
 }
 
-// roots is Roots and the number of parent links it followed, which a
-// test holds to the number of spans: a walk that resolved only where it
-// started would give the same roots in quadratic time on a deep chain.
-func (x *Index) roots() (top []int32, steps int) {
-	x.Finish()
-	const unresolved = -2
-	top = make([]int32, x.NumSpans)
-	for i := range top {
-		top[i] = unresolved
-	}
-	var path []int32
-	for _, i := range x.Order {
-		path = path[:0]
-		v := int32(-1)
-		for j := i; top[j] == unresolved; {
-			path = append(path, j)
-			p := x.Span(j).Parent
-			if p == ParentNone {
-				v = j
-				break
-			}
-			if p < 0 { // missing
-				break
-			}
-			steps++
-			if j = p; top[j] != unresolved {
-				v = top[j]
-			}
-		}
-		for _, j := range path {
-			top[j] = v
-		}
-	}
-	return top, steps
-}
+// rootAt is Roots' answer at span j itself: j, when j is a root.
+func (x *Index) rootAt(j int32) (int32, bool) { return j, x.Span(j).Parent == ParentNone }
 
 // InheritedValues returns, per span index, the value of span attribute key
 // on the span or on its nearest ancestor that has it, -1 when none (-2 for
-// a duplicate copy, never read). It walks up from each span only as far as
-// the first span already resolved and resolves the whole path on the way
-// back, so every span is resolved once whatever the depth of the chains
-// (finish has broken every parent cycle), and the depth-first layout,
-// whose arrays cost more than this one, is not needed.
+// a duplicate copy, never read).
 func (x *Index) InheritedValues(key uint16) []int32 {
+	val, _ := x.resolveUp(func(j int32) (int32, bool) { return x.AttrVal(j, key) })
+	return val
+}
+
+// resolveUp returns, per span index, the answer of the span or of its
+// nearest ancestor that has one (own), -1 when its chain of parents ends
+// (at a root or a missing parent) without one, -2 for a duplicate copy,
+// never read; and how many parent links it followed. It walks up from
+// each span only as far as the first span already resolved and resolves
+// the whole path on the way back, so every link is followed once whatever
+// the depth of the chains (finish has broken every parent cycle), and the
+// depth-first layout, whose arrays cost more than this one, is not
+// needed. A test holds the links followed to the spans: resolving only
+// where a walk started would give the same answers in quadratic time.
+func (x *Index) resolveUp(own func(j int32) (int32, bool)) (val []int32, steps int) {
 	x.Finish()
 	const unresolved = -2
-	val := make([]int32, x.NumSpans)
+	val = make([]int32, x.NumSpans)
 	for i := range val {
 		val[i] = unresolved
 	}
 	var path []int32
 	for _, i := range x.Order {
-		if val[i] != unresolved {
-			continue
-		}
 		path = path[:0]
 		v := int32(-1)
-		for j := i; ; {
+		for j := i; ; steps++ {
 			if val[j] != unresolved {
 				v = val[j]
 				break
 			}
-			if a, ok := x.AttrVal(j, key); ok {
-				val[j] = a
-				v = a
+			if a, ok := own(j); ok {
+				val[j], v = a, a
 				break
 			}
 			path = append(path, j)
@@ -212,5 +184,5 @@ func (x *Index) InheritedValues(key uint16) []int32 {
 			val[j] = v
 		}
 	}
-	return val
+	return val, steps
 }

@@ -28,6 +28,11 @@ func (h *Heap[T]) Push(x T) {
 	h.up(len(h.items) - 1)
 }
 
+// FixMin puts the least value back in its place after the caller changed
+// it through Min: container/heap's Fix of the first value. A k-way merge
+// advances its least list so, one sift where a Pop and a Push take two.
+func (h *Heap[T]) FixMin() { h.down(0, len(h.items)) }
+
 // Pop removes and returns the least value; the heap must not be empty.
 func (h *Heap[T]) Pop() T {
 	n := len(h.items) - 1

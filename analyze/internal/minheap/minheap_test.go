@@ -30,7 +30,7 @@ func (r *reference) Pop() any {
 	return x
 }
 
-func TestPopsInContainerHeapsOrderTiesIncluded(t *testing.T) {
+func TestPopsAndFixesInContainerHeapsOrderTiesIncluded(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		values int // values are drawn from [0, values): few values, many ties
@@ -42,10 +42,20 @@ func TestPopsInContainerHeapsOrderTiesIncluded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			h, ref := New(cmpItem), &reference{}
-			pushed, popped := 0, 0
+			pushed, popped, fixed := 0, 0, 0
 			for step := range 20000 {
 				if h.Len() != ref.Len() {
 					t.Fatalf("step %d: %d values, container/heap holds %d", step, h.Len(), ref.Len())
+				}
+				if h.Len() > 0 && rng.IntN(5) == 0 {
+					// Raise the least value in place and put it back.
+					raised := rng.IntN(tc.values)
+					h.Min().v = max(h.Min().v, raised)
+					(*ref)[0].v = max((*ref)[0].v, raised)
+					h.FixMin()
+					heap.Fix(ref, 0)
+					fixed++
+					continue
 				}
 				if h.Len() > 0 && rng.IntN(5) < 2 {
 					if m := *h.Min(); m != (*ref)[0] {
@@ -63,8 +73,8 @@ func TestPopsInContainerHeapsOrderTiesIncluded(t *testing.T) {
 				h.Push(x)
 				heap.Push(ref, x)
 			}
-			if popped < 1000 || pushed-popped < 100 {
-				t.Fatalf("pushed %d, popped %d: the walk did not keep the heap busy", pushed, popped)
+			if popped < 1000 || pushed-popped < 100 || fixed < 1000 {
+				t.Fatalf("pushed %d, popped %d, fixed %d: the walk did not keep the heap busy", pushed, popped, fixed)
 			}
 		})
 	}
