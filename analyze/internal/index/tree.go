@@ -125,64 +125,68 @@ func (x *Index) NearestAncestors(ok func(int32) bool) []int32 {
 	return near
 }
 
-// Roots returns, per span index, the root of the span's chain of parents:
+// Roots answers, per span index, the root of the span's chain of parents:
 // its topmost ancestor (itself for a root), -1 when the chain ends at a
-// missing parent (the root is not in the dump), -2 for a duplicate copy,
-// never read.
-func (x *Index) Roots() []int32 {
-	top, _ := x.resolveUp(x.rootAt)
-	return top
-}
+// missing parent (the root is not in the dump).
+func (x *Index) Roots() *UpValues { return x.upValues(x.rootAt) }
 
 // rootAt is Roots' answer at span j itself: j, when j is a root.
 func (x *Index) rootAt(j int32) (int32, bool) { return j, x.Span(j).Parent == ParentNone }
 
-// InheritedValues returns, per span index, the value of span attribute key
-// on the span or on its nearest ancestor that has it, -1 when none (-2 for
-// a duplicate copy, never read).
-func (x *Index) InheritedValues(key uint16) []int32 {
-	val, _ := x.resolveUp(func(j int32) (int32, bool) { return x.AttrVal(j, key) })
-	return val
+// InheritedValues answers, per span index, the value of span attribute
+// key on the span or on its nearest ancestor that has it, -1 when none.
+func (x *Index) InheritedValues(key uint16) *UpValues {
+	return x.upValues(func(j int32) (int32, bool) { return x.AttrVal(j, key) })
 }
 
-// resolveUp returns, per span index, the answer of the span or of its
-// nearest ancestor that has one (own), -1 when its chain of parents ends
-// (at a root or a missing parent) without one, -2 for a duplicate copy,
-// never read; and how many parent links it followed. It walks up from
-// each span only as far as the first span already resolved and resolves
-// the whole path on the way back, so every link is followed once whatever
-// the depth of the chains (finish has broken every parent cycle), and the
-// depth-first layout, whose arrays cost more than this one, is not
-// needed. A test holds the links followed to the spans: resolving only
+// UpValues answers, per span, the answer of the span or of its nearest
+// ancestor that has one (own), -1 when its chain of parents ends (at a
+// root or a missing parent) without one. It resolves a span when first
+// asked: it walks up only as far as the first span already resolved and
+// resolves the whole path on the way back, so every link is followed at
+// most once whatever the depth of the chains (finish has broken every
+// parent cycle), and the spans never asked about, nor their ancestors,
+// cost nothing. The vocabulary asks for the pool's spans only, a fraction
+// of a dump. A test holds the links followed to the spans: resolving only
 // where a walk started would give the same answers in quadratic time.
-func (x *Index) resolveUp(own func(j int32) (int32, bool)) (val []int32, steps int) {
+type UpValues struct {
+	x     *Index
+	own   func(j int32) (int32, bool)
+	val   []int32 // per span, its answer + 2; 0 while unresolved
+	path  []int32
+	steps int // parent links followed, for tests
+	owns  int // spans whose own answer was read, for tests
+}
+
+func (x *Index) upValues(own func(j int32) (int32, bool)) *UpValues {
 	x.Finish()
-	const unresolved = -2
-	val = make([]int32, x.NumSpans)
-	for i := range val {
-		val[i] = unresolved
+	return &UpValues{x: x, own: own, val: make([]int32, x.NumSpans)}
+}
+
+// At returns span i's answer; a span left out as a copy answers -2.
+func (u *UpValues) At(i int32) int32 {
+	if u.x.Span(i).dup {
+		return -2
 	}
-	var path []int32
-	for _, i := range x.Order {
-		path = path[:0]
-		v := int32(-1)
-		for j := i; ; steps++ {
-			if val[j] != unresolved {
-				v = val[j]
-				break
-			}
-			if a, ok := own(j); ok {
-				val[j], v = a, a
-				break
-			}
-			path = append(path, j)
-			if j = x.Span(j).Parent; j < 0 {
-				break
-			}
+	u.path = u.path[:0]
+	v := int32(-1)
+	for j := i; ; u.steps++ {
+		if w := u.val[j]; w != 0 {
+			v = w - 2
+			break
 		}
-		for _, j := range path {
-			val[j] = v
+		u.owns++
+		if a, ok := u.own(j); ok {
+			u.val[j], v = a+2, a
+			break
+		}
+		u.path = append(u.path, j)
+		if j = u.x.Span(j).Parent; j < 0 {
+			break
 		}
 	}
-	return val, steps
+	for _, j := range u.path {
+		u.val[j] = v + 2
+	}
+	return v
 }

@@ -52,10 +52,11 @@ type Compiled struct {
 	inh []inheritedKey
 }
 
-// inheritedKey is the values of key per span index (index.InheritedValues).
+// inheritedKey answers the values of key per span index
+// (index.InheritedValues).
 type inheritedKey struct {
 	key  uint16
-	vals []int32
+	vals *index.UpValues
 }
 
 // noKey is the id of an attribute key the index does not hold: no span
@@ -223,11 +224,11 @@ func (v *Compiled) failed(i int32) bool {
 
 // inherited returns the value of key on span i or its nearest ancestor that
 // has it: the pool may set scope and key on the invoke span only.
-// The values are computed for every span in one pass (each span resolved
-// once, index.inheritedValues) on the first call for a key, so a deep
-// chain costs no walk per span.
+// Each key's values are resolved as spans are asked about, each span once
+// (index.UpValues), so a deep chain costs no walk per span and the spans
+// no pool span lies under are never walked.
 func (v *Compiled) inherited(i int32, key uint16) (int32, bool) {
-	var vals []int32
+	var vals *index.UpValues
 	for _, k := range v.inh {
 		if k.key == key {
 			vals = k.vals
@@ -238,7 +239,7 @@ func (v *Compiled) inherited(i int32, key uint16) (int32, bool) {
 		vals = v.x.InheritedValues(key)
 		v.inh = append(v.inh, inheritedKey{key, vals})
 	}
-	if val := vals[i]; val >= 0 {
+	if val := vals.At(i); val >= 0 {
 		return val, true
 	}
 	return 0, false
@@ -277,9 +278,10 @@ type rootClock struct {
 	// (the vocabulary's enclosing session span: OpenLLMetry's
 	// mcp.client.session); nil when the vocabulary names none.
 	session *selector.Matcher
-	// top is, per span index, the topmost ancestor (itself for a root), or
-	// -1 under a missing parent: computed on first need (index.Roots).
-	top []int32
+	// top answers, per span index, the topmost ancestor (itself for a
+	// root), or -1 under a missing parent: made on first need
+	// (index.Roots).
+	top *index.UpValues
 }
 
 // traceRootOf returns the root span of i's trace above it, -1 when its
@@ -289,7 +291,7 @@ func (c *rootClock) traceRootOf(i int32) int32 {
 	if c.top == nil {
 		c.top = c.x.Roots()
 	}
-	return c.top[i]
+	return c.top.At(i)
 }
 
 // isSession reports whether span root (-1 none) is a session span, which
