@@ -82,3 +82,88 @@ func copyResource(dst, src *Index, r int32, borrowed bool) int32 {
 	}
 	return dst.endResource(start)
 }
+
+// KeepTraces drops from x, in place, every span of the traces sel does not
+// select (sel is indexed by x's trace index), and leaves x as CopyTraces
+// of the same selection into an empty index would have built it: the
+// spans in arrival order, the traces and resources numbered again in order
+// of first use, every span's parent link and copy mark left to the next
+// Finish, which sets them all again. It keeps the names and values as
+// they are, and the attributes where they lie. The copies the duplicate
+// cache dropped are no longer counted (Dropped is zero, as in a copy): a
+// caller that counts them reads Dropped first. It returns how many spans
+// it kept.
+//
+// The engine hands a shard's open index itself to the observer this way
+// once most of it is finalized: copying the few traces still open out of
+// it costs less than copying the many finalized ones, and then the
+// finalized spans, already indexed once, are never copied at all.
+func (x *Index) KeepTraces(sel []bool) int32 {
+	newTrace := make([]int32, len(x.TraceRecs))
+	newRes := make([]int32, len(x.Resources))
+	for i := range newTrace {
+		newTrace[i] = -1
+	}
+	for i := range newRes {
+		newRes[i] = -1
+	}
+	var traces []TraceRec
+	var resources []Resource
+	var resAttrs []Attr
+	var kept int32
+	for _, c := range x.Chunks {
+		for k := range c {
+			s := c[k]
+			if int(s.Trace) >= len(sel) || !sel[s.Trace] {
+				continue
+			}
+			if newTrace[s.Trace] < 0 {
+				newTrace[s.Trace] = int32(len(traces))
+				traces = append(traces, TraceRec{ID: x.TraceRecs[s.Trace].ID})
+			}
+			if newRes[s.Res] < 0 {
+				r := x.Resources[s.Res]
+				newRes[s.Res] = int32(len(resources))
+				resources = append(resources, Resource{Attrs: int32(len(resAttrs)), N: r.N})
+				resAttrs = append(resAttrs, x.ResAttrs[r.Attrs:r.Attrs+int32(r.N)]...)
+			}
+			s.Trace, s.Res = newTrace[s.Trace], newRes[s.Res]
+			*x.Span(kept) = s // never ahead of the span read: kept counts fewer
+			kept++
+		}
+	}
+	x.truncateSpans(kept)
+	x.TraceRecs, x.Resources, x.ResAttrs = traces, resources, resAttrs
+	x.reindexTracesAndResources()
+	x.dirty, x.layout, x.Order, x.Dropped = true, nil, x.Order[:0], 0
+	return kept
+}
+
+// truncateSpans keeps the first n spans of x, its emptied chunks kept
+// as spares.
+func (x *Index) truncateSpans(n int32) {
+	full := int(n) >> spanChunkBits
+	if rest := int(n) & (spanChunk - 1); rest > 0 {
+		x.Chunks[full] = x.Chunks[full][:rest]
+		full++
+	}
+	for _, c := range x.Chunks[full:] {
+		x.SpareChunks = append(x.SpareChunks, c[:0])
+	}
+	clear(x.Chunks[full:])
+	x.Chunks, x.NumSpans = x.Chunks[:full], n
+}
+
+// reindexTracesAndResources rebuilds the trace and resource lookup maps
+// after KeepTraces numbered both again (when x has them), and empties the
+// duplicate cache, which holds trace numbers.
+func (x *Index) reindexTracesAndResources() {
+	if x.traceIdx != nil {
+		clear(x.traceIdx)
+		clear(x.resIdx)
+		x.fillTraceAndResourceMaps()
+	}
+	if x.Recent != nil {
+		*x.Recent = [recentSlots]recentSpan{}
+	}
+}

@@ -600,10 +600,16 @@ func (x *Index) ensureMaps() {
 		}
 	}
 	x.traceIdx = make(map[pcommon.TraceID]int32, len(x.TraceRecs))
+	x.resIdx = make(map[string]int32, len(x.Resources))
+	x.fillTraceAndResourceMaps()
+}
+
+// fillTraceAndResourceMaps puts every trace and resource of x in the
+// empty lookup maps.
+func (x *Index) fillTraceAndResourceMaps() {
 	for i, t := range x.TraceRecs {
 		x.traceIdx[t.ID] = int32(i)
 	}
-	x.resIdx = make(map[string]int32, len(x.Resources))
 	for i := range x.Resources {
 		x.resIdx[x.resourceKey(int32(i))] = int32(i)
 	}
