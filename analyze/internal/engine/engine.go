@@ -472,19 +472,12 @@ type shard struct {
 	// obs measures the traces the shard finalizes early (observer.go),
 	// nil for a batch shard.
 	obs *observer
-	// spares are the open indexes compactions left, one reset and filled
-	// by the next compaction: a stream that finalizes every few hundred
-	// traces compacts as often, and a fresh index each time costs its
-	// chunks and maps again. One is left while the observer still reads
-	// traces borrowed from it (index.Lent); there are at most
-	// scratchIndexes of those, so one more spare than that is always free.
-	spares []*index.Index
-
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
 	minStart []int64 // the earliest span start
-	dead     []bool  // finalized: its spans wait for the next compaction
+	dead     []bool  // finalized: its spans wait for the next handover
 	rooted   []bool  // its root span has arrived: complete, unless held
+	spans    []int32 // the spans it has in x
 	// completeAtRoot finalizes rooted traces at the next scan; rootedOpen
 	// counts those waiting for it.
 	completeAtRoot bool
@@ -492,12 +485,13 @@ type shard struct {
 	open           int // traces of x neither dead nor finalized
 	peakOpen       int // the most open at once
 	deadSpans      int
-	dropped        int // duplicates the indexes compacted away had dropped
+	copiedSpans    int // spans copied out of an open index, for tests
+	dropped        int // duplicates the indexes handed over had dropped
 	maxOpen        int // this shard's share of MaxOpenTraces, 0 none
 	wm             int64
 	scannedAt      int64 // the watermark at the last finalization scan
 	newTraces      int   // traces opened since the last scan
-	// finalized remembers the ids of traces finalized and compacted away,
+	// finalized remembers the ids of traces finalized and handed over,
 	// the latest ones (a bounded ring), so their late spans are counted.
 	finalized     map[pcommon.TraceID]struct{}
 	finalizedRing []pcommon.TraceID
@@ -508,7 +502,7 @@ type shard struct {
 	allFinalized traceLog
 }
 
-// finalizedMemory is how many compacted-away trace ids a shard remembers
+// finalizedMemory is how many handed-over trace ids a shard remembers
 // to recognise late spans.
 const finalizedMemory = 1 << 16
 
@@ -572,6 +566,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 			s.lastEnd[sp.Trace] = max(s.lastEnd[sp.Trace], sp.End)
 		}
 		s.minStart[sp.Trace] = min(s.minStart[sp.Trace], sp.Start) // the pair stage's low mark
+		s.spans[sp.Trace]++
 		if sp.ParentID == 0 && !s.rooted[sp.Trace] {
 			s.rooted[sp.Trace] = true
 			s.rootedOpen++
@@ -599,6 +594,7 @@ func (s *shard) openTraces(traces int) {
 		gone := s.wasFinalized(s.x.TraceRecs[t].ID)
 		s.dead = append(s.dead, gone)
 		s.rooted = append(s.rooted, false)
+		s.spans = append(s.spans, 0)
 		if !gone {
 			s.open++
 		}
@@ -682,9 +678,22 @@ func (s *shard) scan() {
 	s.finalize(sel, low)
 }
 
-// finalize observes the selected traces from a copy and marks them dead;
-// the open index is compacted once dead spans pass half of it.
+// finalize hands the selected traces to the observer and marks them
+// dead. When they and the dead traces hold most of the open index, the
+// open index itself is handed over (handOver); otherwise the selected
+// traces are copied out of it, and it keeps their spans, dead, until a
+// later handover drops them.
 func (s *shard) finalize(sel []bool, low int64) {
+	selected := 0
+	for t, ok := range sel {
+		if ok {
+			selected += int(s.spans[t])
+		}
+	}
+	if s.deadSpans+selected > int(s.x.NumSpans)/2 {
+		s.handOver(sel, low, false)
+		return
+	}
 	small := s.scratch()
 	var copied int
 	phase.Do(context.Background(), phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
@@ -696,56 +705,68 @@ func (s *shard) finalize(sel []bool, low int64) {
 		}
 	}
 	s.deadSpans += copied
-	if s.deadSpans > int(s.x.NumSpans)/2 {
-		phase.Do(context.Background(), phase.Compact, s.compact)
-	}
+	s.copiedSpans += copied
 }
 
-// compact copies the open traces into a new index and drops the old one.
-func (s *shard) compact() {
+// handOver finalizes the selected traces by handing the open index itself
+// to the observer: the traces still open are copied into a fresh open
+// index (a scratch one, so the shard and its observer share a fixed set),
+// and the handed index keeps only the selected traces (index.KeepTraces).
+// Every trace leaving the open index, finalized now or dead before, is
+// remembered, so its late spans are recognised. The last finalization
+// (flush) carries the count of copies the shard's indexes dropped.
+func (s *shard) handOver(sel []bool, low int64, last bool) {
 	old := s.x
 	live := make([]bool, len(old.TraceRecs))
 	for t := range live {
-		live[t] = !s.dead[t]
-		if s.dead[t] {
+		live[t] = !sel[t] && !s.dead[t]
+		if !live[t] && !last { // after the last, nothing is read to recognise
 			s.remember(old.TraceRecs[t].ID)
 		}
-	}
-	s.x = s.takeSpare()
-	s.spares = append(s.spares, old)
-	newIdx, _ := index.CopyTraces(s.x, old, live)
-	s.dropped += old.Dropped
-	n := len(s.x.TraceRecs)
-	lastEnd, minStart, rooted := make([]int64, n), make([]int64, n), make([]bool, n)
-	for t, nt := range newIdx {
-		if nt >= 0 {
-			lastEnd[nt], minStart[nt], rooted[nt] = s.lastEnd[t], s.minStart[t], s.rooted[t]
+		if sel[t] {
+			s.open--
 		}
 	}
-	s.lastEnd, s.minStart, s.dead, s.rooted = lastEnd, minStart, make([]bool, n), rooted
+	s.x = s.asOpen(s.scratch())
+	var newIdx []int32
+	var copied int
+	phase.Do(context.Background(), phase.Compact, func() { newIdx, copied = index.CopyTraces(s.x, old, live) })
+	s.copiedSpans += copied
+	s.dropped += old.Dropped // KeepTraces clears it
+	phase.Do(context.Background(), phase.Finalize, func() { old.KeepTraces(sel) })
+	f := finalization{small: old, low: low}
+	if last {
+		f.dups = s.dropped
+	}
+	s.hand(f)
+	s.carryOver(newIdx)
+}
+
+// carryOver moves the streaming state of the traces copied into the new
+// open index (newIdx, per old trace index, as CopyTraces returns it).
+func (s *shard) carryOver(newIdx []int32) {
+	n := len(s.x.TraceRecs)
+	lastEnd, minStart, rooted, spans := make([]int64, n), make([]int64, n), make([]bool, n), make([]int32, n)
+	for t, nt := range newIdx {
+		if nt >= 0 {
+			lastEnd[nt], minStart[nt], rooted[nt], spans[nt] = s.lastEnd[t], s.minStart[t], s.rooted[t], s.spans[t]
+		}
+	}
+	s.lastEnd, s.minStart, s.dead, s.rooted, s.spans = lastEnd, minStart, make([]bool, n), rooted, spans
 	s.deadSpans = 0
 }
 
-// takeSpare returns a spare open index no finalized traces borrow from,
-// reset, or a new one.
-func (s *shard) takeSpare() *index.Index {
-	for i, x := range s.spares {
-		if !x.Lent() {
-			s.spares = slices.Delete(s.spares, i, i+1)
-			x.Reset()
-			return x
-		}
-	}
-	return s.newOpenIndex()
+// newOpenIndex returns an empty index for the shard's open traces.
+func (s *shard) newOpenIndex() *index.Index {
+	return s.asOpen(index.New(s.e.cfg.IndexOptions()))
 }
 
-// newOpenIndex returns an empty index for the shard's open traces. A
+// asOpen readies the empty index x to hold the shard's open traces. A
 // speculative shard's has no duplicate cache (index.noCopyCache): a copy of
 // a span it finalized spoils the run anyway, and finish leaves out the
 // copies within a trace still open, so the cache would only cost its
 // probes.
-func (s *shard) newOpenIndex() *index.Index {
-	x := index.New(s.e.cfg.IndexOptions())
+func (s *shard) asOpen(x *index.Index) *index.Index {
 	x.NoCopyCache = s.e.speculative
 	return x
 }
@@ -801,14 +822,12 @@ func (s *shard) flush() {
 	for t := range sel {
 		sel[t] = !s.dead[t]
 	}
-	small := s.scratch()
-	index.BorrowTraces(small, s.x, sel)
-	s.hand(finalization{small: small, low: math.MaxInt64, dups: s.dropped + s.x.Dropped})
+	s.handOver(sel, math.MaxInt64, true)
 }
 
 // finalizedTwice reports whether a speculative shard measured a trace
 // twice: opened again, by a span that came after its trace was finalized
-// and compacted away (and no longer in the log's memory, or track would
+// and handed over (and no longer in the log's memory, or track would
 // have spoiled the run at once). Every trace still in the open index is
 // finalized now, so the log takes them all before it looks for a repeat.
 func (s *shard) finalizedTwice() bool {

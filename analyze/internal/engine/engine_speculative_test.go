@@ -423,7 +423,14 @@ func TestAnOpenTraceHoldsBackTheEarlyAdvance(t *testing.T) {
 	for i, at := range []time.Duration{10, 20, 30, 40} {
 		lines = append(lines, leaseAt{uint64(i + 1), "k-a", at * time.Second, i%2 == 1, 0}.traces())
 	}
-	path := writeJSONLines(t, "open.jsonl", append(lines, root.td)...)
+	speculativeOnce(t, writeJSONLines(t, "open.jsonl", append(lines, root.td)...))
+}
+
+// speculativeOnce analyzes the dump at path with a one-shard speculative
+// engine, which must read it once, and checks its report against
+// Analyze's; it returns the engine for what its shard counted.
+func speculativeOnce(t *testing.T, path string) *Engine {
+	t.Helper()
 	_, ref := loadAndAnalyze(t, path, rulefmt.Config{})
 	e, err := newSpeculativeEngine(rulefmt.Config{}, EngineOptions{Shards: 1})
 	if err != nil {
@@ -436,4 +443,5 @@ func TestAnOpenTraceHoldsBackTheEarlyAdvance(t *testing.T) {
 	if want, got := renderString(t, ref, render.FormatJSON), renderString(t, r, render.FormatJSON); got != want {
 		t.Errorf("speculative engine: report differs from Analyze's:\n%s", cmp.Diff(want, got))
 	}
+	return e
 }

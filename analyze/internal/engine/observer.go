@@ -20,9 +20,10 @@ import (
 // in the same order as before.
 
 // finalization is what one scan hands the observer: the traces it
-// finalized, copied into small (borrowing the open index's names and
-// values), and the shard's low mark once they are merged. small is nil
-// when the scan finalized nothing and only the low mark moves.
+// finalized in small (a copy borrowing the open index's names and values,
+// or the open index itself, handed over), and the shard's low mark once
+// they are merged. small is nil when the scan finalized nothing and only
+// the low mark moves.
 type finalization struct {
 	small *index.Index
 	low   int64
@@ -62,7 +63,7 @@ func (s *shard) observeHanded(o *observer) {
 	for f := range o.jobs {
 		s.measure(f)
 		if f.small != nil {
-			f.small.Reset() // lets go of the open index's tables
+			f.small.Reset() // lets go of the open index's tables, if borrowed
 			o.free <- f.small
 		}
 	}
@@ -106,7 +107,10 @@ func (s *shard) stopObserver() {
 // one index reset each time (index.Reset) rather than a fresh one, whose
 // chunks and maps would be allocated and cleared again for every few
 // hundred traces. The shard fills its scratch indexes in turn, waiting
-// for one back when the observer holds them all.
+// for one back when the observer holds them all. A handover takes one as
+// the new open index and hands the old open index over, which comes back
+// as a scratch one: scratchIndexes+1 indexes go round, the shard always
+// holds one, so the observer never waits to give one back.
 func (s *shard) scratch() *index.Index {
 	select {
 	case x := <-s.obs.free:

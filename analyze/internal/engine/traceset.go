@@ -121,7 +121,7 @@ func (s *traceSet) grow() {
 // temporary file as runs of logBatch, each grouped by the fingerprint's
 // top byte (its bucket); at the end repeats reads the runs a bucket at a
 // time and finds any trace finalized twice (opened again after it was
-// measured and compacted away), which spoils the run as a late span
+// measured and handed over), which spoils the run as a late span
 // would. Grouping a run is one counting pass and checking a bucket one
 // insert per fingerprint, where sorting the runs and merging them cost
 // several times that (about 0.5% of a batch run's instructions at 4M

@@ -5,7 +5,8 @@
 // function names: reading the files, decoding them, building the index,
 // finalizing traces into a copy, detecting the vocabulary, observing
 // (the vocabulary stage and the measures), merging observations,
-// compacting the open index, and the report at the end.
+// copying the open traces into a fresh open index (compact), and the
+// report at the end.
 package phase
 
 import (
