@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/phase"
 )
 
 // A read of stdin, a FIFO or a slow network file can block in the kernel
@@ -38,7 +40,7 @@ type readResult struct {
 
 func newCancelReader(ctx context.Context, r io.Reader) *cancelReader {
 	c := &cancelReader{ctx: ctx, r: r, req: make(chan []byte), res: make(chan readResult, 1)}
-	go c.loop()
+	phase.Go(ctx, phase.Read, func(context.Context) { c.loop() }) // its read syscalls are the read phase's CPU
 	return c
 }
 

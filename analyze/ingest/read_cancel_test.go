@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcptrace/mcptrace/analyze/internal/phase"
 )
 
 // startedReader closes started on its first Read, so a test cancels only
@@ -101,4 +103,24 @@ func TestReadReturnsWhenCanceledWhileBlocked(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestCancelReaderReadsInTheReadPhase pins that the goroutine making the
+// read syscalls carries the read phase's label from its start: the
+// kernel's copy of the input is the read phase's CPU in a profile, not
+// the runtime's.
+func TestCancelReaderReadsInTheReadPhase(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	c := newCancelReader(context.Background(), r)
+	defer c.close()
+	got := phase.Await("ingest.(*cancelReader).loop", 1, time.Minute)
+	if len(got) == 0 {
+		t.Fatal("no goroutine in cancelReader.loop")
+	}
+	for _, l := range got {
+		if l != phase.Read {
+			t.Errorf("a reading goroutine is labelled %q, want %q", l, phase.Read)
+		}
+	}
 }

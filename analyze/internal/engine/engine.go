@@ -181,7 +181,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	}
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
-		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}),
+		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), ctx: context.Background(),
 			completeAtRoot: speculative || ChooseEngine(EngineRequest{Config: cfg, Options: opts}).FinalizeAtRoot}
 		s.x = s.newOpenIndex()
 		if opts.MaxOpenTraces > 0 {
@@ -191,7 +191,7 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 		if e.finalizesEarly() {
 			s.startObserver()
 		}
-		go s.run()
+		phase.Go(context.Background(), phase.Track, s.run) // its own bookkeeping, between its inner phases
 	}
 	return e, nil
 }
@@ -472,6 +472,9 @@ type shard struct {
 	// obs measures the traces the shard finalizes early (observer.go),
 	// nil for a batch shard.
 	obs *observer
+	// ctx carries the labels of the shard's goroutine (phase track), which
+	// each inner phase gives it back when it ends; set by run.
+	ctx context.Context
 	// Streaming state, per trace index of x.
 	lastEnd  []int64 // the latest span end (or start) of the trace
 	minStart []int64 // the earliest span start
@@ -506,8 +509,11 @@ type shard struct {
 // to recognise late spans.
 const finalizedMemory = 1 << 16
 
-func (s *shard) run() {
+// run is the shard's goroutine: ctx carries its phase label (track),
+// which its inner phases give back (s.ctx).
+func (s *shard) run(ctx context.Context) {
 	defer close(s.done)
+	s.ctx = ctx
 	early := s.e.finalizesEarly()
 	s.wm, s.scannedAt = math.MinInt64, math.MinInt64
 	for m := range s.in {
@@ -522,7 +528,7 @@ func (s *shard) run() {
 			s.mem.Store(0)
 			continue
 		case m.detect != nil:
-			phase.Do(context.Background(), phase.Detect, func() { m.detect <- vocab.Detect(s.x, nil) })
+			phase.Do(s.ctx, phase.Detect, func() { m.detect <- vocab.Detect(s.x, nil) })
 			continue
 		case s.e.spoiled.Load():
 			if m.fast != nil {
@@ -531,13 +537,13 @@ func (s *shard) run() {
 			continue
 		case m.hasTD:
 			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
-			phase.Do(context.Background(), phase.Index, func() { s.x.AddPart(m.td, s.id, len(s.e.shards)) })
+			phase.Do(s.ctx, phase.Index, func() { s.x.AddPart(m.td, s.id, len(s.e.shards)) })
 			if early {
 				s.track(before, traces, m.wm)
 			}
 		case m.fast != nil:
 			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
-			phase.Do(context.Background(), phase.Index, func() { s.x.AddFastPart(m.fast, s.id, len(s.e.shards)) })
+			phase.Do(s.ctx, phase.Index, func() { s.x.AddFastPart(m.fast, s.id, len(s.e.shards)) })
 			ingest.Release(m.fast)
 			if early {
 				s.track(before, traces, m.wm)
@@ -696,7 +702,7 @@ func (s *shard) finalize(sel []bool, low int64) {
 	}
 	small := s.scratch()
 	var copied int
-	phase.Do(context.Background(), phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
+	phase.Do(s.ctx, phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
 	s.hand(finalization{small: small, low: low})
 	for t, ok := range sel {
 		if ok {
@@ -730,10 +736,10 @@ func (s *shard) handOver(sel []bool, low int64, last bool) {
 	s.x = s.asOpen(s.scratch())
 	var newIdx []int32
 	var copied int
-	phase.Do(context.Background(), phase.Compact, func() { newIdx, copied = index.CopyTraces(s.x, old, live) })
+	phase.Do(s.ctx, phase.Compact, func() { newIdx, copied = index.CopyTraces(s.x, old, live) })
 	s.copiedSpans += copied
 	s.dropped += old.Dropped // KeepTraces clears it
-	phase.Do(context.Background(), phase.Finalize, func() { old.KeepTraces(sel) })
+	phase.Do(s.ctx, phase.Finalize, func() { old.KeepTraces(sel) })
 	f := finalization{small: old, low: low}
 	if last {
 		f.dups = s.dropped

@@ -53,15 +53,17 @@ func (s *shard) startObserver() {
 		done: make(chan struct{}),
 		free: make(chan *index.Index, scratchIndexes),
 	}
-	go s.observeHanded(s.obs)
+	obs := s.obs
+	phase.Go(context.Background(), phase.Observe, func(ctx context.Context) { s.observeHanded(ctx, obs) })
 }
 
 // observeHanded is the observer's goroutine: it measures each
-// finalization in turn and gives its scratch index back.
-func (s *shard) observeHanded(o *observer) {
+// finalization in turn and gives its scratch index back. ctx carries the
+// goroutine's phase label (observe), which measure's phases give back.
+func (s *shard) observeHanded(ctx context.Context, o *observer) {
 	defer close(o.done)
 	for f := range o.jobs {
-		s.measure(f)
+		s.measure(ctx, f)
 		if f.small != nil {
 			f.small.Reset() // lets go of the open index's tables, if borrowed
 			o.free <- f.small
@@ -73,19 +75,19 @@ func (s *shard) observeHanded(o *observer) {
 // decided for them (observeConfig: in the order the shard finalized them,
 // as a resource's vocabulary is the first one its traces show), and
 // merges the observation with the shard's low mark.
-func (s *shard) measure(f finalization) {
+func (s *shard) measure(ctx context.Context, f finalization) {
 	var o *observation
 	var err error
 	if f.small != nil {
 		var cfg rulefmt.Config
 		var det *vocab.Detection
-		phase.Do(context.Background(), phase.Detect, func() { cfg, det = s.e.observeConfig(f.small) })
-		phase.Do(context.Background(), phase.Observe, func() { o, err = observeWith(f.small, cfg, det) })
+		phase.Do(ctx, phase.Detect, func() { cfg, det = s.e.observeConfig(f.small) })
+		phase.Do(ctx, phase.Observe, func() { o, err = observeWith(f.small, cfg, det) })
 		if o != nil {
 			o.duplicates += f.dups
 		}
 	}
-	phase.Do(context.Background(), phase.Merge, func() { s.e.merge(s.id, o, f.low, err) })
+	phase.Do(ctx, phase.Merge, func() { s.e.merge(s.id, o, f.low, err) })
 }
 
 // hand gives f to the shard's observer. Only a shard that finalizes

@@ -3,15 +3,22 @@
 // it does, so `go tool pprof -tags cpu.pprof` (a profile from --cpuprofile,
 // or a benchmark's) splits a run's CPU by phase without a guess from
 // function names: reading the files, decoding them, building the index,
-// finalizing traces into a copy, detecting the vocabulary, observing
-// (the vocabulary stage and the measures), merging observations,
-// copying the open traces into a fresh open index (compact), and the
-// report at the end.
+// a stream's tracking of its open traces, finalizing traces into a copy,
+// detecting the vocabulary, observing (the vocabulary stage and the
+// measures), merging observations, copying the open traces into a fresh
+// open index (compact), and the report at the end. The goroutines that
+// only do one of these (the file reader's, a shard's, an observer's)
+// carry its label from their start, so none of their CPU is left
+// unlabelled, counted as the runtime's.
 package phase
 
 import (
 	"context"
+	"encoding/json"
 	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // Label is the pprof label key of a phase.
@@ -22,6 +29,7 @@ const (
 	Read     = "read"
 	Decode   = "decode"
 	Index    = "index"
+	Track    = "track" // a stream shard's bookkeeping of its open traces and its finalization scans
 	Finalize = "finalize"
 	Detect   = "detect"
 	Observe  = "observe"
@@ -36,4 +44,60 @@ const (
 // it wraps a batch's or a group's work, never a span's.
 func Do(ctx context.Context, name string, f func()) {
 	pprof.Do(ctx, pprof.Labels(Label, name), func(context.Context) { f() })
+}
+
+// Go runs f on a new goroutine labelled phase name from its start (ctx's
+// labels besides): for a goroutine that does one phase's work all along,
+// so even the work between its inner phases is counted as that phase's.
+// f's ctx carries the label: its inner phases pass it to Do, which gives
+// the goroutine back its labels, the phase's included, when they end.
+func Go(ctx context.Context, name string, f func(ctx context.Context)) {
+	go pprof.Do(ctx, pprof.Labels(Label, name), f)
+}
+
+// Of returns the phase label of each goroutine whose stack holds a frame
+// whose function name contains frame ("" for one without), read from a
+// goroutine profile: what tests read to check a goroutine's label, since
+// pprof offers no getter of a goroutine's labels.
+func Of(frame string) []string {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1) // a strings.Builder never fails
+	var out []string
+	for _, block := range strings.Split(b.String(), "\n\n") {
+		if !strings.Contains(block, frame) {
+			continue
+		}
+		label, count := "", 1
+		if c, _, ok := strings.Cut(block, " @ "); ok { // "N @ pc...": N goroutines alike
+			if n, err := strconv.Atoi(strings.TrimSpace(c[strings.LastIndexByte(c, '\n')+1:])); err == nil {
+				count = n
+			}
+		}
+		for _, line := range strings.Split(block, "\n") {
+			if rest, ok := strings.CutPrefix(line, "# labels: "); ok {
+				var m map[string]string
+				if json.Unmarshal([]byte(rest), &m) == nil {
+					label = m[Label]
+				}
+			}
+		}
+		for range count {
+			out = append(out, label)
+		}
+	}
+	return out
+}
+
+// Await returns Of(frame) once it finds at least n goroutines in frame,
+// or what it finds when timeout has passed: a goroutine just started may
+// not have reached frame yet.
+func Await(frame string, n int, timeout time.Duration) []string {
+	deadline := time.Now().Add(timeout)
+	for {
+		got := Of(frame)
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

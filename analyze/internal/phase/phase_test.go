@@ -2,9 +2,8 @@ package phase
 
 import (
 	"context"
-	"encoding/json"
 	"runtime/pprof"
-	"strings"
+	"slices"
 	"testing"
 )
 
@@ -30,38 +29,51 @@ func TestDoLabelsTheGoroutineWhileFRuns(t *testing.T) {
 	})
 }
 
-// current reads the phase label of the calling goroutine through a
-// profile of it: pprof offers no getter of a goroutine's own labels.
+// current reads the phase label of the calling goroutine, through one it
+// starts, which inherits its labels.
 func current(t *testing.T) string {
 	t.Helper()
-	var got string
-	// A goroutine started here inherits the caller's labels.
+	var got []string
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		got = labelOfThisGoroutine()
+		got = labelledHere()
 	}()
 	<-done
-	return got
+	if len(got) != 1 {
+		t.Fatalf("found %d goroutines in labelledHere, want the one", len(got))
+	}
+	return got[0]
 }
 
-// labelOfThisGoroutine finds the calling goroutine in a goroutine profile
-// (debug=1 prints each stack's labels above it) and returns its phase.
-func labelOfThisGoroutine() string {
-	var b strings.Builder
-	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
-	for _, block := range strings.Split(b.String(), "\n\n") {
-		if !strings.Contains(block, "labelOfThisGoroutine") {
-			continue
-		}
-		for _, line := range strings.Split(block, "\n") {
-			if rest, ok := strings.CutPrefix(line, "# labels: "); ok {
-				var m map[string]string
-				if json.Unmarshal([]byte(rest), &m) == nil {
-					return m[Label]
-				}
-			}
-		}
+// labelledHere returns the labels of the goroutines in it: the caller's.
+//
+//go:noinline
+func labelledHere() []string { return Of("phase.labelledHere") }
+
+// TestGoLabelsTheGoroutineFromItsStart pins that a goroutine Go starts
+// carries its phase, still after an inner phase given Go's ctx ends, and
+// that Of tells goroutines of other phases (and none) apart.
+func TestGoLabelsTheGoroutineFromItsStart(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	started := make(chan struct{}, 2)
+	wait := func() { started <- struct{}{}; <-release }
+	Go(context.Background(), Track, func(ctx context.Context) {
+		Do(ctx, Index, func() {}) // an inner phase gives the label back
+		waitInGo(wait)
+	})
+	go func() { waitInGo(wait) }()
+	<-started
+	<-started
+	got := Of("phase.waitInGo")
+	slices.Sort(got)
+	if want := []string{"", Track}; !slices.Equal(got, want) {
+		t.Errorf("labels of the waiting goroutines: %q, want %q", got, want)
 	}
-	return ""
 }
+
+// waitInGo runs wait, a frame Of finds.
+//
+//go:noinline
+func waitInGo(wait func()) { wait() }
