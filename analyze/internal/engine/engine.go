@@ -690,12 +690,7 @@ func (s *shard) scan() {
 // traces are copied out of it, and it keeps their spans, dead, until a
 // later handover drops them.
 func (s *shard) finalize(sel []bool, low int64) {
-	selected := 0
-	for t, ok := range sel {
-		if ok {
-			selected += int(s.spans[t])
-		}
-	}
+	selected := s.retire(sel)
 	if s.deadSpans+selected > int(s.x.NumSpans)/2 {
 		s.handOver(sel, low, false)
 		return
@@ -704,20 +699,28 @@ func (s *shard) finalize(sel []bool, low int64) {
 	var copied int
 	phase.Do(s.ctx, phase.Finalize, func() { _, copied = index.BorrowTraces(small, s.x, sel) })
 	s.hand(finalization{small: small, low: low})
-	for t, ok := range sel {
-		if ok {
-			s.dead[t] = true
-			s.open--
-		}
-	}
 	s.deadSpans += copied
 	s.copiedSpans += copied
 }
 
-// handOver finalizes the selected traces by handing the open index itself
-// to the observer: the traces still open are copied into a fresh open
-// index (a scratch one, so the shard and its observer share a fixed set),
-// and the handed index keeps only the selected traces (index.KeepTraces).
+// retire marks the selected traces finalized, dead and no longer open,
+// and returns how many spans they hold in the open index.
+func (s *shard) retire(sel []bool) (spans int) {
+	for t, ok := range sel {
+		if ok {
+			s.dead[t] = true
+			s.open--
+			spans += int(s.spans[t])
+		}
+	}
+	return spans
+}
+
+// handOver finalizes the selected traces, already retired, by handing the
+// open index itself to the observer: the traces still open are copied
+// into a fresh open index (a scratch one, so the shard and its observer
+// share a fixed set), and the handed index keeps only the selected traces
+// (index.KeepTraces).
 // Every trace leaving the open index, finalized now or dead before, is
 // remembered, so its late spans are recognised. The last finalization
 // (flush) carries the count of copies the shard's indexes dropped.
@@ -725,12 +728,9 @@ func (s *shard) handOver(sel []bool, low int64, last bool) {
 	old := s.x
 	live := make([]bool, len(old.TraceRecs))
 	for t := range live {
-		live[t] = !sel[t] && !s.dead[t]
+		live[t] = !s.dead[t]
 		if !live[t] && !last { // after the last, nothing is read to recognise
 			s.remember(old.TraceRecs[t].ID)
-		}
-		if sel[t] {
-			s.open--
 		}
 	}
 	s.x = s.asOpen(s.scratch())
@@ -828,6 +828,7 @@ func (s *shard) flush() {
 	for t := range sel {
 		sel[t] = !s.dead[t]
 	}
+	s.retire(sel)
 	s.handOver(sel, math.MaxInt64, true)
 }
 
