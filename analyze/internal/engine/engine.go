@@ -489,6 +489,7 @@ type shard struct {
 	peakOpen       int // the most open at once
 	deadSpans      int
 	copiedSpans    int // spans copied out of an open index, for tests
+	handovers      int // open indexes handed over before the flush, for tests
 	dropped        int // duplicates the indexes handed over had dropped
 	maxOpen        int // this shard's share of MaxOpenTraces, 0 none
 	wm             int64
@@ -738,6 +739,9 @@ func (s *shard) handOver(sel []bool, low int64, last bool) {
 	var copied int
 	phase.Do(s.ctx, phase.Compact, func() { newIdx, copied = index.CopyTraces(s.x, old, live) })
 	s.copiedSpans += copied
+	if !last {
+		s.handovers++
+	}
 	s.dropped += old.Dropped // KeepTraces clears it
 	phase.Do(s.ctx, phase.Finalize, func() { old.KeepTraces(sel) })
 	f := finalization{small: old, low: low}
