@@ -207,6 +207,8 @@ type Index struct {
 	// built on first use after each finish.
 	layout *Tree
 
+	finishIDs []uint64 // a reused index's last ids from dropDuplicates, kept for their memory
+
 	InputReports []report.InputReport // set by Load
 }
 
@@ -798,8 +800,7 @@ func (x *Index) Finish() {
 	x.dirty = false
 	x.layout = nil
 	order, offsets := x.orderByTrace()
-	x.dropDuplicates(order, offsets)
-	x.linkParents()
+	x.linkParents(x.dropDuplicates(order, offsets))
 
 	// The lookup maps cost more than the tables; the next Add rebuilds them.
 	// So does the duplicate cache (64 KiB): a copy arriving after a query
@@ -844,34 +845,82 @@ func (x *Index) orderByTrace() (order, offsets []int32) {
 }
 
 // dropDuplicates orders each trace's spans of order (grouped by
-// orderByTrace) by span id, stable so the first copy of a duplicate comes
-// first, and leaves the later copies out, in place: the result is x.order,
-// each trace's range of it set, and x.duplicates counts the copies.
-func (x *Index) dropDuplicates(order, offsets []int32) {
+// orderByTrace, so in arrival order within each) by span id, the first copy
+// of a duplicate first, and leaves the later copies out, in place: the
+// result is x.Order, each trace's range of it set, and x.Dups counts the
+// copies. It returns the kept spans' ids, parallel to x.Order, for
+// linkParents to search: one small array per trace, read in order, where
+// searching the spans themselves would jump between chunks.
+func (x *Index) dropDuplicates(order, offsets []int32) []uint64 {
 	kept := order[:0]
+	ids := x.finishIDs[:0]
+	var group []idPos
 	x.Dups = x.Dropped
 	for t := range x.TraceRecs {
-		group := order[offsets[t]:offsets[t+1]]
-		slices.SortStableFunc(group, func(a, b int32) int { return cmpUint64(x.Span(a).ID, x.Span(b).ID) })
+		group = group[:0]
+		for _, si := range order[offsets[t]:offsets[t+1]] {
+			group = append(group, idPos{x.Span(si).ID, si})
+		}
+		sortByIDThenArrival(group)
 		first := int32(len(kept))
-		var prev uint64
-		for k, si := range group {
-			s := x.Span(si)
-			s.dup = k > 0 && s.ID == prev
-			if s.dup {
+		for k, e := range group {
+			dup := k > 0 && e.id == group[k-1].id
+			x.Span(e.si).dup = dup
+			if dup {
 				x.Dups++
 				continue
 			}
-			prev = s.ID
-			kept = append(kept, si) // writes never overtake the read position
+			kept = append(kept, e.si) // the group was read out first: writes never overtake the reads
+			ids = append(ids, e.id)
 		}
 		x.TraceRecs[t].First, x.TraceRecs[t].N = first, int32(len(kept))-first
 	}
 	x.Order = kept
 	if !x.reused {
 		x.Order = slices.Clip(kept)
+	} else {
+		x.finishIDs = ids
+	}
+	return ids
+}
+
+// idPos is one span of a trace being finished: its id beside its index,
+// so sorting a trace moves 16 bytes a span and never reads the spans.
+type idPos struct {
+	id uint64
+	si int32
+}
+
+// sortByIDThenArrival sorts g, in arrival order, by span id, copies of one
+// id in the order they arrived. Traces are small, so a stable insertion
+// sort does most of them without a call per comparison. Past insertionMax
+// the library's sort takes over, so a hostile trace of a million spans
+// stays n log n; it is not stable, so it breaks ties on the span index,
+// which grows with arrival.
+func sortByIDThenArrival(g []idPos) {
+	if len(g) > insertionMax {
+		slices.SortFunc(g, func(a, b idPos) int {
+			if c := cmpUint64(a.id, b.id); c != 0 {
+				return c
+			}
+			return int(a.si - b.si)
+		})
+		return
+	}
+	for i := 1; i < len(g); i++ {
+		e := g[i]
+		j := i
+		for ; j > 0 && g[j-1].id > e.id; j-- { // never past an equal id: stable
+			g[j] = g[j-1]
+		}
+		g[j] = e
 	}
 }
+
+// insertionMax is the largest trace sortByIDThenArrival sorts by
+// insertion: past about this many elements, pdqsort's own cutoff, the
+// quadratic moves outweigh the calls saved.
+const insertionMax = 12
 
 // Reset empties x for another round with the same options, keeping the
 // memory it grew: its span and attribute chunks (as spares), its tables and
@@ -926,8 +975,9 @@ func (x *Index) Reset() {
 
 // linkParents resolves every parent id to a span index within its trace and
 // marks traces with a missing parent, or a parent cycle, incomplete. A cycle
-// is broken at the span that closes it so ancestor walks always end.
-func (x *Index) linkParents() {
+// is broken at the span that closes it so ancestor walks always end. ids
+// holds the span ids of x.Order, as dropDuplicates returned them.
+func (x *Index) linkParents(ids []uint64) {
 	x.Incomplete = 0
 	state := make([]uint8, len(x.Order)) // breakCycles' walk state, per position in order
 	up := make([]int32, len(x.Order))    // the parent's position in order's trace group, -1 for none
@@ -936,6 +986,7 @@ func (x *Index) linkParents() {
 		tr := &x.TraceRecs[t]
 		tr.Incomplete = false
 		group := x.Order[tr.First : tr.First+tr.N]
+		groupIDs := ids[tr.First : tr.First+tr.N]
 		groupUp := up[tr.First : tr.First+tr.N]
 		for k, si := range group {
 			s := x.Span(si)
@@ -947,7 +998,7 @@ func (x *Index) linkParents() {
 				s.Parent = parentMissing
 				tr.Incomplete = true
 			default:
-				j, found := slices.BinarySearchFunc(group, s.ParentID, func(c int32, id uint64) int { return cmpUint64(x.Span(c).ID, id) })
+				j, found := slices.BinarySearch(groupIDs, s.ParentID)
 				if found {
 					s.Parent, groupUp[k] = group[j], int32(j)
 				} else {
