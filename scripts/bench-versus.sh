@@ -10,8 +10,10 @@
 #   - jq computing the hit rate (JQ_HIT_RATE of scripts/lib/benchmarks.sh, as bench-analyze.sh);
 #   - pdata's ptrace.JSONUnmarshaler decoding each line and counting, on one
 #     goroutine (internal/benchtools/pdatacount);
-#   - `cat FILE >/dev/null` from the page cache: the floor of reading the
-#     bytes at all.
+#   - `cat FILE >/dev/null` from memory: the floor of reading the bytes at
+#     all.
+# The dumps live in memory when it has room for them (dumps_dir of
+# scripts/lib/benchmarks.sh).
 # Each round runs every tool once, in that order (interleaved, so each
 # ratio compares runs made next to each other on this shared machine); the
 # wall time is taken with date around the run, CPU (user + sys) and max RSS
@@ -44,7 +46,8 @@ OUT=${OUT:-BENCHMARKS.md}
 SKIP=${SKIP:-}
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+dumps_shm=""
+trap 'rm -rf "$tmp" ${dumps_shm:+"$dumps_shm"}' EXIT
 
 log() { printf 'bench-versus: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -83,9 +86,11 @@ if [ -z "$(skip_reason duckdb)" ]; then
 	fi
 fi
 
+dumps_dir $((SPANS * 700 / 1024))
+
 log "generating $SPANS spans as OTLP JSON lines and length-prefixed protobuf"
-"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$tmp/bench.jsonl"
-[ -n "$(skip_reason proto)" ] || "$tmp/gen" -bench "$SPANS" -encoding otlp-proto -o "$tmp/bench.pb"
+"$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$dumps/bench.jsonl"
+[ -n "$(skip_reason proto)" ] || "$tmp/gen" -bench "$SPANS" -encoding otlp-proto -o "$dumps/bench.pb"
 
 # The truth: the generator's batches counted as generated, before any
 # encoding or decoding.
@@ -101,13 +106,13 @@ log "the generator wrote $truth"
 command_of() {
 	dest="$tmp/out.$1"
 	case $1 in
-	json) cmd=("$tmp/mcptrace" analyze --format json "$tmp/bench.jsonl") ;;
-	proto) cmd=("$tmp/mcptrace" analyze --format json "$tmp/bench.pb") ;;
-	duckdb) cmd=("$tmp/duckhit" "$tmp/bench.jsonl" "$SPAN_ACQUIRE" "$ATTR_CACHE_HIT") ;;
-	jq) cmd=(jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$JQ_HIT_RATE" "$tmp/bench.jsonl") ;;
-	pdata) cmd=("$tmp/pdatacount" "$tmp/bench.jsonl") ;;
+	json) cmd=("$tmp/mcptrace" analyze --format json "$dumps/bench.jsonl") ;;
+	proto) cmd=("$tmp/mcptrace" analyze --format json "$dumps/bench.pb") ;;
+	duckdb) cmd=("$tmp/duckhit" "$dumps/bench.jsonl" "$SPAN_ACQUIRE" "$ATTR_CACHE_HIT") ;;
+	jq) cmd=(jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$JQ_HIT_RATE" "$dumps/bench.jsonl") ;;
+	pdata) cmd=("$tmp/pdatacount" "$dumps/bench.jsonl") ;;
 	cat)
-		cmd=(cat "$tmp/bench.jsonl")
+		cmd=(cat "$dumps/bench.jsonl")
 		dest=/dev/null
 		;;
 	esac
@@ -140,15 +145,13 @@ timed() {
 	tail -n1 "$tmp/time.$1" | awk -v s="$s" -v e="$e" '{ printf "%.4f %.3f %d\n", e - s, $2 + $3, $4 }' >>"$tmp/t.$1"
 }
 
-json_bytes=$(stat -c %s "$tmp/bench.jsonl")
-longest_line=$(wc -L <"$tmp/bench.jsonl")
+json_bytes=$(stat -c %s "$dumps/bench.jsonl")
+longest_line=$(wc -L <"$dumps/bench.jsonl")
 pb_size="no protobuf: skipped"
-if [ -f "$tmp/bench.pb" ]; then
-	pb_size="$(stat -c %s "$tmp/bench.pb" | awk '{ printf "%.0f", $1 / 1e6 }') MB of length-prefixed protobuf of the same spans"
+if [ -f "$dumps/bench.pb" ]; then
+	pb_size="$(stat -c %s "$dumps/bench.pb" | awk '{ printf "%.0f", $1 / 1e6 }') MB of length-prefixed protobuf of the same spans"
 fi
-log "reading the dumps once so that every round reads them from the page cache"
-cat "$tmp/bench.jsonl" >/dev/null
-[ ! -f "$tmp/bench.pb" ] || cat "$tmp/bench.pb" >/dev/null
+warm_dumps "$dumps/bench.jsonl" "$dumps/bench.pb"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$SECONDS
@@ -186,7 +189,7 @@ label() {
 	duckdb) printf 'DuckDB%s `read_json` + unnest (defaults)' "${duck_version:+ $duck_version}" ;;
 	jq) printf '%s, JQ_HIT_RATE of scripts/lib/benchmarks.sh' "$(jq --version)" ;;
 	pdata) printf 'pdata %s `ptrace.JSONUnmarshaler` per line + count, one goroutine' "$(go list -m -f '{{.Version}}' go.opentelemetry.io/collector/pdata)" ;;
-	cat) printf '`cat FILE >/dev/null` of the JSON lines, page cache (%s)' "$(cat --version | head -n1 | sed 's/^cat (\(.*\)) /\1 /')" ;;
+	cat) printf '`cat FILE >/dev/null` of the JSON lines (%s)' "$(cat --version | head -n1 | sed 's/^cat (\(.*\)) /\1 /')" ;;
 	esac
 }
 # row KEY: the Markdown row of KEY's tool.
@@ -244,8 +247,7 @@ $(go version | cut -d' ' -f3), load average $load_before before the rounds and $
 machine is shared: wall times are noisy; each ratio compares runs made next
 to each other). Dump: $spans spans of the pool vocabulary from
 \`internal/tracegen\` ($(awk -v b="$json_bytes" 'BEGIN { printf "%.0f", b / 1e6 }') MB of OTLP JSON lines,
-$pb_size), both read once before the rounds so that
-every run reads them from the page cache. Rounds: $RUNS, each running every tool once,
+$pb_size), both $dumps_where. Rounds: $RUNS, each running every tool once,
 in the order of the table; wall time from \`date +%s.%N\` around the run, CPU
 and max RSS from \`/usr/bin/time -f '%e %U %S %M'\`; medians over the rounds,
 each ratio the median of its per-round ratios (min – max), the tool's wall

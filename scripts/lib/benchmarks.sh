@@ -20,6 +20,38 @@ write_section() {
 	rm -f "$tmp"
 }
 
+# dumps_dir KIB sets dumps, the directory a script writes dumps of KIB
+# KiB to, and dumps_where, a phrase saying where they live for its
+# section. It is a new directory of /dev/shm (dumps_shm, for the caller's
+# trap to remove) when the memory available holds them with 4 GiB to
+# spare, else $tmp, whose dumps are read once so the rounds read them from
+# the page cache: this machine's host takes page cache back between runs,
+# and a round that then reads part of a dump from disk shows that as
+# system time and wall, not as the tool's own cost.
+dumps_dir() {
+	local need_kb avail_kb
+	need_kb=$(($1 + 4 * 1024 * 1024))
+	avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+	dumps=$tmp
+	dumps_where="on disk, read once before the rounds so that every run reads them from the page cache (not enough memory for /dev/shm: ${avail_kb:-unknown} KiB available, $need_kb KiB wanted)"
+	if [ -d /dev/shm ] && [ "${avail_kb:-0}" -gt "$need_kb" ] && dumps_shm=$(mktemp -d /dev/shm/mcptrace-bench.XXXXXX 2>/dev/null); then
+		dumps=$dumps_shm
+		dumps_where="in memory (a tmpfs directory of /dev/shm), so that no run reads them from disk"
+	fi
+	log "the dumps live $dumps_where"
+}
+
+# warm_dumps FILE...: reads each FILE once when the dumps are on disk, so
+# that the rounds read them from the page cache.
+warm_dumps() {
+	[ "$dumps" = "$tmp" ] || return 0
+	log "reading the dumps once so that every round reads them from the page cache"
+	local f
+	for f in "$@"; do
+		[ ! -f "$f" ] || cat "$f" >/dev/null
+	done
+}
+
 # median: the median of the numbers on standard input, one a line, or n/a
 # when there are none.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
