@@ -529,6 +529,7 @@ func (s *shard) run(ctx context.Context) {
 			s.mem.Store(0)
 			continue
 		case m.detect != nil:
+			phase.Do(s.ctx, phase.Group, s.x.Finish)
 			phase.Do(s.ctx, phase.Detect, func() { m.detect <- vocab.Detect(s.x, nil) })
 			continue
 		case s.e.spoiled.Load():
@@ -819,9 +820,7 @@ func (s *shard) wasFinalized(id pcommon.TraceID) bool {
 // it is; a streaming one observes the live traces from a copy.
 func (s *shard) flush() {
 	if !s.e.finalizesEarly() {
-		cfg, det := s.e.observeConfig(s.x)
-		o, err := observeWith(s.x, cfg, det)
-		s.e.merge(s.id, o, math.MaxInt64, err)
+		s.measure(s.ctx, finalization{small: s.x, low: math.MaxInt64})
 		return
 	}
 	if s.e.speculative && (s.e.spoiled.Load() || s.finalizedTwice()) {

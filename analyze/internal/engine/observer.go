@@ -81,6 +81,7 @@ func (s *shard) measure(ctx context.Context, f finalization) {
 	if f.small != nil {
 		var cfg rulefmt.Config
 		var det *vocab.Detection
+		phase.Do(ctx, phase.Group, f.small.Finish) // else the first to ask finishes it, under its own label
 		phase.Do(ctx, phase.Detect, func() { cfg, det = s.e.observeConfig(f.small) })
 		phase.Do(ctx, phase.Observe, func() { o, err = observeWith(f.small, cfg, det) })
 		if o != nil {

@@ -15,7 +15,7 @@ import (
 // TestShardAndObserverGoroutinesCarryTheirPhase pins the labels a CPU
 // profile splits a run by: a shard's goroutine is the track phase's and
 // its observer's the observe phase's, from their start and again after
-// each inner phase (index, finalize, detect, observe, merge) ends, so
+// each inner phase (index, finalize, group, detect, observe, merge) ends, so
 // their work between inner phases (tracking open traces, scanning,
 // handing over) is never counted as the runtime's. The engine's one shard
 // has indexed, finalized and merged before the labels are read, once it

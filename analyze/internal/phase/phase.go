@@ -4,6 +4,7 @@
 // or a benchmark's) splits a run's CPU by phase without a guess from
 // function names: reading the files, decoding them, building the index,
 // a stream's tracking of its open traces, finalizing traces into a copy,
+// grouping an index's spans by trace (copies left out, parents linked),
 // detecting the vocabulary, observing (the vocabulary stage and the
 // measures), merging observations, copying the open traces into a fresh
 // open index (compact), and the report at the end. The goroutines that
@@ -31,6 +32,7 @@ const (
 	Index    = "index"
 	Track    = "track" // a stream shard's bookkeeping of its open traces and its finalization scans
 	Finalize = "finalize"
+	Group    = "group" // index.Finish: spans grouped by trace, copies left out, parents linked
 	Detect   = "detect"
 	Observe  = "observe"
 	Merge    = "merge"
