@@ -368,7 +368,7 @@ func (d *fastDec) hexID(dst []byte) bool {
 // the value. seen guards against repeated keys: field returns a bit per
 // key it knows, and a key seen twice gives up.
 func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
-	return d.objectIn(nil, field)
+	return d.objectIn(nil, func(k []byte, _ int) (uint32, bool) { return field(k) })
 }
 
 // objectIn is object for an object whose keys usually come in order (an
@@ -376,7 +376,9 @@ func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
 // to be the one after the last key read, its bytes compared where they
 // stand, which spares scanning for the key's end. Any other key is read
 // as object reads it, and the guess goes on from its place in order.
-func (d *fastDec) objectIn(order []string, field func(key []byte) (uint32, bool)) bool {
+// field is given the key and, when it was guessed, its index in order
+// (else -1), so it can tell the key without comparing its bytes again.
+func (d *fastDec) objectIn(order []string, field func(key []byte, at int) (uint32, bool)) bool {
 	if !d.tok('{') {
 		return false
 	}
@@ -397,7 +399,7 @@ func (d *fastDec) objectIn(order []string, field func(key []byte) (uint32, bool)
 		if !ok || !d.tok(':') {
 			return false
 		}
-		bit, ok := field(k)
+		bit, ok := field(k, at)
 		if !ok || seen&bit != 0 {
 			return false
 		}
@@ -534,53 +536,103 @@ func (d *fastDec) scopeSpans(res int32) bool {
 	})
 }
 
+// The span fields span reads in its switch, by their index in
+// spanKeyOrder.
+const (
+	spanTraceID = iota
+	spanSpanID
+	spanParentID
+	spanFlags
+	spanName
+	spanKind
+	spanStart
+	spanEnd
+	spanAttributes
+	spanStatus
+)
+
 // spanKeyOrder is the order the Collector's and our exporter's JSON
 // write a span's fields in (objectIn's guess).
-var spanKeyOrder = []string{"traceId", "spanId", "parentSpanId", "flags", "name", "kind",
-	"startTimeUnixNano", "endTimeUnixNano", "attributes", "status"}
+var spanKeyOrder = []string{spanTraceID: "traceId", spanSpanID: "spanId", spanParentID: "parentSpanId",
+	spanFlags: "flags", spanName: "name", spanKind: "kind", spanStart: "startTimeUnixNano",
+	spanEnd: "endTimeUnixNano", spanAttributes: "attributes", spanStatus: "status"}
+
+// spanKey returns the index in spanKeyOrder of a span field's key in
+// either spelling OTLP JSON allows (lowerCamelCase or the proto's
+// snake_case), -1 for a field span's switch leaves to spanRare.
+func spanKey(k []byte) int {
+	switch string(k) {
+	case "traceId", "trace_id":
+		return spanTraceID
+	case "spanId", "span_id":
+		return spanSpanID
+	case "parentSpanId", "parent_span_id":
+		return spanParentID
+	case "flags":
+		return spanFlags
+	case "name":
+		return spanName
+	case "kind":
+		return spanKind
+	case "startTimeUnixNano", "start_time_unix_nano":
+		return spanStart
+	case "endTimeUnixNano", "end_time_unix_nano":
+		return spanEnd
+	case "attributes":
+		return spanAttributes
+	case "status":
+		return spanStatus
+	}
+	return -1
+}
 
 // span reads one span into the batch. The fields exporters write for every
-// span are read in the switch here; the rest (ones they omit when empty) by
-// spanRare, so the common path stays one switch.
+// span are read in the switch here, on the key's index in spanKeyOrder
+// (objectIn's guess, else spanKey); the rest (ones they omit when empty)
+// by spanRare, so the common path stays one switch and a guessed key is
+// never compared twice.
 func (d *fastDec) span(res int32) bool {
 	d.out.Spans = append(d.out.Spans, Span{Resource: res})
 	// Nothing appends to spans while this span is read, so sp stays valid.
 	sp := &d.out.Spans[len(d.out.Spans)-1]
-	return d.objectIn(spanKeyOrder, func(k []byte) (uint32, bool) {
-		switch string(k) {
-		case "traceId", "trace_id":
+	return d.objectIn(spanKeyOrder, func(k []byte, at int) (uint32, bool) {
+		if at < 0 {
+			at = spanKey(k)
+		}
+		switch at {
+		case spanTraceID:
 			return 1 << 0, d.hexID(sp.TraceID[:])
-		case "spanId", "span_id":
+		case spanSpanID:
 			return 1 << 1, d.hexID(sp.SpanID[:])
-		case "parentSpanId", "parent_span_id":
+		case spanParentID:
 			if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
 				d.i += 2 // "" is a root span
 				return 1 << 2, true
 			}
 			return 1 << 2, d.hexID(sp.ParentSpanID[:])
-		case "flags":
+		case spanFlags:
 			return 1 << 4, d.smallUint()
-		case "name":
+		case spanName:
 			s, ok := d.rawString()
 			sp.Name = d.strs.str(s)
 			return 1 << 5, ok
-		case "kind":
+		case spanKind:
 			v, ok := d.enum(spanKindNames)
 			sp.Kind = uint8(v)
 			return 1 << 6, ok
-		case "startTimeUnixNano", "start_time_unix_nano":
+		case spanStart:
 			v, ok := d.uint64Val()
 			sp.Start = v
 			return 1 << 7, ok
-		case "endTimeUnixNano", "end_time_unix_nano":
+		case spanEnd:
 			v, ok := d.uint64Val()
 			sp.End = v
 			return 1 << 8, ok
-		case "attributes":
+		case spanAttributes:
 			start, n, ok := d.attributes(&d.keys.span)
 			sp.Attrs, sp.N = start, n
 			return 1 << 9, ok
-		case "status":
+		case spanStatus:
 			return 1 << 15, d.status(sp)
 		}
 		return d.spanRare(k)

@@ -532,3 +532,20 @@ func TestEightDigitsRefusesEveryNonDigitByte(t *testing.T) {
 		}
 	}
 }
+
+// TestSpanKeyAgreesWithTheGuessOrder pins that a key objectIn guesses and
+// the same key read without a guess reach the same case of span's switch:
+// spanKey gives each key of spanKeyOrder its own index there, and a key
+// span leaves to spanRare none.
+func TestSpanKeyAgreesWithTheGuessOrder(t *testing.T) {
+	for i, k := range spanKeyOrder {
+		if got := spanKey([]byte(k)); got != i {
+			t.Errorf("spanKey(%q) = %d, want its index in spanKeyOrder, %d", k, got, i)
+		}
+	}
+	for _, k := range []string{"traceState", "droppedAttributesCount", "events", "links", "trace", ""} {
+		if got := spanKey([]byte(k)); got != -1 {
+			t.Errorf("spanKey(%q) = %d, want -1 (spanRare's or unknown)", k, got)
+		}
+	}
+}
