@@ -626,9 +626,13 @@ func (s *shard) scanDue() bool {
 
 // rootedBatch is how many complete traces a shard gathers before it
 // finalizes them in one copy: finalizing each alone would cost a fresh
-// index per trace. A variable only so tests can finalize every few traces
-// of a small dump.
-var rootedBatch = 256
+// index per trace. Each finalization's index interns again the names and
+// values its traces share with earlier ones (a cache key, a tool name),
+// so fewer, larger ones cost less: at 1M spans 1024 runs 3.4% fewer
+// instructions than 256 for 2 MiB more peak RSS at 10M spans, and 4096
+// another 1% for 13 MiB more. A variable only so tests can finalize every
+// few traces of a small dump.
+var rootedBatch = 1024
 
 // scan finalizes the complete traces (unless held), the traces quiet for
 // longer than the window, then, past the bound, the oldest open ones.
