@@ -38,7 +38,7 @@ pool_vocab
 log "building mcptrace"
 go build -o "$tmp/mcptrace" ./cmd/mcptrace
 
-dumps_dir $((SPANS * 700 / 1024))
+dumps_dir "$SPANS"
 log "generating $SPANS spans as OTLP JSON lines and length-prefixed protobuf"
 go run ./internal/tracegen/gen -bench "$SPANS" -encoding otlp-jsonl -o "$dumps/bench.jsonl"
 go run ./internal/tracegen/gen -bench "$SPANS" -encoding otlp-proto -o "$dumps/bench.pb"

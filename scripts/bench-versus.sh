@@ -86,7 +86,7 @@ if [ -z "$(skip_reason duckdb)" ]; then
 	fi
 fi
 
-dumps_dir $((SPANS * 700 / 1024))
+dumps_dir "$SPANS"
 
 log "generating $SPANS spans as OTLP JSON lines and length-prefixed protobuf"
 "$tmp/gen" -bench "$SPANS" -encoding otlp-jsonl -o "$dumps/bench.jsonl"

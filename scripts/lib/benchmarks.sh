@@ -20,8 +20,9 @@ write_section() {
 	rm -f "$tmp"
 }
 
-# dumps_dir KIB sets dumps, the directory a script writes dumps of KIB
-# KiB to, and dumps_where, a phrase saying where they live for its
+# dumps_dir SPANS sets dumps, the directory a script writes its dumps of
+# SPANS spans to (OTLP JSON lines and protobuf, about 460 and 200 bytes a
+# span), and dumps_where, a phrase saying where they live for its
 # section. It is a new directory of /dev/shm (dumps_shm, for the caller's
 # trap to remove) when the memory available holds them with 4 GiB to
 # spare, else $tmp, whose dumps are read once so the rounds read them from
@@ -30,7 +31,7 @@ write_section() {
 # system time and wall, not as the tool's own cost.
 dumps_dir() {
 	local need_kb avail_kb
-	need_kb=$(($1 + 4 * 1024 * 1024))
+	need_kb=$(($1 * 700 / 1024 + 4 * 1024 * 1024))
 	avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
 	dumps=$tmp
 	dumps_where="on disk, read once before the rounds so that every run reads them from the page cache (not enough memory for /dev/shm: ${avail_kb:-unknown} KiB available, $need_kb KiB wanted)"
