@@ -371,14 +371,38 @@ func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
 	return d.objectIn(nil, func(k []byte, _ int) (uint32, bool) { return field(k) })
 }
 
+// keyOrder is the order an exporter writes an object's keys in, each key
+// compiled with the closing quote and colon that follow it, for objectIn's
+// guess.
+type keyOrder []orderedKey
+
+type orderedKey struct {
+	key string
+	pat pattern // "key":
+}
+
+// newKeyOrder compiles keys, each short enough for its pattern to be
+// compared as words.
+func newKeyOrder(keys []string) keyOrder {
+	o := make(keyOrder, len(keys))
+	for i, k := range keys {
+		o[i] = orderedKey{key: k, pat: newPattern(`"` + k + `":`)}
+		if len(o[i].pat.s) > maxPattern {
+			panic("ingest: key " + k + " is too long to guess")
+		}
+	}
+	return o
+}
+
 // objectIn is object for an object whose keys usually come in order (an
 // exporter writes a span's fields in one order): each key is first taken
-// to be the one after the last key read, its bytes compared where they
-// stand, which spares scanning for the key's end. Any other key is read
-// as object reads it, and the guess goes on from its place in order.
-// field is given the key and, when it was guessed, its index in order
-// (else -1), so it can tell the key without comparing its bytes again.
-func (d *fastDec) objectIn(order []string, field func(key []byte, at int) (uint32, bool)) bool {
+// to be the one after the last key read, and compared with its pattern
+// where it stands, which spares scanning for the key's end. Any other key
+// is read as object reads it, and the guess goes on from its place in
+// order. field is given the key's index in order when it was guessed, and
+// no key, so that it tells the key without comparing its bytes again;
+// otherwise the key and -1.
+func (d *fastDec) objectIn(order keyOrder, field func(key []byte, at int) (uint32, bool)) bool {
 	if !d.tok('{') {
 		return false
 	}
@@ -388,15 +412,17 @@ func (d *fastDec) objectIn(order []string, field func(key []byte, at int) (uint3
 	var seen uint32
 	next := 0 // the index in order of the key guessed next
 	for {
-		k, at := d.guessKey(order, next)
+		var k []byte
+		at := d.guessKey(order, next)
 		ok := at >= 0
 		if ok {
 			next = at + 1
 		} else {
 			k, ok = d.rawString()
 			next = keyAfter(order, k)
+			ok = ok && d.tok(':')
 		}
-		if !ok || !d.tok(':') {
+		if !ok {
 			return false
 		}
 		bit, ok := field(k, at)
@@ -415,31 +441,31 @@ func (d *fastDec) objectIn(order []string, field func(key []byte, at int) (uint3
 // optional field left out (a root's parent, flags) skips one or two.
 const keyGuesses = 3
 
-// guessKey reads the string at d.i when it is one of the keys of order
-// from next on (keyGuesses of them), written plainly (no space before it,
-// no escape in it), and returns it and its index in order; otherwise it
-// reads nothing and returns -1.
-func (d *fastDec) guessKey(order []string, next int) ([]byte, int) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return nil, -1
+// guessKey reads the key and colon at d.i when the key is one of those of
+// order from next on (keyGuesses of them), written plainly (no space
+// before it or before its colon, no escape in it), and returns its index
+// in order; otherwise it reads nothing and returns -1. It does not guess
+// in the last maxPattern bytes of the input, where the words of a pattern
+// do not fit: a key there is read without a guess.
+func (d *fastDec) guessKey(order keyOrder, next int) int {
+	if len(d.b)-d.i < maxPattern {
+		return -1
 	}
-	start := d.i + 1
+	rest := d.b[d.i:]
 	for g := next; g < min(next+keyGuesses, len(order)); g++ {
-		key := order[g]
-		end := start + len(key)
-		if end < len(d.b) && d.b[end] == '"' && string(d.b[start:end]) == key {
-			d.i = end + 1
-			return d.b[start:end], g
+		if order[g].pat.words(rest) {
+			d.i += len(order[g].pat.s)
+			return g
 		}
 	}
-	return nil, -1
+	return -1
 }
 
 // keyAfter returns the index in order of the key after k, len(order)
 // when k is the last or not in order.
-func keyAfter(order []string, k []byte) int {
+func keyAfter(order keyOrder, k []byte) int {
 	for i, o := range order {
-		if o == string(k) {
+		if o.key == string(k) {
 			return i + 1
 		}
 	}
@@ -553,9 +579,9 @@ const (
 
 // spanKeyOrder is the order the Collector's and our exporter's JSON
 // write a span's fields in (objectIn's guess).
-var spanKeyOrder = []string{spanTraceID: "traceId", spanSpanID: "spanId", spanParentID: "parentSpanId",
+var spanKeyOrder = newKeyOrder([]string{spanTraceID: "traceId", spanSpanID: "spanId", spanParentID: "parentSpanId",
 	spanFlags: "flags", spanName: "name", spanKind: "kind", spanStart: "startTimeUnixNano",
-	spanEnd: "endTimeUnixNano", spanAttributes: "attributes", spanStatus: "status"}
+	spanEnd: "endTimeUnixNano", spanAttributes: "attributes", spanStatus: "status"})
 
 // spanKey returns the index in spanKeyOrder of a span field's key in
 // either spelling OTLP JSON allows (lowerCamelCase or the proto's
@@ -758,7 +784,7 @@ type keptAttr struct {
 // puts the position back and reports false, and the general path reads the
 // attribute.
 func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
-	const keyPre, valPre = `{"key":"`, `,"value":{"`
+	const keyPre = `{"key":"`
 	start := d.i
 	b := d.b
 	i := d.i
@@ -772,19 +798,18 @@ func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
 	}
 	k := b[i : i+n]
 	i += n + 1
-	if !hasPrefixAt(b, i, valPre) {
-		return false
+	if len(b)-i < maxPattern {
+		return false // the last attribute of the input: the general path reads it
 	}
-	i += len(valPre)
-	d.i = i
+	rest := b[i:]
 	ok := false
 	switch {
-	case hasPrefixAt(b, i, `stringValue":`):
-		d.i += len(`stringValue":`)
+	case compactStr.words(rest):
+		d.i = i + len(compactStr.s)
 		v.typ = pcommon.ValueTypeStr
 		v.s, ok = d.rawString()
-	case hasPrefixAt(b, i, `boolValue":`):
-		d.i += len(`boolValue":`)
+	case compactBool.words(rest):
+		d.i = i + len(compactBool.s)
 		v.typ = pcommon.ValueTypeBool
 		switch {
 		case hasPrefixAt(b, d.i, "true"):
@@ -794,8 +819,8 @@ func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
 			d.i += 5
 			v.b, ok = false, true
 		}
-	case hasPrefixAt(b, i, `intValue":`):
-		d.i += len(`intValue":`)
+	case compactInt.words(rest):
+		d.i = i + len(compactInt.s)
 		v.typ = pcommon.ValueTypeInt
 		v.i, ok = d.int64Val()
 	}
@@ -808,6 +833,14 @@ func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
 	*v = fastValue{}
 	return false
 }
+
+// What stands between a compact attribute's key and its value, for each
+// type of value compactAttr reads.
+var (
+	compactStr  = newPattern(`,"value":{"stringValue":`)
+	compactBool = newPattern(`,"value":{"boolValue":`)
+	compactInt  = newPattern(`,"value":{"intValue":`)
+)
 
 // hasPrefixAt reports whether b[i:] starts with p.
 func hasPrefixAt(b []byte, i int, p string) bool {

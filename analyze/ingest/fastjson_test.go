@@ -538,8 +538,9 @@ func TestEightDigitsRefusesEveryNonDigitByte(t *testing.T) {
 // spanKey gives each key of spanKeyOrder its own index there, and a key
 // span leaves to spanRare none.
 func TestSpanKeyAgreesWithTheGuessOrder(t *testing.T) {
-	for i, k := range spanKeyOrder {
-		if got := spanKey([]byte(k)); got != i {
+	for i, o := range spanKeyOrder {
+		if got := spanKey([]byte(o.key)); got != i {
+			k := o.key
 			t.Errorf("spanKey(%q) = %d, want its index in spanKeyOrder, %d", k, got, i)
 		}
 	}
