@@ -441,19 +441,20 @@ func (x *Index) AddFastPart(b *ingest.Batch, part, nparts int) {
 			}
 			res[fs.Resource] = x.endResource(start)
 		}
-		s, ok := x.newSpan(int64(fs.Start), int64(fs.End), fs.SpanID, fs.ParentSpanID, lastTraceIdx, fs.Name, res[fs.Resource], fs.Kind, fs.Status)
-		if !ok {
+		if x.full() {
 			return
 		}
-		if x.isRecentCopy(s.Trace, s.ID) {
+		id := binary.BigEndian.Uint64(fs.SpanID[:])
+		if x.isRecentCopy(lastTraceIdx, id) {
 			continue
 		}
+		s := x.newSpan(int64(fs.Start), int64(fs.End), id, binary.BigEndian.Uint64(fs.ParentSpanID[:]),
+			lastTraceIdx, fs.Name, res[fs.Resource], fs.Kind, fs.Status)
 		for _, a := range b.SpanAttrs(fs) {
-			if id, ok := x.keepSpanAttr(&s, a.Key); ok {
-				x.putSpanAttr(&s, id, x.internFastValue(id, a, true))
+			if id, ok := x.keepSpanAttr(s, a.Key); ok {
+				x.putSpanAttr(s, id, x.internFastValue(id, a, true))
 			}
 		}
-		x.appendSpan(s)
 	}
 }
 
@@ -475,44 +476,42 @@ func (x *Index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
 
 // addSpan appends one span's retained record.
 func (x *Index) addSpan(sp ptrace.Span, trace, res int32) {
-	s, ok := x.newSpan(int64(sp.StartTimestamp()), int64(sp.EndTimestamp()), sp.SpanID(), sp.ParentSpanID(),
-		trace, sp.Name(), res, uint8(sp.Kind()), uint8(sp.Status().Code()))
-	if !ok || x.isRecentCopy(s.Trace, s.ID) {
+	sid, pid := sp.SpanID(), sp.ParentSpanID()
+	id := binary.BigEndian.Uint64(sid[:])
+	if x.full() || x.isRecentCopy(trace, id) {
 		return
 	}
+	s := x.newSpan(int64(sp.StartTimestamp()), int64(sp.EndTimestamp()), id, binary.BigEndian.Uint64(pid[:]),
+		trace, sp.Name(), res, uint8(sp.Kind()), uint8(sp.Status().Code()))
 	for k, v := range sp.Attributes().All() {
-		if id, ok := x.keepSpanAttr(&s, k); ok {
-			x.putSpanAttr(&s, id, x.internKeyValue(id, v))
+		if id, ok := x.keepSpanAttr(s, k); ok {
+			x.putSpanAttr(s, id, x.internKeyValue(id, v))
 		}
 	}
-	x.appendSpan(s)
 }
 
-// newSpan starts the record of a span, its attributes to be added with
-// putSpanAttr at the end of the attribute table's last chunk, which it
-// makes room in. It reports false when the index is full.
-func (x *Index) newSpan(start, end int64, sid, pid pcommon.SpanID, trace int32, name string, res int32, kind, status uint8) (Span, bool) {
-	if x.NumSpans == math.MaxInt32 {
-		return Span{}, false // 2 billion spans: beyond what an int32 index can number
-	}
+// full reports whether the index holds as many spans as an int32 can
+// number (2 billion): a span past that is not indexed.
+func (x *Index) full() bool { return x.NumSpans == math.MaxInt32 }
+
+// newSpan appends the record of a span to the span table and returns it,
+// its attributes to be added with putSpanAttr at the end of the attribute
+// table's last chunk, which it makes room in. The caller checks full
+// first. The record is written where it stays, field by field: building
+// it as a value and copying it in had the copy's wide loads wait on the
+// narrow stores of its fields (a stalled store forward), which cost more
+// than the rest of indexing a span.
+func (x *Index) newSpan(start, end int64, id, parent uint64, trace int32, name string, res int32, kind, status uint8) *Span {
 	ci := x.attrRoom()
-	s := Span{
-		Start:    start,
-		End:      end,
-		ID:       binary.BigEndian.Uint64(sid[:]),
-		ParentID: binary.BigEndian.Uint64(pid[:]),
-		Trace:    trace,
-		Name:     x.internName(name),
-		Res:      res,
-		attrs:    int32(ci<<attrChunkBits | len(x.attrs[ci])),
-		Parent:   ParentNone,
-		Kind:     kind,
-		Status:   status,
-	}
-	if s.End < s.Start {
-		s.End = s.Start // a clock-skewed span lasts zero, not a negative time
-	}
-	return s, true
+	s := x.spanRoom()
+	*s = Span{} // a spare chunk's slot holds an old span
+	s.Start, s.End = start, max(end, start) // a clock-skewed span lasts zero, not a negative time
+	s.ID, s.ParentID = id, parent
+	s.Trace, s.Name, s.Res = trace, x.internName(name), res
+	s.attrs = int32(ci<<attrChunkBits | len(x.attrs[ci]))
+	s.Parent = ParentNone
+	s.Kind, s.Status = kind, status
+	return s
 }
 
 // keepSpanAttr returns the key id of attribute key k when s keeps it: a
@@ -554,14 +553,23 @@ func (x *Index) putSpanAttr(s *Span, key uint16, val int32) {
 	s.nattrs++
 }
 
-// appendSpan stores the span newSpan started.
+// appendSpan stores a copy of s (copyTracesInto's copies).
 func (x *Index) appendSpan(s Span) {
+	*x.spanRoom() = s
+}
+
+// spanRoom appends a slot to the span table, starting a chunk (a spare one
+// when reset left some) when the last is full, and returns it; the caller
+// writes the whole record.
+func (x *Index) spanRoom() *Span {
 	if n := len(x.Chunks); n == 0 || len(x.Chunks[n-1]) == cap(x.Chunks[n-1]) {
 		x.Chunks = append(x.Chunks, nextChunk(&x.SpareChunks, spanChunk))
 	}
-	x.Chunks[len(x.Chunks)-1] = append(x.Chunks[len(x.Chunks)-1], s)
+	c := &x.Chunks[len(x.Chunks)-1]
+	*c = (*c)[:len(*c)+1]
 	x.NumSpans++
 	x.dirty = true
+	return &(*c)[len(*c)-1]
 }
 
 // hasKey reports whether attrs holds key (a malformed span may repeat a
