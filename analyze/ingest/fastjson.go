@@ -53,7 +53,6 @@ type fastDec struct {
 	keys *keepSet
 	out  *Batch
 	strs *stringCache
-	kept []keptAttr // scratch space of attributes
 }
 
 func (d *fastDec) ws() {
@@ -706,7 +705,7 @@ func (d *fastDec) status(sp *Span) bool {
 // are in kept (the first of a repeated key, as the index does) to the
 // batch, and returns their range there; a nil kept keeps nothing.
 func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
-	d.kept = d.kept[:0]
+	start = int32(len(d.out.Attrs))
 	ok = d.array(func() bool {
 		var key []byte
 		var val fastValue
@@ -723,20 +722,12 @@ func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 		if !keep {
 			return true
 		}
-		return d.gather(k, &val)
+		return d.gather(start, k, &val)
 	})
-	start = int32(len(d.out.Attrs))
 	if !ok {
 		return start, 0, false
 	}
-	for _, a := range d.kept {
-		fa := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
-		if a.val.typ == pcommon.ValueTypeStr {
-			fa.Str = d.strs.str(a.val.s)
-		}
-		d.out.Attrs = append(d.out.Attrs, fa)
-	}
-	return start, int32(len(d.kept)), true
+	return start, int32(len(d.out.Attrs)) - start, true
 }
 
 // generalAttr reads an attribute in any shape pdata reads: the path for
@@ -755,26 +746,28 @@ func (d *fastDec) generalAttr(key *[]byte, val *fastValue) bool {
 	})
 }
 
-// gather adds a kept attribute to d.kept unless its key is there already:
-// the first of a repeated key wins, as in the index. A double or an
-// escaped string gives up: its formatting or unescaping is pdata's.
-func (d *fastDec) gather(k string, val *fastValue) bool {
+// gather appends a kept attribute to the batch unless its key is among
+// those from start on already: the first of a repeated key wins, as in the
+// index. A double or an escaped string gives up: its formatting or
+// unescaping is pdata's. The attribute is written in place, field by
+// field: a value built aside and copied in would be read back with wide
+// loads just after its narrow stores, which stalls.
+func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 	if val.typ == pcommon.ValueTypeDouble || val.escaped {
 		return false
 	}
-	for _, a := range d.kept {
-		if a.key == k {
+	for i := range d.out.Attrs[start:] {
+		if d.out.Attrs[int(start)+i].Key == k {
 			return true
 		}
 	}
-	d.kept = append(d.kept, keptAttr{key: k, val: *val})
+	d.out.Attrs = append(d.out.Attrs, Attr{})
+	a := &d.out.Attrs[len(d.out.Attrs)-1]
+	a.Key, a.Type, a.Bool, a.Int = k, val.typ, val.b, val.i
+	if val.typ == pcommon.ValueTypeStr {
+		a.Str = d.strs.str(val.s)
+	}
 	return true
-}
-
-// keptAttr is an attribute to keep, gathered before the map is built.
-type keptAttr struct {
-	key string
-	val fastValue
 }
 
 // compactAttr reads an attribute written as the Collector and our exporter
