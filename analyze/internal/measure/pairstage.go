@@ -18,8 +18,16 @@ import (
 	"github.com/mcptrace/mcptrace/spans"
 )
 
-// pairKey names one (scope, key) pair.
-type pairKey struct{ scope, key int32 }
+// pairKey names one (scope, key) pair, the scope in the high half. It is
+// one word rather than a struct of two int32s: a struct key written as two
+// 4-byte stores and read back by the map as one 8-byte load stalls the
+// store forward, which was most of what filing an acquire cost.
+type pairKey uint64
+
+// pairKeyOf returns the key of the pair (scope, key).
+func pairKeyOf(scope, key int32) pairKey {
+	return pairKey(uint64(uint32(scope))<<32 | uint64(uint32(key)))
+}
 
 // pairState is what attribution keeps of a pair between two advances: not
 // its acquires, so a stream holds per pair three figures, whatever its
@@ -118,12 +126,12 @@ func NewBatchPairStage(cfg rulefmt.Config) *PairStage {
 
 // file adds events to their pairs' buckets (a batch stage).
 func (p *PairStage) file(events []record.Acquire) {
-	last, b := pairKey{}, int32(-1)
+	last, b := pairKey(0), int32(-1)
 	for i := range events {
 		ev := &events[i]
 		p.MinStart = min(p.MinStart, ev.Start)
 		p.noteArrival(ev)
-		if k := (pairKey{ev.Scope, ev.Key}); b < 0 || k != last {
+		if k := (pairKeyOf(ev.Scope, ev.Key)); b < 0 || k != last {
 			id, ok := p.byPair[k]
 			if !ok {
 				id = int32(len(p.Buckets))
@@ -162,7 +170,7 @@ func (p *PairStage) noteArrival(ev *record.Acquire) {
 	if ev.Inferred() && p.sessions[ev.Session] {
 		p.OutOfOrder = true
 	}
-	if st := p.pairs[pairKey{ev.Scope, ev.Key}]; st != nil && ev.Start <= st.frontier {
+	if st := p.pairs[pairKeyOf(ev.Scope, ev.Key)]; st != nil && ev.Start <= st.frontier {
 		p.OutOfOrder = true // ties at the frontier too: the order then rests on lease ends and ids
 	}
 }
@@ -333,14 +341,14 @@ func (p *PairStage) takeReady(t int64) (grouped []record.Acquire, groups [][]rec
 // the map once per run.
 func (p *PairStage) pairReady(t int64) (counts, pairOf []int32) {
 	ids := map[pairKey]int32{}
-	last, lastID := pairKey{}, int32(-1)
+	last, lastID := pairKey(0), int32(-1)
 	for _, b := range p.Bufs {
 		for i := range b {
 			ev := &b[i]
 			if ev.Start >= t {
 				continue
 			}
-			k := pairKey{ev.Scope, ev.Key}
+			k := pairKeyOf(ev.Scope, ev.Key)
 			if lastID < 0 || k != last {
 				id, ok := ids[k]
 				if !ok {
@@ -418,7 +426,7 @@ func (p *PairStage) attributeScope(scope int32, evs []*record.Acquire) {
 		p.Scopes[scope] = sc
 	}
 	for _, ev := range evs {
-		k := pairKey{scope, ev.Key}
+		k := pairKeyOf(scope, ev.Key)
 		st, seen := p.pairs[k]
 		if !seen {
 			st = &pairState{}
