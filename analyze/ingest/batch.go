@@ -62,6 +62,18 @@ type Span struct {
 	Status               uint8
 }
 
+// newSpan appends an empty span of resource res to the batch and returns
+// it. Nothing appends to the spans while a span is read, so it stays
+// valid. Its fields are written in place: a span built aside and copied in
+// would be read back with wide loads just after its narrow stores, which
+// stalls (perf put half of span's samples on that copy).
+func (b *Batch) newSpan(res int32) *Span {
+	b.Spans = append(b.Spans, Span{})
+	sp := &b.Spans[len(b.Spans)-1]
+	sp.Resource = res
+	return sp
+}
+
 // Attr is one kept attribute: a key of ReadOptions.Keep and a string, bool
 // or int value (the projection decoders leave every other type to pdata).
 type Attr struct {

@@ -617,9 +617,7 @@ func spanKey(k []byte) int {
 // by spanRare, so the common path stays one switch and a guessed key is
 // never compared twice.
 func (d *fastDec) span(res int32) bool {
-	d.out.Spans = append(d.out.Spans, Span{Resource: res})
-	// Nothing appends to spans while this span is read, so sp stays valid.
-	sp := &d.out.Spans[len(d.out.Spans)-1]
+	sp := d.out.newSpan(res)
 	return d.objectIn(spanKeyOrder, func(k []byte, at int) (uint32, bool) {
 		if at < 0 {
 			at = spanKey(k)

@@ -313,9 +313,7 @@ func (d *protoDec) scope(msg []byte) bool {
 // span are read in the switch here, inline in the loop over its fields; the
 // rest (ones they omit when empty) by spanRare.
 func (d *protoDec) span(msg []byte, r int32) bool {
-	d.out.Spans = append(d.out.Spans, Span{Resource: r})
-	// Nothing appends to Spans while this span is read, so sp stays valid.
-	sp := &d.out.Spans[len(d.out.Spans)-1]
+	sp := d.out.newSpan(r)
 	d.kept = d.kept[:0]
 	it := fieldIter{b: msg}
 	for it.next() {
@@ -625,12 +623,14 @@ func (d *protoDec) kvList(msg []byte, depth int) bool {
 // range.
 func (d *protoDec) flushKept() (start, n int32) {
 	start = int32(len(d.out.Attrs))
-	for _, a := range d.kept {
-		attr := Attr{Key: a.key, Type: a.val.typ, Bool: a.val.b, Int: a.val.i}
+	for i := range d.kept {
+		a := &d.kept[i]
+		d.out.Attrs = append(d.out.Attrs, Attr{})
+		attr := &d.out.Attrs[len(d.out.Attrs)-1] // written in place, as newSpan's span
+		attr.Key, attr.Type, attr.Bool, attr.Int = a.key, a.val.typ, a.val.b, a.val.i
 		if a.val.typ == pcommon.ValueTypeStr {
 			attr.Str = d.strs.str(a.val.s)
 		}
-		d.out.Attrs = append(d.out.Attrs, attr)
 	}
 	return start, int32(len(d.kept))
 }
