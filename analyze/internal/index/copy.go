@@ -35,7 +35,7 @@ func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32,
 	resIdx := make(map[int32]int32)
 	for _, c := range src.Chunks {
 		for k := range c {
-			s := c[k]
+			s := &c[k]
 			if int(s.Trace) >= len(sel) || !sel[s.Trace] {
 				continue
 			}
@@ -49,20 +49,21 @@ func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32,
 				r = copyResource(dst, src, s.Res, borrowed)
 				resIdx[s.Res] = r
 			}
-			attrs := src.AttrsOf(&s)
+			attrs := src.AttrsOf(s)
 			ci := dst.attrRoom()
-			s.Trace, s.Res = t, r
-			s.attrs = int32(ci<<attrChunkBits | len(dst.attrs[ci]))
-			s.Parent, s.dup = ParentNone, false
+			d := dst.spanRoom() // copied whole, then changed in place: see KeepTraces
+			*d = *s
+			d.Trace, d.Res = t, r
+			d.attrs = int32(ci<<attrChunkBits | len(dst.attrs[ci]))
+			d.Parent, d.dup = ParentNone, false
 			if borrowed {
 				dst.attrs[ci] = append(dst.attrs[ci], attrs...)
 			} else {
-				s.Name = dst.internName(src.Names[s.Name])
+				d.Name = dst.internName(src.Names[s.Name])
 				for _, a := range attrs {
 					dst.attrs[ci] = append(dst.attrs[ci], Attr{Key: a.Key, Val: dst.internKeyStr(a.Key, src.Vals[a.Val])})
 				}
 			}
-			dst.appendSpan(s)
 			copied++
 		}
 	}
@@ -113,7 +114,7 @@ func (x *Index) KeepTraces(sel []bool) int32 {
 	var kept int32
 	for _, c := range x.Chunks {
 		for k := range c {
-			s := c[k]
+			s := &c[k]
 			if int(s.Trace) >= len(sel) || !sel[s.Trace] {
 				continue
 			}
@@ -127,8 +128,15 @@ func (x *Index) KeepTraces(sel []bool) int32 {
 				resources = append(resources, Resource{Attrs: int32(len(resAttrs)), N: r.N})
 				resAttrs = append(resAttrs, x.ResAttrs[r.Attrs:r.Attrs+int32(r.N)]...)
 			}
-			s.Trace, s.Res = newTrace[s.Trace], newRes[s.Res]
-			*x.Span(kept) = s // never ahead of the span read: kept counts fewer
+			// Moved down whole, then its ids renumbered in place: a copy
+			// renumbered aside would be read back with wide loads just
+			// after the narrow stores, which stalls.
+			t, r := newTrace[s.Trace], newRes[s.Res]
+			if d := x.Span(kept); d != s { // never ahead of the span read: kept counts fewer
+				*d = *s
+				s = d
+			}
+			s.Trace, s.Res = t, r
 			kept++
 		}
 	}

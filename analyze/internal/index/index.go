@@ -407,7 +407,7 @@ func (x *Index) addFast(b *ingest.Batch) {
 
 // AddFastPart indexes the spans of b in part of nparts as addPart does:
 // resources interned in order of first use, then each span through the
-// same newSpan, keepSpanAttr and appendSpan steps addSpan takes.
+// same newSpan, keepSpanAttr and putSpanAttr steps addSpan takes.
 func (x *Index) AddFastPart(b *ingest.Batch, part, nparts int) {
 	x.FastBatches++
 	x.ensureMaps()
@@ -551,11 +551,6 @@ func (x *Index) putSpanAttr(s *Span, key uint16, val int32) {
 	ci := s.attrs >> attrChunkBits
 	x.attrs[ci] = append(x.attrs[ci], Attr{Key: key, Val: val})
 	s.nattrs++
-}
-
-// appendSpan stores a copy of s (copyTracesInto's copies).
-func (x *Index) appendSpan(s Span) {
-	*x.spanRoom() = s
 }
 
 // spanRoom appends a slot to the span table, starting a chunk (a spare one
