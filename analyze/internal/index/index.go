@@ -505,6 +505,7 @@ func (x *Index) newSpan(start, end int64, id, parent uint64, trace int32, name s
 	ci := x.attrRoom()
 	s := x.spanRoom()
 	*s = Span{} // a spare chunk's slot holds an old span
+
 	s.Start, s.End = start, max(end, start) // a clock-skewed span lasts zero, not a negative time
 	s.ID, s.ParentID = id, parent
 	s.Trace, s.Name, s.Res = trace, x.internName(name), res
