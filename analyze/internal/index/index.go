@@ -434,7 +434,9 @@ func (x *Index) AddFastPart(b *ingest.Batch, part, nparts int) {
 		if res[fs.Resource] < 0 {
 			r := b.Resources[fs.Resource]
 			start := x.beginResource()
-			for _, a := range b.ResourceAttrs(r) {
+			attrs := b.ResourceAttrs(r)
+			for i := range attrs {
+				a := &attrs[i]
 				if id, ok := x.keepResAttr(start, a.Key); ok {
 					x.ResAttrs = append(x.ResAttrs, Attr{Key: id, Val: x.internFastValue(id, a, false)})
 				}
@@ -450,7 +452,9 @@ func (x *Index) AddFastPart(b *ingest.Batch, part, nparts int) {
 		}
 		s := x.newSpan(int64(fs.Start), int64(fs.End), id, binary.BigEndian.Uint64(fs.ParentSpanID[:]),
 			lastTraceIdx, fs.Name, res[fs.Resource], fs.Kind, fs.Status)
-		for _, a := range b.SpanAttrs(fs) {
+		attrs := b.SpanAttrs(fs)
+		for i := range attrs {
+			a := &attrs[i]
 			if id, ok := x.keepSpanAttr(s, a.Key); ok {
 				x.putSpanAttr(s, id, x.internFastValue(id, a, true))
 			}
@@ -460,7 +464,7 @@ func (x *Index) AddFastPart(b *ingest.Batch, part, nparts int) {
 
 // internFastValue interns a fast-path attribute value as internKeyValue
 // (onSpan) or internValue interns the same pdata value.
-func (x *Index) internFastValue(key uint16, a ingest.Attr, onSpan bool) int32 {
+func (x *Index) internFastValue(key uint16, a *ingest.Attr, onSpan bool) int32 {
 	switch a.Type {
 	case pcommon.ValueTypeStr:
 		if onSpan {
