@@ -23,7 +23,7 @@ func TestStringCacheHandsOutOneStringPerText(t *testing.T) {
 	// Two texts of one length in one slot: the slot must compare the
 	// text, not only its length.
 	var a, b []byte
-	seen := map[uint8][]byte{}
+	seen := map[uint32][]byte{}
 	for i := 1000; a == nil; i++ {
 		txt := []byte(fmt.Sprintf("v%d", i))
 		if prev, ok := seen[slotOf(txt)]; ok && len(prev) == len(txt) {
