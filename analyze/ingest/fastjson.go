@@ -260,6 +260,15 @@ func parseUint64(s []byte) (uint64, bool) {
 // and how many there were. Eight digits are tested and converted at once
 // where eight bytes remain (eightDigits, parseEight).
 func digitRun(b []byte) (v uint64, n int) {
+	if len(b) >= 19 {
+		// A nanosecond timestamp has 19 digits (from 2001 to 2286):
+		// three words, the last overlapping the second, whose last three
+		// digits it adds.
+		w0, w1, w2 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[11:])
+		if eightDigits(w0) && eightDigits(w1) && eightDigits(w2) {
+			return parseEight(w0)*100000000000 + parseEight(w1)*1000 + parseEight(w2)%1000, 19
+		}
+	}
 	for n+8 <= min(len(b), 19) {
 		w := binary.LittleEndian.Uint64(b[n:])
 		if !eightDigits(w) {

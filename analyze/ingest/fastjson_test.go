@@ -489,17 +489,23 @@ func TestFastOTLPJSONTakesEveryDigitOfASkippedDouble(t *testing.T) {
 // TestDigitRunMatchesStrconv checks the run of digits, eight at a time,
 // against strconv over random runs of every length up to 25 (past the 19
 // it reads), with digits of every value at every place and a byte after
-// them that is or is not a digit's neighbour ('/' and ':' bound '0'-'9').
+// them that is or is not a digit's neighbour ('/' and ':' bound '0'-'9'),
+// and more digits after that byte (the input goes on past a number, and
+// a 19-digit read must not take them).
 func TestDigitRunMatchesStrconv(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	ends := []string{"", `"`, "/", ":", "a", " "}
-	for range 20000 {
+	for range 40000 {
 		n := r.IntN(26)
 		digits := make([]byte, n)
 		for i := range digits {
 			digits[i] = byte('0' + r.IntN(10))
 		}
-		in := append(digits, ends[r.IntN(len(ends))]...)
+		end := ends[r.IntN(len(ends))]
+		in := append(digits[:n:n], end...)
+		for range r.IntN(12) * min(len(end), 1) {
+			in = append(in, byte('0'+r.IntN(10)))
+		}
 		v, got := digitRun(in)
 		want := min(n, 19)
 		if got != want {
