@@ -756,15 +756,15 @@ func (d *fastDec) generalAttr(key *[]byte, val *fastValue) bool {
 // gather appends a kept attribute to the batch unless its key is among
 // those from start on already: the first of a repeated key wins, as in the
 // index. A double or an escaped string gives up: its formatting or
-// unescaping is pdata's. The attribute is written in place, field by
-// field: a value built aside and copied in would be read back with wide
-// loads just after its narrow stores, which stalls.
+// unescaping is pdata's. The attribute is written in place (see
+// Batch.newSpan).
 func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 	if val.typ == pcommon.ValueTypeDouble || val.escaped {
 		return false
 	}
-	for i := range d.out.Attrs[start:] {
-		if d.out.Attrs[int(start)+i].Key == k {
+	gathered := d.out.Attrs[start:]
+	for i := range gathered {
+		if gathered[i].Key == k {
 			return true
 		}
 	}

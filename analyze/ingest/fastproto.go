@@ -626,7 +626,7 @@ func (d *protoDec) flushKept() (start, n int32) {
 	for i := range d.kept {
 		a := &d.kept[i]
 		d.out.Attrs = append(d.out.Attrs, Attr{})
-		attr := &d.out.Attrs[len(d.out.Attrs)-1] // written in place, as newSpan's span
+		attr := &d.out.Attrs[len(d.out.Attrs)-1] // written in place: see Batch.newSpan
 		attr.Key, attr.Type, attr.Bool, attr.Int = a.key, a.val.typ, a.val.b, a.val.i
 		if a.val.typ == pcommon.ValueTypeStr {
 			attr.Str = d.strs.str(a.val.s)

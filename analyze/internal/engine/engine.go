@@ -529,7 +529,7 @@ func (s *shard) run(ctx context.Context) {
 			s.mem.Store(0)
 			continue
 		case m.detect != nil:
-			phase.Do(s.ctx, phase.Group, s.x.Finish)
+			group(s.ctx, s.x)
 			phase.Do(s.ctx, phase.Detect, func() { m.detect <- vocab.Detect(s.x, nil) })
 			continue
 		case s.e.spoiled.Load():
@@ -627,11 +627,10 @@ func (s *shard) scanDue() bool {
 // rootedBatch is how many complete traces a shard gathers before it
 // finalizes them in one copy: finalizing each alone would cost a fresh
 // index per trace. Each finalization's index interns again the names and
-// values its traces share with earlier ones (a cache key, a tool name),
-// so fewer, larger ones cost less: at 1M spans 1024 runs 3.4% fewer
-// instructions than 256 for 2 MiB more peak RSS at 10M spans, and 4096
-// another 1% for 13 MiB more. A variable only so tests can finalize every
-// few traces of a small dump.
+// values its traces share with earlier ones (a cache key, a tool name), so
+// fewer, larger ones cost less; 1024 keeps most of the saving for a few
+// MiB of peak memory. A variable only so tests can finalize every few
+// traces of a small dump.
 var rootedBatch = 1024
 
 // scan finalizes the complete traces (unless held), the traces quiet for

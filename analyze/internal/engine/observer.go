@@ -71,6 +71,12 @@ func (s *shard) observeHanded(ctx context.Context, o *observer) {
 	}
 }
 
+// group finishes x (its spans grouped by trace, copies left out, parents
+// linked) under the phase label group. Whichever query first needs a
+// finished index would otherwise finish it under its own label: detection,
+// before observation, would carry the grouping's cost.
+func group(ctx context.Context, x *index.Index) { phase.Do(ctx, phase.Group, x.Finish) }
+
 // measure observes one finalization's traces, under the vocabulary
 // decided for them (observeConfig: in the order the shard finalized them,
 // as a resource's vocabulary is the first one its traces show), and
@@ -81,7 +87,7 @@ func (s *shard) measure(ctx context.Context, f finalization) {
 	if f.small != nil {
 		var cfg rulefmt.Config
 		var det *vocab.Detection
-		phase.Do(ctx, phase.Group, f.small.Finish) // else the first to ask finishes it, under its own label
+		group(ctx, f.small)
 		phase.Do(ctx, phase.Detect, func() { cfg, det = s.e.observeConfig(f.small) })
 		phase.Do(ctx, phase.Observe, func() { o, err = observeWith(f.small, cfg, det) })
 		if o != nil {

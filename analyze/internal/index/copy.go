@@ -51,7 +51,7 @@ func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32,
 			}
 			attrs := src.AttrsOf(s)
 			ci := dst.attrRoom()
-			d := dst.spanRoom() // copied whole, then changed in place: see KeepTraces
+			d := dst.spanRoom() // copied whole, then changed in place (see newSpan)
 			*d = *s
 			d.Trace, d.Res = t, r
 			d.attrs = int32(ci<<attrChunkBits | len(dst.attrs[ci]))
@@ -128,9 +128,7 @@ func (x *Index) KeepTraces(sel []bool) int32 {
 				resources = append(resources, Resource{Attrs: int32(len(resAttrs)), N: r.N})
 				resAttrs = append(resAttrs, x.ResAttrs[r.Attrs:r.Attrs+int32(r.N)]...)
 			}
-			// Moved down whole, then its ids renumbered in place: a copy
-			// renumbered aside would be read back with wide loads just
-			// after the narrow stores, which stalls.
+			// Moved down whole, then renumbered in place (see newSpan).
 			t, r := newTrace[s.Trace], newRes[s.Res]
 			if d := x.Span(kept); d != s { // never ahead of the span read: kept counts fewer
 				*d = *s

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -501,10 +502,10 @@ func (x *Index) full() bool { return x.NumSpans == math.MaxInt32 }
 // newSpan appends the record of a span to the span table and returns it,
 // its attributes to be added with putSpanAttr at the end of the attribute
 // table's last chunk, which it makes room in. The caller checks full
-// first. The record is written where it stays, field by field: building
-// it as a value and copying it in had the copy's wide loads wait on the
-// narrow stores of its fields (a stalled store forward), which cost more
-// than the rest of indexing a span.
+// first. The record is written where it stays, field by field: a record
+// built as a value and copied in is read back with wide loads just after
+// the narrow stores of its fields, which the CPU cannot forward, and the
+// copy waits for them.
 func (x *Index) newSpan(start, end int64, id, parent uint64, trace int32, name string, res int32, kind, status uint8) *Span {
 	ci := x.attrRoom()
 	s := x.spanRoom()
@@ -911,7 +912,7 @@ func sortByIDThenArrival(g []idPos) {
 			if c := cmpUint64(a.id, b.id); c != 0 {
 				return c
 			}
-			return int(a.si - b.si)
+			return cmp.Compare(a.si, b.si)
 		})
 		return
 	}

@@ -19,9 +19,9 @@ import (
 )
 
 // pairKey names one (scope, key) pair, the scope in the high half. It is
-// one word rather than a struct of two int32s: a struct key written as two
-// 4-byte stores and read back by the map as one 8-byte load stalls the
-// store forward, which was most of what filing an acquire cost.
+// one word rather than a struct of two int32s: the map reads a key of two
+// 4-byte stores back with one 8-byte load, which the CPU cannot forward,
+// and each lookup waits for the stores.
 type pairKey uint64
 
 // pairKeyOf returns the key of the pair (scope, key).
