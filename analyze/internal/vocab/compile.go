@@ -196,8 +196,12 @@ func (r *role) bound(perName []int32, n int) int {
 }
 
 // Match reports whether span i plays the role.
-func (r *role) Match(i int32) bool {
-	if r.byName != nil && r.byName[r.x.Span(i).Name] {
+func (r *role) Match(i int32) bool { return r.matchNamed(i, r.x.Span(i).Name) }
+
+// matchNamed is Match for span i whose name id the caller holds: the
+// stage asks four roles of every span it has read.
+func (r *role) matchNamed(i, name int32) bool {
+	if r.byName != nil && r.byName[name] {
 		return true
 	}
 	for _, m := range r.others {
@@ -208,18 +212,21 @@ func (r *role) Match(i int32) bool {
 	return false
 }
 
-// isCall reports whether span i is a tool call of the vocabulary.
-func (v *Compiled) isCall(i int32) bool { return v.calls.Match(i) }
-
 // failed reports whether span i ended in a failure that drops the pool's
 // session: status error, unless the error is only the tool's own isError
 // answer, which is a clean release.
 func (v *Compiled) failed(i int32) bool {
-	if v.x.Span(i).Status != index.StatusError {
+	s := v.x.Span(i)
+	return v.failedSpan(s, v.x.AttrsOf(s))
+}
+
+// failedSpan is failed for span s with attributes attrs.
+func (v *Compiled) failedSpan(s *index.Span, attrs []index.Attr) bool {
+	if s.Status != index.StatusError {
 		return false
 	}
-	t, ok := v.x.AttrVal(i, v.kErrType)
-	return !ok || t != v.valToolError
+	t := valIn(attrs, v.kErrType)
+	return t < 0 || t != v.valToolError
 }
 
 // inherited returns the value of key on span i or its nearest ancestor that

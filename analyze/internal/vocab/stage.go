@@ -31,15 +31,16 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 			return e
 		}
 		s := x.Span(i)
+		attrs := x.AttrsOf(s)
 		recognised := v.namedPool[s.Name]
 		switch {
-		case v.handshakes.Match(i):
+		case v.handshakes.matchNamed(i, s.Name):
 			recognised = true
 			if s.Parent >= 0 {
 				hasHandshake[s.Parent] = true
 			}
-			h := record.Handshake{Span: i, Parent: s.Parent, Start: s.Start, End: s.End, Scope: v.scopeOf(i), Session: v.attr(i, v.KSession),
-				Revision: v.attr(i, v.kRevision), Failed: s.Status == index.StatusError, Prewarm: v.attr(i, v.kPrewarm) == v.valTrue}
+			h := record.Handshake{Span: i, Parent: s.Parent, Start: s.Start, End: s.End, Scope: v.scopeOf(i), Session: valIn(attrs, v.KSession),
+				Revision: valIn(attrs, v.kRevision), Failed: s.Status == index.StatusError, Prewarm: valIn(attrs, v.kPrewarm) == v.valTrue}
 			if s.Parent >= 0 && v.acquires.Match(s.Parent) {
 				h.Revision = v.attr(s.Parent, v.kRevision) // counted with the acquire that paid it
 			}
@@ -47,19 +48,19 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 			if !v.inferred {
 				e.HandshakesByScope[h.Scope]++
 			}
-		case v.acquires.Match(i):
+		case v.acquires.matchNamed(i, s.Name):
 			recognised = true
 			acquires = append(acquires, i)
-		case v.Invocations.Match(i):
+		case v.Invocations.matchNamed(i, s.Name):
 			recognised = true
 		}
-		if v.isCall(i) {
+		if v.calls.matchNamed(i, s.Name) {
 			recognised = true
-			e.Calls = append(e.Calls, v.call(e, i, root))
-			if v.serverSide(i) {
+			e.Calls = append(e.Calls, v.call(e, i, s, attrs, root))
+			if v.serverSide(s, attrs) {
 				e.ServerCalls++
 			}
-			if v.attr(i, v.kAddr) >= 0 {
+			if valIn(attrs, v.kAddr) >= 0 {
 				e.TargetCalls++
 			}
 		}
@@ -146,27 +147,37 @@ func (v *Compiled) prewarmSessions(e *record.Table) {
 	}
 }
 
-// serverSide reports whether call span i was written by the server: its
-// kind is server, or it carries the caller's address.
-func (v *Compiled) serverSide(i int32) bool {
-	return v.x.Span(i).Kind == uint8(ptrace.SpanKindServer) || v.attr(i, v.kClient) >= 0
+// serverSide reports whether call span s (attrs, its attributes) was
+// written by the server: its kind is server, or it carries the caller's
+// address.
+func (v *Compiled) serverSide(s *index.Span, attrs []index.Attr) bool {
+	return s.Kind == uint8(ptrace.SpanKindServer) || valIn(attrs, v.kClient) >= 0
 }
 
 // attr returns the value id of span attribute key on span i, -1 when absent.
 func (v *Compiled) attr(i int32, key uint16) int32 {
-	if val, ok := v.x.AttrVal(i, key); ok {
-		return val
+	return valIn(v.x.AttrsOf(v.x.Span(i)), key)
+}
+
+// valIn returns the value id of key among attrs (one span's,
+// index.AttrsOf), -1 when absent. A span read for several keys is
+// looked up once and its attributes searched for each: every lookup by
+// span index goes through the span and attribute tables again.
+func valIn(attrs []index.Attr, key uint16) int32 {
+	for _, a := range attrs {
+		if a.Key == key {
+			return a.Val
+		}
 	}
 	return -1
 }
 
-// call makes span i's call event; an enclosing session span's identity is
-// interned into e.
-func (v *Compiled) call(e *record.Table, i int32, root *selector.Matcher) record.Call {
+// call makes the call event of span i (s, with attributes attrs); an
+// enclosing session span's identity is interned into e.
+func (v *Compiled) call(e *record.Table, i int32, s *index.Span, attrs []index.Attr, root *selector.Matcher) record.Call {
 	x := v.x
-	s := x.Span(i)
 	c := record.Call{Span: i, Trace: s.Trace, Start: s.Start, End: s.End, Exec: s.Trace,
-		Session: v.attr(i, v.KSession), Scope: v.scopeOf(i), Revision: v.attr(i, v.kRevision), Failed: v.failed(i)}
+		Session: valIn(attrs, v.KSession), Scope: v.scopeOf(i), Revision: valIn(attrs, v.kRevision), Failed: v.failedSpan(s, attrs)}
 	if root != nil {
 		// The nearest root at or above the call, from one pass over the
 		// tree: no walk up a deep chain per call.
@@ -384,17 +395,18 @@ func (v *Compiled) failCallLeases(e *record.Table, l *invocationLeases) ([]int32
 func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bool) {
 	x := v.x
 	s := x.Span(a)
+	attrs := x.AttrsOf(s)
 	ev := record.Acquire{Start: s.Start, LeaseEnd: s.End, Trace: x.TraceRecs[s.Trace].ID, Span: s.ID, At: a,
 		Scope: v.scopeOf(a), Key: -1, Session: -1, Explicit: true}
 	if key, ok := v.inherited(a, v.kKey); ok {
 		ev.Key = key
 	}
-	if r, ok := x.AttrVal(a, v.kReason); ok {
+	if r := valIn(attrs, v.kReason); r >= 0 {
 		ev.Health = r == v.valHealthCheck // an interned value is never -1, the id of a value absent
 	}
-	ev.Redial = v.isRedial(a)
-	h, okHit := x.AttrVal(a, v.kHit)
-	if okHit {
+	ev.Redial = v.redialAttempt(valIn(attrs, v.kAttempt))
+	h := valIn(attrs, v.kHit)
+	if h >= 0 {
 		ev.Hit = h == v.valTrue
 	} else {
 		ev.Hit = !hasHandshake[a]
@@ -409,17 +421,22 @@ func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bo
 	}
 	ev.LeaseEnd = max(ev.LeaseEnd, ev.Start)
 	if v.hasSettings {
-		v.recordSettings(e, a, ev.Scope)
+		v.recordSettings(e, attrs, ev.Scope)
 	}
 	e.Acquires = append(e.Acquires, ev)
-	e.Spans = append(e.Spans, record.AcquireSpan{Revision: v.attr(a, v.kRevision), HitRecorded: okHit && h == v.valTrue, Hit: ev.Hit, Dur: s.End - s.Start})
+	e.Spans = append(e.Spans, record.AcquireSpan{Revision: valIn(attrs, v.kRevision), HitRecorded: h == v.valTrue, Hit: ev.Hit, Dur: s.End - s.Start})
 }
 
 // isRedial reports whether acquire span a is a second attempt, the
 // transparent redial after an expired session.
 func (v *Compiled) isRedial(a int32) bool {
-	at, ok := v.x.AttrVal(a, v.kAttempt)
-	return ok && v.x.Vals[at] != "1" && v.x.Vals[at] != "0"
+	return v.redialAttempt(v.attr(a, v.kAttempt))
+}
+
+// redialAttempt reports whether an acquire span's attempt attribute
+// (its value id, -1 when absent) names a second attempt.
+func (v *Compiled) redialAttempt(at int32) bool {
+	return at >= 0 && v.x.Vals[at] != "1" && v.x.Vals[at] != "0"
 }
 
 // impliedHits appends, under acquire-on-miss, a hit for every invocation
@@ -466,16 +483,17 @@ func (v *Compiled) acquiredBefore(e *record.Table, a, b int32) bool {
 	return sa.ID < sb.ID
 }
 
-// recordSettings notes the settings acquire span a recorded as those of
-// its scope: an acquire costs the attributes' lookups and one map probe on
-// their value ids, the text is built once per distinct set. A span that
-// records none leaves its scope as it was ("any one acquire span of a pool
-// scope tells its settings", spans.AttrPoolIdleTTL's comment).
-func (v *Compiled) recordSettings(e *record.Table, a, scope int32) {
+// recordSettings notes the settings an acquire span (attrs, its
+// attributes) recorded as those of its scope: an acquire costs the
+// attributes' lookups and one map probe on their value ids, the text is
+// built once per distinct set. A span that records none leaves its scope
+// as it was ("any one acquire span of a pool scope tells its settings",
+// spans.AttrPoolIdleTTL's comment).
+func (v *Compiled) recordSettings(e *record.Table, attrs []index.Attr, scope int32) {
 	var vals [len(spans.PoolSettingsAttrs)]int32
 	recorded := false
 	for i, k := range v.kSettings {
-		vals[i] = v.attr(a, k)
+		vals[i] = valIn(attrs, k)
 		recorded = recorded || vals[i] != -1 // attr's id of an absent value
 	}
 	if !recorded {
