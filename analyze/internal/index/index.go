@@ -317,14 +317,17 @@ func (x *Index) addKey(key string, onResource bool) {
 	}
 }
 
-// matchKey returns the id of a kept key k, on the ingest path.
+// matchKey returns the id of a kept key k, on the ingest path. The
+// projection decoders hand over the very strings of the index's keep set
+// (KeepOf), which share their bytes with Keys: a key at the same place is
+// the same key, found without the call that compares the bytes.
 func (x *Index) matchKey(k string) (uint16, bool) {
 	if len(k) > maxKeyLen {
 		id, ok := x.keyID[k]
 		return id, ok
 	}
 	for _, id := range x.keysByLen[len(k)] {
-		if x.Keys[id] == k {
+		if kk := x.Keys[id]; unsafe.StringData(kk) == unsafe.StringData(k) || kk == k {
 			return id, true
 		}
 	}
