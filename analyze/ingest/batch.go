@@ -128,6 +128,8 @@ type stringCache struct {
 	// hashing of the whole text. There are enough of them for the
 	// session ids of the sessions in flight.
 	slots [1 << slotBits]string
+	// keys are the attribute keys the worker read lately (recentKeys).
+	keys recentKeys
 }
 
 // slotBits is the log2 of a cache's slots: 64 KiB of string headers.

@@ -714,18 +714,18 @@ func (d *fastDec) status(sp *Span) bool {
 func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 	start = int32(len(d.out.Attrs))
 	ok = d.array(func() bool {
-		var key []byte
 		var val fastValue
-		if !d.compactAttr(&key, &val) && !d.generalAttr(&key, &val) {
+		k, keep, ok := d.compactAttr(kept, &val)
+		if !ok {
+			var key []byte
+			if !d.generalAttr(&key, &val) || key == nil {
+				return false
+			}
+			k, keep = kept.lookup(key)
+		}
+		if val.typ == pcommon.ValueTypeEmpty {
 			return false
 		}
-		if key == nil || val.typ == pcommon.ValueTypeEmpty {
-			return false
-		}
-		if kept == nil {
-			return true
-		}
-		k, keep := kept.lookup(key)
 		if !keep {
 			return true
 		}
@@ -779,30 +779,40 @@ func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 
 // compactAttr reads an attribute written as the Collector and our exporter
 // write it, {"key":"k","value":{"stringValue":"v"}} without spaces, with
-// a string, bool or int value. It is the general path (object and value)
-// unrolled for the shape nearly every attribute has; on anything else it
-// puts the position back and reports false, and the general path reads the
-// attribute.
-func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
+// a string, bool or int value, and returns what kept answers for its key.
+// It is the general path (object and value) unrolled for the shape nearly
+// every attribute has; on anything else it puts the position back and
+// reports false, and the general path reads the attribute. A key read
+// lately is recognised where it stands (recentKeys).
+func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok bool) {
 	const keyPre = `{"key":"`
 	start := d.i
 	b := d.b
 	i := d.i
 	if !hasPrefixAt(b, i, keyPre) {
-		return false
+		return "", false, false
 	}
 	i += len(keyPre)
-	n := stringStop(b[i:])
-	if n < 0 || b[i+n] != '"' {
-		return false
+	if len(b)-i < maxPattern {
+		return "", false, false // the last attribute of the input: the general path reads it
 	}
-	k := b[i : i+n]
+	var n int
+	if g := d.strs.keys.guess(kept, b[i:]); g != nil {
+		n = len(g.pat.s) - 1
+		k, keep = g.kept, g.keep
+	} else {
+		n = stringStop(b[i:])
+		if n < 0 || b[i+n] != '"' {
+			return "", false, false
+		}
+		k, keep = kept.lookup(b[i : i+n])
+		d.strs.keys.remember(kept, b[i:], n, k, keep)
+	}
 	i += n + 1
 	if len(b)-i < maxPattern {
-		return false // the last attribute of the input: the general path reads it
+		return "", false, false
 	}
 	rest := b[i:]
-	ok := false
 	switch {
 	case compactStr.words(rest):
 		d.i = i + len(compactStr.s)
@@ -826,12 +836,11 @@ func (d *fastDec) compactAttr(key *[]byte, v *fastValue) bool {
 	}
 	if ok && hasPrefixAt(b, d.i, "}}") {
 		d.i += 2
-		*key = k
-		return true
+		return k, keep, true
 	}
 	d.i = start
 	*v = fastValue{}
-	return false
+	return "", false, false
 }
 
 // What stands between a compact attribute's key and its value, for each

@@ -112,7 +112,13 @@ func putBatchAttrs(m pcommon.Map, attrs []Attr) {
 // not fall back, requires pdata to read the same kept content from it.
 func checkFastMatchesPdata(t *testing.T, line []byte) (fast bool) {
 	t.Helper()
-	keys := newKeepSet(testKeep)
+	return checkFastMatchesPdataKeeping(t, line, testKeep)
+}
+
+// checkFastMatchesPdataKeeping is checkFastMatchesPdata keeping keep.
+func checkFastMatchesPdataKeeping(t *testing.T, line []byte, keep KeepAttrs) (fast bool) {
+	t.Helper()
+	keys := newKeepSet(keep)
 	b, ok := decodeFastOTLP(line, keys)
 	if !ok {
 		return false
