@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -214,5 +215,22 @@ func TestAttributeChunkIsFilledWhileAWidestSpanStillFits(t *testing.T) {
 	}
 	if m := got["one"]; len(m) != 1 || m[keys[0]] != "one" {
 		t.Errorf("span one reads %v", m)
+	}
+}
+
+// TestAKeptKeyIsFoundWhereverItsBytesLie pins that a kept key is found by
+// its text: a pdata reader hands the index keys it allocated, never the
+// keep set's own strings, which matchKey recognises first by their place.
+func TestAKeptKeyIsFoundWhereverItsBytesLie(t *testing.T) {
+	d := dumptest.New()
+	d.Add(d.Resource(strings.Clone(spans.ResourceServiceName), "svc"),
+		dumptest.Span{Trace: 1, Name: "s", Attrs: []any{strings.Clone(spans.AttrSessionID), "sid"}})
+	x := New(rulefmt.IndexOptions{})
+	x.Add(d.Traces())
+	if got := spanAttrs(x)["s"]; got[spans.AttrSessionID] != "sid" {
+		t.Errorf("span attributes %v, want the session id kept", got)
+	}
+	if got := resAttrs(x, "s"); got[spans.ResourceServiceName] != "svc" {
+		t.Errorf("resource attributes %v, want the service name kept", got)
 	}
 }
