@@ -620,77 +620,138 @@ func spanKey(k []byte) int {
 	return -1
 }
 
-// span reads one span into the batch. The fields exporters write for every
-// span are read in the switch here, on the key's index in spanKeyOrder
-// (objectIn's guess, else spanKey); the rest (ones they omit when empty)
-// by spanRare, so the common path stays one switch and a guessed key is
-// never compared twice.
+// span reads one span into the batch. A span written as exporters write
+// it is read by spanInOrder; any other is read again from its start by
+// objectIn: the fields exporters write for every span in the switch of
+// spanField, on the key's index in spanKeyOrder (objectIn's guess, else
+// spanKey), the rest (ones they omit when empty) by spanRare, so a
+// guessed key is never compared twice.
 func (d *fastDec) span(res int32) bool {
 	sp := d.out.newSpan(res)
+	start, attrs := d.i, len(d.out.Attrs)
+	if d.spanInOrder(sp) {
+		return true
+	}
+	// Read again, the same text: each field spanInOrder set is set again.
+	// The attributes it gathered are let go, not left in the batch.
+	d.i, d.out.Attrs = start, d.out.Attrs[:attrs]
 	return d.objectIn(spanKeyOrder, func(k []byte, at int) (uint32, bool) {
 		if at < 0 {
 			at = spanKey(k)
 		}
-		switch at {
-		case spanTraceID:
-			return 1 << 0, d.hexID(sp.TraceID[:])
-		case spanSpanID:
-			return 1 << 1, d.hexID(sp.SpanID[:])
-		case spanParentID:
-			if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
-				d.i += 2 // "" is a root span
-				return 1 << 2, true
-			}
-			return 1 << 2, d.hexID(sp.ParentSpanID[:])
-		case spanFlags:
-			return 1 << 4, d.smallUint()
-		case spanName:
-			s, ok := d.rawString()
-			sp.Name = d.strs.str(s)
-			return 1 << 5, ok
-		case spanKind:
-			v, ok := d.enum(spanKindNames)
-			sp.Kind = uint8(v)
-			return 1 << 6, ok
-		case spanStart:
-			v, ok := d.uint64Val()
-			sp.Start = v
-			return 1 << 7, ok
-		case spanEnd:
-			v, ok := d.uint64Val()
-			sp.End = v
-			return 1 << 8, ok
-		case spanAttributes:
-			start, n, ok := d.attributes(&d.keys.span)
-			sp.Attrs, sp.N = start, n
-			return 1 << 9, ok
-		case spanStatus:
-			return 1 << 15, d.status(sp)
+		if at < 0 {
+			return d.spanRare(k)
 		}
-		return d.spanRare(k)
+		return 1 << at, d.spanField(sp, at)
 	})
 }
 
-// spanRare reads the span fields span leaves out of its switch, none of
-// them kept, returning the bit object uses to catch a repeated key; an
-// unknown key is 0, false.
+// spanInOrder reads a span whose fields all come in spanKeyOrder, each
+// key written plainly where objectIn would guess it, optional ones left
+// out, and no space between tokens: the shape of nearly every span. It is
+// objectIn's loop without its callback and its bookkeeping, since keys
+// that only go forward in order cannot repeat. On any other shape it
+// reports false, having read part of the span, which span reads again.
+func (d *fastDec) spanInOrder(sp *Span) bool {
+	b := d.b
+	if d.i >= len(b) || b[d.i] != '{' {
+		return false
+	}
+	d.i++
+	for at := 0; ; at++ {
+		if len(b)-d.i < maxPattern {
+			return false
+		}
+		rest := b[d.i:]
+		for at < len(spanKeyOrder) && !spanKeyOrder[at].pat.words(rest) {
+			at++
+		}
+		if at == len(spanKeyOrder) {
+			return false
+		}
+		d.i += len(spanKeyOrder[at].pat.s)
+		if !d.spanField(sp, at) || d.i >= len(b) {
+			return false
+		}
+		switch b[d.i] {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// spanField reads the value of the span field at, an index in
+// spanKeyOrder, into sp.
+func (d *fastDec) spanField(sp *Span, at int) bool {
+	switch at {
+	case spanTraceID:
+		return d.hexID(sp.TraceID[:])
+	case spanSpanID:
+		return d.hexID(sp.SpanID[:])
+	case spanParentID:
+		if d.peek() == '"' && d.i+1 < len(d.b) && d.b[d.i+1] == '"' {
+			d.i += 2 // "" is a root span
+			return true
+		}
+		return d.hexID(sp.ParentSpanID[:])
+	case spanFlags:
+		return d.smallUint()
+	case spanName:
+		s, ok := d.rawString()
+		sp.Name = d.strs.str(s)
+		return ok
+	case spanKind:
+		v, ok := d.enum(spanKindNames)
+		sp.Kind = uint8(v)
+		return ok
+	case spanStart:
+		v, ok := d.uint64Val()
+		sp.Start = v
+		return ok
+	case spanEnd:
+		v, ok := d.uint64Val()
+		sp.End = v
+		return ok
+	case spanAttributes:
+		start, n, ok := d.attributes(&d.keys.span)
+		sp.Attrs, sp.N = start, n
+		return ok
+	case spanStatus:
+		return d.status(sp)
+	}
+	panic("ingest: span field " + strconv.Itoa(at) + " has no reader")
+}
+
+// spanRare reads the span fields span leaves out of spanField, none of
+// them kept, returning the bit objectIn uses to catch a repeated key,
+// above those of spanKeyOrder's fields; an unknown key is 0, false.
 func (d *fastDec) spanRare(k []byte) (uint32, bool) {
+	const first = 1 << spanRareBit
 	switch string(k) {
 	case "traceState", "trace_state":
-		return 1 << 3, d.skipString()
+		return first, d.skipString()
 	case "droppedAttributesCount", "dropped_attributes_count":
-		return 1 << 10, d.smallUint()
+		return first << 1, d.smallUint()
 	case "events":
-		return 1 << 11, d.emptyArray()
+		return first << 2, d.emptyArray()
 	case "droppedEventsCount", "dropped_events_count":
-		return 1 << 12, d.smallUint()
+		return first << 3, d.smallUint()
 	case "links":
-		return 1 << 13, d.emptyArray()
+		return first << 4, d.emptyArray()
 	case "droppedLinksCount", "dropped_links_count":
-		return 1 << 14, d.smallUint()
+		return first << 5, d.smallUint()
 	}
 	return 0, false
 }
+
+// spanRareBit is the first bit of spanRare's fields: spanKeyOrder's take
+// the bits below, one per index.
+const spanRareBit = spanStatus + 1
 
 // status reads a span's status object: its code is kept, its message
 // skipped.

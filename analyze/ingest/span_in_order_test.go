@@ -1,0 +1,93 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+)
+
+// spanLine is one OTLP JSON request holding the span object span.
+func spanLine(span string) []byte {
+	return []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[` + span + `]}]}]}`)
+}
+
+const (
+	inOrderIDs   = `"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718"`
+	inOrderAttrs = `"attributes":[{"key":"mcp.session.id","value":{"stringValue":"s1"}},{"key":"plugin.mcp.cache_hit","value":{"boolValue":true}}]`
+)
+
+// TestSpansInAndOutOfOrderReadAsPdataReadsThem pins the span reader on
+// spans spanInOrder reads whole, spans it gives up on part way (left to
+// objectIn, from the span's start), and spans with every rare field: each
+// must be read by the fast path, as pdata reads it.
+func TestSpansInAndOutOfOrderReadAsPdataReadsThem(t *testing.T) {
+	tests := map[string]string{
+		"every field in order": `{` + inOrderIDs + `,"parentSpanId":"2122232425262728","flags":256,"name":"n","kind":3,"startTimeUnixNano":"1","endTimeUnixNano":"2",` +
+			inOrderAttrs + `,"status":{"code":2}}`,
+		"optional fields left out": `{` + inOrderIDs + `,"name":"n","status":{}}`,
+		"a root's empty parent":    `{` + inOrderIDs + `,"parentSpanId":"","name":"n"}`,
+		"a rare field after the attributes": `{` + inOrderIDs + `,"name":"n",` + inOrderAttrs +
+			`,"droppedAttributesCount":1,"status":{}}`,
+		"a key out of order after the attributes": `{` + inOrderIDs + `,` + inOrderAttrs + `,"name":"n"}`,
+		"a space before a comma":                  `{` + inOrderIDs + ` ,"name":"n"}`,
+		"every rare field beside every common one": `{` + inOrderIDs + `,"traceState":"k=v","parentSpanId":"2122232425262728","flags":1,"name":"n","kind":2,` +
+			`"startTimeUnixNano":"1","endTimeUnixNano":"2",` + inOrderAttrs + `,"droppedAttributesCount":0,"events":[],"droppedEventsCount":0,` +
+			`"links":[],"droppedLinksCount":0,"status":{}}`,
+		"snake case": `{"trace_id":"0102030405060708090a0b0c0d0e0f10","span_id":"1112131415161718","name":"n"}`,
+	}
+	for name, span := range tests {
+		t.Run(name, func(t *testing.T) {
+			line := spanLine(span)
+			if !checkFastMatchesPdata(t, line) {
+				t.Fatalf("the fast path gave up on\n%s", line)
+			}
+		})
+	}
+}
+
+// TestASpanReadAgainLeavesNoAttributeBehind pins that a span spanInOrder
+// gave up on after its attributes keeps only the attributes read again:
+// the batch's attributes are exactly those its spans and resources name.
+func TestASpanReadAgainLeavesNoAttributeBehind(t *testing.T) {
+	span := `{` + inOrderIDs + `,"name":"n",` + inOrderAttrs + `,"droppedAttributesCount":1}`
+	line := spanLine(strings.Repeat(span+",", 3) + span)
+	b, ok := decodeFastOTLP(line, newKeepSet(testKeep))
+	if !ok {
+		t.Fatalf("the fast path gave up on\n%s", line)
+	}
+	defer putBatch(b)
+	named := 0
+	for i := range b.Spans {
+		named += int(b.Spans[i].N)
+	}
+	for _, r := range b.Resources {
+		named += int(r.N)
+	}
+	if named != 8 || len(b.Attrs) != named {
+		t.Errorf("the batch holds %d attributes, its spans and resources name %d; want 8 of each", len(b.Attrs), named)
+	}
+}
+
+// TestSpansTheFastPathLeavesToPdata pins the spans the fast path gives up
+// on, in order or not, so that pdata reads them (and refuses the
+// malformed): a repeated key (in order, a key read again where the next
+// one was looked for), a missing comma, and lines cut right after a
+// span's value or with a key's pattern one byte short of the end.
+func TestSpansTheFastPathLeavesToPdata(t *testing.T) {
+	const cut = `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + inOrderIDs
+	const rest = `,"kind":1,"startTimeUnixNano":"1","endTimeUnixNano":"2"}`
+	tests := map[string][]byte{
+		"a repeated key":                          spanLine(`{` + inOrderIDs + `,"name":"a","name":"b"` + rest),
+		"a repeated key out of order":             spanLine(`{"name":"a",` + inOrderIDs + `,"name":"b"` + rest),
+		"a missing comma":                         spanLine(`{"traceId":"0102030405060708090a0b0c0d0e0f10""spanId":"1112131415161718"` + rest),
+		"the line ends after a value":             []byte(cut + `,"name":"` + strings.Repeat("n", 30) + `"`),
+		"a key's pattern a byte short of the end": []byte(cut + `,"name":"n","startTimeUnixNano":"1"`),
+	}
+	for name, line := range tests {
+		t.Run(name, func(t *testing.T) {
+			if b, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
+				putBatch(b)
+				t.Errorf("the fast path read\n%s", line)
+			}
+		})
+	}
+}
