@@ -771,31 +771,48 @@ func (d *fastDec) status(sp *Span) bool {
 
 // attributes reads an attribute array, appending the attributes whose keys
 // are in kept (the first of a repeated key, as the index does) to the
-// batch, and returns their range there; a nil kept keeps nothing.
+// batch, and returns their range there; a nil kept keeps nothing. It is
+// array's loop written out: a span's attributes are the most elements the
+// decoder reads, and a call through array's callback costs each one.
 func (d *fastDec) attributes(kept *keyFilter) (start, n int32, ok bool) {
 	start = int32(len(d.out.Attrs))
-	ok = d.array(func() bool {
-		var val fastValue
-		k, keep, ok := d.compactAttr(kept, &val)
-		if !ok {
-			var key []byte
-			if !d.generalAttr(&key, &val) || key == nil {
-				return false
-			}
-			k, keep = kept.lookup(key)
-		}
-		if val.typ == pcommon.ValueTypeEmpty {
-			return false
-		}
-		if !keep {
-			return true
-		}
-		return d.gather(start, k, &val)
-	})
-	if !ok {
+	if !d.tok('[') {
 		return start, 0, false
 	}
-	return start, int32(len(d.out.Attrs)) - start, true
+	if d.tok(']') {
+		return start, 0, true
+	}
+	for d.attribute(kept, start) {
+		if d.tok(',') {
+			continue
+		}
+		if !d.tok(']') {
+			break
+		}
+		return start, int32(len(d.out.Attrs)) - start, true
+	}
+	return start, 0, false
+}
+
+// attribute reads one element of an attribute array whose kept
+// attributes start at start in the batch.
+func (d *fastDec) attribute(kept *keyFilter, start int32) bool {
+	var val fastValue
+	k, keep, ok := d.compactAttr(kept, &val)
+	if !ok {
+		var key []byte
+		if !d.generalAttr(&key, &val) || key == nil {
+			return false
+		}
+		k, keep = kept.lookup(key)
+	}
+	if val.typ == pcommon.ValueTypeEmpty {
+		return false
+	}
+	if !keep {
+		return true
+	}
+	return d.gather(start, k, &val)
 }
 
 // generalAttr reads an attribute in any shape pdata reads: the path for
