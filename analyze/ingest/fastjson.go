@@ -376,12 +376,32 @@ func (d *fastDec) hexID(dst []byte) bool {
 // the value. seen guards against repeated keys: field returns a bit per
 // key it knows, and a key seen twice gives up.
 func (d *fastDec) object(field func(key []byte) (uint32, bool)) bool {
-	return d.objectIn(nil, func(k []byte, _ int) (uint32, bool) { return field(k) })
+	if !d.tok('{') {
+		return false
+	}
+	if d.tok('}') {
+		return true
+	}
+	var seen uint32
+	for {
+		k, ok := d.rawString()
+		if !ok || !d.tok(':') {
+			return false
+		}
+		bit, ok := field(k)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		if d.tok(',') {
+			continue
+		}
+		return d.tok('}')
+	}
 }
 
 // keyOrder is the order an exporter writes an object's keys in, each key
-// compiled with the closing quote and colon that follow it, for objectIn's
-// guess.
+// compiled with the closing quote and colon that follow it, for guessKey.
 type keyOrder []orderedKey
 
 type orderedKey struct {
@@ -402,68 +422,18 @@ func newKeyOrder(keys []string) keyOrder {
 	return o
 }
 
-// objectIn is object for an object whose keys usually come in order (an
-// exporter writes a span's fields in one order): each key is first taken
-// to be the one after the last key read, and compared with its pattern
-// where it stands, which spares scanning for the key's end. Any other key
-// is read as object reads it, and the guess goes on from its place in
-// order. field is given the key's index in order when it was guessed, and
-// no key, so that it tells the key without comparing its bytes again;
-// otherwise the key and -1.
-func (d *fastDec) objectIn(order keyOrder, field func(key []byte, at int) (uint32, bool)) bool {
-	if !d.tok('{') {
-		return false
-	}
-	if d.tok('}') {
-		return true
-	}
-	var seen uint32
-	next := 0 // the index in order of the key guessed next
-	for {
-		var k []byte
-		at := d.guessKey(order, next)
-		ok := at >= 0
-		if ok {
-			next = at + 1
-		} else {
-			k, ok = d.rawString()
-			next = keyAfter(order, k)
-			ok = ok && d.tok(':')
-		}
-		if !ok {
-			return false
-		}
-		bit, ok := field(k, at)
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if d.tok(',') {
-			continue
-		}
-		return d.tok('}')
-	}
-}
-
-// keyGuesses is how many keys of order guessKey tries from next: an
-// optional field left out (a root's parent, flags) skips one or two.
-const keyGuesses = 3
-
-// guessKey reads the key and colon at d.i when the key is one of those of
-// order from next on (keyGuesses of them), written plainly (no space
-// before it or before its colon, no escape in it), and returns its index
-// in order; otherwise it reads nothing and returns -1. It does not guess
-// in the last maxPattern bytes of the input, where the words of a pattern
-// do not fit: a key there is read without a guess.
-func (d *fastDec) guessKey(order keyOrder, next int) int {
-	if len(d.b)-d.i < maxPattern {
-		return -1
-	}
-	rest := d.b[d.i:]
-	for g := next; g < min(next+keyGuesses, len(order)); g++ {
-		if order[g].pat.words(rest) {
-			d.i += len(order[g].pat.s)
-			return g
+// guessKey returns the index in order of the key whose pattern (the key
+// and colon, written plainly: no space before the key or its colon, no
+// escape in it) starts rest, the input from the position of a key on; -1
+// when none does. It does not guess in the last maxPattern bytes of the
+// input, where the words of a pattern do not fit: a key there is read
+// without a guess. It is small enough for span to read it in line.
+func guessKey(order keyOrder, rest []byte) int {
+	if len(rest) >= maxPattern {
+		for g := range order {
+			if order[g].pat.words(rest) {
+				return g
+			}
 		}
 	}
 	return -1
@@ -586,7 +556,7 @@ const (
 )
 
 // spanKeyOrder is the order the Collector's and our exporter's JSON
-// write a span's fields in (objectIn's guess).
+// write a span's fields in (span's guess).
 var spanKeyOrder = newKeyOrder([]string{spanTraceID: "traceId", spanSpanID: "spanId", spanParentID: "parentSpanId",
 	spanFlags: "flags", spanName: "name", spanKind: "kind", spanStart: "startTimeUnixNano",
 	spanEnd: "endTimeUnixNano", spanAttributes: "attributes", spanStatus: "status"})
@@ -620,68 +590,53 @@ func spanKey(k []byte) int {
 	return -1
 }
 
-// span reads one span into the batch. A span written as exporters write
-// it is read by spanInOrder; any other is read again from its start by
-// objectIn: the fields exporters write for every span in the switch of
-// spanField, on the key's index in spanKeyOrder (objectIn's guess, else
-// spanKey), the rest (ones they omit when empty) by spanRare, so a
-// guessed key is never compared twice.
+// span reads one span into the batch. It is object's loop written out for
+// the object the decoder reads most, so that a field costs no call through
+// a callback, and with its keys guessed: an exporter writes a span's
+// fields in one order, so each key is first taken to be one of those after
+// the last key read in spanKeyOrder and compared with its pattern where it
+// stands (keyAt), which spares scanning for the key's end and telling
+// it. Any other key is read as object reads it and told by spanKey, and
+// the guess goes on from its place in order. The fields exporters write
+// for every span are read by spanField, the rest (ones they omit when
+// empty) by spanRare; a key seen twice gives up.
 func (d *fastDec) span(res int32) bool {
 	sp := d.out.newSpan(res)
-	start, attrs := d.i, len(d.out.Attrs)
-	if d.spanInOrder(sp) {
-		return true
-	}
-	// Read again, the same text: each field spanInOrder set is set again.
-	// The attributes it gathered are let go, not left in the batch.
-	d.i, d.out.Attrs = start, d.out.Attrs[:attrs]
-	return d.objectIn(spanKeyOrder, func(k []byte, at int) (uint32, bool) {
-		if at < 0 {
-			at = spanKey(k)
-		}
-		if at < 0 {
-			return d.spanRare(k)
-		}
-		return 1 << at, d.spanField(sp, at)
-	})
-}
-
-// spanInOrder reads a span whose fields all come in spanKeyOrder, each
-// key written plainly where objectIn would guess it, optional ones left
-// out, and no space between tokens: the shape of nearly every span. It is
-// objectIn's loop without its callback and its bookkeeping, since keys
-// that only go forward in order cannot repeat. On any other shape it
-// reports false, having read part of the span, which span reads again.
-func (d *fastDec) spanInOrder(sp *Span) bool {
-	b := d.b
-	if d.i >= len(b) || b[d.i] != '{' {
+	if !d.tok('{') {
 		return false
 	}
-	d.i++
-	for at := 0; ; at++ {
-		if len(b)-d.i < maxPattern {
+	if d.tok('}') {
+		return true
+	}
+	var seen uint32
+	for next := 0; ; { // next: the index in spanKeyOrder of the key guessed next
+		var bit uint32
+		ok := true
+		if g := guessKey(spanKeyOrder[next:], d.b[d.i:]); g >= 0 {
+			at := next + g
+			d.i += len(spanKeyOrder[at].pat.s)
+			next = at + 1
+			bit, ok = 1<<at, d.spanField(sp, at)
+		} else {
+			var k []byte
+			if k, ok = d.rawString(); !ok || !d.tok(':') {
+				return false
+			}
+			next = keyAfter(spanKeyOrder, k)
+			if at := spanKey(k); at >= 0 {
+				bit, ok = 1<<at, d.spanField(sp, at)
+			} else {
+				bit, ok = d.spanRare(k)
+			}
+		}
+		if !ok || seen&bit != 0 {
 			return false
 		}
-		rest := b[d.i:]
-		for at < len(spanKeyOrder) && !spanKeyOrder[at].pat.words(rest) {
-			at++
+		seen |= bit
+		if d.tok(',') {
+			continue
 		}
-		if at == len(spanKeyOrder) {
-			return false
-		}
-		d.i += len(spanKeyOrder[at].pat.s)
-		if !d.spanField(sp, at) || d.i >= len(b) {
-			return false
-		}
-		switch b[d.i] {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return true
-		default:
-			return false
-		}
+		return d.tok('}')
 	}
 }
 
@@ -728,8 +683,8 @@ func (d *fastDec) spanField(sp *Span, at int) bool {
 }
 
 // spanRare reads the span fields span leaves out of spanField, none of
-// them kept, returning the bit objectIn uses to catch a repeated key,
-// above those of spanKeyOrder's fields; an unknown key is 0, false.
+// them kept, returning the bit span uses to catch a repeated key, above
+// those of spanKeyOrder's fields; an unknown key is 0, false.
 func (d *fastDec) spanRare(k []byte) (uint32, bool) {
 	const first = 1 << spanRareBit
 	switch string(k) {

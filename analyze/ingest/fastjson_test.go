@@ -298,7 +298,7 @@ func TestFastOTLPJSONMatchesPdataOnEdgeCases(t *testing.T) {
 		"resources without spans and repeated": `{"resourceSpans":[{"resource":{"attributes":[{"key":"x","value":{"intValue":"-3"}},{"key":"service.name","value":{"stringValue":"a"}}]}},{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"b"}},{"key":"service.name","value":{"stringValue":"c"}}]},"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","name":"n","attributes":[{"key":"x","value":{"boolValue":true}},{"key":"mcp.tool.name","value":{"stringValue":"t"}}]}]},{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f11","spanId":"1112131415161718","name":"n","endTimeUnixNano":"1","startTimeUnixNano":"9"}]}]},{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"2112131415161718","parentSpanId":"1112131415161718","attributes":[{"key":"mcp.tool.name","value":{"stringValue":"t"}}]}]}]}]}`,
 		"value before key":                     `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","attributes":[{"value":{"intValue":"0042"},"key":"plugin.mcp.attempt"}]}]}]}]}`,
 		"escapes in skipped strings":           `{"resourceSpans":[{"scopeSpans":[{"scope":{"name":"a\"b\u00e9"},"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","traceState":"k=\\v","attributes":[{"key":"jsonrpc.request.id","value":{"stringValue":"\n"}}]}]}]}]}`,
-		// objectIn guesses a span's keys in the exporters' order; these
+		// span guesses a span's keys in the exporters' order; these
 		// come in other orders and near-misses of it.
 		"span keys reversed":         `{"resourceSpans":[{"scopeSpans":[{"spans":[{"status":{},"attributes":[{"key":"mcp.tool.name","value":{"stringValue":"t"}}],"endTimeUnixNano":"2","startTimeUnixNano":"1","kind":3,"name":"n","parentSpanId":"2122232425262728","spanId":"1112131415161718","traceId":"0102030405060708090a0b0c0d0e0f10"}]}]}]}`,
 		"span keys past the guesses": `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","attributes":[],"spanId":"1112131415161718","name":"n","kind":3}]}]}]}`,
@@ -545,7 +545,7 @@ func TestEightDigitsRefusesEveryNonDigitByte(t *testing.T) {
 	}
 }
 
-// TestSpanKeyAgreesWithTheGuessOrder pins that a key objectIn guesses and
+// TestSpanKeyAgreesWithTheGuessOrder pins that a key span guesses and
 // the same key read without a guess reach the same case of span's switch:
 // spanKey gives each key of spanKeyOrder its own index there, and a key
 // span leaves to spanRare none.

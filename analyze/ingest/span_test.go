@@ -16,9 +16,11 @@ const (
 )
 
 // TestSpansInAndOutOfOrderReadAsPdataReadsThem pins the span reader on
-// spans spanInOrder reads whole, spans it gives up on part way (left to
-// objectIn, from the span's start), and spans with every rare field: each
-// must be read by the fast path, as pdata reads it.
+// spans whose keys it guesses throughout, spans with keys it reads
+// without a guess (a rare field or a key out of order, after the
+// attributes, spaces, snake case), and spans with every rare field, as
+// the exporters of other instrumentations write them: each must be read
+// by the fast path, as pdata reads it.
 func TestSpansInAndOutOfOrderReadAsPdataReadsThem(t *testing.T) {
 	tests := map[string]string{
 		"every field in order": `{` + inOrderIDs + `,"parentSpanId":"2122232425262728","flags":256,"name":"n","kind":3,"startTimeUnixNano":"1","endTimeUnixNano":"2",` +
@@ -32,6 +34,8 @@ func TestSpansInAndOutOfOrderReadAsPdataReadsThem(t *testing.T) {
 		"every rare field beside every common one": `{` + inOrderIDs + `,"traceState":"k=v","parentSpanId":"2122232425262728","flags":1,"name":"n","kind":2,` +
 			`"startTimeUnixNano":"1","endTimeUnixNano":"2",` + inOrderAttrs + `,"droppedAttributesCount":0,"events":[],"droppedEventsCount":0,` +
 			`"links":[],"droppedLinksCount":0,"status":{}}`,
+		"the OpenTelemetry JS exporter's order": `{` + inOrderIDs + `,"parentSpanId":"2122232425262728","name":"n","kind":3,"startTimeUnixNano":"1","endTimeUnixNano":"2",` +
+			inOrderAttrs + `,"droppedAttributesCount":0,"events":[],"droppedEventsCount":0,"status":{"code":0},"links":[],"droppedLinksCount":0,"flags":1}`,
 		"snake case": `{"trace_id":"0102030405060708090a0b0c0d0e0f10","span_id":"1112131415161718","name":"n"}`,
 	}
 	for name, span := range tests {
@@ -44,10 +48,10 @@ func TestSpansInAndOutOfOrderReadAsPdataReadsThem(t *testing.T) {
 	}
 }
 
-// TestASpanReadAgainLeavesNoAttributeBehind pins that a span spanInOrder
-// gave up on after its attributes keeps only the attributes read again:
-// the batch's attributes are exactly those its spans and resources name.
-func TestASpanReadAgainLeavesNoAttributeBehind(t *testing.T) {
+// TestASpanWithRareFieldsLeavesNoAttributeBehind pins that a span with a
+// rare field after its attributes keeps its attributes once: the batch's
+// attributes are exactly those its spans and resources name.
+func TestASpanWithRareFieldsLeavesNoAttributeBehind(t *testing.T) {
 	span := `{` + inOrderIDs + `,"name":"n",` + inOrderAttrs + `,"droppedAttributesCount":1}`
 	line := spanLine(strings.Repeat(span+",", 3) + span)
 	b, ok := decodeFastOTLP(line, newKeepSet(testKeep))
