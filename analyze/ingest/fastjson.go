@@ -832,14 +832,14 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 	var n int
 	if g := d.strs.keys.guess(kept, b[i:]); g != nil {
 		n = len(g.pat.s) - 1
-		k, keep = g.kept, g.keep
+		k, keep = g.kept, g.kept != ""
 	} else {
 		n = stringStop(b[i:])
 		if n < 0 || b[i+n] != '"' {
 			return "", false, false
 		}
 		k, keep = kept.lookup(b[i : i+n])
-		d.strs.keys.remember(kept, b[i:], n, k, keep)
+		d.strs.keys.remember(kept, b[i:], n, k)
 	}
 	i += n + 1
 	if len(b)-i < maxPattern {

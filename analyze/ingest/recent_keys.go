@@ -21,12 +21,12 @@ type recentKeys [1 << recentKeyBits]recentKey
 const recentKeyBits = 6
 
 // recentKey is one remembered key: the filter that answered, the key's
-// text with its closing quote, and the answer.
+// text with its closing quote, and the answer: the filter's own string
+// for the key when kept, "" when not (a filter never keeps "").
 type recentKey struct {
 	f    *keyFilter
 	pat  pattern
-	kept string // the filter's own string for the key when kept
-	keep bool
+	kept string
 }
 
 // recentKeySlot picks the slot of the key that starts b, which holds at
@@ -51,11 +51,12 @@ func (g *recentKeys) guess(f *keyFilter, b []byte) *recentKey {
 	return nil
 }
 
-// remember notes that f answered kept, keep for the key that starts b and
-// ends at its closing quote b[n]; b holds at least maxPattern bytes.
-func (g *recentKeys) remember(f *keyFilter, b []byte, n int, kept string, keep bool) {
+// remember notes that f answered kept ("" for not kept) for the key that
+// starts b and ends at its closing quote b[n]; b holds at least
+// maxPattern bytes.
+func (g *recentKeys) remember(f *keyFilter, b []byte, n int, kept string) {
 	if f == nil || n+1 > maxPattern {
 		return
 	}
-	g[recentKeySlot(b)] = recentKey{f: f, pat: newPattern(string(b[:n+1])), kept: kept, keep: keep}
+	g[recentKeySlot(b)] = recentKey{f: f, pat: newPattern(string(b[:n+1])), kept: kept}
 }

@@ -81,12 +81,12 @@ func TestRecentKeysGuessOnlyWhatWasRemembered(t *testing.T) {
 			t.Errorf("an empty memory guessed %+v (filter %p)", e, filter)
 		}
 	}
-	g.remember(nil, input("x"), 1, "", false)
+	g.remember(nil, input("x"), 1, "")
 	if e := g.guess(nil, input("x")); e != nil {
 		t.Errorf("a key read for the nil filter, which keeps nothing, guessed %+v", e)
 	}
-	g.remember(&f, input("x"), 1, "x", true)
-	if e := g.guess(&f, input("x")); e == nil || e.kept != "x" || !e.keep || len(e.pat.s) != 2 {
+	g.remember(&f, input("x"), 1, "x")
+	if e := g.guess(&f, input("x")); e == nil || e.kept != "x" || len(e.pat.s) != 2 {
 		t.Errorf("guess of the key remembered = %+v, want x, kept, two bytes with its quote", e)
 	}
 	if e := g.guess(&f, input("xy")); e != nil {
@@ -95,13 +95,13 @@ func TestRecentKeysGuessOnlyWhatWasRemembered(t *testing.T) {
 	if e := g.guess(&other, input("x")); e != nil {
 		t.Error("a key remembered for one filter guessed for another")
 	}
-	g.remember(nil, input("x"), 1, "", false)
+	g.remember(nil, input("x"), 1, "")
 	if e := g.guess(&f, input("x")); e == nil {
 		t.Error("a key read for the nil filter took the slot of one remembered")
 	}
 	for _, n := range []int{maxPattern - 1, maxPattern} {
 		key := strings.Repeat("k", n)
-		g.remember(&f, input(key), n, key, true)
+		g.remember(&f, input(key), n, key)
 		if e, want := g.guess(&f, input(key)), n < maxPattern; (e != nil) != want {
 			t.Errorf("a key of %d bytes guessed: %v, want %v", n, e != nil, want)
 		}

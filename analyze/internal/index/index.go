@@ -579,12 +579,21 @@ func (x *Index) spanRoom() *Span {
 // hasKey reports whether attrs holds key (a malformed span may repeat a
 // key; the first one wins).
 func hasKey(attrs []Attr, key uint16) bool {
+	_, ok := AttrIn(attrs, key)
+	return ok
+}
+
+// AttrIn returns the interned value of key among attrs, one span's
+// (AttrsOf): a reader asking a span for several keys takes its
+// attributes once and searches them for each, where AttrVal goes through
+// the span and attribute tables every time.
+func AttrIn(attrs []Attr, key uint16) (int32, bool) {
 	for _, a := range attrs {
 		if a.Key == key {
-			return true
+			return a.Val, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // Span returns span i.
@@ -1157,12 +1166,7 @@ func (x *Index) Inputs() []report.InputReport {
 
 // AttrVal returns the interned value of a kept span attribute.
 func (x *Index) AttrVal(i int32, key uint16) (int32, bool) {
-	for _, a := range x.AttrsOf(x.Span(i)) {
-		if a.Key == key {
-			return a.Val, true
-		}
-	}
-	return 0, false
+	return AttrIn(x.AttrsOf(x.Span(i)), key)
 }
 
 // ResAttrVal returns the interned value of a kept resource attribute of the

@@ -159,15 +159,11 @@ func (v *Compiled) attr(i int32, key uint16) int32 {
 	return valIn(v.x.AttrsOf(v.x.Span(i)), key)
 }
 
-// valIn returns the value id of key among attrs (one span's,
-// index.AttrsOf), -1 when absent. A span read for several keys is
-// looked up once and its attributes searched for each: every lookup by
-// span index goes through the span and attribute tables again.
+// valIn is attr for a span whose attributes the caller has taken
+// (index.AttrIn).
 func valIn(attrs []index.Attr, key uint16) int32 {
-	for _, a := range attrs {
-		if a.Key == key {
-			return a.Val
-		}
+	if val, ok := index.AttrIn(attrs, key); ok {
+		return val
 	}
 	return -1
 }
