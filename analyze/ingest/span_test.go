@@ -74,9 +74,9 @@ func TestASpanWithRareFieldsLeavesNoAttributeBehind(t *testing.T) {
 // TestSpansTheFastPathLeavesToPdata pins the spans the fast path gives up
 // on, in order or not, so that pdata reads them (and refuses the
 // malformed): a repeated key (in order, a key read again where the next
-// one was looked for), an attribute array left open, a missing comma,
-// and lines cut right after a span's value or with a key's pattern one
-// byte short of the end.
+// one was looked for), an attribute array or a span left open, a missing
+// comma, and lines cut right after a span's value or with a key's pattern
+// one byte short of the end.
 func TestSpansTheFastPathLeavesToPdata(t *testing.T) {
 	const cut = `{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + inOrderIDs
 	const rest = `,"kind":1,"startTimeUnixNano":"1","endTimeUnixNano":"2"}`
@@ -85,6 +85,7 @@ func TestSpansTheFastPathLeavesToPdata(t *testing.T) {
 		"a repeated key out of order": spanLine(`{"name":"a",` + inOrderIDs + `,"name":"b"` + rest),
 		"an attribute array left open": []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + inOrderIDs +
 			`,"attributes":[{"key":"x","value":{"stringValue":"v"}}}]}]}]}`),
+		"a span left open":                        []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + inOrderIDs + `,"name":"n"]}]}]}`),
 		"a missing comma":                         spanLine(`{"traceId":"0102030405060708090a0b0c0d0e0f10""spanId":"1112131415161718"` + rest),
 		"the line ends after a value":             []byte(cut + `,"name":"` + strings.Repeat("n", 30) + `"`),
 		"a key's pattern a byte short of the end": []byte(cut + `,"name":"n","startTimeUnixNano":"1"`),
