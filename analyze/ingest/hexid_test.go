@@ -8,16 +8,26 @@ import (
 
 // TestDecodeHexIDAgreesWithEncodingHexOnEveryPair pins the fast path's id
 // decoder to encoding/hex (what pdata's JSON reader uses): every one of
-// the 65536 byte pairs decodes to the same byte, or fails, as it does.
+// the 65536 byte pairs, in every place of a span id (each of a word's
+// four pairs, in both words) and alone (the tail shorter than a word),
+// decodes to the same bytes, or fails, as it does.
 func TestDecodeHexIDAgreesWithEncodingHexOnEveryPair(t *testing.T) {
+	const filler = "0123456789abcdef"
 	for hi := range 256 {
 		for lo := range 256 {
-			src := []byte{byte(hi), byte(lo)}
-			var want, got [1]byte
-			_, err := hex.Decode(want[:], src)
-			ok := decodeHexID(got[:], src)
-			if ok != (err == nil) || (ok && got != want) {
-				t.Fatalf("pair %q: decodeHexID = %v, %#x; encoding/hex: %#x, %v", src, ok, got[0], want[0], err)
+			for at := 0; at <= len(filler); at += 2 {
+				pair := string([]byte{byte(hi), byte(lo)})
+				src := []byte(pair) // the pair alone, after the last place
+				if at < len(filler) {
+					src = []byte(filler[:at] + pair + filler[at+2:])
+				}
+				want := make([]byte, len(src)/2)
+				_, err := hex.Decode(want, src)
+				got := make([]byte, len(src)/2)
+				ok := decodeHexID(got, src)
+				if ok != (err == nil) || (ok && string(got) != string(want)) {
+					t.Fatalf("%q: decodeHexID = %v, %x; encoding/hex: %x, %v", src, ok, got, want, err)
+				}
 			}
 		}
 	}
