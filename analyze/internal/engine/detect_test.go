@@ -400,3 +400,34 @@ func TestOurVocabularyWhateverSpanComesFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestOnlyAnInvocationsFirstAcquireMakesItNotBare pins that an acquire
+// child makes its parent invocation not bare, once: a retry's second
+// acquire, or an acquire under a span that is no invocation, must not
+// count for an invocation that has none, which would read a resource that
+// acquires only on misses as ours.
+func TestOnlyAnInvocationsFirstAcquireMakesItNotBare(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		parent string // the first trace's root, parent of its two acquires
+	}{
+		{"a retry's second acquire", spans.SpanInvoke},
+		{"acquires under a span that is no invocation", "gateway.handle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDump()
+			ss := d.resource(spans.ResourceServiceInstanceID, "gw")
+			miss := []any{spans.AttrCacheKey, "k", spans.AttrCacheHit, false, spans.AttrMissReason, spans.MissCold}
+			d.add(ss, sp{trace: 1, id: 10, name: tc.parent, start: time.Second, end: 2 * time.Second, attrs: []any{spans.AttrCacheKey, "k"}})
+			for id := uint64(11); id <= 12; id++ {
+				at := time.Second + time.Duration(id)*time.Millisecond
+				d.add(ss, sp{trace: 1, id: id, parent: 10, name: spans.SpanAcquire, start: at, end: at + time.Millisecond, attrs: miss})
+			}
+			d.add(ss, sp{trace: 2, id: 20, name: spans.SpanInvoke, start: 3 * time.Second, end: 4 * time.Second, attrs: []any{spans.AttrCacheKey, "k"}})
+			r := analyzeTD(t, rulefmt.Config{Profile: rulefmt.ProfileAuto}, d.td)
+			if r.Settings.Vocabulary != report.VocabAcquireOnMiss {
+				t.Errorf("vocabulary %q, want %q: an invocation has no acquire", r.Settings.Vocabulary, report.VocabAcquireOnMiss)
+			}
+		})
+	}
+}

@@ -219,10 +219,12 @@ func NewDetection() *Detection {
 }
 
 // Detect returns the evidence of every trace of the finished index x,
-// polling p (nil never stops) in its loop over the spans.
+// polling p (nil never stops) in its loop over the spans. It reads each
+// span once: a stream or a speculative run detects every finalized batch
+// of traces, so what Detect costs beyond its spans (a second pass, maps
+// grown key by key) is paid hundreds of times a run.
 func Detect(x *index.Index, p *poll.Poll) *Detection {
 	x.Finish()
-	d := NewDetection()
 	m := newSpanMarks(x)
 	perRes := make([]resEvidence, len(x.Resources))
 	unrecognised := make([]int, len(x.Names))
@@ -231,12 +233,13 @@ func Detect(x *index.Index, p *poll.Poll) *Detection {
 			break
 		}
 		s := x.Span(i)
-		e := &perRes[s.Res]
-		e.spans++
-		if !m.observe(x, i, e) {
+		perRes[s.Res].spans++
+		if !m.observe(x, i, perRes) {
 			unrecognised[s.Name]++
 		}
 	}
+	d := &Detection{Res: make(map[string]*resEvidence, len(perRes)), names: map[string]int{}}
+	kept := make([]resEvidence, 0, len(perRes))
 	for r := range perRes {
 		if perRes[r].spans == 0 {
 			continue
@@ -245,8 +248,8 @@ func Detect(x *index.Index, p *poll.Poll) *Detection {
 		if mine, ok := d.Res[key]; ok {
 			mine.add(&perRes[r])
 		} else {
-			e := perRes[r]
-			d.Res[key] = &e
+			kept = append(kept, perRes[r])
+			d.Res[key] = &kept[len(kept)-1]
 		}
 	}
 	d.addNames(x.Names, unrecognised)
@@ -255,12 +258,12 @@ func Detect(x *index.Index, p *poll.Poll) *Detection {
 
 // spanMarks are what detection looks for in one index: the ids of our
 // span names and of the attribute keys that mark a writer, and which spans
-// have an acquire child.
+// have had an acquire child read.
 type spanMarks struct {
 	invoke, acquire, handshake, call  int32
 	kHit, kMethod, kOrigin, kType     uint16
 	okHit, okMethod, okOrigin, okType bool
-	hasAcquire                        []bool
+	acquireSeen                       []bool
 }
 
 // newSpanMarks looks up, once per index, what observe compares spans with.
@@ -268,38 +271,23 @@ func newSpanMarks(x *index.Index) *spanMarks {
 	m := &spanMarks{
 		invoke: x.NameID(spans.SpanInvoke), acquire: x.NameID(spans.SpanAcquire),
 		handshake: x.NameID(spans.SpanHandshake), call: x.NameID(spans.SpanCallTool),
-		hasAcquire: make([]bool, x.NumSpans),
+	}
+	if m.acquire >= 0 {
+		m.acquireSeen = make([]bool, x.NumSpans)
 	}
 	m.kHit, m.okHit = x.LookupKey(spans.AttrCacheHit)
 	m.kMethod, m.okMethod = x.LookupKey(spans.AttrMethodName)
 	m.kOrigin, m.okOrigin = x.LookupKey(rulefmt.SentryOriginAttr)
 	m.kType, m.okType = x.LookupKey(rulefmt.MastraSpanTypeAttr)
-	for _, i := range x.Order {
-		if s := x.Span(i); s.Name == m.acquire && m.acquire >= 0 && s.Parent >= 0 {
-			m.hasAcquire[s.Parent] = true
-		}
-	}
 	return m
 }
 
-// observe adds span i to its resource's evidence e and reports whether a
-// vocabulary recognises it.
-func (m *spanMarks) observe(x *index.Index, i int32, e *resEvidence) bool {
+// observe adds span i to the evidence of its resource (perRes, by
+// resource index) and reports whether a vocabulary recognises it.
+func (m *spanMarks) observe(x *index.Index, i int32, perRes []resEvidence) bool {
 	s := x.Span(i)
-	switch s.Name {
-	case m.invoke:
-		e.pool++
-		if !m.hasAcquire[i] {
-			e.bareInvokes++
-		}
-		return true
-	case m.acquire:
-		e.pool++
-		if v, ok := m.attr(x, i, m.kHit, m.okHit); ok && v == "true" {
-			e.hitTrue++
-		}
-		return true
-	case m.handshake, m.call:
+	e := &perRes[s.Res]
+	if m.observePool(x, i, s, perRes) {
 		e.pool++
 		return true
 	}
@@ -321,6 +309,32 @@ func (m *spanMarks) observe(x *index.Index, i int32, e *resEvidence) bool {
 		return true
 	}
 	return false
+}
+
+// observePool tells whether span i (s) is one of our pool's spans, and
+// counts what an invoke and an acquire show: an invoke is bare until its
+// first acquire child is read, before or after it in x.Order.
+func (m *spanMarks) observePool(x *index.Index, i int32, s *index.Span, perRes []resEvidence) bool {
+	switch s.Name {
+	case m.invoke:
+		perRes[s.Res].bareInvokes++
+	case m.acquire:
+		if v, ok := m.attr(x, i, m.kHit, m.okHit); ok && v == "true" {
+			perRes[s.Res].hitTrue++
+		}
+		// A parent is always a span of x.Order, so the invoke this takes
+		// back is, or will be, counted.
+		if p := s.Parent; p >= 0 && !m.acquireSeen[p] {
+			m.acquireSeen[p] = true
+			if up := x.Span(p); up.Name == m.invoke {
+				perRes[up.Res].bareInvokes--
+			}
+		}
+	case m.handshake, m.call:
+	default:
+		return false
+	}
+	return true
 }
 
 // attr returns span i's value of key k when the index has the key.
