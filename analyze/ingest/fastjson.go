@@ -48,11 +48,12 @@ func decodeFastOTLP(data []byte, keys *keepSet) (*Batch, bool) {
 // fastDec is the state of one decode. Every method returns false to give
 // up on the line.
 type fastDec struct {
-	b    []byte
-	i    int
-	keys *keepSet
-	out  *Batch
-	strs *stringCache
+	b         []byte
+	i         int
+	keys      *keepSet
+	out       *Batch
+	strs      *stringCache
+	lastTrace lastTraceID
 }
 
 func (d *fastDec) ws() {
@@ -355,21 +356,56 @@ var (
 	statusCodeNames = []string{"STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR"}
 )
 
-// hexID reads a string of exactly len(dst)*2 hex digits into dst. The
-// digits are decoded where they stand, with no scan for the string's end
-// first: a quote, a backslash or a control character among them is not a
-// hex digit, so decodeHexID refuses it, and the byte after them must be
-// the closing quote.
+// hexID reads a string of exactly len(dst)*2 hex digits into dst.
 func (d *fastDec) hexID(dst []byte) bool {
+	digits, ok := d.hexDigits(2 * len(dst))
+	return ok && decodeHexID(dst, digits)
+}
+
+// hexDigits reads a string of exactly n bytes and returns them, for the
+// caller to decode as hex digits where they stand, with no scan for the
+// string's end first: a quote, a backslash or a control character among
+// them is not a hex digit, so decodeHexID refuses it, and the byte after
+// them must be the closing quote.
+func (d *fastDec) hexDigits(n int) ([]byte, bool) {
 	if !d.tok('"') {
-		return false
+		return nil, false
 	}
-	end := d.i + 2*len(dst)
-	if end >= len(d.b) || d.b[end] != '"' || !decodeHexID(dst, d.b[d.i:end]) {
-		return false
+	end := d.i + n
+	if end >= len(d.b) || d.b[end] != '"' {
+		return nil, false
 	}
+	digits := d.b[d.i:end]
 	d.i = end + 1
+	return digits, true
+}
+
+// traceID reads a span's trace id into dst. An exporter writes the spans
+// of a trace together, so most spans repeat the trace id of the span
+// read before them: their digits are compared with the last ones decoded
+// and decoded only when they differ.
+func (d *fastDec) traceID(dst *pcommon.TraceID) bool {
+	digits, ok := d.hexDigits(2 * len(dst))
+	if !ok {
+		return false
+	}
+	last := &d.lastTrace
+	if !last.ok || string(digits) != string(last.digits[:]) {
+		if last.ok = decodeHexID(last.id[:], digits); !last.ok {
+			return false
+		}
+		copy(last.digits[:], digits)
+	}
+	*dst = last.id
 	return true
+}
+
+// lastTraceID is the trace id fastDec.traceID decoded last, with its
+// digits.
+type lastTraceID struct {
+	digits [2 * len(pcommon.TraceID{})]byte
+	id     pcommon.TraceID
+	ok     bool // digits and id hold a decoded id
 }
 
 // object reads an object, calling field for each key; field must consume
@@ -645,7 +681,7 @@ func (d *fastDec) span(res int32) bool {
 func (d *fastDec) spanField(sp *Span, at int) bool {
 	switch at {
 	case spanTraceID:
-		return d.hexID(sp.TraceID[:])
+		return d.traceID(&sp.TraceID)
 	case spanSpanID:
 		return d.hexID(sp.SpanID[:])
 	case spanParentID:

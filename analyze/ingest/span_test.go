@@ -38,14 +38,45 @@ func TestSpansInAndOutOfOrderReadAsPdataReadsThem(t *testing.T) {
 			inOrderAttrs + `,"droppedAttributesCount":0,"events":[],"droppedEventsCount":0,"status":{"code":0},"links":[],"droppedLinksCount":0,"flags":1}`,
 		"snake case": `{"trace_id":"0102030405060708090a0b0c0d0e0f10","span_id":"1112131415161718","name":"n"}`,
 	}
-	for name, span := range tests {
+	checkSpansReadAsPdataReadsThem(t, tests)
+}
+
+// checkSpansReadAsPdataReadsThem runs each case of tests, the spans of
+// one line by name, and fails it unless the fast path reads the line, as
+// pdata reads it.
+func checkSpansReadAsPdataReadsThem(t *testing.T, tests map[string]string) {
+	t.Helper()
+	for name, spans := range tests {
 		t.Run(name, func(t *testing.T) {
-			line := spanLine(span)
+			line := spanLine(spans)
 			if !checkFastMatchesPdata(t, line) {
 				t.Fatalf("the fast path gave up on\n%s", line)
 			}
 		})
 	}
+}
+
+// TestTraceIDsReadAsPdataReadsThemRepeatedOrNot pins the memory of the
+// last trace id (fastDec.traceID) on spans of one line: a repeated id, ids
+// that differ from the last one in one digit only (the first, the last),
+// and a return to an earlier id, each read as pdata reads it.
+func TestTraceIDsReadAsPdataReadsThemRepeatedOrNot(t *testing.T) {
+	const a = "0102030405060708090a0b0c0d0e0f10"
+	withTrace := func(ids ...string) string {
+		var spans []string
+		for k, id := range ids {
+			spans = append(spans, `{"traceId":"`+id+`","spanId":"111213141516171`+string(rune('0'+k))+`","name":"n"}`)
+		}
+		return strings.Join(spans, ",")
+	}
+	tests := map[string]string{
+		"one trace's spans":         withTrace(a, a, a),
+		"another last digit":        withTrace(a, a[:31]+"1"),
+		"another first digit":       withTrace(a, "1"+a[1:]),
+		"back to an earlier trace":  withTrace(a, a[:31]+"1", a),
+		"the same id in upper case": withTrace(a, strings.ToUpper(a)),
+	}
+	checkSpansReadAsPdataReadsThem(t, tests)
 }
 
 // TestASpanWithRareFieldsLeavesNoAttributeBehind pins that a span with a
@@ -89,6 +120,8 @@ func TestSpansTheFastPathLeavesToPdata(t *testing.T) {
 		"a missing comma":                         spanLine(`{"traceId":"0102030405060708090a0b0c0d0e0f10""spanId":"1112131415161718"` + rest),
 		"the line ends after a value":             []byte(cut + `,"name":"` + strings.Repeat("n", 30) + `"`),
 		"a key's pattern a byte short of the end": []byte(cut + `,"name":"n","startTimeUnixNano":"1"`),
+		"a first trace id of NUL bytes":           spanLine(`{"traceId":"` + strings.Repeat("\x00", 32) + `","spanId":"1112131415161718"` + rest),
+		"a bad trace id after a good one":         spanLine(`{` + inOrderIDs + rest + `,{"traceId":"0102030405060708090a0b0c0d0e0f1g","spanId":"1112131415161718"` + rest),
 	}
 	for name, line := range tests {
 		t.Run(name, func(t *testing.T) {
