@@ -833,7 +833,7 @@ func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 	}
 	gathered := d.out.Attrs[start:]
 	for i := range gathered {
-		if gathered[i].Key == k {
+		if sameKept(gathered[i].Key, k) {
 			return true
 		}
 	}

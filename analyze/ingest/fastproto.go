@@ -446,7 +446,7 @@ func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 		return false // kept: leave other types (and their formatting) to pdata
 	}
 	for _, a := range d.kept {
-		if a.key == k {
+		if sameKept(a.key, k) {
 			return true
 		}
 	}

@@ -26,3 +26,24 @@ func TestKeyFilterKeepsExactlyItsKeys(t *testing.T) {
 		t.Error("a nil filter kept a key")
 	}
 }
+
+// TestKeyFilterReturnsOneStringPerKey pins what sameKept stands on: every
+// lookup of a kept key, short or long, returns the one string the filter
+// holds, whatever bytes it was asked with, so two keys are the same key
+// exactly when they share their bytes, and two keys of one length are not.
+func TestKeyFilterReturnsOneStringPerKey(t *testing.T) {
+	long := strings.Repeat("l", maxFilterLen+1)
+	f := newKeyFilter([]string{"plugin.mcp.cache_key", "plugin.mcp.cache_hit", long})
+	for _, k := range []string{"plugin.mcp.cache_key", "plugin.mcp.cache_hit", long} {
+		a, _ := f.lookup([]byte(k))
+		b, _ := f.lookup([]byte(k))
+		if !sameKept(a, b) {
+			t.Errorf("two lookups of %.24q returned strings apart: a repeated key would be kept twice", k)
+		}
+	}
+	hitKey, _ := f.lookup([]byte("plugin.mcp.cache_hit"))
+	key, _ := f.lookup([]byte("plugin.mcp.cache_key"))
+	if sameKept(hitKey, key) {
+		t.Error("two keys of one length are the same key")
+	}
+}
