@@ -86,6 +86,14 @@ check() {
 }
 
 m="--max-memory $BUDGET"
+# softRSS is the bound of the cases whose garbage the GC may keep up to the
+# runtime's soft memory limit under $BUDGET (cmd/mcptrace/limits.go: the
+# budget and a quarter, 640 MiB by default), and a tenth over it for what a
+# soft limit lets the heap pass, so GC timing fails none of them.
+softRSS=$RSS_MB
+if [[ $BUDGET =~ ^([0-9]+)MiB$ ]]; then
+  softRSS=$(( (BASH_REMATCH[1] + BASH_REMATCH[1] / 4) * 11 / 10 ))
+fi
 
 # Shapes that must be analysed: a verdict, in time and memory linear in the spans.
 check "invoke chain of 100k, check" "0 1 3" "" -- \
@@ -174,12 +182,11 @@ check "64 KiB cell beside 2000 scopes, analyze --format markdown under 64 MiB" "
   "'$gen' -shape wide-cell -n 2000 -o '$work/case.jsonl.zst' && n=\$('$bin' analyze $m --format markdown '$work/case.jsonl.zst' | head -c 67108865 | wc -c); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
 check "64 KiB cell beside 2000 scopes, check --format markdown under 64 MiB" "0" "" -- \
   "'$gen' -shape wide-cell -n 2000 -o '$work/case.jsonl.zst' && n=\$('$bin' check $m --format markdown '$work/case.jsonl.zst' | head -c 67108865 | wc -c); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
-# Its RSS bound is the runtime's own soft limit under --max-memory 512MiB
-# (cmd/mcptrace/limits.go: budget + budget/4 = 640 MiB), not 512: the event
-# model's passes leave garbage the GC may keep up to that limit (502-600
+# Its RSS bound is softRSS, not the budget: the event model's passes
+# leave garbage the GC may keep up to the runtime's soft limit (502-612
 # MiB measured). What the case guards, an unbounded HTML report's 1.5 GB,
 # stays far above either.
-CASE_RSS_MB=640 check "HTML report of 200k pool scopes under 64 MiB" "0" "" -- \
+CASE_RSS_MB=$softRSS check "HTML report of 200k pool scopes under 64 MiB" "0" "" -- \
   "'$bin' analyze $m --format html -o '$work/case.html' '$pre/pool-scopes-200k.jsonl.zst' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
 # Injected markup and invisible characters ([click me](https://…),
 # ![pixel](…), U+202E, U+2066–2069, zero-width, U+2028/2029, ESC, C1, a
@@ -282,13 +289,14 @@ twodocs=$work/two-documents.yaml
 printf 'rules:\n  - id: a\n    scope: trace\n    select: request\n    expect: {of: count, op: ">=", than: 0}\n---\nregressions: {hit_rate_drop: 0.5}\n' >"$twodocs"
 check "a config of two YAML documents refused at the second" "2" "two-documents.yaml:6:1: several YAML documents" -- \
   "'$gen' -shape executions -n 10 -o '$work/case.jsonl' && '$bin' check $m --config '$twodocs' '$work/case.jsonl'"
-# Its peak RSS (470 to 578 MiB over runs of the same binary: GC timing;
-# held to 640, past the runs measured, so a loaded machine does not
-# fail it) is the read of analyze's index of every
-# span; the run lets the index go before the miss attribution, and the
-# HTML report points at the attributed acquires with a dozen bytes an
-# acquire beside them; the what-if section adds the per-key counts.
-CASE_RSS_MB=640 check "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB" "0" "" -- \
+# Its peak RSS is the read of analyze's index of every span; the run
+# lets the index go before the miss attribution, and the HTML report
+# points at the attributed acquires with a dozen bytes an acquire beside
+# them; the what-if section adds the per-key counts. The GC lets the heap
+# grow to the runtime's soft limit: runs of one binary peak anywhere from
+# 530 to 650 MiB, so the case is held to softRSS. The report's size, what
+# the case guards, is checked against 64 MiB.
+CASE_RSS_MB=$softRSS check "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB" "0" "" -- \
   "'$bin' analyze $m --format html -o '$work/case.html' '$pre/keys-1m.jsonl' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ] && grep -q '999,000 more keys not shown' '$work/case.html'"
 unset CASE_TIME CASE_RSS_MB
 
