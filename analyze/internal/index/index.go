@@ -320,14 +320,23 @@ func (x *Index) addKey(key string, onResource bool) {
 // matchKey returns the id of a kept key k, on the ingest path. The
 // projection decoders hand over the very strings of the index's keep set
 // (KeepOf), which share their bytes with Keys: a key at the same place is
-// the same key, found without the call that compares the bytes.
+// the same key, found without the call that compares the bytes. Every key
+// of k's length is tried by place before any by text, or each kept key of
+// that length listed before k's own (plugin.mcp.cache_hit before
+// plugin.mcp.cache_key) would cost that call.
 func (x *Index) matchKey(k string) (uint16, bool) {
 	if len(k) > maxKeyLen {
 		id, ok := x.keyID[k]
 		return id, ok
 	}
-	for _, id := range x.keysByLen[len(k)] {
-		if kk := x.Keys[id]; unsafe.StringData(kk) == unsafe.StringData(k) || kk == k {
+	ids := x.keysByLen[len(k)]
+	for _, id := range ids {
+		if unsafe.StringData(x.Keys[id]) == unsafe.StringData(k) {
+			return id, true
+		}
+	}
+	for _, id := range ids {
+		if x.Keys[id] == k {
 			return id, true
 		}
 	}
