@@ -113,8 +113,11 @@ func (f *keyFilter) lookup(key []byte) (string, bool) {
 // string, so equal keys share their bytes: comparing where they stand
 // spares comparing the texts of different keys of one length
 // (plugin.mcp.cache_key and plugin.mcp.cache_hit), which was most of what
-// a span's search for a repeated key cost.
-func sameKept(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+// a span's search for a repeated key cost. The lengths are compared too,
+// so that keys sharing a start of their bytes stay apart.
+func sameKept(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
 
 // keys returns the kept keys, for tests.
 func (f *keyFilter) keys() map[string]string {

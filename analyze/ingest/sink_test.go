@@ -30,7 +30,8 @@ func TestKeyFilterKeepsExactlyItsKeys(t *testing.T) {
 // TestKeyFilterReturnsOneStringPerKey pins what sameKept stands on: every
 // lookup of a kept key, short or long, returns the one string the filter
 // holds, whatever bytes it was asked with, so two keys are the same key
-// exactly when they share their bytes, and two keys of one length are not.
+// exactly when they share their bytes, and two keys of one length, or a
+// key and its own start, are not.
 func TestKeyFilterReturnsOneStringPerKey(t *testing.T) {
 	long := strings.Repeat("l", maxFilterLen+1)
 	f := newKeyFilter([]string{"plugin.mcp.cache_key", "plugin.mcp.cache_hit", long})
@@ -45,5 +46,12 @@ func TestKeyFilterReturnsOneStringPerKey(t *testing.T) {
 	key, _ := f.lookup([]byte("plugin.mcp.cache_key"))
 	if sameKept(hitKey, key) {
 		t.Error("two keys of one length are the same key")
+	}
+	whole := "plugin.mcp.cache_key" // a key and its start, sharing their first bytes
+	g := newKeyFilter([]string{whole, whole[:10]})
+	a, _ := g.lookup([]byte(whole))
+	b, _ := g.lookup([]byte(whole[:10]))
+	if sameKept(a, b) {
+		t.Errorf("%q and %q, one at the start of the other, are the same key", a, b)
 	}
 }

@@ -331,6 +331,9 @@ func (x *Index) matchKey(k string) (uint16, bool) {
 	}
 	ids := x.keysByLen[len(k)]
 	for _, id := range ids {
+		// sameString's test without its length checks, which keysByLen
+		// has made: with them matchKey is no longer inlined into
+		// keepSpanAttr (+0.5% instructions).
 		if unsafe.StringData(x.Keys[id]) == unsafe.StringData(k) {
 			return id, true
 		}

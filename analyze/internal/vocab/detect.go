@@ -214,8 +214,12 @@ type Detection struct {
 
 // NewDetection returns an empty detection, which observations' detections
 // merge into.
-func NewDetection() *Detection {
-	return &Detection{Res: map[string]*resEvidence{}, names: map[string]int{}}
+func NewDetection() *Detection { return newDetection(0) }
+
+// newDetection returns an empty detection with room for the evidence of
+// resources resources.
+func newDetection(resources int) *Detection {
+	return &Detection{Res: make(map[string]*resEvidence, resources), names: map[string]int{}}
 }
 
 // Detect returns the evidence of every trace of the finished index x,
@@ -238,8 +242,7 @@ func Detect(x *index.Index, p *poll.Poll) *Detection {
 			unrecognised[s.Name]++
 		}
 	}
-	d := &Detection{Res: make(map[string]*resEvidence, len(perRes)), names: map[string]int{}}
-	kept := make([]resEvidence, 0, len(perRes))
+	d := newDetection(len(perRes))
 	for r := range perRes {
 		if perRes[r].spans == 0 {
 			continue
@@ -248,8 +251,7 @@ func Detect(x *index.Index, p *poll.Poll) *Detection {
 		if mine, ok := d.Res[key]; ok {
 			mine.add(&perRes[r])
 		} else {
-			kept = append(kept, perRes[r])
-			d.Res[key] = &kept[len(kept)-1]
+			d.Res[key] = &perRes[r]
 		}
 	}
 	d.addNames(x.Names, unrecognised)
