@@ -1031,7 +1031,7 @@ func (x *Index) linkParents(ids []uint64) {
 				s.Parent = parentMissing
 				tr.Incomplete = true
 			default:
-				j, found := slices.BinarySearch(groupIDs, s.ParentID)
+				j, found := searchID(groupIDs, s.ParentID)
 				if found {
 					s.Parent, groupUp[k] = group[j], int32(j)
 				} else {
@@ -1048,6 +1048,30 @@ func (x *Index) linkParents(ids []uint64) {
 			x.Incomplete++
 		}
 	}
+}
+
+// searchID returns where id is, or would be inserted, in ids (sorted), and
+// whether it is there: the first of equal ids, as slices.BinarySearch. Its
+// halving step takes the comparison's borrow as a mask, not a branch: a
+// parent's id is as likely to lie on either side of each probe, so a
+// branch on it is mispredicted about every other time. (The compiler
+// turns the plain if into a branch here, not a conditional move.)
+func searchID(ids []uint64, id uint64) (int, bool) {
+	n := len(ids)
+	if n == 0 {
+		return 0, false
+	}
+	base := 0
+	for n > 1 {
+		half := n / 2
+		_, less := bits.Sub64(ids[base+half], id, 0) // 1 when the probe's id is below id
+		base += half & -int(less)
+		n -= half
+	}
+	if ids[base] < id {
+		base++
+	}
+	return base, base < len(ids) && ids[base] == id
 }
 
 // breakCycles walks every span of one trace (group, sorted by span id) up

@@ -2,6 +2,8 @@ package index
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +206,37 @@ func TestOneSpanIDInManyTracesIsNeverACopy(t *testing.T) {
 	x.Add(d.Traces())
 	if x.Spans() != 5000 || x.Duplicates() != 0 || x.Dropped != 0 {
 		t.Errorf("spans %d duplicates %d dropped %d, want 5000 0 0", x.Spans(), x.Duplicates(), x.Dropped)
+	}
+}
+
+// TestSearchIDAgreesWithBinarySearch pins searchID, the parent lookup of
+// linkParents, to slices.BinarySearch on every sorted list of up to nine
+// ids drawn from four values (runs of equal ids, which copies of a span
+// leave, included), probed with each value and with those between,
+// below and above them: the first of equal ids, the place of a missing
+// one, the ends and the empty list.
+func TestSearchIDAgreesWithBinarySearch(t *testing.T) {
+	values := []uint64{2, 4, 6, math.MaxUint64 - 1}
+	probes := []uint64{0, 1, 2, 3, 4, 5, 6, 7, math.MaxUint64 - 2, math.MaxUint64 - 1, math.MaxUint64}
+	var lists func(prefix []uint64, from, left int)
+	checked := 0
+	lists = func(prefix []uint64, from, left int) {
+		for _, p := range probes {
+			wantAt, wantFound := slices.BinarySearch(prefix, p)
+			if at, found := searchID(prefix, p); at != wantAt || found != wantFound {
+				t.Fatalf("searchID(%v, %d) = %d, %v; slices.BinarySearch says %d, %v", prefix, p, at, found, wantAt, wantFound)
+			}
+			checked++
+		}
+		if left == 0 {
+			return
+		}
+		for v := from; v < len(values); v++ {
+			lists(append(prefix[:len(prefix):len(prefix)], values[v]), v, left-1)
+		}
+	}
+	lists(nil, 0, 9)
+	if checked < 1000 {
+		t.Fatalf("only %d searches checked", checked)
 	}
 }
