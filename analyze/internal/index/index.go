@@ -133,6 +133,9 @@ type Index struct {
 	// one string out per distinct text they meet (ingest's string cache),
 	// so a value seen before is found without hashing its text.
 	seen *[seenSlots]seenString
+	// seenNames is seen for span names, whose ids are another table's:
+	// every span interns its name, and a dump has a few dozen of them.
+	seenNames *[nameSlots]seenString
 
 	Names []string // interned span names
 	Vals  []string // interned attribute values
@@ -650,15 +653,24 @@ func (x *Index) fillTraceAndResourceMaps() {
 	}
 }
 
+// internName interns a span name, trying the names seen lately by where
+// their bytes lie first, as internString does values.
 func (x *Index) internName(s string) int32 {
-	if id, ok := x.nameIdx[s]; ok {
-		return id
+	if x.seenNames == nil {
+		x.seenNames = new([nameSlots]seenString)
 	}
-	id := int32(len(x.Names))
-	x.strBytes += int64(len(s))
-	s = strings.Clone(s) // never retain a slice of a decoder's buffer
-	x.Names = append(x.Names, s)
-	x.nameIdx[s] = id
+	slot := &x.seenNames[seenSlot(s)%nameSlots]
+	if sameString(slot.s, s) {
+		return slot.id
+	}
+	id, ok := x.nameIdx[s]
+	if !ok {
+		id = int32(len(x.Names))
+		x.strBytes += int64(len(s))
+		x.Names = append(x.Names, strings.Clone(s)) // never retain a slice of a decoder's buffer
+		x.nameIdx[x.Names[id]] = id
+	}
+	*slot = seenString{s: s, id: id}
 	return id
 }
 
@@ -979,6 +991,9 @@ func (x *Index) Reset() {
 	}
 	if x.seen != nil {
 		*x.seen = [seenSlots]seenString{}
+	}
+	if x.seenNames != nil {
+		*x.seenNames = [nameSlots]seenString{}
 	}
 	if x.lender != nil {
 		x.lender.lent.Add(-1)

@@ -192,3 +192,29 @@ func TestAValueNestedTooDeepIsKeptAsAPlaceholder(t *testing.T) {
 		t.Errorf("deep value kept as %q, want %q", got, TooDeepValue)
 	}
 }
+
+// TestANameHandedAgainAfterAResetIsInternedAgain pins that the names a
+// reset index forgets are forgotten by where their bytes lie too: a
+// decoder hands the very same string for a name in every batch, and the
+// index that was reset between two of them must intern it anew, not
+// answer the id it had before the reset.
+func TestANameHandedAgainAfterAResetIsInternedAgain(t *testing.T) {
+	first, second := "first"+string(rune('!')), "second"+string(rune('!')) // made at run time: their own bytes
+	batch := func(names ...string) *ingest.Batch {
+		b := &ingest.Batch{Resources: []ingest.Resource{{}}}
+		for i, n := range names {
+			b.Spans = append(b.Spans, ingest.Span{TraceID: dumptest.TraceID(1), SpanID: dumptest.SpanID(uint64(i + 1)), Name: n})
+		}
+		return b
+	}
+	x := New(rulefmt.IndexOptions{})
+	x.AddFastPart(batch(first, second, first), 0, 1)
+	if len(x.Names) != 2 || x.Names[x.Span(2).Name] != first {
+		t.Fatalf("names %q, span 2 named %q: want first and second once each", x.Names, x.Names[x.Span(2).Name])
+	}
+	x.Reset()
+	x.AddFastPart(batch(second), 0, 1)
+	if len(x.Names) != 1 || x.Span(0).Name != 0 || x.Names[0] != second {
+		t.Errorf("after a reset: names %q, span 0 has name id %d; want [second] and 0", x.Names, x.Span(0).Name)
+	}
+}

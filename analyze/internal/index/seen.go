@@ -7,6 +7,9 @@ import "unsafe"
 // cache.
 const seenSlots = 1024
 
+// nameSlots is the number of span names Index.seenNames remembers.
+const nameSlots = 64
+
 // seenString is one remembered string and its value id.
 type seenString struct {
 	s  string
