@@ -204,6 +204,16 @@ func (r *role) matchNamed(i, name int32) bool {
 	if r.byName != nil && r.byName[name] {
 		return true
 	}
+	return len(r.others) > 0 && r.matchOthers(i)
+}
+
+// matchOthers reports whether one of the selectors that read more than
+// the name matches span i: out of matchNamed, so that the common role,
+// names only, is decided inline in the stage's loop (inlined itself, it
+// would make matchNamed too large to inline).
+//
+//go:noinline
+func (r *role) matchOthers(i int32) bool {
 	for _, m := range r.others {
 		if m.Match(i) {
 			return true
