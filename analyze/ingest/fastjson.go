@@ -841,7 +841,13 @@ func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 	a := &d.out.Attrs[len(d.out.Attrs)-1]
 	a.Key, a.Type, a.Bool, a.Int = k, val.typ, val.b, val.i
 	if val.typ == pcommon.ValueTypeStr {
-		a.Str = d.strs.str(val.s)
+		a.Str = val.str
+		if a.Str == "" {
+			a.Str = d.strs.str(val.s)
+			if val.last != nil {
+				*val.last = a.Str
+			}
+		}
 	}
 	return true
 }
@@ -866,7 +872,8 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 		return "", false, false // the last attribute of the input: the general path reads it
 	}
 	var n int
-	if g := d.strs.keys.guess(kept, b[i:]); g != nil {
+	g := d.strs.keys.guess(kept, b[i:])
+	if g != nil {
 		n = len(g.pat.s) - 1
 		k, keep = g.kept, g.kept != ""
 	} else {
@@ -886,6 +893,13 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 	case compactStr.words(rest):
 		d.i = i + len(compactStr.s)
 		v.typ = pcommon.ValueTypeStr
+		if keep && g != nil {
+			v.last = &g.last
+			if ok = d.sameString(g.last); ok {
+				v.str = g.last
+				break
+			}
+		}
 		v.s, ok = d.rawString()
 	case compactBool.words(rest):
 		d.i = i + len(compactBool.s)
@@ -920,6 +934,23 @@ var (
 	compactInt  = newPattern(`,"value":{"intValue":`)
 )
 
+// sameString reports whether the input at d.i is the string s, quoted,
+// and when it is reads past it. s is a string rawString read before: no
+// quote, backslash or control character in it, so the input holding its
+// bytes between two quotes is that string, unescaped. An attribute's
+// value often repeats its key's last one (a pair's cache key on the
+// invocation and its acquire, a transport, a tool's name), and comparing
+// it costs less than scanning for its end and then looking it up. The
+// empty string is never compared.
+func (d *fastDec) sameString(s string) bool {
+	i, b := d.i, d.b
+	if s == "" || len(b)-i < len(s)+2 || b[i] != '"' || b[i+1+len(s)] != '"' || string(b[i+1:i+1+len(s)]) != s {
+		return false
+	}
+	d.i = i + len(s) + 2
+	return true
+}
+
 // hasPrefixAt reports whether b[i:] starts with p.
 func hasPrefixAt(b []byte, i int, p string) bool {
 	return len(b)-i >= len(p) && string(b[i:i+len(p)]) == p
@@ -927,8 +958,13 @@ func hasPrefixAt(b []byte, i int, p string) bool {
 
 // fastValue is one decoded scalar attribute value.
 type fastValue struct {
-	typ     pcommon.ValueType
-	s       []byte
+	typ pcommon.ValueType
+	s   []byte
+	// str is the value when compactAttr found it equal to the last one of
+	// its key (sameString), s then nil; last is where that key remembers
+	// the string it was last given, for gather to set.
+	str     string
+	last    *string
 	escaped bool // a string with escapes, not decoded into s
 	b       bool
 	i       int64

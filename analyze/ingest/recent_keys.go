@@ -27,6 +27,9 @@ type recentKey struct {
 	f    *keyFilter
 	pat  pattern
 	kept string
+	// last is the string value of the key compactAttr gathered last
+	// (kept keys only), "" before one.
+	last string
 }
 
 // recentKeySlot picks the slot of the key that starts b, which holds at

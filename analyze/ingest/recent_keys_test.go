@@ -107,3 +107,45 @@ func TestRecentKeysGuessOnlyWhatWasRemembered(t *testing.T) {
 		}
 	}
 }
+
+// TestAValueLikeItsKeysLastIsReadAsItsOwnText pins compactAttr's reading
+// of a kept key's value as the key's last one (sameString): only the very
+// text between two quotes is that value. Values that extend the last one,
+// are its start, are empty, or hold an escape after its text follow it
+// here (one with the closing braces a compact attribute ends with); each
+// must read as pdata reads it, and the line cut anywhere, or with a value
+// that lost its opening quote, must be refused as pdata refuses it.
+func TestAValueLikeItsKeysLastIsReadAsItsOwnText(t *testing.T) {
+	values := []string{"cold", "cold", "colder", "cold", "col", "cold", "", "cold", "cold", "cold ", "cold", "cold}}}", "cold"}
+	var sp []string
+	for i, v := range values {
+		sp = append(sp, fmt.Sprintf(`{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"11121314151617%02x","name":"n",`+
+			`"attributes":[{"key":"plugin.mcp.cache_key","value":{"stringValue":%q}}],"status":{}}`, i+1, v))
+	}
+	line := []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.Join(sp, ",") + `]}]}]}`)
+	if !checkFastMatchesPdata(t, line) {
+		t.Fatalf("the fast path gave up on\n%s", line)
+	}
+	b, _ := decodeFastOTLP(line, newKeepSet(testKeep))
+	var got []string
+	for i := range b.Spans {
+		for _, a := range b.SpanAttrs(&b.Spans[i]) {
+			got = append(got, a.Str)
+		}
+	}
+	putBatch(b)
+	if !slices.Equal(got, values) {
+		t.Errorf("values read %q, want %q", got, values)
+	}
+	escaped := strings.Replace(string(line), `"stringValue":"colder"`, `"stringValue":"cold\u0041"`, 1)
+	checkFastMatchesPdata(t, []byte(escaped)) // the fast path may give up here, never read "cold"
+	unquoted := []byte(strings.Replace(string(line), `"spanId":"1112131415161709","name":"n","attributes":[{"key":"plugin.mcp.cache_key","value":{"stringValue":"cold"`,
+		`"spanId":"1112131415161709","name":"n","attributes":[{"key":"plugin.mcp.cache_key","value":{"stringValue":_cold"`, 1))
+	if slices.Equal(unquoted, line) {
+		t.Fatal("the value to unquote is not in the line")
+	}
+	checkFastMatchesPdata(t, unquoted) // pdata refuses it, and so must the fast path (the value before it is "cold" too)
+	for cut := range len(line) {
+		checkFastMatchesPdata(t, line[:cut])
+	}
+}
