@@ -390,7 +390,7 @@ func (d *fastDec) traceID(dst *pcommon.TraceID) bool {
 		return false
 	}
 	last := &d.lastTrace
-	if !last.ok || string(digits) != string(last.digits[:]) {
+	if !last.ok || !last.same(digits) {
 		if last.ok = decodeHexID(last.id[:], digits); !last.ok {
 			return false
 		}
@@ -406,6 +406,18 @@ type lastTraceID struct {
 	digits [2 * len(pcommon.TraceID{})]byte
 	id     pcommon.TraceID
 	ok     bool // digits and id hold a decoded id
+}
+
+// same reports whether digits, a trace id's 32, are l's: compared a word
+// at a time in line, where comparing them as strings calls the runtime's
+// comparison for each span.
+func (l *lastTraceID) same(digits []byte) bool {
+	digits = digits[:len(l.digits)]
+	var diff uint64
+	for w := 0; w < len(l.digits); w += 8 {
+		diff |= binary.LittleEndian.Uint64(digits[w:]) ^ binary.LittleEndian.Uint64(l.digits[w:])
+	}
+	return diff == 0
 }
 
 // object reads an object, calling field for each key; field must consume

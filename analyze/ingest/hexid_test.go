@@ -69,3 +69,22 @@ func TestDecodeHexIDNeedsExactlyTwiceTheLength(t *testing.T) {
 		})
 	}
 }
+
+// TestATraceIDDifferingInOneDigitIsNotTheLast pins lastTraceID.same,
+// which spares decoding a trace id its span repeats: a change of any one
+// of the 32 digits, in any of its words, makes it another id.
+func TestATraceIDDifferingInOneDigitIsNotTheLast(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	var last lastTraceID
+	copy(last.digits[:], id)
+	if !last.same([]byte(id)) {
+		t.Fatalf("%s is not the same as itself", id)
+	}
+	for i := range len(id) {
+		other := []byte(id)
+		other[i] = 'x'
+		if last.same(other) {
+			t.Errorf("digit %d changed, and %s still reads as %s", i, other, id)
+		}
+	}
+}
