@@ -63,7 +63,13 @@ type keepSet struct {
 // keys of its length costs a fraction of hashing it.
 type keyFilter struct {
 	byLen [maxFilterLen][]string // kept keys shorter than maxFilterLen, by length
-	long  map[string]string      // the others, each to itself
+	// pats holds byLen's keys of up to maxPattern bytes as patterns, in
+	// the same places: lookup compares those in line, where comparing
+	// texts called the runtime's comparison for each kept key of a
+	// length (plugin.mcp.cache_key and plugin.mcp.cache_hit), for every
+	// attribute a protobuf record holds.
+	pats [maxPattern + 1][]pattern
+	long map[string]string // the others, each to itself
 }
 
 // maxFilterLen bounds the keys keyFilter lists by length.
@@ -76,6 +82,9 @@ func newKeyFilter(keys []string) keyFilter {
 		case k == "" || f.has(k):
 		case len(k) < maxFilterLen:
 			f.byLen[len(k)] = append(f.byLen[len(k)], k)
+			if len(k) <= maxPattern {
+				f.pats[len(k)] = append(f.pats[len(k)], newPattern(k))
+			}
 		default:
 			if f.long == nil {
 				f.long = map[string]string{}
@@ -94,6 +103,17 @@ func (f *keyFilter) has(k string) bool {
 // lookup returns the kept key equal to key. A nil filter keeps nothing.
 func (f *keyFilter) lookup(key []byte) (string, bool) {
 	if f == nil {
+		return "", false
+	}
+	if len(key) <= maxPattern && cap(key) >= maxPattern {
+		// The bytes past the key, up to its capacity, are read and masked
+		// off: the patterns of its length compare its bytes only.
+		w := key[:maxPattern]
+		for i := range f.pats[len(key)] {
+			if f.pats[len(key)][i].words(w) {
+				return f.byLen[len(key)][i], true
+			}
+		}
 		return "", false
 	}
 	if len(key) < maxFilterLen {

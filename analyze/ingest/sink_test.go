@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,37 @@ func TestKeyFilterKeepsExactlyItsKeys(t *testing.T) {
 	var none *keyFilter
 	if _, ok := none.lookup([]byte("a")); ok {
 		t.Error("a nil filter kept a key")
+	}
+}
+
+// TestKeyFilterReadsOnlyTheKeysBytes pins lookup's comparison in line:
+// a key asked with room after it (the rest of its record) is compared
+// with its own bytes only, whatever follows it, and a key asked at the
+// very end of its buffer is compared as text. Every kept key of up to
+// maxPattern bytes and a neighbour of each (one byte changed at each
+// place, a byte more, a byte less) are asked both ways, followed by the
+// bytes that would complete another kept key.
+func TestKeyFilterReadsOnlyTheKeysBytes(t *testing.T) {
+	kept := []string{"x", "plugin.mcp.cache_key", "plugin.mcp.cache_hit", "plugin.mcp.attempt", strings.Repeat("k", maxPattern), strings.Repeat("k", maxPattern+1)}
+	f := newKeyFilter(kept)
+	asks := slices.Clone(kept)
+	for _, k := range kept {
+		asks = append(asks, k+"y", k[:len(k)-1])
+		for i := range len(k) {
+			asks = append(asks, k[:i]+"?"+k[i+1:])
+		}
+	}
+	for _, ask := range asks {
+		want := slices.Contains(kept, ask)
+		for _, after := range []string{"", "_hit", "ey", strings.Repeat("k", maxPattern)} {
+			buf := []byte(ask + after)
+			for _, key := range [][]byte{buf[:len(ask)], buf[:len(ask):len(ask)]} {
+				got, ok := f.lookup(key)
+				if ok != want || ok && got != ask {
+					t.Errorf("lookup(%q) with %q after it (capacity %d): %q, %v; want kept %v", ask, after, cap(key), got, ok, want)
+				}
+			}
+		}
 	}
 }
 
