@@ -1,6 +1,8 @@
 package index
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -217,4 +219,23 @@ func TestANameHandedAgainAfterAResetIsInternedAgain(t *testing.T) {
 	if len(x.Names) != 1 || x.Span(0).Name != 0 || x.Names[0] != second {
 		t.Errorf("after a reset: names %q, span 0 has name id %d; want [second] and 0", x.Names, x.Span(0).Name)
 	}
+}
+
+// TestNamesAllocatedSideBySideTakeSlotsApart pins the room span names
+// have by where their bytes lie: a decoder allocates a dump's names one
+// after another, a size class apart, and two names sharing a slot miss it
+// on every span that alternates between them. 48 names of one length,
+// made as a decoder makes them, must take nearly as many slots.
+func TestNamesAllocatedSideBySideTakeSlotsApart(t *testing.T) {
+	slots := map[uintptr]bool{}
+	var keep []string
+	for i := range 48 {
+		s := strings.Clone(fmt.Sprintf("plugin.mcp.name.%04d", i))
+		keep = append(keep, s)
+		slots[seenSlot(s)%nameSlots] = true
+	}
+	if len(slots) < 44 {
+		t.Errorf("48 names allocated side by side took %d of %d slots", len(slots), nameSlots)
+	}
+	_ = keep
 }
