@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -145,22 +146,35 @@ type fieldIter struct {
 }
 
 // next reads the next field into it.f. Nearly every field OTLP writes has
-// a one-byte tag (field numbers below 16) and, when length-delimited, a
-// one-byte length: those are read here, the rest by protowire.
+// a one-byte tag (field numbers below 16) and is length-delimited with a
+// one-byte length, a fixed64 (a span's times) or a one-byte varint (its
+// kind): those are read here, the rest by protowire.
 func (it *fieldIter) next() bool {
 	b := it.b
 	if len(b) == 0 {
 		return false
 	}
-	if tag := b[0]; tag < 0x80 && tag>>3 != 0 && protowire.Type(tag&7) == protowire.BytesType && len(b) >= 2 && b[1] < 0x80 {
-		end := 2 + int(b[1])
-		if end > len(b) {
-			it.bad = true
-			return false
+	if tag := b[0]; tag < 0x80 && tag>>3 != 0 && len(b) >= 2 {
+		f := &it.f
+		switch typ := protowire.Type(tag & 7); {
+		case typ == protowire.BytesType && b[1] < 0x80:
+			end := 2 + int(b[1])
+			if end > len(b) {
+				it.bad = true
+				return false
+			}
+			f.num, f.typ, f.b = protowire.Number(tag>>3), typ, b[2:end]
+			it.b = b[end:]
+			return true
+		case typ == protowire.Fixed64Type && len(b) >= 9:
+			f.num, f.typ, f.v = protowire.Number(tag>>3), typ, binary.LittleEndian.Uint64(b[1:])
+			it.b = b[9:]
+			return true
+		case typ == protowire.VarintType && b[1] < 0x80:
+			f.num, f.typ, f.v = protowire.Number(tag>>3), typ, uint64(b[1])
+			it.b = b[2:]
+			return true
 		}
-		it.f.num, it.f.typ, it.f.b = protowire.Number(tag>>3), protowire.BytesType, b[2:end]
-		it.b = b[end:]
-		return true
 	}
 	return it.nextSlow()
 }

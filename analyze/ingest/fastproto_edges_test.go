@@ -1,7 +1,10 @@
 package ingest
 
 import (
+	"bytes"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // TestFastOTLPProtoReadsEachAttributeEncodingAsPdataDoes pins the compact
@@ -31,5 +34,59 @@ func TestFastOTLPProtoReadsEachAttributeEncodingAsPdataDoes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			checkFastProtoMatchesPdata(t, c.rec)
 		})
+	}
+}
+
+// TestFieldIterReadsTheFirstFieldAsProtowireDoes pins fieldIter.next's
+// one-byte readings (a length-delimited field with a one-byte length, a
+// fixed64, a one-byte varint) to protowire's reading of the same bytes:
+// every first byte, with every second byte, before the same eight more,
+// whole and cut after each byte. It reads the field's number, type and value, or
+// finds it malformed, as protowire does; groups, which protowire reads
+// and the decoder leaves to pdata, are skipped.
+func TestFieldIterReadsTheFirstFieldAsProtowireDoes(t *testing.T) {
+	tail := []byte{0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08}
+	for first := range 256 {
+		for second := range 256 {
+			whole := append([]byte{byte(first), byte(second)}, tail...)
+			for cut := 1; cut <= len(whole); cut++ {
+				msg := whole[:cut]
+				num, typ, n := protowire.ConsumeTag(msg)
+				if n > 0 && (typ == protowire.StartGroupType || typ == protowire.EndGroupType) {
+					continue
+				}
+				it := fieldIter{b: msg}
+				got := it.next()
+				m := -1
+				if n > 0 {
+					m = protowire.ConsumeFieldValue(num, typ, msg[n:])
+				}
+				if want := m >= 0; got != want || it.bad == want {
+					t.Fatalf("% x: next %v, bad %v; protowire reads it: %v", msg, got, it.bad, want)
+				}
+				if !got {
+					continue
+				}
+				f := it.f
+				if f.num != num || f.typ != typ || len(it.b) != len(msg)-n-m {
+					t.Fatalf("% x: field %d type %d, %d bytes left; protowire: field %d type %d, %d left", msg, f.num, f.typ, len(it.b), num, typ, len(msg)-n-m)
+				}
+				switch typ {
+				case protowire.VarintType:
+					v, _ := protowire.ConsumeVarint(msg[n:])
+					if f.v != v {
+						t.Fatalf("% x: varint %d, protowire %d", msg, f.v, v)
+					}
+				case protowire.Fixed64Type:
+					if v, _ := protowire.ConsumeFixed64(msg[n:]); f.v != v {
+						t.Fatalf("% x: fixed64 %d, protowire %d", msg, f.v, v)
+					}
+				case protowire.BytesType:
+					if v, _ := protowire.ConsumeBytes(msg[n:]); !bytes.Equal(f.b, v) {
+						t.Fatalf("% x: bytes % x, protowire % x", msg, f.b, v)
+					}
+				}
+			}
+		}
 	}
 }
