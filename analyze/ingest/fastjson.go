@@ -888,13 +888,8 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 	if g != nil {
 		n = len(g.pat.s) - 1
 		k, keep = g.kept, g.kept != ""
-	} else {
-		n = stringStop(b[i:])
-		if n < 0 || b[i+n] != '"' {
-			return "", false, false
-		}
-		k, keep = kept.lookup(b[i : i+n])
-		d.strs.keys.remember(kept, b[i:], n, k)
+	} else if n, k, keep = d.newKey(kept, b[i:]); n < 0 {
+		return "", false, false
 	}
 	i += n + 1
 	if len(b)-i < maxPattern {
@@ -916,14 +911,7 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 	case compactBool.words(rest):
 		d.i = i + len(compactBool.s)
 		v.typ = pcommon.ValueTypeBool
-		switch {
-		case hasPrefixAt(b, d.i, "true"):
-			d.i += 4
-			v.b, ok = true, true
-		case hasPrefixAt(b, d.i, "false"):
-			d.i += 5
-			v.b, ok = false, true
-		}
+		v.b, ok = d.boolLit()
 	case compactInt.words(rest):
 		d.i = i + len(compactInt.s)
 		v.typ = pcommon.ValueTypeInt
@@ -936,6 +924,34 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 	d.i = start
 	*v = fastValue{}
 	return "", false, false
+}
+
+// newKey reads a key compactAttr's recentKeys did not guess, at the
+// start of b (after its opening quote; b holds at least maxPattern
+// bytes): it returns the index of its closing quote and what kept
+// answers for it, and remembers that answer. n is -1 when the key ends
+// otherwise (an escape, a control character, no end).
+func (d *fastDec) newKey(kept *keyFilter, b []byte) (n int, k string, keep bool) {
+	n = stringStop(b)
+	if n < 0 || b[n] != '"' {
+		return -1, "", false
+	}
+	k, keep = kept.lookup(b[:n])
+	d.strs.keys.remember(kept, b, n, k)
+	return n, k, keep
+}
+
+// boolLit reads the literal true or false.
+func (d *fastDec) boolLit() (v, ok bool) {
+	switch {
+	case hasPrefixAt(d.b, d.i, "true"):
+		d.i += 4
+		return true, true
+	case hasPrefixAt(d.b, d.i, "false"):
+		d.i += 5
+		return false, true
+	}
+	return false, false
 }
 
 // What stands between a compact attribute's key and its value, for each
