@@ -653,15 +653,20 @@ func (x *Index) fillTraceAndResourceMaps() {
 	}
 }
 
-// internName interns a span name, trying the names seen lately by where
-// their bytes lie first, as internString does values.
+// internName interns a span name, trying the two slots of its text
+// first (nameSlot): by place, then by text, either cheaper than hashing it
+// in the map.
 func (x *Index) internName(s string) int32 {
 	if x.seenNames == nil {
 		x.seenNames = new([nameSlots]seenString)
 	}
-	slot := &x.seenNames[seenSlot(s)%nameSlots]
-	if sameString(slot.s, s) {
-		return slot.id
+	i := nameSlot(s)
+	pair := x.seenNames[i : i+2 : i+2]
+	if sameString(pair[0].s, s) {
+		return pair[0].id
+	}
+	if sameString(pair[1].s, s) {
+		return pair[1].id
 	}
 	id, ok := x.nameIdx[s]
 	if !ok {
@@ -670,7 +675,7 @@ func (x *Index) internName(s string) int32 {
 		x.Names = append(x.Names, strings.Clone(s)) // never retain a slice of a decoder's buffer
 		x.nameIdx[x.Names[id]] = id
 	}
-	*slot = seenString{s: s, id: id}
+	pair[1], pair[0] = pair[0], seenString{s: s, id: id}
 	return id
 }
 

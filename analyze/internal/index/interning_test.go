@@ -221,21 +221,96 @@ func TestANameHandedAgainAfterAResetIsInternedAgain(t *testing.T) {
 	}
 }
 
-// TestNamesAllocatedSideBySideTakeSlotsApart pins the room span names
-// have by where their bytes lie: a decoder allocates a dump's names one
-// after another, a size class apart, and two names sharing a slot miss it
-// on every span that alternates between them. 48 names of one length,
-// made as a decoder makes them, must take nearly as many slots.
-func TestNamesAllocatedSideBySideTakeSlotsApart(t *testing.T) {
-	slots := map[uintptr]bool{}
-	var keep []string
-	for i := range 48 {
-		s := strings.Clone(fmt.Sprintf("plugin.mcp.name.%04d", i))
-		keep = append(keep, s)
-		slots[seenSlot(s)%nameSlots] = true
+// TestSpanNamesTakePairsOfSlotsApart pins nameSlot's spread: fifty
+// names made one after another, as a decoder makes them, a size class
+// apart, must take nearly as many pairs of slots as there are names
+// (about 47 at random; with the address's low bits alone, a few dozen
+// strings of one length took every fourth slot and shared them).
+func TestSpanNamesTakePairsOfSlotsApart(t *testing.T) {
+	pairs := map[int]bool{}
+	var keep []string // alive, so that no name's place is taken again
+	for i := range 50 {
+		name := strings.Clone(fmt.Sprintf("plugin.mcp.name.%04d", i))
+		keep = append(keep, name)
+		k := nameSlot(name)
+		if k%2 != 0 || k < 0 || k+1 >= nameSlots {
+			t.Fatalf("%q: slot %d is not the first of a pair", name, k)
+		}
+		pairs[k] = true
 	}
-	if len(slots) < 44 {
-		t.Errorf("48 names allocated side by side took %d of %d slots", len(slots), nameSlots)
+	if len(pairs) < 38 {
+		t.Errorf("%d names took %d of %d pairs of slots", len(keep), len(pairs), nameSlots/2)
 	}
-	_ = keep
+}
+
+// TestNamesSharingAPairOfSlotsKeepTheirIDs interns, span after span,
+// three names whose places pick one pair of slots, then each again from
+// another place: each keeps its one id.
+func TestNamesSharingAPairOfSlotsKeepTheirIDs(t *testing.T) {
+	first := strings.Clone("span.0")
+	names := []string{first}
+	var made []string // alive, so that no place is taken again
+	for i := 1; len(names) < 3 && i < 1<<20; i++ {
+		n := strings.Clone(fmt.Sprintf("span.%d", i))
+		made = append(made, n)
+		if nameSlot(n) == nameSlot(first) {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 3 {
+		t.Fatalf("no three names share a pair among %d", len(made))
+	}
+	x := New(rulefmt.IndexOptions{})
+	x.ensureMaps()
+	want := map[string]int32{}
+	for round := range 4 {
+		for _, n := range names {
+			if round == 3 {
+				n = strings.Clone(n)
+			}
+			id := x.internName(n)
+			if w, ok := want[n]; ok && w != id {
+				t.Fatalf("round %d: %q has id %d, had %d", round, n, id, w)
+			}
+			want[n] = id
+			if x.Names[id] != n {
+				t.Fatalf("round %d: %q has the id of %q", round, n, x.Names[id])
+			}
+		}
+	}
+	if len(x.Names) != 3 {
+		t.Errorf("names %q, want three", x.Names)
+	}
+}
+
+// TestTwoNamesSharingAPairAreFoundInIt pins the pair: two names whose
+// places pick one pair of slots, interned in turns, are both found there
+// without the name map (emptied here, so that a lookup in it would give a
+// name a new id).
+func TestTwoNamesSharingAPairAreFoundInIt(t *testing.T) {
+	first := strings.Clone("span.0")
+	var second string
+	var made []string // alive, so that no place is taken again
+	for i := 1; second == "" && i < 1<<20; i++ {
+		n := strings.Clone(fmt.Sprintf("span.%d", i))
+		made = append(made, n)
+		if nameSlot(n) == nameSlot(first) {
+			second = n
+		}
+	}
+	if second == "" {
+		t.Fatalf("no two names share a pair among %d", len(made))
+	}
+	x := New(rulefmt.IndexOptions{})
+	x.ensureMaps()
+	a, b := x.internName(first), x.internName(second)
+	clear(x.nameIdx)
+	for range 3 {
+		if got := x.internName(first); got != a {
+			t.Fatalf("%q: id %d, want %d from its slot", first, got, a)
+		}
+		if got := x.internName(second); got != b {
+			t.Fatalf("%q: id %d, want %d from its slot", second, got, b)
+		}
+	}
 }
