@@ -147,8 +147,9 @@ type fieldIter struct {
 
 // next reads the next field into it.f. Nearly every field OTLP writes has
 // a one-byte tag (field numbers below 16) and is length-delimited with a
-// one-byte length, a fixed64 (a span's times) or a one-byte varint (its
-// kind): those are read here, the rest by protowire.
+// one- or two-byte length (a span in its scope's list is longer than 127
+// bytes), a fixed64 (a span's times) or a one-byte varint (its kind):
+// those are read here, the rest by protowire.
 func (it *fieldIter) next() bool {
 	b := it.b
 	if len(b) == 0 {
@@ -158,14 +159,9 @@ func (it *fieldIter) next() bool {
 		f := &it.f
 		switch typ := protowire.Type(tag & 7); {
 		case typ == protowire.BytesType && b[1] < 0x80:
-			end := 2 + int(b[1])
-			if end > len(b) {
-				it.bad = true
-				return false
-			}
-			f.num, f.typ, f.b = protowire.Number(tag>>3), typ, b[2:end]
-			it.b = b[end:]
-			return true
+			return it.take(b, tag, 2, int(b[1]))
+		case typ == protowire.BytesType && len(b) >= 3 && b[2] < 0x80:
+			return it.take(b, tag, 3, int(b[1]&0x7f)|int(b[2])<<7)
 		case typ == protowire.Fixed64Type && len(b) >= 9:
 			f.num, f.typ, f.v = protowire.Number(tag>>3), typ, binary.LittleEndian.Uint64(b[1:])
 			it.b = b[9:]
@@ -177,6 +173,19 @@ func (it *fieldIter) next() bool {
 		}
 	}
 	return it.nextSlow()
+}
+
+// take reads the length-delimited field of tag whose n bytes start at
+// b[at], after its tag and length; b is it.b.
+func (it *fieldIter) take(b []byte, tag byte, at, n int) bool {
+	end := at + n
+	if end > len(b) {
+		it.bad = true
+		return false
+	}
+	it.f.num, it.f.typ, it.f.b = protowire.Number(tag>>3), protowire.BytesType, b[at:end]
+	it.b = b[end:]
+	return true
 }
 
 // nextSlow reads any other field with protowire.

@@ -90,3 +90,34 @@ func TestFieldIterReadsTheFirstFieldAsProtowireDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldIterReadsTwoByteLengthsAsProtowireDoes is the test above for
+// a length-delimited field whose length takes two bytes (a span, in its
+// scope's list of spans, is longer than 127 bytes): every one-byte tag of
+// that wire type, every first length byte with its continuation bit, every
+// second length byte, with the field whole, one byte short and cut inside
+// its length.
+func TestFieldIterReadsTwoByteLengthsAsProtowireDoes(t *testing.T) {
+	body := make([]byte, 3+1<<14+1)
+	for num := 1; num < 16; num++ {
+		tag := byte(num<<3 | int(protowire.BytesType))
+		for lo := 0x80; lo < 0x100; lo++ {
+			for hi := range 256 {
+				body[0], body[1], body[2] = tag, byte(lo), byte(hi)
+				n := 3 + (lo&0x7f | hi<<7)
+				for _, cut := range []int{2, 3, min(n-1, len(body)), min(n, len(body)), len(body)} {
+					msg := body[:cut]
+					it := fieldIter{b: msg}
+					got := it.next()
+					v, m := protowire.ConsumeBytes(msg[1:])
+					if want := m >= 0; got != want || it.bad == want {
+						t.Fatalf("% x (%d bytes): next %v, bad %v; protowire reads it: %v", msg[:min(len(msg), 3)], len(msg), got, it.bad, want)
+					}
+					if got && (it.f.num != protowire.Number(num) || it.f.typ != protowire.BytesType || len(it.f.b) != len(v) || len(it.b) != len(msg)-1-m) {
+						t.Fatalf("% x (%d bytes): field %d, %d bytes, %d left; protowire: %d bytes, %d left", msg[:3], len(msg), it.f.num, len(it.f.b), len(it.b), len(v), len(msg)-1-m)
+					}
+				}
+			}
+		}
+	}
+}
