@@ -128,14 +128,9 @@ type Index struct {
 	// lastVal remembers, per key id, the last value interned: consecutive
 	// spans often repeat it (a trace's session, a pool's key).
 	lastVal []internedVal
-	// seen remembers the ids of the last strings interned by where their
-	// bytes lie (sameString), allocated on first use: the decoders hand
-	// one string out per distinct text they meet (ingest's string cache),
-	// so a value seen before is found without hashing its text.
-	seen *[seenSlots]seenString
-	// seenNames is seen for span names, whose ids are another table's:
-	// every span interns its name, and a dump has a few dozen of them.
-	seenNames *[nameSlots]seenString
+	// seen and seenNames remember the values and the span names interned
+	// lately by where their bytes lie, allocated on first use.
+	seen, seenNames *seenStrings
 
 	Names []string // interned span names
 	Vals  []string // interned attribute values
@@ -653,20 +648,14 @@ func (x *Index) fillTraceAndResourceMaps() {
 	}
 }
 
-// internName interns a span name, trying the two slots of its text
-// first (nameSlot): by place, then by text, either cheaper than hashing it
-// in the map.
+// internName interns a span name, trying the names interned lately by
+// where their bytes lie first (seenStrings), as internString does values.
 func (x *Index) internName(s string) int32 {
 	if x.seenNames == nil {
-		x.seenNames = new([nameSlots]seenString)
+		x.seenNames = new(seenStrings)
 	}
-	i := nameSlot(s)
-	pair := x.seenNames[i : i+2 : i+2]
-	if sameString(pair[0].s, s) {
-		return pair[0].id
-	}
-	if sameString(pair[1].s, s) {
-		return pair[1].id
+	if id, ok := x.seenNames.find(s); ok {
+		return id
 	}
 	id, ok := x.nameIdx[s]
 	if !ok {
@@ -675,23 +664,22 @@ func (x *Index) internName(s string) int32 {
 		x.Names = append(x.Names, strings.Clone(s)) // never retain a slice of a decoder's buffer
 		x.nameIdx[x.Names[id]] = id
 	}
-	pair[1], pair[0] = pair[0], seenString{s: s, id: id}
+	x.seenNames.remember(s, id)
 	return id
 }
 
 func (x *Index) internString(s string) int32 {
 	if x.seen == nil {
-		x.seen = new([seenSlots]seenString)
+		x.seen = new(seenStrings)
 	}
-	slot := &x.seen[seenSlot(s)]
-	if sameString(slot.s, s) {
-		return slot.id
+	if id, ok := x.seen.find(s); ok {
+		return id
 	}
 	id, ok := x.ValIdx[s]
 	if !ok {
 		id = x.addString(s)
 	}
-	*slot = seenString{s: s, id: id}
+	x.seen.remember(s, id)
 	return id
 }
 
@@ -994,11 +982,10 @@ func (x *Index) Reset() {
 	for i := range x.lastVal {
 		x.lastVal[i] = internedVal{id: -1}
 	}
-	if x.seen != nil {
-		*x.seen = [seenSlots]seenString{}
-	}
-	if x.seenNames != nil {
-		*x.seenNames = [nameSlots]seenString{}
+	for _, m := range []*seenStrings{x.seen, x.seenNames} {
+		if m != nil {
+			*m = seenStrings{}
+		}
 	}
 	if x.lender != nil {
 		x.lender.lent.Add(-1)

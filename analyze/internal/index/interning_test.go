@@ -221,7 +221,7 @@ func TestANameHandedAgainAfterAResetIsInternedAgain(t *testing.T) {
 	}
 }
 
-// TestSpanNamesTakePairsOfSlotsApart pins nameSlot's spread: fifty
+// TestSpanNamesTakePairsOfSlotsApart pins seenPair's spread: fifty
 // names made one after another, as a decoder makes them, a size class
 // apart, must take nearly as many pairs of slots as there are names
 // (about 47 at random; with the address's low bits alone, a few dozen
@@ -232,14 +232,14 @@ func TestSpanNamesTakePairsOfSlotsApart(t *testing.T) {
 	for i := range 50 {
 		name := strings.Clone(fmt.Sprintf("plugin.mcp.name.%04d", i))
 		keep = append(keep, name)
-		k := nameSlot(name)
-		if k%2 != 0 || k < 0 || k+1 >= nameSlots {
+		k := seenPair(name)
+		if k%2 != 0 || k < 0 || k+1 >= seenSlots {
 			t.Fatalf("%q: slot %d is not the first of a pair", name, k)
 		}
 		pairs[k] = true
 	}
 	if len(pairs) < 38 {
-		t.Errorf("%d names took %d of %d pairs of slots", len(keep), len(pairs), nameSlots/2)
+		t.Errorf("%d names took %d of %d pairs of slots", len(keep), len(pairs), seenSlots/2)
 	}
 }
 
@@ -253,7 +253,7 @@ func TestNamesSharingAPairOfSlotsKeepTheirIDs(t *testing.T) {
 	for i := 1; len(names) < 3 && i < 1<<20; i++ {
 		n := strings.Clone(fmt.Sprintf("span.%d", i))
 		made = append(made, n)
-		if nameSlot(n) == nameSlot(first) {
+		if seenPair(n) == seenPair(first) {
 			names = append(names, n)
 		}
 	}
@@ -294,7 +294,7 @@ func TestTwoNamesSharingAPairAreFoundInIt(t *testing.T) {
 	for i := 1; second == "" && i < 1<<20; i++ {
 		n := strings.Clone(fmt.Sprintf("span.%d", i))
 		made = append(made, n)
-		if nameSlot(n) == nameSlot(first) {
+		if seenPair(n) == seenPair(first) {
 			second = n
 		}
 	}
