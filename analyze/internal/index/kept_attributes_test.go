@@ -1,11 +1,16 @@
 package index
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -147,25 +152,53 @@ func TestASpanOrResourceKeepsAtMost255Attributes(t *testing.T) {
 	}
 }
 
+// TestARepeatedKeyKeepsItsFirstValue reads a span and a resource that
+// repeat a kept key through each projection decoder into the index: the
+// decoder keeps the first of a repeated span key (the index takes a
+// batch's span keys as given, each once) and the index the first of a
+// repeated resource key.
 func TestARepeatedKeyKeepsItsFirstValue(t *testing.T) {
-	x := New(rulefmt.IndexOptions{})
-	// pdata maps do not repeat keys; the fast path's batches may.
-	b := &ingest.Batch{
-		Resources: []ingest.Resource{{Attrs: 0, N: 2}},
-		Attrs: []ingest.Attr{
-			{Key: spans.ResourceServiceName, Type: pcommon.ValueTypeStr, Str: "first"},
-			{Key: spans.ResourceServiceName, Type: pcommon.ValueTypeStr, Str: "second"},
-			{Key: spans.AttrSessionID, Type: pcommon.ValueTypeStr, Str: "first"},
-			{Key: spans.AttrSessionID, Type: pcommon.ValueTypeStr, Str: "second"},
-		},
-		Spans: []ingest.Span{{TraceID: dumptest.TraceID(1), SpanID: dumptest.SpanID(1), Name: "s", Attrs: 2, N: 2}},
+	line := `{"resourceSpans":[{"resource":{"attributes":[` +
+		`{"key":"service.name","value":{"stringValue":"first"}},` +
+		`{"key":"service.name","value":{"stringValue":"second"}}]},` +
+		`"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","name":"s",` +
+		`"attributes":[{"key":"mcp.session.id","value":{"stringValue":"first"}},` +
+		`{"key":"mcp.session.id","value":{"stringValue":"second"}}]}]}]}]}`
+	td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces([]byte(line))
+	if err != nil {
+		t.Fatal(err)
 	}
-	x.AddFastPart(b, 0, 1)
-	if got := spanAttrs(x)["s"]; len(got) != 1 || got[spans.AttrSessionID] != "first" {
-		t.Errorf("span attributes %v, want the first session id only", got)
+	pb, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := resAttrs(x, "s"); len(got) != 1 || got[spans.ResourceServiceName] != "first" {
-		t.Errorf("resource attributes %v, want the first service name only", got)
+	if td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().Len() != 2 {
+		t.Fatal("pdata dropped the repeated key: the protobuf input would not repeat it")
+	}
+	pb = append(binary.BigEndian.AppendUint32(nil, uint32(len(pb))), pb...) // one length-prefixed record
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"dump.jsonl": []byte(line + "\n"), "dump.pb": pb} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			opts := rulefmt.IndexOptions{}
+			x := New(opts)
+			in, err := ingest.Read(context.Background(), []string{path}, ingest.ReadOptions{Keep: KeepOf(opts)}, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.FastBatches == 0 {
+				t.Fatalf("no projection decoder read %s (%+v)", name, in)
+			}
+			if got := spanAttrs(x)["s"]; len(got) != 1 || got[spans.AttrSessionID] != "first" {
+				t.Errorf("span attributes %v, want the first session id only", got)
+			}
+			if got := resAttrs(x, "s"); len(got) != 1 || got[spans.ResourceServiceName] != "first" {
+				t.Errorf("resource attributes %v, want the first service name only", got)
+			}
+		})
 	}
 }
 
