@@ -501,8 +501,9 @@ func SortGroups(groups [][]record.Acquire) {
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(groups))
 	if total < ParallelSortMin || workers < 2 {
+		var s pairTimeSorter
 		for _, g := range groups {
-			slices.SortFunc(g, CmpPairTime)
+			s.sort(g)
 		}
 		return
 	}
@@ -518,8 +519,9 @@ func SortGroups(groups [][]record.Acquire) {
 		wg.Add(1)
 		go func(run [][]record.Acquire) {
 			defer wg.Done()
+			var s pairTimeSorter
 			for _, g := range run {
-				slices.SortFunc(g, CmpPairTime)
+				s.sort(g)
 			}
 		}(groups[lo:hi])
 		lo = hi
