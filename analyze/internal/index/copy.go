@@ -160,14 +160,13 @@ func (x *Index) truncateSpans(n int32) {
 	x.Chunks, x.NumSpans = x.Chunks[:full], n
 }
 
-// reindexTracesAndResources rebuilds the trace and resource lookup maps
-// after KeepTraces numbered both again (when x has them), and empties the
-// duplicate cache, which holds trace numbers.
+// reindexTracesAndResources marks the trace and resource lookup maps
+// stale after KeepTraces numbered both again (when x has them: the next
+// Add fills them again), and empties the duplicate cache, which holds
+// trace numbers.
 func (x *Index) reindexTracesAndResources() {
 	if x.traceIdx != nil {
-		clear(x.traceIdx)
-		clear(x.resIdx)
-		x.fillTraceAndResourceMaps()
+		x.stale = true
 	}
 	if x.Recent != nil {
 		*x.Recent = [recentSlots]recentSpan{}
