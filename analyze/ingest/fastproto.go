@@ -484,38 +484,25 @@ func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 // reports false and kvFields reads the attribute.
 func compactKV(msg []byte, v *protoValue) (key []byte, ok bool) {
 	const keyTag, valueTag = 1<<3 | 2, 2<<3 | 2 // fields 1 and 2, length-delimited
-	var val []byte
-	for range 2 {
-		tag, body, rest, whole := compactField(msg)
-		switch {
-		case !whole:
-			return nil, false
-		case tag == keyTag && key == nil:
-			key = body
-		case tag == valueTag && val == nil:
-			val = body
-		default:
-			return nil, false
-		}
-		msg = rest
+	// The two fields' ends, read by offset: splitting msg into slices
+	// field by field cost twice the instructions.
+	if len(msg) < 4 || msg[1] >= 0x80 {
+		return nil, false
 	}
-	if len(msg) != 0 {
+	first := 2 + int(msg[1])
+	if first+2 > len(msg) || msg[first+1] >= 0x80 || first+2+int(msg[first+1]) != len(msg) {
+		return nil, false
+	}
+	var val []byte
+	switch {
+	case msg[0] == keyTag && msg[first] == valueTag:
+		key, val = msg[2:first], msg[first+2:]
+	case msg[0] == valueTag && msg[first] == keyTag:
+		val, key = msg[2:first], msg[first+2:]
+	default:
 		return nil, false
 	}
 	return key, compactValue(val, v)
-}
-
-// compactField splits off the first field of msg when its tag and length
-// are one byte each, the shape compactKV reads; ok is false otherwise.
-func compactField(msg []byte) (tag byte, body, rest []byte, ok bool) {
-	if len(msg) < 2 || msg[1] >= 0x80 {
-		return 0, nil, nil, false
-	}
-	end := 2 + int(msg[1])
-	if end > len(msg) {
-		return 0, nil, nil, false
-	}
-	return msg[0], msg[2:end], msg[end:], true
 }
 
 // compactValue reads an AnyValue of compactKV's shape: one string with a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -11,7 +12,8 @@ import (
 // attribute path (compactKV) against pdata on the encodings next to the one
 // it takes: a bool true and false, a repeated bool value (pdata: the last
 // wins, so the compact path must not read the first and ignore the rest),
-// a repeated string value, and a status code in the wrong wire type (pdata
+// a repeated string value, a key after its value (either order is
+// valid protobuf), two values or two keys, and a status code in the wrong wire type (pdata
 // refuses the record: the projection must not take it either). Each record
 // is checked by checkFastProtoMatchesPdata, which fails when the projection
 // takes a record pdata refuses or reads it differently.
@@ -25,6 +27,11 @@ func TestFastOTLPProtoReadsEachAttributeEncodingAsPdataDoes(t *testing.T) {
 		{"a kept bool false", request(baseResource, baseSpan(pb(nil).bytes(9, boolAttr(hit, false))))},
 		{"a repeated bool value, true then false", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, hit).bytes(2, pb(nil).varint(2, 1).varint(2, 0)))))},
 		{"a repeated bool value, false then true", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, hit).bytes(2, pb(nil).varint(2, 0).varint(2, 1)))))},
+		{"a kept string, its value first", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).str(1, "v")).str(1, hit))))},
+		{"a kept bool, its value first", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).varint(2, 1)).str(1, hit))))},
+		{"a kept int, its value first", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).varint(3, 7)).str(1, hit))))},
+		{"two values, no key", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).str(1, "v")).bytes(2, pb(nil).str(1, "w")))))},
+		{"two keys, no value", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, hit).str(1, hit))))},
 		{"a repeated string value", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).str(1, "a").str(1, "b")))))},
 		{"a string value with a trailing field", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).str(1, "a").varint(3, 4)))))},
 		{"a status code as fixed32", request(baseResource, baseSpan(pb(nil).bytes(15, pb(nil).fixed32(3, 2))))},
@@ -119,5 +126,57 @@ func TestFieldIterReadsTwoByteLengthsAsProtowireDoes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCompactKVReadsTheKeyAndValueInEitherOrder pins compactKV's shape:
+// a key and a value with one-byte tags and lengths, in either order (pdata
+// writes the value first), is read whole; anything else is left to
+// kvFields, which reads it as pdata does. A shape compactKV wrongly
+// refuses costs only speed, so the tests against pdata cannot see it:
+// this one can.
+func TestCompactKVReadsTheKeyAndValueInEitherOrder(t *testing.T) {
+	long := string(bytes.Repeat([]byte("v"), 128)) // a two-byte length
+	for _, c := range []struct {
+		name    string
+		msg     pb
+		key     string
+		typ     pcommon.ValueType
+		str     string
+		num     int64
+		refused bool
+	}{
+		{name: "key first, a string", msg: strAttr("k", "v"), key: "k", typ: pcommon.ValueTypeStr, str: "v"},
+		{name: "value first, a string", msg: pb(nil).bytes(2, pb(nil).str(1, "v")).str(1, "k"), key: "k", typ: pcommon.ValueTypeStr, str: "v"},
+		{name: "value first, a bool", msg: pb(nil).bytes(2, pb(nil).varint(2, 1)).str(1, "k"), key: "k", typ: pcommon.ValueTypeBool, num: 1},
+		{name: "value first, an int", msg: pb(nil).bytes(2, pb(nil).varint(3, 7)).str(1, "k"), key: "k", typ: pcommon.ValueTypeInt, num: 7},
+		{name: "key first, an int", msg: intAttr("k", 7), key: "k", typ: pcommon.ValueTypeInt, num: 7},
+		{name: "an empty key and value", msg: pb(nil).str(1, "").bytes(2, pb(nil).str(1, "")), key: "", typ: pcommon.ValueTypeStr, str: ""},
+		{name: "value first, an empty key last", msg: pb(nil).bytes(2, pb(nil).str(1, "v")).str(1, ""), key: "", typ: pcommon.ValueTypeStr, str: "v"},
+		{name: "a field after both", msg: strAttr("k", "v").varint(3, 1), refused: true},
+		{name: "two keys", msg: pb(nil).str(1, "k").str(1, "k"), refused: true},
+		{name: "two values", msg: pb(nil).bytes(2, pb(nil).str(1, "v")).bytes(2, pb(nil).str(1, "v")), refused: true},
+		{name: "a key alone", msg: pb(nil).str(1, "k"), refused: true},
+		{name: "a value of two-byte length", msg: strAttr("k", long), refused: true},
+		{name: "a key of two-byte length, value first", msg: pb(nil).bytes(2, pb(nil).str(1, "v")).str(1, long), refused: true},
+		{name: "cut in the second field", msg: strAttr("k", "v")[:6], refused: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var v protoValue
+			key, ok := compactKV(c.msg, &v)
+			if c.refused {
+				if ok {
+					t.Fatalf("read % x as key %q, value %+v; want it left to kvFields", []byte(c.msg), key, v)
+				}
+				return
+			}
+			num := v.i
+			if v.b {
+				num = 1
+			}
+			if !ok || string(key) != c.key || v.typ != c.typ || string(v.s) != c.str || num != c.num {
+				t.Fatalf("% x: key %q, value %+v, ok %v; want key %q, %v %q %d", []byte(c.msg), key, v, ok, c.key, c.typ, c.str, c.num)
+			}
+		})
 	}
 }
