@@ -111,13 +111,10 @@ type protoDec struct {
 	keep *keepSet
 	out  *Batch
 	strs *stringCache
-	kept []protoAttr // scratch space of the attributes of one span or resource
-}
-
-// protoAttr is a kept attribute gathered before it is added to the batch.
-type protoAttr struct {
-	key string
-	val protoValue
+	// attrs is where the kept attributes of the span or resource being
+	// read start in out.Attrs: keyValue appends them there as it reads
+	// them (a record given up drops the whole batch).
+	attrs int32
 }
 
 // protoValue is one AnyValue as far as the decoder reads it.
@@ -266,7 +263,7 @@ func (d *protoDec) resourceSpans(msg []byte) bool {
 }
 
 func (d *protoDec) resource(msg []byte, r int32) bool {
-	d.kept = d.kept[:0]
+	d.attrs = int32(len(d.out.Attrs))
 	it := fieldIter{b: msg}
 	for it.next() {
 		f := &it.f
@@ -337,7 +334,7 @@ func (d *protoDec) scope(msg []byte) bool {
 // rest (ones they omit when empty) by spanRare.
 func (d *protoDec) span(msg []byte, r int32) bool {
 	sp := d.out.newSpan(r)
-	d.kept = d.kept[:0]
+	d.attrs = int32(len(d.out.Attrs))
 	it := fieldIter{b: msg}
 	for it.next() {
 		f := &it.f
@@ -448,8 +445,8 @@ func (d *protoDec) status(msg []byte, sp *Span) bool {
 }
 
 // keyValue reads one attribute; when its key is in kept (nil keeps
-// nothing) it gathers it in d.kept, the first of a repeated key only, as
-// the index keeps it.
+// nothing) it appends it to the batch, the first of a repeated key only
+// (Batch.Attrs), written in place (see Batch.newSpan).
 func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 	var val protoValue
 	key, ok := compactKV(msg, &val)
@@ -468,12 +465,17 @@ func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 	default:
 		return false // kept: leave other types (and their formatting) to pdata
 	}
-	for _, a := range d.kept {
-		if sameKept(a.key, k) {
+	for i := range d.out.Attrs[d.attrs:] {
+		if sameKept(d.out.Attrs[int(d.attrs)+i].Key, k) {
 			return true
 		}
 	}
-	d.kept = append(d.kept, protoAttr{key: k, val: val})
+	d.out.Attrs = append(d.out.Attrs, Attr{})
+	attr := &d.out.Attrs[len(d.out.Attrs)-1]
+	attr.Key, attr.Type, attr.Bool, attr.Int = k, val.typ, val.b, val.i
+	if val.typ == pcommon.ValueTypeStr {
+		attr.Str = d.strs.str(val.s)
+	}
 	return true
 }
 
@@ -629,18 +631,8 @@ func (d *protoDec) kvList(msg []byte, depth int) bool {
 	return !it.bad
 }
 
-// flushKept appends the gathered attributes to the batch and returns their
-// range.
+// flushKept returns the range of the attributes keyValue appended for
+// the span or resource just read.
 func (d *protoDec) flushKept() (start, n int32) {
-	start = int32(len(d.out.Attrs))
-	for i := range d.kept {
-		a := &d.kept[i]
-		d.out.Attrs = append(d.out.Attrs, Attr{})
-		attr := &d.out.Attrs[len(d.out.Attrs)-1] // written in place: see Batch.newSpan
-		attr.Key, attr.Type, attr.Bool, attr.Int = a.key, a.val.typ, a.val.b, a.val.i
-		if a.val.typ == pcommon.ValueTypeStr {
-			attr.Str = d.strs.str(a.val.s)
-		}
-	}
-	return start, int32(len(d.kept))
+	return d.attrs, int32(len(d.out.Attrs)) - d.attrs
 }

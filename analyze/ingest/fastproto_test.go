@@ -137,6 +137,24 @@ func request(res pb, spans ...pb) []byte {
 	return pb(nil).bytes(1, rs)
 }
 
+// twoResources is a request of two resources, each with a span holding
+// kept attributes, one of them under a key ("x") resources keep too,
+// so a resource's range reaching into the span's attributes shows; with
+// resourceLast, each resource's field comes after
+// its scope's spans (protobuf fields may come in any order), so the
+// second resource's attributes are read after the first's spans'.
+func twoResources(resourceLast bool) []byte {
+	ss := pb(nil).bytes(1, pb(nil).str(1, "scope")).bytes(2, baseSpan(pb(nil).bytes(9, strAttr("x", "on the span"))))
+	res2 := pb(nil).bytes(1, strAttr("service.name", "other"))
+	rs := func(res pb) pb {
+		if resourceLast {
+			return pb(nil).bytes(2, ss).bytes(1, res)
+		}
+		return pb(nil).bytes(1, res).bytes(2, ss)
+	}
+	return pb(nil).bytes(1, rs(baseResource)).bytes(1, rs(res2))
+}
+
 var baseResource = pb(nil).bytes(1, strAttr("service.name", "gw")).bytes(1, strAttr("host.name", "h"))
 
 func TestFastOTLPProtoMatchesPdataOnEdgeCases(t *testing.T) {
@@ -156,6 +174,8 @@ func TestFastOTLPProtoMatchesPdataOnEdgeCases(t *testing.T) {
 		"two spans":              request(baseResource, baseSpan(), baseSpan(pb(nil).bytes(2, testParent))),
 		"value before key":       request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).str(1, "v")).str(1, "mcp.tool.name")))),
 		"empty key":              request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(1, nil).bytes(2, pb(nil).str(1, "v"))))),
+		"two resources":          twoResources(false),
+		"resource after spans":   twoResources(true),
 		"value fields merge":     request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).str(1, "s")).bytes(2, pb(nil).varint(3, 4))))),
 	}
 	for name, rec := range tests {
