@@ -902,7 +902,7 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 		v.typ = pcommon.ValueTypeStr
 		if keep && g != nil {
 			v.last = &g.last
-			if ok = d.sameString(g.last); ok {
+			if ok = d.nextIsQuoted(g.last); ok {
 				v.str = g.last
 				break
 			}
@@ -962,7 +962,7 @@ var (
 	compactInt  = newPattern(`,"value":{"intValue":`)
 )
 
-// sameString reports whether the input at d.i is the string s, quoted,
+// nextIsQuoted reports whether the input at d.i is the string s, quoted,
 // and when it is reads past it. s is a string rawString read before: no
 // quote, backslash or control character in it, so the input holding its
 // bytes between two quotes is that string, unescaped. An attribute's
@@ -970,7 +970,7 @@ var (
 // invocation and its acquire, a transport, a tool's name), and comparing
 // it costs less than scanning for its end and then looking it up. The
 // empty string is never compared.
-func (d *fastDec) sameString(s string) bool {
+func (d *fastDec) nextIsQuoted(s string) bool {
 	i, b := d.i, d.b
 	if s == "" || len(b)-i < len(s)+2 || b[i] != '"' || b[i+1+len(s)] != '"' || string(b[i+1:i+1+len(s)]) != s {
 		return false
@@ -989,7 +989,7 @@ type fastValue struct {
 	typ pcommon.ValueType
 	s   []byte
 	// str is the value when compactAttr found it equal to the last one of
-	// its key (sameString), s then nil; last is where that key remembers
+	// its key (nextIsQuoted), s then nil; last is where that key remembers
 	// the string it was last given, for gather to set.
 	str     string
 	last    *string

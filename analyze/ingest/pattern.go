@@ -19,8 +19,9 @@ type pattern struct {
 // reads.
 const maxPattern = 24
 
-// newPattern compiles s, at most maxPattern bytes (the bytes past that are
-// not compared).
+// newPattern compiles s. Its words hold its first maxPattern bytes only:
+// words compares no more (a longer s is kept whole in s, for a comparison
+// of the texts).
 func newPattern(s string) pattern {
 	p := pattern{s: s}
 	var buf [maxPattern]byte

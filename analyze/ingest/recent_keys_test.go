@@ -109,7 +109,7 @@ func TestRecentKeysGuessOnlyWhatWasRemembered(t *testing.T) {
 }
 
 // TestAValueLikeItsKeysLastIsReadAsItsOwnText pins compactAttr's reading
-// of a kept key's value as the key's last one (sameString): only the very
+// of a kept key's value as the key's last one (nextIsQuoted): only the very
 // text between two quotes is that value. Values that extend the last one,
 // are its start, are empty, or hold an escape after its text follow it
 // here (one with the closing braces a compact attribute ends with); each

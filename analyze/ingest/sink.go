@@ -62,14 +62,15 @@ type keepSet struct {
 // looked up and most are not kept: comparing the key with the few kept
 // keys of its length costs a fraction of hashing it.
 type keyFilter struct {
-	byLen [maxFilterLen][]string // kept keys shorter than maxFilterLen, by length
-	// pats holds byLen's keys of up to maxPattern bytes as patterns, in
-	// the same places: lookup compares those in line, where comparing
-	// texts called the runtime's comparison for each kept key of a
-	// length (plugin.mcp.cache_key and plugin.mcp.cache_hit), for every
-	// attribute a protobuf record holds.
-	pats [maxPattern + 1][]pattern
-	long map[string]string // the others, each to itself
+	// byLen holds the kept keys shorter than maxFilterLen, by length,
+	// each as a pattern (its text in s): lookup compares a key of up to
+	// maxPattern bytes with the patterns in line, where comparing texts
+	// called the runtime's comparison for each kept key of a length
+	// (plugin.mcp.cache_key and plugin.mcp.cache_hit), for every
+	// attribute a protobuf record holds. Longer keys are compared by
+	// text.
+	byLen [maxFilterLen][]pattern
+	long  map[string]string // the others, each to itself
 }
 
 // maxFilterLen bounds the keys keyFilter lists by length.
@@ -81,10 +82,7 @@ func newKeyFilter(keys []string) keyFilter {
 		switch {
 		case k == "" || f.has(k):
 		case len(k) < maxFilterLen:
-			f.byLen[len(k)] = append(f.byLen[len(k)], k)
-			if len(k) <= maxPattern {
-				f.pats[len(k)] = append(f.pats[len(k)], newPattern(k))
-			}
+			f.byLen[len(k)] = append(f.byLen[len(k)], newPattern(k))
 		default:
 			if f.long == nil {
 				f.long = map[string]string{}
@@ -109,17 +107,19 @@ func (f *keyFilter) lookup(key []byte) (string, bool) {
 		// The bytes past the key, up to its capacity, are read and masked
 		// off: the patterns of its length compare its bytes only.
 		w := key[:maxPattern]
-		for i := range f.pats[len(key)] {
-			if f.pats[len(key)][i].words(w) {
-				return f.byLen[len(key)][i], true
+		pats := f.byLen[len(key)]
+		for i := range pats {
+			if pats[i].words(w) {
+				return pats[i].s, true
 			}
 		}
 		return "", false
 	}
 	if len(key) < maxFilterLen {
-		for _, k := range f.byLen[len(key)] {
-			if k == string(key) {
-				return k, true
+		pats := f.byLen[len(key)]
+		for i := range pats {
+			if pats[i].s == string(key) {
+				return pats[i].s, true
 			}
 		}
 		return "", false
@@ -142,9 +142,9 @@ func sameKept(a, b string) bool {
 // keys returns the kept keys, for tests.
 func (f *keyFilter) keys() map[string]string {
 	m := map[string]string{}
-	for _, ks := range f.byLen {
-		for _, k := range ks {
-			m[k] = k
+	for _, pats := range f.byLen {
+		for _, p := range pats {
+			m[p.s] = p.s
 		}
 	}
 	for k := range f.long {
