@@ -128,6 +128,10 @@ type Index struct {
 	// lastVal remembers, per key id, the last value interned: consecutive
 	// spans often repeat it (a trace's session, a pool's key).
 	lastVal []internedVal
+	// lastInt is lastVal for the int values of span attributes (a
+	// server's port, an attempt number), which would otherwise be
+	// formatted and looked up again for every span.
+	lastInt []internedInt
 	// seen and seenNames remember the values and the span names interned
 	// lately by where their bytes lie, allocated on first use.
 	seen, seenNames *seenStrings
@@ -223,6 +227,12 @@ type internedVal struct {
 	id int32
 }
 
+// internedInt is an int value beside the id of its text.
+type internedInt struct {
+	v  int64
+	id int32
+}
+
 // maxKeyLen is the longest attribute key found through keysByLen; longer
 // kept keys (unusual) go through the keyID map.
 const maxKeyLen = 63
@@ -310,6 +320,7 @@ func (x *Index) addKey(key string, onResource bool) {
 		x.SpanKeyOK = append(x.SpanKeyOK, false)
 		x.ResKeyOK = append(x.ResKeyOK, false)
 		x.lastVal = append(x.lastVal, internedVal{id: -1})
+		x.lastInt = append(x.lastInt, internedInt{id: -1})
 		if len(key) <= maxKeyLen {
 			x.keysByLen[len(key)] = append(x.keysByLen[len(key)], id)
 		}
@@ -495,8 +506,23 @@ func (x *Index) internFastValue(key uint16, a *ingest.Attr, onSpan bool) int32 {
 	case pcommon.ValueTypeBool:
 		return boolVal(a.Bool)
 	default: // pcommon.ValueTypeInt: the fast path keeps no other type
+		if onSpan {
+			return x.internKeyInt(key, a.Int)
+		}
 		return x.internString(strconv.FormatInt(a.Int, 10))
 	}
+}
+
+// internKeyInt interns the text of v, an int value of a span attribute
+// of key, as internKeyStr does a string: the key's last one answers
+// without formatting v.
+func (x *Index) internKeyInt(key uint16, v int64) int32 {
+	if last := &x.lastInt[key]; last.id >= 0 && last.v == v {
+		return last.id
+	}
+	id := x.internString(strconv.FormatInt(v, 10))
+	x.lastInt[key] = internedInt{v: v, id: id}
+	return id
 }
 
 // addSpan appends one span's retained record.
@@ -1007,6 +1033,7 @@ func (x *Index) Reset() {
 	x.Chunks, x.attrs, x.NumSpans = x.Chunks[:0], x.attrs[:0], 0
 	for i := range x.lastVal {
 		x.lastVal[i] = internedVal{id: -1}
+		x.lastInt[i] = internedInt{id: -1}
 	}
 	for _, m := range []*seenStrings{x.seen, x.seenNames} {
 		if m != nil {

@@ -314,3 +314,38 @@ func TestTwoNamesSharingAPairAreFoundInIt(t *testing.T) {
 		}
 	}
 }
+
+// TestAnIntValueIsReadAsItsOwn pins the memo of a key's last int value
+// (internKeyInt): spans alternating between two ports each read their
+// own, a resource's int is not taken for a span's, and after a reset,
+// which empties the value table, a port seen before is interned again
+// rather than given the id its text had before (by then another value's).
+func TestAnIntValueIsReadAsItsOwn(t *testing.T) {
+	port := spans.AttrServerPort
+	batch := func(ports ...int64) *ingest.Batch {
+		b := &ingest.Batch{Resources: []ingest.Resource{{Attrs: 0, N: 1}}}
+		b.Attrs = append(b.Attrs, ingest.Attr{Key: port, Type: pcommon.ValueTypeInt, Int: 7}) // the resource's, never a span's
+		for i, p := range ports {
+			b.Spans = append(b.Spans, ingest.Span{TraceID: dumptest.TraceID(1), SpanID: dumptest.SpanID(uint64(i + 1)),
+				Name: fmt.Sprint("s", i), Attrs: int32(len(b.Attrs)), N: 2})
+			b.Attrs = append(b.Attrs, ingest.Attr{Key: spans.AttrSessionID, Type: pcommon.ValueTypeStr, Str: fmt.Sprint("session ", p)},
+				ingest.Attr{Key: port, Type: pcommon.ValueTypeInt, Int: p})
+		}
+		return b
+	}
+	x := New(rulefmt.IndexOptions{ResourceAttrs: []string{port}})
+	check := func(when string, ports ...int64) {
+		t.Helper()
+		got := spanAttrs(x)
+		for i, p := range ports {
+			if v := got[fmt.Sprint("s", i)][port]; v != fmt.Sprint(p) {
+				t.Errorf("%s: span %d reads port %q, want %d (%v)", when, i, v, p, got)
+			}
+		}
+	}
+	x.AddFastPart(batch(443, 443, 8443, 443, -1, 9), 0, 1)
+	check("first", 443, 443, 8443, 443, -1, 9)
+	x.Reset()
+	x.AddFastPart(batch(9, 9), 0, 1) // the session values take the ids 443's text and its session had
+	check("after a reset", 9, 9)
+}
