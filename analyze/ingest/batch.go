@@ -77,6 +77,24 @@ func (b *Batch) newSpan(res int32) *Span {
 	return sp
 }
 
+// newAttr appends an attribute of key k to the range of b.Attrs that
+// starts at start (the span's or resource's being decoded) and returns
+// it, its key set, for the decoder to fill in place (see newSpan); nil
+// when the range holds k already: the first of a repeated key is kept,
+// as an index keeps it (Batch.Attrs). Both projection decoders add
+// their attributes through it.
+func (b *Batch) newAttr(start int32, k string) *Attr {
+	for i := range b.Attrs[start:] {
+		if sameKept(b.Attrs[int(start)+i].Key, k) {
+			return nil
+		}
+	}
+	b.Attrs = append(b.Attrs, Attr{})
+	a := &b.Attrs[len(b.Attrs)-1]
+	a.Key = k
+	return a
+}
+
 // Attr is one kept attribute: a key of ReadOptions.Keep and a string, bool
 // or int value (the projection decoders leave every other type to pdata).
 type Attr struct {

@@ -834,24 +834,18 @@ func (d *fastDec) generalAttr(key *[]byte, val *fastValue) bool {
 	})
 }
 
-// gather appends a kept attribute to the batch unless its key is among
-// those from start on already: the first of a repeated key wins, as in the
-// index. A double or an escaped string gives up: its formatting or
-// unescaping is pdata's. The attribute is written in place (see
-// Batch.newSpan).
+// gather appends a kept attribute to the batch (Batch.newAttr: the first
+// of a repeated key wins). A double or an escaped string gives up: its
+// formatting or unescaping is pdata's.
 func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 	if val.typ == pcommon.ValueTypeDouble || val.escaped {
 		return false
 	}
-	gathered := d.out.Attrs[start:]
-	for i := range gathered {
-		if sameKept(gathered[i].Key, k) {
-			return true
-		}
+	a := d.out.newAttr(start, k)
+	if a == nil {
+		return true
 	}
-	d.out.Attrs = append(d.out.Attrs, Attr{})
-	a := &d.out.Attrs[len(d.out.Attrs)-1]
-	a.Key, a.Type, a.Bool, a.Int = k, val.typ, val.b, val.i
+	a.Type, a.Bool, a.Int = val.typ, val.b, val.i
 	if val.typ == pcommon.ValueTypeStr {
 		a.Str = val.str
 		if a.Str == "" {

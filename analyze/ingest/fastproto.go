@@ -283,7 +283,7 @@ func (d *protoDec) resource(msg []byte, r int32) bool {
 	if it.bad {
 		return false
 	}
-	start, n := d.flushKept()
+	start, n := d.keptRange()
 	d.out.Resources[r] = Resource{Attrs: start, N: n}
 	return true
 }
@@ -373,7 +373,7 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 	if it.bad {
 		return false
 	}
-	sp.Attrs, sp.N = d.flushKept()
+	sp.Attrs, sp.N = d.keptRange()
 	return true
 }
 
@@ -445,8 +445,8 @@ func (d *protoDec) status(msg []byte, sp *Span) bool {
 }
 
 // keyValue reads one attribute; when its key is in kept (nil keeps
-// nothing) it appends it to the batch, the first of a repeated key only
-// (Batch.Attrs), written in place (see Batch.newSpan).
+// nothing) it appends it to the batch (Batch.newAttr: the first of a
+// repeated key only).
 func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 	var val protoValue
 	key, ok := compactKV(msg, &val)
@@ -465,14 +465,11 @@ func (d *protoDec) keyValue(msg []byte, kept *keyFilter) bool {
 	default:
 		return false // kept: leave other types (and their formatting) to pdata
 	}
-	for i := range d.out.Attrs[d.attrs:] {
-		if sameKept(d.out.Attrs[int(d.attrs)+i].Key, k) {
-			return true
-		}
+	attr := d.out.newAttr(d.attrs, k)
+	if attr == nil {
+		return true
 	}
-	d.out.Attrs = append(d.out.Attrs, Attr{})
-	attr := &d.out.Attrs[len(d.out.Attrs)-1]
-	attr.Key, attr.Type, attr.Bool, attr.Int = k, val.typ, val.b, val.i
+	attr.Type, attr.Bool, attr.Int = val.typ, val.b, val.i
 	if val.typ == pcommon.ValueTypeStr {
 		attr.Str = d.strs.str(val.s)
 	}
@@ -631,8 +628,8 @@ func (d *protoDec) kvList(msg []byte, depth int) bool {
 	return !it.bad
 }
 
-// flushKept returns the range of the attributes keyValue appended for
+// keptRange returns the range of the attributes keyValue appended for
 // the span or resource just read.
-func (d *protoDec) flushKept() (start, n int32) {
+func (d *protoDec) keptRange() (start, n int32) {
 	return d.attrs, int32(len(d.out.Attrs)) - d.attrs
 }

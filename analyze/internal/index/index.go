@@ -566,21 +566,23 @@ func (x *Index) newSpan(start, end int64, id, parent uint64, trace int32, name s
 	return s
 }
 
-// keepSpanAttr returns the key id of attribute key k when s keeps it: a
-// kept span key, not yet on s (a malformed span may repeat a key; the
-// first one wins), and room left.
+// keepSpanAttr returns the key id of attribute key k of a pdata span when
+// s keeps it: keepFastSpanAttr's answer, for a key not yet on s (a pdata
+// map may repeat a key; the first one wins).
 func (x *Index) keepSpanAttr(s *Span, k string) (uint16, bool) {
-	id, ok := x.matchKey(k)
-	if !ok || !x.SpanKeyOK[id] || s.nattrs == maxSpanAttrs || hasKey(x.AttrsOf(s), id) {
+	id, ok := x.keepFastSpanAttr(s, k)
+	if !ok || hasKey(x.AttrsOf(s), id) {
 		return 0, false
 	}
 	return id, true
 }
 
-// keepFastSpanAttr is keepSpanAttr for a projection decoder's attribute:
-// a batch holds each key once per span already (ingest.Batch.Attrs, the
-// first of a repeated key), so the span is not searched for it again,
-// which cost about 1% of a run's instructions.
+// keepFastSpanAttr returns the key id of attribute key k when s keeps
+// it: a kept span key, and room left. A projection decoder's batch holds
+// each key once per span already (ingest.Batch.newAttr keeps the first
+// of a repeated key), so its spans are not searched for the key again
+// (that search cost about 1% of a run's instructions); keepSpanAttr adds
+// the search for pdata's spans.
 func (x *Index) keepFastSpanAttr(s *Span, k string) (uint16, bool) {
 	id, ok := x.matchKey(k)
 	if !ok || !x.SpanKeyOK[id] || s.nattrs == maxSpanAttrs {

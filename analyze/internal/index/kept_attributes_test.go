@@ -153,10 +153,11 @@ func TestASpanOrResourceKeepsAtMost255Attributes(t *testing.T) {
 }
 
 // TestARepeatedKeyKeepsItsFirstValue reads a span and a resource that
-// repeat a kept key through each projection decoder into the index: the
-// decoder keeps the first of a repeated span key (the index takes a
-// batch's span keys as given, each once) and the index the first of a
-// repeated resource key.
+// repeat a kept key through each projection decoder into the index (the
+// decoder keeps the first of a repeated span key: the index takes a
+// batch's span keys as given, each once; the index the first of a
+// repeated resource key), and through pdata, whose map keeps both (the
+// index keeps the first of each).
 func TestARepeatedKeyKeepsItsFirstValue(t *testing.T) {
 	line := `{"resourceSpans":[{"resource":{"attributes":[` +
 		`{"key":"service.name","value":{"stringValue":"first"}},` +
@@ -200,6 +201,16 @@ func TestARepeatedKeyKeepsItsFirstValue(t *testing.T) {
 			}
 		})
 	}
+	t.Run("pdata", func(t *testing.T) { // pdata's map keeps both: the index's own search keeps the first
+		x := New(rulefmt.IndexOptions{})
+		x.Add(td)
+		if got := spanAttrs(x)["s"]; len(got) != 1 || got[spans.AttrSessionID] != "first" {
+			t.Errorf("span attributes %v, want the first session id only", got)
+		}
+		if got := resAttrs(x, "s"); len(got) != 1 || got[spans.ResourceServiceName] != "first" {
+			t.Errorf("resource attributes %v, want the first service name only", got)
+		}
+	})
 }
 
 // TestAttributeChunkIsFilledWhileAWidestSpanStillFits pins the attribute

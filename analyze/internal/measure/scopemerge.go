@@ -1,7 +1,6 @@
 package measure
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/minheap"
@@ -12,13 +11,28 @@ import (
 // the ones before it tie (the trace ids' bytes seldom): the sorts and
 // merges of the attribution compare more than anything else it does.
 func cmpPairTimeOf(a, b *record.Acquire) int {
-	if a.Start != b.Start {
-		return cmp.Compare(a.Start, b.Start)
-	}
-	if a.LeaseEnd != b.LeaseEnd {
-		return cmp.Compare(a.LeaseEnd, b.LeaseEnd)
+	if c := cmpTimes(a.Start, a.LeaseEnd, b.Start, b.LeaseEnd); c != 0 {
+		return c
 	}
 	return cmpEventSpan(a, b)
+}
+
+// cmpTimes orders two acquires by their times, the first keys of the
+// pair time order: start, then lease end.
+// Plain comparisons, not cmp.Compare (whose cost, for the NaNs of
+// floats, keeps it from being inlined): it is inlined in the sorts.
+func cmpTimes(aStart, aEnd, bStart, bEnd int64) int {
+	switch {
+	case aStart < bStart:
+		return -1
+	case aStart > bStart:
+		return 1
+	case aEnd < bEnd:
+		return -1
+	case aEnd > bEnd:
+		return 1
+	}
+	return 0
 }
 
 // mergeGroups appends to dst the acquires of groups, each already in time
@@ -51,7 +65,7 @@ func mergeGroups(dst []*record.Acquire, groups [][]record.Acquire) []*record.Acq
 	return dst
 }
 
-// pairTimeSorter sorts one pair's acquires in time order (CmpPairTime)
+// pairTimeSorter sorts one pair's acquires in time order (cmpPairTimeOf)
 // through a table of their two times and places: the sort compares and
 // moves those 24 bytes, where sorting the records themselves passed two
 // 64-byte records to every comparison and moved them on every swap. Its
@@ -78,13 +92,10 @@ func (s *pairTimeSorter) sort(g []record.Acquire) {
 		s.keys = append(s.keys, pairTimeKey{g[i].Start, g[i].LeaseEnd, i})
 	}
 	slices.SortFunc(s.keys, func(a, b pairTimeKey) int {
-		if a.start != b.start {
-			return cmp.Compare(a.start, b.start)
+		if c := cmpTimes(a.start, a.leaseEnd, b.start, b.leaseEnd); c != 0 {
+			return c
 		}
-		if a.leaseEnd != b.leaseEnd {
-			return cmp.Compare(a.leaseEnd, b.leaseEnd)
-		}
-		return cmpEventSpan(&g[a.at], &g[b.at])
+		return cmpPairTimeOf(&g[a.at], &g[b.at]) // equal times: the rest of the order decides
 	})
 	s.tmp = append(s.tmp[:0], g...)
 	for i, k := range s.keys {
