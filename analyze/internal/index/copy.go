@@ -33,7 +33,8 @@ func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32,
 		newIdx[i] = -1
 	}
 	resIdx := make(map[int32]int32)
-	for _, c := range src.Chunks {
+	for ci := range src.Chunks {
+		c := src.chunk(ci)
 		for k := range c {
 			s := &c[k]
 			if int(s.Trace) >= len(sel) || !sel[s.Trace] {
@@ -112,7 +113,8 @@ func (x *Index) KeepTraces(sel []bool) int32 {
 	var resources []Resource
 	var resAttrs []Attr
 	var kept int32
-	for _, c := range x.Chunks {
+	for ci := range x.Chunks {
+		c := x.chunk(ci)
 		for k := range c {
 			s := &c[k]
 			if int(s.Trace) >= len(sel) || !sel[s.Trace] {
@@ -148,14 +150,8 @@ func (x *Index) KeepTraces(sel []bool) int32 {
 // truncateSpans keeps the first n spans of x, its emptied chunks kept
 // as spares.
 func (x *Index) truncateSpans(n int32) {
-	full := int(n) >> spanChunkBits
-	if rest := int(n) & (spanChunk - 1); rest > 0 {
-		x.Chunks[full] = x.Chunks[full][:rest]
-		full++
-	}
-	for _, c := range x.Chunks[full:] {
-		x.SpareChunks = append(x.SpareChunks, c[:0])
-	}
+	full := (int(n) + spanChunk - 1) >> spanChunkBits // the chunks n spans fill
+	x.SpareChunks = append(x.SpareChunks, x.Chunks[full:]...)
 	clear(x.Chunks[full:])
 	x.Chunks, x.NumSpans = x.Chunks[:full], n
 }

@@ -196,13 +196,13 @@ func TestAResetIndexRefillsTheChunksItEmptied(t *testing.T) {
 	x := New(rulefmt.IndexOptions{})
 	x.Add(treeDump(1, "a").Traces())
 	_ = x.Spans()
-	first := &x.Chunks[0][:1][0]
+	first := x.Chunks[0]
 	x.Reset()
-	if len(x.Chunks) != 0 || len(x.SpareChunks) != 1 || len(x.SpareChunks[0]) != 0 || cap(x.SpareChunks[0]) != spanChunk {
-		t.Fatalf("after a reset: %d chunks, %d spare, want 0 and 1 empty spare of %d", len(x.Chunks), len(x.SpareChunks), spanChunk)
+	if len(x.Chunks) != 0 || len(x.SpareChunks) != 1 || x.SpareChunks[0] != first {
+		t.Fatalf("after a reset: %d chunks, %d spare, want 0 and the one chunk spare", len(x.Chunks), len(x.SpareChunks))
 	}
 	x.Add(treeDump(2, "b").Traces())
-	if len(x.Chunks) != 1 || len(x.SpareChunks) != 0 || &x.Chunks[0][0] != first {
+	if len(x.Chunks) != 1 || len(x.SpareChunks) != 0 || x.Chunks[0] != first {
 		t.Errorf("the refill did not take the spare chunk: %d chunks, %d spare", len(x.Chunks), len(x.SpareChunks))
 	}
 	if x.Spans() != 2 || x.Names[x.Span(x.Order[0]).Name] != "root" || spanAttrs(x)["root"][spans.AttrSessionID] != "b" {

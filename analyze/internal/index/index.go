@@ -142,12 +142,18 @@ type Index struct {
 	// Spans in arrival order, in fixed-size chunks that never move: a span's
 	// index is its arrival number. Growing one large slice instead would copy
 	// (and fault in) every span again at each growth, which costs more than
-	// decoding them; sorting a copy would double the memory.
-	Chunks   [][]Span
+	// decoding them; sorting a copy would double the memory. Every chunk
+	// but the last is full; the last holds what NumSpans leaves (chunk).
+	// A chunk is a pointer to an array, not a slice, so that Span, which
+	// the measures call about twenty times a span, indexes it with no
+	// bounds check and one load: with slices, that check and the second
+	// load cost 1.1% of a JSON lines run's instructions, 1.6% of a
+	// protobuf one's.
+	Chunks   []*[spanChunk]Span
 	NumSpans int32
 	attrs    [][]Attr // a span's attributes never straddle two chunks
 	// Chunks a reset emptied, taken again before new ones are allocated.
-	SpareChunks [][]Span
+	SpareChunks []*[spanChunk]Span
 	spareAttrs  [][]Attr
 
 	// Order lists the distinct spans grouped by trace, by span id within a
@@ -596,21 +602,26 @@ func (x *Index) keepFastSpanAttr(s *Span, k string) (uint16, bool) {
 // when it has not maxSpanAttrs left, and returns that chunk's index.
 func (x *Index) attrRoom() int {
 	if n := len(x.attrs); n == 0 || cap(x.attrs[n-1])-len(x.attrs[n-1]) < maxSpanAttrs {
-		x.attrs = append(x.attrs, nextChunk(&x.spareAttrs, attrChunk))
+		x.attrs = append(x.attrs, nextChunk(&x.spareAttrs, newAttrChunk))
 	}
 	return len(x.attrs) - 1
 }
 
 // nextChunk returns an empty chunk for a table: a spare one reset left,
-// else a new one of capacity size.
-func nextChunk[T any](spare *[][]T, size int) []T {
+// else a new one.
+func nextChunk[C any](spare *[]C, fresh func() C) C {
 	if k := len(*spare); k > 0 {
 		c := (*spare)[k-1]
 		*spare = (*spare)[:k-1]
 		return c
 	}
-	return make([]T, 0, size)
+	return fresh()
 }
+
+// newAttrChunk and newSpanChunk allocate a chunk of the attribute and span
+// tables.
+func newAttrChunk() []Attr           { return make([]Attr, 0, attrChunk) }
+func newSpanChunk() *[spanChunk]Span { return new([spanChunk]Span) }
 
 // putSpanAttr adds an attribute to s, the span newSpan started last.
 func (x *Index) putSpanAttr(s *Span, key uint16, val int32) {
@@ -623,14 +634,13 @@ func (x *Index) putSpanAttr(s *Span, key uint16, val int32) {
 // when reset left some) when the last is full, and returns it; the caller
 // writes the whole record.
 func (x *Index) spanRoom() *Span {
-	if n := len(x.Chunks); n == 0 || len(x.Chunks[n-1]) == cap(x.Chunks[n-1]) {
-		x.Chunks = append(x.Chunks, nextChunk(&x.SpareChunks, spanChunk))
+	k := x.NumSpans & (spanChunk - 1)
+	if k == 0 { // the last chunk is full, or there is none
+		x.Chunks = append(x.Chunks, nextChunk(&x.SpareChunks, newSpanChunk))
 	}
-	c := &x.Chunks[len(x.Chunks)-1]
-	*c = (*c)[:len(*c)+1]
 	x.NumSpans++
 	x.dirty = true
-	return &(*c)[len(*c)-1]
+	return &x.Chunks[len(x.Chunks)-1][k]
 }
 
 // hasKey reports whether attrs holds key (a malformed span may repeat a
@@ -656,6 +666,12 @@ func AttrIn(attrs []Attr, key uint16) (int32, bool) {
 // Span returns span i.
 func (x *Index) Span(i int32) *Span {
 	return &x.Chunks[i>>spanChunkBits][i&(spanChunk-1)]
+}
+
+// chunk returns the spans chunk k of the span table holds: all of it but
+// in the last chunk, which holds what NumSpans leaves.
+func (x *Index) chunk(k int) []Span {
+	return x.Chunks[k][:min(int(x.NumSpans)-(k<<spanChunkBits), spanChunk)]
 }
 
 // AttrsOf returns the attributes of s.
@@ -910,7 +926,8 @@ func (x *Index) Finish() {
 func (x *Index) orderByTrace() (order, offsets []int32) {
 	nt := len(x.TraceRecs)
 	offsets = make([]int32, nt+1)
-	for _, c := range x.Chunks {
+	for ci := range x.Chunks {
+		c := x.chunk(ci)
 		for i := range c {
 			offsets[c[i].Trace+1]++
 		}
@@ -925,7 +942,8 @@ func (x *Index) orderByTrace() (order, offsets []int32) {
 	}
 	next := slices.Clone(offsets[:nt])
 	var i int32
-	for _, c := range x.Chunks {
+	for ci := range x.Chunks {
+		c := x.chunk(ci)
 		for k := range c {
 			t := c[k].Trace
 			order[next[t]] = i
@@ -1024,9 +1042,7 @@ func (x *Index) Reset() {
 		panic("index: Reset of an index whose names and values are lent")
 	}
 	x.reused = true
-	for _, c := range x.Chunks {
-		x.SpareChunks = append(x.SpareChunks, c[:0])
-	}
+	x.SpareChunks = append(x.SpareChunks, x.Chunks...)
 	for _, c := range x.attrs {
 		x.spareAttrs = append(x.spareAttrs, c[:0])
 	}
@@ -1246,7 +1262,8 @@ func (x *Index) Window() (start, end time.Time, ok bool) {
 		return time.Time{}, time.Time{}, false
 	}
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for _, c := range x.Chunks {
+	for ci := range x.Chunks {
+		c := x.chunk(ci)
 		for i := range c {
 			lo = min(lo, c[i].Start)
 			hi = max(hi, c[i].End)
