@@ -128,15 +128,15 @@ func (x *Index) NearestAncestors(ok func(int32) bool) []int32 {
 // Roots answers, per span index, the root of the span's chain of parents:
 // its topmost ancestor (itself for a root), -1 when the chain ends at a
 // missing parent (the root is not in the dump).
-func (x *Index) Roots() *UpValues { return x.upValues(x.rootAt) }
+func (x *Index) Roots() *UpValues { return x.upValues(rootAt) }
 
-// rootAt is Roots' answer at span j itself: j, when j is a root.
-func (x *Index) rootAt(j int32) (int32, bool) { return j, x.Span(j).Parent == ParentNone }
+// rootAt is Roots' answer at span j (sp) itself: j, when j is a root.
+func rootAt(j int32, sp *Span) (int32, bool) { return j, sp.Parent == ParentNone }
 
 // InheritedValues answers, per span index, the value of span attribute
 // key on the span or on its nearest ancestor that has it, -1 when none.
 func (x *Index) InheritedValues(key uint16) *UpValues {
-	return x.upValues(func(j int32) (int32, bool) { return x.AttrVal(j, key) })
+	return x.upValues(func(_ int32, sp *Span) (int32, bool) { return AttrIn(x.AttrsOf(sp), key) })
 }
 
 // UpValues answers, per span, the answer of the span or of its nearest
@@ -149,41 +149,46 @@ func (x *Index) InheritedValues(key uint16) *UpValues {
 // cost nothing. The vocabulary asks for the pool's spans only, a fraction
 // of a dump. A test holds the links followed to the spans: resolving only
 // where a walk started would give the same answers in quadratic time.
+// own is handed span j with its record, which the walk has in hand: the
+// measures ask an UpValues of most pool spans, and looking the record up
+// again in own and for its parent cost 0.2% of a run's instructions.
 type UpValues struct {
 	x     *Index
-	own   func(j int32) (int32, bool)
+	own   func(j int32, sp *Span) (int32, bool)
 	val   []int32 // per span, its answer + 2; 0 while unresolved
 	path  []int32
 	steps int // parent links followed, for tests
 	owns  int // spans whose own answer was read, for tests
 }
 
-func (x *Index) upValues(own func(j int32) (int32, bool)) *UpValues {
+func (x *Index) upValues(own func(j int32, sp *Span) (int32, bool)) *UpValues {
 	x.Finish()
 	return &UpValues{x: x, own: own, val: make([]int32, x.NumSpans)}
 }
 
 // At returns span i's answer; a span left out as a copy answers -2.
 func (u *UpValues) At(i int32) int32 {
-	if u.x.Span(i).dup {
+	sp := u.x.Span(i)
+	if sp.dup {
 		return -2
 	}
 	u.path = u.path[:0]
 	v := int32(-1)
-	for j := i; ; u.steps++ {
+	for j := i; ; u.steps++ { // sp is span j
 		if w := u.val[j]; w != 0 {
 			v = w - 2
 			break
 		}
 		u.owns++
-		if a, ok := u.own(j); ok {
+		if a, ok := u.own(j, sp); ok {
 			u.val[j], v = a+2, a
 			break
 		}
 		u.path = append(u.path, j)
-		if j = u.x.Span(j).Parent; j < 0 {
+		if j = sp.Parent; j < 0 {
 			break
 		}
+		sp = u.x.Span(j)
 	}
 	for _, j := range u.path {
 		u.val[j] = v + 2
