@@ -238,7 +238,7 @@ func Detect(x *index.Index, p *poll.Poll) *Detection {
 		}
 		s := x.Span(i)
 		perRes[s.Res].spans++
-		if !m.observe(x, i, perRes) {
+		if !m.observe(x, s, perRes) {
 			unrecognised[s.Name]++
 		}
 	}
@@ -284,25 +284,24 @@ func newSpanMarks(x *index.Index) *spanMarks {
 	return m
 }
 
-// observe adds span i to the evidence of its resource (perRes, by
+// observe adds span s to the evidence of its resource (perRes, by
 // resource index) and reports whether a vocabulary recognises it.
-func (m *spanMarks) observe(x *index.Index, i int32, perRes []resEvidence) bool {
-	s := x.Span(i)
+func (m *spanMarks) observe(x *index.Index, s *index.Span, perRes []resEvidence) bool {
 	e := &perRes[s.Res]
-	if m.observePool(x, i, s, perRes) {
+	if m.observePool(x, s, perRes) {
 		e.pool++
 		return true
 	}
 	// Any kind: Shinzo's and Sentry's server spans are internal, named and
 	// attributed as the conventions say; Sentry's also carry its origin.
-	if v, ok := m.attr(x, i, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.Names[s.Name], v) {
+	if v, ok := m.attr(x, s, m.kMethod, m.okMethod); ok && rulefmt.IsSemconvName(x.Names[s.Name], v) {
 		e.semconv++
-		if v, ok := m.attr(x, i, m.kOrigin, m.okOrigin); ok && (v == rulefmt.SentryMCPServerOrigin || v == rulefmt.SentryMCPNotificationOrigin) {
+		if v, ok := m.attr(x, s, m.kOrigin, m.okOrigin); ok && (v == rulefmt.SentryMCPServerOrigin || v == rulefmt.SentryMCPNotificationOrigin) {
 			e.sentry++
 		}
 		return true
 	}
-	if v, ok := m.attr(x, i, m.kType, m.okType); ok && v == rulefmt.MastraMCPToolCall {
+	if v, ok := m.attr(x, s, m.kType, m.okType); ok && v == rulefmt.MastraMCPToolCall {
 		e.mastra++
 		return true
 	}
@@ -313,15 +312,15 @@ func (m *spanMarks) observe(x *index.Index, i int32, perRes []resEvidence) bool 
 	return false
 }
 
-// observePool tells whether span i (s) is one of our pool's spans, and
+// observePool tells whether span s is one of our pool's spans, and
 // counts what an invoke and an acquire show: an invoke is bare until its
 // first acquire child is read, before or after it in x.Order.
-func (m *spanMarks) observePool(x *index.Index, i int32, s *index.Span, perRes []resEvidence) bool {
+func (m *spanMarks) observePool(x *index.Index, s *index.Span, perRes []resEvidence) bool {
 	switch s.Name {
 	case m.invoke:
 		perRes[s.Res].bareInvokes++
 	case m.acquire:
-		if v, ok := m.attr(x, i, m.kHit, m.okHit); ok && v == "true" {
+		if v, ok := m.attr(x, s, m.kHit, m.okHit); ok && v == "true" {
 			perRes[s.Res].hitTrue++
 		}
 		// A parent is always a span of x.Order, so the invoke this takes
@@ -339,12 +338,12 @@ func (m *spanMarks) observePool(x *index.Index, i int32, s *index.Span, perRes [
 	return true
 }
 
-// attr returns span i's value of key k when the index has the key.
-func (m *spanMarks) attr(x *index.Index, i int32, k uint16, has bool) (string, bool) {
+// attr returns span s's value of key k when the index has the key.
+func (m *spanMarks) attr(x *index.Index, s *index.Span, k uint16, has bool) (string, bool) {
 	if !has {
 		return "", false
 	}
-	v, ok := x.AttrVal(i, k)
+	v, ok := index.AttrIn(x.AttrsOf(s), k)
 	if !ok {
 		return "", false
 	}
