@@ -674,7 +674,8 @@ func (x *Index) chunk(k int) []Span {
 	return x.Chunks[k][:min(int(x.NumSpans)-(k<<spanChunkBits), spanChunk)]
 }
 
-// AttrsOf returns the attributes of s.
+// AttrsOf returns the attributes of s: each key once (the first of a
+// repeated key is kept, keepSpanAttr).
 func (x *Index) AttrsOf(s *Span) []Attr {
 	off := s.attrs & (attrChunk - 1)
 	return x.attrs[s.attrs>>attrChunkBits][off : off+int32(s.nattrs)]

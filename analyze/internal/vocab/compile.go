@@ -37,10 +37,13 @@ type Compiled struct {
 	kPrewarm                                                                            uint16 // spans.AttrPrewarm: the pool's own, whatever the vocabulary
 	kScope                                                                              int32  // --scope-attr key id, -1 when unset
 
-	// kSettings are spans.PoolSettingsAttrs' key ids (the pool's own,
-	// whatever the vocabulary); hasSettings says the index holds one.
-	kSettings   [len(spans.PoolSettingsAttrs)]uint16
-	hasSettings bool
+	// settingOf gives, per key id, the key's place in
+	// spans.PoolSettingsAttrs (the pool's own, whatever the vocabulary),
+	// -1 for any other key; nil when the index holds none of them. An
+	// acquire's attributes are read once for all the settings, where
+	// looking each setting up among them cost 0.4% of a run's
+	// instructions.
+	settingOf []int8
 
 	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
 
@@ -140,8 +143,17 @@ func (v *Compiled) resolveKeys() {
 	v.rInstance, v.rService = key(spans.ResourceServiceInstanceID), key(spans.ResourceServiceName)
 	v.kPrewarm = key(spans.AttrPrewarm)
 	for i, k := range spans.PoolSettingsAttrs {
-		v.kSettings[i] = key(k)
-		v.hasSettings = v.hasSettings || v.kSettings[i] != noKey
+		id := key(k)
+		if id == noKey {
+			continue
+		}
+		if v.settingOf == nil {
+			v.settingOf = make([]int8, len(v.x.Keys))
+			for j := range v.settingOf {
+				v.settingOf[j] = -1
+			}
+		}
+		v.settingOf[id] = int8(i)
 	}
 }
 

@@ -436,7 +436,7 @@ func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bo
 		}
 	}
 	ev.LeaseEnd = max(ev.LeaseEnd, ev.Start)
-	if v.hasSettings {
+	if v.settingOf != nil {
 		v.recordSettings(e, attrs, ev.Scope)
 	}
 	e.Acquires = append(e.Acquires, ev)
@@ -507,10 +507,14 @@ func (v *Compiled) acquiredBefore(e *record.Table, a, b int32) bool {
 // spans.AttrPoolIdleTTL's comment).
 func (v *Compiled) recordSettings(e *record.Table, attrs []index.Attr, scope int32) {
 	var vals [len(spans.PoolSettingsAttrs)]int32
+	for i := range vals {
+		vals[i] = -1 // attr's id of an absent value
+	}
 	recorded := false
-	for i, k := range v.kSettings {
-		vals[i] = valIn(attrs, k)
-		recorded = recorded || vals[i] != -1 // attr's id of an absent value
+	for _, a := range attrs {
+		if i := v.settingOf[a.Key]; i >= 0 { // each key once (index.AttrsOf)
+			vals[i], recorded = a.Val, true
+		}
 	}
 	if !recorded {
 		return
