@@ -858,6 +858,12 @@ func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 	return true
 }
 
+// keyPre opens a compact attribute, and keyPreWord is its eight bytes as
+// compactAttr loads them.
+const keyPre = `{"key":"`
+
+var keyPreWord = binary.LittleEndian.Uint64([]byte(keyPre))
+
 // compactAttr reads an attribute written as the Collector and our exporter
 // write it, {"key":"k","value":{"stringValue":"v"}} without spaces, with
 // a string, bool or int value, and returns what kept answers for its key.
@@ -866,17 +872,16 @@ func (d *fastDec) gather(start int32, k string, val *fastValue) bool {
 // reports false, and the general path reads the attribute. A key read
 // lately is recognised where it stands (recentKeys).
 func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok bool) {
-	const keyPre = `{"key":"`
 	start := d.i
 	b := d.b
 	i := d.i
-	if !hasPrefixAt(b, i, keyPre) {
+	// The opening is tested as one word. Near the end of the input, where
+	// a pattern's words do not fit after it, the general path reads the
+	// attribute (the last one of the input).
+	if at := b[i:]; len(at) < len(keyPre)+maxPattern || binary.LittleEndian.Uint64(at) != keyPreWord {
 		return "", false, false
 	}
 	i += len(keyPre)
-	if len(b)-i < maxPattern {
-		return "", false, false // the last attribute of the input: the general path reads it
-	}
 	var n int
 	g := d.strs.keys.guess(kept, b[i:])
 	if g != nil {
