@@ -47,7 +47,10 @@ type Compiled struct {
 
 	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
 
-	namedPool []bool // per name id: one of Vocabulary.Names, a recognised pool span
+	// nameKinds holds, per name id, what a span's name alone says of it
+	// (kindPool and the role bits): the stage reads one table per span
+	// where each role read its own (0.4% of a run's instructions).
+	nameKinds []uint8
 
 	// inh holds, per key asked, inherited's values per span index,
 	// computed on first use: a handful of keys at most, so a list is
@@ -89,12 +92,39 @@ func Compile(x *index.Index, cfg rulefmt.Config) (*Compiled, error) {
 		v.valToolError = x.ValueID(voc.Attributes.ToolError)
 	}
 	v.valHealthCheck = x.ValueID(spans.MissHealthCheck)
-	v.namedPool = make([]bool, len(x.Names))
-	for i, n := range x.Names {
-		v.namedPool[i] = slices.Contains(voc.Names, n)
-	}
+	v.kindNames()
 	return v, nil
 }
+
+// kindNames fills nameKinds from the vocabulary's names and the roles'
+// name-only selectors (role.byName).
+func (v *Compiled) kindNames() {
+	roles := []struct {
+		role *role
+		bit  uint8
+	}{{&v.handshakes, kindHandshake}, {&v.acquires, kindAcquire}, {&v.Invocations, kindInvocation}, {&v.calls, kindCall}}
+	v.nameKinds = make([]uint8, len(v.x.Names))
+	for i, n := range v.x.Names {
+		if slices.Contains(v.voc.Names, n) {
+			v.nameKinds[i] |= kindPool
+		}
+		for _, r := range roles {
+			if r.role.byName != nil && r.role.byName[i] {
+				v.nameKinds[i] |= r.bit
+			}
+		}
+	}
+}
+
+// The bits of Compiled.nameKinds: the name is one of Vocabulary.Names (a
+// recognised pool span), and which roles' name-only selectors match it.
+const (
+	kindPool uint8 = 1 << iota
+	kindHandshake
+	kindAcquire
+	kindInvocation
+	kindCall
+)
 
 // compileRoles compiles the vocabulary's role selectors and its enclosing
 // session selector against the index. It compiles them all and returns
@@ -210,19 +240,24 @@ func (r *role) bound(perName []int32, n int) int {
 // Match reports whether span i plays the role.
 func (r *role) Match(i int32) bool { return r.matchNamed(i, r.x.Span(i).Name) }
 
-// matchNamed is Match for span i whose name id the caller holds: the
-// stage asks four roles of every span it has read.
+// matchNamed is Match for span i whose name id the caller holds.
 func (r *role) matchNamed(i, name int32) bool {
-	if r.byName != nil && r.byName[name] {
-		return true
-	}
-	return len(r.others) > 0 && r.matchOthers(i)
+	return r.byName != nil && r.byName[name] || r.matchRest(i)
 }
 
+// plays is matchNamed for the stage, which holds the kinds of span i's
+// name (Compiled.nameKinds): bit, the role's, is set when a name-only
+// selector matches.
+func (r *role) plays(i int32, kinds, bit uint8) bool { return kinds&bit != 0 || r.matchRest(i) }
+
+// matchRest reports whether a selector that reads more than the name
+// matches span i.
+func (r *role) matchRest(i int32) bool { return len(r.others) > 0 && r.matchOthers(i) }
+
 // matchOthers reports whether one of the selectors that read more than
-// the name matches span i: out of matchNamed, so that the common role,
+// the name matches span i: out of matchRest, so that the common role,
 // names only, is decided inline in the stage's loop (inlined itself, it
-// would make matchNamed too large to inline).
+// would make matchRest too large to inline).
 //
 //go:noinline
 func (r *role) matchOthers(i int32) bool {

@@ -32,9 +32,10 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 		}
 		s := x.Span(i)
 		attrs := x.AttrsOf(s)
-		recognised := v.namedPool[s.Name]
+		kinds := v.nameKinds[s.Name]
+		recognised := kinds&kindPool != 0
 		switch {
-		case v.handshakes.matchNamed(i, s.Name):
+		case v.handshakes.plays(i, kinds, kindHandshake):
 			recognised = true
 			if s.Parent >= 0 {
 				hasHandshake[s.Parent] = true
@@ -48,13 +49,13 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 			if !v.inferred {
 				e.HandshakesByScope[h.Scope]++
 			}
-		case v.acquires.matchNamed(i, s.Name):
+		case v.acquires.plays(i, kinds, kindAcquire):
 			recognised = true
 			acquires = append(acquires, i)
-		case v.Invocations.matchNamed(i, s.Name):
+		case v.Invocations.plays(i, kinds, kindInvocation):
 			recognised = true
 		}
-		if v.calls.matchNamed(i, s.Name) {
+		if v.calls.plays(i, kinds, kindCall) {
 			recognised = true
 			e.Calls = append(e.Calls, v.call(e, i, s, attrs, root))
 			if v.serverSide(s, attrs) {
