@@ -776,9 +776,10 @@ func (x *Index) internKeyValue(key uint16, v pcommon.Value) int32 {
 }
 
 // internKeyStr interns the string value s of key, trying the key's last
-// value first.
+// value first: by where its bytes lie before by its bytes, since the
+// decoders hand a repeated value over as the one string they cached.
 func (x *Index) internKeyStr(key uint16, s string) int32 {
-	if last := &x.lastVal[key]; last.id >= 0 && last.s == s {
+	if last := &x.lastVal[key]; last.id >= 0 && (sameString(last.s, s) || last.s == s) {
 		return last.id
 	}
 	id := x.internString(s)
