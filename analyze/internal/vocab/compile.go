@@ -47,9 +47,11 @@ type Compiled struct {
 
 	valTrue, valToolError, valHealthCheck int32 // value ids, -1 when absent
 
-	// nameKinds holds, per name id, what a span's name alone says of it
-	// (kindPool and the role bits): the stage reads one table per span
-	// where each role read its own (0.4% of a run's instructions).
+	// nameKinds holds, per name id, what a span's name alone says of it:
+	// kindPool, and the bit of each role a name-only selector of which
+	// matches it. The roles share it, and the stage reads it once per
+	// span where each role read a table of its own (0.4% of a run's
+	// instructions).
 	nameKinds []uint8
 
 	// inh holds, per key asked, inherited's values per span index,
@@ -76,6 +78,12 @@ func Compile(x *index.Index, cfg rulefmt.Config) (*Compiled, error) {
 	x.Finish()
 	voc := Resolve(cfg, x).ActiveVocabulary() // detect.go
 	v := &Compiled{x: x, voc: voc, kScope: -1, inferred: len(voc.Acquires) == 0}
+	v.nameKinds = make([]uint8, len(x.Names))
+	for i, n := range x.Names {
+		if slices.Contains(voc.Names, n) {
+			v.nameKinds[i] = kindPool
+		}
+	}
 	if err := v.compileRoles(); err != nil {
 		return nil, err
 	}
@@ -92,28 +100,7 @@ func Compile(x *index.Index, cfg rulefmt.Config) (*Compiled, error) {
 		v.valToolError = x.ValueID(voc.Attributes.ToolError)
 	}
 	v.valHealthCheck = x.ValueID(spans.MissHealthCheck)
-	v.kindNames()
 	return v, nil
-}
-
-// kindNames fills nameKinds from the vocabulary's names and the roles'
-// name-only selectors (role.byName).
-func (v *Compiled) kindNames() {
-	roles := []struct {
-		role *role
-		bit  uint8
-	}{{&v.handshakes, kindHandshake}, {&v.acquires, kindAcquire}, {&v.Invocations, kindInvocation}, {&v.calls, kindCall}}
-	v.nameKinds = make([]uint8, len(v.x.Names))
-	for i, n := range v.x.Names {
-		if slices.Contains(v.voc.Names, n) {
-			v.nameKinds[i] |= kindPool
-		}
-		for _, r := range roles {
-			if r.role.byName != nil && r.role.byName[i] {
-				v.nameKinds[i] |= r.bit
-			}
-		}
-	}
 }
 
 // The bits of Compiled.nameKinds: the name is one of Vocabulary.Names (a
@@ -146,8 +133,10 @@ func (v *Compiled) compileRoles() error {
 		}
 		return out
 	}
-	v.calls, v.Invocations = newRole(x, compile(voc.Calls)), newRole(x, compile(voc.Invocations))
-	v.acquires, v.handshakes = newRole(x, compile(voc.Acquires)), newRole(x, compile(voc.Handshakes))
+	v.calls = v.newRole(compile(voc.Calls), kindCall)
+	v.Invocations = v.newRole(compile(voc.Invocations), kindInvocation)
+	v.acquires = v.newRole(compile(voc.Acquires), kindAcquire)
+	v.handshakes = v.newRole(compile(voc.Handshakes), kindHandshake)
 	if voc.Session.Enclosing != nil {
 		if ms := compile([]rulefmt.Selector{*voc.Session.Enclosing}); len(ms) == 1 {
 			v.session = ms[0]
@@ -188,28 +177,29 @@ func (v *Compiled) resolveKeys() {
 }
 
 // role is one role's selectors compiled against an index: those that read
-// nothing but the span name folded into one table by name id (a span of
-// the stage then costs one lookup per role, as a switch on the name did),
-// the others matched span by span.
+// nothing but the span name folded into its bit of the shared name table
+// (Compiled.nameKinds: a span of the stage then costs one lookup for
+// every role, as a switch on the name did), the others matched span by
+// span.
 type role struct {
 	x      *index.Index
-	byName []bool // per name id: a name-only selector matches; nil when none
+	kinds  []uint8 // Compiled.nameKinds
+	bit    uint8   // the role's bit in kinds
 	others []*selector.Matcher
 }
 
-// newRole folds ms into a role.
-func newRole(x *index.Index, ms []*selector.Matcher) role {
-	r := role{x: x}
+// newRole folds ms into a role whose bit in nameKinds is bit.
+func (v *Compiled) newRole(ms []*selector.Matcher, bit uint8) role {
+	r := role{x: v.x, kinds: v.nameKinds, bit: bit}
 	for _, m := range ms {
 		if m.AnyName || m.Kind > 0 || m.Status >= 0 || len(m.Attrs) > 0 || len(m.Res) > 0 {
 			r.others = append(r.others, m)
 			continue
 		}
-		if r.byName == nil {
-			r.byName = make([]bool, len(x.Names))
-		}
 		for id, ok := range m.NameOK {
-			r.byName[id] = r.byName[id] || ok
+			if ok {
+				r.kinds[id] |= bit
+			}
 		}
 	}
 	return r
@@ -223,7 +213,7 @@ func newRole(x *index.Index, ms []*selector.Matcher) role {
 func (r *role) bound(perName []int32, n int) int {
 	total := 0
 	for id, c := range perName {
-		can := id < len(r.byName) && r.byName[id]
+		can := r.kinds[id]&r.bit != 0
 		for _, m := range r.others {
 			if m.AnyName {
 				return n
@@ -238,17 +228,11 @@ func (r *role) bound(perName []int32, n int) int {
 }
 
 // Match reports whether span i plays the role.
-func (r *role) Match(i int32) bool { return r.matchNamed(i, r.x.Span(i).Name) }
+func (r *role) Match(i int32) bool { return r.plays(i, r.kinds[r.x.Span(i).Name]) }
 
-// matchNamed is Match for span i whose name id the caller holds.
-func (r *role) matchNamed(i, name int32) bool {
-	return r.byName != nil && r.byName[name] || r.matchRest(i)
-}
-
-// plays is matchNamed for the stage, which holds the kinds of span i's
-// name (Compiled.nameKinds): bit, the role's, is set when a name-only
-// selector matches.
-func (r *role) plays(i int32, kinds, bit uint8) bool { return kinds&bit != 0 || r.matchRest(i) }
+// plays is Match for span i whose name's kinds the caller holds (the
+// stage reads them once for every role).
+func (r *role) plays(i int32, kinds uint8) bool { return kinds&r.bit != 0 || r.matchRest(i) }
 
 // matchRest reports whether a selector that reads more than the name
 // matches span i.

@@ -35,7 +35,7 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 		kinds := v.nameKinds[s.Name]
 		recognised := kinds&kindPool != 0
 		switch {
-		case v.handshakes.plays(i, kinds, kindHandshake):
+		case v.handshakes.plays(i, kinds):
 			recognised = true
 			if s.Parent >= 0 {
 				hasHandshake[s.Parent] = true
@@ -49,13 +49,13 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 			if !v.inferred {
 				e.HandshakesByScope[h.Scope]++
 			}
-		case v.acquires.plays(i, kinds, kindAcquire):
+		case v.acquires.plays(i, kinds):
 			recognised = true
 			acquires = append(acquires, i)
-		case v.Invocations.plays(i, kinds, kindInvocation):
+		case v.Invocations.plays(i, kinds):
 			recognised = true
 		}
-		if v.calls.plays(i, kinds, kindCall) {
+		if v.calls.plays(i, kinds) {
 			recognised = true
 			e.Calls = append(e.Calls, v.call(e, i, s, attrs, root))
 			if v.serverSide(s, attrs) {
@@ -266,7 +266,7 @@ func (v *Compiled) explicitAcquires(e *record.Table, acquires []int32, hasHandsh
 func (v *Compiled) byInvocation(e *record.Table, acquires []int32) (byInv invAcquires, orphans []int32) {
 	x := v.x
 	n := x.NumSpans
-	acqFirst := make([]int32, n+1) // invocation inv's acquires are byInv[acqFirst[inv]:acqFirst[inv+1]]
+	acqFirst := make([]int32, n+1) // invAcquires.first: counts, then their running sums
 	withParent := 0
 	var several []int32 // the invocations with more than one acquire
 	for _, a := range acquires {
