@@ -92,12 +92,18 @@ type Engine struct {
 	// hold before its next early advance (advanceEarly).
 	nextPairAdvance int
 	earlyAcquires   int // the acquires advanceEarly attributed, for tests
-	late            int
-	cut             int
-	early           int
-	peakOpen        int // the sum of the shards' peaks of open traces
-	complete        int
 	err             error
+
+	// What the shards count as they scan (count, raisePeak), added without
+	// mu: the observer holds mu while it merges, and a shard waiting for it
+	// leaves the decoders waiting too.
+	late, cut, early, complete atomic.Int64
+	peakOpen                   atomic.Int64 // the sum of the shards' peaks of open traces
+
+	// stopped is set, under mu, when flushed or err is: while it and
+	// spoiled are clear, usable answers without mu, so feeding the shards
+	// never waits for a merge.
+	stopped atomic.Bool
 
 	pairBytes atomic.Int64 // what the acquires held for the pair stage take
 
@@ -243,6 +249,9 @@ func (e *Engine) addFast(b *ingest.Batch) error {
 
 // usable returns why the engine takes no more spans, if it does not.
 func (e *Engine) usable() error {
+	if !e.stopped.Load() && !e.spoiled.Load() {
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.flushed {
@@ -294,6 +303,7 @@ func (e *Engine) Flush() error {
 		return err
 	}
 	e.flushed = true
+	e.stopped.Store(true)
 	e.heldAtFlush = e.MemBytes()
 	e.mu.Unlock()
 	e.detectBatch()
@@ -317,6 +327,7 @@ func (e *Engine) Close() {
 		return
 	}
 	e.flushed = true
+	e.stopped.Store(true)
 	if e.err == nil {
 		e.err = ErrEngineClosed
 	}
@@ -359,12 +370,12 @@ func (e *Engine) Report() (*report.Report, error) {
 			e.report.Stream = &report.StreamReport{
 				WindowSeconds:  e.opts.Window.Seconds(),
 				MaxOpenTraces:  e.opts.MaxOpenTraces,
-				LateSpans:      e.late,
-				CutTraces:      e.cut,
+				LateSpans:      int(e.late.Load()),
+				CutTraces:      int(e.cut.Load()),
 				LateAcquires:   e.agg.pairs.Late,
-				EarlyTraces:    e.early,
-				CompleteTraces: e.complete,
-				PeakOpenTraces: e.peakOpen,
+				EarlyTraces:    int(e.early.Load()),
+				CompleteTraces: int(e.complete.Load()),
+				PeakOpenTraces: int(e.peakOpen.Load()),
 			}
 		}
 	}
@@ -379,6 +390,7 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	if err != nil {
 		if e.err == nil {
 			e.err = err
+			e.stopped.Store(true)
 		}
 		return
 	}
@@ -433,20 +445,16 @@ func (e *Engine) count(late, cut, early, complete int) {
 	if late == 0 && cut == 0 && early == 0 && complete == 0 {
 		return
 	}
-	e.mu.Lock()
-	e.late += late
-	e.cut += cut
-	e.early += early
-	e.complete += complete
-	e.mu.Unlock()
+	e.late.Add(int64(late))
+	e.cut.Add(int64(cut))
+	e.early.Add(int64(early))
+	e.complete.Add(int64(complete))
 }
 
 // raisePeak adds a rise of one shard's peak of open traces to the
 // shards' sum (StreamReport.PeakOpenTraces).
 func (e *Engine) raisePeak(rise int) {
-	e.mu.Lock()
-	e.peakOpen += rise
-	e.mu.Unlock()
+	e.peakOpen.Add(int64(rise))
 }
 
 // shardMsg is one message to a shard: a batch (td or fast), or stop.

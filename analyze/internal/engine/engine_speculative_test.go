@@ -80,7 +80,7 @@ func speculativeEqualsBatch(t *testing.T, path string, cfg rulefmt.Config, early
 			if got := renderString(t, r, render.FormatJSON); got != want {
 				t.Errorf("%d shards, speculative engine: report differs from Analyze's:\n%s", shards, cmp.Diff(want, got))
 			}
-			if e.early > 0 {
+			if e.early.Load() > 0 {
 				*early++
 			}
 			if e.earlyAcquires > 0 {
@@ -174,7 +174,7 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d shards: %v", shards, err)
 		}
-		if e.early == 0 {
+		if e.early.Load() == 0 {
 			t.Errorf("%d shards: no trace finalized early: the test pins nothing", shards)
 		}
 		if got := renderString(t, r, render.FormatJSON); got != want {
@@ -201,7 +201,7 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if e.early == 0 {
+	if e.early.Load() == 0 {
 		t.Fatal("no trace finalized early: the test pins nothing")
 	}
 	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(record.Acquire{}))

@@ -217,6 +217,9 @@ func TestEngineLifecycle(t *testing.T) {
 	}
 	e.Close()
 	e.Close()
+	if err := e.Add(td); !errors.Is(err, ErrEngineFlushed) {
+		t.Errorf("Add after Close = %v, want ErrEngineFlushed", err)
+	}
 	if r, err := e.Report(); r != nil || !errors.Is(err, ErrEngineClosed) {
 		t.Errorf("Report after Close = %v, %v; want ErrEngineClosed", r, err)
 	}
