@@ -181,6 +181,12 @@ goroutine):
 |---|---:|---:|
 $phases
 
+Where the cores wait instead, an execution trace of the same run tells:
+\`--exectrace FILE\` writes one, and \`internal/benchtools/idletrace\` (its own
+module: \`cd internal/benchtools/idletrace && go run . FILE\`) splits the
+cores' idle time by the phases that ran meanwhile and where the others
+waited.
+
 What limits the ratio: the analysis decodes each line or record with a
 projection decoder (analyze/ingest/fastjson.go, analyze/ingest/fastproto.go)
 that alone is about 3x pdata's decode per core (the "Ingest" section), then

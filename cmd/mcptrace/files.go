@@ -26,7 +26,7 @@ import (
 // outputs it writes, inputs it reads. Positional arguments are inputs.
 var fileFlags = map[string]bool{
 	// outputs
-	"output": true, "junit": true, "summary": true, "html": true, "url-file": true, "dump": true, "cpuprofile": true, "memprofile": true,
+	"output": true, "junit": true, "summary": true, "html": true, "url-file": true, "dump": true, "cpuprofile": true, "memprofile": true, "exectrace": true,
 	// inputs
 	"config": false, "baseline": false,
 }

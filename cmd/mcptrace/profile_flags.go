@@ -17,6 +17,7 @@ import (
 func addProfileFlags(fl *pflag.FlagSet) {
 	fl.String("cpuprofile", "", "write a CPU profile of the run to FILE (pprof; its samples carry the analyzer's phase label: go tool pprof -tags FILE)")
 	fl.String("memprofile", "", "write a heap profile at the end of the run to FILE (pprof)")
+	fl.String("exectrace", "", "write an execution trace of the run to FILE (runtime/trace; its regions are the analyzer's phases: when the cores idled and what each phase waited for)")
 }
 
 // withProfiles wraps cmd's RunE so that the profiles its flags ask for
@@ -40,14 +41,24 @@ func withProfiles(cmd *cobra.Command) {
 func startProfiles(c *cobra.Command) (stop func() error, err error) {
 	cpuPath, _ := c.Flags().GetString("cpuprofile")
 	memPath, _ := c.Flags().GetString("memprofile")
+	tracePath, _ := c.Flags().GetString("exectrace")
 	stopCPU := func() error { return nil }
 	if cpuPath != "" {
 		if stopCPU, err = profiling.StartCPU(cpuPath); err != nil {
 			return nil, usageErrorf("--cpuprofile: %w", err)
 		}
 	}
+	stopTrace := func() error { return nil }
+	if tracePath != "" {
+		if stopTrace, err = profiling.StartTrace(tracePath); err != nil {
+			return nil, errors.Join(usageErrorf("--exectrace: %w", err), stopCPU())
+		}
+	}
 	return func() error {
 		var errs []error
+		if err := stopTrace(); err != nil {
+			errs = append(errs, fmt.Errorf("--exectrace: %w", err))
+		}
 		if err := stopCPU(); err != nil {
 			errs = append(errs, fmt.Errorf("--cpuprofile: %w", err))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,8 +10,9 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// TestProfileFlagsWriteProfilesOfTheRun pins --cpuprofile and --memprofile
-// on the commands that read: each writes a pprof profile of its kind; a
+// TestProfileFlagsWriteProfilesOfTheRun pins --cpuprofile, --memprofile
+// and --exectrace on the commands that read: each writes a pprof profile
+// of its kind, or an execution trace; a
 // profile path that is an input is refused before any work, and one that
 // cannot be created names its flag.
 func TestProfileFlagsWriteProfilesOfTheRun(t *testing.T) {
@@ -18,10 +20,15 @@ func TestProfileFlagsWriteProfilesOfTheRun(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []string{"analyze", "check", "whatif"} {
 		t.Run(c, func(t *testing.T) {
-			cpu, mem := filepath.Join(dir, c+".cpu"), filepath.Join(dir, c+".mem")
-			args := []string{c, "--cpuprofile", cpu, "--memprofile", mem, dump}
+			cpu, mem, exec := filepath.Join(dir, c+".cpu"), filepath.Join(dir, c+".mem"), filepath.Join(dir, c+".trace")
+			args := []string{c, "--cpuprofile", cpu, "--memprofile", mem, "--exectrace", exec, dump}
 			if code, _, errOut := runCLI(t, "", args...); code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			// An execution trace opens with its format's header; what it
+			// holds is read by internal/benchtools/idletrace's tests.
+			if b, err := os.ReadFile(exec); err != nil || !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:16], []byte(" trace")) {
+				t.Errorf("--exectrace wrote %d bytes (%v), want an execution trace", len(b), err)
 			}
 			for path, kind := range map[string]string{cpu: "cpu", mem: "inuse_space"} {
 				p := readProfile(t, path)
@@ -42,6 +49,10 @@ func TestProfileFlagsWriteProfilesOfTheRun(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "analyze", "--memprofile", filepath.Join(dir, "no", "such", "dir", "m"), dump)
 	if code == 0 || !strings.Contains(errOut, "--memprofile") {
 		t.Errorf("a profile that cannot be written: exit %d, %q; want a failure naming --memprofile", code, errOut)
+	}
+	code, _, errOut = runCLI(t, "", "analyze", "--cpuprofile", filepath.Join(dir, "kept.cpu"), "--exectrace", filepath.Join(dir, "no", "such", "dir", "t"), dump)
+	if code == 0 || !strings.Contains(errOut, "--exectrace") {
+		t.Errorf("a trace that cannot be written: exit %d, %q; want a failure naming --exectrace", code, errOut)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"time"
@@ -199,6 +200,27 @@ func StartCPU(path string) (stop func() error, err error) {
 	}
 	return func() error {
 		pprof.StopCPUProfile()
+		return f.Commit()
+	}, nil
+}
+
+// StartTrace starts an execution trace of the process (runtime/trace)
+// into path, written whole through internal/outfile when the returned
+// stop is called, or not at all. A trace shows what a CPU profile cannot:
+// when a goroutine waited, for what, and how long the cores were idle
+// meanwhile (internal/benchtools/idletrace reads it by the analyzer's
+// phases). A run of a million spans writes about 200 KB of it.
+func StartTrace(path string) (stop func() error, err error) {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create execution trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Abort()
+		return nil, fmt.Errorf("start execution trace: %w", err)
+	}
+	return func() error {
+		trace.Stop()
 		return f.Commit()
 	}, nil
 }

@@ -11,12 +11,20 @@
 // only do one of these (the file reader's, a shard's, an observer's)
 // carry its label from their start, so none of their CPU is left
 // unlabelled, counted as the runtime's.
+//
+// The same names mark the phases in an execution trace (runtime/trace,
+// the commands' --exectrace): each phase runs inside a trace region of
+// its name, so a trace tells which phase each goroutine was in while the
+// cores were idle, and what it waited for
+// (internal/benchtools/idletrace). While no trace is being taken, a
+// region costs a context lookup and a flag test per phase, not per span.
 package phase
 
 import (
 	"context"
 	"encoding/json"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -40,21 +48,25 @@ const (
 	Report   = "report"
 )
 
-// Do runs f with the calling goroutine labelled phase name, then gives it
-// back the labels of ctx (context.Background: none). A phase inside another is labelled
+// Do runs f with the calling goroutine labelled phase name (and inside a
+// trace region of that name), then gives it back the labels of ctx
+// (context.Background: none). A phase inside another is labelled
 // as the inner one while it runs. It costs a small allocation per call, so
 // it wraps a batch's or a group's work, never a span's.
 func Do(ctx context.Context, name string, f func()) {
-	pprof.Do(ctx, pprof.Labels(Label, name), func(context.Context) { f() })
+	pprof.Do(ctx, pprof.Labels(Label, name), func(ctx context.Context) { trace.WithRegion(ctx, name, f) })
 }
 
 // Go runs f on a new goroutine labelled phase name from its start (ctx's
-// labels besides): for a goroutine that does one phase's work all along,
-// so even the work between its inner phases is counted as that phase's.
+// labels besides), inside a trace region of that name to its end: for a
+// goroutine that does one phase's work all along, so even the work
+// between its inner phases is counted as that phase's.
 // f's ctx carries the label: its inner phases pass it to Do, which gives
 // the goroutine back its labels, the phase's included, when they end.
 func Go(ctx context.Context, name string, f func(ctx context.Context)) {
-	go pprof.Do(ctx, pprof.Labels(Label, name), f)
+	go pprof.Do(ctx, pprof.Labels(Label, name), func(ctx context.Context) {
+		trace.WithRegion(ctx, name, func() { f(ctx) })
+	})
 }
 
 // Of returns the phase label of each goroutine whose stack holds a frame
