@@ -104,7 +104,25 @@ type inflight struct {
 	serving uint64        // the job the sink waits on; it and earlier jobs take without waiting
 	changed chan struct{} // closed when used or serving changes; made by the first to wait on it
 	stop    <-chan struct{}
+	// decoders is set, before the read starts, when the decoders charge
+	// what a record grows to as they decode it (zstd records), and so may
+	// wait for room: the room the sink gives back as it consumes. The
+	// goroutine that feeds the sink must then never decode (the
+	// pipeline's await), or it would wait for itself.
+	decoders bool
 }
+
+// chargedByDecoders marks g as charged by the decoders themselves (see
+// inflight.decoders) and returns it, for the decoder to keep.
+func (g *inflight) chargedByDecoders() *inflight {
+	if g != nil {
+		g.decoders = true
+	}
+	return g
+}
+
+// decodersWait reports whether a decoder may wait on g for room.
+func (g *inflight) decodersWait() bool { return g != nil && g.decoders }
 
 // errReadStopped is what a worker waiting for its share gets once the
 // read stops: the record is not decoded, and nobody is left to see it.

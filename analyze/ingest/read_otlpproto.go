@@ -54,8 +54,9 @@ func openOTLPProto(o openArgs) (producer, func(rec) result, func(), error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	fr.keep, fr.share = o.keep, o.share
+	fr.keep = o.keep
 	if o.det.framedZstd {
+		fr.share = o.share.chargedByDecoders() // a record grows as it decompresses
 		o.in.Compression = "zstd"
 	}
 	return fr.produce, fr.decode, fr.close, nil

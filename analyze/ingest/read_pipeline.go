@@ -148,7 +148,7 @@ func runPipeline(ctx context.Context, workers int, produce producer, decode func
 			phase.Do(ctx, phase.Decode, func() { p.decodeJobs(decode) })
 		}()
 	}
-	err := p.consumeJobs(consume)
+	err := p.consumeJobs(decode, consume)
 	// The producer's and workers' sends and decodes watch ctx: after the
 	// cancel they drop what is queued and return.
 	cancel()
@@ -195,35 +195,72 @@ func (p *pipeline) emit(j *job) bool {
 	}
 }
 
-// decodeJobs is one worker: it decodes the jobs it takes, recycles their
-// blocks and gives back their blocks' charge.
+// decodeJobs is one worker: it decodes the jobs it takes.
 func (p *pipeline) decodeJobs(decode func(rec) result) {
 	for j := range p.work {
-		if p.ctx.Err() == nil {
-			j.res = make([]result, len(j.recs))
-			for i, r := range j.recs {
-				r.seq = j.seq
-				j.res[i] = decode(r)
-			}
+		p.decodeJob(j, decode)
+	}
+}
+
+// decodeJob decodes j's records, recycles its block, gives back its
+// block's charge and marks it done.
+func (p *pipeline) decodeJob(j *job, decode func(rec) result) {
+	if p.ctx.Err() == nil {
+		j.res = make([]result, len(j.recs))
+		for i, r := range j.recs {
+			r.seq = j.seq
+			j.res[i] = decode(r)
 		}
-		j.recs = nil
-		putBlock(j.block)
-		p.share.give(j.blockHeld)
-		j.block, j.blockHeld = nil, 0
-		close(j.done)
+	}
+	j.recs = nil
+	putBlock(j.block)
+	p.share.give(j.blockHeld)
+	j.block, j.blockHeld = nil, 0
+	close(j.done)
+}
+
+// await returns once j is decoded, or ctx is done. Until then the
+// consumer decodes the jobs still waiting for a worker itself: while it
+// waits, what it feeds has nothing to do, and the core that would run it
+// sits idle (2 CPUs: a worker decoding alone was a quarter of a run's
+// idle core time). It looks at j first, so a decoded job is never kept
+// waiting for another's decoding. Where the decoders charge the share as
+// they decode (zstd records), it only waits: a decoder may wait there for
+// the room that the consumer alone gives back.
+func (p *pipeline) await(j *job, decode func(rec) result) {
+	work := p.work
+	if p.share.decodersWait() {
+		work = nil
+	}
+	for {
+		select {
+		case <-j.done:
+			return
+		default:
+		}
+		select {
+		case <-j.done:
+			return
+		case <-p.ctx.Done():
+			return
+		case k, ok := <-work:
+			if !ok {
+				work = nil // every job is taken: only j's end is left to wait for
+				continue
+			}
+			phase.Do(p.ctx, phase.Decode, func() { p.decodeJob(k, decode) })
+		}
 	}
 }
 
 // consumeJobs hands the results to consume in order, telling the share
-// which job it waits on and giving back what each result held; it returns
-// consume's first error or the context's.
-func (p *pipeline) consumeJobs(consume func(result) error) error {
+// which job it waits on (and decoding others meanwhile: await) and giving
+// back what each result held; it returns consume's first error or the
+// context's.
+func (p *pipeline) consumeJobs(decode func(rec) result, consume func(result) error) error {
 	for j := range p.ordered {
 		p.share.serve(j.seq)
-		select {
-		case <-j.done:
-		case <-p.ctx.Done():
-		}
+		p.await(j, decode)
 		if err := p.ctx.Err(); err != nil {
 			return err
 		}

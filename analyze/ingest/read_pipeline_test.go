@@ -1,7 +1,11 @@
 package ingest
 
 import (
+	"context"
+	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned pins
@@ -49,4 +53,48 @@ func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
 		readsAbandoned.Store(false)
 		putBlock(nil) // a job without a block: must not panic
 	})
+}
+
+// TestTheConsumerDecodesWhileItWaits pins that the goroutine handing the
+// results on, while it waits for the next job in order, decodes the jobs
+// no worker has taken: here the one worker's first job cannot end until
+// the second is decoded, which only the consumer is free to do. The
+// results still come in input order. The minute's bound only ends a
+// failing run.
+func TestTheConsumerDecodesWhileItWaits(t *testing.T) {
+	second := make(chan struct{})
+	var stuck atomic.Bool
+	produce := func(ctx context.Context, emit emitFunc) {
+		for line := 1; line <= 3; line++ {
+			j := newJob()
+			j.recs = []rec{{line: line}}
+			if !emit(j) {
+				return
+			}
+		}
+	}
+	decode := func(r rec) result {
+		switch r.line {
+		case 1:
+			select {
+			case <-second:
+			case <-time.After(time.Minute):
+				stuck.Store(true)
+			}
+		case 2:
+			close(second)
+		}
+		return result{held: int64(r.line)} // no share: held only names the record here
+	}
+	var got []int64
+	consume := func(r result) error {
+		got = append(got, r.held)
+		return nil
+	}
+	if err := runPipeline(context.Background(), 1, produce, decode, consume, nil); err != nil {
+		t.Fatal(err)
+	}
+	if stuck.Load() || !slices.Equal(got, []int64{1, 2, 3}) {
+		t.Errorf("consumed %v, first job stuck behind the second: %v; want 1, 2, 3 and no wait", got, stuck.Load())
+	}
 }
