@@ -10,6 +10,7 @@ package profiling
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -190,18 +191,7 @@ func (p *Profiler) Files() []string {
 // or not at all, never through a link. The live demo's Config.Dir and the
 // commands' --cpuprofile both profile through it.
 func StartCPU(path string) (stop func() error, err error) {
-	f, err := outfile.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("create CPU profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Abort()
-		return nil, fmt.Errorf("start CPU profile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Commit()
-	}, nil
+	return streamInto(path, "CPU profile", pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
 
 // StartTrace starts an execution trace of the process (runtime/trace)
@@ -211,16 +201,23 @@ func StartCPU(path string) (stop func() error, err error) {
 // meanwhile (internal/benchtools/idletrace reads it by the analyzer's
 // phases). A run of a million spans writes about 200 KB of it.
 func StartTrace(path string) (stop func() error, err error) {
+	return streamInto(path, "execution trace", trace.Start, trace.Stop)
+}
+
+// streamInto starts what (a profile or a trace the runtime streams while
+// the process runs) into the file at path, through internal/outfile, and
+// returns the function that ends it and puts the file in place.
+func streamInto(path, what string, start func(io.Writer) error, end func()) (stop func() error, err error) {
 	f, err := outfile.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create execution trace: %w", err)
+		return nil, fmt.Errorf("create %s: %w", what, err)
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Abort()
-		return nil, fmt.Errorf("start execution trace: %w", err)
+		return nil, fmt.Errorf("start %s: %w", what, err)
 	}
 	return func() error {
-		trace.Stop()
+		end()
 		return f.Commit()
 	}, nil
 }
