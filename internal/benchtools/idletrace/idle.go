@@ -15,7 +15,7 @@ import (
 type Report struct {
 	Wall  float64 // ms from the first event to the last
 	Procs int     // GOMAXPROCS, as the trace's metrics last said it
-	Idle  float64 // core-ms no goroutine ran: Procs × wall, less what ran
+	Idle  float64 // core-ms no goroutine ran: Procs × wall, less what ran; the rows' sum
 	// Rows split Idle by situation, largest first.
 	Rows []Row
 }
@@ -54,18 +54,7 @@ func Analyze(r io.Reader) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
-	gs := map[trace.GoID]*goState{}
-	of := func(id trace.GoID) *goState {
-		g := gs[id]
-		if g == nil {
-			g = &goState{}
-			gs[id] = g
-		}
-		return g
-	}
-	rows := map[string]*Row{}
-	rep := &Report{}
-	var first, last trace.Time
+	w := newWalk()
 	for {
 		ev, err := tr.ReadEvent()
 		if errors.Is(err, io.EOF) {
@@ -74,21 +63,21 @@ func Analyze(r io.Reader) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read trace: %w", err)
 		}
-		if first == 0 {
-			first = ev.Time()
-		}
-		if last != 0 && rep.Procs > 0 {
-			account(rep, rows, gs, float64(ev.Time()-last)/1e6)
-		}
-		last = ev.Time()
-		apply(rep, ev, of)
+		w.event(ev)
 	}
-	if first == 0 {
+	return w.report()
+}
+
+// report is what the walk found, its rows largest first; an error when
+// it saw no event.
+func (w *walk) report() (*Report, error) {
+	if !w.seen {
 		return nil, errors.New("read trace: it holds no event")
 	}
-	rep.Wall = float64(last-first) / 1e6
-	for _, row := range rows {
+	rep := &Report{Wall: float64(w.last-w.first) / 1e6, Procs: w.procs}
+	for _, row := range w.rows {
 		rep.Rows = append(rep.Rows, *row)
+		rep.Idle += row.Idle
 	}
 	slices.SortFunc(rep.Rows, func(a, b Row) int {
 		return cmp.Or(cmp.Compare(b.Idle, a.Idle), strings.Compare(key(a.Ran, a.Waiting), key(b.Ran, b.Waiting)))
@@ -96,26 +85,69 @@ func Analyze(r io.Reader) (*Report, error) {
 	return rep, nil
 }
 
+// walk is Analyze's state between events: the goroutines, how many are
+// busy, and the row of the situation they are in, found again only after
+// an event changed it (most events leave the situation as it was).
+type walk struct {
+	first, last trace.Time // the first event's time and the latest's
+	seen        bool       // an event was walked: first and last hold
+	procs       int        // GOMAXPROCS, as the trace's metrics last said it
+	gs          map[trace.GoID]*goState
+	busy        int
+	row         *Row // nil: the situation changed since it was last found
+	rows        map[string]*Row
+}
+
+// newWalk returns a walk before any event.
+func newWalk() *walk { return &walk{gs: map[trace.GoID]*goState{}, rows: map[string]*Row{}} }
+
+// event accounts the time since the last event to the situation it
+// ended, then applies ev.
+func (w *walk) event(ev trace.Event) {
+	if !w.seen {
+		w.first, w.seen = ev.Time(), true
+	} else {
+		w.account(float64(ev.Time()-w.last) / 1e6)
+	}
+	w.last = ev.Time()
+	w.apply(ev)
+}
+
+// of returns goroutine id's state, made on first sight.
+func (w *walk) of(id trace.GoID) *goState {
+	g := w.gs[id]
+	if g == nil {
+		g = &goState{}
+		w.gs[id] = g
+	}
+	return g
+}
+
 // apply updates the goroutines (and the procs) by one event.
-func apply(rep *Report, ev trace.Event, of func(trace.GoID) *goState) {
+func (w *walk) apply(ev trace.Event) {
 	switch ev.Kind() {
 	case trace.EventMetric:
 		if m := ev.Metric(); m.Name == "/sched/gomaxprocs:threads" {
-			rep.Procs = int(m.Value.Uint64())
+			w.procs = int(m.Value.Uint64())
 		}
 	case trace.EventRegionBegin:
-		g := of(ev.Goroutine())
+		g := w.of(ev.Goroutine())
 		g.regions = append(g.regions, ev.Region().Type)
+		w.row = nil
 	case trace.EventRegionEnd:
-		if g := of(ev.Goroutine()); len(g.regions) > 0 {
+		if g := w.of(ev.Goroutine()); len(g.regions) > 0 {
 			g.regions = g.regions[:len(g.regions)-1]
+			w.row = nil
 		}
 	case trace.EventStateTransition:
 		st := ev.StateTransition()
 		if st.Resource.Kind != trace.ResourceGoroutine {
 			return
 		}
-		g := of(st.Resource.Goroutine())
+		g := w.of(st.Resource.Goroutine())
+		if g.busy {
+			w.busy--
+		}
 		_, to := st.Goroutine()
 		g.busy, g.waiting = false, ""
 		switch to {
@@ -128,6 +160,10 @@ func apply(rep *Report, ev trace.Event, of func(trace.GoID) *goState) {
 		case trace.GoWaiting:
 			g.waiting = blockedAt(ev.Stack())
 		}
+		if g.busy {
+			w.busy++
+		}
+		w.row = nil
 	}
 }
 
@@ -148,33 +184,39 @@ func blockedAt(st trace.Stack) string {
 }
 
 // account adds dt ms of the current situation's idle cores to its row.
-func account(rep *Report, rows map[string]*Row, gs map[trace.GoID]*goState, dt float64) {
-	busy := 0
+func (w *walk) account(dt float64) {
+	idle := w.procs - w.busy
+	if idle <= 0 || dt <= 0 {
+		return
+	}
+	if w.row == nil {
+		w.row = w.situation()
+	}
+	w.row.Idle += float64(idle) * dt
+}
+
+// situation returns the row of the situation the goroutines are in:
+// the phases running, and those waiting with where they wait.
+func (w *walk) situation() *Row {
 	var ran, waiting []string
-	for _, g := range gs {
+	for _, g := range w.gs {
 		switch {
 		case g.busy:
-			busy++
 			ran = append(ran, g.phase())
 		case g.waiting != "" && len(g.regions) > 0:
 			waiting = append(waiting, g.phase()+" @ "+g.waiting)
 		}
 	}
-	idle := rep.Procs - busy
-	if idle <= 0 || dt <= 0 {
-		return
-	}
 	slices.Sort(ran)
 	slices.Sort(waiting)
 	waiting = slices.Compact(waiting)
 	k := key(ran, waiting)
-	row := rows[k]
+	row := w.rows[k]
 	if row == nil {
 		row = &Row{Ran: ran, Waiting: waiting}
-		rows[k] = row
+		w.rows[k] = row
 	}
-	row.Idle += float64(idle) * dt
-	rep.Idle += float64(idle) * dt
+	return row
 }
 
 // key is a situation's map key.

@@ -25,7 +25,9 @@ func spin(n int) uint64 {
 // says of a run on two procs where one phase works while another waits
 // on a channel for it: the largest idle situation is the working phase
 // alone, the waiting one listed with where it waits, one proc's idle time
-// at most, and the procs are the trace's own GOMAXPROCS.
+// at most, and the procs are the trace's own GOMAXPROCS. A situation
+// that changes by a goroutine's state alone, or by its region alone, is
+// told apart from the one before.
 func TestIdleTimeIsSplitByThePhasesThatRanAndWaited(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	var buf bytes.Buffer
@@ -49,8 +51,19 @@ func TestIdleTimeIsSplitByThePhasesThatRanAndWaited(t *testing.T) {
 		_, _ = syscall.Read(fds[0], b[:]) // blocks in the kernel, not the poller
 		close(read)
 	}()
-	var sink uint64
-	trace.WithRegion(ctx, "decode", func() { sink = spin(100_000_000) })
+	// Then the work passes to another phase's goroutine with no region
+	// begun or ended (group), and then to another phase of the first
+	// goroutine with no goroutine blocked or woken (finalize): each is a
+	// situation of its own.
+	startGroup, groupDone := make(chan struct{}), make(chan struct{})
+	var sink, groupSink uint64
+	go trace.WithRegion(ctx, "group", func() { <-startGroup; groupSink = spin(30_000_000); close(groupDone) })
+	trace.WithRegion(ctx, "decode", func() {
+		sink = spin(100_000_000)
+		close(startGroup)
+		<-groupDone
+	})
+	trace.WithRegion(ctx, "finalize", func() { sink += spin(30_000_000) + groupSink })
 	close(release)
 	<-done
 	if _, err := syscall.Write(fds[1], []byte{1}); err != nil {
@@ -71,6 +84,15 @@ func TestIdleTimeIsSplitByThePhasesThatRanAndWaited(t *testing.T) {
 	waits := slices.IndexFunc(top.Waiting, func(w string) bool { return strings.HasPrefix(w, "index @ ") })
 	if !slices.Equal(top.Ran, []string{"decode"}) || waits < 0 {
 		t.Errorf("largest idle situation: ran %v, waiting %v; want decode alone, index waiting", top.Ran, top.Waiting)
+	}
+	alone := func(phase, waiting string) bool {
+		return slices.ContainsFunc(rep.Rows, func(row Row) bool {
+			return slices.Equal(row.Ran, []string{phase}) && row.Idle > 0 &&
+				(waiting == "" || slices.ContainsFunc(row.Waiting, func(w string) bool { return strings.HasPrefix(w, waiting+" @ ") }))
+		})
+	}
+	if !alone("group", "decode") || !alone("finalize", "") {
+		t.Errorf("rows %+v: want group alone while decode waits, and finalize alone", rep.Rows)
 	}
 	// One goroutine runs, one proc of two idles: no more than the wall.
 	if top.Idle > rep.Wall {
