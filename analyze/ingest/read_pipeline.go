@@ -69,15 +69,25 @@ func readyJob(res ...result) *job {
 // are read into one block.
 const blockBytes = 2 << 20
 
-// blockPool recycles the buffers records are read into. pdata copies every
-// string and byte slice out of its input (and so do the normalising and
-// Jaeger decoders), so a block is free again as soon as its job is decoded.
-// Reusing blocks spares the allocator and the garbage collector the bulk of
-// the input, which is most of what the reader itself would cost.
-var blockPool = sync.Pool{New: func() any {
-	b := make([]byte, 0, blockBytes)
-	return &b
-}}
+// freeBlocks recycles the buffers records are read into. pdata copies
+// every string and byte slice out of its input (and so do the normalising
+// and Jaeger decoders), so a block is free again as soon as its job is
+// decoded. Reusing blocks spares the allocator and the garbage collector
+// the bulk of the input, which is most of what the reader itself would
+// cost. It is a plain list rather than a sync.Pool: a pool is emptied by
+// every other collection, and each block made again is 2 MiB of fresh
+// memory the read faults in and the runtime zeroes (4M spans of JSON
+// lines: dozens of collections, and the faults cost the reading thread a
+// third of its time). It keeps at most maxFreeBlocks, about what a
+// pipeline holds in flight, so an idle process gives the rest back.
+var freeBlocks struct {
+	sync.Mutex
+	list []*[]byte
+}
+
+// maxFreeBlocks bounds freeBlocks: the jobs in flight on a machine of up
+// to eight cores (2 per worker and the one consumed), each with its block.
+const maxFreeBlocks = 2*8 + 2
 
 // getBlock returns an empty buffer of at least size bytes of capacity.
 func getBlock(size int) *[]byte {
@@ -85,18 +95,32 @@ func getBlock(size int) *[]byte {
 		b := make([]byte, 0, size)
 		return &b
 	}
-	b := blockPool.Get().(*[]byte)
-	*b = (*b)[:0]
-	return b
+	freeBlocks.Lock()
+	if n := len(freeBlocks.list); n > 0 {
+		b := freeBlocks.list[n-1]
+		freeBlocks.list[n-1] = nil
+		freeBlocks.list = freeBlocks.list[:n-1]
+		freeBlocks.Unlock()
+		*b = (*b)[:0]
+		return b
+	}
+	freeBlocks.Unlock()
+	b := make([]byte, 0, blockBytes)
+	return &b
 }
 
 // putBlock recycles a buffer from getBlock; odd sizes are left to the GC,
 // and so is every buffer once a read was abandoned (read_cancel.go): the
 // abandoned read may still write into one.
 func putBlock(b *[]byte) {
-	if b != nil && cap(*b) == blockBytes && !readsAbandoned.Load() {
-		blockPool.Put(b)
+	if b == nil || cap(*b) != blockBytes || readsAbandoned.Load() {
+		return
 	}
+	freeBlocks.Lock()
+	if len(freeBlocks.list) < maxFreeBlocks {
+		freeBlocks.list = append(freeBlocks.list, b)
+	}
+	freeBlocks.Unlock()
 }
 
 // Job sizes: big enough that channel hand-offs cost nothing next to

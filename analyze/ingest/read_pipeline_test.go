@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -14,9 +15,9 @@ import (
 // hand it to a caller that was promised blockBytes of room), and once a
 // read was abandoned no block is recycled at all (the abandoned read may
 // still write into it). A put that must be refused is checked over several
-// rounds: a refused block never comes back, while sync.Pool hands a pooled
-// one straight back to the goroutine that put it, so a put let through is
-// seen in the first round or soon after. The process's abandoned flag is
+// rounds: a refused block never comes back, while the free list hands the
+// block put last straight back, so a put let through is seen in the first
+// round. The process's abandoned flag is
 // restored after, so an abandoned read of an earlier test stays counted.
 func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
 	was := readsAbandoned.Load()
@@ -53,6 +54,43 @@ func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
 		readsAbandoned.Store(false)
 		putBlock(nil) // a job without a block: must not panic
 	})
+}
+
+// TestFreeBlocksOutliveACollectionUpToTheirBound pins why the read blocks
+// are not a sync.Pool: a block put back is handed out again after a
+// collection (a pool drops it, and making it again faults 2 MiB of fresh
+// memory in), and the list keeps no more than maxFreeBlocks, so what it
+// holds stays bounded however many blocks a run had in flight.
+func TestFreeBlocksOutliveACollectionUpToTheirBound(t *testing.T) {
+	if readsAbandoned.Load() {
+		t.Skip("a read of an earlier test was abandoned: nothing is recycled in this process")
+	}
+	freeBlocks.Lock()
+	was := freeBlocks.list
+	freeBlocks.list = nil // start empty: earlier reads left blocks in it
+	freeBlocks.Unlock()
+	t.Cleanup(func() {
+		freeBlocks.Lock()
+		freeBlocks.list = was
+		freeBlocks.Unlock()
+	})
+	put := make(map[*[]byte]bool)
+	for range maxFreeBlocks + 3 {
+		b := make([]byte, 0, blockBytes)
+		put[&b] = true
+		putBlock(&b)
+	}
+	runtime.GC()
+	runtime.GC() // a sync.Pool keeps its victims through one collection
+	back := 0
+	for range maxFreeBlocks + 3 {
+		if put[getBlock(blockBytes)] {
+			back++
+		}
+	}
+	if back != maxFreeBlocks {
+		t.Fatalf("%d of %d blocks put back came back after two collections, want the list's bound %d", back, maxFreeBlocks+3, maxFreeBlocks)
+	}
 }
 
 // TestTheConsumerDecodesWhileItWaits pins that the goroutine handing the
