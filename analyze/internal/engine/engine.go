@@ -518,6 +518,7 @@ type shard struct {
 	// finalized, which it must not forget: the latest in memory, the rest
 	// spilled (traceLog), checked at the end for a trace finalized twice.
 	allFinalized traceLog
+	prints       []uint64 // scratch: fingerprints asked of allFinalized at once
 }
 
 // finalizedMemory is how many handed-over trace ids a shard remembers
@@ -610,14 +611,18 @@ func (s *shard) track(before int32, traces int, wm int64) {
 // comes back dead (its late spans are counted, never measured twice), so
 // it is not open.
 func (s *shard) openTraces(traces int) {
-	for t := traces; t < len(s.x.TraceRecs); t++ {
+	recs := s.x.TraceRecs[traces:]
+	for range recs {
 		s.lastEnd = append(s.lastEnd, math.MinInt64)
 		s.minStart = append(s.minStart, math.MaxInt64)
-		gone := s.wasFinalized(s.x.TraceRecs[t].ID)
-		s.dead = append(s.dead, gone)
+		s.dead = append(s.dead, false)
 		s.rooted = append(s.rooted, false)
 		s.spans = append(s.spans, 0)
-		if !gone {
+	}
+	gone := s.dead[len(s.dead)-len(recs):]
+	s.finalizedAmong(recs, gone)
+	for _, g := range gone {
+		if !g {
 			s.open++
 		}
 	}
@@ -750,9 +755,9 @@ func (s *shard) handOver(sel []bool, low int64, last bool) {
 	live := make([]bool, len(old.TraceRecs))
 	for t := range live {
 		live[t] = !s.dead[t]
-		if !live[t] && !last { // after the last, nothing is read to recognise
-			s.remember(old.TraceRecs[t].ID)
-		}
+	}
+	if !last { // after the last, nothing is read to recognise
+		s.rememberDead(old.TraceRecs)
 	}
 	s.x = s.asOpen(s.scratch())
 	var newIdx []int32
@@ -801,14 +806,31 @@ func (s *shard) asOpen(x *index.Index) *index.Index {
 	return x
 }
 
-// remember adds a finalized trace id to the memory of them: bounded in a
-// stream (the latest finalizedMemory), whole in a speculative batch run,
-// which must see every late span.
-func (s *shard) remember(id pcommon.TraceID) {
-	if s.e.speculative {
-		s.allFinalized.add(id)
+// rememberDead adds the dead traces of recs (the open index's), finalized
+// now or before, to the memory of finalized traces: whole in a
+// speculative batch run, which must see every late span, and all at once
+// (traceLog.addEach); the latest finalizedMemory in a stream.
+func (s *shard) rememberDead(recs []index.TraceRec) {
+	if !s.e.speculative {
+		for t := range recs {
+			if s.dead[t] {
+				s.remember(recs[t].ID)
+			}
+		}
 		return
 	}
+	s.prints = s.prints[:0]
+	for t := range recs {
+		if s.dead[t] {
+			s.prints = append(s.prints, fingerprint(recs[t].ID))
+		}
+	}
+	s.allFinalized.addEach(s.prints)
+}
+
+// remember adds a finalized trace id to a stream shard's bounded memory
+// of them (the latest finalizedMemory).
+func (s *shard) remember(id pcommon.TraceID) {
 	if s.finalized == nil {
 		s.finalized = make(map[pcommon.TraceID]struct{})
 		s.finalizedRing = make([]pcommon.TraceID, 0, finalizedMemory)
@@ -826,13 +848,21 @@ func (s *shard) remember(id pcommon.TraceID) {
 	s.finalized[id] = struct{}{}
 }
 
-// wasFinalized reports whether the shard remembers finalizing trace id.
-func (s *shard) wasFinalized(id pcommon.TraceID) bool {
-	if s.e.speculative {
-		return s.allFinalized.has(id)
+// finalizedAmong sets gone[i] to whether the shard remembers finalizing
+// the trace of recs[i], for a part's new traces at once: a speculative
+// shard asks its traceLog for all of them together (traceLog.hasEach).
+func (s *shard) finalizedAmong(recs []index.TraceRec, gone []bool) {
+	if !s.e.speculative {
+		for i := range recs {
+			_, gone[i] = s.finalized[recs[i].ID]
+		}
+		return
 	}
-	_, ok := s.finalized[id]
-	return ok
+	s.prints = s.prints[:0]
+	for i := range recs {
+		s.prints = append(s.prints, fingerprint(recs[i].ID))
+	}
+	s.allFinalized.hasEach(s.prints, gone)
 }
 
 // flush finalizes every open trace. A batch shard observes its index as

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -348,13 +350,129 @@ func TestTraceLogHasTheTracesItHoldsInMemory(t *testing.T) {
 		{"since the last spill", 16, 19, true},
 		{"never added", 20, 25, false},
 	} {
+		var prints []uint64
 		for i := tc.from; i <= tc.to; i++ {
 			if got := l.has(id(i)); got != tc.want {
 				t.Errorf("%s: has(trace %d) = %v, want %v", tc.name, i, got, tc.want)
+			}
+			prints = append(prints, fingerprint(id(i)))
+		}
+		in := make([]bool, len(prints))
+		l.hasEach(prints, in)
+		for i, got := range in {
+			if got != tc.want {
+				t.Errorf("%s: hasEach says %v for trace %d, want %v", tc.name, got, tc.from+uint64(i), tc.want)
 			}
 		}
 	}
 	if l.repeats() {
 		t.Error("repeats says yes on a log without a repeat")
+	}
+}
+
+// TestPrintFilterNeverForgetsAndRarelyGuesses pins the filter in front of
+// a traceLog's tables: a fingerprint added says "maybe" for its own
+// generation until the second turn after (recent, then previous, then
+// gone), never for the other; and a generation of logBatch fingerprints
+// (the production size) answers "maybe" for under 3% of fingerprints it
+// does not hold, or the tables it spares would be read anyway.
+func TestPrintFilterNeverForgetsAndRarelyGuesses(t *testing.T) {
+	var p printFilter
+	if p.mayHold(1, recentGen) || p.mayHold(1, previousGen) {
+		t.Fatal("an empty filter says maybe")
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	first := make([]uint64, 1<<16)
+	for i := range first {
+		first[i] = rng.Uint64() | 1
+		p.add(first[i])
+	}
+	for _, f := range first {
+		if !p.mayHold(f, recentGen) {
+			t.Fatalf("fingerprint %#x added is not in recent's bits", f)
+		}
+	}
+	p.turn()
+	second := make([]uint64, 1<<16)
+	for i := range second {
+		second[i] = rng.Uint64() | 1
+		p.add(second[i])
+	}
+	for i := range first {
+		if !p.mayHold(first[i], previousGen) {
+			t.Fatalf("fingerprint %#x of the generation before is not in previous's bits", first[i])
+		}
+		if !p.mayHold(second[i], recentGen) {
+			t.Fatalf("fingerprint %#x added after the turn is not in recent's bits", second[i])
+		}
+	}
+	guessed := 0
+	const probes = 100_000
+	for range probes {
+		if p.mayHold(rng.Uint64()|1, previousGen) {
+			guessed++
+		}
+	}
+	if rate := float64(guessed) / probes; rate > 0.03 {
+		t.Errorf("%.1f%% of fingerprints never added read as maybe in a generation of %d", 100*rate, len(first))
+	}
+	p.turn()
+	gone := 0
+	for _, f := range first {
+		if !p.mayHold(f, previousGen) && !p.mayHold(f, recentGen) {
+			gone++
+		}
+	}
+	if gone < len(first)*9/10 {
+		t.Errorf("two turns after, %d of %d fingerprints are still in the filter, want them cleared", len(first)-gone, len(first))
+	}
+}
+
+// TestTraceLogAsksItsTablesWhereTheFilterMayErr pins that the filter only
+// spares the tables a question: fingerprints that differ from ones added
+// only in bits the filter does not read share their filter bits, and
+// still read as not held, one at a time or together, in recent's table
+// and in previous's; and addEach catches a trace added twice in one call,
+// or added before and still in memory, as add does.
+func TestTraceLogAsksItsTablesWhereTheFilterMayErr(t *testing.T) {
+	defer func(n int) { logBatch = n }(logBatch)
+	logBatch = 4
+	t.Setenv("TMPDIR", t.TempDir())
+	var l traceLog
+	defer l.close()
+	added := []uint64{0x0123456789abcdef, 0x1122334455667788, 0x0a0b0c0d0e0f1011, 0x7766554433221100, 0x0fedcba987654321}
+	l.addEach(added) // four spill to previous, the fifth stays in recent
+	if l.dup || len(l.runs) != 1 {
+		t.Fatalf("after five distinct adds: dup %v, %d runs, want false, 1", l.dup, len(l.runs))
+	}
+	const unread = 1 << 50 // above the filter's bits, below the bucket's byte
+	var twins []uint64
+	for _, f := range added {
+		twin := f ^ unread
+		w, b := filterSlot(f)
+		if tw, tb := filterSlot(twin); tw != w || tb != b {
+			t.Fatalf("fingerprint %#x and its twin %#x have different filter bits", f, twin)
+		}
+		twins = append(twins, twin)
+		if l.holds(twin) {
+			t.Errorf("holds(%#x) = true: only %#x was added", twin, f)
+		}
+		if !l.holds(f) {
+			t.Errorf("holds(%#x) = false for a fingerprint added", f)
+		}
+	}
+	in := make([]bool, len(twins))
+	l.hasEach(twins, in)
+	if slices.Contains(in, true) {
+		t.Errorf("hasEach(twins) = %v, want all false", in)
+	}
+	l.addEach([]uint64{0x3333333333333333, 0x3333333333333333})
+	if !l.dup {
+		t.Error("addEach of one fingerprint twice in a call: not caught")
+	}
+	l.dup = false
+	l.addEach([]uint64{added[1]}) // in previous
+	if !l.dup {
+		t.Error("addEach of a fingerprint in previous's table: not caught")
 	}
 }
