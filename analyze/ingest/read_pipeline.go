@@ -77,17 +77,36 @@ const blockBytes = 2 << 20
 // cost. It is a plain list rather than a sync.Pool: a pool is emptied by
 // every other collection, and each block made again is 2 MiB of fresh
 // memory the read faults in and the runtime zeroes (4M spans of JSON
-// lines: dozens of collections, and the faults cost the reading thread a
-// third of its time). It keeps at most maxFreeBlocks, about what a
-// pipeline holds in flight, so an idle process gives the rest back.
+// lines: dozens of collections). It keeps at most maxFreeBlocks, about
+// what a pipeline holds in flight, and only while a pipeline runs
+// (readers): once the last read ends it lets them all go, so a process
+// that read a dump does not keep megabytes of its blocks.
 var freeBlocks struct {
 	sync.Mutex
-	list []*[]byte
+	list    []*[]byte
+	readers int // pipelines running
 }
 
 // maxFreeBlocks bounds freeBlocks: the jobs in flight on a machine of up
 // to eight cores (2 per worker and the one consumed), each with its block.
 const maxFreeBlocks = 2*8 + 2
+
+// startReader counts a pipeline in; endReader counts it out, and empties
+// freeBlocks after the last.
+func startReader() {
+	freeBlocks.Lock()
+	freeBlocks.readers++
+	freeBlocks.Unlock()
+}
+
+// endReader is startReader's end.
+func endReader() {
+	freeBlocks.Lock()
+	if freeBlocks.readers--; freeBlocks.readers == 0 {
+		freeBlocks.list = nil
+	}
+	freeBlocks.Unlock()
+}
 
 // getBlock returns an empty buffer of at least size bytes of capacity.
 func getBlock(size int) *[]byte {
@@ -110,14 +129,15 @@ func getBlock(size int) *[]byte {
 }
 
 // putBlock recycles a buffer from getBlock; odd sizes are left to the GC,
-// and so is every buffer once a read was abandoned (read_cancel.go): the
-// abandoned read may still write into one.
+// and so is every buffer put while no pipeline runs, and every one once a
+// read was abandoned (read_cancel.go): the abandoned read may still write
+// into one.
 func putBlock(b *[]byte) {
 	if b == nil || cap(*b) != blockBytes || readsAbandoned.Load() {
 		return
 	}
 	freeBlocks.Lock()
-	if len(freeBlocks.list) < maxFreeBlocks {
+	if freeBlocks.readers > 0 && len(freeBlocks.list) < maxFreeBlocks {
 		freeBlocks.list = append(freeBlocks.list, b)
 	}
 	freeBlocks.Unlock()
@@ -151,6 +171,8 @@ type producer func(ctx context.Context, emit emitFunc)
 // so the blocks in flight stay within the share however many workers
 // wait.
 func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error, share *inflight) error {
+	startReader()
+	defer endReader()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if share != nil {

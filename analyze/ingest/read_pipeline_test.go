@@ -20,6 +20,8 @@ import (
 // round. The process's abandoned flag is
 // restored after, so an abandoned read of an earlier test stays counted.
 func TestBlockPoolRecyclesOnlyWholeBlocksWhileNoReadIsAbandoned(t *testing.T) {
+	startReader() // a pipeline runs: putBlock keeps what it may
+	t.Cleanup(endReader)
 	was := readsAbandoned.Load()
 	t.Cleanup(func() { readsAbandoned.Store(was) })
 	const rounds = 50
@@ -65,6 +67,8 @@ func TestFreeBlocksOutliveACollectionUpToTheirBound(t *testing.T) {
 	if readsAbandoned.Load() {
 		t.Skip("a read of an earlier test was abandoned: nothing is recycled in this process")
 	}
+	startReader()
+	defer endReader()
 	freeBlocks.Lock()
 	was := freeBlocks.list
 	freeBlocks.list = nil // start empty: earlier reads left blocks in it
@@ -90,6 +94,39 @@ func TestFreeBlocksOutliveACollectionUpToTheirBound(t *testing.T) {
 	}
 	if back != maxFreeBlocks {
 		t.Fatalf("%d of %d blocks put back came back after two collections, want the list's bound %d", back, maxFreeBlocks+3, maxFreeBlocks)
+	}
+}
+
+// TestFreeBlocksGoWithTheLastReader pins that the free list holds blocks
+// only while a pipeline runs: once the last of two ends it is empty, and
+// a block put back then is not kept, so a process that read a dump keeps
+// none of its blocks (the HTML run's memory bound in the engine's tests
+// counts them).
+func TestFreeBlocksGoWithTheLastReader(t *testing.T) {
+	if readsAbandoned.Load() {
+		t.Skip("a read of an earlier test was abandoned: nothing is recycled in this process")
+	}
+	held := func() int {
+		freeBlocks.Lock()
+		defer freeBlocks.Unlock()
+		return len(freeBlocks.list)
+	}
+	startReader()
+	startReader()
+	b := make([]byte, 0, blockBytes)
+	putBlock(&b)
+	endReader()
+	if n := held(); n == 0 {
+		t.Fatal("the list let its block go while a reader still runs")
+	}
+	endReader()
+	if n := held(); n != 0 {
+		t.Fatalf("the list holds %d blocks after the last reader ended, want 0", n)
+	}
+	c := make([]byte, 0, blockBytes)
+	putBlock(&c)
+	if n := held(); n != 0 {
+		t.Fatalf("a block put back with no reader running was kept (%d held)", n)
 	}
 }
 
