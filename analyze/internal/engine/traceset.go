@@ -237,17 +237,19 @@ func (l *traceLog) memBytes() int64 {
 }
 
 // printFilter is a Bloom filter over each of a traceLog's two tables, so
-// that has and add can answer "not there" without reading them. Every
-// span of a new trace asks has and every finalized trace add, each at a
-// random slot of tables of 1 MiB: two cache misses per question were
-// about 5% of a 4M-span batch run's CPU time, though few instructions.
-// The filter's 256 KiB stay in a core's cache, and a fingerprint's two
-// bits for both tables share one word pair, so one cache line answers
-// for both; a table is read only when its bits say it may hold the
-// fingerprint (about 1.5% of new traces at a full table). Two bits a
-// generation, of 2^20 each, for up to logBatch fingerprints; a log that
-// keeps everything in memory (no file) fills it, and then only answers
-// "maybe", as exact as before.
+// that has and add can answer "not there" without reading them. Every new
+// trace asks has and every finalized trace add, each at a random slot of
+// two tables of 1 MiB that a run streaming gigabytes keeps out of the
+// caches: two cache misses a question were about 5% of a 4M-span batch
+// run's CPU time, though few instructions. The filter is a quarter of
+// the tables' size, and a fingerprint's two bits for both tables share
+// one word pair, so one cache line answers for both; a table is read only
+// when its bits say it may hold the fingerprint (about 1.5% of new traces
+// at a full table). Its lines miss the caches too, so hasEach and addEach
+// read them for many traces at once. Two bits a generation, of 2^20
+// each, for up to logBatch fingerprints; a log that keeps everything in
+// memory (no file) fills it, and then only answers "maybe", as exact as
+// before.
 type printFilter struct {
 	words []uint64 // word 2w+g: generation g's bits of word w
 	cur   int      // the generation of recent's bits
