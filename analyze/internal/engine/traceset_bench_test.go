@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -16,7 +17,12 @@ import (
 // finalizes about 1.6M traces. "log-open" asks has for each trace
 // openLag traces before adding it, as a run does, whose traces stay open
 // a while: the slot has read is then no longer in the cache when add
-// comes.
+// comes. "log-batched" does the same a part at a time (hasEach, addEach
+// of partTraces), as the shard does. The "stream-" cases read on through
+// 32 MiB between parts (streamPerTrace bytes a trace, about what a run
+// reads and writes meanwhile), which evicts the log from the caches as
+// a run does: "stream-open" one trace at a time, "stream-batched" a part
+// at a time; their difference is what asking together saves.
 func BenchmarkFinalizedMemory(b *testing.B) {
 	for _, n := range []int{100_000, 1_600_000} {
 		ids := make([]pcommon.TraceID, n)
@@ -31,6 +37,15 @@ func BenchmarkFinalizedMemory(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("log-open/%d", n), func(b *testing.B) {
 			benchFinalizedOpen(b, ids, openLag)
+		})
+		b.Run(fmt.Sprintf("log-batched/%d", n), func(b *testing.B) {
+			benchFinalizedBatched(b, ids, openLag, partTraces, nil)
+		})
+		b.Run(fmt.Sprintf("stream-open/%d", n), func(b *testing.B) {
+			benchFinalizedBatched(b, ids, openLag, 1, newStream())
+		})
+		b.Run(fmt.Sprintf("stream-batched/%d", n), func(b *testing.B) {
+			benchFinalizedBatched(b, ids, openLag, partTraces, newStream())
 		})
 	}
 }
@@ -86,4 +101,73 @@ func benchFinalizedOpen(b *testing.B, ids []pcommon.TraceID, lag int) {
 		l.close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/trace")
+}
+
+// partTraces is how many new traces benchFinalizedBatched asks about at
+// once: about what one part of a 1024-span line opens.
+const partTraces = 150
+
+// benchFinalizedBatched is benchFinalizedOpen asking and adding part
+// traces at a time, as a shard does (openTraces, rememberDead), reading
+// on through st between parts when st is not nil.
+func benchFinalizedBatched(b *testing.B, ids []pcommon.TraceID, lag, part int, st *stream) {
+	prints := make([]uint64, len(ids))
+	for i, id := range ids {
+		prints[i] = fingerprint(id)
+	}
+	in := make([]bool, part)
+	for b.Loop() {
+		var l traceLog
+		for i := 0; i < len(ids)+lag; i += part {
+			if i < len(ids) {
+				ask := prints[i:min(i+part, len(ids))]
+				l.hasEach(ask, in)
+				if slices.Contains(in[:len(ask)], true) {
+					b.Fatal("a new trace read as finalized")
+				}
+			}
+			if j := i - lag; j+part > 0 {
+				l.addEach(prints[max(j, 0):min(j+part, len(ids))])
+			}
+			st.read(part * streamPerTrace)
+		}
+		if l.repeats() {
+			b.Fatal("distinct traces read as finalized twice")
+		}
+		l.close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/trace")
+}
+
+// streamPerTrace is how many bytes a stream case reads a trace: a trace
+// of the bench workload is about 7 spans of 440 bytes of JSON.
+const streamPerTrace = 3 << 10
+
+// stream is memory a benchmark reads on through, a cache line at a time.
+type stream struct {
+	buf []byte
+	at  int
+	sum byte
+}
+
+// newStream makes a stream of 32 MiB, more than this machine's caches.
+func newStream() *stream {
+	st := &stream{buf: make([]byte, 32<<20)}
+	for i := range st.buf {
+		st.buf[i] = byte(i)
+	}
+	return st
+}
+
+// read reads on through n bytes of st (nothing for a nil st).
+func (st *stream) read(n int) {
+	if st == nil {
+		return
+	}
+	for ; n > 0; n -= 64 {
+		st.sum += st.buf[st.at]
+		if st.at += 64; st.at >= len(st.buf) {
+			st.at = 0
+		}
+	}
 }
