@@ -14,11 +14,11 @@ import (
 // opens and add when it is finalized, then repeats at the end. "set" is
 // the whole in-memory traceSet it replaced (the baseline, in the same
 // run), "log" the flat traceLog that spills; a batch run of 16M spans
-// finalizes about 1.6M traces. "log-open" asks has for each trace
-// openLag traces before adding it, as a run does, whose traces stay open
-// a while: the slot has read is then no longer in the cache when add
-// comes. "log-batched" does the same a part at a time (hasEach, addEach
-// of partTraces), as the shard does. The "stream-" cases read on through
+// finalizes about 1.6M traces. "log-open" asks about each trace openLag
+// traces before adding it, one at a time, as a run does, whose traces
+// stay open a while: the slot the question read is then no longer in the
+// cache when the add comes. "log-batched" does the same a part at a time
+// (hasEach, addEach of partTraces), as the shard does. The "stream-" cases read on through
 // 32 MiB between parts (streamPerTrace bytes a trace, about what a run
 // reads and writes meanwhile), which evicts the log from the caches as
 // a run does: "stream-open" one trace at a time, "stream-batched" a part
@@ -36,7 +36,7 @@ func BenchmarkFinalizedMemory(b *testing.B) {
 			benchFinalized(b, ids, func() finalizedRecord { return &traceLog{} })
 		})
 		b.Run(fmt.Sprintf("log-open/%d", n), func(b *testing.B) {
-			benchFinalizedOpen(b, ids, openLag)
+			benchFinalizedBatched(b, ids, openLag, 1, nil)
 		})
 		b.Run(fmt.Sprintf("log-batched/%d", n), func(b *testing.B) {
 			benchFinalizedBatched(b, ids, openLag, partTraces, nil)
@@ -78,37 +78,18 @@ func benchFinalized(b *testing.B, ids []pcommon.TraceID, fresh func() finalizedR
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/trace")
 }
 
-// openLag is how many traces BenchmarkFinalizedMemory's "log-open" keeps
-// open between has and add: about what a 4M-span run holds open.
+// openLag is how many traces BenchmarkFinalizedMemory's "-open" and
+// "-batched" cases keep open between asking and adding: about what a
+// 4M-span run holds open.
 const openLag = 4096
-
-// benchFinalizedOpen is benchFinalized for a traceLog whose traces stay
-// open: trace i is asked about (opened) lag traces before it is added.
-func benchFinalizedOpen(b *testing.B, ids []pcommon.TraceID, lag int) {
-	for b.Loop() {
-		var l traceLog
-		for i := range len(ids) + lag {
-			if i < len(ids) && l.has(ids[i]) {
-				b.Fatal("a new trace read as finalized")
-			}
-			if j := i - lag; j >= 0 {
-				l.add(ids[j])
-			}
-		}
-		if l.repeats() {
-			b.Fatal("distinct traces read as finalized twice")
-		}
-		l.close()
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/trace")
-}
 
 // partTraces is how many new traces benchFinalizedBatched asks about at
 // once: about what one part of a 1024-span line opens.
 const partTraces = 150
 
-// benchFinalizedBatched is benchFinalizedOpen asking and adding part
-// traces at a time, as a shard does (openTraces, rememberDead), reading
+// benchFinalizedBatched asks a traceLog about each trace (opens it) lag
+// traces before it adds it (finalizes it), part traces at a time, as a
+// shard does (openTraces, rememberDead; part 1: one at a time), reading
 // on through st between parts when st is not nil.
 func benchFinalizedBatched(b *testing.B, ids []pcommon.TraceID, lag, part int, st *stream) {
 	prints := make([]uint64, len(ids))
