@@ -148,6 +148,9 @@ type stringCache struct {
 	slots [1 << slotBits]string
 	// keys are the attribute keys the worker read lately (recentKeys).
 	keys recentKeys
+	// shapes are the span attribute arrays the worker read lately, by
+	// span name (attrShapes).
+	shapes attrShapes
 }
 
 // slotBits is the log2 of a cache's slots: 64 KiB of string headers.

@@ -721,7 +721,7 @@ func (d *fastDec) spanField(sp *Span, at int) bool {
 		sp.End = v
 		return ok
 	case spanAttributes:
-		start, n, ok := d.attributes(&d.keys.span)
+		start, n, ok := d.spanAttributes(sp.Name)
 		sp.Attrs, sp.N = start, n
 		return ok
 	case spanStatus:

@@ -1,0 +1,221 @@
+package ingest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// shapeLine is one OTLP JSON line whose spans, all named name, carry the
+// attribute arrays arrs in order (a "" array: no attributes field).
+func shapeLine(name string, arrs []string) []byte {
+	var spans []string
+	for i, arr := range arrs {
+		attrs := ""
+		if arr != "" {
+			attrs = `,"attributes":` + arr
+		}
+		spans = append(spans, fmt.Sprintf(`{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"00000000000000%02x","name":%q,"kind":1,"startTimeUnixNano":"1","endTimeUnixNano":"2"%s,"status":{}}`,
+			i+1, name, attrs))
+	}
+	return []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"scope":{},"spans":[` + strings.Join(spans, ",") + `]}]}]}`)
+}
+
+// decodeWithCache decodes line with the projection decoder on the worker
+// cache c, as one worker reads line after line, and requires pdata to
+// read the same kept content from it; it reports whether the decoder
+// took the line.
+func decodeWithCache(t *testing.T, c *stringCache, line []byte) bool {
+	t.Helper()
+	return decodeWithCacheKeeping(t, c, line, newKeepSet(testKeep))
+}
+
+// decodeWithCacheKeeping is decodeWithCache keeping keys.
+func decodeWithCacheKeeping(t *testing.T, c *stringCache, line []byte, keys *keepSet) bool {
+	t.Helper()
+	d := fastDec{b: line, keys: keys, out: getBatch(), strs: c}
+	defer putBatch(d.out)
+	if !d.request() {
+		return false
+	}
+	want, err := unmarshalOTLPJSON(line)
+	if err != nil {
+		t.Fatalf("the decoder took a line pdata refuses (%v):\n%s", err, line)
+	}
+	if g, w := keptView(batchTraces(d.out), keys), keptView(want, keys); !slices.Equal(g, w) {
+		t.Fatalf("the decoder and pdata differ on\n%s\ndecoder: %q\npdata:   %q", line, g, w)
+	}
+	return true
+}
+
+// attr writes one compact attribute.
+func attr(key, typ, val string) string {
+	return fmt.Sprintf(`{"key":%q,"value":{%q:%s}}`, key, typ, val)
+}
+
+func arr(attrs ...string) string { return "[" + strings.Join(attrs, ",") + "]" }
+
+// TestShapedAttributesReadAsTheGeneralPath pins that a span's attributes
+// read by the shape of an earlier span of its name (attrShape) come out
+// as the general path and pdata read them, whatever differs from that
+// shape: values, a key, a type, an attribute more or less, escapes,
+// spaces. Each case's arrays are read in order by one worker's cache, so
+// every array after the first meets the shapes the earlier ones left.
+func TestShapedAttributesReadAsTheGeneralPath(t *testing.T) {
+	key := attr("plugin.mcp.cache_key", "stringValue", `"k1"`)
+	hit := attr("plugin.mcp.cache_hit", "boolValue", "true")
+	attempt := attr("plugin.mcp.attempt", "intValue", `"1"`)
+	miss := attr("plugin.mcp.miss_reason", "stringValue", `"cold"`)
+	skipped := attr("not.kept", "stringValue", `"v"`)
+	cases := []struct {
+		name     string
+		arrs     []string
+		wantFast bool
+	}{
+		{"the values change", []string{
+			arr(hit, key, attempt),
+			arr(attr("plugin.mcp.cache_hit", "boolValue", "false"), attr("plugin.mcp.cache_key", "stringValue", `"k2"`), attr("plugin.mcp.attempt", "intValue", `"2"`)),
+			arr(hit, attr("plugin.mcp.cache_key", "stringValue", `""`), attr("plugin.mcp.attempt", "intValue", "-3")),
+			arr(hit, attr("plugin.mcp.cache_key", "stringValue", `"k1 longer"`), attr("plugin.mcp.attempt", "intValue", "17")),
+			arr(hit, key, attempt),
+		}, true},
+		{"an attribute more, then less", []string{arr(hit, key), arr(hit, key, miss), arr(hit, key), arr(hit, key, miss), arr(hit)}, true},
+		{"a key differs in one byte", []string{arr(key, hit), arr(attr("plugin.mcp.cache_kez", "stringValue", `"k1"`), hit), arr(key, hit)}, true},
+		{"a type changes", []string{arr(key, attempt), arr(attr("plugin.mcp.cache_key", "intValue", "5"), attempt), arr(key, attr("plugin.mcp.attempt", "stringValue", `"1"`))}, true},
+		{"the order changes", []string{arr(key, hit), arr(hit, key), arr(key, hit)}, true},
+		{"a key not kept, with an escape", []string{arr(skipped, key), arr(attr("not.kept", "stringValue", `"a\"b"`), key), arr(skipped, key)}, true},
+		{"a kept value with an escape", []string{arr(key), arr(attr("plugin.mcp.cache_key", "stringValue", `"a\"b"`))}, false},
+		{"a repeated kept key: the first wins", []string{
+			arr(key, attr("plugin.mcp.cache_key", "stringValue", `"second"`)),
+			arr(attr("plugin.mcp.cache_key", "stringValue", `"first"`), attr("plugin.mcp.cache_key", "stringValue", `"again"`)),
+		}, true},
+		{"spaces", []string{arr(key), "[ " + key + " ]", `[{"key": "plugin.mcp.cache_key","value":{"stringValue":"k9"}}]`, arr(key)}, true},
+		{"empty arrays", []string{"[]", arr(key), "[]", "", "[]"}, true},
+		{"a double not kept", []string{arr(attr("not.kept", "doubleValue", "1.5"), key), arr(attr("not.kept", "doubleValue", "2.5"), key)}, true},
+		{"an int bare and quoted", []string{arr(attr("server.port", "intValue", "443")), arr(attr("server.port", "intValue", `"8443"`)), arr(attr("server.port", "intValue", "80"))}, true},
+		{"a value cut short", []string{arr(key), arr(key) + "X"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cache := &stringCache{m: map[string]string{}}
+			for round := range 2 { // the second round meets the shapes of the first
+				if got := decodeWithCache(t, cache, shapeLine("acquire", c.arrs)); got != c.wantFast {
+					t.Fatalf("round %d: the decoder took the line: %v, want %v", round, got, c.wantFast)
+				}
+			}
+		})
+	}
+}
+
+// TestShapesAreLearnedAndUsed pins that the shapes engage: spans of one
+// name with one array shape are read by it after the first, two shapes of
+// one name are both kept (an acquire's hit and miss), and the one fitted
+// more often is tried first.
+func TestShapesAreLearnedAndUsed(t *testing.T) {
+	hit := arr(attr("plugin.mcp.cache_hit", "boolValue", "true"), attr("plugin.mcp.cache_key", "stringValue", `"k"`))
+	miss := arr(attr("plugin.mcp.cache_hit", "boolValue", "false"), attr("plugin.mcp.cache_key", "stringValue", `"k"`), attr("plugin.mcp.miss_reason", "stringValue", `"cold"`))
+	cache := &stringCache{m: map[string]string{}}
+	arrs := []string{miss, hit, hit, miss, hit, hit, hit}
+	if !decodeWithCache(t, cache, shapeLine("plugin.mcp.connection.acquire", arrs)) {
+		t.Fatal("the decoder gave up")
+	}
+	w := cache.shapes.ways(cache.str([]byte("plugin.mcp.connection.acquire")))
+	if w[0].name != "plugin.mcp.connection.acquire" || w[1].name != "plugin.mcp.connection.acquire" {
+		t.Fatalf("the slot holds shapes of %q and %q, want both of the acquire", w[0].name, w[1].name)
+	}
+	// Learned from spans 1 and 2; read by shape: the hit four times
+	// (spans 3, 5, 6, 7), the miss once (span 4).
+	if len(w[0].slots) != 2 || w[0].hits != 4 || len(w[1].slots) != 3 || w[1].hits != 1 {
+		t.Fatalf("first way: %d slots, %d hits; second: %d slots, %d hits; want the hit's shape (2 slots) first with 4, the miss's (3) with 1",
+			len(w[0].slots), w[0].hits, len(w[1].slots), w[1].hits)
+	}
+}
+
+// TestShapeHitOrdersTheWays pins shapeWays.hit: the second way goes first
+// only once it has fitted more often (not as often) as the first.
+func TestShapeHitOrdersTheWays(t *testing.T) {
+	var w shapeWays
+	w[0].name, w[1].name = "a", "b"
+	w[0].hits = 2
+	w.hit(1)
+	w.hit(1)
+	if w[0].name != "a" {
+		t.Fatalf("after two fits each the first way is %q, want a (ties keep the order)", w[0].name)
+	}
+	w.hit(1)
+	if w[0].name != "b" || w[0].hits != 3 || w[1].hits != 2 {
+		t.Fatalf("after three fits of b the ways are %q (%d), %q (%d); want b (3) first", w[0].name, w[0].hits, w[1].name, w[1].hits)
+	}
+	w[0].hits = 1<<30 - 1
+	w.hit(0)
+	if w[0].hits != 1<<29 || w[1].hits != 1 {
+		t.Fatalf("at 1<<30 the counts are %d and %d, want both halved", w[0].hits, w[1].hits)
+	}
+}
+
+// TestShapeLearnsOnlyCompactBoundedArrays pins what attrShape.learn
+// takes: compact attributes with string, bool or int values, within the
+// bounds on attributes and text.
+func TestShapeLearnsOnlyCompactBoundedArrays(t *testing.T) {
+	key := attr("k", "stringValue", `"v"`)
+	many := func(n int) string {
+		var as []string
+		for i := range n {
+			as = append(as, attr(fmt.Sprintf("k%d", i), "intValue", "1"))
+		}
+		return arr(as...)
+	}
+	// The text of a one-bool array is all of it but the value: with a key
+	// of maxShapeText-35 bytes, maxShapeText.
+	long := func(keyLen int) string { return arr(attr(strings.Repeat("k", keyLen), "boolValue", "true")) }
+	cases := []struct {
+		name string
+		arr  string
+		want bool
+	}{
+		{"empty", "[]", true},
+		{"string, bool, int", arr(key, attr("b", "boolValue", "false"), attr("i", "intValue", `"-7"`), attr("j", "intValue", "8")), true},
+		{"a space after the bracket", "[ " + key + "]", false},
+		{"a space after a comma", "[" + key + ", " + key + "]", false},
+		{"a double", arr(attr("d", "doubleValue", "1.5")), false},
+		{"an array value", arr(`{"key":"a","value":{"arrayValue":{}}}`), false},
+		{"an escaped key", arr(`{"key":"a\"b","value":{"stringValue":"v"}}`), false},
+		{"an escaped value", arr(attr("k", "stringValue", `"a\\b"`)), false},
+		{"value before key", arr(`{"value":{"stringValue":"v"},"key":"k"}`), false},
+		{"bad bool", arr(attr("b", "boolValue", "yes")), false},
+		{"maxShapeSlots attributes", many(maxShapeSlots), true},
+		{"one more", many(maxShapeSlots + 1), false},
+		{"maxShapeText of text", long(maxShapeText - 35), true},
+		{"one byte more", long(maxShapeText - 34), false},
+		{"trailing bytes", arr(key) + " ", false},
+		{"a comma before the bracket", "[" + key + ",]", false},
+		{"no closing bracket", "[" + key, false},
+		{"a comma at the end", "[" + key + ",", false},
+		{"something else after an element", "[" + key + ";" + key + "]", false},
+	}
+	keys := newKeepSet(testKeep)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var sh attrShape
+			if got := sh.learn(&keys.span, []byte(c.arr)); got != c.want {
+				t.Fatalf("learn(%.80s) = %v, want %v", c.arr, got, c.want)
+			}
+		})
+	}
+}
+
+// TestShapesAreTheirFiltersOwn pins that a shape holds its filter's
+// answers: a worker reading for two sets of kept keys (two runs in one
+// process) does not read one's spans by the other's shapes.
+func TestShapesAreTheirFiltersOwn(t *testing.T) {
+	cache := &stringCache{m: map[string]string{}}
+	line := shapeLine("s", []string{arr(attr("a", "stringValue", `"1"`), attr("b", "stringValue", `"2"`))})
+	keepA := newKeepSet(KeepAttrs{Span: []string{"a"}})
+	keepB := newKeepSet(KeepAttrs{Span: []string{"b"}})
+	for _, keys := range []*keepSet{keepA, keepB, keepA, keepB} {
+		if !decodeWithCacheKeeping(t, cache, line, keys) {
+			t.Fatal("the decoder gave up")
+		}
+	}
+}
