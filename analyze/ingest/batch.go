@@ -151,6 +151,9 @@ type stringCache struct {
 	// shapes are the span attribute arrays the worker read lately, by
 	// span name (attrShapes).
 	shapes attrShapes
+	// spans are the shapes of the spans the worker read lately
+	// (spanShapes).
+	spans spanShapes
 }
 
 // slotBits is the log2 of a cache's slots: 64 KiB of string headers.

@@ -601,6 +601,7 @@ const (
 	spanEnd
 	spanAttributes
 	spanStatus
+	spanFields // how many there are
 )
 
 // spanKeyOrder is the order the Collector's and our exporter's JSON
@@ -650,6 +651,21 @@ func spanKey(k []byte) int {
 // empty) by spanRare; a key seen twice gives up.
 func (d *fastDec) span(res int32) bool {
 	sp := d.out.newSpan(res)
+	if d.strs.spans.read(d, sp) {
+		return true
+	}
+	rec := spanRecord{from: d.i}
+	if !d.spanByKeys(sp, &rec) {
+		return false
+	}
+	rec.to = d.i
+	d.strs.spans.learn(d, &rec)
+	return true
+}
+
+// spanByKeys is span's general path: it reads the span's fields key by
+// key, noting in rec where each field's value stands.
+func (d *fastDec) spanByKeys(sp *Span, rec *spanRecord) bool {
 	if !d.tok('{') {
 		return false
 	}
@@ -660,22 +676,26 @@ func (d *fastDec) span(res int32) bool {
 	for next := 0; ; { // next: the index in spanKeyOrder of the key guessed next
 		var bit uint32
 		ok := true
+		at := -1
 		if g := guessKey(spanKeyOrder[next:], d.b[d.i:]); g >= 0 {
-			at := next + g
+			at = next + g
 			d.i += len(spanKeyOrder[at].pat.s)
 			next = at + 1
-			bit, ok = 1<<at, d.spanField(sp, at)
 		} else {
 			var k []byte
 			if k, ok = d.rawString(); !ok || !d.tok(':') {
 				return false
 			}
 			next = keyAfter(spanKeyOrder, k)
-			if at := spanKey(k); at >= 0 {
-				bit, ok = 1<<at, d.spanField(sp, at)
-			} else {
+			if at = spanKey(k); at < 0 {
+				rec.rare = true
 				bit, ok = d.spanRare(k)
 			}
+		}
+		if at >= 0 {
+			start := d.i
+			bit, ok = 1<<at, d.spanField(sp, at)
+			rec.field(at, start, d.i)
 		}
 		if !ok || seen&bit != 0 {
 			return false
