@@ -107,15 +107,16 @@ func (d *fastDec) spanAttributes(name string) (start, n int32, ok bool) {
 	}
 	from := d.i
 	if start, n, ok = d.attributes(kept); ok {
-		shapes.learn(name, kept, d.b[from:d.i])
+		shapes.learn(name, kept, d.b[from:d.i], d.out.Attrs[start:start+n])
 	}
 	return start, n, ok
 }
 
-// learn replaces the shape of name's slot used least lately with the
-// shape of arr, an attribute array the general path read whole; when arr
-// has no shape (not compact, too large), nothing is learned.
-func (s *attrShapes) learn(name string, f *keyFilter, arr []byte) {
+// learn makes the shape of arr, an attribute array the general path read
+// whole into kept for filter f, the second shape of name's slot (the
+// first when that one is empty); when arr has no shape (not compact, too
+// large), nothing is learned.
+func (s *attrShapes) learn(name string, f *keyFilter, arr []byte, kept []Attr) {
 	if name == "" {
 		return
 	}
@@ -125,18 +126,21 @@ func (s *attrShapes) learn(name string, f *keyFilter, arr []byte) {
 		sh = &w[0]
 	}
 	sh.hits = 0
-	if !sh.learn(f, arr) {
+	if !sh.learn(f, arr, kept) {
 		sh.name = ""
 		return
 	}
 	sh.name = name
 }
 
-// learn makes sh the shape of arr for filter f, reporting false when arr
-// is not an array of compact attributes (compactAttr's form, without
-// spaces) of at most maxShapeSlots, with literals of at most maxShapeText
-// bytes. It reuses sh's memory.
-func (sh *attrShape) learn(f *keyFilter, arr []byte) bool {
+// learn makes sh the shape of arr for filter f, which the general path
+// read into the attributes kept, reporting false when arr is not an array
+// of compact attributes (compactAttr's form, without spaces) of at most
+// maxShapeSlots, with literals of at most maxShapeText bytes. Which of
+// its attributes a shape keeps is the general path's answer, not decided
+// again: an attribute is kept when it is the next one in kept. It reuses
+// sh's memory.
+func (sh *attrShape) learn(f *keyFilter, arr []byte, kept []Attr) bool {
 	sh.f, sh.text, sh.slots = f, sh.text[:0], sh.slots[:0]
 	if len(arr) < 2 || arr[0] != '[' {
 		return false
@@ -144,11 +148,11 @@ func (sh *attrShape) learn(f *keyFilter, arr []byte) bool {
 	lit, i := 0, 1 // the current literal starts at lit; i reads on
 	for arr[i] != ']' {
 		var ok bool
-		if lit, i, ok = sh.learnAttr(f, arr, lit, i); !ok {
+		if lit, i, ok = sh.learnAttr(arr, lit, i, &kept); !ok {
 			return false
 		}
 	}
-	if i+1 != len(arr) || len(sh.text)+len(arr)-lit > maxShapeText {
+	if i+1 != len(arr) || len(sh.text)+len(arr)-lit > maxShapeText || len(kept) > 0 {
 		return false
 	}
 	sh.tail = int32(len(sh.text))
@@ -159,14 +163,14 @@ func (sh *attrShape) learn(f *keyFilter, arr []byte) bool {
 // learnAttr adds the compact attribute at arr[i] to sh, its literal
 // starting at arr[lit], and returns where the literal after its value
 // starts and where the next element (or the closing bracket) does.
-func (sh *attrShape) learnAttr(f *keyFilter, arr []byte, lit, i int) (nextLit, next int, ok bool) {
+func (sh *attrShape) learnAttr(arr []byte, lit, i int, kept *[]Attr) (nextLit, next int, ok bool) {
 	typ, key, n := compactKeyAt(arr[i:])
 	if n < 0 || len(sh.slots) == maxShapeSlots {
 		return 0, 0, false
 	}
 	i += n
 	v := valueEnd(typ, arr, i)
-	if v < 0 || !sh.add(f, arr[lit:i], typ, key) {
+	if v < 0 || !sh.add(arr[lit:i], typ, key, kept) {
 		return 0, 0, false
 	}
 	closing := []byte(`}}`) // a string's closing quote is part of the literal after it
@@ -235,20 +239,17 @@ func valueEnd(typ pcommon.ValueType, arr []byte, i int) int {
 }
 
 // add appends one attribute to sh: the literal before its value, its
-// type, and the filter's answer for key (none for a key kept already by
-// an earlier attribute). It reports false past maxShapeText.
-func (sh *attrShape) add(f *keyFilter, lit []byte, typ pcommon.ValueType, key []byte) bool {
+// type, and whether the general path kept it: when it is the next of
+// kept, which it then leaves (a key not kept, or kept already by an
+// earlier attribute, is not there). It reports false past maxShapeText.
+func (sh *attrShape) add(lit []byte, typ pcommon.ValueType, key []byte, kept *[]Attr) bool {
 	if len(sh.text)+len(lit) > maxShapeText {
 		return false
 	}
-	k, keep := f.lookup(key)
-	for i := range sh.slots {
-		if keep && sh.slots[i].key == k {
-			keep = false
-		}
-	}
-	if !keep {
-		k = ""
+	var k string
+	if len(*kept) > 0 && (*kept)[0].Key == string(key) {
+		k = (*kept)[0].Key
+		*kept = (*kept)[1:]
 	}
 	start := int32(len(sh.text))
 	sh.text = append(sh.text, lit...)

@@ -197,8 +197,13 @@ func TestShapeLearnsOnlyCompactBoundedArrays(t *testing.T) {
 	keys := newKeepSet(testKeep)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// A shape is learned from what the general path kept of an
+			// array it read whole.
+			d := fastDec{b: []byte(c.arr), keys: keys, out: getBatch(), strs: &stringCache{m: map[string]string{}}}
+			defer putBatch(d.out)
+			start, n, ok := d.attributes(&keys.span)
 			var sh attrShape
-			if got := sh.learn(&keys.span, []byte(c.arr)); got != c.want {
+			if got := ok && d.i == len(d.b) && sh.learn(&keys.span, []byte(c.arr), d.out.Attrs[start:start+n]); got != c.want {
 				t.Fatalf("learn(%.80s) = %v, want %v", c.arr, got, c.want)
 			}
 		})
@@ -217,5 +222,44 @@ func TestShapesAreTheirFiltersOwn(t *testing.T) {
 		if !decodeWithCacheKeeping(t, cache, line, keys) {
 			t.Fatal("the decoder gave up")
 		}
+	}
+}
+
+// TestShapeLearnsOnlyFromWhatTheGeneralPathKept pins that a shape takes
+// its kept attributes from the general path's answer for the same array:
+// an answer that does not match the array, in its keys or their number,
+// teaches nothing rather than a shape that keeps otherwise.
+func TestShapeLearnsOnlyFromWhatTheGeneralPathKept(t *testing.T) {
+	keys := newKeepSet(testKeep)
+	a := arr(attr("plugin.mcp.cache_key", "stringValue", `"k"`), attr("mcp.tool.name", "stringValue", `"t"`))
+	key, tool := Attr{Key: "plugin.mcp.cache_key", Type: 1}, Attr{Key: "mcp.tool.name", Type: 1}
+	cases := []struct {
+		name string
+		kept []Attr
+		want int // slots kept; -1: no shape
+	}{
+		{"both kept", []Attr{key, tool}, 2},
+		{"the first kept", []Attr{key}, 1},
+		{"none kept", nil, 0},
+		{"an attribute the array does not hold", []Attr{key, tool, {Key: "x"}}, -1},
+		{"out of order", []Attr{tool, key}, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var sh attrShape
+			ok := sh.learn(&keys.span, []byte(a), c.kept)
+			got := -1
+			if ok {
+				got = 0
+				for _, s := range sh.slots {
+					if s.key != "" {
+						got++
+					}
+				}
+			}
+			if got != c.want {
+				t.Fatalf("learn kept %d slots (-1: none learned), want %d", got, c.want)
+			}
+		})
 	}
 }
