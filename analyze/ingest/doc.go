@@ -26,7 +26,11 @@
 // [ReadOptions.Keep] names, the rest skipped without being built. Records
 // outside the shape a projection decoder takes still come through
 // ConsumeTraces, decoded by pdata, which also produces the exact error of a
-// malformed record. analyze's index is such a sink.
+// malformed record. analyze's index is such a sink. A writer writes its
+// spans alike, so the JSON lines decoder reads a span, and a span's
+// attribute array, by the shape of an earlier one where it fits: the text
+// between the values compared where it stands, only the values read
+// (span_shape.go, attr_shape.go); what does not fit is read key by key.
 //
 // # Bad input
 //
