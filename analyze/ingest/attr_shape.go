@@ -305,7 +305,9 @@ func (d *fastDec) shapedValues(sh *attrShape) bool {
 			return false
 		}
 		if s.key != "" {
-			d.out.Attrs = append(d.out.Attrs, Attr{Key: s.key, Type: s.typ, Str: str, Bool: bv, Int: iv})
+			d.out.Attrs = append(d.out.Attrs, Attr{})
+			a := &d.out.Attrs[len(d.out.Attrs)-1]
+			a.Key, a.Type, a.Str, a.Bool, a.Int = s.key, s.typ, str, bv, iv
 		}
 	}
 	tail := sh.text[sh.tail:]
