@@ -263,3 +263,43 @@ func TestShapeLearnsOnlyFromWhatTheGeneralPathKept(t *testing.T) {
 		})
 	}
 }
+
+// TestShapedStringReadsPastTheLastValue pins shapedString's test for the
+// closing quote after the last value: a value that starts with the last
+// one but goes on ("k1", then "k12") is read by the shape, not taken for
+// the last one and then refused by the literal after it.
+func TestShapedStringReadsPastTheLastValue(t *testing.T) {
+	key := func(v string) string { return arr(attr("plugin.mcp.cache_key", "stringValue", `"`+v+`"`)) }
+	cache := &stringCache{m: map[string]string{}}
+	if !decodeWithCache(t, cache, shapeLine("s", []string{key("k1"), key("k1"), key("k12"), key("k1")})) {
+		t.Fatal("the decoder gave up")
+	}
+	// Learned from span 1, read by shape after: spans 2, 3 and 4.
+	if w := cache.shapes.ways(cache.str([]byte("s"))); w[0].name != "s" || w[0].hits != 3 {
+		t.Fatalf("the first way holds %q with %d hits; want s with 3", w[0].name, w[0].hits)
+	}
+}
+
+// TestShapedAttributesPutBackWhatTheyRead pins shapedAttributes' promise
+// when an array does not fit its shape after some of its attributes were
+// read: the position at the array's start, and the batch's attributes as
+// they were.
+func TestShapedAttributesPutBackWhatTheyRead(t *testing.T) {
+	first := arr(attr("plugin.mcp.cache_key", "stringValue", `"k1"`), attr("plugin.mcp.attempt", "intValue", `"1"`))
+	d := fastDec{b: []byte(first), keys: newKeepSet(testKeep), out: getBatch(), strs: &stringCache{m: map[string]string{}}}
+	defer putBatch(d.out)
+	var sh attrShape
+	start, n, ok := d.attributes(&d.keys.span)
+	if !ok || n != 2 || !sh.learn(&d.keys.span, d.b, d.out.Attrs[start:start+n]) {
+		t.Fatalf("no shape from %s (%d attributes kept)", first, n)
+	}
+	d.b = []byte("  " + arr(attr("plugin.mcp.cache_key", "stringValue", `"k2"`), attr("plugin.mcp.attempt", "intValue", `"x"`)))
+	d.i = 2
+	before := len(d.out.Attrs)
+	if _, _, ok := d.shapedAttributes(&sh); ok {
+		t.Fatal("an array with an int the reader refuses fitted the shape")
+	}
+	if d.i != 2 || len(d.out.Attrs) != before {
+		t.Fatalf("after the misfit: position %d (want 2), %d attributes (want %d)", d.i, len(d.out.Attrs), before)
+	}
+}

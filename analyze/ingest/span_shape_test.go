@@ -175,9 +175,11 @@ func TestSpanShapeLearnsOnlyWhatItCanCompare(t *testing.T) {
 			t.Fatalf("learned a shape from %s", refused)
 		}
 	}
-	learn(&s, fits)
-	if len(s[0].fields) != len(childFields) {
-		t.Fatalf("no shape from a span whose longest literal is maxPattern bytes")
+	for _, fits := range []string{fits, strings.TrimSuffix(spanText(1, childFields...), "}") + strings.Repeat(" ", maxPattern-1) + "}"} {
+		s = spanShapes{}
+		if learn(&s, fits); len(s[0].fields) != len(childFields) {
+			t.Fatalf("no shape from a span whose longest literal is maxPattern bytes: %s", fits)
+		}
 	}
 	for k := 1; k < spanShapeWays; k++ {
 		learn(&s, spanText(k, rootFields[:k+1]...))
@@ -188,5 +190,40 @@ func TestSpanShapeLearnsOnlyWhatItCanCompare(t *testing.T) {
 	learn(&s, spanText(9, "traceId"))
 	if last := s[spanShapeWays-1]; len(last.fields) != 1 || len(s[0].fields) != len(childFields) {
 		t.Fatalf("with every way full a new shape did not replace the last")
+	}
+}
+
+// TestSpanByShapePutsBackWhatItRead pins spanByShape's promise when a
+// span does not fit: the position at the span's start, the span as
+// newSpan made it and the batch's attributes as they were, whether a
+// value is refused (a span id the decoder refuses, after the trace id was
+// read) or the last literal differs (after every field, attributes
+// included, was read).
+func TestSpanByShapePutsBackWhatItRead(t *testing.T) {
+	cases := []struct{ name, span string }{
+		{"a value refused", spanText(2, "traceId", "spanId=\"00000000000000zz\"", "parentSpanId", "name", "kind", "startTimeUnixNano", "endTimeUnixNano", "attributes", "status")},
+		{"the last literal differs", spanText(2, append(childFields, "flags")...)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s spanShapes
+			d := fastDec{b: []byte(spanText(1, childFields...)), keys: newKeepSet(testKeep), out: getBatch(), strs: &stringCache{m: map[string]string{}}}
+			defer putBatch(d.out)
+			rec := spanRecord{}
+			if !d.spanByKeys(d.out.newSpan(0), &rec) {
+				t.Fatal("the general path refused the first span")
+			}
+			rec.to = d.i
+			s.learn(&d, &rec)
+			d.b, d.i = []byte("  "+c.span), 2
+			attrs := len(d.out.Attrs)
+			sp := d.out.newSpan(7)
+			if d.spanByShape(&s[0], sp) {
+				t.Fatal("the span fitted the shape")
+			}
+			if d.i != 2 || *sp != (Span{Resource: 7}) || len(d.out.Attrs) != attrs {
+				t.Fatalf("after the misfit: position %d (want 2), span %+v (want only its resource), %d attributes (want %d)", d.i, *sp, len(d.out.Attrs), attrs)
+			}
+		})
 	}
 }
