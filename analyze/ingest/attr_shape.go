@@ -198,8 +198,8 @@ func compactKeyAt(b []byte) (typ pcommon.ValueType, key []byte, n int) {
 	if !bytes.HasPrefix(b, []byte(keyPre)) {
 		return 0, nil, -1
 	}
-	k := stringStop(b[len(keyPre):])
-	if k < 0 || b[len(keyPre)+k] != '"' {
+	k := plainString(b[len(keyPre):])
+	if k < 0 {
 		return 0, nil, -1
 	}
 	key, n = b[len(keyPre):len(keyPre)+k], len(keyPre)+k+1
@@ -222,8 +222,8 @@ func valueEnd(typ pcommon.ValueType, arr []byte, i int) int {
 	var ok bool
 	switch typ {
 	case pcommon.ValueTypeStr:
-		n := stringStop(arr[i:])
-		if n < 0 || arr[i+n] != '"' {
+		n := plainString(arr[i:])
+		if n < 0 {
 			return -1
 		}
 		return i + n
@@ -282,7 +282,7 @@ func (d *fastDec) shapedValues(sh *attrShape) bool {
 	b, i := d.b, d.i
 	for k := range sh.slots {
 		s := &sh.slots[k]
-		if lit := sh.text[s.lit:s.end]; len(b)-i < len(lit) || string(b[i:i+len(lit)]) != string(lit) {
+		if !bytes.HasPrefix(b[i:], sh.text[s.lit:s.end]) {
 			return false
 		}
 		i += int(s.end - s.lit)
@@ -311,7 +311,7 @@ func (d *fastDec) shapedValues(sh *attrShape) bool {
 		}
 	}
 	tail := sh.text[sh.tail:]
-	if len(b)-i < len(tail) || string(b[i:i+len(tail)]) != string(tail) {
+	if !bytes.HasPrefix(b[i:], tail) {
 		return false
 	}
 	d.i = i + len(tail)
@@ -324,11 +324,11 @@ func (d *fastDec) shapedValues(sh *attrShape) bool {
 // else the cached string of its text (a kept key's) or "" (one not kept).
 func (d *fastDec) shapedString(s *shapeSlot, i int) (string, int, bool) {
 	b := d.b
-	if last := s.last; last != "" && len(b)-i > len(last) && b[i+len(last)] == '"' && string(b[i:i+len(last)]) == last {
+	if last := s.last; last != "" && closedAt(b, i, last) {
 		return last, i + len(last), true
 	}
-	n := stringStop(b[i:])
-	if n < 0 || b[i+n] != '"' {
+	n := plainString(b[i:])
+	if n < 0 {
 		return "", i, false
 	}
 	if s.key == "" {

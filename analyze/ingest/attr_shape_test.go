@@ -49,6 +49,14 @@ func decodeWithCacheKeeping(t *testing.T, c *stringCache, line []byte, keys *kee
 	return true
 }
 
+// testDec is a decoder of b keeping testKeep, with a batch and a worker
+// cache of its own.
+func testDec(t *testing.T, b []byte) *fastDec {
+	d := &fastDec{b: b, keys: newKeepSet(testKeep), out: getBatch(), strs: &stringCache{m: map[string]string{}}}
+	t.Cleanup(func() { putBatch(d.out) })
+	return d
+}
+
 // attr writes one compact attribute.
 func attr(key, typ, val string) string {
 	return fmt.Sprintf(`{"key":%q,"value":{%q:%s}}`, key, typ, val)
@@ -286,8 +294,7 @@ func TestShapedStringReadsPastTheLastValue(t *testing.T) {
 // they were.
 func TestShapedAttributesPutBackWhatTheyRead(t *testing.T) {
 	first := arr(attr("plugin.mcp.cache_key", "stringValue", `"k1"`), attr("plugin.mcp.attempt", "intValue", `"1"`))
-	d := fastDec{b: []byte(first), keys: newKeepSet(testKeep), out: getBatch(), strs: &stringCache{m: map[string]string{}}}
-	defer putBatch(d.out)
+	d := testDec(t, []byte(first))
 	var sh attrShape
 	start, n, ok := d.attributes(&d.keys.span)
 	if !ok || n != 2 || !sh.learn(&d.keys.span, d.b, d.out.Attrs[start:start+n]) {

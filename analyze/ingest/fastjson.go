@@ -97,12 +97,24 @@ func (d *fastDec) rawString() ([]byte, bool) {
 		return nil, false
 	}
 	start := d.i
-	end := stringStop(d.b[start:])
-	if end < 0 || d.b[start+end] != '"' {
-		return nil, false // an escape or a control character, or no end
+	end := plainString(d.b[start:])
+	if end < 0 {
+		return nil, false
 	}
 	d.i = start + end + 1
 	return d.b[start : start+end], true
+}
+
+// plainString returns the length of the string that starts b (after its
+// opening quote), up to its closing quote, or -1 when an escape or a
+// control character comes first, or no end: the strings the projection
+// decoder takes as they stand in the input.
+func plainString(b []byte) int {
+	n := stringStop(b)
+	if n < 0 || b[n] != '"' {
+		return -1
+	}
+	return n
 }
 
 // stringStop returns the index of the first '"', '\\' or control character
@@ -951,8 +963,7 @@ func (d *fastDec) compactAttr(kept *keyFilter, v *fastValue) (k string, keep, ok
 // answers for it, and remembers that answer. n is -1 when the key ends
 // otherwise (an escape, a control character, no end).
 func (d *fastDec) newKey(kept *keyFilter, b []byte) (n int, k string, keep bool) {
-	n = stringStop(b)
-	if n < 0 || b[n] != '"' {
+	if n = plainString(b); n < 0 {
 		return -1, "", false
 	}
 	k, keep = kept.lookup(b[:n])
@@ -991,11 +1002,17 @@ var (
 // empty string is never compared.
 func (d *fastDec) nextIsQuoted(s string) bool {
 	i, b := d.i, d.b
-	if s == "" || len(b)-i < len(s)+2 || b[i] != '"' || b[i+1+len(s)] != '"' || string(b[i+1:i+1+len(s)]) != s {
+	if s == "" || i >= len(b) || b[i] != '"' || !closedAt(b, i+1, s) {
 		return false
 	}
 	d.i = i + len(s) + 2
 	return true
+}
+
+// closedAt reports whether b[i:] is s, a string rawString read before,
+// then its closing quote: the string s itself, unescaped (nextIsQuoted).
+func closedAt(b []byte, i int, s string) bool {
+	return len(b)-i > len(s) && b[i+len(s)] == '"' && string(b[i:i+len(s)]) == s
 }
 
 // hasPrefixAt reports whether b[i:] starts with p.

@@ -157,14 +157,7 @@ func TestSpanShapeHitMovesAWayUp(t *testing.T) {
 func TestSpanShapeLearnsOnlyWhatItCanCompare(t *testing.T) {
 	learn := func(s *spanShapes, span string) {
 		t.Helper()
-		d := fastDec{b: []byte(span), keys: newKeepSet(testKeep), out: getBatch(), strs: &stringCache{m: map[string]string{}}}
-		defer putBatch(d.out)
-		rec := spanRecord{from: d.i}
-		if !d.spanByKeys(d.out.newSpan(0), &rec) {
-			t.Fatalf("the general path refused %s", span)
-		}
-		rec.to = d.i
-		s.learn(&d, &rec)
+		learnSpan(t, s, testDec(t, []byte(span)))
 	}
 	gap := strings.Replace(spanText(1, childFields...), `,"name"`, ","+strings.Repeat(" ", maxPattern-len(`,"name":`)+1)+`"name"`, 1)
 	fits := strings.Replace(spanText(1, childFields...), `,"name"`, ","+strings.Repeat(" ", maxPattern-len(`,"name":`))+`"name"`, 1)
@@ -207,14 +200,8 @@ func TestSpanByShapePutsBackWhatItRead(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var s spanShapes
-			d := fastDec{b: []byte(spanText(1, childFields...)), keys: newKeepSet(testKeep), out: getBatch(), strs: &stringCache{m: map[string]string{}}}
-			defer putBatch(d.out)
-			rec := spanRecord{}
-			if !d.spanByKeys(d.out.newSpan(0), &rec) {
-				t.Fatal("the general path refused the first span")
-			}
-			rec.to = d.i
-			s.learn(&d, &rec)
+			d := testDec(t, []byte(spanText(1, childFields...)))
+			learnSpan(t, &s, d)
 			d.b, d.i = []byte("  "+c.span), 2
 			attrs := len(d.out.Attrs)
 			sp := d.out.newSpan(7)
@@ -226,4 +213,16 @@ func TestSpanByShapePutsBackWhatItRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// learnSpan reads the span at d.i by span's general path and makes it a
+// shape of s, as span does.
+func learnSpan(t *testing.T, s *spanShapes, d *fastDec) {
+	t.Helper()
+	rec := spanRecord{from: d.i}
+	if !d.spanByKeys(d.out.newSpan(0), &rec) {
+		t.Fatalf("the general path refused %s", d.b[rec.from:])
+	}
+	rec.to = d.i
+	s.learn(d, &rec)
 }
