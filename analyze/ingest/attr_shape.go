@@ -305,8 +305,7 @@ func (d *fastDec) shapedValues(sh *attrShape) bool {
 			return false
 		}
 		if s.key != "" {
-			d.out.Attrs = append(d.out.Attrs, Attr{})
-			a := &d.out.Attrs[len(d.out.Attrs)-1]
+			a := d.out.appendAttr()
 			a.Key, a.Type, a.Str, a.Bool, a.Int = s.key, s.typ, str, bv, iv
 		}
 	}

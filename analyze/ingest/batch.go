@@ -89,10 +89,19 @@ func (b *Batch) newAttr(start int32, k string) *Attr {
 			return nil
 		}
 	}
-	b.Attrs = append(b.Attrs, Attr{})
-	a := &b.Attrs[len(b.Attrs)-1]
+	a := b.appendAttr()
 	a.Key = k
 	return a
+}
+
+// appendAttr appends an empty attribute for the decoder to fill in place:
+// building the Attr in a local first and copying it in made the copy's
+// loads wait on the local's just-stored fields. The caller has made sure
+// that its key is not in the range already (newAttr; a shape keeps only
+// the first of a repeated key).
+func (b *Batch) appendAttr() *Attr {
+	b.Attrs = append(b.Attrs, Attr{})
+	return &b.Attrs[len(b.Attrs)-1]
 }
 
 // Attr is one kept attribute: a key of ReadOptions.Keep and a string, bool
