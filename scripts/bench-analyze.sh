@@ -77,8 +77,9 @@ log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, 
 # Each round decodes the dump with the decode-only loop of
 # analyze/internal/engine/bench_pdata_test.go, then analyzes it, so both see the same load.
 # -cpu 1: the analysis gets one core, as the decode-only loop has one
-# goroutine, so the ratio compares like with like.
-bench=$(TMPDIR=$dumps MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze/internal/engine -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -cpu 1 -count "$RUNS")
+# goroutine, so the ratio compares like with like; check_procs makes sure
+# every figure ran there.
+bench=$(TMPDIR=$dumps MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze/internal/engine -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -cpu 1 -count "$RUNS" | check_procs)
 # metric BENCH UNIT: that metric of every round of BENCH, one a line.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
 range_of() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s – %s", lo, hi }'; }
@@ -189,7 +190,7 @@ waited.
 
 What limits the ratio: the analysis decodes each line or record with a
 projection decoder (analyze/ingest/fastjson.go, analyze/ingest/fastproto.go)
-that alone is about 3x pdata's decode per core (the "Ingest" section), then
+that alone is several times pdata's decode per core (the "Ingest" section), then
 pays, on the same core, for what the decode-only loop never does: interning
 every kept name and value into the index, grouping it by trace, linking
 parents, the measures (the pool's acquires as events, the pair attribution,

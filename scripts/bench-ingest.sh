@@ -7,9 +7,9 @@
 # goroutines: at 1 (ours on 1 goroutine against pdata on 1) and at 2 (ours on
 # 2 workers against pdata on 2 goroutines).
 #
-# Rounds are interleaved: each round is one process that runs, for each
-# format, ours and pdata at GOMAXPROCS 1 and 2 one after the other, and a
-# round's ratios compare figures taken seconds apart. The script prints
+# Rounds are interleaved: each round runs, for each format, ours and pdata
+# at GOMAXPROCS 1 (one process), then at 2 (another), one after the other,
+# and a round's ratios compare figures taken seconds apart. The script prints
 # min / median / max over the rounds and the load average before and after,
 # and writes the "## Ingest" section of BENCHMARKS.md (OUT), leaving the
 # other sections as they are.
@@ -24,14 +24,15 @@
 # skips those rows with a line saying why.
 #
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000
-#        ITERS=3 (iterations per figure) OUT=BENCHMARKS.md, OUT=- prints only)
+#        ITERS=10 (iterations per figure: at 3, a figure of one core is
+#        some 40 ms and rounds spread 5.0x – 8.6x) OUT=BENCHMARKS.md, OUT=- prints only)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 . scripts/lib/benchmarks.sh
 ROUNDS=${1:-5}
 SPANS=${SPANS:-200000}
-ITERS=${ITERS:-3}
+ITERS=${ITERS:-10}
 OUT=${OUT:-BENCHMARKS.md}
 GO=${GO:-go}
 
@@ -62,18 +63,23 @@ results="$tmp/results"
 : >"$results"
 for round in $(seq 1 "$ROUNDS"); do
 	log "round $round of $ROUNDS"
-	# -test.cpu 1,2 runs each figure at GOMAXPROCS 1 then 2; the dumps are
-	# generated once per process.
-	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
-		-test.bench '^BenchmarkDecodeOnly$' -test.benchtime "${ITERS}x" -test.cpu 1,2) |
-		awk -v round="$round" '
-			$1 ~ /^BenchmarkDecodeOnly\// {
-				name = $1; sub(/^BenchmarkDecodeOnly\//, "", name)
-				cpu = 1
-				if (match(name, /-[0-9]+$/)) { cpu = substr(name, RSTART + 1); name = substr(name, 1, RSTART - 1) }
-				split(name, p, "/")
-				for (i = 2; i < NF; i++) if ($(i+1) == "spans/s") print round, p[1], cpu, p[2], $i
-			}' >>"$results"
+	# One process per GOMAXPROCS (1, then 2), each running both formats and
+	# both sides: given a list (-test.cpu 1,2) the testing package runs the
+	# first figure at the GOMAXPROCS the last one left, so check_procs
+	# (scripts/lib/benchmarks.sh) makes sure each ran where its name says.
+	for cpu in 1 2; do
+		(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
+			-test.bench '^BenchmarkDecodeOnly$' -test.benchtime "${ITERS}x" -test.cpu "$cpu") |
+			check_procs |
+			awk -v round="$round" '
+				$1 ~ /^BenchmarkDecodeOnly\// {
+					name = $1; sub(/^BenchmarkDecodeOnly\//, "", name)
+					cpu = 1
+					if (match(name, /-[0-9]+$/)) { cpu = substr(name, RSTART + 1); name = substr(name, 1, RSTART - 1) }
+					split(name, p, "/")
+					for (i = 2; i < NF; i++) if ($(i+1) == "spans/s") print round, p[1], cpu, p[2], $i
+				}' >>"$results"
+	done
 	[ -z "$simd_skip" ] || continue
 	if simd=$("$tmp/simdparse" -iters "$ITERS" -spans "$simd_spans" "$tmp/bench.jsonl" 2>"$tmp/simd.err"); then
 		jq -r --arg r "$round" '"\($r) jsonl 1 simd-parse \(.parse_spans_s)\n\($r) jsonl 1 simd-walk \(.walk_spans_s)"' <<<"$simd" >>"$results"
@@ -166,7 +172,9 @@ the projection decoder reads those fields in its one scalar pass.
 | ours (the projection decoder, above) | $(rate jsonl 1 ours | stats | fmt_rate) | — |
 $simd_rows
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
-\`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime 3x -cpu 1,2\`).
+\`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime 3x -cpu 1\`, then
+with \`-cpu 2\`: one value a run, as a list runs its first figure at the
+GOMAXPROCS of the last; each figure's \`procs\` says where it ran).
 MD
 
 if [ "$OUT" != "-" ]; then

@@ -24,6 +24,13 @@ import (
 // between the sides is the decode function. scripts/bench-ingest.sh runs
 // it in interleaved rounds and prints the ratios.
 //
+// Each figure reports the GOMAXPROCS it ran at (the procs metric): given
+// a list (`-cpu 1,2`), the testing package runs a sub-benchmark's first
+// figure at the GOMAXPROCS the previous one left, whatever its name says,
+// so a figure named for one core may have run on two. Run one `-cpu`
+// value per process; the script refuses a figure whose procs differ from
+// its name.
+//
 // ours keeps what analyze's index keeps with no configuration (the
 // vocabulary's attributes) and recycles each batch as Read does once its
 // sink returns; pdata builds the whole ptrace.Traces.
@@ -55,6 +62,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 					spans += n
 				}
 				b.ReportMetric(float64(spans)/b.Elapsed().Seconds(), "spans/s")
+				b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 			})
 		}
 	}

@@ -57,6 +57,28 @@ warm_dumps() {
 # when there are none.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
 
+# check_procs: passes `go test -bench` output from standard input to
+# standard output when every benchmark figure in it ran at the GOMAXPROCS
+# its name says (the -N suffix, none for 1), as its procs metric reports,
+# and fails saying which did not otherwise. Given a -cpu list, the testing
+# package runs a sub-benchmark's first figure at the GOMAXPROCS the
+# previous one left, not at the one its name says: the scripts run one
+# -cpu value per process, and check here that no figure is filed under
+# the wrong core count.
+check_procs() {
+	awk '
+		/^Benchmark/ && NF > 2 {
+			want = 1
+			if (match($1, /-[0-9]+$/)) want = substr($1, RSTART + 1)
+			procs = ""
+			for (i = 2; i < NF; i++) if ($(i+1) == "procs") procs = $i
+			if (procs == "") { bad = bad sprintf("\n  %s reports no procs metric", $1) }
+			else if (procs + 0 != want + 0) { bad = bad sprintf("\n  %s ran at GOMAXPROCS %d", $1, procs) }
+		}
+		{ print }
+		END { if (bad != "") { printf "check_procs: a figure did not run at the GOMAXPROCS its name says:%s\n", bad > "/dev/stderr"; exit 1 } }'
+}
+
 # ensure_jq installs jq with apt-get when it is missing (the caller's log
 # says so).
 ensure_jq() {

@@ -57,8 +57,9 @@ func writeBenchDump(b *testing.B, dir, encoding string, spans int) (string, int)
 // single-threaded pdata decode-only loop over the same file
 // (pdataJSONLinesSpans, pdataProtoSpans), so the two are compared under the
 // same machine load. It reports the analysis' spans/s, the decode-only
-// loop's decode-spans/s, their ratio x-decode-only, and the bytes per span
-// the index retains.
+// loop's decode-spans/s, their ratio x-decode-only, the bytes per span
+// the index retains, and procs, the GOMAXPROCS it ran at (a -cpu list
+// runs the first figure at another: see ingest's BenchmarkDecodeOnly).
 func BenchmarkAnalyze(b *testing.B) {
 	n := benchSpans(b)
 	for _, bench := range []struct {
@@ -104,6 +105,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			b.ReportMetric(perSec(decoding), "decode-spans/s")
 			b.ReportMetric(decoding.Seconds()/analyzing.Seconds(), "x-decode-only")
 			b.ReportMetric(retainedBytesPerSpan(b, path), "retained-B/span")
+			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 		})
 	}
 }
