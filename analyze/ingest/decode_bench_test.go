@@ -10,6 +10,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -31,9 +32,9 @@ import (
 // value per process; the script refuses a figure whose procs differ from
 // its name.
 //
-// ours keeps what analyze's index keeps with no configuration (the
-// vocabulary's attributes) and recycles each batch as Read does once its
-// sink returns; pdata builds the whole ptrace.Traces.
+// ours keeps what analyze's index keeps with no configuration (benchKeep)
+// and recycles each batch as Read does once its sink returns; pdata builds
+// the whole ptrace.Traces.
 func BenchmarkDecodeOnly(b *testing.B) {
 	keep := newKeepSet(benchKeep)
 	for _, enc := range []struct {
@@ -95,13 +96,21 @@ func benchRecords(b *testing.B, encoding string) ([]byte, int) {
 	return d.data, d.spans
 }
 
-// benchKeep is what analyze's index keeps with no configuration: the
-// vocabulary's attributes.
-var benchKeep = KeepAttrs{
-	Span: []string{spans.AttrCacheHit, spans.AttrCacheKey, spans.AttrAttempt, spans.AttrMissReason, spans.AttrPoolID,
-		spans.AttrSessionID, spans.AttrMethodName, spans.AttrErrorType, spans.AttrServerAddress, spans.AttrServerPort},
-	Resource: []string{spans.ResourceServiceInstanceID, spans.ResourceServiceName},
-}
+// benchKeep is what analyze's index keeps when `mcptrace analyze` runs
+// with no configuration (index.KeepOf of the auto profile's options, which
+// this package cannot import): the pool vocabulary's attributes and the
+// service's (index.vocabSpanAttrs and vocabResourceAttrs), then every key
+// a built-in vocabulary, the protocol revision and the recorded pool
+// settings need. Keeping fewer would time a decoder that does less than
+// the analyzer's.
+var benchKeep = func() KeepAttrs {
+	o := rulefmt.Config{Profile: rulefmt.ProfileAuto}.IndexOptions()
+	return KeepAttrs{
+		Span: append([]string{spans.AttrCacheHit, spans.AttrCacheKey, spans.AttrAttempt, spans.AttrMissReason, spans.AttrPoolID,
+			spans.AttrSessionID, spans.AttrMethodName, spans.AttrErrorType, spans.AttrServerAddress, spans.AttrServerPort}, o.SpanAttrs...),
+		Resource: append([]string{spans.ResourceServiceInstanceID, spans.ResourceServiceName}, o.ResourceAttrs...),
+	}
+}()
 
 // decodeAll decodes every record on GOMAXPROCS goroutines and returns the
 // spans decoded.
