@@ -83,8 +83,11 @@ bench=$(TMPDIR=$dumps MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze/internal/eng
 # metric BENCH UNIT: that metric of every round of BENCH, one a line.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
 range_of() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s – %s", lo, hi }'; }
-fmt0() { awk '{ printf "%.0f", $1 }'; }
-fmt2() { awk '{ printf "%.2f", $1 }'; }
+# fmt0, fmt1, fmt2: the figure on standard input to 0, 1 or 2 decimals, or
+# n/a when there is none (scripts/lib/benchmarks.sh's figure).
+fmt0() { local x; read -r x || true; figure "$x" '%.0f'; }
+fmt1() { local x; read -r x || true; figure "$x" '%.1f'; }
+fmt2() { local x; read -r x || true; figure "$x" '%.2f'; }
 an_json=$(metric otlp-jsonl spans/s | median | fmt0)
 an_pb=$(metric otlp-proto spans/s | median | fmt0)
 dec_json=$(metric otlp-jsonl decode-spans/s | median | fmt0)
@@ -93,8 +96,8 @@ r_dec_json=$(metric otlp-jsonl x-decode-only | median | fmt2)
 r_dec_pb=$(metric otlp-proto x-decode-only | median | fmt2)
 rr_json=$(metric otlp-jsonl x-decode-only | range_of)
 rr_pb=$(metric otlp-proto x-decode-only | range_of)
-ret_json=$(metric otlp-jsonl retained-B/span | median | awk '{ printf "%.1f", $1 }')
-ret_pb=$(metric otlp-proto retained-B/span | median | awk '{ printf "%.1f", $1 }')
+ret_json=$(metric otlp-jsonl retained-B/span | median | fmt1)
+ret_pb=$(metric otlp-proto retained-B/span | median | fmt1)
 
 log "profiling one analysis of each encoding by phase (--cpuprofile, pprof label phase)"
 "$tmp/mcptrace" analyze --format json --cpuprofile "$tmp/cpu-json.pprof" "$dumps/bench.jsonl" >/dev/null
@@ -127,8 +130,6 @@ paste "$tmp/t_jq" "$tmp/t_json" | awk '{ printf "%.2f\n", $1 / $2 }' >"$tmp/x_jq
 r_jq=$(median <"$tmp/x_jq" | fmt2)
 rr_jq=$(range_of <"$tmp/x_jq")
 read -r cpu_user cpu_sys rss_kb minflt <<<"$cpu_json"
-verdict() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "NOT met") }'; }
-verdict_max() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r <= goal ? "met" : "NOT met") }'; }
 
 section=$(mktemp -p "$tmp")
 cat >"$section" <<EOF
@@ -150,8 +151,8 @@ Load + Analyze in process):
 
 | dump | analysis spans/s | decode-only spans/s | analysis / decode-only | goal |
 |---|---:|---:|---:|---|
-| OTLP JSON lines | $an_json | $dec_json | ${r_dec_json}x (rounds: $rr_json) | ≥ 1.5x: $(verdict "$r_dec_json" 1.5) |
-| OTLP protobuf | $an_pb | $dec_pb | ${r_dec_pb}x (rounds: $rr_pb) | (reported) |
+| OTLP JSON lines | $an_json | $dec_json | $(figure "$r_dec_json" '%sx') (rounds: $rr_json) | ≥ 1.5x: $(goal_verdict "$r_dec_json" '>=' 1.5) |
+| OTLP protobuf | $an_pb | $dec_pb | $(figure "$r_dec_pb" '%sx') (rounds: $rr_pb) | (reported) |
 
 The \`mcptrace analyze\` command end to end (process start, decode, index,
 measures, JSON report; GOMAXPROCS unset: both cores) against jq computing
@@ -162,13 +163,13 @@ the hit rate (single-threaded), $RUNS interleaved rounds, spans/s median
 |---|---:|---:|---|
 | \`mcptrace analyze --format json\`, JSON lines | $(stats "$tmp/t_json") | | |
 | \`mcptrace analyze --format json\`, protobuf | $(stats "$tmp/t_pb") | | |
-| jq hit rate, JSON lines | $(stats "$tmp/t_jq") | analyze is ${r_jq}x (rounds: $rr_jq) | ≥ 10x: $(verdict "$r_jq" 10) |
+| jq hit rate, JSON lines | $(stats "$tmp/t_jq") | analyze is $(figure "$r_jq" '%sx') (rounds: $rr_jq) | ≥ 10x: $(goal_verdict "$r_jq" '>=' 10) |
 
 Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 
 | memory | JSON lines | protobuf | goal |
 |---|---:|---:|---|
-| index retained after GC, bytes/span | $ret_json | $ret_pb | ≤ 100: $(verdict_max "$ret_json" 100) |
+| index retained after GC, bytes/span | $ret_json | $ret_pb | ≤ 100: $(goal_verdict "$ret_json" '<=' 100) |
 
 One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU,
 $((rss_kb / 1024)) MB peak RSS and $minflt minor page faults.

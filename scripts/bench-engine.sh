@@ -245,7 +245,6 @@ mem_new_line=$(mem_line "\`mcptrace analyze\`" "$tmp/c_new")
 mem_late_line=$(mem_line "\`mcptrace analyze\`, a span after its root on the last line" "$tmp/c_late")
 mem_base_line=""
 if [ -n "$BASE_REV" ]; then mem_base_line=$(mem_line "\`mcptrace analyze\` at $BASE_REV" "$tmp/c_base"); fi
-verdict_ge() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r >= goal ? "met" : "**missed**") }'; }
 
 # 2. Time per span by size.
 rm -f "$file"
@@ -306,7 +305,7 @@ $spans spans, $((bytes / 1000000)) MB, $ROUNDS interleaved rounds, median (min �
 
 | run | spans/s | MB/s | |
 |---|---:|---:|---|
-| \`mcptrace analyze\` | $(stats "$tmp/r_new") | $new_mbs | goal ≥ 1500000 spans/s: $(verdict_ge "$new_rate" 1500000) |
+| \`mcptrace analyze\` | $(stats "$tmp/r_new") | $new_mbs | goal ≥ 1500000 spans/s: $(goal_verdict "$new_rate" '>=' 1500000) |
 | \`cat FILE >/dev/null\` (page cache) | | $cat_mbs | analyze reaches $frac% of it |
 | \`mcptrace analyze\`, a span after its root on the last line (read twice) | $(stats "$tmp/r_late") | | late / in order per round: $(stats "$tmp/x_late")x |
 $base_line
@@ -340,7 +339,7 @@ Worst size against the smallest: ${worst}x.
 
 Streaming: $stream_spans spans generated into a pipe and analysed with
 \`--window 30s --max-open-traces 100000\` (\`$stream_extra\`):
-peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(awk -v m="$stream_mib" 'BEGIN { print (m <= 256 ? "met" : "**missed**") }')); the same stream
+peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(goal_verdict "$stream_mib" '<=' 256)); the same stream
 in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
 
 How a batch run works, and what limits its throughput. A batch run over
@@ -378,7 +377,7 @@ memory_part() {
 	for s in $MEM_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
 	mload_before=$(cut -d' ' -f1-3 /proc/loadavg)
 	big_dump memory "$largest"
-	local rounds first_n="" first_rss="" last_n="" last_rss="" worst_rss=0
+	local rounds first_n="" first_rss="" last_n="" last_rss="" worst_rss="" # none until a run reports one
 	for s in $MEM_SIZES; do
 		f=$(prefix "$s")
 		rounds=$ROUNDS
@@ -413,13 +412,13 @@ memory_part() {
 		[ -n "$first_n" ] || { first_n=$n; first_rss=$(median <"$tmp/mm_new"); }
 		last_n=$n
 		last_rss=$(median <"$tmp/mm_new")
-		worst_rss=$(maximum <"$tmp/mm_new" | awk -v w="$worst_rss" '{ print ($1 > w ? $1 : w) }')
+		worst_rss=$( { echo "$worst_rss"; cat "$tmp/mm_new"; } | grep . | maximum || true)
 		[ "$f" = "$all" ] || rm -f "$f"
 	done
 	[ -n "$MEM_DUMP" ] || rm -f "$tmp/all.jsonl"
 	local growth verdict
 	growth=$(awk -v a="$first_rss" -v b="$last_rss" -v n="$first_n" -v m="$last_n" 'BEGIN { printf "%.1f", (b - a) / ((m - n) / 1e6) }')
-	verdict=$(awk -v w="$worst_rss" 'BEGIN { print (w <= 256 ? "met" : "**missed**") }')
+	verdict=$(goal_verdict "$worst_rss" '<=' 256)
 	section=$(mktemp -p "$tmp")
 	cat >"$section" <<EOF
 ## Batch memory by dump size

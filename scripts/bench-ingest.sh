@@ -102,7 +102,7 @@ ratios() {
 }
 fmt_rate() { read -r lo med hi; awk -v a="$lo" -v m="$med" -v b="$hi" 'BEGIN { printf "%.0f k (%.0f k – %.0f k)", m / 1000, a / 1000, b / 1000 }'; }
 fmt_ratio() { read -r lo med hi; awk -v a="$lo" -v m="$med" -v b="$hi" 'BEGIN { printf "%.2fx (%.2f – %.2f)", m, a, b }'; }
-verdict() { read -r lo med hi; awk -v m="$med" 'BEGIN { print (m >= 2 ? "met" : "NOT met") }'; }
+verdict() { read -r lo med hi; goal_verdict "$med" '>=' 2; }
 
 rows=""
 for f in jsonl proto; do

@@ -168,19 +168,22 @@ if [ -z "$(skip_reason duckdb)" ]; then duck_version=$(jq -r .duckdb "$tmp/out.d
 
 lo() { sort -g | head -n1; }
 hi() { sort -g | tail -n1; }
-# num X: X with 3 significant figures or more, for the tables.
-num() { awk -v x="$1" 'BEGIN { a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"), x }'; }
+# num X: X with 3 significant figures or more, for the tables; n/a when X
+# is no figure (scripts/lib/verdict.awk), never a 0.
+num() {
+	awk -v x="$1" -f "$VERDICT_AWK" -f <(printf '%s\n' 'BEGIN { if (!isfigure(x)) { print "n/a"; exit } a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"), x }')
+}
 # col KEY N: column N of KEY's rounds (1 wall, 2 CPU, 3 max RSS in KiB).
 col() { cut -d' ' -f"$2" "$tmp/t.$1"; }
-# per_round KEY N: per round, KEY's column N over the reference's.
-per_round() { paste -d' ' <(col "$1" "$2") <(col json "$2") | awk '{ printf "%.6g\n", ($2 > 0 ? $1 / $2 : 0) }'; }
+# per_round KEY N: per round, KEY's column N over the reference's (a
+# round whose reference is 0 has no ratio, not a ratio of 0).
+per_round() { paste -d' ' <(col "$1" "$2") <(col json "$2") | awk '$2 > 0 { printf "%.6g\n", $1 / $2 }'; }
 # spread: "median (min – max)" of the numbers on stdin.
 spread() {
 	local v
 	v=$(cat)
 	printf '%sx (%s – %s)' "$(num "$(median <<<"$v")")" "$(num "$(lo <<<"$v")")" "$(num "$(hi <<<"$v")")"
 }
-verdict() { awk -v r="$1" -v goal="$2" 'BEGIN { print (r == "n/a" ? "n/a" : r >= goal ? "met" : "NOT met") }'; }
 
 label() {
 	case $1 in
@@ -222,13 +225,13 @@ g_cat=$(goal_ratio cat 1)
 # JSON's CPU per span over protobuf's: the same spans, so the CPU ratio.
 g_pb=n/a
 if [ -z "$(skip_reason proto)" ]; then
-	paste -d' ' <(col json 2) <(col proto 2) | awk '{ printf "%.6g\n", ($2 > 0 ? $1 / $2 : 0) }' >"$tmp/x_pb"
+	paste -d' ' <(col json 2) <(col proto 2) | awk '$2 > 0 { printf "%.6g\n", $1 / $2 }' >"$tmp/x_pb"
 	g_pb=$(median <"$tmp/x_pb")
 	us_json=$(col json 2 | median | awk -v n="$spans" '{ printf "%.3f", 1e6 * $1 / n }')
 	us_pb=$(col proto 2 | median | awk -v n="$spans" '{ printf "%.3f", 1e6 * $1 / n }')
 fi
 rss_max=$(for k in json proto; do if [ -f "$tmp/t.$k" ]; then col "$k" 3; fi; done | hi | awk '{ printf "%.1f", $1 / 1024 }')
-rss_ok=$(awk -v m="$rss_max" 'BEGIN { print (m < 128 ? "met" : "NOT met") }')
+rss_ok=$(goal_verdict "$rss_max" '<' 128)
 shown() { if [ "$1" = n/a ]; then echo "n/a (skipped)"; else printf '%sx' "$(num "$1")"; fi; }
 pb_line="protobuf skipped: $(skip_reason proto)"
 [ -n "$(skip_reason proto)" ] || pb_line="JSON lines ${us_json} µs of CPU per span, protobuf ${us_pb} µs: protobuf is $(shown "$g_pb") cheaper (rounds: $(num "$(lo <"$tmp/x_pb")") – $(num "$(hi <"$tmp/x_pb")"))"
@@ -274,12 +277,12 @@ holds the dump's longest line, $(awk -v b="$longest_line" 'BEGIN { printf "%.2f"
 
 Goals:
 
-- mcptrace ≥ 10x DuckDB in wall time: $(shown "$g_duck"), $(verdict "$g_duck" 10)
-- mcptrace ≥ 10x the pdata decode-and-count loop in wall time: $(shown "$g_pdata"), $(verdict "$g_pdata" 10)
-- mcptrace ≥ 40x jq in wall time: $(shown "$g_jq"), $(verdict "$g_jq" 40)
-- mcptrace within 8x of \`cat\` (cat's wall / mcptrace's ≥ 0.125): $(shown "$g_cat"), $(verdict "$g_cat" 0.125)
-- protobuf ≥ 2x cheaper per span in CPU than JSON lines: $pb_line, $(verdict "$g_pb" 2)
-- mcptrace's max RSS < 128 MiB (the largest of every mcptrace run, both dumps): ${rss_max} MiB, $rss_ok
+- mcptrace ≥ 10x DuckDB in wall time: $(shown "$g_duck"), $(goal_verdict "$g_duck" '>=' 10)
+- mcptrace ≥ 10x the pdata decode-and-count loop in wall time: $(shown "$g_pdata"), $(goal_verdict "$g_pdata" '>=' 10)
+- mcptrace ≥ 40x jq in wall time: $(shown "$g_jq"), $(goal_verdict "$g_jq" '>=' 40)
+- mcptrace within 8x of \`cat\` (cat's wall / mcptrace's ≥ 0.125): $(shown "$g_cat"), $(goal_verdict "$g_cat" '>=' 0.125)
+- protobuf ≥ 2x cheaper per span in CPU than JSON lines: $pb_line, $(goal_verdict "$g_pb" '>=' 2)
+- mcptrace's max RSS < 128 MiB (the largest of every mcptrace run, both dumps): $(figure "$rss_max" "%s MiB"), $rss_ok
 
 EOF
 

@@ -1,6 +1,22 @@
 # shellcheck shell=bash
 # Shared by the bench scripts: sourced, not run.
 
+# VERDICT_AWK is the awk library that judges a figure against its goal
+# (verdict.awk, beside this file), for the scripts' own awk programs.
+VERDICT_AWK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/verdict.awk
+
+# goal_verdict FIGURE OP GOAL prints verdict.awk's verdict: "met", "NOT
+# met", or "n/a (no figure)" when FIGURE is not a number.
+goal_verdict() {
+	awk -v x="$1" -v op="$2" -v goal="$3" -f "$VERDICT_AWK" -f <(printf 'BEGIN { print verdict(x, op, goal) }\n')
+}
+
+# figure FIGURE FORMAT prints FIGURE with the printf FORMAT, or n/a when
+# it is not a number (never the 0 awk reads text as).
+figure() {
+	awk -v x="$1" -v f="$2" -f "$VERDICT_AWK" -f <(printf 'BEGIN { print figure(x, f) }\n')
+}
+
 # write_section FILE HEADING SECTION replaces the "## HEADING" section of
 # FILE (up to the next "## " heading) with the Markdown in the file SECTION,
 # or appends it when FILE has none; a missing FILE is created with the
