@@ -172,7 +172,7 @@ the projection decoder reads those fields in its one scalar pass.
 | ours (the projection decoder, above) | $(rate jsonl 1 ours | stats | fmt_rate) | — |
 $simd_rows
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
-\`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime 3x -cpu 1\`, then
+\`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime ${ITERS}x -cpu 1\`, then
 with \`-cpu 2\`: one value a run, as a list runs its first figure at the
 GOMAXPROCS of the last; each figure's \`procs\` says where it ran).
 MD
