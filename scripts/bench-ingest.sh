@@ -100,8 +100,16 @@ ratios() {
 	awk -v f="$1" -v c="$2" -v o="${3:-pdata}" '$2 == f && $3 == c { r[$1, $4] = $5; rounds[$1] = 1 }
 		END { for (k in rounds) if (r[k, o] > 0) printf "%.3f\n", r[k, "ours"] / r[k, o] }' "$results"
 }
-fmt_rate() { read -r lo med hi; awk -v a="$lo" -v m="$med" -v b="$hi" 'BEGIN { printf "%.0f k (%.0f k – %.0f k)", m / 1000, a / 1000, b / 1000 }'; }
-fmt_ratio() { read -r lo med hi; awk -v a="$lo" -v m="$med" -v b="$hi" 'BEGIN { printf "%.2fx (%.2f – %.2f)", m, a, b }'; }
+# fmt_rate, fmt_ratio: "median (min – max)" from stats, or n/a when the
+# rounds gave no figure (stats' n/a would print as 0).
+fmt_rate() { fmt_stats '%.0f k (%.0f k – %.0f k)' 1000; }
+fmt_ratio() { fmt_stats '%.2fx (%.2f – %.2f)' 1; }
+fmt_stats() {
+	local lo med hi
+	read -r lo med hi || true
+	awk -v a="$lo" -v m="$med" -v b="$hi" -v f="$1" -v d="$2" -f "$VERDICT_AWK" \
+		-f <(printf '%s\n' 'BEGIN { if (!isfigure(m)) print "n/a"; else printf f, m / d, a / d, b / d }')
+}
 verdict() { read -r lo med hi; goal_verdict "$med" '>=' 2; }
 
 rows=""

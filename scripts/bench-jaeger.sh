@@ -28,7 +28,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0fk", n / (s > 0 ? s : 0.01) / 1000 }'; }
+# rate SPANS SECONDS: thousands of spans a second, n/a when the time is
+# not a positive figure (never a rate over a made-up time).
+rate() { awk -v n="$1" -v s="$2" -f "$VERDICT_AWK" -f <(printf '%s\n' 'BEGIN { if (!isfigure(n) || !isfigure(s) || s <= 0) print "n/a"; else printf "%.0fk", n / s / 1000 }'); }
 log() { printf 'bench-jaeger: %s\n' "$*" >&2; }
 for tool in jq curl; do
 	command -v "$tool" >/dev/null || { log "installing $tool"; apt-get install -y "$tool" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$tool" >/dev/null; }; }
