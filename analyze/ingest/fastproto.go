@@ -115,7 +115,20 @@ type protoDec struct {
 	// read start in out.Attrs: keyValue appends them there as it reads
 	// them (a record given up drops the whole batch).
 	attrs int32
+	// lastField is the value shortField found last.
+	lastField []byte
+	// inOrderMisses counts the record's spans that were not in a layout
+	// spanInOrder reads; at maxInOrderMisses it is not asked again.
+	inOrderMisses int
+	inOrderTries  int // spans spanInOrder was asked to read, for tests
 }
+
+// maxInOrderMisses is how many spans of a record spanInOrder may fail to
+// read before the record's other spans go straight to span's loop: a
+// writer lays out all its spans alike, but one may carry a field the
+// others do not (a trace state, a dropped count), and trying again costs
+// little next to reading every span of a record twice.
+const maxInOrderMisses = 4
 
 // protoValue is one AnyValue as far as the decoder reads it.
 type protoValue struct {
@@ -335,6 +348,9 @@ func (d *protoDec) scope(msg []byte) bool {
 func (d *protoDec) span(msg []byte, r int32) bool {
 	sp := d.out.newSpan(r)
 	d.attrs = int32(len(d.out.Attrs))
+	if done, ok := d.tryInOrder(msg, sp); done {
+		return ok
+	}
 	it := fieldIter{b: msg}
 	for it.next() {
 		f := &it.f
@@ -375,6 +391,216 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 	}
 	sp.Attrs, sp.N = d.keptRange()
 	return true
+}
+
+// The tags of the span fields spanInOrder reads: field number and wire
+// type in one byte, as every exporter writes them.
+const (
+	tagSpanTraceID  = fieldSpanTraceID<<3 | byte(protowire.BytesType)
+	tagSpanSpanID   = fieldSpanSpanID<<3 | byte(protowire.BytesType)
+	tagSpanParentID = fieldSpanParentSpanID<<3 | byte(protowire.BytesType)
+	tagSpanName     = fieldSpanName<<3 | byte(protowire.BytesType)
+	tagSpanKind     = fieldSpanKind<<3 | byte(protowire.VarintType)
+	tagSpanStart    = fieldSpanStart<<3 | byte(protowire.Fixed64Type)
+	tagSpanEnd      = fieldSpanEnd<<3 | byte(protowire.Fixed64Type)
+	tagSpanAttr     = fieldSpanAttributes<<3 | byte(protowire.BytesType)
+	tagSpanStatus   = fieldSpanStatus<<3 | byte(protowire.BytesType)
+	// The flags' tag takes two bytes (field 16): 0x85 0x01.
+	tagSpanFlags = fieldSpanFlags<<3 | byte(protowire.Fixed32Type)
+)
+
+// tryInOrder reads span msg into sp with spanInOrder, unless
+// maxInOrderMisses spans of the record were in another layout already.
+// When it reports done false, span's loop reads the span, and sets
+// again, from the same bytes, whatever spanInOrder set of it (a kept
+// key's attribute is kept once: Batch.newAttr).
+func (d *protoDec) tryInOrder(msg []byte, sp *Span) (done, ok bool) {
+	if d.inOrderMisses >= maxInOrderMisses {
+		return false, false
+	}
+	d.inOrderTries++
+	if done, ok = d.spanInOrder(msg, sp); !done {
+		d.inOrderMisses++
+	}
+	return done, ok
+}
+
+// spanInOrder reads a span laid out as a protobuf marshaler writes one:
+// its fields in ascending order (Go's protobuf, the OpenTelemetry SDKs'
+// exporters) or in descending order (pdata, so the Collector), each at
+// most once but the attributes, which keep their order; ids of their
+// full length (a parent's may be empty), a name, a kind OTLP defines,
+// lengths of one byte but an attribute's; the flags skipped, as span's
+// loop skips them. Comparing each tag with the one expected next costs
+// less than span's loop, which reads any field in any order. It reports
+// done false at the first byte that is not in either layout, for span's
+// loop to read the span; done true with ok the span's verdict otherwise.
+func (d *protoDec) spanInOrder(b []byte, sp *Span) (done, ok bool) {
+	if len(b) > 0 && b[0] == tagSpanTraceID {
+		return d.spanAscending(b, sp)
+	}
+	return d.spanDescending(b, sp)
+}
+
+// spanAscending is spanInOrder for fields in ascending order.
+func (d *protoDec) spanAscending(b []byte, sp *Span) (done, ok bool) {
+	n := len(b)
+	if n < 2+16+2+8 || b[1] != 16 || b[18] != tagSpanSpanID || b[19] != 8 {
+		return false, false
+	}
+	copy(sp.TraceID[:], b[2:18])
+	copy(sp.SpanID[:], b[20:28])
+	i := parentField(b, 28, sp)
+	if i = d.nameField(b, i, sp); i < 0 {
+		return false, false
+	}
+	if i = kindField(b, i, sp); i < 0 {
+		return false, false
+	}
+	i = fixedField(b, i, tagSpanStart, &sp.Start)
+	i = fixedField(b, i, tagSpanEnd, &sp.End)
+	if i, ok = d.attrsInOrder(b, i); i < 0 || !ok {
+		return i >= 0, false
+	}
+	if i, ok = d.statusField(b, i, sp); !ok {
+		return true, false
+	}
+	if skipFlags(b, i) != n {
+		return false, false
+	}
+	sp.Attrs, sp.N = d.keptRange()
+	return true, true
+}
+
+// spanDescending is spanInOrder for fields in descending order.
+func (d *protoDec) spanDescending(b []byte, sp *Span) (done, ok bool) {
+	n := len(b)
+	i, ok := d.statusField(b, skipFlags(b, 0), sp)
+	if !ok {
+		return true, false
+	}
+	if i, ok = d.attrsInOrder(b, i); i < 0 || !ok {
+		return i >= 0, false
+	}
+	i = fixedField(b, i, tagSpanEnd, &sp.End)
+	i = fixedField(b, i, tagSpanStart, &sp.Start)
+	if i = kindField(b, i, sp); i < 0 {
+		return false, false
+	}
+	if i = d.nameField(b, i, sp); i < 0 {
+		return false, false
+	}
+	i = parentField(b, i, sp)
+	if i+10+18 != n || b[i] != tagSpanSpanID || b[i+1] != 8 || b[i+10] != tagSpanTraceID || b[i+11] != 16 {
+		return false, false
+	}
+	copy(sp.SpanID[:], b[i+2:i+10])
+	copy(sp.TraceID[:], b[i+12:i+28])
+	sp.Attrs, sp.N = d.keptRange()
+	return true, true
+}
+
+// parentField reads the parent span id at b[i] into sp when it is there,
+// eight bytes long or empty (a root's, as pdata writes it: the zero id),
+// and returns where it ends; i otherwise.
+func parentField(b []byte, i int, sp *Span) int {
+	switch {
+	case i+2 <= len(b) && b[i] == tagSpanParentID && b[i+1] == 0:
+		return i + 2
+	case i+10 <= len(b) && b[i] == tagSpanParentID && b[i+1] == 8:
+		copy(sp.ParentSpanID[:], b[i+2:i+10])
+		return i + 10
+	}
+	return i
+}
+
+// nameField reads the name at b[i] into sp and returns where it ends; -1
+// when it is not there with a length of one byte.
+func (d *protoDec) nameField(b []byte, i int, sp *Span) int {
+	if i = d.shortField(b, i, tagSpanName); i >= 0 {
+		sp.Name = d.strs.str(d.lastField)
+	}
+	return i
+}
+
+// kindField reads the kind at b[i] into sp when it is there and returns
+// where it ends, i when it is not; -1 for a kind OTLP does not define.
+func kindField(b []byte, i int, sp *Span) int {
+	if i+2 > len(b) || b[i] != tagSpanKind {
+		return i
+	}
+	if b[i+1] > maxSpanKind {
+		return -1
+	}
+	sp.Kind = b[i+1]
+	return i + 2
+}
+
+// statusField reads the status at b[i] into sp as status does when it is
+// there with a length of one byte, and returns where it ends (i when it
+// is not there); ok false when the status fails (the record is given
+// up).
+func (d *protoDec) statusField(b []byte, i int, sp *Span) (int, bool) {
+	j := d.shortField(b, i, tagSpanStatus)
+	if j < 0 {
+		return i, true
+	}
+	return j, d.status(d.lastField, sp)
+}
+
+// shortField returns where the field of tag at b[i] ends when it is
+// there with a length of one byte, its value in d.lastField; -1
+// otherwise.
+func (d *protoDec) shortField(b []byte, i int, tag byte) int {
+	if i+2 > len(b) || b[i] != tag || b[i+1] >= 0x80 || i+2+int(b[i+1]) > len(b) {
+		return -1
+	}
+	end := i + 2 + int(b[i+1])
+	d.lastField = b[i+2 : end]
+	return end
+}
+
+// skipFlags returns where the span's flags field at b[i] ends, i when
+// they are not there.
+func skipFlags(b []byte, i int) int {
+	if i+6 <= len(b) && b[i] == 0x80|tagSpanFlags&0x7f && b[i+1] == tagSpanFlags>>7 {
+		return i + 6
+	}
+	return i
+}
+
+// fixedField reads the fixed64 field of tag at b[i] into v when it is
+// there and returns where it ends; i otherwise.
+func fixedField(b []byte, i int, tag byte, v *uint64) int {
+	if i+9 > len(b) || b[i] != tag {
+		return i
+	}
+	*v = binary.LittleEndian.Uint64(b[i+1:])
+	return i + 9
+}
+
+// attrsInOrder reads the run of attribute fields at b[i] as keyValue
+// does and returns where it ends, ok false when an attribute failed
+// (the record is given up); -1 when a field's length does not fit.
+func (d *protoDec) attrsInOrder(b []byte, i int) (int, bool) {
+	n := len(b)
+	for i+2 <= n && b[i] == tagSpanAttr {
+		at, l := i+2, int(b[i+1])
+		if l >= 0x80 {
+			if i+3 > n || b[i+2] >= 0x80 {
+				return -1, false
+			}
+			at, l = i+3, l&0x7f|int(b[i+2])<<7
+		}
+		if at+l > n {
+			return -1, false
+		}
+		if !d.keyValue(b[at:at+l], &d.keep.span) {
+			return i, false
+		}
+		i = at + l
+	}
+	return i, true
 }
 
 // spanRare checks the span fields span leaves out of its switch, none of

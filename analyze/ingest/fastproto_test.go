@@ -247,6 +247,8 @@ func FuzzFastOTLPProtoMatchesPdata(f *testing.F) {
 	for _, r := range fastProtoShapes() { // fast_shapes_test.go
 		f.Add(r)
 	}
+	full := fullSpan() // fastproto_order_test.go: spanInOrder's two layouts
+	f.Add(request(baseResource, full.ascending(), full.descending()))
 	f.Fuzz(func(t *testing.T, rec []byte) {
 		checkFastProtoMatchesPdata(t, rec)
 	})
