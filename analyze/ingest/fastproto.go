@@ -12,7 +12,10 @@ import (
 // ExportTraceServiceRequest record straight into a Batch: ids, name, kind,
 // times, status code and the kept span and resource attributes, nothing
 // else. It walks the wire format with protowire and never builds what it
-// skips (scopes, the values of attributes no one keeps, trace states).
+// skips (scopes, the values of attributes no one keeps, trace states). A
+// span is first read in the order its marshaler wrote its fields
+// (spanInOrder), as the JSON path reads a span by the shape of an earlier
+// one, and by the general loop over its fields when it is not.
 //
 // What it accepts, pdata's ProtoUnmarshaler accepts too and reads the same
 // way: every field pdata parses is checked as pdata checks it (the wire
