@@ -118,8 +118,6 @@ type protoDec struct {
 	// read start in out.Attrs: keyValue appends them there as it reads
 	// them (a record given up drops the whole batch).
 	attrs int32
-	// lastField is the value shortField found last.
-	lastField []byte
 	// inOrderMisses counts the record's spans that were not in a layout
 	// spanInOrder reads; at maxInOrderMisses it is not asked again.
 	inOrderMisses int
@@ -520,10 +518,11 @@ func parentField(b []byte, i int, sp *Span) int {
 // nameField reads the name at b[i] into sp and returns where it ends; -1
 // when it is not there with a length of one byte.
 func (d *protoDec) nameField(b []byte, i int, sp *Span) int {
-	if i = d.shortField(b, i, tagSpanName); i >= 0 {
-		sp.Name = d.strs.str(d.lastField)
+	name, end := shortField(b, i, tagSpanName)
+	if end >= 0 {
+		sp.Name = d.strs.str(name)
 	}
-	return i
+	return end
 }
 
 // kindField reads the kind at b[i] into sp when it is there and returns
@@ -544,23 +543,21 @@ func kindField(b []byte, i int, sp *Span) int {
 // is not there); ok false when the status fails (the record is given
 // up).
 func (d *protoDec) statusField(b []byte, i int, sp *Span) (int, bool) {
-	j := d.shortField(b, i, tagSpanStatus)
-	if j < 0 {
+	st, end := shortField(b, i, tagSpanStatus)
+	if end < 0 {
 		return i, true
 	}
-	return j, d.status(d.lastField, sp)
+	return end, d.status(st, sp)
 }
 
-// shortField returns where the field of tag at b[i] ends when it is
-// there with a length of one byte, its value in d.lastField; -1
-// otherwise.
-func (d *protoDec) shortField(b []byte, i int, tag byte) int {
+// shortField returns the value of the field of tag at b[i] and where
+// it ends when it is there with a length of one byte; end -1 otherwise.
+func shortField(b []byte, i int, tag byte) (val []byte, end int) {
 	if i+2 > len(b) || b[i] != tag || b[i+1] >= 0x80 || i+2+int(b[i+1]) > len(b) {
-		return -1
+		return nil, -1
 	}
-	end := i + 2 + int(b[i+1])
-	d.lastField = b[i+2 : end]
-	return end
+	end = i + 2 + int(b[i+1])
+	return b[i+2 : end], end
 }
 
 // skipFlags returns where the span's flags field at b[i] ends, i when

@@ -67,12 +67,21 @@ func replaceField(l spanLayout, num int, f pb) spanLayout {
 }
 
 // inOrder runs spanInOrder on one span, as span would.
-func inOrder(span []byte) (done, ok bool) {
-	c := stringCaches.Get().(*stringCache)
-	defer stringCaches.Put(c)
-	d := protoDec{keep: newKeepSet(testKeep), out: getBatch(), strs: c}
-	defer putBatch(d.out)
+func inOrder(t *testing.T, span []byte) (done, ok bool) {
+	d := testProtoDec(t)
 	return d.spanInOrder(span, d.out.newSpan(0))
+}
+
+// testProtoDec returns a decoder keeping testKeep, as decodeFastProto
+// makes one for a record (testDec, of the JSON decoder, for protobuf).
+func testProtoDec(t *testing.T) *protoDec {
+	c := stringCaches.Get().(*stringCache)
+	d := &protoDec{keep: newKeepSet(testKeep), out: getBatch(), strs: c}
+	t.Cleanup(func() {
+		putBatch(d.out)
+		stringCaches.Put(c)
+	})
+	return d
 }
 
 func TestSpanInOrderReadsBothMarshalersLayouts(t *testing.T) {
@@ -91,7 +100,7 @@ func TestSpanInOrderReadsBothMarshalersLayouts(t *testing.T) {
 		}),
 	} {
 		for order, span := range map[string]pb{"ascending": l.ascending(), "descending": l.descending()} {
-			if done, ok := inOrder(span); !done || !ok {
+			if done, ok := inOrder(t, span); !done || !ok {
 				t.Errorf("%s, %s: spanInOrder done %v, ok %v; want it read: % x", name, order, done, ok, span)
 			}
 			// The same span read as a record: as pdata reads it.
@@ -119,7 +128,7 @@ func TestSpanInOrderLeavesOtherLayoutsToTheLoop(t *testing.T) {
 		"a repeated name":             append(slices.Clone(full[:4]), full[3:]...),
 	} {
 		for order, span := range map[string]pb{"ascending": l.ascending(), "descending": l.descending()} {
-			if done, _ := inOrder(span); done {
+			if done, _ := inOrder(t, span); done {
 				t.Errorf("%s, %s: spanInOrder read it; span's loop should: % x", name, order, span)
 			}
 			// After such a span, the record's next span in a layout
@@ -139,7 +148,7 @@ func TestSpanInOrderGivesUpTheRecordOnAFailedAttributeOrStatus(t *testing.T) {
 	} {
 		l := replaceField(full, int(f[0]>>3), f)
 		for order, span := range map[string]pb{"ascending": l.ascending(), "descending": l.descending()} {
-			if done, ok := inOrder(span); !done || ok {
+			if done, ok := inOrder(t, span); !done || ok {
 				t.Errorf("%s, %s: done %v, ok %v; want the record given up", name, order, done, ok)
 			}
 			if checkFastProtoMatchesPdata(t, request(baseResource, span)) {
@@ -159,7 +168,7 @@ func TestSpanInOrderReadsNothingPastTheLastField(t *testing.T) {
 		"descending, one byte after":      append(full.descending(), 0),
 		"ascending, one byte after flags": append(full.ascending(), 0),
 	} {
-		if done, _ := inOrder(span); done {
+		if done, _ := inOrder(t, span); done {
 			t.Errorf("%s: spanInOrder read it", order)
 		}
 		checkFastProtoMatchesPdata(t, request(baseResource, span))
@@ -184,16 +193,13 @@ func TestSpanInOrderIsNotTriedPastTheMissesARecordAllows(t *testing.T) {
 		"one fewer otherwise than allowed": {append(many(other, maxInOrderMisses-1), full.ascending()), maxInOrderMisses, maxInOrderMisses - 1},
 		"every span otherwise":             {many(other, 2*maxInOrderMisses), maxInOrderMisses, maxInOrderMisses},
 	} {
-		c2 := stringCaches.Get().(*stringCache)
-		d := protoDec{keep: newKeepSet(testKeep), out: getBatch(), strs: c2}
+		d := testProtoDec(t)
 		if !d.request(request(baseResource, c.spans...)) {
 			t.Fatalf("%s: the record was given up", name)
 		}
 		if d.inOrderTries != c.tries || d.inOrderMisses != c.misses {
 			t.Errorf("%s: %d tries, %d misses; want %d and %d", name, d.inOrderTries, d.inOrderMisses, c.tries, c.misses)
 		}
-		putBatch(d.out)
-		stringCaches.Put(c2)
 	}
 }
 
@@ -237,7 +243,7 @@ func TestSpanInOrderChecksEveryLength(t *testing.T) {
 	stateLast := slices.Concat(full[1:].descending(), pb(nil).bytes(fieldSpanTraceState, testTraceID))
 	for name, span := range map[string]pb{"the parent where the span id goes": noSpanID, "a trace state where the trace id goes": stateLast,
 		"a trace state where the span id goes": stateForSpanID} {
-		if done, _ := inOrder(span); done {
+		if done, _ := inOrder(t, span); done {
 			t.Errorf("%s: spanInOrder read it: % x", name, span)
 		}
 		checkFastProtoMatchesPdata(t, request(baseResource, span)) // pdata takes these: read as it reads them
@@ -251,7 +257,7 @@ func TestSpanInOrderChecksEveryLength(t *testing.T) {
 		"an attribute past the end, first":  slices.Concat([]byte{tagSpanAttr, 0x90, 0x01, 1, 2, 3}, full[:7].descending()),
 		"field 0 where the flags go, last":  slices.Concat(full[:9].ascending(), []byte{0x85, 0x00, 1, 2, 3, 4}),
 		"field 0 where the flags go, first": slices.Concat([]byte{0x85, 0x00, 1, 2, 3, 4}, full[:9].descending())} {
-		if done, _ := inOrder(span); done {
+		if done, _ := inOrder(t, span); done {
 			t.Errorf("%s: spanInOrder read it: % x", name, span)
 		}
 		if checkFastProtoMatchesPdata(t, request(baseResource, span)) {
@@ -260,7 +266,7 @@ func TestSpanInOrderChecksEveryLength(t *testing.T) {
 	}
 	big := replaceField(full, fieldSpanAttributes, pb(nil).bytes(fieldSpanAttributes, strAttr("mcp.tool.name", strings.Repeat("t", 20000))))
 	for order, span := range map[string]pb{"ascending": big.ascending(), "descending": big.descending()} {
-		if done, _ := inOrder(span); done {
+		if done, _ := inOrder(t, span); done {
 			t.Errorf("an attribute of 20000 bytes, %s: spanInOrder read it", order)
 		}
 		if !checkFastProtoMatchesPdata(t, request(baseResource, span)) {
