@@ -107,8 +107,8 @@ fmt_ratio() { fmt_stats '%.2fx (%.2f – %.2f)' 1; }
 fmt_stats() {
 	local lo med hi
 	read -r lo med hi || true
-	awk -v a="$lo" -v m="$med" -v b="$hi" -v f="$1" -v d="$2" -f "$VERDICT_AWK" \
-		-f <(printf '%s\n' 'BEGIN { if (!isfigure(m)) print "n/a"; else printf f, m / d, a / d, b / d }')
+	with_verdict 'BEGIN { if (!isfigure(m)) print "n/a"; else printf f, m / d, a / d, b / d }' \
+		-v a="$lo" -v m="$med" -v b="$hi" -v f="$1" -v d="$2"
 }
 verdict() { read -r lo med hi; goal_verdict "$med" '>=' 2; }
 

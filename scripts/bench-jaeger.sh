@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 # rate SPANS SECONDS: thousands of spans a second, n/a when the time is
 # not a positive figure (never a rate over a made-up time).
-rate() { awk -v n="$1" -v s="$2" -f "$VERDICT_AWK" -f <(printf '%s\n' 'BEGIN { if (!isfigure(n) || !isfigure(s) || s <= 0) print "n/a"; else printf "%.0fk", n / s / 1000 }'); }
+rate() { with_verdict 'BEGIN { if (!isfigure(n) || !isfigure(s) || s <= 0) print "n/a"; else printf "%.0fk", n / s / 1000 }' -v n="$1" -v s="$2"; }
 log() { printf 'bench-jaeger: %s\n' "$*" >&2; }
 for tool in jq curl; do
 	command -v "$tool" >/dev/null || { log "installing $tool"; apt-get install -y "$tool" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$tool" >/dev/null; }; }

@@ -171,7 +171,7 @@ hi() { sort -g | tail -n1; }
 # num X: X with 3 significant figures or more, for the tables; n/a when X
 # is no figure (scripts/lib/verdict.awk), never a 0.
 num() {
-	awk -v x="$1" -f "$VERDICT_AWK" -f <(printf '%s\n' 'BEGIN { if (!isfigure(x)) { print "n/a"; exit } a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"), x }')
+	with_verdict 'BEGIN { if (!isfigure(x)) { print "n/a"; exit } a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"), x }' -v x="$1"
 }
 # col KEY N: column N of KEY's rounds (1 wall, 2 CPU, 3 max RSS in KiB).
 col() { cut -d' ' -f"$2" "$tmp/t.$1"; }

@@ -5,17 +5,22 @@
 # (verdict.awk, beside this file), for the scripts' own awk programs.
 VERDICT_AWK=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/verdict.awk
 
+# with_verdict PROGRAM [AWK ARGS...] runs the awk PROGRAM (its text) with
+# verdict.awk's functions loaded and the other arguments given (-v
+# assignments, files).
+with_verdict() {
+	local prog=$1
+	shift
+	awk "$@" -f "$VERDICT_AWK" -f <(printf '%s\n' "$prog")
+}
+
 # goal_verdict FIGURE OP GOAL prints verdict.awk's verdict: "met", "NOT
 # met", or "n/a (no figure)" when FIGURE is not a number.
-goal_verdict() {
-	awk -v x="$1" -v op="$2" -v goal="$3" -f "$VERDICT_AWK" -f <(printf 'BEGIN { print verdict(x, op, goal) }\n')
-}
+goal_verdict() { with_verdict 'BEGIN { print verdict(x, op, goal) }' -v x="$1" -v op="$2" -v goal="$3"; }
 
 # figure FIGURE FORMAT prints FIGURE with the printf FORMAT, or n/a when
 # it is not a number (never the 0 awk reads text as).
-figure() {
-	awk -v x="$1" -v f="$2" -f "$VERDICT_AWK" -f <(printf 'BEGIN { print figure(x, f) }\n')
-}
+figure() { with_verdict 'BEGIN { print figure(x, f) }' -v x="$1" -v f="$2"; }
 
 # write_section FILE HEADING SECTION replaces the "## HEADING" section of
 # FILE (up to the next "## " heading) with the Markdown in the file SECTION,
