@@ -503,7 +503,10 @@ func (d *protoDec) spanDescending(b []byte, sp *Span) (done, ok bool) {
 
 // parentField reads the parent span id at b[i] into sp when it is there,
 // eight bytes long or empty (a root's, as pdata writes it: the zero id),
-// and returns where it ends; i otherwise.
+// and returns where it ends; i otherwise. It is protoID's rule for the
+// two lengths an exporter writes, on constant-size copies: reading the
+// ids through shortField and protoID cost 3.6% more instructions on
+// protobuf.
 func parentField(b []byte, i int, sp *Span) int {
 	switch {
 	case i+2 <= len(b) && b[i] == tagSpanParentID && b[i+1] == 0:
