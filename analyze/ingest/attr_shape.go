@@ -51,27 +51,37 @@ const (
 	maxShapeText  = 2048
 )
 
-// attrShapes is a decoding worker's shapes: two per span-name slot, so
-// that spans of one name with two sets of attributes (an acquire that
-// hits and one that misses) keep both. The way fitted more often is
-// tried first: the other fails only after comparing most of the array
-// (a miss's array is a hit's with one attribute more). A new shape
-// replaces the second.
+// attrShapes is a decoding worker's shapes, in slots picked by where a
+// span name's bytes lie (ways). A slot holds attrShapeWays shapes, of its
+// names together: an acquire keeps two (one that hits, one that misses,
+// a hit's array with one attribute more), and the few names of a writer
+// land in 64 slots by where the allocator put them, so in some runs two
+// or three of them share a slot. A slot that holds fewer shapes than its
+// names read is taught one back in place of another on every span: with
+// two ways, about one run of the bench dump in ten read up to a third of
+// its arrays the general way. The way fitted more often is tried first;
+// a new shape takes an empty way, else the last one, fitted least.
 type attrShapes [1 << attrShapeBits]shapeWays
 
-// shapeWays is one name slot of attrShapes.
-type shapeWays [2]attrShape
+// attrShapeWays is how many shapes a name slot holds.
+const attrShapeWays = 4
 
-// hit counts a fit of way k, which goes first once it has fitted more
-// often than the first. The counts are halved before they could wrap.
+// shapeWays is one name slot of attrShapes, the way fitted most often
+// first.
+type shapeWays [attrShapeWays]attrShape
+
+// hit counts a fit of way k, which moves ahead of the way before it once
+// it has fitted more often (not as often). The counts are halved before
+// they could wrap.
 func (w *shapeWays) hit(k int) {
 	w[k].hits++
-	if k == 1 && w[1].hits > w[0].hits {
-		w[0], w[1] = w[1], w[0]
+	if k > 0 && w[k].hits > w[k-1].hits {
+		w[k], w[k-1] = w[k-1], w[k]
 	}
 	if w[0].hits >= 1<<30 {
-		w[0].hits /= 2
-		w[1].hits /= 2
+		for i := range w {
+			w[i].hits /= 2
+		}
 	}
 }
 
@@ -87,8 +97,8 @@ func (s *attrShapes) ways(name string) *shapeWays {
 }
 
 // spanAttributes reads a span's attribute array: by one of the shapes
-// learned for the span's name when one fits (the one that fits becomes
-// the first of its slot), else by the general path, whose array then
+// learned for the span's name when one fits (counted a hit, see
+// shapeWays.hit), else by the general path, whose array then
 // becomes a shape of the name. A span whose name comes after its
 // attributes, or has none, is read the general way.
 func (d *fastDec) spanAttributes(name string) (start, n int32, ok bool) {
@@ -113,17 +123,20 @@ func (d *fastDec) spanAttributes(name string) (start, n int32, ok bool) {
 }
 
 // learn makes the shape of arr, an attribute array the general path read
-// whole into kept for filter f, the second shape of name's slot (the
-// first when that one is empty); when arr has no shape (not compact, too
+// whole into kept for filter f, a shape of name's slot: in its first
+// empty way, else in its last; when arr has no shape (not compact, too
 // large), nothing is learned.
 func (s *attrShapes) learn(name string, f *keyFilter, arr []byte, kept []Attr) {
 	if name == "" {
 		return
 	}
 	w := s.ways(name)
-	sh := &w[1]
-	if w[0].name == "" {
-		sh = &w[0]
+	sh := &w[len(w)-1]
+	for k := range w {
+		if w[k].name == "" {
+			sh = &w[k]
+			break
+		}
 	}
 	sh.hits = 0
 	if !sh.learn(f, arr, kept) {

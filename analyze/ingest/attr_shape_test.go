@@ -155,11 +155,67 @@ func TestShapeHitOrdersTheWays(t *testing.T) {
 	if w[0].name != "b" || w[0].hits != 3 || w[1].hits != 2 {
 		t.Fatalf("after three fits of b the ways are %q (%d), %q (%d); want b (3) first", w[0].name, w[0].hits, w[1].name, w[1].hits)
 	}
+	w[2].name, w[3].name = "c", "d"
+	w[2].hits = 2
+	w.hit(3)
+	w.hit(3)
+	w.hit(3)
+	if w[2].name != "d" || w[3].name != "c" || w[1].name != "a" {
+		t.Fatalf("after three fits of the last way the ways are %q, %q, %q, %q; want d one way up, past c only", w[0].name, w[1].name, w[2].name, w[3].name)
+	}
 	w[0].hits = 1<<30 - 1
 	w.hit(0)
-	if w[0].hits != 1<<29 || w[1].hits != 1 {
-		t.Fatalf("at 1<<30 the counts are %d and %d, want both halved", w[0].hits, w[1].hits)
+	if w[0].hits != 1<<29 || w[1].hits != 1 || w[2].hits != 1 || w[3].hits != 1 {
+		t.Fatalf("at 1<<30 the counts are %d, %d, %d and %d, want all halved", w[0].hits, w[1].hits, w[2].hits, w[3].hits)
 	}
+}
+
+// TestNamesSharingASlotKeepTheirShapes pins that the names whose strings
+// land in one slot of attrShapes keep a shape each, and the acquire its
+// two: spans of three names taking turns, four shapes in all, are read by
+// shape after the first span of each. With a slot of two ways each span
+// taught it a shape back in place of another, a run in ten, as the
+// allocator placed a writer's names.
+func TestNamesSharingASlotKeepTheirShapes(t *testing.T) {
+	cache := &stringCache{m: map[string]string{}}
+	names := namesOfOneSlot(t, cache, 3)
+	hit := arr(attr("plugin.mcp.cache_hit", "boolValue", "true"), attr("plugin.mcp.cache_key", "stringValue", `"k"`))
+	miss := arr(attr("plugin.mcp.cache_hit", "boolValue", "false"), attr("plugin.mcp.cache_key", "stringValue", `"k"`), attr("plugin.mcp.miss_reason", "stringValue", `"cold"`))
+	other := arr(attr("plugin.mcp.cache_key", "stringValue", `"k"`))
+	third := arr(attr("plugin.mcp.attempt", "intValue", `"1"`))
+	keys := newKeepSet(testKeep) // one worker's: a shape holds its filter
+	const rounds = 20
+	for round := range rounds {
+		for _, sp := range []struct{ name, arr string }{{names[0], hit}, {names[1], other}, {names[0], miss}, {names[2], third}} {
+			if !decodeWithCacheKeeping(t, cache, shapeLine(sp.name, []string{sp.arr}), keys) {
+				t.Fatalf("round %d: the decoder gave up on a span of %q", round, sp.name)
+			}
+		}
+	}
+	w := cache.shapes.ways(names[0])
+	var hits uint32
+	for k := range w {
+		hits += w[k].hits
+	}
+	if want := uint32(4*rounds - 4); hits != want {
+		t.Fatalf("the slot's shapes fitted %d spans, want %d: every span but the first of each shape", hits, want)
+	}
+}
+
+// namesOfOneSlot returns n span names of the cache c (its strings, as the
+// decoder gets them) whose shapes share one slot of attrShapes.
+func namesOfOneSlot(t *testing.T, c *stringCache, n int) []string {
+	t.Helper()
+	bySlot := map[*shapeWays][]string{}
+	for i := range 64 * n {
+		name := c.str(fmt.Appendf(nil, "span.name.%d", i))
+		w := c.shapes.ways(name)
+		if bySlot[w] = append(bySlot[w], name); len(bySlot[w]) == n {
+			return bySlot[w]
+		}
+	}
+	t.Fatalf("no %d of %d names share a slot", n, 64*n)
+	return nil
 }
 
 // TestShapeLearnsOnlyCompactBoundedArrays pins what attrShape.learn
