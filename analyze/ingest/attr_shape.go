@@ -58,7 +58,7 @@ const (
 // land in 64 slots by where the allocator put them, so in some runs two
 // or three of them share a slot. A slot that holds fewer shapes than its
 // names read is taught one back in place of another on every span: with
-// two ways, about one run of the bench dump in ten read up to a third of
+// two ways, about one run of the bench dump in eight read up to a third of
 // its arrays the general way. The way fitted more often is tried first;
 // a new shape takes an empty way, else the last one, fitted least.
 type attrShapes [1 << attrShapeBits]shapeWays

@@ -174,8 +174,8 @@ func TestShapeHitOrdersTheWays(t *testing.T) {
 // land in one slot of attrShapes keep a shape each, and the acquire its
 // two: spans of three names taking turns, four shapes in all, are read by
 // shape after the first span of each. With a slot of two ways each span
-// taught it a shape back in place of another, a run in ten, as the
-// allocator placed a writer's names.
+// taught it a shape back in place of another: in about one run in eight,
+// where the allocator placed a writer's names so.
 func TestNamesSharingASlotKeepTheirShapes(t *testing.T) {
 	cache := &stringCache{m: map[string]string{}}
 	names := namesOfOneSlot(t, cache, 3)
