@@ -82,7 +82,12 @@ log "BenchmarkAnalyze: analysis and the single-threaded pdata decode-only loop, 
 bench=$(TMPDIR=$dumps MCPTRACE_BENCH_SPANS=$SPANS go test ./analyze/internal/engine -run '^$' -bench '^BenchmarkAnalyze$' -benchtime 1x -cpu 1 -count "$RUNS" | check_procs)
 # metric BENCH UNIT: that metric of every round of BENCH, one a line.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ "^BenchmarkAnalyze/"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == unit) print $i }' <<<"$bench"; }
-range_of() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s – %s", lo, hi }'; }
+# range_of [FORMAT]: "min – max" of the numbers on stdin, each printed
+# with FORMAT (as they are without one).
+range_of() { sort -g | awk -v f="${1:-%s}" 'NR == 1 { lo = $1 } { hi = $1 } END { printf f " – " f, lo, hi }'; }
+# times_x FIGURE OP GOAL: a ratio beside its goal, "1.50x" (judged: never
+# rounded onto the goal's other side), or n/a.
+times_x() { local v; v=$(judged "$1" '%.2f' "$2" "$3"); [ "$v" = n/a ] || v+=x; printf '%s' "$v"; }
 # fmt0, fmt1, fmt2: the figure on standard input to 0, 1 or 2 decimals, or
 # n/a when there is none (scripts/lib/benchmarks.sh's figure).
 fmt0() { local x; read -r x || true; figure "$x" '%.0f'; }
@@ -92,11 +97,13 @@ an_json=$(metric otlp-jsonl spans/s | median | fmt0)
 an_pb=$(metric otlp-proto spans/s | median | fmt0)
 dec_json=$(metric otlp-jsonl decode-spans/s | median | fmt0)
 dec_pb=$(metric otlp-proto decode-spans/s | median | fmt0)
-r_dec_json=$(metric otlp-jsonl x-decode-only | median | fmt2)
+# The goals' figures stay unrounded: a goal judges the figure, never a
+# print of it (times_x and judged print them).
+r_dec_json=$(metric otlp-jsonl x-decode-only | median)
 r_dec_pb=$(metric otlp-proto x-decode-only | median | fmt2)
 rr_json=$(metric otlp-jsonl x-decode-only | range_of)
 rr_pb=$(metric otlp-proto x-decode-only | range_of)
-ret_json=$(metric otlp-jsonl retained-B/span | median | fmt1)
+ret_json=$(metric otlp-jsonl retained-B/span | median)
 ret_pb=$(metric otlp-proto retained-B/span | median | fmt1)
 
 log "profiling one analysis of each encoding by phase (--cpuprofile, pprof label phase)"
@@ -126,9 +133,9 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 rates() { awk -v n="$spans" '{ printf "%.0f\n", n / $1 }' "$1"; }
 stats() { printf '%s (%s – %s)' "$(rates "$1" | median | fmt0)" "$(rates "$1" | sort -g | head -n1)" "$(rates "$1" | sort -g | tail -n1)"; }
 # Per round: jq's time over analyze's, the ratio of their rates.
-paste "$tmp/t_jq" "$tmp/t_json" | awk '{ printf "%.2f\n", $1 / $2 }' >"$tmp/x_jq"
-r_jq=$(median <"$tmp/x_jq" | fmt2)
-rr_jq=$(range_of <"$tmp/x_jq")
+paste "$tmp/t_jq" "$tmp/t_json" | awk '{ printf "%.17g\n", $1 / $2 }' >"$tmp/x_jq"
+r_jq=$(median <"$tmp/x_jq")
+rr_jq=$(range_of '%.2f' <"$tmp/x_jq")
 read -r cpu_user cpu_sys rss_kb minflt <<<"$cpu_json"
 
 section=$(mktemp -p "$tmp")
@@ -151,7 +158,7 @@ Load + Analyze in process):
 
 | dump | analysis spans/s | decode-only spans/s | analysis / decode-only | goal |
 |---|---:|---:|---:|---|
-| OTLP JSON lines | $an_json | $dec_json | $(figure "$r_dec_json" '%sx') (rounds: $rr_json) | ≥ 1.5x: $(goal_verdict "$r_dec_json" '>=' 1.5) |
+| OTLP JSON lines | $an_json | $dec_json | $(times_x "$r_dec_json" '>=' 1.5) (rounds: $rr_json) | ≥ 1.5x: $(goal_verdict "$r_dec_json" '>=' 1.5) |
 | OTLP protobuf | $an_pb | $dec_pb | $(figure "$r_dec_pb" '%sx') (rounds: $rr_pb) | (reported) |
 
 The \`mcptrace analyze\` command end to end (process start, decode, index,
@@ -163,13 +170,13 @@ the hit rate (single-threaded), $RUNS interleaved rounds, spans/s median
 |---|---:|---:|---|
 | \`mcptrace analyze --format json\`, JSON lines | $(stats "$tmp/t_json") | | |
 | \`mcptrace analyze --format json\`, protobuf | $(stats "$tmp/t_pb") | | |
-| jq hit rate, JSON lines | $(stats "$tmp/t_jq") | analyze is $(figure "$r_jq" '%sx') (rounds: $rr_jq) | ≥ 10x: $(goal_verdict "$r_jq" '>=' 10) |
+| jq hit rate, JSON lines | $(stats "$tmp/t_jq") | analyze is $(times_x "$r_jq" '>=' 10) (rounds: $rr_jq) | ≥ 10x: $(goal_verdict "$r_jq" '>=' 10) |
 
 Same answer: jq \`$jq_answer\`, mcptrace \`$ours_answer\`.
 
 | memory | JSON lines | protobuf | goal |
 |---|---:|---:|---|
-| index retained after GC, bytes/span | $ret_json | $ret_pb | ≤ 100: $(goal_verdict "$ret_json" '<=' 100) |
+| index retained after GC, bytes/span | $(judged "$ret_json" '%.1f' '<=' 100) | $ret_pb | ≤ 100: $(goal_verdict "$ret_json" '<=' 100) |
 
 One \`mcptrace analyze\` of the JSON lines used ${cpu_user} s user + ${cpu_sys} s system CPU,
 $((rss_kb / 1024)) MB peak RSS and $minflt minor page faults.

@@ -128,12 +128,17 @@ cpu_wall() {
 	/usr/bin/time -f '%U %S %M %R' -o "$tmp/cpu.one" "$@" >"${CPU_OUT:-/dev/null}"
 	e=$(date +%s.%N)
 	awk '{ printf "%.2f\n", $1 + $2 }' "$tmp/cpu.one" >>"$cf"
-	awk '{ printf "%d %d\n", $3 / 1024, $4 }' "$tmp/cpu.one" >>"$cf.mem"
+	awk '{ printf "%.17g %d\n", $3 / 1024, $4 }' "$tmp/cpu.one" >>"$cf.mem" # unrounded: a goal judges it
 	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", e - s }'
 }
 minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
-stats() { local f=$1; printf '%s (%s – %s)' "$(median <"$f")" "$(minimum <"$f")" "$(maximum <"$f")"; }
+# stats FILE [FORMAT]: "median (min – max)" of the numbers in FILE, each
+# printed with FORMAT (as they are without one).
+stats() {
+	local f=$1 fmt=${2:-%s}
+	printf '%s (%s – %s)' "$(figure "$(median <"$f")" "$fmt")" "$(figure "$(minimum <"$f")" "$fmt")" "$(figure "$(maximum <"$f")" "$fmt")"
+}
 
 # prefix N: the first lines of the big file ($all) holding at least N spans
 # (the file itself when it takes all of them).
@@ -239,7 +244,7 @@ cpu_late_line="| \`mcptrace analyze\`, a span after its root on the last line | 
 mem_line() {
 	cut -d' ' -f1 "$2.mem" >"$2.rss"
 	cut -d' ' -f2 "$2.mem" >"$2.flt"
-	echo "| $1 | $(stats "$2.rss") | $(stats "$2.flt") |"
+	echo "| $1 | $(stats "$2.rss" %.0f) | $(stats "$2.flt") |"
 }
 mem_new_line=$(mem_line "\`mcptrace analyze\`" "$tmp/c_new")
 mem_late_line=$(mem_line "\`mcptrace analyze\`, a span after its root on the last line" "$tmp/c_late")
@@ -278,7 +283,7 @@ log "the same stream in one batch"
 	/usr/bin/time -f '%M %e' -o "$tmp/batch.time" "$tmp/mcptrace" analyze --max-memory "$MAXMEM" --format json - >"$tmp/batch.json"
 read -r stream_kb stream_s <"$tmp/stream.time"
 read -r batch_kb batch_s <"$tmp/batch.time"
-stream_mib=$((stream_kb / 1024))
+stream_mib=$(awk -v k="$stream_kb" 'BEGIN { printf "%.17g", k / 1024 }') # unrounded: the goal judges it
 batch_mib=$((batch_kb / 1024))
 stream_spans=$(jq .spans "$tmp/stream.json")
 if diff <(jq -S 'del(.stream, .settings)' "$tmp/stream.json") <(jq -S 'del(.stream, .settings)' "$tmp/batch.json") >"$tmp/stream.diff"; then
@@ -339,7 +344,7 @@ Worst size against the smallest: ${worst}x.
 
 Streaming: $stream_spans spans generated into a pipe and analysed with
 \`--window 30s --max-open-traces 100000\` (\`$stream_extra\`):
-peak RSS $stream_mib MiB in ${stream_s} s (goal ≤ 256 MiB: $(goal_verdict "$stream_mib" '<=' 256)); the same stream
+peak RSS $(judged "$stream_mib" %.0f '<=' 256) MiB in ${stream_s} s (goal ≤ 256 MiB: $(goal_verdict "$stream_mib" '<=' 256)); the same stream
 in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
 
 How a batch run works, and what limits its throughput. A batch run over
@@ -406,9 +411,9 @@ memory_part() {
 		cut -d' ' -f1 "$tmp/mc_new.mem" >"$tmp/mm_new"
 		cut -d' ' -f1 "$tmp/mc_base.mem" >"$tmp/mm_base"
 		paste "$tmp/mc_new" "$tmp/mc_base" | awk '{ printf "%.3f\n", $2 / $1 }' >"$tmp/mxc"
-		rows="$rows| $n | $(stats "$tmp/mm_new") | $(stats "$tmp/mm_base") | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x | $(stats "$tmp/mc_new") | $(stats "$tmp/mc_base") | $(stats "$tmp/mxc")x |
+		rows="$rows| $n | $(stats "$tmp/mm_new" %.0f) | $(stats "$tmp/mm_base" %.0f) | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x | $(stats "$tmp/mc_new") | $(stats "$tmp/mc_base") | $(stats "$tmp/mxc")x |
 "
-		log "memory: $n spans: RSS $(median <"$tmp/mm_new") MiB (base $(median <"$tmp/mm_base")), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
+		log "memory: $n spans: RSS $(median <"$tmp/mm_new" | xargs printf %.0f) MiB (base $(median <"$tmp/mm_base" | xargs printf %.0f)), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
 		[ -n "$first_n" ] || { first_n=$n; first_rss=$(median <"$tmp/mm_new"); }
 		last_n=$n
 		last_rss=$(median <"$tmp/mm_new")
@@ -441,8 +446,8 @@ than the wall time that spans/s is taken from):
 ${rows}
 Reports of the two binaries at every size: $same_all (\`cmp\` of the first round's JSON).
 
-Peak RSS (median) from $first_n to $last_n spans: $first_rss to $last_rss MiB, $growth MiB a million spans;
-the largest of every run: $worst_rss MiB (goal ≤ 256 MiB: $verdict).
+Peak RSS (median) from $first_n to $last_n spans: $(figure "$first_rss" %.0f) to $(figure "$last_rss" %.0f) MiB, $growth MiB a million spans;
+the largest of every run: $(judged "$worst_rss" %.0f '<=' 256) MiB (goal ≤ 256 MiB: $verdict).
 
 EOF
 	write_section "$OUT" "Batch memory by dump size" "$section"

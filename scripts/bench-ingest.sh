@@ -98,7 +98,7 @@ rate() { awk -v f="$1" -v c="$2" -v s="$3" '$2 == f && $3 == c && $4 == s { prin
 # ratios FORMAT CPU [OTHER]: ours / OTHER (default pdata) of each round.
 ratios() {
 	awk -v f="$1" -v c="$2" -v o="${3:-pdata}" '$2 == f && $3 == c { r[$1, $4] = $5; rounds[$1] = 1 }
-		END { for (k in rounds) if (r[k, o] > 0) printf "%.3f\n", r[k, "ours"] / r[k, o] }' "$results"
+		END { for (k in rounds) if (r[k, o] > 0) printf "%.17g\n", r[k, "ours"] / r[k, o] }' "$results"
 }
 # fmt_rate, fmt_ratio: "median (min – max)" from stats, or n/a when the
 # rounds gave no figure (stats' n/a would print as 0).
@@ -110,7 +110,19 @@ fmt_stats() {
 	with_verdict 'BEGIN { if (!isfigure(m)) print "n/a"; else printf f, m / d, a / d, b / d }' \
 		-v a="$lo" -v m="$med" -v b="$hi" -v f="$1" -v d="$2"
 }
-verdict() { read -r lo med hi; goal_verdict "$med" '>=' 2; }
+# decode_goal: ours / pdata per core, at least this: the verdict and the
+# figure beside it both read it here.
+decode_goal=2
+verdict() { read -r lo med hi; goal_verdict "$med" '>=' "$decode_goal"; }
+# goal_ratio: fmt_ratio for a ratio beside its goal (decode_goal): the
+# median judged (never rounded onto the goal's other side), unrounded
+# figures in.
+goal_ratio() {
+	local lo med hi
+	read -r lo med hi || true
+	if [ "$(figure "$med" %s)" = n/a ]; then echo n/a; return; fi
+	printf '%sx (%s – %s)' "$(judged "$med" '%.2f' '>=' "$decode_goal")" "$(figure "$lo" '%.2f')" "$(figure "$hi" '%.2f')"
+}
 
 rows=""
 for f in jsonl proto; do
@@ -119,9 +131,9 @@ for f in jsonl proto; do
 		[ "$f" = proto ] && name="protobuf"
 		ours=$(rate "$f" "$c" ours | stats | fmt_rate)
 		pdata=$(rate "$f" "$c" pdata | stats | fmt_rate)
-		ratio=$(ratios "$f" "$c" | stats | fmt_ratio)
+		ratio=$(ratios "$f" "$c" | stats | goal_ratio)
 		goal=$(ratios "$f" "$c" | stats | verdict)
-		rows+="| $name | $c | $ours | $pdata | $ratio | ≥ 2x: $goal |"$'\n'
+		rows+="| $name | $c | $ours | $pdata | $ratio | ≥ ${decode_goal}x: $goal |"$'\n'
 	done
 done
 

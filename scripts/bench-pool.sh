@@ -162,6 +162,10 @@ function median(a, n) {
 	isort(a, n)
 	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 }
+# signed gives a figure printed by judged its sign: +1.5, -0.5.
+function signed(s) {
+	return s ~ /^[-+]/ || s == "n/a" ? s : "+" s
+}
 # dur formats nanoseconds with a unit that keeps three significant digits.
 function dur(ns) {
 	if (ns < 1000) return sprintf("%.3g ns", ns)
@@ -326,13 +330,13 @@ END {
 		stat("BenchmarkClock/monotonic", "ns"); clk = m; stat("BenchmarkHit/pool", "ns"); hp = m; stat("BenchmarkHit/freelist", "ns"); fl = m
 		if (clk != "" && hp > 0 && fl > 0) why = why sprintf(", %s each (`BenchmarkClock/monotonic`), take %.0f%% of it: the free list plus those two reads alone is %.1fx", dur(clk), 200 * clk / hp, (fl + 2 * clk) / fl)
 		why = why "; the rest is the key map lookup, TTL and LRU bookkeeping and the session fault reset under the same two lock/unlock pairs as the free list"
-		printf "| hit path, acquire+release: pool / free list | %.2fx | ≤ 1.5x | %s | %s |\n", hit, verdict(hit, "<=", 1.5), why
+		printf "| hit path, acquire+release: pool / free list | %sx | ≤ 1.5x | %s | %s |\n", judged(hit, "%.2f", "<=", 1.5), verdict(hit, "<=", 1.5), why
 	}
 	stat("BenchmarkHit/pool", "allocs")
 	if (m != "") printf "| hit path allocations | %s allocs/op | 0 | %s | %s |\n", m, verdict(m, "==", 0), \
 		"Lease is a value, idle lists and the LRU are intrusive, and a nil or no-op tracer and nil meter skip all telemetry work"
 	par = ratio("BenchmarkHitParallel/pool", "BenchmarkHitParallel/freelist")
-	if (par != "") printf "| hit path, RunParallel: pool / free list | %.2fx | ≤ 1.5x | %s | %s |\n", par, verdict(par, "<=", 1.5), \
+	if (par != "") printf "| hit path, RunParallel: pool / free list | %sx | ≤ 1.5x | %s | %s |\n", judged(par, "%.2f", "<=", 1.5), verdict(par, "<=", 1.5), \
 		"the clock reads as above, plus every lease touching shared lines (pool mutex, key state, counters) that bounce between the cores"
 	ct = "BenchmarkCallTool/"
 	stat(ct "untraced", "B"); ub = m; stat(ct "untraced", "allocs"); ua = m
@@ -350,7 +354,7 @@ END {
 		if (ht != "" && hu != "" && um > 0) why = why sprintf("; at %s per span (`BenchmarkHit/pool-traced` minus `pool`) their CPU is about %.1f%% of the untraced call", dur(ht - hu), 300 * (ht - hu) / um)
 		why = why ". A larger gap is wall time lost to scheduling on a loaded 2-core machine, not CPU"
 		if (ub != "") why = why sprintf(" (an untraced call already allocates %s, a 32 KiB buffer per JSON message the SDK decodes, so the GC runs nearly all the time)", bytes(ub))
-		printf "| real SDK tracer on a loopback CallTool, paired median wall time: traced / untraced − 1 | %+.1f%% | ≤ +5%% | %s | %s |\n", over, verdict(over, "<=", 5), why
+		printf "| real SDK tracer on a loopback CallTool, paired median wall time: traced / untraced − 1 | %s%% | ≤ +5%% | %s | %s |\n", signed(judged(over, "%.1f", "<=", 5)), verdict(over, "<=", 5), why
 	}
 	if (stat(cc, "cpu-ratio")) {
 		cr = m; crlo = lo; crhi = hi
@@ -364,13 +368,13 @@ END {
 		}
 		if (scr != "") why = why sprintf(". With a synchronous span processor instead of the batch one (no hand-off of each ended span to the processor’s goroutine) it is %.3fx: the span processor is the application’s choice (the telemetry setup), not the pool’s", scr)
 		if (bcr != "") why = why sprintf(". Commit %s, in the same rounds: %.3fx, with %+.1f allocations per traced call against %+.1f here: the difference in allocations does not show above this spread", base_rev, bcr, bta - bua, a2 - a1)
-		printf "| client CPU per traced call, server in another process: traced / untraced | %.3fx | ≤ 1.05x | %s | %s |\n", cr, verdict(cr, "<=", 1.05), why
+		printf "| client CPU per traced call, server in another process: traced / untraced | %sx | ≤ 1.05x | %s | %s |\n", judged(cr, "%.3f", "<=", 1.05), verdict(cr, "<=", 1.05), why
 	}
 	if (stat(cc, "traced-allocs/call")) {
 		ta2 = m; stat(cc, "untraced-allocs/call"); extra = ta2 - m
 		why = "see the table above"
 		if (spans_sdk != "") why = sprintf("what is left is outside the pool: %d in the OpenTelemetry SDK’s three span records (%d each: a bare span is %d, and the span’s attribute slice, set once) and %d in the MCP SDK client encoding `_meta` and decoding it again; the pool’s own share is %d for the `_meta` (recycled params, map and traceparent buffer) %+d for its spans (options and attributes prebuilt)", spans_sdk, sk, sb, pr - u - pool_meta, pool_meta, (tr - u) - spans_sdk - (pr - u))
-		printf "| allocations tracing adds per call, client only | %+.1f | ≤ %.1f (half of %.1f) | %s | %s |\n", extra, base_extra / 2, base_extra, verdict(extra, "<=", base_extra / 2), why
+		printf "| allocations tracing adds per call, client only | %s | ≤ %.1f (half of %.1f) | %s | %s |\n", signed(judged(extra, "%.1f", "<=", base_extra / 2)), base_extra / 2, base_extra, verdict(extra, "<=", base_extra / 2), why
 	}
 	# The floor of a pooled two-call execution at 20 ms per request: two
 	# round trips (the two tools/call), plus the time the same execution
@@ -409,14 +413,14 @@ END {
 					fs[++nsf] = v[r, po, "sdk-ns/exec"] / (2 * 20e6 + v[r, po, "loopback-ns/exec"])
 			why = why sprintf(". The pool’s share of the rest is what a pooled execution takes over the same two calls on one bare SDK session with no pool, lease or span, the two taking turns execution by execution on one fixture (`%s`): %.3fx (%.3fx – %.3fx over rounds; %s); the median bare SDK execution is %.3fx of its floor (2 × 20 ms + the median loopback execution, next row). The pool’s call path adds no goroutine, timer or request of its own (acquire and release are a mutex each); the wake-ups left are the MCP SDK’s and the server’s: per response the SDK client reads the body in a new goroutine, hands the message over a channel to the connection’s reader goroutine, which wakes the caller, and the server side hands each request between its own goroutines, each a scheduling delay on a loaded machine that a bare timer does not pay", po, ps, pslo, pshi, dialtxt, nsf ? median(fs, nsf) : 0)
 		} else if (n2) why = why "; the rest is most likely the wake-ups between the server’s timer and the caller (server handler, network poller, the SDK’s reader goroutine, the caller), each a scheduling delay on a loaded machine that a bare timer does not pay (not measured separately)"
-		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution), mean times (ns/op) | %.3fx | ≤ 1.05x | %s | %s |\n", fr, verdict(fr, "<=", 1.05), why
+		printf "| pooled two-call execution, 20 ms per request: time / floor (2 round trips + the loopback execution), mean times (ns/op) | %sx | ≤ 1.05x | %s | %s |\n", judged(fr, "%.3f", "<=", 1.05), verdict(fr, "<=", 1.05), why
 		if (stat(po, "pooled-over-floor")) {
 			pf = m; pflo = lo; pfhi = hi
 			stat(po, "pooled-ns/exec"); pm = m; stat(po, "loopback-ns/exec"); lm = m
 			why2 = sprintf("the same measure on medians, each side measured in turn with the others (`%s`): the median pooled execution at 20 ms per request takes %s against a floor of 40 ms plus %s, the median pooled execution on a fixture with no latency (the client’s and the server’s own time). The row above divides mean times, which carry the executions a burst of load on the machine delays (load stated above)", po, dur(pm), dur(lm))
 			if (lf != "") why2 = why2 sprintf("; two bare 20 ms timers alone take %.3fx their 40 ms here (`BenchmarkLatencyFloor`, mean)", lf / 40e6)
 			why2 = why2 "; what is left above the floor is not the pool’s (pooled over the bare SDK session, row above): timers firing late on this machine and the SDK’s and the server’s goroutine hand-offs per request"
-			printf "| pooled two-call execution, 20 ms per request: time / floor (2 × 20 ms + the loopback execution), median executions | %.3fx (%.3fx – %.3fx over rounds) | ≤ 1.05x | %s | %s |\n", pf, pflo, pfhi, verdict(pf, "<=", 1.05), why2
+			printf "| pooled two-call execution, 20 ms per request: time / floor (2 × 20 ms + the loopback execution), median executions | %sx (%.3fx – %.3fx over rounds) | ≤ 1.05x | %s | %s |\n", judged(pf, "%.3f", "<=", 1.05), pflo, pfhi, verdict(pf, "<=", 1.05), why2
 		}
 	}
 	pl = ratio("BenchmarkExecutionWithLatency/fresh", "BenchmarkExecutionWithLatency/pooled")

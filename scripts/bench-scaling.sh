@@ -99,9 +99,10 @@ measure() {
 		file="$tmp/$name-$size.jsonl"
 		if [ "$name" = names ]; then gen "$size" 2 "$nn" >"$file"; else gen "$traces" "$k" "$nn" >"$file"; fi
 		secs=$(cpu "$file" "$@")
-		per+=("$(with_verdict 'BEGIN { if (!isfigure(s) || !isfigure(f)) { print "n/a"; exit } d = s - f; if (d < 0) d = 0; printf "%.3f", d / n * 1e6 }' \
+		# Unrounded: the check judges the ratio of these, never of a print.
+		per+=("$(with_verdict 'BEGIN { if (!isfigure(s) || !isfigure(f)) { print "n/a"; exit } d = s - f; if (d < 0) d = 0; printf "%.17g", d / n * 1e6 }' \
 			-v s="$secs" -v f="$fixed" -v n="$size")")
-		cells="$cells $size: ${per[-1]} µs ($secs s);"
+		cells="$cells $size: $(figure "${per[-1]}" '%.3f') µs ($secs s);"
 		log "$name: $size $unit: ${secs} s CPU"
 		rm -f "$file"
 	done
@@ -109,13 +110,13 @@ measure() {
 	# is not known or the smaller is 0 (below what the CPU clock tells),
 	# which fails the check as surely as a ratio over the bound does.
 	local n=${#per[@]} ratio verdict=ok
-	ratio=$(with_verdict 'BEGIN { if (!isfigure(a) || !isfigure(b) || a <= 0) print "n/a"; else printf "%.2f", b / a }' -v a="${per[n-2]}" -v b="${per[n-1]}")
+	ratio=$(with_verdict 'BEGIN { if (!isfigure(a) || !isfigure(b) || a <= 0) print "n/a"; else printf "%.17g", b / a }' -v a="${per[n-2]}" -v b="${per[n-1]}")
 	case $(goal_verdict "$ratio" '<=' "$BOUND") in
 	met) ;;
 	"NOT met") verdict="FAIL (over ${BOUND}x)" failed=1 ;;
 	*) verdict="FAIL (no figure)" failed=1 ;;
 	esac
-	rows+=("| $name | ${cells# } | ${ratio}x | $verdict |")
+	rows+=("| $name | ${cells# } | $(judged "$ratio" '%.2f' '<=' "$BOUND")x | $verdict |")
 }
 
 for s in $SHAPES; do

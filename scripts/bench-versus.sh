@@ -168,21 +168,36 @@ if [ -z "$(skip_reason duckdb)" ]; then duck_version=$(jq -r .duckdb "$tmp/out.d
 
 lo() { sort -g | head -n1; }
 hi() { sort -g | tail -n1; }
-# num X: X with 3 significant figures or more, for the tables; n/a when X
-# is no figure (scripts/lib/verdict.awk), never a 0.
+# num X [OP GOAL]: X with 3 significant figures or more, for the tables;
+# beside a goal (OP GOAL) with the digits it takes not to round onto the
+# goal's other side (verdict.awk's judged); n/a when X is no figure
+# (scripts/lib/verdict.awk), never a 0.
 num() {
-	with_verdict 'BEGIN { if (!isfigure(x)) { print "n/a"; exit } a = x < 0 ? -x : x; printf (a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"), x }' -v x="$1"
+	with_verdict 'BEGIN { a = x < 0 ? -x : x; f = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"
+		print op == "" ? figure(x, f) : judged(x, f, op, goal) }' -v x="$1" -v op="${2:-}" -v goal="${3:-}"
+}
+# goal_of KEY: the operator and the figure KEY's wall ratio is judged
+# against, for the table's cell and the Goals list alike; nothing for a
+# row without a goal.
+goal_of() {
+	case $1 in
+	duckdb | pdata) echo '>= 10' ;;
+	jq) echo '>= 40' ;;
+	cat) echo '>= 0.125' ;;
+	esac
 }
 # col KEY N: column N of KEY's rounds (1 wall, 2 CPU, 3 max RSS in KiB).
 col() { cut -d' ' -f"$2" "$tmp/t.$1"; }
 # per_round KEY N: per round, KEY's column N over the reference's (a
 # round whose reference is 0 has no ratio, not a ratio of 0).
-per_round() { paste -d' ' <(col "$1" "$2") <(col json "$2") | awk '$2 > 0 { printf "%.6g\n", $1 / $2 }'; }
-# spread: "median (min – max)" of the numbers on stdin.
+# Unrounded: a goal judges the ratio itself, never a print of it.
+per_round() { paste -d' ' <(col "$1" "$2") <(col json "$2") | awk '$2 > 0 { printf "%.17g\n", $1 / $2 }'; }
+# spread [OP GOAL]: "median (min – max)" of the numbers on stdin, the
+# median judged against the goal when there is one (num).
 spread() {
 	local v
 	v=$(cat)
-	printf '%sx (%s – %s)' "$(num "$(median <<<"$v")")" "$(num "$(lo <<<"$v")")" "$(num "$(hi <<<"$v")")"
+	printf '%sx (%s – %s)' "$(num "$(median <<<"$v")" "$@")" "$(num "$(lo <<<"$v")")" "$(num "$(hi <<<"$v")")"
 }
 
 label() {
@@ -208,9 +223,11 @@ row() {
 	cpu=$(num "$(col "$1" 2 | median)")
 	rss="$(col "$1" 3 | median | awk '{ printf "%.0f", $1 / 1024 }') MiB"
 	if [ "$1" != json ]; then
-		ratio="$(per_round "$1" 1 | spread) / $(per_round "$1" 2 | spread)"
+		# shellcheck disable=SC2046 # goal_of's two words are spread's two arguments
+		ratio="$(per_round "$1" 1 | spread $(goal_of "$1")) / $(per_round "$1" 2 | spread)"
 		# /usr/bin/time counts CPU in 10 ms ticks: a run under one has no ratio.
-		if [ "$(col "$1" 2 | lo)" = 0.000 ]; then ratio="$(per_round "$1" 1 | spread) / n/a (CPU under 10 ms)"; fi
+		# shellcheck disable=SC2046
+		if [ "$(col "$1" 2 | lo)" = 0.000 ]; then ratio="$(per_round "$1" 1 | spread $(goal_of "$1")) / n/a (CPU under 10 ms)"; fi
 	fi
 	printf '| %s | %s | %s | %s | %s |\n' "$(label "$1")" "$wall" "$cpu" "$rss" "$ratio"
 }
@@ -225,16 +242,21 @@ g_cat=$(goal_ratio cat 1)
 # JSON's CPU per span over protobuf's: the same spans, so the CPU ratio.
 g_pb=n/a
 if [ -z "$(skip_reason proto)" ]; then
-	paste -d' ' <(col json 2) <(col proto 2) | awk '$2 > 0 { printf "%.6g\n", $1 / $2 }' >"$tmp/x_pb"
+	paste -d' ' <(col json 2) <(col proto 2) | awk '$2 > 0 { printf "%.17g\n", $1 / $2 }' >"$tmp/x_pb"
 	g_pb=$(median <"$tmp/x_pb")
 	us_json=$(col json 2 | median | awk -v n="$spans" '{ printf "%.3f", 1e6 * $1 / n }')
 	us_pb=$(col proto 2 | median | awk -v n="$spans" '{ printf "%.3f", 1e6 * $1 / n }')
 fi
-rss_max=$(for k in json proto; do if [ -f "$tmp/t.$k" ]; then col "$k" 3; fi; done | hi | awk '{ printf "%.1f", $1 / 1024 }')
-rss_ok=$(goal_verdict "$rss_max" '<' 128)
-shown() { if [ "$1" = n/a ]; then echo "n/a (skipped)"; else printf '%sx' "$(num "$1")"; fi; }
+rss_max=$(for k in json proto; do if [ -f "$tmp/t.$k" ]; then col "$k" 3; fi; done | hi | awk '{ printf "%.17g", $1 / 1024 }')
+rss_shown=$(judged "$rss_max" '%.1f' '<' 128)
+[ "$rss_shown" = n/a ] || rss_shown+=" MiB"
+# shown X OP GOAL: a goal's figure X, judged against it (num).
+shown() { if [ "$1" = n/a ]; then echo "n/a (skipped)"; else printf '%sx' "$(num "$@")"; fi; }
+# goal_line KEY: a wall ratio goal's figure and verdict.
+# shellcheck disable=SC2046 # goal_of's two words are two arguments
+goal_line() { printf '%s, %s' "$(shown "$1" $(goal_of "$2"))" "$(goal_verdict "$1" $(goal_of "$2"))"; }
 pb_line="protobuf skipped: $(skip_reason proto)"
-[ -n "$(skip_reason proto)" ] || pb_line="JSON lines ${us_json} µs of CPU per span, protobuf ${us_pb} µs: protobuf is $(shown "$g_pb") cheaper (rounds: $(num "$(lo <"$tmp/x_pb")") – $(num "$(hi <"$tmp/x_pb")"))"
+[ -n "$(skip_reason proto)" ] || pb_line="JSON lines ${us_json} µs of CPU per span, protobuf ${us_pb} µs: protobuf is $(shown "$g_pb" '>=' 2) cheaper (rounds: $(num "$(lo <"$tmp/x_pb")") – $(num "$(hi <"$tmp/x_pb")"))"
 hit_rate=$(jq -r '.hits / .acquires * 10000 | round / 100' <<<"$truth")
 
 tree="a clean tree"
@@ -277,12 +299,12 @@ holds the dump's longest line, $(awk -v b="$longest_line" 'BEGIN { printf "%.2f"
 
 Goals:
 
-- mcptrace ≥ 10x DuckDB in wall time: $(shown "$g_duck"), $(goal_verdict "$g_duck" '>=' 10)
-- mcptrace ≥ 10x the pdata decode-and-count loop in wall time: $(shown "$g_pdata"), $(goal_verdict "$g_pdata" '>=' 10)
-- mcptrace ≥ 40x jq in wall time: $(shown "$g_jq"), $(goal_verdict "$g_jq" '>=' 40)
-- mcptrace within 8x of \`cat\` (cat's wall / mcptrace's ≥ 0.125): $(shown "$g_cat"), $(goal_verdict "$g_cat" '>=' 0.125)
+- mcptrace ≥ 10x DuckDB in wall time: $(goal_line "$g_duck" duckdb)
+- mcptrace ≥ 10x the pdata decode-and-count loop in wall time: $(goal_line "$g_pdata" pdata)
+- mcptrace ≥ 40x jq in wall time: $(goal_line "$g_jq" jq)
+- mcptrace within 8x of \`cat\` (cat's wall / mcptrace's ≥ 0.125): $(goal_line "$g_cat" cat)
 - protobuf ≥ 2x cheaper per span in CPU than JSON lines: $pb_line, $(goal_verdict "$g_pb" '>=' 2)
-- mcptrace's max RSS < 128 MiB (the largest of every mcptrace run, both dumps): $(figure "$rss_max" "%s MiB"), $rss_ok
+- mcptrace's max RSS < 128 MiB (the largest of every mcptrace run, both dumps): $rss_shown, $(goal_verdict "$rss_max" '<' 128)
 
 EOF
 

@@ -100,6 +100,43 @@ func TestFigurePrintsANumberWithItsFormat(t *testing.T) {
 	}
 }
 
+// TestJudgedNeverRoundsAFigureOntoItsGoal pins judged: a figure printed
+// beside its verdict shows the digits it takes to get that verdict itself
+// (0.1248 never prints as 0.125 beside "NOT met" against >= 0.125), and
+// no more digits than its format when the format's print agrees.
+func TestJudgedNeverRoundsAFigureOntoItsGoal(t *testing.T) {
+	for _, c := range []struct{ x, f, op, goal, want string }{
+		{"0.1248", "%.3g", ">=", "0.125", "0.1248"},
+		{"0.1251", "%.3g", ">=", "0.125", "0.125"}, // on its own side: the format's print
+		{"1.496", "%.2f", ">=", "1.5", "1.496"},
+		{"1.5", "%.2f", ">=", "1.5", "1.50"},
+		{"100.04", "%.1f", "<=", "100", "100.04"},
+		{"99.96", "%.1f", "<=", "100", "100.0"},
+		{"2.004", "%.2f", ">", "2", "2.004"},
+		{"2", "%.2f", ">", "2", "2.00"},
+		{"127.96", "%.1f", "<", "128", "127.96"},
+		{"1499999.6", "%.0f", ">=", "1500000", "1499999.6"},
+		{"0.49", "%.0f", "==", "0", "0.5"},
+		{"-0.0004", "%.3f", "<", "0", "-0.0004"},
+		{"31.6", "%.1f", ">=", "40", "31.6"},
+		{"n/a", "%.2f", ">=", "1", "n/a"},
+		{"", "%.2f", ">=", "1", "n/a"},
+	} {
+		got, ok := sourced(t, "", `judged "$1" "$2" "$3" "$4"`, c.x, c.f, c.op, c.goal)
+		if !ok || strings.TrimSpace(got) != c.want {
+			t.Errorf("judged %q %q %s %s: %q (exit 0: %v), want %q", c.x, c.f, c.op, c.goal, got, ok, c.want)
+		}
+		if c.want == "n/a" {
+			continue
+		}
+		// What is printed gets the verdict the figure got.
+		shown, _ := sourced(t, "", `goal_verdict "$1" "$2" "$3"`, strings.TrimSpace(got), c.op, c.goal)
+		if real, _ := sourced(t, "", `goal_verdict "$1" "$2" "$3"`, c.x, c.op, c.goal); shown != real {
+			t.Errorf("judged %q printed %q, judged %q; the figure is %q", c.x, got, shown, real)
+		}
+	}
+}
+
 func TestCheckProcsRefusesAFigureRunElsewhere(t *testing.T) {
 	const head = "goos: linux\npkg: x\n"
 	for _, c := range []struct {

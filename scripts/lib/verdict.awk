@@ -32,3 +32,28 @@ function verdict(x, op, goal,    ok) {
 function figure(x, f) {
 	return isfigure(x) ? sprintf(f, x) : "n/a"
 }
+
+# judged prints figure x with the printf format f (a number's, no unit),
+# for a reader who reads it beside its verdict against goal by op: with
+# more significant digits where f would round it onto the goal's other
+# side, as many as it takes for what is printed to get x's own verdict
+# (0.1248 against >= 0.125 prints as 0.1248, never as 0.125 beside "NOT
+# met"); n/a when x is no figure. Judge the figure itself, never a
+# rounded print of it: a print is for reading.
+function judged(x, f, op, goal,    s, want, d) {
+	if (!isfigure(x)) return "n/a"
+	want = verdict(x, op, goal)
+	s = sprintf(f, x)
+	for (d = digits(s) + 1; verdict(s, op, goal) != want && d <= 17; d++)
+		s = sprintf("%." d "g", x)
+	return s
+}
+
+# digits returns how many significant digits the printed number s shows
+# (leading zeros are none; trailing ones count).
+function digits(s) {
+	sub(/[eE].*/, "", s)
+	gsub(/[^0-9]/, "", s)
+	sub(/^0+/, "", s)
+	return length(s)
+}
