@@ -173,7 +173,7 @@ hi() { sort -g | tail -n1; }
 # goal's other side (verdict.awk's judged); n/a when X is no figure
 # (scripts/lib/verdict.awk), never a 0.
 num() {
-	with_verdict 'BEGIN { a = x < 0 ? -x : x; f = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g"
+	with_verdict 'BEGIN { a = x < 0 ? -x : x; f = a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%#.3g"
 		print op == "" ? figure(x, f) : judged(x, f, op, goal) }' -v x="$1" -v op="${2:-}" -v goal="${3:-}"
 }
 # goal_of KEY: the operator and the figure KEY's wall ratio is judged
