@@ -272,9 +272,10 @@ func (in *instruments) acquireAttrs(key string, attempt int) []attribute.KeyValu
 // may carry many pools) nor a scope's first span only (a sampled trace or
 // a partial dump may not hold it): a replay reads the settings from any one
 // acquire span of a pool scope. They join the prebuilt slices the acquire
-// spans start with (keySpans), so recording them allocates nothing per
-// acquire; what they cost is the SDK copying five more attributes into the
-// span (BenchmarkHit/pool-traced).
+// spans start with (keySpans), so the pool allocates nothing for them per
+// acquire; the SDK does: they bring the span to ten attributes, past the
+// eight its End deduplicates without a map on the heap, three allocations
+// more (BenchmarkSpanSDK/kind+set-ten against kind+set-all).
 func settingsAttrs(o Options) []attribute.KeyValue {
 	sizing := spans.IdleSizingPeak
 	if o.FixedIdlePerKey {

@@ -307,14 +307,18 @@ END {
 		stat(cl "untraced", "allocs"); u = m; stat(cl "propagated", "allocs"); pr = m; stat(cl "traced", "allocs"); tr = m
 		stat(sd "bare", "allocs"); sb = m; stat(sd "start-attrs", "allocs"); sa = m; stat(sd "start-attrs+set", "allocs"); ss = m
 		stat(sd "kind+set-all", "allocs"); sk = m
-		spans_sdk = 3 * sk
+		# The acquire span carries ten attributes (the pool's settings among
+		# them), past the eight the SDK deduplicates at End without a heap map.
+		st = sk
+		if (stat(sd "kind+set-ten", "allocs")) st = m
+		spans_sdk = 2 * sk + st
 		print "Where the allocations tracing adds to a call go (`" cl "*`, one side at a time, server in"
 		print "another process, exact counts; `" sd "*`: the OpenTelemetry SDK alone, no pool):"
 		print ""
 		print "| allocations per call | count | whose |"
 		print "|---|---:|---|"
 		printf "| tracing adds in all (traced − untraced) | %+d | |\n", tr - u
-		printf "| three span records, each started with its kind alone and given all its attributes in one SetAttributes of a prebuilt slice (%d each; with the attributes as a start option it was %d, %d for the acquire span that also set its outcome after start; a bare span is %d) | %d | OpenTelemetry SDK: the span, the context holding it, the snapshot at End, the span’s attribute slice |\n", sk, sa, ss, sb, spans_sdk
+		printf "| three span records, each started with its kind alone and given all its attributes in one SetAttributes of a prebuilt slice (%d each, %d for the acquire span, whose ten attributes with the pool’s settings pass the eight the SDK deduplicates at End without a map on the heap; with the attributes as a start option it was %d, %d for the acquire span that also set its outcome after start; a bare span is %d) | %d | OpenTelemetry SDK: the span, the context holding it, the snapshot at End, the span’s attribute slice, and for the acquire span the map End deduplicates with |\n", sk, st, sa, ss, sb, spans_sdk
 		printf "| the trace context in `_meta` (propagated − untraced) | %d | the MCP SDK client encoding the `_meta` map and decoding the params again to read the protocol version (into a 64-slot map): %d; the pool: %d (the params, the `_meta` map and the traceparent buffer are recycled per call; the map holds the traceparent by pointer, so nothing is boxed) |\n", pr - u, pr - u - pool_meta, pool_meta
 		printf "| the rest: what the pool adds for its spans | %+d | the pool (span options, attribute slices, names are prebuilt per key, tool and session) |\n", (tr - u) - spans_sdk - (pr - u)
 		print ""
@@ -373,7 +377,7 @@ END {
 	if (stat(cc, "traced-allocs/call")) {
 		ta2 = m; stat(cc, "untraced-allocs/call"); extra = ta2 - m
 		why = "see the table above"
-		if (spans_sdk != "") why = sprintf("what is left is outside the pool: %d in the OpenTelemetry SDK’s three span records (%d each: a bare span is %d, and the span’s attribute slice, set once) and %d in the MCP SDK client encoding `_meta` and decoding it again; the pool’s own share is %d for the `_meta` (recycled params, map and traceparent buffer) %+d for its spans (options and attributes prebuilt)", spans_sdk, sk, sb, pr - u - pool_meta, pool_meta, (tr - u) - spans_sdk - (pr - u))
+		if (spans_sdk != "") why = sprintf("what is left is outside the pool: %d in the OpenTelemetry SDK’s three span records (%d each: a bare span is %d, and the span’s attribute slice, set once; %d for the acquire span, whose ten attributes, the pool’s settings among them, the SDK deduplicates at End through a map on the heap past eight) and %d in the MCP SDK client encoding `_meta` and decoding it again; the pool’s own share is %d for the `_meta` (recycled params, map and traceparent buffer) %+d for its spans (options and attributes prebuilt)", spans_sdk, sk, sb, st, pr - u - pool_meta, pool_meta, (tr - u) - spans_sdk - (pr - u))
 		printf "| allocations tracing adds per call, client only | %s | ≤ %.1f (half of %.1f) | %s | %s |\n", signed(judged(extra, "%.1f", "<=", base_extra / 2)), base_extra / 2, base_extra, verdict(extra, "<=", base_extra / 2), why
 	}
 	# The floor of a pooled two-call execution at 20 ms per request: two
