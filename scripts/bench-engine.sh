@@ -131,6 +131,11 @@ cpu_wall() {
 	awk '{ printf "%.17g %d\n", $3 / 1024, $4 }' "$tmp/cpu.one" >>"$cf.mem" # unrounded: a goal judges it
 	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.4f", e - s }'
 }
+# rss_goal: a batch run's and the stream's peak RSS, at most this (MiB):
+# each verdict, and the figure beside it, read it here.
+rss_goal=256
+# rate_goal: spans/s of the whole command at SPANS, at least this.
+rate_goal=1500000
 minimum() { sort -g | head -n1; }
 maximum() { sort -g | tail -n1; }
 # stats FILE [FORMAT]: "median (min – max)" of the numbers in FILE, each
@@ -310,7 +315,7 @@ $spans spans, $((bytes / 1000000)) MB, $ROUNDS interleaved rounds, median (min �
 
 | run | spans/s | MB/s | |
 |---|---:|---:|---|
-| \`mcptrace analyze\` | $(stats "$tmp/r_new") | $new_mbs | goal ≥ 1500000 spans/s: $(goal_verdict "$new_rate" '>=' 1500000) |
+| \`mcptrace analyze\` | $(stats "$tmp/r_new") | $new_mbs | goal ≥ $rate_goal spans/s: $(goal_verdict "$new_rate" '>=' "$rate_goal") |
 | \`cat FILE >/dev/null\` (page cache) | | $cat_mbs | analyze reaches $frac% of it |
 | \`mcptrace analyze\`, a span after its root on the last line (read twice) | $(stats "$tmp/r_late") | | late / in order per round: $(stats "$tmp/x_late")x |
 $base_line
@@ -344,7 +349,7 @@ Worst size against the smallest: ${worst}x.
 
 Streaming: $stream_spans spans generated into a pipe and analysed with
 \`--window 30s --max-open-traces 100000\` (\`$stream_extra\`):
-peak RSS $(judged "$stream_mib" %.0f '<=' 256) MiB in ${stream_s} s (goal ≤ 256 MiB: $(goal_verdict "$stream_mib" '<=' 256)); the same stream
+peak RSS $(judged "$stream_mib" %.0f '<=' "$rss_goal" ' MiB') in ${stream_s} s (goal ≤ $rss_goal MiB: $(goal_verdict "$stream_mib" '<=' "$rss_goal")); the same stream
 in one batch: $batch_mib MiB in ${batch_s} s. Figures: $same.
 
 How a batch run works, and what limits its throughput. A batch run over
@@ -413,7 +418,7 @@ memory_part() {
 		paste "$tmp/mc_new" "$tmp/mc_base" | awk '{ printf "%.3f\n", $2 / $1 }' >"$tmp/mxc"
 		rows="$rows| $n | $(stats "$tmp/mm_new" %.0f) | $(stats "$tmp/mm_base" %.0f) | $(stats "$tmp/mr_new") | $(stats "$tmp/mr_base") | $(stats "$tmp/mx")x | $(stats "$tmp/mc_new") | $(stats "$tmp/mc_base") | $(stats "$tmp/mxc")x |
 "
-		log "memory: $n spans: RSS $(median <"$tmp/mm_new" | xargs printf %.0f) MiB (base $(median <"$tmp/mm_base" | xargs printf %.0f)), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
+		log "memory: $n spans: RSS $(figure "$(median <"$tmp/mm_new")" %.0f) MiB (base $(figure "$(median <"$tmp/mm_base")" %.0f)), $(median <"$tmp/mr_new") spans/s (base $(median <"$tmp/mr_base"))"
 		[ -n "$first_n" ] || { first_n=$n; first_rss=$(median <"$tmp/mm_new"); }
 		last_n=$n
 		last_rss=$(median <"$tmp/mm_new")
@@ -423,7 +428,7 @@ memory_part() {
 	[ -n "$MEM_DUMP" ] || rm -f "$tmp/all.jsonl"
 	local growth verdict
 	growth=$(awk -v a="$first_rss" -v b="$last_rss" -v n="$first_n" -v m="$last_n" 'BEGIN { printf "%.1f", (b - a) / ((m - n) / 1e6) }')
-	verdict=$(goal_verdict "$worst_rss" '<=' 256)
+	verdict=$(goal_verdict "$worst_rss" '<=' "$rss_goal")
 	section=$(mktemp -p "$tmp")
 	cat >"$section" <<EOF
 ## Batch memory by dump size
@@ -447,7 +452,7 @@ ${rows}
 Reports of the two binaries at every size: $same_all (\`cmp\` of the first round's JSON).
 
 Peak RSS (median) from $first_n to $last_n spans: $(figure "$first_rss" %.0f) to $(figure "$last_rss" %.0f) MiB, $growth MiB a million spans;
-the largest of every run: $(judged "$worst_rss" %.0f '<=' 256) MiB (goal ≤ 256 MiB: $verdict).
+the largest of every run: $(judged "$worst_rss" %.0f '<=' "$rss_goal" ' MiB') (goal ≤ $rss_goal MiB: $verdict).
 
 EOF
 	write_section "$OUT" "Batch memory by dump size" "$section"

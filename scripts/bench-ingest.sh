@@ -103,26 +103,24 @@ ratios() {
 # fmt_rate, fmt_ratio: "median (min – max)" from stats, or n/a when the
 # rounds gave no figure (stats' n/a would print as 0).
 fmt_rate() { fmt_stats '%.0f k (%.0f k – %.0f k)' 1000; }
-fmt_ratio() { fmt_stats '%.2fx (%.2f – %.2f)' 1; }
+# fmt_ratio [OP GOAL]: beside a goal, the median judged (never rounded
+# onto the goal's other side; the figures come in unrounded).
+fmt_ratio() {
+	if [ $# -eq 0 ]; then fmt_stats '%.2fx (%.2f – %.2f)' 1; else fmt_stats '%sx (%.2f – %.2f)' 1 '%.2f' "$@"; fi
+}
+# fmt_stats FORMAT DIVISOR [MEDIAN_FORMAT OP GOAL]: FORMAT of the median,
+# min and max over DIVISOR; with a goal, the median is judged in
+# MEDIAN_FORMAT and FORMAT takes it as a %s.
 fmt_stats() {
 	local lo med hi
 	read -r lo med hi || true
-	with_verdict 'BEGIN { if (!isfigure(m)) print "n/a"; else printf f, m / d, a / d, b / d }' \
-		-v a="$lo" -v m="$med" -v b="$hi" -v f="$1" -v d="$2"
+	with_verdict 'BEGIN { if (!isfigure(m)) print "n/a"; else printf f, (op == "" ? m / d : judged(m / d, mf, op, goal)), a / d, b / d }' \
+		-v a="$lo" -v m="$med" -v b="$hi" -v f="$1" -v d="$2" -v mf="${3:-}" -v op="${4:-}" -v goal="${5:-}"
 }
 # decode_goal: ours / pdata per core, at least this: the verdict and the
 # figure beside it both read it here.
 decode_goal=2
 verdict() { read -r lo med hi; goal_verdict "$med" '>=' "$decode_goal"; }
-# goal_ratio: fmt_ratio for a ratio beside its goal (decode_goal): the
-# median judged (never rounded onto the goal's other side), unrounded
-# figures in.
-goal_ratio() {
-	local lo med hi
-	read -r lo med hi || true
-	if [ "$(figure "$med" %s)" = n/a ]; then echo n/a; return; fi
-	printf '%sx (%s – %s)' "$(judged "$med" '%.2f' '>=' "$decode_goal")" "$(figure "$lo" '%.2f')" "$(figure "$hi" '%.2f')"
-}
 
 rows=""
 for f in jsonl proto; do
@@ -131,7 +129,7 @@ for f in jsonl proto; do
 		[ "$f" = proto ] && name="protobuf"
 		ours=$(rate "$f" "$c" ours | stats | fmt_rate)
 		pdata=$(rate "$f" "$c" pdata | stats | fmt_rate)
-		ratio=$(ratios "$f" "$c" | stats | goal_ratio)
+		ratio=$(ratios "$f" "$c" | stats | fmt_ratio '>=' "$decode_goal")
 		goal=$(ratios "$f" "$c" | stats | verdict)
 		rows+="| $name | $c | $ours | $pdata | $ratio | ≥ ${decode_goal}x: $goal |"$'\n'
 	done

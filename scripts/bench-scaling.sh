@@ -116,7 +116,7 @@ measure() {
 	"NOT met") verdict="FAIL (over ${BOUND}x)" failed=1 ;;
 	*) verdict="FAIL (no figure)" failed=1 ;;
 	esac
-	rows+=("| $name | ${cells# } | $(judged "$ratio" '%.2f' '<=' "$BOUND")x | $verdict |")
+	rows+=("| $name | ${cells# } | $(judged "$ratio" '%.2f' '<=' "$BOUND" x) | $verdict |")
 }
 
 for s in $SHAPES; do

@@ -248,8 +248,6 @@ if [ -z "$(skip_reason proto)" ]; then
 	us_pb=$(col proto 2 | median | awk -v n="$spans" '{ printf "%.3f", 1e6 * $1 / n }')
 fi
 rss_max=$(for k in json proto; do if [ -f "$tmp/t.$k" ]; then col "$k" 3; fi; done | hi | awk '{ printf "%.17g", $1 / 1024 }')
-rss_shown=$(judged "$rss_max" '%.1f' '<' 128)
-[ "$rss_shown" = n/a ] || rss_shown+=" MiB"
 # shown X OP GOAL: a goal's figure X, judged against it (num).
 shown() { if [ "$1" = n/a ]; then echo "n/a (skipped)"; else printf '%sx' "$(num "$@")"; fi; }
 # goal_line KEY: a wall ratio goal's figure and verdict.
@@ -304,7 +302,7 @@ Goals:
 - mcptrace ≥ 40x jq in wall time: $(goal_line "$g_jq" jq)
 - mcptrace within 8x of \`cat\` (cat's wall / mcptrace's ≥ 0.125): $(goal_line "$g_cat" cat)
 - protobuf ≥ 2x cheaper per span in CPU than JSON lines: $pb_line, $(goal_verdict "$g_pb" '>=' 2)
-- mcptrace's max RSS < 128 MiB (the largest of every mcptrace run, both dumps): $rss_shown, $(goal_verdict "$rss_max" '<' 128)
+- mcptrace's max RSS < 128 MiB (the largest of every mcptrace run, both dumps): $(judged "$rss_max" '%.1f' '<' 128 ' MiB'), $(goal_verdict "$rss_max" '<' 128)
 
 EOF
 

@@ -22,11 +22,15 @@ goal_verdict() { with_verdict 'BEGIN { print verdict(x, op, goal) }' -v x="$1" -
 # it is not a number (never the 0 awk reads text as).
 figure() { with_verdict 'BEGIN { print figure(x, f) }' -v x="$1" -v f="$2"; }
 
-# judged FIGURE FORMAT OP GOAL prints FIGURE in the printf FORMAT for
-# reading beside goal_verdict FIGURE OP GOAL: with the digits it takes
-# never to show a figure rounded onto its goal's other side (verdict.awk's
-# judged); n/a when FIGURE is none. Judge the figure, not this print.
-judged() { with_verdict 'BEGIN { print judged(x, f, op, goal) }' -v x="$1" -v f="$2" -v op="$3" -v goal="$4"; }
+# judged FIGURE FORMAT OP GOAL [UNIT] prints FIGURE in the printf FORMAT
+# (a number's) and then UNIT, for reading beside goal_verdict FIGURE OP
+# GOAL: with the digits it takes never to show a figure rounded onto its
+# goal's other side (verdict.awk's judged); n/a, with no unit, when FIGURE
+# is none. Judge the figure, not this print.
+judged() {
+	with_verdict 'BEGIN { s = judged(x, f, op, goal); print s == "n/a" ? s : s unit }' \
+		-v x="$1" -v f="$2" -v op="$3" -v goal="$4" -v unit="${5:-}"
+}
 
 # write_section FILE HEADING SECTION replaces the "## HEADING" section of
 # FILE (up to the next "## " heading) with the Markdown in the file SECTION,
