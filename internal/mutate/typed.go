@@ -53,7 +53,9 @@ var errNoExportData = errors.New("no export data")
 // cache makes this cheap after the first run, and no dependency beyond
 // the standard library is needed.
 func exportImporter(ctx context.Context, fset *token.FileSet, dir string, patterns ...string) (types.Importer, listedPackage, error) {
-	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,Export,ImportMap,Error", "--"}, patterns...)
+	// -pgo=off: a main package's default.pgo would list its imports as
+	// profiled variants ("p [main]"), whose paths no import names.
+	args := append([]string{"list", "-pgo=off", "-export", "-deps", "-json=ImportPath,Dir,GoFiles,Export,ImportMap,Error", "--"}, patterns...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer

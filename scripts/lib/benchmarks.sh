@@ -84,6 +84,25 @@ warm_dumps() {
 	done
 }
 
+# pgo_of BIN: a phrase saying whether the go binary BIN was built with a
+# profile for profile-guided optimisation, and which (`go version -m`
+# records the build's -pgo flag), for a section's header: the profile's
+# path relative to the working directory when under it (the scripts run
+# from the repository's root).
+pgo_of() {
+	local info f
+	if ! info=$(go version -m "$1" 2>/dev/null); then
+		printf 'of a build go version -m cannot read'
+		return
+	fi
+	f=$(printf '%s\n' "$info" | awk '$1 == "build" && $2 ~ /^-pgo=/ { sub(/^-pgo=/, "", $2); print $2 }')
+	if [ -z "$f" ]; then # -pgo=off and no default.pgo record no flag
+		printf 'built without profile-guided optimisation'
+	else
+		printf 'built with profile-guided optimisation from %s' "${f#"$PWD"/}"
+	fi
+}
+
 # median: the median of the numbers on standard input, one a line, or n/a
 # when there are none.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s", m }'; }
