@@ -470,21 +470,16 @@ EOF
 # the goroutines, not on the work (two runs of one binary at 1M spans
 # differed by 4% in all, by 0.02% outside).
 # valgrind-3.19 cannot run RDTSCP (0f 01 f9), which the Go runtime's
-# collector executes (its clock, at mark termination): the run dies on
-# SIGILL. So the runs have no collector (GOGC=off; a 4M-span run then
-# allocates under 1 GB), and a run that still meets RDTSCP is retried, up
-# to 10 times. The collector's work is the runtime's, which the figures
-# outside the runtime leave out in any case.
+# clock of CPU ticks uses where the CPU has it (the collector and the
+# scheduler read it): a run died on SIGILL at a point that moved from run
+# to run, ten times in ten at 1M spans. GODEBUG=cpu.rdtscp=off has the
+# runtime read the ticks with RDTSC instead, which valgrind runs.
 instructions() {
-	local res=$1 cg try
+	local res=$1 cg
 	shift
 	cg=$tmp/cg.out
-	for try in $(seq 10); do
-		GOGC=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg" "$@" >/dev/null 2>"$tmp/cg.err" && break
-		grep -q 'unhandled instruction bytes: 0xF 0x1 0xF9 ' "$tmp/cg.err" && [ "$try" -lt 10 ] ||
-			{ log "cachegrind failed: $(tail -n 3 "$tmp/cg.err")"; exit 1; }
-		log "cachegrind stopped at RDTSCP (try $try of 10); running it again"
-	done
+	GODEBUG=cpu.rdtscp=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$cg" "$@" >/dev/null 2>"$tmp/cg.err" ||
+		{ log "cachegrind failed: $(tail -n 3 "$tmp/cg.err")"; exit 1; }
 	cg_annotate --auto=no --show=Ir --threshold=0 "$cg" | awk '
 		/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1; next }
 		/file:function/ { on = 1; next }
@@ -496,11 +491,26 @@ instructions() {
 		END { printf "%.0f %.0f\n", total, total - rt }' >>"$res"
 }
 
+# spread_of N NEWFILE BASEFILE: one clause for the Batch instructions
+# section: how far apart each binary's runs at N spans came, the most
+# over the least, in all and outside the runtime (instructions' two
+# columns); nothing when a binary ran once.
+spread_of() {
+	awk -v n="$1" '
+		FNR == 1 { f++ }
+		{ k[f]++; for (c = 1; c <= 2; c++) { if (!lo[f, c] || $c < lo[f, c]) lo[f, c] = $c; if ($c > hi[f, c]) hi[f, c] = $c } }
+		END {
+			if (k[1] < 2 || k[2] < 2) exit
+			printf " at %d spans, the new binary %.2fx and %.4fx, the base %.2fx and %.4fx;", n,
+				hi[1, 1] / lo[1, 1], hi[1, 2] / lo[1, 2], hi[2, 1] / lo[2, 1], hi[2, 2] / lo[2, 2]
+		}' "$2" "$3"
+}
+
 # instructions_part runs part 5 and writes the Batch instructions section:
 # the work each binary does, counted, where the time a run takes on a
 # shared virtual machine moves by more than the difference looked for.
 instructions_part() {
-	local s f n rows="" r section largest=0
+	local s f n rows="" spread="" r section largest=0
 	command -v valgrind >/dev/null 2>&1 || { log "installing valgrind"; apt-get install -y valgrind >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y valgrind >/dev/null; }; }
 	for s in $IR_SIZES; do [ "$s" -gt "$largest" ] && largest=$s; done
 	big_dump instructions "$largest"
@@ -519,9 +529,11 @@ instructions_part() {
 			{ if (!bt || $1 < bt) bt = $1; if (!bw || $2 < bw) bw = $2 }
 			END { printf "| %d | %.0f | %.0f | %.4fx | %.0f | %.0f | %.4fx |", n, w / n, bw / n, bw / w, t / n, bt / n, bt / t }' "$tmp/ir_new" "$tmp/ir_base")
 "
+		spread="$spread$(spread_of "$n" "$tmp/ir_new" "$tmp/ir_base")"
 		[ "$f" = "$all" ] || rm -f "$f"
 	done
 	[ -n "$MEM_DUMP" ] || rm -f "$tmp/all.jsonl"
+	spread=${spread%;}
 	section=$(mktemp -p "$tmp")
 	cat >"$section" <<EOF
 ## Batch instructions by dump size
@@ -539,7 +551,8 @@ costs (the page faults and cache misses a smaller heap saves), which the Batch m
 timings do. "Outside the runtime" leaves out the Go runtime's scheduler, collector and
 allocator (every runtime function but the memory moves and clears, the maps and the hashes),
 whose count depends on how valgrind (one thread at a time) interleaves the goroutines, not
-on the work (two runs of one binary at 1M spans: 4% apart in all, 0.02% outside):
+on the work. How far apart the runs of one binary came, the most over the least, in all
+and outside the runtime:${spread:- one run of each, so not measured (IR_ROUNDS=1)}.
 
 | spans | outside the runtime, per span | at $BASE_REV | base / new | all, per span | at $BASE_REV | base / new |
 |---:|---:|---:|---:|---:|---:|---:|
