@@ -23,6 +23,11 @@
 # the projection decoder reads. A machine that cannot build or run it
 # skips those rows with a line saying why.
 #
+# Each round also times how the file's bytes are had before any decoding
+# (BenchmarkReadFile in analyze/ingest/read_mmap_bench_linux_test.go, one
+# goroutine, Linux only): read(2) into pooled blocks as the reader does,
+# against mapping the file with mmap(2), with and without MAP_POPULATE.
+#
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000
 #        ITERS=10 (iterations per figure: at 3, a figure of one core is
 #        some 40 ms and rounds spread 5.0x – 8.6x) OUT=BENCHMARKS.md, OUT=- prints only)
@@ -80,6 +85,13 @@ for round in $(seq 1 "$ROUNDS"); do
 					for (i = 2; i < NF; i++) if ($(i+1) == "spans/s") print round, p[1], cpu, p[2], $i
 				}' >>"$results"
 	done
+	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
+		-test.bench '^BenchmarkReadFile$' -test.benchtime "${ITERS}x" -test.cpu 1) |
+		awk -v round="$round" '
+			$1 ~ /^BenchmarkReadFile\// {
+				name = $1; sub(/^BenchmarkReadFile\//, "", name); sub(/-[0-9]+$/, "", name)
+				for (i = 2; i < NF; i++) if ($(i+1) == "MB/s") print round, "file", 1, name, $i * 1e6
+			}' >>"$results"
 	[ -z "$simd_skip" ] || continue
 	if simd=$("$tmp/simdparse" -iters "$ITERS" -spans "$simd_spans" "$tmp/bench.jsonl" 2>"$tmp/simd.err"); then
 		jq -r --arg r "$round" '"\($r) jsonl 1 simd-parse \(.parse_spans_s)\n\($r) jsonl 1 simd-walk \(.walk_spans_s)"' <<<"$simd" >>"$results"
@@ -95,10 +107,11 @@ log "load after: $load_after"
 stats() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "n/a n/a n/a"; exit } m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%s %s %s\n", v[1], m, v[NR] }'; }
 # rate FORMAT CPU SIDE: spans/s of every round.
 rate() { awk -v f="$1" -v c="$2" -v s="$3" '$2 == f && $3 == c && $4 == s { print $5 }' "$results"; }
-# ratios FORMAT CPU [OTHER]: ours / OTHER (default pdata) of each round.
+# ratios FORMAT CPU [OTHER [SIDE]]: SIDE (default ours) / OTHER (default
+# pdata) of each round.
 ratios() {
-	awk -v f="$1" -v c="$2" -v o="${3:-pdata}" '$2 == f && $3 == c { r[$1, $4] = $5; rounds[$1] = 1 }
-		END { for (k in rounds) if (r[k, o] > 0) printf "%.17g\n", r[k, "ours"] / r[k, o] }' "$results"
+	awk -v f="$1" -v c="$2" -v o="${3:-pdata}" -v s="${4:-ours}" '$2 == f && $3 == c { r[$1, $4] = $5; rounds[$1] = 1 }
+		END { for (k in rounds) if (r[k, o] > 0) printf "%.17g\n", r[k, s] / r[k, o] }' "$results"
 }
 # fmt_rate, fmt_ratio: "median (min – max)" from stats, or n/a when the
 # rounds gave no figure (stats' n/a would print as 0).
@@ -146,6 +159,20 @@ else
 	simd_rows="| simdjson-go | skipped: $simd_skip | |"$'\n'
 fi
 
+# fmt_mbs: bytes/s as "median (min – max)" in MB/s.
+fmt_mbs() { fmt_stats '%.0f MB/s (%.0f – %.0f)' 1e6; }
+file_rows=""
+if [ -n "$(rate file 1 read)" ]; then
+	file_rows+="| read(2) into 2 MiB pooled blocks, lines filed (the reader) | $(rate file 1 read | stats | fmt_mbs) | — |"$'\n'
+	for side in mmap mmap-populate; do
+		what="mmap(2) of 8 MiB windows, lines filed from the mapping"
+		[ "$side" = mmap-populate ] && what="the same with MAP_POPULATE"
+		file_rows+="| $what | $(rate file 1 "$side" | stats | fmt_mbs) | $(ratios file 1 "$side" read | stats | fmt_ratio) |"$'\n'
+	done
+else
+	file_rows="| read(2) against mmap(2) | skipped: BenchmarkReadFile runs on Linux only | |"$'\n'
+fi
+
 section="$tmp/section.md"
 cat >"$section" <<MD
 ## Ingest
@@ -189,8 +216,24 @@ the projection decoder reads those fields in its one scalar pass.
 |---|---:|---:|
 | ours (the projection decoder, above) | $(rate jsonl 1 ours | stats | fmt_rate) | — |
 $simd_rows
+Why the reader reads files and does not map them: the same JSON lines in
+a file in the page cache, one goroutine, in the same rounds, before any
+decoding (BenchmarkReadFile in
+analyze/ingest/read_mmap_bench_linux_test.go). Both sides find and file
+the same lines (the benchmark fails when their lines or bytes differ from
+the file's). The reader copies each page out of the page cache; a
+mapping has the kernel enter each page in the process's page table
+instead, on a fault (a few pages at a time) or all at once ahead
+(MAP_POPULATE), and take it out again at the unmap, and on this machine
+that costs more than the copy. The blocks rotate as the pipeline's jobs in
+flight give them back; each window is unmapped once filed, as a reader
+would once its jobs were decoded, so that the mapping stays out of the RSS.
+
+| the file's bytes, one goroutine | speed | read / it |
+|---|---:|---:|
+$file_rows
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
-\`cd analyze/ingest && go test -run '^\$' -bench '^BenchmarkDecodeOnly\$' -benchtime ${ITERS}x -cpu 1\`, then
+\`cd analyze/ingest && go test -run '^\$' -bench '^(BenchmarkDecodeOnly|BenchmarkReadFile)\$' -benchtime ${ITERS}x -cpu 1\`, then
 with \`-cpu 2\`: one value a run, as a list runs its first figure at the
 GOMAXPROCS of the last; each figure's \`procs\` says where it ran).
 MD
