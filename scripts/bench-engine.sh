@@ -467,8 +467,8 @@ EOF
 # runtime function but the memory moves and clears, the maps and the
 # hashes): how much a run spins on idle Ps and polls for collector work
 # depends on how valgrind, which runs one thread at a time, interleaves
-# the goroutines, not on the work (two runs of one binary at 1M spans
-# differed by 4% in all, by 0.02% outside).
+# the goroutines, not on the work (the section states how far one
+# binary's runs came apart: spread_of).
 # valgrind-3.19 cannot run RDTSCP (0f 01 f9), which the Go runtime's
 # clock of CPU ticks uses where the CPU has it (the collector and the
 # scheduler read it): a run died on SIGILL at a point that moved from run

@@ -33,7 +33,8 @@ case $ROUNDS in '' | *[!0-9]* | 0) die "ROUNDS must be a whole number above 0, n
 
 tmp=$(mktemp -d)
 dumps_shm=""
-trap 'rm -rf "$tmp" ${dumps_shm:+"$dumps_shm"}' EXIT
+next="" # the new profile beside OUT until it is moved over OUT
+trap 'rm -rf "$tmp" ${dumps_shm:+"$dumps_shm"} ${next:+"$next"}' EXIT
 
 log "building mcptrace (-pgo=off) and the generator"
 go build -pgo=off -o "$tmp/mcptrace" ./cmd/mcptrace
@@ -58,8 +59,9 @@ done
 # Merged, then moved over OUT from beside it: OUT is whole or as it was.
 go tool pprof -proto "${profiles[@]}" >"$tmp/merged.pgo" 2>"$tmp/pprof.err" ||
 	die "merging the profiles failed: $(tail -n1 "$tmp/pprof.err")"
-next=$(mktemp -p "$(dirname "$OUT")" .default.pgo.XXXXXX)
+next=$(mktemp -p "$(dirname "$OUT")" ".$(basename "$OUT").XXXXXX")
 cp "$tmp/merged.pgo" "$next"
 chmod 644 "$next"
 mv -f "$next" "$OUT"
+next=""
 log "wrote $OUT ($(wc -c <"$OUT") bytes, ${#profiles[@]} runs of $SPANS spans)"

@@ -1,8 +1,9 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -10,8 +11,8 @@ import (
 )
 
 // BenchmarkReadFile measures what a file's bytes cost before any decoding:
-// the reader's way, read(2) into pooled blocks (blockBytes) with the lines
-// filed as the JSON lines producer files them (fileLines), against mapping
+// the reader's way, its JSON lines producer reading the file with read(2)
+// into pooled blocks (blockBytes) and filing the lines, against mapping
 // the file (mmap(2)) window by window and filing the same lines straight
 // from the mapping, with and without MAP_POPULATE. The file is a generated
 // OTLP JSON lines dump (MCPTRACE_READ_BENCH_SPANS spans) in the page cache,
@@ -103,35 +104,37 @@ func readWith(path string, read func(*os.File, int64) (filed, error)) (filed, er
 // for the workers, the two being decoded and the one being read.
 const blocksInFlight = 8
 
-// readBlocks is the reader's way: each block read in full from the file,
-// its partial last line carried into the next, blocks recycled once
-// blocksInFlight later ones were read (as decoded jobs give theirs back).
-func readBlocks(f *os.File, _ int64) (filed, error) {
+// readBlocks is the reader's way, its own code: the JSON lines producer
+// (stream.lines) over the stream openStream makes of the file, each job's
+// block given back once blocksInFlight later jobs were emitted (as decoded
+// jobs give theirs back).
+func readBlocks(f *os.File, size int64) (filed, error) {
+	s, err := openStream(f.Name(), f, size, 0, 0)
+	if err != nil {
+		return filed{}, err
+	}
+	defer s.closeFn()
 	startReader()
 	defer endReader()
-	var ring [blocksInFlight]*[]byte
-	var carry []byte
-	var t filed
-	line := 0
-	for k := 0; ; k++ {
-		putBlock(ring[k%blocksInFlight])
-		blk := getBlock(blockBytes)
-		ring[k%blocksInFlight] = blk
-		buf := append((*blk)[:0], carry...)
-		n, err := io.ReadFull(f, buf[len(buf):blockBytes])
-		buf = buf[:len(buf)+n]
-		j := &job{}
-		pos := fileLines(j, buf, 0, &line)
+	var (
+		t    filed
+		ring [blocksInFlight]*[]byte
+		k    int
+		prob error
+	)
+	s.lines(context.Background(), func(j *job) bool {
+		for _, r := range j.res {
+			if r.prob != nil {
+				prob = r.prob
+			}
+		}
 		t.add(j)
-		carry = append(carry[:0], buf[pos:]...)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			t.last(carry, line)
-			return t, nil
-		}
-		if err != nil {
-			return t, err
-		}
-	}
+		putBlock(ring[k%blocksInFlight])
+		ring[k%blocksInFlight] = j.block
+		k++
+		return true
+	}, math.MaxInt32)
+	return t, prob
 }
 
 // mapWindow is the size of one mapping: four blocks' worth, so that a
