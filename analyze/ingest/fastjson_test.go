@@ -562,3 +562,36 @@ func TestSpanKeyAgreesWithTheGuessOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFastOTLPJSONReadsEnumNumbersAsPdataDoes pins the enum reader on a
+// span's kind and status code written as numbers: one digit within the
+// names is taken, and anything else (two digits, a leading zero, one past
+// the last name) is read as pdata reads it or left to pdata, never taken
+// as its first digit (a kind of 23 is no server span).
+func TestFastOTLPJSONReadsEnumNumbersAsPdataDoes(t *testing.T) {
+	span := func(fields string) []byte {
+		return []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"1112131415161718","name":"n",` +
+			fields + `}]}]}]}`)
+	}
+	for _, tc := range []struct {
+		fields string
+		taken  bool // the fast path must take it (one digit, a defined value)
+	}{
+		{`"kind":0`, true},
+		{`"kind":5`, true},
+		{`"kind":6`, false},
+		{`"kind":12`, false},
+		{`"kind":23`, false},
+		{`"kind":02`, false},
+		{`"status":{"code":2}`, true},
+		{`"status":{"code":3}`, false},
+		{`"status":{"code":12}`, false},
+		{`"status":{"code":21}`, false},
+	} {
+		t.Run(tc.fields, func(t *testing.T) {
+			if fast := checkFastMatchesPdata(t, span(tc.fields)); tc.taken && !fast {
+				t.Errorf("the fast path fell back on %s", tc.fields)
+			}
+		})
+	}
+}

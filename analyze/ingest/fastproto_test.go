@@ -301,6 +301,11 @@ func TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata(t *testing.T) {
 		// reading the first, malformed.
 		"two values, the first malformed": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes,
 			pb(nil).bytes(2, []byte{0x0a, 0x05, 'a'}).bytes(2, pb(nil).str(1, "v"))))),
+		// The span's last field, an attribute, says it is one byte longer
+		// than what is left of the span, and the span ends the record:
+		// the in-order path must stop at the span's end, not read the
+		// byte past it (past the record, here).
+		"an attribute one byte past its span, at the record's end": slices.Clip(request(baseResource, attrPastSpan())),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var u ptrace.ProtoUnmarshaler
@@ -313,4 +318,14 @@ func TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata(t *testing.T) {
 			}
 		})
 	}
+}
+
+// attrPastSpan is a span in ascending order whose last field, a kept
+// attribute, has a length one byte longer than the bytes that follow it.
+func attrPastSpan() pb {
+	sp := pb(nil).bytes(1, testTraceID).bytes(2, testSpanID).bytes(4, testParent).
+		str(5, "plugin.mcp.connection.acquire").varint(6, 1).fixed64(7, 1777539600000000000).fixed64(8, 1777539600001000000)
+	kv := strAttr("plugin.mcp.cache_key", "k1")
+	sp = append(protowire.AppendTag(sp, fieldSpanAttributes, protowire.BytesType), byte(len(kv)+1))
+	return append(sp, kv...)
 }
