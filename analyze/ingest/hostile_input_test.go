@@ -69,7 +69,12 @@ func otlpLineBrackets(id, n int) string {
 // ArrayValues, written in one pass: each level's length is known from the
 // inside out before a byte is written.
 func nestedAnyValueProto(key string, depth int) []byte {
-	leaf := protowire.AppendString(protowire.AppendTag(nil, fieldValueString, protowire.BytesType), "x")
+	return nestedAnyValueProtoAround(key, depth, protowire.AppendString(protowire.AppendTag(nil, fieldValueString, protowire.BytesType), "x"))
+}
+
+// nestedAnyValueProtoAround is nestedAnyValueProto with leaf, the fields
+// of the innermost AnyValue, in place of a string "x".
+func nestedAnyValueProtoAround(key string, depth int, leaf []byte) []byte {
 	// sizes[i]: the size of the AnyValue i levels out from the leaf.
 	sizes := make([]int, depth+1)
 	sizes[0] = len(leaf)
@@ -280,6 +285,12 @@ func TestAValueAtTheDepthLimitIsKeptOnePastIsCut(t *testing.T) {
 		{"jaeger document one past", jaeger(96), FormatAuto, true, 0},
 		{"protobuf record at the limit", framed(proto((MaxDepth - 2) / 2)), FormatAuto, false, pcommon.ValueTypeStr},
 		{"protobuf record one past", framed(proto((MaxDepth-2)/2 + 1)), FormatAuto, true, pcommon.ValueTypeEmpty},
+		// The innermost AnyValue at MaxDepth-1 holds an empty ArrayValue,
+		// a message at MaxDepth with nothing in it: pdata refuses it, so
+		// the walk must name it and the cut drop it.
+		{"protobuf record with an empty message at the limit", framed(request(nil, baseSpan(pb(nil).bytes(fieldSpanAttributes,
+			nestedAnyValueProtoAround("k", (MaxDepth-2)/2, protowire.AppendBytes(protowire.AppendTag(nil, fieldValueArray, protowire.BytesType), nil)))))),
+			FormatAuto, true, pcommon.ValueTypeEmpty},
 		{"zstd protobuf record one past", zstdFramed(t, proto((MaxDepth-2)/2+1)), FormatAuto, true, pcommon.ValueTypeEmpty},
 		{"brackets in a string with escaped quotes do not count", []byte(strings.Replace(otlpLine(1), `"name":"plugin.mcp.invoke"`,
 			`"name":"a\\\"`+strings.Repeat("[", 2*MaxDepth)+`\\\""`, 1)), FormatAuto, false, 0},
