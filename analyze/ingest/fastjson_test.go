@@ -390,9 +390,13 @@ func TestProjectionOnlyForBatchSinks(t *testing.T) {
 	}
 }
 
+// TestParseUint64MatchesStrconv checks parseUint64 against strconv on
+// lengths around its 19-digit fast loop and on the bytes next to the
+// digits ('/' below '0', ':' above '9'), in each place.
 func TestParseUint64MatchesStrconv(t *testing.T) {
 	cases := []string{"", "0", "7", "0042", "1700000000123456789", "9999999999999999999",
-		"18446744073709551615", "18446744073709551616", "00000000000000000001", "-1", "+1", "1_0", "12a", " 1", "1 ", "0x10", "١"}
+		"18446744073709551615", "18446744073709551616", "00000000000000000001", "-1", "+1", "1_0", "12a", " 1", "1 ", "0x10", "١",
+		":", "/", "1:", "1/", ":1", "/1", "17000000001234567:9", "1700000000123456/89"}
 	for _, s := range cases {
 		want, err := strconv.ParseUint(s, 10, 64)
 		got, ok := parseUint64([]byte(s))
