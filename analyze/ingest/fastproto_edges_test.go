@@ -12,7 +12,7 @@ import (
 // attribute path (compactKV) against pdata on the encodings next to the one
 // it takes: a bool true and false, a repeated bool value (pdata: the last
 // wins, so the compact path must not read the first and ignore the rest),
-// a repeated string value, a key after its value (either order is
+// a repeated string or int value, a key after its value (either order is
 // valid protobuf), two values or two keys, and a status code in the wrong wire type (pdata
 // refuses the record: the projection must not take it either). Each record
 // is checked by checkFastProtoMatchesPdata, which fails when the projection
@@ -33,6 +33,7 @@ func TestFastOTLPProtoReadsEachAttributeEncodingAsPdataDoes(t *testing.T) {
 		{"two values, no key", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).bytes(2, pb(nil).str(1, "v")).bytes(2, pb(nil).str(1, "w")))))},
 		{"two keys, no value", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, hit).str(1, hit))))},
 		{"a repeated string value", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).str(1, "a").str(1, "b")))))},
+		{"a repeated int value", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, hit).bytes(2, pb(nil).varint(3, 5).varint(3, 7)))))},
 		{"a string value with a trailing field", request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).str(1, "a").varint(3, 4)))))},
 		{"a status code as fixed32", request(baseResource, baseSpan(pb(nil).bytes(15, pb(nil).fixed32(3, 2))))},
 		{"a status code as a string", request(baseResource, baseSpan(pb(nil).bytes(15, pb(nil).str(3, "x"))))},

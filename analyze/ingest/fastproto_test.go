@@ -254,23 +254,30 @@ func FuzzFastOTLPProtoMatchesPdata(f *testing.F) {
 	})
 }
 
-// TestFastOTLPProtoLeavesMalformedFieldsToPdata pins three checks of the
+// TestFastOTLPProtoLeavesMalformedFieldsToPdata pins four checks of the
 // projection decoder on records pdata refuses: a resource and a span's
 // attribute written with another wire type than bytes, and an attribute
-// key whose length needs a second byte (a first length byte of exactly
-// 0x80: the compact path reads one-byte lengths only, and the general one
-// finds the length past the record). Each must fall back to pdata, which
-// reports it, and never be read as if it were well formed.
+// key or value whose length needs a second byte (a first length byte of
+// exactly 0x80: the compact path reads one-byte lengths only, and the
+// general one finds the length past the record). Each must fall back to
+// pdata, which reports it, and never be read as if it were well formed.
 func TestFastOTLPProtoLeavesMalformedFieldsToPdata(t *testing.T) {
 	scope := pb(nil).bytes(1, pb(nil).str(1, "scope")).bytes(2, baseSpan())
 	longKey := append([]byte{0x0a, 0x80}, bytes.Repeat([]byte{'a'}, 128)...)
 	longKey = append(longKey, pb(nil).bytes(2, pb(nil).str(1, "v"))...)
+	longValue := append(pb(nil).str(1, "x"), 0x12, 0x80, 0x0a, 0x7e)
+	longValue = append(longValue, bytes.Repeat([]byte{'a'}, 0x7e)...)
 	for name, rec := range map[string][]byte{
 		"a resource as a varint": pb(nil).bytes(1, pb(nil).varint(1, 7).bytes(2, scope)),
 		// After a well-formed attribute, whose bytes the field iterator
 		// still holds when the varint comes.
 		"a span attribute as a varint":       request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, strAttr("x", "y")).varint(fieldSpanAttributes, 1))),
 		"a key length of 0x80 read past end": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, longKey))),
+		// A value whose first length byte is 0x80, with exactly 0x80
+		// bytes after it: read as one byte, the length fits the
+		// attribute (and the bytes a string); read as the varint it is,
+		// it runs past the attribute.
+		"a value length of 0x80 read as one byte": request(baseResource, baseSpan(pb(nil).bytes(fieldSpanAttributes, longValue))),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var u ptrace.ProtoUnmarshaler
