@@ -174,6 +174,12 @@ func TestNormalizeID(t *testing.T) {
 		{"abc", 8, "", false},
 		{"", 8, "", false},
 		{"zz02030405060708", 8, "", false},
+		// Hex one digit or two past the id's, or one short: no id (no
+		// base64 of the id's size is that long).
+		{"0102030405060708090a0b0c0d0e0f101", 16, "", false},
+		{"0102030405060708090a0b0c0d0e0f1011", 16, "", false},
+		{"0102030405060708090a0b0c0d0e0f1", 16, "", false},
+		{"11121314151617181", 8, "", false},
 		// base64 whose length could hold 8 bytes but that decodes to one
 		// byte more or one less: no span id.
 		{"ERITFBUWFxgZ", 8, "", false},

@@ -237,6 +237,29 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// TestDetectNamesAnHTMLPage pins the HTML page's detection at its edges:
+// the doctype or the html element alone, in any case, after white space
+// and a BOM, is a page; one byte short of either is not.
+func TestDetectNamesAnHTMLPage(t *testing.T) {
+	for _, tc := range []struct {
+		head string
+		page bool
+	}{
+		{"<html", true},
+		{"<!doctype html", true},
+		{"<!DOCTYPE HTML>\n<html>", true},
+		{"\xef\xbb\xbf \n\t<HtMl lang=en>", true},
+		{"<htm", false},
+		{"<!doctype htm", false},
+		{"<head>", false},
+	} {
+		d := detect([]byte(tc.head))
+		if page := strings.Contains(d.looks, "an HTML page"); page != tc.page || d.format != FormatAuto {
+			t.Errorf("detect(%q) = %s, %q; want an HTML page: %v", tc.head, d.format, d.looks, tc.page)
+		}
+	}
+}
+
 func TestParseFormat(t *testing.T) {
 	for in, want := range map[string]Format{
 		"": FormatAuto, "auto": FormatAuto, "otlp-json": FormatOTLPJSON, " OTLP-Proto ": FormatOTLPProto,
