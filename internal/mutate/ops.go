@@ -59,6 +59,8 @@ func typedSites(tp *typedPackage, f *ast.File, base string, src []byte) []mutant
 			w.invertParseBool(x)
 		case *ast.AssignStmt:
 			w.dropReset(x)
+		case *ast.BinaryExpr:
+			w.shiftBound(x)
 		}
 		return true
 	})
@@ -413,4 +415,63 @@ func (w *siteWalk) invertParseBool(c *ast.CallExpr) {
 	}
 	repl := "func(b bool, err error) (bool, error) { return !b, err }(" + w.text(c) + ")"
 	w.addNode(c, opInvertBool, "ParseBool → !", repl)
+}
+
+// shiftSteps are shift-bound's steps for each comparison: the right
+// operand moved by each. Moving it the other way would repeat a boundary
+// mutant (a < b+1 is a <= b for integers), so < and >= step down, <= and
+// > step up, and == and != both ways.
+var shiftSteps = map[token.Token][]int{
+	token.LSS: {-1}, token.GEQ: {-1},
+	token.LEQ: {+1}, token.GTR: {+1},
+	token.EQL: {-1, +1}, token.NEQ: {-1, +1},
+}
+
+// shiftBound makes shift-bound's mutants of a comparison of two integers,
+// not both constant: its right operand one more or one less (a < 0x20 →
+// a < 0x20-1, len(s) != 1 → len(s) != 1+1). It is the off-by-one in the
+// limit itself (a length, a digit's range, a field's end) where boundary
+// only moves the comparison: a test that pins each limit by its own
+// values kills both. An unsigned comparison with a constant 0 is not
+// stepped down (0-1 does not compile).
+func (w *siteWalk) shiftBound(x *ast.BinaryExpr) {
+	steps := shiftSteps[x.Op]
+	if len(steps) == 0 || !w.isInteger(x.X) || !w.isInteger(x.Y) || w.constValue(x.X) != nil && w.constValue(x.Y) != nil {
+		return
+	}
+	right := w.text(x.Y)
+	for _, d := range steps {
+		if v := w.constValue(x.Y); d < 0 && v != nil && constant.Sign(v) == 0 && w.isUnsigned(x.X) {
+			continue
+		}
+		repl := fmt.Sprintf("%s%+d", right, d)
+		w.add(x.OpPos, w.off(x.Y.Pos()), w.off(x.Y.End()), opShiftBound, right+" → "+repl, repl)
+	}
+}
+
+// isInteger reports whether e has an integer type (typed or untyped).
+func (w *siteWalk) isInteger(e ast.Expr) bool {
+	b, ok := w.basic(e)
+	return ok && b.Info()&types.IsInteger != 0
+}
+
+// isUnsigned reports whether e has an unsigned integer type.
+func (w *siteWalk) isUnsigned(e ast.Expr) bool {
+	b, ok := w.basic(e)
+	return ok && b.Info()&types.IsUnsigned != 0
+}
+
+// basic returns e's underlying basic type, if it has one.
+func (w *siteWalk) basic(e ast.Expr) (*types.Basic, bool) {
+	t := w.tp.info.TypeOf(e)
+	if t == nil {
+		return nil, false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return b, ok
+}
+
+// constValue returns e's constant value, or nil when e is not constant.
+func (w *siteWalk) constValue(e ast.Expr) constant.Value {
+	return w.tp.info.Types[e].Value
 }

@@ -169,3 +169,33 @@ func TestAMutantThatDoesNotTypeCheckIsSkippedNotCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestShiftBoundStepsEachIntegerLimitOneStep pins shift-bound: each
+// comparison of integers gets its right operand one step the way the
+// boundary flip does not reach (< and >= down, <= and > up, == and !=
+// both), a literal, a call and a named constant alike; comparisons of
+// floats, strings or two constants get none, and an unsigned one is not
+// stepped below a constant 0.
+func TestShiftBoundStepsEachIntegerLimitOneStep(t *testing.T) {
+	const src = "package p\nfunc f(n int, u uint, b byte, s string, x float64) int {\n\tconst k = 3\n" +
+		"\tif n < 0x20 || n <= 7 || n > len(s) || n >= k || u == 0 || b != 'a' {\n\t\treturn 1\n\t}\n" +
+		"\tif x < 2 || s == \"a\" || k > 2 || u >= 0 {\n\t\treturn 2\n\t}\n\treturn 0\n}\n"
+	var want []string
+	for _, c := range [][2]string{
+		{"n < 0x20", "n < 0x20-1"},
+		{"n <= 7", "n <= 7+1"},
+		{"n > len(s)", "n > len(s)+1"},
+		{"n >= k", "n >= k-1"},
+		{"u == 0", "u == 0+1"},
+		{"b != 'a'", "b != 'a'-1"},
+		{"b != 'a'", "b != 'a'+1"},
+	} {
+		if strings.Count(src, c[0]) != 1 {
+			t.Fatalf("%q is not once in the source", c[0])
+		}
+		want = append(want, strings.TrimPrefix(strings.Replace(src, c[0], c[1], 1), "package p\n"))
+	}
+	if got := mutated(t, src, opShiftBound); !slices.Equal(got, want) {
+		t.Errorf("%d mutants:\n%s\nwant %d:\n%s", len(got), strings.Join(got, "----\n"), len(want), strings.Join(want, "----\n"))
+	}
+}

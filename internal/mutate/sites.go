@@ -50,6 +50,7 @@ const (
 	opDropCtx      = "drop-ctx-check"     // an if testing ctx.Err() / ctx.Done() removed; a select's case <-ctx.Done() removed
 	opDropReset    = "drop-reset"         // x.f = nil / "" / 0 / false / T{} removed
 	opInvertBool   = "invert-parsed-bool" // strconv.ParseBool's result, a json/yaml-tagged bool field read → !
+	opShiftBound   = "shift-bound"        // an integer comparison's right operand ±1, where boundary's flip does not reach
 )
 
 var swap = map[token.Token]struct {
