@@ -182,4 +182,20 @@ func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {
 			t.Errorf("err %v; want the record cut short (ErrTruncated), not too large", err)
 		}
 	})
+	// One past it, the prefix is no length: read as protobuf it is a
+	// record too large, not one cut short, and detection does not take
+	// it for a protobuf dump at all.
+	past := append(binary.BigEndian.AppendUint32(nil, maxRecordBytes+1), request(baseResource, baseSpan())...)
+	t.Run("a length one past maxRecordBytes, read as protobuf", func(t *testing.T) {
+		_, _, err := readBytes(t, past, ReadOptions{Strict: true, Format: FormatOTLPProto})
+		if !errors.Is(err, ErrRecordTooLarge) || errors.Is(err, ErrTruncated) {
+			t.Errorf("err %v; want the length refused (ErrRecordTooLarge), not the record cut short", err)
+		}
+	})
+	t.Run("a length one past maxRecordBytes, detected", func(t *testing.T) {
+		_, _, err := readBytes(t, past, ReadOptions{Strict: true})
+		if !errors.Is(err, ErrNotTraceDump) || errors.Is(err, ErrRecordTooLarge) {
+			t.Errorf("err %v; want no trace dump detected (ErrNotTraceDump)", err)
+		}
+	})
 }

@@ -214,6 +214,7 @@ func TestDetect(t *testing.T) {
 		{"tempo v2", []byte(`{"trace":{"resourceSpans":[]}}`), FormatTempo, false},
 		{"key after a skipped object", []byte(`{"meta":{"data":1,"x":[{"y":"}"}]},"batches":[]}`), FormatTempo, false},
 		{"proto record", rec(0x0a, 0x00), FormatOTLPProto, false},
+		{"proto record of one byte, the whole head", rec(0x0a), FormatOTLPProto, false},
 		{"proto after empty records", append(make([]byte, 8), rec(0x0a, 0x00)...), FormatOTLPProto, false},
 		{"zstd records", rec(0x28, 0xb5, 0x2f, 0xfd, 0x00), FormatOTLPProto, true},
 		{"unknown json keys", []byte(`{"foo":1,"bar":[1,2]}`), FormatAuto, false},
