@@ -111,10 +111,16 @@ var (
 	testParent  = []byte{0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28}
 )
 
+// spanHead is the fields of baseSpan before its attributes, in ascending
+// order: ids, name, kind and times.
+func spanHead() pb {
+	return pb(nil).bytes(1, testTraceID).bytes(2, testSpanID).bytes(4, testParent).
+		str(5, "plugin.mcp.connection.acquire").varint(6, 1).fixed64(7, 1777539600000000000).fixed64(8, 1777539600001000000)
+}
+
 // baseSpan is a span in the common shape; extra fields are appended.
 func baseSpan(extra ...pb) pb {
-	sp := pb(nil).bytes(1, testTraceID).bytes(2, testSpanID).bytes(4, testParent).
-		str(5, "plugin.mcp.connection.acquire").varint(6, 1).fixed64(7, 1777539600000000000).fixed64(8, 1777539600001000000).
+	sp := spanHead().
 		bytes(9, boolAttr("plugin.mcp.cache_hit", true)).bytes(9, strAttr("plugin.mcp.cache_key", "k1")).
 		bytes(9, strAttr("jsonrpc.request.id", "7")).bytes(15, pb(nil).str(2, "boom").varint(3, 2))
 	for _, e := range extra {
@@ -330,9 +336,7 @@ func TestFastOTLPProtoLeavesMoreMalformedFieldsToPdata(t *testing.T) {
 // attrPastSpan is a span in ascending order whose last field, a kept
 // attribute, has a length one byte longer than the bytes that follow it.
 func attrPastSpan() pb {
-	sp := pb(nil).bytes(1, testTraceID).bytes(2, testSpanID).bytes(4, testParent).
-		str(5, "plugin.mcp.connection.acquire").varint(6, 1).fixed64(7, 1777539600000000000).fixed64(8, 1777539600001000000)
 	kv := strAttr("plugin.mcp.cache_key", "k1")
-	sp = append(protowire.AppendTag(sp, fieldSpanAttributes, protowire.BytesType), byte(len(kv)+1))
+	sp := append(protowire.AppendTag(spanHead(), fieldSpanAttributes, protowire.BytesType), byte(len(kv)+1))
 	return append(sp, kv...)
 }

@@ -436,12 +436,12 @@ var shiftSteps = map[token.Token][]int{
 // stepped down (0-1 does not compile).
 func (w *siteWalk) shiftBound(x *ast.BinaryExpr) {
 	steps := shiftSteps[x.Op]
-	if len(steps) == 0 || !w.isInteger(x.X) || !w.isInteger(x.Y) || w.constValue(x.X) != nil && w.constValue(x.Y) != nil {
+	if len(steps) == 0 || !w.isInteger(x.X) || !w.isInteger(x.Y) || w.isConst(x.X) && w.isConst(x.Y) {
 		return
 	}
 	right := w.text(x.Y)
 	for _, d := range steps {
-		if v := w.constValue(x.Y); d < 0 && v != nil && constant.Sign(v) == 0 && w.isUnsigned(x.X) {
+		if d < 0 && w.isZero(x.Y) && w.isUnsigned(x.X) {
 			continue
 		}
 		repl := fmt.Sprintf("%s%+d", right, d)
@@ -471,7 +471,5 @@ func (w *siteWalk) basic(e ast.Expr) (*types.Basic, bool) {
 	return b, ok
 }
 
-// constValue returns e's constant value, or nil when e is not constant.
-func (w *siteWalk) constValue(e ast.Expr) constant.Value {
-	return w.tp.info.Types[e].Value
-}
+// isConst reports whether e is a constant.
+func (w *siteWalk) isConst(e ast.Expr) bool { return w.tp.info.Types[e].Value != nil }
