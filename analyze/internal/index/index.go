@@ -1093,8 +1093,8 @@ func (x *Index) Reset() {
 // holds the span ids of x.Order, as dropDuplicates returned them.
 func (x *Index) linkParents(ids []uint64) {
 	x.Incomplete = 0
-	state := make([]uint8, len(x.Order)) // breakCycles' walk state, per position in order
-	up := make([]int32, len(x.Order))    // the parent's position in order's trace group, -1 for none
+	var state []uint8                 // breakCycles' walk state, per position in order, made when first walked
+	up := make([]int32, len(x.Order)) // the parent's position in order's trace group, -1 for none
 	var path []int32
 	for t := range x.TraceRecs {
 		tr := &x.TraceRecs[t]
@@ -1102,6 +1102,7 @@ func (x *Index) linkParents(ids []uint64) {
 		group := x.Order[tr.First : tr.First+tr.N]
 		groupIDs := ids[tr.First : tr.First+tr.N]
 		groupUp := up[tr.First : tr.First+tr.N]
+		down, rising := true, true // every link to an earlier span; to a later one
 		for k, si := range group {
 			s := x.Span(si)
 			groupUp[k] = -1
@@ -1115,15 +1116,24 @@ func (x *Index) linkParents(ids []uint64) {
 				j, found := searchID(groupIDs, s.ParentID)
 				if found {
 					s.Parent, groupUp[k] = group[j], int32(j)
+					down, rising = down && group[j] < si, rising && group[j] > si
 				} else {
 					s.Parent = parentMissing
 					tr.Incomplete = true
 				}
 			}
 		}
-		var cut bool
-		if path, cut = x.breakCycles(group, groupUp, state[tr.First:tr.First+tr.N], path); cut {
-			tr.Incomplete = true
+		// Links that all run one way in arrival order cannot close a
+		// cycle: most writers export a trace parents first or children
+		// first, and then the walk is not needed.
+		if !down && !rising {
+			if state == nil {
+				state = make([]uint8, len(x.Order))
+			}
+			var cut bool
+			if path, cut = x.breakCycles(group, groupUp, state[tr.First:tr.First+tr.N], path); cut {
+				tr.Incomplete = true
+			}
 		}
 		if tr.Incomplete {
 			x.Incomplete++
