@@ -199,3 +199,37 @@ func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {
 		}
 	})
 }
+
+// TestAnUnsizedFrameOfExactlyTheCapIsReadAtTheLastTry pins the last try
+// of a zstd frame that does not say its size: the tries double from the
+// first one's 64 KiB, and one that stops a byte short of the record cap
+// must still be followed by a try of the cap itself. With a budget whose
+// cap is 1 MiB and a byte, the fifth try is 1 MiB, a byte short: a record
+// of exactly the cap is read at the sixth, one a byte longer is refused.
+func TestAnUnsizedFrameOfExactlyTheCapIsReadAtTheLastTry(t *testing.T) {
+	opts := ReadOptions{MaxMemory: 16 * (1<<20 + 1), Strict: true}
+	recCap := int(opts.budget().recordCap())
+	if recCap != 1<<20+1 {
+		t.Fatalf("record cap %d, want 1 MiB and a byte", recCap)
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+		read bool
+	}{{"exactly the cap", recCap, true}, {"a byte past the cap", recCap + 1, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			frame := zstdFramedNoSize(t, recordOfSize(t, tc.size))
+			if n := len(frame) - 4; firstTry(n, int64(recCap)) != 64<<10 {
+				t.Fatalf("a frame of %d bytes: first try %d, want the 64 KiB floor", n, firstTry(n, int64(recCap)))
+			}
+			data := append(frame, zstdFramedNoSize(t, request(baseResource, baseSpan()))...)
+			inputs, _, err := readBytes(t, data, opts)
+			switch {
+			case tc.read && (err != nil || inputs[0].Spans != 2):
+				t.Errorf("err %v, inputs %+v; want both records read", err, inputs)
+			case !tc.read && !errors.Is(err, ErrRecordTooLarge):
+				t.Errorf("err %v; want the record refused (ErrRecordTooLarge)", err)
+			}
+		})
+	}
+}
