@@ -109,3 +109,35 @@ func TestAnUnknownMembersValueIsSkippedWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepUpToKeepsExactlyItsLimit pins keepUpTo's bound: what is written
+// up to the limit, in one write or in several, is kept whole; a byte more
+// and nothing is kept, including what later writes bring.
+func TestKeepUpToKeepsExactlyItsLimit(t *testing.T) {
+	const limit = 8
+	for _, tc := range []struct {
+		name   string
+		writes []string
+		kept   string // "" with over
+		over   bool
+	}{
+		{"one write of the limit", []string{"12345678"}, "12345678", false},
+		{"writes that add up to the limit", []string{"123", "45678"}, "12345678", false},
+		{"an empty write at the limit", []string{"12345678", ""}, "12345678", false},
+		{"one write a byte past it", []string{"123456789"}, "", true},
+		{"a write that goes a byte past it", []string{"12345678", "9"}, "", true},
+		{"a write after going past", []string{"123456789", "1"}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &keepUpTo{limit: limit}
+			for _, w := range tc.writes {
+				if n, err := k.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v; want every byte taken", w, n, err)
+				}
+			}
+			if string(k.b) != tc.kept || k.over != tc.over {
+				t.Errorf("kept %q, over %v; want %q, %v", k.b, k.over, tc.kept, tc.over)
+			}
+		})
+	}
+}
