@@ -58,16 +58,27 @@ func readBenchDump(b *testing.B, encoding string) (string, int64, int) {
 }
 
 func benchRead(b *testing.B, encoding string) {
+	benchReadInto(b, encoding, ReadOptions{}, func() (Sink, func() int) {
+		n := 0
+		return SinkFunc(func(_ *Input, td ptrace.Traces) error {
+			n += td.SpanCount()
+			return nil
+		}), func() int { return n }
+	})
+}
+
+// benchReadInto reads a generated dump in encoding with opts into the
+// sink newSink makes for each iteration, with the count of the spans it
+// took.
+func benchReadInto(b *testing.B, encoding string, opts ReadOptions, newSink func() (Sink, func() int)) {
 	path, size, want := readBenchDump(b, encoding)
 	b.SetBytes(size)
 	b.ResetTimer()
 	spans := 0
 	for b.Loop() {
-		n := 0
-		_, err := Read(context.Background(), []string{path}, ReadOptions{}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
-			n += td.SpanCount()
-			return nil
-		}))
+		sink, count := newSink()
+		_, err := Read(context.Background(), []string{path}, opts, sink)
+		n := count()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,3 +95,27 @@ func BenchmarkReadOTLPJSONLines(b *testing.B) { benchRead(b, "otlp-jsonl") }
 
 // BenchmarkReadOTLPProto reads a length-prefixed protobuf dump with Read.
 func BenchmarkReadOTLPProto(b *testing.B) { benchRead(b, "otlp-proto") }
+
+// benchReadProjected reads a dump as analyze's reader does, into a
+// BatchSink keeping benchKeep, without the analysis: beside a run of
+// `mcptrace analyze` over the same spans it shows what of the command's
+// cost is reading and decoding, and what is the analysis.
+func benchReadProjected(b *testing.B, encoding string) {
+	benchReadInto(b, encoding, ReadOptions{Keep: benchKeep}, func() (Sink, func() int) {
+		s := &countingSink{t: b}
+		return s, func() int {
+			if s.batches == 0 {
+				b.Fatal("no batch came: the projection decoder was not taken")
+			}
+			return s.spans
+		}
+	})
+}
+
+// BenchmarkReadOTLPJSONLinesProjected reads JSON lines through the
+// projection decoder, as analyze does.
+func BenchmarkReadOTLPJSONLinesProjected(b *testing.B) { benchReadProjected(b, "otlp-jsonl") }
+
+// BenchmarkReadOTLPProtoProjected reads protobuf records through the
+// projection decoder, as analyze does.
+func BenchmarkReadOTLPProtoProjected(b *testing.B) { benchReadProjected(b, "otlp-proto") }

@@ -181,7 +181,7 @@ func fuzzRead(t *testing.T, data []byte, format Format) {
 
 // countingSink counts what it gets and checks Input.Spans as it goes.
 type countingSink struct {
-	t              *testing.T
+	t              testing.TB
 	spans, batches int
 }
 
