@@ -150,6 +150,33 @@ func recordOfSize(t *testing.T, n int) []byte {
 	return nil
 }
 
+// capEdge is a record's size at the edge of the record cap, and whether
+// a record of that size is read.
+type capEdge struct {
+	name string
+	size int
+	read bool
+}
+
+// capEdges are the sizes at either edge of the record cap recCap.
+func capEdges(recCap int) []capEdge {
+	return []capEdge{{"exactly the cap", recCap, true}, {"a byte past the cap", recCap + 1, false}}
+}
+
+// readAtTheCap reads data, a record at the edge of the record cap then a
+// record of one span, with opts, and checks that both were read (read)
+// or that the first was refused as too large.
+func readAtTheCap(t *testing.T, data []byte, opts ReadOptions, read bool) {
+	t.Helper()
+	inputs, _, err := readBytes(t, data, opts)
+	switch {
+	case read && (err != nil || inputs[0].Spans != 2):
+		t.Errorf("err %v, inputs %+v; want both records read", err, inputs)
+	case !read && !errors.Is(err, ErrRecordTooLarge):
+		t.Errorf("err %v; want the record refused (ErrRecordTooLarge)", err)
+	}
+}
+
 // TestAProtobufRecordOfExactlyTheCapIsRead pins the record cap and the
 // length prefix's bound at their edges: a stored record of exactly the
 // record cap is read, one a byte longer skipped; a length prefix of
@@ -159,20 +186,9 @@ func recordOfSize(t *testing.T, n int) []byte {
 func TestAProtobufRecordOfExactlyTheCapIsRead(t *testing.T) {
 	opts := ReadOptions{MaxMemory: 16 << 20, Strict: true}
 	recCap := int(opts.budget().recordCap())
-	for _, tc := range []struct {
-		name string
-		size int
-		read bool
-	}{{"exactly the cap", recCap, true}, {"a byte past the cap", recCap + 1, false}} {
+	for _, tc := range capEdges(recCap) {
 		t.Run(tc.name, func(t *testing.T) {
-			data := append(framed(recordOfSize(t, tc.size)), framed(request(baseResource, baseSpan()))...)
-			inputs, _, err := readBytes(t, data, opts)
-			switch {
-			case tc.read && (err != nil || inputs[0].Spans != 2):
-				t.Errorf("err %v, inputs %+v; want both records read", err, inputs)
-			case !tc.read && !errors.Is(err, ErrRecordTooLarge):
-				t.Errorf("err %v; want the record cut (ErrRecordTooLarge)", err)
-			}
+			readAtTheCap(t, append(framed(recordOfSize(t, tc.size)), framed(request(baseResource, baseSpan()))...), opts, tc.read)
 		})
 	}
 	t.Run("a length of exactly maxRecordBytes", func(t *testing.T) {
@@ -212,24 +228,13 @@ func TestAnUnsizedFrameOfExactlyTheCapIsReadAtTheLastTry(t *testing.T) {
 	if recCap != 1<<20+1 {
 		t.Fatalf("record cap %d, want 1 MiB and a byte", recCap)
 	}
-	for _, tc := range []struct {
-		name string
-		size int
-		read bool
-	}{{"exactly the cap", recCap, true}, {"a byte past the cap", recCap + 1, false}} {
+	for _, tc := range capEdges(recCap) {
 		t.Run(tc.name, func(t *testing.T) {
 			frame := zstdFramedNoSize(t, recordOfSize(t, tc.size))
 			if n := len(frame) - 4; firstTry(n, int64(recCap)) != 64<<10 {
 				t.Fatalf("a frame of %d bytes: first try %d, want the 64 KiB floor", n, firstTry(n, int64(recCap)))
 			}
-			data := append(frame, zstdFramedNoSize(t, request(baseResource, baseSpan()))...)
-			inputs, _, err := readBytes(t, data, opts)
-			switch {
-			case tc.read && (err != nil || inputs[0].Spans != 2):
-				t.Errorf("err %v, inputs %+v; want both records read", err, inputs)
-			case !tc.read && !errors.Is(err, ErrRecordTooLarge):
-				t.Errorf("err %v; want the record refused (ErrRecordTooLarge)", err)
-			}
+			readAtTheCap(t, append(frame, zstdFramedNoSize(t, request(baseResource, baseSpan()))...), opts, tc.read)
 		})
 	}
 }
