@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-	"go.opentelemetry.io/collector/pdata/ptrace"
-
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 )
 
@@ -57,35 +55,33 @@ func readBenchDump(b *testing.B, encoding string) (string, int64, int) {
 	return path, fi.Size(), n
 }
 
-func benchRead(b *testing.B, encoding string) {
-	benchReadInto(b, encoding, ReadOptions{}, func() (Sink, func() int) {
-		n := 0
-		return SinkFunc(func(_ *Input, td ptrace.Traces) error {
-			n += td.SpanCount()
-			return nil
-		}), func() int { return n }
-	})
-}
+func benchRead(b *testing.B, encoding string) { benchReadInto(b, encoding, ReadOptions{}, false) }
 
-// benchReadInto reads a generated dump in encoding with opts into the
-// sink newSink makes for each iteration, with the count of the spans it
-// took.
-func benchReadInto(b *testing.B, encoding string, opts ReadOptions, newSink func() (Sink, func() int)) {
+// benchReadInto reads a generated dump in encoding with opts, counting
+// the spans: into a plain Sink (pdata's decoders), or, when projected,
+// into a BatchSink (the projection decoders, as analyze reads), which
+// fails the benchmark when no batch came.
+func benchReadInto(b *testing.B, encoding string, opts ReadOptions, projected bool) {
 	path, size, want := readBenchDump(b, encoding)
 	b.SetBytes(size)
 	b.ResetTimer()
 	spans := 0
 	for b.Loop() {
-		sink, count := newSink()
-		_, err := Read(context.Background(), []string{path}, opts, sink)
-		n := count()
-		if err != nil {
+		s := &countingSink{t: b}
+		var sink Sink = SinkFunc(s.ConsumeTraces) // not a BatchSink: pdata decodes
+		if projected {
+			sink = s
+		}
+		if _, err := Read(context.Background(), []string{path}, opts, sink); err != nil {
 			b.Fatal(err)
 		}
-		if n != want {
-			b.Fatalf("read %d spans, want %d", n, want)
+		if projected && s.batches == 0 {
+			b.Fatal("no batch came: the projection decoder was not taken")
 		}
-		spans += n
+		if s.spans != want {
+			b.Fatalf("read %d spans, want %d", s.spans, want)
+		}
+		spans += s.spans
 	}
 	b.ReportMetric(float64(spans)/b.Elapsed().Seconds(), "spans/s")
 }
@@ -101,15 +97,7 @@ func BenchmarkReadOTLPProto(b *testing.B) { benchRead(b, "otlp-proto") }
 // `mcptrace analyze` over the same spans it shows what of the command's
 // cost is reading and decoding, and what is the analysis.
 func benchReadProjected(b *testing.B, encoding string) {
-	benchReadInto(b, encoding, ReadOptions{Keep: benchKeep}, func() (Sink, func() int) {
-		s := &countingSink{t: b}
-		return s, func() int {
-			if s.batches == 0 {
-				b.Fatal("no batch came: the projection decoder was not taken")
-			}
-			return s.spans
-		}
-	})
+	benchReadInto(b, encoding, ReadOptions{Keep: benchKeep}, true)
 }
 
 // BenchmarkReadOTLPJSONLinesProjected reads JSON lines through the
