@@ -55,7 +55,9 @@ func missReasons(t *testing.T, d *dump) map[string]int {
 // TestAttemptNumbersOfTheFirstTryAreNotRedials pins how the vocabulary
 // stage reads plugin.mcp.attempt: 1 and 0 (a writer counting from zero) are
 // a first try, as is no attribute; 2 is the redial, whichever form the
-// value takes.
+// value takes, and so is 3; a value that is no whole number of 2 or more
+// (-1, a word, a bool, 1.5) is no redial: filed as one, the miss would
+// pass for explained.
 func TestAttemptNumbersOfTheFirstTryAreNotRedials(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -68,6 +70,12 @@ func TestAttemptNumbersOfTheFirstTryAreNotRedials(t *testing.T) {
 		{"no attempt", nil, spans.MissCold},
 		{"attempt 2", 2, spans.MissRedial},
 		{"attempt \"2\" (string)", "2", spans.MissRedial},
+		{"attempt 3", 3, spans.MissRedial},
+		{"attempt -1", -1, spans.MissCold},
+		{"attempt \"x\"", "x", spans.MissCold},
+		{"attempt true", true, spans.MissCold},
+		{"attempt 1.5", 1.5, spans.MissCold},
+		{"attempt 2.5", 2.5, spans.MissCold},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

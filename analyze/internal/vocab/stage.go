@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
@@ -451,9 +452,15 @@ func (v *Compiled) isRedial(a int32) bool {
 }
 
 // redialAttempt reports whether an acquire span's attempt attribute
-// (its value id, -1 when absent) names a second attempt.
+// (its value id, -1 when absent) names a second attempt or a later one: a
+// whole number of 2 or more. Any other value (-1, "x", true, 1.5) names
+// no redial: filed as one, a miss would pass for explained.
 func (v *Compiled) redialAttempt(at int32) bool {
-	return at >= 0 && v.x.Vals[at] != "1" && v.x.Vals[at] != "0"
+	if at < 0 || v.x.Vals[at] == "1" {
+		return false
+	}
+	n, err := strconv.ParseInt(v.x.Vals[at], 10, 64)
+	return err == nil && n >= 2
 }
 
 // impliedHits appends, under acquire-on-miss, a hit for every invocation
