@@ -30,6 +30,11 @@ func JSON(w io.Writer, r *report.Report) error {
 			paths = append(paths, strings.Split(m.JSON, "."))
 		}
 	}
+	for _, b := range report.Breakdowns() {
+		if !r.BreakdownOf(b).Known() {
+			paths = append(paths, strings.Split(b.JSON, "."))
+		}
+	}
 	raw, err := nullAt(bytes.TrimSpace(b.Bytes()), paths)
 	if err != nil {
 		return fmt.Errorf("render json: %w", err)
@@ -46,9 +51,10 @@ func JSON(w io.Writer, r *report.Report) error {
 }
 
 // nullAt returns the JSON object raw with the value at each path (keys
-// from the top) replaced by null, every key kept in its place. A path
-// through a value that is not an object, or to a key raw lacks, changes
-// nothing.
+// from the top; a key ending in "[]" names an array, the rest of the path
+// applying to each of its elements) replaced by null, every key kept in
+// its place. A path through a value that is not an object (an array, for
+// "[]"), or to a key raw lacks, changes nothing.
 func nullAt(raw []byte, paths [][]string) ([]byte, error) {
 	if len(paths) == 0 {
 		return raw, nil
@@ -73,20 +79,32 @@ func nullAt(raw []byte, paths [][]string) ([]byte, error) {
 		if err := dec.Decode(&val); err != nil {
 			return nil, err
 		}
-		var sub [][]string
+		var sub, each [][]string
 		null := false
 		for _, p := range paths {
+			if len(p) == 0 {
+				continue // a path to the elements themselves: none is drawn so
+			}
+			name, many := strings.CutSuffix(p[0], "[]")
 			switch {
-			case p[0] != key:
+			case name != key:
+			case many:
+				each = append(each, p[1:])
 			case len(p) == 1:
 				null = true
 			default:
 				sub = append(sub, p[1:])
 			}
 		}
-		if null {
+		switch {
+		case null:
 			val = json.RawMessage("null")
-		} else if val, err = nullAt(val, sub); err != nil {
+		case len(each) > 0:
+			val, err = nullEach(val, each)
+		default:
+			val, err = nullAt(val, sub)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if n > 0 {
@@ -103,4 +121,30 @@ func nullAt(raw []byte, paths [][]string) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return slices.Clip(b.Bytes()), nil
+}
+
+// nullEach applies nullAt with paths to each element of the JSON array
+// raw; a value that is not an array is returned as it is.
+func nullEach(raw json.RawMessage, paths [][]string) (json.RawMessage, error) {
+	var elems []json.RawMessage
+	if len(bytes.TrimSpace(raw)) == 0 || raw[0] != '[' {
+		return raw, nil
+	}
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, e := range elems {
+		out, err := nullAt(e, paths)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(out)
+	}
+	b.WriteByte(']')
+	return b.Bytes(), nil
 }

@@ -107,11 +107,14 @@ func (r view) missSection() section {
 	row := make([]string, 0, len(spans.MissReasons))
 	m, _ := measureRow("unexplained_misses")
 	for _, reason := range spans.MissReasons {
-		if reason == spans.MissUnexplained {
+		switch {
+		case reason == spans.MissUnexplained:
 			row = append(row, r.drawFigure(m))
-			continue
+		case !spans.IsExplainedMiss(reason): // a share of the unexplained misses (evicted)
+			row = append(row, r.mark(m.Name, itoa(p.MissReasons[reason])))
+		default:
+			row = append(row, itoa(p.MissReasons[reason]))
 		}
-		row = append(row, itoa(p.MissReasons[reason]))
 	}
 	miss.rows = [][]string{row}
 	m.Show.Label = spans.MissUnexplained
@@ -143,8 +146,11 @@ func (r view) scopeSection() section {
 // mark draws text, a breakdown of figure name (a cell of a per-scope or
 // per-revision row), as the headline draws the figure itself: "—" where
 // the spans cannot show it, "≥"/"≤" before a bound (report.Report.FigureOf).
-func (r view) mark(name, text string) string {
-	switch r.FigureOf(name).State {
+func (r view) mark(name, text string) string { return markAs(r.FigureOf(name), text) }
+
+// markAs draws text as a figure worth f: "—", "≥ text", "≤ text" or text.
+func markAs(f report.FigureState, text string) string {
+	switch f.State {
 	case report.NotMeasurable:
 		return NotMeasurableCell
 	case report.LowerBound:
@@ -181,11 +187,17 @@ func (r view) protocolSection() section {
 		if g.Sessionless {
 			kind = "sessionless"
 		}
-		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), r.mark("call.count", itoa(g.Calls)), r.mark("acquires", itoa(g.Acquires)),
-			r.mark("hits", itoa(g.Hits)), r.mark("misses", itoa(g.Misses)), r.mark("hit_rate", pct(g.HitRate)), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
+		of := r.ProtocolFigureOf
+		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), markAs(of("call.count"), itoa(g.Calls)), markAs(of("acquires"), itoa(g.Acquires)),
+			markAs(of("hits"), itoa(g.Hits)), markAs(of("misses"), itoa(g.Misses)), markAs(of("hit_rate"), pct(g.HitRate)), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
 		if g.Sessionless {
 			bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
 		}
+	}
+	if f := r.ProtocolFigureOf("acquires"); len(bp.rows) > 0 && !f.Known() && r.FigureOf("acquires").Known() {
+		bp.notes = append(bp.notes, "acquires, hits, misses and hit % per revision are not measurable: "+f.Why)
+	} else if len(bp.rows) > 0 {
+		bp.notes = append(bp.notes, r.markNote("call.count", "acquires", "hits", "misses", "hit_rate")...)
 	}
 	return bp
 }

@@ -1,0 +1,84 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcptrace/mcptrace/spans"
+)
+
+// The headline's figures are drawn again broken down: per pool scope
+// (pool.by_scope), per protocol revision (by_protocol) and, for the
+// unexplained misses, among the misses by cause (pool.miss_reasons). A
+// share is worth what its figure is worth, and is a number only where the
+// figure is: this table says which figure each share breaks down, and
+// BreakdownOf decides what it is worth, so that the JSON (a null), the
+// table and Markdown ("—", "≥", "≤") and the HTML page agree with the
+// headline.
+
+// Breakdown is one share of a figure in the report's JSON.
+type Breakdown struct {
+	// Figure is the measure the share breaks down (a measure table name).
+	Figure string
+	// JSON is where the share is: keys from the top, "[]" for every
+	// element of an array ("pool.by_scope[].hit_rate").
+	JSON string
+}
+
+// breakdownTable lists every share of a figure the report holds.
+var breakdownTable = func() []Breakdown {
+	var out []Breakdown
+	for _, f := range []string{"acquires", "hits", "misses", "hit_rate", "handshakes", "keys", "cold_start_floor", "excess_misses"} {
+		out = append(out, Breakdown{f, "pool.by_scope[]." + f})
+	}
+	for _, r := range spans.MissReasons {
+		if !spans.IsExplainedMiss(r) { // what unexplained_misses sums (Unexplained)
+			out = append(out, Breakdown{"unexplained_misses", "pool.miss_reasons." + r}, Breakdown{"unexplained_misses", "pool.by_scope[].miss_reasons." + r})
+		}
+	}
+	out = append(out, Breakdown{"call.count", "by_protocol[].calls"})
+	for _, f := range protocolAcquireFigures {
+		out = append(out, Breakdown{f, "by_protocol[]." + f})
+	}
+	return out
+}()
+
+// protocolAcquireFigures are by_protocol's counts of acquire spans.
+var protocolAcquireFigures = []string{"acquires", "hits", "misses", "hit_rate"}
+
+// Breakdowns returns the table of shares; the caller owns the slice.
+func Breakdowns() []Breakdown { return append([]Breakdown(nil), breakdownTable...) }
+
+// BreakdownOf is what one share is worth: its figure's worth
+// (FigureOf), and for by_protocol's acquires, hits, misses and hit rate,
+// not measurable when they do not cover every acquire. They count acquire
+// spans by the revision on them; a writer that writes one only on a miss
+// (acquire-on-miss: a hit is an invocation without one) or none at all
+// (the acquires inferred from calls) leaves acquires no revision can be
+// read from, and the per-revision hit rate would then be a wrong number.
+// A report read back has the shares it wrote as null, and so reads the
+// same.
+func (r *Report) BreakdownOf(b Breakdown) FigureState {
+	f := r.FigureOf(b.Figure)
+	if !f.Known() || !strings.HasPrefix(b.JSON, "by_protocol[].") || b.Figure == "call.count" {
+		return f
+	}
+	spansCounted := 0
+	for _, g := range r.ByProtocol {
+		spansCounted += g.Acquires
+	}
+	if spansCounted == r.Pool.Acquires {
+		return f
+	}
+	return FigureState{State: NotMeasurable, Why: fmt.Sprintf("per revision only acquire spans are counted, and %d of the %d acquires have one "+
+		"(the others are hits without an acquire span, or acquires inferred from calls)", spansCounted, r.Pool.Acquires)}
+}
+
+// ProtocolFigureOf is BreakdownOf for by_protocol's column of figure
+// (a measure name: acquires, hits, misses, hit_rate, call.count).
+func (r *Report) ProtocolFigureOf(figure string) FigureState {
+	if figure == "call.count" {
+		return r.BreakdownOf(Breakdown{figure, "by_protocol[].calls"})
+	}
+	return r.BreakdownOf(Breakdown{figure, "by_protocol[]." + figure})
+}
