@@ -204,18 +204,25 @@ type Sampling struct {
 	Note       string `json:"note"`
 }
 
-// Count is a labelled count.
+// Count is a labelled count; Count is null where the spans cannot show
+// it (a share of a figure that is not measurable: report.BreakdownOf).
 type Count struct {
 	Name  string `json:"name"`
-	Count int    `json:"count"`
+	Count *int   `json:"count"`
 }
+
+// knownCount is a count the spans show.
+func knownCount(name string, n int) Count { return Count{Name: name, Count: &n} }
 
 // Latency is one latency distribution: nearest-rank quantiles with a
 // 95% confidence interval from the order statistics (how far the quantile
 // of another run of the same size could plausibly be), and a histogram on
 // log-spaced buckets.
 type Latency struct {
-	Name      string     `json:"name"`
+	Name string `json:"name"`
+	// Figure names the measure of its count (acquire_hit.count): the page
+	// draws the count as what that figure is worth (Headline.Figures).
+	Figure    string     `json:"figure"`
 	Count     int        `json:"count"`
 	Quantiles []Quantile `json:"quantiles"`
 	// Buckets are [upper bound ms, count] pairs, empty buckets left out.
@@ -308,11 +315,15 @@ func New(r *report.Report, ev *events.ReportEvents, opts Options) (*Report, erro
 	}
 	h.Headline = htmlHeadline(r)
 	for _, reason := range spans.MissReasons {
-		h.Causes = append(h.Causes, Count{reason, r.Pool.MissReasons[reason]})
+		h.Causes = append(h.Causes, knownCount(reason, r.Pool.MissReasons[reason]))
 	}
 	h.Latency = htmlLatencies(ev, r)
 	h.Offenders = htmlOffenders(r, opts)
 	h.Scopes, h.Sampling = htmlTimelines(h, ev, t0, t1, opts)
+	h.unknownShares(r)
+	if f := r.FigureOf("acquires"); !f.Known() {
+		h.Sampling.Note = "No timeline: the spans cannot show acquires (" + f.Why + ")."
+	}
 	h.escapeText()
 	if opts.WhatIf != nil {
 		var b strings.Builder
@@ -344,9 +355,9 @@ func htmlHeadline(r *report.Report) Headline {
 		ExecutionsWhyNot:     r.Executions.WhyNot,
 		Figures:              map[string]report.FigureState{},
 	}
-	for _, name := range []string{"acquires", "hit_rate", "cold_start_floor", "excess_misses", "unexplained_misses", "handshakes", "multi_session_executions"} {
-		if f := r.FigureOf(name); !f.Exact() {
-			hl.Figures[name] = f
+	for _, m := range report.Measures() {
+		if f := r.FigureOf(m.Name); !f.Exact() {
+			hl.Figures[m.Name] = f
 		}
 	}
 	for _, m := range r.Measures {
@@ -392,15 +403,15 @@ func htmlLatencies(ev *events.ReportEvents, r *report.Report) []Latency {
 	}
 	lat := r.Pool.Latency
 	return []Latency{
-		latency("acquire (hit)", hit, lat.AcquireHit),
-		latency("acquire (miss)", miss, lat.AcquireMiss),
-		latency("handshake", hs, lat.Handshake),
-		latency("call", call, lat.Call),
+		latency("acquire (hit)", "acquire_hit.count", hit, lat.AcquireHit),
+		latency("acquire (miss)", "acquire_miss.count", miss, lat.AcquireMiss),
+		latency("handshake", "handshake.count", hs, lat.Handshake),
+		latency("call", "call.count", call, lat.Call),
 	}
 }
 
-func latency(name string, ds []int64, p report.Percentiles) Latency {
-	l := Latency{Name: name, Count: len(ds), Quantiles: []Quantile{}, Buckets: [][2]float64{}}
+func latency(name, figure string, ds []int64, p report.Percentiles) Latency {
+	l := Latency{Name: name, Figure: figure, Count: len(ds), Quantiles: []Quantile{}, Buckets: [][2]float64{}}
 	if len(ds) == 0 {
 		return l
 	}
@@ -473,7 +484,7 @@ func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 		}
 		return out
 	}
-	if n := r.Pool.UnexplainedMisses; n > 0 {
+	if n := r.Pool.UnexplainedMisses; n > 0 && r.FigureOf("unexplained_misses").Known() {
 		o := report.HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: "found",
 			Expected: "every miss explained: " + strings.Join(spans.ExplainedMissReasons, ", "),
 			Found:    fmt.Sprintf("%d unexplained miss(es)", n), TraceQL: spans.TraceQLUnexplainedMiss, Examples: []report.HTMLExample{}}
@@ -485,7 +496,7 @@ func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 	if o, ok := unmeasurableOffender(r); ok {
 		out = append(out, o)
 	}
-	if n := r.Executions.MultiSession; n > 0 {
+	if n := r.Executions.MultiSession; n > 0 && r.FigureOf("multi_session_executions").Known() {
 		o := report.HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: "found",
 			Expected: "each execution's tool calls on one downstream session",
 			Found:    fmt.Sprintf("%s of %s on several sessions (at most %d)", textfmt.Count(n), countOf(r.Executions.Count, "execution"), r.Executions.MaxSessions),
@@ -517,4 +528,31 @@ func unmeasurableOffender(r *report.Report) (report.HTMLOffender, bool) {
 	return report.HTMLOffender{ID: "executions not measurable", Severity: "finding", Status: "not measurable",
 		Expected: "each tool call tied to the execution that made it",
 		Found:    r.Executions.WhyNot, Examples: []report.HTMLExample{}}, true
+}
+
+// unknownShares empties the page's shares of figures the spans cannot
+// show, as the JSON report nulls them (report.BreakdownOf): the counts of
+// the misses by a cause that is not explained (the unexplained misses'
+// shares), and each scope's hit rate and cold-start floor. The page then
+// says "not measurable" for them, never 0.
+func (h *Report) unknownShares(r *report.Report) {
+	unexplained := r.FigureOf("unexplained_misses").Known()
+	blank := func(causes []Count) {
+		for i := range causes {
+			if !unexplained && !spans.IsExplainedMiss(causes[i].Name) {
+				causes[i].Count = nil
+			}
+		}
+	}
+	blank(h.Causes)
+	for i := range h.Scopes {
+		sc := &h.Scopes[i]
+		blank(sc.Causes)
+		if !r.FigureOf("hit_rate").Known() {
+			sc.HitRate = nil
+		}
+		if !r.FigureOf("cold_start_floor").Known() {
+			sc.ColdStartFloor = nil
+		}
+	}
 }

@@ -154,7 +154,10 @@
   // Offenders.
   add(root, el("h2", {}, "Offenders"));
   var offs = el("div", { id: "offenders" });
-  if (!D.offenders.length) add(offs, el("p", { "class": "muted" }, D.verdict ? "Every rule passed." : "No unexplained misses and no execution on several sessions."));
+  var unknown = ["unexplained_misses", "multi_session_executions"].filter(function (n) { return H.figures[n] && H.figures[n].state === "not_measurable"; });
+  if (!D.offenders.length) add(offs, el("p", { "class": "muted" }, D.verdict ? "Every rule passed." : unknown.length ?
+    "No offenders to show: " + unknown.join(" and ").replace(/_/g, " ") + " cannot be measured on these spans (see the headline)." :
+    "No unexplained misses and no execution on several sessions."));
   D.offenders.forEach(function (o) {
     var box = el("div", { "class": "offender " + o.severity, "data-rule": o.id });
     add(box, el("h3", {}, o.id + " — " + o.status + " (" + o.severity + ")"));
@@ -197,15 +200,15 @@
         add(rest, el("h3", {}, "Other scopes (no timeline: outside the " + num(D.sampling.scopes_drawn) + " busiest)"));
         add(root, rest);
       }
-      add(sec, el("summary", {}, "scope " + (sc.scope || "(unnamed)") + " — " + plural(sc.acquires, "acquire") + ", hit rate " + pct(sc.hit_rate) + ", " + plural(sc.sessions, "session")));
+      add(sec, el("summary", {}, "scope " + (sc.scope || "(unnamed)") + " — " + scopeFigures(sc) + ", " + plural(sc.sessions, "session")));
       var ch = el("div", { "class": "charts" });
       add(ch, add(el("div", { "class": "chart" }), el("h4", {}, "Hit rate and ceiling over time"), rateChart(sc)));
       add(ch, add(el("div", { "class": "chart" }), el("h4", {}, "Misses by cause"), bars(sc.miss_causes)));
       add(rest, add(sec, ch));
       return;
     }
-    add(sec, el("h3", {}, "scope " + (sc.scope || "(unnamed)") + " — " + plural(sc.acquires, "acquire") + ", hit rate " + pct(sc.hit_rate) +
-      ", ceiling " + (sc.cold_start_floor === null ? "n/a" : pct(1 - sc.cold_start_floor)) + ", " + plural(sc.sessions, "session") +
+    add(sec, el("h3", {}, "scope " + (sc.scope || "(unnamed)") + " — " + scopeFigures(sc) +
+      ", ceiling " + figureOrNA("cold_start_floor", sc.cold_start_floor, function (v) { return pct(1 - v); }, true) + ", " + plural(sc.sessions, "session") +
       (sc.lanes.length < sc.sessions ? " (" + num(sc.lanes.length) + " busiest drawn)" : "")));
     add(sec, timeline(sc));
     var charts = el("div", { "class": "charts" });
@@ -216,6 +219,22 @@
   });
   if (D.sampling.scopes_left_out > 0) {
     add(rest || root, el("p", { "class": "muted", id: "scopes-left-out" }, "… and " + plural(D.sampling.scopes_left_out, "more scope") + ", not listed (the least busy): every count, rate and cause above uses them."));
+  }
+
+  // scopeFigures draws a scope's acquires and hit rate as the headline's
+  // are worth (a bound, or not measurable).
+  function scopeFigures(sc) {
+    var f = H.figures.acquires;
+    var acq = f && f.state === "not_measurable" ? "acquires not measurable" : shown("acquires", plural(sc.acquires, "acquire"));
+    return acq + ", hit rate " + figureOrNA("hit_rate", sc.hit_rate, pct);
+  }
+  // figureOrNA draws v (null: no figure) as figure name is worth: "not
+  // measurable" where the spans cannot show it, "n/a" where there is no
+  // data for it.
+  function figureOrNA(name, v, draw, flip) {
+    var f = H.figures[name];
+    if (f && f.state === "not_measurable") return "not measurable";
+    return v === null ? "n/a" : shown(name, draw(v), flip);
   }
 
   // Latency distributions.
@@ -332,12 +351,16 @@
 
   function bars(counts, id) {
     var max = 0;
-    counts.forEach(function (c) { max = Math.max(max, c.count); });
+    counts.forEach(function (c) { if (c.count !== null) max = Math.max(max, c.count); });
     var w = 360, rowH = 16, h = counts.length * rowH + 4, lab = 90;
     var svg = sv("svg", { viewBox: "0 0 " + w + " " + h, width: "100%", role: "img", "aria-label": "misses by cause" });
     if (id) svg.setAttribute("id", id);
     counts.forEach(function (c, i) {
       var t = sv("text", { x: 0, y: i * rowH + 12 }); t.textContent = c.name; add(svg, t);
+      if (c.count === null) { // a share of a figure the spans cannot show
+        var u = sv("text", { x: lab, y: i * rowH + 12, "data-cause": c.name, "data-count": "not measurable" }); u.textContent = "not measurable"; add(svg, u);
+        return;
+      }
       var bw = max ? (w - lab - 50) * c.count / max : 0;
       add(svg, sv("rect", { x: lab, y: i * rowH + 3, width: Math.max(bw, c.count ? 1 : 0), height: rowH - 5, fill: color(c.name), "data-cause": c.name, "data-count": c.count }));
       var n = sv("text", { x: lab + bw + 4, y: i * rowH + 12 }); n.textContent = num(c.count); add(svg, n);
@@ -347,7 +370,12 @@
 
   function latencyChart(l) {
     var box = el("div", { "class": "chart", "data-series": l.name });
-    add(box, el("h4", {}, l.name + " — " + plural(l.count, "sample")));
+    var lf = H.figures[l.figure];
+    if (lf && lf.state === "not_measurable") {
+      add(box, el("h4", { title: lf.why }, l.name + " — not measurable"));
+      return add(box, el("div", { "class": "muted" }, lf.why));
+    }
+    add(box, el("h4", { title: lf ? lf.why : "" }, l.name + " — " + shown(l.figure, plural(l.count, "sample"))));
     if (!l.count) return add(box, el("div", { "class": "muted" }, "no samples"));
     var w = 360, h = 110, pad = 4;
     var svg = sv("svg", { viewBox: "0 0 " + w + " " + (h + 16), width: "100%", role: "img", "aria-label": "latency histogram of " + l.name });
