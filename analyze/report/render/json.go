@@ -79,23 +79,7 @@ func nullAt(raw []byte, paths [][]string) ([]byte, error) {
 		if err := dec.Decode(&val); err != nil {
 			return nil, err
 		}
-		var sub, each [][]string
-		null := false
-		for _, p := range paths {
-			if len(p) == 0 {
-				continue // a path to the elements themselves: none is drawn so
-			}
-			name, many := strings.CutSuffix(p[0], "[]")
-			switch {
-			case name != key:
-			case many:
-				each = append(each, p[1:])
-			case len(p) == 1:
-				null = true
-			default:
-				sub = append(sub, p[1:])
-			}
-		}
+		null, sub, each := pathsUnder(key, paths)
 		switch {
 		case null:
 			val = json.RawMessage("null")
@@ -121,6 +105,28 @@ func nullAt(raw []byte, paths [][]string) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return slices.Clip(b.Bytes()), nil
+}
+
+// pathsUnder sorts the paths that start at key: whether one ends there
+// (null), the rest of those going on into its object (sub), and of those
+// naming it an array, "key[]", the rest for each element (each).
+func pathsUnder(key string, paths [][]string) (null bool, sub, each [][]string) {
+	for _, p := range paths {
+		if len(p) == 0 {
+			continue // a path to the elements themselves: none is drawn so
+		}
+		name, many := strings.CutSuffix(p[0], "[]")
+		switch {
+		case name != key:
+		case many:
+			each = append(each, p[1:])
+		case len(p) == 1:
+			null = true
+		default:
+			sub = append(sub, p[1:])
+		}
+	}
+	return null, sub, each
 }
 
 // nullEach applies nullAt with paths to each element of the JSON array
