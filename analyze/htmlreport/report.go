@@ -531,27 +531,26 @@ func unmeasurableOffender(r *report.Report) (report.HTMLOffender, bool) {
 }
 
 // unknownShares empties the page's shares of figures the spans cannot
-// show, as the JSON report nulls them (report.BreakdownOf): the counts of
-// the misses by a cause that is not explained (the unexplained misses'
-// shares), and each scope's hit rate and cold-start floor. The page then
-// says "not measurable" for them, never 0.
+// show, where the JSON report nulls them (report.Report.ShareOf): the
+// misses by a cause that is not explained, overall and per scope, and each
+// scope's hit rate and cold-start floor. The page then says "not
+// measurable" for them, never 0.
 func (h *Report) unknownShares(r *report.Report) {
-	unexplained := r.FigureOf("unexplained_misses").Known()
-	blank := func(causes []Count) {
+	blank := func(causes []Count, at string) {
 		for i := range causes {
-			if !unexplained && !spans.IsExplainedMiss(causes[i].Name) {
+			if !r.ShareOf(at + causes[i].Name).Known() {
 				causes[i].Count = nil
 			}
 		}
 	}
-	blank(h.Causes)
+	blank(h.Causes, "pool.miss_reasons.")
 	for i := range h.Scopes {
 		sc := &h.Scopes[i]
-		blank(sc.Causes)
-		if !r.FigureOf("hit_rate").Known() {
+		blank(sc.Causes, "pool.by_scope[].miss_reasons.")
+		if !r.ShareOf("pool.by_scope[].hit_rate").Known() {
 			sc.HitRate = nil
 		}
-		if !r.FigureOf("cold_start_floor").Known() {
+		if !r.ShareOf("pool.by_scope[].cold_start_floor").Known() {
 			sc.ColdStartFloor = nil
 		}
 	}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -23,28 +22,29 @@ type Breakdown struct {
 	// JSON is where the share is: keys from the top, "[]" for every
 	// element of an array ("pool.by_scope[].hit_rate").
 	JSON string
+	// spanCounts marks by_protocol's counts of acquire spans, a number
+	// only where the acquire spans are every acquire (BreakdownOf).
+	spanCounts bool
 }
 
 // breakdownTable lists every share of a figure the report holds.
 var breakdownTable = func() []Breakdown {
 	var out []Breakdown
 	for _, f := range []string{"acquires", "hits", "misses", "hit_rate", "handshakes", "keys", "cold_start_floor", "excess_misses"} {
-		out = append(out, Breakdown{f, "pool.by_scope[]." + f})
+		out = append(out, Breakdown{Figure: f, JSON: "pool.by_scope[]." + f})
 	}
 	for _, r := range spans.MissReasons {
 		if !spans.IsExplainedMiss(r) { // what unexplained_misses sums (Unexplained)
-			out = append(out, Breakdown{"unexplained_misses", "pool.miss_reasons." + r}, Breakdown{"unexplained_misses", "pool.by_scope[].miss_reasons." + r})
+			out = append(out, Breakdown{Figure: "unexplained_misses", JSON: "pool.miss_reasons." + r},
+				Breakdown{Figure: "unexplained_misses", JSON: "pool.by_scope[].miss_reasons." + r})
 		}
 	}
-	out = append(out, Breakdown{"call.count", "by_protocol[].calls"})
-	for _, f := range protocolAcquireFigures {
-		out = append(out, Breakdown{f, "by_protocol[]." + f})
+	out = append(out, Breakdown{Figure: "call.count", JSON: "by_protocol[].calls"})
+	for _, f := range []string{"acquires", "hits", "misses", "hit_rate"} {
+		out = append(out, Breakdown{Figure: f, JSON: "by_protocol[]." + f, spanCounts: true})
 	}
 	return out
 }()
-
-// protocolAcquireFigures are by_protocol's counts of acquire spans.
-var protocolAcquireFigures = []string{"acquires", "hits", "misses", "hit_rate"}
 
 // Breakdowns returns the table of shares; the caller owns the slice.
 func Breakdowns() []Breakdown { return append([]Breakdown(nil), breakdownTable...) }
@@ -60,7 +60,7 @@ func Breakdowns() []Breakdown { return append([]Breakdown(nil), breakdownTable..
 // same.
 func (r *Report) BreakdownOf(b Breakdown) FigureState {
 	f := r.FigureOf(b.Figure)
-	if !f.Known() || !strings.HasPrefix(b.JSON, "by_protocol[].") || b.Figure == "call.count" {
+	if !f.Known() || !b.spanCounts {
 		return f
 	}
 	spansCounted := 0
@@ -74,11 +74,15 @@ func (r *Report) BreakdownOf(b Breakdown) FigureState {
 		"(the others are hits without an acquire span, or acquires inferred from calls)", spansCounted, r.Pool.Acquires)}
 }
 
-// ProtocolFigureOf is BreakdownOf for by_protocol's column of figure
-// (a measure name: acquires, hits, misses, hit_rate, call.count).
-func (r *Report) ProtocolFigureOf(figure string) FigureState {
-	if figure == "call.count" {
-		return r.BreakdownOf(Breakdown{figure, "by_protocol[].calls"})
+// ShareOf is BreakdownOf for the share at path, as the table of shares
+// spells it ("by_protocol[].hit_rate", "pool.miss_reasons.evicted"): what
+// the renderers ask of a cell. A path that is no share is measurable (it
+// claims nothing).
+func (r *Report) ShareOf(path string) FigureState {
+	for _, b := range breakdownTable {
+		if b.JSON == path {
+			return r.BreakdownOf(b)
+		}
 	}
-	return r.BreakdownOf(Breakdown{figure, "by_protocol[]." + figure})
+	return FigureState{State: Measurable}
 }

@@ -94,11 +94,11 @@ func TestPerRevisionAcquiresAreNullUnlessTheyCoverEveryAcquire(t *testing.T) {
 			}
 			r.Pool.Acquires += tc.uncover
 			for _, f := range []string{"acquires", "hits", "misses", "hit_rate"} {
-				if got := r.ProtocolFigureOf(f).Known(); got == tc.wantNull {
-					t.Errorf("ProtocolFigureOf(%s).Known() = %v", f, got)
+				if got := r.ShareOf("by_protocol[]." + f).Known(); got == tc.wantNull {
+					t.Errorf("ShareOf(by_protocol[].%s).Known() = %v", f, got)
 				}
 			}
-			if !r.ProtocolFigureOf("call.count").Known() {
+			if !r.ShareOf("by_protocol[].calls").Known() {
 				t.Error("by_protocol's calls are not measurable; they count call spans")
 			}
 			out := jsonOf(t, r)

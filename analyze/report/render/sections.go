@@ -111,7 +111,7 @@ func (r view) missSection() section {
 		case reason == spans.MissUnexplained:
 			row = append(row, r.drawFigure(m))
 		case !spans.IsExplainedMiss(reason): // a share of the unexplained misses (evicted)
-			row = append(row, r.mark(m.Name, itoa(p.MissReasons[reason])))
+			row = append(row, markAs(r.ShareOf("pool.miss_reasons."+reason), itoa(p.MissReasons[reason])))
 		default:
 			row = append(row, itoa(p.MissReasons[reason]))
 		}
@@ -187,14 +187,14 @@ func (r view) protocolSection() section {
 		if g.Sessionless {
 			kind = "sessionless"
 		}
-		of := r.ProtocolFigureOf
-		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), markAs(of("call.count"), itoa(g.Calls)), markAs(of("acquires"), itoa(g.Acquires)),
+		of := func(key string) report.FigureState { return r.ShareOf("by_protocol[]." + key) }
+		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), markAs(of("calls"), itoa(g.Calls)), markAs(of("acquires"), itoa(g.Acquires)),
 			markAs(of("hits"), itoa(g.Hits)), markAs(of("misses"), itoa(g.Misses)), markAs(of("hit_rate"), pct(g.HitRate)), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
 		if g.Sessionless {
 			bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
 		}
 	}
-	if f := r.ProtocolFigureOf("acquires"); len(bp.rows) > 0 && !f.Known() && r.FigureOf("acquires").Known() {
+	if f := r.ShareOf("by_protocol[].acquires"); len(bp.rows) > 0 && !f.Known() && r.FigureOf("acquires").Known() {
 		bp.notes = append(bp.notes, "acquires, hits, misses and hit % per revision are not measurable: "+f.Why)
 	} else if len(bp.rows) > 0 {
 		bp.notes = append(bp.notes, r.markNote("call.count", "acquires", "hits", "misses", "hit_rate")...)
