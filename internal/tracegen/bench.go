@@ -18,6 +18,10 @@ const (
 	benchKeysPerScope  = 4   // cache keys per scope
 	benchExecsPerBatch = 128 // executions per exported batch (one line or record)
 	benchTTLEvery      = 40  // every 40th use of a pair is a ttl miss
+	// benchIdleGap is the pause before the executions that hold the ttl
+	// misses: longer than the pool's default idle TTL of 5 minutes, so
+	// every session is idle past it when its pair is next used.
+	benchIdleGap = 6 * time.Minute
 )
 
 // BenchBatches generates a workload of at least spans spans in the pool's
@@ -25,8 +29,9 @@ const (
 // export request as a Collector would write it (about 900 spans, one
 // resource per pool scope touched). Executions are traces with an
 // executor.execute root and two invocations; each (scope, key) pair starts
-// with a cold miss, then hits, with a ttl miss every 40th use. The workload
-// is deterministic. fn owns each batch. BenchBatches returns the number of
+// with a cold miss, then hits, with a ttl miss every 40th use, after a
+// pause of [benchIdleGap] in which every session outlives the idle TTL. The
+// workload is deterministic. fn owns each batch. BenchBatches returns the number of
 // spans generated, or fn's first error.
 func BenchBatches(spanCount int, fn func(ptrace.Traces) error) (int, error) {
 	g := newGen(1_000_003)
@@ -48,7 +53,7 @@ func BenchBatches(spanCount int, fn func(ptrace.Traces) error) (int, error) {
 			p := exec % len(pairs)
 			scope := p / benchKeysPerScope
 			ss := g.spansOf(gatewayService, fmt.Sprintf("bench-do-%03d", scope))
-			start := BaseTime.Add(time.Duration(exec) * 50 * time.Millisecond)
+			start := BaseTime.Add(time.Duration(exec)*50*time.Millisecond + time.Duration(exec/benchTTLRound)*benchIdleGap)
 			tid := benchTraceID(exec)
 			root := g.root(ss, tid, executionRootName, start)
 			c := start.Add(200 * time.Microsecond)
@@ -77,6 +82,12 @@ func BenchBatches(spanCount int, fn func(ptrace.Traces) error) (int, error) {
 	}
 	return total, nil
 }
+
+// benchTTLRound is how many executions pass between the rounds of ttl
+// misses: each execution uses its pair twice, and the pairs take turns, so
+// a pair's use count reaches the next multiple of benchTTLEvery once every
+// benchTTLRound executions.
+const benchTTLRound = benchScopes * benchKeysPerScope * benchTTLEvery / 2
 
 // benchTraceID makes trace ids unique by construction (a counter) so that
 // a million-span dump has no accidental duplicates.

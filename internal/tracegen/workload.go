@@ -90,6 +90,7 @@ type pairState struct {
 	at            time.Time // when the pair's latest lease ended
 	seen          bool
 	failedPending bool // the last lease failed: the next acquire misses after_failure
+	sparePending  bool // a concurrent pair left two sessions idle: the next trace is a ttl miss
 }
 
 // GenerateWorkload builds a deterministic workload: cfg.Traces traces over
@@ -121,6 +122,8 @@ func GenerateWorkload(cfg WorkloadConfig) (*Workload, error) {
 		case !p.seen:
 		case p.failedPending:
 			kind = KindAfterFailure
+		case p.sparePending:
+			kind = KindTTL
 		default:
 			n := g.rng.IntN(total)
 			for _, w := range weights {
@@ -270,6 +273,7 @@ func (g *generator) trace(p *pairState, kind string) int {
 	case KindTTL:
 		start = p.at.Add(g.jitter(gapIdle, time.Minute))
 		p.at = g.single(p, start, fresh(spans.MissTTL))
+		p.sparePending = false
 	case KindUnexplained:
 		p.at = g.single(p, start, fresh(""))
 	case KindHealthCheck:
@@ -296,6 +300,11 @@ func (g *generator) trace(p *pairState, kind string) int {
 		end2 := g.single(p, start.Add(2*time.Second), fresh(spans.MissConcurrent))
 		p.session = held
 		p.at = later(end1, end2)
+		// Both sessions are now idle, and a pool keeps both (its recent
+		// peak is two): a later failed lease would be followed by a hit
+		// on the other one, not an after_failure miss. An idle gap over
+		// the TTL closes both, so the pair's story goes on with one.
+		p.sparePending = true
 		traces = 2
 	case KindExecution, KindMultiSession:
 		tid := g.traceID()

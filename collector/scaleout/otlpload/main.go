@@ -77,6 +77,9 @@ func run() error {
 	if o.duration > 0 && o.telemetry == "" {
 		return errors.New("throughput mode needs -telemetry")
 	}
+	if o.batches < 1 || o.batches > maxBatches {
+		return fmt.Errorf("-batches %d: want 1 to %d, so that one round of the requests spans less than the hour each round moves the times on", o.batches, maxBatches)
+	}
 	if o.duration > 5*time.Minute || o.warmup > time.Minute {
 		return errors.New("-duration at most 5m and -warmup at most 1m: the load is bounded")
 	}
@@ -130,8 +133,13 @@ func generate(n int) ([]template, error) {
 }
 
 // roundShift is how far each round moves the times: past the whole
-// template's span of time (BenchBatches spaces executions 50 ms apart).
-const roundShift = time.Hour
+// template's span of time. BenchBatches spaces executions 50 ms apart,
+// with a pause of 6 minutes every 5,120 executions, and puts 128 in a
+// request: maxBatches requests span about 51 minutes.
+const (
+	roundShift = time.Hour
+	maxBatches = 200
+)
 
 // request returns the template's copy for round r: trace ids carry the
 // round in their first eight bytes (the generator's counter is in the
