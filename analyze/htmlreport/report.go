@@ -143,21 +143,23 @@ type Window struct {
 	DurationMs float64 `json:"duration_ms"`
 }
 
-// Headline holds the figures drawn as tiles.
+// Headline holds the figures drawn as tiles. A figure the spans cannot
+// tell (report.Report.FigureOf: not measurable) is null, never a number
+// that reads as a count.
 type Headline struct {
 	Spans             int      `json:"spans"`
 	Traces            int      `json:"traces"`
 	IncompleteTraces  int      `json:"incomplete_traces"`
-	Acquires          int      `json:"acquires"`
-	Hits              int      `json:"hits"`
-	Misses            int      `json:"misses"`
+	Acquires          *int     `json:"acquires"`
+	Hits              *int     `json:"hits"`
+	Misses            *int     `json:"misses"`
 	HitRate           *float64 `json:"hit_rate"`
 	ColdStartFloor    *float64 `json:"cold_start_floor"`
-	ExcessMisses      int      `json:"excess_misses"`
-	UnexplainedMisses int      `json:"unexplained_misses"`
-	Handshakes        int      `json:"handshakes"`
-	Executions        int      `json:"executions"`
-	MultiSession      int      `json:"multi_session_executions"`
+	ExcessMisses      *int     `json:"excess_misses"`
+	UnexplainedMisses *int     `json:"unexplained_misses"`
+	Handshakes        *int     `json:"handshakes"`
+	Executions        *int     `json:"executions"`
+	MultiSession      *int     `json:"multi_session_executions"`
 	// ExecutionsMeasurable is the report's executions.measurable, and
 	// ExecutionsWhyNot its why_not: the page then says the executions
 	// could not be measured instead of drawing their figures.
@@ -336,20 +338,32 @@ func New(r *report.Report, ev *events.ReportEvents, opts Options) (*Report, erro
 }
 
 func htmlHeadline(r *report.Report) Headline {
+	count := func(name string, v int) *int {
+		if !r.FigureOf(name).Known() {
+			return nil
+		}
+		return &v
+	}
+	share := func(name string, v *float64) *float64 {
+		if !r.FigureOf(name).Known() {
+			return nil
+		}
+		return v
+	}
 	hl := Headline{
 		Spans:                r.Spans,
 		Traces:               r.Traces,
 		IncompleteTraces:     r.IncompleteTraces,
-		Acquires:             r.Pool.Acquires,
-		Hits:                 r.Pool.Hits,
-		Misses:               r.Pool.Misses,
-		HitRate:              r.Pool.HitRate,
-		ColdStartFloor:       r.Pool.ColdStartFloor,
-		ExcessMisses:         r.Pool.ExcessMisses,
-		UnexplainedMisses:    r.Pool.UnexplainedMisses,
-		Handshakes:           r.Pool.Handshakes,
-		Executions:           r.Executions.Count,
-		MultiSession:         r.Executions.MultiSession,
+		Acquires:             count("acquires", r.Pool.Acquires),
+		Hits:                 count("hits", r.Pool.Hits),
+		Misses:               count("misses", r.Pool.Misses),
+		HitRate:              share("hit_rate", r.Pool.HitRate),
+		ColdStartFloor:       share("cold_start_floor", r.Pool.ColdStartFloor),
+		ExcessMisses:         count("excess_misses", r.Pool.ExcessMisses),
+		UnexplainedMisses:    count("unexplained_misses", r.Pool.UnexplainedMisses),
+		Handshakes:           count("handshakes", r.Pool.Handshakes),
+		Executions:           count("executions", r.Executions.Count),
+		MultiSession:         count("multi_session_executions", r.Executions.MultiSession),
 		Reads:                []Reads{},
 		ExecutionsMeasurable: r.Executions.Measurable,
 		ExecutionsWhyNot:     r.Executions.WhyNot,

@@ -122,7 +122,7 @@
   function why(name, title) { var f = H.figures[name]; return f ? f.why : (title || ""); }
   tile("acquires", shown("acquires", num(H.acquires)), why("acquires", plural(H.hits, "hit") + ", " + plural(H.misses, "miss", "misses")));
   tile("hit rate", shown("hit_rate", pct(H.hit_rate)), why("hit_rate"));
-  tile("hit-rate ceiling (1 − cold-start floor)", H.cold_start_floor === null ? "n/a" : shown("cold_start_floor", pct(1 - H.cold_start_floor), true), why("cold_start_floor", "the best hit rate any pool could reach on this traffic"));
+  tile("hit-rate ceiling (1 − cold-start floor)", shown("cold_start_floor", H.cold_start_floor === null ? "n/a" : pct(1 - H.cold_start_floor), true), why("cold_start_floor", "the best hit rate any pool could reach on this traffic"));
   tile("excess misses", shown("excess_misses", num(H.excess_misses)), why("excess_misses", "misses above the cold-start floor"));
   tile("unexplained misses", shown("unexplained_misses", num(H.unexplained_misses)), why("unexplained_misses"));
   tile("handshakes", shown("handshakes", num(H.handshakes)), why("handshakes"));

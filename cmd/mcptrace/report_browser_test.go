@@ -487,6 +487,9 @@ func TestHTMLReportInChromium(t *testing.T) {
 	t.Run("ceiling digits and thousands", func(t *testing.T) {
 		checkCeilingDigits(t, bin, dir)
 	})
+	t.Run("figures the spans cannot tell", func(t *testing.T) {
+		checkUnknowableFigures(t, bin, dir)
+	})
 	t.Run("dark scheme", func(t *testing.T) {
 		res := openInChromium(t, bin, demoDoc.HTMLReport, "dark", desktopWidth)
 		if len(res.consoleErrs) > 0 {
@@ -769,6 +772,51 @@ func checkCeilingDigits(t *testing.T, bin, dir string) {
 		t.Errorf("acquires tile reads %q, want %q", res.Tiles["acquires"], want)
 	}
 	checkPageText(t, res)
+}
+
+// checkUnknowableFigures opens the report of a dump written by OTel
+// semantic-convention instrumentation (no cache key on its spans: the
+// unexplained misses cannot be told) and checks the page draws that
+// figure as "not measurable" in its tile and its miss-cause chart, never
+// as a count.
+func checkUnknowableFigures(t *testing.T, bin, dir string) {
+	t.Helper()
+	page := filepath.Join(dir, "semconv.html")
+	if _, _, err := execute(t, "analyze", "--format", "html", "-o", page, "../../testdata/traces/semconv.otlp.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	res := openInChromium(t, bin, page, "light", desktopWidth)
+	if len(res.consoleErrs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(res.consoleErrs, "\n"))
+	}
+	if got := res.Tiles["unexplained misses"]; got != "not measurable" {
+		t.Errorf("unexplained misses tile reads %q, want \"not measurable\" (tiles %v)", got, res.Tiles)
+	}
+	// The chart draws each cause's label, then its count or "not
+	// measurable": the causes that break down the unexplained misses
+	// (evicted and unexplained) cannot be counted either.
+	var drawn []string
+	for _, c := range res.ChartTexts {
+		drawn = append(drawn, c.Text)
+	}
+	if len(drawn) == 0 {
+		t.Fatal("the page drew no chart text")
+	}
+	for _, cause := range []string{"evicted", "unexplained"} {
+		seen := 0
+		for i, text := range drawn[:len(drawn)-1] {
+			if text != cause {
+				continue
+			}
+			seen++
+			if drawn[i+1] != "not measurable" {
+				t.Errorf("a miss-cause chart draws %s as %q, want \"not measurable\" (chart texts %q)", cause, drawn[i+1], drawn)
+			}
+		}
+		if seen == 0 {
+			t.Errorf("no chart draws the cause %s (chart texts %q)", cause, drawn)
+		}
+	}
 }
 
 // thousands writes n with a comma between groups of three digits.
