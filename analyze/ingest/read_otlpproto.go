@@ -79,6 +79,9 @@ type framedReader struct {
 	// is charged what its decompression may hold before it starts, then
 	// what it decompressed to until the sink has taken it. nil: none.
 	share *inflight
+	// limit is the decompression limit's error once the totals passed
+	// it: the records still queued are then refused undecompressed.
+	limit atomic.Pointer[error]
 }
 
 func newFramedReader(s *stream, forced Format, zstdRecords bool, workers int, ratio float64, recordCap int64) (*framedReader, error) {
@@ -109,11 +112,13 @@ func (fr *framedReader) close() {
 // produce reads records until the input ends, into pooled blocks (one
 // block per job; a record larger than a block gets its own buffer). A
 // cut-off length or record, or a length no dump would hold, ends the input
-// with a problem: the framing cannot be trusted past it.
+// with a problem: the framing cannot be trusted past it. Once a record
+// has passed the decompression limit it stops: the read ends at that
+// record's problem, which is already on its way to the sink.
 func (fr *framedReader) produce(ctx context.Context, emit emitFunc) {
 	b := &framedJobs{emit: emit, j: newBlockJob()}
 	for {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || fr.limit.Load() != nil {
 			b.release()
 			return
 		}
@@ -316,29 +321,61 @@ func readRecord(r io.Reader, size int) ([]byte, error) {
 // decode decodes one record: decompressed first when the records are zstd
 // frames (what it decompressed to stays charged to the share in flight
 // until the sink has taken it), then as JSON when it starts with '{' (or
-// JSON is forced), else as protobuf.
+// JSON is forced), else as protobuf. Once the decompression limit has
+// stopped one record, every record after it is refused undecompressed:
+// the read ends there, and decompressing what is queued would be work
+// for nothing.
 func (fr *framedReader) decode(r rec) result {
 	if fr.zstd == nil {
 		return fr.decodeRecord(r, r.data, r.off)
 	}
+	if lim := fr.limit.Load(); lim != nil {
+		return result{prob: fr.zstdProblem(r.off, *lim)}
+	}
 	out, held, err := fr.decompress(r.seq, r.data)
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-		err = errRecordCap("a decompressed record", fr.recordCap)
-	}
 	if err != nil {
-		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "a zstd frame holding an OTLP record", Err: err}}
-	}
-	in, total := fr.zin.Add(int64(len(r.data))), fr.zout.Add(int64(len(out)))
-	if fr.ratio >= 0 && float64(total) > fr.ratio*float64(in)+decompressionSlack {
-		fr.share.give(held)
-		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: "zstd records within the decompression limit",
-			Err: fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes of records, more than %g times as many "+
-				"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, total, in, fr.ratio)}}
+		return result{prob: fr.zstdProblem(r.off, err)}
 	}
 	res := fr.decodeRecord(r, out, -1) // -1: the bytes are decompressed, not the stream's
 	res.held = held
 	return res
 }
+
+// zstdProblem is the problem of a zstd record at off that could not be
+// decompressed, naming what stopped it: the decompression limit, the
+// record cap, or the frame itself.
+func (fr *framedReader) zstdProblem(off int64, err error) *ReadError {
+	expected := "a zstd frame holding an OTLP record"
+	switch {
+	case errors.Is(err, ErrDecompressionLimit):
+		expected = "zstd records within the decompression limit"
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		err = errRecordCap("a decompressed record", fr.recordCap)
+	}
+	return &ReadError{Path: fr.s.path, Offset: off, Expected: expected, Err: err}
+}
+
+// charge adds what a record of in compressed bytes is now known to
+// decompress to (out, at least) to the records' totals, less what c says
+// was charged for it already, and checks the totals against the ratio:
+// the error, wrapping ErrDecompressionLimit, once they are past it (and
+// then for every record after, see decode). A record that fails is
+// charged what it decompressed before it failed, so records that each
+// expand just past the record cap trip the limit as any bomb does.
+func (fr *framedReader) charge(c *charged, in, out int64) error {
+	totalIn, total := fr.zin.Add(in-c.in), fr.zout.Add(out-c.out)
+	c.in, c.out = in, out
+	if fr.ratio < 0 || float64(total) <= fr.ratio*float64(totalIn)+decompressionSlack {
+		return nil
+	}
+	err := fmt.Errorf("%w: %d bytes decompressed from %d compressed bytes of records, more than %g times as many "+
+		"(a decompression bomb? raise --max-decompression-ratio to read it)", ErrDecompressionLimit, total, totalIn, fr.ratio)
+	fr.limit.CompareAndSwap(nil, &err)
+	return err
+}
+
+// charged is what one record has charged to the records' totals.
+type charged struct{ in, out int64 }
 
 // decodeRecord decodes one record's data (decompressed, or the stream's
 // own bytes from recOff on), as JSON when it starts with '{' in zstd
@@ -387,7 +424,9 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 // decompress decompresses one zstd record of job seq into at most the
 // record cap, and returns what it charged to the share in flight and
 // kept charged: the bytes it decompressed to (on an error, nothing). Past
-// the cap the error is zstd.ErrDecoderSizeExceeded.
+// the cap the error is zstd.ErrDecoderSizeExceeded; a frame that holds
+// more than it says is errFrameOverrun; past the decompression ratio it
+// is the limit's (charge).
 //
 // A frame that says its size gets a buffer of that size, no more (a frame
 // that holds more than it says stops there), charged before it is made.
@@ -397,7 +436,10 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 // frame asks for costs nothing, and a buffer is never materialised past
 // the cap. Each try is charged, before it starts, what it may hold
 // (unsizedCharge: the decoder grows a buffer it overflows once before it
-// stops); only one try's buffer is alive at a time.
+// stops); only one try's buffer is alive at a time. A try that overflows
+// its buffer shows the record decompresses to more than the buffer: that
+// much is charged against the ratio before the next try, so a bomb stops
+// at the first try past the limit.
 func (fr *framedReader) decompress(seq uint64, data []byte) ([]byte, int64, error) {
 	var h zstd.Header
 	if err := h.Decode(data); err != nil {
@@ -410,30 +452,62 @@ func (fr *framedReader) decompress(seq uint64, data []byte) ([]byte, int64, erro
 	if h.HasFCS {
 		size = int64(h.FrameContentSize)
 	}
+	var c charged
+	in := int64(len(data))
 	for {
-		charge := size
-		if !h.HasFCS {
-			charge = unsizedCharge(size)
-		}
-		took, err := fr.share.take(seq, charge)
-		if err != nil {
-			return nil, 0, err
-		}
-		out, err := fr.zstd.DecodeAll(data, make([]byte, 0, size))
+		out, held, err := fr.try(seq, data, size, h.HasFCS)
 		if err == nil {
-			held := min(took, int64(len(out)))
-			fr.share.give(took - held)
+			if err := fr.charge(&c, in, int64(len(out))); err != nil {
+				fr.share.give(held)
+				return nil, 0, err
+			}
 			return out, held, nil
 		}
-		fr.share.give(took)
-		if overflowed(err) {
-			err = zstd.ErrDecoderSizeExceeded
+		if !errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			return nil, 0, err
 		}
-		if h.HasFCS || err != zstd.ErrDecoderSizeExceeded || size >= fr.recordCap {
+		if err := fr.charge(&c, in, size); err != nil {
+			return nil, 0, err
+		}
+		if h.HasFCS {
+			return nil, 0, fmt.Errorf("%w: the frame holds more than the %d bytes its header says (a damaged frame)", errFrameOverrun, size)
+		}
+		if size >= fr.recordCap {
 			return nil, 0, err
 		}
 		size = min(2*size, fr.recordCap)
 	}
+}
+
+// errFrameOverrun is the cause of a zstd record whose frame holds more
+// than the content size its header declares: the frame is damaged (or
+// lies), and no budget would read it.
+var errFrameOverrun = errors.New("zstd frame longer than its content size")
+
+// try decodes data into a buffer of size bytes, charged to the share in
+// flight (by what it may hold when the frame does not say its size), and
+// returns what it decoded and kept charged; a buffer too small is
+// zstd.ErrDecoderSizeExceeded.
+func (fr *framedReader) try(seq uint64, data []byte, size int64, sized bool) ([]byte, int64, error) {
+	charge := size
+	if !sized {
+		charge = unsizedCharge(size)
+	}
+	took, err := fr.share.take(seq, charge)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := fr.zstd.DecodeAll(data, make([]byte, 0, size))
+	if err == nil {
+		held := min(took, int64(len(out)))
+		fr.share.give(took - held)
+		return out, held, nil
+	}
+	fr.share.give(took)
+	if overflowed(err) || errors.Is(err, zstd.ErrFrameSizeExceeded) {
+		err = zstd.ErrDecoderSizeExceeded
+	}
+	return nil, 0, err
 }
 
 // overflowed reports whether err is the zstd decoder's way of saying the
