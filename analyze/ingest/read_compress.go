@@ -111,7 +111,7 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 		s.compression = "gzip"
 		s.r = bufio.NewReaderSize(guard(zr), streamBufferBytes)
 		s.closeFn = func() { zr.Close() }
-	case bytes.HasPrefix(magic, zstdMagic):
+	case isZstd(magic):
 		window = min(max(window, zstd.MinWindowSize), maxZstdWindow)
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(uint64(window)), zstd.WithDecoderMaxMemory(uint64(window)))
 		if err != nil {
@@ -128,6 +128,14 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 }
 
 func (s *stream) close() { s.closeFn() }
+
+// isZstd reports whether b starts a zstd stream: with a frame's magic, or
+// with a skippable frame's (0x184D2A50 to 0x184D2A5F, little-endian: RFC
+// 8878, section 3.1.2), which pzstd writes before every frame and the
+// decoder skips.
+func isZstd(b []byte) bool {
+	return bytes.HasPrefix(b, zstdMagic) || len(b) >= 4 && b[0]&0xf0 == 0x50 && b[1] == 0x2a && b[2] == 0x4d && b[3] == 0x18
+}
 
 // stickyReader keeps the first error other than EOF its input gave and
 // gives it on every later read: bufio hands an error out once and then

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -152,5 +153,50 @@ func TestZeroPaddingAfterTheLastRecordIsSkipped(t *testing.T) {
 		if err != nil || inputs[0].Spans != 1 || len(inputs[0].Warnings) != 0 {
 			t.Errorf("%d zero words after the record: err %v, inputs %+v; want its span read, no warning", words, err, inputs)
 		}
+	}
+}
+
+// skippableFrame is a zstd skippable frame (RFC 8878, section 3.1.2):
+// the magic 0x184D2A5?, little-endian, with low as its first byte (any
+// byte here: a test may ask for one outside the range), then the
+// payload's length and the payload.
+func skippableFrame(low byte, payload []byte) []byte {
+	out := []byte{low, 0x2a, 0x4d, 0x18}
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(payload)))
+	return append(out, payload...)
+}
+
+// TestAZstdStreamStartingWithASkippableFrameIsRead pins zstd detection on
+// skippable frames, as pzstd writes before every frame: a stream that
+// starts with one, with any of the sixteen magic numbers 0x184D2A50 to
+// 0x184D2A5F, is zstd and read (a skippable frame between frames too);
+// the numbers either side of the range are no zstd, and no trace dump.
+func TestAZstdStreamStartingWithASkippableFrameIsRead(t *testing.T) {
+	dump := append(framed(request(baseResource, baseSpan())), framed(request(baseResource, baseSpan()))...)
+	frame := zstdFrame(t, dump, true, 0)
+	for _, tc := range []struct {
+		name string
+		low  byte
+		zstd bool
+	}{
+		{"0x184D2A50, the first of the range", 0x50, true},
+		{"0x184D2A5F, the last of the range", 0x5f, true},
+		{"0x184D2A4F, one before the range", 0x4f, false},
+		{"0x184D2A60, one past the range", 0x60, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := append(skippableFrame(tc.low, []byte("abcd")), frame...)
+			data = append(append(data, skippableFrame(0x5a, nil)...), frame...)
+			inputs, _, err := readBytes(t, data, ReadOptions{Strict: true})
+			if !tc.zstd {
+				if !errors.Is(err, ErrNotTraceDump) {
+					t.Fatalf("err %v; want ErrNotTraceDump", err)
+				}
+				return
+			}
+			if err != nil || inputs[0].Spans != 4 || inputs[0].Compression != "zstd" {
+				t.Fatalf("err %v, inputs %+v; want the 4 spans of both frames, zstd", err, inputs)
+			}
+		})
 	}
 }
