@@ -368,7 +368,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	if err != nil {
 		return err
 	}
-	det := detect(head)
+	head, det := detectStream(s, head, opts.Format == FormatAuto)
 	format, err := chooseFormat(src.path, opts.Format, det)
 	if err != nil {
 		return err

@@ -23,7 +23,9 @@ const (
 	// streamBufferBytes is the read buffer of every stream; detection and
 	// the JSON-lines check look at most this far ahead.
 	streamBufferBytes = 1 << 20
-	// headBytes is how much detection looks at.
+	// headBytes is how much detection looks at first; behind a JSON
+	// object's long first member it looks as far as the read buffer
+	// (detectStream).
 	headBytes = 64 << 10
 	// maxZstdWindow bounds the memory a zstd stream may ask for.
 	maxZstdWindow = 256 << 20

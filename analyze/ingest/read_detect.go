@@ -18,6 +18,44 @@ type detection struct {
 	framedZstd bool   // length-prefixed zstd frames: the Collector file exporter's compression: zstd
 	looks      string // what the content looks like, for error messages
 	nul        bool   // the content is NUL bytes only, as far as detection looked
+	// cut: a JSON object whose members run past the end of what detection
+	// looked at before any key that decides the format.
+	cut bool
+}
+
+// detectStream classifies the input s, whose first bytes are head. When
+// head ends inside a JSON object before any key that decides its format
+// (a first member with a long value), more of the input follows, and the
+// format is not forced, it looks again as far as the stream's read buffer
+// holds (streamBufferBytes): the buffer is there already, so looking costs
+// no memory, and nothing is consumed, so the format reader still starts
+// at the first byte (stdin cannot be read twice). An object whose
+// deciding key lies past the buffer is refused with a message naming
+// --input-format, which reads it. It returns the head it looked at and
+// what it says.
+func detectStream(s *stream, head []byte, auto bool) ([]byte, detection) {
+	det := detect(head)
+	if !det.cut || !auto || !s.beyond(head, headBytes) {
+		return head, det
+	}
+	if more, _ := s.r.Peek(s.r.Size()); len(more) > len(head) {
+		head, det = more, detect(more)
+	}
+	if det.cut && s.beyond(head, s.r.Size()) {
+		det.looks = fmt.Sprintf("a JSON object with none of the keys resourceSpans, data, batches or trace in its first %d KiB "+
+			"(members with long values first? name the format with --input-format to read it)", len(head)>>10)
+	}
+	return head, det
+}
+
+// beyond reports whether the input may go on past head, what a peek of
+// asked bytes at what comes next in s returned: the input is longer, or,
+// its size unknown, the peek got all it asked for.
+func (s *stream) beyond(head []byte, asked int) bool {
+	if left := s.remaining(); left >= 0 {
+		return int64(len(head)) < left
+	}
+	return len(head) >= asked
 }
 
 // detect classifies an input from its first bytes: a JSON object by its
@@ -27,9 +65,9 @@ func detect(head []byte) detection {
 	body := bytes.TrimPrefix(head, utf8BOM)
 	body = bytes.TrimLeft(body, " \t\r\n")
 	if len(body) > 0 && body[0] == '{' {
-		key, ok := firstFormatKey(body)
+		key, ok, cut := scanFormatKey(body)
 		if !ok {
-			return detection{looks: "a JSON object with none of the keys resourceSpans, data, batches or trace near its start"}
+			return detection{cut: cut, looks: "a JSON object with none of the keys resourceSpans, data, batches or trace near its start"}
 		}
 		return detection{format: jsonFormatKeys[key], looks: fmt.Sprintf("a JSON object with key %q", key)}
 	}
@@ -86,30 +124,37 @@ func linesMode(head []byte) bool {
 // firstFormatKey scans the top-level keys of the JSON object at the start of
 // b (as far as b goes) for one that decides the format.
 func firstFormatKey(b []byte) (string, bool) {
+	key, ok, _ := scanFormatKey(b)
+	return key, ok
+}
+
+// scanFormatKey is firstFormatKey, and says when it found no key because
+// b ended before the object did (cut): more of the input could hold one.
+func scanFormatKey(b []byte) (key string, ok, cut bool) {
 	sc := jsonScan{b: b, i: 1}
 	for {
 		sc.ws()
 		if !sc.more() || sc.b[sc.i] != '"' {
-			return "", false
+			return "", false, !sc.more()
 		}
-		key, ok := sc.str()
-		if !ok {
-			return "", false
+		start := sc.i + 1
+		if !sc.skipStr() {
+			return "", false, true // skipStr fails only at the end of b
 		}
-		if _, ok := jsonFormatKeys[key]; ok {
-			return key, true
+		if _, ok := jsonFormatKeys[string(sc.b[start:sc.i-1])]; ok { // no copy made for the lookup
+			return string(sc.b[start : sc.i-1]), true, false
 		}
 		sc.ws()
 		if !sc.more() || sc.b[sc.i] != ':' {
-			return "", false
+			return "", false, !sc.more()
 		}
 		sc.i++
 		if !sc.skipValue() {
-			return "", false
+			return "", false, !sc.more()
 		}
 		sc.ws()
 		if !sc.more() || sc.b[sc.i] != ',' {
-			return "", false
+			return "", false, !sc.more()
 		}
 		sc.i++
 	}
@@ -136,20 +181,22 @@ func (s *jsonScan) ws() {
 	}
 }
 
-// str reads a string starting at the opening quote, returning its raw
-// content (escapes are kept: keys that matter have none).
-func (s *jsonScan) str() (string, bool) {
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
+// skipStr skips a string starting at the opening quote (escapes are not
+// decoded: keys that matter have none), copying nothing: a value's string
+// may be as long as the buffer. It fails only when the buffer ends inside
+// the string, and then leaves the scan at the end of the buffer.
+func (s *jsonScan) skipStr() bool {
+	for j := s.i + 1; j < len(s.b); j++ {
 		switch s.b[j] {
 		case '\\':
 			j++
 		case '"':
 			s.i = j + 1
-			return string(s.b[start:j]), true
+			return true
 		}
 	}
-	return "", false
+	s.i = len(s.b)
+	return false
 }
 
 // skipValue skips one value of any kind, counting nesting outside strings.
@@ -163,7 +210,7 @@ func (s *jsonScan) skipValue() bool {
 		c := s.b[s.i]
 		switch c {
 		case '"':
-			if _, ok := s.str(); !ok {
+			if !s.skipStr() {
 				return false
 			}
 			if depth == 0 {

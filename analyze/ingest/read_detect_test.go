@@ -54,3 +54,56 @@ func TestAZstdFramePrefixFillingTheInputIsAZstdRecord(t *testing.T) {
 		t.Errorf("a prefix and 3 bytes of the magic: err %v, want ErrNotTraceDump", err)
 	}
 }
+
+// TestAJSONObjectIsDetectedByAKeyAsFarAsTheStreamBuffer pins how far
+// detection looks for the key that decides a JSON object's format behind
+// a first member with a long value: as far as the stream's read buffer
+// (streamBufferBytes, the input peeked, not consumed). A key that ends at
+// the buffer's last byte is found; one a byte later is not, and the
+// refusal names --input-format, which reads it. A file shorter than the
+// buffer is looked at whole; an object cut short inside its first member
+// is refused without naming --input-format.
+func TestAJSONObjectIsDetectedByAKeyAsFarAsTheStreamBuffer(t *testing.T) {
+	// `{"x":"` pad `",` then the line's own members: "resourceSpans"
+	// closes 22 bytes after the pad.
+	line := func(pad int) []byte {
+		return []byte(`{"x":"` + strings.Repeat("x", pad) + `",` + otlpLine(1)[1:])
+	}
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		file     bool // read from a file (its size known), not stdin
+		detected bool
+		hint     bool // the refusal names --input-format
+	}{
+		{"the key ends at the buffer's last byte", line(streamBufferBytes - 23), false, true, false},
+		{"the key ends a byte past the buffer", line(streamBufferBytes - 22), false, false, true},
+		{"a 70 KB first member in a file", line(70000), true, true, false},
+		{"a 70 KB first member on stdin", line(70000), false, true, false},
+		{"the input ends inside the first member", line(70000)[:70003], false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var inputs []Input
+			var err error
+			if tc.file {
+				inputs, _, err = readPaths(t, []string{writeInputFile(t, t.TempDir(), "d.jsonl", tc.data)}, ReadOptions{Strict: true})
+			} else {
+				inputs, _, err = readBytes(t, tc.data, ReadOptions{Strict: true})
+			}
+			if tc.detected {
+				if err != nil || inputs[0].Spans != 1 {
+					t.Fatalf("err %v; want the line detected as OTLP JSON and its span read", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotTraceDump) || strings.Contains(err.Error(), "--input-format") != tc.hint {
+				t.Fatalf("err %v; want ErrNotTraceDump, naming --input-format: %v", err, tc.hint)
+			}
+			if tc.hint {
+				if inputs, _, err := readBytes(t, tc.data, ReadOptions{Strict: true, Format: FormatOTLPJSON}); err != nil || inputs[0].Spans != 1 {
+					t.Fatalf("with --input-format otlp-json: err %v; want the span read", err)
+				}
+			}
+		})
+	}
+}
