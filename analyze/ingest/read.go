@@ -395,7 +395,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	}
 	defer closeFormat()
 
-	if err := runPipeline(ctx, workers, produce, decode, st.consume, share); err != nil {
+	if err := runPipeline(ctx, workers, produce, refuseFarTimes(src.path, decode), st.consume, share); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,8 @@ type jaegerProcess struct {
 type jaegerInt int64
 
 // UnmarshalJSON accepts 123, "123" and null (zero); a float is truncated.
+// A value past the int64 range is held as the int64 bound on its side,
+// which no time takes (microsToNanos): it is refused there, not wrapped.
 func (n *jaegerInt) UnmarshalJSON(b []byte) error {
 	s := string(bytes.Trim(b, `"`))
 	if s == "null" || s == "" {
@@ -73,15 +76,27 @@ func (n *jaegerInt) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil {
+		if ferr != nil || math.IsNaN(f) {
 			return errors.New("expected an integer")
 		}
-		v = int64(f)
+		v = saturatedInt64(f)
 	}
 	*n = jaegerInt(v)
 	return nil
+}
+
+// saturatedInt64 truncates f to an int64, the bound on its side when it
+// is past the range (where Go's conversion is implementation-defined).
+func saturatedInt64(f float64) int64 {
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
 }
 
 // Tags that carry OTLP fields, as Jaeger's OTLP translator names them.
@@ -279,9 +294,12 @@ func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 	sp.SetSpanID(sid)
 	sp.SetName(js.OperationName)
 	sp.SetKind(tags.kind)
-	start := int64(js.StartTime) * 1000
+	start, end, err := jaegerTimes(js)
+	if err != nil {
+		return err
+	}
 	sp.SetStartTimestamp(pcommon.Timestamp(start))
-	sp.SetEndTimestamp(pcommon.Timestamp(start + int64(js.Duration)*1000))
+	sp.SetEndTimestamp(pcommon.Timestamp(end))
 	sp.Status().SetCode(tags.status)
 	sp.Status().SetMessage(tags.statusMsg)
 
@@ -299,6 +317,24 @@ func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 		}
 	}
 	return jaegerLogsInto(sp, js.Logs)
+}
+
+// jaegerTimes returns a span's start and end in Unix nanoseconds, or an
+// error when either (its startTime, or startTime plus duration, in
+// microseconds) lies outside the times the reader takes (microsToNanos).
+func jaegerTimes(js *jaegerSpan) (start, end uint64, err error) {
+	startUs, dur := int64(js.StartTime), int64(js.Duration)
+	if start, err = microsToNanos("startTime", startUs); err != nil {
+		return 0, 0, err
+	}
+	endUs := int64(math.MaxInt64) // past the range: refused below
+	if dur <= latestSpanNanos/1000-startUs {
+		endUs = startUs + dur
+	}
+	if end, err = microsToNanos("startTime + duration", endUs); err != nil {
+		return 0, 0, err
+	}
+	return start, end, nil
 }
 
 // jaegerRefsInto sets the span's parent and links from its references: the
@@ -331,8 +367,12 @@ func jaegerRefsInto(sp ptrace.Span, refs []jaegerRef, tid pcommon.TraceID) error
 // field names the event, its other fields are the event's attributes.
 func jaegerLogsInto(sp ptrace.Span, logs []jaegerLog) error {
 	for _, lg := range logs {
+		at, err := microsToNanos("a log's timestamp", int64(lg.Timestamp))
+		if err != nil {
+			return err
+		}
 		ev := sp.Events().AppendEmpty()
-		ev.SetTimestamp(pcommon.Timestamp(int64(lg.Timestamp) * 1000))
+		ev.SetTimestamp(pcommon.Timestamp(at))
 		for _, kv := range lg.Fields {
 			if kv.Key == jaegerLogEvent && ev.Name() == "" {
 				ev.SetName(jaegerString(kv.Value))
