@@ -529,6 +529,13 @@ func (d *fastDec) array(elem func() bool) bool {
 	}
 }
 
+// null consumes a null element of the resourceSpans, scopeSpans or spans
+// array: an element that holds nothing, skipped (unmarshalOTLPJSON drops
+// it too), not read as an empty resource, scope or span with zero ids.
+func (d *fastDec) null() bool {
+	return d.peek() == 'n' && d.lit("null")
+}
+
 // emptyArray reads [] (events and links are not indexed; a span that has
 // some goes to pdata, which validates them).
 func (d *fastDec) emptyArray() bool {
@@ -539,7 +546,7 @@ func (d *fastDec) request() bool {
 	ok := d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "resourceSpans", "resource_spans":
-			return 1, d.array(d.resourceSpans)
+			return 1, d.array(func() bool { return d.null() || d.resourceSpans() })
 		}
 		return 0, false
 	})
@@ -565,7 +572,7 @@ func (d *fastDec) resourceSpans() bool {
 				return 0, false
 			})
 		case "scopeSpans", "scope_spans":
-			return 2, d.array(func() bool { return d.scopeSpans(r) })
+			return 2, d.array(func() bool { return d.null() || d.scopeSpans(r) })
 		case "schemaUrl", "schema_url":
 			return 4, d.skipString()
 		}
@@ -592,7 +599,7 @@ func (d *fastDec) scopeSpans(res int32) bool {
 				return 0, false
 			})
 		case "spans":
-			return 2, d.array(func() bool { return d.span(res) })
+			return 2, d.array(func() bool { return d.null() || d.span(res) })
 		case "schemaUrl", "schema_url":
 			return 4, d.skipString()
 		}

@@ -216,13 +216,14 @@ func endsEarly(data []byte) bool {
 }
 
 // unmarshalOTLPJSON decodes an ExportTraceServiceRequest (or TracesData)
-// with pdata. When pdata fails, or finds no spans in a document that may
-// use the pre-1.0 instrumentationLibrarySpans key, the document is
-// normalised (see normalizeRequest) and decoded again.
+// with pdata. When pdata fails, finds no spans in a document that may use
+// the pre-1.0 instrumentationLibrarySpans key, or the document may hold a
+// null array element (which pdata reads as an empty span, with zero ids),
+// the document is normalised (see normalizeRequest) and decoded again.
 func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
 	var u ptrace.JSONUnmarshaler
 	td, err := u.UnmarshalTraces(data)
-	if err == nil && (td.SpanCount() > 0 || !bytes.Contains(data, []byte("nstrumentation"))) {
+	if err == nil && (td.SpanCount() > 0 || !bytes.Contains(data, []byte("nstrumentation"))) && !hasNullElement(data) {
 		return td, nil
 	}
 	norm, nerr := normalizeRequest(data)
@@ -271,4 +272,25 @@ func cleanJSONError(err error) error {
 		msg = msg[:i]
 	}
 	return errors.New(msg)
+}
+
+// hasNullElement reports whether data may hold null as an array element:
+// a null after '[' or ',' (and white space). It may be inside a string,
+// which costs only a normalisation that changes nothing.
+func hasNullElement(data []byte) bool {
+	for i := 0; ; {
+		at := bytes.Index(data[i:], []byte("null"))
+		if at < 0 {
+			return false
+		}
+		at += i
+		j := at - 1
+		for j >= 0 && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+			j--
+		}
+		if j >= 0 && (data[j] == '[' || data[j] == ',') {
+			return true
+		}
+		i = at + len("null")
+	}
 }

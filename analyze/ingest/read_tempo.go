@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -63,7 +64,7 @@ func normalizeRequest(data []byte) ([]byte, error) {
 		return nil, err
 	}
 	for _, key := range []string{"resourceSpans", "resource_spans"} {
-		rss, _ := doc[key].([]any)
+		rss := dropNulls(doc, key)
 		for _, rs := range rss {
 			if m, ok := rs.(map[string]any); ok {
 				if err := normalizeRSMap(m); err != nil {
@@ -107,14 +108,14 @@ func decodeJSONObject(data []byte) (map[string]any, error) {
 func normalizeRSMap(rs map[string]any) error {
 	renameKey(rs, "scopeSpans", "instrumentationLibrarySpans", "instrumentation_library_spans")
 	for _, key := range []string{"scopeSpans", "scope_spans"} {
-		scopes, _ := rs[key].([]any)
+		scopes := dropNulls(rs, key)
 		for _, sc := range scopes {
 			scm, ok := sc.(map[string]any)
 			if !ok {
 				continue
 			}
 			renameKey(scm, "scope", "instrumentationLibrary", "instrumentation_library")
-			sps, _ := scm["spans"].([]any)
+			sps := dropNulls(scm, "spans")
 			for _, sp := range sps {
 				if spm, ok := sp.(map[string]any); ok {
 					if err := normalizeSpanIDs(spm); err != nil {
@@ -125,6 +126,19 @@ func normalizeRSMap(rs map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// dropNulls removes the null elements of the array m[key] (pdata would
+// read each as an empty message: a span with zero ids) and returns the
+// array, nil when m[key] is not one.
+func dropNulls(m map[string]any, key string) []any {
+	arr, ok := m[key].([]any)
+	if !ok {
+		return nil
+	}
+	kept := slices.DeleteFunc(arr, func(v any) bool { return v == nil })
+	m[key] = kept
+	return kept
 }
 
 // renameKey renames the keys olds of m (the names older Tempo wrote) to
