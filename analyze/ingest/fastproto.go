@@ -18,14 +18,16 @@ import (
 // one, and by the general loop over its fields when it is not.
 //
 // What it accepts, pdata's ProtoUnmarshaler accepts too and reads the same
-// way: every field pdata parses is checked as pdata checks it (the wire
+// way, but for an unknown field written as a group (wire types 3 and 4,
+// legal protobuf that Go's protobuf skips and pdata refuses), which it
+// skips: every field pdata parses is checked as pdata checks it (the wire
 // type of each known field, id lengths, the structure of every nested
 // message down to the attribute values it skips), repeated scalar fields
 // are last-wins and a repeated status merges, as in pdata. Fields pdata
 // does not know are skipped as it skips them. It gives up on the record
 // (the caller then decodes it with pdata, which also produces the exact
 // error of a malformed record) on anything unusual: a malformed field, a
-// group, events or links, an enum value OTLP does not define, a repeated resource, the deprecated
+// group where a known field is, events or links, an enum value OTLP does not define, a repeated resource, the deprecated
 // instrumentation_library_spans (field 1000), string-table indexes, values
 // nested deeper than maxProtoDepth, a kept attribute whose value is not a
 // string, bool or int, or a record without spans.
@@ -222,8 +224,12 @@ func (it *fieldIter) nextSlow() bool {
 		f.v = uint64(v)
 	case protowire.BytesType:
 		f.b, m = protowire.ConsumeBytes(rest)
+	case protowire.StartGroupType:
+		// A group: no OTLP field is one, so it is an unknown field
+		// (a known one's wire type is checked: protoField.is).
+		f.b, m = nil, skipGroup(rest, num)
 	default:
-		m = -1 // groups (never written by OTLP exporters) are left to pdata
+		m = -1 // an end of group with no start
 	}
 	if m < 0 {
 		it.bad = true
@@ -231,6 +237,48 @@ func (it *fieldIter) nextSlow() bool {
 	}
 	it.b = rest[m:]
 	return true
+}
+
+// maxGroupDepth bounds how deep groups nested in an unknown group are
+// walked: deeper ones make the decoder give up on the record.
+const maxGroupDepth = maxProtoDepth
+
+// skipGroup returns the length of the group of field num whose content
+// starts at b (after its start tag), up to and with its end tag, or -1
+// when it is malformed, ends early, closes with another field's number or
+// nests more than maxGroupDepth deep. It walks the nested groups with a
+// stack of their numbers, not recursion.
+func skipGroup(b []byte, num protowire.Number) int {
+	var open [maxGroupDepth]protowire.Number
+	open[0] = num
+	depth, i := 1, 0
+	for depth > 0 {
+		n, typ, m := protowire.ConsumeTag(b[i:])
+		if m < 0 {
+			return -1
+		}
+		i += m
+		switch typ {
+		case protowire.StartGroupType:
+			if depth == len(open) {
+				return -1
+			}
+			open[depth] = n
+			depth++
+			continue
+		case protowire.EndGroupType:
+			if n != open[depth-1] {
+				return -1
+			}
+			depth--
+			continue
+		}
+		if m = protowire.ConsumeFieldValue(n, typ, b[i:]); m < 0 {
+			return -1
+		}
+		i += m
+	}
+	return i
 }
 
 // is reports whether f has wire type t: a known field of another wire type

@@ -22,8 +22,7 @@ func checkFastProtoMatchesPdata(t *testing.T, rec []byte) (fast bool) {
 		return false
 	}
 	defer putBatch(b)
-	var u ptrace.ProtoUnmarshaler
-	want, err := u.UnmarshalTraces(rec)
+	want, err := unmarshalOTLPProto(rec) // pdata, on the record without its groups
 	if err != nil {
 		t.Fatalf("the projection decoder accepted a record pdata refuses (%v): % x", err, rec)
 	}
@@ -252,6 +251,9 @@ func FuzzFastOTLPProtoMatchesPdata(f *testing.F) {
 	f.Add(request(nil, baseSpan(pb(nil).bytes(9, deepValue(3)))))
 	for _, r := range fastProtoShapes() { // fast_shapes_test.go
 		f.Add(r)
+	}
+	for _, c := range groupCases() { // proto_groups_test.go
+		f.Add(c.rec)
 	}
 	full := fullSpan() // fastproto_order_test.go: spanInOrder's two layouts
 	f.Add(request(baseResource, full.ascending(), full.descending()))

@@ -403,7 +403,7 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 		}
 	}
 	var u ptrace.ProtoUnmarshaler
-	td, err := u.UnmarshalTraces(data)
+	td, err := unmarshalOTLPProto(data)
 	var cut deepCut
 	if err != nil && strings.Contains(err.Error(), "exceeded max recursion depth") {
 		// pdata refuses a record past MaxDepth itself, before it
