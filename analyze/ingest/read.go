@@ -138,6 +138,8 @@ func Read(ctx context.Context, paths []string, opts ReadOptions, sink Sink) ([]I
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	startReader() // the read blocks stay pooled from one input to the next
+	defer endReader()
 	inputs := make([]Input, 0, len(sources))
 	for _, src := range sources {
 		if err := ctx.Err(); err != nil {
