@@ -26,7 +26,7 @@ import (
 
 // addOutputFlag registers -o/--output FILE.
 func addOutputFlag(fl *pflag.FlagSet, path *string) {
-	fl.StringVarP(path, "output", "o", "", "write the report to `FILE` instead of standard output (any --format; - for standard output)")
+	fl.StringVarP(path, "output", "o", "", "write the report to `FILE` instead of standard output (any --format; - for standard output), whole: through a temporary .FILE.tmp-PID-RANDOM beside it, which a kill -9 leaves and the next write of FILE removes")
 }
 
 // addQuietFlag registers -q/--quiet.

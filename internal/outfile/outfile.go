@@ -18,6 +18,15 @@
 // redirection with a regular file; a stream has no previous content to
 // keep whole.
 //
+// A kill -9 (or a crash, or a power cut) while an output is written
+// leaves its temporary file: nothing runs in a process killed so. The
+// temporary name carries the writer's process id, and the writer holds an
+// advisory lock on the file while it lives (lock_unix.go), so a later
+// write of the same target removes such a leftover when it is certainly
+// one: named exactly as this package names its temporary files for that
+// target, a regular file owned by the same user, its writer's process
+// gone and its lock free. Anything else beside the target is left alone.
+//
 // Every command's outputs go through here (the CLI's reports, the
 // dashboards' files, the demo's dumps), so the promise is kept in one
 // place. The writes are confined to the target's directory by an os.Root.
@@ -38,6 +47,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 )
 
@@ -57,6 +67,7 @@ type File struct {
 	f       *os.File
 	perm    fs.FileMode // the replaced file's permissions, when keep
 	keep    bool        // a regular file is replaced: its permissions are kept
+	lock    *os.File    // holds the temporary file's advisory lock (nil: none taken)
 	gone    bool        // removed: by Abort, Discard, or renamed by Commit
 	stream  bool        // written straight through: no root, no temporary file
 	werr    error       // the first failed Write, which Commit reports
@@ -108,7 +119,7 @@ func create(root *os.Root, name, path string) (*File, error) {
 	for range tempTries {
 		var b [8]byte
 		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-		tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+".tmp-"+hex.EncodeToString(b[:]))
+		tmp := filepath.Join(filepath.Dir(name), tempPrefix(name)+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(b[:]))
 		f, err := root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -116,14 +127,19 @@ func create(root *os.Root, name, path string) (*File, error) {
 		if err != nil {
 			return nil, &PathError{Path: path, Err: unwrapPath(err)}
 		}
-		out.tmp, out.f = tmp, f
+		out.tmp, out.f, out.lock = tmp, f, lockTemp(root, tmp)
 		mu.Lock()
 		pending[out] = struct{}{}
 		mu.Unlock()
+		removeStale(root, name)
 		return out, nil
 	}
 	return nil, &PathError{Path: path, Err: fmt.Errorf("no free temporary name beside it after %d tries", tempTries)}
 }
+
+// tempPrefix is how the temporary files of target name start:
+// ".NAME.tmp-", then the writer's process id, '-' and 16 hex digits.
+func tempPrefix(name string) string { return "." + filepath.Base(name) + ".tmp-" }
 
 // Write writes p to the temporary file; an error names the target.
 func (f *File) Write(p []byte) (int, error) {
@@ -209,7 +225,10 @@ func (f *File) Abort() {
 	f.closeRoot()
 }
 
+// closeRoot lets go of the temporary file's lock, then of the root when
+// f opened it.
 func (f *File) closeRoot() {
+	f.unlock()
 	if f.ownRoot {
 		f.root.Close()
 		f.ownRoot = false
@@ -229,8 +248,18 @@ func Discard() {
 		} else {
 			_ = f.root.Remove(f.tmp)
 		}
+		f.unlock()
 		f.gone = true
 		delete(pending, f)
+	}
+}
+
+// unlock closes the descriptor holding the temporary file's lock, once
+// the file is renamed or removed.
+func (f *File) unlock() {
+	if f.lock != nil {
+		_ = f.lock.Close()
+		f.lock = nil
 	}
 }
 
