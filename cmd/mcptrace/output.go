@@ -26,7 +26,7 @@ import (
 
 // addOutputFlag registers -o/--output FILE.
 func addOutputFlag(fl *pflag.FlagSet, path *string) {
-	fl.StringVarP(path, "output", "o", "", "write the report to `FILE` instead of standard output (any --format; - for standard output), whole: through a temporary .FILE.tmp-PID-RANDOM beside it, which a kill -9 leaves and the next write of FILE removes")
+	fl.StringVarP(path, "output", "o", "", "write the report to `FILE` instead of standard output (any --format; - for standard output); FILE is replaced whole or not at all")
 }
 
 // addQuietFlag registers -q/--quiet.
