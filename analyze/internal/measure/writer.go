@@ -38,8 +38,9 @@ func WriterReport(v *rulefmt.Vocabulary, seen SpanEvidence, user bool) *report.W
 type SpanEvidence struct {
 	// serverCalls counts the calls a server wrote; handshakeSpans the
 	// handshake spans the vocabulary read; targetCalls the calls carrying
-	// the server's address.
-	serverCalls, handshakeSpans, targetCalls int
+	// the server's address; keylessAcquires the acquire spans that carry
+	// no cache key (nor inherit one).
+	serverCalls, handshakeSpans, targetCalls, keylessAcquires int
 }
 
 // Add adds o's counts to e.
@@ -47,11 +48,18 @@ func (e *SpanEvidence) Add(o SpanEvidence) {
 	e.serverCalls += o.serverCalls
 	e.handshakeSpans += o.handshakeSpans
 	e.targetCalls += o.targetCalls
+	e.keylessAcquires += o.keylessAcquires
 }
 
 // EvidenceOf is what e's spans showed of their writer.
 func EvidenceOf(e *record.Table) SpanEvidence {
-	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls}
+	keyless := 0
+	for i := range e.Acquires {
+		if e.Acquires[i].Explicit && e.Acquires[i].Key < 0 {
+			keyless++
+		}
+	}
+	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless}
 }
 
 // allCapabilities is every capability there is.
@@ -72,6 +80,11 @@ func Shows(v *rulefmt.Vocabulary, seen SpanEvidence) rulefmt.Capability {
 	}
 	if len(v.Acquires) == 0 && v.Attributes.Key == "" && seen.targetCalls == 0 && seen.serverCalls == 0 {
 		// A client's inferred acquires keyed by no server: two targets, one key.
+		shows &^= rulefmt.CapTargetIdentity
+	}
+	if seen.keylessAcquires > 0 {
+		// Acquire spans without a cache key all read as one key, whatever
+		// servers they were for.
 		shows &^= rulefmt.CapTargetIdentity
 	}
 	return shows
