@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -20,7 +19,6 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
 	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/phase"
-	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/vocab"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -105,7 +103,13 @@ type Engine struct {
 	// never waits for a merge.
 	stopped atomic.Bool
 
-	pairBytes atomic.Int64 // what the acquires held for the pair stage take
+	pairBytes atomic.Int64 // what the aggregate's state across traces takes (aggregate.stateBytes)
+	scopes    atomic.Int64 // the distinct pool scopes the aggregate holds
+	pairKeys  atomic.Int64 // the distinct (scope, key) pairs it holds
+	// memLimit is what MemBytes may reach (half of the memory budget),
+	// set by Feed: Flush checks the aggregate against it once the last
+	// traces are merged, before their report is made. 0: no check.
+	memLimit int64
 
 	// speculative: a batch run that finalizes each trace at its root, as a
 	// stream does, and gives up (errSpoiled) as soon as a span arrives for
@@ -314,6 +318,9 @@ func (e *Engine) Flush() error {
 	if e.err == nil && e.spoiled.Load() {
 		e.err = errSpoiled
 	}
+	if m := e.pairBytes.Load(); e.err == nil && e.memLimit > 0 && m > e.memLimit {
+		e.err = e.overBudget(-1, m, e.memLimit)
+	}
 	return e.err
 }
 
@@ -396,7 +403,9 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 	}
 	if o != nil {
 		e.agg.merge(o)
-		e.pairBytes.Store(int64(e.agg.pairs.Pending()) * int64(unsafe.Sizeof(record.Acquire{})))
+		e.pairBytes.Store(e.agg.stateBytes())
+		e.scopes.Store(int64(e.agg.pairs.NumScopes()))
+		e.pairKeys.Store(int64(e.agg.pairs.NumPairs()))
 	}
 	if e.opts.streaming() {
 		e.lowMarks[shard] = lowMark

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -185,7 +186,8 @@ func TestSpeculativeRunAttributesAcquiresAtFlush(t *testing.T) {
 
 // TestSpeculativeRunCountsHeldAcquiresInItsMemory pins what the memory
 // budget sees of a speculative run once its spans are freed: the acquires
-// held for the pair stage, every one of them until the end.
+// held for the pair stage, every one of them until the end, with the
+// state of each pool scope and pair and the texts naming them.
 func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	defer func(n int) { rootedBatch = n }(rootedBatch)
 	rootedBatch = 1
@@ -204,9 +206,11 @@ func TestSpeculativeRunCountsHeldAcquiresInItsMemory(t *testing.T) {
 	if e.early.Load() == 0 {
 		t.Fatal("no trace finalized early: the test pins nothing")
 	}
-	want := int64(ref.Pool.Acquires) * int64(unsafe.Sizeof(record.Acquire{}))
-	if got := e.MemBytes(); ref.Pool.Acquires == 0 || got != want {
-		t.Errorf("after Flush the engine holds %d bytes, want %d acquires of %d bytes", got, ref.Pool.Acquires, unsafe.Sizeof(record.Acquire{}))
+	least := int64(ref.Pool.Acquires)*int64(unsafe.Sizeof(record.Acquire{})) +
+		int64(ref.Pool.Scopes)*measure.ScopeBytes + int64(ref.Pool.Keys)*measure.PairBytes
+	if got := e.MemBytes(); ref.Pool.Acquires == 0 || got < least || got != e.agg.stateBytes() {
+		t.Errorf("after Flush the engine holds %d bytes, want the aggregate's %d, at least %d acquires of %d bytes, %d scopes and %d pairs",
+			got, e.agg.stateBytes(), ref.Pool.Acquires, unsafe.Sizeof(record.Acquire{}), ref.Pool.Scopes, ref.Pool.Keys)
 	}
 }
 

@@ -105,6 +105,7 @@ func Feed(ctx context.Context, src ingest.Source, opts LoadOptions, eng *Engine)
 		ropts.Workers = feedWorkers(eng)
 	}
 	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
+	eng.memLimit = sink.limit
 	per := int64(1)
 	if eng.speculative {
 		per = speculativeHeapShare

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/index"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 )
 
 // loadSink is Load's sink: the index's own ConsumeTraces and ConsumeBatch,
@@ -81,15 +82,38 @@ func (s *feedSink) ConsumeBatch(in *ingest.Input, b *ingest.Batch) error {
 }
 
 // after reports progress and stops the read with ErrMemoryLimit when the
-// shards' open traces have outgrown half of the budget.
+// shards' open traces and the aggregate's state across traces have
+// outgrown half of the budget.
 func (s *feedSink) after(in *Input) error {
 	if s.progress != nil {
 		s.progress(in, s.read)
 	}
 	if m := s.eng.MemBytes(); m > s.limit {
 		return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
-			Err: fmt.Errorf("%w: %d spans read take %d MiB, past half of the %d MiB budget (raise --max-memory, analyze fewer files at once, or bound the open traces with --window or --max-open-traces)",
-				ErrMemoryLimit, s.read, m>>20, 2*s.limit>>20)}
+			Err: s.eng.overBudget(s.read, m, s.limit)}
 	}
 	return nil
+}
+
+// overBudget is the error of a run whose engine holds m bytes, past limit
+// (half of the budget), after read spans (-1: all of them): it names the
+// distinct pool scopes, or (scope, key) pairs, when they hold most of it,
+// since the remedy for them is not to bound the open traces.
+func (e *Engine) overBudget(read int, m, limit int64) error {
+	spans := "the spans read"
+	if read >= 0 {
+		spans = fmt.Sprintf("%d spans read", read)
+	}
+	state := e.pairBytes.Load()
+	scopes, pairs := e.scopes.Load(), e.pairKeys.Load()
+	switch {
+	case 2*state > m && 2*scopes*measure.ScopeBytes > state:
+		return fmt.Errorf("%w: too many distinct pool scopes: %s hold %d scopes, whose figures and report rows take %d MiB, past half of the %d MiB budget (raise --max-memory, or name the pool scope with --scope-attr by an attribute of fewer distinct values)",
+			ErrMemoryLimit, spans, scopes, state>>20, 2*limit>>20)
+	case 2*state > m && 2*pairs*measure.PairBytes > state:
+		return fmt.Errorf("%w: too many distinct pool keys: %s hold %d (scope, key) pairs, whose attribution state takes %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
+			ErrMemoryLimit, spans, pairs, state>>20, 2*limit>>20)
+	}
+	return fmt.Errorf("%w: %s take %d MiB, past half of the %d MiB budget (raise --max-memory, analyze fewer files at once, or bound the open traces with --window or --max-open-traces)",
+		ErrMemoryLimit, spans, m>>20, 2*limit>>20)
 }

@@ -174,6 +174,9 @@ type aggregate struct {
 	// observations; ids is built on the first intern after adopt.
 	strs []string
 	ids  map[string]int32
+	// strBytes is the length of the texts in strs (scope and key names,
+	// sessions), for the memory budget (stateBytes).
+	strBytes int64
 	// adopted says strs is the table of the observation merge takes next
 	// (adopt): it keeps that observation's ids.
 	adopted bool
@@ -232,6 +235,9 @@ func (a *aggregate) adopt(o *observation) bool {
 		}
 	}
 	a.strs, a.ids, a.adopted = slices.Clip(o.strs), nil, true
+	for _, s := range a.strs {
+		a.strBytes += int64(len(s))
+	}
 	return true
 }
 
@@ -249,7 +255,21 @@ func (a *aggregate) intern(s string) int32 {
 	id := int32(len(a.strs))
 	a.strs = append(a.strs, s)
 	a.ids[s] = id
+	a.strBytes += int64(len(s))
 	return id
+}
+
+// strCost is what the aggregate holds per text of strs past the text
+// itself: its string header, its ids entry, and (for a scope) the copy the
+// renderer writes.
+const strCost = 64
+
+// stateBytes estimates the memory the aggregate's state across traces
+// takes and its report will: the pair stage's (measure.PairStage.StateBytes)
+// and the texts it names scopes, keys and sessions with, each held once
+// and written once more by the renderer.
+func (a *aggregate) stateBytes() int64 {
+	return a.pairs.StateBytes() + 2*a.strBytes + int64(len(a.strs))*strCost
 }
 
 // merge adds an observation. Its events go to the pair stage, which

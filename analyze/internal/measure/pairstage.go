@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -93,6 +94,11 @@ type PairStage struct {
 	attributedTo, seenMax, lag int64
 	OutOfOrder                 bool
 
+	// scopesSeen holds every scope an acquire was added for, attributed
+	// or not: each will have a replay, figures and a report row
+	// (StateBytes).
+	scopesSeen map[int32]struct{}
+
 	pairs      map[pairKey]*pairState
 	sessions   map[int32]bool // sessions whose first call was attributed (inferred acquires)
 	Scopes     map[int32]*scopeStats
@@ -108,6 +114,7 @@ func NewPairStage(cfg rulefmt.Config) *PairStage {
 		assumed:    idle.Defaults(cfg.IdleTTL),
 		replays:    map[int32]*scopeReplay{},
 		MinStart:   math.MaxInt64,
+		scopesSeen: map[int32]struct{}{},
 		pairs:      map[pairKey]*pairState{},
 		sessions:   map[int32]bool{},
 		Scopes:     map[int32]*scopeStats{},
@@ -136,6 +143,7 @@ func (p *PairStage) file(events []record.Acquire) {
 			if !ok {
 				id = int32(len(p.Buckets))
 				p.byPair[k] = id
+				p.scopesSeen[ev.Scope] = struct{}{} // a scope's first acquire opens a pair
 				p.Buckets = append(p.Buckets, nil)
 				p.unsorted = append(p.unsorted, false)
 			}
@@ -261,7 +269,38 @@ func (p *PairStage) Add(events []record.Acquire) {
 	}
 	for i := range events {
 		p.MinStart = min(p.MinStart, events[i].Start)
+		if i == 0 || events[i].Scope != events[i-1].Scope {
+			p.scopesSeen[events[i].Scope] = struct{}{}
+		}
 	}
+}
+
+// The memory the stage's state takes, past the acquires themselves, for
+// the memory budget (StateBytes). Each pool scope keeps a replay of its
+// pool, its figures, and at the end a report row with its own map of miss
+// reasons, which the renderer writes out again: some 2 KiB in all (200k
+// scopes of one acquire each peak at about 440 MB, 380 MB of it live heap,
+// with no other state to speak of). Each (scope, key) pair keeps a map
+// entry and a bucket to file its acquires under, then its attribution
+// state and the replay's entry for its key.
+const (
+	ScopeBytes = 2 << 10
+	PairBytes  = 256
+)
+
+// NumScopes returns how many distinct pool scopes acquires were added for.
+func (p *PairStage) NumScopes() int { return len(p.scopesSeen) }
+
+// NumPairs returns how many distinct (scope, key) pairs the stage holds.
+func (p *PairStage) NumPairs() int { return max(len(p.pairs), len(p.byPair)) }
+
+// StateBytes estimates the memory the stage holds and its report will
+// take: the acquires waiting for an advance, and each scope's and pair's
+// state (ScopeBytes, PairBytes). A dump of many distinct scopes or keys
+// holds it whatever its traces, so the memory budget must see it.
+func (p *PairStage) StateBytes() int64 {
+	return int64(p.Pending())*int64(unsafe.Sizeof(record.Acquire{})) +
+		int64(len(p.scopesSeen))*ScopeBytes + int64(p.NumPairs())*PairBytes
 }
 
 // Pending returns how many acquires wait for an advance.

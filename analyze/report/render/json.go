@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -39,15 +40,85 @@ func JSON(w io.Writer, r *report.Report) error {
 	if err != nil {
 		return fmt.Errorf("render json: %w", err)
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return fmt.Errorf("render json: %w", err)
-	}
-	out.WriteByte('\n')
-	if _, err := w.Write(out.Bytes()); err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	indentTo(bw, raw)
+	bw.WriteByte('\n')
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("render json: %w", err)
 	}
 	return nil
+}
+
+// indentTo writes the valid JSON src to w as json.Indent(dst, src, "",
+// "  ") would, byte for byte, but as it goes: a report of many scopes is
+// tens of megabytes of JSON, and indenting it whole into a buffer first
+// would hold it three times over. Whitespace outside strings is dropped.
+// w's error, if any, is its Flush's.
+func indentTo(w *bufio.Writer, src []byte) {
+	var in indenter
+	in.w = w
+	for _, c := range src {
+		in.byte(c)
+	}
+}
+
+// indenter is indentTo's state between two bytes of its input.
+type indenter struct {
+	w     *bufio.Writer
+	depth int
+	open  bool // the last token opened an object or array
+	inStr bool
+	esc   bool // in a string, after a backslash
+}
+
+// byte writes one byte of the input, indented.
+func (in *indenter) byte(c byte) {
+	if in.inStr {
+		in.w.WriteByte(c)
+		in.inStr, in.esc = in.esc || c != '"', !in.esc && c == '\\'
+		return
+	}
+	if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		return
+	}
+	closing := c == '}' || c == ']'
+	if in.open && !closing {
+		in.newline()
+	}
+	in.token(c, closing)
+	in.open = c == '{' || c == '['
+	if in.open {
+		in.depth++
+	}
+	in.inStr = c == '"'
+}
+
+// token writes c, a byte outside strings, with the line break or space
+// json.Indent puts around it.
+func (in *indenter) token(c byte, closing bool) {
+	switch {
+	case closing:
+		in.depth--
+		if !in.open {
+			in.newline()
+		}
+		in.w.WriteByte(c)
+	case c == ',':
+		in.w.WriteByte(c)
+		in.newline()
+	case c == ':':
+		in.w.WriteString(": ")
+	default:
+		in.w.WriteByte(c)
+	}
+}
+
+// newline starts a line at the current depth.
+func (in *indenter) newline() {
+	in.w.WriteByte('\n')
+	for range in.depth {
+		in.w.WriteString("  ")
+	}
 }
 
 // nullAt returns the JSON object raw with the value at each path (keys
