@@ -27,7 +27,7 @@ import (
 // does not know are skipped as it skips them. It gives up on the record
 // (the caller then decodes it with pdata, which also produces the exact
 // error of a malformed record) on anything unusual: a malformed field, a
-// group where a known field is, events or links, an enum value OTLP does not define, a repeated resource, the deprecated
+// group where a known field is, an enum value OTLP does not define, a repeated resource, the deprecated
 // instrumentation_library_spans (field 1000), string-table indexes, values
 // nested deeper than maxProtoDepth, a kept attribute whose value is not a
 // string, bool or int, or a record without spans.
@@ -429,7 +429,7 @@ func (d *protoDec) span(msg []byte, r int32) bool {
 		case fieldSpanStatus:
 			ok = f.is(protowire.BytesType) && d.status(f.b, sp)
 		default:
-			ok = spanRare(f)
+			ok = d.spanRare(f)
 		}
 		if !ok {
 			return false
@@ -656,14 +656,16 @@ func (d *protoDec) attrsInOrder(b []byte, i int) (int, bool) {
 
 // spanRare checks the span fields span leaves out of its switch, none of
 // them kept; a field pdata does not know is skipped, as pdata skips it.
-func spanRare(f *protoField) bool {
+func (d *protoDec) spanRare(f *protoField) bool {
 	switch f.num {
 	case fieldSpanTraceState:
 		return f.is(protowire.BytesType)
 	case fieldSpanDroppedAttrs, fieldSpanDroppedEvents, fieldSpanDroppedLinks:
 		return f.is(protowire.VarintType)
-	case fieldSpanEvents, fieldSpanLinks:
-		return false // not indexed; pdata validates them
+	case fieldSpanEvents:
+		return f.is(protowire.BytesType) && d.event(f.b) // not indexed: checked as pdata checks it
+	case fieldSpanLinks:
+		return f.is(protowire.BytesType) && d.link(f.b)
 	case fieldSpanFlags:
 		return f.is(protowire.Fixed32Type)
 	}

@@ -202,8 +202,6 @@ func TestFastOTLPProtoFallsBack(t *testing.T) {
 		"kind out of range":        request(baseResource, baseSpan(pb(nil).varint(6, 300))),
 		"kind one past the last":   request(baseResource, baseSpan(pb(nil).varint(6, 6))),
 		"status code out of range": request(baseResource, baseSpan(pb(nil).bytes(15, pb(nil).varint(3, 3)))),
-		"events":                   request(baseResource, baseSpan(pb(nil).bytes(11, pb(nil).str(2, "e")))),
-		"links":                    request(baseResource, baseSpan(pb(nil).bytes(13, pb(nil).bytes(1, testTraceID)))),
 		"kept double":              request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).fixed64(4, 1))))),
 		"kept array":               request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x").bytes(2, pb(nil).bytes(5, nil))))),
 		"kept empty value":         request(baseResource, baseSpan(pb(nil).bytes(9, pb(nil).str(1, "x")))),

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The memory budget. Every reader and the index check it before they take
@@ -110,6 +111,10 @@ type inflight struct {
 	// goroutine that feeds the sink must then never decode (the
 	// pipeline's await), or it would wait for itself.
 	decoders bool
+	// pdata is set once a decoder charged a record it hands to pdata
+	// (chargePdata): from then on the goroutine that feeds the sink
+	// decodes no more, as for decoders, so only the workers wait.
+	pdata atomic.Bool
 }
 
 // chargedByDecoders marks g as charged by the decoders themselves (see
@@ -122,7 +127,28 @@ func (g *inflight) chargedByDecoders() *inflight {
 }
 
 // decodersWait reports whether a decoder may wait on g for room.
-func (g *inflight) decodersWait() bool { return g != nil && g.decoders }
+func (g *inflight) decodersWait() bool { return g != nil && (g.decoders || g.pdata.Load()) }
+
+// chargePdata charges n bytes for a record of job seq that pdata is about
+// to decode, and returns what it charged, for give: a worker waits for
+// room as take does; the goroutine that feeds the sink (consumer), which
+// gives the room back, never waits, and decodes no more records once one
+// was charged (decodersWait), so what it charges without waiting is at
+// most one job's records.
+func (g *inflight) chargePdata(seq uint64, n int64, consumer bool) (int64, error) {
+	if g == nil {
+		return 0, nil
+	}
+	g.pdata.Store(true)
+	if !consumer {
+		return g.take(seq, n)
+	}
+	n = min(n, g.size)
+	g.mu.Lock()
+	g.used += n
+	g.mu.Unlock()
+	return n, nil
+}
 
 // errReadStopped is what a worker waiting for its share gets once the
 // read stops: the record is not decoded, and nobody is left to see it.

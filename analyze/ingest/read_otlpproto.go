@@ -55,6 +55,7 @@ func openOTLPProto(o openArgs) (producer, func(rec) result, func(), error) {
 		return nil, nil, nil, err
 	}
 	fr.keep = o.keep
+	fr.share = o.share // a record pdata decodes is charged what it grows to
 	if o.det.framedZstd {
 		fr.share = o.share.chargedByDecoders() // a record grows as it decompresses
 		o.in.Compression = "zstd"
@@ -337,7 +338,7 @@ func (fr *framedReader) decode(r rec) result {
 		return result{prob: fr.zstdProblem(r.off, err)}
 	}
 	res := fr.decodeRecord(r, out, -1) // -1: the bytes are decompressed, not the stream's
-	res.held = held
+	res.held += held
 	return res
 }
 
@@ -402,6 +403,36 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 			return result{batch: b, format: FormatOTLPProto}
 		}
 	}
+	charged, prob := fr.chargePdata(r, data)
+	if prob != nil {
+		return result{prob: prob}
+	}
+	res := fr.unmarshalProto(r, data, recOff)
+	res.held = charged
+	return res
+}
+
+// chargePdata charges the share in flight with what pdata will hold as it
+// decodes data (pdataBytes), or refuses the record, with the problem to
+// report, when that is more than the share holds.
+func (fr *framedReader) chargePdata(r rec, data []byte) (int64, *ReadError) {
+	if fr.share == nil {
+		return 0, nil
+	}
+	need := pdataBytes(data)
+	if need > fr.share.size {
+		return 0, &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: errPdataTooLarge(int64(len(data)), need, fr.share.size)}
+	}
+	took, err := fr.share.chargePdata(r.seq, need, r.consumer)
+	if err != nil {
+		return 0, &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}
+	}
+	return took, nil
+}
+
+// unmarshalProto decodes a protobuf record with pdata, cutting the values
+// past MaxDepth.
+func (fr *framedReader) unmarshalProto(r rec, data []byte, recOff int64) result {
 	var u ptrace.ProtoUnmarshaler
 	td, err := unmarshalOTLPProto(data)
 	var cut deepCut

@@ -21,6 +21,10 @@ type rec struct {
 	array string
 	elem  int
 	seq   uint64 // the job the record is decoded in (runPipeline's count), for its share of the budget in flight
+	// consumer says the goroutine that feeds the sink decodes the record
+	// (pipeline.await): it must never wait for room in the share, which
+	// only it gives back.
+	consumer bool
 }
 
 // placed adds a document record's element to the cause of its problem:
@@ -247,17 +251,18 @@ func (p *pipeline) emit(j *job) bool {
 // decodeJobs is one worker: it decodes the jobs it takes.
 func (p *pipeline) decodeJobs(decode func(rec) result) {
 	for j := range p.work {
-		p.decodeJob(j, decode)
+		p.decodeJob(j, decode, false)
 	}
 }
 
 // decodeJob decodes j's records, recycles its block, gives back its
-// block's charge and marks it done.
-func (p *pipeline) decodeJob(j *job, decode func(rec) result) {
+// block's charge and marks it done. consumer says the goroutine that
+// feeds the sink decodes it (rec.consumer).
+func (p *pipeline) decodeJob(j *job, decode func(rec) result, consumer bool) {
 	if p.ctx.Err() == nil {
 		j.res = make([]result, len(j.recs))
 		for i, r := range j.recs {
-			r.seq = j.seq
+			r.seq, r.consumer = j.seq, consumer
 			j.res[i] = decode(r)
 		}
 	}
@@ -274,8 +279,9 @@ func (p *pipeline) decodeJob(j *job, decode func(rec) result) {
 // sits idle (2 CPUs: a worker decoding alone was a quarter of a run's
 // idle core time). It looks at j first, so a decoded job is never kept
 // waiting for another's decoding. Where the decoders charge the share as
-// they decode (zstd records), it only waits: a decoder may wait there for
-// the room that the consumer alone gives back.
+// they decode (zstd records, and from the first record handed to pdata
+// on), it only waits: a decoder may wait there for the room that the
+// consumer alone gives back.
 func (p *pipeline) await(j *job, decode func(rec) result) {
 	work := p.work
 	if p.share.decodersWait() {
@@ -297,7 +303,10 @@ func (p *pipeline) await(j *job, decode func(rec) result) {
 				work = nil // every job is taken: only j's end is left to wait for
 				continue
 			}
-			phase.Do(p.ctx, phase.Decode, func() { p.decodeJob(k, decode) })
+			phase.Do(p.ctx, phase.Decode, func() { p.decodeJob(k, decode, true) })
+			if p.share.decodersWait() {
+				work = nil // a record charged to pdata: only the workers decode now
+			}
 		}
 	}
 }
