@@ -29,6 +29,14 @@ func AnalyzeContext(ctx context.Context, d *Dump, cfg rulefmt.Config) (*report.R
 
 // analyzeIndex is AnalyzeContext over the index itself.
 func analyzeIndex(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*report.Report, error) {
+	return analyzeIndexWithin(ctx, idx, cfg, 0)
+}
+
+// analyzeIndexWithin is analyzeIndex that stops with ErrMemoryLimit,
+// before it attributes and reports, when the state across traces would
+// take more than limit bytes (0: no limit): the index engine's run holds
+// its index and that state together, each within half of the budget.
+func analyzeIndexWithin(ctx context.Context, idx *index.Index, cfg rulefmt.Config, limit int64) (*report.Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
@@ -42,5 +50,8 @@ func analyzeIndex(ctx context.Context, idx *index.Index, cfg rulefmt.Config) (*r
 	agg.useProfile(o.profile)
 	agg.adopt(o)
 	agg.merge(o)
+	if err := agg.checkBudget(limit); err != nil {
+		return nil, err
+	}
 	return agg.report(idx.Inputs()), nil
 }

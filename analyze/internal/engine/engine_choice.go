@@ -219,13 +219,14 @@ func readIndex(ctx context.Context, run *DumpRun, src ingest.Source, cfg rulefmt
 func measureIndex(ctx context.Context, run *DumpRun, x *index.Index, cfg rulefmt.Config, opts RunOptions,
 	phase func(string, func() error) error) (*report.Analysis, error) {
 	var a report.Analysis
+	limit := opts.Load.Read.MemoryBudget() / 2 // the index holds the other half
 	if err := phase(PhaseMeasures, func() (err error) {
 		if !opts.Events {
-			a.Report, err = analyzeIndex(ctx, x, cfg)
+			a.Report, err = analyzeIndexWithin(ctx, x, cfg, limit)
 			return err
 		}
 		// Without rules nothing reads the index after the events.
-		a.Report, run.Events, err = analyzeIndexEvents(ctx, &x, cfg, len(opts.Rules) == 0)
+		a.Report, run.Events, err = analyzeIndexEvents(ctx, &x, cfg, len(opts.Rules) == 0, limit)
 		return err
 	}); err != nil {
 		return nil, err

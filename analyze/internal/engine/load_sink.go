@@ -96,16 +96,31 @@ func (s *feedSink) after(in *Input) error {
 }
 
 // overBudget is the error of a run whose engine holds m bytes, past limit
-// (half of the budget), after read spans (-1: all of them): it names the
-// distinct pool scopes, or (scope, key) pairs, when they hold most of it,
-// since the remedy for them is not to bound the open traces.
+// (half of the budget), after read spans (-1: all of them).
 func (e *Engine) overBudget(read int, m, limit int64) error {
 	spans := "the spans read"
 	if read >= 0 {
 		spans = fmt.Sprintf("%d spans read", read)
 	}
-	state := e.pairBytes.Load()
-	scopes, pairs := e.scopes.Load(), e.pairKeys.Load()
+	return budgetError(spans, m, limit, e.pairBytes.Load(), e.scopes.Load(), e.pairKeys.Load())
+}
+
+// checkBudget returns the error of an analysis whose state across traces
+// (stateBytes) is past limit, half of the budget; nil when it is not, or
+// limit is 0.
+func (a *aggregate) checkBudget(limit int64) error {
+	if m := a.stateBytes(); limit > 0 && m > limit {
+		return budgetError("the spans read", m, limit, m, int64(a.pairs.NumScopes()), int64(a.pairs.NumPairs()))
+	}
+	return nil
+}
+
+// budgetError is the error of a run that holds m bytes, past limit, of
+// which state is the aggregate's state across traces, for scopes pool
+// scopes and pairs (scope, key) pairs. It names the distinct pool scopes,
+// or pairs, when they hold most of it, since the remedy for them is not
+// to bound the open traces.
+func budgetError(spans string, m, limit, state, scopes, pairs int64) error {
 	switch {
 	case 2*state > m && 2*scopes*measure.ScopeBytes > state:
 		return fmt.Errorf("%w: too many distinct pool scopes: %s hold %d scopes, whose figures and report rows take %d MiB, past half of the %d MiB budget (raise --max-memory, or name the pool scope with --scope-attr by an attribute of fewer distinct values)",

@@ -123,7 +123,7 @@ func NewReportEvents(d *Dump, cfg rulefmt.Config) (*ReportEvents, error) {
 
 // newReportEvents is NewReportEvents over the index itself.
 func newReportEvents(idx *index.Index, cfg rulefmt.Config) (*ReportEvents, error) {
-	_, r, err := analyzeIndexEvents(context.Background(), &idx, cfg, false)
+	_, r, err := analyzeIndexEvents(context.Background(), &idx, cfg, false, 0)
 	return r, err
 }
 
@@ -133,7 +133,7 @@ func newReportEvents(idx *index.Index, cfg rulefmt.Config) (*ReportEvents, error
 // the events hold what they read of it (each acquire's span end and lease
 // session, the handshakes, the calls) and before the attribution: the run
 // never holds the index, the pair stage and the attributed acquires at once.
-func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Config, release bool) (*report.Report, *ReportEvents, error) {
+func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Config, release bool, limit int64) (*report.Report, *ReportEvents, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("analyze: %w", err)
 	}
@@ -179,6 +179,9 @@ func analyzeIndexEvents(ctx context.Context, xp **index.Index, cfg rulefmt.Confi
 	agg.pairs.EachPrewarm = func(ev *record.Acquire) { r.prewarms = append(r.prewarms, ev) }
 	agg.settings, agg.services = map[int32]int32{}, map[int32]int32{} // kept by scope, in the aggregate's ids
 	agg.merge(o)
+	if err := agg.checkBudget(limit); err != nil {
+		return nil, nil, err
+	}
 	rep := agg.report(inputs)
 	r.strs, r.settings, r.services = agg.strs, agg.settings, agg.services
 	r.sortAcquires()

@@ -80,6 +80,46 @@ func TestManyPoolScopesStopAtTheMemoryBudget(t *testing.T) {
 	}
 }
 
+// TestManyPoolScopesStopAtTheMemoryBudgetOnOneIndex is
+// TestManyPoolScopesStopAtTheMemoryBudget for the index engine (the HTML
+// report's events, or rules): its index takes half of the budget, and the
+// state across traces its measures build must fit the other half.
+func TestManyPoolScopesStopAtTheMemoryBudgetOnOneIndex(t *testing.T) {
+	const n = 4000
+	path := filepath.Join(t.TempDir(), "scopes.jsonl")
+	if err := os.WriteFile(path, scopesJSONL(n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rules := rulefmt.BuiltinRules(rulefmt.Config{})
+	for _, tc := range []struct {
+		name string
+		opts RunOptions
+	}{
+		{"events", RunOptions{Events: true}},
+		{"rules", RunOptions{Rules: rules}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, budget := range []int64{8 << 20, 64 << 20} {
+				opts := tc.opts
+				opts.Load.Read.MaxMemory = budget
+				run, err := AnalyzeDumps(context.Background(), ingest.Files{path}, rulefmt.Config{}, opts)
+				if run.Choice.Kind != EngineIndex {
+					t.Fatalf("the run chose engine %v, want the index engine", run.Choice.Kind)
+				}
+				if budget == 64<<20 {
+					if err != nil || run.Analysis.Report.Pool.Scopes != n {
+						t.Errorf("%d MiB budget: %v, want the %d scopes reported", budget>>20, err, n)
+					}
+					continue
+				}
+				if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), "too many distinct pool scopes") {
+					t.Errorf("%d MiB budget: %v, want ErrMemoryLimit naming the pool scopes", budget>>20, err)
+				}
+			}
+		})
+	}
+}
+
 // scopeTraces returns n acquires in n pool scopes, one trace each.
 func scopeTraces(n int) ptrace.Traces {
 	td := ptrace.NewTraces()
