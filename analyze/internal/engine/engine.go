@@ -106,6 +106,7 @@ type Engine struct {
 	pairBytes atomic.Int64 // what the aggregate's state across traces takes (aggregate.stateBytes)
 	scopes    atomic.Int64 // the distinct pool scopes the aggregate holds
 	pairKeys  atomic.Int64 // the distinct (scope, key) pairs it holds
+	pending   atomic.Int64 // the part of pairBytes the acquires waiting for the pair stage take
 	// memLimit is what MemBytes may reach (half of the memory budget),
 	// set by Feed: Flush checks the aggregate against it once the last
 	// traces are merged, before their report is made. 0: no check.
@@ -406,6 +407,7 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 		e.pairBytes.Store(e.agg.stateBytes())
 		e.scopes.Store(int64(e.agg.pairs.NumScopes()))
 		e.pairKeys.Store(int64(e.agg.pairs.NumPairs()))
+		e.pending.Store(e.agg.pairs.PendingBytes())
 	}
 	if e.opts.streaming() {
 		e.lowMarks[shard] = lowMark

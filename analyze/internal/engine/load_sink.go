@@ -102,7 +102,7 @@ func (e *Engine) overBudget(read int, m, limit int64) error {
 	if read >= 0 {
 		spans = fmt.Sprintf("%d spans read", read)
 	}
-	return budgetError(spans, m, limit, e.pairBytes.Load(), e.scopes.Load(), e.pairKeys.Load())
+	return budgetError(spans, m, limit, stateParts{e.pairBytes.Load(), e.pending.Load(), e.scopes.Load(), e.pairKeys.Load()})
 }
 
 // checkBudget returns the error of an analysis whose state across traces
@@ -110,24 +110,33 @@ func (e *Engine) overBudget(read int, m, limit int64) error {
 // limit is 0.
 func (a *aggregate) checkBudget(limit int64) error {
 	if m := a.stateBytes(); limit > 0 && m > limit {
-		return budgetError("the spans read", m, limit, m, int64(a.pairs.NumScopes()), int64(a.pairs.NumPairs()))
+		return budgetError("the spans read", m, limit, stateParts{m, a.pairs.PendingBytes(), int64(a.pairs.NumScopes()), int64(a.pairs.NumPairs())})
 	}
 	return nil
 }
 
-// budgetError is the error of a run that holds m bytes, past limit, of
-// which state is the aggregate's state across traces, for scopes pool
-// scopes and pairs (scope, key) pairs. It names the distinct pool scopes,
-// or pairs, when they hold most of it, since the remedy for them is not
-// to bound the open traces.
-func budgetError(spans string, m, limit, state, scopes, pairs int64) error {
-	switch {
-	case 2*state > m && 2*scopes*measure.ScopeBytes > state:
-		return fmt.Errorf("%w: too many distinct pool scopes: %s hold %d scopes, whose figures and report rows take %d MiB, past half of the %d MiB budget (raise --max-memory, or name the pool scope with --scope-attr by an attribute of fewer distinct values)",
-			ErrMemoryLimit, spans, scopes, state>>20, 2*limit>>20)
-	case 2*state > m && 2*pairs*measure.PairBytes > state:
-		return fmt.Errorf("%w: too many distinct pool keys: %s hold %d (scope, key) pairs, whose attribution state takes %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
-			ErrMemoryLimit, spans, pairs, state>>20, 2*limit>>20)
+// stateParts describes the aggregate's state across traces for the
+// budget's error: its bytes (aggregate.stateBytes), of them those of the
+// acquires waiting for the pair stage, and its distinct pool scopes and
+// (scope, key) pairs.
+type stateParts struct {
+	bytes, pending, scopes, pairs int64
+}
+
+// budgetError is the error of a run that holds m bytes, past limit (half
+// of the budget). When the state across traces holds most of it, and
+// most of that grows with the distinct scopes and keys (their state and
+// names) rather than with the acquires, it names the distinct pool
+// scopes, or keys, whichever weigh more: the remedy for them is not to
+// bound the open traces.
+func budgetError(spans string, m, limit int64, st stateParts) error {
+	if 2*st.bytes > m && 2*st.pending < st.bytes {
+		if st.scopes*measure.ScopeBytes >= st.pairs*measure.PairBytes {
+			return fmt.Errorf("%w: too many distinct pool scopes: %s hold %d scopes, whose figures, names and report rows take %d MiB, past half of the %d MiB budget (raise --max-memory, or name the pool scope with --scope-attr by an attribute of fewer distinct values)",
+				ErrMemoryLimit, spans, st.scopes, st.bytes>>20, 2*limit>>20)
+		}
+		return fmt.Errorf("%w: too many distinct pool keys: %s hold %d (scope, key) pairs, whose names and attribution state take %d MiB, past half of the %d MiB budget (raise --max-memory, or analyze fewer files at once)",
+			ErrMemoryLimit, spans, st.pairs, st.bytes>>20, 2*limit>>20)
 	}
 	return fmt.Errorf("%w: %s take %d MiB, past half of the %d MiB budget (raise --max-memory, analyze fewer files at once, or bound the open traces with --window or --max-open-traces)",
 		ErrMemoryLimit, spans, m>>20, 2*limit>>20)

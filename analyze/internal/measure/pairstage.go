@@ -299,8 +299,13 @@ func (p *PairStage) NumPairs() int { return max(len(p.pairs), len(p.byPair)) }
 // state (ScopeBytes, PairBytes). A dump of many distinct scopes or keys
 // holds it whatever its traces, so the memory budget must see it.
 func (p *PairStage) StateBytes() int64 {
-	return int64(p.Pending())*int64(unsafe.Sizeof(record.Acquire{})) +
-		int64(len(p.scopesSeen))*ScopeBytes + int64(p.NumPairs())*PairBytes
+	return p.PendingBytes() + int64(len(p.scopesSeen))*ScopeBytes + int64(p.NumPairs())*PairBytes
+}
+
+// PendingBytes is the part of StateBytes the acquires waiting for an
+// advance take.
+func (p *PairStage) PendingBytes() int64 {
+	return int64(p.Pending()) * int64(unsafe.Sizeof(record.Acquire{}))
 }
 
 // Pending returns how many acquires wait for an advance.
