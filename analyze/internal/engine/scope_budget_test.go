@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcptrace/mcptrace/analyze/ingest"
+	"github.com/mcptrace/mcptrace/analyze/internal/measure"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -175,6 +176,34 @@ func TestScopeStateChargeBoundary(t *testing.T) {
 			stopped := errors.Is(err, ErrMemoryLimit) && strings.Contains(err.Error(), fmt.Sprintf("hold %d scopes", n))
 			if stopped != tc.stops || (!tc.stops && err != nil) {
 				t.Errorf("limit %d for a charge of %d: %v, want stopped %v", tc.limit, charge, err, tc.stops)
+			}
+		})
+	}
+}
+
+// TestBudgetErrorNamesWhatOutgrewTheBudget pins the cause the budget's
+// error names: the distinct pool scopes or keys when the state across
+// traces holds most of what was charged and grows with them (each named
+// by whichever weighs more), else the open traces and the acquires, whose
+// remedy is to bound the open traces.
+func TestBudgetErrorNamesWhatOutgrewTheBudget(t *testing.T) {
+	const limit = 100 << 20
+	for _, tc := range []struct {
+		name string
+		m    int64
+		st   stateParts
+		want string
+	}{
+		{"scopes weigh more", 200 << 20, stateParts{bytes: 150 << 20, scopes: 50_000, pairs: 50_000}, "too many distinct pool scopes"},
+		{"scopes and keys weigh the same", 200 << 20, stateParts{bytes: 150 << 20, scopes: 1, pairs: measure.ScopeBytes / measure.PairBytes}, "too many distinct pool scopes"},
+		{"keys weigh one pair more", 200 << 20, stateParts{bytes: 150 << 20, scopes: 1, pairs: measure.ScopeBytes/measure.PairBytes + 1}, "too many distinct pool keys"},
+		{"the state exactly half", 200 << 20, stateParts{bytes: 100 << 20, scopes: 50_000, pairs: 50_000}, "bound the open traces"},
+		{"the waiting acquires half the state", 200 << 20, stateParts{bytes: 150 << 20, pending: 75 << 20, scopes: 50_000, pairs: 50_000}, "bound the open traces"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := budgetError("the spans read", tc.m, limit, tc.st)
+			if !errors.Is(err, ErrMemoryLimit) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("budgetError = %v, want ErrMemoryLimit naming %q", err, tc.want)
 			}
 		})
 	}
