@@ -112,33 +112,61 @@ func NewClient(opts ClientOptions) (*Client, error) {
 func parseBase(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil {
-		return nil, fmt.Errorf("backend URL %s: %w", textfmt.QuoteInput(raw), errors.Unwrap(err))
+		if strings.Contains(raw, "@") {
+			return nil, fmt.Errorf("backend URL %s: %s", Redact(raw), credentialsInURL)
+		}
+		return nil, fmt.Errorf("backend URL %s: %w", Redact(raw), errors.Unwrap(err))
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return nil, fmt.Errorf("backend URL %s: want http:// or https://", Redact(raw))
 	case u.Host == "":
 		return nil, fmt.Errorf("backend URL %s: no host", Redact(raw))
-	case u.User != nil:
-		return nil, fmt.Errorf("backend URL %s: credentials in a URL show in ps and in logs: put them in the environment or a file instead", Redact(raw))
-	case u.RawQuery != "" || u.Fragment != "":
-		return nil, fmt.Errorf("backend URL %s: give the base URL, without a query", Redact(raw))
+	case u.User != nil, strings.Contains(u.Path, "@"):
+		return nil, fmt.Errorf("backend URL %s: %s", Redact(raw), credentialsInURL)
+	case u.RawQuery != "" || u.ForceQuery:
+		return nil, fmt.Errorf("backend URL %s: give the base URL, without a query (a token in it would show in ps and in logs: put it in the environment or a file instead)", Redact(raw))
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, fmt.Errorf("backend URL %s: give the base URL, without a fragment (#...)", Redact(raw))
 	}
 	return u, nil
 }
 
-// Redact returns raw with any user information removed, for messages:
-// the one way a backend's URL is shown.
+// credentialsInURL is the refusal of a URL with user information in it:
+// an "@" anywhere before its query reads as such, in the path too (where
+// a password with a "/" in it puts it).
+const credentialsInURL = "credentials in a URL show in ps and in logs: put them in the environment or a file instead (an @ anywhere before the query reads as credentials)"
+
+// Redact returns raw fit for a message or a report: without user
+// information, query or fragment, any of which may hold a secret. It is
+// the one way a backend's URL is shown. It works on the text, whether
+// or not it parses, and drops everything after the scheme up to the last
+// "@" before the query: a password with a "/" in it ends there.
 func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil {
-			return textfmt.QuoteInput(raw)
-		}
-		return textfmt.TermSafe(raw)
+	shown := redactText(raw)
+	if _, err := url.Parse(raw); err != nil {
+		return textfmt.QuoteInput(shown)
 	}
-	u.User = nil
-	return textfmt.TermSafe(u.String())
+	return textfmt.TermSafe(shown)
+}
+
+// redactURL is Redact of a parsed URL.
+func redactURL(u *url.URL) string { return Redact(u.String()) }
+
+// redactText strips a URL's text of its query and fragment, and of
+// everything after the scheme up to the last "@" left.
+func redactText(s string) string {
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		s = s[:i]
+	}
+	prefix, rest := "", s
+	if i := strings.Index(s, "://"); i >= 0 {
+		prefix, rest = s[:i+3], s[i+3:]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return prefix + rest
 }
 
 // readCAFile reads a PEM bundle of certificate authorities.
@@ -160,10 +188,10 @@ func readCAFile(path string) (*x509.CertPool, error) {
 func (c *Client) sameOrigin(req *http.Request, via []*http.Request) error {
 	if req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host {
 		return fmt.Errorf("%w: %s redirected to %s, another origin: not followed, so the credential stays with the backend",
-			ErrRedirect, c.base.Redacted(), Redact(req.URL.String()))
+			ErrRedirect, redactURL(c.base), Redact(req.URL.String()))
 	}
 	if len(via) >= 5 {
-		return fmt.Errorf("%w: more than 5 redirects from %s", ErrRedirect, c.base.Redacted())
+		return fmt.Errorf("%w: more than 5 redirects from %s", ErrRedirect, redactURL(c.base))
 	}
 	return nil
 }
@@ -173,7 +201,7 @@ func (c *Client) sameOrigin(req *http.Request, via []*http.Request) error {
 var ErrRedirect = errors.New("redirect refused")
 
 // StatusError is a backend's answer other than 200 that a retry cannot
-// mend (or that retries did not): its URL without credentials, the status
+// mend (or that retries did not): its URL as Redact shows it, the status
 // and the start of the body, made safe for a terminal.
 type StatusError struct {
 	URL    string
@@ -212,7 +240,7 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, limit int64
 			return nil, fmt.Errorf("%w (no retry: the next would wait %v, past the deadline)", err, wait.Round(time.Millisecond))
 		}
 		if err := c.sleep(ctx, wait); err != nil {
-			return nil, fmt.Errorf("%s: %w", u.Redacted(), err)
+			return nil, fmt.Errorf("%s: %w", redactURL(&u), err)
 		}
 	}
 }
@@ -222,7 +250,7 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, limit int64
 func (c *Client) once(ctx context.Context, u *url.URL, limit int64) ([]byte, int, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", u.Redacted(), err)
+		return nil, 0, 0, fmt.Errorf("%s: %w", redactURL(u), err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.agent != "" {
@@ -233,21 +261,21 @@ func (c *Client) once(ctx context.Context, u *url.URL, limit int64) ([]byte, int
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", u.Redacted(), unwrapURLError(err))
+		return nil, 0, 0, fmt.Errorf("%s: %w", redactURL(u), unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, 512+int64(len(c.header[1])))) // a credential echoed across the cut is still whole
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))                 // let the connection be reused
 		return nil, resp.StatusCode, retryAfter(resp.Header.Get("Retry-After")),
-			&StatusError{URL: u.Redacted(), Status: resp.StatusCode, Body: c.scrub(head)}
+			&StatusError{URL: redactURL(u), Status: resp.StatusCode, Body: c.scrub(head)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: reading the answer: %w", u.Redacted(), err)
+		return nil, 0, 0, fmt.Errorf("%s: reading the answer: %w", redactURL(u), err)
 	}
 	if int64(len(body)) > limit {
-		return nil, 0, 0, fmt.Errorf("%s: %w (%d bytes)", u.Redacted(), ErrTooLarge, limit)
+		return nil, 0, 0, fmt.Errorf("%s: %w (%d bytes)", redactURL(u), ErrTooLarge, limit)
 	}
 	return body, resp.StatusCode, 0, nil
 }

@@ -52,7 +52,7 @@ func (Jaeger) Services(ctx context.Context, c *Client) ([]string, error) {
 		Services []string `json:"services"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%s/api/v3/services: not a list of services: %w", c.base.Redacted(), err)
+		return nil, fmt.Errorf("%s/api/v3/services: not a list of services: %w", redactURL(c.base), err)
 	}
 	return r.Services, nil
 }

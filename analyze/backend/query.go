@@ -130,8 +130,8 @@ func (e *UnknownServiceError) Error() string {
 // Read pages through the window into sink. It returns one Input, the
 // query's: its Backend says what was asked and fetched.
 func (q *Query) Read(ctx context.Context, opts ingest.ReadOptions, sink ingest.Sink) ([]ingest.Input, error) {
-	in := ingest.Input{Path: q.Client.base.Redacted(), Format: ingest.FormatOTLPJSON, Size: -1, Backend: &ingest.BackendRead{
-		Backend: q.API.Name(), URL: q.Client.base.Redacted(), Services: slices.Clone(q.Services),
+	in := ingest.Input{Path: redactURL(q.Client.base), Format: ingest.FormatOTLPJSON, Size: -1, Backend: &ingest.BackendRead{
+		Backend: q.API.Name(), URL: redactURL(q.Client.base), Services: slices.Clone(q.Services),
 		Start: q.Start, End: q.End, Filter: q.Filter.String(),
 	}}
 	if err := q.checkServices(ctx); err != nil {
@@ -155,7 +155,7 @@ func (q *Query) checkServices(ctx context.Context) error {
 	}
 	for _, s := range q.Services {
 		if !slices.Contains(known, s) {
-			return &UnknownServiceError{URL: q.Client.base.Redacted(), Service: s, Known: known}
+			return &UnknownServiceError{URL: redactURL(q.Client.base), Service: s, Known: known}
 		}
 	}
 	return nil
