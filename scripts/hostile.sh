@@ -94,6 +94,10 @@ softRSS=$RSS_MB
 if [[ $BUDGET =~ ^([0-9]+)MiB$ ]]; then
   softRSS=$(( (BASH_REMATCH[1] + BASH_REMATCH[1] / 4) * 11 / 10 ))
 fi
+# m1g and softRSS1g are the same for the cases whose state needs a budget
+# of 1 GiB (many pool scopes or keys).
+m1g="--max-memory 1GiB"
+softRSS1g=$(( (1024 + 1024 / 4) * 11 / 10 ))
 
 # Shapes that must be analysed: a verdict, in time and memory linear in the spans.
 check "invoke chain of 100k, check" "0 1 3" "" -- \
@@ -182,12 +186,13 @@ check "64 KiB cell beside 2000 scopes, analyze --format markdown under 64 MiB" "
   "'$gen' -shape wide-cell -n 2000 -o '$work/case.jsonl.zst' && n=\$('$bin' analyze $m --format markdown '$work/case.jsonl.zst' | head -c 67108865 | wc -c); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
 check "64 KiB cell beside 2000 scopes, check --format markdown under 64 MiB" "0" "" -- \
   "'$gen' -shape wide-cell -n 2000 -o '$work/case.jsonl.zst' && n=\$('$bin' check $m --format markdown '$work/case.jsonl.zst' | head -c 67108865 | wc -c); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
-# Its RSS bound is softRSS, not the budget: the event model's passes
-# leave garbage the GC may keep up to the runtime's soft limit (502-612
-# MiB measured). What the case guards, an unbounded HTML report's 1.5 GB,
-# stays far above either.
-CASE_RSS_MB=$softRSS check "HTML report of 200k pool scopes under 64 MiB" "0" "" -- \
-  "'$bin' analyze $m --format html -o '$work/case.html' '$pre/pool-scopes-200k.jsonl.zst' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
+# 200k scopes hold about 500 MiB of per-scope state, which the engine
+# charges to the budget (half of it at most): the case runs under
+# --max-memory 1GiB ($m1g) and its RSS bound is that budget's soft limit.
+# What the case guards, an unbounded HTML report's 1.5 GB, stays far
+# above either.
+CASE_RSS_MB=$softRSS1g check "HTML report of 200k pool scopes under 64 MiB" "0" "" -- \
+  "'$bin' analyze $m1g --format html -o '$work/case.html' '$pre/pool-scopes-200k.jsonl.zst' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ]"
 # Injected markup and invisible characters ([click me](https://…),
 # ![pixel](…), U+202E, U+2066–2069, zero-width, U+2028/2029, ESC, C1, a
 # workflow command) in every string field, through every format: the
@@ -293,11 +298,12 @@ check "a config of two YAML documents refused at the second" "2" "two-documents.
 # lets the index go before the miss attribution, and the HTML report
 # points at the attributed acquires with a dozen bytes an acquire beside
 # them; the what-if section adds the per-key counts. The GC lets the heap
-# grow to the runtime's soft limit: runs of one binary peak anywhere from
-# 530 to 650 MiB, so the case is held to softRSS. The report's size, what
-# the case guards, is checked against 64 MiB.
-CASE_RSS_MB=$softRSS check "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB" "0" "" -- \
-  "'$bin' analyze $m --format html -o '$work/case.html' '$pre/keys-1m.jsonl' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ] && grep -q '999,000 more keys not shown' '$work/case.html'"
+# grow to the runtime's soft limit. A million (scope, key) pairs hold
+# about 385 MiB the engine charges to the budget (half of it at most), so
+# the case runs under --max-memory 1GiB ($m1g), held to that budget's soft
+# limit. The report's size, what the case guards, is checked against 64 MiB.
+CASE_RSS_MB=$softRSS1g check "HTML report of 1M cache keys: what-if over the busiest 1,000, under 64 MiB" "0" "" -- \
+  "'$bin' analyze $m1g --format html -o '$work/case.html' '$pre/keys-1m.jsonl' && n=\$(wc -c < '$work/case.html'); echo \"\$n bytes\" >&2; [ \"\$n\" -le 67108864 ] && grep -q '999,000 more keys not shown' '$work/case.html'"
 unset CASE_TIME CASE_RSS_MB
 
 # Files are the user's (RELIABILITY.md): no output overwrites an input, a
