@@ -53,7 +53,8 @@ var (
 func (s *stream) produceDoc(spec docSpec, valueCap int64) producer {
 	return func(ctx context.Context, emit emitFunc) {
 		cr := &capReader{r: s, limit: -1}
-		w := &docWalker{s: s, spec: spec, cr: cr, cap: valueCap, dec: json.NewDecoder(cr), base: s.off, emit: emit, ctx: ctx, job: newJob()}
+		src := &pendReader{r: cr}
+		w := &docWalker{s: s, spec: spec, cr: cr, src: src, cap: valueCap, dec: json.NewDecoder(src), base: s.off, emit: emit, ctx: ctx, job: newJob()}
 		for {
 			if ctx.Err() != nil {
 				return
@@ -102,9 +103,10 @@ type docWalker struct {
 	job      *job
 	jobBytes int
 	stopped  bool
-	cr       *capReader // what the decoder reads through
-	cap      int64      // the longest value the decoder may buffer
-	crBase   int64      // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
+	cr       *capReader  // what the decoder reads through
+	src      *pendReader // the decoder's input: bytes a skip read ahead, then cr
+	cap      int64       // the longest value the decoder may buffer
+	crBase   int64       // cr.read at the decoder's position 0 (the decoder is replaced after a fast skip)
 	// inArray and elem are the record array being walked and the index
 	// of its element being read, for the place a problem names.
 	inArray string
@@ -274,7 +276,7 @@ func (w *docWalker) signal(key string) bool {
 // braces (`{"":{` per level), read before the rest, and the comma after
 // the skipped value is consumed by the scan.
 func (w *docWalker) skipValue(depth int) bool {
-	_, ok := w.skip(depth, false, w.offset(), io.MultiReader(w.dec.Buffered(), w.cr))
+	_, ok := w.skip(depth, false, w.offset(), w.dec.Buffered(), nil)
 	return ok
 }
 
@@ -289,7 +291,7 @@ func (w *docWalker) readDeepElement(depth int) bool {
 	start := w.offset()
 	buffered, _ := io.ReadAll(w.dec.Buffered()) // at most the value cap
 	kept := &keepUpTo{limit: int(w.cap) + 64<<10}
-	n, ok := w.skip(depth, true, start, io.TeeReader(io.MultiReader(bytes.NewReader(buffered), w.cr), kept))
+	n, ok := w.skip(depth, true, start, bytes.NewReader(buffered), kept)
 	if !ok {
 		return false
 	}
@@ -343,31 +345,29 @@ func isJSONDepthError(err error) bool {
 	return errors.As(err, &syn) && strings.HasSuffix(syn.Error(), "exceeded max depth")
 }
 
-// skip skips the value src starts with, at stream offset start (an object
-// member's value, or with inArray an array element), and replaces the
-// decoder by one positioned after it (see skipValue). It returns how many
-// bytes of src it took: white space, the value, white space and the comma
-// after it.
-func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) (int64, bool) {
+// skip skips the value that starts the input after the decoder's
+// position, at stream offset start (an object member's value, or with
+// inArray an array element), and replaces the decoder by one positioned
+// after it (see skipValue). head is the decoder's unread buffer (or a copy
+// of it); the input goes on with w.src. tee, when not nil, is given every
+// byte the scan reads. It returns how many bytes of the input it took:
+// white space, the value, white space and the comma after it.
+//
+// Whatever the scan read past that end, and whatever of head and of the
+// bytes w.src still held ahead of cr it did not reach, becomes w.src's
+// pending bytes, in input order, so that skips in a row lose nothing; all
+// of it was read from cr past the skipped value, at most the scan's buffer
+// and the decoder's, so it stays bounded.
+func (w *docWalker) skip(depth int, inArray bool, start int64, head io.Reader, tee io.Writer) (int64, bool) {
 	w.cr.limit = -1 // the scan holds no value, whatever its length
+	src := io.MultiReader(head, w.src)
+	if tee != nil {
+		src = io.TeeReader(src, tee)
+	}
 	br := bufio.NewReaderSize(src, 64<<10)
 	n, err := skipJSON(br)
 	if err == nil {
-		for { // white space, then the comma before the next member
-			c, rerr := br.ReadByte()
-			if rerr != nil {
-				break // the end is the decoder's to report
-			}
-			n++
-			if c == ',' {
-				break
-			}
-			if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-				br.UnreadByte()
-				n--
-				break
-			}
-		}
+		n += skipComma(br)
 	}
 	if err != nil {
 		if err == io.EOF {
@@ -376,16 +376,19 @@ func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) (i
 		w.fail(err)
 		return n, false
 	}
-	rest, _ := br.Peek(br.Buffered())
 	prime := "{" + strings.Repeat(`"":{`, depth)
 	tokens := 1 + 2*depth
 	if inArray {
 		prime += `"":[`
 		tokens += 2
 	}
-	rest = append([]byte(prime), rest...)
-	w.dec = json.NewDecoder(io.MultiReader(bytes.NewReader(rest), w.cr))
-	w.crBase = w.cr.read - int64(len(rest))
+	rest, _ := br.Peek(br.Buffered())
+	headLeft, _ := io.ReadAll(head)
+	pend := make([]byte, 0, len(prime)+len(rest)+len(headLeft)+len(w.src.pend))
+	pend = append(append(append(append(pend, prime...), rest...), headLeft...), w.src.pend...)
+	w.src.pend = pend
+	w.dec = json.NewDecoder(w.src)
+	w.crBase = w.cr.read - int64(len(pend))
 	w.base = start + n - int64(len(prime))
 	for range tokens {
 		if _, err := w.dec.Token(); err != nil {
@@ -394,6 +397,45 @@ func (w *docWalker) skip(depth int, inArray bool, start int64, src io.Reader) (i
 		}
 	}
 	return n, true
+}
+
+// skipComma takes the white space after a skipped value and the comma
+// after it, if there is one, and returns how many bytes it took. What is
+// not white space or a comma is left for the decoder, which reports it
+// (the end of the input included).
+func skipComma(br *bufio.Reader) int64 {
+	var n int64
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return n
+		}
+		switch c {
+		case ',':
+			return n + 1
+		case ' ', '\t', '\r', '\n':
+			n++
+		default:
+			br.UnreadByte()
+			return n
+		}
+	}
+}
+
+// pendReader is the decoder's input: the bytes a skip read ahead of the
+// decoder's new position (pend), then r.
+type pendReader struct {
+	pend []byte
+	r    io.Reader
+}
+
+func (p *pendReader) Read(b []byte) (int, error) {
+	if len(p.pend) > 0 {
+		n := copy(b, p.pend)
+		p.pend = p.pend[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
 }
 
 // skipJSON consumes one JSON value (and the white space before it) from br
