@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -166,13 +167,13 @@ func jaegerToTraces(jt *jaegerTrace) (ptrace.Traces, error) {
 			rs = td.ResourceSpans().AppendEmpty()
 			resources[procKey] = rs
 			if ok {
-				attrs := rs.Resource().Attributes()
-				attrs.PutStr(spans.ResourceServiceName, proc.ServiceName)
-				for _, kv := range proc.Tags {
-					if err := putJaegerValue(attrs, kv); err != nil {
-						return ptrace.Traces{}, fmt.Errorf("process %q: %w", js.ProcessID, err)
-					}
+				attrs := make([]jaegerAttr, 1, 1+len(proc.Tags))
+				attrs[0] = jaegerAttr{key: spans.ResourceServiceName, typ: pcommon.ValueTypeStr, s: proc.ServiceName}
+				attrs, err := appendJaegerAttrs(attrs, proc.Tags, nil)
+				if err != nil {
+					return ptrace.Traces{}, fmt.Errorf("process %q: %w", js.ProcessID, err)
 				}
+				putJaegerAttrs(rs.Resource().Attributes(), attrs)
 			}
 		}
 		tags := jaegerSpecialTags(js.Tags)
@@ -306,16 +307,11 @@ func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 	if err := jaegerRefsInto(sp, js.References, tid); err != nil {
 		return err
 	}
-	attrs := sp.Attributes()
-	attrs.EnsureCapacity(len(js.Tags))
-	for i, kv := range js.Tags {
-		if tags.consumed[i] {
-			continue
-		}
-		if err := putJaegerValue(attrs, kv); err != nil {
-			return err
-		}
+	attrs, err := appendJaegerAttrs(make([]jaegerAttr, 0, len(js.Tags)), js.Tags, tags.consumed)
+	if err != nil {
+		return err
 	}
+	putJaegerAttrs(sp.Attributes(), attrs)
 	return jaegerLogsInto(sp, js.Logs)
 }
 
@@ -373,78 +369,180 @@ func jaegerLogsInto(sp ptrace.Span, logs []jaegerLog) error {
 		}
 		ev := sp.Events().AppendEmpty()
 		ev.SetTimestamp(pcommon.Timestamp(at))
-		for _, kv := range lg.Fields {
-			if kv.Key == jaegerLogEvent && ev.Name() == "" {
+		var named map[int]bool
+		for i, kv := range lg.Fields {
+			if kv.Key == jaegerLogEvent {
 				ev.SetName(jaegerString(kv.Value))
-				continue
-			}
-			if err := putJaegerValue(ev.Attributes(), kv); err != nil {
-				return err
+				named = map[int]bool{i: true}
+				break
 			}
 		}
+		attrs, err := appendJaegerAttrs(nil, lg.Fields, named)
+		if err != nil {
+			return err
+		}
+		putJaegerAttrs(ev.Attributes(), attrs)
 	}
 	return nil
 }
 
-// putJaegerValue stores a typed Jaeger tag as an attribute: string, bool,
-// int64, float64 or binary (base64), or, when the type is missing or
-// unknown, whatever the JSON value is.
-func putJaegerValue(attrs pcommon.Map, kv jaegerKV) error {
+// jaegerAttr is a Jaeger tag read into the value an attribute takes.
+type jaegerAttr struct {
+	key string
+	typ pcommon.ValueType
+	s   string
+	b   bool
+	i   int64
+	f   float64
+	raw []byte
+}
+
+// appendJaegerAttrs reads the tags kvs, but those whose index is in skip,
+// and appends them to attrs in their order.
+func appendJaegerAttrs(attrs []jaegerAttr, kvs []jaegerKV, skip map[int]bool) ([]jaegerAttr, error) {
+	for i, kv := range kvs {
+		if skip[i] {
+			continue
+		}
+		a, err := jaegerValue(kv)
+		if err != nil {
+			return nil, err
+		}
+		attrs = append(attrs, a)
+	}
+	return attrs, nil
+}
+
+// jaegerValue reads a typed Jaeger tag: string, bool, int64, float64 or
+// binary (base64), or, when the type is missing or unknown, whatever the
+// JSON value is.
+func jaegerValue(kv jaegerKV) (jaegerAttr, error) {
 	raw := bytes.TrimSpace(kv.Value)
-	bad := func() error { return fmt.Errorf("tag %q: the value is not a valid %s", kv.Key, kv.Type) }
+	a := jaegerAttr{key: kv.Key}
+	var err error
 	switch strings.ToLower(kv.Type) {
 	case "string":
-		attrs.PutStr(kv.Key, jaegerString(raw))
+		a.typ, a.s = pcommon.ValueTypeStr, jaegerString(raw)
 	case "bool":
-		b, err := strconv.ParseBool(jaegerString(raw))
-		if err != nil {
-			return bad()
-		}
-		attrs.PutBool(kv.Key, b)
+		a.typ = pcommon.ValueTypeBool
+		a.b, err = strconv.ParseBool(jaegerString(raw))
 	case "int64":
-		n, err := strconv.ParseInt(jaegerString(raw), 10, 64)
-		if err != nil {
-			return bad()
-		}
-		attrs.PutInt(kv.Key, n)
+		a.typ = pcommon.ValueTypeInt
+		a.i, err = strconv.ParseInt(jaegerString(raw), 10, 64)
 	case "float64":
-		f, err := strconv.ParseFloat(jaegerString(raw), 64)
-		if err != nil {
-			return bad()
-		}
-		attrs.PutDouble(kv.Key, f)
+		a.typ = pcommon.ValueTypeDouble
+		a.f, err = strconv.ParseFloat(jaegerString(raw), 64)
 	case "binary":
-		b, err := base64.StdEncoding.DecodeString(jaegerString(raw))
-		if err != nil {
-			return bad()
-		}
-		attrs.PutEmptyBytes(kv.Key).FromRaw(b)
+		a.typ = pcommon.ValueTypeBytes
+		a.raw, err = base64.StdEncoding.DecodeString(jaegerString(raw))
 	default:
-		putJaegerUntyped(attrs, kv.Key, raw)
+		return jaegerUntyped(a, raw), nil
 	}
-	return nil
+	if err != nil {
+		return a, fmt.Errorf("tag %q: the value is not a valid %s", kv.Key, kv.Type)
+	}
+	return a, nil
 }
 
-// putJaegerUntyped stores a tag whose type is missing or unknown as what
-// its JSON value is: empty for null, a string, a bool, an int, a double, or
+// jaegerUntyped reads a tag whose type is missing or unknown as what its
+// JSON value is: empty for null, a string, a bool, an int, a double, or
 // else its JSON text as a string.
-func putJaegerUntyped(attrs pcommon.Map, key string, raw []byte) {
+func jaegerUntyped(a jaegerAttr, raw []byte) jaegerAttr {
 	switch {
 	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-		attrs.PutEmpty(key)
+		a.typ = pcommon.ValueTypeEmpty
 	case raw[0] == '"':
-		attrs.PutStr(key, jaegerString(raw))
+		a.typ, a.s = pcommon.ValueTypeStr, jaegerString(raw)
 	case bytes.Equal(raw, []byte("true")), bytes.Equal(raw, []byte("false")):
-		attrs.PutBool(key, raw[0] == 't')
+		a.typ, a.b = pcommon.ValueTypeBool, raw[0] == 't'
 	default:
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			attrs.PutInt(key, n)
+			a.typ, a.i = pcommon.ValueTypeInt, n
 		} else if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-			attrs.PutDouble(key, f)
+			a.typ, a.f = pcommon.ValueTypeDouble, f
 		} else {
-			attrs.PutStr(key, string(raw))
+			a.typ, a.s = pcommon.ValueTypeStr, string(raw)
 		}
 	}
+	return a
+}
+
+// jaegerFewAttrs is how many attributes putJaegerAttrs stores one by one;
+// past it a map's search for a repeated key would cost quadratic time.
+const jaegerFewAttrs = 32
+
+// putJaegerAttrs stores attrs into dst, which is empty, in their order;
+// of a repeated key the first is kept, as every reader keeps it
+// (Batch.newAttr). Few are put one by one; many are encoded as the
+// attributes of an OTLP protobuf resource, which pdata decodes without
+// searching for each key, and moved into dst.
+func putJaegerAttrs(dst pcommon.Map, attrs []jaegerAttr) {
+	if len(attrs) <= jaegerFewAttrs || !putJaegerAttrsAtOnce(dst, attrs) {
+		for i := range attrs {
+			if v, had := dst.GetOrPutEmpty(attrs[i].key); !had {
+				attrs[i].into(v)
+			}
+		}
+	}
+}
+
+// putJaegerAttrsAtOnce is putJaegerAttrs for many attributes: it reports
+// false, dst untouched, if pdata does not decode their encoding.
+func putJaegerAttrsAtOnce(dst pcommon.Map, attrs []jaegerAttr) bool {
+	seen := make(map[string]struct{}, len(attrs))
+	var kvs []byte
+	for i := range attrs {
+		if _, dup := seen[attrs[i].key]; dup {
+			continue
+		}
+		seen[attrs[i].key] = struct{}{}
+		kvs = protowire.AppendTag(kvs, 1, protowire.BytesType) // Resource.attributes
+		kvs = protowire.AppendBytes(kvs, attrs[i].appendProto(nil))
+	}
+	rs := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), kvs) // ResourceSpans.resource
+	td := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), rs)  // TracesData.resource_spans
+	var u ptrace.ProtoUnmarshaler
+	out, err := u.UnmarshalTraces(td)
+	if err != nil || out.ResourceSpans().Len() != 1 { // not expected: the encoding is the reader's own
+		return false
+	}
+	out.ResourceSpans().At(0).Resource().Attributes().MoveTo(dst)
+	return true
+}
+
+// into sets v to the attribute's value.
+func (a *jaegerAttr) into(v pcommon.Value) {
+	switch a.typ {
+	case pcommon.ValueTypeStr:
+		v.SetStr(a.s)
+	case pcommon.ValueTypeBool:
+		v.SetBool(a.b)
+	case pcommon.ValueTypeInt:
+		v.SetInt(a.i)
+	case pcommon.ValueTypeDouble:
+		v.SetDouble(a.f)
+	case pcommon.ValueTypeBytes:
+		v.SetEmptyBytes().FromRaw(a.raw)
+	}
+}
+
+// appendProto appends the attribute as an OTLP KeyValue message.
+func (a *jaegerAttr) appendProto(b []byte) []byte {
+	var v []byte // AnyValue; empty for an empty value
+	switch a.typ {
+	case pcommon.ValueTypeStr:
+		v = protowire.AppendString(protowire.AppendTag(v, 1, protowire.BytesType), a.s)
+	case pcommon.ValueTypeBool:
+		v = protowire.AppendVarint(protowire.AppendTag(v, 2, protowire.VarintType), protowire.EncodeBool(a.b))
+	case pcommon.ValueTypeInt:
+		v = protowire.AppendVarint(protowire.AppendTag(v, 3, protowire.VarintType), uint64(a.i))
+	case pcommon.ValueTypeDouble:
+		v = protowire.AppendFixed64(protowire.AppendTag(v, 4, protowire.Fixed64Type), math.Float64bits(a.f))
+	case pcommon.ValueTypeBytes:
+		v = protowire.AppendBytes(protowire.AppendTag(v, 7, protowire.BytesType), a.raw)
+	}
+	b = protowire.AppendString(protowire.AppendTag(b, 1, protowire.BytesType), a.key)
+	return protowire.AppendBytes(protowire.AppendTag(b, 2, protowire.BytesType), v)
 }
 
 // jaegerTraceID parses a Jaeger trace id: up to 32 hex digits, leading
