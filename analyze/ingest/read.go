@@ -527,6 +527,29 @@ type fileState struct {
 	cuts       int
 	cutAt      string
 	cutWarning int
+	// lone counts the escaped lone surrogates read as U+FFFD
+	// (rawstring.go); loneAt is the first one's record, loneWarning
+	// the index of the one warning about them (valid once lone > 0).
+	lone        int
+	loneAt      int64
+	loneWarning int
+}
+
+// noteLone counts the escaped lone surrogates of a record in the input's
+// one warning about them: the strings that held them were altered, and
+// two values (pool keys) that differ only there were read as one.
+func (st *fileState) noteLone(l loneNote) {
+	if l.n == 0 {
+		return
+	}
+	if st.lone == 0 {
+		st.loneWarning, st.loneAt = len(st.in.Warnings), l.at
+		st.in.Warnings = append(st.in.Warnings, "")
+	}
+	st.lone += l.n
+	st.in.Warnings[st.loneWarning] = fmt.Sprintf("%s (record at byte %d): %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair) "+
+		"read as U+FFFD, as every reader reads them: strings that differ only there are read as one, "+
+		"so two pool keys that do are counted as one key (have the exporter write valid UTF-8)", textfmt.SafeText(st.in.Path), st.loneAt, st.lone)
 }
 
 // noteCut counts the values cut from a record in the input's one warning
@@ -564,6 +587,7 @@ func (st *fileState) consume(r result) error {
 		st.in.Format = r.format
 	}
 	st.noteCut(r.cut)
+	st.noteLone(r.lone)
 	if r.batch != nil { // a projection decoder's batch: only a BatchSink asks for them
 		n := len(r.batch.Spans)
 		if n == 0 {

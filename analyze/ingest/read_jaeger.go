@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,7 @@ type jaegerTrace struct {
 type jaegerSpan struct {
 	TraceID       string         `json:"traceID"`
 	SpanID        string         `json:"spanID"`
-	OperationName string         `json:"operationName"`
+	OperationName jaegerText     `json:"operationName"`
 	References    []jaegerRef    `json:"references"`
 	StartTime     jaegerInt      `json:"startTime"` // microseconds since the epoch
 	Duration      jaegerInt      `json:"duration"`  // microseconds
@@ -49,7 +50,7 @@ type jaegerRef struct {
 }
 
 type jaegerKV struct {
-	Key   string          `json:"key"`
+	Key   jaegerText      `json:"key"`
 	Type  string          `json:"type"`
 	Value json.RawMessage `json:"value"`
 }
@@ -60,8 +61,47 @@ type jaegerLog struct {
 }
 
 type jaegerProcess struct {
-	ServiceName string     `json:"serviceName"`
+	ServiceName jaegerText `json:"serviceName"`
 	Tags        []jaegerKV `json:"tags"`
+}
+
+// jaegerText is a JSON string read with its bytes that are not valid
+// UTF-8 kept as they are, as the OTLP JSON readers keep them
+// (jsonStringBytes); null is empty.
+type jaegerText string
+
+// UnmarshalJSON reads a JSON string or null.
+func (t *jaegerText) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*t = ""
+		return nil
+	}
+	s, ok := jsonStringBytes(b)
+	if !ok {
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
+	}
+	*t = jaegerText(s)
+	return nil
+}
+
+// jsonKind names the kind of the JSON value b, as encoding/json's errors
+// do.
+func jsonKind(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return "value"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case '"':
+		return "string"
+	}
+	return "number"
 }
 
 // jaegerInt is an integer written as a JSON number or a string.
@@ -138,7 +178,7 @@ func decodeJaegerTrace(path string) func(rec) result {
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: r.placed(err)}}
 		}
-		return result{td: td, cut: cut}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
 	}
 }
 
@@ -168,7 +208,7 @@ func jaegerToTraces(jt *jaegerTrace) (ptrace.Traces, error) {
 			resources[procKey] = rs
 			if ok {
 				attrs := make([]jaegerAttr, 1, 1+len(proc.Tags))
-				attrs[0] = jaegerAttr{key: spans.ResourceServiceName, typ: pcommon.ValueTypeStr, s: proc.ServiceName}
+				attrs[0] = jaegerAttr{key: spans.ResourceServiceName, typ: pcommon.ValueTypeStr, s: string(proc.ServiceName)}
 				attrs, err := appendJaegerAttrs(attrs, proc.Tags, nil)
 				if err != nil {
 					return ptrace.Traces{}, fmt.Errorf("process %q: %w", js.ProcessID, err)
@@ -272,8 +312,7 @@ func setOnce(dst *string, v json.RawMessage) {
 // jaegerString is a tag value as text: a JSON string's content, or the JSON
 // of any other value.
 func jaegerString(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
+	if s, ok := jsonStringBytes(v); ok {
 		return s
 	}
 	return string(bytes.TrimSpace(v))
@@ -293,7 +332,7 @@ func jaegerSpanInto(sp ptrace.Span, js *jaegerSpan, tags jaegerTags) error {
 	}
 	sp.SetTraceID(tid)
 	sp.SetSpanID(sid)
-	sp.SetName(js.OperationName)
+	sp.SetName(string(js.OperationName))
 	sp.SetKind(tags.kind)
 	start, end, err := jaegerTimes(js)
 	if err != nil {
@@ -418,7 +457,7 @@ func appendJaegerAttrs(attrs []jaegerAttr, kvs []jaegerKV, skip map[int]bool) ([
 // JSON value is.
 func jaegerValue(kv jaegerKV) (jaegerAttr, error) {
 	raw := bytes.TrimSpace(kv.Value)
-	a := jaegerAttr{key: kv.Key}
+	a := jaegerAttr{key: string(kv.Key)}
 	var err error
 	switch strings.ToLower(kv.Type) {
 	case "string":

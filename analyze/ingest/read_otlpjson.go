@@ -195,7 +195,7 @@ func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 			}
 			return result{prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine, Err: cause}}
 		}
-		return result{td: td, cut: cut}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
 	}
 }
 
@@ -250,7 +250,7 @@ func decodeOTLPResourceSpans(path string) func(rec) result {
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: r.placed(err)}}
 		}
-		return result{td: td, cut: cut}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
 	}
 }
 

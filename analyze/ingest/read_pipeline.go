@@ -45,6 +45,7 @@ type result struct {
 	format Format     // the record's format when it can differ from the input's (zstd records)
 	held   int64      // bytes charged to the share in flight (inflight), given back once consumed
 	cut    deepCut    // values past MaxDepth cut from the record decoded (depth.go)
+	lone   loneNote   // escaped lone surrogates read as U+FFFD (rawstring.go)
 }
 
 // job is a batch of records decoded by one worker, or a batch of results the

@@ -40,7 +40,7 @@ func decodeTempoResourceSpans(path string) func(rec) result {
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(cleanJSONError(err))}}
 		}
-		return result{td: td, cut: cut}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
 	}
 }
 
@@ -59,6 +59,7 @@ func (e *idError) Error() string {
 // normalizeRequest normalises every ResourceSpans of an
 // ExportTraceServiceRequest JSON object (see normalizeResourceSpans).
 func normalizeRequest(data []byte) ([]byte, error) {
+	data, protected := protectBytes(data)
 	doc, err := decodeJSONObject(data)
 	if err != nil {
 		return nil, err
@@ -73,13 +74,14 @@ func normalizeRequest(data []byte) ([]byte, error) {
 			}
 		}
 	}
-	return json.Marshal(doc)
+	return marshalRestoring(doc, protected)
 }
 
 // normalizeResourceSpans rewrites one ResourceSpans JSON object so pdata
 // reads all of it: instrumentationLibrarySpans (and instrumentationLibrary)
 // renamed to scopeSpans (and scope), base64 ids turned into hex.
 func normalizeResourceSpans(data []byte) ([]byte, error) {
+	data, protected := protectBytes(data)
 	m, err := decodeJSONObject(data)
 	if err != nil {
 		return nil, err
@@ -87,7 +89,18 @@ func normalizeResourceSpans(data []byte) ([]byte, error) {
 	if err := normalizeRSMap(m); err != nil {
 		return nil, err
 	}
-	return json.Marshal(m)
+	return marshalRestoring(m, protected)
+}
+
+// marshalRestoring encodes a normalised document, with the bytes that
+// are not valid UTF-8 that protectBytes stood in for (when protected)
+// back in place, for pdata, which keeps them as the OTLP readers do.
+func marshalRestoring(doc map[string]any, protected bool) ([]byte, error) {
+	out, err := json.Marshal(doc)
+	if err != nil || !protected {
+		return out, err
+	}
+	return restoreBytes(out), nil
 }
 
 func decodeJSONObject(data []byte) (map[string]any, error) {
