@@ -17,7 +17,7 @@ func TestOnlyTheAsRecordedRowIsAssumed(t *testing.T) {
 	}
 	for _, assumed := range []bool{false, true} {
 		var b bytes.Buffer
-		if err := WriteJSON(&b, rows, assumed); err != nil {
+		if err := WriteJSON(&b, rows, Marks{Assumed: assumed}); err != nil {
 			t.Fatal(err)
 		}
 		var doc struct {

@@ -81,7 +81,7 @@ func TestTheTableShowsEachCountInItsColumn(t *testing.T) {
 	r := Row{Settings: Settings{IdleTTL: time.Minute, IdlePerKey: 1, MaxIdle: 64}, Acquires: 10, Hits: 4,
 		MissesByCause: map[string]int{"cold": 6}, SessionsOpened: 7, PeakSessions: 3, IdleSessionSeconds: 2.25, PrewarmDials: 5, PrewarmUnused: 2}
 	var b bytes.Buffer
-	if err := WriteTable(&b, []Row{r}, false); err != nil {
+	if err := WriteTable(&b, []Row{r}, Marks{}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(b.String(), "\n")

@@ -23,13 +23,13 @@ func TestHitRatesNeverRoundToAHundredOrZero(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		write func(io.Writer, []Row, bool) error
+		write func(io.Writer, []Row, Marks) error
 	}{
 		{"table", WriteTable}, {"markdown", WriteMarkdown}, {"html", WriteHTMLSection},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := tc.write(&b, rows, false); err != nil {
+			if err := tc.write(&b, rows, Marks{}); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()

@@ -46,6 +46,19 @@ func (s Settings) String() string {
 	return fmt.Sprintf("idle-ttl=%s idle-per-key=%s max-idle=%d prewarm=%s", s.IdleTTL, per, s.MaxIdle, pre)
 }
 
+// Marks are what an output says about its rows beyond their figures, the
+// same in every format.
+type Marks struct {
+	// Assumed is true when the as-recorded row's settings were the user's
+	// (--recorded-*), not those the dump recorded.
+	Assumed bool
+	// Partial, when not empty, says why the replayed acquires may not be
+	// all the source held (an input damaged or reporting data missing, a
+	// backend's window cut): rows priced on part of the workload must
+	// say so wherever they are read.
+	Partial string
+}
+
 // Sort orders rows by hit rate, best first, then fewer sessions opened,
 // then less idle cost, then the settings by value (Compare: 38s before
 // 1m15s before 10m, where their text would put 10m0s first).
@@ -106,15 +119,18 @@ type jsonBest struct {
 	Value      float64 `json:"value"`
 }
 
-// WriteJSON writes rows as mcptrace.whatif/v1; assumed says the as-recorded
-// settings were the user's (--recorded-*), not those the dump recorded.
-func WriteJSON(w io.Writer, rows []Row, assumed bool) error {
+// WriteJSON writes rows as mcptrace.whatif/v1: m.Assumed marks the
+// as-recorded row's settings as the user's, m.Partial sets "partial" and
+// says why in "partial_note".
+func WriteJSON(w io.Writer, rows []Row, m Marks) error {
 	out := struct {
-		Schema     string     `json:"schema"`
-		OutOfScope string     `json:"out_of_scope"`
-		Rows       []jsonRow  `json:"rows"`
-		Best       []jsonBest `json:"best_per_cost"`
-	}{Schema: Schema, OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
+		Schema      string     `json:"schema"`
+		Partial     bool       `json:"partial"`
+		PartialNote string     `json:"partial_note,omitempty"`
+		OutOfScope  string     `json:"out_of_scope"`
+		Rows        []jsonRow  `json:"rows"`
+		Best        []jsonBest `json:"best_per_cost"`
+	}{Schema: Schema, Partial: m.Partial != "", PartialNote: m.Partial, OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
 	for _, b := range BestPerCost(rows) {
 		r := rows[b.Row]
 		out.Best = append(out.Best, jsonBest{Cost: string(b.Cost), Budget: b.Budget, Settings: r.Settings.String(),
@@ -126,7 +142,7 @@ func WriteJSON(w io.Writer, rows []Row, assumed bool) error {
 			per = spans.IdleSizingPeak
 		}
 		out.Rows = append(out.Rows, jsonRow{Settings: r.Settings.String(), IdleTTLSeconds: r.Settings.IdleTTL.Seconds(), IdlePerKey: per,
-			MaxIdle: r.Settings.MaxIdle, Prewarm: r.Settings.Prewarm, AsRecorded: r.AsRecorded, Assumed: r.AsRecorded && assumed,
+			MaxIdle: r.Settings.MaxIdle, Prewarm: r.Settings.Prewarm, AsRecorded: r.AsRecorded, Assumed: r.AsRecorded && m.Assumed,
 			Acquires: r.Acquires, Hits: r.Hits, HitRate: r.HitRate(), MissesByCause: r.MissesByCause, SessionsOpened: r.SessionsOpened,
 			PeakSessions: r.PeakSessions, IdleSessionSeconds: r.IdleSessionSeconds, PrewarmDials: r.PrewarmDials, PrewarmUnused: r.PrewarmUnused})
 	}
@@ -135,14 +151,18 @@ func WriteJSON(w io.Writer, rows []Row, assumed bool) error {
 	return enc.Encode(out)
 }
 
-// WriteTable writes rows as a table for people, sorted as given.
-func WriteTable(w io.Writer, rows []Row, assumed bool) error {
+// WriteTable writes rows as a table for people, sorted as given, under
+// m.Partial's line when the rows replay part of the workload.
+func WriteTable(w io.Writer, rows []Row, m Marks) error {
+	if m.Partial != "" {
+		fmt.Fprintf(w, "%s\n\n", textfmt.TermSafe(PartialLine(m.Partial)))
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SETTINGS\tHIT RATE\tACQUIRES\tHITS\tMISSES BY CAUSE\tSESSIONS\tPEAK\tIDLE s\tPRE-WARM (UNUSED)\t")
 	for _, r := range rows {
 		label := r.Settings.String()
 		if r.AsRecorded {
-			label += " " + recordedLabel(assumed)
+			label += " " + recordedLabel(m.Assumed)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, textfmt.Percent(r.HitRate()), r.Acquires, r.Hits,
 			causes(r.MissesByCause), r.SessionsOpened, r.PeakSessions, r.IdleSessionSeconds, r.PrewarmDials, r.PrewarmUnused)
@@ -160,6 +180,10 @@ func WriteTable(w io.Writer, rows []Row, assumed bool) error {
 	_, err := fmt.Fprintf(w, "\n%s\n", OutOfScope)
 	return err
 }
+
+// PartialLine is the partial marker's text in the table, Markdown and HTML
+// outputs.
+func PartialLine(why string) string { return "PARTIAL: " + why }
 
 // causes writes a miss-cause map in the spans.MissReasons order.
 func causes(m map[string]int) string {

@@ -231,6 +231,7 @@ type legendItem struct{ Class, Label string }
 
 type sectionView struct {
 	CSS                          template.CSS
+	Partial                      string
 	Rows                         []tableRow
 	MoreRows                     int
 	Heading, Intro, OutOfScope   string
@@ -244,7 +245,8 @@ type sectionView struct {
 var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="whatif" id="whatif">
 <style>{{.CSS}}</style>
 <h2>What-if replay</h2>
-<p class="muted">{{len .Rows}} settings shown{{if .MoreRows}}, {{.MoreRows}} more not shown (<code>--format json</code> lists them all){{end}}, sorted by hit rate (then fewer sessions opened, then less idle time).</p>
+{{if .Partial}}<div class="note warn"><strong>{{.Partial}}</strong></div>
+{{end}}<p class="muted">{{len .Rows}} settings shown{{if .MoreRows}}, {{.MoreRows}} more not shown (<code>--format json</code> lists them all){{end}}, sorted by hit rate (then fewer sessions opened, then less idle time).</p>
 <div class="scroll"><table>
 <thead><tr><th>Settings</th><th>Hit rate</th><th>Acquires</th><th>Hits</th><th>Misses by cause</th><th>Sessions</th><th>Peak</th><th>Idle s</th><th>Pre-warm (unused)</th></tr></thead>
 <tbody>
@@ -283,9 +285,12 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 // MaxSeries lines of MaxPoints points, the rest counted. It is a fragment
 // (a section element with its own small style on report.css's colour
 // variables): the analysis report can carry it as it is. html/template
-// escapes every text; no script.
-func WriteHTMLSection(w io.Writer, rows []Row, assumed bool) error {
+// escapes every text; no script. m.Partial's line heads the section.
+func WriteHTMLSection(w io.Writer, rows []Row, m Marks) error {
 	v := sectionView{CSS: seriesCSS(), Heading: bestHeading, Intro: bestRule, OutOfScope: OutOfScope, MaxSeries: MaxSeries, MaxPoints: MaxPoints}
+	if m.Partial != "" {
+		v.Partial = textfmt.TermSafe(PartialLine(m.Partial))
+	}
 	for i, r := range rows {
 		if i >= MaxHTMLRows && !r.AsRecorded {
 			v.MoreRows++
@@ -296,7 +301,7 @@ func WriteHTMLSection(w io.Writer, rows []Row, assumed bool) error {
 			Sessions: strconv.Itoa(r.SessionsOpened), Peak: strconv.Itoa(r.PeakSessions),
 			Idle: strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), Prewarm: fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused), AsRecorded: r.AsRecorded}
 		if r.AsRecorded {
-			tr.Label = recordedLabel(assumed)
+			tr.Label = recordedLabel(m.Assumed)
 		}
 		v.Rows = append(v.Rows, tr)
 	}
@@ -348,13 +353,13 @@ var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 // WriteHTMLPage writes a self-contained page (the HTML report's style
 // inline, no script, a Content-Security-Policy forbidding every fetch)
 // holding WriteHTMLSection's section: it opens offline from a file.
-func WriteHTMLPage(w io.Writer, rows []Row, assumed bool) error {
+func WriteHTMLPage(w io.Writer, rows []Row, m Marks) error {
 	css, err := htmlreport.CSS()
 	if err != nil {
 		return fmt.Errorf("whatif: render html: %w", err)
 	}
 	var sec strings.Builder
-	if err := WriteHTMLSection(&sec, rows, assumed); err != nil {
+	if err := WriteHTMLSection(&sec, rows, m); err != nil {
 		return err
 	}
 	// The section is html/template's own escaped output: trusted here.

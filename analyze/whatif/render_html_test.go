@@ -77,7 +77,7 @@ func TestHTMLSectionDrawsWhatItCounts(t *testing.T) {
 	rows[0].AsRecorded = true
 	Sort(rows)
 	var b bytes.Buffer
-	if err := WriteHTMLSection(&b, rows, true); err != nil {
+	if err := WriteHTMLSection(&b, rows, Marks{Assumed: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -108,7 +108,7 @@ func TestHTMLPageIsSelfContained(t *testing.T) {
 	var b bytes.Buffer
 	rows := grid(2, 1, 1)
 	rows[0].AsRecorded = true
-	if err := WriteHTMLPage(&b, rows, false); err != nil {
+	if err := WriteHTMLPage(&b, rows, Marks{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -131,7 +131,7 @@ func TestHTMLSectionNamesBestPerCostOnce(t *testing.T) {
 	rows := grid(3, 2, 1)
 	rows[0].AsRecorded = true
 	var b bytes.Buffer
-	if err := WriteHTMLSection(&b, rows, false); err != nil {
+	if err := WriteHTMLSection(&b, rows, Marks{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "Best per cost"); n != 1 {
@@ -148,7 +148,7 @@ func TestHTMLSectionNamesBestPerCostOnce(t *testing.T) {
 // asks for more than the width there is.
 func TestHTMLSectionFitsAPhone(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteHTMLSection(&b, grid(2, 1, 1), false); err != nil {
+	if err := WriteHTMLSection(&b, grid(2, 1, 1), Marks{}); err != nil {
 		t.Fatal(err)
 	}
 	s := b.String()

@@ -32,11 +32,15 @@ func mdRow(w io.Writer, cells []string) {
 // WriteMarkdown writes rows (sorted as given) as GitHub-flavoured
 // Markdown for a pull request: a heading, the table (at most
 // MaxMarkdownRows rows, the rest counted), the best-per-cost lines and the
-// out-of-scope sentence. assumed says the as-recorded settings were the
-// user's, not the dump's.
-func WriteMarkdown(w io.Writer, rows []Row, assumed bool) error {
+// out-of-scope sentence. m.Assumed says the as-recorded settings were the
+// user's, not the dump's; m.Partial puts its line in bold under the heading.
+func WriteMarkdown(w io.Writer, rows []Row, m Marks) error {
 	bw := &textfmt.ErrWriter{W: w}
-	fmt.Fprintf(bw, "## mcptrace whatif\n\nSchema `%s`, %d settings replayed, sorted by hit rate (then fewer sessions opened, then less idle time).\n\n", Schema, len(rows))
+	fmt.Fprintf(bw, "## mcptrace whatif\n\n")
+	if m.Partial != "" {
+		fmt.Fprintf(bw, "**%s**\n\n", textfmt.MDText(PartialLine(m.Partial)))
+	}
+	fmt.Fprintf(bw, "Schema `%s`, %d settings replayed, sorted by hit rate (then fewer sessions opened, then less idle time).\n\n", Schema, len(rows))
 	mdRow(bw, []string{"Settings", "Hit rate", "Acquires", "Hits", "Misses by cause", "Sessions", "Peak", "Idle s", "Pre-warm (unused)"})
 	mdRow(bw, []string{"---", "---:", "---:", "---:", "---", "---:", "---:", "---:", "---:"})
 	shown := 0
@@ -47,7 +51,7 @@ func WriteMarkdown(w io.Writer, rows []Row, assumed bool) error {
 		shown++
 		label := mdSetting(r.Settings.String())
 		if r.AsRecorded {
-			label += textfmt.MDText(recordedLabel(assumed))
+			label += textfmt.MDText(recordedLabel(m.Assumed))
 		}
 		mdRow(bw, []string{label, textfmt.Percent(r.HitRate()), strconv.Itoa(r.Acquires), strconv.Itoa(r.Hits),
 			textfmt.MDText(causes(r.MissesByCause)), strconv.Itoa(r.SessionsOpened), strconv.Itoa(r.PeakSessions),

@@ -87,7 +87,7 @@ func TestMarkdownReportIsBoundedAndComplete(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := WriteMarkdown(&b, mdRows(tc.n, tc.rec), true); err != nil {
+			if err := WriteMarkdown(&b, mdRows(tc.n, tc.rec), Marks{Assumed: true}); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()

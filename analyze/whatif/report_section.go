@@ -110,5 +110,5 @@ func writeReportSection(w io.Writer, each func(func(*events.Acquire)), assume Se
 		}
 	}
 	Sort(rows)
-	return WriteHTMLSection(w, rows, !ok)
+	return WriteHTMLSection(w, rows, Marks{Assumed: !ok})
 }

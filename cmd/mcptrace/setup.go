@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -135,18 +136,8 @@ func loadDumps(cmd *cobra.Command, s runSetup, rules []rulefmt.Rule, maxExamples
 		},
 		AfterRead: func(inputs []ingest.Input, err error) {
 			progress.done()
-			if err != nil {
-				return
-			}
-			for _, in := range inputs {
-				for _, w := range in.Warnings {
-					warnf(stderr, "%s", w)
-				}
-				// An input skipped whole was warned of above: saying it
-				// is partial with 0 spans read would warn twice.
-				if in.Partial && (in.Spans > 0 || len(in.Warnings) == 0) {
-					warnf(stderr, "%s is partial: %s", ingest.QuoteText(in.Path), damaged(in.Spans))
-				}
+			if err == nil {
+				warnInputs(stderr, inputs, damaged)
 			}
 		},
 	})
@@ -276,6 +267,38 @@ func readBaseline(ctx context.Context, s runSetup, path string, in *sideInput) (
 	return r, nil
 }
 
+// warnInputs writes each input's warnings on stderr and, for an input read
+// in part (ingest's Input.Partial), that it is partial with damaged(spans
+// that could be read): what the command did with it. Every command that
+// reads dumps warns through it.
+func warnInputs(stderr io.Writer, inputs []ingest.Input, damaged func(spans int) string) {
+	for _, in := range inputs {
+		for _, w := range in.Warnings {
+			warnf(stderr, "%s", w)
+		}
+		// An input skipped whole was warned of above: saying it is
+		// partial with 0 spans read would warn twice.
+		if in.Partial && (in.Spans > 0 || len(in.Warnings) == 0) {
+			warnf(stderr, "%s is partial: %s", ingest.QuoteText(in.Path), damaged(in.Spans))
+		}
+	}
+}
+
+// partialInputs says why the inputs were read in part ("" when none was),
+// in the words of the analysis report's marker, and whether a backend's
+// window is among them (exit 3 unless --allow-partial, as analyze).
+func partialInputs(inputs []ingest.Input) (why string, backend bool) {
+	for _, in := range inputs {
+		if in.Partial && in.Backend != nil {
+			return "the backend's window was cut or still being written; rows replay the acquires fetched", true
+		}
+		if in.Partial {
+			why = "an input was damaged or says data is missing; rows replay the acquires that could be read"
+		}
+	}
+	return why, false
+}
+
 // checkedDamaged and analyzedDamaged say what check (and diff) and analyze
 // did with a damaged input.
 func checkedDamaged(n int) string {
@@ -284,4 +307,9 @@ func checkedDamaged(n int) string {
 
 func analyzedDamaged(n int) string {
 	return fmt.Sprintf("analyzed the %d spans that could be read (report marked partial)", n)
+}
+
+// replayedDamaged says what whatif did with a damaged input.
+func replayedDamaged(n int) string {
+	return fmt.Sprintf("replayed the acquires of the %d spans that could be read (output marked partial)", n)
 }

@@ -83,7 +83,10 @@ the dump is read and before any replay, a grid whose combinations times
 the dump's acquires pass ` + workCap + ` acquire replays. Ctrl-C stops a
 replay within a fraction of a second (exit 130).
 
-A dump with no acquire exits 3; bad input or usage exits 2.`,
+A damaged input (or one saying data is missing) is replayed up to the
+damage with a warning, every --format marked partial; a backend's window
+cut or still being written too, and exits 3 unless --allow-partial. A dump
+with no acquire exits 3; bad input or usage exits 2.`,
 		Example: `  mcptrace whatif --idle-ttl 30s,5m,15m --idle-per-key 1,2,peak dump.jsonl
   mcptrace whatif --idle-ttl 1m,5m --jaeger http://127.0.0.1:16686 --service gateway --since 168h
   mcptrace whatif --prewarm none,recent:1 --format json dump.jsonl
@@ -106,7 +109,7 @@ A dump with no acquire exits 3; bad input or usage exits 2.`,
 		}
 	})
 	addSourceFlags(fl, &f.source)
-	fl.BoolVar(&f.allowPartial, "allow-partial", false, "replay a backend's window cut by the page size or still being written (default: exit 3)")
+	fl.BoolVar(&f.allowPartial, "allow-partial", false, "exit 0 when a backend's window was cut by the page size or still being written (default: exit 3, the rows written and marked partial)")
 	fl.StringVar(&f.config, "config", "", "configuration file whose vocabulary: block says how to read the dumps, as for analyze (its rules are not used)")
 	fl.StringSliceVar(&f.ttls, "idle-ttl", []string{"5m"}, "idle TTLs to replay")
 	fl.StringSliceVar(&f.perKeys, "idle-per-key", []string{"peak"}, "idle sessions per key: N (fixed) or peak")
@@ -192,9 +195,8 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		}
 		return err
 	}
-	if err := partialBackend(cmd.ErrOrStderr(), inputs, f.allowPartial); err != nil {
-		return err
-	}
+	warnInputs(cmd.ErrOrStderr(), inputs, replayedDamaged)
+	partial, backend := partialInputs(inputs)
 	w := c.Workload()
 	if w.Acquires() == 0 {
 		return &exitError{code: 3, err: errors.New("whatif: the input holds no acquire (no pool spans and no session-bearing calls): nothing to replay")}
@@ -207,7 +209,13 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, assumed) })
+	if err := writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, whatif.Marks{Assumed: assumed, Partial: partial}) }); err != nil {
+		return err
+	}
+	if backend && !f.allowPartial {
+		return &exitError{code: 3, err: errors.New("the backend's window is partial (see the warnings above): the rows replay what was fetched; --allow-partial accepts it")}
+	}
+	return nil
 }
 
 // replayRows replays w at rec (the as-recorded row) and at every other
@@ -236,7 +244,7 @@ func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, se
 
 // whatifWriter returns the writer of --format, after checking before any
 // work that -o FILE (any format) can be written.
-func whatifWriter(f whatifFlags) (func(io.Writer, []whatif.Row, bool) error, error) {
+func whatifWriter(f whatifFlags) (func(io.Writer, []whatif.Row, whatif.Marks) error, error) {
 	if err := whatifFormat.check(&f.format); err != nil {
 		return nil, err
 	}
@@ -247,7 +255,7 @@ func whatifWriter(f whatifFlags) (func(io.Writer, []whatif.Row, bool) error, err
 }
 
 // whatifWriters are whatif's --format values and their writers.
-var whatifWriters = map[string]func(io.Writer, []whatif.Row, bool) error{
+var whatifWriters = map[string]func(io.Writer, []whatif.Row, whatif.Marks) error{
 	"table": whatif.WriteTable, "json": whatif.WriteJSON, "markdown": whatif.WriteMarkdown, formatHTML: whatif.WriteHTMLPage,
 }
 
@@ -308,22 +316,4 @@ func recordedSetting(cmd *cobra.Command, w *whatif.Workload, flagRec whatif.Sett
 		got.MaxIdle, assumed = flagRec.MaxIdle, true
 	}
 	return got, assumed
-}
-
-// partialBackend says on stderr why a backend's window is partial and,
-// unless allowed, stops with exit 3: a replay of a window missing traces
-// would price settings on acquires that are not all there.
-func partialBackend(stderr io.Writer, inputs []ingest.Input, allow bool) error {
-	for _, in := range inputs {
-		if in.Backend == nil || !in.Partial {
-			continue
-		}
-		for _, w := range in.Warnings {
-			warnf(stderr, "%s", w)
-		}
-		if !allow {
-			return &exitError{code: 3, err: errors.New("the backend's window is partial (see the warnings above): --allow-partial replays what was fetched")}
-		}
-	}
-	return nil
 }
