@@ -397,7 +397,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	}
 	defer closeFormat()
 
-	if err := runPipeline(ctx, workers, produce, refuseFarTimes(src.path, decode), st.consume, share); err != nil {
+	if err := runPipeline(ctx, workers, produce, refuseFarTimes(src.path, dropInvalidTraceIDs(src.path, decode)), st.consume, share); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
@@ -533,6 +533,11 @@ type fileState struct {
 	lone        int
 	loneAt      int64
 	loneWarning int
+	// noTraces counts the spans left out for an invalid trace id
+	// (span_ids.go), as cuts counts the cut values.
+	noTraces       int
+	noTraceAt      string
+	noTraceWarning int
 }
 
 // noteLone counts the escaped lone surrogates of a record in the input's
@@ -588,6 +593,9 @@ func (st *fileState) consume(r result) error {
 	}
 	st.noteCut(r.cut)
 	st.noteLone(r.lone)
+	if err := st.noteNoTrace(r.noTrace); err != nil {
+		return err
+	}
 	if r.batch != nil { // a projection decoder's batch: only a BatchSink asks for them
 		n := len(r.batch.Spans)
 		if n == 0 {

@@ -39,13 +39,14 @@ func (r rec) placed(err error) error {
 // result is what became of one record, or a problem the producer found
 // between records (a truncation, a corrupt length).
 type result struct {
-	td     ptrace.Traces
-	batch  *Batch     // a projection decoder's batch instead of td (fastjson.go, fastproto.go)
-	prob   *ReadError // non-nil: nothing was decoded here
-	format Format     // the record's format when it can differ from the input's (zstd records)
-	held   int64      // bytes charged to the share in flight (inflight), given back once consumed
-	cut    deepCut    // values past MaxDepth cut from the record decoded (depth.go)
-	lone   loneNote   // escaped lone surrogates read as U+FFFD (rawstring.go)
+	td      ptrace.Traces
+	batch   *Batch     // a projection decoder's batch instead of td (fastjson.go, fastproto.go)
+	prob    *ReadError // non-nil: nothing was decoded here
+	format  Format     // the record's format when it can differ from the input's (zstd records)
+	held    int64      // bytes charged to the share in flight (inflight), given back once consumed
+	cut     deepCut    // values past MaxDepth cut from the record decoded (depth.go)
+	lone    loneNote   // escaped lone surrogates read as U+FFFD (rawstring.go)
+	noTrace noTraceIDs // spans left out for an invalid trace id (span_ids.go)
 }
 
 // job is a batch of records decoded by one worker, or a batch of results the
