@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
@@ -20,6 +21,10 @@ type (
 	Acquire        = events.Acquire
 	PoolSettings   = events.PoolSettings
 )
+
+// CheckIdleTTL is events.CheckIdleTTL: the one rule for an idle TTL that
+// the flags and the settings a pool recorded are both held to.
+func CheckIdleTTL(ttl time.Duration) error { return events.CheckIdleTTL(ttl) }
 
 // NewReportEvents is the HTML report's events of d under cfg.
 func NewReportEvents(d *Dump, cfg rulefmt.Config) (*ReportEvents, error) {

@@ -35,19 +35,43 @@ func (ps PoolSettings) Idle() (idle.Settings, error) {
 	return s, nil
 }
 
-// idleTTL reads the idle TTL into s: a positive number of seconds that a
-// time.Duration can hold.
+// idleTTL reads the idle TTL into s: a number of seconds that, rounded to
+// the nanosecond, CheckIdleTTL takes.
 func (ps PoolSettings) idleTTL(s *idle.Settings) error {
 	v, err := ps.get(spans.AttrPoolIdleTTL)
 	if err != nil {
 		return err
 	}
-	sec, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(sec > 0) || sec >= math.MaxInt64/float64(time.Second) {
-		return fmt.Errorf("%s %.32q: expected a positive number of seconds", spans.AttrPoolIdleTTL, v)
+	d, ok := secondsDuration(v)
+	if !ok || CheckIdleTTL(d) != nil {
+		return fmt.Errorf("%s %.32q: expected a positive number of seconds, at least a nanosecond", spans.AttrPoolIdleTTL, v)
 	}
-	s.TTL = time.Duration(math.Round(sec * float64(time.Second)))
+	s.TTL = d
 	return nil
+}
+
+// CheckIdleTTL says why ttl cannot be a pool's idle TTL, nil when it can:
+// the one rule for a TTL whether a flag gives it (--idle-ttl,
+// --recorded-idle-ttl) or a pool recorded it. It must be positive: at 0 a
+// session would expire the moment it is released, which no pool runs with
+// and which would attribute every miss to the TTL.
+func CheckIdleTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("idle TTL %s: expected a positive duration", ttl)
+	}
+	return nil
+}
+
+// secondsDuration reads a recorded number of seconds as a duration rounded
+// to the nanosecond; false when v is no number, NaN, infinite, or past
+// what a time.Duration holds.
+func secondsDuration(v string) (time.Duration, bool) {
+	sec, err := strconv.ParseFloat(v, 64)
+	const limit = math.MaxInt64 / float64(time.Second)
+	if err != nil || math.IsNaN(sec) || sec >= limit || sec <= -limit {
+		return 0, false
+	}
+	return time.Duration(math.Round(sec * float64(time.Second))), true
 }
 
 // idlePerKey reads the per-key idle minimum and its sizing rule (peak or
@@ -84,11 +108,11 @@ func (ps PoolSettings) idleGlobal(s *idle.Settings) error {
 		return fmt.Errorf("%s %.32q: expected a positive integer", spans.AttrPoolMaxIdle, v)
 	}
 	if v, ok := ps[spans.AttrPoolSweepInterval]; ok {
-		sec, err := strconv.ParseFloat(v, 64)
-		if err != nil || sec >= math.MaxInt64/float64(time.Second) || sec < -1 {
+		d, ok := secondsDuration(v)
+		if !ok || d < -time.Second {
 			return fmt.Errorf("%s %.32q: expected seconds, or -1", spans.AttrPoolSweepInterval, v)
 		}
-		s.SweepInterval = time.Duration(math.Round(sec * float64(time.Second)))
+		s.SweepInterval = d
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,14 @@ func TestIdleReadsTheSettingsAsThePoolWroteThem(t *testing.T) {
 		{"a global cap of 0", recorded(func(ps PoolSettings) { ps[spans.AttrPoolMaxIdle] = "0" }), want, spans.AttrPoolMaxIdle},
 		{"a sweep below -1", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "-1.5" }), want, spans.AttrPoolSweepInterval},
 		{"a sweep no duration holds", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "1e10" }), want, spans.AttrPoolSweepInterval},
+		{"a TTL of half a nanosecond rounds to 1 ns", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "5e-10" }),
+			func() idle.Settings { w := want; w.TTL = 1; return w }(), ""},
+		{"a TTL just under half a nanosecond, which rounds to 0", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "4.9e-10" }), want, spans.AttrPoolIdleTTL},
+		{"a TTL of 1e-12, which rounds to 0", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "1e-12" }), want, spans.AttrPoolIdleTTL},
+		{"a TTL of Inf", recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = "Inf" }), want, spans.AttrPoolIdleTTL},
+		{"a sweep of NaN", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "NaN" }), want, spans.AttrPoolSweepInterval},
+		{"a sweep of Inf", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "Inf" }), want, spans.AttrPoolSweepInterval},
+		{"a sweep of -Inf", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "-Inf" }), want, spans.AttrPoolSweepInterval},
 		{"a sweep not a number", recorded(func(ps PoolSettings) { ps[spans.AttrPoolSweepInterval] = "soon" }), want, spans.AttrPoolSweepInterval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,5 +91,23 @@ func TestIdleReadsTheSettingsAsThePoolWroteThem(t *testing.T) {
 				t.Fatalf("Idle() = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckIdleTTLIsTheFlagsRuleAndTheRecordedOne pins the one rule for an
+// idle TTL that the flags and the recorded settings share: positive, so 1
+// ns is a TTL and 0 or less is not.
+func TestCheckIdleTTLIsTheFlagsRuleAndTheRecordedOne(t *testing.T) {
+	for _, tc := range []struct {
+		ttl time.Duration
+		ok  bool
+	}{{1, true}, {5 * time.Minute, true}, {0, false}, {-1, false}} {
+		if err := CheckIdleTTL(tc.ttl); (err == nil) != tc.ok {
+			t.Errorf("CheckIdleTTL(%v) = %v, want ok %v", tc.ttl, err, tc.ok)
+		}
+		_, err := recorded(func(ps PoolSettings) { ps[spans.AttrPoolIdleTTL] = strconv.FormatFloat(tc.ttl.Seconds(), 'g', -1, 64) }).Idle()
+		if (err == nil) != tc.ok {
+			t.Errorf("recorded TTL %v: Idle() error %v, want ok %v as the flags' rule", tc.ttl, err, tc.ok)
+		}
 	}
 }

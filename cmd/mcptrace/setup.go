@@ -61,7 +61,7 @@ func resolveSetup(fl *pflag.FlagSet, f dumpFlags, config string, tol *rulefmt.To
 	if err != nil {
 		return s, usageErrorf("--profile: %w", err)
 	}
-	if f.idleTTL <= 0 {
+	if analyze.CheckIdleTTL(f.idleTTL) != nil {
 		return s, usageErrorf("--idle-ttl %v: want a positive duration such as 5m", f.idleTTL)
 	}
 	s.cfg = rulefmt.Config{Profile: profile, ScopeAttr: f.scopeAttr, IdleTTL: f.idleTTL}

@@ -140,7 +140,7 @@ var whatifOwnFlags = map[string]bool{"idle-ttl": true, "execution-root": true}
 // parseSetting builds one Settings from the flags' words.
 func parseSetting(ttl time.Duration, perKey string, maxIdle int, prewarm string) (whatif.Settings, error) {
 	s := whatif.Settings{IdleTTL: ttl, MaxIdle: maxIdle}
-	if ttl <= 0 || maxIdle <= 0 {
+	if analyze.CheckIdleTTL(ttl) != nil || maxIdle <= 0 {
 		return s, fmt.Errorf("idle TTL %s, max idle %d: expected positive", ttl, maxIdle)
 	}
 	n, fixed, err := demo.ParseIdlePerKey(perKey)
