@@ -74,6 +74,10 @@ type Report struct {
 	// Measures are the configured reads-per-request measures, in
 	// configuration order.
 	Measures []MeasureReport `json:"measures"`
+	// Warnings say what the spans carried that the measures could not
+	// read as written (an attribute of the wrong type, a span ending
+	// before it starts) and how they read it instead; absent when none.
+	Warnings []string `json:"warnings,omitempty"`
 	// Stream is present only for a streaming analysis (a window or a bound
 	// on open traces): what the stream did to the figures.
 	Stream *StreamReport `json:"stream,omitempty"`

@@ -462,6 +462,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	}
 	a.reportDetection(r)
 	r.Writer = measure.WriterReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
+	r.Warnings = a.seen.Warnings()
 	r.Executions.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(a.execNames)
 	measure.JudgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	r.DeclareFigures()

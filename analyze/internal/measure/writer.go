@@ -1,6 +1,10 @@
 package measure
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -41,6 +45,11 @@ type SpanEvidence struct {
 	// the server's address; keylessAcquires the acquire spans that carry
 	// no cache key (nor inherit one).
 	serverCalls, handshakeSpans, targetCalls, keylessAcquires int
+	// hitsNotBool counts acquire spans whose hit attribute held no
+	// boolean (read as absent); hitNotBoolValues names a few of those values.
+	hitsNotBool      int
+	hitAttr          string
+	hitNotBoolValues []string
 }
 
 // Add adds o's counts to e.
@@ -49,6 +58,27 @@ func (e *SpanEvidence) Add(o SpanEvidence) {
 	e.handshakeSpans += o.handshakeSpans
 	e.targetCalls += o.targetCalls
 	e.keylessAcquires += o.keylessAcquires
+	e.hitsNotBool += o.hitsNotBool
+	if o.hitAttr != "" {
+		e.hitAttr = o.hitAttr
+	}
+	for _, v := range o.hitNotBoolValues {
+		e.hitNotBoolValues = record.AddDistinct(e.hitNotBoolValues, v)
+	}
+}
+
+// Warnings says what the spans carried that the measures could not read
+// as written, and how they read it instead; nil when nothing.
+func (e *SpanEvidence) Warnings() []string {
+	if e.hitsNotBool == 0 {
+		return nil
+	}
+	quoted := make([]string, len(e.hitNotBoolValues))
+	for i, v := range e.hitNotBoolValues {
+		quoted[i] = strconv.Quote(v)
+	}
+	return []string{fmt.Sprintf("%d acquire span(s) carry %s as no boolean (values %s): read as absent, a hit inferred from the missing handshake; write it as a boolean (true/false)",
+		e.hitsNotBool, e.hitAttr, strings.Join(quoted, ", "))}
 }
 
 // EvidenceOf is what e's spans showed of their writer.
@@ -59,7 +89,8 @@ func EvidenceOf(e *record.Table) SpanEvidence {
 			keyless++
 		}
 	}
-	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless}
+	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless,
+		hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
 }
 
 // allCapabilities is every capability there is.

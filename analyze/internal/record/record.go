@@ -126,9 +126,37 @@ type Table struct {
 	ExecNames map[string][2]int
 	// TraceIDs names each trace by index; execution examples read it.
 	TraceIDs func(t int32) string
+	// HitsNotBool counts acquire spans whose hit attribute (HitAttr)
+	// holds no boolean, read as absent; HitNotBoolValues are the first
+	// MaxHitNotBoolValues distinct texts of it, for the warning.
+	HitsNotBool      int
+	HitAttr          string
+	HitNotBoolValues []string
 	// Compares counts acquiredBefore calls: a test pins that ordering an
 	// invocation's acquires stays O(n log n) for a huge fan-out.
 	Compares int
+}
+
+// MaxHitNotBoolValues bounds the distinct non-boolean hit values a
+// warning names: enough to show the kinds a writer sent, few enough that
+// a hostile dump cannot grow it.
+const MaxHitNotBoolValues = 3
+
+// NoteHitNotBool counts an acquire span whose hit attribute attr holds
+// val, no boolean, keeping the first few distinct values for the warning.
+func (e *Table) NoteHitNotBool(attr, val string) {
+	e.HitsNotBool++
+	e.HitAttr = attr
+	e.HitNotBoolValues = AddDistinct(e.HitNotBoolValues, val)
+}
+
+// AddDistinct appends val to vals unless vals holds it or holds
+// MaxHitNotBoolValues already.
+func AddDistinct(vals []string, val string) []string {
+	if len(vals) >= MaxHitNotBoolValues || slices.Contains(vals, val) {
+		return vals
+	}
+	return append(vals, val)
 }
 
 // Str returns the text of a string id, "" for -1.

@@ -10,6 +10,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/internal/poll"
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
 	"github.com/mcptrace/mcptrace/analyze/internal/selector"
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -408,6 +409,9 @@ func (v *Compiled) failCallLeases(e *record.Table, l *invocationLeases) ([]int32
 	return buf, true
 }
 
+// maxHitValueText bounds each non-boolean hit value a warning quotes.
+const maxHitValueText = 40
+
 // emitAcquire appends the event of acquire span a; next is the following
 // attempt of its invocation, -1 none.
 func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bool) {
@@ -424,6 +428,12 @@ func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bo
 	}
 	ev.Redial = v.redialAttempt(valIn(attrs, v.kAttempt))
 	h := valIn(attrs, v.kHit)
+	if h > v.valTrue {
+		// Present but no boolean (1, "TRUE", an empty value): it says
+		// nothing the spec gives a meaning, so it is read as absent.
+		e.NoteHitNotBool(v.voc.Attributes.Hit, textfmt.ClipTo(x.Vals[h], maxHitValueText))
+		h = -1
+	}
 	if h >= 0 {
 		ev.Hit = h == v.valTrue
 	} else {

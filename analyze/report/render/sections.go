@@ -71,6 +71,7 @@ func (r view) dumpSection() section {
 	if note := r.RunsNote(); note != "" {
 		ov.notes = append(ov.notes, note)
 	}
+	ov.notes = append(ov.notes, r.Warnings...)
 	for _, in := range r.Inputs {
 		if len(in.Warnings) > 0 {
 			ov.notes = append(ov.notes, fmt.Sprintf("%s: %d warning(s), first: %s", in.Path, len(in.Warnings), in.Warnings[0]))
