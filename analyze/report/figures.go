@@ -83,6 +83,36 @@ func (r *Report) FigureOf(name string) FigureState {
 	if !ok {
 		return FigureState{State: Measurable}
 	}
+	f := r.writerFigure(m)
+	if m.Doubt != nil {
+		f = f.and(m.Doubt(r))
+	}
+	return f
+}
+
+// and is what a figure is worth when f says one thing of it and g, from
+// another cause, another: not measurable if either is or if they bound it
+// from opposite sides, else the one bound, with every why.
+func (f FigureState) and(g FigureState) FigureState {
+	switch {
+	case g.Exact():
+		return f
+	case f.Exact():
+		return g
+	}
+	why := f.Why + "; " + g.Why
+	switch {
+	case f.State == NotMeasurable || g.State == NotMeasurable:
+		return FigureState{State: NotMeasurable, Why: why}
+	case f.State != g.State:
+		return FigureState{State: NotMeasurable, Why: why + " (it may be off either way)"}
+	}
+	return FigureState{State: f.State, Why: why}
+}
+
+// writerFigure is what measure m is worth by what the writer shows and
+// whether the spans tied calls to executions.
+func (r *Report) writerFigure(m Measure) FigureState {
 	shows := r.Writer.shows()
 	var why []string
 	if r.Writer != nil && m.Needs != 0 && r.NothingRecognised() {

@@ -29,6 +29,11 @@ type Percentiles struct {
 	// series carry one; absent (an older report) it is nil, and a
 	// comparison then says it cannot judge.
 	Sample []float64 `json:"sample,omitempty"`
+	// LeftOut counts the spans of the series written ending before they
+	// started: their durations cannot be told, so they are no samples,
+	// and with any left out the percentiles are not measurable
+	// (Report.FigureOf). Absent when none.
+	LeftOut int `json:"left_out,omitempty"`
 }
 
 // SampleSize bounds Percentiles.Sample: enough for the U test to find a

@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
@@ -131,6 +132,11 @@ type Measure struct {
 	// lower bound (a writer without them counts fewer); Over, not only an
 	// upper bound. Report.FigureOf reads them (figures.go).
 	Needs, Under, Over rulefmt.Capability
+	// Doubt, when set, says what the spans' own data makes of the figure
+	// beyond what the writer shows (a latency series with spans that end
+	// before they start): measurable, a bound or not measurable, with
+	// why. Report.FigureOf reads it with Needs, Under and Over.
+	Doubt func(*Report) FigureState
 	// Baseline is how the gate compares the measure with its baseline.
 	Baseline BaselineCheck
 	// Tolerance is the allowed change of BaselineDrop and BaselineGrowth,
@@ -180,6 +186,19 @@ var latencySeries = []struct {
 	{"acquire_miss", "acquire (miss)", "acquire spans that dialed", func(l *LatencyReport) *Percentiles { return &l.AcquireMiss }, rulefmt.CapAcquireSpans, 0},
 	{"handshake", "handshake", "handshake spans", func(l *LatencyReport) *Percentiles { return &l.Handshake }, rulefmt.CapHandshakeSpans, 0},
 	{"call", "call", "call spans", func(l *LatencyReport) *Percentiles { return &l.Call }, rulefmt.CapCalls, rulefmt.CapRefusedAttempts | rulefmt.CapCallAttempts},
+}
+
+// leftOutFigure is what a percentile of latency series p (of doc's spans)
+// is worth: not measurable when some of its spans end before they start,
+// their durations left out of the samples (they could be any, so the
+// percentile of the rest bounds the truth from neither side); else
+// measurable. The series' count stays the truth: it counts the samples,
+// and LeftOut the spans left out.
+func leftOutFigure(p *Percentiles, doc string) FigureState {
+	if p.LeftOut == 0 {
+		return FigureState{State: Measurable}
+	}
+	return FigureState{State: NotMeasurable, Why: strconv.Itoa(p.LeftOut) + " of the " + doc + " end before they start: their durations cannot be told, so they are no samples"}
 }
 
 // latencyQuantiles are the percentiles of each latency series.
@@ -290,6 +309,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 				Show:     Column{Section: SectionLatency, Row: s.label, Label: q.name, Order: 2 + i},
 				Baseline: BaselineLatency, Noun: s.name + "." + q.name + " latency",
 				Sample: func(r *Report) ([]float64, int) { p := s.get(&r.Pool.Latency); return p.Sample, p.Count },
+				Doubt:  func(r *Report) FigureState { return leftOutFigure(s.get(&r.Pool.Latency), s.doc) },
 				Value:  func(r *Report) (float64, bool) { return optional(q.get(s.get(&r.Pool.Latency))) }})
 		}
 	}

@@ -175,12 +175,16 @@ var malformedCases = map[string]malformedCase{
 		}
 	}},
 	"readable-end-before-start.jsonl": {spans: 4, check: func(t *testing.T, r *report.Report) {
+		// Every span ends before it starts: no duration the spans can
+		// tell, so no sample (neither negative nor 0 ms), each counted as
+		// left out, and the series' percentiles not measurable.
 		lat := r.Pool.Latency
 		for name, p := range map[string]report.Percentiles{"acquire_miss": lat.AcquireMiss, "handshake": lat.Handshake, "call": lat.Call} {
-			for _, v := range []*float64{p.P50, p.P95, p.P99} {
-				if v != nil && *v < 0 {
-					t.Errorf("%s latency %v ms: a span that ends before it starts must not give a negative duration", name, *v)
-				}
+			if p.Count != 0 || p.LeftOut != 1 || p.P50 != nil || p.P95 != nil || p.P99 != nil {
+				t.Errorf("%s latency: count %d, left out %d, p50 %v; want no sample, 1 left out, no percentile", name, p.Count, p.LeftOut, p.P50)
+			}
+			if f := r.FigureOf(name + ".p99"); f.State != report.NotMeasurable {
+				t.Errorf("%s.p99 is %s, want not measurable", name, f.State)
 			}
 		}
 		if r.Window.Start == nil || r.Window.End == nil || r.Window.End.Before(*r.Window.Start) {

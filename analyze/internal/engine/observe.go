@@ -115,7 +115,7 @@ func observeStage(ctx context.Context, idx *index.Index, cfg rulefmt.Config, det
 	o.protos = measure.ProtocolFigures(ev)
 	lat := measure.Latencies(ev)
 	for i := range lat.Series {
-		o.lat[i] = measure.Sketch{Samples: lat.Series[i], N: len(lat.Series[i])}
+		o.lat[i] = measure.Sketch{Samples: lat.Series[i], N: len(lat.Series[i]), LeftOut: lat.LeftOut[i]}
 	}
 	o.exec = measure.Executions(ev, nil)
 	o.observePool(ev)
@@ -462,7 +462,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	}
 	a.reportDetection(r)
 	r.Writer = measure.WriterReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
-	r.Warnings = a.seen.Warnings()
+	r.Warnings = append(a.seen.Warnings(), measure.LeftOutWarnings(&r.Pool.Latency)...)
 	r.Executions.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(a.execNames)
 	measure.JudgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	r.DeclareFigures()

@@ -56,7 +56,7 @@ func copyTracesInto(dst, src *Index, sel []bool, borrowed bool) (newIdx []int32,
 			*d = *s
 			d.Trace, d.Res = t, r
 			d.attrs = int32(ci<<attrChunkBits | len(dst.attrs[ci]))
-			d.Parent, d.dup = ParentNone, false
+			d.Parent, d.flags = ParentNone, d.flags&^spanDup
 			if borrowed {
 				dst.attrs[ci] = append(dst.attrs[ci], attrs...)
 			} else {

@@ -51,8 +51,22 @@ type Span struct {
 	nattrs     uint8
 	Kind       uint8 // ptrace.SpanKind
 	Status     uint8 // ptrace.StatusCode
-	dup        bool  // a later copy of a span already indexed: left out of index.order
+	flags      uint8 // spanDup, spanEndsEarly: one byte, so a span stays 56 bytes
 }
+
+// The bits of Span.flags.
+const (
+	spanDup       uint8 = 1 << iota // a later copy of a span already indexed: left out of index.order
+	spanEndsEarly                   // written ending before it started: End is clamped to Start
+)
+
+// EndsBeforeStart reports whether the span was written ending before it
+// started. Its End is clamped to its Start, so windows and leases stay in
+// order, but its duration is one the spans cannot tell: no latency sample.
+func (s *Span) EndsBeforeStart() bool { return s.flags&spanEndsEarly != 0 }
+
+// isDup reports whether the span is a later copy of one already indexed.
+func (s *Span) isDup() bool { return s.flags&spanDup != 0 }
 
 // Attr is one retained attribute: a key of the index's key table and an
 // interned value. Every value is kept as the text OpenTelemetry's
@@ -564,6 +578,9 @@ func (x *Index) newSpan(start, end int64, id, parent uint64, trace int32, name s
 	*s = Span{} // a spare chunk's slot holds an old span
 
 	s.Start, s.End = start, max(end, start) // a clock-skewed span lasts zero, not a negative time
+	if end < start {
+		s.flags = spanEndsEarly
+	}
 	s.ID, s.ParentID = id, parent
 	s.Trace, s.Name, s.Res = trace, x.internName(name), res
 	s.attrs = int32(ci<<attrChunkBits | len(x.attrs[ci]))
@@ -977,8 +994,10 @@ func (x *Index) dropDuplicates(order, offsets []int32) []uint64 {
 		first := int32(len(kept))
 		for k, e := range group {
 			dup := k > 0 && e.id == group[k-1].id
-			x.Span(e.si).dup = dup
+			sp := x.Span(e.si)
+			sp.flags &^= spanDup
 			if dup {
+				sp.flags |= spanDup
 				x.Dups++
 				continue
 			}

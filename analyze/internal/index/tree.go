@@ -169,7 +169,7 @@ func (x *Index) upValues(own func(j int32, sp *Span) (int32, bool)) *UpValues {
 // At returns span i's answer; a span left out as a copy answers -2.
 func (u *UpValues) At(i int32) int32 {
 	sp := u.x.Span(i)
-	if sp.dup {
+	if sp.isDup() {
 		return -2
 	}
 	u.path = u.path[:0]

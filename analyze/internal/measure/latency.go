@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -18,9 +19,12 @@ const (
 	NumLatencies
 )
 
-// latencyAcc collects durations in nanoseconds per series.
+// latencyAcc collects durations in nanoseconds per series, and counts
+// per series the spans written ending before they started, whose
+// durations the spans cannot tell (LeftOut): no sample.
 type latencyAcc struct {
-	Series [NumLatencies][]int64
+	Series  [NumLatencies][]int64
+	LeftOut [NumLatencies]int
 }
 
 // grow reserves room for n more samples in series, so a million spans do
@@ -29,8 +33,23 @@ func (l *latencyAcc) grow(series, n int) {
 	l.Series[series] = slices.Grow(l.Series[series], n)
 }
 
+// add records a duration d of series; a negative one (durOf's for a span
+// ending before it started) is left out, and counted.
 func (l *latencyAcc) add(series int, d int64) {
-	l.Series[series] = append(l.Series[series], d) // never negative: the index ends a span no earlier than it starts
+	if d < 0 {
+		l.LeftOut[series]++
+		return
+	}
+	l.Series[series] = append(l.Series[series], d)
+}
+
+// durOf is the duration of a span from start to end, -1 when none says
+// the span was written ending before it started (its end clamped).
+func durOf(start, end int64, none bool) int64 {
+	if none {
+		return -1
+	}
+	return end - start
 }
 
 // Percentiles returns the p50, p95 and p99 of ds in milliseconds, rounded
@@ -132,11 +151,18 @@ type Sketch struct {
 	Buckets []uint64 // nil until folded
 	N       int      // samples seen
 	Bounded bool     // fold past sketchExact samples
+	// LeftOut counts the durations left out: spans written ending before
+	// they started, whose durations the spans cannot tell.
+	LeftOut int
 }
 
-// Add records one duration (a negative one counts as 0).
+// Add records one duration; a negative one is no duration the spans can
+// tell, left out of the samples and counted in LeftOut.
 func (s *Sketch) Add(d int64) {
-	d = max(d, 0)
+	if d < 0 {
+		s.LeftOut++
+		return
+	}
 	s.N++
 	if s.Buckets == nil {
 		s.Samples = append(s.Samples, d)
@@ -158,6 +184,7 @@ func (s *Sketch) Bound() {
 
 // Merge adds o's samples to s.
 func (s *Sketch) Merge(o *Sketch) {
+	s.LeftOut += o.LeftOut
 	if o.N == 0 {
 		return
 	}
@@ -213,9 +240,11 @@ func BucketMid(b int) int64 {
 // exact unless folded, within 0.4% once folded.
 func (s *Sketch) Percentiles() report.Percentiles {
 	if s.Buckets == nil {
-		return Percentiles(s.Samples)
+		p := Percentiles(s.Samples)
+		p.LeftOut = s.LeftOut
+		return p
 	}
-	p := report.Percentiles{Count: s.N}
+	p := report.Percentiles{Count: s.N, LeftOut: s.LeftOut}
 	rank := func(q float64) *float64 {
 		i := uint64(NearestRank(q, s.N))
 		var seen uint64
@@ -284,11 +313,11 @@ func Latencies(e *record.Table) *latencyAcc {
 	l.grow(LatCall, len(e.Calls))
 	for _, h := range e.Handshakes {
 		if !h.Prewarm { // no caller waited for a pre-warm dial
-			l.add(LatHandshake, h.End-h.Start)
+			l.add(LatHandshake, durOf(h.Start, h.End, h.NoDuration))
 		}
 	}
 	for _, c := range e.Calls {
-		l.add(LatCall, c.End-c.Start)
+		l.add(LatCall, durOf(c.Start, c.End, c.NoDuration))
 	}
 	for _, a := range e.Spans {
 		if a.Hit {
@@ -298,4 +327,20 @@ func Latencies(e *record.Table) *latencyAcc {
 		}
 	}
 	return l
+}
+
+// LeftOutWarnings says, for each latency series of l with spans left out
+// (written ending before they started), how many and what it does to the
+// series' figures; nil when none was.
+func LeftOutWarnings(l *report.LatencyReport) []string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		p    *report.Percentiles
+	}{{"acquire_hit", &l.AcquireHit}, {"acquire_miss", &l.AcquireMiss}, {"handshake", &l.Handshake}, {"call", &l.Call}} {
+		if n := s.p.LeftOut; n > 0 {
+			out = append(out, fmt.Sprintf("%d span(s) of the %s latency end before they start: left out of its samples (its count), its percentiles are not measurable", n, s.name))
+		}
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func ProtocolFigures(e *record.Table) map[record.OptStr]*ProtoFigures {
 	}
 	for _, h := range e.Handshakes {
 		if !h.Prewarm { // a cold start no caller waited for
-			get(h.Revision).Cold.Add(h.End - h.Start)
+			get(h.Revision).Cold.Add(durOf(h.Start, h.End, h.NoDuration))
 		}
 	}
 	for _, c := range e.Calls {

@@ -62,6 +62,9 @@ type Call struct {
 	Revision int32 // string id, -1 none
 	Failed   bool  // a failure that drops the session (a tool's isError is none)
 	Tie      Tie   // whether the call is tied to its execution (vocab's rootClock)
+	// NoDuration says the span was written ending before it started
+	// (End is clamped to Start): its duration is no latency sample.
+	NoDuration bool
 }
 
 // Handshake is one span that opened a session.
@@ -79,15 +82,18 @@ type Handshake struct {
 	// (spans.AttrPrewarm): a session opened, but no caller waited for it,
 	// so it is no sample of the cold start an acquire pays.
 	Prewarm bool
+	// NoDuration says the span was written ending before it started:
+	// its duration is no latency sample.
+	NoDuration bool
 }
 
 // AcquireSpan is what the per-revision figures and the latency read of an
 // explicit acquire span.
 type AcquireSpan struct {
 	Revision    int32
-	HitRecorded bool // its hit attribute says true
-	Hit         bool // the acquire event's hit
-	Dur         int64
+	HitRecorded bool  // its hit attribute says true
+	Hit         bool  // the acquire event's hit
+	Dur         int64 // -1 when the span was written ending before it started: no sample
 }
 
 // Table is everything the stage made of one index.

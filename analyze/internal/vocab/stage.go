@@ -43,7 +43,8 @@ func (v *Compiled) stage(root *selector.Matcher) *record.Table {
 				hasHandshake[s.Parent] = true
 			}
 			h := record.Handshake{Span: i, Parent: s.Parent, Start: s.Start, End: s.End, Scope: v.scopeOf(i), Session: valIn(attrs, v.KSession),
-				Revision: valIn(attrs, v.kRevision), Failed: s.Status == index.StatusError, Prewarm: valIn(attrs, v.kPrewarm) == v.valTrue}
+				Revision: valIn(attrs, v.kRevision), Failed: s.Status == index.StatusError, Prewarm: valIn(attrs, v.kPrewarm) == v.valTrue,
+				NoDuration: s.EndsBeforeStart()}
 			if s.Parent >= 0 && v.acquires.Match(s.Parent) {
 				h.Revision = v.attr(s.Parent, v.kRevision) // counted with the acquire that paid it
 			}
@@ -176,7 +177,7 @@ func valIn(attrs []index.Attr, key uint16) int32 {
 func (v *Compiled) call(e *record.Table, i int32, s *index.Span, attrs []index.Attr, root *selector.Matcher) record.Call {
 	x := v.x
 	c := record.Call{Span: i, Trace: s.Trace, Start: s.Start, End: s.End, Exec: s.Trace,
-		Session: valIn(attrs, v.KSession), Scope: v.scopeOf(i), Revision: valIn(attrs, v.kRevision), Failed: v.failedSpan(s, attrs)}
+		Session: valIn(attrs, v.KSession), Scope: v.scopeOf(i), Revision: valIn(attrs, v.kRevision), Failed: v.failedSpan(s, attrs), NoDuration: s.EndsBeforeStart()}
 	if root != nil {
 		// The nearest root at or above the call, from one pass over the
 		// tree: no walk up a deep chain per call.
@@ -452,7 +453,16 @@ func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bo
 		v.recordSettings(e, attrs, ev.Scope)
 	}
 	e.Acquires = append(e.Acquires, ev)
-	e.Spans = append(e.Spans, record.AcquireSpan{Revision: valIn(attrs, v.kRevision), HitRecorded: h == v.valTrue, Hit: ev.Hit, Dur: s.End - s.Start})
+	e.Spans = append(e.Spans, record.AcquireSpan{Revision: valIn(attrs, v.kRevision), HitRecorded: h == v.valTrue, Hit: ev.Hit, Dur: spanDur(s)})
+}
+
+// spanDur is a span's duration for the latency series: -1, no sample,
+// for a span written ending before it started.
+func spanDur(s *index.Span) int64 {
+	if s.EndsBeforeStart() {
+		return -1
+	}
+	return s.End - s.Start
 }
 
 // isRedial reports whether acquire span a is a second attempt, the
