@@ -129,6 +129,9 @@ func decodeBaseline(data []byte, name string) (*report.Report, error) {
 	if err := checkBaselineKeys(data); err != nil {
 		return nil, fmt.Errorf("baseline %s: %w: %w", name, err, ErrNotBaseline)
 	}
+	if err := checkBaselineFigures(&rep); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w (%w): write it again with mcptrace analyze --format json", name, err, ErrBaselineFigures)
+	}
 	return &rep, nil
 }
 

@@ -39,7 +39,7 @@ func baselineText(nullPath string, notMeasurable ...string) string {
 		figs = append(figs, fmt.Sprintf(`%q: {"state": "not_measurable", "why": "w"}`, f))
 	}
 	return fmt.Sprintf(`{"schema": "mcptrace.analysis/v1", "spans": 3, "traces": 1,
-"pool": {"acquires": %s, "hits": %s, "misses": %s, "excess_misses": %s, "miss_reasons": %s, "latency_ms": %s},
+"pool": {"acquires": %s, "hits": %s, "hit_rate": 0.75, "misses": %s, "excess_misses": %s, "miss_reasons": %s, "latency_ms": %s},
 "executions": {"count": %s, "multi_session": %s, "max_sessions": %s},
 "figures": {%s}}`,
 		val("pool.acquires", "4"), val("pool.hits", "3"), val("pool.misses", "1"), val("pool.excess_misses", "0"),
