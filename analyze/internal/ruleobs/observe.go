@@ -51,7 +51,8 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ev := &Eval{X: idx, Cfg: vocab.Resolve(cfg.WithDefaults(), idx), Max: max(opts.MaxExamples, 0), Matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx}
+	ev := &Eval{X: idx, Cfg: vocab.Resolve(cfg.WithDefaults(), idx), Max: max(opts.MaxExamples, 0), Matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx,
+		cache: newMatcherCache(rules)}
 	var execs *report.ExecutionsReport // measured on first need by a session rule
 	if rep != nil {
 		execs = &rep.Executions
@@ -62,6 +63,8 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 	out := make([]report.RuleObservation, 0, len(rules))
 	for i := range rules {
 		obs, err := ev.Observe(&rules[i])
+		clear(ev.Matchers)
+		ev.cache.done(&rules[i])
 		if err == nil {
 			err = ev.stageErr // a stage cancelled under the rule: its values read no event
 		}
@@ -87,10 +90,13 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 
 // Eval holds what every rule of one observation shares.
 type Eval struct {
-	X        *index.Index
-	Cfg      rulefmt.Config
-	Max      int
+	X   *index.Index
+	Cfg rulefmt.Config
+	Max int
+	// Matchers are the current rule's compiled selectors, by the rule's
+	// own; cache shares them between rules (shared.go).
 	Matchers map[*rulefmt.Selector]*selector.Matcher
+	cache    *matcherCache
 	events   []record.Acquire // attributed acquires, computed on first need
 	haveEv   bool
 	// stage is the vocabulary stage's events of the index, computed on
@@ -139,6 +145,11 @@ func (e *Eval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 	if m, ok := e.Matchers[s]; ok {
 		return m, nil
 	}
+	key := selectorKey(s)
+	if m, ok := e.cache.get(key); ok {
+		e.Matchers[s] = m
+		return m, nil
+	}
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -160,6 +171,7 @@ func (e *Eval) compile(s *rulefmt.Selector) (*selector.Matcher, error) {
 		}
 	}
 	e.Matchers[s] = m
+	e.cache.put(key, m)
 	return m, nil
 }
 
