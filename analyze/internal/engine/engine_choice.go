@@ -236,7 +236,11 @@ func measureIndex(ctx context.Context, run *DumpRun, x *index.Index, cfg rulefmt
 			a.Rules = []report.RuleObservation{}
 			return nil
 		}
-		a.Rules, err = ruleobs.Observe(ctx, x, cfg, opts.Rules, opts.Observe, a.Report)
+		oo := opts.Observe
+		if oo.MemoryBudget == 0 {
+			oo.MemoryBudget = opts.Load.Read.MemoryBudget()
+		}
+		a.Rules, err = ruleobs.Observe(ctx, x, cfg, opts.Rules, oo, a.Report)
 		return err
 	}); err != nil {
 		return nil, err

@@ -33,6 +33,11 @@ type ObserveOptions struct {
 	// examples the gate names per rule); 0 means DefaultMaxExamples, a
 	// negative value none.
 	MaxExamples int
+	// MemoryBudget is the run's memory budget in bytes (--max-memory):
+	// the compiled selectors kept from one rule for a later one hold at
+	// most a quarter of it (beyond, a later rule compiles its own again).
+	// 0 bounds them by nothing.
+	MemoryBudget int64
 }
 
 // Observe reads from idx what each rule needs to be judged: for each of
@@ -52,7 +57,7 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 		return nil, err
 	}
 	ev := &Eval{X: idx, Cfg: vocab.Resolve(cfg.WithDefaults(), idx), Max: max(opts.MaxExamples, 0), Matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx,
-		cache: newMatcherCache(rules)}
+		cache: newMatcherCache(rules, keptMatchers(opts.MemoryBudget, int(idx.NumSpans)))}
 	var execs *report.ExecutionsReport // measured on first need by a session rule
 	if rep != nil {
 		execs = &rep.Executions

@@ -21,11 +21,28 @@ type matcherCache struct {
 	// uses counts, per selector key, the rules still to observe that use
 	// it.
 	uses map[string]int
+	// max is how many matchers byKey may hold, -1 for any number.
+	max int
 }
 
-// newMatcherCache counts the selectors of rules.
-func newMatcherCache(rules []rulefmt.Rule) *matcherCache {
-	c := &matcherCache{byKey: map[string]*selector.Matcher{}, uses: map[string]int{}}
+// matcherBytes is the most a compiled selector holds per span of the
+// index: its nearest-ancestor table (an int32) and a Calls selector's
+// table (a bool).
+const matcherBytes = 5
+
+// keptMatchers is how many compiled selectors of an index of spans spans
+// a quarter of budget holds (-1, any number, for no budget).
+func keptMatchers(budget int64, spans int) int {
+	if budget <= 0 {
+		return -1
+	}
+	return int(budget / 4 / (int64(max(spans, 1)) * matcherBytes))
+}
+
+// newMatcherCache counts the selectors of rules; it keeps at most limit
+// matchers at a time (-1: any number).
+func newMatcherCache(rules []rulefmt.Rule, limit int) *matcherCache {
+	c := &matcherCache{byKey: map[string]*selector.Matcher{}, uses: map[string]int{}, max: limit}
 	for i := range rules {
 		for _, k := range ruleSelectorKeys(&rules[i]) {
 			c.uses[k]++
@@ -44,9 +61,10 @@ func (c *matcherCache) get(key string) (*selector.Matcher, bool) {
 	return m, ok
 }
 
-// put keeps m for key while a rule still to observe uses it.
+// put keeps m for key while a rule still to observe uses it, unless the
+// cache holds as many as it may: a later rule then compiles its own.
 func (c *matcherCache) put(key string, m *selector.Matcher) {
-	if c == nil {
+	if c == nil || (c.max >= 0 && len(c.byKey) >= c.max) {
 		return
 	}
 	if _, ok := c.uses[key]; ok {

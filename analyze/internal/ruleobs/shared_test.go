@@ -47,7 +47,7 @@ func TestMatcherCacheLetsGoAfterTheLastRuleUsingIt(t *testing.T) {
 		return &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: name}, Under: &rulefmt.Selector{Name: "plugin.mcp.invoke"}}
 	}
 	rules := []rulefmt.Rule{{ID: "a", Select: sel("call")}, {ID: "b", Select: sel("call")}, {ID: "c", Select: sel("other")}}
-	c := newMatcherCache(rules)
+	c := newMatcherCache(rules, -1)
 	callKey, underKey := selectorKey(&rules[0].Select.Selector), selectorKey(rules[0].Select.Under)
 	if c.uses[callKey] != 2 || c.uses[underKey] != 3 {
 		t.Fatalf("uses %v; want call 2, under 3", c.uses)
@@ -69,5 +69,37 @@ func TestMatcherCacheLetsGoAfterTheLastRuleUsingIt(t *testing.T) {
 	c.done(&rules[2])
 	if len(c.byKey) != 0 || len(c.uses) != 0 {
 		t.Errorf("after every rule: %d matchers, %d counts held; want none", len(c.byKey), len(c.uses))
+	}
+}
+
+// TestMatcherCacheKeepsNoMoreThanItsShareOfTheBudget pins the bound on
+// the matchers kept for later rules: exactly as many as a quarter of the
+// budget holds at matcherBytes a span are kept, one more is not (its rule
+// compiles its own again), and without a budget any number is kept.
+func TestMatcherCacheKeepsNoMoreThanItsShareOfTheBudget(t *testing.T) {
+	const spans = 1000
+	if got := keptMatchers(4*2*spans*matcherBytes, spans); got != 2 {
+		t.Fatalf("keptMatchers of a budget for 2 = %d", got)
+	}
+	if got := keptMatchers(4*2*spans*matcherBytes-1, spans); got != 1 {
+		t.Errorf("keptMatchers one byte short of 2 = %d, want 1", got)
+	}
+	if got := keptMatchers(0, spans); got != -1 {
+		t.Errorf("keptMatchers without a budget = %d, want -1 (any number)", got)
+	}
+	var rules []rulefmt.Rule
+	for _, name := range []string{"a", "b", "c", "a", "b", "c"} {
+		rules = append(rules, rulefmt.Rule{Select: &rulefmt.SpanSelector{Selector: rulefmt.Selector{Name: name}}})
+	}
+	for _, tc := range []struct {
+		limit, want int
+	}{{2, 2}, {-1, 3}} {
+		c := newMatcherCache(rules, tc.limit)
+		for _, r := range rules[:3] {
+			c.put(selectorKey(&r.Select.Selector), &selector.Matcher{})
+		}
+		if len(c.byKey) != tc.want {
+			t.Errorf("limit %d: %d matchers kept, want %d", tc.limit, len(c.byKey), tc.want)
+		}
 	}
 }
