@@ -259,9 +259,12 @@ type ConfigFile struct {
 const maxConfigDepth = 32
 
 // checkConfigDepth refuses a YAML tree nested deeper than maxConfigDepth,
-// naming the line and column of the first node past it (in file order). It
-// walks with its own stack, never through aliases, so it neither recurses
-// nor loops.
+// or holding an alias (*name) or a merge key (<<), naming the line and
+// column of the first such node (in file order). A configuration's values
+// are read where they are written, so every message names the place of
+// the value it is about; an alias would be read as no value at all, with
+// a message about the value wanted instead of the alias. It walks with
+// its own stack, never through aliases, so it neither recurses nor loops.
 func checkConfigDepth(file string, root *yaml.Node) error {
 	type item struct {
 		n     *yaml.Node
@@ -275,11 +278,31 @@ func checkConfigDepth(file string, root *yaml.Node) error {
 			return &ConfigError{File: file, Line: it.n.Line, Column: it.n.Column,
 				Msg: fmt.Sprintf("nested more than %d levels deep (a configuration is a few levels of mappings and lists)", maxConfigDepth)}
 		}
+		if err := refuseAlias(file, it.n); err != nil {
+			return err
+		}
 		for i := len(it.n.Content) - 1; i >= 0; i-- { // reversed: popped in file order
 			stack = append(stack, item{it.n.Content[i], it.depth + 1})
 		}
 	}
 	return nil
+}
+
+// refuseAlias refuses a YAML alias node or a merge key (<<), which a
+// configuration does not read: the message says so and how to write the
+// value instead.
+func refuseAlias(file string, n *yaml.Node) error {
+	what := ""
+	switch {
+	case n.Kind == yaml.AliasNode:
+		what = "the alias *" + textfmt.ClipTo(n.Value, 64)
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!merge":
+		what = "the merge key <<"
+	default:
+		return nil
+	}
+	return &ConfigError{File: file, Line: n.Line, Column: n.Column,
+		Msg: what + ": a configuration reads no YAML aliases or merge keys; write the value out where it is used"}
 }
 
 // LoadConfigFile reads and parses the configuration file at path.

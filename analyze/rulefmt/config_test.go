@@ -179,18 +179,21 @@ func TestParseProfile(t *testing.T) {
 	}
 }
 
-// TestAnAliasIsNoValue pins that a value rulefmt reads as a scalar is a
-// scalar written in place: an alias to one (*n after &n 3) is refused where
-// the value is read, not resolved. yaml.v3 would decode the alias to the
-// anchored value; refusing it keeps a configuration's values where they
-// are written and every message at the place it names.
+// TestAnAliasIsNoValue pins that a configuration's values are written in
+// place: an alias (*n after &n 3) or a merge key (<<) is refused at its
+// line and column with a message naming it, not resolved. yaml.v3 would
+// decode the alias to the anchored value; refusing it keeps a
+// configuration's values where they are written and every message at the
+// place it names. An anchor alone is no alias and reads.
 func TestAnAliasIsNoValue(t *testing.T) {
 	for _, tc := range []struct {
 		name, doc string
 		err       string // "" when accepted
 	}{
 		{"a measure's expect", "measures:\n  - {name: x, root: &n a, read: b, expect: 1}\n", ""},
-		{"a measure's expect as an alias", "measures:\n  - {name: x, root: a, read: b, description: &n 1}\n  - {name: y, root: a, read: b, expect: *n}\n", "c.yaml:3:41: expect must be a whole number of reads, 0 or more"},
+		{"a measure's expect as an alias", "measures:\n  - {name: x, root: a, read: b, description: &n 1}\n  - {name: y, root: a, read: b, expect: *n}\n", "c.yaml:3:41: the alias *n: a configuration reads no YAML aliases or merge keys"},
+		{"a selector as an alias", "rules:\n  - {id: a, scope: trace, select: &sel {name: x}, expect: {of: count, op: \">=\", than: 1}}\n  - {id: b, scope: trace, select: *sel, expect: {of: count, op: \">=\", than: 1}}\n", "c.yaml:3:35: the alias *sel: a configuration reads no YAML aliases or merge keys"},
+		{"a merge key", "rules:\n  - {id: a, scope: trace, select: &sel {name: x}, expect: {of: count, op: \">=\", than: 1}}\n  - {id: b, scope: trace, select: {<<: *sel}, expect: {of: count, op: \">=\", than: 1}}\n", "c.yaml:3:36: the merge key <<: a configuration reads no YAML aliases or merge keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseConfig("c.yaml", []byte(tc.doc))

@@ -22,8 +22,8 @@ func TestOnlyAPlainKeyNamesUnderOrNotUnder(t *testing.T) {
 	}{
 		{"a plain under", "      name: db.query\n      under: {name: tools/call}\n", ""},
 		{"a plain not_under", "      name: db.query\n      not_under: {name: tools/call}\n", ""},
-		{"an alias spelled under", "      name: &under db.query\n      *under : {name: tools/call}\n", "f.yaml:6:7: want a key"},
-		{"an alias spelled not_under", "      name: &not_under db.query\n      *not_under : {name: tools/call}\n", "f.yaml:6:7: want a key"},
+		{"an alias spelled under", "      name: &under db.query\n      *under : {name: tools/call}\n", "f.yaml:6:7: the alias *under: a configuration reads no YAML aliases"},
+		{"an alias spelled not_under", "      name: &not_under db.query\n      *not_under : {name: tools/call}\n", "f.yaml:6:7: the alias *not_under: a configuration reads no YAML aliases"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gc, err := ParseGateConfig("f.yaml", []byte(doc(tc.sel)))
