@@ -30,8 +30,9 @@ func (g *ProtoFigures) Merge(o *ProtoFigures) {
 
 // ProtocolFigures groups the explicit acquires, handshakes and calls by
 // their protocol revision; an absent revision is its own group, apart from
-// an empty one. An acquire counts as a hit here only where its hit
-// attribute says so.
+// an empty one. An acquire is a hit here as everywhere: as the vocabulary
+// stage decided (its hit attribute, or no handshake under it when the
+// attribute is absent or no boolean).
 func ProtocolFigures(e *record.Table) map[record.OptStr]*ProtoFigures {
 	// Calls come each trace's together, so a group counts a trace when its
 	// first call there comes: no set of traces per group.
@@ -51,7 +52,7 @@ func ProtocolFigures(e *record.Table) map[record.OptStr]*ProtoFigures {
 	for _, a := range e.Spans {
 		g := get(a.Revision)
 		g.acquires++
-		if a.HitRecorded {
+		if a.Hit {
 			g.hits++
 		} else {
 			g.misses++

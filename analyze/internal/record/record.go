@@ -90,10 +90,9 @@ type Handshake struct {
 // AcquireSpan is what the per-revision figures and the latency read of an
 // explicit acquire span.
 type AcquireSpan struct {
-	Revision    int32
-	HitRecorded bool  // its hit attribute says true
-	Hit         bool  // the acquire event's hit
-	Dur         int64 // -1 when the span was written ending before it started: no sample
+	Revision int32
+	Hit      bool  // the acquire event's hit
+	Dur      int64 // -1 when the span was written ending before it started: no sample
 }
 
 // Table is everything the stage made of one index.

@@ -453,7 +453,7 @@ func (v *Compiled) emitAcquire(e *record.Table, a, next int32, hasHandshake []bo
 		v.recordSettings(e, attrs, ev.Scope)
 	}
 	e.Acquires = append(e.Acquires, ev)
-	e.Spans = append(e.Spans, record.AcquireSpan{Revision: valIn(attrs, v.kRevision), HitRecorded: h == v.valTrue, Hit: ev.Hit, Dur: spanDur(s)})
+	e.Spans = append(e.Spans, record.AcquireSpan{Revision: valIn(attrs, v.kRevision), Hit: ev.Hit, Dur: spanDur(s)})
 }
 
 // spanDur is a span's duration for the latency series: -1, no sample,
