@@ -397,7 +397,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	}
 	defer closeFormat()
 
-	if err := runPipeline(ctx, workers, produce, refuseFarTimes(src.path, dropInvalidTraceIDs(src.path, decode)), st.consume, share); err != nil {
+	if err := runPipeline(ctx, workers, produce, checkSpans(src.path, decode), st.consume, share); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
@@ -521,23 +521,11 @@ type fileState struct {
 	sink    Sink
 	batches BatchSink  // sink as a BatchSink, when it is one (the projection decoders are on)
 	first   *ReadError // first problem skipped (non-strict)
-	// cuts counts the values cut past MaxDepth (depth.go); cutAt names
-	// the first place, and cutWarning is the index in in.Warnings of the
-	// one warning that says both (valid once cuts > 0).
-	cuts       int
-	cutAt      string
-	cutWarning int
-	// lone counts the escaped lone surrogates read as U+FFFD
-	// (rawstring.go); loneAt is the first one's record, loneWarning
-	// the index of the one warning about them (valid once lone > 0).
-	lone        int
-	loneAt      int64
-	loneWarning int
-	// noTraces counts the spans left out for an invalid trace id
-	// (span_ids.go), as cuts counts the cut values.
-	noTraces       int
-	noTraceAt      string
-	noTraceWarning int
+	// cut, lone and noTrace are the input's warnings that count, over
+	// its records, the values cut past MaxDepth (depth.go), the escaped
+	// lone surrogates read as U+FFFD (rawstring.go) and the spans left out
+	// for an invalid trace id (span_ids.go).
+	cut, lone, noTrace tally
 }
 
 // noteLone counts the escaped lone surrogates of a record in the input's
@@ -547,14 +535,12 @@ func (st *fileState) noteLone(l loneNote) {
 	if l.n == 0 {
 		return
 	}
-	if st.lone == 0 {
-		st.loneWarning, st.loneAt = len(st.in.Warnings), l.at
-		st.in.Warnings = append(st.in.Warnings, "")
-	}
-	st.lone += l.n
-	st.in.Warnings[st.loneWarning] = fmt.Sprintf("%s (record at byte %d): %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair) "+
-		"read as U+FFFD, as every reader reads them: strings that differ only there are read as one, "+
-		"so two pool keys that do are counted as one key (have the exporter write valid UTF-8)", textfmt.SafeText(st.in.Path), st.loneAt, st.lone)
+	at := fmt.Sprintf("%s (record at byte %d)", textfmt.SafeText(st.in.Path), l.at)
+	st.lone.add(st.in, at, l.n, func(at string, n int) string {
+		return fmt.Sprintf("%s: %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair) "+
+			"read as U+FFFD, as every reader reads them: strings that differ only there are read as one, "+
+			"so two pool keys that do are counted as one key (have the exporter write valid UTF-8)", at, n)
+	})
 }
 
 // noteCut counts the values cut from a record in the input's one warning
@@ -565,12 +551,29 @@ func (st *fileState) noteCut(c deepCut) {
 	if c.at == nil {
 		return
 	}
-	if st.cuts == 0 {
-		st.cutWarning, st.cutAt = len(st.in.Warnings), c.at.Error()
-		st.in.Warnings = append(st.in.Warnings, "")
+	st.cut.add(st.in, c.at.Error(), max(c.n, 1), func(at string, n int) string {
+		return fmt.Sprintf("%s: cut there, the rest of the record kept (values cut in this input: %d)", at, n)
+	})
+}
+
+// tally is one warning of an input that counts one kind of thing over the
+// input's records and names the first place: a dump of a million spans
+// each with one gets one line, not a million.
+type tally struct {
+	n   int    // counted so far
+	at  string // the first place
+	idx int    // the warning's index in the input's Warnings (valid once n > 0)
+}
+
+// add counts n more at place at (kept only for the first) and writes the
+// warning again as say words it.
+func (t *tally) add(in *Input, at string, n int, say func(at string, n int) string) {
+	if t.n == 0 {
+		t.idx, t.at = len(in.Warnings), at
+		in.Warnings = append(in.Warnings, "")
 	}
-	st.cuts += max(c.n, 1)
-	st.in.Warnings[st.cutWarning] = fmt.Sprintf("%s: cut there, the rest of the record kept (values cut in this input: %d)", st.cutAt, st.cuts)
+	t.n += n
+	in.Warnings[t.idx] = say(t.at, t.n)
 }
 
 // consume takes the results of one input in order: a batch goes to the

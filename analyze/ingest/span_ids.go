@@ -19,25 +19,37 @@ type noTraceIDs struct {
 	first *ReadError
 }
 
-// dropInvalidTraceIDs wraps a format's decoder: a span whose trace id is
-// invalid is taken out of the decoded record and counted in its result.
-// W3C Trace Context and OTLP define the all-zero id as invalid, and every
-// reader decodes an empty id (or Jaeger's "0") to it: such an id says
-// nothing about which spans belong together, and taking it as one trace
-// would merge unrelated executions into one. It is the one place every
-// format's spans pass (the projection decoders' and pdata's alike), as
-// refuseFarTimes is.
-func dropInvalidTraceIDs(path string, decode func(rec) result) func(rec) result {
+// checkSpans wraps a format's decoder with the checks every span gets,
+// in one pass over the decoded spans. It is the one place every format's
+// spans pass (the projection decoders' and pdata's alike), so no decoder
+// needs its own:
+//   - a span whose trace id is invalid is taken out of the record and
+//     counted in its result. W3C Trace Context and OTLP define the
+//     all-zero id as invalid, and every reader decodes an empty id (or
+//     Jaeger's "0") to it: such an id says nothing about which spans
+//     belong together, and taking it as one trace would merge unrelated
+//     executions into one;
+//   - a record with a span time past latestSpanNanos is refused whole, as
+//     a record with a time that does not parse is, with a problem that
+//     names the span.
+func checkSpans(path string, decode func(rec) result) func(rec) result {
 	return func(r rec) result {
 		res := decode(r)
 		if res.prob != nil {
 			return res
 		}
 		var first pcommon.SpanID
+		var err error
 		if res.batch != nil {
-			res.noTrace.n, first = dropBatchInvalid(res.batch)
+			res.noTrace.n, first, err = checkBatch(res.batch)
 		} else if res.td.SpanCount() > 0 {
-			res.noTrace.n, first = dropTracesInvalid(res.td)
+			res.noTrace.n, first, err = checkTraces(res.td)
+		}
+		if err != nil {
+			if res.batch != nil {
+				putBatch(res.batch)
+			}
+			return result{held: res.held, prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedSpanTimes, Err: r.placed(err)}}
 		}
 		if res.noTrace.n > 0 {
 			res.noTrace.first = &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedTraceID,
@@ -47,18 +59,23 @@ func dropInvalidTraceIDs(path string, decode func(rec) result) func(rec) result 
 	}
 }
 
-// dropBatchInvalid removes the spans of b with an invalid trace id,
-// keeping the others in order, and returns how many it removed and the
-// span id of the first. Their attributes stay in b.Attrs, unreferenced.
-func dropBatchInvalid(b *Batch) (n int, first pcommon.SpanID) {
+// checkBatch removes the spans of b with an invalid trace id, keeping the
+// others in order, and returns how many it removed and the span id of the
+// first, or the error of the first kept span with a time out of range.
+// The removed spans' attributes stay in b.Attrs, unreferenced.
+func checkBatch(b *Batch) (n int, first pcommon.SpanID, err error) {
 	k := 0
 	for i := range b.Spans {
-		if b.Spans[i].TraceID.IsEmpty() {
+		sp := &b.Spans[i]
+		if sp.TraceID.IsEmpty() {
 			if n == 0 {
-				first = b.Spans[i].SpanID
+				first = sp.SpanID
 			}
 			n++
 			continue
+		}
+		if err := spanTimesInRange(sp.SpanID, sp.Start, sp.End); err != nil {
+			return 0, first, err
 		}
 		if k != i {
 			b.Spans[k] = b.Spans[i]
@@ -69,26 +86,33 @@ func dropBatchInvalid(b *Batch) (n int, first pcommon.SpanID) {
 		clear(b.Spans[k:])
 		b.Spans = b.Spans[:k]
 	}
-	return n, first
+	return n, first, nil
 }
 
-// dropTracesInvalid is dropBatchInvalid for pdata's traces.
-func dropTracesInvalid(td ptrace.Traces) (n int, first pcommon.SpanID) {
+// checkTraces is checkBatch for pdata's traces.
+func checkTraces(td ptrace.Traces) (n int, first pcommon.SpanID, err error) {
 	for _, rs := range td.ResourceSpans().All() {
 		for _, ss := range rs.ScopeSpans().All() {
 			ss.Spans().RemoveIf(func(sp ptrace.Span) bool {
-				if !sp.TraceID().IsEmpty() {
+				if err != nil {
 					return false
 				}
-				if n == 0 {
-					first = sp.SpanID()
+				if sp.TraceID().IsEmpty() {
+					if n == 0 {
+						first = sp.SpanID()
+					}
+					n++
+					return true
 				}
-				n++
-				return true
+				err = spanTimesInRange(sp.SpanID(), uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp()))
+				return false
 			})
+			if err != nil {
+				return 0, first, err
+			}
 		}
 	}
-	return n, first
+	return n, first, nil
 }
 
 // noteNoTrace counts the spans left out for an invalid trace id in the
@@ -103,15 +127,12 @@ func (st *fileState) noteNoTrace(c noTraceIDs) error {
 	if st.strict {
 		return c.first
 	}
-	if st.noTraces == 0 {
-		st.noTraceWarning, st.noTraceAt = len(st.in.Warnings), c.first.Error()
-		st.in.Warnings = append(st.in.Warnings, "")
-		if st.first == nil {
-			st.first = c.first
-		}
+	if st.noTrace.n == 0 && st.first == nil {
+		st.first = c.first
 	}
-	st.noTraces += c.n
 	st.in.Partial = true
-	st.in.Warnings[st.noTraceWarning] = fmt.Sprintf("%s (spans left out for an invalid trace id in this input: %d)", st.noTraceAt, st.noTraces)
+	st.noTrace.add(st.in, c.first.Error(), c.n, func(at string, n int) string {
+		return fmt.Sprintf("%s (spans left out for an invalid trace id in this input: %d)", at, n)
+	})
 	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
 // latestSpanNanos is the latest span time the reader takes, in Unix
@@ -19,63 +17,6 @@ const latestSpanNanos = math.MaxInt64
 // expectedSpanTimes is what a record whose span times are out of range
 // was expected to hold: the range named as a reader can check it.
 var expectedSpanTimes = "span times from 1970 to " + time.Unix(0, latestSpanNanos).UTC().Format(time.RFC3339Nano) + " (int64 Unix nanoseconds)"
-
-// refuseFarTimes wraps a format's decoder: a record that decodes with a
-// span time past latestSpanNanos is refused whole, as a record with a
-// time that does not parse is, with a problem that names the span. It is
-// the one place every format's spans pass (the projection decoders' and
-// pdata's alike), so no decoder needs its own check.
-func refuseFarTimes(path string, decode func(rec) result) func(rec) result {
-	return func(r rec) result {
-		res := decode(r)
-		if res.prob != nil {
-			return res
-		}
-		err := batchTimesInRange(res.batch)
-		if res.batch == nil {
-			err = tracesTimesInRange(res.td)
-		}
-		if err == nil {
-			return res
-		}
-		if res.batch != nil {
-			putBatch(res.batch)
-		}
-		return result{held: res.held, prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedSpanTimes, Err: r.placed(err)}}
-	}
-}
-
-// batchTimesInRange reports the first span of b (nil: none) whose start or
-// end is past latestSpanNanos.
-func batchTimesInRange(b *Batch) error {
-	if b == nil {
-		return nil
-	}
-	for i := range b.Spans {
-		sp := &b.Spans[i]
-		if err := spanTimesInRange(sp.SpanID, sp.Start, sp.End); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// tracesTimesInRange is batchTimesInRange for pdata's traces.
-func tracesTimesInRange(td ptrace.Traces) error {
-	if td.SpanCount() == 0 {
-		return nil
-	}
-	for _, rs := range td.ResourceSpans().All() {
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				if err := spanTimesInRange(sp.SpanID(), uint64(sp.StartTimestamp()), uint64(sp.EndTimestamp())); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
 
 // spanTimesInRange says which of a span's times is past latestSpanNanos,
 // naming the span by its id (ids are not attribute values: no secret).
