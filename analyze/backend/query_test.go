@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -343,5 +344,32 @@ func TestTheRangeGrowsBackAfterABurst(t *testing.T) {
 		if len(got) != 4 || f.requests.Load() > 200 {
 			t.Errorf("pages of %d: %d traces after %d requests, want 4 after a few", pageTraces, len(got), f.requests.Load())
 		}
+	}
+}
+
+// TestAPageOfInvalidTraceIDsLeavesItsSpansOutAndReadsOn pins a page whose
+// every span has an all-zero trace id: its spans are left out with the
+// reader's warning, as a file's are, and the query goes on to the other
+// pages, partial; a file of such spans alone is an error, but a page is
+// not an input. In strict mode the first such span still fails the query.
+func TestAPageOfInvalidTraceIDsLeavesItsSpansOutAndReadsOn(t *testing.T) {
+	f := &fakeV3{}
+	f.add(0, span{"b", "call", t0.Add(time.Minute), t0.Add(2 * time.Minute)})
+	valid := f.add(1, span{"a", "call", t0.Add(3 * time.Minute), t0.Add(4 * time.Minute)})
+	got := handed{}
+	ins, err := testQuery(t, f, "b", "a").Read(context.Background(), ingest.ReadOptions{}, got.sink())
+	if err != nil {
+		t.Fatalf("a page of invalid trace ids failed the query: %v", err)
+	}
+	warned := false
+	for _, w := range ins[0].Warnings {
+		warned = warned || strings.Contains(w, "spans left out for an invalid trace id in this input: 1")
+	}
+	if got[valid] != 1 || len(got) != 1 || !ins[0].Partial || !warned {
+		t.Errorf("handed %v, partial %v, warnings %q: want the valid trace alone, partial, and the warning", got, ins[0].Partial, ins[0].Warnings)
+	}
+	_, err = testQuery(t, f, "b", "a").Read(context.Background(), ingest.ReadOptions{Strict: true}, handed{}.sink())
+	if !errors.Is(err, ingest.ErrInvalidTraceID) {
+		t.Errorf("strict: err %v, want the invalid trace id", err)
 	}
 }

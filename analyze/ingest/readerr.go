@@ -42,6 +42,11 @@ var (
 	// partial success with rejected spans): what it holds is read, and
 	// the input is partial.
 	ErrSourceIncomplete = errors.New("the source says data is missing")
+	// ErrInvalidTraceID: a span's trace id is all zeros or empty, which
+	// W3C Trace Context and OTLP define as invalid. Such spans are left
+	// out with a warning; it is an error only in strict mode, or when an
+	// input held nothing else.
+	ErrInvalidTraceID = errors.New("invalid trace id")
 	// ErrNULBytes: the content is NUL bytes only, as a file a crash or a
 	// full disk left behind: not a dump, and a sign that one is missing.
 	ErrNULBytes = fmt.Errorf("%w: NUL bytes only", ErrNotTraceDump)

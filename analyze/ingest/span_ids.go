@@ -53,11 +53,24 @@ func checkSpans(path string, decode func(rec) result) func(rec) result {
 		}
 		if res.noTrace.n > 0 {
 			res.noTrace.first = &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedTraceID,
-				Err: r.placed(fmt.Errorf("span %s has an all-zero or empty trace id, which W3C Trace Context and OTLP define as invalid: it cannot say which spans belong together, so the span is left out; the exporter must write the span's real trace id", hex.EncodeToString(first[:])))}
+				Err: r.placed(invalidTraceID{span: first})}
 		}
 		return res
 	}
 }
+
+// invalidTraceID is the cause of the first span of a record left out for
+// an invalid trace id: it reads as ErrInvalidTraceID (errors.Is), so a
+// caller reading pages of one input (a backend query) can tell it from
+// damage, and says which span and what the exporter must do.
+type invalidTraceID struct{ span pcommon.SpanID }
+
+func (e invalidTraceID) Error() string {
+	return fmt.Sprintf("span %s has an all-zero or empty trace id, which W3C Trace Context and OTLP define as invalid: it cannot say which spans belong together, so the span is left out; the exporter must write the span's real trace id", hex.EncodeToString(e.span[:]))
+}
+
+// Is makes the cause ErrInvalidTraceID for errors.Is.
+func (invalidTraceID) Is(target error) bool { return target == ErrInvalidTraceID }
 
 // checkBatch removes the spans of b with an invalid trace id, keeping the
 // others in order, and returns how many it removed and the span id of the
