@@ -463,6 +463,9 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 	a.reportDetection(r)
 	r.Writer = measure.WriterReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
 	r.Warnings = append(a.seen.Warnings(), measure.LeftOutWarnings(&r.Pool.Latency)...)
+	if w := a.pairs.UnusableSettingsWarning(a.strs); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	r.Executions.ExecutionsWithoutCalls = measure.ExecutionsWithoutCalls(a.execNames)
 	measure.JudgeMeasurability(&r.Executions, r.PoolSpans, rulefmt.CapabilitiesOf(r.Writer.Shows))
 	r.DeclareFigures()

@@ -29,6 +29,10 @@ type scopeReplay struct {
 	seq  int64
 	// assumed says the settings were assumed, not recorded.
 	assumed bool
+	// unusable says why the scope's recorded settings could not be
+	// replayed under, so they were assumed ("" when it recorded none, or
+	// they were used).
+	unusable string
 }
 
 // leaseEnd is a lease (or a pre-warm dial) to end at end: seq orders

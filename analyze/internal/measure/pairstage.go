@@ -3,6 +3,7 @@ package measure
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"maps"
 	"math"
 	"runtime"
@@ -523,17 +524,51 @@ func (p *PairStage) replay(scope int32) *scopeReplay {
 	if r := p.replays[scope]; r != nil {
 		return r
 	}
-	set, assumed := p.assumed, true
+	set, assumed, unusable := p.assumed, true, ""
 	if p.Recorded != nil {
-		if ps, mixed := p.Recorded(scope); ps != nil && !mixed {
-			if s, err := ps.Idle(); err == nil {
-				set, assumed = s, false
-			}
+		ps, mixed := p.Recorded(scope)
+		switch s, err := ps.Idle(); {
+		case mixed:
+			unusable = "its acquire spans recorded different settings"
+		case ps == nil:
+		case err != nil:
+			unusable = err.Error()
+		default:
+			set, assumed = s, false
 		}
 	}
 	r := NewScopeReplay(set, assumed)
+	r.unusable = unusable
 	p.replays[scope] = r
 	return r
+}
+
+// UnusableSettingsWarning says, in one warning, which pool scopes recorded
+// idle settings the replay could not use (different ones on different
+// spans, or a value that is no idle TTL), so their misses were attributed
+// under the assumed settings: the report's "assumed" would otherwise read
+// as if they had recorded none. It names the first scope by name and
+// counts the rest; "" when there is none.
+func (p *PairStage) UnusableSettingsWarning(strs []string) string {
+	n, first, why := 0, "", ""
+	for scope, r := range p.replays {
+		if r.unusable == "" {
+			continue
+		}
+		n++
+		name := ""
+		if scope >= 0 {
+			name = strs[scope]
+		}
+		if n == 1 || name < first || name == first && r.unusable < why {
+			first, why = name, r.unusable
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d pool scope(s) recorded idle settings that cannot be replayed under, first %.64q: %s; their misses were attributed under the assumed idle TTL %s",
+		n, first, why, p.assumed.TTL)
 }
 
 // SortGroups sorts each group (one pair's acquires) in time order, on

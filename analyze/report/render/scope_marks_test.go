@@ -63,7 +63,7 @@ func TestTheDumpNoteSaysWhoseIdleSettingsWereUsed(t *testing.T) {
 	}{
 		{report.SettingsRecorded, "idle settings as each pool scope recorded them,"},
 		{report.SettingsMixed, "idle settings as recorded where a pool scope did, else idle TTL 1m0s assumed (by scope below),"},
-		{report.SettingsAssumed, "idle TTL 1m0s assumed (no pool scope recorded its settings),"},
+		{report.SettingsAssumed, "idle TTL 1m0s assumed (no pool scope recorded settings it could be replayed under),"},
 		{"", "profile default, idle TTL 1m0s, executions by"},
 	} {
 		t.Run(tc.settings, func(t *testing.T) {

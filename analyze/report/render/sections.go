@@ -310,7 +310,7 @@ func idleNote(s report.Settings) string {
 	case report.SettingsMixed:
 		return fmt.Sprintf("idle settings as recorded where a pool scope did, else idle TTL %s assumed (by scope below)", ttl)
 	case report.SettingsAssumed:
-		return fmt.Sprintf("idle TTL %s assumed (no pool scope recorded its settings)", ttl)
+		return fmt.Sprintf("idle TTL %s assumed (no pool scope recorded settings it could be replayed under)", ttl)
 	}
 	return fmt.Sprintf("idle TTL %s", ttl)
 }
