@@ -234,3 +234,32 @@ func TestQuotedInputIsClippedAtItsLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownEscapesEmphasisCodeAndBackslashes pins the markup MDText
+// escapes besides links: what would open emphasis, strikethrough or a
+// code span, '_' only at a word's edge (GitHub does not emphasise inside
+// a word), and a backslash before ASCII punctuation, which would escape
+// the next character or pair with an escape MDText adds and leave that
+// one raw; a backslash before anything else is kept.
+func TestMarkdownEscapesEmphasisCodeAndBackslashes(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"stars are escaped", "**bold**", `\*\*bold\*\*`},
+		{"a backtick is escaped", "a`b`", "a\\`b\\`"},
+		{"a tilde is escaped", "~~gone~~", `\~\~gone\~\~`},
+		{"an underscore inside a word is kept", "cache_key", "cache_key"},
+		{"an underscore at a word's start is escaped", "_x", `\_x`},
+		{"an underscore at a word's end is escaped", "x_", `x\_`},
+		{"an underscore before a space is escaped", "a_ b", `a\_ b`},
+		{"an underscore between runes is kept", "é_é", "é_é"},
+		{"a backslash before a letter is kept", `a\x`, `a\x`},
+		{"a backslash at the end is kept", `a\`, `a\`},
+		{"a backslash before a bracket cannot unescape it", `\[x\](y)`, `\\\[x\\\](y)`},
+		{"a backslash before a star is escaped too", `\*`, `\\\*`},
+		{"a backslash before a pipe is escaped", `a\|b`, `a\\\|b`},
+		{"two backslashes render as two", `\\`, `\\\`},
+	} {
+		if got := MDText(c.in); got != c.want {
+			t.Errorf("%s: MDText(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+	}
+}

@@ -146,7 +146,51 @@ var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", "&", "&amp;")
 // images and autolinks made inert (mdInert): text from a dump renders as
 // the text it is, never as a link, a picture or a tracking pixel.
 func MDText(s string) string {
-	return mdReplacer.Replace(mdInert(TermSafe(s)))
+	return mdReplacer.Replace(mdInert(mdEmphasis(TermSafe(s))))
+}
+
+// mdEmphasis escapes what would start emphasis, strikethrough or a code
+// span in text from a dump ('*', '~', a backtick, and '_' where it starts
+// or ends a word: GitHub does not emphasise inside a word, so cache_key
+// stays as it is), and a backslash before ASCII punctuation, which would
+// otherwise escape the character after it or pair with an escape added
+// here or by mdInert, leaving that one raw. A backslash before anything
+// else is shown as it is (TermSafe's \x1b among them).
+func mdEmphasis(s string) string {
+	if !strings.ContainsAny(s, "*~`_\\") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '*', '~', '`':
+			b.WriteByte('\\')
+		case '_':
+			if i == 0 || i == len(s)-1 || !isWordByte(s[i-1]) || !isWordByte(s[i+1]) {
+				b.WriteByte('\\')
+			}
+		case '\\':
+			if i+1 < len(s) && isASCIIPunct(s[i+1]) {
+				b.WriteByte('\\')
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// isWordByte reports whether c is an ASCII letter or digit, or a byte of
+// a multi-byte rune (taken as a letter).
+func isWordByte(c byte) bool {
+	return c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// isASCIIPunct reports whether a backslash before c is a Markdown escape:
+// CommonMark escapes ASCII punctuation only.
+func isASCIIPunct(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
 }
 
 // MDCode makes text safe inside a Markdown code span in a table row or
