@@ -277,3 +277,18 @@ func TestHumanCount(t *testing.T) {
 		}
 	}
 }
+
+// TestHumanBytesNamesBinaryUnits pins that a size counted in powers of
+// 1024 is named in them (15 MiB, never "15.0 MB", which is 15 x 10^6
+// bytes), at each unit's edge, with a tenth only where it is not zero.
+func TestHumanBytesNamesBinaryUnits(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 1023: "1023 B", 1024: "1 KiB", 1536: "1.5 KiB",
+		1<<20 - 1: "1024 KiB", 1 << 20: "1 MiB", 15 << 20: "15 MiB", 15<<20 + 3<<19: "16.5 MiB",
+		1 << 30: "1 GiB", 5<<30 + 1<<29: "5.5 GiB",
+	} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -137,15 +137,20 @@ func progressLine(in *ingest.Input, spansRead int) string {
 	return line
 }
 
-// humanBytes renders n bytes as 512 B, 12.3 KB, 45.6 MB or 7.8 GB.
+// humanBytes renders n bytes as 512 B, 12.3 KiB, 45 MiB or 7.8 GiB: the
+// units are powers of 1024, as --max-memory's are, and named so; a tenth
+// is shown only where it is not zero.
 func humanBytes(n int64) string {
+	unit := func(div float64, name string) string {
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/div), ".0") + " " + name
+	}
 	switch {
 	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+		return unit(1<<30, "GiB")
 	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+		return unit(1<<20, "MiB")
 	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+		return unit(1<<10, "KiB")
 	}
 	return fmt.Sprintf("%d B", n)
 }
