@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -57,7 +58,7 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 		return nil, err
 	}
 	ev := &Eval{X: idx, Cfg: vocab.Resolve(cfg.WithDefaults(), idx), Max: max(opts.MaxExamples, 0), Matchers: map[*rulefmt.Selector]*selector.Matcher{}, ctx: ctx,
-		cache: newMatcherCache(rules, keptMatchers(opts.MemoryBudget, int(idx.NumSpans)))}
+		cache: newMatcherCache(rules, keptMatchers(opts.MemoryBudget, int(idx.NumSpans))), budget: max(opts.MemoryBudget, 0)}
 	var execs *report.ExecutionsReport // measured on first need by a session rule
 	if rep != nil {
 		execs = &rep.Executions
@@ -69,6 +70,7 @@ func Observe(ctx context.Context, idx *index.Index, cfg rulefmt.Config, rules []
 	for i := range rules {
 		obs, err := ev.Observe(&rules[i])
 		clear(ev.Matchers)
+		ev.tables = 0
 		ev.cache.done(&rules[i])
 		if err == nil {
 			err = ev.stageErr // a stage cancelled under the rule: its values read no event
@@ -126,6 +128,9 @@ type Eval struct {
 	// ctx stops an observation between scopes (checkEvery).
 	ctx   context.Context
 	ticks int
+	// tables counts the bytes of per-span tables the current rule's
+	// selectors may hold (tableBytes), which budget bounds (0: unbounded).
+	tables, budget int64
 }
 
 // checkEvery is how many steps (scopes, spans of a scope list) an
@@ -188,6 +193,9 @@ type CompiledSel struct {
 func (e *Eval) compileSel(s *rulefmt.SpanSelector) (*CompiledSel, error) {
 	var c CompiledSel
 	var err error
+	if err := e.charge(s); err != nil {
+		return nil, err
+	}
 	if c.Self, err = e.compile(&s.Selector); err != nil {
 		return nil, err
 	}
@@ -198,6 +206,45 @@ func (e *Eval) compileSel(s *rulefmt.SpanSelector) (*CompiledSel, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// charge counts the per-span tables s's selectors may hold once asked
+// (tableBytes) against a quarter of the memory budget, and refuses the
+// rule past it: one rule of thousands of expectations, each under its own
+// ancestor, would otherwise hold a table of the whole index per
+// expectation (gigabytes at a budget of megabytes). A selector the rule
+// already compiled is not charged again.
+func (e *Eval) charge(s *rulefmt.SpanSelector) error {
+	n := int64(0)
+	for _, sel := range []*rulefmt.Selector{&s.Selector, s.Under, s.NotUnder} {
+		if _, seen := e.Matchers[sel]; sel != nil && !seen {
+			n += tableBytes(sel, sel != &s.Selector, int64(e.X.NumSpans))
+		}
+	}
+	e.tables += n
+	if e.budget > 0 && e.tables > e.budget/4 {
+		return fmt.Errorf("%w: the rule's selectors would hold %d MiB of per-span tables over %d spans (under and not_under keep one int32 a span each), past a quarter of the memory budget of %d MiB: split the rule's expectations into rules, or give a larger --max-memory",
+			ErrRuleMemory, e.tables>>20, e.X.NumSpans, e.budget>>20)
+	}
+	return nil
+}
+
+// ErrRuleMemory is the cause of a rule refused because its selectors'
+// tables would not fit a quarter of the memory budget (Eval.charge).
+var ErrRuleMemory = errors.New("rule too large for the memory budget")
+
+// tableBytes is what a compiled selector holds per span of an index of
+// spans spans: the nearest-ancestor table of one asked ancestor
+// questions (under, not_under), and a Calls selector's table.
+func tableBytes(sel *rulefmt.Selector, ancestor bool, spans int64) int64 {
+	n := int64(0)
+	if ancestor {
+		n += 4 * spans
+	}
+	if sel.Calls {
+		n += spans
+	}
+	return n
 }
 
 // Selects reports whether span i is selected within a scope rooted at root
@@ -372,7 +419,7 @@ func (e *Eval) Observe(r *rulefmt.Rule) (report.RuleObservation, error) {
 			}
 			values[k] = got
 			if sc.Root < 0 {
-				selections[k] = selected
+				selections[k] = e.kept(selected, sc.trace)
 			}
 		}
 		groups.add(&obs, sc, true, values, selections)
@@ -649,6 +696,31 @@ func CmpRefs(a, b report.SpanRef) int {
 // span id, without sorting the whole list. e.Max is positive: its callers
 // name no example when it is not.
 func (e *Eval) smallest(list []int32) []report.SpanRef {
+	top := e.smallestSpans(list)
+	out := make([]report.SpanRef, len(top))
+	for k, i := range top {
+		out[k] = e.ref(i)
+	}
+	return out
+}
+
+// kept is what scopeGroups.add reads of a scope's selected spans: in the
+// dump's one scope the Max smallest (the offenders it names), in a trace
+// the first, and with no offender to name whether there is one. Only
+// those are held while the rule's other expectations are observed, never
+// every selected span of the dump per expectation.
+func (e *Eval) kept(selected []int32, trace int32) []int32 {
+	switch {
+	case len(selected) == 0:
+		return nil
+	case e.Max > 0 && trace < 0:
+		return e.smallestSpans(selected)
+	}
+	return selected[:1:1]
+}
+
+// smallestSpans returns the first Max spans of list by trace and span id.
+func (e *Eval) smallestSpans(list []int32) []int32 {
 	var top []int32
 	for _, i := range list {
 		if len(top) == e.Max && e.X.CompareSpans(i, top[len(top)-1]) >= 0 {
@@ -661,11 +733,7 @@ func (e *Eval) smallest(list []int32) []report.SpanRef {
 		top = slices.Insert(top, at, i)
 		top = top[:min(len(top), e.Max)]
 	}
-	out := make([]report.SpanRef, len(top))
-	for k, i := range top {
-		out[k] = e.ref(i)
-	}
-	return out
+	return top
 }
 
 // ref names span i.

@@ -88,17 +88,16 @@ func (c *matcherCache) done(r *rulefmt.Rule) {
 // ruleSelectorKeys are the keys of the distinct selectors r compiles.
 func ruleSelectorKeys(r *rulefmt.Rule) []string {
 	var keys []string
+	seen := map[string]bool{} // a rule may hold thousands: no scan per key
 	add := func(s *rulefmt.Selector) {
 		if s == nil {
 			return
 		}
 		k := selectorKey(s)
-		for _, have := range keys {
-			if have == k {
-				return
-			}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
 		}
-		keys = append(keys, k)
 	}
 	addSel := func(s *rulefmt.SpanSelector) {
 		if s != nil {
