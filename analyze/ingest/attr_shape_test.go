@@ -39,7 +39,7 @@ func decodeWithCacheKeeping(t *testing.T, c *stringCache, line []byte, keys *kee
 	if !d.request() {
 		return false
 	}
-	want, err := unmarshalOTLPJSON(line)
+	want, err := unmarshalOTLPJSON(line, nil)
 	if err != nil {
 		t.Fatalf("the decoder took a line pdata refuses (%v):\n%s", err, line)
 	}

@@ -288,7 +288,7 @@ func TestFastOTLPJSONTakesWhatPdataTakesInEveryMember(t *testing.T) {
 				if checkFastMatchesPdata(t, line) {
 					fast++
 				}
-				if _, err := unmarshalOTLPJSON(line); err != nil {
+				if _, err := unmarshalOTLPJSON(line, nil); err != nil {
 					pdataRefused++
 				}
 			}

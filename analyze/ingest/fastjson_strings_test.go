@@ -39,7 +39,7 @@ func TestFastOTLPJSONRefusesTheStringsPdataRefuses(t *testing.T) {
 		t.Run(place, func(t *testing.T) {
 			for _, s := range bad {
 				line := []byte(fmt.Sprintf(format, s))
-				if _, err := unmarshalOTLPJSON(line); err == nil {
+				if _, err := unmarshalOTLPJSON(line, nil); err == nil {
 					t.Fatalf("pdata reads %q in the %s: the case tests nothing", s, place)
 				}
 				checkFastMatchesPdata(t, line)

@@ -124,7 +124,7 @@ func checkFastMatchesPdataKeeping(t *testing.T, line []byte, keep KeepAttrs) (fa
 		return false
 	}
 	got := batchTraces(b)
-	want, err := unmarshalOTLPJSON(line)
+	want, err := unmarshalOTLPJSON(line, nil)
 	if err != nil {
 		t.Fatalf("the fast path accepted a line pdata refuses (%v):\n%s", err, line)
 	}
@@ -414,7 +414,7 @@ func TestParseUint64MatchesStrconv(t *testing.T) {
 func TestFastOTLPJSONLeavesAnUnclosedValueToPdata(t *testing.T) {
 	line := []byte(`{"resourceSpans":[{"resource":{},"scopeSpans":[{"spans":[{` + hostileSpanJSON(1) +
 		`,"attributes":[{"key":"plugin.mcp.cache_key","value":{"stringValue":"a"} ]}]}]}]}`)
-	if _, err := unmarshalOTLPJSON(line); err == nil {
+	if _, err := unmarshalOTLPJSON(line, nil); err == nil {
 		t.Fatalf("pdata reads the line: the case tests nothing:\n%s", line)
 	}
 	if _, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
@@ -436,7 +436,7 @@ func TestFastOTLPJSONSkipsOnlyHexUnicodeEscapes(t *testing.T) {
 	}
 	for _, c := range []string{"g", "G", ":", "z", "Z"} {
 		line := withState(`a\u00e` + c + `b`)
-		if _, err := unmarshalOTLPJSON(line); err == nil {
+		if _, err := unmarshalOTLPJSON(line, nil); err == nil {
 			t.Fatalf("%q: pdata reads the line: the case tests nothing", c)
 		}
 		if _, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {
@@ -473,7 +473,7 @@ func TestFastOTLPJSONLeavesAttributesItCannotHoldToPdata(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := oneSpanLine(tc.attrs)
-			if _, err := unmarshalOTLPJSON(line); (err == nil) != tc.pdataReads {
+			if _, err := unmarshalOTLPJSON(line, nil); (err == nil) != tc.pdataReads {
 				t.Fatalf("pdata reads the line: %v, the case wants %v: it tests nothing:\n%s", err == nil, tc.pdataReads, line)
 			}
 			if b, ok := decodeFastOTLP(line, newKeepSet(testKeep)); ok {

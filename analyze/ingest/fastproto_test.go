@@ -22,7 +22,7 @@ func checkFastProtoMatchesPdata(t *testing.T, rec []byte) (fast bool) {
 		return false
 	}
 	defer putBatch(b)
-	want, err := unmarshalOTLPProto(rec) // pdata, on the record without its groups
+	want, err := unmarshalOTLPProto(rec, nil) // pdata, on the record without its groups
 	if err != nil {
 		t.Fatalf("the projection decoder accepted a record pdata refuses (%v): % x", err, rec)
 	}

@@ -66,12 +66,19 @@ const maxGroupStripDepth = 8 + maxProtoDepth
 
 // unmarshalOTLPProto decodes an ExportTraceServiceRequest record with
 // pdata; when pdata refuses it and it holds groups, it decodes the record
-// without them. Any other failure is pdata's error on the record as it is.
-func unmarshalOTLPProto(data []byte) (ptrace.Traces, error) {
+// without them. That copy, and what pdata builds of it again (the first
+// attempt's messages are garbage the collector may not have taken yet),
+// are charged to c first, each at most what the record itself takes. Any
+// other failure is pdata's error on the record as it is, or c's when the
+// retry does not fit the share in flight.
+func unmarshalOTLPProto(data []byte, c *pdataCharge) (ptrace.Traces, error) {
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(data)
-	if err == nil {
-		return td, nil
+	if err == nil || !holdsGroups(data) {
+		return td, err
+	}
+	if cerr := c.add(int64(len(data)) + c.proto(data)); cerr != nil {
+		return td, cerr
 	}
 	if stripped, ok := withoutGroups(data); ok {
 		if td2, err2 := u.UnmarshalTraces(stripped); err2 == nil {
@@ -81,16 +88,18 @@ func unmarshalOTLPProto(data []byte) (ptrace.Traces, error) {
 	return td, err
 }
 
-// withoutGroups returns the record without its groups, and true, when it
-// holds one and is otherwise well formed as far as groupStripper walks it.
-// A first walk only looks for a group, so a damaged record without one
-// costs no copy.
-func withoutGroups(data []byte) ([]byte, bool) {
+// holdsGroups reports whether the record holds a group and is otherwise
+// well formed as far as groupStripper walks it: a walk that only looks,
+// so a damaged record without one costs no copy.
+func holdsGroups(data []byte) bool {
 	s := groupStripper{}
-	if !s.walk(data, msgRequest, 0) || !s.found {
-		return nil, false
-	}
-	s = groupStripper{write: true, out: make([]byte, 0, len(data))}
+	return s.walk(data, msgRequest, 0) && s.found
+}
+
+// withoutGroups returns the record without its groups, and true, when it
+// is well formed as far as groupStripper walks it (holdsGroups).
+func withoutGroups(data []byte) ([]byte, bool) {
+	s := groupStripper{write: true, out: make([]byte, 0, len(data))}
 	if !s.walk(data, msgRequest, 0) {
 		return nil, false
 	}

@@ -80,7 +80,7 @@ func TestProtoGroupsInUnknownFieldsAreSkipped(t *testing.T) {
 				want = canonSpans(td)
 			}
 			checkFastOnGroups(t, tc.rec, tc.want)
-			td, err := unmarshalOTLPProto(tc.rec)
+			td, err := unmarshalOTLPProto(tc.rec, nil)
 			if (err == nil) != (tc.want != nil) {
 				t.Fatalf("the pdata path: error %v, want one %v", err, tc.want == nil)
 			}

@@ -167,15 +167,16 @@ func emitLines(emit emitFunc, j *job) bool {
 func openOTLPJSON(o openArgs) (producer, func(rec) result, func(), error) {
 	recordCap := o.opts.budget().recordCap()
 	if linesMode(o.head) {
-		return o.s.produceLines(recordCap), decodeOTLPJSONLine(o.s.path, o.keep), func() {}, nil
+		return o.s.produceLines(recordCap), decodeOTLPJSONLine(o.s.path, o.keep, o.share), func() {}, nil
 	}
-	return o.s.produceDoc(otlpDocSpec, recordCap), decodeOTLPResourceSpans(o.s.path), func() {}, nil
+	return o.s.produceDoc(otlpDocSpec, recordCap), decodeOTLPResourceSpans(o.s.path, o.share), func() {}, nil
 }
 
 // decodeOTLPJSONLine decodes one JSON line: one ExportTraceServiceRequest,
 // into a Batch when keep is set and the line has the shape the projection
-// decoder takes, else with pdata.
-func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
+// decoder takes, else with pdata, charged to share (the budget's share
+// in flight) by what it builds.
+func decodeOTLPJSONLine(path string, keep *keepSet, share *inflight) func(rec) result {
 	return func(r rec) result {
 		if keep != nil {
 			if b, ok := decodeFastOTLP(r.data, keep); ok {
@@ -183,10 +184,11 @@ func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 			}
 		}
 		data, cut := r.cutDeep(path)
-		td, err := unmarshalOTLPJSON(data)
+		c := newPdataCharge(share, r, "a JSON line", len(data))
+		td, err := unmarshalOTLPJSON(data, c)
 		if err != nil {
 			cause := err
-			if r.last && endsEarly(r.data) {
+			if r.last && !errors.Is(err, ErrRecordTooLarge) && endsEarly(r.data) {
 				// Only a line whose JSON stops before it is complete was
 				// cut: a whole last line without a newline (a common
 				// one-document file) that fails for another reason, a bad
@@ -195,7 +197,7 @@ func decodeOTLPJSONLine(path string, keep *keepSet) func(rec) result {
 			}
 			return result{prob: &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine, Err: cause}}
 		}
-		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r), held: c.holding()}
 	}
 }
 
@@ -220,21 +222,36 @@ func endsEarly(data []byte) bool {
 // the pre-1.0 instrumentationLibrarySpans key, or the document may hold a
 // null array element (which pdata reads as an empty span, with zero ids),
 // the document is normalised (see normalizeRequest) and decoded again.
-func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
+// Each step is charged to c before it starts, by what it builds (a record
+// that does not fit the share in flight fails with c's error); once the
+// record is decoded c keeps what pdata holds of it, and on an error
+// nothing.
+func unmarshalOTLPJSON(data []byte, c *pdataCharge) (ptrace.Traces, error) {
+	cost := c.json(data, pbRequest)
+	if err := c.add(cost.pdataOf(cost.size)); err != nil {
+		return ptrace.Traces{}, err
+	}
 	var u ptrace.JSONUnmarshaler
 	td, err := u.UnmarshalTraces(data)
 	if err == nil && (td.SpanCount() > 0 || !bytes.Contains(data, []byte("nstrumentation"))) && !hasNullElement(data) {
 		return td, nil
 	}
+	cost = c.normalizing(cost, data)
+	if cerr := c.add(cost.normalized()); cerr != nil {
+		return ptrace.Traces{}, cerr
+	}
 	norm, nerr := normalizeRequest(data)
 	if nerr == nil {
 		if td2, err2 := u.UnmarshalTraces(norm); err2 == nil {
+			c.keep(cost.pdataOf(cost.out))
 			return td2, nil
 		}
 	}
 	if err == nil {
+		c.keep(cost.pdataOf(cost.size))
 		return td, nil
 	}
+	c.keep(0)
 	if _, ok := errors.AsType[*idError](nerr); ok {
 		return ptrace.Traces{}, nerr // says which id is wrong, unlike pdata
 	}
@@ -242,15 +259,17 @@ func unmarshalOTLPJSON(data []byte) (ptrace.Traces, error) {
 }
 
 // decodeOTLPResourceSpans decodes one element of a document's resourceSpans
-// array.
-func decodeOTLPResourceSpans(path string) func(rec) result {
+// array, charged to share as decodeOTLPJSONLine charges a line.
+func decodeOTLPResourceSpans(path string, share *inflight) func(rec) result {
 	return func(r rec) result {
 		data, cut := r.cutDeep(path)
-		td, err := unmarshalOTLPJSON(wrapResourceSpans(data))
+		data = wrapResourceSpans(data)
+		c := newPdataCharge(share, r, "an OTLP ResourceSpans JSON object", len(data))
+		td, err := unmarshalOTLPJSON(data, c)
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "an OTLP ResourceSpans JSON object", Err: r.placed(err)}}
 		}
-		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r), held: c.holding()}
 	}
 }
 

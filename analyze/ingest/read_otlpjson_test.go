@@ -105,7 +105,7 @@ func TestAJSONLineOfExactlyTheCapIsRead(t *testing.T) {
 // pdata keeps).
 func TestALineWithSpansIsPdatasWhateverItSays(t *testing.T) {
 	line := "{\"resourceSpans\":[{\"scopeSpans\":[{\"scope\":{\"name\":\"opentelemetry-instrumentation\"},\"spans\":[{\"traceId\":\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"1112131415161718\",\"name\":\"a\xffb\"}]}]}]}"
-	td, err := unmarshalOTLPJSON([]byte(line))
+	td, err := unmarshalOTLPJSON([]byte(line), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -383,67 +383,62 @@ type charged struct{ in, out int64 }
 // records (or JSON is forced), else as protobuf.
 func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 	if fr.forced == FormatOTLPJSON || fr.forced == FormatAuto && fr.zstd != nil && looksLikeJSON(data) {
-		if fr.keep != nil {
-			if b, ok := decodeFastOTLP(data, fr.keep); ok {
-				return result{batch: b, format: FormatOTLPJSON}
-			}
-		}
-		data, at, n := cutJSONRecord(fr.s.path, 0, recOff, data)
-		if at != nil {
-			at.Offset = r.off
-		}
-		td, err := unmarshalOTLPJSON(data)
-		if err != nil {
-			return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine, Err: err}}
-		}
-		return result{td: td, format: FormatOTLPJSON, cut: deepCut{at: at, n: n}}
+		return fr.decodeJSONRecord(r, data, recOff)
 	}
 	if fr.keep != nil {
 		if b, ok := decodeFastProto(data, fr.keep); ok {
 			return result{batch: b, format: FormatOTLPProto}
 		}
 	}
-	charged, prob := fr.chargePdata(r, data)
-	if prob != nil {
-		return result{prob: prob}
+	// What pdata holds as it decodes the record is charged to the share
+	// in flight, or the record refused when that is more than the share.
+	c := newPdataCharge(fr.share, r, "a protobuf record", len(data))
+	need := c.proto(data)
+	if err := c.add(need); err != nil {
+		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}}
 	}
-	res := fr.unmarshalProto(r, data, recOff)
-	res.held = charged
+	res := fr.unmarshalProto(r, data, recOff, c)
+	res.held = c.keep(need)
 	return res
 }
 
-// chargePdata charges the share in flight with what pdata will hold as it
-// decodes data (pdataBytes), or refuses the record, with the problem to
-// report, when that is more than the share holds.
-func (fr *framedReader) chargePdata(r rec, data []byte) (int64, *ReadError) {
-	if fr.share == nil {
-		return 0, nil
+// decodeJSONRecord decodes one JSON record's data (as decodeRecord's),
+// with the projection decoder when it takes the record, else with pdata,
+// charged to the share in flight.
+func (fr *framedReader) decodeJSONRecord(r rec, data []byte, recOff int64) result {
+	if fr.keep != nil {
+		if b, ok := decodeFastOTLP(data, fr.keep); ok {
+			return result{batch: b, format: FormatOTLPJSON}
+		}
 	}
-	need := pdataBytes(data)
-	if need > fr.share.size {
-		return 0, &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: errPdataTooLarge(int64(len(data)), need, fr.share.size)}
+	data, at, n := cutJSONRecord(fr.s.path, 0, recOff, data)
+	if at != nil {
+		at.Offset = r.off
 	}
-	took, err := fr.share.chargePdata(r.seq, need, r.consumer)
+	c := newPdataCharge(fr.share, r, "a JSON record", len(data))
+	td, err := unmarshalOTLPJSON(data, c)
 	if err != nil {
-		return 0, &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord, Err: err}
+		return result{prob: &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine, Err: err}}
 	}
-	return took, nil
+	return result{td: td, format: FormatOTLPJSON, cut: deepCut{at: at, n: n}, held: c.holding()}
 }
 
 // unmarshalProto decodes a protobuf record with pdata, cutting the values
 // past MaxDepth.
-func (fr *framedReader) unmarshalProto(r rec, data []byte, recOff int64) result {
+func (fr *framedReader) unmarshalProto(r rec, data []byte, recOff int64, c *pdataCharge) result {
 	var u ptrace.ProtoUnmarshaler
-	td, err := unmarshalOTLPProto(data)
+	td, err := unmarshalOTLPProto(data, c)
 	var cut deepCut
 	if err != nil && strings.Contains(err.Error(), "exceeded max recursion depth") {
 		// pdata refuses a record past MaxDepth itself, before it
 		// recurses (see MaxDepth): the values past it are cut, and the
-		// rest of the record read.
+		// rest of the record read, from a copy charged as the record.
 		var cutData []byte
 		cutData, cut.at, cut.n = cutProtoRecord(fr.s.path, r.off, recOff, data)
 		if cut.at != nil {
-			td, err = u.UnmarshalTraces(cutData)
+			if err = c.add(int64(len(cutData)) + c.proto(cutData)); err == nil {
+				td, err = u.UnmarshalTraces(cutData)
+			}
 		}
 	}
 	if err != nil {

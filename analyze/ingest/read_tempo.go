@@ -22,26 +22,50 @@ import (
 
 // openTempo streams the ResourceSpans of a Tempo document.
 func openTempo(o openArgs) (producer, func(rec) result, func(), error) {
-	return o.s.produceDoc(tempoDocSpec, o.opts.budget().recordCap()), decodeTempoResourceSpans(o.s.path), func() {}, nil
+	return o.s.produceDoc(tempoDocSpec, o.opts.budget().recordCap()), decodeTempoResourceSpans(o.s.path, o.share), func() {}, nil
 }
 
 // decodeTempoResourceSpans decodes one element of a Tempo document's
-// batches or resourceSpans array.
-func decodeTempoResourceSpans(path string) func(rec) result {
+// batches or resourceSpans array, charged to share (the budget's share
+// in flight) by what it builds: unmarshalTempo.
+func decodeTempoResourceSpans(path string, share *inflight) func(rec) result {
 	return func(r rec) result {
 		const expected = "a Tempo ResourceSpans JSON object"
 		data, cut := r.cutDeep(path)
-		norm, err := normalizeResourceSpans(data)
+		c := newPdataCharge(share, r, "a Tempo ResourceSpans JSON object", len(data))
+		td, err := unmarshalTempo(data, c)
 		if err != nil {
 			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(err)}}
 		}
-		var u ptrace.JSONUnmarshaler
-		td, err := u.UnmarshalTraces(wrapResourceSpans(norm))
-		if err != nil {
-			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(cleanJSONError(err))}}
-		}
-		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r), held: c.holding()}
 	}
+}
+
+// unmarshalTempo normalises one Tempo ResourceSpans (normalizeResourceSpans)
+// and decodes it with pdata. Both go through far more memory than the
+// record (encoding/json's map[string]any of it takes up to twenty times
+// its size): what they take is charged to c before they start
+// (jsonCost.normalized), and a record that does not fit the share in
+// flight fails with c's error, naming --max-memory. Once the record is
+// decoded c keeps what pdata holds of it, and on an error nothing.
+func unmarshalTempo(data []byte, c *pdataCharge) (ptrace.Traces, error) {
+	cost := c.normalizing(c.json(data, pbResourceSpans), data)
+	if err := c.add(cost.normalized()); err != nil {
+		return ptrace.Traces{}, err
+	}
+	norm, err := normalizeResourceSpans(data)
+	if err != nil {
+		c.keep(0)
+		return ptrace.Traces{}, err
+	}
+	var u ptrace.JSONUnmarshaler
+	td, err := u.UnmarshalTraces(wrapResourceSpans(norm))
+	if err != nil {
+		c.keep(0)
+		return ptrace.Traces{}, cleanJSONError(err)
+	}
+	c.keep(cost.pdataOf(cost.out))
+	return td, nil
 }
 
 // idError is a trace or span id that is neither hex nor base64 of the right
