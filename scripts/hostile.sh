@@ -204,6 +204,12 @@ done
 # The budget holds on the Collector's zstd records (675 MiB at 64MiB before).
 CASE_RSS_MB=320 check "8 zstd records of 100k spans, --max-memory 64MiB: RSS under 320 MiB" "0 2" "" -- \
   "'$gen' -shape zstd-records -n 100000 -o '$work/case.bin' && '$bin' analyze --max-memory 64MiB '$work/case.bin'"
+# Tempo's reader takes each batch through encoding/json's map[string]any
+# and pdata, some thirty times a batch of tiny attributes: charged to the
+# budget, a batch of 4 MB cannot fit the share of --max-memory 64MiB and is
+# refused, naming the flag (every batch read, at 290 MiB, before).
+CASE_RSS_MB=160 check "Tempo batches of 4 MB of tiny attributes, --max-memory 64MiB: exit 2 naming --max-memory" "2" "raise --max-memory" -- \
+  "'$gen' -shape tempo-wide-batches -n 33554432 -o '$work/case.json' && '$bin' analyze --max-memory 64MiB '$work/case.json'"
 # Budgets that are not a positive byte size are refused.
 check "--max-memory nan refused" "2" "max-memory" -- "'$bin' analyze --max-memory nan /dev/null"
 check "--max-memory 0.5 refused" "2" "max-memory" -- "'$bin' analyze --max-memory 0.5 /dev/null"

@@ -13,6 +13,7 @@ package hostile
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -67,6 +68,7 @@ func Shapes() []Shape {
 		{"zstd-records", "record-spans", "otlp-proto-zstd-records.bin", false, ZstdRecords},
 		{"jaeger-errors", "traces", "jaeger.json", false, JaegerErrors},
 		{"tempo-raw-error", "bytes", "tempo.json", false, TempoRawError},
+		{"tempo-wide-batches", "bytes", "tempo.json", false, TempoWideBatches},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -571,4 +573,70 @@ func TempoRawError(w io.Writer, n int64) error {
 	}
 	bw.WriteString("\n")
 	return bw.Flush()
+}
+
+// tempoBatchBytes is the size of TempoWideBatches' batches: just under
+// the 4 MiB record cap of --max-memory 64MiB.
+const tempoBatchBytes = 4_000_000
+
+// TempoWideBatches writes a Tempo trace document ({"batches": [...]}) of
+// n bytes whose batches are one span of tiny attributes each, of
+// tempoBatchBytes (the last one less, the rest padded with spaces): the
+// reader normalises each batch through encoding/json's map[string]any
+// and then pdata, which hold some twenty and four times its size, so a
+// reader that does not charge them to the budget holds a hundred MB per
+// batch in flight.
+func TempoWideBatches(w io.Writer, n int64) error {
+	const head, tail = "{\"batches\":[\n", "]}\n"
+	bw := bufio.NewWriterSize(w, 1<<20)
+	bw.WriteString(head)
+	left := n - int64(len(head)+len(tail))
+	for i := 0; ; i++ {
+		sep := min(i, 1) // the comma before every batch but the first
+		b := tempoWideBatch(i, min(left-int64(sep), tempoBatchBytes))
+		if b == nil {
+			break
+		}
+		if sep == 1 {
+			bw.WriteString(",")
+		}
+		bw.Write(b)
+		left -= int64(sep + len(b))
+	}
+	if err := fill(bw, left, ' '); err != nil {
+		return err
+	}
+	bw.WriteString(tail)
+	return bw.Flush()
+}
+
+// tempoWideBatch is batch i of TempoWideBatches, of at most size bytes:
+// as many attributes as fit, then spaces; nil when not even a span fits.
+func tempoWideBatch(i int, size int64) []byte {
+	const attr = `{"key":"a","value":{"intValue":"1"}}`
+	var id [8]byte
+	binary.BigEndian.PutUint64(id[:], uint64(i+1)|1<<62)
+	head := `{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"hostile"}}]},` +
+		`"instrumentationLibrarySpans":[{"instrumentationLibrary":{"name":"` + spans.ScopeName + `"},"spans":[{` +
+		`"traceId":"XKGrHgAAAAAAAAAAAAAAqg==","spanId":"` + base64.StdEncoding.EncodeToString(id[:]) + `","name":"` + spans.SpanInvoke + `",` +
+		`"kind":"SPAN_KIND_INTERNAL","startTimeUnixNano":"1777539600000000000","endTimeUnixNano":"1777539600000001000","attributes":[`
+	const tail = `]}]}]}`
+	room := size - int64(len(head)+len(tail))
+	if room < 0 {
+		return nil
+	}
+	k := (room + 1) / int64(len(attr)+1)
+	b := make([]byte, 0, size)
+	b = append(b, head...)
+	for j := range k {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, attr...)
+	}
+	b = append(b, tail...)
+	for int64(len(b)) < size {
+		b = append(b, ' ')
+	}
+	return b
 }
