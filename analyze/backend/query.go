@@ -285,6 +285,7 @@ func (r *pager) decode(ctx context.Context, body []byte) (ptrace.Traces, error) 
 	}))
 	r.in.Warnings = append(r.in.Warnings, page.Warnings...)
 	r.in.Partial = r.in.Partial || page.Partial
+	r.in.LoneSurrogates += page.LoneSurrogates
 	if errors.Is(err, ingest.ErrInvalidTraceID) && !r.opts.Strict {
 		// Every span of the page had an invalid trace id: the reader left
 		// them out and warned, and a page is not an input, so the query

@@ -33,6 +33,9 @@ type fakeV3 struct {
 	// ignoreWindow answers every trace of the service whatever range is
 	// asked: a broken or hostile backend.
 	ignoreWindow bool
+	// escape, when set, rewrites each page's JSON: what pdata cannot
+	// write, such as an escaped lone surrogate.
+	escape *strings.Replacer
 }
 
 func (f *fakeV3) serve(t *testing.T) *httptest.Server {
@@ -101,7 +104,11 @@ func (f *fakeV3) find(t *testing.T, w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		t.Error(err)
 	}
-	_, _ = w.Write([]byte(`{"result":` + string(b) + `}`))
+	page := `{"result":` + string(b) + `}`
+	if f.escape != nil {
+		page = f.escape.Replace(page)
+	}
+	_, _ = w.Write([]byte(page))
 }
 
 // span is one span of a fake trace: its service, name and times.
@@ -371,5 +378,37 @@ func TestAPageOfInvalidTraceIDsLeavesItsSpansOutAndReadsOn(t *testing.T) {
 	_, err = testQuery(t, f, "b", "a").Read(context.Background(), ingest.ReadOptions{Strict: true}, handed{}.sink())
 	if !errors.Is(err, ingest.ErrInvalidTraceID) {
 		t.Errorf("strict: err %v, want the invalid trace id", err)
+	}
+}
+
+// TestLoneSurrogatesOfEveryPageAreCountedOnTheInput pins that the escaped
+// lone surrogates the pages held are counted on the backend's input
+// (ingest.Input.LoneSurrogates), summed over its pages, as a file's are:
+// the analysis asks it whether keys holding U+FFFD may be two read as one.
+func TestLoneSurrogatesOfEveryPageAreCountedOnTheInput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		a, b   string
+		lone   int
+		warned bool
+	}{
+		{"none", "call", "serve", 0, false},
+		{"one page", "call-LONE", "serve", 1, true},
+		{"two pages", "call-LONE", "serve-LONE-LONE", 3, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeV3{escape: strings.NewReplacer("LONE", `\ud800`)}
+			f.add(1, span{"a", tc.a, t0.Add(time.Minute), t0.Add(2 * time.Minute)})
+			f.add(2, span{"b", tc.b, t0.Add(time.Minute), t0.Add(2 * time.Minute)})
+			q := testQuery(t, f, "a", "b")
+			ins, err := q.Read(context.Background(), ingest.ReadOptions{}, handed{}.sink())
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := strings.Contains(strings.Join(ins[0].Warnings, "\n"), "lone UTF-16 surrogates")
+			if ins[0].Backend.Pages != 2 || ins[0].LoneSurrogates != tc.lone || warned != tc.warned {
+				t.Errorf("%d pages, %d lone surrogates (warnings %q): want 2 pages, %d, warned %v", ins[0].Backend.Pages, ins[0].LoneSurrogates, ins[0].Warnings, tc.lone, tc.warned)
+			}
+		})
 	}
 }

@@ -13,7 +13,9 @@ import (
 // each invalid byte and merge them; these helpers let those readers keep
 // the bytes too. An escaped lone UTF-16 surrogate (\uD800 without its
 // pair) has no bytes to keep: every reader reads it as U+FFFD, and
-// loneSurrogates counts them so the input can say so (fileState.noteLone).
+// loneSurrogates counts them so the input can say so (fileState.noteLone)
+// and the analysis can tell that a pool scope or key holding U+FFFD may be
+// two read as one (Input.LoneSurrogates).
 
 // rawByteRune is the first of the 128 private-use runes that stand for
 // the bytes 0x80-0xFF while encoding/json decodes a record (protectBytes).

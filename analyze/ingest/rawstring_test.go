@@ -69,7 +69,8 @@ func keyValues(batches []ptrace.Traces) []string {
 // are not valid UTF-8 are kept as they are, so two keys that differ only
 // there stay two, in every encoding alike; an escaped lone surrogate,
 // which has no bytes to keep, is read as U+FFFD by all, and the input
-// says so in a warning. Valid keys and paired surrogates give no warning.
+// says so in a warning and counts them (Input.LoneSurrogates), which the
+// analysis asks. Valid keys and paired surrogates give neither.
 func TestEveryReaderKeepsInvalidUTF8AndWarnsOfLoneSurrogates(t *testing.T) {
 	for _, tc := range []struct {
 		name, a, b string
@@ -95,6 +96,13 @@ func TestEveryReaderKeepsInvalidUTF8AndWarnsOfLoneSurrogates(t *testing.T) {
 				warned := strings.Contains(strings.Join(inputs[0].Warnings, "\n"), "lone UTF-16 surrogates")
 				if warned != tc.warn || inputs[0].Partial {
 					t.Errorf("warnings %q (partial %v), want a lone surrogate warning: %v", inputs[0].Warnings, inputs[0].Partial, tc.warn)
+				}
+				lone := 0
+				if tc.warn {
+					lone = strings.Count(doc, `\ud800`) + strings.Count(doc, `\udc00`)
+				}
+				if inputs[0].LoneSurrogates != lone {
+					t.Errorf("Input.LoneSurrogates = %d, want %d", inputs[0].LoneSurrogates, lone)
 				}
 			})
 		}

@@ -35,6 +35,11 @@ type Input struct {
 	// Backend describes what a backend's query read, for an input that is
 	// one (package analyze/backend); nil for a file.
 	Backend *BackendRead
+	// LoneSurrogates counts the escaped lone UTF-16 surrogates the JSON
+	// readers read as U+FFFD (rawstring.go): where a pool scope or key
+	// holds U+FFFD, two keys may have been read as one, and the analysis
+	// then cannot tell targets apart.
+	LoneSurrogates int
 
 	read *atomic.Int64 // bytes read from the input (compressed), for progress
 }
@@ -528,18 +533,21 @@ type fileState struct {
 	cut, lone, noTrace tally
 }
 
-// noteLone counts the escaped lone surrogates of a record in the input's
-// one warning about them: the strings that held them were altered, and
-// two values (pool keys) that differ only there were read as one.
+// noteLone counts the escaped lone surrogates of a record in the input
+// (Input.LoneSurrogates) and in its one warning about them: the strings
+// that held them were altered, and two values (pool keys) that differ only
+// there were read as one, so the analysis cannot tell such keys apart.
 func (st *fileState) noteLone(l loneNote) {
 	if l.n == 0 {
 		return
 	}
+	st.in.LoneSurrogates += l.n
 	at := fmt.Sprintf("%s (record at byte %d)", textfmt.SafeText(st.in.Path), l.at)
 	st.lone.add(st.in, at, l.n, func(at string, n int) string {
 		return fmt.Sprintf("%s: %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair) "+
 			"read as U+FFFD, as every reader reads them: strings that differ only there are read as one, "+
-			"so two pool keys that do are counted as one key (have the exporter write valid UTF-8)", at, n)
+			"so where a pool scope or key holds U+FFFD, the figures that tell keys apart are not measurable "+
+			"(have the exporter write valid UTF-8)", at, n)
 	})
 }
 

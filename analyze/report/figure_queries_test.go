@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -45,6 +46,51 @@ func TestLacksWhyNamesTheKeyToAddOnlyForWhatASessionIdentityGives(t *testing.T) 
 			}
 			if got != want {
 				t.Errorf("LacksWhy = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestLacksWhyGivesTheLostIdentitysReasonForTargetIdentityAlone pins
+// the writer's IdentityLost (target identity taken by keys that may have
+// been read as one): it is the reason for target_identity in place of
+// the capability's own (no key at all, which would be wrong), the other
+// lacks keeping theirs (a session hint on theirs), and a report read back
+// from its JSON says the same.
+func TestLacksWhyGivesTheLostIdentitysReasonForTargetIdentityAlone(t *testing.T) {
+	const lost, hint = "keys that differ only in a lone surrogate read as one key", "session: {attribute: conv.id}"
+	for _, tc := range []struct {
+		name    string
+		without []string
+		need    rulefmt.Capability
+		want    string
+	}{
+		{"target identity lacking", []string{"target_identity"}, rulefmt.CapTargetIdentity, lost},
+		{"with a server's refused attempts", []string{"target_identity", "refused_attempts"},
+			rulefmt.CapTargetIdentity | rulefmt.CapRefusedAttempts, rulefmt.CapRefusedAttempts.Why() + "; " + lost},
+		{"a session id lacking", []string{"session_id", "target_identity"}, rulefmt.CapSessionID, rulefmt.CapSessionID.Why() + ": add " + hint},
+		{"a session id lacking too", []string{"session_id", "target_identity"},
+			rulefmt.CapSessionID | rulefmt.CapTargetIdentity, rulefmt.CapSessionID.Why() + ": add " + hint + "; " + lost},
+		{"shown", nil, rulefmt.CapTargetIdentity, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := dumptest.Scenario(t, "pooled")
+			for _, c := range tc.without {
+				r.Writer = writerWithout(r, c)
+			}
+			r.Writer.IdentityLost, r.Writer.SessionHint = lost, hint
+			raw, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back report.Report
+			if err := json.Unmarshal(raw, &back); err != nil {
+				t.Fatal(err)
+			}
+			for side, r := range map[string]*report.Report{"report": r, "read back": &back} {
+				if got := r.LacksWhy(tc.need); got != tc.want {
+					t.Errorf("%s: LacksWhy = %q, want %q", side, got, tc.want)
+				}
 			}
 		})
 	}

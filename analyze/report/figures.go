@@ -60,6 +60,11 @@ type WriterReport struct {
 	// SessionHint, when calls carry no session identity under a user's
 	// vocabulary, says which key of the block gives them one.
 	SessionHint string `json:"session_hint,omitempty"`
+	// IdentityLost, when the spans name their targets but the readers may
+	// have read two keys as one (escaped lone surrogates read as U+FFFD),
+	// says so: the reason a figure needing target_identity gives, in
+	// place of the capability's own (no key at all), which would be wrong.
+	IdentityLost string `json:"identity_lost,omitempty"`
 }
 
 // shows is the set of capabilities of w; every capability for a report
@@ -140,14 +145,26 @@ func (r *Report) writerFigure(m Measure) FigureState {
 
 // lackWhy says why the writer lacks c, with the key to add when a user's
 // vocabulary mapped no session identity (what acquires and handshakes
-// are inferred from, without pool spans).
+// are inferred from, without pool spans), and the writer's IdentityLost
+// as the reason for a target identity the spans name but the readers may
+// have merged.
 func (r *Report) lackWhy(c rulefmt.Capability) string {
+	lost := ""
+	if c.Has(rulefmt.CapTargetIdentity) && r.Writer != nil && r.Writer.IdentityLost != "" {
+		// The spans name their targets: the capability's own reason (no
+		// key at all) would be wrong.
+		c &^= rulefmt.CapTargetIdentity
+		lost = r.Writer.IdentityLost
+	}
 	why := c.Why()
 	// A session identity is what acquires and handshakes are inferred from.
 	if c&(rulefmt.CapSessionID|rulefmt.CapAcquires|rulefmt.CapHandshakes) != 0 && r.Writer != nil && r.Writer.SessionHint != "" {
 		why += ": add " + r.Writer.SessionHint
 	}
-	return why
+	if why == "" || lost == "" {
+		return why + lost
+	}
+	return why + "; " + lost
 }
 
 // DeclareFigures sets r.Figures from FigureOf for every figure of the

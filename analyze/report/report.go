@@ -172,6 +172,11 @@ type InputReport struct {
 	// rather than a file, says what was asked for and fetched; absent
 	// for a file.
 	Backend *BackendInput `json:"backend,omitempty"`
+	// LoneSurrogates counts the escaped lone UTF-16 surrogates read as
+	// U+FFFD from this input (its warnings say where): the analysis asks
+	// it whether keys holding U+FFFD may be two read as one. Not in the
+	// JSON: the writer section says what it cost (WriterReport.IdentityLost).
+	LoneSurrogates int `json:"-"`
 }
 
 // BackendInput is what a query of a tracing backend asked for and

@@ -461,7 +461,9 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	a.reportDetection(r)
-	r.Writer = measure.WriterReport(a.vocabulary(), a.seen, a.cfg.Vocabulary != nil)
+	seen := a.seen
+	seen.AddInputs(inputs) // what the spans cannot say of themselves
+	r.Writer = measure.WriterReport(a.vocabulary(), seen, a.cfg.Vocabulary != nil)
 	r.Warnings = append(a.seen.Warnings(), measure.LeftOutWarnings(&r.Pool.Latency)...)
 	if w := a.pairs.UnusableSettingsWarning(a.strs); w != "" {
 		r.Warnings = append(r.Warnings, w)

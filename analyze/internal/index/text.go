@@ -56,6 +56,8 @@ func (x *Index) SetInputs(inputs []ingest.Input) {
 			Warnings:    append([]string{}, in.Warnings...),
 			Window:      report.WindowOf(in.Start, in.End),
 			Backend:     backendInput(in.Backend),
+
+			LoneSurrogates: in.LoneSurrogates,
 		})
 	}
 }

@@ -31,6 +31,10 @@ func WriterReport(v *rulefmt.Vocabulary, seen SpanEvidence, user bool) *report.W
 	}
 	w := &report.WriterReport{Vocabulary: v.Name, Side: side, Parenting: parenting, ServerCalls: serverCalls,
 		Shows: shows.Names(), Lacks: (^shows & allCapabilities).Names()}
+	if showsBySpans(v, seen).Has(rulefmt.CapTargetIdentity) && !shows.Has(rulefmt.CapTargetIdentity) {
+		// Only the lone surrogates took it: the vocabulary's reason would be wrong.
+		w.IdentityLost = seen.identityLost()
+	}
 	if user && !shows.Has(rulefmt.CapSessionID) {
 		w.SessionHint = rulefmt.SessionKeyHint
 	}
@@ -45,6 +49,11 @@ type SpanEvidence struct {
 	// the server's address; keylessAcquires the acquire spans that carry
 	// no cache key (nor inherit one).
 	serverCalls, handshakeSpans, targetCalls, keylessAcquires int
+	// replacedKeys counts the acquires whose pool scope or key holds
+	// U+FFFD, what the JSON readers read an escaped lone UTF-16 surrogate
+	// as; loneSurrogates the lone surrogates the inputs held
+	// (AddInputs). Both at once: two keys may have been read as one.
+	replacedKeys, loneSurrogates int
 	// hitsNotBool counts acquire spans whose hit attribute held no
 	// boolean (read as absent); hitNotBoolValues names a few of those values.
 	hitsNotBool      int
@@ -58,6 +67,8 @@ func (e *SpanEvidence) Add(o SpanEvidence) {
 	e.handshakeSpans += o.handshakeSpans
 	e.targetCalls += o.targetCalls
 	e.keylessAcquires += o.keylessAcquires
+	e.replacedKeys += o.replacedKeys
+	e.loneSurrogates += o.loneSurrogates
 	e.hitsNotBool += o.hitsNotBool
 	if o.hitAttr != "" {
 		e.hitAttr = o.hitAttr
@@ -81,17 +92,42 @@ func (e *SpanEvidence) Warnings() []string {
 		e.hitsNotBool, e.hitAttr, strings.Join(quoted, ", "))}
 }
 
+// AddInputs adds what the readers saw of inputs that the spans cannot
+// say: the escaped lone surrogates read as U+FFFD.
+func (e *SpanEvidence) AddInputs(inputs []report.InputReport) {
+	for _, in := range inputs {
+		e.loneSurrogates += in.LoneSurrogates
+	}
+}
+
+// identityLost says why keys cannot be told apart when lone surrogates
+// are what took the target identity away (Shows).
+func (e *SpanEvidence) identityLost() string {
+	return fmt.Sprintf("the inputs held %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair), read as U+FFFD, "+
+		"and the pool scope or key of %d acquire(s) holds U+FFFD: keys that differ only in a lone surrogate read as one key",
+		e.loneSurrogates, e.replacedKeys)
+}
+
 // EvidenceOf is what e's spans showed of their writer.
 func EvidenceOf(e *record.Table) SpanEvidence {
-	keyless := 0
+	keyless, replaced := 0, 0
 	for i := range e.Acquires {
-		if e.Acquires[i].Explicit && e.Acquires[i].Key < 0 {
+		a := &e.Acquires[i]
+		if a.Explicit && a.Key < 0 {
 			keyless++
+		}
+		if holdsReplacement(e.Str(a.Scope)) || holdsReplacement(e.Str(a.Key)) {
+			replaced++
 		}
 	}
 	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless,
-		hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
+		replacedKeys: replaced, hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
 }
+
+// holdsReplacement reports whether s holds U+FFFD itself, as the readers
+// write it for a lone surrogate; a byte that is not valid UTF-8, which
+// they keep as it is, does not count (strings.ContainsRune would).
+func holdsReplacement(s string) bool { return strings.Contains(s, "\uFFFD") }
 
 // allCapabilities is every capability there is.
 var allCapabilities = rulefmt.CapabilitiesOf((^rulefmt.Capability(0)).Names())
@@ -103,8 +139,22 @@ var allCapabilities = rulefmt.CapabilitiesOf((^rulefmt.Capability(0)).Names())
 // inferred (semconv reads initialize spans a server-side writer may never
 // write), and a target identity for a client's inferred acquires only
 // where a call carries the server's address (a server's own calls all go
-// to it). The report and every measure that depends on it ask here.
+// to it), nor where the inputs held escaped lone surrogates and a pool
+// scope or key holds U+FFFD: every reader reads each lone surrogate as
+// U+FFFD, so two keys that differed only there are one. The report and
+// every measure that depends on it ask here.
 func Shows(v *rulefmt.Vocabulary, seen SpanEvidence) rulefmt.Capability {
+	shows := showsBySpans(v, seen)
+	if seen.loneSurrogates > 0 && seen.replacedKeys > 0 {
+		// A scope or key holding U+FFFD may be two that differed only in
+		// a lone surrogate: every reader reads each as U+FFFD.
+		shows &^= rulefmt.CapTargetIdentity
+	}
+	return shows
+}
+
+// showsBySpans is Shows but for what the inputs' lone surrogates take.
+func showsBySpans(v *rulefmt.Vocabulary, seen SpanEvidence) rulefmt.Capability {
 	shows := v.Shows(seen.serverCalls > 0)
 	if len(v.Acquires) == 0 && seen.handshakeSpans == 0 {
 		shows &^= rulefmt.CapHandshakeSpans

@@ -1,9 +1,13 @@
 package measure
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -55,9 +59,51 @@ func TestOneKeylessAcquireSpanTakesTheTargetIdentity(t *testing.T) {
 		{"no acquires", nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			seen := EvidenceOf(&record.Table{Acquires: c.acquires})
+			seen := EvidenceOf(&record.Table{Strs: []string{"pool-1", "", "", "k3"}, Acquires: c.acquires})
 			if got := Shows(v, seen).Has(rulefmt.CapTargetIdentity); got != c.want {
 				t.Errorf("target identity shown %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestLoneSurrogatesTakeTheTargetIdentityWhereAScopeOrKeyHoldsU_FFFD pins
+// the lone surrogate rule: the readers read an escaped lone surrogate as
+// U+FFFD, so when the inputs held one and an acquire's pool scope or key
+// holds U+FFFD, two keys may have been read as one and the target
+// identity goes, with the lone surrogates named as the reason. Either
+// alone leaves it (U+FFFD written as such; a lone surrogate elsewhere),
+// and so does a byte that is not valid UTF-8, which the readers keep. When
+// a keyless acquire takes it too, the capability's own reason stands.
+func TestLoneSurrogatesTakeTheTargetIdentityWhereAScopeOrKeyHoldsU_FFFD(t *testing.T) {
+	v := rulefmt.Config{}.ActiveVocabulary()
+	strs := []string{"pool-1", "k1", "k\uFFFD", "pool\uFFFD", "k\xff"}
+	keyed := func(scope, key int32) record.Acquire {
+		return record.Acquire{Explicit: true, Scope: scope, Key: key, Session: -1}
+	}
+	for _, c := range []struct {
+		name     string
+		acquires []record.Acquire
+		lone     int
+		identity bool
+		lost     bool // the reason names the lone surrogates
+	}{
+		{"lone surrogates, valid keys", []record.Acquire{keyed(0, 1)}, 3, true, false},
+		{"a key holding U+FFFD, no lone surrogate", []record.Acquire{keyed(0, 2)}, 0, true, false},
+		{"a key holding an invalid byte, lone surrogates", []record.Acquire{keyed(0, 4)}, 3, true, false},
+		{"a key holding U+FFFD, lone surrogates", []record.Acquire{keyed(0, 1), keyed(0, 2)}, 1, false, true},
+		{"a scope holding U+FFFD, lone surrogates", []record.Acquire{keyed(3, 1)}, 1, false, true},
+		{"a keyless acquire too", []record.Acquire{keyed(0, 2), keyed(0, -1)}, 1, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			seen := EvidenceOf(&record.Table{Strs: strs, Acquires: c.acquires})
+			seen.AddInputs([]report.InputReport{{LoneSurrogates: c.lone}, {}})
+			w := WriterReport(v, seen, false)
+			if got := Shows(v, seen).Has(rulefmt.CapTargetIdentity); got != c.identity || slices.Contains(w.Shows, "target_identity") != c.identity {
+				t.Errorf("target identity shown %v (writer %q), want %v", got, w.Shows, c.identity)
+			}
+			if got := strings.Contains(w.IdentityLost, fmt.Sprintf("%d escaped lone UTF-16 surrogates", c.lone)); got != c.lost {
+				t.Errorf("identity lost %q, want the lone surrogates named: %v", w.IdentityLost, c.lost)
 			}
 		})
 	}
