@@ -246,12 +246,20 @@ type jaegerTags struct {
 // jaegerSpecialTags reads what the tags Jaeger's OTLP translator wrote say
 // of the span's kind, status and scope, and marks the tags it turned into
 // fields. An error=true tag sets the error status only when no status tag
-// says otherwise.
+// says otherwise. Of a repeated kind, status or error tag the first
+// decides, as of any repeated key (putJaegerAttrs), and the repeats are
+// dropped: a first value that names no kind or status stays an attribute,
+// as it would alone.
 func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
 	t := jaegerTags{consumed: map[int]bool{}}
 	errorTag := -1
 	statusSet := false
+	var had jaegerTagsHad
 	for i, kv := range kvs {
+		if had.repeat(string(kv.Key)) {
+			t.consumed[i] = true
+			continue
+		}
 		switch kv.Key {
 		case jaegerTagKind:
 			if k, ok := jaegerKinds[strings.ToLower(jaegerString(kv.Value))]; ok {
@@ -283,6 +291,28 @@ func jaegerSpecialTags(kvs []jaegerKV) jaegerTags {
 		t.consumed[errorTag] = true
 	}
 	return t
+}
+
+// jaegerFirstOnly are the tags of which only a span's first counts, one
+// bit each in a jaegerTagsHad. The scope tags need none: setOnce keeps
+// the first of those.
+var jaegerFirstOnly = [...]string{jaegerTagKind, jaegerTagStatusCode, jaegerTagStatusDesc, jaegerTagError}
+
+// jaegerTagsHad is which of jaegerFirstOnly a span's tags had so far.
+type jaegerTagsHad uint8
+
+// repeat reports whether key is one of jaegerFirstOnly that an earlier
+// tag had, and notes that this one has it.
+func (h *jaegerTagsHad) repeat(key string) bool {
+	for i, k := range jaegerFirstOnly {
+		if key == k {
+			bit := jaegerTagsHad(1) << i
+			had := *h&bit != 0
+			*h |= bit
+			return had
+		}
+	}
+	return false
 }
 
 // statusTag reads an otel.status_code tag's value v, in any case, and

@@ -157,3 +157,42 @@ func BenchmarkJaegerSpanWithManyTags(b *testing.B) {
 		})
 	}
 }
+
+// TestJaegerReadsTheFirstOfARepeatedSpecialTag pins the first-wins rule
+// of a repeated key for the tags that become span fields (span.kind,
+// otel.status_code, otel.status_description) and for error: the first tag
+// of the key decides, as for any attribute, and its repeats are dropped.
+// A first value that names no kind or status stays an attribute, as it
+// would alone, and a later valid one does not override it.
+func TestJaegerReadsTheFirstOfARepeatedSpecialTag(t *testing.T) {
+	kind, code, desc, errTag := "span.kind", "otel.status_code", "otel.status_description", "error"
+	for _, tc := range []struct {
+		name string
+		tags []attrCase
+		want string
+	}{
+		{"each once", []attrCase{{kind, "client"}, {code, "ERROR"}, {desc, "boom"}}, "kind=Client status=Error msg=boom attrs={}"},
+		{"span.kind twice", []attrCase{{kind, "server"}, {kind, "client"}}, "kind=Server status=Unset msg= attrs={}"},
+		{"a span.kind naming none, then one", []attrCase{{kind, "sideways"}, {kind, "client"}}, "kind=Unspecified status=Unset msg= attrs={span.kind=Str:sideways}"},
+		{"otel.status_code twice", []attrCase{{code, "ERROR"}, {code, "OK"}}, "kind=Unspecified status=Error msg= attrs={}"},
+		{"an otel.status_code naming none, then one", []attrCase{{code, "bogus"}, {code, "OK"}}, "kind=Unspecified status=Unset msg= attrs={otel.status_code=Str:bogus}"},
+		{"an otel.status_code, then one naming none", []attrCase{{code, "ERROR"}, {code, "bogus"}}, "kind=Unspecified status=Error msg= attrs={}"},
+		{"otel.status_description twice", []attrCase{{code, "ERROR"}, {desc, "first"}, {desc, "second"}}, "kind=Unspecified status=Error msg=first attrs={}"},
+		{"error twice", []attrCase{{errTag, true}, {errTag, true}}, "kind=Unspecified status=Error msg= attrs={}"},
+		{"error false, then true", []attrCase{{errTag, false}, {errTag, true}}, "kind=Unspecified status=Unset msg= attrs={error=Bool:false}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jd, _ := sameSpanDocs(tc.tags)
+			_, batches, err := readBytes(t, jd, ReadOptions{Strict: true, Format: FormatJaeger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			spanMaps(t, batches) // one span
+			sp := batches[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+			got := fmt.Sprintf("kind=%s status=%s msg=%s attrs=%s", sp.Kind(), sp.Status().Code(), sp.Status().Message(), canonMap(sp.Attributes()))
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
