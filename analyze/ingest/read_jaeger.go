@@ -120,7 +120,8 @@ func (n *jaegerInt) UnmarshalJSON(b []byte) error {
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		f, ferr := strconv.ParseFloat(s, 64)
 		if ferr != nil || math.IsNaN(f) {
-			return errors.New("expected an integer")
+			// A type error, so encoding/json names the field it was in.
+			return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[int64]()}
 		}
 		v = saturatedInt64(f)
 	}
@@ -185,9 +186,34 @@ func decodeJaegerTrace(path string) func(rec) result {
 // jaegerJSONError describes a decoding error without quoting the input.
 func jaegerJSONError(err error) error {
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return fmt.Errorf("field %s holds a JSON %s, expected %s", te.Field, te.Value, te.Type)
+		field := te.Field
+		if field == "" {
+			field = "(the trace itself)"
+		}
+		return fmt.Errorf("field %s holds a JSON %s, expected %s", field, te.Value, jsonWanted(te.Type))
 	}
 	return err
+}
+
+// jsonWanted names what a value of Go type t is in JSON's terms, for an
+// error read by people who know the format, not mcptrace's Go types.
+func jsonWanted(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number (a JSON number or a string of digits)"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map, reflect.Pointer:
+		return "an object"
+	}
+	return "a value of another type"
 }
 
 func jaegerToTraces(jt *jaegerTrace) (ptrace.Traces, error) {

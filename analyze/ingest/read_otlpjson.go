@@ -282,16 +282,56 @@ func wrapResourceSpans(elem []byte) []byte {
 	return append(buf, post...)
 }
 
-// cleanJSONError keeps the operation and reason of a pdata (jsoniter) error
-// and drops the excerpt of the input it quotes, which could carry an
-// attribute value.
+// cleanJSONError words a pdata (jsoniter) error in the format's terms: the
+// decoder's operation ("ReadUint64", a Go function's name) becomes what
+// the value should have been, a strconv prefix is dropped, and the
+// excerpt of the input the library quotes, which could carry an attribute
+// value, is cut. The reason itself is kept ("unsupported value type",
+// `parsing "1x": invalid syntax`).
 func cleanJSONError(err error) error {
 	msg := err.Error()
 	if i := strings.Index(msg, ", error found in #"); i >= 0 {
 		msg = msg[:i]
 	}
-	return errors.New(msg)
+	op, reason, ok := strings.Cut(msg, ": ")
+	if !ok {
+		return errors.New(msg)
+	}
+	want, known := jsoniterWants[op]
+	if !known {
+		return errors.New(msg)
+	}
+	if rest, found := strings.CutPrefix(reason, "strconv."); found {
+		var fn string
+		fn, reason, _ = strings.Cut(rest, ": ")
+		if fn == "ParseFloat" { // pdata reads a double under ReadUint64's name
+			want = jsoniterWants["ReadFloat64"]
+		}
+	}
+	return fmt.Errorf("a value is not %s: %s", want, reason)
 }
+
+// jsoniterWants names, per operation of pdata's JSON decoder, what the
+// value it was reading had to be.
+var jsoniterWants = map[string]string{
+	"ReadUint64":        wholeNumber,
+	"ReadUint32":        wholeNumber,
+	"ReadInt64":         wholeNumber,
+	"ReadInt32":         wholeNumber,
+	"ReadFloat64":       "a number",
+	"ReadFloat32":       "a number",
+	"ReadEnumValue":     "an enum OTLP defines (a span kind or status code, by name or number)",
+	"ReadString":        "a string",
+	"ReadStringAsSlice": "a string",
+	"ReadBool":          "true or false",
+	"ReadArray":         "an array",
+	"ReadArrayCB":       "an array",
+	"ReadObject":        "an object",
+	"ReadObjectCB":      "an object",
+}
+
+// wholeNumber is what OTLP JSON's integers may be written as.
+const wholeNumber = "a whole number (a JSON number or a string of digits)"
 
 // hasNullElement reports whether data may hold null as an array element:
 // a null after '[' or ',' (and white space). It may be inside a string,
