@@ -134,7 +134,7 @@ func TestProgressShowsPercentOrBytesOnlyOnATerminal(t *testing.T) {
 	if l := lines["file"]; !strings.HasPrefix(l, "reading pooled.otlp.jsonl: ") || !strings.HasSuffix(l, "%)") {
 		t.Errorf("file progress = %q, want spans and a percentage", l)
 	}
-	if l := lines["stdin"]; !strings.HasPrefix(l, "reading -: ") || !strings.HasSuffix(l, " KB read") {
+	if l := lines["stdin"]; !strings.HasPrefix(l, "reading -: ") || !strings.HasSuffix(l, " KiB read") {
 		t.Errorf("stdin progress = %q, want spans and the bytes read", l)
 	}
 

@@ -129,8 +129,8 @@ var malformedCases = map[string]malformedCase{
 	"bad-base64-span-id.tempo.json": {
 		want: " (byte 12): expected a Tempo ResourceSpans JSON object: spanId is neither 16 hex digits nor base64 of 8 bytes"},
 	"wrong-types.jaeger.json":      {want: " (byte 9): expected a Jaeger trace object: "},
-	"wrong-types.otlp.json":        {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadString: expects \" or n, but found {"},
-	"resourcespans-not-array.json": {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: ReadArray: expect [ or , or ] or n"},
+	"wrong-types.otlp.json":        {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: a value is not a string: expects \" or n, but found {"},
+	"resourcespans-not-array.json": {want: ":1 (byte 0): expected an OTLP ExportTraceServiceRequest JSON object: a value is not an array: expect [ or , or ] or n"},
 	// A 200 kB first line of arrays 100 000 deep: read as JSON lines, cut
 	// at ingest.MaxDepth before any decoder sees it; what is left is no
 	// request (arrays where the resource spans should be).
@@ -143,7 +143,7 @@ var malformedCases = map[string]malformedCase{
 	"partial-cut-record.pb":      {want: " (byte 1080): expected an OTLP ExportTraceServiceRequest protobuf record: truncated: the record is 476 bytes but only 467 are left", is: ErrTruncated, spans: 7},
 	"partial-length-past-end.pb": {want: " (byte 600): expected an OTLP ExportTraceServiceRequest protobuf record: truncated: the record is 1000 bytes but only 5 are left", is: ErrTruncated, spans: 4},
 	"partial-length-4gib.pb":     {want: " (byte 600): expected a 4-byte big-endian record length of at most 256 MiB: record too large: the length prefix says 4294967295 bytes", is: ErrRecordTooLarge, spans: 4},
-	"partial-wrong-types.jsonl":  {want: ":2 (byte 1565): expected an OTLP ExportTraceServiceRequest JSON object: ReadUint64: unsupported value type", spans: 7},
+	"partial-wrong-types.jsonl":  {want: ":2 (byte 1565): expected an OTLP ExportTraceServiceRequest JSON object: a value is not a whole number (a JSON number or a string of digits): unsupported value type", spans: 7},
 	"partial-nul-line.jsonl":     {want: ":2 (byte 1565): expected an OTLP ExportTraceServiceRequest JSON object: ", spans: 7},
 	"partial-truncated.jsonl.gz": {want: ":25 (byte 30108): expected a valid gzip stream: truncated: the gzip stream ends early", is: ErrTruncated, spans: 73},
 	// 32 lines of len(bigLine(1)) bytes come first.
