@@ -206,15 +206,23 @@ type Sampling struct {
 	Note       string `json:"note"`
 }
 
-// Count is a labelled count; Count is null where the spans cannot show
-// it (a share of a figure that is not measurable: report.BreakdownOf).
+// Count is the misses of one cause; Count is null where the spans cannot
+// show it (a figure, or a share of one, that is not measurable:
+// report.Report.ShareOf).
 type Count struct {
 	Name  string `json:"name"`
 	Count *int   `json:"count"`
+	// Figure names the figure the count is (report.MissCauseFigure): the
+	// page draws it as that figure is worth (Headline.Figures), "≥ 3" for
+	// a lower bound, never the bare number.
+	Figure string `json:"figure"`
 }
 
-// knownCount is a count the spans show.
-func knownCount(name string, n int) Count { return Count{Name: name, Count: &n} }
+// causeCount is the count n of the misses of cause, null by unknownShares
+// where the spans cannot show it.
+func causeCount(cause string, n int) Count {
+	return Count{Name: cause, Count: &n, Figure: report.MissCauseFigure(cause)}
+}
 
 // Latency is one latency distribution: nearest-rank quantiles with a
 // 95% confidence interval from the order statistics (how far the quantile
@@ -317,7 +325,7 @@ func New(r *report.Report, ev *events.ReportEvents, opts Options) (*Report, erro
 	}
 	h.Headline = htmlHeadline(r)
 	for _, reason := range spans.MissReasons {
-		h.Causes = append(h.Causes, knownCount(reason, r.Pool.MissReasons[reason]))
+		h.Causes = append(h.Causes, causeCount(reason, r.Pool.MissReasons[reason]))
 	}
 	h.Latency = htmlLatencies(ev, r)
 	h.Offenders = htmlOffenders(r, opts)
@@ -544,10 +552,10 @@ func unmeasurableOffender(r *report.Report) (report.HTMLOffender, bool) {
 		Found:    r.Executions.WhyNot, Examples: []report.HTMLExample{}}, true
 }
 
-// unknownShares empties the page's shares of figures the spans cannot
-// show, where the JSON report nulls them (report.Report.ShareOf): the
-// misses by a cause that is not explained, overall and per scope, and each
-// scope's hit rate and cold-start floor. The page then says "not
+// unknownShares empties the page's figures and shares of figures the
+// spans cannot show, where the JSON report nulls them
+// (report.Report.ShareOf): the misses by cause, overall and per scope, and
+// each scope's hit rate and cold-start floor. The page then says "not
 // measurable" for them, never 0.
 func (h *Report) unknownShares(r *report.Report) {
 	blank := func(causes []Count, at string) {

@@ -273,7 +273,8 @@
       });
       lane.marks.forEach(function (m, mi) {
         var name = CAUSES[m[2]] || "unexplained";
-        add(g, sv("rect", { "class": "mark acquire " + name, x: x(m[0]), y: y + 2, width: Math.max(w(m[1]), 2.5), height: 8, fill: color(name), "data-k": li + ":m:" + mi }));
+        add(g, sv("rect", { "class": "mark acquire " + name, x: x(m[0]), y: y + 2, width: Math.max(w(m[1]), 2.5), height: 8,
+          fill: color(causeUnknown(m[2]) ? "muted" : name), "data-k": li + ":m:" + mi }));
       });
       add(svg, g);
     });
@@ -284,7 +285,7 @@
       if (!k) return null;
       var p = k.split(":"), lane = sc.lanes[+p[0]], it = p[1] === "h" ? lane.handshakes[+p[2]] : lane.marks[+p[2]];
       var what = p[1] === "h" ? (it[2] ? "failed handshake " : "handshake ") + ms(it[1] / 1000)
-        : (it[2] ? "miss: " + (CAUSES[it[2]] || "unexplained") : "hit") + " " + ms(it[1] / 1000);
+        : (it[2] ? "miss: " + causeText(it[2]) : "hit") + " " + ms(it[1] / 1000);
       return { traceID: D.traces[it[3]], text: what + "\nsession " + (lane.session || "(unknown)") + "\ntrace " + D.traces[it[3]] + "\nspan  " + it[4] };
     }
     svg.addEventListener("mousemove", function (ev) {
@@ -343,10 +344,25 @@
     }
     line(per, "rate", false, "hit rate per bucket");
     line(cum, "cum", false, "hit rate since start");
-    line(ceil, "ceiling", true, "ceiling: 1 − cold-start floor since start");
+    var cf = H.figures.cold_start_floor; // the ceiling is worth what the floor is, turned around
+    line(ceil, "ceiling", true, "ceiling: 1 − cold-start floor since start" +
+      (cf ? " (" + (cf.state === "not_measurable" ? "not measurable" : cf.state === "lower_bound" ? "at most" : "at least") + ": " + cf.why + ")" : ""));
     var lg = el("div", { "class": "legend" });
     add(lg, el("span", { style: "--c:" + color("rate") }, "per bucket"), el("span", { style: "--c:" + color("cum") }, "since start"), el("span", { style: "--c:" + color("ceiling") }, "ceiling"));
     return add(el("div"), svg, lg);
+  }
+
+  // causeUnknown is the figure of the cause of an acquire mark (its code:
+  // 0 a hit, else 1 + its index in miss_causes) when the spans cannot show
+  // it; null for a hit or a cause they show.
+  function causeUnknown(code) {
+    var c = code ? D.miss_causes[code - 1] : null, f = c && H.figures[c.figure];
+    return f && f.state === "not_measurable" ? f : null;
+  }
+  // causeText names the cause of a miss mark, or says it cannot be told.
+  function causeText(code) {
+    var f = causeUnknown(code);
+    return f ? "cause not measurable (" + f.why + ")" : CAUSES[code] || "unexplained";
   }
 
   function bars(counts, id) {
@@ -357,13 +373,18 @@
     if (id) svg.setAttribute("id", id);
     counts.forEach(function (c, i) {
       var t = sv("text", { x: 0, y: i * rowH + 12 }); t.textContent = c.name; add(svg, t);
-      if (c.count === null) { // a share of a figure the spans cannot show
-        var u = sv("text", { x: lab, y: i * rowH + 12, "data-cause": c.name, "data-count": "not measurable" }); u.textContent = "not measurable"; add(svg, u);
+      var f = H.figures[c.figure], tt = sv("title");
+      tt.textContent = f ? f.why : "";
+      if (c.count === null) { // a figure, or a share of one, the spans cannot show
+        var u = sv("text", { x: lab, y: i * rowH + 12, "data-cause": c.name, "data-count": "not measurable" }); u.textContent = "not measurable"; add(u, tt); add(svg, u);
         return;
       }
       var bw = max ? (w - lab - 50) * c.count / max : 0;
       add(svg, sv("rect", { x: lab, y: i * rowH + 3, width: Math.max(bw, c.count ? 1 : 0), height: rowH - 5, fill: color(c.name), "data-cause": c.name, "data-count": c.count }));
-      var n = sv("text", { x: lab + bw + 4, y: i * rowH + 12 }); n.textContent = num(c.count); add(svg, n);
+      // A bound is marked (≥, ≤) as the headline marks its figure.
+      var n = sv("text", { x: lab + bw + 4, y: i * rowH + 12 }); n.textContent = shown(c.figure, num(c.count));
+      if (f) add(n, tt);
+      add(svg, n);
     });
     return svg;
   }

@@ -282,7 +282,7 @@ func (tl *timelines) draw(set *scopeSet) []Scope {
 		sc := sa.sc
 		causes := set.causes[sc.Scope]
 		for _, reason := range spans.MissReasons {
-			sc.Causes = append(sc.Causes, knownCount(reason, causes[reason]))
+			sc.Causes = append(sc.Causes, causeCount(reason, causes[reason]))
 		}
 		sc.HitRate = ratio(sc.Hits, sc.Acquires)
 		sc.ColdStartFloor = ratio(causes[spans.MissCold], sc.Acquires)

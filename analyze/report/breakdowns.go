@@ -7,8 +7,9 @@ import (
 )
 
 // The headline's figures are drawn again broken down: per pool scope
-// (pool.by_scope), per protocol revision (by_protocol) and, for the
-// unexplained misses, among the misses by cause (pool.miss_reasons). A
+// (pool.by_scope, the misses by cause of each scope too) and per protocol
+// revision (by_protocol); the traces holding an unexplained miss
+// (pool.unexplained_examples) name where that figure's misses are. A
 // share is worth what its figure is worth, and is a number only where the
 // figure is: this table says which figure each share breaks down, and
 // BreakdownOf decides what it is worth, so that the JSON (a null), the
@@ -33,12 +34,11 @@ var breakdownTable = func() []Breakdown {
 	for _, f := range []string{"acquires", "hits", "misses", "hit_rate", "handshakes", "keys", "cold_start_floor", "excess_misses"} {
 		out = append(out, Breakdown{Figure: f, JSON: "pool.by_scope[]." + f})
 	}
-	for _, r := range spans.MissReasons {
-		if !spans.IsExplainedMiss(r) { // what unexplained_misses sums (Unexplained)
-			out = append(out, Breakdown{Figure: "unexplained_misses", JSON: "pool.miss_reasons." + r},
-				Breakdown{Figure: "unexplained_misses", JSON: "pool.by_scope[].miss_reasons." + r})
-		}
+	for _, c := range spans.MissReasons {
+		out = append(out, Breakdown{Figure: MissCauseFigure(c), JSON: "pool.by_scope[].miss_reasons." + c})
 	}
+	// A trace listed is one holding a miss the unexplained count counts.
+	out = append(out, Breakdown{Figure: MissCauseFigure(spans.MissUnexplained), JSON: "pool.unexplained_examples"})
 	out = append(out, Breakdown{Figure: "call.count", JSON: "by_protocol[].calls"})
 	for _, f := range []string{"acquires", "hits", "misses", "hit_rate"} {
 		out = append(out, Breakdown{Figure: f, JSON: "by_protocol[]." + f, spanCounts: true})
@@ -75,13 +75,19 @@ func (r *Report) BreakdownOf(b Breakdown) FigureState {
 }
 
 // ShareOf is BreakdownOf for the share at path, as the table of shares
-// spells it ("by_protocol[].hit_rate", "pool.miss_reasons.evicted"): what
-// the renderers ask of a cell. A path that is no share is measurable (it
-// claims nothing).
+// spells it ("by_protocol[].hit_rate", "pool.by_scope[].miss_reasons.ttl"),
+// or FigureOf for the figure of the measure table at path
+// ("pool.miss_reasons.ttl"): what the renderers ask of a cell. A path
+// that is neither is measurable (it claims nothing).
 func (r *Report) ShareOf(path string) FigureState {
 	for _, b := range breakdownTable {
 		if b.JSON == path {
 			return r.BreakdownOf(b)
+		}
+	}
+	for _, m := range measureTable {
+		if m.JSON == path {
+			return r.FigureOf(m.Name)
 		}
 	}
 	return FigureState{State: Measurable}

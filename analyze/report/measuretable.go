@@ -219,6 +219,7 @@ const (
 	SectionLatency    = "Latency (ms)"
 	SectionExecutions = "Executions"
 	SectionReads      = "Reads per request"
+	SectionMisses     = "Misses by cause"
 )
 
 // measureTable is the table of dump-level measures, in the order rules,
@@ -281,6 +282,9 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Doc:   "Distinct (pool scope, cache key) pairs; report only.",
 			Show:  Column{Section: SectionPool, Label: "keys", Order: 8},
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Keys) }},
+	}
+	t = append(t, missCauseRows(t)...)
+	t = append(t, []Measure{
 		{Name: "executions", Needs: rulefmt.CapCalls,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "executions.count",
 			Doc:   "Executions with at least one tool call; report only.",
@@ -297,7 +301,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Doc:   "The most sessions one execution used.",
 			Show:  Column{Section: SectionExecutions, Label: "max sessions", Order: 3},
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MaxSessions) }},
-	}
+	}...)
 	for _, s := range latencySeries {
 		t = append(t, Measure{Name: s.name + ".count", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, Needs: s.needs, Under: s.under,
 			JSON: "pool.latency_ms." + s.name + ".count", Doc: "Samples of the " + s.name + " latency: " + s.doc + "; report only.",
@@ -315,6 +319,55 @@ var measureTable = markRuleMeasures(func() []Measure {
 	}
 	return t
 }(), rulefmt.MeasureNames(nil))
+
+// MissCauseFigure names the figure of the misses of cause (one of
+// spans.MissReasons): its row of the measure table and its entry in a
+// report's figures.
+func MissCauseFigure(cause string) string { return "miss_reasons." + cause }
+
+// missCauseDocs say what each cause of a miss is, for the schema doc.
+var missCauseDocs = map[string]string{
+	spans.MissCold:         "its key was one the pool did not know (its first acquire, or the first after the pool forgot it)",
+	spans.MissConcurrent:   "another lease or dial of its key was out",
+	spans.MissTTL:          "its key's last session sat idle longer than the idle TTL",
+	spans.MissRedial:       "it was a second attempt (" + spans.AttrAttempt + " 2 or more), after a reused session was expired",
+	spans.MissAfterFailure: "its key's last session was closed on a failed lease or dial",
+	spans.MissHealthCheck:  "the pool's health check closed the idle session it found",
+	spans.MissEvicted:      "the idle caps closed its key's last session; one of unexplained_misses",
+	spans.MissUnexplained:  "an idle session was there to reuse, or nothing removed one; one of unexplained_misses",
+}
+
+// missCauseRows are the rows of the misses by cause (pool.miss_reasons),
+// one per spans.MissReasons in its order, for the report only. The replay
+// attributes a miss by the state of its (pool scope, key) pair, so a
+// cause is worth what the pairs are: without target_identity two targets
+// read as one pair, and pairs are fewer. A merged pair's first miss is
+// also its own pair's, so cold is then a lower bound; a redial is the
+// attempt number on the span, whatever the pairs; the other explained
+// causes read another target's sessions and may be off either way, so
+// they are not measurable; evicted and unexplained are the shares of
+// unexplained_misses (t's row) and worth what it is.
+func missCauseRows(t []Measure) []Measure {
+	unexplained := t[slices.IndexFunc(t, func(m Measure) bool { return m.Name == "unexplained_misses" })]
+	out := make([]Measure, 0, len(spans.MissReasons))
+	for i, cause := range spans.MissReasons {
+		m := Measure{Name: MissCauseFigure(cause), Needs: rulefmt.CapAcquires,
+			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.miss_reasons." + cause,
+			Doc:   "Misses attributed " + cause + ": " + missCauseDocs[cause] + "; report only.",
+			Show:  Column{Section: SectionMisses, Label: cause, Order: i + 1},
+			Value: func(r *Report) (float64, bool) { return count(r.Pool.MissReasons[cause]) }}
+		switch {
+		case !spans.IsExplainedMiss(cause):
+			m.Needs, m.Under, m.Over, m.Better = unexplained.Needs, unexplained.Under, unexplained.Over, unexplained.Better
+		case cause == spans.MissCold:
+			m.Under = rulefmt.CapTargetIdentity
+		case cause != spans.MissRedial:
+			m.Needs |= rulefmt.CapTargetIdentity
+		}
+		out = append(out, m)
+	}
+	return out
+}
 
 // readsTable is the table of the fields of a reads-per-request measure, in
 // the order rules and diffs list them; a rule names one as

@@ -33,10 +33,13 @@ type PoolReport struct {
 	UnexplainedMisses int `json:"unexplained_misses"`
 	// MissReasons counts misses by attributed cause, one key per entry of
 	// spans.MissReasons (cold, concurrent, ttl, redial, after_failure,
-	// health_check, evicted, unexplained); every key is always present.
+	// health_check, evicted, unexplained); every key is always present,
+	// each a figure of its own (MissCauseFigure: null in the JSON where
+	// it is not measurable).
 	MissReasons map[string]int `json:"miss_reasons"`
 	// UnexplainedExamples are trace ids holding an unexplained miss, sorted,
-	// at most MaxExamples.
+	// at most MaxExamples; null in the JSON where the unexplained misses
+	// are not measurable (breakdownTable).
 	UnexplainedExamples []string `json:"unexplained_examples"`
 	// Latency holds duration percentiles in milliseconds.
 	Latency LatencyReport `json:"latency_ms"`

@@ -186,3 +186,29 @@ func PooledWithSettings(t testing.TB, tracesDir string, settings func(n int) map
 	}
 	return path
 }
+
+// MissesOnKeys builds one invocation per key, a second apart, in one pool
+// scope ("pool-1"), each one acquire span that missed on its key ("" for
+// an acquire span without a cache key): the last a redial (attempt 2),
+// the others first attempts. Keyed apart, every first attempt is a cold
+// miss; keyless, the acquires read as one key, and the misses after the
+// first as what that key's state says.
+func MissesOnKeys(keys ...string) *Builder {
+	b := New()
+	ss := b.Resource(spans.ResourceServiceName, "gw", spans.ResourceServiceInstanceID, "pool-1")
+	for i, key := range keys {
+		start := time.Duration(i) * time.Second
+		inv := b.Add(ss, Span{Trace: uint64(i + 1), Name: spans.SpanInvoke, Start: start, End: start + 100*time.Millisecond,
+			Attrs: []any{spans.AttrToolName, "t"}})
+		attempt := 1
+		if i == len(keys)-1 {
+			attempt = 2
+		}
+		attrs := []any{spans.AttrCacheHit, false, spans.AttrAttempt, attempt}
+		if key != "" {
+			attrs = append(attrs, spans.AttrCacheKey, key)
+		}
+		b.Add(ss, Span{Trace: uint64(i + 1), Parent: inv, Name: spans.SpanAcquire, Start: start + time.Millisecond, End: start + 50*time.Millisecond, Attrs: attrs})
+	}
+	return b
+}

@@ -136,6 +136,8 @@ func checkLoneFigures(t *testing.T, r *report.Report, identity bool) {
 	for name, lost := range map[string]report.Measurability{
 		"unexplained_misses": report.NotMeasurable, "keys": report.LowerBound,
 		"cold_start_floor": report.LowerBound, "excess_misses": report.UpperBound,
+		report.MissCauseFigure(spans.MissCold): report.LowerBound, report.MissCauseFigure(spans.MissTTL): report.NotMeasurable,
+		report.MissCauseFigure(spans.MissUnexplained): report.NotMeasurable,
 	} {
 		f := r.FigureOf(name)
 		switch {

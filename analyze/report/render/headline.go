@@ -148,14 +148,3 @@ func drawValue(m report.Measure, v float64, ok bool) string {
 	}
 	return strconv.FormatInt(int64(v), 10)
 }
-
-// measureRow finds a dump-level measure's row by name, whether or not
-// rules may name it.
-func measureRow(name string) (report.Measure, bool) {
-	for _, m := range report.Measures() {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return report.Measure{}, false
-}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcptrace/mcptrace/spans"
-
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
 )
@@ -100,28 +98,13 @@ func (r view) poolSection() section {
 	return pool
 }
 
-// missSection counts the misses by cause, naming traces of unexplained
-// ones.
+// missSection counts the misses by cause, each drawn and noted as its
+// figure is worth (report.SectionMisses of the measure table), naming the
+// traces of unexplained ones where their count is known.
 func (r view) missSection() section {
-	p := r.Pool
-	miss := section{title: "Misses by cause", flex: -1, header: spans.MissReasons}
-	row := make([]string, 0, len(spans.MissReasons))
-	m, _ := measureRow("unexplained_misses")
-	for _, reason := range spans.MissReasons {
-		switch {
-		case reason == spans.MissUnexplained:
-			row = append(row, r.drawFigure(m))
-		case !spans.IsExplainedMiss(reason): // a share of the unexplained misses (evicted)
-			row = append(row, markAs(r.ShareOf("pool.miss_reasons."+reason), itoa(p.MissReasons[reason])))
-		default:
-			row = append(row, itoa(p.MissReasons[reason]))
-		}
-	}
-	miss.rows = [][]string{row}
-	m.Show.Label = spans.MissUnexplained
-	miss.notes = append(miss.notes, r.figureNotes([]report.Measure{m})...)
-	if len(p.UnexplainedExamples) > 0 {
-		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(p.UnexplainedExamples, ", "))
+	miss := r.headline(report.SectionMisses, "")
+	if ex := r.Pool.UnexplainedExamples; len(ex) > 0 && r.ShareOf("pool.unexplained_examples").Known() {
+		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(ex, ", "))
 	}
 	return miss
 }
