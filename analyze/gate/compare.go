@@ -29,8 +29,9 @@ const (
 	// within the tolerance; Row.Why gives the test's p and sample sizes.
 	VerdictSame Verdict = "~"
 	// VerdictNotMeasurable: a side has no figure (no acquires, no samples,
-	// executions not measurable); Row.Why says which side and why. Never a
-	// failure.
+	// executions not measurable, a figure the spans cannot show), or is
+	// only a bound that lets the truth have moved less than the figures;
+	// Row.Why says which side and why. Never a failure.
 	VerdictNotMeasurable Verdict = "not measurable"
 	// VerdictNotJudged: a size (acquires, keys), shown beside the others
 	// but never compared.
@@ -162,15 +163,27 @@ type side struct {
 	trials int       // what a rate or count is out of (Measure.Trials)
 	sample []float64 // a latency row's sample
 	count  int       // a latency row's series size
+	// figure is what v is worth (report.Report.FigureOf): the truth, or
+	// only a bound of it.
+	figure report.FigureState
 }
 
-// dumpSide reads a dump-level measure m of r.
+// dumpSide reads a dump-level measure m of r: no figure where the spans
+// cannot show it (report.Report.FigureOf, or what the analysis that wrote
+// r declared), else its value and what it is worth.
 func dumpSide(r *report.Report, m report.Measure) side {
 	if report.UnmeasuredExecutions(r, m) {
 		return side{why: r.Executions.NotMeasurableText()}
 	}
+	f := r.FigureOf(m.Name)
+	if d := r.Figures[m.Name]; f.Known() && !d.Known() {
+		f = d
+	}
+	if !f.Known() {
+		return side{why: f.Why}
+	}
 	v, ok := m.Value(r)
-	s := side{v: v, ok: ok}
+	s := side{v: v, ok: ok, figure: f}
 	if m.Sample != nil {
 		s.sample, s.count = m.Sample(r)
 	}
@@ -263,8 +276,44 @@ func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances
 		row.P = &t.p
 	}
 	row.setVerdict(t, ch)
+	row.unlessBounds(b, c)
 	return row
 }
+
+// unlessBounds makes a regression or an improvement not measurable when
+// a side is only a bound (side.figure) that lets the truth have moved
+// less than the figures did: a change up stands only when the current
+// truth is at least its figure and the baseline's at most its own, a
+// change down the other way round. So a bound never fails a check on a
+// change the spans cannot tell.
+func (row *Row) unlessBounds(b, c side) {
+	if row.Verdict != VerdictRegression && row.Verdict != VerdictImprovement {
+		return
+	}
+	// The bound each side may be and keep its truth at least as far from
+	// the other side as its figure is.
+	bAway, cAway := report.UpperBound, report.LowerBound
+	if c.v < b.v {
+		bAway, cAway = cAway, bAway
+	}
+	var why []string
+	for _, s := range []struct {
+		name string
+		f    report.FigureState
+		away report.Measurability
+	}{{"baseline", b.figure, bAway}, {"current", c.figure, cAway}} {
+		if !s.f.Exact() && s.f.State != s.away {
+			why = append(why, s.name+" is "+boundWords[s.f.State]+": "+s.f.Why)
+		}
+	}
+	if len(why) > 0 {
+		*row = Row{Measure: row.Measure, Baseline: row.Baseline, Current: row.Current, P: row.P, NBaseline: row.NBaseline, NCurrent: row.NCurrent,
+			Verdict: VerdictNotMeasurable, Why: strings.Join(why, "; ") + "; the truth may not have changed as far"}
+	}
+}
+
+// boundWords say what a bound is, beside its figure.
+var boundWords = map[report.Measurability]string{report.LowerBound: "at least its figure (≥)", report.UpperBound: "at most its figure (≤)"}
 
 // setVerdict sets the row's verdict from its significance test t and its
 // change ch: the same unless t found a difference, then a regression or an
