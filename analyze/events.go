@@ -7,6 +7,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 	"github.com/mcptrace/mcptrace/analyze/internal/engine"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -42,4 +43,11 @@ func HandshakeEvents(d *Dump, cfg rulefmt.Config) ([]HandshakeEvent, error) {
 // pre-warm dials the attribution replayed.
 func ReadAcquires(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]ingest.Input, error) {
 	return engine.ReadAcquires(ctx, src, cfg, lopts, fn)
+}
+
+// ReadAcquiresWriter is ReadAcquires, and also returns what the writer of
+// the spans shows, as the analysis's report.Report.Writer: a replay asks
+// it (report.Report.LacksWhy) whether the spans told its keys apart.
+func ReadAcquiresWriter(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]ingest.Input, *report.WriterReport, error) {
+	return engine.ReadAcquiresWriter(ctx, src, cfg, lopts, fn)
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
+	"github.com/mcptrace/mcptrace/analyze/report"
 
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -57,6 +58,11 @@ type Marks struct {
 	// backend's window cut): rows priced on part of the workload must
 	// say so wherever they are read.
 	Partial string
+	// KeysMerged, when not empty, says why the replay cannot tell the
+	// dump's keys apart (KeysMergedWhy): every figure of a row but its
+	// acquires is then not measurable, said in every output, and the rows
+	// are sorted by setting (SortBySettings), not by hit rate.
+	KeysMerged string
 }
 
 // Sort orders rows by hit rate, best first, then fewer sessions opened,
@@ -98,14 +104,32 @@ type jsonRow struct {
 	AsRecorded         bool           `json:"as_recorded"`
 	Assumed            bool           `json:"assumed"`
 	Acquires           int            `json:"acquires"`
-	Hits               int            `json:"hits"`
-	HitRate            float64        `json:"hit_rate"`
+	Hits               *int           `json:"hits"`
+	HitRate            *float64       `json:"hit_rate"`
 	MissesByCause      map[string]int `json:"misses_by_cause"`
-	SessionsOpened     int            `json:"sessions_opened"`
-	PeakSessions       int            `json:"peak_sessions"`
-	IdleSessionSeconds float64        `json:"idle_session_seconds"`
-	PrewarmDials       int            `json:"prewarm_dials"`
-	PrewarmUnused      int            `json:"prewarm_unused"`
+	SessionsOpened     *int           `json:"sessions_opened"`
+	PeakSessions       *int           `json:"peak_sessions"`
+	IdleSessionSeconds *float64       `json:"idle_session_seconds"`
+	PrewarmDials       *int           `json:"prewarm_dials"`
+	PrewarmUnused      *int           `json:"prewarm_unused"`
+}
+
+// jsonRowOf is r's JSON row, its figures null (keyFigures) when merged
+// says the keys were merged.
+func jsonRowOf(r Row, m Marks) jsonRow {
+	per := strconv.Itoa(r.Settings.IdlePerKey)
+	if r.Settings.Peak {
+		per = spans.IdleSizingPeak
+	}
+	j := jsonRow{Settings: r.Settings.String(), IdleTTLSeconds: r.Settings.IdleTTL.Seconds(), IdlePerKey: per,
+		MaxIdle: r.Settings.MaxIdle, Prewarm: r.Settings.Prewarm, AsRecorded: r.AsRecorded, Assumed: r.AsRecorded && m.Assumed, Acquires: r.Acquires}
+	if m.KeysMerged != "" {
+		return j
+	}
+	rate := r.HitRate()
+	j.Hits, j.HitRate, j.MissesByCause, j.SessionsOpened = &r.Hits, &rate, r.MissesByCause, &r.SessionsOpened
+	j.PeakSessions, j.IdleSessionSeconds, j.PrewarmDials, j.PrewarmUnused = &r.PeakSessions, &r.IdleSessionSeconds, &r.PrewarmDials, &r.PrewarmUnused
+	return j
 }
 
 // jsonBest is one best_per_cost entry: the cost, the as-recorded row's
@@ -121,30 +145,26 @@ type jsonBest struct {
 
 // WriteJSON writes rows as mcptrace.whatif/v1: m.Assumed marks the
 // as-recorded row's settings as the user's, m.Partial sets "partial" and
-// says why in "partial_note".
+// says why in "partial_note", m.KeysMerged nulls every figure of keyFigures,
+// lists each in "figures" (not measurable, and why, as the analysis's
+// report does) and leaves "best_per_cost" empty.
 func WriteJSON(w io.Writer, rows []Row, m Marks) error {
 	out := struct {
-		Schema      string     `json:"schema"`
-		Partial     bool       `json:"partial"`
-		PartialNote string     `json:"partial_note,omitempty"`
-		OutOfScope  string     `json:"out_of_scope"`
-		Rows        []jsonRow  `json:"rows"`
-		Best        []jsonBest `json:"best_per_cost"`
-	}{Schema: Schema, Partial: m.Partial != "", PartialNote: m.Partial, OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
-	for _, b := range BestPerCost(rows) {
+		Schema      string                        `json:"schema"`
+		Partial     bool                          `json:"partial"`
+		PartialNote string                        `json:"partial_note,omitempty"`
+		Figures     map[string]report.FigureState `json:"figures,omitempty"`
+		OutOfScope  string                        `json:"out_of_scope"`
+		Rows        []jsonRow                     `json:"rows"`
+		Best        []jsonBest                    `json:"best_per_cost"`
+	}{Schema: Schema, Partial: m.Partial != "", PartialNote: m.Partial, Figures: figures(m), OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
+	for _, b := range bestOf(rows, m) {
 		r := rows[b.Row]
 		out.Best = append(out.Best, jsonBest{Cost: string(b.Cost), Budget: b.Budget, Settings: r.Settings.String(),
 			AsRecorded: r.AsRecorded, HitRate: r.HitRate(), Value: b.Cost.Of(r)})
 	}
 	for _, r := range rows {
-		per := strconv.Itoa(r.Settings.IdlePerKey)
-		if r.Settings.Peak {
-			per = spans.IdleSizingPeak
-		}
-		out.Rows = append(out.Rows, jsonRow{Settings: r.Settings.String(), IdleTTLSeconds: r.Settings.IdleTTL.Seconds(), IdlePerKey: per,
-			MaxIdle: r.Settings.MaxIdle, Prewarm: r.Settings.Prewarm, AsRecorded: r.AsRecorded, Assumed: r.AsRecorded && m.Assumed,
-			Acquires: r.Acquires, Hits: r.Hits, HitRate: r.HitRate(), MissesByCause: r.MissesByCause, SessionsOpened: r.SessionsOpened,
-			PeakSessions: r.PeakSessions, IdleSessionSeconds: r.IdleSessionSeconds, PrewarmDials: r.PrewarmDials, PrewarmUnused: r.PrewarmUnused})
+		out.Rows = append(out.Rows, jsonRowOf(r, m))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -152,10 +172,14 @@ func WriteJSON(w io.Writer, rows []Row, m Marks) error {
 }
 
 // WriteTable writes rows as a table for people, sorted as given, under
-// m.Partial's line when the rows replay part of the workload.
+// m.Partial's line when the rows replay part of the workload and
+// m.KeysMerged's (KeysMergedLine) when its figures are not measurable.
 func WriteTable(w io.Writer, rows []Row, m Marks) error {
 	if m.Partial != "" {
 		fmt.Fprintf(w, "%s\n\n", textfmt.TermSafe(PartialLine(m.Partial)))
+	}
+	if m.KeysMerged != "" {
+		fmt.Fprintf(w, "%s\n\n", textfmt.TermSafe(KeysMergedLine(m.KeysMerged)))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SETTINGS\tHIT RATE\tACQUIRES\tHITS\tMISSES BY CAUSE\tSESSIONS\tPEAK\tIDLE s\tPRE-WARM (UNUSED)\t")
@@ -164,13 +188,16 @@ func WriteTable(w io.Writer, rows []Row, m Marks) error {
 		if r.AsRecorded {
 			label += " " + recordedLabel(m.Assumed)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t%.1f\t%d (%d)\t\n", label, textfmt.Percent(r.HitRate()), r.Acquires, r.Hits,
-			causes(r.MissesByCause), r.SessionsOpened, r.PeakSessions, r.IdleSessionSeconds, r.PrewarmDials, r.PrewarmUnused)
+		c := cells(r, m.KeysMerged != "")
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", label, c[0], r.Acquires, c[1], c[2], c[3], c[4], c[5], c[6])
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if best := BestPerCost(rows); len(best) > 0 {
+	if m.KeysMerged != "" {
+		fmt.Fprintf(w, "\n%s\n", bestNotMeasurable)
+	}
+	if best := bestOf(rows, m); len(best) > 0 {
 		fmt.Fprintf(w, "\n%s\n", bestIntro)
 		for _, b := range best {
 			head, tail := bestLine(b, rows)

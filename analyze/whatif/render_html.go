@@ -231,7 +231,8 @@ type legendItem struct{ Class, Label string }
 
 type sectionView struct {
 	CSS                          template.CSS
-	Partial                      string
+	Partial, KeysMerged, Sorted  string
+	BestNotMeasurable            string
 	Rows                         []tableRow
 	MoreRows                     int
 	Heading, Intro, OutOfScope   string
@@ -246,7 +247,8 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 <style>{{.CSS}}</style>
 <h2>What-if replay</h2>
 {{if .Partial}}<div class="note warn"><strong>{{.Partial}}</strong></div>
-{{end}}<p class="muted">{{len .Rows}} settings shown{{if .MoreRows}}, {{.MoreRows}} more not shown (<code>--format json</code> lists them all){{end}}, sorted by hit rate (then fewer sessions opened, then less idle time).</p>
+{{end}}{{if .KeysMerged}}<div class="note warn"><strong>{{.KeysMerged}}</strong></div>
+{{end}}<p class="muted">{{len .Rows}} settings shown{{if .MoreRows}}, {{.MoreRows}} more not shown (<code>--format json</code> lists them all){{end}}, {{.Sorted}}.</p>
 <div class="scroll"><table>
 <thead><tr><th>Settings</th><th>Hit rate</th><th>Acquires</th><th>Hits</th><th>Misses by cause</th><th>Sessions</th><th>Peak</th><th>Idle s</th><th>Pre-warm (unused)</th></tr></thead>
 <tbody>
@@ -258,7 +260,8 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 <ul>
 {{range .Best}}<li>{{.Head}} <code>{{.Setting}}</code>{{.Tail}}</li>
 {{end}}</ul>
-{{end}}<h3>Hit rate and idle cost against idle TTL</h3>
+{{end}}{{if .BestNotMeasurable}}<p class="muted">{{.BestNotMeasurable}}.</p>
+{{end}}{{if .Charts}}<h3>Hit rate and idle cost against idle TTL</h3>
 <div class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Label}}</span>{{end}}</div>
 <div class="charts">
 {{range .Charts}}<div class="chart"><h4>{{.Title}}</h4>
@@ -274,7 +277,7 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 </div>
 {{end}}</div>
 <p class="muted">Each line is one setting but the idle TTL; the larger dot is the as-recorded row.{{if .DroppedSeries}} {{.DroppedSeries}} more lines not drawn (at most {{.MaxSeries}}, the best hit rates).{{end}}{{if .DroppedPoints}} {{.DroppedPoints}} points not drawn (repeated settings, or past {{.MaxPoints}} TTLs a line).{{end}}</p>
-<p class="muted">{{.OutOfScope}}.</p>
+{{end}}<p class="muted">{{.OutOfScope}}.</p>
 </section>
 `))
 
@@ -285,30 +288,46 @@ var sectionTmpl = template.Must(template.New("whatif").Parse(`<section class="wh
 // MaxSeries lines of MaxPoints points, the rest counted. It is a fragment
 // (a section element with its own small style on report.css's colour
 // variables): the analysis report can carry it as it is. html/template
-// escapes every text; no script. m.Partial's line heads the section.
+// escapes every text; no script. m.Partial's line heads the section, then
+// m.KeysMerged's: its figures are not measurable, so its cells say so and
+// it draws no best-per-cost line and no chart.
 func WriteHTMLSection(w io.Writer, rows []Row, m Marks) error {
-	v := sectionView{CSS: seriesCSS(), Heading: bestHeading, Intro: bestRule, OutOfScope: OutOfScope, MaxSeries: MaxSeries, MaxPoints: MaxPoints}
+	v := sectionView{CSS: seriesCSS(), Heading: bestHeading, Intro: bestRule, OutOfScope: OutOfScope, MaxSeries: MaxSeries, MaxPoints: MaxPoints,
+		Sorted: sortedBy(m)}
 	if m.Partial != "" {
 		v.Partial = textfmt.TermSafe(PartialLine(m.Partial))
+	}
+	if m.KeysMerged != "" {
+		v.KeysMerged, v.BestNotMeasurable = textfmt.TermSafe(KeysMergedLine(m.KeysMerged)), bestNotMeasurable
 	}
 	for i, r := range rows {
 		if i >= MaxHTMLRows && !r.AsRecorded {
 			v.MoreRows++
 			continue
 		}
-		tr := tableRow{Setting: textfmt.TermSafe(r.Settings.String()), HitRate: textfmt.Percent(r.HitRate()),
-			Acquires: strconv.Itoa(r.Acquires), Hits: strconv.Itoa(r.Hits), Causes: causes(r.MissesByCause),
-			Sessions: strconv.Itoa(r.SessionsOpened), Peak: strconv.Itoa(r.PeakSessions),
-			Idle: strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), Prewarm: fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused), AsRecorded: r.AsRecorded}
+		c := cells(r, m.KeysMerged != "")
+		tr := tableRow{Setting: textfmt.TermSafe(r.Settings.String()), HitRate: c[0], Acquires: strconv.Itoa(r.Acquires), Hits: c[1], Causes: c[2],
+			Sessions: c[3], Peak: c[4], Idle: c[5], Prewarm: c[6], AsRecorded: r.AsRecorded}
 		if r.AsRecorded {
 			tr.Label = recordedLabel(m.Assumed)
 		}
 		v.Rows = append(v.Rows, tr)
 	}
-	for _, b := range BestPerCost(rows) {
+	for _, b := range bestOf(rows, m) {
 		head, tail := bestLine(b, rows)
 		v.Best = append(v.Best, bestItem{Head: head, Setting: textfmt.TermSafe(rows[b.Row].Settings.String()), Tail: tail})
 	}
+	if m.KeysMerged == "" {
+		v.charts(rows)
+	}
+	if err := sectionTmpl.Execute(w, v); err != nil {
+		return fmt.Errorf("whatif: render html: %w", err)
+	}
+	return nil
+}
+
+// charts draws v's charts, legend and what they leave out from rows.
+func (v *sectionView) charts(rows []Row) {
 	ss, ds, dp := chartSeries(rows)
 	v.DroppedSeries, v.DroppedPoints = ds, dp
 	for i, s := range ss {
@@ -325,10 +344,6 @@ func WriteHTMLSection(w io.Writer, rows []Row, m Marks) error {
 		drawChart(ss, "Idle session-seconds (what the servers hold for nothing)", "idle s", func(r Row) float64 { return r.IdleSessionSeconds }, topIdle,
 			func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }),
 	}
-	if err := sectionTmpl.Execute(w, v); err != nil {
-		return fmt.Errorf("whatif: render html: %w", err)
-	}
-	return nil
 }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!DOCTYPE html>

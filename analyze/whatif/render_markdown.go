@@ -40,7 +40,10 @@ func WriteMarkdown(w io.Writer, rows []Row, m Marks) error {
 	if m.Partial != "" {
 		fmt.Fprintf(bw, "**%s**\n\n", textfmt.MDText(PartialLine(m.Partial)))
 	}
-	fmt.Fprintf(bw, "Schema `%s`, %d settings replayed, sorted by hit rate (then fewer sessions opened, then less idle time).\n\n", Schema, len(rows))
+	if m.KeysMerged != "" {
+		fmt.Fprintf(bw, "**%s**\n\n", textfmt.MDText(KeysMergedLine(m.KeysMerged)))
+	}
+	fmt.Fprintf(bw, "Schema `%s`, %d settings replayed, %s.\n\n", Schema, len(rows), sortedBy(m))
 	mdRow(bw, []string{"Settings", "Hit rate", "Acquires", "Hits", "Misses by cause", "Sessions", "Peak", "Idle s", "Pre-warm (unused)"})
 	mdRow(bw, []string{"---", "---:", "---:", "---:", "---", "---:", "---:", "---:", "---:"})
 	shown := 0
@@ -53,14 +56,16 @@ func WriteMarkdown(w io.Writer, rows []Row, m Marks) error {
 		if r.AsRecorded {
 			label += textfmt.MDText(recordedLabel(m.Assumed))
 		}
-		mdRow(bw, []string{label, textfmt.Percent(r.HitRate()), strconv.Itoa(r.Acquires), strconv.Itoa(r.Hits),
-			textfmt.MDText(causes(r.MissesByCause)), strconv.Itoa(r.SessionsOpened), strconv.Itoa(r.PeakSessions),
-			strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused)})
+		c := cells(r, m.KeysMerged != "")
+		mdRow(bw, []string{label, c[0], strconv.Itoa(r.Acquires), c[1], textfmt.MDText(c[2]), c[3], c[4], c[5], c[6]})
 	}
 	if n := len(rows) - shown; n > 0 {
 		fmt.Fprintf(bw, "\n%d more rows not shown (`--format json` lists them all).\n", n)
 	}
-	if best := BestPerCost(rows); len(best) > 0 {
+	if m.KeysMerged != "" {
+		fmt.Fprintf(bw, "\n%s.\n", textfmt.MDText(bestNotMeasurable))
+	}
+	if best := bestOf(rows, m); len(best) > 0 {
 		fmt.Fprintf(bw, "\n%s\n\n", textfmt.MDText(bestIntro))
 		for _, b := range best {
 			head, tail := bestLine(b, rows)

@@ -71,15 +71,17 @@ const NoAcquires = "No what-if replay: the dump holds no acquire (no pool spans 
 // (CollectBusiest), said above the section when keys are left out. The
 // as-recorded row is at the settings every pool scope recorded; where the
 // dump records none, or its scopes disagree (said above the section), at
-// assume, labelled assumed. A dump without an acquire gets a section that
-// says why it has no replay.
-func WriteReportSection(w io.Writer, ev *events.ReportEvents, assume Settings) error {
-	return writeReportSection(w, ev.EachAcquire, assume)
+// assume, labelled assumed. keysMerged is the analysis's KeysMergedWhy of
+// its writer: when not empty, the rows' figures are not measurable
+// (Marks.KeysMerged) and sorted by setting. A dump without an acquire gets
+// a section that says why it has no replay.
+func WriteReportSection(w io.Writer, ev *events.ReportEvents, assume Settings, keysMerged string) error {
+	return writeReportSection(w, ev.EachAcquire, assume, keysMerged)
 }
 
 // writeReportSection is WriteReportSection over the acquires each hands
 // out (twice, as CollectBusiest reads them).
-func writeReportSection(w io.Writer, each func(func(*events.Acquire)), assume Settings) error {
+func writeReportSection(w io.Writer, each func(func(*events.Acquire)), assume Settings, keysMerged string) error {
 	wl, smp := CollectBusiest(each, ReportMaxKeys, ReportMaxAcquires)
 	if wl.Acquires() == 0 {
 		if err := absentTmpl.Execute(w, NoAcquires); err != nil {
@@ -109,6 +111,7 @@ func writeReportSection(w io.Writer, each func(func(*events.Acquire)), assume Se
 			rows = append(rows, wl.Replay(s))
 		}
 	}
-	Sort(rows)
-	return WriteHTMLSection(w, rows, Marks{Assumed: !ok})
+	m := Marks{Assumed: !ok, KeysMerged: keysMerged}
+	SortFor(rows, m)
+	return WriteHTMLSection(w, rows, m)
 }

@@ -133,7 +133,7 @@ func TestReportSectionReplaysTheDumpAroundItsSettings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ev, hits := reportEvents(t, tc.path)
 			var b strings.Builder
-			if err := WriteReportSection(&b, ev, DefaultAssumed); err != nil {
+			if err := WriteReportSection(&b, ev, DefaultAssumed, ""); err != nil {
 				t.Fatal(err)
 			}
 			page := b.String()

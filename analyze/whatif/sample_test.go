@@ -88,10 +88,10 @@ func TestReportSectionOfAMillionKeysReplaysAThousand(t *testing.T) {
 		t.Fatalf("sample %+v, workload of %d acquires; want %+v", smp, w.Acquires(), want)
 	}
 	var million, thousand strings.Builder
-	if err := writeReportSection(&million, keyed(counts), DefaultAssumed); err != nil {
+	if err := writeReportSection(&million, keyed(counts), DefaultAssumed, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeReportSection(&thousand, keyed(counts[:ReportMaxKeys]), DefaultAssumed); err != nil {
+	if err := writeReportSection(&thousand, keyed(counts[:ReportMaxKeys]), DefaultAssumed, ""); err != nil {
 		t.Fatal(err)
 	}
 	c := textfmt.Count
@@ -125,7 +125,7 @@ func TestReportSectionSizeDoesNotGrowPastTheKeyCap(t *testing.T) {
 	section := func(n int) string {
 		ev, _ := reportEvents(t, keysDump(t, n))
 		var b strings.Builder
-		if err := WriteReportSection(&b, ev, DefaultAssumed); err != nil {
+		if err := WriteReportSection(&b, ev, DefaultAssumed, ""); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()

@@ -65,11 +65,14 @@ func writeHTMLReport(cmd *cobra.Command, path string, ev *analyze.ReportEvents, 
 // events ev (analyze.RunOptions.Events), htmlreport draws them with the
 // report r, and whatif replays their acquires for the what-if section
 // under it (assuming the analysis's idle TTL where the dump records no
-// settings).
+// settings; its figures not measurable where r's writer cannot tell the
+// keys apart).
 func newHTMLReport(ev *analyze.ReportEvents, cfg rulefmt.Config, r *report.Report, opts htmlreport.Options) (*htmlreport.Report, error) {
 	assume := whatif.DefaultAssumed
 	assume.IdleTTL = cfg.WithDefaults().IdleTTL
-	opts.WhatIf = func(w io.Writer) error { return whatif.WriteReportSection(w, ev, assume) }
+	opts.WhatIf = func(w io.Writer) error {
+		return whatif.WriteReportSection(w, ev, assume, whatif.KeysMergedWhy(r.Writer))
+	}
 	return htmlreport.New(r, ev, opts)
 }
 

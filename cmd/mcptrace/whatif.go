@@ -61,6 +61,12 @@ scopes recorded different ones (said on stderr), or a --recorded-* flag is
 given (it overrides), the --recorded-* values are used and labelled assumed.
 The as-recorded row replays the pre-warm dials the dump holds; --recorded-prewarm assumes a policy instead. ` + whatif.OutOfScope + `.
 
+Where the spans cannot tell the dump's keys apart (acquire spans without a
+cache key; keys that may differ only in escaped lone surrogates), as
+'mcptrace analyze' reads its writer, the replay merges them: every figure
+but the acquires is said not measurable, with why, in every --format, and
+no best setting is named.
+
 Under the rows, the best setting per cost: for each of sessions opened, peak
 sessions, idle session-seconds and unused pre-warm handshakes (waste), the
 highest hit rate among the rows costing at most what the as-recorded row
@@ -182,7 +188,7 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 	lopts := analyze.LoadOptions{Read: s.ropts, Index: s.cfg.IndexOptions()}
 	lopts.Read.Stdin = cmd.InOrStdin()
 	c := whatif.NewCollector()
-	inputs, err := analyze.ReadAcquires(cmd.Context(), src, s.cfg, lopts, c.Add)
+	inputs, writer, err := analyze.ReadAcquiresWriter(cmd.Context(), src, s.cfg, lopts, c.Add)
 	if err != nil {
 		var re *ingest.ReadError
 		switch {
@@ -205,11 +211,12 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 		return usageErrorf("whatif: %v", err)
 	}
 	rec, assumed := recordedSetting(cmd, w, flagRec)
-	rows, err := replayRows(cmd.Context(), w, rec, sets)
+	marks := whatif.Marks{Assumed: assumed, Partial: partial, KeysMerged: whatif.KeysMergedWhy(writer)}
+	rows, err := replayRows(cmd.Context(), w, rec, sets, marks)
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, whatif.Marks{Assumed: assumed, Partial: partial}) }); err != nil {
+	if err := writeOutput(cmd, f.output, func(w io.Writer) error { return write(w, rows, marks) }); err != nil {
 		return err
 	}
 	if backend && !f.allowPartial {
@@ -219,9 +226,10 @@ func runWhatif(cmd *cobra.Command, args []string, f whatifFlags) error {
 }
 
 // replayRows replays w at rec (the as-recorded row) and at every other
-// setting of sets, sorted as the table shows them. A canceled ctx (Ctrl-C)
-// stops the replay within a few thousand acquires: exit 130.
-func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, sets []whatif.Settings) ([]whatif.Row, error) {
+// setting of sets, sorted as the outputs under m say (whatif.SortFor). A
+// canceled ctx (Ctrl-C) stops the replay within a few thousand acquires:
+// exit 130.
+func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, sets []whatif.Settings, m whatif.Marks) ([]whatif.Row, error) {
 	asRec, err := w.ReplayContext(ctx, rec)
 	if err != nil {
 		return nil, interruptedIn("replay", err)
@@ -238,7 +246,7 @@ func replayRows(ctx context.Context, w *whatif.Workload, rec whatif.Settings, se
 		}
 		rows = append(rows, row)
 	}
-	whatif.Sort(rows)
+	whatif.SortFor(rows, m)
 	return rows, nil
 }
 

@@ -78,7 +78,7 @@ func TestWhatifReplayCanceledExits130(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	set := whatif.Settings{IdleTTL: time.Minute, IdlePerKey: 1, MaxIdle: 64}
-	rows, err := replayRows(ctx, w, set, []whatif.Settings{set})
+	rows, err := replayRows(ctx, w, set, []whatif.Settings{set}, whatif.Marks{})
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.code != exitInterrupted || !errors.Is(err, context.Canceled) || rows != nil {
 		t.Errorf("rows %v, error %v: want exit %d wrapping context.Canceled", rows, err, exitInterrupted)

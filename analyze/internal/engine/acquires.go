@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 
 	evdata "github.com/mcptrace/mcptrace/analyze/events"
 	"github.com/mcptrace/mcptrace/analyze/ingest"
 
 	"github.com/mcptrace/mcptrace/analyze/internal/record"
+	"github.com/mcptrace/mcptrace/analyze/report"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -25,17 +27,27 @@ type Acquire = evdata.Acquire
 // never every span. It returns what was read from each input; on a read
 // error, a *ReadError and no acquire.
 func ReadAcquires(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+	inputs, _, err := ReadAcquiresWriter(ctx, src, cfg, lopts, fn)
+	return inputs, err
+}
+
+// ReadAcquiresWriter is ReadAcquires, and also returns what the writer of
+// the spans shows (the report's Writer section, computed as `mcptrace
+// analyze` computes it): a replay of the acquires asks it
+// (report.Report.LacksWhy) whether the keys it replays apart were told
+// apart. The writer is nil on error.
+func ReadAcquiresWriter(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lopts LoadOptions, fn func(*Acquire)) ([]Input, *report.WriterReport, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ChooseEngine(EngineRequest{Config: cfg, Rereadable: src.Rereadable()}).Kind == EngineSpeculative {
 		eng, err := newSpeculativeEngine(cfg, EngineOptions{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		inputs, err := acquiresWith(ctx, eng, src, lopts, fn)
+		inputs, w, err := acquiresWith(ctx, eng, src, lopts, fn)
 		if !errors.Is(err, errSpoiled) {
-			return inputs, err
+			return inputs, w, err
 		}
 		if lopts.Reread != nil {
 			lopts.Reread(errSpoiled)
@@ -43,13 +55,14 @@ func ReadAcquires(ctx context.Context, src ingest.Source, cfg rulefmt.Config, lo
 	}
 	eng, err := NewEngine(cfg, EngineOptions{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return acquiresWith(ctx, eng, src, lopts, fn)
 }
 
-// acquiresWith feeds src into eng and attributes its acquires into fn.
-func acquiresWith(ctx context.Context, eng *Engine, src ingest.Source, lopts LoadOptions, fn func(*Acquire)) ([]Input, error) {
+// acquiresWith feeds src into eng, attributes its acquires into fn and
+// returns what the writer of the spans shows.
+func acquiresWith(ctx context.Context, eng *Engine, src ingest.Source, lopts LoadOptions, fn func(*Acquire)) ([]Input, *report.WriterReport, error) {
 	eng.mu.Lock()
 	eng.agg.settings = map[int32]int32{} // keep the pool's recorded settings by scope
 	eng.agg.services = map[int32]int32{} // and each scope's service
@@ -57,10 +70,10 @@ func acquiresWith(ctx context.Context, eng *Engine, src ingest.Source, lopts Loa
 	inputs, err := Feed(ctx, src, lopts, eng)
 	if err != nil {
 		eng.Close()
-		return inputs, err
+		return inputs, nil, err
 	}
 	if err := eng.Flush(); err != nil {
-		return inputs, err
+		return inputs, nil, err
 	}
 	eng.mu.Lock()
 	defer eng.mu.Unlock()
@@ -79,7 +92,7 @@ func acquiresWith(ctx context.Context, eng *Engine, src ingest.Source, lopts Loa
 	eng.agg.pairs.EachPrewarm = eng.agg.pairs.Each
 	eng.agg.pairs.Advance(math.MaxInt64)
 	eng.agg.pairs.Each, eng.agg.pairs.EachPrewarm = nil, nil
-	return inputs, nil
+	return inputs, eng.agg.writer(slices.Clone(eng.inputs)), nil
 }
 
 // acquireOf is the Acquire of an attributed acquire event, its strings

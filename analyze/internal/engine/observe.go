@@ -415,6 +415,16 @@ func mergeExamples(a, b []string) []string {
 	return out
 }
 
+// writer is what the writer of the spans merged so far shows, with what
+// the readers saw of inputs (the lone surrogates the spans cannot say
+// they held): the report's writer section, and what a replay of the
+// acquires (ReadAcquiresWriter) asks whether it can tell keys apart.
+func (a *aggregate) writer(inputs []report.InputReport) *report.WriterReport {
+	seen := a.seen
+	seen.AddInputs(inputs) // what the spans cannot say of themselves
+	return measure.WriterReport(a.vocabulary(), seen, a.cfg.Vocabulary != nil)
+}
+
 // report attributes every acquire still pending and returns the report.
 // Call it once.
 func (a *aggregate) report(inputs []report.InputReport) *report.Report {
@@ -461,9 +471,7 @@ func (a *aggregate) report(inputs []report.InputReport) *report.Report {
 		r.Executions.Root = r.Settings.ExecutionRoot
 	}
 	a.reportDetection(r)
-	seen := a.seen
-	seen.AddInputs(inputs) // what the spans cannot say of themselves
-	r.Writer = measure.WriterReport(a.vocabulary(), seen, a.cfg.Vocabulary != nil)
+	r.Writer = a.writer(inputs)
 	r.Warnings = append(a.seen.Warnings(), measure.LeftOutWarnings(&r.Pool.Latency)...)
 	if w := a.pairs.UnusableSettingsWarning(a.strs); w != "" {
 		r.Warnings = append(r.Warnings, w)
