@@ -29,6 +29,15 @@ type Batch struct {
 	// refs counts who still reads the batch: Read while ConsumeBatch runs,
 	// plus one per Keep not yet released. The last to let go recycles it.
 	refs atomic.Int32
+
+	// While a decoder fills the batch (batch_budget.go): the job's charge
+	// its slices are charged to (nil: none), what they hold charged, the
+	// attributes kept free for a span's or resource's (startCharge), and
+	// why a growth was refused.
+	charge  *jobCharge
+	charged int64
+	room    int
+	err     error
 }
 
 // Keep takes a reference to b for the sink that is consuming it: Read
@@ -65,16 +74,34 @@ type Span struct {
 }
 
 // newSpan appends an empty span of resource res to the batch and returns
-// it. Nothing appends to the spans while a span is read, so it stays
-// valid. The decoders write a span's and an attribute's fields in place:
-// a record built aside and copied in is read back with wide loads just
-// after the narrow stores of its fields, which the CPU cannot forward, and
-// the copy waits for them.
+// it, or nil when the batch could not grow for it within the budget
+// (makeRoom: b.err says why). Nothing appends to the spans while a span
+// is read, so it stays valid. The decoders write a span's and an
+// attribute's fields in place: a record built aside and copied in is read
+// back with wide loads just after the narrow stores of its fields, which
+// the CPU cannot forward, and the copy waits for them.
 func (b *Batch) newSpan(res int32) *Span {
+	if len(b.Spans) == cap(b.Spans) || cap(b.Attrs)-len(b.Attrs) < b.room {
+		if !b.makeRoom(1, 0) {
+			return nil
+		}
+	}
 	b.Spans = append(b.Spans, Span{})
 	sp := &b.Spans[len(b.Spans)-1]
 	sp.Resource = res
 	return sp
+}
+
+// newResource appends r to the batch's resources, and reports false when
+// the batch could not grow for it within the budget, as newSpan does.
+func (b *Batch) newResource(r Resource) bool {
+	if len(b.Resources) == cap(b.Resources) || cap(b.Attrs)-len(b.Attrs) < b.room {
+		if !b.makeRoom(0, 1) {
+			return false
+		}
+	}
+	b.Resources = append(b.Resources, r)
+	return true
 }
 
 // newAttr appends an attribute of key k to the range of b.Attrs that
@@ -140,6 +167,7 @@ func putBatch(b *Batch) {
 	clear(b.Attrs) // drop the strings
 	clear(b.Spans)
 	b.Resources, b.Spans, b.Attrs = b.Resources[:0], b.Spans[:0], b.Attrs[:0]
+	b.charge, b.charged, b.room, b.err = nil, 0, 0, nil
 	batchPool.Put(b)
 }
 

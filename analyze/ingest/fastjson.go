@@ -33,16 +33,33 @@ import (
 
 // decodeFastOTLP decodes one OTLP JSON request keeping what keys name, and
 // reports false when the line is not in the shape it handles (the caller
-// then decodes it with pdata).
+// then decodes it with pdata). It charges nothing (decodeFastOTLPCharged).
 func decodeFastOTLP(data []byte, keys *keepSet) (*Batch, bool) {
-	c := stringCaches.Get().(*stringCache)
-	defer stringCaches.Put(c)
-	d := fastDec{b: data, keys: keys, out: getBatch(), strs: c}
-	if !d.request() || len(d.out.Spans) == 0 {
-		putBatch(d.out)
-		return nil, false
+	b, _ := decodeFastOTLPCharged(data, keys, nil)
+	return b, b != nil
+}
+
+// decodeFastOTLPCharged is decodeFastOTLP with the batch charged to the
+// job's charge c as it grows (Batch.startCharge): nil and no error when
+// the line is not in the shape it handles; nil and the cause when the
+// batch could not grow within the budget (a batch larger than the share,
+// errNoRoom for the consumer, the read stopped), the line then left out.
+func decodeFastOTLPCharged(data []byte, keys *keepSet, c *jobCharge) (*Batch, error) {
+	sc := stringCaches.Get().(*stringCache)
+	defer stringCaches.Put(sc)
+	d := fastDec{b: data, keys: keys, out: getBatch(), strs: sc}
+	err := d.out.startCharge(c, keys.room)
+	if err == nil && d.request() && len(d.out.Spans) > 0 {
+		if err = d.out.settle(); err == nil {
+			return d.out, nil
+		}
 	}
-	return d.out, true
+	if err == nil {
+		err = d.out.err
+	}
+	d.out.uncharge()
+	putBatch(d.out)
+	return nil, err
 }
 
 // fastDec is the state of one decode. Every method returns false to give
@@ -556,7 +573,9 @@ func (d *fastDec) request() bool {
 
 func (d *fastDec) resourceSpans() bool {
 	r := int32(len(d.out.Resources))
-	d.out.Resources = append(d.out.Resources, Resource{})
+	if !d.out.newResource(Resource{}) {
+		return false
+	}
 	return d.object(func(k []byte) (uint32, bool) {
 		switch string(k) {
 		case "resource":
@@ -670,6 +689,9 @@ func spanKey(k []byte) int {
 // empty) by spanRare; a key seen twice gives up.
 func (d *fastDec) span(res int32) bool {
 	sp := d.out.newSpan(res)
+	if sp == nil {
+		return false
+	}
 	if d.strs.spans.read(d, sp) {
 		return true
 	}

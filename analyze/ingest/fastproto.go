@@ -100,14 +100,30 @@ const (
 // what keep names, and reports false when the record is not in the shape
 // it handles (the caller then decodes it with pdata).
 func decodeFastProto(data []byte, keep *keepSet) (*Batch, bool) {
-	c := stringCaches.Get().(*stringCache)
-	defer stringCaches.Put(c)
-	d := protoDec{keep: keep, out: getBatch(), strs: c}
-	if !d.request(data) || len(d.out.Spans) == 0 {
-		putBatch(d.out)
-		return nil, false
+	b, _ := decodeFastProtoCharged(data, keep, nil)
+	return b, b != nil
+}
+
+// decodeFastProtoCharged is decodeFastProto with the batch charged to the
+// job's charge c as it grows, as decodeFastOTLPCharged charges a JSON
+// line's: nil and no error when the record is left to pdata, nil and the
+// cause when the batch could not grow within the budget.
+func decodeFastProtoCharged(data []byte, keep *keepSet, c *jobCharge) (*Batch, error) {
+	sc := stringCaches.Get().(*stringCache)
+	defer stringCaches.Put(sc)
+	d := protoDec{keep: keep, out: getBatch(), strs: sc}
+	err := d.out.startCharge(c, keep.room)
+	if err == nil && d.request(data) && len(d.out.Spans) > 0 {
+		if err = d.out.settle(); err == nil {
+			return d.out, nil
+		}
 	}
-	return d.out, true
+	if err == nil {
+		err = d.out.err
+	}
+	d.out.uncharge()
+	putBatch(d.out)
+	return nil, err
 }
 
 // protoDec is the state of one decode. Every method returns false to give
@@ -299,7 +315,9 @@ func (d *protoDec) request(msg []byte) bool {
 
 func (d *protoDec) resourceSpans(msg []byte) bool {
 	r := int32(len(d.out.Resources))
-	d.out.Resources = append(d.out.Resources, Resource{Attrs: int32(len(d.out.Attrs))})
+	if !d.out.newResource(Resource{Attrs: int32(len(d.out.Attrs))}) {
+		return false
+	}
 	seenResource := false
 	it := fieldIter{b: msg}
 	for it.next() {
@@ -391,15 +409,26 @@ func (d *protoDec) scope(msg []byte) bool {
 	return !it.bad
 }
 
-// span reads one span into the batch. The fields exporters write for every
-// span are read in the switch here, inline in the loop over its fields; the
-// rest (ones they omit when empty) by spanRare.
+// span reads one span into the batch: in the layout marshalers write
+// (tryInOrder), else field by field (spanFields). A batch that cannot
+// grow for it within the budget gives up (Batch.err says why).
 func (d *protoDec) span(msg []byte, r int32) bool {
 	sp := d.out.newSpan(r)
+	if sp == nil {
+		return false
+	}
 	d.attrs = int32(len(d.out.Attrs))
 	if done, ok := d.tryInOrder(msg, sp); done {
 		return ok
 	}
+	return d.spanFields(msg, sp)
+}
+
+// spanFields reads span msg into sp field by field, in any order. The
+// fields exporters write for every span are read in the switch here,
+// inline in the loop over its fields; the rest (ones they omit when
+// empty) by spanRare.
+func (d *protoDec) spanFields(msg []byte, sp *Span) bool {
 	it := fieldIter{b: msg}
 	for it.next() {
 		f := &it.f

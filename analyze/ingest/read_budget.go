@@ -97,7 +97,10 @@ func (b budget) inflightShare() int64 {
 // which always goes on: it is the only job the sink's progress, and so
 // every release, depends on, so waiting never deadlocks, and the share is
 // passed by at most that one job. Jobs reach the workers in order, so the
-// job served is always with a worker or done.
+// job served is always with a worker, done, or parked for the sink's
+// goroutine to finish. The projection decoders' batches hold the share
+// tighter (reserve's rules, jobCharge): their job is parked rather than
+// pass the share, and the job served finished a record at a time.
 type inflight struct {
 	mu      sync.Mutex
 	size    int64
@@ -115,6 +118,11 @@ type inflight struct {
 	// (chargePdata): from then on the goroutine that feeds the sink
 	// decodes no more, as for decoders, so only the workers wait.
 	pdata atomic.Bool
+	// peak is the most used has been, for tests of the share's bound.
+	peak int64
+	// full, when set (tests only), is called each time a charge finds no
+	// room, before it waits or fails with errNoRoom, outside the lock.
+	full func()
 }
 
 // chargedByDecoders marks g as charged by the decoders themselves (see
@@ -145,7 +153,7 @@ func (g *inflight) chargePdata(seq uint64, n int64, consumer bool) (int64, error
 	}
 	n = min(n, g.size)
 	g.mu.Lock()
-	g.used += n
+	g.add(n)
 	g.mu.Unlock()
 	return n, nil
 }
@@ -164,28 +172,74 @@ func newInflight(size int64) *inflight {
 // charged, for give: n cut to the share's size, so a record never waits
 // for more than the share holds.
 func (g *inflight) take(seq uint64, n int64) (int64, error) {
+	return g.reserve(seq, n, n, takeWaits)
+}
+
+// errNoRoom is what a charge that may not wait gets when the share has
+// no room for it (reserve).
+var errNoRoom = errors.New("no room in the share of the memory budget in flight")
+
+// waitRule is what a charge does when the share has no room for it.
+type waitRule uint8
+
+const (
+	// takeWaits waits for room, except for the job served (and earlier
+	// ones), which charges at once: take's rule.
+	takeWaits waitRule = iota
+	// workerWaits waits for room, and fails with errNoRoom once its job
+	// is the one served: a batch's charge on a worker, whose job is then
+	// parked for the consumer to finish a record at a time.
+	workerWaits
+	// neverWaits fails with errNoRoom, except for the job served, which
+	// charges at once: a batch's charge on the consumer.
+	neverWaits
+)
+
+// reserve charges the bytes a record of job seq needs, or want (at least
+// need) when the room left holds that much, and returns what it charged,
+// for give; both are cut to the share's size, as take cuts n. When the
+// share has no room for need, rule says what it does.
+func (g *inflight) reserve(seq uint64, need, want int64, rule waitRule) (int64, error) {
 	if g == nil {
 		return 0, nil
 	}
-	n = min(n, g.size)
+	need, want = min(need, g.size), min(max(want, need), g.size)
 	for {
 		g.mu.Lock()
-		if g.used+n <= g.size || seq <= g.serving {
-			g.used += n
+		n := want
+		if g.used+want > g.size {
+			n = need
+		}
+		served := seq <= g.serving
+		if g.used+n <= g.size || served && rule != workerWaits {
+			g.add(n)
 			g.mu.Unlock()
 			return n, nil
 		}
-		if g.changed == nil {
+		fail := served || rule == neverWaits
+		if !fail && g.changed == nil {
 			g.changed = make(chan struct{})
 		}
 		changed := g.changed
 		g.mu.Unlock()
+		if g.full != nil {
+			g.full()
+		}
+		if fail {
+			return 0, errNoRoom
+		}
 		select {
 		case <-changed:
 		case <-g.stop:
 			return 0, errReadStopped
 		}
 	}
+}
+
+// add charges n bytes; g.mu is held.
+func (g *inflight) add(n int64) {
+	g.used += n
+	g.peak = max(g.peak, g.used)
 }
 
 // give returns n bytes taken.

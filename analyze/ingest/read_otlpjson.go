@@ -175,12 +175,17 @@ func openOTLPJSON(o openArgs) (producer, func(rec) result, func(), error) {
 // decodeOTLPJSONLine decodes one JSON line: one ExportTraceServiceRequest,
 // into a Batch when keep is set and the line has the shape the projection
 // decoder takes, else with pdata, charged to share (the budget's share
-// in flight) by what it builds.
+// in flight) by what it builds; a batch is charged to the job's charge
+// (rec.charge) as it grows.
 func decodeOTLPJSONLine(path string, keep *keepSet, share *inflight) func(rec) result {
 	return func(r rec) result {
 		if keep != nil {
-			if b, ok := decodeFastOTLP(r.data, keep); ok {
+			b, err := decodeFastOTLPCharged(r.data, keep, r.charge)
+			if b != nil {
 				return result{batch: b}
+			}
+			if err != nil {
+				return batchRefused(err, &ReadError{Path: path, Line: r.line, Offset: r.off, Expected: expectedOTLPLine}, "a JSON line", len(r.data))
 			}
 		}
 		data, cut := r.cutDeep(path)

@@ -338,6 +338,10 @@ func (fr *framedReader) decode(r rec) result {
 		return result{prob: fr.zstdProblem(r.off, err)}
 	}
 	res := fr.decodeRecord(r, out, -1) // -1: the bytes are decompressed, not the stream's
+	if res.park {
+		fr.share.give(held) // decompressed again with the record
+		return res
+	}
 	res.held += held
 	return res
 }
@@ -386,8 +390,12 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 		return fr.decodeJSONRecord(r, data, recOff)
 	}
 	if fr.keep != nil {
-		if b, ok := decodeFastProto(data, fr.keep); ok {
+		b, err := decodeFastProtoCharged(data, fr.keep, r.charge)
+		if b != nil {
 			return result{batch: b, format: FormatOTLPProto}
+		}
+		if err != nil {
+			return batchRefused(err, &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedProtoRecord}, "a protobuf record", len(data))
 		}
 	}
 	// What pdata holds as it decodes the record is charged to the share
@@ -407,8 +415,12 @@ func (fr *framedReader) decodeRecord(r rec, data []byte, recOff int64) result {
 // charged to the share in flight.
 func (fr *framedReader) decodeJSONRecord(r rec, data []byte, recOff int64) result {
 	if fr.keep != nil {
-		if b, ok := decodeFastOTLP(data, fr.keep); ok {
+		b, err := decodeFastOTLPCharged(data, fr.keep, r.charge)
+		if b != nil {
 			return result{batch: b, format: FormatOTLPJSON}
+		}
+		if err != nil {
+			return batchRefused(err, &ReadError{Path: fr.s.path, Offset: r.off, Expected: expectedOTLPLine}, "a JSON record", len(data))
 		}
 	}
 	data, at, n := cutJSONRecord(fr.s.path, 0, recOff, data)

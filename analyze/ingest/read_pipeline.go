@@ -25,6 +25,9 @@ type rec struct {
 	// (pipeline.await): it must never wait for room in the share, which
 	// only it gives back.
 	consumer bool
+	// charge is the job's charge to the share in flight for what the
+	// projection decoders' batches hold (jobCharge); nil: none.
+	charge *jobCharge
 }
 
 // placed adds a document record's element to the cause of its problem:
@@ -47,6 +50,11 @@ type result struct {
 	cut     deepCut    // values past MaxDepth cut from the record decoded (depth.go)
 	lone    loneNote   // escaped lone surrogates read as U+FFFD (rawstring.go)
 	noTrace noTraceIDs // spans left out for an invalid trace id (span_ids.go)
+	// park says the record's batch found no room in the share where its
+	// decoder may not wait for it (jobCharge.add): nothing was decoded,
+	// and the record is decoded again, by the goroutine that feeds the
+	// sink, once the records before it were consumed (pipeline.decodeJob).
+	park bool
 }
 
 // job is a batch of records decoded by one worker, or a batch of results the
@@ -60,6 +68,14 @@ type job struct {
 	// blockHeld is what the block is charged to the share in flight,
 	// given back once the job is decoded and its block recycled.
 	blockHeld int64
+	// charge is what the projection decoders' batches of its records
+	// hold charged to the share, given back once the sink took them all.
+	charge jobCharge
+	// parked says the job's decoding stopped at record next for want of
+	// room in the share (result.park; set before done is closed): the
+	// consumer decodes the rest once the job is served (consumeParked).
+	parked bool
+	next   int
 }
 
 func newJob() *job { return &job{done: make(chan struct{})} }
@@ -259,20 +275,44 @@ func (p *pipeline) decodeJobs(decode func(rec) result) {
 
 // decodeJob decodes j's records, recycles its block, gives back its
 // block's charge and marks it done. consumer says the goroutine that
-// feeds the sink decodes it (rec.consumer).
+// feeds the sink decodes it (rec.consumer). A record whose batch finds
+// no room in the share where its decoder may not wait for it
+// (result.park: the consumer's, or a worker's for the job served) parks
+// the job: it is marked done with the records before it decoded, and the
+// consumer decodes the rest once the job is served (consumeParked).
 func (p *pipeline) decodeJob(j *job, decode func(rec) result, consumer bool) {
-	if p.ctx.Err() == nil {
-		j.res = make([]result, len(j.recs))
-		for i, r := range j.recs {
-			r.seq, r.consumer = j.seq, consumer
-			j.res[i] = decode(r)
-		}
+	if p.ctx.Err() == nil && !p.decodeRecs(j, decode, consumer) {
+		close(j.done) // parked: the block stays with the records left
+		return
 	}
+	p.release(j)
+	close(j.done)
+}
+
+// release recycles j's block, its records decoded, and gives back the
+// block's charge.
+func (p *pipeline) release(j *job) {
 	j.recs = nil
 	putBlock(j.block)
 	p.share.give(j.blockHeld)
 	j.block, j.blockHeld = nil, 0
-	close(j.done)
+}
+
+// decodeRecs decodes j's records, and reports false when it parked j at
+// one of them (decodeJob).
+func (p *pipeline) decodeRecs(j *job, decode func(rec) result, consumer bool) bool {
+	j.res = make([]result, len(j.recs))
+	j.charge.share, j.charge.seq, j.charge.consumer = p.share, j.seq, consumer
+	for i, r := range j.recs {
+		r.seq, r.consumer, r.charge = j.seq, consumer, &j.charge
+		res := decode(r)
+		if res.park {
+			j.res, j.next, j.parked = j.res[:i], i, true
+			return false
+		}
+		j.res[i] = res
+	}
+	return true
 }
 
 // await returns once j is decoded, or ctx is done. Until then the
@@ -283,7 +323,8 @@ func (p *pipeline) decodeJob(j *job, decode func(rec) result, consumer bool) {
 // waiting for another's decoding. Where the decoders charge the share as
 // they decode (zstd records, and from the first record handed to pdata
 // on), it only waits: a decoder may wait there for the room that the
-// consumer alone gives back.
+// consumer alone gives back. Once a job it decodes is parked for want of
+// room (decodeJob), it only waits too: the share is full.
 func (p *pipeline) await(j *job, decode func(rec) result) {
 	work := p.work
 	if p.share.decodersWait() {
@@ -306,8 +347,8 @@ func (p *pipeline) await(j *job, decode func(rec) result) {
 				continue
 			}
 			phase.Do(p.ctx, phase.Decode, func() { p.decodeJob(k, decode, true) })
-			if p.share.decodersWait() {
-				work = nil // a record charged to pdata: only the workers decode now
+			if k.parked || p.share.decodersWait() {
+				work = nil // the share is full, or a record charged to pdata: only the workers decode now
 			}
 		}
 	}
@@ -315,7 +356,8 @@ func (p *pipeline) await(j *job, decode func(rec) result) {
 
 // consumeJobs hands the results to consume in order, telling the share
 // which job it waits on (and decoding others meanwhile: await) and giving
-// back what each result held; it returns consume's first error or the
+// back what each result held, and once a job's results are all taken,
+// what its batches held; it returns consume's first error or the
 // context's.
 func (p *pipeline) consumeJobs(decode func(rec) result, consume func(result) error) error {
 	for j := range p.ordered {
@@ -324,16 +366,62 @@ func (p *pipeline) consumeJobs(decode func(rec) result, consume func(result) err
 		if err := p.ctx.Err(); err != nil {
 			return err
 		}
-		for _, r := range j.res {
-			if err := p.ctx.Err(); err != nil {
-				return err
-			}
-			err := consume(r)
-			p.share.give(r.held)
-			if err != nil {
+		if err := p.consumeResults(j, consume); err != nil {
+			return err
+		}
+		if j.parked {
+			if err := p.consumeParked(j, decode, consume); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// consumeResults hands j's decoded results to consume and gives back
+// what they held, the batches' charge included.
+func (p *pipeline) consumeResults(j *job, consume func(result) error) error {
+	defer p.giveBatches(j)
+	for _, r := range j.res {
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		err := consume(r)
+		p.share.give(r.held)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giveBatches gives back what j's batches held, all of them consumed.
+func (p *pipeline) giveBatches(j *job) {
+	p.share.give(j.charge.held)
+	j.charge.held, j.charge.used = 0, 0
+}
+
+// consumeParked decodes the records of j, the job served, that were left
+// when it was parked, each handed to consume and its charges given back
+// before the next is decoded: the share had no room for them, and as the
+// job served they are charged without waiting (a worker might wait for
+// room only the sink's progress gives back), so the job passes the share
+// by one record at most.
+func (p *pipeline) consumeParked(j *job, decode func(rec) result, consume func(result) error) error {
+	j.charge.consumer = true
+	for _, r := range j.recs[j.next:] {
+		if err := p.ctx.Err(); err != nil {
+			return err
+		}
+		r.seq, r.consumer, r.charge = j.seq, true, &j.charge
+		var res result
+		phase.Do(p.ctx, phase.Decode, func() { res = decode(r) })
+		j.res = append(j.res[:0], res)
+		if err := p.consumeResults(j, consume); err != nil {
+			return err
+		}
+	}
+	j.res = nil
+	p.release(j)
 	return nil
 }

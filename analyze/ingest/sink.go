@@ -56,6 +56,11 @@ type KeepAttrs struct {
 // keepSet is the immutable form of KeepAttrs the decoding workers share.
 type keepSet struct {
 	span, res keyFilter
+	// room is the most attributes a span and its resource may add to a
+	// batch: a key is kept once per span or resource (Batch.newAttr).
+	// A batch keeps that many free (Batch.newSpan), so it never grows
+	// while a span's attributes are read.
+	room int
 }
 
 // keyFilter is a set of attribute keys. Every attribute of every span is
@@ -71,6 +76,7 @@ type keyFilter struct {
 	// text.
 	byLen [maxFilterLen][]pattern
 	long  map[string]string // the others, each to itself
+	n     int               // the keys it holds
 }
 
 // maxFilterLen bounds the keys keyFilter lists by length.
@@ -83,11 +89,13 @@ func newKeyFilter(keys []string) keyFilter {
 		case k == "" || f.has(k):
 		case len(k) < maxFilterLen:
 			f.byLen[len(k)] = append(f.byLen[len(k)], newPattern(k))
+			f.n++
 		default:
 			if f.long == nil {
 				f.long = map[string]string{}
 			}
 			f.long[k] = k
+			f.n++
 		}
 	}
 	return f
@@ -154,5 +162,7 @@ func (f *keyFilter) keys() map[string]string {
 }
 
 func newKeepSet(k KeepAttrs) *keepSet {
-	return &keepSet{span: newKeyFilter(k.Span), res: newKeyFilter(k.Resource)}
+	s := &keepSet{span: newKeyFilter(k.Span), res: newKeyFilter(k.Resource)}
+	s.room = s.span.n + s.res.n
+	return s
 }
