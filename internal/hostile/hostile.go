@@ -69,6 +69,7 @@ func Shapes() []Shape {
 		{"jaeger-errors", "traces", "jaeger.json", false, JaegerErrors},
 		{"tempo-raw-error", "bytes", "tempo.json", false, TempoRawError},
 		{"tempo-wide-batches", "bytes", "tempo.json", false, TempoWideBatches},
+		{"tiny-span-lines", "bytes", "otlp.jsonl", false, TinySpanLines},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -639,4 +640,42 @@ func tempoWideBatch(i int, size int64) []byte {
 		b = append(b, ' ')
 	}
 	return b
+}
+
+// tinySpanLineBytes is the size of TinySpanLines' lines.
+const tinySpanLineBytes = 140_000
+
+// TinySpanLines writes n bytes of OTLP JSON lines of tinySpanLineBytes
+// each (the last one less): one span with a valid trace id, then as many
+// empty spans ({}) as fit, padded with spaces. A decoder holds a span at
+// 80 bytes whatever its size in the line, some thirty times an empty
+// one's: a reader that does not charge its spans to the budget holds
+// some 5 MB per line in flight, on every worker. The empty spans' trace
+// ids are invalid: they are left out, with a warning, once decoded; the
+// valid span of each line is read.
+func TinySpanLines(w io.Writer, n int64) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var b []byte
+	for i := int64(1); n > 0; i++ {
+		b = append(append(b[:0], lineHead...), appendSpan(nil, i, 0, spans.SpanInvoke, i+1, "")...)
+		size := min(n, tinySpanLineBytes)
+		fixed := int64(len(b) + len(lineTail))
+		if size < fixed {
+			break
+		}
+		for k := (size - fixed) / 3; k > 0; k-- {
+			b = append(b, ",{}"...)
+		}
+		b = append(b, lineTail[:len(lineTail)-1]...)
+		for int64(len(b)) < size-1 {
+			b = append(b, ' ')
+		}
+		b = append(b, '\n')
+		bw.Write(b) // bufio errors are sticky: Flush reports the first
+		n -= size
+	}
+	if err := fill(bw, n, ' '); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
