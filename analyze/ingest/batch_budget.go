@@ -134,6 +134,31 @@ func growCap(c, n int) int {
 	return c
 }
 
+// decodeCharged runs one projection decoder (decode, filling out with the
+// worker's string cache) over a record into a pooled batch charged to c
+// as it grows (startCharge, settle): the batch when decode read spans;
+// nil and no error when it gave up (the record goes to pdata) or read
+// none; nil and the cause when the batch could not grow within the
+// budget. Both projection decoders go through it, so a batch is charged
+// and given back one way.
+func decodeCharged(c *jobCharge, room int, decode func(out *Batch, sc *stringCache) bool) (*Batch, error) {
+	sc := stringCaches.Get().(*stringCache)
+	defer stringCaches.Put(sc)
+	out := getBatch()
+	err := out.startCharge(c, room)
+	if err == nil && decode(out, sc) && len(out.Spans) > 0 {
+		if err = out.settle(); err == nil {
+			return out, nil
+		}
+	}
+	if err == nil {
+		err = out.err
+	}
+	out.uncharge()
+	putBatch(out)
+	return nil, err
+}
+
 // startCharge readies b, a batch a projection decoder is about to fill,
 // for its record: room is the most attributes a span or a resource may
 // add (keepSet.room), which newSpan and newResource keep free in Attrs;

@@ -45,21 +45,10 @@ func decodeFastOTLP(data []byte, keys *keepSet) (*Batch, bool) {
 // batch could not grow within the budget (a batch larger than the share,
 // errNoRoom for the consumer, the read stopped), the line then left out.
 func decodeFastOTLPCharged(data []byte, keys *keepSet, c *jobCharge) (*Batch, error) {
-	sc := stringCaches.Get().(*stringCache)
-	defer stringCaches.Put(sc)
-	d := fastDec{b: data, keys: keys, out: getBatch(), strs: sc}
-	err := d.out.startCharge(c, keys.room)
-	if err == nil && d.request() && len(d.out.Spans) > 0 {
-		if err = d.out.settle(); err == nil {
-			return d.out, nil
-		}
-	}
-	if err == nil {
-		err = d.out.err
-	}
-	d.out.uncharge()
-	putBatch(d.out)
-	return nil, err
+	return decodeCharged(c, keys.room, func(out *Batch, sc *stringCache) bool {
+		d := fastDec{b: data, keys: keys, out: out, strs: sc}
+		return d.request()
+	})
 }
 
 // fastDec is the state of one decode. Every method returns false to give

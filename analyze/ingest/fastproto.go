@@ -109,21 +109,10 @@ func decodeFastProto(data []byte, keep *keepSet) (*Batch, bool) {
 // line's: nil and no error when the record is left to pdata, nil and the
 // cause when the batch could not grow within the budget.
 func decodeFastProtoCharged(data []byte, keep *keepSet, c *jobCharge) (*Batch, error) {
-	sc := stringCaches.Get().(*stringCache)
-	defer stringCaches.Put(sc)
-	d := protoDec{keep: keep, out: getBatch(), strs: sc}
-	err := d.out.startCharge(c, keep.room)
-	if err == nil && d.request(data) && len(d.out.Spans) > 0 {
-		if err = d.out.settle(); err == nil {
-			return d.out, nil
-		}
-	}
-	if err == nil {
-		err = d.out.err
-	}
-	d.out.uncharge()
-	putBatch(d.out)
-	return nil, err
+	return decodeCharged(c, keep.room, func(out *Batch, sc *stringCache) bool {
+		d := protoDec{keep: keep, out: out, strs: sc}
+		return d.request(data)
+	})
 }
 
 // protoDec is the state of one decode. Every method returns false to give
