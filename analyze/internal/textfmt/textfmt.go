@@ -100,32 +100,51 @@ func needsEscape(s string, keepNewlines bool) bool {
 	return false
 }
 
-// mdInert backslash-escapes what Markdown (GitHub's included) would turn
-// into live markup in a line of text: '[' and ']' (links, images, footnotes
-// and reference links), '@' (email autolinks), the ':' of "://" (every
-// bare-URL autolink: http://, https://, ftp://...) and of "mailto:" and
-// "xmpp:", and the '.' of "www." (GitHub's www autolinks). A backslash
-// before ASCII punctuation is CommonMark's escape: the character shows and
-// does nothing.
+// mdInert backslash-escapes, in one pass, what Markdown (GitHub's
+// included) would turn into live markup in a line of text (mdEscapes
+// decides each byte). A backslash before ASCII punctuation is
+// CommonMark's escape: the character shows and does nothing.
 func mdInert(s string) string {
-	if !strings.ContainsAny(s, "[]@:.") {
+	if !strings.ContainsAny(s, "[]@:.*~`_\\") {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '[' || c == ']' || c == '@':
-			b.WriteByte('\\')
-		case c == ':' && (strings.HasPrefix(s[i+1:], "//") || hasSuffixFold(s[:i], "mailto") || hasSuffixFold(s[:i], "xmpp")):
-			b.WriteByte('\\')
-		case c == '.' && hasSuffixFold(s[:i], "www"):
+		if mdEscapes(s, i) {
 			b.WriteByte('\\')
 		}
-		b.WriteByte(c)
+		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// mdEscapes reports whether s[i] needs a backslash before it:
+//   - '[' and ']' (links, images, footnotes, reference links) and '@'
+//     (email autolinks);
+//   - the ':' of "://" (every bare-URL autolink) and of "mailto:" and
+//     "xmpp:", and the '.' of "www." (GitHub's www autolinks);
+//   - '*', '~' and a backtick (emphasis, strikethrough, code spans), and
+//     '_' where it starts or ends a word (GitHub does not emphasise inside
+//     a word, so cache_key stays as it is);
+//   - a backslash before ASCII punctuation, which would otherwise escape
+//     the character after it or pair with the escape added before it,
+//     leaving that one raw. A backslash before anything else is shown as
+//     it is (TermSafe's \x1b among them).
+func mdEscapes(s string, i int) bool {
+	switch c := s[i]; c {
+	case '[', ']', '@', '*', '~', '`':
+		return true
+	case ':':
+		return strings.HasPrefix(s[i+1:], "//") || hasSuffixFold(s[:i], "mailto") || hasSuffixFold(s[:i], "xmpp")
+	case '.':
+		return hasSuffixFold(s[:i], "www")
+	case '_':
+		return i == 0 || i == len(s)-1 || !isWordByte(s[i-1]) || !isWordByte(s[i+1])
+	case '\\':
+		return i+1 < len(s) && isASCIIPunct(s[i+1])
+	}
+	return false
 }
 
 // hasSuffixFold reports whether s ends with the ASCII word suffix, ignoring
@@ -146,39 +165,7 @@ var mdReplacer = strings.NewReplacer("|", `\|`, "<", "&lt;", "&", "&amp;")
 // images and autolinks made inert (mdInert): text from a dump renders as
 // the text it is, never as a link, a picture or a tracking pixel.
 func MDText(s string) string {
-	return mdReplacer.Replace(mdInert(mdEmphasis(TermSafe(s))))
-}
-
-// mdEmphasis escapes what would start emphasis, strikethrough or a code
-// span in text from a dump ('*', '~', a backtick, and '_' where it starts
-// or ends a word: GitHub does not emphasise inside a word, so cache_key
-// stays as it is), and a backslash before ASCII punctuation, which would
-// otherwise escape the character after it or pair with an escape added
-// here or by mdInert, leaving that one raw. A backslash before anything
-// else is shown as it is (TermSafe's \x1b among them).
-func mdEmphasis(s string) string {
-	if !strings.ContainsAny(s, "*~`_\\") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '*', '~', '`':
-			b.WriteByte('\\')
-		case '_':
-			if i == 0 || i == len(s)-1 || !isWordByte(s[i-1]) || !isWordByte(s[i+1]) {
-				b.WriteByte('\\')
-			}
-		case '\\':
-			if i+1 < len(s) && isASCIIPunct(s[i+1]) {
-				b.WriteByte('\\')
-			}
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
+	return mdReplacer.Replace(mdInert(TermSafe(s)))
 }
 
 // isWordByte reports whether c is an ASCII letter or digit, or a byte of
