@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -111,17 +112,34 @@ func (e *SpanEvidence) identityLost() string {
 // EvidenceOf is what e's spans showed of their writer.
 func EvidenceOf(e *record.Table) SpanEvidence {
 	keyless, replaced := 0, 0
+	scope, key := replacementMemo{id: math.MinInt32}, replacementMemo{id: math.MinInt32}
 	for i := range e.Acquires {
 		a := &e.Acquires[i]
 		if a.Explicit && a.Key < 0 {
 			keyless++
 		}
-		if holdsReplacement(e.Str(a.Scope)) || holdsReplacement(e.Str(a.Key)) {
+		if scope.holds(e, a.Scope) || key.holds(e, a.Key) {
 			replaced++
 		}
 	}
 	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless,
 		replacedKeys: replaced, hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
+}
+
+// replacementMemo remembers whether the string id it was last asked about
+// holds U+FFFD: an acquire's scope, and often its key, is the one before
+// it's, so most acquires look at no text.
+type replacementMemo struct {
+	id  int32
+	has bool
+}
+
+// holds reports whether string id of e holds U+FFFD (holdsReplacement).
+func (m *replacementMemo) holds(e *record.Table, id int32) bool {
+	if id != m.id {
+		m.id, m.has = id, holdsReplacement(e.Str(id))
+	}
+	return m.has
 }
 
 // holdsReplacement reports whether s holds U+FFFD itself, as the readers
