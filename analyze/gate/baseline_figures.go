@@ -74,7 +74,7 @@ func figureInRange(m report.Measure, v float64) error {
 // nothing when the acquires or hits are themselves not measurable.
 func checkHitRate(rep *report.Report) error {
 	p := &rep.Pool
-	if !declaredKnown(rep, "acquires") || !declaredKnown(rep, "hits") {
+	if !rep.FigureAsRead("acquires").Known() || !rep.FigureAsRead("hits").Known() {
 		return nil // null in the JSON: nothing to hold the rate to
 	}
 	switch {
@@ -83,7 +83,7 @@ func checkHitRate(rep *report.Report) error {
 	case p.Misses > p.Acquires:
 		return fmt.Errorf("pool.misses is %d, above pool.acquires (%d)", p.Misses, p.Acquires)
 	case p.HitRate == nil:
-		if p.Acquires > 0 && declaredKnown(rep, "hit_rate") {
+		if p.Acquires > 0 && rep.FigureAsRead("hit_rate").Known() {
 			return fmt.Errorf("pool.hit_rate is null, though pool.acquires is %d and figures does not declare it not measurable", p.Acquires)
 		}
 	case p.Acquires == 0:
@@ -96,10 +96,3 @@ func checkHitRate(rep *report.Report) error {
 
 // num writes v as the JSON held it.
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-
-// declaredKnown reports whether a baseline's figure has a number: neither
-// its own figures (what the analysis that wrote it declared) nor
-// FigureOf (what its writer section shows) call it not measurable.
-func declaredKnown(rep *report.Report, name string) bool {
-	return rep.Figures[name].Known() && rep.FigureOf(name).Known()
-}

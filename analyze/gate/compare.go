@@ -169,16 +169,12 @@ type side struct {
 }
 
 // dumpSide reads a dump-level measure m of r: no figure where the spans
-// cannot show it (report.Report.FigureOf, or what the analysis that wrote
-// r declared), else its value and what it is worth.
+// cannot show it (report.Report.FigureAsRead), else its value and what it is worth.
 func dumpSide(r *report.Report, m report.Measure) side {
 	if report.UnmeasuredExecutions(r, m) {
 		return side{why: r.Executions.NotMeasurableText()}
 	}
-	f := r.FigureOf(m.Name)
-	if d := r.Figures[m.Name]; f.Known() && !d.Known() {
-		f = d
-	}
+	f := r.FigureAsRead(m.Name)
 	if !f.Known() {
 		return side{why: f.Why}
 	}

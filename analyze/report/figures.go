@@ -167,6 +167,18 @@ func (r *Report) lackWhy(c rulefmt.Capability) string {
 	return why + "; " + lost
 }
 
+// FigureAsRead is FigureOf for a report that may have been read back from
+// a file: not measurable, with the declared why, where the analysis that
+// wrote it declared so in r.Figures though the writer section alone would
+// not say it. The gate's baseline checks and comparisons ask it.
+func (r *Report) FigureAsRead(name string) FigureState {
+	f := r.FigureOf(name)
+	if d := r.Figures[name]; f.Known() && !d.Known() {
+		return d
+	}
+	return f
+}
+
 // DeclareFigures sets r.Figures from FigureOf for every figure of the
 // measure table that is not measurable, or only a bound: what the JSON
 // carries (a null where there is no number) and a report read back keeps.
