@@ -297,11 +297,12 @@ func TestTempoIDsOfALinkAreNormalisedButNoParent(t *testing.T) {
 
 // TestJaegerErrorTagYieldsToAnExplicitStatus pins the error tag's rule
 // (error=true never overrides otel.status_code=OK) and the parent's (a
-// reference into another trace, or a FOLLOWS_FROM, is no parent): the
-// error tag makes a span an error
-// only when no status says otherwise, and is kept as an attribute when it
-// does not; the parent is the first CHILD_OF reference in the span's own
-// trace, any other reference is a link.
+// reference into another trace is no parent): the error tag makes a span
+// an error only when no status says otherwise, and is kept as an attribute
+// when it does not; the parent is the first CHILD_OF reference in the
+// span's own trace, else its first FOLLOWS_FROM there (the cases are in
+// TestJaegerParentIsFirstChildOfElseFirstFollowsFromInTheSameTrace), any
+// other reference is a link.
 func TestJaegerErrorTagYieldsToAnExplicitStatus(t *testing.T) {
 	doc := `{"data":[{"traceID":"abc","spans":[
  {"traceID":"abc","spanID":"1","operationName":"ok","startTime":1,"duration":1,
@@ -321,7 +322,7 @@ func TestJaegerErrorTagYieldsToAnExplicitStatus(t *testing.T) {
 	want := map[string]string{
 		"ok":    "status=Ok parent=0000000000000002 attrs={error=Bool:true} links=1",
 		"error": "status=Error parent= attrs={} links=1",
-		"unset": "status=Error parent= attrs={} links=1",
+		"unset": "status=Error parent=0000000000000001 attrs={} links=0",
 	}
 	n := 0
 	for _, td := range batches {

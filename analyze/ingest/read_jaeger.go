@@ -428,30 +428,56 @@ func jaegerTimes(js *jaegerSpan) (start, end uint64, err error) {
 	return start, end, nil
 }
 
-// jaegerRefsInto sets the span's parent and links from its references: the
-// parent is the first CHILD_OF reference in the same trace (tid); every
-// other reference is a link.
+// jaegerRefsInto sets the span's parent and links from its references, the
+// way Jaeger's own model reads a parent: the first CHILD_OF reference in the
+// same trace (tid) or, when there is none, the first FOLLOWS_FROM reference
+// in the same trace. Every other reference is a link. A FOLLOWS_FROM that
+// may yet become the parent is appended as a link and taken back out at the
+// end, so the common single CHILD_OF reference never costs a link.
 func jaegerRefsInto(sp ptrace.Span, refs []jaegerRef, tid pcommon.TraceID) error {
 	parentDone := false
+	follows := -1 // the link index of the first same-trace FOLLOWS_FROM
+	links := sp.Links()
 	for _, ref := range refs {
-		rtid, err := jaegerTraceID(ref.TraceID)
-		if err != nil {
-			return fmt.Errorf("reference: %w", err)
-		}
-		rsid, err := jaegerSpanID("reference spanID", ref.SpanID)
+		rtid, rsid, err := jaegerRefIDs(ref)
 		if err != nil {
 			return err
 		}
-		if !parentDone && strings.EqualFold(ref.RefType, "CHILD_OF") && rtid == tid {
+		sameTrace := rtid == tid
+		if !parentDone && sameTrace && strings.EqualFold(ref.RefType, "CHILD_OF") {
 			sp.SetParentSpanID(rsid)
 			parentDone = true
 			continue
 		}
-		l := sp.Links().AppendEmpty()
+		if follows < 0 && sameTrace && strings.EqualFold(ref.RefType, "FOLLOWS_FROM") {
+			follows = links.Len()
+		}
+		l := links.AppendEmpty()
 		l.SetTraceID(rtid)
 		l.SetSpanID(rsid)
 	}
+	if !parentDone && follows >= 0 {
+		sp.SetParentSpanID(links.At(follows).SpanID())
+		at := -1
+		links.RemoveIf(func(ptrace.SpanLink) bool {
+			at++
+			return at == follows
+		})
+	}
 	return nil
+}
+
+// jaegerRefIDs reads a reference's trace and span ids.
+func jaegerRefIDs(ref jaegerRef) (pcommon.TraceID, pcommon.SpanID, error) {
+	rtid, err := jaegerTraceID(ref.TraceID)
+	if err != nil {
+		return pcommon.TraceID{}, pcommon.SpanID{}, fmt.Errorf("reference: %w", err)
+	}
+	rsid, err := jaegerSpanID("reference spanID", ref.SpanID)
+	if err != nil {
+		return pcommon.TraceID{}, pcommon.SpanID{}, err
+	}
+	return rtid, rsid, nil
 }
 
 // jaegerLogsInto turns the span's logs into events: a log's first event
