@@ -105,7 +105,10 @@ func (f FigureState) and(g FigureState) FigureState {
 	case f.Exact():
 		return g
 	}
-	why := f.Why + "; " + g.Why
+	why := f.Why
+	if g.Why != f.Why {
+		why += "; " + g.Why
+	}
 	switch {
 	case f.State == NotMeasurable || g.State == NotMeasurable:
 		return FigureState{State: NotMeasurable, Why: why}
@@ -168,13 +171,46 @@ func (r *Report) lackWhy(c rulefmt.Capability) string {
 }
 
 // FigureAsRead is FigureOf for a report that may have been read back from
-// a file: not measurable, with the declared why, where the analysis that
-// wrote it declared so in r.Figures though the writer section alone would
-// not say it. The gate's baseline checks and comparisons ask it.
+// a file: what the analysis that wrote it declared in r.Figures where the
+// writer section alone would say less (not measurable where FigureOf has
+// a number; a bound where FigureOf says the truth, as for a report whose
+// writer section is missing). The gate's baseline checks and comparisons
+// ask it.
 func (r *Report) FigureAsRead(name string) FigureState {
 	f := r.FigureOf(name)
-	if d := r.Figures[name]; f.Known() && !d.Known() {
+	switch d := r.Figures[name]; {
+	case f.Known() && !d.Known(), f.Exact() && !d.Exact():
 		return d
+	}
+	return f
+}
+
+// ChangeFigure is what the change from a figure worth base to one worth
+// cur (cur's number less base's) is worth: the truth when both are; a
+// lower bound when cur is at least its number or base at most its own
+// (the truth moved at least as far up, or less far down), an upper bound
+// the other way round; not measurable when a side is, or when the two
+// bound the change from opposite sides (it may be off either way). Each
+// reason says its side, or both sides for one reason of both.
+func ChangeFigure(base, cur FigureState) FigureState {
+	flip := map[Measurability]Measurability{LowerBound: UpperBound, UpperBound: LowerBound}
+	b, c := base, cur
+	bSide, cSide := "baseline: ", "current: "
+	if !b.Exact() && !c.Exact() && b.Why == c.Why {
+		bSide, cSide = "both sides: ", "both sides: "
+	}
+	if !b.Exact() {
+		b = FigureState{State: b.State, Why: bSide + b.Why}
+		if to, ok := flip[b.State]; ok {
+			b.State = to
+		}
+	}
+	if !c.Exact() {
+		c.Why = cSide + c.Why
+	}
+	f := c.and(b)
+	if f.State == "" {
+		f.State = Measurable
 	}
 	return f
 }

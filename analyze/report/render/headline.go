@@ -58,18 +58,12 @@ func (r view) headline(title, rowHeader string) section {
 // what it is worth (FigureOf): "—" for a figure the spans cannot show,
 // "≥ 59" for a lower bound, "≤ 6.7%" for an upper one.
 func (r view) drawFigure(m report.Measure) string {
-	state := r.FigureOf(m.Name).State
-	if state == report.NotMeasurable {
+	f := r.FigureOf(m.Name)
+	if !f.Known() {
 		return NotMeasurableCell
 	}
 	v, ok := m.Value(r.Report)
-	switch state {
-	case report.LowerBound:
-		return "≥ " + drawValue(m, v, ok)
-	case report.UpperBound:
-		return "≤ " + drawValue(m, v, ok)
-	}
-	return drawValue(m, v, ok)
+	return MarkAs(f, drawValue(m, v, ok))
 }
 
 // NotMeasurableCell is what a report for people draws for a figure the
@@ -105,10 +99,16 @@ func (r view) figureNotes(cols []report.Measure) []string {
 	}
 	out := make([]string, 0, len(notes))
 	for _, n := range notes {
-		words := map[report.Measurability]string{report.NotMeasurable: "not measurable", report.LowerBound: "lower bound (≥)", report.UpperBound: "upper bound (≤)"}[n.state]
-		out = append(out, strings.Join(n.labels, ", ")+": "+words+": "+n.why)
+		out = append(out, strings.Join(n.labels, ", ")+": "+StateWords(n.state)+": "+n.why)
 	}
 	return out
+}
+
+// StateWords names what a figure that is not the truth is worth, as the
+// notes under a table for people say it: "not measurable", "lower bound
+// (≥)", "upper bound (≤)"; "" for the truth.
+func StateWords(s report.Measurability) string {
+	return map[report.Measurability]string{report.NotMeasurable: "not measurable", report.LowerBound: "lower bound (≥)", report.UpperBound: "upper bound (≤)"}[s]
 }
 
 // readsHeadline builds the reads-per-request section from the table of

@@ -130,10 +130,12 @@ func (r view) scopeSection() section {
 // mark draws text, a breakdown of figure name (a cell of a per-scope or
 // per-revision row), as the headline draws the figure itself: "—" where
 // the spans cannot show it, "≥"/"≤" before a bound (report.Report.FigureOf).
-func (r view) mark(name, text string) string { return markAs(r.FigureOf(name), text) }
+func (r view) mark(name, text string) string { return MarkAs(r.FigureOf(name), text) }
 
-// markAs draws text as a figure worth f: "—", "≥ text", "≤ text" or text.
-func markAs(f report.FigureState, text string) string {
+// MarkAs draws text as a figure worth f: "—", "≥ text", "≤ text" or text.
+// Every table for people that draws a figure which may be a bound (the
+// report's, the gate's comparison) draws it with this mark.
+func MarkAs(f report.FigureState, text string) string {
 	switch f.State {
 	case report.NotMeasurable:
 		return NotMeasurableCell
@@ -172,8 +174,8 @@ func (r view) protocolSection() section {
 			kind = "sessionless"
 		}
 		of := func(key string) report.FigureState { return r.ShareOf("by_protocol[]." + key) }
-		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), markAs(of("calls"), itoa(g.Calls)), markAs(of("acquires"), itoa(g.Acquires)),
-			markAs(of("hits"), itoa(g.Hits)), markAs(of("misses"), itoa(g.Misses)), markAs(of("hit_rate"), pct(g.HitRate)), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
+		bp.rows = append(bp.rows, []string{name, kind, itoa(g.Traces), MarkAs(of("calls"), itoa(g.Calls)), MarkAs(of("acquires"), itoa(g.Acquires)),
+			MarkAs(of("hits"), itoa(g.Hits)), MarkAs(of("misses"), itoa(g.Misses)), MarkAs(of("hit_rate"), pct(g.HitRate)), ms(g.ColdStart.P50), ms(g.ColdStart.P95)})
 		if g.Sessionless {
 			bp.notes = append(bp.notes, fmt.Sprintf("%s is sessionless: the session rules do not apply; a miss costs a cold start of %s ms (p50) over %d handshake(s)", name, ms(g.ColdStart.P50), g.ColdStart.Count))
 		}
