@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
@@ -79,6 +80,15 @@ type Row struct {
 	// permitted and what happened; "" otherwise.
 	Allowed string `json:"allowed"`
 	Message string `json:"message"`
+	// BaselineFigure, CurrentFigure and ChangeFigure say what the two
+	// figures and the change between them (current less baseline) are
+	// worth: the truth (measurable), only a bound of it, or not
+	// measurable (a side without a figure, or a change that sides bound
+	// from opposite ends), with why. A figure drawn without its worth
+	// would pass a bound off as the truth.
+	BaselineFigure report.FigureState `json:"baseline_figure"`
+	CurrentFigure  report.FigureState `json:"current_figure"`
+	ChangeFigure   report.FigureState `json:"change_figure"`
 }
 
 // Regression is one measure that got worse than its baseline allows: a
@@ -93,6 +103,13 @@ type Regression struct {
 	Allowed string `json:"allowed"`
 	// Message says it in a sentence, with the test's p-value.
 	Message string `json:"message"`
+	// BaselineFigure, CurrentFigure and ChangeFigure say what Baseline,
+	// Current and the change between them are worth, as in Row: a
+	// regression stands on bounds only when the truth moved at least as
+	// far, but its figures are still only bounds.
+	BaselineFigure report.FigureState `json:"baseline_figure"`
+	CurrentFigure  report.FigureState `json:"current_figure"`
+	ChangeFigure   report.FigureState `json:"change_figure"`
 }
 
 // Compare judges every measure of cur against base: one row per measure
@@ -134,7 +151,8 @@ func RegressionsOf(rows []Row) []Regression {
 	out := []Regression{}
 	for _, r := range rows {
 		if r.Verdict == VerdictRegression {
-			out = append(out, Regression{Measure: r.Measure, Baseline: *r.Baseline, Current: *r.Current, Allowed: r.Allowed, Message: r.Message})
+			out = append(out, Regression{Measure: r.Measure, Baseline: *r.Baseline, Current: *r.Current, Allowed: r.Allowed, Message: r.Message,
+				BaselineFigure: r.BaselineFigure, CurrentFigure: r.CurrentFigure, ChangeFigure: r.ChangeFigure})
 		}
 	}
 	return out
@@ -214,6 +232,18 @@ func readsSide(r *report.Report, name string, f report.Measure) side {
 	return side{why: "no measure " + textfmt.QuoteInput(name)}
 }
 
+// worth is what s's figure is worth (report.Report.FigureAsRead): not
+// measurable, with why, when s has none.
+func (s side) worth() report.FigureState {
+	switch {
+	case !s.ok:
+		return report.FigureState{State: report.NotMeasurable, Why: s.why}
+	case s.figure.Exact():
+		return report.FigureState{State: report.Measurable}
+	}
+	return s.figure
+}
+
 // explain says why s has no figure of m; a rate or count out of no
 // trials (no acquires) has none either.
 func (s side) explain(m report.Measure) side {
@@ -238,7 +268,8 @@ func (s side) explain(m report.Measure) side {
 
 // compareRow judges measure m, named name, from its two sides.
 func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances) Row {
-	row := Row{Measure: name}
+	row := Row{Measure: name, BaselineFigure: b.worth(), CurrentFigure: c.worth()}
+	row.ChangeFigure = report.ChangeFigure(row.BaselineFigure, row.CurrentFigure)
 	if b.ok {
 		row.Baseline = &b.v
 	}
@@ -255,7 +286,7 @@ func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances
 	}
 	t := significance(m, b, c)
 	row.NBaseline, row.NCurrent = t.n1, t.n2
-	ch := change(m, b.v, c.v, tol)
+	ch := change(m, b, c, tol)
 	if t.ran && t.p <= Alpha && m.Sample != nil && (ch.worse || ch.better) {
 		// A run's calls share its machine: a busy run is slower in every
 		// call, significantly so. A latency regresses only when it is
@@ -278,13 +309,26 @@ func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances
 
 // unlessBounds makes a regression or an improvement not measurable when
 // a side is only a bound (side.figure) that lets the truth have moved
-// less than the figures did: a change up stands only when the current
-// truth is at least its figure and the baseline's at most its own, a
-// change down the other way round. So a bound never fails a check on a
-// change the spans cannot tell.
+// less than the figures did: a change up stands only when the change is
+// the truth or a lower bound of it (report.ChangeFigure: the current
+// truth at least its figure, the baseline's at most its own), a change
+// down only when it is the truth or an upper bound. So a bound never
+// fails a check on a change the spans cannot tell.
 func (row *Row) unlessBounds(b, c side) {
 	if row.Verdict != VerdictRegression && row.Verdict != VerdictImprovement {
 		return
+	}
+	switch row.ChangeFigure.State {
+	case report.Measurable:
+		return
+	case report.LowerBound:
+		if c.v >= b.v {
+			return
+		}
+	case report.UpperBound:
+		if c.v < b.v {
+			return
+		}
 	}
 	// The bound each side may be and keep its truth at least as far from
 	// the other side as its figure is.
@@ -302,10 +346,8 @@ func (row *Row) unlessBounds(b, c side) {
 			why = append(why, s.name+" is "+boundWords[s.f.State]+": "+s.f.Why)
 		}
 	}
-	if len(why) > 0 {
-		*row = Row{Measure: row.Measure, Baseline: row.Baseline, Current: row.Current, P: row.P, NBaseline: row.NBaseline, NCurrent: row.NCurrent,
-			Verdict: VerdictNotMeasurable, Why: strings.Join(why, "; ") + "; the truth may not have changed as far"}
-	}
+	row.Verdict, row.Regressed, row.Allowed, row.Message = VerdictNotMeasurable, false, "", ""
+	row.Why = strings.Join(why, "; ") + "; the truth may not have changed as far"
 }
 
 // boundWords say what a bound is, beside its figure.
@@ -443,32 +485,36 @@ type shift struct {
 	allowed, message string
 }
 
-// change says whether m moved from b to c beyond tol, the worse or the
+// change says whether m moved from bs to cs beyond tol, the worse or the
 // better way, as m.Baseline says; for the worse way, what was allowed and
-// what happened.
-func change(m report.Measure, b, c float64, tol rulefmt.Tolerances) shift {
+// what happened, each figure of the message marked by what it is worth
+// (render.MarkAs).
+func change(m report.Measure, bs, cs side, tol rulefmt.Tolerances) shift {
+	b, c := bs.v, cs.v
+	bm := func(text string) string { return render.MarkAs(bs.worth(), text) }
+	cm := func(text string) string { return render.MarkAs(cs.worth(), text) }
 	var s shift
 	switch m.Baseline {
 	case report.BaselineDrop:
 		drop := m.Tolerance(tol)
 		s.worse, s.better = c < b-drop-1e-9, c > b+drop+1e-9
 		s.allowed = ">= " + textfmt.Figure(textfmt.Round4(b-drop))
-		s.message = fmt.Sprintf("%s fell from %.1f%% to %.1f%% (more than %.1f points)", m.Noun, b*100, c*100, drop*100)
+		s.message = fmt.Sprintf("%s fell from %s%% to %s%% (more than %.1f points)", m.Noun, bm(fmt.Sprintf("%.1f", b*100)), cm(fmt.Sprintf("%.1f", c*100)), drop*100)
 	case report.BaselineGrowth:
 		allow := m.Tolerance(tol)
 		s.worse, s.better = c > b+allow, c < b-allow
 		s.allowed = "<= " + textfmt.Figure(b+allow)
-		s.message = fmt.Sprintf("%s rose from %s to %s", m.Noun, textfmt.Figure(b), textfmt.Figure(c))
+		s.message = fmt.Sprintf("%s rose from %s to %s", m.Noun, bm(textfmt.Figure(b)), cm(textfmt.Figure(c)))
 	case report.BaselineAppear:
 		s.worse, s.better = b == 0 && c > 0, b > 0 && c == 0
 		s.allowed = "0"
-		s.message = fmt.Sprintf("%s %s where the baseline had none", textfmt.Figure(c), m.Noun)
+		s.message = fmt.Sprintf("%s %s where the baseline had none", cm(textfmt.Figure(c)), m.Noun)
 	case report.BaselineLatency:
 		s.worse = b > 0 && c > b*tol.LatencyRatio && c-b > tol.LatencyMinDeltaMS
 		s.better = c > 0 && b > c*tol.LatencyRatio && b-c > tol.LatencyMinDeltaMS
 		s.allowed = "<= " + textfmt.Figure(textfmt.Round4(b*tol.LatencyRatio)) + " ms"
 		if b > 0 {
-			s.message = fmt.Sprintf("%s rose from %s ms to %s ms (x%.2f, more than x%s)", m.Noun, textfmt.Figure(b), textfmt.Figure(c), c/b, textfmt.Figure(tol.LatencyRatio))
+			s.message = fmt.Sprintf("%s rose from %s ms to %s ms (x%.2f, more than x%s)", m.Noun, bm(textfmt.Figure(b)), cm(textfmt.Figure(c)), c/b, textfmt.Figure(tol.LatencyRatio))
 		}
 	}
 	return s

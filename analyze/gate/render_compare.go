@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/report"
+	"github.com/mcptrace/mcptrace/analyze/report/render"
 )
 
 // The comparison of two runs (Compare's rows) drawn for people: the one
@@ -25,27 +26,68 @@ const maxVerdictCell = 60
 // maxPath bounds a file name said above a comparison.
 const maxPath = 300
 
-// figureCell renders a side's figure; "-" for none.
-func figureCell(p *float64) string {
+// figureCell renders a side's figure marked by what it is worth, f
+// (render.MarkAs, as the analysis draws it: "≥ 0.25" for a lower bound);
+// "-" for none.
+func figureCell(p *float64, f report.FigureState) string {
 	if p == nil {
 		return "-"
 	}
-	return textfmt.Figure(textfmt.Round4(*p))
+	return render.MarkAs(f, textfmt.Figure(textfmt.Round4(*p)))
 }
 
-// changeCell renders a row's change: "=" for none, a signed figure, ""
-// when a side has no figure.
+// changeCell renders a row's change marked by what it is worth
+// (Row.ChangeFigure): "=" for none, a signed figure, "≥ +6" for a lower
+// bound of the change, "—" for a change between bounds that may be off
+// either way; "" when a side has no figure.
 func changeCell(r Row) string {
 	if r.Baseline == nil || r.Current == nil {
 		return ""
 	}
+	text := "0"
 	switch d := textfmt.Round4(*r.Current - *r.Baseline); {
 	case d > 0:
-		return "+" + textfmt.Figure(d)
+		text = "+" + textfmt.Figure(d)
 	case d < 0:
-		return textfmt.Figure(d)
+		text = textfmt.Figure(d)
+	case r.ChangeFigure.Exact():
+		return "="
 	}
-	return "="
+	return render.MarkAs(r.ChangeFigure, text)
+}
+
+// boundNotes say, under a comparison, why its marked figures are not the
+// truth: for each row whose two sides have figures and are not both the
+// truth, what each side and the change are worth and why (the change's
+// reasons, which name every side that is a bound), said once for every
+// measure it applies to.
+func boundNotes(rows []Row) []string {
+	var notes []string
+	measures := map[string][]string{}
+	for _, r := range rows {
+		if r.Baseline == nil || r.Current == nil || r.ChangeFigure.Exact() {
+			continue
+		}
+		var parts []string
+		for _, s := range []struct {
+			name string
+			f    report.FigureState
+		}{{"base", r.BaselineFigure}, {"current", r.CurrentFigure}, {"change", r.ChangeFigure}} {
+			if !s.f.Exact() {
+				parts = append(parts, s.name+" "+render.StateWords(s.f.State))
+			}
+		}
+		note := strings.Join(parts, ", ") + ": " + r.ChangeFigure.Why
+		if measures[note] == nil {
+			notes = append(notes, note)
+		}
+		measures[note] = append(measures[note], r.Measure)
+	}
+	out := make([]string, 0, len(notes))
+	for _, n := range notes {
+		out = append(out, "bound: "+strings.Join(measures[n], ", ")+": "+n)
+	}
+	return out
 }
 
 // verdictText says a row's verdict and what it rests on: "~ (p=0.400,
@@ -86,7 +128,7 @@ func renderRows(bw *textfmt.ErrWriter, rows []Row) error {
 	t.Header([]string{"measure", "base", "current", "change", "verdict"})
 	for _, r := range rows {
 		cell := textfmt.ClipTo(textfmt.TermSafe(verdictText(r)), maxVerdictCell)
-		if err := t.Append([]string{textfmt.TermSafe(r.Measure) + unitNote(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), cell}); err != nil {
+		if err := t.Append([]string{textfmt.TermSafe(r.Measure) + unitNote(r.Measure), figureCell(r.Baseline, r.BaselineFigure), figureCell(r.Current, r.CurrentFigure), changeCell(r), cell}); err != nil {
 			return fmt.Errorf("render comparison: %w", err)
 		}
 	}
@@ -106,7 +148,8 @@ func renderRows(bw *textfmt.ErrWriter, rows []Row) error {
 
 // rowNotes are the lines under a comparison table: each regression's
 // message, then each reason a measure is not measurable, said once for
-// every measure it applies to.
+// every measure it applies to, then why each marked figure is only a
+// bound (boundNotes).
 func rowNotes(rows []Row) []string {
 	var lines, whys []string
 	measures := map[string][]string{}
@@ -124,7 +167,7 @@ func rowNotes(rows []Row) []string {
 	for _, why := range whys {
 		lines = append(lines, "not measurable: "+strings.Join(measures[why], ", ")+": "+why)
 	}
-	return lines
+	return append(lines, boundNotes(rows)...)
 }
 
 // regressionCount counts the rows that regressed.
@@ -156,7 +199,8 @@ func RenderDiff(w io.Writer, rows []Row, baseName, curName string) error {
 }
 
 // renderRowsMarkdown writes rows as a GitHub-flavoured Markdown table, the
-// same columns and verdicts as renderRows, then the regressions' messages.
+// same columns, marks and verdicts as renderRows, then the regressions'
+// messages and why each marked figure is only a bound.
 func renderRowsMarkdown(bw *textfmt.ErrWriter, rows []Row) {
 	fmt.Fprintln(bw, "| measure | base | current | change | verdict |")
 	fmt.Fprintln(bw, "|---|---:|---:|---:|---|")
@@ -166,7 +210,7 @@ func renderRowsMarkdown(bw *textfmt.ErrWriter, rows []Row) {
 		if v != "" {
 			v = icon[r.Verdict] + mdCell(v)
 		}
-		fmt.Fprintf(bw, "| `%s`%s | %s | %s | %s | %s |\n", textfmt.MDCode(r.Measure), unitNote(r.Measure), figureCell(r.Baseline), figureCell(r.Current), changeCell(r), v)
+		fmt.Fprintf(bw, "| `%s`%s | %s | %s | %s | %s |\n", textfmt.MDCode(r.Measure), unitNote(r.Measure), figureCell(r.Baseline, r.BaselineFigure), figureCell(r.Current, r.CurrentFigure), changeCell(r), v)
 	}
 	first := true
 	for _, r := range rows {
@@ -178,6 +222,13 @@ func renderRowsMarkdown(bw *textfmt.ErrWriter, rows []Row) {
 			first = false
 		}
 		fmt.Fprintf(bw, "- `%s`: %s (allowed %s)\n", textfmt.MDCode(r.Measure), mdCell(r.Message), mdCell(r.Allowed))
+	}
+	for _, note := range boundNotes(rows) {
+		if first {
+			fmt.Fprintln(bw)
+			first = false
+		}
+		fmt.Fprintf(bw, "- %s\n", mdCell(note))
 	}
 }
 

@@ -40,6 +40,13 @@ tell from noise: the Mann-Whitney U test's p is above 0.05, or the change is
 within the tolerance; the p-value and sample sizes are shown), or not
 measurable (a side has no figure; the reason is shown).
 
+A figure that is only a bound of the truth is marked as analyze marks it
+("≥ 0.25": the truth is at least that; "≤ 8": at most), and so is the
+change between the two sides ("≥ +6"; "—" when the sides bound it from
+opposite ends, so it may be off either way); a note under the table says
+why. The JSON rows say it as baseline_figure, current_figure and
+change_figure.
+
 Each side is a baseline (the JSON of 'mcptrace analyze --format json') or a
 trace dump, analyzed with the analysis flags; with --jaeger URL the current
 side is that backend's window (--service, --since or --start/--end) and only
