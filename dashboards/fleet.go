@@ -52,7 +52,16 @@ var (
 	ruleSelector       = fmt.Sprintf(`%s=~"${%s}"`, labelRule, VarRule)
 	coldCauseSelector  = fmt.Sprintf(`%s="%s"`, labelCause, spans.MissCold)
 	unexplainedCause   = fmt.Sprintf(`%s="%s"`, labelCause, spans.MissUnexplained)
+	unknownCause       = fmt.Sprintf(`%s="%s"`, labelCause, spans.MissCauseUnknown)
 	multiSessionSelect = fmt.Sprintf(`%s="true"`, labelMultiSession)
+)
+
+// unknownWhy says when the connector counts a miss under cause
+// spans.MissCauseUnknown, and unknownFloorNote what that makes of the
+// cold-start floor, for the panels that read either.
+const (
+	unknownWhy       = "acquire spans without a cache key: no target identity, so the analyzer cannot tell a concurrent, ttl, after_failure, health_check, evicted or unexplained miss from a miss of another target"
+	unknownFloorNote = "Where a pool has misses of cause " + spans.MissCauseUnknown + " (" + unknownWhy + "), some may be cold: its floor is then a lower bound and its ceiling an upper bound."
 )
 
 // byPool is the grouping every per-pool ratio uses: the counters are summed
@@ -121,13 +130,13 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 
 	b.WithRow(dashboard.NewRowBuilder("Is the fleet hitting?"))
 	b.WithPanel(series(FleetPanelHitRate,
-		"Hits / acquires per pool over the rate interval, against the ceiling 1 − cold-start floor, where the floor is cold misses / acquires (the first acquire of each key in each pool: the misses no pool can avoid; a pool without hits or cold misses reads 0). Both are ratios of counters summed over every collector first (sum by pool of rate), so they stay right however the traces are spread. Across several collectors routed by trace id both are exact when the collectors forward acquires to a pair tier (attribution: forward); with local attribution the floor is an upper bound (a key seen by k collectors counts k cold starts), so the ceiling is a lower bound.",
+		"Hits / acquires per pool over the rate interval, against the ceiling 1 − cold-start floor, where the floor is cold misses / acquires (the first acquire of each key in each pool: the misses no pool can avoid; a pool without hits or cold misses reads 0). Both are ratios of counters summed over every collector first (sum by pool of rate), so they stay right however the traces are spread. Across several collectors routed by trace id both are exact when the collectors forward acquires to a pair tier (attribution: forward); with local attribution the floor is an upper bound (a key seen by k collectors counts k cold starts), so the ceiling is a lower bound. "+unknownFloorNote,
 		"percentunit",
 		promQuery("A", hitRate, "{{"+labelPool+"}} hit rate"),
 		promQuery("B", ceiling, "{{"+labelPool+"}} ceiling (1 − cold-start floor)"),
 	).Min(0).Max(1))
 	b.WithPanel(sinceTable(FleetPanelHitRateSince,
-		"Per pool, from the counters since the collectors started (a restarted collector starts its counters again from zero): hits / acquires and cold misses / acquires.",
+		"Per pool, from the counters since the collectors started (a restarted collector starts its counters again from zero): hits / acquires and cold misses / acquires. "+unknownFloorNote,
 		"percentunit",
 		promInstant("A", ratio(sinceStart(fleetAcquires, byPool, all(hitSelector)...), sinceStart(fleetAcquires, byPool, all()...)), "{{"+labelPool+"}} hit rate"),
 		promInstant("B", ratio(sinceStart(fleetAcquires, byPool, all(coldCauseSelector)...), sinceStart(fleetAcquires, byPool, all()...)), "{{"+labelPool+"}} cold-start floor"),
@@ -135,14 +144,15 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 
 	b.WithRow(dashboard.NewRowBuilder("Misses"))
 	b.WithPanel(series(FleetPanelMissesByCause,
-		"Misses per second by pool and the cause the analyzer attributed from whole traces: cold, concurrent, ttl, redial, after_failure, health_check, unexplained. Causes are judged against the history of the (pool, key) pair each collector saw: across collectors, a concurrent lease held on another collector reads as another cause.",
+		"Misses per second by pool and the cause the analyzer attributed from whole traces: "+strings.Join(spans.MissReasons, ", ")+", or "+spans.MissCauseUnknown+" where the spans cannot show it ("+unknownWhy+"). Causes are judged against the history of the (pool, key) pair each collector saw: across collectors, a concurrent lease held on another collector reads as another cause.",
 		"reqps",
 		promQuery("A", rate(fleetAcquires, []string{labelPool, labelCause}, all(missSelector)...), "{{"+labelPool+"}} {{"+labelCause+"}}"),
 	).Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(30))
 	b.WithPanel(series(FleetPanelUnexplained,
-		"Misses nothing explains (no cause among "+strings.Join(spans.ExplainedMissReasons, ", ")+"), per second per pool: sessions the pool should have reused. The regression to chase; find the traces with the \"MCP pool\" dashboard's trace panel or mcptrace analyze.",
+		"Misses nothing explains (no cause among "+strings.Join(spans.ExplainedMissReasons, ", ")+"), per second per pool: sessions the pool should have reused. The regression to chase; find the traces with the \"MCP pool\" dashboard's trace panel or mcptrace analyze. Beside them, the misses of cause "+spans.MissCauseUnknown+" ("+unknownWhy+"): the unexplained misses among them cannot be told apart, so where a pool has any, its unexplained count is only a lower bound, and 0 is no all-clear.",
 		"reqps",
 		promQuery("A", rate(fleetAcquires, byPool, all(unexplainedCause)...), "{{"+labelPool+"}} unexplained/s"),
+		promQuery("B", rate(fleetAcquires, byPool, all(unknownCause)...), "{{"+labelPool+"}} cause unknown/s (may hold unexplained)"),
 	))
 	b.WithPanel(sinceTable(FleetPanelMissesSince,
 		"Misses per pool and cause, counted since the collectors started.",

@@ -248,7 +248,11 @@ stays right when a fleet routed by trace id spreads the traces. Miss causes
 sum exactly across such a fleet when its collectors forward each acquire to a
 pair tier routed by (pool, key) (` + "`attribution: forward`" + `); with local
 attribution the cold-start floor summed over collectors is an upper bound. The
-repository's ` + "`docs/collector.md`" + ` says why.
+repository's ` + "`docs/collector.md`" + ` says why. A miss whose cause the spans
+cannot show (acquire spans without a cache key: no target identity) counts
+under ` + "`mcptrace_miss_cause=\"unknown\"`" + `, never under a cause it may not have
+had: where a pool has such misses, its cold-start floor and unexplained count
+are lower bounds.
 
 The "since the collectors started" tables sum the raw counters: exact while no
 collector restarted (a restart starts its counters again from zero); the time

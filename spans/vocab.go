@@ -302,6 +302,18 @@ const TraceQLUnexplainedMiss = `{ name = "` + SpanAcquire + `" && span.` + AttrC
 // MissUnexplained, the two a pool should not have had.
 var MissReasons = []string{MissCold, MissConcurrent, MissTTL, MissRedial, MissAfterFailure, MissHealthCheck, MissEvicted, MissUnexplained}
 
+// MissCauseUnknown is the connector's AttrMissCause on a miss whose cause
+// the spans of its pool cannot show: the analyzer decides it (the cause's
+// figure is not measurable, report.Report.FigureOf), as for acquire spans
+// without a target identity, which read every target of a pool as one
+// key, so that a concurrent, ttl, after_failure, health_check, evicted or
+// unexplained miss may have been another (cold, redial and hits stay what
+// they are).
+// It is no miss reason (not in MissReasons): a counter labelled with it
+// says how many misses have no cause that can be known, so a series of
+// every cause still sums to the misses while no cause is claimed falsely.
+const MissCauseUnknown = "unknown"
+
 // Eviction reasons: the value of AttrEvictionReason.
 const (
 	EvictTTL         = "ttl"          // idle longer than the idle TTL
@@ -426,8 +438,8 @@ const (
 // Attribute keys of the connector's metrics and log records (besides
 // AttrPoolID and AttrCacheHit, which keep the pool's spelling).
 const (
-	// AttrMissCause is the analyzer's attribution of a miss (MissReasons);
-	// absent on hits.
+	// AttrMissCause is the analyzer's attribution of a miss (MissReasons),
+	// or MissCauseUnknown where the spans cannot show it; absent on hits.
 	AttrMissCause = "mcptrace.miss.cause"
 	// AttrMultiSession is true when an execution used more than one session.
 	AttrMultiSession = "mcptrace.execution.multi_session"
@@ -467,4 +479,9 @@ const (
 	AttrPairRedial      = "mcptrace.pair.redial"
 	AttrPairFailed      = "mcptrace.pair.failed"
 	AttrPairHealthCheck = "mcptrace.pair.health_check"
+	// AttrPairLacks lists what the forwarding analyzer's spans could not
+	// show (the names of a report's writer.lacks, as target_identity for
+	// acquire spans without a cache key); absent when nothing. The
+	// attributing instance's miss causes are worth no more.
+	AttrPairLacks = "mcptrace.pair.lacks"
 )

@@ -26,6 +26,7 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector"
 	"github.com/mcptrace/mcptrace/dashboards"
+	"github.com/mcptrace/mcptrace/internal/dumptest"
 	"github.com/mcptrace/mcptrace/internal/promtest"
 	"github.com/mcptrace/mcptrace/internal/tracegen"
 	"github.com/mcptrace/mcptrace/spans"
@@ -49,24 +50,47 @@ func promLabel(attr string) string { return strings.ReplaceAll(attr, ".", "_") }
 const maxOpenTraces = 16
 
 // workload is one round of traces: every scenario of internal/tracegen
-// written in the default vocabulary profile, each scenario's pool scopes
-// renamed "<scenario>.<instance>" so that no two scenarios share a pool's
+// written in the default vocabulary profile, and a pool whose acquire
+// spans carry no cache key (its misses but cold and redial count under
+// cause unknown), each scenario's pool scopes renamed
+// "<scenario>.<instance>" so that no two scenarios share a pool's
 // history, one OTLP batch per trace. Round r > 0 is the same traces with
 // new trace ids and r days later, so every pool's counters grow again.
 func workload(t *testing.T, round int) (batches []ptrace.Traces, traces int) {
 	t.Helper()
 	shift := pcommon.Timestamp(time.Duration(round) * 24 * time.Hour)
-	for _, sc := range tracegen.Scenarios() {
-		if tracegen.ScenarioProfile(sc.Name) != string(rulefmt.ProfileDefault) {
-			continue
+	type scenario struct {
+		name  string
+		build func() ptrace.Traces
+	}
+	scenarios := []scenario{{"keyless", func() ptrace.Traces {
+		td := dumptest.MissesOnKeys("", "", "").Traces()
+		for i := 0; i < td.ResourceSpans().Len(); i++ {
+			ss := td.ResourceSpans().At(i).ScopeSpans()
+			for j := 0; j < ss.Len(); j++ {
+				for k := 0; k < ss.At(j).Spans().Len(); k++ {
+					sp := ss.At(j).Spans().At(k)
+					tid := sp.TraceID()
+					tid[0] = 0xee // apart from the scenarios' trace ids
+					sp.SetTraceID(tid)
+				}
+			}
 		}
+		return td
+	}}}
+	for _, sc := range tracegen.Scenarios() {
+		if tracegen.ScenarioProfile(sc.Name) == string(rulefmt.ProfileDefault) {
+			scenarios = append(scenarios, scenario{sc.Name, sc.Build})
+		}
+	}
+	for _, sc := range scenarios {
 		byTrace := map[pcommon.TraceID]ptrace.Traces{}
 		var order []pcommon.TraceID
-		td := sc.Build()
+		td := sc.build()
 		for i := 0; i < td.ResourceSpans().Len(); i++ {
 			rs := td.ResourceSpans().At(i)
 			if id, ok := rs.Resource().Attributes().Get(spans.ResourceServiceInstanceID); ok {
-				rs.Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, sc.Name+"."+id.Str())
+				rs.Resource().Attributes().PutStr(spans.ResourceServiceInstanceID, sc.name+"."+id.Str())
 			}
 			for j := 0; j < rs.ScopeSpans().Len(); j++ {
 				ss := rs.ScopeSpans().At(j)
@@ -473,7 +497,7 @@ func TestEveryFleetDashboardQueryReturnsTheConnectorsCountsFromARealPrometheus(t
 	for k := range final.acquires {
 		causes[strings.Split(string(k), "|")[2]] = true
 	}
-	for _, c := range []string{spans.MissCold, spans.MissConcurrent, spans.MissTTL, spans.MissRedial, spans.MissUnexplained} {
+	for _, c := range []string{spans.MissCold, spans.MissConcurrent, spans.MissTTL, spans.MissRedial, spans.MissUnexplained, spans.MissCauseUnknown} {
 		if !causes[c] {
 			t.Errorf("the workload has no %s miss", c)
 		}

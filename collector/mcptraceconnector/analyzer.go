@@ -65,7 +65,9 @@ type acquireCount struct {
 	PoolID   string
 	CacheHit bool
 	// MissCause is the analyzer's attribution (cold, concurrent, ttl,
-	// redial, after_failure, health_check, unexplained); empty on hits.
+	// redial, after_failure, health_check, evicted, unexplained), or
+	// MissCauseUnknown where the spans cannot show the cause
+	// (unknownCauses); empty on hits.
 	MissCause string
 	N         int64
 }
@@ -101,9 +103,10 @@ type ruleViolation struct {
 // observation and pair attribution over one trace at a time, with the
 // in-stream rules (per trace and per subtree).
 type streamAnalyzer struct {
-	logger *zap.Logger
-	ts     *analyze.TraceStream
-	late   int // late acquires already logged
+	logger  *zap.Logger
+	ts      *analyze.TraceStream
+	late    int // late acquires already logged
+	unknown unknownCauses
 }
 
 // newAnalyzer returns the analyzer for the resolved settings, judging the
@@ -148,7 +151,8 @@ func (a *streamAnalyzer) Attribute() traceOutcome {
 			zap.Int("acquires", late-a.late), zap.Int("total", late))
 		a.late = late
 	}
-	out := poolOutcome(o.Acquires, o.Handshakes)
+	out := a.unknown.poolOutcome(o.Acquires, o.Handshakes)
+	a.unknown.log(a.logger)
 	out.Pairs = o.Pairs
 	for _, e := range o.Executions {
 		out.Executions = append(out.Executions, executionCount{PoolID: e.Pool, MultiSession: e.MultiSession, N: int64(e.N)})
@@ -166,16 +170,58 @@ func (a *streamAnalyzer) Attribute() traceOutcome {
 	return out
 }
 
-// poolOutcome is the outcome of attributed acquires and handshakes.
-func poolOutcome(acquires []analyze.AcquireCount, handshakes []analyze.PoolCount) traceOutcome {
+// poolOutcome is the outcome of attributed acquires and handshakes, a
+// miss whose cause the spans cannot show counted under MissCauseUnknown
+// (u.cause).
+func (u *unknownCauses) poolOutcome(acquires []analyze.AcquireCount, handshakes []analyze.PoolCount) traceOutcome {
 	var out traceOutcome
 	for _, x := range acquires {
-		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: x.MissCause, N: int64(x.N)})
+		out.Acquires = append(out.Acquires, acquireCount{PoolID: x.Pool, CacheHit: x.Hit, MissCause: u.cause(x), N: int64(x.N)})
 	}
 	for _, x := range handshakes {
 		out.Handshakes = append(out.Handshakes, poolCount{PoolID: x.Pool, N: int64(x.N)})
 	}
 	return out
+}
+
+// unknownCauses labels the misses whose cause the spans cannot show
+// MissCauseUnknown and says why in the log, once per reason: the metric
+// says how many.
+type unknownCauses struct {
+	why    string // the reason of the last miss labelled unknown
+	logged string // the last reason logged; "" when none was
+}
+
+// cause is the MissCause of x: the analyzer's attribution, or
+// MissCauseUnknown where the spans of its pool cannot show it. The
+// analyzer decides which (report.Report.FigureOf of the cause's figure,
+// report.MissCauseFigure, for the pool's writer, AcquireCount.Writer: not
+// measurable), as it does for mcptrace analyze's misses by cause: without
+// a target identity (an acquire span of the pool without a cache key)
+// every target of the pool reads as one key, so concurrent, ttl,
+// after_failure, health_check, evicted and unexplained may each have
+// been another cause; a cold miss is still cold (the pool's cold series
+// is then a lower bound) and a redial is the attempt number on the span.
+// "" on hits.
+func (u *unknownCauses) cause(x analyze.AcquireCount) string {
+	if x.Hit {
+		return ""
+	}
+	if f := (&report.Report{Writer: x.Writer}).FigureOf(report.MissCauseFigure(x.MissCause)); !f.Known() {
+		u.why = f.Why
+		return MissCauseUnknown
+	}
+	return x.MissCause
+}
+
+// log says why misses were counted under MissCauseUnknown, when that
+// reason was not the last one logged.
+func (u *unknownCauses) log(logger *zap.Logger) {
+	if u.why != "" && u.why != u.logged {
+		logger.Info("mcptrace: misses whose cause the spans cannot show are counted with "+AttrMissCause+"="+MissCauseUnknown,
+			zap.String("why", u.why))
+		u.logged = u.why
+	}
 }
 
 // parseTraceID and parseSpanID read an id in hex; false for "" or

@@ -10,7 +10,8 @@ import "github.com/mcptrace/mcptrace/spans"
 // counters (mcptrace.pool.acquires → mcptrace_pool_acquires_total).
 const (
 	// MetricAcquires counts acquires by AttrPoolID, AttrCacheHit and, on
-	// misses, AttrMissCause.
+	// misses, AttrMissCause: a cause the analyzer attributed, or
+	// MissCauseUnknown for the misses whose cause the spans cannot show.
 	MetricAcquires = spans.ConnectorMetricAcquires
 	// MetricHandshakes counts handshakes by AttrPoolID.
 	MetricHandshakes = spans.ConnectorMetricHandshakes
@@ -40,7 +41,8 @@ const (
 	AttrPoolID = spans.AttrPoolID
 	// AttrCacheHit is true when the acquire reused an idle session.
 	AttrCacheHit = spans.AttrCacheHit
-	// AttrMissCause is the analyzer's attribution of a miss; absent on hits.
+	// AttrMissCause is the analyzer's attribution of a miss (one of
+	// spans.MissReasons), or MissCauseUnknown; absent on hits.
 	AttrMissCause = spans.AttrMissCause
 	// AttrMultiSession is true when an execution used more than one session.
 	AttrMultiSession = spans.AttrMultiSession
@@ -53,3 +55,16 @@ const (
 	// AttrTraceQL is the TraceQL query that finds a violation in Tempo.
 	AttrTraceQL = spans.AttrTraceQL
 )
+
+// MissCauseUnknown is AttrMissCause on a miss whose cause the spans of its
+// pool cannot show, as mcptrace analyze on those spans marks that cause's
+// figure not measurable: once one of a pool's acquire spans carried no
+// target identity (no cache key), the pool's misses that would read
+// concurrent, ttl, after_failure, health_check, evicted or unexplained
+// count here instead, so that no series claims a cause the spans do not
+// support and the series still sum to the misses. Cold and redial misses
+// keep their cause (cold is then a lower bound: some unknown misses may
+// be cold too); another pool's keys are kept apart, and its causes kept.
+// One value, so the metric's cardinality stays pools × causes; the
+// connector logs why once per reason.
+const MissCauseUnknown = spans.MissCauseUnknown

@@ -44,6 +44,9 @@ type pairsLeg struct {
 	agg  *aggregates
 	// late is the late acquires already logged.
 	late int
+	// unknown relabels the misses whose cause the forwarders' spans cannot
+	// show.
+	unknown unknownCauses
 	// pending is the held acquires the last emission reported.
 	pending    int
 	emitted    bool
@@ -133,7 +136,8 @@ func (l *pairsLeg) sweep(ctx context.Context, now time.Time, final bool) error {
 			before = min(before, h.minStart)
 		}
 	}
-	l.agg.add(poolOutcome(l.ps.Attribute(before)))
+	l.agg.add(l.unknown.poolOutcome(l.ps.Attribute(before)))
+	l.unknown.log(l.logger)
 	if late := l.ps.LateAcquires(); late > l.late {
 		l.logger.Info("mcptrace: forwarded acquires arrived after a later acquire of their pool and key was attributed (raise pair_wait above the trace tier's wait); their miss cause may differ from mcptrace analyze on a dump",
 			zap.Int("acquires", late-l.late), zap.Int("total", late))

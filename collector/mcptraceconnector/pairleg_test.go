@@ -251,17 +251,26 @@ func TestPairsLegHoldsAcquiresForPairWait(t *testing.T) {
 // TestPairRecordsReadBackOrAreNamed: pairLogs and readPairs agree on every
 // field; a record of another event is skipped; a malformed acquire record
 // is skipped and counted with its place and what was expected, and the
-// others of its batch are kept.
+// others of its batch are kept; what the forwarder's spans lacked reads
+// back, a capability this version does not know skipped.
 func TestPairRecordsReadBackOrAreNamed(t *testing.T) {
 	ev := analyze.PairEvent{
 		TraceID: pcommon.TraceID{1, 15: 2}, SpanID: pcommon.SpanID{3, 7: 4},
 		Scope: "pool-a", HasScope: true, Key: "", HasKey: true, Session: "s-1", HasSession: true,
 		Start: 10, LeaseEnd: 20, Hit: true, Redial: true, Failed: true, HealthCheck: true,
 		Settings: analyze.PoolSettings{spans.AttrPoolIdleTTL: "0.25", spans.AttrPoolMaxIdle: "2"},
+		Lacks:    rulefmt.CapTargetIdentity | rulefmt.CapRefusedAttempts,
 	}
 	b := readPairs(pairLogs([]analyze.PairEvent{ev, {TraceID: pcommon.TraceID{9}, Start: 5, LeaseEnd: 6}}))
 	if b.bad != 0 || len(b.events) != 2 || !reflect.DeepEqual(b.events[0], ev) || b.events[1].HasScope || b.events[1].HasKey || b.events[1].Settings != nil {
 		t.Fatalf("read back %+v (bad %d: %v), want %+v and an event without scope or key", b.events, b.bad, b.firstBad, ev)
+	}
+	// A capability a later forwarder names is skipped, as a report's writer section reads.
+	later := pairLogs([]analyze.PairEvent{ev})
+	lacks, _ := later.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Get(spans.AttrPairLacks)
+	lacks.Slice().AppendEmpty().SetStr("a_later_capability")
+	if b := readPairs(later); b.bad != 0 || len(b.events) != 1 || b.events[0].Lacks != ev.Lacks {
+		t.Fatalf("read %+v (bad %d: %v), want lacks %v", b.events, b.bad, b.firstBad, ev.Lacks.Names())
 	}
 	for _, tt := range []struct {
 		name    string
@@ -273,6 +282,11 @@ func TestPairRecordsReadBackOrAreNamed(t *testing.T) {
 		{"a setting not a string", func(lr plog.LogRecord) { lr.Attributes().PutDouble(spans.AttrPoolIdleTTL, 0.25) }, spans.AttrPoolIdleTTL + ": want a string"},
 		{"scope not a string", func(lr plog.LogRecord) { lr.Attributes().PutInt(AttrPairScope, 7) }, AttrPairScope + ": want a string, got Int"},
 		{"no trace id", func(lr plog.LogRecord) { lr.SetTraceID(pcommon.TraceID{}) }, "no trace id"},
+		{"lacks not a list", func(lr plog.LogRecord) { lr.Attributes().PutStr(spans.AttrPairLacks, "target_identity") }, spans.AttrPairLacks + ": want a list of capability names, got Str"},
+		{"a lack not a name", func(lr plog.LogRecord) {
+			v, _ := lr.Attributes().Get(spans.AttrPairLacks)
+			v.Slice().AppendEmpty().SetBool(true)
+		}, spans.AttrPairLacks + "[2]: want a capability name, got Bool"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ld := pairLogs([]analyze.PairEvent{ev, ev, ev})

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/mcptrace/mcptrace/analyze"
+	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 	"github.com/mcptrace/mcptrace/collector/mcptraceconnector/internal/metadata"
 	"github.com/mcptrace/mcptrace/spans"
 )
@@ -62,6 +63,12 @@ func pairLogs(evs []analyze.PairEvent) plog.Logs {
 		for _, k := range spans.PoolSettingsAttrs {
 			if v, ok := ev.Settings[k]; ok {
 				at.PutStr(k, v) // under the pool's own keys, as its acquire span had them
+			}
+		}
+		if ev.Lacks != 0 {
+			lacks := at.PutEmptySlice(spans.AttrPairLacks)
+			for _, name := range ev.Lacks.Names() {
+				lacks.AppendEmpty().SetStr(name)
 			}
 		}
 	}
@@ -169,7 +176,34 @@ func readPair(lr plog.LogRecord) (analyze.PairEvent, error) {
 			return ev, err
 		}
 	}
+	if err := readLacks(at, &ev); err != nil {
+		return ev, err
+	}
 	return ev, readSettings(at, &ev)
+}
+
+// readLacks reads what the forwarder's spans could not show into
+// ev.Lacks: a list of capability names, a name this version does not know
+// skipped, as a report's writer section reads (rulefmt.CapabilitiesOf).
+func readLacks(at pcommon.Map, ev *analyze.PairEvent) error {
+	v, ok := at.Get(spans.AttrPairLacks)
+	if !ok {
+		return nil
+	}
+	if v.Type() != pcommon.ValueTypeSlice {
+		return fmt.Errorf("%s: want a list of capability names, got %s", spans.AttrPairLacks, v.Type())
+	}
+	names := v.Slice()
+	for i := 0; i < names.Len(); i++ {
+		n := names.At(i)
+		if n.Type() != pcommon.ValueTypeStr {
+			return fmt.Errorf("%s[%d]: want a capability name, got %s", spans.AttrPairLacks, i, n.Type())
+		}
+		if c, ok := rulefmt.CapabilityByName(n.Str()); ok {
+			ev.Lacks |= c
+		}
+	}
+	return nil
 }
 
 // readSettings reads the pool settings an acquire record carries (string

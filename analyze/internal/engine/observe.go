@@ -192,6 +192,13 @@ type aggregate struct {
 	// services is each scope's service.name, kept like settings (only
 	// when ReadAcquires asks): the replay's recent:N ranks a service's keys.
 	services map[int32]int32
+
+	// scopeKeyless counts each scope's keyless acquires (measure.Keyless)
+	// filed so far, kept only for a TraceStream (non-nil): what its scope's
+	// writer shows (writerOf). scopeLacks is, for a PairStream, what the
+	// forwarders of each scope's events said their spans lacked.
+	scopeKeyless map[int32]int
+	scopeLacks   map[int32]rulefmt.Capability
 }
 
 // newAggregate returns an empty aggregate for cfg, its latency series
@@ -323,6 +330,9 @@ func (a *aggregate) fileEvents(o *observation) {
 		ev.At = -1 // out of its index
 		if a.keepAt {
 			ev.At = int32(i)
+		}
+		if a.scopeKeyless != nil && measure.Keyless(ev) {
+			a.scopeKeyless[ev.Scope]++
 		}
 	}
 	if a.settings == nil {

@@ -46,6 +46,12 @@ type PairEvent struct {
 	// (nil: none seen by the forwarding analyzer): the attributing one
 	// replays the scope under them, as one analysis of the dump would.
 	Settings record.PoolSettings
+	// Lacks is what the spans of the acquire's pool scope did not show
+	// when the forwarding analyzer forwarded it (its writer's lacks, as
+	// target_identity once one of the scope's acquire spans carried no
+	// cache key): the attributing analyzer's causes for the scope are
+	// worth no more (AcquireCount.Writer).
+	Lacks rulefmt.Capability
 }
 
 // ForwardPairs makes every later Flush hand its acquires out as
@@ -78,10 +84,13 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 	p := s.agg.pairs
 	var out []PairEvent
 	if keep {
+		lacks := map[int32]rulefmt.Capability{}
 		for _, b := range p.Bufs {
 			for i := range b {
 				if !b[i].Prewarm { // a PairEvent is an acquire: a forwarded pair reads a miss after a pre-warm as cold
-					out = append(out, s.agg.exportEvent(&b[i]))
+					pe := s.agg.exportEvent(&b[i])
+					pe.Lacks = s.agg.lacksOf(b[i].Scope, lacks)
+					out = append(out, pe)
 				}
 			}
 		}
@@ -89,6 +98,19 @@ func (s *TraceStream) takePairs(keep bool) ([]PairEvent, []PoolCount) {
 	p.Bufs, p.MinStart = p.Bufs[:0], math.MaxInt64
 	_, handshakes := s.agg.takeCounts() // no acquire was attributed
 	return out, handshakes
+}
+
+// lacksOf is what the spans of scope do not show (writerOf), memoized in
+// memo for one batch of events.
+func (a *aggregate) lacksOf(scope int32, memo map[int32]rulefmt.Capability) rulefmt.Capability {
+	c, ok := memo[scope]
+	if !ok {
+		if w := a.writerOf(scope); w != nil {
+			c = rulefmt.CapabilitiesOf(w.Lacks)
+		}
+		memo[scope] = c
+	}
+	return c
 }
 
 // exportEvent turns ev, keyed into a's string table, into a PairEvent.
@@ -166,7 +188,9 @@ func NewPairStream(cfg rulefmt.Config) (*PairStream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}
-	return &PairStream{agg: newAggregate(cfg.WithDefaults())}, nil
+	s := &PairStream{agg: newAggregate(cfg.WithDefaults())}
+	s.agg.scopeLacks = map[int32]rulefmt.Capability{}
+	return s, nil
 }
 
 // Add buffers events until an Attribute reaches their start. It does not
@@ -178,6 +202,9 @@ func (s *PairStream) Add(evs []PairEvent) {
 	out := make([]record.Acquire, len(evs))
 	for i := range evs {
 		out[i] = s.agg.importEvent(&evs[i])
+		if evs[i].Lacks != 0 {
+			s.agg.scopeLacks[out[i].Scope] |= evs[i].Lacks
+		}
 	}
 	s.agg.pairs.Add(out)
 }

@@ -117,6 +117,14 @@ type AcquireCount struct {
 	// MissCause is the miss attribution (spans.MissCold, ...); "" on hits.
 	MissCause string
 	N         int
+	// Writer is what the spans of the pool's acquires so far show, as a
+	// report's writer section says it (nil: everything): the cause is
+	// worth what report.Report{Writer: Writer}.FigureOf says of its figure
+	// (report.MissCauseFigure), the one decider, so that a driver counts
+	// no cause the spans cannot show. As one analysis of those spans, one
+	// acquire span of the pool without a cache key, and none of its keys
+	// can be told apart; another pool's keys do not merge with its.
+	Writer *report.WriterReport
 }
 
 // PoolCount is a number of events (handshakes) of one pool.
@@ -197,6 +205,7 @@ func NewTraceStream(cfg rulefmt.Config, rules []rulefmt.Rule, judge RuleJudge) (
 		opts:  rulefmt.MergeIndexOptions(cfg.IndexOptions(), rulefmt.RulesIndexOptions(rules)),
 		agg:   newAggregate(cfg),
 	}
+	s.agg.scopeKeyless = map[int32]int{}
 	// Compile the selectors once, so a bad one fails here.
 	s.Add(ptrace.NewTraces())
 	if _, err := s.Flush(); err != nil {
@@ -384,12 +393,13 @@ func (a *aggregate) takeCounts() ([]AcquireCount, []PoolCount) {
 	var acquires []AcquireCount
 	var handshakes []PoolCount
 	for scope, st := range p.Scopes {
+		w := a.writerOf(scope)
 		if st.Hits > 0 {
-			acquires = append(acquires, AcquireCount{Pool: name(scope), Hit: true, N: st.Hits})
+			acquires = append(acquires, AcquireCount{Pool: name(scope), Hit: true, N: st.Hits, Writer: w})
 		}
 		for i, n := range st.Reasons[:len(spans.MissReasons)] {
 			if cause := spans.MissReasons[i]; n > 0 {
-				acquires = append(acquires, AcquireCount{Pool: name(scope), MissCause: cause, N: n})
+				acquires = append(acquires, AcquireCount{Pool: name(scope), MissCause: cause, N: n, Writer: w})
 			}
 		}
 	}
@@ -410,6 +420,25 @@ func (a *aggregate) takeCounts() ([]AcquireCount, []PoolCount) {
 // LateAcquires counts the acquires attributed after a later acquire of
 // their pair had been: their cause may differ from a batch run's.
 func (s *TraceStream) LateAcquires() int { return s.agg.pairs.Late }
+
+// writerOf is what the spans of pool scope (an id of a's strings) show:
+// for a TraceStream, its writer as the report's (measure.WriterReport)
+// but with the scope's own keyless acquires (SpanEvidence.ForScope); for
+// a PairStream, every capability but those the scope's forwarders said
+// their spans lacked (nil when none). Nil otherwise: everything.
+func (a *aggregate) writerOf(scope int32) *report.WriterReport {
+	switch {
+	case a.scopeKeyless != nil:
+		return measure.WriterReport(a.vocabulary(), a.seen.ForScope(a.scopeKeyless[scope]), a.cfg.Vocabulary != nil)
+	case a.scopeLacks[scope] != 0:
+		lacks := a.scopeLacks[scope]
+		return &report.WriterReport{Shows: (allCapabilities &^ lacks).Names(), Lacks: lacks.Names()}
+	}
+	return nil
+}
+
+// allCapabilities is every capability there is.
+var allCapabilities = rulefmt.CapabilitiesOf((^rulefmt.Capability(0)).Names())
 
 func cmpBool(a, b bool) int {
 	switch {

@@ -115,7 +115,7 @@ func EvidenceOf(e *record.Table) SpanEvidence {
 	scope, key := replacementMemo{id: math.MinInt32}, replacementMemo{id: math.MinInt32}
 	for i := range e.Acquires {
 		a := &e.Acquires[i]
-		if a.Explicit && a.Key < 0 {
+		if Keyless(a) {
 			keyless++
 		}
 		if scope.holds(e, a.Scope) || key.holds(e, a.Key) {
@@ -124,6 +124,22 @@ func EvidenceOf(e *record.Table) SpanEvidence {
 	}
 	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless,
 		replacedKeys: replaced, hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
+}
+
+// Keyless reports whether a is an acquire span that carries no cache key
+// (nor inherits one): every such acquire of a pool scope reads as one key,
+// whatever servers they were for, so its spans show no target identity
+// (Shows).
+func Keyless(a *record.Acquire) bool { return a.Explicit && a.Key < 0 }
+
+// ForScope is e as one pool scope's spans show their writer: e's evidence
+// of calls and handshakes, but keyless (Keyless) acquires among the
+// scope's own. The pair stage keeps each scope's pairs apart, so another
+// scope's keyless acquires merge no key of this one's: a driver counting
+// figures per scope (the Collector connector) asks Shows of this.
+func (e SpanEvidence) ForScope(keyless int) SpanEvidence {
+	e.keylessAcquires = keyless
+	return e
 }
 
 // replacementMemo remembers whether the string id it was last asked about
