@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -26,11 +25,52 @@ func KeysMergedWhy(w *report.WriterReport) string {
 	return (&report.Report{Writer: w}).LacksWhy(Needs)
 }
 
-// keyFigures are the JSON names of a row's figures that depend on telling
-// keys apart: every figure but the acquires counted. Marks.KeysMerged
-// makes each not measurable, in every output.
+// keyFigures are the JSON names of a row's figures that may depend on
+// telling keys apart: every figure but the acquires counted. Marks.KeysMerged
+// makes each not measurable, in every output, in every row where it does
+// depend on them (keyFree).
 var keyFigures = []string{"hits", "hit_rate", "misses_by_cause", "sessions_opened", "peak_sessions",
-	"idle_session_seconds", "prewarm_dials", "prewarm_unused"}
+	"idle_session_seconds", figPrewarmDials, figPrewarmUnused}
+
+// The JSON names of the pre-warm's figures, the only ones keyFree may
+// keep.
+const (
+	figPrewarmDials  = "prewarm_dials"
+	figPrewarmUnused = "prewarm_unused"
+)
+
+// keyFree says whether row r's figure (one of keyFigures) is the same
+// whatever the keys of the replayed acquires are, so that it is the truth
+// even where the replay merges keys. Only the pre-warm's can be:
+//
+//   - its dials, where the settings replay none (prewarm none, or no idle
+//     session kept, IdlePerKey < 0: the replay dials nothing, so 0) or
+//     the dump's own (as recorded: one per pre-warm handshake the dump
+//     holds, each replayed whatever its key). A recent:N pre-warm dials as
+//     many of its service's recent keys as there are, and merged keys are
+//     fewer, so its dials are not;
+//   - its unused dials, where those dials are key-free and 0: an unused
+//     dial is one of them, so there are none. Where a dial was made, which
+//     acquire takes its session, and so how many stay unused, is a matter
+//     of keys.
+//
+// Every other figure reads the pairs' sessions, which merged keys share.
+func keyFree(r Row, figure string) bool {
+	s := r.Settings
+	dials := s.Prewarm == 0 || s.Prewarm == PrewarmAsRecorded || s.IdlePerKey < 0
+	switch figure {
+	case figPrewarmDials:
+		return dials
+	case figPrewarmUnused:
+		return dials && r.PrewarmDials == 0
+	}
+	return false
+}
+
+// keyFreeNote says, in the figures section, where a pre-warm figure that
+// is not measurable in some rows is given all the same (keyFree).
+const keyFreeNote = "; given in the rows where it does not depend on the keys: the dials of a pre-warm none or as recorded " +
+	"(none, or one per pre-warm handshake the dump holds), and their unused where there are no dials"
 
 // notMeasurable is a not-measurable figure's cell in the table, Markdown
 // and HTML outputs, as the analysis's tables write one.
@@ -39,7 +79,8 @@ const notMeasurable = "—"
 // KeysMergedLine is the table, Markdown and HTML outputs' line saying the
 // replayed figures are not measurable, and why.
 func KeysMergedLine(why string) string {
-	return "NOT MEASURABLE (" + notMeasurable + "): hit rate, hits, misses by cause, sessions, peak, idle s and pre-warm of every row: " +
+	return "NOT MEASURABLE (" + notMeasurable + "): hit rate, hits, misses by cause, sessions, peak and idle s of every row, " +
+		"and pre-warm (unused) where it depends on the keys (the dials of a recent:N pre-warm, the unused of any dials): " +
 		"the replay cannot tell the dump's keys apart (" + why + ")"
 }
 
@@ -49,13 +90,31 @@ const bestNotMeasurable = bestHeading + ": not measurable (the hit rates it rank
 
 // cells is one row's figures as the table, Markdown and HTML outputs write
 // them: hit rate, hits, misses by cause, sessions, peak, idle s, pre-warm
-// (unused); each notMeasurable when merged says the keys were merged.
+// (unused); when merged says the keys were merged, each notMeasurable but
+// the pre-warm's where they are keyFree.
 func cells(r Row, merged bool) [7]string {
 	if merged {
-		return [7]string{notMeasurable, notMeasurable, notMeasurable, notMeasurable, notMeasurable, notMeasurable, notMeasurable}
+		return [7]string{notMeasurable, notMeasurable, notMeasurable, notMeasurable, notMeasurable, notMeasurable, prewarmCell(r, true)}
 	}
 	return [7]string{textfmt.Percent(r.HitRate()), strconv.Itoa(r.Hits), causes(r.MissesByCause), strconv.Itoa(r.SessionsOpened),
-		strconv.Itoa(r.PeakSessions), strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), fmt.Sprintf("%d (%d)", r.PrewarmDials, r.PrewarmUnused)}
+		strconv.Itoa(r.PeakSessions), strconv.FormatFloat(r.IdleSessionSeconds, 'f', 1, 64), prewarmCell(r, false)}
+}
+
+// prewarmCell is the pre-warm cell, "dials (unused)": where merged says
+// the keys were merged, each notMeasurable unless keyFree, and the cell
+// notMeasurable alone when neither is.
+func prewarmCell(r Row, merged bool) string {
+	dials, unused := strconv.Itoa(r.PrewarmDials), strconv.Itoa(r.PrewarmUnused)
+	if merged && !keyFree(r, figPrewarmDials) {
+		dials = notMeasurable
+	}
+	if merged && !keyFree(r, figPrewarmUnused) {
+		unused = notMeasurable
+	}
+	if dials == notMeasurable && unused == notMeasurable {
+		return notMeasurable
+	}
+	return dials + " (" + unused + ")"
 }
 
 // sortedBy says in the Markdown and HTML outputs how the rows are sorted
@@ -77,16 +136,29 @@ func SortBySettings(rows []Row) {
 	})
 }
 
-// figures is the JSON "figures" section: each of keyFigures not
-// measurable, with why, when the keys were merged (as the analysis's
-// report.Report.Figures); nil otherwise.
-func figures(m Marks) map[string]report.FigureState {
+// figures is the JSON "figures" section: when the keys were merged, each
+// of keyFigures that is not measurable in some row of rows (not keyFree),
+// with why, and, where other rows give it all the same, where (as the
+// analysis's report.Report.Figures); nil otherwise.
+func figures(rows []Row, m Marks) map[string]report.FigureState {
 	if m.KeysMerged == "" {
 		return nil
 	}
 	out := make(map[string]report.FigureState, len(keyFigures))
 	for _, n := range keyFigures {
-		out[n] = report.FigureState{State: report.NotMeasurable, Why: m.KeysMerged}
+		free := 0
+		for _, r := range rows {
+			if keyFree(r, n) {
+				free++
+			}
+		}
+		switch {
+		case free == len(rows) && len(rows) > 0:
+		case free > 0:
+			out[n] = report.FigureState{State: report.NotMeasurable, Why: m.KeysMerged + keyFreeNote}
+		default:
+			out[n] = report.FigureState{State: report.NotMeasurable, Why: m.KeysMerged}
+		}
 	}
 	return out
 }

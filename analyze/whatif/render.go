@@ -60,8 +60,9 @@ type Marks struct {
 	Partial string
 	// KeysMerged, when not empty, says why the replay cannot tell the
 	// dump's keys apart (KeysMergedWhy): every figure of a row but its
-	// acquires is then not measurable, said in every output, and the rows
-	// are sorted by setting (SortBySettings), not by hit rate.
+	// acquires, and its pre-warm's where they are keyFree, is then not
+	// measurable, said in every output, and the rows are sorted by setting
+	// (SortBySettings), not by hit rate.
 	KeysMerged string
 }
 
@@ -114,8 +115,8 @@ type jsonRow struct {
 	PrewarmUnused      *int           `json:"prewarm_unused"`
 }
 
-// jsonRowOf is r's JSON row, its figures null (keyFigures) when merged
-// says the keys were merged.
+// jsonRowOf is r's JSON row, its figures null (keyFigures) when m says the
+// keys were merged, but for the pre-warm's where they are keyFree.
 func jsonRowOf(r Row, m Marks) jsonRow {
 	per := strconv.Itoa(r.Settings.IdlePerKey)
 	if r.Settings.Peak {
@@ -124,6 +125,12 @@ func jsonRowOf(r Row, m Marks) jsonRow {
 	j := jsonRow{Settings: r.Settings.String(), IdleTTLSeconds: r.Settings.IdleTTL.Seconds(), IdlePerKey: per,
 		MaxIdle: r.Settings.MaxIdle, Prewarm: r.Settings.Prewarm, AsRecorded: r.AsRecorded, Assumed: r.AsRecorded && m.Assumed, Acquires: r.Acquires}
 	if m.KeysMerged != "" {
+		if keyFree(r, figPrewarmDials) {
+			j.PrewarmDials = &r.PrewarmDials
+		}
+		if keyFree(r, figPrewarmUnused) {
+			j.PrewarmUnused = &r.PrewarmUnused
+		}
 		return j
 	}
 	rate := r.HitRate()
@@ -145,9 +152,10 @@ type jsonBest struct {
 
 // WriteJSON writes rows as mcptrace.whatif/v1: m.Assumed marks the
 // as-recorded row's settings as the user's, m.Partial sets "partial" and
-// says why in "partial_note", m.KeysMerged nulls every figure of keyFigures,
-// lists each in "figures" (not measurable, and why, as the analysis's
-// report does) and leaves "best_per_cost" empty.
+// says why in "partial_note", m.KeysMerged nulls every figure of keyFigures
+// in every row where it is not keyFree, lists each such in "figures" (not
+// measurable, and why, as the analysis's report does) and leaves
+// "best_per_cost" empty.
 func WriteJSON(w io.Writer, rows []Row, m Marks) error {
 	out := struct {
 		Schema      string                        `json:"schema"`
@@ -157,7 +165,7 @@ func WriteJSON(w io.Writer, rows []Row, m Marks) error {
 		OutOfScope  string                        `json:"out_of_scope"`
 		Rows        []jsonRow                     `json:"rows"`
 		Best        []jsonBest                    `json:"best_per_cost"`
-	}{Schema: Schema, Partial: m.Partial != "", PartialNote: m.Partial, Figures: figures(m), OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
+	}{Schema: Schema, Partial: m.Partial != "", PartialNote: m.Partial, Figures: figures(rows, m), OutOfScope: OutOfScope, Rows: []jsonRow{}, Best: []jsonBest{}}
 	for _, b := range bestOf(rows, m) {
 		r := rows[b.Row]
 		out.Best = append(out.Best, jsonBest{Cost: string(b.Cost), Budget: b.Budget, Settings: r.Settings.String(),

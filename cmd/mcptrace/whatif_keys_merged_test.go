@@ -72,8 +72,9 @@ func TestWhatifFiguresAreNotMeasurableWhereTheSpansCannotTellKeysApart(t *testin
 }
 
 // checkMergedJSON checks whatif's JSON out: where why is not empty, every
-// row's figures but the acquires null, the figures section saying why and
-// no best-per-cost line; else the figures as numbers (the as-recorded hit
+// row's figures but the acquires and the pre-warm's (no row pre-warms, so
+// 0 whatever the keys) null, the figures section saying why and no
+// best-per-cost line; else the figures as numbers (the as-recorded hit
 // rate hitRate) and no figures section.
 func checkMergedJSON(t *testing.T, out, why string, hitRate float64) {
 	t.Helper()
@@ -98,12 +99,16 @@ func checkMergedJSON(t *testing.T, out, why string, hitRate float64) {
 		t.Fatalf("%d rows, want 2\n%s", len(got.Rows), out)
 	}
 	for _, r := range got.Rows {
-		known := r.Hits != nil || r.HitRate != nil || r.Misses != nil || r.Sessions != nil || r.Idle != nil || r.Unused != nil
+		known := r.Hits != nil || r.HitRate != nil || r.Misses != nil || r.Sessions != nil || r.Idle != nil
 		switch {
 		case r.Acquires == 0:
 			t.Errorf("a row lost its acquires\n%s", out)
 		case why != "" && known:
 			t.Errorf("keys merged, yet a row gives a replayed figure\n%s", out)
+		case r.Unused == nil || *r.Unused != 0:
+			// No row pre-warms (none, or as recorded with no pre-warm
+			// handshake in the dump): 0, whatever the keys.
+			t.Errorf("a row's unused pre-warm dials are not 0\n%s", out)
 		case why == "" && (r.Hits == nil || r.HitRate == nil || r.Misses == nil || r.Sessions == nil || r.Idle == nil || r.Unused == nil):
 			t.Errorf("keys told apart, yet a row's figure is null\n%s", out)
 		case why == "" && r.AsRecorded && *r.HitRate != hitRate:
