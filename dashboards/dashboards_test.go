@@ -423,7 +423,7 @@ func TestFleetDashboardHasAPanelPerConnectorMeasure(t *testing.T) {
 		{dashboards.FleetPanelHitRateSince, []string{prom(spans.AttrCacheHit) + `="true"`, prom(spans.AttrMissCause) + `="` + spans.MissCold + `"`}},
 		{dashboards.FleetPanelMissesByCause, []string{"by (" + prom(spans.AttrPoolID) + ", " + prom(spans.AttrMissCause) + ")", prom(spans.AttrCacheHit) + `="false"`}},
 		{dashboards.FleetPanelMissesSince, []string{"by (" + prom(spans.AttrPoolID) + ", " + prom(spans.AttrMissCause) + ")"}},
-		{dashboards.FleetPanelUnexplained, []string{perPool, prom(spans.AttrMissCause) + `="` + spans.MissUnexplained + `"`}},
+		{dashboards.FleetPanelUnexplained, []string{perPool, prom(spans.AttrCacheHit) + `="false"`, prom(spans.AttrMissCause) + `!~"`}},
 		{dashboards.FleetPanelMultiSession, []string{prom(spans.ConnectorMetricExecutions), prom(spans.AttrMultiSession) + `="true"`}},
 		{dashboards.FleetPanelViolations, []string{prom(spans.ConnectorMetricRuleViolations), "by (" + prom(spans.AttrRuleID)}},
 		{dashboards.FleetPanelViolationsSince, []string{prom(spans.ConnectorMetricRuleViolations), "by (" + prom(spans.AttrRuleID)}},

@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -51,7 +52,7 @@ var (
 
 	ruleSelector       = fmt.Sprintf(`%s=~"${%s}"`, labelRule, VarRule)
 	coldCauseSelector  = fmt.Sprintf(`%s="%s"`, labelCause, spans.MissCold)
-	unexplainedCause   = fmt.Sprintf(`%s="%s"`, labelCause, spans.MissUnexplained)
+	unexplainedCauses  = fmt.Sprintf(`%s!~"%s"`, labelCause, strings.Join(append(slices.Clone(spans.ExplainedMissReasons), spans.MissCauseUnknown), "|"))
 	unknownCause       = fmt.Sprintf(`%s="%s"`, labelCause, spans.MissCauseUnknown)
 	multiSessionSelect = fmt.Sprintf(`%s="true"`, labelMultiSession)
 )
@@ -149,9 +150,9 @@ func FleetDashboard() (dashboard.Dashboard, error) {
 		promQuery("A", rate(fleetAcquires, []string{labelPool, labelCause}, all(missSelector)...), "{{"+labelPool+"}} {{"+labelCause+"}}"),
 	).Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).FillOpacity(30))
 	b.WithPanel(series(FleetPanelUnexplained,
-		"Misses nothing explains (no cause among "+strings.Join(spans.ExplainedMissReasons, ", ")+"), per second per pool: sessions the pool should have reused. The regression to chase; find the traces with the \"MCP pool\" dashboard's trace panel or mcptrace analyze. Beside them, the misses of cause "+spans.MissCauseUnknown+" ("+unknownWhy+"): the unexplained misses among them cannot be told apart, so where a pool has any, its unexplained count is only a lower bound, and 0 is no all-clear.",
+		"Misses nothing explains (no cause among "+strings.Join(spans.ExplainedMissReasons, ", ")+": "+spans.MissUnexplained+", and "+spans.MissEvicted+" by the idle caps, the analyzer's unexplained_misses), per second per pool: sessions the pool should have reused. The regression to chase; find the traces with the \"MCP pool\" dashboard's trace panel or mcptrace analyze. Beside them, the misses of cause "+spans.MissCauseUnknown+" ("+unknownWhy+"): the unexplained misses among them cannot be told apart, so where a pool has any, its unexplained count is only a lower bound, and 0 is no all-clear.",
 		"reqps",
-		promQuery("A", rate(fleetAcquires, byPool, all(unexplainedCause)...), "{{"+labelPool+"}} unexplained/s"),
+		promQuery("A", rate(fleetAcquires, byPool, all(missSelector, unexplainedCauses)...), "{{"+labelPool+"}} unexplained/s"),
 		promQuery("B", rate(fleetAcquires, byPool, all(unknownCause)...), "{{"+labelPool+"}} cause unknown/s (may hold unexplained)"),
 	))
 	b.WithPanel(sinceTable(FleetPanelMissesSince,

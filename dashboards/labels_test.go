@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,6 +185,38 @@ func TestUnexplainedMissesPanelUsesTheSharedDefinition(t *testing.T) {
 	if !found {
 		t.Fatal("no panel \"Recent unexplained misses\"")
 	}
+}
+
+// TestFleetUnexplainedPanelCountsWhatTheAnalyzerCallsUnexplained pins
+// the fleet panel's first query to the analyzer's one definition
+// (spans.IsExplainedMiss, report.Unexplained): among misses, every cause
+// the connector can count (spans.MissReasons, a reason from outside the
+// vocabulary) is selected exactly when it is not explained; cause
+// unknown, which the second query shows beside it, is not.
+func TestFleetUnexplainedPanelCountsWhatTheAnalyzerCallsUnexplained(t *testing.T) {
+	prom := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
+	matcher := regexp.MustCompile(prom(spans.AttrMissCause) + `!~"([^"]*)"`)
+	for _, q := range fleetQueries(t) {
+		if q.Panel != dashboards.FleetPanelUnexplained || q.RefID != "A" {
+			continue
+		}
+		if !strings.Contains(q.Expr, prom(spans.AttrCacheHit)+`="false"`) {
+			t.Errorf("query %s counts hits too", q.Expr)
+		}
+		m := matcher.FindStringSubmatch(q.Expr)
+		if m == nil {
+			t.Fatalf("query %s selects no causes by a negative matcher", q.Expr)
+		}
+		excluded := regexp.MustCompile("^(?:" + m[1] + ")$") // PromQL anchors matchers
+		for _, cause := range append(slices.Clone(spans.MissReasons), spans.MissCauseUnknown, "somebody_elses") {
+			want := !spans.IsExplainedMiss(cause) && cause != spans.MissCauseUnknown
+			if got := !excluded.MatchString(cause); got != want {
+				t.Errorf("cause %q: the panel counts it %v, want %v (%s)", cause, got, want, q.Expr)
+			}
+		}
+		return
+	}
+	t.Fatalf("no query A in panel %q", dashboards.FleetPanelUnexplained)
 }
 
 // TestReadmeLinksOnlyToFilesWrittenBesideIt pins that the README the
