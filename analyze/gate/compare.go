@@ -315,6 +315,10 @@ func compareRow(m report.Measure, name string, b, c side, tol rulefmt.Tolerances
 // down only when it is the truth or an upper bound. So a bound never
 // fails a check on a change the spans cannot tell.
 func (row *Row) unlessBounds(b, c side) {
+	if row.Verdict == VerdictSame {
+		row.unlessChangeKnown()
+		return
+	}
 	if row.Verdict != VerdictRegression && row.Verdict != VerdictImprovement {
 		return
 	}
@@ -348,6 +352,23 @@ func (row *Row) unlessBounds(b, c side) {
 	}
 	row.Verdict, row.Regressed, row.Allowed, row.Message = VerdictNotMeasurable, false, "", ""
 	row.Why = strings.Join(why, "; ") + "; the truth may not have changed as far"
+}
+
+// unlessChangeKnown makes a same verdict not measurable when the change
+// is not the truth (report.ChangeFigure): a bound of it leaves the truth
+// free to have moved past the tolerance on its open side, and a change
+// between bounds either way, so "no change beyond the tolerance" is what
+// the spans cannot tell; never a failure either.
+func (row *Row) unlessChangeKnown() {
+	if row.ChangeFigure.Exact() {
+		return
+	}
+	worth := "not measurable"
+	if row.ChangeFigure.State != report.NotMeasurable {
+		worth = "only a " + render.StateWords(row.ChangeFigure.State)
+	}
+	row.Verdict = VerdictNotMeasurable
+	row.Why = "the change is " + worth + ", " + row.ChangeFigure.Why + ": the truth may have moved past the tolerance"
 }
 
 // boundWords say what a bound is, beside its figure.
@@ -498,12 +519,12 @@ func change(m report.Measure, bs, cs side, tol rulefmt.Tolerances) shift {
 	case report.BaselineDrop:
 		drop := m.Tolerance(tol)
 		s.worse, s.better = c < b-drop-1e-9, c > b+drop+1e-9
-		s.allowed = ">= " + textfmt.Figure(textfmt.Round4(b-drop))
+		s.allowed = ">= " + bm(textfmt.Figure(textfmt.Round4(b-drop)))
 		s.message = fmt.Sprintf("%s fell from %s%% to %s%% (more than %.1f points)", m.Noun, bm(fmt.Sprintf("%.1f", b*100)), cm(fmt.Sprintf("%.1f", c*100)), drop*100)
 	case report.BaselineGrowth:
 		allow := m.Tolerance(tol)
 		s.worse, s.better = c > b+allow, c < b-allow
-		s.allowed = "<= " + textfmt.Figure(b+allow)
+		s.allowed = "<= " + bm(textfmt.Figure(b+allow))
 		s.message = fmt.Sprintf("%s rose from %s to %s", m.Noun, bm(textfmt.Figure(b)), cm(textfmt.Figure(c)))
 	case report.BaselineAppear:
 		s.worse, s.better = b == 0 && c > 0, b > 0 && c == 0
@@ -512,7 +533,7 @@ func change(m report.Measure, bs, cs side, tol rulefmt.Tolerances) shift {
 	case report.BaselineLatency:
 		s.worse = b > 0 && c > b*tol.LatencyRatio && c-b > tol.LatencyMinDeltaMS
 		s.better = c > 0 && b > c*tol.LatencyRatio && b-c > tol.LatencyMinDeltaMS
-		s.allowed = "<= " + textfmt.Figure(textfmt.Round4(b*tol.LatencyRatio)) + " ms"
+		s.allowed = "<= " + bm(textfmt.Figure(textfmt.Round4(b*tol.LatencyRatio))) + " ms"
 		if b > 0 {
 			s.message = fmt.Sprintf("%s rose from %s ms to %s ms (x%.2f, more than x%s)", m.Noun, bm(textfmt.Figure(b)), cm(textfmt.Figure(c)), c/b, textfmt.Figure(tol.LatencyRatio))
 		}

@@ -54,7 +54,9 @@ func TestAKeylessRunIsNeverRedOnWhatItsSpansCannotTell(t *testing.T) {
 // hit rate a lower bound; no target identity: excess misses an upper
 // bound): it stands when the truth moved at least as far as the figures
 // (the current side a bound away from the baseline, the baseline a bound
-// away from the current side), and is not measurable otherwise.
+// away from the current side), and is not measurable otherwise. A same
+// verdict stands only on a change that is the truth: a bound of the
+// change leaves the truth free to have moved past the tolerance.
 func TestABoundDecidesAChangeOnlyWhenTheTruthMovedAsFar(t *testing.T) {
 	all := (^rulefmt.Capability(0)).Names()
 	without := func(r *report.Report, name string) *report.Report {
@@ -81,7 +83,11 @@ func TestABoundDecidesAChangeOnlyWhenTheTruthMovedAsFar(t *testing.T) {
 		{"hit rate down, both lower bounds", without(poolReport(100, 90), "refused_attempts"), without(poolReport(100, 50), "refused_attempts"), "hit_rate", VerdictNotMeasurable},
 		{"hit rate down, the baseline a lower bound", without(poolReport(100, 90), "refused_attempts"), exact(poolReport(100, 50)), "hit_rate", VerdictRegression},
 		{"hit rate up, the current a lower bound", exact(poolReport(100, 50)), without(poolReport(100, 90), "refused_attempts"), "hit_rate", VerdictImprovement},
-		{"no change within the bounds", without(poolReport(100, 90), "refused_attempts"), without(poolReport(100, 89), "refused_attempts"), "hit_rate", VerdictSame},
+		{"a change within the tolerance, both exact", exact(poolReport(100, 90)), exact(poolReport(100, 89)), "hit_rate", VerdictSame},
+		{"a change within the tolerance, both lower bounds", without(poolReport(100, 90), "refused_attempts"), without(poolReport(100, 89), "refused_attempts"), "hit_rate", VerdictNotMeasurable},
+		{"no change, the current a lower bound", exact(poolReport(100, 90)), without(poolReport(100, 90), "refused_attempts"), "hit_rate", VerdictNotMeasurable},
+		{"no change, the baseline an upper bound", without(excess(100, 90), "target_identity"), exact(excess(100, 90)), "excess_misses", VerdictNotMeasurable},
+		{"no change, both exact", exact(excess(100, 90)), exact(excess(100, 90)), "excess_misses", VerdictSame},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := Compare(tc.base, tc.cur, rulefmt.DefaultTolerances())

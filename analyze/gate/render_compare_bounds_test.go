@@ -47,25 +47,26 @@ func TestTheDiffMarksEveryBoundAndTheChangeBetweenThem(t *testing.T) {
 		states    [3]report.Measurability
 		note      string // in the note under the table; "" for none
 		message   string // in a regression's message; "" for no regression
+		allowed   string // a regression's allowed text, marked as its baseline is
 	}{
 		{"both the truth: bare figures", exact(excess(100, 90)), exact(excess(100, 50)), "excess_misses",
-			[3]string{"10", "50", "+40"}, [3]report.Measurability{report.Measurable, report.Measurable, report.Measurable}, "", "rose from 10 to 50"},
+			[3]string{"10", "50", "+40"}, [3]report.Measurability{report.Measurable, report.Measurable, report.Measurable}, "", "rose from 10 to 50", "<= 10"},
 		{"the current an upper bound: the change one too", exact(excess(100, 90)), without(excess(100, 50), "target_identity"), "excess_misses",
 			[3]string{"10", "≤ 50", "≤ +40"}, [3]report.Measurability{report.Measurable, report.UpperBound, report.UpperBound},
-			"bound: excess_misses: current upper bound (≤), change upper bound (≤): current: " + noIdentity, ""},
+			"bound: excess_misses: current upper bound (≤), change upper bound (≤): current: " + noIdentity, "", ""},
 		{"the baseline an upper bound: the change a lower one", without(excess(100, 90), "target_identity"), exact(excess(100, 50)), "excess_misses",
 			[3]string{"≤ 10", "50", "≥ +40"}, [3]report.Measurability{report.UpperBound, report.Measurable, report.LowerBound},
-			"bound: excess_misses: base upper bound (≤), change lower bound (≥): baseline: " + noIdentity, "rose from ≤ 10 to 50"},
+			"bound: excess_misses: base upper bound (≤), change lower bound (≥): baseline: " + noIdentity, "rose from ≤ 10 to 50", "<= ≤ 10"},
 		{"both upper bounds: the change may be off either way", without(excess(100, 90), "target_identity"), without(excess(100, 50), "target_identity"), "excess_misses",
 			[3]string{"≤ 10", "≤ 50", "—"}, [3]report.Measurability{report.UpperBound, report.UpperBound, report.NotMeasurable},
-			"bound: excess_misses: base upper bound (≤), current upper bound (≤), change not measurable: both sides: " + noIdentity, ""},
+			"bound: excess_misses: base upper bound (≤), current upper bound (≤), change not measurable: both sides: " + noIdentity, "", ""},
 		{"both lower bounds of a rate", without(poolReport(100, 90), "refused_attempts"), without(poolReport(100, 50), "refused_attempts"), "hit_rate",
-			[3]string{"≥ 0.9", "≥ 0.5", "—"}, [3]report.Measurability{report.LowerBound, report.LowerBound, report.NotMeasurable}, "(it may be off either way)", ""},
+			[3]string{"≥ 0.9", "≥ 0.5", "—"}, [3]report.Measurability{report.LowerBound, report.LowerBound, report.NotMeasurable}, "(it may be off either way)", "", ""},
 		{"no change, the current a lower bound: at least none", exact(poolReport(100, 90)), without(poolReport(100, 90), "refused_attempts"), "hit_rate",
-			[3]string{"0.9", "≥ 0.9", "≥ 0"}, [3]report.Measurability{report.Measurable, report.LowerBound, report.LowerBound}, "bound: hit_rate, acquires, hits: current lower bound (≥), change lower bound (≥): current: a server-side writer", ""},
+			[3]string{"0.9", "≥ 0.9", "≥ 0"}, [3]report.Measurability{report.Measurable, report.LowerBound, report.LowerBound}, "bound: hit_rate, acquires, hits: current lower bound (≥), change lower bound (≥): current: a server-side writer", "", ""},
 		{"a read-back baseline's declared bound", declared(excess(100, 90)), exact(excess(100, 50)), "excess_misses",
 			[3]string{"≤ 10", "50", "≥ +40"}, [3]report.Measurability{report.UpperBound, report.Measurable, report.LowerBound},
-			"bound: excess_misses: base upper bound (≤), change lower bound (≥): baseline: declared upper", "rose from ≤ 10 to 50"},
+			"bound: excess_misses: base upper bound (≤), change lower bound (≥): baseline: declared upper", "rose from ≤ 10 to 50", "<= ≤ 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := Compare(tc.base, tc.cur, rulefmt.DefaultTolerances())
@@ -97,7 +98,7 @@ func TestTheDiffMarksEveryBoundAndTheChangeBetweenThem(t *testing.T) {
 			if got := [3]report.Measurability{r.BaselineFigure.State, r.CurrentFigure.State, r.ChangeFigure.State}; got != tc.states {
 				t.Errorf("JSON states %v, want %v", got, tc.states)
 			}
-			checkRegression(t, rows, tc.measure, tc.message, tc.states)
+			checkRegression(t, rows, tc.measure, tc.message, tc.allowed, tc.states)
 		})
 	}
 }
@@ -134,9 +135,9 @@ func checkNote(t *testing.T, what, out, note string) {
 }
 
 // checkRegression fails unless measure regressed exactly when message is
-// given, its message saying it (marks and all) and the regression's JSON
-// saying what its figures are worth.
-func checkRegression(t *testing.T, rows []Row, measure, message string, states [3]report.Measurability) {
+// given, its message and what it allowed saying it (marks and all) and
+// the regression's JSON saying what its figures are worth.
+func checkRegression(t *testing.T, rows []Row, measure, message, allowed string, states [3]report.Measurability) {
 	t.Helper()
 	var got *Regression
 	for _, g := range RegressionsOf(rows) {
@@ -160,6 +161,9 @@ func checkRegression(t *testing.T, rows []Row, measure, message string, states [
 		}
 		if !strings.Contains(back.Message, message) {
 			t.Errorf("regression message %q, want it to say %q", back.Message, message)
+		}
+		if back.Allowed != allowed {
+			t.Errorf("regression allowed %q, want %q", back.Allowed, allowed)
 		}
 		if s := [3]report.Measurability{back.BaselineFigure.State, back.CurrentFigure.State, back.ChangeFigure.State}; s != states {
 			t.Errorf("regression JSON states %v, want %v", s, states)
