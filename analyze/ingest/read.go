@@ -546,7 +546,8 @@ func (st *fileState) noteLone(l loneNote) {
 	st.lone.add(st.in, at, l.n, func(at string, n int) string {
 		return fmt.Sprintf("%s: %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair) "+
 			"read as U+FFFD, as every reader reads them: strings that differ only there are read as one, "+
-			"so where a pool scope or key holds U+FFFD, the figures that tell keys apart are not measurable "+
+			"so where a pool scope or key holds U+FFFD, the figures that tell keys apart are not measurable, "+
+			"and where a session identity does, the figures that count sessions are bounds or not measurable "+
 			"(have the exporter write valid UTF-8)", at, n)
 	})
 }

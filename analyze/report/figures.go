@@ -65,6 +65,12 @@ type WriterReport struct {
 	// says so: the reason a figure needing target_identity gives, in
 	// place of the capability's own (no key at all), which would be wrong.
 	IdentityLost string `json:"identity_lost,omitempty"`
+	// SessionsMerged, when the calls carry session identities but the
+	// readers may have read two of them as one (escaped lone surrogates
+	// read as U+FFFD), says so: the reason a figure counting distinct
+	// sessions gives for being only a bound, or not measurable
+	// (sessionsMergedFigure).
+	SessionsMerged string `json:"sessions_merged,omitempty"`
 }
 
 // shows is the set of capabilities of w; every capability for a report

@@ -231,6 +231,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Doc:      "Hits / acquires; no data without acquires.",
 			Show:     Column{Section: SectionPool, Label: "hit rate", Order: 4},
 			Baseline: BaselineDrop, Tolerance: func(t rulefmt.Tolerances) float64 { return t.HitRateDrop }, Noun: "hit rate", Trials: "acquires",
+			Doubt: sessionsMerged(UpperBound, true),
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.HitRate) }},
 		{Name: "cold_start_floor", Needs: rulefmt.CapAcquires, Under: rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
 			Unit: UnitRatio, Better: BetterLower, Draw: DrawPercent, JSON: "pool.cold_start_floor",
@@ -242,11 +243,13 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Doc:      "Misses above the cold-start floor.",
 			Show:     Column{Section: SectionPool, Label: "excess", Order: 10},
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor", Trials: "acquires",
+			Doubt: sessionsMerged(LowerBound, true),
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
 		{Name: "unexplained_misses", Needs: rulefmt.CapAcquires | rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
 			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.unexplained_misses",
 			Doc:      "Misses with no explaining cause (unexplained, or evicted by the idle caps): a session the pool should have reused.",
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses", Trials: "acquires",
+			Doubt: sessionsMerged(NotMeasurable, true),
 			Value: func(r *Report) (float64, bool) { return count(Unexplained(r.Pool.MissReasons)) }},
 		{Name: "acquires", Needs: rulefmt.CapAcquires, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.acquires",
@@ -257,21 +260,25 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.hits",
 			Doc:   "Acquires that reused an idle session.",
 			Show:  Column{Section: SectionPool, Label: "hits", Order: 2},
+			Doubt: sessionsMerged(UpperBound, true),
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Hits) }},
 		{Name: "misses", Needs: rulefmt.CapAcquires,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.misses",
 			Doc:   "Acquires that dialed a new session.",
 			Show:  Column{Section: SectionPool, Label: "misses", Order: 3},
+			Doubt: sessionsMerged(LowerBound, true),
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Misses) }},
 		{Name: "handshakes", Needs: rulefmt.CapHandshakes, Under: rulefmt.CapHandshakeSpans,
 			Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.handshakes",
 			Doc:   "Handshake spans.",
 			Show:  Column{Section: SectionPool, Label: "handshakes", Order: 5},
+			Doubt: sessionsMerged(LowerBound, true),
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.Handshakes) }},
 		{Name: "acquires_per_handshake", Needs: rulefmt.CapAcquires | rulefmt.CapHandshakes, Under: rulefmt.CapRefusedAttempts,
 			Unit: UnitRatio, Better: BetterHigher, Draw: DrawDecimal, JSON: "pool.acquires_per_handshake",
 			Doc:   "Acquires / handshakes: calls each dial served; report only.",
 			Show:  Column{Section: SectionPool, Label: "per dial", Order: 6},
+			Doubt: sessionsMerged(UpperBound, true),
 			Value: func(r *Report) (float64, bool) { return optional(r.Pool.AcquiresPerHandshake) }},
 		{Name: "scopes", Unit: UnitCount, Better: BetterNeither, Draw: DrawInt, JSON: "pool.scopes",
 			Doc:   "Distinct pool scopes; report only.",
@@ -295,11 +302,13 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Doc:      "Executions whose tool calls ran on more than one " + spans.AttrSessionID + ".",
 			Show:     Column{Section: SectionExecutions, Label: "multi-session", Order: 2},
 			Baseline: BaselineAppear, Noun: "execution(s) spread over several " + spans.AttrSessionID, Trials: "executions",
+			Doubt: sessionsMerged(LowerBound, false),
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MultiSession) }},
 		{Name: "max_sessions_per_execution", Needs: rulefmt.CapCalls | rulefmt.CapSessionID,
 			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "executions.max_sessions",
 			Doc:   "The most sessions one execution used.",
 			Show:  Column{Section: SectionExecutions, Label: "max sessions", Order: 3},
+			Doubt: sessionsMerged(LowerBound, false),
 			Value: func(r *Report) (float64, bool) { return count(r.Executions.MaxSessions) }},
 	}...)
 	for _, s := range latencySeries {
@@ -325,6 +334,26 @@ var measureTable = markRuleMeasures(func() []Measure {
 // report's figures.
 func MissCauseFigure(cause string) string { return "miss_reasons." + cause }
 
+// sessionsMerged is the Doubt of a figure that counts distinct sessions,
+// merged being what it is worth where the writer's session identities may
+// have merged (WriterReport.SessionsMerged: two that differ only in a lone
+// surrogate read as one), with that reason; measurable elsewhere.
+// Merging makes fewer distinct sessions, never more: the sessions an
+// execution used, and the executions that used more than one, are lower
+// bounds. inferredOnly says the figure counts sessions only where
+// acquires are inferred from the calls (no acquire span), each session's
+// first call its miss and handshake: a merged session's first call reads
+// as a hit, so misses, handshakes and excess misses are lower bounds,
+// hits, the hit rate and acquires per handshake upper bounds.
+func sessionsMerged(merged Measurability, inferredOnly bool) func(*Report) FigureState {
+	return func(r *Report) FigureState {
+		if r.Writer == nil || r.Writer.SessionsMerged == "" || inferredOnly && r.Shows().Has(rulefmt.CapAcquireSpans) {
+			return FigureState{State: Measurable}
+		}
+		return FigureState{State: merged, Why: r.Writer.SessionsMerged}
+	}
+}
+
 // missCauseDocs say what each cause of a miss is, for the schema doc.
 var missCauseDocs = map[string]string{
 	spans.MissCold:         "its key was one the pool did not know (its first acquire, or the first after the pool forgot it)",
@@ -346,7 +375,15 @@ var missCauseDocs = map[string]string{
 // attempt number on the span, whatever the pairs; the other explained
 // causes read another target's sessions and may be off either way, so
 // they are not measurable; evicted and unexplained are the shares of
-// unexplained_misses (t's row) and worth what it is.
+// unexplained_misses (t's row) and worth what it is. Where acquires are
+// inferred from the calls' sessions and two sessions may have read as
+// one (sessionsMerged), the second one's first call reads as a hit, not
+// the miss it was: a cold miss so lost is only gone (no later acquire
+// finds its key less known: a hit makes it known and active as a miss
+// does), so cold is a lower bound; the replay then holds a session the
+// pool did not, so the other explained causes, and unexplained_misses,
+// may be off either way and are not measurable; redial is never read from
+// a call.
 func missCauseRows(t []Measure) []Measure {
 	unexplained := t[slices.IndexFunc(t, func(m Measure) bool { return m.Name == "unexplained_misses" })]
 	out := make([]Measure, 0, len(spans.MissReasons))
@@ -358,11 +395,11 @@ func missCauseRows(t []Measure) []Measure {
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.MissReasons[cause]) }}
 		switch {
 		case !spans.IsExplainedMiss(cause):
-			m.Needs, m.Under, m.Over, m.Better = unexplained.Needs, unexplained.Under, unexplained.Over, unexplained.Better
+			m.Needs, m.Under, m.Over, m.Better, m.Doubt = unexplained.Needs, unexplained.Under, unexplained.Over, unexplained.Better, unexplained.Doubt
 		case cause == spans.MissCold:
-			m.Under = rulefmt.CapTargetIdentity
+			m.Under, m.Doubt = rulefmt.CapTargetIdentity, sessionsMerged(LowerBound, true)
 		case cause != spans.MissRedial:
-			m.Needs |= rulefmt.CapTargetIdentity
+			m.Needs, m.Doubt = m.Needs|rulefmt.CapTargetIdentity, sessionsMerged(NotMeasurable, true)
 		}
 		out = append(out, m)
 	}

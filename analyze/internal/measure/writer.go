@@ -36,6 +36,9 @@ func WriterReport(v *rulefmt.Vocabulary, seen SpanEvidence, user bool) *report.W
 		// Only the lone surrogates took it: the vocabulary's reason would be wrong.
 		w.IdentityLost = seen.identityLost()
 	}
+	if shows.Has(rulefmt.CapSessionID) && seen.loneSurrogates > 0 && seen.replacedSessions > 0 {
+		w.SessionsMerged = seen.sessionsMerged()
+	}
 	if user && !shows.Has(rulefmt.CapSessionID) {
 		w.SessionHint = rulefmt.SessionKeyHint
 	}
@@ -54,7 +57,10 @@ type SpanEvidence struct {
 	// U+FFFD, what the JSON readers read an escaped lone UTF-16 surrogate
 	// as; loneSurrogates the lone surrogates the inputs held
 	// (AddInputs). Both at once: two keys may have been read as one.
-	replacedKeys, loneSurrogates int
+	// replacedSessions counts the calls whose session identity holds
+	// U+FFFD: with lone surrogates in the inputs, two sessions may have
+	// been read as one.
+	replacedKeys, loneSurrogates, replacedSessions int
 	// hitsNotBool counts acquire spans whose hit attribute held no
 	// boolean (read as absent); hitNotBoolValues names a few of those values.
 	hitsNotBool      int
@@ -70,6 +76,7 @@ func (e *SpanEvidence) Add(o SpanEvidence) {
 	e.keylessAcquires += o.keylessAcquires
 	e.replacedKeys += o.replacedKeys
 	e.loneSurrogates += o.loneSurrogates
+	e.replacedSessions += o.replacedSessions
 	e.hitsNotBool += o.hitsNotBool
 	if o.hitAttr != "" {
 		e.hitAttr = o.hitAttr
@@ -109,6 +116,14 @@ func (e *SpanEvidence) identityLost() string {
 		e.loneSurrogates, e.replacedKeys)
 }
 
+// sessionsMerged says why sessions cannot be told apart when lone
+// surrogates may have merged session identities (WriterReport).
+func (e *SpanEvidence) sessionsMerged() string {
+	return fmt.Sprintf("the inputs held %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair), read as U+FFFD, "+
+		"and the session identity of %d call(s) holds U+FFFD: sessions that differ only in a lone surrogate read as one session",
+		e.loneSurrogates, e.replacedSessions)
+}
+
 // EvidenceOf is what e's spans showed of their writer.
 func EvidenceOf(e *record.Table) SpanEvidence {
 	keyless, replaced := 0, 0
@@ -123,7 +138,21 @@ func EvidenceOf(e *record.Table) SpanEvidence {
 		}
 	}
 	return SpanEvidence{serverCalls: e.ServerCalls, handshakeSpans: len(e.Handshakes), targetCalls: e.TargetCalls, keylessAcquires: keyless,
-		replacedKeys: replaced, hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
+		replacedKeys: replaced, replacedSessions: replacedSessions(e), hitsNotBool: e.HitsNotBool, hitAttr: e.HitAttr, hitNotBoolValues: e.HitNotBoolValues}
+}
+
+// replacedSessions counts e's calls whose session identity holds U+FFFD
+// (holdsReplacement); a call's session is mostly the one before it's, so
+// most calls look at no text.
+func replacedSessions(e *record.Table) int {
+	n := 0
+	session := replacementMemo{id: math.MinInt32}
+	for i := range e.Calls {
+		if session.holds(e, e.Calls[i].Session) {
+			n++
+		}
+	}
+	return n
 }
 
 // Keyless reports whether a is an acquire span that carries no cache key
