@@ -199,7 +199,7 @@ func (j *judge) group(r *rulefmt.Rule, obs *report.RuleObservation, g report.Sco
 			scopeIncomplete = scopeIncomplete || incomplete
 			continue
 		}
-		if v := g.Values[k]; !ex.Holds(v, bound) {
+		if v := g.Values[k]; !j.counted(ex, v, bound, t) {
 			scopeFailed = true
 			t.fails[failingText(ex, v)] += g.Scopes
 			failing = append(failing, k)
@@ -212,6 +212,30 @@ func (j *judge) group(r *rulefmt.Rule, obs *report.RuleObservation, g report.Sco
 	case scopeIncomplete:
 		res.Incomplete += g.Scopes
 	}
+}
+
+// counted judges a counting expectation against one scope's count v:
+// false when it fails. A count the report says is only a bound
+// (SpanQuantityOf: values that may have merged) fails or holds only
+// where the bound decides it; else the scope neither fails nor holds,
+// and t says why.
+func (j *judge) counted(ex *rulefmt.Expectation, v, bound float64, t *ruleTally) bool {
+	holds := ex.Holds(v, bound)
+	if j.report == nil {
+		return holds
+	}
+	if f := j.report.SpanQuantityOf(ex.Of, ex.Attribute); !f.Exact() && !boundDecides(ex, f.State, v, bound, holds) {
+		t.undecided = append(t.undecided, undecidedText(ex, quantityText(ex), v, f))
+		return true
+	}
+	return holds
+}
+
+// undecidedText says why what (got) cannot decide ex: it is only the
+// bound f.
+func undecidedText(ex *rulefmt.Expectation, what string, got float64, f report.FigureState) string {
+	kind := map[report.Measurability]string{report.LowerBound: "a lower bound", report.UpperBound: "an upper bound"}[f.State]
+	return fmt.Sprintf("%s = %s is only %s, which cannot decide %s: %s", what, textfmt.Figure(got), kind, ex.String(), f.Why)
 }
 
 // measure judges a measure expectation against bound for a group of
@@ -229,9 +253,7 @@ func (j *judge) measure(ex *rulefmt.Expectation, bound float64, scopes int, obs 
 	t.measureFound = append(t.measureFound, found)
 	holds := ex.Holds(got, bound)
 	if f := j.report.FigureOf(ex.Of); !f.Exact() && !boundDecides(ex, f.State, got, bound, holds) {
-		kind := map[report.Measurability]string{report.LowerBound: "a lower bound", report.UpperBound: "an upper bound"}[f.State]
-		t.undecided = append(t.undecided, fmt.Sprintf("%s = %s is only %s, which cannot decide %s: %s",
-			ex.Of, textfmt.Figure(got), kind, ex.String(), f.Why))
+		t.undecided = append(t.undecided, undecidedText(ex, ex.Of, got, f))
 		return false, false
 	}
 	if holds {

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/mcptrace/mcptrace/analyze/internal/textfmt"
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
+	"github.com/mcptrace/mcptrace/spans"
 )
 
 // A figure is the truth only where the writer's spans carry what it
@@ -255,4 +258,34 @@ func (r *Report) LacksWhy(need rulefmt.Capability) string {
 		return r.lackWhy(lack)
 	}
 	return ""
+}
+
+// SpanQuantityOf is what a rule's count over its selected spans (of, one
+// of rulefmt.SpanQuantities; attribute, distinct's) is worth, as FigureOf
+// is for a measure: the gate asks it before a scope's count decides an
+// expectation. Escaped lone surrogates, read as U+FFFD, may have made
+// two values one, and merging makes fewer distinct values, never more:
+// pool_sessions and lost_sessions (a forgotten session is one followed by
+// another) and distinct(mcp.session.id) are lower bounds where session
+// identities may have merged (WriterReport.SessionsMerged, sessionsMerged
+// as the session figures ask), distinct of another attribute wherever
+// the inputs held a lone surrogate (the spans say no more of it). count
+// counts spans, whatever their values.
+func (r *Report) SpanQuantityOf(of, attribute string) FigureState {
+	switch {
+	case of == rulefmt.QuantityPoolSessions || of == rulefmt.QuantityLostSessions ||
+		(of == rulefmt.QuantityDistinct && attribute == spans.AttrSessionID):
+		return sessionsMerged(LowerBound, false)(r)
+	case of != rulefmt.QuantityDistinct:
+		return FigureState{State: Measurable}
+	}
+	n := 0
+	for _, in := range r.Inputs {
+		n += in.LoneSurrogates
+	}
+	if n == 0 {
+		return FigureState{State: Measurable}
+	}
+	return FigureState{State: LowerBound, Why: fmt.Sprintf("the inputs held %d escaped lone UTF-16 surrogates (\\uD800-\\uDFFF without their pair), "+
+		"read as U+FFFD: values of %s that differ only in a lone surrogate read as one", n, textfmt.ClipTo(attribute, MaxCell))}
 }
