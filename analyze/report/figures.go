@@ -78,12 +78,14 @@ type WriterReport struct {
 
 // shows is the set of capabilities of w; every capability for a report
 // without a writer section (one read back from an older file, taken to be
-// measurable as it was).
+// measurable as it was), and a later capability (rulefmt.LaterCapabilities)
+// for a section naming it in neither list (written before it was one).
 func (w *WriterReport) shows() rulefmt.Capability {
 	if w == nil {
 		return ^rulefmt.Capability(0)
 	}
-	return rulefmt.CapabilitiesOf(w.Shows)
+	named := rulefmt.CapabilitiesOf(w.Shows)
+	return named | rulefmt.LaterCapabilities&^(named|rulefmt.CapabilitiesOf(w.Lacks))
 }
 
 // FigureOf is the one place a figure's measurability is decided: the

@@ -245,7 +245,7 @@ var measureTable = markRuleMeasures(func() []Measure {
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.ExcessMisses) }, Noun: "misses above the cold-start floor", Trials: "acquires",
 			Doubt: sessionsMerged(LowerBound, true),
 			Value: func(r *Report) (float64, bool) { return count(r.Pool.ExcessMisses) }},
-		{Name: "unexplained_misses", Needs: rulefmt.CapAcquires | rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts,
+		{Name: "unexplained_misses", Needs: rulefmt.CapAcquires | rulefmt.CapTargetIdentity, Over: rulefmt.CapRefusedAttempts | rulefmt.CapAcquireAttempts,
 			Unit: UnitCount, Better: BetterLower, Draw: DrawInt, JSON: "pool.unexplained_misses",
 			Doc:      "Misses with no explaining cause (unexplained, or evicted by the idle caps): a session the pool should have reused.",
 			Baseline: BaselineGrowth, Tolerance: func(t rulefmt.Tolerances) float64 { return float64(t.UnexplainedMisses) }, Noun: "unexplained misses", Trials: "acquires",
@@ -354,6 +354,32 @@ func sessionsMerged(merged Measurability, inferredOnly bool) func(*Report) Figur
 	}
 }
 
+// unseenRedialOver and unseenRedialNeeds are what the causes of a miss
+// need of acquire_attempts (missCauseRows). An unseen redial is replayed
+// as a first attempt: it takes the idle session the pool skipped (the
+// one its first attempt just released, with acquire spans) and closes
+// it, or finds none; either way it is filed under another cause, and
+// the first attempt's lease, which a seen redial marks failed, ends
+// clean. The misses are what the spans say, so the causes together
+// count the unseen redials too many. cold reads only whether the key is
+// known, which the first attempt made it: never the unseen redial's
+// cause, and unmoved. concurrent reads only the leases out, which are
+// the same: only the unseen redial can add to it, so it is an upper
+// bound. unexplained only gains: the redial's own close and each miss
+// that finds the skipped session gone read as unexplained where the
+// pool's replay read it, or gained it (unexplained_misses' row holds
+// acquire_attempts as Over). ttl, after_failure and evicted may lose: a
+// later miss reads the close the unseen redial made in place of the
+// after_failure its first attempt left, or of the expiry or eviction of
+// the session it skipped; so they are not measurable. health_check gains
+// only (the close of a redial recorded health_check).
+var (
+	unseenRedialOver = map[string]rulefmt.Capability{spans.MissConcurrent: rulefmt.CapAcquireAttempts,
+		spans.MissHealthCheck: rulefmt.CapAcquireAttempts}
+	unseenRedialNeeds = map[string]rulefmt.Capability{spans.MissTTL: rulefmt.CapAcquireAttempts,
+		spans.MissAfterFailure: rulefmt.CapAcquireAttempts, spans.MissEvicted: rulefmt.CapAcquireAttempts}
+)
+
 // missCauseDocs say what each cause of a miss is, for the schema doc.
 var missCauseDocs = map[string]string{
 	spans.MissCold:         "its key was one the pool did not know (its first acquire, or the first after the pool forgot it)",
@@ -375,7 +401,9 @@ var missCauseDocs = map[string]string{
 // attempt number on the span, whatever the pairs; the other explained
 // causes read another target's sessions and may be off either way, so
 // they are not measurable; evicted and unexplained are the shares of
-// unexplained_misses (t's row) and worth what it is. Where acquires are
+// unexplained_misses (t's row) and worth what it is. Without
+// acquire_attempts no redial is seen: redial is a lower bound, the others
+// as unseenRedialOver and unseenRedialNeeds say. Where acquires are
 // inferred from the calls' sessions and two sessions may have read as
 // one (sessionsMerged), the second one's first call reads as a hit, not
 // the miss it was: a cold miss so lost is only gone (no later acquire
@@ -398,9 +426,12 @@ func missCauseRows(t []Measure) []Measure {
 			m.Needs, m.Under, m.Over, m.Better, m.Doubt = unexplained.Needs, unexplained.Under, unexplained.Over, unexplained.Better, unexplained.Doubt
 		case cause == spans.MissCold:
 			m.Under, m.Doubt = rulefmt.CapTargetIdentity, sessionsMerged(LowerBound, true)
-		case cause != spans.MissRedial:
+		case cause == spans.MissRedial:
+			m.Under = rulefmt.CapAcquireAttempts
+		default:
 			m.Needs, m.Doubt = m.Needs|rulefmt.CapTargetIdentity, sessionsMerged(NotMeasurable, true)
 		}
+		m.Needs, m.Over = m.Needs|unseenRedialNeeds[cause], (m.Over|unseenRedialOver[cause])&^unseenRedialNeeds[cause]
 		out = append(out, m)
 	}
 	return out

@@ -55,6 +55,11 @@ const (
 	// CapCallAttempts: each attempt of a call is its own span (a writer
 	// that retries inside one span counts fewer calls than were sent).
 	CapCallAttempts
+	// CapAcquireAttempts: an acquire span carries its attempt number (the
+	// vocabulary maps attributes.attempt), so the transparent redial, a
+	// second attempt after a reused session expired, is told from a miss
+	// of another cause.
+	CapAcquireAttempts
 
 	capEnd
 )
@@ -77,7 +82,15 @@ var capabilityNames = []struct {
 	{CapRefusedAttempts, "refused_attempts", "a server-side writer never sees an attempt refused before a handler (a 404 on a forgotten session)"},
 	{CapPoolSettings, "pool_settings", "the pool recorded no settings on its spans"},
 	{CapCallAttempts, "call_attempts", "the writer retries a call inside one span, so a span may be several attempts"},
+	{CapAcquireAttempts, "acquire_attempts", "no acquire span carries an attempt number, so a redial (a second attempt after a reused session expired) reads as a miss of another cause"},
 }
+
+// LaterCapabilities are the capabilities a report's writer section may
+// predate: a section naming one in neither its shows nor its lacks was
+// written before the capability was, and showed what it claims of it
+// (report.WriterReport reads it so, as a report without a writer section
+// shows everything).
+const LaterCapabilities = CapAcquireAttempts
 
 // Has reports whether c holds every capability of need.
 func (c Capability) Has(need Capability) bool { return need&^c == 0 }
@@ -210,6 +223,7 @@ func (v *Vocabulary) Shows(serverSeen bool) Capability {
 	add(side != SideServer, CapRefusedAttempts)
 	add(v.Capabilities.PoolSettings, CapPoolSettings)
 	add(!v.Capabilities.RetriesInOneSpan, CapCallAttempts)
+	add(len(v.Acquires) > 0 && a.Attempt != "", CapAcquireAttempts)
 	return c
 }
 

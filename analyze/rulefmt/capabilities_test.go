@@ -16,8 +16,8 @@ func TestBuiltinVocabulariesShowWhatTheirWritersCan(t *testing.T) {
 		serverSeen bool
 		want       []string
 	}{
-		{ProfileMcptrace, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings", "call_attempts"}},
-		{ProfileMcptrace, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings", "call_attempts"}},
+		{ProfileMcptrace, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings", "call_attempts", "acquire_attempts"}},
+		{ProfileMcptrace, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "acquire_spans", "invocation_spans", "handshake_spans", "target_identity", "refused_attempts", "pool_settings", "call_attempts", "acquire_attempts"}},
 		{ProfileSemconv, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "target_identity", "refused_attempts", "call_attempts"}},
 		{ProfileSemconv, true, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "target_identity", "call_attempts"}},
 		{ProfileOpenLLMetry, false, []string{"calls", "executions", "session_id", "acquires", "handshakes", "handshake_spans", "refused_attempts", "call_attempts"}},
@@ -49,6 +49,12 @@ func TestVocabularyCapabilitiesBlock(t *testing.T) {
 		{"unknown key", "name: gw\ncalls: a\ncapabilities: {sides: client}\n", nil, `unknown key "sides"`},
 		{"not a bool", "name: gw\ncalls: a\ncapabilities: {pool_settings: maybe}\n", nil, "pool_settings must be true or false"},
 		{"retries inside one span", "name: gw\ncalls: a\ncapabilities: {call_attempts: false}\n", []string{"calls", "executions", "refused_attempts"}, ""},
+		{"acquire spans carrying their attempt", "name: gw\ncalls: a\nacquires: b\nattributes: {attempt: n}\n",
+			[]string{"calls", "executions", "acquires", "acquire_spans", "refused_attempts", "call_attempts", "acquire_attempts"}, ""},
+		{"acquire spans without an attempt", "name: gw\ncalls: a\nacquires: b\n",
+			[]string{"calls", "executions", "acquires", "acquire_spans", "refused_attempts", "call_attempts"}, ""},
+		{"an attempt without acquire spans", "name: gw\ncalls: a\nsession: {attribute: sid}\nattributes: {attempt: n}\n",
+			[]string{"calls", "executions", "session_id", "acquires", "handshakes", "refused_attempts", "call_attempts"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
