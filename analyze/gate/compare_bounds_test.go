@@ -58,17 +58,6 @@ func TestAKeylessRunIsNeverRedOnWhatItsSpansCannotTell(t *testing.T) {
 // verdict stands only on a change that is the truth: a bound of the
 // change leaves the truth free to have moved past the tolerance.
 func TestABoundDecidesAChangeOnlyWhenTheTruthMovedAsFar(t *testing.T) {
-	all := (^rulefmt.Capability(0)).Names()
-	without := func(r *report.Report, name string) *report.Report {
-		r.Writer = &report.WriterReport{Shows: slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == name })}
-		return r
-	}
-	exact := func(r *report.Report) *report.Report { r.Writer = &report.WriterReport{Shows: all}; return r }
-	excess := func(acquires, hits int) *report.Report {
-		r := poolReport(acquires, hits)
-		r.Pool.ExcessMisses = acquires - hits
-		return r
-	}
 	for _, tc := range []struct {
 		name      string
 		base, cur *report.Report
@@ -100,4 +89,26 @@ func TestABoundDecidesAChangeOnlyWhenTheTruthMovedAsFar(t *testing.T) {
 			}
 		})
 	}
+}
+
+// without is r read from a writer showing every capability but name.
+func without(r *report.Report, name string) *report.Report {
+	all := (^rulefmt.Capability(0)).Names()
+	r.Writer = &report.WriterReport{Shows: slices.DeleteFunc(all, func(s string) bool { return s == name })}
+	return r
+}
+
+// exact is r read from a writer showing every capability: every figure
+// the truth.
+func exact(r *report.Report) *report.Report {
+	r.Writer = &report.WriterReport{Shows: (^rulefmt.Capability(0)).Names()}
+	return r
+}
+
+// excess is a pool report of acquires and hits whose every miss is above
+// the cold-start floor.
+func excess(acquires, hits int) *report.Report {
+	r := poolReport(acquires, hits)
+	r.Pool.ExcessMisses = acquires - hits
+	return r
 }

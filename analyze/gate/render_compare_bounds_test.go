@@ -3,7 +3,6 @@ package gate
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -21,17 +20,6 @@ import (
 // saying why; figures that are the truth are drawn bare. A baseline read
 // back without its writer section is worth what its figures declare.
 func TestTheDiffMarksEveryBoundAndTheChangeBetweenThem(t *testing.T) {
-	all := (^rulefmt.Capability(0)).Names()
-	without := func(r *report.Report, name string) *report.Report {
-		r.Writer = &report.WriterReport{Shows: slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == name })}
-		return r
-	}
-	exact := func(r *report.Report) *report.Report { r.Writer = &report.WriterReport{Shows: all}; return r }
-	excess := func(acquires, hits int) *report.Report {
-		r := poolReport(acquires, hits)
-		r.Pool.ExcessMisses = acquires - hits
-		return r
-	}
 	// declared is a report read back from a file without a writer
 	// section, whose figures declare excess_misses an upper bound.
 	declared := func(r *report.Report) *report.Report {

@@ -64,22 +64,10 @@ func workload(t *testing.T, round int) (batches []ptrace.Traces, traces int) {
 		name  string
 		build func() ptrace.Traces
 	}
-	scenarios := []scenario{{"keyless", func() ptrace.Traces {
-		td := dumptest.MissesOnKeys("", "", "").Traces()
-		for i := 0; i < td.ResourceSpans().Len(); i++ {
-			ss := td.ResourceSpans().At(i).ScopeSpans()
-			for j := 0; j < ss.Len(); j++ {
-				for k := 0; k < ss.At(j).Spans().Len(); k++ {
-					sp := ss.At(j).Spans().At(k)
-					tid := sp.TraceID()
-					tid[0] = 0xee // apart from the scenarios' trace ids
-					sp.SetTraceID(tid)
-				}
-			}
-		}
-		return td
-	}}}
-	scenarios = append(scenarios, scenario{"evicting", func() ptrace.Traces { return evicting(t) }})
+	scenarios := []scenario{
+		{"keyless", func() ptrace.Traces { return apart(dumptest.MissesOnKeys("", "", "").Traces(), 0xee) }},
+		{"evicting", func() ptrace.Traces { return apart(evicting(t), 0xdd) }},
+	}
 	for _, sc := range tracegen.Scenarios() {
 		if tracegen.ScenarioProfile(sc.Name) == string(rulefmt.ProfileDefault) {
 			scenarios = append(scenarios, scenario{sc.Name, sc.Build})
@@ -150,13 +138,19 @@ func evicting(t *testing.T) ptrace.Traces {
 	for _, b := range wl.Batches {
 		b.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	}
+	return td
+}
+
+// apart gives every span of td a trace id whose first byte is first, so
+// its traces stay apart from the scenarios' (and from each other's).
+func apart(td ptrace.Traces, first byte) ptrace.Traces {
 	for i := 0; i < td.ResourceSpans().Len(); i++ {
 		ss := td.ResourceSpans().At(i).ScopeSpans()
 		for j := 0; j < ss.Len(); j++ {
 			for k := 0; k < ss.At(j).Spans().Len(); k++ {
 				sp := ss.At(j).Spans().At(k)
 				tid := sp.TraceID()
-				tid[0] = 0xdd // apart from the scenarios' trace ids
+				tid[0] = first
 				sp.SetTraceID(tid)
 			}
 		}
