@@ -3,6 +3,7 @@ package ingest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -254,4 +255,26 @@ func batchRefused(err error, at *ReadError, what string, size int) result {
 	}
 	at.Err = errBatchTooLarge(err, what, size)
 	return result{prob: at}
+}
+
+// KeptBytes is what a sink that keeps b past ConsumeBatch (Keep) charges
+// to its budget for it: twice what slices of b's lengths hold, at least
+// what b holds once RightSized. It is read from b's lengths alone, never
+// from the capacity a pooled batch came with, so a budget's verdict
+// made from it is the same on every run over the same input.
+func (b *Batch) KeptBytes() int64 {
+	return 2 * batchBytes(len(b.Spans), len(b.Resources), len(b.Attrs))
+}
+
+// RightSized returns b when its slices hold at most KeptBytes, else a
+// copy of b in slices of exactly its lengths, for a sink to keep instead
+// (b is then its caller's to let go, as any batch ConsumeBatch was
+// given). A batch whose spans were mostly left out (an invalid trace id)
+// or a pooled batch given a small record holds its whole capacity: kept
+// as it is, a batch of one span could hold a fourth of the budget.
+func RightSized(b *Batch) *Batch {
+	if b.capBytes() <= b.KeptBytes() {
+		return b
+	}
+	return &Batch{Resources: slices.Clone(b.Resources), Spans: slices.Clone(b.Spans), Attrs: slices.Clone(b.Attrs)}
 }

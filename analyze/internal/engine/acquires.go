@@ -69,8 +69,7 @@ func acquiresWith(ctx context.Context, eng *Engine, src ingest.Source, lopts Loa
 	eng.mu.Unlock()
 	inputs, err := Feed(ctx, src, lopts, eng)
 	if err != nil {
-		eng.Close()
-		return inputs, nil, err
+		return inputs, nil, eng.abandon(err)
 	}
 	if err := eng.Flush(); err != nil {
 		return inputs, nil, err

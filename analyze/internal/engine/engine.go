@@ -117,6 +117,25 @@ type Engine struct {
 	// a trace already finalized (see newSpeculativeEngine).
 	speculative bool
 	spoiled     atomic.Bool
+	// spoiledAt is the first batch (shardMsg.seq) a shard found spoiling
+	// the run at, noBatch while none did: the shards read every batch up
+	// to it, so it is the same on every run (engine_budget.go).
+	spoiledAt atomic.Int64
+
+	// The memory budget's verdict (engine_budget.go): the batches sent
+	// and what the latest of them are charged (the sink's), and, under
+	// mu, the first batch whose tally passed memLimit and its error.
+	seq       int64
+	kept      keptWindow
+	budgetAt  int64
+	budgetErr error
+	// passedAt is, per shard that finalizes early, the last batch its
+	// observer passed, everything the shard finalized up to it merged
+	// (noBatch once the observer is done); turns, on mu, wakes the merges
+	// waiting for their turn (awaitTurn).
+	passedAt []atomic.Int64
+	turns    *sync.Cond
+	waiting  atomic.Int32 // merges waiting in awaitTurn
 
 	det engineDetection // engine_detect.go: the vocabulary of --profile auto
 
@@ -182,17 +201,20 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 	if opts.Shards == 0 {
 		opts.Shards = DefaultShards()
 	}
-	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64, speculative: speculative}
+	e := &Engine{cfg: cfg, opts: opts, agg: newAggregate(cfg), wm: math.MinInt64, speculative: speculative, budgetAt: noBatch}
+	e.spoiledAt.Store(noBatch)
 	if !opts.streaming() {
 		e.agg.pairs = measure.NewBatchPairStage(cfg) // it advances once, at the end
 	}
+	e.passedAt = make([]atomic.Int64, opts.Shards)
+	e.turns = sync.NewCond(&e.mu)
 	e.lowMarks = make([]int64, opts.Shards)
 	for i := range e.lowMarks {
 		e.lowMarks[i] = math.MinInt64
 	}
 	e.shards = make([]*shard, opts.Shards)
 	for i := range e.shards {
-		s := &shard{e: e, id: i, in: make(chan shardMsg, 4), done: make(chan struct{}), ctx: context.Background(),
+		s := &shard{e: e, id: i, in: make(chan shardMsg, shardQueue), done: make(chan struct{}), ctx: context.Background(),
 			completeAtRoot: speculative || ChooseEngine(EngineRequest{Config: cfg, Options: opts}).FinalizeAtRoot}
 		s.x = s.newOpenIndex()
 		if opts.MaxOpenTraces > 0 {
@@ -209,7 +231,11 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 
 // Add hands td to the shards. td is shared by them while they read it: the
 // caller must not modify it afterwards (Read's batches never are).
-func (e *Engine) Add(td ptrace.Traces) error {
+func (e *Engine) Add(td ptrace.Traces) error { return e.add(td, nil) }
+
+// add is Add of a batch that ends at at in the input: Feed's sink's,
+// which the memory budget judges (nil: Add's, which it does not).
+func (e *Engine) add(td ptrace.Traces, at *readPoint) error {
 	if err := e.usable(); err != nil {
 		return err
 	}
@@ -226,16 +252,18 @@ func (e *Engine) Add(td ptrace.Traces) error {
 			}
 		}
 	}
-	e.send(shardMsg{td: td, hasTD: true, wm: e.wm})
+	e.sendBatch(shardMsg{td: td, hasTD: true, wm: e.wm}, 0, at)
 	return nil
 }
 
-// addFast hands a projection decoder's batch (analyze/ingest) to the
-// shards, each taking its part: it keeps one reference to b per shard
-// (b.Keep), which each shard releases once read, so the last one recycles
-// it. Call it from a sink's ConsumeBatch. This is the one place the engine
-// knows the batch type.
-func (e *Engine) addFast(b *ingest.Batch) error {
+// addFast hands a projection decoder's batch (analyze/ingest), the one
+// that ends at at in the input, to the shards, each taking its part: it
+// keeps one reference to b, or to its right-sized copy (ingest.RightSized),
+// per shard (b.Keep), which each shard releases once read, so the last one
+// recycles it; the memory budget charges it meanwhile (b.KeptBytes). Call
+// it from a sink's ConsumeBatch. This is the one place the engine knows
+// the batch type.
+func (e *Engine) addFast(b *ingest.Batch, at *readPoint) error {
 	if err := e.usable(); err != nil {
 		return err
 	}
@@ -244,11 +272,13 @@ func (e *Engine) addFast(b *ingest.Batch) error {
 			e.wm = max(e.wm, int64(b.Spans[i].End), int64(b.Spans[i].Start))
 		}
 	}
+	kept := b.KeptBytes()
+	b = ingest.RightSized(b)
 	e.fastBatches++
 	for range e.shards {
 		b.Keep()
 	}
-	e.send(shardMsg{fast: b, wm: e.wm})
+	e.sendBatch(shardMsg{fast: b, wm: e.wm}, kept, at)
 	return nil
 }
 
@@ -262,10 +292,10 @@ func (e *Engine) usable() error {
 	if e.flushed {
 		return ErrEngineFlushed
 	}
-	if e.err == nil && e.spoiled.Load() {
-		return errSpoiled
+	if e.err != nil {
+		return e.err
 	}
-	return e.err
+	return e.readVerdict()
 }
 
 // finalizesEarly reports whether traces may be finalized before Flush.
@@ -316,8 +346,8 @@ func (e *Engine) Flush() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.checkDetection()
-	if e.err == nil && e.spoiled.Load() {
-		e.err = errSpoiled
+	if e.err == nil {
+		e.err = e.readVerdict()
 	}
 	if m := e.pairBytes.Load(); e.err == nil && e.memLimit > 0 && m > e.memLimit {
 		e.err = e.overBudget(-1, m, e.memLimit)
@@ -392,9 +422,12 @@ func (e *Engine) Report() (*report.Report, error) {
 
 // merge folds a shard's observation in and, in a stream, attributes the
 // acquires every shard is done with.
-func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
+func (e *Engine) merge(shard int, o *observation, lowMark, seq int64, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.finalizesEarly() {
+		e.awaitTurn(shard, seq)
+	}
 	if err != nil {
 		if e.err == nil {
 			e.err = err
@@ -414,7 +447,7 @@ func (e *Engine) merge(shard int, o *observation, lowMark int64, err error) {
 		e.agg.pairs.Advance(slices.Min(e.lowMarks))
 	}
 	if e.speculative {
-		e.advanceEarly(shard, lowMark)
+		e.advanceEarly(shard, lowMark, seq)
 	}
 }
 
@@ -439,11 +472,11 @@ var earlyPairBatch = 1 << 14
 // an acquire still arrive behind what its pair had attributed (a dump out
 // of time order), the run is spoiled and read again holding every trace,
 // so the figures are the batch run's either way. e.mu must be held.
-func (e *Engine) advanceEarly(shard int, lowMark int64) {
+func (e *Engine) advanceEarly(shard int, lowMark, seq int64) {
 	p := e.agg.pairs
 	e.lowMarks[shard] = lowMark
 	if p.OutOfOrder {
-		e.spoiled.Store(true)
+		e.spoil(seq)
 		return
 	}
 	if p.Held < max(earlyPairBatch, e.nextPairAdvance, len(p.Buckets)) {
@@ -480,6 +513,10 @@ type shardMsg struct {
 	hasTD bool
 	fast  *ingest.Batch // shared by the shards; each releases its reference
 	wm    int64         // the engine's watermark once this batch is counted
+	seq   int64         // a batch's place among those sent, from 1
+	// tally sums the shards' memory once each has read the batch, for
+	// the memory budget (nil: no budget).
+	tally *tally
 	stop  bool
 	final bool // with stop: finalize what is open first
 	// detect asks for the evidence of every open trace (engine_detect.go).
@@ -494,6 +531,7 @@ type shard struct {
 	done chan struct{}
 	x    *index.Index
 	mem  atomic.Int64 // x's memBytes, for Engine.MemBytes
+	seq  int64        // the batch being read (shardMsg.seq)
 	// obs measures the traces the shard finalizes early (observer.go),
 	// nil for a batch shard.
 	obs *observer
@@ -558,27 +596,40 @@ func (s *shard) run(ctx context.Context) {
 			group(s.ctx, s.x)
 			phase.Do(s.ctx, phase.Detect, func() { m.detect <- vocab.Detect(s.x, nil) })
 			continue
-		case s.e.spoiled.Load():
-			if m.fast != nil {
-				ingest.Release(m.fast)
-			}
-			continue
-		case m.hasTD:
-			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
-			phase.Do(s.ctx, phase.Index, func() { s.x.AddPart(m.td, s.id, len(s.e.shards)) })
-			if early {
-				s.track(before, traces, m.wm)
-			}
-		case m.fast != nil:
-			before, traces := s.x.NumSpans, len(s.x.TraceRecs)
-			phase.Do(s.ctx, phase.Index, func() { s.x.AddFastPart(m.fast, s.id, len(s.e.shards)) })
-			ingest.Release(m.fast)
-			if early {
-				s.track(before, traces, m.wm)
-			}
 		}
-		s.mem.Store(s.x.MemBytes() + int64(len(s.lastEnd))*17 + s.allFinalized.memBytes())
+		s.read(m, early)
+		switch {
+		case early: // the observer passes the batch once it has merged what the shard finalized before
+			s.hand(finalization{passed: true, tally: m.tally, mem: s.mem.Load()})
+		case m.tally != nil:
+			s.e.settle(m.tally, s.mem.Load())
+		}
 	}
+}
+
+// read indexes the shard's part of a batch and, when early, finalizes
+// what it lets go. A batch past the one a shard spoiled the run at is
+// let go unread: every shard reads every batch up to that one, so the
+// first spoiling batch is found whichever shard runs ahead.
+func (s *shard) read(m shardMsg, early bool) {
+	s.seq = m.seq
+	if m.seq > s.e.spoiledAt.Load() {
+		if m.fast != nil {
+			ingest.Release(m.fast)
+		}
+		return
+	}
+	before, traces := s.x.NumSpans, len(s.x.TraceRecs)
+	if m.hasTD {
+		phase.Do(s.ctx, phase.Index, func() { s.x.AddPart(m.td, s.id, len(s.e.shards)) })
+	} else {
+		phase.Do(s.ctx, phase.Index, func() { s.x.AddFastPart(m.fast, s.id, len(s.e.shards)) })
+		ingest.Release(m.fast)
+	}
+	if early {
+		s.track(before, traces, m.wm)
+	}
+	s.mem.Store(s.x.MemBytes() + int64(len(s.lastEnd))*17 + s.allFinalized.memBytes())
 }
 
 // track updates the streaming state for the spans added since before (and
@@ -607,7 +658,7 @@ func (s *shard) track(before int32, traces int, wm int64) {
 		}
 	}
 	if late > 0 && s.e.speculative {
-		s.e.spoiled.Store(true) // a span came for a trace it finalized
+		s.e.spoil(s.seq) // a span came for a trace it finalized
 		return
 	}
 	s.e.count(late, 0, 0, 0)
@@ -884,9 +935,10 @@ func (s *shard) flush() {
 		return
 	}
 	if s.e.speculative && (s.e.spoiled.Load() || s.finalizedTwice()) {
-		s.e.spoiled.Store(true)
+		s.e.spoil(endOfRead)
 		return
 	}
+	s.seq++ // merged after every batch, the shards' in their order
 	sel := make([]bool, len(s.x.TraceRecs))
 	for t := range sel {
 		sel[t] = !s.dead[t]

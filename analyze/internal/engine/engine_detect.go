@@ -179,7 +179,7 @@ func (e *Engine) checkDetection() {
 	final := e.agg.detect.Resolve(rulefmt.ProfileAuto)
 	for p := range e.det.used {
 		if p != final {
-			e.spoiled.Store(true)
+			e.spoil(endOfRead)
 			return
 		}
 	}

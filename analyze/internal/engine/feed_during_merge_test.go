@@ -78,7 +78,7 @@ func TestAFailedObservationStopsTheFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := errors.New("an observation failed")
-	eng.merge(0, nil, 0, failed)
+	eng.merge(0, nil, 0, 0, failed)
 	if err := eng.Add(part); !errors.Is(err, failed) {
 		t.Errorf("Add after a failed observation = %v, want its error", err)
 	}

@@ -93,19 +93,21 @@ func load(ctx context.Context, src ingest.Source, opts LoadOptions) (*index.Inde
 // still describe what was read; a bad input is a *ReadError.
 //
 // The memory budget holds across the shards: past half of it (the open
-// traces of every shard together, MemBytes) Feed stops with a *ReadError
-// wrapping ErrMemoryLimit. A stream with a Window or MaxOpenTraces holds
-// only its open traces, so a time-ordered dump of any length fits. Feed
-// readies the heap for a big read as Load does. Unless ReadOptions.Workers
-// says otherwise, it decodes on the CPUs the engine's shards leave.
+// traces of every shard together once they have read a batch, and the
+// batches they may still hold: engine_budget.go) Feed stops with a
+// *ReadError wrapping ErrMemoryLimit, at the same batch on every run. A
+// stream with a Window or MaxOpenTraces holds only its open traces, so a
+// time-ordered dump of any length fits. Feed readies the heap for a big
+// read as Load does. Unless ReadOptions.Workers says otherwise, it
+// decodes on the CPUs the engine's shards leave.
 func Feed(ctx context.Context, src ingest.Source, opts LoadOptions, eng *Engine) ([]Input, error) {
 	ropts := opts.Read
 	ropts.Keep = index.KeepOf(eng.cfg.IndexOptions()) // the projection decoders keep what the shards keep
 	if ropts.Workers == 0 {
 		ropts.Workers = feedWorkers(eng)
 	}
-	sink := &feedSink{eng: eng, limit: ropts.MemoryBudget() / 2, progress: opts.Progress}
-	eng.memLimit = sink.limit
+	sink := &feedSink{eng: eng, progress: opts.Progress}
+	eng.memLimit = ropts.MemoryBudget() / 2
 	per := int64(1)
 	if eng.speculative {
 		per = speculativeHeapShare
@@ -168,8 +170,7 @@ func AnalyzeStream(ctx context.Context, src ingest.Source, cfg rulefmt.Config, l
 func analyzeWith(ctx context.Context, eng *Engine, src ingest.Source, lopts LoadOptions) (*report.Report, []Input, error) {
 	inputs, err := Feed(ctx, src, lopts, eng)
 	if err != nil {
-		eng.Close()
-		return nil, inputs, err
+		return nil, inputs, eng.abandon(err)
 	}
 	r, err := eng.Report()
 	return r, inputs, err

@@ -54,12 +54,11 @@ func (s *loadSink) after(in *Input) error {
 
 // feedSink is Feed's sink: the engine's shards take every batch, the
 // projection decoders' ones shared among them without a copy (Engine.addFast),
-// with the progress callback and the memory budget, summed over the
-// shards, checked after each batch.
+// with the progress callback. The engine judges the memory budget, summed
+// over the shards, once they have read each batch (engine_budget.go).
 type feedSink struct {
 	eng      *Engine
 	read     int
-	limit    int64
 	progress func(in *Input, spansRead int)
 }
 
@@ -67,32 +66,27 @@ var _ ingest.BatchSink = (*feedSink)(nil)
 
 func (s *feedSink) ConsumeTraces(in *ingest.Input, td ptrace.Traces) error {
 	s.read += td.SpanCount()
-	if err := s.eng.Add(td); err != nil {
+	if err := s.eng.add(td, &readPoint{in.Path, s.read}); err != nil {
 		return err
 	}
-	return s.after(in)
+	s.after(in)
+	return nil
 }
 
 func (s *feedSink) ConsumeBatch(in *ingest.Input, b *ingest.Batch) error {
 	s.read += len(b.Spans)
-	if err := s.eng.addFast(b); err != nil {
+	if err := s.eng.addFast(b, &readPoint{in.Path, s.read}); err != nil {
 		return err
 	}
-	return s.after(in)
+	s.after(in)
+	return nil
 }
 
-// after reports progress and stops the read with ErrMemoryLimit when the
-// shards' open traces and the aggregate's state across traces have
-// outgrown half of the budget.
-func (s *feedSink) after(in *Input) error {
+// after reports progress.
+func (s *feedSink) after(in *Input) {
 	if s.progress != nil {
 		s.progress(in, s.read)
 	}
-	if m := s.eng.MemBytes(); m > s.limit {
-		return &ReadError{Path: in.Path, Offset: -1, Expected: "a dump that fits the memory budget",
-			Err: s.eng.overBudget(s.read, m, s.limit)}
-	}
-	return nil
 }
 
 // overBudget is the error of a run whose engine holds m bytes, past limit

@@ -27,6 +27,12 @@ import (
 type finalization struct {
 	small *index.Index
 	low   int64
+	seq   int64 // the batch the shard was reading (shard.seq)
+	// passed says the shard has read batch seq: the observer passes it
+	// (Engine.pass) with the shard's memory then and the batch's tally.
+	passed bool
+	tally  *tally
+	mem    int64
 	// dups are the copies the shard's indexes dropped, added to the last
 	// observation's (flush).
 	dups int
@@ -46,10 +52,17 @@ type observer struct {
 // the observer holds, so the shard waits rather than run ahead.
 const scratchIndexes = 2
 
+// passedBatches is how many batches a shard may read past what its
+// observer has merged (each one a finalization, passed: Engine.pass):
+// while a merge waits for its turn, or runs (an early advance: tens of
+// milliseconds), the shard reads on, as when it handed nothing to pass,
+// up to this many batches of spans (some hundred thousand).
+const passedBatches = 256
+
 // startObserver gives s an observer on a goroutine of its own.
 func (s *shard) startObserver() {
 	s.obs = &observer{
-		jobs: make(chan finalization, 4*scratchIndexes), // low marks without traces queue too
+		jobs: make(chan finalization, 4*scratchIndexes+passedBatches), // low marks without traces, and batches read, queue too
 		done: make(chan struct{}),
 		free: make(chan *index.Index, scratchIndexes),
 	}
@@ -62,7 +75,12 @@ func (s *shard) startObserver() {
 // goroutine's phase label (observe), which measure's phases give back.
 func (s *shard) observeHanded(ctx context.Context, o *observer) {
 	defer close(o.done)
+	defer s.e.pass(s.id, noBatch, nil, 0)
 	for f := range o.jobs {
+		if f.passed {
+			s.e.pass(s.id, f.seq, f.tally, f.mem)
+			continue
+		}
 		s.measure(ctx, f)
 		if f.small != nil {
 			f.small.Reset() // lets go of the open index's tables, if borrowed
@@ -94,12 +112,15 @@ func (s *shard) measure(ctx context.Context, f finalization) {
 			o.duplicates += f.dups
 		}
 	}
-	phase.Do(ctx, phase.Merge, func() { s.e.merge(s.id, o, f.low, err) })
+	phase.Do(ctx, phase.Merge, func() { s.e.merge(s.id, o, f.low, f.seq, err) })
 }
 
 // hand gives f to the shard's observer. Only a shard that finalizes
 // early finalizes before its flush, and every such shard has one.
-func (s *shard) hand(f finalization) { s.obs.jobs <- f }
+func (s *shard) hand(f finalization) {
+	f.seq = s.seq
+	s.obs.jobs <- f
+}
 
 // stopObserver returns once the observer has measured all it was handed;
 // a batch shard has none.
@@ -119,13 +140,12 @@ func (s *shard) stopObserver() {
 // for one back when the observer holds them all. A handover takes one as
 // the new open index and hands the old open index over, which comes back
 // as a scratch one: scratchIndexes+1 indexes go round, the shard always
-// holds one, so the observer never waits to give one back.
+// holds one, so the observer never waits to give one back. The shard
+// makes its scratch indexes before it takes one back, and takes them back
+// in the order it handed them: which index it gets, and the capacity it
+// kept (the open index's MemBytes counts it), is then the same on every
+// run, as the memory budget's verdict must be (engine_budget.go).
 func (s *shard) scratch() *index.Index {
-	select {
-	case x := <-s.obs.free:
-		return x
-	default:
-	}
 	if s.obs.made < scratchIndexes {
 		s.obs.made++
 		x := index.New(s.e.cfg.IndexOptions())
