@@ -257,11 +257,10 @@ func batchRefused(err error, at *ReadError, what string, size int) result {
 	return result{prob: at}
 }
 
-// KeptBytes is what a sink that keeps b past ConsumeBatch (Keep) charges
-// to its budget for it: twice what slices of b's lengths hold, at least
-// what b holds once RightSized. It is read from b's lengths alone, never
-// from the capacity a pooled batch came with, so a budget's verdict
-// made from it is the same on every run over the same input.
+// KeptBytes is the most a batch a sink keeps past ConsumeBatch (Keep)
+// holds once RightSized: twice what slices of b's lengths hold, as a
+// slice grown by append may. It is read from b's lengths alone, never
+// from the capacity a pooled batch came with.
 func (b *Batch) KeptBytes() int64 {
 	return 2 * batchBytes(len(b.Spans), len(b.Resources), len(b.Attrs))
 }

@@ -126,7 +126,6 @@ type Engine struct {
 	// and what the latest of them are charged (the sink's), and, under
 	// mu, the first batch whose tally passed memLimit and its error.
 	seq       int64
-	kept      keptWindow
 	budgetAt  int64
 	budgetErr error
 	// passedAt is, per shard that finalizes early, the last batch its
@@ -252,7 +251,7 @@ func (e *Engine) add(td ptrace.Traces, at *readPoint) error {
 			}
 		}
 	}
-	e.sendBatch(shardMsg{td: td, hasTD: true, wm: e.wm}, 0, at)
+	e.sendBatch(shardMsg{td: td, hasTD: true, wm: e.wm}, at)
 	return nil
 }
 
@@ -260,7 +259,7 @@ func (e *Engine) add(td ptrace.Traces, at *readPoint) error {
 // that ends at at in the input, to the shards, each taking its part: it
 // keeps one reference to b, or to its right-sized copy (ingest.RightSized),
 // per shard (b.Keep), which each shard releases once read, so the last one
-// recycles it; the memory budget charges it meanwhile (b.KeptBytes). Call
+// recycles it. Call
 // it from a sink's ConsumeBatch. This is the one place the engine knows
 // the batch type.
 func (e *Engine) addFast(b *ingest.Batch, at *readPoint) error {
@@ -272,13 +271,12 @@ func (e *Engine) addFast(b *ingest.Batch, at *readPoint) error {
 			e.wm = max(e.wm, int64(b.Spans[i].End), int64(b.Spans[i].Start))
 		}
 	}
-	kept := b.KeptBytes()
 	b = ingest.RightSized(b)
 	e.fastBatches++
 	for range e.shards {
 		b.Keep()
 	}
-	e.sendBatch(shardMsg{fast: b, wm: e.wm}, kept, at)
+	e.sendBatch(shardMsg{fast: b, wm: e.wm}, at)
 	return nil
 }
 

@@ -9,14 +9,17 @@ import (
 
 // The memory budget of an Engine fed by a reader (Feed) is judged per
 // batch, on what the shards hold once every one of them has read it (a
-// tally), and what the batches the shards may still hold are charged:
-// never on what the shards hold at the moment the reader looks, which
-// depends on how far each got, so the same input and budget passed on
-// one run and stopped on the next. A run stops at the first batch whose
-// tally passes the limit, the same batch on every run: the shards read
-// every batch sent before the read stops, and the decoder's batches are
-// charged by their lengths (ingest.Batch.KeptBytes), not by the capacity
-// a pooled batch came with. A speculative run's spoiling is placed the
+// tally): never on what the shards hold at the moment the reader looks,
+// which depends on how far each got, so the same input and budget passed
+// on one run and stopped on the next. A run stops at the first batch
+// whose tally passes the limit, the same batch on every run: the shards
+// read every batch sent before the read stops. The batches queued to the
+// shards are not charged: a queue of shardQueue whole records (115k spans
+// each) charged at their lengths refused dumps whose whole read stays
+// under the budget, the reader's share and the heap's slack holding them
+// in practice; they are right-sized before they queue
+// (ingest.RightSized), so none holds more than twice what it carries. A
+// speculative run's spoiling is placed the
 // same way (spoiledAt), so whichever of the two came at the earlier
 // batch decides how the read ends (readVerdict). A run that finalizes
 // early merges what its shards finalize on their observers' goroutines
@@ -26,10 +29,6 @@ import (
 
 // shardQueue is how many batches a shard's channel holds.
 const shardQueue = 4
-
-// keptBatches is the most batches the shards hold once the sink has moved
-// on: the one the slowest shard reads and those queued to it.
-const keptBatches = shardQueue + 1
 
 // noBatch is spoiledAt and budgetAt while nothing happened; endOfRead
 // places what is found once every batch was read (a trace finalized
@@ -50,41 +49,21 @@ type readPoint struct {
 // (shard.mem), for the memory budget. The last shard to read the batch
 // judges it (Engine.settle).
 type tally struct {
-	left   atomic.Int32 // shards still to read the batch
-	sum    atomic.Int64
-	seq    int64
-	queued int64 // what the latest batches are charged (keptWindow)
-	at     readPoint
+	left atomic.Int32 // shards still to read the batch
+	sum  atomic.Int64
+	seq  int64
+	at   readPoint
 }
 
-// keptWindow sums what the latest keptBatches batches sent are charged
-// (ingest.Batch.KeptBytes): the most the shards may still hold of the
-// decoders' batches, read or not, once the sink has moved on, which the
-// reader's own share no longer charges.
-type keptWindow struct {
-	last [keptBatches]int64
-	next int
-	sum  int64
-}
-
-// add counts a batch charged n bytes and returns the window's sum.
-func (w *keptWindow) add(n int64) int64 {
-	w.sum += n - w.last[w.next]
-	w.last[w.next] = n
-	w.next = (w.next + 1) % len(w.last)
-	return w.sum
-}
-
-// sendBatch numbers m, a batch charged kept bytes while the shards hold
-// it, gives it a tally when the engine has a budget and at places it in
-// the input (nil: given to Add, outside any read), and sends it to every
-// shard. Only the goroutine that feeds the engine calls it.
-func (e *Engine) sendBatch(m shardMsg, kept int64, at *readPoint) {
+// sendBatch numbers m, gives it a tally when the engine has a budget and
+// at places it in the input (nil: given to Add, outside any read), and
+// sends it to every shard. Only the goroutine that feeds the engine calls
+// it.
+func (e *Engine) sendBatch(m shardMsg, at *readPoint) {
 	e.seq++
 	m.seq = e.seq
-	queued := e.kept.add(kept)
 	if e.memLimit > 0 && at != nil {
-		m.tally = &tally{seq: e.seq, queued: queued, at: *at}
+		m.tally = &tally{seq: e.seq, at: *at}
 		m.tally.left.Store(int32(len(e.shards)))
 	}
 	e.send(m)
@@ -104,7 +83,7 @@ func (e *Engine) pass(shard int, seq int64, t *tally, mem int64) {
 	if t != nil {
 		t.sum.Add(mem)
 		if t.left.Add(-1) == 0 {
-			e.judge(t, t.sum.Load()+t.queued+e.pairBytes.Load())
+			e.judge(t, t.sum.Load()+e.pairBytes.Load())
 		}
 	}
 	e.passedAt[shard].Store(seq)
@@ -153,7 +132,7 @@ func (e *Engine) isTurn(shard int, seq int64) bool {
 func (e *Engine) settle(t *tally, mem int64) {
 	t.sum.Add(mem)
 	if t.left.Add(-1) == 0 {
-		e.judge(t, t.sum.Load()+t.queued)
+		e.judge(t, t.sum.Load())
 	}
 }
 

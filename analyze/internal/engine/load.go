@@ -93,8 +93,8 @@ func load(ctx context.Context, src ingest.Source, opts LoadOptions) (*index.Inde
 // still describe what was read; a bad input is a *ReadError.
 //
 // The memory budget holds across the shards: past half of it (the open
-// traces of every shard together once they have read a batch, and the
-// batches they may still hold: engine_budget.go) Feed stops with a
+// traces of every shard together once they have read a batch:
+// engine_budget.go) Feed stops with a
 // *ReadError wrapping ErrMemoryLimit, at the same batch on every run. A
 // stream with a Window or MaxOpenTraces holds only its open traces, so a
 // time-ordered dump of any length fits. Feed readies the heap for a big

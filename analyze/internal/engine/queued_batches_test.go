@@ -11,15 +11,15 @@ import (
 	"github.com/mcptrace/mcptrace/analyze/rulefmt"
 )
 
-// TestQueuedBatchesHoldWhatTheBudgetCharges pins what the batches queued
+// TestQueuedBatchesHoldWhatTheyCarry pins what the batches queued
 // to a shard hold once the reader has let go of them (its share no
 // longer charges them): a batch of one span left of a record of 131k
 // (the rest had invalid trace ids) is queued right-sized, not with the
-// 10 MiB its slices grew to, so a shard that falls behind holds what the
-// budget charges for its queue (ingest.Batch.KeptBytes), not forty MiB
-// it never sees. The shard is held handing its vocabulary evidence
+// 10 MiB its slices grew to, so a shard that falls behind holds at most
+// twice what its queue carries (ingest.Batch.KeptBytes), not forty MiB
+// of spans it never sees. The shard is held handing its vocabulary evidence
 // while four such batches are queued to it.
-func TestQueuedBatchesHoldWhatTheBudgetCharges(t *testing.T) {
+func TestQueuedBatchesHoldWhatTheyCarry(t *testing.T) {
 	e, err := NewEngine(rulefmt.Config{}, EngineOptions{Shards: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +44,6 @@ func TestQueuedBatchesHoldWhatTheBudgetCharges(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	<-held
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 1<<20 {
-		t.Errorf("%d batches of one span queued to a shard hold %d KiB: their decoded capacity, which no budget charges", queued, grew>>10)
+		t.Errorf("%d batches of one span queued to a shard hold %d KiB: their decoded capacity, not what they carry", queued, grew>>10)
 	}
 }
