@@ -257,22 +257,16 @@ func batchRefused(err error, at *ReadError, what string, size int) result {
 	return result{prob: at}
 }
 
-// KeptBytes is the most a batch a sink keeps past ConsumeBatch (Keep)
-// holds once RightSized: twice what slices of b's lengths hold, as a
-// slice grown by append may. It is read from b's lengths alone, never
-// from the capacity a pooled batch came with.
-func (b *Batch) KeptBytes() int64 {
-	return 2 * batchBytes(len(b.Spans), len(b.Resources), len(b.Attrs))
-}
-
-// RightSized returns b when its slices hold at most KeptBytes, else a
-// copy of b in slices of exactly its lengths, for a sink to keep instead
+// RightSized returns b when its slices hold at most twice what slices of
+// its lengths hold (as a slice grown by append may; read from b's lengths
+// alone, never from the capacity a pooled batch came with), else a copy
+// of b in slices of exactly its lengths, for a sink to keep instead
 // (b is then its caller's to let go, as any batch ConsumeBatch was
 // given). A batch whose spans were mostly left out (an invalid trace id)
 // or a pooled batch given a small record holds its whole capacity: kept
 // as it is, a batch of one span could hold a fourth of the budget.
 func RightSized(b *Batch) *Batch {
-	if b.capBytes() <= b.KeptBytes() {
+	if b.capBytes() <= 2*batchBytes(len(b.Spans), len(b.Resources), len(b.Attrs)) {
 		return b
 	}
 	return &Batch{Resources: slices.Clone(b.Resources), Spans: slices.Clone(b.Spans), Attrs: slices.Clone(b.Attrs)}

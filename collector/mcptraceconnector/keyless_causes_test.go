@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,7 +63,7 @@ func TestMissesWhoseCauseTheSpansCannotShowCountAsUnknown(t *testing.T) {
 				for i, keys := range tc.pools {
 					one := poolDump(keys, i+1)
 					one.ResourceSpans().MoveAndAppendTo(all.ResourceSpans())
-					f, _, _ := batchFigures(t, writeDump(t, poolDump(keys, i+1)), s)
+					f, _, _ := batchFigures(t, dumptest.WriteTraces(t, poolDump(keys, i+1)), s)
 					for k, n := range f {
 						if strings.HasPrefix(k, "acquire ") { // the legs under test count acquires only
 							want.add(k, n)
@@ -73,7 +71,7 @@ func TestMissesWhoseCauseTheSpansCannotShowCountAsUnknown(t *testing.T) {
 					}
 				}
 				core, logs := observer.New(zap.InfoLevel)
-				sink := countAcquires(t, writeDump(t, all), cfg, zap.New(core))
+				sink := countAcquires(t, dumptest.WriteTraces(t, all), cfg, zap.New(core))
 
 				got := map[string]map[string]int64{}
 				for _, p := range lastPoints(t, sink, MetricAcquires) {
@@ -121,21 +119,6 @@ func poolDump(keys []string, n int) ptrace.Traces {
 		}
 	}
 	return td
-}
-
-// writeDump writes td as one OTLP JSON line into a new file of a
-// temporary directory of t, and returns its path.
-func writeDump(t *testing.T, td ptrace.Traces) string {
-	t.Helper()
-	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "dump.otlp.jsonl")
-	if err := os.WriteFile(path, append(raw, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // countAcquires feeds the dump at path through the legs that count its

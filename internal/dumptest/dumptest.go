@@ -108,10 +108,18 @@ func (b *Builder) Add(ss ptrace.SpanSlice, s Span) uint64 {
 }
 
 // Write writes the dump as one OTLP JSON line into a new file of a
-// temporary directory of t, and returns its path.
+// temporary directory of t, and returns its path (WriteTraces).
 func (b *Builder) Write(t testing.TB) string {
 	t.Helper()
-	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(b.td)
+	return WriteTraces(t, b.td)
+}
+
+// WriteTraces writes td as one OTLP JSON line into a new file of a
+// temporary directory of t, and returns its path: a dump built or edited
+// outside a Builder, for a test that reads files.
+func WriteTraces(t testing.TB, td ptrace.Traces) string {
+	t.Helper()
+	raw, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,9 +81,8 @@ func (e *Engine) sendBatch(m shardMsg, at *readPoint) {
 // shard waiting too, once the batches passed fill the observer's queue.
 func (e *Engine) pass(shard int, seq int64, t *tally, mem int64) {
 	if t != nil {
-		t.sum.Add(mem)
-		if t.left.Add(-1) == 0 {
-			e.judge(t, t.sum.Load()+e.pairBytes.Load())
+		if sum, last := t.add(mem); last {
+			e.judge(t, sum+e.pairBytes.Load())
 		}
 	}
 	e.passedAt[shard].Store(seq)
@@ -123,17 +122,27 @@ func (e *Engine) isTurn(shard int, seq int64) bool {
 }
 
 // settle adds a batch shard's memory, once it has read t's batch, to t;
-// the last shard to do so judges the batch: the shards' memory and what
-// the latest batches are charged. A batch run merges nothing before
+// the last shard to do so judges the batch on the shards' memory. A
+// batch run merges nothing before
 // Flush, whose own check judges the state across traces once every trace
 // is merged (a shard that flushes first would otherwise add its part to
 // the tallies of the last batches another shard still reads); a shard
 // that finalizes early has its observer pass the batch instead (pass).
 func (e *Engine) settle(t *tally, mem int64) {
-	t.sum.Add(mem)
-	if t.left.Add(-1) == 0 {
-		e.judge(t, t.sum.Load())
+	if sum, last := t.add(mem); last {
+		e.judge(t, sum)
 	}
+}
+
+// add counts one shard's memory, mem, once it has read t's batch, and
+// reports whether that shard was the last to, with the sum of every
+// shard's then (each adds before it counts itself out).
+func (t *tally) add(mem int64) (sum int64, last bool) {
+	t.sum.Add(mem)
+	if t.left.Add(-1) != 0 {
+		return 0, false
+	}
+	return t.sum.Load(), true
 }
 
 // judge stops the read at t's batch, whose tally came to m bytes, when m

@@ -16,7 +16,7 @@ import (
 // longer charges them): a batch of one span left of a record of 131k
 // (the rest had invalid trace ids) is queued right-sized, not with the
 // 10 MiB its slices grew to, so a shard that falls behind holds at most
-// twice what its queue carries (ingest.Batch.KeptBytes), not forty MiB
+// twice what its queue carries (ingest.RightSized), not forty MiB
 // of spans it never sees. The shard is held handing its vocabulary evidence
 // while four such batches are queued to it.
 func TestQueuedBatchesHoldWhatTheyCarry(t *testing.T) {
