@@ -118,17 +118,22 @@ func (e *Engine) detectBatch() {
 	e.mu.Unlock()
 }
 
-// observeConfig returns the configuration to observe x (whole traces)
-// with: e.cfg, its ProfileAuto replaced by the profile decided. A batch
-// engine decided it from the whole dump (detectBatch). An engine that
-// finalizes early decides each resource's vocabulary from the first batch
-// that shows one, sticky, and the measures' profile with the first
-// resource decided; before that it observes with ProfileDefault, which
-// reads only our own span names (the evidence of those traces has none).
-// The detection of x it made to decide, if it made one, comes back with
-// the configuration, for the observation to take as x's evidence rather
-// than walk x's spans a second time (observeWith).
-func (e *Engine) observeConfig(x *index.Index) (rulefmt.Config, *vocab.Detection) {
+// observeConfig returns the configuration to observe x (whole traces
+// shard finalized while reading batch seq) with: e.cfg, its ProfileAuto
+// replaced by the profile decided. A batch engine decided it from the
+// whole dump (detectBatch). An engine that finalizes early decides each
+// resource's vocabulary from the first finalization that shows one,
+// sticky, and the measures' profile with the first resource decided;
+// before that it observes with ProfileDefault, which reads only our own
+// span names (the evidence of those traces has none). "First" is in the
+// order of the batches, and of the shards within one (awaitTurn), never
+// in the order the shards' observers get here: a finalization that could
+// decide anything waits for its turn, so the same input gives the same
+// vocabularies on every run (settled says when none could). The
+// detection of x it made to decide, if it made one, comes back with the
+// configuration, for the observation to take as x's evidence rather than
+// walk x's spans a second time (observeWith).
+func (e *Engine) observeConfig(x *index.Index, shard int, seq int64) (rulefmt.Config, *vocab.Detection) {
 	cfg := e.cfg
 	if cfg.Profile != rulefmt.ProfileAuto {
 		return cfg, nil
@@ -144,6 +149,9 @@ func (e *Engine) observeConfig(x *index.Index) (rulefmt.Config, *vocab.Detection
 	defer e.mu.Unlock()
 	if e.det.sticky == nil {
 		e.det.sticky, e.det.used = map[string]string{}, map[rulefmt.Profile]bool{}
+	}
+	if !e.det.settled(d) {
+		e.awaitTurn(shard, seq)
 	}
 	decided := map[string]string{}
 	for k, ev := range d.Res {
@@ -166,6 +174,24 @@ func (e *Engine) observeConfig(x *index.Index) (rulefmt.Config, *vocab.Detection
 	}
 	e.det.used[cfg.Profile] = true
 	return cfg, d
+}
+
+// settled reports whether observing traces of evidence d can neither
+// decide anything nor be observed otherwise, whichever finalizations come
+// before it: the measures' profile is fixed, and each resource d shows is
+// decided already or shows no vocabulary. Only such a finalization may
+// skip its turn (observeConfig); in a stream that is every one once its
+// resources are known. e.mu must be held.
+func (det *engineDetection) settled(d *vocab.Detection) bool {
+	if !det.fixed {
+		return false
+	}
+	for k, ev := range d.Res {
+		if _, ok := det.sticky[k]; !ok && vocab.Decide(ev) != report.VocabNone {
+			return false
+		}
+	}
+	return true
 }
 
 // checkDetection spoils a speculative engine whose observations were not

@@ -96,8 +96,8 @@ func (s *shard) observeHanded(ctx context.Context, o *observer) {
 func group(ctx context.Context, x *index.Index) { phase.Do(ctx, phase.Group, x.Finish) }
 
 // measure observes one finalization's traces, under the vocabulary
-// decided for them (observeConfig: in the order the shard finalized them,
-// as a resource's vocabulary is the first one its traces show), and
+// decided for them (observeConfig: a resource's vocabulary is the first
+// one its traces show, in the order of the batches and the shards), and
 // merges the observation with the shard's low mark.
 func (s *shard) measure(ctx context.Context, f finalization) {
 	var o *observation
@@ -106,7 +106,7 @@ func (s *shard) measure(ctx context.Context, f finalization) {
 		var cfg rulefmt.Config
 		var det *vocab.Detection
 		group(ctx, f.small)
-		phase.Do(ctx, phase.Detect, func() { cfg, det = s.e.observeConfig(f.small) })
+		phase.Do(ctx, phase.Detect, func() { cfg, det = s.e.observeConfig(f.small, s.id, f.seq) })
 		phase.Do(ctx, phase.Observe, func() { o, err = observeWith(f.small, cfg, det) })
 		if o != nil {
 			o.duplicates += f.dups

@@ -38,7 +38,9 @@ import (
 // In a batch run the evidence of the whole dump is summed before any trace
 // is measured, so detection equals the one over a single index. A stream
 // has no whole dump: a resource's vocabulary is decided by the first
-// finalized batch in which it shows a signature and is sticky from then on;
+// finalized batch in which it shows a signature (in the order of the
+// batches, and of the engine's shards within one) and is sticky from then
+// on;
 // spans finalized before it are counted as unrecognised, and the
 // vocabulary the measures read (effectiveProfile) is decided, and fixed,
 // with the first resource decided. A speculative batch run (one that
