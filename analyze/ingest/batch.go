@@ -38,13 +38,30 @@ type Batch struct {
 	charged int64
 	room    int
 	err     error
+	// Once filled, until the sink keeps it: the job's charge that holds
+	// b's charged bytes (from). The first Keep moves them to the share
+	// itself (held), which the last Release gives them back to: a batch
+	// the sink reads later (an engine's shards, up to a queue's length
+	// behind) stays on the budget, and the decoders wait for room
+	// meanwhile rather than the read outgrowing it.
+	from *jobCharge
+	held *inflight
 }
 
 // Keep takes a reference to b for the sink that is consuming it: Read
 // does not recycle it when ConsumeBatch returns, so the sink may read it
 // later, from other goroutines (an engine's shards), and lets go with
-// Release once done. Call it only inside ConsumeBatch, once per Release.
-func (b *Batch) Keep() { b.refs.Add(1) }
+// Release once done. What b holds stays charged to the memory budget's
+// share in flight until then, so the decoders wait for room while a sink
+// holds batches it has not read yet. Call it only inside ConsumeBatch,
+// from the goroutine that called it, once per Release.
+func (b *Batch) Keep() {
+	if c := b.from; c != nil {
+		b.from, b.held = nil, c.share
+		b.charged = c.handOver(b.charged)
+	}
+	b.refs.Add(1)
+}
 
 // Release lets go of a reference Keep took; the last one recycles the
 // batch, and nobody may use it afterwards.
@@ -161,7 +178,15 @@ func getBatch() *Batch {
 // grown by an unusually large line is left to the GC.
 func putBatch(b *Batch) {
 	const maxPooledSpans = 1 << 12
-	if b == nil || cap(b.Spans) > maxPooledSpans || cap(b.Attrs) > 16*maxPooledSpans {
+	if b == nil {
+		return
+	}
+	if b.held != nil {
+		b.held.give(b.charged)
+		b.held, b.charged = nil, 0
+	}
+	b.from = nil
+	if cap(b.Spans) > maxPooledSpans || cap(b.Attrs) > 16*maxPooledSpans {
 		return
 	}
 	// No clear: newSpan, newResource and appendAttr append zero values,

@@ -76,6 +76,17 @@ func (c *jobCharge) add(n int64) error {
 	return nil
 }
 
+// handOver takes n bytes of the job's charge (at most what it uses) out
+// of the job, for a batch the sink keeps to give back to the share once
+// released (Batch.Keep), and returns what it took: the job no longer gives
+// them back when the sink has taken its records.
+func (c *jobCharge) handOver(n int64) int64 {
+	n = min(n, c.used)
+	c.used -= n
+	c.held -= n
+	return n
+}
+
 // drop gives n bytes of the job's charge back to the job, for its next
 // records: a batch let go before the sink saw it.
 func (c *jobCharge) drop(n int64) {
@@ -234,7 +245,7 @@ func (b *Batch) settle() error {
 		}
 		b.charged = n
 	}
-	b.charge = nil
+	b.charge, b.from = nil, c
 	return nil
 }
 
@@ -264,10 +275,16 @@ func batchRefused(err error, at *ReadError, what string, size int) result {
 // (b is then its caller's to let go, as any batch ConsumeBatch was
 // given). A batch whose spans were mostly left out (an invalid trace id)
 // or a pooled batch given a small record holds its whole capacity: kept
-// as it is, a batch of one span could hold a fourth of the budget.
+// as it is, a batch of one span could hold a fourth of the budget. The
+// copy is charged what it holds out of b's charge once kept (Keep), so
+// it stays on the budget as b would.
 func RightSized(b *Batch) *Batch {
 	if b.capBytes() <= 2*batchBytes(len(b.Spans), len(b.Resources), len(b.Attrs)) {
 		return b
 	}
-	return &Batch{Resources: slices.Clone(b.Resources), Spans: slices.Clone(b.Spans), Attrs: slices.Clone(b.Attrs)}
+	c := &Batch{Resources: slices.Clone(b.Resources), Spans: slices.Clone(b.Spans), Attrs: slices.Clone(b.Attrs), from: b.from}
+	if c.from != nil {
+		c.charged = c.capBytes() // what b's charge covers of it, handed over when kept
+	}
+	return c
 }

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -49,6 +51,70 @@ func TestAKeptBatchIsNotRecycledUntilReleased(t *testing.T) {
 					t.Errorf("kept batch %d has %d references after Read, want the sink's 1", i, got)
 				}
 				Release(b)
+			}
+		})
+	}
+}
+
+// TestAKeptBatchStaysChargedUntilItsLastRelease pins where the budget's
+// share in flight gets a kept batch's charge back: not when the sink has
+// taken the job's records, but when the last reference the sink kept is
+// released (an engine's shards read a batch after ConsumeBatch returned,
+// so the batches queued to them are the reader's to answer for, and the
+// decoders wait for room while they are queued). A right-sized copy kept
+// instead carries the charge of what it holds. Records of one span and
+// 2,000 left out (no ids) make a batch of capacity for 2,001 spans, which
+// RightSized copies.
+func TestAKeptBatchStaysChargedUntilItsLastRelease(t *testing.T) {
+	keys := newKeepSet(testKeep)
+	const records, shards = 3, 2
+	for _, rightSized := range []bool{false, true} {
+		t.Run(fmt.Sprintf("right-sized %v", rightSized), func(t *testing.T) {
+			share := newInflight(64 << 20)
+			produce := func(ctx context.Context, emit emitFunc) {
+				for i := 1; i <= records; i++ {
+					j := newJob()
+					j.recs = []rec{{data: tinySpansLine(i, 2000), line: i}}
+					if !emit(j) {
+						return
+					}
+				}
+			}
+			var kept []*Batch
+			var least int64 // what the kept batches' slices hold
+			consume := func(r result) error {
+				if r.batch == nil {
+					t.Fatalf("record %d: %v, want a batch", len(kept)+1, r.prob)
+				}
+				r.batch.refs.Store(1) // Read's own, as fileState.consume takes it
+				k := r.batch
+				if rightSized {
+					if k = RightSized(r.batch); k == r.batch {
+						t.Fatal("RightSized kept a batch of 2,001 spans' capacity holding one")
+					}
+				}
+				for range shards {
+					k.Keep()
+				}
+				kept = append(kept, k)
+				least += k.capBytes()
+				Release(r.batch)
+				return nil
+			}
+			if err := runPipeline(context.Background(), 2, produce, checkSpans("-", decodeOTLPJSONLine("-", keys, share)), consume, share); err != nil {
+				t.Fatal(err)
+			}
+			if share.used < least || least == 0 {
+				t.Errorf("the read over, %d kept batches are charged %d bytes to the share, want at least the %d they hold",
+					len(kept), share.used, least)
+			}
+			for _, b := range kept {
+				for range shards {
+					Release(b)
+				}
+			}
+			if share.used != 0 {
+				t.Errorf("%d bytes still charged once every kept batch was released, want 0", share.used)
 			}
 		})
 	}

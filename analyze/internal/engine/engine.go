@@ -259,7 +259,8 @@ func (e *Engine) add(td ptrace.Traces, at *readPoint) error {
 // that ends at at in the input, to the shards, each taking its part: it
 // keeps one reference to b, or to its right-sized copy (ingest.RightSized),
 // per shard (b.Keep), which each shard releases once read, so the last one
-// recycles it. Call
+// recycles it and gives its charge back to the reader's share of the
+// memory budget. Call
 // it from a sink's ConsumeBatch. This is the one place the engine knows
 // the batch type.
 func (e *Engine) addFast(b *ingest.Batch, at *readPoint) error {

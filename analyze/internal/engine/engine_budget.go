@@ -13,12 +13,13 @@ import (
 // which depends on how far each got, so the same input and budget passed
 // on one run and stopped on the next. A run stops at the first batch
 // whose tally passes the limit, the same batch on every run: the shards
-// read every batch sent before the read stops. The batches queued to the
-// shards are not charged: a queue of shardQueue whole records (115k spans
-// each) charged at their lengths refused dumps whose whole read stays
-// under the budget, the reader's share and the heap's slack holding them
-// in practice; they are right-sized before they queue
-// (ingest.RightSized), so none holds more than twice what it carries. A
+// read every batch sent before the read stops. The projection decoders'
+// batches queued to the shards are not in the tally: they stay on the
+// reader's share in flight until the last shard releases them
+// (ingest.Batch.Keep), so the decoders wait for room while the shards
+// are behind, rather than the read failing on batches about to be read;
+// they are right-sized before they queue (ingest.RightSized), so none
+// holds more than twice what it carries. A
 // speculative run's spoiling is placed the
 // same way (spoiledAt), so whichever of the two came at the earlier
 // batch decides how the read ends (readVerdict). A run that finalizes
