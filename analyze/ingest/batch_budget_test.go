@@ -206,7 +206,7 @@ func TestBatchesInFlightStayWithinTheShareAndOneRecord(t *testing.T) {
 					}
 				}
 				var got []int
-				consume := func(r result) error {
+				consume := func(r *result) error {
 					if len(got) == 0 {
 						select { // the sink holds the first record until the decoders can go no further
 						case <-full:
@@ -342,7 +342,7 @@ func TestAParkedJobIsFinishedARecordAtATime(t *testing.T) {
 				t.Fatalf("parked %v at record %d with %d results; want parked at %d", j.parked, j.next, len(j.res), tc.parkedAt)
 			}
 			var got []int
-			consume := func(r result) error {
+			consume := func(r *result) error {
 				got = append(got, r.prob.Line)
 				return nil
 			}

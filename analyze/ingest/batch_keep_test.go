@@ -82,7 +82,7 @@ func TestAKeptBatchStaysChargedUntilItsLastRelease(t *testing.T) {
 			}
 			var kept []*Batch
 			var least int64 // what the kept batches' slices hold
-			consume := func(r result) error {
+			consume := func(r *result) error {
 				if r.batch == nil {
 					t.Fatalf("record %d: %v, want a batch", len(kept)+1, r.prob)
 				}
@@ -117,5 +117,89 @@ func TestAKeptBatchStaysChargedUntilItsLastRelease(t *testing.T) {
 				t.Errorf("%d bytes still charged once every kept batch was released, want 0", share.used)
 			}
 		})
+	}
+}
+
+// holdingSink keeps every pdata batch's charge for readers readers, as an
+// engine hands a batch to its shards, and counts the batches that came
+// without one.
+type holdingSink struct {
+	readers int
+	holds   []*Hold
+	plain   int
+}
+
+func (s *holdingSink) ConsumeTraces(*Input, ptrace.Traces) error { s.plain++; return nil }
+
+func (s *holdingSink) ConsumeHeldTraces(_ *Input, _ ptrace.Traces, h *Hold) error {
+	for range s.readers {
+		h.Keep()
+	}
+	s.holds = append(s.holds, h)
+	return nil
+}
+
+// TestHeldTracesStayChargedUntilTheirLastRelease pins the pdata path's
+// counterpart of a kept batch: a HoldingSink's traces stay charged to the
+// share in flight, by what pdata's decode of them was charged, until the
+// last reader the sink handed them to releases them.
+func TestHeldTracesStayChargedUntilTheirLastRelease(t *testing.T) {
+	const records = 3
+	share := newInflight(64 << 20)
+	sink := &holdingSink{readers: 2}
+	st := &fileState{in: &Input{Path: "-"}, sink: sink, holding: sink, share: share}
+	produce := func(ctx context.Context, emit emitFunc) {
+		for i := 1; i <= records; i++ {
+			j := newJob()
+			j.recs = []rec{{data: tinySpansLine(i, 200), line: i}}
+			if !emit(j) {
+				return
+			}
+		}
+	}
+	if err := runPipeline(context.Background(), 2, produce, checkSpans("-", decodeOTLPJSONLine("-", nil, share)), st.consume, share); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.holds) != records || sink.plain != 0 {
+		t.Fatalf("the sink was handed %d held batches and %d plain ones, want %d held", len(sink.holds), sink.plain, records)
+	}
+	var held int64
+	for _, h := range sink.holds {
+		if h.n <= 0 {
+			t.Errorf("a held batch carries a charge of %d bytes, want what its decode was charged", h.n)
+		}
+		held += h.n
+	}
+	if share.used != held {
+		t.Errorf("the read over, %d bytes are charged to the share, want the %d the held batches carry", share.used, held)
+	}
+	for _, h := range sink.holds {
+		for range sink.readers {
+			h.Release()
+		}
+	}
+	if share.used != 0 {
+		t.Errorf("%d bytes still charged once every held batch was released, want 0", share.used)
+	}
+}
+
+// TestReadHandsAHoldingSinkItsTracesWithTheirCharge pins Read's side: a
+// dump pdata decodes (OTLP JSON lines, for a sink that takes no compact
+// batches) reaches a HoldingSink through ConsumeHeldTraces, each batch
+// with its charge.
+func TestReadHandsAHoldingSinkItsTracesWithTheirCharge(t *testing.T) {
+	sink := &holdingSink{readers: 1}
+	path := filepath.Join("..", "..", "testdata", "traces", "acquire-on-miss.otlp.jsonl")
+	if _, err := Read(t.Context(), []string{path}, ReadOptions{Strict: true}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.holds) == 0 || sink.plain != 0 {
+		t.Fatalf("the sink was handed %d held batches and %d plain ones, want every batch held", len(sink.holds), sink.plain)
+	}
+	for i, h := range sink.holds {
+		if h.n <= 0 {
+			t.Errorf("held batch %d carries a charge of %d bytes, want what its decode was charged", i, h.n)
+		}
+		h.Release()
 	}
 }

@@ -396,6 +396,8 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 		keep, st.batches = newKeepSet(opts.Keep), bs
 	}
 	share := newInflight(opts.budget().inflightShare())
+	st.holding, _ = sink.(HoldingSink)
+	st.share = share
 	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep, share: share})
 	if err != nil {
 		return err
@@ -524,8 +526,10 @@ type fileState struct {
 	in      *Input
 	strict  bool
 	sink    Sink
-	batches BatchSink  // sink as a BatchSink, when it is one (the projection decoders are on)
-	first   *ReadError // first problem skipped (non-strict)
+	batches BatchSink   // sink as a BatchSink, when it is one (the projection decoders are on)
+	holding HoldingSink // sink as a HoldingSink, when it is one
+	share   *inflight   // the budget's share in flight, which a Hold gives back to
+	first   *ReadError  // first problem skipped (non-strict)
 	// cut, lone and noTrace are the input's warnings that count, over
 	// its records, the values cut past MaxDepth (depth.go), the escaped
 	// lone surrogates read as U+FFFD (rawstring.go) and the spans left out
@@ -587,7 +591,7 @@ func (t *tally) add(in *Input, at string, n int, say func(at string, n int) stri
 
 // consume takes the results of one input in order: a batch goes to the
 // sink, a problem becomes the error (strict) or a warning.
-func (st *fileState) consume(r result) error {
+func (st *fileState) consume(r *result) error {
 	if r.prob != nil {
 		if st.strict || errors.Is(r.prob, ErrDecompressionLimit) || errors.Is(r.prob, ErrMemoryLimit) {
 			// A limit is not damage to skip: reading on would only hit it again.
@@ -635,7 +639,15 @@ func (st *fileState) consume(r result) error {
 			}
 		}
 	}
-	return st.sink.ConsumeTraces(st.in, r.td)
+	if st.holding == nil || r.held == 0 {
+		return st.sink.ConsumeTraces(st.in, r.td)
+	}
+	h := &Hold{share: st.share, n: r.held}
+	r.held = 0      // the hold gives it back, once the sink's last reader is done
+	h.refs.Store(1) // Read's own; the sink may Keep more
+	err := st.holding.ConsumeHeldTraces(st.in, r.td, h)
+	h.Release()
+	return err
 }
 
 // Widen takes one span's start and end into the input's window; an end

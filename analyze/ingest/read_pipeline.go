@@ -195,7 +195,7 @@ type producer func(ctx context.Context, emit emitFunc)
 // over (the producer waits for room) and given back once it is decoded,
 // so the blocks in flight stay within the share however many workers
 // wait.
-func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(result) error, share *inflight) error {
+func runPipeline(ctx context.Context, workers int, produce producer, decode func(rec) result, consume func(*result) error, share *inflight) error {
 	startReader()
 	defer endReader()
 	ctx, cancel := context.WithCancel(ctx)
@@ -359,7 +359,7 @@ func (p *pipeline) await(j *job, decode func(rec) result) {
 // back what each result held, and once a job's results are all taken,
 // what its batches held; it returns consume's first error or the
 // context's.
-func (p *pipeline) consumeJobs(decode func(rec) result, consume func(result) error) error {
+func (p *pipeline) consumeJobs(decode func(rec) result, consume func(*result) error) error {
 	for j := range p.ordered {
 		p.share.serve(j.seq)
 		p.await(j, decode)
@@ -380,13 +380,14 @@ func (p *pipeline) consumeJobs(decode func(rec) result, consume func(result) err
 
 // consumeResults hands j's decoded results to consume and gives back
 // what they held, the batches' charge included.
-func (p *pipeline) consumeResults(j *job, consume func(result) error) error {
+func (p *pipeline) consumeResults(j *job, consume func(*result) error) error {
 	defer p.giveBatches(j)
-	for _, r := range j.res {
+	for i := range j.res {
 		if err := p.ctx.Err(); err != nil {
 			return err
 		}
-		err := consume(r)
+		r := &j.res[i]
+		err := consume(r) // may hand r.held over (HoldingSink), leaving 0
 		p.share.give(r.held)
 		if err != nil {
 			return err
@@ -407,7 +408,7 @@ func (p *pipeline) giveBatches(j *job) {
 // job served they are charged without waiting (a worker might wait for
 // room only the sink's progress gives back), so the job passes the share
 // by one record at most.
-func (p *pipeline) consumeParked(j *job, decode func(rec) result, consume func(result) error) error {
+func (p *pipeline) consumeParked(j *job, decode func(rec) result, consume func(*result) error) error {
 	j.charge.consumer = true
 	for _, r := range j.recs[j.next:] {
 		if err := p.ctx.Err(); err != nil {

@@ -162,7 +162,7 @@ func TestTheConsumerDecodesWhileItWaits(t *testing.T) {
 		return result{held: int64(r.line)} // no share: held only names the record here
 	}
 	var got []int64
-	consume := func(r result) error {
+	consume := func(r *result) error {
 		got = append(got, r.held)
 		return nil
 	}

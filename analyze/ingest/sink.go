@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -35,6 +36,44 @@ type BatchSink interface {
 	// takes the batch over with b.Keep (and hands it back with Release).
 	// in is as for ConsumeTraces. An error stops Read, which returns it.
 	ConsumeBatch(in *Input, b *Batch) error
+}
+
+// HoldingSink is a Sink that reads the traces ConsumeTraces would hand it
+// after the call returns (an engine queues them to its shards). Read
+// finds it by type assertion and hands it each pdata batch charged to the
+// memory budget's share in flight with the charge, h: what td holds stays
+// on the budget until every reader the sink handed it to is done, so the
+// decoders wait for room while the sink is behind rather than the read
+// outgrowing the budget. A batch charged nothing still arrives through
+// ConsumeTraces.
+type HoldingSink interface {
+	Sink
+	// ConsumeHeldTraces is ConsumeTraces with td's charge: the sink calls
+	// h.Keep once per reader it hands td to, before it does, and each
+	// reader calls h.Release once done with td. in and the error are as
+	// for ConsumeTraces.
+	ConsumeHeldTraces(in *Input, td ptrace.Traces, h *Hold) error
+}
+
+// Hold is the memory budget's charge for one pdata batch a HoldingSink
+// reads after ConsumeHeldTraces returns: counted references, the last of
+// which gives the charge back.
+type Hold struct {
+	refs  atomic.Int32
+	share *inflight
+	n     int64
+}
+
+// Keep takes a reference for one more reader of the held traces. Call it
+// only inside ConsumeHeldTraces, once per Release.
+func (h *Hold) Keep() { h.refs.Add(1) }
+
+// Release lets go of a reference Keep took; the last one gives the
+// traces' charge back to the budget.
+func (h *Hold) Release() {
+	if h.refs.Add(-1) == 0 {
+		h.share.give(h.n)
+	}
 }
 
 // SinkFunc adapts a function to a Sink (the pdata path only).

@@ -230,11 +230,13 @@ func newEngine(cfg rulefmt.Config, opts EngineOptions, speculative bool) (*Engin
 
 // Add hands td to the shards. td is shared by them while they read it: the
 // caller must not modify it afterwards (Read's batches never are).
-func (e *Engine) Add(td ptrace.Traces) error { return e.add(td, nil) }
+func (e *Engine) Add(td ptrace.Traces) error { return e.add(td, nil, nil) }
 
 // add is Add of a batch that ends at at in the input: Feed's sink's,
-// which the memory budget judges (nil: Add's, which it does not).
-func (e *Engine) add(td ptrace.Traces, at *readPoint) error {
+// which the memory budget judges (nil: Add's, which it does not). Each
+// shard releases h, td's charge to the reader's share of the budget
+// (nil: none), once it has read td.
+func (e *Engine) add(td ptrace.Traces, h *ingest.Hold, at *readPoint) error {
 	if err := e.usable(); err != nil {
 		return err
 	}
@@ -251,7 +253,12 @@ func (e *Engine) add(td ptrace.Traces, at *readPoint) error {
 			}
 		}
 	}
-	e.sendBatch(shardMsg{td: td, hasTD: true, wm: e.wm}, at)
+	if h != nil {
+		for range e.shards {
+			h.Keep()
+		}
+	}
+	e.sendBatch(shardMsg{td: td, hasTD: true, hold: h, wm: e.wm}, at)
 	return nil
 }
 
@@ -510,6 +517,7 @@ func (e *Engine) raisePeak(rise int) {
 type shardMsg struct {
 	td    ptrace.Traces
 	hasTD bool
+	hold  *ingest.Hold  // td's charge to the reader's share (nil: none); each shard releases it
 	fast  *ingest.Batch // shared by the shards; each releases its reference
 	wm    int64         // the engine's watermark once this batch is counted
 	seq   int64         // a batch's place among those sent, from 1
@@ -606,6 +614,17 @@ func (s *shard) run(ctx context.Context) {
 	}
 }
 
+// release lets go of the shard's reference to m's batch, and with the
+// last one its charge to the reader's share of the budget.
+func (m shardMsg) release() {
+	if m.fast != nil {
+		ingest.Release(m.fast)
+	}
+	if m.hold != nil {
+		m.hold.Release()
+	}
+}
+
 // read indexes the shard's part of a batch and, when early, finalizes
 // what it lets go. A batch past the one a shard spoiled the run at is
 // let go unread: every shard reads every batch up to that one, so the
@@ -613,9 +632,7 @@ func (s *shard) run(ctx context.Context) {
 func (s *shard) read(m shardMsg, early bool) {
 	s.seq = m.seq
 	if m.seq > s.e.spoiledAt.Load() {
-		if m.fast != nil {
-			ingest.Release(m.fast)
-		}
+		m.release()
 		return
 	}
 	before, traces := s.x.NumSpans, len(s.x.TraceRecs)
@@ -623,8 +640,8 @@ func (s *shard) read(m shardMsg, early bool) {
 		phase.Do(s.ctx, phase.Index, func() { s.x.AddPart(m.td, s.id, len(s.e.shards)) })
 	} else {
 		phase.Do(s.ctx, phase.Index, func() { s.x.AddFastPart(m.fast, s.id, len(s.e.shards)) })
-		ingest.Release(m.fast)
 	}
+	m.release() // what the shard keeps, it copied
 	if early {
 		s.track(before, traces, m.wm)
 	}

@@ -62,11 +62,21 @@ type feedSink struct {
 	progress func(in *Input, spansRead int)
 }
 
-var _ ingest.BatchSink = (*feedSink)(nil)
+var (
+	_ ingest.BatchSink   = (*feedSink)(nil)
+	_ ingest.HoldingSink = (*feedSink)(nil)
+)
 
 func (s *feedSink) ConsumeTraces(in *ingest.Input, td ptrace.Traces) error {
+	return s.ConsumeHeldTraces(in, td, nil)
+}
+
+// ConsumeHeldTraces hands td to the shards, which release h (nil: none)
+// once each has read it: the reader's share of the budget holds td until
+// then.
+func (s *feedSink) ConsumeHeldTraces(in *ingest.Input, td ptrace.Traces, h *ingest.Hold) error {
 	s.read += td.SpanCount()
-	if err := s.eng.add(td, &readPoint{in.Path, s.read}); err != nil {
+	if err := s.eng.add(td, h, &readPoint{in.Path, s.read}); err != nil {
 		return err
 	}
 	s.after(in)
