@@ -2,7 +2,13 @@ package ingest
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -73,26 +79,31 @@ func btoi(b bool) int {
 }
 
 // TestTheConsumerNeverWaitsForPdataRoom pins the share's rule for the
-// records pdata decodes: a worker waits for room as for any charge, the
-// goroutine that feeds the sink (which alone gives room back) charges at
-// once however full the share is, and once a record was charged the
-// consumer decodes no more (decodersWait).
+// records pdata decodes: a worker waits for room as for any charge; the
+// goroutine that feeds the sink (which alone gives room back) never
+// waits: it charges where there is room, fails with errNoRoom (which
+// parks its job) where there is none, and charges at once, however full
+// the share, for the job served. The decoders never come to wait on the
+// share for it (decodersWait), so the consumer goes on helping them.
 func TestTheConsumerNeverWaitsForPdataRoom(t *testing.T) {
 	g := newInflight(10)
 	stop := make(chan struct{})
 	g.stop = stop
 	g.serve(1)
-	if g.decodersWait() {
-		t.Fatal("a fresh share makes the decoders wait")
-	}
 	if n, err := g.chargePdata(2, 8, true); n != 8 || err != nil {
-		t.Fatalf("the consumer's charge = %d, %v; want 8 at once", n, err)
+		t.Fatalf("the consumer's charge with room = %d, %v; want 8", n, err)
 	}
-	if n, err := g.chargePdata(3, 8, true); n != 8 || err != nil {
-		t.Fatalf("the consumer's charge on a full share = %d, %v; want 8 at once", n, err)
+	if n, err := g.chargePdata(3, 3, true); n != 0 || !errors.Is(err, errNoRoom) {
+		t.Fatalf("the consumer's charge of 3 bytes where 2 are left = %d, %v; want errNoRoom", n, err)
 	}
-	if !g.decodersWait() {
-		t.Error("after a record charged for pdata the consumer still decodes")
+	if n, err := g.chargePdata(3, 2, true); n != 2 || err != nil {
+		t.Fatalf("the consumer's charge of the 2 bytes left = %d, %v; want 2 (room is room up to the share)", n, err)
+	}
+	if n, err := g.chargePdata(1, 8, true); n != 8 || err != nil {
+		t.Fatalf("the consumer's charge for the job served on a full share = %d, %v; want 8 at once", n, err)
+	}
+	if g.decodersWait() {
+		t.Error("after records charged for pdata the decoders wait on the share: the consumer would stop helping them")
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -102,5 +113,72 @@ func TestTheConsumerNeverWaitsForPdataRoom(t *testing.T) {
 	close(stop)
 	if err := <-done; err != errReadStopped {
 		t.Errorf("a worker's charge on a full share = %v, want it to wait until the read stops", err)
+	}
+}
+
+// TestPdataRecordsInFlightStayWithinTheShareAndOneRecord is the pdata
+// path's counterpart of TestBatchesInFlightStayWithinTheShareAndOneRecord:
+// with a share of one and a half records' charge and the sink holding the
+// first record until the decoders can go no further, the consumer's
+// charge for a job not yet served finds no room and parks the job, which
+// the consumer finishes once served. Every record is read, in order; the
+// charges never pass the share by more than one record's; all are given
+// back.
+func TestPdataRecordsInFlightStayWithinTheShareAndOneRecord(t *testing.T) {
+	const records = 6
+	record := func(i int) []byte { return tinySpansLine(i, 300) }
+	dry := newInflight(1 << 30)
+	if res := decodeOTLPJSONLine("-", nil, dry)(rec{data: record(1), seq: 1}); res.prob != nil || res.td.SpanCount() == 0 {
+		t.Fatalf("a record alone: %v", res.prob)
+	}
+	one := dry.peak
+	for _, workers := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			share := newInflight(one * 3 / 2)
+			full := make(chan struct{})
+			var fullOnce sync.Once
+			share.full = func() { fullOnce.Do(func() { close(full) }) }
+			var parked atomic.Int32
+			decode := func(r rec) result {
+				res := decodeOTLPJSONLine("-", nil, share)(r)
+				if res.prob != nil && errors.Is(res.prob, errNoRoom) {
+					parked.Add(1)
+				}
+				return res
+			}
+			produce := func(ctx context.Context, emit emitFunc) {
+				for i := 1; i <= records; i++ {
+					j := newJob()
+					j.recs = []rec{{data: record(i), line: i}}
+					if !emit(j) {
+						return
+					}
+				}
+			}
+			var got []int
+			consume := func(r *result) error {
+				if len(got) == 0 {
+					<-full // the sink holds the first record until a charge finds the share full
+				}
+				if r.prob != nil || r.td.SpanCount() == 0 {
+					t.Fatalf("record %d: %v, want its spans", len(got)+1, r.prob)
+				}
+				got = append(got, int(r.td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).SpanID()[7]))
+				return nil
+			}
+			if err := runPipeline(context.Background(), workers, produce, decode, consume, share); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != records || !slices.IsSorted(got) || got[0] != 1 {
+				t.Errorf("read records %v, want 1 to %d in order", got, records)
+			}
+			if share.peak > share.size+one {
+				t.Errorf("the share's charges peaked at %d bytes; want at most the share %d and one record's %d", share.peak, share.size, one)
+			}
+			if share.used != 0 {
+				t.Errorf("%d bytes still charged after the read", share.used)
+			}
+			t.Logf("%d records parked by the consumer's charge", parked.Load())
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // The memory budget. Every reader and the index check it before they take
@@ -114,10 +113,6 @@ type inflight struct {
 	// goroutine that feeds the sink must then never decode (the
 	// pipeline's await), or it would wait for itself.
 	decoders bool
-	// pdata is set once a decoder charged a record it hands to pdata
-	// (chargePdata): from then on the goroutine that feeds the sink
-	// decodes no more, as for decoders, so only the workers wait.
-	pdata atomic.Bool
 	// peak is the most used has been, for tests of the share's bound.
 	peak int64
 	// full, when set (tests only), is called each time a charge finds no
@@ -135,27 +130,22 @@ func (g *inflight) chargedByDecoders() *inflight {
 }
 
 // decodersWait reports whether a decoder may wait on g for room.
-func (g *inflight) decodersWait() bool { return g != nil && (g.decoders || g.pdata.Load()) }
+func (g *inflight) decodersWait() bool { return g != nil && g.decoders }
 
 // chargePdata charges n bytes for a record of job seq that pdata is about
 // to decode, and returns what it charged, for give: a worker waits for
 // room as take does; the goroutine that feeds the sink (consumer), which
-// gives the room back, never waits, and decodes no more records once one
-// was charged (decodersWait), so what it charges without waiting is at
-// most one job's records.
+// gives the room back, never waits: it charges where the share has room,
+// or for the job served, and otherwise fails with errNoRoom, which parks
+// the job (pipeline.decodeRecs) for the consumer to finish once it is
+// served, as a projection decoder's batch does. So the consumer helps
+// decode while the share has room, and what it charges past the share is
+// the job served's alone.
 func (g *inflight) chargePdata(seq uint64, n int64, consumer bool) (int64, error) {
-	if g == nil {
-		return 0, nil
-	}
-	g.pdata.Store(true)
 	if !consumer {
 		return g.take(seq, n)
 	}
-	n = min(n, g.size)
-	g.mu.Lock()
-	g.add(n)
-	g.mu.Unlock()
-	return n, nil
+	return g.reserve(seq, n, n, neverWaits)
 }
 
 // errReadStopped is what a worker waiting for its share gets once the

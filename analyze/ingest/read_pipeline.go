@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -299,14 +300,15 @@ func (p *pipeline) release(j *job) {
 }
 
 // decodeRecs decodes j's records, and reports false when it parked j at
-// one of them (decodeJob).
+// one of them (decodeJob): a record whose batch or pdata charge found no
+// room where its decoder may not wait.
 func (p *pipeline) decodeRecs(j *job, decode func(rec) result, consumer bool) bool {
 	j.res = make([]result, len(j.recs))
 	j.charge.share, j.charge.seq, j.charge.consumer = p.share, j.seq, consumer
 	for i, r := range j.recs {
 		r.seq, r.consumer, r.charge = j.seq, consumer, &j.charge
 		res := decode(r)
-		if res.park {
+		if res.park || res.prob != nil && errors.Is(res.prob, errNoRoom) { // a pdata charge's (chargePdata)
 			j.res, j.next, j.parked = j.res[:i], i, true
 			return false
 		}
@@ -321,10 +323,10 @@ func (p *pipeline) decodeRecs(j *job, decode func(rec) result, consumer bool) bo
 // sits idle (2 CPUs: a worker decoding alone was a quarter of a run's
 // idle core time). It looks at j first, so a decoded job is never kept
 // waiting for another's decoding. Where the decoders charge the share as
-// they decode (zstd records, and from the first record handed to pdata
-// on), it only waits: a decoder may wait there for the room that the
-// consumer alone gives back. Once a job it decodes is parked for want of
-// room (decodeJob), it only waits too: the share is full.
+// they decode (zstd records), it only waits: a decoder may wait there for
+// the room that the consumer alone gives back. Once a job it decodes is
+// parked for want of room (decodeJob: a batch's or a pdata record's
+// charge), it only waits too: the share is full.
 func (p *pipeline) await(j *job, decode func(rec) result) {
 	work := p.work
 	if p.share.decodersWait() {
@@ -348,7 +350,7 @@ func (p *pipeline) await(j *job, decode func(rec) result) {
 			}
 			phase.Do(p.ctx, phase.Decode, func() { p.decodeJob(k, decode, true) })
 			if k.parked || p.share.decodersWait() {
-				work = nil // the share is full, or a record charged to pdata: only the workers decode now
+				work = nil // the share is full, or the decoders wait on it: only the workers decode now
 			}
 		}
 	}
