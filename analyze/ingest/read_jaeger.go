@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -164,24 +165,148 @@ var jaegerKinds = map[string]ptrace.SpanKind{
 
 // openJaeger streams the traces of a Jaeger document's data array.
 func openJaeger(o openArgs) (producer, func(rec) result, func(), error) {
-	return o.s.produceDoc(jaegerDocSpec, o.opts.budget().recordCap()), decodeJaegerTrace(o.s.path), func() {}, nil
+	return o.s.produceDoc(jaegerDocSpec, o.opts.budget().recordCap()), decodeJaegerTrace(o.s.path, o.share), func() {}, nil
 }
 
-// decodeJaegerTrace decodes one element of a Jaeger document's data array.
-func decodeJaegerTrace(path string) func(rec) result {
+// decodeJaegerTrace decodes one element of a Jaeger document's data
+// array, charged to share (the budget's share in flight) by what it
+// builds: unmarshalJaeger.
+func decodeJaegerTrace(path string, share *inflight) func(rec) result {
 	return func(r rec) result {
+		const expected = "a Jaeger trace object"
 		data, cut := r.cutDeep(path)
-		var jt jaegerTrace
-		if err := json.Unmarshal(data, &jt); err != nil {
-			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: r.placed(jaegerJSONError(err))}}
-		}
-		td, err := jaegerToTraces(&jt)
+		c := newPdataCharge(share, r, expected, len(data))
+		td, err := unmarshalJaeger(data, c)
 		if err != nil {
-			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: "a Jaeger trace object", Err: r.placed(err)}}
+			return result{prob: &ReadError{Path: path, Offset: r.off, Expected: expected, Err: r.placed(err)}}
 		}
-		return result{td: td, cut: cut, lone: noteLoneSurrogates(r)}
+		return result{td: td, cut: cut, lone: noteLoneSurrogates(r), held: c.holding()}
 	}
 }
+
+// unmarshalJaeger decodes one Jaeger trace object into pdata, charged to
+// c (nil: nothing) before each step builds: encoding/json's typed tree of
+// it, charged first by a bound read off its bytes (jaegerTreeBound) and
+// then, decoded, by what it holds (jaegerTreeBytes); then what pdata
+// builds of the tree (jaegerBuilt). Once the traces are built the tree is
+// let go, and c keeps only what they hold, for the sink's time. A record
+// that would take more than the share is refused (errPdataTooLarge), as
+// any pdata record is.
+func unmarshalJaeger(data []byte, c *pdataCharge) (ptrace.Traces, error) {
+	if err := c.add(jaegerTreeBound(data)); err != nil {
+		return ptrace.Traces{}, err
+	}
+	var jt jaegerTrace
+	if err := json.Unmarshal(data, &jt); err != nil {
+		c.keep(0)
+		return ptrace.Traces{}, jaegerJSONError(err)
+	}
+	tree, built := jaegerTreeBytes(&jt, len(data)), jaegerBuilt(&jt, len(data))
+	if err := c.add(tree + built - c.holding()); err != nil { // negative: gives back the bound's excess
+		return ptrace.Traces{}, err
+	}
+	td, err := jaegerToTraces(&jt)
+	if err != nil {
+		c.keep(0)
+		return ptrace.Traces{}, err
+	}
+	c.keep(built)
+	return td, nil
+}
+
+// Sizes of the typed tree's elements, as encoding/json's slices hold them.
+var (
+	jaegerSpanBytes    = int64(unsafe.Sizeof(jaegerSpan{}))
+	jaegerKVBytes      = int64(unsafe.Sizeof(jaegerKV{}))
+	jaegerRefBytes     = int64(unsafe.Sizeof(jaegerRef{}))
+	jaegerLogBytes     = int64(unsafe.Sizeof(jaegerLog{}))
+	jaegerProcessBytes = int64(unsafe.Sizeof(jaegerProcess{}))
+)
+
+// jaegerTreeBound bounds what encoding/json's typed tree of a Jaeger
+// trace object, data, holds, before it is decoded: its strings and raw
+// values (copies of at most data's bytes), and per object (an opening
+// brace, counted in strings too: a bound) the largest element the tree
+// has, a span, twice over for the room that slices' growth leaves. One
+// vectorised count of the bytes: a scan of the record's structure cost a
+// twentieth of reading a Jaeger dump.
+func jaegerTreeBound(data []byte) int64 {
+	return int64(len(data)) + int64(bytes.Count(data, []byte{'{'}))*2*jaegerSpanBytes
+}
+
+// jaegerTreeBytes bounds what jt, decoded from size bytes by
+// encoding/json, holds: its strings and raw values (copies of at most the
+// record's bytes), and each slice's elements twice over (the room that
+// growth by append leaves), the processes' map slots included.
+func jaegerTreeBytes(jt *jaegerTrace, size int) int64 {
+	n := int64(size) + int64(len(jt.Processes))*2*(jaegerProcessBytes+treeSlot)
+	for _, p := range jt.Processes {
+		n += 2 * int64(len(p.Tags)) * jaegerKVBytes
+	}
+	for i := range jt.Spans {
+		sp := &jt.Spans[i]
+		n += 2 * (jaegerSpanBytes + int64(len(sp.Tags))*jaegerKVBytes + int64(len(sp.References))*jaegerRefBytes + int64(len(sp.Logs))*jaegerLogBytes)
+		if sp.Process != nil {
+			n += jaegerProcessBytes + 2*int64(len(sp.Process.Tags))*jaegerKVBytes
+		}
+		for _, lg := range sp.Logs {
+			n += 2 * int64(len(lg.Fields)) * jaegerKVBytes
+		}
+	}
+	return n
+}
+
+// jaegerBuilt bounds what jaegerToTraces builds of jt, decoded from size
+// bytes: pdata's messages at pdataMessageBytes (a span per span, a link
+// per reference, an event per log, an attribute and its value per tag and
+// field, and the resources and scopes jaegerSpread counts), the strings
+// it copies (at most the record's bytes), and an entry of its maps of
+// resources and scopes per resource and scope.
+func jaegerBuilt(jt *jaegerTrace, size int) int64 {
+	attr := pdataMessageBytes[pbKeyValue] + pdataMessageBytes[pbAnyValue]
+	resources, scopes := jaegerSpread(jt)
+	n := int64(size) + resources*(pdataMessageBytes[pbResourceSpans]+jaegerMapEntry) + scopes*(pdataMessageBytes[pbScopeSpans]+jaegerMapEntry)
+	for _, p := range jt.Processes {
+		n += int64(1+len(p.Tags)) * attr
+	}
+	for i := range jt.Spans {
+		sp := &jt.Spans[i]
+		n += pdataMessageBytes[pbSpan] + int64(len(sp.References))*pdataMessageBytes[pbLink] + int64(len(sp.Tags))*attr
+		if sp.Process != nil {
+			n += int64(1+len(sp.Process.Tags)) * attr
+		}
+		for _, lg := range sp.Logs {
+			n += pdataMessageBytes[pbEvent] + int64(len(lg.Fields))*attr
+		}
+	}
+	return n
+}
+
+// jaegerSpread bounds the resources and scopes jaegerToTraces makes of
+// jt: a resource per process, and per span whose process is not one of
+// them (embedded, or an id the trace does not list); a scope per resource,
+// and per span with a scope tag, the only spans that can add another.
+func jaegerSpread(jt *jaegerTrace) (resources, scopes int64) {
+	resources = int64(len(jt.Processes))
+	for i := range jt.Spans {
+		sp := &jt.Spans[i]
+		if _, ok := jt.Processes[sp.ProcessID]; !ok {
+			resources++
+		}
+		for _, kv := range sp.Tags {
+			if k := string(kv.Key); k == jaegerTagScopeName || k == jaegerTagScopeVersion || k == jaegerTagLibName || k == jaegerTagLibVersion {
+				scopes++
+				break
+			}
+		}
+	}
+	return resources, resources + scopes
+}
+
+// jaegerMapEntry is what an entry of jaegerToTraces' maps of resources
+// and scopes holds: a key of up to three strings and a value of two
+// words, in a swiss table's slot with the room growth leaves.
+const jaegerMapEntry = 2 * (48 + 16)
 
 // jaegerJSONError describes a decoding error without quoting the input.
 func jaegerJSONError(err error) error {
