@@ -210,6 +210,13 @@ CASE_RSS_MB=320 check "8 zstd records of 100k spans, --max-memory 64MiB: RSS und
 # refused, naming the flag (every batch read, at 290 MiB, before).
 CASE_RSS_MB=160 check "Tempo batches of 4 MB of tiny attributes, --max-memory 64MiB: exit 2 naming --max-memory" "2" "raise --max-memory" -- \
   "'$gen' -shape tempo-wide-batches -n 33554432 -o '$work/case.json' && '$bin' analyze --max-memory 64MiB '$work/case.json'"
+# Jaeger's reader takes each trace through encoding/json's typed tree and
+# pdata, five times a trace of tagged spans: charged to the budget, a
+# trace of 4 MB cannot fit the share of --max-memory 64MiB and is left
+# out with a warning naming the flag, the smaller last one read (every
+# trace read, at 100 MiB, before).
+CASE_RSS_MB=80 check "Jaeger traces of 4 MB of tagged spans, --max-memory 64MiB: warnings naming --max-memory, RSS under 80 MiB" "0" "raise --max-memory" -- \
+  "'$gen' -shape jaeger-wide-traces -n 33554432 -o '$work/case.json' && '$bin' analyze --max-memory 64MiB '$work/case.json'"
 # The projection decoders hold a span at 80 bytes whatever its size in
 # the line: 140 KB lines of empty spans ({}, left out for their invalid
 # trace ids) hold 5 MB each decoded. Charged to the budget, the lines in

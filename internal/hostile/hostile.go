@@ -69,6 +69,7 @@ func Shapes() []Shape {
 		{"jaeger-errors", "traces", "jaeger.json", false, JaegerErrors},
 		{"tempo-raw-error", "bytes", "tempo.json", false, TempoRawError},
 		{"tempo-wide-batches", "bytes", "tempo.json", false, TempoWideBatches},
+		{"jaeger-wide-traces", "bytes", "jaeger.json", false, JaegerWideTraces},
 		{"tiny-span-lines", "bytes", "otlp.jsonl", false, TinySpanLines},
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -678,4 +679,67 @@ func TinySpanLines(w io.Writer, n int64) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// JaegerWideTraces writes a Jaeger document ({"data": [...]}) of n bytes
+// whose traces are spans of two tags each, of tempoBatchBytes (the last
+// one less, the rest padded with spaces): each trace fits the record cap
+// of --max-memory 64MiB, and decoding it (encoding/json's typed tree,
+// then pdata) holds several times its size, so a reader that does not
+// charge them to the budget holds tens of MB per trace in flight.
+func JaegerWideTraces(w io.Writer, n int64) error {
+	const head, tail = "{\"data\":[\n", "]}\n"
+	bw := bufio.NewWriterSize(w, 1<<20)
+	bw.WriteString(head)
+	left := n - int64(len(head)+len(tail))
+	for i := 0; ; i++ {
+		sep := min(i, 1) // the comma before every trace but the first
+		b := jaegerWideTrace(i, min(left-int64(sep), tempoBatchBytes))
+		if b == nil {
+			break
+		}
+		if sep == 1 {
+			bw.WriteString(",")
+		}
+		bw.Write(b)
+		left -= int64(sep + len(b))
+	}
+	if err := fill(bw, left, ' '); err != nil {
+		return err
+	}
+	bw.WriteString(tail)
+	return bw.Flush()
+}
+
+// jaegerWideTrace is trace i of JaegerWideTraces, of at most size bytes:
+// as many spans as fit, then spaces; nil when not even a span fits.
+func jaegerWideTrace(i int, size int64) []byte {
+	tid := fmt.Sprintf("%032x", uint64(i+1)|1<<62)
+	head := `{"traceID":"` + tid + `","processes":{"p1":{"serviceName":"hostile","tags":[]}},"spans":[`
+	const tail = `]}`
+	span := func(b []byte, k int64) []byte {
+		b = append(b, `{"traceID":"`+tid+`","spanID":"`...)
+		b = fmt.Appendf(b, "%016x", uint64(k+1)|1<<62)
+		return append(b, `","operationName":"`+spans.SpanInvoke+`","startTime":1777539600000000,"duration":1,"processID":"p1",`+
+			`"tags":[{"key":"a","type":"int64","value":1},{"key":"b","type":"string","value":"x"}]}`...)
+	}
+	one := int64(len(span(nil, 0)))
+	room := size - int64(len(head)+len(tail))
+	if room < one {
+		return nil
+	}
+	k := (room + 1) / (one + 1)
+	b := make([]byte, 0, size)
+	b = append(b, head...)
+	for j := range k {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		b = span(b, j)
+	}
+	b = append(b, tail...)
+	for int64(len(b)) < size {
+		b = append(b, ' ')
+	}
+	return b
 }
