@@ -212,8 +212,10 @@ func newAggregate(cfg rulefmt.Config) *aggregate {
 		pairs:    measure.NewPairStage(cfg),
 		ids:      map[string]int32{},
 		detect:   vocab.NewDetection(),
-		profile:  cfg.Profile,
 		settings: map[int32]int32{},
+	}
+	if cfg.Profile != rulefmt.ProfileAuto {
+		a.profile = cfg.Profile // auto is decided (useProfile), or resolved from the evidence merged (effectiveProfile)
 	}
 	a.pairs.Recorded = a.recordedSettings
 	for i := range a.lat {
