@@ -65,18 +65,12 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 		}),
 	} {
 		t.Run(name, func(t *testing.T) {
-			var ms runtime.MemStats
-			live := func() int64 {
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				return int64(ms.HeapAlloc)
-			}
-			before := live()
+			before := liveHeap()
 			var jt jaegerTrace
 			if err := json.Unmarshal(data, &jt); err != nil {
 				t.Fatal(err)
 			}
-			treeHeld := live() - before
+			treeHeld := liveHeap() - before
 			bound, tree := jaegerTreeBound(data), jaegerTreeBytes(&jt, len(data))
 			if bound < treeHeld || tree < treeHeld {
 				t.Errorf("the typed tree of %d bytes holds %d bytes, charged %d before decoding and %d after", len(data), treeHeld, bound, tree)
@@ -85,7 +79,7 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			held := live() - before
+			held := liveHeap() - before
 			runtime.KeepAlive(&jt)
 			if td.SpanCount() == 0 {
 				t.Fatal("no span decoded")
@@ -173,4 +167,13 @@ func TestJaegerSpreadCountsWhatCanMakeAResourceOrAScope(t *testing.T) {
 			}
 		})
 	}
+}
+
+// liveHeap is the heap's live bytes once collected: what a decode holds is
+// its difference across the decode, the result kept alive.
+func liveHeap() int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }

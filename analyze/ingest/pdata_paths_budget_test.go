@@ -240,13 +240,7 @@ func TestTheTreeEstimateHoldsWhatEncodingJSONBuilds(t *testing.T) {
 		"a Tempo batch":        tempoBatch(t),
 	} {
 		t.Run(name, func(t *testing.T) {
-			var ms runtime.MemStats
-			live := func() int64 {
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				return int64(ms.HeapAlloc)
-			}
-			before := live()
+			before := liveHeap()
 			tree, err := decodeJSONObject(data)
 			if err == nil {
 				err = normalizeRSMap(tree)
@@ -254,7 +248,7 @@ func TestTheTreeEstimateHoldsWhatEncodingJSONBuilds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			held := live() - before
+			held := liveHeap() - before
 			runtime.KeepAlive(tree)
 			if est := jsonCosts(data, pbResourceSpans).tree; est < held {
 				t.Errorf("the tree of %d bytes holds %d bytes, estimated %d", len(data), held, est)

@@ -589,13 +589,20 @@ const tempoBatchBytes = 4_000_000
 // reader that does not charge them to the budget holds a hundred MB per
 // batch in flight.
 func TempoWideBatches(w io.Writer, n int64) error {
-	const head, tail = "{\"batches\":[\n", "]}\n"
+	return wideArray(w, n, "{\"batches\":[\n", "]}\n", tempoWideBatch)
+}
+
+// wideArray writes a JSON document of n bytes, head and tail around an
+// array of elements of tempoBatchBytes each, element(i, size) making
+// element i of at most size bytes (nil: none fits), the rest of the n
+// bytes padded with spaces.
+func wideArray(w io.Writer, n int64, head, tail string, element func(i int, size int64) []byte) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString(head)
 	left := n - int64(len(head)+len(tail))
 	for i := 0; ; i++ {
-		sep := min(i, 1) // the comma before every batch but the first
-		b := tempoWideBatch(i, min(left-int64(sep), tempoBatchBytes))
+		sep := min(i, 1) // the comma before every element but the first
+		b := element(i, min(left-int64(sep), tempoBatchBytes))
 		if b == nil {
 			break
 		}
@@ -688,27 +695,7 @@ func TinySpanLines(w io.Writer, n int64) error {
 // then pdata) holds several times its size, so a reader that does not
 // charge them to the budget holds tens of MB per trace in flight.
 func JaegerWideTraces(w io.Writer, n int64) error {
-	const head, tail = "{\"data\":[\n", "]}\n"
-	bw := bufio.NewWriterSize(w, 1<<20)
-	bw.WriteString(head)
-	left := n - int64(len(head)+len(tail))
-	for i := 0; ; i++ {
-		sep := min(i, 1) // the comma before every trace but the first
-		b := jaegerWideTrace(i, min(left-int64(sep), tempoBatchBytes))
-		if b == nil {
-			break
-		}
-		if sep == 1 {
-			bw.WriteString(",")
-		}
-		bw.Write(b)
-		left -= int64(sep + len(b))
-	}
-	if err := fill(bw, left, ' '); err != nil {
-		return err
-	}
-	bw.WriteString(tail)
-	return bw.Flush()
+	return wideArray(w, n, "{\"data\":[\n", "]}\n", jaegerWideTrace)
 }
 
 // jaegerWideTrace is trace i of JaegerWideTraces, of at most size bytes:
