@@ -382,7 +382,7 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	}
 	in.Format = format
 	head = skipBOM(s, head, det, format)
-	st := &fileState{in: in, strict: opts.Strict, sink: sink}
+	st, keep := newFileState(in, opts, sink)
 	lookup := format
 	if det.framedZstd {
 		lookup = FormatOTLPProto // the Collector's zstd records hold protobuf or JSON
@@ -391,26 +391,33 @@ func readInput(ctx context.Context, src source, opts ReadOptions, workers int, i
 	if !ok {
 		return &ReadError{Path: src.path, Offset: 0, Expected: expectedDump, Err: fmt.Errorf("%w (%s)", ErrNotTraceDump, det.looks)}
 	}
-	var keep *keepSet
-	if bs, ok := sink.(BatchSink); ok {
-		keep, st.batches = newKeepSet(opts.Keep), bs
-	}
-	share := newInflight(opts.budget().inflightShare())
-	st.holding, _ = sink.(HoldingSink)
-	st.share = share
-	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep, share: share})
+	produce, decode, closeFormat, err := spec.open(openArgs{s: s, head: head, in: in, opts: opts, det: det, workers: workers, keep: keep, share: st.share})
 	if err != nil {
 		return err
 	}
 	defer closeFormat()
 
-	if err := runPipeline(ctx, workers, produce, checkSpans(src.path, decode), st.consume, share); err != nil {
+	if err := runPipeline(ctx, workers, produce, checkSpans(src.path, decode), st.consume, st.share); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("read %s: %w", src.path, err)
 		}
 		return err
 	}
 	return readOutcome(src.path, s, st, in)
+}
+
+// newFileState returns the state of one input's read into sink under
+// opts, with the budget's share in flight of its records, and the
+// attributes the projection decoders keep (nil when sink takes no
+// batches: then pdata decodes every record).
+func newFileState(in *Input, opts ReadOptions, sink Sink) (*fileState, *keepSet) {
+	st := &fileState{in: in, strict: opts.Strict, sink: sink, share: newInflight(opts.budget().inflightShare())}
+	st.holding, _ = sink.(HoldingSink)
+	var keep *keepSet
+	if bs, ok := sink.(BatchSink); ok {
+		keep, st.batches = newKeepSet(opts.Keep), bs
+	}
+	return st, keep
 }
 
 // readHead peeks at the start of the input: an error when it is empty
@@ -613,20 +620,33 @@ func (st *fileState) consume(r *result) error {
 		return err
 	}
 	if r.batch != nil { // a projection decoder's batch: only a BatchSink asks for them
-		n := len(r.batch.Spans)
-		if n == 0 {
-			putBatch(r.batch)
-			return nil
-		}
-		st.in.Spans += n
-		for i := range r.batch.Spans {
-			st.in.Widen(r.batch.Spans[i].Start, r.batch.Spans[i].End)
-		}
-		r.batch.refs.Store(1) // Read's own; the sink may Keep more
-		err := st.batches.ConsumeBatch(st.in, r.batch)
-		Release(r.batch) // recycled now unless the sink kept it
-		return err
+		return st.consumeBatch(r.batch)
 	}
+	return st.consumeTraces(r)
+}
+
+// consumeBatch counts a projection decoder's batch b into the input and
+// hands it to the sink; Read's reference to it is let go after, so the
+// batch is recycled unless the sink kept it.
+func (st *fileState) consumeBatch(b *Batch) error {
+	if len(b.Spans) == 0 {
+		putBatch(b)
+		return nil
+	}
+	st.in.Spans += len(b.Spans)
+	for i := range b.Spans {
+		st.in.Widen(b.Spans[i].Start, b.Spans[i].End)
+	}
+	b.refs.Store(1) // Read's own; the sink may Keep more
+	err := st.batches.ConsumeBatch(st.in, b)
+	Release(b) // recycled now unless the sink kept it
+	return err
+}
+
+// consumeTraces counts r's pdata batch into the input and hands it to
+// the sink: with its charge to a HoldingSink, which then answers for it
+// (r.held is handed over), else plainly.
+func (st *fileState) consumeTraces(r *result) error {
 	n := r.td.SpanCount()
 	if n == 0 {
 		return nil
