@@ -177,3 +177,25 @@ func TestTheMeasureTablesAreTheCallersCopies(t *testing.T) {
 		t.Errorf("after the caller changed its copy, ReadsFields()[0] = %q, want %q", got, firstReads)
 	}
 }
+
+// TestWhatAFigureStateSaysOfItsItems pins Known, Exact and Certain for
+// every measurability: a lower bound counts only items that are (the
+// spans may hide more), an upper bound may count some that are not, so
+// only the first lets a driver label each item it counts (Certain).
+func TestWhatAFigureStateSaysOfItsItems(t *testing.T) {
+	for _, tc := range []struct {
+		state                 report.Measurability
+		known, exact, certain bool
+	}{
+		{"", true, true, true},
+		{report.Measurable, true, true, true},
+		{report.LowerBound, true, false, true},
+		{report.UpperBound, true, false, false},
+		{report.NotMeasurable, false, false, false},
+	} {
+		f := report.FigureState{State: tc.state}
+		if f.Known() != tc.known || f.Exact() != tc.exact || f.Certain() != tc.certain {
+			t.Errorf("%q: known %v, exact %v, certain %v; want %v, %v, %v", tc.state, f.Known(), f.Exact(), f.Certain(), tc.known, tc.exact, tc.certain)
+		}
+	}
+}

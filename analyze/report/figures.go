@@ -47,6 +47,14 @@ func (f FigureState) Known() bool { return f.State != NotMeasurable }
 // Exact reports whether the figure's number is the truth.
 func (f FigureState) Exact() bool { return f.State == Measurable || f.State == "" }
 
+// Certain reports whether every item the figure counts certainly is one:
+// the figure is exact, or a lower bound (the spans may hide more of them,
+// never show one that is not). An upper bound may count some that are
+// not, and an unmeasurable figure counts nothing. A driver that labels
+// each item with the figure it counts in (the Collector connector's miss
+// causes) may label it so only when this holds.
+func (f FigureState) Certain() bool { return f.Exact() || f.State == LowerBound }
+
 // WriterReport says what the writer of the spans can show: the
 // vocabulary read, its side (as declared, or as the calls showed it), what
 // it parents request spans to, and the capabilities it shows and lacks

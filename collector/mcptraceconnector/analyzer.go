@@ -193,21 +193,25 @@ type unknownCauses struct {
 }
 
 // cause is the MissCause of x: the analyzer's attribution, or
-// MissCauseUnknown where the spans of its pool cannot show it. The
-// analyzer decides which (report.Report.FigureOf of the cause's figure,
-// report.MissCauseFigure, for the pool's writer, AcquireCount.Writer: not
-// measurable), as it does for mcptrace analyze's misses by cause: without
-// a target identity (an acquire span of the pool without a cache key)
-// every target of the pool reads as one key, so concurrent, ttl,
-// after_failure, health_check, evicted and unexplained may each have
-// been another cause; a cold miss is still cold (the pool's cold series
-// is then a lower bound) and a redial is the attempt number on the span.
-// "" on hits.
+// MissCauseUnknown where the spans of its pool cannot show that this miss
+// had it. The analyzer decides which (report.Report.FigureOf of the
+// cause's figure, report.MissCauseFigure, for the pool's writer,
+// AcquireCount.Writer), as it does for mcptrace analyze's misses by cause;
+// a label is kept only where every miss the figure counts certainly has
+// that cause (FigureState.Certain: exact, or a lower bound). Without a
+// target identity (an acquire span of the pool without a cache key, a
+// client's calls without the server's address) every target of the pool
+// reads as one key, so concurrent, ttl, after_failure, health_check,
+// evicted and unexplained may each have been another cause (not
+// measurable); a server-side writer never sees an attempt refused before
+// its handler, so its unexplained misses may be redials (an upper bound);
+// a cold miss is still cold (the pool's cold series is then a lower
+// bound). "" on hits.
 func (u *unknownCauses) cause(x analyze.AcquireCount) string {
 	if x.Hit {
 		return ""
 	}
-	if f := (&report.Report{Writer: x.Writer}).FigureOf(report.MissCauseFigure(x.MissCause)); !f.Known() {
+	if f := (&report.Report{Writer: x.Writer}).FigureOf(report.MissCauseFigure(x.MissCause)); !f.Certain() {
 		u.why = f.Why
 		return MissCauseUnknown
 	}

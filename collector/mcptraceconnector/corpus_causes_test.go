@@ -16,9 +16,10 @@ import (
 // carries a cache key or an attempt number, and a client's calls no
 // server address) through the connector under the default config, the
 // writer detected, attributing in the traces leg or in a pairs leg fed
-// the records a traces leg forwards, and holds each miss's cause label to what that
-// writer's spans can show: a cause the analysis of the same dump calls
-// not measurable (report.FigureOf) must be counted under
+// the records a traces leg forwards, and holds each miss's cause label to
+// what that writer's spans can show of each miss: a cause whose figure the
+// analysis of the same dump calls not measurable or only an upper bound
+// (report.FigureOf, FigureState.Certain) must be counted under
 // mcptrace.miss.cause="unknown", never as a cause the spans cannot tell,
 // and the misses add up to the server's ledger's. The analysis decides
 // what is measurable; the ledger how many misses there were.
@@ -42,8 +43,8 @@ func TestCorpusMissCausesAreOnlyThoseTheSpansCanShow(t *testing.T) {
 				var misses int64
 				for cause, n := range causes {
 					misses += n
-					if f := rep.FigureOf(report.MissCauseFigure(cause)); cause != MissCauseUnknown && !f.Known() {
-						t.Errorf("%d misses counted as %q, a cause the spans cannot show (%s): want %q", n, cause, f.Why, MissCauseUnknown)
+					if f := rep.FigureOf(report.MissCauseFigure(cause)); cause != MissCauseUnknown && !f.Certain() {
+						t.Errorf("%d misses counted as %q, a cause the spans cannot show of each (%s: %s): want %q", n, cause, f.State, f.Why, MissCauseUnknown)
 					}
 				}
 				g := readCorpusGolden(t, strings.TrimSuffix(path, ".jsonl")+".golden.json")

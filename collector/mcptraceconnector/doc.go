@@ -24,7 +24,8 @@
 // mcptrace.executions and the per-trace and per-subtree rule violations
 // (mcptrace.rule.violations and one log record each). A miss whose cause
 // the spans cannot show, as mcptrace analyze marks its figure not
-// measurable, counts under MissCauseUnknown (unknownCauses). Miss causes depend
+// measurable or only an upper bound, counts under MissCauseUnknown
+// (unknownCauses). Miss causes depend
 // on each (pool, key) pair's earlier acquires in other traces. With
 // attribution: local the analyzer keeps that history per connector
 // instance, so one instance's causes are mcptrace analyze's. With

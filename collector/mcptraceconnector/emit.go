@@ -187,7 +187,7 @@ func (a *aggregates) metrics(counts *bufferCounts, now pcommon.Timestamp) pmetri
 
 	if len(a.acquires) > 0 {
 		dps := sum(MetricAcquires, "Pool acquires by pool, hit and miss cause; miss cause "+MissCauseUnknown+
-			" where the pool's spans cannot show it (no target identity: acquire spans without a cache key), its cold misses then a lower bound.")
+			" where the pool's spans cannot show it (no target identity, or a server that never sees a refused attempt), its cold misses then a lower bound.")
 		for _, k := range slices.SortedFunc(maps.Keys(a.acquires), func(x, y acquireKey) int {
 			return cmp.Or(cmp.Compare(x.pool, y.pool), cmpBool(x.hit, y.hit), cmp.Compare(x.cause, y.cause))
 		}) {

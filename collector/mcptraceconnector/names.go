@@ -58,13 +58,15 @@ const (
 
 // MissCauseUnknown is AttrMissCause on a miss whose cause the spans of its
 // pool cannot show, as mcptrace analyze on those spans marks that cause's
-// figure not measurable: once one of a pool's acquire spans carried no
-// target identity (no cache key), the pool's misses that would read
-// concurrent, ttl, after_failure, health_check, evicted or unexplained
-// count here instead, so that no series claims a cause the spans do not
-// support and the series still sum to the misses. Cold and redial misses
-// keep their cause (cold is then a lower bound: some unknown misses may
-// be cold too); another pool's keys are kept apart, and its causes kept.
+// figure not measurable or only an upper bound: once one of a pool's
+// acquire spans carried no target identity (no cache key), the pool's
+// misses that would read concurrent, ttl, after_failure, health_check,
+// evicted or unexplained count here instead, and so do a server-side
+// writer's unexplained misses, which may be redials it never saw refused,
+// so that no series claims a cause the spans do not support and the
+// series still sum to the misses. Cold and redial misses keep their cause
+// (cold is then a lower bound: some unknown misses may be cold too);
+// another pool's keys are kept apart, and its causes kept.
 // One value, so the metric's cardinality stays pools × causes; the
 // connector logs why once per reason.
 const MissCauseUnknown = spans.MissCauseUnknown
