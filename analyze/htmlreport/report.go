@@ -506,10 +506,11 @@ func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 		}
 		return out
 	}
-	if n := r.Pool.UnexplainedMisses; n > 0 && r.FigureOf("unexplained_misses").Known() {
-		o := report.HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: "found",
+	if n, f := r.Pool.UnexplainedMisses, r.FigureOf("unexplained_misses"); n > 0 && f.Known() {
+		status, found := findingOf(f, fmt.Sprintf("%d unexplained miss(es)", n))
+		o := report.HTMLOffender{ID: "unexplained misses", Severity: "finding", Status: status,
 			Expected: "every miss explained: " + strings.Join(spans.ExplainedMissReasons, ", "),
-			Found:    fmt.Sprintf("%d unexplained miss(es)", n), TraceQL: spans.TraceQLUnexplainedMiss, Examples: []report.HTMLExample{}}
+			Found:    found, TraceQL: spans.TraceQLUnexplainedMiss, Examples: []report.HTMLExample{}}
 		for _, tid := range r.Pool.UnexplainedExamples {
 			o.Examples = append(o.Examples, example(tid, "", ""))
 		}
@@ -518,10 +519,11 @@ func htmlOffenders(r *report.Report, opts Options) []report.HTMLOffender {
 	if o, ok := unmeasurableOffender(r); ok {
 		out = append(out, o)
 	}
-	if n := r.Executions.MultiSession; n > 0 && r.FigureOf("multi_session_executions").Known() {
-		o := report.HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: "found",
+	if n, f := r.Executions.MultiSession, r.FigureOf("multi_session_executions"); n > 0 && f.Known() {
+		status, found := findingOf(f, fmt.Sprintf("%s of %s on several sessions (at most %d)", textfmt.Count(n), countOf(r.Executions.Count, "execution"), r.Executions.MaxSessions))
+		o := report.HTMLOffender{ID: "executions on several sessions", Severity: "finding", Status: status,
 			Expected: "each execution's tool calls on one downstream session",
-			Found:    fmt.Sprintf("%s of %s on several sessions (at most %d)", textfmt.Count(n), countOf(r.Executions.Count, "execution"), r.Executions.MaxSessions),
+			Found:    found,
 			TraceQL:  multiSessionTraceQL(r.Executions.Examples), Examples: []report.HTMLExample{}}
 		for _, tid := range r.Executions.Examples {
 			o.Examples = append(o.Examples, example(tid, "", multiSessionTraceQL([]string{tid})))
@@ -539,6 +541,17 @@ func ratio(a, b int) *float64 {
 	}
 	f := float64(a) / float64(b)
 	return &f
+}
+
+// findingOf is the status and words of a finding counted by a figure in
+// state f, found its words as measured: found where every item counted
+// certainly is one (report.FigureState.Certain); where f is an upper
+// bound, some of them may not be, and the finding says so and why.
+func findingOf(f report.FigureState, found string) (status, words string) {
+	if f.Certain() {
+		return "found", found
+	}
+	return "upper bound", "at most " + found + ": " + f.Why
 }
 
 // unmeasurableOffender is the HTML report's finding, without a check, that

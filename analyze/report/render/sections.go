@@ -100,11 +100,17 @@ func (r view) poolSection() section {
 
 // missSection counts the misses by cause, each drawn and noted as its
 // figure is worth (report.SectionMisses of the measure table), naming the
-// traces of unexplained ones where their count is known.
+// traces of unexplained ones where their count is known: as unexplained
+// where each is (report.FigureState.Certain), else as misses that may be.
 func (r view) missSection() section {
 	miss := r.headline(report.SectionMisses, "")
-	if ex := r.Pool.UnexplainedExamples; len(ex) > 0 && r.ShareOf("pool.unexplained_examples").Known() {
-		miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(ex, ", "))
+	if ex := r.Pool.UnexplainedExamples; len(ex) > 0 {
+		switch f := r.ShareOf("pool.unexplained_examples"); {
+		case f.Certain():
+			miss.notes = append(miss.notes, "unexplained in traces: "+strings.Join(ex, ", "))
+		case f.Known():
+			miss.notes = append(miss.notes, "possibly unexplained (the spans cannot tell which) in traces: "+strings.Join(ex, ", "))
+		}
 	}
 	return miss
 }
