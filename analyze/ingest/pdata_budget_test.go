@@ -182,3 +182,47 @@ func TestPdataRecordsInFlightStayWithinTheShareAndOneRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestAPdataRecordTheConsumerFindsNoRoomForParksItsJob pins the park of
+// a pdata record, step by step: with the share held by the job served,
+// the goroutine that feeds the sink, decoding a later job, finds no room
+// for the record's charge and parks that job at it, charging nothing;
+// once that job is served, the consumer decodes the record (charged at
+// once, as the job served) and hands it on, and every charge comes back.
+func TestAPdataRecordTheConsumerFindsNoRoomForParksItsJob(t *testing.T) {
+	share := newInflight(64 << 20)
+	share.serve(1)
+	held, err := share.take(1, share.size-1024) // the job served holds all but 1 KiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pipeline{ctx: context.Background(), share: share}
+	decode := decodeOTLPJSONLine("-", nil, share)
+	j := newJob()
+	j.seq, j.recs = 2, []rec{{data: tinySpansLine(2, 300), line: 2}}
+	p.decodeJob(j, decode, true)
+	if !j.parked || j.next != 0 || len(j.res) != 0 {
+		t.Fatalf("job 2 decoded by the consumer on a full share: parked %v at record %d with %d results; want parked at 0 with none", j.parked, j.next, len(j.res))
+	}
+	if share.used != held {
+		t.Errorf("the share holds %d bytes after the park, want the served job's %d: the refused charge given back", share.used, held)
+	}
+	share.serve(2)
+	var spans int
+	if err := p.consumeParked(j, decode, func(r *result) error {
+		if r.prob != nil {
+			return r.prob
+		}
+		spans += r.td.SpanCount()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if spans == 0 {
+		t.Error("the parked record was not handed on once its job was served")
+	}
+	share.give(held)
+	if share.used != 0 {
+		t.Errorf("%d bytes still charged once the parked record was taken", share.used)
+	}
+}
