@@ -257,13 +257,11 @@ func (b *Batch) uncharge() {
 }
 
 // batchRefused is the result of a record whose batch could not grow
-// within the budget (err, from a projection decoder): for the consumer
-// that found no room, the record parked (result.park); else the problem
-// at, with the cause (errBatchTooLarge), the record left out.
+// within the budget (err, from a projection decoder): the problem at,
+// with the cause: errNoRoom where the decoder found no room it may wait
+// for (the record parks: result.parks), else errBatchTooLarge's, the
+// record left out.
 func batchRefused(err error, at *ReadError, what string, size int) result {
-	if errors.Is(err, errNoRoom) {
-		return result{park: true}
-	}
 	at.Err = errBatchTooLarge(err, what, size)
 	return result{prob: at}
 }

@@ -196,15 +196,7 @@ func TestBatchesInFlightStayWithinTheShareAndOneRecord(t *testing.T) {
 					}
 					return res
 				}
-				produce := func(ctx context.Context, emit emitFunc) {
-					for i := 1; i <= records; i++ {
-						j := newJob()
-						j.recs = []rec{{data: tc.record(i), line: i}}
-						if !emit(j) {
-							return
-						}
-					}
-				}
+				produce := recordsProducer(records, tc.record)
 				var got []int
 				consume := func(r *result) error {
 					if len(got) == 0 {
@@ -326,7 +318,7 @@ func TestAParkedJobIsFinishedARecordAtATime(t *testing.T) {
 					if !errors.Is(err, errNoRoom) {
 						t.Fatal(err)
 					}
-					return result{park: true}
+					return result{prob: &ReadError{Line: r.line, Err: err}}
 				}
 				return result{prob: &ReadError{Line: r.line}} // names the record
 			}
@@ -355,5 +347,19 @@ func TestAParkedJobIsFinishedARecordAtATime(t *testing.T) {
 				t.Errorf("read %v, %d bytes left charged, the charges peaked at %d; want 1 to 3, %d left, a peak of %d", got, g.used, g.peak, tc.other, tc.peak)
 			}
 		})
+	}
+}
+
+// recordsProducer is a producer of n jobs, job i (from 1) of one record,
+// record(i), on line i.
+func recordsProducer(n int, record func(i int) []byte) producer {
+	return func(ctx context.Context, emit emitFunc) {
+		for i := 1; i <= n; i++ {
+			j := newJob()
+			j.recs = []rec{{data: record(i), line: i}}
+			if !emit(j) {
+				return
+			}
+		}
 	}
 }

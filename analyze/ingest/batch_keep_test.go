@@ -71,15 +71,7 @@ func TestAKeptBatchStaysChargedUntilItsLastRelease(t *testing.T) {
 	for _, rightSized := range []bool{false, true} {
 		t.Run(fmt.Sprintf("right-sized %v", rightSized), func(t *testing.T) {
 			share := newInflight(64 << 20)
-			produce := func(ctx context.Context, emit emitFunc) {
-				for i := 1; i <= records; i++ {
-					j := newJob()
-					j.recs = []rec{{data: tinySpansLine(i, 2000), line: i}}
-					if !emit(j) {
-						return
-					}
-				}
-			}
+			produce := recordsProducer(records, func(i int) []byte { return tinySpansLine(i, 2000) })
 			var kept []*Batch
 			var least int64 // what the kept batches' slices hold
 			consume := func(r *result) error {
@@ -148,15 +140,7 @@ func TestHeldTracesStayChargedUntilTheirLastRelease(t *testing.T) {
 	share := newInflight(64 << 20)
 	sink := &holdingSink{readers: 2}
 	st := &fileState{in: &Input{Path: "-"}, sink: sink, holding: sink, share: share}
-	produce := func(ctx context.Context, emit emitFunc) {
-		for i := 1; i <= records; i++ {
-			j := newJob()
-			j.recs = []rec{{data: tinySpansLine(i, 200), line: i}}
-			if !emit(j) {
-				return
-			}
-		}
-	}
+	produce := recordsProducer(records, func(i int) []byte { return tinySpansLine(i, 200) })
 	if err := runPipeline(context.Background(), 2, produce, checkSpans("-", decodeOTLPJSONLine("-", nil, share)), st.consume, share); err != nil {
 		t.Fatal(err)
 	}

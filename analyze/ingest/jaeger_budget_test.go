@@ -32,7 +32,7 @@ func jaegerSpanJSON(i int, extra string) string {
 // TestTheJaegerChargeHoldsWhatTheDecodeBuilds pins unmarshalJaeger's
 // charge against the runtime: what the typed tree and the traces built
 // of it hold together, live at once, is within what the record is
-// charged before each step (the tree's bound and jaegerBuilt), for
+// charged before each step (the tree's bound, then jaegerCosts), for
 // shapes heavy in each thing a Jaeger trace can repeat.
 func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 	p1 := `"p1":{"serviceName":"gw","tags":[]}`
@@ -71,7 +71,8 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 				t.Fatal(err)
 			}
 			treeHeld := liveHeap() - before
-			bound, tree := jaegerTreeBound(data), jaegerTreeBytes(&jt, len(data))
+			bound := jaegerTreeBound(data)
+			tree, built := jaegerCosts(&jt, len(data))
 			if bound < treeHeld || tree < treeHeld {
 				t.Errorf("the typed tree of %d bytes holds %d bytes, charged %d before decoding and %d after", len(data), treeHeld, bound, tree)
 			}
@@ -84,7 +85,7 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 			if td.SpanCount() == 0 {
 				t.Fatal("no span decoded")
 			}
-			if charged := tree + jaegerBuilt(&jt, len(data)); charged < held {
+			if charged := tree + built; charged < held {
 				t.Errorf("the tree and traces of %d bytes hold %d bytes, charged %d", len(data), held, charged)
 			} else {
 				t.Logf("%d bytes: the tree holds %d (charged %d, then %d), with the traces %d (charged %d)", len(data), treeHeld, bound, tree, held, charged)

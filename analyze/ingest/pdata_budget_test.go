@@ -146,15 +146,7 @@ func TestPdataRecordsInFlightStayWithinTheShareAndOneRecord(t *testing.T) {
 				}
 				return res
 			}
-			produce := func(ctx context.Context, emit emitFunc) {
-				for i := 1; i <= records; i++ {
-					j := newJob()
-					j.recs = []rec{{data: record(i), line: i}}
-					if !emit(j) {
-						return
-					}
-				}
-			}
+			produce := recordsProducer(records, record)
 			var got []int
 			consume := func(r *result) error {
 				if len(got) == 0 {

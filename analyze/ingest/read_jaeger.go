@@ -187,11 +187,11 @@ func decodeJaegerTrace(path string, share *inflight) func(rec) result {
 // unmarshalJaeger decodes one Jaeger trace object into pdata, charged to
 // c (nil: nothing) before each step builds: encoding/json's typed tree of
 // it, charged first by a bound read off its bytes (jaegerTreeBound) and
-// then, decoded, by what it holds (jaegerTreeBytes); then what pdata
-// builds of the tree (jaegerBuilt). Once the traces are built the tree is
-// let go, and c keeps only what they hold, for the sink's time. A record
-// that would take more than the share is refused (errPdataTooLarge), as
-// any pdata record is.
+// then, decoded, by what it holds; then what pdata builds of the tree
+// (both jaegerCosts). Once the traces are built the tree is let go, and c
+// keeps only what they hold, for the sink's time. A record that would
+// take more than the share is refused (errPdataTooLarge), as any pdata
+// record is.
 func unmarshalJaeger(data []byte, c *pdataCharge) (ptrace.Traces, error) {
 	if err := c.add(jaegerTreeBound(data)); err != nil {
 		return ptrace.Traces{}, err
@@ -201,9 +201,13 @@ func unmarshalJaeger(data []byte, c *pdataCharge) (ptrace.Traces, error) {
 		c.keep(0)
 		return ptrace.Traces{}, jaegerJSONError(err)
 	}
-	tree, built := jaegerTreeBytes(&jt, len(data)), jaegerBuilt(&jt, len(data))
-	if err := c.add(tree + built - c.holding()); err != nil { // negative: gives back the bound's excess
-		return ptrace.Traces{}, err
+	tree, built := jaegerCosts(&jt, len(data))
+	if more := tree + built - c.holding(); more > 0 {
+		if err := c.add(more); err != nil {
+			return ptrace.Traces{}, err
+		}
+	} else {
+		c.keep(tree + built) // the bound's excess
 	}
 	td, err := jaegerToTraces(&jt)
 	if err != nil {
@@ -234,52 +238,39 @@ func jaegerTreeBound(data []byte) int64 {
 	return int64(len(data)) + int64(bytes.Count(data, []byte{'{'}))*2*jaegerSpanBytes
 }
 
-// jaegerTreeBytes bounds what jt, decoded from size bytes by
-// encoding/json, holds: its strings and raw values (copies of at most the
+// jaegerCosts bounds, in one walk of jt (decoded from size bytes by
+// encoding/json), what jt holds (tree) and what jaegerToTraces builds of
+// it (built). tree: its strings and raw values (copies of at most the
 // record's bytes), and each slice's elements twice over (the room that
-// growth by append leaves), the processes' map slots included.
-func jaegerTreeBytes(jt *jaegerTrace, size int) int64 {
-	n := int64(size) + int64(len(jt.Processes))*2*(jaegerProcessBytes+treeSlot)
-	for _, p := range jt.Processes {
-		n += 2 * int64(len(p.Tags)) * jaegerKVBytes
-	}
-	for i := range jt.Spans {
-		sp := &jt.Spans[i]
-		n += 2 * (jaegerSpanBytes + int64(len(sp.Tags))*jaegerKVBytes + int64(len(sp.References))*jaegerRefBytes + int64(len(sp.Logs))*jaegerLogBytes)
-		if sp.Process != nil {
-			n += jaegerProcessBytes + 2*int64(len(sp.Process.Tags))*jaegerKVBytes
-		}
-		for _, lg := range sp.Logs {
-			n += 2 * int64(len(lg.Fields)) * jaegerKVBytes
-		}
-	}
-	return n
-}
-
-// jaegerBuilt bounds what jaegerToTraces builds of jt, decoded from size
-// bytes: pdata's messages at pdataMessageBytes (a span per span, a link
-// per reference, an event per log, an attribute and its value per tag and
+// growth by append leaves), the processes' map slots included. built:
+// pdata's messages at pdataMessageBytes (a span per span, a link per
+// reference, an event per log, an attribute and its value per tag and
 // field, and the resources and scopes jaegerSpread counts), the strings
 // it copies (at most the record's bytes), and an entry of its maps of
 // resources and scopes per resource and scope.
-func jaegerBuilt(jt *jaegerTrace, size int) int64 {
+func jaegerCosts(jt *jaegerTrace, size int) (tree, built int64) {
 	attr := pdataMessageBytes[pbKeyValue] + pdataMessageBytes[pbAnyValue]
 	resources, scopes := jaegerSpread(jt)
-	n := int64(size) + resources*(pdataMessageBytes[pbResourceSpans]+jaegerMapEntry) + scopes*(pdataMessageBytes[pbScopeSpans]+jaegerMapEntry)
+	tree = int64(size) + int64(len(jt.Processes))*2*(jaegerProcessBytes+treeSlot)
+	built = int64(size) + resources*(pdataMessageBytes[pbResourceSpans]+jaegerMapEntry) + scopes*(pdataMessageBytes[pbScopeSpans]+jaegerMapEntry)
 	for _, p := range jt.Processes {
-		n += int64(1+len(p.Tags)) * attr
+		tree += 2 * int64(len(p.Tags)) * jaegerKVBytes
+		built += int64(1+len(p.Tags)) * attr
 	}
 	for i := range jt.Spans {
 		sp := &jt.Spans[i]
-		n += pdataMessageBytes[pbSpan] + int64(len(sp.References))*pdataMessageBytes[pbLink] + int64(len(sp.Tags))*attr
+		tree += 2 * (jaegerSpanBytes + int64(len(sp.Tags))*jaegerKVBytes + int64(len(sp.References))*jaegerRefBytes + int64(len(sp.Logs))*jaegerLogBytes)
+		built += pdataMessageBytes[pbSpan] + int64(len(sp.References))*pdataMessageBytes[pbLink] + int64(len(sp.Tags))*attr
 		if sp.Process != nil {
-			n += int64(1+len(sp.Process.Tags)) * attr
+			tree += jaegerProcessBytes + 2*int64(len(sp.Process.Tags))*jaegerKVBytes
+			built += int64(1+len(sp.Process.Tags)) * attr
 		}
 		for _, lg := range sp.Logs {
-			n += pdataMessageBytes[pbEvent] + int64(len(lg.Fields))*attr
+			tree += 2 * int64(len(lg.Fields)) * jaegerKVBytes
+			built += pdataMessageBytes[pbEvent] + int64(len(lg.Fields))*attr
 		}
 	}
-	return n
+	return tree, built
 }
 
 // jaegerSpread bounds the resources and scopes jaegerToTraces makes of

@@ -338,7 +338,7 @@ func (fr *framedReader) decode(r rec) result {
 		return result{prob: fr.zstdProblem(r.off, err)}
 	}
 	res := fr.decodeRecord(r, out, -1) // -1: the bytes are decompressed, not the stream's
-	if res.park {
+	if res.parks() {
 		fr.share.give(held) // decompressed again with the record
 		return res
 	}

@@ -51,12 +51,15 @@ type result struct {
 	cut     deepCut    // values past MaxDepth cut from the record decoded (depth.go)
 	lone    loneNote   // escaped lone surrogates read as U+FFFD (rawstring.go)
 	noTrace noTraceIDs // spans left out for an invalid trace id (span_ids.go)
-	// park says the record's batch found no room in the share where its
-	// decoder may not wait for it (jobCharge.add): nothing was decoded,
-	// and the record is decoded again, by the goroutine that feeds the
-	// sink, once the records before it were consumed (pipeline.decodeJob).
-	park bool
 }
+
+// parks reports whether r's record found no room in the share where its
+// decoder may not wait for it (errNoRoom: a projection batch's charge,
+// jobCharge.add, or a pdata record's, inflight.chargePdata): nothing was
+// decoded, and the record is decoded again, by the goroutine that feeds
+// the sink, once the records before it were consumed (pipeline.decodeJob).
+// It is the one test of a park: every decoder reports one as that error.
+func (r *result) parks() bool { return r.prob != nil && errors.Is(r.prob, errNoRoom) }
 
 // job is a batch of records decoded by one worker, or a batch of results the
 // producer made itself (ready: done is already closed).
@@ -73,7 +76,7 @@ type job struct {
 	// hold charged to the share, given back once the sink took them all.
 	charge jobCharge
 	// parked says the job's decoding stopped at record next for want of
-	// room in the share (result.park; set before done is closed): the
+	// room in the share (result.parks; set before done is closed): the
 	// consumer decodes the rest once the job is served (consumeParked).
 	parked bool
 	next   int
@@ -278,7 +281,7 @@ func (p *pipeline) decodeJobs(decode func(rec) result) {
 // block's charge and marks it done. consumer says the goroutine that
 // feeds the sink decodes it (rec.consumer). A record whose batch finds
 // no room in the share where its decoder may not wait for it
-// (result.park: the consumer's, or a worker's for the job served) parks
+// (result.parks: the consumer's, or a worker's for the job served) parks
 // the job: it is marked done with the records before it decoded, and the
 // consumer decodes the rest once the job is served (consumeParked).
 func (p *pipeline) decodeJob(j *job, decode func(rec) result, consumer bool) {
@@ -308,7 +311,7 @@ func (p *pipeline) decodeRecs(j *job, decode func(rec) result, consumer bool) bo
 	for i, r := range j.recs {
 		r.seq, r.consumer, r.charge = j.seq, consumer, &j.charge
 		res := decode(r)
-		if res.park || res.prob != nil && errors.Is(res.prob, errNoRoom) { // a pdata charge's (chargePdata)
+		if res.parks() {
 			j.res, j.next, j.parked = j.res[:i], i, true
 			return false
 		}

@@ -35,7 +35,7 @@ type noTraceIDs struct {
 func checkSpans(path string, decode func(rec) result) func(rec) result {
 	return func(r rec) result {
 		res := decode(r)
-		if res.prob != nil || res.park {
+		if res.prob != nil {
 			return res
 		}
 		var first pcommon.SpanID

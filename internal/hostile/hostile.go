@@ -594,18 +594,20 @@ func TempoWideBatches(w io.Writer, n int64) error {
 
 // wideArray writes a JSON document of n bytes, head and tail around an
 // array of elements of tempoBatchBytes each, element(i, size) making
-// element i of at most size bytes (nil: none fits), the rest of the n
-// bytes padded with spaces.
+// element i of at most size bytes (nil: none fits), each padded with
+// spaces to size, and the rest of the n bytes padded with spaces.
 func wideArray(w io.Writer, n int64, head, tail string, element func(i int, size int64) []byte) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	bw.WriteString(head)
 	left := n - int64(len(head)+len(tail))
 	for i := 0; ; i++ {
 		sep := min(i, 1) // the comma before every element but the first
-		b := element(i, min(left-int64(sep), tempoBatchBytes))
+		size := min(left-int64(sep), tempoBatchBytes)
+		b := element(i, size)
 		if b == nil {
 			break
 		}
+		b = append(b, bytes.Repeat([]byte{' '}, int(size)-len(b))...) // each element is size bytes
 		if sep == 1 {
 			bw.WriteString(",")
 		}
@@ -620,7 +622,7 @@ func wideArray(w io.Writer, n int64, head, tail string, element func(i int, size
 }
 
 // tempoWideBatch is batch i of TempoWideBatches, of at most size bytes:
-// as many attributes as fit, then spaces; nil when not even a span fits.
+// as many attributes as fit; nil when not even a span fits.
 func tempoWideBatch(i int, size int64) []byte {
 	const attr = `{"key":"a","value":{"intValue":"1"}}`
 	var id [8]byte
@@ -643,11 +645,7 @@ func tempoWideBatch(i int, size int64) []byte {
 		}
 		b = append(b, attr...)
 	}
-	b = append(b, tail...)
-	for int64(len(b)) < size {
-		b = append(b, ' ')
-	}
-	return b
+	return append(b, tail...)
 }
 
 // tinySpanLineBytes is the size of TinySpanLines' lines.
@@ -699,7 +697,7 @@ func JaegerWideTraces(w io.Writer, n int64) error {
 }
 
 // jaegerWideTrace is trace i of JaegerWideTraces, of at most size bytes:
-// as many spans as fit, then spaces; nil when not even a span fits.
+// as many spans as fit; nil when not even a span fits.
 func jaegerWideTrace(i int, size int64) []byte {
 	tid := fmt.Sprintf("%032x", uint64(i+1)|1<<62)
 	head := `{"traceID":"` + tid + `","processes":{"p1":{"serviceName":"hostile","tags":[]}},"spans":[`
@@ -724,9 +722,5 @@ func jaegerWideTrace(i int, size int64) []byte {
 		}
 		b = span(b, j)
 	}
-	b = append(b, tail...)
-	for int64(len(b)) < size {
-		b = append(b, ' ')
-	}
-	return b
+	return append(b, tail...)
 }

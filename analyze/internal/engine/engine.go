@@ -116,10 +116,10 @@ type Engine struct {
 	// stream does, and gives up (errSpoiled) as soon as a span arrives for
 	// a trace already finalized (see newSpeculativeEngine).
 	speculative bool
-	spoiled     atomic.Bool
 	// spoiledAt is the first batch (shardMsg.seq) a shard found spoiling
-	// the run at, noBatch while none did: the shards read every batch up
-	// to it, so it is the same on every run (engine_budget.go).
+	// the run at, noBatch while none did (Engine.isSpoiled): the shards
+	// read every batch up to it, so it is the same on every run
+	// (engine_budget.go).
 	spoiledAt atomic.Int64
 
 	// The memory budget's verdict (engine_budget.go): the batches sent
@@ -290,7 +290,7 @@ func (e *Engine) addFast(b *ingest.Batch, at *readPoint) error {
 
 // usable returns why the engine takes no more spans, if it does not.
 func (e *Engine) usable() error {
-	if !e.stopped.Load() && !e.spoiled.Load() {
+	if !e.stopped.Load() && !e.isSpoiled() {
 		return nil
 	}
 	e.mu.Lock()
@@ -950,7 +950,7 @@ func (s *shard) flush() {
 		s.measure(s.ctx, finalization{small: s.x, low: math.MaxInt64})
 		return
 	}
-	if s.e.speculative && (s.e.spoiled.Load() || s.finalizedTwice()) {
+	if s.e.speculative && (s.e.isSpoiled() || s.finalizedTwice()) {
 		s.e.spoil(endOfRead)
 		return
 	}

@@ -171,8 +171,10 @@ func (e *Engine) spoil(seq int64) {
 			break
 		}
 	}
-	e.spoiled.Store(true)
 }
+
+// isSpoiled reports whether a shard has spoiled the run (spoil).
+func (e *Engine) isSpoiled() bool { return e.spoiledAt.Load() != noBatch }
 
 // readVerdict is why the read must stop, nil when nothing says so: the
 // memory budget passed, or a span came for a trace already measured
