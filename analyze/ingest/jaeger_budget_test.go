@@ -30,10 +30,12 @@ func jaegerSpanJSON(i int, extra string) string {
 }
 
 // TestTheJaegerChargeHoldsWhatTheDecodeBuilds pins unmarshalJaeger's
-// charge against the runtime: what the typed tree and the traces built
-// of it hold together, live at once, is within what the record is
-// charged before each step (the tree's bound, then jaegerCosts), for
-// shapes heavy in each thing a Jaeger trace can repeat.
+// charge against the runtime, for shapes heavy in each thing a Jaeger
+// trace can repeat: what the typed tree and the traces built of it hold
+// together, live at once, is within what the record is charged before
+// each step (the tree's bound, then jaegerCosts); what the traces hold
+// alone, once the tree is let go, within what the record keeps charged;
+// and no charge is over jaegerChargeSlack times what it stands for.
 func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 	p1 := `"p1":{"serviceName":"gw","tags":[]}`
 	tags := func(n int) string {
@@ -48,7 +50,11 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 		"two tags a span":   jaegerSpansTrace(10_000, p1, func(i int) string { return jaegerSpanJSON(i, tags(2)) }),
 		"forty tags a span": jaegerSpansTrace(1_000, p1, func(i int) string { return jaegerSpanJSON(i, tags(40)) }),
 		"logs of many fields": jaegerSpansTrace(1_000, p1, func(i int) string {
-			return jaegerSpanJSON(i, `,"logs":[{"timestamp":1700000000000001,"fields":[`+strings.Repeat(`{"key":"a","type":"int64","value":1},`, 20)+`{"key":"event","type":"string","value":"e"}]}]`)
+			var fields strings.Builder
+			for k := range 20 {
+				fmt.Fprintf(&fields, `{"key":"a%d","type":"int64","value":1},`, k)
+			}
+			return jaegerSpanJSON(i, `,"logs":[{"timestamp":1700000000000001,"fields":[`+fields.String()+`{"key":"event","type":"string","value":"e"}]}]`)
 		}),
 		"references": jaegerSpansTrace(5_000, p1, func(i int) string {
 			return jaegerSpanJSON(i, `,"references":[`+strings.Repeat(`{"refType":"FOLLOWS_FROM","traceID":"00000000000000000000000000000002","spanID":"0000000000000009"},`, 4)+
@@ -82,17 +88,31 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 			}
 			held := liveHeap() - before
 			runtime.KeepAlive(&jt)
+			jt = jaegerTrace{}
+			builtHeld := liveHeap() - before
 			if td.SpanCount() == 0 {
 				t.Fatal("no span decoded")
 			}
-			if charged := tree + built; charged < held {
+			runtime.KeepAlive(td)
+			charged := tree + built
+			switch {
+			case charged < held:
 				t.Errorf("the tree and traces of %d bytes hold %d bytes, charged %d", len(data), held, charged)
-			} else {
-				t.Logf("%d bytes: the tree holds %d (charged %d, then %d), with the traces %d (charged %d)", len(data), treeHeld, bound, tree, held, charged)
+			case built < builtHeld:
+				t.Errorf("the traces of %d bytes hold %d bytes, charged %d once the tree is let go", len(data), builtHeld, built)
+			case charged > jaegerChargeSlack*held || bound > jaegerChargeSlack*treeHeld || built > jaegerChargeSlack*builtHeld:
+				t.Errorf("%d bytes charged %d (the tree's bound %d, the traces %d) for %d held (the tree %d, the traces %d): over %dx, refusing traces the budget could hold",
+					len(data), charged, bound, built, held, treeHeld, builtHeld, jaegerChargeSlack)
+			default:
+				t.Logf("%d bytes: the tree holds %d (charged %d, then %d), with the traces %d (charged %d), the traces alone %d (charged %d)", len(data), treeHeld, bound, tree, held, charged, builtHeld, built)
 			}
 		})
 	}
 }
+
+// jaegerChargeSlack is how many times what a Jaeger decode holds its
+// charge may be: a charge far above it refuses traces the budget holds.
+const jaegerChargeSlack = 4
 
 // TestAJaegerTraceTooLargeForTheShareIsRefused pins that a Jaeger trace
 // whose decode would take more than the budget's share in flight is
