@@ -76,6 +76,14 @@ func (h *Hold) Release() {
 	}
 }
 
+// Outstanding is how many references to the held traces are yet to be
+// released: 0 once the last reader let go and the charge is back with
+// the budget. A sink's tests ask it: a reference never released keeps
+// the charge on the budget's share in flight for the rest of the read,
+// where it slows the decoders to one record at a time and no error
+// shows it.
+func (h *Hold) Outstanding() int32 { return h.refs.Load() }
+
 // SinkFunc adapts a function to a Sink (the pdata path only).
 type SinkFunc func(in *Input, td ptrace.Traces) error
 
