@@ -70,49 +70,68 @@ func TestTheJaegerChargeHoldsWhatTheDecodeBuilds(t *testing.T) {
 			return strings.Replace(jaegerSpanJSON(i, `,"process":{"serviceName":"s","tags":[{"key":"host","type":"string","value":"h"}]}`), `"processID":"p1"`, `"processID":""`, 1)
 		}),
 	} {
-		t.Run(name, func(t *testing.T) {
-			before := liveHeap()
-			var jt jaegerTrace
-			if err := json.Unmarshal(data, &jt); err != nil {
-				t.Fatal(err)
-			}
-			treeHeld := liveHeap() - before
-			bound := jaegerTreeBound(data)
-			tree, built := jaegerCosts(&jt, len(data))
-			if bound < treeHeld || tree < treeHeld {
-				t.Errorf("the typed tree of %d bytes holds %d bytes, charged %d before decoding and %d after", len(data), treeHeld, bound, tree)
-			}
-			td, err := jaegerToTraces(&jt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			held := liveHeap() - before
-			runtime.KeepAlive(&jt)
-			jt = jaegerTrace{}
-			builtHeld := liveHeap() - before
-			if td.SpanCount() == 0 {
-				t.Fatal("no span decoded")
-			}
-			runtime.KeepAlive(td)
-			charged := tree + built
-			switch {
-			case charged < held:
-				t.Errorf("the tree and traces of %d bytes hold %d bytes, charged %d", len(data), held, charged)
-			case built < builtHeld:
-				t.Errorf("the traces of %d bytes hold %d bytes, charged %d once the tree is let go", len(data), builtHeld, built)
-			case charged > jaegerChargeSlack*held || bound > jaegerChargeSlack*treeHeld || built > jaegerChargeSlack*builtHeld:
-				t.Errorf("%d bytes charged %d (the tree's bound %d, the traces %d) for %d held (the tree %d, the traces %d): over %dx, refusing traces the budget could hold",
-					len(data), charged, bound, built, held, treeHeld, builtHeld, jaegerChargeSlack)
-			default:
-				t.Logf("%d bytes: the tree holds %d (charged %d, then %d), with the traces %d (charged %d), the traces alone %d (charged %d)", len(data), treeHeld, bound, tree, held, charged, builtHeld, built)
-			}
-		})
+		t.Run(name, func(t *testing.T) { checkJaegerCharge(t, data) })
+	}
+}
+
+// checkJaegerCharge decodes data, one Jaeger trace object, step by step
+// as unmarshalJaeger does, and holds each step's charge to what the
+// runtime's live heap says the step holds: the typed tree, then the tree
+// and the traces built of it, then the traces alone once the tree is let
+// go. A charge short of what it stands for, or over jaegerChargeSlack
+// times it, fails t.
+func checkJaegerCharge(t *testing.T, data []byte) {
+	t.Helper()
+	before := liveHeap()
+	var jt jaegerTrace
+	if err := json.Unmarshal(data, &jt); err != nil {
+		t.Fatal(err)
+	}
+	treeHeld := liveHeap() - before
+	bound := jaegerTreeBound(data)
+	tree, built := jaegerCosts(&jt, len(data))
+	if bound < treeHeld || tree < treeHeld {
+		t.Errorf("the typed tree of %d bytes holds %d bytes, charged %d before decoding and %d after", len(data), treeHeld, bound, tree)
+	}
+	td, err := jaegerToTraces(&jt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := liveHeap() - before
+	runtime.KeepAlive(&jt)
+	jt = jaegerTrace{}
+	builtHeld := liveHeap() - before
+	if td.SpanCount() == 0 {
+		t.Fatal("no span decoded")
+	}
+	runtime.KeepAlive(td)
+	charged := tree + built
+	switch {
+	case charged < held:
+		t.Errorf("the tree and traces of %d bytes hold %d bytes, charged %d", len(data), held, charged)
+	case built < builtHeld:
+		t.Errorf("the traces of %d bytes hold %d bytes, charged %d once the tree is let go", len(data), builtHeld, built)
+	case charged > jaegerChargeSlack*held || built > jaegerChargeSlack*builtHeld:
+		t.Errorf("%d bytes charged %d (the traces %d) for %d held (the traces %d): over %dx, refusing traces the budget could hold",
+			len(data), charged, built, held, builtHeld, jaegerChargeSlack)
+	case bound > jaegerBoundSlack*treeHeld:
+		t.Errorf("%d bytes charged %d before decoding for a tree of %d: over %dx, refusing traces the budget could hold", len(data), bound, treeHeld, jaegerBoundSlack)
+	default:
+		t.Logf("%d bytes: the tree holds %d (charged %d, then %d), with the traces %d (charged %d), the traces alone %d (charged %d)", len(data), treeHeld, bound, tree, held, charged, builtHeld, built)
 	}
 }
 
 // jaegerChargeSlack is how many times what a Jaeger decode holds its
 // charge may be: a charge far above it refuses traces the budget holds.
-const jaegerChargeSlack = 4
+// jaegerBoundSlack is the same for the bound charged before the decode,
+// which has only the bytes to go by: every object could be an empty span
+// ({} in two bytes, a span's room in the tree), so a document of many
+// small objects, as Jaeger's tags are, is charged more. Jaeger's own
+// documents run at 3.7x (TestAJaegerDocumentARealJaegerServes).
+const (
+	jaegerChargeSlack = 4
+	jaegerBoundSlack  = 5
+)
 
 // TestAJaegerTraceTooLargeForTheShareIsRefused pins that a Jaeger trace
 // whose decode would take more than the budget's share in flight is

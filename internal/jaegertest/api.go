@@ -169,6 +169,60 @@ func (j *Jaeger) countSpans(ctx context.Context, q url.Values, service string) (
 	return n, nil
 }
 
+// TracesDocument fetches the traces of service from 2000 to 2100 from
+// the query server's /api/traces, as they came: the Jaeger JSON document
+// jaeger-query serves its UI, and a user saves from it, for a test of a
+// reader of that format against what a real Jaeger writes. It polls until
+// the document holds at least want spans: /api/traces can answer with no
+// trace a moment after the API WaitSpans polls finds them all. It fails
+// the test after waitTimeout.
+func (j *Jaeger) TracesDocument(t testing.TB, service string, want int) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	q := url.Values{
+		"service": {service},
+		"start":   {"946684800000000"},  // 2000-01-01, in microseconds since the epoch
+		"end":     {"4102444800000000"}, // 2100-01-01: wider ends are not served
+		"limit":   {strconv.Itoa(MaxTraces)},
+	}
+	for {
+		body, got, err := j.tracesDocument(ctx, q)
+		if err == nil && got >= want {
+			return body
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("jaegertest: /api/traces of %q held %d spans after %v, want %d (last error: %v)", service, got, waitTimeout, want, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// tracesDocument fetches /api/traces with q and counts its spans.
+func (j *Jaeger) tracesDocument(ctx context.Context, q url.Values) ([]byte, int, error) {
+	code, _, body, err := j.get(ctx, "/api/traces?"+q.Encode())
+	if err != nil {
+		return nil, 0, err
+	}
+	if code != http.StatusOK {
+		return nil, 0, fmt.Errorf("GET /api/traces: status %d: %.200s", code, body)
+	}
+	var doc struct {
+		Data []struct {
+			Spans []json.RawMessage `json:"spans"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, 0, fmt.Errorf("decode /api/traces' answer %.200q: %w", body, err)
+	}
+	n := 0
+	for _, tr := range doc.Data {
+		n += len(tr.Spans)
+	}
+	return body, n, nil
+}
+
 // decodeResult decodes a 200 answer of /api/v3/traces: one JSON object
 // {"result": TracesData}, where TracesData is OTLP JSON.
 func decodeResult(body []byte) (ptrace.Traces, error) {
