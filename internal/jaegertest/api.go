@@ -128,14 +128,32 @@ func (j *Jaeger) WaitSpans(t testing.TB, service string, want int) int {
 		"query.num_traces":     {strconv.Itoa(MaxTraces)},
 		"query.raw_traces":     {"true"},
 	}
+	var got int
+	err := pollUntil(ctx, func() (bool, error) {
+		var err error
+		got, err = j.countSpans(ctx, q, service)
+		return err == nil && got >= want, err
+	})
+	if err != nil {
+		t.Fatalf("jaegertest: %d spans of service %q after %v, want %d (last error: %v)", got, service, waitTimeout, want, err)
+	}
+	return got
+}
+
+// pollUntil calls try every 100 ms until it reports done, and returns
+// nil then, or try's last error (ctx's when it had none) once ctx ends.
+func pollUntil(ctx context.Context, try func() (done bool, err error)) error {
 	for {
-		got, err := j.countSpans(ctx, q, service)
-		if err == nil && got >= want {
-			return got
+		done, err := try()
+		if done {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("jaegertest: %d spans of service %q after %v, want %d (last error: %v)", got, service, waitTimeout, want, err)
+			if err == nil {
+				err = ctx.Err()
+			}
+			return err
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -186,17 +204,17 @@ func (j *Jaeger) TracesDocument(t testing.TB, service string, want int) []byte {
 		"end":     {"4102444800000000"}, // 2100-01-01: wider ends are not served
 		"limit":   {strconv.Itoa(MaxTraces)},
 	}
-	for {
-		body, got, err := j.tracesDocument(ctx, q)
-		if err == nil && got >= want {
-			return body
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("jaegertest: /api/traces of %q held %d spans after %v, want %d (last error: %v)", service, got, waitTimeout, want, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+	var body []byte
+	var got int
+	err := pollUntil(ctx, func() (bool, error) {
+		var err error
+		body, got, err = j.tracesDocument(ctx, q)
+		return err == nil && got >= want, err
+	})
+	if err != nil {
+		t.Fatalf("jaegertest: /api/traces of %q held %d spans after %v, want %d (last error: %v)", service, got, waitTimeout, want, err)
 	}
+	return body
 }
 
 // tracesDocument fetches /api/traces with q and counts its spans.
