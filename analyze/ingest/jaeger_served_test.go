@@ -1,13 +1,8 @@
 package ingest
 
 import (
-	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,11 +35,11 @@ func TestAJaegerDocumentARealJaegerServes(t *testing.T) {
 		t.Skip("starts a real Jaeger: not in -short mode")
 	}
 	j := jaegertest.Start(t)
-	sent := map[pcommon.SpanID]string{}
+	var sent []ptrace.Traces
 	for tr := range servedTraces {
 		for first := 0; first < servedSpansATrace; first += servedSpansARecord {
 			td := servedRecord(tr, first, servedSpansARecord)
-			describeAll(td, sent)
+			sent = append(sent, td)
 			body, err := new(ptrace.JSONMarshaler).MarshalTraces(td)
 			if err != nil {
 				t.Fatal(err)
@@ -52,31 +47,15 @@ func TestAJaegerDocumentARealJaegerServes(t *testing.T) {
 			j.SendOTLPJSON(t, body)
 		}
 	}
-	j.WaitSpans(t, servedService, len(sent))
-	doc := j.TracesDocument(t, servedService, len(sent))
+	want := canonSpans(sent...)
+	j.WaitSpans(t, servedService, len(want))
+	doc := j.TracesDocument(t, servedService, len(want))
 
-	path := filepath.Join(t.TempDir(), "served.json")
-	if err := os.WriteFile(path, doc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	read := map[pcommon.SpanID]string{}
-	_, err := Read(context.Background(), []string{path}, ReadOptions{Format: FormatJaeger}, SinkFunc(func(_ *Input, td ptrace.Traces) error {
-		describeAll(td, read)
-		return nil
-	}))
+	_, read, err := readBytes(t, doc, ReadOptions{Format: FormatJaeger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(read) != len(sent) {
-		t.Errorf("read %d spans of the %d sent", len(read), len(sent))
-	}
-	differ := 0
-	for id, want := range sent {
-		if got := read[id]; got != want && differ < 3 {
-			differ++
-			t.Errorf("span %s read as\n%s\nsent as\n%s", id, got, want)
-		}
-	}
+	diffCanon(t, canonSpans(read...), want)
 
 	var served struct {
 		Data []json.RawMessage `json:"data"`
@@ -156,51 +135,8 @@ func servedSpan(sp ptrace.Span, tr, i int, base time.Time) {
 	}
 }
 
-func servedTraceID(tr int) pcommon.TraceID {
-	var id pcommon.TraceID
-	id[0] = 0x5e
-	binary.BigEndian.PutUint64(id[8:], uint64(tr+1))
-	return id
-}
+// servedTraceID and servedSpanID are trace tr's id and that of its span
+// i (rtTraceID, rtSpanID), apart from those of any other test.
+func servedTraceID(tr int) pcommon.TraceID { return rtTraceID(0x5e<<56 | uint64(tr+1)) }
 
-func servedSpanID(tr, i int) pcommon.SpanID {
-	var id pcommon.SpanID
-	binary.BigEndian.PutUint32(id[:4], uint32(tr+1))
-	binary.BigEndian.PutUint32(id[4:], uint32(i+1))
-	return id
-}
-
-// describeAll files a description of each span of td under its id: every
-// part of it Jaeger's document can carry, attributes sorted (Jaeger's
-// order is its own).
-func describeAll(td ptrace.Traces, into map[pcommon.SpanID]string) {
-	for _, rs := range td.ResourceSpans().All() {
-		res := sortedAttrs(rs.Resource().Attributes())
-		for _, ss := range rs.ScopeSpans().All() {
-			for _, sp := range ss.Spans().All() {
-				var b strings.Builder
-				fmt.Fprintf(&b, "resource %s\nscope %s %s\n", res, ss.Scope().Name(), ss.Scope().Version())
-				fmt.Fprintf(&b, "trace %s parent %s name %q kind %s %d..%d status %s %q\n", sp.TraceID(), sp.ParentSpanID(), sp.Name(), sp.Kind(),
-					sp.StartTimestamp(), sp.EndTimestamp(), sp.Status().Code(), sp.Status().Message())
-				fmt.Fprintf(&b, "attributes %s\n", sortedAttrs(sp.Attributes()))
-				for _, ev := range sp.Events().All() {
-					fmt.Fprintf(&b, "event %q at %d %s\n", ev.Name(), ev.Timestamp(), sortedAttrs(ev.Attributes()))
-				}
-				for _, ln := range sp.Links().All() {
-					fmt.Fprintf(&b, "link %s %s\n", ln.TraceID(), ln.SpanID())
-				}
-				into[sp.SpanID()] = b.String()
-			}
-		}
-	}
-}
-
-// sortedAttrs is m as key=type:value, sorted by key.
-func sortedAttrs(m pcommon.Map) string {
-	var kv []string
-	for k, v := range m.All() {
-		kv = append(kv, fmt.Sprintf("%s=%s:%s", k, v.Type(), v.AsString()))
-	}
-	slices.Sort(kv)
-	return strings.Join(kv, " ")
-}
+func servedSpanID(tr, i int) pcommon.SpanID { return rtSpanID(uint64(tr+1)<<32 | uint64(i+1)) }

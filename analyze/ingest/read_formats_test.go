@@ -106,9 +106,9 @@ func TestJaegerDetails(t *testing.T) {
 	}
 	got := canonSpans(batches...)
 	want := []string{
-		`00000000000000000000000000000abc 0000000000000001 parent= "root" kind=Server status=Ok/"" 1777539600000000000..1777539600001500000 scope=@ res={pid=Int:42,service.instance.id=Str:i-1,service.name=Str:gw} attrs={n=Int:9007199254740993} links=0 events=1`,
-		`00000000000000000000000000000abc 00000000000000f2 parent=0000000000000001 "child" kind=Unspecified status=Error/"timeout" 1777539600000200000..1777539600000500000 scope=lib@ res={service.name=Str:db} attrs={blob=Bytes:AQI=,ratio=Double:0.5,untyped=Int:7} links=1 events=0`,
-		`00000000000000000000000000000abc 00000000000000f3 parent= "embedded" kind=Unspecified status=Unset/"" 1777539600000300000..1777539600000301000 scope=@ res={host=Str:h1,service.name=Str:solo} attrs={span.kind=Str:weird} links=0 events=0`,
+		`00000000000000000000000000000abc 0000000000000001 parent= "root" kind=Server status=Ok/"" 1777539600000000000..1777539600001500000 scope=@ res={pid=Int:42,service.instance.id=Str:i-1,service.name=Str:gw} attrs={n=Int:9007199254740993} event="retry"@1777539600000100000{attempt=Int:2,backoff=Double:0.25}`,
+		`00000000000000000000000000000abc 00000000000000f2 parent=0000000000000001 "child" kind=Unspecified status=Error/"timeout" 1777539600000200000..1777539600000500000 scope=lib@ res={service.name=Str:db} attrs={blob=Bytes:AQI=,ratio=Double:0.5,untyped=Int:7} link=00000000000000000000000000000def/0000000000000009`,
+		`00000000000000000000000000000abc 00000000000000f3 parent= "embedded" kind=Unspecified status=Unset/"" 1777539600000300000..1777539600000301000 scope=@ res={host=Str:h1,service.name=Str:solo} attrs={span.kind=Str:weird}`,
 	}
 	slices.Sort(want)
 	diffCanon(t, got, want)
@@ -141,7 +141,7 @@ func TestTempoShapes(t *testing.T) {
 		"trace.resourceSpans":                  `{"trace":{"resourceSpans":[{` + res + `,"scopeSpans":[{"scope":{"name":"s"},"spans":[` + span + `]}]}]}}`,
 		"plain resourceSpans":                  `{"resourceSpans":[{` + res + `,"scopeSpans":[{"scope":{"name":"s"},"spans":[` + span + `]}]}]}`,
 	}
-	want := []string{`0102030405060708090a0b0c0d0e0f10 1112131415161718 parent= "plugin.mcp.invoke" kind=Internal status=Ok/"" 1777539600000000000..1777539600002000000 scope=s@ res={service.name=Str:gw} attrs={mcp.tool.name=Str:list_logs} links=0 events=0`}
+	want := []string{`0102030405060708090a0b0c0d0e0f10 1112131415161718 parent= "plugin.mcp.invoke" kind=Internal status=Ok/"" 1777539600000000000..1777539600002000000 scope=s@ res={service.name=Str:gw} attrs={mcp.tool.name=Str:list_logs}`}
 	for name, doc := range docs {
 		t.Run(name, func(t *testing.T) {
 			for _, force := range []Format{FormatAuto, FormatTempo} {

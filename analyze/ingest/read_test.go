@@ -54,8 +54,9 @@ func writeInputFile(t testing.TB, dir, name string, data []byte) string {
 }
 
 // canon renders every span of the batches as one sorted line each: ids,
-// parent, name, kind, status, times, scope, resource and span attributes.
-// Two dumps read the same when their canon lines are equal, whatever the
+// parent, name, kind, status, times, scope, resource and span attributes,
+// and its events (name, time, attributes) and links (ids), in order. Two
+// dumps read the same when their canon lines are equal, whatever the
 // grouping into resources, scopes and batches.
 func canonSpans(batches ...ptrace.Traces) []string {
 	var out []string
@@ -67,10 +68,16 @@ func canonSpans(batches ...ptrace.Traces) []string {
 				sc := rs.ScopeSpans().At(j)
 				for k := 0; k < sc.Spans().Len(); k++ {
 					sp := sc.Spans().At(k)
-					out = append(out, fmt.Sprintf("%s %s parent=%s %q kind=%s status=%s/%q %d..%d scope=%s@%s res=%s attrs=%s links=%d events=%d",
+					line := fmt.Sprintf("%s %s parent=%s %q kind=%s status=%s/%q %d..%d scope=%s@%s res=%s attrs=%s",
 						sp.TraceID(), sp.SpanID(), sp.ParentSpanID(), sp.Name(), sp.Kind(), sp.Status().Code(), sp.Status().Message(),
-						sp.StartTimestamp(), sp.EndTimestamp(), sc.Scope().Name(), sc.Scope().Version(), res, canonMap(sp.Attributes()),
-						sp.Links().Len(), sp.Events().Len()))
+						sp.StartTimestamp(), sp.EndTimestamp(), sc.Scope().Name(), sc.Scope().Version(), res, canonMap(sp.Attributes()))
+					for _, ev := range sp.Events().All() {
+						line += fmt.Sprintf(" event=%q@%d%s", ev.Name(), ev.Timestamp(), canonMap(ev.Attributes()))
+					}
+					for _, ln := range sp.Links().All() {
+						line += fmt.Sprintf(" link=%s/%s", ln.TraceID(), ln.SpanID())
+					}
+					out = append(out, line)
 				}
 			}
 		}
