@@ -71,10 +71,14 @@ type stream struct {
 	path        string
 	compression string // "", "gzip" or "zstd"
 	r           *bufio.Reader
-	off         int64 // bytes consumed through Read
-	size        int64 // total bytes when known (an uncompressed regular file), else -1
-	err         error // first read error other than EOF (a corrupt compressed stream, an I/O error)
-	closeFn     func()
+	// src is what r buffers: readFull reads a long record's bytes from
+	// it straight into their block once r's buffer is empty, instead of
+	// through the buffer and a second copy.
+	src     io.Reader
+	off     int64 // bytes consumed through Read
+	size    int64 // total bytes when known (an uncompressed regular file), else -1
+	err     error // first read error other than EOF (a corrupt compressed stream, an I/O error)
+	closeFn func()
 }
 
 // openStream detects gzip or zstd by magic bytes and returns the stream of
@@ -92,7 +96,8 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 	}
 	compressed := new(atomic.Int64)
 	counted := countingReader{r: raw, n: compressed}
-	br := bufio.NewReaderSize(&stickyReader{r: counted}, bufSize)
+	sticky := &stickyReader{r: counted}
+	br := bufio.NewReaderSize(sticky, bufSize)
 	if ratio == 0 {
 		ratio = DefaultMaxDecompressionRatio
 	}
@@ -111,7 +116,8 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 			return nil, &ReadError{Path: path, Offset: 0, Expected: "a gzip stream", Err: err}
 		}
 		s.compression = "gzip"
-		s.r = bufio.NewReaderSize(guard(zr), streamBufferBytes)
+		s.src = guard(zr)
+		s.r = bufio.NewReaderSize(s.src, streamBufferBytes)
 		s.closeFn = func() { zr.Close() }
 	case isZstd(magic):
 		window = min(max(window, zstd.MinWindowSize), maxZstdWindow)
@@ -120,10 +126,11 @@ func openStream(path string, raw io.Reader, size int64, ratio float64, window in
 			return nil, &ReadError{Path: path, Offset: 0, Expected: "a zstd stream", Err: err}
 		}
 		s.compression = "zstd"
-		s.r = bufio.NewReaderSize(guard(windowError{zr, window}), streamBufferBytes)
+		s.src = guard(windowError{zr, window})
+		s.r = bufio.NewReaderSize(s.src, streamBufferBytes)
 		s.closeFn = zr.Close
 	default:
-		s.r = br
+		s.r, s.src = br, sticky
 		s.size = size
 	}
 	return s, nil
@@ -178,13 +185,47 @@ func (w windowError) Read(p []byte) (int, error) {
 // Read reads from the stream, counting offsets and remembering the first
 // real error so problems can blame the compressed stream rather than the
 // format inside it.
-func (s *stream) Read(p []byte) (int, error) {
-	n, err := s.r.Read(p)
+func (s *stream) Read(p []byte) (int, error) { return s.took(s.r.Read(p)) }
+
+// took counts n bytes consumed and keeps err when it is the first real
+// one: every read of the stream, buffered or direct, goes through it.
+func (s *stream) took(n int, err error) (int, error) {
 	s.off += int64(n)
 	if err != nil && err != io.EOF && s.err == nil {
 		s.err = err
 	}
 	return n, err
+}
+
+// directReadBytes is the least a read must still want for readFull to take
+// it from the stream's source rather than through its buffer: below it,
+// the buffer's larger reads cost less than the copy they add.
+const directReadBytes = 64 << 10
+
+// readFull is io.ReadFull(s, p), but once the buffer is drained and at
+// least directReadBytes are still wanted, it reads them from the source
+// straight into p: a length-prefixed record is read into its block with
+// one copy, not two.
+func (s *stream) readFull(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		r := io.Reader(s.r)
+		if s.r.Buffered() == 0 && len(p)-n >= directReadBytes {
+			r = s.src
+		}
+		m, err := s.took(r.Read(p[n:]))
+		n += m
+		if err != nil {
+			if err == io.EOF && n > 0 && n < len(p) {
+				err = io.ErrUnexpectedEOF
+			}
+			if n == len(p) {
+				err = nil
+			}
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // peekHead returns up to headBytes of what comes next without consuming it.

@@ -274,7 +274,7 @@ func (b *framedJobs) read(s *stream, size int) (data []byte, ok bool, err error)
 	}
 	start := len(blk)
 	blk = blk[:start+size]
-	n, err := io.ReadFull(s, blk[start:])
+	n, err := s.readFull(blk[start:])
 	*b.j.block = blk
 	return blk[start : start+n : start+n], true, err
 }
