@@ -76,9 +76,11 @@ func TestReadFullTakesLongReadsStraightFromTheSource(t *testing.T) {
 
 // TestReadFullEndsAsReadFullDoes pins readFull's ends to io.ReadFull's, on
 // the direct path and the buffered one: nothing left is io.EOF, a part is
-// io.ErrUnexpectedEOF with what was read, and a source's failure is its
-// error, kept as the stream's. The source gives at most a kilobyte a read,
-// so the open's peek buffers one kilobyte and a direct read follows it.
+// io.ErrUnexpectedEOF with what was read, all of it is no error even when
+// the source gives its last bytes with io.EOF (as gzip's reader does), and
+// a source's failure is its error, kept as the stream's. The source gives
+// at most a kilobyte a read, so the open's peek buffers one kilobyte and a
+// direct read follows it.
 func TestReadFullEndsAsReadFullDoes(t *testing.T) {
 	const kb = 1 << 10
 	boom := errors.New("device gone")
@@ -91,17 +93,24 @@ func TestReadFullEndsAsReadFullDoes(t *testing.T) {
 		err     error
 		keptErr error
 		direct  bool // the source was asked for readFull's bytes, not only for fills
+		// uncapped: the source's reads are not cut to a kilobyte (it
+		// cuts its first read itself)
+		uncapped bool
 	}{
-		{"nothing left, direct", bytes.NewReader(nil), directReadBytes, 0, io.EOF, nil, true},
-		{"nothing left, buffered", bytes.NewReader(nil), 10, 0, io.EOF, nil, false},
-		{"a part, direct", bytes.NewReader(make([]byte, 3*kb)), kb + directReadBytes, 3 * kb, io.ErrUnexpectedEOF, nil, true},
-		{"a part, buffered", bytes.NewReader(make([]byte, 3*kb)), 4 * kb, 3 * kb, io.ErrUnexpectedEOF, nil, false},
-		{"all of it, direct", bytes.NewReader(make([]byte, kb+directReadBytes)), kb + directReadBytes, kb + directReadBytes, nil, nil, true},
-		{"a failing source, direct", failing(kb), kb + directReadBytes, kb, boom, boom, true},
-		{"a failing source, buffered", failing(2 * kb), 4 * kb, 2 * kb, boom, boom, false},
+		{"nothing left, direct", bytes.NewReader(nil), directReadBytes, 0, io.EOF, nil, true, false},
+		{"nothing left, buffered", bytes.NewReader(nil), 10, 0, io.EOF, nil, false, false},
+		{"a part, direct", bytes.NewReader(make([]byte, 3*kb)), kb + directReadBytes, 3 * kb, io.ErrUnexpectedEOF, nil, true, false},
+		{"a part, buffered", bytes.NewReader(make([]byte, 3*kb)), 4 * kb, 3 * kb, io.ErrUnexpectedEOF, nil, false, false},
+		{"all of it, direct", bytes.NewReader(make([]byte, kb+directReadBytes)), kb + directReadBytes, kb + directReadBytes, nil, nil, true, false},
+		{"all of it, the last bytes with EOF, direct", &restWithEOF{b: make([]byte, kb+directReadBytes), first: kb}, kb + directReadBytes, kb + directReadBytes, nil, nil, true, true},
+		{"a failing source, direct", failing(kb), kb + directReadBytes, kb, boom, boom, true, false},
+		{"a failing source, buffered", failing(2 * kb), 4 * kb, 2 * kb, boom, boom, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := &sizedReads{r: c.src, most: kb}
+			if c.uncapped {
+				src.most = 0
+			}
 			s, err := openStream("dump.pb", src, -1, 0, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -128,3 +137,25 @@ func TestReadFullEndsAsReadFullDoes(t *testing.T) {
 type iotestErr struct{ err error }
 
 func (e iotestErr) Read([]byte) (int, error) { return 0, e.err }
+
+// restWithEOF gives first bytes of b to its first read, then the rest to
+// the next one together with io.EOF, as gzip's reader gives its last bytes.
+type restWithEOF struct {
+	b     []byte
+	first int
+	read  bool
+}
+
+func (r *restWithEOF) Read(p []byte) (int, error) {
+	if !r.read {
+		r.read = true
+		n := copy(p, r.b[:min(r.first, len(r.b))])
+		r.b = r.b[n:]
+		return n, nil
+	}
+	n := copy(p, r.b)
+	if r.b = r.b[n:]; len(r.b) == 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
