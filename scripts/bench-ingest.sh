@@ -28,6 +28,12 @@
 # goroutine, Linux only): read(2) into pooled blocks as the reader does,
 # against mapping the file with mmap(2), with and without MAP_POPULATE.
 #
+# And each round times the protobuf decoder on one goroutine pinned to a
+# CPU, its batches read on that goroutine, read on another one pinned to
+# another CPU, or recycled there unread
+# (BenchmarkDecodeWithBatchesReadElsewhere): what a shard reading a
+# worker's batches on the other core costs the decoder.
+#
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000
 #        ITERS=10 (iterations per figure: at 3, a figure of one core is
 #        some 40 ms and rounds spread 5.0x – 8.6x) OUT=BENCHMARKS.md, OUT=- prints only)
@@ -85,6 +91,17 @@ for round in $(seq 1 "$ROUNDS"); do
 					for (i = 2; i < NF; i++) if ($(i+1) == "spans/s") print round, p[1], cpu, p[2], $i
 				}' >>"$results"
 	done
+	# The protobuf decoder's own time per span when each batch is read
+	# on the decoding goroutine, on another one pinned to another CPU (as
+	# a shard reads a worker's batches), or recycled there unread.
+	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
+		-test.bench '^BenchmarkDecodeWithBatchesReadElsewhere$' -test.benchtime "${ITERS}x" -test.cpu 2) |
+		check_procs |
+		awk -v round="$round" '
+			$1 ~ /^BenchmarkDecodeWithBatchesReadElsewhere\// {
+				name = $1; sub(/^BenchmarkDecodeWithBatchesReadElsewhere\//, "", name); sub(/-[0-9]+$/, "", name)
+				for (i = 2; i < NF; i++) if ($(i+1) == "decode-ns/span") print round, "handoff", 2, name, $i
+			}' >>"$results"
 	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
 		-test.bench '^BenchmarkReadFile$' -test.benchtime "${ITERS}x" -test.cpu 1) |
 		awk -v round="$round" '
@@ -173,6 +190,20 @@ else
 	file_rows="| read(2) against mmap(2) | skipped: BenchmarkReadFile runs on Linux only | |"$'\n'
 fi
 
+# fmt_ns: nanoseconds per span as "median (min – max)".
+fmt_ns() { fmt_stats '%.0f ns (%.0f – %.0f)' 1; }
+handoff_rows=""
+for side in read-here read-elsewhere recycled-elsewhere; do
+	case $side in
+	read-here) what="read and recycled on the decoding goroutine" ;;
+	read-elsewhere) what="read and recycled on another goroutine, on another CPU (as a shard reads a worker's batch)" ;;
+	recycled-elsewhere) what="recycled on another goroutine, on another CPU, unread" ;;
+	esac
+	ratio="—"
+	[ "$side" = read-here ] || ratio=$(ratios handoff 2 read-here "$side" | stats | fmt_ratio)
+	handoff_rows+="| $what | $(rate handoff 2 "$side" | stats | fmt_ns) | $ratio |"$'\n'
+done
+
 section="$tmp/section.md"
 cat >"$section" <<MD
 ## Ingest
@@ -206,6 +237,20 @@ bounded by the CPU the machine's other processes leave (see the load
 average): a loaded machine gives the second goroutine less than a core, and
 the spread between rounds shows it.
 
+Whether handing batches to another core costs the decoder: in
+\`mcptrace analyze\` a worker decodes a record into a batch and a shard, on
+the other core, copies the batch into its index. The same protobuf records
+decoded on one goroutine pinned to one CPU, each batch read as the index
+reads it, on that goroutine or on another one pinned to another CPU
+(BenchmarkDecodeWithBatchesReadElsewhere in
+analyze/ingest/decode_handoff_bench_test.go), the decoder's own time per
+span. On a virtual machine the spread is the figure to read: from round to
+round the hand-off cost the decoder nothing or more than twice its time,
+pinned as it is, as the host placed the two virtual CPUs.
+
+| the batch is | decoder's time per span | it / read here |
+|---|---:|---:|
+$handoff_rows
 Why the JSON reader is not built on a SIMD parser: the same JSON lines
 (written to a file by internal/tracegen/gen), one goroutine, in the same
 rounds. simdjson-go finds the structure of a line with AVX2 and builds a
@@ -234,7 +279,7 @@ would once its jobs were decoded, so that the mapping stays out of the RSS.
 $file_rows
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
 \`cd analyze/ingest && go test -run '^\$' -bench '^(BenchmarkDecodeOnly|BenchmarkReadFile)\$' -benchtime ${ITERS}x -cpu 1\`, then
-with \`-cpu 2\`: one value a run, as a list runs its first figure at the
+with \`-cpu 2\` and \`-bench '^(BenchmarkDecodeOnly|BenchmarkDecodeWithBatchesReadElsewhere)\$'\`: one value a run, as a list runs its first figure at the
 GOMAXPROCS of the last; each figure's \`procs\` says where it ran).
 MD
 
