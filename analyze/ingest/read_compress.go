@@ -206,26 +206,19 @@ const directReadBytes = 64 << 10
 // least directReadBytes are still wanted, it reads them from the source
 // straight into p: a length-prefixed record is read into its block with
 // one copy, not two.
-func (s *stream) readFull(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		r := io.Reader(s.r)
-		if s.r.Buffered() == 0 && len(p)-n >= directReadBytes {
-			r = s.src
-		}
-		m, err := s.took(r.Read(p[n:]))
-		n += m
-		if err != nil {
-			if err == io.EOF && n > 0 && n < len(p) {
-				err = io.ErrUnexpectedEOF
-			}
-			if n == len(p) {
-				err = nil
-			}
-			return n, err
-		}
+func (s *stream) readFull(p []byte) (int, error) { return io.ReadFull(directReads{s}, p) }
+
+// directReads reads s as readFull wants: io.ReadFull asks it for what is
+// still wanted, which comes from s's source when the buffer is drained
+// and at least directReadBytes are wanted, else through the buffer.
+type directReads struct{ s *stream }
+
+func (d directReads) Read(p []byte) (int, error) {
+	r := io.Reader(d.s.r)
+	if d.s.r.Buffered() == 0 && len(p) >= directReadBytes {
+		r = d.s.src
 	}
-	return n, nil
+	return d.s.took(r.Read(p))
 }
 
 // peekHead returns up to headBytes of what comes next without consuming it.
