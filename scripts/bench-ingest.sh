@@ -29,9 +29,9 @@
 # against mapping the file with mmap(2), with and without MAP_POPULATE.
 #
 # And each round times the protobuf decoder on one goroutine pinned to a
-# CPU, its batches read on that goroutine, read on another one pinned to
-# another CPU, or recycled there unread
-# (BenchmarkDecodeWithBatchesReadElsewhere): what a shard reading a
+# CPU, its batches read on that goroutine (with the decoder on either
+# CPU), read on another one pinned to another CPU, or recycled there
+# unread (BenchmarkDecodeWithBatchesReadElsewhere): what a shard reading a
 # worker's batches on the other core costs the decoder.
 #
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000
@@ -193,9 +193,10 @@ fi
 # fmt_ns: nanoseconds per span as "median (min – max)".
 fmt_ns() { fmt_stats '%.0f ns (%.0f – %.0f)' 1; }
 handoff_rows=""
-for side in read-here read-elsewhere recycled-elsewhere; do
+for side in read-here read-here-on-the-second-cpu read-elsewhere recycled-elsewhere; do
 	case $side in
 	read-here) what="read and recycled on the decoding goroutine" ;;
+	read-here-on-the-second-cpu) what="the same, the decoder on the other CPU (whether the two CPUs are alike)" ;;
 	read-elsewhere) what="read and recycled on another goroutine, on another CPU (as a shard reads a worker's batch)" ;;
 	recycled-elsewhere) what="recycled on another goroutine, on another CPU, unread" ;;
 	esac
@@ -244,9 +245,12 @@ decoded on one goroutine pinned to one CPU, each batch read as the index
 reads it, on that goroutine or on another one pinned to another CPU
 (BenchmarkDecodeWithBatchesReadElsewhere in
 analyze/ingest/decode_handoff_bench_test.go), the decoder's own time per
-span. On a virtual machine the spread is the figure to read: from round to
-round the hand-off cost the decoder nothing or more than twice its time,
-pinned as it is, as the host placed the two virtual CPUs.
+span; the second row is the first with the decoder pinned to the other
+CPU, as a virtual machine's CPUs need not be alike (the host may run
+another guest beside one of them). On a virtual machine the spread is the
+figure to read: from round to round the hand-off cost the decoder nothing
+or more than twice its time, pinned as it is, as the host placed the two
+virtual CPUs.
 
 | the batch is | decoder's time per span | it / read here |
 |---|---:|---:|

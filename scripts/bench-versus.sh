@@ -28,6 +28,9 @@
 # Goals: mcptrace >= 10x DuckDB and >= 10x the pdata loop in wall time,
 # >= 40x jq, within 8x of cat (cat's wall / mcptrace's >= 1/8), protobuf
 # >= 2x cheaper per span in CPU than JSON lines, mcptrace's max RSS < 128 MiB.
+# Before the rounds, the reference run is timed on each CPU alone and on
+# all of them (core_costs of scripts/lib/benchmarks.sh; taskset), and the
+# section says what it found.
 #
 # Usage: scripts/bench-versus.sh
 #   env: SPANS=10000000 RUNS=5 OUT=BENCHMARKS.md
@@ -152,6 +155,12 @@ if [ -f "$dumps/bench.pb" ]; then
 	pb_size="$(stat -c %s "$dumps/bench.pb" | awk '{ printf "%.0f", $1 / 1e6 }') MB of length-prefixed protobuf of the same spans"
 fi
 warm_dumps "$dumps/bench.jsonl" "$dumps/bench.pb"
+
+# What the reference run costs on each CPU alone and on both: whether the
+# CPUs are alike, and what the reference's goroutines pay for sharing them.
+log "timing the reference run on each CPU alone and on all of them"
+cores=$(core_costs 3 "$tmp/mcptrace" analyze --format json "$dumps/bench.jsonl")
+log "$cores"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$SECONDS
@@ -280,7 +289,13 @@ run may be). The wall cell is the median (min – max) of the rounds.
 Every mcptrace run is the whole command: process start, decode, index,
 measures and the JSON report.
 mcptrace and DuckDB use both cores (their defaults), jq and the pdata loop
-one (plus the Go runtime's GC for pdata).
+one (plus the Go runtime's GC for pdata), whichever the scheduler gives them.
+The reference run, \`mcptrace analyze --format json\` of the JSON lines,
+before the rounds: $cores
+On a virtual machine the CPUs need not be alike (the host may run another
+guest beside one of them), and a run on both pays for each cache line its
+goroutines hand across: its CPU over the fastest CPU's alone is what its
+second core costs in all (1x: nothing).
 
 | tool | wall, median | CPU-s (user+sys, median) | max RSS | mcptrace is … faster (wall / CPU) |
 |---|---:|---:|---:|---:|

@@ -164,3 +164,89 @@ JQ_HIT_RATE='reduce (inputs | .resourceSpans[]?.scopeSpans[]?.spans[]?
 
 # jq_hit_rate FILE runs JQ_HIT_RATE over FILE (pool_vocab first).
 jq_hit_rate() { jq -n -c --arg acq "$SPAN_ACQUIRE" --arg hit "$ATTR_CACHE_HIT" "$JQ_HIT_RATE" "$1"; }
+
+# cpu_list LIST: the CPUs of a kernel CPU list ("0-3,8,10-11"), one a line.
+cpu_list() {
+	awk -v list="$1" 'BEGIN {
+		n = split(list, part, ",")
+		for (i = 1; i <= n; i++) {
+			if (split(part[i], r, "-") == 2) { for (c = r[1] + 0; c <= r[2] + 0; c++) print c }
+			else if (part[i] != "") print part[i] + 0
+		}
+	}'
+}
+
+# allowed_cpus: the CPUs this shell may run on, one a line
+# (Cpus_allowed_list of /proc/self/status).
+allowed_cpus() { cpu_list "$(awk -F'\t' '$1 == "Cpus_allowed_list:" { print $2 }' /proc/self/status)"; }
+
+# core_costs RUNS CMD...: a Markdown paragraph saying what CMD costs on
+# each CPU alone and on all of them: RUNS rounds, each running CMD once
+# pinned to every CPU in turn (taskset, GOMAXPROCS=1) and once on every
+# CPU (GOMAXPROCS unset), then core_costs_text of the CPU-s each took. A
+# virtual machine's CPUs need not be alike (the host may run another
+# guest beside one of them), and a run whose goroutines hand data to each
+# other pays for every cache line that crosses between the CPUs, which on
+# some hosts costs more than the work itself: the paragraph tells a slow
+# CPU from that. It says why when it cannot measure (no taskset, one
+# CPU, a failed run).
+core_costs() {
+	local runs=$1 cpu r out cpus
+	shift
+	cpus=$(allowed_cpus)
+	if ! command -v taskset >/dev/null 2>&1; then
+		printf 'Each CPU alone: not measured (taskset, of util-linux, is missing).\n'
+		return
+	fi
+	if [ "$(wc -l <<<"$cpus")" -lt 2 ]; then
+		printf 'Each CPU alone: not measured (one CPU).\n'
+		return
+	fi
+	out=$(mktemp)
+	for r in $(seq "$runs"); do
+		for cpu in $cpus all; do
+			local pin=(taskset -c "$cpu") procs=1
+			[ "$cpu" != all ] || pin=() procs=""
+			if ! GOMAXPROCS=$procs /usr/bin/time -f "$cpu %U %S" -a -o "$out" "${pin[@]}" "$@" >/dev/null 2>&1; then
+				rm -f "$out"
+				printf 'Each CPU alone: not measured (a run failed: %s).\n' "$*"
+				return
+			fi
+		done
+	done
+	core_costs_text "$runs" <"$out"
+	rm -f "$out"
+}
+
+# core_costs_text RUNS: core_costs's paragraph from its timings on
+# standard input, a line a run: the CPU it was pinned to (or "all"), its
+# user and its system CPU-s. Each CPU's figure is the median of its runs'
+# user + sys; the slowest over the fastest, and the run on all of them
+# over the fastest alone, are left out when the fastest took no
+# measurable CPU (/usr/bin/time counts 10 ms ticks).
+core_costs_text() {
+	awk -v runs="$1" '
+		function med(key,   n, i, j, t, v) {
+			n = split(times[key], v, " ")
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+			return n % 2 ? v[(n + 1) / 2] + 0 : (v[n / 2] + v[n / 2 + 1]) / 2
+		}
+		NF == 3 {
+			if (!($1 in times)) { if ($1 != "all") order[++cpus] = $1; times[$1] = "" }
+			times[$1] = times[$1] (times[$1] == "" ? "" : " ") ($2 + $3)
+		}
+		END {
+			printf "Each CPU alone (`GOMAXPROCS=1 taskset -c N`, %d round%s, median CPU-s):", runs, (runs == 1 ? "" : "s")
+			for (i = 1; i <= cpus; i++) {
+				v = med(order[i]); printf "%s CPU %s %.2f s", (i > 1 ? "," : ""), order[i], v
+				if (i == 1 || v < lo) lo = v
+				if (i == 1 || v > hi) hi = v
+			}
+			if (lo > 0) printf ", the slowest %.2fx the fastest", hi / lo
+			if ("all" in times) {
+				all = med("all"); printf "; on every CPU at once (GOMAXPROCS unset): %.2f s", all
+				if (lo > 0) printf ", %.2fx the fastest CPU alone", all / lo
+			}
+			print "."
+		}'
+}
