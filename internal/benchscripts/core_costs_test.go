@@ -49,10 +49,10 @@ func TestCoreCostsTextTakesEachCPUsMedianAndTheRatios(t *testing.T) {
 			want:    "Each CPU alone (`GOMAXPROCS=1 taskset -c N`, 1 round, median CPU-s): CPU 0 1.20 s, CPU 1 1.20 s, the slowest 1.00x the fastest; on every CPU at once (GOMAXPROCS unset): 1.20 s, 1.00x the fastest CPU alone.",
 		},
 		{
-			name:    "no measurable CPU: no ratio",
+			name:    "no measurable CPU: the ratios n/a",
 			runs:    "1",
 			timings: "0 0.00 0.00\n1 0.01 0.00\nall 0.02 0.00\n",
-			want:    "Each CPU alone (`GOMAXPROCS=1 taskset -c N`, 1 round, median CPU-s): CPU 0 0.00 s, CPU 1 0.01 s; on every CPU at once (GOMAXPROCS unset): 0.02 s.",
+			want:    "Each CPU alone (`GOMAXPROCS=1 taskset -c N`, 1 round, median CPU-s): CPU 0 0.00 s, CPU 1 0.01 s; on every CPU at once (GOMAXPROCS unset): 0.02 s; the ratios n/a (the fastest CPU took no measurable CPU time).",
 		},
 	} {
 		got, ok := sourced(t, c.timings, `core_costs_text "$1"`, c.runs)

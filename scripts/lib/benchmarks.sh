@@ -220,33 +220,31 @@ core_costs() {
 
 # core_costs_text RUNS: core_costs's paragraph from its timings on
 # standard input, a line a run: the CPU it was pinned to (or "all"), its
-# user and its system CPU-s. Each CPU's figure is the median of its runs'
-# user + sys; the slowest over the fastest, and the run on all of them
-# over the fastest alone, are left out when the fastest took no
+# user and its system CPU-s. Each CPU's figure is the median (median) of
+# its runs' user + sys; the slowest over the fastest, and the run on all
+# of them over the fastest alone, are n/a when the fastest took no
 # measurable CPU (/usr/bin/time counts 10 ms ticks).
 core_costs_text() {
-	awk -v runs="$1" '
-		function med(key,   n, i, j, t, v) {
-			n = split(times[key], v, " ")
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
-			return n % 2 ? v[(n + 1) / 2] + 0 : (v[n / 2] + v[n / 2 + 1]) / 2
-		}
-		NF == 3 {
-			if (!($1 in times)) { if ($1 != "all") order[++cpus] = $1; times[$1] = "" }
-			times[$1] = times[$1] (times[$1] == "" ? "" : " ") ($2 + $3)
+	local runs=$1 in k medians=""
+	in=$(cat)
+	for k in $(awk '!seen[$1]++ { print $1 }' <<<"$in"); do
+		medians+="$k $(awk -v k="$k" '$1 == k { print $2 + $3 }' <<<"$in" | median)"$'\n'
+	done
+	printf '%s' "$medians" | with_verdict '
+		$1 == "all" { all = $2; next }
+		{
+			alone = alone sprintf("%s CPU %s %s s", (cpus++ ? "," : ""), $1, figure($2, "%.2f"))
+			if (cpus == 1 || $2 + 0 < lo) lo = $2 + 0
+			if (cpus == 1 || $2 + 0 > hi) hi = $2 + 0
 		}
 		END {
-			printf "Each CPU alone (`GOMAXPROCS=1 taskset -c N`, %d round%s, median CPU-s):", runs, (runs == 1 ? "" : "s")
-			for (i = 1; i <= cpus; i++) {
-				v = med(order[i]); printf "%s CPU %s %.2f s", (i > 1 ? "," : ""), order[i], v
-				if (i == 1 || v < lo) lo = v
-				if (i == 1 || v > hi) hi = v
+			printf "Each CPU alone (`GOMAXPROCS=1 taskset -c N`, %d round%s, median CPU-s):%s", runs, (runs == 1 ? "" : "s"), alone
+			if (lo > 0) printf ", the slowest %sx the fastest", figure(hi / lo, "%.2f")
+			if (all != "") {
+				printf "; on every CPU at once (GOMAXPROCS unset): %s s", figure(all, "%.2f")
+				if (lo > 0) printf ", %sx the fastest CPU alone", figure(all / lo, "%.2f")
 			}
-			if (lo > 0) printf ", the slowest %.2fx the fastest", hi / lo
-			if ("all" in times) {
-				all = med("all"); printf "; on every CPU at once (GOMAXPROCS unset): %.2f s", all
-				if (lo > 0) printf ", %.2fx the fastest CPU alone", all / lo
-			}
+			if (lo <= 0) printf "; the ratios n/a (the fastest CPU took no measurable CPU time)"
 			print "."
-		}'
+		}' -v runs="$runs"
 }
