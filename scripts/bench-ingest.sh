@@ -32,7 +32,11 @@
 # CPU, its batches read on that goroutine (with the decoder on either
 # CPU), read on another one pinned to another CPU, or recycled there
 # unread (BenchmarkDecodeWithBatchesReadElsewhere): what a shard reading a
-# worker's batches on the other core costs the decoder.
+# worker's batches on the other core costs the decoder. And the JSON
+# decoder the same way, its blocks read from the file (pread(2)) on its
+# own goroutine or on another one pinned to the other CPU
+# (BenchmarkDecodeWithBlocksFilledElsewhere): what the reader's copy of
+# the input on one core costs the decoder on the other.
 #
 # Usage: scripts/bench-ingest.sh [ROUNDS]   (default 5; env: SPANS=200000
 #        ITERS=10 (iterations per figure: at 3, a figure of one core is
@@ -101,6 +105,16 @@ for round in $(seq 1 "$ROUNDS"); do
 			$1 ~ /^BenchmarkDecodeWithBatchesReadElsewhere\// {
 				name = $1; sub(/^BenchmarkDecodeWithBatchesReadElsewhere\//, "", name); sub(/-[0-9]+$/, "", name)
 				for (i = 2; i < NF; i++) if ($(i+1) == "decode-ns/span") print round, "handoff", 2, name, $i
+			}' >>"$results"
+	# The JSON decoder's own time per span when its blocks were read from
+	# the file on its goroutine or on another one pinned to the other CPU.
+	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
+		-test.bench '^BenchmarkDecodeWithBlocksFilledElsewhere$' -test.benchtime "${ITERS}x" -test.cpu 2) |
+		check_procs |
+		awk -v round="$round" '
+			$1 ~ /^BenchmarkDecodeWithBlocksFilledElsewhere\// {
+				name = $1; sub(/^BenchmarkDecodeWithBlocksFilledElsewhere\//, "", name); sub(/-[0-9]+$/, "", name)
+				for (i = 2; i < NF; i++) if ($(i+1) == "decode-ns/span") print round, "fill", 2, name, $i
 			}' >>"$results"
 	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
 		-test.bench '^BenchmarkReadFile$' -test.benchtime "${ITERS}x" -test.cpu 1) |
@@ -205,6 +219,17 @@ for side in read-here read-here-on-the-second-cpu read-elsewhere recycled-elsewh
 	handoff_rows+="| $what | $(rate handoff 2 "$side" | stats | fmt_ns) | $ratio |"$'\n'
 done
 
+fill_rows=""
+for side in filled-here filled-elsewhere; do
+	case $side in
+	filled-here) what="read from the file on the decoding goroutine" ;;
+	filled-elsewhere) what="read from the file on another goroutine, on another CPU (as the reader does for a worker)" ;;
+	esac
+	ratio="—"
+	[ "$side" = filled-here ] || ratio=$(ratios fill 2 filled-here "$side" | stats | fmt_ratio)
+	fill_rows+="| $what | $(rate fill 2 "$side" | stats | fmt_ns) | $ratio |"$'\n'
+done
+
 section="$tmp/section.md"
 cat >"$section" <<MD
 ## Ingest
@@ -255,6 +280,22 @@ virtual CPUs.
 | the batch is | decoder's time per span | it / read here |
 |---|---:|---:|
 $handoff_rows
+The other crossing: the reader copies each block of the file into
+memory on its goroutine's core and a worker decodes it, mostly on the
+other one, so every byte of the input crosses before it is decoded. The
+same JSON lines, written to a file and cut into blocks of whole lines as
+the reader cuts its jobs, each block read with pread(2) on the decoding
+goroutine or on another one pinned to the other CPU, and decoded on the
+first, pinned to one CPU in both
+(BenchmarkDecodeWithBlocksFilledElsewhere in
+analyze/ingest/decode_fill_bench_test.go), the decoder's own time per
+span. A worker reading its own blocks (pread(2) of the file at its
+block's place) would save the decoder at most what the second row costs
+above the first.
+
+| the block is | decoder's time per span | it / read here |
+|---|---:|---:|
+$fill_rows
 Why the JSON reader is not built on a SIMD parser: the same JSON lines
 (written to a file by internal/tracegen/gen), one goroutine, in the same
 rounds. simdjson-go finds the structure of a line with AVX2 and builds a
@@ -283,7 +324,7 @@ would once its jobs were decoded, so that the mapping stays out of the RSS.
 $file_rows
 Reproduce: \`scripts/bench-ingest.sh $ROUNDS\` (or one round by hand:
 \`cd analyze/ingest && go test -run '^\$' -bench '^(BenchmarkDecodeOnly|BenchmarkReadFile)\$' -benchtime ${ITERS}x -cpu 1\`, then
-with \`-cpu 2\` and \`-bench '^(BenchmarkDecodeOnly|BenchmarkDecodeWithBatchesReadElsewhere)\$'\`: one value a run, as a list runs its first figure at the
+with \`-cpu 2\` and \`-bench '^(BenchmarkDecodeOnly|BenchmarkDecodeWithBatchesReadElsewhere|BenchmarkDecodeWithBlocksFilledElsewhere)\$'\`: one value a run, as a list runs its first figure at the
 GOMAXPROCS of the last; each figure's \`procs\` says where it ran).
 MD
 
