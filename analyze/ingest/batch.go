@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"sync"
-	"sync/atomic"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -28,7 +27,7 @@ type Batch struct {
 
 	// refs counts who still reads the batch: Read while ConsumeBatch runs,
 	// plus one per Keep not yet released. The last to let go recycles it.
-	refs atomic.Int32
+	refs readers
 
 	// While a decoder fills the batch (batch_budget.go): the job's charge
 	// its slices are charged to (nil: none), what they hold charged, the
@@ -60,13 +59,13 @@ func (b *Batch) Keep() {
 		b.from, b.held = nil, c.share
 		b.charged = c.handOver(b.charged)
 	}
-	b.refs.Add(1)
+	b.refs.keep()
 }
 
 // Release lets go of a reference Keep took; the last one recycles the
 // batch, and nobody may use it afterwards.
 func Release(b *Batch) {
-	if b.refs.Add(-1) == 0 {
+	if b.refs.release() {
 		putBatch(b)
 	}
 }

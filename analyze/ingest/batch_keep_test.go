@@ -47,7 +47,7 @@ func TestAKeptBatchIsNotRecycledUntilReleased(t *testing.T) {
 					t.Errorf("kept batch %d holds %d spans after Read returned, want its %d (first named %q): recycled while kept",
 						i, len(b.Spans), s.spans[i], s.names[i])
 				}
-				if got := b.refs.Load(); got != 1 {
+				if got := b.refs.outstanding(); got != 1 {
 					t.Errorf("kept batch %d has %d references after Read, want the sink's 1", i, got)
 				}
 				Release(b)
@@ -78,7 +78,7 @@ func TestAKeptBatchStaysChargedUntilItsLastRelease(t *testing.T) {
 				if r.batch == nil {
 					t.Fatalf("record %d: %v, want a batch", len(kept)+1, r.prob)
 				}
-				r.batch.refs.Store(1) // Read's own, as fileState.consume takes it
+				r.batch.refs.start() // Read's own, as fileState.consume takes it
 				k := r.batch
 				if rightSized {
 					if k = RightSized(r.batch); k == r.batch {

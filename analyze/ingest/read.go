@@ -637,7 +637,7 @@ func (st *fileState) consumeBatch(b *Batch) error {
 	for i := range b.Spans {
 		st.in.Widen(b.Spans[i].Start, b.Spans[i].End)
 	}
-	b.refs.Store(1) // Read's own; the sink may Keep more
+	b.refs.start() // Read's own; the sink may Keep more
 	err := st.batches.ConsumeBatch(st.in, b)
 	Release(b) // recycled now unless the sink kept it
 	return err
@@ -663,8 +663,8 @@ func (st *fileState) consumeTraces(r *result) error {
 		return st.sink.ConsumeTraces(st.in, r.td)
 	}
 	h := &Hold{share: st.share, n: r.held}
-	r.held = 0      // the hold gives it back, once the sink's last reader is done
-	h.refs.Store(1) // Read's own; the sink may Keep more
+	r.held = 0     // the hold gives it back, once the sink's last reader is done
+	h.refs.start() // Read's own; the sink may Keep more
 	err := st.holding.ConsumeHeldTraces(st.in, r.td, h)
 	h.Release()
 	return err

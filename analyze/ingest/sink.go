@@ -59,19 +59,19 @@ type HoldingSink interface {
 // reads after ConsumeHeldTraces returns: counted references, the last of
 // which gives the charge back.
 type Hold struct {
-	refs  atomic.Int32
+	refs  readers
 	share *inflight
 	n     int64
 }
 
 // Keep takes a reference for one more reader of the held traces. Call it
 // only inside ConsumeHeldTraces, once per Release.
-func (h *Hold) Keep() { h.refs.Add(1) }
+func (h *Hold) Keep() { h.refs.keep() }
 
 // Release lets go of a reference Keep took; the last one gives the
 // traces' charge back to the budget.
 func (h *Hold) Release() {
-	if h.refs.Add(-1) == 0 {
+	if h.refs.release() {
 		h.share.give(h.n)
 	}
 }
@@ -82,7 +82,26 @@ func (h *Hold) Release() {
 // the charge on the budget's share in flight for the rest of the read,
 // where it slows the decoders to one record at a time and no error
 // shows it.
-func (h *Hold) Outstanding() int32 { return h.refs.Load() }
+func (h *Hold) Outstanding() int32 { return h.refs.outstanding() }
+
+// readers counts who still reads what Read handed a sink, a Batch or a
+// Hold's traces: Read's own reference while the sink's consume call
+// runs (start), plus one per Keep the sink takes. Whoever lets go of the
+// last one (release reports it) gives back what was read: the batch to
+// its pool, the traces' charge to the budget.
+type readers struct{ n atomic.Int32 }
+
+// start takes Read's own reference, before the sink is called.
+func (r *readers) start() { r.n.Store(1) }
+
+// keep takes a reference for one more reader.
+func (r *readers) keep() { r.n.Add(1) }
+
+// release lets go of one reference and reports whether it was the last.
+func (r *readers) release() bool { return r.n.Add(-1) == 0 }
+
+// outstanding is how many references are yet to be released.
+func (r *readers) outstanding() int32 { return r.n.Load() }
 
 // SinkFunc adapts a function to a Sink (the pdata path only).
 type SinkFunc func(in *Input, td ptrace.Traces) error
