@@ -53,6 +53,20 @@ GO=${GO:-go}
 
 log() { printf 'bench-ingest: %s\n' "$*" >&2; }
 
+# decode_ns BENCH SERIES: runs BENCH of the ingest test binary at -cpu 2
+# (its two goroutines pinned to one CPU each) and appends each
+# sub-benchmark's decode-ns/span to $results as SERIES of this $round.
+decode_ns() {
+	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
+		-test.bench "^$1\$" -test.benchtime "${ITERS}x" -test.cpu 2) |
+		check_procs |
+		awk -v round="$round" -v bench="$1" -v series="$2" '
+			index($1, bench "/") == 1 {
+				name = substr($1, length(bench) + 2); sub(/-[0-9]+$/, "", name)
+				for (i = 2; i < NF; i++) if ($(i+1) == "decode-ns/span") print round, series, 2, name, $i
+			}' >>"$results"
+}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -98,24 +112,10 @@ for round in $(seq 1 "$ROUNDS"); do
 	# The protobuf decoder's own time per span when each batch is read
 	# on the decoding goroutine, on another one pinned to another CPU (as
 	# a shard reads a worker's batches), or recycled there unread.
-	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
-		-test.bench '^BenchmarkDecodeWithBatchesReadElsewhere$' -test.benchtime "${ITERS}x" -test.cpu 2) |
-		check_procs |
-		awk -v round="$round" '
-			$1 ~ /^BenchmarkDecodeWithBatchesReadElsewhere\// {
-				name = $1; sub(/^BenchmarkDecodeWithBatchesReadElsewhere\//, "", name); sub(/-[0-9]+$/, "", name)
-				for (i = 2; i < NF; i++) if ($(i+1) == "decode-ns/span") print round, "handoff", 2, name, $i
-			}' >>"$results"
+	decode_ns BenchmarkDecodeWithBatchesReadElsewhere handoff
 	# The JSON decoder's own time per span when its blocks were read from
 	# the file on its goroutine or on another one pinned to the other CPU.
-	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
-		-test.bench '^BenchmarkDecodeWithBlocksFilledElsewhere$' -test.benchtime "${ITERS}x" -test.cpu 2) |
-		check_procs |
-		awk -v round="$round" '
-			$1 ~ /^BenchmarkDecodeWithBlocksFilledElsewhere\// {
-				name = $1; sub(/^BenchmarkDecodeWithBlocksFilledElsewhere\//, "", name); sub(/-[0-9]+$/, "", name)
-				for (i = 2; i < NF; i++) if ($(i+1) == "decode-ns/span") print round, "fill", 2, name, $i
-			}' >>"$results"
+	decode_ns BenchmarkDecodeWithBlocksFilledElsewhere fill
 	(cd analyze/ingest && MCPTRACE_READ_BENCH_SPANS=$SPANS "$tmp/ingest.test" -test.run '^$' \
 		-test.bench '^BenchmarkReadFile$' -test.benchtime "${ITERS}x" -test.cpu 1) |
 		awk -v round="$round" '
@@ -206,29 +206,28 @@ fi
 
 # fmt_ns: nanoseconds per span as "median (min – max)".
 fmt_ns() { fmt_stats '%.0f ns (%.0f – %.0f)' 1; }
-handoff_rows=""
-for side in read-here read-here-on-the-second-cpu read-elsewhere recycled-elsewhere; do
-	case $side in
-	read-here) what="read and recycled on the decoding goroutine" ;;
-	read-here-on-the-second-cpu) what="the same, the decoder on the other CPU (whether the two CPUs are alike)" ;;
-	read-elsewhere) what="read and recycled on another goroutine, on another CPU (as a shard reads a worker's batch)" ;;
-	recycled-elsewhere) what="recycled on another goroutine, on another CPU, unread" ;;
-	esac
-	ratio="—"
-	[ "$side" = read-here ] || ratio=$(ratios handoff 2 read-here "$side" | stats | fmt_ratio)
-	handoff_rows+="| $what | $(rate handoff 2 "$side" | stats | fmt_ns) | $ratio |"$'\n'
-done
-
-fill_rows=""
-for side in filled-here filled-elsewhere; do
-	case $side in
-	filled-here) what="read from the file on the decoding goroutine" ;;
-	filled-elsewhere) what="read from the file on another goroutine, on another CPU (as the reader does for a worker)" ;;
-	esac
-	ratio="—"
-	[ "$side" = filled-here ] || ratio=$(ratios fill 2 filled-here "$side" | stats | fmt_ratio)
-	fill_rows+="| $what | $(rate fill 2 "$side" | stats | fmt_ns) | $ratio |"$'\n'
-done
+# crossing_rows SERIES BASE [SIDE WHAT]...: a table row per SIDE of
+# SERIES (decode_ns) saying WHAT it is, its time per span, and its ratio
+# to BASE's in the same rounds ("—" for BASE itself).
+crossing_rows() {
+	local series=$1 base=$2 side what ratio
+	shift 2
+	while [ $# -ge 2 ]; do
+		side=$1 what=$2
+		shift 2
+		ratio="—"
+		[ "$side" = "$base" ] || ratio=$(ratios "$series" 2 "$base" "$side" | stats | fmt_ratio)
+		printf '| %s | %s | %s |\n' "$what" "$(rate "$series" 2 "$side" | stats | fmt_ns)" "$ratio"
+	done
+}
+handoff_rows=$(crossing_rows handoff read-here \
+	read-here "read and recycled on the decoding goroutine" \
+	read-here-on-the-second-cpu "the same, the decoder on the other CPU (whether the two CPUs are alike)" \
+	read-elsewhere "read and recycled on another goroutine, on another CPU (as a shard reads a worker's batch)" \
+	recycled-elsewhere "recycled on another goroutine, on another CPU, unread")$'\n'
+fill_rows=$(crossing_rows fill filled-here \
+	filled-here "read from the file on the decoding goroutine" \
+	filled-elsewhere "read from the file on another goroutine, on another CPU (as the reader does for a worker)")$'\n'
 
 section="$tmp/section.md"
 cat >"$section" <<MD

@@ -3,7 +3,6 @@ package ingest
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -28,10 +27,7 @@ import (
 // decoder's own time per span (decode-ns/span), the figure to compare.
 // Linux with two CPUs only (pinThread), as its sibling. Run it with -cpu 2.
 func BenchmarkDecodeWithBlocksFilledElsewhere(b *testing.B) {
-	cpus, ok := pinnedCPUs()
-	if !ok || runtime.GOMAXPROCS(0) < 2 {
-		b.Skip("needs two CPUs and GOMAXPROCS 2 or more, and Linux to pin a goroutine to each")
-	}
+	cpus := twoCPUs(b)
 	keep := newKeepSet(benchKeep)
 	data, want := benchRecords(b, "otlp-jsonl")
 	path := filepath.Join(b.TempDir(), "bench.jsonl")
@@ -49,17 +45,12 @@ func BenchmarkDecodeWithBlocksFilledElsewhere(b *testing.B) {
 		elsewhere bool
 	}{{"filled-here", false}, {"filled-elsewhere", true}} {
 		b.Run(c.name, func(b *testing.B) {
-			unpin, err := pinThread(cpus[0])
-			if err != nil {
-				b.Fatalf("pin the decoder to CPU %d: %v", cpus[0], err)
-			}
-			defer unpin()
+			defer pinDecoder(b, cpus[0])()
 			var decoding time.Duration
 			for b.Loop() {
 				decoding += decodeBlocks(b, f, blocks, keep, want, c.elsewhere, cpus[1])
 			}
-			b.ReportMetric(float64(decoding.Nanoseconds())/float64(b.N*want), "decode-ns/span")
-			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+			reportDecodeNs(b, decoding, want)
 		})
 	}
 }

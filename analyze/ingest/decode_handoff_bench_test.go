@@ -31,10 +31,7 @@ import (
 // one run to the next: what the host does with the two virtual CPUs is
 // not in the guest's hands. Run it with -cpu 2.
 func BenchmarkDecodeWithBatchesReadElsewhere(b *testing.B) {
-	cpus, ok := pinnedCPUs()
-	if !ok || runtime.GOMAXPROCS(0) < 2 {
-		b.Skip("needs two CPUs and GOMAXPROCS 2 or more, and Linux to pin a goroutine to each")
-	}
+	cpus := twoCPUs(b)
 	keep := newKeepSet(benchKeep)
 	data, want := benchRecords(b, "otlp-proto")
 	recs := splitRecords(b, data)
@@ -49,19 +46,43 @@ func BenchmarkDecodeWithBatchesReadElsewhere(b *testing.B) {
 		{"recycled-elsewhere", true, false, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			unpin, err := pinThread(cpus[c.on])
-			if err != nil {
-				b.Fatalf("pin the decoder to CPU %d: %v", cpus[c.on], err)
-			}
-			defer unpin()
+			defer pinDecoder(b, cpus[c.on])()
 			var decoding time.Duration
 			for b.Loop() {
 				decoding += decodeHandingOn(b, recs, keep, want, c.handOn, c.use, cpus[1-c.on])
 			}
-			b.ReportMetric(float64(decoding.Nanoseconds())/float64(b.N*want), "decode-ns/span")
-			b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
+			reportDecodeNs(b, decoding, want)
 		})
 	}
+}
+
+// twoCPUs returns the two CPUs a benchmark pins its goroutines to, or
+// skips it where it cannot: fewer than two CPUs or GOMAXPROCS below 2,
+// or no Linux to pin a goroutine to each.
+func twoCPUs(b *testing.B) [2]int {
+	cpus, ok := pinnedCPUs()
+	if !ok || runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two CPUs and GOMAXPROCS 2 or more, and Linux to pin a goroutine to each")
+	}
+	return cpus
+}
+
+// pinDecoder pins the benchmark's goroutine to cpu and returns what
+// unpins it, for the benchmark to defer.
+func pinDecoder(b *testing.B, cpu int) (unpin func()) {
+	unpin, err := pinThread(cpu)
+	if err != nil {
+		b.Fatalf("pin the decoder to CPU %d: %v", cpu, err)
+	}
+	return unpin
+}
+
+// reportDecodeNs reports the decoder's own time per span over the
+// iterations (decode-ns/span, the figure the scripts compare) and the
+// GOMAXPROCS it ran at.
+func reportDecodeNs(b *testing.B, decoding time.Duration, spans int) {
+	b.ReportMetric(float64(decoding.Nanoseconds())/float64(b.N*spans), "decode-ns/span")
+	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "procs")
 }
 
 // decodeHandingOn decodes recs once, each batch read (use) and recycled
