@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,8 @@ import (
 // its own pread(2) of the file) would pay is this figure.
 //
 // The JSON lines benchmark dump is written to a file and cut into blocks
-// of whole lines up to jobMaxBytes, as the reader cuts its jobs. Each
+// of whole lines up to blockBytes, as the lines reader cuts its jobs
+// (stream.lines: a job is the whole lines of one block). Each
 // block is read from the file with pread(2) into one of a few rotating
 // buffers, on the decoding goroutine ("filled-here") or on another one
 // pinned to the other CPU ("filled-elsewhere"), and its lines decoded on
@@ -39,7 +41,7 @@ func BenchmarkDecodeWithBlocksFilledElsewhere(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	blocks := lineBlocks(data, jobMaxBytes)
+	blocks := lineBlocks(data, blockBytes)
 	for _, c := range []struct {
 		name      string
 		elsewhere bool
@@ -69,9 +71,9 @@ func lineBlocks(data []byte, limit int) []lineBlock {
 	var out []lineBlock
 	cur := lineBlock{}
 	for start := 0; start < len(data); {
-		end := start
-		for end < len(data) && data[end] != '\n' {
-			end++
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i
 		}
 		next := min(end+1, len(data))
 		if cur.size > 0 && next-int(cur.off) > limit {
@@ -93,9 +95,13 @@ func lineBlocks(data []byte, limit int) []lineBlock {
 // decodes its lines here, and returns the time spent in the decoder.
 func decodeBlocks(b *testing.B, f *os.File, blocks []lineBlock, keep *keepSet, want int, elsewhere bool, cpu int) time.Duration {
 	const buffers = 4
+	size := blockBytes // a line longer than a block is a block of its own size, as in stream.lines
+	for _, bl := range blocks {
+		size = max(size, bl.size)
+	}
 	free := make(chan []byte, buffers)
 	for range buffers {
-		free <- make([]byte, blockBytes)
+		free <- make([]byte, size)
 	}
 	stop := make(chan struct{})
 	defer close(stop) // a failed decode returns early: the filler then stops waiting
